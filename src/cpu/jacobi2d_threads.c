@@ -1,0 +1,108 @@
+/*
+ * cpu-threads, flat layout: the SPMD Pthreads version of seed 000 section 3.1.
+ * The interior is split into a 2-D grid of blocks, one per thread; every sweep each
+ * thread updates its block, waits at one barrier, and swaps its grid pointers.
+ * Each thread first-touches the rows of its block band so pages land near it.
+ */
+#include <stdlib.h>
+
+#include "cpu/team.h"
+#include "solver/solver_internal.h"
+
+typedef struct spmd_state {
+    hr_team *team;
+    int prow, pcol; /* thread grid */
+    long count;     /* sweeps in the current job */
+    hr_solver *s;
+} spmd_state;
+
+static hr_status spmd_open_team(hr_solver *s, spmd_state *st)
+{
+    int p = s->o.threads > 0 ? s->o.threads : hr_cpu_count();
+    if (s->o.thread_rows > 0 && s->o.thread_cols > 0) {
+        st->prow = s->o.thread_rows;
+        st->pcol = s->o.thread_cols;
+        p = st->prow * st->pcol;
+    } else {
+        hr_thread_grid(p, &st->prow, &st->pcol);
+    }
+    st->s = s;
+    return hr_team_create(p, s->o.bind, &st->team);
+}
+
+static void spmd_touch(void *ctx, int tid, int nthreads)
+{
+    spmd_state *st = ctx;
+    (void)nthreads;
+    if (tid % st->pcol != 0) return; /* one toucher per band of rows */
+    int lo, hi, n = st->s->o.n, band = tid / st->pcol;
+    hr_split_range(n, st->prow, band, &lo, &hi);
+    /* band b owns interior rows [lo+1, hi+1); the first and last band take the boundary rows */
+    int r0 = band == 0 ? 0 : lo + 1;
+    int r1 = band == st->prow - 1 ? n + 2 : hi + 1;
+    hr_solver_init_rows(st->s, r0, r1);
+}
+
+static void spmd_job(void *ctx, int tid, int nthreads)
+{
+    spmd_state *st = ctx;
+    hr_solver *s = st->s;
+    (void)nthreads;
+    int i0, i1, j0, j1, n = s->o.n;
+    hr_split_range(n, st->prow, tid / st->pcol, &i0, &i1);
+    hr_split_range(n, st->pcol, tid % st->pcol, &j0, &j1);
+    const hr_rhs_view rhs = hr_solver_rhs_view(s);
+    const size_t esize = s->u[0].l.esize, pitch = s->u[0].l.pitch;
+    void *a = hr_grid_origin(&s->u[s->cur]), *b = hr_grid_origin(&s->u[1 - s->cur]);
+    for (long t = 0; t < st->count; t++) {
+        hr_cpu_sweep(esize, a, b, rhs, pitch, i0 + 1, i1 + 1, j0 + 1, j1 + 1);
+        hr_team_barrier(st->team);
+        void *tmp = a;
+        a = b;
+        b = tmp;
+    }
+}
+
+static hr_status spmd_setup(hr_solver *s)
+{
+    spmd_state *st = calloc(1, sizeof *st);
+    if (!st) return HR_ERR_NO_MEMORY;
+    hr_status rc = spmd_open_team(s, st);
+    if (rc != HR_OK) {
+        free(st);
+        hr_solver_set_error(s, "cannot start %d threads%s", s->o.threads,
+                            rc == HR_ERR_UNSUPPORTED ? " bound to cores: built without hwloc" : "");
+        return rc;
+    }
+    s->impl = st;
+    hr_team_run(st->team, spmd_touch, st);
+    return HR_OK;
+}
+
+static hr_status spmd_sweeps(hr_solver *s, long count)
+{
+    spmd_state *st = s->impl;
+    st->count = count;
+    hr_team_run(st->team, spmd_job, st);
+    if (count % 2) s->cur = 1 - s->cur;
+    return HR_OK;
+}
+
+static void spmd_teardown(hr_solver *s)
+{
+    spmd_state *st = s->impl;
+    if (!st) return;
+    hr_team_free(st->team);
+    free(st);
+    s->impl = NULL;
+}
+
+const hr_kernel_desc hr_kernel_cpu_spmd = {
+    .name = "spmd",
+    .backend = HR_BACKEND_CPU_THREADS,
+    .summary = "threads on a 2-D block partition, one barrier per sweep, shared grid",
+    .deterministic = 1,
+    .setup = spmd_setup,
+    .sweeps = spmd_sweeps,
+    .teardown = spmd_teardown,
+};

@@ -1,0 +1,29 @@
+/*
+ * A persistent team of worker threads for SPMD kernels: a job is a function that
+ * every worker runs with its own id; workers share one barrier for in-job
+ * synchronisation. Threads can be bound one per core through hwloc.
+ */
+#ifndef HR_TEAM_H
+#define HR_TEAM_H
+
+#include <pthread.h>
+
+#include "hetrelax/hetrelax.h"
+
+typedef struct hr_team hr_team;
+typedef void (*hr_team_fn)(void *ctx, int tid, int nthreads);
+
+hr_status hr_team_create(int nthreads, hr_bind bind, hr_team **out);
+void hr_team_free(hr_team *t);
+int hr_team_size(const hr_team *t);
+
+/* Runs fn on every worker and returns when all are done. */
+void hr_team_run(hr_team *t, hr_team_fn fn, void *ctx);
+
+/* The in-job barrier shared by all workers. */
+void hr_team_barrier(hr_team *t);
+
+/* Logical CPUs usable by this process. */
+int hr_cpu_count(void);
+
+#endif

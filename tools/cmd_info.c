@@ -1,0 +1,107 @@
+/* hetrelax info: cores, threads, GPUs and the memory bandwidth measured now. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void help(void)
+{
+    printf("usage: hetrelax info [--json FILE|-] [--threads P] [--size MIB] [--repeats R] [--no-bandwidth]\n\n"
+           "Prints the machine's cores and GPUs and measures memory bandwidth:\n"
+           "host STREAM-style copy (2 words moved per element) and triad (3 words),\n"
+           "best of R runs after one discarded warm-up; GPU device-to-device copy\n"
+           "(bytes read + written). GB/s = bytes * 1e-9 / s.\n\n"
+           "  --json FILE|-     write the facts as JSON ('-' for stdout)\n"
+           "  --threads P       host threads for the probe (default: all)\n"
+           "  --size MIB        bytes per array in MiB (default 128)\n"
+           "  --repeats R       timed runs (default 5)\n"
+           "  --no-bandwidth    skip the bandwidth measurements\n");
+}
+
+int hr_cmd_info(int argc, char **argv)
+{
+    static const struct option opts[] = {{"json", required_argument, 0, 'j'},
+                                         {"threads", required_argument, 0, 't'},
+                                         {"size", required_argument, 0, 's'},
+                                         {"repeats", required_argument, 0, 'r'},
+                                         {"no-bandwidth", no_argument, 0, 'B'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    const char *json = NULL;
+    int threads = 0, size_mib = 128, repeats = 5, measure = 1, c;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        int rc = 0;
+        switch (c) {
+        case 'j': json = optarg; break;
+        case 't': rc = hr_cli_int("info", "--threads", optarg, 1, 4096, &threads); break;
+        case 's': rc = hr_cli_int("info", "--size", optarg, 1, 65536, &size_mib); break;
+        case 'r': rc = hr_cli_int("info", "--repeats", optarg, 1, 1000, &repeats); break;
+        case 'B': measure = 0; break;
+        case 'h': help(); return HR_EXIT_OK;
+        case ':': return hr_cli_usage_error("info", argv[optind - 1], "missing value");
+        default: return hr_cli_usage_error("info", argv[optind - 1], "unknown option");
+        }
+        if (rc) return rc;
+    }
+    if (optind < argc) return hr_cli_usage_error("info", NULL, "unexpected argument '%s'", argv[optind]);
+
+    hr_sysinfo si;
+    hr_sysinfo_get(&si);
+    printf("hetrelax %s\n", hr_version_string());
+    printf("cpu       %s\n", si.cpu_model);
+    printf("cores     %d physical, %d logical, %d NUMA node(s)%s\n", si.cores, si.pus, si.numa_nodes,
+           si.have_hwloc ? "" : " (hwloc not compiled in)");
+    printf("cuda      %s, %d GPU(s)\n", si.have_cuda ? "compiled in" : "not compiled in", si.gpus);
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "version", json_object_new_string(hr_version_string()));
+    json_object_object_add(o, "cpu_model", json_object_new_string(si.cpu_model));
+    json_object_object_add(o, "cores", json_object_new_int(si.cores));
+    json_object_object_add(o, "threads", json_object_new_int(si.pus));
+    json_object_object_add(o, "numa_nodes", json_object_new_int(si.numa_nodes));
+    json_object_object_add(o, "cuda", json_object_new_boolean(si.have_cuda));
+    json_object *gpus = json_object_new_array();
+    for (int g = 0; g < si.gpus; g++) {
+        char name[96];
+        hr_gpu_name(g, name, sizeof name);
+        json_object *go = json_object_new_object();
+        json_object_object_add(go, "name", json_object_new_string(name));
+        printf("gpu %d     %s\n", g, name);
+        if (measure) {
+            double bw = 0.0;
+            if (hr_measure_device_bandwidth(g, 0, repeats, &bw) == HR_OK) {
+                printf("          device copy %.1f GB/s (read + write bytes)\n", bw);
+                json_object_object_add(go, "copy_gbps", json_object_new_double(bw));
+            }
+        }
+        json_object_array_add(gpus, go);
+    }
+    json_object_object_add(o, "gpus", gpus);
+    int rc = HR_EXIT_OK;
+    if (measure) {
+        hr_bandwidth bw;
+        hr_status st = hr_measure_host_bandwidth(threads, (size_t)size_mib << 20, repeats, &bw);
+        if (st != HR_OK) {
+            fprintf(stderr, "hetrelax info: bandwidth probe failed: %s\n", hr_status_string(st));
+            rc = HR_EXIT_FAIL;
+        } else {
+            printf("memory    copy %.2f GB/s, triad %.2f GB/s (%d threads, %zu MiB arrays, best of %d;\n"
+                   "          copy counts 16 B/element, triad 24 B/element)\n",
+                   bw.copy_gbps, bw.triad_gbps, bw.threads, bw.bytes >> 20, bw.repeats);
+            json_object *b = json_object_new_object();
+            json_object_object_add(b, "copy_gbps", json_object_new_double(bw.copy_gbps));
+            json_object_object_add(b, "triad_gbps", json_object_new_double(bw.triad_gbps));
+            json_object_object_add(b, "threads", json_object_new_int(bw.threads));
+            json_object_object_add(b, "array_bytes", json_object_new_int64((int64_t)bw.bytes));
+            json_object_object_add(b, "repeats", json_object_new_int(bw.repeats));
+            json_object_object_add(b, "byte_model",
+                                   json_object_new_string("copy: 2 x 8 B per element; triad: 3 x 8 B"));
+            json_object_object_add(o, "host_bandwidth", b);
+        }
+    }
+    if (json && rc == HR_EXIT_OK) rc = hr_cli_write_json("info", json, o);
+    json_object_put(o);
+    return rc;
+}
