@@ -4,6 +4,10 @@
 
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* The right-hand side as a kernel sees it: an h^2 f grid (same layout as u), or,
  * when hf is NULL, the inline spike h^2 f = 1 at (spike_i, spike_j). */
 typedef struct hr_rhs_view {
@@ -46,4 +50,7 @@ static inline void hr_cpu_residual(size_t esize, const void *u, hr_rhs_view rhs,
         hr_cpu_residual_f32((const float *)u, rhs, pitch, n, i0, i1, rr, bb);
 }
 
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -18,6 +18,10 @@
 
 #include "hetrelax/hetrelax.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define HR_GRID_ALIGN 128
 
 typedef struct hr_layout2d {
@@ -72,4 +76,7 @@ void hr_grid_set(hr_grid *g, int i, int j, double v);
  * Called by the owning thread so the pages are placed near it. */
 void hr_grid_init_rows(hr_grid *g, int r0, int r1, double bc);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -12,6 +12,10 @@
 #include "hetrelax/hetrelax.h"
 #include "problem/grid.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct hr_kernel_desc {
     const char *name;     /* --kernel value */
     hr_backend backend;   /* the backend it belongs to; first entry is its default */
@@ -77,4 +81,7 @@ static inline void hr_split_range(int len, int parts, int p, int *lo, int *hi)
 /* Thread grid for P threads: rows x cols with rows >= cols, as square as P allows. */
 void hr_thread_grid(int threads, int *rows, int *cols);
 
+#ifdef __cplusplus
+}
+#endif
 #endif
