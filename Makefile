@@ -28,7 +28,7 @@ test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 bench: build
-	bench/cpu2d.sh $(BUILD)/hetrelax
+	python3 bench/cpu2d.py $(BUILD)/hetrelax --out results
 
 clean:
 	rm -rf $(BUILD) build-asan build-tsan results

@@ -48,13 +48,15 @@ int hr_cmd_info(int argc, char **argv)
     }
     if (optind < argc) return hr_cli_usage_error("info", NULL, "unexpected argument '%s'", argv[optind]);
 
+    /* human-readable lines go to stderr when the JSON goes to stdout */
+    FILE *hout = (json && strcmp(json, "-") == 0) ? stderr : stdout;
     hr_sysinfo si;
     hr_sysinfo_get(&si);
-    printf("hetrelax %s\n", hr_version_string());
-    printf("cpu       %s\n", si.cpu_model);
-    printf("cores     %d physical, %d logical, %d NUMA node(s)%s\n", si.cores, si.pus, si.numa_nodes,
+    fprintf(hout, "hetrelax %s\n", hr_version_string());
+    fprintf(hout, "cpu       %s\n", si.cpu_model);
+    fprintf(hout, "cores     %d physical, %d logical, %d NUMA node(s)%s\n", si.cores, si.pus, si.numa_nodes,
            si.have_hwloc ? "" : " (hwloc not compiled in)");
-    printf("cuda      %s, %d GPU(s)\n", si.have_cuda ? "compiled in" : "not compiled in", si.gpus);
+    fprintf(hout, "cuda      %s, %d GPU(s)\n", si.have_cuda ? "compiled in" : "not compiled in", si.gpus);
     json_object *o = json_object_new_object();
     json_object_object_add(o, "version", json_object_new_string(hr_version_string()));
     json_object_object_add(o, "cpu_model", json_object_new_string(si.cpu_model));
@@ -68,11 +70,11 @@ int hr_cmd_info(int argc, char **argv)
         hr_gpu_name(g, name, sizeof name);
         json_object *go = json_object_new_object();
         json_object_object_add(go, "name", json_object_new_string(name));
-        printf("gpu %d     %s\n", g, name);
+        fprintf(hout, "gpu %d     %s\n", g, name);
         if (measure) {
             double bw = 0.0;
             if (hr_measure_device_bandwidth(g, 0, repeats, &bw) == HR_OK) {
-                printf("          device copy %.1f GB/s (read + write bytes)\n", bw);
+                fprintf(hout, "          device copy %.1f GB/s (read + write bytes)\n", bw);
                 json_object_object_add(go, "copy_gbps", json_object_new_double(bw));
             }
         }
@@ -87,7 +89,7 @@ int hr_cmd_info(int argc, char **argv)
             fprintf(stderr, "hetrelax info: bandwidth probe failed: %s\n", hr_status_string(st));
             rc = HR_EXIT_FAIL;
         } else {
-            printf("memory    copy %.2f GB/s, triad %.2f GB/s (%d threads, %zu MiB arrays, best of %d;\n"
+            fprintf(hout, "memory    copy %.2f GB/s, triad %.2f GB/s (%d threads, %zu MiB arrays, best of %d;\n"
                    "          copy counts 16 B/element, triad 24 B/element)\n",
                    bw.copy_gbps, bw.triad_gbps, bw.threads, bw.bytes >> 20, bw.repeats);
             json_object *b = json_object_new_object();
