@@ -41,8 +41,8 @@ int main(void)
         fprintf(stderr, "run: %s\n", hr_status_string(st));
         return 1;
     }
-    printf("hetrelax %s: %ld sweeps, %s, residual %.3e, max error %.3e\n", hr_version_string(),
-           r.iterations, hr_reason_string(r.reason), r.relative_residual, r.max_error);
+    printf("hetrelax %s: %ld sweeps, %s, residual %.3e, max error %.3e\n", hr_version_string(), r.iterations,
+           hr_reason_string(r.reason), r.relative_residual, r.max_error);
     /* h = 1/64: the O(h^2) discretisation error is about 2e-4 */
     return (r.reason == HR_REASON_CONVERGED && r.max_error < 1e-3) ? 0 : 1;
 }

@@ -25,8 +25,7 @@ int hr_cli_long(const char *cmd, const char *flag, const char *s, long lo, long 
     long v = s ? strtol(s, &end, 10) : 0;
     if (!s || !*s || *end || errno == ERANGE)
         return hr_cli_usage_error(cmd, flag, "expected an integer, got '%s'", s ? s : "");
-    if (v < lo || v > hi)
-        return hr_cli_usage_error(cmd, flag, "%ld is out of range [%ld, %ld]", v, lo, hi);
+    if (v < lo || v > hi) return hr_cli_usage_error(cmd, flag, "%ld is out of range [%ld, %ld]", v, lo, hi);
     *out = v;
     return 0;
 }
@@ -39,8 +38,7 @@ int hr_cli_int(const char *cmd, const char *flag, const char *s, long lo, long h
     return rc;
 }
 
-int hr_cli_double(const char *cmd, const char *flag, const char *s, double lo, double hi,
-                  double *out)
+int hr_cli_double(const char *cmd, const char *flag, const char *s, double lo, double hi, double *out)
 {
     char *end = NULL;
     errno = 0;
@@ -52,8 +50,7 @@ int hr_cli_double(const char *cmd, const char *flag, const char *s, double lo, d
     return 0;
 }
 
-int hr_cli_choice(const char *cmd, const char *flag, const char *s, const char *const *names,
-                  int *out)
+int hr_cli_choice(const char *cmd, const char *flag, const char *s, const char *const *names, int *out)
 {
     for (int i = 0; names[i]; i++)
         if (s && strcmp(s, names[i]) == 0) {
@@ -70,15 +67,18 @@ int hr_cli_choice(const char *cmd, const char *flag, const char *s, const char *
 
 int hr_cli_write_json(const char *cmd, const char *path, json_object *obj)
 {
-    const char *text = json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
+    const char *text =
+        json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
     FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
     if (!f) {
         fprintf(stderr, "hetrelax %s: --json: cannot write '%s': %s\n", cmd, path, strerror(errno));
         return HR_EXIT_FAIL;
     }
     int ok = fprintf(f, "%s\n", text) > 0;
-    if (f != stdout) ok = (fclose(f) == 0) && ok;
-    else fflush(stdout);
+    if (f != stdout)
+        ok = (fclose(f) == 0) && ok;
+    else
+        fflush(stdout);
     if (!ok) {
         fprintf(stderr, "hetrelax %s: --json: error writing '%s'\n", cmd, path);
         return HR_EXIT_FAIL;
@@ -86,7 +86,10 @@ int hr_cli_write_json(const char *cmd, const char *path, json_object *obj)
     return 0;
 }
 
-json_object *hr_json_number(double v) { return isfinite(v) ? json_object_new_double(v) : NULL; }
+json_object *hr_json_number(double v)
+{
+    return isfinite(v) ? json_object_new_double(v) : NULL;
+}
 
 const char *hr_cli_commit(void)
 {

@@ -21,11 +21,9 @@ int hr_cli_usage_error(const char *cmd, const char *flag, const char *fmt, ...)
  * success, else print the error and return HR_EXIT_USAGE. */
 int hr_cli_int(const char *cmd, const char *flag, const char *s, long lo, long hi, int *out);
 int hr_cli_long(const char *cmd, const char *flag, const char *s, long lo, long hi, long *out);
-int hr_cli_double(const char *cmd, const char *flag, const char *s, double lo, double hi,
-                  double *out);
+int hr_cli_double(const char *cmd, const char *flag, const char *s, double lo, double hi, double *out);
 /* Picks s out of a NULL-terminated list of names; the index goes to *out. */
-int hr_cli_choice(const char *cmd, const char *flag, const char *s, const char *const *names,
-                  int *out);
+int hr_cli_choice(const char *cmd, const char *flag, const char *s, const char *const *names, int *out);
 
 /* Writes obj as pretty JSON to path ("-" is stdout). Returns 0 or HR_EXIT_FAIL. */
 int hr_cli_write_json(const char *cmd, const char *path, json_object *obj);

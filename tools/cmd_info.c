@@ -7,16 +7,17 @@
 
 static void help(void)
 {
-    printf("usage: hetrelax info [--json FILE|-] [--threads P] [--size MIB] [--repeats R] [--no-bandwidth]\n\n"
-           "Prints the machine's cores and GPUs and measures memory bandwidth:\n"
-           "host STREAM-style copy (2 words moved per element) and triad (3 words),\n"
-           "best of R runs after one discarded warm-up; GPU device-to-device copy\n"
-           "(bytes read + written). GB/s = bytes * 1e-9 / s.\n\n"
-           "  --json FILE|-     write the facts as JSON ('-' for stdout)\n"
-           "  --threads P       host threads for the probe (default: all)\n"
-           "  --size MIB        bytes per array in MiB (default 128)\n"
-           "  --repeats R       timed runs (default 5)\n"
-           "  --no-bandwidth    skip the bandwidth measurements\n");
+    printf(
+        "usage: hetrelax info [--json FILE|-] [--threads P] [--size MIB] [--repeats R] [--no-bandwidth]\n\n"
+        "Prints the machine's cores and GPUs and measures memory bandwidth:\n"
+        "host STREAM-style copy (2 words moved per element) and triad (3 words),\n"
+        "best of R runs after one discarded warm-up; GPU device-to-device copy\n"
+        "(bytes read + written). GB/s = bytes * 1e-9 / s.\n\n"
+        "  --json FILE|-     write the facts as JSON ('-' for stdout)\n"
+        "  --threads P       host threads for the probe (default: all)\n"
+        "  --size MIB        bytes per array in MiB (default 128)\n"
+        "  --repeats R       timed runs (default 5)\n"
+        "  --no-bandwidth    skip the bandwidth measurements\n");
 }
 
 int hr_cmd_info(int argc, char **argv)
@@ -55,7 +56,7 @@ int hr_cmd_info(int argc, char **argv)
     fprintf(hout, "hetrelax %s\n", hr_version_string());
     fprintf(hout, "cpu       %s\n", si.cpu_model);
     fprintf(hout, "cores     %d physical, %d logical, %d NUMA node(s)%s\n", si.cores, si.pus, si.numa_nodes,
-           si.have_hwloc ? "" : " (hwloc not compiled in)");
+            si.have_hwloc ? "" : " (hwloc not compiled in)");
     fprintf(hout, "cuda      %s, %d GPU(s)\n", si.have_cuda ? "compiled in" : "not compiled in", si.gpus);
     json_object *o = json_object_new_object();
     json_object_object_add(o, "version", json_object_new_string(hr_version_string()));
@@ -89,9 +90,10 @@ int hr_cmd_info(int argc, char **argv)
             fprintf(stderr, "hetrelax info: bandwidth probe failed: %s\n", hr_status_string(st));
             rc = HR_EXIT_FAIL;
         } else {
-            fprintf(hout, "memory    copy %.2f GB/s, triad %.2f GB/s (%d threads, %zu MiB arrays, best of %d;\n"
-                   "          copy counts 16 B/element, triad 24 B/element)\n",
-                   bw.copy_gbps, bw.triad_gbps, bw.threads, bw.bytes >> 20, bw.repeats);
+            fprintf(hout,
+                    "memory    copy %.2f GB/s, triad %.2f GB/s (%d threads, %zu MiB arrays, best of %d;\n"
+                    "          copy counts 16 B/element, triad 24 B/element)\n",
+                    bw.copy_gbps, bw.triad_gbps, bw.threads, bw.bytes >> 20, bw.repeats);
             json_object *b = json_object_new_object();
             json_object_object_add(b, "copy_gbps", json_object_new_double(bw.copy_gbps));
             json_object_object_add(b, "triad_gbps", json_object_new_double(bw.triad_gbps));

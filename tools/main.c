@@ -18,11 +18,10 @@ static const command commands[] = {
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: hetrelax COMMAND [options]\n"
-            "       hetrelax COMMAND --help\n"
-            "       hetrelax --version\n\n"
-            "Tuned and asynchronous relaxation solvers for CPUs and GPUs.\n\ncommands:\n");
+    fprintf(f, "usage: hetrelax COMMAND [options]\n"
+               "       hetrelax COMMAND --help\n"
+               "       hetrelax --version\n\n"
+               "Tuned and asynchronous relaxation solvers for CPUs and GPUs.\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].summary);
 }

@@ -13,9 +13,9 @@
 extern "C" {
 #endif
 
-#define HR_VERSION_MAJOR 0
-#define HR_VERSION_MINOR 1
-#define HR_VERSION_PATCH 0
+#define HR_VERSION_MAJOR  0
+#define HR_VERSION_MINOR  1
+#define HR_VERSION_PATCH  0
 #define HR_VERSION_NUMBER (HR_VERSION_MAJOR * 10000 + HR_VERSION_MINOR * 100 + HR_VERSION_PATCH)
 
 /*! hr_version_string() :
@@ -30,15 +30,15 @@ unsigned hr_version_number(void);
 
 typedef enum {
     HR_OK = 0,
-    HR_ERR_INVALID_ARG,  /* an option or argument is out of range */
-    HR_ERR_NO_MEMORY,    /* host allocation failed or the problem is too large */
-    HR_ERR_IO,           /* a file could not be opened, read or written */
-    HR_ERR_FORMAT,       /* a file's contents are malformed */
-    HR_ERR_UNSUPPORTED,  /* feature not compiled in (CUDA, hwloc, libpng, ...) */
-    HR_ERR_NO_DEVICE,    /* backend asked for but no device present */
-    HR_ERR_DEVICE,       /* a device (CUDA) call failed */
-    HR_ERR_DIVERGED,     /* NaN/Inf or a growing residual */
-    HR_ERR_INTERNAL,     /* a bug: please report */
+    HR_ERR_INVALID_ARG, /* an option or argument is out of range */
+    HR_ERR_NO_MEMORY,   /* host allocation failed or the problem is too large */
+    HR_ERR_IO,          /* a file could not be opened, read or written */
+    HR_ERR_FORMAT,      /* a file's contents are malformed */
+    HR_ERR_UNSUPPORTED, /* feature not compiled in (CUDA, hwloc, libpng, ...) */
+    HR_ERR_NO_DEVICE,   /* backend asked for but no device present */
+    HR_ERR_DEVICE,      /* a device (CUDA) call failed */
+    HR_ERR_DIVERGED,    /* NaN/Inf or a growing residual */
+    HR_ERR_INTERNAL,    /* a bug: please report */
     HR_STATUS_COUNT
 } hr_status;
 
@@ -64,9 +64,9 @@ typedef enum { HR_BIND_NONE = 0, HR_BIND_CORE } hr_bind;
 typedef enum { HR_LAYOUT_FLAT = 0, HR_LAYOUT_BLOCKS } hr_layout;
 
 typedef enum {
-    HR_RHS_SPIKE = 0,     /* point source h^2 f = 1 at the centre point, evaluated inline */
-    HR_RHS_MANUFACTURED,  /* f = 2 pi^2 sin(pi x) sin(pi y); exact u = sin(pi x) sin(pi y) */
-    HR_RHS_ARRAY          /* f given by the caller (options.rhs_values) */
+    HR_RHS_SPIKE = 0,    /* point source h^2 f = 1 at the centre point, evaluated inline */
+    HR_RHS_MANUFACTURED, /* f = 2 pi^2 sin(pi x) sin(pi y); exact u = sin(pi x) sin(pi y) */
+    HR_RHS_ARRAY         /* f given by the caller (options.rhs_values) */
 } hr_rhs;
 
 typedef enum { HR_HOST_PINNED = 0, HR_HOST_PAGEABLE } hr_host_memory;
@@ -76,30 +76,30 @@ typedef enum { HR_HOST_PINNED = 0, HR_HOST_PAGEABLE } hr_host_memory;
 typedef int (*hr_monitor_fn)(long iteration, double residual, void *user);
 
 typedef struct hr_options {
-    int n;                   /* interior points per side (grid is (n+2)^2), >= 1 */
-    long iters;              /* maximum number of sweeps T, >= 0 */
-    double tol;              /* stop when relative residual < tol; 0 runs all T sweeps */
-    long check_every;        /* residual check interval K when tol > 0 */
+    int n;            /* interior points per side (grid is (n+2)^2), >= 1 */
+    long iters;       /* maximum number of sweeps T, >= 0 */
+    double tol;       /* stop when relative residual < tol; 0 runs all T sweeps */
+    long check_every; /* residual check interval K when tol > 0 */
     hr_precision precision;
     hr_backend backend;
-    const char *kernel;      /* NULL: the backend's default kernel */
-    int threads;             /* CPU threads; 0: one per core */
+    const char *kernel; /* NULL: the backend's default kernel */
+    int threads;        /* CPU threads; 0: one per core */
     hr_bind bind;
     hr_layout layout;
-    int thread_rows;         /* CPU thread grid shape (rows x cols); 0: automatic */
+    int thread_rows; /* CPU thread grid shape (rows x cols); 0: automatic */
     int thread_cols;
     hr_rhs rhs;
-    const double *rhs_values;/* n*n row-major values of f for HR_RHS_ARRAY (copied) */
-    double boundary;         /* Dirichlet boundary value */
-    int alpha;               /* async factor / sweeps per pass for kernels that use it */
-    long monitor_every;      /* 0: no monitor calls */
+    const double *rhs_values; /* n*n row-major values of f for HR_RHS_ARRAY (copied) */
+    double boundary;          /* Dirichlet boundary value */
+    int alpha;                /* async factor / sweeps per pass for kernels that use it */
+    long monitor_every;       /* 0: no monitor calls */
     hr_monitor_fn monitor;
     void *monitor_user;
-    int keep_history;        /* record (iteration, residual) at every check */
-    double reference_gbps;   /* bandwidth to report the fraction against; 0: none */
+    int keep_history;      /* record (iteration, residual) at every check */
+    double reference_gbps; /* bandwidth to report the fraction against; 0: none */
     hr_host_memory host_memory;
-    int device;              /* GPU ordinal */
-    int verify;              /* GPU: compare against cpu-seq after the run */
+    int device; /* GPU ordinal */
+    int verify; /* GPU: compare against cpu-seq after the run */
 } hr_options;
 
 /*! hr_options_default() :
@@ -115,27 +115,27 @@ hr_status hr_options_validate(const hr_options *o, char *why, size_t why_size);
 /* ------------------------------------------------------------------ result */
 
 typedef enum {
-    HR_REASON_ITERS = 0,  /* ran the requested number of sweeps */
-    HR_REASON_CONVERGED,  /* residual fell below tol */
-    HR_REASON_STOPPED,    /* the monitor asked to stop */
-    HR_REASON_DIVERGED    /* NaN/Inf or a growing residual */
+    HR_REASON_ITERS = 0, /* ran the requested number of sweeps */
+    HR_REASON_CONVERGED, /* residual fell below tol */
+    HR_REASON_STOPPED,   /* the monitor asked to stop */
+    HR_REASON_DIVERGED   /* NaN/Inf or a growing residual */
 } hr_reason;
 
 typedef struct hr_result {
-    long iterations;          /* sweeps done */
-    double time_s;            /* wall time of the iteration loop (sweeps + checks) */
-    double time_sweeps_s;     /* time in sweeps only */
+    long iterations;      /* sweeps done */
+    double time_s;        /* wall time of the iteration loop (sweeps + checks) */
+    double time_sweeps_s; /* time in sweeps only */
     double time_per_sweep_s;
-    double time_setup_s;      /* allocation, first touch, host-to-device */
-    double time_h2d_s;        /* host-to-device copies (GPU) */
-    double time_d2h_s;        /* device-to-host copies (GPU) */
-    double relative_residual; /* recomputed on the host at the end, in double */
-    double max_error;         /* vs exact solution (manufactured), else NaN */
-    double gflops;            /* 5 flops per point per sweep */
-    double gbps;              /* under the byte model below */
-    double bytes_per_point;   /* byte model: u read once + u written once (+ f read) */
-    double reference_gbps;    /* the options' reference bandwidth */
-    double bandwidth_fraction;/* gbps / reference_gbps, or NaN */
+    double time_setup_s;       /* allocation, first touch, host-to-device */
+    double time_h2d_s;         /* host-to-device copies (GPU) */
+    double time_d2h_s;         /* device-to-host copies (GPU) */
+    double relative_residual;  /* recomputed on the host at the end, in double */
+    double max_error;          /* vs exact solution (manufactured), else NaN */
+    double gflops;             /* 5 flops per point per sweep */
+    double gbps;               /* under the byte model below */
+    double bytes_per_point;    /* byte model: u read once + u written once (+ f read) */
+    double reference_gbps;     /* the options' reference bandwidth */
+    double bandwidth_fraction; /* gbps / reference_gbps, or NaN */
     hr_reason reason;
     char backend[32];
     char kernel[32];
@@ -180,11 +180,11 @@ size_t hr_solver_history(const hr_solver *s, const long **iters, const double **
 /* --------------------------------------------------------------- utilities */
 
 typedef struct hr_bandwidth {
-    double copy_gbps;   /* a[i] = b[i]: 2 words moved per element */
-    double triad_gbps;  /* a[i] = b[i] + s*c[i]: 3 words moved per element */
-    size_t bytes;       /* size of each array */
+    double copy_gbps;  /* a[i] = b[i]: 2 words moved per element */
+    double triad_gbps; /* a[i] = b[i] + s*c[i]: 3 words moved per element */
+    size_t bytes;      /* size of each array */
     int threads;
-    int repeats;        /* best of this many timed runs (one warm-up discarded) */
+    int repeats; /* best of this many timed runs (one warm-up discarded) */
 } hr_bandwidth;
 
 /*! hr_measure_host_bandwidth() :
@@ -194,10 +194,10 @@ typedef struct hr_bandwidth {
 hr_status hr_measure_host_bandwidth(int threads, size_t bytes, int repeats, hr_bandwidth *out);
 
 typedef struct hr_sysinfo {
-    int cores;            /* physical cores (hwloc), or logical CPUs without hwloc */
-    int pus;              /* logical processors */
+    int cores; /* physical cores (hwloc), or logical CPUs without hwloc */
+    int pus;   /* logical processors */
     int numa_nodes;
-    int gpus;             /* CUDA devices visible, 0 without CUDA */
+    int gpus; /* CUDA devices visible, 0 without CUDA */
     int have_cuda, have_hwloc, have_png;
     char cpu_model[128];
 } hr_sysinfo;

@@ -34,10 +34,12 @@ static void probe_job(void *ctx, int tid, int nthreads)
         }
         break;
     case 1:
-        for (size_t i = lo; i < hi; i++) a[i] = b[i];
+        for (size_t i = lo; i < hi; i++)
+            a[i] = b[i];
         break;
     default:
-        for (size_t i = lo; i < hi; i++) a[i] = b[i] + scalar * c[i];
+        for (size_t i = lo; i < hi; i++)
+            a[i] = b[i] + scalar * c[i];
         break;
     }
 }

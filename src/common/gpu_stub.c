@@ -2,7 +2,10 @@
 #include "cuda/cuda_api.h"
 #include "hetrelax/hetrelax.h"
 
-int hr_cuda_device_count(void) { return 0; }
+int hr_cuda_device_count(void)
+{
+    return 0;
+}
 
 hr_status hr_gpu_name(int ordinal, char *buf, size_t size)
 {

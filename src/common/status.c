@@ -1,14 +1,17 @@
 #include "hetrelax/hetrelax.h"
 
 #define HR_STR2(x) #x
-#define HR_STR(x) HR_STR2(x)
+#define HR_STR(x)  HR_STR2(x)
 
 const char *hr_version_string(void)
 {
     return HR_STR(HR_VERSION_MAJOR) "." HR_STR(HR_VERSION_MINOR) "." HR_STR(HR_VERSION_PATCH);
 }
 
-unsigned hr_version_number(void) { return HR_VERSION_NUMBER; }
+unsigned hr_version_number(void)
+{
+    return HR_VERSION_NUMBER;
+}
 
 const char *hr_status_string(hr_status s)
 {
@@ -51,4 +54,7 @@ const char *hr_backend_name(hr_backend b)
     return "unknown";
 }
 
-const char *hr_precision_name(hr_precision p) { return p == HR_PREC_DOUBLE ? "double" : "single"; }
+const char *hr_precision_name(hr_precision p)
+{
+    return p == HR_PREC_DOUBLE ? "double" : "single";
+}

@@ -11,11 +11,11 @@
 #ifndef HR_STENCIL_H
 #define HR_STENCIL_H
 
-#define HR_JACOBI5(T, un, us, uw, ue) ((T)0.25 * (((un) + (us)) + ((uw) + (ue))))
+#define HR_JACOBI5(T, un, us, uw, ue)      ((T)0.25 * (((un) + (us)) + ((uw) + (ue))))
 #define HR_JACOBI5F(T, un, us, uw, ue, hf) ((T)0.25 * ((((un) + (us)) + ((uw) + (ue))) + (hf)))
 
 /* The spike right-hand side: h^2 f = 1 at one interior point, (c, c) with c = (n+1)/2. */
 #define HR_SPIKE_INDEX(n) (((n) + 1) / 2)
-#define HR_SPIKE_H2F 1.0
+#define HR_SPIKE_H2F      1.0
 
 #endif

@@ -21,7 +21,8 @@ static void read_cpu_model(char *buf, size_t size)
             char *colon = strchr(line, ':');
             if (colon) {
                 colon++;
-                while (*colon == ' ' || *colon == '\t') colon++;
+                while (*colon == ' ' || *colon == '\t')
+                    colon++;
                 colon[strcspn(colon, "\n")] = '\0';
                 snprintf(buf, size, "%s", colon);
             }

@@ -14,12 +14,12 @@
 #include "solver/solver_internal.h"
 
 typedef struct tile {
-    int i0, j0;     /* global position of local interior point (1, 1) is (i0+1, j0+1) */
-    int bi, bj;     /* interior rows and columns of the tile */
-    size_t pitch;   /* elements per tile row */
-    void *mem[2];   /* aligned allocations: current / next */
-    void *hfmem;    /* h^2 f block or NULL */
-    size_t offset;  /* elements from mem to local (0, 0) */
+    int i0, j0;    /* global position of local interior point (1, 1) is (i0+1, j0+1) */
+    int bi, bj;    /* interior rows and columns of the tile */
+    size_t pitch;  /* elements per tile row */
+    void *mem[2];  /* aligned allocations: current / next */
+    void *hfmem;   /* h^2 f block or NULL */
+    size_t offset; /* elements from mem to local (0, 0) */
     hr_status status;
 } tile;
 
@@ -27,7 +27,7 @@ typedef struct blocks_state {
     hr_team *team;
     int prow, pcol;
     tile *tiles;
-    int cur;        /* which of mem[] is current, same for every tile */
+    int cur; /* which of mem[] is current, same for every tile */
     long count;
     hr_solver *s;
 } blocks_state;
@@ -107,8 +107,8 @@ static void push_edges(blocks_state *st, int r, int c, int nxt, size_t es)
         memcpy((char *)tile_origin(nb, nb->mem[nxt], es) + ((size_t)(nb->bi + 1) * nb->pitch + 1) * es,
                mine + (p + 1) * es, (size_t)me->bj * es);
     if ((nb = tile_at(st, r + 1, c))) /* my last row -> south's top ghost row */
-        memcpy((char *)tile_origin(nb, nb->mem[nxt], es) + es,
-               mine + ((size_t)me->bi * p + 1) * es, (size_t)me->bj * es);
+        memcpy((char *)tile_origin(nb, nb->mem[nxt], es) + es, mine + ((size_t)me->bi * p + 1) * es,
+               (size_t)me->bj * es);
     if ((nb = tile_at(st, r, c - 1))) /* my first column -> west's right ghost column */
         copy_rect((char *)tile_origin(nb, nb->mem[nxt], es) + (nb->pitch + (size_t)nb->bj + 1) * es,
                   nb->pitch, mine + (p + 1) * es, p, me->bi, 1, es);
@@ -189,8 +189,8 @@ static hr_status blocks_sync_host(hr_solver *s)
         tile *t = &st->tiles[i];
         if (t->bi == 0 || t->bj == 0) continue;
         char *g = (char *)hr_grid_origin(&s->u[s->cur]) + (((size_t)t->i0 + 1) * gp + (size_t)t->j0 + 1) * es;
-        copy_rect(g, gp, (char *)tile_origin(t, t->mem[st->cur], es) + (t->pitch + 1) * es, t->pitch,
-                  t->bi, t->bj, es);
+        copy_rect(g, gp, (char *)tile_origin(t, t->mem[st->cur], es) + (t->pitch + 1) * es, t->pitch, t->bi,
+                  t->bj, es);
     }
     return HR_OK;
 }

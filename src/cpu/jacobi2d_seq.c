@@ -13,8 +13,7 @@ static hr_status seq_sweeps(hr_solver *s, long count)
     const int n = s->o.n;
     for (long t = 0; t < count; t++) {
         hr_grid *a = &s->u[s->cur], *b = &s->u[1 - s->cur];
-        hr_cpu_sweep(a->l.esize, hr_grid_origin(a), hr_grid_origin(b), rhs, a->l.pitch, 1, n + 1, 1,
-                     n + 1);
+        hr_cpu_sweep(a->l.esize, hr_grid_origin(a), hr_grid_origin(b), rhs, a->l.pitch, 1, n + 1, 1, n + 1);
         s->cur = 1 - s->cur;
     }
     return HR_OK;

@@ -1,14 +1,14 @@
 /* Instantiates the CPU sweep for float and double from one source. */
-#include "cpu/jacobi2d_cpu.h"
 #include "common/stencil.h"
+#include "cpu/jacobi2d_cpu.h"
 
-#define T float
+#define T           float
 #define HR_FN(name) name##_f32
 #include "cpu/jacobi2d_sweep_impl.h"
 #undef T
 #undef HR_FN
 
-#define T double
+#define T           double
 #define HR_FN(name) name##_f64
 #include "cpu/jacobi2d_sweep_impl.h"
 #undef T

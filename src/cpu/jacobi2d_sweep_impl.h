@@ -2,20 +2,21 @@
  * Type-generic body of the CPU sweep; included once per precision by
  * jacobi2d_sweep.c with T (element type) and HR_FN(name) (name mangling) defined.
  */
-static void HR_FN(rows_plain)(const T *restrict u, T *restrict un, size_t pitch, int i0, int i1,
-                              int j0, int j1)
+static void HR_FN(rows_plain)(const T *restrict u, T *restrict un, size_t pitch, int i0, int i1, int j0,
+                              int j1)
 {
     for (int i = i0; i < i1; i++) {
         const T *restrict up = u + (size_t)(i - 1) * pitch;
         const T *restrict uc = u + (size_t)i * pitch;
         const T *restrict ud = u + (size_t)(i + 1) * pitch;
         T *restrict out = un + (size_t)i * pitch;
-        for (int j = j0; j < j1; j++) out[j] = HR_JACOBI5(T, up[j], ud[j], uc[j - 1], uc[j + 1]);
+        for (int j = j0; j < j1; j++)
+            out[j] = HR_JACOBI5(T, up[j], ud[j], uc[j - 1], uc[j + 1]);
     }
 }
 
-static void HR_FN(rows_rhs)(const T *restrict u, T *restrict un, const T *restrict hf,
-                            size_t pitch, int i0, int i1, int j0, int j1)
+static void HR_FN(rows_rhs)(const T *restrict u, T *restrict un, const T *restrict hf, size_t pitch, int i0,
+                            int i1, int j0, int j1)
 {
     for (int i = i0; i < i1; i++) {
         const T *restrict up = u + (size_t)(i - 1) * pitch;
@@ -28,8 +29,7 @@ static void HR_FN(rows_rhs)(const T *restrict u, T *restrict un, const T *restri
     }
 }
 
-void HR_FN(hr_cpu_sweep)(const T *u, T *un, hr_rhs_view rhs, size_t pitch, int i0, int i1, int j0,
-                         int j1)
+void HR_FN(hr_cpu_sweep)(const T *u, T *un, hr_rhs_view rhs, size_t pitch, int i0, int i1, int j0, int j1)
 {
     if (i0 >= i1 || j0 >= j1) return;
     if (rhs.hf) {
@@ -44,8 +44,8 @@ void HR_FN(hr_cpu_sweep)(const T *u, T *un, hr_rhs_view rhs, size_t pitch, int i
     }
 }
 
-void HR_FN(hr_cpu_residual)(const T *u, hr_rhs_view rhs, size_t pitch, int n, int i0, int i1,
-                            double *rr, double *ff)
+void HR_FN(hr_cpu_residual)(const T *u, hr_rhs_view rhs, size_t pitch, int n, int i0, int i1, double *rr,
+                            double *ff)
 {
     double r2 = 0.0, f2 = 0.0;
     const T *hf = (const T *)rhs.hf;
@@ -56,8 +56,8 @@ void HR_FN(hr_cpu_residual)(const T *u, hr_rhs_view rhs, size_t pitch, int n, in
             /* b = h^2 f plus the known boundary values that enter this row of A u = b */
             double b = f + (i == 1 ? (double)u[k - pitch] : 0.0) + (i == n ? (double)u[k + pitch] : 0.0) +
                        (j == 1 ? (double)u[k - 1] : 0.0) + (j == n ? (double)u[k + 1] : 0.0);
-            double au = 4.0 * (double)u[k] - (double)u[k - pitch] - (double)u[k + pitch] -
-                        (double)u[k - 1] - (double)u[k + 1];
+            double au = 4.0 * (double)u[k] - (double)u[k - pitch] - (double)u[k + pitch] - (double)u[k - 1] -
+                        (double)u[k + 1];
             double r = f - au;
             r2 += r * r;
             f2 += b * b;

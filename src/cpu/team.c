@@ -65,7 +65,8 @@ static void *worker_main(void *arg)
     unsigned long seen = 0;
     for (;;) {
         pthread_mutex_lock(&t->lock);
-        while (t->generation == seen && !t->quit) pthread_cond_wait(&t->go, &t->lock);
+        while (t->generation == seen && !t->quit)
+            pthread_cond_wait(&t->go, &t->lock);
         if (t->quit) {
             pthread_mutex_unlock(&t->lock);
             return NULL;
@@ -130,7 +131,8 @@ void hr_team_free(hr_team *t)
     t->quit = 1;
     pthread_cond_broadcast(&t->go);
     pthread_mutex_unlock(&t->lock);
-    for (int i = 0; i < t->n; i++) pthread_join(t->workers[i].thread, NULL);
+    for (int i = 0; i < t->n; i++)
+        pthread_join(t->workers[i].thread, NULL);
     pthread_barrier_destroy(&t->barrier);
     pthread_cond_destroy(&t->go);
     pthread_cond_destroy(&t->done);
@@ -142,7 +144,10 @@ void hr_team_free(hr_team *t)
     free(t);
 }
 
-int hr_team_size(const hr_team *t) { return t->n; }
+int hr_team_size(const hr_team *t)
+{
+    return t->n;
+}
 
 void hr_team_run(hr_team *t, hr_team_fn fn, void *ctx)
 {
@@ -152,8 +157,12 @@ void hr_team_run(hr_team *t, hr_team_fn fn, void *ctx)
     t->pending = t->n;
     t->generation++;
     pthread_cond_broadcast(&t->go);
-    while (t->pending > 0) pthread_cond_wait(&t->done, &t->lock);
+    while (t->pending > 0)
+        pthread_cond_wait(&t->done, &t->lock);
     pthread_mutex_unlock(&t->lock);
 }
 
-void hr_team_barrier(hr_team *t) { pthread_barrier_wait(&t->barrier); }
+void hr_team_barrier(hr_team *t)
+{
+    pthread_barrier_wait(&t->barrier);
+}

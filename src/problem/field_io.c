@@ -43,7 +43,8 @@ static hr_status write_raw(const char *path, int n, const double *v, hr_precisio
         float buf[4096];
         for (size_t i = 0; i < count && ok; i += 4096) {
             size_t m = count - i < 4096 ? count - i : 4096;
-            for (size_t k = 0; k < m; k++) buf[k] = (float)v[i + k];
+            for (size_t k = 0; k < m; k++)
+                buf[k] = (float)v[i + k];
             ok = fwrite(buf, sizeof *buf, m, f) == m;
         }
     }
@@ -196,7 +197,8 @@ static hr_status save_png(const char *path, const uint8_t *img, int w, int h, co
     text[1].text = (char *)range;
     png_set_text(png, info, text, 2);
     png_write_info(png, info);
-    for (int y = 0; y < h; y++) png_write_row(png, img + (size_t)y * (size_t)w * 3);
+    for (int y = 0; y < h; y++)
+        png_write_row(png, img + (size_t)y * (size_t)w * 3);
     png_write_end(png, NULL);
     st = HR_OK;
 out:
@@ -209,7 +211,8 @@ static hr_status write_png(const char *path, int n, const double *v)
 {
     /* picture side: the field averaged down to at most 1024 pixels, or enlarged to 256 */
     int step = (n + 1023) / 1024, side = (n + step - 1) / step, zoom = 1;
-    while (side * zoom < 256) zoom++;
+    while (side * zoom < 256)
+        zoom++;
     const int fw = side * zoom, bar = 24, margin = 8, text_w = 12 * 4 * 2;
     const int w = fw + margin + bar + margin + text_w, h = fw;
     /* block averages first: the colour range is that of the pixels shown */

@@ -50,12 +50,15 @@ static inline size_t hr_layout2d_index(const hr_layout2d *l, size_t i, size_t j)
     return l->offset + i * l->pitch + j;
 }
 
-static inline size_t hr_layout2d_bytes(const hr_layout2d *l) { return l->count * l->esize; }
+static inline size_t hr_layout2d_bytes(const hr_layout2d *l)
+{
+    return l->count * l->esize;
+}
 
 /* A host grid: a layout plus its 128-byte aligned storage. */
 typedef struct hr_grid {
     hr_layout2d l;
-    void *base;      /* aligned allocation, hr_layout2d_bytes() long */
+    void *base; /* aligned allocation, hr_layout2d_bytes() long */
 } hr_grid;
 
 /* Allocates without touching the pages (so threads can first-touch their own). */

@@ -86,7 +86,10 @@ void hr_solver_set_error(hr_solver *s, const char *fmt, ...)
     va_end(ap);
 }
 
-const char *hr_solver_last_error(const hr_solver *s) { return s ? s->err : ""; }
+const char *hr_solver_last_error(const hr_solver *s)
+{
+    return s ? s->err : "";
+}
 
 hr_rhs_view hr_solver_rhs_view(const hr_solver *s)
 {
@@ -110,19 +113,21 @@ static double rhs_value(const hr_solver *s, int i, int j)
 
 void hr_solver_init_rows(hr_solver *s, int r0, int r1)
 {
-    for (int k = 0; k < 2; k++) hr_grid_init_rows(&s->u[k], r0, r1, s->o.boundary);
+    for (int k = 0; k < 2; k++)
+        hr_grid_init_rows(&s->u[k], r0, r1, s->o.boundary);
     if (!s->hf.base) return;
     hr_grid_init_rows(&s->hf, r0, r1, 0.0);
     for (int i = r0 > 1 ? r0 : 1; i < r1 && i <= s->o.n; i++)
-        for (int j = 1; j <= s->o.n; j++) hr_grid_set(&s->hf, i, j, rhs_value(s, i, j));
+        for (int j = 1; j <= s->o.n; j++)
+            hr_grid_set(&s->hf, i, j, rhs_value(s, i, j));
 }
 
 double hr_solver_host_residual(const hr_solver *s)
 {
     const hr_grid *g = &s->u[s->cur];
     double rr = 0.0, bb = 0.0;
-    hr_cpu_residual(g->l.esize, hr_grid_origin(g), hr_solver_rhs_view(s), g->l.pitch, s->o.n, 1,
-                    s->o.n + 1, &rr, &bb);
+    hr_cpu_residual(g->l.esize, hr_grid_origin(g), hr_solver_rhs_view(s), g->l.pitch, s->o.n, 1, s->o.n + 1,
+                    &rr, &bb);
     if (bb == 0.0) return sqrt(rr); /* zero right-hand side: report the absolute residual */
     return sqrt(rr / bb);
 }
@@ -144,14 +149,12 @@ hr_status hr_solver_create(const hr_options *o, hr_solver **out)
     s->o = *o;
     s->o.backend = resolve_backend(o->backend);
     const char *kname = o->kernel;
-    if (!kname && s->o.backend == HR_BACKEND_CPU_THREADS && o->layout == HR_LAYOUT_BLOCKS)
-        kname = "blocks";
+    if (!kname && s->o.backend == HR_BACKEND_CPU_THREADS && o->layout == HR_LAYOUT_BLOCKS) kname = "blocks";
     s->k = hr_kernel_find(s->o.backend, kname);
     hr_status st = HR_OK;
     if (!s->k) {
-        st = (s->o.backend == HR_BACKEND_GPU && !hr_kernel_find(HR_BACKEND_GPU, NULL))
-                 ? HR_ERR_UNSUPPORTED
-                 : HR_ERR_INVALID_ARG;
+        st = (s->o.backend == HR_BACKEND_GPU && !hr_kernel_find(HR_BACKEND_GPU, NULL)) ? HR_ERR_UNSUPPORTED
+                                                                                       : HR_ERR_INVALID_ARG;
         goto fail;
     }
     s->h = 1.0 / ((double)o->n + 1.0);
@@ -251,7 +254,8 @@ hr_status hr_solver_run(hr_solver *s, hr_result *res)
     s->hist_len = 0;
     while (s->done - start < o->iters) {
         long stop = start + o->iters;
-        long ev_check = next_event(s->done - start, check), ev_mon = next_event(s->done - start, o->monitor_every);
+        long ev_check = next_event(s->done - start, check),
+             ev_mon = next_event(s->done - start, o->monitor_every);
         if (ev_check > 0 && start + ev_check < stop) stop = start + ev_check;
         if (ev_mon > 0 && start + ev_mon < stop) stop = start + ev_mon;
         double ts = hr_now();

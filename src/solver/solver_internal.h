@@ -17,10 +17,10 @@ extern "C" {
 #endif
 
 typedef struct hr_kernel_desc {
-    const char *name;     /* --kernel value */
-    hr_backend backend;   /* the backend it belongs to; first entry is its default */
-    const char *summary;  /* one line for --help */
-    int deterministic;    /* same result as cpu-seq (bitwise) */
+    const char *name;    /* --kernel value */
+    hr_backend backend;  /* the backend it belongs to; first entry is its default */
+    const char *summary; /* one line for --help */
+    int deterministic;   /* same result as cpu-seq (bitwise) */
     /* Prepares the kernel: allocates its state, initialises (first-touches) the host
      * grids or uploads them. Called once by hr_solver_create. */
     hr_status (*setup)(hr_solver *s);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+/* cmocka needs the headers above first */
 #include <cmocka.h>
 
 #include "hetrelax/hetrelax.h"
@@ -47,22 +48,57 @@ static void validation(void **state)
     hr_options d, o;
     hr_options_default(&d);
     assert_int_equal(hr_options_validate(&d, NULL, 0), HR_OK);
-    o = d; o.n = 0; expect_invalid(&o, "n");
-    o = d; o.n = -5; expect_invalid(&o, "n");
-    o = d; o.n = 2000000; expect_invalid(&o, "n");
-    o = d; o.iters = -1; expect_invalid(&o, "iters");
-    o = d; o.tol = -1e-3; expect_invalid(&o, "tol");
-    o = d; o.tol = NAN; expect_invalid(&o, "tol");
-    o = d; o.tol = 1e-6; o.check_every = 0; expect_invalid(&o, "check");
-    o = d; o.precision = (hr_precision)7; expect_invalid(&o, "precision");
-    o = d; o.backend = HR_BACKEND_COUNT; expect_invalid(&o, "backend");
-    o = d; o.threads = -1; expect_invalid(&o, "threads");
-    o = d; o.thread_rows = 2; expect_invalid(&o, "thread-grid");
-    o = d; o.threads = 3; o.thread_rows = 2; o.thread_cols = 2; expect_invalid(&o, "thread-grid");
-    o = d; o.rhs = HR_RHS_ARRAY; expect_invalid(&o, "rhs");
-    o = d; o.boundary = INFINITY; expect_invalid(&o, "boundary");
-    o = d; o.alpha = 0; expect_invalid(&o, "alpha");
-    o = d; o.monitor_every = -3; expect_invalid(&o, "monitor");
+    o = d;
+    o.n = 0;
+    expect_invalid(&o, "n");
+    o = d;
+    o.n = -5;
+    expect_invalid(&o, "n");
+    o = d;
+    o.n = 2000000;
+    expect_invalid(&o, "n");
+    o = d;
+    o.iters = -1;
+    expect_invalid(&o, "iters");
+    o = d;
+    o.tol = -1e-3;
+    expect_invalid(&o, "tol");
+    o = d;
+    o.tol = NAN;
+    expect_invalid(&o, "tol");
+    o = d;
+    o.tol = 1e-6;
+    o.check_every = 0;
+    expect_invalid(&o, "check");
+    o = d;
+    o.precision = (hr_precision)7;
+    expect_invalid(&o, "precision");
+    o = d;
+    o.backend = HR_BACKEND_COUNT;
+    expect_invalid(&o, "backend");
+    o = d;
+    o.threads = -1;
+    expect_invalid(&o, "threads");
+    o = d;
+    o.thread_rows = 2;
+    expect_invalid(&o, "thread-grid");
+    o = d;
+    o.threads = 3;
+    o.thread_rows = 2;
+    o.thread_cols = 2;
+    expect_invalid(&o, "thread-grid");
+    o = d;
+    o.rhs = HR_RHS_ARRAY;
+    expect_invalid(&o, "rhs");
+    o = d;
+    o.boundary = INFINITY;
+    expect_invalid(&o, "boundary");
+    o = d;
+    o.alpha = 0;
+    expect_invalid(&o, "alpha");
+    o = d;
+    o.monitor_every = -3;
+    expect_invalid(&o, "monitor");
     assert_int_equal(hr_solver_create(&d, NULL), HR_ERR_INVALID_ARG);
 }
 
@@ -80,7 +116,11 @@ static void unknown_kernel(void **state)
     hr_solver_free(NULL);
 }
 
-typedef struct seen { long calls, last_it; double last_res; long stop_at; } seen;
+typedef struct seen {
+    long calls, last_it;
+    double last_res;
+    long stop_at;
+} seen;
 
 static int watch(long it, double res, void *user)
 {
@@ -116,7 +156,8 @@ static void monitor_history_solution(void **state)
     const double *res;
     size_t len = hr_solver_history(s, &its, &res);
     assert_int_equal(len, 10);
-    for (size_t k = 0; k < len; k++) assert_int_equal(its[k], 10 * (long)(k + 1));
+    for (size_t k = 0; k < len; k++)
+        assert_int_equal(its[k], 10 * (long)(k + 1));
     assert_true(fabs(res[len - 1] - r.relative_residual) < 1e-12);
     assert_string_equal(r.backend, "cpu-seq");
     assert_string_equal(r.kernel, "seq");
@@ -229,7 +270,8 @@ static void diverging_rhs_reported(void **state)
     o.monitor_every = 5;
     o.backend = HR_BACKEND_CPU_SEQ;
     double f[16];
-    for (int i = 0; i < 16; i++) f[i] = 1e300;
+    for (int i = 0; i < 16; i++)
+        f[i] = 1e300;
     o.rhs = HR_RHS_ARRAY;
     o.rhs_values = f;
     hr_solver *s = NULL;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+/* cmocka needs the headers above first */
 #include <cmocka.h>
 
 #include "hetrelax/hetrelax.h"
@@ -27,29 +28,34 @@ static double *solve(hr_options o)
 }
 
 /* The textbook loop of seed 000 figure 1 on an unpadded (n+2)^2 array, same addition order. */
-#define NAIVE(T, name)                                                                             \
-    static double *name(int n, long iters, const double *hf)                                       \
-    {                                                                                              \
-        size_t w = (size_t)n + 2;                                                                  \
-        T *a = calloc(w * w, sizeof *a), *b = calloc(w * w, sizeof *b);                           \
-        assert_true(a && b);                                                                       \
-        int c = (n + 1) / 2;                                                                       \
-        for (long t = 0; t < iters; t++) {                                                         \
-            for (size_t i = 1; i <= (size_t)n; i++)                                                \
-                for (size_t j = 1; j <= (size_t)n; j++) {                                          \
-                    T f = hf ? (T)hf[(i - 1) * (size_t)n + j - 1]                                  \
-                             : ((int)i == c && (int)j == c ? (T)1 : (T)0);                         \
-                    b[i * w + j] = (T)0.25 * (((a[(i - 1) * w + j] + a[(i + 1) * w + j]) +       \
-                                               (a[i * w + j - 1] + a[i * w + j + 1])) + f);        \
-                }                                                                                  \
-            T *tmp = a; a = b; b = tmp;                                                            \
-        }                                                                                          \
-        double *u = malloc((size_t)n * (size_t)n * sizeof *u);                                     \
-        assert_non_null(u);                                                                        \
-        for (size_t i = 1; i <= (size_t)n; i++)                                                    \
-            for (size_t j = 1; j <= (size_t)n; j++) u[(i - 1) * (size_t)n + j - 1] = a[i * w + j]; \
-        free(a); free(b);                                                                          \
-        return u;                                                                                  \
+#define NAIVE(T, name)                                                                                       \
+    static double *name(int n, long iters, const double *hf)                                                 \
+    {                                                                                                        \
+        size_t w = (size_t)n + 2;                                                                            \
+        T *a = calloc(w * w, sizeof *a), *b = calloc(w * w, sizeof *b);                                      \
+        assert_true(a &&b);                                                                                  \
+        int c = (n + 1) / 2;                                                                                 \
+        for (long t = 0; t < iters; t++) {                                                                   \
+            for (size_t i = 1; i <= (size_t)n; i++)                                                          \
+                for (size_t j = 1; j <= (size_t)n; j++) {                                                    \
+                    T f = hf ? (T)hf[(i - 1) * (size_t)n + j - 1]                                            \
+                             : ((int)i == c && (int)j == c ? (T)1 : (T)0);                                   \
+                    b[i * w + j] = (T)0.25 * (((a[(i - 1) * w + j] + a[(i + 1) * w + j]) +                   \
+                                               (a[i * w + j - 1] + a[i * w + j + 1])) +                      \
+                                              f);                                                            \
+                }                                                                                            \
+            T *tmp = a;                                                                                      \
+            a = b;                                                                                           \
+            b = tmp;                                                                                         \
+        }                                                                                                    \
+        double *u = malloc((size_t)n * (size_t)n * sizeof *u);                                               \
+        assert_non_null(u);                                                                                  \
+        for (size_t i = 1; i <= (size_t)n; i++)                                                              \
+            for (size_t j = 1; j <= (size_t)n; j++)                                                          \
+                u[(i - 1) * (size_t)n + j - 1] = a[i * w + j];                                               \
+        free(a);                                                                                             \
+        free(b);                                                                                             \
+        return u;                                                                                            \
     }
 NAIVE(float, naive_f32)
 NAIVE(double, naive_f64)
@@ -95,11 +101,13 @@ static void seq_equals_naive_array_rhs(void **state)
     const int n = 45;
     double *f = malloc((size_t)n * n * sizeof *f);
     assert_non_null(f);
-    for (int k = 0; k < n * n; k++) f[k] = (double)((k * 7919) % 1000) - 400.0;
+    for (int k = 0; k < n * n; k++)
+        f[k] = (double)((k * 7919) % 1000) - 400.0;
     double h = 1.0 / (n + 1);
     double *hf = malloc((size_t)n * n * sizeof *hf);
     assert_non_null(hf);
-    for (int k = 0; k < n * n; k++) hf[k] = h * h * f[k];
+    for (int k = 0; k < n * n; k++)
+        hf[k] = h * h * f[k];
     for (int p = 0; p < 2; p++) {
         hr_options o = base(n, 25, (hr_precision)p);
         o.rhs = HR_RHS_ARRAY;
@@ -166,7 +174,8 @@ static void run_in_pieces(void **state)
     o.iters = 10;
     hr_solver *s = NULL;
     assert_int_equal(hr_solver_create(&o, &s), HR_OK);
-    for (int k = 0; k < 3; k++) assert_int_equal(hr_solver_run(s, NULL), HR_OK);
+    for (int k = 0; k < 3; k++)
+        assert_int_equal(hr_solver_run(s, NULL), HR_OK);
     double *u = malloc(33 * 33 * sizeof *u);
     assert_non_null(u);
     assert_int_equal(hr_solver_solution(s, HR_PREC_DOUBLE, u, 33 * 33), HR_OK);

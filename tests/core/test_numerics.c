@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+/* cmocka needs the headers above first */
 #include <cmocka.h>
 
 #include "hetrelax/hetrelax.h"
@@ -38,10 +39,12 @@ static void second_order(void **state)
     /* h = 1/16, 1/32, 1/64: the error against the exact solution falls by about 4 */
     double e[3];
     const int ns[3] = {15, 31, 63};
-    for (int k = 0; k < 3; k++) e[k] = converge(ns[k], HR_BACKEND_CPU_THREADS, HR_RHS_MANUFACTURED, 0.0).max_error;
+    for (int k = 0; k < 3; k++)
+        e[k] = converge(ns[k], HR_BACKEND_CPU_THREADS, HR_RHS_MANUFACTURED, 0.0).max_error;
     for (int k = 0; k < 2; k++) {
         double ratio = e[k] / e[k + 1];
-        print_message("n=%d error %.4e, n=%d error %.4e, ratio %.3f\n", ns[k], e[k], ns[k + 1], e[k + 1], ratio);
+        print_message("n=%d error %.4e, n=%d error %.4e, ratio %.3f\n", ns[k], e[k], ns[k + 1], e[k + 1],
+                      ratio);
         assert_true(ratio > 3.8 && ratio < 4.2);
     }
     /* and the constant: pi^2 h^2 / 12 * max|u_xxxx + u_yyyy| / (...) is about 0.82 h^2 here */
@@ -69,7 +72,8 @@ static void residual_decreases(void **state)
         size_t len = hr_solver_history(s, NULL, &res);
         assert_int_equal(len, 40);
         /* Jacobi on this problem: ||r_k+1|| <= ||r_k|| (iteration matrix symmetric, rho < 1) */
-        for (size_t k = 1; k < len; k++) assert_true(res[k] <= res[k - 1] * (1.0 + 1e-6));
+        for (size_t k = 1; k < len; k++)
+            assert_true(res[k] <= res[k - 1] * (1.0 + 1e-6));
         assert_true(res[len - 1] < 0.2 * res[0]);
         hr_solver_free(s);
     }
@@ -100,7 +104,8 @@ static void boundary_value_is_harmonic(void **state)
     assert_int_equal(r.reason, HR_REASON_CONVERGED);
     double u[400];
     assert_int_equal(hr_solver_solution(s, HR_PREC_DOUBLE, u, 400), HR_OK);
-    for (int k = 0; k < 400; k++) assert_true(fabs(u[k] - 1.0) < 1e-9);
+    for (int k = 0; k < 400; k++)
+        assert_true(fabs(u[k] - 1.0) < 1e-9);
     hr_solver_free(s);
 }
 
