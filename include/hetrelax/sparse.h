@@ -1,0 +1,193 @@
+/*
+ * hetrelax sparse: A x = b for a general sparse matrix in CSR form, by Jacobi,
+ * Gauss-Seidel, block-asynchronous async-(K) and conjugate gradient.
+ *
+ * Ownership rules
+ *  - An hr_csr is created only by this library (hr_csr_from_coo, hr_sparse_generate,
+ *    hr_mm_read_csr, hr_mm_parse_csr) and released with hr_csr_free(), which accepts
+ *    NULL. Its arrays belong to it: read them freely, do not free or resize them.
+ *    Values may be changed in place (keep the diagonal index consistent: it is not).
+ *  - Vectors returned by the reader (hr_mm_read_vector, hr_mm_parse_vector) are
+ *    allocated with malloc(); the caller releases them with free().
+ *  - hr_sparse_solve() never keeps a pointer to its arguments after it returns; x is
+ *    read as the initial guess and overwritten with the final iterate.
+ *  - Strings in options (method) are borrowed for the duration of the call only.
+ */
+#ifndef HETRELAX_SPARSE_H
+#define HETRELAX_SPARSE_H
+
+#include <stdint.h>
+
+#include "hetrelax/hetrelax.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* -------------------------------------------------------------------- CSR */
+
+typedef struct hr_csr {
+    int n_rows, n_cols;
+    int64_t nnz;
+    int64_t *row_ptr; /* n_rows + 1 offsets into col/val */
+    int32_t *col;     /* 0-based columns, strictly increasing within a row */
+    double *val;
+    int64_t *diag;    /* position of A(i,i) in col/val, or -1 when row i has none */
+} hr_csr;
+
+/* Limits on what the library builds: 32-bit column indices, and nnz small enough that
+ * the arrays fit size_t arithmetic on any 64-bit host. */
+#define HR_CSR_MAX_DIM 2147483000
+#define HR_CSR_MAX_NNZ ((int64_t)1 << 40)
+
+/*! hr_csr_from_coo() :
+ *  Builds a CSR matrix from `nnz` 0-based triplets (copied). Duplicate entries are
+ *  summed; explicit zeros are kept. @return HR_ERR_INVALID_ARG for an index out of
+ *  range or a non-finite value, HR_ERR_NO_MEMORY when the arrays cannot be allocated. */
+hr_status hr_csr_from_coo(int n_rows, int n_cols, int64_t nnz, const int32_t *ri, const int32_t *ci,
+                          const double *v, hr_csr **out);
+
+/*! hr_csr_free() : releases the matrix; accepts NULL. */
+void hr_csr_free(hr_csr *A);
+
+/*! hr_csr_spmv() : y = A x (y has n_rows entries, x n_cols). */
+void hr_csr_spmv(const hr_csr *A, const double *x, double *y);
+
+/*! hr_csr_relative_residual() : ||b - A x||_2 / ||b||_2 in double (||b - A x|| when b = 0). */
+double hr_csr_relative_residual(const hr_csr *A, const double *b, const double *x);
+
+/*! hr_csr_is_symmetric() : 1 when A equals its transpose exactly (values and pattern). */
+int hr_csr_is_symmetric(const hr_csr *A);
+
+/*! hr_csr_check_diagonal() :
+ *  @return HR_OK when A is square and every diagonal entry is present, finite and
+ *  non-zero; else HR_ERR_INVALID_ARG with *bad_row set to the 0-based offending row
+ *  (-1 for a non-square matrix). */
+hr_status hr_csr_check_diagonal(const hr_csr *A, int *bad_row);
+
+/* ---------------------------------------------------------- Matrix Market */
+
+/* Where and why a file was rejected: line is 1-based (0 when no line applies). */
+typedef struct hr_mm_error {
+    long line;
+    char msg[200];
+} hr_mm_error;
+
+/*! hr_mm_parse_csr() :
+ *  Parses a Matrix Market `coordinate` matrix (fields real, integer, pattern;
+ *  symmetry general or symmetric, expanded on read) from memory. Indices are 1-based
+ *  in the file; duplicates are summed. Sizes are checked against the bytes present
+ *  before anything is allocated. @return HR_ERR_FORMAT with err filled on bad input. */
+hr_status hr_mm_parse_csr(const char *buf, size_t len, hr_csr **out, hr_mm_error *err);
+
+/*! hr_mm_read_csr() : hr_mm_parse_csr() on the contents of `path` (HR_ERR_IO if unreadable). */
+hr_status hr_mm_read_csr(const char *path, hr_csr **out, hr_mm_error *err);
+
+/*! hr_mm_parse_vector() :
+ *  Parses a dense vector: `array real|integer general` of size N x 1 (or 1 x N).
+ *  *out is malloc()ed, *n its length. */
+hr_status hr_mm_parse_vector(const char *buf, size_t len, double **out, int *n, hr_mm_error *err);
+hr_status hr_mm_read_vector(const char *path, double **out, int *n, hr_mm_error *err);
+
+/*! hr_mm_write_csr() : writes A as `coordinate real general` (comment may be NULL). */
+hr_status hr_mm_write_csr(const char *path, const hr_csr *A, const char *comment);
+
+/*! hr_mm_write_vector() : writes x as `array real general` N x 1, 17 significant digits. */
+hr_status hr_mm_write_vector(const char *path, const double *x, int n, const char *comment);
+
+/* ------------------------------------------------------------- generators */
+
+/*! hr_sparse_generate() :
+ *  Builds a test matrix from a spec:
+ *    trefethen:N            primes on the diagonal, 1 where |i-j| is a power of two
+ *    laplace2d:M            5-point Laplacian on an M x M grid (n = M^2)
+ *    laplace3d:M            7-point Laplacian on an M x M x M grid (n = M^3)
+ *    fv2d:M                 9-point SPD stencil, symmetrically rescaled (n = M^2)
+ *    random-spd:N:DENSITY:SEED  symmetric, strictly diagonally dominant, positive diagonal
+ *  @return HR_ERR_INVALID_ARG with a reason in `why` for a malformed spec. */
+hr_status hr_sparse_generate(const char *spec, hr_csr **out, char *why, size_t why_size);
+
+/* ------------------------------------------------------- spectral checks */
+
+typedef struct hr_spectral {
+    double rho_B;      /* spectral radius of B = I - D^-1 A */
+    double rho_absB;   /* spectral radius of |B| */
+    double lambda_min; /* extreme eigenvalues of D^-1 A (NaN when A is not symmetric) */
+    double lambda_max;
+    double tau;        /* 2 / (lambda_min + lambda_max), NaN when unknown */
+    int symmetric;     /* 1: Lanczos on the symmetric scaling; 0: power iteration */
+    int steps;         /* Lanczos or power steps used */
+} hr_spectral;
+
+/*! hr_sparse_spectral() :
+ *  Estimates rho(B) and rho(|B|) for B = I - D^-1 A. For symmetric A with a positive
+ *  diagonal, Lanczos runs on D^-1/2 A D^-1/2 (similar to D^-1 A) and on
+ *  |D|^-1/2 |A - D| |D|^-1/2 (similar to |B|); otherwise power iteration is used.
+ *  Needs a square A with a non-zero diagonal. `max_steps` <= 0 picks 300. */
+hr_status hr_sparse_spectral(const hr_csr *A, int max_steps, hr_spectral *out);
+
+/* ---------------------------------------------------------------- solving */
+
+/* tau value asking the solver to compute 2 / (lambda_min + lambda_max) itself. */
+#define HR_SPARSE_TAU_AUTO (-1.0)
+
+typedef struct hr_sparse_options {
+    const char *method;   /* "jacobi" (default), "gs", "async", "cg" */
+    hr_backend backend;   /* AUTO: the method's first backend in the table */
+    int threads;          /* CPU threads; 0: one per core */
+    hr_bind bind;
+    int local_iters;      /* K of async-(K) (default 5) */
+    int block;            /* rows per block for async (default 128) */
+    double tol;           /* stop when ||b - A x|| / ||b|| < tol; 0: run max_iters */
+    long max_iters;       /* global iterations (default 1000) */
+    long check_every;     /* residual check interval (default 1) */
+    long monitor_every;   /* call monitor every K iterations (0: never) */
+    hr_monitor_fn monitor;
+    void *monitor_user;
+    double tau;           /* jacobi: 0 = plain (refused when rho(B) >= 1 unless
+                           * allow_divergent), > 0 = x += tau D^-1 r, or HR_SPARSE_TAU_AUTO */
+    int allow_divergent;  /* skip the rho(B) < 1 refusal for plain jacobi */
+    double divtol;        /* diverged when residual > divtol * initial (default 1e4) */
+    /* Fault injection (seed 002 section 4.5): from global iteration fault_iter a random
+     * fault_fraction of the components is no longer updated; with fault_recover >= 0
+     * they are updated again fault_recover iterations later. fraction 0: no fault. */
+    double fault_fraction;
+    long fault_iter;
+    long fault_recover;   /* -1: never */
+    uint64_t fault_seed;
+    int device;           /* GPU ordinal, for GPU methods */
+} hr_sparse_options;
+
+typedef struct hr_sparse_result {
+    long iterations;          /* global iterations done */
+    double time_s;            /* the iteration loop, residual checks included */
+    double time_iter_s;       /* iterations only */
+    double time_per_iter_s;   /* time_iter_s / iterations */
+    double time_setup_s;
+    double initial_residual;  /* ||b - A x0|| / ||b|| */
+    double relative_residual; /* recomputed on the host at the end */
+    double tau;               /* jacobi: the relaxation factor used (1 for plain) */
+    long faulty_components;   /* rows frozen by fault injection */
+    hr_reason reason;
+    char method[16];
+    char backend[16];
+    char message[256];        /* why a call failed, or a note ("" if none) */
+} hr_sparse_result;
+
+void hr_sparse_options_default(hr_sparse_options *o);
+
+/*! hr_sparse_solve() :
+ *  Solves A x = b from the initial guess in x (length n). Fills res (may be NULL; on
+ *  failure res->message says why). @return HR_ERR_DIVERGED for NaN/Inf or a residual
+ *  above divtol times the initial one, HR_ERR_INVALID_ARG for bad options, a
+ *  non-square matrix or a missing/zero diagonal where the method divides by it. */
+hr_status hr_sparse_solve(const hr_csr *A, const double *b, double *x, const hr_sparse_options *o,
+                          hr_sparse_result *res);
+
+/*! hr_sparse_method_at() : name and backend of method-table entry i (NULL past the end). */
+const char *hr_sparse_method_at(int i, hr_backend *backend, const char **summary);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HETRELAX_SPARSE_H */

@@ -1,0 +1,94 @@
+/*
+ * Internals of the sparse solvers: the method table and the state of one solve.
+ *
+ * Adding a method or a backend (e.g. the CUDA async-(k) of issue 6): write one file
+ * that defines an hr_sparse_method and add one line to src/sparse/methods.c. The
+ * driver (sparse_solve.c) owns stopping, monitors, divergence, fault scheduling and
+ * metrics; a method only advances the iterate by `count` global iterations.
+ */
+#ifndef HR_SPARSE_INTERNAL_H
+#define HR_SPARSE_INTERNAL_H
+
+#include "common/error.h"
+#include "hetrelax/sparse.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct hr_sparse_run hr_sparse_run;
+
+typedef struct hr_sparse_method {
+    const char *name;    /* --method value */
+    hr_backend backend;  /* first entry of a name is its default backend */
+    const char *summary; /* one line for --help */
+    int deterministic;   /* same iterates whatever the thread count */
+    int needs_diagonal;  /* divides by a_ii: diagonal must be present and non-zero */
+    int uses_tau;        /* honours options.tau (jacobi) */
+    int supports_fault;  /* honours the fault mask */
+    /* Allocates the method's state (r->impl), uploads data. */
+    hr_status (*setup)(hr_sparse_run *r);
+    /* Advances r->x (or the device copy) by `count` global iterations. The fault state
+     * (r->fault_active) is constant during one call. */
+    hr_status (*iterate)(hr_sparse_run *r, long count);
+    /* Makes r->x hold the current iterate (NULL when it always does). */
+    hr_status (*sync_host)(hr_sparse_run *r);
+    void (*teardown)(hr_sparse_run *r);
+} hr_sparse_method;
+
+struct hr_sparse_run {
+    const hr_csr *A;
+    const double *b;
+    double *x;              /* the caller's vector: initial guess in, iterate out */
+    hr_sparse_options o;
+    const hr_sparse_method *m;
+    int threads;            /* resolved thread count (>= 1) */
+    double tau;             /* relaxation factor for jacobi (1: plain) */
+    long done;              /* global iterations done */
+    unsigned char *frozen;  /* fault mask: 1 = component not updated (NULL: no fault) */
+    int fault_active;       /* whether the mask applies in the current iterate() call */
+    void *impl;             /* method state */
+    char err[256];
+};
+
+/* The method table (methods.c). */
+const hr_sparse_method *hr_sparse_method_find(const char *name, hr_backend backend);
+const hr_sparse_method *hr_sparse_method_entry(int i);
+
+/* CSR helpers shared inside the library (csr.c). */
+hr_status hr_csr_alloc(int n_rows, int n_cols, int64_t nnz, hr_csr **out);
+void hr_csr_locate_diagonal(hr_csr *A);
+void hr_csr_spmv_rows(const hr_csr *A, const double *x, double *y, int r0, int r1);
+
+/* The relaxation update of row i, defined once for every CPU method:
+ *   x_i' = (1 - tau) x_i + tau (b_i - sum_{j != i} a_ij x_j) / a_ii
+ * With tau = 1 this is exactly the textbook Jacobi / Gauss-Seidel formula (eq. 2 of
+ * seed 002). `X(j)` reads component j (plain or relaxed-atomic access). */
+#define HR_SPARSE_ROW_UPDATE(A, b, i, tau, xi, X, out)                                   \
+    do {                                                                                 \
+        double s_ = (b)[i];                                                              \
+        for (int64_t p_ = (A)->row_ptr[i]; p_ < (A)->row_ptr[(i) + 1]; p_++)             \
+            if ((A)->col[p_] != (i)) s_ -= (A)->val[p_] * X((A)->col[p_]);               \
+        double d_ = s_ / (A)->val[(A)->diag[i]];                                         \
+        (out) = (tau) == 1.0 ? d_ : (1.0 - (tau)) * (xi) + (tau) * d_;                   \
+    } while (0)
+
+/* Deterministic dot product: fixed chunks summed in order, so the value does not
+ * depend on how chunks are spread over threads. */
+#define HR_SPARSE_CHUNK 2048
+
+/* Small, seedable generator (splitmix64) for generators, right-hand sides and faults. */
+static inline uint64_t hr_splitmix64(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+/* Uniform in [0, 1). */
+static inline double hr_uniform01(uint64_t *state) { return (double)(hr_splitmix64(state) >> 11) * 0x1.0p-53; }
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,237 @@
+/*
+ * The sparse iteration driver: checks, method lookup, relaxation factor, fault
+ * schedule, the loop with residual checks, monitors and divergence, and the result.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/timer.h"
+#include "cpu/team.h"
+#include "sparse/sparse_internal.h"
+
+void hr_sparse_options_default(hr_sparse_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->method = "jacobi";
+    o->backend = HR_BACKEND_AUTO;
+    o->local_iters = 5;
+    o->block = 128;
+    o->max_iters = 1000;
+    o->check_every = 1;
+    o->divtol = 1e4;
+    o->fault_recover = -1;
+    o->fault_seed = 1;
+}
+
+static hr_status say(hr_sparse_result *res, hr_status st, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+static hr_status say(hr_sparse_result *res, hr_status st, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(res->message, sizeof res->message, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+static hr_status validate(const hr_sparse_options *o, hr_sparse_result *res)
+{
+    if (o->threads < 0 || o->threads > 4096) return say(res, HR_ERR_INVALID_ARG, "threads: must be 0..4096");
+    if (o->local_iters < 1 || o->local_iters > 1000) return say(res, HR_ERR_INVALID_ARG, "local-iters: must be 1..1000");
+    if (o->block < 1) return say(res, HR_ERR_INVALID_ARG, "block: must be >= 1");
+    if (!(o->tol >= 0.0) || !isfinite(o->tol)) return say(res, HR_ERR_INVALID_ARG, "tol: must be finite and >= 0");
+    if (o->max_iters < 0) return say(res, HR_ERR_INVALID_ARG, "max-iters: must be >= 0");
+    if (o->check_every < 1) return say(res, HR_ERR_INVALID_ARG, "check: must be >= 1");
+    if (o->monitor_every < 0) return say(res, HR_ERR_INVALID_ARG, "monitor: must be >= 0");
+    if (!(o->tau == HR_SPARSE_TAU_AUTO || (o->tau >= 0.0 && o->tau < 2.0)))
+        return say(res, HR_ERR_INVALID_ARG, "tau: must be in (0, 2), or auto");
+    if (!(o->divtol > 1.0)) return say(res, HR_ERR_INVALID_ARG, "divtol: must be > 1");
+    if (!(o->fault_fraction >= 0.0 && o->fault_fraction <= 1.0))
+        return say(res, HR_ERR_INVALID_ARG, "fault: fraction must be in [0, 1]");
+    if (o->fault_fraction > 0.0 && (o->fault_iter < 0 || o->fault_recover < -1))
+        return say(res, HR_ERR_INVALID_ARG, "fault: iteration must be >= 0 and recover >= 0");
+    if ((unsigned)o->backend >= HR_BACKEND_COUNT) return say(res, HR_ERR_INVALID_ARG, "backend: unknown");
+    return HR_OK;
+}
+
+/* Chooses the relaxation factor: refuses plain Jacobi when rho(B) >= 1. */
+static hr_status choose_tau(hr_sparse_run *r, hr_sparse_result *res)
+{
+    r->tau = 1.0;
+    if (!r->m->uses_tau) return HR_OK;
+    if (r->o.tau > 0.0) {
+        r->tau = r->o.tau;
+        return HR_OK;
+    }
+    if (r->o.tau == 0.0 && r->o.allow_divergent) return HR_OK;
+    hr_spectral sp;
+    hr_status st = hr_sparse_spectral(r->A, 0, &sp);
+    if (st != HR_OK) return say(res, st, "spectral estimate failed: %s", hr_status_string(st));
+    if (r->o.tau == HR_SPARSE_TAU_AUTO) {
+        if (!sp.symmetric || !(sp.lambda_min > 0.0))
+            return say(res, HR_ERR_INVALID_ARG,
+                       "tau auto needs a symmetric matrix with positive diagonal and eigenvalues of D^-1 A "
+                       "(lambda_min = %g)", sp.lambda_min);
+        r->tau = sp.tau;
+        return HR_OK;
+    }
+    if (sp.rho_B >= 1.0) {
+        if (sp.symmetric && sp.lambda_min > 0.0)
+            return say(res, HR_ERR_INVALID_ARG,
+                       "rho(B) = %.4f >= 1: Jacobi diverges; use the scaled iteration --tau auto "
+                       "(tau = 2/(lambda_1 + lambda_n) = %.6g), or --tau 1 to force it", sp.rho_B, sp.tau);
+        return say(res, HR_ERR_INVALID_ARG, "rho(B) = %.4f >= 1: Jacobi diverges (--tau 1 forces it)", sp.rho_B);
+    }
+    return HR_OK;
+}
+
+/* Picks round(fraction * n) distinct components with a partial Fisher-Yates shuffle. */
+static hr_status make_fault_mask(hr_sparse_run *r, long *count)
+{
+    const int n = r->A->n_rows;
+    long k = (long)llround(r->o.fault_fraction * n);
+    *count = k;
+    r->frozen = calloc((size_t)n, 1);
+    int *idx = malloc((size_t)n * sizeof *idx);
+    if (!r->frozen || !idx) {
+        free(idx);
+        return HR_ERR_NO_MEMORY;
+    }
+    for (int i = 0; i < n; i++) idx[i] = i;
+    uint64_t s = r->o.fault_seed;
+    for (long i = 0; i < k; i++) {
+        long j = i + (long)(hr_splitmix64(&s) % (uint64_t)(n - i));
+        int t = idx[i];
+        idx[i] = idx[j];
+        idx[j] = t;
+        r->frozen[idx[i]] = 1;
+    }
+    free(idx);
+    return HR_OK;
+}
+
+/* Next multiple of `every` after `done` (or a far horizon when every <= 0). */
+static long next_multiple(long done, long every) { return every > 0 ? (done / every + 1) * every : -1; }
+
+static void cut(long *stop, long at, long done)
+{
+    if (at > done && at < *stop) *stop = at;
+}
+
+static hr_status current_residual(hr_sparse_run *r, double *rel)
+{
+    if (r->m->sync_host) HR_TRY(r->m->sync_host(r));
+    *rel = hr_csr_relative_residual(r->A, r->b, r->x);
+    return HR_OK;
+}
+
+hr_status hr_sparse_solve(const hr_csr *A, const double *b, double *x, const hr_sparse_options *opt,
+                          hr_sparse_result *out)
+{
+    hr_sparse_result scratch, *res = out ? out : &scratch;
+    memset(res, 0, sizeof *res);
+    res->relative_residual = res->initial_residual = NAN;
+    if (!A || !b || !x || !opt) return say(res, HR_ERR_INVALID_ARG, "NULL argument");
+    HR_TRY(validate(opt, res));
+    if (A->n_rows != A->n_cols)
+        return say(res, HR_ERR_INVALID_ARG, "matrix is %d x %d: a solve needs a square matrix", A->n_rows, A->n_cols);
+    const char *name = opt->method ? opt->method : "jacobi";
+    const hr_sparse_method *m = hr_sparse_method_find(name, opt->backend);
+    if (!m) {
+        if (!hr_sparse_method_find(name, HR_BACKEND_AUTO))
+            return say(res, HR_ERR_INVALID_ARG, "method: unknown '%s' (jacobi, gs, async, cg)", name);
+        return say(res, opt->backend == HR_BACKEND_GPU ? HR_ERR_UNSUPPORTED : HR_ERR_INVALID_ARG,
+                   "method '%s' has no %s backend in this build", name, hr_backend_name(opt->backend));
+    }
+    for (int i = 0; i < A->n_rows; i++)
+        if (!isfinite(b[i]) || !isfinite(x[i]))
+            return say(res, HR_ERR_INVALID_ARG, "%s[%d] is not finite", isfinite(b[i]) ? "x0" : "b", i + 1);
+    int bad = -1;
+    if (m->needs_diagonal && hr_csr_check_diagonal(A, &bad) != HR_OK)
+        return say(res, HR_ERR_INVALID_ARG, "row %d (1-based) has a %s diagonal entry: %s divides by it", bad + 1,
+                   A->diag[bad] < 0 ? "missing" : "zero", m->name);
+    if (opt->fault_fraction > 0.0 && !m->supports_fault)
+        return say(res, HR_ERR_INVALID_ARG, "fault injection is not defined for method '%s'", m->name);
+
+    hr_sparse_run r;
+    memset(&r, 0, sizeof r);
+    r.A = A;
+    r.b = b;
+    r.x = x;
+    r.o = *opt;
+    r.o.method = NULL; /* borrowed string: not kept */
+    r.m = m;
+    r.threads = opt->threads > 0 ? opt->threads : hr_cpu_count();
+    snprintf(res->method, sizeof res->method, "%s", m->name);
+    snprintf(res->backend, sizeof res->backend, "%s", hr_backend_name(m->backend));
+    const double t_setup = hr_now();
+    hr_status st = choose_tau(&r, res);
+    if (st != HR_OK) return st;
+    res->tau = r.tau;
+    if (opt->fault_fraction > 0.0 && (st = make_fault_mask(&r, &res->faulty_components)) != HR_OK) {
+        free(r.frozen);
+        return say(res, st, "out of memory for the fault mask");
+    }
+    if ((st = m->setup(&r)) != HR_OK) {
+        if (m->teardown) m->teardown(&r);
+        free(r.frozen);
+        return say(res, st, "%s setup failed: %s", m->name, r.err[0] ? r.err : hr_status_string(st));
+    }
+    res->time_setup_s = hr_now() - t_setup;
+
+    const hr_sparse_options *o = &r.o;
+    double rel0 = hr_csr_relative_residual(A, b, x), rel = rel0, t_iter = 0.0;
+    res->initial_residual = rel0;
+    const double divref = o->divtol * (rel0 > 0.0 ? rel0 : 1.0); /* growth beyond this: diverged */
+    hr_reason reason = HR_REASON_ITERS;
+    if (o->tol > 0.0 && rel0 < o->tol) reason = HR_REASON_CONVERGED;
+    const long fault_on = o->fault_fraction > 0.0 ? o->fault_iter : -1;
+    const long fault_off = fault_on >= 0 && o->fault_recover >= 0 ? fault_on + o->fault_recover : -1;
+    const double t0 = hr_now();
+    while (reason == HR_REASON_ITERS && r.done < o->max_iters) {
+        long stop = o->max_iters;
+        cut(&stop, next_multiple(r.done, o->tol > 0.0 ? o->check_every : 0), r.done);
+        cut(&stop, next_multiple(r.done, o->monitor_every), r.done);
+        cut(&stop, fault_on, r.done); /* the fault state is constant within one call */
+        cut(&stop, fault_off, r.done);
+        r.fault_active = fault_on >= 0 && r.done >= fault_on && (fault_off < 0 || r.done < fault_off);
+        double ts = hr_now();
+        st = m->iterate(&r, stop - r.done);
+        t_iter += hr_now() - ts;
+        if (st != HR_OK) break;
+        r.done = stop;
+        int at_check = o->tol > 0.0 && r.done % o->check_every == 0;
+        int at_mon = o->monitor_every > 0 && r.done % o->monitor_every == 0;
+        if (!at_check && !at_mon) continue;
+        if ((st = current_residual(&r, &rel)) != HR_OK) break;
+        if (at_mon && o->monitor && o->monitor(r.done, rel, o->monitor_user)) reason = HR_REASON_STOPPED;
+        else if (!isfinite(rel) || rel > divref) reason = HR_REASON_DIVERGED;
+        else if (at_check && rel < o->tol) reason = HR_REASON_CONVERGED;
+    }
+    res->time_s = hr_now() - t0;
+    if (st == HR_OK && m->sync_host) st = m->sync_host(&r);
+    if (m->teardown) m->teardown(&r);
+    free(r.frozen);
+    if (st != HR_OK) return say(res, st, "%s failed: %s", m->name, r.err[0] ? r.err : hr_status_string(st));
+
+    res->iterations = r.done;
+    res->time_iter_s = t_iter;
+    res->time_per_iter_s = r.done > 0 ? t_iter / (double)r.done : 0.0;
+    res->relative_residual = hr_csr_relative_residual(A, b, x);
+    if (!isfinite(res->relative_residual) || res->relative_residual > divref) reason = HR_REASON_DIVERGED;
+    else if (reason == HR_REASON_ITERS && o->tol > 0.0 && res->relative_residual < o->tol) reason = HR_REASON_CONVERGED;
+    res->reason = reason;
+    if (o->monitor && !(o->monitor_every > 0 && r.done > 0 && r.done % o->monitor_every == 0))
+        o->monitor(r.done, res->relative_residual, o->monitor_user);
+    if (reason == HR_REASON_DIVERGED)
+        return say(res, HR_ERR_DIVERGED, "diverged at iteration %ld: relative residual %g (initial %g)", r.done,
+                   res->relative_residual, rel0);
+    return HR_OK;
+}
