@@ -418,9 +418,9 @@ int hr_cmd_poisson2d(int argc, char **argv)
         return usage_status(st, "");
     }
     if (!a.quiet) {
-        fprintf(hout, "hetrelax poisson2d: n=%d (%s), %s precision, rhs %s, backend %s, kernel %s\n", o->n,
-                "grid (n+2)^2", hr_precision_name(o->precision), rhs_name, hr_backend_name(s->o.backend),
-                s->k->name);
+        fprintf(hout, "hetrelax poisson2d: n=%d (%d x %d grid), %s precision, rhs %s, backend %s, kernel %s\n",
+                o->n, o->n + 2, o->n + 2, hr_precision_name(o->precision), rhs_name,
+                hr_backend_name(s->o.backend), s->k->name);
         if (a.ref_gbps > 0) fprintf(hout, "reference bandwidth: %.2f GB/s (%s)\n", a.ref_gbps, bw_what);
         fprintf(hout, "sweeps: %ld%s\n", o->iters, o->tol > 0 ? " at most" : "");
     }
