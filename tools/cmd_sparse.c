@@ -1,9 +1,448 @@
-/* hetrelax sparse: placeholder until the sparse solvers land. */
+/* hetrelax sparse: A x = b for a sparse matrix (Matrix Market file or generated). */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "cli.h"
+#include "hetrelax/sparse.h"
+#include "sparse/sparse_internal.h"
+
+#define CMD "sparse"
+
+/* Human-readable output; stderr when the JSON goes to stdout. */
+static FILE *hout;
+
+typedef struct sp_args {
+    hr_sparse_options o;
+    const char *matrix, *gen, *json, *output, *rhs, *x0, *fault;
+    int analyze, quiet, list, monitor_given;
+    uint64_t seed;
+} sp_args;
+
+typedef struct history {
+    long *it;
+    double *res;
+    size_t len, cap;
+    int print;
+} history;
+
+static void help(void)
+{
+    printf(
+        "usage: hetrelax sparse (--matrix FILE.mtx | --gen NAME:SIZE) [options]\n\n"
+        "Solves A x = b by relaxation (seed 002: Jacobi, Gauss-Seidel, block-asynchronous\n"
+        "async-(K)) or conjugate gradient, and reports the true relative residual\n"
+        "||b - A x|| / ||b|| recomputed at the end.\n\n"
+        "problem\n"
+        "  --matrix FILE        Matrix Market 'coordinate' file (real|integer|pattern,\n"
+        "                       general|symmetric; symmetric is expanded on read)\n"
+        "  --gen NAME:SIZE      trefethen:N, laplace2d:M, laplace3d:M, fv2d:M,\n"
+        "                       random-spd:N:DENSITY:SEED\n"
+        "  --rhs ones|random|FILE   right-hand side (default ones; FILE: Matrix Market array)\n"
+        "  --x0 zero|ones|random|FILE   initial guess (default zero)\n"
+        "  --seed S             seed of --rhs random / --x0 random (default 1)\n\n"
+        "method\n"
+        "  --method jacobi|gs|async|cg   (default jacobi)\n"
+        "  --backend auto|cpu-seq|cpu-threads|gpu   (default: the method's first backend)\n"
+        "  --local-iters K      local Jacobi sweeps per block for async-(K) (default 5)\n"
+        "  --block B            rows per block for async (default 128)\n"
+        "  --tau auto|VALUE     jacobi: x += tau D^-1 (b - A x); auto: 2/(lambda_1 + lambda_n)\n"
+        "                       of D^-1 A. Without --tau, plain Jacobi is refused when rho(B) >= 1;\n"
+        "                       --tau 1 forces it\n"
+        "  --threads P          CPU threads (default: one per core)\n"
+        "  --bind none|core     bind threads to cores (default none)\n"
+        "  --fault FRACTION@ITER[:recover=R]\n"
+        "                       from global iteration ITER a random FRACTION of the components\n"
+        "                       is no longer updated; with recover=R again after R iterations\n"
+        "                       (jacobi, gs, async; seed 002 section 4.5)\n\n"
+        "stopping\n"
+        "  --tol X              stop when the relative residual < X (default 1e-10; 0: never)\n"
+        "  --max-iters N        global iterations at most (default 10000)\n"
+        "  --check K            residual check interval (default 1)\n\n"
+        "output\n"
+        "  --monitor K          print the residual every K iterations (default 10; 0: off)\n"
+        "  --analyze            estimate rho(B), rho(|B|) of B = I - D^-1 A and print them\n"
+        "  --json FILE|-        write the run as a JSON object\n"
+        "  --output FILE        write x as a Matrix Market array\n"
+        "  --list-methods       list methods and backends\n"
+        "  --quiet              summary only\n\n"
+        "A global iteration updates every component once (async-(K): K local sweeps per\n"
+        "block). Exit status: 0 done (converged or out of iterations), 1 diverged or\n"
+        "failed, 2 bad flags or input.\n");
+}
+
+static int list_methods(void)
+{
+    printf("%-8s %-12s %s\n", "method", "backend", "summary");
+    hr_backend b;
+    const char *sum;
+    for (int i = 0; hr_sparse_method_at(i, &b, &sum); i++)
+        printf("%-8s %-12s %s\n", hr_sparse_method_at(i, NULL, NULL), hr_backend_name(b), sum);
+    return HR_EXIT_OK;
+}
+
+/* FRACTION@ITER[:recover=R] */
+static int parse_fault(const char *s, hr_sparse_options *o)
+{
+    char *end;
+    errno = 0;
+    double f = strtod(s, &end);
+    if (end == s || *end != '@' || errno || !(f > 0.0 && f <= 1.0)) goto bad;
+    const char *p = end + 1;
+    if (*p < '0' || *p > '9') goto bad;
+    long it = strtol(p, &end, 10);
+    if (errno || it < 0) goto bad;
+    long rec = -1;
+    if (*end == ':') {
+        if (strncmp(end + 1, "recover=", 8) != 0) goto bad;
+        p = end + 9;
+        if (*p < '0' || *p > '9') goto bad;
+        rec = strtol(p, &end, 10);
+        if (errno || rec < 0) goto bad;
+    }
+    if (*end) goto bad;
+    o->fault_fraction = f;
+    o->fault_iter = it;
+    o->fault_recover = rec;
+    return 0;
+bad:
+    return hr_cli_usage_error(CMD, "--fault", "expected FRACTION@ITER[:recover=R] with 0 < FRACTION <= 1, got '%s'",
+                              s);
+}
+
+static int parse_args(int argc, char **argv, sp_args *a)
+{
+    enum { O_MATRIX = 256, O_GEN, O_METHOD, O_BACKEND, O_LOCAL, O_BLOCK, O_TOL, O_MAXIT, O_CHECK, O_MONITOR,
+           O_JSON, O_RHS, O_X0, O_SEED, O_OUTPUT, O_ANALYZE, O_TAU, O_THREADS, O_BIND, O_FAULT, O_LIST,
+           O_QUIET, O_HELP };
+    static const struct option opts[] = {
+        {"matrix", required_argument, 0, O_MATRIX},  {"gen", required_argument, 0, O_GEN},
+        {"method", required_argument, 0, O_METHOD},  {"backend", required_argument, 0, O_BACKEND},
+        {"local-iters", required_argument, 0, O_LOCAL}, {"block", required_argument, 0, O_BLOCK},
+        {"tol", required_argument, 0, O_TOL},        {"max-iters", required_argument, 0, O_MAXIT},
+        {"check", required_argument, 0, O_CHECK},    {"monitor", required_argument, 0, O_MONITOR},
+        {"json", required_argument, 0, O_JSON},      {"rhs", required_argument, 0, O_RHS},
+        {"x0", required_argument, 0, O_X0},          {"seed", required_argument, 0, O_SEED},
+        {"output", required_argument, 0, O_OUTPUT},  {"analyze", no_argument, 0, O_ANALYZE},
+        {"tau", required_argument, 0, O_TAU},        {"threads", required_argument, 0, O_THREADS},
+        {"bind", required_argument, 0, O_BIND},      {"fault", required_argument, 0, O_FAULT},
+        {"list-methods", no_argument, 0, O_LIST},    {"quiet", no_argument, 0, O_QUIET},
+        {"help", no_argument, 0, O_HELP},            {0, 0, 0, 0}};
+    static const char *const methods[] = {"jacobi", "gs", "async", "cg", NULL};
+    static const char *const backends[] = {"auto", "cpu-seq", "cpu-threads", "gpu", NULL};
+    static const char *const binds[] = {"none", "core", NULL};
+    hr_sparse_options *o = &a->o;
+    int c, v;
+    long seed;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        int rc = 0;
+        switch (c) {
+        case O_MATRIX: a->matrix = optarg; break;
+        case O_GEN: a->gen = optarg; break;
+        case O_METHOD:
+            rc = hr_cli_choice(CMD, "--method", optarg, methods, &v);
+            if (!rc) o->method = methods[v];
+            break;
+        case O_BACKEND: rc = hr_cli_choice(CMD, "--backend", optarg, backends, &v); o->backend = (hr_backend)v; break;
+        case O_LOCAL: rc = hr_cli_int(CMD, "--local-iters", optarg, 1, 1000, &o->local_iters); break;
+        case O_BLOCK: rc = hr_cli_int(CMD, "--block", optarg, 1, 1 << 24, &o->block); break;
+        case O_TOL: rc = hr_cli_double(CMD, "--tol", optarg, 0.0, 1.0, &o->tol); break;
+        case O_MAXIT: rc = hr_cli_long(CMD, "--max-iters", optarg, 0, 1000000000L, &o->max_iters); break;
+        case O_CHECK: rc = hr_cli_long(CMD, "--check", optarg, 1, 1000000000L, &o->check_every); break;
+        case O_MONITOR: rc = hr_cli_long(CMD, "--monitor", optarg, 0, 1000000000L, &o->monitor_every); break;
+        case O_JSON: a->json = optarg; break;
+        case O_RHS: a->rhs = optarg; break;
+        case O_X0: a->x0 = optarg; break;
+        case O_SEED: rc = hr_cli_long(CMD, "--seed", optarg, 0, 2147483647L, &seed); a->seed = (uint64_t)seed; break;
+        case O_OUTPUT: a->output = optarg; break;
+        case O_ANALYZE: a->analyze = 1; break;
+        case O_TAU:
+            if (strcmp(optarg, "auto") == 0) o->tau = HR_SPARSE_TAU_AUTO;
+            else if (!(rc = hr_cli_double(CMD, "--tau", optarg, 0.0, 2.0, &o->tau)) && (o->tau <= 0.0 || o->tau >= 2.0))
+                rc = hr_cli_usage_error(CMD, "--tau", "%g: must be 'auto' or in (0, 2)", o->tau);
+            break;
+        case O_THREADS: rc = hr_cli_int(CMD, "--threads", optarg, 1, 4096, &o->threads); break;
+        case O_BIND: rc = hr_cli_choice(CMD, "--bind", optarg, binds, &v); o->bind = (hr_bind)v; break;
+        case O_FAULT: a->fault = optarg; rc = parse_fault(optarg, o); break;
+        case O_LIST: a->list = 1; break;
+        case O_QUIET: a->quiet = 1; break;
+        case 'h':
+        case O_HELP: help(); return -1;
+        case ':': return hr_cli_usage_error(CMD, argv[optind - 1], "missing value");
+        default: return hr_cli_usage_error(CMD, argv[optind - 1], "unknown option (see --help)");
+        }
+        if (rc) return rc;
+    }
+    if (optind < argc) return hr_cli_usage_error(CMD, NULL, "unexpected argument '%s'", argv[optind]);
+    if (a->list) return 0;
+    if (!a->matrix == !a->gen) return hr_cli_usage_error(CMD, "--matrix", "give exactly one of --matrix FILE and --gen NAME:SIZE");
+    if (a->fault && strcmp(o->method, "cg") == 0)
+        return hr_cli_usage_error(CMD, "--fault", "not defined for cg (jacobi, gs, async)");
+    if (o->tau != 0.0 && strcmp(o->method, "jacobi") != 0)
+        return hr_cli_usage_error(CMD, "--tau", "only for --method jacobi");
+    return 0;
+}
+
+/* ones | zero | random | FILE into a new vector of length n. */
+static int make_vector(const char *flag, const char *spec, int n, uint64_t seed, double **out)
+{
+    *out = NULL;
+    const int is_x0 = strcmp(flag, "--x0") == 0;
+    if (strcmp(spec, "ones") == 0 || (is_x0 && strcmp(spec, "zero") == 0) || strcmp(spec, "random") == 0) {
+        double *v = malloc((size_t)n * sizeof *v);
+        if (!v) return hr_cli_usage_error(CMD, flag, "out of memory for %d values", n);
+        uint64_t s = seed + (is_x0 ? 7919 : 0); /* rhs and x0 differ for one seed */
+        for (int i = 0; i < n; i++)
+            v[i] = spec[0] == 'o' ? 1.0 : spec[0] == 'z' ? 0.0 : 2.0 * hr_uniform01(&s) - 1.0;
+        *out = v;
+        return 0;
+    }
+    hr_mm_error e;
+    int len = 0;
+    hr_status st = hr_mm_read_vector(spec, out, &len, &e);
+    if (st != HR_OK) {
+        if (e.line > 0) return hr_cli_usage_error(CMD, flag, "%s:%ld: %s", spec, e.line, e.msg);
+        return hr_cli_usage_error(CMD, flag, "%s: %s", spec, e.msg[0] ? e.msg : hr_status_string(st));
+    }
+    if (len != n) {
+        free(*out);
+        *out = NULL;
+        return hr_cli_usage_error(CMD, flag, "%s has %d values, the matrix has %d rows", spec, len, n);
+    }
+    return 0;
+}
+
+static int monitor_cb(long it, double res, void *user)
+{
+    history *h = user;
+    if (h->len == h->cap) {
+        size_t cap = h->cap ? 2 * h->cap : 64;
+        long *ni = realloc(h->it, cap * sizeof *ni);
+        if (ni) h->it = ni;
+        double *nr = realloc(h->res, cap * sizeof *nr);
+        if (nr) h->res = nr;
+        if (!ni || !nr) return 0; /* history is best effort; the run goes on */
+        h->cap = cap;
+    }
+    h->it[h->len] = it;
+    h->res[h->len++] = res;
+    if (h->print) {
+        fprintf(hout, "  iteration %8ld   relative residual %.6e\n", it, res);
+        fflush(hout);
+    }
+    return 0;
+}
+
+static const char *method_label(const hr_sparse_options *o, char *buf, size_t size)
+{
+    if (strcmp(o->method, "async") == 0) snprintf(buf, size, "async-(%d), block %d", o->local_iters, o->block);
+    else snprintf(buf, size, "%s", o->method);
+    return buf;
+}
+
+static json_object *to_json(const sp_args *a, const hr_csr *A, const hr_sparse_result *r, const hr_spectral *sp,
+                            int threads, const history *h, const char *source)
+{
+    const hr_sparse_options *o = &a->o;
+    json_object *j = json_object_new_object();
+    char date[32];
+    hr_cli_date(date, sizeof date);
+    json_object_object_add(j, "command", json_object_new_string("sparse"));
+    json_object_object_add(j, "matrix", json_object_new_string(source));
+    json_object_object_add(j, "n", json_object_new_int64(A->n_rows));
+    json_object_object_add(j, "nnz", json_object_new_int64(A->nnz));
+    json_object_object_add(j, "method", json_object_new_string(o->method));
+    json_object_object_add(j, "backend", json_object_new_string(r->backend));
+    json_object_object_add(j, "threads", json_object_new_int(threads));
+    if (strcmp(o->method, "async") == 0) {
+        json_object_object_add(j, "local_iters", json_object_new_int(o->local_iters));
+        json_object_object_add(j, "block", json_object_new_int(o->block));
+    }
+    if (strcmp(o->method, "jacobi") == 0) json_object_object_add(j, "tau", hr_json_number(r->tau));
+    json_object_object_add(j, "rhs", json_object_new_string(a->rhs));
+    json_object_object_add(j, "tol", json_object_new_double(o->tol));
+    json_object_object_add(j, "max_iters", json_object_new_int64(o->max_iters));
+    json_object_object_add(j, "check_every", json_object_new_int64(o->check_every));
+    json_object_object_add(j, "iterations", json_object_new_int64(r->iterations));
+    json_object_object_add(j, "time_s", json_object_new_double(r->time_s));
+    json_object_object_add(j, "time_iter_s", json_object_new_double(r->time_iter_s));
+    json_object_object_add(j, "time_per_iter_s", json_object_new_double(r->time_per_iter_s));
+    json_object_object_add(j, "time_setup_s", json_object_new_double(r->time_setup_s));
+    json_object_object_add(j, "initial_residual", hr_json_number(r->initial_residual));
+    json_object_object_add(j, "relative_residual", hr_json_number(r->relative_residual));
+    json_object_object_add(j, "converged", json_object_new_boolean(r->reason == HR_REASON_CONVERGED));
+    json_object_object_add(j, "reason", json_object_new_string(hr_reason_string(r->reason)));
+    if (sp) {
+        json_object_object_add(j, "rho_B", hr_json_number(sp->rho_B));
+        json_object_object_add(j, "rho_absB", hr_json_number(sp->rho_absB));
+        json_object_object_add(j, "lambda_min", hr_json_number(sp->lambda_min));
+        json_object_object_add(j, "lambda_max", hr_json_number(sp->lambda_max));
+        json_object_object_add(j, "spectral_steps", json_object_new_int(sp->steps));
+    }
+    if (o->fault_fraction > 0.0) {
+        json_object *f = json_object_new_object();
+        json_object_object_add(f, "fraction", json_object_new_double(o->fault_fraction));
+        json_object_object_add(f, "iteration", json_object_new_int64(o->fault_iter));
+        json_object_object_add(f, "recover", o->fault_recover >= 0 ? json_object_new_int64(o->fault_recover) : NULL);
+        json_object_object_add(f, "components", json_object_new_int64(r->faulty_components));
+        json_object_object_add(j, "fault", f);
+    }
+    json_object *hist = json_object_new_array();
+    for (size_t i = 0; i < h->len; i++) {
+        json_object *e = json_object_new_array();
+        json_object_array_add(e, json_object_new_int64(h->it[i]));
+        json_object_array_add(e, hr_json_number(h->res[i]));
+        json_object_array_add(hist, e);
+    }
+    json_object_object_add(j, "history", hist);
+    json_object_object_add(j, "commit", json_object_new_string(hr_cli_commit()));
+    json_object_object_add(j, "date", json_object_new_string(date));
+    return j;
+}
+
+static int load_matrix(const sp_args *a, hr_csr **A)
+{
+    if (a->gen) {
+        char why[256] = "";
+        hr_status st = hr_sparse_generate(a->gen, A, why, sizeof why);
+        if (st != HR_OK) return hr_cli_usage_error(CMD, "--gen", "%s", why[0] ? why : hr_status_string(st));
+        return 0;
+    }
+    hr_mm_error e;
+    hr_status st = hr_mm_read_csr(a->matrix, A, &e);
+    if (st == HR_OK) return 0;
+    if (e.line > 0) return hr_cli_usage_error(CMD, "--matrix", "%s:%ld: %s", a->matrix, e.line, e.msg);
+    return hr_cli_usage_error(CMD, "--matrix", "%s: %s", a->matrix, e.msg[0] ? e.msg : hr_status_string(st));
+}
+
+static int run(sp_args *a)
+{
+    hr_csr *A = NULL;
+    double *b = NULL, *x = NULL;
+    history h = {0};
+    int rc = load_matrix(a, &A);
+    const char *source = a->gen ? a->gen : a->matrix;
+    if (rc) return rc;
+    int bad;
+    if (A->n_rows != A->n_cols) {
+        rc = hr_cli_usage_error(CMD, "--matrix", "%s is %d x %d: a solve needs a square matrix", source, A->n_rows,
+                                A->n_cols);
+        goto out;
+    }
+    if (strcmp(a->o.method, "cg") != 0 && hr_csr_check_diagonal(A, &bad) != HR_OK) {
+        rc = hr_cli_usage_error(CMD, "--matrix", "%s: row %d has a %s diagonal entry (--method %s divides by it)",
+                                source, bad + 1, A->diag[bad] < 0 ? "missing" : "zero", a->o.method);
+        goto out;
+    }
+    if ((rc = make_vector("--rhs", a->rhs, A->n_rows, a->seed, &b)) != 0) goto out;
+    if ((rc = make_vector("--x0", a->x0, A->n_rows, a->seed, &x)) != 0) goto out;
+    char label[64];
+    int threads = a->o.threads;
+    if (threads <= 0) {
+        hr_sysinfo si;
+        threads = hr_sysinfo_get(&si) == HR_OK && si.pus > 0 ? si.pus : 1;
+    }
+    fprintf(hout, "matrix    %s: n = %d, nnz = %lld\n", source, A->n_rows, (long long)A->nnz);
+
+    hr_spectral sp, *spp = NULL;
+    int want_spectral = a->analyze || strcmp(a->o.method, "async") == 0;
+    if (want_spectral && hr_csr_check_diagonal(A, NULL) == HR_OK) {
+        hr_status st = hr_sparse_spectral(A, 0, &sp);
+        if (st == HR_OK) {
+            spp = &sp;
+            if (a->analyze) {
+                fprintf(hout, "analysis  rho(B) = %.4f, rho(|B|) = %.4f (B = I - D^-1 A; %s, %d steps)\n", sp.rho_B,
+                        sp.rho_absB, sp.symmetric ? "Lanczos" : "power iteration", sp.steps);
+                if (sp.symmetric)
+                    fprintf(hout, "          eig(D^-1 A) in [%.6g, %.6g], cond = %.4g, tau = 2/(l1+ln) = %.6g\n",
+                            sp.lambda_min, sp.lambda_max, sp.lambda_max / sp.lambda_min, sp.tau);
+                if (sp.rho_B >= 1.0)
+                    fprintf(hout, "          rho(B) >= 1: Jacobi diverges; use --method jacobi --tau auto\n");
+            }
+            if (sp.rho_absB >= 1.0)
+                fprintf(stderr, "hetrelax sparse: warning: rho(|B|) = %.4f >= 1: asynchronous convergence is "
+                                "not guaranteed\n", sp.rho_absB);
+        } else {
+            fprintf(stderr, "hetrelax sparse: warning: spectral estimate failed: %s\n", hr_status_string(st));
+        }
+    } else if (a->analyze) {
+        fprintf(stderr, "hetrelax sparse: warning: --analyze needs a non-zero diagonal\n");
+    }
+    fprintf(hout, "method    %s on %s", method_label(&a->o, label, sizeof label),
+            a->o.backend == HR_BACKEND_AUTO ? "default backend" : hr_backend_name(a->o.backend));
+    fprintf(hout, ", tol %g, at most %ld iterations\n", a->o.tol, a->o.max_iters);
+    if (a->o.fault_fraction > 0.0)
+        fprintf(hout, "fault     %g of the components stop at iteration %ld, %s\n", a->o.fault_fraction,
+                a->o.fault_iter, a->o.fault_recover >= 0 ? "recovered later" : "never recovered");
+
+    h.print = !a->quiet && a->o.monitor_every > 0;
+    a->o.monitor = monitor_cb;
+    a->o.monitor_user = &h;
+    hr_sparse_result r;
+    hr_status st = hr_sparse_solve(A, b, x, &a->o, &r);
+    if (st != HR_OK && st != HR_ERR_DIVERGED) {
+        if (st == HR_ERR_INVALID_ARG || st == HR_ERR_UNSUPPORTED)
+            rc = hr_cli_usage_error(CMD, strstr(r.message, "tau") ? "--tau" : strstr(r.message, "backend") ? "--backend"
+                                         : "--method", "%s", r.message);
+        else {
+            fprintf(stderr, "hetrelax sparse: %s\n", r.message);
+            rc = HR_EXIT_FAIL;
+        }
+        goto out;
+    }
+    if (strcmp(a->o.method, "jacobi") == 0 && r.tau != 1.0) fprintf(hout, "          tau = %.6g\n", r.tau);
+    if (strcmp(r.backend, "cpu-seq") == 0) threads = 1;
+    fprintf(hout, "result    %s after %ld iterations on %s (%d thread%s): relative residual %.6e (recomputed)\n",
+            hr_reason_string(r.reason), r.iterations, r.backend, threads, threads == 1 ? "" : "s",
+            r.relative_residual);
+    fprintf(hout, "time      %.6f s loop, %.6f s iterating, %.6e s per global iteration, %.6f s setup\n", r.time_s,
+            r.time_iter_s, r.time_per_iter_s, r.time_setup_s);
+    if (st == HR_ERR_DIVERGED) fprintf(stderr, "hetrelax sparse: %s\n", r.message);
+    if (a->output) {
+        char note[128];
+        snprintf(note, sizeof note, "hetrelax sparse %s, %s: solution x", source, label);
+        hr_status ws = hr_mm_write_vector(a->output, x, A->n_rows, note);
+        if (ws != HR_OK) {
+            fprintf(stderr, "hetrelax sparse: --output: cannot write '%s': %s\n", a->output, hr_status_string(ws));
+            rc = HR_EXIT_FAIL;
+            goto out;
+        }
+    }
+    if (a->json) {
+        json_object *j = to_json(a, A, &r, a->analyze ? spp : NULL, threads, &h, source);
+        rc = hr_cli_write_json(CMD, a->json, j);
+        json_object_put(j);
+        if (rc) goto out;
+    }
+    rc = st == HR_ERR_DIVERGED ? HR_EXIT_FAIL : HR_EXIT_OK;
+out:
+    hr_csr_free(A);
+    free(b);
+    free(x);
+    free(h.it);
+    free(h.res);
+    return rc;
+}
 
 int hr_cmd_sparse(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    return hr_cli_usage_error("sparse", NULL, "not built yet");
+    sp_args a;
+    memset(&a, 0, sizeof a);
+    hr_sparse_options_default(&a.o);
+    a.o.tol = 1e-10;
+    a.o.max_iters = 10000;
+    a.o.monitor_every = 10;
+    a.rhs = "ones";
+    a.x0 = "zero";
+    a.seed = 1;
+    int rc = parse_args(argc, argv, &a);
+    if (rc) return rc < 0 ? HR_EXIT_OK : rc;
+    if (a.list) return list_methods();
+    hout = (a.json && strcmp(a.json, "-") == 0) ? stderr : stdout;
+    return run(&a);
 }
