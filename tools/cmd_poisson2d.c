@@ -313,6 +313,10 @@ static json_object *result_json(const p2d_args *a, const hr_result *r, const cha
     json_object_object_add(j, "rhs", json_object_new_string(rhs_name));
     json_object_object_add(j, "threads", json_object_new_int(a->o.threads));
     json_object_object_add(j, "iterations", json_object_new_int64(r->iterations));
+    /* async kernels (docs/async.md): Teff = iterations, passes = global syncs */
+    json_object_object_add(j, "teff", json_object_new_int64(r->iterations));
+    json_object_object_add(j, "global_syncs", json_object_new_int64(r->global_syncs));
+    json_object_object_add(j, "alpha", json_object_new_int(a->o.alpha));
     json_object_object_add(j, "reason", json_object_new_string(hr_reason_string(r->reason)));
     json_object_object_add(j, "time_s", json_object_new_double(r->time_s));
     json_object_object_add(j, "time_sweeps_s", json_object_new_double(r->time_sweeps_s));
@@ -446,6 +450,9 @@ int hr_cmd_poisson2d(int argc, char **argv)
     fprintf(hout, "          %.2f GFLOP/s, %.2f GB/s (%.0f B/point)", r.gflops, r.gbps, r.bytes_per_point);
     if (isfinite(r.bandwidth_fraction))
         fprintf(hout, ", %.1f%% of %.2f GB/s", 100.0 * r.bandwidth_fraction, r.reference_gbps);
+    if (r.global_syncs != r.iterations)
+        fprintf(hout, "\n          Teff %ld sweeps in %ld global syncs (alpha %d, docs/async.md)", r.iterations,
+                r.global_syncs, o->alpha);
     fprintf(hout, "\n          relative residual %.6e", r.relative_residual);
     if (isfinite(r.max_error)) fprintf(hout, ", max error vs exact %.6e", r.max_error);
     fprintf(hout, "\n");

@@ -122,7 +122,9 @@ typedef enum {
 } hr_reason;
 
 typedef struct hr_result {
-    long iterations;      /* sweeps done */
+    long iterations;      /* sweeps done (Teff for the async kernels, docs/async.md) */
+    long global_syncs;    /* syncs of all workers between sweeps (barriers, launches); = iterations
+                             for synchronous kernels */
     double time_s;        /* wall time of the iteration loop (sweeps + checks) */
     double time_sweeps_s; /* time in sweeps only */
     double time_per_sweep_s;

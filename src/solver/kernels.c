@@ -6,6 +6,8 @@
 extern const hr_kernel_desc hr_kernel_cpu_seq;
 extern const hr_kernel_desc hr_kernel_cpu_spmd;
 extern const hr_kernel_desc hr_kernel_cpu_blocks;
+extern const hr_kernel_desc hr_kernel_cpu_async0, hr_kernel_cpu_async1, hr_kernel_cpu_async2,
+    hr_kernel_cpu_async3;
 #ifdef HR_HAVE_CUDA
 #include "cuda/cuda_kernels.h"
 #endif
@@ -14,6 +16,7 @@ static const hr_kernel_desc *const table[] = {
     &hr_kernel_cpu_seq,
     &hr_kernel_cpu_spmd,
     &hr_kernel_cpu_blocks,
+    &hr_kernel_cpu_async0, &hr_kernel_cpu_async1, &hr_kernel_cpu_async2, &hr_kernel_cpu_async3,
 #ifdef HR_HAVE_CUDA
     HR_CUDA_KERNEL_TABLE
 #endif

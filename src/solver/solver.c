@@ -40,6 +40,8 @@ static hr_status why(char *buf, size_t size, const char *msg)
     return HR_ERR_INVALID_ARG;
 }
 
+static hr_backend resolve_backend(hr_backend b);
+
 hr_status hr_options_validate(const hr_options *o, char *w, size_t ws)
 {
     if (!o) return why(w, ws, "options: NULL");
@@ -66,6 +68,8 @@ hr_status hr_options_validate(const hr_options *o, char *w, size_t ws)
     if (o->alpha < 1) return why(w, ws, "alpha: must be >= 1");
     if (o->monitor_every < 0) return why(w, ws, "monitor: must be >= 0");
     if (o->device < 0) return why(w, ws, "device: must be >= 0");
+    const hr_kernel_desc *k = o->kernel ? hr_kernel_find(resolve_backend(o->backend), o->kernel) : NULL;
+    if (k && k->check) return k->check(o, w, ws);
     return HR_OK;
 }
 
@@ -249,7 +253,7 @@ hr_status hr_solver_run(hr_solver *s, hr_result *res)
     hr_reason reason = HR_REASON_ITERS;
     hr_status st = HR_OK;
     const long check = o->tol > 0.0 ? o->check_every : 0;
-    const long start = s->done;
+    const long start = s->done, syncs0 = s->syncs;
     double t_sweeps = 0.0, t0 = hr_now();
     s->hist_len = 0;
     while (s->done - start < o->iters) {
@@ -288,6 +292,7 @@ hr_status hr_solver_run(hr_solver *s, hr_result *res)
     if (st != HR_OK) return st;
 
     r.iterations = s->done - start;
+    r.global_syncs = s->syncs != syncs0 ? s->syncs - syncs0 : r.iterations;
     r.time_sweeps_s = t_sweeps;
     r.time_per_sweep_s = r.iterations > 0 ? t_sweeps / (double)r.iterations : 0.0;
     r.time_setup_s = s->t_setup;

@@ -31,6 +31,9 @@ typedef struct hr_kernel_desc {
     /* Relative residual computed where the data lives (NULL: host residual). */
     hr_status (*residual)(hr_solver *s, double *rel);
     void (*teardown)(hr_solver *s);
+    /* Kernel-specific limits on the options (e.g. alpha against the block size), checked
+     * by hr_options_validate; writes "field: reason" into why. NULL: none. */
+    hr_status (*check)(const hr_options *o, char *why, size_t why_size);
 } hr_kernel_desc;
 
 struct hr_solver {
@@ -43,6 +46,7 @@ struct hr_solver {
     double h;            /* mesh width 1/(n+1) */
     void *impl;          /* kernel state */
     long done;           /* sweeps done so far */
+    long syncs;          /* global syncs counted by kernels whose passes span several sweeps */
     double t_setup;      /* time spent in the kernel's setup */
     double t_h2d, t_d2h; /* accumulated by kernels that move data */
     long *hist_it;
