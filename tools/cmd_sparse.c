@@ -387,7 +387,7 @@ static int run(sp_args *a)
     hr_status st = hr_sparse_solve(A, b, x, &a->o, &r);
     if (st != HR_OK && st != HR_ERR_DIVERGED) {
         if (st == HR_ERR_INVALID_ARG || st == HR_ERR_UNSUPPORTED)
-            rc = hr_cli_usage_error(CMD, strstr(r.message, "tau") ? "--tau" : strstr(r.message, "backend") ? "--backend"
+            rc = hr_cli_usage_error(CMD, strncmp(r.message, "tau", 3) == 0 ? "--tau" : strstr(r.message, "backend") ? "--backend"
                                          : "--method", "%s", r.message);
         else {
             fprintf(stderr, "hetrelax sparse: %s\n", r.message);

@@ -69,6 +69,11 @@ static int next_line(mm_lexer *lx, hr_mm_error *err)
     memcpy(lx->text, start, n);
     lx->text[n] = '\0';
     lx->ntok = 0;
+    char *first = lx->text + strspn(lx->text, " \t\v\f");
+    if (*first == '%' && lx->line > 1) { /* comments are free text: not split */
+        lx->tok[lx->ntok++] = first;
+        return 1;
+    }
     char *save = NULL;
     for (char *t = strtok_r(lx->text, " \t\v\f", &save); t; t = strtok_r(NULL, " \t\v\f", &save)) {
         if (lx->ntok == MM_MAX_TOKENS) {
