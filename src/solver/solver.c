@@ -10,6 +10,7 @@
 
 #include "common/error.h"
 #include "common/stencil.h"
+#include "common/sysmem.h"
 #include "common/timer.h"
 #include "cuda/cuda_api.h"
 #include "solver/solver_internal.h"
@@ -163,6 +164,14 @@ hr_status hr_solver_create(const hr_options *o, hr_solver **out)
     }
     s->h = 1.0 / ((double)o->n + 1.0);
     s->spike = HR_SPIKE_INDEX(o->n);
+    /* refuse what cannot fit before touching it: with overcommit, a too-large malloc can
+     * succeed and the first sweep would then be killed by the kernel */
+    hr_layout2d need;
+    if (!hr_layout2d_init(&need, o->n, o->precision == HR_PREC_DOUBLE ? 8 : 4) ||
+        hr_layout2d_bytes(&need) > hr_host_available_bytes() / (o->rhs == HR_RHS_SPIKE ? 2 : 3)) {
+        st = HR_ERR_NO_MEMORY;
+        goto fail;
+    }
     HR_CHECK_GOTO(st, hr_grid_alloc(&s->u[0], o->n, o->precision), fail);
     HR_CHECK_GOTO(st, hr_grid_alloc(&s->u[1], o->n, o->precision), fail);
     if (o->rhs != HR_RHS_SPIKE) {
