@@ -39,5 +39,6 @@ void hr_cli_date(char *buf, size_t size);
 int hr_cmd_info(int argc, char **argv);
 int hr_cmd_poisson2d(int argc, char **argv);
 int hr_cmd_sparse(int argc, char **argv);
+int hr_cmd_tune(int argc, char **argv);
 
 #endif

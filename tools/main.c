@@ -14,6 +14,7 @@ static const command commands[] = {
     {"info", hr_cmd_info, "machine facts and measured memory bandwidth"},
     {"poisson2d", hr_cmd_poisson2d, "2-D Poisson equation by Jacobi relaxation (CPU, GPU)"},
     {"sparse", hr_cmd_sparse, "sparse A x = b: Jacobi, Gauss-Seidel, block-async, CG"},
+    {"tune", hr_cmd_tune, "measure GPU kernel block/tile shapes and cache the best"},
 };
 
 static void usage(FILE *f)

@@ -1,5 +1,7 @@
 /* The GPU entry points of a build without CUDA: there is no device. */
 #include "cuda/cuda_api.h"
+#include <stdio.h>
+
 #include "hetrelax/hetrelax.h"
 
 int hr_cuda_device_count(void)
@@ -20,5 +22,13 @@ hr_status hr_measure_device_bandwidth(int ordinal, size_t bytes, int repeats, do
     (void)bytes;
     (void)repeats;
     if (gbps) *gbps = 0.0;
+    return HR_ERR_UNSUPPORTED;
+}
+
+hr_status hr_cuda_tune(const hr_options *o, long sweeps, const char *cache_path,
+                       hr_cuda_tune_result *out, char *err, size_t err_size)
+{
+    (void)o, (void)sweeps, (void)cache_path, (void)out;
+    if (err && err_size) snprintf(err, err_size, "this build has no CUDA support");
     return HR_ERR_UNSUPPORTED;
 }

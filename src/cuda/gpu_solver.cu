@@ -1,0 +1,380 @@
+/*
+ * The GPU backend's side of the solver: device grids in the shared padded layout (or
+ * unpadded rows for the paper's first rungs), pinned or pageable host memory, timed
+ * transfers, the sweep loop with CUDA graphs, the device residual and the kernel table
+ * entries.
+ */
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/timer.h"
+#include "cuda/cuda_api.h"
+#include "cuda/cuda_kernels.h"
+#include "cuda/gpu_internal.cuh"
+
+/* Launches captured in one graph (even, so a replay ends on the parity it began on). */
+#define HR_GRAPH_PASSES 16
+
+static const hr_gpu_family *const families[] = {
+    &hr_fam_tuned,     &hr_fam_naive,         &hr_fam_padded,          &hr_fam_smem,
+    &hr_fam_texture,   &hr_fam_smem_padded,   &hr_fam_unrolled,        &hr_fam_smem_hilo,
+    &hr_fam_smem_padded_hilo, &hr_fam_unrolled_hilo, &hr_fam_async0,   &hr_fam_async1,
+    &hr_fam_async2,    &hr_fam_async3,        &hr_fam_tb,
+};
+
+static const hr_gpu_family *family_of(const char *name)
+{
+    for (size_t i = 0; i < sizeof families / sizeof families[0]; i++)
+        if (strcmp(families[i]->name, name) == 0) return families[i];
+    return NULL;
+}
+
+int hr_gpu_pass_one(const hr_gpu *g, long remaining)
+{
+    (void)g;
+    (void)remaining;
+    return 1;
+}
+
+int hr_gpu_check_block(const hr_gpu *g, hr_gpu_shape sh, int rows_per_thread, char *why, size_t len)
+{
+    (void)g;
+    if (sh.bx < 1 || sh.by < 1 || (long)sh.bx * sh.by > 1024) {
+        snprintf(why, len, "block %dx%d: needs 1..1024 threads", sh.bx, sh.by);
+        return 1;
+    }
+    if (rows_per_thread < 1 || rows_per_thread > 64) {
+        snprintf(why, len, "%d rows per thread: needs 1..64", rows_per_thread);
+        return 1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------ graphs */
+
+static void destroy_graphs(hr_gpu *g)
+{
+    for (int p = 0; p < 2; p++)
+        if (g->graph[p]) {
+            cudaGraphExecDestroy(g->graph[p]);
+            g->graph[p] = NULL;
+        }
+    g->graph_sweeps = 0;
+}
+
+/* Captures HR_GRAPH_PASSES full launches starting from each parity. Replays cut the
+ * launch overhead that dominates small grids (seed 000 fig. 11: n < 1024). */
+static hr_status build_graphs(hr_solver *s, hr_gpu *g)
+{
+    destroy_graphs(g);
+    const int full = g->fam->pass(g, LONG_MAX);
+    const int save = g->dcur;
+    for (int p = 0; p < 2; p++) {
+        cudaGraph_t graph = NULL;
+        g->dcur = p;
+        HR_CU(s, cudaStreamBeginCapture(g->stream, cudaStreamCaptureModeThreadLocal));
+        cudaError_t le = cudaSuccess;
+        for (int q = 0; q < HR_GRAPH_PASSES && le == cudaSuccess; q++) {
+            le = g->fam->launch(g, full, g->stream);
+            g->dcur ^= 1;
+        }
+        cudaError_t ce = cudaStreamEndCapture(g->stream, &graph);
+        g->dcur = save;
+        if (le != cudaSuccess) {
+            if (graph) cudaGraphDestroy(graph);
+            return hr_cuda_fail(s, le, "capture: kernel launch", __FILE__, __LINE__);
+        }
+        HR_CU(s, ce);
+        cudaError_t ie = cudaGraphInstantiate(&g->graph[p], graph, 0);
+        cudaGraphDestroy(graph);
+        HR_CU(s, ie);
+    }
+    /* upload both executables now so the first replay is not slower than the rest */
+    for (int p = 0; p < 2; p++) HR_CU(s, cudaGraphUpload(g->graph[p], g->stream));
+    HR_CU(s, cudaStreamSynchronize(g->stream));
+    g->graph_sweeps = (long)full * HR_GRAPH_PASSES;
+    return HR_OK;
+}
+
+hr_status hr_gpu_apply_shape(hr_solver *s, hr_gpu *g, hr_gpu_shape sh)
+{
+    char why[160];
+    if (g->fam->check(g, sh, why, sizeof why)) {
+        hr_solver_set_error(s, "kernel %s: %s", g->fam->name, why);
+        return HR_ERR_INVALID_ARG;
+    }
+    g->shape = sh;
+    if (g->fam->prepare) HR_CU(s, g->fam->prepare(g));
+    return build_graphs(s, g);
+}
+
+/* ------------------------------------------------------------ transfers */
+
+/* Host and device rows may have different pitches (the unpadded rungs): a 2-D copy of
+ * the (n+2) x (n+2) grid converts between them. */
+static cudaError_t copy_grid(const hr_gpu *g, void *dst, size_t dpitch, const void *src, size_t spitch,
+                             cudaMemcpyKind kind)
+{
+    const size_t w = ((size_t)g->n + 2) * g->esize;
+    return cudaMemcpy2DAsync(dst, dpitch * g->esize, src, spitch * g->esize, w, (size_t)g->n + 2, kind,
+                             g->stream);
+}
+
+static void *dev_origin(const hr_gpu *g, void *base) { return (char *)base + g->offset * g->esize; }
+
+hr_status hr_gpu_download(hr_solver *s, hr_gpu *g, void *dst)
+{
+    HR_CU(s, copy_grid(g, dst, s->u[0].l.pitch, dev_origin(g, g->d_u[g->dcur]), g->pitch,
+                       cudaMemcpyDeviceToHost));
+    HR_CU(s, cudaStreamSynchronize(g->stream));
+    return HR_OK;
+}
+
+/* ------------------------------------------------------------ kernel entry points */
+
+static hr_gpu_shape shape_from_env(int *given, int *bad)
+{
+    hr_gpu_shape sh = {0, 0, 0};
+    const char *e = getenv("HETRELAX_GPU_SHAPE");
+    *given = 0;
+    *bad = 0;
+    if (!e || !*e) return sh;
+    char tail;
+    *given = 1;
+    if (sscanf(e, "%dx%dx%d%c", &sh.bx, &sh.by, &sh.h, &tail) != 3) *bad = 1;
+    return sh;
+}
+
+static hr_status gpu_setup(hr_solver *s)
+{
+    const hr_gpu_family *fam = family_of(s->k->name);
+    if (!fam) {
+        hr_solver_set_error(s, "kernel %s: no GPU family (table mismatch)", s->k->name);
+        return HR_ERR_INTERNAL;
+    }
+    const int count = hr_cuda_device_count();
+    if (count < 1) {
+        hr_solver_set_error(s, "backend gpu: no CUDA device found");
+        return HR_ERR_NO_DEVICE;
+    }
+    if (s->o.device >= count) {
+        hr_solver_set_error(s, "device: ordinal %d, but %d CUDA device(s) present", s->o.device, count);
+        return HR_ERR_NO_DEVICE;
+    }
+    hr_gpu *g = (hr_gpu *)calloc(1, sizeof *g);
+    if (!g) return HR_ERR_NO_MEMORY;
+    s->impl = g;
+    g->fam = fam;
+    g->dev = s->o.device;
+    g->n = s->o.n;
+    g->esize = s->u[0].l.esize;
+    g->dbl = g->esize == 8;
+    g->spike = s->hf.base ? 0 : s->spike;
+    g->alpha = s->o.alpha;
+    HR_CU(s, cudaSetDevice(g->dev));
+    cudaDeviceProp p;
+    HR_CU(s, cudaGetDeviceProperties(&p, g->dev));
+    snprintf(s->device_name, sizeof s->device_name, "%.95s", p.name);
+    g->sms = p.multiProcessorCount;
+    g->smem_optin = p.sharedMemPerBlockOptin;
+    g->tex_align = p.textureAlignment;
+    g->tex_pitch_align = p.texturePitchAlignment;
+    g->tex2d_max_w = p.maxTexture2DLinear[0];
+    g->tex2d_max_h = p.maxTexture2DLinear[1];
+    HR_CU(s, cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
+
+    /* host grids: boundary ring, zero interior, right-hand side */
+    hr_solver_init_rows(s, 0, s->o.n + 2);
+    s->cur = 0;
+    const size_t hbytes = hr_layout2d_bytes(&s->u[0].l);
+    if (s->o.host_memory == HR_HOST_PINNED) {
+        HR_CU(s, cudaHostRegister(s->u[0].base, hbytes, cudaHostRegisterDefault));
+        g->registered_u = 1;
+        if (s->hf.base) {
+            HR_CU(s, cudaHostRegister(s->hf.base, hbytes, cudaHostRegisterDefault));
+            g->registered_hf = 1;
+        }
+    }
+
+    /* device grids */
+    if (fam->padded) {
+        g->pitch = s->u[0].l.pitch;
+        g->offset = s->u[0].l.offset;
+    } else {
+        g->pitch = (size_t)g->n + 2;
+        g->offset = 0;
+    }
+    g->alloc_elems = g->offset + ((size_t)g->n + 3) * g->pitch;
+    const size_t dbytes = g->alloc_elems * g->esize;
+    for (int k = 0; k < 2; k++) {
+        HR_CU(s, cudaMalloc(&g->d_u[k], dbytes));
+        HR_CU(s, cudaMemsetAsync(g->d_u[k], 0, dbytes, g->stream));
+    }
+    if (s->hf.base) {
+        HR_CU(s, cudaMalloc(&g->d_hf, dbytes));
+        HR_CU(s, cudaMemsetAsync(g->d_hf, 0, dbytes, g->stream));
+    }
+    g->nparts = g->n < 1024 ? g->n : 1024;
+    HR_CU(s, cudaMalloc((void **)&g->d_part, 2 * sizeof(double) * ((size_t)g->nparts + 1)));
+    HR_CU(s, cudaMallocHost((void **)&g->h_res, 2 * sizeof(double)));
+    HR_CU(s, cudaStreamSynchronize(g->stream));
+
+    /* host to device: timed alone (seed 000 fig. 13) */
+    double t0 = hr_now();
+    HR_CU(s, copy_grid(g, dev_origin(g, g->d_u[0]), g->pitch, hr_grid_origin(&s->u[0]), s->u[0].l.pitch,
+                       cudaMemcpyHostToDevice));
+    if (s->hf.base)
+        HR_CU(s, copy_grid(g, dev_origin(g, g->d_hf), g->pitch, hr_grid_origin(&s->hf), s->hf.l.pitch,
+                           cudaMemcpyHostToDevice));
+    HR_CU(s, cudaStreamSynchronize(g->stream));
+    s->t_h2d += hr_now() - t0;
+    /* the second grid needs the same boundary ring: copied on the device */
+    HR_CU(s, cudaMemcpyAsync(g->d_u[1], g->d_u[0], dbytes, cudaMemcpyDeviceToDevice, g->stream));
+    g->dcur = 0;
+
+    /* shape: HETRELAX_GPU_SHAPE, else the tuning cache, else the built-in default */
+    int given, bad;
+    hr_gpu_shape sh = shape_from_env(&given, &bad);
+    if (bad) {
+        hr_solver_set_error(s, "HETRELAX_GPU_SHAPE: expected BXxBYxH, e.g. 128x1x32");
+        return HR_ERR_INVALID_ARG;
+    }
+    char why[160];
+    if (given) {
+        g->shape_from = "HETRELAX_GPU_SHAPE";
+    } else {
+        sh = fam->def[g->dbl];
+        g->shape_from = "default";
+        hr_gpu_shape c;
+        const int alpha_key = fam->pass == hr_gpu_pass_one ? 0 : g->alpha;
+        if (hr_gpu_cache_lookup(s->device_name, fam->name, g->dbl, g->n, alpha_key, &c) &&
+            !fam->check(g, c, why, sizeof why)) {
+            sh = c;
+            g->shape_from = "cache";
+        } else if (fam->check(g, sh, why, sizeof why)) {
+            /* the default does not fit (a large alpha, say): the first candidate that does */
+            for (int q = 0; q < fam->ncands; q++)
+                if (!fam->check(g, fam->cands[q], why, sizeof why)) {
+                    sh = fam->cands[q];
+                    g->shape_from = "candidate";
+                    break;
+                }
+        }
+    }
+    return hr_gpu_apply_shape(s, g, sh);
+}
+
+static hr_status gpu_sweeps(hr_solver *s, long count)
+{
+    hr_gpu *g = (hr_gpu *)s->impl;
+    while (g->graph_sweeps > 0 && count >= g->graph_sweeps) {
+        HR_CU(s, cudaGraphLaunch(g->graph[g->dcur], g->stream));
+        count -= g->graph_sweeps;
+        s->syncs += HR_GRAPH_PASSES; /* one global synchronisation per launch */
+    }
+    while (count > 0) {
+        const int sw = g->fam->pass(g, count);
+        HR_CU(s, g->fam->launch(g, sw, g->stream));
+        g->dcur ^= 1;
+        count -= sw;
+        s->syncs++;
+    }
+    /* the driver times sweeps on the host: wait for them (and surface kernel faults) */
+    HR_CU(s, cudaStreamSynchronize(g->stream));
+    return HR_OK;
+}
+
+static hr_status gpu_sync_host(hr_solver *s)
+{
+    hr_gpu *g = (hr_gpu *)s->impl;
+    double t0 = hr_now();
+    HR_TRY(hr_gpu_download(s, g, hr_grid_origin(&s->u[0])));
+    s->t_d2h += hr_now() - t0;
+    s->cur = 0;
+    return HR_OK;
+}
+
+static hr_status gpu_residual(hr_solver *s, double *rel)
+{
+    hr_gpu *g = (hr_gpu *)s->impl;
+    return hr_gpu_residual_compute(s, g, rel);
+}
+
+static void gpu_teardown(hr_solver *s)
+{
+    hr_gpu *g = (hr_gpu *)s->impl;
+    if (!g) return;
+    cudaSetDevice(g->dev);
+    if (g->stream) cudaStreamSynchronize(g->stream);
+    destroy_graphs(g);
+    for (int k = 0; k < 2; k++) {
+        if (g->tex[k]) cudaDestroyTextureObject(g->tex[k]);
+        cudaFree(g->d_u[k]);
+    }
+    cudaFree(g->d_hf);
+    cudaFree(g->d_part);
+    if (g->h_res) cudaFreeHost(g->h_res);
+    if (g->registered_u) cudaHostUnregister(s->u[0].base);
+    if (g->registered_hf) cudaHostUnregister(s->hf.base);
+    if (g->stream) cudaStreamDestroy(g->stream);
+    (void)cudaGetLastError();
+    free(g);
+    s->impl = NULL;
+}
+
+/* ------------------------------------------------------------ the table entries */
+
+/* Option-time check of alpha for the kernels that use it (hr_options_validate calls it
+ * before anything is allocated): some candidate shape must fit alpha on this device. */
+static hr_status gpu_check_alpha(const hr_options *o, char *why, size_t why_size)
+{
+    const hr_gpu_family *fam = o->kernel ? family_of(o->kernel) : NULL;
+    if (!fam || fam->pass == hr_gpu_pass_one) return HR_OK;
+    hr_gpu g;
+    memset(&g, 0, sizeof g);
+    g.fam = fam;
+    g.n = o->n;
+    g.alpha = o->alpha;
+    g.esize = o->precision == HR_PREC_DOUBLE ? 8 : 4;
+    g.dbl = g.esize == 8;
+    int v = 0;
+    g.smem_optin = (cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, o->device) == cudaSuccess && v > 0)
+                       ? (size_t)v
+                       : (size_t)227 * 1024;
+    (void)cudaGetLastError();
+    char w[160] = "";
+    if (!fam->check(&g, fam->def[g.dbl], w, sizeof w)) return HR_OK;
+    for (int q = 0; q < fam->ncands; q++)
+        if (!fam->check(&g, fam->cands[q], w, sizeof w)) return HR_OK;
+    if (why && why_size)
+        snprintf(why, why_size, "alpha: %d is too large for GPU kernel %s (%s)", o->alpha, fam->name,
+                 strncmp(w, "alpha", 5) == 0 ? "no tile shape fits it" : w);
+    return HR_ERR_INVALID_ARG;
+}
+
+#define HR_GPU_DESC(var, kname, summary, det)                                                    \
+    const hr_kernel_desc var = {kname,        HR_BACKEND_GPU, summary,      det,                 \
+                                gpu_setup,    gpu_sweeps,     gpu_sync_host, gpu_residual,       \
+                                gpu_teardown, gpu_check_alpha}
+
+HR_GPU_DESC(hr_kernel_gpu_tuned, "tuned",
+            "TunedSync: column marching on aligned rows, register reuse, warp shuffles", 1);
+HR_GPU_DESC(hr_kernel_gpu_naive, "naive", "one thread per point, unpadded rows, global reads", 1);
+HR_GPU_DESC(hr_kernel_gpu_padded, "padded", "one thread per point on the padded 128-byte aligned layout", 1);
+HR_GPU_DESC(hr_kernel_gpu_smem, "smem", "shared-memory tile with fringe, unpadded rows", 1);
+HR_GPU_DESC(hr_kernel_gpu_texture, "texture", "one thread per point, reads through a 2-D texture object", 1);
+HR_GPU_DESC(hr_kernel_gpu_smem_padded, "smem-padded",
+            "shared-memory tile on the padded layout, aligned row loads, h rows per thread", 1);
+HR_GPU_DESC(hr_kernel_gpu_unrolled, "unrolled", "smem-padded with the row loop unrolled (h = 2, 4, 8)", 1);
+HR_GPU_DESC(hr_kernel_gpu_smem_hilo, "smem-hilo", "smem, doubles as hi/lo words in shared memory", 1);
+HR_GPU_DESC(hr_kernel_gpu_smem_padded_hilo, "smem-padded-hilo",
+            "smem-padded, doubles as hi/lo words in shared memory", 1);
+HR_GPU_DESC(hr_kernel_gpu_unrolled_hilo, "unrolled-hilo", "unrolled, doubles as hi/lo words in shared memory", 1);
+HR_GPU_DESC(hr_kernel_gpu_async0, "async0", "Async 0 (fig. 7): alpha local sweeps, fringe exchange, 6 syncs", 0);
+HR_GPU_DESC(hr_kernel_gpu_async1, "async1", "Async 1 (fig. 8): Async 0 without 4 of the 6 local syncs", 0);
+HR_GPU_DESC(hr_kernel_gpu_async2, "async2", "Async 2 (fig. 9): alpha local sweeps, no fringe exchange", 0);
+HR_GPU_DESC(hr_kernel_gpu_async3, "async3", "Async 3 (fig. 10): one tile, in place, no local sync", 0);
+HR_GPU_DESC(hr_kernel_gpu_tb, "tb", "exact temporal blocking: alpha sweeps per pass in shared memory", 1);

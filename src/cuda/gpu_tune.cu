@@ -1,0 +1,224 @@
+/*
+ * Shape tuning and its cache. `hetrelax tune` measures every candidate block/tile shape
+ * of a kernel for one device, size and precision on the real problem, checks that the
+ * deterministic kernels give bitwise the same grid with every shape, and appends the
+ * best to a small text file; solver setup then takes the entry with the nearest n.
+ *
+ * Cache line (tab-separated): device kernel precision n alpha bx by h gbps
+ */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common/timer.h"
+#include "cuda/cuda_api.h"
+#include "cuda/gpu_internal.cuh"
+
+static int default_cache_path(char *buf, size_t size)
+{
+    const char *f = getenv("HETRELAX_TUNE_FILE");
+    if (f && *f) return snprintf(buf, size, "%s", f) < (int)size;
+    const char *x = getenv("XDG_CACHE_HOME");
+    if (x && *x) return snprintf(buf, size, "%s/hetrelax/gpu-tune.txt", x) < (int)size;
+    const char *h = getenv("HOME");
+    if (h && *h) return snprintf(buf, size, "%s/.cache/hetrelax/gpu-tune.txt", h) < (int)size;
+    return 0;
+}
+
+int hr_gpu_cache_lookup(const char *device, const char *kernel, int dbl, int n, int alpha, hr_gpu_shape *out)
+{
+    char path[512], line[512];
+    if (!default_cache_path(path, sizeof path)) return 0;
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    double best = INFINITY;
+    int found = 0;
+    while (fgets(line, sizeof line, f)) {
+        char *field[9];
+        int nf = 0;
+        for (char *p = line; nf < 9;) {
+            field[nf++] = p;
+            char *t = strchr(p, '\t');
+            if (!t) break;
+            *t = '\0';
+            p = t + 1;
+        }
+        if (nf != 9 || strcmp(field[0], device) || strcmp(field[1], kernel) ||
+            strcmp(field[2], dbl ? "double" : "single"))
+            continue;
+        const int en = atoi(field[3]), ea = atoi(field[4]);
+        hr_gpu_shape sh = {atoi(field[5]), atoi(field[6]), atoi(field[7])};
+        if (en < 1 || ea != alpha || sh.bx < 1 || sh.by < 1 || sh.h < 1) continue;
+        const double d = fabs(log((double)en / (double)n));
+        if (d <= best) { /* later lines win ties: a re-tune replaces */
+            best = d;
+            *out = sh;
+            found = 1;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+static int mkdir_parents(const char *path)
+{
+    char tmp[512];
+    snprintf(tmp, sizeof tmp, "%s", path);
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = '\0';
+        if (mkdir(tmp, 0755) != 0 && errno != EEXIST) return -1;
+        *p = '/';
+    }
+    return 0;
+}
+
+static int cmp_d(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+/* Puts the solver back to its initial state (both grids from the pristine copy). */
+static hr_status restore(hr_solver *s, hr_gpu *g, const void *pristine)
+{
+    const size_t bytes = g->alloc_elems * g->esize;
+    for (int k = 0; k < 2; k++)
+        HR_CU(s, cudaMemcpyAsync(g->d_u[k], pristine, bytes, cudaMemcpyDeviceToDevice, g->stream));
+    HR_CU(s, cudaStreamSynchronize(g->stream));
+    g->dcur = 0;
+    return HR_OK;
+}
+
+/* Median GB/s of three timed runs of `sweeps` sweeps after one untimed run. */
+static hr_status time_shape(hr_solver *s, long sweeps, double *gbps)
+{
+    double t[3];
+    HR_TRY(s->k->sweeps(s, sweeps));
+    for (int r = 0; r < 3; r++) {
+        double t0 = hr_now();
+        HR_TRY(s->k->sweeps(s, sweeps));
+        t[r] = hr_now() - t0;
+    }
+    qsort(t, 3, sizeof t[0], cmp_d);
+    const double pts = (double)s->o.n * (double)s->o.n * (double)sweeps;
+    const double bpp = (double)s->u[0].l.esize * (s->hf.base ? 3.0 : 2.0);
+    *gbps = t[1] > 0 ? bpp * pts / t[1] * 1e-9 : 0.0;
+    return HR_OK;
+}
+
+static hr_status tune_run(hr_solver *s, long sweeps, hr_cuda_tune_result *res, hr_gpu_shape *best_sh)
+{
+    hr_gpu *g = (hr_gpu *)s->impl;
+    const hr_gpu_family *fam = g->fam;
+    const size_t bytes = g->alloc_elems * g->esize, hbytes = hr_layout2d_bytes(&s->u[0].l);
+    void *pristine = NULL;
+    unsigned char *ref = NULL, *got = NULL;
+    hr_status st = HR_OK;
+    int have_ref = 0;
+    hr_gpu_shape ref_sh = {0, 0, 0};
+    char why[160];
+    ref = (unsigned char *)malloc(hbytes);
+    got = (unsigned char *)malloc(hbytes);
+    if (!ref || !got) {
+        st = HR_ERR_NO_MEMORY;
+        goto done;
+    }
+    HR_CU_GOTO(s, st, cudaMalloc(&pristine, bytes), done);
+    HR_CU_GOTO(s, st, cudaMemcpy(pristine, g->d_u[0], bytes, cudaMemcpyDeviceToDevice), done);
+    res->best_gbps = res->default_gbps = 0.0;
+    res->candidates = 0;
+    for (int c = -1; c < fam->ncands; c++) {
+        const hr_gpu_shape sh = c < 0 ? fam->def[g->dbl] : fam->cands[c];
+        if (c >= 0 && sh.bx == fam->def[g->dbl].bx && sh.by == fam->def[g->dbl].by && sh.h == fam->def[g->dbl].h)
+            continue;
+        if (fam->check(g, sh, why, sizeof why)) continue;
+        HR_CHECK_GOTO(st, restore(s, g, pristine), done);
+        HR_CHECK_GOTO(st, hr_gpu_apply_shape(s, g, sh), done);
+        if (s->k->deterministic) {
+            HR_CHECK_GOTO(st, s->k->sweeps(s, sweeps), done);
+            HR_CHECK_GOTO(st, hr_gpu_download(s, g, hr_grid_origin(&s->u[0])), done);
+            memcpy(have_ref ? got : ref, s->u[0].base, hbytes);
+            if (!have_ref) {
+                have_ref = 1;
+                ref_sh = sh;
+            } else if (memcmp(ref, got, hbytes) != 0) {
+                hr_solver_set_error(s, "kernel %s: shape %dx%dx%d gives a different grid than %dx%dx%d", fam->name,
+                                    sh.bx, sh.by, sh.h, ref_sh.bx, ref_sh.by, ref_sh.h);
+                st = HR_ERR_INTERNAL;
+                goto done;
+            }
+        }
+        double gb = 0.0;
+        HR_CHECK_GOTO(st, time_shape(s, sweeps, &gb), done);
+        res->candidates++;
+        if (c < 0) res->default_gbps = gb;
+        if (gb > res->best_gbps) {
+            res->best_gbps = gb;
+            *best_sh = sh;
+        }
+    }
+    if (res->candidates == 0) {
+        hr_solver_set_error(s, "kernel %s: no candidate shape fits this problem (%s)", fam->name, why);
+        st = HR_ERR_INVALID_ARG;
+    }
+done:
+    if (pristine) cudaFree(pristine);
+    free(ref);
+    free(got);
+    return st;
+}
+
+extern "C" hr_status hr_cuda_tune(const hr_options *o, long sweeps, const char *cache_path,
+                                  hr_cuda_tune_result *out, char *err, size_t err_size)
+{
+    if (err && err_size) err[0] = '\0';
+    if (!o || !out || sweeps < 1) return HR_ERR_INVALID_ARG;
+    memset(out, 0, sizeof *out);
+    hr_options oo = *o;
+    oo.backend = HR_BACKEND_GPU;
+    oo.iters = sweeps;
+    oo.tol = 0.0;
+    oo.monitor = NULL;
+    oo.monitor_every = 0;
+    hr_solver *s = NULL;
+    hr_status st = hr_solver_create(&oo, &s);
+    if (st != HR_OK) {
+        if (err && err_size) snprintf(err, err_size, "cannot create the solver: %s", hr_status_string(st));
+        return st;
+    }
+    hr_gpu_shape best = {0, 0, 0};
+    st = tune_run(s, sweeps, out, &best);
+    if (st != HR_OK) {
+        if (err && err_size) snprintf(err, err_size, "%s", hr_solver_last_error(s));
+        hr_solver_free(s);
+        return st;
+    }
+    out->bx = best.bx;
+    out->by = best.by;
+    out->h = best.h;
+    char path[512];
+    if (cache_path && *cache_path)
+        snprintf(path, sizeof path, "%s", cache_path);
+    else if (!default_cache_path(path, sizeof path))
+        path[0] = '\0';
+    hr_gpu *g = (hr_gpu *)s->impl;
+    const int uses_alpha = g->fam->pass != hr_gpu_pass_one;
+    FILE *f = NULL;
+    if (path[0] && mkdir_parents(path) == 0 && (f = fopen(path, "a")) != NULL) {
+        fprintf(f, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%.1f\n", s->device_name, g->fam->name,
+                g->dbl ? "double" : "single", oo.n, uses_alpha ? oo.alpha : 0, best.bx, best.by, best.h,
+                out->best_gbps);
+        if (fclose(f) == 0) snprintf(out->cache_path, sizeof out->cache_path, "%s", path);
+    }
+    if (!out->cache_path[0]) {
+        if (err && err_size) snprintf(err, err_size, "cannot write the tuning cache '%s'", path);
+        st = HR_ERR_IO;
+    }
+    hr_solver_free(s);
+    return st;
+}
