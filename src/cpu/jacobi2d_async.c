@@ -11,6 +11,7 @@
  *   async3:   no barrier at all: every thread runs its passes on the one shared grid
  *             u[cur], in place, until it has done its count sweeps.
  */
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +48,17 @@ typedef struct async_tile {
     hr_status status;
 } async_tile;
 
+/* async3: passes a thread has finished, one cache line each so polling is cheap. */
+typedef struct async_progress {
+    _Alignas(64) atomic_long passes;
+} async_progress;
+
+/* async3 lets a thread start pass p only once its neighbours have finished pass
+ * p - HR_ASYNC3_SLACK: no barrier, but a bounded delay (the condition the convergence
+ * theory of asynchronous iterations needs). With a thread per core it never waits;
+ * it matters when threads outnumber cores and one is descheduled for a long time. */
+#define HR_ASYNC3_SLACK 1
+
 typedef struct async_state {
     hr_team *team;
     int prow, pcol;
@@ -54,6 +66,8 @@ typedef struct async_state {
     int pass;   /* sweeps in a full pass */
     long count; /* sweeps in the current job */
     async_tile *tiles;
+    async_progress *progress; /* async3, per thread */
+    long pass_base;           /* async3: passes finished by every thread before this job */
     hr_solver *s;
 } async_state;
 
@@ -185,14 +199,28 @@ static hr_async_view view_of(const async_state *st, int tid, int cur)
     return v;
 }
 
+static void wait_for_neighbours(async_state *st, int tid, long p)
+{
+    const int r = tid / st->pcol, c = tid % st->pcol;
+    const int nb[4][2] = {{r - 1, c}, {r + 1, c}, {r, c - 1}, {r, c + 1}};
+    for (int k = 0; k < 4; k++) {
+        if (!block_used(st, nb[k][0], nb[k][1])) continue;
+        const atomic_long *q = &st->progress[nb[k][0] * st->pcol + nb[k][1]].passes;
+        while (atomic_load_explicit(q, memory_order_acquire) < p - HR_ASYNC3_SLACK)
+            sched_yield();
+    }
+}
+
 static void async_job(void *ctx, int tid, int nthreads)
 {
     async_state *st = ctx;
     (void)nthreads;
     const int f64 = st->s->u[0].l.esize == 8, used = block_used(st, tid / st->pcol, tid % st->pcol);
     int cur = st->s->cur;
-    for (long left = st->count; left > 0;) {
+    long p = st->pass_base;
+    for (long left = st->count; left > 0; p++) {
         const int k = left < st->pass ? (int)left : st->pass;
+        if (used && st->variant == HR_ASYNC3) wait_for_neighbours(st, tid, p);
         if (used) {
             hr_async_view v = view_of(st, tid, cur);
             if (st->variant == HR_ASYNC3) {
@@ -207,7 +235,10 @@ static void async_job(void *ctx, int tid, int nthreads)
             }
         }
         left -= k;
-        if (st->variant == HR_ASYNC3) continue; /* barrier-free, one grid */
+        if (st->variant == HR_ASYNC3) { /* barrier-free, one grid */
+            atomic_store_explicit(&st->progress[tid].passes, p + 1, memory_order_release);
+            continue;
+        }
         hr_team_barrier(st->team);
         cur = 1 - cur;
     }
@@ -226,6 +257,7 @@ static void async_teardown(hr_solver *s)
             free(st->tiles[i].row);
         }
     free(st->tiles);
+    free(st->progress);
     free(st);
     s->impl = NULL;
 }
@@ -242,6 +274,12 @@ static hr_status async_setup(hr_solver *s, int variant)
     const int p = st->prow * st->pcol;
     st->tiles = calloc((size_t)p, sizeof *st->tiles);
     if (!st->tiles) return HR_ERR_NO_MEMORY;
+    if (variant == HR_ASYNC3) {
+        st->progress = aligned_alloc(64, (size_t)p * sizeof *st->progress);
+        if (!st->progress) return HR_ERR_NO_MEMORY;
+        for (int i = 0; i < p; i++)
+            atomic_init(&st->progress[i].passes, 0);
+    }
     hr_status rc = hr_team_create(p, s->o.bind, &st->team);
     if (rc != HR_OK) {
         hr_solver_set_error(s, "cannot start %d threads%s", p,
@@ -260,11 +298,12 @@ static hr_status async_sweeps(hr_solver *s, long count)
     if (count <= 0) return HR_OK;
     st->count = count;
     hr_team_run(st->team, async_job, st);
+    const long passes = (count + st->pass - 1) / st->pass;
     if (st->variant == HR_ASYNC3) {
+        st->pass_base += passes;
         s->syncs += 1; /* only the join at the end of the call */
         return HR_OK;
     }
-    const long passes = (count + st->pass - 1) / st->pass;
     s->syncs += passes;
     if (passes % 2) s->cur = 1 - s->cur;
     return HR_OK;
