@@ -31,47 +31,46 @@ typedef struct history {
 
 static void help(void)
 {
-    printf(
-        "usage: hetrelax sparse (--matrix FILE.mtx | --gen NAME:SIZE) [options]\n\n"
-        "Solves A x = b by relaxation (seed 002: Jacobi, Gauss-Seidel, block-asynchronous\n"
-        "async-(K)) or conjugate gradient, and reports the true relative residual\n"
-        "||b - A x|| / ||b|| recomputed at the end.\n\n"
-        "problem\n"
-        "  --matrix FILE        Matrix Market 'coordinate' file (real|integer|pattern,\n"
-        "                       general|symmetric; symmetric is expanded on read)\n"
-        "  --gen NAME:SIZE      trefethen:N, laplace2d:M, laplace3d:M, fv2d:M,\n"
-        "                       random-spd:N:DENSITY:SEED\n"
-        "  --rhs ones|random|FILE   right-hand side (default ones; FILE: Matrix Market array)\n"
-        "  --x0 zero|ones|random|FILE   initial guess (default zero)\n"
-        "  --seed S             seed of --rhs random / --x0 random (default 1)\n\n"
-        "method\n"
-        "  --method jacobi|gs|async|cg   (default jacobi)\n"
-        "  --backend auto|cpu-seq|cpu-threads|gpu   (default: the method's first backend)\n"
-        "  --local-iters K      local Jacobi sweeps per block for async-(K) (default 5)\n"
-        "  --block B            rows per block for async (default 128)\n"
-        "  --tau auto|VALUE     jacobi: x += tau D^-1 (b - A x); auto: 2/(lambda_1 + lambda_n)\n"
-        "                       of D^-1 A. Without --tau, plain Jacobi is refused when rho(B) >= 1;\n"
-        "                       --tau 1 forces it\n"
-        "  --threads P          CPU threads (default: one per core)\n"
-        "  --bind none|core     bind threads to cores (default none)\n"
-        "  --fault FRACTION@ITER[:recover=R]\n"
-        "                       from global iteration ITER a random FRACTION of the components\n"
-        "                       is no longer updated; with recover=R again after R iterations\n"
-        "                       (jacobi, gs, async; seed 002 section 4.5)\n\n"
-        "stopping\n"
-        "  --tol X              stop when the relative residual < X (default 1e-10; 0: never)\n"
-        "  --max-iters N        global iterations at most (default 10000)\n"
-        "  --check K            residual check interval (default 1)\n\n"
-        "output\n"
-        "  --monitor K          print the residual every K iterations (default 10; 0: off)\n"
-        "  --analyze            estimate rho(B), rho(|B|) of B = I - D^-1 A and print them\n"
-        "  --json FILE|-        write the run as a JSON object\n"
-        "  --output FILE        write x as a Matrix Market array\n"
-        "  --list-methods       list methods and backends\n"
-        "  --quiet              summary only\n\n"
-        "A global iteration updates every component once (async-(K): K local sweeps per\n"
-        "block). Exit status: 0 done (converged or out of iterations), 1 diverged or\n"
-        "failed, 2 bad flags or input.\n");
+    printf("usage: hetrelax sparse (--matrix FILE.mtx | --gen NAME:SIZE) [options]\n\n"
+           "Solves A x = b by relaxation (seed 002: Jacobi, Gauss-Seidel, block-asynchronous\n"
+           "async-(K)) or conjugate gradient, and reports the true relative residual\n"
+           "||b - A x|| / ||b|| recomputed at the end.\n\n"
+           "problem\n"
+           "  --matrix FILE        Matrix Market 'coordinate' file (real|integer|pattern,\n"
+           "                       general|symmetric; symmetric is expanded on read)\n"
+           "  --gen NAME:SIZE      trefethen:N, laplace2d:M, laplace3d:M, fv2d:M,\n"
+           "                       random-spd:N:DENSITY:SEED\n"
+           "  --rhs ones|random|FILE   right-hand side (default ones; FILE: Matrix Market array)\n"
+           "  --x0 zero|ones|random|FILE   initial guess (default zero)\n"
+           "  --seed S             seed of --rhs random / --x0 random (default 1)\n\n"
+           "method\n"
+           "  --method jacobi|gs|async|cg   (default jacobi)\n"
+           "  --backend auto|cpu-seq|cpu-threads|gpu   (default: the method's first backend)\n"
+           "  --local-iters K      local Jacobi sweeps per block for async-(K) (default 5)\n"
+           "  --block B            rows per block for async (default 128)\n"
+           "  --tau auto|VALUE     jacobi: x += tau D^-1 (b - A x); auto: 2/(lambda_1 + lambda_n)\n"
+           "                       of D^-1 A. Without --tau, plain Jacobi is refused when rho(B) >= 1;\n"
+           "                       --tau 1 forces it\n"
+           "  --threads P          CPU threads (default: one per core)\n"
+           "  --bind none|core     bind threads to cores (default none)\n"
+           "  --fault FRACTION@ITER[:recover=R]\n"
+           "                       from global iteration ITER a random FRACTION of the components\n"
+           "                       is no longer updated; with recover=R again after R iterations\n"
+           "                       (jacobi, gs, async; seed 002 section 4.5)\n\n"
+           "stopping\n"
+           "  --tol X              stop when the relative residual < X (default 1e-10; 0: never)\n"
+           "  --max-iters N        global iterations at most (default 10000)\n"
+           "  --check K            residual check interval (default 1)\n\n"
+           "output\n"
+           "  --monitor K          print the residual every K iterations (default 10; 0: off)\n"
+           "  --analyze            estimate rho(B), rho(|B|) of B = I - D^-1 A and print them\n"
+           "  --json FILE|-        write the run as a JSON object\n"
+           "  --output FILE        write x as a Matrix Market array\n"
+           "  --list-methods       list methods and backends\n"
+           "  --quiet              summary only\n\n"
+           "A global iteration updates every component once (async-(K): K local sweeps per\n"
+           "block). Exit status: 0 done (converged or out of iterations), 1 diverged or\n"
+           "failed, 2 bad flags or input.\n");
 }
 
 static int list_methods(void)
@@ -109,28 +108,61 @@ static int parse_fault(const char *s, hr_sparse_options *o)
     o->fault_recover = rec;
     return 0;
 bad:
-    return hr_cli_usage_error(CMD, "--fault", "expected FRACTION@ITER[:recover=R] with 0 < FRACTION <= 1, got '%s'",
-                              s);
+    return hr_cli_usage_error(CMD, "--fault",
+                              "expected FRACTION@ITER[:recover=R] with 0 < FRACTION <= 1, got '%s'", s);
 }
 
 static int parse_args(int argc, char **argv, sp_args *a)
 {
-    enum { O_MATRIX = 256, O_GEN, O_METHOD, O_BACKEND, O_LOCAL, O_BLOCK, O_TOL, O_MAXIT, O_CHECK, O_MONITOR,
-           O_JSON, O_RHS, O_X0, O_SEED, O_OUTPUT, O_ANALYZE, O_TAU, O_THREADS, O_BIND, O_FAULT, O_LIST,
-           O_QUIET, O_HELP };
-    static const struct option opts[] = {
-        {"matrix", required_argument, 0, O_MATRIX},  {"gen", required_argument, 0, O_GEN},
-        {"method", required_argument, 0, O_METHOD},  {"backend", required_argument, 0, O_BACKEND},
-        {"local-iters", required_argument, 0, O_LOCAL}, {"block", required_argument, 0, O_BLOCK},
-        {"tol", required_argument, 0, O_TOL},        {"max-iters", required_argument, 0, O_MAXIT},
-        {"check", required_argument, 0, O_CHECK},    {"monitor", required_argument, 0, O_MONITOR},
-        {"json", required_argument, 0, O_JSON},      {"rhs", required_argument, 0, O_RHS},
-        {"x0", required_argument, 0, O_X0},          {"seed", required_argument, 0, O_SEED},
-        {"output", required_argument, 0, O_OUTPUT},  {"analyze", no_argument, 0, O_ANALYZE},
-        {"tau", required_argument, 0, O_TAU},        {"threads", required_argument, 0, O_THREADS},
-        {"bind", required_argument, 0, O_BIND},      {"fault", required_argument, 0, O_FAULT},
-        {"list-methods", no_argument, 0, O_LIST},    {"quiet", no_argument, 0, O_QUIET},
-        {"help", no_argument, 0, O_HELP},            {0, 0, 0, 0}};
+    enum {
+        O_MATRIX = 256,
+        O_GEN,
+        O_METHOD,
+        O_BACKEND,
+        O_LOCAL,
+        O_BLOCK,
+        O_TOL,
+        O_MAXIT,
+        O_CHECK,
+        O_MONITOR,
+        O_JSON,
+        O_RHS,
+        O_X0,
+        O_SEED,
+        O_OUTPUT,
+        O_ANALYZE,
+        O_TAU,
+        O_THREADS,
+        O_BIND,
+        O_FAULT,
+        O_LIST,
+        O_QUIET,
+        O_HELP
+    };
+    static const struct option opts[] = {{"matrix", required_argument, 0, O_MATRIX},
+                                         {"gen", required_argument, 0, O_GEN},
+                                         {"method", required_argument, 0, O_METHOD},
+                                         {"backend", required_argument, 0, O_BACKEND},
+                                         {"local-iters", required_argument, 0, O_LOCAL},
+                                         {"block", required_argument, 0, O_BLOCK},
+                                         {"tol", required_argument, 0, O_TOL},
+                                         {"max-iters", required_argument, 0, O_MAXIT},
+                                         {"check", required_argument, 0, O_CHECK},
+                                         {"monitor", required_argument, 0, O_MONITOR},
+                                         {"json", required_argument, 0, O_JSON},
+                                         {"rhs", required_argument, 0, O_RHS},
+                                         {"x0", required_argument, 0, O_X0},
+                                         {"seed", required_argument, 0, O_SEED},
+                                         {"output", required_argument, 0, O_OUTPUT},
+                                         {"analyze", no_argument, 0, O_ANALYZE},
+                                         {"tau", required_argument, 0, O_TAU},
+                                         {"threads", required_argument, 0, O_THREADS},
+                                         {"bind", required_argument, 0, O_BIND},
+                                         {"fault", required_argument, 0, O_FAULT},
+                                         {"list-methods", no_argument, 0, O_LIST},
+                                         {"quiet", no_argument, 0, O_QUIET},
+                                         {"help", no_argument, 0, O_HELP},
+                                         {0, 0, 0, 0}};
     static const char *const methods[] = {"jacobi", "gs", "async", "cg", NULL};
     static const char *const backends[] = {"auto", "cpu-seq", "cpu-threads", "gpu", NULL};
     static const char *const binds[] = {"none", "core", NULL};
@@ -148,7 +180,10 @@ static int parse_args(int argc, char **argv, sp_args *a)
             rc = hr_cli_choice(CMD, "--method", optarg, methods, &v);
             if (!rc) o->method = methods[v];
             break;
-        case O_BACKEND: rc = hr_cli_choice(CMD, "--backend", optarg, backends, &v); o->backend = (hr_backend)v; break;
+        case O_BACKEND:
+            rc = hr_cli_choice(CMD, "--backend", optarg, backends, &v);
+            o->backend = (hr_backend)v;
+            break;
         case O_LOCAL: rc = hr_cli_int(CMD, "--local-iters", optarg, 1, 1000, &o->local_iters); break;
         case O_BLOCK: rc = hr_cli_int(CMD, "--block", optarg, 1, 1 << 24, &o->block); break;
         case O_TOL: rc = hr_cli_double(CMD, "--tol", optarg, 0.0, 1.0, &o->tol); break;
@@ -158,17 +193,28 @@ static int parse_args(int argc, char **argv, sp_args *a)
         case O_JSON: a->json = optarg; break;
         case O_RHS: a->rhs = optarg; break;
         case O_X0: a->x0 = optarg; break;
-        case O_SEED: rc = hr_cli_long(CMD, "--seed", optarg, 0, 2147483647L, &seed); a->seed = (uint64_t)seed; break;
+        case O_SEED:
+            rc = hr_cli_long(CMD, "--seed", optarg, 0, 2147483647L, &seed);
+            a->seed = (uint64_t)seed;
+            break;
         case O_OUTPUT: a->output = optarg; break;
         case O_ANALYZE: a->analyze = 1; break;
         case O_TAU:
-            if (strcmp(optarg, "auto") == 0) o->tau = HR_SPARSE_TAU_AUTO;
-            else if (!(rc = hr_cli_double(CMD, "--tau", optarg, 0.0, 2.0, &o->tau)) && (o->tau <= 0.0 || o->tau >= 2.0))
+            if (strcmp(optarg, "auto") == 0)
+                o->tau = HR_SPARSE_TAU_AUTO;
+            else if (!(rc = hr_cli_double(CMD, "--tau", optarg, 0.0, 2.0, &o->tau)) &&
+                     (o->tau <= 0.0 || o->tau >= 2.0))
                 rc = hr_cli_usage_error(CMD, "--tau", "%g: must be 'auto' or in (0, 2)", o->tau);
             break;
         case O_THREADS: rc = hr_cli_int(CMD, "--threads", optarg, 1, 4096, &o->threads); break;
-        case O_BIND: rc = hr_cli_choice(CMD, "--bind", optarg, binds, &v); o->bind = (hr_bind)v; break;
-        case O_FAULT: a->fault = optarg; rc = parse_fault(optarg, o); break;
+        case O_BIND:
+            rc = hr_cli_choice(CMD, "--bind", optarg, binds, &v);
+            o->bind = (hr_bind)v;
+            break;
+        case O_FAULT:
+            a->fault = optarg;
+            rc = parse_fault(optarg, o);
+            break;
         case O_LIST: a->list = 1; break;
         case O_QUIET: a->quiet = 1; break;
         case 'h':
@@ -180,7 +226,8 @@ static int parse_args(int argc, char **argv, sp_args *a)
     }
     if (optind < argc) return hr_cli_usage_error(CMD, NULL, "unexpected argument '%s'", argv[optind]);
     if (a->list) return 0;
-    if (!a->matrix == !a->gen) return hr_cli_usage_error(CMD, "--matrix", "give exactly one of --matrix FILE and --gen NAME:SIZE");
+    if (!a->matrix == !a->gen)
+        return hr_cli_usage_error(CMD, "--matrix", "give exactly one of --matrix FILE and --gen NAME:SIZE");
     if (a->fault && strcmp(o->method, "cg") == 0)
         return hr_cli_usage_error(CMD, "--fault", "not defined for cg (jacobi, gs, async)");
     if (o->tau != 0.0 && strcmp(o->method, "jacobi") != 0)
@@ -240,13 +287,15 @@ static int monitor_cb(long it, double res, void *user)
 
 static const char *method_label(const hr_sparse_options *o, char *buf, size_t size)
 {
-    if (strcmp(o->method, "async") == 0) snprintf(buf, size, "async-(%d), block %d", o->local_iters, o->block);
-    else snprintf(buf, size, "%s", o->method);
+    if (strcmp(o->method, "async") == 0)
+        snprintf(buf, size, "async-(%d), block %d", o->local_iters, o->block);
+    else
+        snprintf(buf, size, "%s", o->method);
     return buf;
 }
 
-static json_object *to_json(const sp_args *a, const hr_csr *A, const hr_sparse_result *r, const hr_spectral *sp,
-                            int threads, const history *h, const char *source)
+static json_object *to_json(const sp_args *a, const hr_csr *A, const hr_sparse_result *r,
+                            const hr_spectral *sp, int threads, const history *h, const char *source)
 {
     const hr_sparse_options *o = &a->o;
     json_object *j = json_object_new_object();
@@ -288,7 +337,8 @@ static json_object *to_json(const sp_args *a, const hr_csr *A, const hr_sparse_r
         json_object *f = json_object_new_object();
         json_object_object_add(f, "fraction", json_object_new_double(o->fault_fraction));
         json_object_object_add(f, "iteration", json_object_new_int64(o->fault_iter));
-        json_object_object_add(f, "recover", o->fault_recover >= 0 ? json_object_new_int64(o->fault_recover) : NULL);
+        json_object_object_add(f, "recover",
+                               o->fault_recover >= 0 ? json_object_new_int64(o->fault_recover) : NULL);
         json_object_object_add(f, "components", json_object_new_int64(r->faulty_components));
         json_object_object_add(j, "fault", f);
     }
@@ -330,13 +380,14 @@ static int run(sp_args *a)
     if (rc) return rc;
     int bad;
     if (A->n_rows != A->n_cols) {
-        rc = hr_cli_usage_error(CMD, "--matrix", "%s is %d x %d: a solve needs a square matrix", source, A->n_rows,
-                                A->n_cols);
+        rc = hr_cli_usage_error(CMD, "--matrix", "%s is %d x %d: a solve needs a square matrix", source,
+                                A->n_rows, A->n_cols);
         goto out;
     }
     if (strcmp(a->o.method, "cg") != 0 && hr_csr_check_diagonal(A, &bad) != HR_OK) {
-        rc = hr_cli_usage_error(CMD, "--matrix", "%s: row %d has a %s diagonal entry (--method %s divides by it)",
-                                source, bad + 1, A->diag[bad] < 0 ? "missing" : "zero", a->o.method);
+        rc = hr_cli_usage_error(CMD, "--matrix",
+                                "%s: row %d has a %s diagonal entry (--method %s divides by it)", source,
+                                bad + 1, A->diag[bad] < 0 ? "missing" : "zero", a->o.method);
         goto out;
     }
     if ((rc = make_vector("--rhs", a->rhs, A->n_rows, a->seed, &b)) != 0) goto out;
@@ -356,17 +407,20 @@ static int run(sp_args *a)
         if (st == HR_OK) {
             spp = &sp;
             if (a->analyze) {
-                fprintf(hout, "analysis  rho(B) = %.4f, rho(|B|) = %.4f (B = I - D^-1 A; %s, %d steps)\n", sp.rho_B,
-                        sp.rho_absB, sp.symmetric ? "Lanczos" : "power iteration", sp.steps);
+                fprintf(hout, "analysis  rho(B) = %.4f, rho(|B|) = %.4f (B = I - D^-1 A; %s, %d steps)\n",
+                        sp.rho_B, sp.rho_absB, sp.symmetric ? "Lanczos" : "power iteration", sp.steps);
                 if (sp.symmetric)
-                    fprintf(hout, "          eig(D^-1 A) in [%.6g, %.6g], cond = %.4g, tau = 2/(l1+ln) = %.6g\n",
+                    fprintf(hout,
+                            "          eig(D^-1 A) in [%.6g, %.6g], cond = %.4g, tau = 2/(l1+ln) = %.6g\n",
                             sp.lambda_min, sp.lambda_max, sp.lambda_max / sp.lambda_min, sp.tau);
                 if (sp.rho_B >= 1.0)
                     fprintf(hout, "          rho(B) >= 1: Jacobi diverges; use --method jacobi --tau auto\n");
             }
             if (sp.rho_absB >= 1.0)
-                fprintf(stderr, "hetrelax sparse: warning: rho(|B|) = %.4f >= 1: asynchronous convergence is "
-                                "not guaranteed\n", sp.rho_absB);
+                fprintf(stderr,
+                        "hetrelax sparse: warning: rho(|B|) = %.4f >= 1: asynchronous convergence is "
+                        "not guaranteed\n",
+                        sp.rho_absB);
         } else {
             fprintf(stderr, "hetrelax sparse: warning: spectral estimate failed: %s\n", hr_status_string(st));
         }
@@ -376,9 +430,14 @@ static int run(sp_args *a)
     fprintf(hout, "method    %s on %s", method_label(&a->o, label, sizeof label),
             a->o.backend == HR_BACKEND_AUTO ? "default backend" : hr_backend_name(a->o.backend));
     fprintf(hout, ", tol %g, at most %ld iterations\n", a->o.tol, a->o.max_iters);
-    if (a->o.fault_fraction > 0.0)
-        fprintf(hout, "fault     %g of the components stop at iteration %ld, %s\n", a->o.fault_fraction,
-                a->o.fault_iter, a->o.fault_recover >= 0 ? "recovered later" : "never recovered");
+    if (a->o.fault_fraction > 0.0) {
+        fprintf(hout, "fault     %g of the components stop at iteration %ld, ", a->o.fault_fraction,
+                a->o.fault_iter);
+        if (a->o.fault_recover >= 0)
+            fprintf(hout, "recovered after %ld iterations\n", a->o.fault_recover);
+        else
+            fprintf(hout, "never recovered\n");
+    }
 
     h.print = !a->quiet && a->o.monitor_every > 0;
     a->o.monitor = monitor_cb;
@@ -387,8 +446,11 @@ static int run(sp_args *a)
     hr_status st = hr_sparse_solve(A, b, x, &a->o, &r);
     if (st != HR_OK && st != HR_ERR_DIVERGED) {
         if (st == HR_ERR_INVALID_ARG || st == HR_ERR_UNSUPPORTED)
-            rc = hr_cli_usage_error(CMD, strncmp(r.message, "tau", 3) == 0 ? "--tau" : strstr(r.message, "backend") ? "--backend"
-                                         : "--method", "%s", r.message);
+            rc = hr_cli_usage_error(CMD,
+                                    strncmp(r.message, "tau", 3) == 0 ? "--tau"
+                                    : strstr(r.message, "backend")    ? "--backend"
+                                                                      : "--method",
+                                    "%s", r.message);
         else {
             fprintf(stderr, "hetrelax sparse: %s\n", r.message);
             rc = HR_EXIT_FAIL;
@@ -397,18 +459,20 @@ static int run(sp_args *a)
     }
     if (strcmp(a->o.method, "jacobi") == 0 && r.tau != 1.0) fprintf(hout, "          tau = %.6g\n", r.tau);
     if (strcmp(r.backend, "cpu-seq") == 0) threads = 1;
-    fprintf(hout, "result    %s after %ld iterations on %s (%d thread%s): relative residual %.6e (recomputed)\n",
-            hr_reason_string(r.reason), r.iterations, r.backend, threads, threads == 1 ? "" : "s",
-            r.relative_residual);
-    fprintf(hout, "time      %.6f s loop, %.6f s iterating, %.6e s per global iteration, %.6f s setup\n", r.time_s,
-            r.time_iter_s, r.time_per_iter_s, r.time_setup_s);
+    fprintf(hout,
+            "result    %s after %ld iterations on %s (%d thread%s): relative residual %.6e (recomputed)\n",
+            r.reason == HR_REASON_ITERS ? "not converged" : hr_reason_string(r.reason), r.iterations,
+            r.backend, threads, threads == 1 ? "" : "s", r.relative_residual);
+    fprintf(hout, "time      %.6f s loop, %.6f s iterating, %.6e s per global iteration, %.6f s setup\n",
+            r.time_s, r.time_iter_s, r.time_per_iter_s, r.time_setup_s);
     if (st == HR_ERR_DIVERGED) fprintf(stderr, "hetrelax sparse: %s\n", r.message);
     if (a->output) {
         char note[128];
         snprintf(note, sizeof note, "hetrelax sparse %s, %s: solution x", source, label);
         hr_status ws = hr_mm_write_vector(a->output, x, A->n_rows, note);
         if (ws != HR_OK) {
-            fprintf(stderr, "hetrelax sparse: --output: cannot write '%s': %s\n", a->output, hr_status_string(ws));
+            fprintf(stderr, "hetrelax sparse: --output: cannot write '%s': %s\n", a->output,
+                    hr_status_string(ws));
             rc = HR_EXIT_FAIL;
             goto out;
         }

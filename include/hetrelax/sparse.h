@@ -32,7 +32,7 @@ typedef struct hr_csr {
     int64_t *row_ptr; /* n_rows + 1 offsets into col/val */
     int32_t *col;     /* 0-based columns, strictly increasing within a row */
     double *val;
-    int64_t *diag;    /* position of A(i,i) in col/val, or -1 when row i has none */
+    int64_t *diag; /* position of A(i,i) in col/val, or -1 when row i has none */
 } hr_csr;
 
 /* Limits on what the library builds: 32-bit column indices, and nnz small enough that
@@ -114,9 +114,9 @@ typedef struct hr_spectral {
     double rho_absB;   /* spectral radius of |B| */
     double lambda_min; /* extreme eigenvalues of D^-1 A (NaN when A is not symmetric) */
     double lambda_max;
-    double tau;        /* 2 / (lambda_min + lambda_max), NaN when unknown */
-    int symmetric;     /* 1: Lanczos on the symmetric scaling; 0: power iteration */
-    int steps;         /* Lanczos or power steps used */
+    double tau;    /* 2 / (lambda_min + lambda_max), NaN when unknown */
+    int symmetric; /* 1: Lanczos on the symmetric scaling; 0: power iteration */
+    int steps;     /* Lanczos or power steps used */
 } hr_spectral;
 
 /*! hr_sparse_spectral() :
@@ -132,37 +132,37 @@ hr_status hr_sparse_spectral(const hr_csr *A, int max_steps, hr_spectral *out);
 #define HR_SPARSE_TAU_AUTO (-1.0)
 
 typedef struct hr_sparse_options {
-    const char *method;   /* "jacobi" (default), "gs", "async", "cg" */
-    hr_backend backend;   /* AUTO: the method's first backend in the table */
-    int threads;          /* CPU threads; 0: one per core */
+    const char *method; /* "jacobi" (default), "gs", "async", "cg" */
+    hr_backend backend; /* AUTO: the method's first backend in the table */
+    int threads;        /* CPU threads; 0: one per core */
     hr_bind bind;
-    int local_iters;      /* K of async-(K) (default 5) */
-    int block;            /* rows per block for async (default 128) */
-    double tol;           /* stop when ||b - A x|| / ||b|| < tol; 0: run max_iters */
-    long max_iters;       /* global iterations (default 1000) */
-    long check_every;     /* residual check interval (default 1) */
-    long monitor_every;   /* call monitor every K iterations (0: never) */
+    int local_iters;    /* K of async-(K) (default 5) */
+    int block;          /* rows per block for async (default 128) */
+    double tol;         /* stop when ||b - A x|| / ||b|| < tol; 0: run max_iters */
+    long max_iters;     /* global iterations (default 1000) */
+    long check_every;   /* residual check interval (default 1) */
+    long monitor_every; /* call monitor every K iterations (0: never) */
     hr_monitor_fn monitor;
     void *monitor_user;
-    double tau;           /* jacobi: 0 = plain (refused when rho(B) >= 1 unless
-                           * allow_divergent), > 0 = x += tau D^-1 r, or HR_SPARSE_TAU_AUTO */
-    int allow_divergent;  /* skip the rho(B) < 1 refusal for plain jacobi */
-    double divtol;        /* diverged when residual > divtol * initial (default 1e4) */
+    double tau;          /* jacobi: 0 = plain (refused when rho(B) >= 1 unless
+                          * allow_divergent), > 0 = x += tau D^-1 r, or HR_SPARSE_TAU_AUTO */
+    int allow_divergent; /* skip the rho(B) < 1 refusal for plain jacobi */
+    double divtol;       /* diverged when residual > divtol * initial (default 1e4) */
     /* Fault injection (seed 002 section 4.5): from global iteration fault_iter a random
      * fault_fraction of the components is no longer updated; with fault_recover >= 0
      * they are updated again fault_recover iterations later. fraction 0: no fault. */
     double fault_fraction;
     long fault_iter;
-    long fault_recover;   /* -1: never */
+    long fault_recover; /* -1: never */
     uint64_t fault_seed;
-    int device;           /* GPU ordinal, for GPU methods */
+    int device; /* GPU ordinal, for GPU methods */
 } hr_sparse_options;
 
 typedef struct hr_sparse_result {
-    long iterations;          /* global iterations done */
-    double time_s;            /* the iteration loop, residual checks included */
-    double time_iter_s;       /* iterations only */
-    double time_per_iter_s;   /* time_iter_s / iterations */
+    long iterations;        /* global iterations done */
+    double time_s;          /* the iteration loop, residual checks included */
+    double time_iter_s;     /* iterations only */
+    double time_per_iter_s; /* time_iter_s / iterations */
     double time_setup_s;
     double initial_residual;  /* ||b - A x0|| / ||b|| */
     double relative_residual; /* recomputed on the host at the end */
@@ -171,7 +171,7 @@ typedef struct hr_sparse_result {
     hr_reason reason;
     char method[16];
     char backend[16];
-    char message[256];        /* why a call failed, or a note ("" if none) */
+    char message[256]; /* why a call failed, or a note ("" if none) */
 } hr_sparse_result;
 
 void hr_sparse_options_default(hr_sparse_options *o);

@@ -18,7 +18,7 @@ typedef struct cg_state {
     double *res, *p, *q; /* residual, direction, A p */
     double *pa, *pb;     /* per-chunk partial sums (two, so phases never overwrite a live one) */
     int nchunks;
-    double rr;           /* r . r */
+    double rr; /* r . r */
 } cg_state;
 
 static void chunk_rows(const cg_state *s, int tid, int nt, int *lo, int *hi)
@@ -32,7 +32,8 @@ static void chunk_rows(const cg_state *s, int tid, int nt, int *lo, int *hi)
 static double sum_chunks(const double *part, int nchunks)
 {
     double s = 0.0;
-    for (int c = 0; c < nchunks; c++) s += part[c];
+    for (int c = 0; c < nchunks; c++)
+        s += part[c];
     return s;
 }
 
@@ -42,7 +43,8 @@ static void chunk_dots(const double *u, const double *v, double *part, int lo, i
     for (int c0 = lo; c0 < hi; c0 += HR_SPARSE_CHUNK) {
         int c1 = c0 + HR_SPARSE_CHUNK < hi ? c0 + HR_SPARSE_CHUNK : hi;
         double s = 0.0;
-        for (int i = c0; i < c1; i++) s += u[i] * v[i];
+        for (int i = c0; i < c1; i++)
+            s += u[i] * v[i];
         part[c0 / HR_SPARSE_CHUNK] = s;
     }
 }
@@ -67,7 +69,8 @@ static void cg_job(void *ctx, int tid, int nt)
         hr_team_barrier(s->team);
         double rn = sum_chunks(s->pb, s->nchunks), beta = rn / rr;
         rr = rn;
-        for (int i = lo; i < hi; i++) s->p[i] = s->res[i] + beta * s->p[i];
+        for (int i = lo; i < hi; i++)
+            s->p[i] = s->res[i] + beta * s->p[i];
         hr_team_barrier(s->team); /* p complete before the next product reads it */
     }
     if (tid == 0) s->rr = rr; /* every thread holds the same value */
@@ -88,7 +91,8 @@ static hr_status cg_setup(hr_sparse_run *r)
     s->pb = malloc(((size_t)s->nchunks + 1) * sizeof *s->pb);
     if (!s->res || !s->p || !s->q || !s->pa || !s->pb) return HR_ERR_NO_MEMORY;
     hr_csr_spmv(r->A, r->x, s->q);
-    for (int i = 0; i < n; i++) s->p[i] = s->res[i] = r->b[i] - s->q[i];
+    for (int i = 0; i < n; i++)
+        s->p[i] = s->res[i] = r->b[i] - s->q[i];
     chunk_dots(s->res, s->res, s->pa, 0, n);
     s->rr = sum_chunks(s->pa, s->nchunks);
     int threads = r->m->backend == HR_BACKEND_CPU_SEQ ? 1 : r->threads;
@@ -113,9 +117,17 @@ static void cg_teardown(hr_sparse_run *r)
     r->impl = NULL;
 }
 
-const hr_sparse_method hr_sparse_cpu_cg = {
-    "cg", HR_BACKEND_CPU_THREADS, "conjugate gradient (SPD), deterministic chunked dot products",
-    1, 0, 0, 0, cg_setup, cg_iterate, NULL, cg_teardown};
+const hr_sparse_method hr_sparse_cpu_cg = {"cg",
+                                           HR_BACKEND_CPU_THREADS,
+                                           "conjugate gradient (SPD), deterministic chunked dot products",
+                                           1,
+                                           0,
+                                           0,
+                                           0,
+                                           cg_setup,
+                                           cg_iterate,
+                                           NULL,
+                                           cg_teardown};
 const hr_sparse_method hr_sparse_seq_cg = {
-    "cg", HR_BACKEND_CPU_SEQ, "conjugate gradient on one thread", 1, 0, 0, 0, cg_setup, cg_iterate, NULL,
-    cg_teardown};
+    "cg", HR_BACKEND_CPU_SEQ, "conjugate gradient on one thread", 1, 0, 0, 0, cg_setup, cg_iterate,
+    NULL, cg_teardown};

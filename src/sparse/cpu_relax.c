@@ -32,7 +32,10 @@ static inline double load_relaxed(const double *p)
     __atomic_load(p, &v, __ATOMIC_RELAXED);
     return v;
 }
-static inline void store_relaxed(double *p, double v) { __atomic_store(p, &v, __ATOMIC_RELAXED); }
+static inline void store_relaxed(double *p, double v)
+{
+    __atomic_store(p, &v, __ATOMIC_RELAXED);
+}
 
 typedef struct relax_state {
     hr_team *team;
@@ -56,12 +59,14 @@ static hr_status relax_setup(hr_sparse_run *r)
     r->impl = s;
     s->r = r;
     const int n = r->A->n_rows;
-    if (strcmp(r->m->name, "jacobi") == 0 && !(s->xn = malloc((size_t)n * sizeof *s->xn))) return HR_ERR_NO_MEMORY;
+    if (strcmp(r->m->name, "jacobi") == 0 && !(s->xn = malloc((size_t)n * sizeof *s->xn)))
+        return HR_ERR_NO_MEMORY;
     if (strcmp(r->m->name, "async") == 0) {
         int B = r->o.block < n ? r->o.block : n;
         s->nblocks = (n + B - 1) / B;
         s->stride = 3 * (size_t)B + 16; /* s, x_local, x_local' plus a gap against false sharing */
-        if (!(s->scratch = malloc(s->stride * (size_t)team_threads(r) * sizeof *s->scratch))) return HR_ERR_NO_MEMORY;
+        if (!(s->scratch = malloc(s->stride * (size_t)team_threads(r) * sizeof *s->scratch)))
+            return HR_ERR_NO_MEMORY;
     }
     if (strcmp(r->m->name, "gs") != 0) HR_TRY(hr_team_create(team_threads(r), r->o.bind, &s->team));
     return HR_OK;
@@ -92,8 +97,10 @@ static void jacobi_job(void *ctx, int tid, int nt)
 #define XA(j) xa[j]
     for (long k = 0; k < s->count; k++) {
         for (int i = lo; i < hi; i++) {
-            if (frozen && frozen[i]) xb[i] = xa[i];
-            else HR_SPARSE_ROW_UPDATE(A, r->b, i, r->tau, xa[i], XA, xb[i]);
+            if (frozen && frozen[i])
+                xb[i] = xa[i];
+            else
+                HR_SPARSE_ROW_UPDATE(A, r->b, i, r->tau, xa[i], XA, xb[i]);
         }
         hr_team_barrier(s->team);
         double *t = xa;
@@ -173,7 +180,8 @@ static void async_job(void *ctx, int tid, int nt)
                 a = c;
                 c = t;
             }
-            for (int i = lo; i < hi; i++) store_relaxed(&x[i], a[i - lo]);
+            for (int i = lo; i < hi; i++)
+                store_relaxed(&x[i], a[i - lo]);
         }
 }
 
@@ -187,18 +195,51 @@ static hr_status async_iterate(hr_sparse_run *r, long count)
 
 /* ------------------------------------------------------------------ table */
 
-const hr_sparse_method hr_sparse_cpu_jacobi = {
-    "jacobi", HR_BACKEND_CPU_THREADS, "Jacobi, rows split over threads (x += tau D^-1 r with --tau)",
-    1, 1, 1, 1, relax_setup, jacobi_iterate, NULL, relax_teardown};
+const hr_sparse_method hr_sparse_cpu_jacobi = {"jacobi",
+                                               HR_BACKEND_CPU_THREADS,
+                                               "Jacobi, rows split over threads (x += tau D^-1 r with --tau)",
+                                               1,
+                                               1,
+                                               1,
+                                               1,
+                                               relax_setup,
+                                               jacobi_iterate,
+                                               NULL,
+                                               relax_teardown};
 const hr_sparse_method hr_sparse_seq_jacobi = {
-    "jacobi", HR_BACKEND_CPU_SEQ, "Jacobi on one thread", 1, 1, 1, 1, relax_setup, jacobi_iterate, NULL,
-    relax_teardown};
-const hr_sparse_method hr_sparse_seq_gs = {
-    "gs", HR_BACKEND_CPU_SEQ, "Gauss-Seidel, sequential (the paper's CPU baseline)", 1, 1, 0, 1, relax_setup,
-    gs_iterate, NULL, relax_teardown};
+    "jacobi", HR_BACKEND_CPU_SEQ, "Jacobi on one thread", 1, 1, 1, 1, relax_setup, jacobi_iterate,
+    NULL,     relax_teardown};
+const hr_sparse_method hr_sparse_seq_gs = {"gs",
+                                           HR_BACKEND_CPU_SEQ,
+                                           "Gauss-Seidel, sequential (the paper's CPU baseline)",
+                                           1,
+                                           1,
+                                           0,
+                                           1,
+                                           relax_setup,
+                                           gs_iterate,
+                                           NULL,
+                                           relax_teardown};
 const hr_sparse_method hr_sparse_cpu_async = {
-    "async", HR_BACKEND_CPU_THREADS, "block-asynchronous async-(K) (Algorithm 1), threads own blocks",
-    0, 1, 0, 1, relax_setup, async_iterate, NULL, relax_teardown};
-const hr_sparse_method hr_sparse_seq_async = {
-    "async", HR_BACKEND_CPU_SEQ, "async-(K) on one thread (deterministic block order)", 1, 1, 0, 1, relax_setup,
-    async_iterate, NULL, relax_teardown};
+    "async",
+    HR_BACKEND_CPU_THREADS,
+    "block-asynchronous async-(K) (Algorithm 1), threads own blocks",
+    0,
+    1,
+    0,
+    1,
+    relax_setup,
+    async_iterate,
+    NULL,
+    relax_teardown};
+const hr_sparse_method hr_sparse_seq_async = {"async",
+                                              HR_BACKEND_CPU_SEQ,
+                                              "async-(K) on one thread (deterministic block order)",
+                                              1,
+                                              1,
+                                              0,
+                                              1,
+                                              relax_setup,
+                                              async_iterate,
+                                              NULL,
+                                              relax_teardown};

@@ -63,8 +63,10 @@ hr_status hr_csr_from_coo(int n_rows, int n_cols, int64_t nnz, const int32_t *ri
             return HR_ERR_INVALID_ARG;
     hr_csr *A = NULL;
     HR_TRY(hr_csr_alloc(n_rows, n_cols, nnz, &A));
-    for (int64_t k = 0; k < nnz; k++) A->row_ptr[ri[k] + 1]++;
-    for (int i = 0; i < n_rows; i++) A->row_ptr[i + 1] += A->row_ptr[i];
+    for (int64_t k = 0; k < nnz; k++)
+        A->row_ptr[ri[k] + 1]++;
+    for (int i = 0; i < n_rows; i++)
+        A->row_ptr[i + 1] += A->row_ptr[i];
     int64_t *fill = malloc(((size_t)n_rows + 1) * sizeof *fill);
     if (!fill) {
         hr_csr_free(A);
@@ -114,19 +116,24 @@ void hr_csr_spmv_rows(const hr_csr *A, const double *x, double *y, int r0, int r
 {
     for (int i = r0; i < r1; i++) {
         double s = 0.0;
-        for (int64_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; p++) s += A->val[p] * x[A->col[p]];
+        for (int64_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; p++)
+            s += A->val[p] * x[A->col[p]];
         y[i] = s;
     }
 }
 
-void hr_csr_spmv(const hr_csr *A, const double *x, double *y) { hr_csr_spmv_rows(A, x, y, 0, A->n_rows); }
+void hr_csr_spmv(const hr_csr *A, const double *x, double *y)
+{
+    hr_csr_spmv_rows(A, x, y, 0, A->n_rows);
+}
 
 double hr_csr_relative_residual(const hr_csr *A, const double *b, const double *x)
 {
     double rr = 0.0, bb = 0.0;
     for (int i = 0; i < A->n_rows; i++) {
         double s = b[i];
-        for (int64_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; p++) s -= A->val[p] * x[A->col[p]];
+        for (int64_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; p++)
+            s -= A->val[p] * x[A->col[p]];
         rr += s * s;
         bb += b[i] * b[i];
     }
@@ -139,8 +146,10 @@ static double csr_get(const hr_csr *A, int i, int j, int *found)
     int64_t lo = A->row_ptr[i], hi = A->row_ptr[i + 1];
     while (lo < hi) {
         int64_t mid = lo + (hi - lo) / 2;
-        if (A->col[mid] < j) lo = mid + 1;
-        else hi = mid;
+        if (A->col[mid] < j)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     *found = lo < A->row_ptr[i + 1] && A->col[lo] == j;
     return *found ? A->val[lo] : 0.0;

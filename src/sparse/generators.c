@@ -62,7 +62,8 @@ static hr_status first_primes(int n, double *p)
     for (size_t i = 2; i < m && k < n; i++) {
         if (composite[i]) continue;
         p[k++] = (double)i;
-        for (size_t j = i * i; j < m; j += i) composite[j] = 1;
+        for (size_t j = i * i; j < m; j += i)
+            composite[j] = 1;
     }
     free(composite);
     return k == n ? HR_OK : HR_ERR_INTERNAL;
@@ -72,7 +73,8 @@ static hr_status gen_trefethen(int n, hr_csr **out)
 {
     int powers = 0;
     int64_t cap = n;
-    for (int64_t d = 1; d < n; d *= 2, powers++) cap += 2 * (n - d);
+    for (int64_t d = 1; d < n; d *= 2, powers++)
+        cap += 2 * (n - d);
     double *pr = malloc((size_t)n * sizeof *pr);
     coo t = {0};
     hr_status st = pr ? coo_reserve(&t, cap) : HR_ERR_NO_MEMORY;
@@ -124,7 +126,7 @@ static hr_status gen_laplace(int m, int dim, hr_csr **out)
  * for M = 99, as fv2 and fv3. The real fv matrices are not available here; this is a
  * stand-in with the same size, pattern and iteration-matrix radius, not a copy.
  */
-#define FV_EDGE 0.2086
+#define FV_EDGE   0.2086
 #define FV_CORNER 0.005
 
 static hr_status gen_fv2d(int m, hr_csr **out)
@@ -165,8 +167,7 @@ static hr_status gen_random_spd(int n, double density, uint64_t seed, hr_csr **o
 {
     int64_t per_row = (int64_t)llround(density * (double)(n - 1) / 2.0);
     if (n < 2) per_row = 0;
-    if ((double)per_row * n * 2 + n > 2e9)
-        return HR_ERR_INVALID_ARG; /* caller reports it as too large */
+    if ((double)per_row * n * 2 + n > 2e9) return HR_ERR_INVALID_ARG; /* caller reports it as too large */
     coo t = {0};
     double *diag = calloc((size_t)n, sizeof *diag);
     if (!diag || coo_reserve(&t, 2 * per_row * n + n) != HR_OK) {
@@ -185,7 +186,8 @@ static hr_status gen_random_spd(int n, double density, uint64_t seed, hr_csr **o
             diag[i] += fabs(v);
             diag[j] += fabs(v);
         }
-    for (int64_t i = 0; i < n; i++) coo_push(&t, i, i, 1.0 + 1.25 * diag[i]);
+    for (int64_t i = 0; i < n; i++)
+        coo_push(&t, i, i, 1.0 + 1.25 * diag[i]);
     free(diag);
     return coo_finish(&t, n, out);
 }
@@ -244,12 +246,14 @@ hr_status hr_sparse_generate(const char *spec, hr_csr **out, char *why, size_t w
         double dens = nf == 4 ? strtod(f[2], &end) : -1.0;
         if (nf != 4 || !field_long(f[1], 1, 100000000, &a) || !end || *end || !(dens >= 0.0 && dens <= 1.0) ||
             !field_long(f[3], 0, 2147483647L, &seed))
-            return bad(why, ws, "'%s': expected random-spd:N:DENSITY:SEED with N >= 1, 0 <= DENSITY <= 1, SEED >= 0",
+            return bad(why, ws,
+                       "'%s': expected random-spd:N:DENSITY:SEED with N >= 1, 0 <= DENSITY <= 1, SEED >= 0",
                        spec);
         st = gen_random_spd((int)a, dens, (uint64_t)seed, out);
         if (st == HR_ERR_INVALID_ARG) return bad(why, ws, "'%s': more than 2e9 entries", spec);
     } else {
-        return bad(why, ws, "'%s': unknown generator (trefethen, laplace2d, laplace3d, fv2d, random-spd)", spec);
+        return bad(why, ws, "'%s': unknown generator (trefethen, laplace2d, laplace3d, fv2d, random-spd)",
+                   spec);
     }
     if (st == HR_ERR_NO_MEMORY) bad(why, ws, "'%s': out of memory", spec);
     return st;

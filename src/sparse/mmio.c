@@ -14,7 +14,7 @@
 
 #include "sparse/sparse_internal.h"
 
-#define MM_LINE_MAX 1024
+#define MM_LINE_MAX   1024
 #define MM_MAX_TOKENS 8
 /* A matrix may have at most this many more rows than stored entries (empty rows):
  * bounds the row-pointer allocation by the file's size. */
@@ -134,7 +134,7 @@ static int parse_real(const char *s, double *out, int *nonfinite)
 typedef enum { F_REAL, F_INTEGER, F_PATTERN } mm_field;
 
 typedef struct mm_header {
-    int array;     /* 1: array, 0: coordinate */
+    int array; /* 1: array, 0: coordinate */
     mm_field field;
     int symmetric; /* 1: symmetric */
 } mm_header;
@@ -147,20 +147,31 @@ static hr_status parse_header(mm_lexer *lx, mm_header *h, hr_mm_error *err)
     if (lx->ntok == 0 || strcasecmp(lx->tok[0], "%%MatrixMarket") != 0)
         return fail(err, lx->line, "expected the header '%%%%MatrixMarket matrix FORMAT FIELD SYMMETRY'");
     if (lx->ntok != 5)
-        return fail(err, lx->line, "header has %d fields, expected 5: '%%%%MatrixMarket matrix FORMAT FIELD SYMMETRY'",
+        return fail(err, lx->line,
+                    "header has %d fields, expected 5: '%%%%MatrixMarket matrix FORMAT FIELD SYMMETRY'",
                     lx->ntok);
     if (strcasecmp(lx->tok[1], "matrix") != 0)
         return fail(err, lx->line, "unsupported object '%s' (expected 'matrix')", lx->tok[1]);
-    if (strcasecmp(lx->tok[2], "coordinate") == 0) h->array = 0;
-    else if (strcasecmp(lx->tok[2], "array") == 0) h->array = 1;
-    else return fail(err, lx->line, "unsupported format '%s' (expected coordinate or array)", lx->tok[2]);
-    if (strcasecmp(lx->tok[3], "real") == 0 || strcasecmp(lx->tok[3], "double") == 0) h->field = F_REAL;
-    else if (strcasecmp(lx->tok[3], "integer") == 0) h->field = F_INTEGER;
-    else if (strcasecmp(lx->tok[3], "pattern") == 0) h->field = F_PATTERN;
-    else return fail(err, lx->line, "unsupported field '%s' (expected real, integer or pattern)", lx->tok[3]);
-    if (strcasecmp(lx->tok[4], "general") == 0) h->symmetric = 0;
-    else if (strcasecmp(lx->tok[4], "symmetric") == 0) h->symmetric = 1;
-    else return fail(err, lx->line, "unsupported symmetry '%s' (expected general or symmetric)", lx->tok[4]);
+    if (strcasecmp(lx->tok[2], "coordinate") == 0)
+        h->array = 0;
+    else if (strcasecmp(lx->tok[2], "array") == 0)
+        h->array = 1;
+    else
+        return fail(err, lx->line, "unsupported format '%s' (expected coordinate or array)", lx->tok[2]);
+    if (strcasecmp(lx->tok[3], "real") == 0 || strcasecmp(lx->tok[3], "double") == 0)
+        h->field = F_REAL;
+    else if (strcasecmp(lx->tok[3], "integer") == 0)
+        h->field = F_INTEGER;
+    else if (strcasecmp(lx->tok[3], "pattern") == 0)
+        h->field = F_PATTERN;
+    else
+        return fail(err, lx->line, "unsupported field '%s' (expected real, integer or pattern)", lx->tok[3]);
+    if (strcasecmp(lx->tok[4], "general") == 0)
+        h->symmetric = 0;
+    else if (strcasecmp(lx->tok[4], "symmetric") == 0)
+        h->symmetric = 1;
+    else
+        return fail(err, lx->line, "unsupported symmetry '%s' (expected general or symmetric)", lx->tok[4]);
     if (h->array && h->field == F_PATTERN) return fail(err, lx->line, "'array' cannot have field 'pattern'");
     return HR_OK;
 }
@@ -175,7 +186,8 @@ static hr_status parse_sizes(mm_lexer *lx, int want, long long *sz, hr_mm_error 
         return fail(err, lx->line, "size line has %d fields, expected %s", lx->ntok,
                     want == 3 ? "'ROWS COLS ENTRIES'" : "'ROWS COLS'");
     for (int k = 0; k < want; k++) {
-        if (!parse_int(lx->tok[k], &sz[k])) return fail(err, lx->line, "size '%s' is not an integer", lx->tok[k]);
+        if (!parse_int(lx->tok[k], &sz[k]))
+            return fail(err, lx->line, "size '%s' is not an integer", lx->tok[k]);
         if (sz[k] < (k < 2 ? 1 : 0))
             return fail(err, lx->line, "size %lld must be %s", sz[k], k < 2 ? ">= 1" : ">= 0");
     }
@@ -226,29 +238,36 @@ hr_status hr_mm_parse_csr(const char *buf, size_t len, hr_csr **out, hr_mm_error
     int64_t k = 0;
     for (long long e = 0; e < nz; e++) {
         int r = next_data_line(&lx, err);
-        if (r < 0) { st = HR_ERR_FORMAT; goto done; }
+        if (r < 0) {
+            st = HR_ERR_FORMAT;
+            goto done;
+        }
         if (r == 0) {
             st = fail(err, lx.line + 1, "file ends after %lld of %lld entries", e, nz);
             goto done;
         }
         if (lx.ntok != want) {
-            st = fail(err, lx.line, "entry has %d fields, expected %s", lx.ntok, want == 2 ? "'ROW COL'" : "'ROW COL VALUE'");
+            st = fail(err, lx.line, "entry has %d fields, expected %s", lx.ntok,
+                      want == 2 ? "'ROW COL'" : "'ROW COL VALUE'");
             goto done;
         }
         long long i, j;
         double val = 1.0;
         if (!parse_int(lx.tok[0], &i) || !parse_int(lx.tok[1], &j)) {
-            st = fail(err, lx.line, "index '%s' is not an integer", parse_int(lx.tok[0], &i) ? lx.tok[1] : lx.tok[0]);
+            st = fail(err, lx.line, "index '%s' is not an integer",
+                      parse_int(lx.tok[0], &i) ? lx.tok[1] : lx.tok[0]);
             goto done;
         }
         if (i < 1 || i > rows || j < 1 || j > cols) {
-            st = fail(err, lx.line, "index (%lld, %lld) out of range [1, %lld] x [1, %lld]", i, j, rows, cols);
+            st =
+                fail(err, lx.line, "index (%lld, %lld) out of range [1, %lld] x [1, %lld]", i, j, rows, cols);
             goto done;
         }
         if (h.field == F_REAL) {
             int nonfinite;
             if (!parse_real(lx.tok[2], &val, &nonfinite)) {
-                st = fail(err, lx.line, "value '%s' is %s", lx.tok[2], nonfinite ? "not finite" : "not a number");
+                st = fail(err, lx.line, "value '%s' is %s", lx.tok[2],
+                          nonfinite ? "not finite" : "not a number");
                 goto done;
             }
         } else if (h.field == F_INTEGER) {
@@ -260,7 +279,9 @@ hr_status hr_mm_parse_csr(const char *buf, size_t len, hr_csr **out, hr_mm_error
             val = (double)iv;
         }
         if (h.symmetric && j > i) {
-            st = fail(err, lx.line, "entry (%lld, %lld) above the diagonal: a symmetric file stores the lower triangle", i, j);
+            st = fail(err, lx.line,
+                      "entry (%lld, %lld) above the diagonal: a symmetric file stores the lower triangle", i,
+                      j);
             goto done;
         }
         ri[k] = (int32_t)(i - 1);
@@ -273,13 +294,17 @@ hr_status hr_mm_parse_csr(const char *buf, size_t len, hr_csr **out, hr_mm_error
         }
     }
     int r = next_data_line(&lx, err);
-    if (r < 0) { st = HR_ERR_FORMAT; goto done; }
+    if (r < 0) {
+        st = HR_ERR_FORMAT;
+        goto done;
+    }
     if (r > 0) {
         st = fail(err, lx.line, "more entries than the %lld declared on line %ld", nz, size_line);
         goto done;
     }
     st = hr_csr_from_coo((int)rows, (int)cols, k, ri, ci, v, out);
-    if (st == HR_ERR_NO_MEMORY) fail(err, 0, "out of memory for %lld x %lld with %lld entries", rows, cols, nz);
+    if (st == HR_ERR_NO_MEMORY)
+        fail(err, 0, "out of memory for %lld x %lld with %lld entries", rows, cols, nz);
 done:
     free(ri);
     free(ci);
@@ -309,7 +334,8 @@ hr_status hr_mm_parse_vector(const char *buf, size_t len, double **out, int *n, 
     long long count = sz[0] * sz[1];
     size_t left = len - lx.pos;
     if ((unsigned long long)count > (left + 1) / 2)
-        return fail(err, size_line, "short file: %lld values declared but only %zu bytes follow", count, left);
+        return fail(err, size_line, "short file: %lld values declared but only %zu bytes follow", count,
+                    left);
     double *x = malloc((size_t)count * sizeof *x);
     if (!x) return fail(err, size_line, "out of memory for %lld values", count), HR_ERR_NO_MEMORY;
     for (long long e = 0; e < count; e++) {
@@ -317,7 +343,8 @@ hr_status hr_mm_parse_vector(const char *buf, size_t len, double **out, int *n, 
         long long iv;
         if (r <= 0) {
             free(x);
-            return r < 0 ? HR_ERR_FORMAT : fail(err, lx.line + 1, "file ends after %lld of %lld values", e, count);
+            return r < 0 ? HR_ERR_FORMAT
+                         : fail(err, lx.line + 1, "file ends after %lld of %lld values", e, count);
         }
         if (lx.ntok != 1) {
             free(x);
@@ -327,14 +354,17 @@ hr_status hr_mm_parse_vector(const char *buf, size_t len, double **out, int *n, 
         if (!ok) {
             free(x);
             return fail(err, lx.line, "value '%s' is %s", lx.tok[0],
-                        h.field == F_REAL && nonfinite ? "not finite" : h.field == F_INTEGER ? "not an integer" : "not a number");
+                        h.field == F_REAL && nonfinite ? "not finite"
+                        : h.field == F_INTEGER         ? "not an integer"
+                                                       : "not a number");
         }
         if (h.field == F_INTEGER) x[e] = (double)iv;
     }
     int r = next_data_line(&lx, err);
     if (r != 0) {
         free(x);
-        return r < 0 ? HR_ERR_FORMAT : fail(err, lx.line, "more values than the %lld declared on line %ld", count, size_line);
+        return r < 0 ? HR_ERR_FORMAT
+                     : fail(err, lx.line, "more values than the %lld declared on line %ld", count, size_line);
     }
     *out = x;
     *n = (int)count;
@@ -360,7 +390,10 @@ static hr_status slurp(const char *path, char **buf, size_t *len, hr_mm_error *e
     while (st == HR_OK) {
         if (n == cap) {
             char *nb = cap < ((size_t)1 << 62) ? realloc(b, cap * 2) : NULL;
-            if (!nb) { st = HR_ERR_NO_MEMORY; break; }
+            if (!nb) {
+                st = HR_ERR_NO_MEMORY;
+                break;
+            }
             b = nb;
             cap *= 2;
         }
@@ -376,7 +409,8 @@ static hr_status slurp(const char *path, char **buf, size_t *len, hr_mm_error *e
         free(b);
         if (err) {
             err->line = 0;
-            snprintf(err->msg, sizeof err->msg, "%s", st == HR_ERR_IO ? "read error" : "out of memory reading the file");
+            snprintf(err->msg, sizeof err->msg, "%s",
+                     st == HR_ERR_IO ? "read error" : "out of memory reading the file");
         }
         return st;
     }
@@ -447,6 +481,7 @@ hr_status hr_mm_write_vector(const char *path, const double *x, int n, const cha
     int ok = fprintf(f, "%%%%MatrixMarket matrix array real general\n") > 0;
     write_comment(f, comment);
     ok = ok && fprintf(f, "%d 1\n", n) > 0;
-    for (int i = 0; ok && i < n; i++) ok = fprintf(f, "%.17g\n", x[i]) > 0;
+    for (int i = 0; ok && i < n; i++)
+        ok = fprintf(f, "%.17g\n", x[i]) > 0;
     return finish(f, ok);
 }

@@ -39,15 +39,15 @@ typedef struct hr_sparse_method {
 struct hr_sparse_run {
     const hr_csr *A;
     const double *b;
-    double *x;              /* the caller's vector: initial guess in, iterate out */
+    double *x; /* the caller's vector: initial guess in, iterate out */
     hr_sparse_options o;
     const hr_sparse_method *m;
-    int threads;            /* resolved thread count (>= 1) */
-    double tau;             /* relaxation factor for jacobi (1: plain) */
-    long done;              /* global iterations done */
-    unsigned char *frozen;  /* fault mask: 1 = component not updated (NULL: no fault) */
-    int fault_active;       /* whether the mask applies in the current iterate() call */
-    void *impl;             /* method state */
+    int threads;           /* resolved thread count (>= 1) */
+    double tau;            /* relaxation factor for jacobi (1: plain) */
+    long done;             /* global iterations done */
+    unsigned char *frozen; /* fault mask: 1 = component not updated (NULL: no fault) */
+    int fault_active;      /* whether the mask applies in the current iterate() call */
+    void *impl;            /* method state */
     char err[256];
 };
 
@@ -64,13 +64,13 @@ void hr_csr_spmv_rows(const hr_csr *A, const double *x, double *y, int r0, int r
  *   x_i' = (1 - tau) x_i + tau (b_i - sum_{j != i} a_ij x_j) / a_ii
  * With tau = 1 this is exactly the textbook Jacobi / Gauss-Seidel formula (eq. 2 of
  * seed 002). `X(j)` reads component j (plain or relaxed-atomic access). */
-#define HR_SPARSE_ROW_UPDATE(A, b, i, tau, xi, X, out)                                   \
-    do {                                                                                 \
-        double s_ = (b)[i];                                                              \
-        for (int64_t p_ = (A)->row_ptr[i]; p_ < (A)->row_ptr[(i) + 1]; p_++)             \
-            if ((A)->col[p_] != (i)) s_ -= (A)->val[p_] * X((A)->col[p_]);               \
-        double d_ = s_ / (A)->val[(A)->diag[i]];                                         \
-        (out) = (tau) == 1.0 ? d_ : (1.0 - (tau)) * (xi) + (tau) * d_;                   \
+#define HR_SPARSE_ROW_UPDATE(A, b, i, tau, xi, X, out)                                                       \
+    do {                                                                                                     \
+        double s_ = (b)[i];                                                                                  \
+        for (int64_t p_ = (A)->row_ptr[i]; p_ < (A)->row_ptr[(i) + 1]; p_++)                                 \
+            if ((A)->col[p_] != (i)) s_ -= (A)->val[p_] * X((A)->col[p_]);                                   \
+        double d_ = s_ / (A)->val[(A)->diag[i]];                                                             \
+        (out) = (tau) == 1.0 ? d_ : (1.0 - (tau)) * (xi) + (tau)*d_;                                         \
     } while (0)
 
 /* Deterministic dot product: fixed chunks summed in order, so the value does not
@@ -86,7 +86,10 @@ static inline uint64_t hr_splitmix64(uint64_t *state)
     return z ^ (z >> 31);
 }
 /* Uniform in [0, 1). */
-static inline double hr_uniform01(uint64_t *state) { return (double)(hr_splitmix64(state) >> 11) * 0x1.0p-53; }
+static inline double hr_uniform01(uint64_t *state)
+{
+    return (double)(hr_splitmix64(state) >> 11) * 0x1.0p-53;
+}
 
 #ifdef __cplusplus
 }

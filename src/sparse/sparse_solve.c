@@ -44,9 +44,11 @@ static hr_status say(hr_sparse_result *res, hr_status st, const char *fmt, ...)
 static hr_status validate(const hr_sparse_options *o, hr_sparse_result *res)
 {
     if (o->threads < 0 || o->threads > 4096) return say(res, HR_ERR_INVALID_ARG, "threads: must be 0..4096");
-    if (o->local_iters < 1 || o->local_iters > 1000) return say(res, HR_ERR_INVALID_ARG, "local-iters: must be 1..1000");
+    if (o->local_iters < 1 || o->local_iters > 1000)
+        return say(res, HR_ERR_INVALID_ARG, "local-iters: must be 1..1000");
     if (o->block < 1) return say(res, HR_ERR_INVALID_ARG, "block: must be >= 1");
-    if (!(o->tol >= 0.0) || !isfinite(o->tol)) return say(res, HR_ERR_INVALID_ARG, "tol: must be finite and >= 0");
+    if (!(o->tol >= 0.0) || !isfinite(o->tol))
+        return say(res, HR_ERR_INVALID_ARG, "tol: must be finite and >= 0");
     if (o->max_iters < 0) return say(res, HR_ERR_INVALID_ARG, "max-iters: must be >= 0");
     if (o->check_every < 1) return say(res, HR_ERR_INVALID_ARG, "check: must be >= 1");
     if (o->monitor_every < 0) return say(res, HR_ERR_INVALID_ARG, "monitor: must be >= 0");
@@ -78,7 +80,8 @@ static hr_status choose_tau(hr_sparse_run *r, hr_sparse_result *res)
         if (!sp.symmetric || !(sp.lambda_min > 0.0))
             return say(res, HR_ERR_INVALID_ARG,
                        "tau auto needs a symmetric matrix with positive diagonal and eigenvalues of D^-1 A "
-                       "(lambda_min = %g)", sp.lambda_min);
+                       "(lambda_min = %g)",
+                       sp.lambda_min);
         r->tau = sp.tau;
         return HR_OK;
     }
@@ -86,8 +89,10 @@ static hr_status choose_tau(hr_sparse_run *r, hr_sparse_result *res)
         if (sp.symmetric && sp.lambda_min > 0.0)
             return say(res, HR_ERR_INVALID_ARG,
                        "rho(B) = %.4f >= 1: Jacobi diverges; use the scaled iteration --tau auto "
-                       "(tau = 2/(lambda_1 + lambda_n) = %.6g), or --tau 1 to force it", sp.rho_B, sp.tau);
-        return say(res, HR_ERR_INVALID_ARG, "rho(B) = %.4f >= 1: Jacobi diverges (--tau 1 forces it)", sp.rho_B);
+                       "(tau = 2/(lambda_1 + lambda_n) = %.6g), or --tau 1 to force it",
+                       sp.rho_B, sp.tau);
+        return say(res, HR_ERR_INVALID_ARG, "rho(B) = %.4f >= 1: Jacobi diverges (--tau 1 forces it)",
+                   sp.rho_B);
     }
     return HR_OK;
 }
@@ -104,7 +109,8 @@ static hr_status make_fault_mask(hr_sparse_run *r, long *count)
         free(idx);
         return HR_ERR_NO_MEMORY;
     }
-    for (int i = 0; i < n; i++) idx[i] = i;
+    for (int i = 0; i < n; i++)
+        idx[i] = i;
     uint64_t s = r->o.fault_seed;
     for (long i = 0; i < k; i++) {
         long j = i + (long)(hr_splitmix64(&s) % (uint64_t)(n - i));
@@ -118,7 +124,10 @@ static hr_status make_fault_mask(hr_sparse_run *r, long *count)
 }
 
 /* Next multiple of `every` after `done` (or a far horizon when every <= 0). */
-static long next_multiple(long done, long every) { return every > 0 ? (done / every + 1) * every : -1; }
+static long next_multiple(long done, long every)
+{
+    return every > 0 ? (done / every + 1) * every : -1;
+}
 
 static void cut(long *stop, long at, long done)
 {
@@ -141,7 +150,8 @@ hr_status hr_sparse_solve(const hr_csr *A, const double *b, double *x, const hr_
     if (!A || !b || !x || !opt) return say(res, HR_ERR_INVALID_ARG, "NULL argument");
     HR_TRY(validate(opt, res));
     if (A->n_rows != A->n_cols)
-        return say(res, HR_ERR_INVALID_ARG, "matrix is %d x %d: a solve needs a square matrix", A->n_rows, A->n_cols);
+        return say(res, HR_ERR_INVALID_ARG, "matrix is %d x %d: a solve needs a square matrix", A->n_rows,
+                   A->n_cols);
     const char *name = opt->method ? opt->method : "jacobi";
     const hr_sparse_method *m = hr_sparse_method_find(name, opt->backend);
     if (!m) {
@@ -155,8 +165,8 @@ hr_status hr_sparse_solve(const hr_csr *A, const double *b, double *x, const hr_
             return say(res, HR_ERR_INVALID_ARG, "%s[%d] is not finite", isfinite(b[i]) ? "x0" : "b", i + 1);
     int bad = -1;
     if (m->needs_diagonal && hr_csr_check_diagonal(A, &bad) != HR_OK)
-        return say(res, HR_ERR_INVALID_ARG, "row %d (1-based) has a %s diagonal entry: %s divides by it", bad + 1,
-                   A->diag[bad] < 0 ? "missing" : "zero", m->name);
+        return say(res, HR_ERR_INVALID_ARG, "row %d (1-based) has a %s diagonal entry: %s divides by it",
+                   bad + 1, A->diag[bad] < 0 ? "missing" : "zero", m->name);
     if (opt->fault_fraction > 0.0 && !m->supports_fault)
         return say(res, HR_ERR_INVALID_ARG, "fault injection is not defined for method '%s'", m->name);
 
@@ -211,9 +221,12 @@ hr_status hr_sparse_solve(const hr_csr *A, const double *b, double *x, const hr_
         int at_mon = o->monitor_every > 0 && r.done % o->monitor_every == 0;
         if (!at_check && !at_mon) continue;
         if ((st = current_residual(&r, &rel)) != HR_OK) break;
-        if (at_mon && o->monitor && o->monitor(r.done, rel, o->monitor_user)) reason = HR_REASON_STOPPED;
-        else if (!isfinite(rel) || rel > divref) reason = HR_REASON_DIVERGED;
-        else if (at_check && rel < o->tol) reason = HR_REASON_CONVERGED;
+        if (at_mon && o->monitor && o->monitor(r.done, rel, o->monitor_user))
+            reason = HR_REASON_STOPPED;
+        else if (!isfinite(rel) || rel > divref)
+            reason = HR_REASON_DIVERGED;
+        else if (at_check && rel < o->tol)
+            reason = HR_REASON_CONVERGED;
     }
     res->time_s = hr_now() - t0;
     if (st == HR_OK && m->sync_host) st = m->sync_host(&r);
@@ -225,13 +238,15 @@ hr_status hr_sparse_solve(const hr_csr *A, const double *b, double *x, const hr_
     res->time_iter_s = t_iter;
     res->time_per_iter_s = r.done > 0 ? t_iter / (double)r.done : 0.0;
     res->relative_residual = hr_csr_relative_residual(A, b, x);
-    if (!isfinite(res->relative_residual) || res->relative_residual > divref) reason = HR_REASON_DIVERGED;
-    else if (reason == HR_REASON_ITERS && o->tol > 0.0 && res->relative_residual < o->tol) reason = HR_REASON_CONVERGED;
+    if (!isfinite(res->relative_residual) || res->relative_residual > divref)
+        reason = HR_REASON_DIVERGED;
+    else if (reason == HR_REASON_ITERS && o->tol > 0.0 && res->relative_residual < o->tol)
+        reason = HR_REASON_CONVERGED;
     res->reason = reason;
     if (o->monitor && !(o->monitor_every > 0 && r.done > 0 && r.done % o->monitor_every == 0))
         o->monitor(r.done, res->relative_residual, o->monitor_user);
     if (reason == HR_REASON_DIVERGED)
-        return say(res, HR_ERR_DIVERGED, "diverged at iteration %ld: relative residual %g (initial %g)", r.done,
-                   res->relative_residual, rel0);
+        return say(res, HR_ERR_DIVERGED, "diverged at iteration %ld: relative residual %g (initial %g)",
+                   r.done, res->relative_residual, rel0);
     return HR_OK;
 }

@@ -29,22 +29,32 @@ static void apply(const op *o, const double *x, double *y)
             double a = A->val[p];
             switch (o->mode) {
             case 0: s += a * o->dis[j] * x[j]; break;
-            case 1: if (j != i) s += fabs(a) * o->dis[j] * x[j]; break;
-            case 2: if (j != i) s -= a * x[j]; break;
-            default: if (j != i) s += fabs(a) * x[j]; break;
+            case 1:
+                if (j != i) s += fabs(a) * o->dis[j] * x[j];
+                break;
+            case 2:
+                if (j != i) s -= a * x[j];
+                break;
+            default:
+                if (j != i) s += fabs(a) * x[j];
+                break;
             }
         }
         const double d = A->val[A->diag[i]];
-        if (o->mode <= 1) y[i] = o->dis[i] * s;
-        else if (o->mode == 2) y[i] = s / d;
-        else y[i] = s / fabs(d) + x[i];
+        if (o->mode <= 1)
+            y[i] = o->dis[i] * s;
+        else if (o->mode == 2)
+            y[i] = s / d;
+        else
+            y[i] = s / fabs(d) + x[i];
     }
 }
 
 static double norm2(int n, const double *x)
 {
     double s = 0.0;
-    for (int i = 0; i < n; i++) s += x[i] * x[i];
+    for (int i = 0; i < n; i++)
+        s += x[i] * x[i];
     return sqrt(s);
 }
 
@@ -75,11 +85,15 @@ static void tridiag_extremes(int m, const double *a, const double *b, double *lo
         int target = which == 0 ? 1 : m; /* count(x) >= target means x is above the eigenvalue */
         for (int it = 0; it < 200 && h - l > 1e-15 * (fabs(l) + fabs(h)); it++) {
             double mid = 0.5 * (l + h);
-            if (sturm_count(m, a, b, mid) >= target) h = mid;
-            else l = mid;
+            if (sturm_count(m, a, b, mid) >= target)
+                h = mid;
+            else
+                l = mid;
         }
-        if (which == 0) *lo = 0.5 * (l + h);
-        else *hi = 0.5 * (l + h);
+        if (which == 0)
+            *lo = 0.5 * (l + h);
+        else
+            *hi = 0.5 * (l + h);
     }
 }
 
@@ -95,9 +109,11 @@ static hr_status lanczos(const op *o, int max_steps, double *lmin, double *lmax,
         return HR_ERR_NO_MEMORY;
     }
     uint64_t seed = 12345;
-    for (int i = 0; i < n; i++) v[i] = 0.5 + hr_uniform01(&seed); /* positive: overlaps the Perron vector */
+    for (int i = 0; i < n; i++)
+        v[i] = 0.5 + hr_uniform01(&seed); /* positive: overlaps the Perron vector */
     double nv = norm2(n, v);
-    for (int i = 0; i < n; i++) v[i] /= nv;
+    for (int i = 0; i < n; i++)
+        v[i] /= nv;
     double prev_lo = NAN, prev_hi = NAN, beta = 0.0;
     int m = 0, stable = 0;
     *lmin = *lmax = NAN;
@@ -108,7 +124,8 @@ static hr_status lanczos(const op *o, int max_steps, double *lmin, double *lmax,
             w[i] -= beta * vp[i];
             a += w[i] * v[i];
         }
-        for (int i = 0; i < n; i++) w[i] -= a * v[i];
+        for (int i = 0; i < n; i++)
+            w[i] -= a * v[i];
         al[m] = a;
         beta = norm2(n, w);
         be[m++] = beta;
@@ -143,11 +160,13 @@ static hr_status power_rate(const op *o, int steps, double *rate)
         return HR_ERR_NO_MEMORY;
     }
     uint64_t seed = 777;
-    for (int i = 0; i < n; i++) x[i] = 0.5 + hr_uniform01(&seed);
+    for (int i = 0; i < n; i++)
+        x[i] = 0.5 + hr_uniform01(&seed);
     double logsum = 0.0, nx = norm2(n, x);
     int counted = 0;
     for (int k = 0; k < steps; k++) {
-        for (int i = 0; i < n; i++) x[i] /= nx;
+        for (int i = 0; i < n; i++)
+            x[i] /= nx;
         apply(o, x, y);
         double ny = norm2(n, y);
         if (ny == 0.0 || !isfinite(ny)) {
@@ -178,11 +197,13 @@ hr_status hr_sparse_spectral(const hr_csr *A, int max_steps, hr_spectral *out)
     memset(out, 0, sizeof *out);
     out->lambda_min = out->lambda_max = out->tau = NAN;
     int pos_diag = 1;
-    for (int i = 0; i < n && pos_diag; i++) pos_diag = A->val[A->diag[i]] > 0.0;
+    for (int i = 0; i < n && pos_diag; i++)
+        pos_diag = A->val[A->diag[i]] > 0.0;
     out->symmetric = pos_diag && hr_csr_is_symmetric(A);
     double *dis = malloc((size_t)n * sizeof *dis);
     if (!dis) return HR_ERR_NO_MEMORY;
-    for (int i = 0; i < n; i++) dis[i] = 1.0 / sqrt(fabs(A->val[A->diag[i]]));
+    for (int i = 0; i < n; i++)
+        dis[i] = 1.0 / sqrt(fabs(A->val[A->diag[i]]));
     hr_status st;
     if (out->symmetric) {
         op o0 = {A, dis, 0}, o1 = {A, dis, 1};

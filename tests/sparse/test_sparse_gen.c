@@ -1,11 +1,12 @@
 /* Generators reproduce seed 002 Table 1 sizes and spectral radii; spectral estimates
  * agree with known closed forms. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include <cmocka.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,8 +77,8 @@ static void test_laplace_and_fv(void **state)
     hr_csr_free(A);
 
     A = gen("fv2d:99");
-    assert_int_equal(A->n_rows, 9801);  /* fv2, fv3 */
-    assert_int_equal(A->nnz, 87025);    /* fv2, fv3 */
+    assert_int_equal(A->n_rows, 9801); /* fv2, fv3 */
+    assert_int_equal(A->nnz, 87025);   /* fv2, fv3 */
     assert_true(hr_csr_is_symmetric(A));
     assert_int_equal(hr_sparse_spectral(A, 0, &sp), HR_OK);
     if (fabs(sp.rho_B - 0.8541) > 1e-3) fail_msg("fv2d rho(B) %.5f, fv1/fv2 have 0.8541", sp.rho_B);
@@ -93,7 +94,8 @@ static void test_laplace_and_fv(void **state)
 static void test_random_spd(void **state)
 {
     (void)state;
-    hr_csr *A = gen("random-spd:400:0.05:11"), *B = gen("random-spd:400:0.05:11"), *C = gen("random-spd:400:0.05:12");
+    hr_csr *A = gen("random-spd:400:0.05:11"), *B = gen("random-spd:400:0.05:11"),
+           *C = gen("random-spd:400:0.05:12");
     assert_true(hr_csr_is_symmetric(A));
     assert_int_equal(A->nnz, B->nnz);
     assert_memory_equal(A->val, B->val, (size_t)A->nnz * sizeof *A->val);
@@ -117,9 +119,19 @@ static void test_random_spd(void **state)
 static void test_bad_specs(void **state)
 {
     (void)state;
-    const char *bad[] = {"", "trefethen", "trefethen:0", "trefethen:12x", "trefethen:-3", "laplace2d:5:5",
-                         "fv2d:40001", "laplace3d:1001", "random-spd:10:1.5:1", "random-spd:10:0.1",
-                         "random-spd:10:0.1:x", "nosuch:4", "trefethen:99999999999999999999"};
+    const char *bad[] = {"",
+                         "trefethen",
+                         "trefethen:0",
+                         "trefethen:12x",
+                         "trefethen:-3",
+                         "laplace2d:5:5",
+                         "fv2d:40001",
+                         "laplace3d:1001",
+                         "random-spd:10:1.5:1",
+                         "random-spd:10:0.1",
+                         "random-spd:10:0.1:x",
+                         "nosuch:4",
+                         "trefethen:99999999999999999999"};
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         hr_csr *A = (hr_csr *)0x1;
         char why[160] = "";
@@ -153,8 +165,10 @@ static void test_power_iteration_nonsymmetric(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_trefethen),   cmocka_unit_test(test_laplace_and_fv),
-        cmocka_unit_test(test_random_spd),  cmocka_unit_test(test_bad_specs),
+        cmocka_unit_test(test_trefethen),
+        cmocka_unit_test(test_laplace_and_fv),
+        cmocka_unit_test(test_random_spd),
+        cmocka_unit_test(test_bad_specs),
         cmocka_unit_test(test_power_iteration_nonsymmetric),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,11 +1,12 @@
 /* Sparse methods: each reaches the true residual it reports; deterministic methods
  * match a plain reference written here; refusals, divergence and fault injection. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include <cmocka.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +25,8 @@ static double *vec(int n, double v)
 {
     double *x = malloc((size_t)n * sizeof *x);
     assert_non_null(x);
-    for (int i = 0; i < n; i++) x[i] = v;
+    for (int i = 0; i < n; i++)
+        x[i] = v;
     return x;
 }
 
@@ -34,7 +36,8 @@ static double true_residual(const hr_csr *A, const double *b, const double *x)
     long double rr = 0, bb = 0;
     for (int i = 0; i < A->n_rows; i++) {
         long double s = b[i];
-        for (int64_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; p++) s -= (long double)A->val[p] * x[A->col[p]];
+        for (int64_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; p++)
+            s -= (long double)A->val[p] * x[A->col[p]];
         rr += s * s;
         bb += (long double)b[i] * b[i];
     }
@@ -85,16 +88,18 @@ static void reference(const hr_csr *A, const double *b, double *x, int sweeps, i
         for (int i = 0; i < n; i++) {
             double s = b[i], d = 0.0;
             for (int64_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; p++)
-                if (A->col[p] == i) d = A->val[p];
-                else s -= A->val[p] * src[A->col[p]];
+                if (A->col[p] == i)
+                    d = A->val[p];
+                else
+                    s -= A->val[p] * src[A->col[p]];
             x[i] = s / d;
         }
     }
     free(y);
 }
 
-static void run_fixed(const hr_csr *A, const double *b, double *x, const char *method, hr_backend be, int threads,
-                      long iters, int K, int block)
+static void run_fixed(const hr_csr *A, const double *b, double *x, const char *method, hr_backend be,
+                      int threads, long iters, int K, int block)
 {
     hr_sparse_options o;
     hr_sparse_options_default(&o);
@@ -116,7 +121,8 @@ static void test_deterministic_methods_match_reference(void **state)
     hr_csr *A = gen("fv2d:25");
     const int n = A->n_rows;
     double *b = vec(n, 1.0), *ref = vec(n, 0.0), *x = vec(n, 0.0);
-    for (int i = 0; i < n; i++) b[i] = sin(0.1 * i);
+    for (int i = 0; i < n; i++)
+        b[i] = sin(0.1 * i);
     reference(A, b, ref, 7, 0);
     for (int t = 1; t <= 3; t++) {
         memset(x, 0, (size_t)n * sizeof *x);
@@ -212,7 +218,8 @@ static void test_bad_input(void **state)
     hr_csr_free(A);
     A = gen("laplace2d:4");
     double bb[16], xx[16] = {0};
-    for (int i = 0; i < 16; i++) bb[i] = 1.0;
+    for (int i = 0; i < 16; i++)
+        bb[i] = 1.0;
     bb[3] = NAN;
     assert_int_equal(hr_sparse_solve(A, bb, xx, &o, &res), HR_ERR_INVALID_ARG);
     bb[3] = 1.0;
@@ -284,7 +291,8 @@ static void test_fault_injection(void **state)
         assert_int_equal(hr_sparse_solve(A, b, x, &o, &r), HR_OK);
         assert_int_equal(r.faulty_components, (long)llround(0.25 * n));
         if (r.reason == HR_REASON_CONVERGED || !(r.relative_residual > 1e-4))
-            fail_msg("%s without recovery: residual %.3e after %ld", methods[k], r.relative_residual, r.iterations);
+            fail_msg("%s without recovery: residual %.3e after %ld", methods[k], r.relative_residual,
+                     r.iterations);
         memset(x, 0, (size_t)n * sizeof *x);
         o.fault_recover = 20;
         assert_int_equal(hr_sparse_solve(A, b, x, &o, &r), HR_OK);

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include <cmocka.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,8 +71,8 @@ static void test_reader_errors(void **state)
         hr_mm_error e;
         hr_status st = hr_mm_parse_csr(c->text, strlen(c->text), &A, &e);
         if (st != HR_ERR_FORMAT || e.line != c->line || !strstr(e.msg, c->needle))
-            fail_msg("case %zu: status %d line %ld msg '%s' (want line %ld, '%s')", k, st, e.line, e.msg, c->line,
-                     c->needle);
+            fail_msg("case %zu: status %d line %ld msg '%s' (want line %ld, '%s')", k, st, e.line, e.msg,
+                     c->line, c->needle);
         assert_null(A);
     }
 }
@@ -131,14 +132,17 @@ static void test_symmetric_expansion(void **state)
 static void test_fields_duplicates_comments(void **state)
 {
     (void)state;
-    const char *pat = "%%matrixmarket MATRIX Coordinate PATTERN General\r\n%c\r\n\r\n2 2 3\r\n1 1\r\n2 2\r\n1 2\r\n";
+    const char *pat =
+        "%%matrixmarket MATRIX Coordinate PATTERN General\r\n%c\r\n\r\n2 2 3\r\n1 1\r\n2 2\r\n1 2\r\n";
     hr_csr *A;
     hr_mm_error e;
     assert_int_equal(hr_mm_parse_csr(pat, strlen(pat), &A, &e), HR_OK);
     assert_int_equal(A->nnz, 3);
-    for (int k = 0; k < 3; k++) assert_true(A->val[k] == 1.0);
+    for (int k = 0; k < 3; k++)
+        assert_true(A->val[k] == 1.0);
     hr_csr_free(A);
-    const char *dup = "%%MatrixMarket matrix coordinate integer general\n2 2 4\n1 1 3\n1 1 -5\n2 2 7\n\n1 1 10\n";
+    const char *dup =
+        "%%MatrixMarket matrix coordinate integer general\n2 2 4\n1 1 3\n1 1 -5\n2 2 7\n\n1 1 10\n";
     assert_int_equal(hr_mm_parse_csr(dup, strlen(dup), &A, &e), HR_OK);
     assert_int_equal(A->nnz, 2);
     assert_true(A->val[A->diag[0]] == 8.0);
@@ -206,7 +210,8 @@ static void test_writer_round_trip(void **state)
     assert_int_equal(hr_mm_read_csr(path, &B, &e), HR_OK);
     assert_same_csr(A, B); /* %.17g restores every double exactly */
     double x[49];
-    for (int i = 0; i < 49; i++) x[i] = 1.0 / (i + 3.0);
+    for (int i = 0; i < 49; i++)
+        x[i] = 1.0 / (i + 3.0);
     assert_int_equal(hr_mm_write_vector(path, x, 49, NULL), HR_OK);
     double *y;
     int n;
@@ -223,9 +228,9 @@ static void test_writer_round_trip(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_reader_errors),          cmocka_unit_test(test_reader_binary_garbage),
-        cmocka_unit_test(test_symmetric_expansion),    cmocka_unit_test(test_fields_duplicates_comments),
-        cmocka_unit_test(test_vector_reader),          cmocka_unit_test(test_writer_round_trip),
+        cmocka_unit_test(test_reader_errors),       cmocka_unit_test(test_reader_binary_garbage),
+        cmocka_unit_test(test_symmetric_expansion), cmocka_unit_test(test_fields_duplicates_comments),
+        cmocka_unit_test(test_vector_reader),       cmocka_unit_test(test_writer_round_trip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,7 +13,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (A->row_ptr[0] != 0 || A->row_ptr[A->n_rows] != A->nnz) abort();
         for (int i = 0; i < A->n_rows; i++) {
             for (int64_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; p++)
-                if (A->col[p] < 0 || A->col[p] >= A->n_cols || (p > A->row_ptr[i] && A->col[p] <= A->col[p - 1]))
+                if (A->col[p] < 0 || A->col[p] >= A->n_cols ||
+                    (p > A->row_ptr[i] && A->col[p] <= A->col[p - 1]))
                     abort();
             if (A->diag[i] >= 0 && A->col[A->diag[i]] != i) abort();
         }
