@@ -209,6 +209,7 @@ static void test_writer_round_trip(void **state)
     hr_mm_error e;
     assert_int_equal(hr_mm_read_csr(path, &B, &e), HR_OK);
     assert_same_csr(A, B); /* %.17g restores every double exactly */
+    hr_csr_free(B);
     double x[49];
     for (int i = 0; i < 49; i++)
         x[i] = 1.0 / (i + 3.0);
