@@ -1,0 +1,361 @@
+#!/usr/bin/env python3
+"""Seed 000 figure 16: speed-up and relative effective sweeps of the async variants.
+
+For the 2-D Poisson spike problem (docs/async.md has the definitions):
+  1. reference solutions: the synchronous kernel after --ref-sweeps sweeps (the paper's
+     4096) in double precision, and the exactly converged discrete solution (a direct
+     solve by sine transforms, checked by its residual);
+  2. target accuracy: the error of the synchronous kernel after T sweeps, error being
+     max|u - ref| / max|ref| against the chosen --reference;
+  3. for every variant and alpha: the smallest Teff (a whole number of passes) whose
+     error is within the target, searched over Teff, capped at --cap x T. A rough
+     bisection gives an estimate; then each of --runs runs scans pass by pass from it
+     (a fresh process per probe: the variants are non-deterministic) and keeps the
+     first Teff that reaches the target and its time;
+  4. speed-up = mean time of the synchronous kernel for T sweeps / time of the run,
+     Teff/T, each as mean and sample standard deviation over the runs. A variant that
+     misses the target at the cap is recorded with converged = false, never dropped.
+
+Times are the driver's time in sweeps (no process start, setup or file output).
+It drives the hetrelax binary: poisson2d --output x.raw --json -.
+
+  bench/async_fig16.py build/hetrelax --backend cpu-threads --n 256 --threads 2
+  bench/async_fig16.py build/hetrelax --backend gpu --n 4096 --sync-kernel tuned
+"""
+import argparse
+import datetime
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+ALPHAS = [2, 4, 6, 8, 10, 15, 20, 30]
+
+
+def pass_sweeps(kernel, alpha):
+    """Sweeps per pass, docs/async.md: async0-2 2*floor(alpha/2)+1, async3 alpha+1."""
+    return alpha + 1 if kernel == "async3" else 2 * (alpha // 2) + 1
+
+
+def dst1(x, axis):
+    """Unnormalised DST-I along axis: y_k = sum_j x_j sin(pi j k / (m + 1)), via the FFT."""
+    x = np.moveaxis(x, axis, -1)
+    m = x.shape[-1]
+    z = np.zeros(x.shape[:-1] + (2 * (m + 1),))
+    z[..., 1:m + 1] = x
+    z[..., m + 2:] = -x[..., ::-1]
+    y = -np.fft.rfft(z, axis=-1).imag[..., 1:m + 1] / 2.0
+    return np.moveaxis(y, -1, axis)
+
+
+def apply_a(u):
+    """A u for A = 4I - neighbours on the interior, zero Dirichlet boundary."""
+    p = np.pad(u, 1)
+    return 4.0 * u - p[:-2, 1:-1] - p[2:, 1:-1] - p[1:-1, :-2] - p[1:-1, 2:]
+
+
+def converged_solution(n):
+    """The discrete solution for the spike b = 1 at (c, c), c = (n+1)/2 (1-based)."""
+    b = np.zeros((n, n))
+    c = (n + 1) // 2 - 1
+    b[c, c] = 1.0
+    lam1 = 2.0 - 2.0 * np.cos(np.pi * np.arange(1, n + 1) / (n + 1))
+    bh = dst1(dst1(b, 0), 1)
+    u = dst1(dst1(bh / (lam1[:, None] + lam1[None, :]), 0), 1) * (2.0 / (n + 1)) ** 2
+    res = np.linalg.norm(b - apply_a(u)) / np.linalg.norm(b)
+    if not res < 1e-9:
+        sys.exit(f"async_fig16: the direct solve is wrong (relative residual {res:.3e})")
+    return u, res
+
+
+class Rejected(Exception):
+    """The binary refused the options (exit 2), e.g. alpha larger than a block allows."""
+
+
+class Runner:
+    def __init__(self, args, tmp):
+        self.a = args
+        self.tmp = tmp
+        self.calls = 0
+
+    def run(self, kernel, alpha, iters, precision=None, verify=False):
+        """One process: returns (solution as float64 n x n, the JSON record)."""
+        a = self.a
+        precision = precision or a.precision
+        out = os.path.join(self.tmp, "u.raw")
+        cmd = [a.hetrelax, "poisson2d", "--backend", a.backend, "--kernel", kernel, "--alpha", str(alpha),
+               "--n", str(a.n), "--precision", precision, "--iters", str(iters), "--no-bandwidth", "--quiet",
+               "--monitor", "0", "--json", "-", "--output", out]
+        if a.threads:
+            cmd += ["--threads", str(a.threads)]
+        if verify:
+            cmd += ["--verify"]
+        cmd += a.extra
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        self.calls += 1
+        if p.returncode == 2:
+            raise Rejected(p.stderr.strip())
+        if p.returncode != 0:
+            sys.exit(f"async_fig16: {' '.join(cmd)} failed ({p.returncode}):\n{p.stderr.strip()}")
+        rec = json.loads(p.stdout)
+        if rec.get("teff", rec["iterations"]) != iters or rec["iterations"] != iters:
+            sys.exit(f"async_fig16: asked for {iters} sweeps, {kernel} reports {rec['iterations']}")
+        syncs = rec.get("global_syncs")
+        if kernel in ("async0", "async1", "async2") and syncs is not None and \
+                syncs != -(-iters // pass_sweeps(kernel, alpha)):
+            sys.exit(f"async_fig16: {kernel} alpha {alpha} did {syncs} global syncs for {iters} sweeps; "
+                     f"docs/async.md says {-(-iters // pass_sweeps(kernel, alpha))}")
+        u = np.fromfile(out, dtype=np.float64 if precision == "double" else np.float32)
+        if u.size != a.n * a.n or not np.all(np.isfinite(u)):
+            sys.exit(f"async_fig16: {out}: bad solution from {kernel}")
+        return u.reshape(a.n, a.n).astype(np.float64), rec
+
+
+def rel_err(u, ref):
+    return float(np.max(np.abs(u - ref)) / np.max(np.abs(ref)))
+
+
+def stats(xs):
+    xs = [x for x in xs if x is not None]
+    if not xs:
+        return None, None
+    return float(np.mean(xs)), float(np.std(xs, ddof=1)) if len(xs) > 1 else 0.0
+
+
+def search(runner, kernel, alpha, T, target, refs, crit, cap, runs, log):
+    """Smallest passes reaching the target: estimate by bisection, then one scan per run."""
+    P = pass_sweeps(kernel, alpha)
+    cap_p = max(1, -(-cap * T // P))
+    probes = {}
+
+    def probe(p):
+        u, rec = runner.run(kernel, alpha, p * P)
+        errs = {k: rel_err(u, r) for k, r in refs.items()}
+        return errs[crit] <= target, errs, rec
+
+    lo, p = 0, min(cap_p, max(1, -(-T // P)))  # 0 sweeps leave u = 0: never within the target
+    try:
+        probe(p)
+    except Rejected as e:
+        log(f"  {kernel} alpha {alpha}: rejected: {e}")
+        return P, cap_p, [], {"rejected": str(e)}
+    while True:  # grow from Teff ~ T up to the cap, then bisect
+        ok, errs, _ = probe(p)
+        if ok:
+            hi = p
+            break
+        if p == cap_p:
+            log(f"  {kernel} alpha {alpha}: error {errs[crit]:.4e} at the cap Teff {cap_p * P}: not converged")
+            return P, cap_p, [], errs
+        lo, p = p, min(cap_p, 2 * p)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if probe(mid)[0]:
+            hi = mid
+        else:
+            lo = mid
+    est = hi
+    results = []
+    for r in range(runs):
+        p = est
+        ok, errs, rec = probe(p)
+        if ok:
+            while p > 1:
+                ok2, errs2, rec2 = probe(p - 1)
+                if not ok2:
+                    break
+                p, errs, rec = p - 1, errs2, rec2
+        else:
+            while p < cap_p and not ok:
+                p += 1
+                ok, errs, rec = probe(p)
+        results.append({"teff": p * P if ok else None, "passes": p if ok else None,
+                        "time_s": rec["time_sweeps_s"] if ok else None, "errors": errs})
+    teffs = [x["teff"] for x in results if x["teff"] is not None]
+    log(f"  {kernel} alpha {alpha}: pass {P}, estimate Teff {est * P}, runs {teffs}")
+    return P, cap_p, results, None
+
+
+def device_name(args, sample):
+    if args.device_name:
+        return args.device_name
+    if sample.get("device"):
+        return sample["device"]
+    try:
+        info = json.loads(subprocess.run([args.hetrelax, "info", "--no-bandwidth", "--json", "-"],
+                                         capture_output=True, text=True, check=True).stdout)
+        if args.backend == "gpu" and info.get("gpus"):
+            g = info["gpus"][0]
+            return g.get("name", str(g)) if isinstance(g, dict) else str(g)
+        return f"{info.get('cpu_model', 'unknown CPU')} ({info.get('cores', '?')} cores)"
+    except (OSError, subprocess.CalledProcessError, ValueError):
+        return "unknown"
+
+
+def plot(path, args, sync_rec, records):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return "matplotlib is not installed: no plot"
+    fig, ax = plt.subplots(1, 2, figsize=(11, 4.2))
+    for k in args.kernels:
+        rs = [r for r in records if r["kernel"] == k]
+        ok = [r for r in rs if r["teff_mean"] is not None]
+        bad = [r for r in rs if r["teff_mean"] is None]
+        if ok:
+            x = [r["alpha"] for r in ok]
+            ax[0].errorbar(x, [r["speedup_mean"] for r in ok], yerr=[r["speedup_std"] for r in ok],
+                           marker="o", capsize=3, label=k)
+            ax[1].errorbar(x, [r["teff_over_t_mean"] for r in ok], yerr=[r["teff_over_t_std"] for r in ok],
+                           marker="o", capsize=3, label=k)
+        if bad:
+            ax[1].plot([r["alpha"] for r in bad], [args.cap] * len(bad), "x", color="red",
+                       label=f"{k}: not converged by {args.cap} T")
+    for a_ in ax:
+        a_.axhline(1.0, color="gray", lw=0.8, ls="--")
+        a_.set_xlabel("async factor alpha")
+        a_.legend(fontsize=8)
+        a_.grid(alpha=0.3)
+    ax[0].set_ylabel(f"speed-up over {args.sync_kernel} (time to its accuracy at T={args.T})")
+    ax[1].set_ylabel("Teff / T")
+    fig.suptitle(f"{records[0]['device'] if records else ''}: n={args.n}, {args.precision}, "
+                 f"{args.backend}, reference: {args.reference}, {args.runs} runs (mean, std)", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    return None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("hetrelax", help="path to the hetrelax binary")
+    ap.add_argument("--backend", default="cpu-threads", choices=["cpu-threads", "gpu"])
+    ap.add_argument("--n", type=int, default=4096)
+    ap.add_argument("--precision", default="single", choices=["single", "double"])
+    ap.add_argument("--kernels", default="async0,async1,async2,async3")
+    ap.add_argument("--alphas", default=",".join(map(str, ALPHAS)))
+    ap.add_argument("--sync-kernel", default=None, help="default: spmd (cpu-threads), tuned (gpu)")
+    ap.add_argument("--T", type=int, default=1000, help="sweeps of the synchronous kernel (the target)")
+    ap.add_argument("--ref-sweeps", type=int, default=4096, help="sweeps of the reference run")
+    ap.add_argument("--reference", default="sweeps", choices=["sweeps", "converged"],
+                    help="criterion: error against the --ref-sweeps run (the paper) or the converged solution")
+    ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--cap", type=int, default=20, help="give up at cap x T sweeps")
+    ap.add_argument("--threads", type=int, default=0)
+    ap.add_argument("--device-name", default=None)
+    ap.add_argument("--no-verify", action="store_true", help="skip --verify of the sync run against cpu-seq")
+    ap.add_argument("--json", default="async_fig16.json")
+    ap.add_argument("--png", default="async_fig16.png")
+    ap.add_argument("extra", nargs="*", help="after --: more poisson2d flags (e.g. --device 1)")
+    args = ap.parse_args()
+    args.kernels = [k for k in args.kernels.split(",") if k]
+    args.alphas = [int(x) for x in args.alphas.split(",") if x]
+    args.sync_kernel = args.sync_kernel or ("tuned" if args.backend == "gpu" else "spmd")
+    if args.runs < 1 or args.T < 1 or args.n < 1 or args.cap < 1:
+        ap.error("--runs, --T, --n and --cap must be >= 1")
+    if not (shutil.which(args.hetrelax) or os.access(args.hetrelax, os.X_OK)):
+        ap.error(f"{args.hetrelax}: not an executable")
+
+    def log(msg):
+        print(msg, file=sys.stderr, flush=True)
+
+    tmp = tempfile.mkdtemp(prefix="hr_fig16_")
+    try:
+        runner = Runner(args, tmp)
+        log(f"references: {args.sync_kernel} x {args.ref_sweeps} sweeps (double), direct solve")
+        ref_sweeps, ref_rec = runner.run(args.sync_kernel, 1, args.ref_sweeps, precision="double")
+        ref_conv, ref_res = converged_solution(args.n)
+        refs = {"sweeps": ref_sweeps, "converged": ref_conv}
+        device = device_name(args, ref_rec)
+
+        log(f"target: {args.sync_kernel} x T={args.T}, {args.runs} runs")
+        sync_times, sync_errs = [], None
+        for r in range(args.runs):
+            u, rec = runner.run(args.sync_kernel, 1, args.T, verify=(r == 0 and not args.no_verify))
+            errs = {k: rel_err(u, v) for k, v in refs.items()}
+            if sync_errs is not None and errs != sync_errs:
+                sys.exit(f"async_fig16: {args.sync_kernel} is not reproducible: {errs} vs {sync_errs}")
+            sync_errs = errs
+            sync_times.append(rec["time_sweeps_s"])
+        target = sync_errs[args.reference]
+        t_sync, t_sync_std = stats(sync_times)
+        log(f"target error {target:.6e} ({args.reference}); sync time {t_sync:.4f} s")
+        base = {"n": args.n, "precision": args.precision, "device": device, "backend": args.backend}
+        sync_record = dict(base, kernel=args.sync_kernel, alpha=1, runs=args.runs, teff_mean=float(args.T),
+                           teff_std=0.0, teff_over_t_mean=1.0, teff_over_t_std=0.0, time_s_mean=t_sync,
+                           time_s_std=t_sync_std, speedup_mean=1.0, speedup_std=0.0, converged=True,
+                           error=sync_errs)
+
+        records = []
+        for k in args.kernels:
+            for alpha in args.alphas:
+                P, cap_p, res, errs_cap = search(runner, k, alpha, args.T, target, refs, args.reference,
+                                                 args.cap, args.runs, log)
+                good = [x for x in res if x["teff"] is not None]
+                teff_m, teff_s = stats([x["teff"] for x in good])
+                time_m, time_s = stats([x["time_s"] for x in good])
+                sp_m, sp_s = stats([t_sync / x["time_s"] for x in good if x["time_s"] > 0])
+                rec = dict(base, kernel=k, alpha=alpha, pass_sweeps=P, runs=len(res), runs_converged=len(good),
+                           converged=bool(res) and len(good) == len(res), teff_mean=teff_m, teff_std=teff_s,
+                           teff_min=min((x["teff"] for x in good), default=None),
+                           teff_max=max((x["teff"] for x in good), default=None),
+                           teff_over_t_mean=None if teff_m is None else teff_m / args.T,
+                           teff_over_t_std=None if teff_s is None else teff_s / args.T,
+                           time_s_mean=time_m, time_s_std=time_s, speedup_mean=sp_m, speedup_std=sp_s,
+                           cap_teff=cap_p * P, error_at_cap=None if errs_cap is None else errs_cap.get(
+                               args.reference), rejected=None if errs_cap is None else errs_cap.get("rejected"),
+                           error_at_teff_mean={c: stats([x["errors"][c] for x in good])[0] for c in refs},
+                           per_run=res)
+                records.append(rec)
+        commit = ref_rec.get("commit", "")
+        try:
+            commit = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True,
+                                    cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip() or commit
+        except OSError:
+            pass
+        doc = {
+            "experiment": "seed 000 figure 16 (issue 4): async variants vs the synchronous kernel",
+            "definitions": "docs/async.md",
+            "device": device, "backend": args.backend, "n": args.n, "precision": args.precision,
+            "threads": args.threads or None, "sync_kernel": args.sync_kernel, "T": args.T,
+            "criterion": f"max|u - ref| / max|ref| <= target, ref = {args.reference}",
+            "reference": {"sweeps": args.ref_sweeps, "precision": "double",
+                          "converged_residual": ref_res,
+                          "sweeps_vs_converged_error": rel_err(ref_sweeps, ref_conv)},
+            "target_error": target, "sync_error": sync_errs, "cap_factor": args.cap, "runs": args.runs,
+            "binary_commit": ref_rec.get("commit"), "commit": commit,
+            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "processes": runner.calls, "sync": sync_record, "records": records,
+        }
+        why = plot(args.png, args, sync_record, records)
+        doc["plot"] = args.png if why is None else None
+        if why:
+            doc["plot_note"] = why
+            log(why)
+        with open(args.json, "w") as f:
+            json.dump(doc, f, indent=1)
+        print(f"{'kernel':8} {'alpha':>5} {'Teff/T':>14} {'speed-up':>14} {'runs':>5}")
+        for r in [sync_record] + records:
+            if r.get("rejected"):
+                print(f"{r['kernel']:8} {r['alpha']:5d}   rejected: {r['rejected']}")
+                continue
+            if r["teff_mean"] is None:
+                print(f"{r['kernel']:8} {r['alpha']:5d}   not converged by {args.cap} T "
+                      f"(error {r['error_at_cap']:.3e} > {target:.3e})")
+                continue
+            print(f"{r['kernel']:8} {r['alpha']:5d} {r['teff_over_t_mean']:8.3f}+-{r['teff_over_t_std']:.3f} "
+                  f"{r['speedup_mean']:8.3f}+-{r['speedup_std']:.3f} {r['runs']:5d}"
+                  + ("" if r["converged"] else f"  ({r['runs_converged']} converged)"))
+        print(f"wrote {args.json}" + (f", {args.png}" if why is None else ""))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
