@@ -1,0 +1,91 @@
+#!/bin/bash
+# The one-command GPU check for the accelerator machine (issue 3):
+#
+#   scripts/gpu-check.sh OUTDIR [quick|full|tests|bench] [bench sections]
+#
+# builds with CUDA into build-gpu (bringing json-c, cmocka and pkgconf from .deps/ when
+# the machine lacks them: it has no package access), runs `ctest -L gpu` (the GPU tests
+# and compute-sanitizer), then the GPU benchmarks, and writes into OUTDIR:
+#   gpu-check.log      everything printed
+#   ctest-gpu.log      the ctest output
+#   gpu-results.json   benchmark records (bench/gpu_bench.py)
+#   gpu-peers.json     CuPy / PyTorch peers (bench/gpu_peers.py)
+#   gpu-tune.txt       the tuning cache the benchmarks used
+# Exit status: non-zero when the build, a test or a benchmark's verification fails.
+set -u -o pipefail
+OUT=${1:?usage: scripts/gpu-check.sh OUTDIR [quick|full|tests|bench] [sections]}
+MODE=${2:-full}
+SECTIONS=${3:-}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+LOG=$OUT/gpu-check.log
+exec > >(tee -a "$LOG") 2>&1
+cd "$ROOT"
+say() { printf '\n== %s\n' "$*"; }
+status=0
+
+say "machine"
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv,noheader || true
+nproc
+command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
+nvcc --version | tail -1
+
+# --- tools and libraries the build needs ------------------------------------------
+CMAKE=$(command -v cmake || python3 -c 'import cmake, os; print(os.path.join(cmake.CMAKE_BIN_DIR, "cmake"))' 2>/dev/null)
+NINJA=$(command -v ninja || python3 -c 'import ninja, os; print(os.path.join(ninja.BIN_DIR, "ninja"))' 2>/dev/null)
+echo "cmake: $CMAKE ($($CMAKE --version | head -1)); ninja: $NINJA"
+need_deps=0
+if ! command -v pkg-config >/dev/null || ! pkg-config --exists json-c cmocka 2>/dev/null; then need_deps=1; fi
+if [ $need_deps = 1 ]; then
+    DEPS=$ROOT/.deps/root
+    if [ ! -d "$DEPS" ]; then
+        [ -d "$ROOT/.deps/debs" ] || { echo "missing json-c/cmocka/pkg-config and no .deps/debs to unpack"; exit 2; }
+        for f in "$ROOT"/.deps/debs/*.deb; do dpkg -x "$f" "$DEPS"; done
+    fi
+    LIBD=$DEPS/usr/lib/x86_64-linux-gnu
+    export LD_LIBRARY_PATH=$LIBD${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    export PKG_CONFIG_LIBDIR=$LIBD/pkgconfig:$DEPS/usr/share/pkgconfig
+    export PKG_CONFIG_SYSROOT_DIR=$DEPS
+    if command -v pkg-config >/dev/null; then PKGC=$(command -v pkg-config); else PKGC=$DEPS/usr/bin/pkgconf; fi
+    export PKG_CONFIG=$PKGC
+    echo "using carried libraries in $DEPS (pkg-config: $PKGC)"
+fi
+
+# --- build -------------------------------------------------------------------------
+say "build (CUDA)"
+BUILD=$ROOT/build-gpu
+"$CMAKE" -S . -B "$BUILD" -G Ninja -DCMAKE_MAKE_PROGRAM="$NINJA" -DCMAKE_BUILD_TYPE=Release \
+    -DHETRELAX_ENABLE_CUDA=ON -DHETRELAX_CUDA_ARCHITECTURES=90 ${PKG_CONFIG:+-DPKG_CONFIG_EXECUTABLE=$PKG_CONFIG} \
+    >"$OUT/cmake.log" 2>&1 || { cat "$OUT/cmake.log"; echo "configure failed"; exit 1; }
+grep "hetrelax:" "$OUT/cmake.log"
+grep -q "cuda=ON" "$OUT/cmake.log" || { echo "CUDA was not enabled"; exit 1; }
+"$CMAKE" --build "$BUILD" -j "$(nproc)" 2>&1 | grep -E "error|warning|FAILED" ; [ "${PIPESTATUS[0]}" = 0 ] || { echo "build failed"; exit 1; }
+CLI=$BUILD/hetrelax
+"$CLI" info --json - --repeats 9 >"$OUT/info.json" 2>/dev/null && python3 -c "
+import json; d=json.load(open('$OUT/info.json')); print('gpus', d.get('gpus'), 'host', d.get('host_bandwidth',{}).get('copy_gbps'))"
+rm -f "$OUT/info.json"
+
+# --- tests -------------------------------------------------------------------------
+if [ "$MODE" != bench ]; then
+    say "ctest -L gpu"
+    (cd "$BUILD" && ctest -L gpu --output-on-failure -j 1) >"$OUT/ctest-gpu.log" 2>&1
+    rc=$?
+    tail -n 60 "$OUT/ctest-gpu.log"
+    [ $rc = 0 ] || { echo "GPU tests failed"; status=1; }
+    grep -q "Skipped" "$OUT/ctest-gpu.log" && grep -E "Skipped|Not Run" "$OUT/ctest-gpu.log"
+fi
+[ "$MODE" = tests ] && exit $status
+
+# --- benchmarks ----------------------------------------------------------------------
+say "benchmarks"
+export HETRELAX_TUNE_FILE=$OUT/gpu-tune.txt
+export PYTHONUNBUFFERED=1
+QUICK=""
+[ "$MODE" = quick ] && QUICK="--quick"
+python3 bench/gpu_bench.py --cli "$CLI" --out "$OUT/gpu-results.json" $QUICK ${SECTIONS:+--sections $SECTIONS} || status=1
+if [ -z "$SECTIONS" ] || [[ "$SECTIONS" == *peers* ]]; then
+    python3 bench/gpu_peers.py --results "$OUT/gpu-results.json" --out "$OUT/gpu-peers.json" $QUICK || status=1
+fi
+say "done: status $status"
+exit $status
