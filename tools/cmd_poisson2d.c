@@ -375,6 +375,13 @@ int hr_cmd_poisson2d(int argc, char **argv)
     }
     if (eb == HR_BACKEND_GPU && !hr_kernel_find(HR_BACKEND_GPU, NULL))
         return hr_cli_usage_error(CMD, "--backend", "gpu: this build has no CUDA support");
+    if (eb == HR_BACKEND_GPU) {
+        hr_sysinfo si;
+        hr_sysinfo_get(&si);
+        if (si.gpus <= o->device)
+            return hr_cli_usage_error(CMD, si.gpus ? "--device" : "--backend",
+                                      "gpu: no CUDA device %d (found %d)", o->device, si.gpus);
+    }
     if (a.output && hr_field_format_of(a.output) == HR_FIELD_PNG) {
         hr_sysinfo si;
         hr_sysinfo_get(&si);
