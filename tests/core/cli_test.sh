@@ -109,6 +109,8 @@ assert all(x > 0 for x in u) and max(u) == u[15 * 32 + 15]
 PY
 
 # --- verification and stopping
+expect_ok poisson2d --n 64 --iters 9 --threads 2 --bind core --verify --no-bandwidth &&
+  grep -q "bitwise equal" "$T/out" && ok || bad "--bind core"
 expect_ok poisson2d --n 101 --iters 33 --backend cpu-threads --layout blocks --threads 2 --verify --no-bandwidth &&
   grep -q "bitwise equal" "$T/out" && ok || bad "--verify"
 expect_ok poisson2d --n 31 --iters 100000 --tol 1e-4 --check 10 --precision double --json - --no-bandwidth &&
