@@ -49,12 +49,12 @@ def main():
 
     commit = run(["git", "rev-parse", "--short=12", "HEAD"]).strip() if os.path.isdir(".git") else "unknown"
     records = []
-    for backend in ("cpu-seq", "cpu-threads"):
+    for backend, kernel in (("cpu-seq", "seq"), ("cpu-threads", "spmd"), ("cpu-threads", "spmd-nt")):
         threads = 1 if backend == "cpu-seq" else a.threads
         ref = bw[threads]["copy_gbps"]
         for prec in ("single", "double"):
             for n in (int(s) for s in a.sizes.split(",")):
-                base = [hr, "poisson2d", "--n", str(n), "--precision", prec, "--backend", backend,
+                base = [hr, "poisson2d", "--n", str(n), "--precision", prec, "--backend", backend, "--kernel", kernel,
                         "--threads", str(threads), "--quiet", "--monitor", "0", "--bandwidth", f"{ref}"]
                 # answer first: bitwise equal to the sequential reference
                 if backend != "cpu-seq":
@@ -76,7 +76,7 @@ def main():
                        "bytes_per_point": runs[0]["bytes_per_point"],
                        "stream_copy_gbps": ref, "bandwidth_fraction": med / ref, "verified": True}
                 records.append(rec)
-                print(f"{backend:12s} {prec:6s} n={n:5d} P={threads:2d}  {1e3*rec['time_per_sweep_s_median']:8.3f} ms/sweep"
+                print(f"{backend:12s} {kernel:8s} {prec:6s} n={n:5d} P={threads:2d}  {1e3*rec['time_per_sweep_s_median']:8.3f} ms/sweep"
                       f"  {rec['gflops_median']:6.2f} GFLOP/s  {med:6.2f} GB/s  {100*med/ref:5.1f}% of copy")
     doc = {"benchmark": "cpu2d", "cpu": info.get("cpu_model"), "cores": info.get("cores"),
            "host": platform.node(), "commit": commit,

@@ -9,10 +9,13 @@
 #include "cpu/team.h"
 #include "solver/solver_internal.h"
 
+extern const hr_kernel_desc hr_kernel_cpu_spmd_nt;
+
 typedef struct spmd_state {
     hr_team *team;
     int prow, pcol; /* thread grid */
     long count;     /* sweeps in the current job */
+    int stream;     /* write the new grid with streaming stores (kernel spmd-nt) */
     hr_solver *s;
 } spmd_state;
 
@@ -55,7 +58,10 @@ static void spmd_job(void *ctx, int tid, int nthreads)
     const size_t esize = s->u[0].l.esize, pitch = s->u[0].l.pitch;
     void *a = hr_grid_origin(&s->u[s->cur]), *b = hr_grid_origin(&s->u[1 - s->cur]);
     for (long t = 0; t < st->count; t++) {
-        hr_cpu_sweep(esize, a, b, rhs, pitch, i0 + 1, i1 + 1, j0 + 1, j1 + 1);
+        if (st->stream)
+            hr_cpu_sweep_stream(esize, a, b, rhs, pitch, i0 + 1, i1 + 1, j0 + 1, j1 + 1);
+        else
+            hr_cpu_sweep(esize, a, b, rhs, pitch, i0 + 1, i1 + 1, j0 + 1, j1 + 1);
         hr_team_barrier(st->team);
         void *tmp = a;
         a = b;
@@ -75,6 +81,7 @@ static hr_status spmd_setup(hr_solver *s)
         return rc;
     }
     s->impl = st;
+    st->stream = s->k == &hr_kernel_cpu_spmd_nt;
     hr_team_run(st->team, spmd_touch, st);
     return HR_OK;
 }
@@ -101,6 +108,16 @@ const hr_kernel_desc hr_kernel_cpu_spmd = {
     .name = "spmd",
     .backend = HR_BACKEND_CPU_THREADS,
     .summary = "threads on a 2-D block partition, one barrier per sweep, shared grid",
+    .deterministic = 1,
+    .setup = spmd_setup,
+    .sweeps = spmd_sweeps,
+    .teardown = spmd_teardown,
+};
+
+const hr_kernel_desc hr_kernel_cpu_spmd_nt = {
+    .name = "spmd-nt",
+    .backend = HR_BACKEND_CPU_THREADS,
+    .summary = "spmd with streaming (non-temporal) stores: no write-allocate traffic",
     .deterministic = 1,
     .setup = spmd_setup,
     .sweeps = spmd_sweeps,
