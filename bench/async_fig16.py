@@ -25,7 +25,6 @@ It drives the hetrelax binary: poisson2d --output x.raw --json -.
 import argparse
 import datetime
 import json
-import math
 import os
 import shutil
 import subprocess
@@ -127,58 +126,73 @@ def stats(xs):
     return float(np.mean(xs)), float(np.std(xs, ddof=1)) if len(xs) > 1 else 0.0
 
 
-def search(runner, kernel, alpha, T, target, refs, crit, cap, runs, log):
-    """Smallest passes reaching the target: estimate by bisection, then one scan per run."""
-    P = pass_sweeps(kernel, alpha)
-    cap_p = max(1, -(-cap * T // P))
-    probes = {}
+class Point:
+    """One variant and alpha: Teff in whole passes of P sweeps, up to the cap."""
 
-    def probe(p):
-        u, rec = runner.run(kernel, alpha, p * P)
-        errs = {k: rel_err(u, r) for k, r in refs.items()}
-        return errs[crit] <= target, errs, rec
+    def __init__(self, runner, kernel, alpha, T, target, refs, crit, cap, log):
+        self.runner, self.kernel, self.alpha, self.target = runner, kernel, alpha, target
+        self.refs, self.crit, self.log = refs, crit, log
+        self.P = pass_sweeps(kernel, alpha)
+        self.cap_p = max(1, -(-cap * T // self.P))
+        self.T = T
+        self.est = None      # estimated smallest passes; None: rejected or not converged
+        self.rejected = None
+        self.error_at_cap = None
+        self.results = []    # one per run
 
-    lo, p = 0, min(cap_p, max(1, -(-T // P)))  # 0 sweeps leave u = 0: never within the target
-    try:
-        probe(p)
-    except Rejected as e:
-        log(f"  {kernel} alpha {alpha}: rejected: {e}")
-        return P, cap_p, [], {"rejected": str(e)}
-    while True:  # grow from Teff ~ T up to the cap, then bisect
-        ok, errs, _ = probe(p)
-        if ok:
-            hi = p
-            break
-        if p == cap_p:
-            log(f"  {kernel} alpha {alpha}: error {errs[crit]:.4e} at the cap Teff {cap_p * P}: not converged")
-            return P, cap_p, [], errs
-        lo, p = p, min(cap_p, 2 * p)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if probe(mid)[0]:
-            hi = mid
-        else:
-            lo = mid
-    est = hi
-    results = []
-    for r in range(runs):
-        p = est
-        ok, errs, rec = probe(p)
+    def probe(self, p):
+        u, rec = self.runner.run(self.kernel, self.alpha, p * self.P)
+        errs = {k: rel_err(u, r) for k, r in self.refs.items()}
+        if self.runner.a.verbose:
+            self.log(f"    probe {self.kernel} alpha {self.alpha} Teff {p * self.P}: error {errs[self.crit]:.6e}, "
+                     f"{rec['time_sweeps_s']:.4f} s")
+        return errs[self.crit] <= self.target, errs, rec
+
+    def estimate(self):
+        """Doubling from Teff ~ T up to the cap, then bisection (single probes)."""
+        lo, p = 0, min(self.cap_p, max(1, -(-self.T // self.P)))  # 0 sweeps leave u = 0: never on target
+        while True:
+            try:
+                ok, errs, _ = self.probe(p)
+            except Rejected as e:
+                self.rejected = str(e)
+                self.log(f"  {self.kernel} alpha {self.alpha}: rejected: {e}")
+                return
+            if ok:
+                hi = p
+                break
+            if p == self.cap_p:
+                self.error_at_cap = errs[self.crit]
+                self.log(f"  {self.kernel} alpha {self.alpha}: error {errs[self.crit]:.4e} at the cap "
+                         f"Teff {p * self.P}: not converged")
+                return
+            lo, p = p, min(self.cap_p, 2 * p)
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if self.probe(mid)[0]:
+                hi = mid
+            else:
+                lo = mid
+        self.est = hi
+
+    def scan(self):
+        """One run: from the estimate, pass by pass down (or up) to the first Teff on target."""
+        if self.est is None:
+            return
+        p = self.est
+        ok, errs, rec = self.probe(p)
         if ok:
             while p > 1:
-                ok2, errs2, rec2 = probe(p - 1)
+                ok2, errs2, rec2 = self.probe(p - 1)
                 if not ok2:
                     break
                 p, errs, rec = p - 1, errs2, rec2
         else:
-            while p < cap_p and not ok:
+            while p < self.cap_p and not ok:
                 p += 1
-                ok, errs, rec = probe(p)
-        results.append({"teff": p * P if ok else None, "passes": p if ok else None,
-                        "time_s": rec["time_sweeps_s"] if ok else None, "errors": errs})
-    teffs = [x["teff"] for x in results if x["teff"] is not None]
-    log(f"  {kernel} alpha {alpha}: pass {P}, estimate Teff {est * P}, runs {teffs}")
-    return P, cap_p, results, None
+                ok, errs, rec = self.probe(p)
+        self.results.append({"teff": p * self.P if ok else None, "passes": p if ok else None,
+                             "time_s": rec["time_sweeps_s"] if ok else None, "errors": errs})
 
 
 def device_name(args, sample):
@@ -223,7 +237,7 @@ def plot(path, args, sync_rec, records):
         a_.set_xlabel("async factor alpha")
         a_.legend(fontsize=8)
         a_.grid(alpha=0.3)
-    ax[0].set_ylabel(f"speed-up over {args.sync_kernel} (time to its accuracy at T={args.T})")
+    ax[0].set_ylabel(f"speed-up over {args.sync_kernel}, same accuracy (T={args.T})")
     ax[1].set_ylabel("Teff / T")
     fig.suptitle(f"{records[0]['device'] if records else ''}: n={args.n}, {args.precision}, "
                  f"{args.backend}, reference: {args.reference}, {args.runs} runs (mean, std)", fontsize=9)
@@ -249,6 +263,7 @@ def main():
     ap.add_argument("--cap", type=int, default=20, help="give up at cap x T sweeps")
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--device-name", default=None)
+    ap.add_argument("--verbose", action="store_true", help="log every probe")
     ap.add_argument("--no-verify", action="store_true", help="skip --verify of the sync run against cpu-seq")
     ap.add_argument("--json", default="async_fig16.json")
     ap.add_argument("--png", default="async_fig16.png")
@@ -292,27 +307,36 @@ def main():
                            time_s_std=t_sync_std, speedup_mean=1.0, speedup_std=0.0, converged=True,
                            error=sync_errs)
 
+        points = [Point(runner, k, alpha, args.T, target, refs, args.reference, args.cap, log)
+                  for k in args.kernels for alpha in args.alphas]
+        for pt in points:
+            pt.estimate()
+        # run r of every point before run r + 1: a spell of load on the machine then adds
+        # noise to all points instead of biasing the few measured during it
+        for r in range(args.runs):
+            for pt in points:
+                pt.scan()
         records = []
-        for k in args.kernels:
-            for alpha in args.alphas:
-                P, cap_p, res, errs_cap = search(runner, k, alpha, args.T, target, refs, args.reference,
-                                                 args.cap, args.runs, log)
-                good = [x for x in res if x["teff"] is not None]
-                teff_m, teff_s = stats([x["teff"] for x in good])
-                time_m, time_s = stats([x["time_s"] for x in good])
-                sp_m, sp_s = stats([t_sync / x["time_s"] for x in good if x["time_s"] > 0])
-                rec = dict(base, kernel=k, alpha=alpha, pass_sweeps=P, runs=len(res), runs_converged=len(good),
-                           converged=bool(res) and len(good) == len(res), teff_mean=teff_m, teff_std=teff_s,
-                           teff_min=min((x["teff"] for x in good), default=None),
-                           teff_max=max((x["teff"] for x in good), default=None),
-                           teff_over_t_mean=None if teff_m is None else teff_m / args.T,
-                           teff_over_t_std=None if teff_s is None else teff_s / args.T,
-                           time_s_mean=time_m, time_s_std=time_s, speedup_mean=sp_m, speedup_std=sp_s,
-                           cap_teff=cap_p * P, error_at_cap=None if errs_cap is None else errs_cap.get(
-                               args.reference), rejected=None if errs_cap is None else errs_cap.get("rejected"),
-                           error_at_teff_mean={c: stats([x["errors"][c] for x in good])[0] for c in refs},
-                           per_run=res)
-                records.append(rec)
+        for pt in points:
+            res = pt.results
+            good = [x for x in res if x["teff"] is not None]
+            log(f"  {pt.kernel} alpha {pt.alpha}: pass {pt.P}, estimate "
+                f"{None if pt.est is None else pt.est * pt.P}, runs {[x['teff'] for x in res]}")
+            teff_m, teff_s = stats([x["teff"] for x in good])
+            time_m, time_s = stats([x["time_s"] for x in good])
+            sp_m, sp_s = stats([t_sync / x["time_s"] for x in good if x["time_s"] > 0])
+            records.append(dict(
+                base, kernel=pt.kernel, alpha=pt.alpha, pass_sweeps=pt.P, runs=len(res), runs_converged=len(good),
+                converged=bool(res) and len(good) == len(res), teff_mean=teff_m, teff_std=teff_s,
+                teff_min=min((x["teff"] for x in good), default=None),
+                teff_max=max((x["teff"] for x in good), default=None),
+                teff_over_t_mean=None if teff_m is None else teff_m / args.T,
+                teff_over_t_std=None if teff_s is None else teff_s / args.T,
+                time_s_mean=time_m, time_s_std=time_s,
+                time_s_median=None if not good else float(np.median([x["time_s"] for x in good])),
+                speedup_mean=sp_m, speedup_std=sp_s, cap_teff=pt.cap_p * pt.P, error_at_cap=pt.error_at_cap,
+                rejected=pt.rejected,
+                error_at_teff_mean={c: stats([x["errors"][c] for x in good])[0] for c in refs}, per_run=res))
         commit = ref_rec.get("commit", "")
         try:
             commit = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True,
