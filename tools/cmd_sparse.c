@@ -56,7 +56,10 @@ static void help(void)
            "  --fault FRACTION@ITER[:recover=R]\n"
            "                       from global iteration ITER a random FRACTION of the components\n"
            "                       is no longer updated; with recover=R again after R iterations\n"
-           "                       (jacobi, gs, async; seed 002 section 4.5)\n\n"
+           "                       (jacobi, gs, async; seed 002 section 4.5)\n"
+           "  --gpus N             gpu async: split the rows over N GPUs (seed 002 section 3.4)\n"
+           "  --comm amc|dc|dk     gpu async: exchange x through host memory (amc, default for\n"
+           "                       N > 1), peer copies to/from GPU 0 (dc) or direct peer access (dk)\n\n"
            "stopping\n"
            "  --tol X              stop when the relative residual < X (default 1e-10; 0: never)\n"
            "  --max-iters N        global iterations at most (default 10000)\n"
@@ -135,6 +138,8 @@ static int parse_args(int argc, char **argv, sp_args *a)
         O_THREADS,
         O_BIND,
         O_FAULT,
+        O_GPUS,
+        O_COMM,
         O_LIST,
         O_QUIET,
         O_HELP
@@ -159,6 +164,8 @@ static int parse_args(int argc, char **argv, sp_args *a)
                                          {"threads", required_argument, 0, O_THREADS},
                                          {"bind", required_argument, 0, O_BIND},
                                          {"fault", required_argument, 0, O_FAULT},
+                                         {"gpus", required_argument, 0, O_GPUS},
+                                         {"comm", required_argument, 0, O_COMM},
                                          {"list-methods", no_argument, 0, O_LIST},
                                          {"quiet", no_argument, 0, O_QUIET},
                                          {"help", no_argument, 0, O_HELP},
@@ -166,6 +173,7 @@ static int parse_args(int argc, char **argv, sp_args *a)
     static const char *const methods[] = {"jacobi", "gs", "async", "cg", NULL};
     static const char *const backends[] = {"auto", "cpu-seq", "cpu-threads", "gpu", NULL};
     static const char *const binds[] = {"none", "core", NULL};
+    static const char *const comms[] = {"auto", "amc", "dc", "dk", NULL};
     hr_sparse_options *o = &a->o;
     int c, v;
     long seed;
@@ -215,6 +223,11 @@ static int parse_args(int argc, char **argv, sp_args *a)
             a->fault = optarg;
             rc = parse_fault(optarg, o);
             break;
+        case O_GPUS: rc = hr_cli_int(CMD, "--gpus", optarg, 1, 64, &o->gpus); break;
+        case O_COMM:
+            rc = hr_cli_choice(CMD, "--comm", optarg, comms, &v);
+            o->comm = (hr_sparse_comm)v;
+            break;
         case O_LIST: a->list = 1; break;
         case O_QUIET: a->quiet = 1; break;
         case 'h':
@@ -230,6 +243,9 @@ static int parse_args(int argc, char **argv, sp_args *a)
         return hr_cli_usage_error(CMD, "--matrix", "give exactly one of --matrix FILE and --gen NAME:SIZE");
     if (a->fault && strcmp(o->method, "cg") == 0)
         return hr_cli_usage_error(CMD, "--fault", "not defined for cg (jacobi, gs, async)");
+    if ((o->gpus > 1 || o->comm != HR_SPARSE_COMM_AUTO) &&
+        (strcmp(o->method, "async") != 0 || o->backend != HR_BACKEND_GPU))
+        return hr_cli_usage_error(CMD, o->gpus > 1 ? "--gpus" : "--comm", "only for --method async --backend gpu");
     if (o->tau != 0.0 && strcmp(o->method, "jacobi") != 0)
         return hr_cli_usage_error(CMD, "--tau", "only for --method jacobi");
     return 0;
@@ -308,6 +324,16 @@ static json_object *to_json(const sp_args *a, const hr_csr *A, const hr_sparse_r
     json_object_object_add(j, "method", json_object_new_string(o->method));
     json_object_object_add(j, "backend", json_object_new_string(r->backend));
     json_object_object_add(j, "threads", json_object_new_int(threads));
+    if (strcmp(r->backend, "gpu") == 0) {
+        static const char *const comm[] = {"none", "amc", "dc", "dk"};
+        char dev[96] = "";
+        hr_gpu_name(o->device, dev, sizeof dev);
+        json_object_object_add(j, "device", json_object_new_string(dev));
+        json_object_object_add(j, "gpus", json_object_new_int(o->gpus > 1 ? o->gpus : 1));
+        json_object_object_add(j, "comm", json_object_new_string(o->comm == HR_SPARSE_COMM_AUTO && o->gpus > 1
+                                                                     ? "amc"
+                                                                     : comm[o->comm]));
+    }
     if (strcmp(o->method, "async") == 0) {
         json_object_object_add(j, "local_iters", json_object_new_int(o->local_iters));
         json_object_object_add(j, "block", json_object_new_int(o->block));

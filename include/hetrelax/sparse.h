@@ -131,6 +131,14 @@ hr_status hr_sparse_spectral(const hr_csr *A, int max_steps, hr_spectral *out);
 /* tau value asking the solver to compute 2 / (lambda_min + lambda_max) itself. */
 #define HR_SPARSE_TAU_AUTO (-1.0)
 
+typedef enum {
+    HR_SPARSE_COMM_AUTO = 0, /* one GPU: x stays on it; several: AMC */
+    HR_SPARSE_COMM_AMC,      /* host memory as hub, asynchronous copies on streams */
+    HR_SPARSE_COMM_DC,       /* peer copies to and from a master GPU holding x */
+    HR_SPARSE_COMM_DK,       /* kernels read and write the master GPU's x directly */
+    HR_SPARSE_COMM_COUNT
+} hr_sparse_comm;
+
 typedef struct hr_sparse_options {
     const char *method; /* "jacobi" (default), "gs", "async", "cg" */
     hr_backend backend; /* AUTO: the method's first backend in the table */
@@ -156,6 +164,10 @@ typedef struct hr_sparse_options {
     long fault_recover; /* -1: never */
     uint64_t fault_seed;
     int device; /* GPU ordinal, for GPU methods */
+    /* GPU async on several GPUs (seed 002 section 3.4): devices device..device+gpus-1
+     * share the rows (0 or 1: one GPU); comm says how they exchange x. */
+    int gpus;
+    hr_sparse_comm comm;
 } hr_sparse_options;
 
 typedef struct hr_sparse_result {

@@ -10,9 +10,16 @@
 extern const hr_sparse_method hr_sparse_cpu_jacobi, hr_sparse_seq_jacobi, hr_sparse_seq_gs;
 extern const hr_sparse_method hr_sparse_cpu_async, hr_sparse_seq_async, hr_sparse_cpu_cg, hr_sparse_seq_cg;
 
+#ifdef HR_HAVE_CUDA
+extern const hr_sparse_method hr_sparse_gpu_jacobi, hr_sparse_gpu_async, hr_sparse_gpu_cg;
+#endif
+
 static const hr_sparse_method *const table[] = {
     &hr_sparse_cpu_jacobi, &hr_sparse_seq_jacobi, &hr_sparse_seq_gs, &hr_sparse_cpu_async,
     &hr_sparse_seq_async,  &hr_sparse_cpu_cg,     &hr_sparse_seq_cg,
+#ifdef HR_HAVE_CUDA
+    &hr_sparse_gpu_jacobi, &hr_sparse_gpu_async,  &hr_sparse_gpu_cg, /* src/cuda/sparse_*.cu */
+#endif
 };
 
 const hr_sparse_method *hr_sparse_method_entry(int i)

@@ -60,6 +60,8 @@ static hr_status validate(const hr_sparse_options *o, hr_sparse_result *res)
     if (o->fault_fraction > 0.0 && (o->fault_iter < 0 || o->fault_recover < -1))
         return say(res, HR_ERR_INVALID_ARG, "fault: iteration must be >= 0 and recover >= 0");
     if ((unsigned)o->backend >= HR_BACKEND_COUNT) return say(res, HR_ERR_INVALID_ARG, "backend: unknown");
+    if (o->gpus < 0 || o->gpus > 64 || (unsigned)o->comm >= HR_SPARSE_COMM_COUNT)
+        return say(res, HR_ERR_INVALID_ARG, "gpus: must be 0..64 with a known comm scheme");
     return HR_OK;
 }
 
@@ -169,6 +171,8 @@ hr_status hr_sparse_solve(const hr_csr *A, const double *b, double *x, const hr_
                    bad + 1, A->diag[bad] < 0 ? "missing" : "zero", m->name);
     if (opt->fault_fraction > 0.0 && !m->supports_fault)
         return say(res, HR_ERR_INVALID_ARG, "fault injection is not defined for method '%s'", m->name);
+    if ((opt->gpus > 1 || opt->comm != HR_SPARSE_COMM_AUTO) && m->backend != HR_BACKEND_GPU)
+        return say(res, HR_ERR_INVALID_ARG, "gpus: several GPUs and --comm are only for the gpu backend");
 
     hr_sparse_run r;
     memset(&r, 0, sizeof r);

@@ -1,0 +1,236 @@
+/*
+ * Conjugate gradient on the GPU (seed 002 section 4.4, the "highly tuned CG"
+ * competitor): cuSPARSE SpMV (CSR), cuBLAS dot products in device pointer mode, and
+ * two fused vector kernels that read alpha and beta from device memory. Nothing
+ * returns to the host inside iterate(), and runs of HR_SP_CG_GRAPH iterations are
+ * replayed from a CUDA graph when the libraries allow capture (else issued live).
+ * Unpreconditioned, like the CPU cg: one CG step is one global iteration.
+ */
+#include <cublas_v2.h>
+#include <cusparse.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda/sparse_gpu.cuh"
+
+#define HR_SP_CG_GRAPH 16 /* even: r.r slots alternate, a replay ends on its starting slot */
+
+#define HR_SPSPARSE(r, call)                                                                                 \
+    do {                                                                                                     \
+        cusparseStatus_t hr_e_ = (call);                                                                     \
+        if (hr_e_ != CUSPARSE_STATUS_SUCCESS)                                                                \
+            return hr_sp_lib_fail((r), cusparseGetErrorString(hr_e_), #call, __FILE__, __LINE__);            \
+    } while (0)
+#define HR_SPBLAS(r, call)                                                                                   \
+    do {                                                                                                     \
+        cublasStatus_t hr_e_ = (call);                                                                       \
+        if (hr_e_ != CUBLAS_STATUS_SUCCESS)                                                                  \
+            return hr_sp_lib_fail((r), cublasGetStatusString(hr_e_), #call, __FILE__, __LINE__);             \
+    } while (0)
+
+typedef struct cg_state {
+    int n, cur; /* cur: slot of r.r holding the current value */
+    cudaStream_t st;
+    cusparseHandle_t sp;
+    cublasHandle_t bl;
+    cusparseSpMatDescr_t A;
+    cusparseDnVecDescr_t vp, vq, vx;
+    int *d_rowp, *d_col;
+    double *d_val, *d_b, *d_x, *d_res, *d_p, *d_q, *d_sc; /* d_sc: r.r [2], p.q */
+    void *d_buf;
+    cudaGraphExec_t graph[2];
+} cg_state;
+
+__global__ void hr_sp_cg_init(int n, const double *__restrict__ b, const double *__restrict__ q,
+                              double *__restrict__ res, double *__restrict__ p)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) p[i] = res[i] = b[i] - q[i];
+}
+
+/* x += alpha p, r -= alpha q with alpha = r.r / p.q (0 once r.r is 0: converged exactly) */
+__global__ void hr_sp_cg_update_xr(int n, double *__restrict__ x, double *__restrict__ res,
+                                   const double *__restrict__ p, const double *__restrict__ q,
+                                   const double *__restrict__ rr, const double *__restrict__ pq)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const double a = *rr > 0.0 && *pq != 0.0 ? *rr / *pq : 0.0;
+    if (i < n) {
+        x[i] += a * p[i];
+        res[i] -= a * q[i];
+    }
+}
+
+/* p = r + beta p with beta = r.r(new) / r.r(old) */
+__global__ void hr_sp_cg_update_p(int n, double *__restrict__ p, const double *__restrict__ res,
+                                  const double *__restrict__ rn, const double *__restrict__ rr)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const double beta = *rr > 0.0 ? *rn / *rr : 0.0;
+    if (i < n) p[i] = res[i] + beta * p[i];
+}
+
+static unsigned grid_of(int n)
+{
+    return (unsigned)((n + 255) / 256 > 0 ? (n + 255) / 256 : 1);
+}
+
+/* One CG step reading r.r from slot c and writing the new one into slot 1 - c. */
+static hr_status step(hr_sparse_run *r, cg_state *s, int c)
+{
+    const double one = 1.0, zero = 0.0;
+    double *rr = s->d_sc + c, *rn = s->d_sc + (1 - c), *pq = s->d_sc + 2;
+    HR_SPSPARSE(r, cusparseSpMV(s->sp, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, s->A, s->vp, &zero, s->vq,
+                                CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT, s->d_buf));
+    HR_SPBLAS(r, cublasDdot(s->bl, s->n, s->d_p, 1, s->d_q, 1, pq));
+    hr_sp_cg_update_xr<<<grid_of(s->n), 256, 0, s->st>>>(s->n, s->d_x, s->d_res, s->d_p, s->d_q, rr, pq);
+    HR_SPCU(r, cudaGetLastError());
+    HR_SPBLAS(r, cublasDdot(s->bl, s->n, s->d_res, 1, s->d_res, 1, rn));
+    hr_sp_cg_update_p<<<grid_of(s->n), 256, 0, s->st>>>(s->n, s->d_p, s->d_res, rn, rr);
+    HR_SPCU(r, cudaGetLastError());
+    return HR_OK;
+}
+
+/* Captures HR_SP_CG_GRAPH steps from slot c; a library that refuses capture leaves
+ * graph[c] NULL and the steps are issued live. */
+static hr_status build_graph(hr_sparse_run *r, cg_state *s, int c)
+{
+    cudaGraph_t g = NULL;
+    HR_SPCU(r, cudaStreamBeginCapture(s->st, cudaStreamCaptureModeThreadLocal));
+    hr_status st = HR_OK;
+    for (int k = 0; k < HR_SP_CG_GRAPH && st == HR_OK; k++)
+        st = step(r, s, (c + k) & 1);
+    cudaError_t ce = cudaStreamEndCapture(s->st, &g);
+    if (st == HR_OK && ce == cudaSuccess && cudaGraphInstantiate(&s->graph[c], g, 0) == cudaSuccess &&
+        cudaGraphUpload(s->graph[c], s->st) == cudaSuccess) {
+        cudaGraphDestroy(g);
+        return HR_OK;
+    }
+    if (g) cudaGraphDestroy(g);
+    if (s->graph[c]) cudaGraphExecDestroy(s->graph[c]);
+    s->graph[c] = NULL;
+    (void)cudaGetLastError();
+    r->err[0] = '\0';
+    return HR_OK;
+}
+
+static hr_status cg_setup(hr_sparse_run *r)
+{
+    cg_state *s = (cg_state *)calloc(1, sizeof *s);
+    if (!s) return HR_ERR_NO_MEMORY;
+    r->impl = s;
+    const hr_csr *A = r->A;
+    const int n = s->n = A->n_rows;
+    if (r->o.gpus > 1) {
+        snprintf(r->err, sizeof r->err, "gpus: several GPUs are only for --method async");
+        return HR_ERR_INVALID_ARG;
+    }
+    if (A->nnz > 2147483647LL) {
+        snprintf(r->err, sizeof r->err, "cg on the GPU takes at most 2^31-1 non-zeros (32-bit cuSPARSE indices)");
+        return HR_ERR_UNSUPPORTED;
+    }
+    HR_SPCU(r, cudaSetDevice(r->o.device));
+    HR_SPCU(r, cudaStreamCreateWithFlags(&s->st, cudaStreamNonBlocking));
+    HR_SPSPARSE(r, cusparseCreate(&s->sp));
+    HR_SPSPARSE(r, cusparseSetStream(s->sp, s->st));
+    HR_SPBLAS(r, cublasCreate(&s->bl));
+    HR_SPBLAS(r, cublasSetStream(s->bl, s->st));
+    HR_SPBLAS(r, cublasSetPointerMode(s->bl, CUBLAS_POINTER_MODE_DEVICE));
+    int *rowp = (int *)malloc(((size_t)n + 1) * sizeof *rowp);
+    if (!rowp) return HR_ERR_NO_MEMORY;
+    for (int i = 0; i <= n; i++)
+        rowp[i] = (int)A->row_ptr[i];
+    const size_t vb = (size_t)(n > 0 ? n : 1) * sizeof(double), nz = (size_t)(A->nnz > 0 ? A->nnz : 1);
+    cudaError_t e = cudaMalloc((void **)&s->d_rowp, ((size_t)n + 1) * sizeof(int));
+    if (e == cudaSuccess) e = cudaMemcpy(s->d_rowp, rowp, ((size_t)n + 1) * sizeof(int), cudaMemcpyHostToDevice);
+    free(rowp);
+    HR_SPCU(r, e);
+    HR_SPCU(r, cudaMalloc((void **)&s->d_col, nz * sizeof(int)));
+    HR_SPCU(r, cudaMalloc((void **)&s->d_val, nz * sizeof(double)));
+    HR_SPCU(r, cudaMemcpy(s->d_col, A->col, (size_t)A->nnz * sizeof(int), cudaMemcpyHostToDevice));
+    HR_SPCU(r, cudaMemcpy(s->d_val, A->val, (size_t)A->nnz * sizeof(double), cudaMemcpyHostToDevice));
+    double **vecs[] = {&s->d_b, &s->d_x, &s->d_res, &s->d_p, &s->d_q};
+    for (size_t v = 0; v < sizeof vecs / sizeof vecs[0]; v++)
+        HR_SPCU(r, cudaMalloc((void **)vecs[v], vb));
+    HR_SPCU(r, cudaMalloc((void **)&s->d_sc, 4 * sizeof(double)));
+    HR_SPCU(r, cudaMemset(s->d_sc, 0, 4 * sizeof(double)));
+    HR_SPCU(r, cudaMemcpy(s->d_b, r->b, (size_t)n * sizeof(double), cudaMemcpyHostToDevice));
+    HR_SPCU(r, cudaMemcpy(s->d_x, r->x, (size_t)n * sizeof(double), cudaMemcpyHostToDevice));
+    HR_SPSPARSE(r, cusparseCreateCsr(&s->A, n, n, A->nnz, s->d_rowp, s->d_col, s->d_val, CUSPARSE_INDEX_32I,
+                                     CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
+    HR_SPSPARSE(r, cusparseCreateDnVec(&s->vp, n, s->d_p, CUDA_R_64F));
+    HR_SPSPARSE(r, cusparseCreateDnVec(&s->vq, n, s->d_q, CUDA_R_64F));
+    HR_SPSPARSE(r, cusparseCreateDnVec(&s->vx, n, s->d_x, CUDA_R_64F));
+    const double one = 1.0, zero = 0.0;
+    size_t buf = 0;
+    HR_SPSPARSE(r, cusparseSpMV_bufferSize(s->sp, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, s->A, s->vp, &zero,
+                                           s->vq, CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT, &buf));
+    HR_SPCU(r, cudaMalloc(&s->d_buf, buf > 0 ? buf : 16));
+    /* r = b - A x, p = r, r.r into slot 0 */
+    HR_SPSPARSE(r, cusparseSpMV(s->sp, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, s->A, s->vx, &zero, s->vq,
+                                CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT, s->d_buf));
+    hr_sp_cg_init<<<grid_of(n), 256, 0, s->st>>>(n, s->d_b, s->d_q, s->d_res, s->d_p);
+    HR_SPCU(r, cudaGetLastError());
+    HR_SPBLAS(r, cublasDdot(s->bl, n, s->d_res, 1, s->d_res, 1, s->d_sc));
+    HR_SPCU(r, cudaStreamSynchronize(s->st));
+    /* one graph per starting slot: a live odd remainder flips the slot */
+    for (int c = 0; c < 2; c++)
+        HR_TRY(build_graph(r, s, c));
+    HR_SPCU(r, cudaStreamSynchronize(s->st));
+    return HR_OK;
+}
+
+static hr_status cg_iterate(hr_sparse_run *r, long count)
+{
+    cg_state *s = (cg_state *)r->impl;
+    HR_SPCU(r, cudaSetDevice(r->o.device));
+    while (count > 0) {
+        if (count >= HR_SP_CG_GRAPH && s->graph[s->cur]) {
+            HR_SPCU(r, cudaGraphLaunch(s->graph[s->cur], s->st));
+            count -= HR_SP_CG_GRAPH;
+            continue;
+        }
+        HR_TRY(step(r, s, s->cur));
+        s->cur ^= 1;
+        count--;
+    }
+    HR_SPCU(r, cudaStreamSynchronize(s->st));
+    return HR_OK;
+}
+
+static hr_status cg_sync_host(hr_sparse_run *r)
+{
+    cg_state *s = (cg_state *)r->impl;
+    HR_SPCU(r, cudaSetDevice(r->o.device));
+    HR_SPCU(r, cudaMemcpy(r->x, s->d_x, (size_t)s->n * sizeof(double), cudaMemcpyDeviceToHost));
+    return HR_OK;
+}
+
+static void cg_teardown(hr_sparse_run *r)
+{
+    cg_state *s = (cg_state *)r->impl;
+    if (!s) return;
+    cudaSetDevice(r->o.device);
+    if (s->st) cudaStreamSynchronize(s->st);
+    for (int c = 0; c < 2; c++)
+        if (s->graph[c]) cudaGraphExecDestroy(s->graph[c]);
+    if (s->A) cusparseDestroySpMat(s->A);
+    if (s->vp) cusparseDestroyDnVec(s->vp);
+    if (s->vq) cusparseDestroyDnVec(s->vq);
+    if (s->vx) cusparseDestroyDnVec(s->vx);
+    if (s->sp) cusparseDestroy(s->sp);
+    if (s->bl) cublasDestroy(s->bl);
+    cudaFree(s->d_rowp), cudaFree(s->d_col), cudaFree(s->d_val), cudaFree(s->d_b), cudaFree(s->d_x);
+    cudaFree(s->d_res), cudaFree(s->d_p), cudaFree(s->d_q), cudaFree(s->d_sc), cudaFree(s->d_buf);
+    if (s->st) cudaStreamDestroy(s->st);
+    (void)cudaGetLastError();
+    free(s);
+    r->impl = NULL;
+}
+
+extern "C" const hr_sparse_method hr_sparse_gpu_cg = {
+    "cg", HR_BACKEND_GPU, "conjugate gradient on the GPU: cuSPARSE SpMV, cuBLAS dots, no host sync per step",
+    0,    0,              0,
+    0,    cg_setup,       cg_iterate,
+    cg_sync_host, cg_teardown};

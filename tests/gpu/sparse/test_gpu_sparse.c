@@ -1,0 +1,317 @@
+/*
+ * GPU sparse methods (issue 6; label gpu). Exit 77 (skipped) without CUDA or a device.
+ *
+ * - every GPU method (jacobi, async-(1), async-(5), cg) converges on fv2d, trefethen
+ *   and laplace2d systems, and the residual it reports is the true residual of the x
+ *   it returns, below the tolerance;
+ * - GPU jacobi is bitwise equal to the CPU jacobi (graph replays and live launches,
+ *   tau != 1, a fault mask);
+ * - async-(K) with one block (block >= n) is exactly K Jacobi sweeps: one global
+ *   iteration bitwise equals K CPU Jacobi sweeps, also with frozen components; with
+ *   one stream, G global iterations equal G*K sweeps;
+ * - fault injection: without recovery the residual stalls, with recovery it converges
+ *   (async and jacobi);
+ * - GPU cg converges in about as many iterations as the CPU cg;
+ * - AMC, DC, DK on one GPU (and on two where present) converge;
+ * - errors: block too large, too many GPUs, --gpus for a method without it.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+/* cmocka needs the headers above first */
+#include <cmocka.h>
+#include <math.h>
+
+#include "cuda/cuda_api.h"
+#include "hetrelax/sparse.h"
+
+typedef struct sys {
+    hr_csr *A;
+    double *b;
+    int n;
+} sys;
+
+static sys make(const char *spec)
+{
+    sys s;
+    char why[256];
+    assert_int_equal(hr_sparse_generate(spec, &s.A, why, sizeof why), HR_OK);
+    s.n = s.A->n_rows;
+    s.b = malloc((size_t)s.n * sizeof *s.b);
+    assert_non_null(s.b);
+    for (int i = 0; i < s.n; i++) /* not all ones: exercises every row differently */
+        s.b[i] = 1.0 + 0.5 * sin(0.37 * i);
+    return s;
+}
+
+static void drop(sys *s)
+{
+    hr_csr_free(s->A);
+    free(s->b);
+}
+
+static hr_sparse_options opts(const char *method, hr_backend be, double tol, long maxit)
+{
+    hr_sparse_options o;
+    hr_sparse_options_default(&o);
+    o.method = method;
+    o.backend = be;
+    o.tol = tol;
+    o.max_iters = maxit;
+    o.allow_divergent = 1; /* skip the spectral check: these systems have rho(B) < 1 */
+    return o;
+}
+
+/* Solves from x = 0; returns x (malloc'ed). */
+static double *solve(const sys *s, const hr_sparse_options *o, hr_sparse_result *r, hr_status *st)
+{
+    double *x = calloc((size_t)s->n, sizeof *x);
+    assert_non_null(x);
+    *st = hr_sparse_solve(s->A, s->b, x, o, r);
+    return x;
+}
+
+static void set_streams(const char *v)
+{
+    if (v)
+        setenv("HETRELAX_SPARSE_STREAMS", v, 1);
+    else
+        unsetenv("HETRELAX_SPARSE_STREAMS");
+}
+
+static void test_methods_converge(void **state)
+{
+    (void)state;
+    const char *specs[] = {"fv2d:30", "trefethen:500", "laplace2d:20"};
+    struct {
+        const char *m;
+        int K, block;
+    } ms[] = {{"jacobi", 1, 128}, {"async", 1, 128}, {"async", 5, 128}, {"async", 5, 448}, {"cg", 1, 128}};
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+        sys s = make(specs[i]);
+        for (size_t k = 0; k < sizeof ms / sizeof ms[0]; k++) {
+            hr_sparse_options o = opts(ms[k].m, HR_BACKEND_GPU, 1e-9, 50000);
+            o.local_iters = ms[k].K;
+            o.block = ms[k].block;
+            o.check_every = k % 2 ? 7 : 40; /* live launches only / graph replays plus a rest */
+            hr_sparse_result r;
+            hr_status st;
+            double *x = solve(&s, &o, &r, &st);
+            if (st != HR_OK || r.reason != HR_REASON_CONVERGED)
+                fail_msg("%s %s-(%d): status %s, reason %s, residual %g: %s", specs[i], ms[k].m, ms[k].K,
+                         hr_status_string(st), hr_reason_string(r.reason), r.relative_residual, r.message);
+            assert_string_equal(r.backend, "gpu");
+            double check = hr_csr_relative_residual(s.A, s.b, x);
+            assert_true(check == r.relative_residual); /* the reported residual is the true one */
+            assert_true(check < 1e-9);
+            assert_true(r.iterations % o.check_every == 0);
+            free(x);
+        }
+        drop(&s);
+    }
+}
+
+static void test_jacobi_bitwise(void **state)
+{
+    (void)state;
+    sys s = make("fv2d:37");
+    const double taus[] = {0.0, 0.8};
+    for (int f = 0; f < 2; f++)
+        for (int t = 0; t < 2; t++)
+            for (long iters = 1; iters <= 69; iters += 34) { /* 1 live; 35 = graph + 3; 69 */
+                hr_sparse_options o = opts("jacobi", HR_BACKEND_CPU_SEQ, 0.0, iters);
+                o.tau = taus[t];
+                if (f) o.fault_fraction = 0.25, o.fault_iter = 5, o.fault_recover = 20;
+                hr_sparse_result rc, rg;
+                hr_status st;
+                double *xc = solve(&s, &o, &rc, &st);
+                assert_int_equal(st, HR_OK);
+                o.backend = HR_BACKEND_GPU;
+                double *xg = solve(&s, &o, &rg, &st);
+                if (st != HR_OK) fail_msg("gpu jacobi: %s", rg.message);
+                assert_int_equal(rg.iterations, iters);
+                if (memcmp(xc, xg, (size_t)s.n * sizeof *xc) != 0)
+                    fail_msg("gpu jacobi differs from cpu-seq after %ld sweeps (tau %g, fault %d)", iters, taus[t], f);
+                free(xc), free(xg);
+            }
+    drop(&s);
+}
+
+static void test_async_one_block(void **state)
+{
+    (void)state;
+    const char *specs[] = {"fv2d:30", "trefethen:3000"}; /* 900 rows; 3000: several rows a thread */
+    for (size_t i = 0; i < 2; i++) {
+        sys s = make(specs[i]);
+        for (int K = 1; K <= 5; K += 2)
+            for (int f = 0; f < 2; f++) {
+                hr_sparse_options o = opts("async", HR_BACKEND_GPU, 0.0, 1);
+                o.local_iters = K;
+                o.block = s.n;
+                if (f) o.fault_fraction = 0.3, o.fault_iter = 0; /* frozen from the start */
+                hr_sparse_result r;
+                hr_status st;
+                double *xg = solve(&s, &o, &r, &st);
+                if (st != HR_OK) fail_msg("gpu async: %s", r.message);
+                hr_sparse_options oc = opts("jacobi", HR_BACKEND_CPU_SEQ, 0.0, K);
+                oc.fault_fraction = o.fault_fraction, oc.fault_iter = 0; /* same seed: same mask */
+                double *xc = solve(&s, &oc, &r, &st);
+                assert_int_equal(st, HR_OK);
+                if (memcmp(xc, xg, (size_t)s.n * sizeof *xc) != 0)
+                    fail_msg("%s: async-(%d) with one block != %d Jacobi sweeps (fault %d)", specs[i], K, K, f);
+                free(xg), free(xc);
+            }
+        /* one stream orders the launches: G global iterations = G*K sweeps */
+        set_streams("1");
+        for (long G = 3; G <= 40; G += 37) {
+            hr_sparse_options o = opts("async", HR_BACKEND_GPU, 0.0, G);
+            o.local_iters = 2;
+            o.block = s.n;
+            hr_sparse_result r;
+            hr_status st;
+            double *xg = solve(&s, &o, &r, &st);
+            if (st != HR_OK) fail_msg("gpu async: %s", r.message);
+            hr_sparse_options oc = opts("jacobi", HR_BACKEND_CPU_SEQ, 0.0, 2 * G);
+            double *xc = solve(&s, &oc, &r, &st);
+            assert_int_equal(st, HR_OK);
+            if (memcmp(xc, xg, (size_t)s.n * sizeof *xc) != 0)
+                fail_msg("%s: %ld global iterations of async-(2), one block, one stream != %ld sweeps", specs[i],
+                         G, 2 * G);
+            free(xg), free(xc);
+        }
+        set_streams(NULL);
+        drop(&s);
+    }
+}
+
+static void test_fault(void **state)
+{
+    (void)state;
+    sys s = make("fv2d:40");
+    const char *methods[] = {"async", "jacobi"};
+    for (int m = 0; m < 2; m++) {
+        hr_sparse_options o = opts(methods[m], HR_BACKEND_GPU, 1e-10, 3000);
+        hr_sparse_result r0, r;
+        hr_status st;
+        double *x = solve(&s, &o, &r0, &st); /* fault free */
+        assert_int_equal(r0.reason, HR_REASON_CONVERGED);
+        free(x);
+        o.fault_fraction = 0.25, o.fault_iter = 10, o.fault_recover = -1;
+        x = solve(&s, &o, &r, &st);
+        if (st != HR_OK) fail_msg("%s: %s", methods[m], r.message);
+        assert_int_equal(r.faulty_components, (long)llround(0.25 * s.n));
+        assert_int_equal(r.reason, HR_REASON_ITERS); /* never converges */
+        assert_true(r.relative_residual > 1e-4);      /* stalls far above the tolerance */
+        free(x);
+        o.fault_recover = 20;
+        x = solve(&s, &o, &r, &st);
+        assert_int_equal(st, HR_OK);
+        assert_int_equal(r.reason, HR_REASON_CONVERGED);
+        assert_true(r.relative_residual < 1e-10);
+        assert_true(r.iterations > r0.iterations); /* the delay is visible */
+        free(x);
+    }
+    drop(&s);
+}
+
+static void test_cg_vs_cpu(void **state)
+{
+    (void)state;
+    sys s = make("laplace2d:40");
+    hr_sparse_options o = opts("cg", HR_BACKEND_CPU_SEQ, 1e-10, 10000);
+    hr_sparse_result rc, rg;
+    hr_status st;
+    double *xc = solve(&s, &o, &rc, &st);
+    assert_int_equal(rc.reason, HR_REASON_CONVERGED);
+    o.backend = HR_BACKEND_GPU;
+    double *xg = solve(&s, &o, &rg, &st);
+    if (st != HR_OK || rg.reason != HR_REASON_CONVERGED) fail_msg("gpu cg: %s", rg.message);
+    assert_true(labs(rg.iterations - rc.iterations) <= rc.iterations / 20 + 2);
+    assert_true(hr_csr_relative_residual(s.A, s.b, xg) < 1e-10);
+    free(xc), free(xg);
+    drop(&s);
+}
+
+static void test_comm_schemes(void **state)
+{
+    (void)state;
+    sys s = make("trefethen:4000");
+    const int gpus_max = hr_cuda_device_count() >= 2 ? 2 : 1;
+    const hr_sparse_comm comms[] = {HR_SPARSE_COMM_AMC, HR_SPARSE_COMM_DC, HR_SPARSE_COMM_DK};
+    for (int g = 1; g <= gpus_max; g++)
+        for (int c = 0; c < 3; c++) {
+            hr_sparse_options o = opts("async", HR_BACKEND_GPU, 1e-10, 2000);
+            o.gpus = g;
+            o.comm = comms[c];
+            o.block = 256;
+            o.check_every = 5;
+            hr_sparse_result r;
+            hr_status st;
+            double *x = solve(&s, &o, &r, &st);
+            if (st == HR_ERR_UNSUPPORTED && comms[c] == HR_SPARSE_COMM_DK && g > 1) { /* no peer access */
+                fprintf(stderr, "dk on %d GPUs: %s (not checked)\n", g, r.message);
+                free(x);
+                continue;
+            }
+            if (st != HR_OK || r.reason != HR_REASON_CONVERGED)
+                fail_msg("comm %d on %d GPU(s): %s, residual %g: %s", c, g, hr_status_string(st), r.relative_residual,
+                         r.message);
+            assert_true(hr_csr_relative_residual(s.A, s.b, x) < 1e-10);
+            free(x);
+        }
+    if (gpus_max < 2) fprintf(stderr, "one GPU: the two-GPU schemes were not run here\n");
+    drop(&s);
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    sys s = make("laplace2d:100");
+    hr_sparse_result r;
+    hr_status st;
+    hr_sparse_options o = opts("async", HR_BACKEND_GPU, 1e-6, 10);
+    o.block = 9000;
+    double *x = solve(&s, &o, &r, &st);
+    assert_int_equal(st, HR_ERR_INVALID_ARG);
+    assert_non_null(strstr(r.message, "block"));
+    free(x);
+    o = opts("async", HR_BACKEND_GPU, 1e-6, 10);
+    o.gpus = hr_cuda_device_count() + 1;
+    x = solve(&s, &o, &r, &st);
+    assert_int_not_equal(st, HR_OK);
+    assert_non_null(strstr(r.message, "gpus"));
+    free(x);
+    o = opts("jacobi", HR_BACKEND_GPU, 1e-6, 10);
+    o.gpus = 2;
+    x = solve(&s, &o, &r, &st);
+    assert_int_equal(st, HR_ERR_INVALID_ARG);
+    free(x);
+    o = opts("async", HR_BACKEND_CPU_THREADS, 1e-6, 10);
+    o.comm = HR_SPARSE_COMM_DK;
+    x = solve(&s, &o, &r, &st);
+    assert_int_equal(st, HR_ERR_INVALID_ARG);
+    free(x);
+    drop(&s);
+}
+
+int main(void)
+{
+    int gpu_methods = 0;
+    hr_backend be;
+    for (int i = 0; hr_sparse_method_at(i, &be, NULL); i++)
+        gpu_methods += be == HR_BACKEND_GPU;
+    if (gpu_methods == 0 || hr_cuda_device_count() < 1) {
+        fprintf(stderr, "no CUDA device (or no CUDA in this build): skipped\n");
+        return 77;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_errors),        cmocka_unit_test(test_jacobi_bitwise),
+        cmocka_unit_test(test_async_one_block), cmocka_unit_test(test_methods_converge),
+        cmocka_unit_test(test_fault),         cmocka_unit_test(test_cg_vs_cpu),
+        cmocka_unit_test(test_comm_schemes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
