@@ -115,6 +115,8 @@ int main(void)
         if (line[0] == '#' || line[strspn(line, " \t\r\n")] == '\0') continue;
         job j;
         if (parse_job(line, &j)) {
+            printf("{\"error\":\"bad job line\"}\n");
+            fflush(stdout);
             rc = 1;
             continue;
         }
@@ -124,6 +126,8 @@ int main(void)
             cur_gen[0] = '\0';
             if (hr_sparse_generate(j.gen, &A, why, sizeof why) != HR_OK) {
                 fprintf(stderr, "driver: gen=%s: %s\n", j.gen, why);
+                printf("{\"error\":\"bad gen\"}\n");
+                fflush(stdout);
                 rc = 1;
                 continue;
             }
@@ -155,6 +159,8 @@ int main(void)
                                          : HR_SPARSE_COMM_AUTO;
         if (j.fault[0] && parse_fault(j.fault, &o)) {
             fprintf(stderr, "driver: fault=%s: expected F@I[:recover=R]\n", j.fault);
+            printf("{\"error\":\"bad fault\"}\n");
+            fflush(stdout);
             rc = 1;
             continue;
         }
