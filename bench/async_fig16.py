@@ -12,8 +12,9 @@ For the 2-D Poisson spike problem (docs/async.md has the definitions):
      bisection gives an estimate; then each of --runs runs scans pass by pass from it
      (a fresh process per probe: the variants are non-deterministic) and keeps the
      first Teff that reaches the target and its time;
-  4. speed-up = mean time of the synchronous kernel for T sweeps / time of the run,
-     Teff/T, each as mean and sample standard deviation over the runs. A variant that
+  4. speed-up = time of the synchronous kernel for T sweeps, measured just before the
+     run's scan, / time of the run (paired, so that load drifting on the machine cancels);
+     speed-up, Teff/T and times as mean and sample standard deviation over the runs. A variant that
      misses the target at the cap is recorded with converged = false, never dropped.
 
 Times are the driver's time in sweeps (no process start, setup or file output).
@@ -175,10 +176,12 @@ class Point:
                 lo = mid
         self.est = hi
 
-    def scan(self):
-        """One run: from the estimate, pass by pass down (or up) to the first Teff on target."""
+    def scan(self, sync_time):
+        """One run: from the estimate, pass by pass down (or up) to the first Teff on target.
+        sync_time() times the synchronous kernel just before, for a paired speed-up."""
         if self.est is None:
             return
+        t_sync = sync_time()
         p = self.est
         ok, errs, rec = self.probe(p)
         if ok:
@@ -192,7 +195,8 @@ class Point:
                 p += 1
                 ok, errs, rec = self.probe(p)
         self.results.append({"teff": p * self.P if ok else None, "passes": p if ok else None,
-                             "time_s": rec["time_sweeps_s"] if ok else None, "errors": errs})
+                             "time_s": rec["time_sweeps_s"] if ok else None, "sync_time_s": t_sync,
+                             "errors": errs})
 
 
 def device_name(args, sample):
@@ -313,9 +317,16 @@ def main():
             pt.estimate()
         # run r of every point before run r + 1: a spell of load on the machine then adds
         # noise to all points instead of biasing the few measured during it
+        def sync_time():
+            t = runner.run(args.sync_kernel, 1, args.T)[1]["time_sweeps_s"]
+            sync_times.append(t)
+            return t
+
         for r in range(args.runs):
             for pt in points:
-                pt.scan()
+                pt.scan(sync_time)
+        t_sync, t_sync_std = stats(sync_times)
+        sync_record.update(time_s_mean=t_sync, time_s_std=t_sync_std, timing_runs=len(sync_times))
         records = []
         for pt in points:
             res = pt.results
@@ -324,7 +335,7 @@ def main():
                 f"{None if pt.est is None else pt.est * pt.P}, runs {[x['teff'] for x in res]}")
             teff_m, teff_s = stats([x["teff"] for x in good])
             time_m, time_s = stats([x["time_s"] for x in good])
-            sp_m, sp_s = stats([t_sync / x["time_s"] for x in good if x["time_s"] > 0])
+            sp_m, sp_s = stats([x["sync_time_s"] / x["time_s"] for x in good if x["time_s"] > 0])
             records.append(dict(
                 base, kernel=pt.kernel, alpha=pt.alpha, pass_sweeps=pt.P, runs=len(res), runs_converged=len(good),
                 converged=bool(res) and len(good) == len(res), teff_mean=teff_m, teff_std=teff_s,
