@@ -92,6 +92,8 @@ def sec_tune(b, args):
     cmds = [["--kernel", "tuned", "--n", sizes],
             ["--kernel", ",".join(LADDER[:-1] + HILO), "--n", "4096"],
             ["--kernel", "tb", "--n", "8192", "--precision", "single", "--alpha", "4"]]
+    if args.tune:
+        cmds = [c.split() for c in args.tune.split(";")]
     for c in cmds:
         p = run([b.cli, "tune", "--json", "-"] + c, check=False)
         sys.stdout.write(p.stderr)
@@ -106,8 +108,10 @@ def sec_tune(b, args):
 def sec_ladder(b, args):
     sizes = [4096] if b.quick else [4096, 16384]
     print("%-17s %6s %-6s %9s %9s %7s" % ("kernel", "n", "prec", "GFLOP/s", "GB/s", "copy%"))
-    for prec in ["single", "double"]:
+    for prec in args.precisions.split(","):
         kernels = LADDER + (HILO if prec == "double" else [])
+        if args.kernels:
+            kernels = [k for k in args.kernels.split(",") if k in kernels]
         for k in kernels:
             if not b.verify(k, 1023, prec, 7):
                 continue
@@ -120,10 +124,12 @@ def sec_ladder(b, args):
 
 def sec_fig11(b, args):
     sizes = [256, 1024, 4096] if b.quick else [256, 512, 1024, 2048, 4096, 8192, 16384]
+    if args.fig11_sizes:
+        sizes = [int(x) for x in args.fig11_sizes.split(",")]
     print("%-6s %6s %6s %9s %7s %12s" % ("prec", "n", "T", "GB/s", "copy%", "GB/s+xfer"))
-    for prec in ["single", "double"]:
+    for prec in args.precisions.split(","):
         for n in sizes:
-            for T in [10, 100, 1000]:
+            for T in [int(x) for x in args.fig11_T.split(",")]:
                 r = b.timed("fig11", "tuned", n, prec, T)
                 sweeps = r["time_per_sweep_s_median"] * T
                 xfer = r["time_h2d_s_median"] + r["time_d2h_s_median"]
@@ -168,11 +174,11 @@ def sec_transfer(b, args):
 def sec_tb(b, args):
     n = 4096 if b.quick else 8192
     T = 240
-    for prec in ["single", "double"]:
+    for prec in args.precisions.split(","):
         base = b.timed("tb", "tuned", n, prec, T, alpha=1)
         t0 = base["time_per_sweep_s_median"]
         print("%s n=%d tuned %.4f ms/sweep (%.1f GB/s)" % (prec, n, 1e3 * t0, base["gbps_median"]))
-        for a in [2, 3, 4, 6, 8, 12, 16]:
+        for a in [int(x) for x in args.tb_alphas.split(",")]:
             if not b.verify("tb", 2047, prec, 2 * a + 1, ["--alpha", str(a)]):
                 continue
             r = b.timed("tb", "tb", n, prec, T, ["--alpha", str(a)], alpha=a)
@@ -185,7 +191,7 @@ def sec_async(b, args):
     n, T = 4096, 420
     base = b.timed("async", "tuned", n, "single", T, alpha=1)
     for k in ["async0", "async1", "async2", "async3"]:
-        for a in [2, 4, 6, 10, 20, 30]:
+        for a in [int(x) for x in args.async_alphas.split(",")]:
             r = b.timed("async", k, n, "single", T, ["--alpha", str(a)], alpha=a)
             r["sweep_rate_vs_tuned"] = base["time_per_sweep_s_median"] / r["time_per_sweep_s_median"]
             print("  %s alpha=%-3d %.4f ms per effective sweep: %.2fx tuned's rate, residual %.3e"
@@ -203,6 +209,13 @@ def main():
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--sections", default="tune,ladder,fig11,transfer,tb,async")
+    ap.add_argument("--tune", help="';'-separated `hetrelax tune` argument lists (default: built in)")
+    ap.add_argument("--kernels", help="ladder: only these kernels")
+    ap.add_argument("--precisions", default="single,double")
+    ap.add_argument("--fig11-sizes")
+    ap.add_argument("--fig11-T", default="10,100,1000")
+    ap.add_argument("--tb-alphas", default="2,3,4,6,8,12,16")
+    ap.add_argument("--async-alphas", default="2,4,6,10,20,30")
     args = ap.parse_args()
     b = Bench(args.cli, args.repeats, args.quick)
     commit = os.environ.get("HETRELAX_COMMIT") or run(["git", "rev-parse", "--short=12", "HEAD"],
@@ -210,6 +223,17 @@ def main():
     drv = run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"], check=False).stdout.strip()
     print("device %s, driver %s, copy %.1f GB/s (median of 9), commit %s" % (b.device, drv, b.copy_gbps, commit))
     t0 = time.time()
+
+    def save(copy_end=None):
+        doc = {"device": b.device, "driver": drv, "commit": commit,
+               "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+               "copy_gbps": b.copy_gbps, "copy_gbps_end": copy_end, "host": b.info.get("host_bandwidth"),
+               "cpu_model": b.info.get("cpu_model"), "cores": b.info.get("cores"),
+               "byte_model": "8 B (single) / 16 B (double) per point per sweep: u read once, u' written once",
+               "seconds": time.time() - t0, "failures": b.failures, "records": b.records}
+        with open(args.out, "w") as f:
+            json.dump(doc, f, indent=1)
+
     for s in args.sections.split(","):
         print("\n== %s" % s)
         ts = time.time()
@@ -219,15 +243,9 @@ def main():
             b.failures.append("%s: %s" % (s, e))
             print("section %s failed: %s" % (s, e))
         print("(%s: %.0f s)" % (s, time.time() - ts))
+        save()
     copy_end = b.copy_bandwidth()
-    doc = {"device": b.device, "driver": drv, "commit": commit,
-           "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-           "copy_gbps": b.copy_gbps, "copy_gbps_end": copy_end, "host": b.info.get("host_bandwidth"),
-           "cpu_model": b.info.get("cpu_model"), "cores": b.info.get("cores"),
-           "byte_model": "8 B (single) / 16 B (double) per point per sweep: u read once, u' written once",
-           "seconds": time.time() - t0, "failures": b.failures, "records": b.records}
-    with open(args.out, "w") as f:
-        json.dump(doc, f, indent=1)
+    save(copy_end)
     print("\ncopy bandwidth start %.1f GB/s, end %.1f GB/s; %d records; %d failures" %
           (b.copy_gbps, copy_end, len(b.records), len(b.failures)))
     for fl in b.failures:

@@ -78,14 +78,31 @@ fi
 [ "$MODE" = tests ] && exit $status
 
 # --- benchmarks ----------------------------------------------------------------------
+# sections: those of bench/gpu_bench.py plus peers (bench/gpu_peers.py) and fig16
+# (bench/async_fig16.py on the GPU; FIG16_ARGS adds its options). GPU_BENCH_ARGS adds
+# options to gpu_bench.py; HETRELAX_TUNE_SEED starts the tuning cache from a file.
 say "benchmarks"
 export HETRELAX_TUNE_FILE=$OUT/gpu-tune.txt
+[ -n "${HETRELAX_TUNE_SEED:-}" ] && cp "$HETRELAX_TUNE_SEED" "$HETRELAX_TUNE_FILE"
 export PYTHONUNBUFFERED=1
 QUICK=""
 [ "$MODE" = quick ] && QUICK="--quick"
-python3 bench/gpu_bench.py --cli "$CLI" --out "$OUT/gpu-results.json" $QUICK ${SECTIONS:+--sections $SECTIONS} || status=1
-if [ -z "$SECTIONS" ] || [[ "$SECTIONS" == *peers* ]]; then
+ALL=tune,ladder,fig11,transfer,tb,async,peers
+SECTIONS=${SECTIONS:-$ALL}
+BENCH=$(echo "$SECTIONS" | tr ',' '\n' | grep -v -x -e peers -e fig16 | paste -sd, -)
+if [ -n "$BENCH" ]; then
+    python3 bench/gpu_bench.py --cli "$CLI" --out "$OUT/gpu-results.json" $QUICK --sections "$BENCH" \
+        ${GPU_BENCH_ARGS:-} || status=1
+fi
+if [[ ",$SECTIONS," == *,peers,* ]]; then
+    say "peers"
     python3 bench/gpu_peers.py --results "$OUT/gpu-results.json" --out "$OUT/gpu-peers.json" $QUICK || status=1
 fi
+if [[ ",$SECTIONS," == *,fig16,* ]]; then
+    say "fig16 (bench/async_fig16.py on the GPU)"
+    python3 bench/async_fig16.py "$CLI" --backend gpu --n 4096 --sync-kernel tuned \
+        --json "$OUT/gpu-fig16.json" --png "$OUT/gpu-fig16.png" ${FIG16_ARGS:-} || status=1
+fi
+rm -f "$OUT/cmake.log"
 say "done: status $status"
 exit $status

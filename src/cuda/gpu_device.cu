@@ -39,6 +39,9 @@ hr_status hr_cuda_fail(hr_solver *s, cudaError_t e, const char *call, const char
     case cudaErrorNoDevice:
     case cudaErrorInsufficientDriver:
     case cudaErrorInvalidDevice: return HR_ERR_NO_DEVICE;
+    /* a block shape the kernel's registers or shared memory cannot support: bad input */
+    case cudaErrorLaunchOutOfResources:
+    case cudaErrorInvalidConfiguration: return HR_ERR_INVALID_ARG;
     default: return HR_ERR_DEVICE;
     }
 }

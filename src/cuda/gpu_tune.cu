@@ -138,7 +138,13 @@ static hr_status tune_run(hr_solver *s, long sweeps, hr_cuda_tune_result *res, h
             continue;
         if (fam->check(g, sh, why, sizeof why)) continue;
         HR_CHECK_GOTO(st, restore(s, g, pristine), done);
-        HR_CHECK_GOTO(st, hr_gpu_apply_shape(s, g, sh), done);
+        st = hr_gpu_apply_shape(s, g, sh);
+        if (st == HR_ERR_INVALID_ARG) { /* e.g. too many registers for this block size */
+            st = HR_OK;
+            s->err[0] = '\0';
+            continue;
+        }
+        if (st != HR_OK) goto done;
         if (s->k->deterministic) {
             HR_CHECK_GOTO(st, s->k->sweeps(s, sweeps), done);
             HR_CHECK_GOTO(st, hr_gpu_download(s, g, hr_grid_origin(&s->u[0])), done);
