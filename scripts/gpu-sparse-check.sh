@@ -87,11 +87,11 @@ say "experiments"
 export PYTHONUNBUFFERED=1
 if [ "$MODE" = multi ]; then
     RES=$OUT/gpu-sparse-multi.json
-    timeout 420 python3 bench/gpu_sparse_experiments.py --driver "$DRIVER" --out "$RES" --sections "${SECTIONS:-multi}" ||
+    timeout 330 python3 bench/gpu_sparse_experiments.py --driver "$DRIVER" --out "$RES" --sections "${SECTIONS:-multi}" ||
         { echo "experiments failed or timed out"; status=1; }
 else
     RES=$OUT/gpu-sparse-results.json
-    timeout 420 python3 bench/gpu_sparse_experiments.py --driver "$DRIVER" --out "$RES" \
+    timeout 330 python3 bench/gpu_sparse_experiments.py --driver "$DRIVER" --out "$RES" \
         ${SECTIONS:+--sections $SECTIONS} || { echo "experiments failed or timed out"; status=1; }
 fi
 if [ -s "$RES" ]; then

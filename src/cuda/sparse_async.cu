@@ -3,12 +3,17 @@
  * on one or several GPUs.
  *
  * Global iteration k is one launch of the async kernel on stream k mod S (S streams,
- * HETRELAX_SPARSE_STREAMS, default 4). Launches on different streams have no
- * dependency, so the blocks of up to S consecutive global iterations run at the same
- * time and read x while others write it; the same stream orders k after k - S, which
- * bounds the delay. Runs of HETRELAX_SPARSE_GRAPH (default 32) iterations are replayed
- * from a CUDA graph with the same fork/join shape; each iterate() call ends with a
- * join, because the driver then checks the residual on the host.
+ * HETRELAX_SPARSE_STREAMS). Inside a launch no block waits for another: each reads x
+ * while others write it. With S > 1, launches on different streams have no dependency,
+ * so up to S consecutive global iterations run at the same time (the same stream
+ * orders k after k - S, which bounds the delay). That is the paper's overlap, made for
+ * a Fermi GPU that one launch filled. On an H100 one launch of these systems fills
+ * only part of the GPU, so the next launch starts at once, reads the same x and
+ * repeats the same work: S = 2 needed twice the iterations in the same time, S = 4
+ * more than 1.34 times them again (docs/gpu-sparse.md). The default is therefore 1.
+ * Runs of HETRELAX_SPARSE_GRAPH (default 32) iterations are replayed from a CUDA graph
+ * with the same fork/join shape; each iterate() call ends with a join, because the
+ * driver then checks the residual on the host.
  *
  * With several GPUs the rows are split into contiguous ranges of whole blocks, one per
  * GPU, and each GPU iterates its range asynchronously with the others. The exchange
@@ -174,7 +179,7 @@ static hr_status async_setup(hr_sparse_run *r)
     }
     s->ngpu = r->o.gpus > 1 ? r->o.gpus : 1;
     s->comm = r->o.comm != HR_SPARSE_COMM_AUTO ? r->o.comm : s->ngpu > 1 ? HR_SPARSE_COMM_AMC : HR_SPARSE_COMM_AUTO;
-    s->S = hr_sp_env_int("HETRELAX_SPARSE_STREAMS", 4, 1, HR_SP_MAX_STREAMS);
+    s->S = hr_sp_env_int("HETRELAX_SPARSE_STREAMS", 1, 1, HR_SP_MAX_STREAMS);
     s->G = hr_sp_env_int("HETRELAX_SPARSE_GRAPH", 32, 0, 4096);
     s->K = r->o.local_iters;
     int count = 0;
