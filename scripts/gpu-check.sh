@@ -80,7 +80,7 @@ fi
 # --- benchmarks ----------------------------------------------------------------------
 # sections: those of bench/gpu_bench.py plus peers (bench/gpu_peers.py) and fig16
 # (bench/async_fig16.py on the GPU; FIG16_ARGS adds its options). GPU_BENCH_ARGS adds
-# options to gpu_bench.py; HETRELAX_TUNE_SEED starts the tuning cache from a file.
+# options to gpu_bench.py (GPU_BENCH_TUNE: its --tune value); HETRELAX_TUNE_SEED starts the tuning cache from a file.
 say "benchmarks"
 export HETRELAX_TUNE_FILE=$OUT/gpu-tune.txt
 [ -n "${HETRELAX_TUNE_SEED:-}" ] && cp "$HETRELAX_TUNE_SEED" "$HETRELAX_TUNE_FILE"
@@ -92,7 +92,7 @@ SECTIONS=${SECTIONS:-$ALL}
 BENCH=$(echo "$SECTIONS" | tr ',' '\n' | grep -v -x -e peers -e fig16 | paste -sd, -)
 if [ -n "$BENCH" ]; then
     python3 bench/gpu_bench.py --cli "$CLI" --out "$OUT/gpu-results.json" $QUICK --sections "$BENCH" \
-        ${GPU_BENCH_ARGS:-} || status=1
+        ${GPU_BENCH_TUNE:+--tune "$GPU_BENCH_TUNE"} ${GPU_BENCH_ARGS:-} || status=1
 fi
 if [[ ",$SECTIONS," == *,peers,* ]]; then
     say "peers"
