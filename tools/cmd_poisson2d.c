@@ -426,10 +426,11 @@ int hr_cmd_poisson2d(int argc, char **argv)
     if (st != HR_OK) {
         if (st == HR_ERR_NO_MEMORY)
             return hr_cli_usage_error(CMD, "--n", "%d: the grids do not fit in memory", o->n);
-        return usage_status(st, "");
+        return usage_status(st, hr_last_error());
     }
     if (!a.quiet) {
-        fprintf(hout, "hetrelax poisson2d: n=%d (%d x %d grid), %s precision, rhs %s, backend %s, kernel %s\n",
+        fprintf(hout,
+                "hetrelax poisson2d: n=%d (%d x %d grid), %s precision, rhs %s, backend %s, kernel %s\n",
                 o->n, o->n + 2, o->n + 2, hr_precision_name(o->precision), rhs_name,
                 hr_backend_name(s->o.backend), s->k->name);
         if (a.ref_gbps > 0) fprintf(hout, "reference bandwidth: %.2f GB/s (%s)\n", a.ref_gbps, bw_what);
@@ -458,8 +459,8 @@ int hr_cmd_poisson2d(int argc, char **argv)
     if (isfinite(r.bandwidth_fraction))
         fprintf(hout, ", %.1f%% of %.2f GB/s", 100.0 * r.bandwidth_fraction, r.reference_gbps);
     if (r.global_syncs != r.iterations)
-        fprintf(hout, "\n          Teff %ld sweeps in %ld global syncs (alpha %d, docs/async.md)", r.iterations,
-                r.global_syncs, o->alpha);
+        fprintf(hout, "\n          Teff %ld sweeps in %ld global syncs (alpha %d, docs/async.md)",
+                r.iterations, r.global_syncs, o->alpha);
     fprintf(hout, "\n          relative residual %.6e", r.relative_residual);
     if (isfinite(r.max_error)) fprintf(hout, ", max error vs exact %.6e", r.max_error);
     fprintf(hout, "\n");

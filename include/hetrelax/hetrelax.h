@@ -166,6 +166,12 @@ hr_status hr_solver_run(hr_solver *s, hr_result *res);
 /*! hr_solver_free() : releases everything; accepts NULL. */
 void hr_solver_free(hr_solver *s);
 
+/*! hr_last_error() :
+ *  @return why the last hr_solver_create() on this thread failed ("" if it did not or no
+ *  detail is known): the field and reason for invalid options, the failing call for
+ *  device errors. Valid until the next hr_solver_create() on this thread. */
+const char *hr_last_error(void);
+
 /*! hr_solver_last_error() : a message describing the last failure of `s` ("" if none). */
 const char *hr_solver_last_error(const hr_solver *s);
 

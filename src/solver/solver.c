@@ -144,11 +144,20 @@ static hr_backend resolve_backend(hr_backend b)
     return HR_BACKEND_CPU_THREADS;
 }
 
+/* Why the last hr_solver_create on this thread failed (the handle is gone by then). */
+static _Thread_local char create_error[256];
+
+const char *hr_last_error(void)
+{
+    return create_error;
+}
+
 hr_status hr_solver_create(const hr_options *o, hr_solver **out)
 {
+    create_error[0] = '\0';
     if (!out) return HR_ERR_INVALID_ARG;
     *out = NULL;
-    HR_TRY(hr_options_validate(o, NULL, 0));
+    HR_TRY(hr_options_validate(o, create_error, sizeof create_error));
     hr_solver *s = calloc(1, sizeof *s);
     if (!s) return HR_ERR_NO_MEMORY;
     s->o = *o;
@@ -160,6 +169,8 @@ hr_status hr_solver_create(const hr_options *o, hr_solver **out)
     if (!s->k) {
         st = (s->o.backend == HR_BACKEND_GPU && !hr_kernel_find(HR_BACKEND_GPU, NULL)) ? HR_ERR_UNSUPPORTED
                                                                                        : HR_ERR_INVALID_ARG;
+        hr_solver_set_error(s, "kernel: backend %s has no kernel '%s'", hr_backend_name(s->o.backend),
+                            kname ? kname : "(default)");
         goto fail;
     }
     s->h = 1.0 / ((double)o->n + 1.0);
@@ -169,6 +180,7 @@ hr_status hr_solver_create(const hr_options *o, hr_solver **out)
     hr_layout2d need;
     if (!hr_layout2d_init(&need, o->n, o->precision == HR_PREC_DOUBLE ? 8 : 4) ||
         hr_layout2d_bytes(&need) > hr_host_available_bytes() / (o->rhs == HR_RHS_SPIKE ? 2 : 3)) {
+        hr_solver_set_error(s, "n: %d x %d grids do not fit in the available memory", o->n + 2, o->n + 2);
         st = HR_ERR_NO_MEMORY;
         goto fail;
     }
@@ -185,6 +197,7 @@ hr_status hr_solver_create(const hr_options *o, hr_solver **out)
     *out = s;
     return HR_OK;
 fail:
+    snprintf(create_error, sizeof create_error, "%s", s->err);
     hr_solver_free(s);
     return st;
 }

@@ -40,6 +40,7 @@ static void expect_invalid(const hr_options *o, const char *field)
     hr_solver *s = (hr_solver *)0x1;
     assert_int_equal(hr_solver_create(o, &s), HR_ERR_INVALID_ARG);
     assert_null(s);
+    assert_non_null(strstr(hr_last_error(), field));
 }
 
 static void validation(void **state)
@@ -113,6 +114,11 @@ static void unknown_kernel(void **state)
     hr_solver *s = NULL;
     assert_int_equal(hr_solver_create(&o, &s), HR_ERR_INVALID_ARG);
     assert_null(s);
+    assert_non_null(strstr(hr_last_error(), "no-such-kernel"));
+    o.kernel = NULL;
+    assert_int_equal(hr_solver_create(&o, &s), HR_OK);
+    assert_string_equal(hr_last_error(), "");
+    hr_solver_free(s);
     hr_solver_free(NULL);
 }
 
