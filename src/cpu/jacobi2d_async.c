@@ -17,9 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/error.h"
 #include "common/stencil.h"
+#include "cpu/cpu_team.h"
 #include "cpu/jacobi2d_async.h"
-#include "cpu/team.h"
 #include "solver/solver_internal.h"
 
 _Static_assert(sizeof(_Atomic float) == sizeof(float) && _Alignof(_Atomic float) == _Alignof(float),
@@ -71,17 +72,6 @@ typedef struct async_state {
     hr_solver *s;
 } async_state;
 
-/* The thread grid every async kernel uses for options o (same rule as spmd). */
-static void async_thread_grid(const hr_options *o, int *prow, int *pcol)
-{
-    if (o->thread_rows > 0 && o->thread_cols > 0) {
-        *prow = o->thread_rows;
-        *pcol = o->thread_cols;
-    } else {
-        hr_thread_grid(o->threads > 0 ? o->threads : hr_cpu_count(), prow, pcol);
-    }
-}
-
 /* alpha may not exceed the smaller side of the smallest thread block: beyond it the
  * local sweeps of one pass cross a block more than once on stale fringes, and async2
  * turns into block Jacobi with (nearly) exact local solves rather than the schedule
@@ -89,7 +79,7 @@ static void async_thread_grid(const hr_options *o, int *prow, int *pcol)
 static hr_status async_check(const hr_options *o, char *why, size_t why_size)
 {
     int prow, pcol;
-    async_thread_grid(o, &prow, &pcol);
+    hr_cpu_thread_grid(o, &prow, &pcol);
     const int side = (o->n / prow < o->n / pcol ? o->n / prow : o->n / pcol);
     const int max_alpha = side > 1 ? side : 1;
     if (o->alpha <= max_alpha) return HR_OK;
@@ -270,7 +260,7 @@ static hr_status async_setup(hr_solver *s, int variant)
     st->s = s;
     st->variant = variant;
     st->pass = hr_async_pass_sweeps(variant, s->o.alpha);
-    async_thread_grid(&s->o, &st->prow, &st->pcol);
+    hr_cpu_thread_grid(&s->o, &st->prow, &st->pcol);
     const int p = st->prow * st->pcol;
     st->tiles = calloc((size_t)p, sizeof *st->tiles);
     if (!st->tiles) return HR_ERR_NO_MEMORY;
@@ -280,12 +270,7 @@ static hr_status async_setup(hr_solver *s, int variant)
         for (int i = 0; i < p; i++)
             atomic_init(&st->progress[i].passes, 0);
     }
-    hr_status rc = hr_team_create(p, s->o.bind, &st->team);
-    if (rc != HR_OK) {
-        hr_solver_set_error(s, "cannot start %d threads%s", p,
-                            rc == HR_ERR_UNSUPPORTED ? " bound to cores: built without hwloc" : "");
-        return rc;
-    }
+    HR_TRY(hr_cpu_open_team(s, st->prow, st->pcol, &st->team));
     hr_team_run(st->team, async_init_job, st);
     for (int i = 0; i < p; i++)
         if (st->tiles[i].status != HR_OK) return st->tiles[i].status;

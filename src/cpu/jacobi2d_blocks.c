@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu/team.h"
+#include "common/error.h"
+#include "cpu/cpu_team.h"
 #include "solver/solver_internal.h"
 
 typedef struct tile {
@@ -149,22 +150,11 @@ static hr_status blocks_setup(hr_solver *s)
     if (!st) return HR_ERR_NO_MEMORY;
     s->impl = st;
     st->s = s;
-    int p = s->o.threads > 0 ? s->o.threads : hr_cpu_count();
-    if (s->o.thread_rows > 0 && s->o.thread_cols > 0) {
-        st->prow = s->o.thread_rows;
-        st->pcol = s->o.thread_cols;
-        p = st->prow * st->pcol;
-    } else {
-        hr_thread_grid(p, &st->prow, &st->pcol);
-    }
+    hr_cpu_thread_grid(&s->o, &st->prow, &st->pcol);
+    const int p = st->prow * st->pcol;
     st->tiles = calloc((size_t)p, sizeof *st->tiles);
     if (!st->tiles) return HR_ERR_NO_MEMORY;
-    hr_status rc = hr_team_create(p, s->o.bind, &st->team);
-    if (rc != HR_OK) {
-        hr_solver_set_error(s, "cannot start %d threads%s", p,
-                            rc == HR_ERR_UNSUPPORTED ? " bound to cores: built without hwloc" : "");
-        return rc;
-    }
+    HR_TRY(hr_cpu_open_team(s, st->prow, st->pcol, &st->team));
     hr_solver_init_rows(s, 0, s->o.n + 2); /* the global grid holds the boundary and the output */
     hr_team_run(st->team, blocks_alloc, st);
     for (int i = 0; i < p; i++)

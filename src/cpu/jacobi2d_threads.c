@@ -6,7 +6,7 @@
  */
 #include <stdlib.h>
 
-#include "cpu/team.h"
+#include "cpu/cpu_team.h"
 #include "solver/solver_internal.h"
 
 extern const hr_kernel_desc hr_kernel_cpu_spmd_nt;
@@ -18,20 +18,6 @@ typedef struct spmd_state {
     int stream;     /* write the new grid with streaming stores (kernel spmd-nt) */
     hr_solver *s;
 } spmd_state;
-
-static hr_status spmd_open_team(hr_solver *s, spmd_state *st)
-{
-    int p = s->o.threads > 0 ? s->o.threads : hr_cpu_count();
-    if (s->o.thread_rows > 0 && s->o.thread_cols > 0) {
-        st->prow = s->o.thread_rows;
-        st->pcol = s->o.thread_cols;
-        p = st->prow * st->pcol;
-    } else {
-        hr_thread_grid(p, &st->prow, &st->pcol);
-    }
-    st->s = s;
-    return hr_team_create(p, s->o.bind, &st->team);
-}
 
 static void spmd_touch(void *ctx, int tid, int nthreads)
 {
@@ -73,11 +59,11 @@ static hr_status spmd_setup(hr_solver *s)
 {
     spmd_state *st = calloc(1, sizeof *st);
     if (!st) return HR_ERR_NO_MEMORY;
-    hr_status rc = spmd_open_team(s, st);
+    st->s = s;
+    hr_cpu_thread_grid(&s->o, &st->prow, &st->pcol);
+    hr_status rc = hr_cpu_open_team(s, st->prow, st->pcol, &st->team);
     if (rc != HR_OK) {
         free(st);
-        hr_solver_set_error(s, "cannot start %d threads%s", s->o.threads,
-                            rc == HR_ERR_UNSUPPORTED ? " bound to cores: built without hwloc" : "");
         return rc;
     }
     s->impl = st;
