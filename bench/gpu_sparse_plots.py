@@ -45,10 +45,11 @@ def variation(recs, out):
         ax.legend()
         ax = axes[1][c]
         ax.semilogy(it, [r["abs_variation"] for r in t], label="absolute (max - min)")
-        ax.semilogy(it, [r["rel_variation"] for r in t], label="relative ((max - min) / mean)")
+        ax.semilogy(it, [r["rel_variation"] or None for r in t], label="relative ((max - min) / mean)")
         ax.set_xlabel("global iterations")
         ax.legend()
-    fig.suptitle(f"Run-to-run variation (seed 002 Tables 2-3), {recs[0]['device']}")
+    fig.suptitle(f"Run-to-run variation (seed 002 Tables 2-3), {recs[0].get('streams', 1)} stream(s), "
+                 f"{recs[0]['device']}")
     fig.tight_layout()
     fig.savefig(out, dpi=110)
     plt.close(fig)
@@ -163,10 +164,11 @@ def main():
         sections.update(json.load(open(path))["sections"])
     plots = {"variation": variation, "convergence": convergence, "time": time_plot, "fault": fault,
              "overhead": overhead, "multi": multi}
-    for name, fn in plots.items():
-        if sections.get(name):
+    for name, recs in sections.items():
+        fn = plots.get(name.split("-")[0])
+        if fn and recs:
             out = os.path.join(a.outdir, f"{a.prefix}-{name}.png")
-            fn(sections[name], out)
+            fn(recs, out)
             print("wrote", out)
 
 

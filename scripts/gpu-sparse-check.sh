@@ -87,7 +87,7 @@ say "experiments"
 export PYTHONUNBUFFERED=1
 if [ "$MODE" = multi ]; then
     RES=$OUT/gpu-sparse-multi.json
-    timeout 330 python3 bench/gpu_sparse_experiments.py --driver "$DRIVER" --out "$RES" --sections "${SECTIONS:-multi}" ||
+    timeout 330 python3 bench/gpu_sparse_experiments.py --driver "$DRIVER" --out "$RES" --sections "${SECTIONS:-multi,variation-s2}" ||
         { echo "experiments failed or timed out"; status=1; }
 else
     RES=$OUT/gpu-sparse-results.json

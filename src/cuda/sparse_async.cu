@@ -98,24 +98,29 @@ static hr_status enqueue_run(hr_sparse_run *r, async_state *s, int g, long count
     return HR_OK;
 }
 
-/* Captures s->G iterations of part g; on failure falls back to live launches. */
-static hr_status build_graph(hr_sparse_run *r, async_state *s, int g, int fault)
+/* Captures s->G iterations of part g. Returns 1 when capture is refused (a copy kind
+ * the driver cannot capture, say): the caller then issues every iteration live. */
+static int build_graph(hr_sparse_run *r, async_state *s, int g, int fault)
 {
     gpu_part *q = &s->p[g];
     cudaGraph_t graph = NULL;
-    HR_SPCU(r, cudaStreamBeginCapture(q->st[0], cudaStreamCaptureModeThreadLocal));
-    hr_status st = enqueue_run(r, s, g, s->G, fault);
-    cudaError_t ce = cudaStreamEndCapture(q->st[0], &graph);
-    if (st != HR_OK) {
-        if (graph) cudaGraphDestroy(graph);
-        return st;
+    if (cudaStreamBeginCapture(q->st[0], cudaStreamCaptureModeThreadLocal) != cudaSuccess) goto refused;
+    {
+        hr_status st = enqueue_run(r, s, g, s->G, fault);
+        cudaError_t ce = cudaStreamEndCapture(q->st[0], &graph);
+        if (st != HR_OK || ce != cudaSuccess || cudaGraphInstantiate(&q->graph[fault], graph, 0) != cudaSuccess ||
+            cudaGraphUpload(q->graph[fault], q->st[0]) != cudaSuccess)
+            goto refused;
     }
-    HR_SPCU(r, ce);
-    cudaError_t ie = cudaGraphInstantiate(&q->graph[fault], graph, 0);
     cudaGraphDestroy(graph);
-    HR_SPCU(r, ie);
-    HR_SPCU(r, cudaGraphUpload(q->graph[fault], q->st[0]));
-    return HR_OK;
+    return 0;
+refused:
+    if (graph) cudaGraphDestroy(graph);
+    if (q->graph[fault]) cudaGraphExecDestroy(q->graph[fault]);
+    q->graph[fault] = NULL;
+    (void)cudaGetLastError();
+    r->err[0] = '\0';
+    return 1;
 }
 
 static hr_status upload(hr_sparse_run *r, double **d, const void *h, size_t bytes)
@@ -213,11 +218,19 @@ static hr_status async_setup(hr_sparse_run *r)
         HR_SPCU(r, cudaHostAlloc((void **)&s->h_x, (size_t)n * sizeof(double), cudaHostAllocPortable));
         memcpy(s->h_x, r->x, (size_t)n * sizeof(double));
     }
-    for (int g = 0; g < s->ngpu && s->G > 0; g++) {
+    int refused = 0;
+    for (int g = 0; g < s->ngpu && s->G > 0 && !refused; g++) {
         HR_SPCU(r, cudaSetDevice(s->p[g].dev));
-        for (int f = 0; f < (r->frozen ? 2 : 1); f++)
-            HR_TRY(build_graph(r, s, g, f));
+        for (int f = 0; f < (r->frozen ? 2 : 1) && !refused; f++)
+            refused = build_graph(r, s, g, f);
     }
+    if (refused) /* every GPU live, so that all run alike */
+        for (int g = 0; g < s->ngpu; g++) {
+            HR_SPCU(r, cudaSetDevice(s->p[g].dev));
+            for (int f = 0; f < 2; f++)
+                if (s->p[g].graph[f]) cudaGraphExecDestroy(s->p[g].graph[f]), s->p[g].graph[f] = NULL;
+            s->G = 0;
+        }
     for (int g = 0; g < s->ngpu; g++) {
         HR_SPCU(r, cudaSetDevice(s->p[g].dev));
         HR_SPCU(r, cudaDeviceSynchronize());
