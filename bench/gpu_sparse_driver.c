@@ -68,24 +68,42 @@ static int parse_job(char *line, job *j)
         if (!eq) return fprintf(stderr, "driver: '%s' is not key=value\n", tok), 1;
         *eq = '\0';
         const char *k = tok, *v = eq + 1;
-        if (!strcmp(k, "gen")) snprintf(j->gen, sizeof j->gen, "%s", v);
-        else if (!strcmp(k, "method")) snprintf(j->method, sizeof j->method, "%s", v);
-        else if (!strcmp(k, "backend")) snprintf(j->backend, sizeof j->backend, "%s", v);
-        else if (!strcmp(k, "label")) snprintf(j->label, sizeof j->label, "%s", v);
-        else if (!strcmp(k, "comm")) snprintf(j->comm, sizeof j->comm, "%s", v);
-        else if (!strcmp(k, "fault")) snprintf(j->fault, sizeof j->fault, "%s", v);
-        else if (!strcmp(k, "K")) j->K = atoi(v);
-        else if (!strcmp(k, "block")) j->block = atoi(v);
-        else if (!strcmp(k, "gpus")) j->gpus = atoi(v);
-        else if (!strcmp(k, "streams")) j->streams = atoi(v);
-        else if (!strcmp(k, "threads")) j->threads = atoi(v);
-        else if (!strcmp(k, "repeat")) j->repeat = atoi(v);
-        else if (!strcmp(k, "maxit")) j->maxit = atol(v);
-        else if (!strcmp(k, "monitor")) j->monitor = atol(v);
-        else if (!strcmp(k, "check")) j->check = atol(v);
-        else if (!strcmp(k, "tol")) j->tol = atof(v);
-        else if (!strcmp(k, "tau")) j->tau = !strcmp(v, "auto") ? HR_SPARSE_TAU_AUTO : atof(v);
-        else return fprintf(stderr, "driver: unknown key '%s'\n", k), 1;
+        if (!strcmp(k, "gen"))
+            snprintf(j->gen, sizeof j->gen, "%s", v);
+        else if (!strcmp(k, "method"))
+            snprintf(j->method, sizeof j->method, "%s", v);
+        else if (!strcmp(k, "backend"))
+            snprintf(j->backend, sizeof j->backend, "%s", v);
+        else if (!strcmp(k, "label"))
+            snprintf(j->label, sizeof j->label, "%s", v);
+        else if (!strcmp(k, "comm"))
+            snprintf(j->comm, sizeof j->comm, "%s", v);
+        else if (!strcmp(k, "fault"))
+            snprintf(j->fault, sizeof j->fault, "%s", v);
+        else if (!strcmp(k, "K"))
+            j->K = atoi(v);
+        else if (!strcmp(k, "block"))
+            j->block = atoi(v);
+        else if (!strcmp(k, "gpus"))
+            j->gpus = atoi(v);
+        else if (!strcmp(k, "streams"))
+            j->streams = atoi(v);
+        else if (!strcmp(k, "threads"))
+            j->threads = atoi(v);
+        else if (!strcmp(k, "repeat"))
+            j->repeat = atoi(v);
+        else if (!strcmp(k, "maxit"))
+            j->maxit = atol(v);
+        else if (!strcmp(k, "monitor"))
+            j->monitor = atol(v);
+        else if (!strcmp(k, "check"))
+            j->check = atol(v);
+        else if (!strcmp(k, "tol"))
+            j->tol = atof(v);
+        else if (!strcmp(k, "tau"))
+            j->tau = !strcmp(v, "auto") ? HR_SPARSE_TAU_AUTO : atof(v);
+        else
+            return fprintf(stderr, "driver: unknown key '%s'\n", k), 1;
     }
     if (!j->gen[0]) return fprintf(stderr, "driver: a job needs gen=SPEC\n"), 1;
     return 0;
@@ -153,7 +171,7 @@ int main(void)
                                                     : HR_BACKEND_CPU_THREADS;
         o.local_iters = j.K, o.block = j.block, o.tol = j.tol, o.max_iters = j.maxit;
         o.check_every = j.check, o.threads = j.threads, o.tau = j.tau, o.gpus = j.gpus;
-        o.comm = !strcmp(j.comm, "amc") ? HR_SPARSE_COMM_AMC
+        o.comm = !strcmp(j.comm, "amc")  ? HR_SPARSE_COMM_AMC
                  : !strcmp(j.comm, "dc") ? HR_SPARSE_COMM_DC
                  : !strcmp(j.comm, "dk") ? HR_SPARSE_COMM_DK
                                          : HR_SPARSE_COMM_AUTO;
@@ -172,13 +190,15 @@ int main(void)
             memset(x, 0, (size_t)A->n_rows * sizeof *x);
             hr_sparse_result r;
             hr_status st = hr_sparse_solve(A, b, x, &o, &r);
-            printf("{\"label\":\"%s\",\"matrix\":\"%s\",\"n\":%d,\"nnz\":%lld,\"method\":\"%s\",\"backend\":\"%s\"",
-                   j.label, j.gen, A->n_rows, (long long)A->nnz, j.method, r.backend[0] ? r.backend : j.backend);
+            printf("{\"label\":\"%s\",\"matrix\":\"%s\",\"n\":%d,\"nnz\":%lld,\"method\":\"%s\",\"backend\":"
+                   "\"%s\"",
+                   j.label, j.gen, A->n_rows, (long long)A->nnz, j.method,
+                   r.backend[0] ? r.backend : j.backend);
             printf(",\"device\":\"%s\",\"K\":%d,\"block\":%d,\"gpus\":%d,\"comm\":\"%s\",\"streams\":%d",
-                   o.backend == HR_BACKEND_GPU ? gpu : si.cpu_model, j.K, j.block, j.gpus > 1 ? j.gpus : 1, j.comm,
-                   j.streams);
-            printf(",\"run\":%d,\"status\":\"%s\",\"iterations\":%ld,\"reason\":\"%s\"", run, hr_status_string(st),
-                   r.iterations, hr_reason_string(r.reason));
+                   o.backend == HR_BACKEND_GPU ? gpu : si.cpu_model, j.K, j.block, j.gpus > 1 ? j.gpus : 1,
+                   j.comm, j.streams);
+            printf(",\"run\":%d,\"status\":\"%s\",\"iterations\":%ld,\"reason\":\"%s\"", run,
+                   hr_status_string(st), r.iterations, hr_reason_string(r.reason));
             printf(",\"time_s\":");
             json_num(r.time_s);
             printf(",\"time_iter_s\":");
@@ -189,8 +209,8 @@ int main(void)
             json_num(r.initial_residual);
             printf(",\"residual\":");
             json_num(r.relative_residual);
-            printf(",\"faulty\":%ld,\"fault\":\"%s\",\"tol\":%g,\"maxit\":%ld", r.faulty_components, j.fault, j.tol,
-                   j.maxit);
+            printf(",\"faulty\":%ld,\"fault\":\"%s\",\"tol\":%g,\"maxit\":%ld", r.faulty_components, j.fault,
+                   j.tol, j.maxit);
             if (st != HR_OK && st != HR_ERR_DIVERGED) {
                 char msg[256];
                 snprintf(msg, sizeof msg, "%s", r.message);

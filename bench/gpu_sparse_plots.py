@@ -13,7 +13,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 COLORS = {"gs": "tab:green", "jacobi": "tab:blue", "async-(1)": "tab:orange", "async-(5)": "tab:red",
-          "async-(5)/448": "tab:purple", "cg": "black"}
+          "async-(5)/256": "tab:brown", "async-(5)/448": "tab:purple", "cg": "black"}
 
 
 def grid(n):

@@ -31,7 +31,7 @@
 
 #include "cuda/sparse_gpu.cuh"
 
-#define HR_SP_MAX_GPUS 16
+#define HR_SP_MAX_GPUS    16
 #define HR_SP_MAX_STREAMS 32
 
 typedef struct gpu_part {
@@ -108,7 +108,8 @@ static int build_graph(hr_sparse_run *r, async_state *s, int g, int fault)
     {
         hr_status st = enqueue_run(r, s, g, s->G, fault);
         cudaError_t ce = cudaStreamEndCapture(q->st[0], &graph);
-        if (st != HR_OK || ce != cudaSuccess || cudaGraphInstantiate(&q->graph[fault], graph, 0) != cudaSuccess ||
+        if (st != HR_OK || ce != cudaSuccess ||
+            cudaGraphInstantiate(&q->graph[fault], graph, 0) != cudaSuccess ||
             cudaGraphUpload(q->graph[fault], q->st[0]) != cudaSuccess)
             goto refused;
     }
@@ -183,7 +184,9 @@ static hr_status async_setup(hr_sparse_run *r)
         return HR_ERR_INVALID_ARG;
     }
     s->ngpu = r->o.gpus > 1 ? r->o.gpus : 1;
-    s->comm = r->o.comm != HR_SPARSE_COMM_AUTO ? r->o.comm : s->ngpu > 1 ? HR_SPARSE_COMM_AMC : HR_SPARSE_COMM_AUTO;
+    s->comm = r->o.comm != HR_SPARSE_COMM_AUTO ? r->o.comm
+              : s->ngpu > 1                    ? HR_SPARSE_COMM_AMC
+                                               : HR_SPARSE_COMM_AUTO;
     s->S = hr_sp_env_int("HETRELAX_SPARSE_STREAMS", 1, 1, HR_SP_MAX_STREAMS);
     s->G = hr_sp_env_int("HETRELAX_SPARSE_GRAPH", 32, 0, 4096);
     s->K = r->o.local_iters;

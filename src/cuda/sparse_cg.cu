@@ -127,7 +127,8 @@ static hr_status cg_setup(hr_sparse_run *r)
         return HR_ERR_INVALID_ARG;
     }
     if (A->nnz > 2147483647LL) {
-        snprintf(r->err, sizeof r->err, "cg on the GPU takes at most 2^31-1 non-zeros (32-bit cuSPARSE indices)");
+        snprintf(r->err, sizeof r->err,
+                 "cg on the GPU takes at most 2^31-1 non-zeros (32-bit cuSPARSE indices)");
         return HR_ERR_UNSUPPORTED;
     }
     HR_SPCU(r, cudaSetDevice(r->o.device));
@@ -143,7 +144,8 @@ static hr_status cg_setup(hr_sparse_run *r)
         rowp[i] = (int)A->row_ptr[i];
     const size_t vb = (size_t)(n > 0 ? n : 1) * sizeof(double), nz = (size_t)(A->nnz > 0 ? A->nnz : 1);
     cudaError_t e = cudaMalloc((void **)&s->d_rowp, ((size_t)n + 1) * sizeof(int));
-    if (e == cudaSuccess) e = cudaMemcpy(s->d_rowp, rowp, ((size_t)n + 1) * sizeof(int), cudaMemcpyHostToDevice);
+    if (e == cudaSuccess)
+        e = cudaMemcpy(s->d_rowp, rowp, ((size_t)n + 1) * sizeof(int), cudaMemcpyHostToDevice);
     free(rowp);
     HR_SPCU(r, e);
     HR_SPCU(r, cudaMalloc((void **)&s->d_col, nz * sizeof(int)));
@@ -230,7 +232,14 @@ static void cg_teardown(hr_sparse_run *r)
 }
 
 extern "C" const hr_sparse_method hr_sparse_gpu_cg = {
-    "cg", HR_BACKEND_GPU, "conjugate gradient on the GPU: cuSPARSE SpMV, cuBLAS dots, no host sync per step",
-    0,    0,              0,
-    0,    cg_setup,       cg_iterate,
-    cg_sync_host, cg_teardown};
+    "cg",
+    HR_BACKEND_GPU,
+    "conjugate gradient on the GPU: cuSPARSE SpMV, cuBLAS dots, no host sync per step",
+    0,
+    0,
+    0,
+    0,
+    cg_setup,
+    cg_iterate,
+    cg_sync_host,
+    cg_teardown};

@@ -37,11 +37,11 @@ hr_status hr_sp_lib_fail(hr_sparse_run *r, const char *what, const char *call, c
 
 typedef struct hr_sp_blocks {
     int row0, nrows, B, nblocks, split;
-    int *off_w, *in_w;                 /* per block: padded row width of each part */
-    long long *off_ptr, *in_ptr;       /* per block: first slot of each part */
-    int *off_col, *in_col;             /* global column (off), column - block start (in) */
+    int *off_w, *in_w;           /* per block: padded row width of each part */
+    long long *off_ptr, *in_ptr; /* per block: first slot of each part */
+    int *off_col, *in_col;       /* global column (off), column - block start (in) */
     double *off_val, *in_val;
-    long long off_slots, in_slots;     /* total slots, padding included */
+    long long off_slots, in_slots; /* total slots, padding included */
     int max_in_w, max_off_w;
 } hr_sp_blocks;
 

@@ -11,8 +11,8 @@
 
 #include "cuda/sparse_gpu.cuh"
 
-#define HR_SP_JACOBI_GRAPH 32 /* even: a replay ends on the vector it began on */
-#define HR_SP_JACOBI_ROWS 128 /* rows per thread block (one thread per row) */
+#define HR_SP_JACOBI_GRAPH 32  /* even: a replay ends on the vector it began on */
+#define HR_SP_JACOBI_ROWS  128 /* rows per thread block (one thread per row) */
 
 typedef struct jac_state {
     hr_sp_blocks L;
@@ -109,7 +109,8 @@ static hr_status jac_sync_host(hr_sparse_run *r)
 {
     jac_state *s = (jac_state *)r->impl;
     HR_SPCU(r, cudaSetDevice(r->o.device));
-    HR_SPCU(r, cudaMemcpy(r->x, s->d_x[s->cur], (size_t)r->A->n_rows * sizeof(double), cudaMemcpyDeviceToHost));
+    HR_SPCU(r,
+            cudaMemcpy(r->x, s->d_x[s->cur], (size_t)r->A->n_rows * sizeof(double), cudaMemcpyDeviceToHost));
     return HR_OK;
 }
 
@@ -130,7 +131,14 @@ static void jac_teardown(hr_sparse_run *r)
 }
 
 extern "C" const hr_sparse_method hr_sparse_gpu_jacobi = {
-    "jacobi", HR_BACKEND_GPU, "Jacobi on the GPU, one kernel per sweep (graph replays), bitwise = CPU",
-    1,        1,              1,
-    1,        jac_setup,      jac_iterate,
-    jac_sync_host, jac_teardown};
+    "jacobi",
+    HR_BACKEND_GPU,
+    "Jacobi on the GPU, one kernel per sweep (graph replays), bitwise = CPU",
+    1,
+    1,
+    1,
+    1,
+    jac_setup,
+    jac_iterate,
+    jac_sync_host,
+    jac_teardown};

@@ -13,8 +13,9 @@
 /* x is read with plain loads: the L1 holds nothing older than the launch (it is not
  * kept across kernels), and values other blocks write during this launch may or may
  * not be seen, which is the asynchronous iteration's premise. */
-__global__ void hr_sp_jacobi_kernel(hr_sp_blocks L, const double *__restrict__ diag, const double *__restrict__ b,
-                                    const double *__restrict__ x, double *__restrict__ xn, double tau,
+__global__ void hr_sp_jacobi_kernel(hr_sp_blocks L, const double *__restrict__ diag,
+                                    const double *__restrict__ b, const double *__restrict__ x,
+                                    double *__restrict__ xn, double tau,
                                     const unsigned char *__restrict__ frozen)
 {
     const int blk = blockIdx.x, t = threadIdx.x, B = L.B;
@@ -37,8 +38,8 @@ __global__ void hr_sp_jacobi_kernel(hr_sp_blocks L, const double *__restrict__ d
 }
 
 /* b_i - sum of the off-block entries of local row t, from x as it is now */
-__device__ __forceinline__ double off_block_part(const hr_sp_blocks &L, const double *__restrict__ b, const double *xr,
-                                                 int blk, int lo, int t)
+__device__ __forceinline__ double off_block_part(const hr_sp_blocks &L, const double *__restrict__ b,
+                                                 const double *xr, int blk, int lo, int t)
 {
     const int ow = L.off_w[blk];
     const long long op = L.off_ptr[blk] + t;
@@ -143,13 +144,13 @@ static int width_for(const hr_sp_blocks *L)
     return 0;
 }
 
-template <int W>
-static cudaError_t prepare_one(size_t smem)
+template <int W> static cudaError_t prepare_one(size_t smem)
 {
     cudaFuncAttributes fa; /* loads the module now, outside any timed region */
     cudaError_t e = cudaFuncGetAttributes(&fa, hr_sp_async_kernel<W>);
     if (e == cudaSuccess && smem > 48 * 1024)
-        e = cudaFuncSetAttribute(hr_sp_async_kernel<W>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+        e = cudaFuncSetAttribute(hr_sp_async_kernel<W>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)smem);
     return e;
 }
 

@@ -71,9 +71,10 @@ static void host_free(host_layout *h)
     do {                                                                                                     \
         size_t bytes_ = (size_t)(count) * sizeof *h.field;                                                   \
         if (bytes_ == 0) bytes_ = sizeof *h.field; /* a valid pointer even for an empty part */              \
-        HR_CHECK_GOTO(st, (e = cudaMalloc((void **)&L->field, bytes_)) == cudaSuccess                         \
-                              ? HR_OK                                                                        \
-                              : hr_sp_cuda_fail(r, e, "cudaMalloc(" #field ")", __FILE__, __LINE__),         \
+        HR_CHECK_GOTO(st,                                                                                    \
+                      (e = cudaMalloc((void **)&L->field, bytes_)) == cudaSuccess                            \
+                          ? HR_OK                                                                            \
+                          : hr_sp_cuda_fail(r, e, "cudaMalloc(" #field ")", __FILE__, __LINE__),             \
                       done);                                                                                 \
         if ((count) > 0)                                                                                     \
             HR_CHECK_GOTO(st,                                                                                \

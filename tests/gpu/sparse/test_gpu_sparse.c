@@ -134,7 +134,8 @@ static void test_jacobi_bitwise(void **state)
                 if (st != HR_OK) fail_msg("gpu jacobi: %s", rg.message);
                 assert_int_equal(rg.iterations, iters);
                 if (memcmp(xc, xg, (size_t)s.n * sizeof *xc) != 0)
-                    fail_msg("gpu jacobi differs from cpu-seq after %ld sweeps (tau %g, fault %d)", iters, taus[t], f);
+                    fail_msg("gpu jacobi differs from cpu-seq after %ld sweeps (tau %g, fault %d)", iters,
+                             taus[t], f);
                 free(xc), free(xg);
             }
     drop(&s);
@@ -161,7 +162,8 @@ static void test_async_one_block(void **state)
                 double *xc = solve(&s, &oc, &r, &st);
                 assert_int_equal(st, HR_OK);
                 if (memcmp(xc, xg, (size_t)s.n * sizeof *xc) != 0)
-                    fail_msg("%s: async-(%d) with one block != %d Jacobi sweeps (fault %d)", specs[i], K, K, f);
+                    fail_msg("%s: async-(%d) with one block != %d Jacobi sweeps (fault %d)", specs[i], K, K,
+                             f);
                 free(xg), free(xc);
             }
         /* one stream orders the launches: G global iterations = G*K sweeps */
@@ -178,8 +180,8 @@ static void test_async_one_block(void **state)
             double *xc = solve(&s, &oc, &r, &st);
             assert_int_equal(st, HR_OK);
             if (memcmp(xc, xg, (size_t)s.n * sizeof *xc) != 0)
-                fail_msg("%s: %ld global iterations of async-(2), one block, one stream != %ld sweeps", specs[i],
-                         G, 2 * G);
+                fail_msg("%s: %ld global iterations of async-(2), one block, one stream != %ld sweeps",
+                         specs[i], G, 2 * G);
             free(xg), free(xc);
         }
         set_streams(NULL);
@@ -204,7 +206,7 @@ static void test_fault(void **state)
         if (st != HR_OK) fail_msg("%s: %s", methods[m], r.message);
         assert_int_equal(r.faulty_components, (long)llround(0.25 * s.n));
         assert_int_equal(r.reason, HR_REASON_ITERS); /* never converges */
-        assert_true(r.relative_residual > 1e-4);      /* stalls far above the tolerance */
+        assert_true(r.relative_residual > 1e-4);     /* stalls far above the tolerance */
         free(x);
         o.fault_recover = 20;
         x = solve(&s, &o, &r, &st);
@@ -257,8 +259,8 @@ static void test_comm_schemes(void **state)
                 continue;
             }
             if (st != HR_OK || r.reason != HR_REASON_CONVERGED)
-                fail_msg("comm %d on %d GPU(s): %s, residual %g: %s", c, g, hr_status_string(st), r.relative_residual,
-                         r.message);
+                fail_msg("comm %d on %d GPU(s): %s, residual %g: %s", c, g, hr_status_string(st),
+                         r.relative_residual, r.message);
             assert_true(hr_csr_relative_residual(s.A, s.b, x) < 1e-10);
             free(x);
         }
@@ -308,9 +310,9 @@ int main(void)
         return 77;
     }
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_errors),        cmocka_unit_test(test_jacobi_bitwise),
+        cmocka_unit_test(test_errors),          cmocka_unit_test(test_jacobi_bitwise),
         cmocka_unit_test(test_async_one_block), cmocka_unit_test(test_methods_converge),
-        cmocka_unit_test(test_fault),         cmocka_unit_test(test_cg_vs_cpu),
+        cmocka_unit_test(test_fault),           cmocka_unit_test(test_cg_vs_cpu),
         cmocka_unit_test(test_comm_schemes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
