@@ -82,6 +82,67 @@ class Runner:
         self.a = args
         self.tmp = tmp
         self.calls = 0
+        self.refs = {}        # name -> reference array (process mode)
+        self.ref_names = []   # order of the references loaded into the server
+        self.server = None
+        if args.server:
+            cmd = [args.server, "--backend", args.backend, "--n", str(args.n)]
+            if args.threads:
+                cmd += ["--threads", str(args.threads)]
+            self.server = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def ask(self, line):
+        """One request to the in-process server (bench/fig16_server.c), one JSON answer."""
+        self.server.stdin.write(line + "\n")
+        self.server.stdin.flush()
+        self.calls += 1
+        ans = json.loads(self.server.stdout.readline())
+        if "error" in ans:
+            if "invalid argument" in ans["error"]:
+                raise Rejected(ans["error"])
+            sys.exit(f"async_fig16: server: {line}: {ans['error']}")
+        return ans
+
+    def set_refs(self, refs):
+        self.refs = refs
+        if self.server:
+            for name, r in refs.items():
+                path = os.path.join(self.tmp, f"ref-{name}.raw")
+                np.ascontiguousarray(r, dtype=np.float64).tofile(path)
+                self.ask(f"ref {path}")
+                self.ref_names.append(name)
+
+    def reference_run(self, kernel, iters):
+        """The double-precision reference sweeps as an array, and its record."""
+        if not self.server:
+            return self.run(kernel, 1, iters, precision="double")
+        path = os.path.join(self.tmp, "ref-run.raw")
+        rec = self.ask(f"save {kernel} 1 {iters} double {path}")
+        return np.fromfile(path, dtype=np.float64).reshape(self.a.n, self.a.n), rec
+
+    def measure(self, kernel, alpha, iters, verify=False):
+        """Errors against every reference after iters sweeps from zero, and the run's record."""
+        if self.server and not verify:
+            rec = self.ask(f"run {kernel} {alpha} {iters} {self.a.precision}")
+            self.check_counts(kernel, alpha, iters, rec)
+            return dict(zip(self.ref_names, rec["errors"])), rec
+        u, rec = self.run(kernel, alpha, iters, verify=verify)
+        return {k: rel_err(u, r) for k, r in self.refs.items()}, rec
+
+    def close(self):
+        if self.server:
+            self.server.stdin.write("quit\n")
+            self.server.stdin.close()
+            self.server.wait()
+
+    def check_counts(self, kernel, alpha, iters, rec):
+        if rec.get("teff", rec["iterations"]) != iters or rec["iterations"] != iters:
+            sys.exit(f"async_fig16: asked for {iters} sweeps, {kernel} reports {rec['iterations']}")
+        syncs = rec.get("global_syncs")
+        if kernel in ("async0", "async1", "async2") and syncs is not None and \
+                syncs != -(-iters // pass_sweeps(kernel, alpha)):
+            sys.exit(f"async_fig16: {kernel} alpha {alpha} did {syncs} global syncs for {iters} sweeps; "
+                     f"docs/async.md says {-(-iters // pass_sweeps(kernel, alpha))}")
 
     def run(self, kernel, alpha, iters, precision=None, verify=False):
         """One process: returns (solution as float64 n x n, the JSON record)."""
@@ -103,13 +164,7 @@ class Runner:
         if p.returncode != 0:
             sys.exit(f"async_fig16: {' '.join(cmd)} failed ({p.returncode}):\n{p.stderr.strip()}")
         rec = json.loads(p.stdout)
-        if rec.get("teff", rec["iterations"]) != iters or rec["iterations"] != iters:
-            sys.exit(f"async_fig16: asked for {iters} sweeps, {kernel} reports {rec['iterations']}")
-        syncs = rec.get("global_syncs")
-        if kernel in ("async0", "async1", "async2") and syncs is not None and \
-                syncs != -(-iters // pass_sweeps(kernel, alpha)):
-            sys.exit(f"async_fig16: {kernel} alpha {alpha} did {syncs} global syncs for {iters} sweeps; "
-                     f"docs/async.md says {-(-iters // pass_sweeps(kernel, alpha))}")
+        self.check_counts(kernel, alpha, iters, rec)
         u = np.fromfile(out, dtype=np.float64 if precision == "double" else np.float32)
         if u.size != a.n * a.n or not np.all(np.isfinite(u)):
             sys.exit(f"async_fig16: {out}: bad solution from {kernel}")
@@ -142,8 +197,7 @@ class Point:
         self.results = []    # one per run
 
     def probe(self, p):
-        u, rec = self.runner.run(self.kernel, self.alpha, p * self.P)
-        errs = {k: rel_err(u, r) for k, r in self.refs.items()}
+        errs, rec = self.runner.measure(self.kernel, self.alpha, p * self.P)
         if self.runner.a.verbose:
             self.log(f"    probe {self.kernel} alpha {self.alpha} Teff {p * self.P}: error {errs[self.crit]:.6e}, "
                      f"{rec['time_sweeps_s']:.4f} s")
@@ -268,6 +322,9 @@ def main():
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--device-name", default=None)
     ap.add_argument("--verbose", action="store_true", help="log every probe")
+    ap.add_argument("--server", default=None,
+                    help="path to bench/fig16_server (built as build/bench/fig16_server): run every probe in "
+                         "one process instead of one process per probe (same library, same timings)")
     ap.add_argument("--no-verify", action="store_true", help="skip --verify of the sync run against cpu-seq")
     ap.add_argument("--json", default="async_fig16.json")
     ap.add_argument("--png", default="async_fig16.png")
@@ -285,19 +342,20 @@ def main():
         print(msg, file=sys.stderr, flush=True)
 
     tmp = tempfile.mkdtemp(prefix="hr_fig16_")
+    runner = None
     try:
         runner = Runner(args, tmp)
         log(f"references: {args.sync_kernel} x {args.ref_sweeps} sweeps (double), direct solve")
-        ref_sweeps, ref_rec = runner.run(args.sync_kernel, 1, args.ref_sweeps, precision="double")
+        ref_sweeps, ref_rec = runner.reference_run(args.sync_kernel, args.ref_sweeps)
         ref_conv, ref_res = converged_solution(args.n)
         refs = {"sweeps": ref_sweeps, "converged": ref_conv}
+        runner.set_refs(refs)
         device = device_name(args, ref_rec)
 
         log(f"target: {args.sync_kernel} x T={args.T}, {args.runs} runs")
         sync_times, sync_errs = [], None
         for r in range(args.runs):
-            u, rec = runner.run(args.sync_kernel, 1, args.T, verify=(r == 0 and not args.no_verify))
-            errs = {k: rel_err(u, v) for k, v in refs.items()}
+            errs, rec = runner.measure(args.sync_kernel, 1, args.T, verify=(r == 0 and not args.no_verify))
             if sync_errs is not None and errs != sync_errs:
                 sys.exit(f"async_fig16: {args.sync_kernel} is not reproducible: {errs} vs {sync_errs}")
             sync_errs = errs
@@ -318,7 +376,7 @@ def main():
         # run r of every point before run r + 1: a spell of load on the machine then adds
         # noise to all points instead of biasing the few measured during it
         def sync_time():
-            t = runner.run(args.sync_kernel, 1, args.T)[1]["time_sweeps_s"]
+            t = runner.measure(args.sync_kernel, 1, args.T)[1]["time_sweeps_s"]
             sync_times.append(t)
             return t
 
@@ -389,6 +447,8 @@ def main():
                   + ("" if r["converged"] else f"  ({r['runs_converged']} converged)"))
         print(f"wrote {args.json}" + (f", {args.png}" if why is None else ""))
     finally:
+        if runner is not None:
+            runner.close()
         shutil.rmtree(tmp, ignore_errors=True)
 
 
