@@ -87,6 +87,13 @@ static void run(const char *kernel, int alpha, long iters, const char *prec, con
         free(u);
         return;
     }
+    /* before the answer: the client reads the file as soon as it has the answer */
+    if (save) {
+        FILE *f = fopen(save, "wb");
+        if (!f || fwrite(u, sizeof *u, count, f) != count)
+            fprintf(stderr, "fig16_server: cannot write %s\n", save);
+        if (f) fclose(f);
+    }
     printf("{\"iterations\": %ld, \"global_syncs\": %ld, \"time_sweeps_s\": %.9g, \"device\": \"%s\", "
            "\"errors\": [",
            r.iterations, r.global_syncs, r.time_sweeps_s, r.device_name);
@@ -98,12 +105,6 @@ static void run(const char *kernel, int alpha, long iters, const char *prec, con
     }
     printf("]}\n");
     fflush(stdout);
-    if (save) {
-        FILE *f = fopen(save, "wb");
-        if (!f || fwrite(u, sizeof *u, count, f) != count)
-            fprintf(stderr, "fig16_server: cannot write %s\n", save);
-        if (f) fclose(f);
-    }
     free(u);
     hr_solver_free(s);
 }
