@@ -44,7 +44,7 @@ static void help(void)
            "  --x0 zero|ones|random|FILE   initial guess (default zero)\n"
            "  --seed S             seed of --rhs random / --x0 random (default 1)\n\n"
            "method\n"
-           "  --method jacobi|gs|async|cg   (default jacobi)\n"
+           "  --method jacobi|gs|gs-mc|async|cg   (default jacobi)\n"
            "  --backend auto|cpu-seq|cpu-threads|gpu   (default: the method's first backend)\n"
            "  --local-iters K      local Jacobi sweeps per block for async-(K) (default 5)\n"
            "  --block B            rows per block for async (default 128; 256 on the gpu backend,\n"
@@ -57,7 +57,7 @@ static void help(void)
            "  --fault FRACTION@ITER[:recover=R]\n"
            "                       from global iteration ITER a random FRACTION of the components\n"
            "                       is no longer updated; with recover=R again after R iterations\n"
-           "                       (jacobi, gs, async; seed 002 section 4.5)\n"
+           "                       (jacobi, gs, gs-mc, async; seed 002 section 4.5)\n"
            "  --gpus N             gpu async: split the rows over N GPUs (seed 002 section 3.4)\n"
            "  --comm amc|dc|dk     gpu async: exchange x through host memory (amc, default for\n"
            "                       N > 1), peer copies to/from GPU 0 (dc) or direct peer access (dk)\n\n"
@@ -171,7 +171,7 @@ static int parse_args(int argc, char **argv, sp_args *a)
                                          {"quiet", no_argument, 0, O_QUIET},
                                          {"help", no_argument, 0, O_HELP},
                                          {0, 0, 0, 0}};
-    static const char *const methods[] = {"jacobi", "gs", "async", "cg", NULL};
+    static const char *const methods[] = {"jacobi", "gs", "gs-mc", "async", "cg", NULL};
     static const char *const backends[] = {"auto", "cpu-seq", "cpu-threads", "gpu", NULL};
     static const char *const binds[] = {"none", "core", NULL};
     static const char *const comms[] = {"auto", "amc", "dc", "dk", NULL};
@@ -247,10 +247,11 @@ static int parse_args(int argc, char **argv, sp_args *a)
     if (!a->matrix == !a->gen)
         return hr_cli_usage_error(CMD, "--matrix", "give exactly one of --matrix FILE and --gen NAME:SIZE");
     if (a->fault && strcmp(o->method, "cg") == 0)
-        return hr_cli_usage_error(CMD, "--fault", "not defined for cg (jacobi, gs, async)");
+        return hr_cli_usage_error(CMD, "--fault", "not defined for cg (jacobi, gs, gs-mc, async)");
     if ((o->gpus > 1 || o->comm != HR_SPARSE_COMM_AUTO) &&
         (strcmp(o->method, "async") != 0 || o->backend != HR_BACKEND_GPU))
-        return hr_cli_usage_error(CMD, o->gpus > 1 ? "--gpus" : "--comm", "only for --method async --backend gpu");
+        return hr_cli_usage_error(CMD, o->gpus > 1 ? "--gpus" : "--comm",
+                                  "only for --method async --backend gpu");
     if (o->tau != 0.0 && strcmp(o->method, "jacobi") != 0)
         return hr_cli_usage_error(CMD, "--tau", "only for --method jacobi");
     return 0;
@@ -335,15 +336,16 @@ static json_object *to_json(const sp_args *a, const hr_csr *A, const hr_sparse_r
         hr_gpu_name(o->device, dev, sizeof dev);
         json_object_object_add(j, "device", json_object_new_string(dev));
         json_object_object_add(j, "gpus", json_object_new_int(o->gpus > 1 ? o->gpus : 1));
-        json_object_object_add(j, "comm", json_object_new_string(o->comm == HR_SPARSE_COMM_AUTO && o->gpus > 1
-                                                                     ? "amc"
-                                                                     : comm[o->comm]));
+        json_object_object_add(
+            j, "comm",
+            json_object_new_string(o->comm == HR_SPARSE_COMM_AUTO && o->gpus > 1 ? "amc" : comm[o->comm]));
     }
     if (strcmp(o->method, "async") == 0) {
         json_object_object_add(j, "local_iters", json_object_new_int(o->local_iters));
         json_object_object_add(j, "block", json_object_new_int(o->block));
     }
     if (strcmp(o->method, "jacobi") == 0) json_object_object_add(j, "tau", hr_json_number(r->tau));
+    if (r->colors > 0) json_object_object_add(j, "colors", json_object_new_int(r->colors));
     json_object_object_add(j, "rhs", json_object_new_string(a->rhs));
     json_object_object_add(j, "tol", json_object_new_double(o->tol));
     json_object_object_add(j, "max_iters", json_object_new_int64(o->max_iters));
@@ -489,6 +491,7 @@ static int run(sp_args *a)
         goto out;
     }
     if (strcmp(a->o.method, "jacobi") == 0 && r.tau != 1.0) fprintf(hout, "          tau = %.6g\n", r.tau);
+    if (r.colors > 0) fprintf(hout, "          %d colours (greedy colouring of A + A^T)\n", r.colors);
     if (strcmp(r.backend, "cpu-seq") == 0) threads = 1;
     fprintf(hout,
             "result    %s after %ld iterations on %s (%d thread%s): relative residual %.6e (recomputed)\n",

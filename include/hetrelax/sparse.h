@@ -180,6 +180,7 @@ typedef struct hr_sparse_result {
     double relative_residual; /* recomputed on the host at the end */
     double tau;               /* jacobi: the relaxation factor used (1 for plain) */
     long faulty_components;   /* rows frozen by fault injection */
+    int colors;               /* gs-mc: colours of the row colouring (0 for other methods) */
     hr_reason reason;
     char method[16];
     char backend[16];

@@ -9,14 +9,16 @@
 
 extern const hr_sparse_method hr_sparse_cpu_jacobi, hr_sparse_seq_jacobi, hr_sparse_seq_gs;
 extern const hr_sparse_method hr_sparse_cpu_async, hr_sparse_seq_async, hr_sparse_cpu_cg, hr_sparse_seq_cg;
+extern const hr_sparse_method hr_sparse_cpu_gs_mc; /* cpu_gs_color.c */
 
 #ifdef HR_HAVE_CUDA
 extern const hr_sparse_method hr_sparse_gpu_jacobi, hr_sparse_gpu_async, hr_sparse_gpu_cg;
 #endif
 
 static const hr_sparse_method *const table[] = {
-    &hr_sparse_cpu_jacobi, &hr_sparse_seq_jacobi, &hr_sparse_seq_gs, &hr_sparse_cpu_async,
-    &hr_sparse_seq_async,  &hr_sparse_cpu_cg,     &hr_sparse_seq_cg,
+    &hr_sparse_cpu_jacobi, &hr_sparse_seq_jacobi, &hr_sparse_seq_gs,
+    &hr_sparse_cpu_async,  &hr_sparse_seq_async,  &hr_sparse_cpu_cg,
+    &hr_sparse_seq_cg,     &hr_sparse_cpu_gs_mc, /* multi-colour Gauss-Seidel */
 #ifdef HR_HAVE_CUDA
     &hr_sparse_gpu_jacobi, &hr_sparse_gpu_async,  &hr_sparse_gpu_cg, /* src/cuda/sparse_*.cu */
 #endif

@@ -47,6 +47,7 @@ struct hr_sparse_run {
     long done;             /* global iterations done */
     unsigned char *frozen; /* fault mask: 1 = component not updated (NULL: no fault) */
     int fault_active;      /* whether the mask applies in the current iterate() call */
+    int colors;            /* gs-mc: colours of the row colouring (0: not coloured) */
     void *impl;            /* method state */
     char err[256];
 };
@@ -59,6 +60,10 @@ const hr_sparse_method *hr_sparse_method_entry(int i);
 hr_status hr_csr_alloc(int n_rows, int n_cols, int64_t nnz, hr_csr **out);
 void hr_csr_locate_diagonal(hr_csr *A);
 void hr_csr_spmv_rows(const hr_csr *A, const double *x, double *y, int r0, int r1);
+
+/* Greedy colouring of the pattern of A + A^T in row order (cpu_gs_color.c): color[i] is
+ * the smallest colour no coupled row j < i has; *ncolors the number used. */
+hr_status hr_sparse_color_rows(const hr_csr *A, int *color, int *ncolors);
 
 /* The relaxation update of row i, defined once for every CPU method:
  *   x_i' = (1 - tau) x_i + tau (b_i - sum_{j != i} a_ij x_j) / a_ii

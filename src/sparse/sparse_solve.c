@@ -158,7 +158,7 @@ hr_status hr_sparse_solve(const hr_csr *A, const double *b, double *x, const hr_
     const hr_sparse_method *m = hr_sparse_method_find(name, opt->backend);
     if (!m) {
         if (!hr_sparse_method_find(name, HR_BACKEND_AUTO))
-            return say(res, HR_ERR_INVALID_ARG, "method: unknown '%s' (jacobi, gs, async, cg)", name);
+            return say(res, HR_ERR_INVALID_ARG, "method: unknown '%s' (jacobi, gs, gs-mc, async, cg)", name);
         return say(res, opt->backend == HR_BACKEND_GPU ? HR_ERR_UNSUPPORTED : HR_ERR_INVALID_ARG,
                    "method '%s' has no %s backend in this build", name, hr_backend_name(opt->backend));
     }
@@ -199,6 +199,7 @@ hr_status hr_sparse_solve(const hr_csr *A, const double *b, double *x, const hr_
         return say(res, st, "%s setup failed: %s", m->name, r.err[0] ? r.err : hr_status_string(st));
     }
     res->time_setup_s = hr_now() - t_setup;
+    res->colors = r.colors;
 
     const hr_sparse_options *o = &r.o;
     double rel0 = hr_csr_relative_residual(A, b, x), rel = rel0, t_iter = 0.0;

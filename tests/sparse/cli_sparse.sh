@@ -37,6 +37,7 @@ expect 2 "--fault: not defined for cg" --gen laplace2d:4 --method cg --fault 0.2
 expect 2 "--matrix: $T/none.mtx: cannot open" --matrix "$T/none.mtx"
 expect 2 "--rhs: $T/none.mtx: cannot open" --gen laplace2d:4 --rhs "$T/none.mtx"
 expect 2 "--backend: method 'gs' has no gpu backend" --gen laplace2d:4 --method gs --backend gpu
+expect 0 '"colors": ?2' --gen laplace2d:8 --method gs-mc --threads 2 --quiet --json -
 
 # malformed files: the error names the file and the line
 printf '%%%%MatrixMarket matrix coordinate real general\n%% c\n2 2 2\n1 1 4\n2 x 4\n' >"$T/bad.mtx"
@@ -48,6 +49,7 @@ expect 2 "--matrix: .*is 2 x 3: a solve needs a square matrix" --matrix "$T/rect
 printf '%%%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 4\n2 1 1\n' >"$T/nodiag.mtx"
 expect 2 "--matrix: .*row 2 has a missing diagonal" --matrix "$T/nodiag.mtx"
 expect 0 "not converged after 0 iterations" --matrix "$T/nodiag.mtx" --method cg --max-iters 0 --tol 0 --quiet
+expect 2 "--matrix: .*row 2 has a missing diagonal" --matrix "$T/nodiag.mtx" --method gs-mc
 
 # rho(B) = 1.8: plain Jacobi refused, forced Jacobi diverges, scaled Jacobi converges
 printf '%%%%MatrixMarket matrix coordinate real symmetric\n3 3 6\n1 1 1\n2 1 .9\n3 1 .9\n2 2 1\n3 2 .9\n3 3 1\n' >"$T/nd.mtx"
