@@ -12,15 +12,7 @@
 #include <string.h>
 
 #include "hetrelax/sparse.h"
-
-static hr_csr *gen(const char *spec)
-{
-    hr_csr *A = NULL;
-    char why[160] = "";
-    hr_status st = hr_sparse_generate(spec, &A, why, sizeof why);
-    if (st != HR_OK) fail_msg("%s: %s", spec, why);
-    return A;
-}
+#include "sparse_test_util.h"
 
 static double entry(const hr_csr *A, int i, int j)
 {

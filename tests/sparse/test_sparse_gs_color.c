@@ -15,23 +15,7 @@
 
 #include "hetrelax/sparse.h"
 #include "sparse/sparse_internal.h"
-
-static hr_csr *gen(const char *spec)
-{
-    hr_csr *A = NULL;
-    char why[160] = "";
-    if (hr_sparse_generate(spec, &A, why, sizeof why) != HR_OK) fail_msg("%s: %s", spec, why);
-    return A;
-}
-
-static double *vec(int n, double v)
-{
-    double *x = malloc((size_t)(n > 0 ? n : 1) * sizeof *x);
-    assert_non_null(x);
-    for (int i = 0; i < n; i++)
-        x[i] = v;
-    return x;
-}
+#include "sparse_test_util.h"
 
 static int *colors_of(const hr_csr *A, int *nc)
 {
@@ -225,20 +209,6 @@ static void test_bitwise_and_reference(void **state)
     hr_csr *A = nonsymmetric(61);
     check_bitwise(A, "nonsymmetric");
     hr_csr_free(A);
-}
-
-/* ||b - A x|| / ||b||, written independently of the library. */
-static double true_residual(const hr_csr *A, const double *b, const double *x)
-{
-    long double rr = 0, bb = 0;
-    for (int i = 0; i < A->n_rows; i++) {
-        long double s = b[i];
-        for (int64_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; p++)
-            s -= (long double)A->val[p] * x[A->col[p]];
-        rr += s * s;
-        bb += (long double)b[i] * b[i];
-    }
-    return (double)sqrtl(rr / bb);
 }
 
 static void test_reaches_true_residual(void **state)

@@ -12,37 +12,7 @@
 #include <string.h>
 
 #include "hetrelax/sparse.h"
-
-static hr_csr *gen(const char *spec)
-{
-    hr_csr *A = NULL;
-    char why[160] = "";
-    if (hr_sparse_generate(spec, &A, why, sizeof why) != HR_OK) fail_msg("%s: %s", spec, why);
-    return A;
-}
-
-static double *vec(int n, double v)
-{
-    double *x = malloc((size_t)n * sizeof *x);
-    assert_non_null(x);
-    for (int i = 0; i < n; i++)
-        x[i] = v;
-    return x;
-}
-
-/* ||b - A x|| / ||b||, written independently of the library. */
-static double true_residual(const hr_csr *A, const double *b, const double *x)
-{
-    long double rr = 0, bb = 0;
-    for (int i = 0; i < A->n_rows; i++) {
-        long double s = b[i];
-        for (int64_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; p++)
-            s -= (long double)A->val[p] * x[A->col[p]];
-        rr += s * s;
-        bb += (long double)b[i] * b[i];
-    }
-    return (double)sqrtl(rr / bb);
-}
+#include "sparse_test_util.h"
 
 static void test_every_method_reaches_its_residual(void **state)
 {
