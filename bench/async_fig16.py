@@ -31,6 +31,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 import numpy as np
 
@@ -204,24 +205,33 @@ class Point:
         return errs[self.crit] <= self.target, errs, rec
 
     def estimate(self):
-        """Doubling from Teff ~ T up to the cap, then bisection (single probes)."""
-        lo, p = 0, min(self.cap_p, max(1, -(-self.T // self.P)))  # 0 sweeps leave u = 0: never on target
-        while True:
-            try:
+        """A bracket around Teff ~ T (halving down, doubling up to the cap), then bisection
+        (single probes). Every variant needs Teff/T well above 1/2, so the bracket is
+        usually [T/2, T] or [T, 2T] and the bisection a handful of probes."""
+        p = min(self.cap_p, max(1, -(-self.T // self.P)))
+        try:
+            ok, errs, _ = self.probe(p)
+        except Rejected as e:
+            self.rejected = str(e)
+            self.log(f"  {self.kernel} alpha {self.alpha}: rejected: {e}")
+            return
+        if ok:
+            hi, lo = p, p // 2  # 0 passes leave u = 0: never on target
+            while lo > 0 and self.probe(lo)[0]:
+                hi, lo = lo, lo // 2
+        else:
+            lo = p
+            while True:
+                if p == self.cap_p:
+                    self.error_at_cap = errs[self.crit]
+                    self.log(f"  {self.kernel} alpha {self.alpha}: error {errs[self.crit]:.4e} at the cap "
+                             f"Teff {p * self.P}: not converged")
+                    return
+                lo, p = p, min(self.cap_p, 2 * p)
                 ok, errs, _ = self.probe(p)
-            except Rejected as e:
-                self.rejected = str(e)
-                self.log(f"  {self.kernel} alpha {self.alpha}: rejected: {e}")
-                return
-            if ok:
-                hi = p
-                break
-            if p == self.cap_p:
-                self.error_at_cap = errs[self.crit]
-                self.log(f"  {self.kernel} alpha {self.alpha}: error {errs[self.crit]:.4e} at the cap "
-                         f"Teff {p * self.P}: not converged")
-                return
-            lo, p = p, min(self.cap_p, 2 * p)
+                if ok:
+                    hi = p
+                    break
         while hi - lo > 1:
             mid = (lo + hi) // 2
             if self.probe(mid)[0]:
@@ -304,6 +314,62 @@ def plot(path, args, sync_rec, records):
     return None
 
 
+def point_record(base, pt, refs, log):
+    """The JSON record of one variant and alpha from its runs."""
+    res = pt.results
+    good = [x for x in res if x["teff"] is not None]
+    log(f"  {pt.kernel} alpha {pt.alpha}: pass {pt.P}, estimate "
+        f"{None if pt.est is None else pt.est * pt.P}, runs {[x['teff'] for x in res]}")
+    teff_m, teff_s = stats([x["teff"] for x in good])
+    time_m, time_s = stats([x["time_s"] for x in good])
+    sp_m, sp_s = stats([x["sync_time_s"] / x["time_s"] for x in good if x["time_s"] > 0])
+    return dict(
+        base, kernel=pt.kernel, alpha=pt.alpha, pass_sweeps=pt.P, runs=len(res), runs_converged=len(good),
+        converged=bool(res) and len(good) == len(res), teff_mean=teff_m, teff_std=teff_s,
+        teff_min=min((x["teff"] for x in good), default=None),
+        teff_max=max((x["teff"] for x in good), default=None),
+        teff_over_t_mean=None if teff_m is None else teff_m / pt.T,
+        teff_over_t_std=None if teff_s is None else teff_s / pt.T,
+        time_s_mean=time_m, time_s_std=time_s,
+        time_s_median=None if not good else float(np.median([x["time_s"] for x in good])),
+        speedup_mean=sp_m, speedup_std=sp_s, cap_teff=pt.cap_p * pt.P, error_at_cap=pt.error_at_cap,
+        rejected=pt.rejected,
+        error_at_teff_mean={c: stats([x["errors"][c] for x in good])[0] for c in refs}, per_run=res)
+
+
+def doc_header(args, device, ref_rec, commit, ref_res, sweeps_vs_conv, target, sync_errs, calls):
+    return {
+        "experiment": "seed 000 figure 16 (issue 4): async variants vs the synchronous kernel",
+        "definitions": "docs/async.md",
+        "device": device, "backend": args.backend, "n": args.n, "precision": args.precision,
+        "threads": args.threads or None, "sync_kernel": args.sync_kernel, "T": args.T,
+        "criterion": f"max|u - ref| / max|ref| <= target, ref = {args.reference}",
+        "reference": {"sweeps": args.ref_sweeps, "precision": "double",
+                      "converged_residual": ref_res, "sweeps_vs_converged_error": sweeps_vs_conv},
+        "target_error": target, "sync_error": sync_errs, "cap_factor": args.cap, "runs": args.runs,
+        "binary_commit": ref_rec.get("commit"), "commit": commit,
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "processes": calls,
+    }
+
+
+def write_doc(args, doc, sync_record, sync_times, records, skipped, complete, log, final=False):
+    """Writes the JSON (and on the final call the plot); returns the document."""
+    t_sync, t_sync_std = stats(sync_times)
+    sync_record.update(time_s_mean=t_sync, time_s_std=t_sync_std, timing_runs=len(sync_times))
+    doc.update(complete=complete, not_measured=skipped, sync=sync_record, records=records)
+    if final:
+        why = plot(args.png, args, sync_record, records)
+        doc["plot"] = args.png if why is None else None
+        if why:
+            doc["plot_note"] = why
+            log(why)
+    with open(args.json + ".tmp", "w") as f:
+        json.dump(doc, f, indent=1)
+    os.replace(args.json + ".tmp", args.json)
+    return doc
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("hetrelax", help="path to the hetrelax binary")
@@ -325,6 +391,8 @@ def main():
     ap.add_argument("--server", default=None,
                     help="path to bench/fig16_server (built as build/bench/fig16_server): run every probe in "
                          "one process instead of one process per probe (same library, same timings)")
+    ap.add_argument("--time-budget", type=float, default=0.0,
+                    help="seconds: start no new point after this (those left are listed as not measured)")
     ap.add_argument("--no-verify", action="store_true", help="skip --verify of the sync run against cpu-seq")
     ap.add_argument("--json", default="async_fig16.json")
     ap.add_argument("--png", default="async_fig16.png")
@@ -371,68 +439,40 @@ def main():
 
         points = [Point(runner, k, alpha, args.T, target, refs, args.reference, args.cap, log)
                   for k in args.kernels for alpha in args.alphas]
-        for pt in points:
-            pt.estimate()
-        # run r of every point before run r + 1: a spell of load on the machine then adds
-        # noise to all points instead of biasing the few measured during it
+
         def sync_time():
             t = runner.measure(args.sync_kernel, 1, args.T)[1]["time_sweeps_s"]
             sync_times.append(t)
             return t
 
-        for r in range(args.runs):
-            for pt in points:
-                pt.scan(sync_time)
-        t_sync, t_sync_std = stats(sync_times)
-        sync_record.update(time_s_mean=t_sync, time_s_std=t_sync_std, timing_runs=len(sync_times))
-        records = []
-        for pt in points:
-            res = pt.results
-            good = [x for x in res if x["teff"] is not None]
-            log(f"  {pt.kernel} alpha {pt.alpha}: pass {pt.P}, estimate "
-                f"{None if pt.est is None else pt.est * pt.P}, runs {[x['teff'] for x in res]}")
-            teff_m, teff_s = stats([x["teff"] for x in good])
-            time_m, time_s = stats([x["time_s"] for x in good])
-            sp_m, sp_s = stats([x["sync_time_s"] / x["time_s"] for x in good if x["time_s"] > 0])
-            records.append(dict(
-                base, kernel=pt.kernel, alpha=pt.alpha, pass_sweeps=pt.P, runs=len(res), runs_converged=len(good),
-                converged=bool(res) and len(good) == len(res), teff_mean=teff_m, teff_std=teff_s,
-                teff_min=min((x["teff"] for x in good), default=None),
-                teff_max=max((x["teff"] for x in good), default=None),
-                teff_over_t_mean=None if teff_m is None else teff_m / args.T,
-                teff_over_t_std=None if teff_s is None else teff_s / args.T,
-                time_s_mean=time_m, time_s_std=time_s,
-                time_s_median=None if not good else float(np.median([x["time_s"] for x in good])),
-                speedup_mean=sp_m, speedup_std=sp_s, cap_teff=pt.cap_p * pt.P, error_at_cap=pt.error_at_cap,
-                rejected=pt.rejected,
-                error_at_teff_mean={c: stats([x["errors"][c] for x in good])[0] for c in refs}, per_run=res))
         commit = ref_rec.get("commit", "")
         try:
             commit = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True,
                                     cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip() or commit
         except OSError:
             pass
-        doc = {
-            "experiment": "seed 000 figure 16 (issue 4): async variants vs the synchronous kernel",
-            "definitions": "docs/async.md",
-            "device": device, "backend": args.backend, "n": args.n, "precision": args.precision,
-            "threads": args.threads or None, "sync_kernel": args.sync_kernel, "T": args.T,
-            "criterion": f"max|u - ref| / max|ref| <= target, ref = {args.reference}",
-            "reference": {"sweeps": args.ref_sweeps, "precision": "double",
-                          "converged_residual": ref_res,
-                          "sweeps_vs_converged_error": rel_err(ref_sweeps, ref_conv)},
-            "target_error": target, "sync_error": sync_errs, "cap_factor": args.cap, "runs": args.runs,
-            "binary_commit": ref_rec.get("commit"), "commit": commit,
-            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "processes": runner.calls, "sync": sync_record, "records": records,
-        }
-        why = plot(args.png, args, sync_record, records)
-        doc["plot"] = args.png if why is None else None
-        if why:
-            doc["plot_note"] = why
-            log(why)
-        with open(args.json, "w") as f:
-            json.dump(doc, f, indent=1)
+        records, skipped = [], []
+        t_start = time.monotonic()
+        # point by point, each saved as soon as its runs are done, so that a run cut short
+        # (a time limit) keeps every finished point; the speed-up of each run is paired with
+        # a timing of the synchronous kernel just before it, so load drifting cancels
+        for pt in points:
+            if args.time_budget and time.monotonic() - t_start > args.time_budget:
+                skipped.append({"kernel": pt.kernel, "alpha": pt.alpha})
+                log(f"  {pt.kernel} alpha {pt.alpha}: not measured (--time-budget {args.time_budget} s spent)")
+                continue
+            t_pt = time.monotonic()
+            pt.estimate()
+            for r in range(args.runs):
+                pt.scan(sync_time)
+            records.append(point_record(base, pt, refs, log))
+            log(f"  {pt.kernel} alpha {pt.alpha}: {time.monotonic() - t_pt:.1f} s, {runner.calls} probes so far")
+            write_doc(args, doc_header(args, device, ref_rec, commit, ref_res, rel_err(ref_sweeps, ref_conv),
+                                       target, sync_errs, runner.calls),
+                      sync_record, sync_times, records, skipped, complete=False, log=log)
+        doc = write_doc(args, doc_header(args, device, ref_rec, commit, ref_res, rel_err(ref_sweeps, ref_conv),
+                                         target, sync_errs, runner.calls),
+                        sync_record, sync_times, records, skipped, complete=not skipped, log=log, final=True)
         print(f"{'kernel':8} {'alpha':>5} {'Teff/T':>14} {'speed-up':>14} {'runs':>5}")
         for r in [sync_record] + records:
             if r.get("rejected"):
@@ -445,7 +485,9 @@ def main():
             print(f"{r['kernel']:8} {r['alpha']:5d} {r['teff_over_t_mean']:8.3f}+-{r['teff_over_t_std']:.3f} "
                   f"{r['speedup_mean']:8.3f}+-{r['speedup_std']:.3f} {r['runs']:5d}"
                   + ("" if r["converged"] else f"  ({r['runs_converged']} converged)"))
-        print(f"wrote {args.json}" + (f", {args.png}" if why is None else ""))
+        for r in skipped:
+            print(f"{r['kernel']:8} {r['alpha']:5d}   not measured (time budget)")
+        print(f"wrote {args.json}" + (f", {args.png}" if doc.get("plot") else ""))
     finally:
         if runner is not None:
             runner.close()

@@ -99,9 +99,16 @@ if [[ ",$SECTIONS," == *,peers,* ]]; then
     python3 bench/gpu_peers.py --results "$OUT/gpu-results.json" --out "$OUT/gpu-peers.json" $QUICK || status=1
 fi
 if [[ ",$SECTIONS," == *,fig16,* ]]; then
-    say "fig16 (bench/async_fig16.py on the GPU)"
-    python3 bench/async_fig16.py "$CLI" --backend gpu --n 4096 --sync-kernel tuned \
-        --json "$OUT/gpu-fig16.json" --png "$OUT/gpu-fig16.png" ${FIG16_ARGS:-} || status=1
+    # one search per reference (FIG16_REFERENCES), every probe in one process
+    # (bench/fig16_server); the most interesting variants first, each point saved as it
+    # ends, no new point after FIG16_BUDGET seconds (the rest are listed as not measured)
+    for ref in ${FIG16_REFERENCES:-sweeps converged}; do
+        say "fig16 (bench/async_fig16.py on the GPU), reference $ref"
+        python3 bench/async_fig16.py "$CLI" --backend gpu --n 4096 --sync-kernel tuned \
+            --server "$BUILD/bench/fig16_server" --kernels "${FIG16_KERNELS:-async3,async2,async0,async1}" \
+            --reference "$ref" --time-budget "${FIG16_BUDGET:-200}" \
+            --json "$OUT/gpu-fig16-$ref.json" --png "$OUT/gpu-fig16-$ref.png" ${FIG16_ARGS:-} || status=1
+    done
 fi
 rm -f "$OUT/cmake.log"
 say "done: status $status"

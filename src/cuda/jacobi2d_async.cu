@@ -68,6 +68,42 @@ __device__ __forceinline__ void tile_sweep(const hr_gargs<T> &a, const hr_async_
     }
 }
 
+/* async3's in-place sweep with the thread's own strip of rows kept in registers (reg).
+ * Only this thread writes its strip, so reg always equals the strip in the tile: north
+ * and south inside the strip come from reg (north already updated this sweep, as in
+ * place demands), west and east and the strip's ends from the tile, and every new value
+ * is published to the tile at once for the neighbours. Same arithmetic and order as
+ * tile_sweep(src = dst = B), without a shared-memory store-to-load round trip per row.
+ * HR_ASYNC_MAX_RPT bounds the rows per thread (the candidates' h). */
+#define HR_ASYNC_MAX_RPT 8
+template <typename T>
+__device__ __forceinline__ void strip_load(const hr_async_tile<T> &tl, const T *B, T *reg)
+{
+    const int c = threadIdx.x + 1, rb = 1 + threadIdx.y * tl.rpt, cnt = min(tl.rpt, tl.Rd + 1 - rb);
+    if (c > tl.Cd) return;
+#pragma unroll
+    for (int q = 0; q < HR_ASYNC_MAX_RPT; q++)
+        if (q < cnt) reg[q] = B[(rb + q) * tl.W + c];
+}
+
+template <typename T>
+__device__ __forceinline__ void strip_sweep_inplace(const hr_gargs<T> &a, const hr_async_tile<T> &tl, T *B, T *reg)
+{
+    const int c = threadIdx.x + 1, rb = 1 + threadIdx.y * tl.rpt, cnt = min(tl.rpt, tl.Rd + 1 - rb);
+    if (c > tl.Cd) return;
+    const int j = tl.j0 - 1 + c;
+#pragma unroll
+    for (int q = 0; q < HR_ASYNC_MAX_RPT; q++) {
+        if (q >= cnt) break;
+        const int r = rb + q, k = r * tl.W + c, i = tl.i0 - 1 + r;
+        const T un = q == 0 ? B[k - tl.W] : reg[q - 1];
+        const T us = q + 1 == cnt ? B[k + tl.W] : reg[q + 1 < HR_ASYNC_MAX_RPT ? q + 1 : q];
+        const T v = hr_point(un, us, B[k - 1], B[k + 1], a.hf, (size_t)i * a.pitch + j, i, j, a.spike);
+        reg[q] = v;
+        B[k] = v;
+    }
+}
+
 /* Penultimate fringe: the tile's outer ring of unknowns, written into the grid read. */
 template <typename T>
 __device__ __forceinline__ void fringe_out(const hr_gargs<T> &a, const hr_async_tile<T> &tl, const T *B)
@@ -109,6 +145,7 @@ __global__ void hr_k_async(hr_gargs<T> a, int loops, int rpt)
     tl.j0 = 1 + blockIdx.x * C;
     tl.Cd = min(C, n - tl.j0 + 1);
     const long tiles = ((long)n + R - 1) / R;
+    T reg[HR_ASYNC_MAX_RPT]; /* async3: this thread's strip */
     for (long t = blockIdx.y; t < tiles; t += gridDim.y) {
         tl.i0 = 1 + (int)t * R;
         tl.Rd = min(R, n - tl.i0 + 1);
@@ -126,9 +163,10 @@ __global__ void hr_k_async(hr_gargs<T> a, int loops, int rpt)
             }
         }
         __syncthreads(); /* line 6 */
+        if (V == 3) strip_load(tl, B1, reg);
         for (int v = 0; v < loops; v++) {
             if (V == 3) { /* fig. 10 lines 7-9: no synchronisation at all */
-                tile_sweep(a, tl, B1, B1, (T *)NULL);
+                strip_sweep_inplace(a, tl, B1, reg);
                 fringe_out(a, tl, B1);
                 fringe_in(a, tl, B1);
                 continue;
@@ -214,6 +252,10 @@ static cudaError_t prepare_async(hr_gpu *g)
 static int check_async(const hr_gpu *g, hr_gpu_shape sh, char *why, size_t len)
 {
     if (hr_gpu_check_block(g, sh, sh.h, why, len)) return 1;
+    if (variant_of(g->fam) == 3 && sh.h > HR_ASYNC_MAX_RPT) {
+        snprintf(why, len, "async3 keeps at most %d rows per thread in registers (h=%d)", HR_ASYNC_MAX_RPT, sh.h);
+        return 1;
+    }
     /* as on the CPU (docs/async.md): alpha local sweeps cannot usefully exceed the
      * tile's smaller side, the distance information travels inside one pass */
     const int side = sh.bx < sh.by * sh.h ? sh.bx : sh.by * sh.h;
