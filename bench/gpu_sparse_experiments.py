@@ -16,7 +16,14 @@ sections (default: all but multi):
   fault        Table 6: 25% of the components fail at iteration 10, recover after 10, 20,
                30 or never
   tune         streams x block for async-(5) (the knobs of the GPU method)
-  multi        Figure 11: AMC, DC, DK on 1 and 2 GPUs, time to 1e-10 on trefethen:20000
+  multi        Figure 11: AMC (overlapped, and serial with HETRELAX_SPARSE_AMC_SERIAL=1), DC,
+               DK on 1 and 2 GPUs and the plain method on 1 GPU, time to 1e-10 and time per
+               iteration on --multi-matrices; then AMC on 2 GPUs with an exchange round
+               every 1, 2, 4 kernels (HETRELAX_SPARSE_AMC_EVERY) on trefethen:20000
+
+Jobs that need environment variables (the AMC variants) go to a second driver process
+started with that environment (Driver.run(env=...)); the driver reads its knobs at each
+solve's setup, but one process has one environment.
 
 Timing runs do no residual check inside the timed loop (tol 0, a fixed iteration
 count); the residual of each timed run is recomputed on the host and must match the
@@ -24,7 +31,7 @@ target, else the point is run again with more iterations. Writes one JSON file.
 
 usage: bench/gpu_sparse_experiments.py --driver PATH --out FILE.json [--sections a,b] [--runs 1000]
 """
-import argparse, datetime, json, math, platform, statistics, subprocess, sys, time
+import argparse, datetime, json, math, os, platform, statistics, subprocess, sys, time
 
 ALL = ["time", "periter", "variation", "fault", "convergence", "overhead", "tune"]  # most needed first
 MATRICES = ["fv2d:98", "fv2d:99", "trefethen:2000", "trefethen:20000", "laplace2d:100",
@@ -35,18 +42,37 @@ SMOKE = False  # --smoke: the script's logic on the CPU backend, small sizes (no
 
 
 class Driver:
-    def __init__(self, path):
-        self.p = subprocess.Popen([path], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+    def __init__(self, path, env=None):
+        self.path, self.env = path, dict(env or {})
+        full = None
+        if env:
+            full = dict(os.environ)
+            full.update({k: str(v) for k, v in env.items()})
+        self.p = subprocess.Popen([path], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1,
+                                  env=full)
         self.solves = 0
+        self.subs = {}  # environment -> a driver process started with it
 
-    def run(self, repeat=1, must=True, **kw):
+    def run(self, repeat=1, must=True, env=None, **kw):
+        """env: variables (name -> value) merged into os.environ for the solves of this
+        job; they run in a driver process of their own, kept for later jobs with the same env."""
+        if env:
+            key = tuple(sorted((k, str(v)) for k, v in env.items()))
+            if key not in self.subs:
+                self.subs[key] = Driver(self.path, env)
+            out = self.subs[key].run(repeat, must, **kw)
+            self.solves += len(out)
+            return out
         if SMOKE:
             kw = {k: ("cpu-threads" if (k, v) == ("backend", "gpu") else v) for k, v in kw.items()}
             kw["gen"] = {"fv2d:98": "fv2d:20", "fv2d:99": "fv2d:21", "trefethen:20000": "trefethen:300",
                          "trefethen:2000": "trefethen:200", "laplace2d:100": "laplace2d:12",
-                         "laplace3d:64": "laplace3d:6", "random-spd:5000:0.002:1": "random-spd:300:0.02:1"}.get(
-                             kw["gen"], kw["gen"])
+                         "laplace3d:64": "laplace3d:6", "random-spd:5000:0.002:1": "random-spd:300:0.02:1",
+                         "trefethen:200000": "trefethen:400", "trefethen:1000000": "trefethen:500",
+                         "trefethen:2000000": "trefethen:500"}.get(kw["gen"], kw["gen"])
             kw.pop("streams", None)
+            kw.pop("gpus", None)  # the CPU backend refuses them: smoke runs the logic only
+            kw.pop("comm", None)
         line = " ".join(f"{k}={v}" for k, v in kw.items()) + f" repeat={repeat}\n"
         self.p.stdin.write(line)
         self.p.stdin.flush()
@@ -65,7 +91,13 @@ class Driver:
                 break
         return out
 
+    def close_subs(self):
+        for sub in self.subs.values():
+            sub.close()
+        self.subs = {}
+
     def close(self):
+        self.close_subs()
         self.p.stdin.close()
         self.p.wait()
 
@@ -275,33 +307,85 @@ def tune(d, a):
     return out
 
 
+# label -> (driver comm, environment); "auto" on 1 GPU is the plain method
+MULTI_COMMS = {"auto": ("auto", None), "amc": ("amc", None),
+               "amc-serial": ("amc", {"HETRELAX_SPARSE_AMC_SERIAL": 1}), "dc": ("dc", None), "dk": ("dk", None)}
+MULTI_RUNS = [("auto", 1), ("amc", 1), ("amc-serial", 1), ("dc", 1), ("dk", 1),
+              ("amc", 2), ("amc-serial", 2), ("dc", 2), ("dk", 2)]
+
+
+def multi_row(d, mat, label, comm, gpus, env, repeat, block=256):
+    """One configuration: `repeat` solves to 1e-10 (checked every 10), medians."""
+    recs = d.run(repeat=repeat, must=False, env=env, gen=mat, method="async", backend="gpu", K=5, block=block,
+                 gpus=gpus, comm=comm, tol=1e-10, maxit=100000, check=10)
+    base = {"matrix": mat, "method": "async-(5)", "block": block, "comm": label, "driver_comm": comm,
+            "gpus": gpus, "env": {k: str(v) for k, v in (env or {}).items()}}
+    if "error" in recs[-1]:
+        return dict(base, error=recs[-1]["error"], **{"time_to_1e-10_s": None})
+    ok = [r for r in recs if r["reason"] == "converged" and r["residual"] < 1e-10]
+    t = med([r["time_iter_s"] for r in ok])
+    its = med([r["iterations"] for r in recs])
+    row = dict(base, device=recs[0]["device"], n=recs[0]["n"], nnz=recs[0]["nnz"], converged_runs=len(ok),
+               runs=len(recs), iterations_median=its, time_s_median=med([r["time_s"] for r in recs]),
+               setup_s_median=med([r["time_setup_s"] for r in recs]), times_iter_s=[r["time_iter_s"] for r in recs],
+               **{"time_to_1e-10_s": t})
+    row["time_per_iteration_s"] = t / its if t and its else None
+    return row
+
+
+def say_row(row):
+    if row.get("error"):
+        print(f"multi {row['matrix']:18s} {row['comm']:12s} x{row['gpus']}: failed: {row['error']}", flush=True)
+        return
+    tpi = row["time_per_iteration_s"]
+    print(f"multi {row['matrix']:18s} {row['comm']:12s} x{row['gpus']}: {row['iterations_median']} iterations, "
+          f"time to 1e-10 {row['time_to_1e-10_s']} s, "
+          f"{tpi * 1e6 if tpi else float('nan'):.2f} us/iteration "
+          f"({row['converged_runs']}/{row['runs']} converged)", flush=True)
+
+
 def multi(d, a):
     out = []
+    save = getattr(a, "partial", lambda rows: None)
     for mat in a.multi_matrices.split(","):
-        for block in (256,):
-            for comm, gpus in (("auto", 1), ("amc", 1), ("dc", 1), ("dk", 1), ("amc", 2), ("dc", 2), ("dk", 2)):
-                recs = d.run(repeat=5, must=False, gen=mat, method="async", backend="gpu", K=5, block=block,
-                             gpus=gpus, comm=comm, tol=1e-10, maxit=100000, check=10)
-                if "error" in recs[-1]:
-                    out.append({"matrix": mat, "comm": comm, "gpus": gpus, "error": recs[-1]["error"],
-                                "time_to_1e-10_s": None})
-                    continue
-                ok = [r for r in recs if r["reason"] == "converged" and r["residual"] < 1e-10]
-                t = med([r["time_iter_s"] for r in ok])
-                row = {"matrix": mat, "method": "async-(5)", "block": block, "comm": comm, "gpus": gpus,
-                       "device": recs[0]["device"], "converged_runs": len(ok), "runs": len(recs),
-                       "iterations_median": med([r["iterations"] for r in recs]),
-                       "time_to_1e-10_s": t, "time_s_median": med([r["time_s"] for r in recs]),
-                       "setup_s_median": med([r["time_setup_s"] for r in recs])}
-                out.append(row)
-                print(f"multi {mat:18s} {comm:4s} x{gpus}: {row['iterations_median']} iterations, "
-                      f"time to 1e-10 {t} s ({len(ok)}/{len(recs)} converged)", flush=True)
-        for comm in ("amc", "dc", "dk"):
-            one = next((r for r in out if r["matrix"] == mat and r["comm"] == comm and r["gpus"] == 1), None)
-            two = next((r for r in out if r["matrix"] == mat and r["comm"] == comm and r["gpus"] == 2), None)
+        n = int(mat.split(":")[1]) if mat.split(":")[1].isdigit() else 0
+        repeat = 5 if n <= 200000 else 3
+        rows = []
+        for label, gpus in MULTI_RUNS:
+            comm, env = MULTI_COMMS[label]
+            row = multi_row(d, mat, label, comm, gpus, env, repeat)
+            row["repeat"] = repeat
+            rows.append(row)
+            say_row(row)
+        plain = next((r for r in rows if r["comm"] == "auto" and r.get("time_to_1e-10_s")), None)
+        for label in ("amc", "amc-serial", "dc", "dk"):
+            one = next((r for r in rows if r["comm"] == label and r["gpus"] == 1), None)
+            two = next((r for r in rows if r["comm"] == label and r["gpus"] == 2), None)
             if one and two and one["time_to_1e-10_s"] and two["time_to_1e-10_s"]:
                 two["speedup_vs_1gpu"] = one["time_to_1e-10_s"] / two["time_to_1e-10_s"]
-                print(f"multi {mat} {comm}: speed-up of 2 GPUs {two['speedup_vs_1gpu']:.2f}x", flush=True)
+                print(f"multi {mat} {label}: speed-up of 2 GPUs {two['speedup_vs_1gpu']:.2f}x", flush=True)
+        for r in rows:  # against the plain method on one GPU
+            if plain and r.get("time_to_1e-10_s"):
+                r["speedup_vs_plain_1gpu"] = plain["time_to_1e-10_s"] / r["time_to_1e-10_s"]
+        out += rows
+        d.close_subs()  # the AMC-serial process holds this matrix: free it
+        save(out)
+    # AMC (overlapped) on 2 GPUs with an exchange round every E kernels
+    mat = "trefethen:20000"
+    one = next((r for r in out if r["matrix"] == mat and r["comm"] == "amc" and r["gpus"] == 1
+                and r.get("time_to_1e-10_s")), None)
+    for every in (1, 2, 4):
+        row = multi_row(d, mat, f"amc-every{every}", "amc", 2, {"HETRELAX_SPARSE_AMC_EVERY": every}, 5)
+        row["experiment"], row["amc_every"], row["repeat"] = "amc-every", every, 5
+        if one and row.get("time_to_1e-10_s"):
+            row["speedup_vs_amc_1gpu"] = one["time_to_1e-10_s"] / row["time_to_1e-10_s"]
+        out.append(row)
+        say_row(row)
+        if row.get("speedup_vs_amc_1gpu"):
+            print(f"multi {mat} amc every {every}: speed-up of 2 GPUs over AMC on 1 GPU "
+                  f"{row['speedup_vs_amc_1gpu']:.2f}x", flush=True)
+    d.close_subs()
+    save(out)
     return out
 
 
@@ -315,7 +399,7 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--sections", default=",".join(ALL))
     ap.add_argument("--runs", type=int, default=1000)
-    ap.add_argument("--multi-matrices", default="trefethen:20000,trefethen:200000")
+    ap.add_argument("--multi-matrices", default="trefethen:20000,trefethen:200000,trefethen:2000000")
     ap.add_argument("--smoke", action="store_true")
     a = ap.parse_args()
     global SMOKE
@@ -324,12 +408,16 @@ def main():
     res = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
            "host": platform.node(), "sections": {}}
     t0 = time.time()
+    def write():
+        with open(a.out, "w") as f:
+            json.dump(res, f, indent=1)
+
     for s in a.sections.split(","):
         ts = time.time()
+        a.partial = lambda rows, s=s: (res["sections"].__setitem__(s, list(rows)), write())  # mid-section saves
         res["sections"][s] = SECTIONS[s](d, a)
         print(f"== {s}: {time.time() - ts:.1f} s", flush=True)
-        with open(a.out, "w") as f:  # after every section: a time-out keeps what was done
-            json.dump(res, f, indent=1)
+        write()  # after every section: a time-out keeps what was done
     d.close()
     print(f"== {d.solves} solves in {time.time() - t0:.1f} s -> {a.out}", flush=True)
 

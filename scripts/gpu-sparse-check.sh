@@ -83,6 +83,17 @@ if [ "$MODE" = single ]; then
     "$CLI" sparse --gen trefethen:2000 --backend gpu --method async --fault 0.25@10:recover=10 --quiet || status=1
 fi
 
+if [ "$MODE" = multi ]; then
+    say "compute-sanitizer on two-GPU solves (overlapped AMC: graph, live and cached-remainder paths)"
+    for job in "comm=amc check=5 tol=1e-10 maxit=200" "comm=amc check=40 tol=1e-10 maxit=200" "comm=amc tol=0 maxit=45" \
+               "comm=dc tol=0 maxit=45" "comm=dk tol=0 maxit=45"; do
+        printf 'gen=fv2d:20 backend=gpu method=async K=3 block=64 gpus=2 %s\n' "$job" |
+            compute-sanitizer --tool memcheck --error-exitcode 3 "$DRIVER" >/dev/null ||
+            { echo "memcheck failed: $job"; status=1; }
+    done
+    echo "sanitizers done"
+fi
+
 say "experiments"
 export PYTHONUNBUFFERED=1
 if [ "$MODE" = multi ]; then

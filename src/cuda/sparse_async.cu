@@ -11,19 +11,55 @@
  * only part of the GPU, so the next launch starts at once, reads the same x and
  * repeats the same work: S = 2 needed twice the iterations in the same time, S = 4
  * more than 1.34 times them again (docs/gpu-sparse.md). The default is therefore 1.
- * Runs of HETRELAX_SPARSE_GRAPH (default 32) iterations are replayed from a CUDA graph
- * with the same fork/join shape; each iterate() call ends with a join, because the
- * driver then checks the residual on the host.
+ *
+ * Graphs. Runs of G iterations are replayed from a CUDA graph with the same shape as
+ * the live issue (fork, kernels, copies, join); each iterate() call ends with a join,
+ * because the driver then checks the residual on the host. G is HETRELAX_SPARSE_GRAPH
+ * (default 32, 0: no graphs), lowered to the check interval when the driver checks a
+ * tolerance more often than every G iterations, so that each iterate(check_every) call
+ * is one graph launch per GPU. A remainder (count mod G iterations) that comes again
+ * in the next call with the same fault state (the driver's last call, monitors that
+ * cut the calls) is captured on that second sighting into one cached graph per fault
+ * state (the most recent remainder count) and replayed from then on; a remainder seen
+ * once is issued live, so that one-off runs pay no instantiation. If the driver
+ * refuses to capture (a copy kind it cannot capture, say), every GPU issues every
+ * iteration live, so that all run alike.
  *
  * With several GPUs the rows are split into contiguous ranges of whole blocks, one per
  * GPU, and each GPU iterates its range asynchronously with the others. The exchange
  * of x follows section 3.4:
- *   AMC  host memory (pinned) is the hub: per iteration a GPU uploads the rows it does
- *        not own, runs its kernel and downloads its own rows, all on its streams;
+ *   AMC  host memory (pinned, h_x) is the hub, in one of two variants:
+ *        overlapped (default): the exchange runs on a copy stream cs of its own, apart
+ *          from the kernels ("put in streams, handled independently and without
+ *          synchronization"). In one iterate(count) call of a GPU: cs forks from st[0]
+ *          and uploads the rows the GPU does not own (h_x -> d_x); after every E-th
+ *          kernel (E = HETRELAX_SPARSE_AMC_EVERY, default 1, 1..1024) an event on the
+ *          kernel's stream starts an exchange round on cs: download the own rows
+ *          (d_x -> h_x), then upload the others' rows (h_x -> d_x, two ranges). A
+ *          round waits for its kernel to finish, so it copies a finished iterate; the
+ *          kernels never wait for a round. The round after the call's last kernel is
+ *          replaced by the call's end: cs joins st[0], and st[0] downloads the own rows
+ *          once more, ordered after the last kernel and after every round (so
+ *          async_sync_host's copy of h_x holds every GPU's last iterate and the next
+ *          call starts from a consistent hub; its first upload then brings the other
+ *          GPUs' last rows). Per call: one upload at the start, floor((count-1)/E)
+ *          rounds, one final download. Rounds copy while later kernels of the same GPU
+ *          run: the copy engine reads d_x rows that a kernel may be writing and writes
+ *          d_x rows that a kernel may be reading, and a GPU's upload reads h_x rows
+ *          that another GPU's download may be writing. This is the method's intended asynchrony: every
+ *          value is a whole, 8-byte aligned double, and a row read is the value of some
+ *          recent iterate, as inside one launch. If the copies are slower than the
+ *          kernels, rounds queue up on cs and the call's end waits for them; E > 1
+ *          thins the rounds out.
+ *        serial (HETRELAX_SPARSE_AMC_SERIAL=1, for comparison): per iteration a GPU
+ *          uploads the rows it does not own, runs its kernel and downloads its own
+ *          rows, all on the kernel's stream (two PCIe transfers in series with every
+ *          kernel).
  *   DC   the master GPU (the first) holds x; per iteration the other GPUs copy the rows
  *        they do not own from it peer to peer and copy their own rows back;
  *   DK   kernels on every GPU read and write the master's x directly (peer access).
- * With one GPU, DC and DK are the plain method; AMC still downloads x every iteration.
+ * With one GPU, DC and DK are the plain method; AMC still downloads x (all rows, nothing
+ * to upload): every E kernels on cs (overlapped) or every iteration (serial).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,13 +78,22 @@ typedef struct gpu_part {
     double *xr; /* the x the kernel reads and writes (DK: the master's) */
     cudaStream_t st[HR_SP_MAX_STREAMS];
     cudaEvent_t fork, join[HR_SP_MAX_STREAMS];
-    cudaGraphExec_t graph[2]; /* [fault active] */
+    /* overlapped AMC: the copy stream, the end of a round's kernel, cs's join */
+    cudaStream_t cs;
+    cudaEvent_t kdone, cjoin;
+    cudaGraphExec_t graph[2]; /* [fault active]: G iterations */
+    cudaGraphExec_t rest[2];  /* [fault active]: the cached remainder graph */
 } gpu_part;
 
 typedef struct async_state {
     int ngpu, S, G, K;
+    int E;       /* overlapped AMC: kernels per exchange round */
+    int overlap; /* AMC with the exchange on cs (not HETRELAX_SPARSE_AMC_SERIAL=1) */
     hr_sparse_comm comm;
     double *h_x; /* AMC hub */
+    long rest_n[2];    /* iterations of the cached remainder graphs (0: none) */
+    long rest_seen[2]; /* remainder of the previous call with a remainder, per fault state */
+    int rest_refused;  /* a remainder capture was refused: remainders stay live */
     gpu_part p[HR_SP_MAX_GPUS];
 } async_state;
 
@@ -59,69 +104,150 @@ static cudaError_t copy_range(double *dst, const double *src, int a, int b, cuda
     return cudaMemcpyAsync(dst + a, src + a, (size_t)(b - a) * sizeof(double), cudaMemcpyDefault, st);
 }
 
-/* One global iteration of part g on stream st. */
+/* AMC: the rows part g does not own, hub -> GPU (nothing with one GPU). */
+static hr_status amc_upload(hr_sparse_run *r, async_state *s, int g, cudaStream_t st)
+{
+    gpu_part *q = &s->p[g];
+    HR_SPCU(r, copy_range(q->d_x, s->h_x, 0, q->row0, st));
+    HR_SPCU(r, copy_range(q->d_x, s->h_x, q->row1, r->A->n_rows, st));
+    return HR_OK;
+}
+
+/* AMC: the rows part g owns, GPU -> hub. */
+static hr_status amc_download(hr_sparse_run *r, async_state *s, int g, cudaStream_t st)
+{
+    gpu_part *q = &s->p[g];
+    HR_SPCU(r, copy_range(s->h_x, q->d_x, q->row0, q->row1, st));
+    return HR_OK;
+}
+
+/* One global iteration of part g on stream st (overlapped AMC: the kernel only). */
 static hr_status enqueue(hr_sparse_run *r, async_state *s, int g, cudaStream_t st, int fault)
 {
     gpu_part *q = &s->p[g];
     const int n = r->A->n_rows;
     const unsigned char *fz = fault ? q->d_frozen : NULL;
-    if (s->comm == HR_SPARSE_COMM_AMC) {
-        HR_SPCU(r, copy_range(q->d_x, s->h_x, 0, q->row0, st));
-        HR_SPCU(r, copy_range(q->d_x, s->h_x, q->row1, n, st));
+    const int amc_serial = s->comm == HR_SPARSE_COMM_AMC && !s->overlap;
+    if (amc_serial) {
+        HR_TRY(amc_upload(r, s, g, st));
     } else if (s->comm == HR_SPARSE_COMM_DC && g > 0) {
         HR_SPCU(r, copy_range(q->d_x, s->p[0].d_x, 0, q->row0, st));
         HR_SPCU(r, copy_range(q->d_x, s->p[0].d_x, q->row1, n, st));
     }
     HR_SPCU(r, hr_sp_async_launch(&q->L, q->d_diag, q->d_b, q->xr, q->xr, s->K, fz, st));
-    if (s->comm == HR_SPARSE_COMM_AMC)
-        HR_SPCU(r, copy_range(s->h_x, q->d_x, q->row0, q->row1, st));
+    if (amc_serial)
+        HR_TRY(amc_download(r, s, g, st));
     else if (s->comm == HR_SPARSE_COMM_DC && g > 0)
         HR_SPCU(r, copy_range(s->p[0].d_x, q->d_x, q->row0, q->row1, st));
     return HR_OK;
 }
 
 /* count iterations of part g spread over its streams, between a fork and a join on
- * stream 0 (works live and under capture). */
+ * stream 0 (works live and under capture). Overlapped AMC adds the copy stream's
+ * branch (header comment). One event kdone serves every round: a wait binds to the
+ * event's most recent record at the time of the wait call (live and under capture),
+ * and each round's wait is issued right after its record. */
 static hr_status enqueue_run(hr_sparse_run *r, async_state *s, int g, long count, int fault)
 {
     gpu_part *q = &s->p[g];
     const int S = s->S;
+    const int ov = s->comm == HR_SPARSE_COMM_AMC && s->overlap;
     HR_SPCU(r, cudaEventRecord(q->fork, q->st[0]));
     for (int k = 1; k < S; k++)
         HR_SPCU(r, cudaStreamWaitEvent(q->st[k], q->fork, 0));
-    for (long k = 0; k < count; k++)
-        HR_TRY(enqueue(r, s, g, q->st[k % S], fault));
+    if (ov) {
+        HR_SPCU(r, cudaStreamWaitEvent(q->cs, q->fork, 0));
+        HR_TRY(amc_upload(r, s, g, q->cs));
+    }
+    for (long k = 0; k < count; k++) {
+        cudaStream_t st = q->st[k % S];
+        HR_TRY(enqueue(r, s, g, st, fault));
+        if (ov && (k + 1) % s->E == 0 && k + 1 < count) { /* a round after kernel k */
+            HR_SPCU(r, cudaEventRecord(q->kdone, st));
+            HR_SPCU(r, cudaStreamWaitEvent(q->cs, q->kdone, 0));
+            HR_TRY(amc_download(r, s, g, q->cs));
+            HR_TRY(amc_upload(r, s, g, q->cs));
+        }
+    }
     for (int k = 1; k < S; k++) {
         HR_SPCU(r, cudaEventRecord(q->join[k], q->st[k]));
         HR_SPCU(r, cudaStreamWaitEvent(q->st[0], q->join[k], 0));
     }
+    if (ov) {
+        HR_SPCU(r, cudaEventRecord(q->cjoin, q->cs));
+        HR_SPCU(r, cudaStreamWaitEvent(q->st[0], q->cjoin, 0));
+        HR_TRY(amc_download(r, s, g, q->st[0])); /* after every kernel and every round */
+    }
     return HR_OK;
 }
 
-/* Captures s->G iterations of part g. Returns 1 when capture is refused (a copy kind
- * the driver cannot capture, say): the caller then issues every iteration live. */
-static int build_graph(hr_sparse_run *r, async_state *s, int g, int fault)
+/* Captures count iterations of part g into *out. Returns 1 when capture is refused (a
+ * copy kind the driver cannot capture, say): the caller then issues them live. */
+static int build_graph(hr_sparse_run *r, async_state *s, int g, long count, int fault, cudaGraphExec_t *out)
 {
     gpu_part *q = &s->p[g];
     cudaGraph_t graph = NULL;
+    *out = NULL;
     if (cudaStreamBeginCapture(q->st[0], cudaStreamCaptureModeThreadLocal) != cudaSuccess) goto refused;
     {
-        hr_status st = enqueue_run(r, s, g, s->G, fault);
+        hr_status st = enqueue_run(r, s, g, count, fault);
         cudaError_t ce = cudaStreamEndCapture(q->st[0], &graph);
-        if (st != HR_OK || ce != cudaSuccess ||
-            cudaGraphInstantiate(&q->graph[fault], graph, 0) != cudaSuccess ||
-            cudaGraphUpload(q->graph[fault], q->st[0]) != cudaSuccess)
+        if (st != HR_OK || ce != cudaSuccess) goto refused;
+        if (cudaGraphInstantiate(out, graph, 0) != cudaSuccess) {
+            *out = NULL; /* nothing to destroy */
             goto refused;
+        }
+        if (cudaGraphUpload(*out, q->st[0]) != cudaSuccess) goto refused;
     }
     cudaGraphDestroy(graph);
     return 0;
 refused:
     if (graph) cudaGraphDestroy(graph);
-    if (q->graph[fault]) cudaGraphExecDestroy(q->graph[fault]);
-    q->graph[fault] = NULL;
+    if (*out) cudaGraphExecDestroy(*out);
+    *out = NULL;
     (void)cudaGetLastError();
     r->err[0] = '\0';
     return 1;
+}
+
+/* Destroys the cached remainder graphs of fault state f on every GPU. */
+static hr_status drop_rest(hr_sparse_run *r, async_state *s, int f)
+{
+    for (int g = 0; g < s->ngpu; g++)
+        if (s->p[g].rest[f]) {
+            HR_SPCU(r, cudaSetDevice(s->p[g].dev));
+            HR_SPCU(r, cudaGraphExecDestroy(s->p[g].rest[f]));
+            s->p[g].rest[f] = NULL;
+        }
+    s->rest_n[f] = 0;
+    return HR_OK;
+}
+
+/* Makes the remainder graphs of `rest` iterations in fault state f ready when that
+ * count came in the previous call too (header comment). Sets *use when every GPU has
+ * one; a refused capture leaves every GPU live for all later remainders. */
+static hr_status prepare_rest(hr_sparse_run *r, async_state *s, long rest, int f, int *use)
+{
+    *use = 0;
+    if (s->G <= 0 || s->rest_refused) return HR_OK;
+    if (s->rest_n[f] == rest) {
+        *use = 1;
+        return HR_OK;
+    }
+    const long seen = s->rest_seen[f];
+    s->rest_seen[f] = rest;
+    if (seen != rest) return HR_OK; /* first sighting: live */
+    HR_TRY(drop_rest(r, s, f));
+    for (int g = 0; g < s->ngpu; g++) {
+        HR_SPCU(r, cudaSetDevice(s->p[g].dev));
+        if (build_graph(r, s, g, rest, f, &s->p[g].rest[f])) {
+            s->rest_refused = 1;
+            return drop_rest(r, s, f);
+        }
+    }
+    s->rest_n[f] = rest;
+    *use = 1;
+    return HR_OK;
 }
 
 static hr_status upload(hr_sparse_run *r, double **d, const void *h, size_t bytes)
@@ -142,6 +268,11 @@ static hr_status part_setup(hr_sparse_run *r, async_state *s, int g, int B, cons
         HR_SPCU(r, cudaEventCreateWithFlags(&q->join[k], cudaEventDisableTiming));
     }
     HR_SPCU(r, cudaEventCreateWithFlags(&q->fork, cudaEventDisableTiming));
+    if (s->comm == HR_SPARSE_COMM_AMC && s->overlap) {
+        HR_SPCU(r, cudaStreamCreateWithFlags(&q->cs, cudaStreamNonBlocking));
+        HR_SPCU(r, cudaEventCreateWithFlags(&q->kdone, cudaEventDisableTiming));
+        HR_SPCU(r, cudaEventCreateWithFlags(&q->cjoin, cudaEventDisableTiming));
+    }
     HR_TRY(hr_sp_blocks_build(r, r->A, q->row0, q->row1 - q->row0, B, 1, &q->L));
     HR_TRY(upload(r, &q->d_diag, diag, bytes));
     HR_TRY(upload(r, &q->d_b, r->b, bytes));
@@ -189,6 +320,10 @@ static hr_status async_setup(hr_sparse_run *r)
                                                : HR_SPARSE_COMM_AUTO;
     s->S = hr_sp_env_int("HETRELAX_SPARSE_STREAMS", 1, 1, HR_SP_MAX_STREAMS);
     s->G = hr_sp_env_int("HETRELAX_SPARSE_GRAPH", 32, 0, 4096);
+    if (r->o.tol > 0.0 && r->o.check_every > 0 && r->o.check_every < s->G) /* a graph a check */
+        s->G = (int)r->o.check_every;
+    s->overlap = !hr_sp_env_int("HETRELAX_SPARSE_AMC_SERIAL", 0, 0, 1);
+    s->E = hr_sp_env_int("HETRELAX_SPARSE_AMC_EVERY", 1, 1, 1024);
     s->K = r->o.local_iters;
     int count = 0;
     if (cudaGetDeviceCount(&count) != cudaSuccess) count = 0, (void)cudaGetLastError();
@@ -225,7 +360,7 @@ static hr_status async_setup(hr_sparse_run *r)
     for (int g = 0; g < s->ngpu && s->G > 0 && !refused; g++) {
         HR_SPCU(r, cudaSetDevice(s->p[g].dev));
         for (int f = 0; f < (r->frozen ? 2 : 1) && !refused; f++)
-            refused = build_graph(r, s, g, f);
+            refused = build_graph(r, s, g, s->G, f, &s->p[g].graph[f]);
     }
     if (refused) /* every GPU live, so that all run alike */
         for (int g = 0; g < s->ngpu; g++) {
@@ -246,6 +381,8 @@ static hr_status async_iterate(hr_sparse_run *r, long count)
     async_state *s = (async_state *)r->impl;
     const int f = r->fault_active && r->frozen ? 1 : 0;
     long graphs = s->G > 0 ? count / s->G : 0, rest = count - graphs * (long)s->G;
+    int rest_graph = 0;
+    if (rest > 0) HR_TRY(prepare_rest(r, s, rest, f, &rest_graph)); /* captures before any launch */
     for (long j = 0; j < graphs; j++) /* interleaved so that all GPUs start at once */
         for (int g = 0; g < s->ngpu; g++) {
             HR_SPCU(r, cudaSetDevice(s->p[g].dev));
@@ -254,7 +391,10 @@ static hr_status async_iterate(hr_sparse_run *r, long count)
     if (rest > 0)
         for (int g = 0; g < s->ngpu; g++) {
             HR_SPCU(r, cudaSetDevice(s->p[g].dev));
-            HR_TRY(enqueue_run(r, s, g, rest, f));
+            if (rest_graph)
+                HR_SPCU(r, cudaGraphLaunch(s->p[g].rest[f], s->p[g].st[0]));
+            else
+                HR_TRY(enqueue_run(r, s, g, rest, f));
         }
     for (int g = 0; g < s->ngpu; g++) {
         HR_SPCU(r, cudaSetDevice(s->p[g].dev));
@@ -267,7 +407,7 @@ static hr_status async_sync_host(hr_sparse_run *r)
 {
     async_state *s = (async_state *)r->impl;
     const size_t bytes = (size_t)r->A->n_rows * sizeof(double);
-    if (s->comm == HR_SPARSE_COMM_AMC) { /* every GPU's rows came back in its last iteration */
+    if (s->comm == HR_SPARSE_COMM_AMC) { /* every GPU's rows came back after its last kernel */
         memcpy(r->x, s->h_x, bytes);
         return HR_OK;
     }
@@ -284,13 +424,18 @@ static void async_teardown(hr_sparse_run *r)
         gpu_part *q = &s->p[g];
         if (cudaSetDevice(q->dev) != cudaSuccess) continue;
         cudaDeviceSynchronize();
-        for (int f = 0; f < 2; f++)
+        for (int f = 0; f < 2; f++) {
             if (q->graph[f]) cudaGraphExecDestroy(q->graph[f]);
+            if (q->rest[f]) cudaGraphExecDestroy(q->rest[f]);
+        }
         for (int k = 0; k < s->S; k++) {
             if (q->st[k]) cudaStreamDestroy(q->st[k]);
             if (q->join[k]) cudaEventDestroy(q->join[k]);
         }
         if (q->fork) cudaEventDestroy(q->fork);
+        if (q->cs) cudaStreamDestroy(q->cs);
+        if (q->kdone) cudaEventDestroy(q->kdone);
+        if (q->cjoin) cudaEventDestroy(q->cjoin);
         hr_sp_blocks_free(&q->L);
         cudaFree(q->d_diag), cudaFree(q->d_b), cudaFree(q->d_x), cudaFree(q->d_frozen);
     }
