@@ -370,6 +370,49 @@ def write_doc(args, doc, sync_record, sync_times, records, skipped, complete, lo
     return doc
 
 
+def merge(args, log):
+    """--merge: one document from several runs of the same experiment (a grid measured in
+    parts, say, when a device call has a time limit). Later files win for a point measured
+    twice; everything that defines the target must agree."""
+    docs = []
+    for path in args.merge:
+        with open(path) as f:
+            docs.append(json.load(f))
+    keys = ("device", "backend", "n", "precision", "sync_kernel", "T", "criterion", "target_error", "cap_factor")
+    for d, path in zip(docs[1:], args.merge[1:]):
+        for k in keys:
+            if d.get(k) != docs[0].get(k):
+                sys.exit(f"async_fig16: --merge: {path}: {k} is {d.get(k)!r}, {args.merge[0]} has {docs[0].get(k)!r}")
+    by_point = {}
+    for d, path in zip(docs, args.merge):
+        for r in d["records"]:
+            by_point[(r["kernel"], r["alpha"])] = dict(r, source=os.path.basename(path),
+                                                       source_commit=d.get("commit"), source_date=d.get("date"))
+    order = [(r["kernel"], r["alpha"]) for d in docs for r in d["records"]]
+    records = [by_point[p] for p in dict.fromkeys(order)]
+    skipped = [x for d in docs for x in d.get("not_measured", []) if (x["kernel"], x["alpha"]) not in by_point]
+    skipped = [dict(t) for t in dict.fromkeys(tuple(sorted(x.items())) for x in skipped)]
+    sync_times = [t for d in docs for t in [d["sync"].get("time_s_mean")] if t is not None]
+    doc = dict(docs[0], records=records, not_measured=skipped, complete=not skipped,
+               merged_from=[{"file": os.path.basename(p), "commit": d.get("commit"), "date": d.get("date"),
+                             "points": len(d["records"])} for p, d in zip(args.merge, docs)],
+               processes=sum(d.get("processes", 0) for d in docs))
+    doc["sync"] = dict(docs[0]["sync"], time_s_mean_per_file=sync_times)
+    args.kernels = list(dict.fromkeys(r["kernel"] for r in records))
+    args.n, args.precision, args.backend = doc["n"], doc["precision"], doc["backend"]
+    args.sync_kernel, args.cap, args.runs = doc["sync_kernel"], doc["cap_factor"], doc["runs"]
+    args.reference = doc["criterion"].rsplit("= ", 1)[-1]
+    why = plot(args.png, args, doc["sync"], records)
+    doc["plot"] = args.png if why is None else None
+    if why:
+        doc["plot_note"] = why
+        log(why)
+    with open(args.json, "w") as f:
+        json.dump(doc, f, indent=1)
+    print(f"merged {len(records)} points from {len(docs)} files into {args.json}"
+          + ("" if doc["complete"] else f"; not measured: {skipped}"))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("hetrelax", help="path to the hetrelax binary")
@@ -393,11 +436,15 @@ def main():
                          "one process instead of one process per probe (same library, same timings)")
     ap.add_argument("--time-budget", type=float, default=0.0,
                     help="seconds: start no new point after this (those left are listed as not measured)")
+    ap.add_argument("--merge", nargs="+", metavar="JSON", default=None,
+                    help="instead of measuring: merge the JSON files of earlier runs into --json and --png")
     ap.add_argument("--no-verify", action="store_true", help="skip --verify of the sync run against cpu-seq")
     ap.add_argument("--json", default="async_fig16.json")
     ap.add_argument("--png", default="async_fig16.png")
     ap.add_argument("extra", nargs="*", help="after --: more poisson2d flags (e.g. --device 1)")
     args = ap.parse_args()
+    if args.merge:
+        return merge(args, lambda msg: print(msg, file=sys.stderr, flush=True))
     args.kernels = [k for k in args.kernels.split(",") if k]
     args.alphas = [int(x) for x in args.alphas.split(",") if x]
     args.sync_kernel = args.sync_kernel or ("tuned" if args.backend == "gpu" else "spmd")

@@ -102,6 +102,15 @@ if [[ ",$SECTIONS," == *,fig16,* ]]; then
     # one search per reference (FIG16_REFERENCES), every probe in one process
     # (bench/fig16_server); the most interesting variants first, each point saved as it
     # ends, no new point after FIG16_BUDGET seconds (the rest are listed as not measured)
+    # FIG16_TUNE_ALPHAS: tune the variants' tile shapes at n = 4096 for these alphas first
+    # (hetrelax tune, into the run's cache; `tuned` too, the yardstick); without it every
+    # kernel runs its default shape
+    [ -n "${FIG16_TUNE_ALPHAS:-}" ] && { "$CLI" tune --n 4096 --precision single --kernel tuned || status=1; }
+    for a in ${FIG16_TUNE_ALPHAS:-}; do
+        "$CLI" tune --n 4096 --precision single --kernel "${FIG16_KERNELS:-async3,async2,async0,async1}" \
+            --alpha "$a" || status=1
+    done
+    [ -n "${FIG16_TUNE_ALPHAS:-}" ] && cat "$HETRELAX_TUNE_FILE"
     for ref in ${FIG16_REFERENCES:-sweeps converged}; do
         say "fig16 (bench/async_fig16.py on the GPU), reference $ref"
         python3 bench/async_fig16.py "$CLI" --backend gpu --n 4096 --sync-kernel tuned \
