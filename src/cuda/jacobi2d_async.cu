@@ -75,7 +75,7 @@ __device__ __forceinline__ void tile_sweep(const hr_gargs<T> &a, const hr_async_
  * is published to the tile at once for the neighbours. Same arithmetic and order as
  * tile_sweep(src = dst = B), without a shared-memory store-to-load round trip per row.
  * HR_ASYNC_MAX_RPT bounds the rows per thread (the candidates' h). */
-#define HR_ASYNC_MAX_RPT 8
+#define HR_ASYNC_MAX_RPT 16
 template <typename T>
 __device__ __forceinline__ void strip_load(const hr_async_tile<T> &tl, const T *B, T *reg)
 {
@@ -271,11 +271,11 @@ static int check_async(const hr_gpu *g, hr_gpu_shape sh, char *why, size_t len)
     return 0;
 }
 
-/* up to 128x64 tiles: a larger tile spends less of each local sweep on its fringe ring */
+/* up to 256x32 and 128x64 tiles: a larger tile spends less of each local sweep on its fringe ring */
 static const hr_gpu_shape async_cands[] = {{64, 8, 4},  {64, 8, 1},  {32, 8, 4},  {128, 4, 4}, {64, 4, 8},
                                            {128, 8, 2}, {32, 16, 2}, {128, 2, 8}, {256, 2, 4}, {64, 16, 2},
                                            {64, 16, 4}, {128, 8, 4}, {128, 4, 8}, {64, 8, 8},  {128, 8, 8},
-                                           {256, 4, 4}};
+                                           {256, 4, 4}, {128, 4, 16}, {128, 2, 16}, {64, 4, 16}, {256, 2, 16}};
 #define NAC ((int)(sizeof async_cands / sizeof async_cands[0]))
 #define ASYNC_FAMILY(var, name)                                                                     \
     const hr_gpu_family var = {name, 1, 0, {{64, 8, 4}, {64, 8, 4}}, async_cands, NAC, check_async, \
