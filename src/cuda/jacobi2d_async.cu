@@ -74,8 +74,10 @@ __device__ __forceinline__ void tile_sweep(const hr_gargs<T> &a, const hr_async_
  * place demands), west and east and the strip's ends from the tile, and every new value
  * is published to the tile at once for the neighbours. Same arithmetic and order as
  * tile_sweep(src = dst = B), without a shared-memory store-to-load round trip per row.
- * HR_ASYNC_MAX_RPT bounds the rows per thread (the candidates' h). */
-#define HR_ASYNC_MAX_RPT 16
+ * HR_ASYNC_MAX_RPT bounds the rows per thread of async3 (async0-2 take any h): on the
+ * H100, 16 made the 8-row shapes slower (more registers, fewer resident warps) and cost
+ * async3 more than the taller strips gained (docs/results/gpu-fig16-h100.md). */
+#define HR_ASYNC_MAX_RPT 8
 template <typename T>
 __device__ __forceinline__ void strip_load(const hr_async_tile<T> &tl, const T *B, T *reg)
 {
