@@ -140,11 +140,12 @@ def multi(recs, out):
     fig, axes = plt.subplots(1, len(mats), figsize=(5.5 * len(mats), 4), squeeze=False)
     for ax, mat in zip(axes[0], mats):
         rows = [r for r in recs if r["matrix"] == mat and r["time_to_1e-10_s"]]
-        labels = [f"{'none' if r['comm'] == 'auto' else r['comm'].upper()}\n{r['gpus']} GPU" for r in rows]
+        labels = [f"{'plain' if r['comm'] == 'auto' else r['comm'].replace('-every', ' E=')}, {r['gpus']} GPU"
+                  for r in rows]
         ax.bar(range(len(rows)), [r["time_to_1e-10_s"] * 1e3 for r in rows],
                color=["grey" if r["comm"] == "auto" else "tab:blue" if r["gpus"] == 1 else "tab:red" for r in rows])
         ax.set_xticks(range(len(rows)))
-        ax.set_xticklabels(labels, fontsize=7)
+        ax.set_xticklabels(labels, fontsize=7, rotation=40, ha="right")
         ax.set_ylabel("time to 1e-10 (ms)")
         ax.set_title(f"{mat}: async-(5)")
     fig.suptitle(f"Multi-GPU schemes (seed 002 Figure 11), {recs[0]['device']}")
