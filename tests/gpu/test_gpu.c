@@ -126,7 +126,7 @@ static const shape_case cases[] = {
     {"texture", NULL, 1},         {"texture", "17x9x1", 1},      {"smem-padded", NULL, 1},
     {"smem-padded", "48x3x3", 1}, {"unrolled", NULL, 1},         {"unrolled", "72x2x8", 1},
     {"smem-hilo", "24x6x1", 1},   {"smem-padded-hilo", NULL, 1}, {"unrolled-hilo", "40x3x2", 1},
-    {"tb", NULL, 1},              {"tb", NULL, 3},               {"tb", "32x3x20", 4},
+    {"tb", NULL, 1},              {"tb", NULL, 3},               {"tb", "100x3x20", 4},
     {"tb", "64x5x7", 7},          {"tb", "64x4x16", 16},         {"async0", NULL, 1},
     {"async1", NULL, 1},          {"async2", NULL, 1},           {"async2", "40x3x3", 1},
 };
