@@ -151,12 +151,6 @@ __device__ __forceinline__ T hr_point(T un, T us, T uw, T ue, const T *hf, size_
     return HR_JACOBI5(T, un, us, uw, ue);
 }
 
-/* V consecutive columns per thread, moved as one aligned 16-byte word (tuned, tb). */
-template <typename T, int V>
-struct alignas(sizeof(T) * V) hr_vec {
-    T v[V];
-};
-
 /* Grid dimension for `tiles` tiles along y (hardware limit 65535; kernels stride). */
 static inline unsigned hr_grid_y(long tiles) { return (unsigned)(tiles < 65535 ? (tiles > 0 ? tiles : 1) : 65535); }
 

@@ -17,6 +17,12 @@
 
 #include "cuda/gpu_internal.cuh"
 
+/* V consecutive columns per thread, moved as one aligned 16-byte word. */
+template <typename T, int V>
+struct alignas(sizeof(T) * V) hr_vec {
+    T v[V];
+};
+
 template <typename T, int V, int U>
 __global__ void hr_k_tuned(hr_gargs<T> a, int h)
 {
