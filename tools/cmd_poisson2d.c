@@ -1,67 +1,114 @@
 /* hetrelax poisson2d: Jacobi relaxation for -Laplace(u) = f on the unit square. */
-#include <getopt.h>
+#include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "checkpoint.h"
 #include "cli.h"
+#include "cli_flags.h"
+#include "cpu/team.h"
 #include "problem/field_io.h"
 #include "solver/solver_internal.h"
+
+/* Restart needs hr_solver_set_solution() from the library (issue 15 item 10); until it
+ * is on main, --restart says so. */
+#ifndef HR_CLI_HAVE_SET_SOLUTION
+#define HR_CLI_HAVE_SET_SOLUTION 0
+#endif
 
 #define CMD "poisson2d"
 
 /* Human-readable output; stderr when the JSON goes to stdout. */
 static FILE *hout;
 
-typedef struct p2d_args {
+typedef struct grid_args {
     hr_options o;
-    int n_given, iters_given, monitor_given;
-    const char *json, *output, *rhs_file;
+    const char *json, *output, *rhs_file, *checkpoint, *restart;
+    long checkpoint_every;
     int measure_bw, quiet, verify, list;
     double ref_gbps;
-} p2d_args;
+} grid_args;
 
-static void help(void)
+/* ------------------------------------------------------------------ flags */
+
+static int parse_rhs(const char *cmd, const hr_flag *f, const char *arg)
 {
-    printf("usage: hetrelax poisson2d [options]\n\n"
-           "Solves -Laplace(u) = f on the unit square with zero (or --boundary) Dirichlet\n"
-           "values: 5-point finite differences on an (N+2)x(N+2) grid, h = 1/(N+1), and\n"
-           "Jacobi sweeps u' = (u_N + u_S + u_W + u_E + h^2 f) / 4.\n\n"
-           "problem\n"
-           "  --n N                interior points per side (default 4096 on CPUs, 16384 on a GPU)\n"
-           "  --rhs spike|manufactured|FILE\n"
-           "                       spike: h^2 f = 1 at the centre point (default);\n"
-           "                       manufactured: f = 2 pi^2 sin(pi x) sin(pi y), exact solution known;\n"
-           "                       FILE: N*N raw native floats of the run's precision, row-major\n"
-           "  --boundary V         Dirichlet boundary value (default 0)\n"
-           "  --precision single|double   (default single)\n\n"
-           "iteration\n"
-           "  --iters T            sweeps (the maximum when --tol is given; default 1000)\n"
-           "  --tol X              stop when ||b - A u|| / ||b|| < X, checked every --check sweeps\n"
-           "  --check K            residual check interval (default 100)\n"
-           "  --monitor K          print the residual every K sweeps (default T/10; 0: off)\n\n"
-           "placement\n"
-           "  --backend auto|cpu-seq|cpu-threads|gpu   (default auto: gpu if present, else cpu-threads)\n"
-           "  --kernel NAME        kernel of the backend (see --list-kernels)\n"
-           "  --threads P          CPU threads (default: one per core)\n"
-           "  --thread-grid RxC    CPU thread grid (default: as square as P allows)\n"
-           "  --bind none|core     bind threads to cores with hwloc (default none)\n"
-           "  --layout flat|blocks shared grid, or per-thread ghost-cell tiles (NUMA variant)\n"
-           "  --alpha A            async factor / sweeps per pass for kernels that use it\n"
-           "  --device D           GPU ordinal (default 0)\n"
-           "  --host-memory pinned|pageable   GPU host buffers (default pinned)\n\n"
-           "output\n"
-           "  --json FILE|-        write the run as a JSON object\n"
-           "  --output FILE        interior solution: .raw (native floats), .png (picture), .vti (VTK)\n"
-           "  --bandwidth GBPS     reference bandwidth for the fraction (default: measured now)\n"
-           "  --no-bandwidth       do not measure the reference bandwidth\n"
-           "  --verify             also run cpu-seq and require a bitwise-equal solution\n"
-           "  --list-kernels       list backends and kernels\n"
-           "  --quiet              summary only\n\n"
-           "Byte model: each sweep reads u once and writes u' once (+ reads f when f is an array):\n"
-           "8 (12) bytes per point in single, 16 (24) in double. GFLOP/s count 5 flops per point.\n");
+    (void)cmd;
+    grid_args *a = f->target;
+    if (strcmp(arg, "spike") == 0) {
+        a->o.rhs = HR_RHS_SPIKE;
+    } else if (strcmp(arg, "manufactured") == 0) {
+        a->o.rhs = HR_RHS_MANUFACTURED;
+    } else {
+        a->o.rhs = HR_RHS_ARRAY;
+        a->rhs_file = arg;
+    }
+    return 0;
 }
+
+/* The grid problem: shared with the 3-D command to come (which adds --nx --ny --nz). */
+static void problem_flags(hr_flagset *fs, grid_args *a)
+{
+    static const char *const precs[] = {"single", "double", NULL};
+    hr_flags_group(fs, "problem");
+    hr_flags_add(fs, hr_flag_int("n", &a->o.n, 1, 1000000, "N",
+                                 "interior points per side (default 4096 on CPUs, 16384 on a GPU)"));
+    hr_flags_add(fs, hr_flag_custom("rhs", a, NULL, parse_rhs, "spike|manufactured|FILE",
+                                    "spike: h^2 f = 1 at the centre point (default);\n"
+                                    "manufactured: f = 2 pi^2 sin(pi x) sin(pi y), exact solution known;\n"
+                                    "FILE: N*N raw native floats of the run's precision, row-major\n"
+                                    "(a file or a pipe)"));
+    hr_flags_add(fs, hr_flag_double("boundary", &a->o.boundary, -1e300, 1e300, "V",
+                                    "Dirichlet boundary value (default 0)"));
+    hr_flags_add(fs, hr_flag_choice("precision", HR_ENUM_TARGET(&a->o.precision), precs, "(default single)"));
+}
+
+static void build_flags(hr_flagset *fs, grid_args *a)
+{
+    static const char *const layouts[] = {"flat", "blocks", NULL};
+    static const char *const hostmem[] = {"pinned", "pageable", NULL};
+    hr_options *o = &a->o;
+    hr_flags_init(fs, CMD, "poisson2d [options]",
+                  "Solves -Laplace(u) = f on the unit square with zero (or --boundary) Dirichlet\n"
+                  "values: 5-point finite differences on an (N+2)x(N+2) grid, h = 1/(N+1), and\n"
+                  "Jacobi sweeps u' = (u_N + u_S + u_W + u_E + h^2 f) / 4.\n",
+                  "Byte model: each sweep reads u once and writes u' once (+ reads f when f is an array):\n"
+                  "8 (12) bytes per point in single, 16 (24) in double. GFLOP/s count 5 flops per point.\n"
+                  "Outputs are written to a temporary file and renamed into place: a failed or\n"
+                  "interrupted run leaves the previous file as it was.\n");
+    problem_flags(fs, a);
+    hr_flags_group(fs, "iteration");
+    hr_flags_iteration(fs, &o->iters, &o->tol, &o->check_every, &o->monitor_every, NULL);
+    hr_flags_group(fs, "placement");
+    hr_flags_placement(fs, &o->backend, &o->kernel, &o->threads, &o->thread_rows, &o->thread_cols, &o->bind,
+                       &o->device);
+    hr_flags_add(fs, hr_flag_choice("layout", HR_ENUM_TARGET(&o->layout), layouts,
+                                    "shared grid, or per-thread ghost-cell tiles (NUMA variant)"));
+    hr_flags_add(fs, hr_flag_int("alpha", &o->alpha, 1, 1000000, "A",
+                                 "async factor / sweeps per pass for kernels that use it"));
+    hr_flags_add(fs, hr_flag_choice("host-memory", HR_ENUM_TARGET(&o->host_memory), hostmem,
+                                    "GPU host buffers (default pinned)"));
+    hr_flags_group(fs, "output");
+    hr_flags_output(fs, &a->json, &a->output, &a->quiet, &a->ref_gbps, &a->measure_bw);
+    hr_flags_set_help(fs, "output", "interior solution: .raw (native floats), .png (picture), .vti (VTK)");
+    hr_flags_add(
+        fs, hr_flag_switch("verify", &a->verify, 1, "also run cpu-seq and require a bitwise-equal solution"));
+    hr_flags_add(fs, hr_flag_switch("list-kernels", &a->list, 1, "list backends and kernels"));
+    hr_flags_group(fs, "checkpoints");
+    hr_flags_add(fs, hr_flag_string("checkpoint", &a->checkpoint, "FILE",
+                                    "write the state to FILE every --checkpoint-every sweeps and on\n"
+                                    "SIGINT/SIGTERM (then exit with status 128 + signal)"));
+    hr_flags_add(fs, hr_flag_long("checkpoint-every", &a->checkpoint_every, 1, 1000000000L, "K",
+                                  "sweeps between checkpoints (default --iters / 10)"));
+    hr_flags_add(fs, hr_flag_string("restart", &a->restart, "FILE",
+                                    "continue from a checkpoint; --iters counts from the original start,\n"
+                                    "so the result is bitwise that of the uninterrupted run"));
+}
+
+/* ------------------------------------------------------------ small helpers */
 
 static int list_kernels(void)
 {
@@ -74,161 +121,28 @@ static int list_kernels(void)
     return HR_EXIT_OK;
 }
 
-static int parse_grid(const char *s, int *r, int *c)
+/* The library names option fields ("alpha: ...", "thread_rows: ..."); the user typed
+ * flags: "--alpha: ...". */
+static void flagify(hr_flagset *fs, const char *why, char *out, size_t size)
 {
-    char tail;
-    if (!s || sscanf(s, "%dx%d%c", r, c, &tail) != 2 || *r < 1 || *c < 1 || *r > 4096 || *c > 4096)
-        return hr_cli_usage_error(CMD, "--thread-grid", "expected RxC with R, C >= 1, got '%s'", s ? s : "");
-    return 0;
-}
-
-static int parse_args(int argc, char **argv, p2d_args *a)
-{
-    enum {
-        O_N = 256,
-        O_ITERS,
-        O_TOL,
-        O_CHECK,
-        O_PREC,
-        O_BACKEND,
-        O_KERNEL,
-        O_THREADS,
-        O_GRID,
-        O_BIND,
-        O_LAYOUT,
-        O_RHS,
-        O_BOUNDARY,
-        O_MONITOR,
-        O_JSON,
-        O_OUTPUT,
-        O_ALPHA,
-        O_DEVICE,
-        O_HOSTMEM,
-        O_BW,
-        O_NOBW,
-        O_VERIFY,
-        O_LIST,
-        O_QUIET,
-        O_HELP
-    };
-    static const struct option opts[] = {{"n", required_argument, 0, O_N},
-                                         {"iters", required_argument, 0, O_ITERS},
-                                         {"tol", required_argument, 0, O_TOL},
-                                         {"check", required_argument, 0, O_CHECK},
-                                         {"precision", required_argument, 0, O_PREC},
-                                         {"backend", required_argument, 0, O_BACKEND},
-                                         {"kernel", required_argument, 0, O_KERNEL},
-                                         {"threads", required_argument, 0, O_THREADS},
-                                         {"thread-grid", required_argument, 0, O_GRID},
-                                         {"bind", required_argument, 0, O_BIND},
-                                         {"layout", required_argument, 0, O_LAYOUT},
-                                         {"rhs", required_argument, 0, O_RHS},
-                                         {"boundary", required_argument, 0, O_BOUNDARY},
-                                         {"monitor", required_argument, 0, O_MONITOR},
-                                         {"json", required_argument, 0, O_JSON},
-                                         {"output", required_argument, 0, O_OUTPUT},
-                                         {"alpha", required_argument, 0, O_ALPHA},
-                                         {"device", required_argument, 0, O_DEVICE},
-                                         {"host-memory", required_argument, 0, O_HOSTMEM},
-                                         {"bandwidth", required_argument, 0, O_BW},
-                                         {"no-bandwidth", no_argument, 0, O_NOBW},
-                                         {"verify", no_argument, 0, O_VERIFY},
-                                         {"list-kernels", no_argument, 0, O_LIST},
-                                         {"quiet", no_argument, 0, O_QUIET},
-                                         {"help", no_argument, 0, O_HELP},
-                                         {0, 0, 0, 0}};
-    static const char *const precs[] = {"single", "double", NULL};
-    static const char *const backends[] = {"auto", "cpu-seq", "cpu-threads", "gpu", NULL};
-    static const char *const binds[] = {"none", "core", NULL};
-    static const char *const layouts[] = {"flat", "blocks", NULL};
-    static const char *const hostmem[] = {"pinned", "pageable", NULL};
-    hr_options *o = &a->o;
-    int c, v;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        int rc = 0;
-        switch (c) {
-        case O_N:
-            rc = hr_cli_int(CMD, "--n", optarg, 1, 1000000, &o->n);
-            a->n_given = 1;
-            break;
-        case O_ITERS:
-            rc = hr_cli_long(CMD, "--iters", optarg, 0, 1000000000L, &o->iters);
-            a->iters_given = 1;
-            break;
-        case O_TOL: rc = hr_cli_double(CMD, "--tol", optarg, 0.0, 1.0, &o->tol); break;
-        case O_CHECK: rc = hr_cli_long(CMD, "--check", optarg, 1, 1000000000L, &o->check_every); break;
-        case O_PREC:
-            rc = hr_cli_choice(CMD, "--precision", optarg, precs, &v);
-            o->precision = (hr_precision)v;
-            break;
-        case O_BACKEND:
-            rc = hr_cli_choice(CMD, "--backend", optarg, backends, &v);
-            o->backend = (hr_backend)v;
-            break;
-        case O_KERNEL: o->kernel = optarg; break;
-        case O_THREADS: rc = hr_cli_int(CMD, "--threads", optarg, 1, 4096, &o->threads); break;
-        case O_GRID: rc = parse_grid(optarg, &o->thread_rows, &o->thread_cols); break;
-        case O_BIND:
-            rc = hr_cli_choice(CMD, "--bind", optarg, binds, &v);
-            o->bind = (hr_bind)v;
-            break;
-        case O_LAYOUT:
-            rc = hr_cli_choice(CMD, "--layout", optarg, layouts, &v);
-            o->layout = (hr_layout)v;
-            break;
-        case O_RHS:
-            if (strcmp(optarg, "spike") == 0)
-                o->rhs = HR_RHS_SPIKE;
-            else if (strcmp(optarg, "manufactured") == 0)
-                o->rhs = HR_RHS_MANUFACTURED;
-            else {
-                o->rhs = HR_RHS_ARRAY;
-                a->rhs_file = optarg;
-            }
-            break;
-        case O_BOUNDARY: rc = hr_cli_double(CMD, "--boundary", optarg, -1e300, 1e300, &o->boundary); break;
-        case O_MONITOR:
-            rc = hr_cli_long(CMD, "--monitor", optarg, 0, 1000000000L, &o->monitor_every);
-            a->monitor_given = 1;
-            break;
-        case O_JSON: a->json = optarg; break;
-        case O_OUTPUT:
-            a->output = optarg;
-            if (hr_field_format_of(optarg) == HR_FIELD_UNKNOWN)
-                rc =
-                    hr_cli_usage_error(CMD, "--output", "'%s': extension must be .raw, .png or .vti", optarg);
-            break;
-        case O_ALPHA: rc = hr_cli_int(CMD, "--alpha", optarg, 1, 1000000, &o->alpha); break;
-        case O_DEVICE: rc = hr_cli_int(CMD, "--device", optarg, 0, 1024, &o->device); break;
-        case O_HOSTMEM:
-            rc = hr_cli_choice(CMD, "--host-memory", optarg, hostmem, &v);
-            o->host_memory = (hr_host_memory)v;
-            break;
-        case O_BW:
-            rc = hr_cli_double(CMD, "--bandwidth", optarg, 1e-6, 1e9, &a->ref_gbps);
-            a->measure_bw = 0;
-            break;
-        case O_NOBW: a->measure_bw = 0; break;
-        case O_VERIFY: a->verify = 1; break;
-        case O_LIST: a->list = 1; break;
-        case O_QUIET: a->quiet = 1; break;
-        case 'h':
-        case O_HELP: help(); return -1;
-        case ':': return hr_cli_usage_error(CMD, argv[optind - 1], "missing value");
-        default: return hr_cli_usage_error(CMD, argv[optind - 1], "unknown option (see --help)");
-        }
-        if (rc) return rc;
+    static const char *const alias[][2] = {{"check_every", "check"},       {"monitor_every", "monitor"},
+                                           {"thread_rows", "thread-grid"}, {"thread_cols", "thread-grid"},
+                                           {"host_memory", "host-memory"}, {"rhs_values", "rhs"}};
+    const char *colon = strchr(why, ':');
+    char field[48];
+    size_t len = colon ? (size_t)(colon - why) : 0;
+    if (!colon || len == 0 || len >= sizeof field) {
+        snprintf(out, size, "%s", why);
+        return;
     }
-    if (optind < argc) return hr_cli_usage_error(CMD, NULL, "unexpected argument '%s'", argv[optind]);
-    if (o->thread_rows > 0 && o->threads > 0 && o->thread_rows * o->thread_cols != o->threads)
-        return hr_cli_usage_error(CMD, "--thread-grid", "%dx%d does not match --threads %d", o->thread_rows,
-                                  o->thread_cols, o->threads);
-    if (o->layout == HR_LAYOUT_BLOCKS && o->backend != HR_BACKEND_CPU_THREADS &&
-        o->backend != HR_BACKEND_AUTO)
-        return hr_cli_usage_error(CMD, "--layout", "blocks needs --backend cpu-threads");
-    return 0;
+    memcpy(field, why, len);
+    field[len] = '\0';
+    for (size_t i = 0; i < sizeof alias / sizeof alias[0]; i++)
+        if (strcmp(field, alias[i][0]) == 0) snprintf(field, sizeof field, "%s", alias[i][1]);
+    if (hr_flags_find(fs, field))
+        snprintf(out, size, "--%s%s", field, colon);
+    else
+        snprintf(out, size, "%s", why);
 }
 
 static int monitor_print(long it, double res, void *user)
@@ -248,7 +162,16 @@ static hr_backend effective_backend(hr_backend b)
     return (si.have_cuda && si.gpus > 0) ? HR_BACKEND_GPU : HR_BACKEND_CPU_THREADS;
 }
 
-static double measure_reference(const p2d_args *a, hr_backend b, const char **what)
+/* CPU threads the run uses, as the library resolves them (0 on the GPU). */
+static int resolved_threads(const hr_options *o, hr_backend b)
+{
+    if (b == HR_BACKEND_CPU_SEQ) return 1;
+    if (b != HR_BACKEND_CPU_THREADS) return 0;
+    if (o->thread_rows > 0) return o->thread_rows * o->thread_cols;
+    return o->threads > 0 ? o->threads : hr_cpu_count();
+}
+
+static double measure_reference(const grid_args *a, hr_backend b, const char **what)
 {
     if (b == HR_BACKEND_GPU) {
         double bw = 0.0;
@@ -262,17 +185,78 @@ static double measure_reference(const p2d_args *a, hr_backend b, const char **wh
     return hr_measure_host_bandwidth(threads, 0, 5, &bw) == HR_OK ? bw.copy_gbps : 0.0;
 }
 
+static size_t esize_of(hr_precision p)
+{
+    return p == HR_PREC_DOUBLE ? 8 : 4;
+}
+
+/* ------------------------------------------------------- checks before work */
+
+/* The library refuses grids that do not fit; the command's own buffers (the solution
+ * copy for --output and --verify, the --rhs values, the --verify reference run, the
+ * checkpoint buffer) must fit beside them, or the process is killed without a word. */
+static int check_memory(const grid_args *a)
+{
+    const hr_options *o = &a->o;
+    const double pts = (double)o->n * (double)o->n, es = (double)esize_of(o->precision);
+    /* the library's grids: two padded (n+2)^2 grids, a third for an array rhs */
+    const double grid = ((double)o->n + 2.0) * ((double)o->n + 2.0 + 64.0) * es;
+    const double lib = grid * (o->rhs == HR_RHS_SPIKE ? 2.0 : 3.0);
+    const double rhs = o->rhs == HR_RHS_ARRAY ? pts * 8.0 : 0.0;
+    const double sol = (a->output || a->verify) ? pts * 8.0 : 0.0;
+    const double ckpt = (a->checkpoint || a->restart) ? pts * es : 0.0;
+    const double verify = a->verify ? lib + pts * 8.0 : 0.0;
+    /* peaks: creating (rhs values alive), running (+ solution copy, checkpoint buffer),
+     * verifying (the run's solver is freed by then) */
+    double need = lib + rhs + ckpt;
+    if (lib + sol + ckpt > need) need = lib + sol + ckpt;
+    if (sol + verify > need) need = sol + verify;
+    const double avail = (double)hr_cli_available_bytes();
+    if (need <= avail) return 0;
+    char b1[32], b2[32], b3[32], parts[200] = "";
+    size_t len = 0;
+    len += (size_t)snprintf(parts + len, sizeof parts - len, "grids %s", hr_cli_bytes(lib, b1, sizeof b1));
+    if (sol > 0)
+        len += (size_t)snprintf(parts + len, sizeof parts - len, " + solution copy for %s %s",
+                                a->output ? "--output" : "--verify", hr_cli_bytes(sol, b1, sizeof b1));
+    if (verify > 0)
+        len += (size_t)snprintf(parts + len, sizeof parts - len, " + --verify reference %s",
+                                hr_cli_bytes(verify, b1, sizeof b1));
+    if (rhs > 0)
+        len += (size_t)snprintf(parts + len, sizeof parts - len, " + --rhs values %s",
+                                hr_cli_bytes(rhs, b1, sizeof b1));
+    if (ckpt > 0)
+        snprintf(parts + len, sizeof parts - len, " + checkpoint buffer %s",
+                 hr_cli_bytes(ckpt, b1, sizeof b1));
+    return hr_cli_usage_error(CMD, "--n", "%d: the run needs %s (%s), %s available", o->n,
+                              hr_cli_bytes(need, b2, sizeof b2), parts, hr_cli_bytes(avail, b3, sizeof b3));
+}
+
+/* Values the run's precision cannot hold would turn into inf in the grids. */
+static int check_precision_fit(const grid_args *a)
+{
+    if (a->o.precision == HR_PREC_SINGLE && fabs(a->o.boundary) > FLT_MAX)
+        return hr_cli_usage_error(CMD, "--boundary",
+                                  "%g does not fit single precision (|V| <= %g); use --precision double",
+                                  a->o.boundary, (double)FLT_MAX);
+    return 0;
+}
+
+/* ------------------------------------------------------------ verification */
+
 /* Runs cpu-seq for the same number of sweeps and compares the solutions bitwise. */
-static int verify_against_seq(const p2d_args *a, const hr_result *r, const double *sol)
+static int verify_against_seq(const grid_args *a, long sweeps, const double *sol)
 {
     hr_options ro = a->o;
     ro.backend = HR_BACKEND_CPU_SEQ;
     ro.kernel = NULL;
     ro.layout = HR_LAYOUT_FLAT;
-    ro.iters = r->iterations;
+    ro.iters = sweeps;
     ro.tol = 0.0;
     ro.monitor = NULL;
     ro.monitor_every = 0;
+    ro.threads = 0;
+    ro.thread_rows = ro.thread_cols = 0;
     hr_solver *ref = NULL;
     size_t count = (size_t)a->o.n * (size_t)a->o.n;
     double *want = malloc(count * sizeof *want);
@@ -296,11 +280,14 @@ static int verify_against_seq(const p2d_args *a, const hr_result *r, const doubl
     free(want);
     fprintf(hout,
             "verify    %s against cpu-seq after %ld sweeps: %zu of %zu points differ (max |diff| %.3e)\n",
-            diff ? "MISMATCH" : "bitwise equal", r->iterations, diff, count, maxd);
+            diff ? "MISMATCH" : "bitwise equal", sweeps, diff, count, maxd);
     return diff ? HR_EXIT_FAIL : HR_EXIT_OK;
 }
 
-static json_object *result_json(const p2d_args *a, const hr_result *r, const char *rhs_name)
+/* ----------------------------------------------------------------- report */
+
+static json_object *result_json(const grid_args *a, const hr_result *r, const char *rhs_name, int threads,
+                                long restarted_from)
 {
     json_object *j = json_object_new_object();
     char date[32];
@@ -311,8 +298,17 @@ static json_object *result_json(const p2d_args *a, const hr_result *r, const cha
     json_object_object_add(j, "kernel", json_object_new_string(r->kernel));
     json_object_object_add(j, "device", json_object_new_string(r->device_name));
     json_object_object_add(j, "rhs", json_object_new_string(rhs_name));
-    json_object_object_add(j, "threads", json_object_new_int(a->o.threads));
+    json_object_object_add(j, "threads", json_object_new_int(threads));
+    if (strcmp(r->backend, "cpu-threads") == 0) {
+        int rows = a->o.thread_rows, cols = a->o.thread_cols;
+        if (rows <= 0) hr_thread_grid(threads, &rows, &cols);
+        char grid[32];
+        snprintf(grid, sizeof grid, "%dx%d", rows, cols);
+        json_object_object_add(j, "thread_grid", json_object_new_string(grid));
+    }
     json_object_object_add(j, "iterations", json_object_new_int64(r->iterations));
+    if (restarted_from >= 0)
+        json_object_object_add(j, "restarted_from", json_object_new_int64(restarted_from));
     /* async kernels (docs/async.md): Teff = iterations, passes = global syncs */
     json_object_object_add(j, "teff", json_object_new_int64(r->iterations));
     json_object_object_add(j, "global_syncs", json_object_new_int64(r->global_syncs));
@@ -340,33 +336,232 @@ static json_object *result_json(const p2d_args *a, const hr_result *r, const cha
     return j;
 }
 
-static int usage_status(hr_status st, const char *err)
+static int usage_status(hr_flagset *fs, hr_status st, const char *err)
 {
+    char msg[320];
+    flagify(fs, err, msg, sizeof msg);
     if (st == HR_ERR_INVALID_ARG || st == HR_ERR_UNSUPPORTED || st == HR_ERR_NO_DEVICE) {
-        hr_cli_usage_error(CMD, NULL, "%s%s%s", hr_status_string(st), *err ? ": " : "", err);
+        hr_cli_usage_error(CMD, NULL, "%s%s%s", hr_status_string(st), *msg ? ": " : "", msg);
         return HR_EXIT_USAGE;
     }
-    fprintf(stderr, "hetrelax %s: %s%s%s\n", CMD, hr_status_string(st), *err ? ": " : "", err);
+    fprintf(stderr, "hetrelax %s: %s%s%s\n", CMD, hr_status_string(st), *msg ? ": " : "", msg);
     return HR_EXIT_FAIL;
+}
+
+/* --------------------------------------------------- checkpointed solving */
+
+typedef struct chunk_run {
+    long done0; /* sweeps in the state the run started from */
+    long done;  /* sweeps done so far, counted from the original start */
+    long chunk; /* sweeps per hr_solver_run */
+    void *buf;  /* the interior, for checkpoints */
+    size_t count;
+    hr_ckpt_info info;
+} chunk_run;
+
+static long gcd(long x, long y)
+{
+    while (y) {
+        long t = x % y;
+        x = y;
+        y = t;
+    }
+    return x;
+}
+
+static int crossed(long before, long after, long every)
+{
+    return every > 0 && after / every > before / every;
+}
+
+static int write_checkpoint(const grid_args *a, hr_solver *s, chunk_run *c)
+{
+    hr_status st = hr_solver_solution(s, a->o.precision, c->buf, c->count);
+    int err = st == HR_OK ? 0 : EIO;
+    c->info.sweeps = c->done;
+    if (!err) err = hr_ckpt_write(a->checkpoint, &c->info, c->buf, c->count);
+    if (err) {
+        fprintf(stderr, "hetrelax %s: --checkpoint: cannot write '%s': %s\n", CMD, a->checkpoint,
+                strerror(err));
+        return HR_EXIT_FAIL;
+    }
+    return 0;
+}
+
+/* Runs the remaining sweeps in chunks that end on every multiple of --checkpoint-every
+ * (the solver keeps its state between hr_solver_run calls). The library runs plain
+ * sweeps (its options have tol = 0 and no monitor); residual checks, the monitor and
+ * stopping happen here at chunk ends, on the same sweep counts as an uninterrupted run
+ * when --check and --monitor are multiples of the chunk. SIGINT/SIGTERM are deferred to
+ * the next chunk end, which writes a last checkpoint. */
+static int run_chunks(const grid_args *a, hr_solver *s, chunk_run *c, hr_result *total, int *sig)
+{
+    const hr_options *o = &a->o;
+    hr_result r;
+    memset(total, 0, sizeof *total);
+    hr_reason reason = HR_REASON_ITERS;
+    hr_status st = HR_OK;
+    double t_sweeps = 0.0, t_loop = 0.0;
+    long syncs = 0;
+    int rc = 0;
+    *sig = 0;
+    hr_cli_defer_signals(1);
+    while (c->done < o->iters) {
+        long before = c->done;
+        st = hr_solver_run(s, &r);
+        if (st != HR_OK && st != HR_ERR_DIVERGED) break;
+        c->done += r.iterations;
+        t_sweeps += r.time_sweeps_s;
+        t_loop += r.time_s;
+        syncs += r.global_syncs;
+        const double rel = r.relative_residual;
+        if (crossed(before, c->done, o->monitor_every) || c->done == o->iters)
+            if (o->monitor_every > 0) monitor_print(c->done, rel, NULL);
+        if (st == HR_ERR_DIVERGED ||
+            ((crossed(before, c->done, o->check_every) || crossed(before, c->done, o->monitor_every)) &&
+             (!isfinite(rel) || rel > 1e3)))
+            reason = HR_REASON_DIVERGED;
+        else if (o->tol > 0 && crossed(before, c->done, o->check_every) && rel < o->tol)
+            reason = HR_REASON_CONVERGED;
+        if (a->checkpoint && (crossed(before, c->done, a->checkpoint_every) || hr_cli_signal_pending()) &&
+            reason != HR_REASON_DIVERGED)
+            if ((rc = write_checkpoint(a, s, c)) != 0) break;
+        if (hr_cli_signal_pending()) {
+            *sig = hr_cli_signal_pending();
+            break;
+        }
+        if (reason != HR_REASON_ITERS) break;
+    }
+    hr_cli_defer_signals(0);
+    if (st != HR_OK && st != HR_ERR_DIVERGED) return -(int)st;
+    if (rc) return rc;
+    /* one result for the whole run: sweeps from the original start, rates over this
+     * process's sweeps */
+    const long mine = c->done - c->done0;
+    *total = r;
+    total->iterations = c->done;
+    total->global_syncs = syncs + c->done0;
+    total->time_s = t_loop;
+    total->time_sweeps_s = t_sweeps;
+    total->time_per_sweep_s = mine > 0 ? t_sweeps / (double)mine : 0.0;
+    const double pts = (double)o->n * (double)o->n * (double)mine;
+    total->gflops = t_sweeps > 0 ? 5.0 * pts / t_sweeps * 1e-9 : 0.0;
+    total->gbps = t_sweeps > 0 ? r.bytes_per_point * pts / t_sweeps * 1e-9 : 0.0;
+    total->bandwidth_fraction = o->reference_gbps > 0 ? total->gbps / o->reference_gbps : NAN;
+    if (reason == HR_REASON_ITERS && o->tol > 0 && r.relative_residual < o->tol) reason = HR_REASON_CONVERGED;
+    total->reason = *sig ? HR_REASON_STOPPED : reason;
+    return 0;
+}
+
+/* Reads a --restart file into c->buf after checking that it is this problem. */
+static int load_restart(const grid_args *a, chunk_run *c)
+{
+    hr_ckpt_info in;
+    int rc = hr_ckpt_read_info(CMD, "--restart", a->restart, &in);
+    if (rc) return rc;
+    const hr_options *o = &a->o;
+    if (in.dim != 2 || in.nx != o->n || in.ny != o->n || in.precision != o->precision)
+        return hr_cli_usage_error(CMD, "--restart", "'%s' holds a %ldx%ld%s %s grid, this run is %dx%d %s",
+                                  a->restart, in.nx, in.ny, in.dim == 3 ? "x3-D" : "",
+                                  hr_precision_name(in.precision), o->n, o->n,
+                                  hr_precision_name(o->precision));
+    if (in.rhs != (int)o->rhs || memcmp(&in.boundary, &o->boundary, sizeof in.boundary) != 0)
+        return hr_cli_usage_error(CMD, "--restart", "'%s' was run with another --rhs or --boundary",
+                                  a->restart);
+    if (in.sweeps > o->iters)
+        return hr_cli_usage_error(CMD, "--restart", "'%s' has %ld sweeps done, more than --iters %ld",
+                                  a->restart, in.sweeps, o->iters);
+    if ((rc = hr_ckpt_read_data(CMD, "--restart", a->restart, &in, c->buf, c->count)) != 0) return rc;
+    c->done0 = c->done = in.sweeps;
+    return 0;
+}
+
+static hr_status set_solution(hr_solver *s, const grid_args *a, const chunk_run *c)
+{
+#if HR_CLI_HAVE_SET_SOLUTION
+    return hr_solver_set_solution(s, a->o.precision, c->buf, c->count, c->done0);
+#else
+    (void)s, (void)a, (void)c;
+    return HR_ERR_UNSUPPORTED;
+#endif
+}
+
+/* -------------------------------------------------------------------- main */
+
+typedef struct outputs {
+    hr_atomic out, json;
+    int out_open, json_open;
+} outputs;
+
+static void drop_outputs(outputs *w)
+{
+    if (w->out_open) hr_atomic_abort(&w->out);
+    if (w->json_open) hr_atomic_abort(&w->json);
+    w->out_open = w->json_open = 0;
+}
+
+/* Warnings for flags that the resolved run does not use. */
+static void warn_unused(const hr_flagset *fs, const grid_args *a, hr_backend eb)
+{
+    const hr_options *o = &a->o;
+    if (eb != HR_BACKEND_CPU_THREADS) {
+        const char *const cpu_flags[] = {"threads", "thread-grid", "bind"};
+        for (int i = 0; i < 3; i++)
+            if (hr_flags_seen(fs, cpu_flags[i]))
+                fprintf(stderr, "hetrelax %s: warning: --%s is ignored by backend %s\n", CMD, cpu_flags[i],
+                        hr_backend_name(eb));
+    }
+    if (o->layout == HR_LAYOUT_BLOCKS) {
+        if (eb != HR_BACKEND_CPU_THREADS)
+            fprintf(stderr, "hetrelax %s: warning: --layout blocks is ignored by backend %s\n", CMD,
+                    hr_backend_name(eb));
+        else if (o->kernel && strcmp(o->kernel, "blocks") != 0)
+            fprintf(
+                stderr,
+                "hetrelax %s: warning: --layout blocks is ignored by --kernel %s (it picks kernel 'blocks' "
+                "when no --kernel is given)\n",
+                CMD, o->kernel);
+    }
+    if (hr_flags_seen(fs, "host-memory") && eb != HR_BACKEND_GPU)
+        fprintf(stderr, "hetrelax %s: warning: --host-memory is ignored by backend %s\n", CMD,
+                hr_backend_name(eb));
+    if (hr_flags_seen(fs, "device") && eb != HR_BACKEND_GPU)
+        fprintf(stderr, "hetrelax %s: warning: --device is ignored by backend %s\n", CMD,
+                hr_backend_name(eb));
 }
 
 int hr_cmd_poisson2d(int argc, char **argv)
 {
-    p2d_args a;
+    static grid_args a; /* static: the flag table points into it */
+    static hr_flagset fs;
     memset(&a, 0, sizeof a);
     hr_options_default(&a.o);
     a.measure_bw = 1;
-    int rc = parse_args(argc, argv, &a);
+    build_flags(&fs, &a);
+    int rc = hr_flags_parse(&fs, argc, argv);
     if (rc) return rc < 0 ? HR_EXIT_OK : rc;
     if (a.list) return list_kernels();
     hout = (a.json && strcmp(a.json, "-") == 0) ? stderr : stdout;
 
     hr_options *o = &a.o;
+    if (a.output && hr_field_format_of(a.output) == HR_FIELD_UNKNOWN)
+        return hr_cli_usage_error(CMD, "--output", "'%s': extension must be .raw, .png or .vti", a.output);
+    if (o->thread_rows > 0 && o->threads > 0 && o->thread_rows * o->thread_cols != o->threads)
+        return hr_cli_usage_error(CMD, "--thread-grid", "%dx%d does not match --threads %d", o->thread_rows,
+                                  o->thread_cols, o->threads);
+    if (o->layout == HR_LAYOUT_BLOCKS && o->backend != HR_BACKEND_CPU_THREADS &&
+        o->backend != HR_BACKEND_AUTO)
+        return hr_cli_usage_error(CMD, "--layout", "blocks needs --backend cpu-threads");
+    if ((rc = check_precision_fit(&a)) != 0) return rc;
+    if (hr_flags_seen(&fs, "checkpoint-every") && !a.checkpoint)
+        return hr_cli_usage_error(CMD, "--checkpoint-every", "needs --checkpoint FILE");
+
     const hr_backend eb = effective_backend(o->backend);
-    if (!a.n_given) o->n = eb == HR_BACKEND_GPU ? 16384 : 4096;
-    if (!a.iters_given && eb == HR_BACKEND_GPU) o->iters = 2000;
-    if (!a.monitor_given) o->monitor_every = a.quiet ? 0 : (o->iters >= 10 ? o->iters / 10 : 0);
-    if (o->monitor_every > 0) o->monitor = monitor_print;
+    if (!hr_flags_seen(&fs, "n")) o->n = eb == HR_BACKEND_GPU ? 16384 : 4096;
+    if (!hr_flags_seen(&fs, "iters") && eb == HR_BACKEND_GPU) o->iters = 2000;
+    const int monitor_given = hr_flags_seen(&fs, "monitor");
+    if (!monitor_given) o->monitor_every = a.quiet ? 0 : (o->iters >= 10 ? o->iters / 10 : 0);
+    if (a.checkpoint && !a.checkpoint_every) a.checkpoint_every = o->iters >= 10 ? o->iters / 10 : 1;
     if (o->kernel && !hr_kernel_find(eb, o->kernel)) {
         if (eb == HR_BACKEND_GPU && !hr_kernel_find(HR_BACKEND_GPU, NULL))
             return hr_cli_usage_error(CMD, "--backend", "gpu: this build has no CUDA support");
@@ -388,28 +583,92 @@ int hr_cmd_poisson2d(int argc, char **argv)
         if (!si.have_png)
             return hr_cli_usage_error(CMD, "--output", "PNG output needs libpng, not compiled in");
     }
+    const char *kname = o->kernel;
+    if (!kname && eb == HR_BACKEND_CPU_THREADS && o->layout == HR_LAYOUT_BLOCKS) kname = "blocks";
+    const hr_kernel_desc *kd = hr_kernel_find(eb, kname);
+    /* a kernel that is not bitwise cpu-seq would "fail" --verify on a correct run */
+    if (a.verify && kd && !kd->deterministic && o->alpha > 1)
+        return hr_cli_usage_error(CMD, "--verify",
+                                  "kernel %s with --alpha %d is not bitwise equal to cpu-seq by design "
+                                  "(docs/async.md); verify with --alpha 1 or a deterministic kernel",
+                                  kd->name, o->alpha);
+    if (a.restart && !HR_CLI_HAVE_SET_SOLUTION)
+        return hr_cli_usage_error(CMD, "--restart",
+                                  "not available: this library has no hr_solver_set_solution() yet");
+    char why[200], msg[240];
+    {
+        hr_options vo = *o; /* validate all but the rhs values, which come later */
+        if (vo.rhs == HR_RHS_ARRAY) vo.rhs = HR_RHS_SPIKE;
+        if (hr_options_validate(&vo, why, sizeof why) != HR_OK) {
+            flagify(&fs, why, msg, sizeof msg);
+            return hr_cli_usage_error(CMD, NULL, "%s", msg);
+        }
+    }
+    if ((rc = check_memory(&a)) != 0) return rc;
+
+    /* every output is created (as its temporary file) before the work: a path that
+     * cannot be written is refused now, with errno's reason */
+    outputs w = {0};
+    if (a.output) {
+        if ((rc = hr_cli_open_output(CMD, "--output", a.output, &w.out)) != 0) return rc;
+        w.out_open = 1;
+    }
+    if (a.json && strcmp(a.json, "-") != 0) {
+        if ((rc = hr_cli_open_output(CMD, "--json", a.json, &w.json)) != 0) {
+            drop_outputs(&w);
+            return rc;
+        }
+        w.json_open = 1;
+    }
+    if (a.checkpoint) {
+        hr_atomic probe;
+        if ((rc = hr_cli_open_output(CMD, "--checkpoint", a.checkpoint, &probe)) != 0) {
+            drop_outputs(&w);
+            return rc;
+        }
+        hr_atomic_abort(&probe);
+    }
+
+    const size_t count = (size_t)o->n * (size_t)o->n;
+    chunk_run c;
+    memset(&c, 0, sizeof c);
+    c.count = count;
+    c.done0 = -1;
+    const int chunked = a.checkpoint || a.restart;
+    if (chunked) {
+        c.buf = malloc(count * esize_of(o->precision));
+        if (!c.buf) {
+            drop_outputs(&w);
+            return hr_cli_usage_error(CMD, "--n", "%d: no memory for the checkpoint buffer", o->n);
+        }
+        c.done0 = 0;
+        if (a.restart && (rc = load_restart(&a, &c)) != 0) {
+            free(c.buf);
+            drop_outputs(&w);
+            return rc;
+        }
+    }
 
     double *rhs = NULL;
     if (o->rhs == HR_RHS_ARRAY) {
-        rhs = malloc((size_t)o->n * (size_t)o->n * sizeof *rhs);
-        if (!rhs) return hr_cli_usage_error(CMD, "--n", "%d: right-hand side does not fit in memory", o->n);
-        hr_status st = hr_field_read_raw(a.rhs_file, o->n, o->precision, rhs);
+        rhs = malloc(count * sizeof *rhs);
+        hr_status st = rhs ? hr_field_read_raw(a.rhs_file, o->n, o->precision, rhs) : HR_ERR_NO_MEMORY;
         if (st != HR_OK) {
+            int e = errno;
             free(rhs);
+            free(c.buf);
+            drop_outputs(&w);
             if (st == HR_ERR_FORMAT)
                 return hr_cli_usage_error(
                     CMD, "--rhs", "'%s': expected exactly %d x %d finite %s values (%zu bytes)", a.rhs_file,
-                    o->n, o->n, hr_precision_name(o->precision),
-                    (size_t)o->n * (size_t)o->n * (o->precision == HR_PREC_DOUBLE ? 8 : 4));
-            return hr_cli_usage_error(
-                CMD, "--rhs", "cannot read '%s' (not spike, manufactured or a readable file)", a.rhs_file);
+                    o->n, o->n, hr_precision_name(o->precision), count * esize_of(o->precision));
+            if (st == HR_ERR_NO_MEMORY)
+                return hr_cli_usage_error(CMD, "--n", "%d: right-hand side does not fit in memory", o->n);
+            return hr_cli_usage_error(CMD, "--rhs",
+                                      "cannot read '%s': %s (not spike, manufactured or a readable file)",
+                                      a.rhs_file, strerror(e));
         }
         o->rhs_values = rhs;
-    }
-    char why[160];
-    if (hr_options_validate(o, why, sizeof why) != HR_OK) {
-        free(rhs);
-        return hr_cli_usage_error(CMD, NULL, "%s", why);
     }
 
     const char *bw_what = "given";
@@ -419,36 +678,103 @@ int hr_cmd_poisson2d(int argc, char **argv)
                            : o->rhs == HR_RHS_MANUFACTURED ? "manufactured"
                                                            : a.rhs_file;
 
+    /* chunked runs: the library does plain sweeps, run_chunks does the rest */
+    hr_options so = *o;
+    if (chunked) {
+        long chunk = o->iters > c.done0 ? o->iters - c.done0 : 1;
+        if (a.checkpoint) chunk = gcd(a.checkpoint_every, chunk);
+        if (c.done0 > 0) chunk = gcd(chunk, c.done0);
+        c.chunk = chunk;
+        so.iters = chunk;
+        so.tol = 0.0;
+        so.monitor_every = 0;
+        so.monitor = NULL;
+    } else if (o->monitor_every > 0) {
+        so.monitor = monitor_print;
+    }
     hr_solver *s = NULL;
-    hr_status st = hr_solver_create(o, &s);
+    hr_status st = hr_solver_create(&so, &s);
     free(rhs);
     o->rhs_values = NULL;
     if (st != HR_OK) {
+        free(c.buf);
+        drop_outputs(&w);
         if (st == HR_ERR_NO_MEMORY)
             return hr_cli_usage_error(CMD, "--n", "%d: the grids do not fit in memory", o->n);
-        return usage_status(st, hr_last_error());
+        return usage_status(&fs, st, hr_last_error());
     }
+    if (chunked) {
+        c.info.dim = 2;
+        c.info.nx = c.info.ny = o->n;
+        c.info.nz = 1;
+        c.info.precision = o->precision;
+        c.info.rhs = (int)o->rhs;
+        c.info.boundary = o->boundary;
+        snprintf(c.info.kernel, sizeof c.info.kernel, "%s", s->k->name);
+        if (a.restart && (st = set_solution(s, &a, &c)) != HR_OK) {
+            hr_solver_free(s);
+            free(c.buf);
+            drop_outputs(&w);
+            return hr_cli_usage_error(CMD, "--restart", "cannot load the state: %s", hr_status_string(st));
+        }
+    }
+    warn_unused(&fs, &a, s->o.backend);
+    const int threads = resolved_threads(o, s->o.backend);
     if (!a.quiet) {
         fprintf(hout,
                 "hetrelax poisson2d: n=%d (%d x %d grid), %s precision, rhs %s, backend %s, kernel %s\n",
                 o->n, o->n + 2, o->n + 2, hr_precision_name(o->precision), rhs_name,
                 hr_backend_name(s->o.backend), s->k->name);
         if (a.ref_gbps > 0) fprintf(hout, "reference bandwidth: %.2f GB/s (%s)\n", a.ref_gbps, bw_what);
-        fprintf(hout, "sweeps: %ld%s\n", o->iters, o->tol > 0 ? " at most" : "");
+        fprintf(hout, "sweeps: %ld%s", o->iters, o->tol > 0 ? " at most" : "");
+        if (a.restart) fprintf(hout, ", continuing after %ld from '%s'", c.done0, a.restart);
+        if (a.checkpoint) fprintf(hout, ", checkpoint every %ld to '%s'", a.checkpoint_every, a.checkpoint);
+        fprintf(hout, "\n");
     }
     hr_result r;
-    st = hr_solver_run(s, &r);
+    int sig = 0;
+    if (chunked) {
+        rc = run_chunks(&a, s, &c, &r, &sig);
+        if (rc < 0) {
+            st = (hr_status)-rc;
+        } else if (rc > 0) {
+            hr_solver_free(s);
+            free(c.buf);
+            drop_outputs(&w);
+            return rc;
+        } else {
+            st = r.reason == HR_REASON_DIVERGED ? HR_ERR_DIVERGED : HR_OK;
+        }
+    } else {
+        st = hr_solver_run(s, &r);
+    }
+    free(c.buf);
     if (st != HR_OK && st != HR_ERR_DIVERGED) {
-        int code = usage_status(st, hr_solver_last_error(s));
+        int code = usage_status(&fs, st, hr_solver_last_error(s));
         hr_solver_free(s);
+        drop_outputs(&w);
         return code;
     }
-    size_t count = (size_t)o->n * (size_t)o->n;
+    if (sig) {
+        hr_solver_free(s);
+        drop_outputs(&w);
+        if (a.checkpoint)
+            fprintf(stderr,
+                    "hetrelax %s: interrupted by signal %d after %ld sweeps; state saved in '%s' "
+                    "(continue with --restart %s)\n",
+                    CMD, sig, c.done, a.checkpoint, a.checkpoint);
+        else
+            fprintf(stderr,
+                    "hetrelax %s: interrupted by signal %d after %ld sweeps (no --checkpoint: state lost)\n",
+                    CMD, sig, c.done);
+        return 128 + sig;
+    }
     double *sol = (a.output || a.verify) ? malloc(count * sizeof *sol) : NULL;
     if ((a.output || a.verify) && (!sol || hr_solver_solution(s, HR_PREC_DOUBLE, sol, count) != HR_OK)) {
         fprintf(stderr, "hetrelax %s: out of memory copying the solution\n", CMD);
         free(sol);
         hr_solver_free(s);
+        drop_outputs(&w);
         return HR_EXIT_FAIL;
     }
     hr_solver_free(s);
@@ -470,21 +796,25 @@ int hr_cmd_poisson2d(int argc, char **argv)
 
     rc = st == HR_ERR_DIVERGED ? HR_EXIT_FAIL : HR_EXIT_OK;
     if (st == HR_ERR_DIVERGED) fprintf(stderr, "hetrelax %s: the iteration diverged\n", CMD);
-    if (a.verify && rc == HR_EXIT_OK) rc = verify_against_seq(&a, &r, sol);
-    if (a.output) {
-        hr_status ws = hr_field_write(a.output, o->n, sol, o->precision);
-        if (ws != HR_OK) {
-            fprintf(stderr, "hetrelax %s: --output: cannot write '%s': %s\n", CMD, a.output,
-                    hr_status_string(ws));
+    if (a.verify && rc == HR_EXIT_OK) rc = verify_against_seq(&a, r.iterations, sol);
+    if (w.out_open) {
+        hr_status ws =
+            hr_field_write_as(hr_field_format_of(a.output), w.out.tmp, o->n, o->n, 1, sol, o->precision);
+        int err = ws == HR_OK              ? 0
+                  : ws == HR_ERR_IO        ? (errno ? errno : EIO)
+                  : ws == HR_ERR_NO_MEMORY ? ENOMEM
+                                           : EINVAL;
+        w.out_open = 0;
+        if (hr_cli_close_output(CMD, "--output", &w.out, err) != 0)
             rc = HR_EXIT_FAIL;
-        } else if (!a.quiet) {
+        else if (!a.quiet)
             fprintf(hout, "wrote     %s\n", a.output);
-        }
     }
     free(sol);
     if (a.json) {
-        json_object *j = result_json(&a, &r, rhs_name);
-        int jr = hr_cli_write_json(CMD, a.json, j);
+        json_object *j = result_json(&a, &r, rhs_name, threads, c.done0 > 0 ? c.done0 : -1);
+        int jr = hr_cli_write_json_to(CMD, w.json_open ? &w.json : NULL, j);
+        w.json_open = 0;
         json_object_put(j);
         if (jr && rc == HR_EXIT_OK) rc = jr;
     }

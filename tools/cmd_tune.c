@@ -8,26 +8,27 @@
 #include "cuda/cuda_api.h"
 #include "solver/solver_internal.h"
 
-#define CMD "tune"
+#define CMD      "tune"
 #define MAX_LIST 32
 
 static void help(void)
 {
-    printf("usage: hetrelax tune [options]\n\n"
-           "Measures every candidate block/tile shape of GPU kernels on the 2-D Poisson problem\n"
-           "(median of 3 timed runs after a warm-up), checks that the deterministic kernels give\n"
-           "bitwise the same grid with every shape, and appends the fastest to the tuning cache.\n"
-           "Later GPU runs on the same device, kernel and precision take the entry with the\n"
-           "nearest n (HETRELAX_GPU_SHAPE=BXxBYxH overrides both).\n\n"
-           "  --n N[,N...]          sizes (default 1024,4096,16384)\n"
-           "  --precision single|double|both   (default both)\n"
-           "  --kernel K[,K...]|all GPU kernels (default tuned)\n"
-           "  --alpha A             for tb and async kernels (default 1)\n"
-           "  --iters T             sweeps per timing (default: about 4e9 point updates, 16..1000)\n"
-           "  --device D            GPU ordinal (default 0)\n"
-           "  --cache FILE          cache file (default $HETRELAX_TUNE_FILE, else\n"
-           "                        $XDG_CACHE_HOME/hetrelax/gpu-tune.txt or ~/.cache/hetrelax/gpu-tune.txt)\n"
-           "  --json FILE|-         write the outcomes as JSON\n");
+    printf(
+        "usage: hetrelax tune [options]\n\n"
+        "Measures every candidate block/tile shape of GPU kernels on the 2-D Poisson problem\n"
+        "(median of 3 timed runs after a warm-up), checks that the deterministic kernels give\n"
+        "bitwise the same grid with every shape, and appends the fastest to the tuning cache.\n"
+        "Later GPU runs on the same device, kernel and precision take the entry with the\n"
+        "nearest n (HETRELAX_GPU_SHAPE=BXxBYxH overrides both).\n\n"
+        "  --n N[,N...]          sizes (default 1024,4096,16384)\n"
+        "  --precision single|double|both   (default both)\n"
+        "  --kernel K[,K...]|all GPU kernels (default tuned)\n"
+        "  --alpha A             for tb and async kernels (default 1)\n"
+        "  --iters T             sweeps per timing (default: about 4e9 point updates, 16..1000)\n"
+        "  --device D            GPU ordinal (default 0)\n"
+        "  --cache FILE          cache file (default $HETRELAX_TUNE_FILE, else\n"
+        "                        $XDG_CACHE_HOME/hetrelax/gpu-tune.txt or ~/.cache/hetrelax/gpu-tune.txt)\n"
+        "  --json FILE|-         write the outcomes as JSON\n");
 }
 
 static int split_list(const char *s, char **items, int max)
@@ -35,7 +36,8 @@ static int split_list(const char *s, char **items, int max)
     static char buf[1024];
     snprintf(buf, sizeof buf, "%s", s);
     int k = 0;
-    for (char *p = strtok(buf, ","); p && k < max; p = strtok(NULL, ",")) items[k++] = p;
+    for (char *p = strtok(buf, ","); p && k < max; p = strtok(NULL, ","))
+        items[k++] = p;
     return k;
 }
 
@@ -71,7 +73,8 @@ int hr_cmd_tune(int argc, char **argv)
         if (rc) return rc;
     }
     if (optind < argc) return hr_cli_usage_error(CMD, NULL, "unexpected argument '%s'", argv[optind]);
-    if (!hr_kernel_find(HR_BACKEND_GPU, NULL)) return hr_cli_usage_error(CMD, NULL, "this build has no CUDA support");
+    if (!hr_kernel_find(HR_BACKEND_GPU, NULL))
+        return hr_cli_usage_error(CMD, NULL, "this build has no CUDA support");
 
     int ns[MAX_LIST], nn = 0;
     char *items[MAX_LIST];
@@ -88,12 +91,15 @@ int hr_cmd_tune(int argc, char **argv)
         ni = split_list(klist, items, MAX_LIST);
         for (int q = 0; q < ni; q++) {
             const hr_kernel_desc *k = hr_kernel_find(HR_BACKEND_GPU, items[q]);
-            if (!k) return hr_cli_usage_error(CMD, "--kernel", "no GPU kernel '%s' (see poisson2d --list-kernels)", items[q]);
+            if (!k)
+                return hr_cli_usage_error(CMD, "--kernel",
+                                          "no GPU kernel '%s' (see poisson2d --list-kernels)", items[q]);
             ks[nk++] = k->name;
         }
     }
     if (hr_cuda_device_count() <= device)
-        return hr_cli_usage_error(CMD, "--device", "%d: no such CUDA device (%d present)", device, hr_cuda_device_count());
+        return hr_cli_usage_error(CMD, "--device", "%d: no such CUDA device (%d present)", device,
+                                  hr_cuda_device_count());
 
     FILE *hout = (json && strcmp(json, "-") == 0) ? stderr : stdout;
     json_object *arr = json_object_new_array();
@@ -134,16 +140,19 @@ int hr_cmd_tune(int argc, char **argv)
                     fprintf(stderr, "hetrelax %s: --cache: %s\n", CMD, err);
                     rc = HR_EXIT_FAIL;
                 }
-                fprintf(hout, "%-16s n=%-6d %-6s best %4dx%-3dx%-4d %8.1f GB/s  default %8.1f GB/s (%d shapes, %ld sweeps)\n",
-                        ks[q], o.n, hr_precision_name(o.precision), r.bx, r.by, r.h, r.best_gbps, r.default_gbps,
-                        r.candidates, t);
+                fprintf(hout,
+                        "%-16s n=%-6d %-6s best %4dx%-3dx%-4d %8.1f GB/s  default %8.1f GB/s (%d shapes, %ld "
+                        "sweeps)\n",
+                        ks[q], o.n, hr_precision_name(o.precision), r.bx, r.by, r.h, r.best_gbps,
+                        r.default_gbps, r.candidates, t);
                 json_object *j = json_object_new_object();
                 char dev[128] = "";
                 hr_gpu_name(device, dev, sizeof dev);
                 json_object_object_add(j, "device", json_object_new_string(dev));
                 json_object_object_add(j, "kernel", json_object_new_string(ks[q]));
                 json_object_object_add(j, "n", json_object_new_int(o.n));
-                json_object_object_add(j, "precision", json_object_new_string(hr_precision_name(o.precision)));
+                json_object_object_add(j, "precision",
+                                       json_object_new_string(hr_precision_name(o.precision)));
                 json_object_object_add(j, "alpha", json_object_new_int(alpha));
                 json_object_object_add(j, "bx", json_object_new_int(r.bx));
                 json_object_object_add(j, "by", json_object_new_int(r.by));
