@@ -423,8 +423,11 @@ static int run_chunks(const grid_args *a, hr_solver *s, chunk_run *c, hr_result 
             reason = HR_REASON_DIVERGED;
         else if (o->tol > 0 && crossed(before, c->done, o->check_every) && rel < o->tol)
             reason = HR_REASON_CONVERGED;
-        if (a->checkpoint && (crossed(before, c->done, a->checkpoint_every) || hr_cli_signal_pending()) &&
-            reason != HR_REASON_DIVERGED)
+        /* checkpoints: on the cadence, at a signal, and at the end (a later run with a
+         * larger --iters continues from there); never a diverged state */
+        const int last = c->done >= o->iters || reason != HR_REASON_ITERS;
+        if (a->checkpoint && reason != HR_REASON_DIVERGED &&
+            (crossed(before, c->done, a->checkpoint_every) || hr_cli_signal_pending() || last))
             if ((rc = write_checkpoint(a, s, c)) != 0) break;
         if (hr_cli_signal_pending()) {
             *sig = hr_cli_signal_pending();

@@ -184,16 +184,17 @@ static const char *glyph(char ch)
     case '-': return "\0\0\7\0\0";
     case '+': return "\0\2\7\2\0";
     case 'e': return "\0\7\7\4\7";
-    case 'a': return "\0\3\5\5\3";
-    case 'g': return "\3\5\3\1\6";
-    case 'i': return "\2\0\2\2\2";
-    case 'l': return "\6\2\2\2\7";
-    case 'm': return "\0\7\7\5\5";
-    case 'n': return "\0\6\5\5\5";
-    case 'o': return "\0\7\5\5\7";
-    case 'r': return "\0\5\6\4\4";
-    case 's': return "\3\4\2\1\6";
-    case 'y': return "\5\5\3\1\6";
+    case 'A': return "\2\5\7\5\5";
+    case 'E': return "\7\4\6\4\7";
+    case 'G': return "\7\4\5\5\7";
+    case 'I': return "\7\2\2\2\7";
+    case 'L': return "\4\4\4\4\7";
+    case 'M': return "\5\7\5\5\5";
+    case 'N': return "\6\5\5\5\5";
+    case 'O': return "\7\5\5\5\7";
+    case 'R': return "\6\5\6\5\5";
+    case 'S': return "\7\4\7\1\7";
+    case 'Y': return "\5\5\2\2\2";
     default: return "\0\0\0\0\0";
     }
 }
@@ -417,7 +418,10 @@ static hr_status write_png(const char *path, int nx, int ny, int nz, const doubl
     draw_text(img, w, h, tx, 2, 2, label);
     snprintf(label, sizeof label, "%.3e", scale_value(&sc, 0.5));
     draw_text(img, w, h, tx, h / 2 + 8, 2, label);
-    draw_text(img, w, h, tx, h / 2 - 8, 2, scale_name(&sc));
+    draw_text(img, w, h, tx, h / 2 - 8, 2,
+              sc.kind == SCALE_LOG      ? "LOG"
+              : sc.kind == SCALE_SYMLOG ? "SYMLOG"
+                                        : "LINEAR");
     snprintf(label, sizeof label, "%.3e", sc.lo);
     draw_text(img, w, h, tx, h - 12, 2, label);
 
