@@ -69,7 +69,7 @@ static int list_kernels(void)
     for (int i = 0; hr_kernel_at(i); i++) {
         const hr_kernel_desc *k = hr_kernel_at(i);
         printf("%-12s %-14s %s%s\n", hr_backend_name(k->backend), k->name, k->summary,
-               k->deterministic ? "" : " [non-deterministic]");
+               (k->caps & HR_CAP_DETERMINISTIC) ? "" : " [non-deterministic]");
     }
     return HR_EXIT_OK;
 }
@@ -367,13 +367,13 @@ int hr_cmd_poisson2d(int argc, char **argv)
     if (!a.iters_given && eb == HR_BACKEND_GPU) o->iters = 2000;
     if (!a.monitor_given) o->monitor_every = a.quiet ? 0 : (o->iters >= 10 ? o->iters / 10 : 0);
     if (o->monitor_every > 0) o->monitor = monitor_print;
-    if (o->kernel && !hr_kernel_find(eb, o->kernel)) {
-        if (eb == HR_BACKEND_GPU && !hr_kernel_find(HR_BACKEND_GPU, NULL))
+    if (o->kernel && !hr_kernel_find(eb, o->kernel, 2)) {
+        if (eb == HR_BACKEND_GPU && !hr_kernel_find(HR_BACKEND_GPU, NULL, 2))
             return hr_cli_usage_error(CMD, "--backend", "gpu: this build has no CUDA support");
         return hr_cli_usage_error(CMD, "--kernel", "backend %s has no kernel '%s' (see --list-kernels)",
                                   hr_backend_name(eb), o->kernel);
     }
-    if (eb == HR_BACKEND_GPU && !hr_kernel_find(HR_BACKEND_GPU, NULL))
+    if (eb == HR_BACKEND_GPU && !hr_kernel_find(HR_BACKEND_GPU, NULL, 2))
         return hr_cli_usage_error(CMD, "--backend", "gpu: this build has no CUDA support");
     if (eb == HR_BACKEND_GPU) {
         hr_sysinfo si;

@@ -71,7 +71,7 @@ int hr_cmd_tune(int argc, char **argv)
         if (rc) return rc;
     }
     if (optind < argc) return hr_cli_usage_error(CMD, NULL, "unexpected argument '%s'", argv[optind]);
-    if (!hr_kernel_find(HR_BACKEND_GPU, NULL)) return hr_cli_usage_error(CMD, NULL, "this build has no CUDA support");
+    if (!hr_kernel_find(HR_BACKEND_GPU, NULL, 2)) return hr_cli_usage_error(CMD, NULL, "this build has no CUDA support");
 
     int ns[MAX_LIST], nn = 0;
     char *items[MAX_LIST];
@@ -87,7 +87,7 @@ int hr_cmd_tune(int argc, char **argv)
     } else {
         ni = split_list(klist, items, MAX_LIST);
         for (int q = 0; q < ni; q++) {
-            const hr_kernel_desc *k = hr_kernel_find(HR_BACKEND_GPU, items[q]);
+            const hr_kernel_desc *k = hr_kernel_find(HR_BACKEND_GPU, items[q], 2);
             if (!k) return hr_cli_usage_error(CMD, "--kernel", "no GPU kernel '%s' (see poisson2d --list-kernels)", items[q]);
             ks[nk++] = k->name;
         }
