@@ -63,6 +63,9 @@ void hr_cli_date(char *buf, size_t size);
 /* Subcommands: argc/argv start at the subcommand name. */
 int hr_cmd_info(int argc, char **argv);
 int hr_cmd_poisson2d(int argc, char **argv);
+int hr_cmd_poisson3d(int argc, char **argv);
+/* The grid commands: dim 2 (poisson2d) or 3 (poisson3d). */
+int hr_grid_main(int argc, char **argv, int dim);
 int hr_cmd_sparse(int argc, char **argv);
 int hr_cmd_tune(int argc, char **argv);
 

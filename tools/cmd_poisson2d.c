@@ -1,4 +1,8 @@
-/* hetrelax poisson2d: Jacobi relaxation for -Laplace(u) = f on the unit square. */
+/*
+ * hetrelax poisson2d and poisson3d: Jacobi relaxation for -Laplace(u) = f on a 2-D
+ * rectangle or a 3-D box. One implementation for both (hr_grid_main); the commands
+ * differ in their dimension, their defaults and the --nz flag.
+ */
 #include <errno.h>
 #include <float.h>
 #include <math.h>
@@ -9,24 +13,19 @@
 #include "checkpoint.h"
 #include "cli.h"
 #include "cli_flags.h"
-#include "cpu/team.h"
 #include "problem/field_io.h"
-#include "solver/solver_internal.h"
 
-/* Restart needs hr_solver_set_solution() from the library (issue 15 item 10); until it
- * is on main, --restart says so. */
-#ifndef HR_CLI_HAVE_SET_SOLUTION
-#define HR_CLI_HAVE_SET_SOLUTION 0
-#endif
-
-#define CMD "poisson2d"
+/* The command's name for error lines: poisson2d or poisson3d. */
+static const char *CMD = "poisson2d";
 
 /* Human-readable output; stderr when the JSON goes to stdout. */
 static FILE *hout;
 
 typedef struct grid_args {
     hr_options o;
-    const char *json, *output, *rhs_file, *checkpoint, *restart;
+    int dim;
+    int nx, ny, nz; /* resolved extents */
+    const char *json, *output, *rhs_file, *init_file, *checkpoint, *restart;
     long checkpoint_every;
     int measure_bw, quiet, verify, list;
     double ref_gbps;
@@ -38,10 +37,13 @@ static int parse_rhs(const char *cmd, const hr_flag *f, const char *arg)
 {
     (void)cmd;
     grid_args *a = f->target;
+    a->rhs_file = NULL;
     if (strcmp(arg, "spike") == 0) {
         a->o.rhs = HR_RHS_SPIKE;
     } else if (strcmp(arg, "manufactured") == 0) {
         a->o.rhs = HR_RHS_MANUFACTURED;
+    } else if (strcmp(arg, "zero") == 0) {
+        a->o.rhs = HR_RHS_ZERO;
     } else {
         a->o.rhs = HR_RHS_ARRAY;
         a->rhs_file = arg;
@@ -49,21 +51,55 @@ static int parse_rhs(const char *cmd, const hr_flag *f, const char *arg)
     return 0;
 }
 
-/* The grid problem: shared with the 3-D command to come (which adds --nx --ny --nz). */
+static int parse_init(const char *cmd, const hr_flag *f, const char *arg)
+{
+    (void)cmd;
+    grid_args *a = f->target;
+    a->init_file = NULL;
+    if (strcmp(arg, "zero") == 0) {
+        a->o.init = HR_INIT_ZERO;
+    } else if (strcmp(arg, "sine") == 0) {
+        a->o.init = HR_INIT_SINE;
+    } else {
+        a->o.init = HR_INIT_ARRAY;
+        a->init_file = arg;
+    }
+    return 0;
+}
+
+/* The grid problem, shared by poisson2d and poisson3d (which adds --nz). */
 static void problem_flags(hr_flagset *fs, grid_args *a)
 {
     static const char *const precs[] = {"single", "double", NULL};
+    const int d3 = a->dim == 3;
     hr_flags_group(fs, "problem");
     hr_flags_add(fs, hr_flag_int("n", &a->o.n, 1, 1000000, "N",
-                                 "interior points per side (default 4096 on CPUs, 16384 on a GPU)"));
-    hr_flags_add(fs, hr_flag_custom("rhs", a, NULL, parse_rhs, "spike|manufactured|FILE",
-                                    "spike: h^2 f = 1 at the centre point (default);\n"
-                                    "manufactured: f = 2 pi^2 sin(pi x) sin(pi y), exact solution known;\n"
-                                    "FILE: N*N raw native floats of the run's precision, row-major\n"
-                                    "(a file or a pipe)"));
+                                 d3 ? "interior points per axis (default 256 on CPUs, 512 on a GPU)"
+                                    : "interior points per side (default 4096 on CPUs, 16384 on a GPU)"));
+    hr_flags_add(fs, hr_flag_int("nx", &a->o.nx, 1, 1000000, "X", "interior points along x (default N)"));
+    hr_flags_add(fs, hr_flag_int("ny", &a->o.ny, 1, 1000000, "Y", "interior points along y (default N)"));
+    if (d3)
+        hr_flags_add(fs, hr_flag_int("nz", &a->o.nz, 1, 1000000, "Z", "interior points along z (default N)"));
+    hr_flags_add(
+        fs,
+        hr_flag_custom("rhs", a, NULL, parse_rhs, "spike|manufactured|zero|FILE",
+                       d3 ? "spike: h^2 f = 1 at the centre point (default);\n"
+                            "manufactured: f = 3 pi^2 sin(pi x) sin(pi y) sin(pi z), exact solution known;\n"
+                            "zero: f = 0; FILE: X*Y*Z raw native floats of the run's precision,\n"
+                            "x fastest (a file or a pipe)"
+                          : "spike: h^2 f = 1 at the centre point (default);\n"
+                            "manufactured: f = 2 pi^2 sin(pi x) sin(pi y), exact solution known;\n"
+                            "zero: f = 0; FILE: N*N raw native floats of the run's precision,\n"
+                            "row-major (a file or a pipe)"));
+    hr_flags_add(fs, hr_flag_custom("init", a, NULL, parse_init, "zero|sine|FILE",
+                                    "initial interior values (default zero); sine: the product of\n"
+                                    "sin(pi i / (n + 1)) per axis, an eigenvector of the iteration (with\n"
+                                    "--rhs zero the error against lambda^T u0 is reported); FILE as --rhs"));
     hr_flags_add(fs, hr_flag_double("boundary", &a->o.boundary, -1e300, 1e300, "V",
                                     "Dirichlet boundary value (default 0)"));
     hr_flags_add(fs, hr_flag_choice("precision", HR_ENUM_TARGET(&a->o.precision), precs, "(default single)"));
+    hr_flags_add(fs, hr_flag_double("omega", &a->o.omega, 1e-300, 2.0, "W",
+                                    "weighted Jacobi u' = (1 - W) u + W jacobi(u), 0 < W < 2 (default 1)"));
 }
 
 static void build_flags(hr_flagset *fs, grid_args *a)
@@ -71,17 +107,32 @@ static void build_flags(hr_flagset *fs, grid_args *a)
     static const char *const layouts[] = {"flat", "blocks", NULL};
     static const char *const hostmem[] = {"pinned", "pageable", NULL};
     hr_options *o = &a->o;
-    hr_flags_init(fs, CMD, "poisson2d [options]",
-                  "Solves -Laplace(u) = f on the unit square with zero (or --boundary) Dirichlet\n"
-                  "values: 5-point finite differences on an (N+2)x(N+2) grid, h = 1/(N+1), and\n"
-                  "Jacobi sweeps u' = (u_N + u_S + u_W + u_E + h^2 f) / 4.\n",
-                  "Byte model: each sweep reads u once and writes u' once (+ reads f when f is an array):\n"
-                  "8 (12) bytes per point in single, 16 (24) in double. GFLOP/s count 5 flops per point.\n"
-                  "Outputs are written to a temporary file and renamed into place: a failed or\n"
-                  "interrupted run leaves the previous file as it was.\n");
+    if (a->dim == 3)
+        hr_flags_init(
+            fs, CMD, "poisson3d [options]",
+            "Solves -Laplace(u) = f on a box with zero (or --boundary) Dirichlet values:\n"
+            "7-point finite differences on an (X+2)x(Y+2)x(Z+2) grid, h = 1/(X+1) on every\n"
+            "axis, and Jacobi sweeps u' = (sum of the 6 neighbours + h^2 f) / 6.\n",
+            "Byte model: each sweep reads u once and writes u' once (+ reads f when f is an array):\n"
+            "8 (12) bytes per point in single, 16 (24) in double. GFLOP/s count 8 flops per point\n"
+            "(+3 with --omega). Outputs: .raw, .vti (3-D image data), .png (the middle z-plane).\n"
+            "Outputs are written to a temporary file and renamed into place: a failed or\n"
+            "interrupted run leaves the previous file as it was.\n");
+    else
+        hr_flags_init(
+            fs, CMD, "poisson2d [options]",
+            "Solves -Laplace(u) = f on the unit square with zero (or --boundary) Dirichlet\n"
+            "values: 5-point finite differences on an (N+2)x(N+2) grid, h = 1/(N+1), and\n"
+            "Jacobi sweeps u' = (u_N + u_S + u_W + u_E + h^2 f) / 4.\n",
+            "Byte model: each sweep reads u once and writes u' once (+ reads f when f is an array):\n"
+            "8 (12) bytes per point in single, 16 (24) in double. GFLOP/s count 5 flops per point\n"
+            "(+3 with --omega).\n"
+            "Outputs are written to a temporary file and renamed into place: a failed or\n"
+            "interrupted run leaves the previous file as it was.\n");
     problem_flags(fs, a);
     hr_flags_group(fs, "iteration");
-    hr_flags_iteration(fs, &o->iters, &o->tol, &o->check_every, &o->monitor_every, NULL);
+    hr_flags_iteration(fs, &o->iters, &o->tol, &o->check_every, &o->monitor_every, &o->divtol);
+    hr_flags_set_help(fs, "divtol", "diverged when the checked relative residual exceeds X (default 1e3)");
     hr_flags_group(fs, "placement");
     hr_flags_placement(fs, &o->backend, &o->kernel, &o->threads, &o->thread_rows, &o->thread_cols, &o->bind,
                        &o->device);
@@ -93,7 +144,10 @@ static void build_flags(hr_flagset *fs, grid_args *a)
                                     "GPU host buffers (default pinned)"));
     hr_flags_group(fs, "output");
     hr_flags_output(fs, &a->json, &a->output, &a->quiet, &a->ref_gbps, &a->measure_bw);
-    hr_flags_set_help(fs, "output", "interior solution: .raw (native floats), .png (picture), .vti (VTK)");
+    hr_flags_set_help(fs, "output",
+                      a->dim == 3 ? "interior solution: .raw (native floats, x fastest), .png "
+                                    "(middle\nz-plane), .vti (VTK image data)"
+                                  : "interior solution: .raw (native floats), .png (picture), .vti (VTK)");
     hr_flags_add(
         fs, hr_flag_switch("verify", &a->verify, 1, "also run cpu-seq and require a bitwise-equal solution"));
     hr_flags_add(fs, hr_flag_switch("list-kernels", &a->list, 1, "list backends and kernels"));
@@ -110,15 +164,30 @@ static void build_flags(hr_flagset *fs, grid_args *a)
 
 /* ------------------------------------------------------------ small helpers */
 
-static int list_kernels(void)
+static int list_kernels(int dim)
 {
     printf("%-12s %-14s %s\n", "backend", "kernel", "summary");
-    for (int i = 0; hr_kernel_at(i); i++) {
-        const hr_kernel_desc *k = hr_kernel_at(i);
-        printf("%-12s %-14s %s%s\n", hr_backend_name(k->backend), k->name, k->summary,
-               k->deterministic ? "" : " [non-deterministic]");
+    const unsigned need = dim == 3 ? HR_CAP_3D : HR_CAP_2D;
+    for (int i = 0; i < hr_kernel_count(); i++) {
+        hr_kernel_info k;
+        if (hr_kernel_info_at(i, &k) != HR_OK || !(k.caps & need)) continue;
+        printf("%-12s %-14s %s%s\n", hr_backend_name(k.backend), k.name, k.summary,
+               (k.caps & HR_CAP_DETERMINISTIC) ? "" : " [non-deterministic]");
     }
     return HR_EXIT_OK;
+}
+
+/* The kernel `name` (NULL: the default) of backend b in dim dimensions, if there is one. */
+static int find_kernel(hr_backend b, const char *name, int dim, hr_kernel_info *out)
+{
+    if (!name) name = hr_kernel_default(b, dim);
+    if (!name) return 0;
+    const unsigned need = dim == 3 ? HR_CAP_3D : HR_CAP_2D;
+    for (int i = 0; i < hr_kernel_count(); i++)
+        if (hr_kernel_info_at(i, out) == HR_OK && out->backend == b && (out->caps & need) &&
+            strcmp(out->name, name) == 0)
+            return 1;
+    return 0;
 }
 
 /* The library names option fields ("alpha: ...", "thread_rows: ..."); the user typed
@@ -153,24 +222,6 @@ static int monitor_print(long it, double res, void *user)
     return 0;
 }
 
-/* The backend auto resolves to, for sizing the default problem. */
-static hr_backend effective_backend(hr_backend b)
-{
-    if (b != HR_BACKEND_AUTO) return b;
-    hr_sysinfo si;
-    hr_sysinfo_get(&si);
-    return (si.have_cuda && si.gpus > 0) ? HR_BACKEND_GPU : HR_BACKEND_CPU_THREADS;
-}
-
-/* CPU threads the run uses, as the library resolves them (0 on the GPU). */
-static int resolved_threads(const hr_options *o, hr_backend b)
-{
-    if (b == HR_BACKEND_CPU_SEQ) return 1;
-    if (b != HR_BACKEND_CPU_THREADS) return 0;
-    if (o->thread_rows > 0) return o->thread_rows * o->thread_cols;
-    return o->threads > 0 ? o->threads : hr_cpu_count();
-}
-
 static double measure_reference(const grid_args *a, hr_backend b, const char **what)
 {
     if (b == HR_BACKEND_GPU) {
@@ -198,11 +249,14 @@ static size_t esize_of(hr_precision p)
 static int check_memory(const grid_args *a)
 {
     const hr_options *o = &a->o;
-    const double pts = (double)o->n * (double)o->n, es = (double)esize_of(o->precision);
-    /* the library's grids: two padded (n+2)^2 grids, a third for an array rhs */
-    const double grid = ((double)o->n + 2.0) * ((double)o->n + 2.0 + 64.0) * es;
-    const double lib = grid * (o->rhs == HR_RHS_SPIKE ? 2.0 : 3.0);
-    const double rhs = o->rhs == HR_RHS_ARRAY ? pts * 8.0 : 0.0;
+    const double pts = (double)a->nx * (double)a->ny * (double)a->nz, es = (double)esize_of(o->precision);
+    /* the library's grids: two padded grids (rows rounded up to 128 bytes), a third for
+     * an array rhs */
+    const double planes = a->dim == 3 ? a->nz + 2.0 : 1.0;
+    const double grid = (a->ny + 2.0) * (a->nx + 2.0 + 64.0) * planes * es;
+    const double lib = grid * (o->rhs == HR_RHS_ARRAY ? 3.0 : 2.0);
+    const double rhs =
+        (o->rhs == HR_RHS_ARRAY ? pts * 8.0 : 0.0) + (o->init == HR_INIT_ARRAY ? pts * 8.0 : 0.0);
     const double sol = (a->output || a->verify) ? pts * 8.0 : 0.0;
     const double ckpt = (a->checkpoint || a->restart) ? pts * es : 0.0;
     const double verify = a->verify ? lib + pts * 8.0 : 0.0;
@@ -223,12 +277,20 @@ static int check_memory(const grid_args *a)
         len += (size_t)snprintf(parts + len, sizeof parts - len, " + --verify reference %s",
                                 hr_cli_bytes(verify, b1, sizeof b1));
     if (rhs > 0)
-        len += (size_t)snprintf(parts + len, sizeof parts - len, " + --rhs values %s",
+        len += (size_t)snprintf(parts + len, sizeof parts - len, " + --rhs/--init values %s",
                                 hr_cli_bytes(rhs, b1, sizeof b1));
     if (ckpt > 0)
         snprintf(parts + len, sizeof parts - len, " + checkpoint buffer %s",
                  hr_cli_bytes(ckpt, b1, sizeof b1));
-    return hr_cli_usage_error(CMD, "--n", "%d: the run needs %s (%s), %s available", o->n,
+    char ext[64];
+    if (a->dim == 3)
+        snprintf(ext, sizeof ext, "%dx%dx%d", a->nx, a->ny, a->nz);
+    else if (a->nx == a->ny)
+        snprintf(ext, sizeof ext, "%d", a->nx);
+    else
+        snprintf(ext, sizeof ext, "%dx%d", a->nx, a->ny);
+    return hr_cli_usage_error(CMD, o->n == a->nx && o->n == a->ny ? "--n" : "--nx",
+                              "%s: the run needs %s (%s), %s available", ext,
                               hr_cli_bytes(need, b2, sizeof b2), parts, hr_cli_bytes(avail, b3, sizeof b3));
 }
 
@@ -258,7 +320,7 @@ static int verify_against_seq(const grid_args *a, long sweeps, const double *sol
     ro.threads = 0;
     ro.thread_rows = ro.thread_cols = 0;
     hr_solver *ref = NULL;
-    size_t count = (size_t)a->o.n * (size_t)a->o.n;
+    size_t count = (size_t)a->nx * (size_t)a->ny * (size_t)a->nz;
     double *want = malloc(count * sizeof *want);
     hr_status st = want ? hr_solver_create(&ro, &ref) : HR_ERR_NO_MEMORY;
     if (st == HR_OK) st = hr_solver_run(ref, NULL);
@@ -286,26 +348,41 @@ static int verify_against_seq(const grid_args *a, long sweeps, const double *sol
 
 /* ----------------------------------------------------------------- report */
 
-static json_object *result_json(const grid_args *a, const hr_result *r, const char *rhs_name, int threads,
-                                long restarted_from)
+static json_object *result_json(const grid_args *a, const hr_result *r, const char *rhs_name,
+                                const hr_config *cfg, long restarted_from)
 {
     json_object *j = json_object_new_object();
     char date[32];
     hr_cli_date(date, sizeof date);
+    if (a->dim == 3) json_object_object_add(j, "dim", json_object_new_int(3));
     json_object_object_add(j, "n", json_object_new_int(a->o.n));
+    json_object_object_add(j, "nx", json_object_new_int(a->nx));
+    json_object_object_add(j, "ny", json_object_new_int(a->ny));
+    if (a->dim == 3) json_object_object_add(j, "nz", json_object_new_int(a->nz));
     json_object_object_add(j, "precision", json_object_new_string(hr_precision_name(a->o.precision)));
     json_object_object_add(j, "backend", json_object_new_string(r->backend));
     json_object_object_add(j, "kernel", json_object_new_string(r->kernel));
     json_object_object_add(j, "device", json_object_new_string(r->device_name));
     json_object_object_add(j, "rhs", json_object_new_string(rhs_name));
-    json_object_object_add(j, "threads", json_object_new_int(threads));
-    if (strcmp(r->backend, "cpu-threads") == 0) {
-        int rows = a->o.thread_rows, cols = a->o.thread_cols;
-        if (rows <= 0) hr_thread_grid(threads, &rows, &cols);
+    /* what ran, as the library resolved it */
+    json_object_object_add(j, "threads", json_object_new_int(cfg->threads));
+    if (cfg->thread_rows > 0) {
         char grid[32];
-        snprintf(grid, sizeof grid, "%dx%d", rows, cols);
+        snprintf(grid, sizeof grid, "%dx%d", cfg->thread_rows, cfg->thread_cols);
         json_object_object_add(j, "thread_grid", json_object_new_string(grid));
     }
+    if (cfg->shape[0] > 0) {
+        json_object *shape = json_object_new_array();
+        for (int i = 0; i < 3; i++)
+            json_object_array_add(shape, json_object_new_int(cfg->shape[i]));
+        json_object_object_add(j, "shape", shape);
+        json_object_object_add(j, "shape_source", json_object_new_string(cfg->shape_source));
+    }
+    if (a->o.omega != 1.0) json_object_object_add(j, "omega", json_object_new_double(a->o.omega));
+    json_object_object_add(j, "init",
+                           json_object_new_string(a->o.init == HR_INIT_SINE    ? "sine"
+                                                  : a->o.init == HR_INIT_ARRAY ? a->init_file
+                                                                               : "zero"));
     json_object_object_add(j, "iterations", json_object_new_int64(r->iterations));
     if (restarted_from >= 0)
         json_object_object_add(j, "restarted_from", json_object_new_int64(restarted_from));
@@ -330,7 +407,7 @@ static json_object *result_json(const grid_args *a, const hr_result *r, const ch
                            hr_json_number(r->reference_gbps > 0 ? r->reference_gbps : NAN));
     json_object_object_add(j, "bandwidth_fraction", hr_json_number(r->bandwidth_fraction));
     json_object_object_add(j, "relative_residual", hr_json_number(r->relative_residual));
-    if (a->o.rhs == HR_RHS_MANUFACTURED) json_object_object_add(j, "max_error", hr_json_number(r->max_error));
+    if (isfinite(r->max_error)) json_object_object_add(j, "max_error", hr_json_number(r->max_error));
     json_object_object_add(j, "commit", json_object_new_string(hr_cli_commit()));
     json_object_object_add(j, "date", json_object_new_string(date));
     return j;
@@ -417,16 +494,17 @@ static int run_chunks(const grid_args *a, hr_solver *s, chunk_run *c, hr_result 
         const double rel = r.relative_residual;
         if (crossed(before, c->done, o->monitor_every) || c->done == o->iters)
             if (o->monitor_every > 0) monitor_print(c->done, rel, NULL);
+        const double divtol = o->divtol > 0 ? o->divtol : 1e3; /* 0: the library's default */
         if (st == HR_ERR_DIVERGED ||
             ((crossed(before, c->done, o->check_every) || crossed(before, c->done, o->monitor_every)) &&
-             (!isfinite(rel) || rel > 1e3)))
-            reason = HR_REASON_DIVERGED;
+             (!isfinite(rel) || rel > divtol)))
+            reason = isfinite(rel) ? HR_REASON_DIVERGED : HR_REASON_NAN;
         else if (o->tol > 0 && crossed(before, c->done, o->check_every) && rel < o->tol)
             reason = HR_REASON_CONVERGED;
         /* checkpoints: on the cadence, at a signal, and at the end (a later run with a
          * larger --iters continues from there); never a diverged state */
         const int last = c->done >= o->iters || reason != HR_REASON_ITERS;
-        if (a->checkpoint && reason != HR_REASON_DIVERGED &&
+        if (a->checkpoint && reason != HR_REASON_DIVERGED && reason != HR_REASON_NAN &&
             (crossed(before, c->done, a->checkpoint_every) || hr_cli_signal_pending() || last))
             if ((rc = write_checkpoint(a, s, c)) != 0) break;
         if (hr_cli_signal_pending()) {
@@ -447,8 +525,8 @@ static int run_chunks(const grid_args *a, hr_solver *s, chunk_run *c, hr_result 
     total->time_s = t_loop;
     total->time_sweeps_s = t_sweeps;
     total->time_per_sweep_s = mine > 0 ? t_sweeps / (double)mine : 0.0;
-    const double pts = (double)o->n * (double)o->n * (double)mine;
-    total->gflops = t_sweeps > 0 ? 5.0 * pts / t_sweeps * 1e-9 : 0.0;
+    const double pts = (double)a->nx * (double)a->ny * (double)a->nz * (double)mine;
+    total->gflops = t_sweeps > 0 ? r.flops_per_point * pts / t_sweeps * 1e-9 : 0.0;
     total->gbps = t_sweeps > 0 ? r.bytes_per_point * pts / t_sweeps * 1e-9 : 0.0;
     total->bandwidth_fraction = o->reference_gbps > 0 ? total->gbps / o->reference_gbps : NAN;
     if (reason == HR_REASON_ITERS && o->tol > 0 && r.relative_residual < o->tol) reason = HR_REASON_CONVERGED;
@@ -463,10 +541,11 @@ static int load_restart(const grid_args *a, chunk_run *c)
     int rc = hr_ckpt_read_info(CMD, "--restart", a->restart, &in);
     if (rc) return rc;
     const hr_options *o = &a->o;
-    if (in.dim != 2 || in.nx != o->n || in.ny != o->n || in.precision != o->precision)
-        return hr_cli_usage_error(CMD, "--restart", "'%s' holds a %ldx%ld%s %s grid, this run is %dx%d %s",
-                                  a->restart, in.nx, in.ny, in.dim == 3 ? "x3-D" : "",
-                                  hr_precision_name(in.precision), o->n, o->n,
+    if (in.dim != a->dim || in.nx != a->nx || in.ny != a->ny || in.nz != a->nz ||
+        in.precision != o->precision)
+        return hr_cli_usage_error(CMD, "--restart",
+                                  "'%s' holds a %ldx%ldx%ld %s grid, this run is %dx%dx%d %s", a->restart,
+                                  in.nx, in.ny, in.nz, hr_precision_name(in.precision), a->nx, a->ny, a->nz,
                                   hr_precision_name(o->precision));
     if (in.rhs != (int)o->rhs || memcmp(&in.boundary, &o->boundary, sizeof in.boundary) != 0)
         return hr_cli_usage_error(CMD, "--restart", "'%s' was run with another --rhs or --boundary",
@@ -477,16 +556,6 @@ static int load_restart(const grid_args *a, chunk_run *c)
     if ((rc = hr_ckpt_read_data(CMD, "--restart", a->restart, &in, c->buf, c->count)) != 0) return rc;
     c->done0 = c->done = in.sweeps;
     return 0;
-}
-
-static hr_status set_solution(hr_solver *s, const grid_args *a, const chunk_run *c)
-{
-#if HR_CLI_HAVE_SET_SOLUTION
-    return hr_solver_set_solution(s, a->o.precision, c->buf, c->count, c->done0);
-#else
-    (void)s, (void)a, (void)c;
-    return HR_ERR_UNSUPPORTED;
-#endif
 }
 
 /* -------------------------------------------------------------------- main */
@@ -533,160 +602,171 @@ static void warn_unused(const hr_flagset *fs, const grid_args *a, hr_backend eb)
                 hr_backend_name(eb));
 }
 
-int hr_cmd_poisson2d(int argc, char **argv)
+/* Reads an --rhs or --init FILE of count values into a new buffer. */
+static int read_values(const grid_args *a, const char *flag, const char *path, double **out)
 {
-    static grid_args a; /* static: the flag table points into it */
-    static hr_flagset fs;
-    memset(&a, 0, sizeof a);
-    hr_options_default(&a.o);
-    a.measure_bw = 1;
-    build_flags(&fs, &a);
-    int rc = hr_flags_parse(&fs, argc, argv);
-    if (rc) return rc < 0 ? HR_EXIT_OK : rc;
-    if (a.list) return list_kernels();
-    hout = (a.json && strcmp(a.json, "-") == 0) ? stderr : stdout;
+    const size_t count = (size_t)a->nx * (size_t)a->ny * (size_t)a->nz;
+    *out = malloc(count * sizeof **out);
+    hr_status st = *out ? hr_field_read_raw_count(path, count, a->o.precision, *out) : HR_ERR_NO_MEMORY;
+    if (st == HR_OK) return 0;
+    int e = errno;
+    free(*out);
+    *out = NULL;
+    if (st == HR_ERR_FORMAT)
+        return hr_cli_usage_error(CMD, flag, "'%s': expected exactly %zu finite %s values (%zu bytes)", path,
+                                  count, hr_precision_name(a->o.precision), count * esize_of(a->o.precision));
+    if (st == HR_ERR_NO_MEMORY)
+        return hr_cli_usage_error(CMD, flag, "%zu values do not fit in memory", count);
+    return hr_cli_usage_error(CMD, flag, "cannot read '%s': %s (not %s or a readable file)", path,
+                              strerror(e),
+                              strcmp(flag, "--rhs") == 0 ? "spike, manufactured, zero" : "zero, sine");
+}
 
-    hr_options *o = &a.o;
-    if (a.output && hr_field_format_of(a.output) == HR_FIELD_UNKNOWN)
-        return hr_cli_usage_error(CMD, "--output", "'%s': extension must be .raw, .png or .vti", a.output);
+/* Everything after parsing; a and fs are filled. */
+static int grid_run(grid_args *a, hr_flagset *fs)
+{
+    hr_options *o = &a->o;
+    int rc;
+    if (a->list) return list_kernels(a->dim);
+    hout = (a->json && strcmp(a->json, "-") == 0) ? stderr : stdout;
+    if (a->output && hr_field_format_of(a->output) == HR_FIELD_UNKNOWN)
+        return hr_cli_usage_error(CMD, "--output", "'%s': extension must be .raw, .png or .vti", a->output);
     if (o->thread_rows > 0 && o->threads > 0 && o->thread_rows * o->thread_cols != o->threads)
         return hr_cli_usage_error(CMD, "--thread-grid", "%dx%d does not match --threads %d", o->thread_rows,
                                   o->thread_cols, o->threads);
     if (o->layout == HR_LAYOUT_BLOCKS && o->backend != HR_BACKEND_CPU_THREADS &&
         o->backend != HR_BACKEND_AUTO)
         return hr_cli_usage_error(CMD, "--layout", "blocks needs --backend cpu-threads");
-    if ((rc = check_precision_fit(&a)) != 0) return rc;
-    if (hr_flags_seen(&fs, "checkpoint-every") && !a.checkpoint)
+    if ((rc = check_precision_fit(a)) != 0) return rc;
+    if (hr_flags_seen(fs, "checkpoint-every") && !a->checkpoint)
         return hr_cli_usage_error(CMD, "--checkpoint-every", "needs --checkpoint FILE");
 
-    const hr_backend eb = effective_backend(o->backend);
-    if (!hr_flags_seen(&fs, "n")) o->n = eb == HR_BACKEND_GPU ? 16384 : 4096;
-    if (!hr_flags_seen(&fs, "iters") && eb == HR_BACKEND_GPU) o->iters = 2000;
-    const int monitor_given = hr_flags_seen(&fs, "monitor");
-    if (!monitor_given) o->monitor_every = a.quiet ? 0 : (o->iters >= 10 ? o->iters / 10 : 0);
-    if (a.checkpoint && !a.checkpoint_every) a.checkpoint_every = o->iters >= 10 ? o->iters / 10 : 1;
-    if (o->kernel && !hr_kernel_find(eb, o->kernel)) {
-        if (eb == HR_BACKEND_GPU && !hr_kernel_find(HR_BACKEND_GPU, NULL))
-            return hr_cli_usage_error(CMD, "--backend", "gpu: this build has no CUDA support");
-        return hr_cli_usage_error(CMD, "--kernel", "backend %s has no kernel '%s' (see --list-kernels)",
-                                  hr_backend_name(eb), o->kernel);
-    }
-    if (eb == HR_BACKEND_GPU && !hr_kernel_find(HR_BACKEND_GPU, NULL))
+    hr_sysinfo si;
+    hr_sysinfo_get(&si);
+    const hr_backend eb = o->backend != HR_BACKEND_AUTO ? o->backend
+                          : (si.have_cuda && si.gpus > 0 && hr_kernel_default(HR_BACKEND_GPU, a->dim))
+                              ? HR_BACKEND_GPU
+                              : HR_BACKEND_CPU_THREADS;
+    if (!hr_flags_seen(fs, "n"))
+        o->n = a->dim == 3 ? (eb == HR_BACKEND_GPU ? 512 : 256) : (eb == HR_BACKEND_GPU ? 16384 : 4096);
+    a->nx = o->nx > 0 ? o->nx : o->n;
+    a->ny = o->ny > 0 ? o->ny : o->n;
+    a->nz = a->dim == 3 ? (o->nz > 0 ? o->nz : o->n) : 1;
+    if (!hr_flags_seen(fs, "iters") && eb == HR_BACKEND_GPU) o->iters = 2000;
+    if (!hr_flags_seen(fs, "monitor")) o->monitor_every = a->quiet ? 0 : (o->iters >= 10 ? o->iters / 10 : 0);
+    if (a->checkpoint && !a->checkpoint_every) a->checkpoint_every = o->iters >= 10 ? o->iters / 10 : 1;
+    const int have_gpu =
+        hr_kernel_default(HR_BACKEND_GPU, 2) != NULL || hr_kernel_default(HR_BACKEND_GPU, 3) != NULL;
+    if (eb == HR_BACKEND_GPU && !have_gpu)
         return hr_cli_usage_error(CMD, "--backend", "gpu: this build has no CUDA support");
-    if (eb == HR_BACKEND_GPU) {
-        hr_sysinfo si;
-        hr_sysinfo_get(&si);
-        if (si.gpus <= o->device)
-            return hr_cli_usage_error(CMD, si.gpus ? "--device" : "--backend",
-                                      "gpu: no CUDA device %d (found %d)", o->device, si.gpus);
-    }
-    if (a.output && hr_field_format_of(a.output) == HR_FIELD_PNG) {
-        hr_sysinfo si;
-        hr_sysinfo_get(&si);
-        if (!si.have_png)
-            return hr_cli_usage_error(CMD, "--output", "PNG output needs libpng, not compiled in");
-    }
+    hr_kernel_info kd;
     const char *kname = o->kernel;
-    if (!kname && eb == HR_BACKEND_CPU_THREADS && o->layout == HR_LAYOUT_BLOCKS) kname = "blocks";
-    const hr_kernel_desc *kd = hr_kernel_find(eb, kname);
+    if (!kname && eb == HR_BACKEND_CPU_THREADS && o->layout == HR_LAYOUT_BLOCKS && a->dim == 2)
+        kname = "blocks";
+    if (!find_kernel(eb, kname, a->dim, &kd)) {
+        if (o->kernel)
+            return hr_cli_usage_error(CMD, "--kernel",
+                                      "backend %s has no %d-D kernel '%s' (see --list-kernels)",
+                                      hr_backend_name(eb), a->dim, o->kernel);
+        return hr_cli_usage_error(CMD, "--backend", "%s has no %d-D kernel in this build",
+                                  hr_backend_name(eb), a->dim);
+    }
+    if (eb == HR_BACKEND_GPU && si.gpus <= o->device)
+        return hr_cli_usage_error(CMD, si.gpus ? "--device" : "--backend",
+                                  "gpu: no CUDA device %d (found %d)", o->device, si.gpus);
+    if (a->output && hr_field_format_of(a->output) == HR_FIELD_PNG && !si.have_png)
+        return hr_cli_usage_error(CMD, "--output", "PNG output needs libpng, not compiled in");
     /* a kernel that is not bitwise cpu-seq would "fail" --verify on a correct run */
-    if (a.verify && kd && !kd->deterministic && o->alpha > 1)
+    if (a->verify && !(kd.caps & HR_CAP_DETERMINISTIC) && o->alpha > 1)
         return hr_cli_usage_error(CMD, "--verify",
                                   "kernel %s with --alpha %d is not bitwise equal to cpu-seq by design "
                                   "(docs/async.md); verify with --alpha 1 or a deterministic kernel",
-                                  kd->name, o->alpha);
-    if (a.restart && !HR_CLI_HAVE_SET_SOLUTION)
-        return hr_cli_usage_error(CMD, "--restart",
-                                  "not available: this library has no hr_solver_set_solution() yet");
+                                  kd.name, o->alpha);
+    if (o->omega != 1.0 && !(kd.caps & HR_CAP_OMEGA))
+        return hr_cli_usage_error(CMD, "--omega", "kernel %s has no weighted update", kd.name);
     char why[200], msg[240];
     {
-        hr_options vo = *o; /* validate all but the rhs values, which come later */
+        hr_options vo = *o; /* validate all but the file values, which come later */
         if (vo.rhs == HR_RHS_ARRAY) vo.rhs = HR_RHS_SPIKE;
+        if (vo.init == HR_INIT_ARRAY) vo.init = HR_INIT_ZERO;
+        vo.dim = a->dim;
         if (hr_options_validate(&vo, why, sizeof why) != HR_OK) {
-            flagify(&fs, why, msg, sizeof msg);
+            flagify(fs, why, msg, sizeof msg);
             return hr_cli_usage_error(CMD, NULL, "%s", msg);
         }
     }
-    if ((rc = check_memory(&a)) != 0) return rc;
+    if ((rc = check_memory(a)) != 0) return rc;
 
-    /* every output is created (as its temporary file) before the work: a path that
-     * cannot be written is refused now, with errno's reason */
-    outputs w = {0};
-    if (a.output) {
-        if ((rc = hr_cli_open_output(CMD, "--output", a.output, &w.out)) != 0) return rc;
-        w.out_open = 1;
-    }
-    if (a.json && strcmp(a.json, "-") != 0) {
-        if ((rc = hr_cli_open_output(CMD, "--json", a.json, &w.json)) != 0) {
-            drop_outputs(&w);
-            return rc;
-        }
-        w.json_open = 1;
-    }
-    if (a.checkpoint) {
-        hr_atomic probe;
-        if ((rc = hr_cli_open_output(CMD, "--checkpoint", a.checkpoint, &probe)) != 0) {
-            drop_outputs(&w);
-            return rc;
-        }
-        hr_atomic_abort(&probe);
-    }
-
-    const size_t count = (size_t)o->n * (size_t)o->n;
+    const size_t count = (size_t)a->nx * (size_t)a->ny * (size_t)a->nz;
     chunk_run c;
     memset(&c, 0, sizeof c);
     c.count = count;
     c.done0 = -1;
-    const int chunked = a.checkpoint || a.restart;
+    double *rhs = NULL, *init = NULL, *sol = NULL;
+    hr_solver *s = NULL;
+    /* every output is created (as its temporary file) before the work: a path that
+     * cannot be written is refused now, with errno's reason */
+    outputs w;
+    memset(&w, 0, sizeof w);
+    if (a->output) {
+        if ((rc = hr_cli_open_output(CMD, "--output", a->output, &w.out)) != 0) return rc;
+        w.out_open = 1;
+    }
+    if (a->json && strcmp(a->json, "-") != 0) {
+        if ((rc = hr_cli_open_output(CMD, "--json", a->json, &w.json)) != 0) goto fail;
+        w.json_open = 1;
+    }
+    if (a->checkpoint) {
+        hr_atomic probe;
+        if ((rc = hr_cli_open_output(CMD, "--checkpoint", a->checkpoint, &probe)) != 0) goto fail;
+        hr_atomic_abort(&probe);
+    }
+
+    const int chunked = a->checkpoint || a->restart;
     if (chunked) {
         c.buf = malloc(count * esize_of(o->precision));
         if (!c.buf) {
-            drop_outputs(&w);
-            return hr_cli_usage_error(CMD, "--n", "%d: no memory for the checkpoint buffer", o->n);
+            rc = hr_cli_usage_error(CMD, "--n", "no memory for the checkpoint buffer");
+            goto fail;
         }
         c.done0 = 0;
-        if (a.restart && (rc = load_restart(&a, &c)) != 0) {
-            free(c.buf);
-            drop_outputs(&w);
-            return rc;
-        }
+        if (a->restart && (rc = load_restart(a, &c)) != 0) goto fail;
     }
-
-    double *rhs = NULL;
     if (o->rhs == HR_RHS_ARRAY) {
-        rhs = malloc(count * sizeof *rhs);
-        hr_status st = rhs ? hr_field_read_raw(a.rhs_file, o->n, o->precision, rhs) : HR_ERR_NO_MEMORY;
-        if (st != HR_OK) {
-            int e = errno;
-            free(rhs);
-            free(c.buf);
-            drop_outputs(&w);
-            if (st == HR_ERR_FORMAT)
-                return hr_cli_usage_error(
-                    CMD, "--rhs", "'%s': expected exactly %d x %d finite %s values (%zu bytes)", a.rhs_file,
-                    o->n, o->n, hr_precision_name(o->precision), count * esize_of(o->precision));
-            if (st == HR_ERR_NO_MEMORY)
-                return hr_cli_usage_error(CMD, "--n", "%d: right-hand side does not fit in memory", o->n);
-            return hr_cli_usage_error(CMD, "--rhs",
-                                      "cannot read '%s': %s (not spike, manufactured or a readable file)",
-                                      a.rhs_file, strerror(e));
-        }
+        if ((rc = read_values(a, "--rhs", a->rhs_file, &rhs)) != 0) goto fail;
         o->rhs_values = rhs;
+    }
+    if (o->init == HR_INIT_ARRAY) {
+        if ((rc = read_values(a, "--init", a->init_file, &init)) != 0) goto fail;
+        o->init_values = init;
     }
 
     const char *bw_what = "given";
-    if (a.measure_bw) a.ref_gbps = measure_reference(&a, eb, &bw_what);
-    o->reference_gbps = a.ref_gbps;
+    if (a->measure_bw) a->ref_gbps = measure_reference(a, eb, &bw_what);
+    o->reference_gbps = a->ref_gbps;
     const char *rhs_name = o->rhs == HR_RHS_SPIKE          ? "spike"
                            : o->rhs == HR_RHS_MANUFACTURED ? "manufactured"
-                                                           : a.rhs_file;
+                           : o->rhs == HR_RHS_ZERO         ? "zero"
+                                                           : a->rhs_file;
 
     /* chunked runs: the library does plain sweeps, run_chunks does the rest */
     hr_options so = *o;
+    so.dim = a->dim;
     if (chunked) {
         long chunk = o->iters > c.done0 ? o->iters - c.done0 : 1;
-        if (a.checkpoint) chunk = gcd(a.checkpoint_every, chunk);
+        if (a->checkpoint) chunk = gcd(a->checkpoint_every, chunk);
         if (c.done0 > 0) chunk = gcd(chunk, c.done0);
+        /* a signal waits for the end of a run: keep runs near a second (estimated from the
+         * bytes a sweep moves, ~10 GB/s on a CPU, ~1 TB/s on a GPU), in whole divisors of
+         * the chunk so that every checkpoint falls on a run's end */
+        const double sweep_s =
+            2.0 * (double)count * (double)esize_of(o->precision) / (eb == HR_BACKEND_GPU ? 1e12 : 1e10);
+        long cap = (long)(1.0 / sweep_s);
+        if (cap < 1) cap = 1;
+        long sub = chunk < cap ? chunk : cap;
+        while (chunk % sub)
+            sub--;
+        chunk = sub;
         c.chunk = chunk;
         so.iters = chunk;
         so.tol = 0.0;
@@ -695,92 +775,89 @@ int hr_cmd_poisson2d(int argc, char **argv)
     } else if (o->monitor_every > 0) {
         so.monitor = monitor_print;
     }
-    hr_solver *s = NULL;
     hr_status st = hr_solver_create(&so, &s);
     free(rhs);
-    o->rhs_values = NULL;
+    free(init);
+    rhs = init = NULL;
+    o->rhs_values = o->init_values = NULL;
     if (st != HR_OK) {
-        free(c.buf);
-        drop_outputs(&w);
         if (st == HR_ERR_NO_MEMORY)
-            return hr_cli_usage_error(CMD, "--n", "%d: the grids do not fit in memory", o->n);
-        return usage_status(&fs, st, hr_last_error());
+            rc = hr_cli_usage_error(CMD, "--n", "the grids do not fit in memory");
+        else
+            rc = usage_status(fs, st, hr_last_error());
+        goto fail;
     }
+    hr_config cfg;
+    hr_solver_config(s, &cfg);
     if (chunked) {
-        c.info.dim = 2;
-        c.info.nx = c.info.ny = o->n;
-        c.info.nz = 1;
+        c.info.dim = a->dim;
+        c.info.nx = a->nx;
+        c.info.ny = a->ny;
+        c.info.nz = a->nz;
         c.info.precision = o->precision;
         c.info.rhs = (int)o->rhs;
         c.info.boundary = o->boundary;
-        snprintf(c.info.kernel, sizeof c.info.kernel, "%s", s->k->name);
-        if (a.restart && (st = set_solution(s, &a, &c)) != HR_OK) {
-            hr_solver_free(s);
-            free(c.buf);
-            drop_outputs(&w);
-            return hr_cli_usage_error(CMD, "--restart", "cannot load the state: %s", hr_status_string(st));
+        snprintf(c.info.kernel, sizeof c.info.kernel, "%s", cfg.kernel);
+        if (a->restart && (st = hr_solver_set_solution(s, o->precision, c.buf, c.count, c.done0)) != HR_OK) {
+            rc = hr_cli_usage_error(CMD, "--restart", "cannot load the state: %s", hr_status_string(st));
+            goto fail;
         }
     }
-    warn_unused(&fs, &a, s->o.backend);
-    const int threads = resolved_threads(o, s->o.backend);
-    if (!a.quiet) {
-        fprintf(hout,
-                "hetrelax poisson2d: n=%d (%d x %d grid), %s precision, rhs %s, backend %s, kernel %s\n",
-                o->n, o->n + 2, o->n + 2, hr_precision_name(o->precision), rhs_name,
-                hr_backend_name(s->o.backend), s->k->name);
-        if (a.ref_gbps > 0) fprintf(hout, "reference bandwidth: %.2f GB/s (%s)\n", a.ref_gbps, bw_what);
+    warn_unused(fs, a, cfg.backend);
+    if (!a->quiet) {
+        if (a->dim == 3)
+            fprintf(hout, "hetrelax %s: %d x %d x %d interior points", CMD, a->nx, a->ny, a->nz);
+        else if (a->nx == a->ny)
+            fprintf(hout, "hetrelax %s: n=%d (%d x %d grid)", CMD, a->nx, a->nx + 2, a->nx + 2);
+        else
+            fprintf(hout, "hetrelax %s: %d x %d interior points", CMD, a->nx, a->ny);
+        fprintf(hout, ", %s precision, rhs %s, backend %s, kernel %s\n", hr_precision_name(o->precision),
+                rhs_name, hr_backend_name(cfg.backend), cfg.kernel);
+        if (a->ref_gbps > 0) fprintf(hout, "reference bandwidth: %.2f GB/s (%s)\n", a->ref_gbps, bw_what);
         fprintf(hout, "sweeps: %ld%s", o->iters, o->tol > 0 ? " at most" : "");
-        if (a.restart) fprintf(hout, ", continuing after %ld from '%s'", c.done0, a.restart);
-        if (a.checkpoint) fprintf(hout, ", checkpoint every %ld to '%s'", a.checkpoint_every, a.checkpoint);
+        if (a->restart) fprintf(hout, ", continuing after %ld from '%s'", c.done0, a->restart);
+        if (a->checkpoint)
+            fprintf(hout, ", checkpoint every %ld to '%s'", a->checkpoint_every, a->checkpoint);
         fprintf(hout, "\n");
     }
     hr_result r;
     int sig = 0;
     if (chunked) {
-        rc = run_chunks(&a, s, &c, &r, &sig);
-        if (rc < 0) {
-            st = (hr_status)-rc;
-        } else if (rc > 0) {
-            hr_solver_free(s);
-            free(c.buf);
-            drop_outputs(&w);
-            return rc;
-        } else {
-            st = r.reason == HR_REASON_DIVERGED ? HR_ERR_DIVERGED : HR_OK;
-        }
+        rc = run_chunks(a, s, &c, &r, &sig);
+        if (rc > 0) goto fail;
+        st = rc < 0                                                          ? (hr_status)-rc
+             : (r.reason == HR_REASON_DIVERGED || r.reason == HR_REASON_NAN) ? HR_ERR_DIVERGED
+                                                                             : HR_OK;
     } else {
         st = hr_solver_run(s, &r);
     }
     free(c.buf);
+    c.buf = NULL;
     if (st != HR_OK && st != HR_ERR_DIVERGED) {
-        int code = usage_status(&fs, st, hr_solver_last_error(s));
-        hr_solver_free(s);
-        drop_outputs(&w);
-        return code;
+        rc = usage_status(fs, st, hr_solver_last_error(s));
+        goto fail;
     }
     if (sig) {
-        hr_solver_free(s);
-        drop_outputs(&w);
-        if (a.checkpoint)
+        if (a->checkpoint)
             fprintf(stderr,
                     "hetrelax %s: interrupted by signal %d after %ld sweeps; state saved in '%s' "
                     "(continue with --restart %s)\n",
-                    CMD, sig, c.done, a.checkpoint, a.checkpoint);
+                    CMD, sig, c.done, a->checkpoint, a->checkpoint);
         else
             fprintf(stderr,
                     "hetrelax %s: interrupted by signal %d after %ld sweeps (no --checkpoint: state lost)\n",
                     CMD, sig, c.done);
-        return 128 + sig;
+        rc = 128 + sig;
+        goto fail;
     }
-    double *sol = (a.output || a.verify) ? malloc(count * sizeof *sol) : NULL;
-    if ((a.output || a.verify) && (!sol || hr_solver_solution(s, HR_PREC_DOUBLE, sol, count) != HR_OK)) {
+    sol = (a->output || a->verify) ? malloc(count * sizeof *sol) : NULL;
+    if ((a->output || a->verify) && (!sol || hr_solver_solution(s, HR_PREC_DOUBLE, sol, count) != HR_OK)) {
         fprintf(stderr, "hetrelax %s: out of memory copying the solution\n", CMD);
-        free(sol);
-        hr_solver_free(s);
-        drop_outputs(&w);
-        return HR_EXIT_FAIL;
+        rc = HR_EXIT_FAIL;
+        goto fail;
     }
     hr_solver_free(s);
+    s = NULL;
 
     fprintf(hout, "summary   %ld sweeps (%s) in %.4f s: %.3f ms/sweep\n", r.iterations,
             hr_reason_string(r.reason), r.time_s, 1e3 * r.time_per_sweep_s);
@@ -798,11 +875,12 @@ int hr_cmd_poisson2d(int argc, char **argv)
                 r.time_setup_s, r.time_h2d_s, r.time_d2h_s);
 
     rc = st == HR_ERR_DIVERGED ? HR_EXIT_FAIL : HR_EXIT_OK;
-    if (st == HR_ERR_DIVERGED) fprintf(stderr, "hetrelax %s: the iteration diverged\n", CMD);
-    if (a.verify && rc == HR_EXIT_OK) rc = verify_against_seq(&a, r.iterations, sol);
+    if (st == HR_ERR_DIVERGED)
+        fprintf(stderr, "hetrelax %s: the iteration diverged (%s)\n", CMD, hr_reason_string(r.reason));
+    if (a->verify && rc == HR_EXIT_OK) rc = verify_against_seq(a, r.iterations, sol);
     if (w.out_open) {
-        hr_status ws =
-            hr_field_write_as(hr_field_format_of(a.output), w.out.tmp, o->n, o->n, 1, sol, o->precision);
+        hr_status ws = hr_field_write_as(hr_field_format_of(a->output), w.out.tmp, a->nx, a->ny, a->nz, sol,
+                                         o->precision);
         int err = ws == HR_OK              ? 0
                   : ws == HR_ERR_IO        ? (errno ? errno : EIO)
                   : ws == HR_ERR_NO_MEMORY ? ENOMEM
@@ -810,16 +888,45 @@ int hr_cmd_poisson2d(int argc, char **argv)
         w.out_open = 0;
         if (hr_cli_close_output(CMD, "--output", &w.out, err) != 0)
             rc = HR_EXIT_FAIL;
-        else if (!a.quiet)
-            fprintf(hout, "wrote     %s\n", a.output);
+        else if (!a->quiet)
+            fprintf(hout, "wrote     %s\n", a->output);
     }
     free(sol);
-    if (a.json) {
-        json_object *j = result_json(&a, &r, rhs_name, threads, c.done0 > 0 ? c.done0 : -1);
+    sol = NULL;
+    if (a->json) {
+        json_object *j = result_json(a, &r, rhs_name, &cfg, c.done0 > 0 ? c.done0 : -1);
         int jr = hr_cli_write_json_to(CMD, w.json_open ? &w.json : NULL, j);
         w.json_open = 0;
         json_object_put(j);
         if (jr && rc == HR_EXIT_OK) rc = jr;
     }
     return rc;
+fail:
+    hr_solver_free(s);
+    free(rhs);
+    free(init);
+    free(sol);
+    free(c.buf);
+    drop_outputs(&w);
+    return rc;
+}
+
+int hr_grid_main(int argc, char **argv, int dim)
+{
+    static grid_args a; /* static: the flag table points into it */
+    static hr_flagset fs;
+    CMD = dim == 3 ? "poisson3d" : "poisson2d";
+    memset(&a, 0, sizeof a);
+    hr_options_default(&a.o);
+    a.dim = dim;
+    a.measure_bw = 1;
+    build_flags(&fs, &a);
+    int rc = hr_flags_parse(&fs, argc, argv);
+    if (rc) return rc < 0 ? HR_EXIT_OK : rc;
+    return grid_run(&a, &fs);
+}
+
+int hr_cmd_poisson2d(int argc, char **argv)
+{
+    return hr_grid_main(argc, argv, 2);
 }

@@ -50,7 +50,7 @@ int hr_cmd_tune(int argc, char **argv)
     hr_flags_set_help(&fs, "json", "write the outcomes as JSON");
     int prc = hr_flags_parse(&fs, argc, argv);
     if (prc) return prc < 0 ? HR_EXIT_OK : prc;
-    if (!hr_kernel_find(HR_BACKEND_GPU, NULL))
+    if (!hr_kernel_find(HR_BACKEND_GPU, NULL, 2))
         return hr_cli_usage_error(CMD, NULL, "this build has no CUDA support");
 
     int ns[MAX_LIST], nn = 0;
@@ -67,7 +67,7 @@ int hr_cmd_tune(int argc, char **argv)
     } else {
         ni = split_list(klist, items, MAX_LIST);
         for (int q = 0; q < ni; q++) {
-            const hr_kernel_desc *k = hr_kernel_find(HR_BACKEND_GPU, items[q]);
+            const hr_kernel_desc *k = hr_kernel_find(HR_BACKEND_GPU, items[q], 2);
             if (!k)
                 return hr_cli_usage_error(CMD, "--kernel",
                                           "no GPU kernel '%s' (see poisson2d --list-kernels)", items[q]);

@@ -65,9 +65,17 @@ typedef enum { HR_LAYOUT_FLAT = 0, HR_LAYOUT_BLOCKS } hr_layout;
 
 typedef enum {
     HR_RHS_SPIKE = 0,    /* point source h^2 f = 1 at the centre point, evaluated inline */
-    HR_RHS_MANUFACTURED, /* f = 2 pi^2 sin(pi x) sin(pi y); exact u = sin(pi x) sin(pi y) */
-    HR_RHS_ARRAY         /* f given by the caller (options.rhs_values) */
+    HR_RHS_MANUFACTURED, /* f = d pi^2 prod sin(pi x_a); exact u = prod sin(pi x_a) (unit square/cube) */
+    HR_RHS_ARRAY,        /* f given by the caller (options.rhs_values) */
+    HR_RHS_ZERO          /* f = 0 (Laplace): only the boundary drives the solution */
 } hr_rhs;
+
+/* Initial interior values (the boundary ring always holds options.boundary). */
+typedef enum {
+    HR_INIT_ZERO = 0, /* u0 = 0 */
+    HR_INIT_SINE,     /* u0 = prod_a sin(pi i_a / (n_a + 1)): an eigenvector of the Jacobi iteration */
+    HR_INIT_ARRAY     /* given by the caller (options.init_values) */
+} hr_init;
 
 typedef enum { HR_HOST_PINNED = 0, HR_HOST_PAGEABLE } hr_host_memory;
 
@@ -75,8 +83,13 @@ typedef enum { HR_HOST_PINNED = 0, HR_HOST_PAGEABLE } hr_host_memory;
  *  sweep count and the relative residual ||f - A u|| / ||f||. Return non-zero to stop. */
 typedef int (*hr_monitor_fn)(long iteration, double residual, void *user);
 
+/* Grids: element (i, j[, k]) is row i (y), column j (x, contiguous) [, plane k (z)].
+ * Arrays passed in or out (rhs_values, init_values, solutions) hold the interior only,
+ * x fastest: index ((k-1) * ny + (i-1)) * nx + (j-1). */
 typedef struct hr_options {
-    int n;            /* interior points per side (grid is (n+2)^2), >= 1 */
+    int n;            /* interior points per axis where nx/ny/nz are 0, >= 1 */
+    int dim;          /* 2 (5-point, default) or 3 (7-point); 0 means 2 */
+    int nx, ny, nz;   /* interior points per axis (0: n); nz only in 3-D */
     long iters;       /* maximum number of sweeps T, >= 0 */
     double tol;       /* stop when relative residual < tol; 0 runs all T sweeps */
     long check_every; /* residual check interval K when tol > 0 */
@@ -89,8 +102,13 @@ typedef struct hr_options {
     int thread_rows; /* CPU thread grid shape (rows x cols); 0: automatic */
     int thread_cols;
     hr_rhs rhs;
-    const double *rhs_values; /* n*n row-major values of f for HR_RHS_ARRAY (copied) */
-    double boundary;          /* Dirichlet boundary value */
+    const double *rhs_values; /* nx*ny[*nz] values of f for HR_RHS_ARRAY (copied) */
+    hr_init init;
+    const double *init_values; /* nx*ny[*nz] initial values for HR_INIT_ARRAY (copied) */
+    double boundary;           /* Dirichlet boundary value */
+    double omega;              /* weight: u' = (1 - omega) u + omega jacobi(u); 0 or 1: plain */
+    double divtol;             /* diverged when the checked relative residual exceeds this
+                                  (0: 1e3; the relative residual starts at 1 from u0 = 0) */
     int alpha;                /* async factor / sweeps per pass for kernels that use it */
     long monitor_every;       /* 0: no monitor calls */
     hr_monitor_fn monitor;
@@ -117,11 +135,13 @@ hr_status hr_options_validate(const hr_options *o, char *why, size_t why_size);
 typedef enum {
     HR_REASON_ITERS = 0, /* ran the requested number of sweeps */
     HR_REASON_CONVERGED, /* residual fell below tol */
-    HR_REASON_STOPPED,   /* the monitor asked to stop */
-    HR_REASON_DIVERGED   /* NaN/Inf or a growing residual */
+    HR_REASON_STOPPED,   /* the monitor (the user) asked to stop */
+    HR_REASON_DIVERGED,  /* the residual grew beyond the divergence tolerance */
+    HR_REASON_NAN        /* the residual became NaN or Inf */
 } hr_reason;
 
 typedef struct hr_result {
+    int dim, nx, ny, nz;  /* the grid that ran */
     long iterations;      /* sweeps done (Teff for the async kernels, docs/async.md) */
     long global_syncs;    /* syncs of all workers between sweeps (barriers, launches); = iterations
                              for synchronous kernels */
@@ -131,9 +151,13 @@ typedef struct hr_result {
     double time_setup_s;       /* allocation, first touch, host-to-device */
     double time_h2d_s;         /* host-to-device copies (GPU) */
     double time_d2h_s;         /* device-to-host copies (GPU) */
+    double time_compute_s;     /* per phase, inside time_s: sweeps (time_sweeps_s less exchange) */
+    double time_exchange_s;    /* halo exchange not hidden behind compute (multi-device runs) */
+    double time_residual_s;    /* residual checks and monitors */
     double relative_residual;  /* recomputed on the host at the end, in double */
     double max_error;          /* vs exact solution (manufactured), else NaN */
-    double gflops;             /* 5 flops per point per sweep */
+    double flops_per_point;    /* per sweep: 5 (2-D) or 8 (3-D), + 3 with a weight omega */
+    double gflops;             /* flops_per_point per interior point per sweep */
     double gbps;               /* under the byte model below */
     double bytes_per_point;    /* byte model: u read once + u written once (+ f read) */
     double reference_gbps;     /* the options' reference bandwidth */
@@ -180,10 +204,69 @@ const char *hr_solver_last_error(const hr_solver *s);
  *  `prec`, into dst (room for `count` elements). */
 hr_status hr_solver_solution(const hr_solver *s, hr_precision prec, void *dst, size_t count);
 
+/*! hr_solver_set_solution() :
+ *  Replaces the current interior solution by `src` (nx*ny[*nz] values of precision
+ *  `prec`, the layout of hr_solver_solution) and sets the count of sweeps done to
+ *  `done`: a checkpoint restart. Synchronous kernels then continue bitwise as the
+ *  uninterrupted run would. */
+hr_status hr_solver_set_solution(hr_solver *s, hr_precision prec, const void *src, size_t count, long done);
+
+/*! hr_solver_sweeps_done() : sweeps done since create (or the last set_solution); -1 for NULL. */
+long hr_solver_sweeps_done(const hr_solver *s);
+
 /*! hr_solver_history() :
  *  @return the number of recorded residual checks; *iters and *res point into the
  *  solver (valid until the next run or free). */
 size_t hr_solver_history(const hr_solver *s, const long **iters, const double **res);
+
+/* ----------------------------------------------------------- introspection */
+
+/* What a kernel can do. */
+enum {
+    HR_CAP_DETERMINISTIC = 1u << 0, /* bitwise equal to cpu-seq for every thread count / shape */
+    HR_CAP_ALPHA = 1u << 1,         /* uses options.alpha (async factor, sweeps per pass) */
+    HR_CAP_2D = 1u << 2,            /* runs the 2-D 5-point problem */
+    HR_CAP_3D = 1u << 3,            /* runs the 3-D 7-point problem */
+    HR_CAP_RECT = 1u << 4,          /* any extents per axis (else square / cubic only) */
+    HR_CAP_OMEGA = 1u << 5,         /* honours options.omega */
+    HR_CAP_TUNABLE = 1u << 6        /* has shapes that `hetrelax tune` measures and caches */
+};
+
+typedef struct hr_kernel_info {
+    const char *name;    /* --kernel value (unique per backend and dimension) */
+    hr_backend backend;
+    const char *summary; /* one line */
+    unsigned caps;       /* HR_CAP_* */
+} hr_kernel_info;
+
+/*! hr_kernel_count() : @return the number of kernels in this build. */
+int hr_kernel_count(void);
+
+/*! hr_kernel_info_at() : describes kernel i (0 <= i < hr_kernel_count()). */
+hr_status hr_kernel_info_at(int i, hr_kernel_info *out);
+
+/*! hr_kernel_default() : @return the default kernel's name of `backend` in `dim` dimensions
+ *  (HR_BACKEND_AUTO resolves to the best backend present), or NULL if there is none. */
+const char *hr_kernel_default(hr_backend backend, int dim);
+
+/* The configuration a solver resolved: what actually runs. */
+typedef struct hr_config {
+    hr_backend backend;
+    char kernel[32];
+    unsigned caps;
+    int dim, nx, ny, nz;
+    int threads;                  /* CPU threads that sweep (0: none) */
+    int thread_rows, thread_cols; /* CPU thread grid (0: not used) */
+    int shape[3];                 /* GPU tile (bx, by, h) or CPU block (x, y, z); 0: none */
+    char shape_source[24];        /* "cache", "shipped", "default", "env", "candidate", "" */
+    int streams;                  /* GPU streams used (0: none) */
+    int device;                   /* GPU ordinal, -1 for the CPU */
+    char device_name[96];
+    double omega;
+} hr_config;
+
+/*! hr_solver_config() : fills `out` with what `s` resolved (backend, kernel, threads, shapes). */
+hr_status hr_solver_config(const hr_solver *s, hr_config *out);
 
 /* --------------------------------------------------------------- utilities */
 

@@ -1,12 +1,20 @@
 /*
- * The 5-point Jacobi update, defined once for every kernel (C and CUDA).
+ * The stencils, defined once for every kernel (C and CUDA).
  *
- *   u_new(i,j) = 1/4 * ( (u(i-1,j) + u(i+1,j)) + (u(i,j-1) + u(i,j+1)) + h^2 f(i,j) )
+ * 2-D, 5 points:  u'(i,j)   = 1/4 * ( (N + S) + (W + E) + h^2 f )
+ * 3-D, 7 points:  u'(i,j,k) = 1/6 * ( ((W + E) + (N + S)) + (D + U) + h^2 f )
+ * weighted:       u'' = (1 - omega) u + omega u'          (omega = 1: plain Jacobi)
  *
- * The order of the additions is part of the definition: every kernel that uses
- * these macros, compiled without floating-point contraction, produces bitwise the
- * same result as the sequential CPU reference. HR_JACOBI5 is the same update with
- * h^2 f = 0 (x + 0 == x exactly), used where the right-hand side is the inline spike.
+ * N/S are rows i-1/i+1, W/E columns j-1/j+1, D/U planes k-1/k+1. The order of the
+ * additions is part of the definition: every kernel that uses these macros, compiled
+ * without floating-point contraction (-ffp-contract=off, CUDA -fmad=false), produces
+ * bitwise the same result as the sequential CPU reference. The *F forms add h^2 f; the
+ * plain forms are the same update with h^2 f = 0 (x + 0 == x exactly), used where the
+ * right-hand side is zero or the inline spike.
+ *
+ * Residual (for the norms): r = h^2 f - h^2 A u with h^2 A u = 2d u - (neighbours), and
+ * b = h^2 f plus the Dirichlet boundary values that enter the row: ||r|| / ||b|| is the
+ * relative residual of A u = b.
  */
 #ifndef HR_STENCIL_H
 #define HR_STENCIL_H
@@ -14,8 +22,30 @@
 #define HR_JACOBI5(T, un, us, uw, ue)      ((T)0.25 * (((un) + (us)) + ((uw) + (ue))))
 #define HR_JACOBI5F(T, un, us, uw, ue, hf) ((T)0.25 * ((((un) + (us)) + ((uw) + (ue))) + (hf)))
 
-/* The spike right-hand side: h^2 f = 1 at one interior point, (c, c) with c = (n+1)/2. */
+/* 1/6 rounded to T: a multiply, as on the GPU (a divide would be no more exact). */
+#define HR_SIXTH(T) ((T)(1.0 / 6.0))
+#define HR_JACOBI7(T, uw, ue, un, us, ud, uu)                                                                \
+    (HR_SIXTH(T) * ((((uw) + (ue)) + ((un) + (us))) + ((ud) + (uu))))
+#define HR_JACOBI7F(T, uw, ue, un, us, ud, uu, hf)                                                           \
+    (HR_SIXTH(T) * (((((uw) + (ue)) + ((un) + (us))) + ((ud) + (uu))) + (hf)))
+
+/* The weighted update: c0 = (T)(1 - omega), c1 = (T)omega, both rounded once by the caller. */
+#define HR_WEIGHTED(u, jac, c0, c1) ((c0) * (u) + (c1) * (jac))
+
+/* The spike right-hand side: h^2 f = 1 at one interior point, the centre of each axis. */
 #define HR_SPIKE_INDEX(n) (((n) + 1) / 2)
 #define HR_SPIKE_H2F      1.0
+
+/* The right-hand side as a kernel sees it: an h^2 f grid (same layout as u), or, when hf is
+ * NULL, the inline spike at (spike_i, spike_j, spike_k) (spike_i < 0: f = 0 everywhere). */
+typedef struct hr_rhs_view {
+    const void *hf; /* element (0, 0, 0) of the h^2 f grid, or NULL */
+    int spike_i;    /* row, column, plane of the spike (plane 0 in 2-D); -1: no spike */
+    int spike_j;
+    int spike_k;
+} hr_rhs_view;
+
+/* The per-problem hook: is (i, j, k) the inline spike? One definition for every kernel. */
+#define HR_IS_SPIKE(v, i, j, k) ((i) == (v).spike_i && (j) == (v).spike_j && (k) == (v).spike_k)
 
 #endif

@@ -80,14 +80,15 @@ static hr_status async_check(const hr_options *o, char *why, size_t why_size)
 {
     int prow, pcol;
     hr_cpu_thread_grid(o, &prow, &pcol);
-    const int side = (o->n / prow < o->n / pcol ? o->n / prow : o->n / pcol);
+    const int ny = hr_options_extent(o, 1), nx = hr_options_extent(o, 0);
+    const int side = (ny / prow < nx / pcol ? ny / prow : nx / pcol);
     const int max_alpha = side > 1 ? side : 1;
     if (o->alpha <= max_alpha) return HR_OK;
     if (why && why_size)
         snprintf(why, why_size,
-                 "alpha: %d is larger than %s allows on a %dx%d thread grid at n=%d "
+                 "alpha: %d is larger than %s allows on a %dx%d thread grid at %d x %d "
                  "(at most %d, the smallest thread block's side)",
-                 o->alpha, o->kernel ? o->kernel : "async", prow, pcol, o->n, max_alpha);
+                 o->alpha, o->kernel ? o->kernel : "async", prow, pcol, nx, ny, max_alpha);
     return HR_ERR_INVALID_ARG;
 }
 
@@ -95,10 +96,10 @@ static hr_status async_check(const hr_options *o, char *why, size_t why_size)
 static void block_of(const async_state *st, int tid, int *i0, int *bi, int *j0, int *bj)
 {
     int lo, hi;
-    hr_split_range(st->s->o.n, st->prow, tid / st->pcol, &lo, &hi);
+    hr_split_range(st->s->p.ny, st->prow, tid / st->pcol, &lo, &hi);
     *i0 = lo;
     *bi = hi - lo;
-    hr_split_range(st->s->o.n, st->pcol, tid % st->pcol, &lo, &hi);
+    hr_split_range(st->s->p.nx, st->pcol, tid % st->pcol, &lo, &hi);
     *j0 = lo;
     *bj = hi - lo;
 }
@@ -125,11 +126,11 @@ static void async_init_job(void *ctx, int tid, int nthreads)
     async_state *st = ctx;
     hr_solver *s = st->s;
     (void)nthreads;
-    const int n = s->o.n, band = tid / st->pcol;
+    const int ny = s->p.ny, band = tid / st->pcol;
     if (tid % st->pcol == 0) {
         int lo, hi;
-        hr_split_range(n, st->prow, band, &lo, &hi);
-        hr_solver_init_rows(s, band == 0 ? 0 : lo + 1, band == st->prow - 1 ? n + 2 : hi + 1);
+        hr_split_range(ny, st->prow, band, &lo, &hi);
+        hr_solver_init_rows(s, band == 0 ? 0 : lo + 1, band == st->prow - 1 ? ny + 2 : hi + 1);
     }
     hr_team_barrier(st->team);
     async_tile *t = &st->tiles[tid];
@@ -177,10 +178,11 @@ static hr_async_view view_of(const async_state *st, int tid, int cur)
     v.gp = gp;
     v.bi = t->bi;
     v.bj = t->bj;
-    if (!s->hf.base && s->spike > t->i0 && s->spike <= t->i0 + t->bi && s->spike > t->j0 &&
-        s->spike <= t->j0 + t->bj) {
-        v.si = s->spike - t->i0;
-        v.sj = s->spike - t->j0;
+    const hr_rhs_view rv = hr_solver_rhs_view(s);
+    if (!rv.hf && rv.spike_i > t->i0 && rv.spike_i <= t->i0 + t->bi && rv.spike_j > t->j0 &&
+        rv.spike_j <= t->j0 + t->bj) {
+        v.si = rv.spike_i - t->i0;
+        v.sj = rv.spike_j - t->j0;
     }
     v.has_n = block_used(st, r - 1, c);
     v.has_s = block_used(st, r + 1, c);
@@ -271,6 +273,9 @@ static hr_status async_setup(hr_solver *s, int variant)
             atomic_init(&st->progress[i].passes, 0);
     }
     HR_TRY(hr_cpu_open_team(s, st->prow, st->pcol, &st->team));
+    s->cfg.threads = st->prow * st->pcol;
+    s->cfg.thread_rows = st->prow;
+    s->cfg.thread_cols = st->pcol;
     hr_team_run(st->team, async_init_job, st);
     for (int i = 0; i < p; i++)
         if (st->tiles[i].status != HR_OK) return st->tiles[i].status;
@@ -318,7 +323,7 @@ static hr_status setup3(hr_solver *s)
         .name = "async" #id,                                                                                 \
         .backend = HR_BACKEND_CPU_THREADS,                                                                   \
         .summary = text,                                                                                     \
-        .deterministic = 0,                                                                                  \
+        .caps = HR_CAP_ALPHA | HR_CAP_2D | HR_CAP_RECT,                                                      \
         .setup = setupfn,                                                                                    \
         .sweeps = async_sweeps,                                                                              \
         .teardown = async_teardown,                                                                          \

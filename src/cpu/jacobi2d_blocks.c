@@ -62,10 +62,10 @@ static void blocks_alloc(void *ctx, int tid, int nthreads)
     tile *t = &st->tiles[tid];
     const size_t es = s->u[0].l.esize, a = HR_GRID_ALIGN / es;
     int lo, hi;
-    hr_split_range(s->o.n, st->prow, tid / st->pcol, &lo, &hi);
+    hr_split_range(s->p.ny, st->prow, tid / st->pcol, &lo, &hi);
     t->i0 = lo;
     t->bi = hi - lo;
-    hr_split_range(s->o.n, st->pcol, tid % st->pcol, &lo, &hi);
+    hr_split_range(s->p.nx, st->pcol, tid % st->pcol, &lo, &hi);
     t->j0 = lo;
     t->bj = hi - lo;
     t->offset = a - 1;
@@ -155,7 +155,10 @@ static hr_status blocks_setup(hr_solver *s)
     st->tiles = calloc((size_t)p, sizeof *st->tiles);
     if (!st->tiles) return HR_ERR_NO_MEMORY;
     HR_TRY(hr_cpu_open_team(s, st->prow, st->pcol, &st->team));
-    hr_solver_init_rows(s, 0, s->o.n + 2); /* the global grid holds the boundary and the output */
+    s->cfg.threads = p;
+    s->cfg.thread_rows = st->prow;
+    s->cfg.thread_cols = st->pcol;
+    hr_solver_init_rows(s, 0, s->p.ny + 2); /* the global grid holds the boundary and the output */
     hr_team_run(st->team, blocks_alloc, st);
     for (int i = 0; i < p; i++)
         if (st->tiles[i].status != HR_OK) return st->tiles[i].status;
@@ -205,7 +208,7 @@ const hr_kernel_desc hr_kernel_cpu_blocks = {
     .name = "blocks",
     .backend = HR_BACKEND_CPU_THREADS,
     .summary = "threads on private ghost-cell tiles (NUMA variant), two barriers per sweep",
-    .deterministic = 1,
+    .caps = HR_CAP_DETERMINISTIC | HR_CAP_2D | HR_CAP_RECT,
     .setup = blocks_setup,
     .sweeps = blocks_sweeps,
     .sync_host = blocks_sync_host,

@@ -38,31 +38,9 @@ void HR_FN(hr_cpu_sweep)(const T *u, T *un, hr_rhs_view rhs, size_t pitch, int i
     }
     HR_FN(rows_plain)(u, un, pitch, i0, i1, j0, j1);
     const int ci = rhs.spike_i, cj = rhs.spike_j;
-    if (ci >= i0 && ci < i1 && cj >= j0 && cj < j1) {
+    if (rhs.spike_k == 0 && ci >= i0 && ci < i1 && cj >= j0 && cj < j1) {
         const size_t k = (size_t)ci * pitch + (size_t)cj;
         un[k] = HR_JACOBI5F(T, u[k - pitch], u[k + pitch], u[k - 1], u[k + 1], (T)HR_SPIKE_H2F);
     }
 }
 
-void HR_FN(hr_cpu_residual)(const T *u, hr_rhs_view rhs, size_t pitch, int n, int i0, int i1, double *rr,
-                            double *ff)
-{
-    double r2 = 0.0, f2 = 0.0;
-    const T *hf = (const T *)rhs.hf;
-    for (int i = i0; i < i1; i++) {
-        for (int j = 1; j <= n; j++) {
-            const size_t k = (size_t)i * pitch + (size_t)j;
-            double f = hf ? (double)hf[k] : ((i == rhs.spike_i && j == rhs.spike_j) ? HR_SPIKE_H2F : 0.0);
-            /* b = h^2 f plus the known boundary values that enter this row of A u = b */
-            double b = f + (i == 1 ? (double)u[k - pitch] : 0.0) + (i == n ? (double)u[k + pitch] : 0.0) +
-                       (j == 1 ? (double)u[k - 1] : 0.0) + (j == n ? (double)u[k + 1] : 0.0);
-            double au = 4.0 * (double)u[k] - (double)u[k - pitch] - (double)u[k + pitch] - (double)u[k - 1] -
-                        (double)u[k + 1];
-            double r = f - au;
-            r2 += r * r;
-            f2 += b * b;
-        }
-    }
-    *rr += r2;
-    *ff += f2;
-}

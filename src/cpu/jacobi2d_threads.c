@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "cpu/cpu_team.h"
+#include "cpu/stencil_cpu.h"
 #include "solver/solver_internal.h"
 
 extern const hr_kernel_desc hr_kernel_cpu_spmd_nt;
@@ -24,11 +25,11 @@ static void spmd_touch(void *ctx, int tid, int nthreads)
     spmd_state *st = ctx;
     (void)nthreads;
     if (tid % st->pcol != 0) return; /* one toucher per band of rows */
-    int lo, hi, n = st->s->o.n, band = tid / st->pcol;
-    hr_split_range(n, st->prow, band, &lo, &hi);
+    int lo, hi, ny = st->s->p.ny, band = tid / st->pcol;
+    hr_split_range(ny, st->prow, band, &lo, &hi);
     /* band b owns interior rows [lo+1, hi+1); the first and last band take the boundary rows */
     int r0 = band == 0 ? 0 : lo + 1;
-    int r1 = band == st->prow - 1 ? n + 2 : hi + 1;
+    int r1 = band == st->prow - 1 ? ny + 2 : hi + 1;
     hr_solver_init_rows(st->s, r0, r1);
 }
 
@@ -37,17 +38,21 @@ static void spmd_job(void *ctx, int tid, int nthreads)
     spmd_state *st = ctx;
     hr_solver *s = st->s;
     (void)nthreads;
-    int i0, i1, j0, j1, n = s->o.n;
-    hr_split_range(n, st->prow, tid / st->pcol, &i0, &i1);
-    hr_split_range(n, st->pcol, tid % st->pcol, &j0, &j1);
+    int i0, i1, j0, j1;
+    hr_split_range(s->p.ny, st->prow, tid / st->pcol, &i0, &i1);
+    hr_split_range(s->p.nx, st->pcol, tid % st->pcol, &j0, &j1);
     const hr_rhs_view rhs = hr_solver_rhs_view(s);
     const size_t esize = s->u[0].l.esize, pitch = s->u[0].l.pitch;
     void *a = hr_grid_origin(&s->u[s->cur]), *b = hr_grid_origin(&s->u[1 - s->cur]);
+    hr_sweep_args box = {&s->u[0].l, NULL, NULL, rhs, {{j0 + 1, i0 + 1, 0}, {j1 + 1, i1 + 1, 1}}, s->p.omega};
     for (long t = 0; t < st->count; t++) {
-        if (st->stream)
+        if (st->stream) {
             hr_cpu_sweep_stream(esize, a, b, rhs, pitch, i0 + 1, i1 + 1, j0 + 1, j1 + 1);
-        else
-            hr_cpu_sweep(esize, a, b, rhs, pitch, i0 + 1, i1 + 1, j0 + 1, j1 + 1);
+        } else {
+            box.in = a;
+            box.out = b;
+            hr_cpu_sweep_box(&box);
+        }
         hr_team_barrier(st->team);
         void *tmp = a;
         a = b;
@@ -68,6 +73,9 @@ static hr_status spmd_setup(hr_solver *s)
     }
     s->impl = st;
     st->stream = s->k == &hr_kernel_cpu_spmd_nt;
+    s->cfg.threads = st->prow * st->pcol;
+    s->cfg.thread_rows = st->prow;
+    s->cfg.thread_cols = st->pcol;
     hr_team_run(st->team, spmd_touch, st);
     return HR_OK;
 }
@@ -94,7 +102,7 @@ const hr_kernel_desc hr_kernel_cpu_spmd = {
     .name = "spmd",
     .backend = HR_BACKEND_CPU_THREADS,
     .summary = "threads on a 2-D block partition, one barrier per sweep, shared grid",
-    .deterministic = 1,
+    .caps = HR_CAP_DETERMINISTIC | HR_CAP_2D | HR_CAP_RECT | HR_CAP_OMEGA,
     .setup = spmd_setup,
     .sweeps = spmd_sweeps,
     .teardown = spmd_teardown,
@@ -104,7 +112,7 @@ const hr_kernel_desc hr_kernel_cpu_spmd_nt = {
     .name = "spmd-nt",
     .backend = HR_BACKEND_CPU_THREADS,
     .summary = "spmd with streaming (non-temporal) stores: no write-allocate traffic",
-    .deterministic = 1,
+    .caps = HR_CAP_DETERMINISTIC | HR_CAP_2D | HR_CAP_RECT,
     .setup = spmd_setup,
     .sweeps = spmd_sweeps,
     .teardown = spmd_teardown,

@@ -59,7 +59,7 @@ typedef struct hr_gpu {
     cudaStream_t stream;
     int n, dbl, spike;
     size_t esize;
-    size_t pitch, offset; /* device layout in elements: padded (hr_layout2d) or (n+2, 0) */
+    size_t pitch, offset; /* device layout in elements: padded (hr_grid_layout) or (n+2, 0) */
     size_t alloc_elems;   /* per grid: the layout's count plus one spare row */
     void *d_u[2], *d_hf;
     int dcur;             /* grid holding the current solution */

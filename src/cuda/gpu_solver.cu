@@ -175,15 +175,16 @@ static hr_status gpu_setup(hr_solver *s)
     s->impl = g;
     g->fam = fam;
     g->dev = s->o.device;
-    g->n = s->o.n;
+    g->n = s->p.nx; /* square grids only (no HR_CAP_RECT) */
     g->esize = s->u[0].l.esize;
     g->dbl = g->esize == 8;
-    g->spike = s->hf.base ? 0 : s->spike;
+    g->spike = s->hf.base ? 0 : (s->p.spike_i > 0 ? s->p.spike_i : 0);
     g->alpha = s->o.alpha;
     HR_CU(s, cudaSetDevice(g->dev));
     cudaDeviceProp p;
     HR_CU(s, cudaGetDeviceProperties(&p, g->dev));
     snprintf(s->device_name, sizeof s->device_name, "%.95s", p.name);
+    s->cfg.streams = 1;
     g->sms = p.multiProcessorCount;
     g->smem_optin = p.sharedMemPerBlockOptin;
     g->tex_align = p.textureAlignment;
@@ -193,9 +194,9 @@ static hr_status gpu_setup(hr_solver *s)
     HR_CU(s, cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
 
     /* host grids: boundary ring, zero interior, right-hand side */
-    hr_solver_init_rows(s, 0, s->o.n + 2);
+    hr_solver_init_rows(s, 0, s->p.ny + 2);
     s->cur = 0;
-    const size_t hbytes = hr_layout2d_bytes(&s->u[0].l);
+    const size_t hbytes = hr_layout_bytes(&s->u[0].l);
     if (s->o.host_memory == HR_HOST_PINNED) {
         HR_CU(s, cudaHostRegister(s->u[0].base, hbytes, cudaHostRegisterDefault));
         g->registered_u = 1;
@@ -270,7 +271,12 @@ static hr_status gpu_setup(hr_solver *s)
                 }
         }
     }
-    return hr_gpu_apply_shape(s, g, sh);
+    HR_TRY(hr_gpu_apply_shape(s, g, sh));
+    s->cfg.shape[0] = g->shape.bx;
+    s->cfg.shape[1] = g->shape.by;
+    s->cfg.shape[2] = g->shape.h;
+    snprintf(s->cfg.shape_source, sizeof s->cfg.shape_source, "%s", g->shape_from);
+    return HR_OK;
 }
 
 static hr_status gpu_sweeps(hr_solver *s, long count)
@@ -300,6 +306,18 @@ static hr_status gpu_sync_host(hr_solver *s)
     HR_TRY(hr_gpu_download(s, g, hr_grid_origin(&s->u[0])));
     s->t_d2h += hr_now() - t0;
     s->cur = 0;
+    return HR_OK;
+}
+
+/* A restart: the host grid s->u[s->cur] was replaced; make the device grids match. */
+static hr_status gpu_upload(hr_solver *s)
+{
+    hr_gpu *g = (hr_gpu *)s->impl;
+    double t0 = hr_now();
+    HR_CU(s, copy_grid(g, dev_origin(g, g->d_u[g->dcur]), g->pitch, hr_grid_origin(&s->u[s->cur]), s->u[0].l.pitch,
+                       cudaMemcpyHostToDevice));
+    HR_CU(s, cudaStreamSynchronize(g->stream));
+    s->t_h2d += hr_now() - t0;
     return HR_OK;
 }
 
@@ -342,7 +360,7 @@ static hr_status gpu_check_alpha(const hr_options *o, char *why, size_t why_size
     hr_gpu g;
     memset(&g, 0, sizeof g);
     g.fam = fam;
-    g.n = o->n;
+    g.n = hr_options_extent(o, 0);
     g.alpha = o->alpha;
     g.esize = o->precision == HR_PREC_DOUBLE ? 8 : 4;
     g.dbl = g.esize == 8;
@@ -362,9 +380,11 @@ static hr_status gpu_check_alpha(const hr_options *o, char *why, size_t why_size
 }
 
 #define HR_GPU_DESC(var, kname, summary, det)                                                    \
-    const hr_kernel_desc var = {kname,        HR_BACKEND_GPU, summary,      det,                 \
+    const hr_kernel_desc var = {kname,        HR_BACKEND_GPU, summary,                             \
+                                (det) ? HR_CAP_DETERMINISTIC | HR_CAP_2D | HR_CAP_TUNABLE        \
+                                      : HR_CAP_ALPHA | HR_CAP_2D | HR_CAP_TUNABLE,               \
                                 gpu_setup,    gpu_sweeps,     gpu_sync_host, gpu_residual,       \
-                                gpu_teardown, gpu_check_alpha}
+                                gpu_teardown, gpu_check_alpha, gpu_upload}
 
 HR_GPU_DESC(hr_kernel_gpu_tuned, "tuned",
             "TunedSync: column marching on aligned rows, register reuse, warp shuffles", 1);

@@ -105,7 +105,7 @@ static hr_status time_shape(hr_solver *s, long sweeps, double *gbps)
         t[r] = hr_now() - t0;
     }
     qsort(t, 3, sizeof t[0], cmp_d);
-    const double pts = (double)s->o.n * (double)s->o.n * (double)sweeps;
+    const double pts = (double)s->p.nx * (double)s->p.ny * (double)sweeps;
     const double bpp = (double)s->u[0].l.esize * (s->hf.base ? 3.0 : 2.0);
     *gbps = t[1] > 0 ? bpp * pts / t[1] * 1e-9 : 0.0;
     return HR_OK;
@@ -115,7 +115,7 @@ static hr_status tune_run(hr_solver *s, long sweeps, hr_cuda_tune_result *res, h
 {
     hr_gpu *g = (hr_gpu *)s->impl;
     const hr_gpu_family *fam = g->fam;
-    const size_t bytes = g->alloc_elems * g->esize, hbytes = hr_layout2d_bytes(&s->u[0].l);
+    const size_t bytes = g->alloc_elems * g->esize, hbytes = hr_layout_bytes(&s->u[0].l);
     void *pristine = NULL;
     unsigned char *ref = NULL, *got = NULL;
     hr_status st = HR_OK;
@@ -145,7 +145,7 @@ static hr_status tune_run(hr_solver *s, long sweeps, hr_cuda_tune_result *res, h
             continue;
         }
         if (st != HR_OK) goto done;
-        if (s->k->deterministic) {
+        if (s->k->caps & HR_CAP_DETERMINISTIC) {
             HR_CHECK_GOTO(st, s->k->sweeps(s, sweeps), done);
             HR_CHECK_GOTO(st, hr_gpu_download(s, g, hr_grid_origin(&s->u[0])), done);
             memcpy(have_ref ? got : ref, s->u[0].base, hbytes);

@@ -1,4 +1,5 @@
-/* The kernel table: one line per kernel. A backend's first entry is its default. */
+/* The kernel table: one line per kernel. A backend's first entry for a dimension is its
+ * default there. CUDA kernels come from the X-macro list in src/cuda/gpu_kernels.def. */
 #include <string.h>
 
 #include "solver/solver_internal.h"
@@ -14,25 +15,42 @@ extern const hr_kernel_desc hr_kernel_cpu_async0, hr_kernel_cpu_async1, hr_kerne
 #endif
 
 static const hr_kernel_desc *const table[] = {
-    &hr_kernel_cpu_seq,
-    &hr_kernel_cpu_spmd,
-    &hr_kernel_cpu_blocks,
-    &hr_kernel_cpu_spmd_nt,
+    &hr_kernel_cpu_seq,    &hr_kernel_cpu_spmd,   &hr_kernel_cpu_blocks, &hr_kernel_cpu_spmd_nt,
     &hr_kernel_cpu_async0, &hr_kernel_cpu_async1, &hr_kernel_cpu_async2, &hr_kernel_cpu_async3,
 #ifdef HR_HAVE_CUDA
     HR_CUDA_KERNEL_TABLE
 #endif
 };
 
+#define TABLE_LEN ((int)(sizeof table / sizeof table[0]))
+
 const hr_kernel_desc *hr_kernel_at(int i)
 {
-    if (i < 0 || (size_t)i >= sizeof table / sizeof table[0]) return NULL;
+    if (i < 0 || i >= TABLE_LEN) return NULL;
     return table[i];
 }
 
-const hr_kernel_desc *hr_kernel_find(hr_backend b, const char *name)
+const hr_kernel_desc *hr_kernel_find(hr_backend b, const char *name, int dim)
 {
-    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
-        if (table[i]->backend == b && (!name || strcmp(name, table[i]->name) == 0)) return table[i];
+    const unsigned need = dim == 3 ? HR_CAP_3D : HR_CAP_2D;
+    for (int i = 0; i < TABLE_LEN; i++)
+        if (table[i]->backend == b && (table[i]->caps & need) && (!name || strcmp(name, table[i]->name) == 0))
+            return table[i];
     return NULL;
+}
+
+int hr_kernel_count(void)
+{
+    return TABLE_LEN;
+}
+
+hr_status hr_kernel_info_at(int i, hr_kernel_info *out)
+{
+    const hr_kernel_desc *k = hr_kernel_at(i);
+    if (!k || !out) return HR_ERR_INVALID_ARG;
+    out->name = k->name;
+    out->backend = k->backend;
+    out->summary = k->summary;
+    out->caps = k->caps;
+    return HR_OK;
 }

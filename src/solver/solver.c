@@ -1,6 +1,7 @@
 /*
- * The iteration driver for the 2-D Poisson problem: options, grids, the sweep loop
- * with residual checks and monitors, and the metrics of the result.
+ * The solver for the structured-grid problems (2-D 5-point, 3-D 7-point): options,
+ * the resolved problem, grids and initial data, the loop (through the one iteration
+ * driver, driver.c) and the metrics of the result.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -12,17 +13,21 @@
 #include "common/stencil.h"
 #include "common/sysmem.h"
 #include "common/timer.h"
+#include "cpu/stencil_cpu.h"
 #include "cuda/cuda_api.h"
 #include "solver/solver_internal.h"
 
-/* The largest n accepted: (n+2)^2 doubles must stay far from size_t limits and the
- * int index range used by the kernels. Memory is checked separately at allocation. */
-#define HR_MAX_N 1000000
+/* The largest extent accepted per axis: indices stay far inside int and size_t; memory
+ * is checked separately before allocation. */
+#define HR_MAX_N  1000000
+#define HR_PI     3.14159265358979323846
+#define HR_DIVTOL 1e3
 
 void hr_options_default(hr_options *o)
 {
     memset(o, 0, sizeof *o);
     o->n = 1024;
+    o->dim = 2;
     o->iters = 1000;
     o->tol = 0.0;
     o->check_every = 100;
@@ -31,22 +36,57 @@ void hr_options_default(hr_options *o)
     o->bind = HR_BIND_NONE;
     o->layout = HR_LAYOUT_FLAT;
     o->rhs = HR_RHS_SPIKE;
+    o->init = HR_INIT_ZERO;
+    o->omega = 1.0;
+    o->divtol = HR_DIVTOL;
     o->alpha = 1;
     o->host_memory = HR_HOST_PINNED;
 }
 
-static hr_status why(char *buf, size_t size, const char *msg)
+static hr_status why(char *buf, size_t size, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+static hr_status why(char *buf, size_t size, const char *fmt, ...)
 {
-    if (buf && size) snprintf(buf, size, "%s", msg);
+    if (buf && size) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(buf, size, fmt, ap);
+        va_end(ap);
+    }
     return HR_ERR_INVALID_ARG;
 }
 
-static hr_backend resolve_backend(hr_backend b);
+int hr_options_dim(const hr_options *o)
+{
+    return o->dim == 3 ? 3 : 2;
+}
+
+int hr_options_extent(const hr_options *o, int axis)
+{
+    if (axis == 2 && hr_options_dim(o) == 2) return 1;
+    const int given = axis == 0 ? o->nx : axis == 1 ? o->ny : o->nz;
+    return given > 0 ? given : o->n;
+}
+
+static hr_backend resolve_backend(hr_backend b, int dim);
 
 hr_status hr_options_validate(const hr_options *o, char *w, size_t ws)
 {
+    static const char *const axis_flag[3] = {"nx", "ny", "nz"};
     if (!o) return why(w, ws, "options: NULL");
-    if (o->n < 1 || o->n > HR_MAX_N) return why(w, ws, "n: must be between 1 and 1000000");
+    if (o->dim != 0 && o->dim != 2 && o->dim != 3) return why(w, ws, "dim: must be 2 or 3");
+    const int dim = hr_options_dim(o);
+    if (dim == 2 && o->nz != 0) return why(w, ws, "nz: only for 3-D grids");
+    if ((o->nx == 0 || o->ny == 0 || (dim == 3 && o->nz == 0)) && (o->n < 1 || o->n > HR_MAX_N))
+        return why(w, ws, "n: must be between 1 and %d", HR_MAX_N);
+    for (int a = 0; a < dim; a++) {
+        const int e = a == 0 ? o->nx : a == 1 ? o->ny : o->nz;
+        if (e < 0 || e > HR_MAX_N) return why(w, ws, "%s: must be between 1 and %d", axis_flag[a], HR_MAX_N);
+    }
     if (o->iters < 0) return why(w, ws, "iters: must be >= 0");
     if (!(o->tol >= 0.0) || !isfinite(o->tol)) return why(w, ws, "tol: must be a finite value >= 0");
     if (o->tol > 0.0 && o->check_every < 1) return why(w, ws, "check: must be >= 1");
@@ -55,21 +95,32 @@ hr_status hr_options_validate(const hr_options *o, char *w, size_t ws)
     if ((unsigned)o->backend >= HR_BACKEND_COUNT) return why(w, ws, "backend: unknown");
     if (o->threads < 0 || o->threads > 4096) return why(w, ws, "threads: must be between 1 and 4096");
     if ((o->thread_rows > 0) != (o->thread_cols > 0) || o->thread_rows < 0 || o->thread_cols < 0 ||
-        (o->thread_rows > 0 && o->thread_rows * o->thread_cols > 4096))
+        (o->thread_rows > 0 && (long)o->thread_rows * (long)o->thread_cols > 4096))
         return why(w, ws, "thread-grid: give both rows and columns (product <= 4096)");
-    if (o->thread_rows > 0 && o->threads > 0 && o->thread_rows * o->thread_cols != o->threads)
+    if (o->thread_rows > 0 && o->threads > 0 && (long)o->thread_rows * (long)o->thread_cols != o->threads)
         return why(w, ws, "thread-grid: rows x columns must equal threads");
     if (o->bind != HR_BIND_NONE && o->bind != HR_BIND_CORE) return why(w, ws, "bind: none or core");
     if (o->layout != HR_LAYOUT_FLAT && o->layout != HR_LAYOUT_BLOCKS)
         return why(w, ws, "layout: flat or blocks");
-    if (o->rhs != HR_RHS_SPIKE && o->rhs != HR_RHS_MANUFACTURED && o->rhs != HR_RHS_ARRAY)
+    if (o->rhs != HR_RHS_SPIKE && o->rhs != HR_RHS_MANUFACTURED && o->rhs != HR_RHS_ARRAY &&
+        o->rhs != HR_RHS_ZERO)
         return why(w, ws, "rhs: unknown");
     if (o->rhs == HR_RHS_ARRAY && !o->rhs_values) return why(w, ws, "rhs: array without values");
+    if (o->init != HR_INIT_ZERO && o->init != HR_INIT_SINE && o->init != HR_INIT_ARRAY)
+        return why(w, ws, "init: unknown");
+    if (o->init == HR_INIT_ARRAY && !o->init_values) return why(w, ws, "init: array without values");
     if (!isfinite(o->boundary)) return why(w, ws, "boundary: must be finite");
+    if (o->precision == HR_PREC_SINGLE && fabs(o->boundary) > 3.4e38)
+        return why(w, ws, "boundary: %g does not fit in single precision", o->boundary);
+    if (!(o->omega == 0.0 || (o->omega > 0.0 && o->omega < 2.0)))
+        return why(w, ws, "omega: must be in (0, 2)");
+    if (!(o->divtol == 0.0 || (o->divtol > 1.0 && !isnan(o->divtol))))
+        return why(w, ws, "divtol: must be > 1");
     if (o->alpha < 1) return why(w, ws, "alpha: must be >= 1");
     if (o->monitor_every < 0) return why(w, ws, "monitor: must be >= 0");
     if (o->device < 0) return why(w, ws, "device: must be >= 0");
-    const hr_kernel_desc *k = o->kernel ? hr_kernel_find(resolve_backend(o->backend), o->kernel) : NULL;
+    const hr_kernel_desc *k =
+        o->kernel ? hr_kernel_find(resolve_backend(o->backend, dim), o->kernel, dim) : NULL;
     if (k && k->check) return k->check(o, w, ws);
     return HR_OK;
 }
@@ -98,49 +149,97 @@ const char *hr_solver_last_error(const hr_solver *s)
 
 hr_rhs_view hr_solver_rhs_view(const hr_solver *s)
 {
-    hr_rhs_view v = {NULL, 0, 0};
+    hr_rhs_view v = {NULL, -1, -1, -1};
     if (s->hf.base)
         v.hf = hr_grid_origin(&s->hf);
-    else
-        v.spike_i = v.spike_j = s->spike;
+    else {
+        v.spike_i = s->p.spike_i;
+        v.spike_j = s->p.spike_j;
+        v.spike_k = s->p.spike_k;
+    }
     return v;
 }
 
-static double rhs_value(const hr_solver *s, int i, int j)
+/* sin(pi i / (n + 1)) along an axis; sin(pi i h) where the axis spans the unit length (the
+ * unit square and cube of the manufactured problem). */
+static double axis_sine(const hr_problem *p, int n, int i)
 {
-    const double h = s->h;
-    if (s->o.rhs == HR_RHS_MANUFACTURED) {
-        const double pi = 3.14159265358979323846;
-        return h * h * 2.0 * pi * pi * sin(pi * i * h) * sin(pi * j * h);
-    }
-    return h * h * s->o.rhs_values[(size_t)(i - 1) * (size_t)s->o.n + (size_t)(j - 1)];
+    const int nmax = p->nx > p->ny ? (p->nx > p->nz ? p->nx : p->nz) : (p->ny > p->nz ? p->ny : p->nz);
+    return n == nmax ? sin(HR_PI * i * p->h) : sin(HR_PI * i / ((double)n + 1.0));
 }
+
+/* prod_a sin(pi x_a / L_a) at point (i, j, k): the sine mode of the box. */
+static double sine_mode(const hr_problem *p, int i, int j, int k)
+{
+    double v = axis_sine(p, p->ny, i) * axis_sine(p, p->nx, j);
+    return p->dim == 3 ? v * axis_sine(p, p->nz, k) : v;
+}
+
+/* Index of interior point (i, j, k) in the caller's arrays (x fastest). */
+static size_t user_index(const hr_problem *p, int i, int j, int k)
+{
+    const size_t kk = p->dim == 3 ? (size_t)(k - 1) : 0;
+    return (kk * (size_t)p->ny + (size_t)(i - 1)) * (size_t)p->nx + (size_t)(j - 1);
+}
+
+static double rhs_value(const hr_solver *s, int i, int j, int k)
+{
+    const hr_problem *p = &s->p;
+    const double h = p->h;
+    if (p->rhs == HR_RHS_MANUFACTURED) {
+        /* f = pi^2 (sum_a 1 / L_a^2) u, L_a = (n_a + 1) h: 2 pi^2 u on the unit square */
+        double c = 0.0;
+        const int ext[3] = {p->nx, p->ny, p->nz};
+        for (int a = 0; a < p->dim; a++) {
+            const double L = ((double)ext[a] + 1.0) * h;
+            c += HR_PI * HR_PI / (L * L);
+        }
+        return h * h * c * sine_mode(p, i, j, k);
+    }
+    return h * h * s->o.rhs_values[user_index(p, i, j, k)];
+}
+
+static double init_value(const hr_solver *s, int i, int j, int k)
+{
+    if (s->p.init == HR_INIT_SINE) return sine_mode(&s->p, i, j, k);
+    return s->o.init_values[user_index(&s->p, i, j, k)];
+}
+
+/* Visits the interior points of outer slices [r0, r1). */
+#define FOR_INTERIOR(p, r0, r1, i, j, k)                                                                     \
+    for (int k = (p)->dim == 3 ? ((r0) > 1 ? (r0) : 1) : 0;                                                  \
+         k < ((p)->dim == 3 ? ((r1) < (p)->nz + 1 ? (r1) : (p)->nz + 1) : 1); k++)                           \
+        for (int i = (p)->dim == 3 ? 1 : ((r0) > 1 ? (r0) : 1);                                              \
+             i < ((p)->dim == 3 ? (p)->ny + 1 : ((r1) < (p)->ny + 1 ? (r1) : (p)->ny + 1)); i++)             \
+            for (int j = 1; j <= (p)->nx; j++)
 
 void hr_solver_init_rows(hr_solver *s, int r0, int r1)
 {
-    for (int k = 0; k < 2; k++)
-        hr_grid_init_rows(&s->u[k], r0, r1, s->o.boundary);
+    const hr_problem *p = &s->p;
+    for (int g = 0; g < 2; g++) {
+        hr_grid_init_rows(&s->u[g], r0, r1, p->boundary);
+        if (p->init != HR_INIT_ZERO)
+            FOR_INTERIOR(p, r0, r1, i, j, k) hr_grid_set3(&s->u[g], i, j, k, init_value(s, i, j, k));
+    }
     if (!s->hf.base) return;
     hr_grid_init_rows(&s->hf, r0, r1, 0.0);
-    for (int i = r0 > 1 ? r0 : 1; i < r1 && i <= s->o.n; i++)
-        for (int j = 1; j <= s->o.n; j++)
-            hr_grid_set(&s->hf, i, j, rhs_value(s, i, j));
+    FOR_INTERIOR(p, r0, r1, i, j, k) hr_grid_set3(&s->hf, i, j, k, rhs_value(s, i, j, k));
 }
 
 double hr_solver_host_residual(const hr_solver *s)
 {
     const hr_grid *g = &s->u[s->cur];
-    double rr = 0.0, bb = 0.0;
-    hr_cpu_residual(g->l.esize, hr_grid_origin(g), hr_solver_rhs_view(s), g->l.pitch, s->o.n, 1, s->o.n + 1,
-                    &rr, &bb);
-    if (bb == 0.0) return sqrt(rr); /* zero right-hand side: report the absolute residual */
-    return sqrt(rr / bb);
+    hr_resid_args a = {&g->l, hr_grid_origin(g), hr_solver_rhs_view(s), hr_box_interior(&g->l), HR_FACE_ALL,
+                       NULL};
+    hr_norm2 rn, bn;
+    hr_cpu_residual_box(&a, &rn, &bn);
+    return hr_norm2_relative(rn, bn);
 }
 
-static hr_backend resolve_backend(hr_backend b)
+static hr_backend resolve_backend(hr_backend b, int dim)
 {
     if (b != HR_BACKEND_AUTO) return b;
-    if (hr_cuda_device_count() > 0 && hr_kernel_find(HR_BACKEND_GPU, NULL)) return HR_BACKEND_GPU;
+    if (hr_cuda_device_count() > 0 && hr_kernel_find(HR_BACKEND_GPU, NULL, dim)) return HR_BACKEND_GPU;
     return HR_BACKEND_CPU_THREADS;
 }
 
@@ -152,6 +251,49 @@ const char *hr_last_error(void)
     return create_error;
 }
 
+static void resolve_problem(const hr_options *o, hr_problem *p)
+{
+    p->dim = hr_options_dim(o);
+    p->nx = hr_options_extent(o, 0);
+    p->ny = hr_options_extent(o, 1);
+    p->nz = hr_options_extent(o, 2);
+    int nmax = p->nx > p->ny ? p->nx : p->ny;
+    if (p->nz > nmax) nmax = p->nz;
+    p->h = 1.0 / ((double)nmax + 1.0);
+    p->rhs = o->rhs;
+    p->init = o->init;
+    p->boundary = o->boundary;
+    p->omega = o->omega == 0.0 ? 1.0 : o->omega;
+    p->spike_i = p->spike_j = p->spike_k = -1;
+    if (o->rhs == HR_RHS_SPIKE) {
+        p->spike_i = HR_SPIKE_INDEX(p->ny);
+        p->spike_j = HR_SPIKE_INDEX(p->nx);
+        p->spike_k = p->dim == 3 ? HR_SPIKE_INDEX(p->nz) : 0;
+    }
+}
+
+/* What the resolved kernel cannot do with this problem, as "field: reason". */
+static hr_status kernel_fits(hr_solver *s)
+{
+    const hr_kernel_desc *k = s->k;
+    const hr_problem *p = &s->p;
+    if (!(k->caps & (p->dim == 3 ? HR_CAP_3D : HR_CAP_2D))) {
+        hr_solver_set_error(s, "kernel: %s %s does not run %d-D grids", hr_backend_name(k->backend), k->name,
+                            p->dim);
+        return HR_ERR_INVALID_ARG;
+    }
+    if (!(k->caps & HR_CAP_RECT) && (p->nx != p->ny || (p->dim == 3 && p->nz != p->nx))) {
+        hr_solver_set_error(s, "%s: kernel %s runs equal extents on every axis only (got %d x %d%s)",
+                            p->nx != p->ny ? "ny" : "nz", k->name, p->nx, p->ny, p->dim == 3 ? " x nz" : "");
+        return HR_ERR_INVALID_ARG;
+    }
+    if (!(k->caps & HR_CAP_OMEGA) && p->omega != 1.0) {
+        hr_solver_set_error(s, "omega: kernel %s has no weighted update (omega %g)", k->name, p->omega);
+        return HR_ERR_INVALID_ARG;
+    }
+    return HR_OK;
+}
+
 hr_status hr_solver_create(const hr_options *o, hr_solver **out)
 {
     create_error[0] = '\0';
@@ -161,39 +303,54 @@ hr_status hr_solver_create(const hr_options *o, hr_solver **out)
     hr_solver *s = calloc(1, sizeof *s);
     if (!s) return HR_ERR_NO_MEMORY;
     s->o = *o;
-    s->o.backend = resolve_backend(o->backend);
+    resolve_problem(o, &s->p);
+    s->o.dim = s->p.dim;
+    s->o.backend = resolve_backend(o->backend, s->p.dim);
+    if (s->o.divtol == 0.0) s->o.divtol = HR_DIVTOL;
     const char *kname = o->kernel;
     if (!kname && s->o.backend == HR_BACKEND_CPU_THREADS && o->layout == HR_LAYOUT_BLOCKS) kname = "blocks";
-    s->k = hr_kernel_find(s->o.backend, kname);
+    s->k = hr_kernel_find(s->o.backend, kname, s->p.dim);
     hr_status st = HR_OK;
     if (!s->k) {
-        st = (s->o.backend == HR_BACKEND_GPU && !hr_kernel_find(HR_BACKEND_GPU, NULL)) ? HR_ERR_UNSUPPORTED
-                                                                                       : HR_ERR_INVALID_ARG;
-        hr_solver_set_error(s, "kernel: backend %s has no kernel '%s'", hr_backend_name(s->o.backend),
-                            kname ? kname : "(default)");
+        st = (s->o.backend == HR_BACKEND_GPU && !hr_kernel_find(HR_BACKEND_GPU, NULL, s->p.dim))
+                 ? HR_ERR_UNSUPPORTED
+                 : HR_ERR_INVALID_ARG;
+        hr_solver_set_error(s, "kernel: backend %s has no %d-D kernel '%s'", hr_backend_name(s->o.backend),
+                            s->p.dim, kname ? kname : "(default)");
         goto fail;
     }
-    s->h = 1.0 / ((double)o->n + 1.0);
-    s->spike = HR_SPIKE_INDEX(o->n);
+    HR_CHECK_GOTO(st, kernel_fits(s), fail);
     /* refuse what cannot fit before touching it: with overcommit, a too-large malloc can
      * succeed and the first sweep would then be killed by the kernel */
-    hr_layout2d need;
-    if (!hr_layout2d_init(&need, o->n, o->precision == HR_PREC_DOUBLE ? 8 : 4) ||
-        hr_layout2d_bytes(&need) > hr_host_available_bytes() / (o->rhs == HR_RHS_SPIKE ? 2 : 3)) {
-        hr_solver_set_error(s, "n: %d x %d grids do not fit in the available memory", o->n + 2, o->n + 2);
+    hr_grid_layout l;
+    const int grids = s->p.rhs == HR_RHS_SPIKE || s->p.rhs == HR_RHS_ZERO ? 2 : 3;
+    if (!hr_layout_init(&l, s->p.dim, s->p.nx, s->p.ny, s->p.nz, o->precision == HR_PREC_DOUBLE ? 8 : 4) ||
+        hr_layout_bytes(&l) > hr_host_available_bytes() / (size_t)grids) {
+        hr_solver_set_error(s, "%s: %d x %d%s grids do not fit in the available memory",
+                            o->nx || o->ny ? "nx" : "n", s->p.nx + 2, s->p.ny + 2,
+                            s->p.dim == 3 ? " x nz+2" : "");
         st = HR_ERR_NO_MEMORY;
         goto fail;
     }
-    HR_CHECK_GOTO(st, hr_grid_alloc(&s->u[0], o->n, o->precision), fail);
-    HR_CHECK_GOTO(st, hr_grid_alloc(&s->u[1], o->n, o->precision), fail);
-    if (o->rhs != HR_RHS_SPIKE) {
-        HR_CHECK_GOTO(st, hr_grid_alloc(&s->hf, o->n, o->precision), fail);
-        s->spike = 0;
-    }
+    HR_CHECK_GOTO(st, hr_grid_alloc(&s->u[0], &l), fail);
+    HR_CHECK_GOTO(st, hr_grid_alloc(&s->u[1], &l), fail);
+    if (grids == 3) HR_CHECK_GOTO(st, hr_grid_alloc(&s->hf, &l), fail);
+    s->cfg.backend = s->o.backend;
+    snprintf(s->cfg.kernel, sizeof s->cfg.kernel, "%s", s->k->name);
+    s->cfg.caps = s->k->caps;
+    s->cfg.dim = s->p.dim;
+    s->cfg.nx = s->p.nx;
+    s->cfg.ny = s->p.ny;
+    s->cfg.nz = s->p.nz;
+    s->cfg.device = s->o.backend == HR_BACKEND_GPU ? o->device : -1;
+    s->cfg.omega = s->p.omega;
+    if (s->o.backend == HR_BACKEND_CPU_SEQ) s->cfg.threads = 1;
     double t0 = hr_now();
     HR_CHECK_GOTO(st, s->k->setup(s), fail);
     s->t_setup = hr_now() - t0;
-    s->o.kernel = NULL; /* the caller's string need not outlive create */
+    snprintf(s->cfg.device_name, sizeof s->cfg.device_name, "%s", s->device_name);
+    s->o.kernel = NULL; /* the caller's strings and arrays need not outlive create */
+    s->o.rhs_values = s->o.init_values = NULL;
     *out = s;
     return HR_OK;
 fail:
@@ -209,35 +366,32 @@ void hr_solver_free(hr_solver *s)
     hr_grid_free(&s->u[0]);
     hr_grid_free(&s->u[1]);
     hr_grid_free(&s->hf);
-    free(s->hist_it);
-    free(s->hist_res);
+    hr_history_free(&s->hist);
     free(s);
-}
-
-static hr_status history_push(hr_solver *s, long it, double r)
-{
-    if (!s->o.keep_history) return HR_OK;
-    if (s->hist_len == s->hist_cap) {
-        size_t cap = s->hist_cap ? 2 * s->hist_cap : 64;
-        long *a = realloc(s->hist_it, cap * sizeof *a);
-        if (!a) return HR_ERR_NO_MEMORY;
-        s->hist_it = a;
-        double *b = realloc(s->hist_res, cap * sizeof *b);
-        if (!b) return HR_ERR_NO_MEMORY;
-        s->hist_res = b;
-        s->hist_cap = cap;
-    }
-    s->hist_it[s->hist_len] = it;
-    s->hist_res[s->hist_len] = r;
-    s->hist_len++;
-    return HR_OK;
 }
 
 size_t hr_solver_history(const hr_solver *s, const long **iters, const double **res)
 {
-    if (iters) *iters = s->hist_it;
-    if (res) *res = s->hist_res;
-    return s->hist_len;
+    if (!s) {
+        if (iters) *iters = NULL;
+        if (res) *res = NULL;
+        return 0;
+    }
+    if (iters) *iters = s->hist.it;
+    if (res) *res = s->hist.res;
+    return s->hist.len;
+}
+
+hr_status hr_solver_config(const hr_solver *s, hr_config *out)
+{
+    if (!s || !out) return HR_ERR_INVALID_ARG;
+    *out = s->cfg;
+    return HR_OK;
+}
+
+long hr_solver_sweeps_done(const hr_solver *s)
+{
+    return s ? s->done : -1;
 }
 
 static hr_status current_residual(hr_solver *s, double *r)
@@ -248,21 +402,45 @@ static hr_status current_residual(hr_solver *s, double *r)
     return HR_OK;
 }
 
-static long next_event(long done, long every)
+/* The driver's callbacks. */
+static hr_status drv_advance(void *ctx, long count, hr_phase_times *t)
 {
-    return every > 0 ? (done / every + 1) * every : -1;
+    hr_solver *s = ctx;
+    (void)t;
+    hr_status st = s->k->sweeps(s, count);
+    if (st == HR_OK) s->done += count;
+    return st;
 }
 
-static double max_error_manufactured(const hr_solver *s)
+static hr_status drv_residual(void *ctx, double *rel)
 {
-    const double pi = 3.14159265358979323846;
+    return current_residual(ctx, rel);
+}
+
+/* The exact answer where one is known: the manufactured solution, or lambda^T u0 for the
+ * sine mode with a zero right-hand side and boundary (an eigenvector of the iteration). */
+static double max_error(const hr_solver *s)
+{
+    const hr_problem *p = &s->p;
+    double scale;
+    if (p->rhs == HR_RHS_MANUFACTURED) {
+        scale = 1.0;
+    } else if (p->init == HR_INIT_SINE && p->rhs == HR_RHS_ZERO && p->boundary == 0.0) {
+        double lam = cos(HR_PI / (p->nx + 1.0)) + cos(HR_PI / (p->ny + 1.0));
+        lam = p->dim == 3 ? (lam + cos(HR_PI / (p->nz + 1.0))) / 3.0 : lam / 2.0;
+        lam = 1.0 - p->omega + p->omega * lam;
+        scale = pow(lam, (double)s->done);
+    } else {
+        return NAN;
+    }
+    const hr_grid *g = &s->u[s->cur];
     double e = 0.0;
-    for (int i = 1; i <= s->o.n; i++)
-        for (int j = 1; j <= s->o.n; j++) {
-            double ex = sin(pi * i * s->h) * sin(pi * j * s->h);
-            double d = fabs(hr_grid_get(&s->u[s->cur], i, j) - ex);
-            if (d > e) e = d;
-        }
+    for (int k = p->dim == 3 ? 1 : 0; k < (p->dim == 3 ? p->nz + 1 : 1); k++)
+        for (int i = 1; i <= p->ny; i++)
+            for (int j = 1; j <= p->nx; j++) {
+                const double d = fabs(hr_grid_get3(g, i, j, k) - scale * sine_mode(p, i, j, k));
+                if (!(d <= e)) e = d;
+            }
     return e;
 }
 
@@ -270,98 +448,116 @@ hr_status hr_solver_run(hr_solver *s, hr_result *res)
 {
     if (!s) return HR_ERR_INVALID_ARG;
     const hr_options *o = &s->o;
+    const hr_problem *p = &s->p;
     hr_result r;
     memset(&r, 0, sizeof r);
-    hr_reason reason = HR_REASON_ITERS;
-    hr_status st = HR_OK;
-    const long check = o->tol > 0.0 ? o->check_every : 0;
-    const long start = s->done, syncs0 = s->syncs;
-    double t_sweeps = 0.0, t0 = hr_now();
-    s->hist_len = 0;
-    while (s->done - start < o->iters) {
-        long stop = start + o->iters;
-        long ev_check = next_event(s->done - start, check),
-             ev_mon = next_event(s->done - start, o->monitor_every);
-        if (ev_check > 0 && start + ev_check < stop) stop = start + ev_check;
-        if (ev_mon > 0 && start + ev_mon < stop) stop = start + ev_mon;
-        double ts = hr_now();
-        st = s->k->sweeps(s, stop - s->done);
-        t_sweeps += hr_now() - ts;
-        if (st != HR_OK) break;
-        s->done = stop;
-        long k = s->done - start;
-        int at_check = check > 0 && k % check == 0;
-        int at_mon = o->monitor_every > 0 && k % o->monitor_every == 0;
-        if (!at_check && !at_mon) continue;
-        double rel;
-        if ((st = current_residual(s, &rel)) != HR_OK) break;
-        if ((st = history_push(s, k, rel)) != HR_OK) break;
-        if (at_mon && o->monitor && o->monitor(k, rel, o->monitor_user)) {
-            reason = HR_REASON_STOPPED;
-            break;
-        }
-        if (!isfinite(rel) || rel > 1e3) {
-            reason = HR_REASON_DIVERGED;
-            break;
-        }
-        if (at_check && rel < o->tol) {
-            reason = HR_REASON_CONVERGED;
-            break;
-        }
-    }
-    r.time_s = hr_now() - t0;
+    const long syncs0 = s->syncs;
+    s->hist.len = 0;
+    hr_driver_ops ops = {s, drv_advance, drv_residual, NULL};
+    hr_driver_cfg cfg = {o->iters,   o->tol,          o->check_every, o->monitor_every,
+                         o->monitor, o->monitor_user, o->divtol,      0};
+    hr_phase_times t = {0, 0, 0, 0};
+    hr_driver_out d;
+    hr_status st = hr_drive(&ops, &cfg, o->keep_history ? &s->hist : NULL, &t, &d);
     if (st == HR_OK && s->k->sync_host) st = s->k->sync_host(s);
     if (st != HR_OK) return st;
 
-    r.iterations = s->done - start;
+    r.dim = p->dim;
+    r.nx = p->nx;
+    r.ny = p->ny;
+    r.nz = p->nz;
+    r.iterations = d.done;
     r.global_syncs = s->syncs != syncs0 ? s->syncs - syncs0 : r.iterations;
-    r.time_sweeps_s = t_sweeps;
-    r.time_per_sweep_s = r.iterations > 0 ? t_sweeps / (double)r.iterations : 0.0;
+    r.time_s = t.total;
+    r.time_compute_s = t.compute;
+    r.time_exchange_s = t.exchange;
+    r.time_residual_s = t.residual;
+    r.time_sweeps_s = t.compute + t.exchange;
+    r.time_per_sweep_s = r.iterations > 0 ? r.time_sweeps_s / (double)r.iterations : 0.0;
     r.time_setup_s = s->t_setup;
     r.time_h2d_s = s->t_h2d;
     r.time_d2h_s = s->t_d2h;
     r.relative_residual = hr_solver_host_residual(s);
-    if (!isfinite(r.relative_residual)) reason = HR_REASON_DIVERGED;
-    if (reason == HR_REASON_ITERS && o->tol > 0.0 && r.relative_residual < o->tol)
-        reason = HR_REASON_CONVERGED;
-    r.max_error = o->rhs == HR_RHS_MANUFACTURED ? max_error_manufactured(s) : NAN;
-    const double pts = (double)o->n * (double)o->n * (double)r.iterations;
+    r.reason = hr_driver_final_reason(d.reason, r.relative_residual, o->tol, o->divtol);
+    r.max_error = max_error(s);
+    const double pts = (double)p->nx * (double)p->ny * (double)p->nz * (double)r.iterations;
     const double es = (double)s->u[0].l.esize;
     r.bytes_per_point = 2.0 * es + (s->hf.base ? es : 0.0);
-    r.gflops = t_sweeps > 0 ? 5.0 * pts / t_sweeps * 1e-9 : 0.0;
-    r.gbps = t_sweeps > 0 ? r.bytes_per_point * pts / t_sweeps * 1e-9 : 0.0;
+    r.flops_per_point = (p->dim == 3 ? 8.0 : 5.0) + (p->omega != 1.0 ? 3.0 : 0.0);
+    r.gflops = r.time_sweeps_s > 0 ? r.flops_per_point * pts / r.time_sweeps_s * 1e-9 : 0.0;
+    r.gbps = r.time_sweeps_s > 0 ? r.bytes_per_point * pts / r.time_sweeps_s * 1e-9 : 0.0;
     r.reference_gbps = o->reference_gbps;
     r.bandwidth_fraction = o->reference_gbps > 0 ? r.gbps / o->reference_gbps : NAN;
-    r.reason = reason;
     snprintf(r.backend, sizeof r.backend, "%s", hr_backend_name(o->backend));
     snprintf(r.kernel, sizeof r.kernel, "%s", s->k->name);
     snprintf(r.device_name, sizeof r.device_name, "%s", s->device_name);
     if (res) *res = r;
     if (o->monitor && !(o->monitor_every > 0 && r.iterations % o->monitor_every == 0 && r.iterations > 0))
         o->monitor(r.iterations, r.relative_residual, o->monitor_user);
-    return reason == HR_REASON_DIVERGED ? HR_ERR_DIVERGED : HR_OK;
+    return r.reason == HR_REASON_DIVERGED || r.reason == HR_REASON_NAN ? HR_ERR_DIVERGED : HR_OK;
+}
+
+/* Copies between the interior of grid g and a caller's array (x fastest); to_user picks
+ * the direction. */
+static void copy_interior(const hr_problem *p, hr_grid *g, hr_precision prec, void *user, int to_user)
+{
+    const size_t es = g->l.esize, ues = prec == HR_PREC_DOUBLE ? 8 : 4;
+    for (int k = p->dim == 3 ? 1 : 0; k < (p->dim == 3 ? p->nz + 1 : 1); k++)
+        for (int i = 1; i <= p->ny; i++) {
+            char *row = (char *)g->base + hr_layout_index(&g->l, (size_t)i, 1, (size_t)k) * es;
+            char *urow = (char *)user + user_index(p, i, 1, k < 1 ? 1 : k) * ues;
+            if (es == ues) {
+                if (to_user)
+                    memcpy(urow, row, (size_t)p->nx * es);
+                else
+                    memcpy(row, urow, (size_t)p->nx * es);
+                continue;
+            }
+            for (int j = 0; j < p->nx; j++) {
+                if (to_user) {
+                    double v = es == 8 ? ((double *)row)[j] : ((float *)row)[j];
+                    if (ues == 8)
+                        ((double *)urow)[j] = v;
+                    else
+                        ((float *)urow)[j] = (float)v;
+                } else {
+                    double v = ues == 8 ? ((double *)urow)[j] : ((float *)urow)[j];
+                    if (es == 8)
+                        ((double *)row)[j] = v;
+                    else
+                        ((float *)row)[j] = (float)v;
+                }
+            }
+        }
 }
 
 hr_status hr_solver_solution(const hr_solver *s, hr_precision prec, void *dst, size_t count)
 {
     if (!s || !dst) return HR_ERR_INVALID_ARG;
-    const int n = s->o.n;
-    if (count < (size_t)n * (size_t)n) return HR_ERR_INVALID_ARG;
-    const hr_grid *g = &s->u[s->cur];
-    for (int i = 1; i <= n; i++) {
-        const char *row = (const char *)hr_grid_origin(g) + (size_t)i * g->l.pitch * g->l.esize;
-        size_t base = (size_t)(i - 1) * (size_t)n;
-        if ((prec == HR_PREC_DOUBLE) == (g->l.esize == 8)) {
-            memcpy((char *)dst + base * g->l.esize, row + g->l.esize, (size_t)n * g->l.esize);
-        } else {
-            for (int j = 1; j <= n; j++) {
-                double v = hr_grid_get(g, i, j);
-                if (prec == HR_PREC_DOUBLE)
-                    ((double *)dst)[base + (size_t)(j - 1)] = v;
-                else
-                    ((float *)dst)[base + (size_t)(j - 1)] = (float)v;
-            }
-        }
-    }
+    if (count < hr_layout_points(&s->u[0].l)) return HR_ERR_INVALID_ARG;
+    copy_interior(&s->p, (hr_grid *)&s->u[s->cur], prec, dst, 1);
     return HR_OK;
+}
+
+hr_status hr_solver_set_solution(hr_solver *s, hr_precision prec, const void *src, size_t count, long done)
+{
+    if (!s || !src || done < 0) return HR_ERR_INVALID_ARG;
+    if (count < hr_layout_points(&s->u[0].l)) return HR_ERR_INVALID_ARG;
+    if (!(s->k->caps & HR_CAP_DETERMINISTIC) || (s->k->sync_host && !s->k->upload)) {
+        hr_solver_set_error(s, "kernel %s keeps state it cannot restart from a solution", s->k->name);
+        return HR_ERR_UNSUPPORTED;
+    }
+    if (s->k->sync_host) HR_TRY(s->k->sync_host(s));
+    copy_interior(&s->p, &s->u[s->cur], prec, (void *)src, 0);
+    if (s->k->upload) HR_TRY(s->k->upload(s));
+    s->done = done;
+    return HR_OK;
+}
+
+const char *hr_kernel_default(hr_backend backend, int dim)
+{
+    if ((unsigned)backend >= HR_BACKEND_COUNT) return NULL;
+    dim = dim == 3 ? 3 : 2;
+    const hr_kernel_desc *k = hr_kernel_find(resolve_backend(backend, dim), NULL, dim);
+    return k ? k->name : NULL;
 }

@@ -11,16 +11,17 @@
 #include "cpu/jacobi2d_cpu.h"
 #include "hetrelax/hetrelax.h"
 #include "problem/grid.h"
+#include "solver/driver.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 typedef struct hr_kernel_desc {
-    const char *name;    /* --kernel value */
-    hr_backend backend;  /* the backend it belongs to; first entry is its default */
+    const char *name;    /* --kernel value (unique per backend and dimension) */
+    hr_backend backend;  /* the backend it belongs to; first entry per dimension is the default */
     const char *summary; /* one line for --help */
-    int deterministic;   /* same result as cpu-seq (bitwise) */
+    unsigned caps;       /* HR_CAP_*: dimensions, determinism, alpha, omega, rectangular grids */
     /* Prepares the kernel: allocates its state, initialises (first-touches) the host
      * grids or uploads them. Called once by hr_solver_create. */
     hr_status (*setup)(hr_solver *s);
@@ -34,36 +35,48 @@ typedef struct hr_kernel_desc {
     /* Kernel-specific limits on the options (e.g. alpha against the block size), checked
      * by hr_options_validate; writes "field: reason" into why. NULL: none. */
     hr_status (*check)(const hr_options *o, char *why, size_t why_size);
+    /* Makes the device copy (if any) match s->u[s->cur] after the host grid was changed
+     * (a restart). NULL: the host grid is the state. */
+    hr_status (*upload)(hr_solver *s);
 } hr_kernel_desc;
+
+/* The problem a solver runs, resolved from the options. */
+typedef struct hr_problem {
+    int dim, nx, ny, nz; /* interior extents (nz = 1 in 2-D) */
+    double h;            /* mesh width, equal on every axis: 1 / (largest extent + 1) */
+    hr_rhs rhs;
+    hr_init init;
+    double boundary, omega;
+    int spike_i, spike_j, spike_k; /* the inline spike, or -1 */
+} hr_problem;
 
 struct hr_solver {
     hr_options o;
+    hr_problem p;
     const hr_kernel_desc *k;
     hr_grid u[2];        /* host grids: current and next */
     int cur;             /* index of the current solution in u */
-    hr_grid hf;          /* h^2 f (base NULL for the inline spike) */
-    int spike;           /* spike position (0 when hf is used) */
-    double h;            /* mesh width 1/(n+1) */
+    hr_grid hf;          /* h^2 f (base NULL for the inline spike and a zero right-hand side) */
     void *impl;          /* kernel state */
     long done;           /* sweeps done so far */
     long syncs;          /* global syncs counted by kernels whose passes span several sweeps */
     double t_setup;      /* time spent in the kernel's setup */
     double t_h2d, t_d2h; /* accumulated by kernels that move data */
-    long *hist_it;
-    double *hist_res;
-    size_t hist_len, hist_cap;
+    hr_history hist;
+    hr_config cfg; /* what runs: kernels fill threads, thread grid, shape, streams */
     char device_name[96];
     char err[256];
 };
 
-/* Kernel lookup: NULL name picks the backend's default. */
-const hr_kernel_desc *hr_kernel_find(hr_backend b, const char *name);
+/* Kernel lookup by backend, name and dimension: NULL name picks the backend's default. */
+const hr_kernel_desc *hr_kernel_find(hr_backend b, const char *name, int dim);
 /* Iterates the table: returns entry i or NULL past the end. */
 const hr_kernel_desc *hr_kernel_at(int i);
 
 /* Helpers shared by kernels. */
 hr_rhs_view hr_solver_rhs_view(const hr_solver *s);
-/* Initialises rows [r0, r1) of u[0], u[1] and hf (boundary, zero interior, rhs). */
+/* Initialises outer slices [r0, r1) (rows in 2-D, planes in 3-D) of u[0], u[1] and hf:
+ * boundary ring, initial interior values, right-hand side. */
 void hr_solver_init_rows(hr_solver *s, int r0, int r1);
 /* Records a formatted message in s->err. */
 void hr_solver_set_error(hr_solver *s, const char *fmt, ...)
@@ -73,6 +86,11 @@ void hr_solver_set_error(hr_solver *s, const char *fmt, ...)
     ;
 /* Host residual of grid u[cur], in double. */
 double hr_solver_host_residual(const hr_solver *s);
+
+/* The resolved extent of the options along axis 0 (x), 1 (y) or 2 (z; 1 in 2-D). */
+int hr_options_extent(const hr_options *o, int axis);
+/* The dimension the options ask for (2 or 3). */
+int hr_options_dim(const hr_options *o);
 
 /* Splits [0, len) into `parts` nearly equal ranges; returns [*lo, *hi) of part p. */
 static inline void hr_split_range(int len, int parts, int p, int *lo, int *hi)

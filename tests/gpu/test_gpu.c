@@ -276,7 +276,7 @@ static void test_bandwidth_probe(void **state)
 
 int main(void)
 {
-    if (!hr_kernel_find(HR_BACKEND_GPU, NULL) || hr_cuda_device_count() < 1) {
+    if (!hr_kernel_find(HR_BACKEND_GPU, NULL, 2) || hr_cuda_device_count() < 1) {
         fprintf(stderr, "no CUDA device (or no CUDA in this build): skipped\n");
         return 77;
     }
