@@ -264,7 +264,7 @@ static int check_memory(const grid_args *a)
      * verifying (the run's solver is freed by then) */
     double need = lib + rhs + ckpt;
     if (lib + sol + ckpt > need) need = lib + sol + ckpt;
-    if (sol + verify > need) need = sol + verify;
+    if (sol + verify + rhs > need) need = sol + verify + rhs;
     const double avail = (double)hr_cli_available_bytes();
     if (need <= avail) return 0;
     char b1[32], b2[32], b3[32], parts[200] = "";
@@ -318,6 +318,7 @@ static int verify_against_seq(const grid_args *a, long sweeps, const double *sol
     ro.monitor = NULL;
     ro.monitor_every = 0;
     ro.threads = 0;
+    ro.dim = a->dim;
     ro.thread_rows = ro.thread_cols = 0;
     hr_solver *ref = NULL;
     size_t count = (size_t)a->nx * (size_t)a->ny * (size_t)a->nz;
@@ -643,10 +644,19 @@ static int grid_run(grid_args *a, hr_flagset *fs)
 
     hr_sysinfo si;
     hr_sysinfo_get(&si);
-    const hr_backend eb = o->backend != HR_BACKEND_AUTO ? o->backend
-                          : (si.have_cuda && si.gpus > 0 && hr_kernel_default(HR_BACKEND_GPU, a->dim))
-                              ? HR_BACKEND_GPU
-                              : HR_BACKEND_CPU_THREADS;
+    /* auto: the GPU when one is present, else all cores; for a dimension a backend has
+     * no kernel for yet, the next one that has */
+    hr_backend eb = o->backend;
+    if (eb == HR_BACKEND_AUTO) {
+        const hr_backend order[3] = {HR_BACKEND_GPU, HR_BACKEND_CPU_THREADS, HR_BACKEND_CPU_SEQ};
+        eb = HR_BACKEND_CPU_THREADS;
+        for (int i = 0; i < 3; i++)
+            if ((order[i] != HR_BACKEND_GPU || (si.have_cuda && si.gpus > 0)) &&
+                hr_kernel_default(order[i], a->dim)) {
+                eb = order[i];
+                break;
+            }
+    }
     if (!hr_flags_seen(fs, "n"))
         o->n = a->dim == 3 ? (eb == HR_BACKEND_GPU ? 512 : 256) : (eb == HR_BACKEND_GPU ? 16384 : 4096);
     a->nx = o->nx > 0 ? o->nx : o->n;
@@ -752,6 +762,7 @@ static int grid_run(grid_args *a, hr_flagset *fs)
     /* chunked runs: the library does plain sweeps, run_chunks does the rest */
     hr_options so = *o;
     so.dim = a->dim;
+    so.backend = eb;
     if (chunked) {
         long chunk = o->iters > c.done0 ? o->iters - c.done0 : 1;
         if (a->checkpoint) chunk = gcd(a->checkpoint_every, chunk);
@@ -776,10 +787,12 @@ static int grid_run(grid_args *a, hr_flagset *fs)
         so.monitor = monitor_print;
     }
     hr_status st = hr_solver_create(&so, &s);
-    free(rhs);
-    free(init);
-    rhs = init = NULL;
-    o->rhs_values = o->init_values = NULL;
+    if (!a->verify) { /* the library copied them; --verify's reference run needs them again */
+        free(rhs);
+        free(init);
+        rhs = init = NULL;
+        o->rhs_values = o->init_values = NULL;
+    }
     if (st != HR_OK) {
         if (st == HR_ERR_NO_MEMORY)
             rc = hr_cli_usage_error(CMD, "--n", "the grids do not fit in memory");
@@ -892,7 +905,9 @@ static int grid_run(grid_args *a, hr_flagset *fs)
             fprintf(hout, "wrote     %s\n", a->output);
     }
     free(sol);
-    sol = NULL;
+    free(rhs);
+    free(init);
+    sol = rhs = init = NULL;
     if (a->json) {
         json_object *j = result_json(a, &r, rhs_name, &cfg, c.done0 > 0 ? c.done0 : -1);
         int jr = hr_cli_write_json_to(CMD, w.json_open ? &w.json : NULL, j);

@@ -10,7 +10,7 @@ fails=0 passes=0
 ok() { passes=$((passes + 1)); }
 bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
-for cmd in poisson2d sparse info tune; do
+for cmd in poisson2d poisson3d sparse info tune; do
   "$HR" $cmd --help >"$T/help" 2>&1 || { bad "$cmd --help"; continue; }
   "$HR" $cmd -h | cmp -s - "$T/help" && ok || bad "$cmd -h differs from --help"
   flags=$(grep -oE '^  --[a-z0-9-]+' "$T/help" | sed 's/^  //' | sort -u)
