@@ -34,6 +34,15 @@ typedef struct hr_sparse_method {
     /* Makes r->x hold the current iterate (NULL when it always does). */
     hr_status (*sync_host)(hr_sparse_run *r);
     void (*teardown)(hr_sparse_run *r);
+    /* (Re)starts from r->b and r->x, a new right-hand side and initial guess: uploads
+     * them, forms what depends on them (CG's first residual). Called before each solve
+     * of a handle, after setup; setup itself must not read b or x. NULL: iterate() reads
+     * r->b and r->x directly. */
+    hr_status (*load)(hr_sparse_run *r);
+    /* ||b - A x|| / ||b|| of the current iterate where it lives (the GPU methods: on the
+     * device, no copy of x). NULL: the driver calls sync_host and computes it on the host. */
+    hr_status (*residual)(hr_sparse_run *r, double *rel);
+    int symmetric_only; /* theory needs A = A^T (cg): a non-symmetric A is warned about */
 } hr_sparse_method;
 
 struct hr_sparse_run {
@@ -48,6 +57,7 @@ struct hr_sparse_run {
     unsigned char *frozen; /* fault mask: 1 = component not updated (NULL: no fault) */
     int fault_active;      /* whether the mask applies in the current iterate() call */
     int colors;            /* gs-mc: colours of the row colouring (0: not coloured) */
+    int setups;            /* times setup ran (a handle: once) */
     void *impl;            /* method state */
     char err[256];
 };
@@ -60,6 +70,11 @@ const hr_sparse_method *hr_sparse_method_entry(int i);
 hr_status hr_csr_alloc(int n_rows, int n_cols, int64_t nnz, hr_csr **out);
 void hr_csr_locate_diagonal(hr_csr *A);
 void hr_csr_spmv_rows(const hr_csr *A, const double *x, double *y, int r0, int r1);
+/* ||v||_2 scaled by max |v_i|: no overflow for entries up to DBL_MAX. */
+double hr_sparse_norm2(const double *v, int n);
+/* A power of two 2^e with |v_i| / 2^e of moderate size when max |v_i| is beyond 2^+-500
+ * (1 otherwise): CG runs on v / 2^e, exactly, so that r.r cannot overflow. */
+double hr_sparse_pow2_scale(double maxabs);
 
 /* Greedy colouring of the pattern of A + A^T in row order (cpu_gs_color.c): color[i] is
  * the smallest colour no coupled row j < i has; *ncolors the number used. */

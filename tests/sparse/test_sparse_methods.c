@@ -281,6 +281,32 @@ static void test_fault_injection(void **state)
     hr_csr_free(A);
 }
 
+/* Issue 15 item 16: an empty system is solved at once (0 iterations, HR_OK) by every
+ * method and backend of the table, async included (it divided by a zero block size). */
+static void test_empty_system(void **state)
+{
+    (void)state;
+    hr_csr *A = NULL;
+    assert_int_equal(hr_csr_from_coo(0, 0, 0, NULL, NULL, NULL, &A), HR_OK);
+    double b[1] = {0}, x[1] = {0};
+    hr_backend be;
+    for (int i = 0; hr_sparse_method_at(i, &be, NULL); i++) {
+        if (be == HR_BACKEND_GPU) continue; /* needs no device either, but kept to the CPU here */
+        hr_sparse_options o;
+        hr_sparse_options_default(&o);
+        o.method = hr_sparse_method_at(i, NULL, NULL);
+        o.backend = be;
+        o.threads = 2;
+        o.tol = 1e-8;
+        hr_sparse_result r;
+        hr_status st = hr_sparse_solve(A, b, x, &o, &r);
+        if (st != HR_OK || r.iterations != 0 || r.reason != HR_REASON_CONVERGED || r.relative_residual != 0.0)
+            fail_msg("%s/%s on 0 x 0: %s, %ld iterations, %s (%s)", o.method, hr_backend_name(be),
+                     hr_status_string(st), r.iterations, hr_reason_string(r.reason), r.message);
+    }
+    hr_csr_free(A);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -290,6 +316,7 @@ int main(void)
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_monitor_stops),
         cmocka_unit_test(test_fault_injection),
+        cmocka_unit_test(test_empty_system),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
