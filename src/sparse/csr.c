@@ -227,7 +227,7 @@ double hr_sparse_pow2_scale(double maxabs)
     if (!(maxabs > 0x1p-500 && maxabs < 0x1p500) && maxabs > 0.0 && isfinite(maxabs)) {
         int e;
         frexp(maxabs, &e);
-        return ldexp(1.0, e); /* maxabs / 2^e in [0.5, 1) */
+        return ldexp(1.0, e - 1); /* maxabs / 2^(e-1) in [1, 2); 2^e would be Inf at DBL_MAX */
     }
     return 1.0;
 }

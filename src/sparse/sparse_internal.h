@@ -72,7 +72,7 @@ void hr_csr_locate_diagonal(hr_csr *A);
 void hr_csr_spmv_rows(const hr_csr *A, const double *x, double *y, int r0, int r1);
 /* ||v||_2 scaled by max |v_i|: no overflow for entries up to DBL_MAX. */
 double hr_sparse_norm2(const double *v, int n);
-/* A power of two 2^e with |v_i| / 2^e of moderate size when max |v_i| is beyond 2^+-500
+/* A power of two 2^e with max |v_i| / 2^e in [1, 2) when max |v_i| is beyond 2^+-500
  * (1 otherwise): CG runs on v / 2^e, exactly, so that r.r cannot overflow. */
 double hr_sparse_pow2_scale(double maxabs);
 
