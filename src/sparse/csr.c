@@ -56,6 +56,12 @@ void hr_csr_locate_diagonal(hr_csr *A)
 hr_status hr_csr_from_coo(int n_rows, int n_cols, int64_t nnz, const int32_t *ri, const int32_t *ci,
                           const double *v, hr_csr **out)
 {
+    return hr_csr_from_coo_at(n_rows, n_cols, nnz, ri, ci, v, out, NULL);
+}
+
+hr_status hr_csr_from_coo_at(int n_rows, int n_cols, int64_t nnz, const int32_t *ri, const int32_t *ci,
+                             const double *v, hr_csr **out, int32_t overflow_at[2])
+{
     if (!out) return HR_ERR_INVALID_ARG;
     *out = NULL;
     if (nnz > 0 && (!ri || !ci || !v)) return HR_ERR_INVALID_ARG;
@@ -98,7 +104,12 @@ hr_status hr_csr_from_coo(int n_rows, int n_cols, int64_t nnz, const int32_t *ri
         A->row_ptr[i] = w;
         for (int64_t p = lo; p < hi; p++) {
             if (w > A->row_ptr[i] && A->col[w - 1] == A->col[p]) {
-                A->val[w - 1] += A->val[p]; /* duplicates are summed, in file order */
+                A->val[w - 1] += A->val[p];     /* duplicates are summed, in file order */
+                if (!isfinite(A->val[w - 1])) { /* finite terms, infinite sum: refused */
+                    if (overflow_at) overflow_at[0] = i, overflow_at[1] = A->col[p];
+                    hr_csr_free(A);
+                    return HR_ERR_INVALID_ARG;
+                }
             } else {
                 A->col[w] = A->col[p];
                 A->val[w] = A->val[p];

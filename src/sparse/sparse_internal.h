@@ -68,6 +68,10 @@ const hr_sparse_method *hr_sparse_method_entry(int i);
 
 /* CSR helpers shared inside the library (csr.c). */
 hr_status hr_csr_alloc(int n_rows, int n_cols, int64_t nnz, hr_csr **out);
+/* hr_csr_from_coo, and when a sum of duplicates overflows: HR_ERR_INVALID_ARG with
+ * overflow_at (may be NULL) = {row, column} of that entry, 0-based. */
+hr_status hr_csr_from_coo_at(int n_rows, int n_cols, int64_t nnz, const int32_t *ri, const int32_t *ci,
+                             const double *v, hr_csr **out, int32_t overflow_at[2]);
 void hr_csr_locate_diagonal(hr_csr *A);
 void hr_csr_spmv_rows(const hr_csr *A, const double *x, double *y, int r0, int r1);
 /* ||v||_2 scaled by max |v_i|: no overflow for entries up to DBL_MAX. */

@@ -51,6 +51,24 @@ expect 2 "--matrix: .*row 2 has a missing diagonal" --matrix "$T/nodiag.mtx"
 expect 0 "not converged after 0 iterations" --matrix "$T/nodiag.mtx" --method cg --max-iters 0 --tol 0 --quiet
 expect 2 "--matrix: .*row 2 has a missing diagonal" --matrix "$T/nodiag.mtx" --method gs-mc
 
+# issue 15 item 12: not Matrix Market, or endless: refused at once (timeout: the reader
+# read /dev/zero or a pipe to the end before)
+expect_fast() { local t0=$SECONDS; expect "$@"; [ $((SECONDS - t0)) -le 5 ] || bad "[$*] took $((SECONDS - t0)) s"; }
+expect_fast 2 "^hetrelax sparse: --matrix: /dev/zero:1: not a Matrix Market file" --matrix /dev/zero
+out=$(timeout 20 bash -c "yes | '$BIN' sparse --matrix /dev/stdin" 2>&1); rc=$?
+[ "$rc" -eq 2 ] && grep -q -- "--matrix: /dev/stdin:1: expected the header" <<<"$out" && ok "yes | --matrix /dev/stdin" ||
+  bad "yes | --matrix /dev/stdin: exit $rc: $out"
+out=$(timeout 20 bash -c "{ printf '%%%%MatrixMarket matrix coordinate real general\n2 2 2\n'; yes '1 1 1'; } |
+  '$BIN' sparse --matrix /dev/stdin" 2>&1); rc=$?
+[ "$rc" -eq 2 ] && grep -q -- "/dev/stdin:5: more entries than the 2 declared" <<<"$out" && ok "endless entries" ||
+  bad "endless entries: exit $rc: $out"
+# item 14: repeated entries are summed (more entries than positions is fine); an
+# overflowing sum is refused at its line
+printf '%%%%MatrixMarket matrix coordinate real general\n2 2 5\n1 1 2\n2 2 2\n1 1 2\n2 2 2\n1 2 1\n' >"$T/dup.mtx"
+expect 0 "result +converged" --matrix "$T/dup.mtx" --quiet
+printf '%%%%MatrixMarket matrix coordinate real general\n2 2 3\n1 1 1e308\n2 2 1\n1 1 1e308\n' >"$T/dupinf.mtx"
+expect 2 "^hetrelax sparse: --matrix: $T/dupinf.mtx:5: entry \(1, 1\) repeats an earlier one and the sum overflows" --matrix "$T/dupinf.mtx"
+
 # rho(B) = 1.8: plain Jacobi refused, forced Jacobi diverges, scaled Jacobi converges
 printf '%%%%MatrixMarket matrix coordinate real symmetric\n3 3 6\n1 1 1\n2 1 .9\n3 1 .9\n2 2 1\n3 2 .9\n3 3 1\n' >"$T/nd.mtx"
 expect 2 "--method: rho\(B\) = 1.8000 >= 1: Jacobi diverges; use the scaled iteration --tau auto" --matrix "$T/nd.mtx"
