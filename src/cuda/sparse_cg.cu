@@ -8,6 +8,7 @@
  */
 #include <cublas_v2.h>
 #include <cusparse.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +41,19 @@ typedef struct cg_state {
     double *d_val, *d_b, *d_x, *d_res, *d_p, *d_q, *d_sc; /* d_sc: r.r [2], p.q */
     void *d_buf;
     cudaGraphExec_t graph[2];
+    hr_sp_resid R; /* residual checks: q = A x by cuSPARSE, then the reduction */
+    /* b and x live on the device divided by sc, a power of two (1 unless they are beyond
+     * 2^+-500): r.r cannot overflow, the iterates are those of plain CG times 1/sc
+     * exactly, and the relative residual does not change. */
+    double sc;
 } cg_state;
+
+/* v *= f (f a power of two: exact) */
+__global__ void hr_sp_cg_scale(int n, double *__restrict__ v, double f)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) v[i] *= f;
+}
 
 __global__ void hr_sp_cg_init(int n, const double *__restrict__ b, const double *__restrict__ q,
                               double *__restrict__ res, double *__restrict__ p)
@@ -131,6 +144,7 @@ static hr_status cg_setup(hr_sparse_run *r)
                  "cg on the GPU takes at most 2^31-1 non-zeros (32-bit cuSPARSE indices)");
         return HR_ERR_UNSUPPORTED;
     }
+    HR_TRY(hr_sp_check_devices(r, r->o.device, 1));
     HR_SPCU(r, cudaSetDevice(r->o.device));
     HR_SPCU(r, cudaStreamCreateWithFlags(&s->st, cudaStreamNonBlocking));
     HR_SPSPARSE(r, cusparseCreate(&s->sp));
@@ -157,8 +171,6 @@ static hr_status cg_setup(hr_sparse_run *r)
         HR_SPCU(r, cudaMalloc((void **)vecs[v], vb));
     HR_SPCU(r, cudaMalloc((void **)&s->d_sc, 4 * sizeof(double)));
     HR_SPCU(r, cudaMemset(s->d_sc, 0, 4 * sizeof(double)));
-    HR_SPCU(r, cudaMemcpy(s->d_b, r->b, (size_t)n * sizeof(double), cudaMemcpyHostToDevice));
-    HR_SPCU(r, cudaMemcpy(s->d_x, r->x, (size_t)n * sizeof(double), cudaMemcpyHostToDevice));
     HR_SPSPARSE(r, cusparseCreateCsr(&s->A, n, n, A->nnz, s->d_rowp, s->d_col, s->d_val, CUSPARSE_INDEX_32I,
                                      CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
     HR_SPSPARSE(r, cusparseCreateDnVec(&s->vp, n, s->d_p, CUDA_R_64F));
@@ -169,18 +181,56 @@ static hr_status cg_setup(hr_sparse_run *r)
     HR_SPSPARSE(r, cusparseSpMV_bufferSize(s->sp, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, s->A, s->vp, &zero,
                                            s->vq, CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT, &buf));
     HR_SPCU(r, cudaMalloc(&s->d_buf, buf > 0 ? buf : 16));
-    /* r = b - A x, p = r, r.r into slot 0 */
+    HR_TRY(hr_sp_resid_setup(r, &s->R, 0, 0));
+    /* one graph per starting slot: a live odd remainder flips the slot */
+    for (int c = 0; c < 2; c++)
+        HR_TRY(build_graph(r, s, c));
+    HR_SPCU(r, cudaStreamSynchronize(s->st));
+    return HR_OK;
+}
+
+/* A new right-hand side and initial guess (scaled by 1/sc): r = b - A x, p = r, r.r
+ * into slot 0. */
+static hr_status cg_load(hr_sparse_run *r)
+{
+    cg_state *s = (cg_state *)r->impl;
+    const int n = s->n;
+    const double one = 1.0, zero = 0.0;
+    double m = 0.0;
+    for (int i = 0; i < n; i++)
+        m = fmax(m, fmax(fabs(r->b[i]), fabs(r->x[i])));
+    s->sc = hr_sparse_pow2_scale(m);
+    HR_SPCU(r, cudaSetDevice(r->o.device));
+    /* on the stream: a pageable cudaMemcpy may return before its DMA lands */
+    HR_SPCU(r, cudaMemcpyAsync(s->d_b, r->b, (size_t)n * sizeof(double), cudaMemcpyHostToDevice, s->st));
+    HR_SPCU(r, cudaMemcpyAsync(s->d_x, r->x, (size_t)n * sizeof(double), cudaMemcpyHostToDevice, s->st));
+    if (s->sc != 1.0) {
+        hr_sp_cg_scale<<<grid_of(n), 256, 0, s->st>>>(n, s->d_b, 1.0 / s->sc);
+        hr_sp_cg_scale<<<grid_of(n), 256, 0, s->st>>>(n, s->d_x, 1.0 / s->sc);
+        HR_SPCU(r, cudaGetLastError());
+    }
+    HR_SPCU(r, cudaMemsetAsync(s->d_sc, 0, 4 * sizeof(double), s->st));
     HR_SPSPARSE(r, cusparseSpMV(s->sp, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, s->A, s->vx, &zero, s->vq,
                                 CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT, s->d_buf));
     hr_sp_cg_init<<<grid_of(n), 256, 0, s->st>>>(n, s->d_b, s->d_q, s->d_res, s->d_p);
     HR_SPCU(r, cudaGetLastError());
     HR_SPBLAS(r, cublasDdot(s->bl, n, s->d_res, 1, s->d_res, 1, s->d_sc));
     HR_SPCU(r, cudaStreamSynchronize(s->st));
-    /* one graph per starting slot: a live odd remainder flips the slot */
-    for (int c = 0; c < 2; c++)
-        HR_TRY(build_graph(r, s, c));
-    HR_SPCU(r, cudaStreamSynchronize(s->st));
+    s->cur = 0;
+    s->R.bnorm = hr_sparse_norm2(r->b, n) / s->sc;
     return HR_OK;
+}
+
+/* q = A x (q is scratch between steps: each step forms q = A p first), then the
+ * reduction of b - q. */
+static hr_status cg_residual(hr_sparse_run *r, double *rel)
+{
+    cg_state *s = (cg_state *)r->impl;
+    const double one = 1.0, zero = 0.0;
+    HR_SPCU(r, cudaSetDevice(r->o.device));
+    HR_SPSPARSE(r, cusparseSpMV(s->sp, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, s->A, s->vx, &zero, s->vq,
+                                CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT, s->d_buf));
+    return hr_sp_resid_run(r, &s->R, s->d_b, NULL, s->d_q, s->st, rel);
 }
 
 static hr_status cg_iterate(hr_sparse_run *r, long count)
@@ -206,6 +256,9 @@ static hr_status cg_sync_host(hr_sparse_run *r)
     cg_state *s = (cg_state *)r->impl;
     HR_SPCU(r, cudaSetDevice(r->o.device));
     HR_SPCU(r, cudaMemcpy(r->x, s->d_x, (size_t)s->n * sizeof(double), cudaMemcpyDeviceToHost));
+    if (s->sc != 1.0)
+        for (int i = 0; i < s->n; i++)
+            r->x[i] *= s->sc;
     return HR_OK;
 }
 
@@ -223,6 +276,8 @@ static void cg_teardown(hr_sparse_run *r)
     if (s->vx) cusparseDestroyDnVec(s->vx);
     if (s->sp) cusparseDestroy(s->sp);
     if (s->bl) cublasDestroy(s->bl);
+    hr_sp_resid_free(&s->R);
+    cudaSetDevice(r->o.device);
     cudaFree(s->d_rowp), cudaFree(s->d_col), cudaFree(s->d_val), cudaFree(s->d_b), cudaFree(s->d_x);
     cudaFree(s->d_res), cudaFree(s->d_p), cudaFree(s->d_q), cudaFree(s->d_sc), cudaFree(s->d_buf);
     if (s->st) cudaStreamDestroy(s->st);
@@ -242,4 +297,7 @@ extern "C" const hr_sparse_method hr_sparse_gpu_cg = {
     cg_setup,
     cg_iterate,
     cg_sync_host,
-    cg_teardown};
+    cg_teardown,
+    cg_load,
+    cg_residual,
+    1};

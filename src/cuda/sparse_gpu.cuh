@@ -76,6 +76,38 @@ cudaError_t hr_sp_jacobi_launch(const hr_sp_blocks *L, const double *diag, const
                                 double *xn, double tau, const unsigned char *frozen, cudaStream_t st);
 cudaError_t hr_sp_jacobi_prepare(void);
 
+/* Devices first..first+count-1 present? Else r->err says so in the CLI's words:
+ * "gpu: no CUDA device D (found N)" (HR_ERR_NO_DEVICE) or, for several GPUs on a
+ * machine with fewer, "gpus: ..." (HR_ERR_INVALID_ARG). */
+hr_status hr_sp_check_devices(hr_sparse_run *r, int first, int count);
+
+/* ------------------------------------------------- residual on the device */
+
+/* ||b - A x|| / ||b|| on the device (sparse_residual.cu): one kernel, scaled norms,
+ * one 8-byte copy back. */
+typedef struct hr_sp_resid {
+    int n, nblk, dev;
+    long long *d_rowp; /* A in CSR (NULL when the caller gives q = A x) */
+    int *d_col;
+    double *d_val;
+    double *d_xh;           /* the host hub's x, uploaded (async AMC on several GPUs) */
+    double *d_part;         /* per thread block: max |r_i|, sum (r_i / max)^2 */
+    double *d_out;          /* the result (2 doubles, then the ticket) */
+    unsigned int *d_ticket; /* blocks done: the last combines */
+    double *h_out;          /* pinned */
+    double bnorm;           /* ||b||_2 of the b on the device, set by the method's load */
+} hr_sp_resid;
+
+/* Allocates on the current device; with_matrix uploads A's CSR, with_hub a vector for
+ * the hub's x. */
+hr_status hr_sp_resid_setup(hr_sparse_run *r, hr_sp_resid *R, int with_matrix, int with_hub);
+/* *rel for x (d_q NULL: A x formed from the CSR) or for q = A x given (d_x unused),
+ * on stream st, which it synchronises. */
+hr_status hr_sp_resid_run(hr_sparse_run *r, hr_sp_resid *R, const double *d_b, const double *d_x,
+                          const double *d_q, cudaStream_t st, double *rel);
+/* Frees; accepts a zeroed struct. */
+void hr_sp_resid_free(hr_sp_resid *R);
+
 /* Environment knobs shared by the relaxation methods (docs/gpu-sparse.md). */
 int hr_sp_env_int(const char *name, int def, int lo, int hi);
 
