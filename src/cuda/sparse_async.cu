@@ -98,6 +98,7 @@ typedef struct async_state {
     /* residual checks on the first GPU, from its x (one GPU; DC and DK: the master's
      * x is whole) or from the hub's x uploaded (AMC on several GPUs) */
     hr_sp_resid R;
+    int dc; /* device-side checks after every iteration (one GPU, one stream, no AMC) */
 } async_state;
 
 /* Copies x[a, b) between two full-length vectors (device, peer or pinned host). */
@@ -137,7 +138,9 @@ static hr_status enqueue(hr_sparse_run *r, async_state *s, int g, cudaStream_t s
         HR_SPCU(r, copy_range(q->d_x, s->p[0].d_x, 0, q->row0, st));
         HR_SPCU(r, copy_range(q->d_x, s->p[0].d_x, q->row1, n, st));
     }
-    HR_SPCU(r, hr_sp_async_launch(&q->L, q->d_diag, q->d_b, q->xr, q->xr, s->K, fz, st));
+    HR_SPCU(r, hr_sp_async_launch(&q->L, q->d_diag, q->d_b, q->xr, q->xr, s->K, fz,
+                                  s->dc ? &s->R.d_ctl->stop : NULL, st));
+    if (s->dc) HR_SPCU(r, hr_sp_resid_check(&s->R, q->d_b, q->xr, st)); /* stream order: after the kernel */
     if (amc_serial)
         HR_TRY(amc_download(r, s, g, st));
     else if (s->comm == HR_SPARSE_COMM_DC && g > 0)
@@ -323,7 +326,12 @@ static hr_status async_setup(hr_sparse_run *r)
                                                : HR_SPARSE_COMM_AUTO;
     s->S = hr_sp_env_int("HETRELAX_SPARSE_STREAMS", 1, 1, HR_SP_MAX_STREAMS);
     s->G = hr_sp_env_int("HETRELAX_SPARSE_GRAPH", 32, 0, 4096);
-    if (r->o.tol > 0.0 && r->o.check_every > 0 && r->o.check_every < s->G) /* a graph a check */
+    /* checked every iteration with one GPU and one stream (and no AMC copies): the
+     * checks go into the graphs (HETRELAX_SPARSE_DEVICE_CHECKS=0: on the host) */
+    s->dc = r->device_checks = r->o.tol > 0.0 && r->o.check_every == 1 && s->ngpu == 1 && s->S == 1 &&
+                               s->comm != HR_SPARSE_COMM_AMC &&
+                               hr_sp_env_int("HETRELAX_SPARSE_DEVICE_CHECKS", 1, 0, 1);
+    if (!s->dc && r->o.tol > 0.0 && r->o.check_every > 0 && r->o.check_every < s->G) /* a graph a check */
         s->G = (int)r->o.check_every;
     s->overlap = !hr_sp_env_int("HETRELAX_SPARSE_AMC_SERIAL", 0, 0, 1);
     s->E = hr_sp_env_int("HETRELAX_SPARSE_AMC_EVERY", 1, 1, 1024);
@@ -394,6 +402,7 @@ static hr_status async_load(hr_sparse_run *r)
         HR_SPCU(r, cudaStreamSynchronize(s->p[g].st[0]));
     }
     s->R.bnorm = hr_sparse_norm2(r->b, r->A->n_rows);
+    if (s->dc) HR_TRY(hr_sp_ctl_reset(r, &s->R, s->p[0].st[0]));
     return HR_OK;
 }
 
@@ -435,6 +444,7 @@ static hr_status async_iterate(hr_sparse_run *r, long count)
         HR_SPCU(r, cudaSetDevice(s->p[g].dev));
         HR_SPCU(r, cudaStreamSynchronize(s->p[g].st[0]));
     }
+    if (s->dc) HR_TRY(hr_sp_ctl_fetch(r, &s->R, s->p[0].st[0]));
     return HR_OK;
 }
 

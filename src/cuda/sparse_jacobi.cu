@@ -22,12 +22,15 @@ typedef struct jac_state {
     cudaStream_t st;
     cudaGraphExec_t graph[2][2]; /* [fault active][starting vector] */
     hr_sp_resid R;               /* residual checks on the device */
+    int dc;                      /* device-side checks after every sweep (r->device_checks) */
 } jac_state;
 
+/* One sweep from d_x[from] (and, with device-side checks, the check of its result). */
 static hr_status launch(hr_sparse_run *r, jac_state *s, int from, int fault)
 {
     HR_SPCU(r, hr_sp_jacobi_launch(&s->L, s->d_diag, s->d_b, s->d_x[from], s->d_x[1 - from], r->tau,
-                                   fault ? s->d_frozen : NULL, s->st));
+                                   fault ? s->d_frozen : NULL, s->dc ? &s->R.d_ctl->stop : NULL, s->st));
+    if (s->dc) HR_SPCU(r, hr_sp_resid_check(&s->R, s->d_b, s->d_x[1 - from], s->st));
     return HR_OK;
 }
 
@@ -79,6 +82,9 @@ static hr_status jac_setup(hr_sparse_run *r)
     for (int v = 0; v < 2; v++)
         HR_SPCU(r, cudaMalloc((void **)&s->d_x[v], bytes));
     HR_TRY(hr_sp_resid_setup(r, &s->R, 1, 0));
+    /* checked every sweep: the checks go into the graphs (HETRELAX_SPARSE_DEVICE_CHECKS=0: host) */
+    s->dc = r->device_checks =
+        r->o.tol > 0.0 && r->o.check_every == 1 && hr_sp_env_int("HETRELAX_SPARSE_DEVICE_CHECKS", 1, 0, 1);
     if (r->frozen) {
         HR_SPCU(r, cudaMalloc((void **)&s->d_frozen, (size_t)n));
         HR_SPCU(r, cudaMemcpy(s->d_frozen, r->frozen, (size_t)n, cudaMemcpyHostToDevice));
@@ -103,6 +109,7 @@ static hr_status jac_load(hr_sparse_run *r)
     HR_SPCU(r, cudaStreamSynchronize(s->st)); /* r->b and r->x may change after the solve */
     s->cur = 0;
     s->R.bnorm = hr_sparse_norm2(r->b, r->A->n_rows);
+    if (s->dc) HR_TRY(hr_sp_ctl_reset(r, &s->R, s->st));
     return HR_OK;
 }
 
@@ -124,6 +131,10 @@ static hr_status jac_iterate(hr_sparse_run *r, long count)
         s->cur ^= 1;
     }
     HR_SPCU(r, cudaStreamSynchronize(s->st));
+    if (s->dc) { /* sweeps after a stopping check did nothing: x is where the count says */
+        HR_TRY(hr_sp_ctl_fetch(r, &s->R, s->st));
+        s->cur = (int)(r->checked_done & 1);
+    }
     return HR_OK;
 }
 

@@ -9,6 +9,11 @@
  * finish (a ticket counter) combines the blocks' pairs the LAPACK dnrm2 way,
  * ||r|| = M sqrt(sum s_b (m_b / M)^2), so that no square overflows or underflows. The
  * result goes to pinned host memory: one 8-byte copy per check instead of x.
+ *
+ * Device-side checks (hr_sp_ctl, sparse_gpu.cuh): the same kernel, enqueued after
+ * every iteration inside the methods' graphs, also applies the driver's tests and
+ * stops the later kernels, so a solve checked every iteration costs one host round
+ * trip per call instead of one per iteration.
  */
 #include <math.h>
 #include <stdio.h>
@@ -46,10 +51,13 @@ __global__ void __launch_bounds__(HR_SP_RES_THREADS)
     hr_sp_resid_kernel(int n, const long long *__restrict__ rowp, const int *__restrict__ col,
                        const double *__restrict__ val, const double *__restrict__ b, const double *x,
                        const double *__restrict__ q, double *part, unsigned int *ticket, double *out,
-                       double bnorm)
+                       double bnorm, hr_sp_ctl *ctl)
 {
     __shared__ double sm[32];
     __shared__ bool last;
+    /* a check after the one that stopped the solve: nothing to do (every block alike:
+     * stop changes only in the last block of a check, after all blocks passed here) */
+    if (ctl && *(const volatile int *)&ctl->stop) return;
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     double ri = 0.0;
     if (i < n) {
@@ -89,8 +97,15 @@ __global__ void __launch_bounds__(HR_SP_RES_THREADS)
         }
     S = block_reduce<false>(S, sm);
     if (threadIdx.x == 0) {
+        if (ctl) bnorm = ctl->bnorm; /* graphs keep arguments: per-solve values live on the device */
         const double bn = bnorm > 0.0 ? bnorm : 1.0; /* b = 0: ||r||, as on the host */
-        *out = M < INFINITY ? (M / bn) * sqrt(S) : INFINITY;
+        const double rel = M < INFINITY ? (M / bn) * sqrt(S) : INFINITY;
+        *out = rel;
+        if (ctl) { /* the driver's tests: converged, or diverged (NaN, Inf or growth) */
+            ctl->done++;
+            ctl->rel = rel;
+            if (rel < ctl->tol || !(rel <= ctl->divref)) ctl->stop = 1;
+        }
         *ticket = 0u; /* ready for the next launch (stream order) */
     }
 }
@@ -118,6 +133,44 @@ hr_status hr_sp_resid_setup(hr_sparse_run *r, hr_sp_resid *R, int with_matrix, i
     R->d_ticket = (unsigned int *)(R->d_out + 2);
     HR_SPCU(r, cudaMemset(R->d_out, 0, 2 * sizeof(double) + sizeof(unsigned int)));
     HR_SPCU(r, cudaHostAlloc((void **)&R->h_out, sizeof(double), cudaHostAllocPortable));
+    HR_SPCU(r, cudaMalloc((void **)&R->d_ctl, sizeof(hr_sp_ctl)));
+    HR_SPCU(r, cudaMemset(R->d_ctl, 0, sizeof(hr_sp_ctl)));
+    HR_SPCU(r, cudaHostAlloc((void **)&R->h_ctl, sizeof(hr_sp_ctl), cudaHostAllocPortable));
+    return HR_OK;
+}
+
+cudaError_t hr_sp_resid_check(hr_sp_resid *R, const double *d_b, const double *d_x, cudaStream_t st)
+{
+    if (R->n == 0) return cudaSuccess;
+    hr_sp_resid_kernel<<<R->nblk, HR_SP_RES_THREADS, 0, st>>>(R->n, R->d_rowp, R->d_col, R->d_val, d_b, d_x,
+                                                              NULL, R->d_part, R->d_ticket, R->d_out,
+                                                              R->bnorm, R->d_ctl);
+    return cudaGetLastError();
+}
+
+hr_status hr_sp_ctl_reset(hr_sparse_run *r, hr_sp_resid *R, cudaStream_t st)
+{
+    hr_sp_ctl c;
+    memset(&c, 0, sizeof c);
+    c.rel = NAN;
+    c.tol = r->o.tol;
+    c.divref = r->divref;
+    c.bnorm = R->bnorm;
+    *R->h_ctl = c;
+    HR_SPCU(r, cudaSetDevice(R->dev));
+    HR_SPCU(r, cudaMemcpyAsync(R->d_ctl, R->h_ctl, sizeof c, cudaMemcpyHostToDevice, st));
+    HR_SPCU(r, cudaStreamSynchronize(st));
+    return HR_OK;
+}
+
+hr_status hr_sp_ctl_fetch(hr_sparse_run *r, hr_sp_resid *R, cudaStream_t st)
+{
+    HR_SPCU(r, cudaSetDevice(R->dev));
+    HR_SPCU(r, cudaMemcpyAsync(R->h_ctl, R->d_ctl, sizeof(hr_sp_ctl), cudaMemcpyDeviceToHost, st));
+    HR_SPCU(r, cudaStreamSynchronize(st));
+    r->checked_done = (long)R->h_ctl->done;
+    r->checked_stop = R->h_ctl->stop;
+    r->checked_rel = R->h_ctl->rel;
     return HR_OK;
 }
 
@@ -130,7 +183,7 @@ hr_status hr_sp_resid_run(hr_sparse_run *r, hr_sp_resid *R, const double *d_b, c
         return HR_OK;
     }
     hr_sp_resid_kernel<<<R->nblk, HR_SP_RES_THREADS, 0, st>>>(
-        R->n, R->d_rowp, R->d_col, R->d_val, d_b, d_x, d_q, R->d_part, R->d_ticket, R->d_out, R->bnorm);
+        R->n, R->d_rowp, R->d_col, R->d_val, d_b, d_x, d_q, R->d_part, R->d_ticket, R->d_out, R->bnorm, NULL);
     HR_SPCU(r, cudaGetLastError());
     HR_SPCU(r, cudaMemcpyAsync(R->h_out, R->d_out, sizeof(double), cudaMemcpyDeviceToHost, st));
     HR_SPCU(r, cudaStreamSynchronize(st));
@@ -142,8 +195,9 @@ void hr_sp_resid_free(hr_sp_resid *R)
 {
     if (R->d_part || R->h_out) cudaSetDevice(R->dev);
     cudaFree(R->d_rowp), cudaFree(R->d_col), cudaFree(R->d_val), cudaFree(R->d_xh);
-    cudaFree(R->d_part), cudaFree(R->d_out);
+    cudaFree(R->d_part), cudaFree(R->d_out), cudaFree(R->d_ctl);
     if (R->h_out) cudaFreeHost(R->h_out);
+    if (R->h_ctl) cudaFreeHost(R->h_ctl);
     (void)cudaGetLastError();
     memset(R, 0, sizeof *R);
 }

@@ -58,7 +58,16 @@ struct hr_sparse_run {
     int fault_active;      /* whether the mask applies in the current iterate() call */
     int colors;            /* gs-mc: colours of the row colouring (0: not coloured) */
     int setups;            /* times setup ran (a handle: once) */
-    void *impl;            /* method state */
+    double divref;         /* the solve's divergence threshold (set before load) */
+    /* Device-side checks: a GPU method's setup sets device_checks when it tests every
+     * iteration against tol and divref itself (tol > 0, check_every 1); the driver then
+     * does not cut its calls at checks, and after each iterate() reads the iterations
+     * done (this solve, all calls), whether a check stopped it and the last residual. */
+    int device_checks;
+    int checked_stop;
+    long checked_done;
+    double checked_rel;
+    void *impl; /* method state */
     char err[256];
 };
 

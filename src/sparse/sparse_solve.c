@@ -277,19 +277,22 @@ hr_status hr_sparse_solver_solve(hr_sparse_solver *h, const double *b, double *x
         if (o->monitor) o->monitor(0, 0.0, o->monitor_user);
         return HR_OK;
     }
+    double rel0 = hr_csr_relative_residual(A, b, x), rel = rel0, t_iter = 0.0;
+    res->initial_residual = rel0;
+    const double growth = h->not_symmetric ? fmin(o->divtol, HR_NONSYM_GROWTH) : o->divtol;
+    const double divref = growth * (rel0 > 0.0 ? rel0 : 1.0); /* growth beyond this: diverged */
     const double t_load = hr_now();
     r->b = b;
     r->x = x;
     r->done = 0;
     r->err[0] = '\0';
+    r->divref = divref; /* device-side checks apply it */
+    r->checked_stop = 0;
+    r->checked_done = 0;
     hr_status st = m->load ? m->load(r) : HR_OK;
     if (st != HR_OK) return say(res, st, "%s failed: %s", m->name, r->err[0] ? r->err : hr_status_string(st));
     res->time_setup_s = (h->solves++ == 0 ? h->time_setup : 0.0) + (hr_now() - t_load);
 
-    double rel0 = hr_csr_relative_residual(A, b, x), rel = rel0, t_iter = 0.0;
-    res->initial_residual = rel0;
-    const double growth = h->not_symmetric ? fmin(o->divtol, HR_NONSYM_GROWTH) : o->divtol;
-    const double divref = growth * (rel0 > 0.0 ? rel0 : 1.0); /* growth beyond this: diverged */
     hr_reason reason = HR_REASON_ITERS;
     if (o->tol > 0.0 && rel0 < o->tol) reason = HR_REASON_CONVERGED;
     const long fault_on = o->fault_fraction > 0.0 ? o->fault_iter : -1;
@@ -297,7 +300,8 @@ hr_status hr_sparse_solver_solve(hr_sparse_solver *h, const double *b, double *x
     const double t0 = hr_now();
     while (reason == HR_REASON_ITERS && r->done < o->max_iters) {
         long stop = o->max_iters;
-        cut(&stop, next_multiple(r->done, o->tol > 0.0 ? o->check_every : 0), r->done);
+        /* device-side checks test every iteration inside the method's call: no cut */
+        cut(&stop, next_multiple(r->done, o->tol > 0.0 && !r->device_checks ? o->check_every : 0), r->done);
         cut(&stop, next_multiple(r->done, o->monitor_every), r->done);
         cut(&stop, fault_on, r->done); /* the fault state is constant within one call */
         cut(&stop, fault_off, r->done);
@@ -306,11 +310,12 @@ hr_status hr_sparse_solver_solve(hr_sparse_solver *h, const double *b, double *x
         st = m->iterate(r, stop - r->done);
         t_iter += hr_now() - ts;
         if (st != HR_OK) break;
-        r->done = stop;
+        r->done = r->device_checks ? r->checked_done : stop; /* a check may have stopped it early */
+        if (r->device_checks) rel = r->checked_rel;          /* of the iterate at r->done */
         int at_check = o->tol > 0.0 && r->done % o->check_every == 0;
         int at_mon = o->monitor_every > 0 && r->done % o->monitor_every == 0;
         if (!at_check && !at_mon) continue;
-        if ((st = current_residual(r, &rel)) != HR_OK) break;
+        if (!r->device_checks && (st = current_residual(r, &rel)) != HR_OK) break;
         if (at_mon && o->monitor && o->monitor(r->done, rel, o->monitor_user))
             reason = HR_REASON_STOPPED;
         else if (!isfinite(rel) || rel > divref)

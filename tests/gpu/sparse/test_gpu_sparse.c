@@ -363,6 +363,32 @@ static void test_exact_iterations(void **state)
         fail_msg("gpu jacobi: %ld iterations, cpu %ld: %s", rg.iterations, rc.iterations, rg.message);
     assert_memory_equal(xc, xg, (size_t)s.n * sizeof *xc);
     free(xc), free(xg);
+    /* the same with the checks on the host: the same count */
+    setenv("HETRELAX_SPARSE_DEVICE_CHECKS", "0", 1);
+    xg = solve(&s, &o, &rg, &st);
+    unsetenv("HETRELAX_SPARSE_DEVICE_CHECKS");
+    if (st != HR_OK || rg.iterations != rc.iterations)
+        fail_msg("gpu jacobi, host checks: %ld iterations, cpu %ld: %s", rg.iterations, rc.iterations,
+                 rg.message);
+    free(xg);
+    /* every method checked every iteration (device-side checks: graphs of 32 and the
+     * monitors' cuts of 10, as the CLI runs it): it stops below tol, on that iterate */
+    const char *methods[] = {"jacobi", "async", "cg"};
+    for (int m = 0; m < 3; m++)
+        for (long mon = 0; mon <= 10; mon += 10) {
+            o = opts(methods[m], HR_BACKEND_GPU, 1e-9, 100000);
+            o.monitor_every = mon;
+            double last = NAN;
+            o.monitor = mon ? record_last : NULL;
+            o.monitor_user = &last;
+            xg = solve(&s, &o, &rg, &st);
+            double t = hr_csr_relative_residual(s.A, s.b, xg);
+            if (st != HR_OK || rg.reason != HR_REASON_CONVERGED || !(t < 1e-9) || t != rg.relative_residual)
+                fail_msg("%s, monitor %ld: %s after %ld, residual %g (true %g): %s", methods[m], mon,
+                         hr_reason_string(rg.reason), rg.iterations, rg.relative_residual, t, rg.message);
+            if (mon && rg.iterations % mon != 0) assert_true(last == rg.relative_residual); /* final report */
+            free(xg);
+        }
     drop(&s);
 }
 
