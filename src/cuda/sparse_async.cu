@@ -140,7 +140,8 @@ static hr_status enqueue(hr_sparse_run *r, async_state *s, int g, cudaStream_t s
     }
     HR_SPCU(r, hr_sp_async_launch(&q->L, q->d_diag, q->d_b, q->xr, q->xr, s->K, fz,
                                   s->dc ? &s->R.d_ctl->stop : NULL, st));
-    if (s->dc) HR_SPCU(r, hr_sp_resid_check(&s->R, q->d_b, q->xr, st)); /* stream order: after the kernel */
+    if (s->dc)
+        HR_SPCU(r, hr_sp_resid_check(&s->R, q->d_b, q->xr, NULL, st)); /* stream order: after the kernel */
     if (amc_serial)
         HR_TRY(amc_download(r, s, g, st));
     else if (s->comm == HR_SPARSE_COMM_DC && g > 0)

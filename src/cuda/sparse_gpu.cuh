@@ -122,8 +122,10 @@ hr_status hr_sp_resid_setup(hr_sparse_run *r, hr_sp_resid *R, int with_matrix, i
  * on stream st, which it synchronises. */
 hr_status hr_sp_resid_run(hr_sparse_run *r, hr_sp_resid *R, const double *d_b, const double *d_x,
                           const double *d_q, cudaStream_t st, double *rel);
-/* Enqueues one device-side check of x (after an iteration) on st: no host sync. */
-cudaError_t hr_sp_resid_check(hr_sp_resid *R, const double *d_b, const double *d_x, cudaStream_t st);
+/* Enqueues one device-side check of x (or of q = A x given; d_q NULL: from the CSR)
+ * after an iteration, on st: no host sync. */
+cudaError_t hr_sp_resid_check(hr_sp_resid *R, const double *d_b, const double *d_x, const double *d_q,
+                              cudaStream_t st);
 /* Starts a solve's device-side checks: stop = 0, done = 0, tol, r->divref and
  * R->bnorm (set those first); on st, synchronised. */
 hr_status hr_sp_ctl_reset(hr_sparse_run *r, hr_sp_resid *R, cudaStream_t st);

@@ -30,7 +30,7 @@ static hr_status launch(hr_sparse_run *r, jac_state *s, int from, int fault)
 {
     HR_SPCU(r, hr_sp_jacobi_launch(&s->L, s->d_diag, s->d_b, s->d_x[from], s->d_x[1 - from], r->tau,
                                    fault ? s->d_frozen : NULL, s->dc ? &s->R.d_ctl->stop : NULL, s->st));
-    if (s->dc) HR_SPCU(r, hr_sp_resid_check(&s->R, s->d_b, s->d_x[1 - from], s->st));
+    if (s->dc) HR_SPCU(r, hr_sp_resid_check(&s->R, s->d_b, s->d_x[1 - from], NULL, s->st));
     return HR_OK;
 }
 

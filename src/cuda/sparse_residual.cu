@@ -139,12 +139,13 @@ hr_status hr_sp_resid_setup(hr_sparse_run *r, hr_sp_resid *R, int with_matrix, i
     return HR_OK;
 }
 
-cudaError_t hr_sp_resid_check(hr_sp_resid *R, const double *d_b, const double *d_x, cudaStream_t st)
+cudaError_t hr_sp_resid_check(hr_sp_resid *R, const double *d_b, const double *d_x, const double *d_q,
+                              cudaStream_t st)
 {
     if (R->n == 0) return cudaSuccess;
     hr_sp_resid_kernel<<<R->nblk, HR_SP_RES_THREADS, 0, st>>>(R->n, R->d_rowp, R->d_col, R->d_val, d_b, d_x,
-                                                              NULL, R->d_part, R->d_ticket, R->d_out,
-                                                              R->bnorm, R->d_ctl);
+                                                              d_q, R->d_part, R->d_ticket, R->d_out, R->bnorm,
+                                                              R->d_ctl);
     return cudaGetLastError();
 }
 
