@@ -148,6 +148,10 @@ static hr_status current_residual(hr_sparse_run *r, double *rel)
  * has no convergence theory there, and was seen to grow 830x silently (issue 15). */
 #define HR_NONSYM_GROWTH 10.0
 
+/* Iterations per call at most with device-side checks: one host round trip per 32
+ * iterations, and at most 31 launched in vain after the stop (the graphs replay 32). */
+#define HR_DEVICE_CHECK_CALL 32
+
 struct hr_sparse_solver {
     hr_sparse_run r;
     int empty;         /* 0 x 0: nothing set up, solves return at once */
@@ -300,8 +304,11 @@ hr_status hr_sparse_solver_solve(hr_sparse_solver *h, const double *b, double *x
     const double t0 = hr_now();
     while (reason == HR_REASON_ITERS && r->done < o->max_iters) {
         long stop = o->max_iters;
-        /* device-side checks test every iteration inside the method's call: no cut */
+        /* device-side checks test every iteration inside the method's call: no cut at
+         * checks, but calls of at most HR_DEVICE_CHECK_CALL, since what is enqueued after a
+         * stopping check still runs (as empty kernels, and cg's SpMV and dots) */
         cut(&stop, next_multiple(r->done, o->tol > 0.0 && !r->device_checks ? o->check_every : 0), r->done);
+        cut(&stop, next_multiple(r->done, r->device_checks ? HR_DEVICE_CHECK_CALL : 0), r->done);
         cut(&stop, next_multiple(r->done, o->monitor_every), r->done);
         cut(&stop, fault_on, r->done); /* the fault state is constant within one call */
         cut(&stop, fault_off, r->done);
@@ -310,6 +317,12 @@ hr_status hr_sparse_solver_solve(hr_sparse_solver *h, const double *b, double *x
         st = m->iterate(r, stop - r->done);
         t_iter += hr_now() - ts;
         if (st != HR_OK) break;
+        if (r->device_checks && (r->checked_done > stop || (!r->checked_stop && r->checked_done != stop))) {
+            snprintf(r->err, sizeof r->err, "device checks counted %ld iterations, %ld expected",
+                     r->checked_done, stop); /* never loop on a count that does not advance */
+            st = HR_ERR_DEVICE;
+            break;
+        }
         r->done = r->device_checks ? r->checked_done : stop; /* a check may have stopped it early */
         if (r->device_checks) rel = r->checked_rel;          /* of the iterate at r->done */
         int at_check = o->tol > 0.0 && r->done % o->check_every == 0;
