@@ -443,9 +443,9 @@ static hr_status async_iterate(hr_sparse_run *r, long count)
         }
     for (int g = 0; g < s->ngpu; g++) {
         HR_SPCU(r, cudaSetDevice(s->p[g].dev));
-        HR_SPCU(r, cudaStreamSynchronize(s->p[g].st[0]));
+        if (!s->dc) HR_SPCU(r, cudaStreamSynchronize(s->p[g].st[0]));
     }
-    if (s->dc) HR_TRY(hr_sp_ctl_fetch(r, &s->R, s->p[0].st[0]));
+    if (s->dc) HR_TRY(hr_sp_ctl_fetch(r, &s->R, s->p[0].st[0])); /* one GPU: its copy and one sync */
     return HR_OK;
 }
 

@@ -269,8 +269,10 @@ static hr_status cg_iterate(hr_sparse_run *r, long count)
         s->cur ^= 1;
         count--;
     }
-    HR_SPCU(r, cudaStreamSynchronize(s->st));
-    if (s->dc) HR_TRY(hr_sp_ctl_fetch(r, &s->R, s->st)); /* steps after a stopping check left x alone */
+    if (s->dc) /* steps after a stopping check left x alone; the copy after the work: one sync */
+        HR_TRY(hr_sp_ctl_fetch(r, &s->R, s->st));
+    else
+        HR_SPCU(r, cudaStreamSynchronize(s->st));
     return HR_OK;
 }
 

@@ -129,7 +129,8 @@ cudaError_t hr_sp_resid_check(hr_sp_resid *R, const double *d_b, const double *d
 /* Starts a solve's device-side checks: stop = 0, done = 0, tol, r->divref and
  * R->bnorm (set those first); on st, synchronised. */
 hr_status hr_sp_ctl_reset(hr_sparse_run *r, hr_sp_resid *R, cudaStream_t st);
-/* After a call: copies the control block back (on st, synchronised) into r->checked_*. */
+/* After a call: copies the control block back on st, after the call's work, and
+ * synchronises st (so it stands for the call's own final sync); fills r->checked_*. */
 hr_status hr_sp_ctl_fetch(hr_sparse_run *r, hr_sp_resid *R, cudaStream_t st);
 /* Frees; accepts a zeroed struct. */
 void hr_sp_resid_free(hr_sp_resid *R);

@@ -130,9 +130,9 @@ static hr_status jac_iterate(hr_sparse_run *r, long count)
         HR_TRY(launch(r, s, s->cur, f));
         s->cur ^= 1;
     }
-    HR_SPCU(r, cudaStreamSynchronize(s->st));
+    if (!s->dc) HR_SPCU(r, cudaStreamSynchronize(s->st));
     if (s->dc) { /* sweeps after a stopping check did nothing: x is where the count says */
-        HR_TRY(hr_sp_ctl_fetch(r, &s->R, s->st));
+        HR_TRY(hr_sp_ctl_fetch(r, &s->R, s->st)); /* the copy after the work: one sync for both */
         s->cur = (int)(r->checked_done & 1);
     }
     return HR_OK;
