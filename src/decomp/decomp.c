@@ -163,6 +163,33 @@ hr_box hr_subdomain_sweep_box(const hr_subdomain *s, int m, int step)
     return b;
 }
 
+int hr_subdomain_split(const hr_subdomain *s, hr_box *inner, hr_box shell[6])
+{
+    hr_box in = s->own;
+    for (int a = 0; a < s->l.dim; a++) {
+        if (s->nb[a][0] >= 0) in.lo[a]++;
+        if (s->nb[a][1] >= 0) in.hi[a]--;
+        if (in.hi[a] < in.lo[a]) in.hi[a] = in.lo[a];
+    }
+    *inner = in;
+    /* slabs along x span the whole own box; along y the inner x range; along z the inner x, y */
+    int n = 0;
+    for (int a = 0; a < s->l.dim; a++)
+        for (int side = 0; side < 2; side++) {
+            hr_box b = s->own;
+            for (int c = 0; c < a; c++) {
+                b.lo[c] = in.lo[c];
+                b.hi[c] = in.hi[c];
+            }
+            if (side == 0)
+                b.hi[a] = in.lo[a];
+            else
+                b.lo[a] = in.hi[a];
+            if (!hr_box_empty(&b)) shell[n++] = b;
+        }
+    return n;
+}
+
 hr_box hr_subdomain_face(const hr_subdomain *s, int ghost, int axis, int side, int recv, int corners)
 {
     hr_box b = s->own;

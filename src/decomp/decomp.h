@@ -90,6 +90,11 @@ hr_rhs_view hr_subdomain_spike(const hr_subdomain *s, int gi, int gj, int gk);
  * by m - step layers towards every neighbour (redundant work in the ghost zone). */
 hr_box hr_subdomain_sweep_box(const hr_subdomain *s, int m, int step);
 
+/* For overlapping a single-layer exchange with the sweep: `inner`, the own points that
+ * read no ghost point (the own box less one layer towards every neighbour), and the
+ * shell, own less inner, as up to 6 disjoint boxes; returns how many. */
+int hr_subdomain_split(const hr_subdomain *s, hr_box *inner, hr_box shell[6]);
+
 /* The slab exchanged across (axis, side): `recv` 0 gives the own layers sent to that
  * neighbour, 1 the ghost layers received from it. Along the other axes b the slab spans
  * the own points, or the whole local array for b < axis when `corners` (ghost > 1: the

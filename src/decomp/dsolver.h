@@ -34,7 +34,8 @@ typedef struct hr_dsub {
 
 /* Seconds per part of the exchange, summed over the run (for the JSON). */
 typedef struct hr_exchange_times {
-    double pack, transfer, unpack;
+    double pack, transfer, unpack; /* transfer: posting and waiting, not hidden by compute */
+    double hidden;                 /* inner sweeps done while messages were in flight */
     long rounds;
 } hr_exchange_times;
 
@@ -48,6 +49,7 @@ typedef struct hr_dsolver {
     int cur;     /* which of u[2] is current (the same in every subdomain) */
     int fresh;   /* ghost zones match the current own points (no sweep since the exchange) */
     int nphases; /* 1 (ghost 1: faces only) or dim (ghost > 1: axes in order, corners included) */
+    int overlap; /* ghost 1: sweep the inner points while the halos travel (default on) */
     long done;   /* sweeps since create */
     hr_history hist;
     hr_exchange_times xt;
