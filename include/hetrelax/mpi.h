@@ -66,12 +66,20 @@ typedef struct hr_mpi_info {
     double pack_s;         /* packing faces into buffers */
     double transfer_s;     /* posting, transfer and waiting */
     double unpack_s;       /* unpacking into ghost zones */
+    double hidden_s;       /* inner sweeps while halos were in flight (ghost 1, overlapped) */
+    int messages;          /* messages this rank sends per exchange round */
     double halo_bytes;     /* bytes this rank sends per exchange round */
     double max_halo_bytes; /* the largest over ranks */
 } hr_mpi_info;
 
 /*! hr_mpi_solver_info() : the decomposition and the last run's exchange figures (local). */
 hr_status hr_mpi_solver_info(const hr_mpi_solver *s, hr_mpi_info *out);
+
+/*! hr_mpi_solver_set_overlap() :
+ *  Local, but give every rank the same value. With ghost 1 the exchange is overlapped with
+ *  the inner points by default (on = 1); on = 0 exchanges first, then sweeps. The
+ *  solution is the same bits either way. */
+hr_status hr_mpi_solver_set_overlap(hr_mpi_solver *s, int on);
 
 /*! hr_mpi_last_error() : why the last failing hr_mpi_* call on this thread failed ("" if none). */
 const char *hr_mpi_last_error(void);

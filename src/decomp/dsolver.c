@@ -288,7 +288,7 @@ static hr_status advance(void *ctx, long count, hr_phase_times *t)
     hr_dsolver *s = ctx;
     while (count > 0) {
         /* ghost 1 (one phase, rounds of one sweep): hide the exchange behind the inner points */
-        const int overlapped = !s->fresh && s->overlap && s->nphases == 1;
+        const int overlapped = !s->fresh && s->overlap && s->nphases == 1 && s->d.count > 1;
         const int m = overlapped || count < s->d.ghost ? (int)(overlapped ? 1 : count) : s->d.ghost;
         if (overlapped) {
             HR_TRY(overlapped_sweep(s, t));

@@ -232,10 +232,20 @@ hr_status hr_mpi_solver_info(const hr_mpi_solver *s, hr_mpi_info *out)
     out->pack_s = s->ds->xt.pack;
     out->transfer_s = s->ds->xt.transfer;
     out->unpack_s = s->ds->xt.unpack;
+    out->hidden_s = s->ds->xt.hidden;
     for (int a = 0; a < 3; a++)
-        for (int side = 0; side < 2; side++)
+        for (int side = 0; side < 2; side++) {
             out->halo_bytes += (double)s->ds->subs[0].bytes[a][side];
+            out->messages += s->ds->subs[0].bytes[a][side] > 0;
+        }
     out->max_halo_bytes = s->max_halo_bytes;
+    return HR_OK;
+}
+
+hr_status hr_mpi_solver_set_overlap(hr_mpi_solver *s, int on)
+{
+    if (!s) return HR_ERR_INVALID_ARG;
+    s->ds->overlap = on != 0;
     return HR_OK;
 }
 
