@@ -301,14 +301,20 @@ hr_status hr_sparse_solver_solve(hr_sparse_solver *h, const double *b, double *x
     if (o->tol > 0.0 && rel0 < o->tol) reason = HR_REASON_CONVERGED;
     const long fault_on = o->fault_fraction > 0.0 ? o->fault_iter : -1;
     const long fault_off = fault_on >= 0 && o->fault_recover >= 0 ? fault_on + o->fault_recover : -1;
+    /* with device-side checks: calls end at monitors, or every HR_DEVICE_CHECK_CALL
+     * iterations when monitors are rarer (equal calls replay the same graphs) */
+    const long call_cap =
+        r->device_checks && !(o->monitor_every > 0 && o->monitor_every <= HR_DEVICE_CHECK_CALL)
+            ? HR_DEVICE_CHECK_CALL
+            : 0;
     const double t0 = hr_now();
     while (reason == HR_REASON_ITERS && r->done < o->max_iters) {
         long stop = o->max_iters;
         /* device-side checks test every iteration inside the method's call: no cut at
-         * checks, but calls of at most HR_DEVICE_CHECK_CALL, since what is enqueued after a
-         * stopping check still runs (as empty kernels, and cg's SpMV and dots) */
+         * checks, but call_cap, since what is enqueued after a stopping check still runs
+         * (as empty kernels, and cg's SpMV and dots) */
         cut(&stop, next_multiple(r->done, o->tol > 0.0 && !r->device_checks ? o->check_every : 0), r->done);
-        cut(&stop, next_multiple(r->done, r->device_checks ? HR_DEVICE_CHECK_CALL : 0), r->done);
+        cut(&stop, next_multiple(r->done, call_cap), r->done);
         cut(&stop, next_multiple(r->done, o->monitor_every), r->done);
         cut(&stop, fault_on, r->done); /* the fault state is constant within one call */
         cut(&stop, fault_off, r->done);
