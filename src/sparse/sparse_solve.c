@@ -70,7 +70,7 @@ static hr_status validate(const hr_sparse_options *o, hr_sparse_result *res)
 static hr_status choose_tau(hr_sparse_run *r, hr_sparse_result *res)
 {
     r->tau = 1.0;
-    if (!r->m->uses_tau) return HR_OK;
+    if (!(r->m->caps & HR_SPARSE_CAP_TAU)) return HR_OK;
     if (r->o.tau > 0.0) {
         r->tau = r->o.tau;
         return HR_OK;
@@ -198,10 +198,10 @@ hr_status hr_sparse_solver_create(const hr_csr *A, const hr_sparse_options *opt,
                    "method '%s' has no %s backend in this build", name, hr_backend_name(opt->backend));
     }
     int bad = -1;
-    if (m->needs_diagonal && hr_csr_check_diagonal(A, &bad) != HR_OK)
+    if ((m->caps & HR_SPARSE_CAP_DIAGONAL) && hr_csr_check_diagonal(A, &bad) != HR_OK)
         return say(res, HR_ERR_INVALID_ARG, "row %d (1-based) has a %s diagonal entry: %s divides by it",
                    bad + 1, A->diag[bad] < 0 ? "missing" : "zero", m->name);
-    if (opt->fault_fraction > 0.0 && !m->supports_fault)
+    if (opt->fault_fraction > 0.0 && !(m->caps & HR_SPARSE_CAP_FAULTS))
         return say(res, HR_ERR_INVALID_ARG, "fault injection is not defined for method '%s'", m->name);
     if ((opt->gpus > 1 || opt->comm != HR_SPARSE_COMM_AUTO) && m->backend != HR_BACKEND_GPU)
         return say(res, HR_ERR_INVALID_ARG, "gpus: several GPUs and --comm are only for the gpu backend");
@@ -224,7 +224,7 @@ hr_status hr_sparse_solver_create(const hr_csr *A, const hr_sparse_options *opt,
         *out = h;
         return HR_OK;
     }
-    if (m->symmetric_only && !hr_csr_is_symmetric(A)) {
+    if ((m->caps & HR_SPARSE_CAP_SYMMETRIC) && !hr_csr_is_symmetric(A)) {
         h->not_symmetric = 1;
         snprintf(h->warning, sizeof h->warning,
                  "the matrix is not symmetric: %s may not converge (stopped as diverged when the residual "
