@@ -134,6 +134,9 @@ int hr_cli_write_json(const char *cmd, const char *path, json_object *obj)
 size_t hr_cli_available_bytes(void)
 {
     size_t avail = hr_host_available_bytes();
+    /* never more than the machine has, whatever /proc said */
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0 && (size_t)pages * (size_t)page < avail) avail = (size_t)pages * (size_t)page;
     struct rlimit rl;
     if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
         /* mapped now: the first field of /proc/self/statm, in pages */

@@ -66,6 +66,8 @@ expect_usage "--verify" $P --backend cpu-threads --n 64 --threads 2 --kernel asy
 "$HR" $P --n 16 --iters 2 --backend cpu-threads --threads 2 --layout blocks --kernel spmd >/dev/null 2>"$T/err" &&
   grep -q "warning: --layout blocks is ignored by --kernel spmd" "$T/err" && ok || bad "--layout blocks with --kernel: '$(cat "$T/err")'"
 "$HR" $P --n 16 --iters 2 --backend cpu-threads --threads 2 >/dev/null 2>"$T/err" && [ ! -s "$T/err" ] && ok || bad "warning without cause: '$(cat "$T/err")'"
+"$HR" sparse --gen laplace2d:10 --method gs --threads 2 --quiet >/dev/null 2>"$T/err" &&
+  grep -q "warning: --threads/--bind are ignored by backend cpu-seq" "$T/err" && ok || bad "sparse --threads on cpu-seq: '$(cat "$T/err")'"
 # --rhs from a pipe, as sparse reads its vectors
 python3 -c "import struct,sys; sys.stdout.buffer.write(struct.pack('<256f', *([1.0]*256)))" >"$T/f.raw"
 "$HR" $P --n 16 --iters 20 --rhs "$T/f.raw" --output "$T/a.raw" >/dev/null 2>&1
