@@ -28,7 +28,8 @@ int hr_cli_long(const char *cmd, const char *flag, const char *s, long lo, long 
     char *end = NULL;
     errno = 0;
     long v = s ? strtol(s, &end, 10) : 0;
-    if (!s || !*s || *end || errno == ERANGE)
+    /* strict: strtol would also take leading blanks and a '+' */
+    if (!s || !*s || *end || errno == ERANGE || !(s[0] == '-' || (s[0] >= '0' && s[0] <= '9')))
         return hr_cli_usage_error(cmd, flag, "expected an integer, got '%s'", s ? s : "");
     if (v < lo || v > hi) return hr_cli_usage_error(cmd, flag, "%ld is out of range [%ld, %ld]", v, lo, hi);
     *out = v;
@@ -48,7 +49,8 @@ int hr_cli_double(const char *cmd, const char *flag, const char *s, double lo, d
     char *end = NULL;
     errno = 0;
     double v = s ? strtod(s, &end) : 0.0;
-    if (!s || !*s || *end || errno == ERANGE || !isfinite(v))
+    if (!s || !*s || *end || errno == ERANGE || !isfinite(v) ||
+        !(s[0] == '-' || s[0] == '.' || (s[0] >= '0' && s[0] <= '9')))
         return hr_cli_usage_error(cmd, flag, "expected a finite number, got '%s'", s ? s : "");
     if (v < lo || v > hi) return hr_cli_usage_error(cmd, flag, "%g is out of range [%g, %g]", v, lo, hi);
     *out = v;

@@ -515,6 +515,7 @@ static int run_chunks(const grid_args *a, hr_solver *s, chunk_run *c, hr_result 
         if (reason != HR_REASON_ITERS) break;
     }
     hr_cli_defer_signals(0);
+    if (!*sig && hr_cli_signal_pending()) *sig = hr_cli_signal_pending(); /* came after the last chunk */
     if (st != HR_OK && st != HR_ERR_DIVERGED) return -(int)st;
     if (rc) return rc;
     /* one result for the whole run: sweeps from the original start, rates over this
