@@ -818,6 +818,7 @@ static int grid_run(grid_args *a, hr_flagset *fs)
         }
     }
     warn_unused(fs, a, cfg.backend);
+    if (chunked) hr_cli_defer_signals(1); /* from here a signal means: checkpoint and stop */
     if (!a->quiet) {
         if (a->dim == 3)
             fprintf(hout, "hetrelax %s: %d x %d x %d interior points", CMD, a->nx, a->ny, a->nz);
