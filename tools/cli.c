@@ -10,8 +10,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/sysmem.h"
-
 int hr_cli_usage_error(const char *cmd, const char *flag, const char *fmt, ...)
 {
     va_list ap;
@@ -135,22 +133,7 @@ int hr_cli_write_json(const char *cmd, const char *path, json_object *obj)
 
 size_t hr_cli_available_bytes(void)
 {
-    size_t avail = hr_host_available_bytes();
-    /* never more than the machine has, whatever /proc said */
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    if (pages > 0 && page > 0 && (size_t)pages * (size_t)page < avail) avail = (size_t)pages * (size_t)page;
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
-        /* mapped now: the first field of /proc/self/statm, in pages */
-        size_t mapped = 0;
-        FILE *f = fopen("/proc/self/statm", "r");
-        unsigned long pages = 0;
-        if (f && fscanf(f, "%lu", &pages) == 1) mapped = (size_t)pages * (size_t)sysconf(_SC_PAGESIZE);
-        if (f) fclose(f);
-        size_t room = (size_t)rl.rlim_cur > mapped ? (size_t)rl.rlim_cur - mapped : 0;
-        if (room < avail) avail = room;
-    }
-    return avail;
+    return hr_available_memory();
 }
 
 const char *hr_cli_bytes(double bytes, char *buf, size_t size)

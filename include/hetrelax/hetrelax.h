@@ -214,6 +214,20 @@ hr_status hr_solver_set_solution(hr_solver *s, hr_precision prec, const void *sr
 /*! hr_solver_sweeps_done() : sweeps done since create (or the last set_solution); -1 for NULL. */
 long hr_solver_sweeps_done(const hr_solver *s);
 
+/*! hr_solver_run_sweeps() :
+ *  Runs `count` sweeps (options.iters is ignored) with the options' checks and monitors,
+ *  for callers that run in chunks (checkpoints). Unlike hr_solver_run it computes no final
+ *  host residual: res->relative_residual is the last checked one (NaN when none was due). */
+hr_status hr_solver_run_sweeps(hr_solver *s, long count, hr_result *res);
+
+/*! hr_solver_request_stop() :
+ *  Asks a running hr_solver_run (another thread, or a signal handler: it only stores to a
+ *  volatile sig_atomic_t) to stop after its current chunk of sweeps (at the latest the next
+ *  check or monitor point), reason HR_REASON_STOPPED. A request made between runs stops
+ *  the next run after its first chunk; the run that stops answers it. Kernels with
+ *  HR_CAP_ALPHA, whose calls are part of their schedule, stop at checks and monitors only. */
+void hr_solver_request_stop(hr_solver *s);
+
 /*! hr_solver_history() :
  *  @return the number of recorded residual checks; *iters and *res point into the
  *  solver (valid until the next run or free). */
@@ -229,7 +243,8 @@ enum {
     HR_CAP_3D = 1u << 3,            /* runs the 3-D 7-point problem */
     HR_CAP_RECT = 1u << 4,          /* any extents per axis (else square / cubic only) */
     HR_CAP_OMEGA = 1u << 5,         /* honours options.omega */
-    HR_CAP_TUNABLE = 1u << 6        /* has shapes that `hetrelax tune` measures and caches */
+    HR_CAP_TUNABLE = 1u << 6,       /* has shapes that `hetrelax tune` measures and caches */
+    HR_CAP_EXACT_AT_ALPHA1 = 1u << 7 /* not deterministic in general, but bitwise cpu-seq at alpha 1 */
 };
 
 typedef struct hr_kernel_info {
@@ -294,6 +309,10 @@ typedef struct hr_sysinfo {
 } hr_sysinfo;
 
 hr_status hr_sysinfo_get(hr_sysinfo *out);
+
+/*! hr_available_memory() : bytes of host memory a new allocation can use now (MemAvailable,
+ *  capped by physical memory and by the address-space limit of ulimit -v). */
+size_t hr_available_memory(void);
 
 /*! hr_gpu_name() : name of GPU `ordinal` into buf; HR_ERR_NO_DEVICE if none. */
 hr_status hr_gpu_name(int ordinal, char *buf, size_t size);

@@ -390,9 +390,14 @@ hr_status hr_dsolver_run(hr_dsolver *s, hr_result *res)
     s->xt = (hr_exchange_times){0, 0, 0, 0, 0};
     monitor_ctx mc = {s, o->monitor, o->monitor_user};
     hr_driver_ops ops = {.ctx = s, .advance = advance, .residual = drv_residual};
-    hr_driver_cfg cfg = {
-        o->iters, o->tol,    o->check_every, o->monitor_every, o->monitor ? agreed_monitor : NULL,
-        &mc,      o->divtol, s->done};
+    hr_driver_cfg cfg = {.max_iters = o->iters,
+                         .tol = o->tol,
+                         .check_every = o->check_every,
+                         .monitor_every = o->monitor_every,
+                         .monitor = o->monitor ? agreed_monitor : NULL,
+                         .monitor_user = &mc,
+                         .divref = o->divtol,
+                         .first = s->done};
     hr_phase_times t = {0, 0, 0, 0};
     hr_driver_out dout;
     HR_TRY(hr_drive(&ops, &cfg, o->keep_history ? &s->hist : NULL, &t, &dout));

@@ -453,9 +453,16 @@ static double max_error(const hr_solver *s)
     return e;
 }
 
-hr_status hr_solver_run(hr_solver *s, hr_result *res)
+void hr_solver_request_stop(hr_solver *s)
 {
-    if (!s) return HR_ERR_INVALID_ARG;
+    if (s) s->stop = 1;
+}
+
+/* Runs `count` sweeps; final_residual: recompute the residual on the host at the end
+ * (hr_solver_run) or report the last checked one (hr_solver_run_sweeps). */
+static hr_status run(hr_solver *s, long count, int final_residual, hr_result *res)
+{
+    if (!s || count < 0) return HR_ERR_INVALID_ARG;
     const hr_options *o = &s->o;
     const hr_problem *p = &s->p;
     hr_result r;
@@ -463,11 +470,21 @@ hr_status hr_solver_run(hr_solver *s, hr_result *res)
     const long syncs0 = s->syncs;
     s->hist.len = 0;
     hr_driver_ops ops = {.ctx = s, .advance = drv_advance, .residual = drv_residual};
-    hr_driver_cfg cfg = {o->iters,   o->tol,          o->check_every, o->monitor_every,
-                         o->monitor, o->monitor_user, o->divtol,      0};
+    hr_driver_cfg cfg = {.max_iters = count,
+                         .tol = o->tol,
+                         .check_every = o->check_every,
+                         .monitor_every = o->monitor_every,
+                         .monitor = o->monitor,
+                         .monitor_user = o->monitor_user,
+                         .divref = o->divtol,
+                         .first = s->done,
+                         .stop = &s->stop,
+                         /* the async kernels' calls are part of their schedule (passes, joins) */
+                         .poll = !(s->k->caps & HR_CAP_ALPHA)};
     hr_phase_times t = {0, 0, 0, 0};
     hr_driver_out d;
     hr_status st = hr_drive(&ops, &cfg, o->keep_history ? &s->hist : NULL, &t, &d);
+    if (d.reason == HR_REASON_STOPPED) s->stop = 0; /* the request is answered */
     if (st == HR_OK && s->k->sync_host) st = s->k->sync_host(s);
     if (st != HR_OK) return st;
 
@@ -486,9 +503,11 @@ hr_status hr_solver_run(hr_solver *s, hr_result *res)
     r.time_setup_s = s->t_setup;
     r.time_h2d_s = s->t_h2d;
     r.time_d2h_s = s->t_d2h;
-    r.relative_residual = hr_solver_host_residual(s);
-    r.reason = hr_driver_final_reason(d.reason, r.relative_residual, o->tol, o->divtol);
-    r.max_error = max_error(s);
+    r.relative_residual = final_residual ? hr_solver_host_residual(s) : d.last_rel;
+    r.reason = final_residual || !isnan(d.last_rel)
+                   ? hr_driver_final_reason(d.reason, r.relative_residual, o->tol, o->divtol)
+                   : d.reason;
+    r.max_error = final_residual ? max_error(s) : NAN;
     const double pts = (double)p->nx * (double)p->ny * (double)p->nz * (double)r.iterations;
     const double es = (double)s->u[0].l.esize;
     r.bytes_per_point = 2.0 * es + (s->hf.base ? es : 0.0);
@@ -501,9 +520,20 @@ hr_status hr_solver_run(hr_solver *s, hr_result *res)
     snprintf(r.kernel, sizeof r.kernel, "%s", s->k->name);
     snprintf(r.device_name, sizeof r.device_name, "%s", s->device_name);
     if (res) *res = r;
-    if (o->monitor && !(o->monitor_every > 0 && r.iterations % o->monitor_every == 0 && r.iterations > 0))
-        o->monitor(r.iterations, r.relative_residual, o->monitor_user);
+    if (final_residual && o->monitor &&
+        !(o->monitor_every > 0 && r.iterations % o->monitor_every == 0 && r.iterations > 0))
+        o->monitor(s->done, r.relative_residual, o->monitor_user);
     return r.reason == HR_REASON_DIVERGED || r.reason == HR_REASON_NAN ? HR_ERR_DIVERGED : HR_OK;
+}
+
+hr_status hr_solver_run(hr_solver *s, hr_result *res)
+{
+    return run(s, s ? s->o.iters : 0, 1, res);
+}
+
+hr_status hr_solver_run_sweeps(hr_solver *s, long count, hr_result *res)
+{
+    return run(s, count, 0, res);
 }
 
 /* Copies between the interior of grid g and a caller's array (x fastest); to_user picks

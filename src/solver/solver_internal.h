@@ -63,7 +63,8 @@ struct hr_solver {
     double t_setup;      /* time spent in the kernel's setup */
     double t_h2d, t_d2h; /* accumulated by kernels that move data */
     hr_history hist;
-    hr_config cfg; /* what runs: kernels fill threads, thread grid, shape, streams */
+    hr_config cfg;              /* what runs: kernels fill threads, thread grid, shape, streams */
+    volatile sig_atomic_t stop; /* hr_solver_request_stop */
     char device_name[96];
     char err[256];
 };
