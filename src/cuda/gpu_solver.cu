@@ -240,6 +240,8 @@ static hr_status gpu_setup(hr_solver *s)
     g->spike.hf = NULL; /* the device reads its own h^2 f grid */
     g->omega = s->p.omega;
     g->alpha = s->o.alpha;
+    const char *split = getenv("HETRELAX_GPU_SPLIT");
+    g->split = split ? atoi(split) : 0;
     HR_CU(s, cudaSetDevice(g->dev));
     cudaDeviceProp p;
     HR_CU(s, cudaGetDeviceProperties(&p, g->dev));
