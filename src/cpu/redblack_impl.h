@@ -17,19 +17,59 @@
             : (spike) ? HR_JACOBI5F(T, (c)[-(ptrdiff_t)(p)], (c)[p], (c)[-1], (c)[1], (T)HR_SPIKE_H2F)       \
                       : HR_JACOBI5(T, (c)[-(ptrdiff_t)(p)], (c)[p], (c)[-1], (c)[1])))
 
-/* Points of `colour` in row (i, k), columns [j0, j1). */
+/* Points j, j + 2, ... < j1 of row c (element (i, 0, k)), none the spike: one loop per case,
+ * branch-free inside so that the compiler vectorises the stride-2 access (reads at odd
+ * distances from the writes never alias them). */
+#define HR_RB_LOOP(jac_expr)                                                                                 \
+    do {                                                                                                     \
+        if (weighted)                                                                                        \
+            for (; j < j1; j += 2)                                                                           \
+                c[j] = HR_WEIGHTED(c[j], jac_expr, c0, c1);                                                  \
+        else                                                                                                 \
+            for (; j < j1; j += 2)                                                                           \
+                c[j] = jac_expr;                                                                             \
+    } while (0)
+
+static void HR_FN(rb_run)(const hr_grid_layout *l, T *c, const T *hfr, int j, int j1, T c0, T c1,
+                          int weighted)
+{
+    const size_t p = l->pitch, q = l->plane;
+    const T *restrict n = c - p, *restrict s = c + p;
+    if (l->dim == 3) {
+        const T *restrict d = c - q, *restrict u = c + q;
+        if (hfr) {
+            const T *restrict hf = hfr;
+            HR_RB_LOOP(HR_JACOBI7F(T, c[j - 1], c[j + 1], n[j], s[j], d[j], u[j], hf[j]));
+        } else {
+            HR_RB_LOOP(HR_JACOBI7(T, c[j - 1], c[j + 1], n[j], s[j], d[j], u[j]));
+        }
+    } else if (hfr) {
+        const T *restrict hf = hfr;
+        HR_RB_LOOP(HR_JACOBI5F(T, n[j], s[j], c[j - 1], c[j + 1], hf[j]));
+    } else {
+        HR_RB_LOOP(HR_JACOBI5(T, n[j], s[j], c[j - 1], c[j + 1]));
+    }
+}
+#undef HR_RB_LOOP
+
+/* Points of `colour` in row (i, k), columns [j0, j1); the spike point, if there, on its own. */
 static void HR_FN(rb_row)(const hr_rb_args *a, int i, int k, int j0, int j1, int colour)
 {
     const hr_grid_layout *l = a->l;
     const size_t p = l->pitch, q = l->plane, r = (size_t)k * q + (size_t)i * p;
-    const int dim = l->dim, weighted = a->omega != 1.0;
+    const int weighted = a->omega != 1.0;
     const T c0 = (T)(1.0 - a->omega), c1 = (T)a->omega;
     T *u = (T *)a->u + r;
     const T *hf = a->rhs.hf ? (const T *)a->rhs.hf + r : NULL;
+    const int j = j0 + ((j0 + i + k + colour) & 1);
     const int sj = !hf && i == a->rhs.spike_i && k == a->rhs.spike_k ? a->rhs.spike_j : -1;
-    for (int j = j0 + ((j0 + i + k + colour) & 1); j < j1; j += 2) {
-        const T jac = HR_RB_JAC(T, dim, u + j, p, q, hf ? hf + j : NULL, j == sj);
-        u[j] = HR_RB_UPDATE(u[j], jac, c0, c1, weighted);
+    if (sj >= j && sj < j1 && ((sj - j) & 1) == 0) {
+        HR_FN(rb_run)(l, u, NULL, j, sj, c0, c1, weighted);
+        const T jac = HR_RB_JAC(T, l->dim, u + sj, p, q, (const T *)NULL, 1);
+        u[sj] = HR_RB_UPDATE(u[sj], jac, c0, c1, weighted);
+        HR_FN(rb_run)(l, u, NULL, sj + 2, j1, c0, c1, weighted);
+    } else {
+        HR_FN(rb_run)(l, u, hf, j, j1, c0, c1, weighted);
     }
 }
 
