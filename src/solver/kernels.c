@@ -13,6 +13,8 @@ extern const hr_kernel_desc hr_kernel_cpu_async0, hr_kernel_cpu_async1, hr_kerne
 extern const hr_kernel_desc hr_kernel_cpu_rb_seq, hr_kernel_cpu_rb_tiles, hr_kernel_cpu_rb_fused;
 #ifdef HR_HAVE_CUDA
 #include "cuda/cuda_kernels.h"
+extern const hr_kernel_desc hr_kernel_gpu_rb_tuned, hr_kernel_gpu_rb_v1, hr_kernel_gpu_rb_v2, hr_kernel_gpu_rb_v3,
+    hr_kernel_gpu_rb_v4, hr_kernel_gpu_rb_ldg;
 #endif
 
 static const hr_kernel_desc *const table[] = {
@@ -23,6 +25,12 @@ static const hr_kernel_desc *const table[] = {
     &hr_kernel_cpu_rb_fused, /* one line per kernel */
 #ifdef HR_HAVE_CUDA
     HR_CUDA_KERNEL_TABLE
+    &hr_kernel_gpu_rb_tuned, /* red-black GPU kernels (issue 13): rb-tuned is the method's default */
+    &hr_kernel_gpu_rb_v1,
+    &hr_kernel_gpu_rb_v2,
+    &hr_kernel_gpu_rb_v3,
+    &hr_kernel_gpu_rb_v4,
+    &hr_kernel_gpu_rb_ldg,
 #endif
 };
 
