@@ -6,7 +6,7 @@
  *   redblack_driver [--dim 2|3] [--n N] [--method jacobi|redblack|sor] [--omega W|auto]
  *       [--rhs spike|zero] [--backend cpu-seq|cpu-threads|gpu] [--kernel K] [--threads P]
  *       [--tile THxTW] [--precision single|double] [--iters T] [--tol R] [--check K]
- *       [--boundary B] [--repeats R] [--verify] [--stream] [--history]
+ *       [--boundary B] [--repeats R] [--verify] [--stream] [--history] [--pageable] [--device-bw]
  *
  * Timing: R + 1 runs from the same start, the first (warm-up) discarded; every run reports
  * its sweep time; --verify first compares the solution bitwise with the sequential kernel
@@ -50,7 +50,8 @@ static double *run_once(const hr_options *o, hr_result *r, size_t count)
         const double *res;
         const size_t len = hr_solver_history(s, &it, &res);
         printf("\"history\": [");
-        for (size_t x = 0; x < len; x++) printf("%s[%ld, %.6e]", x ? ", " : "", it[x], res[x]);
+        for (size_t x = 0; x < len; x++)
+            printf("%s[%ld, %.6e]", x ? ", " : "", it[x], res[x]);
         printf("], ");
     }
     static int printed;
@@ -67,7 +68,7 @@ int main(int argc, char **argv)
     hr_options_default(&o);
     o.iters = 50;
     o.check_every = 1;
-    int repeats = 0, verify = 0, stream = 0;
+    int repeats = 0, verify = 0, stream = 0, device_bw = 0;
     const char *tile = NULL;
     for (int a = 1; a < argc; a++) {
         const char *f = argv[a], *v = a + 1 < argc ? argv[a + 1] : NULL;
@@ -77,6 +78,14 @@ int main(int argc, char **argv)
         }
         if (!strcmp(f, "--history")) {
             o.keep_history = 1;
+            continue;
+        }
+        if (!strcmp(f, "--pageable")) {
+            o.host_memory = HR_HOST_PAGEABLE;
+            continue;
+        }
+        if (!strcmp(f, "--device-bw")) {
+            device_bw = 1;
             continue;
         }
         if (!strcmp(f, "--stream")) {
@@ -148,7 +157,14 @@ int main(int argc, char **argv)
         run_once(&o, &r, 0);
         printf(", %.6f", r.time_sweeps_s);
     }
-    printf("], \"bytes_per_point\": %g, \"flops_per_point\": %g", r.bytes_per_point, r.flops_per_point);
+    printf("], \"bytes_per_point\": %g, \"flops_per_point\": %g, \"time_h2d_s\": %.6f, \"time_d2h_s\": %.6f, "
+           "\"device_name\": \"%s\"",
+           r.bytes_per_point, r.flops_per_point, r.time_h2d_s, r.time_d2h_s, r.device_name);
+    if (device_bw) {
+        double gbps = 0.0;
+        if (hr_measure_device_bandwidth(o.device, 0, 10, &gbps) == HR_OK)
+            printf(", \"device_copy_gbps\": %.1f", gbps);
+    }
     if (stream) {
         hr_bandwidth bw;
         if (hr_measure_host_bandwidth(o.threads, 0, 10, &bw) == HR_OK)

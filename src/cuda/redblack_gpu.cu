@@ -273,7 +273,8 @@ static double rb_now(void)
 }
 
 extern "C" hr_status hr_gpu_rb_create(const hr_gpu_rb_params *p, void *u_host, hr_gpu_rb **out, char *name,
-                                      size_t name_size, int shape[3], char *err, size_t err_size)
+                                      size_t name_size, int shape[3], double *h2d_seconds, char *err,
+                                      size_t err_size)
 {
     *out = NULL;
     if (p->variant < 0 || p->variant >= HR_GPU_RB_COUNT ||
@@ -325,8 +326,7 @@ extern "C" hr_status hr_gpu_rb_create(const hr_gpu_rb_params *p, void *u_host, h
         RB_CU(cudaHostRegister(u_host, bytes, cudaHostRegisterDefault));
         G->registered = u_host;
     }
-    double t;
-    return hr_gpu_rb_upload(G, u_host, &t, err, err_size);
+    return hr_gpu_rb_upload(G, u_host, h2d_seconds, err, err_size);
 }
 
 extern "C" hr_status hr_gpu_rb_iterations(hr_gpu_rb *G, long count, char *err, size_t err_size)

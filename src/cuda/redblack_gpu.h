@@ -42,9 +42,9 @@ typedef struct hr_gpu_rb_params {
 typedef struct hr_gpu_rb hr_gpu_rb;
 
 /* Creates the device state and uploads u (allocation start of the host grid). Writes the
- * device name, the block shape used, and on failure a reason into err. */
+ * device name, the block shape used, the upload's time, and on failure a reason into err. */
 hr_status hr_gpu_rb_create(const hr_gpu_rb_params *p, void *u_host, hr_gpu_rb **out, char *name,
-                           size_t name_size, int shape[3], char *err, size_t err_size);
+                           size_t name_size, int shape[3], double *h2d_seconds, char *err, size_t err_size);
 
 /* Runs `count` red-black iterations (colour 0 then colour 1) on the device. */
 hr_status hr_gpu_rb_iterations(hr_gpu_rb *g, long count, char *err, size_t err_size);
