@@ -7,6 +7,7 @@
  *       [--rhs spike|zero] [--backend cpu-seq|cpu-threads|gpu] [--kernel K] [--threads P]
  *       [--tile THxTW] [--precision single|double] [--iters T] [--tol R] [--check K]
  *       [--boundary B] [--repeats R] [--verify] [--stream] [--history] [--pageable] [--device-bw]
+ *       [--stream-mib M]
  *
  * Timing: R + 1 runs from the same start, the first (warm-up) discarded; every run reports
  * its sweep time; --verify first compares the solution bitwise with the sequential kernel
@@ -69,6 +70,7 @@ int main(int argc, char **argv)
     o.iters = 50;
     o.check_every = 1;
     int repeats = 0, verify = 0, stream = 0, device_bw = 0;
+    long stream_mib = 0;
     const char *tile = NULL;
     for (int a = 1; a < argc; a++) {
         const char *f = argv[a], *v = a + 1 < argc ? argv[a + 1] : NULL;
@@ -126,6 +128,8 @@ int main(int argc, char **argv)
             o.tol = atof(v);
         else if (!strcmp(f, "--check"))
             o.check_every = atol(v);
+        else if (!strcmp(f, "--stream-mib"))
+            stream_mib = atol(v);
         else if (!strcmp(f, "--boundary"))
             o.boundary = atof(v);
         else if (!strcmp(f, "--repeats"))
@@ -167,7 +171,7 @@ int main(int argc, char **argv)
     }
     if (stream) {
         hr_bandwidth bw;
-        if (hr_measure_host_bandwidth(o.threads, 0, 10, &bw) == HR_OK)
+        if (hr_measure_host_bandwidth(o.threads, (size_t)stream_mib << 20, 10, &bw) == HR_OK)
             printf(", \"stream_copy_gbps\": %.3f, \"stream_triad_gbps\": %.3f, \"stream_threads\": %d",
                    bw.copy_gbps, bw.triad_gbps, bw.threads);
     }
