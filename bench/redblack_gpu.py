@@ -60,6 +60,19 @@ def main():
                          "seed_ms": SEED_MS.get(k) if prec == "single" else None})
             print(f"{k} {prec}: {1e3 * med:.2f} ms / 50 it, {gbps:.0f} GB/s, {100 * gbps / bw:.0f}% of copy {bw:.0f}",
                   flush=True)
+    # rb-tuned's tile shapes (BX threads = 2 BX columns, H rows)
+    sweep = []
+    for prec in ("single", "double"):
+        for shape in ("128x64", "64x64", "256x64", "128x32", "128x128", "128x256", "32x128", "512x32", "64x256"):
+            os.environ["HETRELAX_RB_GPU_SHAPE"] = shape
+            d = drive(a.build, seed + ["--kernel", "rb-tuned", "--precision", prec, "--n", a.n, "--iters", 50,
+                                       "--repeats", a.repeats])
+            med = statistics.median(d["time_sweeps_s"][1:])
+            es = 4 if prec == "single" else 8
+            gbps = 2 * es * a.n * a.n * 50 / med * 1e-9
+            sweep.append({"precision": prec, "shape": shape, "ms": 1e3 * med, "gbps": gbps, "fraction_of_copy": gbps / bw})
+            print(f"rb-tuned {prec} {shape}: {1e3 * med:.2f} ms, {gbps:.0f} GB/s, {100 * gbps / bw:.0f}%", flush=True)
+        del os.environ["HETRELAX_RB_GPU_SHAPE"]
     for mem in ("pinned", "pageable"):
         args = seed + ["--kernel", "rb-tuned", "--precision", "single", "--n", a.n, "--iters", 1]
         if mem == "pageable":
@@ -75,7 +88,7 @@ def main():
                           "h2d_gibps": gib / statistics.median(h2d[1:]), "d2h_gibps": gib / statistics.median(d2h[1:])})
         print(transfers[-1], flush=True)
     doc = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-           "device_copy_gbps": bw, "n": a.n, "iterations": 50, "checks": checks, "rows": rows, "transfers": transfers,
+           "device_copy_gbps": bw, "n": a.n, "iterations": 50, "checks": checks, "rows": rows, "transfers": transfers, "tuned_shapes": sweep,
            "byte_model": "one read + one write of u per point per iteration"}
     os.makedirs(a.out, exist_ok=True)
     with open(os.path.join(a.out, "redblack-gpu.json"), "w") as f:
