@@ -38,6 +38,7 @@ def header():
         "machine": f"{platform.node()}: {model}, {os.cpu_count()} logical CPUs (shared with other users)",
         "commit": sh(["git", "rev-parse", "--short=12", "HEAD"]) + (" (+ local changes)" if sh(["git", "status", "--porcelain", "src", "include"]) else ""),
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "load_average_1min": round(os.getloadavg()[0], 2),
     }
 
 
@@ -85,7 +86,7 @@ def write_markdown(doc):
     t = doc.get("tiles")
     if t:
         out += ["## Tile-shape study: 4096^2 fp32, 10 iterations, omega 0.8, rb-tiles", "",
-                f"{t['machine']}; commit {t['commit']}; {t['date']}. {t['setup']}", "",
+                f"{t['machine']}; commit {t['commit']}; {t['date']}; load average {t.get('load_average_1min', '?')} at the end. {t['setup']}", "",
                 "| tile rows x cols | ms (median) | min | max |", "|---|---|---|---|"]
         for r in t["rows"]:
             out.append(f"| {r['tile']} | {r['ms']:.1f} | {r['ms_min']:.1f} | {r['ms_max']:.1f} |")
@@ -93,7 +94,7 @@ def write_markdown(doc):
     s = doc.get("summary")
     if s:
         out += ["## Seed 004's summary table, CPU rows: 8192^2 fp32, 50 iterations, omega 0.8, zero rhs", "",
-                f"{s['machine']}; commit {s['commit']}; {s['date']}. {s['setup']}", "",
+                f"{s['machine']}; commit {s['commit']}; {s['date']}; load average {s.get('load_average_1min', '?')} at the end. {s['setup']}", "",
                 "| row | kernel | threads | ms (median of repeats) | ms/iteration | GB/s (8 B/point) | STREAM copy GB/s (same run, same threads) | % of copy | seed 004 ms |",
                 "|---|---|---|---|---|---|---|---|---|"]
         for r in s["rows"]:

@@ -32,8 +32,10 @@ def main():
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--stream-mib", type=int, default=512)
+    ap.add_argument("--results", default=rc.RESULTS, help="path without .json/.md")
     ap.add_argument("parts", nargs="*", default=["tiles", "summary"])
     a = ap.parse_args()
+    rc.RESULTS = a.results
     if "tiles" in a.parts:
         rows = []
         for th in (1, 2, 4, 8, 16, 64):
