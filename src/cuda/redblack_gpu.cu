@@ -161,99 +161,25 @@ __global__ void rb_smem(T *u, const T *hf, rb_geo g, int colour, T c0, T c1)
     }
 }
 
-/* tuned, main pass (2-D): see the file comment. Tile columns [j0, j1), rows [r0, r1). A thread
- * keeps its column pair of rows i-2 .. i+1 in registers (and prefetches row i+2); the pair
- * beside it comes from the neighbouring lanes by shuffles, across warps from global memory
- * (written before the last __syncthreads). */
+/* tuned, main pass (2-D): see the file comment. Tile columns [j0, j1), rows [r0, r1). */
 template <typename T> __global__ void rb_tuned_main(T *u, const T *hf, rb_geo g, int H, T c0, T c1)
 {
     const int j0 = 1 + 2 * blockIdx.x * blockDim.x, j1 = min(j0 + 2 * (int)blockDim.x, g.nx + 1);
     const int r0 = 1 + blockIdx.y * H, r1 = min(r0 + H, g.ny + 1);
     const int jp = j0 + 2 * threadIdx.x; /* the thread's columns jp, jp + 1 */
-    const int lane = threadIdx.x & 31, warp0 = threadIdx.x - lane;
-    const int wsize = min(32, (int)blockDim.x - warp0); /* lanes in this (possibly partial) warp */
-    const unsigned mask = wsize == 32 ? 0xffffffffu : ((1u << wsize) - 1u);
-    const bool left_edge = lane == 0, right_edge = lane == wsize - 1;
-    const size_t p = g.p;
-    /* row r of the pair (0 past the right boundary column: never used) */
-#define RB_PAIR(r, a, b)                                                                                     \
-    do {                                                                                                     \
-        const T *row_ = u + (size_t)(r)*p;                                                                   \
-        a = jp <= g.nx + 1 ? row_[jp] : (T)0;                                                                \
-        b = jp + 1 <= g.nx + 1 ? row_[jp + 1] : (T)0;                                                        \
-    } while (0)
-    T m2a = 0, m2b = 0, m1a, m1b, ca, cb, p1a, p1b, p2a = 0, p2b = 0;
-    RB_PAIR(r0 - 1, m1a, m1b);
-    RB_PAIR(r0, ca, cb);
-    RB_PAIR(r0 + 1, p1a, p1b);
     for (int i = r0; i < r1; i++) {
-        if (i + 2 <= g.ny + 1) RB_PAIR(i + 2, p2a, p2b); /* prefetch */
-        /* the neighbouring lanes' values: row i (old colour 1), row i - 1 (new colour 0) */
-        T wl = __shfl_up_sync(mask, cb, 1), er = __shfl_down_sync(mask, ca, 1);
-        T wl1 = __shfl_up_sync(mask, m1b, 1), er1 = __shfl_down_sync(mask, m1a, 1);
-        const int pa = (i + jp) & 1, ja = jp + pa; /* colour 0 in row i */
+        const int ja = jp + ((i + jp) & 1); /* colour 0 in row i */
         if (ja < j1) {
-            T w, e;
-            if (pa) {
-                w = ca;
-                e = right_edge ? u[(size_t)i * p + jp + 2] : er;
-            } else {
-                w = left_edge ? u[(size_t)i * p + jp - 1] : wl;
-                e = cb;
-            }
-            const size_t x = (size_t)i * p + (size_t)ja;
-            const T cen = pa ? cb : ca, n = pa ? m1b : m1a, s = pa ? p1b : p1a;
-            T jac;
-            if (hf)
-                jac = HR_JACOBI5F(T, n, s, w, e, hf[x]);
-            else if (i == g.si && ja == g.sj && g.sk == 0)
-                jac = HR_JACOBI5F(T, n, s, w, e, (T)HR_SPIKE_H2F);
-            else
-                jac = HR_JACOBI5(T, n, s, w, e);
-            const T v = HR_RB_UPDATE(cen, jac, c0, c1, g.weighted);
-            u[x] = v;
-            if (pa)
-                cb = v;
-            else
-                ca = v;
+            const size_t x = (size_t)i * g.p + (size_t)ja;
+            u[x] = rb_point<T, false>(u, hf, g, x, i, ja, 0, c0, c1);
         }
-        const int ib = i - 1, jb = jp + pa; /* colour 1 in row i - 1: the same position */
+        const int ib = i - 1, jb = jp + 1 - ((ib + jp) & 1); /* colour 1 in row i - 1 */
         if (ib > r0 && jb < j1 && jb != j0 && jb != j1 - 1) {
-            T w, e;
-            if (pa) {
-                w = m1a;
-                e = right_edge ? u[(size_t)ib * p + jp + 2] : er1;
-            } else {
-                w = left_edge ? u[(size_t)ib * p + jp - 1] : wl1;
-                e = m1b;
-            }
-            const size_t x = (size_t)ib * p + (size_t)jb;
-            const T cen = pa ? m1b : m1a, n = pa ? m2b : m2a, s = pa ? cb : ca;
-            T jac;
-            if (hf)
-                jac = HR_JACOBI5F(T, n, s, w, e, hf[x]);
-            else if (ib == g.si && jb == g.sj && g.sk == 0)
-                jac = HR_JACOBI5F(T, n, s, w, e, (T)HR_SPIKE_H2F);
-            else
-                jac = HR_JACOBI5(T, n, s, w, e);
-            const T v = HR_RB_UPDATE(cen, jac, c0, c1, g.weighted);
-            u[x] = v;
-            if (pa)
-                m1b = v;
-            else
-                m1a = v;
+            const size_t x = (size_t)ib * g.p + (size_t)jb;
+            u[x] = rb_point<T, false>(u, hf, g, x, ib, jb, 0, c0, c1);
         }
         __syncthreads();
-        m2a = m1a;
-        m2b = m1b;
-        m1a = ca;
-        m1b = cb;
-        ca = p1a;
-        cb = p1b;
-        p1a = p2a;
-        p1b = p2b;
     }
-#undef RB_PAIR
 }
 
 /* tuned, ring rows: colour 1 of every tile's first and last row, all columns. */
