@@ -83,17 +83,30 @@ def write_markdown(doc):
             ok = "yes" if row["sor"]["iterations"] <= 4 * row["n"] else "no"
             out.append(f"| {grid} | {' | '.join(cells)} | {row['omega_auto']:.6f} | {ok} ({4 * row['n']}) |")
         out += ["", c["notes"], ""]
-    t = doc.get("tiles")
+    for key in sorted(k for k in doc if k.startswith("tiles")):
+        out += tiles_md(doc[key])
+    for key in sorted(k for k in doc if k.startswith("summary")):
+        out += summary_md(doc[key])
+    with open(RESULTS + ".md", "w") as f:
+        f.write("\n".join(out) + "\n")
+
+
+def tiles_md(t):
+    out = []
     if t:
-        out += ["## Tile-shape study: 4096^2 fp32, 10 iterations, omega 0.8, rb-tiles", "",
+        out += [f"## Tile-shape study ({t.get('where', 'this machine')}): 4096^2 fp32, 10 iterations, omega 0.8, rb-tiles", "",
                 f"{t['machine']}; commit {t['commit']}; {t['date']}; load average {t.get('load_average_1min', '?')} at the end. {t['setup']}", "",
                 "| tile rows x cols | ms (median) | min | max |", "|---|---|---|---|"]
         for r in t["rows"]:
             out.append(f"| {r['tile']} | {r['ms']:.1f} | {r['ms_min']:.1f} | {r['ms_max']:.1f} |")
         out += ["", t.get("notes", ""), ""]
-    s = doc.get("summary")
+    return out
+
+
+def summary_md(s):
+    out = []
     if s:
-        out += ["## Seed 004's summary table, CPU rows: 8192^2 fp32, 50 iterations, omega 0.8, zero rhs", "",
+        out += [f"## Seed 004's summary table, CPU rows ({s.get('where', 'this machine')}): 8192^2 fp32, 50 iterations, omega 0.8, zero rhs", "",
                 f"{s['machine']}; commit {s['commit']}; {s['date']}; load average {s.get('load_average_1min', '?')} at the end. {s['setup']}", "",
                 "| row | kernel | threads | ms (median of repeats) | ms/iteration | GB/s (8 B/point) | STREAM copy GB/s (same run, same threads) | % of copy | seed 004 ms |",
                 "|---|---|---|---|---|---|---|---|---|"]
@@ -102,5 +115,4 @@ def write_markdown(doc):
                        f"{r['ms'] / 50:.2f} | {r['gbps']:.2f} | {r['stream_copy_gbps']:.2f} | "
                        f"{100 * r['gbps'] / r['stream_copy_gbps']:.0f}% | {r.get('seed_ms', '')} |")
         out += ["", s.get("notes", ""), ""]
-    with open(RESULTS + ".md", "w") as f:
-        f.write("\n".join(out) + "\n")
+    return out
