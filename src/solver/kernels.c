@@ -46,8 +46,9 @@ const hr_kernel_desc *hr_kernel_find(hr_backend b, const char *name, int dim)
 {
     const unsigned need = dim == 3 ? HR_CAP_3D : HR_CAP_2D;
     for (int i = 0; i < TABLE_LEN; i++)
-        if (table[i]->backend == b && (table[i]->caps & need) && (!name || strcmp(name, table[i]->name) == 0))
-            return table[i];
+        if (table[i]->backend == b && (table[i]->caps & need) &&
+            (name ? strcmp(name, table[i]->name) == 0 : !(table[i]->caps & HR_CAP_REDBLACK)))
+            return table[i]; /* a default (no name) is never a red-black-only kernel */
     return NULL;
 }
 

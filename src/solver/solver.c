@@ -184,9 +184,8 @@ static size_t user_index(const hr_problem *p, int i, int j, int k)
     return (kk * (size_t)p->ny + (size_t)(i - 1)) * (size_t)p->nx + (size_t)(j - 1);
 }
 
-static double rhs_value(const hr_solver *s, int i, int j, int k)
+double hr_problem_rhs_at(const hr_problem *p, const double *values, int i, int j, int k)
 {
-    const hr_problem *p = &s->p;
     const double h = p->h;
     if (p->rhs == HR_RHS_MANUFACTURED) {
         /* f = pi^2 (sum_a 1 / L_a^2) u, L_a = (n_a + 1) h: 2 pi^2 u on the unit square */
@@ -198,13 +197,23 @@ static double rhs_value(const hr_solver *s, int i, int j, int k)
         }
         return h * h * c * sine_mode(p, i, j, k);
     }
-    return h * h * s->o.rhs_values[user_index(p, i, j, k)];
+    return h * h * values[user_index(p, i, j, k)];
+}
+
+static double rhs_value(const hr_solver *s, int i, int j, int k)
+{
+    return hr_problem_rhs_at(&s->p, s->o.rhs_values, i, j, k);
+}
+
+double hr_problem_init_at(const hr_problem *p, const double *values, int i, int j, int k)
+{
+    if (p->init == HR_INIT_SINE) return sine_mode(p, i, j, k);
+    return values[user_index(p, i, j, k)];
 }
 
 static double init_value(const hr_solver *s, int i, int j, int k)
 {
-    if (s->p.init == HR_INIT_SINE) return sine_mode(&s->p, i, j, k);
-    return s->o.init_values[user_index(&s->p, i, j, k)];
+    return hr_problem_init_at(&s->p, s->o.init_values, i, j, k);
 }
 
 /* Visits the interior points of outer slices [r0, r1). */
@@ -269,7 +278,7 @@ static double sor_auto_omega(const hr_problem *p)
     return 2.0 / (1.0 + sqrt(1.0 - rho * rho));
 }
 
-static void resolve_problem(const hr_options *o, hr_problem *p)
+void hr_problem_resolve(const hr_options *o, hr_problem *p)
 {
     p->dim = hr_options_dim(o);
     p->nx = hr_options_extent(o, 0);
@@ -332,7 +341,7 @@ hr_status hr_solver_create(const hr_options *o, hr_solver **out)
     hr_solver *s = calloc(1, sizeof *s);
     if (!s) return HR_ERR_NO_MEMORY;
     s->o = *o;
-    resolve_problem(o, &s->p);
+    hr_problem_resolve(o, &s->p);
     s->o.dim = s->p.dim;
     s->o.backend = resolve_backend(o->backend, s->p.dim);
     if (s->o.divtol == 0.0) s->o.divtol = HR_DIVTOL;
@@ -487,7 +496,7 @@ hr_status hr_solver_run(hr_solver *s, hr_result *res)
     memset(&r, 0, sizeof r);
     const long syncs0 = s->syncs;
     s->hist.len = 0;
-    hr_driver_ops ops = {s, drv_advance, drv_residual, NULL};
+    hr_driver_ops ops = {.ctx = s, .advance = drv_advance, .residual = drv_residual};
     hr_driver_cfg cfg = {o->iters,   o->tol,          o->check_every, o->monitor_every,
                          o->monitor, o->monitor_user, o->divtol,      0};
     hr_phase_times t = {0, 0, 0, 0};

@@ -69,6 +69,14 @@ struct hr_solver {
     char err[256];
 };
 
+/* The problem the options describe (extents, h, spike), and its right-hand side (h^2 f)
+ * and initial value at global interior point (i, j, k), k = 0 in 2-D; `values` are the
+ * options' rhs_values / init_values. Subdomains of a decomposition use these so their
+ * data is bitwise that of the whole grid. */
+void hr_problem_resolve(const hr_options *o, hr_problem *p);
+double hr_problem_rhs_at(const hr_problem *p, const double *values, int i, int j, int k);
+double hr_problem_init_at(const hr_problem *p, const double *values, int i, int j, int k);
+
 /* Kernel lookup by backend, name and dimension: NULL name picks the backend's default. */
 const hr_kernel_desc *hr_kernel_find(hr_backend b, const char *name, int dim);
 /* The backend's first kernel that runs the red-black methods in dim dimensions (or NULL). */

@@ -182,6 +182,15 @@ static void scaled_norms_and_reasons(void **state)
     assert_int_equal(hr_solver_run(s, &r), HR_ERR_DIVERGED);
     assert_int_equal(r.reason, HR_REASON_DIVERGED);
     hr_solver_free(s);
+    /* with the default tolerance the growth is caught within a few checks, as growth (a
+     * threshold raised towards 1e300 would only see the NaN much later) */
+    o.divtol = 0.0;
+    assert_int_equal(hr_solver_create(&o, &s), HR_OK);
+    assert_int_equal(hr_solver_run(s, &r), HR_ERR_DIVERGED);
+    assert_int_equal(r.reason, HR_REASON_DIVERGED);
+    assert_true(r.iterations <= 20);
+    assert_true(isfinite(r.relative_residual));
+    hr_solver_free(s);
 }
 
 /* A restart from a solution continues bitwise as the uninterrupted run. */

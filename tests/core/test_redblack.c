@@ -377,6 +377,12 @@ static void methods_and_kernels(void **state)
     assert_int_equal(hr_solver_config(s, &c), HR_OK);
     assert_string_not_equal(c.kernel, "rb-tiles");
     hr_solver_free(s);
+    /* the Jacobi defaults never fall on a red-black kernel (cpu-threads has no 3-D Jacobi kernel) */
+    for (int d = 2; d <= 3; d++)
+        for (hr_backend b = HR_BACKEND_CPU_SEQ; b <= HR_BACKEND_CPU_THREADS; b++) {
+            const char *def = hr_kernel_default(b, d);
+            if (def) assert_true(strncmp(def, "rb-", 3) != 0);
+        }
     /* a bad tile shape */
     setenv("HETRELAX_RB_TILE", "4by8", 1);
     o.method = HR_METHOD_REDBLACK;
