@@ -55,6 +55,17 @@ hr_status hr_gpu_rb_upload(hr_gpu_rb *g, const void *u_host, double *seconds, ch
 
 void hr_gpu_rb_free(hr_gpu_rb *g);
 
+/* Two GPUs (devices p->device and p->device + 1; 2-D): upper and lower halves of the rows,
+ * v1 launches, boundary rows exchanged after each colour phase (bitwise equal to one GPU).
+ * Same calls as above; p->variant is ignored. */
+typedef struct hr_gpu_rb2 hr_gpu_rb2;
+hr_status hr_gpu_rb2_create(const hr_gpu_rb_params *p, void *u_host, hr_gpu_rb2 **out, char *name,
+                            size_t name_size, double *h2d_seconds, char *err, size_t err_size);
+hr_status hr_gpu_rb2_iterations(hr_gpu_rb2 *g, long count, char *err, size_t err_size);
+hr_status hr_gpu_rb2_download(hr_gpu_rb2 *g, void *u_host, double *seconds, char *err, size_t err_size);
+hr_status hr_gpu_rb2_upload(hr_gpu_rb2 *g, const void *u_host, double *seconds, char *err, size_t err_size);
+void hr_gpu_rb2_free(hr_gpu_rb2 *g);
+
 #ifdef __cplusplus
 }
 #endif

@@ -14,7 +14,7 @@ extern const hr_kernel_desc hr_kernel_cpu_rb_seq, hr_kernel_cpu_rb_tiles, hr_ker
 #ifdef HR_HAVE_CUDA
 #include "cuda/cuda_kernels.h"
 extern const hr_kernel_desc hr_kernel_gpu_rb_tuned, hr_kernel_gpu_rb_v1, hr_kernel_gpu_rb_v2, hr_kernel_gpu_rb_v3,
-    hr_kernel_gpu_rb_v4, hr_kernel_gpu_rb_ldg;
+    hr_kernel_gpu_rb_v4, hr_kernel_gpu_rb_ldg, hr_kernel_gpu_rb_2gpu;
 #endif
 
 static const hr_kernel_desc *const table[] = {
@@ -31,6 +31,7 @@ static const hr_kernel_desc *const table[] = {
     &hr_kernel_gpu_rb_v3,
     &hr_kernel_gpu_rb_v4,
     &hr_kernel_gpu_rb_ldg,
+    &hr_kernel_gpu_rb_2gpu,
 #endif
 };
 

@@ -6,7 +6,8 @@
  *   spike, manufactured and zero right-hand sides, omega 1 and 1.6; rb-v1 / rb-ldg in 3-D;
  * - rb-tuned with several block shapes (HETRELAX_RB_GPU_SHAPE), H = 1 strips included;
  * - residual checks mid-run and a checkpoint restart are bitwise; pageable = pinned with the
- *   transfer times recorded; Jacobi refused on the red-black kernels.
+ *   transfer times recorded; Jacobi refused on the red-black kernels;
+ * - rb-2gpu (skipped with fewer than 2 devices) bitwise equal to rb-seq.
  *
  * HR_GPU_TEST_SMALL=1 keeps to small grids (for compute-sanitizer).
  */
@@ -206,6 +207,40 @@ static void checks_restart_memory(void **state)
     assert_int_equal(hr_solver_create(&o, &s), HR_ERR_INVALID_ARG);
 }
 
+/* rb-2gpu (two devices) == rb-seq: odd and even row counts, the spike in either half, an f
+ * array, both precisions, residual checks mid-run (downloads). */
+static void two_gpus(void **state)
+{
+    (void)state;
+    if (hr_cuda_device_count() < 2) {
+        print_message("rb-2gpu: fewer than 2 devices, not checked\n");
+        skip();
+    }
+    const int ext[][2] = {{5, 2}, {37, 29}, {64, 65}, {301, 256}};
+    int n = 0;
+    for (int e = 0; e < 4; e++)
+        for (int prec = 0; prec < 2; prec++)
+            for (int r = 0; r < 2; r++) {
+                hr_options o = base(2, ext[e][0], ext[e][1], 0);
+                o.precision = prec ? HR_PREC_DOUBLE : HR_PREC_SINGLE;
+                o.rhs = r ? HR_RHS_MANUFACTURED : HR_RHS_SPIKE;
+                o.omega = r ? 1.5 : 1.0;
+                double *want = solve(&o, NULL);
+                o.backend = HR_BACKEND_GPU;
+                o.kernel = "rb-2gpu";
+                o.tol = r ? 1e-30 : 0; /* with checks every 4 iterations (downloads mid-run) */
+                o.check_every = 4;
+                double *got = solve(&o, NULL);
+                if (memcmp(got, want, points(&o) * sizeof *got) != 0)
+                    fail_msg("rb-2gpu %dx%d %s rhs %d: not bitwise rb-seq", o.nx, o.ny,
+                             prec ? "double" : "single", r);
+                free(got);
+                free(want);
+                n++;
+            }
+    print_message("rb-2gpu: %d runs bitwise equal to rb-seq\n", n);
+}
+
 int main(void)
 {
     if (!hr_kernel_find(HR_BACKEND_GPU, "rb-tuned", 2) || hr_cuda_device_count() < 1) {
@@ -213,10 +248,9 @@ int main(void)
         return 77;
     }
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(bitwise_2d),
-        cmocka_unit_test(bitwise_3d),
-        cmocka_unit_test(tuned_shapes),
-        cmocka_unit_test(checks_restart_memory),
+        cmocka_unit_test(bitwise_2d),   cmocka_unit_test(bitwise_3d),
+        cmocka_unit_test(tuned_shapes), cmocka_unit_test(checks_restart_memory),
+        cmocka_unit_test(two_gpus),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
