@@ -6,7 +6,10 @@ of REPEATS runs after a warm-up. Byte model: each point read and written once pe
 (8 B fp32, 16 B fp64), against the device copy bandwidth measured in the same run
 (hr_measure_device_bandwidth). Host transfers of the 8192^2 grid: pinned vs pageable.
 
-usage: bench/redblack_gpu.py BUILD OUTDIR [--repeats 5] [--n 8192]
+usage: bench/redblack_gpu.py BUILD OUTDIR [--repeats 5] [--n 8192] [--two]
+
+--two (2 GPUs): rb-2gpu checked bitwise, then against one GPU's rb-v1 and rb-tuned at 8192^2 and
+16384^2 (target: 1.8x; seed 004 reached 1.6x)
 """
 import argparse
 import datetime
@@ -34,6 +37,7 @@ def main():
     ap.add_argument("out")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--n", type=int, default=8192)
+    ap.add_argument("--two", action="store_true", help="also rb-2gpu against rb-v1 (needs 2 GPUs)")
     a = ap.parse_args()
     seed = ["--method", "redblack", "--omega", "0.8", "--rhs", "zero", "--boundary", "1", "--backend", "gpu"]
     checks, rows, transfers = [], [], []
@@ -87,8 +91,24 @@ def main():
                           "d2h_ms": 1e3 * statistics.median(d2h[1:]),
                           "h2d_gibps": gib / statistics.median(h2d[1:]), "d2h_gibps": gib / statistics.median(d2h[1:])})
         print(transfers[-1], flush=True)
+    two = []
+    if a.two:
+        # rb-2gpu runs v1 launches on each half: compare with one GPU's v1 (and tuned)
+        for prec in ("single", "double"):
+            d = drive(a.build, seed + ["--kernel", "rb-2gpu", "--precision", prec, "--n", 1025, "--iters", 20,
+                                       "--verify"])
+            checks.append({"kernel": "rb-2gpu", "precision": prec, "bitwise_equal_seq": d["bitwise_equal_seq"]})
+            for n in (8192, 16384):
+                t = {}
+                for k in ("rb-v1", "rb-tuned", "rb-2gpu"):
+                    d = drive(a.build, seed + ["--kernel", k, "--precision", prec, "--n", n, "--iters", 50,
+                                               "--repeats", a.repeats])
+                    t[k] = statistics.median(d["time_sweeps_s"][1:])
+                two.append({"precision": prec, "n": n, "ms": {k: 1e3 * v for k, v in t.items()},
+                            "speedup_vs_v1": t["rb-v1"] / t["rb-2gpu"], "speedup_vs_tuned": t["rb-tuned"] / t["rb-2gpu"]})
+                print(two[-1], flush=True)
     doc = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-           "device_copy_gbps": bw, "n": a.n, "iterations": 50, "checks": checks, "rows": rows, "transfers": transfers, "tuned_shapes": sweep,
+           "device_copy_gbps": bw, "n": a.n, "iterations": 50, "checks": checks, "rows": rows, "transfers": transfers, "tuned_shapes": sweep, "two_gpus": two,
            "byte_model": "one read + one write of u per point per iteration"}
     os.makedirs(a.out, exist_ok=True)
     with open(os.path.join(a.out, "redblack-gpu.json"), "w") as f:
