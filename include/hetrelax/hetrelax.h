@@ -79,6 +79,23 @@ typedef enum {
 
 typedef enum { HR_HOST_PINNED = 0, HR_HOST_PAGEABLE } hr_host_memory;
 
+/* The iteration on the structured grids (docs/redblack.md). */
+typedef enum {
+    HR_METHOD_JACOBI = 0, /* two grids, every point from the previous sweep (weighted by omega) */
+    HR_METHOD_REDBLACK,   /* in place: colour 0 ((i + j [+ k]) even), then colour 1; omega 0 or 1: plain
+                             Gauss-Seidel, else u' = (1 - omega) u + omega gs(u) */
+    HR_METHOD_SOR,        /* red-black with omega; omega 0 (or HR_OMEGA_AUTO): the optimum for the
+                             Dirichlet Laplacian, 2 / (1 + sin(pi h)) on a square or cube */
+    HR_METHOD_COUNT
+} hr_method;
+
+/* options.omega for HR_METHOD_REDBLACK / HR_METHOD_SOR: the optimal SOR weight
+ * 2 / (1 + sqrt(1 - rho^2)), rho the Jacobi spectral radius (resolved in hr_solver_config). */
+#define HR_OMEGA_AUTO (-1.0)
+
+/*! hr_method_name() : "jacobi", "redblack", "sor", or NULL for an unknown value. */
+const char *hr_method_name(hr_method m);
+
 /*! Monitor callback: called every `monitor_every` sweeps (and at the end) with the
  *  sweep count and the relative residual ||f - A u|| / ||f||. Return non-zero to stop. */
 typedef int (*hr_monitor_fn)(long iteration, double residual, void *user);
@@ -118,6 +135,9 @@ typedef struct hr_options {
     hr_host_memory host_memory;
     int device; /* GPU ordinal */
     int verify; /* GPU: compare against cpu-seq after the run */
+    /* --- added with the red-black methods (issue 13); keep new fields below --- */
+    hr_method method; /* HR_METHOD_JACOBI (0, default), HR_METHOD_REDBLACK or HR_METHOD_SOR: needs a
+                         kernel with HR_CAP_REDBLACK for the red-black methods, one without for Jacobi */
 } hr_options;
 
 /*! hr_options_default() :
@@ -244,7 +264,8 @@ enum {
     HR_CAP_RECT = 1u << 4,          /* any extents per axis (else square / cubic only) */
     HR_CAP_OMEGA = 1u << 5,         /* honours options.omega */
     HR_CAP_TUNABLE = 1u << 6,       /* has shapes that `hetrelax tune` measures and caches */
-    HR_CAP_EXACT_AT_ALPHA1 = 1u << 7 /* not deterministic in general, but bitwise cpu-seq at alpha 1 */
+    HR_CAP_REDBLACK = 1u << 7,      /* runs the red-black methods (redblack, sor) and not Jacobi */
+    HR_CAP_EXACT_AT_ALPHA1 = 1u << 8 /* not deterministic in general, but bitwise cpu-seq at alpha 1 */
 };
 
 typedef struct hr_kernel_info {
@@ -277,7 +298,8 @@ typedef struct hr_config {
     int streams;                  /* GPU streams used (0: none) */
     int device;                   /* GPU ordinal, -1 for the CPU */
     char device_name[96];
-    double omega;
+    double omega;     /* the weight that runs (HR_OMEGA_AUTO resolved) */
+    hr_method method; /* added with the red-black methods */
 } hr_config;
 
 /*! hr_solver_config() : fills `out` with what `s` resolved (backend, kernel, threads, shapes). */

@@ -112,8 +112,10 @@ hr_status hr_options_validate(const hr_options *o, char *w, size_t ws)
     if (!isfinite(o->boundary)) return why(w, ws, "boundary: must be finite");
     if (o->precision == HR_PREC_SINGLE && fabs(o->boundary) > 3.4e38)
         return why(w, ws, "boundary: %g does not fit in single precision", o->boundary);
-    if (!(o->omega == 0.0 || (o->omega > 0.0 && o->omega < 2.0)))
-        return why(w, ws, "omega: must be in (0, 2)");
+    if ((unsigned)o->method >= HR_METHOD_COUNT) return why(w, ws, "method: jacobi, redblack or sor");
+    if (!(o->omega == 0.0 || (o->omega > 0.0 && o->omega < 2.0) ||
+          (o->omega == HR_OMEGA_AUTO && o->method != HR_METHOD_JACOBI)))
+        return why(w, ws, "omega: must be in (0, 2)%s", o->method != HR_METHOD_JACOBI ? " or auto" : "");
     if (!(o->divtol == 0.0 || (o->divtol > 1.0 && !isnan(o->divtol))))
         return why(w, ws, "divtol: must be > 1");
     if (o->alpha < 1) return why(w, ws, "alpha: must be >= 1");
@@ -260,6 +262,22 @@ const char *hr_last_error(void)
     return create_error;
 }
 
+const char *hr_method_name(hr_method m)
+{
+    static const char *const names[HR_METHOD_COUNT] = {"jacobi", "redblack", "sor"};
+    return (unsigned)m < HR_METHOD_COUNT ? names[m] : NULL;
+}
+
+/* The optimal SOR weight 2 / (1 + sqrt(1 - rho^2)), rho = mean of cos(pi / (n_a + 1)) (the
+ * Jacobi spectral radius of the Dirichlet Laplacian); 2 / (1 + sin(pi h)) on a square or cube. */
+static double sor_auto_omega(const hr_problem *p)
+{
+    if (p->nx == p->ny && (p->dim == 2 || p->nz == p->nx)) return 2.0 / (1.0 + sin(HR_PI * p->h));
+    double rho = cos(HR_PI / (p->nx + 1.0)) + cos(HR_PI / (p->ny + 1.0));
+    rho = p->dim == 3 ? (rho + cos(HR_PI / (p->nz + 1.0))) / 3.0 : rho / 2.0;
+    return 2.0 / (1.0 + sqrt(1.0 - rho * rho));
+}
+
 void hr_problem_resolve(const hr_options *o, hr_problem *p)
 {
     p->dim = hr_options_dim(o);
@@ -273,6 +291,9 @@ void hr_problem_resolve(const hr_options *o, hr_problem *p)
     p->init = o->init;
     p->boundary = o->boundary;
     p->omega = o->omega == 0.0 ? 1.0 : o->omega;
+    p->method = o->method;
+    if (o->omega == HR_OMEGA_AUTO || (o->method == HR_METHOD_SOR && o->omega == 0.0))
+        p->omega = sor_auto_omega(p);
     p->spike_i = p->spike_j = p->spike_k = -1;
     if (o->rhs == HR_RHS_SPIKE) {
         p->spike_i = HR_SPIKE_INDEX(p->ny);
@@ -296,6 +317,14 @@ static hr_status kernel_fits(hr_solver *s)
                             p->nx != p->ny ? "ny" : "nz", k->name, p->nx, p->ny, p->dim == 3 ? " x nz" : "");
         return HR_ERR_INVALID_ARG;
     }
+    if (p->method != HR_METHOD_JACOBI && !(k->caps & HR_CAP_REDBLACK)) {
+        hr_solver_set_error(s, "method: kernel %s does only Jacobi", k->name);
+        return HR_ERR_INVALID_ARG;
+    }
+    if (p->method == HR_METHOD_JACOBI && (k->caps & HR_CAP_REDBLACK)) {
+        hr_solver_set_error(s, "method: kernel %s does only red-black (redblack, sor)", k->name);
+        return HR_ERR_INVALID_ARG;
+    }
     if (!(k->caps & HR_CAP_OMEGA) && p->omega != 1.0) {
         hr_solver_set_error(s, "omega: kernel %s has no weighted update (omega %g)", k->name, p->omega);
         return HR_ERR_INVALID_ARG;
@@ -317,8 +346,11 @@ hr_status hr_solver_create(const hr_options *o, hr_solver **out)
     s->o.backend = resolve_backend(o->backend, s->p.dim);
     if (s->o.divtol == 0.0) s->o.divtol = HR_DIVTOL;
     const char *kname = o->kernel;
-    if (!kname && s->o.backend == HR_BACKEND_CPU_THREADS && o->layout == HR_LAYOUT_BLOCKS) kname = "blocks";
-    s->k = hr_kernel_find(s->o.backend, kname, s->p.dim);
+    if (!kname && s->o.backend == HR_BACKEND_CPU_THREADS && o->layout == HR_LAYOUT_BLOCKS &&
+        o->method == HR_METHOD_JACOBI)
+        kname = "blocks";
+    s->k = kname || o->method == HR_METHOD_JACOBI ? hr_kernel_find(s->o.backend, kname, s->p.dim)
+                                                  : hr_kernel_find_redblack(s->o.backend, s->p.dim);
     hr_status st = HR_OK;
     if (!s->k) {
         st = (s->o.backend == HR_BACKEND_GPU && !hr_kernel_find(HR_BACKEND_GPU, NULL, s->p.dim))
@@ -353,6 +385,7 @@ hr_status hr_solver_create(const hr_options *o, hr_solver **out)
     s->cfg.nz = s->p.nz;
     s->cfg.device = s->o.backend == HR_BACKEND_GPU ? o->device : -1;
     s->cfg.omega = s->p.omega;
+    s->cfg.method = s->p.method;
     if (s->o.backend == HR_BACKEND_CPU_SEQ) s->cfg.threads = 1;
     double t0 = hr_now();
     HR_CHECK_GOTO(st, s->k->setup(s), fail);
@@ -434,7 +467,8 @@ static double max_error(const hr_solver *s)
     double scale;
     if (p->rhs == HR_RHS_MANUFACTURED) {
         scale = 1.0;
-    } else if (p->init == HR_INIT_SINE && p->rhs == HR_RHS_ZERO && p->boundary == 0.0) {
+    } else if (p->method == HR_METHOD_JACOBI && p->init == HR_INIT_SINE && p->rhs == HR_RHS_ZERO &&
+               p->boundary == 0.0) {
         double lam = cos(HR_PI / (p->nx + 1.0)) + cos(HR_PI / (p->ny + 1.0));
         lam = p->dim == 3 ? (lam + cos(HR_PI / (p->nz + 1.0))) / 3.0 : lam / 2.0;
         lam = 1.0 - p->omega + p->omega * lam;

@@ -48,6 +48,7 @@ typedef struct hr_problem {
     hr_init init;
     double boundary, omega;
     int spike_i, spike_j, spike_k; /* the inline spike, or -1 */
+    hr_method method;              /* Jacobi, or red-black (omega resolved, HR_OMEGA_AUTO too) */
 } hr_problem;
 
 struct hr_solver {
@@ -79,6 +80,8 @@ double hr_problem_init_at(const hr_problem *p, const double *values, int i, int 
 
 /* Kernel lookup by backend, name and dimension: NULL name picks the backend's default. */
 const hr_kernel_desc *hr_kernel_find(hr_backend b, const char *name, int dim);
+/* The backend's first kernel that runs the red-black methods in dim dimensions (or NULL). */
+const hr_kernel_desc *hr_kernel_find_redblack(hr_backend b, int dim);
 /* Iterates the table: returns entry i or NULL past the end. */
 const hr_kernel_desc *hr_kernel_at(int i);
 
