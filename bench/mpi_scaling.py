@@ -60,11 +60,29 @@ def decomp_for(kind, dim, p):
     return [f[2], f[1], f[0]]
 
 
-def run(args, p, dec, ghost, overlap, extents):
+def mpi_env(p):
     env = dict(os.environ)
     if os.geteuid() == 0:
         env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     env.setdefault("OMPI_MCA_btl", "self,vader")
+    if p > (os.cpu_count() or 1):
+        env.setdefault("OMPI_MCA_mpi_yield_when_idle", "1")  # oversubscribed: waiting ranks yield the core
+    return env
+
+
+def pingpong(args):
+    """Latency and bandwidth of the transport between two ranks of this host."""
+    exe = os.path.join(args.build, "tests", "mpi", "mpi_solve")
+    out = subprocess.run([args.mpiexec, "-n", "2", "--oversubscribe", exe, "--pingpong"], env=mpi_env(2),
+                         capture_output=True, text=True, timeout=args.timeout)
+    if out.returncode != 0:
+        sys.stderr.write(out.stderr)
+        raise SystemExit("mpi_scaling: ping-pong failed")
+    return json.loads([l for l in out.stdout.splitlines() if l.startswith("{")][-1])
+
+
+def run(args, p, dec, ghost, overlap, extents):
+    env = mpi_env(p)
     exe = os.path.join(args.build, "tests", "mpi", "mpi_solve")
     cmd = [args.mpiexec, "-n", str(p), "--oversubscribe"]
     if args.bind:
@@ -114,6 +132,14 @@ def main():
     ghosts = [int(x) for x in a.ghosts.split(",")]
     runs = []
     base = {}
+    transports = {}
+    if max(ranks) >= 2:
+        pp = pingpong(a)
+        big = sorted(x["bytes"] / x["half_rtt_s"] * 1e-9 for x in pp["pingpong"] if x["bytes"] >= 65536)
+        pp["gbps_median_64k_up"] = big[len(big) // 2] if big else pp["gbps"]
+        transports["shm"] = pp
+        print(f"# ping-pong (shm, 2 ranks): latency {pp['alpha_s'] * 1e6:.2f} us, "
+              f"bandwidth {pp['gbps_median_64k_up']:.2f} GB/s (median of 64 KiB .. 16 MiB)")
     print(f"# MPI CPU ranks, {a.dim}-D, {'weak' if a.weak else 'strong'} scaling, n={a.n}, {a.precision}, "
           f"{a.iters} sweeps x {a.repeats} repeats (median), host {a.label}")
     print(f"{'ranks':>5} {'decomp':>9} {'g':>2} {'ov':>2} {'ms/sweep':>9} {'speedup':>7} {'eff':>5} "
@@ -150,7 +176,7 @@ def main():
         with open(a.out, "w") as f:
             json.dump({"bench": "mpi_scaling", "label": a.label, "dim": a.dim, "n": a.n, "weak": a.weak,
                        "byte_model": "u read + u written per point (+ f read when present)",
-                       "runs": runs}, f, indent=1)
+                       "transports": transports, "runs": runs}, f, indent=1)
         print(f"# wrote {a.out}")
 
 
