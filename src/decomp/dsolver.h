@@ -53,7 +53,8 @@ typedef struct hr_dsolver {
     long done;   /* sweeps since create */
     hr_history hist;
     hr_exchange_times xt;
-    hr_norm2 *norms; /* 2 per owned subdomain: partial residual and rhs norms */
+    hr_norm2 *norms;      /* 2 per owned subdomain: partial residual and rhs norms */
+    struct hr_team *team; /* cpu-threads with threads > 1: sweeps split over a team, else NULL */
     double t_setup;
     char err[256];
 } hr_dsolver;

@@ -23,21 +23,24 @@ typedef struct mpi_case {
     double omega;
     hr_rhs rhs;
     hr_precision prec;
+    int threads; /* > 1: cpu-threads ranks (a team per rank) */
 } mpi_case;
 
 static const mpi_case cases[] = {
-    {0, 2, 37, 29, 0, {0, 0, 0}, 1, 1.0, HR_RHS_SPIKE, HR_PREC_SINGLE},
-    {0, 3, 13, 11, 15, {0, 0, 0}, 2, 1.0, HR_RHS_SPIKE, HR_PREC_DOUBLE},
-    {2, 2, 37, 29, 0, {1, 2, 0}, 1, 1.0, HR_RHS_SPIKE, HR_PREC_SINGLE},
-    {2, 2, 37, 29, 0, {2, 1, 0}, 2, 0.8, HR_RHS_MANUFACTURED, HR_PREC_DOUBLE},
-    {2, 3, 13, 11, 15, {1, 1, 2}, 2, 1.0, HR_RHS_SPIKE, HR_PREC_SINGLE},
-    {3, 2, 37, 29, 0, {1, 3, 0}, 2, 1.0, HR_RHS_SPIKE, HR_PREC_SINGLE},
-    {3, 3, 13, 11, 15, {3, 1, 1}, 1, 1.2, HR_RHS_ZERO, HR_PREC_DOUBLE},
-    {4, 2, 37, 29, 0, {2, 2, 0}, 1, 1.0, HR_RHS_SPIKE, HR_PREC_SINGLE},
-    {4, 2, 37, 29, 0, {2, 2, 0}, 2, 1.0, HR_RHS_MANUFACTURED, HR_PREC_SINGLE},
-    {4, 2, 37, 29, 0, {4, 1, 0}, 1, 1.0, HR_RHS_SPIKE, HR_PREC_DOUBLE},
-    {4, 3, 13, 11, 15, {1, 2, 2}, 2, 1.0, HR_RHS_SPIKE, HR_PREC_SINGLE},
-    {4, 3, 13, 11, 15, {2, 2, 1}, 1, 0.8, HR_RHS_MANUFACTURED, HR_PREC_DOUBLE},
+    {0, 2, 37, 29, 0, {0, 0, 0}, 1, 1.0, HR_RHS_SPIKE, HR_PREC_SINGLE, 1},
+    {0, 3, 13, 11, 15, {0, 0, 0}, 2, 1.0, HR_RHS_SPIKE, HR_PREC_DOUBLE, 1},
+    {2, 2, 37, 29, 0, {1, 2, 0}, 1, 1.0, HR_RHS_SPIKE, HR_PREC_SINGLE, 1},
+    {2, 2, 37, 29, 0, {2, 1, 0}, 2, 0.8, HR_RHS_MANUFACTURED, HR_PREC_DOUBLE, 1},
+    {2, 3, 13, 11, 15, {1, 1, 2}, 2, 1.0, HR_RHS_SPIKE, HR_PREC_SINGLE, 1},
+    {3, 2, 37, 29, 0, {1, 3, 0}, 2, 1.0, HR_RHS_SPIKE, HR_PREC_SINGLE, 1},
+    {3, 3, 13, 11, 15, {3, 1, 1}, 1, 1.2, HR_RHS_ZERO, HR_PREC_DOUBLE, 1},
+    {4, 2, 37, 29, 0, {2, 2, 0}, 1, 1.0, HR_RHS_SPIKE, HR_PREC_SINGLE, 1},
+    {4, 2, 37, 29, 0, {2, 2, 0}, 2, 1.0, HR_RHS_MANUFACTURED, HR_PREC_SINGLE, 1},
+    {4, 2, 37, 29, 0, {4, 1, 0}, 1, 1.0, HR_RHS_SPIKE, HR_PREC_DOUBLE, 1},
+    {4, 3, 13, 11, 15, {1, 2, 2}, 2, 1.0, HR_RHS_SPIKE, HR_PREC_SINGLE, 1},
+    {4, 3, 13, 11, 15, {2, 2, 1}, 1, 0.8, HR_RHS_MANUFACTURED, HR_PREC_DOUBLE, 1},
+    {2, 2, 37, 29, 0, {1, 2, 0}, 1, 1.0, HR_RHS_SPIKE, HR_PREC_SINGLE, 2},
+    {4, 3, 13, 11, 15, {1, 2, 2}, 2, 1.0, HR_RHS_SPIKE, HR_PREC_DOUBLE, 2},
 };
 
 static void case_options(const mpi_case *c, hr_options *o)
@@ -55,7 +58,8 @@ static void case_options(const mpi_case *c, hr_options *o)
     o->precision = c->prec;
     o->boundary = 0.25;
     o->init = HR_INIT_SINE;
-    o->backend = HR_BACKEND_CPU_SEQ;
+    o->backend = c->threads > 1 ? HR_BACKEND_CPU_THREADS : HR_BACKEND_CPU_SEQ;
+    o->threads = c->threads > 1 ? c->threads : 0;
 }
 
 /* One case: 0 when bitwise equal (on every rank: rank 0 broadcasts the verdict). */
@@ -83,6 +87,8 @@ static int run_case(const mpi_case *c, int rank)
         hr_solver *ref;
         hr_result rr;
         double *want = malloc(pts * sizeof *want);
+        o.backend = HR_BACKEND_CPU_SEQ; /* the reference */
+        o.threads = 0;
         bad = hr_solver_create(&o, &ref) != HR_OK || hr_solver_run(ref, &rr) != HR_OK ||
               hr_solver_solution(ref, HR_PREC_DOUBLE, want, pts) != HR_OK;
         if (!bad && memcmp(want, got, pts * sizeof *got) != 0) {
@@ -95,12 +101,12 @@ static int run_case(const mpi_case *c, int rank)
         if (!bad && (r.iterations != rr.iterations ||
                      !(fabs(r.relative_residual - rr.relative_residual) <= 1e-12 * rr.relative_residual)))
             bad = 1;
-        printf(
-            "%s %d-D %dx%dx%d decomp %dx%dx%d ghost %d omega %.2g: %ld sweeps, residual %.6e (cpu-seq %.6e), "
-            "%ld exchanges\n",
-            bad ? "FAIL" : "ok  ", c->dim, c->nx, c->ny, c->nz, info.decomp[0], info.decomp[1],
-            info.decomp[2], c->ghost, c->omega, r.iterations, r.relative_residual, rr.relative_residual,
-            info.exchanges);
+        printf("%s %d-D %dx%dx%d decomp %dx%dx%d ghost %d omega %.2g threads %d: %ld sweeps, residual %.6e "
+               "(cpu-seq %.6e), "
+               "%ld exchanges\n",
+               bad ? "FAIL" : "ok  ", c->dim, c->nx, c->ny, c->nz, info.decomp[0], info.decomp[1],
+               info.decomp[2], c->ghost, c->omega, c->threads, r.iterations, r.relative_residual,
+               rr.relative_residual, info.exchanges);
         hr_solver_free(ref);
         free(want);
     } else if (rank == 0) {
