@@ -95,7 +95,9 @@ def run(args, p, dec, ghost, overlap, extents):
     if not overlap:
         cmd += ["--no-overlap"]
     if args.threads_ref:
-        cmd += ["--threads-ref", str(p)]
+        cmd += ["--threads-ref", str(p * args.threads_per_rank)]
+    if args.threads_per_rank > 1:
+        cmd += ["--threads", str(args.threads_per_rank)]
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=args.timeout)
     if out.returncode != 0:
         sys.stderr.write(out.stderr)
@@ -121,7 +123,9 @@ def main():
     ap.add_argument("--iters", type=int, default=50)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--precision", default="single")
-    ap.add_argument("--threads-ref", action="store_true")
+    ap.add_argument("--threads-ref", action="store_true",
+                    help="also time cpu-threads in one process with ranks x threads-per-rank threads")
+    ap.add_argument("--threads-per-rank", type=int, default=1, help="cpu-threads ranks: a team per rank")
     ap.add_argument("--bind", action="store_true", help="mpiexec --bind-to core")
     ap.add_argument("--timeout", type=int, default=900)
     ap.add_argument("--label", default=os.uname().nodename)

@@ -6,9 +6,10 @@
  *
  *   mpiexec -n P mpi_solve [--dim 2|3] [--n N | --nx X --ny Y --nz Z] [--iters T]
  *       [--decomp AxB[xC]] [--ghost G] [--precision single|double] [--repeats R]
- *       [--no-overlap] [--no-verify] [--bandwidth] [--threads-ref T]
+ *       [--no-overlap] [--no-verify] [--bandwidth] [--threads T] [--threads-ref T]
  *   mpiexec -n 2 mpi_solve --pingpong       latency and bandwidth of the host path
  *
+ * --threads T: T threads per rank (cpu-threads ranks);
  * --bandwidth: rank 0 measures the host copy bandwidth with P threads (same run);
  * --threads-ref T: rank 0 also times the cpu-threads backend with T threads in one
  * process on the same problem (the "ranks vs threads" comparison).
@@ -70,7 +71,10 @@ static int parse(int argc, char **argv, args *a, int rank)
             a->ghost = atoi(v);
         else if (!strcmp(f, "--repeats"))
             a->repeats = atoi(v);
-        else if (!strcmp(f, "--threads-ref"))
+        else if (!strcmp(f, "--threads")) {
+            a->o.threads = atoi(v);
+            a->o.backend = a->o.threads > 1 ? HR_BACKEND_CPU_THREADS : HR_BACKEND_CPU_SEQ;
+        } else if (!strcmp(f, "--threads-ref"))
             a->threads_ref = atoi(v);
         else if (!strcmp(f, "--precision"))
             a->o.precision = !strcmp(v, "double") ? HR_PREC_DOUBLE : HR_PREC_SINGLE;
@@ -262,13 +266,14 @@ int main(int argc, char **argv)
             "\"transfer_per_sweep_s\": %.6e, \"unpack_per_sweep_s\": %.6e, \"hidden_per_sweep_s\": %.6e, "
             "\"messages_per_round\": %d, \"halo_bytes_per_round\": %.0f, \"max_halo_bytes_per_round\": %.0f, "
             "\"exchanges_per_sweep\": %.4f, \"host_copy_gbps\": %.3f, \"bandwidth_fraction\": %.4f, "
-            "\"threads_ref\": %d, \"threads_ref_time_per_sweep_s\": %.6e}\n",
+            "\"threads_per_rank\": %d, \"threads_ref\": %d, \"threads_ref_time_per_sweep_s\": %.6e}\n",
             size, info.decomp[0], info.decomp[1], info.decomp[2], a.ghost, a.overlap, r.dim, r.nx, r.ny, r.nz,
             hr_precision_name(a.o.precision), r.iterations, a.repeats, a.verify ? "true" : "false", t,
             r.flops_per_point * pts / t * 1e-9, gbps, r.bytes_per_point, parts[4], parts[0], parts[1],
             parts[2], parts[3], info.messages, info.halo_bytes, info.max_halo_bytes,
             (double)info.exchanges / (double)r.iterations, bw.copy_gbps,
-            bw.copy_gbps > 0 ? gbps / bw.copy_gbps : -1.0, a.threads_ref, ref_t);
+            bw.copy_gbps > 0 ? gbps / bw.copy_gbps : -1.0, a.o.threads > 1 ? a.o.threads : 1, a.threads_ref,
+            ref_t);
     }
     for (int q = 0; q < 5; q++)
         free(ph[q]);
