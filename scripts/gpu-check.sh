@@ -11,6 +11,11 @@
 #   gpu-results.json   benchmark records (bench/gpu_bench.py)
 #   gpu-peers.json     CuPy / PyTorch peers (bench/gpu_peers.py)
 #   gpu-tune.txt       the tuning cache the benchmarks used
+#   gpu3d-results.json 3-D (512^3) and 2-D (4096, 8192) `tuned` through the library, untuned
+#                      and tuned, % of the copy bandwidth of the run (bench/gpu3d_bench.c;
+#                      section 3d), with the 2-D regression check against gpu-results.md
+#   gpu3d-peers.json   CuPy slicing / RawKernel / torch.compile on the same 3-D sweep (peers3d)
+# GPU_CTEST_ARGS adds ctest options (e.g. "-E sanitizer" to leave compute-sanitizer out).
 # Exit status: non-zero when the build, a test or a benchmark's verification fails.
 set -u -o pipefail
 OUT=${1:?usage: scripts/gpu-check.sh OUTDIR [quick|full|tests|bench] [sections]}
@@ -69,7 +74,7 @@ rm -f "$OUT/info.json"
 # --- tests -------------------------------------------------------------------------
 if [ "$MODE" != bench ]; then
     say "ctest -L gpu"
-    (cd "$BUILD" && ctest -L gpu --output-on-failure -j 1) >"$OUT/ctest-gpu.log" 2>&1
+    (cd "$BUILD" && ctest -L gpu --output-on-failure -j 1 ${GPU_CTEST_ARGS:-}) >"$OUT/ctest-gpu.log" 2>&1
     rc=$?
     tail -n 60 "$OUT/ctest-gpu.log"
     [ $rc = 0 ] || { echo "GPU tests failed"; status=1; }
@@ -89,7 +94,35 @@ QUICK=""
 [ "$MODE" = quick ] && QUICK="--quick"
 ALL=tune,ladder,fig11,transfer,tb,async,peers
 SECTIONS=${SECTIONS:-$ALL}
-BENCH=$(echo "$SECTIONS" | tr ',' '\n' | grep -v -x -e peers -e fig16 | paste -sd, -)
+BENCH=$(echo "$SECTIONS" | tr ',' '\n' | grep -v -x -e peers -e fig16 -e 3d -e peers3d | paste -sd, -)
+if [[ ",$SECTIONS," == *,3d,* ]]; then
+    say "3-D and 2-D tuned through the library (bench/gpu3d_bench.c)"
+    "$BUILD/bench/gpu3d_bench" "$OUT/gpu3d-results.json" $QUICK || status=1
+    # 2-D regression: GB/s of `tuned` in docs/results/gpu-results.md (run 5, fig. 11, T = 1000)
+    python3 - "$OUT/gpu3d-results.json" <<'PY' || status=1
+import json, sys
+ref = {("single", 4096): (2838, 95.6), ("single", 8192): (2965, 99.8),
+       ("double", 4096): (2920, 98.4), ("double", 8192): (2999, 101.0)}
+d = json.load(open(sys.argv[1]))
+bad = 0
+for r in d["records"]:
+    key = (r["precision"], r["n"])
+    if r["dim"] != 2 or key not in ref or not r["ok"]:
+        continue
+    best = r.get("tuned", r["untuned"])
+    gb, pct = ref[key]
+    ok = best["pct_copy"] >= 0.98 * pct
+    bad += not ok
+    print(f"2-D tuned {key[0]} n={key[1]}: {best['gbps']:.0f} GB/s {best['pct_copy']:.1f}% of copy "
+          f"(reference {gb} GB/s {pct}%): {'ok' if ok else 'REGRESSION > 2%'}; untuned "
+          f"{r['untuned']['pct_copy']:.1f}% ({r['untuned']['source']})")
+sys.exit(1 if bad else 0)
+PY
+fi
+if [[ ",$SECTIONS," == *,peers3d,* ]]; then
+    say "3-D peers (bench/gpu3d_peers.py)"
+    python3 bench/gpu3d_peers.py --results "$OUT/gpu3d-results.json" --out "$OUT/gpu3d-peers.json" $QUICK || status=1
+fi
 if [ -n "$BENCH" ]; then
     python3 bench/gpu_bench.py --cli "$CLI" --out "$OUT/gpu-results.json" $QUICK --sections "$BENCH" \
         ${GPU_BENCH_TUNE:+--tune "$GPU_BENCH_TUNE"} ${GPU_BENCH_ARGS:-} || status=1

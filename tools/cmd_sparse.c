@@ -403,12 +403,30 @@ static int load_matrix(const sp_args *a, hr_csr **A)
     return hr_cli_usage_error(CMD, "--matrix", "%s: %s", a->matrix, e.msg[0] ? e.msg : hr_status_string(st));
 }
 
+/* The gpu backend without the GPUs it needs: one line naming the flag, before any work
+ * (the library says the same, but only after the matrix is built). */
+static int check_gpus(const hr_sparse_options *o)
+{
+    if (o->backend != HR_BACKEND_GPU || !hr_sparse_method_find(o->method, HR_BACKEND_GPU)) return 0;
+    hr_sysinfo si;
+    memset(&si, 0, sizeof si);
+    hr_sysinfo_get(&si);
+    const int want = o->gpus > 1 ? o->gpus : 1;
+    if (si.gpus <= o->device)
+        return hr_cli_usage_error(CMD, "--backend", "gpu: no CUDA device %d (found %d)", o->device, si.gpus);
+    if (o->device + want > si.gpus)
+        return hr_cli_usage_error(CMD, "--gpus", "%d GPUs asked, %d present", want, si.gpus);
+    return 0;
+}
+
 static int run(sp_args *a)
 {
     hr_csr *A = NULL;
     double *b = NULL, *x = NULL;
     history h = {0};
-    int rc = load_matrix(a, &A);
+    int rc = check_gpus(&a->o);
+    if (rc) return rc;
+    rc = load_matrix(a, &A);
     const char *source = a->gen ? a->gen : a->matrix;
     if (rc) return rc;
     int bad;
@@ -478,11 +496,14 @@ static int run(sp_args *a)
     hr_sparse_result r;
     hr_status st = hr_sparse_solve(A, b, x, &a->o, &r);
     if (st != HR_OK && st != HR_ERR_DIVERGED) {
-        if (st == HR_ERR_INVALID_ARG || st == HR_ERR_UNSUPPORTED)
+        /* the flag the library's message is about (it starts with the option's name) */
+        if (st == HR_ERR_INVALID_ARG || st == HR_ERR_UNSUPPORTED || st == HR_ERR_NO_DEVICE)
             rc = hr_cli_usage_error(CMD,
-                                    strncmp(r.message, "tau", 3) == 0 ? "--tau"
-                                    : strstr(r.message, "backend")    ? "--backend"
-                                                                      : "--method",
+                                    strncmp(r.message, "tau", 3) == 0                        ? "--tau"
+                                    : strncmp(r.message, "gpus:", 5) == 0                    ? "--gpus"
+                                    : strncmp(r.message, "block:", 6) == 0                   ? "--block"
+                                    : st == HR_ERR_NO_DEVICE || strstr(r.message, "backend") ? "--backend"
+                                                                                             : "--method",
                                     "%s", r.message);
         else {
             fprintf(stderr, "hetrelax sparse: %s\n", r.message);
@@ -490,6 +511,7 @@ static int run(sp_args *a)
         }
         goto out;
     }
+    if (r.warning[0]) fprintf(stderr, "hetrelax sparse: warning: %s\n", r.warning);
     if (strcmp(a->o.method, "jacobi") == 0 && r.tau != 1.0) fprintf(hout, "          tau = %.6g\n", r.tau);
     if (r.colors > 0) fprintf(hout, "          %d colours (greedy colouring of A + A^T)\n", r.colors);
     if (strcmp(r.backend, "cpu-seq") == 0) threads = 1;

@@ -165,4 +165,7 @@ const hr_sparse_method hr_sparse_cpu_gs_mc = {
     gsmc_setup,
     gsmc_iterate,
     NULL,
-    gsmc_teardown};
+    gsmc_teardown,
+    NULL,
+    NULL,
+    0};

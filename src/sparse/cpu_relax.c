@@ -62,7 +62,7 @@ static hr_status relax_setup(hr_sparse_run *r)
     if (strcmp(r->m->name, "jacobi") == 0 && !(s->xn = malloc((size_t)n * sizeof *s->xn)))
         return HR_ERR_NO_MEMORY;
     if (strcmp(r->m->name, "async") == 0) {
-        int B = r->o.block < n ? r->o.block : n;
+        int B = r->o.block < n ? r->o.block : (n > 0 ? n : 1); /* never a zero block size */
         s->nblocks = (n + B - 1) / B;
         s->stride = 3 * (size_t)B + 16; /* s, x_local, x_local' plus a gap against false sharing */
         if (!(s->scratch = malloc(s->stride * (size_t)team_threads(r) * sizeof *s->scratch)))
@@ -144,7 +144,7 @@ static void async_job(void *ctx, int tid, int nt)
     relax_state *s = ctx;
     const hr_sparse_run *r = s->r;
     const hr_csr *A = r->A;
-    const int n = A->n_rows, B = r->o.block < n ? r->o.block : n, K = r->o.local_iters;
+    const int n = A->n_rows, B = r->o.block < n ? r->o.block : (n > 0 ? n : 1), K = r->o.local_iters;
     const unsigned char *frozen = r->fault_active ? r->frozen : NULL;
     double *sh = s->scratch + (size_t)tid * s->stride, *xl = sh + B, *xl2 = xl + B;
     double *x = r->x;
@@ -205,10 +205,24 @@ const hr_sparse_method hr_sparse_cpu_jacobi = {"jacobi",
                                                relax_setup,
                                                jacobi_iterate,
                                                NULL,
-                                               relax_teardown};
-const hr_sparse_method hr_sparse_seq_jacobi = {
-    "jacobi", HR_BACKEND_CPU_SEQ, "Jacobi on one thread", 1, 1, 1, 1, relax_setup, jacobi_iterate,
-    NULL,     relax_teardown};
+                                               relax_teardown,
+                                               NULL,
+                                               NULL,
+                                               0};
+const hr_sparse_method hr_sparse_seq_jacobi = {"jacobi",
+                                               HR_BACKEND_CPU_SEQ,
+                                               "Jacobi on one thread",
+                                               1,
+                                               1,
+                                               1,
+                                               1,
+                                               relax_setup,
+                                               jacobi_iterate,
+                                               NULL,
+                                               relax_teardown,
+                                               NULL,
+                                               NULL,
+                                               0};
 const hr_sparse_method hr_sparse_seq_gs = {"gs",
                                            HR_BACKEND_CPU_SEQ,
                                            "Gauss-Seidel, sequential (the paper's CPU baseline)",
@@ -219,7 +233,10 @@ const hr_sparse_method hr_sparse_seq_gs = {"gs",
                                            relax_setup,
                                            gs_iterate,
                                            NULL,
-                                           relax_teardown};
+                                           relax_teardown,
+                                           NULL,
+                                           NULL,
+                                           0};
 const hr_sparse_method hr_sparse_cpu_async = {
     "async",
     HR_BACKEND_CPU_THREADS,
@@ -231,7 +248,10 @@ const hr_sparse_method hr_sparse_cpu_async = {
     relax_setup,
     async_iterate,
     NULL,
-    relax_teardown};
+    relax_teardown,
+    NULL,
+    NULL,
+    0};
 const hr_sparse_method hr_sparse_seq_async = {"async",
                                               HR_BACKEND_CPU_SEQ,
                                               "async-(K) on one thread (deterministic block order)",
@@ -242,4 +262,7 @@ const hr_sparse_method hr_sparse_seq_async = {"async",
                                               relax_setup,
                                               async_iterate,
                                               NULL,
-                                              relax_teardown};
+                                              relax_teardown,
+                                              NULL,
+                                              NULL,
+                                              0};
