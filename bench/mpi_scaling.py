@@ -22,6 +22,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 
 def balanced(count, k):
@@ -159,7 +160,8 @@ def main():
                     if any(d > e for d, e in zip(dec, ext)):
                         continue
                     r = run(a, p, dec, ghost, overlap, ext)
-                    r.update(kind=kind, mode="weak" if a.weak else "strong", label=a.label)
+                    r.update(kind=kind, mode="weak" if a.weak else "strong", label=a.label,
+                             host_cpus=os.cpu_count(), loadavg_1min=os.getloadavg()[0])
                     key = (kind, ghost, overlap)
                     if p == 1:
                         base[key] = r["time_per_sweep_s"]
@@ -177,8 +179,14 @@ def main():
                           f"{thr * 1e3 if thr else float('nan'):8.3f}")
                     sys.stdout.flush()
     if a.out:
+        try:
+            commit = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True,
+                                    cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip()
+        except OSError:
+            commit = ""
         with open(a.out, "w") as f:
-            json.dump({"bench": "mpi_scaling", "label": a.label, "dim": a.dim, "n": a.n, "weak": a.weak,
+            json.dump({"bench": "mpi_scaling", "label": a.label, "commit": commit,
+                       "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "dim": a.dim, "n": a.n, "weak": a.weak,
                        "byte_model": "u read + u written per point (+ f read when present)",
                        "transports": transports, "runs": runs}, f, indent=1)
         print(f"# wrote {a.out}")
