@@ -62,7 +62,7 @@ static void case_options(const mpi_case *c, hr_options *o)
     o->threads = c->threads > 1 ? c->threads : 0;
 }
 
-/* One case: 0 when bitwise equal (on every rank: rank 0 broadcasts the verdict). */
+/* One case: 0 when bitwise equal and every check passed (the verdict is the same on every rank). */
 static int run_case(const mpi_case *c, int rank)
 {
     hr_options o;
@@ -79,6 +79,31 @@ static int run_case(const mpi_case *c, int rank)
     const size_t pts = (size_t)c->nx * c->ny * (c->dim == 3 ? c->nz : 1);
     double *got = rank == 0 ? malloc(pts * sizeof *got) : NULL;
     if (st == HR_OK) st = hr_mpi_solver_gather_solution(s, HR_PREC_DOUBLE, got, pts, 0);
+    int size;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (st == HR_OK && size > 1) {
+        /* to the last rank as well, in single precision: the same values */
+        float *last = rank == size - 1 ? malloc(pts * sizeof *last) : NULL;
+        st = hr_mpi_solver_gather_solution(s, HR_PREC_SINGLE, last, pts, size - 1);
+        if (st == HR_OK && rank == size - 1) MPI_Send(last, (int)pts, MPI_FLOAT, 0, 9, MPI_COMM_WORLD);
+        if (st == HR_OK && rank == 0) {
+            float *x = malloc(pts * sizeof *x);
+            MPI_Recv(x, (int)pts, MPI_FLOAT, size - 1, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            for (size_t i = 0; i < pts && st == HR_OK; i++)
+                if (x[i] != (float)got[i]) st = HR_ERR_INTERNAL;
+            if (st != HR_OK) fprintf(stderr, "  gather to rank %d differs\n", size - 1);
+            free(x);
+        }
+        free(last);
+        /* a root without room: every rank gets the same error, nobody hangs */
+        if (st == HR_OK) {
+            hr_status e = hr_mpi_solver_gather_solution(s, HR_PREC_DOUBLE, got, rank == 0 ? pts - 1 : 0, 0);
+            if (e != HR_ERR_INVALID_ARG) {
+                fprintf(stderr, "  rank %d: a short root buffer gave %s\n", rank, hr_status_string(e));
+                st = HR_ERR_INTERNAL;
+            }
+        }
+    }
     hr_mpi_info info;
     hr_mpi_solver_info(s, &info);
     hr_mpi_solver_free(s);
@@ -113,7 +138,7 @@ static int run_case(const mpi_case *c, int rank)
         fprintf(stderr, "run: %s: %s\n", hr_status_string(st), hr_mpi_last_error());
     }
     free(got);
-    MPI_Bcast(&bad, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD); /* any rank's failure */
     return bad;
 }
 
