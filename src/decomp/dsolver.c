@@ -13,6 +13,9 @@
 
 #define HR_PI 3.14159265358979323846
 
+const hr_field_ops hr_field_ops_host = {"host", hr_cpu_sweep_box, hr_cpu_residual_box, hr_pack_box,
+                                        hr_unpack_box};
+
 static void set_err(char *err, size_t size, const char *msg)
 {
     if (err && size) snprintf(err, size, "%s", msg);
@@ -139,6 +142,7 @@ hr_status hr_dsolver_create(const hr_options *o, const int parts[3], int ghost, 
         return st != HR_OK ? st : HR_ERR_NO_MEMORY;
     }
     s->t = t;
+    s->fops = &hr_field_ops_host;
     s->o = *o;
     hr_problem_resolve(o, &s->p);
     s->o.dim = s->p.dim;
@@ -218,7 +222,7 @@ static hr_status exchange_begin(hr_dsolver *s, int ph)
             for (int side = 0; side < 2; side++) {
                 if (!phase_has_axis(s, ph, a) || d->g.nb[a][side] < 0) continue;
                 const hr_box b = hr_subdomain_face(&d->g, s->d.ghost, a, side, 0, corners);
-                hr_pack_box(&d->g.l, hr_grid_origin(&d->u[s->cur]), &b, d->sbuf[a][side]);
+                s->fops->pack(&d->g.l, hr_grid_origin(&d->u[s->cur]), &b, d->sbuf[a][side]);
             }
     }
     const double t1 = hr_now();
@@ -241,7 +245,7 @@ static hr_status exchange_end(hr_dsolver *s, int ph)
             for (int side = 0; side < 2; side++) {
                 if (!phase_has_axis(s, ph, a) || d->g.nb[a][side] < 0) continue;
                 const hr_box b = hr_subdomain_face(&d->g, s->d.ghost, a, side, 1, corners);
-                hr_unpack_box(&d->g.l, hr_grid_origin(&d->u[s->cur]), &b, d->rbuf[a][side]);
+                s->fops->unpack(&d->g.l, hr_grid_origin(&d->u[s->cur]), &b, d->rbuf[a][side]);
             }
     }
     s->xt.transfer += t1 - t0;
@@ -265,7 +269,7 @@ static void sweep_box(hr_dsolver *s, hr_dsub *d, hr_box box)
 {
     const hr_sweep_args a = {
         &d->g.l, hr_grid_origin(&d->u[s->cur]), hr_grid_origin(&d->u[1 - s->cur]), d->rhs, box, s->p.omega};
-    hr_cpu_sweep_box(&a);
+    s->fops->sweep(&a);
 }
 
 /* Which boxes of every owned subdomain a sweep job covers. */
@@ -371,7 +375,7 @@ hr_status hr_dsolver_residual(hr_dsolver *s, double *rel)
         hr_dsub *d = &s->subs[l];
         const hr_resid_args a = {&d->g.l, hr_grid_origin(&d->u[s->cur]), d->rhs, d->g.own, d->g.dirichlet,
                                  NULL};
-        hr_cpu_residual_box(&a, &v[2 * l], &v[2 * l + 1]);
+        s->fops->residual(&a, &v[2 * l], &v[2 * l + 1]);
     }
     hr_status st = s->t->ops->sum_norms(s->t, v, 2);
     if (st == HR_OK) *rel = hr_norm2_relative(v[0], v[1]);
