@@ -322,17 +322,14 @@ static void cg_teardown(hr_sparse_run *r)
 }
 
 extern "C" const hr_sparse_method hr_sparse_gpu_cg = {
-    "cg",
-    HR_BACKEND_GPU,
-    "conjugate gradient on the GPU: cuSPARSE SpMV, cuBLAS dots, no host sync per step",
-    0,
-    0,
-    0,
-    0,
-    cg_setup,
-    cg_iterate,
-    cg_sync_host,
-    cg_teardown,
-    cg_load,
-    cg_residual,
-    1};
+    .name = "cg",
+    .backend = HR_BACKEND_GPU,
+    .summary = "conjugate gradient on the GPU: cuSPARSE SpMV, cuBLAS dots, no host sync per step",
+    .caps = HR_SPARSE_CAP_SYMMETRIC,
+    .setup = cg_setup,
+    .iterate = cg_iterate,
+    .sync_host = cg_sync_host,
+    .teardown = cg_teardown,
+    .load = cg_load,
+    .residual = cg_residual,
+};

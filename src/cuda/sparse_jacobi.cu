@@ -177,17 +177,14 @@ static void jac_teardown(hr_sparse_run *r)
 }
 
 extern "C" const hr_sparse_method hr_sparse_gpu_jacobi = {
-    "jacobi",
-    HR_BACKEND_GPU,
-    "Jacobi on the GPU, one kernel per sweep (graph replays), bitwise = CPU",
-    1,
-    1,
-    1,
-    1,
-    jac_setup,
-    jac_iterate,
-    jac_sync_host,
-    jac_teardown,
-    jac_load,
-    jac_residual,
-    0};
+    .name = "jacobi",
+    .backend = HR_BACKEND_GPU,
+    .summary = "Jacobi on the GPU, one kernel per sweep (graph replays), bitwise = CPU",
+    .caps = HR_SPARSE_CAP_DETERMINISTIC | HR_SPARSE_CAP_DIAGONAL | HR_SPARSE_CAP_TAU | HR_SPARSE_CAP_FAULTS,
+    .setup = jac_setup,
+    .iterate = jac_iterate,
+    .sync_host = jac_sync_host,
+    .teardown = jac_teardown,
+    .load = jac_load,
+    .residual = jac_residual,
+};
