@@ -93,20 +93,66 @@ hr_status hr_mpi_resolve_decomp(const hr_options *o, int ranks, const int req[3]
     return hr_decomp_init(&d, dim, n, out, ghost, why, ws);
 }
 
-/* Every rank learns the first failing rank's status and message; the same on all. */
-static hr_status agree(MPI_Comm comm, int rank, int size, hr_status st, char *msg, size_t msize)
+/* Every rank learns the first failing rank's status and message; the same on all. A rank
+ * whose only complaint is `minor` (options that differ from another rank's) yields to a rank
+ * with a real one, whose message says more. */
+static hr_status agree_first(MPI_Comm comm, int rank, int size, hr_status st, int minor, char *msg,
+                             size_t msize)
 {
-    int first = st != HR_OK ? rank : size;
+    int first = st != HR_OK ? (minor ? size + rank : rank) : 2 * size;
     if (MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS) {
         snprintf(msg, msize, "MPI_Allreduce failed");
         return HR_ERR_IO;
     }
-    if (first == size) return HR_OK;
+    if (first == 2 * size) return HR_OK;
+    first %= size;
     int code = (int)st;
     MPI_Bcast(&code, 1, MPI_INT, first, comm);
     MPI_Bcast(msg, (int)msize, MPI_CHAR, first, comm);
     msg[msize - 1] = '\0';
     return (hr_status)code;
+}
+
+static hr_status agree(MPI_Comm comm, int rank, int size, hr_status st, char *msg, size_t msize)
+{
+    return agree_first(comm, rank, size, st, 0, msg, msize);
+}
+
+/* What decides the messages and the loop must be the same on every rank, or ranks would
+ * wait for messages or collectives that never come. Collective: every rank calls it. */
+static hr_status same_everywhere(MPI_Comm comm, const hr_options *o, const int decomp[3], int ghost,
+                                 char *why, size_t ws, int report)
+{
+    static const char *const names[] = {"dim",     "nx",     "ny",     "nz",    "precision", "ghost",
+                                        "decomp",  "decomp", "decomp", "iters", "tol",       "check",
+                                        "monitor", "divtol", "rhs",    "omega"};
+    enum { N = 16 };
+    double v[2 * N] = {hr_options_dim(o),
+                       hr_options_extent(o, 0),
+                       hr_options_extent(o, 1),
+                       hr_options_extent(o, 2),
+                       o->precision,
+                       ghost,
+                       decomp ? decomp[0] : 0,
+                       decomp ? decomp[1] : 0,
+                       decomp ? decomp[2] : 0,
+                       (double)o->iters,
+                       o->tol,
+                       (double)o->check_every,
+                       (double)(o->monitor ? o->monitor_every : 0),
+                       o->divtol,
+                       o->rhs,
+                       o->omega};
+    for (int i = 0; i < N; i++)
+        v[N + i] = -v[i]; /* max of -x: the min */
+    if (MPI_Allreduce(MPI_IN_PLACE, v, 2 * N, MPI_DOUBLE, MPI_MAX, comm) != MPI_SUCCESS) return HR_ERR_IO;
+    for (int i = 0; i < N; i++)
+        if (!(v[i] == -v[N + i])) {
+            if (report)
+                snprintf(why, ws, "%s: differs between ranks (give every rank the same options)", names[i]);
+            return HR_ERR_INVALID_ARG;
+        }
+    return HR_OK;
 }
 
 hr_status hr_mpi_solver_create(const hr_options *o, const int decomp[3], int ghost, MPI_Comm comm,
@@ -135,11 +181,14 @@ hr_status hr_mpi_solver_create(const hr_options *o, const int decomp[3], int gho
     hr_status st = s ? HR_OK : HR_ERR_NO_MEMORY;
     int parts[3] = {1, 1, 1};
     if (st == HR_OK) st = hr_mpi_resolve_decomp(o, size, decomp, ghost, parts, mpi_error, sizeof mpi_error);
+    const hr_status same = same_everywhere(dup, o, decomp, ghost, mpi_error, sizeof mpi_error, st == HR_OK);
+    const int minor = st == HR_OK && same != HR_OK;
+    if (st == HR_OK) st = same;
     hr_transport *t = NULL;
     if (st == HR_OK) st = hr_transport_mpi_create(dup, &t);
     if (st == HR_OK) st = hr_dsolver_create(o, parts, ghost, t, &s->ds, mpi_error, sizeof mpi_error);
     if (st != HR_OK && !mpi_error[0]) snprintf(mpi_error, sizeof mpi_error, "%s", hr_status_string(st));
-    st = agree(dup, rank, size, st, mpi_error, sizeof mpi_error);
+    st = agree_first(dup, rank, size, st, minor, mpi_error, sizeof mpi_error);
     if (st != HR_OK) {
         if (s) hr_dsolver_free(s->ds);
         free(s);

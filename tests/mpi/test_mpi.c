@@ -158,6 +158,8 @@ static int bad_input(const char *mode, int rank, int size)
     } else if (strcmp(mode, "bad-axis") == 0) {
         dec[0] = 1; /* 4 ranks along y with 3 rows */
         dec[1] = size;
+    } else if (strcmp(mode, "bad-mismatch") == 0) {
+        o.n = rank == 0 ? 64 : 65; /* a launch with different arguments per rank */
     } else if (strcmp(mode, "bad-local") == 0) {
         o.n = 64;
         if (rank == size - 1) o.iters = -5;
