@@ -28,7 +28,8 @@ int hr_cli_long(const char *cmd, const char *flag, const char *s, long lo, long 
     char *end = NULL;
     errno = 0;
     long v = s ? strtol(s, &end, 10) : 0;
-    if (!s || !*s || *end || errno == ERANGE)
+    /* strict: strtol would also take leading blanks and a '+' */
+    if (!s || !*s || *end || errno == ERANGE || !(s[0] == '-' || (s[0] >= '0' && s[0] <= '9')))
         return hr_cli_usage_error(cmd, flag, "expected an integer, got '%s'", s ? s : "");
     if (v < lo || v > hi) return hr_cli_usage_error(cmd, flag, "%ld is out of range [%ld, %ld]", v, lo, hi);
     *out = v;
@@ -48,7 +49,8 @@ int hr_cli_double(const char *cmd, const char *flag, const char *s, double lo, d
     char *end = NULL;
     errno = 0;
     double v = s ? strtod(s, &end) : 0.0;
-    if (!s || !*s || *end || errno == ERANGE || !isfinite(v))
+    if (!s || !*s || *end || errno == ERANGE || !isfinite(v) ||
+        !(s[0] == '-' || s[0] == '.' || (s[0] >= '0' && s[0] <= '9')))
         return hr_cli_usage_error(cmd, flag, "expected a finite number, got '%s'", s ? s : "");
     if (v < lo || v > hi) return hr_cli_usage_error(cmd, flag, "%g is out of range [%g, %g]", v, lo, hi);
     *out = v;
@@ -134,6 +136,9 @@ int hr_cli_write_json(const char *cmd, const char *path, json_object *obj)
 size_t hr_cli_available_bytes(void)
 {
     size_t avail = hr_host_available_bytes();
+    /* never more than the machine has, whatever /proc said */
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0 && (size_t)pages * (size_t)page < avail) avail = (size_t)pages * (size_t)page;
     struct rlimit rl;
     if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
         /* mapped now: the first field of /proc/self/statm, in pages */

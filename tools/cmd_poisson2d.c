@@ -475,7 +475,15 @@ static int write_checkpoint(const grid_args *a, hr_solver *s, chunk_run *c)
 static int run_chunks(const grid_args *a, hr_solver *s, chunk_run *c, hr_result *total, int *sig)
 {
     const hr_options *o = &a->o;
-    hr_result r;
+    hr_result r; /* as it stands when no sweep is left to run (a restart of a finished run) */
+    memset(&r, 0, sizeof r);
+    r.relative_residual = r.max_error = r.bandwidth_fraction = NAN;
+    hr_config cfg;
+    if (hr_solver_config(s, &cfg) == HR_OK) {
+        snprintf(r.backend, sizeof r.backend, "%s", hr_backend_name(cfg.backend));
+        snprintf(r.kernel, sizeof r.kernel, "%s", cfg.kernel);
+        snprintf(r.device_name, sizeof r.device_name, "%s", cfg.device_name);
+    }
     memset(total, 0, sizeof *total);
     hr_reason reason = HR_REASON_ITERS;
     hr_status st = HR_OK;
@@ -515,6 +523,7 @@ static int run_chunks(const grid_args *a, hr_solver *s, chunk_run *c, hr_result 
         if (reason != HR_REASON_ITERS) break;
     }
     hr_cli_defer_signals(0);
+    if (!*sig && hr_cli_signal_pending()) *sig = hr_cli_signal_pending(); /* came after the last chunk */
     if (st != HR_OK && st != HR_ERR_DIVERGED) return -(int)st;
     if (rc) return rc;
     /* one result for the whole run: sweeps from the original start, rates over this
@@ -817,6 +826,7 @@ static int grid_run(grid_args *a, hr_flagset *fs)
         }
     }
     warn_unused(fs, a, cfg.backend);
+    if (chunked) hr_cli_defer_signals(1); /* from here a signal means: checkpoint and stop */
     if (!a->quiet) {
         if (a->dim == 3)
             fprintf(hout, "hetrelax %s: %d x %d x %d interior points", CMD, a->nx, a->ny, a->nz);
