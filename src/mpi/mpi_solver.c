@@ -270,6 +270,57 @@ hr_status hr_mpi_solver_gather_solution(const hr_mpi_solver *s, hr_precision pre
     return st;
 }
 
+hr_status hr_mpi_solver_write_raw(const hr_mpi_solver *s, const char *path, hr_precision prec)
+{
+    mpi_error[0] = '\0';
+    if (!s || !path) return HR_ERR_INVALID_ARG;
+    const hr_dsolver *ds = s->ds;
+    const hr_subdomain *g = &ds->subs[0].g;
+    const int dim = ds->p.dim;
+    const size_t ues = prec == HR_PREC_DOUBLE ? 8 : 4;
+    const size_t mine = (size_t)g->n[0] * g->n[1] * g->n[2];
+    hr_status st = mine * ues > (size_t)0x7fffffff ? HR_ERR_UNSUPPORTED : HR_OK; /* int counts */
+    void *block = st == HR_OK ? malloc(mine ? mine * ues : 1) : NULL;
+    if (st == HR_OK && !block) st = HR_ERR_NO_MEMORY;
+    if (st != HR_OK) snprintf(mpi_error, sizeof mpi_error, "output: %s", hr_status_string(st));
+    st = agree(s->comm, s->rank, s->size, st, mpi_error, sizeof mpi_error);
+    if (st != HR_OK) {
+        free(block);
+        return st;
+    }
+    hr_dsolver_own_to_block(ds, 0, prec, block);
+    /* the file is the whole interior, x fastest: each rank's block is a subarray of it */
+    const MPI_Datatype et = prec == HR_PREC_DOUBLE ? MPI_DOUBLE : MPI_FLOAT;
+    int sizes[3], sub[3], starts[3];
+    for (int a = 0; a < dim; a++) { /* C order: slowest axis first */
+        sizes[dim - 1 - a] = ds->d.n[a];
+        sub[dim - 1 - a] = g->n[a];
+        starts[dim - 1 - a] = g->off[a];
+    }
+    MPI_Datatype ft;
+    MPI_Type_create_subarray(dim, sizes, sub, starts, MPI_ORDER_C, et, &ft);
+    MPI_Type_commit(&ft);
+    MPI_File f;
+    int e = MPI_File_open(s->comm, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &f);
+    if (e == MPI_SUCCESS) {
+        int e2 = MPI_File_set_size(f, 0); /* an older, longer file must not keep its tail */
+        if (e2 == MPI_SUCCESS) e2 = MPI_File_set_view(f, 0, et, ft, "native", MPI_INFO_NULL);
+        if (e2 == MPI_SUCCESS) e2 = MPI_File_write_all(f, block, (int)mine, et, MPI_STATUS_IGNORE);
+        const int e3 = MPI_File_close(&f);
+        e = e2 != MPI_SUCCESS ? e2 : e3;
+    }
+    MPI_Type_free(&ft);
+    free(block);
+    st = e == MPI_SUCCESS ? HR_OK : HR_ERR_IO;
+    if (st != HR_OK) {
+        char msg[MPI_MAX_ERROR_STRING];
+        int len = 0;
+        MPI_Error_string(e, msg, &len);
+        snprintf(mpi_error, sizeof mpi_error, "output: '%.100s': %.120s", path, msg);
+    }
+    return agree(s->comm, s->rank, s->size, st, mpi_error, sizeof mpi_error);
+}
+
 hr_status hr_mpi_solver_info(const hr_mpi_solver *s, hr_mpi_info *out)
 {
     if (!s || !out) return HR_ERR_INVALID_ARG;

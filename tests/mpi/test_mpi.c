@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "hetrelax/mpi.h"
 
@@ -95,6 +96,33 @@ static int run_case(const mpi_case *c, int rank)
             free(x);
         }
         free(last);
+        /* MPI-IO: the same bytes in the file as the gathered array */
+        char path[] = "/tmp/hr_test_mpi_XXXXXX";
+        if (st == HR_OK && rank == 0) {
+            const int fd = mkstemp(path);
+            if (fd >= 0) close(fd);
+        }
+        MPI_Bcast(path, (int)sizeof path, MPI_CHAR, 0, MPI_COMM_WORLD);
+        if (st == HR_OK) st = hr_mpi_solver_write_raw(s, path, HR_PREC_DOUBLE);
+        if (st == HR_OK && rank == 0) {
+            double *x = malloc(pts * sizeof *x);
+            FILE *f = fopen(path, "rb");
+            if (!f || fread(x, sizeof *x, pts, f) != pts || fgetc(f) != EOF ||
+                memcmp(x, got, pts * sizeof *x) != 0) {
+                fprintf(stderr, "  the MPI-IO file differs from the gathered solution\n");
+                st = HR_ERR_INTERNAL;
+            }
+            if (f) fclose(f);
+            free(x);
+        }
+        if (rank == 0) remove(path);
+        if (st == HR_OK) {
+            hr_status e = hr_mpi_solver_write_raw(s, "/nonexistent-dir/u.raw", HR_PREC_SINGLE);
+            if (e != HR_ERR_IO) {
+                fprintf(stderr, "  rank %d: an unwritable path gave %s\n", rank, hr_status_string(e));
+                st = HR_ERR_INTERNAL;
+            }
+        }
         /* a root without room: every rank gets the same error, nobody hangs */
         if (st == HR_OK) {
             hr_status e = hr_mpi_solver_gather_solution(s, HR_PREC_DOUBLE, got, rank == 0 ? pts - 1 : 0, 0);
