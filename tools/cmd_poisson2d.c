@@ -10,26 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "checkpoint.h"
 #include "cli.h"
 #include "cli_flags.h"
 #include "field_io.h"
+#include "grid_cmd.h"
 
-/* The command's name for error lines: poisson2d or poisson3d. */
-static const char *CMD = "poisson2d";
-
-/* Human-readable output; stderr when the JSON goes to stdout. */
-static FILE *hout;
-
-typedef struct grid_args {
-    hr_options o;
-    int dim;
-    int nx, ny, nz; /* resolved extents */
-    const char *json, *output, *rhs_file, *init_file, *checkpoint, *restart;
-    long checkpoint_every;
-    int measure_bw, quiet, verify, list;
-    double ref_gbps;
-} grid_args;
+const char *hr_grid_cmd = "poisson2d";
+FILE *hr_grid_out;
+#define CMD  hr_grid_cmd
+#define hout hr_grid_out
 
 /* ------------------------------------------------------------------ flags */
 
@@ -214,7 +203,7 @@ static void flagify(hr_flagset *fs, const char *why, char *out, size_t size)
         snprintf(out, size, "%s", why);
 }
 
-static int monitor_print(long it, double res, void *user)
+int hr_grid_monitor_print(long it, double res, void *user)
 {
     (void)user;
     fprintf(hout, "  sweep %10ld   relative residual %.6e\n", it, res);
@@ -236,11 +225,6 @@ static double measure_reference(const grid_args *a, hr_backend b, const char **w
     return hr_measure_host_bandwidth(threads, 0, 5, &bw) == HR_OK ? bw.copy_gbps : 0.0;
 }
 
-static size_t esize_of(hr_precision p)
-{
-    return p == HR_PREC_DOUBLE ? 8 : 4;
-}
-
 /* ------------------------------------------------------- checks before work */
 
 /* The library refuses grids that do not fit; the command's own buffers (the solution
@@ -249,7 +233,8 @@ static size_t esize_of(hr_precision p)
 static int check_memory(const grid_args *a)
 {
     const hr_options *o = &a->o;
-    const double pts = (double)a->nx * (double)a->ny * (double)a->nz, es = (double)esize_of(o->precision);
+    const double pts = (double)a->nx * (double)a->ny * (double)a->nz,
+                 es = (double)hr_grid_esize(o->precision);
     /* the library's grids: two padded grids (rows rounded up to 128 bytes), a third for
      * an array rhs */
     const double planes = a->dim == 3 ? a->nz + 2.0 : 1.0;
@@ -304,116 +289,6 @@ static int check_precision_fit(const grid_args *a)
     return 0;
 }
 
-/* ------------------------------------------------------------ verification */
-
-/* Runs cpu-seq for the same number of sweeps and compares the solutions bitwise. */
-static int verify_against_seq(const grid_args *a, long sweeps, const double *sol)
-{
-    hr_options ro = a->o;
-    ro.backend = HR_BACKEND_CPU_SEQ;
-    ro.kernel = NULL;
-    ro.layout = HR_LAYOUT_FLAT;
-    ro.iters = sweeps;
-    ro.tol = 0.0;
-    ro.monitor = NULL;
-    ro.monitor_every = 0;
-    ro.threads = 0;
-    ro.dim = a->dim;
-    ro.thread_rows = ro.thread_cols = 0;
-    hr_solver *ref = NULL;
-    size_t count = (size_t)a->nx * (size_t)a->ny * (size_t)a->nz;
-    double *want = malloc(count * sizeof *want);
-    hr_status st = want ? hr_solver_create(&ro, &ref) : HR_ERR_NO_MEMORY;
-    if (st == HR_OK) st = hr_solver_run(ref, NULL);
-    if (st == HR_OK) st = hr_solver_solution(ref, HR_PREC_DOUBLE, want, count);
-    hr_solver_free(ref);
-    if (st != HR_OK) {
-        fprintf(stderr, "hetrelax %s: --verify: reference run failed: %s\n", CMD, hr_status_string(st));
-        free(want);
-        return HR_EXIT_FAIL;
-    }
-    size_t diff = 0;
-    double maxd = 0.0;
-    for (size_t i = 0; i < count; i++)
-        if (memcmp(&want[i], &sol[i], sizeof(double)) != 0) {
-            diff++;
-            double d = fabs(want[i] - sol[i]);
-            if (d > maxd || isnan(d)) maxd = d;
-        }
-    free(want);
-    fprintf(hout,
-            "verify    %s against cpu-seq after %ld sweeps: %zu of %zu points differ (max |diff| %.3e)\n",
-            diff ? "MISMATCH" : "bitwise equal", sweeps, diff, count, maxd);
-    return diff ? HR_EXIT_FAIL : HR_EXIT_OK;
-}
-
-/* ----------------------------------------------------------------- report */
-
-static json_object *result_json(const grid_args *a, const hr_result *r, const char *rhs_name,
-                                const hr_config *cfg, long restarted_from)
-{
-    json_object *j = json_object_new_object();
-    char date[32];
-    hr_cli_date(date, sizeof date);
-    if (a->dim == 3) json_object_object_add(j, "dim", json_object_new_int(3));
-    json_object_object_add(j, "n", json_object_new_int(a->o.n));
-    json_object_object_add(j, "nx", json_object_new_int(a->nx));
-    json_object_object_add(j, "ny", json_object_new_int(a->ny));
-    if (a->dim == 3) json_object_object_add(j, "nz", json_object_new_int(a->nz));
-    json_object_object_add(j, "precision", json_object_new_string(hr_precision_name(a->o.precision)));
-    json_object_object_add(j, "backend", json_object_new_string(r->backend));
-    json_object_object_add(j, "kernel", json_object_new_string(r->kernel));
-    json_object_object_add(j, "device", json_object_new_string(r->device_name));
-    json_object_object_add(j, "rhs", json_object_new_string(rhs_name));
-    /* what ran, as the library resolved it */
-    json_object_object_add(j, "threads", json_object_new_int(cfg->threads));
-    if (cfg->thread_rows > 0) {
-        char grid[32];
-        snprintf(grid, sizeof grid, "%dx%d", cfg->thread_rows, cfg->thread_cols);
-        json_object_object_add(j, "thread_grid", json_object_new_string(grid));
-    }
-    if (cfg->shape[0] > 0) {
-        json_object *shape = json_object_new_array();
-        for (int i = 0; i < 3; i++)
-            json_object_array_add(shape, json_object_new_int(cfg->shape[i]));
-        json_object_object_add(j, "shape", shape);
-        json_object_object_add(j, "shape_source", json_object_new_string(cfg->shape_source));
-    }
-    if (a->o.omega != 1.0) json_object_object_add(j, "omega", json_object_new_double(a->o.omega));
-    json_object_object_add(j, "init",
-                           json_object_new_string(a->o.init == HR_INIT_SINE    ? "sine"
-                                                  : a->o.init == HR_INIT_ARRAY ? a->init_file
-                                                                               : "zero"));
-    json_object_object_add(j, "iterations", json_object_new_int64(r->iterations));
-    if (restarted_from >= 0)
-        json_object_object_add(j, "restarted_from", json_object_new_int64(restarted_from));
-    /* async kernels (docs/async.md): Teff = iterations, passes = global syncs */
-    json_object_object_add(j, "teff", json_object_new_int64(r->iterations));
-    json_object_object_add(j, "global_syncs", json_object_new_int64(r->global_syncs));
-    json_object_object_add(j, "alpha", json_object_new_int(a->o.alpha));
-    json_object_object_add(j, "reason", json_object_new_string(hr_reason_string(r->reason)));
-    json_object_object_add(j, "time_s", json_object_new_double(r->time_s));
-    json_object_object_add(j, "time_sweeps_s", json_object_new_double(r->time_sweeps_s));
-    json_object_object_add(j, "time_per_sweep_s", json_object_new_double(r->time_per_sweep_s));
-    json_object_object_add(j, "time_setup_s", json_object_new_double(r->time_setup_s));
-    json_object_object_add(j, "time_h2d_s", json_object_new_double(r->time_h2d_s));
-    json_object_object_add(j, "time_d2h_s", json_object_new_double(r->time_d2h_s));
-    json_object_object_add(j, "gflops", json_object_new_double(r->gflops));
-    json_object_object_add(j, "gbps", json_object_new_double(r->gbps));
-    json_object_object_add(j, "bytes_per_point", json_object_new_double(r->bytes_per_point));
-    json_object_object_add(
-        j, "byte_model",
-        json_object_new_string("u read once + u' written once (+ f read once for array right-hand sides)"));
-    json_object_object_add(j, "reference_gbps",
-                           hr_json_number(r->reference_gbps > 0 ? r->reference_gbps : NAN));
-    json_object_object_add(j, "bandwidth_fraction", hr_json_number(r->bandwidth_fraction));
-    json_object_object_add(j, "relative_residual", hr_json_number(r->relative_residual));
-    if (isfinite(r->max_error)) json_object_object_add(j, "max_error", hr_json_number(r->max_error));
-    json_object_object_add(j, "commit", json_object_new_string(hr_cli_commit()));
-    json_object_object_add(j, "date", json_object_new_string(date));
-    return j;
-}
-
 static int usage_status(hr_flagset *fs, hr_status st, const char *err)
 {
     char msg[320];
@@ -424,148 +299,6 @@ static int usage_status(hr_flagset *fs, hr_status st, const char *err)
     }
     fprintf(stderr, "hetrelax %s: %s%s%s\n", CMD, hr_status_string(st), *msg ? ": " : "", msg);
     return HR_EXIT_FAIL;
-}
-
-/* --------------------------------------------------- checkpointed solving */
-
-typedef struct chunk_run {
-    long done0; /* sweeps in the state the run started from */
-    long done;  /* sweeps done so far, counted from the original start */
-    long chunk; /* sweeps per hr_solver_run */
-    void *buf;  /* the interior, for checkpoints */
-    size_t count;
-    hr_ckpt_info info;
-} chunk_run;
-
-static long gcd(long x, long y)
-{
-    while (y) {
-        long t = x % y;
-        x = y;
-        y = t;
-    }
-    return x;
-}
-
-static int crossed(long before, long after, long every)
-{
-    return every > 0 && after / every > before / every;
-}
-
-static int write_checkpoint(const grid_args *a, hr_solver *s, chunk_run *c)
-{
-    hr_status st = hr_solver_solution(s, a->o.precision, c->buf, c->count);
-    int err = st == HR_OK ? 0 : EIO;
-    c->info.sweeps = c->done;
-    if (!err) err = hr_ckpt_write(a->checkpoint, &c->info, c->buf, c->count);
-    if (err) {
-        fprintf(stderr, "hetrelax %s: --checkpoint: cannot write '%s': %s\n", CMD, a->checkpoint,
-                strerror(err));
-        return HR_EXIT_FAIL;
-    }
-    return 0;
-}
-
-/* Runs the remaining sweeps in chunks that end on every multiple of --checkpoint-every
- * (the solver keeps its state between hr_solver_run calls). The library runs plain
- * sweeps (its options have tol = 0 and no monitor); residual checks, the monitor and
- * stopping happen here at chunk ends, on the same sweep counts as an uninterrupted run
- * when --check and --monitor are multiples of the chunk. SIGINT/SIGTERM are deferred to
- * the next chunk end, which writes a last checkpoint. */
-static int run_chunks(const grid_args *a, hr_solver *s, chunk_run *c, hr_result *total, int *sig)
-{
-    const hr_options *o = &a->o;
-    hr_result r; /* as it stands when no sweep is left to run (a restart of a finished run) */
-    memset(&r, 0, sizeof r);
-    r.relative_residual = r.max_error = r.bandwidth_fraction = NAN;
-    hr_config cfg;
-    if (hr_solver_config(s, &cfg) == HR_OK) {
-        snprintf(r.backend, sizeof r.backend, "%s", hr_backend_name(cfg.backend));
-        snprintf(r.kernel, sizeof r.kernel, "%s", cfg.kernel);
-        snprintf(r.device_name, sizeof r.device_name, "%s", cfg.device_name);
-    }
-    memset(total, 0, sizeof *total);
-    hr_reason reason = HR_REASON_ITERS;
-    hr_status st = HR_OK;
-    double t_sweeps = 0.0, t_loop = 0.0;
-    long syncs = 0;
-    int rc = 0;
-    *sig = 0;
-    hr_cli_defer_signals(1);
-    while (c->done < o->iters) {
-        long before = c->done;
-        st = hr_solver_run(s, &r);
-        if (st != HR_OK && st != HR_ERR_DIVERGED) break;
-        c->done += r.iterations;
-        t_sweeps += r.time_sweeps_s;
-        t_loop += r.time_s;
-        syncs += r.global_syncs;
-        const double rel = r.relative_residual;
-        if (crossed(before, c->done, o->monitor_every) || c->done == o->iters)
-            if (o->monitor_every > 0) monitor_print(c->done, rel, NULL);
-        const double divtol = o->divtol > 0 ? o->divtol : 1e3; /* 0: the library's default */
-        if (st == HR_ERR_DIVERGED ||
-            ((crossed(before, c->done, o->check_every) || crossed(before, c->done, o->monitor_every)) &&
-             (!isfinite(rel) || rel > divtol)))
-            reason = isfinite(rel) ? HR_REASON_DIVERGED : HR_REASON_NAN;
-        else if (o->tol > 0 && crossed(before, c->done, o->check_every) && rel < o->tol)
-            reason = HR_REASON_CONVERGED;
-        /* checkpoints: on the cadence, at a signal, and at the end (a later run with a
-         * larger --iters continues from there); never a diverged state */
-        const int last = c->done >= o->iters || reason != HR_REASON_ITERS;
-        if (a->checkpoint && reason != HR_REASON_DIVERGED && reason != HR_REASON_NAN &&
-            (crossed(before, c->done, a->checkpoint_every) || hr_cli_signal_pending() || last))
-            if ((rc = write_checkpoint(a, s, c)) != 0) break;
-        if (hr_cli_signal_pending()) {
-            *sig = hr_cli_signal_pending();
-            break;
-        }
-        if (reason != HR_REASON_ITERS) break;
-    }
-    hr_cli_defer_signals(0);
-    if (!*sig && hr_cli_signal_pending()) *sig = hr_cli_signal_pending(); /* came after the last chunk */
-    if (st != HR_OK && st != HR_ERR_DIVERGED) return -(int)st;
-    if (rc) return rc;
-    /* one result for the whole run: sweeps from the original start, rates over this
-     * process's sweeps */
-    const long mine = c->done - c->done0;
-    *total = r;
-    total->iterations = c->done;
-    total->global_syncs = syncs + c->done0;
-    total->time_s = t_loop;
-    total->time_sweeps_s = t_sweeps;
-    total->time_per_sweep_s = mine > 0 ? t_sweeps / (double)mine : 0.0;
-    const double pts = (double)a->nx * (double)a->ny * (double)a->nz * (double)mine;
-    total->gflops = t_sweeps > 0 ? r.flops_per_point * pts / t_sweeps * 1e-9 : 0.0;
-    total->gbps = t_sweeps > 0 ? r.bytes_per_point * pts / t_sweeps * 1e-9 : 0.0;
-    total->bandwidth_fraction = o->reference_gbps > 0 ? total->gbps / o->reference_gbps : NAN;
-    if (reason == HR_REASON_ITERS && o->tol > 0 && r.relative_residual < o->tol) reason = HR_REASON_CONVERGED;
-    total->reason = *sig ? HR_REASON_STOPPED : reason;
-    return 0;
-}
-
-/* Reads a --restart file into c->buf after checking that it is this problem. */
-static int load_restart(const grid_args *a, chunk_run *c)
-{
-    hr_ckpt_info in;
-    int rc = hr_ckpt_read_info(CMD, "--restart", a->restart, &in);
-    if (rc) return rc;
-    const hr_options *o = &a->o;
-    if (in.dim != a->dim || in.nx != a->nx || in.ny != a->ny || in.nz != a->nz ||
-        in.precision != o->precision)
-        return hr_cli_usage_error(CMD, "--restart",
-                                  "'%s' holds a %ldx%ldx%ld %s grid, this run is %dx%dx%d %s", a->restart,
-                                  in.nx, in.ny, in.nz, hr_precision_name(in.precision), a->nx, a->ny, a->nz,
-                                  hr_precision_name(o->precision));
-    if (in.rhs != (int)o->rhs || memcmp(&in.boundary, &o->boundary, sizeof in.boundary) != 0)
-        return hr_cli_usage_error(CMD, "--restart", "'%s' was run with another --rhs or --boundary",
-                                  a->restart);
-    if (in.sweeps > o->iters)
-        return hr_cli_usage_error(CMD, "--restart", "'%s' has %ld sweeps done, more than --iters %ld",
-                                  a->restart, in.sweeps, o->iters);
-    if ((rc = hr_ckpt_read_data(CMD, "--restart", a->restart, &in, c->buf, c->count)) != 0) return rc;
-    c->done0 = c->done = in.sweeps;
-    return 0;
 }
 
 /* -------------------------------------------------------------------- main */
@@ -624,7 +357,8 @@ static int read_values(const grid_args *a, const char *flag, const char *path, d
     *out = NULL;
     if (st == HR_ERR_FORMAT)
         return hr_cli_usage_error(CMD, flag, "'%s': expected exactly %zu finite %s values (%zu bytes)", path,
-                                  count, hr_precision_name(a->o.precision), count * esize_of(a->o.precision));
+                                  count, hr_precision_name(a->o.precision),
+                                  count * hr_grid_esize(a->o.precision));
     if (st == HR_ERR_NO_MEMORY)
         return hr_cli_usage_error(CMD, flag, "%zu values do not fit in memory", count);
     return hr_cli_usage_error(CMD, flag, "cannot read '%s': %s (not %s or a readable file)", path,
@@ -745,13 +479,13 @@ static int grid_run(grid_args *a, hr_flagset *fs)
 
     const int chunked = a->checkpoint || a->restart;
     if (chunked) {
-        c.buf = malloc(count * esize_of(o->precision));
+        c.buf = malloc(count * hr_grid_esize(o->precision));
         if (!c.buf) {
             rc = hr_cli_usage_error(CMD, "--n", "no memory for the checkpoint buffer");
             goto fail;
         }
         c.done0 = 0;
-        if (a->restart && (rc = load_restart(a, &c)) != 0) goto fail;
+        if (a->restart && (rc = hr_grid_load_restart(a, &c)) != 0) goto fail;
     }
     if (o->rhs == HR_RHS_ARRAY) {
         if ((rc = read_values(a, "--rhs", a->rhs_file, &rhs)) != 0) goto fail;
@@ -770,32 +504,18 @@ static int grid_run(grid_args *a, hr_flagset *fs)
                            : o->rhs == HR_RHS_ZERO         ? "zero"
                                                            : a->rhs_file;
 
-    /* chunked runs: the library does plain sweeps, run_chunks does the rest */
+    /* chunked runs: the library does plain sweeps, hr_grid_run_chunks does the rest */
     hr_options so = *o;
     so.dim = a->dim;
     so.backend = eb;
     if (chunked) {
-        long chunk = o->iters > c.done0 ? o->iters - c.done0 : 1;
-        if (a->checkpoint) chunk = gcd(a->checkpoint_every, chunk);
-        if (c.done0 > 0) chunk = gcd(chunk, c.done0);
-        /* a signal waits for the end of a run: keep runs near a second (estimated from the
-         * bytes a sweep moves, ~10 GB/s on a CPU, ~1 TB/s on a GPU), in whole divisors of
-         * the chunk so that every checkpoint falls on a run's end */
-        const double sweep_s =
-            2.0 * (double)count * (double)esize_of(o->precision) / (eb == HR_BACKEND_GPU ? 1e12 : 1e10);
-        long cap = (long)(1.0 / sweep_s);
-        if (cap < 1) cap = 1;
-        long sub = chunk < cap ? chunk : cap;
-        while (chunk % sub)
-            sub--;
-        chunk = sub;
-        c.chunk = chunk;
-        so.iters = chunk;
+        /* sweeps by hr_solver_run_sweeps, residuals by runs of 0 sweeps (grid_chunks.c) */
+        so.iters = 0;
         so.tol = 0.0;
         so.monitor_every = 0;
         so.monitor = NULL;
     } else if (o->monitor_every > 0) {
-        so.monitor = monitor_print;
+        so.monitor = hr_grid_monitor_print;
     }
     hr_status st = hr_solver_create(&so, &s);
     if (!a->verify) { /* the library copied them; --verify's reference run needs them again */
@@ -848,7 +568,7 @@ static int grid_run(grid_args *a, hr_flagset *fs)
     hr_result r;
     int sig = 0;
     if (chunked) {
-        rc = run_chunks(a, s, &c, &r, &sig);
+        rc = hr_grid_run_chunks(a, s, &c, &r, &sig);
         if (rc > 0) goto fail;
         st = rc < 0                                                          ? (hr_status)-rc
              : (r.reason == HR_REASON_DIVERGED || r.reason == HR_REASON_NAN) ? HR_ERR_DIVERGED
@@ -902,7 +622,7 @@ static int grid_run(grid_args *a, hr_flagset *fs)
     rc = st == HR_ERR_DIVERGED ? HR_EXIT_FAIL : HR_EXIT_OK;
     if (st == HR_ERR_DIVERGED)
         fprintf(stderr, "hetrelax %s: the iteration diverged (%s)\n", CMD, hr_reason_string(r.reason));
-    if (a->verify && rc == HR_EXIT_OK) rc = verify_against_seq(a, r.iterations, sol);
+    if (a->verify && rc == HR_EXIT_OK) rc = hr_grid_verify(a, r.iterations, sol);
     if (w.out_open) {
         hr_status ws = hr_field_write_as(hr_field_format_of(a->output), w.out.tmp, a->nx, a->ny, a->nz, sol,
                                          o->precision);
@@ -921,7 +641,7 @@ static int grid_run(grid_args *a, hr_flagset *fs)
     free(init);
     sol = rhs = init = NULL;
     if (a->json) {
-        json_object *j = result_json(a, &r, rhs_name, &cfg, c.done0 > 0 ? c.done0 : -1);
+        json_object *j = hr_grid_result_json(a, &r, rhs_name, &cfg, c.done0 > 0 ? c.done0 : -1, NULL);
         int jr = hr_cli_write_json_to(CMD, w.json_open ? &w.json : NULL, j);
         w.json_open = 0;
         json_object_put(j);

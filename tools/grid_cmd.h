@@ -1,0 +1,62 @@
+/*
+ * The grid commands (poisson2d, poisson3d) across their files: the parsed arguments and the
+ * pieces shared by the command (cmd_poisson2d.c), its checkpointed loop (grid_chunks.c) and
+ * its report (grid_report.c).
+ */
+#ifndef HR_GRID_CMD_H
+#define HR_GRID_CMD_H
+
+#include <json-c/json.h>
+#include <stdio.h>
+
+#include "checkpoint.h"
+#include "hetrelax/hetrelax.h"
+#include "mpi_glue.h"
+
+typedef struct grid_args {
+    hr_options o;
+    int dim;
+    int nx, ny, nz; /* resolved extents */
+    const char *json, *output, *rhs_file, *init_file, *checkpoint, *restart;
+    long checkpoint_every;
+    int measure_bw, quiet, verify, list;
+    double ref_gbps;
+    hr_mpi_cli_args mpi;
+} grid_args;
+
+/* The command's name for error lines (poisson2d or poisson3d) and the stream of its
+ * human-readable output (stderr when the JSON goes to stdout). */
+extern const char *hr_grid_cmd;
+extern FILE *hr_grid_out;
+
+static inline size_t hr_grid_esize(hr_precision p)
+{
+    return p == HR_PREC_DOUBLE ? 8 : 4;
+}
+
+/* Prints one monitor line (an hr_monitor_fn). */
+int hr_grid_monitor_print(long it, double res, void *user);
+
+/* A checkpointed run (--checkpoint, --restart). */
+typedef struct chunk_run {
+    long done0; /* sweeps in the state the run started from */
+    long done;  /* sweeps done so far, counted from the original start */
+    void *buf;  /* the interior, for checkpoints */
+    size_t count;
+    hr_ckpt_info info;
+} chunk_run;
+
+/* Reads a --restart file into c->buf after checking that it is this problem. */
+int hr_grid_load_restart(const grid_args *a, chunk_run *c);
+/* Runs the sweeps from c->done to --iters on s, which was created with iters 0, tol 0
+ * and no monitor; see grid_chunks.c. Returns 0, a positive exit status (printed), or
+ * -hr_status of a failed library call; *sig: the signal that stopped it (0: none). */
+int hr_grid_run_chunks(const grid_args *a, hr_solver *s, chunk_run *c, hr_result *total, int *sig);
+
+/* Runs cpu-seq for `sweeps` and compares with sol bitwise; prints the verdict. */
+int hr_grid_verify(const grid_args *a, long sweeps, const double *sol);
+/* The run as a JSON object; mpi (may be NULL) is added as "mpi" and owned by the result. */
+json_object *hr_grid_result_json(const grid_args *a, const hr_result *r, const char *rhs_name,
+                                 const hr_config *cfg, long restarted_from, json_object *mpi);
+
+#endif
