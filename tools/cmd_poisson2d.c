@@ -56,10 +56,26 @@ static int parse_init(const char *cmd, const hr_flag *f, const char *arg)
     return 0;
 }
 
+/* --omega W|auto: auto is HR_OMEGA_AUTO, which only the red-black methods accept (checked
+ * once --method is known). */
+static int parse_omega(const char *cmd, const hr_flag *f, const char *arg)
+{
+    if (strcmp(arg, "auto") == 0) {
+        *(double *)f->target = HR_OMEGA_AUTO;
+        return 0;
+    }
+    double w;
+    if (hr_cli_double(cmd, "--omega", arg, 0.0, 2.0, &w)) return HR_EXIT_USAGE;
+    if (!(w > 0.0 && w < 2.0)) return hr_flag_error(cmd, f, "%s: must be in (0, 2) or auto", arg);
+    *(double *)f->target = w;
+    return 0;
+}
+
 /* The grid problem, shared by poisson2d and poisson3d (which adds --nz). */
 static void problem_flags(hr_flagset *fs, grid_args *a)
 {
     static const char *const precs[] = {"single", "double", NULL};
+    static const char *const methods[] = {"jacobi", "redblack", "sor", NULL}; /* hr_method order */
     const int d3 = a->dim == 3;
     hr_flags_group(fs, "problem");
     hr_flags_add(fs, hr_flag_int("n", &a->o.n, 1, 1000000, "N",
@@ -87,8 +103,14 @@ static void problem_flags(hr_flagset *fs, grid_args *a)
     hr_flags_add(fs, hr_flag_double("boundary", &a->o.boundary, -1e300, 1e300, "V",
                                     "Dirichlet boundary value (default 0)"));
     hr_flags_add(fs, hr_flag_choice("precision", HR_ENUM_TARGET(&a->o.precision), precs, "(default single)"));
-    hr_flags_add(fs, hr_flag_double("omega", &a->o.omega, 1e-300, 2.0, "W",
-                                    "weighted Jacobi u' = (1 - W) u + W jacobi(u), 0 < W < 2 (default 1)"));
+    hr_flags_add(fs,
+                 hr_flag_choice("method", HR_ENUM_TARGET(&a->o.method), methods,
+                                "jacobi: two grids (default); redblack: in-place red-black Gauss-Seidel;\n"
+                                "sor: red-black with the optimal omega (docs/redblack.md)"));
+    hr_flags_add(fs,
+                 hr_flag_custom("omega", &a->o.omega, NULL, parse_omega, "W|auto",
+                                "weight: u' = (1 - W) u + W update(u), 0 < W < 2 (default 1; sor: auto);\n"
+                                "auto (redblack, sor): 2 / (1 + sin(pi h)), the optimum for this problem"));
 }
 
 static void build_flags(hr_flagset *fs, grid_args *a)
@@ -160,21 +182,25 @@ static int list_kernels(int dim)
     for (int i = 0; i < hr_kernel_count(); i++) {
         hr_kernel_info k;
         if (hr_kernel_info_at(i, &k) != HR_OK || !(k.caps & need)) continue;
-        printf("%-12s %-14s %s%s\n", hr_backend_name(k.backend), k.name, k.summary,
+        printf("%-12s %-14s %s%s%s\n", hr_backend_name(k.backend), k.name, k.summary,
+               (k.caps & HR_CAP_REDBLACK) ? " [--method redblack|sor]" : "",
                (k.caps & HR_CAP_DETERMINISTIC) ? "" : " [non-deterministic]");
     }
     return HR_EXIT_OK;
 }
 
-/* The kernel `name` (NULL: the default) of backend b in dim dimensions, if there is one. */
-static int find_kernel(hr_backend b, const char *name, int dim, hr_kernel_info *out)
+/* The kernel `name` of backend b in dim dimensions, if there is one; NULL: the default for
+ * the method (Jacobi: hr_kernel_default; red-black: the backend's first red-black kernel,
+ * as the library picks it). */
+static int find_kernel(hr_backend b, const char *name, int dim, hr_method m, hr_kernel_info *out)
 {
-    if (!name) name = hr_kernel_default(b, dim);
-    if (!name) return 0;
+    const int rb = m != HR_METHOD_JACOBI;
+    if (!name && !rb) name = hr_kernel_default(b, dim);
+    if (!name && !rb) return 0;
     const unsigned need = dim == 3 ? HR_CAP_3D : HR_CAP_2D;
     for (int i = 0; i < hr_kernel_count(); i++)
         if (hr_kernel_info_at(i, out) == HR_OK && out->backend == b && (out->caps & need) &&
-            strcmp(out->name, name) == 0)
+            (name ? strcmp(out->name, name) == 0 : (out->caps & HR_CAP_REDBLACK) != 0))
             return 1;
     return 0;
 }
@@ -385,8 +411,12 @@ static int grid_run(grid_args *a, hr_flagset *fs)
     if (hr_flags_seen(fs, "checkpoint-every") && !a->checkpoint)
         return hr_cli_usage_error(CMD, "--checkpoint-every", "needs --checkpoint FILE");
 
+    if (o->omega == HR_OMEGA_AUTO && o->method == HR_METHOD_JACOBI)
+        return hr_cli_usage_error(CMD, "--omega", "auto needs --method redblack or sor");
+    if (o->method == HR_METHOD_SOR && !hr_flags_seen(fs, "omega")) o->omega = HR_OMEGA_AUTO;
     hr_sysinfo si;
     hr_sysinfo_get(&si);
+    hr_kernel_info kd;
     /* auto: the GPU when one is present, else all cores; for a dimension a backend has
      * no kernel for yet, the next one that has */
     hr_backend eb = o->backend;
@@ -395,7 +425,7 @@ static int grid_run(grid_args *a, hr_flagset *fs)
         eb = HR_BACKEND_CPU_THREADS;
         for (int i = 0; i < 3; i++)
             if ((order[i] != HR_BACKEND_GPU || (si.have_cuda && si.gpus > 0)) &&
-                hr_kernel_default(order[i], a->dim)) {
+                find_kernel(order[i], NULL, a->dim, o->method, &kd)) {
                 eb = order[i];
                 break;
             }
@@ -412,18 +442,23 @@ static int grid_run(grid_args *a, hr_flagset *fs)
         hr_kernel_default(HR_BACKEND_GPU, 2) != NULL || hr_kernel_default(HR_BACKEND_GPU, 3) != NULL;
     if (eb == HR_BACKEND_GPU && !have_gpu)
         return hr_cli_usage_error(CMD, "--backend", "gpu: this build has no CUDA support");
-    hr_kernel_info kd;
     const char *kname = o->kernel;
     if (!kname && eb == HR_BACKEND_CPU_THREADS && o->layout == HR_LAYOUT_BLOCKS && a->dim == 2)
         kname = "blocks";
-    if (!find_kernel(eb, kname, a->dim, &kd)) {
+    if (!find_kernel(eb, kname, a->dim, o->method, &kd)) {
         if (o->kernel)
             return hr_cli_usage_error(CMD, "--kernel",
                                       "backend %s has no %d-D kernel '%s' (see --list-kernels)",
                                       hr_backend_name(eb), a->dim, o->kernel);
-        return hr_cli_usage_error(CMD, "--backend", "%s has no %d-D kernel in this build",
-                                  hr_backend_name(eb), a->dim);
+        return hr_cli_usage_error(CMD, "--backend", "%s has no %d-D %s kernel in this build",
+                                  hr_backend_name(eb), a->dim, hr_method_name(o->method));
     }
+    if (o->method != HR_METHOD_JACOBI && !(kd.caps & HR_CAP_REDBLACK))
+        return hr_cli_usage_error(CMD, "--method", "%s: kernel %s does only Jacobi (see --list-kernels)",
+                                  hr_method_name(o->method), kd.name);
+    if (o->method == HR_METHOD_JACOBI && (kd.caps & HR_CAP_REDBLACK))
+        return hr_cli_usage_error(CMD, "--kernel", "%s does only red-black: give --method redblack or sor",
+                                  kd.name);
     if (eb == HR_BACKEND_GPU && si.gpus <= o->device)
         return hr_cli_usage_error(CMD, si.gpus ? "--device" : "--backend",
                                   "gpu: no CUDA device %d (found %d)", o->device, si.gpus);
@@ -558,6 +593,9 @@ static int grid_run(grid_args *a, hr_flagset *fs)
             fprintf(hout, "hetrelax %s: %d x %d interior points", CMD, a->nx, a->ny);
         fprintf(hout, ", %s precision, rhs %s, backend %s, kernel %s\n", hr_precision_name(o->precision),
                 rhs_name, hr_backend_name(cfg.backend), cfg.kernel);
+        if (cfg.method != HR_METHOD_JACOBI || cfg.omega != 1.0)
+            fprintf(hout, "method %s, omega %.6g%s\n", hr_method_name(cfg.method), cfg.omega,
+                    o->omega == HR_OMEGA_AUTO ? " (auto: 2 / (1 + sqrt(1 - rho^2)))" : "");
         if (a->ref_gbps > 0) fprintf(hout, "reference bandwidth: %.2f GB/s (%s)\n", a->ref_gbps, bw_what);
         fprintf(hout, "sweeps: %ld%s", o->iters, o->tol > 0 ? " at most" : "");
         if (a->restart) fprintf(hout, ", continuing after %ld from '%s'", c.done0, a->restart);
@@ -609,7 +647,7 @@ static int grid_run(grid_args *a, hr_flagset *fs)
     fprintf(hout, "          %.2f GFLOP/s, %.2f GB/s (%.0f B/point)", r.gflops, r.gbps, r.bytes_per_point);
     if (isfinite(r.bandwidth_fraction))
         fprintf(hout, ", %.1f%% of %.2f GB/s", 100.0 * r.bandwidth_fraction, r.reference_gbps);
-    if (r.global_syncs != r.iterations)
+    if (r.global_syncs != r.iterations && (cfg.caps & HR_CAP_ALPHA))
         fprintf(hout, "\n          Teff %ld sweeps in %ld global syncs (alpha %d, docs/async.md)",
                 r.iterations, r.global_syncs, o->alpha);
     fprintf(hout, "\n          relative residual %.6e", r.relative_residual);
