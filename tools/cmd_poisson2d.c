@@ -392,6 +392,131 @@ static int read_values(const grid_args *a, const char *flag, const char *path, d
                               strcmp(flag, "--rhs") == 0 ? "spike, manufactured, zero" : "zero, sine");
 }
 
+/* The run's header lines (before the sweeps). */
+static void print_header(const grid_args *a, const char *rhs_name, hr_backend b, const char *kernel,
+                         const char *bw_what, const hr_config *cfg, long done0)
+{
+    const hr_options *o = &a->o;
+    if (a->dim == 3)
+        fprintf(hout, "hetrelax %s: %d x %d x %d interior points", CMD, a->nx, a->ny, a->nz);
+    else if (a->nx == a->ny)
+        fprintf(hout, "hetrelax %s: n=%d (%d x %d grid)", CMD, a->nx, a->nx + 2, a->nx + 2);
+    else
+        fprintf(hout, "hetrelax %s: %d x %d interior points", CMD, a->nx, a->ny);
+    fprintf(hout, ", %s precision, rhs %s, backend %s, kernel %s\n", hr_precision_name(o->precision),
+            rhs_name, hr_backend_name(b), kernel);
+    if (cfg && (cfg->method != HR_METHOD_JACOBI || cfg->omega != 1.0))
+        fprintf(hout, "method %s, omega %.6g%s\n", hr_method_name(cfg->method), cfg->omega,
+                o->omega == HR_OMEGA_AUTO ? " (auto: 2 / (1 + sqrt(1 - rho^2)))" : "");
+    if (hr_mpi_cli_wanted(&a->mpi))
+        fprintf(hout, "MPI: %d ranks, --decomp %s, ghost %d%s\n", hr_mpi_cli_size(),
+                a->mpi.decomp[0] ? "given" : "from MPI_Dims_create", a->mpi.ghost,
+                a->mpi.no_overlap ? ", no overlap" : "");
+    if (a->ref_gbps > 0) fprintf(hout, "reference bandwidth: %.2f GB/s (%s)\n", a->ref_gbps, bw_what);
+    fprintf(hout, "sweeps: %ld%s", o->iters, o->tol > 0 ? " at most" : "");
+    if (a->restart) fprintf(hout, ", continuing after %ld from '%s'", done0, a->restart);
+    if (a->checkpoint) fprintf(hout, ", checkpoint every %ld to '%s'", a->checkpoint_every, a->checkpoint);
+    fprintf(hout, "\n");
+}
+
+/* Flags a decomposed run cannot honour yet: one line, exit 2 (every rank finds the same). */
+static int mpi_refusals(const grid_args *a)
+{
+    const hr_options *o = &a->o;
+    if (hr_mpi_cli_size() == 1) { /* several subdomains asked of one process */
+        const long parts =
+            (long)a->mpi.decomp[0] * a->mpi.decomp[1] * (a->mpi.decomp[2] > 0 ? a->mpi.decomp[2] : 1);
+#ifdef HR_HAVE_MPI
+        return hr_cli_usage_error(CMD, "--decomp",
+                                  "%ld subdomains need as many MPI ranks (run under mpirun -np %ld)", parts,
+                                  parts);
+#else
+        return hr_cli_usage_error(CMD, "--decomp", "%ld subdomains need MPI ranks: this build has no MPI",
+                                  parts);
+#endif
+    }
+    if (a->checkpoint)
+        return hr_cli_usage_error(CMD, "--checkpoint", "not available in decomposed (MPI) runs yet");
+    if (a->restart) return hr_cli_usage_error(CMD, "--restart", "not available in decomposed (MPI) runs yet");
+    if (o->method != HR_METHOD_JACOBI)
+        return hr_cli_usage_error(CMD, "--method", "%s: decomposed (MPI) runs do Jacobi only so far",
+                                  hr_method_name(o->method));
+    if (o->backend == HR_BACKEND_GPU)
+        return hr_cli_usage_error(CMD, "--backend",
+                                  "gpu: decomposed (MPI) runs sweep on CPU ranks only so far");
+    if (o->layout == HR_LAYOUT_BLOCKS)
+        return hr_cli_usage_error(CMD, "--layout", "blocks: not available in decomposed (MPI) runs");
+    return 0;
+}
+
+/* After the sweeps: the summary, --verify, --output, --json (on rank 0 of an MPI run; the
+ * other ranks' output goes to /dev/null and they hold no solution). Frees sol. */
+static int finish_run(const grid_args *a, outputs *wp, const hr_result *rp, const hr_config *cfg, double *sol,
+                      const char *rhs_name, hr_status st, long restarted_from, json_object *mpi_json)
+{
+    const hr_options *o = &a->o;
+    const hr_result r = *rp;
+    outputs w = *wp;
+    const int root = hr_mpi_cli_rank() == 0;
+    int rc;
+    fprintf(hout, "summary   %ld sweeps (%s) in %.4f s: %.3f ms/sweep\n", r.iterations,
+            hr_reason_string(r.reason), r.time_s, 1e3 * r.time_per_sweep_s);
+    fprintf(hout, "          %.2f GFLOP/s, %.2f GB/s (%.0f B/point)", r.gflops, r.gbps, r.bytes_per_point);
+    if (isfinite(r.bandwidth_fraction))
+        fprintf(hout, ", %.1f%% of %.2f GB/s", 100.0 * r.bandwidth_fraction, r.reference_gbps);
+    if (r.global_syncs != r.iterations && (cfg->caps & HR_CAP_ALPHA))
+        fprintf(hout, "\n          Teff %ld sweeps in %ld global syncs (alpha %d, docs/async.md)",
+                r.iterations, r.global_syncs, o->alpha);
+    fprintf(hout, "\n          relative residual %.6e", r.relative_residual);
+    if (isfinite(r.max_error)) fprintf(hout, ", max error vs exact %.6e", r.max_error);
+    fprintf(hout, "\n");
+    if (mpi_json) {
+        json_object *d = json_object_object_get(mpi_json, "decomp"), *v;
+        fprintf(hout, "          MPI %d ranks, decomp ",
+                json_object_get_int(json_object_object_get(mpi_json, "ranks")));
+        for (size_t i = 0; i < json_object_array_length(d); i++)
+            fprintf(hout, "%s%d", i ? "x" : "", json_object_get_int(json_object_array_get_idx(d, i)));
+        fprintf(hout, ", %ld exchanges",
+                (long)json_object_get_int64(json_object_object_get(mpi_json, "exchanges")));
+        if ((v = json_object_object_get(mpi_json, "transfer_s")) != NULL)
+            fprintf(hout, ", transfer %.4f s (slowest rank)", json_object_get_double(v));
+        fprintf(hout, "\n");
+    }
+    if (r.time_h2d_s > 0 || r.time_d2h_s > 0)
+        fprintf(hout, "          setup %.4f s, host-to-device %.4f s, device-to-host %.4f s\n",
+                r.time_setup_s, r.time_h2d_s, r.time_d2h_s);
+
+    rc = st == HR_ERR_DIVERGED ? HR_EXIT_FAIL : HR_EXIT_OK;
+    if (st == HR_ERR_DIVERGED)
+        fprintf(stderr, "hetrelax %s: the iteration diverged (%s)\n", CMD, hr_reason_string(r.reason));
+    if (a->verify && root && rc == HR_EXIT_OK) rc = hr_grid_verify(a, r.iterations, sol);
+    if (w.out_open) {
+        hr_status ws = hr_field_write_as(hr_field_format_of(a->output), w.out.tmp, a->nx, a->ny, a->nz, sol,
+                                         o->precision);
+        int err = ws == HR_OK              ? 0
+                  : ws == HR_ERR_IO        ? (errno ? errno : EIO)
+                  : ws == HR_ERR_NO_MEMORY ? ENOMEM
+                                           : EINVAL;
+        w.out_open = 0;
+        if (hr_cli_close_output(CMD, "--output", &w.out, err) != 0)
+            rc = HR_EXIT_FAIL;
+        else if (!a->quiet)
+            fprintf(hout, "wrote     %s\n", a->output);
+    }
+    free(sol);
+    sol = NULL;
+    if (a->json) {
+        json_object *j = hr_grid_result_json(a, &r, rhs_name, cfg, restarted_from, mpi_json);
+        int jr = hr_cli_write_json_to(CMD, w.json_open ? &w.json : NULL, j);
+        w.json_open = 0;
+        json_object_put(j);
+        if (jr && rc == HR_EXIT_OK) rc = jr;
+    } else {
+        json_object_put(mpi_json);
+    }
+    return rc;
+}
+
 /* Everything after parsing; a and fs are filled. */
 static int grid_run(grid_args *a, hr_flagset *fs)
 {
@@ -417,9 +542,14 @@ static int grid_run(grid_args *a, hr_flagset *fs)
     hr_sysinfo si;
     hr_sysinfo_get(&si);
     hr_kernel_info kd;
+    /* decomposed (MPI) runs: each rank sweeps its subdomain with the region sweep (seq), on
+     * its own thread or a team of --threads (docs/mpi.md) */
+    const int use_mpi = hr_mpi_cli_wanted(&a->mpi);
+    if (use_mpi && (rc = mpi_refusals(a)) != 0) return rc;
     /* auto: the GPU when one is present, else all cores; for a dimension a backend has
      * no kernel for yet, the next one that has */
     hr_backend eb = o->backend;
+    if (eb == HR_BACKEND_AUTO && use_mpi) eb = HR_BACKEND_CPU_SEQ;
     if (eb == HR_BACKEND_AUTO) {
         const hr_backend order[3] = {HR_BACKEND_GPU, HR_BACKEND_CPU_THREADS, HR_BACKEND_CPU_SEQ};
         eb = HR_BACKEND_CPU_THREADS;
@@ -445,7 +575,10 @@ static int grid_run(grid_args *a, hr_flagset *fs)
     const char *kname = o->kernel;
     if (!kname && eb == HR_BACKEND_CPU_THREADS && o->layout == HR_LAYOUT_BLOCKS && a->dim == 2)
         kname = "blocks";
-    if (!find_kernel(eb, kname, a->dim, o->method, &kd)) {
+    if (use_mpi) {
+        if (!find_kernel(HR_BACKEND_CPU_SEQ, "seq", a->dim, HR_METHOD_JACOBI, &kd))
+            return hr_cli_usage_error(CMD, "--decomp", "this build has no %d-D seq kernel", a->dim);
+    } else if (!find_kernel(eb, kname, a->dim, o->method, &kd)) {
         if (o->kernel)
             return hr_cli_usage_error(CMD, "--kernel",
                                       "backend %s has no %d-D kernel '%s' (see --list-kernels)",
@@ -485,7 +618,10 @@ static int grid_run(grid_args *a, hr_flagset *fs)
             return hr_cli_usage_error(CMD, NULL, "%s", msg);
         }
     }
-    if ((rc = check_memory(a)) != 0) return rc;
+    /* a rank holds its subdomain only (its allocations are agreed by the library) */
+    if (!use_mpi && (rc = check_memory(a)) != 0) return rc;
+    const int root = hr_mpi_cli_rank() == 0;
+    int local_rc = 0; /* under MPI: this rank's failure so far, agreed before the solve */
 
     const size_t count = (size_t)a->nx * (size_t)a->ny * (size_t)a->nz;
     chunk_run c;
@@ -496,14 +632,15 @@ static int grid_run(grid_args *a, hr_flagset *fs)
     hr_solver *s = NULL;
     /* every output is created (as its temporary file) before the work: a path that
      * cannot be written is refused now, with errno's reason */
+    const int chunked = a->checkpoint || a->restart;
     outputs w;
     memset(&w, 0, sizeof w);
-    if (a->output) {
-        if ((rc = hr_cli_open_output(CMD, "--output", a->output, &w.out)) != 0) return rc;
+    if (root && a->output) {
+        if ((rc = hr_cli_open_output(CMD, "--output", a->output, &w.out)) != 0) goto local_fail;
         w.out_open = 1;
     }
-    if (a->json && strcmp(a->json, "-") != 0) {
-        if ((rc = hr_cli_open_output(CMD, "--json", a->json, &w.json)) != 0) goto fail;
+    if (root && a->json && strcmp(a->json, "-") != 0) {
+        if ((rc = hr_cli_open_output(CMD, "--json", a->json, &w.json)) != 0) goto local_fail;
         w.json_open = 1;
     }
     if (a->checkpoint) {
@@ -512,7 +649,6 @@ static int grid_run(grid_args *a, hr_flagset *fs)
         hr_atomic_abort(&probe);
     }
 
-    const int chunked = a->checkpoint || a->restart;
     if (chunked) {
         c.buf = malloc(count * hr_grid_esize(o->precision));
         if (!c.buf) {
@@ -523,16 +659,21 @@ static int grid_run(grid_args *a, hr_flagset *fs)
         if (a->restart && (rc = hr_grid_load_restart(a, &c)) != 0) goto fail;
     }
     if (o->rhs == HR_RHS_ARRAY) {
-        if ((rc = read_values(a, "--rhs", a->rhs_file, &rhs)) != 0) goto fail;
+        if ((rc = read_values(a, "--rhs", a->rhs_file, &rhs)) != 0) goto local_fail;
         o->rhs_values = rhs;
     }
     if (o->init == HR_INIT_ARRAY) {
-        if ((rc = read_values(a, "--init", a->init_file, &init)) != 0) goto fail;
+        if ((rc = read_values(a, "--init", a->init_file, &init)) != 0) goto local_fail;
         o->init_values = init;
+    }
+    if (0) {
+    local_fail: /* alone, return; under MPI, every rank must learn it in the solve's agreement */
+        if (!use_mpi) goto fail;
+        local_rc = rc;
     }
 
     const char *bw_what = "given";
-    if (a->measure_bw) a->ref_gbps = measure_reference(a, eb, &bw_what);
+    if (a->measure_bw && !local_rc) a->ref_gbps = measure_reference(a, eb, &bw_what);
     o->reference_gbps = a->ref_gbps;
     const char *rhs_name = o->rhs == HR_RHS_SPIKE          ? "spike"
                            : o->rhs == HR_RHS_MANUFACTURED ? "manufactured"
@@ -551,6 +692,38 @@ static int grid_run(grid_args *a, hr_flagset *fs)
         so.monitor = NULL;
     } else if (o->monitor_every > 0) {
         so.monitor = hr_grid_monitor_print;
+    }
+    hr_result r;
+    memset(&r, 0, sizeof r);
+    json_object *mpi_json = NULL;
+    if (use_mpi) {
+        so.kernel = o->kernel; /* seq or none: the library says so otherwise */
+        if (root && (a->output || a->verify) && !(sol = malloc(count * sizeof *sol)))
+            local_rc = hr_cli_usage_error(CMD, "--n", "no memory for the gathered solution");
+        if (!a->quiet && root && !local_rc) print_header(a, rhs_name, eb, "seq", bw_what, NULL, 0);
+        rc = hr_mpi_cli_solve(CMD, &so, &a->mpi, local_rc, &r, root ? sol : NULL, count, &mpi_json);
+        free(rhs);
+        free(init);
+        rhs = init = NULL;
+        o->rhs_values = o->init_values = NULL;
+        /* a diverged run reports like a single process; other failures were printed */
+        const int diverged =
+            rc == HR_EXIT_FAIL && (r.reason == HR_REASON_DIVERGED || r.reason == HR_REASON_NAN);
+        if (rc && !diverged) goto fail;
+        hr_config mc; /* what ran, for the JSON */
+        memset(&mc, 0, sizeof mc);
+        mc.backend = eb;
+        snprintf(mc.kernel, sizeof mc.kernel, "seq");
+        mc.caps = kd.caps;
+        mc.dim = a->dim;
+        mc.nx = a->nx;
+        mc.ny = a->ny;
+        mc.nz = a->nz;
+        mc.threads = eb == HR_BACKEND_CPU_THREADS && o->threads > 0 ? o->threads : 1;
+        mc.device = -1;
+        mc.omega = o->omega;
+        mc.method = HR_METHOD_JACOBI;
+        return finish_run(a, &w, &r, &mc, sol, rhs_name, diverged ? HR_ERR_DIVERGED : HR_OK, -1, mpi_json);
     }
     hr_status st = hr_solver_create(&so, &s);
     if (!a->verify) { /* the library copied them; --verify's reference run needs them again */
@@ -584,26 +757,7 @@ static int grid_run(grid_args *a, hr_flagset *fs)
     }
     warn_unused(fs, a, cfg.backend);
     if (chunked) hr_cli_defer_signals(1); /* from here a signal means: checkpoint and stop */
-    if (!a->quiet) {
-        if (a->dim == 3)
-            fprintf(hout, "hetrelax %s: %d x %d x %d interior points", CMD, a->nx, a->ny, a->nz);
-        else if (a->nx == a->ny)
-            fprintf(hout, "hetrelax %s: n=%d (%d x %d grid)", CMD, a->nx, a->nx + 2, a->nx + 2);
-        else
-            fprintf(hout, "hetrelax %s: %d x %d interior points", CMD, a->nx, a->ny);
-        fprintf(hout, ", %s precision, rhs %s, backend %s, kernel %s\n", hr_precision_name(o->precision),
-                rhs_name, hr_backend_name(cfg.backend), cfg.kernel);
-        if (cfg.method != HR_METHOD_JACOBI || cfg.omega != 1.0)
-            fprintf(hout, "method %s, omega %.6g%s\n", hr_method_name(cfg.method), cfg.omega,
-                    o->omega == HR_OMEGA_AUTO ? " (auto: 2 / (1 + sqrt(1 - rho^2)))" : "");
-        if (a->ref_gbps > 0) fprintf(hout, "reference bandwidth: %.2f GB/s (%s)\n", a->ref_gbps, bw_what);
-        fprintf(hout, "sweeps: %ld%s", o->iters, o->tol > 0 ? " at most" : "");
-        if (a->restart) fprintf(hout, ", continuing after %ld from '%s'", c.done0, a->restart);
-        if (a->checkpoint)
-            fprintf(hout, ", checkpoint every %ld to '%s'", a->checkpoint_every, a->checkpoint);
-        fprintf(hout, "\n");
-    }
-    hr_result r;
+    if (!a->quiet) print_header(a, rhs_name, cfg.backend, cfg.kernel, bw_what, &cfg, c.done0);
     int sig = 0;
     if (chunked) {
         rc = hr_grid_run_chunks(a, s, &c, &r, &sig);
@@ -642,50 +796,9 @@ static int grid_run(grid_args *a, hr_flagset *fs)
     hr_solver_free(s);
     s = NULL;
 
-    fprintf(hout, "summary   %ld sweeps (%s) in %.4f s: %.3f ms/sweep\n", r.iterations,
-            hr_reason_string(r.reason), r.time_s, 1e3 * r.time_per_sweep_s);
-    fprintf(hout, "          %.2f GFLOP/s, %.2f GB/s (%.0f B/point)", r.gflops, r.gbps, r.bytes_per_point);
-    if (isfinite(r.bandwidth_fraction))
-        fprintf(hout, ", %.1f%% of %.2f GB/s", 100.0 * r.bandwidth_fraction, r.reference_gbps);
-    if (r.global_syncs != r.iterations && (cfg.caps & HR_CAP_ALPHA))
-        fprintf(hout, "\n          Teff %ld sweeps in %ld global syncs (alpha %d, docs/async.md)",
-                r.iterations, r.global_syncs, o->alpha);
-    fprintf(hout, "\n          relative residual %.6e", r.relative_residual);
-    if (isfinite(r.max_error)) fprintf(hout, ", max error vs exact %.6e", r.max_error);
-    fprintf(hout, "\n");
-    if (r.time_h2d_s > 0 || r.time_d2h_s > 0)
-        fprintf(hout, "          setup %.4f s, host-to-device %.4f s, device-to-host %.4f s\n",
-                r.time_setup_s, r.time_h2d_s, r.time_d2h_s);
-
-    rc = st == HR_ERR_DIVERGED ? HR_EXIT_FAIL : HR_EXIT_OK;
-    if (st == HR_ERR_DIVERGED)
-        fprintf(stderr, "hetrelax %s: the iteration diverged (%s)\n", CMD, hr_reason_string(r.reason));
-    if (a->verify && rc == HR_EXIT_OK) rc = hr_grid_verify(a, r.iterations, sol);
-    if (w.out_open) {
-        hr_status ws = hr_field_write_as(hr_field_format_of(a->output), w.out.tmp, a->nx, a->ny, a->nz, sol,
-                                         o->precision);
-        int err = ws == HR_OK              ? 0
-                  : ws == HR_ERR_IO        ? (errno ? errno : EIO)
-                  : ws == HR_ERR_NO_MEMORY ? ENOMEM
-                                           : EINVAL;
-        w.out_open = 0;
-        if (hr_cli_close_output(CMD, "--output", &w.out, err) != 0)
-            rc = HR_EXIT_FAIL;
-        else if (!a->quiet)
-            fprintf(hout, "wrote     %s\n", a->output);
-    }
-    free(sol);
     free(rhs);
     free(init);
-    sol = rhs = init = NULL;
-    if (a->json) {
-        json_object *j = hr_grid_result_json(a, &r, rhs_name, &cfg, c.done0 > 0 ? c.done0 : -1, NULL);
-        int jr = hr_cli_write_json_to(CMD, w.json_open ? &w.json : NULL, j);
-        w.json_open = 0;
-        json_object_put(j);
-        if (jr && rc == HR_EXIT_OK) rc = jr;
-    }
-    return rc;
+    return finish_run(a, &w, &r, &cfg, sol, rhs_name, st, c.done0 > 0 ? c.done0 : -1, NULL);
 fail:
     hr_solver_free(s);
     free(rhs);
@@ -706,6 +819,7 @@ int hr_grid_main(int argc, char **argv, int dim)
     a.dim = dim;
     a.measure_bw = 1;
     build_flags(&fs, &a);
+    hr_mpi_cli_flags(&fs, &a.mpi);
     int rc = hr_flags_parse(&fs, argc, argv);
     if (rc) return rc < 0 ? HR_EXIT_OK : rc;
     return grid_run(&a, &fs);

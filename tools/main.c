@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "mpi_glue.h"
 
 typedef struct command {
     const char *name;
@@ -69,8 +70,10 @@ static int run_command(int argc, char **argv)
 int main(int argc, char **argv)
 {
     guard_std_fds();
+    int rc = hr_mpi_cli_init(&argc, &argv); /* MPI_Init_thread(FUNNELED) only under mpirun */
+    if (rc) return rc;
     hr_cli_install_signals();
-    int rc = run_command(argc, argv);
+    rc = run_command(argc, argv);
     /* what went to stdout must have arrived: a full disk or a closed stdout is an error */
     errno = 0;
     if ((fflush(stdout) != 0 || ferror(stdout)) && rc == HR_EXIT_OK) {
@@ -78,5 +81,5 @@ int main(int argc, char **argv)
                 errno ? strerror(errno) : "write error");
         rc = HR_EXIT_FAIL;
     }
-    return rc;
+    return hr_mpi_cli_finalize(rc); /* every rank exits with the largest status */
 }
