@@ -71,11 +71,32 @@ static int parse_omega(const char *cmd, const hr_flag *f, const char *arg)
     return 0;
 }
 
+/* --method: the relaxation methods are hr_method values; mg and cg are another solver. */
+static int parse_method(const char *cmd, const hr_flag *f, const char *arg)
+{
+    static const char *const names[] = {"jacobi", "redblack", "sor", "mg", "cg", NULL};
+    grid_args *a = f->target;
+    int i;
+    if (hr_cli_choice(cmd, "--method", arg, names, &i)) return HR_EXIT_USAGE;
+    a->solver = i == 3 ? GRID_MG : i == 4 ? GRID_CG : GRID_RELAX;
+    a->o.method = i < 3 ? (hr_method)i : HR_METHOD_JACOBI;
+    return 0;
+}
+
+static int parse_precision(const char *cmd, const hr_flag *f, const char *arg)
+{
+    static const char *const names[] = {"single", "double", "mixed", NULL};
+    grid_args *a = f->target;
+    int i;
+    if (hr_cli_choice(cmd, "--precision", arg, names, &i)) return HR_EXIT_USAGE;
+    a->mixed = i == 2;
+    a->o.precision = i == 0 ? HR_PREC_SINGLE : HR_PREC_DOUBLE;
+    return 0;
+}
+
 /* The grid problem, shared by poisson2d and poisson3d (which adds --nz). */
 static void problem_flags(hr_flagset *fs, grid_args *a)
 {
-    static const char *const precs[] = {"single", "double", NULL};
-    static const char *const methods[] = {"jacobi", "redblack", "sor", NULL}; /* hr_method order */
     const int d3 = a->dim == 3;
     hr_flags_group(fs, "problem");
     hr_flags_add(fs, hr_flag_int("n", &a->o.n, 1, 1000000, "N",
@@ -102,11 +123,14 @@ static void problem_flags(hr_flagset *fs, grid_args *a)
                                     "--rhs zero the error against lambda^T u0 is reported); FILE as --rhs"));
     hr_flags_add(fs, hr_flag_double("boundary", &a->o.boundary, -1e300, 1e300, "V",
                                     "Dirichlet boundary value (default 0)"));
-    hr_flags_add(fs, hr_flag_choice("precision", HR_ENUM_TARGET(&a->o.precision), precs, "(default single)"));
+    hr_flags_add(fs, hr_flag_custom("precision", a, NULL, parse_precision, "single|double|mixed",
+                                    "(default single; mg, cg: double); mixed (mg, cg): fp32 cycles in an\n"
+                                    "fp64 defect correction"));
     hr_flags_add(fs,
-                 hr_flag_choice("method", HR_ENUM_TARGET(&a->o.method), methods,
+                 hr_flag_custom("method", a, NULL, parse_method, "jacobi|redblack|sor|mg|cg",
                                 "jacobi: two grids (default); redblack: in-place red-black Gauss-Seidel;\n"
-                                "sor: red-black with the optimal omega (docs/redblack.md)"));
+                                "sor: red-black with the optimal omega (docs/redblack.md);\n"
+                                "mg: geometric multigrid, cg: conjugate gradients (docs/multigrid.md)"));
     hr_flags_add(fs,
                  hr_flag_custom("omega", &a->o.omega, NULL, parse_omega, "W|auto",
                                 "weight: u' = (1 - W) u + W update(u), 0 < W < 2 (default 1; sor: auto);\n"
@@ -207,7 +231,7 @@ static int find_kernel(hr_backend b, const char *name, int dim, hr_method m, hr_
 
 /* The library names option fields ("alpha: ...", "thread_rows: ..."); the user typed
  * flags: "--alpha: ...". */
-static void flagify(hr_flagset *fs, const char *why, char *out, size_t size)
+void hr_grid_flagify(hr_flagset *fs, const char *why, char *out, size_t size)
 {
     static const char *const alias[][2] = {{"check_every", "check"},       {"monitor_every", "monitor"},
                                            {"thread_rows", "thread-grid"}, {"thread_cols", "thread-grid"},
@@ -318,7 +342,7 @@ static int check_precision_fit(const grid_args *a)
 static int usage_status(hr_flagset *fs, hr_status st, const char *err)
 {
     char msg[320];
-    flagify(fs, err, msg, sizeof msg);
+    hr_grid_flagify(fs, err, msg, sizeof msg);
     if (st == HR_ERR_INVALID_ARG || st == HR_ERR_UNSUPPORTED || st == HR_ERR_NO_DEVICE) {
         hr_cli_usage_error(CMD, NULL, "%s%s%s", hr_status_string(st), *msg ? ": " : "", msg);
         return HR_EXIT_USAGE;
@@ -538,6 +562,14 @@ static int grid_run(grid_args *a, hr_flagset *fs)
 
     if (o->omega == HR_OMEGA_AUTO && o->method == HR_METHOD_JACOBI)
         return hr_cli_usage_error(CMD, "--omega", "auto needs --method redblack or sor");
+    if (a->solver != GRID_RELAX) return hr_grid_run_mg(a, fs);
+    {
+        const char *mg_only[] = {"pc", "cycle", "pre", "post", "smoother", "levels"};
+        for (size_t i = 0; i < sizeof mg_only / sizeof mg_only[0]; i++)
+            if (hr_flags_seen(fs, mg_only[i]))
+                return hr_cli_usage_error(CMD, NULL, "--%s: needs --method mg or cg", mg_only[i]);
+        if (a->mixed) return hr_cli_usage_error(CMD, "--precision", "mixed needs --method mg or cg");
+    }
     if (o->method == HR_METHOD_SOR && !hr_flags_seen(fs, "omega")) o->omega = HR_OMEGA_AUTO;
     hr_sysinfo si;
     hr_sysinfo_get(&si);
@@ -614,7 +646,7 @@ static int grid_run(grid_args *a, hr_flagset *fs)
         if (vo.init == HR_INIT_ARRAY) vo.init = HR_INIT_ZERO;
         vo.dim = a->dim;
         if (hr_options_validate(&vo, why, sizeof why) != HR_OK) {
-            flagify(fs, why, msg, sizeof msg);
+            hr_grid_flagify(fs, why, msg, sizeof msg);
             return hr_cli_usage_error(CMD, NULL, "%s", msg);
         }
     }
@@ -819,6 +851,7 @@ int hr_grid_main(int argc, char **argv, int dim)
     a.dim = dim;
     a.measure_bw = 1;
     build_flags(&fs, &a);
+    hr_grid_mg_flags(&fs, &a);
     hr_mpi_cli_flags(&fs, &a.mpi);
     int rc = hr_flags_parse(&fs, argc, argv);
     if (rc) return rc < 0 ? HR_EXIT_OK : rc;

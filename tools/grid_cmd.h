@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "checkpoint.h"
+#include "cli_flags.h"
 #include "hetrelax/hetrelax.h"
 #include "mpi_glue.h"
 
@@ -22,7 +23,14 @@ typedef struct grid_args {
     int measure_bw, quiet, verify, list;
     double ref_gbps;
     hr_mpi_cli_args mpi;
+    /* multigrid and CG (--method mg|cg; grid_mg.c) */
+    int solver;              /* GRID_RELAX, GRID_MG or GRID_CG */
+    int pc, cycle, smoother; /* indices of the --pc, --cycle, --smoother choices */
+    int pre, post, levels;   /* levels 0: all the grid allows */
+    int mixed;               /* --precision mixed */
 } grid_args;
+
+enum { GRID_RELAX = 0, GRID_MG, GRID_CG };
 
 /* The command's name for error lines (poisson2d or poisson3d) and the stream of its
  * human-readable output (stderr when the JSON goes to stdout). */
@@ -52,6 +60,13 @@ int hr_grid_load_restart(const grid_args *a, chunk_run *c);
  * and no monitor; see grid_chunks.c. Returns 0, a positive exit status (printed), or
  * -hr_status of a failed library call; *sig: the signal that stopped it (0: none). */
 int hr_grid_run_chunks(const grid_args *a, hr_solver *s, chunk_run *c, hr_result *total, int *sig);
+
+/* "field: reason" from the library as "--field: reason" when the command has that flag. */
+void hr_grid_flagify(hr_flagset *fs, const char *why, char *out, size_t size);
+
+/* Multigrid and CG (grid_mg.c): the flags, and the run after the common checks. */
+void hr_grid_mg_flags(hr_flagset *fs, grid_args *a);
+int hr_grid_run_mg(grid_args *a, hr_flagset *fs);
 
 /* Runs cpu-seq for `sweeps` and compares with sol bitwise; prints the verdict. */
 int hr_grid_verify(const grid_args *a, long sweeps, const double *sol);
