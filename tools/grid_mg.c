@@ -103,13 +103,12 @@ static json_object *mg_json(const grid_args *a, const hr_mg_options *mo, const h
 }
 
 /* Writes --output from the solution; 0 or HR_EXIT_FAIL (printed). */
-static int write_output(const grid_args *a, hr_atomic *out, hr_mg *m, size_t count, int nx, int ny, int nz)
+static int write_output(const grid_args *a, hr_atomic *out, hr_mg *m, size_t count, int nx, int ny, int nz,
+                        hr_precision prec)
 {
     double *sol = malloc(count * sizeof *sol);
     hr_status ws = sol ? hr_mg_solution(m, sol, count) : HR_ERR_NO_MEMORY;
-    if (ws == HR_OK)
-        ws = hr_field_write_as(hr_field_format_of(a->output), out->tmp, nx, ny, nz, sol,
-                               a->mixed ? HR_PREC_DOUBLE : a->o.precision);
+    if (ws == HR_OK) ws = hr_field_write_as(hr_field_format_of(a->output), out->tmp, nx, ny, nz, sol, prec);
     free(sol);
     const int err = ws == HR_OK              ? 0
                     : ws == HR_ERR_IO        ? (errno ? errno : EIO)
@@ -271,7 +270,8 @@ int hr_grid_run_mg(grid_args *a, hr_flagset *fs)
     }
     if (out_open) {
         out_open = 0;
-        if (write_output(a, &out, m, count, nx, ny, nz) != 0)
+        if (write_output(a, &out, m, count, nx, ny, nz,
+                         mo.precision == HR_MG_PREC_SINGLE ? HR_PREC_SINGLE : HR_PREC_DOUBLE) != 0)
             rc = HR_EXIT_FAIL;
         else if (!a->quiet)
             fprintf(hr_grid_out, "wrote     %s\n", a->output);
