@@ -55,6 +55,7 @@ typedef enum {
     HR_BACKEND_CPU_SEQ,     /* sequential reference */
     HR_BACKEND_CPU_THREADS, /* SPMD threads, 2-D block partition, one barrier per sweep */
     HR_BACKEND_GPU,         /* CUDA */
+    HR_BACKEND_HYBRID,      /* rows (2-D) or planes (3-D) split between CPU threads and a GPU (hybrid.h) */
     HR_BACKEND_COUNT
 } hr_backend;
 
@@ -118,7 +119,17 @@ typedef struct hr_options {
     hr_host_memory host_memory;
     int device; /* GPU ordinal */
     int verify; /* GPU: compare against cpu-seq after the run */
+    /* hybrid backend (include/hetrelax/hybrid.h, docs/hybrid.md) */
+    double split;               /* fraction of rows (2-D) or planes (3-D) on the CPU, taken from
+                                   the low end; < 0: auto (the model's best, 0 when the CPU cannot help) */
+    int split_ghost;            /* g: ghost rows exchanged every g sweeps (0: 1, overlapped) */
+    int split_second;           /* the second placement: HR_SPLIT_GPU, or HR_SPLIT_CPU (a CPU team, tests) */
+    int split_schedule;         /* HR_SPLIT_NESTED or HR_SPLIT_NAIVE (seed 003 listings 3 and 2) */
+    int split_boundary_threads; /* nested: threads of the boundary team (0: automatic) */
 } hr_options;
+
+enum { HR_SPLIT_GPU = 0, HR_SPLIT_CPU = 1 };
+enum { HR_SPLIT_NESTED = 0, HR_SPLIT_NAIVE = 1 };
 
 /*! hr_options_default() :
  *  Fills `o` with defaults: n=1024, iters=1000, tol=0, check_every=100, single

@@ -53,6 +53,22 @@ hr_status hr_decomp_init(hr_decomp *d, int dim, const int n[3], const int parts[
     return HR_OK;
 }
 
+hr_status hr_decomp_set_cut(hr_decomp *d, int axis, int first, char *w, size_t ws)
+{
+    if (axis < 0 || axis >= d->dim || d->parts[axis] != 2)
+        return why(w, ws, "split: a cut needs two parts along %c",
+                   axis_name[axis < 0 || axis > 2 ? 0 : axis]);
+    const int second = d->n[axis] - first;
+    if (first < 1 || second < 1)
+        return why(w, ws, "split: %d of %d points along %c leaves a part empty", first, d->n[axis],
+                   axis_name[axis]);
+    if (first < d->ghost || second < d->ghost)
+        return why(w, ws, "split: parts of %d and %d points along %c cannot fill %d ghost layers", first,
+                   second, axis_name[axis], d->ghost);
+    d->cut[axis] = first;
+    return HR_OK;
+}
+
 void hr_decomp_default_parts(int dim, int count, int parts[3])
 {
     /* balanced factors f0 >= f1 [>= f2] with the smallest spread, as MPI_Dims_create */
@@ -113,6 +129,10 @@ int hr_subdomain_init(const hr_decomp *d, int id, size_t esize, hr_subdomain *s)
         const int base = len / p, extra = len % p;
         s->off[a] = c * base + (c < extra ? c : extra);
         s->n[a] = base + (c < extra ? 1 : 0);
+        if (d->cut[a] > 0) { /* the uneven two-way split */
+            s->off[a] = c ? d->cut[a] : 0;
+            s->n[a] = c ? len - d->cut[a] : d->cut[a];
+        }
         for (int side = 0; side < 2; side++) {
             int nc[3] = {s->coord[0], s->coord[1], s->coord[2]};
             nc[a] += side ? 1 : -1;

@@ -34,12 +34,18 @@ typedef struct hr_decomp {
     int parts[3]; /* subdomains per axis (parts[2] = 1 in 2-D) */
     int ghost;    /* ghost layers towards a neighbour, >= 1 */
     int count;    /* parts[0] * parts[1] * parts[2] */
+    int cut[3];   /* > 0 (two parts along the axis): the first part's points (hr_decomp_set_cut) */
 } hr_decomp;
 
 /* Checks and fills a decomposition; on error writes "field: reason" into why
  * (decomp: product mismatch is the caller's check). parts[2] is ignored in 2-D. */
 hr_status hr_decomp_init(hr_decomp *d, int dim, const int n[3], const int parts[3], int ghost, char *why,
                          size_t why_size);
+
+/* An uneven two-way split (the hybrid CPU+GPU split): along `axis`, which must have two
+ * parts, the first part gets `first` points and the second the rest. Both must hold at
+ * least `ghost` layers. On error writes "split: reason" into why. */
+hr_status hr_decomp_set_cut(hr_decomp *d, int axis, int first, char *why, size_t why_size);
 
 /* The default split of `count` parts: MPI_Dims_create's balanced factors, the most parts
  * along the slowest axis (y in 2-D, z in 3-D) so the largest faces are contiguous. */

@@ -10,6 +10,7 @@ extern const hr_kernel_desc hr_kernel_cpu_blocks;
 extern const hr_kernel_desc hr_kernel_cpu_spmd_nt;
 extern const hr_kernel_desc hr_kernel_cpu_async0, hr_kernel_cpu_async1, hr_kernel_cpu_async2,
     hr_kernel_cpu_async3;
+extern const hr_kernel_desc hr_kernel_hybrid; /* src/hybrid/hybrid_kernel.c */
 #ifdef HR_HAVE_CUDA
 #include "cuda/cuda_kernels.h"
 #endif
@@ -17,6 +18,7 @@ extern const hr_kernel_desc hr_kernel_cpu_async0, hr_kernel_cpu_async1, hr_kerne
 static const hr_kernel_desc *const table[] = {
     &hr_kernel_cpu_seq,    &hr_kernel_cpu_spmd,   &hr_kernel_cpu_blocks, &hr_kernel_cpu_spmd_nt,
     &hr_kernel_cpu_async0, &hr_kernel_cpu_async1, &hr_kernel_cpu_async2, &hr_kernel_cpu_async3,
+    &hr_kernel_hybrid, /* the CPU+GPU split (src/hybrid/) */
 #ifdef HR_HAVE_CUDA
     HR_CUDA_KERNEL_TABLE
 #endif

@@ -1,0 +1,84 @@
+/*
+ * The split engine: a grid cut along its slowest axis (rows in 2-D, planes in 3-D) into
+ * part A (rows 1..s, placement A, the CPU) and part B (the rest, placement B, the GPU
+ * or a second CPU for tests), with the decomposition module's geometry (hr_decomp with
+ * two uneven parts, hr_decomp_set_cut). One part when s = 0 or s = n.
+ *
+ * Schedules per sweep (docs/hybrid.md):
+ *   ghost 1: each part sweeps its boundary row first (lane 0), copies it out, and sweeps
+ *     its interior (lane 1) while the boundary rows cross: nested (A's boundary and
+ *     interior crews run at once) or naive (A's one crew: boundary, exchange, interior).
+ *   ghost g > 1: g rows each way every g sweeps, then g sweeps over the own rows grown
+ *     towards the other part (redundant work, as the decomposed solver).
+ * Every point gets exactly the values the whole-grid sweep uses: bitwise cpu-seq.
+ */
+#ifndef HR_HYBRID_SPLIT_H
+#define HR_HYBRID_SPLIT_H
+
+#include "hybrid/place.h"
+#include "solver/driver.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct hr_split_spec {
+    int dim, nx, ny, nz; /* global interior extents */
+    size_t esize;
+    double omega;
+    int spike_i, spike_j, spike_k; /* global inline spike (-1: none) */
+    int has_hf;
+    int rows_a;           /* rows (2-D) or planes (3-D) of part A, 0..n */
+    int ghost;            /* >= 1 */
+    int second;           /* HR_SPLIT_GPU or HR_SPLIT_CPU: placement B */
+    int schedule;         /* HR_SPLIT_NESTED or HR_SPLIT_NAIVE */
+    int threads_a;        /* A's interior crew (naive: the whole crew) */
+    int boundary_threads; /* A's boundary crew (nested) */
+    int threads_b;        /* B's crews when B is a CPU */
+    int device;
+    hr_solver *s; /* for error messages (may be NULL) */
+} hr_split_spec;
+
+typedef struct hr_split_stats {
+    long sweeps, exchanges;
+    double wait_s; /* host time blocked on the other part's boundary rows (exposed exchange) */
+} hr_split_stats;
+
+typedef struct hr_split {
+    hr_split_spec spec;
+    hr_decomp d;
+    int axis;       /* 1 or 2 */
+    int nparts;     /* 1 or 2 */
+    int first;      /* decomp id of p[0] (1 when only part B runs) */
+    hr_place *p[2]; /* p[0] = the first (low rows) part present */
+    void *buf[2];   /* buf[q]: rows p[q] sends */
+    int fresh;      /* ghost layers match the current own points */
+    hr_split_stats st;
+    char err[256];
+} hr_split;
+
+/* Builds the parts and loads them from the global host grids (NULL: zeros). On error
+ * writes "field: reason" into err. */
+hr_status hr_split_create(const hr_split_spec *spec, const hr_grid *u, const hr_grid *hf, hr_split **out,
+                          char *err, size_t err_size);
+void hr_split_free(hr_split *e);
+
+/* `count` sweeps; returns with every part's work done. */
+hr_status hr_split_sweeps(hr_split *e, long count);
+/* Residual norms over the whole grid, parts combined in order; scratch: a global grid. */
+hr_status hr_split_residual(hr_split *e, hr_grid *scratch, double *rel);
+/* The current solution's own points into the global host grid. */
+hr_status hr_split_download(hr_split *e, hr_grid *global);
+/* Reloads every part from a global host grid (a restart). */
+hr_status hr_split_load(hr_split *e, const hr_grid *u, const hr_grid *hf);
+
+/* Rows along the split axis. */
+static inline int hr_split_extent(const hr_split_spec *s)
+{
+    return s->dim == 3 ? s->nz : s->ny;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif
