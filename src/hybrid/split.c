@@ -58,7 +58,10 @@ hr_status hr_split_create(const hr_split_spec *spec, const hr_grid *u, const hr_
         ps.device = spec->device;
         ps.s = spec->s;
         const int nested = spec->schedule == HR_SPLIT_NESTED;
-        if (is_a) {
+        if (is_a && spec->first_gpu) {
+            ps.device = spec->device_a;
+            st = hr_place_gpu_create(&ps, &e->p[q]);
+        } else if (is_a) {
             ps.threads = spec->threads_a;
             ps.boundary_threads =
                 nested && two ? (spec->boundary_threads > 0 ? spec->boundary_threads : 1) : 0;
@@ -124,6 +127,7 @@ static hr_status exchange(hr_split *e)
     P_TRY(e, B, B->ops->order(B));
     P_TRY(e, B, B->ops->get(B, HR_LANE_BOUNDARY, 0, bs0, bs1, e->buf[1]));
     P_TRY(e, A, A->ops->get(A, HR_LANE_BOUNDARY, 0, as0, as1, e->buf[0]));
+    P_TRY(e, A, A->ops->wait(A, HR_LANE_BOUNDARY)); /* A may be a device too */
     P_TRY(e, B, B->ops->put(B, HR_LANE_BOUNDARY, 0, br0, br1, e->buf[0]));
     const double t0 = hr_now();
     P_TRY(e, B, B->ops->wait(B, HR_LANE_BOUNDARY));
@@ -153,6 +157,7 @@ static hr_status overlapped_sweep(hr_split *e)
     P_TRY(e, A, A->ops->sweep(A, HR_LANE_BOUNDARY, ab0, ab1));
     if (!naive) P_TRY(e, A, A->ops->sweep(A, HR_LANE_INTERIOR, a0, ab0));
     P_TRY(e, A, A->ops->get(A, HR_LANE_BOUNDARY, 1, ab0, ab1, e->buf[0]));
+    P_TRY(e, A, A->ops->wait(A, HR_LANE_BOUNDARY)); /* A may be a device too */
     P_TRY(e, B, B->ops->put(B, HR_LANE_BOUNDARY, 1, bg0, bg1, e->buf[0]));
     const double t0 = hr_now();
     P_TRY(e, B, B->ops->wait(B, HR_LANE_BOUNDARY));

@@ -31,6 +31,8 @@ typedef struct hr_split_spec {
     int rows_a;           /* rows (2-D) or planes (3-D) of part A, 0..n */
     int ghost;            /* >= 1 */
     int second;           /* HR_SPLIT_GPU or HR_SPLIT_CPU: placement B */
+    int first_gpu;        /* 1: part A on GPU device_a too (two GPUs, seed 000 fig. 15; benchmarks) */
+    int device_a;
     int schedule;         /* HR_SPLIT_NESTED or HR_SPLIT_NAIVE */
     int threads_a;        /* A's interior crew (naive: the whole crew) */
     int boundary_threads; /* A's boundary crew (nested) */
