@@ -132,6 +132,9 @@ static hr_status gpu_load(hr_place *p, const hr_grid *u, const hr_grid *hf)
             GP_CU(p, cudaMemcpy((char *)g->d_hf + g->offset * g->esize, host_row(p, hf, 0),
                                 hr_place_rows_bytes(&p->spec, 0, rows), cudaMemcpyHostToDevice));
     }
+    /* memsets, device copies and staged pageable copies run on the legacy stream, which
+     * the non-blocking lanes do not wait for */
+    GP_CU(p, cudaDeviceSynchronize());
     return HR_OK;
 }
 
