@@ -102,6 +102,13 @@ typedef struct hr_hybrid_info {
     double wait_s; /* host time blocked on the second part's boundary rows */
 } hr_hybrid_info;
 
+/*! hr_hybrid_choose() :
+ *  What `--split auto` picks from a calibration: the model's best rows on the CPU over
+ *  0 and [g, n - g], 0 unless predicted at least 1 % faster than GPU-only, with its
+ *  predicted time (for `hetrelax model`, which has no solver). */
+hr_status hr_hybrid_choose(const hr_options *o, const hr_hybrid_calibration *c, const hr_split_model *m,
+                           hr_hybrid_info *out);
+
 /*! hr_solver_hybrid_info() : HR_ERR_INVALID_ARG unless s runs the hybrid backend. */
 hr_status hr_solver_hybrid_info(const hr_solver *s, hr_hybrid_info *out);
 

@@ -244,10 +244,11 @@ static hr_status hybrid_setup(hr_solver *s)
     in->gpu_only_s = NAN;
     int rows_a = 0;
     if (s->o.split < 0.0) {
-        HR_TRY(calibrate(&s->o, 0, &in->cal, &in->model, s->err, sizeof s->err));
-        in->have_model = 1;
-        in->auto_split = 1;
-        rows_a = hr_split_model_best_range(&in->model, g, n - g, AUTO_MARGIN, NULL);
+        hr_hybrid_calibration cal;
+        hr_split_model m;
+        HR_TRY(calibrate(&s->o, 0, &cal, &m, s->err, sizeof s->err));
+        HR_TRY(hr_hybrid_choose(&s->o, &cal, &m, in));
+        rows_a = in->rows_cpu;
     } else {
         HR_TRY(rows_for_split(s, n, g, &rows_a));
     }
@@ -325,6 +326,27 @@ static void hybrid_teardown(hr_solver *s)
     hr_split_free(h->e);
     free(h);
     s->impl = NULL;
+}
+
+hr_status hr_hybrid_choose(const hr_options *o, const hr_hybrid_calibration *c, const hr_split_model *m,
+                           hr_hybrid_info *out)
+{
+    if (!o || !c || !m || !out || m->rows < 1) return HR_ERR_INVALID_ARG;
+    memset(out, 0, sizeof *out);
+    const int n = m->rows, g = o->split_ghost > 0 ? o->split_ghost : 1;
+    out->rows = n;
+    out->ghost = g;
+    out->schedule = o->split_schedule;
+    out->second = o->split_second;
+    out->have_model = 1;
+    out->auto_split = 1;
+    out->model = *m;
+    out->cal = *c;
+    out->rows_cpu = hr_split_model_best_range(m, g, n - g, AUTO_MARGIN, NULL);
+    out->split = (double)out->rows_cpu / n;
+    out->predicted_s = hr_split_model_time(m, out->rows_cpu);
+    out->gpu_only_s = hr_split_model_time(m, 0);
+    return HR_OK;
 }
 
 hr_status hr_solver_hybrid_info(const hr_solver *s, hr_hybrid_info *out)
