@@ -43,7 +43,8 @@ typedef struct hr_csr {
 /*! hr_csr_from_coo() :
  *  Builds a CSR matrix from `nnz` 0-based triplets (copied). Duplicate entries are
  *  summed; explicit zeros are kept. @return HR_ERR_INVALID_ARG for an index out of
- *  range, a non-finite value or duplicates whose sum overflows, HR_ERR_NO_MEMORY when the arrays cannot be allocated. */
+ *  range, a non-finite value or duplicates whose sum overflows, HR_ERR_NO_MEMORY when
+ *  the arrays cannot be allocated. */
 hr_status hr_csr_from_coo(int n_rows, int n_cols, int64_t nnz, const int32_t *ri, const int32_t *ci,
                           const double *v, hr_csr **out);
 

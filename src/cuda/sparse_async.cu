@@ -492,17 +492,14 @@ static void async_teardown(hr_sparse_run *r)
 }
 
 extern "C" const hr_sparse_method hr_sparse_gpu_async = {
-    "async",
-    HR_BACKEND_GPU,
-    "block-asynchronous async-(K) on the GPU: a thread block per block, streams overlap iterations",
-    0,
-    1,
-    0,
-    1,
-    async_setup,
-    async_iterate,
-    async_sync_host,
-    async_teardown,
-    async_load,
-    async_residual,
-    0};
+    .name = "async",
+    .backend = HR_BACKEND_GPU,
+    .summary = "block-asynchronous async-(K) on the GPU: a thread block per block, streams overlap iterations",
+    .caps = HR_SPARSE_CAP_DIAGONAL | HR_SPARSE_CAP_FAULTS,
+    .setup = async_setup,
+    .iterate = async_iterate,
+    .sync_host = async_sync_host,
+    .teardown = async_teardown,
+    .load = async_load,
+    .residual = async_residual,
+};

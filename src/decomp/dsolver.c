@@ -389,7 +389,7 @@ hr_status hr_dsolver_run(hr_dsolver *s, hr_result *res)
     s->hist.len = 0;
     s->xt = (hr_exchange_times){0, 0, 0, 0, 0};
     monitor_ctx mc = {s, o->monitor, o->monitor_user};
-    hr_driver_ops ops = {s, advance, drv_residual, NULL};
+    hr_driver_ops ops = {.ctx = s, .advance = advance, .residual = drv_residual};
     hr_driver_cfg cfg = {
         o->iters, o->tol,    o->check_every, o->monitor_every, o->monitor ? agreed_monitor : NULL,
         &mc,      o->divtol, s->done};

@@ -43,6 +43,11 @@ typedef struct hr_driver_ops {
     /* Optional: the next iteration after `done` at which advance() must return (a
      * change of fault state, say); <= done or -1 for none. */
     long (*next_stop)(void *ctx, long done);
+    /* Optional, for clients that test convergence inside advance() (device-side checks):
+     * called after each advance() to `stop`; reports the iteration actually reached
+     * (<= stop: a check inside may have stopped early) and the residual there. With it the
+     * driver makes no residual() calls and does not cut at check intervals. */
+    hr_status (*checked)(void *ctx, long stop, long *reached, double *rel);
 } hr_driver_ops;
 
 typedef struct hr_driver_cfg {

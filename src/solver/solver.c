@@ -473,7 +473,7 @@ hr_status hr_solver_run(hr_solver *s, hr_result *res)
     memset(&r, 0, sizeof r);
     const long syncs0 = s->syncs;
     s->hist.len = 0;
-    hr_driver_ops ops = {s, drv_advance, drv_residual, NULL};
+    hr_driver_ops ops = {.ctx = s, .advance = drv_advance, .residual = drv_residual};
     hr_driver_cfg cfg = {o->iters,   o->tol,          o->check_every, o->monitor_every,
                          o->monitor, o->monitor_user, o->divtol,      0};
     hr_phase_times t = {0, 0, 0, 0};

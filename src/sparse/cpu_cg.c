@@ -135,31 +135,23 @@ static void cg_teardown(hr_sparse_run *r)
     r->impl = NULL;
 }
 
-const hr_sparse_method hr_sparse_cpu_cg = {"cg",
-                                           HR_BACKEND_CPU_THREADS,
-                                           "conjugate gradient (SPD), deterministic chunked dot products",
-                                           1,
-                                           0,
-                                           0,
-                                           0,
-                                           cg_setup,
-                                           cg_iterate,
-                                           NULL,
-                                           cg_teardown,
-                                           cg_load,
-                                           NULL,
-                                           1};
-const hr_sparse_method hr_sparse_seq_cg = {"cg",
-                                           HR_BACKEND_CPU_SEQ,
-                                           "conjugate gradient on one thread",
-                                           1,
-                                           0,
-                                           0,
-                                           0,
-                                           cg_setup,
-                                           cg_iterate,
-                                           NULL,
-                                           cg_teardown,
-                                           cg_load,
-                                           NULL,
-                                           1};
+const hr_sparse_method hr_sparse_cpu_cg = {
+    .name = "cg",
+    .backend = HR_BACKEND_CPU_THREADS,
+    .summary = "conjugate gradient (SPD), deterministic chunked dot products",
+    .caps = HR_SPARSE_CAP_DETERMINISTIC | HR_SPARSE_CAP_SYMMETRIC,
+    .setup = cg_setup,
+    .iterate = cg_iterate,
+    .teardown = cg_teardown,
+    .load = cg_load,
+};
+const hr_sparse_method hr_sparse_seq_cg = {
+    .name = "cg",
+    .backend = HR_BACKEND_CPU_SEQ,
+    .summary = "conjugate gradient on one thread",
+    .caps = HR_SPARSE_CAP_DETERMINISTIC | HR_SPARSE_CAP_SYMMETRIC,
+    .setup = cg_setup,
+    .iterate = cg_iterate,
+    .teardown = cg_teardown,
+    .load = cg_load,
+};

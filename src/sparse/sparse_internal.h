@@ -18,14 +18,20 @@ extern "C" {
 
 typedef struct hr_sparse_run hr_sparse_run;
 
+/* What a sparse method can do or needs. */
+enum {
+    HR_SPARSE_CAP_DETERMINISTIC = 1u << 0, /* same iterates whatever the thread count */
+    HR_SPARSE_CAP_DIAGONAL = 1u << 1,      /* divides by a_ii: diagonal present and non-zero */
+    HR_SPARSE_CAP_TAU = 1u << 2,           /* honours options.tau (jacobi) */
+    HR_SPARSE_CAP_FAULTS = 1u << 3,        /* honours the fault mask */
+    HR_SPARSE_CAP_SYMMETRIC = 1u << 4      /* theory needs A = A^T (cg): warn about a non-symmetric A */
+};
+
 typedef struct hr_sparse_method {
     const char *name;    /* --method value */
     hr_backend backend;  /* first entry of a name is its default backend */
     const char *summary; /* one line for --help */
-    int deterministic;   /* same iterates whatever the thread count */
-    int needs_diagonal;  /* divides by a_ii: diagonal must be present and non-zero */
-    int uses_tau;        /* honours options.tau (jacobi) */
-    int supports_fault;  /* honours the fault mask */
+    unsigned caps;       /* HR_SPARSE_CAP_*: what the driver may ask of it */
     /* Allocates the method's state (r->impl), uploads data. */
     hr_status (*setup)(hr_sparse_run *r);
     /* Advances r->x (or the device copy) by `count` global iterations. The fault state
@@ -42,7 +48,6 @@ typedef struct hr_sparse_method {
     /* ||b - A x|| / ||b|| of the current iterate where it lives (the GPU methods: on the
      * device, no copy of x). NULL: the driver calls sync_host and computes it on the host. */
     hr_status (*residual)(hr_sparse_run *r, double *rel);
-    int symmetric_only; /* theory needs A = A^T (cg): a non-symmetric A is warned about */
 } hr_sparse_method;
 
 struct hr_sparse_run {
