@@ -15,6 +15,7 @@
 #ifndef HR_HYBRID_SPLIT_H
 #define HR_HYBRID_SPLIT_H
 
+#include "decomp/transport.h"
 #include "hybrid/place.h"
 #include "solver/driver.h"
 
@@ -28,10 +29,10 @@ typedef struct hr_split_spec {
     double omega;
     int spike_i, spike_j, spike_k; /* global inline spike (-1: none) */
     int has_hf;
-    int rows_a;           /* rows (2-D) or planes (3-D) of part A, 0..n */
-    int ghost;            /* >= 1 */
-    int second;           /* HR_SPLIT_GPU or HR_SPLIT_CPU: placement B */
-    int first_gpu;        /* 1: part A on GPU device_a too (two GPUs, seed 000 fig. 15; benchmarks) */
+    int rows_a;    /* rows (2-D) or planes (3-D) of part A, 0..n */
+    int ghost;     /* >= 1 */
+    int second;    /* HR_SPLIT_GPU or HR_SPLIT_CPU: placement B */
+    int first_gpu; /* 1: part A on GPU device_a too (two GPUs, seed 000 fig. 15; benchmarks) */
     int device_a;
     int schedule;         /* HR_SPLIT_NESTED or HR_SPLIT_NAIVE */
     int threads_a;        /* A's interior crew (naive: the whole crew) */
@@ -39,6 +40,12 @@ typedef struct hr_split_spec {
     int threads_b;        /* B's crews when B is a CPU */
     int device;
     hr_solver *s; /* for error messages (may be NULL) */
+    /* MPI (one slab of the split axis per rank, each split into its CPU and GPU parts;
+     * seed 003's per-rank split): ranks > 1, this rank, the fraction of each slab on
+     * the CPU (0 or 1: one part per rank), and the transport for the planes between ranks */
+    int ranks, rank;
+    double fraction;
+    hr_transport *t; /* not owned */
 } hr_split_spec;
 
 typedef struct hr_split_stats {
@@ -46,15 +53,21 @@ typedef struct hr_split_stats {
     double wait_s; /* host time blocked on the other part's boundary rows (exposed exchange) */
 } hr_split_stats;
 
+enum { HR_FACE_PHYS = 0, HR_FACE_LOCAL, HR_FACE_REMOTE };
+
 typedef struct hr_split {
     hr_split_spec spec;
     hr_decomp d;
-    int axis;       /* 1 or 2 */
-    int nparts;     /* 1 or 2 */
-    int first;      /* decomp id of p[0] (1 when only part B runs) */
-    hr_place *p[2]; /* p[0] = the first (low rows) part present */
-    void *buf[2];   /* buf[q]: rows p[q] sends */
-    int fresh;      /* ghost layers match the current own points */
+    int axis;                      /* 1 or 2 */
+    int nparts;                    /* local parts: 1 or 2 */
+    int first;                     /* decomp id of p[0] */
+    int per_rank;                  /* parts per rank */
+    hr_place *p[2];                /* p[0] = the first (low rows) local part */
+    int face[2][2];                /* per local part and side (0 low, 1 high): HR_FACE_* */
+    int peer[2][2];                /* the neighbour: local index or rank */
+    void *sbuf[2][2], *rbuf[2][2]; /* rows sent / received per part and side */
+    int nremote;                   /* messages to other ranks per exchange */
+    int fresh;                     /* ghost layers match the current own points */
     hr_split_stats st;
     char err[256];
 } hr_split;
