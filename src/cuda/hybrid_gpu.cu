@@ -108,7 +108,8 @@ static hr_status sync_all(hr_place *p)
 static char *host_row(const hr_place *p, const hr_grid *global, int r)
 {
     const int gr = hr_subdomain_global(&p->spec.sd, p->spec.axis, r);
-    return (char *)hr_grid_origin(global) + (size_t)gr * hr_layout_outer_stride(&global->l) * p->spec.esize;
+    return (char *)hr_grid_origin(global) +
+           (size_t)(gr - p->spec.row0) * hr_layout_outer_stride(&global->l) * p->spec.esize;
 }
 
 static hr_status gpu_load(hr_place *p, const hr_grid *u, const hr_grid *hf)
@@ -163,8 +164,8 @@ static hr_status gpu_residual(hr_place *p, hr_grid *scratch, hr_norm2 *r, hr_nor
     gpu_place *c = GP(p);
     HR_TRY(download_rows(p, scratch, 0, hr_layout_outer(&sp->sd.l)));
     hr_box box = hr_box_interior(&scratch->l);
-    box.lo[sp->axis] = hr_subdomain_global(&sp->sd, sp->axis, sp->sd.own.lo[sp->axis]);
-    box.hi[sp->axis] = hr_subdomain_global(&sp->sd, sp->axis, sp->sd.own.hi[sp->axis]);
+    box.lo[sp->axis] = hr_subdomain_global(&sp->sd, sp->axis, sp->sd.own.lo[sp->axis]) - sp->row0;
+    box.hi[sp->axis] = hr_subdomain_global(&sp->sd, sp->axis, sp->sd.own.hi[sp->axis]) - sp->row0;
     hr_rhs_view rhs = {NULL, -1, -1, -1};
     if (sp->has_hf) {
         if (!c->hf_global) {
@@ -176,8 +177,13 @@ static hr_status gpu_residual(hr_place *p, hr_grid *scratch, hr_norm2 *r, hr_nor
         rhs.spike_j = hr_subdomain_global(&sp->sd, 0, sp->spike.spike_j);
         rhs.spike_i = hr_subdomain_global(&sp->sd, 1, sp->spike.spike_i);
         rhs.spike_k = hr_subdomain_global(&sp->sd, 2, sp->spike.spike_k);
+        if (sp->axis == 2)
+            rhs.spike_k -= sp->row0;
+        else
+            rhs.spike_i -= sp->row0;
     }
-    const hr_resid_args a = {&scratch->l, hr_grid_origin(scratch), rhs, box, HR_FACE_ALL, NULL};
+    /* the part's own physical faces only: the scratch may be a slab whose ring is a ghost */
+    const hr_resid_args a = {&scratch->l, hr_grid_origin(scratch), rhs, box, sp->sd.dirichlet, NULL};
     hr_cpu_residual_box(&a, r, b);
     return HR_OK;
 }

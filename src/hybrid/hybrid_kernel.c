@@ -55,7 +55,8 @@ static void thread_plan(const hr_options *o, int two_cpus, int *interior, int *b
     *boundary = b;
 }
 
-static void make_spec(const hr_options *o, const hr_problem *p, int rows_a, hr_solver *s, hr_split_spec *sp)
+void hr_split_spec_from_options(const hr_options *o, const hr_problem *p, int rows_a, hr_solver *s,
+                                hr_split_spec *sp)
 {
     memset(sp, 0, sizeof *sp);
     sp->dim = p->dim;
@@ -115,11 +116,11 @@ static hr_status calibrate(const hr_options *o, unsigned flags, hr_hybrid_calibr
     const int g = o->split_ghost > 0 ? o->split_ghost : 1;
     hr_split_spec sp;
     /* t_g: the second placement alone on the whole grid */
-    make_spec(o, &p, 0, NULL, &sp);
+    hr_split_spec_from_options(o, &p, 0, NULL, &sp);
     HR_TRY(time_engine(&sp, &c->t_gpu, err, es));
     /* t_c: the CPU part alone on a slab of rows, scaled to the whole grid */
     int slab = n / 16 > 64 ? n / 16 : (n < 64 ? n : 64);
-    make_spec(o, &p, slab, NULL, &sp);
+    hr_split_spec_from_options(o, &p, slab, NULL, &sp);
     if (p.dim == 3)
         sp.nz = slab;
     else
@@ -136,7 +137,7 @@ static hr_status calibrate(const hr_options *o, unsigned flags, hr_hybrid_calibr
     if (probe < g) probe = g;
     if (probe > n - g) probe = n - g;
     if (n >= 2 * g) {
-        make_spec(o, &p, probe, NULL, &sp);
+        hr_split_spec_from_options(o, &p, probe, NULL, &sp);
         HR_TRY(time_engine(&sp, &c->probe_s, err, es));
         const double f = (double)probe / n;
         const double busy = f * c->t_cpu > (1 - f) * c->t_gpu ? f * c->t_cpu : (1 - f) * c->t_gpu;
@@ -261,7 +262,7 @@ static hr_status hybrid_setup(hr_solver *s)
     hr_solver_init_rows(s, 0, hr_layout_outer(&s->u[0].l));
     s->cur = 0;
     hr_split_spec sp;
-    make_spec(&s->o, &s->p, rows_a, s, &sp);
+    hr_split_spec_from_options(&s->o, &s->p, rows_a, s, &sp);
     in->cpu_threads = rows_a > 0 ? sp.threads_a : 0;
     in->boundary_threads = rows_a > 0 && rows_a < n ? sp.boundary_threads : 0;
     char err[256] = "";
@@ -314,7 +315,7 @@ static hr_status hybrid_residual(hr_solver *s, double *rel)
 static hr_status hybrid_upload(hr_solver *s)
 {
     hybrid_state *h = s->impl;
-    hr_status st = hr_split_load(h->e, &s->u[s->cur], s->hf.base ? &s->hf : NULL);
+    hr_status st = hr_split_load(h->e, &s->u[s->cur], s->hf.base ? &s->hf : NULL, 0);
     if (st != HR_OK) hr_solver_set_error(s, "%s", h->e->err);
     return st;
 }

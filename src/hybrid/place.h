@@ -63,6 +63,7 @@ typedef struct hr_place_spec {
     double omega;
     hr_rhs_view spike;    /* the inline spike in local coordinates (hf NULL), or none */
     int has_hf;           /* a right-hand-side grid is loaded */
+    int row0;             /* global row (along axis) of row 0 of the host grids of load/download/residual */
     int threads;          /* CPU: interior crew; the whole crew for the naive schedule */
     int boundary_threads; /* CPU nested: the boundary crew (0: the naive schedule, one crew) */
     int device;           /* GPU ordinal */

@@ -127,7 +127,7 @@ static void cpu_swap(hr_place *p)
 static size_t global_row_offset(const hr_place_spec *sp, const hr_grid *global, int r)
 {
     const int gr = hr_subdomain_global(&sp->sd, sp->axis, r);
-    return (size_t)gr * hr_layout_outer_stride(&global->l);
+    return (size_t)(gr - sp->row0) * hr_layout_outer_stride(&global->l);
 }
 
 static void load_grid(const hr_place_spec *sp, hr_grid *dst, const hr_grid *src)

@@ -386,8 +386,10 @@ hr_status hr_split_download(hr_split *e, hr_grid *global)
     return HR_OK;
 }
 
-hr_status hr_split_load(hr_split *e, const hr_grid *u, const hr_grid *hf)
+hr_status hr_split_load(hr_split *e, const hr_grid *u, const hr_grid *hf, int row0)
 {
+    for (int q = 0; q < e->nparts; q++)
+        e->p[q]->spec.row0 = row0;
     for (int q = 0; q < e->nparts; q++)
         P_TRY(e, e->p[q], e->p[q]->ops->load(e->p[q], u, hf));
     e->fresh = 1;

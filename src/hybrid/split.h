@@ -84,8 +84,15 @@ hr_status hr_split_sweeps(hr_split *e, long count);
 hr_status hr_split_residual(hr_split *e, hr_grid *scratch, double *rel);
 /* The current solution's own points into the global host grid. */
 hr_status hr_split_download(hr_split *e, hr_grid *global);
-/* Reloads every part from a global host grid (a restart). */
-hr_status hr_split_load(hr_split *e, const hr_grid *u, const hr_grid *hf);
+/* Reloads every part from host grids (a restart) whose row 0 is global row `row0` along
+ * the split axis (0: whole grids; a rank's slab otherwise). */
+hr_status hr_split_load(hr_split *e, const hr_grid *u, const hr_grid *hf, int row0);
+
+/* The spec the hybrid backend builds from options (hybrid_kernel.c): precision, problem,
+ * placements, schedule, ghost width and the thread plan (all cores less the host thread
+ * that drives a GPU; nested: a boundary crew of threads/8 in 3-D, 1 in 2-D). */
+void hr_split_spec_from_options(const hr_options *o, const hr_problem *p, int rows_a, hr_solver *s,
+                                hr_split_spec *sp);
 
 /* Rows along the split axis. */
 static inline int hr_split_extent(const hr_split_spec *s)
