@@ -10,12 +10,15 @@ normalised to the GPU-only time, with the GPU-only line, the auto split and the 
   bench/hybrid_experiments.py fig14 --build build          # seed 000 fig. 14, H100 machine
   bench/hybrid_experiments.py fig15 --build build          # seed 000 fig. 15 right, 2 GPUs
   bench/hybrid_experiments.py fig5d --build build          # seed 003 fig. 5d, H100 machine
+  bench/hybrid_experiments.py fig5d-mpi --build build --ranks 2   # the same per rank, two GPUs
   bench/hybrid_experiments.py cpu-check --build build      # the scripts' own check, no GPU
 
 fig14: 2-D fp32, n = 4096 and 16384, CPU share 0-10 % in 0.5 % steps plus the coarse grid
 10-100 % in 10 % steps; fig15: the fraction on GPU 1 from 0 to 100 % in 5 % steps;
 fig5d: 3-D 512 x 512 x 1024 fp64, 0-10 % in 0.5 % steps then 11-40 % in 1 % steps, the
-naive and nested schedules. Results go to docs/results/hybrid-*.json and .png.
+naive and nested schedules; fig5d-mpi: the same grid over --ranks MPI ranks (one GPU each,
+bench/hybrid_mpi: each rank's slab split; measured curves, f = 0 is GPU-only).
+Results go to docs/results/hybrid-*.json and .png.
 """
 import argparse
 import json
@@ -103,9 +106,68 @@ def finish(name, runs, xlabel, title, outdir):
     print("wrote", out, "and", png if not why else "(%s)" % why)
 
 
+def run_mpi(a, out, args):
+    exe = os.path.join(a.build, "bench", "hybrid_mpi")
+    cmd = [a.mpiexec, "-n", str(a.ranks), exe, out] + [str(x) for x in args]
+    print("+", " ".join(cmd), flush=True)
+    r = subprocess.run(cmd)
+    if r.returncode != 0:
+        sys.exit("hybrid_mpi failed (exit %d): see above" % r.returncode)
+    with open(out) as f:
+        d = json.load(f)
+    for s in d["schedules"]:
+        s["points"] = [p for p in s["points"] if p]
+    return d
+
+
+def finish_mpi(name, d, outdir):
+    """Per-rank split: measured curves only (no per-rank model yet), f = 0 is GPU-only."""
+    out = os.path.join(outdir, "hybrid-%s.json" % name)
+    png = os.path.join(outdir, "hybrid-%s.png" % name)
+    lines = []
+    best = {}
+    for s in d["schedules"]:
+        pts = s["points"]
+        base = [p for p in pts if p["fraction"] == 0]
+        b = min(pts, key=lambda p: p["measured_s"])
+        best[s["schedule"]] = b
+        lines.append("%d ranks %s: best %.4g s/sweep at %.2f %% of each slab on the CPU%s"
+                     % (d["ranks"], s["schedule"], b["measured_s"], 100 * b["fraction"],
+                        " (gain %.4f over GPU-only %.4g s)" % (base[0]["measured_s"] / b["measured_s"], base[0]["measured_s"])
+                        if base else ""))
+    if "nested" in best and "naive" in best:
+        lines.append("nested vs naive at their best splits: %.4f" % (best["naive"]["measured_s"] / best["nested"]["measured_s"]))
+    with open(out, "w") as f:
+        json.dump({"experiment": name, "result": d, "summary": lines}, f, indent=1)
+    why = None
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        fig, ax = plt.subplots(figsize=(6.5, 4.6))
+        for s in d["schedules"]:
+            pts = sorted(s["points"], key=lambda p: p["fraction"])
+            ax.plot([100 * p["fraction"] for p in pts], [p["measured_s"] for p in pts], "o-", ms=3, label=s["schedule"])
+            if pts and pts[0]["fraction"] == 0:
+                ax.axhline(pts[0]["measured_s"], color="gray", lw=1, label="GPU-only" if s is d["schedules"][0] else None)
+        ax.set_xlabel("planes of each rank's slab on the CPU (%)")
+        ax.set_ylabel("seconds per sweep")
+        ax.set_title("seed 003 fig. 5d, %d ranks" % d["ranks"])
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        fig.savefig(png, dpi=110)
+    except ImportError:
+        why = "matplotlib is not installed: no plot"
+    print("\n".join(lines))
+    print("wrote", out, "and", png if not why else "(%s)" % why)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("experiment", choices=["fig14", "fig15", "fig5d", "cpu-check"])
+    ap.add_argument("experiment", choices=["fig14", "fig15", "fig5d", "fig5d-mpi", "cpu-check"])
+    ap.add_argument("--ranks", type=int, default=2, help="fig5d-mpi: MPI ranks")
+    ap.add_argument("--mpiexec", default="mpiexec")
     ap.add_argument("--build", default="build")
     ap.add_argument("--out", default="docs/results")
     ap.add_argument("--repeats", type=int, default=5)
@@ -139,6 +201,12 @@ def main():
                                         "--check", 2, "--fractions", ",".join(map(str, fr))] + common)
         finish("fig5d", [("512 x 512 x 1024 fp64, 1 rank", d)], "planes on the CPU (%)",
                "seed 003 fig. 5d: CPU share, naive vs nested", a.out)
+    elif a.experiment == "fig5d-mpi":
+        fr = fine + (COARSE5D[::5] if a.quick else COARSE5D)
+        d = run_mpi(a, tmp("fig5d-mpi"), ["--nx", 512, "--ny", 512, "--nz", 1024, "--precision", "double",
+                                          "--schedules", "nested,naive", "--sweeps", 10 if a.quick else 20,
+                                          "--fractions", ",".join(map(str, fr))] + common)
+        finish_mpi("fig5d-mpi", d, a.out)
     else:  # the scripts' own check on a machine without a GPU: two CPU placements
         runs = []
         d = run(a.build, tmp("cpu-check-2d"), ["--dim", 2, "--n", 256, "--second", "cpu", "--schedules",
@@ -150,6 +218,10 @@ def main():
                                                "--fractions", "0,0.1,0.25,0.5,1"] + common)
         runs.append(("3-D n = 48 fp64, cpu + cpu", d))
         finish("cpu-check", runs, "rows on the first CPU part (%)", "hybrid engine with two CPU placements", a.out)
+        if os.path.exists(os.path.join(a.build, "bench", "hybrid_mpi")):
+            d = run_mpi(a, tmp("cpu-check-mpi"), ["--n", 24, "--second", "cpu", "--sweeps", 5, "--fractions",
+                                                  "0,0.25,0.5,1"] + common)
+            finish_mpi("cpu-check-mpi", d, a.out)
 
 
 if __name__ == "__main__":
