@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <time.h>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -12,8 +13,36 @@
 #define HR_RELAX() ((void)0)
 #endif
 
-/* Pause instructions a worker or the waiter spins before sleeping (tens of microseconds). */
-#define HR_CREW_SPIN 4000
+/* How long a worker or the waiter spins before sleeping: HETRELAX_CREW_SPIN_US
+ * microseconds (default 200: a sweep's exchange fits; 0 sleeps at once, for shared
+ * machines). */
+static double spin_budget(void)
+{
+    static double budget = -1.0;
+    if (budget < 0.0) {
+        const char *e = getenv("HETRELAX_CREW_SPIN_US");
+        const double us = e && *e ? atof(e) : 200.0;
+        budget = us > 0.0 ? us * 1e-6 : 0.0;
+    }
+    return budget;
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Spins until cond() holds or the budget is spent; returns whether it holds. */
+#define SPIN_UNTIL(cond)                                                                                     \
+    do {                                                                                                     \
+        const double spin_end_ = now_s() + spin_budget();                                                    \
+        for (unsigned spin_i_ = 1; !(cond); spin_i_++) {                                                     \
+            HR_RELAX();                                                                                      \
+            if ((spin_i_ & 63u) == 0 && now_s() > spin_end_) break;                                          \
+        }                                                                                                    \
+    } while (0)
 
 typedef struct crew_worker {
     hr_crew *c;
@@ -40,11 +69,7 @@ static void *crew_main(void *arg)
     hr_crew *c = w->c;
     unsigned long seen = 0;
     for (;;) {
-        int spin = 0;
-        while (atomic_load(&c->gen) == seen && !atomic_load(&c->quit) && spin < HR_CREW_SPIN) {
-            HR_RELAX();
-            spin++;
-        }
+        SPIN_UNTIL(atomic_load(&c->gen) != seen || atomic_load(&c->quit));
         if (atomic_load(&c->gen) == seen && !atomic_load(&c->quit)) {
             pthread_mutex_lock(&c->lock);
             atomic_fetch_add(&c->sleepers, 1);
@@ -98,8 +123,7 @@ int hr_crew_size(const hr_crew *c)
 
 void hr_crew_wait(hr_crew *c)
 {
-    for (int spin = 0; atomic_load(&c->pending) > 0 && spin < HR_CREW_SPIN; spin++)
-        HR_RELAX();
+    SPIN_UNTIL(atomic_load(&c->pending) == 0);
     if (atomic_load(&c->pending) == 0) return;
     pthread_mutex_lock(&c->lock);
     while (atomic_load(&c->pending) > 0)
