@@ -14,7 +14,12 @@ typedef struct gpu_place {
     cudaStream_t st[2]; /* per lane: 0 high priority (boundary), 1 low (interior) */
     cudaEvent_t ev[2];
     const hr_grid *hf_global; /* the host right-hand side (for the host residual) */
+    cudaGraphExec_t graph[2]; /* GRAPH_SWEEPS whole sweeps from parity 0 / 1 (a part alone) */
+    int graph_r0, graph_r1;   /* the rows they sweep */
 } gpu_place;
+
+/* Sweeps per graph replay (even: a replay ends on the parity it began on). */
+#define GRAPH_SWEEPS 16
 
 /* A failed CUDA call: "call failed at file:line: ..." into the placement (and solver). */
 static hr_status gp_fail(hr_place *p, cudaError_t e, const char *call, int line)
@@ -188,6 +193,64 @@ static hr_status gpu_residual(hr_place *p, hr_grid *scratch, hr_norm2 *r, hr_nor
     return HR_OK;
 }
 
+static void destroy_graphs(gpu_place *c)
+{
+    for (int q = 0; q < 2; q++)
+        if (c->graph[q]) {
+            cudaGraphExecDestroy(c->graph[q]);
+            c->graph[q] = NULL;
+        }
+}
+
+/* Captures GRAPH_SWEEPS sweeps of rows [r0, r1) from each parity (as the gpu backend's
+ * graphs: launch gaps matter when a sweep takes tens of microseconds). */
+static hr_status build_graphs(hr_place *p, int r0, int r1)
+{
+    gpu_place *c = GP(p);
+    destroy_graphs(c);
+    const int save = c->g.dcur;
+    for (int par = 0; par < 2; par++) {
+        cudaGraph_t graph = NULL;
+        c->g.dcur = par;
+        GP_CU(p, cudaStreamBeginCapture(c->st[1], cudaStreamCaptureModeThreadLocal));
+        cudaError_t le = cudaSuccess;
+        for (int q = 0; q < GRAPH_SWEEPS && le == cudaSuccess; q++) {
+            le = c->g.dim == 3 ? hr_gpu_tuned3d_planes(&c->g, r0, r1, c->st[1])
+                               : hr_gpu_tuned2d_rows(&c->g, r0, r1, c->st[1]);
+            c->g.dcur ^= 1;
+        }
+        const cudaError_t ce = cudaStreamEndCapture(c->st[1], &graph);
+        c->g.dcur = save;
+        if (le != cudaSuccess) {
+            if (graph) cudaGraphDestroy(graph);
+            return gp_fail(p, le, "capture: region sweep", __LINE__);
+        }
+        GP_CU(p, ce);
+        const cudaError_t ie = cudaGraphInstantiate(&c->graph[par], graph, 0);
+        cudaGraphDestroy(graph);
+        GP_CU(p, ie);
+        GP_CU(p, cudaGraphUpload(c->graph[par], c->st[1]));
+    }
+    c->graph_r0 = r0;
+    c->graph_r1 = r1;
+    return HR_OK;
+}
+
+static hr_status gpu_sweeps(hr_place *p, int r0, int r1, long count)
+{
+    GP_CU(p, cudaSetDevice(GP(p)->g.dev));
+    gpu_place *c = GP(p);
+    if (count >= GRAPH_SWEEPS && (!c->graph[0] || c->graph_r0 != r0 || c->graph_r1 != r1))
+        HR_TRY(build_graphs(p, r0, r1));
+    for (; count >= GRAPH_SWEEPS; count -= GRAPH_SWEEPS)
+        GP_CU(p, cudaGraphLaunch(c->graph[c->g.dcur], c->st[1]));
+    for (; count > 0; count--) {
+        HR_TRY(gpu_sweep(p, HR_LANE_INTERIOR, r0, r1));
+        gpu_swap(p);
+    }
+    return HR_OK;
+}
+
 static void *gpu_host_alloc(hr_place *p, size_t bytes)
 {
     (void)p;
@@ -211,6 +274,7 @@ static void gpu_destroy(hr_place *p)
     gpu_place *c = GP(p);
     if (c) {
         cudaSetDevice(c->g.dev);
+        destroy_graphs(c);
         for (int q = 0; q < 2; q++) {
             if (c->st[q]) cudaStreamSynchronize(c->st[q]);
             cudaFree(c->g.d_u[q]);
@@ -226,9 +290,9 @@ static void gpu_destroy(hr_place *p)
     free(p);
 }
 
-static const hr_place_ops gpu_ops = {"gpu",          gpu_sweep,     gpu_get,    gpu_put,      gpu_wait,
-                                     gpu_order,      gpu_swap,      gpu_load,   gpu_download, gpu_residual,
-                                     gpu_host_alloc, gpu_host_free, gpu_destroy};
+static const hr_place_ops gpu_ops = {"gpu",          gpu_sweep,     gpu_get,     gpu_put,      gpu_wait,
+                                     gpu_order,      gpu_swap,      gpu_load,    gpu_download, gpu_residual,
+                                     gpu_host_alloc, gpu_host_free, gpu_destroy, gpu_sweeps};
 
 /* The tuned family's shape: the tuning cache, the shipped shapes, then the default. */
 static hr_status choose_shape(hr_place *p, hr_gpu *g, const char *device)

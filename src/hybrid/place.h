@@ -53,6 +53,9 @@ typedef struct hr_place_ops {
     void *(*host_alloc)(hr_place *p, size_t bytes);
     void (*host_free)(hr_place *p, void *buf);
     void (*destroy)(hr_place *p);
+    /* Optional: `count` whole sweeps of rows [r0, r1) with swaps, for a part with no
+     * neighbour (a GPU replays CUDA graphs: no launch gaps). NULL: sweep + swap each. */
+    hr_status (*sweeps)(hr_place *p, int r0, int r1, long count);
 } hr_place_ops;
 
 /* What a placement is made of. */

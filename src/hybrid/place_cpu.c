@@ -204,9 +204,9 @@ static void cpu_destroy(hr_place *p)
     free(p);
 }
 
-static const hr_place_ops cpu_ops = {"cpu",          cpu_sweep,     cpu_get,    cpu_put,      cpu_wait,
-                                     cpu_order,      cpu_swap,      cpu_load,   cpu_download, cpu_residual,
-                                     cpu_host_alloc, cpu_host_free, cpu_destroy};
+static const hr_place_ops cpu_ops = {"cpu",          cpu_sweep,     cpu_get,     cpu_put,      cpu_wait,
+                                     cpu_order,      cpu_swap,      cpu_load,    cpu_download, cpu_residual,
+                                     cpu_host_alloc, cpu_host_free, cpu_destroy, NULL};
 
 hr_status hr_place_cpu_create(const hr_place_spec *spec, hr_place **out)
 {

@@ -328,10 +328,13 @@ hr_status hr_split_sweeps(hr_split *e, long count)
     if (!exchanging) {
         hr_place *P = e->p[0];
         const int r0 = P->spec.sd.own.lo[e->axis], r1 = P->spec.sd.own.hi[e->axis];
-        for (long t = 0; t < count; t++) {
-            P_TRY(e, P, P->ops->sweep(P, HR_LANE_INTERIOR, r0, r1));
-            P->ops->swap(P); /* one lane: in order */
-        }
+        if (P->ops->sweeps)
+            P_TRY(e, P, P->ops->sweeps(P, r0, r1, count));
+        else
+            for (long t = 0; t < count; t++) {
+                P_TRY(e, P, P->ops->sweep(P, HR_LANE_INTERIOR, r0, r1));
+                P->ops->swap(P); /* one lane: in order */
+            }
         P_TRY(e, P, P->ops->wait(P, HR_LANE_INTERIOR));
         e->st.sweeps += count;
         return HR_OK;
