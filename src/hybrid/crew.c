@@ -18,13 +18,9 @@
  * machines). */
 static double spin_budget(void)
 {
-    static double budget = -1.0;
-    if (budget < 0.0) {
-        const char *e = getenv("HETRELAX_CREW_SPIN_US");
-        const double us = e && *e ? atof(e) : 200.0;
-        budget = us > 0.0 ? us * 1e-6 : 0.0;
-    }
-    return budget;
+    const char *e = getenv("HETRELAX_CREW_SPIN_US");
+    const double us = e && *e ? atof(e) : 200.0;
+    return us > 0.0 ? us * 1e-6 : 0.0;
 }
 
 static double now_s(void)
@@ -35,9 +31,9 @@ static double now_s(void)
 }
 
 /* Spins until cond() holds or the budget is spent; returns whether it holds. */
-#define SPIN_UNTIL(cond)                                                                                     \
+#define SPIN_UNTIL(c, cond)                                                                                  \
     do {                                                                                                     \
-        const double spin_end_ = now_s() + spin_budget();                                                    \
+        const double spin_end_ = now_s() + (c)->spin;                                                        \
         for (unsigned spin_i_ = 1; !(cond); spin_i_++) {                                                     \
             HR_RELAX();                                                                                      \
             if ((spin_i_ & 63u) == 0 && now_s() > spin_end_) break;                                          \
@@ -52,6 +48,7 @@ typedef struct crew_worker {
 
 struct hr_crew {
     int n;
+    double spin;         /* seconds to spin before sleeping (read-only after create) */
     atomic_ulong gen;    /* bumped per job */
     atomic_int pending;  /* workers still in the current job */
     atomic_int sleepers; /* workers blocked on `go` */
@@ -69,7 +66,7 @@ static void *crew_main(void *arg)
     hr_crew *c = w->c;
     unsigned long seen = 0;
     for (;;) {
-        SPIN_UNTIL(atomic_load(&c->gen) != seen || atomic_load(&c->quit));
+        SPIN_UNTIL(c, atomic_load(&c->gen) != seen || atomic_load(&c->quit));
         if (atomic_load(&c->gen) == seen && !atomic_load(&c->quit)) {
             pthread_mutex_lock(&c->lock);
             atomic_fetch_add(&c->sleepers, 1);
@@ -95,6 +92,7 @@ hr_status hr_crew_create(int nthreads, hr_crew **out)
     if (nthreads < 1 || nthreads > 4096) return HR_ERR_INVALID_ARG;
     hr_crew *c = calloc(1, sizeof *c);
     if (!c) return HR_ERR_NO_MEMORY;
+    c->spin = spin_budget();
     c->w = calloc((size_t)nthreads, sizeof *c->w);
     if (!c->w) {
         free(c);
@@ -123,7 +121,7 @@ int hr_crew_size(const hr_crew *c)
 
 void hr_crew_wait(hr_crew *c)
 {
-    SPIN_UNTIL(atomic_load(&c->pending) == 0);
+    SPIN_UNTIL(c, atomic_load(&c->pending) == 0);
     if (atomic_load(&c->pending) == 0) return;
     pthread_mutex_lock(&c->lock);
     while (atomic_load(&c->pending) > 0)
