@@ -255,7 +255,8 @@ static void *gpu_host_alloc(hr_place *p, size_t bytes)
 {
     (void)p;
     void *h = NULL;
-    if (cudaMallocHost(&h, bytes) != cudaSuccess) {
+    /* portable: a buffer may be copied by another device (two GPU parts) */
+    if (cudaHostAlloc(&h, bytes, cudaHostAllocPortable) != cudaSuccess) {
         (void)cudaGetLastError();
         return NULL;
     }
