@@ -22,6 +22,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 
 def balanced(count, k):
@@ -60,11 +61,29 @@ def decomp_for(kind, dim, p):
     return [f[2], f[1], f[0]]
 
 
-def run(args, p, dec, ghost, overlap, extents):
+def mpi_env(p):
     env = dict(os.environ)
     if os.geteuid() == 0:
         env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     env.setdefault("OMPI_MCA_btl", "self,vader")
+    if p > (os.cpu_count() or 1):
+        env.setdefault("OMPI_MCA_mpi_yield_when_idle", "1")  # oversubscribed: waiting ranks yield the core
+    return env
+
+
+def pingpong(args):
+    """Latency and bandwidth of the transport between two ranks of this host."""
+    exe = os.path.join(args.build, "tests", "mpi", "mpi_solve")
+    out = subprocess.run([args.mpiexec, "-n", "2", "--oversubscribe", exe, "--pingpong"], env=mpi_env(2),
+                         capture_output=True, text=True, timeout=args.timeout)
+    if out.returncode != 0:
+        sys.stderr.write(out.stderr)
+        raise SystemExit("mpi_scaling: ping-pong failed")
+    return json.loads([l for l in out.stdout.splitlines() if l.startswith("{")][-1])
+
+
+def run(args, p, dec, ghost, overlap, extents):
+    env = mpi_env(p)
     exe = os.path.join(args.build, "tests", "mpi", "mpi_solve")
     cmd = [args.mpiexec, "-n", str(p), "--oversubscribe"]
     if args.bind:
@@ -77,7 +96,9 @@ def run(args, p, dec, ghost, overlap, extents):
     if not overlap:
         cmd += ["--no-overlap"]
     if args.threads_ref:
-        cmd += ["--threads-ref", str(p)]
+        cmd += ["--threads-ref", str(p * args.threads_per_rank)]
+    if args.threads_per_rank > 1:
+        cmd += ["--threads", str(args.threads_per_rank)]
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=args.timeout)
     if out.returncode != 0:
         sys.stderr.write(out.stderr)
@@ -103,7 +124,9 @@ def main():
     ap.add_argument("--iters", type=int, default=50)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--precision", default="single")
-    ap.add_argument("--threads-ref", action="store_true")
+    ap.add_argument("--threads-ref", action="store_true",
+                    help="also time cpu-threads in one process with ranks x threads-per-rank threads")
+    ap.add_argument("--threads-per-rank", type=int, default=1, help="cpu-threads ranks: a team per rank")
     ap.add_argument("--bind", action="store_true", help="mpiexec --bind-to core")
     ap.add_argument("--timeout", type=int, default=900)
     ap.add_argument("--label", default=os.uname().nodename)
@@ -114,6 +137,14 @@ def main():
     ghosts = [int(x) for x in a.ghosts.split(",")]
     runs = []
     base = {}
+    transports = {}
+    if max(ranks) >= 2:
+        pp = pingpong(a)
+        big = sorted(x["bytes"] / x["half_rtt_s"] * 1e-9 for x in pp["pingpong"] if x["bytes"] >= 65536)
+        pp["gbps_median_64k_up"] = big[len(big) // 2] if big else pp["gbps"]
+        transports["shm"] = pp
+        print(f"# ping-pong (shm, 2 ranks): latency {pp['alpha_s'] * 1e6:.2f} us, "
+              f"bandwidth {pp['gbps_median_64k_up']:.2f} GB/s (median of 64 KiB .. 16 MiB)")
     print(f"# MPI CPU ranks, {a.dim}-D, {'weak' if a.weak else 'strong'} scaling, n={a.n}, {a.precision}, "
           f"{a.iters} sweeps x {a.repeats} repeats (median), host {a.label}")
     print(f"{'ranks':>5} {'decomp':>9} {'g':>2} {'ov':>2} {'ms/sweep':>9} {'speedup':>7} {'eff':>5} "
@@ -129,7 +160,8 @@ def main():
                     if any(d > e for d, e in zip(dec, ext)):
                         continue
                     r = run(a, p, dec, ghost, overlap, ext)
-                    r.update(kind=kind, mode="weak" if a.weak else "strong", label=a.label)
+                    r.update(kind=kind, mode="weak" if a.weak else "strong", label=a.label,
+                             host_cpus=os.cpu_count(), loadavg_1min=os.getloadavg()[0])
                     key = (kind, ghost, overlap)
                     if p == 1:
                         base[key] = r["time_per_sweep_s"]
@@ -147,10 +179,16 @@ def main():
                           f"{thr * 1e3 if thr else float('nan'):8.3f}")
                     sys.stdout.flush()
     if a.out:
+        try:
+            commit = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True,
+                                    cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip()
+        except OSError:
+            commit = ""
         with open(a.out, "w") as f:
-            json.dump({"bench": "mpi_scaling", "label": a.label, "dim": a.dim, "n": a.n, "weak": a.weak,
+            json.dump({"bench": "mpi_scaling", "label": a.label, "commit": commit,
+                       "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "dim": a.dim, "n": a.n, "weak": a.weak,
                        "byte_model": "u read + u written per point (+ f read when present)",
-                       "runs": runs}, f, indent=1)
+                       "transports": transports, "runs": runs}, f, indent=1)
         print(f"# wrote {a.out}")
 
 

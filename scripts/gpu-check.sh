@@ -15,7 +15,8 @@
 #                      and tuned, % of the copy bandwidth of the run (bench/gpu3d_bench.c;
 #                      section 3d), with the 2-D regression check against gpu-results.md
 #   gpu3d-peers.json   CuPy slicing / RawKernel / torch.compile on the same 3-D sweep (peers3d)
-# GPU_CTEST_ARGS adds ctest options (e.g. "-E sanitizer" to leave compute-sanitizer out).
+# GPU_CTEST_ARGS adds ctest options (e.g. "-E sanitizer" to leave compute-sanitizer out);
+# GPU3D_BENCH_ARGS adds gpu3d_bench options (e.g. "--cases 3d-tuned-single,3d-tuned-double").
 # Exit status: non-zero when the build, a test or a benchmark's verification fails.
 set -u -o pipefail
 OUT=${1:?usage: scripts/gpu-check.sh OUTDIR [quick|full|tests|bench] [sections]}
@@ -97,7 +98,7 @@ SECTIONS=${SECTIONS:-$ALL}
 BENCH=$(echo "$SECTIONS" | tr ',' '\n' | grep -v -x -e peers -e fig16 -e 3d -e peers3d | paste -sd, -)
 if [[ ",$SECTIONS," == *,3d,* ]]; then
     say "3-D and 2-D tuned through the library (bench/gpu3d_bench.c)"
-    "$BUILD/bench/gpu3d_bench" "$OUT/gpu3d-results.json" $QUICK || status=1
+    "$BUILD/bench/gpu3d_bench" "$OUT/gpu3d-results.json" $QUICK ${GPU3D_BENCH_ARGS:-} || status=1
     # 2-D regression: GB/s of `tuned` in docs/results/gpu-results.md (run 5, fig. 11, T = 1000)
     python3 - "$OUT/gpu3d-results.json" <<'PY' || status=1
 import json, sys

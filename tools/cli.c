@@ -10,8 +10,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/sysmem.h"
-
 int hr_cli_usage_error(const char *cmd, const char *flag, const char *fmt, ...)
 {
     va_list ap;
@@ -28,7 +26,8 @@ int hr_cli_long(const char *cmd, const char *flag, const char *s, long lo, long 
     char *end = NULL;
     errno = 0;
     long v = s ? strtol(s, &end, 10) : 0;
-    if (!s || !*s || *end || errno == ERANGE)
+    /* strict: strtol would also take leading blanks and a '+' */
+    if (!s || !*s || *end || errno == ERANGE || !(s[0] == '-' || (s[0] >= '0' && s[0] <= '9')))
         return hr_cli_usage_error(cmd, flag, "expected an integer, got '%s'", s ? s : "");
     if (v < lo || v > hi) return hr_cli_usage_error(cmd, flag, "%ld is out of range [%ld, %ld]", v, lo, hi);
     *out = v;
@@ -48,7 +47,8 @@ int hr_cli_double(const char *cmd, const char *flag, const char *s, double lo, d
     char *end = NULL;
     errno = 0;
     double v = s ? strtod(s, &end) : 0.0;
-    if (!s || !*s || *end || errno == ERANGE || !isfinite(v))
+    if (!s || !*s || *end || errno == ERANGE || !isfinite(v) ||
+        !(s[0] == '-' || s[0] == '.' || (s[0] >= '0' && s[0] <= '9')))
         return hr_cli_usage_error(cmd, flag, "expected a finite number, got '%s'", s ? s : "");
     if (v < lo || v > hi) return hr_cli_usage_error(cmd, flag, "%g is out of range [%g, %g]", v, lo, hi);
     *out = v;
@@ -133,19 +133,7 @@ int hr_cli_write_json(const char *cmd, const char *path, json_object *obj)
 
 size_t hr_cli_available_bytes(void)
 {
-    size_t avail = hr_host_available_bytes();
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
-        /* mapped now: the first field of /proc/self/statm, in pages */
-        size_t mapped = 0;
-        FILE *f = fopen("/proc/self/statm", "r");
-        unsigned long pages = 0;
-        if (f && fscanf(f, "%lu", &pages) == 1) mapped = (size_t)pages * (size_t)sysconf(_SC_PAGESIZE);
-        if (f) fclose(f);
-        size_t room = (size_t)rl.rlim_cur > mapped ? (size_t)rl.rlim_cur - mapped : 0;
-        if (room < avail) avail = room;
-    }
-    return avail;
+    return hr_available_memory();
 }
 
 const char *hr_cli_bytes(double bytes, char *buf, size_t size)

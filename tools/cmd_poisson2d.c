@@ -13,7 +13,7 @@
 #include "checkpoint.h"
 #include "cli.h"
 #include "cli_flags.h"
-#include "problem/field_io.h"
+#include "field_io.h"
 
 /* The command's name for error lines: poisson2d or poisson3d. */
 static const char *CMD = "poisson2d";
@@ -475,7 +475,15 @@ static int write_checkpoint(const grid_args *a, hr_solver *s, chunk_run *c)
 static int run_chunks(const grid_args *a, hr_solver *s, chunk_run *c, hr_result *total, int *sig)
 {
     const hr_options *o = &a->o;
-    hr_result r;
+    hr_result r; /* as it stands when no sweep is left to run (a restart of a finished run) */
+    memset(&r, 0, sizeof r);
+    r.relative_residual = r.max_error = r.bandwidth_fraction = NAN;
+    hr_config cfg;
+    if (hr_solver_config(s, &cfg) == HR_OK) {
+        snprintf(r.backend, sizeof r.backend, "%s", hr_backend_name(cfg.backend));
+        snprintf(r.kernel, sizeof r.kernel, "%s", cfg.kernel);
+        snprintf(r.device_name, sizeof r.device_name, "%s", cfg.device_name);
+    }
     memset(total, 0, sizeof *total);
     hr_reason reason = HR_REASON_ITERS;
     hr_status st = HR_OK;
@@ -515,6 +523,7 @@ static int run_chunks(const grid_args *a, hr_solver *s, chunk_run *c, hr_result 
         if (reason != HR_REASON_ITERS) break;
     }
     hr_cli_defer_signals(0);
+    if (!*sig && hr_cli_signal_pending()) *sig = hr_cli_signal_pending(); /* came after the last chunk */
     if (st != HR_OK && st != HR_ERR_DIVERGED) return -(int)st;
     if (rc) return rc;
     /* one result for the whole run: sweeps from the original start, rates over this
@@ -684,14 +693,16 @@ static int grid_run(grid_args *a, hr_flagset *fs)
     if (eb == HR_BACKEND_GPU && si.gpus <= o->device)
         return hr_cli_usage_error(CMD, si.gpus ? "--device" : "--backend",
                                   "gpu: no CUDA device %d (found %d)", o->device, si.gpus);
-    if (a->output && hr_field_format_of(a->output) == HR_FIELD_PNG && !si.have_png)
+    if (a->output && hr_field_format_of(a->output) == HR_FIELD_PNG && !hr_field_png_available())
         return hr_cli_usage_error(CMD, "--output", "PNG output needs libpng, not compiled in");
     /* a kernel that is not bitwise cpu-seq would "fail" --verify on a correct run */
-    if (a->verify && !(kd.caps & HR_CAP_DETERMINISTIC) && o->alpha > 1)
+    if (a->verify && !(kd.caps & HR_CAP_DETERMINISTIC) &&
+        !((kd.caps & HR_CAP_EXACT_AT_ALPHA1) && o->alpha == 1))
         return hr_cli_usage_error(CMD, "--verify",
                                   "kernel %s with --alpha %d is not bitwise equal to cpu-seq by design "
-                                  "(docs/async.md); verify with --alpha 1 or a deterministic kernel",
-                                  kd.name, o->alpha);
+                                  "(docs/async.md); verify a deterministic kernel%s",
+                                  kd.name, o->alpha,
+                                  (kd.caps & HR_CAP_EXACT_AT_ALPHA1) ? ", or this one with --alpha 1" : "");
     if (o->omega != 1.0 && !(kd.caps & HR_CAP_OMEGA))
         return hr_cli_usage_error(CMD, "--omega", "kernel %s has no weighted update", kd.name);
     char why[200], msg[240];
@@ -817,6 +828,7 @@ static int grid_run(grid_args *a, hr_flagset *fs)
         }
     }
     warn_unused(fs, a, cfg.backend);
+    if (chunked) hr_cli_defer_signals(1); /* from here a signal means: checkpoint and stop */
     if (!a->quiet) {
         if (a->dim == 3)
             fprintf(hout, "hetrelax %s: %d x %d x %d interior points", CMD, a->nx, a->ny, a->nz);

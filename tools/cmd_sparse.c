@@ -18,7 +18,7 @@ static FILE *hout;
 typedef struct sp_args {
     hr_sparse_options o;
     const char *matrix, *gen, *json, *output, *rhs, *x0, *fault;
-    int analyze, quiet, list, monitor_given, block_given;
+    int analyze, quiet, list, monitor_given, block_given, threads_given;
     uint64_t seed;
 } sp_args;
 
@@ -168,6 +168,7 @@ static int parse_args(int argc, char **argv, sp_args *a)
     if (rc) return rc;
     a->seed = (uint64_t)seed;
     a->block_given = hr_flags_seen(&fs, "block") > 0;
+    a->threads_given = hr_flags_seen(&fs, "threads") + hr_flags_seen(&fs, "bind") > 0;
     if (!a->block_given && o->backend == HR_BACKEND_GPU) o->block = 256;
     if (a->list) return 0;
     if (!a->matrix == !a->gen)
@@ -445,6 +446,8 @@ static int run(sp_args *a)
     if (strcmp(a->o.method, "jacobi") == 0 && r.tau != 1.0) fprintf(hout, "          tau = %.6g\n", r.tau);
     if (r.colors > 0) fprintf(hout, "          %d colours (greedy colouring of A + A^T)\n", r.colors);
     if (strcmp(r.backend, "cpu-seq") == 0) threads = 1;
+    if (a->threads_given && strcmp(r.backend, "cpu-threads") != 0) /* say so, not silently */
+        fprintf(stderr, "hetrelax sparse: warning: --threads/--bind are ignored by backend %s\n", r.backend);
     fprintf(hout,
             "result    %s after %ld iterations on %s (%d thread%s): relative residual %.6e (recomputed)\n",
             r.reason == HR_REASON_ITERS ? "not converged" : hr_reason_string(r.reason), r.iterations,

@@ -57,6 +57,12 @@ hr_status hr_mpi_solver_run(hr_mpi_solver *s, hr_result *res);
 hr_status hr_mpi_solver_gather_solution(const hr_mpi_solver *s, hr_precision prec, void *dst, size_t count,
                                         int root);
 
+/*! hr_mpi_solver_write_raw() :
+ *  Collective: writes the interior solution to `path` with MPI-IO, each rank its own block
+ *  (no rank holds the whole grid): the .raw format (native floats of precision prec, x
+ *  fastest, no header), as hr_solver_solution orders it. The same status on every rank. */
+hr_status hr_mpi_solver_write_raw(const hr_mpi_solver *s, const char *path, hr_precision prec);
+
 /* What a run's halo exchange cost, per part (seconds summed over the run, this rank). */
 typedef struct hr_mpi_info {
     int ranks;

@@ -24,20 +24,20 @@ hr_status hr_cuda_fail(hr_solver *s, cudaError_t e, const char *call, const char
 
 /* Every CUDA call in a solver path goes through HR_CU: on failure the call, file and
  * line go into the solver's error text and the function returns the status. */
-#define HR_CU(s, call)                                                                  \
-    do {                                                                                \
-        cudaError_t hr_cu_e_ = (call);                                                  \
-        if (hr_cu_e_ != cudaSuccess) return hr_cuda_fail((s), hr_cu_e_, #call, __FILE__, __LINE__); \
+#define HR_CU(s, call)                                                                                       \
+    do {                                                                                                     \
+        cudaError_t hr_cu_e_ = (call);                                                                       \
+        if (hr_cu_e_ != cudaSuccess) return hr_cuda_fail((s), hr_cu_e_, #call, __FILE__, __LINE__);          \
     } while (0)
 
 /* Same, jumping to a cleanup label with st set. */
-#define HR_CU_GOTO(s, st, call, label)                                                  \
-    do {                                                                                \
-        cudaError_t hr_cu_e_ = (call);                                                  \
-        if (hr_cu_e_ != cudaSuccess) {                                                  \
-            (st) = hr_cuda_fail((s), hr_cu_e_, #call, __FILE__, __LINE__);              \
-            goto label;                                                                 \
-        }                                                                               \
+#define HR_CU_GOTO(s, st, call, label)                                                                       \
+    do {                                                                                                     \
+        cudaError_t hr_cu_e_ = (call);                                                                       \
+        if (hr_cu_e_ != cudaSuccess) {                                                                       \
+            (st) = hr_cuda_fail((s), hr_cu_e_, #call, __FILE__, __LINE__);                                   \
+            goto label;                                                                                      \
+        }                                                                                                    \
     } while (0)
 
 /* A launch is checked by the error it leaves behind (bad configuration, no image). */
@@ -56,24 +56,25 @@ typedef struct hr_gpu {
     const char *name; /* the kernel's name (the table entry's) */
     unsigned caps;    /* the table entry's HR_CAP_* */
     int dev, sms, cc_major, cc_minor;
-    size_t smem_optin;    /* largest dynamic shared memory a block may opt into */
+    size_t smem_optin; /* largest dynamic shared memory a block may opt into */
     size_t tex_align, tex_pitch_align;
     int tex2d_max_w, tex2d_max_h;
     cudaStream_t stream;
     int dim, nx, ny, nz; /* interior extents (nz = 1 in 2-D) */
     int n;               /* nx: the square-only families read it */
     int dbl;
-    hr_rhs_view spike;   /* spike_i < 0: none (or an h^2 f grid) */
-    double omega;        /* 1: plain Jacobi */
+    hr_rhs_view spike; /* spike_i < 0: none (or an h^2 f grid) */
+    double omega;      /* 1: plain Jacobi */
     size_t esize;
     size_t pitch, offset; /* device layout in elements: padded (hr_grid_layout) or (nx+2, 0) */
     size_t plane;         /* elements per plane: pitch * (ny + 2) */
     size_t alloc_elems;   /* per grid: the layout's count plus one spare row */
     void *d_u[2], *d_hf;
-    int dcur;             /* grid holding the current solution */
+    int dcur; /* grid holding the current solution */
     hr_gpu_shape shape;
     const char *shape_from; /* "env", "cache", "shipped", "default" or "candidate" */
     int alpha;
+    int split; /* > 0: `tuned` sweeps as two regions split at this row/plane (HETRELAX_GPU_SPLIT, tests) */
     cudaTextureObject_t tex[2];
     double *d_part, *h_res;
     int nparts;
@@ -84,8 +85,8 @@ typedef struct hr_gpu {
 
 /* One kernel family. */
 typedef struct hr_gpu_family {
-    int padded;     /* device grid on the padded layout (else rows of nx+2, no padding) */
-    int hilo;       /* doubles as separate hi/lo words in shared memory */
+    int padded;          /* device grid on the padded layout (else rows of nx+2, no padding) */
+    int hilo;            /* doubles as separate hi/lo words in shared memory */
     hr_gpu_shape def[2]; /* default shape for float, double */
     const hr_gpu_shape *cands;
     int ncands;
@@ -126,21 +127,19 @@ int hr_gpu_shipped_lookup(const hr_gpu *g, hr_gpu_shape *out);
 
 /* ------------------------------------------------------- kernel arguments */
 
-template <typename T>
-struct hr_gargs {
+template <typename T> struct hr_gargs {
     const T *u;  /* element (0, 0, 0) of the grid read */
     T *un;       /* element (0, 0, 0) of the grid written */
     const T *hf; /* element (0, 0, 0) of h^2 f, or NULL for the inline spike */
     size_t pitch, plane;
-    int n;              /* nx (square-only families) */
+    int n; /* nx (square-only families) */
     int nx, ny, nz;
-    int lo, hi;         /* outer range swept: rows [lo, hi) in 2-D, planes in 3-D */
-    hr_rhs_view sp;     /* the inline spike (HR_IS_SPIKE); spike_i < 0: none */
-    T c0, c1;           /* weights (1 - omega), omega: used by the weighted instantiations */
+    int lo, hi;     /* outer range swept: rows [lo, hi) in 2-D, planes in 3-D */
+    hr_rhs_view sp; /* the inline spike (HR_IS_SPIKE); spike_i < 0: none */
+    T c0, c1;       /* weights (1 - omega), omega: used by the weighted instantiations */
 };
 
-template <typename T>
-static inline hr_gargs<T> hr_gpu_args(const hr_gpu *g)
+template <typename T> static inline hr_gargs<T> hr_gpu_args(const hr_gpu *g)
 {
     hr_gargs<T> a;
     a.u = (const T *)g->d_u[g->dcur] + g->offset;
@@ -161,7 +160,10 @@ static inline hr_gargs<T> hr_gpu_args(const hr_gpu *g)
 }
 
 /* Whether the weighted (omega) instantiation must run. */
-static inline bool hr_gpu_weighted(const hr_gpu *g) { return g->omega != 1.0; }
+static inline bool hr_gpu_weighted(const hr_gpu *g)
+{
+    return g->omega != 1.0;
+}
 
 /* The point update, with the right-hand side as the CPU reference applies it: the same
  * macro, the same order, so results are bitwise equal (CUDA built with -fmad=false).
@@ -198,6 +200,9 @@ __device__ __forceinline__ T hr_point7(T uw, T ue, T un, T us, T ud, T uu, T uc,
 }
 
 /* Grid dimension for `tiles` tiles along y (hardware limit 65535; kernels stride). */
-static inline unsigned hr_grid_y(long tiles) { return (unsigned)(tiles < 65535 ? (tiles > 0 ? tiles : 1) : 65535); }
+static inline unsigned hr_grid_y(long tiles)
+{
+    return (unsigned)(tiles < 65535 ? (tiles > 0 ? tiles : 1) : 65535);
+}
 
 #endif

@@ -240,6 +240,8 @@ static hr_status gpu_setup(hr_solver *s)
     g->spike.hf = NULL; /* the device reads its own h^2 f grid */
     g->omega = s->p.omega;
     g->alpha = s->o.alpha;
+    const char *split = getenv("HETRELAX_GPU_SPLIT");
+    g->split = split ? atoi(split) : 0;
     HR_CU(s, cudaSetDevice(g->dev));
     cudaDeviceProp p;
     HR_CU(s, cudaGetDeviceProperties(&p, g->dev));
@@ -255,19 +257,6 @@ static hr_status gpu_setup(hr_solver *s)
     g->tex2d_max_h = p.maxTexture2DLinear[1];
     HR_CU(s, cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
 
-    /* host grids: boundary ring, initial interior, right-hand side */
-    hr_solver_init_rows(s, 0, hr_layout_outer(&s->u[0].l));
-    s->cur = 0;
-    const size_t hbytes = hr_layout_bytes(&s->u[0].l);
-    if (s->o.host_memory == HR_HOST_PINNED) {
-        HR_CU(s, cudaHostRegister(s->u[0].base, hbytes, cudaHostRegisterDefault));
-        g->registered_u = 1;
-        if (s->hf.base) {
-            HR_CU(s, cudaHostRegister(s->hf.base, hbytes, cudaHostRegisterDefault));
-            g->registered_hf = 1;
-        }
-    }
-
     /* device grids: the host layout, or unpadded rows for the first 2-D rungs */
     if (fam->padded || g->dim == 3) {
         g->pitch = s->u[0].l.pitch;
@@ -282,10 +271,25 @@ static hr_status gpu_setup(hr_solver *s)
     const size_t dbytes = g->alloc_elems * g->esize;
     size_t free_b = 0, total_b = 0;
     if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess && dbytes * (s->hf.base ? 3 : 2) > free_b) {
-        hr_solver_set_error(s, "grid: %zu MiB of device grids do not fit the %zu MiB free on %s",
+        hr_solver_set_error(s, "n: %zu MiB of device grids do not fit the %zu MiB free on %s",
                             dbytes * (s->hf.base ? 3 : 2) >> 20, free_b >> 20, p.name);
         return HR_ERR_NO_MEMORY;
     }
+
+    /* host grids (touched only once the device grids are known to fit): boundary ring, initial interior,
+     * right-hand side */
+    hr_solver_init_rows(s, 0, hr_layout_outer(&s->u[0].l));
+    s->cur = 0;
+    const size_t hbytes = hr_layout_bytes(&s->u[0].l);
+    if (s->o.host_memory == HR_HOST_PINNED) {
+        HR_CU(s, cudaHostRegister(s->u[0].base, hbytes, cudaHostRegisterDefault));
+        g->registered_u = 1;
+        if (s->hf.base) {
+            HR_CU(s, cudaHostRegister(s->hf.base, hbytes, cudaHostRegisterDefault));
+            g->registered_hf = 1;
+        }
+    }
+
     for (int k = 0; k < 2; k++) {
         HR_CU(s, cudaMalloc(&g->d_u[k], dbytes));
         HR_CU(s, cudaMemsetAsync(g->d_u[k], 0, dbytes, g->stream));

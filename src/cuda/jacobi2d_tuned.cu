@@ -5,8 +5,8 @@
  * doubles) of a strip of h rows. Rows start 128-byte aligned, so a warp's load of one
  * row is one aligned 512-byte request. North and centre stay in registers as the thread
  * marches south; west and east of the word's ends come from the neighbouring lanes by
- * warp shuffle, and only lanes 0 and 31 load one extra element. Device memory then sees each word read once (plus two halo rows
- * per strip, mostly L2 hits) and written once: the copy-bandwidth limit. U rows are
+ * warp shuffle, and only lanes 0 and 31 load one extra element. Device memory then sees each word read once
+ * (plus two halo rows per strip, mostly L2 hits) and written once: the copy-bandwidth limit. U rows are
  * loaded before any is used, so U independent loads per thread are in flight.
  *
  * Shape: bx threads (a multiple of 32; they cover 16*bx/sizeof(T) columns) per strip,
@@ -19,13 +19,11 @@
 #include "cuda/gpu_region.h"
 
 /* V consecutive columns per thread, moved as one aligned 16-byte word. */
-template <typename T, int V>
-struct alignas(sizeof(T) * V) hr_vec {
+template <typename T, int V> struct alignas(sizeof(T) * V) hr_vec {
     T v[V];
 };
 
-template <typename T, int V, int U, bool W>
-__global__ void hr_k_tuned(hr_gargs<T> a, int h)
+template <typename T, int V, int U, bool W> __global__ void hr_k_tuned(hr_gargs<T> a, int h)
 {
     typedef hr_vec<T, V> VT;
     const unsigned FULL = 0xffffffffu;
@@ -45,9 +43,11 @@ __global__ void hr_k_tuned(hr_gargs<T> a, int h)
     const bool edge_ok = edge != 0 && have && j + edge <= n + 1;
     VT zero;
 #pragma unroll
-    for (int e = 0; e < V; e++) zero.v[e] = (T)0;
+    for (int e = 0; e < V; e++)
+        zero.v[e] = (T)0;
     const long strips = ((long)a.hi - a.lo + h - 1) / h;
-    for (long s = (long)blockIdx.y * blockDim.y + threadIdx.y; s < strips; s += (long)gridDim.y * blockDim.y) {
+    for (long s = (long)blockIdx.y * blockDim.y + threadIdx.y; s < strips;
+         s += (long)gridDim.y * blockDim.y) {
         const int i0 = a.lo + (int)s * h;
         const int i1 = min(i0 + h, a.hi); /* rows [i0, i1) */
         VT north = have ? *(const VT *)(col + (size_t)(i0 - 1) * p) : zero;
@@ -96,8 +96,7 @@ __global__ void hr_k_tuned(hr_gargs<T> a, int h)
 }
 
 /* 16 bytes per thread: four floats or two doubles. Rows [r0, r1) of the interior. */
-template <typename T, bool W>
-static cudaError_t go(hr_gpu *g, int r0, int r1, cudaStream_t st)
+template <typename T, bool W> static cudaError_t go(hr_gpu *g, int r0, int r1, cudaStream_t st)
 {
     const int V = 16 / (int)sizeof(T);
     const hr_gpu_shape sh = g->shape;
@@ -107,7 +106,8 @@ static cudaError_t go(hr_gpu *g, int r0, int r1, cudaStream_t st)
     a.hi = r1;
     const long strips = ((long)r1 - r0 + sh.h - 1) / sh.h;
     const long threads = ((long)g->nx + V - 1) / V;
-    const dim3 blk(sh.bx, sh.by), grd((unsigned)((threads + sh.bx - 1) / sh.bx), hr_grid_y((strips + sh.by - 1) / sh.by));
+    const dim3 blk(sh.bx, sh.by),
+        grd((unsigned)((threads + sh.bx - 1) / sh.bx), hr_grid_y((strips + sh.by - 1) / sh.by));
     if (sh.h % 8 == 0)
         hr_k_tuned<T, 16 / sizeof(T), 8, W><<<grd, blk, 0, st>>>(a, sh.h);
     else
@@ -124,6 +124,10 @@ cudaError_t hr_gpu_tuned2d_rows(hr_gpu *g, int r0, int r1, cudaStream_t st)
 static cudaError_t launch_tuned(hr_gpu *g, int sweeps, cudaStream_t st)
 {
     (void)sweeps;
+    if (g->split > 1 && g->split <= g->ny) { /* the region form, as a test hook: two parts, one sweep */
+        cudaError_t e = hr_gpu_tuned2d_rows(g, g->split, g->ny + 1, st);
+        return e != cudaSuccess ? e : hr_gpu_tuned2d_rows(g, 1, g->split, st);
+    }
     return hr_gpu_tuned2d_rows(g, 1, g->ny + 1, st);
 }
 
@@ -140,11 +144,18 @@ static int check_tuned(const hr_gpu *g, hr_gpu_shape sh, char *why, size_t len)
     return hr_gpu_check_block(g, sh, 1, why, len);
 }
 
-static const hr_gpu_shape tuned_cands[] = {
-    {64, 1, 16}, {64, 1, 32},  {64, 1, 8}, {128, 1, 16}, {128, 1, 32}, {128, 1, 8}, {32, 4, 16},
-    {32, 2, 32}, {32, 1, 16},  {64, 2, 16}, {64, 4, 8},  {256, 1, 16}, {256, 1, 8}, {128, 2, 8},
-    {32, 1, 8},  {32, 1, 4},   {64, 1, 4},  {64, 1, 64}, {128, 1, 4},  {32, 4, 4}};
+static const hr_gpu_shape tuned_cands[] = {{64, 1, 16}, {64, 1, 32},  {64, 1, 8},  {128, 1, 16}, {128, 1, 32},
+                                           {128, 1, 8}, {32, 4, 16},  {32, 2, 32}, {32, 1, 16},  {64, 2, 16},
+                                           {64, 4, 8},  {256, 1, 16}, {256, 1, 8}, {128, 2, 8},  {32, 1, 8},
+                                           {32, 1, 4},  {64, 1, 4},   {64, 1, 64}, {128, 1, 4},  {32, 4, 4}};
 
-const hr_gpu_family hr_fam_tuned = {1,    0, {{64, 1, 16}, {64, 1, 16}},
-                                    tuned_cands,   (int)(sizeof tuned_cands / sizeof tuned_cands[0]),
-                                    check_tuned,   NULL, launch_tuned, hr_gpu_pass_one, 0};
+const hr_gpu_family hr_fam_tuned = {1,
+                                    0,
+                                    {{64, 1, 16}, {64, 1, 16}},
+                                    tuned_cands,
+                                    (int)(sizeof tuned_cands / sizeof tuned_cands[0]),
+                                    check_tuned,
+                                    NULL,
+                                    launch_tuned,
+                                    hr_gpu_pass_one,
+                                    0};

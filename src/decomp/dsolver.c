@@ -9,8 +9,12 @@
 #include "common/error.h"
 #include "common/sysmem.h"
 #include "common/timer.h"
+#include "cpu/team.h"
 
 #define HR_PI 3.14159265358979323846
+
+const hr_field_ops hr_field_ops_host = {"host", hr_cpu_sweep_box, hr_cpu_residual_box, hr_pack_box,
+                                        hr_unpack_box};
 
 static void set_err(char *err, size_t size, const char *msg)
 {
@@ -138,6 +142,7 @@ hr_status hr_dsolver_create(const hr_options *o, const int parts[3], int ghost, 
         return st != HR_OK ? st : HR_ERR_NO_MEMORY;
     }
     s->t = t;
+    s->fops = &hr_field_ops_host;
     s->o = *o;
     hr_problem_resolve(o, &s->p);
     s->o.dim = s->p.dim;
@@ -163,6 +168,16 @@ hr_status hr_dsolver_create(const hr_options *o, const int parts[3], int ghost, 
     for (int l = 0; l < s->nlocal; l++)
         HR_CHECK_GOTO(st, alloc_sub(s, &s->subs[l], t->first + l, esize, err, es), fail);
     HR_CHECK_GOTO(st, bind_phases(s), fail);
+    /* cpu-threads: each process sweeps its boxes with a team (threads per process) */
+    if (o->backend == HR_BACKEND_CPU_THREADS && o->threads > 1) {
+        st = hr_team_create(o->threads, o->bind, &s->team);
+        if (st != HR_OK) {
+            set_err(err, es,
+                    st == HR_ERR_UNSUPPORTED ? "bind: built without hwloc"
+                                             : "threads: cannot start the team");
+            goto fail;
+        }
+    }
     s->t_setup = hr_now() - t0;
     s->o.kernel = NULL;
     s->o.rhs_values = s->o.init_values = NULL;
@@ -188,6 +203,7 @@ void hr_dsolver_free(hr_dsolver *s)
                 if (d->rbuf[a][side]) s->t->ops->release(s->t, d->rbuf[a][side]);
             }
     }
+    if (s->team) hr_team_free(s->team);
     free(s->subs);
     free(s->norms);
     if (s->t) s->t->ops->destroy(s->t);
@@ -206,7 +222,7 @@ static hr_status exchange_begin(hr_dsolver *s, int ph)
             for (int side = 0; side < 2; side++) {
                 if (!phase_has_axis(s, ph, a) || d->g.nb[a][side] < 0) continue;
                 const hr_box b = hr_subdomain_face(&d->g, s->d.ghost, a, side, 0, corners);
-                hr_pack_box(&d->g.l, hr_grid_origin(&d->u[s->cur]), &b, d->sbuf[a][side]);
+                s->fops->pack(&d->g.l, hr_grid_origin(&d->u[s->cur]), &b, d->sbuf[a][side]);
             }
     }
     const double t1 = hr_now();
@@ -229,7 +245,7 @@ static hr_status exchange_end(hr_dsolver *s, int ph)
             for (int side = 0; side < 2; side++) {
                 if (!phase_has_axis(s, ph, a) || d->g.nb[a][side] < 0) continue;
                 const hr_box b = hr_subdomain_face(&d->g, s->d.ghost, a, side, 1, corners);
-                hr_unpack_box(&d->g.l, hr_grid_origin(&d->u[s->cur]), &b, d->rbuf[a][side]);
+                s->fops->unpack(&d->g.l, hr_grid_origin(&d->u[s->cur]), &b, d->rbuf[a][side]);
             }
     }
     s->xt.transfer += t1 - t0;
@@ -253,7 +269,56 @@ static void sweep_box(hr_dsolver *s, hr_dsub *d, hr_box box)
 {
     const hr_sweep_args a = {
         &d->g.l, hr_grid_origin(&d->u[s->cur]), hr_grid_origin(&d->u[1 - s->cur]), d->rhs, box, s->p.omega};
-    hr_cpu_sweep_box(&a);
+    s->fops->sweep(&a);
+}
+
+/* Which boxes of every owned subdomain a sweep job covers. */
+enum { SWEEP_ROUND, SWEEP_INNER, SWEEP_SHELL };
+
+typedef struct sweep_job {
+    hr_dsolver *s;
+    int kind, m, step;
+} sweep_job;
+
+/* Thread tid of nt sweeps its share of the outer axis (z in 3-D, y in 2-D) of every box:
+ * points are independent within a sweep, so any split gives the same bits. */
+static void sweep_job_run(void *ctx, int tid, int nt)
+{
+    const sweep_job *j = ctx;
+    hr_dsolver *s = j->s;
+    const int outer = s->p.dim == 3 ? 2 : 1;
+    for (int l = 0; l < s->nlocal; l++) {
+        hr_box boxes[6], inner;
+        int n = 1;
+        if (j->kind == SWEEP_ROUND) {
+            boxes[0] = hr_subdomain_sweep_box(&s->subs[l].g, j->m, j->step);
+        } else {
+            n = hr_subdomain_split(&s->subs[l].g, &inner, boxes);
+            if (j->kind == SWEEP_INNER) {
+                boxes[0] = inner;
+                n = 1;
+            }
+        }
+        for (int b = 0; b < n; b++) {
+            hr_box part = boxes[b];
+            if (nt > 1) {
+                int lo, hi;
+                hr_split_range(part.hi[outer] - part.lo[outer], nt, tid, &lo, &hi);
+                part.hi[outer] = part.lo[outer] + hi;
+                part.lo[outer] += lo;
+            }
+            sweep_box(s, &s->subs[l], part);
+        }
+    }
+}
+
+static void run_sweeps(hr_dsolver *s, int kind, int m, int step)
+{
+    sweep_job j = {s, kind, m, step};
+    if (s->team)
+        hr_team_run(s->team, sweep_job_run, &j);
+    else
+        sweep_job_run(&j, 0, 1);
 }
 
 /* One sweep with a single-layer exchange in flight (seed 003, Listing 1, on the CPU):
@@ -263,20 +328,11 @@ static hr_status overlapped_sweep(hr_dsolver *s, hr_phase_times *t)
     double t0 = hr_now();
     HR_TRY(exchange_begin(s, 0));
     double t1 = hr_now();
-    for (int l = 0; l < s->nlocal; l++) {
-        hr_box inner, shell[6];
-        hr_subdomain_split(&s->subs[l].g, &inner, shell);
-        sweep_box(s, &s->subs[l], inner);
-    }
+    run_sweeps(s, SWEEP_INNER, 1, 1);
     double t2 = hr_now();
     HR_TRY(exchange_end(s, 0));
     double t3 = hr_now();
-    for (int l = 0; l < s->nlocal; l++) {
-        hr_box inner, shell[6];
-        const int n = hr_subdomain_split(&s->subs[l].g, &inner, shell);
-        for (int b = 0; b < n; b++)
-            sweep_box(s, &s->subs[l], shell[b]);
-    }
+    run_sweeps(s, SWEEP_SHELL, 1, 1);
     s->xt.rounds++;
     s->xt.hidden += t2 - t1;
     t->exchange += (t1 - t0) + (t3 - t2);
@@ -300,8 +356,7 @@ static hr_status advance(void *ctx, long count, hr_phase_times *t)
                 t->exchange += hr_now() - t0;
             }
             for (int step = 1; step <= m; step++) {
-                for (int l = 0; l < s->nlocal; l++)
-                    sweep_box(s, &s->subs[l], hr_subdomain_sweep_box(&s->subs[l].g, m, step));
+                run_sweeps(s, SWEEP_ROUND, m, step);
                 s->cur = 1 - s->cur;
             }
         }
@@ -320,7 +375,7 @@ hr_status hr_dsolver_residual(hr_dsolver *s, double *rel)
         hr_dsub *d = &s->subs[l];
         const hr_resid_args a = {&d->g.l, hr_grid_origin(&d->u[s->cur]), d->rhs, d->g.own, d->g.dirichlet,
                                  NULL};
-        hr_cpu_residual_box(&a, &v[2 * l], &v[2 * l + 1]);
+        s->fops->residual(&a, &v[2 * l], &v[2 * l + 1]);
     }
     hr_status st = s->t->ops->sum_norms(s->t, v, 2);
     if (st == HR_OK) *rel = hr_norm2_relative(v[0], v[1]);
@@ -390,9 +445,14 @@ hr_status hr_dsolver_run(hr_dsolver *s, hr_result *res)
     s->xt = (hr_exchange_times){0, 0, 0, 0, 0};
     monitor_ctx mc = {s, o->monitor, o->monitor_user};
     hr_driver_ops ops = {.ctx = s, .advance = advance, .residual = drv_residual};
-    hr_driver_cfg cfg = {
-        o->iters, o->tol,    o->check_every, o->monitor_every, o->monitor ? agreed_monitor : NULL,
-        &mc,      o->divtol, s->done};
+    hr_driver_cfg cfg = {.max_iters = o->iters,
+                         .tol = o->tol,
+                         .check_every = o->check_every,
+                         .monitor_every = o->monitor_every,
+                         .monitor = o->monitor ? agreed_monitor : NULL,
+                         .monitor_user = &mc,
+                         .divref = o->divtol,
+                         .first = s->done};
     hr_phase_times t = {0, 0, 0, 0};
     hr_driver_out dout;
     HR_TRY(hr_drive(&ops, &cfg, o->keep_history ? &s->hist : NULL, &t, &dout));

@@ -22,6 +22,20 @@
 extern "C" {
 #endif
 
+/* What a subdomain's placement does to its grids: the host versions are the region sweep,
+ * the box residual and the host face copies (hr_field_ops_host). A GPU placement brings the
+ * same four as device operations on device grids (docs/mpi.md); the schedule, the
+ * transports and the bitwise argument do not change. */
+typedef struct hr_field_ops {
+    const char *name;
+    void (*sweep)(const hr_sweep_args *a);
+    void (*residual)(const hr_resid_args *a, hr_norm2 *rnorm, hr_norm2 *bnorm);
+    void (*pack)(const hr_grid_layout *l, const void *origin, const hr_box *b, void *buf);
+    void (*unpack)(const hr_grid_layout *l, void *origin, const hr_box *b, const void *buf);
+} hr_field_ops;
+
+extern const hr_field_ops hr_field_ops_host;
+
 /* One owned subdomain: geometry, grids and message buffers per face. */
 typedef struct hr_dsub {
     hr_subdomain g;
@@ -43,7 +57,8 @@ typedef struct hr_dsolver {
     hr_options o;
     hr_problem p;
     hr_decomp d;
-    hr_transport *t; /* owned */
+    hr_transport *t;          /* owned */
+    const hr_field_ops *fops; /* where the grids live: hr_field_ops_host */
     int nlocal;
     hr_dsub *subs;
     int cur;     /* which of u[2] is current (the same in every subdomain) */
@@ -53,7 +68,8 @@ typedef struct hr_dsolver {
     long done;   /* sweeps since create */
     hr_history hist;
     hr_exchange_times xt;
-    hr_norm2 *norms; /* 2 per owned subdomain: partial residual and rhs norms */
+    hr_norm2 *norms;      /* 2 per owned subdomain: partial residual and rhs norms */
+    struct hr_team *team; /* cpu-threads with threads > 1: sweeps split over a team, else NULL */
     double t_setup;
     char err[256];
 } hr_dsolver;

@@ -226,8 +226,11 @@ hr_status hr_mpi_hybrid_run(hr_mpi_hybrid *s, hr_result *res)
     s->hist.len = 0;
     hr_driver_ops ops = {.ctx = s, .advance = advance, .residual = residual};
     /* monitors are not offered per rank: a stop must be agreed (hr_mpi_solver does) */
-    hr_driver_cfg cfg = {o->iters, o->tol, o->check_every, 0, NULL, NULL, o->divtol > 0 ? o->divtol : 1e3,
-                         s->done};
+    hr_driver_cfg cfg = {.max_iters = o->iters,
+                         .tol = o->tol,
+                         .check_every = o->check_every,
+                         .divref = o->divtol > 0 ? o->divtol : 1e3,
+                         .first = s->done};
     hr_phase_times t = {0, 0, 0, 0};
     hr_driver_out dout;
     hr_status st = hr_drive(&ops, &cfg, o->keep_history ? &s->hist : NULL, &t, &dout);

@@ -93,20 +93,66 @@ hr_status hr_mpi_resolve_decomp(const hr_options *o, int ranks, const int req[3]
     return hr_decomp_init(&d, dim, n, out, ghost, why, ws);
 }
 
-/* Every rank learns the first failing rank's status and message; the same on all. */
-static hr_status agree(MPI_Comm comm, int rank, int size, hr_status st, char *msg, size_t msize)
+/* Every rank learns the first failing rank's status and message; the same on all. A rank
+ * whose only complaint is `minor` (options that differ from another rank's) yields to a rank
+ * with a real one, whose message says more. */
+static hr_status agree_first(MPI_Comm comm, int rank, int size, hr_status st, int minor, char *msg,
+                             size_t msize)
 {
-    int first = st != HR_OK ? rank : size;
+    int first = st != HR_OK ? (minor ? size + rank : rank) : 2 * size;
     if (MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS) {
         snprintf(msg, msize, "MPI_Allreduce failed");
         return HR_ERR_IO;
     }
-    if (first == size) return HR_OK;
+    if (first == 2 * size) return HR_OK;
+    first %= size;
     int code = (int)st;
     MPI_Bcast(&code, 1, MPI_INT, first, comm);
     MPI_Bcast(msg, (int)msize, MPI_CHAR, first, comm);
     msg[msize - 1] = '\0';
     return (hr_status)code;
+}
+
+static hr_status agree(MPI_Comm comm, int rank, int size, hr_status st, char *msg, size_t msize)
+{
+    return agree_first(comm, rank, size, st, 0, msg, msize);
+}
+
+/* What decides the messages and the loop must be the same on every rank, or ranks would
+ * wait for messages or collectives that never come. Collective: every rank calls it. */
+static hr_status same_everywhere(MPI_Comm comm, const hr_options *o, const int decomp[3], int ghost,
+                                 char *why, size_t ws, int report)
+{
+    static const char *const names[] = {"dim",     "nx",     "ny",     "nz",    "precision", "ghost",
+                                        "decomp",  "decomp", "decomp", "iters", "tol",       "check",
+                                        "monitor", "divtol", "rhs",    "omega"};
+    enum { N = 16 };
+    double v[2 * N] = {hr_options_dim(o),
+                       hr_options_extent(o, 0),
+                       hr_options_extent(o, 1),
+                       hr_options_extent(o, 2),
+                       o->precision,
+                       ghost,
+                       decomp ? decomp[0] : 0,
+                       decomp ? decomp[1] : 0,
+                       decomp ? decomp[2] : 0,
+                       (double)o->iters,
+                       o->tol,
+                       (double)o->check_every,
+                       (double)(o->monitor ? o->monitor_every : 0),
+                       o->divtol,
+                       o->rhs,
+                       o->omega};
+    for (int i = 0; i < N; i++)
+        v[N + i] = -v[i]; /* max of -x: the min */
+    if (MPI_Allreduce(MPI_IN_PLACE, v, 2 * N, MPI_DOUBLE, MPI_MAX, comm) != MPI_SUCCESS) return HR_ERR_IO;
+    for (int i = 0; i < N; i++)
+        if (!(v[i] == -v[N + i])) {
+            if (report)
+                snprintf(why, ws, "%s: differs between ranks (give every rank the same options)", names[i]);
+            return HR_ERR_INVALID_ARG;
+        }
+    return HR_OK;
 }
 
 hr_status hr_mpi_solver_create(const hr_options *o, const int decomp[3], int ghost, MPI_Comm comm,
@@ -135,11 +181,14 @@ hr_status hr_mpi_solver_create(const hr_options *o, const int decomp[3], int gho
     hr_status st = s ? HR_OK : HR_ERR_NO_MEMORY;
     int parts[3] = {1, 1, 1};
     if (st == HR_OK) st = hr_mpi_resolve_decomp(o, size, decomp, ghost, parts, mpi_error, sizeof mpi_error);
+    const hr_status same = same_everywhere(dup, o, decomp, ghost, mpi_error, sizeof mpi_error, st == HR_OK);
+    const int minor = st == HR_OK && same != HR_OK;
+    if (st == HR_OK) st = same;
     hr_transport *t = NULL;
     if (st == HR_OK) st = hr_transport_mpi_create(dup, &t);
     if (st == HR_OK) st = hr_dsolver_create(o, parts, ghost, t, &s->ds, mpi_error, sizeof mpi_error);
     if (st != HR_OK && !mpi_error[0]) snprintf(mpi_error, sizeof mpi_error, "%s", hr_status_string(st));
-    st = agree(dup, rank, size, st, mpi_error, sizeof mpi_error);
+    st = agree_first(dup, rank, size, st, minor, mpi_error, sizeof mpi_error);
     if (st != HR_OK) {
         if (s) hr_dsolver_free(s->ds);
         free(s);
@@ -219,6 +268,57 @@ hr_status hr_mpi_solver_gather_solution(const hr_mpi_solver *s, hr_precision pre
     free(all);
     free(counts);
     return st;
+}
+
+hr_status hr_mpi_solver_write_raw(const hr_mpi_solver *s, const char *path, hr_precision prec)
+{
+    mpi_error[0] = '\0';
+    if (!s || !path) return HR_ERR_INVALID_ARG;
+    const hr_dsolver *ds = s->ds;
+    const hr_subdomain *g = &ds->subs[0].g;
+    const int dim = ds->p.dim;
+    const size_t ues = prec == HR_PREC_DOUBLE ? 8 : 4;
+    const size_t mine = (size_t)g->n[0] * g->n[1] * g->n[2];
+    hr_status st = mine * ues > (size_t)0x7fffffff ? HR_ERR_UNSUPPORTED : HR_OK; /* int counts */
+    void *block = st == HR_OK ? malloc(mine ? mine * ues : 1) : NULL;
+    if (st == HR_OK && !block) st = HR_ERR_NO_MEMORY;
+    if (st != HR_OK) snprintf(mpi_error, sizeof mpi_error, "output: %s", hr_status_string(st));
+    st = agree(s->comm, s->rank, s->size, st, mpi_error, sizeof mpi_error);
+    if (st != HR_OK) {
+        free(block);
+        return st;
+    }
+    hr_dsolver_own_to_block(ds, 0, prec, block);
+    /* the file is the whole interior, x fastest: each rank's block is a subarray of it */
+    const MPI_Datatype et = prec == HR_PREC_DOUBLE ? MPI_DOUBLE : MPI_FLOAT;
+    int sizes[3], sub[3], starts[3];
+    for (int a = 0; a < dim; a++) { /* C order: slowest axis first */
+        sizes[dim - 1 - a] = ds->d.n[a];
+        sub[dim - 1 - a] = g->n[a];
+        starts[dim - 1 - a] = g->off[a];
+    }
+    MPI_Datatype ft;
+    MPI_Type_create_subarray(dim, sizes, sub, starts, MPI_ORDER_C, et, &ft);
+    MPI_Type_commit(&ft);
+    MPI_File f;
+    int e = MPI_File_open(s->comm, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &f);
+    if (e == MPI_SUCCESS) {
+        int e2 = MPI_File_set_size(f, 0); /* an older, longer file must not keep its tail */
+        if (e2 == MPI_SUCCESS) e2 = MPI_File_set_view(f, 0, et, ft, "native", MPI_INFO_NULL);
+        if (e2 == MPI_SUCCESS) e2 = MPI_File_write_all(f, block, (int)mine, et, MPI_STATUS_IGNORE);
+        const int e3 = MPI_File_close(&f);
+        e = e2 != MPI_SUCCESS ? e2 : e3;
+    }
+    MPI_Type_free(&ft);
+    free(block);
+    st = e == MPI_SUCCESS ? HR_OK : HR_ERR_IO;
+    if (st != HR_OK) {
+        char msg[MPI_MAX_ERROR_STRING];
+        int len = 0;
+        MPI_Error_string(e, msg, &len);
+        snprintf(mpi_error, sizeof mpi_error, "output: '%.100s': %.120s", path, msg);
+    }
+    return agree(s->comm, s->rank, s->size, st, mpi_error, sizeof mpi_error);
 }
 
 hr_status hr_mpi_solver_info(const hr_mpi_solver *s, hr_mpi_info *out)

@@ -63,14 +63,20 @@ hr_status hr_drive(const hr_driver_ops *ops, const hr_driver_cfg *cfg, hr_histor
     out->reason = HR_REASON_ITERS;
     out->last_rel = NAN;
     const double t0 = hr_now();
+    /* with a stop flag, chunks grow from 16 iterations until one takes ~50 ms, so a
+     * request is answered quickly without a synchronisation every few sweeps */
+    long poll = cfg->stop && cfg->poll ? 16 : 0;
     while (out->done < cfg->max_iters) {
         long done = out->done, stop = cfg->max_iters;
         cut(&stop, next_multiple(done, cut_check), done);
         cut(&stop, next_multiple(done, cfg->monitor_every), done);
         if (ops->next_stop) cut(&stop, ops->next_stop(ops->ctx, done), done);
+        if (poll > 0) cut(&stop, done + poll, done);
         const double ex0 = t->exchange, ta = hr_now();
         st = ops->advance(ops->ctx, stop - done, t);
-        t->compute += hr_now() - ta - (t->exchange - ex0);
+        const double took = hr_now() - ta;
+        t->compute += took - (t->exchange - ex0);
+        if (poll > 0 && took < 0.05 && stop - done == poll) poll *= 2;
         if (st != HR_OK) break;
         double rel = NAN;
         if (ops->checked) {
@@ -79,6 +85,10 @@ hr_status hr_drive(const hr_driver_ops *ops, const hr_driver_cfg *cfg, hr_histor
             stop = reached;
         }
         out->done = stop;
+        if (cfg->stop && *cfg->stop) {
+            out->reason = HR_REASON_STOPPED;
+            break;
+        }
         const int at_check = check > 0 && (ops->checked ? 1 : stop % check == 0);
         const int at_mon = cfg->monitor_every > 0 && stop % cfg->monitor_every == 0;
         if (!at_check && !at_mon) continue;

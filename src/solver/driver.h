@@ -8,6 +8,7 @@
 #ifndef HR_DRIVER_H
 #define HR_DRIVER_H
 
+#include <signal.h>
 #include <stddef.h>
 
 #include "hetrelax/hetrelax.h"
@@ -59,6 +60,11 @@ typedef struct hr_driver_cfg {
     void *monitor_user;
     double divref; /* diverged when the checked residual > divref (<= 0: never) */
     long first;    /* iteration number of the first iteration of this run (for monitors) */
+    /* optional: a stop request (a signal handler's flag), tested after every advance */
+    const volatile sig_atomic_t *stop;
+    /* with a stop flag: end advance() calls early (growing chunks) so that a request is
+     * answered within ~0.1 s; off for kernels whose calls are part of their schedule */
+    int poll;
 } hr_driver_cfg;
 
 typedef struct hr_driver_out {

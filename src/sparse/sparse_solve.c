@@ -363,8 +363,13 @@ hr_status hr_sparse_solver_solve(hr_sparse_solver *h, const double *b, double *x
                              .residual = loop_residual,
                              .next_stop = loop_next_stop,
                              .checked = r->device_checks ? loop_checked : NULL};
-        hr_driver_cfg cfg = {o->max_iters, o->tol,          o->check_every, o->monitor_every,
-                             o->monitor,   o->monitor_user, divref,         0};
+        hr_driver_cfg cfg = {.max_iters = o->max_iters,
+                             .tol = o->tol,
+                             .check_every = o->check_every,
+                             .monitor_every = o->monitor_every,
+                             .monitor = o->monitor,
+                             .monitor_user = o->monitor_user,
+                             .divref = divref};
         hr_driver_out d;
         st = hr_drive(&ops, &cfg, NULL, &times, &d);
         reason = d.reason;

@@ -28,9 +28,12 @@ ls -A "$T" | grep -q '\.tmp-' && bad "temporary files left" || ok
 # a signal: a last checkpoint, a message, exit 128 + signal
 for sig in INT TERM; do
   rm -f "$T/s.ckpt"
-  "$HR" $P --n 256 --iters 100000000 --checkpoint "$T/s.ckpt" --checkpoint-every 1000000 >/dev/null 2>"$T/err" &
+  "$HR" poisson2d --no-bandwidth --monitor 0 --n 256 --iters 100000000 --checkpoint "$T/s.ckpt" \
+    --checkpoint-every 1000000 >"$T/out" 2>"$T/err" &
   pid=$!
-  sleep 1
+  # signal once the run is under way (its header is printed then), however slow the start
+  for _ in $(seq 100); do grep -q "^sweeps:" "$T/out" && break; sleep 0.1; done
+  sleep 0.3
   kill -$sig $pid
   wait $pid
   rc=$?

@@ -51,6 +51,13 @@ expect_usage "hetrelax info: --repeats: 0 is out of range" info --repeats 0
 expect_usage "hetrelax tune: --alpha: expected an integer" tune --alpha x
 expect_usage "hetrelax tune: --precision: unknown value" tune --precision quad
 expect_usage "hetrelax info: unexpected argument 'x'" info x
+# strict numbers: no blanks, no '+', no trailing text, no overflow
+expect_usage "--iters: expected an integer, got ' 5'" poisson2d --iters " 5"
+expect_usage "--iters: expected an integer, got '+5'" poisson2d --iters +5
+expect_usage "--iters: expected an integer, got '5x'" poisson2d --iters 5x
+expect_usage "--iters: expected an integer" poisson2d --iters 99999999999999999999
+expect_usage "--tol: expected a finite number, got ' 0.1'" poisson2d --tol " 0.1"
+expect_usage "--tol: expected a finite number, got 'inf'" poisson2d --tol inf
 # a switch takes no value; an abbreviation still works (getopt_long)
 expect_usage "--quiet" poisson2d --quiet=1
 "$HR" poisson2d --no-bandw --n 8 --iters 1 --qui >/dev/null 2>&1 && ok || bad "unique abbreviations"

@@ -6,8 +6,10 @@
  *
  *   mpiexec -n P mpi_solve [--dim 2|3] [--n N | --nx X --ny Y --nz Z] [--iters T]
  *       [--decomp AxB[xC]] [--ghost G] [--precision single|double] [--repeats R]
- *       [--no-overlap] [--no-verify] [--bandwidth] [--threads-ref T]
+ *       [--no-overlap] [--no-verify] [--bandwidth] [--threads T] [--threads-ref T]
+ *   mpiexec -n 2 mpi_solve --pingpong       latency and bandwidth of the host path
  *
+ * --threads T: T threads per rank (cpu-threads ranks);
  * --bandwidth: rank 0 measures the host copy bandwidth with P threads (same run);
  * --threads-ref T: rank 0 also times the cpu-threads backend with T threads in one
  * process on the same problem (the "ranks vs threads" comparison).
@@ -20,7 +22,7 @@
 
 typedef struct args {
     hr_options o;
-    int decomp[3], have_decomp, ghost, repeats, overlap, verify, bandwidth, threads_ref;
+    int decomp[3], have_decomp, ghost, repeats, overlap, verify, bandwidth, threads_ref, pingpong;
 } args;
 
 static int parse(int argc, char **argv, args *a, int rank)
@@ -47,6 +49,10 @@ static int parse(int argc, char **argv, args *a, int rank)
             a->bandwidth = 1;
             continue;
         }
+        if (!strcmp(f, "--pingpong")) {
+            a->pingpong = 1;
+            continue;
+        }
         if (!v) goto bad;
         i++;
         if (!strcmp(f, "--dim"))
@@ -65,7 +71,10 @@ static int parse(int argc, char **argv, args *a, int rank)
             a->ghost = atoi(v);
         else if (!strcmp(f, "--repeats"))
             a->repeats = atoi(v);
-        else if (!strcmp(f, "--threads-ref"))
+        else if (!strcmp(f, "--threads")) {
+            a->o.threads = atoi(v);
+            a->o.backend = a->o.threads > 1 ? HR_BACKEND_CPU_THREADS : HR_BACKEND_CPU_SEQ;
+        } else if (!strcmp(f, "--threads-ref"))
             a->threads_ref = atoi(v);
         else if (!strcmp(f, "--precision"))
             a->o.precision = !strcmp(v, "double") ? HR_PREC_DOUBLE : HR_PREC_SINGLE;
@@ -82,6 +91,42 @@ static int parse(int argc, char **argv, args *a, int rank)
     }
     if (a->repeats < 1) a->repeats = 1;
     return 1;
+}
+
+/* Ranks 0 and 1 bounce messages of 8 B .. 16 MiB (host buffers, the transport's path):
+ * half the round trip per size, best of a few trials; the latency is the smallest size's,
+ * the bandwidth the largest size's. */
+static void pingpong(int rank, int size)
+{
+    const int maxlog = 24;
+    char *buf = malloc((size_t)1 << maxlog);
+    memset(buf, 1, (size_t)1 << maxlog);
+    if (rank == 0) printf("{\"pingpong\": [");
+    double lat = 0.0, gbps = 0.0;
+    for (int k = 3; k <= maxlog && size >= 2; k++) {
+        const int bytes = 1 << k, reps = k < 16 ? 200 : 20;
+        double best = 1e30;
+        for (int trial = 0; trial < 3; trial++) {
+            MPI_Barrier(MPI_COMM_WORLD);
+            const double t0 = MPI_Wtime();
+            for (int r = 0; r < reps; r++) {
+                if (rank == 0) {
+                    MPI_Send(buf, bytes, MPI_BYTE, 1, 7, MPI_COMM_WORLD);
+                    MPI_Recv(buf, bytes, MPI_BYTE, 1, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                } else if (rank == 1) {
+                    MPI_Recv(buf, bytes, MPI_BYTE, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                    MPI_Send(buf, bytes, MPI_BYTE, 0, 7, MPI_COMM_WORLD);
+                }
+            }
+            const double half = (MPI_Wtime() - t0) / reps / 2.0;
+            if (half < best) best = half;
+        }
+        if (k == 3) lat = best;
+        if (k == maxlog) gbps = bytes / best * 1e-9;
+        if (rank == 0) printf("%s{\"bytes\": %d, \"half_rtt_s\": %.4e}", k > 3 ? ", " : "", bytes, best);
+    }
+    if (rank == 0) printf("], \"alpha_s\": %.4e, \"gbps\": %.4f, \"ranks\": %d}\n", lat, gbps, size);
+    free(buf);
 }
 
 static int cmp_double(const void *x, const void *y)
@@ -139,6 +184,11 @@ int main(int argc, char **argv)
     if (!parse(argc, argv, &a, rank)) {
         MPI_Finalize();
         return 2;
+    }
+    if (a.pingpong) {
+        pingpong(rank, size);
+        MPI_Finalize();
+        return 0;
     }
     const char *why = "";
     if (a.verify && !verify(&a, rank, &why)) {
@@ -216,13 +266,14 @@ int main(int argc, char **argv)
             "\"transfer_per_sweep_s\": %.6e, \"unpack_per_sweep_s\": %.6e, \"hidden_per_sweep_s\": %.6e, "
             "\"messages_per_round\": %d, \"halo_bytes_per_round\": %.0f, \"max_halo_bytes_per_round\": %.0f, "
             "\"exchanges_per_sweep\": %.4f, \"host_copy_gbps\": %.3f, \"bandwidth_fraction\": %.4f, "
-            "\"threads_ref\": %d, \"threads_ref_time_per_sweep_s\": %.6e}\n",
+            "\"threads_per_rank\": %d, \"threads_ref\": %d, \"threads_ref_time_per_sweep_s\": %.6e}\n",
             size, info.decomp[0], info.decomp[1], info.decomp[2], a.ghost, a.overlap, r.dim, r.nx, r.ny, r.nz,
             hr_precision_name(a.o.precision), r.iterations, a.repeats, a.verify ? "true" : "false", t,
             r.flops_per_point * pts / t * 1e-9, gbps, r.bytes_per_point, parts[4], parts[0], parts[1],
             parts[2], parts[3], info.messages, info.halo_bytes, info.max_halo_bytes,
             (double)info.exchanges / (double)r.iterations, bw.copy_gbps,
-            bw.copy_gbps > 0 ? gbps / bw.copy_gbps : -1.0, a.threads_ref, ref_t);
+            bw.copy_gbps > 0 ? gbps / bw.copy_gbps : -1.0, a.o.threads > 1 ? a.o.threads : 1, a.threads_ref,
+            ref_t);
     }
     for (int q = 0; q < 5; q++)
         free(ph[q]);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "hetrelax/mpi.h"
 
@@ -23,21 +24,24 @@ typedef struct mpi_case {
     double omega;
     hr_rhs rhs;
     hr_precision prec;
+    int threads; /* > 1: cpu-threads ranks (a team per rank) */
 } mpi_case;
 
 static const mpi_case cases[] = {
-    {0, 2, 37, 29, 0, {0, 0, 0}, 1, 1.0, HR_RHS_SPIKE, HR_PREC_SINGLE},
-    {0, 3, 13, 11, 15, {0, 0, 0}, 2, 1.0, HR_RHS_SPIKE, HR_PREC_DOUBLE},
-    {2, 2, 37, 29, 0, {1, 2, 0}, 1, 1.0, HR_RHS_SPIKE, HR_PREC_SINGLE},
-    {2, 2, 37, 29, 0, {2, 1, 0}, 2, 0.8, HR_RHS_MANUFACTURED, HR_PREC_DOUBLE},
-    {2, 3, 13, 11, 15, {1, 1, 2}, 2, 1.0, HR_RHS_SPIKE, HR_PREC_SINGLE},
-    {3, 2, 37, 29, 0, {1, 3, 0}, 2, 1.0, HR_RHS_SPIKE, HR_PREC_SINGLE},
-    {3, 3, 13, 11, 15, {3, 1, 1}, 1, 1.2, HR_RHS_ZERO, HR_PREC_DOUBLE},
-    {4, 2, 37, 29, 0, {2, 2, 0}, 1, 1.0, HR_RHS_SPIKE, HR_PREC_SINGLE},
-    {4, 2, 37, 29, 0, {2, 2, 0}, 2, 1.0, HR_RHS_MANUFACTURED, HR_PREC_SINGLE},
-    {4, 2, 37, 29, 0, {4, 1, 0}, 1, 1.0, HR_RHS_SPIKE, HR_PREC_DOUBLE},
-    {4, 3, 13, 11, 15, {1, 2, 2}, 2, 1.0, HR_RHS_SPIKE, HR_PREC_SINGLE},
-    {4, 3, 13, 11, 15, {2, 2, 1}, 1, 0.8, HR_RHS_MANUFACTURED, HR_PREC_DOUBLE},
+    {0, 2, 37, 29, 0, {0, 0, 0}, 1, 1.0, HR_RHS_SPIKE, HR_PREC_SINGLE, 1},
+    {0, 3, 13, 11, 15, {0, 0, 0}, 2, 1.0, HR_RHS_SPIKE, HR_PREC_DOUBLE, 1},
+    {2, 2, 37, 29, 0, {1, 2, 0}, 1, 1.0, HR_RHS_SPIKE, HR_PREC_SINGLE, 1},
+    {2, 2, 37, 29, 0, {2, 1, 0}, 2, 0.8, HR_RHS_MANUFACTURED, HR_PREC_DOUBLE, 1},
+    {2, 3, 13, 11, 15, {1, 1, 2}, 2, 1.0, HR_RHS_SPIKE, HR_PREC_SINGLE, 1},
+    {3, 2, 37, 29, 0, {1, 3, 0}, 2, 1.0, HR_RHS_SPIKE, HR_PREC_SINGLE, 1},
+    {3, 3, 13, 11, 15, {3, 1, 1}, 1, 1.2, HR_RHS_ZERO, HR_PREC_DOUBLE, 1},
+    {4, 2, 37, 29, 0, {2, 2, 0}, 1, 1.0, HR_RHS_SPIKE, HR_PREC_SINGLE, 1},
+    {4, 2, 37, 29, 0, {2, 2, 0}, 2, 1.0, HR_RHS_MANUFACTURED, HR_PREC_SINGLE, 1},
+    {4, 2, 37, 29, 0, {4, 1, 0}, 1, 1.0, HR_RHS_SPIKE, HR_PREC_DOUBLE, 1},
+    {4, 3, 13, 11, 15, {1, 2, 2}, 2, 1.0, HR_RHS_SPIKE, HR_PREC_SINGLE, 1},
+    {4, 3, 13, 11, 15, {2, 2, 1}, 1, 0.8, HR_RHS_MANUFACTURED, HR_PREC_DOUBLE, 1},
+    {2, 2, 37, 29, 0, {1, 2, 0}, 1, 1.0, HR_RHS_SPIKE, HR_PREC_SINGLE, 2},
+    {4, 3, 13, 11, 15, {1, 2, 2}, 2, 1.0, HR_RHS_SPIKE, HR_PREC_DOUBLE, 2},
 };
 
 static void case_options(const mpi_case *c, hr_options *o)
@@ -55,10 +59,11 @@ static void case_options(const mpi_case *c, hr_options *o)
     o->precision = c->prec;
     o->boundary = 0.25;
     o->init = HR_INIT_SINE;
-    o->backend = HR_BACKEND_CPU_SEQ;
+    o->backend = c->threads > 1 ? HR_BACKEND_CPU_THREADS : HR_BACKEND_CPU_SEQ;
+    o->threads = c->threads > 1 ? c->threads : 0;
 }
 
-/* One case: 0 when bitwise equal (on every rank: rank 0 broadcasts the verdict). */
+/* One case: 0 when bitwise equal and every check passed (the verdict is the same on every rank). */
 static int run_case(const mpi_case *c, int rank)
 {
     hr_options o;
@@ -75,6 +80,58 @@ static int run_case(const mpi_case *c, int rank)
     const size_t pts = (size_t)c->nx * c->ny * (c->dim == 3 ? c->nz : 1);
     double *got = rank == 0 ? malloc(pts * sizeof *got) : NULL;
     if (st == HR_OK) st = hr_mpi_solver_gather_solution(s, HR_PREC_DOUBLE, got, pts, 0);
+    int size;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (st == HR_OK && size > 1) {
+        /* to the last rank as well, in single precision: the same values */
+        float *last = rank == size - 1 ? malloc(pts * sizeof *last) : NULL;
+        st = hr_mpi_solver_gather_solution(s, HR_PREC_SINGLE, last, pts, size - 1);
+        if (st == HR_OK && rank == size - 1) MPI_Send(last, (int)pts, MPI_FLOAT, 0, 9, MPI_COMM_WORLD);
+        if (st == HR_OK && rank == 0) {
+            float *x = malloc(pts * sizeof *x);
+            MPI_Recv(x, (int)pts, MPI_FLOAT, size - 1, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            for (size_t i = 0; i < pts && st == HR_OK; i++)
+                if (x[i] != (float)got[i]) st = HR_ERR_INTERNAL;
+            if (st != HR_OK) fprintf(stderr, "  gather to rank %d differs\n", size - 1);
+            free(x);
+        }
+        free(last);
+        /* MPI-IO: the same bytes in the file as the gathered array */
+        char path[] = "/tmp/hr_test_mpi_XXXXXX";
+        if (st == HR_OK && rank == 0) {
+            const int fd = mkstemp(path);
+            if (fd >= 0) close(fd);
+        }
+        MPI_Bcast(path, (int)sizeof path, MPI_CHAR, 0, MPI_COMM_WORLD);
+        if (st == HR_OK) st = hr_mpi_solver_write_raw(s, path, HR_PREC_DOUBLE);
+        if (st == HR_OK && rank == 0) {
+            double *x = malloc(pts * sizeof *x);
+            FILE *f = fopen(path, "rb");
+            if (!f || fread(x, sizeof *x, pts, f) != pts || fgetc(f) != EOF ||
+                memcmp(x, got, pts * sizeof *x) != 0) {
+                fprintf(stderr, "  the MPI-IO file differs from the gathered solution\n");
+                st = HR_ERR_INTERNAL;
+            }
+            if (f) fclose(f);
+            free(x);
+        }
+        if (rank == 0) remove(path);
+        if (st == HR_OK) {
+            hr_status e = hr_mpi_solver_write_raw(s, "/nonexistent-dir/u.raw", HR_PREC_SINGLE);
+            if (e != HR_ERR_IO) {
+                fprintf(stderr, "  rank %d: an unwritable path gave %s\n", rank, hr_status_string(e));
+                st = HR_ERR_INTERNAL;
+            }
+        }
+        /* a root without room: every rank gets the same error, nobody hangs */
+        if (st == HR_OK) {
+            hr_status e = hr_mpi_solver_gather_solution(s, HR_PREC_DOUBLE, got, rank == 0 ? pts - 1 : 0, 0);
+            if (e != HR_ERR_INVALID_ARG) {
+                fprintf(stderr, "  rank %d: a short root buffer gave %s\n", rank, hr_status_string(e));
+                st = HR_ERR_INTERNAL;
+            }
+        }
+    }
     hr_mpi_info info;
     hr_mpi_solver_info(s, &info);
     hr_mpi_solver_free(s);
@@ -83,6 +140,8 @@ static int run_case(const mpi_case *c, int rank)
         hr_solver *ref;
         hr_result rr;
         double *want = malloc(pts * sizeof *want);
+        o.backend = HR_BACKEND_CPU_SEQ; /* the reference */
+        o.threads = 0;
         bad = hr_solver_create(&o, &ref) != HR_OK || hr_solver_run(ref, &rr) != HR_OK ||
               hr_solver_solution(ref, HR_PREC_DOUBLE, want, pts) != HR_OK;
         if (!bad && memcmp(want, got, pts * sizeof *got) != 0) {
@@ -95,19 +154,19 @@ static int run_case(const mpi_case *c, int rank)
         if (!bad && (r.iterations != rr.iterations ||
                      !(fabs(r.relative_residual - rr.relative_residual) <= 1e-12 * rr.relative_residual)))
             bad = 1;
-        printf(
-            "%s %d-D %dx%dx%d decomp %dx%dx%d ghost %d omega %.2g: %ld sweeps, residual %.6e (cpu-seq %.6e), "
-            "%ld exchanges\n",
-            bad ? "FAIL" : "ok  ", c->dim, c->nx, c->ny, c->nz, info.decomp[0], info.decomp[1],
-            info.decomp[2], c->ghost, c->omega, r.iterations, r.relative_residual, rr.relative_residual,
-            info.exchanges);
+        printf("%s %d-D %dx%dx%d decomp %dx%dx%d ghost %d omega %.2g threads %d: %ld sweeps, residual %.6e "
+               "(cpu-seq %.6e), "
+               "%ld exchanges\n",
+               bad ? "FAIL" : "ok  ", c->dim, c->nx, c->ny, c->nz, info.decomp[0], info.decomp[1],
+               info.decomp[2], c->ghost, c->omega, c->threads, r.iterations, r.relative_residual,
+               rr.relative_residual, info.exchanges);
         hr_solver_free(ref);
         free(want);
     } else if (rank == 0) {
         fprintf(stderr, "run: %s: %s\n", hr_status_string(st), hr_mpi_last_error());
     }
     free(got);
-    MPI_Bcast(&bad, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD); /* any rank's failure */
     return bad;
 }
 
@@ -127,6 +186,8 @@ static int bad_input(const char *mode, int rank, int size)
     } else if (strcmp(mode, "bad-axis") == 0) {
         dec[0] = 1; /* 4 ranks along y with 3 rows */
         dec[1] = size;
+    } else if (strcmp(mode, "bad-mismatch") == 0) {
+        o.n = rank == 0 ? 64 : 65; /* a launch with different arguments per rank */
     } else if (strcmp(mode, "bad-local") == 0) {
         o.n = 64;
         if (rank == size - 1) o.iters = -5;

@@ -28,4 +28,7 @@ hr_status hr_field_write(const char *path, int n, const double *v, hr_precision 
 hr_status hr_field_read_raw_count(const char *path, size_t count, hr_precision p, double *out);
 hr_status hr_field_read_raw(const char *path, int n, hr_precision p, double *out);
 
+/* Whether this build writes .png pictures (libpng found at build time). */
+int hr_field_png_available(void);
+
 #endif

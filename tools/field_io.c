@@ -3,7 +3,7 @@
  * PNG pictures with a colour bar, its range and its scale, and VTK image data (.vti) for
  * ParaView. Writers keep errno of the first failure so that callers can say why.
  */
-#include "problem/field_io.h"
+#include "field_io.h"
 
 #include <errno.h>
 #include <math.h>
@@ -460,4 +460,13 @@ hr_status hr_field_write3(const char *path, int nx, int ny, int nz, const double
 hr_status hr_field_write(const char *path, int n, const double *v, hr_precision p)
 {
     return hr_field_write3(path, n, n, 1, v, p);
+}
+
+int hr_field_png_available(void)
+{
+#ifdef HR_HAVE_PNG
+    return 1;
+#else
+    return 0;
+#endif
 }
