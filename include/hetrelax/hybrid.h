@@ -57,6 +57,13 @@ int hr_split_model_best_range(const hr_split_model *m, int lo, int hi, double ma
 
 /* ------------------------------------------------- the hybrid backend (HR_BACKEND_HYBRID) */
 
+/* options.split values below 0: the split is chosen at start-up. HR_SPLIT_AUTO: the
+ * model's best (--split auto); HR_SPLIT_STREAM: seed 003's rule CPU_bw / (CPU_bw + GPU_bw)
+ * with the bandwidths measured at start-up (--split stream), the model's prediction kept
+ * for comparison. */
+#define HR_SPLIT_AUTO   (-1.0)
+#define HR_SPLIT_STREAM (-2.0)
+
 /* What the start-up calibration measured (a few sweeps of each part, on zeros). */
 typedef struct hr_hybrid_calibration {
     double t_cpu;       /* t_c: seconds per whole-grid sweep on the CPU part's threads (from a slab) */

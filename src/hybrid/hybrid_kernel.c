@@ -247,8 +247,17 @@ static hr_status hybrid_setup(hr_solver *s)
     if (s->o.split < 0.0) {
         hr_hybrid_calibration cal;
         hr_split_model m;
-        HR_TRY(calibrate(&s->o, 0, &cal, &m, s->err, sizeof s->err));
+        const int stream = s->o.split <= HR_SPLIT_STREAM;
+        HR_TRY(calibrate(&s->o, stream ? HR_HYBRID_CAL_STREAM : 0, &cal, &m, s->err, sizeof s->err));
         HR_TRY(hr_hybrid_choose(&s->o, &cal, &m, in));
+        if (stream) { /* seed 003's rule, within what the parts need */
+            const double share = hr_split_stream_share(cal.cpu_stream_gbps, cal.gpu_stream_gbps);
+            int r = isnan(share) ? 0 : (int)lround(share * n);
+            if (r > 0 && r < g) r = g;
+            if (r < n && r > n - g) r = n - g;
+            in->rows_cpu = r < 0 ? 0 : r;
+            in->auto_split = 2;
+        }
         rows_a = in->rows_cpu;
     } else {
         HR_TRY(rows_for_split(s, n, g, &rows_a));

@@ -247,10 +247,27 @@ static void auto_split(void **state)
     assert_non_null(strstr(text, "predicted curve"));
     assert_non_null(strstr(text, "measured:"));
     float *u = malloc(96 * 96 * 4);
+    void *v;
     assert_int_equal(hr_solver_solution(s, HR_PREC_SINGLE, u, 96 * 96), HR_OK);
     hr_solver_free(s);
     hr_result r0;
-    void *v = solve(&ref, &r0);
+    v = solve(&ref, &r0);
+    assert_memory_equal(u, v, 96 * 96 * 4);
+    free(u);
+    free(v);
+    /* seed 003's STREAM rule: two CPU parts of about equal bandwidth, about half the rows */
+    o.split = HR_SPLIT_STREAM;
+    assert_int_equal(hr_solver_create(&o, &s), HR_OK);
+    assert_int_equal(hr_solver_run(s, &r), HR_OK);
+    assert_int_equal(hr_solver_hybrid_info(s, &in), HR_OK);
+    assert_true(in.cal.cpu_stream_gbps > 0 && in.cal.gpu_stream_gbps > 0);
+    const double share = hr_split_stream_share(in.cal.cpu_stream_gbps, in.cal.gpu_stream_gbps);
+    assert_int_equal(in.rows_cpu, (int)lround(share * 96));
+    assert_true(in.rows_cpu >= 1 && in.rows_cpu <= 95);
+    u = malloc(96 * 96 * 4);
+    assert_int_equal(hr_solver_solution(s, HR_PREC_SINGLE, u, 96 * 96), HR_OK);
+    hr_solver_free(s);
+    v = solve(&ref, &r0);
     assert_memory_equal(u, v, 96 * 96 * 4);
     free(u);
     free(v);
