@@ -97,7 +97,7 @@ typedef struct hr_hybrid_info {
     int rows;       /* rows (2-D) or planes (3-D) along the split axis */
     int rows_cpu;   /* of them on the CPU (the low end) */
     double split;   /* rows_cpu / rows */
-    int auto_split; /* 1: chosen by the model */
+    int auto_split; /* 1: chosen by the model, 2: by the STREAM rule */
     int ghost, schedule, second;
     int cpu_threads, boundary_threads; /* the CPU part's interior (naive: all) and boundary crews */
     int have_model;                    /* model and cal below are valid (auto) */

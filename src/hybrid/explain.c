@@ -34,8 +34,10 @@ int hr_hybrid_explain(const hr_hybrid_info *in, double measured_s, char *buf, si
     const char *unit = in->model.rows > 0 && in->rows == in->model.rows ? "rows" : "rows";
     put(&o, "split: %d of %d %s on the CPU (%.2f %%)%s, ghost %d, schedule %s, second placement %s\n",
         in->rows_cpu, in->rows, unit, 100.0 * in->split,
-        in->auto_split ? " chosen by the model" : " as given", in->ghost,
-        in->schedule == 1 ? "naive" : "nested", in->second == 1 ? "cpu" : "gpu");
+        in->auto_split == 2 ? " chosen by the STREAM rule"
+        : in->auto_split    ? " chosen by the model"
+                            : " as given",
+        in->ghost, in->schedule == 1 ? "naive" : "nested", in->second == 1 ? "cpu" : "gpu");
     if (!in->have_model) {
         put(&o, "model: not calibrated (give --split auto)\n");
     } else {
