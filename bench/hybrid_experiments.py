@@ -79,7 +79,7 @@ def plot(png, runs, xlabel, title):
             ax.plot([100 * a["fraction"]], [a["measured_s"] / base], "k*", ms=10,
                     label="auto (%s)" % s["schedule"])
             share = s.get("stream_share")
-            if isinstance(share, (int, float)) and share == share and s is d["schedules"][0]:
+            if isinstance(share, (int, float)) and share >= 0 and s is d["schedules"][0]:  # -1: not measured
                 ax.axvline(100 * share, color="tab:green", ls=":", lw=1, label="STREAM rule %.1f %%" % (100 * share))
         ax.axhline(1.0, color="gray", lw=1, label="GPU-only")
         ax.set_xlabel(xlabel)

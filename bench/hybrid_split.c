@@ -301,7 +301,7 @@ int main(int argc, char **argv)
             "\"calibration_s\": %.4g, \"bound\": %.6g,\n",
             sname, cal.t_cpu, cal.t_gpu, cal.x_exposed, cal.probe_rows, cal.probe_s, cal.x_latency,
             cal.x_bandwidth, cal.row_bytes, cal.cpu_stream_gbps, cal.gpu_stream_gbps,
-            cal.cpu_stream_gbps > 0 ? hr_split_stream_share(cal.cpu_stream_gbps, cal.gpu_stream_gbps) : NAN,
+            cal.cpu_stream_gbps > 0 ? hr_split_stream_share(cal.cpu_stream_gbps, cal.gpu_stream_gbps) : -1.0,
             cal.seconds, 1.0 + cal.t_gpu / cal.t_cpu);
         printf("%s: t_c %.6g t_g %.6g X %.6g (bound %.4f)\n", sname, cal.t_cpu, cal.t_gpu, cal.x_exposed,
                1.0 + cal.t_gpu / cal.t_cpu);
