@@ -10,7 +10,11 @@ static inline T FN(h2f_spike)(const hr_rhs_view *v, int i, int j, int k)
     return HR_IS_SPIKE(*v, i, j, k) ? (T)HR_SPIKE_H2F : (T)0;
 }
 
-/* Red-black Gauss-Seidel, one colour, in place: points with (i + j + k) % 2 == color. */
+/* Red-black Gauss-Seidel, one colour, in place: points with (i + j + k) % 2 == color. A
+ * stride-2 loop vectorises badly, so each chunk of a row is updated at every point into a
+ * buffer (contiguous, vectorised) and only the colour's points are stored back; the values
+ * are those of the plain loop (the other colour's points are not written in this pass). */
+#define HR_MG_RB_CHUNK 512
 static void FN(redblack)(const mg_level *L, hr_grid *g, int color, int s0, int s1)
 {
     const hr_grid_layout *l = &g->l;
@@ -18,40 +22,43 @@ static void FN(redblack)(const mg_level *L, hr_grid *g, int color, int s0, int s
     T *u = (T *)hr_grid_origin(g);
     const T *hf = (const T *)L->rhs.hf;
     const hr_rhs_view v = L->rhs;
+    T buf[HR_MG_RB_CHUNK];
     FOR_ROWS(l, s0, s1, k, i)
     {
         const size_t r = (size_t)k * q + (size_t)i * p;
         T *c = u + r;
-        const T *n = c - p, *s = c + p;
-        const int j0 = ((1 + i + k) & 1) == color ? 1 : 2;
-        if (l->dim == 3) {
-            const T *d = c - q, *up = c + q;
-            if (hf) {
-                const T *f = hf + r;
-                for (int j = j0; j <= l->nx; j += 2)
-                    c[j] = HR_JACOBI7F(T, c[j - 1], c[j + 1], n[j], s[j], d[j], up[j], f[j]);
+        const T *n = c - p, *s = c + p, *d = c - q, *up = c + q, *f = hf ? hf + r : NULL;
+        const int par = (color - i - k) & 1; /* the colour's columns have j % 2 == par */
+        for (int j0 = 1; j0 <= l->nx; j0 += HR_MG_RB_CHUNK) {
+            const int len = l->nx - j0 + 1 < HR_MG_RB_CHUNK ? l->nx - j0 + 1 : HR_MG_RB_CHUNK;
+            const T *restrict cc = c + j0, *restrict nn = n + j0, *restrict ss = s + j0;
+            T *restrict b = buf;
+            if (l->dim == 3) {
+                const T *restrict dd = d + j0, *restrict uu = up + j0;
+                if (f)
+                    for (int t = 0; t < len; t++)
+                        b[t] = HR_JACOBI7F(T, cc[t - 1], cc[t + 1], nn[t], ss[t], dd[t], uu[t], f[j0 + t]);
+                else
+                    for (int t = 0; t < len; t++)
+                        b[t] = HR_JACOBI7(T, cc[t - 1], cc[t + 1], nn[t], ss[t], dd[t], uu[t]);
             } else {
-                for (int j = j0; j <= l->nx; j += 2)
-                    c[j] = HR_JACOBI7(T, c[j - 1], c[j + 1], n[j], s[j], d[j], up[j]);
-                if (i == v.spike_i && k == v.spike_k && ((v.spike_j - j0) & 1) == 0) {
-                    const int j = v.spike_j;
-                    c[j] = HR_JACOBI7F(T, c[j - 1], c[j + 1], n[j], s[j], d[j], up[j],
-                                       FN(h2f_spike)(&v, i, j, k));
-                }
+                if (f)
+                    for (int t = 0; t < len; t++)
+                        b[t] = HR_JACOBI5F(T, nn[t], ss[t], cc[t - 1], cc[t + 1], f[j0 + t]);
+                else
+                    for (int t = 0; t < len; t++)
+                        b[t] = HR_JACOBI5(T, nn[t], ss[t], cc[t - 1], cc[t + 1]);
             }
-        } else {
-            if (hf) {
-                const T *f = hf + r;
-                for (int j = j0; j <= l->nx; j += 2)
-                    c[j] = HR_JACOBI5F(T, n[j], s[j], c[j - 1], c[j + 1], f[j]);
-            } else {
-                for (int j = j0; j <= l->nx; j += 2)
-                    c[j] = HR_JACOBI5(T, n[j], s[j], c[j - 1], c[j + 1]);
-                if (i == v.spike_i && k == v.spike_k && ((v.spike_j - j0) & 1) == 0) {
-                    const int j = v.spike_j;
-                    c[j] = HR_JACOBI5F(T, n[j], s[j], c[j - 1], c[j + 1], FN(h2f_spike)(&v, i, j, k));
-                }
-            }
+            T *restrict out = c + j0;
+            const int p0 = (j0 & 1) == par ? 0 : 1; /* offset of the colour's first point */
+            for (int t = 0; t < len; t++)
+                out[t] = (t & 1) == p0 ? b[t] : out[t];
+        }
+        if (!f && i == v.spike_i && k == v.spike_k && ((v.spike_j & 1) == par)) {
+            const int j = v.spike_j;
+            c[j] = l->dim == 3 ? HR_JACOBI7F(T, c[j - 1], c[j + 1], n[j], s[j], d[j], up[j],
+                                             FN(h2f_spike)(&v, i, j, k))
+                               : HR_JACOBI5F(T, n[j], s[j], c[j - 1], c[j + 1], FN(h2f_spike)(&v, i, j, k));
         }
     }
 }
