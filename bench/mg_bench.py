@@ -112,8 +112,9 @@ def main():
         for n in (int(s) for s in sizes.split(",") if s):
             for rhs in ("random", "spike"):
                 for label, args in mg_configs(dim, n, rhs):
+                    reps = 1 if label == "cg" else a.repeats  # plain CG: O(n) iterations, one timed solve
                     cmd = [mg, f"dim={dim}", f"n={n}", f"rhs={rhs}", f"tol={a.tol}", f"threads={a.threads}",
-                           f"repeats={a.repeats}"] + args
+                           f"repeats={reps}"] + args
                     o, e = run(cmd)
                     if o is None:
                         print(f"{label} {dim}-D n={n} {rhs}: {e}", file=sys.stderr)

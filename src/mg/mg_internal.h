@@ -75,6 +75,11 @@ void mg_resid(const mg_level *L, const hr_grid *u, hr_grid *r, int s0, int s1);
 void mg_apply(const mg_level *L, const hr_grid *in, hr_grid *out, int s0, int s1);
 /* part[s] = sum over slice s of x . y (accumulated in double) */
 void mg_dot_slices(const mg_level *L, const hr_grid *x, const hr_grid *y, double *part, int s0, int s1);
+/* out = h^2 A in, part[s] = in . out (slice by slice, while the slice is in cache) */
+void mg_apply_dot(const mg_level *L, const hr_grid *in, hr_grid *out, double *part, int s0, int s1);
+/* x += a p, r -= a q, part[s] = r . r */
+void mg_update_dot(const mg_level *L, double a, const hr_grid *p, const hr_grid *q, hr_grid *x, hr_grid *r,
+                   double *part, int s0, int s1);
 /* y += a x (a cast to the grid's type) */
 void mg_axpy(const mg_level *L, double a, const hr_grid *x, hr_grid *y, int s0, int s1);
 /* p = z + b p */

@@ -137,3 +137,16 @@ void mg_residual_slices(const mg_level *L, const hr_grid *u, unsigned faces, hr_
         hr_cpu_residual_box(&a, &rn[s], &bn[s]);
     }
 }
+
+void mg_apply_dot(const mg_level *L, const hr_grid *in, hr_grid *out, double *part, int s0, int s1)
+{
+    (void)L;
+    DISPATCH(in, apply_dot, in, out, part, s0, s1);
+}
+
+void mg_update_dot(const mg_level *L, double a, const hr_grid *p, const hr_grid *q, hr_grid *x, hr_grid *r,
+                   double *part, int s0, int s1)
+{
+    (void)L;
+    DISPATCH(p, update_dot, a, p, q, x, r, part, s0, s1);
+}

@@ -256,3 +256,23 @@ static void FN(xpay)(const hr_grid *zg, double b, hr_grid *pg, int s0, int s1)
             p[r + j] = z[r + j] + tb * p[r + j];
     }
 }
+
+/* out = h^2 A in and part[s] = in . out per slice (CG's p . A p in one pass). */
+static void FN(apply_dot)(const hr_grid *ig, hr_grid *og, double *part, int s0, int s1)
+{
+    for (int s = s0; s < s1; s++) {
+        FN(apply)(ig, og, s, s + 1);
+        FN(dot)(ig, og, part, s, s + 1);
+    }
+}
+
+/* x += a p, r -= a q, part[s] = r . r per slice (CG's update and residual norm in one pass). */
+static void FN(update_dot)(double a, const hr_grid *pg, const hr_grid *qg, hr_grid *xg, hr_grid *rg,
+                           double *part, int s0, int s1)
+{
+    for (int s = s0; s < s1; s++) {
+        FN(axpy)(a, pg, xg, s, s + 1);
+        FN(axpy)(-a, qg, rg, s, s + 1);
+        FN(dot)(rg, rg, part, s, s + 1);
+    }
+}

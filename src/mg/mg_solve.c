@@ -262,22 +262,35 @@ typedef struct job {
     int want_r;
 } job;
 
+/* The partials buffer for the next reduction (two halves alternate, so a worker that runs
+ * ahead never overwrites partials another worker is still summing). */
+static double *next_part(hr_mg *m, int *flip)
+{
+    double *part = m->part + (size_t)(*flip) * (size_t)(m->out.slices + 2);
+    *flip ^= 1;
+    return part;
+}
+
+static double sum_part(const hr_mg *m, const double *part)
+{
+    double s = 0.0;
+    for (int i = 1; i <= m->out.slices; i++)
+        s += part[i];
+    return s;
+}
+
 /* Sum over the level of x . y: per-slice partials, summed in slice order by every worker
  * (so all workers hold the same value); two halves of the partials buffer alternate. */
 static double reduce_dot(hr_mg *m, const mg_worker *w, int *flip, const hr_grid *x, const hr_grid *y)
 {
     mg_level *L = &m->out;
-    double *part = m->part + (size_t)(*flip) * (size_t)(L->slices + 2);
-    *flip ^= 1;
+    double *part = next_part(m, flip);
     int s0, s1;
     mg_begin(w, L->threaded);
     mg_part(w, L->threaded, L->slices, &s0, &s1);
     if (s0 < s1) mg_dot_slices(L, x, y, part, s0, s1);
     mg_end(w, L->threaded);
-    double s = 0.0;
-    for (int i = 1; i <= L->slices; i++)
-        s += part[i];
-    return s;
+    return sum_part(m, part);
 }
 
 #define OUT_OP(w, L, call)                                                                                   \
@@ -318,7 +331,8 @@ static void cg_start(hr_mg *m, const mg_worker *w, int *flip)
     }
 }
 
-/* One (P)CG iteration; no data-dependent branches around barriers (alpha = 0 when done). */
+/* One (P)CG iteration; no data-dependent branches around barriers (alpha = 0 when done).
+ * q = A p with p . q, then x, r updated with r . r, each in one pass. */
 static void cg_iterations(hr_mg *m, const mg_worker *w, int *flip, long count)
 {
     mg_level *O = &m->out;
@@ -326,13 +340,18 @@ static void cg_iterations(hr_mg *m, const mg_worker *w, int *flip, long count)
     const hr_grid *z = m->use_h ? &O->cp : &O->r;
     double rz = m->rz, rr = m->rr;
     for (long it = 0; it < count; it++) {
-        OUT_OP(w, O, mg_apply(O, p, q, s0, s1));
-        const double pq = reduce_dot(m, w, flip, p, q);
+        double *part = next_part(m, flip);
+        OUT_OP(w, O, mg_apply_dot(O, p, q, part, s0, s1));
+        const double pq = sum_part(m, part);
         const double alpha = pq > 0.0 && rz > 0.0 ? rz / pq : 0.0;
-        OUT_OP(w, O, (mg_axpy(O, alpha, p, u, s0, s1), mg_axpy(O, -alpha, q, r, s0, s1)));
-        if (m->use_h) precondition(m, w);
-        const double rz1 = reduce_dot(m, w, flip, r, z);
-        rr = m->use_h ? reduce_dot(m, w, flip, r, r) : rz1;
+        part = next_part(m, flip);
+        OUT_OP(w, O, mg_update_dot(O, alpha, p, q, u, r, part, s0, s1));
+        rr = sum_part(m, part);
+        double rz1 = rr;
+        if (m->use_h) {
+            precondition(m, w);
+            rz1 = reduce_dot(m, w, flip, r, z);
+        }
         const double beta = rz > 0.0 ? rz1 / rz : 0.0;
         OUT_OP(w, O, mg_xpay(O, z, beta, p, s0, s1));
         rz = rz1;
