@@ -8,6 +8,7 @@ extern const hr_kernel_desc hr_kernel_cpu_seq;
 extern const hr_kernel_desc hr_kernel_cpu_spmd;
 extern const hr_kernel_desc hr_kernel_cpu_blocks;
 extern const hr_kernel_desc hr_kernel_cpu_spmd_nt;
+extern const hr_kernel_desc hr_kernel_cpu_pencil;
 extern const hr_kernel_desc hr_kernel_cpu_async0, hr_kernel_cpu_async1, hr_kernel_cpu_async2,
     hr_kernel_cpu_async3;
 #ifdef HR_HAVE_CUDA
@@ -16,6 +17,7 @@ extern const hr_kernel_desc hr_kernel_cpu_async0, hr_kernel_cpu_async1, hr_kerne
 
 static const hr_kernel_desc *const table[] = {
     &hr_kernel_cpu_seq,    &hr_kernel_cpu_spmd,   &hr_kernel_cpu_blocks, &hr_kernel_cpu_spmd_nt,
+    &hr_kernel_cpu_pencil, /* the first (default) 3-D cpu-threads kernel */
     &hr_kernel_cpu_async0, &hr_kernel_cpu_async1, &hr_kernel_cpu_async2, &hr_kernel_cpu_async3,
 #ifdef HR_HAVE_CUDA
     HR_CUDA_KERNEL_TABLE
