@@ -155,22 +155,30 @@ hr_status hr_pencil_apply(hr_solver *s, int by, int stream)
     return HR_OK;
 }
 
-/* HETRELAX_CPU_BLOCK=BY[,nt|plain] overrides the cache and the default. */
+/* HETRELAX_CPU_BLOCK=BY[,nt|plain] overrides the cache and the default; HETRELAX_CPU_STREAM=0|1
+ * only the store kind. */
 static int env_choice(int *by, int *stream)
 {
+    int found = 0;
     const char *e = getenv("HETRELAX_CPU_BLOCK");
-    if (!e || !*e) return 0;
-    char *end;
-    long v = strtol(e, &end, 10);
-    if (v < 1 || v > 1 << 20) return 0;
-    *by = (int)v;
-    if (*end == ',') {
-        if (strcmp(end + 1, "nt") == 0)
-            *stream = 1;
-        else if (strcmp(end + 1, "plain") == 0)
-            *stream = 0;
+    if (e && *e) {
+        char *end;
+        long v = strtol(e, &end, 10);
+        if (v >= 1 && v <= 1 << 20) {
+            *by = (int)v;
+            found = 1;
+            if (strcmp(end, ",nt") == 0)
+                *stream = 1;
+            else if (strcmp(end, ",plain") == 0)
+                *stream = 0;
+        }
     }
-    return 1;
+    e = getenv("HETRELAX_CPU_STREAM");
+    if (e && (strcmp(e, "0") == 0 || strcmp(e, "1") == 0)) {
+        *stream = e[0] == '1';
+        found = 1;
+    }
+    return found;
 }
 
 static hr_status pencil_setup(hr_solver *s)
@@ -196,15 +204,15 @@ static hr_status pencil_setup(hr_solver *s)
     const char *source = "default";
     char key[160];
     hr_cpu_tune_key(P, key, sizeof key);
+    by = st->by;
+    stream = st->stream;
     if (env_choice(&by, &stream)) {
-        st->by = by;
-        st->stream = stream;
         source = "env";
     } else if (hr_cpu_cache_lookup(key, "pencil", l->esize == 8, hr_cpu_tune_size(l), &by, &stream)) {
-        st->by = by;
-        st->stream = stream;
         source = "cache";
     }
+    st->by = by;
+    st->stream = stream;
     if (st->by > rows) st->by = rows > 0 ? rows : 1;
     hr_status rc = hr_cpu_open_team(s, st->py, st->pz, &st->team);
     if (rc != HR_OK) {
