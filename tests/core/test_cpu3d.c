@@ -208,13 +208,63 @@ static void stream_reference_byte_model(void **state)
     assert_int_equal(hr_measure_host_bandwidth_bound(1, (hr_bind)7, 1 << 20, 2, &bw), HR_ERR_INVALID_ARG);
 }
 
+/* spmd's streaming stores (automatic on grids larger than the LLC, forced here) keep the 2-D
+ * sweep bitwise, with omega, an f grid and the spike, on any thread grid. */
+static void spmd_streaming_bitwise(void **state)
+{
+    (void)state;
+    const int ext[][2] = {{37, 23}, {64, 5}, {1, 9}};
+    for (size_t e = 0; e < sizeof ext / sizeof ext[0]; e++)
+        for (int prec = 0; prec < 2; prec++)
+            for (int rhs = 0; rhs < 2; rhs++) {
+                hr_options o;
+                hr_options_default(&o);
+                o.nx = ext[e][0];
+                o.ny = ext[e][1];
+                o.iters = 9;
+                o.precision = prec ? HR_PREC_DOUBLE : HR_PREC_SINGLE;
+                o.rhs = rhs ? HR_RHS_MANUFACTURED : HR_RHS_SPIKE;
+                o.omega = rhs ? 0.7 : 1.0;
+                o.backend = HR_BACKEND_CPU_SEQ;
+                hr_result r;
+                size_t bytes, gbytes;
+                unsetenv("HETRELAX_CPU_STREAM");
+                hr_solver *s = NULL;
+                assert_int_equal(hr_solver_create(&o, &s), HR_OK);
+                assert_int_equal(hr_solver_run(s, &r), HR_OK);
+                bytes = (size_t)o.nx * o.ny * (prec ? 8 : 4);
+                void *want = malloc(bytes), *got = malloc(bytes);
+                assert_int_equal(hr_solver_solution(s, o.precision, want, (size_t)o.nx * o.ny), HR_OK);
+                hr_solver_free(s);
+                setenv("HETRELAX_CPU_STREAM", "1", 1);
+                o.backend = HR_BACKEND_CPU_THREADS;
+                o.kernel = "spmd";
+                for (int t = 1; t <= 4; t++) {
+                    o.threads = t;
+                    hr_config cfg;
+                    assert_int_equal(hr_solver_create(&o, &s), HR_OK);
+                    assert_int_equal(hr_solver_run(s, &r), HR_OK);
+                    assert_int_equal(hr_solver_config(s, &cfg), HR_OK);
+                    assert_string_equal(cfg.shape_source, "auto+nt");
+                    gbytes = bytes;
+                    assert_int_equal(hr_solver_solution(s, o.precision, got, (size_t)o.nx * o.ny), HR_OK);
+                    hr_solver_free(s);
+                    if (memcmp(want, got, gbytes) != 0)
+                        fail_msg("spmd streaming %dx%d %s rhs %d threads %d differs", o.nx, o.ny,
+                                 prec ? "double" : "single", rhs, t);
+                }
+                free(want);
+                free(got);
+            }
+    unsetenv("HETRELAX_CPU_STREAM");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(pencil_bitwise_equals_seq),
-        cmocka_unit_test(pencil_is_default_and_accurate),
-        cmocka_unit_test(tuning_cache_round_trip),
-        cmocka_unit_test(stream_reference_byte_model),
+        cmocka_unit_test(pencil_bitwise_equals_seq), cmocka_unit_test(pencil_is_default_and_accurate),
+        cmocka_unit_test(tuning_cache_round_trip),   cmocka_unit_test(stream_reference_byte_model),
+        cmocka_unit_test(spmd_streaming_bitwise),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
