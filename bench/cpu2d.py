@@ -9,10 +9,11 @@ sweeps), one warm-up run, REPEATS timed runs on one solver (median, min, max), t
 after. Byte model: u read once + u' written once per point per sweep (8 B single, 16 B
 double); GFLOP/s at 5 flops per point. Configurations, each unbound and bound to cores:
 
-  default        what a user gets: --backend cpu-threads with no --kernel
-  spmd           the 2-D block partition (square thread grid), ordinary stores
-  spmd Px1       spmd on row bands (one contiguous slab of rows per thread)
-  spmd-nt        spmd with streaming stores
+  default        what a user gets: --backend cpu-threads with no --kernel (spmd; streaming
+                 stores when the grids exceed the LLC)
+  spmd plain     spmd with ordinary stores (HETRELAX_CPU_STREAM=0; the default before)
+  spmd plain Px1 the same on row bands (one contiguous slab of rows per thread)
+  spmd-nt        spmd with streaming stores always
   spmd-nt Px1
 
 One command; writes cpu2d.json and cpu2d.md into --out.
@@ -21,6 +22,7 @@ usage: bench/cpu2d.py [--bench build/bench/cpu_bench | --cc] [--threads P] [--si
                       [--precisions single,double] [--binds none,core] [--repeats 5] [--out DIR]
 """
 import argparse
+import json
 import datetime
 import os
 import platform
@@ -41,6 +43,7 @@ def main():
     ap.add_argument("--binds", default="none,core")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--iters", type=int, default=0, help="sweeps per timed run (0: 5 per thread, at least 10)")
+    ap.add_argument("--configs", default="", help="comma-separated labels to run (default: all)")
     ap.add_argument("--out", default="results")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
@@ -48,37 +51,45 @@ def main():
     exe = find_bench(a, tmp)
     P = a.threads
     iters = a.iters or max(10, 5 * P)
-    configs = [("default", "default", None), ("spmd", "spmd", None), (f"spmd {P}x1", "spmd", f"{P}x1"),
-               ("spmd-nt", "spmd-nt", None), (f"spmd-nt {P}x1", "spmd-nt", f"{P}x1")]
+    plain = {"HETRELAX_CPU_STREAM": "0"}
+    configs = [("default", "default", {}), ("spmd plain", "spmd", plain),
+               (f"spmd plain {P}x1", "spmd", dict(plain, CPU_BENCH_THREAD_GRID=f"{P}x1")),
+               ("spmd-nt", "spmd-nt", {}), (f"spmd-nt {P}x1", "spmd-nt", {"CPU_BENCH_THREAD_GRID": f"{P}x1"})]
     records = []
+
+    def save():
+        doc = {"benchmark": "cpu2d", "cpu": records[0]["cpu"], "cores": records[0]["cores"], "host": platform.node(),
+               "commit": git_commit(), "hwloc": records[0]["hwloc"],
+               "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+               "problem": f"5-point Jacobi, N = {a.sizes}, sine initial data, f = 0; {iters} sweeps per timed run, "
+                          f"{a.repeats} timed runs after one warm-up",
+               "byte_model": "u read once + u' written once per point per sweep (8 B single, 16 B double); "
+                             "5 flops per point",
+               "reference": "STREAM-style copy (2 words per element, plain stores so write-allocate is paid), same "
+                            "thread count and binding as the run, arrays 2x the LLC each (64 MiB to 1 GiB), "
+                            "best of 10 after a warm-up, measured before and after each configuration",
+               "records": records}
+        with open(os.path.join(a.out, "cpu2d.json"), "w") as f:
+            json.dump(doc, f, indent=1)
+        extra = ["`Px1`: one band of whole rows per thread (contiguous memory, first-touched by its thread, long "
+                 "prefetch streams); the default square grid cuts rows into segments of N / sqrt(P) points. "
+                 "Streaming stores (`-nt`) move 2 words per point against the copy's 3."]
+        with open(os.path.join(a.out, "cpu2d.md"), "w") as f:
+            f.write(markdown(doc, "CPU 2-D Jacobi (5-point): cpu-threads against the STREAM copy", extra))
+
     for n in (int(s) for s in a.sizes.split(",")):
         for prec in a.precisions.split(","):
             for bind in a.binds.split(","):
-                for label, kernel, grid in configs:
-                    env = {"CPU_BENCH_THREAD_GRID": grid} if grid else {}
+                for label, kernel, env in configs:
+                    if a.configs and label.split(" ")[0] + (" plain" if "plain" in label else "") + \
+                            (" Px1" if "x1" in label else "") not in a.configs.split(","):
+                        continue
                     r = run_bench(exe, [2, n, n, 1, prec, "cpu-threads", kernel, P, bind, iters, a.repeats, 0], env)
                     r["label"] = f"{label} (N={n})"
                     records.append(r)
                     print(line(r), flush=True)
-    doc = {"benchmark": "cpu2d", "cpu": records[0]["cpu"], "cores": records[0]["cores"], "host": platform.node(),
-           "commit": git_commit(), "hwloc": records[0]["hwloc"],
-           "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-           "problem": f"5-point Jacobi, N = {a.sizes}, sine initial data, f = 0; {iters} sweeps per timed run, "
-                      f"{a.repeats} timed runs after one warm-up",
-           "byte_model": "u read once + u' written once per point per sweep (8 B single, 16 B double); "
-                         "5 flops per point",
-           "reference": "STREAM-style copy (2 words per element, plain stores so write-allocate is paid), same "
-                        "thread count and binding as the run, arrays 2x the LLC each (64 MiB to 1 GiB), "
-                        "best of 10 after a warm-up, measured before and after each configuration",
-           "records": records}
-    import json
-    with open(os.path.join(a.out, "cpu2d.json"), "w") as f:
-        json.dump(doc, f, indent=1)
-    extra = ["`Px1`: one band of whole rows per thread (contiguous memory, first-touched by its thread, long "
-             "prefetch streams); the default square grid cuts rows into segments of N / sqrt(P) points. "
-             "Streaming stores (`-nt`) move 2 words per point against the copy's 3."]
-    with open(os.path.join(a.out, "cpu2d.md"), "w") as f:
-        f.write(markdown(doc, "CPU 2-D Jacobi (5-point): cpu-threads against the STREAM copy", extra))
+                    save()
+    save()
     print(f"wrote {a.out}/cpu2d.json and cpu2d.md")
 
 

@@ -134,12 +134,33 @@ def main():
     n, P = a.n, a.threads
     records = []
 
+    def save():
+        doc = {"benchmark": "cpu3d", "cpu": records[0]["cpu"], "cores": records[0]["cores"], "host": platform.node(),
+               "commit": git_commit(), "hwloc": records[0]["hwloc"],
+               "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+               "problem": f"7-point Jacobi, {n}^3 interior points, sine initial data, f = 0 (seed 003); {iters} sweeps per "
+                          f"timed run, {a.repeats} timed runs after one warm-up",
+               "byte_model": "u read once + u' written once per point per sweep (8 B single, 16 B double); "
+                             "8 flops per point",
+               "reference": "STREAM-style copy (2 words per element, plain stores so write-allocate is paid), same "
+                            "thread count and binding as the run, arrays 2x the LLC each (64 MiB to 1 GiB), "
+                            "best of 10 after a warm-up, measured before and after each configuration",
+               "records": records}
+        with open(os.path.join(a.out, "cpu3d.json"), "w") as f:
+            json.dump(doc, f, indent=1)
+        extra = ["Streaming stores write u' around the caches: 2 words of traffic per point against the copy's 3 "
+                 "(read, write-allocate, write-back), so `nt` can pass 100% of copy when the grids stream from memory. "
+                 "The untuned default uses them when the grids exceed the last-level cache."]
+        with open(os.path.join(a.out, "cpu3d.md"), "w") as f:
+            f.write(markdown(doc, f"CPU 3-D Jacobi (7-point): cpu-threads `pencil` at {n}^3", extra))
+
     def go(label, backend, kernel, prec, threads, env, tune=False, it=iters):
         args = [3, n, n, n, prec, backend, kernel, threads, a.bind, it, a.repeats, 0] + (["tune"] if tune else [])
         r = run_bench(exe, args, env)
         r["label"] = label
         records.append(r)
         print(line(r), flush=True)
+        save()  # after every record, so a run cut short keeps what it measured
 
     for prec in a.precisions.split(","):
         go("pencil (untuned)", "cpu-threads", "pencil", prec, P, {"HETRELAX_TUNE_FILE": empty})
@@ -151,24 +172,7 @@ def main():
         if not a.no_seq:
             go("seq", "cpu-seq", "seq", prec, 1, {}, it=max(5, iters // max(1, P)))
 
-    doc = {"benchmark": "cpu3d", "cpu": records[0]["cpu"], "cores": records[0]["cores"], "host": platform.node(),
-           "commit": git_commit(), "hwloc": records[0]["hwloc"],
-           "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-           "problem": f"7-point Jacobi, {n}^3 interior points, sine initial data, f = 0 (seed 003); {iters} sweeps per "
-                      f"timed run, {a.repeats} timed runs after one warm-up",
-           "byte_model": "u read once + u' written once per point per sweep (8 B single, 16 B double); "
-                         "8 flops per point",
-           "reference": "STREAM-style copy (2 words per element, plain stores so write-allocate is paid), same "
-                        "thread count and binding as the run, arrays 2x the LLC each (64 MiB to 1 GiB), "
-                        "best of 10 after a warm-up, measured before and after each configuration",
-           "records": records}
-    with open(os.path.join(a.out, "cpu3d.json"), "w") as f:
-        json.dump(doc, f, indent=1)
-    extra = ["Streaming stores write u' around the caches: 2 words of traffic per point against the copy's 3 "
-             "(read, write-allocate, write-back), so `nt` can pass 100% of copy when the grids stream from memory. "
-             "The untuned default uses them when the grids exceed the last-level cache."]
-    with open(os.path.join(a.out, "cpu3d.md"), "w") as f:
-        f.write(markdown(doc, f"CPU 3-D Jacobi (7-point): cpu-threads `pencil` at {n}^3", extra))
+    save()
     print(f"wrote {a.out}/cpu3d.json and cpu3d.md")
 
 
