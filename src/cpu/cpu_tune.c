@@ -140,7 +140,7 @@ static hr_status tune_run(hr_solver *s, long sweeps, hr_cpu_tune_result *res)
     memcpy(pristine, s->u[s->cur].base, bytes);
     /* candidates: the default first, then powers of two up to a thread's rows, and all rows */
     int dby, dnt, cand[40][2], nc = 0;
-    hr_pencil_default_choice(&s->u[0].l, rows, s->hf.base ? 3 : 2, &dby, &dnt);
+    hr_pencil_default_choice(&s->u[0].l, rows, s->hf.base ? 3 : 2, s->cfg.threads, &dby, &dnt);
     cand[nc][0] = dby;
     cand[nc++][1] = dnt;
     for (int nt = 0; nt < 2; nt++) {

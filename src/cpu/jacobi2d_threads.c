@@ -61,14 +61,15 @@ static void spmd_job(void *ctx, int tid, int nthreads)
     }
 }
 
-/* spmd streams its stores when the grids exceed the last-level cache: then write-allocate is
- * a third of the traffic (HETRELAX_CPU_STREAM=0|1 overrides). */
+/* spmd streams its stores when the grids exceed the threads' share of the last-level cache:
+ * then write-allocate is a third of the traffic (HETRELAX_CPU_STREAM=0|1 overrides). */
 static int spmd_auto_stream(const hr_solver *s)
 {
     const char *e = getenv("HETRELAX_CPU_STREAM");
     if (e && (strcmp(e, "0") == 0 || strcmp(e, "1") == 0)) return e[0] == '1';
-    const size_t llc = hr_cache_llc_bytes(), grids = (s->hf.base ? 3u : 2u) * hr_layout_bytes(&s->u[0].l);
-    return llc > 0 && grids > llc;
+    const int threads = s->o.thread_rows > 0 ? s->o.thread_rows * s->o.thread_cols : s->o.threads;
+    const size_t grids = (s->hf.base ? 3u : 2u) * hr_layout_bytes(&s->u[0].l);
+    return grids > hr_cache_llc_share(threads > 0 ? threads : hr_cpu_count());
 }
 
 static hr_status spmd_setup(hr_solver *s)

@@ -119,9 +119,9 @@ static void choose_grid(int P, int ny, int nz, int by, int *py, int *pz)
     }
 }
 
-void hr_pencil_default_choice(const hr_grid_layout *l, int rows, int grids, int *by, int *stream)
+void hr_pencil_default_choice(const hr_grid_layout *l, int rows, int grids, int threads, int *by, int *stream)
 {
-    size_t l2 = hr_cache_l2_bytes(), llc = hr_cache_llc_bytes();
+    size_t l2 = hr_cache_l2_bytes(), llc = hr_cache_llc_share(threads);
     if (l2 == 0) l2 = (size_t)1 << 20;
     /* the three input planes of a pencil in half the L2 (the rest: stores, f, prefetch) */
     const size_t row = l->pitch * l->esize;
@@ -129,7 +129,7 @@ void hr_pencil_default_choice(const hr_grid_layout *l, int rows, int grids, int 
     if (b < 1) b = 1;
     if (rows > 0 && b > rows) b = rows;
     *by = (int)b;
-    *stream = llc > 0 && (size_t)grids * hr_layout_bytes(l) > llc;
+    *stream = (size_t)grids * hr_layout_bytes(l) > llc;
 }
 
 static void set_config(hr_solver *s, const pencil_state *st, const char *source)
@@ -192,7 +192,7 @@ static hr_status pencil_setup(hr_solver *s)
                                                                : hr_cpu_count();
     int by, stream;
     const int grids = s->hf.base ? 3 : 2;
-    hr_pencil_default_choice(l, 0, grids, &by, &stream);
+    hr_pencil_default_choice(l, 0, grids, P, &by, &stream);
     if (s->o.thread_rows > 0 && s->o.thread_cols > 0) {
         st->py = s->o.thread_rows;
         st->pz = s->o.thread_cols;
@@ -200,7 +200,7 @@ static hr_status pencil_setup(hr_solver *s)
         choose_grid(P, s->p.ny, s->p.nz, by, &st->py, &st->pz);
     }
     const int rows = (s->p.ny + st->py - 1) / st->py;
-    hr_pencil_default_choice(l, rows, grids, &st->by, &st->stream);
+    hr_pencil_default_choice(l, rows, grids, P, &st->by, &st->stream);
     const char *source = "default";
     char key[160];
     hr_cpu_tune_key(P, key, sizeof key);

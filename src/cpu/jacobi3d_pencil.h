@@ -22,9 +22,11 @@ extern const hr_kernel_desc hr_kernel_cpu_pencil;
  * the thread partition and the pages stay where they are. */
 hr_status hr_pencil_apply(hr_solver *s, int by, int stream);
 
-/* The untuned choice for a layout whose threads own `rows` rows each: pencils whose three
- * planes fill about half a core's L2; streaming stores when the grids exceed the LLC. */
-void hr_pencil_default_choice(const hr_grid_layout *l, int rows, int grids, int *by, int *stream);
+/* The untuned choice for a layout whose `threads` threads own `rows` rows each: pencils whose
+ * three planes fill about half a core's L2; streaming stores when the grids exceed the
+ * threads' share of the LLC (hr_cache_llc_share). */
+void hr_pencil_default_choice(const hr_grid_layout *l, int rows, int grids, int threads, int *by,
+                              int *stream);
 
 /* The cache's key for this CPU at `threads` threads ("cpu:MODEL:Pt") and its size key
  * (the cube root of the point count, rounded). */

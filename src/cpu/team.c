@@ -117,6 +117,13 @@ size_t hr_cache_l2_bytes(void)
     return v > 0 ? (size_t)v : cache_from_sysfs(2);
 }
 
+size_t hr_cache_llc_share(int threads)
+{
+    size_t llc = hr_cache_llc_bytes(), cap = (size_t)(threads > 0 ? threads : 1) << 22;
+    if (llc == 0) llc = (size_t)32 << 20;
+    return llc < cap ? llc : cap;
+}
+
 static void bind_worker(hr_team *t, int id)
 {
     if (t->bind != HR_BIND_CORE) return;

@@ -32,4 +32,9 @@ int hr_cpu_count(void);
 size_t hr_cache_llc_bytes(void);
 size_t hr_cache_l2_bytes(void);
 
+/* The part of the last-level cache `threads` threads can count on: the LLC, but at most 4 MiB
+ * per thread, since a VM or a busy host shares its LLC with others (a 2-vCPU guest here reports
+ * a 480 MiB L3 yet streams a 128 MiB working set from memory). */
+size_t hr_cache_llc_share(int threads);
+
 #endif
