@@ -31,6 +31,7 @@ hr_status hr_decomp_init(hr_decomp *d, int dim, const int n[3], const int parts[
     if (dim != 2 && dim != 3) return why(w, ws, "dim: must be 2 or 3");
     d->dim = dim;
     d->ghost = ghost;
+    d->cut_axis = -1;
     long count = 1;
     for (int a = 0; a < 3; a++) {
         d->n[a] = a < dim ? n[a] : 1;
@@ -51,6 +52,39 @@ hr_status hr_decomp_init(hr_decomp *d, int dim, const int n[3], const int parts[
             return why(w, ws, "ghost: %d layers exceed the smallest subdomain extent %d along %c", ghost,
                        d->n[a] / d->parts[a], axis_name[a]);
     return HR_OK;
+}
+
+hr_status hr_decomp_set_cuts(hr_decomp *d, int axis, const int *sizes, char *w, size_t ws)
+{
+    if (axis < 0 || axis >= d->dim || d->parts[axis] > HR_DECOMP_MAX_CUTS)
+        return why(w, ws, "split: uneven parts need an axis of the grid with at most %d parts",
+                   HR_DECOMP_MAX_CUTS);
+    long sum = 0;
+    for (int c = 0; c < d->parts[axis]; c++) {
+        if (sizes[c] < 1)
+            return why(w, ws, "split: part %d of %d along %c would have no points", c, d->parts[axis],
+                       axis_name[axis]);
+        if (sizes[c] < d->ghost)
+            return why(w, ws, "split: part %d along %c has %d points, fewer than %d ghost layers", c,
+                       axis_name[axis], sizes[c], d->ghost);
+        d->cut[c] = (int)sum;
+        sum += sizes[c];
+    }
+    if (sum != d->n[axis])
+        return why(w, ws, "split: parts of %ld points along %c, but the grid has %d", sum, axis_name[axis],
+                   d->n[axis]);
+    d->cut[d->parts[axis]] = (int)sum;
+    d->cut_axis = axis;
+    return HR_OK;
+}
+
+hr_status hr_decomp_set_cut(hr_decomp *d, int axis, int first, char *w, size_t ws)
+{
+    if (axis < 0 || axis >= d->dim || d->parts[axis] != 2)
+        return why(w, ws, "split: a cut needs two parts along %c",
+                   axis_name[axis < 0 || axis > 2 ? 0 : axis]);
+    const int sizes[2] = {first, d->n[axis] - first};
+    return hr_decomp_set_cuts(d, axis, sizes, w, ws);
 }
 
 void hr_decomp_default_parts(int dim, int count, int parts[3])
@@ -113,6 +147,10 @@ int hr_subdomain_init(const hr_decomp *d, int id, size_t esize, hr_subdomain *s)
         const int base = len / p, extra = len % p;
         s->off[a] = c * base + (c < extra ? c : extra);
         s->n[a] = base + (c < extra ? 1 : 0);
+        if (a == d->cut_axis) { /* uneven parts */
+            s->off[a] = d->cut[c];
+            s->n[a] = d->cut[c + 1] - d->cut[c];
+        }
         for (int side = 0; side < 2; side++) {
             int nc[3] = {s->coord[0], s->coord[1], s->coord[2]};
             nc[a] += side ? 1 : -1;

@@ -28,18 +28,30 @@
 extern "C" {
 #endif
 
+#define HR_DECOMP_MAX_CUTS 256 /* parts along a cut axis */
+
 typedef struct hr_decomp {
     int dim;      /* 2 or 3 */
     int n[3];     /* global interior extents (n[2] = 1 in 2-D) */
     int parts[3]; /* subdomains per axis (parts[2] = 1 in 2-D) */
     int ghost;    /* ghost layers towards a neighbour, >= 1 */
     int count;    /* parts[0] * parts[1] * parts[2] */
+    /* uneven parts along one axis (hr_decomp_set_cuts): part c starts at cut[c] */
+    int cut_axis; /* -1: the even split everywhere */
+    int cut[HR_DECOMP_MAX_CUTS + 1];
 } hr_decomp;
 
 /* Checks and fills a decomposition; on error writes "field: reason" into why
  * (decomp: product mismatch is the caller's check). parts[2] is ignored in 2-D. */
 hr_status hr_decomp_init(hr_decomp *d, int dim, const int n[3], const int parts[3], int ghost, char *why,
                          size_t why_size);
+
+/* Uneven parts along `axis` (the hybrid CPU+GPU splits): part c gets sizes[c] points
+ * (parts[axis] of them, at most HR_DECOMP_MAX_CUTS, summing to n[axis]), each at least
+ * `ghost`. On error writes "split: reason" into why. */
+hr_status hr_decomp_set_cuts(hr_decomp *d, int axis, const int *sizes, char *why, size_t why_size);
+/* The two-part case: `first` points, then the rest. */
+hr_status hr_decomp_set_cut(hr_decomp *d, int axis, int first, char *why, size_t why_size);
 
 /* The default split of `count` parts: MPI_Dims_create's balanced factors, the most parts
  * along the slowest axis (y in 2-D, z in 3-D) so the largest faces are contiguous. */

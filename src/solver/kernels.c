@@ -8,9 +8,11 @@ extern const hr_kernel_desc hr_kernel_cpu_seq;
 extern const hr_kernel_desc hr_kernel_cpu_spmd;
 extern const hr_kernel_desc hr_kernel_cpu_blocks;
 extern const hr_kernel_desc hr_kernel_cpu_spmd_nt;
+extern const hr_kernel_desc hr_kernel_cpu_pencil;
 extern const hr_kernel_desc hr_kernel_cpu_async0, hr_kernel_cpu_async1, hr_kernel_cpu_async2,
     hr_kernel_cpu_async3;
 extern const hr_kernel_desc hr_kernel_cpu_rb_seq, hr_kernel_cpu_rb_tiles, hr_kernel_cpu_rb_fused;
+extern const hr_kernel_desc hr_kernel_hybrid; /* src/hybrid/hybrid_kernel.c */
 #ifdef HR_HAVE_CUDA
 #include "cuda/cuda_kernels.h"
 extern const hr_kernel_desc hr_kernel_gpu_rb_tuned, hr_kernel_gpu_rb_v1, hr_kernel_gpu_rb_v2, hr_kernel_gpu_rb_v3,
@@ -19,10 +21,12 @@ extern const hr_kernel_desc hr_kernel_gpu_rb_tuned, hr_kernel_gpu_rb_v1, hr_kern
 
 static const hr_kernel_desc *const table[] = {
     &hr_kernel_cpu_seq,    &hr_kernel_cpu_spmd,   &hr_kernel_cpu_blocks, &hr_kernel_cpu_spmd_nt,
+    &hr_kernel_cpu_pencil, /* the first (default) 3-D cpu-threads kernel */
     &hr_kernel_cpu_async0, &hr_kernel_cpu_async1, &hr_kernel_cpu_async2, &hr_kernel_cpu_async3,
     &hr_kernel_cpu_rb_seq,   /* red-black (issue 13): after the Jacobi defaults */
     &hr_kernel_cpu_rb_tiles, /* HR_CAP_REDBLACK: found by method, not as a default */
     &hr_kernel_cpu_rb_fused, /* one line per kernel */
+    &hr_kernel_hybrid, /* the CPU+GPU split (src/hybrid/) */
 #ifdef HR_HAVE_CUDA
     HR_CUDA_KERNEL_TABLE
     &hr_kernel_gpu_rb_tuned, /* red-black GPU kernels (issue 13): rb-tuned is the method's default */

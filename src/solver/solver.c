@@ -41,6 +41,7 @@ void hr_options_default(hr_options *o)
     o->divtol = HR_DIVTOL;
     o->alpha = 1;
     o->host_memory = HR_HOST_PINNED;
+    o->split = -1.0; /* hybrid: auto */
 }
 
 static hr_status why(char *buf, size_t size, const char *fmt, ...)
@@ -121,6 +122,16 @@ hr_status hr_options_validate(const hr_options *o, char *w, size_t ws)
     if (o->alpha < 1) return why(w, ws, "alpha: must be >= 1");
     if (o->monitor_every < 0) return why(w, ws, "monitor: must be >= 0");
     if (o->device < 0) return why(w, ws, "device: must be >= 0");
+    /* hybrid backend options (src/hybrid/) */
+    if (isnan(o->split) || o->split > 1.0) return why(w, ws, "split: must be in [0, 1] (or auto)");
+    if (o->split_ghost < 0 || o->split_ghost > 4096)
+        return why(w, ws, "split-ghost: must be between 1 and 4096");
+    if (o->split_second != HR_SPLIT_GPU && o->split_second != HR_SPLIT_CPU)
+        return why(w, ws, "split-second: gpu or cpu");
+    if (o->split_schedule != HR_SPLIT_NESTED && o->split_schedule != HR_SPLIT_NAIVE)
+        return why(w, ws, "schedule: nested or naive");
+    if (o->split_boundary_threads < 0 || o->split_boundary_threads > 4096)
+        return why(w, ws, "boundary-threads: must be between 1 and 4096");
     const hr_kernel_desc *k =
         o->kernel ? hr_kernel_find(resolve_backend(o->backend, dim), o->kernel, dim) : NULL;
     if (k && k->check) return k->check(o, w, ws);
