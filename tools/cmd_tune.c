@@ -1,4 +1,5 @@
-/* hetrelax tune: measure the GPU kernels' block/tile shapes (2-D and 3-D) and cache the best. */
+/* hetrelax tune: measure the GPU kernels' block/tile shapes (2-D and 3-D), or the 3-D CPU
+ * pencil kernel's blocks and stores (--backend cpu-threads), and cache the best. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,12 +21,12 @@ static int split_list(const char *s, char **items, int max)
     return k;
 }
 
-/* The GPU kernel `name` that runs dim-D problems, through the public kernel table. */
-static int gpu_kernel(const char *name, int dim, hr_kernel_info *out)
+/* The kernel `name` of backend b that runs dim-D problems, through the public kernel table. */
+static int find_kernel(hr_backend b, const char *name, int dim, hr_kernel_info *out)
 {
     const unsigned need = dim == 3 ? HR_CAP_3D : HR_CAP_2D;
     for (int i = 0; i < hr_kernel_count(); i++)
-        if (hr_kernel_info_at(i, out) == HR_OK && out->backend == HR_BACKEND_GPU && (out->caps & need) &&
+        if (hr_kernel_info_at(i, out) == HR_OK && out->backend == b && (out->caps & need) &&
             strcmp(out->name, name) == 0)
             return 1;
     return 0;
@@ -48,7 +49,9 @@ int hr_cmd_tune(int argc, char **argv)
 {
     static const char *const precs[] = {"single", "double", "both", NULL};
     const char *nlist = NULL, *klist = "tuned", *cache = NULL, *json = NULL;
-    int prec = 2, alpha = 1, device = 0, dim = 2, nx = 0, ny = 0, nz = 0;
+    int prec = 2, alpha = 1, device = 0, dim = 2, nx = 0, ny = 0, nz = 0, threads = 0;
+    hr_backend backend = HR_BACKEND_GPU;
+    hr_bind bind = HR_BIND_NONE;
     long iters = 0;
     hr_flagset fs;
     hr_flags_init(&fs, CMD, "tune [options]",
@@ -56,7 +59,9 @@ int hr_cmd_tune(int argc, char **argv)
                   "problem (median of 3 timed runs after a warm-up), checks that the deterministic\n"
                   "kernels give bitwise the same grid with every shape, and appends the fastest to the\n"
                   "tuning cache. Later GPU runs on the same device, kernel, precision and dimension take\n"
-                  "the entry with the nearest size (HETRELAX_GPU_SHAPE=BXxBYxH overrides both).\n",
+                  "the entry with the nearest size (HETRELAX_GPU_SHAPE=BXxBYxH overrides both).\n"
+                  "--backend cpu-threads measures the 3-D CPU kernel pencil instead (pencil heights,\n"
+                  "ordinary and streaming stores) for the thread count of later runs.\n",
                   NULL);
     hr_flags_add(&fs, hr_flag_int("dim", &dim, 2, 3, "2|3", "problem dimension (default 2; 3 with --nz)"));
     hr_flags_add(&fs, hr_flag_string("n", &nlist, "N[,N...]",
@@ -71,7 +76,8 @@ int hr_cmd_tune(int argc, char **argv)
     hr_flags_add(&fs, hr_flag_int("alpha", &alpha, 1, 1000000, "A", "for tb and async kernels (default 1)"));
     hr_flags_add(&fs, hr_flag_long("iters", &iters, 1, 1000000, "T",
                                    "sweeps per timing (default: about 4e9 point updates, 16..1000)"));
-    hr_flags_placement(&fs, NULL, NULL, NULL, NULL, NULL, NULL, &device);
+    hr_flags_placement(&fs, &backend, NULL, &threads, NULL, NULL, &bind, &device);
+    hr_flags_set_help(&fs, "backend", "gpu (default) or cpu-threads (3-D pencil kernel)");
     hr_flags_add(&fs,
                  hr_flag_string("cache", &cache, "FILE",
                                 "cache file (default $HETRELAX_TUNE_FILE, else\n"
@@ -83,11 +89,25 @@ int hr_cmd_tune(int argc, char **argv)
     if (nz && hr_flags_seen(&fs, "dim") && dim != 3)
         return hr_cli_usage_error(CMD, "--nz", "needs --dim 3 (or no --dim)");
     if (nz) dim = 3;
-    if (!hr_kernel_default(HR_BACKEND_GPU, 2) && !hr_kernel_default(HR_BACKEND_GPU, 3))
+    if (backend == HR_BACKEND_AUTO) backend = HR_BACKEND_GPU;
+    const int cpu = backend == HR_BACKEND_CPU_THREADS;
+    if (backend != HR_BACKEND_GPU && !cpu)
+        return hr_cli_usage_error(CMD, "--backend", "%s: tune measures gpu or cpu-threads kernels",
+                                  hr_backend_name(backend));
+    if (cpu && dim != 3)
+        return hr_cli_usage_error(CMD, "--dim",
+                                  "%d: the CPU tuner measures the 3-D pencil kernel (give --dim 3)", dim);
+    if (!cpu && !hr_kernel_default(HR_BACKEND_GPU, 2) && !hr_kernel_default(HR_BACKEND_GPU, 3))
         return hr_cli_usage_error(CMD, NULL, "this build has no CUDA support");
-    if (!hr_kernel_default(HR_BACKEND_GPU, dim))
+    if (!cpu && !hr_kernel_default(HR_BACKEND_GPU, dim))
         return hr_cli_usage_error(CMD, "--dim", "%d: no GPU kernel runs %d-D problems in this build", dim,
                                   dim);
+    if (!cpu && (hr_flags_seen(&fs, "threads") || hr_flags_seen(&fs, "bind")))
+        return hr_cli_usage_error(CMD, hr_flags_seen(&fs, "threads") ? "--threads" : "--bind",
+                                  "for --backend cpu-threads only");
+    if (cpu && hr_flags_seen(&fs, "device"))
+        return hr_cli_usage_error(CMD, "--device", "for --backend gpu only");
+    if (cpu && !hr_flags_seen(&fs, "kernel")) klist = "pencil";
 
     tune_size sizes[MAX_LIST];
     int nn = 0;
@@ -110,21 +130,24 @@ int hr_cmd_tune(int argc, char **argv)
     if (strcmp(klist, "all") == 0) {
         const unsigned need = (dim == 3 ? HR_CAP_3D : HR_CAP_2D) | HR_CAP_TUNABLE;
         for (int q = 0; q < hr_kernel_count() && nk < MAX_LIST; q++)
-            if (hr_kernel_info_at(q, &ks[nk]) == HR_OK && ks[nk].backend == HR_BACKEND_GPU &&
+            if (hr_kernel_info_at(q, &ks[nk]) == HR_OK && ks[nk].backend == backend &&
                 (ks[nk].caps & need) == need)
                 nk++;
-        if (nk == 0) return hr_cli_usage_error(CMD, "--kernel", "all: no tunable %d-D GPU kernel", dim);
+        if (nk == 0)
+            return hr_cli_usage_error(CMD, "--kernel", "all: no tunable %d-D %s kernel", dim,
+                                      hr_backend_name(backend));
     } else {
         int ni = split_list(klist, items, MAX_LIST);
         for (int q = 0; q < ni; q++)
-            if (!gpu_kernel(items[q], dim, &ks[nk++]))
+            if (!find_kernel(backend, items[q], dim, &ks[nk++]) || (cpu && strcmp(items[q], "pencil") != 0))
                 return hr_cli_usage_error(CMD, "--kernel",
-                                          "no %d-D GPU kernel '%s' (see poisson%dd --list-kernels)", dim,
-                                          items[q], dim);
+                                          "no %d-D %s kernel '%s'%s (see poisson%dd --list-kernels)", dim,
+                                          cpu ? "tunable cpu-threads" : "GPU", items[q],
+                                          cpu ? " (the CPU tuner measures pencil)" : "", dim);
     }
     hr_sysinfo si;
     hr_sysinfo_get(&si);
-    if (si.gpus <= device)
+    if (!cpu && si.gpus <= device)
         return hr_cli_usage_error(CMD, "--device", "%d: no such CUDA device (%d present)", device, si.gpus);
 
     FILE *hout = (json && strcmp(json, "-") == 0) ? stderr : stdout;
@@ -146,7 +169,9 @@ int hr_cmd_tune(int argc, char **argv)
                 o.ny = z->ny;
                 o.nz = z->nz;
                 o.precision = (hr_precision)p;
-                o.backend = HR_BACKEND_GPU;
+                o.backend = backend;
+                o.threads = threads;
+                o.bind = bind;
                 o.kernel = ks[q].name;
                 o.method = (ks[q].caps & HR_CAP_REDBLACK) ? HR_METHOD_REDBLACK : HR_METHOD_JACOBI;
                 o.alpha = alpha;
@@ -165,8 +190,23 @@ int hr_cmd_tune(int argc, char **argv)
                     t = t < 16 ? 16 : (t > 1000 ? 1000 : t);
                 }
                 hr_cuda_tune_result r;
-                char err[300];
-                hr_status st = hr_cuda_tune(&o, t, cache, &r, err, sizeof err);
+                hr_cpu_tune_result cr;
+                memset(&r, 0, sizeof r);
+                memset(&cr, 0, sizeof cr);
+                char err[300] = "";
+                hr_status st;
+                if (cpu) {
+                    st = hr_cpu_tune(&o, iters, cache, &cr, err, sizeof err);
+                    r.bx = cr.block[0]; /* the pencil: x (full rows), y rows, z planes per thread */
+                    r.by = cr.block[1];
+                    r.h = cr.block[2];
+                    r.best_gbps = cr.best_gbps;
+                    r.default_gbps = cr.default_gbps;
+                    r.candidates = cr.candidates;
+                    snprintf(r.cache_path, sizeof r.cache_path, "%s", cr.cache_path);
+                } else {
+                    st = hr_cuda_tune(&o, t, cache, &r, err, sizeof err);
+                }
                 if (st != HR_OK && st != HR_ERR_IO) {
                     fprintf(stderr, "hetrelax %s: %s n=%s %s: %s: %s\n", CMD, o.kernel, zname,
                             hr_precision_name(o.precision), hr_status_string(st), err);
@@ -177,16 +217,23 @@ int hr_cmd_tune(int argc, char **argv)
                     fprintf(stderr, "hetrelax %s: --cache: %s\n", CMD, err);
                     rc = HR_EXIT_FAIL;
                 }
-                fprintf(
-                    hout,
-                    "%-16s n=%-12s %-6s best %4dx%-3dx%-4d %8.1f GB/s  default %8.1f GB/s (%d shapes, %ld "
-                    "sweeps)\n",
-                    o.kernel, zname, hr_precision_name(o.precision), r.bx, r.by, r.h, r.best_gbps,
-                    r.default_gbps, r.candidates, t);
+                fprintf(hout,
+                        "%-16s n=%-12s %-6s best %4dx%-3dx%-4d%s %8.1f GB/s  default %8.1f GB/s (%d shapes",
+                        o.kernel, zname, hr_precision_name(o.precision), r.bx, r.by, r.h,
+                        cpu ? (cr.stream ? " streaming" : " ordinary ") : "", r.best_gbps, r.default_gbps,
+                        r.candidates);
+                if (cpu)
+                    fprintf(hout, ")\n");
+                else
+                    fprintf(hout, ", %ld sweeps)\n", t);
                 json_object *j = json_object_new_object();
                 char dev[128] = "";
-                hr_gpu_name(device, dev, sizeof dev);
+                if (cpu)
+                    snprintf(dev, sizeof dev, "%s", si.cpu_model);
+                else
+                    hr_gpu_name(device, dev, sizeof dev);
                 json_object_object_add(j, "device", json_object_new_string(dev));
+                json_object_object_add(j, "backend", json_object_new_string(hr_backend_name(backend)));
                 json_object_object_add(j, "kernel", json_object_new_string(o.kernel));
                 json_object_object_add(j, "dim", json_object_new_int(dim));
                 json_object_object_add(j, "n", json_object_new_int(z->n));
@@ -202,7 +249,12 @@ int hr_cmd_tune(int argc, char **argv)
                 json_object_object_add(j, "best_gbps", json_object_new_double(r.best_gbps));
                 json_object_object_add(j, "default_gbps", json_object_new_double(r.default_gbps));
                 json_object_object_add(j, "candidates", json_object_new_int(r.candidates));
-                json_object_object_add(j, "sweeps", json_object_new_int64(t));
+                if (cpu) {
+                    json_object_object_add(j, "threads", json_object_new_int(threads));
+                    json_object_object_add(j, "stream", json_object_new_boolean(cr.stream));
+                } else {
+                    json_object_object_add(j, "sweeps", json_object_new_int64(t));
+                }
                 json_object_object_add(j, "cache", json_object_new_string(r.cache_path));
                 json_object_array_add(arr, j);
             }

@@ -21,6 +21,22 @@ expect_usage "tune: --nz: needs --dim 3" tune --dim 2 --nz 8
 expect_usage "tune: --nx: expected an integer" tune --nx x
 expect_usage "tune: --precision: unknown value" tune --precision quad
 "$HR" tune --help | grep -q -- "--dim 2|3" && ok || bad "tune --help lists --dim"
+# the CPU tuner (3-D pencil kernel)
+expect_usage "tune: --dim: 2: the CPU tuner measures the 3-D pencil kernel" tune --backend cpu-threads --n 32
+expect_usage "tune: --backend: cpu-seq" tune --backend cpu-seq --dim 3
+expect_usage "tune: --kernel: no 3-D tunable cpu-threads kernel 'rb-fused'" tune --backend cpu-threads --dim 3 --kernel rb-fused
+expect_usage "tune: --device: for --backend gpu only" tune --backend cpu-threads --dim 3 --device 1
+"$HR" tune --backend cpu-threads --nx 40 --ny 24 --nz 16 --precision double --threads 2 --cache "$T/cpu.txt" \
+  --json "$T/c.json" >"$T/out" 2>"$T/err" && ok || bad "CPU tune: $(cat "$T/err")"
+python3 - "$T/c.json" <<'PY' && ok || bad "CPU tune JSON: $(cat "$T/c.json")"
+import json, sys
+rows = json.load(open(sys.argv[1]))
+assert len(rows) == 1, rows
+r = rows[0]
+assert r["backend"] == "cpu-threads" and r["kernel"] == "pencil" and r["dim"] == 3 and r["threads"] == 2, r
+assert (r["nx"], r["ny"], r["nz"]) == (40, 24, 16) and r["best_gbps"] > 0 and r["candidates"] > 1, r
+PY
+grep -q "^cpu:.*:2t	pencil	double" "$T/cpu.txt" && ok || bad "CPU tune cache line: $(cat "$T/cpu.txt")"
 if "$HR" poisson2d --list-kernels | grep -q "^gpu "; then
   expect_usage "tune: --kernel: no 3-D GPU kernel 'nope'" tune --dim 3 --kernel nope
   expect_usage "tune: --n: give either" tune --nx 64 --n 32
