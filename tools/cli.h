@@ -71,5 +71,6 @@ int hr_cmd_poisson3d(int argc, char **argv);
 int hr_grid_main(int argc, char **argv, int dim);
 int hr_cmd_sparse(int argc, char **argv);
 int hr_cmd_tune(int argc, char **argv);
+int hr_cmd_model(int argc, char **argv);
 
 #endif

@@ -171,6 +171,13 @@ static void build_flags(hr_flagset *fs, grid_args *a)
     hr_flags_group(fs, "placement");
     hr_flags_placement(fs, &o->backend, &o->kernel, &o->threads, &o->thread_rows, &o->thread_cols, &o->bind,
                        &o->device);
+    {
+        /* the grid commands also run the hybrid backend (hr_backend order) */
+        static const char *const backends[] = {"auto", "cpu-seq", "cpu-threads", "gpu", "hybrid", NULL};
+        hr_flags_find(fs, "backend")->choices = backends;
+        hr_flags_set_help(fs, "backend",
+                          "(default auto: gpu if present, else cpu-threads; hybrid: CPU + GPU)");
+    }
     hr_flags_add(fs, hr_flag_choice("layout", HR_ENUM_TARGET(&o->layout), layouts,
                                     "shared grid, or per-thread ghost-cell tiles (NUMA variant)"));
     hr_flags_add(fs, hr_flag_int("alpha", &o->alpha, 1, 1000000, "A",
@@ -465,9 +472,10 @@ static int mpi_refusals(const grid_args *a)
     if (o->method != HR_METHOD_JACOBI)
         return hr_cli_usage_error(CMD, "--method", "%s: decomposed (MPI) runs do Jacobi only so far",
                                   hr_method_name(o->method));
-    if (o->backend == HR_BACKEND_GPU)
+    if (o->backend == HR_BACKEND_GPU || o->backend == HR_BACKEND_HYBRID)
         return hr_cli_usage_error(CMD, "--backend",
-                                  "gpu: decomposed (MPI) runs sweep on CPU ranks only so far");
+                                  "%s: decomposed (MPI) runs sweep on CPU ranks only so far",
+                                  hr_backend_name(o->backend));
     if (o->layout == HR_LAYOUT_BLOCKS)
         return hr_cli_usage_error(CMD, "--layout", "blocks: not available in decomposed (MPI) runs");
     return 0;
@@ -476,7 +484,8 @@ static int mpi_refusals(const grid_args *a)
 /* After the sweeps: the summary, --verify, --output, --json (on rank 0 of an MPI run; the
  * other ranks' output goes to /dev/null and they hold no solution). Frees sol. */
 static int finish_run(const grid_args *a, outputs *wp, const hr_result *rp, const hr_config *cfg, double *sol,
-                      const char *rhs_name, hr_status st, long restarted_from, json_object *mpi_json)
+                      const char *rhs_name, hr_status st, long restarted_from, json_object *mpi_json,
+                      json_object *hybrid_json)
 {
     const hr_options *o = &a->o;
     const hr_result r = *rp;
@@ -530,13 +539,14 @@ static int finish_run(const grid_args *a, outputs *wp, const hr_result *rp, cons
     free(sol);
     sol = NULL;
     if (a->json) {
-        json_object *j = hr_grid_result_json(a, &r, rhs_name, cfg, restarted_from, mpi_json);
+        json_object *j = hr_grid_result_json(a, &r, rhs_name, cfg, restarted_from, mpi_json, hybrid_json);
         int jr = hr_cli_write_json_to(CMD, w.json_open ? &w.json : NULL, j);
         w.json_open = 0;
         json_object_put(j);
         if (jr && rc == HR_EXIT_OK) rc = jr;
     } else {
         json_object_put(mpi_json);
+        json_object_put(hybrid_json);
     }
     return rc;
 }
@@ -592,12 +602,13 @@ static int grid_run(grid_args *a, hr_flagset *fs)
                 break;
             }
     }
-    if (!hr_flags_seen(fs, "n"))
-        o->n = a->dim == 3 ? (eb == HR_BACKEND_GPU ? 512 : 256) : (eb == HR_BACKEND_GPU ? 16384 : 4096);
+    const int gpu_sizes =
+        eb == HR_BACKEND_GPU || (eb == HR_BACKEND_HYBRID && o->split_second == HR_SPLIT_GPU);
+    if (!hr_flags_seen(fs, "n")) o->n = a->dim == 3 ? (gpu_sizes ? 512 : 256) : (gpu_sizes ? 16384 : 4096);
     a->nx = o->nx > 0 ? o->nx : o->n;
     a->ny = o->ny > 0 ? o->ny : o->n;
     a->nz = a->dim == 3 ? (o->nz > 0 ? o->nz : o->n) : 1;
-    if (!hr_flags_seen(fs, "iters") && eb == HR_BACKEND_GPU) o->iters = 2000;
+    if (!hr_flags_seen(fs, "iters") && gpu_sizes) o->iters = 2000;
     if (!hr_flags_seen(fs, "monitor")) o->monitor_every = a->quiet ? 0 : (o->iters >= 10 ? o->iters / 10 : 0);
     if (a->checkpoint && !a->checkpoint_every) a->checkpoint_every = o->iters >= 10 ? o->iters / 10 : 1;
     const int have_gpu =
@@ -627,6 +638,7 @@ static int grid_run(grid_args *a, hr_flagset *fs)
     if (eb == HR_BACKEND_GPU && si.gpus <= o->device)
         return hr_cli_usage_error(CMD, si.gpus ? "--device" : "--backend",
                                   "gpu: no CUDA device %d (found %d)", o->device, si.gpus);
+    if ((rc = hr_grid_hybrid_check(a, fs, eb, si.gpus)) != 0) return rc;
     if (a->output && hr_field_format_of(a->output) == HR_FIELD_PNG && !hr_field_png_available())
         return hr_cli_usage_error(CMD, "--output", "PNG output needs libpng, not compiled in");
     /* a kernel that is not bitwise cpu-seq would "fail" --verify on a correct run */
@@ -755,7 +767,8 @@ static int grid_run(grid_args *a, hr_flagset *fs)
         mc.device = -1;
         mc.omega = o->omega;
         mc.method = HR_METHOD_JACOBI;
-        return finish_run(a, &w, &r, &mc, sol, rhs_name, diverged ? HR_ERR_DIVERGED : HR_OK, -1, mpi_json);
+        return finish_run(a, &w, &r, &mc, sol, rhs_name, diverged ? HR_ERR_DIVERGED : HR_OK, -1, mpi_json,
+                          NULL);
     }
     hr_status st = hr_solver_create(&so, &s);
     if (!a->verify) { /* the library copied them; --verify's reference run needs them again */
@@ -825,12 +838,13 @@ static int grid_run(grid_args *a, hr_flagset *fs)
         rc = HR_EXIT_FAIL;
         goto fail;
     }
+    json_object *hybrid_json = hr_grid_hybrid_report(a, s, &r); /* --explain prints here */
     hr_solver_free(s);
     s = NULL;
 
     free(rhs);
     free(init);
-    return finish_run(a, &w, &r, &cfg, sol, rhs_name, st, c.done0 > 0 ? c.done0 : -1, NULL);
+    return finish_run(a, &w, &r, &cfg, sol, rhs_name, st, c.done0 > 0 ? c.done0 : -1, NULL, hybrid_json);
 fail:
     hr_solver_free(s);
     free(rhs);
@@ -851,6 +865,7 @@ int hr_grid_main(int argc, char **argv, int dim)
     a.dim = dim;
     a.measure_bw = 1;
     build_flags(&fs, &a);
+    hr_grid_hybrid_flags(&fs, &a);
     hr_grid_mg_flags(&fs, &a);
     hr_mpi_cli_flags(&fs, &a.mpi);
     int rc = hr_flags_parse(&fs, argc, argv);

@@ -28,6 +28,7 @@ typedef struct grid_args {
     int pc, cycle, smoother; /* indices of the --pc, --cycle, --smoother choices */
     int pre, post, levels;   /* levels 0: all the grid allows */
     int mixed;               /* --precision mixed */
+    int explain;             /* --explain (hybrid) */
 } grid_args;
 
 enum { GRID_RELAX = 0, GRID_MG, GRID_CG };
@@ -68,10 +69,18 @@ void hr_grid_flagify(hr_flagset *fs, const char *why, char *out, size_t size);
 void hr_grid_mg_flags(hr_flagset *fs, grid_args *a);
 int hr_grid_run_mg(grid_args *a, hr_flagset *fs);
 
+/* The hybrid backend (grid_hybrid.c): flags; checks once the backend is resolved (0 or exit
+ * status, printed); after the run, --explain and the JSON "hybrid" object (NULL unless s
+ * runs the hybrid backend). */
+void hr_grid_hybrid_flags(hr_flagset *fs, grid_args *a);
+int hr_grid_hybrid_check(const grid_args *a, hr_flagset *fs, hr_backend eb, int gpus);
+json_object *hr_grid_hybrid_report(const grid_args *a, const hr_solver *s, const hr_result *r);
+
 /* Runs cpu-seq for `sweeps` and compares with sol bitwise; prints the verdict. */
 int hr_grid_verify(const grid_args *a, long sweeps, const double *sol);
 /* The run as a JSON object; mpi (may be NULL) is added as "mpi" and owned by the result. */
 json_object *hr_grid_result_json(const grid_args *a, const hr_result *r, const char *rhs_name,
-                                 const hr_config *cfg, long restarted_from, json_object *mpi);
+                                 const hr_config *cfg, long restarted_from, json_object *mpi,
+                                 json_object *hybrid);
 
 #endif

@@ -51,7 +51,8 @@ int hr_grid_verify(const grid_args *a, long sweeps, const double *sol)
 /* ----------------------------------------------------------------- report */
 
 json_object *hr_grid_result_json(const grid_args *a, const hr_result *r, const char *rhs_name,
-                                 const hr_config *cfg, long restarted_from, json_object *mpi)
+                                 const hr_config *cfg, long restarted_from, json_object *mpi,
+                                 json_object *hybrid)
 {
     json_object *j = json_object_new_object();
     char date[32];
@@ -115,6 +116,7 @@ json_object *hr_grid_result_json(const grid_args *a, const hr_result *r, const c
     json_object_object_add(j, "relative_residual", hr_json_number(r->relative_residual));
     if (isfinite(r->max_error)) json_object_object_add(j, "max_error", hr_json_number(r->max_error));
     if (mpi) json_object_object_add(j, "mpi", mpi);
+    if (hybrid) json_object_object_add(j, "hybrid", hybrid);
     json_object_object_add(j, "commit", json_object_new_string(hr_cli_commit()));
     json_object_object_add(j, "date", json_object_new_string(date));
     return j;

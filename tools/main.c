@@ -16,10 +16,12 @@ typedef struct command {
 
 static const command commands[] = {
     {"info", hr_cmd_info, "machine facts and measured memory bandwidth"},
-    {"poisson2d", hr_cmd_poisson2d, "2-D Poisson equation by Jacobi relaxation (CPU, GPU)"},
-    {"poisson3d", hr_cmd_poisson3d, "3-D Poisson equation (7-point) by Jacobi relaxation"},
+    {"poisson2d", hr_cmd_poisson2d,
+     "2-D Poisson equation: Jacobi, red-black/SOR, multigrid, CG (CPU, GPU, MPI)"},
+    {"poisson3d", hr_cmd_poisson3d, "3-D Poisson equation (7-point), the same methods"},
     {"sparse", hr_cmd_sparse, "sparse A x = b: Jacobi, Gauss-Seidel, block-async, CG"},
-    {"tune", hr_cmd_tune, "measure GPU kernel block/tile shapes and cache the best"},
+    {"tune", hr_cmd_tune, "measure GPU (and 3-D CPU) kernel shapes and cache the best"},
+    {"model", hr_cmd_model, "the CPU + GPU split model of --backend hybrid, without a run"},
 };
 
 static void usage(FILE *f)
