@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The library and the command build and run without hwloc, libpng and CUDA: a solve runs,
-# `--bind core` and a .png output are refused with a clear message (exit 2), and the
-# formats that need nothing (.raw, .vti) work.
+# a .png output is refused with a clear message (exit 2), `--bind core` still binds (by
+# logical CPU), and the formats that need nothing (.raw, .vti) work.
 #   minimal_build.sh SOURCE_DIR WORK_DIR
 set -euo pipefail
 src=$1 work=$2
@@ -22,10 +22,6 @@ rc=$?
 set -e
 cat "$T/err"
 [ $rc -ne 0 ] && grep -qi "png" "$T/err" || { echo "a .png output without libpng must fail with a message"; exit 1; }
-set +e
-"$cli" poisson2d --n 33 --iters 20 --bind core --quiet --no-bandwidth 2>"$T/err"
-rc=$?
-set -e
-cat "$T/err"
-[ $rc -ne 0 ] && grep -q "hwloc" "$T/err" || { echo "--bind core without hwloc must fail with a message"; exit 1; }
+# binding needs no hwloc (sched_setaffinity by logical CPU): the run succeeds
+"$cli" poisson2d --n 33 --iters 20 --bind core --threads 2 --quiet --no-bandwidth >/dev/null
 echo "minimal build test: ok"
