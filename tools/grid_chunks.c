@@ -98,8 +98,14 @@ int hr_grid_run_chunks(const grid_args *a, hr_solver *s, chunk_run *c, hr_result
     if (rc) return rc;
     /* the final state's residual (and error against the exact solution), as an
      * uninterrupted run reports it */
+    if (*sig) { /* interrupted: the state is saved, the caller reports and exits */
+        memset(total, 0, sizeof *total);
+        total->iterations = c->done;
+        total->reason = HR_REASON_STOPPED;
+        return 0;
+    }
     if ((st = current_residual(s, &r, &t_loop)) != HR_OK) return -(int)st;
-    if (mon > 0 && c->done % mon != 0 && !*sig) hr_grid_monitor_print(c->done, r.relative_residual, NULL);
+    if (mon > 0 && c->done % mon != 0) hr_grid_monitor_print(c->done, r.relative_residual, NULL);
     /* one result for the whole run: sweeps from the original start, rates over this
      * process's sweeps */
     const long mine = c->done - c->done0;
