@@ -20,190 +20,6 @@ FILE *hr_grid_out;
 #define CMD  hr_grid_cmd
 #define hout hr_grid_out
 
-/* ------------------------------------------------------------------ flags */
-
-static int parse_rhs(const char *cmd, const hr_flag *f, const char *arg)
-{
-    (void)cmd;
-    grid_args *a = f->target;
-    a->rhs_file = NULL;
-    if (strcmp(arg, "spike") == 0) {
-        a->o.rhs = HR_RHS_SPIKE;
-    } else if (strcmp(arg, "manufactured") == 0) {
-        a->o.rhs = HR_RHS_MANUFACTURED;
-    } else if (strcmp(arg, "zero") == 0) {
-        a->o.rhs = HR_RHS_ZERO;
-    } else {
-        a->o.rhs = HR_RHS_ARRAY;
-        a->rhs_file = arg;
-    }
-    return 0;
-}
-
-static int parse_init(const char *cmd, const hr_flag *f, const char *arg)
-{
-    (void)cmd;
-    grid_args *a = f->target;
-    a->init_file = NULL;
-    if (strcmp(arg, "zero") == 0) {
-        a->o.init = HR_INIT_ZERO;
-    } else if (strcmp(arg, "sine") == 0) {
-        a->o.init = HR_INIT_SINE;
-    } else {
-        a->o.init = HR_INIT_ARRAY;
-        a->init_file = arg;
-    }
-    return 0;
-}
-
-/* --omega W|auto: auto is HR_OMEGA_AUTO, which only the red-black methods accept (checked
- * once --method is known). */
-static int parse_omega(const char *cmd, const hr_flag *f, const char *arg)
-{
-    if (strcmp(arg, "auto") == 0) {
-        *(double *)f->target = HR_OMEGA_AUTO;
-        return 0;
-    }
-    double w;
-    if (hr_cli_double(cmd, "--omega", arg, 0.0, 2.0, &w)) return HR_EXIT_USAGE;
-    if (!(w > 0.0 && w < 2.0)) return hr_flag_error(cmd, f, "%s: must be in (0, 2) or auto", arg);
-    *(double *)f->target = w;
-    return 0;
-}
-
-/* --method: the relaxation methods are hr_method values; mg and cg are another solver. */
-static int parse_method(const char *cmd, const hr_flag *f, const char *arg)
-{
-    static const char *const names[] = {"jacobi", "redblack", "sor", "mg", "cg", NULL};
-    grid_args *a = f->target;
-    int i;
-    if (hr_cli_choice(cmd, "--method", arg, names, &i)) return HR_EXIT_USAGE;
-    a->solver = i == 3 ? GRID_MG : i == 4 ? GRID_CG : GRID_RELAX;
-    a->o.method = i < 3 ? (hr_method)i : HR_METHOD_JACOBI;
-    return 0;
-}
-
-static int parse_precision(const char *cmd, const hr_flag *f, const char *arg)
-{
-    static const char *const names[] = {"single", "double", "mixed", NULL};
-    grid_args *a = f->target;
-    int i;
-    if (hr_cli_choice(cmd, "--precision", arg, names, &i)) return HR_EXIT_USAGE;
-    a->mixed = i == 2;
-    a->o.precision = i == 0 ? HR_PREC_SINGLE : HR_PREC_DOUBLE;
-    return 0;
-}
-
-/* The grid problem, shared by poisson2d and poisson3d (which adds --nz). */
-static void problem_flags(hr_flagset *fs, grid_args *a)
-{
-    const int d3 = a->dim == 3;
-    hr_flags_group(fs, "problem");
-    hr_flags_add(fs, hr_flag_int("n", &a->o.n, 1, 1000000, "N",
-                                 d3 ? "interior points per axis (default 256 on CPUs, 512 on a GPU)"
-                                    : "interior points per side (default 4096 on CPUs, 16384 on a GPU)"));
-    hr_flags_add(fs, hr_flag_int("nx", &a->o.nx, 1, 1000000, "X", "interior points along x (default N)"));
-    hr_flags_add(fs, hr_flag_int("ny", &a->o.ny, 1, 1000000, "Y", "interior points along y (default N)"));
-    if (d3)
-        hr_flags_add(fs, hr_flag_int("nz", &a->o.nz, 1, 1000000, "Z", "interior points along z (default N)"));
-    hr_flags_add(
-        fs,
-        hr_flag_custom("rhs", a, NULL, parse_rhs, "spike|manufactured|zero|FILE",
-                       d3 ? "spike: h^2 f = 1 at the centre point (default);\n"
-                            "manufactured: f = 3 pi^2 sin(pi x) sin(pi y) sin(pi z), exact solution known;\n"
-                            "zero: f = 0; FILE: X*Y*Z raw native floats of the run's precision,\n"
-                            "x fastest (a file or a pipe)"
-                          : "spike: h^2 f = 1 at the centre point (default);\n"
-                            "manufactured: f = 2 pi^2 sin(pi x) sin(pi y), exact solution known;\n"
-                            "zero: f = 0; FILE: N*N raw native floats of the run's precision,\n"
-                            "row-major (a file or a pipe)"));
-    hr_flags_add(fs, hr_flag_custom("init", a, NULL, parse_init, "zero|sine|FILE",
-                                    "initial interior values (default zero); sine: the product of\n"
-                                    "sin(pi i / (n + 1)) per axis, an eigenvector of the iteration (with\n"
-                                    "--rhs zero the error against lambda^T u0 is reported); FILE as --rhs"));
-    hr_flags_add(fs, hr_flag_double("boundary", &a->o.boundary, -1e300, 1e300, "V",
-                                    "Dirichlet boundary value (default 0)"));
-    hr_flags_add(fs, hr_flag_custom("precision", a, NULL, parse_precision, "single|double|mixed",
-                                    "(default single; mg, cg: double); mixed (mg, cg): fp32 cycles in an\n"
-                                    "fp64 defect correction"));
-    hr_flags_add(fs,
-                 hr_flag_custom("method", a, NULL, parse_method, "jacobi|redblack|sor|mg|cg",
-                                "jacobi: two grids (default); redblack: in-place red-black Gauss-Seidel;\n"
-                                "sor: red-black with the optimal omega (docs/redblack.md);\n"
-                                "mg: geometric multigrid, cg: conjugate gradients (docs/multigrid.md)"));
-    hr_flags_add(fs,
-                 hr_flag_custom("omega", &a->o.omega, NULL, parse_omega, "W|auto",
-                                "weight: u' = (1 - W) u + W update(u), 0 < W < 2 (default 1; sor: auto);\n"
-                                "auto (redblack, sor): 2 / (1 + sin(pi h)), the optimum for this problem"));
-}
-
-static void build_flags(hr_flagset *fs, grid_args *a)
-{
-    static const char *const layouts[] = {"flat", "blocks", NULL};
-    static const char *const hostmem[] = {"pinned", "pageable", NULL};
-    hr_options *o = &a->o;
-    if (a->dim == 3)
-        hr_flags_init(
-            fs, CMD, "poisson3d [options]",
-            "Solves -Laplace(u) = f on a box with zero (or --boundary) Dirichlet values:\n"
-            "7-point finite differences on an (X+2)x(Y+2)x(Z+2) grid, h = 1/(X+1) on every\n"
-            "axis, and Jacobi sweeps u' = (sum of the 6 neighbours + h^2 f) / 6.\n",
-            "Byte model: each sweep reads u once and writes u' once (+ reads f when f is an array):\n"
-            "8 (12) bytes per point in single, 16 (24) in double. GFLOP/s count 8 flops per point\n"
-            "(+3 with --omega). Outputs: .raw, .vti (3-D image data), .png (the middle z-plane).\n"
-            "Outputs are written to a temporary file and renamed into place: a failed or\n"
-            "interrupted run leaves the previous file as it was.\n");
-    else
-        hr_flags_init(
-            fs, CMD, "poisson2d [options]",
-            "Solves -Laplace(u) = f on the unit square with zero (or --boundary) Dirichlet\n"
-            "values: 5-point finite differences on an (N+2)x(N+2) grid, h = 1/(N+1), and\n"
-            "Jacobi sweeps u' = (u_N + u_S + u_W + u_E + h^2 f) / 4.\n",
-            "Byte model: each sweep reads u once and writes u' once (+ reads f when f is an array):\n"
-            "8 (12) bytes per point in single, 16 (24) in double. GFLOP/s count 5 flops per point\n"
-            "(+3 with --omega).\n"
-            "Outputs are written to a temporary file and renamed into place: a failed or\n"
-            "interrupted run leaves the previous file as it was.\n");
-    problem_flags(fs, a);
-    hr_flags_group(fs, "iteration");
-    hr_flags_iteration(fs, &o->iters, &o->tol, &o->check_every, &o->monitor_every, &o->divtol);
-    hr_flags_set_help(fs, "divtol", "diverged when the checked relative residual exceeds X (default 1e3)");
-    hr_flags_group(fs, "placement");
-    hr_flags_placement(fs, &o->backend, &o->kernel, &o->threads, &o->thread_rows, &o->thread_cols, &o->bind,
-                       &o->device);
-    {
-        /* the grid commands also run the hybrid backend (hr_backend order) */
-        static const char *const backends[] = {"auto", "cpu-seq", "cpu-threads", "gpu", "hybrid", NULL};
-        hr_flags_find(fs, "backend")->choices = backends;
-        hr_flags_set_help(fs, "backend",
-                          "(default auto: gpu if present, else cpu-threads; hybrid: CPU + GPU)");
-    }
-    hr_flags_add(fs, hr_flag_choice("layout", HR_ENUM_TARGET(&o->layout), layouts,
-                                    "shared grid, or per-thread ghost-cell tiles (NUMA variant)"));
-    hr_flags_add(fs, hr_flag_int("alpha", &o->alpha, 1, 1000000, "A",
-                                 "async factor / sweeps per pass for kernels that use it"));
-    hr_flags_add(fs, hr_flag_choice("host-memory", HR_ENUM_TARGET(&o->host_memory), hostmem,
-                                    "GPU host buffers (default pinned)"));
-    hr_flags_group(fs, "output");
-    hr_flags_output(fs, &a->json, &a->output, &a->quiet, &a->ref_gbps, &a->measure_bw);
-    hr_flags_set_help(fs, "output",
-                      a->dim == 3 ? "interior solution: .raw (native floats, x fastest), .png "
-                                    "(middle\nz-plane), .vti (VTK image data)"
-                                  : "interior solution: .raw (native floats), .png (picture), .vti (VTK)");
-    hr_flags_add(
-        fs, hr_flag_switch("verify", &a->verify, 1, "also run cpu-seq and require a bitwise-equal solution"));
-    hr_flags_add(fs, hr_flag_switch("list-kernels", &a->list, 1, "list backends and kernels"));
-    hr_flags_group(fs, "checkpoints");
-    hr_flags_add(fs, hr_flag_string("checkpoint", &a->checkpoint, "FILE",
-                                    "write the state to FILE every --checkpoint-every sweeps and on\n"
-                                    "SIGINT/SIGTERM (then exit with status 128 + signal)"));
-    hr_flags_add(fs, hr_flag_long("checkpoint-every", &a->checkpoint_every, 1, 1000000000L, "K",
-                                  "sweeps between checkpoints (default --iters / 10)"));
-    hr_flags_add(fs, hr_flag_string("restart", &a->restart, "FILE",
-                                    "continue from a checkpoint; --iters counts from the original start,\n"
-                                    "so the result is bitwise that of the uninterrupted run"));
-}
-
 /* ------------------------------------------------------------ small helpers */
 
 static int list_kernels(int dim)
@@ -360,11 +176,6 @@ static int usage_status(hr_flagset *fs, hr_status st, const char *err)
 
 /* -------------------------------------------------------------------- main */
 
-typedef struct outputs {
-    hr_atomic out, json;
-    int out_open, json_open;
-} outputs;
-
 static void drop_outputs(outputs *w)
 {
     if (w->out_open) hr_atomic_abort(&w->out);
@@ -423,33 +234,6 @@ static int read_values(const grid_args *a, const char *flag, const char *path, d
                               strcmp(flag, "--rhs") == 0 ? "spike, manufactured, zero" : "zero, sine");
 }
 
-/* The run's header lines (before the sweeps). */
-static void print_header(const grid_args *a, const char *rhs_name, hr_backend b, const char *kernel,
-                         const char *bw_what, const hr_config *cfg, long done0)
-{
-    const hr_options *o = &a->o;
-    if (a->dim == 3)
-        fprintf(hout, "hetrelax %s: %d x %d x %d interior points", CMD, a->nx, a->ny, a->nz);
-    else if (a->nx == a->ny)
-        fprintf(hout, "hetrelax %s: n=%d (%d x %d grid)", CMD, a->nx, a->nx + 2, a->nx + 2);
-    else
-        fprintf(hout, "hetrelax %s: %d x %d interior points", CMD, a->nx, a->ny);
-    fprintf(hout, ", %s precision, rhs %s, backend %s, kernel %s\n", hr_precision_name(o->precision),
-            rhs_name, hr_backend_name(b), kernel);
-    if (cfg && (cfg->method != HR_METHOD_JACOBI || cfg->omega != 1.0))
-        fprintf(hout, "method %s, omega %.6g%s\n", hr_method_name(cfg->method), cfg->omega,
-                o->omega == HR_OMEGA_AUTO ? " (auto: 2 / (1 + sqrt(1 - rho^2)))" : "");
-    if (hr_mpi_cli_wanted(&a->mpi))
-        fprintf(hout, "MPI: %d ranks, --decomp %s, ghost %d%s\n", hr_mpi_cli_size(),
-                a->mpi.decomp[0] ? "given" : "from MPI_Dims_create", a->mpi.ghost,
-                a->mpi.no_overlap ? ", no overlap" : "");
-    if (a->ref_gbps > 0) fprintf(hout, "reference bandwidth: %.2f GB/s (%s)\n", a->ref_gbps, bw_what);
-    fprintf(hout, "sweeps: %ld%s", o->iters, o->tol > 0 ? " at most" : "");
-    if (a->restart) fprintf(hout, ", continuing after %ld from '%s'", done0, a->restart);
-    if (a->checkpoint) fprintf(hout, ", checkpoint every %ld to '%s'", a->checkpoint_every, a->checkpoint);
-    fprintf(hout, "\n");
-}
-
 /* Flags a decomposed run cannot honour yet: one line, exit 2 (every rank finds the same). */
 static int mpi_refusals(const grid_args *a)
 {
@@ -479,76 +263,6 @@ static int mpi_refusals(const grid_args *a)
     if (o->layout == HR_LAYOUT_BLOCKS)
         return hr_cli_usage_error(CMD, "--layout", "blocks: not available in decomposed (MPI) runs");
     return 0;
-}
-
-/* After the sweeps: the summary, --verify, --output, --json (on rank 0 of an MPI run; the
- * other ranks' output goes to /dev/null and they hold no solution). Frees sol. */
-static int finish_run(const grid_args *a, outputs *wp, const hr_result *rp, const hr_config *cfg, double *sol,
-                      const char *rhs_name, hr_status st, long restarted_from, json_object *mpi_json,
-                      json_object *hybrid_json)
-{
-    const hr_options *o = &a->o;
-    const hr_result r = *rp;
-    outputs w = *wp;
-    const int root = hr_mpi_cli_rank() == 0;
-    int rc;
-    fprintf(hout, "summary   %ld sweeps (%s) in %.4f s: %.3f ms/sweep\n", r.iterations,
-            hr_reason_string(r.reason), r.time_s, 1e3 * r.time_per_sweep_s);
-    fprintf(hout, "          %.2f GFLOP/s, %.2f GB/s (%.0f B/point)", r.gflops, r.gbps, r.bytes_per_point);
-    if (isfinite(r.bandwidth_fraction))
-        fprintf(hout, ", %.1f%% of %.2f GB/s", 100.0 * r.bandwidth_fraction, r.reference_gbps);
-    if (r.global_syncs != r.iterations && (cfg->caps & HR_CAP_ALPHA))
-        fprintf(hout, "\n          Teff %ld sweeps in %ld global syncs (alpha %d, docs/async.md)",
-                r.iterations, r.global_syncs, o->alpha);
-    fprintf(hout, "\n          relative residual %.6e", r.relative_residual);
-    if (isfinite(r.max_error)) fprintf(hout, ", max error vs exact %.6e", r.max_error);
-    fprintf(hout, "\n");
-    if (mpi_json) {
-        json_object *d = json_object_object_get(mpi_json, "decomp"), *v;
-        fprintf(hout, "          MPI %d ranks, decomp ",
-                json_object_get_int(json_object_object_get(mpi_json, "ranks")));
-        for (size_t i = 0; i < json_object_array_length(d); i++)
-            fprintf(hout, "%s%d", i ? "x" : "", json_object_get_int(json_object_array_get_idx(d, i)));
-        fprintf(hout, ", %ld exchanges",
-                (long)json_object_get_int64(json_object_object_get(mpi_json, "exchanges")));
-        if ((v = json_object_object_get(mpi_json, "transfer_s")) != NULL)
-            fprintf(hout, ", transfer %.4f s (slowest rank)", json_object_get_double(v));
-        fprintf(hout, "\n");
-    }
-    if (r.time_h2d_s > 0 || r.time_d2h_s > 0)
-        fprintf(hout, "          setup %.4f s, host-to-device %.4f s, device-to-host %.4f s\n",
-                r.time_setup_s, r.time_h2d_s, r.time_d2h_s);
-
-    rc = st == HR_ERR_DIVERGED ? HR_EXIT_FAIL : HR_EXIT_OK;
-    if (st == HR_ERR_DIVERGED)
-        fprintf(stderr, "hetrelax %s: the iteration diverged (%s)\n", CMD, hr_reason_string(r.reason));
-    if (a->verify && root && rc == HR_EXIT_OK) rc = hr_grid_verify(a, r.iterations, sol);
-    if (w.out_open) {
-        hr_status ws = hr_field_write_as(hr_field_format_of(a->output), w.out.tmp, a->nx, a->ny, a->nz, sol,
-                                         o->precision);
-        int err = ws == HR_OK              ? 0
-                  : ws == HR_ERR_IO        ? (errno ? errno : EIO)
-                  : ws == HR_ERR_NO_MEMORY ? ENOMEM
-                                           : EINVAL;
-        w.out_open = 0;
-        if (hr_cli_close_output(CMD, "--output", &w.out, err) != 0)
-            rc = HR_EXIT_FAIL;
-        else if (!a->quiet)
-            fprintf(hout, "wrote     %s\n", a->output);
-    }
-    free(sol);
-    sol = NULL;
-    if (a->json) {
-        json_object *j = hr_grid_result_json(a, &r, rhs_name, cfg, restarted_from, mpi_json, hybrid_json);
-        int jr = hr_cli_write_json_to(CMD, w.json_open ? &w.json : NULL, j);
-        w.json_open = 0;
-        json_object_put(j);
-        if (jr && rc == HR_EXIT_OK) rc = jr;
-    } else {
-        json_object_put(mpi_json);
-        json_object_put(hybrid_json);
-    }
-    return rc;
 }
 
 /* Everything after parsing; a and fs are filled. */
@@ -744,7 +458,7 @@ static int grid_run(grid_args *a, hr_flagset *fs)
         so.kernel = o->kernel; /* seq or none: the library says so otherwise */
         if (root && (a->output || a->verify) && !(sol = malloc(count * sizeof *sol)))
             local_rc = hr_cli_usage_error(CMD, "--n", "no memory for the gathered solution");
-        if (!a->quiet && root && !local_rc) print_header(a, rhs_name, eb, "seq", bw_what, NULL, 0);
+        if (!a->quiet && root && !local_rc) hr_grid_print_header(a, rhs_name, eb, "seq", bw_what, NULL, 0);
         rc = hr_mpi_cli_solve(CMD, &so, &a->mpi, local_rc, &r, root ? sol : NULL, count, &mpi_json);
         free(rhs);
         free(init);
@@ -767,8 +481,8 @@ static int grid_run(grid_args *a, hr_flagset *fs)
         mc.device = -1;
         mc.omega = o->omega;
         mc.method = HR_METHOD_JACOBI;
-        return finish_run(a, &w, &r, &mc, sol, rhs_name, diverged ? HR_ERR_DIVERGED : HR_OK, -1, mpi_json,
-                          NULL);
+        return hr_grid_finish(a, &w, &r, &mc, sol, rhs_name, diverged ? HR_ERR_DIVERGED : HR_OK, -1, mpi_json,
+                              NULL);
     }
     hr_status st = hr_solver_create(&so, &s);
     if (!a->verify) { /* the library copied them; --verify's reference run needs them again */
@@ -802,7 +516,7 @@ static int grid_run(grid_args *a, hr_flagset *fs)
     }
     warn_unused(fs, a, cfg.backend);
     if (chunked) hr_cli_defer_signals(1); /* from here a signal means: checkpoint and stop */
-    if (!a->quiet) print_header(a, rhs_name, cfg.backend, cfg.kernel, bw_what, &cfg, c.done0);
+    if (!a->quiet) hr_grid_print_header(a, rhs_name, cfg.backend, cfg.kernel, bw_what, &cfg, c.done0);
     int sig = 0;
     if (chunked) {
         rc = hr_grid_run_chunks(a, s, &c, &r, &sig);
@@ -844,7 +558,7 @@ static int grid_run(grid_args *a, hr_flagset *fs)
 
     free(rhs);
     free(init);
-    return finish_run(a, &w, &r, &cfg, sol, rhs_name, st, c.done0 > 0 ? c.done0 : -1, NULL, hybrid_json);
+    return hr_grid_finish(a, &w, &r, &cfg, sol, rhs_name, st, c.done0 > 0 ? c.done0 : -1, NULL, hybrid_json);
 fail:
     hr_solver_free(s);
     free(rhs);
@@ -864,7 +578,7 @@ int hr_grid_main(int argc, char **argv, int dim)
     hr_options_default(&a.o);
     a.dim = dim;
     a.measure_bw = 1;
-    build_flags(&fs, &a);
+    hr_grid_build_flags(&fs, &a);
     hr_grid_hybrid_flags(&fs, &a);
     hr_grid_mg_flags(&fs, &a);
     hr_mpi_cli_flags(&fs, &a.mpi);

@@ -9,6 +9,7 @@
 #include <json-c/json.h>
 #include <stdio.h>
 
+#include "atomic_file.h"
 #include "checkpoint.h"
 #include "cli_flags.h"
 #include "hetrelax/hetrelax.h"
@@ -75,6 +76,25 @@ int hr_grid_run_mg(grid_args *a, hr_flagset *fs);
 void hr_grid_hybrid_flags(hr_flagset *fs, grid_args *a);
 int hr_grid_hybrid_check(const grid_args *a, hr_flagset *fs, hr_backend eb, int gpus);
 json_object *hr_grid_hybrid_report(const grid_args *a, const hr_solver *s, const hr_result *r);
+
+/* The flag table of the grid commands (grid_flags.c). */
+void hr_grid_build_flags(hr_flagset *fs, grid_args *a);
+
+/* Outputs opened (as temporary files) before the run. */
+typedef struct outputs {
+    hr_atomic out, json;
+    int out_open, json_open;
+} outputs;
+
+/* The run's header lines (before the sweeps); cfg may be NULL. */
+void hr_grid_print_header(const grid_args *a, const char *rhs_name, hr_backend b, const char *kernel,
+                          const char *bw_what, const hr_config *cfg, long done0);
+/* After the sweeps: the summary, --verify, --output, --json (on rank 0 of an MPI run; the
+ * other ranks' output goes to /dev/null and they hold no solution). Frees sol; takes
+ * mpi_json and hybrid_json. Returns the exit status. */
+int hr_grid_finish(const grid_args *a, outputs *wp, const hr_result *rp, const hr_config *cfg, double *sol,
+                   const char *rhs_name, hr_status st, long restarted_from, json_object *mpi_json,
+                   json_object *hybrid_json);
 
 /* Runs cpu-seq for `sweeps` and compares with sol bitwise; prints the verdict. */
 int hr_grid_verify(const grid_args *a, long sweeps, const double *sol);
