@@ -58,10 +58,25 @@ if [ $need_deps = 1 ]; then
     echo "using carried libraries in $DEPS (pkg-config: $PKGC)"
 fi
 
+# --- MPI: the carried OpenMPI (DEVICE.md), used only when a test program runs with it -----
+MPI_ARGS="-DHETRELAX_ENABLE_MPI=OFF"
+if [ -n "${DEPS:-}" ] && [ -x "$DEPS/usr/bin/mpicc" ]; then
+    export OPAL_PREFIX=$DEPS/usr PATH=$DEPS/usr/bin:$PATH OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    printf '#include <mpi.h>\nint main(int c,char**v){MPI_Init(&c,&v);MPI_Finalize();return 0;}\n' >/tmp/hr_mpi_probe.c
+    if mpicc -o /tmp/hr_mpi_probe /tmp/hr_mpi_probe.c 2>/dev/null &&
+        timeout 30 mpiexec -n 2 --oversubscribe /tmp/hr_mpi_probe 2>/dev/null; then
+        MPI_ARGS="-DHETRELAX_ENABLE_MPI=ON -DMPI_C_COMPILER=$DEPS/usr/bin/mpicc"
+        echo "carried OpenMPI works: building the MPI parts"
+    else
+        echo "carried OpenMPI does not run here: building without MPI"
+    fi
+fi
+
 # --- build -------------------------------------------------------------------------
 say "build (CUDA)"
 BUILD=$ROOT/build-gpu
-"$CMAKE" -S . -B "$BUILD" -G Ninja -DCMAKE_MAKE_PROGRAM="$NINJA" -DCMAKE_BUILD_TYPE=Release \
+"$CMAKE" -S . -B "$BUILD" -G Ninja -DCMAKE_MAKE_PROGRAM="$NINJA" -DCMAKE_BUILD_TYPE=Release $MPI_ARGS \
     -DHETRELAX_ENABLE_CUDA=ON -DHETRELAX_CUDA_ARCHITECTURES=90 ${PKG_CONFIG:+-DPKG_CONFIG_EXECUTABLE=$PKG_CONFIG} \
     >"$OUT/cmake.log" 2>&1 || { cat "$OUT/cmake.log"; echo "configure failed"; exit 1; }
 grep "hetrelax:" "$OUT/cmake.log"
@@ -95,7 +110,35 @@ QUICK=""
 [ "$MODE" = quick ] && QUICK="--quick"
 ALL=tune,ladder,fig11,transfer,tb,async,peers
 SECTIONS=${SECTIONS:-$ALL}
-BENCH=$(echo "$SECTIONS" | tr ',' '\n' | grep -v -x -e peers -e fig16 -e 3d -e peers3d | paste -sd, -)
+BENCH=$(echo "$SECTIONS" | tr ',' '\n' | grep -v -x -e peers -e fig16 -e 3d -e peers3d -e hybrid -e sparsecli \
+    -e cpu16 -e mpi16 | paste -sd, -)
+# sections beyond the GPU kernels, for a machine with many cores and a GPU:
+#   hybrid     seed 000 fig. 14 (CPU+GPU row split, measured and modelled; HYBRID_ARGS)
+#   sparsecli  the sparse CLI against the bench driver (issue 15 item 1)
+#   cpu16      cpu-threads 2-D (n = 8192) and 3-D (256^3) against the STREAM copy of the run
+#   mpi16      CPU ranks against threads in one process (issue 11), when MPI was built
+if [[ ",$SECTIONS," == *,hybrid,* ]]; then
+    say "hybrid: seed 000 fig. 14 (bench/hybrid_experiments.py)"
+    # its per-size raw records stay behind (the device tool returns few files)
+    timeout "${HYBRID_TIMEOUT:-240}" python3 bench/hybrid_experiments.py fig14 --build "$BUILD" --out /tmp/hr-hybrid \
+        ${HYBRID_ARGS:---quick} || status=1
+    cp /tmp/hr-hybrid/hybrid-fig14.json /tmp/hr-hybrid/hybrid-fig14.png "$OUT/" 2>/dev/null
+fi
+if [[ ",$SECTIONS," == *,sparsecli,* ]]; then
+    HR_BUILD=$BUILD timeout "${SPARSECLI_TIMEOUT:-200}" bash scripts/gpu-sparse-check.sh "$OUT/sparse" cli || status=1
+fi
+if [[ ",$SECTIONS," == *,cpu16,* ]]; then
+    say "CPU threads against the STREAM copy (bench/cpu2d.py, bench/cpu3d.py)"
+    timeout "${CPU16_TIMEOUT:-150}" python3 bench/cpu3d.py --bench "$BUILD/bench/cpu_bench" --n 256 --bind core \
+        --out "$OUT/cpu3d.json" ${CPU3D_ARGS:-} || status=1
+    timeout "${CPU16_TIMEOUT:-150}" python3 bench/cpu2d.py --bench "$BUILD/bench/cpu_bench" --sizes 8192 \
+        --out "$OUT/cpu2d.json" ${CPU2D_ARGS:-} || status=1
+fi
+if [[ ",$SECTIONS," == *,mpi16,* ]] && [ -x "$BUILD/tests/mpi/mpi_solve" ]; then
+    say "CPU ranks against threads (bench/mpi_scaling.py)"
+    timeout "${MPI16_TIMEOUT:-150}" python3 bench/mpi_scaling.py --build "$BUILD" --ranks "${MPI16_RANKS:-1,4,16}" \
+        --dim 3 --n 256 --kinds slab --threads-ref --out "$OUT/mpi-cpu.json" ${MPI16_ARGS:-} || status=1
+fi
 if [[ ",$SECTIONS," == *,3d,* ]]; then
     say "3-D and 2-D tuned through the library (bench/gpu3d_bench.c)"
     "$BUILD/bench/gpu3d_bench" "$OUT/gpu3d-results.json" $QUICK ${GPU3D_BENCH_ARGS:-} || status=1

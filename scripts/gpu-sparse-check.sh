@@ -48,6 +48,9 @@ if ! command -v pkg-config >/dev/null || ! pkg-config --exists json-c cmocka 2>/
     export PKG_CONFIG=$(command -v pkg-config || echo "$DEPS/usr/bin/pkgconf")
 fi
 
+if [ -n "${HR_BUILD:-}" ]; then
+    BUILD=$HR_BUILD # a CUDA build made by scripts/gpu-check.sh: no second build
+else
 say "build (CUDA) into build-gsparse"
 BUILD=$ROOT/build-gsparse
 "$CMAKE" -S . -B "$BUILD" -G Ninja -DCMAKE_MAKE_PROGRAM="$NINJA" -DCMAKE_BUILD_TYPE=Release \
@@ -58,6 +61,7 @@ rm -f "$OUT/cmake.log"
 "$CMAKE" --build "$BUILD" -j "$(nproc)" --target hetrelax-cli test_gpu_sparse gpu_sparse_driver 2>&1 |
     grep -E "error|warning|FAILED"
 [ "${PIPESTATUS[0]}" = 0 ] || { echo "build failed"; exit 1; }
+fi
 CLI=$BUILD/hetrelax
 DRIVER=$BUILD/tests/gpu/sparse/gpu_sparse_driver
 

@@ -16,8 +16,52 @@
 #include "cuda/redblack_gpu.h"
 #include "solver/solver_internal.h"
 
+/* One GPU (hr_gpu_rb_*) or two (hr_gpu_rb2_*) behind the same four calls. */
+typedef struct rb_ops {
+    hr_status (*iterations)(void *g, long count, char *err, size_t n);
+    hr_status (*download)(void *g, void *u, double *t, char *err, size_t n);
+    hr_status (*upload)(void *g, const void *u, double *t, char *err, size_t n);
+    void (*release)(void *g);
+} rb_ops;
+
+static hr_status one_it(void *g, long c, char *e, size_t n)
+{
+    return hr_gpu_rb_iterations(g, c, e, n);
+}
+static hr_status one_down(void *g, void *u, double *t, char *e, size_t n)
+{
+    return hr_gpu_rb_download(g, u, t, e, n);
+}
+static hr_status one_up(void *g, const void *u, double *t, char *e, size_t n)
+{
+    return hr_gpu_rb_upload(g, u, t, e, n);
+}
+static void one_free(void *g)
+{
+    hr_gpu_rb_free(g);
+}
+static hr_status two_it(void *g, long c, char *e, size_t n)
+{
+    return hr_gpu_rb2_iterations(g, c, e, n);
+}
+static hr_status two_down(void *g, void *u, double *t, char *e, size_t n)
+{
+    return hr_gpu_rb2_download(g, u, t, e, n);
+}
+static hr_status two_up(void *g, const void *u, double *t, char *e, size_t n)
+{
+    return hr_gpu_rb2_upload(g, u, t, e, n);
+}
+static void two_free(void *g)
+{
+    hr_gpu_rb2_free(g);
+}
+static const rb_ops one_gpu = {one_it, one_down, one_up, one_free},
+                    two_gpus = {two_it, two_down, two_up, two_free};
+
 typedef struct rbg_state {
-    hr_gpu_rb *g;
+    void *g;
+    const rb_ops *ops;
     int host_stale; /* the device has iterations the host grid lacks */
 } rbg_state;
 
@@ -30,43 +74,75 @@ static int variant_of(const char *name)
     return -1;
 }
 
-static hr_status rbg_setup(hr_solver *s)
+/* The state, the host grids, and the problem as the CUDA side wants it. */
+static hr_status rbg_begin(hr_solver *s, const rb_ops *ops, hr_gpu_rb_params *p)
 {
     rbg_state *st = calloc(1, sizeof *st);
     if (!st) return HR_ERR_NO_MEMORY;
+    st->ops = ops;
     s->impl = st;
     hr_solver_init_rows(s, 0, hr_layout_outer(&s->u[0].l));
     s->cur = 0;
     const hr_grid_layout *l = &s->u[0].l;
-    hr_gpu_rb_params p = {0};
-    p.variant = variant_of(s->k->name);
-    p.device = s->o.device;
-    p.dim = l->dim;
-    p.nx = l->nx;
-    p.ny = l->ny;
-    p.nz = l->nz;
-    p.esize = l->esize;
-    p.pitch = l->pitch;
-    p.plane = l->plane;
-    p.offset = l->offset;
-    p.count = l->count;
-    p.omega = s->p.omega;
-    p.spike_i = s->p.spike_i;
-    p.spike_j = s->p.spike_j;
-    p.spike_k = s->p.spike_k;
-    p.hf_host = s->hf.base;
-    p.pinned = s->o.host_memory == HR_HOST_PINNED;
+    memset(p, 0, sizeof *p);
+    p->variant = variant_of(s->k->name);
+    p->device = s->o.device;
+    p->dim = l->dim;
+    p->nx = l->nx;
+    p->ny = l->ny;
+    p->nz = l->nz;
+    p->esize = l->esize;
+    p->pitch = l->pitch;
+    p->plane = l->plane;
+    p->offset = l->offset;
+    p->count = l->count;
+    p->omega = s->p.omega;
+    p->spike_i = s->p.spike_i;
+    p->spike_j = s->p.spike_j;
+    p->spike_k = s->p.spike_k;
+    p->hf_host = s->hf.base;
+    p->pinned = s->o.host_memory == HR_HOST_PINNED;
+    return HR_OK;
+}
+
+static hr_status rbg_setup(hr_solver *s)
+{
+    hr_gpu_rb_params p;
+    HR_TRY(rbg_begin(s, &one_gpu, &p));
+    rbg_state *st = s->impl;
     const char *env = getenv("HETRELAX_RB_GPU_SHAPE");
     if (env && sscanf(env, "%dx%d", &p.bx, &p.by) != 2) {
         hr_solver_set_error(s, "HETRELAX_RB_GPU_SHAPE: '%s' is not BXxBY", env);
         return HR_ERR_INVALID_ARG;
     }
     double h2d = 0.0;
-    hr_status rc = hr_gpu_rb_create(&p, s->u[0].base, &st->g, s->device_name, sizeof s->device_name,
-                                    s->cfg.shape, &h2d, s->err, sizeof s->err);
+    hr_gpu_rb *g = NULL;
+    hr_status rc = hr_gpu_rb_create(&p, s->u[0].base, &g, s->device_name, sizeof s->device_name, s->cfg.shape,
+                                    &h2d, s->err, sizeof s->err);
+    st->g = g;
     s->t_h2d += h2d;
     snprintf(s->cfg.shape_source, sizeof s->cfg.shape_source, "%s", env ? "env" : "default");
     s->cfg.streams = 1;
+    return rc;
+}
+
+/* rb-2gpu: devices --device and --device + 1, the upper and lower halves. */
+static hr_status rbg2_setup(hr_solver *s)
+{
+    hr_gpu_rb_params p;
+    HR_TRY(rbg_begin(s, &two_gpus, &p));
+    p.variant = HR_GPU_RB_V1; /* the halves run v1 launches */
+    rbg_state *st = s->impl;
+    double h2d = 0.0;
+    hr_gpu_rb2 *g = NULL;
+    hr_status rc = hr_gpu_rb2_create(&p, s->u[0].base, &g, s->device_name, sizeof s->device_name, &h2d,
+                                     s->err, sizeof s->err);
+    st->g = g;
+    s->t_h2d += h2d;
+    s->cfg.shape[0] = 64;
+    s->cfg.shape[1] = 8;
+    s->cfg.shape[2] = 1;
+    s->cfg.streams = 2;
     return rc;
 }
 
@@ -74,7 +150,7 @@ static hr_status rbg_sweeps(hr_solver *s, long count)
 {
     rbg_state *st = s->impl;
     st->host_stale = 1;
-    return hr_gpu_rb_iterations(st->g, count, s->err, sizeof s->err);
+    return st->ops->iterations(st->g, count, s->err, sizeof s->err);
 }
 
 static hr_status rbg_sync_host(hr_solver *s)
@@ -82,7 +158,7 @@ static hr_status rbg_sync_host(hr_solver *s)
     rbg_state *st = s->impl;
     if (!st->host_stale) return HR_OK;
     double t;
-    HR_TRY(hr_gpu_rb_download(st->g, s->u[s->cur].base, &t, s->err, sizeof s->err));
+    HR_TRY(st->ops->download(st->g, s->u[s->cur].base, &t, s->err, sizeof s->err));
     s->t_d2h += t;
     st->host_stale = 0;
     return HR_OK;
@@ -92,7 +168,7 @@ static hr_status rbg_upload(hr_solver *s)
 {
     rbg_state *st = s->impl;
     double t;
-    HR_TRY(hr_gpu_rb_upload(st->g, s->u[s->cur].base, &t, s->err, sizeof s->err));
+    HR_TRY(st->ops->upload(st->g, s->u[s->cur].base, &t, s->err, sizeof s->err));
     s->t_h2d += t;
     st->host_stale = 0;
     return HR_OK;
@@ -102,87 +178,7 @@ static void rbg_teardown(hr_solver *s)
 {
     rbg_state *st = s->impl;
     if (!st) return;
-    hr_gpu_rb_free(st->g);
-    free(st);
-    s->impl = NULL;
-}
-
-/* ---- two GPUs (rb-2gpu): the same shape, hr_gpu_rb2_* underneath */
-
-typedef struct rbg2_state {
-    hr_gpu_rb2 *g;
-    int host_stale;
-} rbg2_state;
-
-static hr_status rbg2_setup(hr_solver *s)
-{
-    rbg2_state *st = calloc(1, sizeof *st);
-    if (!st) return HR_ERR_NO_MEMORY;
-    s->impl = st;
-    hr_solver_init_rows(s, 0, hr_layout_outer(&s->u[0].l));
-    s->cur = 0;
-    const hr_grid_layout *l = &s->u[0].l;
-    hr_gpu_rb_params p = {0};
-    p.device = s->o.device;
-    p.dim = l->dim;
-    p.nx = l->nx;
-    p.ny = l->ny;
-    p.nz = l->nz;
-    p.esize = l->esize;
-    p.pitch = l->pitch;
-    p.plane = l->plane;
-    p.offset = l->offset;
-    p.count = l->count;
-    p.omega = s->p.omega;
-    p.spike_i = s->p.spike_i;
-    p.spike_j = s->p.spike_j;
-    p.spike_k = s->p.spike_k;
-    p.hf_host = s->hf.base;
-    p.pinned = s->o.host_memory == HR_HOST_PINNED;
-    double h2d = 0.0;
-    hr_status rc = hr_gpu_rb2_create(&p, s->u[0].base, &st->g, s->device_name, sizeof s->device_name, &h2d,
-                                     s->err, sizeof s->err);
-    s->t_h2d += h2d;
-    s->cfg.shape[0] = 64;
-    s->cfg.shape[1] = 8;
-    s->cfg.shape[2] = 1;
-    s->cfg.streams = 2;
-    return rc;
-}
-
-static hr_status rbg2_sweeps(hr_solver *s, long count)
-{
-    rbg2_state *st = s->impl;
-    st->host_stale = 1;
-    return hr_gpu_rb2_iterations(st->g, count, s->err, sizeof s->err);
-}
-
-static hr_status rbg2_sync_host(hr_solver *s)
-{
-    rbg2_state *st = s->impl;
-    if (!st->host_stale) return HR_OK;
-    double t;
-    HR_TRY(hr_gpu_rb2_download(st->g, s->u[s->cur].base, &t, s->err, sizeof s->err));
-    s->t_d2h += t;
-    st->host_stale = 0;
-    return HR_OK;
-}
-
-static hr_status rbg2_upload(hr_solver *s)
-{
-    rbg2_state *st = s->impl;
-    double t;
-    HR_TRY(hr_gpu_rb2_upload(st->g, s->u[s->cur].base, &t, s->err, sizeof s->err));
-    s->t_h2d += t;
-    st->host_stale = 0;
-    return HR_OK;
-}
-
-static void rbg2_teardown(hr_solver *s)
-{
-    rbg2_state *st = s->impl;
-    if (!st) return;
-    hr_gpu_rb2_free(st->g);
+    if (st->g) st->ops->release(st->g);
     free(st);
     s->impl = NULL;
 }
@@ -217,8 +213,8 @@ const hr_kernel_desc hr_kernel_gpu_rb_2gpu = {
                "boundary rows exchanged after each colour",
     .caps = RB_GPU_CAPS,
     .setup = rbg2_setup,
-    .sweeps = rbg2_sweeps,
-    .sync_host = rbg2_sync_host,
-    .teardown = rbg2_teardown,
-    .upload = rbg2_upload};
+    .sweeps = rbg_sweeps,
+    .sync_host = rbg_sync_host,
+    .teardown = rbg_teardown,
+    .upload = rbg_upload};
 #endif
