@@ -460,10 +460,6 @@ static int grid_run(grid_args *a, hr_flagset *fs)
             local_rc = hr_cli_usage_error(CMD, "--n", "no memory for the gathered solution");
         if (!a->quiet && root && !local_rc) hr_grid_print_header(a, rhs_name, eb, "seq", bw_what, NULL, 0);
         rc = hr_mpi_cli_solve(CMD, &so, &a->mpi, local_rc, &r, root ? sol : NULL, count, &mpi_json);
-        free(rhs);
-        free(init);
-        rhs = init = NULL;
-        o->rhs_values = o->init_values = NULL;
         /* a diverged run reports like a single process; other failures were printed */
         const int diverged =
             rc == HR_EXIT_FAIL && (r.reason == HR_REASON_DIVERGED || r.reason == HR_REASON_NAN);
@@ -481,8 +477,12 @@ static int grid_run(grid_args *a, hr_flagset *fs)
         mc.device = -1;
         mc.omega = o->omega;
         mc.method = HR_METHOD_JACOBI;
-        return hr_grid_finish(a, &w, &r, &mc, sol, rhs_name, diverged ? HR_ERR_DIVERGED : HR_OK, -1, mpi_json,
-                              NULL);
+        /* --verify's reference run on rank 0 still needs the file values */
+        rc = hr_grid_finish(a, &w, &r, &mc, sol, rhs_name, diverged ? HR_ERR_DIVERGED : HR_OK, -1, mpi_json,
+                            NULL);
+        free(rhs);
+        free(init);
+        return rc;
     }
     hr_status st = hr_solver_create(&so, &s);
     if (!a->verify) { /* the library copied them; --verify's reference run needs them again */

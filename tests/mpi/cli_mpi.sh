@@ -45,6 +45,12 @@ check_equal poisson3d "$P3" 3 "--decomp 1x3x1 --ghost 2"
 check_equal poisson3d "$P3 --precision double" 4 "--decomp 2x1x2"
 check_equal poisson3d "$P3" 4 "--decomp 2x2x1 --no-overlap"
 
+# an array right-hand side read by every rank, and --verify on rank 0 (cpu-seq on the gathered solution)
+python3 -c "import struct,sys; sys.stdout.buffer.write(struct.pack('<900f', *[((i * 7) % 13) / 13.0 for i in range(900)]))" >"$T/f.raw"
+check_equal poisson2d "--n 30 --iters 20 --rhs $T/f.raw" 3 ""
+mrun 3 poisson2d --no-bandwidth --quiet --n 30 --iters 20 --rhs "$T/f.raw" --verify >"$T/out" 2>"$T/err" &&
+  grep -q "bitwise equal against cpu-seq" "$T/out" && ok || bad "MPI --verify with --rhs FILE: $(cat "$T/out" "$T/err")"
+
 # --- rank 0 prints once and writes the JSON with its "mpi" object
 mrun 4 poisson2d --no-bandwidth --n 30 --iters 20 --decomp 2x2 --json "$T/m.json" >"$T/out" 2>"$T/err"
 [ "$(grep -c '^summary' "$T/out")" -eq 1 ] && ok || bad "want one summary, got: $(cat "$T/out")"
