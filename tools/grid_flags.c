@@ -135,7 +135,8 @@ void hr_grid_build_flags(hr_flagset *fs, grid_args *a)
             fs, hr_grid_cmd, "poisson3d [options]",
             "Solves -Laplace(u) = f on a box with zero (or --boundary) Dirichlet values:\n"
             "7-point finite differences on an (X+2)x(Y+2)x(Z+2) grid, h = 1/(X+1) on every\n"
-            "axis, and Jacobi sweeps u' = (sum of the 6 neighbours + h^2 f) / 6.\n",
+            "axis, and Jacobi sweeps u' = (sum of the 6 neighbours + h^2 f) / 6 (--method: red-black,\n"
+            "SOR, multigrid, CG; --backend hybrid: CPU + GPU; under mpiexec: --decomp).\n",
             "Byte model: each sweep reads u once and writes u' once (+ reads f when f is an array):\n"
             "8 (12) bytes per point in single, 16 (24) in double. GFLOP/s count 8 flops per point\n"
             "(+3 with --omega). Outputs: .raw, .vti (3-D image data), .png (the middle z-plane).\n"
@@ -146,7 +147,8 @@ void hr_grid_build_flags(hr_flagset *fs, grid_args *a)
             fs, hr_grid_cmd, "poisson2d [options]",
             "Solves -Laplace(u) = f on the unit square with zero (or --boundary) Dirichlet\n"
             "values: 5-point finite differences on an (N+2)x(N+2) grid, h = 1/(N+1), and\n"
-            "Jacobi sweeps u' = (u_N + u_S + u_W + u_E + h^2 f) / 4.\n",
+            "Jacobi sweeps u' = (u_N + u_S + u_W + u_E + h^2 f) / 4 (--method: red-black, SOR,\n"
+            "multigrid, CG; --backend hybrid: CPU + GPU; under mpiexec: --decomp).\n",
             "Byte model: each sweep reads u once and writes u' once (+ reads f when f is an array):\n"
             "8 (12) bytes per point in single, 16 (24) in double. GFLOP/s count 5 flops per point\n"
             "(+3 with --omega).\n"
