@@ -56,10 +56,12 @@ def main():
                (f"spmd plain {P}x1", "spmd", dict(plain, CPU_BENCH_THREAD_GRID=f"{P}x1")),
                ("spmd-nt", "spmd-nt", {}), (f"spmd-nt {P}x1", "spmd-nt", {"CPU_BENCH_THREAD_GRID": f"{P}x1"})]
     records = []
+    load0 = list(os.getloadavg())  # the machine may be shared: say how busy it was
 
     def save():
         doc = {"benchmark": "cpu2d", "cpu": records[0]["cpu"], "cores": records[0]["cores"], "host": platform.node(),
                "commit": git_commit(), "hwloc": records[0]["hwloc"],
+               "load_average_start": load0, "load_average_now": list(os.getloadavg()),
                "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
                "problem": f"5-point Jacobi, N = {a.sizes}, sine initial data, f = 0; {iters} sweeps per timed run, "
                           f"{a.repeats} timed runs after one warm-up",
