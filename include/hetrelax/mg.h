@@ -1,0 +1,102 @@
+/*
+ * hetrelax multigrid: converged Poisson solves on the structured 2-D 5-point and 3-D 7-point
+ * grids of hetrelax (same discretisation, h, right-hand sides and Dirichlet boundary), with
+ * the relaxation sweeps as smoothers. Geometric multigrid (V, W, F cycles and FMG),
+ * matrix-free CG and MG-preconditioned CG, in fp64, fp32 or mixed precision (fp32 cycles
+ * inside an fp64 defect correction). A handle is set up once and solved many times.
+ *
+ * Grids: n = 2^k - 1 interior points per axis (vertex-centred coarsening by 2); arrays
+ * in and out hold the interior only, x fastest (as in hetrelax.h).
+ */
+#ifndef HETRELAX_MG_H
+#define HETRELAX_MG_H
+
+#include "hetrelax/hetrelax.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { HR_MG_METHOD_MG = 0, HR_MG_METHOD_CG } hr_mg_method;
+typedef enum { HR_MG_PC_NONE = 0, HR_MG_PC_MG } hr_mg_pc; /* a preconditioner for cg */
+typedef enum { HR_MG_CYCLE_V = 0, HR_MG_CYCLE_W, HR_MG_CYCLE_F, HR_MG_CYCLE_FMG } hr_mg_cycle;
+typedef enum {
+    HR_MG_SMOOTH_JACOBI = 0, /* weighted Jacobi, omega 4/5 (2-D) or 6/7 (3-D) */
+    HR_MG_SMOOTH_REDBLACK,   /* red-black Gauss-Seidel (red then black; post: black then red) */
+    HR_MG_SMOOTH_CHEBY       /* Chebyshev-Jacobi on the upper part of the spectrum of D^-1 A */
+} hr_mg_smoother;
+typedef enum {
+    HR_MG_PREC_DOUBLE = 0,
+    HR_MG_PREC_SINGLE, /* every level in fp32: accurate to about 1e-6 */
+    HR_MG_PREC_MIXED   /* fp32 cycles in an fp64 defect correction: fp64 accuracy */
+} hr_mg_precision;
+
+/*! Progress per iteration (a cycle, or a CG iteration): the relative residual and the
+ *  convergence factor (this residual over the previous one). Return non-zero to stop. */
+typedef int (*hr_mg_monitor_fn)(long iteration, double residual, double factor, void *user);
+
+typedef struct hr_mg_options {
+    int dim;                  /* 2 (default) or 3; 0 means 2 */
+    int n;                    /* interior points per axis where nx/ny/nz are 0: 2^k - 1 */
+    int nx, ny, nz;           /* per axis, each 2^k - 1 (nz only in 3-D) */
+    hr_rhs rhs;               /* spike, manufactured, zero or array (as hetrelax.h) */
+    const double *rhs_values; /* f for HR_RHS_ARRAY (copied) */
+    double boundary;          /* Dirichlet boundary value */
+    hr_mg_method method;
+    hr_mg_pc pc;
+    hr_mg_cycle cycle; /* for cg + pc mg: V only (a symmetric V-cycle) */
+    int pre, post;     /* smoothing sweeps before and after the coarse correction, >= 0 */
+    hr_mg_smoother smoother;
+    double omega; /* Jacobi weight; 0: 4/5 in 2-D, 6/7 in 3-D */
+    int levels;   /* levels including the finest; 0: all the grid allows */
+    hr_mg_precision precision;
+    double tol;     /* stop at relative residual < tol (> 0) */
+    long max_iters; /* cycles or CG iterations at most */
+    int threads;    /* CPU threads; 0: one per core */
+    hr_mg_monitor_fn monitor;
+    void *monitor_user;
+} hr_mg_options;
+
+/*! Defaults: 2-D, n = 255, spike, mg, V(2,2), red-black, all levels, double, tol 1e-8,
+ *  100 cycles, one thread per core. */
+void hr_mg_options_default(hr_mg_options *o);
+
+/*! HR_OK or HR_ERR_INVALID_ARG with "field: reason" written to `why`. */
+hr_status hr_mg_options_validate(const hr_mg_options *o, char *why, size_t why_size);
+
+typedef struct hr_mg_result {
+    int dim, nx, ny, nz, levels;
+    long iterations;           /* cycles (mg) or CG iterations (cg) */
+    hr_reason reason;          /* converged, iters, stopped, diverged, nan */
+    double time_s;             /* the solve (iteration loop, residual checks included) */
+    double time_setup_s;       /* hr_mg_create: allocation, first touch, right-hand side */
+    double ns_per_unknown;     /* time_s / unknowns, in ns */
+    double relative_residual;  /* recomputed in fp64 at the end */
+    double convergence_factor; /* geometric mean per iteration: (final / initial)^(1 / iterations) */
+    double last_factor;        /* the last iteration's residual ratio */
+    double max_error;          /* against the manufactured solution, else NaN */
+} hr_mg_result;
+
+typedef struct hr_mg hr_mg;
+
+/*! Validates, builds the level hierarchy and the thread team. On HR_ERR_INVALID_ARG the
+ *  reason is in hr_mg_last_error(). */
+hr_status hr_mg_create(const hr_mg_options *o, hr_mg **out);
+void hr_mg_free(hr_mg *m);
+
+/*! Why the last hr_mg_create on this thread failed ("field: reason"), or "". */
+const char *hr_mg_last_error(void);
+
+/*! Solves from a zero interior guess (the boundary holds options.boundary). */
+hr_status hr_mg_solve(hr_mg *m, hr_mg_result *res);
+
+/*! The interior solution in fp64, nx*ny[*nz] values. */
+hr_status hr_mg_solution(const hr_mg *m, double *dst, size_t count);
+
+const char *hr_mg_cycle_name(hr_mg_cycle c);
+const char *hr_mg_smoother_name(hr_mg_smoother s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,669 @@
+/*
+ * The multigrid / CG solver handle: validation, setup, and the iteration loop through
+ * hr_drive (one driver iteration = one cycle, or one CG iteration).
+ *
+ * Modes: "direct" (method mg in double or single): hierarchy level 0 holds the solution.
+ * "defect" (mixed precision): an fp64 outer level keeps u and r; each iteration puts r into
+ * the fp32 hierarchy's level-0 right-hand side, runs one cycle from zero and adds the
+ * correction to u. CG (with or without pc mg): fp64 vectors on the outer level; pc mg
+ * applies one symmetric V-cycle (fp64, or fp32 for single/mixed) from zero.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/timer.h"
+#include "mg/mg_internal.h"
+
+#define HR_MG_MAX_N   65535
+#define HR_MG_MAX_PRE 64
+
+struct hr_mg {
+    hr_mg_options o;
+    int dim, nx, ny, nz, nlev, nt;
+    double h;
+    hr_team *team;
+    mg_tls *tls;
+    int use_h, direct;
+    mg_hier H;
+    mg_level out; /* fp64 outer level: u[0] = u, u[1] = p, r, d = A p, cp = z, hf = problem rhs */
+    int has_out;
+    hr_norm2 *rn, *bn;
+    double *part; /* 2 x (slices + 2) per-slice partials */
+    /* iteration state */
+    double rz, rr, bnorm, prev_rel, first_rel, last_factor, setup_s;
+    int r_valid, fmg_pending;
+    long count;
+};
+
+static _Thread_local char last_error[256];
+
+const char *hr_mg_last_error(void)
+{
+    return last_error;
+}
+
+static hr_status why(char *w, size_t ws, const char *fmt, ...)
+{
+    if (w && ws) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(w, ws, fmt, ap);
+        va_end(ap);
+    }
+    return HR_ERR_INVALID_ARG;
+}
+
+void hr_mg_options_default(hr_mg_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->dim = 2;
+    o->n = 255;
+    o->pre = o->post = 2;
+    o->smoother = HR_MG_SMOOTH_REDBLACK;
+    o->tol = 1e-8;
+    o->max_iters = 100;
+}
+
+const char *hr_mg_cycle_name(hr_mg_cycle c)
+{
+    static const char *const names[] = {"v", "w", "f", "fmg"};
+    return (unsigned)c < 4 ? names[c] : "?";
+}
+
+const char *hr_mg_smoother_name(hr_mg_smoother s)
+{
+    static const char *const names[] = {"jacobi", "redblack", "cheby"};
+    return (unsigned)s < 3 ? names[s] : "?";
+}
+
+static int dim_of(const hr_mg_options *o)
+{
+    return o->dim == 0 ? 2 : o->dim;
+}
+
+static int extent(const hr_mg_options *o, int a)
+{
+    const int e = a == 0 ? o->nx : a == 1 ? o->ny : o->nz;
+    return e > 0 ? e : o->n;
+}
+
+/* k with n = 2^k - 1, or 0 when n is not of that form. */
+static int pow2m1(int n)
+{
+    if (n < 1 || ((unsigned)n & ((unsigned)n + 1u)) != 0) return 0;
+    int k = 0;
+    while (n) {
+        n >>= 1;
+        k++;
+    }
+    return k;
+}
+
+/* The next 2^k - 1 at or above n. */
+static int smear(int n)
+{
+    unsigned v = (unsigned)n;
+    v |= v >> 1;
+    v |= v >> 2;
+    v |= v >> 4;
+    v |= v >> 8;
+    v |= v >> 16;
+    return (int)v;
+}
+
+static int uses_mg(const hr_mg_options *o)
+{
+    return o->method == HR_MG_METHOD_MG || o->pc == HR_MG_PC_MG;
+}
+
+/* Levels the grid allows: every axis halves (n -> (n - 1) / 2) while it keeps >= 1 point. */
+static int max_levels(const hr_mg_options *o)
+{
+    int m = 1 << 30;
+    for (int a = 0; a < dim_of(o); a++) {
+        const int k = pow2m1(extent(o, a));
+        if (k < m) m = k;
+    }
+    return m;
+}
+
+hr_status hr_mg_options_validate(const hr_mg_options *o, char *w, size_t ws)
+{
+    static const char *const axis[3] = {"nx", "ny", "nz"};
+    if (!o) return why(w, ws, "options: NULL");
+    if (o->dim != 0 && o->dim != 2 && o->dim != 3) return why(w, ws, "dim: must be 2 or 3");
+    const int dim = dim_of(o);
+    if (dim == 2 && o->nz != 0) return why(w, ws, "nz: only for 3-D grids");
+    for (int a = 0; a < dim; a++) {
+        const int given = a == 0 ? o->nx : a == 1 ? o->ny : o->nz;
+        const char *f = given ? axis[a] : "n";
+        const int e = extent(o, a);
+        if (e < 1 || e > HR_MG_MAX_N || given < 0)
+            return why(w, ws, "%s: must be between 1 and %d", f, HR_MG_MAX_N);
+        if (uses_mg(o) && !pow2m1(e))
+            return why(w, ws, "%s: multigrid needs 2^k - 1 interior points per axis (got %d; next: %d)", f, e,
+                       smear(e));
+    }
+    if (o->rhs != HR_RHS_SPIKE && o->rhs != HR_RHS_MANUFACTURED && o->rhs != HR_RHS_ARRAY &&
+        o->rhs != HR_RHS_ZERO)
+        return why(w, ws, "rhs: unknown");
+    if (o->rhs == HR_RHS_ARRAY && !o->rhs_values) return why(w, ws, "rhs: array needs rhs_values");
+    if (!isfinite(o->boundary)) return why(w, ws, "boundary: must be finite");
+    if (o->method != HR_MG_METHOD_MG && o->method != HR_MG_METHOD_CG) return why(w, ws, "method: mg or cg");
+    if (o->pc != HR_MG_PC_NONE && o->pc != HR_MG_PC_MG) return why(w, ws, "pc: none or mg");
+    if (o->pc == HR_MG_PC_MG && o->method != HR_MG_METHOD_CG)
+        return why(w, ws, "pc: mg preconditions method cg only (method is mg)");
+    if ((unsigned)o->cycle > HR_MG_CYCLE_FMG) return why(w, ws, "cycle: v, w, f or fmg");
+    if (o->pc == HR_MG_PC_MG && o->cycle != HR_MG_CYCLE_V)
+        return why(w, ws, "cycle: pc mg applies a V-cycle");
+    if (o->pre < 0 || o->pre > HR_MG_MAX_PRE)
+        return why(w, ws, "pre: must be between 0 and %d", HR_MG_MAX_PRE);
+    if (o->post < 0 || o->post > HR_MG_MAX_PRE)
+        return why(w, ws, "post: must be between 0 and %d", HR_MG_MAX_PRE);
+    if (uses_mg(o) && o->pre + o->post < 1) return why(w, ws, "pre: pre + post must be >= 1");
+    if (o->pc == HR_MG_PC_MG && o->pre != o->post)
+        return why(w, ws, "post: pc mg needs post == pre (a symmetric V-cycle)");
+    if ((unsigned)o->smoother > HR_MG_SMOOTH_CHEBY) return why(w, ws, "smoother: jacobi, redblack or cheby");
+    if (o->omega != 0.0 && !(o->omega > 0.0 && o->omega < 2.0)) return why(w, ws, "omega: must be in (0, 2)");
+    if (o->levels < 0) return why(w, ws, "levels: must be >= 0 (0: all)");
+    if (uses_mg(o) && o->levels > max_levels(o)) {
+        if (dim == 3)
+            return why(w, ws, "levels: at most %d for a %dx%dx%d grid", max_levels(o), extent(o, 0),
+                       extent(o, 1), extent(o, 2));
+        return why(w, ws, "levels: at most %d for a %dx%d grid", max_levels(o), extent(o, 0), extent(o, 1));
+    }
+    if ((unsigned)o->precision > HR_MG_PREC_MIXED) return why(w, ws, "precision: double, single or mixed");
+    if (!(o->tol >= 0.0) || !isfinite(o->tol)) return why(w, ws, "tol: must be a finite value >= 0");
+    if (o->max_iters < 0) return why(w, ws, "max-iters: must be >= 0");
+    if (o->threads < 0 || o->threads > 4096) return why(w, ws, "threads: must be between 1 and 4096");
+    return HR_OK;
+}
+
+/* ------------------------------------------------------------------ the problem */
+
+static double axis_sine(const hr_mg *m, int n, int i)
+{
+    const int nmax = m->nx > m->ny ? (m->nx > m->nz ? m->nx : m->nz) : (m->ny > m->nz ? m->ny : m->nz);
+    return n == nmax ? sin(M_PI * i * m->h) : sin(M_PI * i / ((double)n + 1.0));
+}
+
+/* The manufactured solution prod_a sin(pi x_a / L_a), as hetrelax defines it. */
+static double exact(const hr_mg *m, int i, int j, int k)
+{
+    double v = axis_sine(m, m->ny, i) * axis_sine(m, m->nx, j);
+    return m->dim == 3 ? v * axis_sine(m, m->nz, k) : v;
+}
+
+static double rhs_value(const hr_mg *m, int i, int j, int k)
+{
+    const double h = m->h;
+    if (m->o.rhs == HR_RHS_MANUFACTURED) {
+        const int ext[3] = {m->nx, m->ny, m->nz};
+        double c = 0.0;
+        for (int a = 0; a < m->dim; a++) {
+            const double L = ((double)ext[a] + 1.0) * h;
+            c += M_PI * M_PI / (L * L);
+        }
+        return h * h * c * exact(m, i, j, k);
+    }
+    const size_t kk = m->dim == 3 ? (size_t)(k - 1) : 0;
+    return h * h * m->o.rhs_values[(kk * (size_t)m->ny + (size_t)(i - 1)) * (size_t)m->nx + (size_t)(j - 1)];
+}
+
+/* The problem's right-hand side as a kernel sees it; `grid` receives h^2 f where needed. */
+static hr_rhs_view problem_view(const hr_mg *m, hr_grid *grid)
+{
+    hr_rhs_view v = {NULL, -1, -1, -1};
+    if (m->o.rhs == HR_RHS_SPIKE) {
+        v.spike_i = HR_SPIKE_INDEX(m->ny);
+        v.spike_j = HR_SPIKE_INDEX(m->nx);
+        v.spike_k = m->dim == 3 ? HR_SPIKE_INDEX(m->nz) : 0;
+    } else if (m->o.rhs != HR_RHS_ZERO) {
+        v.hf = hr_grid_origin(grid);
+    }
+    return v;
+}
+
+static void fill_rhs(const hr_mg *m, hr_grid *g, int s0, int s1)
+{
+    for (int s = s0; s < s1; s++)
+        for (int i = 1; i <= m->ny; i++) {
+            if (m->dim == 2 && i != s) continue;
+            for (int j = 1; j <= m->nx; j++) {
+                const int k = m->dim == 3 ? s : 0;
+                hr_grid_set3(g, i, j, k, rhs_value(m, i, j, k));
+            }
+        }
+}
+
+/* The fp64 (or direct-mode) level that holds the solution. */
+static mg_level *sol_level(hr_mg *m)
+{
+    return m->has_out ? &m->out : &m->H.lev[0];
+}
+
+static hr_grid *sol_grid(hr_mg *m)
+{
+    return m->has_out ? &m->out.u[0] : &m->H.lev[0].u[m->tls[0].cur[0]];
+}
+
+/* ------------------------------------------------------------------ SPMD jobs */
+
+typedef enum { JOB_INIT, JOB_START, JOB_ADVANCE, JOB_RESIDUAL } job_kind;
+
+typedef struct job {
+    hr_mg *m;
+    job_kind kind;
+    long count;
+    unsigned faces;
+    int want_r;
+} job;
+
+/* The partials buffer for the next reduction (two halves alternate, so a worker that runs
+ * ahead never overwrites partials another worker is still summing). */
+static double *next_part(hr_mg *m, int *flip)
+{
+    double *part = m->part + (size_t)(*flip) * (size_t)(m->out.slices + 2);
+    *flip ^= 1;
+    return part;
+}
+
+static double sum_part(const hr_mg *m, const double *part)
+{
+    double s = 0.0;
+    for (int i = 1; i <= m->out.slices; i++)
+        s += part[i];
+    return s;
+}
+
+/* Sum over the level of x . y: per-slice partials, summed in slice order by every worker
+ * (so all workers hold the same value); two halves of the partials buffer alternate. */
+static double reduce_dot(hr_mg *m, const mg_worker *w, int *flip, const hr_grid *x, const hr_grid *y)
+{
+    mg_level *L = &m->out;
+    double *part = next_part(m, flip);
+    int s0, s1;
+    mg_begin(w, L->threaded);
+    mg_part(w, L->threaded, L->slices, &s0, &s1);
+    if (s0 < s1) mg_dot_slices(L, x, y, part, s0, s1);
+    mg_end(w, L->threaded);
+    return sum_part(m, part);
+}
+
+#define OUT_OP(w, L, call)                                                                                   \
+    do {                                                                                                     \
+        int s0, s1;                                                                                          \
+        mg_begin((w), (L)->threaded);                                                                        \
+        mg_part((w), (L)->threaded, (L)->slices, &s0, &s1);                                                  \
+        if (s0 < s1) call;                                                                                   \
+        mg_end((w), (L)->threaded);                                                                          \
+    } while (0)
+
+/* z = M r: one symmetric V-cycle from zero on r (copied into level 0's right-hand side). */
+static void precondition(hr_mg *m, const mg_worker *w)
+{
+    mg_level *O = &m->out, *L0 = &m->H.lev[0];
+    OUT_OP(w, O, mg_convert(O, &O->r, &L0->hf, 0, s0, s1));
+    OUT_OP(w, O, mg_zero(L0, &L0->u[w->tls->cur[0]], s0, s1));
+    mg_cycle(&m->H, w, 0, HR_MG_CYCLE_V, 1);
+    OUT_OP(w, O, mg_convert(O, &L0->u[w->tls->cur[0]], &O->cp, 0, s0, s1));
+}
+
+/* CG start: r = b - A u, z = M r, p = z. */
+static void cg_start(hr_mg *m, const mg_worker *w, int *flip)
+{
+    mg_level *O = &m->out;
+    OUT_OP(w, O, mg_resid(O, &O->u[0], &O->r, s0, s1));
+    const hr_grid *z = &O->r;
+    if (m->use_h) {
+        precondition(m, w);
+        z = &O->cp;
+    }
+    OUT_OP(w, O, mg_convert(O, z, &O->u[1], 0, s0, s1));
+    const double rz = reduce_dot(m, w, flip, &O->r, z);
+    const double rr = m->use_h ? reduce_dot(m, w, flip, &O->r, &O->r) : rz;
+    if (w->tid == 0) {
+        m->rz = rz;
+        m->rr = rr;
+    }
+}
+
+/* One (P)CG iteration; no data-dependent branches around barriers (alpha = 0 when done).
+ * q = A p with p . q, then x, r updated with r . r, each in one pass. */
+static void cg_iterations(hr_mg *m, const mg_worker *w, int *flip, long count)
+{
+    mg_level *O = &m->out;
+    hr_grid *u = &O->u[0], *p = &O->u[1], *q = &O->d, *r = &O->r;
+    const hr_grid *z = m->use_h ? &O->cp : &O->r;
+    double rz = m->rz, rr = m->rr;
+    for (long it = 0; it < count; it++) {
+        double *part = next_part(m, flip);
+        OUT_OP(w, O, mg_apply_dot(O, p, q, part, s0, s1));
+        const double pq = sum_part(m, part);
+        const double alpha = pq > 0.0 && rz > 0.0 ? rz / pq : 0.0;
+        part = next_part(m, flip);
+        OUT_OP(w, O, mg_update_dot(O, alpha, p, q, u, r, part, s0, s1));
+        rr = sum_part(m, part);
+        double rz1 = rr;
+        if (m->use_h) {
+            precondition(m, w);
+            rz1 = reduce_dot(m, w, flip, r, z);
+        }
+        const double beta = rz > 0.0 ? rz1 / rz : 0.0;
+        OUT_OP(w, O, mg_xpay(O, z, beta, p, s0, s1));
+        rz = rz1;
+    }
+    if (w->tid == 0) {
+        m->rz = rz;
+        m->rr = rr;
+    }
+}
+
+/* One multigrid iteration: a cycle (or the FMG pass first), direct or as a defect correction. */
+static void mg_iteration(hr_mg *m, const mg_worker *w, int fmg, int r_valid)
+{
+    mg_hier *H = &m->H;
+    const hr_mg_cycle type = m->o.cycle == HR_MG_CYCLE_FMG ? HR_MG_CYCLE_V : m->o.cycle;
+    if (!m->has_out) {
+        if (fmg)
+            mg_fmg(H, w, 1);
+        else
+            mg_cycle(H, w, 0, type, 1);
+        return;
+    }
+    mg_level *O = &m->out, *L0 = &H->lev[0];
+    if (!r_valid) OUT_OP(w, O, mg_resid(O, &O->u[0], &O->r, s0, s1));
+    OUT_OP(w, O, (mg_convert(O, &O->r, &L0->hf, 0, s0, s1), mg_zero(L0, &L0->u[w->tls->cur[0]], s0, s1)));
+    if (fmg)
+        mg_fmg(H, w, 1);
+    else
+        mg_cycle(H, w, 0, type, 1);
+    OUT_OP(w, O, mg_convert(O, &L0->u[w->tls->cur[0]], &O->u[0], 1, s0, s1));
+}
+
+static void job_fn(void *ctx, int tid, int nt)
+{
+    job *jb = ctx;
+    hr_mg *m = jb->m;
+    mg_worker w = {m->team, tid, nt, &m->tls[tid]};
+    w.tls->last_serial = 0;
+    int flip = 0;
+    switch (jb->kind) {
+    case JOB_INIT: {
+        if (m->use_h) mg_hier_init(&m->H, &w, m->direct ? m->o.boundary : 0.0);
+        mg_level *S = sol_level(m);
+        if (m->has_out) {
+            mg_level *O = &m->out;
+            int s0, s1;
+            mg_begin(&w, O->threaded);
+            mg_part(&w, O->threaded, O->slices, &s0, &s1);
+            if (s0 == 1 && s1 > s0) s0 = 0;
+            if (s1 == O->slices + 1 && s1 > s0) s1 = O->slices + 2;
+            if (s0 < s1) {
+                hr_grid_init_rows(&O->u[0], s0, s1, m->o.boundary);
+                hr_grid_init_rows(&O->u[1], s0, s1, 0.0);
+                hr_grid_init_rows(&O->r, s0, s1, 0.0);
+                hr_grid_init_rows(&O->d, s0, s1, 0.0);
+                hr_grid_init_rows(&O->cp, s0, s1, 0.0);
+                if (O->hf.base) hr_grid_init_rows(&O->hf, s0, s1, 0.0);
+            }
+            mg_end(&w, O->threaded);
+        }
+        if (S->rhs.hf)
+            OUT_OP(&w, S, fill_rhs(m, (hr_grid *)(m->has_out ? &m->out.hf : &m->H.lev[0].hf), s0, s1));
+        break;
+    }
+    case JOB_START:
+        if (m->o.method == HR_MG_METHOD_CG) cg_start(m, &w, &flip);
+        break;
+    case JOB_ADVANCE:
+        if (m->o.method == HR_MG_METHOD_CG) {
+            cg_iterations(m, &w, &flip, jb->count);
+        } else {
+            /* the main thread clears fmg_pending and r_valid after the job */
+            for (long c = 0; c < jb->count; c++)
+                mg_iteration(m, &w, c == 0 && m->fmg_pending, c == 0 && m->r_valid);
+        }
+        break;
+    case JOB_RESIDUAL: {
+        mg_level *S = sol_level(m);
+        OUT_OP(
+            &w, S,
+            mg_residual_slices(S, sol_grid(m), jb->faces, jb->want_r ? &S->r : NULL, m->rn, m->bn, s0, s1));
+        break;
+    }
+    }
+}
+
+static void run_job(hr_mg *m, job *jb)
+{
+    if (m->team)
+        hr_team_run(m->team, job_fn, jb);
+    else
+        job_fn(jb, 0, 1);
+}
+
+/* The relative residual of the current solution (fp64 norms, slice order); want_r keeps r. */
+static double true_residual(hr_mg *m, int want_r, double *bnorm)
+{
+    job jb = {m, JOB_RESIDUAL, 0, HR_FACE_ALL, want_r};
+    run_job(m, &jb);
+    hr_norm2 rn = {0.0, 0.0}, bn = {0.0, 0.0};
+    for (int s = 1; s <= sol_level(m)->slices; s++) {
+        hr_norm2_add(&rn, m->rn[s]);
+        hr_norm2_add(&bn, m->bn[s]);
+    }
+    if (bnorm) *bnorm = hr_norm2_value(bn);
+    return hr_norm2_relative(rn, bn);
+}
+
+/* ------------------------------------------------------------------ driver glue */
+
+static hr_status drv_advance(void *ctx, long count, hr_phase_times *t)
+{
+    (void)t;
+    hr_mg *m = ctx;
+    job jb = {m, JOB_ADVANCE, count, 0, 0};
+    run_job(m, &jb);
+    m->fmg_pending = 0;
+    m->r_valid = 0;
+    m->count += count;
+    return HR_OK;
+}
+
+static hr_status drv_residual(void *ctx, double *rel)
+{
+    hr_mg *m = ctx;
+    if (m->o.method == HR_MG_METHOD_CG) {
+        const double rn = sqrt(m->rr);
+        *rel = m->bnorm > 0.0 ? rn / m->bnorm : rn;
+    } else {
+        *rel = true_residual(m, m->has_out, NULL);
+        m->r_valid = m->has_out; /* the next defect correction starts from this r */
+    }
+    m->last_factor = *rel / m->prev_rel;
+    m->prev_rel = *rel;
+    return HR_OK;
+}
+
+static int drv_monitor(long it, double rel, void *user)
+{
+    hr_mg *m = user;
+    return m->o.monitor(it, rel, m->last_factor, m->o.monitor_user);
+}
+
+/* ------------------------------------------------------------------ API */
+
+static hr_status fail(hr_mg *m, hr_status st)
+{
+    hr_mg_free(m);
+    return st;
+}
+
+hr_status hr_mg_create(const hr_mg_options *o, hr_mg **out)
+{
+    *out = NULL;
+    last_error[0] = '\0';
+    const double t0 = hr_now();
+    hr_status st = hr_mg_options_validate(o, last_error, sizeof last_error);
+    if (st != HR_OK) return st;
+    hr_mg *m = calloc(1, sizeof *m);
+    if (!m) return HR_ERR_NO_MEMORY;
+    m->o = *o;
+    m->dim = dim_of(o);
+    m->nx = extent(o, 0);
+    m->ny = extent(o, 1);
+    m->nz = m->dim == 3 ? extent(o, 2) : 1;
+    const int nmax = m->nx > m->ny ? (m->nx > m->nz ? m->nx : m->nz) : (m->ny > m->nz ? m->ny : m->nz);
+    m->h = 1.0 / ((double)nmax + 1.0);
+    m->nt = o->threads > 0 ? o->threads : hr_cpu_count();
+    m->use_h = uses_mg(o);
+    m->nlev = m->use_h ? (o->levels > 0 ? o->levels : max_levels(o)) : 0;
+    m->direct = o->method == HR_MG_METHOD_MG && o->precision != HR_MG_PREC_MIXED;
+    m->has_out = !m->direct;
+    m->tls = calloc((size_t)m->nt, sizeof *m->tls);
+    if (!m->tls) return fail(m, HR_ERR_NO_MEMORY);
+    if (m->nt > 1 && (st = hr_team_create(m->nt, HR_BIND_NONE, &m->team)) != HR_OK) return fail(m, st);
+    const int slices = m->dim == 3 ? m->nz : m->ny;
+    m->rn = calloc((size_t)slices + 2, sizeof *m->rn);
+    m->bn = calloc((size_t)slices + 2, sizeof *m->bn);
+    m->part = calloc(2 * ((size_t)slices + 2), sizeof *m->part);
+    if (!m->rn || !m->bn || !m->part) return fail(m, HR_ERR_NO_MEMORY);
+    if (m->use_h) {
+        mg_hier *H = &m->H;
+        H->smoother = o->smoother;
+        H->pre = o->pre;
+        H->post = o->post;
+        H->symmetric = o->pc == HR_MG_PC_MG;
+        H->omega = o->omega > 0.0 ? o->omega : (m->dim == 3 ? 6.0 / 7.0 : 0.8);
+        const size_t es = o->precision == HR_MG_PREC_DOUBLE ? 8 : 4;
+        if ((st = mg_hier_build(H, m->dim, m->nx, m->ny, m->nz, m->nlev, es, m->nt)) != HR_OK)
+            return fail(m, st);
+        if (m->direct) H->lev[0].rhs = problem_view(m, &H->lev[0].hf);
+    }
+    if (m->has_out) {
+        mg_level *O = &m->out;
+        if (!hr_layout_init(&O->l, m->dim, m->nx, m->ny, m->nz, 8)) return fail(m, HR_ERR_NO_MEMORY);
+        O->slices = slices;
+        O->threaded = hr_layout_points(&O->l) >= 16384;
+        hr_grid *gs[5] = {&O->u[0], &O->u[1], &O->r, &O->d, &O->cp};
+        for (int g = 0; g < 5; g++)
+            if ((st = hr_grid_alloc(gs[g], &O->l)) != HR_OK) return fail(m, st);
+        if (o->rhs == HR_RHS_MANUFACTURED || o->rhs == HR_RHS_ARRAY)
+            if ((st = hr_grid_alloc(&O->hf, &O->l)) != HR_OK) return fail(m, st);
+        O->rhs = problem_view(m, &O->hf);
+    }
+    job jb = {m, JOB_INIT, 0, 0, 0};
+    run_job(m, &jb);
+    m->setup_s = hr_now() - t0;
+    *out = m;
+    return HR_OK;
+}
+
+void hr_mg_free(hr_mg *m)
+{
+    if (!m) return;
+    if (m->team) hr_team_free(m->team);
+    mg_hier_free(&m->H);
+    hr_grid *gs[6] = {&m->out.u[0], &m->out.u[1], &m->out.r, &m->out.d, &m->out.cp, &m->out.hf};
+    for (int g = 0; g < 6; g++)
+        if (gs[g]->base) hr_grid_free(gs[g]);
+    free(m->tls);
+    free(m->rn);
+    free(m->bn);
+    free(m->part);
+    free(m);
+}
+
+static double max_error(hr_mg *m)
+{
+    if (m->o.rhs != HR_RHS_MANUFACTURED || m->o.boundary != 0.0) return NAN;
+    const hr_grid *g = sol_grid(m);
+    double e = 0.0;
+    for (int k = m->dim == 3 ? 1 : 0; k < (m->dim == 3 ? m->nz + 1 : 1); k++)
+        for (int i = 1; i <= m->ny; i++)
+            for (int j = 1; j <= m->nx; j++) {
+                const double d = fabs(hr_grid_get3(g, i, j, k) - exact(m, i, j, k));
+                if (!(d <= e)) e = d;
+            }
+    return e;
+}
+
+hr_status hr_mg_solve(hr_mg *m, hr_mg_result *res)
+{
+    if (!m) return HR_ERR_INVALID_ARG;
+    /* a fresh start: zero interior, rings, rhs (a pass over the memory, outside the timing) */
+    if (m->count > 0) {
+        job jb = {m, JOB_INIT, 0, 0, 0};
+        run_job(m, &jb);
+    }
+    const double t0 = hr_now();
+    m->count = 0;
+    m->fmg_pending = m->o.method == HR_MG_METHOD_MG && m->o.cycle == HR_MG_CYCLE_FMG;
+    m->r_valid = 0;
+    /* the starting residual: for CG also ||b|| (b includes the boundary values) */
+    m->first_rel = true_residual(m, m->has_out, &m->bnorm);
+    m->r_valid = m->has_out;
+    if (m->o.method == HR_MG_METHOD_CG) {
+        job jb = {m, JOB_START, 0, 0, 0};
+        run_job(m, &jb);
+        const double rn = sqrt(m->rr);
+        m->first_rel = m->bnorm > 0.0 ? rn / m->bnorm : rn;
+    }
+    m->prev_rel = m->first_rel;
+    m->last_factor = NAN;
+    hr_driver_ops ops = {.ctx = m, .advance = drv_advance, .residual = drv_residual};
+    hr_driver_cfg cfg = {0};
+    cfg.max_iters = m->o.max_iters;
+    cfg.tol = m->o.tol;
+    cfg.check_every = 1;
+    cfg.monitor_every = m->o.monitor ? 1 : 0;
+    cfg.monitor = m->o.monitor ? drv_monitor : NULL;
+    cfg.monitor_user = m;
+    cfg.divref = 1e3 * (m->first_rel > 1.0 ? m->first_rel : 1.0);
+    hr_phase_times t = {0};
+    hr_driver_out d;
+    hr_status st = HR_OK;
+    if (!(m->o.tol > 0.0 && m->first_rel < m->o.tol))
+        st = hr_drive(&ops, &cfg, NULL, &t, &d);
+    else
+        d = (hr_driver_out){0, HR_REASON_CONVERGED, m->first_rel};
+    const double t1 = hr_now();
+    if (st != HR_OK) return st;
+    const double rel = true_residual(m, 0, NULL);
+    if (res) {
+        memset(res, 0, sizeof *res);
+        res->dim = m->dim;
+        res->nx = m->nx;
+        res->ny = m->ny;
+        res->nz = m->nz;
+        res->levels = m->nlev;
+        res->iterations = d.done;
+        res->reason = hr_driver_final_reason(d.reason, d.done ? d.last_rel : rel, m->o.tol, cfg.divref);
+        res->time_s = t1 - t0;
+        res->time_setup_s = m->setup_s;
+        res->ns_per_unknown = 1e9 * res->time_s / ((double)m->nx * m->ny * m->nz);
+        res->relative_residual = rel;
+        res->convergence_factor =
+            d.done > 0 && m->first_rel > 0.0 ? pow(d.last_rel / m->first_rel, 1.0 / (double)d.done) : NAN;
+        res->last_factor = m->last_factor;
+        res->max_error = max_error(m);
+    }
+    if (d.reason == HR_REASON_NAN) return HR_ERR_DIVERGED;
+    return HR_OK;
+}
+
+hr_status hr_mg_solution(const hr_mg *m, double *dst, size_t count)
+{
+    if (!m || !dst || count != (size_t)m->nx * m->ny * m->nz) return HR_ERR_INVALID_ARG;
+    const hr_grid *g = sol_grid((hr_mg *)m);
+    size_t x = 0;
+    for (int k = m->dim == 3 ? 1 : 0; k < (m->dim == 3 ? m->nz + 1 : 1); k++)
+        for (int i = 1; i <= m->ny; i++)
+            for (int j = 1; j <= m->nx; j++)
+                dst[x++] = hr_grid_get3(g, i, j, k);
+    return HR_OK;
+}
