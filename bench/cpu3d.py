@@ -70,6 +70,17 @@ def run_bench(exe, args, env=None):
     return json.loads(p.stdout)
 
 
+def out_paths(out, base):
+    """--out DIR writes DIR/BASE.json and DIR/BASE.md; --out FILE.json writes FILE.json and FILE.md."""
+    if out.endswith(".json"):
+        d = os.path.dirname(out)
+        if d:
+            os.makedirs(d, exist_ok=True)
+        return out, out[:-5] + ".md"
+    os.makedirs(out, exist_ok=True)
+    return os.path.join(out, base + ".json"), os.path.join(out, base + ".md")
+
+
 def git_commit():
     p = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True)
     if p.returncode != 0:
@@ -135,9 +146,9 @@ def main():
     ap.add_argument("--iters", type=int, default=0, help="sweeps per timed run (0: 10 per thread, at least 20)")
     ap.add_argument("--no-seq", action="store_true", help="skip the one-thread cpu-seq rows")
     ap.add_argument("--no-tune", action="store_true")
-    ap.add_argument("--out", default="results")
+    ap.add_argument("--out", default="results", help="a folder, or FILE.json (Markdown beside it)")
     a = ap.parse_args()
-    os.makedirs(a.out, exist_ok=True)
+    json_path, md_path = out_paths(a.out, "cpu3d")
     tmp = tempfile.mkdtemp(prefix="hr-cpu3d-")
     exe = find_bench(a, tmp)
     empty = os.path.join(tmp, "empty-tune.txt")
@@ -160,13 +171,13 @@ def main():
                             "thread count and binding as the run, arrays 2x the LLC each (64 MiB to 1 GiB), "
                             "best of 10 after a warm-up, measured before and after each configuration",
                "records": records}
-        with open(os.path.join(a.out, "cpu3d.json"), "w") as f:
+        with open(json_path, "w") as f:
             json.dump(doc, f, indent=1)
         extra = ["Streaming stores write u' around the caches: 2 words of traffic per point against the copy's 3 "
                  "(read, write-allocate, write-back), so `nt` can pass 100% of copy when the grids stream from memory. "
                  "The untuned default uses them when the grids exceed the threads' share of the last-level cache "
              "(at most 4 MiB per thread)."]
-        with open(os.path.join(a.out, "cpu3d.md"), "w") as f:
+        with open(md_path, "w") as f:
             f.write(markdown(doc, f"CPU 3-D Jacobi (7-point): cpu-threads `pencil` at {n}^3", extra))
 
     def go(label, backend, kernel, prec, threads, env, tune=False, it=iters):
@@ -188,7 +199,7 @@ def main():
             go("seq", "cpu-seq", "seq", prec, 1, {}, it=max(5, iters // max(1, P)))
 
     save()
-    print(f"wrote {a.out}/cpu3d.json and cpu3d.md")
+    print(f"wrote {json_path} and {md_path}")
 
 
 if __name__ == "__main__":
