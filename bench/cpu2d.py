@@ -30,7 +30,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cpu3d import find_bench, git_commit, line, markdown, run_bench  # noqa: E402
+from cpu3d import find_bench, git_commit, line, markdown, out_paths, run_bench  # noqa: E402
 
 
 def main():
@@ -44,9 +44,9 @@ def main():
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--iters", type=int, default=0, help="sweeps per timed run (0: 5 per thread, at least 10)")
     ap.add_argument("--configs", default="", help="comma-separated labels to run (default: all)")
-    ap.add_argument("--out", default="results")
+    ap.add_argument("--out", default="results", help="a folder, or FILE.json (Markdown beside it)")
     a = ap.parse_args()
-    os.makedirs(a.out, exist_ok=True)
+    json_path, md_path = out_paths(a.out, "cpu2d")
     tmp = tempfile.mkdtemp(prefix="hr-cpu2d-")
     exe = find_bench(a, tmp)
     P = a.threads
@@ -56,10 +56,12 @@ def main():
                (f"spmd plain {P}x1", "spmd", dict(plain, CPU_BENCH_THREAD_GRID=f"{P}x1")),
                ("spmd-nt", "spmd-nt", {}), (f"spmd-nt {P}x1", "spmd-nt", {"CPU_BENCH_THREAD_GRID": f"{P}x1"})]
     records = []
+    load0 = list(os.getloadavg())  # the machine may be shared: say how busy it was
 
     def save():
         doc = {"benchmark": "cpu2d", "cpu": records[0]["cpu"], "cores": records[0]["cores"], "host": platform.node(),
                "commit": git_commit(), "hwloc": records[0]["hwloc"],
+               "load_average_start": load0, "load_average_now": list(os.getloadavg()),
                "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
                "problem": f"5-point Jacobi, N = {a.sizes}, sine initial data, f = 0; {iters} sweeps per timed run, "
                           f"{a.repeats} timed runs after one warm-up",
@@ -69,12 +71,12 @@ def main():
                             "thread count and binding as the run, arrays 2x the LLC each (64 MiB to 1 GiB), "
                             "best of 10 after a warm-up, measured before and after each configuration",
                "records": records}
-        with open(os.path.join(a.out, "cpu2d.json"), "w") as f:
+        with open(json_path, "w") as f:
             json.dump(doc, f, indent=1)
         extra = ["`Px1`: one band of whole rows per thread (contiguous memory, first-touched by its thread, long "
                  "prefetch streams); the default square grid cuts rows into segments of N / sqrt(P) points. "
                  "Streaming stores (`-nt`) move 2 words per point against the copy's 3."]
-        with open(os.path.join(a.out, "cpu2d.md"), "w") as f:
+        with open(md_path, "w") as f:
             f.write(markdown(doc, "CPU 2-D Jacobi (5-point): cpu-threads against the STREAM copy", extra))
 
     for n in (int(s) for s in a.sizes.split(",")):
@@ -90,7 +92,7 @@ def main():
                     print(line(r), flush=True)
                     save()
     save()
-    print(f"wrote {a.out}/cpu2d.json and cpu2d.md")
+    print(f"wrote {json_path} and {md_path}")
 
 
 if __name__ == "__main__":

@@ -5,8 +5,8 @@ Seed 003's problem (7-point Jacobi, sine initial data, f = 0) at 256^3 by defaul
 and double precision, on all cores. Per configuration (bench/cpu_bench.c does the work):
 the STREAM copy with the run's thread count and binding (best of 10 after a warm-up, with
 min and median), the kernel checked bitwise against cpu-seq (3 sweeps), one warm-up run,
-then REPEATS timed runs of ITERS sweeps on one solver (median, min, max), and the copy again
-after the runs (drift). Byte model: u read once + u' written once per point per sweep (8 B
+then REPEATS timed runs of ITERS sweeps on one solver (median, min, max), each followed by a
+copy probe under the same load (paired fractions), and the copy again after the runs. Byte model: u read once + u' written once per point per sweep (8 B
 single, 16 B double); GFLOP/s at 8 flops per point. Configurations:
 
   pencil (untuned)   the default choice with no tuning cache (HETRELAX_TUNE_FILE -> empty file)
@@ -70,6 +70,17 @@ def run_bench(exe, args, env=None):
     return json.loads(p.stdout)
 
 
+def out_paths(out, base):
+    """--out DIR writes DIR/BASE.json and DIR/BASE.md; --out FILE.json writes FILE.json and FILE.md."""
+    if out.endswith(".json"):
+        d = os.path.dirname(out)
+        if d:
+            os.makedirs(d, exist_ok=True)
+        return out, out[:-5] + ".md"
+    os.makedirs(out, exist_ok=True)
+    return os.path.join(out, base + ".json"), os.path.join(out, base + ".md")
+
+
 def git_commit():
     p = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True)
     if p.returncode != 0:
@@ -85,19 +96,28 @@ def line(r):
             f"{1e3 * r['time_per_sweep_s_median']:8.2f} ms/sweep {r['gbps_median']:7.2f} GB/s "
             f"({r['gbps_min']:.1f}-{r['gbps_max']:.1f})  copy {r['stream']['copy_gbps']:.1f} "
             f"[{r['stream']['copy_gbps_min']:.1f}-{r['stream']['copy_gbps_median']:.1f}]  "
-            f"{100 * r['fraction_of_copy']:5.1f}% of copy ({100 * r['fraction_of_copy_end']:.1f}% of the copy after)")
+            f"{100 * r['fraction_of_copy']:5.1f}% of copy ({100 * r['fraction_of_copy_end']:.1f}% of the copy after)"
+            + (f"; paired {100 * r['fraction_paired_median']:.1f}% ({100 * r['fraction_paired_min']:.1f}-"
+               f"{100 * r['fraction_paired_max']:.1f}), best/best {100 * r['fraction_best_over_best_copy']:.1f}%"
+               if "fraction_paired_median" in r else ""))
 
 
 def markdown(d, title, extra):
     out = [f"# {title}\n",
            f"- machine: {d['cpu']}, {d['cores']} cores (host {d['host']}); commit {d['commit']}; date {d['date']}",
            f"- problem: {d['problem']}",
+           f"- load average (1, 5, 15 min) at the start {d.get('load_average_start')}, at the end "
+           f"{d.get('load_average_now')} on {d['cores']} cores",
            f"- byte model: {d['byte_model']}",
            f"- reference: {d['reference']}",
-           "- every configuration checked bitwise against cpu-seq first; median of the timed runs (min-max)\n",
+           "- every configuration checked bitwise against cpu-seq first; median of the timed runs (min-max); "
+           "`% of copy`: median run over the copy measured just before the configuration (`after`: just after); "
+           "`paired`: each timed run over a copy probe (best of 3) taken right after it, under the same load; "
+           "`best / best`: the fastest run over the fastest copy seen in the configuration\n",
            "| configuration | precision | threads | bind | thread grid | pencil (x, y, z) | source | ms/sweep | "
-           "GFLOP/s | GB/s (min-max) | copy GB/s best [min, median] | % of copy | % of copy after |",
-           "| --- | --- | ---: | --- | --- | --- | --- | ---: | ---: | --- | --- | ---: | ---: |"]
+           "GFLOP/s | GB/s (min-max) | copy GB/s best [min, median] | % of copy | % of copy after | "
+           "paired % median (min-max) | best / best copy |",
+           "| --- | --- | ---: | --- | --- | --- | --- | ---: | ---: | --- | --- | ---: | ---: | --- | ---: |"]
     for r in d["records"]:
         s = r["stream"]
         out.append(f"| {r['label']} | {r['precision']} | {r['threads']} | {r['bind']} | "
@@ -105,7 +125,10 @@ def markdown(d, title, extra):
                    f"{r['shape_source']} | {1e3 * r['time_per_sweep_s_median']:.2f} | {r['gflops_median']:.2f} | "
                    f"{r['gbps_median']:.2f} ({r['gbps_min']:.2f}-{r['gbps_max']:.2f}) | "
                    f"{s['copy_gbps']:.2f} [{s['copy_gbps_min']:.2f}, {s['copy_gbps_median']:.2f}] | "
-                   f"{100 * r['fraction_of_copy']:.1f}% | {100 * r['fraction_of_copy_end']:.1f}% |")
+                   f"{100 * r['fraction_of_copy']:.1f}% | {100 * r['fraction_of_copy_end']:.1f}% | "
+                   + (f"{100 * r['fraction_paired_median']:.1f}% ({100 * r['fraction_paired_min']:.1f}-"
+                      f"{100 * r['fraction_paired_max']:.1f}) | {100 * r['fraction_best_over_best_copy']:.1f}% |"
+                      if "fraction_paired_median" in r else "- | - |"))
     out.append("")
     out += extra
     return "\n".join(out) + "\n"
@@ -123,9 +146,9 @@ def main():
     ap.add_argument("--iters", type=int, default=0, help="sweeps per timed run (0: 10 per thread, at least 20)")
     ap.add_argument("--no-seq", action="store_true", help="skip the one-thread cpu-seq rows")
     ap.add_argument("--no-tune", action="store_true")
-    ap.add_argument("--out", default="results")
+    ap.add_argument("--out", default="results", help="a folder, or FILE.json (Markdown beside it)")
     a = ap.parse_args()
-    os.makedirs(a.out, exist_ok=True)
+    json_path, md_path = out_paths(a.out, "cpu3d")
     tmp = tempfile.mkdtemp(prefix="hr-cpu3d-")
     exe = find_bench(a, tmp)
     empty = os.path.join(tmp, "empty-tune.txt")
@@ -133,10 +156,12 @@ def main():
     iters = a.iters or max(20, 10 * a.threads)
     n, P = a.n, a.threads
     records = []
+    load0 = list(os.getloadavg())  # the machine may be shared: say how busy it was
 
     def save():
         doc = {"benchmark": "cpu3d", "cpu": records[0]["cpu"], "cores": records[0]["cores"], "host": platform.node(),
                "commit": git_commit(), "hwloc": records[0]["hwloc"],
+               "load_average_start": load0, "load_average_now": list(os.getloadavg()),
                "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
                "problem": f"7-point Jacobi, {n}^3 interior points, sine initial data, f = 0 (seed 003); {iters} sweeps per "
                           f"timed run, {a.repeats} timed runs after one warm-up",
@@ -146,12 +171,13 @@ def main():
                             "thread count and binding as the run, arrays 2x the LLC each (64 MiB to 1 GiB), "
                             "best of 10 after a warm-up, measured before and after each configuration",
                "records": records}
-        with open(os.path.join(a.out, "cpu3d.json"), "w") as f:
+        with open(json_path, "w") as f:
             json.dump(doc, f, indent=1)
         extra = ["Streaming stores write u' around the caches: 2 words of traffic per point against the copy's 3 "
                  "(read, write-allocate, write-back), so `nt` can pass 100% of copy when the grids stream from memory. "
-                 "The untuned default uses them when the grids exceed the last-level cache."]
-        with open(os.path.join(a.out, "cpu3d.md"), "w") as f:
+                 "The untuned default uses them when the grids exceed the threads' share of the last-level cache "
+             "(at most 4 MiB per thread)."]
+        with open(md_path, "w") as f:
             f.write(markdown(doc, f"CPU 3-D Jacobi (7-point): cpu-threads `pencil` at {n}^3", extra))
 
     def go(label, backend, kernel, prec, threads, env, tune=False, it=iters):
@@ -173,7 +199,7 @@ def main():
             go("seq", "cpu-seq", "seq", prec, 1, {}, it=max(5, iters // max(1, P)))
 
     save()
-    print(f"wrote {a.out}/cpu3d.json and cpu3d.md")
+    print(f"wrote {json_path} and {md_path}")
 
 
 if __name__ == "__main__":

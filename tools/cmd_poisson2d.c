@@ -95,7 +95,7 @@ static double measure_reference(const grid_args *a, hr_backend b, const char **w
     int threads = b == HR_BACKEND_CPU_SEQ ? 1 : a->o.threads;
     if (a->o.thread_rows > 0) threads = a->o.thread_rows * a->o.thread_cols;
     *what = "host STREAM copy";
-    return hr_measure_host_bandwidth(threads, 0, 5, &bw) == HR_OK ? bw.copy_gbps : 0.0;
+    return hr_measure_host_bandwidth_bound(threads, a->o.bind, 0, 5, &bw) == HR_OK ? bw.copy_gbps : 0.0;
 }
 
 /* ------------------------------------------------------- checks before work */
