@@ -67,13 +67,15 @@ static void rb_sweep(mg_hier *H, const mg_worker *w, int l, int c1, int c2)
     int s0, s1;
     mg_begin(w, L->threaded);
     mg_part(w, L->threaded, L->slices, &s0, &s1);
+    /* slices next to another worker's: strict (see mg_redblack) */
+    const int shared = w->team && L->threaded;
     for (int s = s0; s < s1; s++) {
-        mg_redblack(L, u, c1, s, s + 1);
-        if (s - 1 > s0) mg_redblack(L, u, c2, s - 1, s);
+        mg_redblack(L, u, c1, shared && (s == s0 || s == s1 - 1), s, s + 1);
+        if (s - 1 > s0) mg_redblack(L, u, c2, 0, s - 1, s);
     }
-    if (w->team && L->threaded) hr_team_barrier(w->team);
-    if (s0 < s1) mg_redblack(L, u, c2, s0, s0 + 1);
-    if (s1 - 1 > s0) mg_redblack(L, u, c2, s1 - 1, s1);
+    if (shared) hr_team_barrier(w->team);
+    if (s0 < s1) mg_redblack(L, u, c2, shared, s0, s0 + 1);
+    if (s1 - 1 > s0) mg_redblack(L, u, c2, shared, s1 - 1, s1);
     mg_end(w, L->threaded);
 }
 

@@ -66,7 +66,8 @@ void mg_restrict(const mg_level *fine, const mg_level *coarse, int s0, int s1);
 /* u_fine = (add ? u_fine : 0) + P u_coarse on fine slices [s0, s1) */
 void mg_prolong(const mg_level *coarse, const hr_grid *uc, const mg_level *fine, hr_grid *uf, int add, int s0,
                 int s1);
-void mg_redblack(const mg_level *L, hr_grid *u, int color, int s0, int s1);
+/* strict: read only the other colour (slices next to another worker's) */
+void mg_redblack(const mg_level *L, hr_grid *u, int color, int strict, int s0, int s1);
 void mg_cheby_update(const mg_level *L, hr_grid *x, const hr_grid *jx, hr_grid *d, double a, double b, int s0,
                      int s1);
 /* r = h^2 f - h^2 A u (no norms) */

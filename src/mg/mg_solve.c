@@ -260,6 +260,7 @@ typedef struct job {
     long count;
     unsigned faces;
     int want_r;
+    double rz, rr; /* CG state at the start of the job (worker 0 writes the new one to m) */
 } job;
 
 /* The partials buffer for the next reduction (two halves alternate, so a worker that runs
@@ -271,8 +272,11 @@ static double *next_part(hr_mg *m, int *flip)
     return part;
 }
 
-static double sum_part(const hr_mg *m, const double *part)
+/* The slice partials summed in slice order. On a serial level only worker 0 computed them
+ * (and only it uses the sum): the others do not read them. */
+static double sum_part(const hr_mg *m, const mg_worker *w, const double *part)
 {
+    if (!m->out.threaded && w->tid != 0) return 0.0;
     double s = 0.0;
     for (int i = 1; i <= m->out.slices; i++)
         s += part[i];
@@ -290,7 +294,7 @@ static double reduce_dot(hr_mg *m, const mg_worker *w, int *flip, const hr_grid 
     mg_part(w, L->threaded, L->slices, &s0, &s1);
     if (s0 < s1) mg_dot_slices(L, x, y, part, s0, s1);
     mg_end(w, L->threaded);
-    return sum_part(m, part);
+    return sum_part(m, w, part);
 }
 
 #define OUT_OP(w, L, call)                                                                                   \
@@ -333,20 +337,19 @@ static void cg_start(hr_mg *m, const mg_worker *w, int *flip)
 
 /* One (P)CG iteration; no data-dependent branches around barriers (alpha = 0 when done).
  * q = A p with p . q, then x, r updated with r . r, each in one pass. */
-static void cg_iterations(hr_mg *m, const mg_worker *w, int *flip, long count)
+static void cg_iterations(hr_mg *m, const mg_worker *w, int *flip, long count, double rz, double rr)
 {
     mg_level *O = &m->out;
     hr_grid *u = &O->u[0], *p = &O->u[1], *q = &O->d, *r = &O->r;
     const hr_grid *z = m->use_h ? &O->cp : &O->r;
-    double rz = m->rz, rr = m->rr;
     for (long it = 0; it < count; it++) {
         double *part = next_part(m, flip);
         OUT_OP(w, O, mg_apply_dot(O, p, q, part, s0, s1));
-        const double pq = sum_part(m, part);
+        const double pq = sum_part(m, w, part);
         const double alpha = pq > 0.0 && rz > 0.0 ? rz / pq : 0.0;
         part = next_part(m, flip);
         OUT_OP(w, O, mg_update_dot(O, alpha, p, q, u, r, part, s0, s1));
-        rr = sum_part(m, part);
+        rr = sum_part(m, w, part);
         double rz1 = rr;
         if (m->use_h) {
             precondition(m, w);
@@ -421,7 +424,7 @@ static void job_fn(void *ctx, int tid, int nt)
         break;
     case JOB_ADVANCE:
         if (m->o.method == HR_MG_METHOD_CG) {
-            cg_iterations(m, &w, &flip, jb->count);
+            cg_iterations(m, &w, &flip, jb->count, jb->rz, jb->rr);
         } else {
             /* the main thread clears fmg_pending and r_valid after the job */
             for (long c = 0; c < jb->count; c++)
@@ -449,7 +452,7 @@ static void run_job(hr_mg *m, job *jb)
 /* The relative residual of the current solution (fp64 norms, slice order); want_r keeps r. */
 static double true_residual(hr_mg *m, int want_r, double *bnorm)
 {
-    job jb = {m, JOB_RESIDUAL, 0, HR_FACE_ALL, want_r};
+    job jb = {m, JOB_RESIDUAL, 0, HR_FACE_ALL, want_r, 0.0, 0.0};
     run_job(m, &jb);
     hr_norm2 rn = {0.0, 0.0}, bn = {0.0, 0.0};
     for (int s = 1; s <= sol_level(m)->slices; s++) {
@@ -466,7 +469,7 @@ static hr_status drv_advance(void *ctx, long count, hr_phase_times *t)
 {
     (void)t;
     hr_mg *m = ctx;
-    job jb = {m, JOB_ADVANCE, count, 0, 0};
+    job jb = {m, JOB_ADVANCE, count, 0, 0, m->rz, m->rr};
     run_job(m, &jb);
     m->fmg_pending = 0;
     m->r_valid = 0;
@@ -556,7 +559,7 @@ hr_status hr_mg_create(const hr_mg_options *o, hr_mg **out)
             if ((st = hr_grid_alloc(&O->hf, &O->l)) != HR_OK) return fail(m, st);
         O->rhs = problem_view(m, &O->hf);
     }
-    job jb = {m, JOB_INIT, 0, 0, 0};
+    job jb = {m, JOB_INIT, 0, 0, 0, 0.0, 0.0};
     run_job(m, &jb);
     m->setup_s = hr_now() - t0;
     *out = m;
@@ -597,7 +600,7 @@ hr_status hr_mg_solve(hr_mg *m, hr_mg_result *res)
     if (!m) return HR_ERR_INVALID_ARG;
     /* a fresh start: zero interior, rings, rhs (a pass over the memory, outside the timing) */
     if (m->count > 0) {
-        job jb = {m, JOB_INIT, 0, 0, 0};
+        job jb = {m, JOB_INIT, 0, 0, 0, 0.0, 0.0};
         run_job(m, &jb);
     }
     const double t0 = hr_now();
@@ -608,7 +611,7 @@ hr_status hr_mg_solve(hr_mg *m, hr_mg_result *res)
     m->first_rel = true_residual(m, m->has_out, &m->bnorm);
     m->r_valid = m->has_out;
     if (m->o.method == HR_MG_METHOD_CG) {
-        job jb = {m, JOB_START, 0, 0, 0};
+        job jb = {m, JOB_START, 0, 0, 0, 0.0, 0.0};
         run_job(m, &jb);
         const double rn = sqrt(m->rr);
         m->first_rel = m->bnorm > 0.0 ? rn / m->bnorm : rn;

@@ -138,8 +138,8 @@ static void test_redblack_reference(void **state)
 {
     (void)state;
     const int n = 7;
-    tiny *t = make(2, n);
-    mg_level *F = &t->H.lev[0];
+    tiny *t = make(2, n), *t2 = make(2, n);
+    mg_level *F = &t->H.lev[0], *G = &t2->H.lev[0];
     double ref[9][9] = {{0}}, f[9][9] = {{0}};
     uint64_t s = 5;
     for (int i = 1; i <= n; i++)
@@ -147,9 +147,11 @@ static void test_redblack_reference(void **state)
             s = s * 6364136223846793005ull + 1442695040888963407ull;
             f[i][j] = (double)(s >> 11) * 0x1.0p-53;
             hr_grid_set(&F->hf, i, j, f[i][j]);
+            hr_grid_set(&G->hf, i, j, f[i][j]);
         }
     for (int c = 0; c < 2; c++) {
-        mg_redblack(F, &F->u[0], c, 1, n + 1);
+        mg_redblack(F, &F->u[0], c, 0, 1, n + 1);
+        mg_redblack(G, &G->u[0], c, 1, 1, n + 1);
         for (int i = 1; i <= n; i++)
             for (int j = 1; j <= n; j++)
                 if (((i + j) & 1) == c)
@@ -157,9 +159,12 @@ static void test_redblack_reference(void **state)
                                         f[i][j]);
     }
     for (int i = 1; i <= n; i++)
-        for (int j = 1; j <= n; j++)
-            assert_true(hr_grid_get(&F->u[0], i, j) == ref[i][j]);
+        for (int j = 1; j <= n; j++) {
+            assert_true(hr_grid_get(&F->u[0], i, j) == ref[i][j]); /* vectorised path */
+            assert_true(hr_grid_get(&G->u[0], i, j) == ref[i][j]); /* strict path */
+        }
     destroy(t);
+    destroy(t2);
 }
 
 int main(void)
