@@ -11,6 +11,12 @@
 #   gpu-results.json   benchmark records (bench/gpu_bench.py)
 #   gpu-peers.json     CuPy / PyTorch peers (bench/gpu_peers.py)
 #   gpu-tune.txt       the tuning cache the benchmarks used
+#   gpu3d-results.json 3-D (512^3) and 2-D (4096, 8192) `tuned` through the library, untuned
+#                      and tuned, % of the copy bandwidth of the run (bench/gpu3d_bench.c;
+#                      section 3d), with the 2-D regression check against gpu-results.md
+#   gpu3d-peers.json   CuPy slicing / RawKernel / torch.compile on the same 3-D sweep (peers3d)
+# GPU_CTEST_ARGS adds ctest options (e.g. "-E sanitizer" to leave compute-sanitizer out);
+# GPU3D_BENCH_ARGS adds gpu3d_bench options (e.g. "--cases 3d-tuned-single,3d-tuned-double").
 # Exit status: non-zero when the build, a test or a benchmark's verification fails.
 set -u -o pipefail
 OUT=${1:?usage: scripts/gpu-check.sh OUTDIR [quick|full|tests|bench] [sections]}
@@ -52,10 +58,25 @@ if [ $need_deps = 1 ]; then
     echo "using carried libraries in $DEPS (pkg-config: $PKGC)"
 fi
 
+# --- MPI: the carried OpenMPI (DEVICE.md), used only when a test program runs with it -----
+MPI_ARGS="-DHETRELAX_ENABLE_MPI=OFF"
+if [ -n "${DEPS:-}" ] && [ -x "$DEPS/usr/bin/mpicc" ]; then
+    export OPAL_PREFIX=$DEPS/usr PATH=$DEPS/usr/bin:$PATH OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    printf '#include <mpi.h>\nint main(int c,char**v){MPI_Init(&c,&v);MPI_Finalize();return 0;}\n' >/tmp/hr_mpi_probe.c
+    if mpicc -o /tmp/hr_mpi_probe /tmp/hr_mpi_probe.c 2>/dev/null &&
+        timeout 30 mpiexec -n 2 --oversubscribe /tmp/hr_mpi_probe 2>/dev/null; then
+        MPI_ARGS="-DHETRELAX_ENABLE_MPI=ON -DMPI_C_COMPILER=$DEPS/usr/bin/mpicc"
+        echo "carried OpenMPI works: building the MPI parts"
+    else
+        echo "carried OpenMPI does not run here: building without MPI"
+    fi
+fi
+
 # --- build -------------------------------------------------------------------------
 say "build (CUDA)"
 BUILD=$ROOT/build-gpu
-"$CMAKE" -S . -B "$BUILD" -G Ninja -DCMAKE_MAKE_PROGRAM="$NINJA" -DCMAKE_BUILD_TYPE=Release \
+"$CMAKE" -S . -B "$BUILD" -G Ninja -DCMAKE_MAKE_PROGRAM="$NINJA" -DCMAKE_BUILD_TYPE=Release $MPI_ARGS \
     -DHETRELAX_ENABLE_CUDA=ON -DHETRELAX_CUDA_ARCHITECTURES=90 ${PKG_CONFIG:+-DPKG_CONFIG_EXECUTABLE=$PKG_CONFIG} \
     >"$OUT/cmake.log" 2>&1 || { cat "$OUT/cmake.log"; echo "configure failed"; exit 1; }
 grep "hetrelax:" "$OUT/cmake.log"
@@ -69,7 +90,7 @@ rm -f "$OUT/info.json"
 # --- tests -------------------------------------------------------------------------
 if [ "$MODE" != bench ]; then
     say "ctest -L gpu"
-    (cd "$BUILD" && ctest -L gpu --output-on-failure -j 1) >"$OUT/ctest-gpu.log" 2>&1
+    (cd "$BUILD" && ctest -L gpu --output-on-failure -j 1 ${GPU_CTEST_ARGS:-}) >"$OUT/ctest-gpu.log" 2>&1
     rc=$?
     tail -n 60 "$OUT/ctest-gpu.log"
     [ $rc = 0 ] || { echo "GPU tests failed"; status=1; }
@@ -89,7 +110,63 @@ QUICK=""
 [ "$MODE" = quick ] && QUICK="--quick"
 ALL=tune,ladder,fig11,transfer,tb,async,peers
 SECTIONS=${SECTIONS:-$ALL}
-BENCH=$(echo "$SECTIONS" | tr ',' '\n' | grep -v -x -e peers -e fig16 | paste -sd, -)
+BENCH=$(echo "$SECTIONS" | tr ',' '\n' | grep -v -x -e peers -e fig16 -e 3d -e peers3d -e hybrid -e sparsecli \
+    -e cpu16 -e mpi16 | paste -sd, -)
+# sections beyond the GPU kernels, for a machine with many cores and a GPU:
+#   hybrid     seed 000 fig. 14 (CPU+GPU row split, measured and modelled; HYBRID_ARGS)
+#   sparsecli  the sparse CLI against the bench driver (issue 15 item 1)
+#   cpu16      cpu-threads 2-D (n = 8192) and 3-D (256^3) against the STREAM copy of the run
+#   mpi16      CPU ranks against threads in one process (issue 11), when MPI was built
+if [[ ",$SECTIONS," == *,hybrid,* ]]; then
+    say "hybrid: seed 000 fig. 14 (bench/hybrid_experiments.py)"
+    # its per-size raw records stay behind (the device tool returns few files)
+    timeout "${HYBRID_TIMEOUT:-240}" python3 bench/hybrid_experiments.py fig14 --build "$BUILD" --out /tmp/hr-hybrid \
+        ${HYBRID_ARGS:---quick} || status=1
+    cp /tmp/hr-hybrid/hybrid-fig14.json /tmp/hr-hybrid/hybrid-fig14.png "$OUT/" 2>/dev/null
+fi
+if [[ ",$SECTIONS," == *,sparsecli,* ]]; then
+    HR_BUILD=$BUILD timeout "${SPARSECLI_TIMEOUT:-200}" bash scripts/gpu-sparse-check.sh "$OUT/sparse" cli || status=1
+fi
+if [[ ",$SECTIONS," == *,cpu16,* ]]; then
+    say "CPU threads against the STREAM copy (bench/cpu2d.py, bench/cpu3d.py)"
+    timeout "${CPU16_TIMEOUT:-150}" python3 bench/cpu3d.py --bench "$BUILD/bench/cpu_bench" --n 256 --bind core \
+        --out "$OUT/cpu3d.json" ${CPU3D_ARGS:-} || status=1
+    timeout "${CPU16_TIMEOUT:-150}" python3 bench/cpu2d.py --bench "$BUILD/bench/cpu_bench" --sizes 8192 \
+        --out "$OUT/cpu2d.json" ${CPU2D_ARGS:-} || status=1
+fi
+if [[ ",$SECTIONS," == *,mpi16,* ]] && [ -x "$BUILD/tests/mpi/mpi_solve" ]; then
+    say "CPU ranks against threads (bench/mpi_scaling.py)"
+    timeout "${MPI16_TIMEOUT:-150}" python3 bench/mpi_scaling.py --build "$BUILD" --ranks "${MPI16_RANKS:-1,4,16}" \
+        --dim 3 --n 256 --kinds slab --threads-ref --out "$OUT/mpi-cpu.json" ${MPI16_ARGS:-} || status=1
+fi
+if [[ ",$SECTIONS," == *,3d,* ]]; then
+    say "3-D and 2-D tuned through the library (bench/gpu3d_bench.c)"
+    "$BUILD/bench/gpu3d_bench" "$OUT/gpu3d-results.json" $QUICK ${GPU3D_BENCH_ARGS:-} || status=1
+    # 2-D regression: GB/s of `tuned` in docs/results/gpu-results.md (run 5, fig. 11, T = 1000)
+    python3 - "$OUT/gpu3d-results.json" <<'PY' || status=1
+import json, sys
+ref = {("single", 4096): (2838, 95.6), ("single", 8192): (2965, 99.8),
+       ("double", 4096): (2920, 98.4), ("double", 8192): (2999, 101.0)}
+d = json.load(open(sys.argv[1]))
+bad = 0
+for r in d["records"]:
+    key = (r["precision"], r["n"])
+    if r["dim"] != 2 or key not in ref or not r["ok"]:
+        continue
+    best = r.get("tuned", r["untuned"])
+    gb, pct = ref[key]
+    ok = best["pct_copy"] >= 0.98 * pct
+    bad += not ok
+    print(f"2-D tuned {key[0]} n={key[1]}: {best['gbps']:.0f} GB/s {best['pct_copy']:.1f}% of copy "
+          f"(reference {gb} GB/s {pct}%): {'ok' if ok else 'REGRESSION > 2%'}; untuned "
+          f"{r['untuned']['pct_copy']:.1f}% ({r['untuned']['source']})")
+sys.exit(1 if bad else 0)
+PY
+fi
+if [[ ",$SECTIONS," == *,peers3d,* ]]; then
+    say "3-D peers (bench/gpu3d_peers.py)"
+    python3 bench/gpu3d_peers.py --results "$OUT/gpu3d-results.json" --out "$OUT/gpu3d-peers.json" $QUICK || status=1
+fi
 if [ -n "$BENCH" ]; then
     python3 bench/gpu_bench.py --cli "$CLI" --out "$OUT/gpu-results.json" $QUICK --sections "$BENCH" \
         ${GPU_BENCH_TUNE:+--tune "$GPU_BENCH_TUNE"} ${GPU_BENCH_ARGS:-} || status=1

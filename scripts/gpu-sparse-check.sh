@@ -1,7 +1,11 @@
 #!/bin/bash
 # The GPU check of the sparse methods (issue 6), for the accelerator machine:
 #
-#   scripts/gpu-sparse-check.sh OUTDIR [single|multi|tests] [sections]
+#   scripts/gpu-sparse-check.sh OUTDIR [single|multi|tests|cli] [sections]
+#
+# cli: only the build and the "CLI against the bench driver" section (issue 15 item 1,
+# also part of single): the CLI's time to 1e-10, checked every iteration with the
+# exact count, against the driver's unchecked time for that many iterations.
 #
 # builds with CUDA into build-gsparse (json-c, cmocka and pkgconf come from .deps/ when
 # the machine lacks them), runs the GPU sparse tests, compute-sanitizer on small
@@ -44,6 +48,9 @@ if ! command -v pkg-config >/dev/null || ! pkg-config --exists json-c cmocka 2>/
     export PKG_CONFIG=$(command -v pkg-config || echo "$DEPS/usr/bin/pkgconf")
 fi
 
+if [ -n "${HR_BUILD:-}" ]; then
+    BUILD=$HR_BUILD # a CUDA build made by scripts/gpu-check.sh: no second build
+else
 say "build (CUDA) into build-gsparse"
 BUILD=$ROOT/build-gsparse
 "$CMAKE" -S . -B "$BUILD" -G Ninja -DCMAKE_MAKE_PROGRAM="$NINJA" -DCMAKE_BUILD_TYPE=Release \
@@ -54,12 +61,65 @@ rm -f "$OUT/cmake.log"
 "$CMAKE" --build "$BUILD" -j "$(nproc)" --target hetrelax-cli test_gpu_sparse gpu_sparse_driver 2>&1 |
     grep -E "error|warning|FAILED"
 [ "${PIPESTATUS[0]}" = 0 ] || { echo "build failed"; exit 1; }
+fi
 CLI=$BUILD/hetrelax
 DRIVER=$BUILD/tests/gpu/sparse/gpu_sparse_driver
 
 say "tests (test_gpu_sparse)"
 (cd "$BUILD" && ctest -R '^test_gpu_sparse$' --output-on-failure) || { echo "GPU sparse tests failed"; status=1; }
 [ "$MODE" = tests ] && exit $status
+
+# Issue 15 item 1: the library path (CLI) against the kernels (the bench driver). The
+# CLI solves to 1e-10 as a user runs it (checked every iteration, monitor every 10,
+# --json for the numbers); the driver then runs exactly that many iterations unchecked
+# (tol=0), its "time to 1e-10". time_s of both is the iteration loop (same clock).
+# Medians of 5. Target: ratio <= 1.5. Also shown: the CLI with the checks on the host
+# (HETRELAX_SPARSE_DEVICE_CHECKS=0: one residual kernel and a round trip per iteration).
+cli_vs_driver() {
+    say "CLI against the bench driver (issue 15 item 1: target CLI <= 1.5x driver)"
+    python3 - "$CLI" "$DRIVER" <<'PY' || status=1
+import json, os, statistics, subprocess, sys
+cli, driver = sys.argv[1], sys.argv[2]
+worst, bad = 0.0, []
+print("%-16s %-8s %6s %12s %12s %12s %7s %7s" % ("matrix", "method", "iters", "cli_s", "cli_host_s", "driver_s",
+                                                   "ratio", "host"))
+for mat in ["fv2d:99", "trefethen:20000", "laplace2d:100"]:
+    for method, extra, kv in [("async", ["--local-iters", "5", "--block", "256"], "K=5 block=256"),
+                              ("jacobi", [], ""), ("cg", [], "")]:
+        def run_cli(env):
+            recs = []
+            for _ in range(5):
+                out = subprocess.run([cli, "sparse", "--gen", mat, "--backend", "gpu", "--method", method, "--tol",
+                                      "1e-10", "--quiet", "--json", "-"] + extra, capture_output=True, text=True,
+                                     env=dict(os.environ, **env))
+                if out.returncode != 0:
+                    return None, out.stderr.strip()
+                recs.append(json.loads(out.stdout))
+            return recs, ""
+        recs, err = run_cli({})
+        if recs is None:
+            print("%-16s %-8s failed: %s" % (mat, method, err)); bad.append(mat + " " + method); continue
+        host, _ = run_cli({"HETRELAX_SPARSE_DEVICE_CHECKS": "0"})
+        iters = recs[0]["iterations"]
+        t_cli = statistics.median(r["time_s"] for r in recs)
+        t_host = statistics.median(r["time_s"] for r in host) if host else float("nan")
+        job = "gen=%s method=%s backend=gpu %s tol=0 maxit=%d repeat=5\n" % (mat, method, kv, iters)
+        out = subprocess.run([driver], input=job, capture_output=True, text=True)
+        drv = [json.loads(l) for l in out.stdout.splitlines() if l.startswith("{")]
+        if out.returncode != 0 or not drv:
+            print("%-16s %-8s driver failed: %s" % (mat, method, out.stderr.strip())); bad.append(mat); continue
+        t_drv = statistics.median(d["time_s"] for d in drv)
+        ratio = t_cli / t_drv if t_drv > 0 else float("inf")
+        worst = max(worst, ratio)
+        conv = all(r["converged"] and r["iterations"] == iters or method == "async" for r in recs)
+        print("%-16s %-8s %6d %12.6f %12.6f %12.6f %7.2f %7.2f%s" % (mat, method, iters, t_cli, t_host, t_drv, ratio,
+              t_host / t_drv if t_drv > 0 else float("nan"), "" if conv else "  (counts differ between runs)"))
+        if ratio > 1.5: bad.append("%s %s %.2fx" % (mat, method, ratio))
+print("worst ratio %.2f; over 1.5: %s" % (worst, ", ".join(bad) if bad else "none"))
+sys.exit(1 if bad else 0)
+PY
+}
+if [ "$MODE" = cli ]; then cli_vs_driver; say "done: status $status"; exit $status; fi
 
 if [ "$MODE" = single ]; then
     say "compute-sanitizer on small solves"
@@ -81,6 +141,7 @@ if [ "$MODE" = single ]; then
     "$CLI" sparse --gen fv2d:99 --backend gpu --method jacobi --quiet || status=1
     "$CLI" sparse --gen fv2d:99 --backend gpu --method cg --quiet || status=1
     "$CLI" sparse --gen trefethen:2000 --backend gpu --method async --fault 0.25@10:recover=10 --quiet || status=1
+    cli_vs_driver
 fi
 
 if [ "$MODE" = multi ]; then

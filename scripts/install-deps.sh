@@ -4,7 +4,8 @@
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config git
       libjson-c-dev libhwloc-dev libcmocka-dev libpng-dev
-      clang libclang-rt-14-dev python3)
+      clang libclang-rt-14-dev python3
+      openmpi-bin libopenmpi-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -2,10 +2,13 @@
 
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 int hr_cli_usage_error(const char *cmd, const char *flag, const char *fmt, ...)
 {
@@ -23,7 +26,8 @@ int hr_cli_long(const char *cmd, const char *flag, const char *s, long lo, long 
     char *end = NULL;
     errno = 0;
     long v = s ? strtol(s, &end, 10) : 0;
-    if (!s || !*s || *end || errno == ERANGE)
+    /* strict: strtol would also take leading blanks and a '+' */
+    if (!s || !*s || *end || errno == ERANGE || !(s[0] == '-' || (s[0] >= '0' && s[0] <= '9')))
         return hr_cli_usage_error(cmd, flag, "expected an integer, got '%s'", s ? s : "");
     if (v < lo || v > hi) return hr_cli_usage_error(cmd, flag, "%ld is out of range [%ld, %ld]", v, lo, hi);
     *out = v;
@@ -43,7 +47,8 @@ int hr_cli_double(const char *cmd, const char *flag, const char *s, double lo, d
     char *end = NULL;
     errno = 0;
     double v = s ? strtod(s, &end) : 0.0;
-    if (!s || !*s || *end || errno == ERANGE || !isfinite(v))
+    if (!s || !*s || *end || errno == ERANGE || !isfinite(v) ||
+        !(s[0] == '-' || s[0] == '.' || (s[0] >= '0' && s[0] <= '9')))
         return hr_cli_usage_error(cmd, flag, "expected a finite number, got '%s'", s ? s : "");
     if (v < lo || v > hi) return hr_cli_usage_error(cmd, flag, "%g is out of range [%g, %g]", v, lo, hi);
     *out = v;
@@ -65,25 +70,116 @@ int hr_cli_choice(const char *cmd, const char *flag, const char *s, const char *
     return hr_cli_usage_error(cmd, flag, "unknown value '%s' (expected %s)", s ? s : "", list);
 }
 
-int hr_cli_write_json(const char *cmd, const char *path, json_object *obj)
+int hr_cli_open_output(const char *cmd, const char *flag, const char *path, hr_atomic *a)
 {
-    const char *text =
-        json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
-    FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "hetrelax %s: --json: cannot write '%s': %s\n", cmd, path, strerror(errno));
+    int e = hr_atomic_begin(a, path);
+    if (e) return hr_cli_usage_error(cmd, flag, "cannot write '%s': %s", path, strerror(e));
+    return 0;
+}
+
+int hr_cli_close_output(const char *cmd, const char *flag, hr_atomic *a, int write_errno)
+{
+    if (write_errno) {
+        hr_atomic_abort(a);
+        fprintf(stderr, "hetrelax %s: %s: cannot write '%s': %s (nothing written)\n", cmd, flag, a->path,
+                strerror(write_errno));
         return HR_EXIT_FAIL;
     }
-    int ok = fprintf(f, "%s\n", text) > 0;
-    if (f != stdout)
-        ok = (fclose(f) == 0) && ok;
-    else
-        fflush(stdout);
-    if (!ok) {
-        fprintf(stderr, "hetrelax %s: --json: error writing '%s'\n", cmd, path);
+    int e = hr_atomic_commit(a);
+    if (e) {
+        fprintf(stderr, "hetrelax %s: %s: cannot write '%s': %s\n", cmd, flag, a->path, strerror(e));
         return HR_EXIT_FAIL;
     }
     return 0;
+}
+
+int hr_cli_write_json_to(const char *cmd, hr_atomic *a, json_object *obj)
+{
+    const char *text =
+        json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
+    if (!a) {
+        /* a full or closed stdout must not pass for a written record */
+        errno = 0;
+        int ok = fprintf(stdout, "%s\n", text) >= 0;
+        ok = fflush(stdout) == 0 && ok && !ferror(stdout);
+        if (!ok) {
+            fprintf(stderr, "hetrelax %s: --json: cannot write to standard output: %s\n", cmd,
+                    errno ? strerror(errno) : "write error");
+            return HR_EXIT_FAIL;
+        }
+        return 0;
+    }
+    errno = 0;
+    FILE *f = fopen(a->tmp, "w");
+    int err = f ? 0 : errno;
+    if (f) {
+        if (fprintf(f, "%s\n", text) < 0 || fflush(f) != 0 || ferror(f)) err = errno ? errno : EIO;
+        if (fclose(f) != 0 && !err) err = errno ? errno : EIO;
+    }
+    return hr_cli_close_output(cmd, "--json", a, err);
+}
+
+int hr_cli_write_json(const char *cmd, const char *path, json_object *obj)
+{
+    if (strcmp(path, "-") == 0) return hr_cli_write_json_to(cmd, NULL, obj);
+    hr_atomic a;
+    int e = hr_atomic_begin(&a, path);
+    if (e) {
+        fprintf(stderr, "hetrelax %s: --json: cannot write '%s': %s\n", cmd, path, strerror(e));
+        return HR_EXIT_FAIL;
+    }
+    return hr_cli_write_json_to(cmd, &a, obj);
+}
+
+size_t hr_cli_available_bytes(void)
+{
+    return hr_available_memory();
+}
+
+const char *hr_cli_bytes(double bytes, char *buf, size_t size)
+{
+    if (bytes >= 1e9)
+        snprintf(buf, size, "%.1f GB", bytes * 1e-9);
+    else
+        snprintf(buf, size, "%.1f MB", bytes * 1e-6);
+    return buf;
+}
+
+static volatile sig_atomic_t deferring, pending;
+
+static void on_signal(int sig)
+{
+    if (deferring && !pending) {
+        pending = sig; /* the command checkpoints and exits at its next chance */
+        return;
+    }
+    hr_atomic_cleanup_signal();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+void hr_cli_install_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    /* a file-size limit or a closed pipe becomes a write error we report, not a silent kill */
+    signal(SIGXFSZ, SIG_IGN);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+void hr_cli_defer_signals(int on)
+{
+    deferring = on;
+}
+
+int hr_cli_signal_pending(void)
+{
+    return pending;
 }
 
 json_object *hr_json_number(double v)

@@ -1,53 +1,44 @@
 /* hetrelax info: cores, threads, GPUs and the memory bandwidth measured now. */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
-
-static void help(void)
-{
-    printf(
-        "usage: hetrelax info [--json FILE|-] [--threads P] [--size MIB] [--repeats R] [--no-bandwidth]\n\n"
-        "Prints the machine's cores and GPUs and measures memory bandwidth:\n"
-        "host STREAM-style copy (2 words moved per element) and triad (3 words),\n"
-        "best of R runs after one discarded warm-up; GPU device-to-device copy\n"
-        "(bytes read + written). GB/s = bytes * 1e-9 / s.\n\n"
-        "  --json FILE|-     write the facts as JSON ('-' for stdout)\n"
-        "  --threads P       host threads for the probe (default: all)\n"
-        "  --size MIB        bytes per array in MiB (default 128)\n"
-        "  --repeats R       timed runs (default 5)\n"
-        "  --no-bandwidth    skip the bandwidth measurements\n");
-}
+#include "cli_flags.h"
 
 int hr_cmd_info(int argc, char **argv)
 {
-    static const struct option opts[] = {{"json", required_argument, 0, 'j'},
-                                         {"threads", required_argument, 0, 't'},
-                                         {"size", required_argument, 0, 's'},
-                                         {"repeats", required_argument, 0, 'r'},
-                                         {"no-bandwidth", no_argument, 0, 'B'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
     const char *json = NULL;
-    int threads = 0, size_mib = 128, repeats = 5, measure = 1, c;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        int rc = 0;
-        switch (c) {
-        case 'j': json = optarg; break;
-        case 't': rc = hr_cli_int("info", "--threads", optarg, 1, 4096, &threads); break;
-        case 's': rc = hr_cli_int("info", "--size", optarg, 1, 65536, &size_mib); break;
-        case 'r': rc = hr_cli_int("info", "--repeats", optarg, 1, 1000, &repeats); break;
-        case 'B': measure = 0; break;
-        case 'h': help(); return HR_EXIT_OK;
-        case ':': return hr_cli_usage_error("info", argv[optind - 1], "missing value");
-        default: return hr_cli_usage_error("info", argv[optind - 1], "unknown option");
-        }
-        if (rc) return rc;
+    int threads = 0, size_mib = 128, repeats = 5, measure = 1;
+    hr_flagset fs;
+    hr_flags_init(&fs, "info",
+                  "info [--json FILE|-] [--threads P] [--size MIB] [--repeats R] [--no-bandwidth]",
+                  "Prints the machine's cores and GPUs and measures memory bandwidth:\n"
+                  "host STREAM-style copy (2 words moved per element) and triad (3 words),\n"
+                  "best of R runs after one discarded warm-up; GPU device-to-device copy\n"
+                  "(bytes read + written). GB/s = bytes * 1e-9 / s.\n",
+                  NULL);
+    hr_flags_output(&fs, &json, NULL, NULL, NULL, NULL);
+    hr_flags_set_help(&fs, "json", "write the facts as JSON ('-' for stdout)");
+    hr_flags_add(&fs,
+                 hr_flag_int("threads", &threads, 1, 4096, "P", "host threads for the probe (default: all)"));
+    hr_flags_add(&fs,
+                 hr_flag_int("size", &size_mib, 1, 65536, "MIB", "bytes per array in MiB (default 128)"));
+    hr_flags_add(&fs, hr_flag_int("repeats", &repeats, 1, 1000, "R", "timed runs (default 5)"));
+    hr_flags_add(&fs, hr_flag_switch("no-bandwidth", &measure, 0, "skip the bandwidth measurements"));
+    int rc = hr_flags_parse(&fs, argc, argv);
+    if (rc) return rc < 0 ? HR_EXIT_OK : rc;
+    /* the probe holds three arrays (copy: a = b; triad: a = b + s c) */
+    if (measure) {
+        double need = 3.0 * (double)((size_t)size_mib << 20), avail = (double)hr_cli_available_bytes();
+        char b1[32], b2[32];
+        if (need > avail)
+            return hr_cli_usage_error("info", "--size", "%d MiB: the probe's 3 arrays need %s, %s available",
+                                      size_mib, hr_cli_bytes(need, b1, sizeof b1),
+                                      hr_cli_bytes(avail, b2, sizeof b2));
     }
-    if (optind < argc) return hr_cli_usage_error("info", NULL, "unexpected argument '%s'", argv[optind]);
+    hr_atomic jout;
+    int json_file = json && strcmp(json, "-") != 0;
+    if (json_file && (rc = hr_cli_open_output("info", "--json", json, &jout)) != 0) return rc;
 
     /* human-readable lines go to stderr when the JSON goes to stdout */
     FILE *hout = (json && strcmp(json, "-") == 0) ? stderr : stdout;
@@ -82,7 +73,7 @@ int hr_cmd_info(int argc, char **argv)
         json_object_array_add(gpus, go);
     }
     json_object_object_add(o, "gpus", gpus);
-    int rc = HR_EXIT_OK;
+    rc = HR_EXIT_OK;
     if (measure) {
         hr_bandwidth bw;
         hr_status st = hr_measure_host_bandwidth(threads, (size_t)size_mib << 20, repeats, &bw);
@@ -105,7 +96,10 @@ int hr_cmd_info(int argc, char **argv)
             json_object_object_add(o, "host_bandwidth", b);
         }
     }
-    if (json && rc == HR_EXIT_OK) rc = hr_cli_write_json("info", json, o);
+    if (json && rc == HR_EXIT_OK)
+        rc = hr_cli_write_json_to("info", json_file ? &jout : NULL, o);
+    else if (json_file)
+        hr_atomic_abort(&jout);
     json_object_put(o);
     return rc;
 }

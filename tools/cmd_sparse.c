@@ -1,12 +1,12 @@
 /* hetrelax sparse: A x = b for a sparse matrix (Matrix Market file or generated). */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "cli_flags.h"
 #include "hetrelax/sparse.h"
 #include "sparse/sparse_internal.h"
 
@@ -18,7 +18,7 @@ static FILE *hout;
 typedef struct sp_args {
     hr_sparse_options o;
     const char *matrix, *gen, *json, *output, *rhs, *x0, *fault;
-    int analyze, quiet, list, monitor_given, block_given;
+    int analyze, quiet, list, monitor_given, block_given, threads_given;
     uint64_t seed;
 } sp_args;
 
@@ -28,54 +28,6 @@ typedef struct history {
     size_t len, cap;
     int print;
 } history;
-
-static void help(void)
-{
-    printf("usage: hetrelax sparse (--matrix FILE.mtx | --gen NAME:SIZE) [options]\n\n"
-           "Solves A x = b by relaxation (seed 002: Jacobi, Gauss-Seidel, block-asynchronous\n"
-           "async-(K)) or conjugate gradient, and reports the true relative residual\n"
-           "||b - A x|| / ||b|| recomputed at the end.\n\n"
-           "problem\n"
-           "  --matrix FILE        Matrix Market 'coordinate' file (real|integer|pattern,\n"
-           "                       general|symmetric; symmetric is expanded on read)\n"
-           "  --gen NAME:SIZE      trefethen:N, laplace2d:M, laplace3d:M, fv2d:M,\n"
-           "                       random-spd:N:DENSITY:SEED\n"
-           "  --rhs ones|random|FILE   right-hand side (default ones; FILE: Matrix Market array)\n"
-           "  --x0 zero|ones|random|FILE   initial guess (default zero)\n"
-           "  --seed S             seed of --rhs random / --x0 random (default 1)\n\n"
-           "method\n"
-           "  --method jacobi|gs|gs-mc|async|cg   (default jacobi)\n"
-           "  --backend auto|cpu-seq|cpu-threads|gpu   (default: the method's first backend)\n"
-           "  --local-iters K      local Jacobi sweeps per block for async-(K) (default 5)\n"
-           "  --block B            rows per block for async (default 128; 256 on the gpu backend,\n"
-           "                       tuned on an H100: docs/gpu-sparse.md)\n"
-           "  --tau auto|VALUE     jacobi: x += tau D^-1 (b - A x); auto: 2/(lambda_1 + lambda_n)\n"
-           "                       of D^-1 A. Without --tau, plain Jacobi is refused when rho(B) >= 1;\n"
-           "                       --tau 1 forces it\n"
-           "  --threads P          CPU threads (default: one per core)\n"
-           "  --bind none|core     bind threads to cores (default none)\n"
-           "  --fault FRACTION@ITER[:recover=R]\n"
-           "                       from global iteration ITER a random FRACTION of the components\n"
-           "                       is no longer updated; with recover=R again after R iterations\n"
-           "                       (jacobi, gs, gs-mc, async; seed 002 section 4.5)\n"
-           "  --gpus N             gpu async: split the rows over N GPUs (seed 002 section 3.4)\n"
-           "  --comm amc|dc|dk     gpu async: exchange x through host memory (amc, default for\n"
-           "                       N > 1), peer copies to/from GPU 0 (dc) or direct peer access (dk)\n\n"
-           "stopping\n"
-           "  --tol X              stop when the relative residual < X (default 1e-10; 0: never)\n"
-           "  --max-iters N        global iterations at most (default 10000)\n"
-           "  --check K            residual check interval (default 1)\n\n"
-           "output\n"
-           "  --monitor K          print the residual every K iterations (default 10; 0: off)\n"
-           "  --analyze            estimate rho(B), rho(|B|) of B = I - D^-1 A and print them\n"
-           "  --json FILE|-        write the run as a JSON object\n"
-           "  --output FILE        write x as a Matrix Market array\n"
-           "  --list-methods       list methods and backends\n"
-           "  --quiet              summary only\n\n"
-           "A global iteration updates every component once (async-(K): K local sweeps per\n"
-           "block). Exit status: 0 done (converged or out of iterations), 1 diverged or\n"
-           "failed, 2 bad flags or input.\n");
-}
 
 static int list_methods(void)
 {
@@ -116,132 +68,107 @@ bad:
                               "expected FRACTION@ITER[:recover=R] with 0 < FRACTION <= 1, got '%s'", s);
 }
 
+static int parse_fault_flag(const char *cmd, const hr_flag *f, const char *arg)
+{
+    (void)cmd;
+    sp_args *a = f->target;
+    a->fault = arg;
+    return parse_fault(arg, &a->o);
+}
+
+static int parse_tau(const char *cmd, const hr_flag *f, const char *arg)
+{
+    (void)cmd;
+    hr_sparse_options *o = f->target;
+    int rc = 0;
+    if (strcmp(arg, "auto") == 0)
+        o->tau = HR_SPARSE_TAU_AUTO;
+    else if (!(rc = hr_cli_double(CMD, "--tau", arg, 0.0, 2.0, &o->tau)) && (o->tau <= 0.0 || o->tau >= 2.0))
+        rc = hr_cli_usage_error(CMD, "--tau", "%g: must be 'auto' or in (0, 2)", o->tau);
+    return rc;
+}
+
+static int parse_method(const char *cmd, const hr_flag *f, const char *arg)
+{
+    static const char *const methods[] = {"jacobi", "gs", "gs-mc", "async", "cg", NULL};
+    int v;
+    int rc = hr_cli_choice(cmd, "--method", arg, methods, &v);
+    if (!rc) ((hr_sparse_options *)f->target)->method = methods[v];
+    return rc;
+}
+
 static int parse_args(int argc, char **argv, sp_args *a)
 {
-    enum {
-        O_MATRIX = 256,
-        O_GEN,
-        O_METHOD,
-        O_BACKEND,
-        O_LOCAL,
-        O_BLOCK,
-        O_TOL,
-        O_MAXIT,
-        O_CHECK,
-        O_MONITOR,
-        O_JSON,
-        O_RHS,
-        O_X0,
-        O_SEED,
-        O_OUTPUT,
-        O_ANALYZE,
-        O_TAU,
-        O_THREADS,
-        O_BIND,
-        O_FAULT,
-        O_GPUS,
-        O_COMM,
-        O_LIST,
-        O_QUIET,
-        O_HELP
-    };
-    static const struct option opts[] = {{"matrix", required_argument, 0, O_MATRIX},
-                                         {"gen", required_argument, 0, O_GEN},
-                                         {"method", required_argument, 0, O_METHOD},
-                                         {"backend", required_argument, 0, O_BACKEND},
-                                         {"local-iters", required_argument, 0, O_LOCAL},
-                                         {"block", required_argument, 0, O_BLOCK},
-                                         {"tol", required_argument, 0, O_TOL},
-                                         {"max-iters", required_argument, 0, O_MAXIT},
-                                         {"check", required_argument, 0, O_CHECK},
-                                         {"monitor", required_argument, 0, O_MONITOR},
-                                         {"json", required_argument, 0, O_JSON},
-                                         {"rhs", required_argument, 0, O_RHS},
-                                         {"x0", required_argument, 0, O_X0},
-                                         {"seed", required_argument, 0, O_SEED},
-                                         {"output", required_argument, 0, O_OUTPUT},
-                                         {"analyze", no_argument, 0, O_ANALYZE},
-                                         {"tau", required_argument, 0, O_TAU},
-                                         {"threads", required_argument, 0, O_THREADS},
-                                         {"bind", required_argument, 0, O_BIND},
-                                         {"fault", required_argument, 0, O_FAULT},
-                                         {"gpus", required_argument, 0, O_GPUS},
-                                         {"comm", required_argument, 0, O_COMM},
-                                         {"list-methods", no_argument, 0, O_LIST},
-                                         {"quiet", no_argument, 0, O_QUIET},
-                                         {"help", no_argument, 0, O_HELP},
-                                         {0, 0, 0, 0}};
-    static const char *const methods[] = {"jacobi", "gs", "gs-mc", "async", "cg", NULL};
-    static const char *const backends[] = {"auto", "cpu-seq", "cpu-threads", "gpu", NULL};
-    static const char *const binds[] = {"none", "core", NULL};
     static const char *const comms[] = {"auto", "amc", "dc", "dk", NULL};
+    static hr_flagset fs; /* static: large, and one parse per process */
     hr_sparse_options *o = &a->o;
-    int c, v;
-    long seed;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        int rc = 0;
-        switch (c) {
-        case O_MATRIX: a->matrix = optarg; break;
-        case O_GEN: a->gen = optarg; break;
-        case O_METHOD:
-            rc = hr_cli_choice(CMD, "--method", optarg, methods, &v);
-            if (!rc) o->method = methods[v];
-            break;
-        case O_BACKEND:
-            rc = hr_cli_choice(CMD, "--backend", optarg, backends, &v);
-            o->backend = (hr_backend)v;
-            break;
-        case O_LOCAL: rc = hr_cli_int(CMD, "--local-iters", optarg, 1, 1000, &o->local_iters); break;
-        case O_BLOCK:
-            rc = hr_cli_int(CMD, "--block", optarg, 1, 1 << 24, &o->block);
-            a->block_given = 1;
-            break;
-        case O_TOL: rc = hr_cli_double(CMD, "--tol", optarg, 0.0, 1.0, &o->tol); break;
-        case O_MAXIT: rc = hr_cli_long(CMD, "--max-iters", optarg, 0, 1000000000L, &o->max_iters); break;
-        case O_CHECK: rc = hr_cli_long(CMD, "--check", optarg, 1, 1000000000L, &o->check_every); break;
-        case O_MONITOR: rc = hr_cli_long(CMD, "--monitor", optarg, 0, 1000000000L, &o->monitor_every); break;
-        case O_JSON: a->json = optarg; break;
-        case O_RHS: a->rhs = optarg; break;
-        case O_X0: a->x0 = optarg; break;
-        case O_SEED:
-            rc = hr_cli_long(CMD, "--seed", optarg, 0, 2147483647L, &seed);
-            a->seed = (uint64_t)seed;
-            break;
-        case O_OUTPUT: a->output = optarg; break;
-        case O_ANALYZE: a->analyze = 1; break;
-        case O_TAU:
-            if (strcmp(optarg, "auto") == 0)
-                o->tau = HR_SPARSE_TAU_AUTO;
-            else if (!(rc = hr_cli_double(CMD, "--tau", optarg, 0.0, 2.0, &o->tau)) &&
-                     (o->tau <= 0.0 || o->tau >= 2.0))
-                rc = hr_cli_usage_error(CMD, "--tau", "%g: must be 'auto' or in (0, 2)", o->tau);
-            break;
-        case O_THREADS: rc = hr_cli_int(CMD, "--threads", optarg, 1, 4096, &o->threads); break;
-        case O_BIND:
-            rc = hr_cli_choice(CMD, "--bind", optarg, binds, &v);
-            o->bind = (hr_bind)v;
-            break;
-        case O_FAULT:
-            a->fault = optarg;
-            rc = parse_fault(optarg, o);
-            break;
-        case O_GPUS: rc = hr_cli_int(CMD, "--gpus", optarg, 1, 64, &o->gpus); break;
-        case O_COMM:
-            rc = hr_cli_choice(CMD, "--comm", optarg, comms, &v);
-            o->comm = (hr_sparse_comm)v;
-            break;
-        case O_LIST: a->list = 1; break;
-        case O_QUIET: a->quiet = 1; break;
-        case 'h':
-        case O_HELP: help(); return -1;
-        case ':': return hr_cli_usage_error(CMD, argv[optind - 1], "missing value");
-        default: return hr_cli_usage_error(CMD, argv[optind - 1], "unknown option (see --help)");
-        }
-        if (rc) return rc;
-    }
-    if (optind < argc) return hr_cli_usage_error(CMD, NULL, "unexpected argument '%s'", argv[optind]);
+    long seed = (long)a->seed;
+    hr_flags_init(&fs, CMD, "sparse (--matrix FILE.mtx | --gen NAME:SIZE) [options]",
+                  "Solves A x = b by relaxation (seed 002: Jacobi, Gauss-Seidel, block-asynchronous\n"
+                  "async-(K)) or conjugate gradient, and reports the true relative residual\n"
+                  "||b - A x|| / ||b|| recomputed at the end.\n",
+                  "A global iteration updates every component once (async-(K): K local sweeps per\n"
+                  "block). Exit status: 0 done (converged or out of iterations), 1 diverged or\n"
+                  "failed, 2 bad flags or input.\n");
+    hr_flags_group(&fs, "problem");
+    hr_flags_add(&fs, hr_flag_string("matrix", &a->matrix, "FILE",
+                                     "Matrix Market 'coordinate' file (real|integer|pattern,\n"
+                                     "general|symmetric; symmetric is expanded on read)"));
+    hr_flags_add(&fs,
+                 hr_flag_string("gen", &a->gen, "NAME:SIZE",
+                                "trefethen:N, laplace2d:M, laplace3d:M, fv2d:M,\nrandom-spd:N:DENSITY:SEED"));
+    hr_flags_add(&fs, hr_flag_string("rhs", &a->rhs, "ones|random|FILE",
+                                     "right-hand side (default ones; FILE: Matrix Market array)"));
+    hr_flags_add(&fs, hr_flag_string("x0", &a->x0, "zero|ones|random|FILE", "initial guess (default zero)"));
+    hr_flags_add(&fs, hr_flag_long("seed", &seed, 0, 2147483647L, "S",
+                                   "seed of --rhs random / --x0 random (default 1)"));
+    hr_flags_group(&fs, "method");
+    hr_flags_add(
+        &fs, hr_flag_custom("method", o, NULL, parse_method, "jacobi|gs|gs-mc|async|cg", "(default jacobi)"));
+    hr_flags_placement(&fs, &o->backend, NULL, &o->threads, NULL, NULL, &o->bind, NULL);
+    hr_flags_set_help(&fs, "backend", "(default: the method's first backend)");
+    hr_flags_set_help(&fs, "bind", "bind threads to cores (default none)");
+    hr_flags_add(&fs, hr_flag_int("local-iters", &o->local_iters, 1, 1000, "K",
+                                  "local Jacobi sweeps per block for async-(K) (default 5)"));
+    hr_flags_add(&fs, hr_flag_int("block", &o->block, 1, 1 << 24, "B",
+                                  "rows per block for async (default 128; 256 on the gpu backend,\n"
+                                  "tuned on an H100: docs/gpu-sparse.md)"));
+    hr_flags_add(&fs, hr_flag_custom("tau", o, NULL, parse_tau, "auto|VALUE",
+                                     "jacobi: x += tau D^-1 (b - A x); auto: 2/(lambda_1 + lambda_n)\n"
+                                     "of D^-1 A. Without --tau, plain Jacobi is refused when rho(B) >= 1;\n"
+                                     "--tau 1 forces it"));
+    hr_flags_add(&fs, hr_flag_custom("fault", a, NULL, parse_fault_flag, "FRACTION@ITER[:recover=R]",
+                                     "from global iteration ITER a random FRACTION of the components\n"
+                                     "is no longer updated; with recover=R again after R iterations\n"
+                                     "(jacobi, gs, gs-mc, async; seed 002 section 4.5)"));
+    hr_flags_add(&fs, hr_flag_int("gpus", &o->gpus, 1, 64, "N",
+                                  "gpu async: split the rows over N GPUs (seed 002 section 3.4)"));
+    hr_flags_add(&fs, hr_flag_choice("comm", HR_ENUM_TARGET(&o->comm), comms,
+                                     "gpu async: exchange x through host memory (amc, default for\n"
+                                     "N > 1), peer copies to/from GPU 0 (dc) or direct peer access (dk)"));
+    hr_flags_find(&fs, "comm")->metavar = "amc|dc|dk";
+    hr_flags_group(&fs, "stopping");
+    hr_flags_iteration(&fs, NULL, &o->tol, &o->check_every, NULL, &o->divtol);
+    hr_flags_set_help(&fs, "tol", "stop when the relative residual < X (default 1e-10; 0: never)");
+    hr_flags_add(&fs, hr_flag_long("max-iters", &o->max_iters, 0, 1000000000L, "N",
+                                   "global iterations at most (default 10000)"));
+    hr_flags_set_help(&fs, "check", "residual check interval (default 1)");
+    hr_flags_set_help(&fs, "divtol",
+                      "diverged when the residual grows above X times the initial one\n(default 1e4)");
+    hr_flags_group(&fs, "output");
+    hr_flags_iteration(&fs, NULL, NULL, NULL, &o->monitor_every, NULL);
+    hr_flags_set_help(&fs, "monitor", "print the residual every K iterations (default 10; 0: off)");
+    hr_flags_add(&fs, hr_flag_switch("analyze", &a->analyze, 1,
+                                     "estimate rho(B), rho(|B|) of B = I - D^-1 A and print them"));
+    hr_flags_output(&fs, &a->json, &a->output, NULL, NULL, NULL);
+    hr_flags_set_help(&fs, "output", "write x as a Matrix Market array");
+    hr_flags_add(&fs, hr_flag_switch("list-methods", &a->list, 1, "list methods and backends"));
+    hr_flags_output(&fs, NULL, NULL, &a->quiet, NULL, NULL);
+    int rc = hr_flags_parse(&fs, argc, argv);
+    if (rc) return rc;
+    a->seed = (uint64_t)seed;
+    a->block_given = hr_flags_seen(&fs, "block") > 0;
+    a->threads_given = hr_flags_seen(&fs, "threads") + hr_flags_seen(&fs, "bind") > 0;
     if (!a->block_given && o->backend == HR_BACKEND_GPU) o->block = 256;
     if (a->list) return 0;
     if (!a->matrix == !a->gen)
@@ -403,12 +330,34 @@ static int load_matrix(const sp_args *a, hr_csr **A)
     return hr_cli_usage_error(CMD, "--matrix", "%s: %s", a->matrix, e.msg[0] ? e.msg : hr_status_string(st));
 }
 
+/* The gpu backend without the GPUs it needs: one line naming the flag, before any work
+ * (the library says the same, but only after the matrix is built). */
+static int check_gpus(const hr_sparse_options *o)
+{
+    if (o->backend != HR_BACKEND_GPU || !hr_sparse_method_find(o->method, HR_BACKEND_GPU)) return 0;
+    hr_sysinfo si;
+    memset(&si, 0, sizeof si);
+    hr_sysinfo_get(&si);
+    const int want = o->gpus > 1 ? o->gpus : 1;
+    if (si.gpus <= o->device)
+        return hr_cli_usage_error(CMD, "--backend", "gpu: no CUDA device %d (found %d)", o->device, si.gpus);
+    if (o->device + want > si.gpus)
+        return hr_cli_usage_error(CMD, "--gpus", "%d GPUs asked, %d present", want, si.gpus);
+    return 0;
+}
+
+/* Outputs, opened (as temporary files) before the matrix is read and the solve runs. */
+static hr_atomic out_file, json_file;
+static int out_open, json_open;
+
 static int run(sp_args *a)
 {
     hr_csr *A = NULL;
     double *b = NULL, *x = NULL;
     history h = {0};
-    int rc = load_matrix(a, &A);
+    int rc = check_gpus(&a->o);
+    if (rc) return rc;
+    rc = load_matrix(a, &A);
     const char *source = a->gen ? a->gen : a->matrix;
     if (rc) return rc;
     int bad;
@@ -478,11 +427,14 @@ static int run(sp_args *a)
     hr_sparse_result r;
     hr_status st = hr_sparse_solve(A, b, x, &a->o, &r);
     if (st != HR_OK && st != HR_ERR_DIVERGED) {
-        if (st == HR_ERR_INVALID_ARG || st == HR_ERR_UNSUPPORTED)
+        /* the flag the library's message is about (it starts with the option's name) */
+        if (st == HR_ERR_INVALID_ARG || st == HR_ERR_UNSUPPORTED || st == HR_ERR_NO_DEVICE)
             rc = hr_cli_usage_error(CMD,
-                                    strncmp(r.message, "tau", 3) == 0 ? "--tau"
-                                    : strstr(r.message, "backend")    ? "--backend"
-                                                                      : "--method",
+                                    strncmp(r.message, "tau", 3) == 0                        ? "--tau"
+                                    : strncmp(r.message, "gpus:", 5) == 0                    ? "--gpus"
+                                    : strncmp(r.message, "block:", 6) == 0                   ? "--block"
+                                    : st == HR_ERR_NO_DEVICE || strstr(r.message, "backend") ? "--backend"
+                                                                                             : "--method",
                                     "%s", r.message);
         else {
             fprintf(stderr, "hetrelax sparse: %s\n", r.message);
@@ -490,9 +442,12 @@ static int run(sp_args *a)
         }
         goto out;
     }
+    if (r.warning[0]) fprintf(stderr, "hetrelax sparse: warning: %s\n", r.warning);
     if (strcmp(a->o.method, "jacobi") == 0 && r.tau != 1.0) fprintf(hout, "          tau = %.6g\n", r.tau);
     if (r.colors > 0) fprintf(hout, "          %d colours (greedy colouring of A + A^T)\n", r.colors);
     if (strcmp(r.backend, "cpu-seq") == 0) threads = 1;
+    if (a->threads_given && strcmp(r.backend, "cpu-threads") != 0) /* say so, not silently */
+        fprintf(stderr, "hetrelax sparse: warning: --threads/--bind are ignored by backend %s\n", r.backend);
     fprintf(hout,
             "result    %s after %ld iterations on %s (%d thread%s): relative residual %.6e (recomputed)\n",
             r.reason == HR_REASON_ITERS ? "not converged" : hr_reason_string(r.reason), r.iterations,
@@ -503,17 +458,18 @@ static int run(sp_args *a)
     if (a->output) {
         char note[128];
         snprintf(note, sizeof note, "hetrelax sparse %s, %s: solution x", source, label);
-        hr_status ws = hr_mm_write_vector(a->output, x, A->n_rows, note);
-        if (ws != HR_OK) {
-            fprintf(stderr, "hetrelax sparse: --output: cannot write '%s': %s\n", a->output,
-                    hr_status_string(ws));
+        errno = 0;
+        hr_status ws = hr_mm_write_vector(out_file.tmp, x, A->n_rows, note);
+        out_open = 0;
+        if (hr_cli_close_output(CMD, "--output", &out_file, ws == HR_OK ? 0 : errno ? errno : EIO) != 0) {
             rc = HR_EXIT_FAIL;
             goto out;
         }
     }
     if (a->json) {
         json_object *j = to_json(a, A, &r, a->analyze ? spp : NULL, threads, &h, source);
-        rc = hr_cli_write_json(CMD, a->json, j);
+        rc = hr_cli_write_json_to(CMD, json_open ? &json_file : NULL, j);
+        json_open = 0;
         json_object_put(j);
         if (rc) goto out;
     }
@@ -542,5 +498,15 @@ int hr_cmd_sparse(int argc, char **argv)
     if (rc) return rc < 0 ? HR_EXIT_OK : rc;
     if (a.list) return list_methods();
     hout = (a.json && strcmp(a.json, "-") == 0) ? stderr : stdout;
-    return run(&a);
+    if (a.output) {
+        if ((rc = hr_cli_open_output(CMD, "--output", a.output, &out_file)) != 0) return rc;
+        out_open = 1;
+    }
+    if (a.json && strcmp(a.json, "-") != 0) {
+        if ((rc = hr_cli_open_output(CMD, "--json", a.json, &json_file)) == 0) json_open = 1;
+    }
+    if (rc == 0) rc = run(&a);
+    if (out_open) hr_atomic_abort(&out_file);
+    if (json_open) hr_atomic_abort(&json_file);
+    return rc;
 }

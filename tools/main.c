@@ -1,6 +1,9 @@
 /* hetrelax: the command-line front end. One file per subcommand. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -13,6 +16,7 @@ typedef struct command {
 static const command commands[] = {
     {"info", hr_cmd_info, "machine facts and measured memory bandwidth"},
     {"poisson2d", hr_cmd_poisson2d, "2-D Poisson equation by Jacobi relaxation (CPU, GPU)"},
+    {"poisson3d", hr_cmd_poisson3d, "3-D Poisson equation (7-point) by Jacobi relaxation"},
     {"sparse", hr_cmd_sparse, "sparse A x = b: Jacobi, Gauss-Seidel, block-async, CG"},
     {"tune", hr_cmd_tune, "measure GPU kernel block/tile shapes and cache the best"},
 };
@@ -27,7 +31,22 @@ static void usage(FILE *f)
         fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].summary);
 }
 
-int main(int argc, char **argv)
+/* A closed stdout or stderr (">&-") would hand its descriptor to the next file opened,
+ * and the report would land in an output file. Park a read-only /dev/null there: writes
+ * then fail (EBADF) and are reported. */
+static void guard_std_fds(void)
+{
+    for (int fd = 0; fd <= 2; fd++) /* in order: open() takes the lowest free one */
+        if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+            int nfd = open("/dev/null", O_RDONLY);
+            if (nfd >= 0 && nfd != fd) {
+                dup2(nfd, fd);
+                close(nfd);
+            }
+        }
+}
+
+static int run_command(int argc, char **argv)
 {
     if (argc < 2) {
         usage(stderr);
@@ -45,4 +64,19 @@ int main(int argc, char **argv)
         if (strcmp(argv[1], commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);
     fprintf(stderr, "hetrelax: unknown command '%s' (try 'hetrelax --help')\n", argv[1]);
     return HR_EXIT_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+    guard_std_fds();
+    hr_cli_install_signals();
+    int rc = run_command(argc, argv);
+    /* what went to stdout must have arrived: a full disk or a closed stdout is an error */
+    errno = 0;
+    if ((fflush(stdout) != 0 || ferror(stdout)) && rc == HR_EXIT_OK) {
+        fprintf(stderr, "hetrelax: cannot write to standard output: %s\n",
+                errno ? strerror(errno) : "write error");
+        rc = HR_EXIT_FAIL;
+    }
+    return rc;
 }

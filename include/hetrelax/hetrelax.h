@@ -55,6 +55,7 @@ typedef enum {
     HR_BACKEND_CPU_SEQ,     /* sequential reference */
     HR_BACKEND_CPU_THREADS, /* SPMD threads, 2-D block partition, one barrier per sweep */
     HR_BACKEND_GPU,         /* CUDA */
+    HR_BACKEND_HYBRID,      /* rows (2-D) or planes (3-D) split between CPU threads and a GPU (hybrid.h) */
     HR_BACKEND_COUNT
 } hr_backend;
 
@@ -78,6 +79,23 @@ typedef enum {
 } hr_init;
 
 typedef enum { HR_HOST_PINNED = 0, HR_HOST_PAGEABLE } hr_host_memory;
+
+/* The iteration on the structured grids (docs/redblack.md). */
+typedef enum {
+    HR_METHOD_JACOBI = 0, /* two grids, every point from the previous sweep (weighted by omega) */
+    HR_METHOD_REDBLACK,   /* in place: colour 0 ((i + j [+ k]) even), then colour 1; omega 0 or 1: plain
+                             Gauss-Seidel, else u' = (1 - omega) u + omega gs(u) */
+    HR_METHOD_SOR,        /* red-black with omega; omega 0 (or HR_OMEGA_AUTO): the optimum for the
+                             Dirichlet Laplacian, 2 / (1 + sin(pi h)) on a square or cube */
+    HR_METHOD_COUNT
+} hr_method;
+
+/* options.omega for HR_METHOD_REDBLACK / HR_METHOD_SOR: the optimal SOR weight
+ * 2 / (1 + sqrt(1 - rho^2)), rho the Jacobi spectral radius (resolved in hr_solver_config). */
+#define HR_OMEGA_AUTO (-1.0)
+
+/*! hr_method_name() : "jacobi", "redblack", "sor", or NULL for an unknown value. */
+const char *hr_method_name(hr_method m);
 
 /*! Monitor callback: called every `monitor_every` sweeps (and at the end) with the
  *  sweep count and the relative residual ||f - A u|| / ||f||. Return non-zero to stop. */
@@ -118,7 +136,20 @@ typedef struct hr_options {
     hr_host_memory host_memory;
     int device; /* GPU ordinal */
     int verify; /* GPU: compare against cpu-seq after the run */
+    /* --- added with the red-black methods (issue 13); keep new fields below --- */
+    hr_method method; /* HR_METHOD_JACOBI (0, default), HR_METHOD_REDBLACK or HR_METHOD_SOR: needs a
+                         kernel with HR_CAP_REDBLACK for the red-black methods, one without for Jacobi */
+    /* hybrid backend (include/hetrelax/hybrid.h, docs/hybrid.md) */
+    double split;               /* fraction of rows (2-D) or planes (3-D) on the CPU, taken from
+                                   the low end; < 0: auto (the model's best, 0 when the CPU cannot help) */
+    int split_ghost;            /* g: ghost rows exchanged every g sweeps (0: 1, overlapped) */
+    int split_second;           /* the second placement: HR_SPLIT_GPU, or HR_SPLIT_CPU (a CPU team, tests) */
+    int split_schedule;         /* HR_SPLIT_NESTED or HR_SPLIT_NAIVE (seed 003 listings 3 and 2) */
+    int split_boundary_threads; /* nested: threads of the boundary team (0: automatic) */
 } hr_options;
+
+enum { HR_SPLIT_GPU = 0, HR_SPLIT_CPU = 1 };
+enum { HR_SPLIT_NESTED = 0, HR_SPLIT_NAIVE = 1 };
 
 /*! hr_options_default() :
  *  Fills `o` with defaults: n=1024, iters=1000, tol=0, check_every=100, single
@@ -214,6 +245,20 @@ hr_status hr_solver_set_solution(hr_solver *s, hr_precision prec, const void *sr
 /*! hr_solver_sweeps_done() : sweeps done since create (or the last set_solution); -1 for NULL. */
 long hr_solver_sweeps_done(const hr_solver *s);
 
+/*! hr_solver_run_sweeps() :
+ *  Runs `count` sweeps (options.iters is ignored) with the options' checks and monitors,
+ *  for callers that run in chunks (checkpoints). Unlike hr_solver_run it computes no final
+ *  host residual: res->relative_residual is the last checked one (NaN when none was due). */
+hr_status hr_solver_run_sweeps(hr_solver *s, long count, hr_result *res);
+
+/*! hr_solver_request_stop() :
+ *  Asks a running hr_solver_run (another thread, or a signal handler: it only stores to a
+ *  volatile sig_atomic_t) to stop after its current chunk of sweeps (at the latest the next
+ *  check or monitor point), reason HR_REASON_STOPPED. A request made between runs stops
+ *  the next run after its first chunk; the run that stops answers it. Kernels with
+ *  HR_CAP_ALPHA, whose calls are part of their schedule, stop at checks and monitors only. */
+void hr_solver_request_stop(hr_solver *s);
+
 /*! hr_solver_history() :
  *  @return the number of recorded residual checks; *iters and *res point into the
  *  solver (valid until the next run or free). */
@@ -229,7 +274,9 @@ enum {
     HR_CAP_3D = 1u << 3,            /* runs the 3-D 7-point problem */
     HR_CAP_RECT = 1u << 4,          /* any extents per axis (else square / cubic only) */
     HR_CAP_OMEGA = 1u << 5,         /* honours options.omega */
-    HR_CAP_TUNABLE = 1u << 6        /* has shapes that `hetrelax tune` measures and caches */
+    HR_CAP_TUNABLE = 1u << 6,       /* has shapes that `hetrelax tune` measures and caches */
+    HR_CAP_REDBLACK = 1u << 7,      /* runs the red-black methods (redblack, sor) and not Jacobi */
+    HR_CAP_EXACT_AT_ALPHA1 = 1u << 8 /* not deterministic in general, but bitwise cpu-seq at alpha 1 */
 };
 
 typedef struct hr_kernel_info {
@@ -262,7 +309,8 @@ typedef struct hr_config {
     int streams;                  /* GPU streams used (0: none) */
     int device;                   /* GPU ordinal, -1 for the CPU */
     char device_name[96];
-    double omega;
+    double omega;     /* the weight that runs (HR_OMEGA_AUTO resolved) */
+    hr_method method; /* added with the red-black methods */
 } hr_config;
 
 /*! hr_solver_config() : fills `out` with what `s` resolved (backend, kernel, threads, shapes). */
@@ -276,12 +324,20 @@ typedef struct hr_bandwidth {
     size_t bytes;      /* size of each array */
     int threads;
     int repeats; /* best of this many timed runs (one warm-up discarded) */
+    /* the spread of the timed runs (copy_gbps / triad_gbps above are their best) */
+    double copy_gbps_min, copy_gbps_median;
+    double triad_gbps_min, triad_gbps_median;
+    double copy_s, triad_s; /* seconds of the best run: copy_gbps = 2 * bytes * 1e-9 / copy_s */
+    hr_bind bind;           /* placement the probe's threads ran with */
 } hr_bandwidth;
 
 /*! hr_measure_host_bandwidth() :
- *  STREAM-style copy and triad on `threads` threads (0: all cores) over arrays of
- *  `bytes` each (0: 4x the last-level cache, at least 64 MiB). Rates count
- *  bytes read + bytes written, times 1e-9 per second. */
+ *  STREAM-style copy and triad on `threads` threads (0: all cores), unbound, over arrays of
+ *  `bytes` each (0: the two copy arrays together 4x the last-level cache, at least 64 MiB and
+ *  at most 1 GiB each). Every thread first-touches the part of the arrays it copies. Rates
+ *  count bytes read + bytes written, times 1e-9 per second; best of `repeats` (0: 10) timed
+ *  runs after a warm-up, with min and median. hr_measure_host_bandwidth_bound() (at the end of
+ *  this header) takes the run's binding too. */
 hr_status hr_measure_host_bandwidth(int threads, size_t bytes, int repeats, hr_bandwidth *out);
 
 typedef struct hr_sysinfo {
@@ -295,11 +351,43 @@ typedef struct hr_sysinfo {
 
 hr_status hr_sysinfo_get(hr_sysinfo *out);
 
+/*! hr_available_memory() : bytes of host memory a new allocation can use now (MemAvailable,
+ *  capped by physical memory and by the address-space limit of ulimit -v). */
+size_t hr_available_memory(void);
+
 /*! hr_gpu_name() : name of GPU `ordinal` into buf; HR_ERR_NO_DEVICE if none. */
 hr_status hr_gpu_name(int ordinal, char *buf, size_t size);
 
 /*! hr_measure_device_bandwidth() : device-to-device copy rate (read + write bytes). */
 hr_status hr_measure_device_bandwidth(int ordinal, size_t bytes, int repeats, double *gbps);
+
+/* ---------------------------------------------- CPU placement and tuning (branch h-cpu3d) */
+
+/*! hr_measure_host_bandwidth_bound() : hr_measure_host_bandwidth() with the threads placed as a
+ *  run's are (`bind`, as hr_options.bind), so a run and its reference share thread count and
+ *  placement. */
+hr_status hr_measure_host_bandwidth_bound(int threads, hr_bind bind, size_t bytes, int repeats,
+                                          hr_bandwidth *out);
+
+typedef struct hr_cpu_tune_result {
+    int block[3];        /* the fastest pencil: x (full rows), y rows, z planes per thread */
+    int stream;          /* 1: streaming (non-temporal) stores of the new grid, 0: ordinary */
+    double best_gbps;    /* its rate (8 or 16 B per point per sweep) */
+    double default_gbps; /* the rate of the untuned default choice */
+    int candidates;      /* shapes measured (every one bitwise equal to the first) */
+    char cache_path[512];
+} hr_cpu_tune_result;
+
+/*! hr_cpu_tune() :
+ *  Measures the 3-D cpu-threads kernel `pencil` on the problem `o` (dim 3, extents, precision,
+ *  threads, bind): every pencil height with ordinary and streaming stores, `sweeps` sweeps each
+ *  (0: about 2e9 point updates), median of 3 after a warm-up; checks that every candidate gives
+ *  bitwise the same grid; appends the fastest to the tuning cache (`cache_path`, or
+ *  $HETRELAX_TUNE_FILE, else ~/.cache/hetrelax/gpu-tune.txt: the GPU cache file, with a "cpu:"
+ *  device key). Later pencil runs with the same CPU model, thread count and precision take
+ *  the entry of the nearest size. */
+hr_status hr_cpu_tune(const hr_options *o, long sweeps, const char *cache_path, hr_cpu_tune_result *out,
+                      char *err, size_t err_size);
 
 #ifdef __cplusplus
 }

@@ -43,7 +43,8 @@ typedef struct hr_csr {
 /*! hr_csr_from_coo() :
  *  Builds a CSR matrix from `nnz` 0-based triplets (copied). Duplicate entries are
  *  summed; explicit zeros are kept. @return HR_ERR_INVALID_ARG for an index out of
- *  range or a non-finite value, HR_ERR_NO_MEMORY when the arrays cannot be allocated. */
+ *  range, a non-finite value or duplicates whose sum overflows, HR_ERR_NO_MEMORY when
+ *  the arrays cannot be allocated. */
 hr_status hr_csr_from_coo(int n_rows, int n_cols, int64_t nnz, const int32_t *ri, const int32_t *ci,
                           const double *v, hr_csr **out);
 
@@ -185,17 +186,50 @@ typedef struct hr_sparse_result {
     char method[16];
     char backend[16];
     char message[256]; /* why a call failed, or a note ("" if none) */
+    char warning[160]; /* something the caller should show even on success ("" if none),
+                        * e.g. cg on a matrix that is not symmetric */
+    int setups;        /* method setups the handle has done (1: setup paid once) */
 } hr_sparse_result;
 
 void hr_sparse_options_default(hr_sparse_options *o);
 
 /*! hr_sparse_solve() :
- *  Solves A x = b from the initial guess in x (length n). Fills res (may be NULL; on
- *  failure res->message says why). @return HR_ERR_DIVERGED for NaN/Inf or a residual
- *  above divtol times the initial one, HR_ERR_INVALID_ARG for bad options, a
- *  non-square matrix or a missing/zero diagonal where the method divides by it. */
+ *  Solves A x = b from the initial guess in x (length n): hr_sparse_solver_create,
+ *  one solve, free. Fills res (may be NULL; on failure res->message says why).
+ *  @return HR_ERR_DIVERGED for NaN/Inf or a residual above divtol times the initial one
+ *  (cg on a matrix that is not symmetric: above min(divtol, 10) times, with
+ *  res->warning set), HR_ERR_INVALID_ARG for bad options, a non-square matrix or a
+ *  missing/zero diagonal where the method divides by it, HR_ERR_NO_DEVICE for the gpu
+ *  backend without a CUDA device. A 0 x 0 system returns HR_OK with 0 iterations
+ *  (reason converged when tol > 0). Residual norms are scaled: no overflow for
+ *  entries up to the largest double. */
 hr_status hr_sparse_solve(const hr_csr *A, const double *b, double *x, const hr_sparse_options *o,
                           hr_sparse_result *res);
+
+/* A persistent solver (PETSc's setup/solve split): create pays the setup once (options
+ * checked, thread team started, spectral estimate for jacobi, fault mask, device
+ * upload of A), then solve takes any number of right-hand sides. The handle borrows A:
+ * it must stay alive and unchanged until hr_sparse_solver_free(). The options are
+ * copied (the method string is not kept; monitor and monitor_user are). One solve at a
+ * time per handle. After a solve that failed with a status other than HR_OK or
+ * HR_ERR_DIVERGED (a device error), free the handle. */
+typedef struct hr_sparse_solver hr_sparse_solver;
+
+/*! hr_sparse_solver_create() :
+ *  Checks and sets up. res (may be NULL) gets the reason of a failure in res->message
+ *  (the statuses of hr_sparse_solve) and, on success, res->warning.
+ *  A 0 x 0 matrix is accepted: its solves return HR_OK at once with 0 iterations. */
+hr_status hr_sparse_solver_create(const hr_csr *A, const hr_sparse_options *o, hr_sparse_solver **out,
+                                  hr_sparse_result *res);
+
+/*! hr_sparse_solver_solve() :
+ *  Solves A x = b from the initial guess in x, as hr_sparse_solve() does, reusing the
+ *  handle's setup (res->time_setup_s: the handle's setup on its first solve, then only
+ *  the upload of b and x0). */
+hr_status hr_sparse_solver_solve(hr_sparse_solver *h, const double *b, double *x, hr_sparse_result *res);
+
+/*! hr_sparse_solver_free() : releases the handle (device memory, threads); accepts NULL. */
+void hr_sparse_solver_free(hr_sparse_solver *h);
 
 /*! hr_sparse_method_at() : name and backend of method-table entry i (NULL past the end). */
 const char *hr_sparse_method_at(int i, hr_backend *backend, const char **summary);

@@ -50,6 +50,7 @@ const char *hr_backend_name(hr_backend b)
     case HR_BACKEND_CPU_SEQ: return "cpu-seq";
     case HR_BACKEND_CPU_THREADS: return "cpu-threads";
     case HR_BACKEND_GPU: return "gpu";
+    case HR_BACKEND_HYBRID: return "hybrid";
     case HR_BACKEND_COUNT: break;
     }
     return "unknown";

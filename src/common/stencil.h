@@ -32,6 +32,17 @@
 /* The weighted update: c0 = (T)(1 - omega), c1 = (T)omega, both rounded once by the caller. */
 #define HR_WEIGHTED(u, jac, c0, c1) ((c0) * (u) + (c1) * (jac))
 
+/* Red-black Gauss-Seidel / SOR (in place). A point of colour c = (i + j + k) & 1 (k = 0 in
+ * 2-D; colour 0 first) is replaced by HR_RB_UPDATE of its own current value and jac, the
+ * Jacobi form above (HR_JACOBI5/5F/7/7F, same operand order) of its current neighbours, which
+ * are all of the other colour. weighted = (omega != 1): HR_WEIGHTED with c0 = (T)(1 - omega),
+ * c1 = (T)omega; omega 1: jac itself (plain Gauss-Seidel, bitwise the unweighted form).
+ * Seed 004's update 0.2 (u + N + S + W + E) is omega = 0.8 with f = 0: 0.2 u + 0.8 (N+S+W+E) / 4,
+ * equal in exact arithmetic; in floating point this order (0.2 u + 0.8 (0.25 ((N+S) + (W+E))))
+ * differs from the seed's left-to-right sum by rounding only (tests/core/test_redblack.c). */
+#define HR_RB_COLOUR(i, j, k)                  ((int)(((i) + (j) + (k)) & 1))
+#define HR_RB_UPDATE(u, jac, c0, c1, weighted) ((weighted) ? HR_WEIGHTED(u, jac, c0, c1) : (jac))
+
 /* The spike right-hand side: h^2 f = 1 at one interior point, the centre of each axis. */
 #define HR_SPIKE_INDEX(n) (((n) + 1) / 2)
 #define HR_SPIKE_H2F      1.0

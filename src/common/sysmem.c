@@ -2,9 +2,11 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
-size_t hr_host_available_bytes(void)
+/* MemAvailable from /proc/meminfo (physical memory where that is missing). */
+static size_t meminfo_available(void)
 {
     FILE *f = fopen("/proc/meminfo", "r");
     if (f) {
@@ -17,7 +19,30 @@ size_t hr_host_available_bytes(void)
             }
         fclose(f);
     }
-    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
-    if (pages <= 0 || size <= 0) return SIZE_MAX;
-    return (size_t)pages * (size_t)size;
+    return SIZE_MAX;
+}
+
+size_t hr_host_available_bytes(void)
+{
+    size_t avail = meminfo_available();
+    /* never more than the machine has, whatever /proc said */
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0 && (size_t)pages * (size_t)page < avail) avail = (size_t)pages * (size_t)page;
+    /* and no more than the address-space limit (ulimit -v) leaves beside what is mapped */
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+        size_t mapped = 0;
+        unsigned long mp = 0;
+        FILE *f = fopen("/proc/self/statm", "r");
+        if (f && fscanf(f, "%lu", &mp) == 1 && page > 0) mapped = (size_t)mp * (size_t)page;
+        if (f) fclose(f);
+        size_t room = (size_t)rl.rlim_cur > mapped ? (size_t)rl.rlim_cur - mapped : 0;
+        if (room < avail) avail = room;
+    }
+    return avail;
+}
+
+size_t hr_available_memory(void)
+{
+    return hr_host_available_bytes();
 }

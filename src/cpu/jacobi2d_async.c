@@ -318,20 +318,22 @@ static hr_status setup3(hr_solver *s)
 
 /* Not bitwise cpu-seq once alpha > 1 (alpha = 1 is, for async0-2). async2 is still
  * reproducible for a fixed thread grid: nothing is exchanged inside a pass. */
-#define HR_ASYNC_DESC(id, setupfn, text)                                                                     \
+#define HR_ASYNC_DESC(id, setupfn, extra, text)                                                              \
     const hr_kernel_desc hr_kernel_cpu_async##id = {                                                         \
         .name = "async" #id,                                                                                 \
         .backend = HR_BACKEND_CPU_THREADS,                                                                   \
         .summary = text,                                                                                     \
-        .caps = HR_CAP_ALPHA | HR_CAP_2D | HR_CAP_RECT,                                                      \
+        .caps = HR_CAP_ALPHA | HR_CAP_2D | HR_CAP_RECT | (extra),                                            \
         .setup = setupfn,                                                                                    \
         .sweeps = async_sweeps,                                                                              \
         .teardown = async_teardown,                                                                          \
         .check = async_check,                                                                                \
     };
 
-HR_ASYNC_DESC(0, setup0,
+HR_ASYNC_DESC(0, setup0, HR_CAP_EXACT_AT_ALPHA1,
               "fig. 7: alpha local sweeps per thread block, fringes exchanged each sweep, barrier per pass")
-HR_ASYNC_DESC(1, setup1, "fig. 8: async0 with the fringe written as each row is computed (no phase syncs)")
-HR_ASYNC_DESC(2, setup2, "fig. 9: alpha local sweeps per thread block on fringes frozen for the pass")
-HR_ASYNC_DESC(3, setup3, "fig. 10: in-place local sweeps with fringe exchange, no barriers at all")
+HR_ASYNC_DESC(1, setup1, HR_CAP_EXACT_AT_ALPHA1,
+              "fig. 8: async0 with the fringe written as each row is computed (no phase syncs)")
+HR_ASYNC_DESC(2, setup2, HR_CAP_EXACT_AT_ALPHA1,
+              "fig. 9: alpha local sweeps per thread block on fringes frozen for the pass")
+HR_ASYNC_DESC(3, setup3, 0, "fig. 10: in-place local sweeps with fringe exchange, no barriers at all")

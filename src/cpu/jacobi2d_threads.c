@@ -4,9 +4,12 @@
  * thread updates its block, waits at one barrier, and swaps its grid pointers.
  * Each thread first-touches the rows of its block band so pages land near it.
  */
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cpu/cpu_team.h"
+#include "cpu/stencil_box_stream.h"
 #include "cpu/stencil_cpu.h"
 #include "solver/solver_internal.h"
 
@@ -42,22 +45,31 @@ static void spmd_job(void *ctx, int tid, int nthreads)
     hr_split_range(s->p.ny, st->prow, tid / st->pcol, &i0, &i1);
     hr_split_range(s->p.nx, st->pcol, tid % st->pcol, &j0, &j1);
     const hr_rhs_view rhs = hr_solver_rhs_view(s);
-    const size_t esize = s->u[0].l.esize, pitch = s->u[0].l.pitch;
     void *a = hr_grid_origin(&s->u[s->cur]), *b = hr_grid_origin(&s->u[1 - s->cur]);
     hr_sweep_args box = {&s->u[0].l, NULL, NULL, rhs, {{j0 + 1, i0 + 1, 0}, {j1 + 1, i1 + 1, 1}}, s->p.omega};
     for (long t = 0; t < st->count; t++) {
-        if (st->stream) {
-            hr_cpu_sweep_stream(esize, a, b, rhs, pitch, i0 + 1, i1 + 1, j0 + 1, j1 + 1);
-        } else {
-            box.in = a;
-            box.out = b;
+        box.in = a;
+        box.out = b;
+        if (st->stream)
+            hr_cpu_sweep_box_stream(&box); /* ends with a store fence */
+        else
             hr_cpu_sweep_box(&box);
-        }
         hr_team_barrier(st->team);
         void *tmp = a;
         a = b;
         b = tmp;
     }
+}
+
+/* spmd streams its stores when the grids exceed the threads' share of the last-level cache:
+ * then write-allocate is a third of the traffic (HETRELAX_CPU_STREAM=0|1 overrides). */
+static int spmd_auto_stream(const hr_solver *s)
+{
+    const char *e = getenv("HETRELAX_CPU_STREAM");
+    if (e && (strcmp(e, "0") == 0 || strcmp(e, "1") == 0)) return e[0] == '1';
+    const int threads = s->o.thread_rows > 0 ? s->o.thread_rows * s->o.thread_cols : s->o.threads;
+    const size_t grids = (s->hf.base ? 3u : 2u) * hr_layout_bytes(&s->u[0].l);
+    return grids > hr_cache_llc_share(threads > 0 ? threads : hr_cpu_count());
 }
 
 static hr_status spmd_setup(hr_solver *s)
@@ -72,7 +84,9 @@ static hr_status spmd_setup(hr_solver *s)
         return rc;
     }
     s->impl = st;
-    st->stream = s->k == &hr_kernel_cpu_spmd_nt;
+    st->stream = s->k == &hr_kernel_cpu_spmd_nt || spmd_auto_stream(s);
+    if (st->stream && s->k != &hr_kernel_cpu_spmd_nt)
+        snprintf(s->cfg.shape_source, sizeof s->cfg.shape_source, "auto+nt");
     s->cfg.threads = st->prow * st->pcol;
     s->cfg.thread_rows = st->prow;
     s->cfg.thread_cols = st->pcol;
@@ -101,7 +115,8 @@ static void spmd_teardown(hr_solver *s)
 const hr_kernel_desc hr_kernel_cpu_spmd = {
     .name = "spmd",
     .backend = HR_BACKEND_CPU_THREADS,
-    .summary = "threads on a 2-D block partition, one barrier per sweep, shared grid",
+    .summary = "threads on a 2-D block partition, one barrier per sweep, shared grid (streaming stores "
+               "when the grids exceed the LLC)",
     .caps = HR_CAP_DETERMINISTIC | HR_CAP_2D | HR_CAP_RECT | HR_CAP_OMEGA,
     .setup = spmd_setup,
     .sweeps = spmd_sweeps,

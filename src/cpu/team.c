@@ -1,6 +1,7 @@
 #include "cpu/team.h"
 
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -26,6 +27,7 @@ struct hr_team {
     void *ctx;
     pthread_barrier_t barrier;
     hr_worker *workers;
+    int *cpus, ncpus; /* without hwloc: one allowed logical CPU per core, in order */
 #ifdef HR_HAVE_HWLOC
     hwloc_topology_t topo;
 #endif
@@ -39,10 +41,93 @@ int hr_cpu_count(void)
     return n > 0 ? (int)n : 1;
 }
 
+#ifndef HR_HAVE_HWLOC
+/* Is logical CPU c the first of its core's hardware threads (or is that unknown)? */
+static int first_sibling(int c)
+{
+    char path[96];
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/topology/thread_siblings_list", c);
+    FILE *f = fopen(path, "r");
+    if (!f) return 1;
+    int first = c;
+    if (fscanf(f, "%d", &first) != 1) first = c;
+    fclose(f);
+    return first == c;
+}
+
+/* The CPUs a team binds to without hwloc: the process's allowed CPUs, one per core. */
+static int allowed_cores(hr_team *t)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) != 0) return 0;
+    t->cpus = malloc(sizeof(int) * CPU_SETSIZE);
+    if (!t->cpus) return 0;
+    t->ncpus = 0;
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &set) && first_sibling(c)) t->cpus[t->ncpus++] = c;
+    if (t->ncpus == 0) /* siblings outside the allowed set: take every allowed CPU */
+        for (int c = 0; c < CPU_SETSIZE; c++)
+            if (CPU_ISSET(c, &set)) t->cpus[t->ncpus++] = c;
+    return t->ncpus > 0;
+}
+#endif
+
+static size_t cache_from_sysfs(int level)
+{
+    /* cpu0's caches: index2 is usually L2, index3 L3; match on "level" */
+    for (int idx = 0; idx < 8; idx++) {
+        char path[128];
+        int lv = 0;
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", idx);
+        FILE *f = fopen(path, "r");
+        if (!f) break;
+        int ok = fscanf(f, "%d", &lv) == 1;
+        fclose(f);
+        if (!ok || lv != level) continue;
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", idx);
+        f = fopen(path, "r");
+        if (!f) continue;
+        unsigned long v = 0;
+        char unit = 0;
+        ok = fscanf(f, "%lu%c", &v, &unit) >= 1;
+        fclose(f);
+        if (!ok) continue;
+        return (size_t)v * (unit == 'K' ? 1024u : unit == 'M' ? 1048576u : 1u);
+    }
+    return 0;
+}
+
+size_t hr_cache_llc_bytes(void)
+{
+    long v = -1;
+#ifdef _SC_LEVEL3_CACHE_SIZE
+    v = sysconf(_SC_LEVEL3_CACHE_SIZE);
+#endif
+    if (v > 0) return (size_t)v;
+    size_t s = cache_from_sysfs(3);
+    return s ? s : cache_from_sysfs(2);
+}
+
+size_t hr_cache_l2_bytes(void)
+{
+    long v = -1;
+#ifdef _SC_LEVEL2_CACHE_SIZE
+    v = sysconf(_SC_LEVEL2_CACHE_SIZE);
+#endif
+    return v > 0 ? (size_t)v : cache_from_sysfs(2);
+}
+
+size_t hr_cache_llc_share(int threads)
+{
+    size_t llc = hr_cache_llc_bytes(), cap = (size_t)(threads > 0 ? threads : 1) << 22;
+    if (llc == 0) llc = (size_t)32 << 20;
+    return llc < cap ? llc : cap;
+}
+
 static void bind_worker(hr_team *t, int id)
 {
-#ifdef HR_HAVE_HWLOC
     if (t->bind != HR_BIND_CORE) return;
+#ifdef HR_HAVE_HWLOC
     int ncores = hwloc_get_nbobjs_by_type(t->topo, HWLOC_OBJ_CORE);
     if (ncores <= 0) return;
     hwloc_obj_t core = hwloc_get_obj_by_type(t->topo, HWLOC_OBJ_CORE, id % ncores);
@@ -52,8 +137,12 @@ static void bind_worker(hr_team *t, int id)
     hwloc_set_cpubind(t->topo, set, HWLOC_CPUBIND_THREAD);
     hwloc_bitmap_free(set);
 #else
-    (void)t;
-    (void)id;
+    /* plain affinity: worker id on the id-th allowed core (wrapping when oversubscribed) */
+    if (t->ncpus <= 0) return;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(t->cpus[id % t->ncpus], &set);
+    pthread_setaffinity_np(pthread_self(), sizeof set, &set);
 #endif
 }
 
@@ -88,9 +177,6 @@ hr_status hr_team_create(int nthreads, hr_bind bind, hr_team **out)
 {
     *out = NULL;
     if (nthreads < 1 || nthreads > 4096) return HR_ERR_INVALID_ARG;
-#ifndef HR_HAVE_HWLOC
-    if (bind == HR_BIND_CORE) return HR_ERR_UNSUPPORTED;
-#endif
     hr_team *t = calloc(1, sizeof *t);
     if (!t) return HR_ERR_NO_MEMORY;
     t->n = nthreads;
@@ -105,6 +191,13 @@ hr_status hr_team_create(int nthreads, hr_bind bind, hr_team **out)
         free(t->workers);
         free(t);
         return HR_ERR_INTERNAL;
+    }
+#else
+    if (bind == HR_BIND_CORE && !allowed_cores(t)) {
+        free(t->cpus);
+        free(t->workers);
+        free(t);
+        return HR_ERR_UNSUPPORTED;
     }
 #endif
     pthread_mutex_init(&t->lock, NULL);
@@ -140,6 +233,7 @@ void hr_team_free(hr_team *t)
 #ifdef HR_HAVE_HWLOC
     hwloc_topology_destroy(t->topo);
 #endif
+    free(t->cpus);
     free(t->workers);
     free(t);
 }

@@ -1,12 +1,14 @@
 /*
  * A persistent team of worker threads for SPMD kernels: a job is a function that
  * every worker runs with its own id; workers share one barrier for in-job
- * synchronisation. Threads can be bound one per core through hwloc.
+ * synchronisation. Threads can be bound one per core: through hwloc where the build has it,
+ * else by plain affinity to the process's allowed CPUs, one per core (SMT siblings skipped).
  */
 #ifndef HR_TEAM_H
 #define HR_TEAM_H
 
 #include <pthread.h>
+#include <stddef.h>
 
 #include "hetrelax/hetrelax.h"
 
@@ -25,5 +27,14 @@ void hr_team_barrier(hr_team *t);
 
 /* Logical CPUs usable by this process. */
 int hr_cpu_count(void);
+
+/* Bytes of the last-level cache and of one core's L2 (0: unknown). */
+size_t hr_cache_llc_bytes(void);
+size_t hr_cache_l2_bytes(void);
+
+/* The part of the last-level cache `threads` threads can count on: the LLC, but at most 4 MiB
+ * per thread, since a VM or a busy host shares its LLC with others (a 2-vCPU guest here reports
+ * a 480 MiB L3 yet streams a 128 MiB working set from memory). */
+size_t hr_cache_llc_share(int threads);
 
 #endif

@@ -18,18 +18,27 @@
 /* Launches captured in one graph (even, so a replay ends on the parity it began on). */
 #define HR_GRAPH_PASSES 16
 
-static const hr_gpu_family *const families[] = {
-    &hr_fam_tuned,     &hr_fam_naive,         &hr_fam_padded,          &hr_fam_smem,
-    &hr_fam_texture,   &hr_fam_smem_padded,   &hr_fam_unrolled,        &hr_fam_smem_hilo,
-    &hr_fam_smem_padded_hilo, &hr_fam_unrolled_hilo, &hr_fam_async0,   &hr_fam_async1,
-    &hr_fam_async2,    &hr_fam_async3,        &hr_fam_tb,
-};
+/* Generated from gpu_kernels.def: the families and the table entries, in list order. */
+#define HR_GPU_FAM_ADDR(ident, name, caps, summary) &hr_fam_##ident,
+static const hr_gpu_family *const families[] = {HR_GPU_KERNELS(HR_GPU_FAM_ADDR)};
+#define HR_GPU_DESC_ADDR_(ident, name, caps, summary) &hr_kernel_gpu_##ident,
+static const hr_kernel_desc *const descs[] = {HR_GPU_KERNELS(HR_GPU_DESC_ADDR_)};
+#define HR_NFAM ((int)(sizeof families / sizeof families[0]))
 
-static const hr_gpu_family *family_of(const char *name)
+static const hr_gpu_family *family_of_desc(const hr_kernel_desc *k)
 {
-    for (size_t i = 0; i < sizeof families / sizeof families[0]; i++)
-        if (strcmp(families[i]->name, name) == 0) return families[i];
+    for (int i = 0; i < HR_NFAM; i++)
+        if (descs[i] == k) return families[i];
     return NULL;
+}
+
+/* The entry a set of options names (NULL kernel: the default for its dimension). */
+static int entry_of_options(const hr_options *o)
+{
+    const unsigned need = hr_options_dim(o) == 3 ? HR_CAP_3D : HR_CAP_2D;
+    for (int i = 0; i < HR_NFAM; i++)
+        if ((descs[i]->caps & need) && (!o->kernel || strcmp(o->kernel, descs[i]->name) == 0)) return i;
+    return -1;
 }
 
 int hr_gpu_pass_one(const hr_gpu *g, long remaining)
@@ -99,7 +108,8 @@ static hr_status build_graphs(hr_solver *s, hr_gpu *g)
         HR_CU(s, ie);
     }
     /* upload both executables now so the first replay is not slower than the rest */
-    for (int p = 0; p < 2; p++) HR_CU(s, cudaGraphUpload(g->graph[p], g->stream));
+    for (int p = 0; p < 2; p++)
+        HR_CU(s, cudaGraphUpload(g->graph[p], g->stream));
     HR_CU(s, cudaStreamSynchronize(g->stream));
     g->graph_sweeps = (long)full * HR_GRAPH_PASSES;
     return HR_OK;
@@ -109,7 +119,7 @@ hr_status hr_gpu_apply_shape(hr_solver *s, hr_gpu *g, hr_gpu_shape sh)
 {
     char why[160];
     if (g->fam->check(g, sh, why, sizeof why)) {
-        hr_solver_set_error(s, "kernel %s: %s", g->fam->name, why);
+        hr_solver_set_error(s, "kernel %s: %s", g->name, why);
         return HR_ERR_INVALID_ARG;
     }
     g->shape = sh;
@@ -119,17 +129,21 @@ hr_status hr_gpu_apply_shape(hr_solver *s, hr_gpu *g, hr_gpu_shape sh)
 
 /* ------------------------------------------------------------ transfers */
 
-/* Host and device rows may have different pitches (the unpadded rungs): a 2-D copy of
- * the (n+2) x (n+2) grid converts between them. */
+/* Host and device rows may have different pitches (the unpadded 2-D rungs): a 2-D copy
+ * of the (nx+2)-wide rows converts between them. 3-D grids are padded on both sides
+ * with the same pitch, so their planes (pitch * (ny + 2)) are rows too. */
 static cudaError_t copy_grid(const hr_gpu *g, void *dst, size_t dpitch, const void *src, size_t spitch,
                              cudaMemcpyKind kind)
 {
-    const size_t w = ((size_t)g->n + 2) * g->esize;
-    return cudaMemcpy2DAsync(dst, dpitch * g->esize, src, spitch * g->esize, w, (size_t)g->n + 2, kind,
-                             g->stream);
+    const size_t w = ((size_t)g->nx + 2) * g->esize;
+    const size_t rows = ((size_t)g->ny + 2) * (g->dim == 3 ? (size_t)g->nz + 2 : 1);
+    return cudaMemcpy2DAsync(dst, dpitch * g->esize, src, spitch * g->esize, w, rows, kind, g->stream);
 }
 
-static void *dev_origin(const hr_gpu *g, void *base) { return (char *)base + g->offset * g->esize; }
+static void *dev_origin(const hr_gpu *g, void *base)
+{
+    return (char *)base + g->offset * g->esize;
+}
 
 hr_status hr_gpu_download(hr_solver *s, hr_gpu *g, void *dst)
 {
@@ -154,9 +168,47 @@ static hr_gpu_shape shape_from_env(int *given, int *bad)
     return sh;
 }
 
+/* HETRELAX_GPU_SHAPE, else the tuning cache, else the shapes shipped for this
+ * architecture, else the family's default, else its first candidate that fits. */
+static hr_status choose_shape(hr_solver *s, hr_gpu *g, hr_gpu_shape *out)
+{
+    const hr_gpu_family *fam = g->fam;
+    int given, bad;
+    hr_gpu_shape sh = shape_from_env(&given, &bad);
+    if (bad) {
+        hr_solver_set_error(s, "HETRELAX_GPU_SHAPE: expected BXxBYxH, e.g. 128x1x32");
+        return HR_ERR_INVALID_ARG;
+    }
+    char why[160];
+    hr_gpu_shape c;
+    if (given) {
+        g->shape_from = "env";
+    } else if (hr_gpu_cache_lookup(g, s->device_name, &c) && !fam->check(g, c, why, sizeof why)) {
+        sh = c;
+        g->shape_from = "cache";
+    } else if (hr_gpu_shipped_lookup(g, &c) && !fam->check(g, c, why, sizeof why)) {
+        sh = c;
+        g->shape_from = "shipped";
+    } else {
+        sh = fam->def[g->dbl];
+        g->shape_from = "default";
+        if (fam->check(g, sh, why, sizeof why)) {
+            /* the default does not fit (a large alpha, say): the first candidate that does */
+            for (int q = 0; q < fam->ncands; q++)
+                if (!fam->check(g, fam->cands[q], why, sizeof why)) {
+                    sh = fam->cands[q];
+                    g->shape_from = "candidate";
+                    break;
+                }
+        }
+    }
+    *out = sh;
+    return HR_OK;
+}
+
 static hr_status gpu_setup(hr_solver *s)
 {
-    const hr_gpu_family *fam = family_of(s->k->name);
+    const hr_gpu_family *fam = family_of_desc(s->k);
     if (!fam) {
         hr_solver_set_error(s, "kernel %s: no GPU family (table mismatch)", s->k->name);
         return HR_ERR_INTERNAL;
@@ -174,18 +226,30 @@ static hr_status gpu_setup(hr_solver *s)
     if (!g) return HR_ERR_NO_MEMORY;
     s->impl = g;
     g->fam = fam;
+    g->name = s->k->name;
+    g->caps = s->k->caps;
     g->dev = s->o.device;
-    g->n = s->p.nx; /* square grids only (no HR_CAP_RECT) */
+    g->dim = s->p.dim;
+    g->nx = s->p.nx;
+    g->ny = s->p.ny;
+    g->nz = s->p.dim == 3 ? s->p.nz : 1;
+    g->n = g->nx; /* the square-only families (no HR_CAP_RECT) */
     g->esize = s->u[0].l.esize;
     g->dbl = g->esize == 8;
-    g->spike = s->hf.base ? 0 : (s->p.spike_i > 0 ? s->p.spike_i : 0);
+    g->spike = hr_solver_rhs_view(s);
+    g->spike.hf = NULL; /* the device reads its own h^2 f grid */
+    g->omega = s->p.omega;
     g->alpha = s->o.alpha;
+    const char *split = getenv("HETRELAX_GPU_SPLIT");
+    g->split = split ? atoi(split) : 0;
     HR_CU(s, cudaSetDevice(g->dev));
     cudaDeviceProp p;
     HR_CU(s, cudaGetDeviceProperties(&p, g->dev));
     snprintf(s->device_name, sizeof s->device_name, "%.95s", p.name);
     s->cfg.streams = 1;
     g->sms = p.multiProcessorCount;
+    g->cc_major = p.major;
+    g->cc_minor = p.minor;
     g->smem_optin = p.sharedMemPerBlockOptin;
     g->tex_align = p.textureAlignment;
     g->tex_pitch_align = p.texturePitchAlignment;
@@ -193,8 +257,28 @@ static hr_status gpu_setup(hr_solver *s)
     g->tex2d_max_h = p.maxTexture2DLinear[1];
     HR_CU(s, cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
 
-    /* host grids: boundary ring, zero interior, right-hand side */
-    hr_solver_init_rows(s, 0, s->p.ny + 2);
+    /* device grids: the host layout, or unpadded rows for the first 2-D rungs */
+    if (fam->padded || g->dim == 3) {
+        g->pitch = s->u[0].l.pitch;
+        g->offset = s->u[0].l.offset;
+    } else {
+        g->pitch = (size_t)g->nx + 2;
+        g->offset = 0;
+    }
+    g->plane = g->pitch * ((size_t)g->ny + 2);
+    const size_t planes = g->dim == 3 ? (size_t)g->nz + 2 : 1;
+    g->alloc_elems = g->offset + planes * g->plane + g->pitch; /* + one spare row */
+    const size_t dbytes = g->alloc_elems * g->esize;
+    size_t free_b = 0, total_b = 0;
+    if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess && dbytes * (s->hf.base ? 3 : 2) > free_b) {
+        hr_solver_set_error(s, "n: %zu MiB of device grids do not fit the %zu MiB free on %s",
+                            dbytes * (s->hf.base ? 3 : 2) >> 20, free_b >> 20, p.name);
+        return HR_ERR_NO_MEMORY;
+    }
+
+    /* host grids (touched only once the device grids are known to fit): boundary ring, initial interior,
+     * right-hand side */
+    hr_solver_init_rows(s, 0, hr_layout_outer(&s->u[0].l));
     s->cur = 0;
     const size_t hbytes = hr_layout_bytes(&s->u[0].l);
     if (s->o.host_memory == HR_HOST_PINNED) {
@@ -206,16 +290,6 @@ static hr_status gpu_setup(hr_solver *s)
         }
     }
 
-    /* device grids */
-    if (fam->padded) {
-        g->pitch = s->u[0].l.pitch;
-        g->offset = s->u[0].l.offset;
-    } else {
-        g->pitch = (size_t)g->n + 2;
-        g->offset = 0;
-    }
-    g->alloc_elems = g->offset + ((size_t)g->n + 3) * g->pitch;
-    const size_t dbytes = g->alloc_elems * g->esize;
     for (int k = 0; k < 2; k++) {
         HR_CU(s, cudaMalloc(&g->d_u[k], dbytes));
         HR_CU(s, cudaMemsetAsync(g->d_u[k], 0, dbytes, g->stream));
@@ -224,9 +298,10 @@ static hr_status gpu_setup(hr_solver *s)
         HR_CU(s, cudaMalloc(&g->d_hf, dbytes));
         HR_CU(s, cudaMemsetAsync(g->d_hf, 0, dbytes, g->stream));
     }
-    g->nparts = g->n < 1024 ? g->n : 1024;
-    HR_CU(s, cudaMalloc((void **)&g->d_part, 2 * sizeof(double) * ((size_t)g->nparts + 1)));
-    HR_CU(s, cudaMallocHost((void **)&g->h_res, 2 * sizeof(double)));
+    const long rows = (long)g->ny * g->nz;
+    g->nparts = rows < 1024 ? (int)rows : 1024;
+    HR_CU(s, cudaMalloc((void **)&g->d_part, 4 * sizeof(double) * ((size_t)g->nparts + 1)));
+    HR_CU(s, cudaMallocHost((void **)&g->h_res, 4 * sizeof(double)));
     HR_CU(s, cudaStreamSynchronize(g->stream));
 
     /* host to device: timed alone (seed 000 fig. 13) */
@@ -242,35 +317,8 @@ static hr_status gpu_setup(hr_solver *s)
     HR_CU(s, cudaMemcpyAsync(g->d_u[1], g->d_u[0], dbytes, cudaMemcpyDeviceToDevice, g->stream));
     g->dcur = 0;
 
-    /* shape: HETRELAX_GPU_SHAPE, else the tuning cache, else the built-in default */
-    int given, bad;
-    hr_gpu_shape sh = shape_from_env(&given, &bad);
-    if (bad) {
-        hr_solver_set_error(s, "HETRELAX_GPU_SHAPE: expected BXxBYxH, e.g. 128x1x32");
-        return HR_ERR_INVALID_ARG;
-    }
-    char why[160];
-    if (given) {
-        g->shape_from = "HETRELAX_GPU_SHAPE";
-    } else {
-        sh = fam->def[g->dbl];
-        g->shape_from = "default";
-        hr_gpu_shape c;
-        const int alpha_key = fam->pass == hr_gpu_pass_one ? 0 : g->alpha;
-        if (hr_gpu_cache_lookup(s->device_name, fam->name, g->dbl, g->n, alpha_key, &c) &&
-            !fam->check(g, c, why, sizeof why)) {
-            sh = c;
-            g->shape_from = "cache";
-        } else if (fam->check(g, sh, why, sizeof why)) {
-            /* the default does not fit (a large alpha, say): the first candidate that does */
-            for (int q = 0; q < fam->ncands; q++)
-                if (!fam->check(g, fam->cands[q], why, sizeof why)) {
-                    sh = fam->cands[q];
-                    g->shape_from = "candidate";
-                    break;
-                }
-        }
-    }
+    hr_gpu_shape sh;
+    HR_TRY(choose_shape(s, g, &sh));
     HR_TRY(hr_gpu_apply_shape(s, g, sh));
     s->cfg.shape[0] = g->shape.bx;
     s->cfg.shape[1] = g->shape.by;
@@ -314,8 +362,8 @@ static hr_status gpu_upload(hr_solver *s)
 {
     hr_gpu *g = (hr_gpu *)s->impl;
     double t0 = hr_now();
-    HR_CU(s, copy_grid(g, dev_origin(g, g->d_u[g->dcur]), g->pitch, hr_grid_origin(&s->u[s->cur]), s->u[0].l.pitch,
-                       cudaMemcpyHostToDevice));
+    HR_CU(s, copy_grid(g, dev_origin(g, g->d_u[g->dcur]), g->pitch, hr_grid_origin(&s->u[s->cur]),
+                       s->u[0].l.pitch, cudaMemcpyHostToDevice));
     HR_CU(s, cudaStreamSynchronize(g->stream));
     s->t_h2d += hr_now() - t0;
     return HR_OK;
@@ -355,52 +403,42 @@ static void gpu_teardown(hr_solver *s)
  * before anything is allocated): some candidate shape must fit alpha on this device. */
 static hr_status gpu_check_alpha(const hr_options *o, char *why, size_t why_size)
 {
-    const hr_gpu_family *fam = o->kernel ? family_of(o->kernel) : NULL;
-    if (!fam || fam->pass == hr_gpu_pass_one) return HR_OK;
+    const int e = entry_of_options(o);
+    if (e < 0 || !(descs[e]->caps & HR_CAP_ALPHA)) return HR_OK;
+    const hr_gpu_family *fam = families[e];
     hr_gpu g;
     memset(&g, 0, sizeof g);
     g.fam = fam;
-    g.n = hr_options_extent(o, 0);
+    g.name = descs[e]->name;
+    g.caps = descs[e]->caps;
+    g.dim = hr_options_dim(o);
+    g.nx = g.n = hr_options_extent(o, 0);
+    g.ny = hr_options_extent(o, 1);
+    g.nz = hr_options_extent(o, 2);
+    g.omega = 1.0;
     g.alpha = o->alpha;
     g.esize = o->precision == HR_PREC_DOUBLE ? 8 : 4;
     g.dbl = g.esize == 8;
     int v = 0;
-    g.smem_optin = (cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, o->device) == cudaSuccess && v > 0)
-                       ? (size_t)v
-                       : (size_t)227 * 1024;
+    g.smem_optin =
+        (cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, o->device) == cudaSuccess &&
+         v > 0)
+            ? (size_t)v
+            : (size_t)227 * 1024;
     (void)cudaGetLastError();
     char w[160] = "";
     if (!fam->check(&g, fam->def[g.dbl], w, sizeof w)) return HR_OK;
     for (int q = 0; q < fam->ncands; q++)
         if (!fam->check(&g, fam->cands[q], w, sizeof w)) return HR_OK;
     if (why && why_size)
-        snprintf(why, why_size, "alpha: %d is too large for GPU kernel %s (%s)", o->alpha, fam->name,
+        snprintf(why, why_size, "alpha: %d is too large for GPU kernel %s (%s)", o->alpha, g.name,
                  strncmp(w, "alpha", 5) == 0 ? "no tile shape fits it" : w);
     return HR_ERR_INVALID_ARG;
 }
 
-#define HR_GPU_DESC(var, kname, summary, det)                                                    \
-    const hr_kernel_desc var = {kname,        HR_BACKEND_GPU, summary,                             \
-                                (det) ? HR_CAP_DETERMINISTIC | HR_CAP_2D | HR_CAP_TUNABLE        \
-                                      : HR_CAP_ALPHA | HR_CAP_2D | HR_CAP_TUNABLE,               \
-                                gpu_setup,    gpu_sweeps,     gpu_sync_host, gpu_residual,       \
-                                gpu_teardown, gpu_check_alpha, gpu_upload}
-
-HR_GPU_DESC(hr_kernel_gpu_tuned, "tuned",
-            "TunedSync: column marching on aligned rows, register reuse, warp shuffles", 1);
-HR_GPU_DESC(hr_kernel_gpu_naive, "naive", "one thread per point, unpadded rows, global reads", 1);
-HR_GPU_DESC(hr_kernel_gpu_padded, "padded", "one thread per point on the padded 128-byte aligned layout", 1);
-HR_GPU_DESC(hr_kernel_gpu_smem, "smem", "shared-memory tile with fringe, unpadded rows", 1);
-HR_GPU_DESC(hr_kernel_gpu_texture, "texture", "one thread per point, reads through a 2-D texture object", 1);
-HR_GPU_DESC(hr_kernel_gpu_smem_padded, "smem-padded",
-            "shared-memory tile on the padded layout, aligned row loads, h rows per thread", 1);
-HR_GPU_DESC(hr_kernel_gpu_unrolled, "unrolled", "smem-padded with the row loop unrolled (h = 2, 4, 8)", 1);
-HR_GPU_DESC(hr_kernel_gpu_smem_hilo, "smem-hilo", "smem, doubles as hi/lo words in shared memory", 1);
-HR_GPU_DESC(hr_kernel_gpu_smem_padded_hilo, "smem-padded-hilo",
-            "smem-padded, doubles as hi/lo words in shared memory", 1);
-HR_GPU_DESC(hr_kernel_gpu_unrolled_hilo, "unrolled-hilo", "unrolled, doubles as hi/lo words in shared memory", 1);
-HR_GPU_DESC(hr_kernel_gpu_async0, "async0", "Async 0 (fig. 7): alpha local sweeps, fringe exchange, 6 syncs", 0);
-HR_GPU_DESC(hr_kernel_gpu_async1, "async1", "Async 1 (fig. 8): Async 0 without 4 of the 6 local syncs", 0);
-HR_GPU_DESC(hr_kernel_gpu_async2, "async2", "Async 2 (fig. 9): alpha local sweeps, no fringe exchange", 0);
-HR_GPU_DESC(hr_kernel_gpu_async3, "async3", "Async 3 (fig. 10): one tile, in place, no local sync", 0);
-HR_GPU_DESC(hr_kernel_gpu_tb, "tb", "exact temporal blocking: alpha sweeps per pass in shared memory", 1);
+/* One hr_kernel_desc per line of gpu_kernels.def. */
+#define HR_GPU_DESC(ident, kname, kcaps, ksummary)                                                           \
+    const hr_kernel_desc hr_kernel_gpu_##ident = {                                                           \
+        kname,         HR_BACKEND_GPU, ksummary,     kcaps,           gpu_setup, gpu_sweeps,                 \
+        gpu_sync_host, gpu_residual,   gpu_teardown, gpu_check_alpha, gpu_upload};
+HR_GPU_KERNELS(HR_GPU_DESC)

@@ -4,7 +4,8 @@
  * deterministic kernels give bitwise the same grid with every shape, and appends the
  * best to a small text file; solver setup then takes the entry with the nearest n.
  *
- * Cache line (tab-separated): device kernel precision n alpha bx by h gbps
+ * Cache line (tab-separated): device kernel precision dim nx ny nz alpha bx by h gbps
+ * (lines of the older 9-field format, without dim and per-axis extents, still read).
  */
 #include <errno.h>
 #include <limits.h>
@@ -29,7 +30,74 @@ static int default_cache_path(char *buf, size_t size)
     return 0;
 }
 
-int hr_gpu_cache_lookup(const char *device, const char *kernel, int dbl, int n, int alpha, hr_gpu_shape *out)
+/* One parsed cache line. Lines of the first format (9 fields: device kernel precision
+ * n alpha bx by h gbps) are square 2-D entries; the current one has 12 fields:
+ * device kernel precision dim nx ny nz alpha bx by h gbps. */
+typedef struct cache_entry {
+    const char *device, *kernel, *prec;
+    int dim, ext[3], alpha;
+    hr_gpu_shape sh;
+} cache_entry;
+
+static int parse_entry(char *line, cache_entry *e)
+{
+    char *field[12];
+    int nf = 0;
+    line[strcspn(line, "\r\n")] = '\0';
+    for (char *p = line; nf < 12;) {
+        field[nf++] = p;
+        char *t = strchr(p, '\t');
+        if (!t) break;
+        *t = '\0';
+        p = t + 1;
+    }
+    if (nf != 9 && nf != 12) return 0;
+    e->device = field[0];
+    e->kernel = field[1];
+    e->prec = field[2];
+    int f = 3;
+    if (nf == 9) {
+        e->dim = 2;
+        e->ext[0] = e->ext[1] = atoi(field[f++]);
+        e->ext[2] = 1;
+    } else {
+        e->dim = atoi(field[f++]);
+        for (int a = 0; a < 3; a++)
+            e->ext[a] = atoi(field[f++]);
+    }
+    e->alpha = atoi(field[f++]);
+    e->sh.bx = atoi(field[f++]);
+    e->sh.by = atoi(field[f++]);
+    e->sh.h = atoi(field[f++]);
+    return e->ext[0] > 0 && e->ext[1] > 0 && e->ext[2] > 0 && e->sh.bx > 0 && e->sh.by > 0 && e->sh.h > 0;
+}
+
+/* The alpha a cache entry is keyed by: the kernel's alpha when it uses one, else 0. */
+static int alpha_key(const hr_gpu *g)
+{
+    return (g->caps & HR_CAP_ALPHA) ? g->alpha : 0;
+}
+
+/* Keeps *best when entry e (for `device`) matches g and is nearer in log-extents. */
+static void consider(const hr_gpu *g, const char *device, char *line, double *best, hr_gpu_shape *out,
+                     int *found)
+{
+    cache_entry e;
+    if (!parse_entry(line, &e) || strcmp(e.device, device) || strcmp(e.kernel, g->name) ||
+        strcmp(e.prec, g->dbl ? "double" : "single") || e.dim != g->dim || e.alpha != alpha_key(g))
+        return;
+    const int n[3] = {g->nx, g->ny, g->dim == 3 ? g->nz : 1};
+    double d = 0.0;
+    for (int a = 0; a < 3; a++)
+        d += fabs(log((double)e.ext[a] / (double)n[a]));
+    if (d <= *best) { /* later lines win ties: a re-tune replaces */
+        *best = d;
+        *out = e.sh;
+        *found = 1;
+    }
+}
+
+int hr_gpu_cache_lookup(const hr_gpu *g, const char *device, hr_gpu_shape *out)
 {
     char path[512], line[512];
     if (!default_cache_path(path, sizeof path)) return 0;
@@ -37,30 +105,30 @@ int hr_gpu_cache_lookup(const char *device, const char *kernel, int dbl, int n, 
     if (!f) return 0;
     double best = INFINITY;
     int found = 0;
-    while (fgets(line, sizeof line, f)) {
-        char *field[9];
-        int nf = 0;
-        for (char *p = line; nf < 9;) {
-            field[nf++] = p;
-            char *t = strchr(p, '\t');
-            if (!t) break;
-            *t = '\0';
-            p = t + 1;
-        }
-        if (nf != 9 || strcmp(field[0], device) || strcmp(field[1], kernel) ||
-            strcmp(field[2], dbl ? "double" : "single"))
-            continue;
-        const int en = atoi(field[3]), ea = atoi(field[4]);
-        hr_gpu_shape sh = {atoi(field[5]), atoi(field[6]), atoi(field[7])};
-        if (en < 1 || ea != alpha || sh.bx < 1 || sh.by < 1 || sh.h < 1) continue;
-        const double d = fabs(log((double)en / (double)n));
-        if (d <= best) { /* later lines win ties: a re-tune replaces */
-            best = d;
-            *out = sh;
-            found = 1;
-        }
-    }
+    while (fgets(line, sizeof line, f))
+        consider(g, device, line, &best, out, &found);
     fclose(f);
+    return found;
+}
+
+/* Shapes measured by `hetrelax tune` and shipped, per architecture "sm_MAJOR MINOR:SMS"
+ * (the same chip runs the same shapes best; H100 SXM and H200 are both sm_90 with 132
+ * SMs). Sources: docs/results/gpu-tune.txt, gpu-fig16-h100-tune.txt, gpu3d-*.md (H100
+ * 80GB HBM3); the H200 shares them unmeasured. Format: the cache's 12 fields. */
+static const char *const shipped[] = {
+#include "cuda/gpu_shapes.inc"
+};
+
+int hr_gpu_shipped_lookup(const hr_gpu *g, hr_gpu_shape *out)
+{
+    char key[32], line[256];
+    snprintf(key, sizeof key, "sm_%d%d:%d", g->cc_major, g->cc_minor, g->sms);
+    double best = INFINITY;
+    int found = 0;
+    for (size_t i = 0; i < sizeof shipped / sizeof shipped[0]; i++) {
+        snprintf(line, sizeof line, "%s", shipped[i]);
+        consider(g, key, line, &best, out, &found);
+    }
     return found;
 }
 
@@ -105,7 +173,7 @@ static hr_status time_shape(hr_solver *s, long sweeps, double *gbps)
         t[r] = hr_now() - t0;
     }
     qsort(t, 3, sizeof t[0], cmp_d);
-    const double pts = (double)s->p.nx * (double)s->p.ny * (double)sweeps;
+    const double pts = (double)hr_layout_points(&s->u[0].l) * (double)sweeps;
     const double bpp = (double)s->u[0].l.esize * (s->hf.base ? 3.0 : 2.0);
     *gbps = t[1] > 0 ? bpp * pts / t[1] * 1e-9 : 0.0;
     return HR_OK;
@@ -134,7 +202,8 @@ static hr_status tune_run(hr_solver *s, long sweeps, hr_cuda_tune_result *res, h
     res->candidates = 0;
     for (int c = -1; c < fam->ncands; c++) {
         const hr_gpu_shape sh = c < 0 ? fam->def[g->dbl] : fam->cands[c];
-        if (c >= 0 && sh.bx == fam->def[g->dbl].bx && sh.by == fam->def[g->dbl].by && sh.h == fam->def[g->dbl].h)
+        if (c >= 0 && sh.bx == fam->def[g->dbl].bx && sh.by == fam->def[g->dbl].by &&
+            sh.h == fam->def[g->dbl].h)
             continue;
         if (fam->check(g, sh, why, sizeof why)) continue;
         HR_CHECK_GOTO(st, restore(s, g, pristine), done);
@@ -153,8 +222,8 @@ static hr_status tune_run(hr_solver *s, long sweeps, hr_cuda_tune_result *res, h
                 have_ref = 1;
                 ref_sh = sh;
             } else if (memcmp(ref, got, hbytes) != 0) {
-                hr_solver_set_error(s, "kernel %s: shape %dx%dx%d gives a different grid than %dx%dx%d", fam->name,
-                                    sh.bx, sh.by, sh.h, ref_sh.bx, ref_sh.by, ref_sh.h);
+                hr_solver_set_error(s, "kernel %s: shape %dx%dx%d gives a different grid than %dx%dx%d",
+                                    g->name, sh.bx, sh.by, sh.h, ref_sh.bx, ref_sh.by, ref_sh.h);
                 st = HR_ERR_INTERNAL;
                 goto done;
             }
@@ -169,7 +238,7 @@ static hr_status tune_run(hr_solver *s, long sweeps, hr_cuda_tune_result *res, h
         }
     }
     if (res->candidates == 0) {
-        hr_solver_set_error(s, "kernel %s: no candidate shape fits this problem (%s)", fam->name, why);
+        hr_solver_set_error(s, "kernel %s: no candidate shape fits this problem (%s)", g->name, why);
         st = HR_ERR_INVALID_ARG;
     }
 done:
@@ -213,12 +282,11 @@ extern "C" hr_status hr_cuda_tune(const hr_options *o, long sweeps, const char *
     else if (!default_cache_path(path, sizeof path))
         path[0] = '\0';
     hr_gpu *g = (hr_gpu *)s->impl;
-    const int uses_alpha = g->fam->pass != hr_gpu_pass_one;
     FILE *f = NULL;
     if (path[0] && mkdir_parents(path) == 0 && (f = fopen(path, "a")) != NULL) {
-        fprintf(f, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%.1f\n", s->device_name, g->fam->name,
-                g->dbl ? "double" : "single", oo.n, uses_alpha ? oo.alpha : 0, best.bx, best.by, best.h,
-                out->best_gbps);
+        fprintf(f, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.1f\n", s->device_name, g->name,
+                g->dbl ? "double" : "single", g->dim, g->nx, g->ny, g->dim == 3 ? g->nz : 1, alpha_key(g),
+                best.bx, best.by, best.h, out->best_gbps);
         if (fclose(f) == 0) snprintf(out->cache_path, sizeof out->cache_path, "%s", path);
     }
     if (!out->cache_path[0]) {

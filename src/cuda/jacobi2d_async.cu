@@ -60,7 +60,7 @@ __device__ __forceinline__ void tile_sweep(const hr_gargs<T> &a, const hr_async_
     for (int r = rb; r < re; r++) {
         const int k = r * tl.W + c, i = tl.i0 - 1 + r;
         const size_t g = (size_t)i * a.pitch + j;
-        const T v = hr_point(src[k - tl.W], src[k + tl.W], src[k - 1], src[k + 1], a.hf, g, i, j, a.spike);
+        const T v = hr_point(src[k - tl.W], src[k + tl.W], src[k - 1], src[k + 1], a.hf, g, i, j, a.sp);
         if (out)
             out[g] = v;
         else
@@ -100,7 +100,7 @@ __device__ __forceinline__ void strip_sweep_inplace(const hr_gargs<T> &a, const 
         const int r = rb + q, k = r * tl.W + c, i = tl.i0 - 1 + r;
         const T un = q == 0 ? B[k - tl.W] : reg[q - 1];
         const T us = q + 1 == cnt ? B[k + tl.W] : reg[q + 1 < HR_ASYNC_MAX_RPT ? q + 1 : q];
-        const T v = hr_point(un, us, B[k - 1], B[k + 1], a.hf, (size_t)i * a.pitch + j, i, j, a.spike);
+        const T v = hr_point(un, us, B[k - 1], B[k + 1], a.hf, (size_t)i * a.pitch + j, i, j, a.sp);
         reg[q] = v;
         B[k] = v;
     }
@@ -196,10 +196,8 @@ __global__ void hr_k_async(hr_gargs<T> a, int loops, int rpt)
     }
 }
 
-static int variant_of(const hr_gpu_family *f)
-{
-    return f == &hr_fam_async0 ? 0 : f == &hr_fam_async1 ? 1 : f == &hr_fam_async2 ? 2 : 3;
-}
+/* 0..3: async0..async3 (the family's variant field). */
+static int variant_of(const hr_gpu_family *f) { return f->variant; }
 
 static size_t async_bytes(const hr_gpu *g, hr_gpu_shape sh)
 {
@@ -279,10 +277,10 @@ static const hr_gpu_shape async_cands[] = {{64, 8, 4},  {64, 8, 1},  {32, 8, 4},
                                            {64, 16, 4}, {128, 8, 4}, {128, 4, 8}, {64, 8, 8},  {128, 8, 8},
                                            {256, 4, 4}, {128, 4, 16}, {128, 2, 16}, {64, 4, 16}, {256, 2, 16}};
 #define NAC ((int)(sizeof async_cands / sizeof async_cands[0]))
-#define ASYNC_FAMILY(var, name)                                                                     \
-    const hr_gpu_family var = {name, 1, 0, {{64, 8, 4}, {64, 8, 4}}, async_cands, NAC, check_async, \
-                               prepare_async, launch_async, pass_async}
-ASYNC_FAMILY(hr_fam_async0, "async0");
-ASYNC_FAMILY(hr_fam_async1, "async1");
-ASYNC_FAMILY(hr_fam_async2, "async2");
-ASYNC_FAMILY(hr_fam_async3, "async3");
+#define ASYNC_FAMILY(var, v)                                                                      \
+    const hr_gpu_family var = {1, 0, {{64, 8, 4}, {64, 8, 4}}, async_cands, NAC, check_async, prepare_async, \
+                               launch_async, pass_async, v}
+ASYNC_FAMILY(hr_fam_async0, 0);
+ASYNC_FAMILY(hr_fam_async1, 1);
+ASYNC_FAMILY(hr_fam_async2, 2);
+ASYNC_FAMILY(hr_fam_async3, 3);

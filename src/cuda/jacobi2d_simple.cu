@@ -8,16 +8,18 @@
 
 #include "cuda/gpu_internal.cuh"
 
-template <typename T>
+/* Rows [a.lo, a.hi), columns 1..nx; W: the weighted (omega) update. */
+template <typename T, bool W>
 __global__ void hr_k_point(hr_gargs<T> a)
 {
     const int j = blockIdx.x * blockDim.x + threadIdx.x + 1;
-    if (j > a.n) return;
+    if (j > a.nx) return;
     const T *__restrict__ u = a.u;
     T *__restrict__ un = a.un;
-    for (int i = blockIdx.y * blockDim.y + threadIdx.y + 1; i <= a.n; i += gridDim.y * blockDim.y) {
+    for (int i = blockIdx.y * blockDim.y + threadIdx.y + a.lo; i < a.hi; i += gridDim.y * blockDim.y) {
         const size_t k = (size_t)i * a.pitch + (size_t)j;
-        un[k] = hr_point(u[k - a.pitch], u[k + a.pitch], u[k - 1], u[k + 1], a.hf, k, i, j, a.spike);
+        un[k] = hr_point<T, W>(u[k - a.pitch], u[k + a.pitch], u[k - 1], u[k + 1], a.hf, k, i, j, a.sp, u[k], a.c0,
+                               a.c1);
     }
 }
 
@@ -59,24 +61,32 @@ __global__ void hr_k_texture(hr_gargs<T> a, cudaTextureObject_t t, int off)
         const size_t k = (size_t)i * a.pitch + (size_t)j;
         a.un[k] = hr_point(tex_at<T>(t, off, p, i - 1, j), tex_at<T>(t, off, p, i + 1, j),
                            tex_at<T>(t, off, p, i, j - 1), tex_at<T>(t, off, p, i, j + 1), a.hf, k, i,
-                           j, a.spike);
+                           j, a.sp);
     }
 }
 
 static dim3 point_grid(const hr_gpu *g)
 {
     const hr_gpu_shape s = g->shape;
-    return dim3((unsigned)((g->n + s.bx - 1) / s.bx), hr_grid_y(((long)g->n + s.by - 1) / s.by));
+    return dim3((unsigned)((g->nx + s.bx - 1) / s.bx), hr_grid_y(((long)g->ny + s.by - 1) / s.by));
 }
 
 static cudaError_t launch_point(hr_gpu *g, int sweeps, cudaStream_t st)
 {
     (void)sweeps;
     const dim3 blk(g->shape.bx, g->shape.by), grd = point_grid(g);
-    if (g->dbl)
-        hr_k_point<double><<<grd, blk, 0, st>>>(hr_gpu_args<double>(g));
-    else
-        hr_k_point<float><<<grd, blk, 0, st>>>(hr_gpu_args<float>(g));
+    const bool w = hr_gpu_weighted(g);
+    if (g->dbl) {
+        if (w)
+            hr_k_point<double, true><<<grd, blk, 0, st>>>(hr_gpu_args<double>(g));
+        else
+            hr_k_point<double, false><<<grd, blk, 0, st>>>(hr_gpu_args<double>(g));
+    } else {
+        if (w)
+            hr_k_point<float, true><<<grd, blk, 0, st>>>(hr_gpu_args<float>(g));
+        else
+            hr_k_point<float, false><<<grd, blk, 0, st>>>(hr_gpu_args<float>(g));
+    }
     return HR_LAUNCHED();
 }
 
@@ -100,7 +110,7 @@ static int check_point(const hr_gpu *g, hr_gpu_shape sh, char *why, size_t len)
 static int check_texture(const hr_gpu *g, hr_gpu_shape sh, char *why, size_t len)
 {
     if (check_point(g, sh, why, len)) return 1;
-    const size_t rows = (size_t)g->n + 3;
+    const size_t rows = (size_t)g->ny + 3;
     if (g->pitch > (size_t)g->tex2d_max_w || rows > (size_t)g->tex2d_max_h) {
         snprintf(why, len, "n=%d exceeds the device's 2-D linear texture limit (%d x %d texels)", g->n,
                  g->tex2d_max_w, g->tex2d_max_h);
@@ -125,7 +135,7 @@ static cudaError_t prepare_texture(hr_gpu *g)
         rd.res.pitch2D.devPtr = g->d_u[k];
         rd.res.pitch2D.desc = g->dbl ? cudaCreateChannelDesc<int2>() : cudaCreateChannelDesc<float>();
         rd.res.pitch2D.width = g->pitch;
-        rd.res.pitch2D.height = (size_t)g->n + 3;
+        rd.res.pitch2D.height = (size_t)g->ny + 3;
         rd.res.pitch2D.pitchInBytes = g->pitch * g->esize;
         cudaTextureDesc td;
         memset(&td, 0, sizeof td);
@@ -143,9 +153,9 @@ static const hr_gpu_shape point_cands[] = {{32, 4, 1},  {32, 8, 1},  {32, 16, 1}
                                            {128, 2, 1}, {128, 4, 1}, {256, 1, 1}, {16, 16, 1}, {8, 8, 1}};
 #define NPC ((int)(sizeof point_cands / sizeof point_cands[0]))
 
-const hr_gpu_family hr_fam_naive = {"naive", 0, 0, {{32, 8, 1}, {32, 8, 1}}, point_cands, NPC,
-                                    check_point, NULL, launch_point, hr_gpu_pass_one};
-const hr_gpu_family hr_fam_padded = {"padded", 1, 0, {{32, 8, 1}, {32, 8, 1}}, point_cands, NPC,
-                                     check_point, NULL, launch_point, hr_gpu_pass_one};
-const hr_gpu_family hr_fam_texture = {"texture", 1, 0, {{32, 8, 1}, {32, 8, 1}}, point_cands, NPC,
-                                      check_texture, prepare_texture, launch_texture, hr_gpu_pass_one};
+const hr_gpu_family hr_fam_naive = {0, 0, {{32, 8, 1}, {32, 8, 1}}, point_cands, NPC,
+                                    check_point, NULL, launch_point, hr_gpu_pass_one, 0};
+const hr_gpu_family hr_fam_padded = {1, 0, {{32, 8, 1}, {32, 8, 1}}, point_cands, NPC,
+                                     check_point, NULL, launch_point, hr_gpu_pass_one, 0};
+const hr_gpu_family hr_fam_texture = {1, 0, {{32, 8, 1}, {32, 8, 1}}, point_cands, NPC,
+                                      check_texture, prepare_texture, launch_texture, hr_gpu_pass_one, 0};

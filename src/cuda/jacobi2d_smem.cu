@@ -75,7 +75,7 @@ __global__ void hr_k_smem(hr_gargs<T> a, int h)
                     const T south = sm.get((r + 1) * W + c);
                     const size_t k = (size_t)gi * p + j;
                     a.un[k] = hr_point(north, south, sm.get(r * W + c - 1), sm.get(r * W + c + 1), a.hf, k, gi,
-                                       j, a.spike);
+                                       j, a.sp);
                     north = cur;
                     cur = south;
                 }
@@ -87,7 +87,7 @@ __global__ void hr_k_smem(hr_gargs<T> a, int h)
                     const T south = sm.get((r + 1) * W + c);
                     const size_t k = (size_t)gi * p + j;
                     a.un[k] = hr_point(north, south, sm.get(r * W + c - 1), sm.get(r * W + c + 1), a.hf, k, gi,
-                                       j, a.spike);
+                                       j, a.sp);
                     north = cur;
                     cur = south;
                 }
@@ -100,12 +100,7 @@ __global__ void hr_k_smem(hr_gargs<T> a, int h)
 /* Which rows-per-thread instantiation a family uses. */
 enum { MODE_ONE, MODE_RUNTIME, MODE_UNROLLED };
 
-static int mode_of(const hr_gpu_family *f)
-{
-    return f == &hr_fam_smem || f == &hr_fam_smem_hilo            ? MODE_ONE
-           : f == &hr_fam_unrolled || f == &hr_fam_unrolled_hilo ? MODE_UNROLLED
-                                                                  : MODE_RUNTIME;
-}
+static int mode_of(const hr_gpu_family *f) { return f->variant; }
 
 static size_t smem_bytes(const hr_gpu *g, hr_gpu_shape sh)
 {
@@ -184,15 +179,15 @@ static const hr_gpu_shape rows_cands[] = {{32, 8, 2},  {32, 8, 4},  {64, 4, 4}, 
 #define NONE_ ((int)(sizeof one_cands / sizeof one_cands[0]))
 #define NROWS_ ((int)(sizeof rows_cands / sizeof rows_cands[0]))
 
-#define SMEM_FAMILY(var, name, padded, hilo, def, cands, ncands)                                     \
-    const hr_gpu_family var = {name,      padded, hilo, {def, def}, cands, ncands, check_smem, prepare_smem, \
-                               launch_smem, hr_gpu_pass_one}
+#define SMEM_FAMILY(var, mode, padded, hilo, def, cands, ncands)                                          \
+    const hr_gpu_family var = {padded,       hilo, {def, def}, cands, ncands, check_smem, prepare_smem, launch_smem, \
+                               hr_gpu_pass_one, mode}
 
 #define DEF_ONE {32, 8, 1}
 #define DEF_ROWS {128, 4, 4}
-SMEM_FAMILY(hr_fam_smem, "smem", 0, 0, DEF_ONE, one_cands, NONE_);
-SMEM_FAMILY(hr_fam_smem_hilo, "smem-hilo", 0, 1, DEF_ONE, one_cands, NONE_);
-SMEM_FAMILY(hr_fam_smem_padded, "smem-padded", 1, 0, DEF_ROWS, rows_cands, NROWS_);
-SMEM_FAMILY(hr_fam_smem_padded_hilo, "smem-padded-hilo", 1, 1, DEF_ROWS, rows_cands, NROWS_);
-SMEM_FAMILY(hr_fam_unrolled, "unrolled", 1, 0, DEF_ROWS, rows_cands, NROWS_);
-SMEM_FAMILY(hr_fam_unrolled_hilo, "unrolled-hilo", 1, 1, DEF_ROWS, rows_cands, NROWS_);
+SMEM_FAMILY(hr_fam_smem, MODE_ONE, 0, 0, DEF_ONE, one_cands, NONE_);
+SMEM_FAMILY(hr_fam_smem_hilo, MODE_ONE, 0, 1, DEF_ONE, one_cands, NONE_);
+SMEM_FAMILY(hr_fam_smem_padded, MODE_RUNTIME, 1, 0, DEF_ROWS, rows_cands, NROWS_);
+SMEM_FAMILY(hr_fam_smem_padded_hilo, MODE_RUNTIME, 1, 1, DEF_ROWS, rows_cands, NROWS_);
+SMEM_FAMILY(hr_fam_unrolled, MODE_UNROLLED, 1, 0, DEF_ROWS, rows_cands, NROWS_);
+SMEM_FAMILY(hr_fam_unrolled_hilo, MODE_UNROLLED, 1, 1, DEF_ROWS, rows_cands, NROWS_);

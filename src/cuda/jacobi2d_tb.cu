@@ -23,10 +23,10 @@ __global__ void hr_k_tb(hr_gargs<T> a, int A, int steps, int th)
     const int W = blockDim.x, by = blockDim.y, tx = threadIdx.x, ty = threadIdx.y;
     const int TW = W - 2 * A, H = th + 2 * A;
     T *s0 = (T *)hr_smem_raw, *s1 = s0 + (size_t)H * W;
-    const int n = a.n;
+    const int nx = a.nx, n = a.ny; /* n: rows */
     const size_t p = a.pitch;
     const int gj = 1 + blockIdx.x * TW - A + tx; /* this thread's global column */
-    const bool col_mem = gj >= 0 && gj <= n + 1, col_in = gj >= 1 && gj <= n;
+    const bool col_mem = gj >= 0 && gj <= nx + 1, col_in = gj >= 1 && gj <= nx;
     const int seg = (H + by - 1) / by;
     const long tiles = ((long)n + th - 1) / th;
     for (long t = blockIdx.y; t < tiles; t += gridDim.y) {
@@ -49,7 +49,7 @@ __global__ void hr_k_tb(hr_gargs<T> a, int A, int steps, int th)
                     T v = cc;
                     if (col_in && gi >= 1 && gi <= n) {
                         const size_t k = (size_t)gi * p + gj;
-                        v = hr_point(nn, ss, src[r * W + tx - 1], src[r * W + tx + 1], a.hf, k, gi, gj, a.spike);
+                        v = hr_point(nn, ss, src[r * W + tx - 1], src[r * W + tx + 1], a.hf, k, gi, gj, a.sp);
                     }
                     dst[r * W + tx] = v;
                     nn = cc;
@@ -84,7 +84,7 @@ static cudaError_t go(hr_gpu *g, int steps, cudaStream_t st, bool prepare)
     const size_t bytes = tb_bytes(g, sh);
     if (prepare) return cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
     const int TW = sh.bx - 2 * g->alpha;
-    const dim3 blk(sh.bx, sh.by), grd((unsigned)((g->n + TW - 1) / TW), hr_grid_y(((long)g->n + sh.h - 1) / sh.h));
+    const dim3 blk(sh.bx, sh.by), grd((unsigned)((g->nx + TW - 1) / TW), hr_grid_y(((long)g->ny + sh.h - 1) / sh.h));
     k<<<grd, blk, bytes, st>>>(hr_gpu_args<T>(g), g->alpha, steps, sh.h);
     return HR_LAUNCHED();
 }
@@ -121,6 +121,6 @@ static const hr_gpu_shape tb_cands[] = {{128, 4, 64},  {128, 8, 64}, {128, 4, 32
                                         {256, 4, 64},  {256, 2, 32}, {128, 16, 64}, {64, 8, 64},  {256, 8, 16},
                                         {512, 2, 16},  {128, 2, 16}, {64, 4, 32},  {96, 8, 64},  {160, 4, 64}};
 
-const hr_gpu_family hr_fam_tb = {"tb",     1,         0, {{128, 8, 64}, {128, 8, 32}},
+const hr_gpu_family hr_fam_tb = {1,         0, {{128, 8, 64}, {128, 8, 32}},
                                  tb_cands, (int)(sizeof tb_cands / sizeof tb_cands[0]),
-                                 check_tb, prepare_tb, launch_tb, pass_tb};
+                                 check_tb, prepare_tb, launch_tb, pass_tb, 0};

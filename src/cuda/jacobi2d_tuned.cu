@@ -5,8 +5,8 @@
  * doubles) of a strip of h rows. Rows start 128-byte aligned, so a warp's load of one
  * row is one aligned 512-byte request. North and centre stay in registers as the thread
  * marches south; west and east of the word's ends come from the neighbouring lanes by
- * warp shuffle, and only lanes 0 and 31 load one extra element. Device memory then sees each word read once (plus two halo rows
- * per strip, mostly L2 hits) and written once: the copy-bandwidth limit. U rows are
+ * warp shuffle, and only lanes 0 and 31 load one extra element. Device memory then sees each word read once
+ * (plus two halo rows per strip, mostly L2 hits) and written once: the copy-bandwidth limit. U rows are
  * loaded before any is used, so U independent loads per thread are in flight.
  *
  * Shape: bx threads (a multiple of 32; they cover 16*bx/sizeof(T) columns) per strip,
@@ -16,20 +16,19 @@
 #include <stdio.h>
 
 #include "cuda/gpu_internal.cuh"
+#include "cuda/gpu_region.h"
 
 /* V consecutive columns per thread, moved as one aligned 16-byte word. */
-template <typename T, int V>
-struct alignas(sizeof(T) * V) hr_vec {
+template <typename T, int V> struct alignas(sizeof(T) * V) hr_vec {
     T v[V];
 };
 
-template <typename T, int V, int U>
-__global__ void hr_k_tuned(hr_gargs<T> a, int h)
+template <typename T, int V, int U, bool W> __global__ void hr_k_tuned(hr_gargs<T> a, int h)
 {
     typedef hr_vec<T, V> VT;
     const unsigned FULL = 0xffffffffu;
     const int lane = threadIdx.x & 31;
-    const int n = a.n;
+    const int n = a.nx; /* columns; rows come from the range [a.lo, a.hi) */
     const size_t p = a.pitch;
     const int j = 1 + (blockIdx.x * blockDim.x + threadIdx.x) * V; /* first of this thread's columns */
     /* columns up to n+1 (the boundary) are read; reading past it stays inside the padded
@@ -44,11 +43,13 @@ __global__ void hr_k_tuned(hr_gargs<T> a, int h)
     const bool edge_ok = edge != 0 && have && j + edge <= n + 1;
     VT zero;
 #pragma unroll
-    for (int e = 0; e < V; e++) zero.v[e] = (T)0;
-    const long strips = ((long)n + h - 1) / h;
-    for (long s = (long)blockIdx.y * blockDim.y + threadIdx.y; s < strips; s += (long)gridDim.y * blockDim.y) {
-        const int i0 = 1 + (int)s * h;
-        const int i1 = min(i0 + h, n + 1); /* rows [i0, i1) */
+    for (int e = 0; e < V; e++)
+        zero.v[e] = (T)0;
+    const long strips = ((long)a.hi - a.lo + h - 1) / h;
+    for (long s = (long)blockIdx.y * blockDim.y + threadIdx.y; s < strips;
+         s += (long)gridDim.y * blockDim.y) {
+        const int i0 = a.lo + (int)s * h;
+        const int i1 = min(i0 + h, a.hi); /* rows [i0, i1) */
         VT north = have ? *(const VT *)(col + (size_t)(i0 - 1) * p) : zero;
         VT cur = have ? *(const VT *)(col + (size_t)i0 * p) : zero;
         for (int i = i0; i < i1; i += U) {
@@ -76,7 +77,8 @@ __global__ void hr_k_tuned(hr_gargs<T> a, int h)
                     for (int e = 0; e < V; e++) {
                         const T w = e == 0 ? w0 : c.v[e - 1];
                         const T ea = e == V - 1 ? e1 : c.v[e + 1];
-                        res.v[e] = hr_point(nn.v[e], south[q].v[e], w, ea, hf, k + e, r, j + e, a.spike);
+                        res.v[e] = hr_point<T, W>(nn.v[e], south[q].v[e], w, ea, hf, k + e, r, j + e, a.sp,
+                                                  c.v[e], a.c0, a.c1);
                     }
                     if (full) {
                         *(VT *)(out + k) = res;
@@ -93,26 +95,40 @@ __global__ void hr_k_tuned(hr_gargs<T> a, int h)
     }
 }
 
-/* 16 bytes per thread: four floats or two doubles. */
-template <typename T>
-static cudaError_t go(hr_gpu *g, cudaStream_t st)
+/* 16 bytes per thread: four floats or two doubles. Rows [r0, r1) of the interior. */
+template <typename T, bool W> static cudaError_t go(hr_gpu *g, int r0, int r1, cudaStream_t st)
 {
     const int V = 16 / (int)sizeof(T);
     const hr_gpu_shape sh = g->shape;
-    const long strips = ((long)g->n + sh.h - 1) / sh.h;
-    const long threads = ((long)g->n + V - 1) / V;
-    const dim3 blk(sh.bx, sh.by), grd((unsigned)((threads + sh.bx - 1) / sh.bx), hr_grid_y((strips + sh.by - 1) / sh.by));
+    if (r1 <= r0) return cudaSuccess;
+    hr_gargs<T> a = hr_gpu_args<T>(g);
+    a.lo = r0;
+    a.hi = r1;
+    const long strips = ((long)r1 - r0 + sh.h - 1) / sh.h;
+    const long threads = ((long)g->nx + V - 1) / V;
+    const dim3 blk(sh.bx, sh.by),
+        grd((unsigned)((threads + sh.bx - 1) / sh.bx), hr_grid_y((strips + sh.by - 1) / sh.by));
     if (sh.h % 8 == 0)
-        hr_k_tuned<T, 16 / sizeof(T), 8><<<grd, blk, 0, st>>>(hr_gpu_args<T>(g), sh.h);
+        hr_k_tuned<T, 16 / sizeof(T), 8, W><<<grd, blk, 0, st>>>(a, sh.h);
     else
-        hr_k_tuned<T, 16 / sizeof(T), 4><<<grd, blk, 0, st>>>(hr_gpu_args<T>(g), sh.h);
+        hr_k_tuned<T, 16 / sizeof(T), 4, W><<<grd, blk, 0, st>>>(a, sh.h);
     return HR_LAUNCHED();
+}
+
+cudaError_t hr_gpu_tuned2d_rows(hr_gpu *g, int r0, int r1, cudaStream_t st)
+{
+    if (hr_gpu_weighted(g)) return g->dbl ? go<double, true>(g, r0, r1, st) : go<float, true>(g, r0, r1, st);
+    return g->dbl ? go<double, false>(g, r0, r1, st) : go<float, false>(g, r0, r1, st);
 }
 
 static cudaError_t launch_tuned(hr_gpu *g, int sweeps, cudaStream_t st)
 {
     (void)sweeps;
-    return g->dbl ? go<double>(g, st) : go<float>(g, st);
+    if (g->split > 1 && g->split <= g->ny) { /* the region form, as a test hook: two parts, one sweep */
+        cudaError_t e = hr_gpu_tuned2d_rows(g, g->split, g->ny + 1, st);
+        return e != cudaSuccess ? e : hr_gpu_tuned2d_rows(g, 1, g->split, st);
+    }
+    return hr_gpu_tuned2d_rows(g, 1, g->ny + 1, st);
 }
 
 static int check_tuned(const hr_gpu *g, hr_gpu_shape sh, char *why, size_t len)
@@ -128,11 +144,18 @@ static int check_tuned(const hr_gpu *g, hr_gpu_shape sh, char *why, size_t len)
     return hr_gpu_check_block(g, sh, 1, why, len);
 }
 
-static const hr_gpu_shape tuned_cands[] = {
-    {64, 1, 16}, {64, 1, 32},  {64, 1, 8}, {128, 1, 16}, {128, 1, 32}, {128, 1, 8}, {32, 4, 16},
-    {32, 2, 32}, {32, 1, 16},  {64, 2, 16}, {64, 4, 8},  {256, 1, 16}, {256, 1, 8}, {128, 2, 8},
-    {32, 1, 8},  {32, 1, 4},   {64, 1, 4},  {64, 1, 64}, {128, 1, 4},  {32, 4, 4}};
+static const hr_gpu_shape tuned_cands[] = {{64, 1, 16}, {64, 1, 32},  {64, 1, 8},  {128, 1, 16}, {128, 1, 32},
+                                           {128, 1, 8}, {32, 4, 16},  {32, 2, 32}, {32, 1, 16},  {64, 2, 16},
+                                           {64, 4, 8},  {256, 1, 16}, {256, 1, 8}, {128, 2, 8},  {32, 1, 8},
+                                           {32, 1, 4},  {64, 1, 4},   {64, 1, 64}, {128, 1, 4},  {32, 4, 4}};
 
-const hr_gpu_family hr_fam_tuned = {"tuned",       1,    0, {{64, 1, 16}, {64, 1, 16}},
-                                    tuned_cands,   (int)(sizeof tuned_cands / sizeof tuned_cands[0]),
-                                    check_tuned,   NULL, launch_tuned, hr_gpu_pass_one};
+const hr_gpu_family hr_fam_tuned = {1,
+                                    0,
+                                    {{64, 1, 16}, {64, 1, 16}},
+                                    tuned_cands,
+                                    (int)(sizeof tuned_cands / sizeof tuned_cands[0]),
+                                    check_tuned,
+                                    NULL,
+                                    launch_tuned,
+                                    hr_gpu_pass_one,
+                                    0};

@@ -90,11 +90,15 @@ typedef struct async_state {
     int E;       /* overlapped AMC: kernels per exchange round */
     int overlap; /* AMC with the exchange on cs (not HETRELAX_SPARSE_AMC_SERIAL=1) */
     hr_sparse_comm comm;
-    double *h_x; /* AMC hub */
+    double *h_x;       /* AMC hub */
     long rest_n[2];    /* iterations of the cached remainder graphs (0: none) */
     long rest_seen[2]; /* remainder of the previous call with a remainder, per fault state */
     int rest_refused;  /* a remainder capture was refused: remainders stay live */
     gpu_part p[HR_SP_MAX_GPUS];
+    /* residual checks on the first GPU, from its x (one GPU; DC and DK: the master's
+     * x is whole) or from the hub's x uploaded (AMC on several GPUs) */
+    hr_sp_resid R;
+    int dc; /* device-side checks after every iteration (one GPU, one stream, no AMC) */
 } async_state;
 
 /* Copies x[a, b) between two full-length vectors (device, peer or pinned host). */
@@ -134,7 +138,10 @@ static hr_status enqueue(hr_sparse_run *r, async_state *s, int g, cudaStream_t s
         HR_SPCU(r, copy_range(q->d_x, s->p[0].d_x, 0, q->row0, st));
         HR_SPCU(r, copy_range(q->d_x, s->p[0].d_x, q->row1, n, st));
     }
-    HR_SPCU(r, hr_sp_async_launch(&q->L, q->d_diag, q->d_b, q->xr, q->xr, s->K, fz, st));
+    HR_SPCU(r, hr_sp_async_launch(&q->L, q->d_diag, q->d_b, q->xr, q->xr, s->K, fz,
+                                  s->dc ? &s->R.d_ctl->stop : NULL, st));
+    if (s->dc)
+        HR_SPCU(r, hr_sp_resid_check(&s->R, q->d_b, q->xr, NULL, st)); /* stream order: after the kernel */
     if (amc_serial)
         HR_TRY(amc_download(r, s, g, st));
     else if (s->comm == HR_SPARSE_COMM_DC && g > 0)
@@ -275,8 +282,8 @@ static hr_status part_setup(hr_sparse_run *r, async_state *s, int g, int B, cons
     }
     HR_TRY(hr_sp_blocks_build(r, r->A, q->row0, q->row1 - q->row0, B, 1, &q->L));
     HR_TRY(upload(r, &q->d_diag, diag, bytes));
-    HR_TRY(upload(r, &q->d_b, r->b, bytes));
-    if (s->comm != HR_SPARSE_COMM_DK || g == 0) HR_TRY(upload(r, &q->d_x, r->x, bytes));
+    HR_TRY(upload(r, &q->d_b, NULL, bytes)); /* b and x0: async_load, per solve */
+    if (s->comm != HR_SPARSE_COMM_DK || g == 0) HR_TRY(upload(r, &q->d_x, NULL, bytes));
     if (r->frozen) {
         HR_SPCU(r, cudaMalloc((void **)&q->d_frozen, (size_t)n));
         HR_SPCU(r, cudaMemcpy(q->d_frozen, r->frozen, (size_t)n, cudaMemcpyHostToDevice));
@@ -320,18 +327,21 @@ static hr_status async_setup(hr_sparse_run *r)
                                                : HR_SPARSE_COMM_AUTO;
     s->S = hr_sp_env_int("HETRELAX_SPARSE_STREAMS", 1, 1, HR_SP_MAX_STREAMS);
     s->G = hr_sp_env_int("HETRELAX_SPARSE_GRAPH", 32, 0, 4096);
-    if (r->o.tol > 0.0 && r->o.check_every > 0 && r->o.check_every < s->G) /* a graph a check */
+    /* checked every iteration with one GPU and one stream (and no AMC copies): the
+     * checks go into the graphs (HETRELAX_SPARSE_DEVICE_CHECKS=0: on the host) */
+    s->dc = r->device_checks = r->o.tol > 0.0 && r->o.check_every == 1 && s->ngpu == 1 && s->S == 1 &&
+                               s->comm != HR_SPARSE_COMM_AMC &&
+                               hr_sp_env_int("HETRELAX_SPARSE_DEVICE_CHECKS", 1, 0, 1);
+    if (!s->dc && r->o.tol > 0.0 && r->o.check_every > 0 && r->o.check_every < s->G) /* a graph a check */
         s->G = (int)r->o.check_every;
     s->overlap = !hr_sp_env_int("HETRELAX_SPARSE_AMC_SERIAL", 0, 0, 1);
     s->E = hr_sp_env_int("HETRELAX_SPARSE_AMC_EVERY", 1, 1, 1024);
     s->K = r->o.local_iters;
-    int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess) count = 0, (void)cudaGetLastError();
-    if (s->ngpu > HR_SP_MAX_GPUS || r->o.device < 0 || r->o.device + s->ngpu > count) {
-        snprintf(r->err, sizeof r->err, "gpus: %d GPU%s from device %d asked, %d present", s->ngpu,
-                 s->ngpu > 1 ? "s" : "", r->o.device, count);
-        return count == 0 ? HR_ERR_NO_DEVICE : HR_ERR_INVALID_ARG;
+    if (s->ngpu > HR_SP_MAX_GPUS) {
+        snprintf(r->err, sizeof r->err, "gpus: at most %d", HR_SP_MAX_GPUS);
+        return HR_ERR_INVALID_ARG;
     }
+    HR_TRY(hr_sp_check_devices(r, r->o.device, s->ngpu));
     /* contiguous ranges of whole blocks, as even as the blocks allow */
     const int nb = (n + B - 1) / B;
     for (int g = 0; g < s->ngpu; g++) {
@@ -352,10 +362,10 @@ static hr_status async_setup(hr_sparse_run *r)
     HR_TRY(st);
     for (int g = 0; g < s->ngpu; g++)
         s->p[g].xr = s->comm == HR_SPARSE_COMM_DK ? s->p[0].d_x : s->p[g].d_x;
-    if (s->comm == HR_SPARSE_COMM_AMC) {
+    if (s->comm == HR_SPARSE_COMM_AMC)
         HR_SPCU(r, cudaHostAlloc((void **)&s->h_x, (size_t)n * sizeof(double), cudaHostAllocPortable));
-        memcpy(s->h_x, r->x, (size_t)n * sizeof(double));
-    }
+    HR_SPCU(r, cudaSetDevice(s->p[0].dev));
+    HR_TRY(hr_sp_resid_setup(r, &s->R, 1, s->comm == HR_SPARSE_COMM_AMC && s->ngpu > 1));
     int refused = 0;
     for (int g = 0; g < s->ngpu && s->G > 0 && !refused; g++) {
         HR_SPCU(r, cudaSetDevice(s->p[g].dev));
@@ -374,6 +384,41 @@ static hr_status async_setup(hr_sparse_run *r)
         HR_SPCU(r, cudaDeviceSynchronize());
     }
     return HR_OK;
+}
+
+/* A new right-hand side and initial guess on every GPU (and the hub). */
+static hr_status async_load(hr_sparse_run *r)
+{
+    async_state *s = (async_state *)r->impl;
+    const size_t bytes = (size_t)r->A->n_rows * sizeof(double);
+    if (s->h_x) memcpy(s->h_x, r->x, bytes);
+    for (int g = 0; g < s->ngpu; g++) { /* on the stream: a pageable cudaMemcpy may return early */
+        gpu_part *q = &s->p[g];
+        HR_SPCU(r, cudaSetDevice(q->dev));
+        HR_SPCU(r, cudaMemcpyAsync(q->d_b, r->b, bytes, cudaMemcpyHostToDevice, q->st[0]));
+        if (q->d_x) HR_SPCU(r, cudaMemcpyAsync(q->d_x, r->x, bytes, cudaMemcpyHostToDevice, q->st[0]));
+    }
+    for (int g = 0; g < s->ngpu; g++) {
+        HR_SPCU(r, cudaSetDevice(s->p[g].dev));
+        HR_SPCU(r, cudaStreamSynchronize(s->p[g].st[0]));
+    }
+    s->R.bnorm = hr_sparse_norm2(r->b, r->A->n_rows);
+    if (s->dc) HR_TRY(hr_sp_ctl_reset(r, &s->R, s->p[0].st[0]));
+    return HR_OK;
+}
+
+static hr_status async_residual(hr_sparse_run *r, double *rel)
+{
+    async_state *s = (async_state *)r->impl;
+    gpu_part *q = &s->p[0];
+    HR_SPCU(r, cudaSetDevice(q->dev));
+    const double *x = q->d_x;
+    if (s->R.d_xh) { /* AMC, several GPUs: the hub holds every GPU's last rows */
+        HR_SPCU(r, cudaMemcpyAsync(s->R.d_xh, s->h_x, (size_t)r->A->n_rows * sizeof(double),
+                                   cudaMemcpyHostToDevice, q->st[0]));
+        x = s->R.d_xh;
+    }
+    return hr_sp_resid_run(r, &s->R, q->d_b, x, NULL, q->st[0], rel);
 }
 
 static hr_status async_iterate(hr_sparse_run *r, long count)
@@ -398,8 +443,9 @@ static hr_status async_iterate(hr_sparse_run *r, long count)
         }
     for (int g = 0; g < s->ngpu; g++) {
         HR_SPCU(r, cudaSetDevice(s->p[g].dev));
-        HR_SPCU(r, cudaStreamSynchronize(s->p[g].st[0]));
+        if (!s->dc) HR_SPCU(r, cudaStreamSynchronize(s->p[g].st[0]));
     }
+    if (s->dc) HR_TRY(hr_sp_ctl_fetch(r, &s->R, s->p[0].st[0])); /* one GPU: its copy and one sync */
     return HR_OK;
 }
 
@@ -440,20 +486,20 @@ static void async_teardown(hr_sparse_run *r)
         cudaFree(q->d_diag), cudaFree(q->d_b), cudaFree(q->d_x), cudaFree(q->d_frozen);
     }
     if (s->h_x) cudaFreeHost(s->h_x);
-    (void)cudaGetLastError();
+    hr_sp_resid_free(&s->R);
     free(s);
     r->impl = NULL;
 }
 
 extern "C" const hr_sparse_method hr_sparse_gpu_async = {
-    "async",
-    HR_BACKEND_GPU,
-    "block-asynchronous async-(K) on the GPU: a thread block per block, streams overlap iterations",
-    0,
-    1,
-    0,
-    1,
-    async_setup,
-    async_iterate,
-    async_sync_host,
-    async_teardown};
+    .name = "async",
+    .backend = HR_BACKEND_GPU,
+    .summary = "block-asynchronous async-(K) on the GPU: a thread block per block, streams overlap iterations",
+    .caps = HR_SPARSE_CAP_DIAGONAL | HR_SPARSE_CAP_FAULTS,
+    .setup = async_setup,
+    .iterate = async_iterate,
+    .sync_host = async_sync_host,
+    .teardown = async_teardown,
+    .load = async_load,
+    .residual = async_residual,
+};

@@ -65,16 +65,75 @@ static inline int hr_sp_threads(int B)
 
 /* One global iteration of async-(K) (Algorithm 1) over the blocks of L: each thread
  * block reads x from xr, forms the off-block part once, runs K local Jacobi sweeps in
- * shared memory and writes its rows to xw. frozen: fault mask by global row, or NULL. */
+ * shared memory and writes its rows to xw. frozen: fault mask by global row, or NULL.
+ * stop: device flag (hr_sp_ctl.stop) that makes the launch do nothing, or NULL. */
 cudaError_t hr_sp_async_launch(const hr_sp_blocks *L, const double *diag, const double *b, const double *xr,
-                               double *xw, int K, const unsigned char *frozen, cudaStream_t st);
+                               double *xw, int K, const unsigned char *frozen, const int *stop,
+                               cudaStream_t st);
 /* Prepares the async kernel for B rows per block (shared-memory opt-in, module load). */
 cudaError_t hr_sp_async_prepare(int B);
 
 /* One Jacobi sweep xn = x + tau D^-1 (b - A x) over L (built without split). */
 cudaError_t hr_sp_jacobi_launch(const hr_sp_blocks *L, const double *diag, const double *b, const double *x,
-                                double *xn, double tau, const unsigned char *frozen, cudaStream_t st);
+                                double *xn, double tau, const unsigned char *frozen, const int *stop,
+                                cudaStream_t st);
 cudaError_t hr_sp_jacobi_prepare(void);
+
+/* Devices first..first+count-1 present? Else r->err says so in the CLI's words:
+ * "gpu: no CUDA device D (found N)" (HR_ERR_NO_DEVICE) or, for several GPUs on a
+ * machine with fewer, "gpus: ..." (HR_ERR_INVALID_ARG). */
+hr_status hr_sp_check_devices(hr_sparse_run *r, int first, int count);
+
+/* ------------------------------------------------- residual on the device */
+
+/* ||b - A x|| / ||b|| on the device (sparse_residual.cu): one kernel, scaled norms,
+ * one 8-byte copy back. */
+/* Device-side checks (tol > 0, checked every iteration, one GPU): after each iteration
+ * a check kernel computes the residual, counts the iteration and, when the residual is
+ * below tol or above divref (or not finite), sets stop: the later kernels of the call
+ * (graph replays included) then do nothing, so the iterate stays the one that met the
+ * test and `done` is the exact iteration count. One small copy back per call. */
+typedef struct hr_sp_ctl {
+    int stop; /* 1: a check stopped the solve */
+    int pad;
+    long long done;            /* iterations checked since the solve's load */
+    double rel;                /* the last check's residual */
+    double tol, divref, bnorm; /* per solve (graph arguments are fixed at capture) */
+} hr_sp_ctl;
+
+typedef struct hr_sp_resid {
+    int n, nblk, dev;
+    long long *d_rowp; /* A in CSR (NULL when the caller gives q = A x) */
+    int *d_col;
+    double *d_val;
+    double *d_xh;             /* the host hub's x, uploaded (async AMC on several GPUs) */
+    double *d_part;           /* per thread block: max |r_i|, sum (r_i / max)^2 */
+    double *d_out;            /* the result (2 doubles, then the ticket) */
+    unsigned int *d_ticket;   /* blocks done: the last combines */
+    double *h_out;            /* pinned */
+    double bnorm;             /* ||b||_2 of the b on the device, set by the method's load */
+    hr_sp_ctl *d_ctl, *h_ctl; /* device-side checks (h_ctl pinned) */
+} hr_sp_resid;
+
+/* Allocates on the current device; with_matrix uploads A's CSR, with_hub a vector for
+ * the hub's x. */
+hr_status hr_sp_resid_setup(hr_sparse_run *r, hr_sp_resid *R, int with_matrix, int with_hub);
+/* *rel for x (d_q NULL: A x formed from the CSR) or for q = A x given (d_x unused),
+ * on stream st, which it synchronises. */
+hr_status hr_sp_resid_run(hr_sparse_run *r, hr_sp_resid *R, const double *d_b, const double *d_x,
+                          const double *d_q, cudaStream_t st, double *rel);
+/* Enqueues one device-side check of x (or of q = A x given; d_q NULL: from the CSR)
+ * after an iteration, on st: no host sync. */
+cudaError_t hr_sp_resid_check(hr_sp_resid *R, const double *d_b, const double *d_x, const double *d_q,
+                              cudaStream_t st);
+/* Starts a solve's device-side checks: stop = 0, done = 0, tol, r->divref and
+ * R->bnorm (set those first); on st, synchronised. */
+hr_status hr_sp_ctl_reset(hr_sparse_run *r, hr_sp_resid *R, cudaStream_t st);
+/* After a call: copies the control block back on st, after the call's work, and
+ * synchronises st (so it stands for the call's own final sync); fills r->checked_*. */
+hr_status hr_sp_ctl_fetch(hr_sparse_run *r, hr_sp_resid *R, cudaStream_t st);
+/* Frees; accepts a zeroed struct. */
+void hr_sp_resid_free(hr_sp_resid *R);
 
 /* Environment knobs shared by the relaxation methods (docs/gpu-sparse.md). */
 int hr_sp_env_int(const char *name, int def, int lo, int hi);

@@ -2,7 +2,9 @@
  * GPU synchronous Jacobi for sparse systems (seed 002, the GPU Jacobi of sections 4.2-4.4):
  * one kernel launch per sweep between two device vectors. Launches are replayed from
  * CUDA graphs of HR_SP_JACOBI_GRAPH sweeps (one per starting vector and fault state),
- * which removes most of the launch overhead that dominates these small systems.
+ * which removes most of the launch overhead that dominates these small systems. With
+ * device-side checks (sparse_residual.cu) every sweep is followed by its check in the
+ * graphs, and pairs of sweeps have graphs too, for the short calls monitors make.
  * Deterministic: bitwise equal to the CPU Jacobi (same formula, order, no FMA).
  */
 #include <stdio.h>
@@ -12,6 +14,7 @@
 #include "cuda/sparse_gpu.cuh"
 
 #define HR_SP_JACOBI_GRAPH 32  /* even: a replay ends on the vector it began on */
+#define HR_SP_JACOBI_SHORT 2   /* device-side checks: short calls (monitors) replay pairs */
 #define HR_SP_JACOBI_ROWS  128 /* rows per thread block (one thread per row) */
 
 typedef struct jac_state {
@@ -21,21 +24,27 @@ typedef struct jac_state {
     int cur; /* vector holding the iterate */
     cudaStream_t st;
     cudaGraphExec_t graph[2][2]; /* [fault active][starting vector] */
+    cudaGraphExec_t pair[2][2];  /* the same, HR_SP_JACOBI_SHORT sweeps (device-side checks) */
+    hr_sp_resid R;               /* residual checks on the device */
+    int dc;                      /* device-side checks after every sweep (r->device_checks) */
 } jac_state;
 
+/* One sweep from d_x[from] (and, with device-side checks, the check of its result). */
 static hr_status launch(hr_sparse_run *r, jac_state *s, int from, int fault)
 {
     HR_SPCU(r, hr_sp_jacobi_launch(&s->L, s->d_diag, s->d_b, s->d_x[from], s->d_x[1 - from], r->tau,
-                                   fault ? s->d_frozen : NULL, s->st));
+                                   fault ? s->d_frozen : NULL, s->dc ? &s->R.d_ctl->stop : NULL, s->st));
+    if (s->dc) HR_SPCU(r, hr_sp_resid_check(&s->R, s->d_b, s->d_x[1 - from], NULL, s->st));
     return HR_OK;
 }
 
-static hr_status build_graph(hr_sparse_run *r, jac_state *s, int fault, int from)
+static hr_status build_graph(hr_sparse_run *r, jac_state *s, int fault, int from, int len,
+                             cudaGraphExec_t *out)
 {
     cudaGraph_t g = NULL;
     HR_SPCU(r, cudaStreamBeginCapture(s->st, cudaStreamCaptureModeThreadLocal));
     hr_status st = HR_OK;
-    for (int k = 0; k < HR_SP_JACOBI_GRAPH && st == HR_OK; k++)
+    for (int k = 0; k < len && st == HR_OK; k++)
         st = launch(r, s, (from + k) & 1, fault);
     cudaError_t ce = cudaStreamEndCapture(s->st, &g);
     if (st != HR_OK) {
@@ -43,10 +52,10 @@ static hr_status build_graph(hr_sparse_run *r, jac_state *s, int fault, int from
         return st;
     }
     HR_SPCU(r, ce);
-    cudaError_t ie = cudaGraphInstantiate(&s->graph[fault][from], g, 0);
+    cudaError_t ie = cudaGraphInstantiate(out, g, 0);
     cudaGraphDestroy(g);
     HR_SPCU(r, ie);
-    HR_SPCU(r, cudaGraphUpload(s->graph[fault][from], s->st));
+    HR_SPCU(r, cudaGraphUpload(*out, s->st));
     return HR_OK;
 }
 
@@ -61,6 +70,7 @@ static hr_status jac_setup(hr_sparse_run *r)
         snprintf(r->err, sizeof r->err, "gpus: several GPUs are only for --method async");
         return HR_ERR_INVALID_ARG;
     }
+    HR_TRY(hr_sp_check_devices(r, r->o.device, 1));
     HR_SPCU(r, cudaSetDevice(r->o.device));
     HR_SPCU(r, cudaStreamCreateWithFlags(&s->st, cudaStreamNonBlocking));
     HR_TRY(hr_sp_blocks_build(r, A, 0, n, HR_SP_JACOBI_ROWS, 0, &s->L));
@@ -73,21 +83,47 @@ static hr_status jac_setup(hr_sparse_run *r)
     if (e == cudaSuccess) e = cudaMemcpy(s->d_diag, diag, bytes, cudaMemcpyHostToDevice);
     free(diag);
     HR_SPCU(r, e);
-    HR_SPCU(r, cudaMalloc((void **)&s->d_b, bytes));
-    HR_SPCU(r, cudaMemcpy(s->d_b, r->b, bytes, cudaMemcpyHostToDevice));
+    HR_SPCU(r, cudaMalloc((void **)&s->d_b, bytes)); /* b and x0: jac_load, per solve */
     for (int v = 0; v < 2; v++)
         HR_SPCU(r, cudaMalloc((void **)&s->d_x[v], bytes));
-    HR_SPCU(r, cudaMemcpy(s->d_x[0], r->x, bytes, cudaMemcpyHostToDevice));
+    HR_TRY(hr_sp_resid_setup(r, &s->R, 1, 0));
+    /* checked every sweep: the checks go into the graphs (HETRELAX_SPARSE_DEVICE_CHECKS=0: host) */
+    s->dc = r->device_checks =
+        r->o.tol > 0.0 && r->o.check_every == 1 && hr_sp_env_int("HETRELAX_SPARSE_DEVICE_CHECKS", 1, 0, 1);
     if (r->frozen) {
         HR_SPCU(r, cudaMalloc((void **)&s->d_frozen, (size_t)n));
         HR_SPCU(r, cudaMemcpy(s->d_frozen, r->frozen, (size_t)n, cudaMemcpyHostToDevice));
     }
     HR_SPCU(r, hr_sp_jacobi_prepare());
     for (int f = 0; f < (r->frozen ? 2 : 1); f++)
-        for (int from = 0; from < 2; from++)
-            HR_TRY(build_graph(r, s, f, from));
+        for (int from = 0; from < 2; from++) {
+            HR_TRY(build_graph(r, s, f, from, HR_SP_JACOBI_GRAPH, &s->graph[f][from]));
+            if (s->dc) HR_TRY(build_graph(r, s, f, from, HR_SP_JACOBI_SHORT, &s->pair[f][from]));
+        }
     HR_SPCU(r, cudaStreamSynchronize(s->st));
     return HR_OK;
+}
+
+/* A new right-hand side and initial guess: the graphs read the vectors in place. */
+static hr_status jac_load(hr_sparse_run *r)
+{
+    jac_state *s = (jac_state *)r->impl;
+    const size_t bytes = (size_t)r->A->n_rows * sizeof(double);
+    HR_SPCU(r, cudaSetDevice(r->o.device));
+    /* on the stream: a pageable cudaMemcpy may return before its DMA lands */
+    HR_SPCU(r, cudaMemcpyAsync(s->d_b, r->b, bytes, cudaMemcpyHostToDevice, s->st));
+    HR_SPCU(r, cudaMemcpyAsync(s->d_x[0], r->x, bytes, cudaMemcpyHostToDevice, s->st));
+    HR_SPCU(r, cudaStreamSynchronize(s->st)); /* r->b and r->x may change after the solve */
+    s->cur = 0;
+    s->R.bnorm = hr_sparse_norm2(r->b, r->A->n_rows);
+    if (s->dc) HR_TRY(hr_sp_ctl_reset(r, &s->R, s->st));
+    return HR_OK;
+}
+
+static hr_status jac_residual(hr_sparse_run *r, double *rel)
+{
+    jac_state *s = (jac_state *)r->impl;
+    return hr_sp_resid_run(r, &s->R, s->d_b, s->d_x[s->cur], NULL, s->st, rel);
 }
 
 static hr_status jac_iterate(hr_sparse_run *r, long count)
@@ -97,11 +133,17 @@ static hr_status jac_iterate(hr_sparse_run *r, long count)
     HR_SPCU(r, cudaSetDevice(r->o.device));
     for (; count >= HR_SP_JACOBI_GRAPH; count -= HR_SP_JACOBI_GRAPH)
         HR_SPCU(r, cudaGraphLaunch(s->graph[f][s->cur], s->st));
+    for (; s->dc && count >= HR_SP_JACOBI_SHORT; count -= HR_SP_JACOBI_SHORT) /* even too */
+        HR_SPCU(r, cudaGraphLaunch(s->pair[f][s->cur], s->st));
     for (; count > 0; count--) {
         HR_TRY(launch(r, s, s->cur, f));
         s->cur ^= 1;
     }
-    HR_SPCU(r, cudaStreamSynchronize(s->st));
+    if (!s->dc) HR_SPCU(r, cudaStreamSynchronize(s->st));
+    if (s->dc) { /* sweeps after a stopping check did nothing: x is where the count says */
+        HR_TRY(hr_sp_ctl_fetch(r, &s->R, s->st)); /* the copy after the work: one sync for both */
+        s->cur = (int)(r->checked_done & 1);
+    }
     return HR_OK;
 }
 
@@ -120,10 +162,14 @@ static void jac_teardown(hr_sparse_run *r)
     if (!s) return;
     cudaSetDevice(r->o.device);
     for (int f = 0; f < 2; f++)
-        for (int v = 0; v < 2; v++)
+        for (int v = 0; v < 2; v++) {
             if (s->graph[f][v]) cudaGraphExecDestroy(s->graph[f][v]);
+            if (s->pair[f][v]) cudaGraphExecDestroy(s->pair[f][v]);
+        }
     if (s->st) cudaStreamSynchronize(s->st), cudaStreamDestroy(s->st);
     hr_sp_blocks_free(&s->L);
+    hr_sp_resid_free(&s->R);
+    cudaSetDevice(r->o.device);
     cudaFree(s->d_diag), cudaFree(s->d_b), cudaFree(s->d_x[0]), cudaFree(s->d_x[1]), cudaFree(s->d_frozen);
     (void)cudaGetLastError(); /* teardown after a failure must not leave an error behind */
     free(s);
@@ -131,14 +177,14 @@ static void jac_teardown(hr_sparse_run *r)
 }
 
 extern "C" const hr_sparse_method hr_sparse_gpu_jacobi = {
-    "jacobi",
-    HR_BACKEND_GPU,
-    "Jacobi on the GPU, one kernel per sweep (graph replays), bitwise = CPU",
-    1,
-    1,
-    1,
-    1,
-    jac_setup,
-    jac_iterate,
-    jac_sync_host,
-    jac_teardown};
+    .name = "jacobi",
+    .backend = HR_BACKEND_GPU,
+    .summary = "Jacobi on the GPU, one kernel per sweep (graph replays), bitwise = CPU",
+    .caps = HR_SPARSE_CAP_DETERMINISTIC | HR_SPARSE_CAP_DIAGONAL | HR_SPARSE_CAP_TAU | HR_SPARSE_CAP_FAULTS,
+    .setup = jac_setup,
+    .iterate = jac_iterate,
+    .sync_host = jac_sync_host,
+    .teardown = jac_teardown,
+    .load = jac_load,
+    .residual = jac_residual,
+};

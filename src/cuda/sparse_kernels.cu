@@ -16,8 +16,9 @@
 __global__ void hr_sp_jacobi_kernel(hr_sp_blocks L, const double *__restrict__ diag,
                                     const double *__restrict__ b, const double *__restrict__ x,
                                     double *__restrict__ xn, double tau,
-                                    const unsigned char *__restrict__ frozen)
+                                    const unsigned char *__restrict__ frozen, const int *stop)
 {
+    if (stop && *(const volatile int *)stop) return; /* a device check ended the solve */
     const int blk = blockIdx.x, t = threadIdx.x, B = L.B;
     const int i = L.row0 + blk * B + t;
     if (t >= B || i >= L.row0 + L.nrows) return;
@@ -59,8 +60,10 @@ __device__ __forceinline__ double off_block_part(const hr_sp_blocks &L, const do
 template <int W>
 __global__ void __launch_bounds__(W > 8 ? 512 : 1024)
     hr_sp_async_kernel(hr_sp_blocks L, const double *__restrict__ diag, const double *__restrict__ b,
-                       const double *xr, double *xw, int K, const unsigned char *__restrict__ frozen)
+                       const double *xr, double *xw, int K, const unsigned char *__restrict__ frozen,
+                       const int *stop)
 {
+    if (stop && *(const volatile int *)stop) return; /* a device check ended the solve (whole block) */
     extern __shared__ double sm[];
     const int blk = blockIdx.x, B = L.B;
     const int lo = L.row0 + blk * B;
@@ -165,16 +168,25 @@ cudaError_t hr_sp_async_prepare(int B)
 }
 
 cudaError_t hr_sp_async_launch(const hr_sp_blocks *L, const double *diag, const double *b, const double *xr,
-                               double *xw, int K, const unsigned char *frozen, cudaStream_t st)
+                               double *xw, int K, const unsigned char *frozen, const int *stop,
+                               cudaStream_t st)
 {
     if (L->nblocks == 0) return cudaSuccess;
     const size_t smem = 3 * (size_t)L->B * sizeof(double);
     const unsigned threads = (unsigned)hr_sp_threads(L->B);
     switch (width_for(L)) {
-    case 4: hr_sp_async_kernel<4><<<L->nblocks, threads, smem, st>>>(*L, diag, b, xr, xw, K, frozen); break;
-    case 8: hr_sp_async_kernel<8><<<L->nblocks, threads, smem, st>>>(*L, diag, b, xr, xw, K, frozen); break;
-    case 16: hr_sp_async_kernel<16><<<L->nblocks, threads, smem, st>>>(*L, diag, b, xr, xw, K, frozen); break;
-    default: hr_sp_async_kernel<0><<<L->nblocks, threads, smem, st>>>(*L, diag, b, xr, xw, K, frozen); break;
+    case 4:
+        hr_sp_async_kernel<4><<<L->nblocks, threads, smem, st>>>(*L, diag, b, xr, xw, K, frozen, stop);
+        break;
+    case 8:
+        hr_sp_async_kernel<8><<<L->nblocks, threads, smem, st>>>(*L, diag, b, xr, xw, K, frozen, stop);
+        break;
+    case 16:
+        hr_sp_async_kernel<16><<<L->nblocks, threads, smem, st>>>(*L, diag, b, xr, xw, K, frozen, stop);
+        break;
+    default:
+        hr_sp_async_kernel<0><<<L->nblocks, threads, smem, st>>>(*L, diag, b, xr, xw, K, frozen, stop);
+        break;
     }
     return cudaGetLastError();
 }
@@ -186,9 +198,10 @@ cudaError_t hr_sp_jacobi_prepare(void)
 }
 
 cudaError_t hr_sp_jacobi_launch(const hr_sp_blocks *L, const double *diag, const double *b, const double *x,
-                                double *xn, double tau, const unsigned char *frozen, cudaStream_t st)
+                                double *xn, double tau, const unsigned char *frozen, const int *stop,
+                                cudaStream_t st)
 {
     if (L->nblocks == 0) return cudaSuccess;
-    hr_sp_jacobi_kernel<<<L->nblocks, L->B, 0, st>>>(*L, diag, b, x, xn, tau, frozen);
+    hr_sp_jacobi_kernel<<<L->nblocks, L->B, 0, st>>>(*L, diag, b, x, xn, tau, frozen, stop);
     return cudaGetLastError();
 }

@@ -31,6 +31,21 @@ hr_status hr_sp_lib_fail(hr_sparse_run *r, const char *what, const char *call, c
     return HR_ERR_DEVICE;
 }
 
+hr_status hr_sp_check_devices(hr_sparse_run *r, int first, int count)
+{
+    int found = 0;
+    if (cudaGetDeviceCount(&found) != cudaSuccess) found = 0; /* no driver or no device */
+    (void)cudaGetLastError();
+    if (found > 0 && first >= 0 && first + count <= found) return HR_OK;
+    if (count > 1 && found > 0) {
+        snprintf(r->err, sizeof r->err, "gpus: %d GPUs from device %d asked, %d present", count, first,
+                 found);
+        return HR_ERR_INVALID_ARG;
+    }
+    snprintf(r->err, sizeof r->err, "gpu: no CUDA device %d (found %d)", first, found);
+    return HR_ERR_NO_DEVICE;
+}
+
 int hr_sp_env_int(const char *name, int def, int lo, int hi)
 {
     const char *e = getenv(name);

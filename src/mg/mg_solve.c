@@ -618,7 +618,7 @@ hr_status hr_mg_solve(hr_mg *m, hr_mg_result *res)
     }
     m->prev_rel = m->first_rel;
     m->last_factor = NAN;
-    hr_driver_ops ops = {m, drv_advance, drv_residual, NULL};
+    hr_driver_ops ops = {.ctx = m, .advance = drv_advance, .residual = drv_residual};
     hr_driver_cfg cfg = {0};
     cfg.max_iters = m->o.max_iters;
     cfg.tol = m->o.tol;

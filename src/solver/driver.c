@@ -57,29 +57,47 @@ hr_status hr_drive(const hr_driver_ops *ops, const hr_driver_cfg *cfg, hr_histor
                    hr_driver_out *out)
 {
     const long check = cfg->tol > 0.0 ? cfg->check_every : 0;
+    const long cut_check = ops->checked ? 0 : check; /* self-checking clients test every iteration */
     hr_status st = HR_OK;
     out->done = 0;
     out->reason = HR_REASON_ITERS;
     out->last_rel = NAN;
     const double t0 = hr_now();
+    /* with a stop flag, chunks grow from 16 iterations until one takes ~50 ms, so a
+     * request is answered quickly without a synchronisation every few sweeps */
+    long poll = cfg->stop && cfg->poll ? 16 : 0;
     while (out->done < cfg->max_iters) {
         long done = out->done, stop = cfg->max_iters;
-        cut(&stop, next_multiple(done, check), done);
+        cut(&stop, next_multiple(done, cut_check), done);
         cut(&stop, next_multiple(done, cfg->monitor_every), done);
         if (ops->next_stop) cut(&stop, ops->next_stop(ops->ctx, done), done);
+        if (poll > 0) cut(&stop, done + poll, done);
         const double ex0 = t->exchange, ta = hr_now();
         st = ops->advance(ops->ctx, stop - done, t);
-        t->compute += hr_now() - ta - (t->exchange - ex0);
+        const double took = hr_now() - ta;
+        t->compute += took - (t->exchange - ex0);
+        if (poll > 0 && took < 0.05 && stop - done == poll) poll *= 2;
         if (st != HR_OK) break;
+        double rel = NAN;
+        if (ops->checked) {
+            long reached = stop;
+            if ((st = ops->checked(ops->ctx, stop, &reached, &rel)) != HR_OK) break;
+            stop = reached;
+        }
         out->done = stop;
-        const int at_check = check > 0 && stop % check == 0;
+        if (cfg->stop && *cfg->stop) {
+            out->reason = HR_REASON_STOPPED;
+            break;
+        }
+        const int at_check = check > 0 && (ops->checked ? 1 : stop % check == 0);
         const int at_mon = cfg->monitor_every > 0 && stop % cfg->monitor_every == 0;
         if (!at_check && !at_mon) continue;
-        double rel;
-        const double tr = hr_now();
-        st = ops->residual(ops->ctx, &rel);
-        t->residual += hr_now() - tr;
-        if (st != HR_OK) break;
+        if (!ops->checked) {
+            const double tr = hr_now();
+            st = ops->residual(ops->ctx, &rel);
+            t->residual += hr_now() - tr;
+            if (st != HR_OK) break;
+        }
         out->last_rel = rel;
         if (hist && (st = hr_history_push(hist, stop, rel)) != HR_OK) break;
         if (at_mon && cfg->monitor && cfg->monitor(cfg->first + stop, rel, cfg->monitor_user)) {

@@ -8,6 +8,7 @@
 #ifndef HR_DRIVER_H
 #define HR_DRIVER_H
 
+#include <signal.h>
 #include <stddef.h>
 
 #include "hetrelax/hetrelax.h"
@@ -43,6 +44,11 @@ typedef struct hr_driver_ops {
     /* Optional: the next iteration after `done` at which advance() must return (a
      * change of fault state, say); <= done or -1 for none. */
     long (*next_stop)(void *ctx, long done);
+    /* Optional, for clients that test convergence inside advance() (device-side checks):
+     * called after each advance() to `stop`; reports the iteration actually reached
+     * (<= stop: a check inside may have stopped early) and the residual there. With it the
+     * driver makes no residual() calls and does not cut at check intervals. */
+    hr_status (*checked)(void *ctx, long stop, long *reached, double *rel);
 } hr_driver_ops;
 
 typedef struct hr_driver_cfg {
@@ -54,6 +60,11 @@ typedef struct hr_driver_cfg {
     void *monitor_user;
     double divref; /* diverged when the checked residual > divref (<= 0: never) */
     long first;    /* iteration number of the first iteration of this run (for monitors) */
+    /* optional: a stop request (a signal handler's flag), tested after every advance */
+    const volatile sig_atomic_t *stop;
+    /* with a stop flag: end advance() calls early (growing chunks) so that a request is
+     * answered within ~0.1 s; off for kernels whose calls are part of their schedule */
+    int poll;
 } hr_driver_cfg;
 
 typedef struct hr_driver_out {

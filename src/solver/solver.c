@@ -41,6 +41,7 @@ void hr_options_default(hr_options *o)
     o->divtol = HR_DIVTOL;
     o->alpha = 1;
     o->host_memory = HR_HOST_PINNED;
+    o->split = -1.0; /* hybrid: auto */
 }
 
 static hr_status why(char *buf, size_t size, const char *fmt, ...)
@@ -112,13 +113,25 @@ hr_status hr_options_validate(const hr_options *o, char *w, size_t ws)
     if (!isfinite(o->boundary)) return why(w, ws, "boundary: must be finite");
     if (o->precision == HR_PREC_SINGLE && fabs(o->boundary) > 3.4e38)
         return why(w, ws, "boundary: %g does not fit in single precision", o->boundary);
-    if (!(o->omega == 0.0 || (o->omega > 0.0 && o->omega < 2.0)))
-        return why(w, ws, "omega: must be in (0, 2)");
+    if ((unsigned)o->method >= HR_METHOD_COUNT) return why(w, ws, "method: jacobi, redblack or sor");
+    if (!(o->omega == 0.0 || (o->omega > 0.0 && o->omega < 2.0) ||
+          (o->omega == HR_OMEGA_AUTO && o->method != HR_METHOD_JACOBI)))
+        return why(w, ws, "omega: must be in (0, 2)%s", o->method != HR_METHOD_JACOBI ? " or auto" : "");
     if (!(o->divtol == 0.0 || (o->divtol > 1.0 && !isnan(o->divtol))))
         return why(w, ws, "divtol: must be > 1");
     if (o->alpha < 1) return why(w, ws, "alpha: must be >= 1");
     if (o->monitor_every < 0) return why(w, ws, "monitor: must be >= 0");
     if (o->device < 0) return why(w, ws, "device: must be >= 0");
+    /* hybrid backend options (src/hybrid/) */
+    if (isnan(o->split) || o->split > 1.0) return why(w, ws, "split: must be in [0, 1] (or auto)");
+    if (o->split_ghost < 0 || o->split_ghost > 4096)
+        return why(w, ws, "split-ghost: must be between 1 and 4096");
+    if (o->split_second != HR_SPLIT_GPU && o->split_second != HR_SPLIT_CPU)
+        return why(w, ws, "split-second: gpu or cpu");
+    if (o->split_schedule != HR_SPLIT_NESTED && o->split_schedule != HR_SPLIT_NAIVE)
+        return why(w, ws, "schedule: nested or naive");
+    if (o->split_boundary_threads < 0 || o->split_boundary_threads > 4096)
+        return why(w, ws, "boundary-threads: must be between 1 and 4096");
     const hr_kernel_desc *k =
         o->kernel ? hr_kernel_find(resolve_backend(o->backend, dim), o->kernel, dim) : NULL;
     if (k && k->check) return k->check(o, w, ws);
@@ -182,9 +195,8 @@ static size_t user_index(const hr_problem *p, int i, int j, int k)
     return (kk * (size_t)p->ny + (size_t)(i - 1)) * (size_t)p->nx + (size_t)(j - 1);
 }
 
-static double rhs_value(const hr_solver *s, int i, int j, int k)
+double hr_problem_rhs_at(const hr_problem *p, const double *values, int i, int j, int k)
 {
-    const hr_problem *p = &s->p;
     const double h = p->h;
     if (p->rhs == HR_RHS_MANUFACTURED) {
         /* f = pi^2 (sum_a 1 / L_a^2) u, L_a = (n_a + 1) h: 2 pi^2 u on the unit square */
@@ -196,13 +208,23 @@ static double rhs_value(const hr_solver *s, int i, int j, int k)
         }
         return h * h * c * sine_mode(p, i, j, k);
     }
-    return h * h * s->o.rhs_values[user_index(p, i, j, k)];
+    return h * h * values[user_index(p, i, j, k)];
+}
+
+static double rhs_value(const hr_solver *s, int i, int j, int k)
+{
+    return hr_problem_rhs_at(&s->p, s->o.rhs_values, i, j, k);
+}
+
+double hr_problem_init_at(const hr_problem *p, const double *values, int i, int j, int k)
+{
+    if (p->init == HR_INIT_SINE) return sine_mode(p, i, j, k);
+    return values[user_index(p, i, j, k)];
 }
 
 static double init_value(const hr_solver *s, int i, int j, int k)
 {
-    if (s->p.init == HR_INIT_SINE) return sine_mode(&s->p, i, j, k);
-    return s->o.init_values[user_index(&s->p, i, j, k)];
+    return hr_problem_init_at(&s->p, s->o.init_values, i, j, k);
 }
 
 /* Visits the interior points of outer slices [r0, r1). */
@@ -251,7 +273,23 @@ const char *hr_last_error(void)
     return create_error;
 }
 
-static void resolve_problem(const hr_options *o, hr_problem *p)
+const char *hr_method_name(hr_method m)
+{
+    static const char *const names[HR_METHOD_COUNT] = {"jacobi", "redblack", "sor"};
+    return (unsigned)m < HR_METHOD_COUNT ? names[m] : NULL;
+}
+
+/* The optimal SOR weight 2 / (1 + sqrt(1 - rho^2)), rho = mean of cos(pi / (n_a + 1)) (the
+ * Jacobi spectral radius of the Dirichlet Laplacian); 2 / (1 + sin(pi h)) on a square or cube. */
+static double sor_auto_omega(const hr_problem *p)
+{
+    if (p->nx == p->ny && (p->dim == 2 || p->nz == p->nx)) return 2.0 / (1.0 + sin(HR_PI * p->h));
+    double rho = cos(HR_PI / (p->nx + 1.0)) + cos(HR_PI / (p->ny + 1.0));
+    rho = p->dim == 3 ? (rho + cos(HR_PI / (p->nz + 1.0))) / 3.0 : rho / 2.0;
+    return 2.0 / (1.0 + sqrt(1.0 - rho * rho));
+}
+
+void hr_problem_resolve(const hr_options *o, hr_problem *p)
 {
     p->dim = hr_options_dim(o);
     p->nx = hr_options_extent(o, 0);
@@ -264,6 +302,9 @@ static void resolve_problem(const hr_options *o, hr_problem *p)
     p->init = o->init;
     p->boundary = o->boundary;
     p->omega = o->omega == 0.0 ? 1.0 : o->omega;
+    p->method = o->method;
+    if (o->omega == HR_OMEGA_AUTO || (o->method == HR_METHOD_SOR && o->omega == 0.0))
+        p->omega = sor_auto_omega(p);
     p->spike_i = p->spike_j = p->spike_k = -1;
     if (o->rhs == HR_RHS_SPIKE) {
         p->spike_i = HR_SPIKE_INDEX(p->ny);
@@ -287,6 +328,14 @@ static hr_status kernel_fits(hr_solver *s)
                             p->nx != p->ny ? "ny" : "nz", k->name, p->nx, p->ny, p->dim == 3 ? " x nz" : "");
         return HR_ERR_INVALID_ARG;
     }
+    if (p->method != HR_METHOD_JACOBI && !(k->caps & HR_CAP_REDBLACK)) {
+        hr_solver_set_error(s, "method: kernel %s does only Jacobi", k->name);
+        return HR_ERR_INVALID_ARG;
+    }
+    if (p->method == HR_METHOD_JACOBI && (k->caps & HR_CAP_REDBLACK)) {
+        hr_solver_set_error(s, "method: kernel %s does only red-black (redblack, sor)", k->name);
+        return HR_ERR_INVALID_ARG;
+    }
     if (!(k->caps & HR_CAP_OMEGA) && p->omega != 1.0) {
         hr_solver_set_error(s, "omega: kernel %s has no weighted update (omega %g)", k->name, p->omega);
         return HR_ERR_INVALID_ARG;
@@ -303,13 +352,16 @@ hr_status hr_solver_create(const hr_options *o, hr_solver **out)
     hr_solver *s = calloc(1, sizeof *s);
     if (!s) return HR_ERR_NO_MEMORY;
     s->o = *o;
-    resolve_problem(o, &s->p);
+    hr_problem_resolve(o, &s->p);
     s->o.dim = s->p.dim;
     s->o.backend = resolve_backend(o->backend, s->p.dim);
     if (s->o.divtol == 0.0) s->o.divtol = HR_DIVTOL;
     const char *kname = o->kernel;
-    if (!kname && s->o.backend == HR_BACKEND_CPU_THREADS && o->layout == HR_LAYOUT_BLOCKS) kname = "blocks";
-    s->k = hr_kernel_find(s->o.backend, kname, s->p.dim);
+    if (!kname && s->o.backend == HR_BACKEND_CPU_THREADS && o->layout == HR_LAYOUT_BLOCKS &&
+        o->method == HR_METHOD_JACOBI)
+        kname = "blocks";
+    s->k = kname || o->method == HR_METHOD_JACOBI ? hr_kernel_find(s->o.backend, kname, s->p.dim)
+                                                  : hr_kernel_find_redblack(s->o.backend, s->p.dim);
     hr_status st = HR_OK;
     if (!s->k) {
         st = (s->o.backend == HR_BACKEND_GPU && !hr_kernel_find(HR_BACKEND_GPU, NULL, s->p.dim))
@@ -344,6 +396,7 @@ hr_status hr_solver_create(const hr_options *o, hr_solver **out)
     s->cfg.nz = s->p.nz;
     s->cfg.device = s->o.backend == HR_BACKEND_GPU ? o->device : -1;
     s->cfg.omega = s->p.omega;
+    s->cfg.method = s->p.method;
     if (s->o.backend == HR_BACKEND_CPU_SEQ) s->cfg.threads = 1;
     double t0 = hr_now();
     HR_CHECK_GOTO(st, s->k->setup(s), fail);
@@ -425,7 +478,8 @@ static double max_error(const hr_solver *s)
     double scale;
     if (p->rhs == HR_RHS_MANUFACTURED) {
         scale = 1.0;
-    } else if (p->init == HR_INIT_SINE && p->rhs == HR_RHS_ZERO && p->boundary == 0.0) {
+    } else if (p->method == HR_METHOD_JACOBI && p->init == HR_INIT_SINE && p->rhs == HR_RHS_ZERO &&
+               p->boundary == 0.0) {
         double lam = cos(HR_PI / (p->nx + 1.0)) + cos(HR_PI / (p->ny + 1.0));
         lam = p->dim == 3 ? (lam + cos(HR_PI / (p->nz + 1.0))) / 3.0 : lam / 2.0;
         lam = 1.0 - p->omega + p->omega * lam;
@@ -444,21 +498,38 @@ static double max_error(const hr_solver *s)
     return e;
 }
 
-hr_status hr_solver_run(hr_solver *s, hr_result *res)
+void hr_solver_request_stop(hr_solver *s)
 {
-    if (!s) return HR_ERR_INVALID_ARG;
+    if (s) s->stop = 1;
+}
+
+/* Runs `count` sweeps; final_residual: recompute the residual on the host at the end
+ * (hr_solver_run) or report the last checked one (hr_solver_run_sweeps). */
+static hr_status run(hr_solver *s, long count, int final_residual, hr_result *res)
+{
+    if (!s || count < 0) return HR_ERR_INVALID_ARG;
     const hr_options *o = &s->o;
     const hr_problem *p = &s->p;
     hr_result r;
     memset(&r, 0, sizeof r);
     const long syncs0 = s->syncs;
     s->hist.len = 0;
-    hr_driver_ops ops = {s, drv_advance, drv_residual, NULL};
-    hr_driver_cfg cfg = {o->iters,   o->tol,          o->check_every, o->monitor_every,
-                         o->monitor, o->monitor_user, o->divtol,      0};
+    hr_driver_ops ops = {.ctx = s, .advance = drv_advance, .residual = drv_residual};
+    hr_driver_cfg cfg = {.max_iters = count,
+                         .tol = o->tol,
+                         .check_every = o->check_every,
+                         .monitor_every = o->monitor_every,
+                         .monitor = o->monitor,
+                         .monitor_user = o->monitor_user,
+                         .divref = o->divtol,
+                         .first = s->done,
+                         .stop = &s->stop,
+                         /* the async kernels' calls are part of their schedule (passes, joins) */
+                         .poll = !(s->k->caps & HR_CAP_ALPHA)};
     hr_phase_times t = {0, 0, 0, 0};
     hr_driver_out d;
     hr_status st = hr_drive(&ops, &cfg, o->keep_history ? &s->hist : NULL, &t, &d);
+    if (d.reason == HR_REASON_STOPPED) s->stop = 0; /* the request is answered */
     if (st == HR_OK && s->k->sync_host) st = s->k->sync_host(s);
     if (st != HR_OK) return st;
 
@@ -477,9 +548,11 @@ hr_status hr_solver_run(hr_solver *s, hr_result *res)
     r.time_setup_s = s->t_setup;
     r.time_h2d_s = s->t_h2d;
     r.time_d2h_s = s->t_d2h;
-    r.relative_residual = hr_solver_host_residual(s);
-    r.reason = hr_driver_final_reason(d.reason, r.relative_residual, o->tol, o->divtol);
-    r.max_error = max_error(s);
+    r.relative_residual = final_residual ? hr_solver_host_residual(s) : d.last_rel;
+    r.reason = final_residual || !isnan(d.last_rel)
+                   ? hr_driver_final_reason(d.reason, r.relative_residual, o->tol, o->divtol)
+                   : d.reason;
+    r.max_error = final_residual ? max_error(s) : NAN;
     const double pts = (double)p->nx * (double)p->ny * (double)p->nz * (double)r.iterations;
     const double es = (double)s->u[0].l.esize;
     r.bytes_per_point = 2.0 * es + (s->hf.base ? es : 0.0);
@@ -492,9 +565,20 @@ hr_status hr_solver_run(hr_solver *s, hr_result *res)
     snprintf(r.kernel, sizeof r.kernel, "%s", s->k->name);
     snprintf(r.device_name, sizeof r.device_name, "%s", s->device_name);
     if (res) *res = r;
-    if (o->monitor && !(o->monitor_every > 0 && r.iterations % o->monitor_every == 0 && r.iterations > 0))
-        o->monitor(r.iterations, r.relative_residual, o->monitor_user);
+    if (final_residual && o->monitor &&
+        !(o->monitor_every > 0 && r.iterations % o->monitor_every == 0 && r.iterations > 0))
+        o->monitor(s->done, r.relative_residual, o->monitor_user);
     return r.reason == HR_REASON_DIVERGED || r.reason == HR_REASON_NAN ? HR_ERR_DIVERGED : HR_OK;
+}
+
+hr_status hr_solver_run(hr_solver *s, hr_result *res)
+{
+    return run(s, s ? s->o.iters : 0, 1, res);
+}
+
+hr_status hr_solver_run_sweeps(hr_solver *s, long count, hr_result *res)
+{
+    return run(s, count, 0, res);
 }
 
 /* Copies between the interior of grid g and a caller's array (x fastest); to_user picks

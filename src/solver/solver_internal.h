@@ -48,6 +48,7 @@ typedef struct hr_problem {
     hr_init init;
     double boundary, omega;
     int spike_i, spike_j, spike_k; /* the inline spike, or -1 */
+    hr_method method;              /* Jacobi, or red-black (omega resolved, HR_OMEGA_AUTO too) */
 } hr_problem;
 
 struct hr_solver {
@@ -63,13 +64,24 @@ struct hr_solver {
     double t_setup;      /* time spent in the kernel's setup */
     double t_h2d, t_d2h; /* accumulated by kernels that move data */
     hr_history hist;
-    hr_config cfg; /* what runs: kernels fill threads, thread grid, shape, streams */
+    hr_config cfg;              /* what runs: kernels fill threads, thread grid, shape, streams */
+    volatile sig_atomic_t stop; /* hr_solver_request_stop */
     char device_name[96];
     char err[256];
 };
 
+/* The problem the options describe (extents, h, spike), and its right-hand side (h^2 f)
+ * and initial value at global interior point (i, j, k), k = 0 in 2-D; `values` are the
+ * options' rhs_values / init_values. Subdomains of a decomposition use these so their
+ * data is bitwise that of the whole grid. */
+void hr_problem_resolve(const hr_options *o, hr_problem *p);
+double hr_problem_rhs_at(const hr_problem *p, const double *values, int i, int j, int k);
+double hr_problem_init_at(const hr_problem *p, const double *values, int i, int j, int k);
+
 /* Kernel lookup by backend, name and dimension: NULL name picks the backend's default. */
 const hr_kernel_desc *hr_kernel_find(hr_backend b, const char *name, int dim);
+/* The backend's first kernel that runs the red-black methods in dim dimensions (or NULL). */
+const hr_kernel_desc *hr_kernel_find_redblack(hr_backend b, int dim);
 /* Iterates the table: returns entry i or NULL past the end. */
 const hr_kernel_desc *hr_kernel_at(int i);
 

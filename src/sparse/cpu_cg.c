@@ -19,6 +19,10 @@ typedef struct cg_state {
     double *pa, *pb;     /* per-chunk partial sums (two, so phases never overwrite a live one) */
     int nchunks;
     double rr; /* r . r */
+    /* res, p and q hold the true vectors divided by sc, a power of two (1 unless the
+     * residual is beyond 2^+-500): r.r cannot overflow, alpha and beta are unchanged
+     * and x += (alpha p/sc) sc is exact, so the iterates are those of plain CG. */
+    double sc;
 } cg_state;
 
 static void chunk_rows(const cg_state *s, int tid, int nt, int *lo, int *hi)
@@ -62,7 +66,7 @@ static void cg_job(void *ctx, int tid, int nt)
         hr_team_barrier(s->team);
         double alpha = rr / sum_chunks(s->pa, s->nchunks);
         for (int i = lo; i < hi; i++) {
-            x[i] += alpha * s->p[i];
+            x[i] += s->sc == 1.0 ? alpha * s->p[i] : alpha * s->p[i] * s->sc;
             s->res[i] -= alpha * s->q[i];
         }
         chunk_dots(s->res, s->res, s->pb, lo, hi);
@@ -90,13 +94,27 @@ static hr_status cg_setup(hr_sparse_run *r)
     s->pa = malloc(((size_t)s->nchunks + 1) * sizeof *s->pa);
     s->pb = malloc(((size_t)s->nchunks + 1) * sizeof *s->pb);
     if (!s->res || !s->p || !s->q || !s->pa || !s->pb) return HR_ERR_NO_MEMORY;
-    hr_csr_spmv(r->A, r->x, s->q);
-    for (int i = 0; i < n; i++)
-        s->p[i] = s->res[i] = r->b[i] - s->q[i];
-    chunk_dots(s->res, s->res, s->pa, 0, n);
-    s->rr = sum_chunks(s->pa, s->nchunks);
     int threads = r->m->backend == HR_BACKEND_CPU_SEQ ? 1 : r->threads;
     return hr_team_create(threads, r->o.bind, &s->team);
+}
+
+/* r = b - A x, p = r, r.r: the start of each solve */
+static hr_status cg_load(hr_sparse_run *r)
+{
+    cg_state *s = r->impl;
+    const int n = r->A->n_rows;
+    hr_csr_spmv(r->A, r->x, s->q);
+    double m = 0.0;
+    for (int i = 0; i < n; i++) {
+        s->res[i] = r->b[i] - s->q[i];
+        if (fabs(s->res[i]) > m) m = fabs(s->res[i]);
+    }
+    s->sc = hr_sparse_pow2_scale(m);
+    for (int i = 0; i < n; i++)
+        s->p[i] = s->res[i] = s->sc == 1.0 ? s->res[i] : s->res[i] / s->sc;
+    chunk_dots(s->res, s->res, s->pa, 0, n);
+    s->rr = sum_chunks(s->pa, s->nchunks);
+    return HR_OK;
 }
 
 static hr_status cg_iterate(hr_sparse_run *r, long count)
@@ -117,17 +135,23 @@ static void cg_teardown(hr_sparse_run *r)
     r->impl = NULL;
 }
 
-const hr_sparse_method hr_sparse_cpu_cg = {"cg",
-                                           HR_BACKEND_CPU_THREADS,
-                                           "conjugate gradient (SPD), deterministic chunked dot products",
-                                           1,
-                                           0,
-                                           0,
-                                           0,
-                                           cg_setup,
-                                           cg_iterate,
-                                           NULL,
-                                           cg_teardown};
+const hr_sparse_method hr_sparse_cpu_cg = {
+    .name = "cg",
+    .backend = HR_BACKEND_CPU_THREADS,
+    .summary = "conjugate gradient (SPD), deterministic chunked dot products",
+    .caps = HR_SPARSE_CAP_DETERMINISTIC | HR_SPARSE_CAP_SYMMETRIC,
+    .setup = cg_setup,
+    .iterate = cg_iterate,
+    .teardown = cg_teardown,
+    .load = cg_load,
+};
 const hr_sparse_method hr_sparse_seq_cg = {
-    "cg", HR_BACKEND_CPU_SEQ, "conjugate gradient on one thread", 1, 0, 0, 0, cg_setup, cg_iterate,
-    NULL, cg_teardown};
+    .name = "cg",
+    .backend = HR_BACKEND_CPU_SEQ,
+    .summary = "conjugate gradient on one thread",
+    .caps = HR_SPARSE_CAP_DETERMINISTIC | HR_SPARSE_CAP_SYMMETRIC,
+    .setup = cg_setup,
+    .iterate = cg_iterate,
+    .teardown = cg_teardown,
+    .load = cg_load,
+};

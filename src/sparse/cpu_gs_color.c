@@ -155,14 +155,11 @@ static hr_status gsmc_iterate(hr_sparse_run *r, long count)
 }
 
 const hr_sparse_method hr_sparse_cpu_gs_mc = {
-    "gs-mc",
-    HR_BACKEND_CPU_THREADS,
-    "multi-colour Gauss-Seidel (greedy colouring of A + A^T), colours in parallel on threads",
-    1,
-    1,
-    0,
-    1,
-    gsmc_setup,
-    gsmc_iterate,
-    NULL,
-    gsmc_teardown};
+    .name = "gs-mc",
+    .backend = HR_BACKEND_CPU_THREADS,
+    .summary = "multi-colour Gauss-Seidel (greedy colouring of A + A^T), colours in parallel on threads",
+    .caps = HR_SPARSE_CAP_DETERMINISTIC | HR_SPARSE_CAP_DIAGONAL | HR_SPARSE_CAP_FAULTS,
+    .setup = gsmc_setup,
+    .iterate = gsmc_iterate,
+    .teardown = gsmc_teardown,
+};

@@ -52,24 +52,41 @@ static int team_threads(const hr_sparse_run *r)
     return r->m->backend == HR_BACKEND_CPU_SEQ ? 1 : r->threads;
 }
 
-static hr_status relax_setup(hr_sparse_run *r)
+/* The state every relaxation shares: the team (none for one thread's Gauss-Seidel). */
+static hr_status relax_state_new(hr_sparse_run *r, int team, relax_state **out)
 {
     relax_state *s = calloc(1, sizeof *s);
     if (!s) return HR_ERR_NO_MEMORY;
     r->impl = s;
     s->r = r;
+    *out = s;
+    return team ? hr_team_create(team_threads(r), r->o.bind, &s->team) : HR_OK;
+}
+
+static hr_status jacobi_setup(hr_sparse_run *r)
+{
+    relax_state *s;
+    HR_TRY(relax_state_new(r, 1, &s));
+    s->xn = malloc((size_t)r->A->n_rows * sizeof *s->xn); /* the second iterate */
+    return s->xn ? HR_OK : HR_ERR_NO_MEMORY;
+}
+
+static hr_status gs_setup(hr_sparse_run *r)
+{
+    relax_state *s;
+    return relax_state_new(r, 0, &s);
+}
+
+static hr_status async_setup(hr_sparse_run *r)
+{
+    relax_state *s;
+    HR_TRY(relax_state_new(r, 1, &s));
     const int n = r->A->n_rows;
-    if (strcmp(r->m->name, "jacobi") == 0 && !(s->xn = malloc((size_t)n * sizeof *s->xn)))
-        return HR_ERR_NO_MEMORY;
-    if (strcmp(r->m->name, "async") == 0) {
-        int B = r->o.block < n ? r->o.block : n;
-        s->nblocks = (n + B - 1) / B;
-        s->stride = 3 * (size_t)B + 16; /* s, x_local, x_local' plus a gap against false sharing */
-        if (!(s->scratch = malloc(s->stride * (size_t)team_threads(r) * sizeof *s->scratch)))
-            return HR_ERR_NO_MEMORY;
-    }
-    if (strcmp(r->m->name, "gs") != 0) HR_TRY(hr_team_create(team_threads(r), r->o.bind, &s->team));
-    return HR_OK;
+    int B = r->o.block < n ? r->o.block : (n > 0 ? n : 1); /* never a zero block size */
+    s->nblocks = (n + B - 1) / B;
+    s->stride = 3 * (size_t)B + 16; /* s, x_local, x_local' plus a gap against false sharing */
+    s->scratch = malloc(s->stride * (size_t)team_threads(r) * sizeof *s->scratch);
+    return s->scratch ? HR_OK : HR_ERR_NO_MEMORY;
 }
 
 static void relax_teardown(hr_sparse_run *r)
@@ -144,7 +161,7 @@ static void async_job(void *ctx, int tid, int nt)
     relax_state *s = ctx;
     const hr_sparse_run *r = s->r;
     const hr_csr *A = r->A;
-    const int n = A->n_rows, B = r->o.block < n ? r->o.block : n, K = r->o.local_iters;
+    const int n = A->n_rows, B = r->o.block < n ? r->o.block : (n > 0 ? n : 1), K = r->o.local_iters;
     const unsigned char *frozen = r->fault_active ? r->frozen : NULL;
     double *sh = s->scratch + (size_t)tid * s->stride, *xl = sh + B, *xl2 = xl + B;
     double *x = r->x;
@@ -195,51 +212,48 @@ static hr_status async_iterate(hr_sparse_run *r, long count)
 
 /* ------------------------------------------------------------------ table */
 
-const hr_sparse_method hr_sparse_cpu_jacobi = {"jacobi",
-                                               HR_BACKEND_CPU_THREADS,
-                                               "Jacobi, rows split over threads (x += tau D^-1 r with --tau)",
-                                               1,
-                                               1,
-                                               1,
-                                               1,
-                                               relax_setup,
-                                               jacobi_iterate,
-                                               NULL,
-                                               relax_teardown};
+const hr_sparse_method hr_sparse_cpu_jacobi = {
+    .name = "jacobi",
+    .backend = HR_BACKEND_CPU_THREADS,
+    .summary = "Jacobi, rows split over threads (x += tau D^-1 r with --tau)",
+    .caps = HR_SPARSE_CAP_DETERMINISTIC | HR_SPARSE_CAP_DIAGONAL | HR_SPARSE_CAP_TAU | HR_SPARSE_CAP_FAULTS,
+    .setup = jacobi_setup,
+    .iterate = jacobi_iterate,
+    .teardown = relax_teardown,
+};
 const hr_sparse_method hr_sparse_seq_jacobi = {
-    "jacobi", HR_BACKEND_CPU_SEQ, "Jacobi on one thread", 1, 1, 1, 1, relax_setup, jacobi_iterate,
-    NULL,     relax_teardown};
-const hr_sparse_method hr_sparse_seq_gs = {"gs",
-                                           HR_BACKEND_CPU_SEQ,
-                                           "Gauss-Seidel, sequential (the paper's CPU baseline)",
-                                           1,
-                                           1,
-                                           0,
-                                           1,
-                                           relax_setup,
-                                           gs_iterate,
-                                           NULL,
-                                           relax_teardown};
+    .name = "jacobi",
+    .backend = HR_BACKEND_CPU_SEQ,
+    .summary = "Jacobi on one thread",
+    .caps = HR_SPARSE_CAP_DETERMINISTIC | HR_SPARSE_CAP_DIAGONAL | HR_SPARSE_CAP_TAU | HR_SPARSE_CAP_FAULTS,
+    .setup = jacobi_setup,
+    .iterate = jacobi_iterate,
+    .teardown = relax_teardown,
+};
+const hr_sparse_method hr_sparse_seq_gs = {
+    .name = "gs",
+    .backend = HR_BACKEND_CPU_SEQ,
+    .summary = "Gauss-Seidel, sequential (the paper's CPU baseline)",
+    .caps = HR_SPARSE_CAP_DETERMINISTIC | HR_SPARSE_CAP_DIAGONAL | HR_SPARSE_CAP_FAULTS,
+    .setup = gs_setup,
+    .iterate = gs_iterate,
+    .teardown = relax_teardown,
+};
 const hr_sparse_method hr_sparse_cpu_async = {
-    "async",
-    HR_BACKEND_CPU_THREADS,
-    "block-asynchronous async-(K) (Algorithm 1), threads own blocks",
-    0,
-    1,
-    0,
-    1,
-    relax_setup,
-    async_iterate,
-    NULL,
-    relax_teardown};
-const hr_sparse_method hr_sparse_seq_async = {"async",
-                                              HR_BACKEND_CPU_SEQ,
-                                              "async-(K) on one thread (deterministic block order)",
-                                              1,
-                                              1,
-                                              0,
-                                              1,
-                                              relax_setup,
-                                              async_iterate,
-                                              NULL,
-                                              relax_teardown};
+    .name = "async",
+    .backend = HR_BACKEND_CPU_THREADS,
+    .summary = "block-asynchronous async-(K) (Algorithm 1), threads own blocks",
+    .caps = HR_SPARSE_CAP_DIAGONAL | HR_SPARSE_CAP_FAULTS,
+    .setup = async_setup,
+    .iterate = async_iterate,
+    .teardown = relax_teardown,
+};
+const hr_sparse_method hr_sparse_seq_async = {
+    .name = "async",
+    .backend = HR_BACKEND_CPU_SEQ,
+    .summary = "async-(K) on one thread (deterministic block order)",
+    .caps = HR_SPARSE_CAP_DETERMINISTIC | HR_SPARSE_CAP_DIAGONAL | HR_SPARSE_CAP_FAULTS,
+    .setup = async_setup,
+    .iterate = async_iterate,
+    .teardown = relax_teardown,
+};

@@ -1,4 +1,5 @@
 /* CSR storage: assembly from triplets (duplicates summed), diagonal located once. */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +56,12 @@ void hr_csr_locate_diagonal(hr_csr *A)
 hr_status hr_csr_from_coo(int n_rows, int n_cols, int64_t nnz, const int32_t *ri, const int32_t *ci,
                           const double *v, hr_csr **out)
 {
+    return hr_csr_from_coo_at(n_rows, n_cols, nnz, ri, ci, v, out, NULL);
+}
+
+hr_status hr_csr_from_coo_at(int n_rows, int n_cols, int64_t nnz, const int32_t *ri, const int32_t *ci,
+                             const double *v, hr_csr **out, int32_t overflow_at[2])
+{
     if (!out) return HR_ERR_INVALID_ARG;
     *out = NULL;
     if (nnz > 0 && (!ri || !ci || !v)) return HR_ERR_INVALID_ARG;
@@ -97,7 +104,12 @@ hr_status hr_csr_from_coo(int n_rows, int n_cols, int64_t nnz, const int32_t *ri
         A->row_ptr[i] = w;
         for (int64_t p = lo; p < hi; p++) {
             if (w > A->row_ptr[i] && A->col[w - 1] == A->col[p]) {
-                A->val[w - 1] += A->val[p]; /* duplicates are summed, in file order */
+                A->val[w - 1] += A->val[p];     /* duplicates are summed, in file order */
+                if (!isfinite(A->val[w - 1])) { /* finite terms, infinite sum: refused */
+                    if (overflow_at) overflow_at[0] = i, overflow_at[1] = A->col[p];
+                    hr_csr_free(A);
+                    return HR_ERR_INVALID_ARG;
+                }
             } else {
                 A->col[w] = A->col[p];
                 A->val[w] = A->val[p];
@@ -127,17 +139,57 @@ void hr_csr_spmv(const hr_csr *A, const double *x, double *y)
     hr_csr_spmv_rows(A, x, y, 0, A->n_rows);
 }
 
+/* ||v||_2 without overflow or underflow: scaled by max |v_i| (LAPACK dnrm2's idea, in
+ * two passes). Inf or NaN in v gives Inf or NaN. */
+double hr_sparse_norm2(const double *v, int n)
+{
+    double m = 0.0;
+    for (int i = 0; i < n; i++) {
+        double a = fabs(v[i]);
+        if (!(a <= m)) m = a; /* NaN sticks */
+    }
+    if (!(m > 0.0) || !isfinite(m)) return m;
+    double s = 0.0;
+    for (int i = 0; i < n; i++)
+        s += (v[i] / m) * (v[i] / m);
+    return m * sqrt(s);
+}
+
+/* Row i of b - A x. */
+static double residual_row(const hr_csr *A, const double *b, const double *x, int i)
+{
+    double s = b[i];
+    for (int64_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; p++)
+        s -= A->val[p] * x[A->col[p]];
+    return s;
+}
+
 double hr_csr_relative_residual(const hr_csr *A, const double *b, const double *x)
 {
     double rr = 0.0, bb = 0.0;
     for (int i = 0; i < A->n_rows; i++) {
-        double s = b[i];
-        for (int64_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; p++)
-            s -= A->val[p] * x[A->col[p]];
+        double s = residual_row(A, b, x, i);
         rr += s * s;
         bb += b[i] * b[i];
     }
-    return bb > 0.0 ? sqrt(rr) / sqrt(bb) : sqrt(rr);
+    /* plain sums unless a square over- or underflowed: then scaled norms (issue 15) */
+    if (isfinite(rr) && isfinite(bb) && rr >= DBL_MIN && bb >= DBL_MIN) return sqrt(rr) / sqrt(bb);
+    if (isnan(rr)) return NAN;
+    double mr = 0.0, mb = 0.0;
+    for (int i = 0; i < A->n_rows; i++) {
+        double s = fabs(residual_row(A, b, x, i));
+        if (!(s <= mr)) mr = s;
+        if (fabs(b[i]) > mb) mb = fabs(b[i]);
+    }
+    if (!isfinite(mr)) return mr; /* Inf or NaN: diverged */
+    double sr = 0.0, sb = 0.0;
+    for (int i = 0; i < A->n_rows; i++) {
+        double s = mr > 0.0 ? residual_row(A, b, x, i) / mr : 0.0, t = mb > 0.0 ? b[i] / mb : 0.0;
+        sr += s * s;
+        sb += t * t;
+    }
+    if (!(mb > 0.0)) return mr * sqrt(sr);
+    return (mr / mb) * sqrt(sr / sb);
 }
 
 /* Looks up A(i, j) by binary search in row i; 0 with *found = 0 when absent. */
@@ -179,4 +231,14 @@ hr_status hr_csr_check_diagonal(const hr_csr *A, int *bad_row)
         }
     }
     return HR_OK;
+}
+
+double hr_sparse_pow2_scale(double maxabs)
+{
+    if (!(maxabs > 0x1p-500 && maxabs < 0x1p500) && maxabs > 0.0 && isfinite(maxabs)) {
+        int e;
+        frexp(maxabs, &e);
+        return ldexp(1.0, e - 1); /* maxabs / 2^(e-1) in [1, 2); 2^e would be Inf at DBL_MAX */
+    }
+    return 1.0;
 }

@@ -14,8 +14,12 @@
 
 #include "sparse/sparse_internal.h"
 
-#define MM_LINE_MAX   1024
-#define MM_MAX_TOKENS 8
+#define MM_LINE_MAX     1024
+#define MM_LINE_MAX_STR "1024"
+/* Comment or blank lines allowed after the size line beyond one per declared entry:
+ * bounds what an endless stream of comments can make the reader hold. */
+#define MM_SPARE_COMMENTS 65536
+#define MM_MAX_TOKENS     8
 /* A matrix may have at most this many more rows than stored entries (empty rows):
  * bounds the row-pointer allocation by the file's size. */
 #define MM_SPARE_ROWS (1L << 20)
@@ -58,12 +62,12 @@ static int next_line(mm_lexer *lx, hr_mm_error *err)
     lx->pos += n + (nl ? 1 : 0);
     lx->line++;
     if (n > 0 && start[n - 1] == '\r') n--;
-    if (n > MM_LINE_MAX) {
-        fail(err, lx->line, "line longer than %d characters", MM_LINE_MAX);
-        return -1;
-    }
-    if (memchr(start, '\0', n)) {
-        fail(err, lx->line, "NUL byte in a text file");
+    const char *why = memchr(start, '\0', n < MM_LINE_MAX + 1 ? n : MM_LINE_MAX + 1)
+                          ? "NUL byte in a text file"
+                      : n > MM_LINE_MAX ? "line longer than " MM_LINE_MAX_STR " characters"
+                                        : NULL;
+    if (why) {
+        fail(err, lx->line, "%s%s", lx->line == 1 ? "not a Matrix Market file: " : "", why);
         return -1;
     }
     memcpy(lx->text, start, n);
@@ -196,6 +200,37 @@ static hr_status parse_sizes(mm_lexer *lx, int want, long long *sz, hr_mm_error 
     return HR_OK;
 }
 
+/* A general or symmetric coordinate file whose duplicates summed to Inf: finds the
+ * first triplet (in file order, the order the sum was taken in) that made a sum
+ * non-finite, and names the file line of its entry. */
+/* Duplicates of entry (bi, bj) (0-based) summed to Inf: finds the triplet (in file
+ * order, the order of the sum) that made the sum non-finite and names its file line. */
+static hr_status overflowing_duplicate(const char *buf, size_t len, size_t data_pos, long data_line,
+                                       const mm_header *h, int64_t k, const int32_t *ri, const int32_t *ci,
+                                       const double *v, const int32_t bad_at[2], hr_mm_error *err)
+{
+    int64_t bad = -1;
+    double sum = 0.0, before = 0.0;
+    for (int64_t t = 0; t < k && bad < 0; t++)
+        if (ri[t] == bad_at[0] && ci[t] == bad_at[1]) {
+            before = sum;
+            if (!isfinite(sum += v[t])) bad = t;
+        }
+    if (bad < 0) return fail(err, 0, "an entry's duplicates sum to a value that is not finite");
+    mm_lexer lx = {.buf = buf, .len = len, .pos = data_pos, .line = data_line};
+    int64_t t = 0; /* triplets made by the entries read so far */
+    while (next_data_line(&lx, NULL) == 1) {
+        long long i = 0, j = 0;
+        parse_int(lx.tok[0], &i);
+        parse_int(lx.tok[1], &j);
+        t += h->symmetric && i != j ? 2 : 1;
+        if (t > bad) break;
+    }
+    const int lo = bad_at[0] < bad_at[1], i = bad_at[lo] + 1, j = bad_at[1 - lo] + 1; /* as written */
+    return fail(err, lx.line, "entry (%d, %d) repeats an earlier one and the sum overflows (%g + %g)",
+                h->symmetric ? i : bad_at[0] + 1, h->symmetric ? j : bad_at[1] + 1, before, v[bad]);
+}
+
 hr_status hr_mm_parse_csr(const char *buf, size_t len, hr_csr **out, hr_mm_error *err)
 {
     if (err) {
@@ -214,14 +249,16 @@ hr_status hr_mm_parse_csr(const char *buf, size_t len, hr_csr **out, hr_mm_error
     const long long rows = sz[0], cols = sz[1], nz = sz[2];
     if (h.symmetric && rows != cols)
         return fail(err, size_line, "a symmetric matrix must be square, got %lld x %lld", rows, cols);
-    long double positions = h.symmetric ? (long double)rows * (rows + 1) / 2 : (long double)rows * cols;
-    if ((long double)nz > positions)
-        return fail(err, size_line, "impossible: %lld entries declared for %lld x %lld%s", nz, rows, cols,
-                    h.symmetric ? " (lower triangle)" : "");
-    /* every entry takes at least "i j\n" (4 bytes) or "i j v\n" (6 bytes) */
-    size_t min_bytes = h.field == F_PATTERN ? 4 : 6, left = len - lx.pos;
-    if ((unsigned long long)nz > (left + 1) / min_bytes)
-        return fail(err, size_line, "short file: %lld entries declared but only %zu bytes follow", nz, left);
+    /* Duplicates are summed, so nz may exceed rows x cols: the bound is the lines that
+     * follow (each entry takes one). */
+    long long lines_left = 0;
+    for (const char *q = buf + lx.pos, *end = buf + len; q < end; lines_left++) {
+        const char *nl = memchr(q, '\n', (size_t)(end - q));
+        q = nl ? nl + 1 : end;
+    }
+    if (nz > lines_left)
+        return fail(err, size_line, "short file: %lld entries declared but only %lld lines follow", nz,
+                    lines_left);
     if (rows > 2 * nz + MM_SPARE_ROWS)
         return fail(err, size_line, "absurd size: %lld rows for %lld entries", rows, nz);
 
@@ -235,6 +272,8 @@ hr_status hr_mm_parse_csr(const char *buf, size_t len, hr_csr **out, hr_mm_error
         goto done;
     }
     const int want = h.field == F_PATTERN ? 2 : 3;
+    const size_t data_pos = lx.pos;
+    const long data_line = lx.line;
     int64_t k = 0;
     for (long long e = 0; e < nz; e++) {
         int r = next_data_line(&lx, err);
@@ -302,7 +341,10 @@ hr_status hr_mm_parse_csr(const char *buf, size_t len, hr_csr **out, hr_mm_error
         st = fail(err, lx.line, "more entries than the %lld declared on line %ld", nz, size_line);
         goto done;
     }
-    st = hr_csr_from_coo((int)rows, (int)cols, k, ri, ci, v, out);
+    int32_t bad_at[2] = {-1, -1};
+    st = hr_csr_from_coo_at((int)rows, (int)cols, k, ri, ci, v, out, bad_at);
+    if (st == HR_ERR_INVALID_ARG) /* indices and values were checked: a sum of duplicates overflowed */
+        st = overflowing_duplicate(buf, len, data_pos, data_line, &h, k, ri, ci, v, bad_at, err);
     if (st == HR_ERR_NO_MEMORY)
         fail(err, 0, "out of memory for %lld x %lld with %lld entries", rows, cols, nz);
 done:
@@ -371,22 +413,80 @@ hr_status hr_mm_parse_vector(const char *buf, size_t len, double **out, int *n, 
     return HR_OK;
 }
 
-/* Reads a whole file into memory (works for pipes too). */
+/* Watches the bytes as they are read, so that input that is not Matrix Market, or
+ * that goes on past what its size line declares (/dev/zero, an endless pipe), stops
+ * the reading at once instead of growing the buffer without bound. It decides only
+ * when to stop; the parser then reports the precise error from the bytes read. */
+typedef struct mm_guard {
+    size_t scan;      /* next byte to look at */
+    size_t line_pos;  /* start of the current line */
+    long line;        /* lines completed */
+    int stage;        /* 0: header line, 1: before the size line, 2: data lines */
+    mm_header h;      /* from the header line */
+    long long want;   /* data lines the size line declares */
+    long long data;   /* data lines seen */
+    long long others; /* comment or blank lines after the size line */
+} mm_guard;
+
+/* 1: stop reading (the bytes so far hold an error, or err is filled); 0: go on. */
+static int guard_scan(mm_guard *g, const char *b, size_t n, hr_mm_error *err, hr_status *st)
+{
+    while (g->scan < n) {
+        const char *nl = memchr(b + g->scan, '\n', n - g->scan);
+        size_t end = nl ? (size_t)(nl - b) : n;
+        if (memchr(b + g->scan, '\0', end - g->scan)) return 1; /* NUL: not a text file */
+        if (end - g->line_pos > MM_LINE_MAX + 1) return 1;      /* an over-long line */
+        g->scan = end;
+        if (!nl) return 0; /* the line goes on in the next read */
+        g->scan = end + 1;
+        mm_lexer lx = {.buf = b + g->line_pos, .len = end - g->line_pos, .line = g->line};
+        g->line++;
+        g->line_pos = end + 1;
+        if (g->stage == 0) {
+            if (parse_header(&lx, &g->h, NULL) != HR_OK) return 1;
+            g->stage = 1;
+            continue;
+        }
+        int r = next_line(&lx, NULL);
+        if (r < 0) return 1; /* an over-long line (after a CR) */
+        int data = r == 1 && lx.ntok > 0 && lx.tok[0][0] != '%';
+        if (g->stage == 1) {
+            if (!data) continue;
+            long long sz[3] = {0, 0, 0};
+            lx.pos = 0, lx.line = g->line - 1;
+            if (parse_sizes(&lx, g->h.array ? 2 : 3, sz, NULL) != HR_OK) return 1;
+            g->want = g->h.array ? sz[0] * sz[1] : sz[2];
+            g->stage = 2;
+        } else if (data) {
+            if (++g->data > g->want) return 1; /* more entries than declared */
+        } else if (++g->others > g->want + MM_SPARE_COMMENTS) {
+            *st = fail(err, g->line, "more than %lld comment or blank lines after the size line",
+                       g->want + MM_SPARE_COMMENTS);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Reads a file into memory (works for pipes too), stopping early on what cannot be
+ * Matrix Market (mm_guard). */
 static hr_status slurp(const char *path, char **buf, size_t *len, hr_mm_error *err)
 {
     *buf = NULL;
     *len = 0;
+    if (err) {
+        err->line = 0;
+        err->msg[0] = '\0';
+    }
     FILE *f = fopen(path, "rb");
     if (!f) {
-        if (err) {
-            err->line = 0;
-            snprintf(err->msg, sizeof err->msg, "cannot open: %s", strerror(errno));
-        }
+        if (err) snprintf(err->msg, sizeof err->msg, "cannot open: %s", strerror(errno));
         return HR_ERR_IO;
     }
     size_t cap = 1 << 16, n = 0;
     char *b = malloc(cap);
     hr_status st = b ? HR_OK : HR_ERR_NO_MEMORY;
+    mm_guard g = {0};
     while (st == HR_OK) {
         if (n == cap) {
             char *nb = cap < ((size_t)1 << 62) ? realloc(b, cap * 2) : NULL;
@@ -403,15 +503,14 @@ static hr_status slurp(const char *path, char **buf, size_t *len, hr_mm_error *e
             if (ferror(f)) st = HR_ERR_IO;
             break;
         }
+        if (guard_scan(&g, b, n, err, &st)) break; /* the parser names what is wrong */
     }
     fclose(f);
     if (st != HR_OK) {
         free(b);
-        if (err) {
-            err->line = 0;
+        if (err && !err->msg[0])
             snprintf(err->msg, sizeof err->msg, "%s",
                      st == HR_ERR_IO ? "read error" : "out of memory reading the file");
-        }
         return st;
     }
     *buf = b;
@@ -424,6 +523,7 @@ hr_status hr_mm_read_csr(const char *path, hr_csr **out, hr_mm_error *err)
     char *buf;
     size_t len;
     if (!path || !out) return HR_ERR_INVALID_ARG;
+    *out = NULL;
     HR_TRY(slurp(path, &buf, &len, err));
     hr_status st = hr_mm_parse_csr(buf, len, out, err);
     free(buf);
@@ -435,6 +535,8 @@ hr_status hr_mm_read_vector(const char *path, double **out, int *n, hr_mm_error 
     char *buf;
     size_t len;
     if (!path || !out || !n) return HR_ERR_INVALID_ARG;
+    *out = NULL;
+    *n = 0;
     HR_TRY(slurp(path, &buf, &len, err));
     hr_status st = hr_mm_parse_vector(buf, len, out, n, err);
     free(buf);

@@ -18,14 +18,20 @@ extern "C" {
 
 typedef struct hr_sparse_run hr_sparse_run;
 
+/* What a sparse method can do or needs. */
+enum {
+    HR_SPARSE_CAP_DETERMINISTIC = 1u << 0, /* same iterates whatever the thread count */
+    HR_SPARSE_CAP_DIAGONAL = 1u << 1,      /* divides by a_ii: diagonal present and non-zero */
+    HR_SPARSE_CAP_TAU = 1u << 2,           /* honours options.tau (jacobi) */
+    HR_SPARSE_CAP_FAULTS = 1u << 3,        /* honours the fault mask */
+    HR_SPARSE_CAP_SYMMETRIC = 1u << 4      /* theory needs A = A^T (cg): warn about a non-symmetric A */
+};
+
 typedef struct hr_sparse_method {
     const char *name;    /* --method value */
     hr_backend backend;  /* first entry of a name is its default backend */
     const char *summary; /* one line for --help */
-    int deterministic;   /* same iterates whatever the thread count */
-    int needs_diagonal;  /* divides by a_ii: diagonal must be present and non-zero */
-    int uses_tau;        /* honours options.tau (jacobi) */
-    int supports_fault;  /* honours the fault mask */
+    unsigned caps;       /* HR_SPARSE_CAP_*: what the driver may ask of it */
     /* Allocates the method's state (r->impl), uploads data. */
     hr_status (*setup)(hr_sparse_run *r);
     /* Advances r->x (or the device copy) by `count` global iterations. The fault state
@@ -34,6 +40,14 @@ typedef struct hr_sparse_method {
     /* Makes r->x hold the current iterate (NULL when it always does). */
     hr_status (*sync_host)(hr_sparse_run *r);
     void (*teardown)(hr_sparse_run *r);
+    /* (Re)starts from r->b and r->x, a new right-hand side and initial guess: uploads
+     * them, forms what depends on them (CG's first residual). Called before each solve
+     * of a handle, after setup; setup itself must not read b or x. NULL: iterate() reads
+     * r->b and r->x directly. */
+    hr_status (*load)(hr_sparse_run *r);
+    /* ||b - A x|| / ||b|| of the current iterate where it lives (the GPU methods: on the
+     * device, no copy of x). NULL: the driver calls sync_host and computes it on the host. */
+    hr_status (*residual)(hr_sparse_run *r, double *rel);
 } hr_sparse_method;
 
 struct hr_sparse_run {
@@ -48,7 +62,17 @@ struct hr_sparse_run {
     unsigned char *frozen; /* fault mask: 1 = component not updated (NULL: no fault) */
     int fault_active;      /* whether the mask applies in the current iterate() call */
     int colors;            /* gs-mc: colours of the row colouring (0: not coloured) */
-    void *impl;            /* method state */
+    int setups;            /* times setup ran (a handle: once) */
+    double divref;         /* the solve's divergence threshold (set before load) */
+    /* Device-side checks: a GPU method's setup sets device_checks when it tests every
+     * iteration against tol and divref itself (tol > 0, check_every 1); the driver then
+     * does not cut its calls at checks, and after each iterate() reads the iterations
+     * done (this solve, all calls), whether a check stopped it and the last residual. */
+    int device_checks;
+    int checked_stop;
+    long checked_done;
+    double checked_rel;
+    void *impl; /* method state */
     char err[256];
 };
 
@@ -58,8 +82,17 @@ const hr_sparse_method *hr_sparse_method_entry(int i);
 
 /* CSR helpers shared inside the library (csr.c). */
 hr_status hr_csr_alloc(int n_rows, int n_cols, int64_t nnz, hr_csr **out);
+/* hr_csr_from_coo, and when a sum of duplicates overflows: HR_ERR_INVALID_ARG with
+ * overflow_at (may be NULL) = {row, column} of that entry, 0-based. */
+hr_status hr_csr_from_coo_at(int n_rows, int n_cols, int64_t nnz, const int32_t *ri, const int32_t *ci,
+                             const double *v, hr_csr **out, int32_t overflow_at[2]);
 void hr_csr_locate_diagonal(hr_csr *A);
 void hr_csr_spmv_rows(const hr_csr *A, const double *x, double *y, int r0, int r1);
+/* ||v||_2 scaled by max |v_i|: no overflow for entries up to DBL_MAX. */
+double hr_sparse_norm2(const double *v, int n);
+/* A power of two 2^e with max |v_i| / 2^e in [1, 2) when max |v_i| is beyond 2^+-500
+ * (1 otherwise): CG runs on v / 2^e, exactly, so that r.r cannot overflow. */
+double hr_sparse_pow2_scale(double maxabs);
 
 /* Greedy colouring of the pattern of A + A^T in row order (cpu_gs_color.c): color[i] is
  * the smallest colour no coupled row j < i has; *ncolors the number used. */

@@ -10,6 +10,7 @@
 
 #include "common/timer.h"
 #include "cpu/team.h"
+#include "solver/driver.h"
 #include "sparse/sparse_internal.h"
 
 void hr_sparse_options_default(hr_sparse_options *o)
@@ -69,7 +70,7 @@ static hr_status validate(const hr_sparse_options *o, hr_sparse_result *res)
 static hr_status choose_tau(hr_sparse_run *r, hr_sparse_result *res)
 {
     r->tau = 1.0;
-    if (!r->m->uses_tau) return HR_OK;
+    if (!(r->m->caps & HR_SPARSE_CAP_TAU)) return HR_OK;
     if (r->o.tau > 0.0) {
         r->tau = r->o.tau;
         return HR_OK;
@@ -131,25 +132,59 @@ static long next_multiple(long done, long every)
     return every > 0 ? (done / every + 1) * every : -1;
 }
 
-static void cut(long *stop, long at, long done)
-{
-    if (at > done && at < *stop) *stop = at;
-}
-
 static hr_status current_residual(hr_sparse_run *r, double *rel)
 {
+    if (r->m->residual) return r->m->residual(r, rel); /* where the iterate lives: no copy */
     if (r->m->sync_host) HR_TRY(r->m->sync_host(r));
     *rel = hr_csr_relative_residual(r->A, r->b, r->x);
     return HR_OK;
 }
 
-hr_status hr_sparse_solve(const hr_csr *A, const double *b, double *x, const hr_sparse_options *opt,
-                          hr_sparse_result *out)
+/* Growth factor beyond which cg on a non-symmetric matrix is stopped as diverged: it
+ * has no convergence theory there, and was seen to grow 830x silently (issue 15). */
+#define HR_NONSYM_GROWTH 10.0
+
+/* Iterations per call at most with device-side checks: one host round trip per 32
+ * iterations, and at most 31 launched in vain after the stop (the graphs replay 32). */
+#define HR_DEVICE_CHECK_CALL 32
+
+struct hr_sparse_solver {
+    hr_sparse_run r;
+    int empty;         /* 0 x 0: nothing set up, solves return at once */
+    int not_symmetric; /* the method wants A = A^T and A is not */
+    long faulty;
+    double time_setup; /* create's setup, reported by the first solve */
+    long solves;
+    char method[16], backend[16], warning[160];
+};
+
+static void fill_names(const hr_sparse_solver *h, hr_sparse_result *res)
 {
-    hr_sparse_result scratch, *res = out ? out : &scratch;
+    snprintf(res->method, sizeof res->method, "%s", h->method);
+    snprintf(res->backend, sizeof res->backend, "%s", h->backend);
+    snprintf(res->warning, sizeof res->warning, "%s", h->warning);
+    res->tau = h->r.tau;
+    res->faulty_components = h->faulty;
+    res->colors = h->r.colors;
+    res->setups = h->r.setups;
+}
+
+void hr_sparse_solver_free(hr_sparse_solver *h)
+{
+    if (!h) return;
+    if (h->r.m && h->r.m->teardown) h->r.m->teardown(&h->r);
+    free(h->r.frozen);
+    free(h);
+}
+
+hr_status hr_sparse_solver_create(const hr_csr *A, const hr_sparse_options *opt, hr_sparse_solver **out,
+                                  hr_sparse_result *res_out)
+{
+    hr_sparse_result scratch, *res = res_out ? res_out : &scratch;
     memset(res, 0, sizeof *res);
     res->relative_residual = res->initial_residual = NAN;
-    if (!A || !b || !x || !opt) return say(res, HR_ERR_INVALID_ARG, "NULL argument");
+    if (out) *out = NULL;
+    if (!A || !opt || !out) return say(res, HR_ERR_INVALID_ARG, "NULL argument");
     HR_TRY(validate(opt, res));
     if (A->n_rows != A->n_cols)
         return say(res, HR_ERR_INVALID_ARG, "matrix is %d x %d: a solve needs a square matrix", A->n_rows,
@@ -162,96 +197,217 @@ hr_status hr_sparse_solve(const hr_csr *A, const double *b, double *x, const hr_
         return say(res, opt->backend == HR_BACKEND_GPU ? HR_ERR_UNSUPPORTED : HR_ERR_INVALID_ARG,
                    "method '%s' has no %s backend in this build", name, hr_backend_name(opt->backend));
     }
-    for (int i = 0; i < A->n_rows; i++)
-        if (!isfinite(b[i]) || !isfinite(x[i]))
-            return say(res, HR_ERR_INVALID_ARG, "%s[%d] is not finite", isfinite(b[i]) ? "x0" : "b", i + 1);
     int bad = -1;
-    if (m->needs_diagonal && hr_csr_check_diagonal(A, &bad) != HR_OK)
+    if ((m->caps & HR_SPARSE_CAP_DIAGONAL) && hr_csr_check_diagonal(A, &bad) != HR_OK)
         return say(res, HR_ERR_INVALID_ARG, "row %d (1-based) has a %s diagonal entry: %s divides by it",
                    bad + 1, A->diag[bad] < 0 ? "missing" : "zero", m->name);
-    if (opt->fault_fraction > 0.0 && !m->supports_fault)
+    if (opt->fault_fraction > 0.0 && !(m->caps & HR_SPARSE_CAP_FAULTS))
         return say(res, HR_ERR_INVALID_ARG, "fault injection is not defined for method '%s'", m->name);
     if ((opt->gpus > 1 || opt->comm != HR_SPARSE_COMM_AUTO) && m->backend != HR_BACKEND_GPU)
         return say(res, HR_ERR_INVALID_ARG, "gpus: several GPUs and --comm are only for the gpu backend");
 
-    hr_sparse_run r;
-    memset(&r, 0, sizeof r);
-    r.A = A;
-    r.b = b;
-    r.x = x;
-    r.o = *opt;
-    r.o.method = NULL; /* borrowed string: not kept */
-    r.m = m;
-    r.threads = opt->threads > 0 ? opt->threads : hr_cpu_count();
-    snprintf(res->method, sizeof res->method, "%s", m->name);
-    snprintf(res->backend, sizeof res->backend, "%s", hr_backend_name(m->backend));
+    hr_sparse_solver *h = calloc(1, sizeof *h);
+    if (!h) return say(res, HR_ERR_NO_MEMORY, "out of memory for the solver");
+    hr_sparse_run *r = &h->r;
+    r->A = A;
+    r->o = *opt;
+    r->o.method = NULL; /* borrowed string: not kept */
+    r->m = m;
+    r->threads = opt->threads > 0 ? opt->threads : hr_cpu_count();
+    r->tau = 1.0;
+    snprintf(h->method, sizeof h->method, "%s", m->name);
+    snprintf(h->backend, sizeof h->backend, "%s", hr_backend_name(m->backend));
+    snprintf(res->method, sizeof res->method, "%s", h->method);
+    snprintf(res->backend, sizeof res->backend, "%s", h->backend);
+    if (A->n_rows == 0) { /* nothing to set up: no team, no device, no block size of 0 */
+        h->empty = 1;
+        *out = h;
+        return HR_OK;
+    }
+    if ((m->caps & HR_SPARSE_CAP_SYMMETRIC) && !hr_csr_is_symmetric(A)) {
+        h->not_symmetric = 1;
+        snprintf(h->warning, sizeof h->warning,
+                 "the matrix is not symmetric: %s may not converge (stopped as diverged when the residual "
+                 "grows %gx)",
+                 m->name, fmin(opt->divtol, HR_NONSYM_GROWTH));
+    }
     const double t_setup = hr_now();
-    hr_status st = choose_tau(&r, res);
-    if (st != HR_OK) return st;
-    res->tau = r.tau;
-    if (opt->fault_fraction > 0.0 && (st = make_fault_mask(&r, &res->faulty_components)) != HR_OK) {
-        free(r.frozen);
+    hr_status st = choose_tau(r, res);
+    if (st != HR_OK) {
+        hr_sparse_solver_free(h);
+        return st;
+    }
+    if (opt->fault_fraction > 0.0 && (st = make_fault_mask(r, &h->faulty)) != HR_OK) {
+        hr_sparse_solver_free(h);
         return say(res, st, "out of memory for the fault mask");
     }
-    if ((st = m->setup(&r)) != HR_OK) {
-        if (m->teardown) m->teardown(&r);
-        free(r.frozen);
-        return say(res, st, "%s setup failed: %s", m->name, r.err[0] ? r.err : hr_status_string(st));
+    r->setups++;
+    if ((st = m->setup(r)) != HR_OK) {
+        /* a user-level refusal (no device, bad --gpus) reads best as the method's own text */
+        if (st == HR_ERR_INVALID_ARG || st == HR_ERR_NO_DEVICE || st == HR_ERR_UNSUPPORTED)
+            say(res, st, "%s", r->err[0] ? r->err : hr_status_string(st));
+        else
+            say(res, st, "%s setup failed: %s", m->name, r->err[0] ? r->err : hr_status_string(st));
+        hr_sparse_solver_free(h);
+        return st;
     }
-    res->time_setup_s = hr_now() - t_setup;
-    res->colors = r.colors;
-
-    const hr_sparse_options *o = &r.o;
-    double rel0 = hr_csr_relative_residual(A, b, x), rel = rel0, t_iter = 0.0;
-    res->initial_residual = rel0;
-    const double divref = o->divtol * (rel0 > 0.0 ? rel0 : 1.0); /* growth beyond this: diverged */
-    hr_reason reason = HR_REASON_ITERS;
-    if (o->tol > 0.0 && rel0 < o->tol) reason = HR_REASON_CONVERGED;
-    const long fault_on = o->fault_fraction > 0.0 ? o->fault_iter : -1;
-    const long fault_off = fault_on >= 0 && o->fault_recover >= 0 ? fault_on + o->fault_recover : -1;
-    const double t0 = hr_now();
-    while (reason == HR_REASON_ITERS && r.done < o->max_iters) {
-        long stop = o->max_iters;
-        cut(&stop, next_multiple(r.done, o->tol > 0.0 ? o->check_every : 0), r.done);
-        cut(&stop, next_multiple(r.done, o->monitor_every), r.done);
-        cut(&stop, fault_on, r.done); /* the fault state is constant within one call */
-        cut(&stop, fault_off, r.done);
-        r.fault_active = fault_on >= 0 && r.done >= fault_on && (fault_off < 0 || r.done < fault_off);
-        double ts = hr_now();
-        st = m->iterate(&r, stop - r.done);
-        t_iter += hr_now() - ts;
-        if (st != HR_OK) break;
-        r.done = stop;
-        int at_check = o->tol > 0.0 && r.done % o->check_every == 0;
-        int at_mon = o->monitor_every > 0 && r.done % o->monitor_every == 0;
-        if (!at_check && !at_mon) continue;
-        if ((st = current_residual(&r, &rel)) != HR_OK) break;
-        if (at_mon && o->monitor && o->monitor(r.done, rel, o->monitor_user))
-            reason = HR_REASON_STOPPED;
-        else if (!isfinite(rel) || rel > divref)
-            reason = HR_REASON_DIVERGED;
-        else if (at_check && rel < o->tol)
-            reason = HR_REASON_CONVERGED;
-    }
-    res->time_s = hr_now() - t0;
-    if (st == HR_OK && m->sync_host) st = m->sync_host(&r);
-    if (m->teardown) m->teardown(&r);
-    free(r.frozen);
-    if (st != HR_OK) return say(res, st, "%s failed: %s", m->name, r.err[0] ? r.err : hr_status_string(st));
-
-    res->iterations = r.done;
-    res->time_iter_s = t_iter;
-    res->time_per_iter_s = r.done > 0 ? t_iter / (double)r.done : 0.0;
-    res->relative_residual = hr_csr_relative_residual(A, b, x);
-    if (!isfinite(res->relative_residual) || res->relative_residual > divref)
-        reason = HR_REASON_DIVERGED;
-    else if (reason == HR_REASON_ITERS && o->tol > 0.0 && res->relative_residual < o->tol)
-        reason = HR_REASON_CONVERGED;
-    res->reason = reason;
-    if (o->monitor && !(o->monitor_every > 0 && r.done > 0 && r.done % o->monitor_every == 0))
-        o->monitor(r.done, res->relative_residual, o->monitor_user);
-    if (reason == HR_REASON_DIVERGED)
-        return say(res, HR_ERR_DIVERGED, "diverged at iteration %ld: relative residual %g (initial %g)",
-                   r.done, res->relative_residual, rel0);
+    h->time_setup = hr_now() - t_setup;
+    fill_names(h, res);
+    *out = h;
     return HR_OK;
+}
+
+/* The sparse solve as the shared driver sees it (src/solver/driver.h). */
+typedef struct sparse_loop {
+    hr_sparse_run *r;
+    const hr_sparse_method *m;
+    long call_cap;            /* device-side checks: iterations per call at most */
+    long fault_on, fault_off; /* the fault schedule: iterations where the mask turns on/off */
+} sparse_loop;
+
+static hr_status loop_advance(void *ctx, long count, hr_phase_times *t)
+{
+    sparse_loop *L = ctx;
+    hr_sparse_run *r = L->r;
+    (void)t;
+    const long done = r->done;
+    r->fault_active = L->fault_on >= 0 && done >= L->fault_on && (L->fault_off < 0 || done < L->fault_off);
+    hr_status st = L->m->iterate(r, count);
+    if (st == HR_OK && !r->device_checks) r->done = done + count;
+    return st;
+}
+
+static hr_status loop_residual(void *ctx, double *rel)
+{
+    return current_residual(((sparse_loop *)ctx)->r, rel);
+}
+
+/* The fault state is constant within one call; device-checking calls are capped. */
+static long loop_next_stop(void *ctx, long done)
+{
+    sparse_loop *L = ctx;
+    long stop = -1;
+    const long cands[3] = {next_multiple(done, L->call_cap), L->fault_on, L->fault_off};
+    for (int q = 0; q < 3; q++)
+        if (cands[q] > done && (stop < 0 || cands[q] < stop)) stop = cands[q];
+    return stop;
+}
+
+static hr_status loop_checked(void *ctx, long stop, long *reached, double *rel)
+{
+    hr_sparse_run *r = ((sparse_loop *)ctx)->r;
+    if (r->checked_done > stop || (!r->checked_stop && r->checked_done != stop)) {
+        snprintf(r->err, sizeof r->err, "device checks counted %ld iterations, %ld expected", r->checked_done,
+                 stop); /* never loop on a count that does not advance */
+        return HR_ERR_DEVICE;
+    }
+    r->done = r->checked_done; /* a check may have stopped it early */
+    *reached = r->checked_done;
+    *rel = r->checked_rel; /* of the iterate at r->done */
+    return HR_OK;
+}
+
+hr_status hr_sparse_solver_solve(hr_sparse_solver *h, const double *b, double *x, hr_sparse_result *out)
+{
+    hr_sparse_result scratch, *res = out ? out : &scratch;
+    memset(res, 0, sizeof *res);
+    res->relative_residual = res->initial_residual = NAN;
+    if (!h || !b || !x) return say(res, HR_ERR_INVALID_ARG, "NULL argument");
+    hr_sparse_run *r = &h->r;
+    const hr_sparse_method *m = r->m;
+    const hr_csr *A = r->A;
+    const hr_sparse_options *o = &r->o;
+    fill_names(h, res);
+    for (int i = 0; i < A->n_rows; i++)
+        if (!isfinite(b[i]) || !isfinite(x[i]))
+            return say(res, HR_ERR_INVALID_ARG, "%s[%d] is not finite", isfinite(b[i]) ? "x0" : "b", i + 1);
+    if (h->empty) {
+        res->initial_residual = res->relative_residual = 0.0;
+        res->reason = o->tol > 0.0 ? HR_REASON_CONVERGED : HR_REASON_ITERS;
+        if (o->monitor) o->monitor(0, 0.0, o->monitor_user);
+        return HR_OK;
+    }
+    double rel0 = hr_csr_relative_residual(A, b, x), t_iter = 0.0;
+    res->initial_residual = rel0;
+    const double growth = h->not_symmetric ? fmin(o->divtol, HR_NONSYM_GROWTH) : o->divtol;
+    const double divref = growth * (rel0 > 0.0 ? rel0 : 1.0); /* growth beyond this: diverged */
+    const double t_load = hr_now();
+    r->b = b;
+    r->x = x;
+    r->done = 0;
+    r->err[0] = '\0';
+    r->divref = divref; /* device-side checks apply it */
+    r->checked_stop = 0;
+    r->checked_done = 0;
+    hr_status st = m->load ? m->load(r) : HR_OK;
+    if (st != HR_OK) return say(res, st, "%s failed: %s", m->name, r->err[0] ? r->err : hr_status_string(st));
+    res->time_setup_s = (h->solves++ == 0 ? h->time_setup : 0.0) + (hr_now() - t_load);
+
+    hr_reason reason = HR_REASON_ITERS;
+    sparse_loop L = {r, m, 0, -1, -1};
+    L.fault_on = o->fault_fraction > 0.0 ? o->fault_iter : -1;
+    L.fault_off = L.fault_on >= 0 && o->fault_recover >= 0 ? L.fault_on + o->fault_recover : -1;
+    /* with device-side checks: calls end at monitors, or every HR_DEVICE_CHECK_CALL
+     * iterations when monitors are rarer (equal calls replay the same graphs); what is
+     * enqueued after a stopping check still runs, as empty kernels */
+    L.call_cap = r->device_checks && !(o->monitor_every > 0 && o->monitor_every <= HR_DEVICE_CHECK_CALL)
+                     ? HR_DEVICE_CHECK_CALL
+                     : 0;
+    hr_phase_times times = {0, 0, 0, 0};
+    const double t0 = hr_now();
+    if (o->tol > 0.0 && rel0 < o->tol) {
+        reason = HR_REASON_CONVERGED;
+    } else {
+        hr_driver_ops ops = {.ctx = &L,
+                             .advance = loop_advance,
+                             .residual = loop_residual,
+                             .next_stop = loop_next_stop,
+                             .checked = r->device_checks ? loop_checked : NULL};
+        hr_driver_cfg cfg = {.max_iters = o->max_iters,
+                             .tol = o->tol,
+                             .check_every = o->check_every,
+                             .monitor_every = o->monitor_every,
+                             .monitor = o->monitor,
+                             .monitor_user = o->monitor_user,
+                             .divref = divref};
+        hr_driver_out d;
+        st = hr_drive(&ops, &cfg, NULL, &times, &d);
+        reason = d.reason;
+        r->done = d.done;
+    }
+    t_iter = times.compute;
+    res->time_s = hr_now() - t0;
+    if (st == HR_OK && m->sync_host) st = m->sync_host(r);
+    if (st != HR_OK) return say(res, st, "%s failed: %s", m->name, r->err[0] ? r->err : hr_status_string(st));
+
+    res->iterations = r->done;
+    res->time_iter_s = t_iter;
+    res->time_per_iter_s = r->done > 0 ? t_iter / (double)r->done : 0.0;
+    res->relative_residual = hr_csr_relative_residual(A, b, x);
+    reason = hr_driver_final_reason(reason, res->relative_residual, o->tol, divref);
+    res->reason = reason;
+    if (o->monitor && !(o->monitor_every > 0 && r->done > 0 && r->done % o->monitor_every == 0))
+        o->monitor(r->done, res->relative_residual, o->monitor_user);
+    if (reason == HR_REASON_DIVERGED || reason == HR_REASON_NAN)
+        return say(res, HR_ERR_DIVERGED, "diverged at iteration %ld: relative residual %g (initial %g)%s",
+                   r->done, res->relative_residual, rel0,
+                   h->not_symmetric ? "; the matrix is not symmetric" : "");
+    return HR_OK;
+}
+
+hr_status hr_sparse_solve(const hr_csr *A, const double *b, double *x, const hr_sparse_options *opt,
+                          hr_sparse_result *out)
+{
+    hr_sparse_result scratch, *res = out ? out : &scratch;
+    hr_sparse_solver *h = NULL;
+    if (!b || !x) {
+        memset(res, 0, sizeof *res);
+        res->relative_residual = res->initial_residual = NAN;
+        return say(res, HR_ERR_INVALID_ARG, "NULL argument");
+    }
+    hr_status st = hr_sparse_solver_create(A, opt, &h, res);
+    if (st != HR_OK) return st;
+    st = hr_sparse_solver_solve(h, b, x, res);
+    hr_sparse_solver_free(h);
+    return st;
 }

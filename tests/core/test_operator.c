@@ -182,6 +182,15 @@ static void scaled_norms_and_reasons(void **state)
     assert_int_equal(hr_solver_run(s, &r), HR_ERR_DIVERGED);
     assert_int_equal(r.reason, HR_REASON_DIVERGED);
     hr_solver_free(s);
+    /* with the default tolerance the growth is caught within a few checks, as growth (a
+     * threshold raised towards 1e300 would only see the NaN much later) */
+    o.divtol = 0.0;
+    assert_int_equal(hr_solver_create(&o, &s), HR_OK);
+    assert_int_equal(hr_solver_run(s, &r), HR_ERR_DIVERGED);
+    assert_int_equal(r.reason, HR_REASON_DIVERGED);
+    assert_true(r.iterations <= 20);
+    assert_true(isfinite(r.relative_residual));
+    hr_solver_free(s);
 }
 
 /* A restart from a solution continues bitwise as the uninterrupted run. */
@@ -221,6 +230,40 @@ static void restart_is_bitwise(void **state)
         free(got);
         free(want);
     }
+}
+
+/* Chunks of hr_solver_run_sweeps add up to one run; a stop request ends a run early. */
+static void chunks_and_stop(void **state)
+{
+    (void)state;
+    hr_options o = base(2, 21, 13, 0, HR_BACKEND_CPU_THREADS);
+    o.iters = 60;
+    hr_result r;
+    double *want = solve(&o, &r);
+    const size_t count = (size_t)r.nx * r.ny;
+    hr_solver *s = NULL;
+    assert_int_equal(hr_solver_create(&o, &s), HR_OK);
+    assert_int_equal(hr_solver_run_sweeps(s, 25, &r), HR_OK);
+    assert_int_equal(r.iterations, 25);
+    assert_true(isnan(r.relative_residual)); /* no check was due */
+    assert_int_equal(hr_solver_run_sweeps(s, 35, &r), HR_OK);
+    assert_int_equal(hr_solver_sweeps_done(s), 60);
+    double *got = malloc(count * sizeof *got);
+    assert_int_equal(hr_solver_solution(s, HR_PREC_DOUBLE, got, count), HR_OK);
+    assert_memory_equal(got, want, count * sizeof *got);
+    /* a request made between runs stops the next one after its first chunk */
+    hr_solver_request_stop(s);
+    o.iters = 1000;
+    assert_int_equal(hr_solver_run_sweeps(s, 1000, &r), HR_OK);
+    assert_int_equal(r.reason, HR_REASON_STOPPED);
+    assert_true(r.iterations < 1000);
+    /* and is answered: the next run goes to its end */
+    assert_int_equal(hr_solver_run_sweeps(s, 100, &r), HR_OK);
+    assert_int_equal(r.iterations, 100);
+    hr_solver_request_stop(NULL);
+    hr_solver_free(s);
+    free(got);
+    free(want);
 }
 
 static void introspection(void **state)
@@ -296,7 +339,7 @@ int main(void)
         cmocka_unit_test(rectangular_2d_bitwise),
         cmocka_unit_test(scaled_norms_and_reasons),
         cmocka_unit_test(restart_is_bitwise),
-        cmocka_unit_test(introspection),
+        cmocka_unit_test(introspection),              cmocka_unit_test(chunks_and_stop),
         cmocka_unit_test(bad_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -281,6 +281,202 @@ static void test_fault_injection(void **state)
     hr_csr_free(A);
 }
 
+/* Issue 15 item 16: an empty system is solved at once (0 iterations, HR_OK) by every
+ * method and backend of the table, async included (it divided by a zero block size). */
+static void test_empty_system(void **state)
+{
+    (void)state;
+    hr_csr *A = NULL;
+    assert_int_equal(hr_csr_from_coo(0, 0, 0, NULL, NULL, NULL, &A), HR_OK);
+    double b[1] = {0}, x[1] = {0};
+    hr_backend be;
+    for (int i = 0; hr_sparse_method_at(i, &be, NULL); i++) {
+        if (be == HR_BACKEND_GPU) continue; /* needs no device either, but kept to the CPU here */
+        hr_sparse_options o;
+        hr_sparse_options_default(&o);
+        o.method = hr_sparse_method_at(i, NULL, NULL);
+        o.backend = be;
+        o.threads = 2;
+        o.tol = 1e-8;
+        hr_sparse_result r;
+        hr_status st = hr_sparse_solve(A, b, x, &o, &r);
+        if (st != HR_OK || r.iterations != 0 || r.reason != HR_REASON_CONVERGED || r.relative_residual != 0.0)
+            fail_msg("%s/%s on 0 x 0: %s, %ld iterations, %s (%s)", o.method, hr_backend_name(be),
+                     hr_status_string(st), r.iterations, hr_reason_string(r.reason), r.message);
+    }
+    hr_csr_free(A);
+}
+
+/* Issue 15 item 2: two right-hand sides through one handle give exactly what two
+ * one-shot solves give, and the method's setup ran once. */
+static void test_handle_many_rhs(void **state)
+{
+    (void)state;
+    hr_csr *A = gen("fv2d:20");
+    const int n = A->n_rows;
+    double *b1 = vec(n, 1.0), *b2 = vec(n, 0.0);
+    for (int i = 0; i < n; i++)
+        b2[i] = (double)(i % 7) - 3.0;
+    const char *methods[] = {"jacobi", "gs", "async", "cg", "gs-mc"};
+    const hr_backend bes[] = {HR_BACKEND_CPU_THREADS, HR_BACKEND_CPU_SEQ, HR_BACKEND_CPU_SEQ,
+                              HR_BACKEND_CPU_THREADS, HR_BACKEND_CPU_THREADS};
+    for (int k = 0; k < 5; k++) {
+        hr_sparse_options o;
+        hr_sparse_options_default(&o);
+        o.method = methods[k];
+        o.backend = bes[k];
+        o.threads = 2;
+        o.tol = 1e-9;
+        o.max_iters = 5000;
+        double *x1 = vec(n, 0.0), *x2 = vec(n, 0.5), *y1 = vec(n, 0.0), *y2 = vec(n, 0.5);
+        hr_sparse_result r1, r2, s1, s2;
+        assert_int_equal(hr_sparse_solve(A, b1, x1, &o, &r1), HR_OK);
+        assert_int_equal(hr_sparse_solve(A, b2, x2, &o, &r2), HR_OK);
+        hr_sparse_solver *h = NULL;
+        hr_sparse_result c;
+        assert_int_equal(hr_sparse_solver_create(A, &o, &h, &c), HR_OK);
+        assert_non_null(h);
+        assert_int_equal(c.setups, 1);
+        assert_int_equal(hr_sparse_solver_solve(h, b1, y1, &s1), HR_OK);
+        assert_int_equal(hr_sparse_solver_solve(h, b2, y2, &s2), HR_OK);
+        hr_sparse_solver_free(h);
+        if (s1.iterations != r1.iterations || s2.iterations != r2.iterations ||
+            memcmp(x1, y1, (size_t)n * sizeof *x1) != 0 || memcmp(x2, y2, (size_t)n * sizeof *x2) != 0)
+            fail_msg("%s: handle %ld/%ld iterations, one-shot %ld/%ld, or iterates differ", methods[k],
+                     s1.iterations, s2.iterations, r1.iterations, r2.iterations);
+        assert_int_equal(s1.reason, HR_REASON_CONVERGED);
+        assert_int_equal(s2.reason, HR_REASON_CONVERGED);
+        assert_int_equal(s2.setups, 1); /* setup paid once for both solves */
+        assert_true(true_residual(A, b2, y2) < 1e-9);
+        free(x1), free(x2), free(y1), free(y2);
+    }
+    hr_sparse_solver_free(NULL);
+    hr_sparse_solver *h = (hr_sparse_solver *)0x1;
+    hr_sparse_options o;
+    hr_sparse_options_default(&o);
+    o.method = "nosuch";
+    hr_sparse_result c;
+    assert_int_equal(hr_sparse_solver_create(A, &o, &h, &c), HR_ERR_INVALID_ARG);
+    assert_null(h);
+    free(b1), free(b2);
+    hr_csr_free(A);
+}
+
+/* Issue 15 item 13: right-hand sides near the largest double (and near the smallest)
+ * give finite, true relative residuals; the methods converge as for b = 1. */
+static void test_scaled_norms(void **state)
+{
+    (void)state;
+    hr_csr *A = gen("random-spd:300:0.02:1"); /* strictly dominant: x and the sums stay below b */
+    const int n = A->n_rows;
+    double *b = vec(n, 1e308), *z = vec(n, 0.0);
+    b[0] = 1.7e308;
+    assert_true(fabs(hr_csr_relative_residual(A, b, z) - 1.0) < 1e-15);
+    double *tiny = vec(n, 1e-300);
+    assert_true(fabs(hr_csr_relative_residual(A, tiny, z) - 1.0) < 1e-15); /* squares underflow */
+    /* the solves: b = 1e300, so that the iterates' own sums (b_i + |a_ij x_j|) stay finite
+     * while every square of the norms (1e600) overflows */
+    for (int i = 0; i < n; i++)
+        b[i] = i % 3 == 0 ? 1e300 : -2e299;
+    const char *methods[] = {"jacobi", "cg", "gs", "async"};
+    for (int k = 0; k < 4; k++) {
+        hr_sparse_options o;
+        hr_sparse_options_default(&o);
+        o.method = methods[k];
+        o.threads = 2;
+        o.tol = 1e-12;
+        double *x = vec(n, 0.0);
+        hr_sparse_result r;
+        hr_status st = hr_sparse_solve(A, b, x, &o, &r);
+        double t = true_residual(A, b, x); /* long double: 1e616 fits */
+        if (st != HR_OK || r.reason != HR_REASON_CONVERGED || !(r.initial_residual == 1.0) || !(t < 1e-12) ||
+            fabs(t - r.relative_residual) > 1e-3 * t)
+            fail_msg("%s with b = 1e300: %s, %s, initial %g, reported %g, true %g", methods[k],
+                     hr_status_string(st), hr_reason_string(r.reason), r.initial_residual,
+                     r.relative_residual, t);
+        free(x);
+    }
+    free(b), free(z), free(tiny);
+    hr_csr_free(A);
+}
+
+/* Issue 15 item 15: cg on a matrix that is not symmetric warns, and stops as diverged
+ * when the residual grows (it ran silently to 830x the initial residual, exit 0). */
+static void test_cg_not_symmetric(void **state)
+{
+    (void)state;
+    const int n = 200;
+    int32_t *ri = malloc(4 * n * sizeof *ri), *ci = malloc(4 * n * sizeof *ci);
+    double *v = malloc(4 * n * sizeof *v);
+    assert_true(ri && ci && v);
+    int64_t k = 0;
+    uint64_t seed = 3;
+#define NEXT() (seed = seed * 6364136223846793005ULL + 1442695040888963407ULL, seed >> 33)
+    for (int i = 0; i < n; i++) {
+        ri[k] = i, ci[k] = i, v[k++] = 4.0;
+        if (i + 1 < n) ri[k] = i, ci[k] = i + 1, v[k++] = -3.0;
+        if (i > 0) ri[k] = i, ci[k] = i - 1, v[k++] = -0.5;
+        ri[k] = i, ci[k] = (int32_t)(NEXT() % (uint64_t)n), v[k++] = (double)(NEXT() % 2001) / 1000.0 - 1.0;
+    }
+#undef NEXT
+    hr_csr *A;
+    assert_int_equal(hr_csr_from_coo(n, n, k, ri, ci, v, &A), HR_OK);
+    double *b = vec(n, 1.0), *x = vec(n, 0.0);
+    hr_sparse_options o;
+    hr_sparse_options_default(&o);
+    o.method = "cg";
+    o.tol = 1e-10;
+    o.max_iters = 10000;
+    hr_sparse_result r;
+    hr_status st = hr_sparse_solve(A, b, x, &o, &r);
+    if (st != HR_ERR_DIVERGED || r.reason != HR_REASON_DIVERGED || !strstr(r.warning, "not symmetric") ||
+        r.iterations >= 10000)
+        fail_msg("cg, non-symmetric: %s, %s after %ld, residual %g, warning '%s'", hr_status_string(st),
+                 hr_reason_string(r.reason), r.iterations, r.relative_residual, r.warning);
+    hr_csr_free(A);
+    A = gen("laplace2d:10"); /* symmetric: no warning */
+    free(b), free(x);
+    b = vec(100, 1.0), x = vec(100, 0.0);
+    assert_int_equal(hr_sparse_solve(A, b, x, &o, &r), HR_OK);
+    assert_string_equal(r.warning, "");
+    free(ri), free(ci), free(v), free(b), free(x);
+    hr_csr_free(A);
+}
+
+/* The recovery of a fault takes effect at its iteration even when nothing else (check,
+ * monitor) cuts the run there: the driver's cut at fault_off. A run without checks must
+ * give the same iterate, bit for bit, as one checked every iteration. */
+static void test_fault_recovery_cut(void **state)
+{
+    (void)state;
+    hr_csr *A = gen("fv2d:20");
+    const int n = A->n_rows;
+    double *b = vec(n, 1.0);
+    const char *methods[] = {"jacobi", "gs", "async"};
+    for (int k = 0; k < 3; k++) {
+        hr_sparse_options o;
+        hr_sparse_options_default(&o);
+        o.method = methods[k];
+        o.backend = HR_BACKEND_CPU_SEQ; /* deterministic */
+        o.tol = 0.0;                    /* no checks: the fault events alone cut the run */
+        o.max_iters = 300;
+        o.fault_fraction = 0.25;
+        o.fault_iter = 5;
+        o.fault_recover = 20;
+        double *x = vec(n, 0.0), *y = vec(n, 0.0);
+        hr_sparse_result r, s;
+        assert_int_equal(hr_sparse_solve(A, b, x, &o, &r), HR_OK);
+        o.monitor_every = 1; /* cuts at every iteration: the reference */
+        assert_int_equal(hr_sparse_solve(A, b, y, &o, &s), HR_OK);
+        if (memcmp(x, y, (size_t)n * sizeof *x) != 0 || !(r.relative_residual < 1e-8))
+            fail_msg("%s: unchecked run differs from the checked one (residual %.3e vs %.3e)", methods[k],
+                     r.relative_residual, s.relative_residual);
+        free(x), free(y);
+    }
+    free(b);
+    hr_csr_free(A);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -290,6 +486,11 @@ int main(void)
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_monitor_stops),
         cmocka_unit_test(test_fault_injection),
+        cmocka_unit_test(test_empty_system),
+        cmocka_unit_test(test_handle_many_rhs),
+        cmocka_unit_test(test_scaled_norms),
+        cmocka_unit_test(test_cg_not_symmetric),
+        cmocka_unit_test(test_fault_recovery_cut),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,9 +6,12 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "hetrelax/sparse.h"
@@ -38,7 +41,11 @@ static const bad_case bad_matrices[] = {
     {HDR "3 3 -1\n", 2, ">= 0"},
     {HDR "3000000000 3 1\n1 1 1\n", 2, "absurd size"},
     {HDR "99999999999999999999 3 1\n1 1 1\n", 2, "not an integer"},
-    {HDR "2 2 5\n1 1 1\n1 2 1\n2 1 1\n2 2 1\n1 1 1\n", 2, "impossible"},
+    {HDR "2 2 3\n1 1 1e308\n2 2 1\n1 1 1e308\n", 5, "sum overflows"},
+    {"%%MatrixMarket matrix coordinate real symmetric\n2 2 4\n2 1 -1e308\n1 1 1\n% c\n2 1 -1e308\n2 2 1\n", 6,
+     "entry (2, 1) repeats"},
+    {HDR "2 2 6\n1 1 1\n1 1 1\n1 1 1\n1 1 1\n1 1 1 % padding, so that the bytes would do\n", 2,
+     "only 5 lines follow"},
     {"%%MatrixMarket matrix coordinate real symmetric\n2 3 1\n1 1 1\n", 2, "must be square"},
     {HDR "30 30 800\n1 1 1\n", 2, "short file"},
     {HDR "2000000 2000000 1\n1 1 1\n", 2, "absurd size"},
@@ -55,7 +62,7 @@ static const bad_case bad_matrices[] = {
     {HDR "3 3 1\n1 1 0x10\n", 3, "not a number"},
     {"%%MatrixMarket matrix coordinate integer general\n3 3 1\n1 1 1.5\n", 3, "not an integer"},
     {"%%MatrixMarket matrix coordinate real symmetric\n3 3 1\n1 2 1.0\n", 3, "above the diagonal"},
-    {HDR "3 3 3\n1 1 1\n% padding so that the byte count is plausible ......\n", 5, "file ends after 1 of 3"},
+    {HDR "3 3 3\n1 1 1\n% padding so that the line count is plausible\n%\n", 6, "file ends after 1 of 3"},
     {HDR "3 3 1\n1 1 1\n2 2 2\n", 4, "more entries"},
     {HDR "3 3 1\n1 1 1 7\n", 3, "expected 'ROW COL VALUE'"},
     {"%%MatrixMarket matrix coordinate pattern general\n3 3 1\n1 1 1\n", 3, "expected 'ROW COL'"},
@@ -148,6 +155,12 @@ static void test_fields_duplicates_comments(void **state)
     assert_true(A->val[A->diag[0]] == 8.0);
     assert_true(A->val[A->diag[1]] == 7.0);
     hr_csr_free(A);
+    /* more entries than positions (issue 15 item 14): repeats are summed, not "impossible" */
+    const char *many = HDR "2 2 5\n1 1 1\n1 2 1\n2 1 1\n2 2 1\n1 1 1\n";
+    assert_int_equal(hr_mm_parse_csr(many, strlen(many), &A, &e), HR_OK);
+    assert_int_equal(A->nnz, 4);
+    assert_true(A->val[A->diag[0]] == 2.0);
+    hr_csr_free(A);
     /* explicit zero entries are kept; a file without a trailing newline is complete */
     const char *z = HDR "2 2 2\n1 1 0\n2 2 1.5";
     assert_int_equal(hr_mm_parse_csr(z, strlen(z), &A, &e), HR_OK);
@@ -226,12 +239,78 @@ static void test_writer_round_trip(void **state)
     hr_csr_free(A);
 }
 
+/* Issue 15 item 12: input that is not Matrix Market, or goes on past its size line,
+ * stops the reader at once (it read /dev/zero or an endless pipe to the end: 17 GB).
+ * alarm() fails the test if the reader does not return. */
+static void endless_writer(const char *path, const char *head, const char *line)
+{
+    signal(SIGPIPE, SIG_DFL);
+    FILE *f = fopen(path, "w");
+    if (!f) _exit(1);
+    fputs(head, f);
+    for (;;)
+        if (fputs(line, f) < 0) _exit(0);
+}
+
+static void read_endless(const char *head, const char *line, long want_line, const char *needle)
+{
+    char path[] = "/tmp/hr_mm_fifoXXXXXX";
+    assert_non_null(mkdtemp(path));
+    char fifo[64];
+    snprintf(fifo, sizeof fifo, "%s/p", path);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) endless_writer(fifo, head, line);
+    alarm(20);
+    hr_csr *A = (hr_csr *)0x1;
+    double *x = (double *)0x1;
+    int n;
+    hr_mm_error e;
+    hr_status st =
+        strstr(head, " array ") ? hr_mm_read_vector(fifo, &x, &n, &e) : hr_mm_read_csr(fifo, &A, &e);
+    if (strstr(head, " array ")) A = (hr_csr *)x;
+    alarm(0);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    unlink(fifo);
+    rmdir(path);
+    if (st != HR_ERR_FORMAT || e.line != want_line || !strstr(e.msg, needle))
+        fail_msg("endless '%s': status %d line %ld '%s' (want line %ld, '%s')", line, st, e.line, e.msg,
+                 want_line, needle);
+    assert_null(A);
+}
+
+static void test_reader_stops_early(void **state)
+{
+    (void)state;
+    alarm(20);
+    hr_csr *A = (hr_csr *)0x1;
+    hr_mm_error e;
+    assert_int_equal(hr_mm_read_csr("/dev/zero", &A, &e), HR_ERR_FORMAT);
+    alarm(0);
+    assert_int_equal(e.line, 1);
+    assert_non_null(strstr(e.msg, "not a Matrix Market file"));
+    assert_null(A);
+    double *x = (double *)0x1;
+    int n;
+    alarm(20);
+    assert_int_equal(hr_mm_read_vector("/dev/zero", &x, &n, &e), HR_ERR_FORMAT);
+    alarm(0);
+    read_endless("", "y\n", 1, "expected the header");                    /* yes | ... */
+    read_endless(HDR "2 2 2\n", "1 1 1\n", 5, "more entries than the 2"); /* valid, but endless */
+    read_endless(HDR "2 2 2\n1 1 1\n", "% a comment\n", 65542, "comment or blank lines");
+    read_endless("%%MatrixMarket matrix array real general\n3 1\n", "1.5\n", 6, "more values");
+    read_endless(HDR, "1111111111111111", 2, "longer than"); /* one endless line */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reader_errors),       cmocka_unit_test(test_reader_binary_garbage),
         cmocka_unit_test(test_symmetric_expansion), cmocka_unit_test(test_fields_duplicates_comments),
         cmocka_unit_test(test_vector_reader),       cmocka_unit_test(test_writer_round_trip),
+        cmocka_unit_test(test_reader_stops_early),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

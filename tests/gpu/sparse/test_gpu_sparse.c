@@ -13,7 +13,11 @@
  *   (async and jacobi);
  * - GPU cg converges in about as many iterations as the CPU cg;
  * - AMC, DC, DK on one GPU (and on two where present) converge;
- * - errors: block too large, too many GPUs, --gpus for a method without it.
+ * - errors: block too large, too many GPUs, --gpus for a method without it;
+ * - issue 15: the residual computed on the device (what checks and monitors see)
+ *   equals the host's for every method and scheme, also with b = 1e300; GPU jacobi
+ *   checked every iteration stops at the CPU's exact iteration; a handle solves two
+ *   right-hand sides with one setup, jacobi bitwise as two one-shot solves.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -283,8 +287,8 @@ static void test_errors(void **state)
     o = opts("async", HR_BACKEND_GPU, 1e-6, 10);
     o.gpus = hr_cuda_device_count() + 1;
     x = solve(&s, &o, &r, &st);
-    assert_int_not_equal(st, HR_OK);
-    assert_non_null(strstr(r.message, "gpus"));
+    assert_int_equal(st, HR_ERR_INVALID_ARG); /* the CLI blames --gpus for a message "gpus: ..." */
+    assert_true(strncmp(r.message, "gpus:", 5) == 0);
     free(x);
     o = opts("jacobi", HR_BACKEND_GPU, 1e-6, 10);
     o.gpus = 2;
@@ -299,6 +303,134 @@ static void test_errors(void **state)
     drop(&s);
 }
 
+static int record_last(long it, double res, void *user)
+{
+    (void)it;
+    *(double *)user = res;
+    return 0;
+}
+
+/* The monitor at iteration k sees the device residual; the result's residual is the
+ * host's, of the same iterate (the final report is not repeated at k). They differ by
+ * rounding only: a few ulps of ||b|| (b - A x cancels) and of the value. */
+static void test_device_residual(void **state)
+{
+    (void)state;
+    sys s = make("fv2d:40");
+    struct {
+        const char *m;
+        hr_sparse_comm comm;
+    } ms[] = {{"jacobi", HR_SPARSE_COMM_AUTO}, {"async", HR_SPARSE_COMM_AUTO}, {"async", HR_SPARSE_COMM_AMC},
+              {"async", HR_SPARSE_COMM_DC},    {"async", HR_SPARSE_COMM_DK},   {"cg", HR_SPARSE_COMM_AUTO}};
+    for (int big = 0; big < 2; big++) {
+        if (big)
+            for (int i = 0; i < s.n; i++)
+                s.b[i] *= 1e300; /* every square overflows: scaled norms on the device too */
+        for (size_t k = 0; k < sizeof ms / sizeof ms[0]; k++)
+            for (long iters = 1; iters <= 41; iters += 40) {
+                hr_sparse_options o = opts(ms[k].m, HR_BACKEND_GPU, 0.0, iters);
+                o.comm = ms[k].comm;
+                o.monitor_every = iters;
+                double dev = NAN;
+                o.monitor = record_last;
+                o.monitor_user = &dev;
+                hr_sparse_result r;
+                hr_status st;
+                double *x = solve(&s, &o, &r, &st);
+                if (st != HR_OK || !(fabs(dev - r.relative_residual) <= 1e-13 + 1e-10 * r.relative_residual))
+                    fail_msg("%s comm %d, %ld iterations, b x %g: device %.17g, host %.17g (%s)", ms[k].m,
+                             (int)ms[k].comm, iters, big ? 1e300 : 1.0, dev, r.relative_residual, r.message);
+                free(x);
+            }
+    }
+    drop(&s);
+}
+
+/* Checked every iteration, GPU jacobi (bitwise the CPU's iterates) stops at the
+ * iteration the CPU stops at, whatever mix of graphs and live launches ran. */
+static void test_exact_iterations(void **state)
+{
+    (void)state;
+    sys s = make("laplace2d:30");
+    hr_sparse_options o = opts("jacobi", HR_BACKEND_CPU_SEQ, 1e-8, 100000);
+    hr_sparse_result rc, rg;
+    hr_status st;
+    double *xc = solve(&s, &o, &rc, &st);
+    assert_int_equal(rc.reason, HR_REASON_CONVERGED);
+    o.backend = HR_BACKEND_GPU;
+    double *xg = solve(&s, &o, &rg, &st);
+    if (st != HR_OK || rg.reason != HR_REASON_CONVERGED || rg.iterations != rc.iterations)
+        fail_msg("gpu jacobi: %ld iterations, cpu %ld: %s", rg.iterations, rc.iterations, rg.message);
+    assert_memory_equal(xc, xg, (size_t)s.n * sizeof *xc);
+    free(xc), free(xg);
+    /* the same with the checks on the host: the same count */
+    setenv("HETRELAX_SPARSE_DEVICE_CHECKS", "0", 1);
+    xg = solve(&s, &o, &rg, &st);
+    unsetenv("HETRELAX_SPARSE_DEVICE_CHECKS");
+    if (st != HR_OK || rg.iterations != rc.iterations)
+        fail_msg("gpu jacobi, host checks: %ld iterations, cpu %ld: %s", rg.iterations, rc.iterations,
+                 rg.message);
+    free(xg);
+    /* every method checked every iteration (device-side checks: graphs of 32 and the
+     * monitors' cuts of 10, as the CLI runs it): it stops below tol, on that iterate */
+    const char *methods[] = {"jacobi", "async", "cg"};
+    for (int m = 0; m < 3; m++)
+        for (long mon = 0; mon <= 10; mon += 10) {
+            o = opts(methods[m], HR_BACKEND_GPU, 1e-9, 100000);
+            o.monitor_every = mon;
+            double last = NAN;
+            o.monitor = mon ? record_last : NULL;
+            o.monitor_user = &last;
+            xg = solve(&s, &o, &rg, &st);
+            double t = hr_csr_relative_residual(s.A, s.b, xg);
+            if (st != HR_OK || rg.reason != HR_REASON_CONVERGED || !(t < 1e-9) || t != rg.relative_residual)
+                fail_msg("%s, monitor %ld: %s after %ld, residual %g (true %g): %s", methods[m], mon,
+                         hr_reason_string(rg.reason), rg.iterations, rg.relative_residual, t, rg.message);
+            if (mon && rg.iterations % mon != 0) assert_true(last == rg.relative_residual); /* final report */
+            free(xg);
+        }
+    drop(&s);
+}
+
+/* One handle, two right-hand sides: one setup; jacobi's iterates equal one-shot solves. */
+static void test_handle(void **state)
+{
+    (void)state;
+    sys s = make("fv2d:30");
+    double *b2 = malloc((size_t)s.n * sizeof *b2);
+    assert_non_null(b2);
+    for (int i = 0; i < s.n; i++)
+        b2[i] = cos(0.1 * i);
+    const char *methods[] = {"jacobi", "async", "cg"};
+    for (int m = 0; m < 3; m++) {
+        hr_sparse_options o = opts(methods[m], HR_BACKEND_GPU, 1e-9, 50000);
+        hr_sparse_solver *h = NULL;
+        hr_sparse_result r1, r2, c;
+        assert_int_equal(hr_sparse_solver_create(s.A, &o, &h, &c), HR_OK);
+        double *x1 = calloc((size_t)s.n, sizeof *x1), *x2 = calloc((size_t)s.n, sizeof *x2);
+        assert_true(x1 && x2);
+        assert_int_equal(hr_sparse_solver_solve(h, s.b, x1, &r1), HR_OK);
+        assert_int_equal(hr_sparse_solver_solve(h, b2, x2, &r2), HR_OK);
+        hr_sparse_solver_free(h);
+        assert_int_equal(r2.setups, 1);
+        assert_true(r1.reason == HR_REASON_CONVERGED && r2.reason == HR_REASON_CONVERGED);
+        assert_true(hr_csr_relative_residual(s.A, s.b, x1) < 1e-9);
+        assert_true(hr_csr_relative_residual(s.A, b2, x2) < 1e-9);
+        if (m == 0) { /* deterministic: the same bits as two one-shot solves */
+            hr_sparse_result q;
+            double *y = calloc((size_t)s.n, sizeof *y);
+            assert_non_null(y);
+            assert_int_equal(hr_sparse_solve(s.A, b2, y, &o, &q), HR_OK);
+            assert_int_equal(q.iterations, r2.iterations);
+            assert_memory_equal(y, x2, (size_t)s.n * sizeof *y);
+            free(y);
+        }
+        free(x1), free(x2);
+    }
+    free(b2);
+    drop(&s);
+}
+
 int main(void)
 {
     int gpu_methods = 0;
@@ -310,10 +442,16 @@ int main(void)
         return 77;
     }
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_errors),          cmocka_unit_test(test_jacobi_bitwise),
-        cmocka_unit_test(test_async_one_block), cmocka_unit_test(test_methods_converge),
-        cmocka_unit_test(test_fault),           cmocka_unit_test(test_cg_vs_cpu),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_jacobi_bitwise),
+        cmocka_unit_test(test_async_one_block),
+        cmocka_unit_test(test_methods_converge),
+        cmocka_unit_test(test_fault),
+        cmocka_unit_test(test_cg_vs_cpu),
         cmocka_unit_test(test_comm_schemes),
+        cmocka_unit_test(test_device_residual),
+        cmocka_unit_test(test_exact_iterations),
+        cmocka_unit_test(test_handle),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,231 @@
+#!/usr/bin/env python3
+"""The hybrid CPU+GPU split experiments of issue 12, one command each (JSON + PNG).
+
+Runs bench/hybrid_split (built with the library: `ninja -C BUILD hybrid_split`), which
+checks every split's answer bitwise against cpu-threads before timing it, and plots the
+measured and modelled time per sweep against the share of rows (planes) on the CPU,
+normalised to the GPU-only time, with the GPU-only line, the auto split and the bound
+1 + t_g / t_c.
+
+  bench/hybrid_experiments.py fig14 --build build          # seed 000 fig. 14, H100 machine
+  bench/hybrid_experiments.py fig15 --build build          # seed 000 fig. 15 right, 2 GPUs
+  bench/hybrid_experiments.py fig5d --build build          # seed 003 fig. 5d, H100 machine
+  bench/hybrid_experiments.py fig5d-mpi --build build --ranks 2   # the same per rank, two GPUs
+  bench/hybrid_experiments.py cpu-check --build build      # the scripts' own check, no GPU
+
+fig14: 2-D fp32, n = 4096 and 16384, CPU share 0-10 % in 0.5 % steps plus the coarse grid
+10-100 % in 10 % steps; fig15: the fraction on GPU 1 from 0 to 100 % in 5 % steps;
+fig5d: 3-D 512 x 512 x 1024 fp64, 0-10 % in 0.5 % steps then 11-40 % in 1 % steps, the
+naive and nested schedules; fig5d-mpi: the same grid over --ranks MPI ranks (one GPU each,
+bench/hybrid_mpi: each rank's slab split; measured curves, f = 0 is GPU-only).
+Results go to docs/results/hybrid-*.json and .png.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+FINE = [round(0.005 * i, 4) for i in range(21)]
+COARSE14 = [round(0.1 * i, 2) for i in range(2, 11)]
+COARSE5D = [round(0.01 * i, 2) for i in range(11, 41)]
+
+
+def run(build, out, args):
+    exe = os.path.join(build, "bench", "hybrid_split")
+    cmd = [exe, out] + [str(a) for a in args]
+    print("+", " ".join(cmd), flush=True)
+    r = subprocess.run(cmd)
+    if r.returncode != 0:
+        sys.exit("hybrid_split failed (exit %d): see above" % r.returncode)
+    with open(out) as f:
+        return json.load(f)
+
+
+def summary(d, label):
+    """The targets of issue 12 for one run, as lines."""
+    lines = []
+    base = d["gpu_only_s"]
+    for s in d["schedules"]:
+        pts = s["points"]
+        best = min(pts, key=lambda p: p["measured_s"])
+        errs = [abs(p["predicted_s"] - p["measured_s"]) / p["measured_s"] for p in pts if p["measured_s"] > 0]
+        a = s["auto"]
+        lines.append(
+            "%s %s: best measured %.4g s at %.2f %% (gain %.4f over GPU-only %.4g s; bound 1 + t_g/t_c = %.4f); "
+            "auto %.2f %%: %.4g s (%.2f %% from the best, %.2f %% vs GPU-only); model error max %.1f %%, median %.1f %%"
+            % (label, s["schedule"], best["measured_s"], 100 * best["fraction"], base / best["measured_s"], base,
+               s["bound"], 100 * a["fraction"], a["measured_s"], 100 * (a["measured_s"] / best["measured_s"] - 1),
+               100 * (a["measured_s"] / base - 1), 100 * max(errs), 100 * sorted(errs)[len(errs) // 2]))
+    return lines
+
+
+def plot(png, runs, xlabel, title):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return "matplotlib is not installed: no plot"
+    fig, axes = plt.subplots(1, len(runs), figsize=(6.5 * len(runs), 4.6), squeeze=False)
+    for ax, (label, d) in zip(axes[0], runs):
+        base = d["gpu_only_s"]
+        for s in d["schedules"]:
+            pts = sorted(s["points"], key=lambda p: p["fraction"])
+            x = [100 * p["fraction"] for p in pts]
+            ax.plot(x, [p["measured_s"] / base for p in pts], "o-", ms=3, label="measured (%s)" % s["schedule"])
+            ax.plot(x, [p["predicted_s"] / base for p in pts], "--", label="model (%s)" % s["schedule"])
+            a = s["auto"]
+            ax.plot([100 * a["fraction"]], [a["measured_s"] / base], "k*", ms=10,
+                    label="auto (%s)" % s["schedule"])
+            share = s.get("stream_share")
+            if isinstance(share, (int, float)) and share >= 0 and s is d["schedules"][0]:  # -1: not measured
+                ax.axvline(100 * share, color="tab:green", ls=":", lw=1, label="STREAM rule %.1f %%" % (100 * share))
+        ax.axhline(1.0, color="gray", lw=1, label="GPU-only")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel("time per sweep / GPU-only")
+        ax.set_title(label)
+        top = max(1.6, min(4.0, max(p["measured_s"] / base for s in d["schedules"] for p in s["points"])))
+        ax.set_ylim(0, top)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(png, dpi=110)
+    return None
+
+
+def finish(name, runs, xlabel, title, outdir):
+    out = os.path.join(outdir, "hybrid-%s.json" % name)
+    png = os.path.join(outdir, "hybrid-%s.png" % name)
+    lines = []
+    for label, d in runs:
+        lines += summary(d, label)
+    with open(out, "w") as f:
+        json.dump({"experiment": name, "runs": [{"label": l, "result": d} for l, d in runs], "summary": lines}, f,
+                  indent=1)
+    why = plot(png, runs, xlabel, title)
+    print("\n".join(lines))
+    print("wrote", out, "and", png if not why else "(%s)" % why)
+
+
+def run_mpi(a, out, args):
+    exe = os.path.join(a.build, "bench", "hybrid_mpi")
+    cmd = [a.mpiexec, "-n", str(a.ranks), exe, out] + [str(x) for x in args]
+    print("+", " ".join(cmd), flush=True)
+    r = subprocess.run(cmd)
+    if r.returncode != 0:
+        sys.exit("hybrid_mpi failed (exit %d): see above" % r.returncode)
+    with open(out) as f:
+        d = json.load(f)
+    for s in d["schedules"]:
+        s["points"] = [p for p in s["points"] if p]
+    return d
+
+
+def finish_mpi(name, d, outdir):
+    """Per-rank split: measured curves only (no per-rank model yet), f = 0 is GPU-only."""
+    out = os.path.join(outdir, "hybrid-%s.json" % name)
+    png = os.path.join(outdir, "hybrid-%s.png" % name)
+    lines = []
+    best = {}
+    for s in d["schedules"]:
+        pts = s["points"]
+        base = [p for p in pts if p["fraction"] == 0]
+        b = min(pts, key=lambda p: p["measured_s"])
+        best[s["schedule"]] = b
+        lines.append("%d ranks %s: best %.4g s/sweep at %.2f %% of each slab on the CPU%s"
+                     % (d["ranks"], s["schedule"], b["measured_s"], 100 * b["fraction"],
+                        " (gain %.4f over GPU-only %.4g s)" % (base[0]["measured_s"] / b["measured_s"], base[0]["measured_s"])
+                        if base else ""))
+    if "nested" in best and "naive" in best:
+        lines.append("nested vs naive at their best splits: %.4f" % (best["naive"]["measured_s"] / best["nested"]["measured_s"]))
+    with open(out, "w") as f:
+        json.dump({"experiment": name, "result": d, "summary": lines}, f, indent=1)
+    why = None
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        fig, ax = plt.subplots(figsize=(6.5, 4.6))
+        for s in d["schedules"]:
+            pts = sorted(s["points"], key=lambda p: p["fraction"])
+            ax.plot([100 * p["fraction"] for p in pts], [p["measured_s"] for p in pts], "o-", ms=3, label=s["schedule"])
+            if pts and pts[0]["fraction"] == 0:
+                ax.axhline(pts[0]["measured_s"], color="gray", lw=1, label="GPU-only" if s is d["schedules"][0] else None)
+        ax.set_xlabel("planes of each rank's slab on the CPU (%)")
+        ax.set_ylabel("seconds per sweep")
+        ax.set_title("seed 003 fig. 5d, %d ranks" % d["ranks"])
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        fig.savefig(png, dpi=110)
+    except ImportError:
+        why = "matplotlib is not installed: no plot"
+    print("\n".join(lines))
+    print("wrote", out, "and", png if not why else "(%s)" % why)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("experiment", choices=["fig14", "fig15", "fig5d", "fig5d-mpi", "cpu-check"])
+    ap.add_argument("--ranks", type=int, default=2, help="fig5d-mpi: MPI ranks")
+    ap.add_argument("--mpiexec", default="mpiexec")
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--out", default="docs/results")
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--threads", type=int, default=0, help="CPU threads (0: all cores)")
+    ap.add_argument("--quick", action="store_true", help="fewer points and sweeps")
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    tmp = lambda tag: os.path.join(a.out, "hybrid-%s.raw.json" % tag)
+    common = ["--repeats", a.repeats] + (["--threads", a.threads] if a.threads else [])
+    fine = FINE[::4] if a.quick else FINE
+    if a.experiment == "fig14":
+        runs = []
+        for n, sweeps in ((4096, 200), (16384, 40)):
+            fr = fine + (COARSE14[::3] if a.quick else COARSE14)
+            d = run(a.build, tmp("fig14-%d" % n), ["--dim", 2, "--n", n, "--precision", "single", "--sweeps",
+                                                   sweeps, "--check", 4, "--fractions", ",".join(map(str, fr))] + common)
+            runs.append(("n = %d fp32" % n, d))
+        finish("fig14", runs, "rows on the CPU (%)", "seed 000 fig. 14: CPU + GPU row split", a.out)
+    elif a.experiment == "fig15":
+        runs = []
+        fr = [round(0.05 * i, 2) for i in range(21)]
+        for n, sweeps in ((4096, 200), (16384, 40)):
+            d = run(a.build, tmp("fig15-%d" % n), ["--dim", 2, "--n", n, "--precision", "single", "--two-gpus",
+                                                   "--sweeps", sweeps, "--fractions", ",".join(map(str, fr))] + common)
+            runs.append(("n = %d fp32, 2 GPUs" % n, d))
+        finish("fig15", runs, "rows on GPU 1 (%)", "seed 000 fig. 15 right: two-GPU row split", a.out)
+    elif a.experiment == "fig5d":
+        fr = fine + (COARSE5D[::5] if a.quick else COARSE5D)
+        d = run(a.build, tmp("fig5d"), ["--dim", 3, "--nx", 512, "--ny", 512, "--nz", 1024, "--precision", "double",
+                                        "--schedules", "nested,naive", "--sweeps", 10 if a.quick else 20,
+                                        "--check", 2, "--fractions", ",".join(map(str, fr))] + common)
+        finish("fig5d", [("512 x 512 x 1024 fp64, 1 rank", d)], "planes on the CPU (%)",
+               "seed 003 fig. 5d: CPU share, naive vs nested", a.out)
+    elif a.experiment == "fig5d-mpi":
+        fr = fine + (COARSE5D[::5] if a.quick else COARSE5D)
+        d = run_mpi(a, tmp("fig5d-mpi"), ["--nx", 512, "--ny", 512, "--nz", 1024, "--precision", "double",
+                                          "--schedules", "nested,naive", "--sweeps", 10 if a.quick else 20,
+                                          "--fractions", ",".join(map(str, fr))] + common)
+        finish_mpi("fig5d-mpi", d, a.out)
+    else:  # the scripts' own check on a machine without a GPU: two CPU placements
+        runs = []
+        d = run(a.build, tmp("cpu-check-2d"), ["--dim", 2, "--n", 256, "--second", "cpu", "--schedules",
+                                               "nested,naive", "--sweeps", 20, "--check", 3, "--fractions",
+                                               "0,0.05,0.1,0.3,0.5,1"] + common)
+        runs.append(("2-D n = 256, cpu + cpu", d))
+        d = run(a.build, tmp("cpu-check-3d"), ["--dim", 3, "--n", 48, "--precision", "double", "--second", "cpu",
+                                               "--schedules", "nested,naive", "--sweeps", 10, "--check", 3,
+                                               "--fractions", "0,0.1,0.25,0.5,1"] + common)
+        runs.append(("3-D n = 48 fp64, cpu + cpu", d))
+        finish("cpu-check", runs, "rows on the first CPU part (%)", "hybrid engine with two CPU placements", a.out)
+        if os.path.exists(os.path.join(a.build, "bench", "hybrid_mpi")):
+            d = run_mpi(a, tmp("cpu-check-mpi"), ["--n", 24, "--second", "cpu", "--sweeps", 5, "--fractions",
+                                                  "0,0.25,0.5,1"] + common)
+            finish_mpi("cpu-check-mpi", d, a.out)
+
+
+if __name__ == "__main__":
+    main()

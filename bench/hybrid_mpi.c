@@ -1,0 +1,184 @@
+/*
+ * The per-rank CPU+GPU split over MPI (seed 003 fig. 5d on two GPUs, two ranks):
+ *
+ *   mpiexec -n R hybrid_mpi OUT.json [--nx X --ny Y --nz Z | --n N] [--dim 2|3]
+ *           [--precision single|double] [--second gpu|cpu] [--schedules nested,naive]
+ *           [--ghost G] [--threads T] [--fractions F,...] [--sweeps K] [--repeats R] [--no-check]
+ *
+ * For each schedule and fraction of each rank's slab on the CPU: one run of K sweeps whose
+ * answer is gathered and compared bitwise with cpu-seq on rank 0 (exit 1 on a mismatch),
+ * then R timed runs of K sweeps; the median time per sweep (the slowest rank's, sweeps
+ * and exchange, not the final residual). Byte model: 2 words per point per sweep.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hetrelax/mpi_hybrid.h"
+
+#define MAXF 256
+
+static int cmp_d(const void *x, const void *y)
+{
+    const double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+int main(int argc, char **argv)
+{
+    int provided, rank, size;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    hr_options o;
+    hr_options_default(&o);
+    o.backend = HR_BACKEND_HYBRID;
+    o.dim = 3;
+    o.nx = o.ny = 512;
+    o.nz = 1024;
+    o.precision = HR_PREC_DOUBLE;
+    o.rhs = HR_RHS_SPIKE;
+    double f[MAXF];
+    int nf = 0, sched[2] = {HR_SPLIT_NESTED, HR_SPLIT_NAIVE}, nsched = 2, repeats = 5, check = 1;
+    long sweeps = 20;
+    const char *out = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+#define ARG(name) (strcmp(a, name) == 0 && v && ++i)
+        if (ARG("--nx"))
+            o.nx = atoi(v);
+        else if (ARG("--ny"))
+            o.ny = atoi(v);
+        else if (ARG("--nz"))
+            o.nz = atoi(v);
+        else if (ARG("--n"))
+            o.nx = o.ny = o.nz = atoi(v);
+        else if (ARG("--dim")) {
+            o.dim = atoi(v);
+            if (o.dim == 2) o.nz = 0;
+        } else if (ARG("--precision"))
+            o.precision = strcmp(v, "single") == 0 ? HR_PREC_SINGLE : HR_PREC_DOUBLE;
+        else if (ARG("--second"))
+            o.split_second = strcmp(v, "cpu") == 0 ? HR_SPLIT_CPU : HR_SPLIT_GPU;
+        else if (ARG("--schedules")) {
+            nsched = 0;
+            if (strstr(v, "nested")) sched[nsched++] = HR_SPLIT_NESTED;
+            if (strstr(v, "naive")) sched[nsched++] = HR_SPLIT_NAIVE;
+        } else if (ARG("--ghost"))
+            o.split_ghost = atoi(v);
+        else if (ARG("--threads"))
+            o.threads = atoi(v);
+        else if (ARG("--sweeps"))
+            sweeps = atol(v);
+        else if (ARG("--repeats"))
+            repeats = atoi(v);
+        else if (ARG("--fractions")) {
+            for (const char *s = v; s && *s && nf < MAXF;) {
+                char *end;
+                f[nf++] = strtod(s, &end);
+                s = *end == ',' ? end + 1 : NULL;
+            }
+        } else if (strcmp(a, "--no-check") == 0)
+            check = 0;
+        else if (a[0] != '-' && !out)
+            out = a;
+        else {
+            if (rank == 0) fprintf(stderr, "hybrid_mpi: %s: unknown or missing value\n", a);
+            MPI_Finalize();
+            return 2;
+        }
+    }
+    if (!out || nsched < 1 || repeats < 1 || repeats > 64 || sweeps < 1) {
+        if (rank == 0)
+            fprintf(stderr, "usage: mpiexec -n R hybrid_mpi OUT.json [options] (see the file's header)\n");
+        MPI_Finalize();
+        return 2;
+    }
+    if (nf == 0)
+        for (int i = 0; i <= 20; i++)
+            f[nf++] = 0.005 * i;
+    o.iters = sweeps;
+    const int dim = o.dim;
+    const size_t n = (size_t)o.nx * o.ny * (dim == 3 ? o.nz : 1), es = o.precision == HR_PREC_DOUBLE ? 8 : 4;
+    void *want = NULL, *got = NULL;
+    if (rank == 0 && check) { /* cpu-seq after `sweeps` sweeps */
+        hr_options r = o;
+        r.backend = HR_BACKEND_CPU_SEQ;
+        hr_solver *s;
+        hr_result res;
+        want = malloc(n * es);
+        got = malloc(n * es);
+        if (!want || !got || hr_solver_create(&r, &s) != HR_OK || hr_solver_run(s, &res) != HR_OK ||
+            hr_solver_solution(s, o.precision, want, n) != HR_OK) {
+            fprintf(stderr, "hybrid_mpi: reference: %s\n", hr_last_error());
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        hr_solver_free(s);
+    }
+    FILE *js = rank == 0 ? fopen(out, "w") : NULL;
+    if (rank == 0 && !js) MPI_Abort(MPI_COMM_WORLD, 1);
+    const double bytes = 2.0 * (double)es * (double)n;
+    if (js)
+        fprintf(
+            js,
+            "{\n \"ranks\": %d, \"dim\": %d, \"nx\": %d, \"ny\": %d, \"nz\": %d, \"precision\": \"%s\", "
+            "\"second\": "
+            "\"%s\", \"sweeps\": %ld, \"repeats\": %d, \"bytes_per_sweep\": %.0f, \"answers_checked\": %s,\n "
+            "\"schedules\": [\n",
+            size, dim, o.nx, o.ny, dim == 3 ? o.nz : 1, hr_precision_name(o.precision),
+            o.split_second == HR_SPLIT_CPU ? "cpu" : "gpu", sweeps, repeats, bytes, check ? "true" : "false");
+    int bad = 0;
+    for (int q = 0; q < nsched; q++) {
+        o.split_schedule = sched[q];
+        const char *sname = sched[q] == HR_SPLIT_NAIVE ? "naive" : "nested";
+        if (js) fprintf(js, "  {\"schedule\": \"%s\", \"points\": [\n", sname);
+        for (int i = 0; i < nf; i++) {
+            o.split = f[i];
+            hr_mpi_hybrid *h;
+            if (hr_mpi_hybrid_create(&o, MPI_COMM_WORLD, &h) != HR_OK) {
+                if (rank == 0) fprintf(stderr, "hybrid_mpi: f %.4f: %s\n", f[i], hr_mpi_hybrid_last_error());
+                continue; /* a fraction too small for a slab: skipped on every rank */
+            }
+            hr_result r;
+            int ok = hr_mpi_hybrid_run(h, &r) == HR_OK;
+            if (ok && check) ok = hr_mpi_hybrid_gather_solution(h, o.precision, got, n, 0) == HR_OK;
+            if (ok && check && rank == 0) ok = memcmp(got, want, n * es) == 0;
+            MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+            if (!ok) {
+                if (rank == 0)
+                    fprintf(stderr, "hybrid_mpi: %s f %.4f: NOT bitwise equal to cpu-seq\n", sname, f[i]);
+                bad = 1;
+            }
+            double t[64];
+            for (int k = 0; k < repeats; k++) {
+                if (hr_mpi_hybrid_run(h, &r) != HR_OK) MPI_Abort(MPI_COMM_WORLD, 1);
+                t[k] = r.time_per_sweep_s;
+            }
+            qsort(t, (size_t)repeats, sizeof t[0], cmp_d);
+            hr_hybrid_info in;
+            hr_mpi_hybrid_info(h, &in);
+            if (rank == 0) {
+                printf("%s f %.4f (rank 0: %d of %d planes on the CPU): %.6g s/sweep, %.1f GB/s%s\n", sname,
+                       f[i], in.rows_cpu, in.rows, t[repeats / 2], bytes / t[repeats / 2] * 1e-9,
+                       ok ? "" : " WRONG");
+                fprintf(js,
+                        "   {\"fraction\": %.6g, \"rows_cpu_rank0\": %d, \"rows_rank0\": %d, \"measured_s\": "
+                        "%.9g, "
+                        "\"gbps\": %.4g, \"checked\": %s},\n",
+                        f[i], in.rows_cpu, in.rows, t[repeats / 2], bytes / t[repeats / 2] * 1e-9,
+                        check ? (ok ? "true" : "false") : "null");
+            }
+            hr_mpi_hybrid_free(h);
+        }
+        if (js) fprintf(js, "   {}]}%s\n", q + 1 < nsched ? "," : "");
+    }
+    if (js) {
+        fprintf(js, " ],\n \"ok\": %s\n}\n", bad ? "false" : "true");
+        fclose(js);
+    }
+    free(want);
+    free(got);
+    MPI_Finalize();
+    return bad ? 1 : 0;
+}

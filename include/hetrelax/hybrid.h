@@ -1,0 +1,132 @@
+/*
+ * hetrelax: the performance model of a CPU+GPU (or GPU+GPU) row split (seed 000 fig. 6,
+ * seed 003 section IV). Part of libhetrelax; include after hetrelax.h.
+ *
+ * A fraction f of the rows (2-D) or planes (3-D) goes to placement A (the CPU), the rest
+ * to placement B (the GPU). With full-grid sweep times t_a and t_b and the exposed cost X
+ * of exchanging the boundary rows, one sweep takes
+ *
+ *     T(f) = max(f t_a, (1 - f) t_b) + X(f),   X(0) = X(1) = 0,
+ *
+ * best at f* = t_b / (t_a + t_b) when X is constant, where T(f*) = t_a t_b / (t_a + t_b) + X.
+ * The split pays only when X < f* t_b, and gains at most 1 + t_b / t_a.
+ */
+#ifndef HETRELAX_HYBRID_H
+#define HETRELAX_HYBRID_H
+
+#include "hetrelax/hetrelax.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct hr_split_model {
+    double t_a;         /* seconds per sweep of the whole grid on placement A (the CPU) */
+    double t_b;         /* the same on placement B (the GPU) */
+    double x_latency;   /* seconds per boundary message, one direction */
+    double x_bandwidth; /* bytes per second of the exchange path */
+    double row_bytes;   /* bytes of one boundary row (2-D) or plane (3-D) */
+    int messages;       /* messages per sweep when both parts are non-empty (2: one each way) */
+    int rows;           /* rows or planes to split */
+} hr_split_model;
+
+/*! hr_split_model_exchange() : X for a split with `rows_a` rows on A (0 when a part is empty). */
+double hr_split_model_exchange(const hr_split_model *m, int rows_a);
+
+/*! hr_split_model_time() : predicted seconds per sweep with `rows_a` of m->rows on A. */
+double hr_split_model_time(const hr_split_model *m, int rows_a);
+
+/*! hr_split_model_best() :
+ *  @return the rows on A that minimise the predicted time (0 when no split beats B alone;
+ *  ties go to fewer rows on A), its time in *t (may be NULL). */
+int hr_split_model_best(const hr_split_model *m, double *t);
+
+/*! hr_split_stream_share() : seed 003's rule, the fraction a_bw / (a_bw + b_bw) of the work
+ *  on A given the two STREAM bandwidths. */
+double hr_split_stream_share(double a_bw, double b_bw);
+
+/*! hr_split_model_curve() : predicted seconds per sweep at each fraction f[i] of the rows on
+ *  A (rounded to whole rows) into t[i]. */
+void hr_split_model_curve(const hr_split_model *m, const double *f, int count, double *t);
+
+/*! hr_split_model_best_range() :
+ *  Like hr_split_model_best, over 0 and [lo, hi] only (parts need `ghost` rows each), and
+ *  returning 0 unless the split is predicted at least `margin` (e.g. 0.01) faster than B
+ *  alone: a split must pay for the model's error. */
+int hr_split_model_best_range(const hr_split_model *m, int lo, int hi, double margin, double *t);
+
+/* ------------------------------------------------- the hybrid backend (HR_BACKEND_HYBRID) */
+
+/* options.split values below 0: the split is chosen at start-up. HR_SPLIT_AUTO: the
+ * model's best (--split auto); HR_SPLIT_STREAM: seed 003's rule CPU_bw / (CPU_bw + GPU_bw)
+ * with the bandwidths measured at start-up (--split stream), the model's prediction kept
+ * for comparison. */
+#define HR_SPLIT_AUTO   (-1.0)
+#define HR_SPLIT_STREAM (-2.0)
+
+/* What the start-up calibration measured (a few sweeps of each part, on zeros). */
+typedef struct hr_hybrid_calibration {
+    double t_cpu;       /* t_c: seconds per whole-grid sweep on the CPU part's threads (from a slab) */
+    int cpu_slab_rows;  /* rows (planes) of the slab t_cpu was scaled from */
+    double t_gpu;       /* t_g: seconds per whole-grid sweep on the second placement */
+    int probe_rows;     /* rows on the CPU of the probe run of the real schedule */
+    double probe_s;     /* its measured seconds per sweep */
+    double x_exposed;   /* X: probe_s less max(f t_c, (1 - f) t_g): exchange and sync not hidden */
+    double x_latency;   /* one-way pinned copy latency, seconds (0 for a CPU second placement) */
+    double x_bandwidth; /* pinned copy bandwidth, bytes per second (0: not measured) */
+    double row_bytes;   /* bytes of one boundary row or plane */
+    double cpu_stream_gbps, gpu_stream_gbps; /* STREAM triad / device copy (0: not measured) */
+    double seconds;                          /* the calibration's wall time */
+} hr_hybrid_calibration;
+
+enum { HR_HYBRID_CAL_STREAM = 1 }; /* also measure the bandwidths of seed 003's rule */
+
+/*! hr_hybrid_calibrate() :
+ *  Measures t_c, t_g and X for the options' grid, placements, threads, schedule and ghost
+ *  width (o->backend need not be hybrid), and fills the model (X as a constant per sweep
+ *  when both parts are non-empty). With HR_HYBRID_CAL_STREAM also the host STREAM triad
+ *  and device copy bandwidths. On error hr_hybrid_last_error() says why. */
+hr_status hr_hybrid_calibrate(const hr_options *o, unsigned flags, hr_hybrid_calibration *c,
+                              hr_split_model *m);
+
+/*! hr_hybrid_last_error() : why the last hr_hybrid_calibrate on this thread failed, or "". */
+const char *hr_hybrid_last_error(void);
+
+/* What a hybrid solver runs and what its model predicted. */
+typedef struct hr_hybrid_info {
+    int rows;       /* rows (2-D) or planes (3-D) along the split axis */
+    int rows_cpu;   /* of them on the CPU (the low end) */
+    double split;   /* rows_cpu / rows */
+    int auto_split; /* 1: chosen by the model, 2: by the STREAM rule */
+    int ghost, schedule, second;
+    int cpu_threads, boundary_threads; /* the CPU part's interior (naive: all) and boundary crews */
+    int have_model;                    /* model and cal below are valid (auto) */
+    hr_split_model model;
+    hr_hybrid_calibration cal;
+    double predicted_s; /* the model's seconds per sweep at rows_cpu (NaN without a model) */
+    double gpu_only_s;  /* the model's T(0) = t_g */
+    long sweeps, exchanges;
+    double wait_s; /* host time blocked on the second part's boundary rows */
+} hr_hybrid_info;
+
+/*! hr_hybrid_choose() :
+ *  What `--split auto` picks from a calibration: the model's best rows on the CPU over
+ *  0 and [g, n - g], 0 unless predicted at least 1 % faster than GPU-only, with its
+ *  predicted time (for `hetrelax model`, which has no solver). */
+hr_status hr_hybrid_choose(const hr_options *o, const hr_hybrid_calibration *c, const hr_split_model *m,
+                           hr_hybrid_info *out);
+
+/*! hr_solver_hybrid_info() : HR_ERR_INVALID_ARG unless s runs the hybrid backend. */
+hr_status hr_solver_hybrid_info(const hr_solver *s, hr_hybrid_info *out);
+
+/*! hr_hybrid_explain() :
+ *  Writes the model's predicted curve (0-10 % in 0.5 % steps, then seed 003's 10-40 %),
+ *  the chosen split and its predicted time next to `measured_s` (<= 0: not measured)
+ *  into buf, as text lines (for `--explain` and `hetrelax model`). Returns the length
+ *  that was needed (as snprintf). */
+int hr_hybrid_explain(const hr_hybrid_info *info, double measured_s, char *buf, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,99 @@
+/*
+ * hetrelax over MPI: one subdomain of a Cartesian decomposition per rank, halos by
+ * MPI_Isend/Irecv, global residuals by collectives. Link hetrelax::hetrelax_mpi (built
+ * when CMake finds MPI). Every function here is collective over the solver's
+ * communicator and returns the same status on every rank: an error on one rank (bad
+ * input, allocation) is reported on all of them, never a hang. docs/mpi.md.
+ *
+ * The solution is bitwise that of the single-process cpu-seq run for every decomposition
+ * and ghost width.
+ */
+#ifndef HETRELAX_MPI_H
+#define HETRELAX_MPI_H
+
+#include <mpi.h>
+
+#include "hetrelax/hetrelax.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct hr_mpi_solver hr_mpi_solver;
+
+/*! hr_mpi_launched() :
+ *  @return 1 when this process was started by mpiexec/mpirun/srun (the environment
+ *  says so), 0 otherwise: a command can then call MPI_Init only when it runs as a rank. */
+int hr_mpi_launched(void);
+
+/*! hr_mpi_resolve_decomp() :
+ *  The decomposition a solve of `o` on `ranks` ranks uses: `req` as given (parts per axis
+ *  x, y[, z]; NULL or all 0: MPI_Dims_create's balanced split, the most parts along the
+ *  slowest axis), checked against the rank count, the grid and `ghost`. Local (no
+ *  communication): every rank gets the same answer. On error writes
+ *  "decomp: reason" (or "ghost: ...") into why. */
+hr_status hr_mpi_resolve_decomp(const hr_options *o, int ranks, const int req[3], int ghost, int out[3],
+                                char *why, size_t why_size);
+
+/*! hr_mpi_solver_create() :
+ *  Collective. Rank r owns subdomain r (x fastest). `decomp` as for
+ *  hr_mpi_resolve_decomp (NULL: default), `ghost` >= 1 layers exchanged every `ghost`
+ *  sweeps (ghost > 1 sweeps the ghost zone redundantly: fewer, larger messages). Each rank
+ *  sweeps with the cpu-seq region sweep. The communicator is duplicated. MPI must be
+ *  initialised (MPI_THREAD_FUNNELED suffices).
+ *  @return the same status on every rank; on error *out = NULL and hr_mpi_last_error()
+ *  gives the message (the same on every rank). */
+hr_status hr_mpi_solver_create(const hr_options *o, const int decomp[3], int ghost, MPI_Comm comm,
+                               hr_mpi_solver **out);
+
+/*! hr_mpi_solver_run() :
+ *  Collective: runs the iteration; `res` (may be NULL) is the same on every rank (times
+ *  are the slowest rank's). */
+hr_status hr_mpi_solver_run(hr_mpi_solver *s, hr_result *res);
+
+/*! hr_mpi_solver_gather_solution() :
+ *  Collective: rank `root` receives the whole interior solution in dst (nx*ny[*nz]
+ *  values, the layout of hr_solver_solution); dst and count matter on root only. */
+hr_status hr_mpi_solver_gather_solution(const hr_mpi_solver *s, hr_precision prec, void *dst, size_t count,
+                                        int root);
+
+/*! hr_mpi_solver_write_raw() :
+ *  Collective: writes the interior solution to `path` with MPI-IO, each rank its own block
+ *  (no rank holds the whole grid): the .raw format (native floats of precision prec, x
+ *  fastest, no header), as hr_solver_solution orders it. The same status on every rank. */
+hr_status hr_mpi_solver_write_raw(const hr_mpi_solver *s, const char *path, hr_precision prec);
+
+/* What a run's halo exchange cost, per part (seconds summed over the run, this rank). */
+typedef struct hr_mpi_info {
+    int ranks;
+    int decomp[3];
+    int ghost;
+    long exchanges;        /* exchange rounds */
+    double pack_s;         /* packing faces into buffers */
+    double transfer_s;     /* posting, transfer and waiting */
+    double unpack_s;       /* unpacking into ghost zones */
+    double hidden_s;       /* inner sweeps while halos were in flight (ghost 1, overlapped) */
+    int messages;          /* messages this rank sends per exchange round */
+    double halo_bytes;     /* bytes this rank sends per exchange round */
+    double max_halo_bytes; /* the largest over ranks */
+} hr_mpi_info;
+
+/*! hr_mpi_solver_info() : the decomposition and the last run's exchange figures (local). */
+hr_status hr_mpi_solver_info(const hr_mpi_solver *s, hr_mpi_info *out);
+
+/*! hr_mpi_solver_set_overlap() :
+ *  Local, but give every rank the same value. With ghost 1 the exchange is overlapped with
+ *  the inner points by default (on = 1); on = 0 exchanges first, then sweeps. The
+ *  solution is the same bits either way. */
+hr_status hr_mpi_solver_set_overlap(hr_mpi_solver *s, int on);
+
+/*! hr_mpi_last_error() : why the last failing hr_mpi_* call on this thread failed ("" if none). */
+const char *hr_mpi_last_error(void);
+
+/*! hr_mpi_solver_free() : releases everything (local); accepts NULL. */
+void hr_mpi_solver_free(hr_mpi_solver *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,234 @@
+/*
+ * Red-black on two GPUs (seed 004's "multiple GPUs", issue 13): GPU 0 holds the upper half
+ * of the rows, GPU 1 the lower half, each with one ghost row. Each colour phase is a v1
+ * launch on both (one thread per point of the colour), then the two boundary rows are
+ * exchanged by peer copies BEFORE the next colour phase: the next colour reads the values
+ * just computed on the other GPU, so the result is bitwise equal to one GPU (and to rb-seq).
+ * Seed 004 exchanged once per iteration, which lets the second colour read a stale row.
+ *
+ * Stream order per phase: kernel(s0) | kernel(s1); s1 waits for GPU 0's kernel, copies
+ * GPU 0's last row into GPU 1's upper ghost; s0 waits for GPU 1's kernel, copies GPU 1's
+ * first row into GPU 0's lower ghost; each stream then waits for the other's copy, since
+ * the next phase overwrites the row that copy reads.
+ */
+#include <cuda_runtime.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "cuda/redblack_gpu.h"
+#include "cuda/redblack_point.cuh"
+
+struct hr_gpu_rb2 {
+    hr_gpu_rb_params p;
+    int dev[2];
+    int lo[2], hi[2]; /* global interior rows [lo, hi] of each half */
+    cudaStream_t st[2];
+    cudaEvent_t kern[2], copy[2];
+    void *d_u[2], *d_hf[2]; /* allocation starts: local row 0 = global row lo - 1 */
+    void *registered;
+};
+
+#define RB2_CU(call)                                                                                         \
+    do {                                                                                                     \
+        cudaError_t e_ = (call);                                                                             \
+        if (e_ != cudaSuccess) {                                                                             \
+            if (err && err_size)                                                                             \
+                snprintf(err, err_size, "%s failed at %s:%d: %s", #call, __FILE__, __LINE__,                 \
+                         cudaGetErrorString(e_));                                                            \
+            return e_ == cudaErrorMemoryAllocation ? HR_ERR_NO_MEMORY : HR_ERR_DEVICE;                       \
+        }                                                                                                    \
+    } while (0)
+
+static double rb2_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Local rows (ghosts included) of half d, and the byte offset of local row r. */
+static size_t rb2_rows(const hr_gpu_rb2 *G, int d)
+{
+    return (size_t)(G->hi[d] - G->lo[d] + 3);
+}
+
+static char *rb2_row(const hr_gpu_rb2 *G, void *base, int r)
+{
+    return (char *)base + (G->p.offset + (size_t)r * G->p.pitch) * G->p.esize;
+}
+
+extern "C" hr_status hr_gpu_rb2_create(const hr_gpu_rb_params *p, void *u_host, hr_gpu_rb2 **out, char *name,
+                                       size_t name_size, double *h2d_seconds, char *err, size_t err_size)
+{
+    *out = NULL;
+    if (p->dim != 2 || p->ny < 2) {
+        if (err && err_size) snprintf(err, err_size, "kernel: rb-2gpu runs 2-D grids of at least 2 rows");
+        return HR_ERR_INVALID_ARG;
+    }
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count < p->device + 2) {
+        if (err && err_size)
+            snprintf(err, err_size, "device: rb-2gpu needs devices %d and %d, %d CUDA device(s) present",
+                     p->device, p->device + 1, count);
+        return HR_ERR_NO_DEVICE;
+    }
+    hr_gpu_rb2 *G = (hr_gpu_rb2 *)calloc(1, sizeof *G);
+    if (!G) return HR_ERR_NO_MEMORY;
+    *out = G; /* freed by hr_gpu_rb2_free on any failure below */
+    G->p = *p;
+    const int m = p->ny / 2;
+    G->lo[0] = 1;
+    G->hi[0] = m;
+    G->lo[1] = m + 1;
+    G->hi[1] = p->ny;
+    const size_t es = p->esize;
+    for (int d = 0; d < 2; d++) {
+        G->dev[d] = p->device + d;
+        RB2_CU(cudaSetDevice(G->dev[d]));
+        int can = 0;
+        RB2_CU(cudaDeviceCanAccessPeer(&can, G->dev[d], G->dev[1 - d]));
+        if (can) {
+            cudaError_t e = cudaDeviceEnablePeerAccess(G->dev[1 - d], 0);
+            if (e == cudaErrorPeerAccessAlreadyEnabled)
+                cudaGetLastError();
+            else
+                RB2_CU(e);
+        }
+        RB2_CU(cudaStreamCreateWithFlags(&G->st[d], cudaStreamNonBlocking));
+        RB2_CU(cudaEventCreateWithFlags(&G->kern[d], cudaEventDisableTiming));
+        RB2_CU(cudaEventCreateWithFlags(&G->copy[d], cudaEventDisableTiming));
+        const size_t bytes = (p->offset + rb2_rows(G, d) * p->pitch) * es;
+        RB2_CU(cudaMalloc(&G->d_u[d], bytes));
+        if (p->hf_host) {
+            RB2_CU(cudaMalloc(&G->d_hf[d], bytes));
+            const char *src = (const char *)p->hf_host + (p->offset + (size_t)(G->lo[d] - 1) * p->pitch) * es;
+            RB2_CU(cudaMemcpy(rb2_row(G, G->d_hf[d], 0), src, rb2_rows(G, d) * p->pitch * es,
+                              cudaMemcpyHostToDevice));
+        }
+    }
+    cudaDeviceProp prop;
+    RB2_CU(cudaGetDeviceProperties(&prop, G->dev[0]));
+    if (name && name_size) snprintf(name, name_size, "2 x %s", prop.name);
+    if (p->pinned) {
+        RB2_CU(cudaHostRegister(u_host, p->count * es, cudaHostRegisterDefault));
+        G->registered = u_host;
+    }
+    return hr_gpu_rb2_upload(G, u_host, h2d_seconds, err, err_size);
+}
+
+/* One colour phase on both halves, then the boundary-row exchange. */
+template <typename T> static cudaError_t rb2_phase(hr_gpu_rb2 *G, int colour)
+{
+    const hr_gpu_rb_params &p = G->p;
+    const T c0 = (T)(1.0 - p.omega), c1 = (T)p.omega;
+    const int bx = p.bx > 0 ? p.bx : 64, by = p.by > 0 ? p.by : 8;
+    const size_t row_bytes = p.pitch * p.esize;
+    cudaError_t e;
+    for (int d = 0; d < 2; d++) {
+        const int ioff = G->lo[d] - 1, nyl = G->hi[d] - G->lo[d] + 1;
+        rb_geo g;
+        g.p = p.pitch;
+        g.q = p.plane;
+        g.dim = 2;
+        g.nx = p.nx;
+        g.ny = nyl;
+        g.nz = 1;
+        g.si = p.hf_host || p.spike_i < 0 ? -1 : p.spike_i - ioff; /* local row of the spike */
+        g.sj = p.spike_j;
+        g.sk = 0;
+        g.weighted = p.omega != 1.0;
+        T *u = (T *)G->d_u[d] + p.offset;
+        const T *hf = G->d_hf[d] ? (const T *)G->d_hf[d] + p.offset : NULL;
+        if ((e = cudaSetDevice(G->dev[d])) != cudaSuccess) return e;
+        const long half = (p.nx + 1) / 2;
+        dim3 grid((unsigned)((half + bx - 1) / bx), (unsigned)((nyl + by - 1) / by)), block(bx, by);
+        /* local row i is global row i + ioff: the colour flips with an odd offset */
+        rb_v1<T, false><<<grid, block, 0, G->st[d]>>>(u, hf, g, colour ^ (ioff & 1), c0, c1);
+        if ((e = cudaGetLastError()) != cudaSuccess) return e;
+        if ((e = cudaEventRecord(G->kern[d], G->st[d])) != cudaSuccess) return e;
+    }
+    const int m = G->hi[0];
+    /* GPU 0's last row (local m) -> GPU 1's upper ghost (local 0), on GPU 1's stream */
+    if ((e = cudaSetDevice(G->dev[1])) != cudaSuccess) return e;
+    if ((e = cudaStreamWaitEvent(G->st[1], G->kern[0], 0)) != cudaSuccess) return e;
+    if ((e = cudaMemcpyPeerAsync(rb2_row(G, G->d_u[1], 0), G->dev[1], rb2_row(G, G->d_u[0], m), G->dev[0],
+                                 row_bytes, G->st[1])) != cudaSuccess)
+        return e;
+    if ((e = cudaEventRecord(G->copy[1], G->st[1])) != cudaSuccess) return e;
+    /* GPU 1's first row (local 1) -> GPU 0's lower ghost (local m + 1), on GPU 0's stream */
+    if ((e = cudaSetDevice(G->dev[0])) != cudaSuccess) return e;
+    if ((e = cudaStreamWaitEvent(G->st[0], G->kern[1], 0)) != cudaSuccess) return e;
+    if ((e = cudaMemcpyPeerAsync(rb2_row(G, G->d_u[0], m + 1), G->dev[0], rb2_row(G, G->d_u[1], 1), G->dev[1],
+                                 row_bytes, G->st[0])) != cudaSuccess)
+        return e;
+    if ((e = cudaEventRecord(G->copy[0], G->st[0])) != cudaSuccess) return e;
+    /* the next phase overwrites the rows these copies read */
+    if ((e = cudaStreamWaitEvent(G->st[0], G->copy[1], 0)) != cudaSuccess) return e;
+    if ((e = cudaSetDevice(G->dev[1])) != cudaSuccess) return e;
+    return cudaStreamWaitEvent(G->st[1], G->copy[0], 0);
+}
+
+extern "C" hr_status hr_gpu_rb2_iterations(hr_gpu_rb2 *G, long count, char *err, size_t err_size)
+{
+    for (long t = 0; t < count; t++)
+        for (int colour = 0; colour < 2; colour++)
+            RB2_CU(G->p.esize == 8 ? rb2_phase<double>(G, colour) : rb2_phase<float>(G, colour));
+    for (int d = 0; d < 2; d++) {
+        RB2_CU(cudaSetDevice(G->dev[d]));
+        RB2_CU(cudaStreamSynchronize(G->st[d]));
+    }
+    return HR_OK;
+}
+
+extern "C" hr_status hr_gpu_rb2_download(hr_gpu_rb2 *G, void *u_host, double *seconds, char *err,
+                                         size_t err_size)
+{
+    const double t0 = rb2_now();
+    for (int d = 0; d < 2; d++) {
+        RB2_CU(cudaSetDevice(G->dev[d]));
+        char *dst = (char *)u_host + (G->p.offset + (size_t)G->lo[d] * G->p.pitch) * G->p.esize;
+        const size_t n = (size_t)(G->hi[d] - G->lo[d] + 1) * G->p.pitch * G->p.esize;
+        RB2_CU(cudaMemcpyAsync(dst, rb2_row(G, G->d_u[d], 1), n, cudaMemcpyDeviceToHost, G->st[d]));
+    }
+    for (int d = 0; d < 2; d++) {
+        RB2_CU(cudaSetDevice(G->dev[d]));
+        RB2_CU(cudaStreamSynchronize(G->st[d]));
+    }
+    *seconds = rb2_now() - t0;
+    return HR_OK;
+}
+
+extern "C" hr_status hr_gpu_rb2_upload(hr_gpu_rb2 *G, const void *u_host, double *seconds, char *err,
+                                       size_t err_size)
+{
+    const double t0 = rb2_now();
+    for (int d = 0; d < 2; d++) {
+        RB2_CU(cudaSetDevice(G->dev[d]));
+        const char *src =
+            (const char *)u_host + (G->p.offset + (size_t)(G->lo[d] - 1) * G->p.pitch) * G->p.esize;
+        RB2_CU(cudaMemcpyAsync(rb2_row(G, G->d_u[d], 0), src, rb2_rows(G, d) * G->p.pitch * G->p.esize,
+                               cudaMemcpyHostToDevice, G->st[d]));
+    }
+    for (int d = 0; d < 2; d++) {
+        RB2_CU(cudaSetDevice(G->dev[d]));
+        RB2_CU(cudaStreamSynchronize(G->st[d]));
+    }
+    *seconds = rb2_now() - t0;
+    return HR_OK;
+}
+
+extern "C" void hr_gpu_rb2_free(hr_gpu_rb2 *G)
+{
+    if (!G) return;
+    if (G->registered) cudaHostUnregister(G->registered);
+    for (int d = 0; d < 2; d++) {
+        if (cudaSetDevice(G->dev[d]) != cudaSuccess) continue;
+        cudaFree(G->d_u[d]);
+        cudaFree(G->d_hf[d]);
+        if (G->kern[d]) cudaEventDestroy(G->kern[d]);
+        if (G->copy[d]) cudaEventDestroy(G->copy[d]);
+        if (G->st[d]) cudaStreamDestroy(G->st[d]);
+    }
+    free(G);
+}

@@ -1,0 +1,79 @@
+/*
+ * The one transport interface for halo exchanges and the few collectives a decomposed
+ * solve needs. A transport moves dense buffers between subdomains; it never looks into
+ * grids. Implementations:
+ *   - in-process (transport_inproc.c): all subdomains in one process, memcpy between
+ *     their buffers;
+ *   - MPI (src/mpi/transport_mpi.c): one subdomain per rank, MPI_Isend/Irecv of host
+ *     buffers, MPI_Allgather for the norms;
+ *   - planned (docs/mpi.md): CUDA peer copies between the GPUs of one process, and MPI
+ *     with device buffers (CUDA-aware MPI or NCCL). Those set `device_buffers` and bring
+ *     their own buffer allocation; pack/unpack then run as kernels (hr_field_ops).
+ *
+ * Messages are registered once per exchange phase (`bind`, like MPI persistent
+ * requests) and then started and completed every round: buffers never move.
+ */
+#ifndef HR_TRANSPORT_H
+#define HR_TRANSPORT_H
+
+#include <stddef.h>
+
+#include "cpu/stencil_cpu.h"
+#include "hetrelax/hetrelax.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HR_MAX_PHASES 3
+
+/* One halo message: the slab `from` sends across its face (axis, side) to `to`, who
+ * receives it into its ghost layers on the opposite side. tag = 2 * axis + the sender's
+ * side, so a receiver expects tag 2 * axis + (1 - its side). */
+typedef struct hr_halo_msg {
+    int from, to, tag;
+    void *buf;
+    size_t bytes;
+} hr_halo_msg;
+
+typedef struct hr_transport hr_transport;
+
+typedef struct hr_transport_ops {
+    const char *name;
+    /* Registers the sends and receives of exchange phase `phase` (< HR_MAX_PHASES) of
+     * every subdomain this process owns. The arrays are copied; the buffers stay put. */
+    hr_status (*bind)(hr_transport *t, int phase, const hr_halo_msg *sends, int nsend,
+                      const hr_halo_msg *recvs, int nrecv);
+    /* Posts the phase's receives and sends (the send buffers are packed). */
+    hr_status (*start)(hr_transport *t, int phase);
+    /* Completes the phase: every receive buffer holds its data. */
+    hr_status (*wait)(hr_transport *t, int phase);
+    /* Combines every process's `n` partial norms, in subdomain order (so the result does
+     * not depend on timing), into v on every process. `v` holds this process's partials,
+     * one per owned subdomain and quantity: layout [local][n]. */
+    hr_status (*sum_norms)(hr_transport *t, hr_norm2 *v, int n);
+    /* Every process gets the largest of the values (statuses, stop flags). */
+    hr_status (*max_int)(hr_transport *t, int *v, int n);
+    /* Every process gets the largest of the values (timers). */
+    hr_status (*max_double)(hr_transport *t, double *v, int n);
+    /* Buffers for messages (host memory here; pinned or device memory elsewhere). */
+    void *(*alloc)(hr_transport *t, size_t bytes);
+    void (*release)(hr_transport *t, void *p);
+    void (*destroy)(hr_transport *t);
+} hr_transport_ops;
+
+struct hr_transport {
+    const hr_transport_ops *ops;
+    int nlocal;         /* subdomains owned by this process */
+    int first;          /* id of the first one (they are consecutive) */
+    int device_buffers; /* 1: buffers live on a device (pack with device kernels) */
+    void *impl;
+};
+
+/* The in-process transport for subdomains [0, count). */
+hr_status hr_transport_inproc_create(int count, hr_transport **out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,80 @@
+/* hr_hybrid_explain(): the model's curve, the chosen split and predicted vs measured
+ * time, as text for `--explain` and `hetrelax model`. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "hetrelax/hybrid.h"
+
+typedef struct out_buf {
+    char *p;
+    size_t size, len;
+} out_buf;
+
+static void put(out_buf *o, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+static void put(out_buf *o, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    const size_t room = o->len < o->size ? o->size - o->len : 0;
+    const int n = vsnprintf(room ? o->p + o->len : NULL, room, fmt, ap);
+    va_end(ap);
+    if (n > 0) o->len += (size_t)n;
+}
+
+int hr_hybrid_explain(const hr_hybrid_info *in, double measured_s, char *buf, size_t size)
+{
+    out_buf o = {buf, buf ? size : 0, 0};
+    if (buf && size) buf[0] = '\0';
+    const char *unit = in->model.rows > 0 && in->rows == in->model.rows ? "rows" : "rows";
+    put(&o, "split: %d of %d %s on the CPU (%.2f %%)%s, ghost %d, schedule %s, second placement %s\n",
+        in->rows_cpu, in->rows, unit, 100.0 * in->split,
+        in->auto_split == 2 ? " chosen by the STREAM rule"
+        : in->auto_split    ? " chosen by the model"
+                            : " as given",
+        in->ghost, in->schedule == 1 ? "naive" : "nested", in->second == 1 ? "cpu" : "gpu");
+    if (!in->have_model) {
+        put(&o, "model: not calibrated (give --split auto)\n");
+    } else {
+        const hr_split_model *m = &in->model;
+        const hr_hybrid_calibration *c = &in->cal;
+        put(&o,
+            "calibration (%.3f s): t_c %.6g s (CPU, from a %d-row slab), t_g %.6g s, X %.6g s exposed "
+            "(probe at %d rows: %.6g s/sweep)\n",
+            c->seconds, c->t_cpu, c->cpu_slab_rows, c->t_gpu, c->x_exposed, c->probe_rows, c->probe_s);
+        if (c->x_bandwidth > 0)
+            put(&o, "pinned copies: latency %.3g us one way, %.3g GB/s, %.0f bytes per row\n",
+                c->x_latency * 1e6, c->x_bandwidth * 1e-9, c->row_bytes);
+        const double fstar = m->t_b / (m->t_a + m->t_b);
+        put(&o,
+            "model: T(f) = max(f t_c, (1 - f) t_g) + X; exchange-free optimum f* = %.4f, bound on the gain "
+            "1 + t_g/t_c = %.4f\n",
+            fstar, 1.0 + m->t_b / m->t_a);
+        if (c->cpu_stream_gbps > 0 && c->gpu_stream_gbps > 0)
+            put(&o, "STREAM rule (seed 003): %.2f / (%.2f + %.2f) = %.4f of the rows on the CPU\n",
+                c->cpu_stream_gbps, c->cpu_stream_gbps, c->gpu_stream_gbps,
+                hr_split_stream_share(c->cpu_stream_gbps, c->gpu_stream_gbps));
+        put(&o, "predicted curve (fraction on the CPU: seconds per sweep, relative to GPU-only):\n");
+        const double t0 = hr_split_model_time(m, 0);
+        for (int i = 0; i <= 20 + 6; i++) {
+            const double f = i <= 20 ? 0.005 * i : 0.10 + 0.05 * (i - 20);
+            const int r = (int)lround(f * m->rows);
+            const double t = hr_split_model_time(m, r);
+            put(&o, "  %6.2f %%  %.6g s  %.4f\n", 100.0 * f, t, t0 > 0 ? t / t0 : NAN);
+        }
+        put(&o, "predicted at the chosen split: %.6g s per sweep (GPU-only %.6g s)\n", in->predicted_s,
+            in->gpu_only_s);
+    }
+    if (measured_s > 0) {
+        put(&o, "measured: %.6g s per sweep", measured_s);
+        if (in->have_model && in->predicted_s > 0)
+            put(&o, " (predicted/measured %.3f)", in->predicted_s / measured_s);
+        put(&o, "\n");
+    }
+    return (int)o.len;
+}

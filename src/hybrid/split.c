@@ -1,0 +1,400 @@
+/* The split engine (see split.h). */
+#include "hybrid/split.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/error.h"
+#include "common/timer.h"
+#include "solver/solver_internal.h"
+
+static void set_err(char *err, size_t size, const char *msg)
+{
+    if (err && size) snprintf(err, size, "%s", msg);
+}
+
+#define P_TRY(e, p, call)                                                                                    \
+    do {                                                                                                     \
+        hr_status p_st_ = (call);                                                                            \
+        if (p_st_ != HR_OK) {                                                                                \
+            snprintf((e)->err, sizeof(e)->err, "%s", (p)->err[0] ? (p)->err : hr_status_string(p_st_));      \
+            return p_st_;                                                                                    \
+        }                                                                                                    \
+    } while (0)
+
+#define T_TRY(e, call)                                                                                       \
+    do {                                                                                                     \
+        hr_status t_st_ = (call);                                                                            \
+        if (t_st_ != HR_OK) {                                                                                \
+            snprintf((e)->err, sizeof(e)->err, "transport: %s", hr_status_string(t_st_));                    \
+            return t_st_;                                                                                    \
+        }                                                                                                    \
+    } while (0)
+
+/* Rows [*r0, *r1) along the split axis of part p's face slab on `side`: `recv` 0 its own
+ * rows next to the face, 1 its ghost rows. */
+static void face_rows(const hr_place *p, int ghost, int side, int recv, int *r0, int *r1)
+{
+    const hr_box b = hr_subdomain_face(&p->spec.sd, ghost, p->spec.axis, side, recv, 0);
+    *r0 = b.lo[p->spec.axis];
+    *r1 = b.hi[p->spec.axis];
+}
+
+static int is_cpu(const hr_place *p)
+{
+    return strcmp(p->ops->name, "cpu") == 0;
+}
+
+/* Part sizes along the axis: one or two parts (one process), or per rank a slab split
+ * into its CPU and GPU parts. */
+static hr_status plan_parts(hr_split *e, int n_axis, int sizes[HR_DECOMP_MAX_CUTS], int *count, int *kind_a,
+                            char *err, size_t es)
+{
+    const hr_split_spec *sp = &e->spec;
+    const int ranks = sp->ranks > 1 ? sp->ranks : 1, g = sp->ghost < 1 ? 1 : sp->ghost;
+    if (ranks == 1) {
+        const int two = sp->rows_a > 0 && sp->rows_a < n_axis;
+        e->per_rank = two ? 2 : 1;
+        *count = e->per_rank;
+        sizes[0] = two ? sp->rows_a : n_axis;
+        sizes[1] = n_axis - sp->rows_a;
+        *kind_a = two || sp->rows_a == n_axis; /* the single part is A (CPU) when it has every row */
+        return HR_OK;
+    }
+    if (2 * ranks > HR_DECOMP_MAX_CUTS || n_axis < ranks) {
+        snprintf(err, es, "decomp: %d ranks cannot split %d planes", ranks, n_axis);
+        return HR_ERR_INVALID_ARG;
+    }
+    const int two = sp->fraction > 0.0 && sp->fraction < 1.0;
+    e->per_rank = two ? 2 : 1;
+    *count = ranks * e->per_rank;
+    *kind_a = two || sp->fraction >= 1.0;
+    for (int r = 0; r < ranks; r++) {
+        int lo, hi;
+        hr_split_range(n_axis, ranks, r, &lo, &hi);
+        if (!two) {
+            sizes[r] = hi - lo;
+            continue;
+        }
+        const int a = (int)(sp->fraction * (hi - lo) + 0.5);
+        if (a < g || hi - lo - a < g) {
+            snprintf(err, es, "split: %g of rank %d's %d planes leaves a part with fewer than %d",
+                     sp->fraction, r, hi - lo, g);
+            return HR_ERR_INVALID_ARG;
+        }
+        sizes[2 * r] = a;
+        sizes[2 * r + 1] = hi - lo - a;
+    }
+    return HR_OK;
+}
+
+static hr_status bind_remote(hr_split *e)
+{
+    hr_halo_msg snd[4], rcv[4];
+    int ns = 0;
+    for (int q = 0; q < e->nparts; q++)
+        for (int s = 0; s < 2; s++)
+            if (e->face[q][s] == HR_FACE_REMOTE) {
+                int r0, r1;
+                face_rows(e->p[q], e->d.ghost, s, 0, &r0, &r1);
+                const size_t bytes = hr_place_rows_bytes(&e->p[q]->spec, r0, r1);
+                const int me = e->spec.rank, other = e->peer[q][s];
+                snd[ns] = (hr_halo_msg){me, other, 2 * e->axis + s, e->sbuf[q][s], bytes};
+                rcv[ns] = (hr_halo_msg){other, me, 2 * e->axis + (1 - s), e->rbuf[q][s], bytes};
+                ns++;
+            }
+    e->nremote = ns;
+    return e->spec.t->ops->bind(e->spec.t, 0, snd, ns, rcv, ns);
+}
+
+hr_status hr_split_create(const hr_split_spec *spec, const hr_grid *u, const hr_grid *hf, hr_split **out,
+                          char *err, size_t es)
+{
+    *out = NULL;
+    set_err(err, es, "");
+    hr_split *e = calloc(1, sizeof *e);
+    if (!e) return HR_ERR_NO_MEMORY;
+    e->spec = *spec;
+    const int n_axis = hr_split_extent(spec);
+    e->axis = spec->dim == 3 ? 2 : 1;
+    int sizes[HR_DECOMP_MAX_CUTS], count = 1, kind_a = 0;
+    hr_status st = plan_parts(e, n_axis, sizes, &count, &kind_a, err, es);
+    const int n[3] = {spec->nx, spec->ny, spec->nz};
+    int parts[3] = {1, 1, 1};
+    parts[e->axis] = count;
+    if (st == HR_OK)
+        st = hr_decomp_init(&e->d, spec->dim, n, parts, spec->ghost < 1 ? 1 : spec->ghost, err, es);
+    if (st == HR_OK && count > 1) st = hr_decomp_set_cuts(&e->d, e->axis, sizes, err, es);
+    e->nparts = e->per_rank;
+    e->first = (spec->ranks > 1 ? spec->rank : 0) * e->per_rank;
+    for (int q = 0; q < e->nparts && st == HR_OK; q++) {
+        hr_place_spec ps;
+        memset(&ps, 0, sizeof ps);
+        if (!hr_subdomain_init(&e->d, e->first + q, spec->esize, &ps.sd)) {
+            set_err(err, es, "n: the part is too large");
+            st = HR_ERR_NO_MEMORY;
+            break;
+        }
+        const int is_a = e->nparts == 2 ? q == 0 : kind_a;
+        ps.axis = e->axis;
+        ps.esize = spec->esize;
+        ps.omega = spec->omega;
+        ps.has_hf = spec->has_hf;
+        ps.spike = (hr_rhs_view){NULL, -1, -1, -1};
+        if (!spec->has_hf && spec->spike_i >= 0)
+            ps.spike = hr_subdomain_spike(&ps.sd, spec->spike_i, spec->spike_j, spec->spike_k);
+        ps.device = spec->device;
+        ps.s = spec->s;
+        const int nested = spec->schedule == HR_SPLIT_NESTED;
+        const int exchanges = ps.sd.nb[e->axis][0] >= 0 || ps.sd.nb[e->axis][1] >= 0;
+        if (is_a && spec->first_gpu) {
+            ps.device = spec->device_a;
+            st = hr_place_gpu_create(&ps, &e->p[q]);
+        } else if (is_a || spec->second == HR_SPLIT_CPU) {
+            ps.threads = is_a ? spec->threads_a : spec->threads_b;
+            ps.boundary_threads =
+                nested && exchanges ? (is_a && spec->boundary_threads > 0 ? spec->boundary_threads : 1) : 0;
+            st = hr_place_cpu_create(&ps, &e->p[q]);
+        } else {
+            st = hr_place_gpu_create(&ps, &e->p[q]);
+            if (st != HR_OK && spec->s && spec->s->err[0]) set_err(err, es, spec->s->err);
+        }
+        if (st == HR_OK) st = e->p[q]->ops->load(e->p[q], u, hf);
+        if (st != HR_OK && err && es && !err[0] && e->p[q]) set_err(err, es, e->p[q]->err);
+        for (int s = 0; s < 2 && e->p[q]; s++) {
+            const int nb = ps.sd.nb[e->axis][s];
+            e->face[q][s] = nb < 0                                        ? HR_FACE_PHYS
+                            : nb >= e->first && nb < e->first + e->nparts ? HR_FACE_LOCAL
+                                                                          : HR_FACE_REMOTE;
+            e->peer[q][s] = e->face[q][s] == HR_FACE_LOCAL ? nb - e->first : nb / e->per_rank;
+        }
+    }
+    /* host buffers from the last local part's allocator (pinned when it is a device) */
+    for (int q = 0; q < e->nparts && st == HR_OK; q++)
+        for (int s = 0; s < 2 && st == HR_OK; s++) {
+            if (e->face[q][s] == HR_FACE_PHYS) continue;
+            hr_place *alloc = e->p[e->nparts - 1];
+            const size_t bytes = hr_place_rows_bytes(&e->p[q]->spec, 0, e->d.ghost);
+            e->sbuf[q][s] = alloc->ops->host_alloc(alloc, bytes);
+            if (e->face[q][s] == HR_FACE_REMOTE) e->rbuf[q][s] = alloc->ops->host_alloc(alloc, bytes);
+            if (!e->sbuf[q][s] || (e->face[q][s] == HR_FACE_REMOTE && !e->rbuf[q][s])) st = HR_ERR_NO_MEMORY;
+        }
+    if (st == HR_OK) {
+        int remote = 0;
+        for (int q = 0; q < e->nparts; q++)
+            remote |= e->face[q][0] == HR_FACE_REMOTE || e->face[q][1] == HR_FACE_REMOTE;
+        if (remote && !spec->t) {
+            set_err(err, es, "split: parts on other ranks but no transport");
+            st = HR_ERR_INVALID_ARG;
+        } else if (remote) {
+            st = bind_remote(e);
+        }
+    }
+    if (st != HR_OK) {
+        if (err && es && !err[0]) snprintf(err, es, "%s", hr_status_string(st));
+        hr_split_free(e);
+        return st;
+    }
+    e->fresh = 1;
+    *out = e;
+    return HR_OK;
+}
+
+void hr_split_free(hr_split *e)
+{
+    if (!e) return;
+    hr_place *alloc = e->nparts > 0 ? e->p[e->nparts - 1] : NULL;
+    for (int q = 0; q < 2; q++)
+        for (int s = 0; s < 2; s++) {
+            if (e->sbuf[q][s] && alloc) alloc->ops->host_free(alloc, e->sbuf[q][s]);
+            if (e->rbuf[q][s] && alloc) alloc->ops->host_free(alloc, e->rbuf[q][s]);
+        }
+    for (int q = 1; q >= 0; q--)
+        if (e->p[q]) e->p[q]->ops->destroy(e->p[q]);
+    free(e);
+}
+
+/* Receives the remote ghost rows: every local send buffer is filled (lane 0 waited). */
+static hr_status remote_exchange(hr_split *e, int which)
+{
+    if (!e->nremote) return HR_OK;
+    const double t0 = hr_now();
+    T_TRY(e, e->spec.t->ops->start(e->spec.t, 0));
+    T_TRY(e, e->spec.t->ops->wait(e->spec.t, 0));
+    e->st.wait_s += hr_now() - t0;
+    for (int q = 0; q < e->nparts; q++)
+        for (int s = 0; s < 2; s++)
+            if (e->face[q][s] == HR_FACE_REMOTE) {
+                int r0, r1;
+                face_rows(e->p[q], e->d.ghost, s, 1, &r0, &r1);
+                P_TRY(e, e->p[q], e->p[q]->ops->put(e->p[q], HR_LANE_BOUNDARY, which, r0, r1, e->rbuf[q][s]));
+            }
+    return HR_OK;
+}
+
+/* The local pair: A's high rows into B's low ghost rows and back (grid `which`). */
+static hr_status local_exchange(hr_split *e, int which)
+{
+    if (e->nparts < 2) return HR_OK;
+    hr_place *A = e->p[0], *B = e->p[1];
+    int ar0, ar1, br0, br1;
+    face_rows(A, e->d.ghost, 1, 1, &ar0, &ar1);
+    face_rows(B, e->d.ghost, 0, 1, &br0, &br1);
+    P_TRY(e, A, A->ops->wait(A, HR_LANE_BOUNDARY)); /* A's rows copied out (A may be a device) */
+    P_TRY(e, B, B->ops->put(B, HR_LANE_BOUNDARY, which, br0, br1, e->sbuf[0][1]));
+    const double t0 = hr_now();
+    P_TRY(e, B, B->ops->wait(B, HR_LANE_BOUNDARY)); /* B's rows arrived, A's went in */
+    e->st.wait_s += hr_now() - t0;
+    P_TRY(e, A, A->ops->put(A, HR_LANE_BOUNDARY, which, ar0, ar1, e->sbuf[1][0]));
+    return HR_OK;
+}
+
+/* Copies every part's face rows (ghost deep) of grid `which` into its send buffers. */
+static hr_status get_faces(hr_split *e, int q, int which, int ghost)
+{
+    for (int s = 0; s < 2; s++)
+        if (e->face[q][s] != HR_FACE_PHYS) {
+            int r0, r1;
+            face_rows(e->p[q], ghost, s, 0, &r0, &r1);
+            P_TRY(e, e->p[q], e->p[q]->ops->get(e->p[q], HR_LANE_BOUNDARY, which, r0, r1, e->sbuf[q][s]));
+        }
+    return HR_OK;
+}
+
+static hr_status wait_lane(hr_split *e, int lane)
+{
+    for (int q = 0; q < e->nparts; q++)
+        P_TRY(e, e->p[q], e->p[q]->ops->wait(e->p[q], lane));
+    return HR_OK;
+}
+
+/* Fills every ghost zone (ghost rows deep) from the neighbours' current own rows. */
+static hr_status exchange(hr_split *e)
+{
+    for (int q = 0; q < e->nparts; q++)
+        P_TRY(e, e->p[q], e->p[q]->ops->order(e->p[q]));
+    for (int q = e->nparts - 1; q >= 0; q--)
+        HR_TRY(get_faces(e, q, 0, e->d.ghost));
+    HR_TRY(local_exchange(e, 0));
+    HR_TRY(wait_lane(e, HR_LANE_BOUNDARY));
+    HR_TRY(remote_exchange(e, 0));
+    for (int q = 0; q < e->nparts; q++)
+        P_TRY(e, e->p[q], e->p[q]->ops->order(e->p[q]));
+    e->st.exchanges++;
+    e->fresh = 1;
+    return HR_OK;
+}
+
+/* One sweep, ghost 1: every part sweeps its boundary rows first and copies them out, then
+ * its interior while the rows cross (nested); naive CPU parts sweep their interior after
+ * the exchange (seed 003 listing 2). */
+static hr_status overlapped_sweep(hr_split *e)
+{
+    const int naive = e->spec.schedule == HR_SPLIT_NAIVE;
+    int in0[2], in1[2];
+    for (int q = e->nparts - 1; q >= 0; q--) { /* the device (last part) first */
+        hr_place *P = e->p[q];
+        const int o0 = P->spec.sd.own.lo[e->axis], o1 = P->spec.sd.own.hi[e->axis];
+        const int lo = e->face[q][0] != HR_FACE_PHYS, hi = e->face[q][1] != HR_FACE_PHYS;
+        in0[q] = o0 + lo;
+        in1[q] = o1 - hi > in0[q] ? o1 - hi : in0[q];
+        if (lo) P_TRY(e, P, P->ops->sweep(P, HR_LANE_BOUNDARY, o0, o0 + 1));
+        if (hi && o1 - 1 >= o0 + lo) P_TRY(e, P, P->ops->sweep(P, HR_LANE_BOUNDARY, o1 - 1, o1));
+        HR_TRY(get_faces(e, q, 1, 1));
+        if (!(naive && is_cpu(P))) P_TRY(e, P, P->ops->sweep(P, HR_LANE_INTERIOR, in0[q], in1[q]));
+    }
+    HR_TRY(local_exchange(e, 1));
+    if (e->nremote) {
+        HR_TRY(wait_lane(e, HR_LANE_BOUNDARY));
+        HR_TRY(remote_exchange(e, 1));
+    }
+    for (int q = 0; q < e->nparts; q++)
+        if (naive && is_cpu(e->p[q]))
+            P_TRY(e, e->p[q], e->p[q]->ops->sweep(e->p[q], HR_LANE_INTERIOR, in0[q], in1[q]));
+    /* the barrier listing 3 lacks: every part done before the swap */
+    for (int q = 0; q < e->nparts; q++)
+        P_TRY(e, e->p[q], e->p[q]->ops->order(e->p[q]));
+    for (int q = 0; q < e->nparts; q++)
+        e->p[q]->ops->swap(e->p[q]);
+    e->st.exchanges++;
+    e->fresh = 1;
+    return HR_OK;
+}
+
+hr_status hr_split_sweeps(hr_split *e, long count)
+{
+    int exchanging = e->nremote > 0 || e->nparts > 1;
+    if (!exchanging) {
+        hr_place *P = e->p[0];
+        const int r0 = P->spec.sd.own.lo[e->axis], r1 = P->spec.sd.own.hi[e->axis];
+        if (P->ops->sweeps)
+            P_TRY(e, P, P->ops->sweeps(P, r0, r1, count));
+        else
+            for (long t = 0; t < count; t++) {
+                P_TRY(e, P, P->ops->sweep(P, HR_LANE_INTERIOR, r0, r1));
+                P->ops->swap(P); /* one lane: in order */
+            }
+        P_TRY(e, P, P->ops->wait(P, HR_LANE_INTERIOR));
+        e->st.sweeps += count;
+        return HR_OK;
+    }
+    while (count > 0) {
+        if (e->d.ghost == 1) {
+            HR_TRY(overlapped_sweep(e));
+            count--;
+            e->st.sweeps++;
+            continue;
+        }
+        const int m = count < e->d.ghost ? (int)count : e->d.ghost;
+        if (!e->fresh) HR_TRY(exchange(e));
+        for (int step = 1; step <= m; step++) {
+            for (int q = e->nparts - 1; q >= 0; q--) {
+                hr_place *P = e->p[q];
+                const hr_box b = hr_subdomain_sweep_box(&P->spec.sd, m, step);
+                P_TRY(e, P, P->ops->sweep(P, HR_LANE_INTERIOR, b.lo[e->axis], b.hi[e->axis]));
+            }
+            for (int q = 0; q < e->nparts; q++) {
+                P_TRY(e, e->p[q], e->p[q]->ops->order(e->p[q]));
+                e->p[q]->ops->swap(e->p[q]);
+            }
+        }
+        e->fresh = 0;
+        e->st.sweeps += m;
+        count -= m;
+    }
+    HR_TRY(wait_lane(e, HR_LANE_BOUNDARY));
+    return wait_lane(e, HR_LANE_INTERIOR);
+}
+
+hr_status hr_split_residual(hr_split *e, hr_grid *scratch, double *rel)
+{
+    if ((e->nparts > 1 || e->nremote) && !e->fresh) HR_TRY(exchange(e));
+    hr_norm2 v[2] = {{0, 0}, {0, 0}};
+    for (int q = 0; q < e->nparts; q++) {
+        hr_norm2 rq, bq;
+        P_TRY(e, e->p[q], e->p[q]->ops->residual(e->p[q], scratch, &rq, &bq));
+        hr_norm2_add(&v[0], rq);
+        hr_norm2_add(&v[1], bq);
+    }
+    if (e->spec.t) T_TRY(e, e->spec.t->ops->sum_norms(e->spec.t, v, 2));
+    *rel = hr_norm2_relative(v[0], v[1]);
+    return HR_OK;
+}
+
+hr_status hr_split_download(hr_split *e, hr_grid *global)
+{
+    for (int q = 0; q < e->nparts; q++)
+        P_TRY(e, e->p[q], e->p[q]->ops->download(e->p[q], global));
+    return HR_OK;
+}
+
+hr_status hr_split_load(hr_split *e, const hr_grid *u, const hr_grid *hf, int row0)
+{
+    for (int q = 0; q < e->nparts; q++)
+        e->p[q]->spec.row0 = row0;
+    for (int q = 0; q < e->nparts; q++)
+        P_TRY(e, e->p[q], e->p[q]->ops->load(e->p[q], u, hf));
+    e->fresh = 1;
+    return HR_OK;
+}

@@ -1,0 +1,106 @@
+/*
+ * The split engine: a grid cut along its slowest axis (rows in 2-D, planes in 3-D) into
+ * part A (rows 1..s, placement A, the CPU) and part B (the rest, placement B, the GPU
+ * or a second CPU for tests), with the decomposition module's geometry (hr_decomp with
+ * two uneven parts, hr_decomp_set_cut). One part when s = 0 or s = n.
+ *
+ * Schedules per sweep (docs/hybrid.md):
+ *   ghost 1: each part sweeps its boundary row first (lane 0), copies it out, and sweeps
+ *     its interior (lane 1) while the boundary rows cross: nested (A's boundary and
+ *     interior crews run at once) or naive (A's one crew: boundary, exchange, interior).
+ *   ghost g > 1: g rows each way every g sweeps, then g sweeps over the own rows grown
+ *     towards the other part (redundant work, as the decomposed solver).
+ * Every point gets exactly the values the whole-grid sweep uses: bitwise cpu-seq.
+ */
+#ifndef HR_HYBRID_SPLIT_H
+#define HR_HYBRID_SPLIT_H
+
+#include "decomp/transport.h"
+#include "hybrid/place.h"
+#include "solver/driver.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct hr_split_spec {
+    int dim, nx, ny, nz; /* global interior extents */
+    size_t esize;
+    double omega;
+    int spike_i, spike_j, spike_k; /* global inline spike (-1: none) */
+    int has_hf;
+    int rows_a;    /* rows (2-D) or planes (3-D) of part A, 0..n */
+    int ghost;     /* >= 1 */
+    int second;    /* HR_SPLIT_GPU or HR_SPLIT_CPU: placement B */
+    int first_gpu; /* 1: part A on GPU device_a too (two GPUs, seed 000 fig. 15; benchmarks) */
+    int device_a;
+    int schedule;         /* HR_SPLIT_NESTED or HR_SPLIT_NAIVE */
+    int threads_a;        /* A's interior crew (naive: the whole crew) */
+    int boundary_threads; /* A's boundary crew (nested) */
+    int threads_b;        /* B's crews when B is a CPU */
+    int device;
+    hr_solver *s; /* for error messages (may be NULL) */
+    /* MPI (one slab of the split axis per rank, each split into its CPU and GPU parts;
+     * seed 003's per-rank split): ranks > 1, this rank, the fraction of each slab on
+     * the CPU (0 or 1: one part per rank), and the transport for the planes between ranks */
+    int ranks, rank;
+    double fraction;
+    hr_transport *t; /* not owned */
+} hr_split_spec;
+
+typedef struct hr_split_stats {
+    long sweeps, exchanges;
+    double wait_s; /* host time blocked on the other part's boundary rows (exposed exchange) */
+} hr_split_stats;
+
+enum { HR_FACE_PHYS = 0, HR_FACE_LOCAL, HR_FACE_REMOTE };
+
+typedef struct hr_split {
+    hr_split_spec spec;
+    hr_decomp d;
+    int axis;                      /* 1 or 2 */
+    int nparts;                    /* local parts: 1 or 2 */
+    int first;                     /* decomp id of p[0] */
+    int per_rank;                  /* parts per rank */
+    hr_place *p[2];                /* p[0] = the first (low rows) local part */
+    int face[2][2];                /* per local part and side (0 low, 1 high): HR_FACE_* */
+    int peer[2][2];                /* the neighbour: local index or rank */
+    void *sbuf[2][2], *rbuf[2][2]; /* rows sent / received per part and side */
+    int nremote;                   /* messages to other ranks per exchange */
+    int fresh;                     /* ghost layers match the current own points */
+    hr_split_stats st;
+    char err[256];
+} hr_split;
+
+/* Builds the parts and loads them from the global host grids (NULL: zeros). On error
+ * writes "field: reason" into err. */
+hr_status hr_split_create(const hr_split_spec *spec, const hr_grid *u, const hr_grid *hf, hr_split **out,
+                          char *err, size_t err_size);
+void hr_split_free(hr_split *e);
+
+/* `count` sweeps; returns with every part's work done. */
+hr_status hr_split_sweeps(hr_split *e, long count);
+/* Residual norms over the whole grid, parts combined in order; scratch: a global grid. */
+hr_status hr_split_residual(hr_split *e, hr_grid *scratch, double *rel);
+/* The current solution's own points into the global host grid. */
+hr_status hr_split_download(hr_split *e, hr_grid *global);
+/* Reloads every part from host grids (a restart) whose row 0 is global row `row0` along
+ * the split axis (0: whole grids; a rank's slab otherwise). */
+hr_status hr_split_load(hr_split *e, const hr_grid *u, const hr_grid *hf, int row0);
+
+/* The spec the hybrid backend builds from options (hybrid_kernel.c): precision, problem,
+ * placements, schedule, ghost width and the thread plan (all cores less the host thread
+ * that drives a GPU; nested: a boundary crew of threads/8 in 3-D, 1 in 2-D). */
+void hr_split_spec_from_options(const hr_options *o, const hr_problem *p, int rows_a, hr_solver *s,
+                                hr_split_spec *sp);
+
+/* Rows along the split axis. */
+static inline int hr_split_extent(const hr_split_spec *s)
+{
+    return s->dim == 3 ? s->nz : s->ny;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif

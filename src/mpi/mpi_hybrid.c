@@ -1,0 +1,339 @@
+/* The per-rank CPU+GPU split over MPI (include/hetrelax/mpi_hybrid.h): the hybrid split
+ * engine (src/hybrid/split.c) with one slab per rank and the MPI transport for the
+ * planes between ranks, driven by the one iteration loop. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/error.h"
+#include "common/timer.h"
+#include "cpu/team.h"
+#include "cuda/cuda_api.h"
+#include "hetrelax/mpi_hybrid.h"
+#include "hybrid/split.h"
+#include "mpi/transport_mpi.h"
+
+struct hr_mpi_hybrid {
+    MPI_Comm comm;
+    int rank, size;
+    hr_options o;
+    hr_problem p;
+    hr_transport *t;
+    hr_split *e;
+    hr_grid u, hf; /* this rank's slab: global rows row0.. along the split axis */
+    int row0;
+    int g_lo, g_hi; /* own global rows [g_lo, g_hi), 1-based */
+    long done;
+    hr_history hist;
+    hr_hybrid_info info;
+};
+
+static _Thread_local char err_text[256];
+
+const char *hr_mpi_hybrid_last_error(void)
+{
+    return err_text;
+}
+
+/* Every rank learns the first failing rank's status and message. */
+static hr_status agree(MPI_Comm comm, int rank, int size, hr_status st)
+{
+    int first = st != HR_OK ? rank : size;
+    if (MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS) return HR_ERR_IO;
+    if (first == size) return HR_OK;
+    int code = (int)st;
+    MPI_Bcast(&code, 1, MPI_INT, first, comm);
+    MPI_Bcast(err_text, (int)sizeof err_text, MPI_CHAR, first, comm);
+    err_text[sizeof err_text - 1] = '\0';
+    return (hr_status)code;
+}
+
+static int node_local_rank(MPI_Comm comm, int *local_size)
+{
+    MPI_Comm node;
+    int r = 0;
+    *local_size = 1;
+    if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+        MPI_Comm_rank(node, &r);
+        MPI_Comm_size(node, local_size);
+        MPI_Comm_free(&node);
+    }
+    return r;
+}
+
+/* The slab grids: every local row of this rank's parts, boundary ring, initial values and
+ * the right-hand side from the global problem (bitwise the whole grid's data). */
+static hr_status make_slab(hr_mpi_hybrid *s)
+{
+    hr_split *e = s->e;
+    const int axis = e->axis;
+    int lo = 1 << 30, hi = -1;
+    for (int q = 0; q < e->nparts; q++) {
+        const hr_subdomain *sd = &e->p[q]->spec.sd;
+        const int a = hr_subdomain_global(sd, axis, 0),
+                  b = hr_subdomain_global(sd, axis, hr_subdomain_span(sd, axis) - 1);
+        lo = a < lo ? a : lo;
+        hi = b > hi ? b : hi;
+    }
+    s->row0 = lo;
+    s->g_lo = hr_subdomain_global(&e->p[0]->spec.sd, axis, e->p[0]->spec.sd.own.lo[axis]);
+    s->g_hi =
+        hr_subdomain_global(&e->p[e->nparts - 1]->spec.sd, axis, e->p[e->nparts - 1]->spec.sd.own.hi[axis]);
+    const hr_problem *p = &s->p;
+    const int ext = hi - lo - 1;
+    hr_grid_layout l;
+    const size_t es = s->o.precision == HR_PREC_DOUBLE ? 8 : 4;
+    if (!hr_layout_init(&l, p->dim, p->nx, axis == 1 ? ext : p->ny, axis == 2 ? ext : 1, es))
+        return HR_ERR_NO_MEMORY;
+    HR_TRY(hr_grid_alloc(&s->u, &l));
+    if (e->spec.has_hf) HR_TRY(hr_grid_alloc(&s->hf, &l));
+    const int n[3] = {p->nx, p->ny, p->nz};
+    const int span[3] = {l.nx + 2, l.ny + 2, p->dim == 3 ? l.nz + 2 : 1};
+    for (int k = 0; k < span[2]; k++)
+        for (int i = 0; i < span[1]; i++)
+            for (int j = 0; j < span[0]; j++) {
+                int G[3] = {j, i, k};
+                G[axis] += lo;
+                int inside = 1;
+                for (int a = 0; a < p->dim; a++)
+                    inside &= G[a] >= 1 && G[a] <= n[a];
+                double v = p->boundary, f = 0.0;
+                if (inside) {
+                    v = p->init == HR_INIT_ZERO ? 0.0
+                                                : hr_problem_init_at(p, s->o.init_values, G[1], G[0], G[2]);
+                    if (s->hf.base) f = hr_problem_rhs_at(p, s->o.rhs_values, G[1], G[0], G[2]);
+                }
+                hr_grid_set3(&s->u, i, j, k, v);
+                if (s->hf.base) hr_grid_set3(&s->hf, i, j, k, f);
+            }
+    return HR_OK;
+}
+
+static hr_status create_local(hr_mpi_hybrid *s, const hr_options *o)
+{
+    HR_TRY(hr_options_validate(o, err_text, sizeof err_text));
+    if (o->split < 0.0) {
+        snprintf(err_text, sizeof err_text, "split: give a fraction per rank (auto is for one process)");
+        return HR_ERR_INVALID_ARG;
+    }
+    s->o = *o;
+    hr_problem_resolve(o, &s->p);
+    int local_size;
+    const int local = node_local_rank(s->comm, &local_size);
+    hr_split_spec sp;
+    hr_options oo = *o;
+    if (oo.threads == 0) {
+        const int per = hr_cpu_count() / local_size;
+        oo.threads = per > 1 ? per : 1;
+    }
+    hr_split_spec_from_options(&oo, &s->p, 0, NULL, &sp);
+    if (sp.second == HR_SPLIT_GPU && o->split < 1.0) {
+        const int count = hr_cuda_device_count();
+        if (count < 1) {
+            snprintf(err_text, sizeof err_text, "backend: hybrid needs a CUDA device");
+            return HR_ERR_NO_DEVICE;
+        }
+        sp.device = (o->device + local) % count;
+    }
+    sp.ranks = s->size;
+    sp.rank = s->rank;
+    sp.fraction = o->split;
+    sp.rows_a = 0;
+    HR_TRY(hr_transport_mpi_create(s->comm, &s->t));
+    sp.t = s->t;
+    HR_TRY(hr_split_create(&sp, NULL, NULL, &s->e, err_text, sizeof err_text));
+    HR_TRY(make_slab(s));
+    const hr_status st = hr_split_load(s->e, &s->u, s->hf.base ? &s->hf : NULL, s->row0);
+    if (st != HR_OK) snprintf(err_text, sizeof err_text, "%s", s->e->err);
+    hr_hybrid_info *in = &s->info;
+    in->rows = s->g_hi - s->g_lo;
+    in->rows_cpu = s->e->nparts == 2 ? s->e->p[0]->spec.sd.n[s->e->axis] : (o->split >= 1.0 ? in->rows : 0);
+    in->split = (double)in->rows_cpu / in->rows;
+    in->ghost = sp.ghost;
+    in->schedule = sp.schedule;
+    in->second = sp.second;
+    in->cpu_threads = sp.threads_a;
+    in->boundary_threads = sp.boundary_threads;
+    in->predicted_s = in->gpu_only_s = NAN;
+    return st;
+}
+
+void hr_mpi_hybrid_free(hr_mpi_hybrid *s)
+{
+    if (!s) return;
+    hr_split_free(s->e);
+    if (s->t) s->t->ops->destroy(s->t);
+    hr_grid_free(&s->u);
+    hr_grid_free(&s->hf);
+    hr_history_free(&s->hist);
+    if (s->comm != MPI_COMM_NULL) MPI_Comm_free(&s->comm);
+    free(s);
+}
+
+hr_status hr_mpi_hybrid_create(const hr_options *o, MPI_Comm comm, hr_mpi_hybrid **out)
+{
+    err_text[0] = '\0';
+    if (!out || !o) return HR_ERR_INVALID_ARG;
+    *out = NULL;
+    hr_mpi_hybrid *s = calloc(1, sizeof *s);
+    if (!s) return HR_ERR_NO_MEMORY; /* the others find out at the first collective */
+    s->comm = MPI_COMM_NULL;
+    if (MPI_Comm_dup(comm, &s->comm) != MPI_SUCCESS) {
+        free(s);
+        snprintf(err_text, sizeof err_text, "MPI_Comm_dup failed");
+        return HR_ERR_IO;
+    }
+    MPI_Comm_set_errhandler(s->comm, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(s->comm, &s->rank);
+    MPI_Comm_size(s->comm, &s->size);
+    hr_status st = create_local(s, o);
+    if (st != HR_OK && !err_text[0]) snprintf(err_text, sizeof err_text, "%s", hr_status_string(st));
+    st = agree(s->comm, s->rank, s->size, st);
+    if (st != HR_OK) {
+        hr_mpi_hybrid_free(s);
+        return st;
+    }
+    *out = s;
+    return HR_OK;
+}
+
+static hr_status advance(void *ctx, long count, hr_phase_times *t)
+{
+    hr_mpi_hybrid *s = ctx;
+    const double w0 = s->e->st.wait_s;
+    hr_status st = hr_split_sweeps(s->e, count);
+    if (st != HR_OK) snprintf(err_text, sizeof err_text, "%s", s->e->err);
+    t->exchange += s->e->st.wait_s - w0; /* host time blocked on rows not yet there */
+    s->done += count;
+    return st;
+}
+
+static hr_status residual(void *ctx, double *rel)
+{
+    hr_mpi_hybrid *s = ctx;
+    hr_status st = hr_split_residual(s->e, &s->u, rel);
+    if (st != HR_OK) snprintf(err_text, sizeof err_text, "%s", s->e->err);
+    return st;
+}
+
+hr_status hr_mpi_hybrid_run(hr_mpi_hybrid *s, hr_result *res)
+{
+    err_text[0] = '\0';
+    if (!s) return HR_ERR_INVALID_ARG;
+    const hr_options *o = &s->o;
+    const hr_problem *p = &s->p;
+    s->hist.len = 0;
+    hr_driver_ops ops = {.ctx = s, .advance = advance, .residual = residual};
+    /* monitors are not offered per rank: a stop must be agreed (hr_mpi_solver does) */
+    hr_driver_cfg cfg = {.max_iters = o->iters,
+                         .tol = o->tol,
+                         .check_every = o->check_every,
+                         .divref = o->divtol > 0 ? o->divtol : 1e3,
+                         .first = s->done};
+    hr_phase_times t = {0, 0, 0, 0};
+    hr_driver_out dout;
+    hr_status st = hr_drive(&ops, &cfg, o->keep_history ? &s->hist : NULL, &t, &dout);
+    hr_result r;
+    memset(&r, 0, sizeof r);
+    if (st == HR_OK) st = residual(s, &r.relative_residual);
+    st = agree(s->comm, s->rank, s->size, st);
+    if (st != HR_OK) return st;
+    double tm[4] = {t.total, t.compute, t.exchange, t.residual};
+    MPI_Allreduce(MPI_IN_PLACE, tm, 4, MPI_DOUBLE, MPI_MAX, s->comm);
+    r.dim = p->dim;
+    r.nx = p->nx;
+    r.ny = p->ny;
+    r.nz = p->nz;
+    r.iterations = dout.done;
+    r.global_syncs = r.iterations;
+    r.time_s = tm[0];
+    r.time_compute_s = tm[1];
+    r.time_exchange_s = tm[2];
+    r.time_residual_s = tm[3];
+    r.time_sweeps_s = tm[1] + tm[2];
+    r.time_per_sweep_s = r.iterations > 0 ? r.time_sweeps_s / (double)r.iterations : 0.0;
+    r.reason =
+        hr_driver_final_reason(dout.reason, r.relative_residual, o->tol, o->divtol > 0 ? o->divtol : 1e3);
+    r.max_error = NAN;
+    const double pts = (double)p->nx * p->ny * p->nz * (double)r.iterations,
+                 es = o->precision == HR_PREC_DOUBLE ? 8 : 4;
+    r.bytes_per_point = 2.0 * es + (s->hf.base ? es : 0.0);
+    r.flops_per_point = (p->dim == 3 ? 8.0 : 5.0) + (p->omega != 1.0 ? 3.0 : 0.0);
+    r.gflops = r.time_sweeps_s > 0 ? r.flops_per_point * pts / r.time_sweeps_s * 1e-9 : 0.0;
+    r.gbps = r.time_sweeps_s > 0 ? r.bytes_per_point * pts / r.time_sweeps_s * 1e-9 : 0.0;
+    r.reference_gbps = o->reference_gbps;
+    r.bandwidth_fraction = o->reference_gbps > 0 ? r.gbps / o->reference_gbps : NAN;
+    snprintf(r.backend, sizeof r.backend, "hybrid");
+    snprintf(r.kernel, sizeof r.kernel, "split");
+    snprintf(r.device_name, sizeof r.device_name, "%d MPI ranks, %.0f %% of each slab on the CPU (%s)",
+             s->size, 100.0 * o->split, o->split_schedule == HR_SPLIT_NAIVE ? "naive" : "nested");
+    if (res) *res = r;
+    return r.reason == HR_REASON_DIVERGED || r.reason == HR_REASON_NAN ? HR_ERR_DIVERGED : HR_OK;
+}
+
+hr_status hr_mpi_hybrid_gather_solution(hr_mpi_hybrid *s, hr_precision prec, void *dst, size_t count,
+                                        int root)
+{
+    err_text[0] = '\0';
+    if (!s) return HR_ERR_INVALID_ARG;
+    const hr_problem *p = &s->p;
+    const int axis = s->e->axis;
+    const size_t ues = prec == HR_PREC_DOUBLE ? 8 : 4;
+    const size_t slice = axis == 2 ? (size_t)p->nx * p->ny : (size_t)p->nx; /* points per row/plane */
+    const size_t mine = (size_t)(s->g_hi - s->g_lo) * slice;
+    hr_status st = hr_split_download(s->e, &s->u);
+    if (st != HR_OK) snprintf(err_text, sizeof err_text, "%s", s->e->err);
+    char *block = malloc(mine * ues + 1);
+    if (!block) st = HR_ERR_NO_MEMORY;
+    if (s->rank == root && (!dst || count < (size_t)p->nx * p->ny * p->nz)) st = HR_ERR_INVALID_ARG;
+    st = agree(s->comm, s->rank, s->size, st);
+    if (st != HR_OK) {
+        free(block);
+        return st;
+    }
+    /* own rows, interior points only, x fastest */
+    size_t at = 0;
+    for (int g = s->g_lo; g < s->g_hi; g++) {
+        const int r = g - s->row0;
+        const int k0 = axis == 2 ? r : 0, k1 = axis == 2 ? r + 1 : 1, i0 = axis == 2 ? 1 : r,
+                  i1 = axis == 2 ? p->ny + 1 : r + 1;
+        for (int k = k0; k < k1; k++)
+            for (int i = i0; i < i1; i++)
+                for (int j = 1; j <= p->nx; j++, at++) {
+                    const double v = hr_grid_get3(&s->u, i, j, k);
+                    if (ues == 8)
+                        ((double *)block)[at] = v;
+                    else
+                        ((float *)block)[at] = (float)v;
+                }
+    }
+    /* counted in rows (planes) so that a 2 GiB slab still fits an int count */
+    int *counts = NULL, *displs = NULL;
+    int my_rows = s->g_hi - s->g_lo, first_row = s->g_lo - 1;
+    if (s->rank == root) {
+        counts = malloc(sizeof(int) * (size_t)s->size);
+        displs = malloc(sizeof(int) * (size_t)s->size);
+    }
+    MPI_Datatype row_t;
+    MPI_Type_contiguous((int)(slice * ues), MPI_BYTE, &row_t);
+    MPI_Type_commit(&row_t);
+    MPI_Gather(&my_rows, 1, MPI_INT, counts, 1, MPI_INT, root, s->comm);
+    MPI_Gather(&first_row, 1, MPI_INT, displs, 1, MPI_INT, root, s->comm);
+    const int e = MPI_Gatherv(block, my_rows, row_t, dst, counts, displs, row_t, root, s->comm);
+    MPI_Type_free(&row_t);
+    free(counts);
+    free(displs);
+    free(block);
+    return agree(s->comm, s->rank, s->size, e == MPI_SUCCESS ? HR_OK : HR_ERR_IO);
+}
+
+hr_status hr_mpi_hybrid_info(const hr_mpi_hybrid *s, hr_hybrid_info *out)
+{
+    if (!s || !out) return HR_ERR_INVALID_ARG;
+    *out = s->info;
+    out->sweeps = s->e->st.sweeps;
+    out->exchanges = s->e->st.exchanges;
+    out->wait_s = s->e->st.wait_s;
+    return HR_OK;
+}

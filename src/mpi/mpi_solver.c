@@ -1,0 +1,358 @@
+/* The MPI entry points (include/hetrelax/mpi.h): the decomposed solver with the MPI
+ * transport, and the collective error handling that keeps every rank in step. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decomp/dsolver.h"
+#include "hetrelax/mpi.h"
+#include "mpi/transport_mpi.h"
+
+struct hr_mpi_solver {
+    MPI_Comm comm; /* our duplicate, errors returned rather than fatal */
+    int rank, size;
+    int parts[3], ghost;
+    double max_halo_bytes;
+    hr_dsolver *ds;
+};
+
+static _Thread_local char mpi_error[256];
+
+const char *hr_mpi_last_error(void)
+{
+    return mpi_error;
+}
+
+int hr_mpi_launched(void)
+{
+    static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE",
+                                       "MPI_LOCALNRANKS"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+        if (getenv(vars[i])) return 1;
+    return 0;
+}
+
+static hr_status fail(char *why, size_t ws, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Writes the reason; always HR_ERR_INVALID_ARG. */
+static hr_status fail(char *why, size_t ws, const char *fmt, ...)
+{
+    if (why && ws) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(why, ws, fmt, ap);
+        va_end(ap);
+    }
+    return HR_ERR_INVALID_ARG;
+}
+
+hr_status hr_mpi_resolve_decomp(const hr_options *o, int ranks, const int req[3], int ghost, int out[3],
+                                char *why, size_t ws)
+{
+    if (!o || !out || ranks < 1) return fail(why, ws, "decomp: bad arguments");
+    hr_status st = hr_options_validate(o, why, ws);
+    if (st != HR_OK) return st;
+    const int dim = hr_options_dim(o);
+    int given[3] = {0, 0, 0};
+    for (int a = 0; a < dim && req; a++)
+        given[a] = req[a];
+    if (req && dim == 2 && req[2] > 1)
+        return fail(why, ws, "decomp: a 2-D grid takes AxB (got a third factor %d)", req[2]);
+    long fixed = 1;
+    int free_axes = 0;
+    for (int a = 0; a < dim; a++) {
+        if (given[a] < 0) return fail(why, ws, "decomp: factors must be >= 1");
+        if (given[a] == 0)
+            free_axes++;
+        else
+            fixed *= given[a];
+    }
+    if (free_axes == 0 && fixed != ranks)
+        return fail(why, ws, "decomp: %d subdomains but %d ranks run (the product must equal the ranks)",
+                    (int)(fixed > 0x7fffffff ? 0x7fffffff : fixed), ranks);
+    if (free_axes > 0 && (fixed > ranks || ranks % fixed != 0))
+        return fail(why, ws, "decomp: the given factors (product %d) do not divide %d ranks",
+                    (int)(fixed > 0x7fffffff ? 0x7fffffff : fixed), ranks);
+    /* MPI_Dims_create fills the free axes with balanced factors, largest first; its
+     * dims[0] is the slowest axis (y in 2-D, z in 3-D): contiguous faces are the large ones */
+    int dims[3] = {0, 0, 0};
+    for (int a = 0; a < dim; a++)
+        dims[dim - 1 - a] = given[a];
+    if (free_axes > 0 && MPI_Dims_create(ranks, dim, dims) != MPI_SUCCESS)
+        return fail(why, ws, "decomp: MPI_Dims_create failed for %d ranks", ranks);
+    out[2] = 1;
+    for (int a = 0; a < dim; a++)
+        out[a] = dims[dim - 1 - a];
+    hr_decomp d;
+    const int n[3] = {hr_options_extent(o, 0), hr_options_extent(o, 1), hr_options_extent(o, 2)};
+    return hr_decomp_init(&d, dim, n, out, ghost, why, ws);
+}
+
+/* Every rank learns the first failing rank's status and message; the same on all. A rank
+ * whose only complaint is `minor` (options that differ from another rank's) yields to a rank
+ * with a real one, whose message says more. */
+static hr_status agree_first(MPI_Comm comm, int rank, int size, hr_status st, int minor, char *msg,
+                             size_t msize)
+{
+    int first = st != HR_OK ? (minor ? size + rank : rank) : 2 * size;
+    if (MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS) {
+        snprintf(msg, msize, "MPI_Allreduce failed");
+        return HR_ERR_IO;
+    }
+    if (first == 2 * size) return HR_OK;
+    first %= size;
+    int code = (int)st;
+    MPI_Bcast(&code, 1, MPI_INT, first, comm);
+    MPI_Bcast(msg, (int)msize, MPI_CHAR, first, comm);
+    msg[msize - 1] = '\0';
+    return (hr_status)code;
+}
+
+static hr_status agree(MPI_Comm comm, int rank, int size, hr_status st, char *msg, size_t msize)
+{
+    return agree_first(comm, rank, size, st, 0, msg, msize);
+}
+
+/* What decides the messages and the loop must be the same on every rank, or ranks would
+ * wait for messages or collectives that never come. Collective: every rank calls it. */
+static hr_status same_everywhere(MPI_Comm comm, const hr_options *o, const int decomp[3], int ghost,
+                                 char *why, size_t ws, int report)
+{
+    static const char *const names[] = {"dim",     "nx",     "ny",     "nz",    "precision", "ghost",
+                                        "decomp",  "decomp", "decomp", "iters", "tol",       "check",
+                                        "monitor", "divtol", "rhs",    "omega"};
+    enum { N = 16 };
+    double v[2 * N] = {hr_options_dim(o),
+                       hr_options_extent(o, 0),
+                       hr_options_extent(o, 1),
+                       hr_options_extent(o, 2),
+                       o->precision,
+                       ghost,
+                       decomp ? decomp[0] : 0,
+                       decomp ? decomp[1] : 0,
+                       decomp ? decomp[2] : 0,
+                       (double)o->iters,
+                       o->tol,
+                       (double)o->check_every,
+                       (double)(o->monitor ? o->monitor_every : 0),
+                       o->divtol,
+                       o->rhs,
+                       o->omega};
+    for (int i = 0; i < N; i++)
+        v[N + i] = -v[i]; /* max of -x: the min */
+    if (MPI_Allreduce(MPI_IN_PLACE, v, 2 * N, MPI_DOUBLE, MPI_MAX, comm) != MPI_SUCCESS) return HR_ERR_IO;
+    for (int i = 0; i < N; i++)
+        if (!(v[i] == -v[N + i])) {
+            if (report)
+                snprintf(why, ws, "%s: differs between ranks (give every rank the same options)", names[i]);
+            return HR_ERR_INVALID_ARG;
+        }
+    return HR_OK;
+}
+
+hr_status hr_mpi_solver_create(const hr_options *o, const int decomp[3], int ghost, MPI_Comm comm,
+                               hr_mpi_solver **out)
+{
+    mpi_error[0] = '\0';
+    if (!out) return HR_ERR_INVALID_ARG;
+    *out = NULL;
+    int inited = 0;
+    MPI_Initialized(&inited);
+    if (!inited) {
+        snprintf(mpi_error, sizeof mpi_error, "MPI is not initialised (call MPI_Init_thread first)");
+        return HR_ERR_INVALID_ARG;
+    }
+    hr_mpi_solver *s = calloc(1, sizeof *s);
+    MPI_Comm dup = MPI_COMM_NULL;
+    if (MPI_Comm_dup(comm, &dup) != MPI_SUCCESS) {
+        free(s);
+        snprintf(mpi_error, sizeof mpi_error, "MPI_Comm_dup failed");
+        return HR_ERR_IO;
+    }
+    MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+    int rank, size;
+    MPI_Comm_rank(dup, &rank);
+    MPI_Comm_size(dup, &size);
+    hr_status st = s ? HR_OK : HR_ERR_NO_MEMORY;
+    int parts[3] = {1, 1, 1};
+    if (st == HR_OK) st = hr_mpi_resolve_decomp(o, size, decomp, ghost, parts, mpi_error, sizeof mpi_error);
+    const hr_status same = same_everywhere(dup, o, decomp, ghost, mpi_error, sizeof mpi_error, st == HR_OK);
+    const int minor = st == HR_OK && same != HR_OK;
+    if (st == HR_OK) st = same;
+    hr_transport *t = NULL;
+    if (st == HR_OK) st = hr_transport_mpi_create(dup, &t);
+    if (st == HR_OK) st = hr_dsolver_create(o, parts, ghost, t, &s->ds, mpi_error, sizeof mpi_error);
+    if (st != HR_OK && !mpi_error[0]) snprintf(mpi_error, sizeof mpi_error, "%s", hr_status_string(st));
+    st = agree_first(dup, rank, size, st, minor, mpi_error, sizeof mpi_error);
+    if (st != HR_OK) {
+        if (s) hr_dsolver_free(s->ds);
+        free(s);
+        MPI_Comm_free(&dup);
+        return st;
+    }
+    s->comm = dup;
+    s->rank = rank;
+    s->size = size;
+    memcpy(s->parts, parts, sizeof parts);
+    s->ghost = ghost;
+    double bytes = 0.0;
+    for (int a = 0; a < 3; a++)
+        for (int side = 0; side < 2; side++)
+            bytes += (double)s->ds->subs[0].bytes[a][side];
+    s->max_halo_bytes = bytes;
+    MPI_Allreduce(MPI_IN_PLACE, &s->max_halo_bytes, 1, MPI_DOUBLE, MPI_MAX, dup);
+    *out = s;
+    return HR_OK;
+}
+
+hr_status hr_mpi_solver_run(hr_mpi_solver *s, hr_result *res)
+{
+    mpi_error[0] = '\0';
+    if (!s) return HR_ERR_INVALID_ARG;
+    hr_status st = hr_dsolver_run(s->ds, res);
+    if (res)
+        snprintf(res->device_name, sizeof res->device_name, "%d MPI ranks, decomp %dx%dx%d, ghost %d",
+                 s->size, s->parts[0], s->parts[1], s->parts[2], s->ghost);
+    /* a diverged run diverges on every rank (the residual is global); other errors may be
+     * local, so settle the status together */
+    if (st != HR_OK && st != HR_ERR_DIVERGED)
+        snprintf(mpi_error, sizeof mpi_error, "run: %s", hr_status_string(st));
+    return agree(s->comm, s->rank, s->size, st, mpi_error, sizeof mpi_error);
+}
+
+hr_status hr_mpi_solver_gather_solution(const hr_mpi_solver *s, hr_precision prec, void *dst, size_t count,
+                                        int root)
+{
+    mpi_error[0] = '\0';
+    if (!s) return HR_ERR_INVALID_ARG;
+    const hr_dsolver *ds = s->ds;
+    const size_t ues = prec == HR_PREC_DOUBLE ? 8 : 4;
+    const size_t total = (size_t)ds->p.nx * ds->p.ny * ds->p.nz;
+    const hr_subdomain *g = &ds->subs[0].g;
+    const size_t mine = (size_t)g->n[0] * g->n[1] * g->n[2] * ues;
+    hr_status st = root < 0 || root >= s->size ? HR_ERR_INVALID_ARG : HR_OK;
+    if (st == HR_OK && s->rank == root && (!dst || count < total)) st = HR_ERR_INVALID_ARG;
+    if (st == HR_OK && (total * ues > (size_t)0x7fffffff)) st = HR_ERR_UNSUPPORTED; /* int counts */
+    char *block = st == HR_OK ? malloc(mine ? mine : 1) : NULL;
+    char *all = st == HR_OK && s->rank == root ? malloc(total * ues) : NULL;
+    int *counts = st == HR_OK && s->rank == root ? malloc(2 * (size_t)s->size * sizeof *counts) : NULL;
+    if (st == HR_OK && (!block || (s->rank == root && (!all || !counts)))) st = HR_ERR_NO_MEMORY;
+    if (st != HR_OK) snprintf(mpi_error, sizeof mpi_error, "gather: %s", hr_status_string(st));
+    st = agree(s->comm, s->rank, s->size, st, mpi_error, sizeof mpi_error);
+    if (st == HR_OK) {
+        int *displs = counts ? counts + s->size : NULL;
+        if (s->rank == root) {
+            int at = 0;
+            for (int r = 0; r < s->size; r++) {
+                hr_subdomain q;
+                hr_subdomain_init(&ds->d, r, 4, &q);
+                counts[r] = (int)((size_t)q.n[0] * q.n[1] * q.n[2] * ues);
+                displs[r] = at;
+                at += counts[r];
+            }
+        }
+        hr_dsolver_own_to_block(ds, 0, prec, block);
+        if (MPI_Gatherv(block, (int)mine, MPI_BYTE, all, counts, displs, MPI_BYTE, root, s->comm) !=
+            MPI_SUCCESS)
+            st = HR_ERR_IO;
+        if (st == HR_OK && s->rank == root)
+            for (int r = 0; r < s->size; r++)
+                hr_block_to_global(&ds->d, r, prec, all + displs[r], dst);
+    }
+    free(block);
+    free(all);
+    free(counts);
+    return st;
+}
+
+hr_status hr_mpi_solver_write_raw(const hr_mpi_solver *s, const char *path, hr_precision prec)
+{
+    mpi_error[0] = '\0';
+    if (!s || !path) return HR_ERR_INVALID_ARG;
+    const hr_dsolver *ds = s->ds;
+    const hr_subdomain *g = &ds->subs[0].g;
+    const int dim = ds->p.dim;
+    const size_t ues = prec == HR_PREC_DOUBLE ? 8 : 4;
+    const size_t mine = (size_t)g->n[0] * g->n[1] * g->n[2];
+    hr_status st = mine * ues > (size_t)0x7fffffff ? HR_ERR_UNSUPPORTED : HR_OK; /* int counts */
+    void *block = st == HR_OK ? malloc(mine ? mine * ues : 1) : NULL;
+    if (st == HR_OK && !block) st = HR_ERR_NO_MEMORY;
+    if (st != HR_OK) snprintf(mpi_error, sizeof mpi_error, "output: %s", hr_status_string(st));
+    st = agree(s->comm, s->rank, s->size, st, mpi_error, sizeof mpi_error);
+    if (st != HR_OK) {
+        free(block);
+        return st;
+    }
+    hr_dsolver_own_to_block(ds, 0, prec, block);
+    /* the file is the whole interior, x fastest: each rank's block is a subarray of it */
+    const MPI_Datatype et = prec == HR_PREC_DOUBLE ? MPI_DOUBLE : MPI_FLOAT;
+    int sizes[3], sub[3], starts[3];
+    for (int a = 0; a < dim; a++) { /* C order: slowest axis first */
+        sizes[dim - 1 - a] = ds->d.n[a];
+        sub[dim - 1 - a] = g->n[a];
+        starts[dim - 1 - a] = g->off[a];
+    }
+    MPI_Datatype ft;
+    MPI_Type_create_subarray(dim, sizes, sub, starts, MPI_ORDER_C, et, &ft);
+    MPI_Type_commit(&ft);
+    MPI_File f;
+    int e = MPI_File_open(s->comm, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &f);
+    if (e == MPI_SUCCESS) {
+        int e2 = MPI_File_set_size(f, 0); /* an older, longer file must not keep its tail */
+        if (e2 == MPI_SUCCESS) e2 = MPI_File_set_view(f, 0, et, ft, "native", MPI_INFO_NULL);
+        if (e2 == MPI_SUCCESS) e2 = MPI_File_write_all(f, block, (int)mine, et, MPI_STATUS_IGNORE);
+        const int e3 = MPI_File_close(&f);
+        e = e2 != MPI_SUCCESS ? e2 : e3;
+    }
+    MPI_Type_free(&ft);
+    free(block);
+    st = e == MPI_SUCCESS ? HR_OK : HR_ERR_IO;
+    if (st != HR_OK) {
+        char msg[MPI_MAX_ERROR_STRING];
+        int len = 0;
+        MPI_Error_string(e, msg, &len);
+        snprintf(mpi_error, sizeof mpi_error, "output: '%.100s': %.120s", path, msg);
+    }
+    return agree(s->comm, s->rank, s->size, st, mpi_error, sizeof mpi_error);
+}
+
+hr_status hr_mpi_solver_info(const hr_mpi_solver *s, hr_mpi_info *out)
+{
+    if (!s || !out) return HR_ERR_INVALID_ARG;
+    memset(out, 0, sizeof *out);
+    out->ranks = s->size;
+    memcpy(out->decomp, s->parts, sizeof s->parts);
+    out->ghost = s->ghost;
+    out->exchanges = s->ds->xt.rounds;
+    out->pack_s = s->ds->xt.pack;
+    out->transfer_s = s->ds->xt.transfer;
+    out->unpack_s = s->ds->xt.unpack;
+    out->hidden_s = s->ds->xt.hidden;
+    for (int a = 0; a < 3; a++)
+        for (int side = 0; side < 2; side++) {
+            out->halo_bytes += (double)s->ds->subs[0].bytes[a][side];
+            out->messages += s->ds->subs[0].bytes[a][side] > 0;
+        }
+    out->max_halo_bytes = s->max_halo_bytes;
+    return HR_OK;
+}
+
+hr_status hr_mpi_solver_set_overlap(hr_mpi_solver *s, int on)
+{
+    if (!s) return HR_ERR_INVALID_ARG;
+    s->ds->overlap = on != 0;
+    return HR_OK;
+}
+
+void hr_mpi_solver_free(hr_mpi_solver *s)
+{
+    if (!s) return;
+    hr_dsolver_free(s->ds);
+    MPI_Comm_free(&s->comm);
+    free(s);
+}

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Issue 15 items 11, 13 and 18 (CLI parts): the command's own memory is checked before
+# it is allocated; values that do not fit the precision are refused; the JSON reports
+# the threads that ran; strict --thread-grid; flag names in library errors; --verify of
+# a non-deterministic run refused; ignored flags said so; --rhs from a pipe.
+set -u
+HR=$1
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fails=0 passes=0
+ok() { passes=$((passes + 1)); }
+bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+expect_usage() { # pattern args...: exit 2, one line naming the flag
+  local pat=$1; shift
+  "$HR" "$@" >"$T/out" 2>"$T/err"
+  local rc=$?
+  [ $rc -eq 2 ] && [ "$(wc -l <"$T/err")" -eq 1 ] && grep -q -- "$pat" "$T/err" && ok ||
+    bad "'$*' exited $rc, stderr '$(cat "$T/err")', want exit 2 and '$pat'"
+}
+P="poisson2d --no-bandwidth --quiet"
+
+# --- item 11: the command's own buffers (under an address-space limit)
+# (a sanitizer build reserves terabytes of address space and cannot run under ulimit -v)
+if (ulimit -v 250000; "$HR" --version) >/dev/null 2>&1; then
+  # n = 4000 single: grids 130 MB fit in 250 MB, grids + the --output copy (128 MB) do not
+  (ulimit -v 250000; "$HR" $P --backend cpu-seq --n 4000 --iters 0 --output "$T/u.raw" >"$T/out" 2>"$T/err"; echo $? >"$T/rc")
+  [ "$(cat "$T/rc")" -eq 2 ] && grep -q -- "--n: 4000: the run needs.*solution copy for --output" "$T/err" && ok ||
+    bad "--output copy not counted: exit $(cat "$T/rc"), '$(cat "$T/err")'"
+  [ ! -e "$T/u.raw" ] && ok || bad "--output written although refused"
+  # n = 3000: the run and its copy fit in 200 MB, the --verify reference run does not
+  (ulimit -v 200000; "$HR" $P --backend cpu-seq --n 3000 --iters 1 --verify >"$T/out" 2>"$T/err"; echo $? >"$T/rc")
+  [ "$(cat "$T/rc")" -eq 2 ] && grep -q -- "--verify reference" "$T/err" && ok ||
+    bad "--verify not counted: exit $(cat "$T/rc"), '$(cat "$T/err")'"
+  # info: three arrays of --size MiB
+  (ulimit -v 1000000; "$HR" info --size 400 >"$T/out" 2>"$T/err"; echo $? >"$T/rc")
+  [ "$(cat "$T/rc")" -eq 2 ] && grep -q -- "--size: 400 MiB" "$T/err" && ok || bad "info --size: exit $(cat "$T/rc"), '$(cat "$T/err")'"
+else
+  echo "note: $HR cannot run under ulimit -v (sanitizer build?): address-space checks skipped"
+fi
+expect_usage "--size" info --size 65536
+
+# --- item 13: a boundary value the precision cannot hold
+expect_usage "--boundary: 1e+39 does not fit single" $P --n 8 --iters 1 --boundary 1e39
+"$HR" $P --n 8 --iters 1 --boundary 1e39 --precision double >/dev/null 2>&1 && ok || bad "1e39 in double"
+expect_usage "--boundary" $P --n 8 --iters 1 --boundary -4e38
+
+# --- item 18
+"$HR" poisson2d --no-bandwidth --n 16 --iters 2 --backend cpu-threads --json - >"$T/out" 2>/dev/null
+python3 -c "import json,os,sys; d=json.load(open(sys.argv[1])); assert d['threads']==os.cpu_count() and d['thread_grid'], d['threads']" "$T/out" &&
+  ok || bad "JSON threads of a default cpu-threads run"
+"$HR" poisson2d --no-bandwidth --n 16 --iters 2 --backend cpu-threads --thread-grid 2x1 --json - >"$T/out" 2>/dev/null
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['threads']==2 and d['thread_grid']=='2x1'" "$T/out" && ok || bad "JSON threads of 2x1"
+"$HR" poisson2d --no-bandwidth --n 16 --iters 2 --backend cpu-seq --json - >"$T/out" 2>/dev/null
+python3 -c "import json,sys; assert json.load(open(sys.argv[1]))['threads']==1" "$T/out" && ok || bad "JSON threads of cpu-seq"
+for g in 4294967298x1 1x4294967298 " 2x1" "2x 1" "2 x1" "+2x1" "2x-1" "2x1 " "0x1" "4097x1" "x1" "2x1x1" "02x01z"; do
+  expect_usage "--thread-grid" $P --n 8 --thread-grid "$g"
+done
+"$HR" $P --n 8 --iters 1 --backend cpu-threads --thread-grid 02x01 >/dev/null 2>&1 && ok || bad "--thread-grid 02x01"
+expect_usage "--alpha: 17 is larger than async2" $P --backend cpu-threads --n 32 --threads 4 --kernel async2 --alpha 17
+expect_usage "--verify" $P --backend cpu-threads --n 64 --threads 2 --kernel async0 --alpha 4 --verify
+"$HR" $P --backend cpu-threads --n 64 --threads 2 --kernel async0 --alpha 1 --iters 20 --verify >/dev/null 2>&1 && ok ||
+  bad "async0 --alpha 1 --verify is synchronous and must pass"
+# ignored flags: a warning line, and the run goes on
+"$HR" $P --n 16 --iters 2 --backend cpu-seq --threads 2 >/dev/null 2>"$T/err" && grep -q "warning: --threads is ignored by backend cpu-seq" "$T/err" &&
+  ok || bad "--threads on cpu-seq: '$(cat "$T/err")'"
+"$HR" $P --n 16 --iters 2 --backend cpu-threads --threads 2 --layout blocks --kernel spmd >/dev/null 2>"$T/err" &&
+  grep -q "warning: --layout blocks is ignored by --kernel spmd" "$T/err" && ok || bad "--layout blocks with --kernel: '$(cat "$T/err")'"
+"$HR" $P --n 16 --iters 2 --backend cpu-threads --threads 2 >/dev/null 2>"$T/err" && [ ! -s "$T/err" ] && ok || bad "warning without cause: '$(cat "$T/err")'"
+"$HR" sparse --gen laplace2d:10 --method gs --threads 2 --quiet >/dev/null 2>"$T/err" &&
+  grep -q "warning: --threads/--bind are ignored by backend cpu-seq" "$T/err" && ok || bad "sparse --threads on cpu-seq: '$(cat "$T/err")'"
+# --rhs from a pipe, as sparse reads its vectors
+python3 -c "import struct,sys; sys.stdout.buffer.write(struct.pack('<256f', *([1.0]*256)))" >"$T/f.raw"
+"$HR" $P --n 16 --iters 20 --rhs "$T/f.raw" --output "$T/a.raw" >/dev/null 2>&1
+"$HR" $P --n 16 --iters 20 --rhs <(cat "$T/f.raw") --output "$T/b.raw" >/dev/null 2>"$T/err" && cmp -s "$T/a.raw" "$T/b.raw" &&
+  ok || bad "--rhs from a pipe: '$(cat "$T/err")'"
+expect_usage "--rhs" $P --n 16 --iters 20 --rhs <(head -c 1000 "$T/f.raw")
+expect_usage "--rhs" $P --n 16 --iters 20 --rhs <(cat "$T/f.raw" "$T/f.raw")
+
+echo "$passes passed, $fails failed"
+[ $fails -eq 0 ]

@@ -1,0 +1,309 @@
+/* The hybrid backend with two CPU placements: bitwise equal to cpu-seq for every split
+ * (empty parts included), ghost width and schedule, 2-D and 3-D, fp32 and fp64; bad
+ * input; the auto split through the calibration; restart. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+/* cmocka needs the headers above first */
+#include <cmocka.h>
+
+#include "hetrelax/hetrelax.h"
+#include "hetrelax/hybrid.h"
+
+static void base_options(hr_options *o, int dim, hr_precision prec)
+{
+    hr_options_default(o);
+    o->dim = dim;
+    o->nx = dim == 3 ? 9 : 23;
+    o->ny = dim == 3 ? 7 : 19;
+    o->nz = dim == 3 ? 13 : 0;
+    o->iters = 11;
+    o->precision = prec;
+    o->threads = 2;
+}
+
+/* Runs o and returns the solution (nx*ny*nz values of the run's precision). */
+static void *solve(const hr_options *o, hr_result *res)
+{
+    hr_solver *s = NULL;
+    hr_status st = hr_solver_create(o, &s);
+    if (st != HR_OK) fprintf(stderr, "create: %s: %s\n", hr_status_string(st), hr_last_error());
+    assert_int_equal(st, HR_OK);
+    st = hr_solver_run(s, res);
+    if (st != HR_OK) fprintf(stderr, "run: %s\n", hr_solver_last_error(s));
+    assert_int_equal(st, HR_OK);
+    const size_t n = (size_t)res->nx * res->ny * res->nz, es = o->precision == HR_PREC_DOUBLE ? 8 : 4;
+    void *u = malloc(n * es);
+    assert_non_null(u);
+    assert_int_equal(hr_solver_solution(s, o->precision, u, n), HR_OK);
+    hr_solver_free(s);
+    return u;
+}
+
+static void check_equal(const hr_options *ref, const hr_options *o, const char *what)
+{
+    hr_result r0, r1;
+    void *a = solve(ref, &r0), *b = solve(o, &r1);
+    const size_t bytes = (size_t)r0.nx * r0.ny * r0.nz * (ref->precision == HR_PREC_DOUBLE ? 8 : 4);
+    if (memcmp(a, b, bytes) != 0) fail_msg("%s: not bitwise equal to cpu-seq", what);
+    assert_int_equal(r1.iterations, r0.iterations);
+    assert_string_equal(r1.backend, "hybrid");
+    free(a);
+    free(b);
+}
+
+/* Every split of the slowest axis, ghost 1..3, both schedules. */
+static void every_split(int dim, hr_precision prec, hr_rhs rhs, double omega)
+{
+    hr_options ref, o;
+    base_options(&ref, dim, prec);
+    ref.rhs = rhs;
+    ref.omega = omega;
+    ref.init = HR_INIT_SINE;
+    ref.backend = HR_BACKEND_CPU_SEQ;
+    const int n = dim == 3 ? ref.nz : ref.ny;
+    for (int g = 1; g <= 3; g++)
+        for (int sched = 0; sched < 2; sched++)
+            for (int r = 0; r <= n; r++) {
+                if (r > 0 && r < n && (r < g || n - r < g)) continue; /* refused: see bad_input */
+                if (g > 1 && sched == 1 && r % 3) continue;           /* keep the run short */
+                o = ref;
+                o.backend = HR_BACKEND_HYBRID;
+                o.split_second = HR_SPLIT_CPU;
+                o.split = (double)r / n;
+                o.split_ghost = g;
+                o.split_schedule = sched;
+                char what[128];
+                snprintf(what, sizeof what, "%d-D %s rows %d/%d ghost %d %s", dim,
+                         prec == HR_PREC_DOUBLE ? "fp64" : "fp32", r, n, g, sched ? "naive" : "nested");
+                check_equal(&ref, &o, what);
+            }
+}
+
+static void split2d_fp32(void **state)
+{
+    (void)state;
+    every_split(2, HR_PREC_SINGLE, HR_RHS_SPIKE, 1.0);
+}
+
+static void split2d_fp64_rhs_omega(void **state)
+{
+    (void)state;
+    every_split(2, HR_PREC_DOUBLE, HR_RHS_MANUFACTURED, 0.8);
+}
+
+static void split3d_fp64(void **state)
+{
+    (void)state;
+    every_split(3, HR_PREC_DOUBLE, HR_RHS_SPIKE, 1.0);
+}
+
+static void split3d_fp32_rhs(void **state)
+{
+    (void)state;
+    every_split(3, HR_PREC_SINGLE, HR_RHS_MANUFACTURED, 1.0);
+}
+
+/* Residual checks (tol) stop at the same sweep with the same answer. */
+static void converges_like_seq(void **state)
+{
+    (void)state;
+    hr_options ref, o;
+    base_options(&ref, 2, HR_PREC_DOUBLE);
+    ref.iters = 5000;
+    ref.tol = 1e-3;
+    ref.check_every = 7;
+    ref.backend = HR_BACKEND_CPU_SEQ;
+    for (int g = 1; g <= 2; g++) {
+        o = ref;
+        o.backend = HR_BACKEND_HYBRID;
+        o.split_second = HR_SPLIT_CPU;
+        o.split = 0.3;
+        o.split_ghost = g;
+        hr_result a, b;
+        void *x = solve(&ref, &a), *y = solve(&o, &b);
+        assert_int_equal(a.reason, HR_REASON_CONVERGED);
+        assert_int_equal(b.reason, HR_REASON_CONVERGED);
+        assert_int_equal(a.iterations, b.iterations);
+        assert_memory_equal(x, y, (size_t)a.nx * a.ny * 8);
+        assert_true(fabs(a.relative_residual - b.relative_residual) <= 1e-12 * a.relative_residual);
+        free(x);
+        free(y);
+    }
+}
+
+/* A restart from a checkpoint continues bitwise as the uninterrupted run. */
+static void restart(void **state)
+{
+    (void)state;
+    hr_options o;
+    base_options(&o, 3, HR_PREC_SINGLE);
+    o.backend = HR_BACKEND_HYBRID;
+    o.split_second = HR_SPLIT_CPU;
+    o.split = 0.5;
+    o.iters = 20;
+    hr_result r;
+    void *whole = solve(&o, &r);
+    const size_t n = (size_t)r.nx * r.ny * r.nz;
+    hr_solver *s;
+    o.iters = 9;
+    assert_int_equal(hr_solver_create(&o, &s), HR_OK);
+    assert_int_equal(hr_solver_run(s, &r), HR_OK);
+    float *mid = malloc(n * 4), *end = malloc(n * 4);
+    assert_int_equal(hr_solver_solution(s, HR_PREC_SINGLE, mid, n), HR_OK);
+    hr_solver_free(s);
+    o.iters = 11;
+    assert_int_equal(hr_solver_create(&o, &s), HR_OK);
+    assert_int_equal(hr_solver_set_solution(s, HR_PREC_SINGLE, mid, n, 9), HR_OK);
+    assert_int_equal(hr_solver_run(s, &r), HR_OK);
+    assert_int_equal(hr_solver_solution(s, HR_PREC_SINGLE, end, n), HR_OK);
+    assert_memory_equal(end, whole, n * 4);
+    hr_solver_free(s);
+    free(whole);
+    free(mid);
+    free(end);
+}
+
+static hr_status create_fails(const hr_options *o, const char *expect)
+{
+    hr_solver *s = NULL;
+    hr_status st = hr_solver_create(o, &s);
+    assert_null(s);
+    if (!strstr(hr_last_error(), expect)) fail_msg("error '%s' lacks '%s'", hr_last_error(), expect);
+    return st;
+}
+
+static void bad_input(void **state)
+{
+    (void)state;
+    hr_options o;
+    base_options(&o, 2, HR_PREC_SINGLE);
+    o.backend = HR_BACKEND_HYBRID;
+    o.split_second = HR_SPLIT_CPU;
+    o.split = 1.5;
+    assert_int_equal(create_fails(&o, "split: must be in [0, 1]"), HR_ERR_INVALID_ARG);
+    o.split = NAN;
+    assert_int_equal(create_fails(&o, "split:"), HR_ERR_INVALID_ARG);
+    o.split = 0.01; /* 0.19 of a row */
+    assert_int_equal(create_fails(&o, "split: 0.01 leaves the CPU part with no rows"), HR_ERR_INVALID_ARG);
+    o.split = 0.99;
+    assert_int_equal(create_fails(&o, "leaves the GPU part with no rows"), HR_ERR_INVALID_ARG);
+    o.split = 0.1; /* 2 rows */
+    o.split_ghost = 3;
+    assert_int_equal(create_fails(&o, "split-ghost: 3 ghost rows"), HR_ERR_INVALID_ARG);
+    o.split_ghost = -1;
+    assert_int_equal(create_fails(&o, "split-ghost:"), HR_ERR_INVALID_ARG);
+    o.split_ghost = 1;
+    o.split_schedule = 7;
+    assert_int_equal(create_fails(&o, "schedule:"), HR_ERR_INVALID_ARG);
+    o.split_schedule = HR_SPLIT_NESTED;
+    /* the real second placement needs a GPU */
+    base_options(&o, 2, HR_PREC_SINGLE);
+    o.backend = HR_BACKEND_HYBRID;
+    o.split = 0.5;
+    hr_sysinfo si;
+    assert_int_equal(hr_sysinfo_get(&si), HR_OK);
+    if (si.gpus == 0)
+        assert_int_equal(create_fails(&o, "backend: hybrid needs a CUDA device"), HR_ERR_NO_DEVICE);
+    assert_string_equal(hr_backend_name(HR_BACKEND_HYBRID), "hybrid");
+    assert_string_equal(hr_kernel_default(HR_BACKEND_HYBRID, 3), "split");
+}
+
+/* --split auto: calibration with two CPU parts, a valid split, bitwise result, explain text. */
+static void auto_split(void **state)
+{
+    (void)state;
+    hr_options ref, o;
+    base_options(&ref, 2, HR_PREC_SINGLE);
+    ref.nx = ref.ny = 96;
+    ref.iters = 6;
+    ref.backend = HR_BACKEND_CPU_SEQ;
+    o = ref;
+    o.backend = HR_BACKEND_HYBRID;
+    o.split_second = HR_SPLIT_CPU;
+    o.split = -1.0;
+    hr_solver *s;
+    assert_int_equal(hr_solver_create(&o, &s), HR_OK);
+    hr_result r;
+    assert_int_equal(hr_solver_run(s, &r), HR_OK);
+    hr_hybrid_info in;
+    assert_int_equal(hr_solver_hybrid_info(s, &in), HR_OK);
+    assert_true(in.auto_split && in.have_model);
+    assert_int_equal(in.rows, 96);
+    assert_true(in.rows_cpu >= 0 && in.rows_cpu <= 96);
+    assert_true(in.cal.t_cpu > 0 && in.cal.t_gpu > 0 && in.cal.x_exposed >= 0);
+    /* the model's choice is its best over the allowed range (or 0 within the margin) */
+    double tb;
+    int best = hr_split_model_best_range(&in.model, 1, 95, 0.01, &tb);
+    assert_int_equal(best, in.rows_cpu);
+    assert_true(fabs(in.predicted_s - tb) <= 1e-15 + 1e-12 * tb);
+    char text[4096];
+    const int len = hr_hybrid_explain(&in, r.time_per_sweep_s, text, sizeof text);
+    assert_true(len > 0 && (size_t)len < sizeof text);
+    assert_non_null(strstr(text, "predicted curve"));
+    assert_non_null(strstr(text, "measured:"));
+    float *u = malloc(96 * 96 * 4);
+    void *v;
+    assert_int_equal(hr_solver_solution(s, HR_PREC_SINGLE, u, 96 * 96), HR_OK);
+    hr_solver_free(s);
+    hr_result r0;
+    v = solve(&ref, &r0);
+    assert_memory_equal(u, v, 96 * 96 * 4);
+    free(u);
+    free(v);
+    /* seed 003's STREAM rule: two CPU parts of about equal bandwidth, about half the rows */
+    o.split = HR_SPLIT_STREAM;
+    assert_int_equal(hr_solver_create(&o, &s), HR_OK);
+    assert_int_equal(hr_solver_run(s, &r), HR_OK);
+    assert_int_equal(hr_solver_hybrid_info(s, &in), HR_OK);
+    assert_true(in.cal.cpu_stream_gbps > 0 && in.cal.gpu_stream_gbps > 0);
+    const double share = hr_split_stream_share(in.cal.cpu_stream_gbps, in.cal.gpu_stream_gbps);
+    assert_int_equal(in.rows_cpu, (int)lround(share * 96));
+    assert_true(in.rows_cpu >= 1 && in.rows_cpu <= 95);
+    u = malloc(96 * 96 * 4);
+    assert_int_equal(hr_solver_solution(s, HR_PREC_SINGLE, u, 96 * 96), HR_OK);
+    hr_solver_free(s);
+    v = solve(&ref, &r0);
+    assert_memory_equal(u, v, 96 * 96 * 4);
+    free(u);
+    free(v);
+    /* the info call refuses other backends */
+    assert_int_equal(hr_solver_create(&ref, &s), HR_OK);
+    assert_int_equal(hr_solver_hybrid_info(s, &in), HR_ERR_INVALID_ARG);
+    hr_solver_free(s);
+}
+
+static void model_range(void **state)
+{
+    (void)state;
+    hr_split_model m = {8.0, 1.0, 0.0, 0.0, 0.0, 2, 900};
+    double t;
+    assert_int_equal(hr_split_model_best_range(&m, 1, 899, 0.0, &t), 100);
+    assert_int_equal(hr_split_model_best_range(&m, 1, 60, 0.0, &t), 60);   /* upper bound */
+    assert_int_equal(hr_split_model_best_range(&m, 150, 899, 0.0, &t), 0); /* nothing in range beats B */
+    /* X = 0.1: a gain of 1 - (8/9 + 0.1) = 1.1 %: taken at margin 1 %, refused at 2 % */
+    m.x_latency = 0.05;
+    assert_int_equal(hr_split_model_best_range(&m, 1, 899, 0.01, &t), 100);
+    assert_int_equal(hr_split_model_best_range(&m, 1, 899, 0.02, &t), 0);
+    assert_true(t == 1.0);
+    double f[3] = {0.0, 1.0 / 9.0, 1.0}, c[3];
+    hr_split_model_curve(&m, f, 3, c);
+    assert_true(c[0] == 1.0 && c[2] == 8.0);
+    assert_true(fabs(c[1] - (8.0 / 9.0 + 0.1)) < 1e-12);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(split2d_fp32),       cmocka_unit_test(split2d_fp64_rhs_omega),
+        cmocka_unit_test(split3d_fp64),       cmocka_unit_test(split3d_fp32_rhs),
+        cmocka_unit_test(converges_like_seq), cmocka_unit_test(restart),
+        cmocka_unit_test(bad_input),          cmocka_unit_test(auto_split),
+        cmocka_unit_test(model_range),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,284 @@
+/*
+ * mpi_solve: one decomposed solve under mpiexec, for the benchmarks (bench/mpi_scaling.py)
+ * until the command has --decomp. Checks the answer first (a short run bitwise against
+ * cpu-seq on rank 0), then times `repeats` runs of `iters` sweeps after a discarded
+ * warm-up, and prints one JSON object on rank 0.
+ *
+ *   mpiexec -n P mpi_solve [--dim 2|3] [--n N | --nx X --ny Y --nz Z] [--iters T]
+ *       [--decomp AxB[xC]] [--ghost G] [--precision single|double] [--repeats R]
+ *       [--no-overlap] [--no-verify] [--bandwidth] [--threads T] [--threads-ref T]
+ *   mpiexec -n 2 mpi_solve --pingpong       latency and bandwidth of the host path
+ *
+ * --threads T: T threads per rank (cpu-threads ranks);
+ * --bandwidth: rank 0 measures the host copy bandwidth with P threads (same run);
+ * --threads-ref T: rank 0 also times the cpu-threads backend with T threads in one
+ * process on the same problem (the "ranks vs threads" comparison).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hetrelax/mpi.h"
+
+typedef struct args {
+    hr_options o;
+    int decomp[3], have_decomp, ghost, repeats, overlap, verify, bandwidth, threads_ref, pingpong;
+} args;
+
+static int parse(int argc, char **argv, args *a, int rank)
+{
+    hr_options_default(&a->o);
+    a->o.n = 512;
+    a->o.iters = 100;
+    a->o.backend = HR_BACKEND_CPU_SEQ;
+    a->ghost = 1;
+    a->repeats = 5;
+    a->overlap = 1;
+    a->verify = 1;
+    for (int i = 1; i < argc; i++) {
+        const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(f, "--no-overlap")) {
+            a->overlap = 0;
+            continue;
+        }
+        if (!strcmp(f, "--no-verify")) {
+            a->verify = 0;
+            continue;
+        }
+        if (!strcmp(f, "--bandwidth")) {
+            a->bandwidth = 1;
+            continue;
+        }
+        if (!strcmp(f, "--pingpong")) {
+            a->pingpong = 1;
+            continue;
+        }
+        if (!v) goto bad;
+        i++;
+        if (!strcmp(f, "--dim"))
+            a->o.dim = atoi(v);
+        else if (!strcmp(f, "--n"))
+            a->o.n = atoi(v);
+        else if (!strcmp(f, "--nx"))
+            a->o.nx = atoi(v);
+        else if (!strcmp(f, "--ny"))
+            a->o.ny = atoi(v);
+        else if (!strcmp(f, "--nz"))
+            a->o.nz = atoi(v);
+        else if (!strcmp(f, "--iters"))
+            a->o.iters = atol(v);
+        else if (!strcmp(f, "--ghost"))
+            a->ghost = atoi(v);
+        else if (!strcmp(f, "--repeats"))
+            a->repeats = atoi(v);
+        else if (!strcmp(f, "--threads")) {
+            a->o.threads = atoi(v);
+            a->o.backend = a->o.threads > 1 ? HR_BACKEND_CPU_THREADS : HR_BACKEND_CPU_SEQ;
+        } else if (!strcmp(f, "--threads-ref"))
+            a->threads_ref = atoi(v);
+        else if (!strcmp(f, "--precision"))
+            a->o.precision = !strcmp(v, "double") ? HR_PREC_DOUBLE : HR_PREC_SINGLE;
+        else if (!strcmp(f, "--decomp")) {
+            a->decomp[2] = 0;
+            if (sscanf(v, "%dx%dx%d", &a->decomp[0], &a->decomp[1], &a->decomp[2]) < 2) goto bad;
+            a->have_decomp = 1;
+        } else
+            goto bad;
+        continue;
+    bad:
+        if (rank == 0) fprintf(stderr, "mpi_solve: %s: bad flag or value\n", f);
+        return 0;
+    }
+    if (a->repeats < 1) a->repeats = 1;
+    return 1;
+}
+
+/* Ranks 0 and 1 bounce messages of 8 B .. 16 MiB (host buffers, the transport's path):
+ * half the round trip per size, best of a few trials; the latency is the smallest size's,
+ * the bandwidth the largest size's. */
+static void pingpong(int rank, int size)
+{
+    const int maxlog = 24;
+    char *buf = malloc((size_t)1 << maxlog);
+    memset(buf, 1, (size_t)1 << maxlog);
+    if (rank == 0) printf("{\"pingpong\": [");
+    double lat = 0.0, gbps = 0.0;
+    for (int k = 3; k <= maxlog && size >= 2; k++) {
+        const int bytes = 1 << k, reps = k < 16 ? 200 : 20;
+        double best = 1e30;
+        for (int trial = 0; trial < 3; trial++) {
+            MPI_Barrier(MPI_COMM_WORLD);
+            const double t0 = MPI_Wtime();
+            for (int r = 0; r < reps; r++) {
+                if (rank == 0) {
+                    MPI_Send(buf, bytes, MPI_BYTE, 1, 7, MPI_COMM_WORLD);
+                    MPI_Recv(buf, bytes, MPI_BYTE, 1, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                } else if (rank == 1) {
+                    MPI_Recv(buf, bytes, MPI_BYTE, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                    MPI_Send(buf, bytes, MPI_BYTE, 0, 7, MPI_COMM_WORLD);
+                }
+            }
+            const double half = (MPI_Wtime() - t0) / reps / 2.0;
+            if (half < best) best = half;
+        }
+        if (k == 3) lat = best;
+        if (k == maxlog) gbps = bytes / best * 1e-9;
+        if (rank == 0) printf("%s{\"bytes\": %d, \"half_rtt_s\": %.4e}", k > 3 ? ", " : "", bytes, best);
+    }
+    if (rank == 0) printf("], \"alpha_s\": %.4e, \"gbps\": %.4f, \"ranks\": %d}\n", lat, gbps, size);
+    free(buf);
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+    const double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+/* The short bitwise check: 1 when the decomposed solution equals cpu-seq's. */
+static int verify(const args *a, int rank, const char **why)
+{
+    hr_options o = a->o;
+    o.iters = 2 * a->ghost + 3;
+    hr_mpi_solver *s;
+    *why = "";
+    if (hr_mpi_solver_create(&o, a->have_decomp ? a->decomp : NULL, a->ghost, MPI_COMM_WORLD, &s) != HR_OK) {
+        *why = hr_mpi_last_error();
+        return 0;
+    }
+    hr_mpi_solver_set_overlap(s, a->overlap);
+    const int dim = o.dim == 3 ? 3 : 2;
+    const size_t pts = (size_t)(o.nx ? o.nx : o.n) * (size_t)(o.ny ? o.ny : o.n) *
+                       (dim == 3 ? (size_t)(o.nz ? o.nz : o.n) : 1);
+    float *got = rank == 0 ? malloc(pts * sizeof *got) : NULL;
+    int ok = hr_mpi_solver_run(s, NULL) == HR_OK &&
+             hr_mpi_solver_gather_solution(s, HR_PREC_SINGLE, got, pts, 0) == HR_OK;
+    hr_mpi_solver_free(s);
+    if (rank == 0 && ok) {
+        float *want = malloc(pts * sizeof *want);
+        hr_solver *ref;
+        o.backend = HR_BACKEND_CPU_SEQ;
+        ok = want && hr_solver_create(&o, &ref) == HR_OK;
+        if (ok) {
+            ok = hr_solver_run(ref, NULL) == HR_OK &&
+                 hr_solver_solution(ref, HR_PREC_SINGLE, want, pts) == HR_OK &&
+                 memcmp(want, got, pts * sizeof *got) == 0;
+            hr_solver_free(ref);
+        }
+        free(want);
+        if (!ok) *why = "solution differs from cpu-seq";
+    }
+    free(got);
+    MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    return ok;
+}
+
+int main(int argc, char **argv)
+{
+    int provided, rank, size;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    args a;
+    memset(&a, 0, sizeof a);
+    if (!parse(argc, argv, &a, rank)) {
+        MPI_Finalize();
+        return 2;
+    }
+    if (a.pingpong) {
+        pingpong(rank, size);
+        MPI_Finalize();
+        return 0;
+    }
+    const char *why = "";
+    if (a.verify && !verify(&a, rank, &why)) {
+        if (rank == 0) fprintf(stderr, "mpi_solve: check failed: %s\n", why);
+        MPI_Finalize();
+        return 1;
+    }
+    hr_bandwidth bw = {0};
+    if (a.bandwidth && rank == 0) hr_measure_host_bandwidth(size, 0, 3, &bw);
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    hr_mpi_solver *s;
+    if (hr_mpi_solver_create(&a.o, a.have_decomp ? a.decomp : NULL, a.ghost, MPI_COMM_WORLD, &s) != HR_OK) {
+        if (rank == 0) fprintf(stderr, "mpi_solve: %s\n", hr_mpi_last_error());
+        MPI_Finalize();
+        return 2;
+    }
+    hr_mpi_solver_set_overlap(s, a.overlap);
+    double *per = calloc((size_t)a.repeats, sizeof *per);
+    double parts[5] = {0}; /* pack, transfer, unpack, hidden, exchange: medians are per run */
+    double *ph[5];
+    for (int q = 0; q < 5; q++)
+        ph[q] = calloc((size_t)a.repeats, sizeof *ph[q]);
+    hr_result r;
+    hr_mpi_info info;
+    for (int rep = -1; rep < a.repeats; rep++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (hr_mpi_solver_run(s, &r) != HR_OK) {
+            if (rank == 0) fprintf(stderr, "mpi_solve: run: %s\n", hr_mpi_last_error());
+            MPI_Finalize();
+            return 1;
+        }
+        hr_mpi_solver_info(s, &info);
+        double x[5] = {info.pack_s, info.transfer_s, info.unpack_s, info.hidden_s, r.time_exchange_s};
+        MPI_Allreduce(MPI_IN_PLACE, x, 5, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        if (rep < 0) continue; /* warm-up */
+        per[rep] = r.time_per_sweep_s;
+        for (int q = 0; q < 5; q++)
+            ph[q][rep] = x[q] / (double)r.iterations;
+    }
+    qsort(per, (size_t)a.repeats, sizeof *per, cmp_double);
+    for (int q = 0; q < 5; q++) {
+        qsort(ph[q], (size_t)a.repeats, sizeof *ph[q], cmp_double);
+        parts[q] = ph[q][a.repeats / 2];
+    }
+    const double t = per[a.repeats / 2];
+    double ref_t = 0.0;
+    if (a.threads_ref > 0 && rank == 0) {
+        hr_options o = a.o;
+        o.backend = HR_BACKEND_CPU_THREADS;
+        o.threads = a.threads_ref;
+        hr_solver *ref;
+        if (hr_solver_create(&o, &ref) == HR_OK) {
+            hr_result rr;
+            double *rt = calloc((size_t)a.repeats, sizeof *rt);
+            hr_solver_run(ref, &rr); /* warm-up */
+            for (int rep = 0; rep < a.repeats; rep++) {
+                hr_solver_run(ref, &rr);
+                rt[rep] = rr.time_per_sweep_s;
+            }
+            qsort(rt, (size_t)a.repeats, sizeof *rt, cmp_double);
+            ref_t = rt[a.repeats / 2];
+            free(rt);
+            hr_solver_free(ref);
+        }
+    }
+    if (rank == 0) {
+        const double pts = (double)r.nx * r.ny * r.nz;
+        const double gbps = r.bytes_per_point * pts / t * 1e-9;
+        printf(
+            "{\"ranks\": %d, \"decomp\": [%d, %d, %d], \"ghost\": %d, \"overlap\": %d, \"dim\": %d, "
+            "\"nx\": %d, \"ny\": %d, \"nz\": %d, \"precision\": \"%s\", \"iters\": %ld, \"repeats\": %d, "
+            "\"verified_bitwise\": %s, \"time_per_sweep_s\": %.6e, \"gflops\": %.4f, \"gbps\": %.4f, "
+            "\"bytes_per_point\": %g, \"exchange_per_sweep_s\": %.6e, \"pack_per_sweep_s\": %.6e, "
+            "\"transfer_per_sweep_s\": %.6e, \"unpack_per_sweep_s\": %.6e, \"hidden_per_sweep_s\": %.6e, "
+            "\"messages_per_round\": %d, \"halo_bytes_per_round\": %.0f, \"max_halo_bytes_per_round\": %.0f, "
+            "\"exchanges_per_sweep\": %.4f, \"host_copy_gbps\": %.3f, \"bandwidth_fraction\": %.4f, "
+            "\"threads_per_rank\": %d, \"threads_ref\": %d, \"threads_ref_time_per_sweep_s\": %.6e}\n",
+            size, info.decomp[0], info.decomp[1], info.decomp[2], a.ghost, a.overlap, r.dim, r.nx, r.ny, r.nz,
+            hr_precision_name(a.o.precision), r.iterations, a.repeats, a.verify ? "true" : "false", t,
+            r.flops_per_point * pts / t * 1e-9, gbps, r.bytes_per_point, parts[4], parts[0], parts[1],
+            parts[2], parts[3], info.messages, info.halo_bytes, info.max_halo_bytes,
+            (double)info.exchanges / (double)r.iterations, bw.copy_gbps,
+            bw.copy_gbps > 0 ? gbps / bw.copy_gbps : -1.0, a.o.threads > 1 ? a.o.threads : 1, a.threads_ref,
+            ref_t);
+    }
+    for (int q = 0; q < 5; q++)
+        free(ph[q]);
+    free(per);
+    hr_mpi_solver_free(s);
+    MPI_Finalize();
+    return 0;
+}

@@ -1,0 +1,57 @@
+/*
+ * MPI for the grid commands (poisson2d, poisson3d), in a few calls; builds with and without
+ * MPI (without it --decomp / --ghost are still listed and a decomposition of more than one
+ * part is refused). docs/mpi.md, "What the command needs".
+ *
+ *   main():      rc = hr_mpi_cli_init(&argc, &argv); ... rc = hr_mpi_cli_finalize(rc);
+ *   flags:       hr_mpi_cli_flags(&fs, &m);
+ *   run:         if (hr_mpi_cli_wanted(&m)) rc = hr_mpi_cli_solve(CMD, &o, &m, local_rc, &r, sol, count,
+ * &mpi_json); output:      print, write --json and --output on rank 0 only (hr_mpi_cli_rank() == 0)
+ *
+ * Under mpirun the ranks other than 0 have stdout and stderr sent to /dev/null by
+ * hr_mpi_cli_init (HETRELAX_MPI_ALL_OUTPUT=1 keeps them), so a flag error, which every rank
+ * finds alike, prints one line; errors found by one rank only are agreed in
+ * hr_mpi_cli_solve and printed once by rank 0. Every rank ends with the same status:
+ * hr_mpi_cli_finalize takes the largest.
+ */
+#ifndef HR_MPI_GLUE_H
+#define HR_MPI_GLUE_H
+
+#include <json-c/json.h>
+#include <stddef.h>
+
+#include "cli_flags.h"
+#include "hetrelax/hetrelax.h"
+
+typedef struct hr_mpi_cli_args {
+    int decomp[3];  /* --decomp AxB[xC] (x, y[, z] parts; 0: free, MPI_Dims_create) */
+    int ghost;      /* --ghost G (layers exchanged every G sweeps), default 1 */
+    int no_overlap; /* --no-overlap: exchange first, then sweep */
+} hr_mpi_cli_args;
+
+/* MPI_Init_thread(FUNNELED) when started by mpirun/mpiexec and built with MPI; nothing
+ * otherwise. Returns 0 or HR_EXIT_FAIL (message printed). */
+int hr_mpi_cli_init(int *argc, char ***argv);
+/* Every rank returns the largest rc of all ranks; MPI_Finalize. rc unchanged without MPI. */
+int hr_mpi_cli_finalize(int rc);
+int hr_mpi_cli_rank(void); /* 0 without MPI */
+int hr_mpi_cli_size(void); /* 1 without MPI */
+
+/* Adds --decomp, --ghost and --no-overlap (group "decomposition (MPI)"); sets defaults. */
+void hr_mpi_cli_flags(hr_flagset *fs, hr_mpi_cli_args *m);
+
+/* Whether to run decomposed: more than one rank, or a --decomp of more than one part (which
+ * hr_mpi_cli_solve refuses outside mpirun). */
+int hr_mpi_cli_wanted(const hr_mpi_cli_args *m);
+
+/* The decomposed run. `local_rc`: this rank's status so far (an output it could not open,
+ * say); it is agreed first, so no rank enters the solve alone. Then create (a refusal:
+ * "hetrelax CMD: --FIELD: reason" on rank 0, HR_EXIT_USAGE on every rank), run, and gather
+ * the solution (double, count values) into sol on rank 0 when sol is non-NULL there.
+ * *mpi_json (may be NULL) receives on rank 0 an object {ranks, decomp, ghost, overlap,
+ * exchanges, pack_s, transfer_s, unpack_s, hidden_s, halo_bytes, max_halo_bytes} (times:
+ * the slowest rank). Returns 0, HR_EXIT_FAIL or HR_EXIT_USAGE, the same on every rank. */
+int hr_mpi_cli_solve(const char *cmd, const hr_options *o, const hr_mpi_cli_args *m, int local_rc,
+                     hr_result *r, double *sol, size_t count, json_object **mpi_json);
+
+#endif
