@@ -10,8 +10,6 @@
 
 #include "mg/mg_internal.h"
 
-#define HR_MG_THREADED_POINTS 16384
-
 void mg_part(const mg_worker *w, int threaded, int slices, int *s0, int *s1)
 {
     if (!threaded || w->nt == 1) {

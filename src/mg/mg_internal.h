@@ -23,6 +23,8 @@
 
 #define HR_MG_MAX_LEVELS 24
 #define HR_MG_CHEBY_MAX  16 /* Chebyshev steps with precomputed coefficients */
+/* levels with fewer points run on worker 0 alone: their passes are shorter than a barrier */
+#define HR_MG_THREADED_POINTS 16384
 
 typedef struct mg_level {
     hr_grid_layout l;

@@ -551,7 +551,7 @@ hr_status hr_mg_create(const hr_mg_options *o, hr_mg **out)
         mg_level *O = &m->out;
         if (!hr_layout_init(&O->l, m->dim, m->nx, m->ny, m->nz, 8)) return fail(m, HR_ERR_NO_MEMORY);
         O->slices = slices;
-        O->threaded = hr_layout_points(&O->l) >= 16384;
+        O->threaded = hr_layout_points(&O->l) >= HR_MG_THREADED_POINTS;
         hr_grid *gs[5] = {&O->u[0], &O->u[1], &O->r, &O->d, &O->cp};
         for (int g = 0; g < 5; g++)
             if ((st = hr_grid_alloc(gs[g], &O->l)) != HR_OK) return fail(m, st);
