@@ -125,4 +125,10 @@ void mg_hier_free(mg_hier *H);
 /* Fills every level's buffers with zero interior and ring `bc0` on level 0 (0 below). */
 void mg_hier_init(mg_hier *H, const mg_worker *w, double bc0);
 
+/* ---- options (mg_options.c) ---- */
+int mg_opt_dim(const hr_mg_options *o);
+int mg_opt_extent(const hr_mg_options *o, int axis); /* 0 = x, 1 = y, 2 = z */
+int mg_opt_uses_mg(const hr_mg_options *o);          /* method mg, or pc mg */
+int mg_opt_max_levels(const hr_mg_options *o);       /* levels the grid allows */
+
 #endif

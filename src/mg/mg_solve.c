@@ -17,9 +17,6 @@
 #include "common/timer.h"
 #include "mg/mg_internal.h"
 
-#define HR_MG_MAX_N   65535
-#define HR_MG_MAX_PRE 64
-
 struct hr_mg {
     hr_mg_options o;
     int dim, nx, ny, nz, nlev, nt;
@@ -43,143 +40,6 @@ static _Thread_local char last_error[256];
 const char *hr_mg_last_error(void)
 {
     return last_error;
-}
-
-static hr_status why(char *w, size_t ws, const char *fmt, ...)
-{
-    if (w && ws) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(w, ws, fmt, ap);
-        va_end(ap);
-    }
-    return HR_ERR_INVALID_ARG;
-}
-
-void hr_mg_options_default(hr_mg_options *o)
-{
-    memset(o, 0, sizeof *o);
-    o->dim = 2;
-    o->n = 255;
-    o->pre = o->post = 2;
-    o->smoother = HR_MG_SMOOTH_REDBLACK;
-    o->tol = 1e-8;
-    o->max_iters = 100;
-}
-
-const char *hr_mg_cycle_name(hr_mg_cycle c)
-{
-    static const char *const names[] = {"v", "w", "f", "fmg"};
-    return (unsigned)c < 4 ? names[c] : "?";
-}
-
-const char *hr_mg_smoother_name(hr_mg_smoother s)
-{
-    static const char *const names[] = {"jacobi", "redblack", "cheby"};
-    return (unsigned)s < 3 ? names[s] : "?";
-}
-
-static int dim_of(const hr_mg_options *o)
-{
-    return o->dim == 0 ? 2 : o->dim;
-}
-
-static int extent(const hr_mg_options *o, int a)
-{
-    const int e = a == 0 ? o->nx : a == 1 ? o->ny : o->nz;
-    return e > 0 ? e : o->n;
-}
-
-/* k with n = 2^k - 1, or 0 when n is not of that form. */
-static int pow2m1(int n)
-{
-    if (n < 1 || ((unsigned)n & ((unsigned)n + 1u)) != 0) return 0;
-    int k = 0;
-    while (n) {
-        n >>= 1;
-        k++;
-    }
-    return k;
-}
-
-/* The next 2^k - 1 at or above n. */
-static int smear(int n)
-{
-    unsigned v = (unsigned)n;
-    v |= v >> 1;
-    v |= v >> 2;
-    v |= v >> 4;
-    v |= v >> 8;
-    v |= v >> 16;
-    return (int)v;
-}
-
-static int uses_mg(const hr_mg_options *o)
-{
-    return o->method == HR_MG_METHOD_MG || o->pc == HR_MG_PC_MG;
-}
-
-/* Levels the grid allows: every axis halves (n -> (n - 1) / 2) while it keeps >= 1 point. */
-static int max_levels(const hr_mg_options *o)
-{
-    int m = 1 << 30;
-    for (int a = 0; a < dim_of(o); a++) {
-        const int k = pow2m1(extent(o, a));
-        if (k < m) m = k;
-    }
-    return m;
-}
-
-hr_status hr_mg_options_validate(const hr_mg_options *o, char *w, size_t ws)
-{
-    static const char *const axis[3] = {"nx", "ny", "nz"};
-    if (!o) return why(w, ws, "options: NULL");
-    if (o->dim != 0 && o->dim != 2 && o->dim != 3) return why(w, ws, "dim: must be 2 or 3");
-    const int dim = dim_of(o);
-    if (dim == 2 && o->nz != 0) return why(w, ws, "nz: only for 3-D grids");
-    for (int a = 0; a < dim; a++) {
-        const int given = a == 0 ? o->nx : a == 1 ? o->ny : o->nz;
-        const char *f = given ? axis[a] : "n";
-        const int e = extent(o, a);
-        if (e < 1 || e > HR_MG_MAX_N || given < 0)
-            return why(w, ws, "%s: must be between 1 and %d", f, HR_MG_MAX_N);
-        if (uses_mg(o) && !pow2m1(e))
-            return why(w, ws, "%s: multigrid needs 2^k - 1 interior points per axis (got %d; next: %d)", f, e,
-                       smear(e));
-    }
-    if (o->rhs != HR_RHS_SPIKE && o->rhs != HR_RHS_MANUFACTURED && o->rhs != HR_RHS_ARRAY &&
-        o->rhs != HR_RHS_ZERO)
-        return why(w, ws, "rhs: unknown");
-    if (o->rhs == HR_RHS_ARRAY && !o->rhs_values) return why(w, ws, "rhs: array needs rhs_values");
-    if (!isfinite(o->boundary)) return why(w, ws, "boundary: must be finite");
-    if (o->method != HR_MG_METHOD_MG && o->method != HR_MG_METHOD_CG) return why(w, ws, "method: mg or cg");
-    if (o->pc != HR_MG_PC_NONE && o->pc != HR_MG_PC_MG) return why(w, ws, "pc: none or mg");
-    if (o->pc == HR_MG_PC_MG && o->method != HR_MG_METHOD_CG)
-        return why(w, ws, "pc: mg preconditions method cg only (method is mg)");
-    if ((unsigned)o->cycle > HR_MG_CYCLE_FMG) return why(w, ws, "cycle: v, w, f or fmg");
-    if (o->pc == HR_MG_PC_MG && o->cycle != HR_MG_CYCLE_V)
-        return why(w, ws, "cycle: pc mg applies a V-cycle");
-    if (o->pre < 0 || o->pre > HR_MG_MAX_PRE)
-        return why(w, ws, "pre: must be between 0 and %d", HR_MG_MAX_PRE);
-    if (o->post < 0 || o->post > HR_MG_MAX_PRE)
-        return why(w, ws, "post: must be between 0 and %d", HR_MG_MAX_PRE);
-    if (uses_mg(o) && o->pre + o->post < 1) return why(w, ws, "pre: pre + post must be >= 1");
-    if (o->pc == HR_MG_PC_MG && o->pre != o->post)
-        return why(w, ws, "post: pc mg needs post == pre (a symmetric V-cycle)");
-    if ((unsigned)o->smoother > HR_MG_SMOOTH_CHEBY) return why(w, ws, "smoother: jacobi, redblack or cheby");
-    if (o->omega != 0.0 && !(o->omega > 0.0 && o->omega < 2.0)) return why(w, ws, "omega: must be in (0, 2)");
-    if (o->levels < 0) return why(w, ws, "levels: must be >= 0 (0: all)");
-    if (uses_mg(o) && o->levels > max_levels(o)) {
-        if (dim == 3)
-            return why(w, ws, "levels: at most %d for a %dx%dx%d grid", max_levels(o), extent(o, 0),
-                       extent(o, 1), extent(o, 2));
-        return why(w, ws, "levels: at most %d for a %dx%d grid", max_levels(o), extent(o, 0), extent(o, 1));
-    }
-    if ((unsigned)o->precision > HR_MG_PREC_MIXED) return why(w, ws, "precision: double, single or mixed");
-    if (!(o->tol >= 0.0) || !isfinite(o->tol)) return why(w, ws, "tol: must be a finite value >= 0");
-    if (o->max_iters < 0) return why(w, ws, "max-iters: must be >= 0");
-    if (o->threads < 0 || o->threads > 4096) return why(w, ws, "threads: must be between 1 and 4096");
-    return HR_OK;
 }
 
 /* ------------------------------------------------------------------ the problem */
@@ -516,15 +376,15 @@ hr_status hr_mg_create(const hr_mg_options *o, hr_mg **out)
     hr_mg *m = calloc(1, sizeof *m);
     if (!m) return HR_ERR_NO_MEMORY;
     m->o = *o;
-    m->dim = dim_of(o);
-    m->nx = extent(o, 0);
-    m->ny = extent(o, 1);
-    m->nz = m->dim == 3 ? extent(o, 2) : 1;
+    m->dim = mg_opt_dim(o);
+    m->nx = mg_opt_extent(o, 0);
+    m->ny = mg_opt_extent(o, 1);
+    m->nz = m->dim == 3 ? mg_opt_extent(o, 2) : 1;
     const int nmax = m->nx > m->ny ? (m->nx > m->nz ? m->nx : m->nz) : (m->ny > m->nz ? m->ny : m->nz);
     m->h = 1.0 / ((double)nmax + 1.0);
     m->nt = o->threads > 0 ? o->threads : hr_cpu_count();
-    m->use_h = uses_mg(o);
-    m->nlev = m->use_h ? (o->levels > 0 ? o->levels : max_levels(o)) : 0;
+    m->use_h = mg_opt_uses_mg(o);
+    m->nlev = m->use_h ? (o->levels > 0 ? o->levels : mg_opt_max_levels(o)) : 0;
     m->direct = o->method == HR_MG_METHOD_MG && o->precision != HR_MG_PREC_MIXED;
     m->has_out = !m->direct;
     m->tls = calloc((size_t)m->nt, sizeof *m->tls);
