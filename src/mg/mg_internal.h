@@ -56,9 +56,10 @@ typedef struct mg_hier {
     int pre, post;
     double omega;
     double cheby_a[HR_MG_CHEBY_MAX], cheby_b[HR_MG_CHEBY_MAX];
-    double *part;   /* per-slice partial sums (largest level's slice count, x2) */
-    int fmg_cycles; /* V-cycles per level in FMG */
-    int symmetric;  /* post-smoothing is the adjoint of pre-smoothing (CG preconditioner) */
+    double *part;        /* per-slice partial sums (largest level's slice count, x2) */
+    int fmg_cycles;      /* V-cycles per level in FMG */
+    int separate_passes; /* residual and restriction as two passes (tests compare) */
+    int symmetric;       /* post-smoothing is the adjoint of pre-smoothing (CG preconditioner) */
 } mg_hier;
 
 /* ---- slice operators (mg_ops.c), on slices [s0, s1) of the level they write ---- */

@@ -205,6 +205,40 @@ static void test_redblack_matches_operator_layer(void **state)
             }
 }
 
+/* The residual + restriction fused slice by slice gives the two separate passes' cycle. */
+static void test_fused_descend_bitwise(void **state)
+{
+    (void)state;
+    for (int dim = 2; dim <= 3; dim++) {
+        const int n = dim == 3 ? 31 : 127, nlev = dim == 3 ? 5 : 7;
+        mg_hier H[2] = {{0}, {0}};
+        mg_tls tls[2] = {{{0}, 0}, {{0}, 0}};
+        for (int v = 0; v < 2; v++) {
+            H[v].smoother = HR_MG_SMOOTH_REDBLACK;
+            H[v].pre = H[v].post = 2;
+            H[v].separate_passes = v;
+            assert_int_equal(mg_hier_build(&H[v], dim, n, n, dim == 3 ? n : 1, nlev, 8, 1), HR_OK);
+            mg_worker w = {NULL, 0, 1, &tls[v]};
+            mg_hier_init(&H[v], &w, 0.0);
+            uint64_t s = 23;
+            for (int k = 1; k <= (dim == 3 ? n : 1); k++)
+                for (int i = 1; i <= n; i++)
+                    for (int j = 1; j <= n; j++) {
+                        s = s * 6364136223846793005ull + 1442695040888963407ull;
+                        hr_grid_set3(&H[v].lev[0].hf, i, j, kz(dim, k), (double)(s >> 11) * 0x1.0p-53 - 0.5);
+                    }
+            for (int c = 0; c < 2; c++)
+                mg_cycle(&H[v], &w, 0, HR_MG_CYCLE_V, 0);
+        }
+        assert_memory_equal(H[0].lev[0].u[tls[0].cur[0]].base, H[1].lev[0].u[tls[1].cur[0]].base,
+                            hr_layout_bytes(&H[0].lev[0].l));
+        /* and the cycles did something */
+        assert_true(hr_grid_get3(&H[0].lev[0].u[tls[0].cur[0]], n / 2, n / 2, kz(dim, n / 2)) != 0.0);
+        mg_hier_free(&H[0]);
+        mg_hier_free(&H[1]);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -213,6 +247,7 @@ int main(void)
         cmocka_unit_test(test_prolong_stencil),
         cmocka_unit_test(test_redblack_reference),
         cmocka_unit_test(test_redblack_matches_operator_layer),
+        cmocka_unit_test(test_fused_descend_bitwise),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
