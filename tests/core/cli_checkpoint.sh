@@ -5,11 +5,7 @@
 # Exit 77 (skipped) when only the restart half is missing from the library.
 set -u
 HR=$1
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0 passes=0
-ok() { passes=$((passes + 1)); }
-bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. "$(dirname "$0")/cli_lib.sh"
 P="poisson2d --no-bandwidth --quiet"
 # sweeps recorded in a checkpoint header (int64 at byte 64), and its size
 sweeps_of() { python3 -c "import struct,sys; print(struct.unpack_from('<q', open(sys.argv[1],'rb').read(128), 64)[0])" "$1"; }

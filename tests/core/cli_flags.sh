@@ -4,11 +4,7 @@
 # "hetrelax CMD: --FLAG: reason" with exit 2 in every command, and --help works as -h.
 set -u
 HR=$1
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0 passes=0
-ok() { passes=$((passes + 1)); }
-bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. "$(dirname "$0")/cli_lib.sh"
 
 for cmd in poisson2d poisson3d sparse info tune; do
   "$HR" $cmd --help >"$T/help" 2>&1 || { bad "$cmd --help"; continue; }

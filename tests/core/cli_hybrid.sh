@@ -5,18 +5,7 @@
 # bitwise equal to cpu-seq for every split; --explain and the JSON report the split and model.
 set -u
 HR=$1
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0 passes=0
-ok() { passes=$((passes + 1)); }
-bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
-expect_usage() { # pattern args...: exit 2, one line naming the flag
-  local pat=$1; shift
-  "$HR" "$@" >"$T/out" 2>"$T/err"
-  local rc=$?
-  [ $rc -eq 2 ] && [ "$(wc -l <"$T/err")" -eq 1 ] && grep -q -- "$pat" "$T/err" && ok ||
-    bad "'$*' exited $rc, stderr '$(cat "$T/err")', want exit 2 and '$pat'"
-}
+. "$(dirname "$0")/cli_lib.sh"
 P="poisson2d --no-bandwidth --quiet"
 H="--backend hybrid --split-second cpu"
 for v in 1.5 -0.1 x 0.5x ""; do expect_usage "--split: '$v': want a fraction in \[0, 1\]" $P $H --n 64 --split "$v"; done

@@ -5,18 +5,7 @@
 # with cycles, factors and time per unknown. Exit 77 when the build has no multigrid library.
 set -u
 HR=$1
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0 passes=0
-ok() { passes=$((passes + 1)); }
-bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
-expect_usage() { # pattern args...: exit 2, one line naming the flag
-  local pat=$1; shift
-  "$HR" "$@" >"$T/out" 2>"$T/err"
-  local rc=$?
-  [ $rc -eq 2 ] && [ "$(wc -l <"$T/err")" -eq 1 ] && grep -q -- "$pat" "$T/err" && ok ||
-    bad "'$*' exited $rc, stderr '$(cat "$T/err")', want exit 2 and '$pat'"
-}
+. "$(dirname "$0")/cli_lib.sh"
 P="poisson2d --no-bandwidth --quiet"
 # flags of multigrid refused for the relaxation methods, in every build
 expect_usage "--pc: needs --method mg or cg" $P --n 31 --pc mg

@@ -5,11 +5,7 @@
 # closed stdout under --json - is exit 1.
 set -u
 HR=$1
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0 passes=0
-ok() { passes=$((passes + 1)); }
-bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. "$(dirname "$0")/cli_lib.sh"
 no_temps() { # no temporary files left in $T
   if ls -A "$T" | grep -q '\.tmp-'; then bad "$1: temporary files left: $(ls -A "$T" | grep '\.tmp-')"; else ok; fi
 }

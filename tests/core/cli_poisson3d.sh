@@ -5,11 +5,7 @@
 # mode's error; checkpoint and restart; poisson2d refuses --nz and takes --nx --ny.
 set -u
 HR=$1
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0 passes=0
-ok() { passes=$((passes + 1)); }
-bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. "$(dirname "$0")/cli_lib.sh"
 expect_usage() {
   local pat=$1; shift
   "$HR" "$@" >"$T/out" 2>"$T/err"

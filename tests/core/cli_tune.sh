@@ -4,18 +4,7 @@
 # the runs are skipped (the flag checks still run).
 set -u
 HR=$1
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0 passes=0
-ok() { passes=$((passes + 1)); }
-bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
-expect_usage() { # pattern args...: exit 2, one line naming the flag
-  local pat=$1; shift
-  "$HR" "$@" >"$T/out" 2>"$T/err"
-  local rc=$?
-  [ $rc -eq 2 ] && [ "$(wc -l <"$T/err")" -eq 1 ] && grep -q -- "$pat" "$T/err" && ok ||
-    bad "'$*' exited $rc, stderr '$(cat "$T/err")', want exit 2 and '$pat'"
-}
+. "$(dirname "$0")/cli_lib.sh"
 expect_usage "tune: --dim" tune --dim 4
 expect_usage "tune: --nz: needs --dim 3" tune --dim 2 --nz 8
 expect_usage "tune: --nx: expected an integer" tune --nx x
