@@ -165,17 +165,17 @@ int main(int argc, char **argv)
     }
     qsort(times, (size_t)repeats, sizeof *times, cmp);
     const double med = times[repeats / 2];
-    char errbuf[32];
+    char errbuf[32], cfbuf[32], lfbuf[32];
     printf("{\"dim\": %d, \"n\": %d, \"method\": \"%s\", \"pc\": \"%s\", \"cycle\": \"%s\", \"pre\": %d, "
            "\"post\": %d, \"smoother\": \"%s\", \"levels\": %d, \"precision\": \"%s\", \"rhs\": \"%s\", "
            "\"threads\": %d, \"tol\": %g, \"iterations\": %ld, \"reason\": \"%s\", \"time_s\": %.6e, "
            "\"time_min_s\": %.6e, \"repeats\": %d, \"setup_s\": %.6e, \"ns_per_unknown\": %.4f, "
-           "\"relative_residual\": %.6e, \"convergence_factor\": %.5f, \"last_factor\": %.5f, "
+           "\"relative_residual\": %.6e, \"convergence_factor\": %s, \"last_factor\": %s, "
            "\"max_error\": %s, \"history\": [",
            o.dim, o.n, methods[o.method], pcs[o.pc], cycles[o.cycle], o.pre, o.post, smoothers[o.smoother],
            r.levels, precs[o.precision], rhs, o.threads, o.tol, r.iterations, hr_reason_string(r.reason), med,
            times[0], repeats, r.time_setup_s, 1e9 * med / (double)points, r.relative_residual,
-           r.convergence_factor, r.last_factor, num(r.max_error, errbuf));
+           num(r.convergence_factor, cfbuf), num(r.last_factor, lfbuf), num(r.max_error, errbuf));
     for (long i = 0; i < nhist && i < MAXIT; i++)
         printf("%s%.4e", i ? ", " : "", hist[i]);
     printf("]}\n");

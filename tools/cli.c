@@ -146,11 +146,14 @@ const char *hr_cli_bytes(double bytes, char *buf, size_t size)
 }
 
 static volatile sig_atomic_t deferring, pending;
+static hr_solver *volatile stop_target;
 
 static void on_signal(int sig)
 {
     if (deferring && !pending) {
         pending = sig; /* the command checkpoints and exits at its next chance */
+        hr_solver *s = stop_target;
+        if (s) hr_solver_request_stop(s); /* async-signal-safe: stores one flag */
         return;
     }
     hr_atomic_cleanup_signal();
@@ -175,6 +178,11 @@ void hr_cli_install_signals(void)
 void hr_cli_defer_signals(int on)
 {
     deferring = on;
+}
+
+void hr_cli_stop_target(hr_solver *s)
+{
+    stop_target = s;
 }
 
 int hr_cli_signal_pending(void)

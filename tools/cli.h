@@ -52,6 +52,9 @@ const char *hr_cli_bytes(double bytes, char *buf, size_t size);
 void hr_cli_install_signals(void);
 void hr_cli_defer_signals(int on);
 int hr_cli_signal_pending(void);
+/* The solver a deferred signal stops (hr_solver_request_stop: answered within ~0.1 s);
+ * NULL: none. */
+void hr_cli_stop_target(hr_solver *s);
 
 /* JSON number that becomes null when not finite. */
 json_object *hr_json_number(double v);
@@ -68,5 +71,6 @@ int hr_cmd_poisson3d(int argc, char **argv);
 int hr_grid_main(int argc, char **argv, int dim);
 int hr_cmd_sparse(int argc, char **argv);
 int hr_cmd_tune(int argc, char **argv);
+int hr_cmd_model(int argc, char **argv);
 
 #endif

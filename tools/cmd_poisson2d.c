@@ -10,157 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "checkpoint.h"
 #include "cli.h"
 #include "cli_flags.h"
 #include "field_io.h"
+#include "grid_cmd.h"
 
-/* The command's name for error lines: poisson2d or poisson3d. */
-static const char *CMD = "poisson2d";
-
-/* Human-readable output; stderr when the JSON goes to stdout. */
-static FILE *hout;
-
-typedef struct grid_args {
-    hr_options o;
-    int dim;
-    int nx, ny, nz; /* resolved extents */
-    const char *json, *output, *rhs_file, *init_file, *checkpoint, *restart;
-    long checkpoint_every;
-    int measure_bw, quiet, verify, list;
-    double ref_gbps;
-} grid_args;
-
-/* ------------------------------------------------------------------ flags */
-
-static int parse_rhs(const char *cmd, const hr_flag *f, const char *arg)
-{
-    (void)cmd;
-    grid_args *a = f->target;
-    a->rhs_file = NULL;
-    if (strcmp(arg, "spike") == 0) {
-        a->o.rhs = HR_RHS_SPIKE;
-    } else if (strcmp(arg, "manufactured") == 0) {
-        a->o.rhs = HR_RHS_MANUFACTURED;
-    } else if (strcmp(arg, "zero") == 0) {
-        a->o.rhs = HR_RHS_ZERO;
-    } else {
-        a->o.rhs = HR_RHS_ARRAY;
-        a->rhs_file = arg;
-    }
-    return 0;
-}
-
-static int parse_init(const char *cmd, const hr_flag *f, const char *arg)
-{
-    (void)cmd;
-    grid_args *a = f->target;
-    a->init_file = NULL;
-    if (strcmp(arg, "zero") == 0) {
-        a->o.init = HR_INIT_ZERO;
-    } else if (strcmp(arg, "sine") == 0) {
-        a->o.init = HR_INIT_SINE;
-    } else {
-        a->o.init = HR_INIT_ARRAY;
-        a->init_file = arg;
-    }
-    return 0;
-}
-
-/* The grid problem, shared by poisson2d and poisson3d (which adds --nz). */
-static void problem_flags(hr_flagset *fs, grid_args *a)
-{
-    static const char *const precs[] = {"single", "double", NULL};
-    const int d3 = a->dim == 3;
-    hr_flags_group(fs, "problem");
-    hr_flags_add(fs, hr_flag_int("n", &a->o.n, 1, 1000000, "N",
-                                 d3 ? "interior points per axis (default 256 on CPUs, 512 on a GPU)"
-                                    : "interior points per side (default 4096 on CPUs, 16384 on a GPU)"));
-    hr_flags_add(fs, hr_flag_int("nx", &a->o.nx, 1, 1000000, "X", "interior points along x (default N)"));
-    hr_flags_add(fs, hr_flag_int("ny", &a->o.ny, 1, 1000000, "Y", "interior points along y (default N)"));
-    if (d3)
-        hr_flags_add(fs, hr_flag_int("nz", &a->o.nz, 1, 1000000, "Z", "interior points along z (default N)"));
-    hr_flags_add(
-        fs,
-        hr_flag_custom("rhs", a, NULL, parse_rhs, "spike|manufactured|zero|FILE",
-                       d3 ? "spike: h^2 f = 1 at the centre point (default);\n"
-                            "manufactured: f = 3 pi^2 sin(pi x) sin(pi y) sin(pi z), exact solution known;\n"
-                            "zero: f = 0; FILE: X*Y*Z raw native floats of the run's precision,\n"
-                            "x fastest (a file or a pipe)"
-                          : "spike: h^2 f = 1 at the centre point (default);\n"
-                            "manufactured: f = 2 pi^2 sin(pi x) sin(pi y), exact solution known;\n"
-                            "zero: f = 0; FILE: N*N raw native floats of the run's precision,\n"
-                            "row-major (a file or a pipe)"));
-    hr_flags_add(fs, hr_flag_custom("init", a, NULL, parse_init, "zero|sine|FILE",
-                                    "initial interior values (default zero); sine: the product of\n"
-                                    "sin(pi i / (n + 1)) per axis, an eigenvector of the iteration (with\n"
-                                    "--rhs zero the error against lambda^T u0 is reported); FILE as --rhs"));
-    hr_flags_add(fs, hr_flag_double("boundary", &a->o.boundary, -1e300, 1e300, "V",
-                                    "Dirichlet boundary value (default 0)"));
-    hr_flags_add(fs, hr_flag_choice("precision", HR_ENUM_TARGET(&a->o.precision), precs, "(default single)"));
-    hr_flags_add(fs, hr_flag_double("omega", &a->o.omega, 1e-300, 2.0, "W",
-                                    "weighted Jacobi u' = (1 - W) u + W jacobi(u), 0 < W < 2 (default 1)"));
-}
-
-static void build_flags(hr_flagset *fs, grid_args *a)
-{
-    static const char *const layouts[] = {"flat", "blocks", NULL};
-    static const char *const hostmem[] = {"pinned", "pageable", NULL};
-    hr_options *o = &a->o;
-    if (a->dim == 3)
-        hr_flags_init(
-            fs, CMD, "poisson3d [options]",
-            "Solves -Laplace(u) = f on a box with zero (or --boundary) Dirichlet values:\n"
-            "7-point finite differences on an (X+2)x(Y+2)x(Z+2) grid, h = 1/(X+1) on every\n"
-            "axis, and Jacobi sweeps u' = (sum of the 6 neighbours + h^2 f) / 6.\n",
-            "Byte model: each sweep reads u once and writes u' once (+ reads f when f is an array):\n"
-            "8 (12) bytes per point in single, 16 (24) in double. GFLOP/s count 8 flops per point\n"
-            "(+3 with --omega). Outputs: .raw, .vti (3-D image data), .png (the middle z-plane).\n"
-            "Outputs are written to a temporary file and renamed into place: a failed or\n"
-            "interrupted run leaves the previous file as it was.\n");
-    else
-        hr_flags_init(
-            fs, CMD, "poisson2d [options]",
-            "Solves -Laplace(u) = f on the unit square with zero (or --boundary) Dirichlet\n"
-            "values: 5-point finite differences on an (N+2)x(N+2) grid, h = 1/(N+1), and\n"
-            "Jacobi sweeps u' = (u_N + u_S + u_W + u_E + h^2 f) / 4.\n",
-            "Byte model: each sweep reads u once and writes u' once (+ reads f when f is an array):\n"
-            "8 (12) bytes per point in single, 16 (24) in double. GFLOP/s count 5 flops per point\n"
-            "(+3 with --omega).\n"
-            "Outputs are written to a temporary file and renamed into place: a failed or\n"
-            "interrupted run leaves the previous file as it was.\n");
-    problem_flags(fs, a);
-    hr_flags_group(fs, "iteration");
-    hr_flags_iteration(fs, &o->iters, &o->tol, &o->check_every, &o->monitor_every, &o->divtol);
-    hr_flags_set_help(fs, "divtol", "diverged when the checked relative residual exceeds X (default 1e3)");
-    hr_flags_group(fs, "placement");
-    hr_flags_placement(fs, &o->backend, &o->kernel, &o->threads, &o->thread_rows, &o->thread_cols, &o->bind,
-                       &o->device);
-    hr_flags_add(fs, hr_flag_choice("layout", HR_ENUM_TARGET(&o->layout), layouts,
-                                    "shared grid, or per-thread ghost-cell tiles (NUMA variant)"));
-    hr_flags_add(fs, hr_flag_int("alpha", &o->alpha, 1, 1000000, "A",
-                                 "async factor / sweeps per pass for kernels that use it"));
-    hr_flags_add(fs, hr_flag_choice("host-memory", HR_ENUM_TARGET(&o->host_memory), hostmem,
-                                    "GPU host buffers (default pinned)"));
-    hr_flags_group(fs, "output");
-    hr_flags_output(fs, &a->json, &a->output, &a->quiet, &a->ref_gbps, &a->measure_bw);
-    hr_flags_set_help(fs, "output",
-                      a->dim == 3 ? "interior solution: .raw (native floats, x fastest), .png "
-                                    "(middle\nz-plane), .vti (VTK image data)"
-                                  : "interior solution: .raw (native floats), .png (picture), .vti (VTK)");
-    hr_flags_add(
-        fs, hr_flag_switch("verify", &a->verify, 1, "also run cpu-seq and require a bitwise-equal solution"));
-    hr_flags_add(fs, hr_flag_switch("list-kernels", &a->list, 1, "list backends and kernels"));
-    hr_flags_group(fs, "checkpoints");
-    hr_flags_add(fs, hr_flag_string("checkpoint", &a->checkpoint, "FILE",
-                                    "write the state to FILE every --checkpoint-every sweeps and on\n"
-                                    "SIGINT/SIGTERM (then exit with status 128 + signal)"));
-    hr_flags_add(fs, hr_flag_long("checkpoint-every", &a->checkpoint_every, 1, 1000000000L, "K",
-                                  "sweeps between checkpoints (default --iters / 10)"));
-    hr_flags_add(fs, hr_flag_string("restart", &a->restart, "FILE",
-                                    "continue from a checkpoint; --iters counts from the original start,\n"
-                                    "so the result is bitwise that of the uninterrupted run"));
-}
+const char *hr_grid_cmd = "poisson2d";
+FILE *hr_grid_out;
+#define CMD  hr_grid_cmd
+#define hout hr_grid_out
 
 /* ------------------------------------------------------------ small helpers */
 
@@ -171,28 +29,32 @@ static int list_kernels(int dim)
     for (int i = 0; i < hr_kernel_count(); i++) {
         hr_kernel_info k;
         if (hr_kernel_info_at(i, &k) != HR_OK || !(k.caps & need)) continue;
-        printf("%-12s %-14s %s%s\n", hr_backend_name(k.backend), k.name, k.summary,
+        printf("%-12s %-14s %s%s%s\n", hr_backend_name(k.backend), k.name, k.summary,
+               (k.caps & HR_CAP_REDBLACK) ? " [--method redblack|sor]" : "",
                (k.caps & HR_CAP_DETERMINISTIC) ? "" : " [non-deterministic]");
     }
     return HR_EXIT_OK;
 }
 
-/* The kernel `name` (NULL: the default) of backend b in dim dimensions, if there is one. */
-static int find_kernel(hr_backend b, const char *name, int dim, hr_kernel_info *out)
+/* The kernel `name` of backend b in dim dimensions, if there is one; NULL: the default for
+ * the method (Jacobi: hr_kernel_default; red-black: the backend's first red-black kernel,
+ * as the library picks it). */
+static int find_kernel(hr_backend b, const char *name, int dim, hr_method m, hr_kernel_info *out)
 {
-    if (!name) name = hr_kernel_default(b, dim);
-    if (!name) return 0;
+    const int rb = m != HR_METHOD_JACOBI;
+    if (!name && !rb) name = hr_kernel_default(b, dim);
+    if (!name && !rb) return 0;
     const unsigned need = dim == 3 ? HR_CAP_3D : HR_CAP_2D;
     for (int i = 0; i < hr_kernel_count(); i++)
         if (hr_kernel_info_at(i, out) == HR_OK && out->backend == b && (out->caps & need) &&
-            strcmp(out->name, name) == 0)
+            (name ? strcmp(out->name, name) == 0 : (out->caps & HR_CAP_REDBLACK) != 0))
             return 1;
     return 0;
 }
 
 /* The library names option fields ("alpha: ...", "thread_rows: ..."); the user typed
  * flags: "--alpha: ...". */
-static void flagify(hr_flagset *fs, const char *why, char *out, size_t size)
+void hr_grid_flagify(hr_flagset *fs, const char *why, char *out, size_t size)
 {
     static const char *const alias[][2] = {{"check_every", "check"},       {"monitor_every", "monitor"},
                                            {"thread_rows", "thread-grid"}, {"thread_cols", "thread-grid"},
@@ -214,7 +76,7 @@ static void flagify(hr_flagset *fs, const char *why, char *out, size_t size)
         snprintf(out, size, "%s", why);
 }
 
-static int monitor_print(long it, double res, void *user)
+int hr_grid_monitor_print(long it, double res, void *user)
 {
     (void)user;
     fprintf(hout, "  sweep %10ld   relative residual %.6e\n", it, res);
@@ -236,11 +98,6 @@ static double measure_reference(const grid_args *a, hr_backend b, const char **w
     return hr_measure_host_bandwidth_bound(threads, a->o.bind, 0, 5, &bw) == HR_OK ? bw.copy_gbps : 0.0;
 }
 
-static size_t esize_of(hr_precision p)
-{
-    return p == HR_PREC_DOUBLE ? 8 : 4;
-}
-
 /* ------------------------------------------------------- checks before work */
 
 /* The library refuses grids that do not fit; the command's own buffers (the solution
@@ -249,7 +106,8 @@ static size_t esize_of(hr_precision p)
 static int check_memory(const grid_args *a)
 {
     const hr_options *o = &a->o;
-    const double pts = (double)a->nx * (double)a->ny * (double)a->nz, es = (double)esize_of(o->precision);
+    const double pts = (double)a->nx * (double)a->ny * (double)a->nz,
+                 es = (double)hr_grid_esize(o->precision);
     /* the library's grids: two padded grids (rows rounded up to 128 bytes), a third for
      * an array rhs */
     const double planes = a->dim == 3 ? a->nz + 2.0 : 1.0;
@@ -304,120 +162,10 @@ static int check_precision_fit(const grid_args *a)
     return 0;
 }
 
-/* ------------------------------------------------------------ verification */
-
-/* Runs cpu-seq for the same number of sweeps and compares the solutions bitwise. */
-static int verify_against_seq(const grid_args *a, long sweeps, const double *sol)
-{
-    hr_options ro = a->o;
-    ro.backend = HR_BACKEND_CPU_SEQ;
-    ro.kernel = NULL;
-    ro.layout = HR_LAYOUT_FLAT;
-    ro.iters = sweeps;
-    ro.tol = 0.0;
-    ro.monitor = NULL;
-    ro.monitor_every = 0;
-    ro.threads = 0;
-    ro.dim = a->dim;
-    ro.thread_rows = ro.thread_cols = 0;
-    hr_solver *ref = NULL;
-    size_t count = (size_t)a->nx * (size_t)a->ny * (size_t)a->nz;
-    double *want = malloc(count * sizeof *want);
-    hr_status st = want ? hr_solver_create(&ro, &ref) : HR_ERR_NO_MEMORY;
-    if (st == HR_OK) st = hr_solver_run(ref, NULL);
-    if (st == HR_OK) st = hr_solver_solution(ref, HR_PREC_DOUBLE, want, count);
-    hr_solver_free(ref);
-    if (st != HR_OK) {
-        fprintf(stderr, "hetrelax %s: --verify: reference run failed: %s\n", CMD, hr_status_string(st));
-        free(want);
-        return HR_EXIT_FAIL;
-    }
-    size_t diff = 0;
-    double maxd = 0.0;
-    for (size_t i = 0; i < count; i++)
-        if (memcmp(&want[i], &sol[i], sizeof(double)) != 0) {
-            diff++;
-            double d = fabs(want[i] - sol[i]);
-            if (d > maxd || isnan(d)) maxd = d;
-        }
-    free(want);
-    fprintf(hout,
-            "verify    %s against cpu-seq after %ld sweeps: %zu of %zu points differ (max |diff| %.3e)\n",
-            diff ? "MISMATCH" : "bitwise equal", sweeps, diff, count, maxd);
-    return diff ? HR_EXIT_FAIL : HR_EXIT_OK;
-}
-
-/* ----------------------------------------------------------------- report */
-
-static json_object *result_json(const grid_args *a, const hr_result *r, const char *rhs_name,
-                                const hr_config *cfg, long restarted_from)
-{
-    json_object *j = json_object_new_object();
-    char date[32];
-    hr_cli_date(date, sizeof date);
-    if (a->dim == 3) json_object_object_add(j, "dim", json_object_new_int(3));
-    json_object_object_add(j, "n", json_object_new_int(a->o.n));
-    json_object_object_add(j, "nx", json_object_new_int(a->nx));
-    json_object_object_add(j, "ny", json_object_new_int(a->ny));
-    if (a->dim == 3) json_object_object_add(j, "nz", json_object_new_int(a->nz));
-    json_object_object_add(j, "precision", json_object_new_string(hr_precision_name(a->o.precision)));
-    json_object_object_add(j, "backend", json_object_new_string(r->backend));
-    json_object_object_add(j, "kernel", json_object_new_string(r->kernel));
-    json_object_object_add(j, "device", json_object_new_string(r->device_name));
-    json_object_object_add(j, "rhs", json_object_new_string(rhs_name));
-    /* what ran, as the library resolved it */
-    json_object_object_add(j, "threads", json_object_new_int(cfg->threads));
-    if (cfg->thread_rows > 0) {
-        char grid[32];
-        snprintf(grid, sizeof grid, "%dx%d", cfg->thread_rows, cfg->thread_cols);
-        json_object_object_add(j, "thread_grid", json_object_new_string(grid));
-    }
-    if (cfg->shape[0] > 0) {
-        json_object *shape = json_object_new_array();
-        for (int i = 0; i < 3; i++)
-            json_object_array_add(shape, json_object_new_int(cfg->shape[i]));
-        json_object_object_add(j, "shape", shape);
-        json_object_object_add(j, "shape_source", json_object_new_string(cfg->shape_source));
-    }
-    if (a->o.omega != 1.0) json_object_object_add(j, "omega", json_object_new_double(a->o.omega));
-    json_object_object_add(j, "init",
-                           json_object_new_string(a->o.init == HR_INIT_SINE    ? "sine"
-                                                  : a->o.init == HR_INIT_ARRAY ? a->init_file
-                                                                               : "zero"));
-    json_object_object_add(j, "iterations", json_object_new_int64(r->iterations));
-    if (restarted_from >= 0)
-        json_object_object_add(j, "restarted_from", json_object_new_int64(restarted_from));
-    /* async kernels (docs/async.md): Teff = iterations, passes = global syncs */
-    json_object_object_add(j, "teff", json_object_new_int64(r->iterations));
-    json_object_object_add(j, "global_syncs", json_object_new_int64(r->global_syncs));
-    json_object_object_add(j, "alpha", json_object_new_int(a->o.alpha));
-    json_object_object_add(j, "reason", json_object_new_string(hr_reason_string(r->reason)));
-    json_object_object_add(j, "time_s", json_object_new_double(r->time_s));
-    json_object_object_add(j, "time_sweeps_s", json_object_new_double(r->time_sweeps_s));
-    json_object_object_add(j, "time_per_sweep_s", json_object_new_double(r->time_per_sweep_s));
-    json_object_object_add(j, "time_setup_s", json_object_new_double(r->time_setup_s));
-    json_object_object_add(j, "time_h2d_s", json_object_new_double(r->time_h2d_s));
-    json_object_object_add(j, "time_d2h_s", json_object_new_double(r->time_d2h_s));
-    json_object_object_add(j, "gflops", json_object_new_double(r->gflops));
-    json_object_object_add(j, "gbps", json_object_new_double(r->gbps));
-    json_object_object_add(j, "bytes_per_point", json_object_new_double(r->bytes_per_point));
-    json_object_object_add(
-        j, "byte_model",
-        json_object_new_string("u read once + u' written once (+ f read once for array right-hand sides)"));
-    json_object_object_add(j, "reference_gbps",
-                           hr_json_number(r->reference_gbps > 0 ? r->reference_gbps : NAN));
-    json_object_object_add(j, "bandwidth_fraction", hr_json_number(r->bandwidth_fraction));
-    json_object_object_add(j, "relative_residual", hr_json_number(r->relative_residual));
-    if (isfinite(r->max_error)) json_object_object_add(j, "max_error", hr_json_number(r->max_error));
-    json_object_object_add(j, "commit", json_object_new_string(hr_cli_commit()));
-    json_object_object_add(j, "date", json_object_new_string(date));
-    return j;
-}
-
 static int usage_status(hr_flagset *fs, hr_status st, const char *err)
 {
     char msg[320];
-    flagify(fs, err, msg, sizeof msg);
+    hr_grid_flagify(fs, err, msg, sizeof msg);
     if (st == HR_ERR_INVALID_ARG || st == HR_ERR_UNSUPPORTED || st == HR_ERR_NO_DEVICE) {
         hr_cli_usage_error(CMD, NULL, "%s%s%s", hr_status_string(st), *msg ? ": " : "", msg);
         return HR_EXIT_USAGE;
@@ -426,154 +174,7 @@ static int usage_status(hr_flagset *fs, hr_status st, const char *err)
     return HR_EXIT_FAIL;
 }
 
-/* --------------------------------------------------- checkpointed solving */
-
-typedef struct chunk_run {
-    long done0; /* sweeps in the state the run started from */
-    long done;  /* sweeps done so far, counted from the original start */
-    long chunk; /* sweeps per hr_solver_run */
-    void *buf;  /* the interior, for checkpoints */
-    size_t count;
-    hr_ckpt_info info;
-} chunk_run;
-
-static long gcd(long x, long y)
-{
-    while (y) {
-        long t = x % y;
-        x = y;
-        y = t;
-    }
-    return x;
-}
-
-static int crossed(long before, long after, long every)
-{
-    return every > 0 && after / every > before / every;
-}
-
-static int write_checkpoint(const grid_args *a, hr_solver *s, chunk_run *c)
-{
-    hr_status st = hr_solver_solution(s, a->o.precision, c->buf, c->count);
-    int err = st == HR_OK ? 0 : EIO;
-    c->info.sweeps = c->done;
-    if (!err) err = hr_ckpt_write(a->checkpoint, &c->info, c->buf, c->count);
-    if (err) {
-        fprintf(stderr, "hetrelax %s: --checkpoint: cannot write '%s': %s\n", CMD, a->checkpoint,
-                strerror(err));
-        return HR_EXIT_FAIL;
-    }
-    return 0;
-}
-
-/* Runs the remaining sweeps in chunks that end on every multiple of --checkpoint-every
- * (the solver keeps its state between hr_solver_run calls). The library runs plain
- * sweeps (its options have tol = 0 and no monitor); residual checks, the monitor and
- * stopping happen here at chunk ends, on the same sweep counts as an uninterrupted run
- * when --check and --monitor are multiples of the chunk. SIGINT/SIGTERM are deferred to
- * the next chunk end, which writes a last checkpoint. */
-static int run_chunks(const grid_args *a, hr_solver *s, chunk_run *c, hr_result *total, int *sig)
-{
-    const hr_options *o = &a->o;
-    hr_result r; /* as it stands when no sweep is left to run (a restart of a finished run) */
-    memset(&r, 0, sizeof r);
-    r.relative_residual = r.max_error = r.bandwidth_fraction = NAN;
-    hr_config cfg;
-    if (hr_solver_config(s, &cfg) == HR_OK) {
-        snprintf(r.backend, sizeof r.backend, "%s", hr_backend_name(cfg.backend));
-        snprintf(r.kernel, sizeof r.kernel, "%s", cfg.kernel);
-        snprintf(r.device_name, sizeof r.device_name, "%s", cfg.device_name);
-    }
-    memset(total, 0, sizeof *total);
-    hr_reason reason = HR_REASON_ITERS;
-    hr_status st = HR_OK;
-    double t_sweeps = 0.0, t_loop = 0.0;
-    long syncs = 0;
-    int rc = 0;
-    *sig = 0;
-    hr_cli_defer_signals(1);
-    while (c->done < o->iters) {
-        long before = c->done;
-        st = hr_solver_run(s, &r);
-        if (st != HR_OK && st != HR_ERR_DIVERGED) break;
-        c->done += r.iterations;
-        t_sweeps += r.time_sweeps_s;
-        t_loop += r.time_s;
-        syncs += r.global_syncs;
-        const double rel = r.relative_residual;
-        if (crossed(before, c->done, o->monitor_every) || c->done == o->iters)
-            if (o->monitor_every > 0) monitor_print(c->done, rel, NULL);
-        const double divtol = o->divtol > 0 ? o->divtol : 1e3; /* 0: the library's default */
-        if (st == HR_ERR_DIVERGED ||
-            ((crossed(before, c->done, o->check_every) || crossed(before, c->done, o->monitor_every)) &&
-             (!isfinite(rel) || rel > divtol)))
-            reason = isfinite(rel) ? HR_REASON_DIVERGED : HR_REASON_NAN;
-        else if (o->tol > 0 && crossed(before, c->done, o->check_every) && rel < o->tol)
-            reason = HR_REASON_CONVERGED;
-        /* checkpoints: on the cadence, at a signal, and at the end (a later run with a
-         * larger --iters continues from there); never a diverged state */
-        const int last = c->done >= o->iters || reason != HR_REASON_ITERS;
-        if (a->checkpoint && reason != HR_REASON_DIVERGED && reason != HR_REASON_NAN &&
-            (crossed(before, c->done, a->checkpoint_every) || hr_cli_signal_pending() || last))
-            if ((rc = write_checkpoint(a, s, c)) != 0) break;
-        if (hr_cli_signal_pending()) {
-            *sig = hr_cli_signal_pending();
-            break;
-        }
-        if (reason != HR_REASON_ITERS) break;
-    }
-    hr_cli_defer_signals(0);
-    if (!*sig && hr_cli_signal_pending()) *sig = hr_cli_signal_pending(); /* came after the last chunk */
-    if (st != HR_OK && st != HR_ERR_DIVERGED) return -(int)st;
-    if (rc) return rc;
-    /* one result for the whole run: sweeps from the original start, rates over this
-     * process's sweeps */
-    const long mine = c->done - c->done0;
-    *total = r;
-    total->iterations = c->done;
-    total->global_syncs = syncs + c->done0;
-    total->time_s = t_loop;
-    total->time_sweeps_s = t_sweeps;
-    total->time_per_sweep_s = mine > 0 ? t_sweeps / (double)mine : 0.0;
-    const double pts = (double)a->nx * (double)a->ny * (double)a->nz * (double)mine;
-    total->gflops = t_sweeps > 0 ? r.flops_per_point * pts / t_sweeps * 1e-9 : 0.0;
-    total->gbps = t_sweeps > 0 ? r.bytes_per_point * pts / t_sweeps * 1e-9 : 0.0;
-    total->bandwidth_fraction = o->reference_gbps > 0 ? total->gbps / o->reference_gbps : NAN;
-    if (reason == HR_REASON_ITERS && o->tol > 0 && r.relative_residual < o->tol) reason = HR_REASON_CONVERGED;
-    total->reason = *sig ? HR_REASON_STOPPED : reason;
-    return 0;
-}
-
-/* Reads a --restart file into c->buf after checking that it is this problem. */
-static int load_restart(const grid_args *a, chunk_run *c)
-{
-    hr_ckpt_info in;
-    int rc = hr_ckpt_read_info(CMD, "--restart", a->restart, &in);
-    if (rc) return rc;
-    const hr_options *o = &a->o;
-    if (in.dim != a->dim || in.nx != a->nx || in.ny != a->ny || in.nz != a->nz ||
-        in.precision != o->precision)
-        return hr_cli_usage_error(CMD, "--restart",
-                                  "'%s' holds a %ldx%ldx%ld %s grid, this run is %dx%dx%d %s", a->restart,
-                                  in.nx, in.ny, in.nz, hr_precision_name(in.precision), a->nx, a->ny, a->nz,
-                                  hr_precision_name(o->precision));
-    if (in.rhs != (int)o->rhs || memcmp(&in.boundary, &o->boundary, sizeof in.boundary) != 0)
-        return hr_cli_usage_error(CMD, "--restart", "'%s' was run with another --rhs or --boundary",
-                                  a->restart);
-    if (in.sweeps > o->iters)
-        return hr_cli_usage_error(CMD, "--restart", "'%s' has %ld sweeps done, more than --iters %ld",
-                                  a->restart, in.sweeps, o->iters);
-    if ((rc = hr_ckpt_read_data(CMD, "--restart", a->restart, &in, c->buf, c->count)) != 0) return rc;
-    c->done0 = c->done = in.sweeps;
-    return 0;
-}
-
 /* -------------------------------------------------------------------- main */
-
-typedef struct outputs {
-    hr_atomic out, json;
-    int out_open, json_open;
-} outputs;
 
 static void drop_outputs(outputs *w)
 {
@@ -624,12 +225,44 @@ static int read_values(const grid_args *a, const char *flag, const char *path, d
     *out = NULL;
     if (st == HR_ERR_FORMAT)
         return hr_cli_usage_error(CMD, flag, "'%s': expected exactly %zu finite %s values (%zu bytes)", path,
-                                  count, hr_precision_name(a->o.precision), count * esize_of(a->o.precision));
+                                  count, hr_precision_name(a->o.precision),
+                                  count * hr_grid_esize(a->o.precision));
     if (st == HR_ERR_NO_MEMORY)
         return hr_cli_usage_error(CMD, flag, "%zu values do not fit in memory", count);
     return hr_cli_usage_error(CMD, flag, "cannot read '%s': %s (not %s or a readable file)", path,
                               strerror(e),
                               strcmp(flag, "--rhs") == 0 ? "spike, manufactured, zero" : "zero, sine");
+}
+
+/* Flags a decomposed run cannot honour yet: one line, exit 2 (every rank finds the same). */
+static int mpi_refusals(const grid_args *a)
+{
+    const hr_options *o = &a->o;
+    if (hr_mpi_cli_size() == 1) { /* several subdomains asked of one process */
+        const long parts =
+            (long)a->mpi.decomp[0] * a->mpi.decomp[1] * (a->mpi.decomp[2] > 0 ? a->mpi.decomp[2] : 1);
+#ifdef HR_HAVE_MPI
+        return hr_cli_usage_error(CMD, "--decomp",
+                                  "%ld subdomains need as many MPI ranks (run under mpirun -np %ld)", parts,
+                                  parts);
+#else
+        return hr_cli_usage_error(CMD, "--decomp", "%ld subdomains need MPI ranks: this build has no MPI",
+                                  parts);
+#endif
+    }
+    if (a->checkpoint)
+        return hr_cli_usage_error(CMD, "--checkpoint", "not available in decomposed (MPI) runs yet");
+    if (a->restart) return hr_cli_usage_error(CMD, "--restart", "not available in decomposed (MPI) runs yet");
+    if (o->method != HR_METHOD_JACOBI)
+        return hr_cli_usage_error(CMD, "--method", "%s: decomposed (MPI) runs do Jacobi only so far",
+                                  hr_method_name(o->method));
+    if (o->backend == HR_BACKEND_GPU || o->backend == HR_BACKEND_HYBRID)
+        return hr_cli_usage_error(CMD, "--backend",
+                                  "%s: decomposed (MPI) runs sweep on CPU ranks only so far",
+                                  hr_backend_name(o->backend));
+    if (o->layout == HR_LAYOUT_BLOCKS)
+        return hr_cli_usage_error(CMD, "--layout", "blocks: not available in decomposed (MPI) runs");
+    return 0;
 }
 
 /* Everything after parsing; a and fs are filled. */
@@ -651,48 +284,75 @@ static int grid_run(grid_args *a, hr_flagset *fs)
     if (hr_flags_seen(fs, "checkpoint-every") && !a->checkpoint)
         return hr_cli_usage_error(CMD, "--checkpoint-every", "needs --checkpoint FILE");
 
+    if (o->omega == HR_OMEGA_AUTO && o->method == HR_METHOD_JACOBI)
+        return hr_cli_usage_error(CMD, "--omega", "auto needs --method redblack or sor");
+    if (a->solver != GRID_RELAX) return hr_grid_run_mg(a, fs);
+    {
+        const char *mg_only[] = {"pc", "cycle", "pre", "post", "smoother", "levels"};
+        for (size_t i = 0; i < sizeof mg_only / sizeof mg_only[0]; i++)
+            if (hr_flags_seen(fs, mg_only[i]))
+                return hr_cli_usage_error(CMD, NULL, "--%s: needs --method mg or cg", mg_only[i]);
+        if (a->mixed) return hr_cli_usage_error(CMD, "--precision", "mixed needs --method mg or cg");
+    }
+    if (o->method == HR_METHOD_SOR && !hr_flags_seen(fs, "omega")) o->omega = HR_OMEGA_AUTO;
     hr_sysinfo si;
     hr_sysinfo_get(&si);
+    hr_kernel_info kd;
+    /* decomposed (MPI) runs: each rank sweeps its subdomain with the region sweep (seq), on
+     * its own thread or a team of --threads (docs/mpi.md) */
+    const int use_mpi = hr_mpi_cli_wanted(&a->mpi);
+    if (use_mpi && (rc = mpi_refusals(a)) != 0) return rc;
     /* auto: the GPU when one is present, else all cores; for a dimension a backend has
      * no kernel for yet, the next one that has */
     hr_backend eb = o->backend;
+    if (eb == HR_BACKEND_AUTO && use_mpi) eb = HR_BACKEND_CPU_SEQ;
     if (eb == HR_BACKEND_AUTO) {
         const hr_backend order[3] = {HR_BACKEND_GPU, HR_BACKEND_CPU_THREADS, HR_BACKEND_CPU_SEQ};
         eb = HR_BACKEND_CPU_THREADS;
         for (int i = 0; i < 3; i++)
             if ((order[i] != HR_BACKEND_GPU || (si.have_cuda && si.gpus > 0)) &&
-                hr_kernel_default(order[i], a->dim)) {
+                find_kernel(order[i], NULL, a->dim, o->method, &kd)) {
                 eb = order[i];
                 break;
             }
     }
-    if (!hr_flags_seen(fs, "n"))
-        o->n = a->dim == 3 ? (eb == HR_BACKEND_GPU ? 512 : 256) : (eb == HR_BACKEND_GPU ? 16384 : 4096);
+    const int gpu_sizes =
+        eb == HR_BACKEND_GPU || (eb == HR_BACKEND_HYBRID && o->split_second == HR_SPLIT_GPU);
+    if (!hr_flags_seen(fs, "n")) o->n = a->dim == 3 ? (gpu_sizes ? 512 : 256) : (gpu_sizes ? 16384 : 4096);
     a->nx = o->nx > 0 ? o->nx : o->n;
     a->ny = o->ny > 0 ? o->ny : o->n;
     a->nz = a->dim == 3 ? (o->nz > 0 ? o->nz : o->n) : 1;
-    if (!hr_flags_seen(fs, "iters") && eb == HR_BACKEND_GPU) o->iters = 2000;
+    if (!hr_flags_seen(fs, "iters") && gpu_sizes) o->iters = 2000;
     if (!hr_flags_seen(fs, "monitor")) o->monitor_every = a->quiet ? 0 : (o->iters >= 10 ? o->iters / 10 : 0);
     if (a->checkpoint && !a->checkpoint_every) a->checkpoint_every = o->iters >= 10 ? o->iters / 10 : 1;
     const int have_gpu =
         hr_kernel_default(HR_BACKEND_GPU, 2) != NULL || hr_kernel_default(HR_BACKEND_GPU, 3) != NULL;
     if (eb == HR_BACKEND_GPU && !have_gpu)
         return hr_cli_usage_error(CMD, "--backend", "gpu: this build has no CUDA support");
-    hr_kernel_info kd;
     const char *kname = o->kernel;
     if (!kname && eb == HR_BACKEND_CPU_THREADS && o->layout == HR_LAYOUT_BLOCKS && a->dim == 2)
         kname = "blocks";
-    if (!find_kernel(eb, kname, a->dim, &kd)) {
+    if (use_mpi) {
+        if (!find_kernel(HR_BACKEND_CPU_SEQ, "seq", a->dim, HR_METHOD_JACOBI, &kd))
+            return hr_cli_usage_error(CMD, "--decomp", "this build has no %d-D seq kernel", a->dim);
+    } else if (!find_kernel(eb, kname, a->dim, o->method, &kd)) {
         if (o->kernel)
             return hr_cli_usage_error(CMD, "--kernel",
                                       "backend %s has no %d-D kernel '%s' (see --list-kernels)",
                                       hr_backend_name(eb), a->dim, o->kernel);
-        return hr_cli_usage_error(CMD, "--backend", "%s has no %d-D kernel in this build",
-                                  hr_backend_name(eb), a->dim);
+        return hr_cli_usage_error(CMD, "--backend", "%s has no %d-D %s kernel in this build",
+                                  hr_backend_name(eb), a->dim, hr_method_name(o->method));
     }
+    if (o->method != HR_METHOD_JACOBI && !(kd.caps & HR_CAP_REDBLACK))
+        return hr_cli_usage_error(CMD, "--method", "%s: kernel %s does only Jacobi (see --list-kernels)",
+                                  hr_method_name(o->method), kd.name);
+    if (o->method == HR_METHOD_JACOBI && (kd.caps & HR_CAP_REDBLACK))
+        return hr_cli_usage_error(CMD, "--kernel", "%s does only red-black: give --method redblack or sor",
+                                  kd.name);
     if (eb == HR_BACKEND_GPU && si.gpus <= o->device)
         return hr_cli_usage_error(CMD, si.gpus ? "--device" : "--backend",
                                   "gpu: no CUDA device %d (found %d)", o->device, si.gpus);
+    if ((rc = hr_grid_hybrid_check(a, fs, eb, si.gpus)) != 0) return rc;
     if (a->output && hr_field_format_of(a->output) == HR_FIELD_PNG && !hr_field_png_available())
         return hr_cli_usage_error(CMD, "--output", "PNG output needs libpng, not compiled in");
     /* a kernel that is not bitwise cpu-seq would "fail" --verify on a correct run */
@@ -712,11 +372,14 @@ static int grid_run(grid_args *a, hr_flagset *fs)
         if (vo.init == HR_INIT_ARRAY) vo.init = HR_INIT_ZERO;
         vo.dim = a->dim;
         if (hr_options_validate(&vo, why, sizeof why) != HR_OK) {
-            flagify(fs, why, msg, sizeof msg);
+            hr_grid_flagify(fs, why, msg, sizeof msg);
             return hr_cli_usage_error(CMD, NULL, "%s", msg);
         }
     }
-    if ((rc = check_memory(a)) != 0) return rc;
+    /* a rank holds its subdomain only (its allocations are agreed by the library) */
+    if (!use_mpi && (rc = check_memory(a)) != 0) return rc;
+    const int root = hr_mpi_cli_rank() == 0;
+    int local_rc = 0; /* under MPI: this rank's failure so far, agreed before the solve */
 
     const size_t count = (size_t)a->nx * (size_t)a->ny * (size_t)a->nz;
     chunk_run c;
@@ -727,14 +390,15 @@ static int grid_run(grid_args *a, hr_flagset *fs)
     hr_solver *s = NULL;
     /* every output is created (as its temporary file) before the work: a path that
      * cannot be written is refused now, with errno's reason */
+    const int chunked = a->checkpoint || a->restart;
     outputs w;
     memset(&w, 0, sizeof w);
-    if (a->output) {
-        if ((rc = hr_cli_open_output(CMD, "--output", a->output, &w.out)) != 0) return rc;
+    if (root && a->output) {
+        if ((rc = hr_cli_open_output(CMD, "--output", a->output, &w.out)) != 0) goto local_fail;
         w.out_open = 1;
     }
-    if (a->json && strcmp(a->json, "-") != 0) {
-        if ((rc = hr_cli_open_output(CMD, "--json", a->json, &w.json)) != 0) goto fail;
+    if (root && a->json && strcmp(a->json, "-") != 0) {
+        if ((rc = hr_cli_open_output(CMD, "--json", a->json, &w.json)) != 0) goto local_fail;
         w.json_open = 1;
     }
     if (a->checkpoint) {
@@ -743,59 +407,82 @@ static int grid_run(grid_args *a, hr_flagset *fs)
         hr_atomic_abort(&probe);
     }
 
-    const int chunked = a->checkpoint || a->restart;
     if (chunked) {
-        c.buf = malloc(count * esize_of(o->precision));
+        c.buf = malloc(count * hr_grid_esize(o->precision));
         if (!c.buf) {
             rc = hr_cli_usage_error(CMD, "--n", "no memory for the checkpoint buffer");
             goto fail;
         }
         c.done0 = 0;
-        if (a->restart && (rc = load_restart(a, &c)) != 0) goto fail;
+        if (a->restart && (rc = hr_grid_load_restart(a, &c)) != 0) goto fail;
     }
     if (o->rhs == HR_RHS_ARRAY) {
-        if ((rc = read_values(a, "--rhs", a->rhs_file, &rhs)) != 0) goto fail;
+        if ((rc = read_values(a, "--rhs", a->rhs_file, &rhs)) != 0) goto local_fail;
         o->rhs_values = rhs;
     }
     if (o->init == HR_INIT_ARRAY) {
-        if ((rc = read_values(a, "--init", a->init_file, &init)) != 0) goto fail;
+        if ((rc = read_values(a, "--init", a->init_file, &init)) != 0) goto local_fail;
         o->init_values = init;
+    }
+    if (0) {
+    local_fail: /* alone, return; under MPI, every rank must learn it in the solve's agreement */
+        if (!use_mpi) goto fail;
+        local_rc = rc;
     }
 
     const char *bw_what = "given";
-    if (a->measure_bw) a->ref_gbps = measure_reference(a, eb, &bw_what);
+    if (a->measure_bw && !local_rc) a->ref_gbps = measure_reference(a, eb, &bw_what);
     o->reference_gbps = a->ref_gbps;
     const char *rhs_name = o->rhs == HR_RHS_SPIKE          ? "spike"
                            : o->rhs == HR_RHS_MANUFACTURED ? "manufactured"
                            : o->rhs == HR_RHS_ZERO         ? "zero"
                                                            : a->rhs_file;
 
-    /* chunked runs: the library does plain sweeps, run_chunks does the rest */
+    /* chunked runs: the library does plain sweeps, hr_grid_run_chunks does the rest */
     hr_options so = *o;
     so.dim = a->dim;
     so.backend = eb;
     if (chunked) {
-        long chunk = o->iters > c.done0 ? o->iters - c.done0 : 1;
-        if (a->checkpoint) chunk = gcd(a->checkpoint_every, chunk);
-        if (c.done0 > 0) chunk = gcd(chunk, c.done0);
-        /* a signal waits for the end of a run: keep runs near a second (estimated from the
-         * bytes a sweep moves, ~10 GB/s on a CPU, ~1 TB/s on a GPU), in whole divisors of
-         * the chunk so that every checkpoint falls on a run's end */
-        const double sweep_s =
-            2.0 * (double)count * (double)esize_of(o->precision) / (eb == HR_BACKEND_GPU ? 1e12 : 1e10);
-        long cap = (long)(1.0 / sweep_s);
-        if (cap < 1) cap = 1;
-        long sub = chunk < cap ? chunk : cap;
-        while (chunk % sub)
-            sub--;
-        chunk = sub;
-        c.chunk = chunk;
-        so.iters = chunk;
+        /* sweeps by hr_solver_run_sweeps, residuals by runs of 0 sweeps (grid_chunks.c) */
+        so.iters = 0;
         so.tol = 0.0;
         so.monitor_every = 0;
         so.monitor = NULL;
     } else if (o->monitor_every > 0) {
-        so.monitor = monitor_print;
+        so.monitor = hr_grid_monitor_print;
+    }
+    hr_result r;
+    memset(&r, 0, sizeof r);
+    json_object *mpi_json = NULL;
+    if (use_mpi) {
+        so.kernel = o->kernel; /* seq or none: the library says so otherwise */
+        if (root && (a->output || a->verify) && !(sol = malloc(count * sizeof *sol)))
+            local_rc = hr_cli_usage_error(CMD, "--n", "no memory for the gathered solution");
+        if (!a->quiet && root && !local_rc) hr_grid_print_header(a, rhs_name, eb, "seq", bw_what, NULL, 0);
+        rc = hr_mpi_cli_solve(CMD, &so, &a->mpi, local_rc, &r, root ? sol : NULL, count, &mpi_json);
+        /* a diverged run reports like a single process; other failures were printed */
+        const int diverged =
+            rc == HR_EXIT_FAIL && (r.reason == HR_REASON_DIVERGED || r.reason == HR_REASON_NAN);
+        if (rc && !diverged) goto fail;
+        hr_config mc; /* what ran, for the JSON */
+        memset(&mc, 0, sizeof mc);
+        mc.backend = eb;
+        snprintf(mc.kernel, sizeof mc.kernel, "seq");
+        mc.caps = kd.caps;
+        mc.dim = a->dim;
+        mc.nx = a->nx;
+        mc.ny = a->ny;
+        mc.nz = a->nz;
+        mc.threads = eb == HR_BACKEND_CPU_THREADS && o->threads > 0 ? o->threads : 1;
+        mc.device = -1;
+        mc.omega = o->omega;
+        mc.method = HR_METHOD_JACOBI;
+        /* --verify's reference run on rank 0 still needs the file values */
+        rc = hr_grid_finish(a, &w, &r, &mc, sol, rhs_name, diverged ? HR_ERR_DIVERGED : HR_OK, -1, mpi_json,
+                            NULL);
+        free(rhs);
+        free(init);
+        return rc;
     }
     hr_status st = hr_solver_create(&so, &s);
     if (!a->verify) { /* the library copied them; --verify's reference run needs them again */
@@ -829,26 +516,10 @@ static int grid_run(grid_args *a, hr_flagset *fs)
     }
     warn_unused(fs, a, cfg.backend);
     if (chunked) hr_cli_defer_signals(1); /* from here a signal means: checkpoint and stop */
-    if (!a->quiet) {
-        if (a->dim == 3)
-            fprintf(hout, "hetrelax %s: %d x %d x %d interior points", CMD, a->nx, a->ny, a->nz);
-        else if (a->nx == a->ny)
-            fprintf(hout, "hetrelax %s: n=%d (%d x %d grid)", CMD, a->nx, a->nx + 2, a->nx + 2);
-        else
-            fprintf(hout, "hetrelax %s: %d x %d interior points", CMD, a->nx, a->ny);
-        fprintf(hout, ", %s precision, rhs %s, backend %s, kernel %s\n", hr_precision_name(o->precision),
-                rhs_name, hr_backend_name(cfg.backend), cfg.kernel);
-        if (a->ref_gbps > 0) fprintf(hout, "reference bandwidth: %.2f GB/s (%s)\n", a->ref_gbps, bw_what);
-        fprintf(hout, "sweeps: %ld%s", o->iters, o->tol > 0 ? " at most" : "");
-        if (a->restart) fprintf(hout, ", continuing after %ld from '%s'", c.done0, a->restart);
-        if (a->checkpoint)
-            fprintf(hout, ", checkpoint every %ld to '%s'", a->checkpoint_every, a->checkpoint);
-        fprintf(hout, "\n");
-    }
-    hr_result r;
+    if (!a->quiet) hr_grid_print_header(a, rhs_name, cfg.backend, cfg.kernel, bw_what, &cfg, c.done0);
     int sig = 0;
     if (chunked) {
-        rc = run_chunks(a, s, &c, &r, &sig);
+        rc = hr_grid_run_chunks(a, s, &c, &r, &sig);
         if (rc > 0) goto fail;
         st = rc < 0                                                          ? (hr_status)-rc
              : (r.reason == HR_REASON_DIVERGED || r.reason == HR_REASON_NAN) ? HR_ERR_DIVERGED
@@ -881,53 +552,13 @@ static int grid_run(grid_args *a, hr_flagset *fs)
         rc = HR_EXIT_FAIL;
         goto fail;
     }
+    json_object *hybrid_json = hr_grid_hybrid_report(a, s, &r); /* --explain prints here */
     hr_solver_free(s);
     s = NULL;
 
-    fprintf(hout, "summary   %ld sweeps (%s) in %.4f s: %.3f ms/sweep\n", r.iterations,
-            hr_reason_string(r.reason), r.time_s, 1e3 * r.time_per_sweep_s);
-    fprintf(hout, "          %.2f GFLOP/s, %.2f GB/s (%.0f B/point)", r.gflops, r.gbps, r.bytes_per_point);
-    if (isfinite(r.bandwidth_fraction))
-        fprintf(hout, ", %.1f%% of %.2f GB/s", 100.0 * r.bandwidth_fraction, r.reference_gbps);
-    if (r.global_syncs != r.iterations)
-        fprintf(hout, "\n          Teff %ld sweeps in %ld global syncs (alpha %d, docs/async.md)",
-                r.iterations, r.global_syncs, o->alpha);
-    fprintf(hout, "\n          relative residual %.6e", r.relative_residual);
-    if (isfinite(r.max_error)) fprintf(hout, ", max error vs exact %.6e", r.max_error);
-    fprintf(hout, "\n");
-    if (r.time_h2d_s > 0 || r.time_d2h_s > 0)
-        fprintf(hout, "          setup %.4f s, host-to-device %.4f s, device-to-host %.4f s\n",
-                r.time_setup_s, r.time_h2d_s, r.time_d2h_s);
-
-    rc = st == HR_ERR_DIVERGED ? HR_EXIT_FAIL : HR_EXIT_OK;
-    if (st == HR_ERR_DIVERGED)
-        fprintf(stderr, "hetrelax %s: the iteration diverged (%s)\n", CMD, hr_reason_string(r.reason));
-    if (a->verify && rc == HR_EXIT_OK) rc = verify_against_seq(a, r.iterations, sol);
-    if (w.out_open) {
-        hr_status ws = hr_field_write_as(hr_field_format_of(a->output), w.out.tmp, a->nx, a->ny, a->nz, sol,
-                                         o->precision);
-        int err = ws == HR_OK              ? 0
-                  : ws == HR_ERR_IO        ? (errno ? errno : EIO)
-                  : ws == HR_ERR_NO_MEMORY ? ENOMEM
-                                           : EINVAL;
-        w.out_open = 0;
-        if (hr_cli_close_output(CMD, "--output", &w.out, err) != 0)
-            rc = HR_EXIT_FAIL;
-        else if (!a->quiet)
-            fprintf(hout, "wrote     %s\n", a->output);
-    }
-    free(sol);
     free(rhs);
     free(init);
-    sol = rhs = init = NULL;
-    if (a->json) {
-        json_object *j = result_json(a, &r, rhs_name, &cfg, c.done0 > 0 ? c.done0 : -1);
-        int jr = hr_cli_write_json_to(CMD, w.json_open ? &w.json : NULL, j);
-        w.json_open = 0;
-        json_object_put(j);
-        if (jr && rc == HR_EXIT_OK) rc = jr;
-    }
-    return rc;
+    return hr_grid_finish(a, &w, &r, &cfg, sol, rhs_name, st, c.done0 > 0 ? c.done0 : -1, NULL, hybrid_json);
 fail:
     hr_solver_free(s);
     free(rhs);
@@ -947,7 +578,10 @@ int hr_grid_main(int argc, char **argv, int dim)
     hr_options_default(&a.o);
     a.dim = dim;
     a.measure_bw = 1;
-    build_flags(&fs, &a);
+    hr_grid_build_flags(&fs, &a);
+    hr_grid_hybrid_flags(&fs, &a);
+    hr_grid_mg_flags(&fs, &a);
+    hr_mpi_cli_flags(&fs, &a.mpi);
     int rc = hr_flags_parse(&fs, argc, argv);
     if (rc) return rc < 0 ? HR_EXIT_OK : rc;
     return grid_run(&a, &fs);

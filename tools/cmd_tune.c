@@ -1,12 +1,12 @@
-/* hetrelax tune: measure the GPU kernels' block/tile shapes and cache the best. */
+/* hetrelax tune: measure the GPU kernels' block/tile shapes (2-D and 3-D), or the 3-D CPU
+ * pencil kernel's blocks and stores (--backend cpu-threads), and cache the best. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "cli_flags.h"
-#include "cuda/cuda_api.h"
-#include "solver/solver_internal.h"
+#include "cuda/cuda_api.h" /* hr_cuda_tune: the measuring itself has no public API yet */
 
 #define CMD      "tune"
 #define MAX_LIST 32
@@ -21,27 +21,63 @@ static int split_list(const char *s, char **items, int max)
     return k;
 }
 
+/* The kernel `name` of backend b that runs dim-D problems, through the public kernel table. */
+static int find_kernel(hr_backend b, const char *name, int dim, hr_kernel_info *out)
+{
+    const unsigned need = dim == 3 ? HR_CAP_3D : HR_CAP_2D;
+    for (int i = 0; i < hr_kernel_count(); i++)
+        if (hr_kernel_info_at(i, out) == HR_OK && out->backend == b && (out->caps & need) &&
+            strcmp(out->name, name) == 0)
+            return 1;
+    return 0;
+}
+
+typedef struct tune_size {
+    int n, nx, ny, nz; /* nx.. 0: n */
+} tune_size;
+
+static void size_name(int dim, const tune_size *z, char *buf, size_t len)
+{
+    if (z->nx || z->ny || z->nz)
+        snprintf(buf, len, dim == 3 ? "%dx%dx%d" : "%dx%d", z->nx ? z->nx : z->n, z->ny ? z->ny : z->n,
+                 z->nz ? z->nz : z->n);
+    else
+        snprintf(buf, len, "%d", z->n);
+}
+
 int hr_cmd_tune(int argc, char **argv)
 {
     static const char *const precs[] = {"single", "double", "both", NULL};
-    const char *nlist = "1024,4096,16384", *klist = "tuned", *cache = NULL, *json = NULL;
-    int prec = 2, alpha = 1, device = 0;
+    const char *nlist = NULL, *klist = "tuned", *cache = NULL, *json = NULL;
+    int prec = 2, alpha = 1, device = 0, dim = 2, nx = 0, ny = 0, nz = 0, threads = 0;
+    hr_backend backend = HR_BACKEND_GPU;
+    hr_bind bind = HR_BIND_NONE;
     long iters = 0;
     hr_flagset fs;
     hr_flags_init(&fs, CMD, "tune [options]",
-                  "Measures every candidate block/tile shape of GPU kernels on the 2-D Poisson problem\n"
-                  "(median of 3 timed runs after a warm-up), checks that the deterministic kernels give\n"
-                  "bitwise the same grid with every shape, and appends the fastest to the tuning cache.\n"
-                  "Later GPU runs on the same device, kernel and precision take the entry with the\n"
-                  "nearest n (HETRELAX_GPU_SHAPE=BXxBYxH overrides both).\n",
+                  "Measures every candidate block/tile shape of GPU kernels on the 2-D or 3-D Poisson\n"
+                  "problem (median of 3 timed runs after a warm-up), checks that the deterministic\n"
+                  "kernels give bitwise the same grid with every shape, and appends the fastest to the\n"
+                  "tuning cache. Later GPU runs on the same device, kernel, precision and dimension take\n"
+                  "the entry with the nearest size (HETRELAX_GPU_SHAPE=BXxBYxH overrides both).\n"
+                  "--backend cpu-threads measures the 3-D CPU kernel pencil instead (pencil heights,\n"
+                  "ordinary and streaming stores) for the thread count of later runs.\n",
                   NULL);
-    hr_flags_add(&fs, hr_flag_string("n", &nlist, "N[,N...]", "sizes (default 1024,4096,16384)"));
+    hr_flags_add(&fs, hr_flag_int("dim", &dim, 2, 3, "2|3", "problem dimension (default 2; 3 with --nz)"));
+    hr_flags_add(&fs, hr_flag_string("n", &nlist, "N[,N...]",
+                                     "sizes per axis (default 1024,4096,16384 in 2-D, 128,256,512 in 3-D)"));
+    hr_flags_add(&fs, hr_flag_int("nx", &nx, 1, 1000000, "X", "one size with these extents (default N)"));
+    hr_flags_add(&fs, hr_flag_int("ny", &ny, 1, 1000000, "Y", "(with --nx/--nz)"));
+    hr_flags_add(&fs, hr_flag_int("nz", &nz, 1, 1000000, "Z", "(3-D)"));
     hr_flags_add(&fs, hr_flag_choice("precision", &prec, precs, "(default both)"));
-    hr_flags_add(&fs, hr_flag_string("kernel", &klist, "K[,K...]|all", "GPU kernels (default tuned)"));
+    hr_flags_add(&fs,
+                 hr_flag_string("kernel", &klist, "K[,K...]|all",
+                                "GPU kernels (default tuned; all: every tunable kernel of the dimension)"));
     hr_flags_add(&fs, hr_flag_int("alpha", &alpha, 1, 1000000, "A", "for tb and async kernels (default 1)"));
     hr_flags_add(&fs, hr_flag_long("iters", &iters, 1, 1000000, "T",
                                    "sweeps per timing (default: about 4e9 point updates, 16..1000)"));
-    hr_flags_placement(&fs, NULL, NULL, NULL, NULL, NULL, NULL, &device);
+    hr_flags_placement(&fs, &backend, NULL, &threads, NULL, NULL, &bind, &device);
+    hr_flags_set_help(&fs, "backend", "gpu (default) or cpu-threads (3-D pencil kernel)");
     hr_flags_add(&fs,
                  hr_flag_string("cache", &cache, "FILE",
                                 "cache file (default $HETRELAX_TUNE_FILE, else\n"
@@ -50,33 +86,69 @@ int hr_cmd_tune(int argc, char **argv)
     hr_flags_set_help(&fs, "json", "write the outcomes as JSON");
     int prc = hr_flags_parse(&fs, argc, argv);
     if (prc) return prc < 0 ? HR_EXIT_OK : prc;
-    if (!hr_kernel_find(HR_BACKEND_GPU, NULL, 2))
+    if (nz && hr_flags_seen(&fs, "dim") && dim != 3)
+        return hr_cli_usage_error(CMD, "--nz", "needs --dim 3 (or no --dim)");
+    if (nz) dim = 3;
+    if (backend == HR_BACKEND_AUTO) backend = HR_BACKEND_GPU;
+    const int cpu = backend == HR_BACKEND_CPU_THREADS;
+    if (backend != HR_BACKEND_GPU && !cpu)
+        return hr_cli_usage_error(CMD, "--backend", "%s: tune measures gpu or cpu-threads kernels",
+                                  hr_backend_name(backend));
+    if (cpu && dim != 3)
+        return hr_cli_usage_error(CMD, "--dim",
+                                  "%d: the CPU tuner measures the 3-D pencil kernel (give --dim 3)", dim);
+    if (!cpu && !hr_kernel_default(HR_BACKEND_GPU, 2) && !hr_kernel_default(HR_BACKEND_GPU, 3))
         return hr_cli_usage_error(CMD, NULL, "this build has no CUDA support");
+    if (!cpu && !hr_kernel_default(HR_BACKEND_GPU, dim))
+        return hr_cli_usage_error(CMD, "--dim", "%d: no GPU kernel runs %d-D problems in this build", dim,
+                                  dim);
+    if (!cpu && (hr_flags_seen(&fs, "threads") || hr_flags_seen(&fs, "bind")))
+        return hr_cli_usage_error(CMD, hr_flags_seen(&fs, "threads") ? "--threads" : "--bind",
+                                  "for --backend cpu-threads only");
+    if (cpu && hr_flags_seen(&fs, "device"))
+        return hr_cli_usage_error(CMD, "--device", "for --backend gpu only");
+    if (cpu && !hr_flags_seen(&fs, "kernel")) klist = "pencil";
 
-    int ns[MAX_LIST], nn = 0;
+    tune_size sizes[MAX_LIST];
+    int nn = 0;
     char *items[MAX_LIST];
-    int ni = split_list(nlist, items, MAX_LIST);
-    for (int q = 0; q < ni; q++)
-        if (hr_cli_int(CMD, "--n", items[q], 1, 1000000, &ns[nn++])) return HR_EXIT_USAGE;
-    if (nn == 0) return hr_cli_usage_error(CMD, "--n", "no size given");
-    const char *ks[MAX_LIST];
+    if (nx || ny || nz) {
+        if (nlist) return hr_cli_usage_error(CMD, "--n", "give either --n N[,N...] or --nx/--ny/--nz");
+        int n0 = nx ? nx : ny ? ny : nz;
+        sizes[nn++] = (tune_size){n0, nx ? nx : n0, ny ? ny : n0, dim == 3 ? (nz ? nz : n0) : 0};
+    } else {
+        if (!nlist) nlist = dim == 3 ? "128,256,512" : "1024,4096,16384";
+        int ni = split_list(nlist, items, MAX_LIST);
+        for (int q = 0; q < ni; q++) {
+            sizes[nn] = (tune_size){0, 0, 0, 0};
+            if (hr_cli_int(CMD, "--n", items[q], 1, 1000000, &sizes[nn++].n)) return HR_EXIT_USAGE;
+        }
+        if (nn == 0) return hr_cli_usage_error(CMD, "--n", "no size given");
+    }
+    hr_kernel_info ks[MAX_LIST];
     int nk = 0;
     if (strcmp(klist, "all") == 0) {
-        for (int q = 0; hr_kernel_at(q) && nk < MAX_LIST; q++)
-            if (hr_kernel_at(q)->backend == HR_BACKEND_GPU) ks[nk++] = hr_kernel_at(q)->name;
+        const unsigned need = (dim == 3 ? HR_CAP_3D : HR_CAP_2D) | HR_CAP_TUNABLE;
+        for (int q = 0; q < hr_kernel_count() && nk < MAX_LIST; q++)
+            if (hr_kernel_info_at(q, &ks[nk]) == HR_OK && ks[nk].backend == backend &&
+                (ks[nk].caps & need) == need)
+                nk++;
+        if (nk == 0)
+            return hr_cli_usage_error(CMD, "--kernel", "all: no tunable %d-D %s kernel", dim,
+                                      hr_backend_name(backend));
     } else {
-        ni = split_list(klist, items, MAX_LIST);
-        for (int q = 0; q < ni; q++) {
-            const hr_kernel_desc *k = hr_kernel_find(HR_BACKEND_GPU, items[q], 2);
-            if (!k)
+        int ni = split_list(klist, items, MAX_LIST);
+        for (int q = 0; q < ni; q++)
+            if (!find_kernel(backend, items[q], dim, &ks[nk++]) || (cpu && strcmp(items[q], "pencil") != 0))
                 return hr_cli_usage_error(CMD, "--kernel",
-                                          "no GPU kernel '%s' (see poisson2d --list-kernels)", items[q]);
-            ks[nk++] = k->name;
-        }
+                                          "no %d-D %s kernel '%s'%s (see poisson%dd --list-kernels)", dim,
+                                          cpu ? "tunable cpu-threads" : "GPU", items[q],
+                                          cpu ? " (the CPU tuner measures pencil)" : "", dim);
     }
-    if (hr_cuda_device_count() <= device)
-        return hr_cli_usage_error(CMD, "--device", "%d: no such CUDA device (%d present)", device,
-                                  hr_cuda_device_count());
+    hr_sysinfo si;
+    hr_sysinfo_get(&si);
+    if (!cpu && si.gpus <= device)
+        return hr_cli_usage_error(CMD, "--device", "%d: no such CUDA device (%d present)", device, si.gpus);
 
     FILE *hout = (json && strcmp(json, "-") == 0) ? stderr : stdout;
     hr_atomic jout; /* opened before the measurements: a bad path is refused at once */
@@ -88,30 +160,55 @@ int hr_cmd_tune(int argc, char **argv)
         if (prec != 2 && prec != p) continue;
         for (int a = 0; a < nn; a++)
             for (int q = 0; q < nk; q++) {
+                const tune_size *z = &sizes[a];
                 hr_options o;
                 hr_options_default(&o);
-                o.n = ns[a];
+                o.dim = dim;
+                o.n = z->n;
+                o.nx = z->nx;
+                o.ny = z->ny;
+                o.nz = z->nz;
                 o.precision = (hr_precision)p;
-                o.backend = HR_BACKEND_GPU;
-                o.kernel = ks[q];
+                o.backend = backend;
+                o.threads = threads;
+                o.bind = bind;
+                o.kernel = ks[q].name;
+                o.method = (ks[q].caps & HR_CAP_REDBLACK) ? HR_METHOD_REDBLACK : HR_METHOD_JACOBI;
                 o.alpha = alpha;
                 o.device = device;
-                char why[200];
+                char why[200], zname[64];
+                size_name(dim, z, zname, sizeof zname);
                 if (hr_options_validate(&o, why, sizeof why) != HR_OK) {
-                    fprintf(stderr, "hetrelax %s: %s n=%d: %s (skipped)\n", CMD, ks[q], o.n, why);
+                    fprintf(stderr, "hetrelax %s: %s n=%s: %s (skipped)\n", CMD, o.kernel, zname, why);
                     continue;
                 }
                 long t = iters;
                 if (t == 0) {
-                    double pts = (double)o.n * (double)o.n;
+                    const double e = z->nx ? z->nx : z->n, f = z->ny ? z->ny : z->n, g = z->nz ? z->nz : z->n;
+                    const double pts = e * f * (dim == 3 ? g : 1.0);
                     t = (long)(4e9 / pts);
                     t = t < 16 ? 16 : (t > 1000 ? 1000 : t);
                 }
                 hr_cuda_tune_result r;
-                char err[300];
-                hr_status st = hr_cuda_tune(&o, t, cache, &r, err, sizeof err);
+                hr_cpu_tune_result cr;
+                memset(&r, 0, sizeof r);
+                memset(&cr, 0, sizeof cr);
+                char err[300] = "";
+                hr_status st;
+                if (cpu) {
+                    st = hr_cpu_tune(&o, iters, cache, &cr, err, sizeof err);
+                    r.bx = cr.block[0]; /* the pencil: x (full rows), y rows, z planes per thread */
+                    r.by = cr.block[1];
+                    r.h = cr.block[2];
+                    r.best_gbps = cr.best_gbps;
+                    r.default_gbps = cr.default_gbps;
+                    r.candidates = cr.candidates;
+                    snprintf(r.cache_path, sizeof r.cache_path, "%s", cr.cache_path);
+                } else {
+                    st = hr_cuda_tune(&o, t, cache, &r, err, sizeof err);
+                }
                 if (st != HR_OK && st != HR_ERR_IO) {
-                    fprintf(stderr, "hetrelax %s: %s n=%d %s: %s: %s\n", CMD, ks[q], o.n,
+                    fprintf(stderr, "hetrelax %s: %s n=%s %s: %s: %s\n", CMD, o.kernel, zname,
                             hr_precision_name(o.precision), hr_status_string(st), err);
                     rc = HR_EXIT_FAIL;
                     continue;
@@ -121,16 +218,28 @@ int hr_cmd_tune(int argc, char **argv)
                     rc = HR_EXIT_FAIL;
                 }
                 fprintf(hout,
-                        "%-16s n=%-6d %-6s best %4dx%-3dx%-4d %8.1f GB/s  default %8.1f GB/s (%d shapes, %ld "
-                        "sweeps)\n",
-                        ks[q], o.n, hr_precision_name(o.precision), r.bx, r.by, r.h, r.best_gbps,
-                        r.default_gbps, r.candidates, t);
+                        "%-16s n=%-12s %-6s best %4dx%-3dx%-4d%s %8.1f GB/s  default %8.1f GB/s (%d shapes",
+                        o.kernel, zname, hr_precision_name(o.precision), r.bx, r.by, r.h,
+                        cpu ? (cr.stream ? " streaming" : " ordinary ") : "", r.best_gbps, r.default_gbps,
+                        r.candidates);
+                if (cpu)
+                    fprintf(hout, ")\n");
+                else
+                    fprintf(hout, ", %ld sweeps)\n", t);
                 json_object *j = json_object_new_object();
                 char dev[128] = "";
-                hr_gpu_name(device, dev, sizeof dev);
+                if (cpu)
+                    snprintf(dev, sizeof dev, "%s", si.cpu_model);
+                else
+                    hr_gpu_name(device, dev, sizeof dev);
                 json_object_object_add(j, "device", json_object_new_string(dev));
-                json_object_object_add(j, "kernel", json_object_new_string(ks[q]));
-                json_object_object_add(j, "n", json_object_new_int(o.n));
+                json_object_object_add(j, "backend", json_object_new_string(hr_backend_name(backend)));
+                json_object_object_add(j, "kernel", json_object_new_string(o.kernel));
+                json_object_object_add(j, "dim", json_object_new_int(dim));
+                json_object_object_add(j, "n", json_object_new_int(z->n));
+                json_object_object_add(j, "nx", json_object_new_int(z->nx ? z->nx : z->n));
+                json_object_object_add(j, "ny", json_object_new_int(z->ny ? z->ny : z->n));
+                if (dim == 3) json_object_object_add(j, "nz", json_object_new_int(z->nz ? z->nz : z->n));
                 json_object_object_add(j, "precision",
                                        json_object_new_string(hr_precision_name(o.precision)));
                 json_object_object_add(j, "alpha", json_object_new_int(alpha));
@@ -140,7 +249,12 @@ int hr_cmd_tune(int argc, char **argv)
                 json_object_object_add(j, "best_gbps", json_object_new_double(r.best_gbps));
                 json_object_object_add(j, "default_gbps", json_object_new_double(r.default_gbps));
                 json_object_object_add(j, "candidates", json_object_new_int(r.candidates));
-                json_object_object_add(j, "sweeps", json_object_new_int64(t));
+                if (cpu) {
+                    json_object_object_add(j, "threads", json_object_new_int(threads));
+                    json_object_object_add(j, "stream", json_object_new_boolean(cr.stream));
+                } else {
+                    json_object_object_add(j, "sweeps", json_object_new_int64(t));
+                }
                 json_object_object_add(j, "cache", json_object_new_string(r.cache_path));
                 json_object_array_add(arr, j);
             }

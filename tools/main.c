@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "mpi_glue.h"
 
 typedef struct command {
     const char *name;
@@ -15,10 +16,12 @@ typedef struct command {
 
 static const command commands[] = {
     {"info", hr_cmd_info, "machine facts and measured memory bandwidth"},
-    {"poisson2d", hr_cmd_poisson2d, "2-D Poisson equation by Jacobi relaxation (CPU, GPU)"},
-    {"poisson3d", hr_cmd_poisson3d, "3-D Poisson equation (7-point) by Jacobi relaxation"},
+    {"poisson2d", hr_cmd_poisson2d,
+     "2-D Poisson equation: Jacobi, red-black/SOR, multigrid, CG (CPU, GPU, MPI)"},
+    {"poisson3d", hr_cmd_poisson3d, "3-D Poisson equation (7-point), the same methods"},
     {"sparse", hr_cmd_sparse, "sparse A x = b: Jacobi, Gauss-Seidel, block-async, CG"},
-    {"tune", hr_cmd_tune, "measure GPU kernel block/tile shapes and cache the best"},
+    {"tune", hr_cmd_tune, "measure GPU (and 3-D CPU) kernel shapes and cache the best"},
+    {"model", hr_cmd_model, "the CPU + GPU split model of --backend hybrid, without a run"},
 };
 
 static void usage(FILE *f)
@@ -69,8 +72,10 @@ static int run_command(int argc, char **argv)
 int main(int argc, char **argv)
 {
     guard_std_fds();
+    int rc = hr_mpi_cli_init(&argc, &argv); /* MPI_Init_thread(FUNNELED) only under mpirun */
+    if (rc) return rc;
     hr_cli_install_signals();
-    int rc = run_command(argc, argv);
+    rc = run_command(argc, argv);
     /* what went to stdout must have arrived: a full disk or a closed stdout is an error */
     errno = 0;
     if ((fflush(stdout) != 0 || ferror(stdout)) && rc == HR_EXIT_OK) {
@@ -78,5 +83,5 @@ int main(int argc, char **argv)
                 errno ? strerror(errno) : "write error");
         rc = HR_EXIT_FAIL;
     }
-    return rc;
+    return hr_mpi_cli_finalize(rc); /* every rank exits with the largest status */
 }

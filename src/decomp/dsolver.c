@@ -127,6 +127,11 @@ static hr_status check_options(const hr_options *o, char *err, size_t es)
         set_err(err, es, "kernel: decomposed runs sweep each subdomain with seq");
         return HR_ERR_INVALID_ARG;
     }
+    if (o->method != HR_METHOD_JACOBI) {
+        /* the colour phases would need an exchange each; refused rather than run as Jacobi */
+        set_err(err, es, "method: decomposed runs do Jacobi only so far");
+        return HR_ERR_UNSUPPORTED;
+    }
     return HR_OK;
 }
 

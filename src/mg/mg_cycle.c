@@ -10,8 +10,6 @@
 
 #include "mg/mg_internal.h"
 
-#define HR_MG_THREADED_POINTS 16384
-
 void mg_part(const mg_worker *w, int threaded, int slices, int *s0, int *s1)
 {
     if (!threaded || w->nt == 1) {
@@ -67,13 +65,15 @@ static void rb_sweep(mg_hier *H, const mg_worker *w, int l, int c1, int c2)
     int s0, s1;
     mg_begin(w, L->threaded);
     mg_part(w, L->threaded, L->slices, &s0, &s1);
+    /* slices next to another worker's: strict (see mg_redblack) */
+    const int shared = w->team && L->threaded;
     for (int s = s0; s < s1; s++) {
-        mg_redblack(L, u, c1, s, s + 1);
-        if (s - 1 > s0) mg_redblack(L, u, c2, s - 1, s);
+        mg_redblack(L, u, c1, shared && (s == s0 || s == s1 - 1), s, s + 1);
+        if (s - 1 > s0) mg_redblack(L, u, c2, 0, s - 1, s);
     }
-    if (w->team && L->threaded) hr_team_barrier(w->team);
-    if (s0 < s1) mg_redblack(L, u, c2, s0, s0 + 1);
-    if (s1 - 1 > s0) mg_redblack(L, u, c2, s1 - 1, s1);
+    if (shared) hr_team_barrier(w->team);
+    if (s0 < s1) mg_redblack(L, u, c2, shared, s0, s0 + 1);
+    if (s1 - 1 > s0) mg_redblack(L, u, c2, shared, s1 - 1, s1);
     mg_end(w, L->threaded);
 }
 
@@ -160,12 +160,36 @@ static void coarse_solve(mg_hier *H, const mg_worker *w, int l)
     mg_end(w, 0);
 }
 
+/* Residual and restriction slice by slice, while the residual is in cache: a worker owns
+ * coarse slices [S0, S1) and the fine slices 2S and 2S + 1 of each (and fine slice 1 with
+ * coarse slice 1); coarse slice S0 also needs fine slice 2 S0 - 1 of the previous worker, so
+ * it is restricted after a barrier. The same arithmetic as the two separate passes. */
+static void resid_restrict(mg_hier *H, const mg_worker *w, int l)
+{
+    mg_level *L = &H->lev[l], *C = &H->lev[l + 1];
+    const hr_grid *u = cur_u(H, w, l);
+    int S0, S1;
+    mg_begin(w, L->threaded);
+    mg_part(w, L->threaded, C->slices, &S0, &S1);
+    for (int S = S0; S < S1; S++) {
+        mg_resid(L, u, &L->r, S == 1 ? 1 : 2 * S, 2 * S + 2);
+        if (S > S0 || S == 1) mg_restrict(L, C, S, S + 1);
+    }
+    if (w->team && L->threaded) hr_team_barrier(w->team);
+    if (S0 < S1 && S0 > 1) mg_restrict(L, C, S0, S0 + 1);
+    mg_end(w, L->threaded);
+}
+
 /* Residual of level l restricted to the right-hand side of level l + 1, whose iterate is zeroed. */
 static void descend(mg_hier *H, const mg_worker *w, int l)
 {
     mg_level *L = &H->lev[l], *C = &H->lev[l + 1];
-    LEVEL_OP(w, L, mg_resid(L, cur_u(H, w, l), &L->r, s0, s1));
-    LEVEL_OP(w, C, mg_restrict(L, C, s0, s1));
+    if (H->separate_passes) {
+        LEVEL_OP(w, L, mg_resid(L, cur_u(H, w, l), &L->r, s0, s1));
+        LEVEL_OP(w, C, mg_restrict(L, C, s0, s1));
+    } else {
+        resid_restrict(H, w, l);
+    }
     LEVEL_OP(w, C, mg_zero(C, cur_u(H, w, l + 1), s0, s1));
 }
 

@@ -23,6 +23,8 @@
 
 #define HR_MG_MAX_LEVELS 24
 #define HR_MG_CHEBY_MAX  16 /* Chebyshev steps with precomputed coefficients */
+/* levels with fewer points run on worker 0 alone: their passes are shorter than a barrier */
+#define HR_MG_THREADED_POINTS 16384
 
 typedef struct mg_level {
     hr_grid_layout l;
@@ -54,9 +56,10 @@ typedef struct mg_hier {
     int pre, post;
     double omega;
     double cheby_a[HR_MG_CHEBY_MAX], cheby_b[HR_MG_CHEBY_MAX];
-    double *part;   /* per-slice partial sums (largest level's slice count, x2) */
-    int fmg_cycles; /* V-cycles per level in FMG */
-    int symmetric;  /* post-smoothing is the adjoint of pre-smoothing (CG preconditioner) */
+    double *part;        /* per-slice partial sums (largest level's slice count, x2) */
+    int fmg_cycles;      /* V-cycles per level in FMG */
+    int separate_passes; /* residual and restriction as two passes (tests compare) */
+    int symmetric;       /* post-smoothing is the adjoint of pre-smoothing (CG preconditioner) */
 } mg_hier;
 
 /* ---- slice operators (mg_ops.c), on slices [s0, s1) of the level they write ---- */
@@ -66,7 +69,8 @@ void mg_restrict(const mg_level *fine, const mg_level *coarse, int s0, int s1);
 /* u_fine = (add ? u_fine : 0) + P u_coarse on fine slices [s0, s1) */
 void mg_prolong(const mg_level *coarse, const hr_grid *uc, const mg_level *fine, hr_grid *uf, int add, int s0,
                 int s1);
-void mg_redblack(const mg_level *L, hr_grid *u, int color, int s0, int s1);
+/* strict: read only the other colour (slices next to another worker's) */
+void mg_redblack(const mg_level *L, hr_grid *u, int color, int strict, int s0, int s1);
 void mg_cheby_update(const mg_level *L, hr_grid *x, const hr_grid *jx, hr_grid *d, double a, double b, int s0,
                      int s1);
 /* r = h^2 f - h^2 A u (no norms) */
@@ -121,5 +125,11 @@ hr_status mg_hier_build(mg_hier *H, int dim, int nx, int ny, int nz, int nlev, s
 void mg_hier_free(mg_hier *H);
 /* Fills every level's buffers with zero interior and ring `bc0` on level 0 (0 below). */
 void mg_hier_init(mg_hier *H, const mg_worker *w, double bc0);
+
+/* ---- options (mg_options.c) ---- */
+int mg_opt_dim(const hr_mg_options *o);
+int mg_opt_extent(const hr_mg_options *o, int axis); /* 0 = x, 1 = y, 2 = z */
+int mg_opt_uses_mg(const hr_mg_options *o);          /* method mg, or pc mg */
+int mg_opt_max_levels(const hr_mg_options *o);       /* levels the grid allows */
 
 #endif

@@ -52,9 +52,9 @@ void mg_prolong(const mg_level *coarse, const hr_grid *uc, const mg_level *fine,
     DISPATCH(uf, prolong, uc, uf, add, s0, s1);
 }
 
-void mg_redblack(const mg_level *L, hr_grid *u, int color, int s0, int s1)
+void mg_redblack(const mg_level *L, hr_grid *u, int color, int strict, int s0, int s1)
 {
-    DISPATCH(u, redblack, L, u, color, s0, s1);
+    DISPATCH(u, redblack, L, u, color, strict, s0, s1);
 }
 
 void mg_cheby_update(const mg_level *L, hr_grid *x, const hr_grid *jx, hr_grid *d, double a, double b, int s0,

@@ -11,11 +11,13 @@ static inline T FN(h2f_spike)(const hr_rhs_view *v, int i, int j, int k)
 }
 
 /* Red-black Gauss-Seidel, one colour, in place: points with (i + j + k) % 2 == color. A
- * stride-2 loop vectorises badly, so each chunk of a row is updated at every point into a
- * buffer (contiguous, vectorised) and only the colour's points are stored back; the values
- * are those of the plain loop (the other colour's points are not written in this pass). */
+ * stride-2 stencil loop vectorises badly, so each chunk of a row is computed at every point
+ * into a buffer (contiguous, vectorised) and only the colour's points are stored back. That
+ * reads the colour's own points of the neighbouring slices, so on a worker's first and last
+ * slices (whose neighbours another worker updates at the same time) `strict` takes the
+ * plain stride-2 loop, which reads only the other colour. Both give the same values. */
 #define HR_MG_RB_CHUNK 512
-static void FN(redblack)(const mg_level *L, hr_grid *g, int color, int s0, int s1)
+static void FN(redblack)(const mg_level *L, hr_grid *g, int color, int strict, int s0, int s1)
 {
     const hr_grid_layout *l = &g->l;
     const size_t p = l->pitch, q = l->plane;
@@ -29,7 +31,16 @@ static void FN(redblack)(const mg_level *L, hr_grid *g, int color, int s0, int s
         T *c = u + r;
         const T *n = c - p, *s = c + p, *d = c - q, *up = c + q, *f = hf ? hf + r : NULL;
         const int par = (color - i - k) & 1; /* the colour's columns have j % 2 == par */
-        for (int j0 = 1; j0 <= l->nx; j0 += HR_MG_RB_CHUNK) {
+        if (strict) {
+            /* reads only the other colour: a neighbour slice may be another worker's */
+            const int j1 = par ? 1 : 2;
+            for (int j = j1; j <= l->nx; j += 2) {
+                const T h2f = f ? f[j] : (T)0;
+                c[j] = l->dim == 3 ? HR_JACOBI7F(T, c[j - 1], c[j + 1], n[j], s[j], d[j], up[j], h2f)
+                                   : HR_JACOBI5F(T, n[j], s[j], c[j - 1], c[j + 1], h2f);
+            }
+        }
+        for (int j0 = 1; !strict && j0 <= l->nx; j0 += HR_MG_RB_CHUNK) {
             const int len = l->nx - j0 + 1 < HR_MG_RB_CHUNK ? l->nx - j0 + 1 : HR_MG_RB_CHUNK;
             const T *restrict cc = c + j0, *restrict nn = n + j0, *restrict ss = s + j0;
             T *restrict b = buf;
@@ -51,8 +62,9 @@ static void FN(redblack)(const mg_level *L, hr_grid *g, int color, int s0, int s
             }
             T *restrict out = c + j0;
             const int p0 = (j0 & 1) == par ? 0 : 1; /* offset of the colour's first point */
-            for (int t = 0; t < len; t++)
-                out[t] = (t & 1) == p0 ? b[t] : out[t];
+            /* only the colour's points: the other colour is being read by the neighbours */
+            for (int t = p0; t < len; t += 2)
+                out[t] = b[t];
         }
         if (!f && i == v.spike_i && k == v.spike_k && ((v.spike_j & 1) == par)) {
             const int j = v.spike_j;

@@ -17,9 +17,6 @@
 #include "common/timer.h"
 #include "mg/mg_internal.h"
 
-#define HR_MG_MAX_N   65535
-#define HR_MG_MAX_PRE 64
-
 struct hr_mg {
     hr_mg_options o;
     int dim, nx, ny, nz, nlev, nt;
@@ -43,143 +40,6 @@ static _Thread_local char last_error[256];
 const char *hr_mg_last_error(void)
 {
     return last_error;
-}
-
-static hr_status why(char *w, size_t ws, const char *fmt, ...)
-{
-    if (w && ws) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(w, ws, fmt, ap);
-        va_end(ap);
-    }
-    return HR_ERR_INVALID_ARG;
-}
-
-void hr_mg_options_default(hr_mg_options *o)
-{
-    memset(o, 0, sizeof *o);
-    o->dim = 2;
-    o->n = 255;
-    o->pre = o->post = 2;
-    o->smoother = HR_MG_SMOOTH_REDBLACK;
-    o->tol = 1e-8;
-    o->max_iters = 100;
-}
-
-const char *hr_mg_cycle_name(hr_mg_cycle c)
-{
-    static const char *const names[] = {"v", "w", "f", "fmg"};
-    return (unsigned)c < 4 ? names[c] : "?";
-}
-
-const char *hr_mg_smoother_name(hr_mg_smoother s)
-{
-    static const char *const names[] = {"jacobi", "redblack", "cheby"};
-    return (unsigned)s < 3 ? names[s] : "?";
-}
-
-static int dim_of(const hr_mg_options *o)
-{
-    return o->dim == 0 ? 2 : o->dim;
-}
-
-static int extent(const hr_mg_options *o, int a)
-{
-    const int e = a == 0 ? o->nx : a == 1 ? o->ny : o->nz;
-    return e > 0 ? e : o->n;
-}
-
-/* k with n = 2^k - 1, or 0 when n is not of that form. */
-static int pow2m1(int n)
-{
-    if (n < 1 || ((unsigned)n & ((unsigned)n + 1u)) != 0) return 0;
-    int k = 0;
-    while (n) {
-        n >>= 1;
-        k++;
-    }
-    return k;
-}
-
-/* The next 2^k - 1 at or above n. */
-static int smear(int n)
-{
-    unsigned v = (unsigned)n;
-    v |= v >> 1;
-    v |= v >> 2;
-    v |= v >> 4;
-    v |= v >> 8;
-    v |= v >> 16;
-    return (int)v;
-}
-
-static int uses_mg(const hr_mg_options *o)
-{
-    return o->method == HR_MG_METHOD_MG || o->pc == HR_MG_PC_MG;
-}
-
-/* Levels the grid allows: every axis halves (n -> (n - 1) / 2) while it keeps >= 1 point. */
-static int max_levels(const hr_mg_options *o)
-{
-    int m = 1 << 30;
-    for (int a = 0; a < dim_of(o); a++) {
-        const int k = pow2m1(extent(o, a));
-        if (k < m) m = k;
-    }
-    return m;
-}
-
-hr_status hr_mg_options_validate(const hr_mg_options *o, char *w, size_t ws)
-{
-    static const char *const axis[3] = {"nx", "ny", "nz"};
-    if (!o) return why(w, ws, "options: NULL");
-    if (o->dim != 0 && o->dim != 2 && o->dim != 3) return why(w, ws, "dim: must be 2 or 3");
-    const int dim = dim_of(o);
-    if (dim == 2 && o->nz != 0) return why(w, ws, "nz: only for 3-D grids");
-    for (int a = 0; a < dim; a++) {
-        const int given = a == 0 ? o->nx : a == 1 ? o->ny : o->nz;
-        const char *f = given ? axis[a] : "n";
-        const int e = extent(o, a);
-        if (e < 1 || e > HR_MG_MAX_N || given < 0)
-            return why(w, ws, "%s: must be between 1 and %d", f, HR_MG_MAX_N);
-        if (uses_mg(o) && !pow2m1(e))
-            return why(w, ws, "%s: multigrid needs 2^k - 1 interior points per axis (got %d; next: %d)", f, e,
-                       smear(e));
-    }
-    if (o->rhs != HR_RHS_SPIKE && o->rhs != HR_RHS_MANUFACTURED && o->rhs != HR_RHS_ARRAY &&
-        o->rhs != HR_RHS_ZERO)
-        return why(w, ws, "rhs: unknown");
-    if (o->rhs == HR_RHS_ARRAY && !o->rhs_values) return why(w, ws, "rhs: array needs rhs_values");
-    if (!isfinite(o->boundary)) return why(w, ws, "boundary: must be finite");
-    if (o->method != HR_MG_METHOD_MG && o->method != HR_MG_METHOD_CG) return why(w, ws, "method: mg or cg");
-    if (o->pc != HR_MG_PC_NONE && o->pc != HR_MG_PC_MG) return why(w, ws, "pc: none or mg");
-    if (o->pc == HR_MG_PC_MG && o->method != HR_MG_METHOD_CG)
-        return why(w, ws, "pc: mg preconditions method cg only (method is mg)");
-    if ((unsigned)o->cycle > HR_MG_CYCLE_FMG) return why(w, ws, "cycle: v, w, f or fmg");
-    if (o->pc == HR_MG_PC_MG && o->cycle != HR_MG_CYCLE_V)
-        return why(w, ws, "cycle: pc mg applies a V-cycle");
-    if (o->pre < 0 || o->pre > HR_MG_MAX_PRE)
-        return why(w, ws, "pre: must be between 0 and %d", HR_MG_MAX_PRE);
-    if (o->post < 0 || o->post > HR_MG_MAX_PRE)
-        return why(w, ws, "post: must be between 0 and %d", HR_MG_MAX_PRE);
-    if (uses_mg(o) && o->pre + o->post < 1) return why(w, ws, "pre: pre + post must be >= 1");
-    if (o->pc == HR_MG_PC_MG && o->pre != o->post)
-        return why(w, ws, "post: pc mg needs post == pre (a symmetric V-cycle)");
-    if ((unsigned)o->smoother > HR_MG_SMOOTH_CHEBY) return why(w, ws, "smoother: jacobi, redblack or cheby");
-    if (o->omega != 0.0 && !(o->omega > 0.0 && o->omega < 2.0)) return why(w, ws, "omega: must be in (0, 2)");
-    if (o->levels < 0) return why(w, ws, "levels: must be >= 0 (0: all)");
-    if (uses_mg(o) && o->levels > max_levels(o)) {
-        if (dim == 3)
-            return why(w, ws, "levels: at most %d for a %dx%dx%d grid", max_levels(o), extent(o, 0),
-                       extent(o, 1), extent(o, 2));
-        return why(w, ws, "levels: at most %d for a %dx%d grid", max_levels(o), extent(o, 0), extent(o, 1));
-    }
-    if ((unsigned)o->precision > HR_MG_PREC_MIXED) return why(w, ws, "precision: double, single or mixed");
-    if (!(o->tol >= 0.0) || !isfinite(o->tol)) return why(w, ws, "tol: must be a finite value >= 0");
-    if (o->max_iters < 0) return why(w, ws, "max-iters: must be >= 0");
-    if (o->threads < 0 || o->threads > 4096) return why(w, ws, "threads: must be between 1 and 4096");
-    return HR_OK;
 }
 
 /* ------------------------------------------------------------------ the problem */
@@ -260,6 +120,7 @@ typedef struct job {
     long count;
     unsigned faces;
     int want_r;
+    double rz, rr; /* CG state at the start of the job (worker 0 writes the new one to m) */
 } job;
 
 /* The partials buffer for the next reduction (two halves alternate, so a worker that runs
@@ -271,8 +132,11 @@ static double *next_part(hr_mg *m, int *flip)
     return part;
 }
 
-static double sum_part(const hr_mg *m, const double *part)
+/* The slice partials summed in slice order. On a serial level only worker 0 computed them
+ * (and only it uses the sum): the others do not read them. */
+static double sum_part(const hr_mg *m, const mg_worker *w, const double *part)
 {
+    if (!m->out.threaded && w->tid != 0) return 0.0;
     double s = 0.0;
     for (int i = 1; i <= m->out.slices; i++)
         s += part[i];
@@ -290,7 +154,7 @@ static double reduce_dot(hr_mg *m, const mg_worker *w, int *flip, const hr_grid 
     mg_part(w, L->threaded, L->slices, &s0, &s1);
     if (s0 < s1) mg_dot_slices(L, x, y, part, s0, s1);
     mg_end(w, L->threaded);
-    return sum_part(m, part);
+    return sum_part(m, w, part);
 }
 
 #define OUT_OP(w, L, call)                                                                                   \
@@ -333,20 +197,19 @@ static void cg_start(hr_mg *m, const mg_worker *w, int *flip)
 
 /* One (P)CG iteration; no data-dependent branches around barriers (alpha = 0 when done).
  * q = A p with p . q, then x, r updated with r . r, each in one pass. */
-static void cg_iterations(hr_mg *m, const mg_worker *w, int *flip, long count)
+static void cg_iterations(hr_mg *m, const mg_worker *w, int *flip, long count, double rz, double rr)
 {
     mg_level *O = &m->out;
     hr_grid *u = &O->u[0], *p = &O->u[1], *q = &O->d, *r = &O->r;
     const hr_grid *z = m->use_h ? &O->cp : &O->r;
-    double rz = m->rz, rr = m->rr;
     for (long it = 0; it < count; it++) {
         double *part = next_part(m, flip);
         OUT_OP(w, O, mg_apply_dot(O, p, q, part, s0, s1));
-        const double pq = sum_part(m, part);
+        const double pq = sum_part(m, w, part);
         const double alpha = pq > 0.0 && rz > 0.0 ? rz / pq : 0.0;
         part = next_part(m, flip);
         OUT_OP(w, O, mg_update_dot(O, alpha, p, q, u, r, part, s0, s1));
-        rr = sum_part(m, part);
+        rr = sum_part(m, w, part);
         double rz1 = rr;
         if (m->use_h) {
             precondition(m, w);
@@ -421,7 +284,7 @@ static void job_fn(void *ctx, int tid, int nt)
         break;
     case JOB_ADVANCE:
         if (m->o.method == HR_MG_METHOD_CG) {
-            cg_iterations(m, &w, &flip, jb->count);
+            cg_iterations(m, &w, &flip, jb->count, jb->rz, jb->rr);
         } else {
             /* the main thread clears fmg_pending and r_valid after the job */
             for (long c = 0; c < jb->count; c++)
@@ -449,7 +312,7 @@ static void run_job(hr_mg *m, job *jb)
 /* The relative residual of the current solution (fp64 norms, slice order); want_r keeps r. */
 static double true_residual(hr_mg *m, int want_r, double *bnorm)
 {
-    job jb = {m, JOB_RESIDUAL, 0, HR_FACE_ALL, want_r};
+    job jb = {m, JOB_RESIDUAL, 0, HR_FACE_ALL, want_r, 0.0, 0.0};
     run_job(m, &jb);
     hr_norm2 rn = {0.0, 0.0}, bn = {0.0, 0.0};
     for (int s = 1; s <= sol_level(m)->slices; s++) {
@@ -466,7 +329,7 @@ static hr_status drv_advance(void *ctx, long count, hr_phase_times *t)
 {
     (void)t;
     hr_mg *m = ctx;
-    job jb = {m, JOB_ADVANCE, count, 0, 0};
+    job jb = {m, JOB_ADVANCE, count, 0, 0, m->rz, m->rr};
     run_job(m, &jb);
     m->fmg_pending = 0;
     m->r_valid = 0;
@@ -513,15 +376,15 @@ hr_status hr_mg_create(const hr_mg_options *o, hr_mg **out)
     hr_mg *m = calloc(1, sizeof *m);
     if (!m) return HR_ERR_NO_MEMORY;
     m->o = *o;
-    m->dim = dim_of(o);
-    m->nx = extent(o, 0);
-    m->ny = extent(o, 1);
-    m->nz = m->dim == 3 ? extent(o, 2) : 1;
+    m->dim = mg_opt_dim(o);
+    m->nx = mg_opt_extent(o, 0);
+    m->ny = mg_opt_extent(o, 1);
+    m->nz = m->dim == 3 ? mg_opt_extent(o, 2) : 1;
     const int nmax = m->nx > m->ny ? (m->nx > m->nz ? m->nx : m->nz) : (m->ny > m->nz ? m->ny : m->nz);
     m->h = 1.0 / ((double)nmax + 1.0);
     m->nt = o->threads > 0 ? o->threads : hr_cpu_count();
-    m->use_h = uses_mg(o);
-    m->nlev = m->use_h ? (o->levels > 0 ? o->levels : max_levels(o)) : 0;
+    m->use_h = mg_opt_uses_mg(o);
+    m->nlev = m->use_h ? (o->levels > 0 ? o->levels : mg_opt_max_levels(o)) : 0;
     m->direct = o->method == HR_MG_METHOD_MG && o->precision != HR_MG_PREC_MIXED;
     m->has_out = !m->direct;
     m->tls = calloc((size_t)m->nt, sizeof *m->tls);
@@ -548,7 +411,7 @@ hr_status hr_mg_create(const hr_mg_options *o, hr_mg **out)
         mg_level *O = &m->out;
         if (!hr_layout_init(&O->l, m->dim, m->nx, m->ny, m->nz, 8)) return fail(m, HR_ERR_NO_MEMORY);
         O->slices = slices;
-        O->threaded = hr_layout_points(&O->l) >= 16384;
+        O->threaded = hr_layout_points(&O->l) >= HR_MG_THREADED_POINTS;
         hr_grid *gs[5] = {&O->u[0], &O->u[1], &O->r, &O->d, &O->cp};
         for (int g = 0; g < 5; g++)
             if ((st = hr_grid_alloc(gs[g], &O->l)) != HR_OK) return fail(m, st);
@@ -556,7 +419,7 @@ hr_status hr_mg_create(const hr_mg_options *o, hr_mg **out)
             if ((st = hr_grid_alloc(&O->hf, &O->l)) != HR_OK) return fail(m, st);
         O->rhs = problem_view(m, &O->hf);
     }
-    job jb = {m, JOB_INIT, 0, 0, 0};
+    job jb = {m, JOB_INIT, 0, 0, 0, 0.0, 0.0};
     run_job(m, &jb);
     m->setup_s = hr_now() - t0;
     *out = m;
@@ -597,7 +460,7 @@ hr_status hr_mg_solve(hr_mg *m, hr_mg_result *res)
     if (!m) return HR_ERR_INVALID_ARG;
     /* a fresh start: zero interior, rings, rhs (a pass over the memory, outside the timing) */
     if (m->count > 0) {
-        job jb = {m, JOB_INIT, 0, 0, 0};
+        job jb = {m, JOB_INIT, 0, 0, 0, 0.0, 0.0};
         run_job(m, &jb);
     }
     const double t0 = hr_now();
@@ -608,7 +471,7 @@ hr_status hr_mg_solve(hr_mg *m, hr_mg_result *res)
     m->first_rel = true_residual(m, m->has_out, &m->bnorm);
     m->r_valid = m->has_out;
     if (m->o.method == HR_MG_METHOD_CG) {
-        job jb = {m, JOB_START, 0, 0, 0};
+        job jb = {m, JOB_START, 0, 0, 0, 0.0, 0.0};
         run_job(m, &jb);
         const double rn = sqrt(m->rr);
         m->first_rel = m->bnorm > 0.0 ? rn / m->bnorm : rn;

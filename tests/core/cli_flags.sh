@@ -40,7 +40,7 @@ expect_usage() { # pattern args...
 expect_usage "hetrelax poisson2d: --iters: expected an integer, got '1e3'" poisson2d --iters 1e3
 expect_usage "hetrelax poisson2d: --threads: 0 is out of range" poisson2d --threads 0
 expect_usage "hetrelax poisson2d: --tol: expected a finite number, got 'nan'" poisson2d --tol nan
-expect_usage "hetrelax poisson2d: --precision: unknown value 'half' (expected single|double)" poisson2d --precision half
+expect_usage "hetrelax poisson2d: --precision: unknown value 'half' (expected single|double|mixed)" poisson2d --precision half
 expect_usage "hetrelax poisson2d: --n: missing value" poisson2d --n
 expect_usage "hetrelax sparse: --threads: 5000 is out of range" sparse --threads 5000
 expect_usage "hetrelax sparse: --method: unknown value 'sor'" sparse --method sor

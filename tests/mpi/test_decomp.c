@@ -274,6 +274,11 @@ static void test_create_errors(void **state)
     o.iters = -1;
     assert_int_equal(hr_inproc_solver_create(&o, fine, 1, &ds, err, sizeof err), HR_ERR_INVALID_ARG);
     assert_non_null(strstr(err, "iters"));
+    /* red-black is refused, not run as Jacobi */
+    o.iters = 10;
+    o.method = HR_METHOD_REDBLACK;
+    assert_int_equal(hr_inproc_solver_create(&o, fine, 1, &ds, err, sizeof err), HR_ERR_UNSUPPORTED);
+    assert_non_null(strstr(err, "method"));
 }
 
 int main(void)

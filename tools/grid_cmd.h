@@ -1,0 +1,106 @@
+/*
+ * The grid commands (poisson2d, poisson3d) across their files: the parsed arguments and the
+ * pieces shared by the command (cmd_poisson2d.c), its checkpointed loop (grid_chunks.c) and
+ * its report (grid_report.c).
+ */
+#ifndef HR_GRID_CMD_H
+#define HR_GRID_CMD_H
+
+#include <json-c/json.h>
+#include <stdio.h>
+
+#include "atomic_file.h"
+#include "checkpoint.h"
+#include "cli_flags.h"
+#include "hetrelax/hetrelax.h"
+#include "mpi_glue.h"
+
+typedef struct grid_args {
+    hr_options o;
+    int dim;
+    int nx, ny, nz; /* resolved extents */
+    const char *json, *output, *rhs_file, *init_file, *checkpoint, *restart;
+    long checkpoint_every;
+    int measure_bw, quiet, verify, list;
+    double ref_gbps;
+    hr_mpi_cli_args mpi;
+    /* multigrid and CG (--method mg|cg; grid_mg.c) */
+    int solver;              /* GRID_RELAX, GRID_MG or GRID_CG */
+    int pc, cycle, smoother; /* indices of the --pc, --cycle, --smoother choices */
+    int pre, post, levels;   /* levels 0: all the grid allows */
+    int mixed;               /* --precision mixed */
+    int explain;             /* --explain (hybrid) */
+} grid_args;
+
+enum { GRID_RELAX = 0, GRID_MG, GRID_CG };
+
+/* The command's name for error lines (poisson2d or poisson3d) and the stream of its
+ * human-readable output (stderr when the JSON goes to stdout). */
+extern const char *hr_grid_cmd;
+extern FILE *hr_grid_out;
+
+static inline size_t hr_grid_esize(hr_precision p)
+{
+    return p == HR_PREC_DOUBLE ? 8 : 4;
+}
+
+/* Prints one monitor line (an hr_monitor_fn). */
+int hr_grid_monitor_print(long it, double res, void *user);
+
+/* A checkpointed run (--checkpoint, --restart). */
+typedef struct chunk_run {
+    long done0; /* sweeps in the state the run started from */
+    long done;  /* sweeps done so far, counted from the original start */
+    void *buf;  /* the interior, for checkpoints */
+    size_t count;
+    hr_ckpt_info info;
+} chunk_run;
+
+/* Reads a --restart file into c->buf after checking that it is this problem. */
+int hr_grid_load_restart(const grid_args *a, chunk_run *c);
+/* Runs the sweeps from c->done to --iters on s, which was created with iters 0, tol 0
+ * and no monitor; see grid_chunks.c. Returns 0, a positive exit status (printed), or
+ * -hr_status of a failed library call; *sig: the signal that stopped it (0: none). */
+int hr_grid_run_chunks(const grid_args *a, hr_solver *s, chunk_run *c, hr_result *total, int *sig);
+
+/* "field: reason" from the library as "--field: reason" when the command has that flag. */
+void hr_grid_flagify(hr_flagset *fs, const char *why, char *out, size_t size);
+
+/* Multigrid and CG (grid_mg.c): the flags, and the run after the common checks. */
+void hr_grid_mg_flags(hr_flagset *fs, grid_args *a);
+int hr_grid_run_mg(grid_args *a, hr_flagset *fs);
+
+/* The hybrid backend (grid_hybrid.c): flags; checks once the backend is resolved (0 or exit
+ * status, printed); after the run, --explain and the JSON "hybrid" object (NULL unless s
+ * runs the hybrid backend). */
+void hr_grid_hybrid_flags(hr_flagset *fs, grid_args *a);
+int hr_grid_hybrid_check(const grid_args *a, hr_flagset *fs, hr_backend eb, int gpus);
+json_object *hr_grid_hybrid_report(const grid_args *a, const hr_solver *s, const hr_result *r);
+
+/* The flag table of the grid commands (grid_flags.c). */
+void hr_grid_build_flags(hr_flagset *fs, grid_args *a);
+
+/* Outputs opened (as temporary files) before the run. */
+typedef struct outputs {
+    hr_atomic out, json;
+    int out_open, json_open;
+} outputs;
+
+/* The run's header lines (before the sweeps); cfg may be NULL. */
+void hr_grid_print_header(const grid_args *a, const char *rhs_name, hr_backend b, const char *kernel,
+                          const char *bw_what, const hr_config *cfg, long done0);
+/* After the sweeps: the summary, --verify, --output, --json (on rank 0 of an MPI run; the
+ * other ranks' output goes to /dev/null and they hold no solution). Frees sol; takes
+ * mpi_json and hybrid_json. Returns the exit status. */
+int hr_grid_finish(const grid_args *a, outputs *wp, const hr_result *rp, const hr_config *cfg, double *sol,
+                   const char *rhs_name, hr_status st, long restarted_from, json_object *mpi_json,
+                   json_object *hybrid_json);
+
+/* Runs cpu-seq for `sweeps` and compares with sol bitwise; prints the verdict. */
+int hr_grid_verify(const grid_args *a, long sweeps, const double *sol);
+/* The run as a JSON object; mpi (may be NULL) is added as "mpi" and owned by the result. */
+json_object *hr_grid_result_json(const grid_args *a, const hr_result *r, const char *rhs_name,
+                                 const hr_config *cfg, long restarted_from, json_object *mpi,
+                                 json_object *hybrid);
+
+#endif

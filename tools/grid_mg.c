@@ -1,0 +1,303 @@
+/*
+ * poisson2d/poisson3d --method mg|cg: converged solves by geometric multigrid, CG or
+ * MG-preconditioned CG (include/hetrelax/mg.h, docs/multigrid.md). Progress per cycle (or
+ * CG iteration) with the relative residual and the convergence factor; the JSON records
+ * cycles, factors and time per unknown. Builds without the multigrid library too (before it
+ * is merged): --method mg|cg is then refused.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "field_io.h"
+#include "grid_cmd.h"
+
+#if defined(__has_include)
+#if __has_include("hetrelax/mg.h")
+#include "hetrelax/mg.h"
+#define HR_HAVE_MG 1
+#endif
+#endif
+
+static const char *const pcs[] = {"none", "mg", NULL};
+static const char *const cycles[] = {"v", "w", "f", "fmg", NULL};
+static const char *const smoothers[] = {"jacobi", "redblack", "cheby", NULL};
+
+void hr_grid_mg_flags(hr_flagset *fs, grid_args *a)
+{
+    a->pre = a->post = 2;
+    a->smoother = 1; /* red-black */
+    hr_flags_group(fs, "multigrid and CG (--method mg|cg)");
+    hr_flags_add(fs, hr_flag_choice("pc", &a->pc, pcs, "preconditioner of --method cg (default none)"));
+    hr_flags_add(fs, hr_flag_choice("cycle", &a->cycle, cycles, "(default v; --pc mg: v)"));
+    hr_flags_add(fs, hr_flag_int("pre", &a->pre, 0, 1000, "N",
+                                 "smoothing sweeps before the coarse correction (default 2)"));
+    hr_flags_add(fs, hr_flag_int("post", &a->post, 0, 1000, "N", "smoothing sweeps after it (default 2)"));
+    hr_flags_add(fs, hr_flag_choice("smoother", &a->smoother, smoothers,
+                                    "(default redblack; jacobi: omega 4/5 in 2-D, 6/7 in 3-D, or --omega)"));
+    hr_flags_add(fs,
+                 hr_flag_int("levels", &a->levels, 1, 64, "L", "levels including the finest (default: all)"));
+}
+
+#ifdef HR_HAVE_MG
+
+static int mg_monitor(long it, double res, double factor, void *user)
+{
+    (void)user;
+    fprintf(hr_grid_out, "  %s %6ld   relative residual %.6e   factor %.4f\n", it >= 0 ? "cycle" : "", it,
+            res, factor);
+    fflush(hr_grid_out);
+    return 0;
+}
+
+static int cg_monitor(long it, double res, double factor, void *user)
+{
+    (void)user;
+    fprintf(hr_grid_out, "  iteration %6ld   relative residual %.6e   factor %.4f\n", it, res, factor);
+    fflush(hr_grid_out);
+    return 0;
+}
+
+static json_object *mg_json(const grid_args *a, const hr_mg_options *mo, const hr_mg_result *r,
+                            const char *rhs)
+{
+    json_object *j = json_object_new_object();
+    char date[32];
+    hr_cli_date(date, sizeof date);
+    json_object_object_add(j, "dim", json_object_new_int(a->dim));
+    json_object_object_add(j, "nx", json_object_new_int(r->nx));
+    json_object_object_add(j, "ny", json_object_new_int(r->ny));
+    if (a->dim == 3) json_object_object_add(j, "nz", json_object_new_int(r->nz));
+    json_object_object_add(j, "method", json_object_new_string(a->solver == GRID_MG ? "mg" : "cg"));
+    json_object_object_add(j, "pc", json_object_new_string(pcs[a->pc]));
+    if (a->solver == GRID_MG || a->pc == 1) {
+        json_object_object_add(j, "cycle", json_object_new_string(hr_mg_cycle_name(mo->cycle)));
+        json_object_object_add(j, "pre", json_object_new_int(mo->pre));
+        json_object_object_add(j, "post", json_object_new_int(mo->post));
+        json_object_object_add(j, "smoother", json_object_new_string(hr_mg_smoother_name(mo->smoother)));
+        json_object_object_add(j, "levels", json_object_new_int(r->levels));
+    }
+    json_object_object_add(j, "precision",
+                           json_object_new_string(a->mixed ? "mixed" : hr_precision_name(a->o.precision)));
+    json_object_object_add(j, "backend",
+                           json_object_new_string(mo->threads == 1 ? "cpu-seq" : "cpu-threads"));
+    json_object_object_add(j, "threads", json_object_new_int(mo->threads));
+    json_object_object_add(j, "rhs", json_object_new_string(rhs));
+    json_object_object_add(j, "tol", json_object_new_double(mo->tol));
+    json_object_object_add(j, a->solver == GRID_MG ? "cycles" : "iterations",
+                           json_object_new_int64(r->iterations));
+    json_object_object_add(j, "reason", json_object_new_string(hr_reason_string(r->reason)));
+    json_object_object_add(j, "convergence_factor", hr_json_number(r->convergence_factor));
+    json_object_object_add(j, "last_factor", hr_json_number(r->last_factor));
+    json_object_object_add(j, "relative_residual", hr_json_number(r->relative_residual));
+    if (isfinite(r->max_error)) json_object_object_add(j, "max_error", hr_json_number(r->max_error));
+    json_object_object_add(j, "time_s", json_object_new_double(r->time_s));
+    json_object_object_add(j, "time_setup_s", json_object_new_double(r->time_setup_s));
+    json_object_object_add(j, "ns_per_unknown", hr_json_number(r->ns_per_unknown));
+    json_object_object_add(j, "commit", json_object_new_string(hr_cli_commit()));
+    json_object_object_add(j, "date", json_object_new_string(date));
+    return j;
+}
+
+/* Writes --output from the solution; 0 or HR_EXIT_FAIL (printed). */
+static int write_output(const grid_args *a, hr_atomic *out, hr_mg *m, size_t count, int nx, int ny, int nz,
+                        hr_precision prec)
+{
+    double *sol = malloc(count * sizeof *sol);
+    hr_status ws = sol ? hr_mg_solution(m, sol, count) : HR_ERR_NO_MEMORY;
+    if (ws == HR_OK) ws = hr_field_write_as(hr_field_format_of(a->output), out->tmp, nx, ny, nz, sol, prec);
+    free(sol);
+    const int err = ws == HR_OK              ? 0
+                    : ws == HR_ERR_IO        ? (errno ? errno : EIO)
+                    : ws == HR_ERR_NO_MEMORY ? ENOMEM
+                                             : EINVAL;
+    return hr_cli_close_output(hr_grid_cmd, "--output", out, err);
+}
+
+int hr_grid_run_mg(grid_args *a, hr_flagset *fs)
+{
+    const char *CMD = hr_grid_cmd;
+    const hr_options *o = &a->o;
+    const char *what = a->solver == GRID_MG ? "mg" : "cg";
+    /* what a multigrid or CG solve cannot do (yet): one line naming the flag */
+    if (hr_mpi_cli_wanted(&a->mpi))
+        return hr_cli_usage_error(CMD, "--method", "%s: not in decomposed (MPI) runs yet", what);
+    if (o->backend == HR_BACKEND_GPU)
+        return hr_cli_usage_error(CMD, "--backend", "gpu: --method %s runs on the CPU only so far", what);
+    if (a->checkpoint || a->restart)
+        return hr_cli_usage_error(CMD, a->checkpoint ? "--checkpoint" : "--restart",
+                                  "not available with --method %s", what);
+    if (a->verify)
+        return hr_cli_usage_error(CMD, "--verify", "compares sweeps with cpu-seq: not for --method %s", what);
+    if (o->init != HR_INIT_ZERO)
+        return hr_cli_usage_error(CMD, "--init", "--method %s starts from a zero guess", what);
+    const char *relax_only[] = {"kernel", "alpha", "layout", "host-memory", "device", "divtol", "check"};
+    for (size_t i = 0; i < sizeof relax_only / sizeof relax_only[0]; i++)
+        if (hr_flags_seen(fs, relax_only[i]))
+            return hr_cli_usage_error(CMD, NULL, "--%s: not used by --method %s", relax_only[i], what);
+    if (a->solver == GRID_CG && a->pc == 0) {
+        const char *mg_only[] = {"cycle", "pre", "post", "smoother", "levels"};
+        for (size_t i = 0; i < sizeof mg_only / sizeof mg_only[0]; i++)
+            if (hr_flags_seen(fs, mg_only[i]))
+                return hr_cli_usage_error(CMD, NULL, "--%s: needs --method mg or --pc mg", mg_only[i]);
+    }
+    if (a->pc == 1 && a->solver != GRID_CG)
+        return hr_cli_usage_error(CMD, "--pc", "mg preconditions --method cg only (method is %s)", what);
+    if (hr_flags_seen(fs, "omega") && !(a->smoother == 0 && (a->solver == GRID_MG || a->pc == 1)))
+        return hr_cli_usage_error(CMD, "--omega", "with --method %s: the weight of --smoother jacobi only",
+                                  what);
+
+    hr_mg_options mo;
+    hr_mg_options_default(&mo);
+    mo.dim = a->dim;
+    mo.n = hr_flags_seen(fs, "n") ? o->n : 0;
+    mo.nx = o->nx;
+    mo.ny = o->ny;
+    mo.nz = a->dim == 3 ? o->nz : 0;
+    if (!mo.n && !mo.nx && !mo.ny && !mo.nz) mo.n = a->dim == 3 ? 127 : 1023; /* a 2^k - 1 default */
+    if (!mo.n) mo.n = mo.nx ? mo.nx : mo.ny ? mo.ny : mo.nz;
+    mo.rhs = o->rhs;
+    mo.boundary = o->boundary;
+    mo.method = a->solver == GRID_MG ? HR_MG_METHOD_MG : HR_MG_METHOD_CG;
+    mo.pc = a->pc == 1 ? HR_MG_PC_MG : HR_MG_PC_NONE;
+    mo.cycle = (hr_mg_cycle)a->cycle;
+    mo.pre = a->pre;
+    mo.post = a->post;
+    mo.smoother = (hr_mg_smoother)a->smoother;
+    if (hr_flags_seen(fs, "omega")) mo.omega = o->omega;
+    mo.levels = a->levels;
+    /* the grid commands' default precision is single; a converged solve wants double */
+    mo.precision = a->mixed                                                           ? HR_MG_PREC_MIXED
+                   : hr_flags_seen(fs, "precision") && o->precision == HR_PREC_SINGLE ? HR_MG_PREC_SINGLE
+                                                                                      : HR_MG_PREC_DOUBLE;
+    if (o->tol > 0) mo.tol = o->tol;
+    if (hr_flags_seen(fs, "iters")) mo.max_iters = o->iters;
+    mo.threads = o->backend == HR_BACKEND_CPU_SEQ ? 1 : o->threads;
+    const int monitor = !a->quiet && !(hr_flags_seen(fs, "monitor") && o->monitor_every == 0);
+    if (monitor) mo.monitor = a->solver == GRID_MG ? mg_monitor : cg_monitor;
+    if (mo.max_iters < 1) return hr_cli_usage_error(CMD, "--iters", "--method %s needs at least 1", what);
+
+    char why[240], msg[280];
+    {
+        hr_mg_options vo = mo; /* the file values come later */
+        static const double one = 0.0;
+        if (vo.rhs == HR_RHS_ARRAY) vo.rhs_values = &one;
+        if (hr_mg_options_validate(&vo, why, sizeof why) != HR_OK) {
+            hr_grid_flagify(fs, why, msg, sizeof msg);
+            return hr_cli_usage_error(CMD, NULL, "%s", msg);
+        }
+    }
+    const int nx = mo.nx ? mo.nx : mo.n, ny = mo.ny ? mo.ny : mo.n,
+              nz = a->dim == 3 ? (mo.nz ? mo.nz : mo.n) : 1;
+    const size_t count = (size_t)nx * (size_t)ny * (size_t)nz;
+    hr_atomic out, jout;
+    int out_open = 0, json_open = 0, rc = 0;
+    double *rhs = NULL;
+    hr_mg *m = NULL;
+    if (a->output && (rc = hr_cli_open_output(CMD, "--output", a->output, &out)) != 0) return rc;
+    out_open = a->output != NULL;
+    if (a->json && strcmp(a->json, "-") != 0) {
+        if ((rc = hr_cli_open_output(CMD, "--json", a->json, &jout)) != 0) goto done;
+        json_open = 1;
+    }
+    if (mo.rhs == HR_RHS_ARRAY) {
+        rhs = malloc(count * sizeof *rhs);
+        hr_status rs =
+            rhs ? hr_field_read_raw_count(a->rhs_file, count, o->precision, rhs) : HR_ERR_NO_MEMORY;
+        if (rs != HR_OK) {
+            rc = hr_cli_usage_error(CMD, "--rhs", "'%s': cannot read %zu %s values", a->rhs_file, count,
+                                    hr_precision_name(o->precision));
+            goto done;
+        }
+        mo.rhs_values = rhs;
+    }
+    hr_status st = hr_mg_create(&mo, &m);
+    free(rhs);
+    rhs = NULL;
+    if (st != HR_OK) {
+        if (st == HR_ERR_NO_MEMORY) {
+            rc = hr_cli_usage_error(CMD, "--n", "the multigrid levels do not fit in memory");
+        } else {
+            hr_grid_flagify(fs, hr_mg_last_error(), msg, sizeof msg);
+            rc = hr_cli_usage_error(CMD, NULL, "%s", msg);
+        }
+        goto done;
+    }
+    const char *rhs_name = o->rhs == HR_RHS_SPIKE          ? "spike"
+                           : o->rhs == HR_RHS_MANUFACTURED ? "manufactured"
+                           : o->rhs == HR_RHS_ZERO         ? "zero"
+                                                           : a->rhs_file;
+    if (!a->quiet) {
+        fprintf(hr_grid_out, "hetrelax %s: ", CMD);
+        if (a->dim == 3)
+            fprintf(hr_grid_out, "%d x %d x %d", nx, ny, nz);
+        else
+            fprintf(hr_grid_out, "%d x %d", nx, ny);
+        fprintf(hr_grid_out, " interior points, rhs %s, %s precision\n", rhs_name,
+                a->mixed                            ? "mixed"
+                : mo.precision == HR_MG_PREC_SINGLE ? "single"
+                                                    : "double");
+        if (a->solver == GRID_MG || a->pc == 1)
+            fprintf(hr_grid_out, "%s%s: %s(%d,%d) cycles, %s smoother, %s levels, tol %g, at most %ld\n",
+                    a->solver == GRID_MG ? "multigrid" : "CG",
+                    a->solver == GRID_MG ? "" : " preconditioned by multigrid", hr_mg_cycle_name(mo.cycle),
+                    mo.pre, mo.post, hr_mg_smoother_name(mo.smoother), mo.levels ? "given" : "all", mo.tol,
+                    mo.max_iters);
+        else
+            fprintf(hr_grid_out, "CG (matrix-free, no preconditioner): tol %g, at most %ld iterations\n",
+                    mo.tol, mo.max_iters);
+    }
+    hr_mg_result r;
+    st = hr_mg_solve(m, &r);
+    if (st != HR_OK && st != HR_ERR_DIVERGED) {
+        fprintf(stderr, "hetrelax %s: %s\n", CMD, hr_status_string(st));
+        rc = HR_EXIT_FAIL;
+        goto done;
+    }
+    fprintf(hr_grid_out, "summary   %ld %s (%s) in %.4f s: %.3f ns per unknown (setup %.4f s, %d levels)\n",
+            r.iterations, a->solver == GRID_MG ? "cycles" : "iterations", hr_reason_string(r.reason),
+            r.time_s, r.ns_per_unknown, r.time_setup_s, r.levels);
+    fprintf(hr_grid_out, "          convergence factor %.4f (last %.4f), relative residual %.6e",
+            r.convergence_factor, r.last_factor, r.relative_residual);
+    if (isfinite(r.max_error)) fprintf(hr_grid_out, ", max error vs exact %.6e", r.max_error);
+    fprintf(hr_grid_out, "\n");
+    if (r.reason == HR_REASON_DIVERGED || r.reason == HR_REASON_NAN) {
+        fprintf(stderr, "hetrelax %s: the iteration diverged (%s)\n", CMD, hr_reason_string(r.reason));
+        rc = HR_EXIT_FAIL;
+    }
+    if (out_open) {
+        out_open = 0;
+        if (write_output(a, &out, m, count, nx, ny, nz,
+                         mo.precision == HR_MG_PREC_SINGLE ? HR_PREC_SINGLE : HR_PREC_DOUBLE) != 0)
+            rc = HR_EXIT_FAIL;
+        else if (!a->quiet)
+            fprintf(hr_grid_out, "wrote     %s\n", a->output);
+    }
+    if (a->json) {
+        json_object *j = mg_json(a, &mo, &r, rhs_name);
+        int jr = hr_cli_write_json_to(CMD, json_open ? &jout : NULL, j);
+        json_open = 0;
+        json_object_put(j);
+        if (jr && rc == HR_EXIT_OK) rc = jr;
+    }
+done:
+    hr_mg_free(m);
+    free(rhs);
+    if (out_open) hr_atomic_abort(&out);
+    if (json_open) hr_atomic_abort(&jout);
+    return rc;
+}
+
+#else /* the multigrid library is not in this build yet */
+
+int hr_grid_run_mg(grid_args *a, hr_flagset *fs)
+{
+    (void)fs;
+    return hr_cli_usage_error(hr_grid_cmd, "--method", "%s: this build has no multigrid library",
+                              a->solver == GRID_MG ? "mg" : "cg");
+}
+
+#endif
