@@ -123,11 +123,10 @@ void hr_pencil_default_choice(const hr_grid_layout *l, int rows, int grids, int 
 {
     size_t l2 = hr_cache_l2_bytes(), llc = hr_cache_llc_share(threads);
     if (l2 == 0) l2 = (size_t)1 << 20;
-    /* the three input planes of a pencil in an eighth of the L2: the rest holds output lines, f
-     * and prefetches, and on a VM a sibling hardware thread of another guest may share the L2
-     * (the 2-vCPU development VM's tuner picked 2-4 rows); two halo rows per 40 cost 5% reads */
+    /* the three input planes of a pencil in half the L2 (the rest: output lines, f, prefetches);
+     * on the quiet 2-core VM 128-row pencils beat 32 and 8 rows by 5-7% in double (docs/cpu.md) */
     const size_t row = l->pitch * l->esize;
-    long b = (long)(l2 / 8 / (3 * row)) - 2;
+    long b = (long)(l2 / 2 / (3 * row)) - 2;
     if (b < 1) b = 1;
     if (rows > 0 && b > rows) b = rows;
     *by = (int)b;

@@ -23,7 +23,7 @@ extern const hr_kernel_desc hr_kernel_cpu_pencil;
 hr_status hr_pencil_apply(hr_solver *s, int by, int stream);
 
 /* The untuned choice for a layout whose `threads` threads own `rows` rows each: pencils whose
- * three planes fill about an eighth of a core's L2; streaming stores when the grids exceed the
+ * three planes fill about half a core's L2; streaming stores when the grids exceed the
  * threads' share of the LLC (hr_cache_llc_share). */
 void hr_pencil_default_choice(const hr_grid_layout *l, int rows, int grids, int threads, int *by,
                               int *stream);
