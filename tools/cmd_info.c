@@ -8,7 +8,7 @@
 int hr_cmd_info(int argc, char **argv)
 {
     const char *json = NULL;
-    int threads = 0, size_mib = 128, repeats = 5, measure = 1;
+    int threads = 0, size_mib = 0, repeats = 5, measure = 1;
     hr_flagset fs;
     hr_flags_init(&fs, "info",
                   "info [--json FILE|-] [--threads P] [--size MIB] [--repeats R] [--no-bandwidth]",
@@ -22,13 +22,15 @@ int hr_cmd_info(int argc, char **argv)
     hr_flags_add(&fs,
                  hr_flag_int("threads", &threads, 1, 4096, "P", "host threads for the probe (default: all)"));
     hr_flags_add(&fs,
-                 hr_flag_int("size", &size_mib, 1, 65536, "MIB", "bytes per array in MiB (default 128)"));
+                 hr_flag_int("size", &size_mib, 0, 65536, "MIB",
+                             "bytes per array in MiB (default 0: twice the last-level cache, so the copy "
+                             "streams from memory)"));
     hr_flags_add(&fs, hr_flag_int("repeats", &repeats, 1, 1000, "R", "timed runs (default 5)"));
     hr_flags_add(&fs, hr_flag_switch("no-bandwidth", &measure, 0, "skip the bandwidth measurements"));
     int rc = hr_flags_parse(&fs, argc, argv);
     if (rc) return rc < 0 ? HR_EXIT_OK : rc;
     /* the probe holds three arrays (copy: a = b; triad: a = b + s c) */
-    if (measure) {
+    if (measure && size_mib > 0) {
         double need = 3.0 * (double)((size_t)size_mib << 20), avail = (double)hr_cli_available_bytes();
         char b1[32], b2[32];
         if (need > avail)
@@ -63,7 +65,7 @@ int hr_cmd_info(int argc, char **argv)
         json_object *go = json_object_new_object();
         json_object_object_add(go, "name", json_object_new_string(name));
         fprintf(hout, "gpu %d     %s\n", g, name);
-        if (measure) {
+        if (measure && size_mib > 0) {
             double bw = 0.0;
             if (hr_measure_device_bandwidth(g, 0, repeats, &bw) == HR_OK) {
                 fprintf(hout, "          device copy %.1f GB/s (read + write bytes)\n", bw);
@@ -74,7 +76,7 @@ int hr_cmd_info(int argc, char **argv)
     }
     json_object_object_add(o, "gpus", gpus);
     rc = HR_EXIT_OK;
-    if (measure) {
+    if (measure && size_mib > 0) {
         hr_bandwidth bw;
         hr_status st = hr_measure_host_bandwidth(threads, (size_t)size_mib << 20, repeats, &bw);
         if (st != HR_OK) {
