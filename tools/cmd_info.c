@@ -65,7 +65,7 @@ int hr_cmd_info(int argc, char **argv)
         json_object *go = json_object_new_object();
         json_object_object_add(go, "name", json_object_new_string(name));
         fprintf(hout, "gpu %d     %s\n", g, name);
-        if (measure && size_mib > 0) {
+        if (measure) {
             double bw = 0.0;
             if (hr_measure_device_bandwidth(g, 0, repeats, &bw) == HR_OK) {
                 fprintf(hout, "          device copy %.1f GB/s (read + write bytes)\n", bw);
@@ -76,7 +76,7 @@ int hr_cmd_info(int argc, char **argv)
     }
     json_object_object_add(o, "gpus", gpus);
     rc = HR_EXIT_OK;
-    if (measure && size_mib > 0) {
+    if (measure) {
         hr_bandwidth bw;
         hr_status st = hr_measure_host_bandwidth(threads, (size_t)size_mib << 20, repeats, &bw);
         if (st != HR_OK) {
