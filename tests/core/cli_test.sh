@@ -58,6 +58,10 @@ expect_usage "--n" $P --n
 expect_usage "unexpected" $P extra
 expect_usage "--threads" info --threads 0
 expect_usage "--bogus" info --bogus
+# the default probe measures (arrays sized by the library) and reports both rates
+"$HR" info --repeats 1 --json - 2>/dev/null |
+  python3 -c "import json,sys; b=json.load(sys.stdin)['host_bandwidth']; assert b['copy_gbps'] > 0 and b['triad_gbps'] > 0" &&
+  ok || bad "info: no host bandwidth with the default size"
 expect_usage "unknown command" frobnicate
 if "$HR" info --no-bandwidth | grep -q ', 0 GPU(s)'; then
   expect_usage "gpu" $P --n 8 --backend gpu
