@@ -146,6 +146,8 @@ typedef struct hr_options {
     int split_second;           /* the second placement: HR_SPLIT_GPU, or HR_SPLIT_CPU (a CPU team, tests) */
     int split_schedule;         /* HR_SPLIT_NESTED or HR_SPLIT_NAIVE (seed 003 listings 3 and 2) */
     int split_boundary_threads; /* nested: threads of the boundary team (0: automatic) */
+    int gpus; /* backend hybrid: > 1 runs a chain of that many equal slabs of the slowest axis on
+                 GPUs device..device+gpus-1 (split_second HR_SPLIT_CPU: CPU crews); 0 or 1: as before */
 } hr_options;
 
 enum { HR_SPLIT_GPU = 0, HR_SPLIT_CPU = 1 };
@@ -311,6 +313,7 @@ typedef struct hr_config {
     char device_name[96];
     double omega;     /* the weight that runs (HR_OMEGA_AUTO resolved) */
     hr_method method; /* added with the red-black methods */
+    int gpus;         /* GPUs the run uses at once (--gpus N chain; 0: see device) */
 } hr_config;
 
 /*! hr_solver_config() : fills `out` with what `s` resolved (backend, kernel, threads, shapes). */

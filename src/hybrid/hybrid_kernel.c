@@ -183,6 +183,11 @@ static hr_status check_placements(const hr_options *o, char *err, size_t es)
             snprintf(err, es, "backend: hybrid needs a CUDA device");
             return HR_ERR_NO_DEVICE;
         }
+        if (o->gpus > 1 && o->device + o->gpus > count) {
+            snprintf(err, es, "gpus: %d GPUs from device %d, but %d CUDA device(s) present", o->gpus,
+                     o->device, count);
+            return HR_ERR_NO_DEVICE;
+        }
         if (o->device >= count) {
             snprintf(err, es, "device: ordinal %d, but %d CUDA device(s) present", o->device, count);
             return HR_ERR_NO_DEVICE;
@@ -229,9 +234,50 @@ static hr_status rows_for_split(hr_solver *s, int n, int g, int *rows)
     return HR_OK;
 }
 
+/* --gpus N: the chain of N equal parts, every part a GPU (or, split_second HR_SPLIT_CPU,
+ * a CPU crew: CI), no CPU share. */
+static hr_status chain_setup(hr_solver *s, hybrid_state *h)
+{
+    hr_hybrid_info *in = &h->info;
+    in->rows = split_extent(&s->o);
+    in->ghost = s->o.split_ghost > 0 ? s->o.split_ghost : 1;
+    in->schedule = s->o.split_schedule;
+    in->second = s->o.split_second;
+    in->predicted_s = NAN;
+    in->gpu_only_s = NAN;
+    hr_solver_init_rows(s, 0, hr_layout_outer(&s->u[0].l));
+    s->cur = 0;
+    hr_split_spec sp;
+    hr_split_spec_from_options(&s->o, &s->p, 0, s, &sp);
+    sp.parts = s->o.gpus;
+    if (sp.second == HR_SPLIT_CPU) { /* the cores shared by the parts */
+        const int t = s->o.threads > 0 ? s->o.threads : 1;
+        sp.threads_b = t / sp.parts > 0 ? t / sp.parts : 1;
+    }
+    char err[256] = "";
+    hr_status st = hr_split_create(&sp, &s->u[0], s->hf.base ? &s->hf : NULL, &h->e, err, sizeof err);
+    if (st != HR_OK) {
+        if (err[0]) hr_solver_set_error(s, "%s", err);
+        return st;
+    }
+    const int gpu = sp.second == HR_SPLIT_GPU;
+    s->cfg.threads = gpu ? 0 : sp.parts * (sp.threads_b + (sp.schedule == HR_SPLIT_NESTED));
+    s->cfg.device = gpu ? s->o.device : -1;
+    s->cfg.streams = gpu ? 2 * sp.parts : 0;
+    s->cfg.gpus = gpu ? sp.parts : 0;
+    snprintf(s->device_name, sizeof s->device_name, "%d x %.80s", sp.parts, h->e->p[0]->desc);
+    return HR_OK;
+}
+
 static hr_status hybrid_setup(hr_solver *s)
 {
     HR_TRY(check_placements(&s->o, s->err, sizeof s->err));
+    if (s->o.gpus > 1) {
+        hybrid_state *hc = calloc(1, sizeof *hc);
+        if (!hc) return HR_ERR_NO_MEMORY;
+        s->impl = hc;
+        return chain_setup(s, hc);
+    }
     hybrid_state *h = calloc(1, sizeof *h);
     if (!h) return HR_ERR_NO_MEMORY;
     s->impl = h;

@@ -53,6 +53,21 @@ static hr_status plan_parts(hr_split *e, int n_axis, int sizes[HR_DECOMP_MAX_CUT
 {
     const hr_split_spec *sp = &e->spec;
     const int ranks = sp->ranks > 1 ? sp->ranks : 1, g = sp->ghost < 1 ? 1 : sp->ghost;
+    if (ranks == 1 && sp->parts >= 2) { /* the chain of equal parts */
+        if (sp->parts > HR_SPLIT_MAX_LOCAL || n_axis < sp->parts * g) {
+            snprintf(err, es, "gpus: %d parts of ghost width %d cannot split %d %s", sp->parts, g, n_axis,
+                     sp->dim == 3 ? "planes" : "rows");
+            return HR_ERR_INVALID_ARG;
+        }
+        e->per_rank = *count = sp->parts;
+        for (int q = 0; q < sp->parts; q++) {
+            int lo, hi;
+            hr_split_range(n_axis, sp->parts, q, &lo, &hi);
+            sizes[q] = hi - lo;
+        }
+        *kind_a = 0;
+        return HR_OK;
+    }
     if (ranks == 1) {
         const int two = sp->rows_a > 0 && sp->rows_a < n_axis;
         e->per_rank = two ? 2 : 1;
@@ -148,7 +163,17 @@ hr_status hr_split_create(const hr_split_spec *spec, const hr_grid *u, const hr_
         ps.s = spec->s;
         const int nested = spec->schedule == HR_SPLIT_NESTED;
         const int exchanges = ps.sd.nb[e->axis][0] >= 0 || ps.sd.nb[e->axis][1] >= 0;
-        if (is_a && spec->first_gpu) {
+        if (spec->parts >= 2 && (spec->ranks <= 1)) { /* the chain: every part alike */
+            if (spec->second == HR_SPLIT_CPU) {
+                ps.threads = spec->threads_b;
+                ps.boundary_threads = nested ? 1 : 0;
+                st = hr_place_cpu_create(&ps, &e->p[q]);
+            } else {
+                ps.device = spec->device + q;
+                st = hr_place_gpu_create(&ps, &e->p[q]);
+                if (st != HR_OK && spec->s && spec->s->err[0]) set_err(err, es, spec->s->err);
+            }
+        } else if (is_a && spec->first_gpu) {
             ps.device = spec->device_a;
             st = hr_place_gpu_create(&ps, &e->p[q]);
         } else if (is_a || spec->second == HR_SPLIT_CPU) {
@@ -205,12 +230,12 @@ void hr_split_free(hr_split *e)
 {
     if (!e) return;
     hr_place *alloc = e->nparts > 0 ? e->p[e->nparts - 1] : NULL;
-    for (int q = 0; q < 2; q++)
+    for (int q = 0; q < HR_SPLIT_MAX_LOCAL; q++)
         for (int s = 0; s < 2; s++) {
             if (e->sbuf[q][s] && alloc) alloc->ops->host_free(alloc, e->sbuf[q][s]);
             if (e->rbuf[q][s] && alloc) alloc->ops->host_free(alloc, e->rbuf[q][s]);
         }
-    for (int q = 1; q >= 0; q--)
+    for (int q = HR_SPLIT_MAX_LOCAL - 1; q >= 0; q--)
         if (e->p[q]) e->p[q]->ops->destroy(e->p[q]);
     free(e);
 }
@@ -233,20 +258,32 @@ static hr_status remote_exchange(hr_split *e, int which)
     return HR_OK;
 }
 
-/* The local pair: A's high rows into B's low ghost rows and back (grid `which`). */
+/* The local chain (grid `which`): part q's high rows into q+1's low ghost rows and back.
+ * Two parts: A's rows go in while B's are still copied out. */
 static hr_status local_exchange(hr_split *e, int which)
 {
     if (e->nparts < 2) return HR_OK;
-    hr_place *A = e->p[0], *B = e->p[1];
-    int ar0, ar1, br0, br1;
-    face_rows(A, e->d.ghost, 1, 1, &ar0, &ar1);
-    face_rows(B, e->d.ghost, 0, 1, &br0, &br1);
-    P_TRY(e, A, A->ops->wait(A, HR_LANE_BOUNDARY)); /* A's rows copied out (A may be a device) */
-    P_TRY(e, B, B->ops->put(B, HR_LANE_BOUNDARY, which, br0, br1, e->sbuf[0][1]));
+    const int n = e->nparts, g = e->d.ghost;
+    int r0, r1;
+    for (int q = 0; q + 1 < n; q++) {
+        hr_place *L = e->p[q], *H = e->p[q + 1];
+        P_TRY(e, L, L->ops->wait(L, HR_LANE_BOUNDARY)); /* L's rows copied out (L may be a device) */
+        face_rows(H, g, 0, 1, &r0, &r1);
+        P_TRY(e, H, H->ops->put(H, HR_LANE_BOUNDARY, which, r0, r1, e->sbuf[q][1]));
+    }
     const double t0 = hr_now();
-    P_TRY(e, B, B->ops->wait(B, HR_LANE_BOUNDARY)); /* B's rows arrived, A's went in */
+    for (int q = 1; q < n; q++) /* the rows from below arrived, own rows copied out */
+        P_TRY(e, e->p[q], e->p[q]->ops->wait(e->p[q], HR_LANE_BOUNDARY));
     e->st.wait_s += hr_now() - t0;
-    P_TRY(e, A, A->ops->put(A, HR_LANE_BOUNDARY, which, ar0, ar1, e->sbuf[1][0]));
+    for (int q = 0; q + 1 < n; q++) {
+        hr_place *L = e->p[q];
+        face_rows(L, g, 1, 1, &r0, &r1);
+        P_TRY(e, L, L->ops->put(L, HR_LANE_BOUNDARY, which, r0, r1, e->sbuf[q + 1][0]));
+    }
+    /* the send buffers are refilled by the next sweep's copies on other parts: a device's
+     * put reading one must be done first (a CPU's put already is) */
+    for (int q = 0; q + 1 < n; q++)
+        if (!is_cpu(e->p[q])) P_TRY(e, e->p[q], e->p[q]->ops->wait(e->p[q], HR_LANE_BOUNDARY));
     return HR_OK;
 }
 
@@ -292,7 +329,7 @@ static hr_status exchange(hr_split *e)
 static hr_status overlapped_sweep(hr_split *e)
 {
     const int naive = e->spec.schedule == HR_SPLIT_NAIVE;
-    int in0[2], in1[2];
+    int in0[HR_SPLIT_MAX_LOCAL], in1[HR_SPLIT_MAX_LOCAL];
     for (int q = e->nparts - 1; q >= 0; q--) { /* the device (last part) first */
         hr_place *P = e->p[q];
         const int o0 = P->spec.sd.own.lo[e->axis], o1 = P->spec.sd.own.hi[e->axis];

@@ -46,7 +46,14 @@ typedef struct hr_split_spec {
     int ranks, rank;
     double fraction;
     hr_transport *t; /* not owned */
+    /* Many parts in one process (--gpus N): parts >= 2 cuts the axis into a chain of that
+     * many equal parts (hr_split_range; rows_a ignored), every part on a GPU (devices
+     * device, device+1, ...) or, when second is HR_SPLIT_CPU, every part a CPU crew of
+     * threads_b threads (CI). 0 or 1: the two-part split above. One rank only. */
+    int parts;
 } hr_split_spec;
+
+#define HR_SPLIT_MAX_LOCAL 16 /* local parts of one process */
 
 typedef struct hr_split_stats {
     long sweeps, exchanges;
@@ -58,16 +65,16 @@ enum { HR_FACE_PHYS = 0, HR_FACE_LOCAL, HR_FACE_REMOTE };
 typedef struct hr_split {
     hr_split_spec spec;
     hr_decomp d;
-    int axis;                      /* 1 or 2 */
-    int nparts;                    /* local parts: 1 or 2 */
-    int first;                     /* decomp id of p[0] */
-    int per_rank;                  /* parts per rank */
-    hr_place *p[2];                /* p[0] = the first (low rows) local part */
-    int face[2][2];                /* per local part and side (0 low, 1 high): HR_FACE_* */
-    int peer[2][2];                /* the neighbour: local index or rank */
-    void *sbuf[2][2], *rbuf[2][2]; /* rows sent / received per part and side */
-    int nremote;                   /* messages to other ranks per exchange */
-    int fresh;                     /* ghost layers match the current own points */
+    int axis;                        /* 1 or 2 */
+    int nparts;                      /* local parts: 1, 2 or spec.parts */
+    int first;                       /* decomp id of p[0] */
+    int per_rank;                    /* parts per rank */
+    hr_place *p[HR_SPLIT_MAX_LOCAL]; /* p[0] = the first (low rows) local part */
+    int face[HR_SPLIT_MAX_LOCAL][2]; /* per local part and side (0 low, 1 high): HR_FACE_* */
+    int peer[HR_SPLIT_MAX_LOCAL][2]; /* the neighbour: local index or rank */
+    void *sbuf[HR_SPLIT_MAX_LOCAL][2], *rbuf[HR_SPLIT_MAX_LOCAL][2]; /* rows sent / received */
+    int nremote; /* messages to other ranks per exchange */
+    int fresh;   /* ghost layers match the current own points */
     hr_split_stats st;
     char err[256];
 } hr_split;

@@ -132,6 +132,10 @@ hr_status hr_options_validate(const hr_options *o, char *w, size_t ws)
         return why(w, ws, "schedule: nested or naive");
     if (o->split_boundary_threads < 0 || o->split_boundary_threads > 4096)
         return why(w, ws, "boundary-threads: must be between 1 and 4096");
+    /* --gpus N: the hybrid module's chain of N parts (src/hybrid/split.c) */
+    if (o->gpus < 0 || o->gpus > 16) return why(w, ws, "gpus: must be between 1 and 16");
+    if (o->gpus > 1 && o->backend != HR_BACKEND_HYBRID)
+        return why(w, ws, "gpus: several GPUs need the gpu (chain) or hybrid backend");
     const hr_kernel_desc *k =
         o->kernel ? hr_kernel_find(resolve_backend(o->backend, dim), o->kernel, dim) : NULL;
     if (k && k->check) return k->check(o, w, ws);
