@@ -74,6 +74,9 @@ int hr_grid_run_mg(grid_args *a, hr_flagset *fs);
  * status, printed); after the run, --explain and the JSON "hybrid" object (NULL unless s
  * runs the hybrid backend). */
 void hr_grid_hybrid_flags(hr_flagset *fs, grid_args *a);
+/* --gpus N (before the backend is resolved): refusals, and --backend gpu becomes the
+ * hybrid module's chain of N GPU parts. */
+int hr_grid_gpus_prepare(grid_args *a, hr_flagset *fs, int use_mpi);
 int hr_grid_hybrid_check(const grid_args *a, hr_flagset *fs, hr_backend eb, int gpus);
 json_object *hr_grid_hybrid_report(const grid_args *a, const hr_solver *s, const hr_result *r);
 

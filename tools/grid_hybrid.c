@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "grid_cmd.h"
 #include "hetrelax/hybrid.h"
+#include "mpi_glue.h"
 
 /* --split auto|stream|F: auto and stream are the library's negative markers. */
 static int parse_split(const char *cmd, const hr_flag *f, const char *arg)
@@ -49,9 +50,34 @@ void hr_grid_hybrid_flags(hr_flagset *fs, grid_args *a)
                                  "nested: threads of the boundary team (default: automatic)"));
     hr_flags_add(fs, hr_flag_choice("split-second", &o->split_second, seconds,
                                     "the second placement (default gpu; cpu: a CPU team, for tests)"));
+    hr_flags_add(fs, hr_flag_int("gpus", &o->gpus, 1, 16, "N",
+                                 "--backend gpu on N GPUs of this process (devices --device..+N-1):\n"
+                                 "equal slabs of rows (3-D: planes), boundary rows exchanged each sweep;\n"
+                                 "with --backend hybrid --split-second cpu: N CPU teams (tests)"));
     hr_flags_add(fs, hr_flag_switch("explain", &a->explain, 1,
                                     "print the model's curve, the chosen split and predicted vs\n"
                                     "measured time per sweep"));
+}
+
+int hr_grid_gpus_prepare(grid_args *a, hr_flagset *fs, int use_mpi)
+{
+    const char *CMD = hr_grid_cmd;
+    hr_options *o = &a->o;
+    if (!hr_flags_seen(fs, "gpus") || o->gpus <= 1) return 0;
+    if (use_mpi || hr_mpi_cli_size() > 1)
+        return hr_cli_usage_error(CMD, "--gpus",
+                                  "one process drives several GPUs: under MPI run one rank per GPU");
+    if (o->backend == HR_BACKEND_AUTO || o->backend == HR_BACKEND_GPU) {
+        o->backend = HR_BACKEND_HYBRID; /* the chain lives in the hybrid module */
+        o->split_second = HR_SPLIT_GPU;
+    } else if (o->backend != HR_BACKEND_HYBRID) {
+        return hr_cli_usage_error(CMD, "--gpus", "needs --backend gpu (not %s)", hr_backend_name(o->backend));
+    }
+    if (o->kernel) return hr_cli_usage_error(CMD, "--gpus", "runs its own kernel: drop --kernel");
+    if (o->method != HR_METHOD_JACOBI) return hr_cli_usage_error(CMD, "--gpus", "Jacobi only so far");
+    if (hr_flags_seen(fs, "split") || hr_flags_seen(fs, "boundary-threads"))
+        return hr_cli_usage_error(CMD, "--gpus", "equal parts on GPUs: drop --split and --boundary-threads");
+    return 0;
 }
 
 int hr_grid_hybrid_check(const grid_args *a, hr_flagset *fs, hr_backend eb, int gpus)
@@ -65,6 +91,9 @@ int hr_grid_hybrid_check(const grid_args *a, hr_flagset *fs, hr_backend eb, int 
                 return hr_cli_usage_error(CMD, NULL, "--%s: needs --backend hybrid", own[i]);
         return 0;
     }
+    if (a->o.gpus > 1 && a->o.split_second == HR_SPLIT_GPU && a->o.device + a->o.gpus > gpus)
+        return hr_cli_usage_error(CMD, "--gpus", "%d GPUs from device %d, but %d CUDA device(s) present",
+                                  a->o.gpus, a->o.device, gpus);
     if (a->o.split_second == HR_SPLIT_GPU && gpus <= a->o.device)
         return hr_cli_usage_error(
             CMD, "--backend",
@@ -86,6 +115,10 @@ json_object *hr_grid_hybrid_report(const grid_args *a, const hr_solver *s, const
     json_object *j = json_object_new_object();
     json_object_object_add(j, "rows", json_object_new_int(in.rows));
     json_object_object_add(j, "rows_cpu", json_object_new_int(in.rows_cpu));
+    json_object_object_add(j, "parts",
+                           json_object_new_int(a->o.gpus > 1           ? a->o.gpus
+                                               : in.rows_cpu % in.rows ? 2
+                                                                       : 1));
     json_object_object_add(j, "split", json_object_new_double(in.split));
     json_object_object_add(j, "chosen_by",
                            json_object_new_string(in.auto_split == 1   ? "model"

@@ -14,6 +14,7 @@ int hr_grid_verify(const grid_args *a, long sweeps, const double *sol)
 {
     hr_options ro = a->o;
     ro.backend = HR_BACKEND_CPU_SEQ;
+    ro.gpus = 0; /* the reference is one cpu-seq process */
     ro.kernel = NULL;
     ro.layout = HR_LAYOUT_FLAT;
     ro.iters = sweeps;
