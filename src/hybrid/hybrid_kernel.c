@@ -251,7 +251,7 @@ static hr_status chain_setup(hr_solver *s, hybrid_state *h)
     hr_split_spec_from_options(&s->o, &s->p, 0, s, &sp);
     sp.parts = s->o.gpus;
     if (sp.second == HR_SPLIT_CPU) { /* the cores shared by the parts */
-        const int t = s->o.threads > 0 ? s->o.threads : 1;
+        const int t = s->o.threads > 0 ? s->o.threads : hr_cpu_count();
         sp.threads_b = t / sp.parts > 0 ? t / sp.parts : 1;
     }
     char err[256] = "";
