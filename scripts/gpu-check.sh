@@ -60,7 +60,9 @@ fi
 
 # --- MPI: the carried OpenMPI (DEVICE.md), used only when a test program runs with it -----
 MPI_ARGS="-DHETRELAX_ENABLE_MPI=OFF"
-if [ -n "${DEPS:-}" ] && [ -x "$DEPS/usr/bin/mpicc" ]; then
+# (Debian names them mpicc.openmpi, mpiexec.openmpi: plain names are update-alternatives links)
+if [ -n "${DEPS:-}" ] && [ -x "$DEPS/usr/bin/mpicc.openmpi" ]; then
+    for t in mpicc mpiexec mpirun; do [ -e "$DEPS/usr/bin/$t" ] || ln -s "$t.openmpi" "$DEPS/usr/bin/$t"; done
     export OPAL_PREFIX=$DEPS/usr PATH=$DEPS/usr/bin:$PATH OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
     printf '#include <mpi.h>\nint main(int c,char**v){MPI_Init(&c,&v);MPI_Finalize();return 0;}\n' >/tmp/hr_mpi_probe.c

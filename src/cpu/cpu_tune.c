@@ -20,17 +20,7 @@
 #include "common/error.h"
 #include "common/timer.h"
 #include "cpu/jacobi3d_pencil.h"
-
-static int cache_path_default(char *buf, size_t size)
-{
-    const char *f = getenv("HETRELAX_TUNE_FILE");
-    if (f && *f) return snprintf(buf, size, "%s", f) < (int)size;
-    const char *x = getenv("XDG_CACHE_HOME");
-    if (x && *x) return snprintf(buf, size, "%s/hetrelax/gpu-tune.txt", x) < (int)size;
-    const char *h = getenv("HOME");
-    if (h && *h) return snprintf(buf, size, "%s/.cache/hetrelax/gpu-tune.txt", h) < (int)size;
-    return 0;
-}
+#include "solver/tune_util.h"
 
 void hr_cpu_tune_key(int threads, char *buf, size_t size)
 {
@@ -49,7 +39,7 @@ int hr_cpu_tune_size(const hr_grid_layout *l)
 int hr_cpu_cache_lookup(const char *key, const char *kernel, int dbl, int n, int *by, int *stream)
 {
     char path[512], line[512];
-    if (!cache_path_default(path, sizeof path)) return 0;
+    if (!hr_tune_cache_default(path, sizeof path)) return 0;
     FILE *f = fopen(path, "r");
     if (!f) return 0;
     double best = INFINITY;
@@ -79,42 +69,6 @@ int hr_cpu_cache_lookup(const char *key, const char *kernel, int dbl, int n, int
     }
     fclose(f);
     return found;
-}
-
-static int mkdir_parents(const char *path)
-{
-    char tmp[512];
-    snprintf(tmp, sizeof tmp, "%s", path);
-    for (char *p = tmp + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = '\0';
-        if (mkdir(tmp, 0755) != 0 && errno != EEXIST) return -1;
-        *p = '/';
-    }
-    return 0;
-}
-
-static int cmp_d(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
-
-/* Median GB/s (u read + u' written, f read when there is one) of 3 timed runs after one. */
-static hr_status time_choice(hr_solver *s, long sweeps, double *gbps)
-{
-    double t[3];
-    HR_TRY(s->k->sweeps(s, sweeps));
-    for (int r = 0; r < 3; r++) {
-        double t0 = hr_now();
-        HR_TRY(s->k->sweeps(s, sweeps));
-        t[r] = hr_now() - t0;
-    }
-    qsort(t, 3, sizeof t[0], cmp_d);
-    const double pts = (double)hr_layout_points(&s->u[0].l) * (double)sweeps;
-    const double bpp = (double)s->u[0].l.esize * (s->hf.base ? 3.0 : 2.0);
-    *gbps = t[1] > 0 ? bpp * pts / t[1] * 1e-9 : 0.0;
-    return HR_OK;
 }
 
 /* Both grids back to the initial state. */
@@ -170,7 +124,7 @@ static hr_status tune_run(hr_solver *s, long sweeps, hr_cpu_tune_result *res)
             goto done;
         }
         double gb = 0.0;
-        HR_CHECK_GOTO(st, time_choice(s, sweeps, &gb), done);
+        HR_CHECK_GOTO(st, hr_tune_time_sweeps(s, sweeps, &gb), done);
         res->candidates++;
         if (c == 0) res->default_gbps = gb;
         if (gb > res->best_gbps) {
@@ -223,11 +177,11 @@ hr_status hr_cpu_tune(const hr_options *o, long sweeps, const char *cache_path, 
     char path[512], key[160];
     if (cache_path && *cache_path)
         snprintf(path, sizeof path, "%s", cache_path);
-    else if (!cache_path_default(path, sizeof path))
+    else if (!hr_tune_cache_default(path, sizeof path))
         path[0] = '\0';
     hr_cpu_tune_key(s->cfg.threads, key, sizeof key);
     FILE *f = NULL;
-    if (path[0] && mkdir_parents(path) == 0 && (f = fopen(path, "a")) != NULL) {
+    if (path[0] && hr_mkdir_parents(path) == 0 && (f = fopen(path, "a")) != NULL) {
         fprintf(f, "%s\tpencil\t%s\t%d\t0\t0\t%d\t%d\t%.1f\n", key,
                 s->u[0].l.esize == 8 ? "double" : "single", hr_cpu_tune_size(&s->u[0].l), out->block[1],
                 out->stream, out->best_gbps);

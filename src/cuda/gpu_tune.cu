@@ -16,19 +16,9 @@
 #include <sys/stat.h>
 
 #include "common/timer.h"
+#include "solver/tune_util.h"
 #include "cuda/cuda_api.h"
 #include "cuda/gpu_internal.cuh"
-
-static int default_cache_path(char *buf, size_t size)
-{
-    const char *f = getenv("HETRELAX_TUNE_FILE");
-    if (f && *f) return snprintf(buf, size, "%s", f) < (int)size;
-    const char *x = getenv("XDG_CACHE_HOME");
-    if (x && *x) return snprintf(buf, size, "%s/hetrelax/gpu-tune.txt", x) < (int)size;
-    const char *h = getenv("HOME");
-    if (h && *h) return snprintf(buf, size, "%s/.cache/hetrelax/gpu-tune.txt", h) < (int)size;
-    return 0;
-}
 
 /* One parsed cache line. Lines of the first format (9 fields: device kernel precision
  * n alpha bx by h gbps) are square 2-D entries; the current one has 12 fields:
@@ -100,7 +90,7 @@ static void consider(const hr_gpu *g, const char *device, char *line, double *be
 int hr_gpu_cache_lookup(const hr_gpu *g, const char *device, hr_gpu_shape *out)
 {
     char path[512], line[512];
-    if (!default_cache_path(path, sizeof path)) return 0;
+    if (!hr_tune_cache_default(path, sizeof path)) return 0;
     FILE *f = fopen(path, "r");
     if (!f) return 0;
     double best = INFINITY;
@@ -132,25 +122,6 @@ int hr_gpu_shipped_lookup(const hr_gpu *g, hr_gpu_shape *out)
     return found;
 }
 
-static int mkdir_parents(const char *path)
-{
-    char tmp[512];
-    snprintf(tmp, sizeof tmp, "%s", path);
-    for (char *p = tmp + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = '\0';
-        if (mkdir(tmp, 0755) != 0 && errno != EEXIST) return -1;
-        *p = '/';
-    }
-    return 0;
-}
-
-static int cmp_d(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
-
 /* Puts the solver back to its initial state (both grids from the pristine copy). */
 static hr_status restore(hr_solver *s, hr_gpu *g, const void *pristine)
 {
@@ -159,23 +130,6 @@ static hr_status restore(hr_solver *s, hr_gpu *g, const void *pristine)
         HR_CU(s, cudaMemcpyAsync(g->d_u[k], pristine, bytes, cudaMemcpyDeviceToDevice, g->stream));
     HR_CU(s, cudaStreamSynchronize(g->stream));
     g->dcur = 0;
-    return HR_OK;
-}
-
-/* Median GB/s of three timed runs of `sweeps` sweeps after one untimed run. */
-static hr_status time_shape(hr_solver *s, long sweeps, double *gbps)
-{
-    double t[3];
-    HR_TRY(s->k->sweeps(s, sweeps));
-    for (int r = 0; r < 3; r++) {
-        double t0 = hr_now();
-        HR_TRY(s->k->sweeps(s, sweeps));
-        t[r] = hr_now() - t0;
-    }
-    qsort(t, 3, sizeof t[0], cmp_d);
-    const double pts = (double)hr_layout_points(&s->u[0].l) * (double)sweeps;
-    const double bpp = (double)s->u[0].l.esize * (s->hf.base ? 3.0 : 2.0);
-    *gbps = t[1] > 0 ? bpp * pts / t[1] * 1e-9 : 0.0;
     return HR_OK;
 }
 
@@ -229,7 +183,7 @@ static hr_status tune_run(hr_solver *s, long sweeps, hr_cuda_tune_result *res, h
             }
         }
         double gb = 0.0;
-        HR_CHECK_GOTO(st, time_shape(s, sweeps, &gb), done);
+        HR_CHECK_GOTO(st, hr_tune_time_sweeps(s, sweeps, &gb), done);
         res->candidates++;
         if (c < 0) res->default_gbps = gb;
         if (gb > res->best_gbps) {
@@ -279,11 +233,11 @@ extern "C" hr_status hr_cuda_tune(const hr_options *o, long sweeps, const char *
     char path[512];
     if (cache_path && *cache_path)
         snprintf(path, sizeof path, "%s", cache_path);
-    else if (!default_cache_path(path, sizeof path))
+    else if (!hr_tune_cache_default(path, sizeof path))
         path[0] = '\0';
     hr_gpu *g = (hr_gpu *)s->impl;
     FILE *f = NULL;
-    if (path[0] && mkdir_parents(path) == 0 && (f = fopen(path, "a")) != NULL) {
+    if (path[0] && hr_mkdir_parents(path) == 0 && (f = fopen(path, "a")) != NULL) {
         fprintf(f, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.1f\n", s->device_name, g->name,
                 g->dbl ? "double" : "single", g->dim, g->nx, g->ny, g->dim == 3 ? g->nz : 1, alpha_key(g),
                 best.bx, best.by, best.h, out->best_gbps);

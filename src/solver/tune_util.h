@@ -1,0 +1,32 @@
+/* The tuning cache file shared by the GPU shapes and the CPU pencil heights
+ * (`hetrelax tune`): where it lives and how a run's timings are summarised. */
+#ifndef HR_TUNE_UTIL_H
+#define HR_TUNE_UTIL_H
+
+#include <stddef.h>
+
+#include "hetrelax/hetrelax.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* $HETRELAX_TUNE_FILE, else $XDG_CACHE_HOME/hetrelax/gpu-tune.txt, else
+ * ~/.cache/hetrelax/gpu-tune.txt; 0 when none can be formed. */
+int hr_tune_cache_default(char *buf, size_t size);
+
+/* Creates the folders above `path` (the file itself is not created); 0 on success. */
+int hr_mkdir_parents(const char *path);
+
+/* The median of n timings (sorts v in place). */
+double hr_median(double *v, int n);
+
+struct hr_solver;
+/* One warm-up call of `sweeps` sweeps, then the median of 3 timed calls, as GB/s under the
+ * byte model (u read + u' written, + f read when there is one). */
+hr_status hr_tune_time_sweeps(struct hr_solver *s, long sweeps, double *gbps);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
