@@ -11,53 +11,13 @@
 #include <cmocka.h>
 
 #include "hetrelax/hetrelax.h"
-
-static void base_options(hr_options *o, int dim, hr_precision prec)
-{
-    hr_options_default(o);
-    o->dim = dim;
-    o->nx = dim == 3 ? 9 : 23;
-    o->ny = dim == 3 ? 7 : 19; /* 19 rows, 13 planes: uneven for 2, 3 and 4 parts */
-    o->nz = dim == 3 ? 13 : 0;
-    o->iters = 11;
-    o->precision = prec;
-    o->threads = 2;
-    o->init = HR_INIT_SINE;
-}
-
-static void *solve(const hr_options *o, hr_result *res, hr_config *cfg)
-{
-    hr_solver *s = NULL;
-    hr_status st = hr_solver_create(o, &s);
-    if (st != HR_OK) fprintf(stderr, "create: %s: %s\n", hr_status_string(st), hr_last_error());
-    assert_int_equal(st, HR_OK);
-    st = hr_solver_run(s, res);
-    if (st != HR_OK) fprintf(stderr, "run: %s\n", hr_solver_last_error(s));
-    assert_int_equal(st, HR_OK);
-    if (cfg) assert_int_equal(hr_solver_config(s, cfg), HR_OK);
-    const size_t n = (size_t)res->nx * res->ny * res->nz, es = o->precision == HR_PREC_DOUBLE ? 8 : 4;
-    void *u = malloc(n * es);
-    assert_non_null(u);
-    assert_int_equal(hr_solver_solution(s, o->precision, u, n), HR_OK);
-    hr_solver_free(s);
-    return u;
-}
-
-static void check_chain(const hr_options *ref, const hr_options *o, const char *what)
-{
-    hr_result r0, r1;
-    void *a = solve(ref, &r0, NULL), *b = solve(o, &r1, NULL);
-    const size_t bytes = (size_t)r0.nx * r0.ny * r0.nz * (ref->precision == HR_PREC_DOUBLE ? 8 : 4);
-    if (memcmp(a, b, bytes) != 0) fail_msg("%s: not bitwise equal to cpu-seq", what);
-    assert_int_equal(r1.iterations, r0.iterations);
-    free(a);
-    free(b);
-}
+#include "hybrid_test_util.h"
 
 static void every_chain(int dim, hr_precision prec, hr_rhs rhs, double omega)
 {
     hr_options ref, o;
     base_options(&ref, dim, prec);
+    ref.init = HR_INIT_SINE; /* the chain tests start from the sine mode */
     ref.rhs = rhs;
     ref.omega = omega;
     ref.backend = HR_BACKEND_CPU_SEQ;
@@ -73,7 +33,7 @@ static void every_chain(int dim, hr_precision prec, hr_rhs rhs, double omega)
                 char what[128];
                 snprintf(what, sizeof what, "%d-D %s %d parts ghost %d %s", dim,
                          prec == HR_PREC_DOUBLE ? "fp64" : "fp32", parts, g, sched ? "naive" : "nested");
-                check_chain(&ref, &o, what);
+                check_equal(&ref, &o, what);
             }
 }
 
@@ -108,6 +68,7 @@ static void converges_like_seq(void **state)
     for (int dim = 2; dim <= 3; dim++) {
         hr_options ref, o;
         base_options(&ref, dim, HR_PREC_DOUBLE);
+        ref.init = HR_INIT_SINE; /* the chain tests start from the sine mode */
         ref.iters = 5000;
         ref.tol = 1e-3;
         ref.check_every = 7;
@@ -118,7 +79,7 @@ static void converges_like_seq(void **state)
         o.gpus = 3;
         hr_result r0, r1;
         hr_config cfg;
-        void *a = solve(&ref, &r0, NULL), *b = solve(&o, &r1, &cfg);
+        void *a = solve(&ref, &r0), *b = solve_cfg(&o, &r1, &cfg);
         assert_int_equal(r0.reason, HR_REASON_CONVERGED);
         assert_int_equal(r1.reason, HR_REASON_CONVERGED);
         assert_int_equal(r1.iterations, r0.iterations);
@@ -145,6 +106,7 @@ static void bad_input(void **state)
     (void)state;
     hr_options o;
     base_options(&o, 3, HR_PREC_DOUBLE);
+    o.init = HR_INIT_SINE; /* the chain tests start from the sine mode */
     o.backend = HR_BACKEND_HYBRID;
     o.split_second = HR_SPLIT_CPU;
     o.gpus = 7;
