@@ -1,23 +1,19 @@
 /*
  * A host emulation of rb-tuned's kernel (src/cuda/redblack_stream.cuh) for machines with no
- * GPU: the kernel body is compiled as ordinary C++, each warp runs as 32 host threads in
- * lock step (warp shuffles through a barrier), warps one after another (the kernel has no
- * communication between warps: it reads one grid and writes the other). The result after T
- * iterations is compared bitwise with a plain in-place red-black loop (rb-seq's order) for
- * odd / even / rectangular / tiny grids, every unroll depth, several shapes, a reduced grid
- * (the grid-stride loop), fp32 and fp64, omega 1 and weighted, spike / f array / zero rhs.
- * It checks the algorithm and indexing, not the CUDA compiler; the GPU test
- * (test_gpu_redblack.c) checks the real kernel.
- *
- *   g++ -std=c++20 -O1 -ffp-contract=off -Isrc -Iinclude tests/gpu/rb_stream_emu.cpp -o rb_emu
- *   ./rb_emu        (prints the number of cases; exit status 1 on the first mismatch)
+ * GPU: the kernel body is compiled as ordinary C++, each warp runs as 32 fibers in lock step
+ * (shuffles through a round robin, tests/gpu/emu_warp.h), warps one after another (the kernel
+ * has no communication between warps: it reads one grid and writes the other). The result
+ * after T iterations is compared bitwise with a plain in-place red-black loop (rb-seq's
+ * order) for odd / even / rectangular / tiny grids, every unroll depth, several shapes, a
+ * reduced grid (the grid-stride loop), fp32 and fp64, omega 1 and weighted, spike / f array /
+ * zero rhs. It checks the algorithm and indexing, not the CUDA compiler; the GPU test
+ * (test_gpu_redblack.c) checks the real kernel. Built and run by tests/gpu/emu_build.sh
+ * (ctest gpu_kernel_emulation); prints the number of cases, exit status 1 on a mismatch.
  */
-#include <barrier>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <thread>
 #include <vector>
 
 #include "common/stencil.h"
@@ -36,35 +32,7 @@ struct rb_geo {
     int si, sj, sk;
     int weighted;
 };
-struct emu_dim3 {
-    unsigned x, y, z;
-};
-static thread_local emu_dim3 threadIdx, blockIdx;
-static emu_dim3 blockDim, gridDim;
-
-struct emu_warp {
-    std::barrier<> bar{32};
-    double slot[32];
-};
-static thread_local emu_warp *warp_ctx;
-static thread_local int warp_lane;
-
-template <typename T> static T emu_shfl(T v, int src, bool ok)
-{
-    warp_ctx->slot[warp_lane] = (double)v;
-    warp_ctx->bar.arrive_and_wait();
-    const T r = ok ? (T)warp_ctx->slot[src] : v;
-    warp_ctx->bar.arrive_and_wait();
-    return r;
-}
-template <typename T> static T __shfl_up_sync(unsigned, T v, int d)
-{
-    return emu_shfl(v, warp_lane - d, warp_lane - d >= 0);
-}
-template <typename T> static T __shfl_down_sync(unsigned, T v, int d)
-{
-    return emu_shfl(v, warp_lane + d, warp_lane + d <= 31);
-}
+#include "emu_warp.h"
 
 #include "cuda/redblack_stream.cuh"
 
@@ -80,28 +48,22 @@ static void emu_launch(const T *u, T *un, const T *hf, const rb_geo &g, int bx, 
     if (gy > gy_cap) gy = gy_cap;
     blockDim = {(unsigned)bx, (unsigned)by, 1};
     gridDim = {(unsigned)((threads + bx - 1) / bx), (unsigned)gy, 1};
-    for (unsigned byi = 0; byi < gridDim.y; byi++)
-        for (unsigned bxi = 0; bxi < gridDim.x; bxi++)
-            for (int ty = 0; ty < by; ty++)
-                for (int w0 = 0; w0 < bx; w0 += 32) {
-                    emu_warp wc;
-                    std::vector<std::thread> lanes;
-                    for (int l = 0; l < 32; l++)
-                        lanes.emplace_back([&, l] {
-                            warp_ctx = &wc;
-                            warp_lane = l;
-                            threadIdx = {(unsigned)(w0 + l), (unsigned)ty, 0};
-                            blockIdx = {bxi, byi, 0};
-                            if (h % 8 == 0)
-                                rb_stream<T, 16 / sizeof(T), 8, W>(u, un, hf, g, h, c0, c1);
-                            else if (h % 4 == 0)
-                                rb_stream<T, 16 / sizeof(T), 4, W>(u, un, hf, g, h, c0, c1);
-                            else
-                                rb_stream<T, 16 / sizeof(T), 2, W>(u, un, hf, g, h, c0, c1);
-                        });
-                    for (auto &t : lanes)
-                        t.join();
-                }
+    /* the 32 lanes (fibers) walk the same warps in the same order, in step at each shuffle */
+    emu_run_warp([&](int l) {
+        for (unsigned byi = 0; byi < gridDim.y; byi++)
+            for (unsigned bxi = 0; bxi < gridDim.x; bxi++)
+                for (int ty = 0; ty < by; ty++)
+                    for (int w0 = 0; w0 < bx; w0 += 32) {
+                        threadIdx = emu_dim3{(unsigned)(w0 + l), (unsigned)ty, 0};
+                        blockIdx = emu_dim3{bxi, byi, 0};
+                        if (h % 8 == 0)
+                            rb_stream<T, 16 / sizeof(T), 8, W>(u, un, hf, g, h, c0, c1);
+                        else if (h % 4 == 0)
+                            rb_stream<T, 16 / sizeof(T), 4, W>(u, un, hf, g, h, c0, c1);
+                        else
+                            rb_stream<T, 16 / sizeof(T), 2, W>(u, un, hf, g, h, c0, c1);
+                    }
+    });
 }
 
 /* rb-seq's order: colour 0 then colour 1, in place. */

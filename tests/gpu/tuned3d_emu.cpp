@@ -1,19 +1,17 @@
 /*
  * A host emulation of the 3-D `tuned` kernel (hr_k_tuned3d in src/cuda/jacobi3d.cu) for
  * machines with no GPU, as rb_stream_emu.cpp does for rb-tuned: the kernel's text is cut out
- * of jacobi3d.cu (by tests/gpu/emu_build.sh) and compiled as C++, each warp runs as 32 host
- * threads in lock step (shuffles through a barrier), warps one after another (a Jacobi sweep
+ * of jacobi3d.cu (by tests/gpu/emu_build.sh) and compiled as C++, each warp runs as 32 fibers
+ * in lock step (shuffles through a round robin, emu_warp.h), warps one after another (a Jacobi sweep
  * reads one grid and writes the other). One sweep is compared bitwise with a plain loop in
  * the same operand order, for straight and zig-zag chunks, every R, odd extents, chunk
  * lengths that do and do not divide nz, a reduced grid (the grid-stride loops), fp32 and
  * fp64, omega 1 and weighted, spike / f array.
  */
-#include <barrier>
 #include <cmath>
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
-#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -26,33 +24,7 @@
 #define __launch_bounds__(x)
 using std::min;
 
-struct emu_dim3 {
-    unsigned x, y, z;
-};
-static thread_local emu_dim3 threadIdx, blockIdx;
-static emu_dim3 blockDim, gridDim;
-struct emu_warp {
-    std::barrier<> bar{32};
-    double slot[32];
-};
-static thread_local emu_warp *warp_ctx;
-static thread_local int warp_lane;
-template <typename T> static T emu_shfl(T v, int src, bool ok)
-{
-    warp_ctx->slot[warp_lane] = (double)v;
-    warp_ctx->bar.arrive_and_wait();
-    const T r = ok ? (T)warp_ctx->slot[src] : v;
-    warp_ctx->bar.arrive_and_wait();
-    return r;
-}
-template <typename T> static T __shfl_up_sync(unsigned, T v, int d)
-{
-    return emu_shfl(v, warp_lane - d, warp_lane - d >= 0);
-}
-template <typename T> static T __shfl_down_sync(unsigned, T v, int d)
-{
-    return emu_shfl(v, warp_lane + d, warp_lane + d <= 31);
-}
+#include "emu_warp.h"
 
 /* what the kernel takes from gpu_internal.cuh */
 template <typename T> struct hr_gargs {
@@ -67,8 +39,8 @@ template <typename T> struct hr_gargs {
     T c0, c1;
 };
 template <typename T, bool W>
-static inline T hr_point7(T uw, T ue, T un, T us, T ud, T uu, T uc, const T *hf, size_t k, int i, int j, int kk,
-                          const hr_rhs_view &sp, T c0, T c1)
+static inline T hr_point7(T uw, T ue, T un, T us, T ud, T uu, T uc, const T *hf, size_t k, int i, int j,
+                          int kk, const hr_rhs_view &sp, T c0, T c1)
 {
     T jac;
     if (hf)
@@ -96,23 +68,17 @@ static void emu_launch(const hr_gargs<T> &a, int bx, int h, long gy_cap, long gz
     if (gz > gz_cap) gz = gz_cap;
     blockDim = {(unsigned)bx, 1, 1};
     gridDim = {(unsigned)((threads + bx - 1) / bx), (unsigned)gy, (unsigned)gz};
-    for (unsigned bz = 0; bz < gridDim.z; bz++)
-        for (unsigned by = 0; by < gridDim.y; by++)
-            for (unsigned bxi = 0; bxi < gridDim.x; bxi++)
-                for (int w0 = 0; w0 < bx; w0 += 32) {
-                    emu_warp wc;
-                    std::vector<std::thread> lanes;
-                    for (int l = 0; l < 32; l++)
-                        lanes.emplace_back([&, l] {
-                            warp_ctx = &wc;
-                            warp_lane = l;
-                            threadIdx = {(unsigned)(w0 + l), 0, 0};
-                            blockIdx = {bxi, by, bz};
-                            hr_k_tuned3d<T, 16 / sizeof(T), R, W, ZZ>(a, h);
-                        });
-                    for (auto &t : lanes)
-                        t.join();
-                }
+    /* the 32 lanes (fibers) walk the same warps in the same order, in step at each shuffle */
+    emu_run_warp([&](int l) {
+        for (unsigned bz = 0; bz < gridDim.z; bz++)
+            for (unsigned by = 0; by < gridDim.y; by++)
+                for (unsigned bxi = 0; bxi < gridDim.x; bxi++)
+                    for (int w0 = 0; w0 < bx; w0 += 32) {
+                        threadIdx = emu_dim3{(unsigned)(w0 + l), 0, 0};
+                        blockIdx = emu_dim3{bxi, by, bz};
+                        hr_k_tuned3d<T, 16 / sizeof(T), R, W, ZZ>(a, h);
+                    }
+    });
 }
 
 template <typename T, bool W, bool ZZ>
@@ -173,16 +139,17 @@ static int run_case(int nx, int ny, int nz, int R, int zz, int bx, int h, double
                 const size_t x = (size_t)k * l.plane + (size_t)i * l.pitch + (size_t)j;
                 const T *c = ua + x;
                 const T want = w ? hr_point7<T, true>(c[-1], c[1], c[-(ptrdiff_t)l.pitch], c[l.pitch],
-                                                      c[-(ptrdiff_t)l.plane], c[l.plane], c[0], g.hf, x, i, j, k,
-                                                      g.sp, g.c0, g.c1)
+                                                      c[-(ptrdiff_t)l.plane], c[l.plane], c[0], g.hf, x, i, j,
+                                                      k, g.sp, g.c0, g.c1)
                                  : hr_point7<T, false>(c[-1], c[1], c[-(ptrdiff_t)l.pitch], c[l.pitch],
-                                                       c[-(ptrdiff_t)l.plane], c[l.plane], c[0], g.hf, x, i, j,
-                                                       k, g.sp, g.c0, g.c1);
+                                                       c[-(ptrdiff_t)l.plane], c[l.plane], c[0], g.hf, x, i,
+                                                       j, k, g.sp, g.c0, g.c1);
                 if (std::memcmp(&want, &ub[x], sizeof(T)) != 0) {
-                    std::printf("MISMATCH %s %dx%dx%d R %d zz %d bx %d h %d omega %g rhs %d cap %ld: (%d,%d,%d) "
-                                "%.17g vs %.17g\n",
-                                sizeof(T) == 8 ? "double" : "single", nx, ny, nz, R, zz, bx, h, omega, rhs, cap,
-                                i, j, k, (double)ub[x], (double)want);
+                    std::printf(
+                        "MISMATCH %s %dx%dx%d R %d zz %d bx %d h %d omega %g rhs %d cap %ld: (%d,%d,%d) "
+                        "%.17g vs %.17g\n",
+                        sizeof(T) == 8 ? "double" : "single", nx, ny, nz, R, zz, bx, h, omega, rhs, cap, i, j,
+                        k, (double)ub[x], (double)want);
                     return 1;
                 }
             }
