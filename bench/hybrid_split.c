@@ -291,7 +291,8 @@ int main(int argc, char **argv)
             cal.probe_s = half;
             const double busy = 0.5 * (ta > base ? ta : base);
             cal.x_exposed = half > busy ? half - busy : 0.0;
-            m = (hr_split_model){ta, base, cal.x_exposed / 2, 0.0, 0.0, 2, n};
+            m = (hr_split_model){
+                .t_a = ta, .t_b = base, .x_latency = cal.x_exposed / 2, .messages = 2, .rows = n};
         }
         fprintf(
             js,

@@ -13,7 +13,7 @@ static void optimum_without_exchange(void **state)
 {
     (void)state;
     /* t_a = 8 t_b, free exchange: f* = 1/9, T(f*) = t_a t_b / (t_a + t_b) */
-    hr_split_model m = {8.0, 1.0, 0.0, 0.0, 0.0, 2, 900};
+    hr_split_model m = {.t_a = 8.0, .t_b = 1.0, .messages = 2, .rows = 900};
     double t;
     int r = hr_split_model_best(&m, &t);
     assert_int_equal(r, 100);
@@ -28,7 +28,13 @@ static void exchange_decides(void **state)
 {
     (void)state;
     /* X = 2 (lat + bytes/bw); the split pays only when X < f* t_b = 1/9 */
-    hr_split_model m = {8.0, 1.0, 0.05, 1e9, 1e6, 2, 900}; /* X = 2 * (0.05 + 0.001) = 0.102 */
+    hr_split_model m = {.t_a = 8.0,
+                        .t_b = 1.0,
+                        .x_latency = 0.05,
+                        .x_bandwidth = 1e9,
+                        .row_bytes = 1e6,
+                        .messages = 2,
+                        .rows = 900}; /* X = 2 * (0.05 + 0.001) = 0.102 */
     assert_true(fabs(hr_split_model_exchange(&m, 100) - 0.102) < 1e-12);
     assert_int_equal(hr_split_model_exchange(&m, 0), 0);
     assert_int_equal(hr_split_model_exchange(&m, 900), 0);
