@@ -228,33 +228,27 @@ static hr_status calibrate(const hr_options *o, unsigned flags, hr_hybrid_calibr
             hr_split_spec_from_options(o, &p, off, NULL, &sp);
             HR_TRY(time_engine(&sp, &c->off_s, err, es));
             c->off_rows = off;
-            /* X0 and sigma: the balance pays X0 + E max - max; off it the penalty is smaller */
+            /* X0 and sigma, least squares over the two probes: X0 + E max(a, b; sigma) = probe.
+             * Near the balance the parts wait for the later of two jittery times; off it for
+             * the slower one. sigma on a log grid, 1e-6 to 0.3 of the balance probe, and 0. */
             const double fa = (double)probe / n, fo = (double)off / n;
             const double a1 = hr_split_model_part_a(m, probe), b1 = (1 - fa) * m->t_b;
             const double a2 = hr_split_model_part_a(m, off), b2 = (1 - fo) * m->t_b;
-            double x0 = c->off_s - model_busy(m, off), sigma = 0.0;
-            for (int it = 0; it < 4; it++) {
-                x0 = c->off_s - hr_split_model_max(a2, b2, sigma);
-                if (x0 < 0) x0 = 0;
-                const double want = c->probe_s - x0; /* E max at the balance */
-                double lo = 0, hi = want;            /* bisection: E max grows with sigma */
-                if (!(hr_split_model_max(a1, b1, 0) < want)) {
-                    sigma = 0;
-                    continue;
+            double x0 = c->x_exposed, sigma = 0.0, best = HUGE_VAL;
+            for (int i = -1; i < 220; i++) { /* up to 0.3 of the sweep: no wilder jitter */
+                const double sg = i < 0 ? 0.0 : c->probe_s * pow(10.0, -6.0 + i / 40.0);
+                const double c1 = hr_split_model_max(a1, b1, sg), c2 = hr_split_model_max(a2, b2, sg);
+                double x = 0.5 * ((c->probe_s - c1) + (c->off_s - c2));
+                if (x < 0) x = 0;
+                const double e1 = x + c1 - c->probe_s, e2 = x + c2 - c->off_s, err = e1 * e1 + e2 * e2;
+                if (err < best) {
+                    best = err;
+                    x0 = x;
+                    sigma = sg;
                 }
-                for (int b = 0; b < 60; b++) {
-                    const double mid = 0.5 * (lo + hi);
-                    if (hr_split_model_max(a1, b1, mid) < want)
-                        lo = mid;
-                    else
-                        hi = mid;
-                }
-                sigma = 0.5 * (lo + hi);
             }
-            if (x0 <= c->x_exposed) {
-                c->x_off = x0;
-                c->x_sigma = sigma;
-            }
+            c->x_off = x0;
+            c->x_sigma = sigma;
         }
     }
     if (o->split_second == HR_SPLIT_GPU) {
