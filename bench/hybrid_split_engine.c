@@ -210,6 +210,10 @@ int engine_main(const bench_cfg *c, const char *out)
             double tbest = HUGE_VAL;
             for (int k = 0; k < c->ntune; k++) {
                 x.o.split_boundary_threads = c->tune_b[k];
+                hr_split_spec ts;
+                hr_split_spec_from_options(&x.o, &x.p, rows, NULL, &ts);
+                if (k > 0 && ts.boundary_threads >= ts.threads_a)
+                    continue; /* no crew larger than the interior's */
                 hr_split *e = make(&x, rows, 0);
                 double t = NAN;
                 if (!e || time_blocks(e, c->sweeps, c->repeats, &t)) {
