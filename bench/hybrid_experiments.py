@@ -216,7 +216,7 @@ def model_time(m, rows):
     a = rows * row_s(m["knots"], rows * m["ws_per_row"])
     if rows >= n:
         return a
-    return clark_max(a, (1 - rows / n) * m["t_b"], m["sigma"]) + m["x0"]
+    return clark_max(a, max((1 - rows / n) * m["t_b"], m["b_floor"]), m["sigma"]) + m["x0"]
 
 
 def refit_model(d, s, llc, l2, exchange):
@@ -240,7 +240,8 @@ def refit_model(d, s, llc, l2, exchange):
             knots.append((2.5 * llc, ws_row / (8 / 9 * s["cpu_stream_gbps"] * 1e9)))
         source = "old run: slab + STREAM surrogate, LLC %.0f MiB, L2 %.0f MiB" % (llc / 2**20, l2 / 2**20)
     m = {"rows": n, "knots": knots, "ws_per_row": ws_row, "t_b": s["t_g"],
-         "b_alone": s.get("gpu_alone_s") or d["gpu_only_s"], "x0": s["x_exposed"], "sigma": 0.0}
+         "b_alone": s.get("gpu_alone_s") or d["gpu_only_s"], "b_floor": s.get("gpu_floor_s", 0.0),
+         "x0": s["x_exposed"], "sigma": 0.0}
     if "x_sigma" in s:
         m["x0"], m["sigma"] = s["x_off"], s["x_sigma"]
         source += ", X0 and sigma measured"

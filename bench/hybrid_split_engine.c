@@ -125,9 +125,9 @@ void bench_write_calibration(FILE *js, const char *sname, const hr_hybrid_calibr
     fprintf(
         js,
         "   \"gpu_alone_s\": %.9g, \"llc_bytes\": %.0f, \"off_rows\": %d, \"off_s\": %.9g, \"x_off\": %.9g, "
-        "\"x_sigma\": %.9g, \"ws_per_row\": %.0f, \"knots\": [",
+        "\"x_sigma\": %.9g, \"floor_rows\": %d, \"gpu_floor_s\": %.9g, \"ws_per_row\": %.0f, \"knots\": [",
         cal->gpu_alone_s, cal->llc_bytes, cal->off_rows, cal->off_s, cal->x_off, cal->x_sigma,
-        m->a_ws_per_row);
+        cal->floor_rows, cal->gpu_floor_s, m->a_ws_per_row);
     for (int k = 0; k < m->a_knots; k++)
         fprintf(js, "%s{\"rows\": %d, \"ws\": %.0f, \"row_s\": %.9g}", k ? ", " : "", cal->cpu_knot_rows[k],
                 m->a_knot_ws[k], m->a_knot_row_s[k]);

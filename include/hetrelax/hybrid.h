@@ -42,6 +42,7 @@ typedef struct hr_split_model {
     /* > 0: the parts' times jitter by this much (seconds, one sigma), so a split near the balance
      * waits for the expected maximum of two normal times (Clark 1961), not for the larger mean */
     double x_sigma;
+    double b_floor; /* > 0: B's part never sweeps faster than this (launch latency, small parts) */
 } hr_split_model;
 
 /*! hr_split_model_exchange() : X for a split with `rows_a` rows on A (0 when a part is empty). */
@@ -52,6 +53,10 @@ double hr_split_model_time(const hr_split_model *m, int rows_a);
 
 /*! hr_split_model_part_a() : predicted seconds per sweep of A's part of `rows_a` rows alone. */
 double hr_split_model_part_a(const hr_split_model *m, int rows_a);
+
+/*! hr_split_model_part_b() : predicted seconds per sweep of B's part when A has `rows_a` rows:
+ *  (1 - f) t_b, at least b_floor. */
+double hr_split_model_part_b(const hr_split_model *m, int rows_a);
 
 /*! hr_split_model_row_s() : A's seconds per row and sweep at working set `ws` bytes (the knots'
  *  interpolation; t_a / rows without knots). */
@@ -111,6 +116,8 @@ typedef struct hr_hybrid_calibration {
     double off_s;       /* its seconds per sweep */
     double x_off;       /* X there: the exposed cost without the balance penalty */
     double x_sigma;     /* the parts' jitter that explains x_exposed - x_off at the balance */
+    int floor_rows;     /* B alone on this few rows, sweep by sweep: */
+    double gpu_floor_s; /* its seconds per sweep, the floor of B's part (launches) */
 } hr_hybrid_calibration;
 
 enum { HR_HYBRID_CAL_STREAM = 1 }; /* also measure the bandwidths of seed 003's rule */

@@ -46,9 +46,10 @@ int hr_hybrid_explain(const hr_hybrid_info *in, double measured_s, char *buf, si
         put(&o,
             "calibration (%.3f s): t_c %.6g s (CPU, at the %d-row slab's rate), t_g %.6g s (B sweep by "
             "sweep; "
-            "alone with graphs %.6g s), X %.6g s exposed (probe at %d rows: %.6g s/sweep)\n",
-            c->seconds, c->t_cpu, c->cpu_slab_rows, c->t_gpu, c->gpu_alone_s, c->x_exposed, c->probe_rows,
-            c->probe_s);
+            "alone with graphs %.6g s; floor %.3g s on %d rows), X %.6g s exposed (probe at %d rows: "
+            "%.6g s/sweep)\n",
+            c->seconds, c->t_cpu, c->cpu_slab_rows, c->t_gpu, c->gpu_alone_s, c->gpu_floor_s, c->floor_rows,
+            c->x_exposed, c->probe_rows, c->probe_s);
         if (m->a_knots > 0) {
             put(&o,
                 "CPU cost per row against its working set (knots; LLC %.0f MiB):", c->llc_bytes / 1048576.0);

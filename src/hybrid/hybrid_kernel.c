@@ -155,7 +155,7 @@ static int cpu_knot_rows(int n, double ws_row, double llc, int rows[HR_SPLIT_KNO
 /* The parts' times at rows_a on the model so far: *busy = max(a, b). */
 static double model_busy(const hr_split_model *m, int rows_a)
 {
-    const double a = hr_split_model_part_a(m, rows_a), b = (1.0 - (double)rows_a / m->rows) * m->t_b;
+    const double a = hr_split_model_part_a(m, rows_a), b = hr_split_model_part_b(m, rows_a);
     return a > b ? a : b;
 }
 
@@ -181,6 +181,14 @@ static hr_status calibrate(const hr_options *o, unsigned flags, hr_hybrid_calibr
     /* t_g: the second placement alone on the whole grid, sweep by sweep as in a split, and
      * with its graphs as GPU-only runs (T(0)) */
     HR_TRY(time_engine_blocks(&sp, CAL_SWEEPS, &c->t_gpu, 16, &c->gpu_alone_s, err, es));
+    /* the floor of B's part: B alone on a few rows, sweep by sweep (launch latency) */
+    c->floor_rows = n < 16 ? n : 16;
+    hr_split_spec_from_options(o, &p, 0, NULL, &sp);
+    if (p.dim == 3)
+        sp.nz = c->floor_rows;
+    else
+        sp.ny = c->floor_rows;
+    HR_TRY(time_engine(&sp, &c->gpu_floor_s, err, es));
     /* t_c(rows): the CPU part alone on slabs in and out of the cache */
     m->a_ws_per_row = c->row_bytes * (2.0 + sp.has_hf);
     c->llc_bytes = (double)hr_cache_llc_bytes();
@@ -204,6 +212,7 @@ static hr_status calibrate(const hr_options *o, unsigned flags, hr_hybrid_calibr
     m->t_a = c->t_cpu;
     m->t_b = c->t_gpu;
     m->b_alone = c->gpu_alone_s;
+    m->b_floor = c->gpu_floor_s;
     /* X: the real schedule at the balance of the two parts, less its compute; then once
      * more off the balance (B slower) to tell the exchange from the balance's jitter */
     int probe = 1;
@@ -231,9 +240,8 @@ static hr_status calibrate(const hr_options *o, unsigned flags, hr_hybrid_calibr
             /* X0 and sigma, least squares over the two probes: X0 + E max(a, b; sigma) = probe.
              * Near the balance the parts wait for the later of two jittery times; off it for
              * the slower one. sigma on a log grid, 1e-6 to 0.3 of the balance probe, and 0. */
-            const double fa = (double)probe / n, fo = (double)off / n;
-            const double a1 = hr_split_model_part_a(m, probe), b1 = (1 - fa) * m->t_b;
-            const double a2 = hr_split_model_part_a(m, off), b2 = (1 - fo) * m->t_b;
+            const double a1 = hr_split_model_part_a(m, probe), b1 = hr_split_model_part_b(m, probe);
+            const double a2 = hr_split_model_part_a(m, off), b2 = hr_split_model_part_b(m, off);
             double x0 = c->x_exposed, sigma = 0.0, best = HUGE_VAL;
             for (int i = -1; i < 220; i++) { /* up to 0.3 of the sweep: no wilder jitter */
                 const double sg = i < 0 ? 0.0 : c->probe_s * pow(10.0, -6.0 + i / 40.0);

@@ -32,6 +32,13 @@ double hr_split_model_part_a(const hr_split_model *m, int rows_a)
     return rows_a * hr_split_model_row_s(m, rows_a * m->a_ws_per_row);
 }
 
+double hr_split_model_part_b(const hr_split_model *m, int rows_a)
+{
+    if (m->rows <= 0 || rows_a >= m->rows) return 0.0;
+    const double tb = (1.0 - (double)(rows_a > 0 ? rows_a : 0) / (double)m->rows) * m->t_b;
+    return tb > m->b_floor ? tb : m->b_floor;
+}
+
 double hr_split_model_max(double a, double b, double sigma)
 {
     if (!(sigma > 0.0)) return a > b ? a : b;
@@ -46,8 +53,7 @@ double hr_split_model_time(const hr_split_model *m, int rows_a)
     if (m->rows <= 0) return 0.0;
     if (rows_a <= 0) return m->b_alone > 0.0 ? m->b_alone : m->t_b;
     if (rows_a > m->rows) rows_a = m->rows;
-    const double f = (double)rows_a / (double)m->rows;
-    const double ta = hr_split_model_part_a(m, rows_a), tb = (1.0 - f) * m->t_b;
+    const double ta = hr_split_model_part_a(m, rows_a), tb = hr_split_model_part_b(m, rows_a);
     if (rows_a == m->rows) return ta;
     return hr_split_model_max(ta, tb, m->x_sigma) + hr_split_model_exchange(m, rows_a);
 }

@@ -74,6 +74,12 @@ static void cpu_knots(void **state)
      * and at the memory rate everywhere (t_a = 3, at 250 rows) */
     const int best = hr_split_model_best(&m, NULL);
     assert_true(best > 250 && best < 500);
+    /* B's part has a floor (launch latency): at 990 rows it takes b_floor, not 0.01 t_b */
+    assert_true(fabs(hr_split_model_part_b(&m, 990) - 0.01) < 1e-15);
+    m.b_floor = 0.05;
+    assert_true(hr_split_model_part_b(&m, 990) == 0.05 && hr_split_model_part_b(&m, 1000) == 0.0);
+    assert_true(fabs(hr_split_model_part_b(&m, 100) - 0.9) < 1e-15);
+    m.b_floor = 0.0;
     /* without knots the term is f t_a, as before */
     m.a_knots = 0;
     assert_true(fabs(hr_split_model_part_a(&m, 100) - 0.8) < 1e-15);
@@ -127,6 +133,7 @@ static void calibration_cpu_cpu(void **state)
     }
     assert_true(m.a_ws_per_row >= 2 * c.row_bytes && c.llc_bytes > 0);
     assert_true(c.t_gpu > 0 && c.gpu_alone_s > 0 && m.b_alone == c.gpu_alone_s);
+    assert_true(c.floor_rows == 16 && c.gpu_floor_s > 0 && m.b_floor == c.gpu_floor_s);
     assert_true(c.probe_rows >= 1 && c.probe_rows <= 599 && c.probe_s > 0);
     assert_int_equal(c.off_rows, c.probe_rows / 2);
     assert_true(c.off_s > 0 && c.x_off >= 0 && c.x_exposed >= 0);
