@@ -71,6 +71,10 @@ def summary(d, label):
             lines.append("  %s boundary crew tuned: %s -> %d threads (+ %d interior)"
                          % (s["schedule"], ", ".join("%d: %.4g s" % (t["boundary_threads"], t["s"]) for t in s["tune"]),
                             s["boundary_threads"], s["threads"]))
+    for h in d.get("head_to_head", []):
+        lines.append("%s head to head (blocks interleaved) at %.2f %% (%s's best split): naive %.4g s / nested %.4g s = %.4f"
+                     % (label, 100 * h["fraction"], h["best_of"], h["naive_s"], h["nested_s"],
+                        h["naive_s"] / h["nested_s"]))
     best = {s["schedule"]: min(s["points"], key=lambda p: p["measured_s"]) for s in d["schedules"]}
     if "nested" in best and "naive" in best:
         lines.append("%s nested vs naive at their best splits: naive %.4g s (%.2f %%) / nested %.4g s (%.2f %%) = %.4f"
