@@ -1,0 +1,202 @@
+#!/bin/bash
+# hypre against hetrelax's CPU multigrid on all the cores of a machine without package
+# access (issue 14 peers; the GPU machine's 16 cores):
+#
+#   bench/hypre_device.sh OUT.json        (also writes OUT.md)
+#
+# 1. unpacks the Debian packages carried in .deps/debs (libhypre-2.26.0, libhypre-dev and
+#    what libHYPRE links: superlu-dist, combblas, metis, ptscotch, blas, lapack, gfortran,
+#    quadmath, OpenMPI) with dpkg -x (ar + tar without dpkg) into HR_DEPS, not the system;
+# 2. compiles bench/hypre_driver.c against them (checks that libHYPRE and libmpi resolve
+#    inside HR_DEPS) and runs it under the carried mpiexec: PFMG-CG and BoomerAMG-CG
+#    with NP ranks (bound to cores);
+# 3. runs hetrelax's multigrid (bench/mg_driver from HR_BUILD, default build-gpu, else a
+#    CPU-only build made in build-mgcpu) with NP threads on the same systems: plain MG
+#    V(2,2) fp64 and mixed, FMG, PCG-MG fp64 and mixed;
+# all on the random rhs (splitmix64 seed 2026: both drivers generate bench/rhs_gen.py's
+# values), from zero to relative residual TOL; median of REPEATS after a warm-up.
+#
+# Environment (defaults): NP (nproc), SIZES2D (4095), SIZES3D (255), REPEATS (3),
+# TOL (1e-8), SOLVERS (pfmg,amg), HYPRE_RANKS (NP; e.g. "1,16"), HR_DEPS
+# (.deps/root-hypre), HR_DEBS (.deps/debs), HR_BUILD (build-gpu if it has bench/mg_driver),
+# RUN_TIMEOUT (300 s per run), HR_CARRIED_PKGCONFIG (1: build-mgcpu finds json-c in the
+# carried packages even where the system has it, to test that path). Exit status: 1 when a build or a run fails or an answer is
+# above TOL, 2 when the packages are missing.
+set -u -o pipefail
+OUTJ=${1:?usage: bench/hypre_device.sh OUT.json}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+NP=${NP:-$(nproc)}
+SIZES2D=${SIZES2D-4095}
+SIZES3D=${SIZES3D-255}
+REPEATS=${REPEATS:-3}
+TOL=${TOL:-1e-8}
+SOLVERS=${SOLVERS:-pfmg,amg}
+HYPRE_RANKS=${HYPRE_RANKS:-$NP}
+DEPS=${HR_DEPS:-$ROOT/.deps/root-hypre}
+DEBS=${HR_DEBS:-$ROOT/.deps/debs}
+RUN_TIMEOUT=${RUN_TIMEOUT:-300}
+mkdir -p "$(dirname "$OUTJ")"
+OUTJ=$(cd "$(dirname "$OUTJ")" && pwd)/$(basename "$OUTJ")
+WORK=$(mktemp -d /tmp/hr-hypre.XXXXXX)
+LINES=$WORK/records.jsonl
+: >"$LINES"
+status=0
+say() { printf '\n== %s\n' "$*"; }
+t_start=$(date +%s)
+
+# --- 1. the carried packages --------------------------------------------------------
+LIBD=$DEPS/usr/lib/x86_64-linux-gnu
+if [ ! -e "$LIBD/libHYPRE.so" ]; then
+    ls "$DEBS"/libhypre-dev_*.deb >/dev/null 2>&1 || { echo "no libhypre-dev in $DEBS"; exit 2; }
+    say "unpacking $(ls "$DEBS"/*.deb | wc -l) packages from $DEBS into $DEPS"
+    mkdir -p "$DEPS"
+    for f in "$DEBS"/*.deb; do
+        if command -v dpkg >/dev/null; then
+            dpkg -x "$f" "$DEPS" || { echo "dpkg -x $f failed"; exit 2; }
+        else # a .deb is an ar archive holding data.tar.*
+            data=$(ar t "$f" | grep '^data\.tar') && ar p "$f" "$data" | tar -xa -C "$DEPS" -f - 2>/dev/null ||
+                (cd "$WORK" && ar x "$f" "$data" && tar -xf "$data" -C "$DEPS") || { echo "cannot unpack $f"; exit 2; }
+        fi
+    done
+fi
+# Debian's blas/lapack live in subfolders (the plain names are update-alternatives links)
+export LD_LIBRARY_PATH=$LIBD:$LIBD/blas:$LIBD/lapack${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export OPAL_PREFIX=$DEPS/usr OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+MPIEXEC=$DEPS/usr/bin/mpiexec.openmpi
+[ -x "$MPIEXEC" ] || { echo "no carried mpiexec ($MPIEXEC)"; exit 2; }
+
+# --- 2. the hypre driver ------------------------------------------------------------
+say "hypre driver (bench/hypre_driver.c against $DEPS)"
+HYD=$WORK/hypre_driver
+CC=${CC:-$(command -v gcc || command -v cc)}
+"$CC" -O2 -o "$HYD" bench/hypre_driver.c -I"$DEPS/usr/include/hypre" -I"$LIBD/openmpi/include" \
+    -L"$LIBD" -lHYPRE -lmpi -lm -Wl,-rpath-link,"$LIBD:$LIBD/blas:$LIBD/lapack" || { echo "hypre driver: build failed"; exit 1; }
+for lib in libHYPRE libmpi.so libsuperlu_dist libblas libopen-pal; do
+    where=$(ldd "$HYD" | grep -m1 "$lib" | awk '{print $3}')
+    case "$where" in
+    "$DEPS"/*) ;;
+    *) echo "hypre driver: $lib resolves to '${where:-nothing}', not inside $DEPS"; ldd "$HYD"; exit 1 ;;
+    esac
+done
+echo "links: $(ldd "$HYD" | grep -c "$DEPS") libraries from $DEPS; from the system: $(ldd "$HYD" | grep -v "$DEPS" | awk '{print $1}' | paste -sd' ')"
+bind() { # mpiexec placement for $1 ranks
+    if [ "$1" -le "$(nproc)" ]; then echo "--bind-to core --map-by core"; else echo "--oversubscribe"; fi
+}
+timeout 60 "$MPIEXEC" -n 2 $(bind 2) "$HYD" dim=2 n=31 repeats=1 >"$WORK/probe.json" 2>"$WORK/probe.err" ||
+    { echo "hypre driver: the MPI probe failed"; cat "$WORK/probe.err"; exit 1; }
+echo "probe: $(cat "$WORK/probe.json")"
+
+# --- 3. hetrelax's multigrid driver -----------------------------------------------------
+MGD=""
+for b in ${HR_BUILD:-} "$ROOT/build-gpu" "$ROOT/build-mgcpu"; do
+    [ -x "$b/bench/mg_driver" ] && { MGD=$b/bench/mg_driver; break; }
+done
+if [ -z "$MGD" ]; then
+    say "building bench/mg_driver (CPU only, build-mgcpu)"
+    CMAKE=$(command -v cmake || python3 -c 'import cmake, os; print(os.path.join(cmake.CMAKE_BIN_DIR, "cmake"))' 2>/dev/null)
+    NINJA=$(command -v ninja || python3 -c 'import ninja, os; print(os.path.join(ninja.BIN_DIR, "ninja"))' 2>/dev/null)
+    PKGARGS=()
+    if [ -n "${HR_CARRIED_PKGCONFIG:-}" ] || ! command -v pkg-config >/dev/null || ! pkg-config --exists json-c 2>/dev/null; then
+        # json-c and pkgconf from the same carried packages, as scripts/gpu-check.sh does
+        export PKG_CONFIG_LIBDIR=$LIBD/pkgconfig:$DEPS/usr/share/pkgconfig PKG_CONFIG_SYSROOT_DIR=$DEPS
+        PKGC=$(command -v pkg-config || echo "$DEPS/usr/bin/pkgconf")
+        PKGARGS=(-DPKG_CONFIG_EXECUTABLE="$PKGC")
+    fi
+    "$CMAKE" -S . -B build-mgcpu -G Ninja -DCMAKE_MAKE_PROGRAM="$NINJA" -DCMAKE_BUILD_TYPE=Release \
+        -DHETRELAX_ENABLE_CUDA=OFF -DHETRELAX_ENABLE_MPI=OFF -DHETRELAX_BUILD_TESTS=OFF "${PKGARGS[@]}" \
+        >"$WORK/cmake.log" 2>&1 && "$CMAKE" --build build-mgcpu -j "$(nproc)" --target mg_driver >"$WORK/build.log" 2>&1 ||
+        { tail -30 "$WORK/cmake.log" "$WORK/build.log"; echo "mg_driver: build failed"; exit 1; }
+    MGD=$ROOT/build-mgcpu/bench/mg_driver
+fi
+echo "hetrelax: $MGD"
+
+# --- 4. the runs -----------------------------------------------------------------------
+run() { # label, command...: one JSON record appended (or an error record)
+    local label=$1
+    shift
+    local t0=$SECONDS out
+    if out=$(timeout "$RUN_TIMEOUT" "$@" 2>"$WORK/err"); then
+        out=$(printf '%s\n' "$out" | grep -m1 '^{')
+        printf '%s\n' "$out" | python3 -c "
+import json, sys
+r = json.loads(sys.stdin.read()); r['label'] = '$label'; r['wall_s'] = $SECONDS - $t0
+print(json.dumps(r))" >>"$LINES" || { echo "$label: no JSON"; status=1; }
+    else
+        echo "$label: failed: $(tail -3 "$WORK/err")"
+        printf '{"label": "%s", "error": "%s"}\n' "$label" "$(tail -1 "$WORK/err" | tr -d '"\\')" >>"$LINES"
+        status=1
+    fi
+    tail -1 "$LINES" | python3 -c "
+import json, sys
+r = json.loads(sys.stdin.read())
+if 'error' not in r:
+    print(f\"{r['label']:18s} {r['dim']}-D n={r['n']:5d} it={r['iterations']:3d} t={r['time_s']:9.4f} s \"
+          f\"{r['ns_per_unknown']:8.2f} ns/u res={r['relative_residual']:.2e} setup={r.get('setup_s', 0):.3f} s\", flush=True)"
+}
+grid() { # dim, size
+    local d=$1 n=$2 s r
+    say "$d-D n = $n ($NP threads / ranks)"
+    for cfg in "mg-v:method=mg cycle=v" "mg-v-mixed:method=mg cycle=v precision=mixed" \
+        "mg-fmg:method=mg cycle=fmg" "pcg-mg:method=cg pc=mg" "pcg-mg-mixed:method=cg pc=mg precision=mixed"; do
+        run "${cfg%%:*}" "$MGD" dim="$d" n="$n" rhs=random tol="$TOL" threads="$NP" repeats="$REPEATS" ${cfg#*:}
+    done
+    for s in ${SOLVERS//,/ }; do
+        for r in ${HYPRE_RANKS//,/ }; do
+            run "hypre-$s-cg-${r}r" "$MPIEXEC" -n "$r" $(bind "$r") "$HYD" dim="$d" n="$n" rhs=random \
+                solver="$s" tol="$TOL" repeats="$REPEATS"
+        done
+    done
+}
+for n in ${SIZES2D//,/ }; do grid 2 "$n"; done
+for n in ${SIZES3D//,/ }; do grid 3 "$n"; done
+
+# --- 5. JSON and Markdown ------------------------------------------------------------------
+python3 - "$LINES" "$OUTJ" "$TOL" "$NP" "$(git -C "$ROOT" rev-parse --short=12 HEAD 2>/dev/null)" \
+    "$(($(date +%s) - t_start))" <<'PY' || status=1
+import datetime, json, os, platform, sys
+lines, out, tol, np_, commit, wall = sys.argv[1:7]
+tol = float(tol)
+recs = [json.loads(l) for l in open(lines) if l.strip()]
+bad = 0
+for r in recs:
+    r["answer_ok"] = "error" not in r and r.get("relative_residual", 1.0) < tol * 1.0000001
+    bad += not r["answer_ok"]
+cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+meta = {"benchmark": "bench/hypre_device.sh", "date": datetime.datetime.now(datetime.timezone.utc).isoformat(),
+        "commit": commit, "host": platform.node(), "cpu": cpu, "cores": os.cpu_count(), "threads_ranks": int(np_),
+        "load_average_end": os.getloadavg()[0], "tol": tol, "wall_s": int(wall),
+        "hypre": "Debian libhypre-2.26.0 (MPI only, no OpenMP), carried and unpacked",
+        "rhs": "random, splitmix64 seed 2026 (bench/rhs_gen.py values)"}
+json.dump({"meta": meta, "records": recs}, open(out, "w"), indent=1)
+md = [f"# hypre against hetrelax multigrid, {cpu}, {np_} threads / ranks", "",
+      f"Generated by `bench/hypre_device.sh` on {meta['date'][:19]} UTC, commit `{commit}`. Random rhs, "
+      f"zero guess, relative residual {tol:g}; median of the timed solves after a warm-up, setup not in the time.",
+      "", "| dim | n | solver | ranks/threads | iterations | time (s) | ns/unknown | rel. residual | setup (s) |",
+      "|---|---|---|---|---|---|---|---|---|"]
+for r in recs:
+    if "error" in r:
+        md.append(f"| | | {r['label']} | | | failed: {r['error']} | | | |")
+        continue
+    md.append(f"| {r['dim']} | {r['n']} | {r['label']} | {r.get('ranks', r.get('threads'))} | {r['iterations']} | "
+              f"{r['time_s']:.4f} | {r['ns_per_unknown']:.2f} | {r['relative_residual']:.2e}"
+              f"{'' if r['answer_ok'] else ' FAILED'} | {r.get('setup_s', 0):.3f} |")
+keys = sorted({(r["dim"], r["n"]) for r in recs if "error" not in r})
+md += ["", "| dim | n | best hetrelax | time (s) | best hypre PFMG-CG (s) | speed-up |", "|---|---|---|---|---|---|"]
+for k in keys:
+    ours = [r for r in recs if "error" not in r and (r["dim"], r["n"]) == k and not r["label"].startswith("hypre")
+            and r["answer_ok"]]
+    hyp = [r for r in recs if "error" not in r and (r["dim"], r["n"]) == k and r["label"].startswith("hypre-pfmg")
+           and r["answer_ok"]]
+    if ours and hyp:
+        o, h = min(ours, key=lambda r: r["time_s"]), min(hyp, key=lambda r: r["time_s"])
+        md.append(f"| {k[0]} | {k[1]} | {o['label']} | {o['time_s']:.4f} | {h['time_s']:.4f} ({h['label']}) | "
+                  f"{h['time_s'] / o['time_s']:.1f}x |")
+open(os.path.splitext(out)[0] + ".md", "w").write("\n".join(md) + "\n")
+print("\n".join(md[-len(keys) - 2:]))
+print(f"wrote {out}: {len(recs)} records, {bad} failed, {wall} s")
+sys.exit(1 if bad else 0)
+PY
+rm -rf "$WORK"
+exit $status
