@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2046  # $(bind N) splits into mpiexec options on purpose
 # hypre against hetrelax's CPU multigrid on all the cores of a machine without package
 # access (issue 14 peers; the GPU machine's 16 cores):
 #
@@ -25,7 +26,7 @@
 set -u -o pipefail
 OUTJ=${1:?usage: bench/hypre_device.sh OUT.json}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-cd "$ROOT"
+cd "$ROOT" || exit 2
 NP=${NP:-$(nproc)}
 SIZES2D=${SIZES2D-4095}
 SIZES3D=${SIZES3D-255}
