@@ -256,31 +256,58 @@ class Run:
             f = self.B.host(rhs_gen.random_grid(dim, n, xp=self.gen_xp))
         return rhs_gen.cached(self.a.rhs_dir, dim, n, "raw", f=f)
 
-    def rhs_device(self, dim, n):
-        """b = h^2 f on the device, read from the shared file."""
+    def rhs_device(self, dim, n, kind):
+        """b = h^2 f on the device: random (read from the shared file) or the spike
+        (h^2 f = 1 at the centre point, (n + 1) / 2 one-based on every axis)."""
+        if kind == "spike":
+            b = self.B.xp.zeros((n,) * dim, dtype=self.B.xp.float64)
+            b[((n + 1) // 2 - 1,) * dim] = 1.0
+            return b
         f = np.fromfile(self.rhs_raw(dim, n), dtype="<f8").reshape((n,) * dim)
         return self.B.xp.asarray(rhs_gen.h2(n) * f)
+
+    def rhs_mm(self, dim, n, kind):
+        """The Matrix Market b of `hetrelax sparse --rhs`."""
+        if kind == "random":
+            f = np.fromfile(self.rhs_raw(dim, n), dtype="<f8")
+            return rhs_gen.cached(self.a.rhs_dir, dim, n, "mm", f=f)
+        path = os.path.join(self.a.rhs_dir, f"spike-{dim}d-{n}.mtx")
+        if not os.path.exists(path):
+            rhs_gen.write_mm(path, self.B.host(self.rhs_device(dim, n, kind)), "b = h^2 f, the centre spike")
+        return path
+
+    def rhs_cli(self, dim, n, kind):
+        """The grid commands' --rhs value."""
+        return self.rhs_raw(dim, n) if kind == "random" else kind
 
 
 # ---------------------------------------------------------------- sections
 
 
+def cases(R, sizes2d, sizes3d, solver):
+    """(dim, n, rhs kind) in order, those over the budget recorded as skipped."""
+    for dim, sizes in ((2, sizes2d), (3, sizes3d)):
+        for n in sizes:
+            for kind in R.a.rhs:
+                if R.over_budget():
+                    R.skip(solver, dim, n, "over --budget")
+                    continue
+                yield dim, n, kind
+
+
 def section_fft(R):
     a, B, xp = R.a, R.B, R.B.xp
-    for dim, sizes in ((2, a.fft2d), (3, a.fft3d)):
-        for n in sizes:
-            if R.over_budget():
-                R.skip("fft-dst", dim, n, "over --budget")
-                continue
-            b = R.rhs_device(dim, n)
-            lam = fft_eigenvalues(xp, dim, n)
-            med, ts, u = timed(B, lambda: fft_solve(xp, b, lam), a.repeats, a.long_solve)
-            rr = rel_residual(xp, b, u)
-            if (dim == 2 and n in a.sizes2d) or (dim == 3 and n in a.sizes3d):
-                R.fft_u[(dim, n)] = u  # on the device: the iterative solvers compare with it
-            R.record({"solver": "fft-dst", "dim": dim, "n": n, "unknowns": n ** dim, "iterations": None,
-                      "time_s": med, "times_s": ts, "relative_residual": rr, "answer_ok": rr < a.tol,
-                      "note": "DST-I by rfft of the odd extension, along each axis"})
+    for dim, n, kind in cases(R, a.fft2d, a.fft3d, "fft-dst"):
+        b = R.rhs_device(dim, n, kind)
+        lam = fft_eigenvalues(xp, dim, n)
+        med, ts, u = timed(B, lambda: fft_solve(xp, b, lam), a.repeats, a.long_solve)
+        rr = rel_residual(xp, b, u)
+        if (dim == 2 and n in a.sizes2d) or (dim == 3 and n in a.sizes3d):
+            R.fft_u[(dim, n, kind)] = u  # on the device: the iterative solvers compare with it
+        R.record({"solver": "fft-dst", "dim": dim, "n": n, "unknowns": n ** dim, "rhs": kind, "iterations": None,
+                  "time_s": med, "times_s": ts, "relative_residual": rr, "answer_ok": rr < a.tol,
+                  "note": "DST-I by rfft of the odd extension, along each axis"})
+        if kind == a.rhs[0]:
             # the discretisation error: the manufactured rhs, max error against the exact u
             bm, ue = manufactured(xp, dim, n)
             med, ts, um = timed(B, lambda: fft_solve(xp, bm, lam), 1, a.long_solve)
@@ -289,44 +316,48 @@ def section_fft(R):
             R.record({"solver": "fft-dst", "dim": dim, "n": n, "unknowns": n ** dim, "rhs": "manufactured",
                       "iterations": None, "time_s": med, "times_s": ts, "relative_residual": rr,
                       "max_error": err, "answer_ok": rr < a.tol})
-            B.free()
+        B.free()
 
 
 def section_cupyx_cg(R):
     a, B, xp = R.a, R.B, R.B.xp
-    warm = False
-    for dim, sizes in ((2, a.sizes2d), (3, a.sizes3d)):
-        for n in sizes:
-            if R.over_budget():
-                R.skip("cupyx-cg", dim, n, "over --budget")
-                continue
-            A = laplace_csr(B, dim, n)
-            b = R.rhs_device(dim, n).ravel()
-            count = [0]
-
-            def solve():
-                count[0] = 0
-
-                def cb(xk):
-                    count[0] += 1
-                kw = {B.cg_tol_kw: a.tol, "atol": 0.0, "maxiter": a.max_iters, "callback": cb}
-                return B.cg_fn(A, b, **kw)
-
-            if not warm:  # compile the kernels once on a short solve
-                B.cg_fn(A, b, **{B.cg_tol_kw: a.tol, "atol": 0.0, "maxiter": 5})
-                warm = True
-            med, ts, (x, info) = timed(B, solve, a.repeats_cg, a.long_solve, warmup=False)
-            u = x.reshape((n,) * dim)
-            rr = rel_residual(xp, b.reshape(u.shape), u)
-            diff = None
-            if (dim, n) in R.fft_u:
-                uf = R.fft_u[(dim, n)]
-                diff = float(xp.abs(u - uf).max() / xp.abs(uf).max())
-            R.record({"solver": "cupyx-cg", "dim": dim, "n": n, "unknowns": n ** dim, "iterations": count[0],
-                      "info": int(info), "time_s": med, "times_s": ts, "relative_residual": rr,
-                      "diff_vs_fft": diff, "answer_ok": rr < a.tol * 1.01 and info == 0,
-                      "nnz": int(A.nnz), "matrix": "CSR, int32 indices"})
+    warm, A, An = False, None, None
+    for dim, n, kind in cases(R, a.sizes2d, a.sizes3d, "cupyx-cg"):
+        if An != (dim, n):
+            A, An = None, None
             B.free()
+            A, An = laplace_csr(B, dim, n), (dim, n)
+        b = R.rhs_device(dim, n, kind).ravel()
+        count = [0]
+
+        def solve():
+            count[0] = 0
+
+            def cb(xk):
+                count[0] += 1
+            kw = {B.cg_tol_kw: a.tol, "atol": 0.0, "maxiter": a.max_iters, "callback": cb}
+            return B.cg_fn(A, b, **kw)
+
+        if not warm:  # compile the kernels once on a short solve
+            B.cg_fn(A, b, **{B.cg_tol_kw: a.tol, "atol": 0.0, "maxiter": 5})
+            warm = True
+        med, ts, (x, info) = timed(B, solve, a.repeats_cg, a.long_solve, warmup=False)
+        u = x.reshape((n,) * dim)
+        rr = rel_residual(xp, b.reshape(u.shape), u)
+        diff = None
+        if (dim, n, kind) in R.fft_u:
+            uf = R.fft_u[(dim, n, kind)]
+            diff = float(xp.abs(u - uf).max() / xp.abs(uf).max())
+        R.record({"solver": "cupyx-cg", "dim": dim, "n": n, "unknowns": n ** dim, "rhs": kind,
+                  "iterations": count[0], "info": int(info), "time_s": med, "times_s": ts,
+                  "relative_residual": rr, "convergence_factor": factor(rr, count[0]), "diff_vs_fft": diff,
+                  "answer_ok": rr < a.tol * 1.01 and info == 0, "nnz": int(A.nnz),
+                  "matrix": "CSR, int32 indices"})
+
+
+def factor(rel, iterations):
+    """Mean residual reduction per iteration from a zero guess (relative residual 1)."""
+    return rel ** (1.0 / iterations) if iterations and rel and rel > 0 else None
 
 
 def run_cli(cmd, timeout):
@@ -344,7 +375,7 @@ def run_cli(cmd, timeout):
         return None, f"no JSON: {e}"
 
 
-def cli_repeats(R, solver, dim, n, cmd, it_key, extra):
+def cli_repeats(R, solver, dim, n, kind, cmd, it_key, extra):
     """Process runs of one CLI solve; median of time_s; None when the CLI refused."""
     a = R.a
     runs, why = [], None
@@ -363,8 +394,9 @@ def cli_repeats(R, solver, dim, n, cmd, it_key, extra):
     med = statistics.median(ts)
     last = runs[-1]
     rr = last.get("relative_residual")
-    rec = {"solver": solver, "dim": dim, "n": n, "unknowns": n ** dim, "iterations": last.get(it_key),
-           "time_s": med, "times_s": ts, "relative_residual": rr,
+    it = last.get(it_key)
+    rec = {"solver": solver, "dim": dim, "n": n, "unknowns": n ** dim, "rhs": kind, "iterations": it,
+           "time_s": med, "times_s": ts, "relative_residual": rr, "convergence_factor": factor(rr, it),
            "answer_ok": rr is not None and rr < a.tol * 1.0000001, "command": " ".join(cmd)}
     rec.update(extra(last))
     R.record(rec)
@@ -376,22 +408,15 @@ def section_sparse_cg(R):
     if not a.cli or not os.path.exists(a.cli):
         R.skip("hetrelax-sparse-cg", 0, 0, f"no CLI at {a.cli}")
         return
-    for dim, sizes in ((2, a.sizes2d), (3, a.sizes3d)):
-        for n in sizes:
-            if R.over_budget():
-                R.skip("hetrelax-sparse-cg", dim, n, "over --budget")
-                continue
-            f = np.fromfile(R.rhs_raw(dim, n), dtype="<f8")
-            mm = rhs_gen.cached(a.rhs_dir, dim, n, "mm", f=f)
-            del f
-            cmd = [a.cli, "sparse", "--gen", f"laplace{dim}d:{n}", "--rhs", mm, "--backend", a.sparse_backend,
-                   "--method", "cg", "--tol", repr(a.tol), "--max-iters", str(a.max_iters), "--monitor", "0",
-                   "--json", "-"]
-            cli_repeats(R, "hetrelax-sparse-cg", dim, n, cmd, "iterations",
-                        lambda j: {"backend": j.get("backend"), "device": j.get("device"),
-                                   "setup_s": j.get("time_setup_s"), "time_iter_s": j.get("time_iter_s"),
-                                   "reason": j.get("reason"), "nnz": j.get("nnz"),
-                                   "note": "residual recomputed on the host from the solution"})
+    for dim, n, kind in cases(R, a.sizes2d, a.sizes3d, "hetrelax-sparse-cg"):
+        cmd = [a.cli, "sparse", "--gen", f"laplace{dim}d:{n}", "--rhs", R.rhs_mm(dim, n, kind), "--backend",
+               a.sparse_backend, "--method", "cg", "--tol", repr(a.tol), "--max-iters", str(a.max_iters),
+               "--monitor", "0", "--json", "-"]
+        cli_repeats(R, "hetrelax-sparse-cg", dim, n, kind, cmd, "iterations",
+                    lambda j: {"backend": j.get("backend"), "device": j.get("device"),
+                               "setup_s": j.get("time_setup_s"), "time_iter_s": j.get("time_iter_s"),
+                               "reason": j.get("reason"), "nnz": j.get("nnz"),
+                               "note": "residual recomputed on the host from the solution"})
 
 
 MG_CONFIGS = (("hetrelax-mg-v", ["--method", "mg", "--precision", "double"]),
@@ -405,22 +430,17 @@ def section_hetrelax_mg(R):
     if not a.cli or not os.path.exists(a.cli):
         R.skip("hetrelax-mg", 0, 0, f"no CLI at {a.cli}")
         return
-    for dim, sizes in ((2, a.mg2d), (3, a.mg3d)):
-        for n in sizes:
-            raw = R.rhs_raw(dim, n)
-            for label, args in MG_CONFIGS:
-                if R.over_budget():
-                    R.skip(label, dim, n, "over --budget")
-                    continue
-                cmd = [a.cli, f"poisson{dim}d", "--backend", a.mg_backend, "--n", str(n), "--rhs", raw,
-                       "--tol", repr(a.tol), "--quiet", "--json", "-"] + args + a.mg_args
-                rec = cli_repeats(R, label, dim, n, cmd, "cycles" if "--method" in args and
-                                  args[args.index("--method") + 1] == "mg" else "iterations",
-                                  lambda j: {"backend": j.get("backend"), "setup_s": j.get("time_setup_s"),
-                                             "convergence_factor": j.get("convergence_factor"),
-                                             "reason": j.get("reason")})
-                if rec is None and label == MG_CONFIGS[0][0]:
-                    return  # refused (no GPU multigrid in this build): the rest would be too
+    for dim, n, kind in cases(R, a.mg2d, a.mg3d, "hetrelax-mg"):
+        for label, args in MG_CONFIGS:
+            cmd = [a.cli, f"poisson{dim}d", "--backend", a.mg_backend, "--n", str(n), "--rhs",
+                   R.rhs_cli(dim, n, kind), "--tol", repr(a.tol), "--quiet", "--json", "-"] + args + a.mg_args
+            is_mg = args[args.index("--method") + 1] == "mg"
+            rec = cli_repeats(R, label, dim, n, kind, cmd, "cycles" if is_mg else "iterations",
+                              lambda j: {"backend": j.get("backend"), "setup_s": j.get("time_setup_s"),
+                                         "convergence_factor": j.get("convergence_factor"),
+                                         "reason": j.get("reason")})
+            if rec is None and label == MG_CONFIGS[0][0]:
+                return  # refused (no GPU multigrid in this build): the rest would be too
 
 
 SECTIONS = {"fft": section_fft, "hetrelax-mg": section_hetrelax_mg, "cupyx-cg": section_cupyx_cg,
@@ -463,6 +483,7 @@ def main():
                          "3 repeats, budget 75 s")
     ap.add_argument("--sections", default=",".join(SECTIONS))
     ap.add_argument("--tol", type=float, default=1e-8)
+    ap.add_argument("--rhs", default="random", help="random and/or spike (comma-separated)")
     ap.add_argument("--sizes2d", default=None, help="iterative solvers, 2-D (default 1023,2047,4095)")
     ap.add_argument("--sizes3d", default=None, help="iterative solvers, 3-D (default 127,255)")
     ap.add_argument("--fft2d", default=None, help="default 1023,2047,4095,8191")
@@ -493,6 +514,9 @@ def main():
     a.repeats = a.repeats or (5 if q else 9)
     a.budget = a.budget or (75.0 if q else 170.0)
     a.mg_args = a.mg_args.split()
+    a.rhs = [k for k in a.rhs.split(",") if k]
+    if not a.rhs or any(k not in ("random", "spike") for k in a.rhs):
+        ap.error("--rhs: random and/or spike")
     secs = [s for s in a.sections.split(",") if s]
     bad = [s for s in secs if s not in SECTIONS]
     if bad:
@@ -514,7 +538,7 @@ def main():
                             text=True).stdout.strip() or "unknown"
     meta = {"benchmark": "bench/mg_peers_gpu.py", "date": datetime.datetime.now(datetime.timezone.utc).isoformat(),
             "commit": commit, "device": B.device, "versions": B.versions, "host": platform.node(),
-            "tol": a.tol, "rhs": f"random, bench/rhs_gen.py seed {rhs_gen.SEED}", "sections": secs,
+            "tol": a.tol, "rhs": a.rhs, "random_rhs": f"bench/rhs_gen.py, seed {rhs_gen.SEED}", "sections": secs,
             "quick": q, "wall_s": time.perf_counter() - R.t_start,
             "system": "A u = h^2 f, diagonal 2*dim, -1 neighbours, zero Dirichlet boundary, h = 1/(n+1)"}
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
