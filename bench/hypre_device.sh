@@ -5,9 +5,12 @@
 #
 #   bench/hypre_device.sh OUT.json        (also writes OUT.md)
 #
-# 1. unpacks the Debian packages carried in .deps/debs (libhypre-2.26.0, libhypre-dev and
-#    what libHYPRE links: superlu-dist, combblas, metis, ptscotch, blas, lapack, gfortran,
-#    quadmath, OpenMPI) with dpkg -x (ar + tar without dpkg) into HR_DEPS, not the system;
+# 1. unpacks the Debian packages carried in .deps/debs/hypre (libhypre-2.26.0, libhypre-dev
+#    and what libHYPRE links: superlu-dist, combblas, metis, ptscotch, blas, lapack,
+#    gfortran, quadmath) and .deps/debs (OpenMPI, json-c, pkgconf) with dpkg -x (ar + tar
+#    without dpkg) into HR_DEPS, not the system. The hypre ones sit in a subfolder so that
+#    scripts/gpu-check.sh (which unpacks .deps/debs/*.deb onto its LD_LIBRARY_PATH) does not
+#    pick up their blas/lapack/gfortran;
 # 2. compiles bench/hypre_driver.c against them (checks that libHYPRE and libmpi resolve
 #    inside HR_DEPS) and runs it under the carried mpiexec: PFMG-CG and BoomerAMG-CG
 #    with NP ranks (bound to cores);
@@ -51,10 +54,11 @@ t_start=$(date +%s)
 # --- 1. the carried packages --------------------------------------------------------
 LIBD=$DEPS/usr/lib/x86_64-linux-gnu
 if [ ! -e "$LIBD/libHYPRE.so" ]; then
-    ls "$DEBS"/libhypre-dev_*.deb >/dev/null 2>&1 || { echo "no libhypre-dev in $DEBS"; exit 2; }
-    say "unpacking $(ls "$DEBS"/*.deb | wc -l) packages from $DEBS into $DEPS"
+    ls "$DEBS"/hypre/libhypre-dev_*.deb >/dev/null 2>&1 || { echo "no libhypre-dev in $DEBS/hypre"; exit 2; }
+    ls "$DEBS"/libopenmpi3_*.deb >/dev/null 2>&1 || { echo "no OpenMPI packages in $DEBS"; exit 2; }
+    say "unpacking $(ls "$DEBS"/*.deb "$DEBS"/hypre/*.deb | wc -l) packages from $DEBS and $DEBS/hypre into $DEPS"
     mkdir -p "$DEPS"
-    for f in "$DEBS"/*.deb; do
+    for f in "$DEBS"/*.deb "$DEBS"/hypre/*.deb; do
         if command -v dpkg >/dev/null; then
             dpkg -x "$f" "$DEPS" || { echo "dpkg -x $f failed"; exit 2; }
         else # a .deb is an ar archive holding data.tar.*
