@@ -24,7 +24,8 @@
 # (random; "random,spike" adds the centre spike),
 # TOL (1e-8), SOLVERS (pfmg,amg), HYPRE_RANKS (NP; e.g. "1,16"), HR_DEPS
 # (.deps/root-hypre), HR_DEBS (.deps/debs), HR_BUILD (build-gpu if it has bench/mg_driver),
-# RUN_TIMEOUT (300 s per run), HR_CARRIED_PKGCONFIG (1: build-mgcpu finds json-c in the
+# RUN_TIMEOUT (300 s per run), HR_MPI_BIND (mpiexec placement, "--bind-to core --map-by
+# core"; unbound when mpiexec refuses it), HR_CARRIED_PKGCONFIG (1: build-mgcpu finds json-c in the
 # carried packages even where the system has it, to test that path). Exit status: 1 when a build or a run fails or an answer is
 # above TOL, 2 when the packages are missing.
 set -u -o pipefail
@@ -88,12 +89,19 @@ for lib in libHYPRE libmpi.so libsuperlu_dist libblas libopen-pal; do
     esac
 done
 echo "links: $(ldd "$HYD" | grep -c "$DEPS") libraries from $DEPS; from the system: $(ldd "$HYD" | grep -v "$DEPS" | awk '{print $1}' | paste -sd' ')"
+# ranks bound to cores; where mpiexec refuses that for NP ranks (fewer cores than hwloc
+# counts, hyperthreads), unbound and oversubscribed
+BIND=${HR_MPI_BIND:-"--bind-to core --map-by core"}
 bind() { # mpiexec placement for $1 ranks
-    if [ "$1" -le "$(nproc)" ]; then echo "--bind-to core --map-by core"; else echo "--oversubscribe"; fi
+    if [ "$1" -le "$(nproc)" ]; then echo "$BIND"; else echo "--oversubscribe --bind-to none"; fi
 }
-timeout 60 "$MPIEXEC" -n 2 $(bind 2) "$HYD" dim=2 n=31 repeats=1 >"$WORK/probe.json" 2>"$WORK/probe.err" ||
-    { echo "hypre driver: the MPI probe failed"; cat "$WORK/probe.err"; exit 1; }
-echo "probe: $(cat "$WORK/probe.json")"
+probe() { timeout 60 "$MPIEXEC" -n "$NP" $(bind "$NP") "$HYD" dim=2 n=63 repeats=1 >"$WORK/probe.json" 2>"$WORK/probe.err"; }
+if ! probe; then
+    echo "mpiexec -n $NP $BIND failed ($(grep -v -e "^-*$" -e "^ *$" "$WORK/probe.err" | head -1)): running the ranks unbound"
+    BIND="--oversubscribe --bind-to none"
+    probe || { echo "hypre driver: the MPI probe failed"; cat "$WORK/probe.err"; exit 1; }
+fi
+echo "probe ($NP ranks, $(bind "$NP")): $(cat "$WORK/probe.json")"
 
 # --- 3. hetrelax's multigrid driver -----------------------------------------------------
 MGD=""
@@ -168,7 +176,7 @@ for rhs in ${RHS//,/ }; do
 done
 
 # --- 5. JSON and Markdown ------------------------------------------------------------------
-python3 - "$LINES" "$OUTJ" "$TOL" "$NP" "$(git -C "$ROOT" rev-parse --short=12 HEAD 2>/dev/null)" \
+HR_BIND=$BIND python3 - "$LINES" "$OUTJ" "$TOL" "$NP" "$(git -C "$ROOT" rev-parse --short=12 HEAD 2>/dev/null)" \
     "$(($(date +%s) - t_start))" "$WORK/info.json" <<'PY' || status=1
 import datetime, json, os, platform, sys
 lines, out, tol, np_, commit, wall, info = sys.argv[1:8]
@@ -185,6 +193,7 @@ meta = {"benchmark": "bench/hypre_device.sh", "date": datetime.datetime.now(date
         "load_average_end": os.getloadavg()[0], "tol": tol, "wall_s": int(wall),
         "stream_copy_gbps": bw.get("copy_gbps"), "stream_triad_gbps": bw.get("triad_gbps"),
         "hypre": "Debian libhypre-2.26.0 (MPI only, no OpenMP), carried and unpacked",
+        "mpiexec_placement": os.environ.get("HR_BIND", ""),
         "rhs": "random: splitmix64 seed 2026 (bench/rhs_gen.py values); spike: h^2 f = 1 at the centre"}
 json.dump({"meta": meta, "records": recs}, open(out, "w"), indent=1)
 md = [f"# hypre against hetrelax multigrid, {cpu}, {np_} threads / ranks", "",
