@@ -44,10 +44,10 @@ static void fill_initial(hr_grid *u, const hr_problem *p)
                 const int ring = i == 0 || i == p->ny + 1 || j == 0 || j == p->nx + 1 ||
                                  (p->dim == 3 && (k == 0 || k == p->nz + 1));
                 const double v = ring ? p->boundary : (double)((i * 7 + j * 13 + k * 29) & 63) / 64.0;
-                if (l->esize == 8)
-                    ((double *)hr_grid_origin(u))[at + j] = v;
+                if (l->esize == 8) /* hr_layout_index counts from base (it adds the offset) */
+                    ((double *)u->base)[at + j] = v;
                 else
-                    ((float *)hr_grid_origin(u))[at + j] = (float)v;
+                    ((float *)u->base)[at + j] = (float)v;
             }
         }
 }
