@@ -10,6 +10,12 @@
  *
  * best at f* = t_b / (t_a + t_b) when X is constant, where T(f*) = t_a t_b / (t_a + t_b) + X.
  * The split pays only when X < f* t_b, and gains at most 1 + t_b / t_a.
+ *
+ * The fields appended to hr_split_model refine the three terms (all 0: the form above):
+ * A's part of r rows takes r s(r w), its seconds per row growing as its working set leaves
+ * the caches (knots measured in and out of the last-level cache); B's part has a floor
+ * (launch latency); near the balance the sweep waits for the expected maximum of two jittery
+ * part times (Clark), not for the larger mean; T(0) is B alone with its CUDA graphs.
  */
 #ifndef HETRELAX_HYBRID_H
 #define HETRELAX_HYBRID_H
