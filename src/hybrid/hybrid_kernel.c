@@ -99,6 +99,7 @@ static hr_status time_engine_blocks(const hr_split_spec *sp, int sweeps, double 
         st = hr_split_sweeps(e, sweeps);
         t[r] = (hr_now() - t0) / sweeps;
     }
+    if (st == HR_OK && graphs > 0) st = hr_split_sweeps(e, graphs); /* builds the graphs */
     for (int r = 0; r < CAL_REPEATS && st == HR_OK && graphs > 0; r++) {
         const double t0 = hr_now();
         st = hr_split_sweeps(e, graphs);
