@@ -215,7 +215,7 @@ static hr_status calibrate(const hr_options *o, unsigned flags, hr_hybrid_calibr
     m->b_alone = c->gpu_alone_s;
     m->b_floor = c->gpu_floor_s;
     /* X: the real schedule at the balance of the two parts, less its compute; then once
-     * more off the balance (B slower) to tell the exchange from the balance's jitter */
+     * more off the balance (half the rows) to tell the exchange from the balance's jitter */
     int probe = 1;
     double tbest = HUGE_VAL;
     for (int r = 1; r < n; r++) {
@@ -233,8 +233,9 @@ static hr_status calibrate(const hr_options *o, unsigned flags, hr_hybrid_calibr
         c->probe_rows = probe;
         c->x_exposed = c->probe_s > model_busy(m, probe) ? c->probe_s - model_busy(m, probe) : 0.0;
         c->x_off = c->x_exposed;
-        const int off = probe / 2;
-        if (off >= g && off < probe) {
+        int off = probe / 2; /* B the slower part; A when the balance is too near the edge */
+        if (off < g) off = 2 * probe < n - g ? 2 * probe : n - g;
+        if (off >= g && off != probe && off <= n - g) {
             hr_split_spec_from_options(o, &p, off, NULL, &sp);
             HR_TRY(time_engine(&sp, &c->off_s, err, es));
             c->off_rows = off;
