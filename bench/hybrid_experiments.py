@@ -16,12 +16,14 @@ normalised to the GPU-only time, with the GPU-only line, the auto split and the 
 
 fig14: 2-D fp32, n = 4096 and 16384, CPU share 0-10 % in 0.5 % steps plus the coarse grid
 10-100 % in 10 % steps; fig15: the fraction on GPU 1 from 0 to 100 % in 5 % steps;
-fig5d: 3-D 512 x 512 x 1024 fp64, 0-10 % in 0.5 % steps then 11-40 % in 1 % steps (--quick:
-15 splits over 0-40 %), the naive and nested schedules, through hybrid_split --engine (one split
-engine per split, each checked bitwise against GPU-only; the nested boundary crew tuned; nested
-and naive timed head to head at their best splits); fig5d-mpi: the same grid over --ranks MPI ranks (one GPU each,
+fig5d: 3-D 512 x 512 x 1024 fp64, 0-10 % in 0.5 % steps then 11-40 % in 1 % steps, the
+naive and nested schedules; fig5d-mpi: the same grid over --ranks MPI ranks (one GPU each,
 bench/hybrid_mpi: each rank's slab split; measured curves, f = 0 is GPU-only).
 Results go to docs/results/hybrid-*.json and .png.
+
+fig5d (--quick: 15 splits over 0-40 %) and fig14 --engine run hybrid_split --engine: one split
+engine per split, each checked bitwise against GPU-only; for fig5d the nested boundary crew is
+tuned and nested and naive are timed head to head at their best splits.
 """
 import argparse
 import json
