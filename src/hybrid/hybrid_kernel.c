@@ -265,7 +265,8 @@ static hr_status chain_setup(hr_solver *s, hybrid_state *h)
     s->cfg.device = gpu ? s->o.device : -1;
     s->cfg.streams = gpu ? 2 * sp.parts : 0;
     s->cfg.gpus = gpu ? sp.parts : 0;
-    snprintf(s->device_name, sizeof s->device_name, "%d x %.80s", sp.parts, h->e->p[0]->desc);
+    snprintf(s->device_name, sizeof s->device_name, "%d x %.40s (%.45s)", sp.parts, h->e->p[0]->desc,
+             h->e->exchange);
     return HR_OK;
 }
 
@@ -413,6 +414,7 @@ hr_status hr_solver_hybrid_info(const hr_solver *s, hr_hybrid_info *out)
     out->sweeps = h->e->st.sweeps;
     out->exchanges = h->e->st.exchanges;
     out->wait_s = h->e->st.wait_s;
+    snprintf(out->exchange, sizeof out->exchange, "%s", h->e->exchange);
     return HR_OK;
 }
 
