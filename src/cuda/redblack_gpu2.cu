@@ -1,10 +1,27 @@
 /*
  * Red-black on two GPUs (seed 004's "multiple GPUs", issue 13): GPU 0 holds the upper half
- * of the rows, GPU 1 the lower half, each with one ghost row. Each colour phase is a v1
- * launch on both (one thread per point of the colour), then the two boundary rows are
- * exchanged by peer copies BEFORE the next colour phase: the next colour reads the values
- * just computed on the other GPU, so the result is bitwise equal to one GPU (and to rb-seq).
- * Seed 004 exchanged once per iteration, which lets the second colour read a stale row.
+ * of the rows, GPU 1 the lower half, each with one ghost row. After each colour is done on
+ * a boundary row, that row is copied to the other GPU's ghost row by a peer copy BEFORE the
+ * other colour reads it, so the result is bitwise equal to one GPU (and to rb-seq). Seed 004
+ * exchanged once per iteration, which lets the second colour read a stale row.
+ *
+ * Fused (the default): each half runs `tuned`'s scheme: a main pass does colour 0 everywhere
+ * and colour 1 inside tiles of 2 BX columns x H rows (marching down the columns, colour 1 of
+ * row i - 1 right after colour 0 of row i), then a ring pass does colour 1 on the tiles'
+ * first and last rows and columns. The tile strips start at each half's first row, so the
+ * half's boundary rows are ring rows: per iteration and GPU
+ *   main | wait other's main, copy its boundary row (its colour 0 is final) into the ghost |
+ *   ring (colour 1 of the boundary row reads the ghost's colour 0) | wait other's ring,
+ *   copy its boundary row again (its colour 1 is final) | next main.
+ * Each copy runs on the receiving GPU's stream after an event of the sender
+ * (cudaStreamWaitEvent, no host wait). A copy may overlap the sender's next pass writing the
+ * other colour of that row: the receiver reads only the colour that pass does not write
+ * (colour 0 after the first copy, colour 1 after the second), and the second copy replaces
+ * the whole ghost row before the next main pass reads it. Tiles: BX = 128 threads, H = 64
+ * (HETRELAX_RB2_SHAPE="BXxH" overrides). HETRELAX_RB2_V1=1: the v1 launches below instead.
+ *
+ * v1: each colour phase is a v1 launch on both (one thread per point of the colour), then
+ * the two boundary rows are exchanged.
  *
  * Stream order per phase: kernel(s0) | kernel(s1); s1 waits for GPU 0's kernel, copies
  * GPU 0's last row into GPU 1's upper ghost; s0 waits for GPU 1's kernel, copies GPU 1's
@@ -21,6 +38,7 @@
 
 struct hr_gpu_rb2 {
     hr_gpu_rb_params p;
+    int fused, bx, h; /* the fused scheme and its tiles (2 bx columns x h rows) */
     int dev[2];
     int lo[2], hi[2]; /* global interior rows [lo, hi] of each half */
     cudaStream_t st[2];
@@ -109,12 +127,145 @@ extern "C" hr_status hr_gpu_rb2_create(const hr_gpu_rb_params *p, void *u_host, 
     }
     cudaDeviceProp prop;
     RB2_CU(cudaGetDeviceProperties(&prop, G->dev[0]));
+    const char *v1 = getenv("HETRELAX_RB2_V1"), *shape = getenv("HETRELAX_RB2_SHAPE");
+    G->fused = !(v1 && v1[0] == '1');
+    G->bx = 128;
+    G->h = 64;
+    if (shape && (sscanf(shape, "%dx%d", &G->bx, &G->h) != 2 || G->bx < 1 || G->bx > 1024 || G->h < 2)) {
+        if (err && err_size)
+            snprintf(err, err_size, "HETRELAX_RB2_SHAPE: '%s' is not BXxH (BX <= 1024, H >= 2)", shape);
+        return HR_ERR_INVALID_ARG;
+    }
     if (name && name_size) snprintf(name, name_size, "2 x %s", prop.name);
     if (p->pinned) {
         RB2_CU(cudaHostRegister(u_host, p->count * es, cudaHostRegisterDefault));
         G->registered = u_host;
     }
     return hr_gpu_rb2_upload(G, u_host, h2d_seconds, err, err_size);
+}
+
+/* The fused passes over one half: local rows 1..g.ny, tile strips from row 1; the colour of
+ * local (i, j) is (i + j + flip) & 1 (flip: the parity of the half's row offset). */
+template <typename T> __global__ void rb2_main(T *u, const T *hf, rb_geo g, int H, int flip, T c0, T c1)
+{
+    const int j0 = 1 + 2 * (int)(blockIdx.x * blockDim.x), j1 = min(j0 + 2 * (int)blockDim.x, g.nx + 1);
+    const int r0 = 1 + (int)blockIdx.y * H, r1 = min(r0 + H, g.ny + 1);
+    const int jp = j0 + 2 * (int)threadIdx.x; /* this thread's column pair */
+    for (int i = r0; i < r1; i++) {
+        const int ja = jp + ((i + jp + flip) & 1); /* colour 0 of row i */
+        if (ja < j1) {
+            const size_t x = (size_t)i * g.p + (size_t)ja;
+            u[x] = rb_point<T, false>(u, hf, g, x, i, ja, 0, c0, c1);
+        }
+        /* colour 1 of row i - 1: its colour-0 neighbours are new (rows i - 2..i, this tile) */
+        const int ib = i - 1, jb = jp + 1 - ((ib + jp + flip) & 1);
+        if (ib > r0 && jb < j1 && jb != j0 && jb != j1 - 1) {
+            const size_t x = (size_t)ib * g.p + (size_t)jb;
+            u[x] = rb_point<T, false>(u, hf, g, x, ib, jb, 0, c0, c1);
+        }
+        __syncthreads();
+    }
+}
+
+/* Colour 1 of every strip's first and last row (all columns; blockIdx.y: strip x 2). */
+template <typename T> __global__ void rb2_ring_rows(T *u, const T *hf, rb_geo g, int H, int flip, T c0, T c1)
+{
+    const int strip = (int)blockIdx.y / 2, last = (int)blockIdx.y % 2;
+    const int r0 = 1 + strip * H, r1 = min(r0 + H, g.ny + 1);
+    const int i = last ? r1 - 1 : r0;
+    if (last && i == r0) return;
+    const int j = 1 + ((i + flip) & 1) + 2 * (int)(blockIdx.x * blockDim.x + threadIdx.x);
+    if (j > g.nx) return;
+    const size_t x = (size_t)i * g.p + (size_t)j;
+    u[x] = rb_point<T, false>(u, hf, g, x, i, j, 0, c0, c1);
+}
+
+/* Colour 1 of every tile's first and last column, rows other than the strips' ring rows. */
+template <typename T>
+__global__ void rb2_ring_cols(T *u, const T *hf, rb_geo g, int H, int tw, int flip, T c0, T c1)
+{
+    const int tile = (int)blockIdx.y / 2, last = (int)blockIdx.y % 2;
+    const int j0 = 1 + tile * tw, j1 = min(j0 + tw, g.nx + 1);
+    const int j = last ? j1 - 1 : j0;
+    const int i = 1 + (int)(blockIdx.x * blockDim.x + threadIdx.x);
+    if ((last && j == j0) || i > g.ny || ((i + j + flip) & 1) != 1) return;
+    const int ri = (i - 1) % H;
+    if (ri == 0 || ri == H - 1 || i == g.ny) return; /* ring rows: rb2_ring_rows */
+    const size_t x = (size_t)i * g.p + (size_t)j;
+    u[x] = rb_point<T, false>(u, hf, g, x, i, j, 0, c0, c1);
+}
+
+static unsigned rb2_cdiv(long a, long b)
+{
+    return (unsigned)((a + b - 1) / b);
+}
+
+/* Half d's geometry (local rows, the spike in local rows). */
+static rb_geo rb2_geo(const hr_gpu_rb2 *G, int d)
+{
+    const hr_gpu_rb_params &p = G->p;
+    const int ioff = G->lo[d] - 1;
+    rb_geo g;
+    g.p = p.pitch;
+    g.q = p.plane;
+    g.dim = 2;
+    g.nx = p.nx;
+    g.ny = G->hi[d] - G->lo[d] + 1;
+    g.nz = 1;
+    g.si = p.hf_host || p.spike_i < 0 ? -1 : p.spike_i - ioff;
+    g.sj = p.spike_j;
+    g.sk = 0;
+    g.weighted = p.omega != 1.0;
+    return g;
+}
+
+/* Copies the other half's boundary row into half d's ghost row, on d's stream, after the
+ * other half's event `after`. */
+static cudaError_t rb2_pull(hr_gpu_rb2 *G, int d, cudaEvent_t after)
+{
+    const int o = 1 - d, m = G->hi[0];
+    const size_t row_bytes = G->p.pitch * G->p.esize;
+    /* GPU 0's ghost is local row m + 1 (GPU 1's local row 1); GPU 1's is local row 0
+     * (GPU 0's local row m) */
+    void *dst = rb2_row(G, G->d_u[d], d == 0 ? m + 1 : 0);
+    const void *src = rb2_row(G, G->d_u[o], d == 0 ? 1 : m);
+    cudaError_t e;
+    if ((e = cudaSetDevice(G->dev[d])) != cudaSuccess) return e;
+    if ((e = cudaStreamWaitEvent(G->st[d], after, 0)) != cudaSuccess) return e;
+    return cudaMemcpyPeerAsync(dst, G->dev[d], src, G->dev[o], row_bytes, G->st[d]);
+}
+
+/* One fused iteration on both halves (see the file comment). */
+template <typename T> static cudaError_t rb2_fused(hr_gpu_rb2 *G)
+{
+    const hr_gpu_rb_params &p = G->p;
+    const T c0 = (T)(1.0 - p.omega), c1 = (T)p.omega;
+    const int bx = G->bx, H = G->h, tw = 2 * bx;
+    cudaError_t e;
+    for (int pass = 0; pass < 2; pass++) {
+        for (int d = 0; d < 2; d++) {
+            const rb_geo g = rb2_geo(G, d);
+            const int flip = (G->lo[d] - 1) & 1;
+            T *u = (T *)G->d_u[d] + p.offset;
+            const T *hf = G->d_hf[d] ? (const T *)G->d_hf[d] + p.offset : NULL;
+            const unsigned tiles = rb2_cdiv(g.nx, tw), strips = rb2_cdiv(g.ny, H);
+            if ((e = cudaSetDevice(G->dev[d])) != cudaSuccess) return e;
+            if (pass == 0) {
+                rb2_main<T><<<dim3(tiles, strips), dim3(bx), 0, G->st[d]>>>(u, hf, g, H, flip, c0, c1);
+            } else {
+                const long half = (g.nx + 1) / 2;
+                rb2_ring_rows<T><<<dim3(rb2_cdiv(half, 256), 2 * strips), dim3(256), 0, G->st[d]>>>(
+                    u, hf, g, H, flip, c0, c1);
+                rb2_ring_cols<T><<<dim3(rb2_cdiv(g.ny, 256), 2 * tiles), dim3(256), 0, G->st[d]>>>(
+                    u, hf, g, H, tw, flip, c0, c1);
+            }
+            if ((e = cudaGetLastError()) != cudaSuccess) return e;
+            if ((e = cudaEventRecord(G->kern[d], G->st[d])) != cudaSuccess) return e;
+        }
+        for (int d = 0; d < 2; d++)
+            if ((e = rb2_pull(G, d, G->kern[1 - d])) != cudaSuccess) return e;
+    }
+    return cudaSuccess;
 }
 
 /* One colour phase on both halves, then the boundary-row exchange. */
@@ -171,9 +322,14 @@ template <typename T> static cudaError_t rb2_phase(hr_gpu_rb2 *G, int colour)
 
 extern "C" hr_status hr_gpu_rb2_iterations(hr_gpu_rb2 *G, long count, char *err, size_t err_size)
 {
-    for (long t = 0; t < count; t++)
+    for (long t = 0; t < count; t++) {
+        if (G->fused) {
+            RB2_CU(G->p.esize == 8 ? rb2_fused<double>(G) : rb2_fused<float>(G));
+            continue;
+        }
         for (int colour = 0; colour < 2; colour++)
             RB2_CU(G->p.esize == 8 ? rb2_phase<double>(G, colour) : rb2_phase<float>(G, colour));
+    }
     for (int d = 0; d < 2; d++) {
         RB2_CU(cudaSetDevice(G->dev[d]));
         RB2_CU(cudaStreamSynchronize(G->st[d]));
