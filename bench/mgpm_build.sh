@@ -93,17 +93,24 @@ fi
 
 # --- build (in parallel) -----------------------------------------------------------------
 [ -d "$SRC/multi_threaded_p2p_opt" ] || { echo "mgpm: no $SRC (fetch NVIDIA/multi-gpu-programming-models and copy its folders there)"; }
+# (skipped when the executable is newer than its sources: a second call only runs)
+fresh() { [ -x "$1" ] && [ "$1" -nt "$2" ]; }
 build_p2p() {
+    fresh "$B/p2p_opt" "$SRC/multi_threaded_p2p_opt/jacobi.cu" && return 0
     nvcc -DHAVE_CUB -Xcompiler -fopenmp -lineinfo -DUSE_NVTX -ldl $GEN -std=c++17 \
         "$SRC/multi_threaded_p2p_opt/jacobi.cu" -o "$B/p2p_opt" >"$B/p2p_opt.log" 2>&1
 }
-build_mpi() { # their Makefile's flags; their check refuses an MPI without CUDA support
-    nvcc -DHAVE_CUB -lineinfo $GEN -std=c++17 -c "$SRC/mpi_overlap/jacobi_kernels.cu" -o "$B/mpi_kernels.o" \
+build_mpi() { # their Makefile's flags; their check refuses an MPI without CUDA support (first, fast)
+    fresh "$B/mpi_overlap" "$SRC/mpi_overlap/jacobi.cpp" && return 0
+    mpicxx -DUSE_NVTX -I"$CUDA_HOME/include" -std=c++17 -c "$SRC/mpi_overlap/jacobi.cpp" -o "$B/mpi_main.o" \
         >"$B/mpi_overlap.log" 2>&1 &&
-        mpicxx -DUSE_NVTX -I"$CUDA_HOME/include" -std=c++17 "$SRC/mpi_overlap/jacobi.cpp" "$B/mpi_kernels.o" \
-            -L"$CUDA_HOME/lib64" -lcudart -ldl -o "$B/mpi_overlap" >>"$B/mpi_overlap.log" 2>&1
+        nvcc -DHAVE_CUB -lineinfo $GEN -std=c++17 -c "$SRC/mpi_overlap/jacobi_kernels.cu" -o "$B/mpi_kernels.o" \
+            >>"$B/mpi_overlap.log" 2>&1 &&
+        mpicxx "$B/mpi_main.o" "$B/mpi_kernels.o" -L"$CUDA_HOME/lib64" -lcudart -ldl -o "$B/mpi_overlap" \
+            >>"$B/mpi_overlap.log" 2>&1
 }
 build_nccl() {
+    fresh "$B/nccl_overlap" "$SRC/nccl_overlap/jacobi.cpp" && return 0
     nvcc -DHAVE_CUB -lineinfo $GEN -std=c++17 -c "$SRC/nccl_overlap/jacobi_kernels.cu" -o "$B/nccl_kernels.o" \
         >"$B/nccl_overlap.log" 2>&1 &&
         mpicxx -DUSE_NVTX -I"$CUDA_HOME/include" -I"$NCCL/include" -std=c++17 "$SRC/nccl_overlap/jacobi.cpp" \
