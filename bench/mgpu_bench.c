@@ -319,6 +319,10 @@ int main(int argc, char **argv)
                 gpus = parts;
             } else {
                 parts = gpus = c.gpus[r];
+                int lo, hi;
+                hr_split_range(n, parts, 0, &lo, &hi);
+                cut[0] = hi - lo; /* the first part's rows (equal parts) */
+                cut[1] = parts > 1 ? n - cut[0] : 0;
             }
             if (host && parts < 2) continue;
             if (dev0 + gpus > si.gpus) {
@@ -335,6 +339,7 @@ int main(int argc, char **argv)
                 fprintf(stderr, "mgpu_bench: %s\n", e->err);
                 return 1;
             }
+            const long replays = e->graph_replays;
             hr_split_free(e);
             if (parts == 1 && isnan(one_part)) one_part = t.med;
             const double b1 = base.med < one_part || isnan(one_part) ? base.med : one_part;
@@ -350,10 +355,11 @@ int main(int argc, char **argv)
                     "\"exchange\": "
                     "\"%s\", \"host_staged\": %s, \"sweep_s\": %.9g, \"sweep_min_s\": %.9g, \"sweep_max_s\": "
                     "%.9g, "
-                    "\"gbps\": %.5g, \"speedup\": %.5g, \"efficiency\": %.5g, \"checked\": %s}",
-                    first ? "" : ",\n", gpus, parts, isnan(f) ? -1.0 : f, parts == 2 ? cut[0] : n,
-                    parts == 2 ? cut[1] : 0, parts > 1 ? xname : "one part", host ? "true" : "false", t.med,
-                    t.lo, t.hi, bytes / t.med * 1e-9, b1 / t.med, b1 / t.med / gpus,
+                    "\"gbps\": %.5g, \"speedup\": %.5g, \"efficiency\": %.5g, \"graph_replays\": %ld, "
+                    "\"checked\": %s}",
+                    first ? "" : ",\n", gpus, parts, isnan(f) ? -1.0 : f, parts >= 2 ? cut[0] : n,
+                    parts >= 2 ? cut[1] : 0, parts > 1 ? xname : "one part", host ? "true" : "false", t.med,
+                    t.lo, t.hi, bytes / t.med * 1e-9, b1 / t.med, b1 / t.med / gpus, replays,
                     ok < 0 ? "null"
                     : ok   ? "true"
                            : "false");

@@ -17,6 +17,8 @@ typedef struct gpu_place {
     cudaEvent_t ev[3];        /* order */
     cudaEvent_t mark[2];      /* per side: the boundary work pulls from this part wait for */
     cudaEvent_t pulled;       /* a fenced pull's copy, waited for by the source's streams */
+    cudaEvent_t fork;         /* chain graphs: part 0's interior stream, forked from and joined to */
+    int capturing;            /* chain graph capture under way (pulls use a capturable copy) */
     const hr_grid *hf_global; /* the host right-hand side (for the host residual) */
     cudaGraphExec_t graph[2]; /* GRAPH_SWEEPS whole sweeps from parity 0 / 1 (a part alone) */
     int graph_r0, graph_r1;   /* the rows they sweep */
@@ -314,6 +316,7 @@ static void gpu_destroy(hr_place *p)
         for (int q = 0; q < 2; q++)
             if (c->mark[q]) cudaEventDestroy(c->mark[q]);
         if (c->pulled) cudaEventDestroy(c->pulled);
+        if (c->fork) cudaEventDestroy(c->fork);
         (void)cudaGetLastError();
         free(c);
     }
@@ -369,6 +372,10 @@ static hr_status gpu_pull(hr_place *p, int which, int r0, int r1, hr_place *src,
     if (c->g.dev == sc->g.dev)
         GP_CU(p, cudaMemcpyAsync(dev_row(p, c, which, r0), dev_row(src, sc, which, s0), bytes,
                                  cudaMemcpyDeviceToDevice, st));
+    else if (c->capturing) /* cudaMemcpyPeerAsync is not captured; with peer access on,
+                               a unified-address copy is the same peer copy */
+        GP_CU(p, cudaMemcpyAsync(dev_row(p, c, which, r0), dev_row(src, sc, which, s0), bytes,
+                                 cudaMemcpyDefault, st));
     else
         GP_CU(p, cudaMemcpyPeerAsync(dev_row(p, c, which, r0), c->g.dev, dev_row(src, sc, which, s0),
                                      sc->g.dev, bytes, st));
@@ -381,10 +388,105 @@ static hr_status gpu_pull(hr_place *p, int which, int r0, int r1, hr_place *src,
     return HR_OK;
 }
 
+/* Chain graphs: every stream of every part forks from part 0's interior stream (the
+ * origin) and joins it again, so the capture holds the whole multi-GPU dependency graph
+ * (kernels on each device, peer copies, the events between them). */
+static hr_status fork_join(hr_place **parts, int n, int join)
+{
+    gpu_place *c0 = GP(parts[0]);
+    const cudaStream_t origin = c0->st[1];
+    if (!join) {
+        GP_CU(parts[0], cudaSetDevice(c0->g.dev));
+        GP_CU(parts[0], cudaEventRecord(c0->fork, origin));
+    }
+    for (int q = 0; q < n; q++) {
+        gpu_place *c = GP(parts[q]);
+        for (int s = 0; s < 3; s++) {
+            if (q == 0 && s == 1) continue;
+            GP_CU(parts[q], cudaSetDevice(c->g.dev));
+            if (!join) {
+                GP_CU(parts[q], cudaStreamWaitEvent(c->st[s], c0->fork, 0));
+            } else {
+                GP_CU(parts[q], cudaEventRecord(c->ev[s], c->st[s]));
+                GP_CU(parts[q], cudaSetDevice(c0->g.dev));
+                GP_CU(parts[q], cudaStreamWaitEvent(origin, c->ev[s], 0));
+            }
+        }
+    }
+    return HR_OK;
+}
+
+static void set_capturing(hr_place **parts, int n, int on)
+{
+    for (int q = 0; q < n; q++)
+        GP(parts[q])->capturing = on;
+}
+
+static hr_status gpu_capture(hr_place **parts, int n, int begin, void **graph)
+{
+    gpu_place *c0 = GP(parts[0]);
+    const cudaStream_t origin = c0->st[1];
+    if (begin) {
+        GP_CU(parts[0], cudaSetDevice(c0->g.dev));
+        GP_CU(parts[0], cudaStreamBeginCapture(origin, cudaStreamCaptureModeRelaxed));
+        set_capturing(parts, n, 1);
+        const hr_status st = fork_join(parts, n, 0);
+        if (st != HR_OK) {
+            cudaGraph_t g = NULL;
+            cudaSetDevice(c0->g.dev);
+            if (cudaStreamEndCapture(origin, &g) == cudaSuccess && g) cudaGraphDestroy(g);
+            (void)cudaGetLastError();
+            set_capturing(parts, n, 0);
+        }
+        return st;
+    }
+    *graph = NULL;
+    set_capturing(parts, n, 0);
+    const hr_status joined = fork_join(parts, n, 1);
+    cudaGraph_t g = NULL;
+    cudaSetDevice(c0->g.dev);
+    const cudaError_t ce = cudaStreamEndCapture(origin, &g);
+    if (joined != HR_OK || ce != cudaSuccess || !g) {
+        if (g) cudaGraphDestroy(g);
+        (void)cudaGetLastError();
+        return joined != HR_OK ? joined
+                               : gp_fail(parts[0], ce != cudaSuccess ? ce : cudaErrorUnknown,
+                                         "cudaStreamEndCapture (chain)", __LINE__);
+    }
+    cudaGraphExec_t exec = NULL;
+    const cudaError_t ie = cudaGraphInstantiate(&exec, g, 0);
+    cudaGraphDestroy(g);
+    GP_CU(parts[0], ie);
+    const cudaError_t ue = cudaGraphUpload(exec, origin);
+    if (ue != cudaSuccess) {
+        cudaGraphExecDestroy(exec);
+        return gp_fail(parts[0], ue, "cudaGraphUpload (chain)", __LINE__);
+    }
+    *graph = (void *)exec;
+    return HR_OK;
+}
+
+/* The graph runs on the origin after every stream's earlier work, and every stream's later
+ * work follows it. */
+static hr_status gpu_replay(hr_place **parts, int n, void *graph)
+{
+    gpu_place *c0 = GP(parts[0]);
+    HR_TRY(fork_join(parts, n, 1));
+    GP_CU(parts[0], cudaSetDevice(c0->g.dev));
+    GP_CU(parts[0], cudaGraphLaunch((cudaGraphExec_t)graph, c0->st[1]));
+    return fork_join(parts, n, 0);
+}
+
+static void gpu_drop(void *graph)
+{
+    cudaGraphExecDestroy((cudaGraphExec_t)graph);
+    (void)cudaGetLastError();
+}
+
 static const hr_place_ops gpu_ops = {"gpu",          gpu_sweep,     gpu_get,     gpu_put,      gpu_wait,
                                      gpu_order,      gpu_swap,      gpu_load,    gpu_download, gpu_residual,
                                      gpu_host_alloc, gpu_host_free, gpu_destroy, gpu_sweeps,   gpu_link,
-                                     gpu_mark,       gpu_pull};
+                                     gpu_mark,       gpu_pull,      gpu_capture, gpu_replay,   gpu_drop};
 
 /* The tuned family's shape: the tuning cache, the shipped shapes, then the default. */
 static hr_status choose_shape(hr_place *p, hr_gpu *g, const char *device)
@@ -471,6 +573,7 @@ static hr_status setup(hr_place *p, gpu_place *c)
     for (int q = 0; q < 2; q++)
         GP_CU(p, cudaEventCreateWithFlags(&c->mark[q], cudaEventDisableTiming));
     GP_CU(p, cudaEventCreateWithFlags(&c->pulled, cudaEventDisableTiming));
+    GP_CU(p, cudaEventCreateWithFlags(&c->fork, cudaEventDisableTiming));
     g->stream = c->st[1];
     return choose_shape(p, g, prop.name);
 }

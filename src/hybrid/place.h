@@ -73,6 +73,14 @@ typedef struct hr_place_ops {
      * src's later work waits for the copy (its rows may be overwritten otherwise; without
      * it the caller orders that, as the ghost-1 schedule does by pulling both ways). */
     hr_status (*pull)(hr_place *p, int which, int r0, int r1, hr_place *src, int s0, int fence);
+    /* Optional (devices): graphs of whole chain sweeps. capture(parts, n, 1, NULL) starts
+     * recording every lane of the n parts (work issued is captured, not run); capture(parts,
+     * n, 0, &graph) ends it and instantiates the graph (on failure: none, and every lane
+     * back to normal). replay runs a graph after, and before, every lane's other work; drop
+     * frees one. */
+    hr_status (*capture)(hr_place **parts, int n, int begin, void **graph);
+    hr_status (*replay)(hr_place **parts, int n, void *graph);
+    void (*drop)(void *graph);
 } hr_place_ops;
 
 /* What a placement is made of. */

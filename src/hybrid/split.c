@@ -270,6 +270,8 @@ hr_status hr_split_create(const hr_split_spec *spec, const hr_grid *u, const hr_
         hr_split_free(e);
         return st;
     }
+    const char *genv = getenv("HETRELAX_CHAIN_GRAPH");
+    e->graph_off = genv && strcmp(genv, "0") == 0;
     e->fresh = 1;
     *out = e;
     return HR_OK;
@@ -278,6 +280,8 @@ hr_status hr_split_create(const hr_split_spec *spec, const hr_grid *u, const hr_
 void hr_split_free(hr_split *e)
 {
     if (!e) return;
+    for (int par = 0; par < 2; par++)
+        if (e->graph[par]) e->p[0]->ops->drop(e->graph[par]);
     hr_place *alloc = e->nparts > 0 ? e->p[e->nparts - 1] : NULL;
     for (int q = 0; q < HR_SPLIT_MAX_LOCAL; q++)
         for (int s = 0; s < 2; s++) {
@@ -455,9 +459,57 @@ static hr_status overlapped_sweep(hr_split *e)
         P_TRY(e, e->p[q], e->p[q]->ops->order(e->p[q]));
     for (int q = 0; q < e->nparts; q++)
         e->p[q]->ops->swap(e->p[q]);
+    e->parity ^= 1;
     e->st.exchanges++;
     e->fresh = 1;
     return HR_OK;
+}
+
+/* Whether the ghost-1 sweeps can replay chain graphs: every part a device of one kind that
+ * captures, every edge a direct copy, nothing through the host or MPI. */
+static int chain_graphs(const hr_split *e)
+{
+    if (e->graph_off || e->d.ghost != 1 || e->nremote || e->nparts < 2) return 0;
+    const hr_place_ops *ops = e->p[0]->ops;
+    if (!ops->capture || !ops->replay || !ops->drop) return 0;
+    for (int q = 0; q < e->nparts; q++)
+        if (e->p[q]->ops != ops || (q + 1 < e->nparts && host_edge(e, q))) return 0;
+    return 1;
+}
+
+/* Captures HR_SPLIT_GRAPH_SWEEPS overlapped sweeps from the current parity. Nothing runs
+ * while capturing, so the grids' roles and the counters are put back; a failure turns
+ * chain graphs off (the sweeps are then issued one by one) and is not an error. */
+static void build_chain_graph(hr_split *e)
+{
+    const hr_place_ops *ops = e->p[0]->ops;
+    const hr_split_stats keep = e->st;
+    const int par = e->parity;
+    void *g = NULL;
+    int done = 0;
+    hr_status st = ops->capture(e->p, e->nparts, 1, NULL);
+    if (st == HR_OK) {
+        while (st == HR_OK && done < HR_SPLIT_GRAPH_SWEEPS) {
+            st = overlapped_sweep(e);
+            done += st == HR_OK;
+        }
+        const hr_status end = ops->capture(e->p, e->nparts, 0, &g);
+        if (st == HR_OK) st = end;
+    }
+    if (e->parity != par) { /* an odd number of sweeps was issued before a failure */
+        for (int q = 0; q < e->nparts; q++)
+            e->p[q]->ops->swap(e->p[q]);
+        e->parity = par;
+    }
+    e->st = keep;
+    e->fresh = 1;
+    if (st == HR_OK && g) {
+        e->graph[par] = g;
+    } else {
+        if (g) ops->drop(g);
+        e->graph_off = 1;
+        e->err[0] = '\0';
+    }
 }
 
 hr_status hr_split_sweeps(hr_split *e, long count)
@@ -479,6 +531,17 @@ hr_status hr_split_sweeps(hr_split *e, long count)
     }
     while (count > 0) {
         if (e->d.ghost == 1) {
+            if (count >= HR_SPLIT_GRAPH_SWEEPS && chain_graphs(e)) {
+                if (!e->graph[e->parity]) build_chain_graph(e);
+                if (e->graph[e->parity]) {
+                    P_TRY(e, e->p[0], e->p[0]->ops->replay(e->p, e->nparts, e->graph[e->parity]));
+                    count -= HR_SPLIT_GRAPH_SWEEPS;
+                    e->st.sweeps += HR_SPLIT_GRAPH_SWEEPS;
+                    e->st.exchanges += HR_SPLIT_GRAPH_SWEEPS;
+                    e->graph_replays++;
+                    continue;
+                }
+            }
             HR_TRY(overlapped_sweep(e));
             count--;
             e->st.sweeps++;
@@ -496,6 +559,7 @@ hr_status hr_split_sweeps(hr_split *e, long count)
                 P_TRY(e, e->p[q], e->p[q]->ops->order(e->p[q]));
                 e->p[q]->ops->swap(e->p[q]);
             }
+            e->parity ^= 1;
         }
         e->fresh = 0;
         e->st.sweeps += m;
@@ -533,6 +597,7 @@ hr_status hr_split_load(hr_split *e, const hr_grid *u, const hr_grid *hf, int ro
         e->p[q]->spec.row0 = row0;
     for (int q = 0; q < e->nparts; q++)
         P_TRY(e, e->p[q], e->p[q]->ops->load(e->p[q], u, hf));
+    e->parity = 0; /* load makes grid 0 current again */
     e->fresh = 1;
     return HR_OK;
 }

@@ -24,6 +24,8 @@ extern "C" {
 #endif
 
 #define HR_SPLIT_MAX_LOCAL 16 /* local parts of one process */
+/* Sweeps per chain graph (even: a replay ends on the parity it began on). */
+#define HR_SPLIT_GRAPH_SWEEPS 8
 
 typedef struct hr_split_spec {
     int dim, nx, ny, nz; /* global interior extents */
@@ -84,7 +86,11 @@ typedef struct hr_split {
     int nremote;                  /* messages to other ranks per exchange */
     int link[HR_SPLIT_MAX_LOCAL]; /* local edge q (parts q and q + 1): HR_LINK_* */
     char exchange[64];            /* how the local edges exchange, in words ("" for one part) */
-    int fresh;                    /* ghost layers match the current own points */
+    int parity;                   /* sweeps since the last load, mod 2 (the parts' grid roles) */
+    void *graph[2];               /* chain graphs of HR_SPLIT_GRAPH_SWEEPS sweeps from each parity */
+    int graph_off;                /* no chain graphs (HETRELAX_CHAIN_GRAPH=0, or a capture failed) */
+    long graph_replays;
+    int fresh; /* ghost layers match the current own points */
     hr_split_stats st;
     char err[256];
 } hr_split;
