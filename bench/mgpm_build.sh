@@ -50,6 +50,7 @@ note() { NOTE[$1]=$2; echo "mgpm: $1: $2"; }
 command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
 CUDA_HOME=${CUDA_HOME:-$(dirname "$(dirname "$(command -v nvcc)")")}
 GEN="-gencode arch=compute_$ARCH,code=sm_$ARCH"
+export LD_LIBRARY_PATH=$CUDA_HOME/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} # their -lcudart
 
 # --- MPI: the system's, else the carried Debian OpenMPI (DEVICE.md) ------------------
 if ! command -v mpicxx >/dev/null; then
