@@ -235,7 +235,7 @@ def fig15_chain(a):
             ax.axhline(0.5, color="gray", lw=1, ls=":", label="ideal two GPUs")
             ax.set_xlabel("rows on GPU 1 (%)")
             ax.set_ylabel("time per sweep / one GPU")
-            ax.set_ylim(0, 1.2)
+            ax.set_ylim(0, max(1.2, min(3.0, 1.05 * max(p["sweep_s"] / base for p in recs))))
             ax.set_title(r["label"], fontsize=9)
             ax.grid(alpha=0.3)
             ax.legend(fontsize=7)
