@@ -154,6 +154,9 @@ typedef struct hr_hybrid_info {
     double gpu_only_s;  /* the model's T(0) = t_g */
     long sweeps, exchanges;
     double wait_s; /* host time blocked on the second part's boundary rows */
+    /* how neighbouring parts exchange rows: "peer copies" (GPUs with peer access),
+     * "device copies (parts on one GPU)", "host-staged (reason)", "host" (CPU parts) */
+    char exchange[64];
 } hr_hybrid_info;
 
 /*! hr_hybrid_choose() :

@@ -38,6 +38,7 @@ int hr_hybrid_explain(const hr_hybrid_info *in, double measured_s, char *buf, si
         : in->auto_split    ? " chosen by the model"
                             : " as given",
         in->ghost, in->schedule == 1 ? "naive" : "nested", in->second == 1 ? "cpu" : "gpu");
+    if (in->exchange[0]) put(&o, "exchange between parts: %s\n", in->exchange);
     if (!in->have_model) {
         put(&o, "model: not calibrated (give --split auto)\n");
     } else {

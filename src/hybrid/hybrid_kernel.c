@@ -376,9 +376,10 @@ static hr_status chain_setup(hr_solver *s, hybrid_state *h)
     const int gpu = sp.second == HR_SPLIT_GPU;
     s->cfg.threads = gpu ? 0 : sp.parts * (sp.threads_b + (sp.schedule == HR_SPLIT_NESTED));
     s->cfg.device = gpu ? s->o.device : -1;
-    s->cfg.streams = gpu ? 2 * sp.parts : 0;
+    s->cfg.streams = gpu ? 3 * sp.parts : 0; /* two boundary sides and the interior */
     s->cfg.gpus = gpu ? sp.parts : 0;
-    snprintf(s->device_name, sizeof s->device_name, "%d x %.80s", sp.parts, h->e->p[0]->desc);
+    snprintf(s->device_name, sizeof s->device_name, "%d x %.40s (%.45s)", sp.parts, h->e->p[0]->desc,
+             h->e->exchange);
     return HR_OK;
 }
 
@@ -441,7 +442,7 @@ static hr_status hybrid_setup(hr_solver *s)
     }
     s->cfg.threads = in->cpu_threads + in->boundary_threads;
     s->cfg.device = sp.second == HR_SPLIT_GPU && rows_a < n ? s->o.device : -1;
-    s->cfg.streams = s->cfg.device >= 0 ? 2 : 0;
+    s->cfg.streams = s->cfg.device >= 0 ? 3 : 0;
     const hr_place *B = h->e->p[h->e->nparts - 1];
     if (rows_a == 0)
         snprintf(s->device_name, sizeof s->device_name, "%s", B->desc);
@@ -526,6 +527,7 @@ hr_status hr_solver_hybrid_info(const hr_solver *s, hr_hybrid_info *out)
     out->sweeps = h->e->st.sweeps;
     out->exchanges = h->e->st.exchanges;
     out->wait_s = h->e->st.wait_s;
+    snprintf(out->exchange, sizeof out->exchange, "%s", h->e->exchange);
     return HR_OK;
 }
 
