@@ -256,10 +256,9 @@ static int mpi_refusals(const grid_args *a)
     if (o->method != HR_METHOD_JACOBI)
         return hr_cli_usage_error(CMD, "--method", "%s: decomposed (MPI) runs do Jacobi only so far",
                                   hr_method_name(o->method));
-    if (o->backend == HR_BACKEND_GPU || o->backend == HR_BACKEND_HYBRID)
+    if (o->backend == HR_BACKEND_HYBRID)
         return hr_cli_usage_error(CMD, "--backend",
-                                  "%s: decomposed (MPI) runs sweep on CPU ranks only so far",
-                                  hr_backend_name(o->backend));
+                                  "hybrid: decomposed (MPI) runs sweep on CPU ranks or on GPU ranks (gpu)");
     if (o->layout == HR_LAYOUT_BLOCKS)
         return hr_cli_usage_error(CMD, "--layout", "blocks: not available in decomposed (MPI) runs");
     return 0;
@@ -459,7 +458,8 @@ static int grid_run(grid_args *a, hr_flagset *fs)
         so.kernel = o->kernel; /* seq or none: the library says so otherwise */
         if (root && (a->output || a->verify) && !(sol = malloc(count * sizeof *sol)))
             local_rc = hr_cli_usage_error(CMD, "--n", "no memory for the gathered solution");
-        if (!a->quiet && root && !local_rc) hr_grid_print_header(a, rhs_name, eb, "seq", bw_what, NULL, 0);
+        if (!a->quiet && root && !local_rc)
+            hr_grid_print_header(a, rhs_name, eb, eb == HR_BACKEND_GPU ? "tuned" : "seq", bw_what, NULL, 0);
         rc = hr_mpi_cli_solve(CMD, &so, &a->mpi, local_rc, &r, root ? sol : NULL, count, &mpi_json);
         /* a diverged run reports like a single process; other failures were printed */
         const int diverged =
