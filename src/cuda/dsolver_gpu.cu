@@ -209,10 +209,18 @@ static cudaError_t sweep_launch(const dgpu *c, const hr_sweep_args *a, cudaStrea
         const char *e = getenv("HETRELAX_DGPU_GENERIC"); /* tests: the box kernel everywhere */
         generic = e && strcmp(e, "1") == 0;
     }
-    if (generic || (b->lo[0] - 1) % V != 0) {
+    const int head = (V - (b->lo[0] - 1) % V) % V; /* columns before the first aligned one */
+    if (generic || (head > 0 && b->hi[0] - b->lo[0] <= head + V)) {
         if (a->omega != 1.0)
             return dbl ? box_generic<double, true>(a, st) : box_generic<float, true>(a, st);
         return dbl ? box_generic<double, false>(a, st) : box_generic<float, false>(a, st);
+    }
+    if (head > 0) { /* a box starting off the 16-byte grid (x splits): its first columns alone */
+        hr_sweep_args h = *a, rest = *a;
+        h.box.hi[0] = b->lo[0] + head;
+        rest.box.lo[0] = b->lo[0] + head;
+        cudaError_t e = sweep_launch(c, &h, st);
+        return e != cudaSuccess ? e : sweep_launch(c, &rest, st);
     }
     /* the tuned region kernel on a view whose interior is the box: the origin moves to
      * the box's corner (lo - 1), extents become the box's; rows and planes keep their
@@ -443,7 +451,7 @@ static hr_status dg_create(hr_dsolver *s, hr_dsub *d, int device, char *err, siz
     DG_CU(c, cudaSetDevice(device));
     cudaDeviceProp prop;
     DG_CU(c, cudaGetDeviceProperties(&prop, device));
-    snprintf(c->name, sizeof c->name, "%s", prop.name);
+    snprintf(c->name, sizeof c->name, "%.95s", prop.name);
     /* the layout plus a spare row: vector loads of the last row's end stay inside */
     const size_t bytes = (c->l.count + c->l.pitch + 64) * c->esize;
     const int grids = d->hf.base ? 3 : 2;

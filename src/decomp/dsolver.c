@@ -629,6 +629,7 @@ hr_status hr_dsolver_run(hr_dsolver *s, hr_result *res)
     hr_phase_times t = {0, 0, 0, 0};
     hr_driver_out dout;
     HR_TRY(hr_drive(&ops, &cfg, o->keep_history ? &s->hist : NULL, &t, &dout));
+    if (s->xt.compute == 0.0) s->xt.compute = t.compute; /* not the device overlap: the driver's split */
     hr_result r;
     memset(&r, 0, sizeof r);
     r.dim = p->dim;

@@ -255,13 +255,19 @@ hr_status hr_mpi_solver_run(hr_mpi_solver *s, hr_result *res)
     mpi_error[0] = '\0';
     if (!s) return HR_ERR_INVALID_ARG;
     hr_status st = hr_dsolver_run(s->ds, res);
-    if (res)
+    const hr_dsolver *ds = s->ds;
+    if (res && ds->dplace)
+        snprintf(res->device_name, sizeof res->device_name, "%d GPU ranks (%.40s), decomp %dx%dx%d, ghost %d",
+                 s->size, ds->dplace->device_name(ds->subs[0].ctx), s->parts[0], s->parts[1], s->parts[2],
+                 s->ghost);
+    else if (res)
         snprintf(res->device_name, sizeof res->device_name, "%d MPI ranks, decomp %dx%dx%d, ghost %d",
                  s->size, s->parts[0], s->parts[1], s->parts[2], s->ghost);
     /* a diverged run diverges on every rank (the residual is global); other errors may be
      * local, so settle the status together */
     if (st != HR_OK && st != HR_ERR_DIVERGED)
-        snprintf(mpi_error, sizeof mpi_error, "run: %s", hr_status_string(st));
+        snprintf(mpi_error, sizeof mpi_error, "run: %s%s%.200s", hr_status_string(st), ds->err[0] ? ": " : "",
+                 ds->err);
     return agree(s->comm, s->rank, s->size, st, mpi_error, sizeof mpi_error);
 }
 
