@@ -61,15 +61,15 @@ static hr_status dg_fail(dgpu *c, cudaError_t e, const char *call, int line)
 #define DG_CU(c, call)                                                                                       \
     do {                                                                                                     \
         cudaError_t dg_e_ = (call);                                                                          \
-        if (dg_e_ != cudaSuccess) return dg_fail((c), dg_e_, #call, __LINE__);                              \
+        if (dg_e_ != cudaSuccess) return dg_fail((c), dg_e_, #call, __LINE__);                               \
     } while (0)
 
 /* ------------------------------------------------------------ kernels */
 
 /* One thread per point of the box (columns x rows), planes strided over gridDim.z. */
 template <typename T, bool W>
-__global__ void dg_k_box(const T *in, T *out, const T *hf, size_t p, size_t q, int dim, int lo0, int lo1, int lo2,
-                         int nx, int ny, int nz, hr_rhs_view sp, T c0, T c1)
+__global__ void dg_k_box(const T *in, T *out, const T *hf, size_t p, size_t q, int dim, int lo0, int lo1,
+                         int lo2, int nx, int ny, int nz, hr_rhs_view sp, T c0, T c1)
 {
     const int j = lo0 + (int)(blockIdx.x * blockDim.x + threadIdx.x);
     const int i = lo1 + (int)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -79,8 +79,8 @@ __global__ void dg_k_box(const T *in, T *out, const T *hf, size_t p, size_t q, i
         const size_t x = (size_t)k * q + (size_t)i * p + (size_t)j;
         const T *c = in + x;
         if (dim == 3)
-            out[x] = hr_point7<T, W>(c[-1], c[1], c[-(ptrdiff_t)p], c[p], c[-(ptrdiff_t)q], c[q], c[0], hf, x, i,
-                                     j, k, sp, c0, c1);
+            out[x] = hr_point7<T, W>(c[-1], c[1], c[-(ptrdiff_t)p], c[p], c[-(ptrdiff_t)q], c[q], c[0], hf, x,
+                                     i, j, k, sp, c0, c1);
         else
             out[x] = hr_point<T, W>(c[-(ptrdiff_t)p], c[p], c[-1], c[1], hf, x, i, j, sp, c[0], c0, c1);
     }
@@ -88,8 +88,8 @@ __global__ void dg_k_box(const T *in, T *out, const T *hf, size_t p, size_t q, i
 
 /* Box to dense buffer (dir 0) or back (dir 1), x fastest; W: a 4- or 8-byte word. */
 template <typename Wd>
-__global__ void dg_k_pack(Wd *g, Wd *buf, size_t p, size_t q, int lo0, int lo1, int lo2, int nx, int ny, long total,
-                          int dir)
+__global__ void dg_k_pack(Wd *g, Wd *buf, size_t p, size_t q, int lo0, int lo1, int lo2, int nx, int ny,
+                          long total, int dir)
 {
     for (long t = (long)blockIdx.x * blockDim.x + threadIdx.x; t < total; t += (long)gridDim.x * blockDim.x) {
         const int x = (int)(t % nx);
@@ -193,8 +193,8 @@ template <typename T, bool W> static cudaError_t box_generic(const hr_sweep_args
     const hr_grid_layout *l = a->l;
     const int nx = b->hi[0] - b->lo[0], ny = b->hi[1] - b->lo[1], nz = b->hi[2] - b->lo[2];
     const dim3 blk(32, 8), grd((unsigned)((nx + 31) / 32), (unsigned)((ny + 7) / 8), hr_grid_y(nz));
-    dg_k_box<T, W><<<grd, blk, 0, st>>>((const T *)a->in, (T *)a->out, (const T *)a->rhs.hf, l->pitch, l->plane,
-                                        l->dim, b->lo[0], b->lo[1], b->lo[2], nx, ny, nz, a->rhs,
+    dg_k_box<T, W><<<grd, blk, 0, st>>>((const T *)a->in, (T *)a->out, (const T *)a->rhs.hf, l->pitch,
+                                        l->plane, l->dim, b->lo[0], b->lo[1], b->lo[2], nx, ny, nz, a->rhs,
                                         (T)(1.0 - a->omega), (T)a->omega);
     return cudaGetLastError();
 }
@@ -211,8 +211,7 @@ static cudaError_t sweep_launch(const dgpu *c, const hr_sweep_args *a, cudaStrea
     }
     const int head = (V - (b->lo[0] - 1) % V) % V; /* columns before the first aligned one */
     if (generic || (head > 0 && b->hi[0] - b->lo[0] <= head + V)) {
-        if (a->omega != 1.0)
-            return dbl ? box_generic<double, true>(a, st) : box_generic<float, true>(a, st);
+        if (a->omega != 1.0) return dbl ? box_generic<double, true>(a, st) : box_generic<float, true>(a, st);
         return dbl ? box_generic<double, false>(a, st) : box_generic<float, false>(a, st);
     }
     if (head > 0) { /* a box starting off the 16-byte grid (x splits): its first columns alone */
@@ -347,12 +346,12 @@ static cudaError_t pack_launch(const dgpu *c, const hr_grid_layout *l, const voi
     if (blocks > 8192) blocks = 8192;
     if (c->esize == 8)
         dg_k_pack<unsigned long long><<<(unsigned)blocks, threads, 0, st>>>(
-            (unsigned long long *)origin, (unsigned long long *)buf, l->pitch, l->plane, b->lo[0], b->lo[1], b->lo[2],
-            nx, ny, total, dir);
+            (unsigned long long *)origin, (unsigned long long *)buf, l->pitch, l->plane, b->lo[0], b->lo[1],
+            b->lo[2], nx, ny, total, dir);
     else
-        dg_k_pack<unsigned><<<(unsigned)blocks, threads, 0, st>>>((unsigned *)origin, (unsigned *)buf, l->pitch,
-                                                                   l->plane, b->lo[0], b->lo[1], b->lo[2], nx, ny,
-                                                                   total, dir);
+        dg_k_pack<unsigned><<<(unsigned)blocks, threads, 0, st>>>((unsigned *)origin, (unsigned *)buf,
+                                                                  l->pitch, l->plane, b->lo[0], b->lo[1],
+                                                                  b->lo[2], nx, ny, total, dir);
     return cudaGetLastError();
 }
 
@@ -395,7 +394,8 @@ static hr_status dg_sync(void *ctx, int lane)
     return HR_OK;
 }
 
-extern "C" const hr_field_ops hr_field_ops_gpu = {"gpu", 1, dg_sweep, dg_residual, dg_pack, dg_unpack, dg_sync};
+extern "C" const hr_field_ops hr_field_ops_gpu = {"gpu",   1,         dg_sweep, dg_residual,
+                                                  dg_pack, dg_unpack, dg_sync};
 
 /* ------------------------------------------------------------ the placement */
 
@@ -483,7 +483,8 @@ static hr_status dg_create(hr_dsolver *s, hr_dsub *d, int device, char *err, siz
     for (int a = 0; a < d->g.l.dim; a++)
         for (int side = 0; side < 2; side++)
             if (d->g.nb[a][side] >= 0)
-                DG_CU(c, cudaStreamCreateWithPriority(&c->face[2 * a + side], cudaStreamNonBlocking, greatest));
+                DG_CU(c,
+                      cudaStreamCreateWithPriority(&c->face[2 * a + side], cudaStreamNonBlocking, greatest));
     DG_CU(c, cudaEventCreateWithFlags(&c->ev_shell, cudaEventDisableTiming));
     DG_CU(c, cudaEventCreate(&c->ev_in0));
     DG_CU(c, cudaEventCreate(&c->ev_in1));
@@ -590,8 +591,8 @@ typedef struct cuda_tr {
     cudaStream_t st[CT_MAX_DEV]; /* one copy stream per receiving device */
 } cuda_tr;
 
-static hr_status ct_bind(hr_transport *t, int phase, const hr_halo_msg *sends, int nsend, const hr_halo_msg *recvs,
-                         int nrecv)
+static hr_status ct_bind(hr_transport *t, int phase, const hr_halo_msg *sends, int nsend,
+                         const hr_halo_msg *recvs, int nrecv)
 {
     cuda_tr *m = (cuda_tr *)t->impl;
     if (phase < 0 || phase >= HR_MAX_PHASES) return HR_ERR_INTERNAL;
@@ -622,7 +623,8 @@ static hr_status ct_bind(hr_transport *t, int phase, const hr_halo_msg *sends, i
         }
         if (!m->st[dd]) {
             int least = 0, greatest = 0;
-            if (cudaSetDevice(dd) != cudaSuccess || cudaDeviceGetStreamPriorityRange(&least, &greatest) != cudaSuccess ||
+            if (cudaSetDevice(dd) != cudaSuccess ||
+                cudaDeviceGetStreamPriorityRange(&least, &greatest) != cudaSuccess ||
                 cudaStreamCreateWithPriority(&m->st[dd], cudaStreamNonBlocking, greatest) != cudaSuccess) {
                 (void)cudaGetLastError();
                 free(p);
@@ -721,8 +723,8 @@ static void ct_destroy(hr_transport *t)
 }
 
 static const hr_transport_ops cuda_ops = {
-    "cuda-peer", ct_bind,  ct_start,   ct_wait,    ct_sum_norms, ct_max_int,
-    ct_max_double, ct_alloc, ct_release, ct_destroy,
+    "cuda-peer", ct_bind,       ct_start, ct_wait,    ct_sum_norms,
+    ct_max_int,  ct_max_double, ct_alloc, ct_release, ct_destroy,
 };
 
 extern "C" hr_status hr_transport_cuda_create(int count, const int *device, hr_transport **out)

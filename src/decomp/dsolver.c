@@ -59,8 +59,8 @@ static hr_status nogpu_create(hr_dsolver *s, hr_dsub *d, int device, char *err, 
     return HR_ERR_NO_DEVICE;
 }
 
-const hr_field_ops hr_field_ops_gpu = {"gpu (not built)", 0, host_sweep, host_residual, host_pack, host_unpack,
-                                       NULL};
+const hr_field_ops hr_field_ops_gpu = {"gpu (not built)", 0,           host_sweep, host_residual,
+                                       host_pack,         host_unpack, NULL};
 const hr_dplace_ops hr_dplace_gpu = {nogpu_create, NULL, NULL, NULL, NULL, NULL, NULL};
 
 int hr_dsolver_gpu_count(void)
@@ -662,11 +662,12 @@ hr_status hr_dsolver_run(hr_dsolver *s, hr_result *res)
     r.gbps = r.time_sweeps_s > 0 ? r.bytes_per_point * pts / r.time_sweeps_s * 1e-9 : 0.0;
     r.reference_gbps = o->reference_gbps;
     r.bandwidth_fraction = o->reference_gbps > 0 ? r.gbps / o->reference_gbps : NAN;
-    snprintf(r.backend, sizeof r.backend, "%s", hr_backend_name(s->dplace ? HR_BACKEND_GPU : HR_BACKEND_CPU_SEQ));
+    snprintf(r.backend, sizeof r.backend, "%s",
+             hr_backend_name(s->dplace ? HR_BACKEND_GPU : HR_BACKEND_CPU_SEQ));
     snprintf(r.kernel, sizeof r.kernel, "%s", s->dplace ? "tuned" : "seq");
     if (s->dplace)
-        snprintf(r.device_name, sizeof r.device_name, "%d subdomains (%s), %.60s", s->d.count, s->t->ops->name,
-                 s->dplace->device_name(s->subs[0].ctx));
+        snprintf(r.device_name, sizeof r.device_name, "%d subdomains (%s), %.60s", s->d.count,
+                 s->t->ops->name, s->dplace->device_name(s->subs[0].ctx));
     else
         snprintf(r.device_name, sizeof r.device_name, "%d subdomains (%s)", s->d.count, s->t->ops->name);
     if (res) *res = r;
@@ -699,7 +700,8 @@ hr_status hr_inproc_solver_create(const hr_options *o, const int parts[3], int g
             set_err(err, es, "backend: gpu: no CUDA device (or a build without CUDA)");
             st = HR_ERR_NO_DEVICE;
         } else if (o->device < 0 || o->device + g > have) {
-            if (err && es) snprintf(err, es, "gpus: %d GPUs from device %d, but %d present", g, o->device, have);
+            if (err && es)
+                snprintf(err, es, "gpus: %d GPUs from device %d, but %d present", g, o->device, have);
             st = HR_ERR_INVALID_ARG;
         }
         if (st == HR_OK) st = hr_transport_cuda_create((int)count, dev, &t);

@@ -83,12 +83,12 @@ hr_status hr_transport_cuda_create(int count, const int *device, hr_transport **
 /* One owned subdomain: geometry, grids and message buffers per face. */
 typedef struct hr_dsub {
     hr_subdomain g;
-    hr_grid u[2];    /* host grids (a device placement's copies for setup and download) */
-    hr_grid hf;      /* h^2 f over the whole local array (base NULL: inline spike or zero) */
-    void *org[2];    /* element (0, 0, 0) of the grids the field operations work on */
-    hr_rhs_view rhs; /* the operations' right-hand side (hf: a device pointer on a device) */
-    void *ctx;       /* placement state (NULL: host) */
-    int device;      /* GPU ordinal, -1 on the host */
+    hr_grid u[2];                  /* host grids (a device placement's copies for setup and download) */
+    hr_grid hf;                    /* h^2 f over the whole local array (base NULL: inline spike or zero) */
+    void *org[2];                  /* element (0, 0, 0) of the grids the field operations work on */
+    hr_rhs_view rhs;               /* the operations' right-hand side (hf: a device pointer on a device) */
+    void *ctx;                     /* placement state (NULL: host) */
+    int device;                    /* GPU ordinal, -1 on the host */
     void *sbuf[3][2], *rbuf[3][2]; /* per axis and side; NULL towards the physical boundary */
     size_t bytes[3][2];
 } hr_dsub;
@@ -106,8 +106,8 @@ typedef struct hr_dsolver {
     hr_options o;
     hr_problem p;
     hr_decomp d;
-    hr_transport *t;          /* owned */
-    const hr_field_ops *fops;     /* where the grids live: hr_field_ops_host or _gpu */
+    hr_transport *t;             /* owned */
+    const hr_field_ops *fops;    /* where the grids live: hr_field_ops_host or _gpu */
     const hr_dplace_ops *dplace; /* the device placement, or NULL on the host */
     int nlocal;
     hr_dsub *subs;

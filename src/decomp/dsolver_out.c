@@ -103,4 +103,3 @@ void hr_block_to_global(const hr_decomp *d, int id, hr_precision prec, const voi
             src += row;
         }
 }
-

@@ -247,7 +247,7 @@ int main(int argc, char **argv)
             return 1;
         }
         hr_mpi_solver_info(s, &info);
-        double x[NP] = {info.pack_s,          info.transfer_s, info.unpack_s,   info.hidden_s,
+        double x[NP] = {info.pack_s,       info.transfer_s, info.unpack_s, info.hidden_s,
                         r.time_exchange_s, info.wait_s,     info.compute_s};
         MPI_Allreduce(MPI_IN_PLACE, x, NP, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         if (rep < 0) continue; /* warm-up */
@@ -303,8 +303,8 @@ int main(int argc, char **argv)
             (double)info.exchanges / (double)r.iterations, bw.copy_gbps,
             bw.copy_gbps > 0 ? gbps / bw.copy_gbps : -1.0, a.o.threads > 1 ? a.o.threads : 1, a.threads_ref,
             ref_t, r.backend, r.device_name, parts[5], parts[6],
-            parts[3] + parts[5] > 0 ? parts[3] / (parts[3] + parts[5]) : 0.0, info.device_buffers, r.max_error,
-            r.relative_residual);
+            parts[3] + parts[5] > 0 ? parts[3] / (parts[3] + parts[5]) : 0.0, info.device_buffers,
+            r.max_error, r.relative_residual);
     }
     for (int q = 0; q < NP; q++)
         free(ph[q]);

@@ -66,8 +66,8 @@ static void check(const gcase *c, int gpus)
         char err[256] = "";
         hr_status st = hr_inproc_solver_create(&g, c->parts, c->ghost, &ds, err, sizeof err);
         char what[200];
-        snprintf(what, sizeof what, "%d-D %dx%dx%d parts %dx%dx%d ghost %d omega %g %s overlap %d gpus %d", c->dim,
-                 c->nx, c->ny, c->nz, c->parts[0], c->parts[1], c->parts[2], c->ghost, c->omega,
+        snprintf(what, sizeof what, "%d-D %dx%dx%d parts %dx%dx%d ghost %d omega %g %s overlap %d gpus %d",
+                 c->dim, c->nx, c->ny, c->nz, c->parts[0], c->parts[1], c->parts[2], c->ghost, c->omega,
                  c->prec == HR_PREC_DOUBLE ? "double" : "float", overlap, gpus);
         if (st != HR_OK) {
             printf("FAIL: %s: create: %s: %s\n", what, hr_status_string(st), err);
@@ -93,16 +93,18 @@ static void check(const gcase *c, int gpus)
             bad = 1;
         }
         /* the residual is summed in another order (and on the device): equal to rounding */
-        if (!bad && !(fabs(dr.relative_residual - rr.relative_residual) <= 1e-9 * fabs(rr.relative_residual))) {
-            printf("FAIL: %s: residual %.17g vs cpu-seq %.17g\n", what, dr.relative_residual, rr.relative_residual);
+        if (!bad &&
+            !(fabs(dr.relative_residual - rr.relative_residual) <= 1e-9 * fabs(rr.relative_residual))) {
+            printf("FAIL: %s: residual %.17g vs cpu-seq %.17g\n", what, dr.relative_residual,
+                   rr.relative_residual);
             bad = 1;
         }
         /* the overlapped schedule's timers: a split of the exchange, all finite */
         const hr_exchange_times *t = &ds->xt;
         if (!bad && overlap && c->ghost == 1 &&
             !(t->hidden >= 0 && t->wait >= 0 && t->compute > 0 && t->rounds >= c->iters)) {
-            printf("FAIL: %s: overlap timers hidden %g wait %g compute %g rounds %ld\n", what, t->hidden, t->wait,
-                   t->compute, t->rounds);
+            printf("FAIL: %s: overlap timers hidden %g wait %g compute %g rounds %ld\n", what, t->hidden,
+                   t->wait, t->compute, t->rounds);
             bad = 1;
         }
         if (!bad) printf("ok: %s (%s)\n", what, dr.device_name);
@@ -130,13 +132,15 @@ int main(int argc, char **argv)
         {2, 37, 41, 0, {2, 1, 1}, 1, 0.8, HR_RHS_MANUFACTURED, HR_INIT_ZERO, HR_PREC_SINGLE, 30},
         {2, 37, 41, 0, {2, 2, 1}, 2, 1.0, HR_RHS_ARRAY, HR_INIT_ZERO, HR_PREC_DOUBLE, 30},
         {2, 130, 67, 0, {3, 2, 1}, 3, 1.2, HR_RHS_SPIKE, HR_INIT_SINE, HR_PREC_SINGLE, 25},
-        {2, 9, 9, 0, {2, 2, 1}, 3, 1.0, HR_RHS_SPIKE, HR_INIT_ZERO, HR_PREC_DOUBLE, 12}, /* spike on an edge */
+        {2, 9, 9, 0, {2, 2, 1}, 3, 1.0, HR_RHS_SPIKE, HR_INIT_ZERO, HR_PREC_DOUBLE, 12}, /* spike on an edge
+                                                                                          */
         /* 3-D: slabs along z (tuned planes), pencils, cubes, uneven, ghost 1..2 */
         {3, 21, 19, 23, {1, 1, 2}, 1, 1.0, HR_RHS_SPIKE, HR_INIT_ZERO, HR_PREC_SINGLE, 20},
         {3, 21, 19, 23, {1, 1, 3}, 2, 1.0, HR_RHS_SPIKE, HR_INIT_ZERO, HR_PREC_DOUBLE, 20},
         {3, 21, 19, 23, {1, 2, 2}, 1, 0.7, HR_RHS_MANUFACTURED, HR_INIT_SINE, HR_PREC_DOUBLE, 20},
         {3, 21, 19, 23, {2, 2, 2}, 2, 1.0, HR_RHS_ARRAY, HR_INIT_ZERO, HR_PREC_SINGLE, 20},
-        {3, 9, 9, 9, {2, 2, 2}, 2, 1.0, HR_RHS_SPIKE, HR_INIT_ZERO, HR_PREC_DOUBLE, 12}, /* spike on an edge */
+        {3, 9, 9, 9, {2, 2, 2}, 2, 1.0, HR_RHS_SPIKE, HR_INIT_ZERO, HR_PREC_DOUBLE, 12}, /* spike on an edge
+                                                                                          */
         {3, 40, 33, 35, {1, 1, 2}, 1, 1.0, HR_RHS_ZERO, HR_INIT_SINE, HR_PREC_DOUBLE, 15},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
