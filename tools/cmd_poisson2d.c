@@ -300,6 +300,10 @@ static int grid_run(grid_args *a, hr_flagset *fs)
     /* decomposed (MPI) runs: each rank sweeps its subdomain with the region sweep (seq), on
      * its own thread or a team of --threads (docs/mpi.md) */
     const int use_mpi = hr_mpi_cli_wanted(&a->mpi);
+    if (use_mpi && hr_flags_seen(fs, "gpus")) { /* under MPI: GPUs per node, one rank each (mpi_glue.h) */
+        a->mpi.gpus = o->gpus;
+        o->gpus = 0;
+    }
     if ((rc = hr_grid_gpus_prepare(a, fs, use_mpi)) != 0) return rc;
     if (use_mpi && (rc = mpi_refusals(a)) != 0) return rc;
     /* auto: the GPU when one is present, else all cores; for a dimension a backend has

@@ -144,7 +144,9 @@ int hr_mpi_cli_solve(const char *cmd, const hr_options *o, const hr_mpi_cli_args
     if (local_rc != 0) return local_rc;
     hr_mpi_solver *s;
     const int *dec = m->decomp[0] > 0 ? m->decomp : NULL;
-    hr_status st = hr_mpi_solver_create(o, dec, m->ghost, MPI_COMM_WORLD, &s);
+    hr_options lo = *o;
+    if (m->gpus > 0) lo.gpus = m->gpus; /* GPU ranks: the library checks it against the node */
+    hr_status st = hr_mpi_solver_create(&lo, dec, m->ghost, MPI_COMM_WORLD, &s);
     if (st != HR_OK) return refuse(cmd, st, hr_mpi_last_error());
     hr_mpi_solver_set_overlap(s, !m->no_overlap);
     st = hr_mpi_solver_run(s, r);

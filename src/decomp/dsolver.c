@@ -176,7 +176,9 @@ static hr_status alloc_sub(hr_dsolver *s, hr_dsub *d, int id, size_t esize, char
     init_sub(s, d);
     if (s->dplace) { /* device grids from the initialised host grids */
         d->device = device_of(s, id);
-        HR_TRY(s->dplace->create(s, d, d->device, err, es));
+        const hr_status st = s->dplace->create(s, d, d->device, err, es);
+        if (st != HR_OK && err && es && !err[0] && s->err[0]) snprintf(err, es, "%s", s->err);
+        if (st != HR_OK) return st;
     }
     const int corners = s->nphases > 1;
     for (int a = 0; a < s->p.dim; a++)

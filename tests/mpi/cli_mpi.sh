@@ -90,6 +90,12 @@ expect_all2 "--method: sor: decomposed (MPI) runs do Jacobi only" 2 poisson2d $B
 expect_all2 "--kernel" 2 poisson2d $B --n 20 --backend cpu-threads --kernel spmd
 expect_all2 "--output: cannot write" 3 poisson2d $B --n 20 --output "$T/nodir/u.raw"
 expect_all2 "--json: cannot write" 2 poisson3d $B --n 10 --json "$T/nodir/u.json"
+# --gpus under mpirun is GPUs per node for GPU ranks: refused for CPU ranks, and with
+# --backend gpu where the build or the node has no GPU (cli_mpi_gpu.sh covers GPU nodes)
+expect_all2 "--gpus" 2 poisson2d $B --n 20 --backend cpu-seq --gpus 2
+if ! "$HR" poisson2d --backend gpu --n 8 --iters 1 --quiet --no-bandwidth >/dev/null 2>&1; then
+  expect_all2 "gpu" 2 poisson2d $B --n 20 --backend gpu --gpus 2
+fi
 # outside mpirun, several subdomains are refused at once
 "$HR" poisson2d $B --n 20 --decomp 2x2 >"$T/out" 2>"$T/err"
 [ $? -eq 2 ] && [ "$(wc -l <"$T/err")" -eq 1 ] && grep -q -- "--decomp: 4 subdomains need as many MPI ranks" "$T/err" && ok ||

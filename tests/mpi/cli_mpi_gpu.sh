@@ -67,5 +67,11 @@ rc=$?
 [ $rc -eq 2 ] && [ "$(grep -c 'hetrelax poisson2d: --gpus' "$T/err")" -eq 1 ] && ok ||
   bad "--gpus 1 with 2 ranks: exit $rc, $(cat "$T/err")"
 
+# bad input: --gpus beyond the GPUs present
+mrun 2 poisson2d --no-bandwidth --quiet --backend gpu --n 64 --iters 5 --gpus 16 >"$T/out" 2>"$T/err"
+rc=$?
+[ $rc -eq 2 ] && [ "$(grep -c 'hetrelax poisson2d: --gpus: 16 GPUs per node asked' "$T/err")" -eq 1 ] && ok ||
+  bad "--gpus 16: exit $rc, $(cat "$T/err")"
+
 echo "cli_mpi_gpu: $passes passed, $fails failed"
 [ $fails -eq 0 ]
