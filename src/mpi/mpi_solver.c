@@ -55,7 +55,9 @@ hr_status hr_mpi_resolve_decomp(const hr_options *o, int ranks, const int req[3]
                                 char *why, size_t ws)
 {
     if (!o || !out || ranks < 1) return fail(why, ws, "decomp: bad arguments");
-    hr_status st = hr_options_validate(o, why, ws);
+    hr_options v = *o;
+    v.gpus = 0; /* GPUs per node of GPU ranks: hr_dsolver_create and pick_device check it */
+    hr_status st = hr_options_validate(&v, why, ws);
     if (st != HR_OK) return st;
     const int dim = hr_options_dim(o);
     int given[3] = {0, 0, 0};
