@@ -48,6 +48,16 @@ static hr_status host_unpack(void *ctx, int face, const hr_grid_layout *l, void 
 
 const hr_field_ops hr_field_ops_host = {"host", 0, host_sweep, host_residual, host_pack, host_unpack, NULL};
 
+static hr_status host_sync(void *ctx, int lane)
+{
+    (void)ctx;
+    (void)lane;
+    return HR_OK;
+}
+
+const hr_field_ops hr_field_ops_host_queued = {"host (queued)", 1,           host_sweep, host_residual,
+                                               host_pack,       host_unpack, host_sync};
+
 #ifndef HR_HAVE_CUDA
 /* Without CUDA: no device placement (the solver refuses --backend gpu through create). */
 static hr_status nogpu_create(hr_dsolver *s, hr_dsub *d, int device, char *err, size_t es)
@@ -516,7 +526,7 @@ static hr_status device_overlapped_sweep(hr_dsolver *s, hr_phase_times *t)
     /* the interior's end (device events, seconds since it was queued, about t0) against
      * the boundary chain's end t3: what the interior did not cover was exposed */
     double inner = 0.0;
-    for (int l = 0; l < s->nlocal; l++) {
+    for (int l = 0; s->dplace && l < s->nlocal; l++) {
         const double x = s->dplace->inner_seconds(s->subs[l].ctx);
         if (x > inner) inner = x;
     }

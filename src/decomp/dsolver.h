@@ -46,6 +46,10 @@ typedef struct hr_field_ops {
 } hr_field_ops;
 
 extern const hr_field_ops hr_field_ops_host;
+/* The host operations flagged as queued: the solver then runs the device schedule (shell
+ * first, faces packed from the new grid while the interior sweeps) on the CPU, so tests
+ * without a GPU check that schedule bitwise. */
+extern const hr_field_ops hr_field_ops_host_queued;
 
 struct hr_dsub;
 struct hr_dsolver;
