@@ -37,8 +37,10 @@ typedef struct dgpu {
     hr_grid_layout l;
     void *d_base[2], *d_hf;
     cudaStream_t lane[2], face[6];
-    cudaEvent_t ev_shell, ev_in0, ev_in1;
-    int inner_timed;
+    cudaEvent_t ev_shell, ev_inner, ev_face[6]; /* the last work of a lane / face stream */
+    cudaEvent_t tev[2][5];                      /* timing events of sweeps k and k - 1 (k % 2) */
+    long k, k_read;                             /* sweep of the chain now; the last one read */
+    int inchain;
     void *stage[6][2]; /* device staging of a pinned host buffer, per face and direction */
     size_t stage_bytes[6][2];
     struct {
@@ -259,6 +261,8 @@ static cudaError_t sweep_launch(const dgpu *c, const hr_sweep_args *a, cudaStrea
     return hr_gpu_tuned2d_rows(&g, 1, g.ny + 1, st);
 }
 
+enum { TE_START, TE_SHELL, TE_PACKED, TE_INNER, TE_GHOST };
+
 static hr_status dg_sweep(void *ctx, const hr_sweep_args *a, int lane)
 {
     dgpu *c = (dgpu *)ctx;
@@ -266,15 +270,79 @@ static hr_status dg_sweep(void *ctx, const hr_sweep_args *a, int lane)
     DG_CU(c, cudaSetDevice(c->dev));
     const int inner = lane == HR_DLANE_INNER;
     cudaStream_t st = c->lane[inner];
-    if (inner) DG_CU(c, cudaEventRecord(c->ev_in0, st));
     DG_CU(c, sweep_launch(c, a, st));
-    if (inner) {
-        DG_CU(c, cudaEventRecord(c->ev_in1, st));
-        c->inner_timed = 1;
-    } else {
-        DG_CU(c, cudaEventRecord(c->ev_shell, st)); /* packs wait for it */
-    }
+    /* the timing event first: whoever waits for the lane's event finds it complete too */
+    if (c->inchain) DG_CU(c, cudaEventRecord(c->tev[c->k % 2][inner ? TE_INNER : TE_SHELL], st));
+    /* packs wait for the shell lane, the next sweep's start for both */
+    DG_CU(c, cudaEventRecord(inner ? c->ev_inner : c->ev_shell, st));
     return HR_OK;
+}
+
+/* The shell lane waits for every face stream's last work (no host wait). */
+static hr_status lane0_waits_faces(dgpu *c)
+{
+    for (int f = 0; f < 6; f++)
+        if (c->face[f]) DG_CU(c, cudaStreamWaitEvent(c->lane[0], c->ev_face[f], 0));
+    return HR_OK;
+}
+
+/* The chain of device-overlapped sweeps (hr_field_ops.mark). A sweep starts (TE_START, on
+ * the shell lane, which the interior lane waits for) after the previous sweep's faces
+ * (TE_GHOST: ghost layers in place) and interior: every lane and face stream of sweep k + 1
+ * follows all of sweep k, ordered on the device. */
+static hr_status dg_mark(void *ctx, int what)
+{
+    dgpu *c = (dgpu *)ctx;
+    DG_CU(c, cudaSetDevice(c->dev));
+    if (what == HR_DMARK_PACKED) {
+        HR_TRY(lane0_waits_faces(c));
+        DG_CU(c, cudaEventRecord(c->tev[c->k % 2][TE_PACKED], c->lane[0]));
+        return HR_OK;
+    }
+    if (what == HR_DMARK_END && !c->inchain) return HR_OK;
+    HR_TRY(lane0_waits_faces(c));
+    if (c->inchain) DG_CU(c, cudaEventRecord(c->tev[c->k % 2][TE_GHOST], c->lane[0]));
+    DG_CU(c, cudaStreamWaitEvent(c->lane[0], c->ev_inner, 0));
+    if (c->inchain) {
+        c->k++;
+    } else {
+        c->k = c->k_read = 0;
+    }
+    DG_CU(c, cudaEventRecord(c->tev[c->k % 2][TE_START], c->lane[0]));
+    if (what == HR_DMARK_END) {
+        c->inchain = 0;
+        return HR_OK;
+    }
+    DG_CU(c, cudaStreamWaitEvent(c->lane[1], c->tev[c->k % 2][TE_START], 0));
+    c->inchain = 1;
+    return HR_OK;
+}
+
+static double dg_elapsed(cudaEvent_t a, cudaEvent_t b)
+{
+    float ms = 0.0f;
+    if (cudaEventElapsedTime(&ms, a, b) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0.0;
+    }
+    return ms * 1e-3;
+}
+
+/* Sweep k - 1's times, once: the caller knows its events are complete (the host waited
+ * for sweep k's packs, which follow sweep k's start, or for everything after the end). */
+static int dg_lagged(void *ctx, double v[5])
+{
+    dgpu *c = (dgpu *)ctx;
+    if (c->k < 1 || c->k_read >= c->k || cudaSetDevice(c->dev) != cudaSuccess) return 0;
+    c->k_read = c->k;
+    cudaEvent_t *e = c->tev[(c->k - 1) % 2];
+    v[0] = dg_elapsed(e[TE_START], c->tev[c->k % 2][TE_START]);
+    v[1] = dg_elapsed(e[TE_SHELL], e[TE_PACKED]);
+    v[2] = dg_elapsed(e[TE_SHELL], e[TE_GHOST]);
+    const double x = dg_elapsed(e[TE_INNER], e[TE_GHOST]);
+    v[3] = x > 0.0 ? x : 0.0;
+    v[4] = dg_elapsed(e[TE_PACKED], e[TE_GHOST]);
+    return 1;
 }
 
 static cudaError_t resid_pass(dgpu *c, const hr_resid_args *a, double rs, double bs)
@@ -313,7 +381,7 @@ static hr_status dg_residual(void *ctx, const hr_resid_args *a, hr_norm2 *rn, hr
 {
     dgpu *c = (dgpu *)ctx;
     DG_CU(c, cudaSetDevice(c->dev));
-    DG_CU(c, cudaStreamWaitEvent(c->lane[0], c->ev_in1, 0)); /* after the interior, too */
+    DG_CU(c, cudaStreamWaitEvent(c->lane[0], c->ev_inner, 0)); /* after the interior, too */
     DG_CU(c, resid_pass(c, a, 1.0, 1.0));
     double r2 = c->h_res[0], b2 = c->h_res[1], rmax = c->h_res[2], bmax = c->h_res[3];
     const int r_ok = isfinite(r2) && (rmax == 0.0 || rmax >= 1e-150),
@@ -366,6 +434,7 @@ static hr_status dg_pack(void *ctx, int face, const hr_grid_layout *l, const voi
     DG_CU(c, pack_launch(c, l, origin, b, dst, 0, st));
     if (c->stage[face][0])
         DG_CU(c, cudaMemcpyAsync(buf, dst, hr_box_points(b) * c->esize, cudaMemcpyDeviceToHost, st));
+    DG_CU(c, cudaEventRecord(c->ev_face[face], st));
     return HR_OK;
 }
 
@@ -379,6 +448,7 @@ static hr_status dg_unpack(void *ctx, int face, const hr_grid_layout *l, void *o
     if (c->stage[face][1])
         DG_CU(c, cudaMemcpyAsync(src, buf, hr_box_points(b) * c->esize, cudaMemcpyHostToDevice, st));
     DG_CU(c, pack_launch(c, l, origin, b, src, 1, st));
+    DG_CU(c, cudaEventRecord(c->ev_face[face], st));
     return HR_OK;
 }
 
@@ -395,7 +465,7 @@ static hr_status dg_sync(void *ctx, int lane)
 }
 
 extern "C" const hr_field_ops hr_field_ops_gpu = {"gpu",   1,         dg_sweep, dg_residual,
-                                                  dg_pack, dg_unpack, dg_sync};
+                                                  dg_pack, dg_unpack, dg_sync,  dg_mark};
 
 /* ------------------------------------------------------------ the placement */
 
@@ -422,9 +492,11 @@ static void dg_destroy(void *ctx)
             else
                 cudaFree(c->bufs[i].p);
         }
-        if (c->ev_shell) cudaEventDestroy(c->ev_shell);
-        if (c->ev_in0) cudaEventDestroy(c->ev_in0);
-        if (c->ev_in1) cudaEventDestroy(c->ev_in1);
+        cudaEvent_t *evs[] = {&c->ev_shell, &c->ev_inner, c->ev_face, c->tev[0], c->tev[1]};
+        const int nev[] = {1, 1, 6, 5, 5};
+        for (int g = 0; g < 5; g++)
+            for (int i = 0; i < nev[g]; i++)
+                if (evs[g][i]) cudaEventDestroy(evs[g][i]);
         cudaFree(c->d_part);
         cudaFreeHost(c->h_res);
     }
@@ -486,8 +558,12 @@ static hr_status dg_create(hr_dsolver *s, hr_dsub *d, int device, char *err, siz
                 DG_CU(c,
                       cudaStreamCreateWithPriority(&c->face[2 * a + side], cudaStreamNonBlocking, greatest));
     DG_CU(c, cudaEventCreateWithFlags(&c->ev_shell, cudaEventDisableTiming));
-    DG_CU(c, cudaEventCreate(&c->ev_in0));
-    DG_CU(c, cudaEventCreate(&c->ev_in1));
+    DG_CU(c, cudaEventCreateWithFlags(&c->ev_inner, cudaEventDisableTiming));
+    for (int f = 0; f < 6; f++)
+        if (c->face[f]) DG_CU(c, cudaEventCreateWithFlags(&c->ev_face[f], cudaEventDisableTiming));
+    for (int q = 0; q < 2; q++)
+        for (int e = 0; e < 5; e++)
+            DG_CU(c, cudaEventCreate(&c->tev[q][e]));
     DG_CU(c, cudaMalloc(&c->d_part, (4 * DG_RES_BLOCKS + 4) * sizeof(double)));
     DG_CU(c, cudaHostAlloc(&c->h_res, 4 * sizeof(double), cudaHostAllocPortable));
     return HR_OK;
@@ -545,24 +621,13 @@ static hr_status dg_download(void *ctx, hr_dsub *d, int which)
     return HR_OK;
 }
 
-static double dg_inner_seconds(void *ctx)
-{
-    dgpu *c = (dgpu *)ctx;
-    float ms = 0.0f;
-    if (!c->inner_timed || cudaEventElapsedTime(&ms, c->ev_in0, c->ev_in1) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return 0.0;
-    }
-    return ms * 1e-3;
-}
-
 static const char *dg_device_name(void *ctx)
 {
     return ((dgpu *)ctx)->name;
 }
 
-extern "C" const hr_dplace_ops hr_dplace_gpu = {dg_create,        dg_buf_alloc, dg_buf_free,   dg_download,
-                                                dg_inner_seconds, dg_destroy,   dg_device_name};
+extern "C" const hr_dplace_ops hr_dplace_gpu = {dg_create, dg_buf_alloc, dg_buf_free,   dg_download,
+                                                dg_lagged, dg_destroy,   dg_device_name};
 
 extern "C" int hr_dsolver_gpu_count(void)
 {

@@ -46,7 +46,8 @@ static hr_status host_unpack(void *ctx, int face, const hr_grid_layout *l, void 
     return HR_OK;
 }
 
-const hr_field_ops hr_field_ops_host = {"host", 0, host_sweep, host_residual, host_pack, host_unpack, NULL};
+const hr_field_ops hr_field_ops_host = {"host",    0,           host_sweep, host_residual,
+                                        host_pack, host_unpack, NULL,       NULL};
 
 static hr_status host_sync(void *ctx, int lane)
 {
@@ -56,7 +57,7 @@ static hr_status host_sync(void *ctx, int lane)
 }
 
 const hr_field_ops hr_field_ops_host_queued = {"host (queued)", 1,           host_sweep, host_residual,
-                                               host_pack,       host_unpack, host_sync};
+                                               host_pack,       host_unpack, host_sync,  NULL};
 
 #ifndef HR_HAVE_CUDA
 /* Without CUDA: no device placement (the solver refuses --backend gpu through create). */
@@ -70,7 +71,7 @@ static hr_status nogpu_create(hr_dsolver *s, hr_dsub *d, int device, char *err, 
 }
 
 const hr_field_ops hr_field_ops_gpu = {"gpu (not built)", 0,           host_sweep, host_residual,
-                                       host_pack,         host_unpack, NULL};
+                                       host_pack,         host_unpack, NULL,       NULL};
 const hr_dplace_ops hr_dplace_gpu = {nogpu_create, NULL, NULL, NULL, NULL, NULL, NULL};
 
 int hr_dsolver_gpu_count(void)
@@ -479,15 +480,41 @@ static hr_status overlapped_sweep(hr_dsolver *s, hr_phase_times *t)
     return HR_OK;
 }
 
+/* Adds the device times of the last closed sweep (the slowest subdomain's). */
+static void account_device_sweep(hr_dsolver *s, hr_phase_times *t)
+{
+    double m[5] = {0, 0, 0, 0, 0};
+    int have = 0;
+    for (int l = 0; s->dplace && l < s->nlocal; l++) {
+        double v[5];
+        if (!s->dplace->lagged(s->subs[l].ctx, v)) continue;
+        have = 1;
+        for (int q = 0; q < 5; q++)
+            if (v[q] > m[q]) m[q] = v[q];
+    }
+    if (!have) return;
+    const double exposed = m[3] < m[0] ? m[3] : m[0];
+    s->xt.pack += m[1];
+    s->xt.unpack += m[4] > s->last_transfer ? m[4] - s->last_transfer : 0.0;
+    s->xt.wait += exposed;
+    s->xt.hidden += m[2] > exposed ? m[2] - exposed : 0.0;
+    s->xt.compute += m[0] - exposed;
+    t->exchange += exposed;
+}
+
 /* One sweep on devices, seed 003's Listing 1 and better: the shell (boundary layers) on the
  * high-priority lane, each face packed on its own stream as soon as the shell is done,
  * device-to-host, the messages, host-to-device and unpack into the NEW grid's ghost
  * layers on that stream, while the interior runs on the low-priority lane. The sweep ends
- * with fresh ghost zones (no exchange at the start of the next one). */
+ * with fresh ghost zones (no exchange at the start of the next one). With `mark` the next
+ * sweep is queued at once behind device events: the host waits only for the packed faces
+ * it sends, and the times come from the events one sweep later. */
 static hr_status device_overlapped_sweep(hr_dsolver *s, hr_phase_times *t)
 {
-    const int nxt = 1 - s->cur;
+    const int nxt = 1 - s->cur, chained = s->fops->mark != NULL;
     const double t0 = hr_now();
+    for (int l = 0; chained && l < s->nlocal; l++)
+        HR_TRY(s->fops->mark(s->subs[l].ctx, HR_DMARK_SWEEP));
     for (int l = 0; l < s->nlocal; l++) {
         hr_dsub *d = &s->subs[l];
         hr_box inner, shell[6];
@@ -504,12 +531,16 @@ static hr_status device_overlapped_sweep(hr_dsolver *s, hr_phase_times *t)
                 const hr_box b = hr_subdomain_face(&d->g, 1, a, side, 0, 0);
                 HR_TRY(s->fops->pack(d->ctx, 2 * a + side, &d->g.l, d->org[nxt], &b, d->sbuf[a][side]));
             }
+        if (chained) HR_TRY(s->fops->mark(d->ctx, HR_DMARK_PACKED));
     }
     HR_TRY(sync_all(s, HR_DLANE_FACES));
     const double t1 = hr_now();
+    if (chained) account_device_sweep(s, t); /* the sweep before: its events are complete now */
     HR_TRY(s->t->ops->start(s->t, 0));
     HR_TRY(s->t->ops->wait(s->t, 0));
     const double t2 = hr_now();
+    s->last_transfer = t2 - t1;
+    s->xt.transfer += t2 - t1;
     for (int l = 0; l < s->nlocal; l++) {
         hr_dsub *d = &s->subs[l];
         for (int a = 0; a < s->p.dim; a++)
@@ -519,31 +550,18 @@ static hr_status device_overlapped_sweep(hr_dsolver *s, hr_phase_times *t)
                 HR_TRY(s->fops->unpack(d->ctx, 2 * a + side, &d->g.l, d->org[nxt], &b, d->rbuf[a][side]));
             }
     }
-    HR_TRY(sync_all(s, HR_DLANE_FACES));
-    const double t3 = hr_now();
-    HR_TRY(sync_all(s, HR_DLANE_ALL));
-    const double t4 = hr_now();
-    /* the interior's end (device events, seconds since it was queued, about t0) against
-     * the boundary chain's end t3: what the interior did not cover was exposed */
-    double inner = 0.0;
-    for (int l = 0; s->dplace && l < s->nlocal; l++) {
-        const double x = s->dplace->inner_seconds(s->subs[l].ctx);
-        if (x > inner) inner = x;
+    if (!chained) { /* host clock: waiting for the packs, the messages, the rest of the sweep */
+        HR_TRY(sync_all(s, HR_DLANE_ALL));
+        const double t3 = hr_now();
+        s->xt.pack += t1 - t0;
+        s->xt.unpack += t3 - t2;
+        s->xt.compute += (t3 - t0) - (t2 - t1);
+        s->xt.wait += t2 - t1;
+        t->exchange += t2 - t1;
     }
-    const double chain = t3 - t0;
-    double exposed = chain - inner;
-    if (exposed < 0.0) exposed = 0.0;
-    if (exposed > t4 - t0) exposed = t4 - t0;
-    s->xt.pack += t1 - t0;
-    s->xt.transfer += t2 - t1;
-    s->xt.unpack += t3 - t2;
-    s->xt.wait += exposed;
-    s->xt.hidden += chain - exposed;
-    s->xt.compute += (t4 - t0) - exposed;
     s->xt.rounds++;
-    t->exchange += exposed;
     s->cur = nxt;
-    s->fresh = 1;
+    s->fresh = 1; /* queued behind the unpacks: the sync at the end of advance makes it so */
     s->done++;
     return HR_OK;
 }
@@ -559,6 +577,10 @@ static hr_status advance(void *ctx, long count, hr_phase_times *t)
         }
         for (; count > 0; count--)
             HR_TRY(device_overlapped_sweep(s, t));
+        for (int l = 0; s->fops->mark && l < s->nlocal; l++)
+            HR_TRY(s->fops->mark(s->subs[l].ctx, HR_DMARK_END));
+        HR_TRY(sync_all(s, HR_DLANE_ALL));
+        account_device_sweep(s, t);
         return HR_OK;
     }
     while (count > 0) {

@@ -31,6 +31,8 @@ extern "C" {
  * subdomain's placement state (hr_dsub.ctx; NULL on the host). The schedule, the
  * transports and the bitwise argument do not change. */
 enum { HR_DLANE_SHELL = 0, HR_DLANE_INNER = 1, HR_DLANE_FACES = 2, HR_DLANE_ALL = 3 };
+/* Points of the device overlap's chain (hr_field_ops.mark). */
+enum { HR_DMARK_SWEEP = 0, HR_DMARK_PACKED = 1, HR_DMARK_END = 2 };
 
 typedef struct hr_field_ops {
     const char *name;
@@ -43,6 +45,11 @@ typedef struct hr_field_ops {
     hr_status (*unpack)(void *ctx, int face, const hr_grid_layout *l, void *origin, const hr_box *b,
                         const void *buf);
     hr_status (*sync)(void *ctx, int lane); /* NULL: nothing is ever queued */
+    /* Device overlap without host waits between sweeps (NULL: the host waits at the end of
+     * each sweep). HR_DMARK_SWEEP: everything queued after it follows all work of the sweep
+     * before (on every lane and face stream), which the device orders by events, not the
+     * host; HR_DMARK_PACKED: after a sweep's packs; HR_DMARK_END: after the last sweep. */
+    hr_status (*mark)(void *ctx, int what);
 } hr_field_ops;
 
 extern const hr_field_ops hr_field_ops_host;
@@ -67,8 +74,11 @@ typedef struct hr_dplace_ops {
     void (*buf_free)(void *ctx, void *p);
     /* Copies the device grid `which` into the host grid d->u[which]. */
     hr_status (*download)(void *ctx, struct hr_dsub *d, int which);
-    /* Seconds of the last overlapped sweep's events: interior end since its start. */
-    double (*inner_seconds)(void *ctx);
+    /* The device times of the last sweep closed by a mark (once, when its events are
+     * complete): v = {sweep, pack (shell end to faces on the host), chain (shell end to ghost
+     * layers in place), exposed (chain past the interior's end), post (faces on the host to
+     * ghost layers in place)} in seconds. 0: nothing new. */
+    int (*lagged)(void *ctx, double v[5]);
     void (*destroy)(void *ctx);
     const char *(*device_name)(void *ctx);
 } hr_dplace_ops;
@@ -125,6 +135,7 @@ typedef struct hr_dsolver {
     hr_norm2 *norms;      /* 2 per owned subdomain: partial residual and rhs norms */
     struct hr_team *team; /* cpu-threads with threads > 1: sweeps split over a team, else NULL */
     double t_setup;
+    double last_transfer; /* host seconds of the last overlapped sweep's messages */
     char err[256];
 } hr_dsolver;
 
