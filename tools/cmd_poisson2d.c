@@ -300,7 +300,7 @@ static int grid_run(grid_args *a, hr_flagset *fs)
     /* decomposed (MPI) runs: each rank sweeps its subdomain with the region sweep (seq), on
      * its own thread or a team of --threads (docs/mpi.md) */
     const int use_mpi = hr_mpi_cli_wanted(&a->mpi);
-    if (use_mpi && hr_flags_seen(fs, "gpus")) { /* under MPI: GPUs per node, one rank each (mpi_glue.h) */
+    if (hr_mpi_cli_size() > 1 && hr_flags_seen(fs, "gpus")) { /* ranks: GPUs per node, one rank each */
         a->mpi.gpus = o->gpus;
         o->gpus = 0;
     }
