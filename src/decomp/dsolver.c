@@ -263,6 +263,9 @@ hr_status hr_dsolver_create(const hr_options *o, const int parts[3], int ghost, 
     if (o->backend == HR_BACKEND_GPU) {
         s->fops = &hr_field_ops_gpu;
         s->dplace = &hr_dplace_gpu;
+    } else {
+        const char *q = getenv("HETRELAX_DSOLVER_QUEUED"); /* tests: the device schedule on CPU ranks */
+        if (q && strcmp(q, "1") == 0) s->fops = &hr_field_ops_host_queued;
     }
     s->o = *o;
     hr_problem_resolve(o, &s->p);

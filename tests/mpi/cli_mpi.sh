@@ -44,6 +44,11 @@ check_equal poisson3d "$P3" 3 "--decomp 1x1x3"
 check_equal poisson3d "$P3" 3 "--decomp 1x3x1 --ghost 2"
 check_equal poisson3d "$P3 --precision double" 4 "--decomp 2x1x2"
 check_equal poisson3d "$P3" 4 "--decomp 2x2x1 --no-overlap"
+# the GPU ranks' schedule (shell first, faces of the new grid in flight) with host operations
+export HETRELAX_DSOLVER_QUEUED=1
+check_equal poisson3d "$P3" 3 "--decomp 1x3x1"
+check_equal poisson2d "$P2" 4 "--decomp 2x2"
+unset HETRELAX_DSOLVER_QUEUED
 
 # an array right-hand side read by every rank, and --verify on rank 0 (cpu-seq on the gathered solution)
 python3 -c "import struct,sys; sys.stdout.buffer.write(struct.pack('<900f', *[((i * 7) % 13) / 13.0 for i in range(900)]))" >"$T/f.raw"
