@@ -435,7 +435,9 @@ static int grid_run(grid_args *a, hr_flagset *fs)
     }
 
     const char *bw_what = "given";
-    if (a->measure_bw && !local_rc) a->ref_gbps = measure_reference(a, eb, &bw_what);
+    /* GPU ranks: rank 0 measures its device (device 0) alone, not every rank on device 0 */
+    if (a->measure_bw && !local_rc && (!use_mpi || eb != HR_BACKEND_GPU || root))
+        a->ref_gbps = measure_reference(a, eb, &bw_what);
     o->reference_gbps = a->ref_gbps;
     const char *rhs_name = o->rhs == HR_RHS_SPIKE          ? "spike"
                            : o->rhs == HR_RHS_MANUFACTURED ? "manufactured"
