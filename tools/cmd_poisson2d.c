@@ -474,14 +474,15 @@ static int grid_run(grid_args *a, hr_flagset *fs)
         hr_config mc; /* what ran, for the JSON */
         memset(&mc, 0, sizeof mc);
         mc.backend = eb;
-        snprintf(mc.kernel, sizeof mc.kernel, "seq");
+        snprintf(mc.kernel, sizeof mc.kernel, "%s", r.kernel[0] ? r.kernel : "seq"); /* GPU ranks: tuned */
         mc.caps = kd.caps;
         mc.dim = a->dim;
         mc.nx = a->nx;
         mc.ny = a->ny;
         mc.nz = a->nz;
         mc.threads = eb == HR_BACKEND_CPU_THREADS && o->threads > 0 ? o->threads : 1;
-        mc.device = -1;
+        mc.device = eb == HR_BACKEND_GPU ? 0 : -1; /* rank 0's GPU: local rank 0 */
+        if (eb == HR_BACKEND_GPU) snprintf(mc.device_name, sizeof mc.device_name, "%s", r.device_name);
         mc.omega = o->omega;
         mc.method = HR_METHOD_JACOBI;
         /* --verify's reference run on rank 0 still needs the file values */
