@@ -566,6 +566,9 @@ static hr_status dg_create(hr_dsolver *s, hr_dsub *d, int device, char *err, siz
             DG_CU(c, cudaEventCreate(&c->tev[q][e]));
     DG_CU(c, cudaMalloc(&c->d_part, (4 * DG_RES_BLOCKS + 4) * sizeof(double)));
     DG_CU(c, cudaHostAlloc(&c->h_res, 4 * sizeof(double), cudaHostAllocPortable));
+    /* a pageable upload may still be in flight when cudaMemcpy returns, and the streams
+     * above do not wait for the legacy stream */
+    DG_CU(c, cudaDeviceSynchronize());
     return HR_OK;
 }
 
