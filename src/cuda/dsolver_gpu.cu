@@ -68,24 +68,24 @@ static hr_status dg_fail(dgpu *c, cudaError_t e, const char *call, int line)
 
 /* ------------------------------------------------------------ kernels */
 
-/* One thread per point of the box (columns x rows), planes strided over gridDim.z. */
+/* One thread per point of the box (columns x rows), rows and planes strided over the grid. */
 template <typename T, bool W>
 __global__ void dg_k_box(const T *in, T *out, const T *hf, size_t p, size_t q, int dim, int lo0, int lo1,
                          int lo2, int nx, int ny, int nz, hr_rhs_view sp, T c0, T c1)
 {
     const int j = lo0 + (int)(blockIdx.x * blockDim.x + threadIdx.x);
-    const int i = lo1 + (int)(blockIdx.y * blockDim.y + threadIdx.y);
-    if (j >= lo0 + nx || i >= lo1 + ny) return;
-    for (int kk = blockIdx.z; kk < nz; kk += gridDim.z) {
-        const int k = lo2 + kk;
-        const size_t x = (size_t)k * q + (size_t)i * p + (size_t)j;
-        const T *c = in + x;
-        if (dim == 3)
-            out[x] = hr_point7<T, W>(c[-1], c[1], c[-(ptrdiff_t)p], c[p], c[-(ptrdiff_t)q], c[q], c[0], hf, x,
-                                     i, j, k, sp, c0, c1);
-        else
-            out[x] = hr_point<T, W>(c[-(ptrdiff_t)p], c[p], c[-1], c[1], hf, x, i, j, sp, c[0], c0, c1);
-    }
+    if (j >= lo0 + nx) return;
+    for (int ii = blockIdx.y * blockDim.y + threadIdx.y; ii < ny; ii += gridDim.y * blockDim.y)
+        for (int kk = blockIdx.z; kk < nz; kk += gridDim.z) {
+            const int i = lo1 + ii, k = lo2 + kk;
+            const size_t x = (size_t)k * q + (size_t)i * p + (size_t)j;
+            const T *c = in + x;
+            if (dim == 3)
+                out[x] = hr_point7<T, W>(c[-1], c[1], c[-(ptrdiff_t)p], c[p], c[-(ptrdiff_t)q], c[q], c[0],
+                                         hf, x, i, j, k, sp, c0, c1);
+            else
+                out[x] = hr_point<T, W>(c[-(ptrdiff_t)p], c[p], c[-1], c[1], hf, x, i, j, sp, c[0], c0, c1);
+        }
 }
 
 /* Box to dense buffer (dir 0) or back (dir 1), x fastest; W: a 4- or 8-byte word. */
@@ -194,7 +194,11 @@ template <typename T, bool W> static cudaError_t box_generic(const hr_sweep_args
     const hr_box *b = &a->box;
     const hr_grid_layout *l = a->l;
     const int nx = b->hi[0] - b->lo[0], ny = b->hi[1] - b->lo[1], nz = b->hi[2] - b->lo[2];
-    const dim3 blk(32, 8), grd((unsigned)((nx + 31) / 32), (unsigned)((ny + 7) / 8), hr_grid_y(nz));
+    int bx = 32; /* thin boxes (an x split's shell columns): fewer idle lanes per block */
+    while (bx > 1 && bx / 2 >= nx)
+        bx /= 2;
+    const int by = 256 / bx;
+    const dim3 blk(bx, by), grd((unsigned)((nx + bx - 1) / bx), hr_grid_y((ny + by - 1) / by), hr_grid_y(nz));
     dg_k_box<T, W><<<grd, blk, 0, st>>>((const T *)a->in, (T *)a->out, (const T *)a->rhs.hf, l->pitch,
                                         l->plane, l->dim, b->lo[0], b->lo[1], b->lo[2], nx, ny, nz, a->rhs,
                                         (T)(1.0 - a->omega), (T)a->omega);
