@@ -45,6 +45,7 @@ check_equal poisson3d "$P3" 2 ""
 check_equal poisson3d "$P3 --precision double" 2 "--decomp 1x1x2 --ghost 2"
 check_equal poisson3d "$P3" 2 "--decomp 1x2x1"
 check_equal poisson3d "$P3 --precision double" 2 "--decomp 2x1x1 --no-overlap"
+check_equal poisson3d "$P3" 2 "--decomp 2x1x1"
 check_equal poisson3d "$P3 --rhs manufactured" 2 "--decomp 1x1x2 --ghost 2"
 
 # --verify on rank 0, and the JSON's device overlap timers

@@ -142,6 +142,9 @@ int main(int argc, char **argv)
         {3, 9, 9, 9, {2, 2, 2}, 2, 1.0, HR_RHS_SPIKE, HR_INIT_ZERO, HR_PREC_DOUBLE, 12}, /* spike on an edge
                                                                                           */
         {3, 40, 33, 35, {1, 1, 2}, 1, 1.0, HR_RHS_ZERO, HR_INIT_SINE, HR_PREC_DOUBLE, 15},
+        {3, 37, 18, 20, {2, 1, 1}, 1, 1.0, HR_RHS_SPIKE, HR_INIT_ZERO, HR_PREC_SINGLE, 15}, /* x split,
+                                                                                               overlap */
+        {3, 37, 18, 20, {3, 1, 1}, 1, 0.9, HR_RHS_SPIKE, HR_INIT_SINE, HR_PREC_DOUBLE, 15},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
         check(&cases[c], gpus);
