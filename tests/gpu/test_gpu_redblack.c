@@ -250,6 +250,20 @@ static void tune_round_trip(void **state)
     assert_memory_equal(got, want, points(&o) * sizeof *got);
     free(got);
     free(want);
+    /* a cache line this build cannot run (33 threads) is passed over for the default */
+    char dev[256];
+    assert_int_equal(hr_gpu_name(0, dev, sizeof dev), HR_OK);
+    FILE *f = fopen(path, "a");
+    assert_non_null(f);
+    fprintf(f, "%s\trb-tuned\t%s\t2\t%d\t%d\t1\t0\t33\t1\t4\t1.0\n", dev,
+            o.precision == HR_PREC_DOUBLE ? "double" : "single", o.nx, o.ny); /* later lines win */
+    fclose(f);
+    o.backend = HR_BACKEND_GPU;
+    o.kernel = "rb-tuned";
+    assert_int_equal(hr_solver_create(&o, &sv), HR_OK);
+    assert_int_equal(hr_solver_config(sv, &cfg), HR_OK);
+    assert_string_equal(cfg.shape_source, "default");
+    hr_solver_free(sv);
     /* a kernel with no shapes to tune is refused, not crashed */
     o.backend = HR_BACKEND_GPU;
     o.kernel = "rb-v1";
