@@ -64,10 +64,11 @@ def main():
                          "seed_ms": SEED_MS.get(k) if prec == "single" else None})
             print(f"{k} {prec}: {1e3 * med:.2f} ms / 50 it, {gbps:.0f} GB/s, {100 * gbps / bw:.0f}% of copy {bw:.0f}",
                   flush=True)
-    # rb-tuned's shapes (BX threads x BY strips per block x H rows per strip; 16 bytes per thread)
+    # rb-tuned's shapes (BX threads x BY strips per block (+ 16: overlapped warps) x H rows per strip)
     sweep = []
     for prec in ("single", "double"):
-        for shape in ("128x1x8", "128x1x4", "128x1x16", "64x2x8", "256x1x8", "128x1x32", "32x4x8", "64x1x64"):
+        for shape in ("128x17x8", "128x1x8", "128x17x4", "128x1x4", "128x17x16", "64x18x8", "256x1x8", "32x20x8",
+                      "128x1x32", "64x1x64"):
             os.environ["HETRELAX_RB_GPU_SHAPE"] = shape
             d = drive(a.build, seed + ["--kernel", "rb-tuned", "--precision", prec, "--n", a.n, "--iters", 50,
                                        "--repeats", a.repeats])

@@ -215,14 +215,16 @@ static void rbg_teardown(hr_solver *s)
     s->impl = NULL;
 }
 
-/* rb-tuned's candidates (bx threads along x, by strips per block, h rows per strip): strip
- * widths of 1-8 warps, 1-8 strips per block, short strips (one batch of loads: the halo
- * rows are L2 hits) to long ones (fewer halo rows). */
-static const int rb_tuned_cands[][3] = {{128, 1, 8}, {128, 1, 4}, {128, 1, 16}, {128, 1, 32}, {64, 1, 8},
-                                        {64, 1, 4},  {64, 1, 16}, {64, 2, 8},   {64, 2, 4},   {64, 4, 4},
-                                        {64, 4, 8},  {256, 1, 8}, {256, 1, 4},  {256, 1, 16}, {32, 4, 8},
-                                        {32, 4, 4},  {32, 2, 8},  {32, 1, 8},   {32, 8, 4},   {128, 2, 4},
-                                        {128, 2, 8}, {128, 1, 2}, {128, 1, 64}, {64, 1, 32},  {32, 8, 8}};
+/* rb-tuned's candidates (bx threads along x, by strips per block, h rows per strip; by + 16:
+ * overlapped warps): strip widths of 1-8 warps, 1-8 strips per block, short strips (one
+ * batch of loads: the halo rows are L2 hits) to long ones (fewer halo rows). */
+static const int rb_tuned_cands[][3] = {
+    {128, 1, 8}, {128, 1, 4},  {128, 1, 16}, {128, 1, 32}, {64, 1, 8},   {64, 1, 4},   {64, 1, 16},
+    {64, 2, 8},  {64, 2, 4},   {64, 4, 4},   {64, 4, 8},   {256, 1, 8},  {256, 1, 4},  {256, 1, 16},
+    {32, 4, 8},  {32, 4, 4},   {32, 2, 8},   {32, 1, 8},   {32, 8, 4},   {128, 2, 4},  {128, 2, 8},
+    {128, 1, 2}, {128, 1, 64}, {64, 1, 32},  {32, 8, 8},   {128, 17, 8}, {128, 17, 4}, {128, 17, 16},
+    {64, 17, 8}, {64, 17, 4},  {64, 18, 4},  {64, 18, 8},  {32, 20, 8},  {32, 20, 4},  {256, 17, 8},
+    {32, 17, 8}, {128, 18, 4}, {128, 17, 32}};
 
 hr_status hr_gpu_rb_tune(hr_solver *s, long sweeps, hr_cuda_tune_result *out)
 {

@@ -252,12 +252,13 @@ extern "C" hr_status hr_gpu_rb_create(const hr_gpu_rb_params *p, void *u_host, h
     G->p = *p;
     G->dev = p->device;
     /* seed 004's shapes: v1 8 rows x 64 columns, v2 8 x 32 (64 x 64 tiles), v3/v4 8 x 64;
-     * tuned: 128 threads (512 fp32 / 256 fp64 columns) x 8 rows, one strip per block: 16 K
+     * tuned: 128 threads x 8 rows, one strip per block, overlapped warps (17 = 1 + 16): 18 K
      * blocks of 4 warps at 8192^2 fp32, 12 words per thread in flight (4 start rows + one
-     * batch of 8), the halo rows loaded together with the neighbouring strips' own loads of
-     * them (L2 hits), as the 2-D Jacobi tuned's best shapes (short strips, h = 4) */
+     * batch of 8) at 92-94 registers (5 blocks per SM; with edge pairs instead: 116-144),
+     * the halo rows loaded together with the neighbouring strips' own loads of them (L2
+     * hits), as the 2-D Jacobi tuned's best shapes (short strips, h = 4) */
     const int defaults[HR_GPU_RB_COUNT][3] = {{64, 8, 1}, {32, 8, RB_V2_ROWS}, {64, 8, 1},  {64, 8, 1},
-                                              {64, 8, 1}, {128, 1, 8},         {128, 1, 64}};
+                                              {64, 8, 1}, {128, 17, 8},        {128, 1, 64}};
     const int v = p->variant;
     G->bx = p->bx > 0 ? p->bx : defaults[v][0];
     if (v == HR_GPU_RB_TUNED || v == HR_GPU_RB_INPLACE) {

@@ -22,7 +22,7 @@
 #define __global__
 #define __device__
 #define __forceinline__ inline
-#define __launch_bounds__(x)
+#define __launch_bounds__(...)
 #define HR_REDBLACK_POINT_CUH /* the emulation's own rb_geo below */
 using std::min;
 
@@ -38,12 +38,13 @@ struct rb_geo {
 
 /* One launch as rb_stream_launch would make it (gy_cap: fewer block rows, to run the
  * grid-stride loop). */
-template <typename T, bool W>
-static void emu_launch(const T *u, T *un, const T *hf, const rb_geo &g, int bx, int by, int h, T c0, T c1,
-                       long gy_cap)
+template <typename T, bool W, bool OVL>
+static void emu_go(const T *u, T *un, const T *hf, const rb_geo &g, int bx, int by, int h, T c0, T c1,
+                   long gy_cap)
 {
     const int V = 16 / (int)sizeof(T);
-    const long threads = ((long)g.nx + V - 1) / V, strips = ((long)g.ny + h - 1) / h;
+    const long words = ((long)g.nx + V - 1) / V, strips = ((long)g.ny + h - 1) / h;
+    const long threads = OVL ? (words + 29) / 30 * 32 : words;
     long gy = (strips + by - 1) / by;
     if (gy > gy_cap) gy = gy_cap;
     blockDim = {(unsigned)bx, (unsigned)by, 1};
@@ -57,13 +58,24 @@ static void emu_launch(const T *u, T *un, const T *hf, const rb_geo &g, int bx, 
                         threadIdx = emu_dim3{(unsigned)(w0 + l), (unsigned)ty, 0};
                         blockIdx = emu_dim3{bxi, byi, 0};
                         if (h % 8 == 0)
-                            rb_stream<T, 16 / sizeof(T), 8, W>(u, un, hf, g, h, c0, c1);
+                            rb_stream<T, 16 / sizeof(T), 8, W, OVL>(u, un, hf, g, h, c0, c1);
                         else if (h % 4 == 0)
-                            rb_stream<T, 16 / sizeof(T), 4, W>(u, un, hf, g, h, c0, c1);
+                            rb_stream<T, 16 / sizeof(T), 4, W, OVL>(u, un, hf, g, h, c0, c1);
                         else
-                            rb_stream<T, 16 / sizeof(T), 2, W>(u, un, hf, g, h, c0, c1);
+                            rb_stream<T, 16 / sizeof(T), 2, W, OVL>(u, un, hf, g, h, c0, c1);
                     }
     });
+}
+
+/* One launch as rb_stream_launch makes it (by + 16: overlapped warps). */
+template <typename T, bool W>
+static void emu_launch(const T *u, T *un, const T *hf, const rb_geo &g, int bx, int by, int h, T c0, T c1,
+                       long gy_cap)
+{
+    if (by & RB_STREAM_OVL)
+        emu_go<T, W, true>(u, un, hf, g, bx, by & ~RB_STREAM_OVL, h, c0, c1, gy_cap);
+    else
+        emu_go<T, W, false>(u, un, hf, g, bx, by, h, c0, c1, gy_cap);
 }
 
 /* rb-seq's order: colour 0 then colour 1, in place. */
@@ -136,10 +148,11 @@ static int run_case(int nx, int ny, int bx, int by, int h, double omega, int rhs
 
 int main()
 {
-    const int sizes[][2] = {{1, 1},   {2, 3},   {3, 2},    {5, 4},  {8, 3},
-                            {37, 29}, {64, 33}, {130, 61}, {3, 50}, {129, 7}};
-    const int shapes[][3] = {{32, 1, 16}, {32, 2, 2}, {64, 1, 6}, {32, 1, 4},
-                             {32, 3, 12}, {64, 2, 8}, {32, 1, 64}};
+    const int sizes[][2] = {{1, 1},   {2, 3},    {3, 2},  {5, 4},   {8, 3},   {37, 29},
+                            {64, 33}, {130, 61}, {3, 50}, {129, 7}, {121, 9}, {241, 5}};
+    /* by + 16: overlapped warps */
+    const int shapes[][3] = {{32, 1, 16}, {32, 2, 2},  {64, 1, 6},  {32, 1, 4},  {32, 3, 12}, {64, 2, 8},
+                             {32, 1, 64}, {32, 17, 8}, {64, 18, 4}, {32, 19, 6}, {96, 17, 2}};
     int cases = 0;
     for (const auto &z : sizes)
         for (const auto &s : shapes)

@@ -141,15 +141,15 @@ static void bitwise_3d(void **state)
     print_message("3-D: %d GPU runs bitwise equal to rb-seq\n", n);
 }
 
-/* rb-tuned's shapes (BXxBYxH): unroll 8 / 4 / 2, several strips per block, wide strips, one
- * strip for the whole grid, 256 threads; the grid-stride loop (more than 65535 strip rows)
- * is left to the large-n runs. rb-inplace's tiles (BXxH): H = 1, 2, odd widths, one tile
- * wider than the grid. */
+/* rb-tuned's shapes (BXxBYxH, BY + 16: overlapped warps): unroll 8 / 4 / 2, several strips per block, wide
+ * strips, one strip for the whole grid, 256 threads; the grid-stride loop (more than 65535 strip rows) is
+ * left to the large-n runs. rb-inplace's tiles (BXxH): H = 1, 2, odd widths, one tile wider than the grid. */
 static void tuned_shapes(void **state)
 {
     (void)state;
-    const char *shapes[] = {"32x1x2",   "32x1x4", "64x2x6",   "32x3x12", "96x1x8",   "128x4x16",
-                            "256x1x64", "32x8x2", "64x1x256", "128x64",  "32x1x1000"};
+    const char *shapes[] = {"32x1x2",   "32x1x4",  "64x2x6",    "32x3x12",  "96x1x8",  "128x4x16",
+                            "256x1x64", "32x8x2",  "64x1x256",  "128x64",   "32x17x2", "64x18x4",
+                            "96x17x8",  "32x24x6", "128x17x16", "32x1x1000"};
     const char *inplace[] = {"1x1", "1x5", "16x3", "32x1", "33x7", "128x64", "512x2"};
     const int ext[][2] = {{301, 211}, {37, 100}};
     for (int e = 0; e < 2; e++)
@@ -187,7 +187,7 @@ static void tuned_shapes(void **state)
             free(want);
         }
     /* shapes rb-tuned cannot run: refused at create with a reason */
-    const char *bad[] = {"33x1x4", "32x1x3", "32x1x1000", "512x1x4", "0x1x4"};
+    const char *bad[] = {"33x1x4", "32x1x3", "32x1x1000", "512x1x4", "0x1x4", "32x25x4", "256x18x4"};
     hr_options o = base(2, 50, 40, 0);
     o.backend = HR_BACKEND_GPU;
     o.kernel = "rb-tuned";

@@ -21,7 +21,7 @@
 #define __global__
 #define __device__
 #define __forceinline__ inline
-#define __launch_bounds__(x)
+#define __launch_bounds__(...)
 using std::min;
 
 #include "emu_warp.h"
