@@ -95,12 +95,14 @@ const hr_gpu_family hr_fam_naive3d = {1,
 
 /* ------------------------------------------------------------ tuned */
 
-/* Shape flag in by (rows per thread R = by & 15): odd z-chunks march down (zig-zag). */
-#define HR_TUNED3D_ZIGZAG 16
+/* Shape flags in by (rows per thread R = by & 15): odd z-chunks march down (zig-zag, + 16);
+ * with zig-zag, + 32: chunk-major block order (grid y = chunks, grid z = row blocks). */
+#define HR_TUNED3D_ZIGZAG     16
+#define HR_TUNED3D_CHUNKMAJOR 32
 
 /* R rows of V columns per thread; the block is bx threads along x (whole warps). */
 template <typename T, int V, int R, bool W, bool ZZ>
-__global__ void __launch_bounds__(256) hr_k_tuned3d(hr_gargs<T> a, int h)
+__device__ __forceinline__ void hr_tuned3d_body(const hr_gargs<T> &a, int h, int cm)
 {
     typedef hr_vec3<T, V> VT;
     const unsigned FULL = 0xffffffffu;
@@ -118,7 +120,12 @@ __global__ void __launch_bounds__(256) hr_k_tuned3d(hr_gargs<T> a, int h)
     for (int e = 0; e < V; e++)
         zero.v[e] = (T)0;
     const long chunks = ((long)a.hi - a.lo + h - 1) / h;
-    for (long yb = blockIdx.y; yb * R < ny; yb += gridDim.y) {
+    /* chunk-major (ZZ only): grid y walks the z-chunks, grid z the row blocks, so the two
+     * chunks of a boundary are neighbours in launch order and start together */
+    const bool cmo = ZZ && cm;
+    const long y0 = cmo ? blockIdx.z : blockIdx.y, ys = cmo ? gridDim.z : gridDim.y;
+    const long z0 = cmo ? blockIdx.y : blockIdx.z, zs = cmo ? gridDim.y : gridDim.z;
+    for (long yb = y0; yb * R < ny; yb += ys) {
         const int i0 = 1 + (int)yb * R;                       /* rows [i0, i0 + R) */
         const T *__restrict__ col = a.u + (size_t)i0 * p + j; /* (i0, j, 0) */
         T *__restrict__ out = a.un + (size_t)i0 * p + j;
@@ -128,7 +135,7 @@ __global__ void __launch_bounds__(256) hr_k_tuned3d(hr_gargs<T> a, int h)
         for (int r = 0; r < R; r++)
             rok[r] = have && i0 + r <= ny + 1;
         const bool sok = have && i0 + R <= ny + 1;
-        for (long zc = blockIdx.z; zc < chunks; zc += gridDim.z) {
+        for (long zc = z0; zc < chunks; zc += zs) {
             const int k0 = a.lo + (int)zc * h, k1 = min(k0 + h, a.hi); /* planes [k0, k1) */
             /* one chunk marched up (k0 -> k1 - 1) or down; D: the direction as a type */
             auto march = [&](auto dtag) {
@@ -218,18 +225,34 @@ __global__ void __launch_bounds__(256) hr_k_tuned3d(hr_gargs<T> a, int h)
     }
 }
 
+/* The straight kernel as measured before; the zig-zag one with (256, 1): the plain bound let
+ * ptxas cap the double R = 4 zig-zag instantiation at 128 registers and spill. */
+template <typename T, int V, int R, bool W>
+__global__ void __launch_bounds__(256) hr_k_tuned3d(hr_gargs<T> a, int h)
+{
+    hr_tuned3d_body<T, V, R, W, false>(a, h, 0);
+}
+template <typename T, int V, int R, bool W>
+__global__ void __launch_bounds__(256, 1) hr_k_tuned3d_zz(hr_gargs<T> a, int h, int cm)
+{
+    hr_tuned3d_body<T, V, R, W, true>(a, h, cm);
+}
+
 template <typename T, bool W, int R> static cudaError_t go_tuned_r(hr_gpu *g, hr_gargs<T> a, cudaStream_t st)
 {
     const int V = 16 / (int)sizeof(T);
     const hr_gpu_shape sh = g->shape;
     const long threads = ((long)g->nx + V - 1) / V;
     const long chunks = ((long)a.hi - a.lo + sh.h - 1) / sh.h;
-    const dim3 blk(sh.bx), grd((unsigned)((threads + sh.bx - 1) / sh.bx),
-                               hr_grid_y(((long)g->ny + R - 1) / R), hr_grid_y(chunks));
-    if (sh.by & HR_TUNED3D_ZIGZAG)
-        hr_k_tuned3d<T, 16 / sizeof(T), R, W, true><<<grd, blk, 0, st>>>(a, sh.h);
+    const unsigned gx = (unsigned)((threads + sh.bx - 1) / sh.bx), gy = hr_grid_y(((long)g->ny + R - 1) / R),
+                   gz = hr_grid_y(chunks);
+    const dim3 blk(sh.bx);
+    if (sh.by & HR_TUNED3D_CHUNKMAJOR)
+        hr_k_tuned3d_zz<T, 16 / sizeof(T), R, W><<<dim3(gx, gz, gy), blk, 0, st>>>(a, sh.h, 1);
+    else if (sh.by & HR_TUNED3D_ZIGZAG)
+        hr_k_tuned3d_zz<T, 16 / sizeof(T), R, W><<<dim3(gx, gy, gz), blk, 0, st>>>(a, sh.h, 0);
     else
-        hr_k_tuned3d<T, 16 / sizeof(T), R, W, false><<<grd, blk, 0, st>>>(a, sh.h);
+        hr_k_tuned3d<T, 16 / sizeof(T), R, W><<<dim3(gx, gy, gz), blk, 0, st>>>(a, sh.h);
     return HR_LAUNCHED();
 }
 
@@ -239,7 +262,7 @@ template <typename T, bool W> static cudaError_t go_tuned(hr_gpu *g, int k0, int
     hr_gargs<T> a = hr_gpu_args<T>(g);
     a.lo = k0;
     a.hi = k1;
-    switch (g->shape.by & ~HR_TUNED3D_ZIGZAG) {
+    switch (g->shape.by & 15) {
     case 1: return go_tuned_r<T, W, 1>(g, a, st);
     case 2: return go_tuned_r<T, W, 2>(g, a, st);
     case 4: return go_tuned_r<T, W, 4>(g, a, st);
@@ -271,10 +294,13 @@ static int check_tuned3d(const hr_gpu *g, hr_gpu_shape sh, char *why, size_t len
         snprintf(why, len, "bx=%d: threads along x must be a multiple of 32 in 32..256", sh.bx);
         return 1;
     }
-    const int rows = sh.by & ~HR_TUNED3D_ZIGZAG;
-    if (sh.by < 1 || (rows != 1 && rows != 2 && rows != 4 && rows != 8)) {
-        snprintf(why, len, "by=%d: rows per thread must be 1, 2, 4 or 8 (+ %d: zig-zag chunks)", sh.by,
-                 HR_TUNED3D_ZIGZAG);
+    const int rows = sh.by & 15, flags = sh.by & ~15;
+    if (sh.by < 1 || (rows != 1 && rows != 2 && rows != 4 && rows != 8) ||
+        (flags != 0 && flags != HR_TUNED3D_ZIGZAG && flags != HR_TUNED3D_ZIGZAG + HR_TUNED3D_CHUNKMAJOR)) {
+        snprintf(why, len,
+                 "by=%d: rows per thread must be 1, 2, 4 or 8 (+ %d: zig-zag chunks, + %d more: chunk-major "
+                 "order)",
+                 sh.by, HR_TUNED3D_ZIGZAG, HR_TUNED3D_CHUNKMAJOR);
         return 1;
     }
     if (sh.h < 1 || sh.h > 1 << 20) {
@@ -334,10 +360,17 @@ static const hr_gpu_shape tuned3d_cands[] = {
     {64, 20, 16},
     {256, 20, 16},
     {128, 17, 32},
-    {256, 24, 8}};
+    {256, 24, 8},
+    /* zig-zag, chunk-major order (by + 48) */
+    {128, 56, 16},
+    {128, 56, 8},
+    {128, 52, 16},
+    {128, 52, 8},
+    {64, 56, 16},
+    {128, 50, 16}};
 
-/* shape (bx, by, h): bx threads along x, by rows per thread (+ 16: zig-zag chunks), h planes
- * per block */
+/* shape (bx, by, h): bx threads along x, by rows per thread (+ 16: zig-zag chunks, + 48:
+ * zig-zag in chunk-major block order), h planes per block */
 const hr_gpu_family hr_fam_tuned3d = {1,
                                       0,
                                       {{128, 2, 32}, {128, 2, 32}},

@@ -59,7 +59,7 @@ template <typename T, int V> struct alignas(sizeof(T) * V) hr_vec3 {
 #include "tuned3d_kernel.inc" /* cut out of jacobi3d.cu by emu_build.sh */
 
 template <typename T, int R, bool W, bool ZZ>
-static void emu_launch(const hr_gargs<T> &a, int bx, int h, long gy_cap, long gz_cap)
+static void emu_launch(const hr_gargs<T> &a, int bx, int h, long gy_cap, long gz_cap, int cm)
 {
     const int V = 16 / (int)sizeof(T);
     const long threads = ((long)a.nx + V - 1) / V, chunks = ((long)a.hi - a.lo + h - 1) / h;
@@ -68,6 +68,7 @@ static void emu_launch(const hr_gargs<T> &a, int bx, int h, long gy_cap, long gz
     if (gz > gz_cap) gz = gz_cap;
     blockDim = {(unsigned)bx, 1, 1};
     gridDim = {(unsigned)((threads + bx - 1) / bx), (unsigned)gy, (unsigned)gz};
+    if (cm) gridDim = {gridDim.x, (unsigned)gz, (unsigned)gy}; /* chunk-major, as go_tuned_r */
     /* the 32 lanes (fibers) walk the same warps in the same order, in step at each shuffle */
     emu_run_warp([&](int l) {
         for (unsigned bz = 0; bz < gridDim.z; bz++)
@@ -76,19 +77,19 @@ static void emu_launch(const hr_gargs<T> &a, int bx, int h, long gy_cap, long gz
                     for (int w0 = 0; w0 < bx; w0 += 32) {
                         threadIdx = emu_dim3{(unsigned)(w0 + l), 0, 0};
                         blockIdx = emu_dim3{bxi, by, bz};
-                        hr_k_tuned3d<T, 16 / sizeof(T), R, W, ZZ>(a, h);
+                        hr_tuned3d_body<T, 16 / sizeof(T), R, W, ZZ>(a, h, cm);
                     }
     });
 }
 
 template <typename T, bool W, bool ZZ>
-static void emu_r(const hr_gargs<T> &a, int R, int bx, int h, long gy_cap, long gz_cap)
+static void emu_r(const hr_gargs<T> &a, int R, int bx, int h, long gy_cap, long gz_cap, int cm)
 {
     switch (R) {
-    case 1: emu_launch<T, 1, W, ZZ>(a, bx, h, gy_cap, gz_cap); break;
-    case 2: emu_launch<T, 2, W, ZZ>(a, bx, h, gy_cap, gz_cap); break;
-    case 4: emu_launch<T, 4, W, ZZ>(a, bx, h, gy_cap, gz_cap); break;
-    default: emu_launch<T, 8, W, ZZ>(a, bx, h, gy_cap, gz_cap); break;
+    case 1: emu_launch<T, 1, W, ZZ>(a, bx, h, gy_cap, gz_cap, cm); break;
+    case 2: emu_launch<T, 2, W, ZZ>(a, bx, h, gy_cap, gz_cap, cm); break;
+    case 4: emu_launch<T, 4, W, ZZ>(a, bx, h, gy_cap, gz_cap, cm); break;
+    default: emu_launch<T, 8, W, ZZ>(a, bx, h, gy_cap, gz_cap, cm); break;
     }
 }
 
@@ -126,13 +127,13 @@ static int run_case(int nx, int ny, int nz, int R, int zz, int bx, int h, double
     g.c1 = (T)omega;
     const bool w = omega != 1.0;
     if (w && zz)
-        emu_r<T, true, true>(g, R, bx, h, cap, cap);
+        emu_r<T, true, true>(g, R, bx, h, cap, cap, zz == 2);
     else if (w)
-        emu_r<T, true, false>(g, R, bx, h, cap, cap);
+        emu_r<T, true, false>(g, R, bx, h, cap, cap, 0);
     else if (zz)
-        emu_r<T, false, true>(g, R, bx, h, cap, cap);
+        emu_r<T, false, true>(g, R, bx, h, cap, cap, zz == 2);
     else
-        emu_r<T, false, false>(g, R, bx, h, cap, cap);
+        emu_r<T, false, false>(g, R, bx, h, cap, cap, 0);
     for (int k = 1; k <= nz; k++)
         for (int i = 1; i <= ny; i++)
             for (int j = 1; j <= nx; j++) {
@@ -159,7 +160,9 @@ static int run_case(int nx, int ny, int nz, int R, int zz, int bx, int h, double
 int main()
 {
     const int ext[][3] = {{1, 1, 1}, {2, 3, 2}, {17, 9, 33}, {1, 64, 5}, {40, 7, 20}, {9, 5, 50}};
-    const int shapes[][3] = {{1, 0, 1}, {2, 1, 3}, {4, 1, 16}, {8, 1, 5}, {1, 1, 2}, {2, 1, 64}, {8, 0, 7}};
+    /* {R, zig-zag (2: chunk-major too), h} */
+    const int shapes[][3] = {{1, 0, 1},  {2, 1, 3}, {4, 1, 16}, {8, 1, 5}, {1, 1, 2},
+                             {2, 1, 64}, {8, 0, 7}, {2, 2, 3},  {8, 2, 4}, {1, 2, 1}};
     int cases = 0;
     for (const auto &z : ext)
         for (const auto &s : shapes)
