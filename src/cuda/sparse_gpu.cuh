@@ -63,20 +63,52 @@ static inline int hr_sp_threads(int B)
 
 /* -------------------------------------------------------------- launchers */
 
+/* Device-side checks (sparse_residual.cu): the control block a solve's kernels share.
+ * A device loop runs bodies of U iterations; position j of a body is iteration
+ * k = base + j + 1 of the solve, and does nothing once a check stopped the solve or
+ * past the call's end (target). */
+typedef struct hr_sp_ctl {
+    int stop; /* 1: a check stopped the solve */
+    int pad;
+    long long done;            /* iterations checked since the solve's load (exact count) */
+    double rel;                /* the last check's residual */
+    double tol, divref, bnorm; /* per solve (graph arguments are fixed at capture) */
+    long long base;            /* iterations before the running body's first */
+    long long target;          /* the current call ends after this iteration */
+} hr_sp_ctl;
+
+#ifdef __CUDACC__
+/* Iteration number (1-based) of body position j, or 0 when it must do nothing. Every
+ * block of a kernel sees the same answer except for `stop`, which a check on another
+ * stream may set meanwhile: the kernels that read it that way write only vectors that
+ * are not returned after a stop (docs/gpu-sparse.md). */
+__device__ __forceinline__ long long hr_sp_gate(const hr_sp_ctl *c, int j)
+{
+    const volatile hr_sp_ctl *v = c;
+    if (v->stop) return 0;
+    const long long k = v->base + j + 1;
+    return k <= v->target ? k : 0;
+}
+#endif
+
 /* One global iteration of async-(K) (Algorithm 1) over the blocks of L: each thread
  * block reads x from xr, forms the off-block part once, runs K local Jacobi sweeps in
  * shared memory and writes its rows to xw. frozen: fault mask by global row, or NULL.
- * stop: device flag (hr_sp_ctl.stop) that makes the launch do nothing, or NULL. */
+ * ctl: device loop position j (NULL: always runs); then every row (frozen ones too) is
+ * also written to snap[k & 1], the copy of iterate k that the check reads while the
+ * next iteration runs (NULL snap: none). */
 cudaError_t hr_sp_async_launch(const hr_sp_blocks *L, const double *diag, const double *b, const double *xr,
-                               double *xw, int K, const unsigned char *frozen, const int *stop,
-                               cudaStream_t st);
+                               double *xw, int K, const unsigned char *frozen, const hr_sp_ctl *ctl, int j,
+                               double *snap0, double *snap1, cudaStream_t st);
 /* Prepares the async kernel for B rows per block (shared-memory opt-in, module load). */
 cudaError_t hr_sp_async_prepare(int B);
 
-/* One Jacobi sweep xn = x + tau D^-1 (b - A x) over L (built without split). */
+/* One Jacobi sweep xn = x + tau D^-1 (b - A x) over L (built without split). With ctl
+ * (device loop position j) the sweep is iteration k: it reads x0 and writes x1 when k
+ * is odd, the other way round when even (x = x0, xn = x1 at capture). */
 cudaError_t hr_sp_jacobi_launch(const hr_sp_blocks *L, const double *diag, const double *b, const double *x,
-                                double *xn, double tau, const unsigned char *frozen, const int *stop,
-                                cudaStream_t st);
+                                double *xn, double tau, const unsigned char *frozen, const hr_sp_ctl *ctl,
+                                int j, cudaStream_t st);
 cudaError_t hr_sp_jacobi_prepare(void);
 
 /* Devices first..first+count-1 present? Else r->err says so in the CLI's words:
@@ -87,20 +119,12 @@ hr_status hr_sp_check_devices(hr_sparse_run *r, int first, int count);
 /* ------------------------------------------------- residual on the device */
 
 /* ||b - A x|| / ||b|| on the device (sparse_residual.cu): one kernel, scaled norms,
- * one 8-byte copy back. */
-/* Device-side checks (tol > 0, checked every iteration, one GPU): after each iteration
- * a check kernel computes the residual, counts the iteration and, when the residual is
- * below tol or above divref (or not finite), sets stop: the later kernels of the call
- * (graph replays included) then do nothing, so the iterate stays the one that met the
- * test and `done` is the exact iteration count. One small copy back per call. */
-typedef struct hr_sp_ctl {
-    int stop; /* 1: a check stopped the solve */
-    int pad;
-    long long done;            /* iterations checked since the solve's load */
-    double rel;                /* the last check's residual */
-    double tol, divref, bnorm; /* per solve (graph arguments are fixed at capture) */
-} hr_sp_ctl;
-
+ * one 8-byte copy back.
+ * Device-side checks (tol > 0, checked every iteration, one GPU): after each iteration
+ * a check kernel computes the residual, records the iteration and, when the residual
+ * is below tol or above divref (or not finite), sets stop: the later kernels then do
+ * nothing, so the iterate stays the one that met the test and `done` is the exact
+ * iteration count. */
 typedef struct hr_sp_resid {
     int n, nblk, dev;
     long long *d_rowp; /* A in CSR (NULL when the caller gives q = A x) */
@@ -113,6 +137,8 @@ typedef struct hr_sp_resid {
     double *h_out;            /* pinned */
     double bnorm;             /* ||b||_2 of the b on the device, set by the method's load */
     hr_sp_ctl *d_ctl, *h_ctl; /* device-side checks (h_ctl pinned) */
+    long long *h_target;      /* pinned: the next call's end, copied to d_ctl->target */
+    cudaEvent_t ev[2];        /* profile: a call's first and last operation */
 } hr_sp_resid;
 
 /* Allocates on the current device; with_matrix uploads A's CSR, with_hub a vector for
@@ -122,11 +148,11 @@ hr_status hr_sp_resid_setup(hr_sparse_run *r, hr_sp_resid *R, int with_matrix, i
  * on stream st, which it synchronises. */
 hr_status hr_sp_resid_run(hr_sparse_run *r, hr_sp_resid *R, const double *d_b, const double *d_x,
                           const double *d_q, cudaStream_t st, double *rel);
-/* Enqueues one device-side check of x (or of q = A x given; d_q NULL: from the CSR)
- * after an iteration, on st: no host sync. */
-cudaError_t hr_sp_resid_check(hr_sp_resid *R, const double *d_b, const double *d_x, const double *d_q,
-                              cudaStream_t st);
-/* Starts a solve's device-side checks: stop = 0, done = 0, tol, r->divref and
+/* Enqueues the device-side check of body position j (iteration k): of x_k = d_x0 or
+ * d_x1 by the parity of k (d_q NULL), or of q = A x_k given. No host sync. */
+cudaError_t hr_sp_resid_check(hr_sp_resid *R, const double *d_b, const double *d_x0, const double *d_x1,
+                              const double *d_q, int j, cudaStream_t st);
+/* Starts a solve's device-side checks: stop = 0, done = base = 0, tol, r->divref and
  * R->bnorm (set those first); on st, synchronised. */
 hr_status hr_sp_ctl_reset(hr_sparse_run *r, hr_sp_resid *R, cudaStream_t st);
 /* After a call: copies the control block back on st, after the call's work, and
@@ -134,6 +160,41 @@ hr_status hr_sp_ctl_reset(hr_sparse_run *r, hr_sp_resid *R, cudaStream_t st);
 hr_status hr_sp_ctl_fetch(hr_sparse_run *r, hr_sp_resid *R, cudaStream_t st);
 /* Frees; accepts a zeroed struct. */
 void hr_sp_resid_free(hr_sp_resid *R);
+
+/* ------------------------------------------------------ the device loop */
+
+/* Enqueues one body of U iterations (positions 0..U-1, each gated by hr_sp_gate and
+ * followed by its check) on st, ending with a join on st; works live and under
+ * capture. The body's end (hr_sp_body_end) is added by the loop builder. */
+typedef hr_status (*hr_sp_body_fn)(hr_sparse_run *r, void *ctx, int U, cudaStream_t st);
+
+/* A solve's device loop for one fault state: `body` replays U iterations; `loop` (when
+ * conditional nodes work here) is a graph with a WHILE node around the same body, which
+ * runs bodies until the call's end or a stop without returning to the host. */
+typedef struct hr_sp_loop {
+    cudaGraphExec_t body, loop;
+    int U;
+} hr_sp_loop;
+
+/* Captures the body (and, unless allow_while is 0 or the runtime refuses, the WHILE
+ * graph) on st. A refused capture leaves L->body NULL and returns HR_OK: the caller
+ * then checks on the host. */
+hr_status hr_sp_loop_build(hr_sparse_run *r, hr_sp_resid *R, hr_sp_loop *L, int U, int allow_while,
+                           hr_sp_body_fn body, void *ctx, cudaStream_t st);
+/* Runs `count` iterations from r->done: sets the call's end on the device, launches the
+ * WHILE graph once (or the body ceil(count / U) times), then fetches the control block
+ * (one host wait). Fills r->checked_* and the profile. */
+hr_status hr_sp_loop_run(hr_sparse_run *r, hr_sp_resid *R, const hr_sp_loop *L, long count, cudaStream_t st);
+void hr_sp_loop_free(hr_sp_loop *L);
+/* The device loop's settings: HETRELAX_SPARSE_DEVICE_CHECKS (0: host checks),
+ * HETRELAX_SPARSE_WHILE (0: body replays only) and HETRELAX_SPARSE_BODY (iterations a
+ * body; default from the monitor interval). */
+int hr_sp_loop_wanted(const hr_sparse_run *r);
+int hr_sp_loop_body_len(const hr_sparse_run *r);
+
+/* Profile helpers (HETRELAX_SPARSE_PROFILE=1): the host clock, and a timed wait. */
+double hr_sp_now(void);
+hr_status hr_sp_sync(hr_sparse_run *r, cudaStream_t st);
 
 /* Environment knobs shared by the relaxation methods (docs/gpu-sparse.md). */
 int hr_sp_env_int(const char *name, int def, int lo, int hi);

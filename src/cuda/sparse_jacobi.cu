@@ -3,8 +3,9 @@
  * one kernel launch per sweep between two device vectors. Launches are replayed from
  * CUDA graphs of HR_SP_JACOBI_GRAPH sweeps (one per starting vector and fault state),
  * which removes most of the launch overhead that dominates these small systems. With
- * device-side checks (sparse_residual.cu) every sweep is followed by its check in the
- * graphs, and pairs of sweeps have graphs too, for the short calls monitors make.
+ * device-side checks (sparse_residual.cu) the sweeps run in a device loop: sweep k
+ * writes x_k into vector k & 1, and its check reads it on a second stream while sweep
+ * k + 1 runs (sweep k + 2, which overwrites it, waits for the check).
  * Deterministic: bitwise equal to the CPU Jacobi (same formula, order, no FMA).
  */
 #include <stdio.h>
@@ -14,27 +15,46 @@
 #include "cuda/sparse_gpu.cuh"
 
 #define HR_SP_JACOBI_GRAPH 32  /* even: a replay ends on the vector it began on */
-#define HR_SP_JACOBI_SHORT 2   /* device-side checks: short calls (monitors) replay pairs */
 #define HR_SP_JACOBI_ROWS  128 /* rows per thread block (one thread per row) */
 
 typedef struct jac_state {
     hr_sp_blocks L;
     double *d_diag, *d_b, *d_x[2];
     unsigned char *d_frozen;
-    int cur; /* vector holding the iterate */
-    cudaStream_t st;
+    int cur;             /* vector holding the iterate */
+    cudaStream_t st, cs; /* cs: the checks of the device loop */
+    cudaEvent_t ev_sweep, ev_check[2];
     cudaGraphExec_t graph[2][2]; /* [fault active][starting vector] */
-    cudaGraphExec_t pair[2][2];  /* the same, HR_SP_JACOBI_SHORT sweeps (device-side checks) */
+    hr_sp_loop loop[2];          /* device-side checks: [fault active] */
     hr_sp_resid R;               /* residual checks on the device */
     int dc;                      /* device-side checks after every sweep (r->device_checks) */
+    int body_fault;              /* the fault state of the body being captured */
 } jac_state;
 
-/* One sweep from d_x[from] (and, with device-side checks, the check of its result). */
+/* One sweep from d_x[from] (host checks). */
 static hr_status launch(hr_sparse_run *r, jac_state *s, int from, int fault)
 {
     HR_SPCU(r, hr_sp_jacobi_launch(&s->L, s->d_diag, s->d_b, s->d_x[from], s->d_x[1 - from], r->tau,
-                                   fault ? s->d_frozen : NULL, s->dc ? &s->R.d_ctl->stop : NULL, s->st));
-    if (s->dc) HR_SPCU(r, hr_sp_resid_check(&s->R, s->d_b, s->d_x[1 - from], NULL, s->st));
+                                   fault ? s->d_frozen : NULL, NULL, 0, s->st));
+    return HR_OK;
+}
+
+/* The device loop's body (hr_sp_body_fn): U sweeps, each checked on cs while the next
+ * one runs; sweep j + 2 overwrites what check j reads, so it waits for it. */
+static hr_status loop_body(hr_sparse_run *r, void *ctx, int U, cudaStream_t st)
+{
+    jac_state *s = (jac_state *)ctx;
+    const unsigned char *fz = s->body_fault ? s->d_frozen : NULL;
+    for (int j = 0; j < U; j++) {
+        if (j >= 2) HR_SPCU(r, cudaStreamWaitEvent(st, s->ev_check[j & 1], 0));
+        HR_SPCU(r, hr_sp_jacobi_launch(&s->L, s->d_diag, s->d_b, s->d_x[0], s->d_x[1], r->tau, fz, s->R.d_ctl,
+                                       j, st));
+        HR_SPCU(r, cudaEventRecord(s->ev_sweep, st));
+        HR_SPCU(r, cudaStreamWaitEvent(s->cs, s->ev_sweep, 0));
+        HR_SPCU(r, hr_sp_resid_check(&s->R, s->d_b, s->d_x[0], s->d_x[1], NULL, j, s->cs));
+        HR_SPCU(r, cudaEventRecord(s->ev_check[j & 1], s->cs));
+    }
+    HR_SPCU(r, cudaStreamWaitEvent(st, s->ev_check[(U - 1) & 1], 0));
     return HR_OK;
 }
 
@@ -73,6 +93,10 @@ static hr_status jac_setup(hr_sparse_run *r)
     HR_TRY(hr_sp_check_devices(r, r->o.device, 1));
     HR_SPCU(r, cudaSetDevice(r->o.device));
     HR_SPCU(r, cudaStreamCreateWithFlags(&s->st, cudaStreamNonBlocking));
+    HR_SPCU(r, cudaStreamCreateWithFlags(&s->cs, cudaStreamNonBlocking));
+    HR_SPCU(r, cudaEventCreateWithFlags(&s->ev_sweep, cudaEventDisableTiming));
+    for (int e = 0; e < 2; e++)
+        HR_SPCU(r, cudaEventCreateWithFlags(&s->ev_check[e], cudaEventDisableTiming));
     HR_TRY(hr_sp_blocks_build(r, A, 0, n, HR_SP_JACOBI_ROWS, 0, &s->L));
     double *diag = (double *)malloc((size_t)n * sizeof *diag);
     if (!diag) return HR_ERR_NO_MEMORY;
@@ -87,19 +111,27 @@ static hr_status jac_setup(hr_sparse_run *r)
     for (int v = 0; v < 2; v++)
         HR_SPCU(r, cudaMalloc((void **)&s->d_x[v], bytes));
     HR_TRY(hr_sp_resid_setup(r, &s->R, 1, 0));
-    /* checked every sweep: the checks go into the graphs (HETRELAX_SPARSE_DEVICE_CHECKS=0: host) */
-    s->dc = r->device_checks =
-        r->o.tol > 0.0 && r->o.check_every == 1 && hr_sp_env_int("HETRELAX_SPARSE_DEVICE_CHECKS", 1, 0, 1);
     if (r->frozen) {
         HR_SPCU(r, cudaMalloc((void **)&s->d_frozen, (size_t)n));
         HR_SPCU(r, cudaMemcpy(s->d_frozen, r->frozen, (size_t)n, cudaMemcpyHostToDevice));
     }
     HR_SPCU(r, hr_sp_jacobi_prepare());
     for (int f = 0; f < (r->frozen ? 2 : 1); f++)
-        for (int from = 0; from < 2; from++) {
+        for (int from = 0; from < 2; from++)
             HR_TRY(build_graph(r, s, f, from, HR_SP_JACOBI_GRAPH, &s->graph[f][from]));
-            if (s->dc) HR_TRY(build_graph(r, s, f, from, HR_SP_JACOBI_SHORT, &s->pair[f][from]));
-        }
+    /* checked every sweep: the device loop (HETRELAX_SPARSE_DEVICE_CHECKS=0: host checks) */
+    s->dc = hr_sp_loop_wanted(r);
+    int whiles = 0;
+    for (int f = 0; f < (r->frozen ? 2 : 1) && s->dc; f++) {
+        s->body_fault = f;
+        HR_TRY(hr_sp_loop_build(r, &s->R, &s->loop[f], hr_sp_loop_body_len(r),
+                                hr_sp_env_int("HETRELAX_SPARSE_WHILE", 1, 0, 1), loop_body, s, s->st));
+        if (!s->loop[f].body) s->dc = 0; /* capture refused: host checks */
+        whiles += s->loop[f].loop != NULL;
+    }
+    r->device_checks = !s->dc ? 0 : whiles == (r->frozen ? 2 : 1) ? 2 : 1;
+    r->prof.mode = r->device_checks == 2 ? "while-graph" : r->device_checks ? "body-replay" : "host-checks";
+    r->prof.body = s->dc ? s->loop[0].U : HR_SP_JACOBI_GRAPH;
     HR_SPCU(r, cudaStreamSynchronize(s->st));
     return HR_OK;
 }
@@ -131,20 +163,20 @@ static hr_status jac_iterate(hr_sparse_run *r, long count)
     jac_state *s = (jac_state *)r->impl;
     const int f = r->fault_active && s->d_frozen ? 1 : 0;
     HR_SPCU(r, cudaSetDevice(r->o.device));
-    for (; count >= HR_SP_JACOBI_GRAPH; count -= HR_SP_JACOBI_GRAPH)
+    if (s->dc) { /* sweeps after a stopping check did nothing: x_done is in vector done & 1 */
+        HR_TRY(hr_sp_loop_run(r, &s->R, &s->loop[f], count, s->st));
+        s->cur = (int)(r->checked_done & 1);
+        return HR_OK;
+    }
+    const double t0 = r->prof.on ? hr_sp_now() : 0.0;
+    for (; count >= HR_SP_JACOBI_GRAPH; count -= HR_SP_JACOBI_GRAPH, r->prof.launches++)
         HR_SPCU(r, cudaGraphLaunch(s->graph[f][s->cur], s->st));
-    for (; s->dc && count >= HR_SP_JACOBI_SHORT; count -= HR_SP_JACOBI_SHORT) /* even too */
-        HR_SPCU(r, cudaGraphLaunch(s->pair[f][s->cur], s->st));
-    for (; count > 0; count--) {
+    for (; count > 0; count--, r->prof.live++) {
         HR_TRY(launch(r, s, s->cur, f));
         s->cur ^= 1;
     }
-    if (!s->dc) HR_SPCU(r, cudaStreamSynchronize(s->st));
-    if (s->dc) { /* sweeps after a stopping check did nothing: x is where the count says */
-        HR_TRY(hr_sp_ctl_fetch(r, &s->R, s->st)); /* the copy after the work: one sync for both */
-        s->cur = (int)(r->checked_done & 1);
-    }
-    return HR_OK;
+    if (r->prof.on) r->prof.t_enqueue += hr_sp_now() - t0;
+    return hr_sp_sync(r, s->st);
 }
 
 static hr_status jac_sync_host(hr_sparse_run *r)
@@ -162,11 +194,16 @@ static void jac_teardown(hr_sparse_run *r)
     if (!s) return;
     cudaSetDevice(r->o.device);
     for (int f = 0; f < 2; f++)
-        for (int v = 0; v < 2; v++) {
+        for (int v = 0; v < 2; v++)
             if (s->graph[f][v]) cudaGraphExecDestroy(s->graph[f][v]);
-            if (s->pair[f][v]) cudaGraphExecDestroy(s->pair[f][v]);
-        }
-    if (s->st) cudaStreamSynchronize(s->st), cudaStreamDestroy(s->st);
+    if (s->st) cudaStreamSynchronize(s->st);
+    for (int f = 0; f < 2; f++)
+        hr_sp_loop_free(&s->loop[f]);
+    if (s->st) cudaStreamDestroy(s->st);
+    if (s->cs) cudaStreamSynchronize(s->cs), cudaStreamDestroy(s->cs);
+    if (s->ev_sweep) cudaEventDestroy(s->ev_sweep);
+    for (int e = 0; e < 2; e++)
+        if (s->ev_check[e]) cudaEventDestroy(s->ev_check[e]);
     hr_sp_blocks_free(&s->L);
     hr_sp_resid_free(&s->R);
     cudaSetDevice(r->o.device);

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/timer.h"
 #include "cuda/sparse_gpu.cuh"
 
 #define HR_SP_RES_THREADS 256
@@ -50,14 +51,20 @@ template <bool MAX> __device__ double block_reduce(double v, double *sm)
 __global__ void __launch_bounds__(HR_SP_RES_THREADS)
     hr_sp_resid_kernel(int n, const long long *__restrict__ rowp, const int *__restrict__ col,
                        const double *__restrict__ val, const double *__restrict__ b, const double *x,
-                       const double *__restrict__ q, double *part, unsigned int *ticket, double *out,
-                       double bnorm, hr_sp_ctl *ctl)
+                       const double *x1, const double *__restrict__ q, double *part, unsigned int *ticket,
+                       double *out, double bnorm, hr_sp_ctl *ctl, int j)
 {
     __shared__ double sm[32];
     __shared__ bool last;
-    /* a check after the one that stopped the solve: nothing to do (every block alike:
-     * stop changes only in the last block of a check, after all blocks passed here) */
-    if (ctl && *(const volatile int *)&ctl->stop) return;
+    /* a check after the one that stopped the solve, or past the call's end: nothing to
+     * do (every block alike: checks run in order on one stream, and stop changes only
+     * in the last block of a check, after all blocks passed here) */
+    long long k = 0;
+    if (ctl) {
+        k = hr_sp_gate(ctl, j);
+        if (k == 0) return;
+        if (k & 1) x = x1; /* iterate k of a double-buffered method */
+    }
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     double ri = 0.0;
     if (i < n) {
@@ -102,7 +109,7 @@ __global__ void __launch_bounds__(HR_SP_RES_THREADS)
         const double rel = M < INFINITY ? (M / bn) * sqrt(S) : INFINITY;
         *out = rel;
         if (ctl) { /* the driver's tests: converged, or diverged (NaN, Inf or growth) */
-            ctl->done++;
+            ctl->done = k;
             ctl->rel = rel;
             if (rel < ctl->tol || !(rel <= ctl->divref)) ctl->stop = 1;
         }
@@ -138,16 +145,19 @@ hr_status hr_sp_resid_setup(hr_sparse_run *r, hr_sp_resid *R, int with_matrix, i
     HR_SPCU(r, cudaMalloc((void **)&R->d_ctl, sizeof(hr_sp_ctl)));
     HR_SPCU(r, cudaMemset(R->d_ctl, 0, sizeof(hr_sp_ctl)));
     HR_SPCU(r, cudaHostAlloc((void **)&R->h_ctl, sizeof(hr_sp_ctl), cudaHostAllocPortable));
+    HR_SPCU(r, cudaHostAlloc((void **)&R->h_target, sizeof(long long), cudaHostAllocPortable));
+    for (int e = 0; e < 2; e++)
+        HR_SPCU(r, cudaEventCreate(&R->ev[e]));
     return HR_OK;
 }
 
-cudaError_t hr_sp_resid_check(hr_sp_resid *R, const double *d_b, const double *d_x, const double *d_q,
-                              cudaStream_t st)
+cudaError_t hr_sp_resid_check(hr_sp_resid *R, const double *d_b, const double *d_x0, const double *d_x1,
+                              const double *d_q, int j, cudaStream_t st)
 {
     if (R->n == 0) return cudaSuccess;
-    hr_sp_resid_kernel<<<R->nblk, HR_SP_RES_THREADS, 0, st>>>(R->n, R->d_rowp, R->d_col, R->d_val, d_b, d_x,
-                                                              d_q, R->d_part, R->d_ticket, R->d_out, R->bnorm,
-                                                              R->d_ctl);
+    hr_sp_resid_kernel<<<R->nblk, HR_SP_RES_THREADS, 0, st>>>(R->n, R->d_rowp, R->d_col, R->d_val, d_b, d_x0,
+                                                              d_x1 ? d_x1 : d_x0, d_q, R->d_part, R->d_ticket,
+                                                              R->d_out, R->bnorm, R->d_ctl, j);
     return cudaGetLastError();
 }
 
@@ -170,10 +180,24 @@ hr_status hr_sp_ctl_fetch(hr_sparse_run *r, hr_sp_resid *R, cudaStream_t st)
 {
     HR_SPCU(r, cudaSetDevice(R->dev));
     HR_SPCU(r, cudaMemcpyAsync(R->h_ctl, R->d_ctl, sizeof(hr_sp_ctl), cudaMemcpyDeviceToHost, st));
-    HR_SPCU(r, cudaStreamSynchronize(st));
+    HR_TRY(hr_sp_sync(r, st));
     r->checked_done = (long)R->h_ctl->done;
     r->checked_stop = R->h_ctl->stop;
     r->checked_rel = R->h_ctl->rel;
+    return HR_OK;
+}
+
+double hr_sp_now(void)
+{
+    return hr_now();
+}
+
+hr_status hr_sp_sync(hr_sparse_run *r, cudaStream_t st)
+{
+    const double t0 = r->prof.on ? hr_now() : 0.0;
+    HR_SPCU(r, cudaStreamSynchronize(st));
+    r->prof.syncs++;
+    if (r->prof.on) r->prof.t_wait += hr_now() - t0;
     return HR_OK;
 }
 
@@ -185,13 +209,156 @@ hr_status hr_sp_resid_run(hr_sparse_run *r, hr_sp_resid *R, const double *d_b, c
         *rel = 0.0;
         return HR_OK;
     }
-    hr_sp_resid_kernel<<<R->nblk, HR_SP_RES_THREADS, 0, st>>>(
-        R->n, R->d_rowp, R->d_col, R->d_val, d_b, d_x, d_q, R->d_part, R->d_ticket, R->d_out, R->bnorm, NULL);
+    hr_sp_resid_kernel<<<R->nblk, HR_SP_RES_THREADS, 0, st>>>(R->n, R->d_rowp, R->d_col, R->d_val, d_b, d_x,
+                                                              d_x, d_q, R->d_part, R->d_ticket, R->d_out,
+                                                              R->bnorm, NULL, 0);
     HR_SPCU(r, cudaGetLastError());
     HR_SPCU(r, cudaMemcpyAsync(R->h_out, R->d_out, sizeof(double), cudaMemcpyDeviceToHost, st));
-    HR_SPCU(r, cudaStreamSynchronize(st));
+    HR_TRY(hr_sp_sync(r, st));
     *rel = *R->h_out;
     return HR_OK;
+}
+
+/* ------------------------------------------------------ the device loop */
+
+/* A body's last node: moves base past the body (not past the call's end) and, in the
+ * WHILE graph, says whether the loop goes on. */
+__global__ void hr_sp_body_end(hr_sp_ctl *c, int U, cudaGraphConditionalHandle h, int use_h)
+{
+    long long b = c->base + U;
+    if (b > c->target) b = c->target;
+    c->base = b;
+    if (use_h) cudaGraphSetConditional(h, !c->stop && b < c->target ? 1u : 0u);
+}
+
+/* Enqueues the body and its end on st (live or under capture). */
+static hr_status body_and_end(hr_sparse_run *r, hr_sp_resid *R, int U, hr_sp_body_fn body, void *ctx,
+                              cudaStream_t st, cudaGraphConditionalHandle h, int use_h)
+{
+    HR_TRY(body(r, ctx, U, st));
+    hr_sp_body_end<<<1, 1, 0, st>>>(R->d_ctl, U, h, use_h);
+    HR_SPCU(r, cudaGetLastError());
+    return HR_OK;
+}
+
+/* The WHILE graph around the body; NULL when the runtime refuses any step. */
+static cudaGraphExec_t build_while(hr_sparse_run *r, hr_sp_resid *R, int U, hr_sp_body_fn body, void *ctx,
+                                   cudaStream_t st)
+{
+    cudaGraph_t g = NULL;
+    cudaGraphExec_t exec = NULL;
+    cudaGraphConditionalHandle h;
+    int ok = cudaGraphCreate(&g, 0) == cudaSuccess &&
+             cudaGraphConditionalHandleCreate(&h, g, 1u, cudaGraphCondAssignDefault) == cudaSuccess;
+    /* zeroed storage: the struct's C++ default constructor is deleted (a union inside) */
+    alignas(cudaGraphNodeParams) unsigned char raw[sizeof(cudaGraphNodeParams)];
+    memset(raw, 0, sizeof raw);
+    cudaGraphNodeParams &p = *reinterpret_cast<cudaGraphNodeParams *>(raw);
+    p.type = cudaGraphNodeTypeConditional;
+    p.conditional.handle = h;
+    p.conditional.type = cudaGraphCondTypeWhile;
+    p.conditional.size = 1;
+    cudaGraphNode_t node;
+    ok = ok && cudaGraphAddNode(&node, g, NULL, NULL, 0, &p) == cudaSuccess;
+    if (ok && cudaStreamBeginCaptureToGraph(st, p.conditional.phGraph_out[0], NULL, NULL, 0,
+                                            cudaStreamCaptureModeThreadLocal) == cudaSuccess) {
+        const hr_status bs = body_and_end(r, R, U, body, ctx, st, h, 1);
+        cudaGraph_t out = NULL;
+        ok = cudaStreamEndCapture(st, &out) == cudaSuccess && bs == HR_OK;
+    } else {
+        ok = 0;
+    }
+    ok = ok && cudaGraphInstantiate(&exec, g, 0) == cudaSuccess;
+    if (ok && cudaGraphUpload(exec, st) != cudaSuccess)
+        (void)cudaGetLastError(); /* uploads on first launch */
+    if (!ok && exec) cudaGraphExecDestroy(exec), exec = NULL;
+    if (g) cudaGraphDestroy(g);
+    (void)cudaGetLastError();
+    r->err[0] = '\0';
+    return exec;
+}
+
+hr_status hr_sp_loop_build(hr_sparse_run *r, hr_sp_resid *R, hr_sp_loop *L, int U, int allow_while,
+                           hr_sp_body_fn body, void *ctx, cudaStream_t st)
+{
+    memset(L, 0, sizeof *L);
+    L->U = U;
+    HR_SPCU(r, cudaSetDevice(R->dev));
+    cudaGraph_t g = NULL;
+    int ok = cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal) == cudaSuccess;
+    if (ok) {
+        const hr_status bs = body_and_end(r, R, U, body, ctx, st, 0, 0);
+        ok = cudaStreamEndCapture(st, &g) == cudaSuccess && bs == HR_OK;
+    }
+    ok = ok && cudaGraphInstantiate(&L->body, g, 0) == cudaSuccess;
+    ok = ok && cudaGraphUpload(L->body, st) == cudaSuccess;
+    if (g) cudaGraphDestroy(g);
+    if (!ok) { /* refused: the caller checks on the host */
+        if (L->body) cudaGraphExecDestroy(L->body);
+        L->body = NULL;
+        (void)cudaGetLastError();
+        r->err[0] = '\0';
+        return HR_OK;
+    }
+    if (allow_while) L->loop = build_while(r, R, U, body, ctx, st);
+    HR_SPCU(r, cudaStreamSynchronize(st));
+    return HR_OK;
+}
+
+hr_status hr_sp_loop_run(hr_sparse_run *r, hr_sp_resid *R, const hr_sp_loop *L, long count, cudaStream_t st)
+{
+    hr_sparse_prof *P = &r->prof;
+    const double t0 = P->on ? hr_now() : 0.0;
+    HR_SPCU(r, cudaSetDevice(R->dev));
+    if (P->on) HR_SPCU(r, cudaEventRecord(R->ev[0], st));
+    *R->h_target = (long long)(r->done + count); /* pinned: the last call's copy is done (fetched) */
+    HR_SPCU(r,
+            cudaMemcpyAsync(&R->d_ctl->target, R->h_target, sizeof(long long), cudaMemcpyHostToDevice, st));
+    if (L->loop) {
+        HR_SPCU(r, cudaGraphLaunch(L->loop, st));
+        P->launches++;
+    } else {
+        for (long n = (count + L->U - 1) / L->U; n > 0; n--)
+            HR_SPCU(r, cudaGraphLaunch(L->body, st));
+        P->launches += (count + L->U - 1) / L->U;
+    }
+    if (P->on) {
+        HR_SPCU(r, cudaEventRecord(R->ev[1], st));
+        P->t_enqueue += hr_now() - t0;
+    }
+    HR_TRY(hr_sp_ctl_fetch(r, R, st));
+    if (P->on) {
+        float ms = 0.0f;
+        HR_SPCU(r, cudaEventElapsedTime(&ms, R->ev[0], R->ev[1]));
+        P->t_device += 1e-3 * ms;
+    }
+    return HR_OK;
+}
+
+void hr_sp_loop_free(hr_sp_loop *L)
+{
+    if (L->body) cudaGraphExecDestroy(L->body);
+    if (L->loop) cudaGraphExecDestroy(L->loop);
+    memset(L, 0, sizeof *L);
+}
+
+int hr_sp_loop_wanted(const hr_sparse_run *r)
+{
+    return r->o.tol > 0.0 && r->o.check_every == 1 && hr_sp_env_int("HETRELAX_SPARSE_DEVICE_CHECKS", 1, 0, 1);
+}
+
+/* Calls end at monitors: a body as long as the monitor interval (or a divisor of it)
+ * makes every call whole bodies, so no kernel is launched in vain before the host sees
+ * the monitor's residual. Without monitors, 16. */
+int hr_sp_loop_body_len(const hr_sparse_run *r)
+{
+    const int env = hr_sp_env_int("HETRELAX_SPARSE_BODY", 0, 0, 256);
+    if (env > 0) return env;
+    const long m = r->o.monitor_every; /* the driver cuts there, monitor or not */
+    if (m > 0 && m <= 16) return (int)m;
+    for (int d = 16; m > 16 && d >= 4; d--)
+        if (m % d == 0) return d;
+    return 16;
 }
 
 void hr_sp_resid_free(hr_sp_resid *R)
@@ -201,6 +368,9 @@ void hr_sp_resid_free(hr_sp_resid *R)
     cudaFree(R->d_part), cudaFree(R->d_out), cudaFree(R->d_ctl);
     if (R->h_out) cudaFreeHost(R->h_out);
     if (R->h_ctl) cudaFreeHost(R->h_ctl);
+    if (R->h_target) cudaFreeHost(R->h_target);
+    for (int e = 0; e < 2; e++)
+        if (R->ev[e]) cudaEventDestroy(R->ev[e]);
     (void)cudaGetLastError();
     memset(R, 0, sizeof *R);
 }

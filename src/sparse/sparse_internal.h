@@ -18,6 +18,19 @@ extern "C" {
 
 typedef struct hr_sparse_run hr_sparse_run;
 
+/* Opt-in timing of the GPU methods' host side (HETRELAX_SPARSE_PROFILE=1, printed to
+ * stderr by the driver after each solve): where a solve's loop time goes. */
+typedef struct hr_sparse_prof {
+    int on;
+    const char *mode;                    /* "while-graph", "body-replay", "graphs", "host-checks" */
+    long calls;                          /* iterate() calls */
+    long launches, live, syncs;          /* graph launches, live kernel launches, host waits */
+    long captures;                       /* graphs captured and instantiated inside the loop */
+    double t_enqueue, t_wait, t_capture; /* seconds: issuing work, waiting for it, captures */
+    double t_device;                     /* device time from the first to the last op of each call */
+    int body;                            /* device loop: iterations per graph body */
+} hr_sparse_prof;
+
 /* What a sparse method can do or needs. */
 enum {
     HR_SPARSE_CAP_DETERMINISTIC = 1u << 0, /* same iterates whatever the thread count */
@@ -72,6 +85,7 @@ struct hr_sparse_run {
     int checked_stop;
     long checked_done;
     double checked_rel;
+    hr_sparse_prof prof;
     void *impl; /* method state */
     char err[256];
 };

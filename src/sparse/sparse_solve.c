@@ -144,8 +144,9 @@ static hr_status current_residual(hr_sparse_run *r, double *rel)
  * has no convergence theory there, and was seen to grow 830x silently (issue 15). */
 #define HR_NONSYM_GROWTH 10.0
 
-/* Iterations per call at most with device-side checks: one host round trip per 32
- * iterations, and at most 31 launched in vain after the stop (the graphs replay 32). */
+/* Iterations per call at most when a device loop replays its body from the host
+ * (device_checks 1): what is enqueued after a stopping check still costs its launches.
+ * A WHILE graph (device_checks 2) costs one launch whatever the count: no cap. */
 #define HR_DEVICE_CHECK_CALL 32
 
 struct hr_sparse_solver {
@@ -215,6 +216,8 @@ hr_status hr_sparse_solver_create(const hr_csr *A, const hr_sparse_options *opt,
     r->m = m;
     r->threads = opt->threads > 0 ? opt->threads : hr_cpu_count();
     r->tau = 1.0;
+    const char *prof = getenv("HETRELAX_SPARSE_PROFILE");
+    r->prof.on = prof && prof[0] && strcmp(prof, "0") != 0;
     snprintf(h->method, sizeof h->method, "%s", m->name);
     snprintf(h->backend, sizeof h->backend, "%s", hr_backend_name(m->backend));
     snprintf(res->method, sizeof res->method, "%s", h->method);
@@ -272,6 +275,7 @@ static hr_status loop_advance(void *ctx, long count, hr_phase_times *t)
     (void)t;
     const long done = r->done;
     r->fault_active = L->fault_on >= 0 && done >= L->fault_on && (L->fault_off < 0 || done < L->fault_off);
+    r->prof.calls++;
     hr_status st = L->m->iterate(r, count);
     if (st == HR_OK && !r->device_checks) r->done = done + count;
     return st;
@@ -305,6 +309,43 @@ static hr_status loop_checked(void *ctx, long stop, long *reached, double *rel)
     *reached = r->checked_done;
     *rel = r->checked_rel; /* of the iterate at r->done */
     return HR_OK;
+}
+
+/* HETRELAX_SPARSE_PROFILE=1: where the loop's time went (stderr; opt-in diagnostics). */
+static void print_profile(const hr_sparse_run *r, const hr_sparse_result *res, const hr_phase_times *t,
+                          double t_monitor, long monitors)
+{
+    const hr_sparse_prof *P = &r->prof;
+    const double it = res->iterations > 0 ? (double)res->iterations : 1.0;
+    fprintf(
+        stderr,
+        "hetrelax sparse profile: %s/%s mode %s body %d: %ld iterations in %.1f us (%.2f us/it), %ld calls\n"
+        "  host: enqueue %.1f us, wait %.1f us (%ld waits), captures %ld (%.1f us), residual %.1f us, "
+        "monitors %ld (%.1f us), other %.1f us\n"
+        "  device: %.1f us inside calls (%.2f us/it); graph launches %ld, live launches %ld\n",
+        res->method, res->backend, P->mode ? P->mode : "-", P->body, res->iterations, 1e6 * res->time_s,
+        1e6 * res->time_s / it, P->calls, 1e6 * P->t_enqueue, 1e6 * P->t_wait, P->syncs, P->captures,
+        1e6 * P->t_capture, 1e6 * t->residual, monitors, 1e6 * t_monitor,
+        1e6 * (res->time_s - P->t_enqueue - P->t_wait - P->t_capture - t->residual - t_monitor),
+        1e6 * P->t_device, 1e6 * P->t_device / it, P->launches, P->live);
+}
+
+/* Counts and times the monitor calls for the profile. */
+typedef struct prof_monitor {
+    hr_monitor_fn fn;
+    void *user;
+    long calls;
+    double t;
+} prof_monitor;
+
+static int prof_monitor_cb(long it, double res, void *user)
+{
+    prof_monitor *m = user;
+    const double t0 = hr_now();
+    const int rc = m->fn(it, res, m->user);
+    m->calls++;
+    m->t += hr_now() - t0;
+    return rc;
 }
 
 hr_status hr_sparse_solver_solve(hr_sparse_solver *h, const double *b, double *x, hr_sparse_result *out)
@@ -344,15 +385,22 @@ hr_status hr_sparse_solver_solve(hr_sparse_solver *h, const double *b, double *x
     res->time_setup_s = (h->solves++ == 0 ? h->time_setup : 0.0) + (hr_now() - t_load);
 
     hr_reason reason = HR_REASON_ITERS;
+    const int prof_on = r->prof.on;
+    const char *prof_mode = r->prof.mode;
+    const int prof_body = r->prof.body;
+    memset(&r->prof, 0, sizeof r->prof); /* per solve */
+    r->prof.on = prof_on, r->prof.mode = prof_mode, r->prof.body = prof_body;
+    prof_monitor pm = {o->monitor, o->monitor_user, 0, 0.0};
     sparse_loop L = {r, m, 0, -1, -1};
     L.fault_on = o->fault_fraction > 0.0 ? o->fault_iter : -1;
     L.fault_off = L.fault_on >= 0 && o->fault_recover >= 0 ? L.fault_on + o->fault_recover : -1;
-    /* with device-side checks: calls end at monitors, or every HR_DEVICE_CHECK_CALL
-     * iterations when monitors are rarer (equal calls replay the same graphs); what is
-     * enqueued after a stopping check still runs, as empty kernels */
-    L.call_cap = r->device_checks && !(o->monitor_every > 0 && o->monitor_every <= HR_DEVICE_CHECK_CALL)
-                     ? HR_DEVICE_CHECK_CALL
-                     : 0;
+    /* with device-side checks calls end at monitors; body replays also every
+     * HR_DEVICE_CHECK_CALL iterations (rounded up to whole bodies) when monitors are
+     * rarer, since what is enqueued after a stopping check still runs, as empty kernels */
+    if (r->device_checks == 1 && !(o->monitor_every > 0 && o->monitor_every <= HR_DEVICE_CHECK_CALL)) {
+        const long U = r->prof.body > 0 ? r->prof.body : 1;
+        L.call_cap = (HR_DEVICE_CHECK_CALL + U - 1) / U * U;
+    }
     hr_phase_times times = {0, 0, 0, 0};
     const double t0 = hr_now();
     if (o->tol > 0.0 && rel0 < o->tol) {
@@ -367,8 +415,8 @@ hr_status hr_sparse_solver_solve(hr_sparse_solver *h, const double *b, double *x
                              .tol = o->tol,
                              .check_every = o->check_every,
                              .monitor_every = o->monitor_every,
-                             .monitor = o->monitor,
-                             .monitor_user = o->monitor_user,
+                             .monitor = o->monitor && prof_on ? prof_monitor_cb : o->monitor,
+                             .monitor_user = o->monitor && prof_on ? (void *)&pm : o->monitor_user,
                              .divref = divref};
         hr_driver_out d;
         st = hr_drive(&ops, &cfg, NULL, &times, &d);
@@ -377,6 +425,10 @@ hr_status hr_sparse_solver_solve(hr_sparse_solver *h, const double *b, double *x
     }
     t_iter = times.compute;
     res->time_s = hr_now() - t0;
+    if (prof_on) {
+        res->iterations = r->done;
+        print_profile(r, res, &times, pm.t, pm.calls);
+    }
     if (st == HR_OK && m->sync_host) st = m->sync_host(r);
     if (st != HR_OK) return say(res, st, "%s failed: %s", m->name, r->err[0] ? r->err : hr_status_string(st));
 
