@@ -75,6 +75,9 @@ typedef struct hr_sp_ctl {
     double tol, divref, bnorm; /* per solve (graph arguments are fixed at capture) */
     long long base;            /* iterations before the running body's first */
     long long target;          /* the current call ends after this iteration */
+    double *hist;              /* deferred monitors: residual of k at (k / mon_every) % ring */
+    long long mon_every;
+    long long ring;
 } hr_sp_ctl;
 
 #ifdef __CUDACC__
@@ -139,6 +142,9 @@ typedef struct hr_sp_resid {
     hr_sp_ctl *d_ctl, *h_ctl; /* device-side checks (h_ctl pinned) */
     long long *h_target;      /* pinned: the next call's end, copied to d_ctl->target */
     cudaEvent_t ev[2];        /* profile: a call's first and last operation */
+    double *d_hist, *h_hist;  /* deferred monitors: the ring on the device, its host copy */
+    long mon_every;
+    int ring;
 } hr_sp_resid;
 
 /* Allocates on the current device; with_matrix uploads A's CSR, with_hub a vector for

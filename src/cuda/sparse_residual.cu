@@ -24,6 +24,7 @@
 #include "cuda/sparse_gpu.cuh"
 
 #define HR_SP_RES_THREADS 256
+#define HR_SP_MON_RING    1024 /* deferred monitor points a call may hold */
 
 /* max (MAX) or sum over the block; every thread gets the result. sm: 32 doubles. */
 template <bool MAX> __device__ double block_reduce(double v, double *sm)
@@ -111,6 +112,7 @@ __global__ void __launch_bounds__(HR_SP_RES_THREADS)
         if (ctl) { /* the driver's tests: converged, or diverged (NaN, Inf or growth) */
             ctl->done = k;
             ctl->rel = rel;
+            if (ctl->hist && k % ctl->mon_every == 0) ctl->hist[(k / ctl->mon_every) % ctl->ring] = rel;
             if (rel < ctl->tol || !(rel <= ctl->divref)) ctl->stop = 1;
         }
         *ticket = 0u; /* ready for the next launch (stream order) */
@@ -148,6 +150,13 @@ hr_status hr_sp_resid_setup(hr_sparse_run *r, hr_sp_resid *R, int with_matrix, i
     HR_SPCU(r, cudaHostAlloc((void **)&R->h_target, sizeof(long long), cudaHostAllocPortable));
     for (int e = 0; e < 2; e++)
         HR_SPCU(r, cudaEventCreate(&R->ev[e]));
+    if (hr_sp_loop_wanted(r) && r->o.monitor_deferred && r->o.monitor && r->o.monitor_every > 0) {
+        R->mon_every = r->o.monitor_every;
+        R->ring = HR_SP_MON_RING;
+        HR_SPCU(r, cudaMalloc((void **)&R->d_hist, HR_SP_MON_RING * sizeof(double)));
+        HR_SPCU(r,
+                cudaHostAlloc((void **)&R->h_hist, HR_SP_MON_RING * sizeof(double), cudaHostAllocPortable));
+    }
     return HR_OK;
 }
 
@@ -169,6 +178,12 @@ hr_status hr_sp_ctl_reset(hr_sparse_run *r, hr_sp_resid *R, cudaStream_t st)
     c.tol = r->o.tol;
     c.divref = r->divref;
     c.bnorm = R->bnorm;
+    c.hist = R->d_hist;
+    c.mon_every = R->mon_every > 0 ? R->mon_every : 1;
+    c.ring = R->ring > 0 ? R->ring : 1;
+    r->mon_hist = R->h_hist; /* the device loop runs this solve: monitors may be deferred */
+    r->mon_every = R->mon_every;
+    r->mon_ring = R->ring;
     *R->h_ctl = c;
     HR_SPCU(r, cudaSetDevice(R->dev));
     HR_SPCU(r, cudaMemcpyAsync(R->d_ctl, R->h_ctl, sizeof c, cudaMemcpyHostToDevice, st));
@@ -322,10 +337,17 @@ hr_status hr_sp_loop_run(hr_sparse_run *r, hr_sp_resid *R, const hr_sp_loop *L, 
             HR_SPCU(r, cudaGraphLaunch(L->body, st));
         P->launches += (count + L->U - 1) / L->U;
     }
-    if (P->on) {
-        HR_SPCU(r, cudaEventRecord(R->ev[1], st));
-        P->t_enqueue += hr_now() - t0;
+    if (P->on) HR_SPCU(r, cudaEventRecord(R->ev[1], st));
+    if (R->d_hist) { /* the call's monitor points, (done, done + count], in one or two pieces */
+        const long first = r->done / R->mon_every + 1, last = (r->done + count) / R->mon_every;
+        for (long e = first; e <= last;) {
+            const long at = e % R->ring, len = (last - e + 1 < R->ring - at) ? last - e + 1 : R->ring - at;
+            HR_SPCU(r, cudaMemcpyAsync(R->h_hist + at, R->d_hist + at, (size_t)len * sizeof(double),
+                                       cudaMemcpyDeviceToHost, st));
+            e += len;
+        }
     }
+    if (P->on) P->t_enqueue += hr_now() - t0;
     HR_TRY(hr_sp_ctl_fetch(r, R, st));
     if (P->on) {
         float ms = 0.0f;
@@ -365,7 +387,8 @@ void hr_sp_resid_free(hr_sp_resid *R)
 {
     if (R->d_part || R->h_out) cudaSetDevice(R->dev);
     cudaFree(R->d_rowp), cudaFree(R->d_col), cudaFree(R->d_val), cudaFree(R->d_xh);
-    cudaFree(R->d_part), cudaFree(R->d_out), cudaFree(R->d_ctl);
+    cudaFree(R->d_part), cudaFree(R->d_out), cudaFree(R->d_ctl), cudaFree(R->d_hist);
+    if (R->h_hist) cudaFreeHost(R->h_hist);
     if (R->h_out) cudaFreeHost(R->h_out);
     if (R->h_ctl) cudaFreeHost(R->h_ctl);
     if (R->h_target) cudaFreeHost(R->h_target);

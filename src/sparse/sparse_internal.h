@@ -85,6 +85,13 @@ struct hr_sparse_run {
     int checked_stop;
     long checked_done;
     double checked_rel;
+    /* Deferred monitors (options.monitor_deferred, device checks): the method keeps the
+     * residual of every multiple k of mon_every in a ring, entry (k / mon_every) %
+     * mon_ring, and each iterate() call copies the call's entries to mon_hist (host).
+     * mon_hist NULL: the method does not; monitors then cut the calls. */
+    long mon_every;
+    int mon_ring;
+    const double *mon_hist;
     hr_sparse_prof prof;
     void *impl; /* method state */
     char err[256];
