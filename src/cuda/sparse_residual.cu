@@ -262,7 +262,7 @@ static cudaGraphExec_t build_while(hr_sparse_run *r, hr_sp_resid *R, int U, hr_s
 {
     cudaGraph_t g = NULL;
     cudaGraphExec_t exec = NULL;
-    cudaGraphConditionalHandle h;
+    cudaGraphConditionalHandle h = 0;
     int ok = cudaGraphCreate(&g, 0) == cudaSuccess &&
              cudaGraphConditionalHandleCreate(&h, g, 1u, cudaGraphCondAssignDefault) == cudaSuccess;
     /* zeroed storage: the struct's C++ default constructor is deleted (a union inside) */
