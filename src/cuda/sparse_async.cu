@@ -397,7 +397,7 @@ static hr_status async_setup(hr_sparse_run *r)
         }
         for (int f = 0; f < (r->frozen ? 2 : 1) && s->dc; f++) {
             s->body_fault = f;
-            HR_TRY(hr_sp_loop_build(r, &s->R, &s->loop[f], hr_sp_loop_body_len(r),
+            HR_TRY(hr_sp_loop_build(r, &s->R, &s->loop[f], hr_sp_loop_body_len(r), 0,
                                     hr_sp_env_int("HETRELAX_SPARSE_WHILE", 1, 0, 1), loop_body, s,
                                     s->p[0].st[0]));
             if (!s->loop[f].body) s->dc = 0; /* capture refused: host checks */

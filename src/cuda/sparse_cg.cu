@@ -249,7 +249,7 @@ static hr_status cg_setup(hr_sparse_run *r)
     /* checked every step: the device loop (HETRELAX_SPARSE_DEVICE_CHECKS=0: host checks) */
     s->dc = hr_sp_loop_wanted(r);
     if (s->dc) {
-        HR_TRY(hr_sp_loop_build(r, &s->R, &s->loop, hr_sp_loop_body_len(r),
+        HR_TRY(hr_sp_loop_build(r, &s->R, &s->loop, hr_sp_loop_body_len(r), 0,
                                 hr_sp_env_int("HETRELAX_SPARSE_WHILE", 1, 0, 1), loop_body, s, s->st));
         if (!s->loop.body) s->dc = 0; /* capture refused: host checks */
     }

@@ -81,16 +81,93 @@ typedef struct hr_sp_ctl {
 } hr_sp_ctl;
 
 #ifdef __CUDACC__
-/* Iteration number (1-based) of body position j, or 0 when it must do nothing. Every
- * block of a kernel sees the same answer except for `stop`, which a check on another
- * stream may set meanwhile: the kernels that read it that way write only vectors that
- * are not returned after a stop (docs/gpu-sparse.md). */
-__device__ __forceinline__ long long hr_sp_gate(const hr_sp_ctl *c, int j)
+/* Iteration number (1-based) of body position j, or 0 when it must do nothing: a check
+ * stopped the solve, or k is past the call's end (target + lag; lag 1: jacobi's sweep
+ * after the call's last iteration, which checks that iteration). `stop` may be set by
+ * a check on another stream meanwhile: kernels with barriers take the block's answer
+ * from one thread (hr_sp_gate_block), and the vectors they write are not the ones
+ * returned after a stop (docs/gpu-sparse.md). */
+__device__ __forceinline__ long long hr_sp_gate(const hr_sp_ctl *c, int j, int lag = 0)
 {
     const volatile hr_sp_ctl *v = c;
     if (v->stop) return 0;
     const long long k = v->base + j + 1;
-    return k <= v->target ? k : 0;
+    return k <= v->target + lag ? k : 0;
+}
+
+/* The same, one answer for the whole thread block (call from every thread). */
+__device__ __forceinline__ long long hr_sp_gate_block(const hr_sp_ctl *c, int j, int lag = 0)
+{
+    __shared__ long long k_block;
+    __syncthreads(); /* k_block of an earlier call has been read */
+    if (threadIdx.x == 0) k_block = hr_sp_gate(c, j, lag);
+    __syncthreads();
+    return k_block;
+}
+
+/* max (MAX) or sum over the thread block; every thread gets the result. sm: 32 doubles. */
+template <bool MAX> __device__ double hr_sp_block_reduce(double v, double *sm)
+{
+    for (int o = 16; o > 0; o >>= 1) {
+        const double w = __shfl_down_sync(0xffffffffu, v, o);
+        v = MAX ? fmax(v, w) : v + w;
+    }
+    const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;
+    __syncthreads(); /* sm may still be read from the previous call */
+    if (lane == 0) sm[wid] = v;
+    __syncthreads();
+    if (wid == 0) {
+        v = lane < nw ? sm[lane] : 0.0; /* 0 is the identity of both: values are >= 0 */
+        for (int o = 16; o > 0; o >>= 1) {
+            const double w = __shfl_down_sync(0xffffffffu, v, o);
+            v = MAX ? fmax(v, w) : v + w;
+        }
+        if (lane == 0) sm[0] = v;
+    }
+    __syncthreads();
+    return sm[0];
+}
+
+/* A thread block's part of a scaled norm: (m, s) = (max |r_i|, sum (r_i / m)^2) over
+ * its threads' r (NaN counts as Inf). */
+__device__ __forceinline__ void hr_sp_block_norm(double ri, double *sm, double *m_out, double *s_out)
+{
+    double a = fabs(ri);
+    if (!(a <= INFINITY)) a = INFINITY;
+    const double m = hr_sp_block_reduce<true>(a, sm);
+    const double t = m > 0.0 && m < INFINITY ? (ri / m) * (ri / m) : 0.0;
+    *m_out = m;
+    *s_out = hr_sp_block_reduce<false>(t, sm);
+}
+
+/* Combines nb pairs (m_b, s_b) the LAPACK dnrm2 way into ||r|| / bn (Inf when not
+ * finite); every thread gets it. */
+__device__ __forceinline__ double hr_sp_combine_norm(const volatile double *part, unsigned nb, double bn,
+                                                     double *sm)
+{
+    double M = 0.0;
+    for (unsigned k = threadIdx.x; k < nb; k += blockDim.x)
+        M = fmax(M, part[2 * k]);
+    M = hr_sp_block_reduce<true>(M, sm);
+    double S = 0.0;
+    if (M > 0.0 && M < INFINITY)
+        for (unsigned k = threadIdx.x; k < nb; k += blockDim.x) {
+            const double mk = part[2 * k];
+            if (mk > 0.0) S += part[2 * k + 1] * ((mk / M) * (mk / M));
+        }
+    S = hr_sp_block_reduce<false>(S, sm);
+    bn = bn > 0.0 ? bn : 1.0; /* b = 0: ||r||, as on the host */
+    return M < INFINITY ? (M / bn) * sqrt(S) : INFINITY;
+}
+
+/* A check's verdict on iteration k (one thread): counts it, keeps its residual (and a
+ * deferred monitor point), stops on converged or diverged (NaN, Inf or growth). */
+__device__ __forceinline__ void hr_sp_ctl_record(hr_sp_ctl *ctl, long long k, double rel)
+{
+    ctl->done = k;
+    ctl->rel = rel;
+    if (ctl->hist && k % ctl->mon_every == 0) ctl->hist[(k / ctl->mon_every) % ctl->ring] = rel;
+    if (rel < ctl->tol || !(rel <= ctl->divref)) ctl->stop = 1;
 }
 #endif
 
@@ -106,12 +183,10 @@ cudaError_t hr_sp_async_launch(const hr_sp_blocks *L, const double *diag, const 
 /* Prepares the async kernel for B rows per block (shared-memory opt-in, module load). */
 cudaError_t hr_sp_async_prepare(int B);
 
-/* One Jacobi sweep xn = x + tau D^-1 (b - A x) over L (built without split). With ctl
- * (device loop position j) the sweep is iteration k: it reads x0 and writes x1 when k
- * is odd, the other way round when even (x = x0, xn = x1 at capture). */
+/* One Jacobi sweep xn = x + tau D^-1 (b - A x) over L (built without split). The
+ * device loop's sweeps, fused with the residual, are in sparse_jacobi.cu. */
 cudaError_t hr_sp_jacobi_launch(const hr_sp_blocks *L, const double *diag, const double *b, const double *x,
-                                double *xn, double tau, const unsigned char *frozen, const hr_sp_ctl *ctl,
-                                int j, cudaStream_t st);
+                                double *xn, double tau, const unsigned char *frozen, cudaStream_t st);
 cudaError_t hr_sp_jacobi_prepare(void);
 
 /* Devices first..first+count-1 present? Else r->err says so in the CLI's words:
@@ -140,7 +215,7 @@ typedef struct hr_sp_resid {
     double *h_out;            /* pinned */
     double bnorm;             /* ||b||_2 of the b on the device, set by the method's load */
     hr_sp_ctl *d_ctl, *h_ctl; /* device-side checks (h_ctl pinned) */
-    long long *h_target;      /* pinned: the next call's end, copied to d_ctl->target */
+    long long *h_range;       /* pinned: the next call's base and target, copied to d_ctl */
     cudaEvent_t ev[2];        /* profile: a call's first and last operation */
     double *d_hist, *h_hist;  /* deferred monitors: the ring on the device, its host copy */
     long mon_every;
@@ -179,17 +254,18 @@ typedef hr_status (*hr_sp_body_fn)(hr_sparse_run *r, void *ctx, int U, cudaStrea
  * runs bodies until the call's end or a stop without returning to the host. */
 typedef struct hr_sp_loop {
     cudaGraphExec_t body, loop;
-    int U;
+    int U, lag; /* lag 1: the body's sweeps check the iteration before (jacobi) */
 } hr_sp_loop;
 
 /* Captures the body (and, unless allow_while is 0 or the runtime refuses, the WHILE
  * graph) on st. A refused capture leaves L->body NULL and returns HR_OK: the caller
  * then checks on the host. */
-hr_status hr_sp_loop_build(hr_sparse_run *r, hr_sp_resid *R, hr_sp_loop *L, int U, int allow_while,
+hr_status hr_sp_loop_build(hr_sparse_run *r, hr_sp_resid *R, hr_sp_loop *L, int U, int lag, int allow_while,
                            hr_sp_body_fn body, void *ctx, cudaStream_t st);
-/* Runs `count` iterations from r->done: sets the call's end on the device, launches the
- * WHILE graph once (or the body ceil(count / U) times), then fetches the control block
- * (one host wait). Fills r->checked_* and the profile. */
+/* Runs `count` iterations from r->done: sets the call's range (base = r->done, target =
+ * r->done + count) on the device, launches the WHILE graph once (or the body
+ * ceil((count + lag) / U) times), then fetches the control block (one host wait).
+ * Fills r->checked_* and the profile. */
 hr_status hr_sp_loop_run(hr_sparse_run *r, hr_sp_resid *R, const hr_sp_loop *L, long count, cudaStream_t st);
 void hr_sp_loop_free(hr_sp_loop *L);
 /* The device loop's settings: HETRELAX_SPARSE_DEVICE_CHECKS (0: host checks),

@@ -16,17 +16,8 @@
 __global__ void hr_sp_jacobi_kernel(hr_sp_blocks L, const double *__restrict__ diag,
                                     const double *__restrict__ b, const double *__restrict__ x,
                                     double *__restrict__ xn, double tau,
-                                    const unsigned char *__restrict__ frozen, const hr_sp_ctl *ctl, int j)
+                                    const unsigned char *__restrict__ frozen)
 {
-    if (ctl) { /* device loop: iteration k reads x_{k-1} and writes x_k (x_k in vector k & 1) */
-        const long long k = hr_sp_gate(ctl, j);
-        if (k == 0) return; /* a device check ended the solve, or past the call's end */
-        if ((k & 1) == 0) {
-            double *t = xn;
-            xn = (double *)x;
-            x = t;
-        }
-    }
     const int blk = blockIdx.x, t = threadIdx.x, B = L.B;
     const int i = L.row0 + blk * B + t;
     if (t >= B || i >= L.row0 + L.nrows) return;
@@ -72,8 +63,8 @@ __global__ void __launch_bounds__(W > 8 ? 512 : 1024)
                        const hr_sp_ctl *ctl, int j, double *snap0, double *snap1)
 {
     double *snap = NULL; /* device loop: iterate k also goes to snap[k & 1] for its check */
-    if (ctl) {
-        const long long k = hr_sp_gate(ctl, j);
+    if (ctl) {           /* one answer a block: a check on the other stream may set stop meanwhile */
+        const long long k = hr_sp_gate_block(ctl, j);
         if (k == 0) return; /* a device check ended the solve, or past the call's end */
         snap = k & 1 ? snap1 : snap0;
     }
@@ -218,10 +209,9 @@ cudaError_t hr_sp_jacobi_prepare(void)
 }
 
 cudaError_t hr_sp_jacobi_launch(const hr_sp_blocks *L, const double *diag, const double *b, const double *x,
-                                double *xn, double tau, const unsigned char *frozen, const hr_sp_ctl *ctl,
-                                int j, cudaStream_t st)
+                                double *xn, double tau, const unsigned char *frozen, cudaStream_t st)
 {
     if (L->nblocks == 0) return cudaSuccess;
-    hr_sp_jacobi_kernel<<<L->nblocks, L->B, 0, st>>>(*L, diag, b, x, xn, tau, frozen, ctl, j);
+    hr_sp_jacobi_kernel<<<L->nblocks, L->B, 0, st>>>(*L, diag, b, x, xn, tau, frozen);
     return cudaGetLastError();
 }

@@ -26,29 +26,6 @@
 #define HR_SP_RES_THREADS 256
 #define HR_SP_MON_RING    1024 /* deferred monitor points a call may hold */
 
-/* max (MAX) or sum over the block; every thread gets the result. sm: 32 doubles. */
-template <bool MAX> __device__ double block_reduce(double v, double *sm)
-{
-    for (int o = 16; o > 0; o >>= 1) {
-        const double w = __shfl_down_sync(0xffffffffu, v, o);
-        v = MAX ? fmax(v, w) : v + w;
-    }
-    const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;
-    __syncthreads(); /* sm may still be read from the previous call */
-    if (lane == 0) sm[wid] = v;
-    __syncthreads();
-    if (wid == 0) {
-        v = lane < nw ? sm[lane] : 0.0; /* 0 is the identity of both: values are >= 0 */
-        for (int o = 16; o > 0; o >>= 1) {
-            const double w = __shfl_down_sync(0xffffffffu, v, o);
-            v = MAX ? fmax(v, w) : v + w;
-        }
-        if (lane == 0) sm[0] = v;
-    }
-    __syncthreads();
-    return sm[0];
-}
-
 __global__ void __launch_bounds__(HR_SP_RES_THREADS)
     hr_sp_resid_kernel(int n, const long long *__restrict__ rowp, const int *__restrict__ col,
                        const double *__restrict__ val, const double *__restrict__ b, const double *x,
@@ -62,7 +39,7 @@ __global__ void __launch_bounds__(HR_SP_RES_THREADS)
      * in the last block of a check, after all blocks passed here) */
     long long k = 0;
     if (ctl) {
-        k = hr_sp_gate(ctl, j);
+        k = hr_sp_gate_block(ctl, j);
         if (k == 0) return;
         if (k & 1) x = x1; /* iterate k of a double-buffered method */
     }
@@ -80,9 +57,9 @@ __global__ void __launch_bounds__(HR_SP_RES_THREADS)
     }
     double a = fabs(ri);
     if (!(a <= INFINITY)) a = INFINITY; /* NaN: reported as Inf, diverged either way */
-    const double m = block_reduce<true>(a, sm);
+    const double m = hr_sp_block_reduce<true>(a, sm);
     const double t = m > 0.0 && m < INFINITY ? (ri / m) * (ri / m) : 0.0;
-    const double s = block_reduce<false>(t, sm);
+    const double s = hr_sp_block_reduce<false>(t, sm);
     if (threadIdx.x == 0) {
         part[2 * blockIdx.x] = m;
         part[2 * blockIdx.x + 1] = s;
@@ -96,26 +73,21 @@ __global__ void __launch_bounds__(HR_SP_RES_THREADS)
     double M = 0.0;
     for (unsigned k = threadIdx.x; k < gridDim.x; k += blockDim.x)
         M = fmax(M, vp[2 * k]);
-    M = block_reduce<true>(M, sm);
+    M = hr_sp_block_reduce<true>(M, sm);
     double S = 0.0;
     if (M > 0.0 && M < INFINITY)
         for (unsigned k = threadIdx.x; k < gridDim.x; k += blockDim.x) {
             const double mk = vp[2 * k];
             if (mk > 0.0) S += vp[2 * k + 1] * ((mk / M) * (mk / M));
         }
-    S = block_reduce<false>(S, sm);
+    S = hr_sp_block_reduce<false>(S, sm);
     if (threadIdx.x == 0) {
         if (ctl) bnorm = ctl->bnorm; /* graphs keep arguments: per-solve values live on the device */
         const double bn = bnorm > 0.0 ? bnorm : 1.0; /* b = 0: ||r||, as on the host */
         const double rel = M < INFINITY ? (M / bn) * sqrt(S) : INFINITY;
         *out = rel;
-        if (ctl) { /* the driver's tests: converged, or diverged (NaN, Inf or growth) */
-            ctl->done = k;
-            ctl->rel = rel;
-            if (ctl->hist && k % ctl->mon_every == 0) ctl->hist[(k / ctl->mon_every) % ctl->ring] = rel;
-            if (rel < ctl->tol || !(rel <= ctl->divref)) ctl->stop = 1;
-        }
-        *ticket = 0u; /* ready for the next launch (stream order) */
+        if (ctl) hr_sp_ctl_record(ctl, k, rel); /* the driver's tests */
+        *ticket = 0u;                           /* ready for the next launch (stream order) */
     }
 }
 
@@ -147,7 +119,7 @@ hr_status hr_sp_resid_setup(hr_sparse_run *r, hr_sp_resid *R, int with_matrix, i
     HR_SPCU(r, cudaMalloc((void **)&R->d_ctl, sizeof(hr_sp_ctl)));
     HR_SPCU(r, cudaMemset(R->d_ctl, 0, sizeof(hr_sp_ctl)));
     HR_SPCU(r, cudaHostAlloc((void **)&R->h_ctl, sizeof(hr_sp_ctl), cudaHostAllocPortable));
-    HR_SPCU(r, cudaHostAlloc((void **)&R->h_target, sizeof(long long), cudaHostAllocPortable));
+    HR_SPCU(r, cudaHostAlloc((void **)&R->h_range, 2 * sizeof(long long), cudaHostAllocPortable));
     for (int e = 0; e < 2; e++)
         HR_SPCU(r, cudaEventCreate(&R->ev[e]));
     if (hr_sp_loop_wanted(r) && r->o.monitor_deferred && r->o.monitor && r->o.monitor_every > 0) {
@@ -238,27 +210,27 @@ hr_status hr_sp_resid_run(hr_sparse_run *r, hr_sp_resid *R, const double *d_b, c
 
 /* A body's last node: moves base past the body (not past the call's end) and, in the
  * WHILE graph, says whether the loop goes on. */
-__global__ void hr_sp_body_end(hr_sp_ctl *c, int U, cudaGraphConditionalHandle h, int use_h)
+__global__ void hr_sp_body_end(hr_sp_ctl *c, int U, int lag, cudaGraphConditionalHandle h, int use_h)
 {
     long long b = c->base + U;
-    if (b > c->target) b = c->target;
+    if (b > c->target + lag) b = c->target + lag;
     c->base = b;
-    if (use_h) cudaGraphSetConditional(h, !c->stop && b < c->target ? 1u : 0u);
+    if (use_h) cudaGraphSetConditional(h, !c->stop && b < c->target + lag ? 1u : 0u);
 }
 
 /* Enqueues the body and its end on st (live or under capture). */
-static hr_status body_and_end(hr_sparse_run *r, hr_sp_resid *R, int U, hr_sp_body_fn body, void *ctx,
-                              cudaStream_t st, cudaGraphConditionalHandle h, int use_h)
+static hr_status body_and_end(hr_sparse_run *r, hr_sp_resid *R, const hr_sp_loop *L, hr_sp_body_fn body,
+                              void *ctx, cudaStream_t st, cudaGraphConditionalHandle h, int use_h)
 {
-    HR_TRY(body(r, ctx, U, st));
-    hr_sp_body_end<<<1, 1, 0, st>>>(R->d_ctl, U, h, use_h);
+    HR_TRY(body(r, ctx, L->U, st));
+    hr_sp_body_end<<<1, 1, 0, st>>>(R->d_ctl, L->U, L->lag, h, use_h);
     HR_SPCU(r, cudaGetLastError());
     return HR_OK;
 }
 
 /* The WHILE graph around the body; NULL when the runtime refuses any step. */
-static cudaGraphExec_t build_while(hr_sparse_run *r, hr_sp_resid *R, int U, hr_sp_body_fn body, void *ctx,
-                                   cudaStream_t st)
+static cudaGraphExec_t build_while(hr_sparse_run *r, hr_sp_resid *R, const hr_sp_loop *L, hr_sp_body_fn body,
+                                   void *ctx, cudaStream_t st)
 {
     cudaGraph_t g = NULL;
     cudaGraphExec_t exec = NULL;
@@ -277,7 +249,7 @@ static cudaGraphExec_t build_while(hr_sparse_run *r, hr_sp_resid *R, int U, hr_s
     ok = ok && cudaGraphAddNode(&node, g, NULL, NULL, 0, &p) == cudaSuccess;
     if (ok && cudaStreamBeginCaptureToGraph(st, p.conditional.phGraph_out[0], NULL, NULL, 0,
                                             cudaStreamCaptureModeThreadLocal) == cudaSuccess) {
-        const hr_status bs = body_and_end(r, R, U, body, ctx, st, h, 1);
+        const hr_status bs = body_and_end(r, R, L, body, ctx, st, h, 1);
         cudaGraph_t out = NULL;
         ok = cudaStreamEndCapture(st, &out) == cudaSuccess && bs == HR_OK;
     } else {
@@ -293,16 +265,17 @@ static cudaGraphExec_t build_while(hr_sparse_run *r, hr_sp_resid *R, int U, hr_s
     return exec;
 }
 
-hr_status hr_sp_loop_build(hr_sparse_run *r, hr_sp_resid *R, hr_sp_loop *L, int U, int allow_while,
+hr_status hr_sp_loop_build(hr_sparse_run *r, hr_sp_resid *R, hr_sp_loop *L, int U, int lag, int allow_while,
                            hr_sp_body_fn body, void *ctx, cudaStream_t st)
 {
     memset(L, 0, sizeof *L);
     L->U = U;
+    L->lag = lag;
     HR_SPCU(r, cudaSetDevice(R->dev));
     cudaGraph_t g = NULL;
     int ok = cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal) == cudaSuccess;
     if (ok) {
-        const hr_status bs = body_and_end(r, R, U, body, ctx, st, 0, 0);
+        const hr_status bs = body_and_end(r, R, L, body, ctx, st, 0, 0);
         ok = cudaStreamEndCapture(st, &g) == cudaSuccess && bs == HR_OK;
     }
     ok = ok && cudaGraphInstantiate(&L->body, g, 0) == cudaSuccess;
@@ -315,7 +288,7 @@ hr_status hr_sp_loop_build(hr_sparse_run *r, hr_sp_resid *R, hr_sp_loop *L, int 
         r->err[0] = '\0';
         return HR_OK;
     }
-    if (allow_while) L->loop = build_while(r, R, U, body, ctx, st);
+    if (allow_while) L->loop = build_while(r, R, L, body, ctx, st);
     HR_SPCU(r, cudaStreamSynchronize(st));
     return HR_OK;
 }
@@ -326,16 +299,19 @@ hr_status hr_sp_loop_run(hr_sparse_run *r, hr_sp_resid *R, const hr_sp_loop *L, 
     const double t0 = P->on ? hr_now() : 0.0;
     HR_SPCU(r, cudaSetDevice(R->dev));
     if (P->on) HR_SPCU(r, cudaEventRecord(R->ev[0], st));
-    *R->h_target = (long long)(r->done + count); /* pinned: the last call's copy is done (fetched) */
+    /* pinned: the last call's copy is done (fetched); base and target are adjacent */
+    R->h_range[0] = (long long)r->done;
+    R->h_range[1] = (long long)(r->done + count);
     HR_SPCU(r,
-            cudaMemcpyAsync(&R->d_ctl->target, R->h_target, sizeof(long long), cudaMemcpyHostToDevice, st));
+            cudaMemcpyAsync(&R->d_ctl->base, R->h_range, 2 * sizeof(long long), cudaMemcpyHostToDevice, st));
     if (L->loop) {
         HR_SPCU(r, cudaGraphLaunch(L->loop, st));
         P->launches++;
     } else {
-        for (long n = (count + L->U - 1) / L->U; n > 0; n--)
+        const long bodies = (count + L->lag + L->U - 1) / L->U;
+        for (long n = bodies; n > 0; n--)
             HR_SPCU(r, cudaGraphLaunch(L->body, st));
-        P->launches += (count + L->U - 1) / L->U;
+        P->launches += bodies;
     }
     if (P->on) HR_SPCU(r, cudaEventRecord(R->ev[1], st));
     if (R->d_hist) { /* the call's monitor points, (done, done + count], in one or two pieces */
@@ -391,7 +367,7 @@ void hr_sp_resid_free(hr_sp_resid *R)
     if (R->h_hist) cudaFreeHost(R->h_hist);
     if (R->h_out) cudaFreeHost(R->h_out);
     if (R->h_ctl) cudaFreeHost(R->h_ctl);
-    if (R->h_target) cudaFreeHost(R->h_target);
+    if (R->h_range) cudaFreeHost(R->h_range);
     for (int e = 0; e < 2; e++)
         if (R->ev[e]) cudaEventDestroy(R->ev[e]);
     (void)cudaGetLastError();
