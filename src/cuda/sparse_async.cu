@@ -104,7 +104,7 @@ typedef struct async_state {
     int dc;
     hr_sp_loop loop[2]; /* [fault active] */
     double *snap[2];
-    cudaStream_t cs;
+    cudaStream_t cs[2]; /* two chains of checks (even and odd iterations) */
     cudaEvent_t ev_iter, ev_check[2];
     int body_fault; /* the fault state of the body being captured */
 } async_state;
@@ -194,7 +194,10 @@ static hr_status enqueue_run(hr_sparse_run *r, async_state *s, int g, long count
 }
 
 /* The device loop's body (hr_sp_body_fn; one GPU, one stream): U iterations, each
- * checked on cs from its snapshot while the next one runs. */
+ * checked from its snapshot while the next ones run. A check costs about an iteration
+ * (it is a chain of dependent loads and a reduction), so checks of even and odd
+ * iterations run on two streams of their own: one chain alone would set the pace.
+ * Iteration j + 2 overwrites the snapshot check j reads, so it waits for it. */
 static hr_status loop_body(hr_sparse_run *r, void *ctx, int U, cudaStream_t st)
 {
     async_state *s = (async_state *)ctx;
@@ -205,11 +208,13 @@ static hr_status loop_body(hr_sparse_run *r, void *ctx, int U, cudaStream_t st)
         HR_SPCU(r, hr_sp_async_launch(&q->L, q->d_diag, q->d_b, q->xr, q->xr, s->K, fz, s->R.d_ctl, j,
                                       s->snap[0], s->snap[1], st));
         HR_SPCU(r, cudaEventRecord(s->ev_iter, st));
-        HR_SPCU(r, cudaStreamWaitEvent(s->cs, s->ev_iter, 0));
-        HR_SPCU(r, hr_sp_resid_check(&s->R, q->d_b, s->snap[0], s->snap[1], NULL, j, s->cs));
-        HR_SPCU(r, cudaEventRecord(s->ev_check[j & 1], s->cs));
+        cudaStream_t cs = s->cs[j & 1];
+        HR_SPCU(r, cudaStreamWaitEvent(cs, s->ev_iter, 0));
+        HR_SPCU(r, hr_sp_resid_check(&s->R, q->d_b, s->snap[0], s->snap[1], NULL, j, j & 1, cs));
+        HR_SPCU(r, cudaEventRecord(s->ev_check[j & 1], cs));
     }
     HR_SPCU(r, cudaStreamWaitEvent(st, s->ev_check[(U - 1) & 1], 0));
+    if (U > 1) HR_SPCU(r, cudaStreamWaitEvent(st, s->ev_check[U & 1], 0));
     return HR_OK;
 }
 
@@ -389,9 +394,9 @@ static hr_status async_setup(hr_sparse_run *r)
     HR_TRY(hr_sp_resid_setup(r, &s->R, 1, s->comm == HR_SPARSE_COMM_AMC && s->ngpu > 1));
     int whiles = 0;
     if (s->dc) {
-        HR_SPCU(r, cudaStreamCreateWithFlags(&s->cs, cudaStreamNonBlocking));
         HR_SPCU(r, cudaEventCreateWithFlags(&s->ev_iter, cudaEventDisableTiming));
         for (int e = 0; e < 2; e++) {
+            HR_SPCU(r, cudaStreamCreateWithFlags(&s->cs[e], cudaStreamNonBlocking));
             HR_SPCU(r, cudaEventCreateWithFlags(&s->ev_check[e], cudaEventDisableTiming));
             HR_SPCU(r, cudaMalloc((void **)&s->snap[e], (size_t)(n > 0 ? n : 1) * sizeof(double)));
         }
@@ -557,9 +562,9 @@ static void async_teardown(hr_sparse_run *r)
     if (s->ngpu > 0 && cudaSetDevice(s->p[0].dev) == cudaSuccess) {
         for (int f = 0; f < 2; f++)
             hr_sp_loop_free(&s->loop[f]);
-        if (s->cs) cudaStreamSynchronize(s->cs), cudaStreamDestroy(s->cs);
         if (s->ev_iter) cudaEventDestroy(s->ev_iter);
         for (int e = 0; e < 2; e++) {
+            if (s->cs[e]) cudaStreamSynchronize(s->cs[e]), cudaStreamDestroy(s->cs[e]);
             if (s->ev_check[e]) cudaEventDestroy(s->ev_check[e]);
             cudaFree(s->snap[e]);
         }

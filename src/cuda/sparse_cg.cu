@@ -123,7 +123,7 @@ static hr_status step(hr_sparse_run *r, cg_state *s, const hr_sp_ctl *ctl, int j
         HR_SPCU(r, cudaStreamWaitEvent(s->cs, s->ev_x, 0));
         HR_SPSPARSE(r, cusparseSpMV(s->sp2, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, s->A2, s->vx2, &zero,
                                     s->vw, CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT, s->d_buf2));
-        HR_SPCU(r, hr_sp_resid_check(&s->R, s->d_b, NULL, NULL, s->d_w, j, s->cs));
+        HR_SPCU(r, hr_sp_resid_check(&s->R, s->d_b, NULL, NULL, s->d_w, j, 0, s->cs));
         HR_SPCU(r, cudaEventRecord(s->ev_check, s->cs));
     }
     HR_SPBLAS(r, cublasDdot(s->bl, s->n, s->d_res, 1, s->d_res, 1, rnew));

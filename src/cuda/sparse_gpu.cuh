@@ -70,8 +70,10 @@ static inline int hr_sp_threads(int B)
 typedef struct hr_sp_ctl {
     int stop; /* 1: a check stopped the solve */
     int pad;
-    long long done;            /* iterations checked since the solve's load (exact count) */
-    double rel;                /* the last check's residual */
+    long long done;            /* the last iteration checked in this solve */
+    long long stop_at;         /* the first iteration a check stopped at (checks may finish
+                                * out of order: async runs two chains of them) */
+    double rel_at[2];          /* residual of the last checked iteration of each parity */
     double tol, divref, bnorm; /* per solve (graph arguments are fixed at capture) */
     long long base;            /* iterations before the running body's first */
     long long target;          /* the current call ends after this iteration */
@@ -164,10 +166,14 @@ __device__ __forceinline__ double hr_sp_combine_norm(const volatile double *part
  * deferred monitor point), stops on converged or diverged (NaN, Inf or growth). */
 __device__ __forceinline__ void hr_sp_ctl_record(hr_sp_ctl *ctl, long long k, double rel)
 {
-    ctl->done = k;
-    ctl->rel = rel;
+    atomicMax((unsigned long long *)&ctl->done, (unsigned long long)k);
+    ctl->rel_at[k & 1] = rel;
     if (ctl->hist && k % ctl->mon_every == 0) ctl->hist[(k / ctl->mon_every) % ctl->ring] = rel;
-    if (rel < ctl->tol || !(rel <= ctl->divref)) ctl->stop = 1;
+    if (rel < ctl->tol || !(rel <= ctl->divref)) {
+        atomicMin((unsigned long long *)&ctl->stop_at, (unsigned long long)k);
+        __threadfence(); /* stop_at before stop, for a reader that sees stop */
+        ctl->stop = 1;
+    }
 }
 #endif
 
@@ -209,9 +215,9 @@ typedef struct hr_sp_resid {
     int *d_col;
     double *d_val;
     double *d_xh;             /* the host hub's x, uploaded (async AMC on several GPUs) */
-    double *d_part;           /* per thread block: max |r_i|, sum (r_i / max)^2 */
-    double *d_out;            /* the result (2 doubles, then the ticket) */
-    unsigned int *d_ticket;   /* blocks done: the last combines */
+    double *d_part;           /* per thread block: max |r_i|, sum (r_i / max)^2 (two chains) */
+    double *d_out;            /* the result (one a chain, then the two tickets) */
+    unsigned int *d_ticket;   /* blocks done: the last combines (one a chain) */
     double *h_out;            /* pinned */
     double bnorm;             /* ||b||_2 of the b on the device, set by the method's load */
     hr_sp_ctl *d_ctl, *h_ctl; /* device-side checks (h_ctl pinned) */
@@ -230,9 +236,11 @@ hr_status hr_sp_resid_setup(hr_sparse_run *r, hr_sp_resid *R, int with_matrix, i
 hr_status hr_sp_resid_run(hr_sparse_run *r, hr_sp_resid *R, const double *d_b, const double *d_x,
                           const double *d_q, cudaStream_t st, double *rel);
 /* Enqueues the device-side check of body position j (iteration k): of x_k = d_x0 or
- * d_x1 by the parity of k (d_q NULL), or of q = A x_k given. No host sync. */
+ * d_x1 by the parity of k (d_q NULL), or of q = A x_k given. No host sync. chain (0 or
+ * 1) picks the scratch: checks of one chain must run in order (one stream), the two
+ * chains may run at the same time. */
 cudaError_t hr_sp_resid_check(hr_sp_resid *R, const double *d_b, const double *d_x0, const double *d_x1,
-                              const double *d_q, int j, cudaStream_t st);
+                              const double *d_q, int j, int chain, cudaStream_t st);
 /* Starts a solve's device-side checks: stop = 0, done = base = 0, tol, r->divref and
  * R->bnorm (set those first); on st, synchronised. */
 hr_status hr_sp_ctl_reset(hr_sparse_run *r, hr_sp_resid *R, cudaStream_t st);

@@ -111,10 +111,10 @@ hr_status hr_sp_resid_setup(hr_sparse_run *r, hr_sp_resid *R, int with_matrix, i
         HR_SPCU(r, cudaMemcpy(R->d_val, A->val, (size_t)A->nnz * sizeof(double), cudaMemcpyHostToDevice));
     }
     if (with_hub) HR_SPCU(r, cudaMalloc((void **)&R->d_xh, (size_t)(n > 0 ? n : 1) * sizeof(double)));
-    HR_SPCU(r, cudaMalloc((void **)&R->d_part, 2 * (size_t)(R->nblk > 0 ? R->nblk : 1) * sizeof(double)));
-    HR_SPCU(r, cudaMalloc((void **)&R->d_out, 2 * sizeof(double) + sizeof(unsigned int)));
+    HR_SPCU(r, cudaMalloc((void **)&R->d_part, 4 * (size_t)(R->nblk > 0 ? R->nblk : 1) * sizeof(double)));
+    HR_SPCU(r, cudaMalloc((void **)&R->d_out, 2 * sizeof(double) + 2 * sizeof(unsigned int)));
     R->d_ticket = (unsigned int *)(R->d_out + 2);
-    HR_SPCU(r, cudaMemset(R->d_out, 0, 2 * sizeof(double) + sizeof(unsigned int)));
+    HR_SPCU(r, cudaMemset(R->d_out, 0, 2 * sizeof(double) + 2 * sizeof(unsigned int)));
     HR_SPCU(r, cudaHostAlloc((void **)&R->h_out, sizeof(double), cudaHostAllocPortable));
     HR_SPCU(r, cudaMalloc((void **)&R->d_ctl, sizeof(hr_sp_ctl)));
     HR_SPCU(r, cudaMemset(R->d_ctl, 0, sizeof(hr_sp_ctl)));
@@ -133,12 +133,13 @@ hr_status hr_sp_resid_setup(hr_sparse_run *r, hr_sp_resid *R, int with_matrix, i
 }
 
 cudaError_t hr_sp_resid_check(hr_sp_resid *R, const double *d_b, const double *d_x0, const double *d_x1,
-                              const double *d_q, int j, cudaStream_t st)
+                              const double *d_q, int j, int chain, cudaStream_t st)
 {
     if (R->n == 0) return cudaSuccess;
-    hr_sp_resid_kernel<<<R->nblk, HR_SP_RES_THREADS, 0, st>>>(R->n, R->d_rowp, R->d_col, R->d_val, d_b, d_x0,
-                                                              d_x1 ? d_x1 : d_x0, d_q, R->d_part, R->d_ticket,
-                                                              R->d_out, R->bnorm, R->d_ctl, j);
+    const size_t c = chain ? 1 : 0;
+    hr_sp_resid_kernel<<<R->nblk, HR_SP_RES_THREADS, 0, st>>>(
+        R->n, R->d_rowp, R->d_col, R->d_val, d_b, d_x0, d_x1 ? d_x1 : d_x0, d_q, R->d_part + c * 2 * R->nblk,
+        R->d_ticket + c, R->d_out + c, R->bnorm, R->d_ctl, j);
     return cudaGetLastError();
 }
 
@@ -146,7 +147,8 @@ hr_status hr_sp_ctl_reset(hr_sparse_run *r, hr_sp_resid *R, cudaStream_t st)
 {
     hr_sp_ctl c;
     memset(&c, 0, sizeof c);
-    c.rel = NAN;
+    c.rel_at[0] = c.rel_at[1] = NAN;
+    c.stop_at = 0x7fffffffffffffffLL;
     c.tol = r->o.tol;
     c.divref = r->divref;
     c.bnorm = R->bnorm;
@@ -159,6 +161,9 @@ hr_status hr_sp_ctl_reset(hr_sparse_run *r, hr_sp_resid *R, cudaStream_t st)
     *R->h_ctl = c;
     HR_SPCU(r, cudaSetDevice(R->dev));
     HR_SPCU(r, cudaMemcpyAsync(R->d_ctl, R->h_ctl, sizeof c, cudaMemcpyHostToDevice, st));
+    /* a check racing the one that stopped the last solve may have left its blocks' ticket
+     * short (some blocks saw stop, some not): start from zero */
+    HR_SPCU(r, cudaMemsetAsync(R->d_ticket, 0, 2 * sizeof(unsigned int), st));
     HR_SPCU(r, cudaStreamSynchronize(st));
     return HR_OK;
 }
@@ -168,9 +173,10 @@ hr_status hr_sp_ctl_fetch(hr_sparse_run *r, hr_sp_resid *R, cudaStream_t st)
     HR_SPCU(r, cudaSetDevice(R->dev));
     HR_SPCU(r, cudaMemcpyAsync(R->h_ctl, R->d_ctl, sizeof(hr_sp_ctl), cudaMemcpyDeviceToHost, st));
     HR_TRY(hr_sp_sync(r, st));
-    r->checked_done = (long)R->h_ctl->done;
-    r->checked_stop = R->h_ctl->stop;
-    r->checked_rel = R->h_ctl->rel;
+    const hr_sp_ctl *c = R->h_ctl;
+    r->checked_stop = c->stop;
+    r->checked_done = (long)(c->stop ? c->stop_at : c->done); /* the first stop, not a later check */
+    r->checked_rel = c->rel_at[r->checked_done & 1];
     return HR_OK;
 }
 
