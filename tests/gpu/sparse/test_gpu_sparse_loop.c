@@ -9,10 +9,13 @@
  *   - the same reason and iteration count (the exact iteration the tolerance is met);
  *   - the same final residual, and for jacobi the same x bit for bit;
  *   - the same monitor history (iterations and residuals), deferred or not;
+ *   (jacobi and async; cg below)
  * and the same for body replays (HETRELAX_SPARSE_WHILE=0), and for jacobi with a fault
  * mask that turns on and off inside the run (calls cut at the fault events).
  * async-(K) reads x while other blocks write it: with one stream its iterates have been
  * bit-identical run to run (docs/gpu-sparse.md), which this test relies on for async.
+ * cg: cuSPARSE's default CSR SpMV does not promise the same bits run to run, so cg must
+ * reach the same reason within 1 % + 2 of the iterations, below tol when converged.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -91,11 +94,24 @@ static void drop(run *u)
     free(u->x), free(u->h);
 }
 
-/* u against the host-checked reference ref; exact: x bitwise too. */
+/* u against the host-checked reference ref. exact 2: x bitwise too; 1: the same count,
+ * residual and monitor history; 0: the same reason, the count within 1 % + 2. */
 static void compare(const char *what, const hr_csr *A, const run *ref, const run *u, int exact)
 {
     if (u->st != HR_OK || ref->st != HR_OK)
         fail_msg("%s: status %d (%s), reference %d (%s)", what, u->st, u->r.message, ref->st, ref->r.message);
+    if (exact == 0) {
+        const long d = labs(u->r.iterations - ref->r.iterations);
+        if (u->r.reason != ref->r.reason || d > 2 + ref->r.iterations / 100 ||
+            (u->r.reason == HR_REASON_CONVERGED && !(u->r.relative_residual < 1e-10)))
+            fail_msg("%s: %s after %ld iterations (residual %g), host checks: %s after %ld", what,
+                     hr_reason_string(u->r.reason), u->r.iterations, u->r.relative_residual,
+                     hr_reason_string(ref->r.reason), ref->r.iterations);
+        if (d)
+            fprintf(stderr, "note: %s: %ld iterations, host checks %ld\n", what, u->r.iterations,
+                    ref->r.iterations);
+        return;
+    }
     if (u->r.iterations != ref->r.iterations || u->r.reason != ref->r.reason)
         fail_msg("%s: %s after %ld iterations, host checks: %s after %ld", what,
                  hr_reason_string(u->r.reason), u->r.iterations, hr_reason_string(ref->r.reason),
@@ -103,7 +119,7 @@ static void compare(const char *what, const hr_csr *A, const run *ref, const run
     if (u->r.relative_residual != ref->r.relative_residual)
         fail_msg("%s: residual %.17g, host checks %.17g", what, u->r.relative_residual,
                  ref->r.relative_residual);
-    if (exact) assert_memory_equal(u->x, ref->x, (size_t)A->n_rows * sizeof *u->x);
+    if (exact == 2) assert_memory_equal(u->x, ref->x, (size_t)A->n_rows * sizeof *u->x);
     if (u->h->len != ref->h->len)
         fail_msg("%s: %d monitor calls, host checks %d", what, u->h->len, ref->h->len);
     for (int i = 0; i < u->h->len; i++)
@@ -131,7 +147,7 @@ static void test_loop_equals_host_checks(void **state)
                 run u = solve(A, methods[m], maxit, v != 1, modes[v][0], modes[v][1], 0.0);
                 char what[160];
                 snprintf(what, sizeof what, "%s %s, %s", mats[k], methods[m], modes[v][2]);
-                compare(what, A, &ref, &u, m == 0);
+                compare(what, A, &ref, &u, m == 0 ? 2 : m == 1 ? 1 : 0);
                 drop(&u);
             }
             drop(&ref);
@@ -150,7 +166,7 @@ static void test_loop_with_faults(void **state)
     run ref = solve(A, "jacobi", 5000, 1, "0", "1", 0.25);
     for (int w = 0; w < 2; w++) {
         run u = solve(A, "jacobi", 5000, 1, "1", w ? "1" : "0", 0.25);
-        compare(w ? "jacobi with a fault, while graph" : "jacobi with a fault, body replays", A, &ref, &u, 1);
+        compare(w ? "jacobi with a fault, while graph" : "jacobi with a fault, body replays", A, &ref, &u, 2);
         assert_int_equal(u.r.reason, HR_REASON_CONVERGED);
         drop(&u);
     }
