@@ -80,7 +80,9 @@ struct hr_sparse_run {
     /* Device-side checks: a GPU method's setup sets device_checks when it tests every
      * iteration against tol and divref itself (tol > 0, check_every 1); the driver then
      * does not cut its calls at checks, and after each iterate() reads the iterations
-     * done (this solve, all calls), whether a check stopped it and the last residual. */
+     * done (this solve, all calls), whether a check stopped it and the last residual.
+     * 1: a call costs launches in proportion to its length (body replays: the driver
+     * caps the calls); 2: one launch whatever the length (a WHILE graph). */
     int device_checks;
     int checked_stop;
     long checked_done;
