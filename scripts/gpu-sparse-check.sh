@@ -148,6 +148,12 @@ if [ "$MODE" = single ]; then
             compute-sanitizer --tool memcheck --error-exitcode 3 "$DRIVER" >/dev/null ||
             { echo "memcheck failed: $job"; status=1; }
     done
+    # the device loop (issue 15): checked every iteration, deferred monitors, WHILE graph
+    for job in "method=jacobi" "method=async K=5 block=64" "method=cg" "method=jacobi fault=0.25@5:recover=5"; do
+        printf 'gen=fv2d:20 tol=1e-10 maxit=300 monitor=10 deferred=1 backend=gpu %s\n' "$job" |
+            compute-sanitizer --tool memcheck --error-exitcode 3 "$DRIVER" >/dev/null ||
+            { echo "memcheck failed (device loop): $job"; status=1; }
+    done
     # racecheck: shared-memory hazards inside a block (x in global memory races by design)
     printf 'gen=trefethen:500 tol=0 backend=gpu method=async K=5 block=256 maxit=10\n' |
         compute-sanitizer --tool racecheck --error-exitcode 3 "$DRIVER" >/dev/null ||

@@ -274,7 +274,7 @@ hr_status hr_sp_loop_build(hr_sparse_run *r, hr_sp_resid *R, hr_sp_loop *L, int 
  * r->done + count) on the device, launches the WHILE graph once (or the body
  * ceil((count + lag) / U) times), then fetches the control block (one host wait).
  * Fills r->checked_* and the profile. */
-hr_status hr_sp_loop_run(hr_sparse_run *r, hr_sp_resid *R, const hr_sp_loop *L, long count, cudaStream_t st);
+hr_status hr_sp_loop_run(hr_sparse_run *r, hr_sp_resid *R, hr_sp_loop *L, long count, cudaStream_t st);
 void hr_sp_loop_free(hr_sp_loop *L);
 /* The device loop's settings: HETRELAX_SPARSE_DEVICE_CHECKS (0: host checks),
  * HETRELAX_SPARSE_WHILE (0: body replays only) and HETRELAX_SPARSE_BODY (iterations a

@@ -299,7 +299,7 @@ hr_status hr_sp_loop_build(hr_sparse_run *r, hr_sp_resid *R, hr_sp_loop *L, int 
     return HR_OK;
 }
 
-hr_status hr_sp_loop_run(hr_sparse_run *r, hr_sp_resid *R, const hr_sp_loop *L, long count, cudaStream_t st)
+hr_status hr_sp_loop_run(hr_sparse_run *r, hr_sp_resid *R, hr_sp_loop *L, long count, cudaStream_t st)
 {
     hr_sparse_prof *P = &r->prof;
     const double t0 = P->on ? hr_now() : 0.0;
@@ -310,10 +310,21 @@ hr_status hr_sp_loop_run(hr_sparse_run *r, hr_sp_resid *R, const hr_sp_loop *L, 
     R->h_range[1] = (long long)(r->done + count);
     HR_SPCU(r,
             cudaMemcpyAsync(&R->d_ctl->base, R->h_range, 2 * sizeof(long long), cudaMemcpyHostToDevice, st));
+    int launched = 0;
     if (L->loop) {
-        HR_SPCU(r, cudaGraphLaunch(L->loop, st));
-        P->launches++;
-    } else {
+        if (cudaGraphLaunch(L->loop, st) == cudaSuccess) {
+            launched = 1;
+            P->launches++;
+        } else { /* refused at launch (nothing enqueued): body replays from now on, and the
+                  * driver caps the calls of later solves (device_checks 1) */
+            (void)cudaGetLastError();
+            cudaGraphExecDestroy(L->loop);
+            L->loop = NULL;
+            r->device_checks = 1;
+            P->mode = "body-replay";
+        }
+    }
+    if (!launched) {
         const long bodies = (count + L->lag + L->U - 1) / L->U;
         for (long n = bodies; n > 0; n--)
             HR_SPCU(r, cudaGraphLaunch(L->body, st));
