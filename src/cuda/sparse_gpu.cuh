@@ -77,6 +77,7 @@ typedef struct hr_sp_ctl {
     double tol, divref, bnorm; /* per solve (graph arguments are fixed at capture) */
     long long base;            /* iterations before the running body's first */
     long long target;          /* the current call ends after this iteration */
+    long long bodies;          /* bodies run (profile) */
     double *hist;              /* deferred monitors: residual of k at (k / mon_every) % ring */
     long long mon_every;
     long long ring;

@@ -177,6 +177,7 @@ hr_status hr_sp_ctl_fetch(hr_sparse_run *r, hr_sp_resid *R, cudaStream_t st)
     r->checked_stop = c->stop;
     r->checked_done = (long)(c->stop ? c->stop_at : c->done); /* the first stop, not a later check */
     r->checked_rel = c->rel_at[r->checked_done & 1];
+    r->prof.bodies = c->bodies; /* this solve's so far */
     return HR_OK;
 }
 
@@ -221,6 +222,7 @@ __global__ void hr_sp_body_end(hr_sp_ctl *c, int U, int lag, cudaGraphConditiona
     long long b = c->base + U;
     if (b > c->target + lag) b = c->target + lag;
     c->base = b;
+    c->bodies++;
     if (use_h) cudaGraphSetConditional(h, !c->stop && b < c->target + lag ? 1u : 0u);
 }
 
@@ -362,14 +364,16 @@ int hr_sp_loop_wanted(const hr_sparse_run *r)
     return r->o.tol > 0.0 && r->o.check_every == 1 && hr_sp_env_int("HETRELAX_SPARSE_DEVICE_CHECKS", 1, 0, 1);
 }
 
-/* Calls end at monitors: a body as long as the monitor interval (or a divisor of it)
- * makes every call whole bodies, so no kernel is launched in vain before the host sees
- * the monitor's residual. Without monitors, 16. */
+/* Calls end at monitors (unless deferred): a body as long as the monitor interval (or a
+ * divisor of it) makes every call whole bodies, so no kernel is launched in vain before
+ * the host sees the monitor's residual. Otherwise 16: a body costs a few kernel
+ * latencies of its own (its end, the WHILE node, the last check's drain), and up to
+ * U - 1 gated iterations are launched in vain after a stop. */
 int hr_sp_loop_body_len(const hr_sparse_run *r)
 {
     const int env = hr_sp_env_int("HETRELAX_SPARSE_BODY", 0, 0, 256);
     if (env > 0) return env;
-    const long m = r->o.monitor_every; /* the driver cuts there, monitor or not */
+    const long m = r->o.monitor_deferred && r->o.monitor ? 0 : r->o.monitor_every; /* the driver's cuts */
     if (m > 0 && m <= 16) return (int)m;
     for (int d = 16; m > 16 && d >= 4; d--)
         if (m % d == 0) return d;

@@ -29,6 +29,7 @@ typedef struct hr_sparse_prof {
     double t_enqueue, t_wait, t_capture; /* seconds: issuing work, waiting for it, captures */
     double t_device;                     /* device time from the first to the last op of each call */
     int body;                            /* device loop: iterations per graph body */
+    long bodies;                         /* device loop: bodies run */
 } hr_sparse_prof;
 
 /* What a sparse method can do or needs. */

@@ -331,12 +331,13 @@ static void print_profile(const hr_sparse_run *r, const hr_sparse_result *res, c
         "hetrelax sparse profile: %s/%s mode %s body %d: %ld iterations in %.1f us (%.2f us/it), %ld calls\n"
         "  host: enqueue %.1f us, wait %.1f us (%ld waits), captures %ld (%.1f us), residual %.1f us, "
         "monitors %ld (%.1f us), other %.1f us\n"
-        "  device: %.1f us inside calls (%.2f us/it); graph launches %ld, live launches %ld\n",
+        "  device: %.1f us inside calls (%.2f us/it); graph launches %ld, live launches %ld, loop bodies "
+        "%ld\n",
         res->method, res->backend, P->mode ? P->mode : "-", P->body, res->iterations, 1e6 * res->time_s,
         1e6 * res->time_s / it, P->calls, 1e6 * P->t_enqueue, 1e6 * P->t_wait, P->syncs, P->captures,
         1e6 * P->t_capture, 1e6 * t->residual, monitors, 1e6 * t_monitor,
         1e6 * (res->time_s - P->t_enqueue - P->t_wait - P->t_capture - t->residual - t_monitor),
-        1e6 * P->t_device, 1e6 * P->t_device / it, P->launches, P->live);
+        1e6 * P->t_device, 1e6 * P->t_device / it, P->launches, P->live, P->bodies);
 }
 
 /* The user's monitor as the loop calls it: counted and timed for the profile; with
