@@ -10,10 +10,12 @@
  * ||r|| = M sqrt(sum s_b (m_b / M)^2), so that no square overflows or underflows. The
  * result goes to pinned host memory: one 8-byte copy per check instead of x.
  *
- * Device-side checks (hr_sp_ctl, sparse_gpu.cuh): the same kernel, enqueued after
- * every iteration inside the methods' graphs, also applies the driver's tests and
- * stops the later kernels, so a solve checked every iteration costs one host round
- * trip per call instead of one per iteration.
+ * Device-side checks (hr_sp_ctl, sparse_gpu.cuh): the same kernel, run beside the next
+ * iteration in the methods' device loops, also applies the driver's tests and gates the
+ * later kernels. The device loop (below): a body of U iterations with their checks,
+ * captured once, run by a graph whose conditional WHILE node repeats it until the
+ * call's end or a stop (or, where the runtime refuses that, replayed from the host), so
+ * a call is one launch and one host wait however many iterations it holds.
  */
 #include <math.h>
 #include <stdio.h>
