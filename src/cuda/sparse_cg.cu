@@ -254,7 +254,10 @@ static hr_status cg_setup(hr_sparse_run *r)
         if (!s->loop.body) s->dc = 0; /* capture refused: host checks */
     }
     r->device_checks = !s->dc ? 0 : s->loop.loop ? 2 : 1;
-    r->prof.mode = r->device_checks == 2 ? "while-graph" : r->device_checks ? "body-replay" : "host-checks";
+    r->prof.mode = r->device_checks == 2 ? "while-graph"
+                   : r->device_checks    ? "body-replay"
+                   : r->o.tol > 0.0      ? "host-checks"
+                                         : "unchecked";
     r->prof.body = s->dc ? s->loop.U : HR_SP_CG_GRAPH;
     if (!s->dc) HR_TRY(build_graph(r, s));
     HR_SPCU(r, cudaStreamSynchronize(s->st));

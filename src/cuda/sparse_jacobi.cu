@@ -236,7 +236,10 @@ static hr_status jac_setup(hr_sparse_run *r)
         whiles += s->loop[f].loop != NULL;
     }
     r->device_checks = !s->dc ? 0 : whiles == (r->frozen ? 2 : 1) ? 2 : 1;
-    r->prof.mode = r->device_checks == 2 ? "while-graph" : r->device_checks ? "body-replay" : "host-checks";
+    r->prof.mode = r->device_checks == 2 ? "while-graph"
+                   : r->device_checks    ? "body-replay"
+                   : r->o.tol > 0.0      ? "host-checks"
+                                         : "unchecked";
     r->prof.body = s->dc ? s->loop[0].U : HR_SP_JACOBI_GRAPH;
     HR_SPCU(r, cudaStreamSynchronize(s->st));
     return HR_OK;
