@@ -19,6 +19,7 @@
  * --verify-div D: the bitwise check runs on the extents divided by D (at least 8 each),
  * same decomposition and ghost (the cpu-seq reference of a 512^3 grid takes long).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -295,7 +296,7 @@ int main(int argc, char **argv)
             "\"threads_per_rank\": %d, \"threads_ref\": %d, \"threads_ref_time_per_sweep_s\": %.6e, "
             "\"backend\": \"%s\", \"device\": \"%s\", \"wait_per_sweep_s\": %.6e, "
             "\"compute_per_sweep_s\": %.6e, \"hidden_fraction\": %.4f, \"device_buffers\": %d, "
-            "\"max_error\": %.6e, \"relative_residual\": %.6e}\n",
+            "\"max_error\": %.6e, \"relative_residual\": %.6e}\n", /* JSON has no NaN: -1 = none */
             size, info.decomp[0], info.decomp[1], info.decomp[2], a.ghost, a.overlap, r.dim, r.nx, r.ny, r.nz,
             hr_precision_name(a.o.precision), r.iterations, a.repeats, a.verify ? "true" : "false", t,
             r.flops_per_point * pts / t * 1e-9, gbps, r.bytes_per_point, parts[4], parts[0], parts[1],
@@ -304,7 +305,7 @@ int main(int argc, char **argv)
             bw.copy_gbps > 0 ? gbps / bw.copy_gbps : -1.0, a.o.threads > 1 ? a.o.threads : 1, a.threads_ref,
             ref_t, r.backend, r.device_name, parts[5], parts[6],
             parts[3] + parts[5] > 0 ? parts[3] / (parts[3] + parts[5]) : 0.0, info.device_buffers,
-            r.max_error, r.relative_residual);
+            isfinite(r.max_error) ? r.max_error : -1.0, r.relative_residual);
     }
     for (int q = 0; q < NP; q++)
         free(ph[q]);
