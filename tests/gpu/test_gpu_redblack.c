@@ -147,7 +147,7 @@ static void bitwise_3d(void **state)
 static void tuned_shapes(void **state)
 {
     (void)state;
-    const char *shapes[] = {"32x1x2",   "32x1x4",  "64x2x6",    "32x3x12",  "96x1x8",  "128x4x16",
+    const char *shapes[] = {"32x1x2",   "32x1x4",  "64x2x6",    "32x3x12",  "96x1x8",  "64x4x16",
                             "256x1x64", "32x8x2",  "64x1x256",  "128x64",   "32x17x2", "64x18x4",
                             "96x17x8",  "32x24x6", "128x17x16", "32x1x1000"};
     const char *inplace[] = {"1x1", "1x5", "16x3", "32x1", "33x7", "128x64", "512x2"};
