@@ -293,6 +293,12 @@ template <int D, typename TH> static void launch_outer(mg_gpu *g, const mgg_op &
 #undef MGG_OUTER
 }
 
+/* Operators that run in the one-block kernel: the small levels, and the coarse CG always. */
+static int in_small(const mg_gpu *g, const mgg_op &o)
+{
+    return o.kind < OPK_HIER_END && (o.lev >= g->first_small || o.kind == OPK_COARSE_CG);
+}
+
 template <typename T, int D> static void run_ops_t(mg_gpu *g, const mgg_op *d_ops)
 {
     for (int i = 0; i < g->nops;) {
@@ -300,9 +306,9 @@ template <typename T, int D> static void run_ops_t(mg_gpu *g, const mgg_op *d_op
         if (o.kind >= OPK_HIER_END) {
             launch_outer<D, T>(g, o);
             i++;
-        } else if (o.lev >= g->first_small) {
+        } else if (in_small(g, o)) {
             int j = i;
-            while (j < g->nops && g->ops[j].kind < OPK_HIER_END && g->ops[j].lev >= g->first_small)
+            while (j < g->nops && in_small(g, g->ops[j]))
                 j++;
             launch_small<T, D>(g, d_ops + i, j - i);
             i = j;
