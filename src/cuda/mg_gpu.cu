@@ -107,7 +107,7 @@ static void rec_smooth(mg_gpu *g, int l, int n, int post)
         case HR_MG_SMOOTH_REDBLACK: {
             const int c1 = post && g->s.symmetric ? 1 : 0;
             rec(g, OPK_RB, l, cur_of(g, l), c1, 0, 0.0, 0.0);
-            rec(g, OPK_RB, l, cur_of(g, l), 1 - c1, 0, 0.0, 0.0);
+            flip(g, l);
             break;
         }
         case HR_MG_SMOOTH_CHEBY: {

@@ -27,7 +27,7 @@ struct mgg_lev {
 enum {
     /* hierarchy operators (per-level kernels, or the one-block kernel on small levels) */
     OPK_JACOBI = 0, /* u[a] -> u[a ^ 1], weight x (1: plain) */
-    OPK_RB,         /* colour b of u[a], in place */
+    OPK_RB,         /* u[a] -> u[a ^ 1]: a red-black sweep, colour b first (both colours, one pass) */
     OPK_CHEBY,      /* u[a] -> u[a ^ 1] and d: one Chebyshev step, coefficients x, y */
     OPK_RESTRICT,   /* level+1 hf = 4 FW(residual of u[a]), level+1 u[b] = 0 (per coarse point) */
     OPK_ZERO,       /* u[a] = 0 */
@@ -70,23 +70,39 @@ struct mgg_scalars {
 #define MGG_AT(L, i, j, k)    ((size_t)(k) * (size_t)(L).plane + (size_t)(i) * (size_t)(L).pitch + (size_t)(j))
 #define MGG_SPIKE(L, i, j, k) (!(L).hf && (i) == (L).si && (j) == (L).sj && (k) == (L).sk)
 
-/* The Jacobi value at x: the h^2 f grid, the inline spike (the *F form with 1) or a zero
- * right-hand side (the plain form), as the region sweep and mg_redblack write it. */
+/* The Jacobi value at point x = (i, j, k) from its neighbours' values: the h^2 f grid, the
+ * inline spike (the *F form with 1) or a zero right-hand side (the plain form), as the region
+ * sweep and mg_redblack write it (dn, up: 3-D only). */
+template <typename T, int D>
+__device__ __forceinline__ T mgg_jac_v(const mgg_lev &L, T n, T s, T w, T e, T dn, T up, size_t x, int i,
+                                       int j, int k)
+{
+    const T *hf = (const T *)L.hf;
+    if (D == 3) {
+        if (hf) return HR_JACOBI7F(T, w, e, n, s, dn, up, hf[x]);
+        if (MGG_SPIKE(L, i, j, k)) return HR_JACOBI7F(T, w, e, n, s, dn, up, (T)HR_SPIKE_H2F);
+        return HR_JACOBI7(T, w, e, n, s, dn, up);
+    }
+    if (hf) return HR_JACOBI5F(T, n, s, w, e, hf[x]);
+    if (MGG_SPIKE(L, i, j, k)) return HR_JACOBI5F(T, n, s, w, e, (T)HR_SPIKE_H2F);
+    return HR_JACOBI5(T, n, s, w, e);
+}
+
+/* The Jacobi value at x from grid u. */
 template <typename T, int D>
 __device__ __forceinline__ T mgg_jac(const mgg_lev &L, const T *u, size_t x, int i, int j, int k)
 {
     const size_t p = (size_t)L.pitch, q = (size_t)L.plane;
-    const T *hf = (const T *)L.hf;
-    if (D == 3) {
-        if (hf) return HR_JACOBI7F(T, u[x - 1], u[x + 1], u[x - p], u[x + p], u[x - q], u[x + q], hf[x]);
-        if (MGG_SPIKE(L, i, j, k))
-            return HR_JACOBI7F(T, u[x - 1], u[x + 1], u[x - p], u[x + p], u[x - q], u[x + q],
-                               (T)HR_SPIKE_H2F);
-        return HR_JACOBI7(T, u[x - 1], u[x + 1], u[x - p], u[x + p], u[x - q], u[x + q]);
-    }
-    if (hf) return HR_JACOBI5F(T, u[x - p], u[x + p], u[x - 1], u[x + 1], hf[x]);
-    if (MGG_SPIKE(L, i, j, k)) return HR_JACOBI5F(T, u[x - p], u[x + p], u[x - 1], u[x + 1], (T)HR_SPIKE_H2F);
-    return HR_JACOBI5(T, u[x - p], u[x + p], u[x - 1], u[x + 1]);
+    return mgg_jac_v<T, D>(L, u[x - p], u[x + p], u[x - 1], u[x + 1], D == 3 ? u[x - q] : (T)0,
+                           D == 3 ? u[x + q] : (T)0, x, i, j, k);
+}
+
+/* A point after the first colour's half sweep: updated when interior, else the ring value. */
+template <typename T, int D>
+__device__ __forceinline__ T mgg_rb_first(const mgg_lev &L, const T *u, size_t x, int i, int j, int k)
+{
+    const bool inside = i >= 1 && i <= L.ny && j >= 1 && j <= L.nx && (D == 2 || (k >= 1 && k <= L.nz));
+    return inside ? mgg_jac<T, D>(L, u, x, i, j, k) : u[x];
 }
 
 /* h^2 A u at x (mg_apply's order). */
@@ -115,8 +131,6 @@ __host__ __device__ inline void mgg_extent(const mgg_op &o, const mgg_lev &L, co
 {
     if (o.kind == OPK_RESTRICT) {
         *ex = C.nx, *ey = C.ny, *ez = C.nz;
-    } else if (o.kind == OPK_RB) {
-        *ex = (L.nx + 1) / 2, *ey = L.ny, *ez = L.nz;
     } else {
         *ex = L.nx, *ey = L.ny, *ez = L.nz;
     }
@@ -141,12 +155,24 @@ __device__ __forceinline__ void mgg_point(const mgg_op &o, const mgg_lev &L, con
             out[x] = jac;
         }
     } else if (K == OPK_RB) {
-        /* the colour's columns have j % 2 == par (mg_redblack) */
-        const int par = (o.b - i - k) & 1, j = (par ? 1 : 2) + 2 * ix;
-        if (j > L.nx) return;
-        T *u = (T *)L.u[o.a];
-        const size_t x = MGG_AT(L, i, j, k);
-        u[x] = mgg_jac<T, D>(L, u, x, i, j, k);
+        /* red-black Gauss-Seidel in one pass, into the other buffer: the first colour (b) from
+         * the old values; the second from its neighbours' first-colour values, recomputed
+         * here from the old ones (the same arithmetic as the two in-place half sweeps) */
+        const int j = ix + 1;
+        const size_t x = MGG_AT(L, i, j, k), p = (size_t)L.pitch, q = (size_t)L.plane;
+        const T *u = (const T *)L.u[o.a];
+        T *out = (T *)L.u[o.a ^ 1];
+        if (HR_RB_COLOUR(i, j, k) == o.b) {
+            out[x] = mgg_jac<T, D>(L, u, x, i, j, k);
+        } else {
+            const T n = mgg_rb_first<T, D>(L, u, x - p, i - 1, j, k),
+                    s = mgg_rb_first<T, D>(L, u, x + p, i + 1, j, k);
+            const T w = mgg_rb_first<T, D>(L, u, x - 1, i, j - 1, k),
+                    e = mgg_rb_first<T, D>(L, u, x + 1, i, j + 1, k);
+            const T dn = D == 3 ? mgg_rb_first<T, D>(L, u, x - q, i, j, k - 1) : (T)0;
+            const T up = D == 3 ? mgg_rb_first<T, D>(L, u, x + q, i, j, k + 1) : (T)0;
+            out[x] = mgg_jac_v<T, D>(L, n, s, w, e, dn, up, x, i, j, k);
+        }
     } else if (K == OPK_CHEBY) {
         /* jx = J(x) (the plain sweep), d = a d + b (jx - x), x + d into the other buffer */
         const int j = ix + 1;
