@@ -106,8 +106,13 @@ static void rec_smooth(mg_gpu *g, int l, int n, int post)
         case HR_MG_SMOOTH_JACOBI: rec_sweep(g, l, g->s.omega); break;
         case HR_MG_SMOOTH_REDBLACK: {
             const int c1 = post && g->s.symmetric ? 1 : 0;
-            rec(g, OPK_RB, l, cur_of(g, l), c1, 0, 0.0, 0.0);
-            flip(g, l);
+            if (g->s.rb_passes == 2) {
+                rec(g, OPK_RB_HALF, l, cur_of(g, l), c1, 0, 0.0, 0.0);
+                rec(g, OPK_RB_HALF, l, cur_of(g, l), 1 - c1, 0, 0.0, 0.0);
+            } else {
+                rec(g, OPK_RB, l, cur_of(g, l), c1, 0, 0.0, 0.0);
+                flip(g, l);
+            }
             break;
         }
         case HR_MG_SMOOTH_CHEBY: {
@@ -257,6 +262,7 @@ template <typename T, int D> static void launch_level(mg_gpu *g, const mgg_op &o
     switch (o.kind) {
     case OPK_JACOBI: mgg_level_kernel<T, D, OPK_JACOBI><<<grid, b, 0, g->st>>>(o, L, C, ex, ey); break;
     case OPK_RB: mgg_level_kernel<T, D, OPK_RB><<<grid, b, 0, g->st>>>(o, L, C, ex, ey); break;
+    case OPK_RB_HALF: mgg_level_kernel<T, D, OPK_RB_HALF><<<grid, b, 0, g->st>>>(o, L, C, ex, ey); break;
     case OPK_CHEBY: mgg_level_kernel<T, D, OPK_CHEBY><<<grid, b, 0, g->st>>>(o, L, C, ex, ey); break;
     case OPK_RESTRICT: mgg_level_kernel<T, D, OPK_RESTRICT><<<grid, b, 0, g->st>>>(o, L, C, ex, ey); break;
     case OPK_ZERO: mgg_level_kernel<T, D, OPK_ZERO><<<grid, b, 0, g->st>>>(o, L, C, ex, ey); break;

@@ -33,6 +33,7 @@ enum {
     OPK_ZERO,       /* u[a] = 0 */
     OPK_PROLONG,    /* u[a] (+)= P (level+1 u[b]); c: add */
     OPK_COARSE_CG,  /* CG on u[a] to rounding (one-block kernel only) */
+    OPK_RB_HALF,    /* colour b of u[a], in place (two of them: a sweep in two passes) */
     OPK_HIER_END,
     /* the fp64 outer level (mixed precision, CG): always per-level kernels */
     OPK_OUT_RESID = 16, /* r = h^2 f - h^2 A u */
@@ -131,6 +132,8 @@ __host__ __device__ inline void mgg_extent(const mgg_op &o, const mgg_lev &L, co
 {
     if (o.kind == OPK_RESTRICT) {
         *ex = C.nx, *ey = C.ny, *ez = C.nz;
+    } else if (o.kind == OPK_RB_HALF) {
+        *ex = (L.nx + 1) / 2, *ey = L.ny, *ez = L.nz;
     } else {
         *ex = L.nx, *ey = L.ny, *ez = L.nz;
     }
@@ -173,6 +176,13 @@ __device__ __forceinline__ void mgg_point(const mgg_op &o, const mgg_lev &L, con
             const T up = D == 3 ? mgg_rb_first<T, D>(L, u, x + q, i, j, k + 1) : (T)0;
             out[x] = mgg_jac_v<T, D>(L, n, s, w, e, dn, up, x, i, j, k);
         }
+    } else if (K == OPK_RB_HALF) {
+        /* the colour's columns have j % 2 == par (mg_redblack); reads only the other colour */
+        const int par = (o.b - i - k) & 1, j = (par ? 1 : 2) + 2 * ix;
+        if (j > L.nx) return;
+        T *u = (T *)L.u[o.a];
+        const size_t x = MGG_AT(L, i, j, k);
+        u[x] = mgg_jac<T, D>(L, u, x, i, j, k);
     } else if (K == OPK_CHEBY) {
         /* jx = J(x) (the plain sweep), d = a d + b (jx - x), x + d into the other buffer */
         const int j = ix + 1;
@@ -242,6 +252,7 @@ __device__ __forceinline__ void mgg_point_any(const mgg_op &o, const mgg_lev &L,
     switch (o.kind) {
     case OPK_JACOBI: mgg_point<T, D, OPK_JACOBI>(o, L, C, ix, iy, iz); break;
     case OPK_RB: mgg_point<T, D, OPK_RB>(o, L, C, ix, iy, iz); break;
+    case OPK_RB_HALF: mgg_point<T, D, OPK_RB_HALF>(o, L, C, ix, iy, iz); break;
     case OPK_CHEBY: mgg_point<T, D, OPK_CHEBY>(o, L, C, ix, iy, iz); break;
     case OPK_RESTRICT: mgg_point<T, D, OPK_RESTRICT>(o, L, C, ix, iy, iz); break;
     case OPK_ZERO: mgg_point<T, D, OPK_ZERO>(o, L, C, ix, iy, iz); break;

@@ -50,9 +50,11 @@ typedef struct mg_gpu_setup {
     const hr_grid *rhs; /* h^2 f in the solution level's layout and precision, or NULL */
     double boundary;
     /* tuning (0: defaults): levels with at most small_points points run inside one
-     * one-block kernel; no_graph: launch the kernels one by one (tests compare) */
+     * one-block kernel; no_graph: launch the kernels one by one (tests compare); the
+     * environment sets them: HETRELAX_MG_GPU_SMALL, _NOGRAPH, _RB (docs/multigrid.md) */
     long small_points;
     int no_graph;
+    int rb_passes; /* red-black: 1 (default) one pass into the other buffer, 2 two in-place passes */
 } mg_gpu_setup;
 
 typedef struct mg_gpu mg_gpu;

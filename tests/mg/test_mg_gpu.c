@@ -134,6 +134,10 @@ static void test_bitwise_cycles_paths(void **state)
             setenv("HETRELAX_MG_GPU_NOGRAPH", "1", 1);
         else
             unsetenv("HETRELAX_MG_GPU_NOGRAPH");
+        if (path == 1 || path == 3) /* red-black as two in-place colour passes */
+            setenv("HETRELAX_MG_GPU_RB", "2", 1);
+        else
+            unsetenv("HETRELAX_MG_GPU_RB");
         for (int dim = 2; dim <= 3; dim++)
             for (int c = 0; c < 4; c++) {
                 hr_mg_options o = opts(dim, dim == 2 ? 127 : 31);
@@ -152,6 +156,7 @@ static void test_bitwise_cycles_paths(void **state)
     }
     unsetenv("HETRELAX_MG_GPU_SMALL");
     unsetenv("HETRELAX_MG_GPU_NOGRAPH");
+    unsetenv("HETRELAX_MG_GPU_RB");
 }
 
 /* Mixed precision: fp64 accuracy (1e-10), and bitwise the CPU's after fixed cycles (the
