@@ -68,6 +68,9 @@ struct mgg_scalars {
     double rel, bnorm;
 };
 
+/* Buffer a (0 or 1) of a level: a select, not an index (kernel parameters stay in the
+ * constant bank instead of being copied to local memory). */
+#define MGG_BUF(L, a)         ((a) ? (L).u[1] : (L).u[0])
 #define MGG_AT(L, i, j, k)    ((size_t)(k) * (size_t)(L).plane + (size_t)(i) * (size_t)(L).pitch + (size_t)(j))
 #define MGG_SPIKE(L, i, j, k) (!(L).hf && (i) == (L).si && (j) == (L).sj && (k) == (L).sk)
 
@@ -148,8 +151,8 @@ __device__ __forceinline__ void mgg_point(const mgg_op &o, const mgg_lev &L, con
     if (K == OPK_JACOBI) {
         const int j = ix + 1;
         const size_t x = MGG_AT(L, i, j, k);
-        const T *in = (const T *)L.u[o.a];
-        T *out = (T *)L.u[o.a ^ 1];
+        const T *in = (const T *)MGG_BUF(L, o.a);
+        T *out = (T *)MGG_BUF(L, o.a ^ 1);
         const T jac = mgg_jac<T, D>(L, in, x, i, j, k);
         if (o.x != 1.0) {
             const T c0 = (T)(1.0 - o.x), c1 = (T)o.x;
@@ -163,8 +166,8 @@ __device__ __forceinline__ void mgg_point(const mgg_op &o, const mgg_lev &L, con
          * here from the old ones (the same arithmetic as the two in-place half sweeps) */
         const int j = ix + 1;
         const size_t x = MGG_AT(L, i, j, k), p = (size_t)L.pitch, q = (size_t)L.plane;
-        const T *u = (const T *)L.u[o.a];
-        T *out = (T *)L.u[o.a ^ 1];
+        const T *u = (const T *)MGG_BUF(L, o.a);
+        T *out = (T *)MGG_BUF(L, o.a ^ 1);
         if (HR_RB_COLOUR(i, j, k) == o.b) {
             out[x] = mgg_jac<T, D>(L, u, x, i, j, k);
         } else {
@@ -180,15 +183,15 @@ __device__ __forceinline__ void mgg_point(const mgg_op &o, const mgg_lev &L, con
         /* the colour's columns have j % 2 == par (mg_redblack); reads only the other colour */
         const int par = (o.b - i - k) & 1, j = (par ? 1 : 2) + 2 * ix;
         if (j > L.nx) return;
-        T *u = (T *)L.u[o.a];
+        T *u = (T *)MGG_BUF(L, o.a);
         const size_t x = MGG_AT(L, i, j, k);
         u[x] = mgg_jac<T, D>(L, u, x, i, j, k);
     } else if (K == OPK_CHEBY) {
         /* jx = J(x) (the plain sweep), d = a d + b (jx - x), x + d into the other buffer */
         const int j = ix + 1;
         const size_t x = MGG_AT(L, i, j, k);
-        const T *xin = (const T *)L.u[o.a];
-        T *xout = (T *)L.u[o.a ^ 1], *d = (T *)L.d;
+        const T *xin = (const T *)MGG_BUF(L, o.a);
+        T *xout = (T *)MGG_BUF(L, o.a ^ 1), *d = (T *)L.d;
         const T jx = mgg_jac<T, D>(L, xin, x, i, j, k), xv = xin[x];
         const T ta = (T)o.x, tb = (T)o.y;
         const T dv = o.x == 0.0 ? tb * (jx - xv) : ta * d[x] + tb * (jx - xv);
@@ -197,7 +200,7 @@ __device__ __forceinline__ void mgg_point(const mgg_op &o, const mgg_lev &L, con
     } else if (K == OPK_RESTRICT) {
         /* coarse point (I, J, K): 4 x full weighting of the fine residual (mg restrict) */
         const int I = i, J = ix + 1, KK = k;
-        const T *u = (const T *)L.u[o.a];
+        const T *u = (const T *)MGG_BUF(L, o.a);
         const T scale = D == 3 ? (T)(1.0 / 16.0) : (T)0.25;
         T acc = (T)0;
         for (int dk = 0; dk < (D == 3 ? 3 : 1); dk++)
@@ -212,13 +215,13 @@ __device__ __forceinline__ void mgg_point(const mgg_op &o, const mgg_lev &L, con
             }
         const size_t xc = MGG_AT(C, I, J, KK);
         ((T *)C.hf)[xc] = scale * acc;
-        ((T *)C.u[o.b])[xc] = (T)0;
+        ((T *)MGG_BUF(C, o.b))[xc] = (T)0;
     } else if (K == OPK_ZERO) {
-        ((T *)L.u[o.a])[MGG_AT(L, i, ix + 1, k)] = (T)0;
+        ((T *)MGG_BUF(L, o.a))[MGG_AT(L, i, ix + 1, k)] = (T)0;
     } else if (K == OPK_PROLONG) {
         /* fine point (i, j, k) from the coarse rows it lies between (mg prolong) */
         const int j = ix + 1;
-        const T *c = (const T *)C.u[o.b];
+        const T *c = (const T *)MGG_BUF(C, o.b);
         const int nk = D == 3 && (k & 1) ? 2 : 1, ni = (i & 1) ? 2 : 1;
         const T wt = (T)(1.0 / (double)(nk * ni));
         T s[2];
@@ -238,7 +241,7 @@ __device__ __forceinline__ void mgg_point(const mgg_op &o, const mgg_lev &L, con
             s[t] = acc;
         }
         const T val = (j & 1) ? (T)0.5 * (s[0] + s[1]) : s[0];
-        T *f = (T *)L.u[o.a];
+        T *f = (T *)MGG_BUF(L, o.a);
         const size_t x = MGG_AT(L, i, j, k);
         f[x] = o.c ? f[x] + val : val;
     }
@@ -318,7 +321,7 @@ __device__ double mgg_block_dot(const mgg_lev &L, const T *x, const T *y, double
 /* The coarsest level's CG (coarse_solve in mg_cycle.c), in one block. */
 template <typename T, int D> __device__ void mgg_coarse_cg(const mgg_lev &L, int a, double *part, double *sh)
 {
-    T *xv = (T *)L.u[a], *p = (T *)L.cp, *q = (T *)L.d, *r = (T *)L.r;
+    T *xv = (T *)MGG_BUF(L, a), *p = (T *)L.cp, *q = (T *)L.d, *r = (T *)L.r;
     MGG_BLOCK_POINTS(L, D, r[x] = mgg_res<T, D>(L, xv, x, i, j, k));
     MGG_BLOCK_POINTS(L, D, p[x] = r[x]);
     double rr = mgg_block_dot<T, D>(L, r, r, part, sh);

@@ -131,9 +131,9 @@ __global__ void __launch_bounds__(MGG_BT)
         } else if (K == OPK_TO_L0) {
             const size_t x0 = MGG_AT(L0, i, j, k);
             ((TH *)L0.hf)[x0] = (TH)r[x];
-            ((TH *)L0.u[o.a])[x0] = (TH)0;
+            ((TH *)MGG_BUF(L0, o.a))[x0] = (TH)0;
         } else if (K == OPK_FROM_L0) {
-            const double c = (double)((const TH *)L0.u[o.a])[MGG_AT(L0, i, j, k)];
+            const double c = (double)((const TH *)MGG_BUF(L0, o.a))[MGG_AT(L0, i, j, k)];
             if (o.c)
                 cp[x] = c;
             else
