@@ -58,8 +58,8 @@ def byte_model(rec):
     return per_cycle + check
 
 
-def run_driver(drv, args):
-    p = subprocess.run([drv] + args, capture_output=True, text=True)
+def run_driver(drv, args, env=None):
+    p = subprocess.run([drv] + args, capture_output=True, text=True, env=dict(os.environ, **(env or {})))
     if p.returncode != 0:
         return None, (p.stderr or p.stdout).strip()
     return json.loads(p.stdout[p.stdout.index("{"):]), None
@@ -88,17 +88,20 @@ def main():
         sizes3d = [int(x) for x in a.sizes3d.split(",")]
     configs = [("mg-v", ["cycle=v"]), ("mg-v-mixed", ["cycle=v", "precision=mixed"]),
                ("mg-fmg-mixed", ["cycle=fmg", "precision=mixed"]), ("mg-f-mixed", ["cycle=f", "precision=mixed"]),
-               ("pcg-mg-mixed", ["method=cg", "pc=mg", "precision=mixed"])]
+               ("pcg-mg-mixed", ["method=cg", "pc=mg", "precision=mixed"]),
+               # red-black as two in-place colour passes instead of one pass into the other buffer
+               ("mg-v-mixed-rb2", ["cycle=v", "precision=mixed"], {"HETRELAX_MG_GPU_RB": "2"})]
     common = [f"backend={a.backend}", f"device={a.device}", f"repeats={a.repeats}", "max=100"]
     records, failed = [], []
 
-    def record(label, dim, n, rhs, args, check):
-        out, err = run_driver(drv, [f"dim={dim}", f"n={n}", f"rhs={rhs}"] + common + args)
+    def record(label, dim, n, rhs, args, check, env=None):
+        out, err = run_driver(drv, [f"dim={dim}", f"n={n}", f"rhs={rhs}"] + common + args, env)
         if out is None:
             print(f"{label:14s} {dim}-D n={n}: FAILED: {err}", file=sys.stderr)
             failed.append({"label": label, "dim": dim, "n": n, "error": err})
             return None
         out["label"] = label
+        out["env"] = env or {}
         out["answer_ok"] = bool(check(out))
         it = out["iterations"]
         out["model_bytes_per_point_iter"] = byte_model(out)
@@ -117,8 +120,8 @@ def main():
     converged = lambda o: o["relative_residual"] < a.tol
     for dim, sizes in ((2, sizes2d), (3, sizes3d)):
         for n in sizes:
-            for label, args in configs:
-                record(label, dim, n, "random", args + [f"tol={a.tol}"], converged)
+            for c in configs:
+                record(c[0], dim, n, "random", c[1] + [f"tol={a.tol}"], converged, c[2] if len(c) > 2 else None)
     # FMG to the discretisation error (manufactured)
     n = sizes2d[-1]
     ref = record("discrete-sol", 2, n, "manufactured", ["precision=mixed", "tol=0", "max=12", "repeats=1"],
