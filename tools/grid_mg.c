@@ -81,7 +81,9 @@ static json_object *mg_json(const grid_args *a, const hr_mg_options *mo, const h
         json_object_object_add(j, "levels", json_object_new_int(r->levels));
     }
     json_object_object_add(j, "precision",
-                           json_object_new_string(a->mixed ? "mixed" : hr_precision_name(a->o.precision)));
+                           json_object_new_string(mo->precision == HR_MG_PREC_MIXED    ? "mixed"
+                                                  : mo->precision == HR_MG_PREC_SINGLE ? "single"
+                                                                                       : "double"));
     const int gpu = mo->backend == HR_MG_BACKEND_GPU;
     json_object_object_add(j, "backend",
                            json_object_new_string(gpu                ? "gpu"
