@@ -89,6 +89,9 @@ def main():
     configs = [("mg-v", ["cycle=v"]), ("mg-v-mixed", ["cycle=v", "precision=mixed"]),
                ("mg-fmg-mixed", ["cycle=fmg", "precision=mixed"]), ("mg-f-mixed", ["cycle=f", "precision=mixed"]),
                ("pcg-mg-mixed", ["method=cg", "pc=mg", "precision=mixed"]),
+               # cheaper cycles, more of them
+               ("mg-v11-mixed", ["cycle=v", "pre=1", "post=1", "precision=mixed"]),
+               ("mg-fmg11-mixed", ["cycle=fmg", "pre=1", "post=1", "precision=mixed"]),
                # red-black as two in-place colour passes instead of one pass into the other buffer
                ("mg-v-mixed-rb2", ["cycle=v", "precision=mixed"], {"HETRELAX_MG_GPU_RB": "2"})]
     common = [f"backend={a.backend}", f"device={a.device}", f"repeats={a.repeats}", "max=100"]
