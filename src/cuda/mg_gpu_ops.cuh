@@ -129,6 +129,97 @@ __device__ __forceinline__ T mgg_res(const mgg_lev &L, const T *u, size_t x, int
     return r;
 }
 
+/* The residual at x from values already loaded (mgg_res's arithmetic; dn, up: 3-D only). */
+template <typename T, int D>
+__device__ __forceinline__ T mgg_res_v(const mgg_lev &L, T c, T n, T s, T w, T e, T dn, T up, size_t x, int i,
+                                       int j, int k)
+{
+    const T *hf = (const T *)L.hf;
+    const T au = D == 3 ? (T)6 * c - (((w + e) + (n + s)) + (dn + up)) : (T)4 * c - ((n + s) + (w + e));
+    if (hf) return hf[x] - au;
+    T r = -au;
+    if (i == L.si && j == L.sj && k == L.sk) r += (T)HR_SPIKE_H2F;
+    return r;
+}
+
+/* Coarse h^2 f at (I, J, K): 4 x full weighting of the fine residual, the fine residuals
+ * recomputed from u (never stored). Each needed u value is loaded once into registers: the
+ * 5 x 5 cross around the 3 x 3 fine block (2-D); in 3-D plane by plane, keeping the 3 x 3
+ * centres of the planes below and above. Same sums in the same order as mg restrict. */
+template <typename T, int D>
+__device__ __forceinline__ T mgg_restrict_at(const mgg_lev &L, const T *u, int I, int J, int K)
+{
+    const int i0 = 2 * I - 2, j0 = 2 * J - 2; /* fine corner of the 5 x 5 window */
+    T acc = (T)0;
+    if (D == 2) {
+        T v[5][5];
+#pragma unroll
+        for (int a = 0; a < 5; a++)
+#pragma unroll
+            for (int b = 0; b < 5; b++)
+                v[a][b] = ((a == 0 || a == 4) && (b == 0 || b == 4)) ? (T)0 : u[MGG_AT(L, i0 + a, j0 + b, 0)];
+#pragma unroll
+        for (int di = 0; di < 3; di++) {
+            const int a = di + 1;
+            T r[3];
+#pragma unroll
+            for (int t = 0; t < 3; t++) {
+                const int b = t + 1;
+                r[t] = mgg_res_v<T, D>(L, v[a][b], v[a - 1][b], v[a + 1][b], v[a][b - 1], v[a][b + 1], (T)0,
+                                       (T)0, MGG_AT(L, i0 + a, j0 + b, 0), i0 + a, j0 + b, 0);
+            }
+            const T w = (T)(di == 1 ? 2 : 1);
+            acc += w * ((r[0] + r[2]) + (T)2 * r[1]);
+        }
+        return (T)0.25 * acc;
+    }
+    T cm[3][3], cc[3][3], cp[3][3];
+    const int k0 = 2 * K - 2;
+#pragma unroll
+    for (int a = 0; a < 3; a++)
+#pragma unroll
+        for (int b = 0; b < 3; b++) {
+            cm[a][b] = u[MGG_AT(L, i0 + 1 + a, j0 + 1 + b, k0)];
+            cc[a][b] = u[MGG_AT(L, i0 + 1 + a, j0 + 1 + b, k0 + 1)];
+        }
+#pragma unroll 1
+    for (int dk = 0; dk < 3; dk++) {
+        const int kf = k0 + 1 + dk;
+        T an[3], as[3], aw[3], ae[3]; /* the arms of plane kf around the 3 x 3 centre */
+#pragma unroll
+        for (int t = 0; t < 3; t++) {
+            cp[0][t] = u[MGG_AT(L, i0 + 1, j0 + 1 + t, kf + 1)];
+            cp[1][t] = u[MGG_AT(L, i0 + 2, j0 + 1 + t, kf + 1)];
+            cp[2][t] = u[MGG_AT(L, i0 + 3, j0 + 1 + t, kf + 1)];
+            an[t] = u[MGG_AT(L, i0, j0 + 1 + t, kf)];
+            as[t] = u[MGG_AT(L, i0 + 4, j0 + 1 + t, kf)];
+            aw[t] = u[MGG_AT(L, i0 + 1 + t, j0, kf)];
+            ae[t] = u[MGG_AT(L, i0 + 1 + t, j0 + 4, kf)];
+        }
+#pragma unroll
+        for (int di = 0; di < 3; di++) {
+            T r[3];
+#pragma unroll
+            for (int t = 0; t < 3; t++) {
+                const T n = di == 0 ? an[t] : cc[di - 1][t], s = di == 2 ? as[t] : cc[di + 1][t];
+                const T w = t == 0 ? aw[di] : cc[di][t - 1], e = t == 2 ? ae[di] : cc[di][t + 1];
+                r[t] = mgg_res_v<T, D>(L, cc[di][t], n, s, w, e, cm[di][t], cp[di][t],
+                                       MGG_AT(L, i0 + 1 + di, j0 + 1 + t, kf), i0 + 1 + di, j0 + 1 + t, kf);
+            }
+            const T w = (T)((di == 1 ? 2 : 1) * (dk == 1 ? 2 : 1));
+            acc += w * ((r[0] + r[2]) + (T)2 * r[1]);
+        }
+#pragma unroll
+        for (int a = 0; a < 3; a++)
+#pragma unroll
+            for (int b = 0; b < 3; b++) {
+                cm[a][b] = cc[a][b];
+                cc[a][b] = cp[a][b];
+            }
+    }
+    return (T)(1.0 / 16.0) * acc;
+}
+
 /* Iteration space of a hierarchy operator: (ex, ey, ez) from 0-based (ix, iy, iz). */
 __host__ __device__ inline void mgg_extent(const mgg_op &o, const mgg_lev &L, const mgg_lev &C, int *ex,
                                            int *ey, int *ez)
@@ -200,21 +291,9 @@ __device__ __forceinline__ void mgg_point(const mgg_op &o, const mgg_lev &L, con
     } else if (K == OPK_RESTRICT) {
         /* coarse point (I, J, K): 4 x full weighting of the fine residual (mg restrict) */
         const int I = i, J = ix + 1, KK = k;
-        const T *u = (const T *)MGG_BUF(L, o.a);
-        const T scale = D == 3 ? (T)(1.0 / 16.0) : (T)0.25;
-        T acc = (T)0;
-        for (int dk = 0; dk < (D == 3 ? 3 : 1); dk++)
-            for (int di = 0; di < 3; di++) {
-                const int kf = D == 3 ? 2 * KK - 1 + dk : 0, iff = 2 * I - 1 + di, jf = 2 * J;
-                const T w = (T)((di == 1 ? 2 : 1) * (D == 3 && dk == 1 ? 2 : 1));
-                const size_t x = MGG_AT(L, iff, jf, kf);
-                const T rw = mgg_res<T, D>(L, u, x - 1, iff, jf - 1, kf);
-                const T re = mgg_res<T, D>(L, u, x + 1, iff, jf + 1, kf);
-                const T rc = mgg_res<T, D>(L, u, x, iff, jf, kf);
-                acc += w * ((rw + re) + (T)2 * rc);
-            }
+        const T acc = mgg_restrict_at<T, D>(L, (const T *)MGG_BUF(L, o.a), I, J, KK);
         const size_t xc = MGG_AT(C, I, J, KK);
-        ((T *)C.hf)[xc] = scale * acc;
+        ((T *)C.hf)[xc] = acc;
         ((T *)MGG_BUF(C, o.b))[xc] = (T)0;
     } else if (K == OPK_ZERO) {
         ((T *)MGG_BUF(L, o.a))[MGG_AT(L, i, ix + 1, k)] = (T)0;
