@@ -113,7 +113,7 @@ QUICK=""
 ALL=tune,ladder,fig11,transfer,tb,async,peers
 SECTIONS=${SECTIONS:-$ALL}
 BENCH=$(echo "$SECTIONS" | tr ',' '\n' | grep -v -x -e peers -e fig16 -e 3d -e peers3d -e hybrid -e sparsecli \
-    -e cpu16 -e mpi16 | paste -sd, -)
+    -e cpu16 -e mpi16 -e mgpeers -e hypre16 | paste -sd, -)
 # sections beyond the GPU kernels, for a machine with many cores and a GPU:
 #   hybrid     seed 000 fig. 14 (CPU+GPU row split, measured and modelled; HYBRID_ARGS)
 #   sparsecli  the sparse CLI against the bench driver (issue 15 item 1)
@@ -168,6 +168,21 @@ fi
 if [[ ",$SECTIONS," == *,peers3d,* ]]; then
     say "3-D peers (bench/gpu3d_peers.py)"
     python3 bench/gpu3d_peers.py --results "$OUT/gpu3d-results.json" --out "$OUT/gpu3d-peers.json" $QUICK || status=1
+fi
+# multigrid peers (issue 14):
+#   mgpeers  cupy.fft sine transforms, cupyx CG, hetrelax sparse CG and hetrelax GPU multigrid
+#            (bench/mg_peers_gpu.py; MGPEERS_ARGS)
+#   hypre16  hypre PFMG-CG / BoomerAMG-CG (.deps/debs/hypre) against hetrelax CPU multigrid on all
+#            host cores (bench/hypre_device.sh; SIZES2D, SIZES3D, RHS, HYPRE_RANKS, REPEATS)
+if [[ ",$SECTIONS," == *,mgpeers,* ]]; then
+    say "multigrid peers on the GPU (bench/mg_peers_gpu.py)"
+    timeout "${MGPEERS_TIMEOUT:-330}" python3 bench/mg_peers_gpu.py --cli "$CLI" --out "$OUT/mg-peers-gpu.json" \
+        --md "$OUT/mg-peers-gpu.md" $QUICK ${MGPEERS_ARGS:-} || status=1
+fi
+if [[ ",$SECTIONS," == *,hypre16,* ]]; then
+    say "hypre against hetrelax multigrid on the host cores (bench/hypre_device.sh)"
+    [ "$MODE" = quick ] && export SIZES2D=${SIZES2D-2047} SIZES3D=${SIZES3D-127}
+    HR_BUILD=$BUILD timeout "${HYPRE16_TIMEOUT:-400}" bash bench/hypre_device.sh "$OUT/mg-hypre-cpu.json" || status=1
 fi
 if [ -n "$BENCH" ]; then
     python3 bench/gpu_bench.py --cli "$CLI" --out "$OUT/gpu-results.json" $QUICK --sections "$BENCH" \

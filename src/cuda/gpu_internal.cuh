@@ -114,6 +114,11 @@ int hr_gpu_check_block(const hr_gpu *g, hr_gpu_shape sh, int rows_per_thread, ch
  * as hr_cpu_residual_box). */
 hr_status hr_gpu_residual_compute(hr_solver *s, hr_gpu *g, double *rel);
 
+/* 1: launch sweeps with programmatic dependent launch (compute capability >= 9 and
+ * HETRELAX_GPU_PDL not "0"). Kernels launched so must call cudaGridDependencySynchronize()
+ * before touching memory. */
+int hr_gpu_pdl(const hr_gpu *g);
+
 /* Applies a shape: checks it, prepares the family and rebuilds the graphs. */
 hr_status hr_gpu_apply_shape(hr_solver *s, hr_gpu *g, hr_gpu_shape sh);
 /* Copies the current device grid into `dst` (host, the solver's layout). */

@@ -48,6 +48,12 @@ int hr_gpu_pass_one(const hr_gpu *g, long remaining)
     return 1;
 }
 
+int hr_gpu_pdl(const hr_gpu *g)
+{
+    const char *e = getenv("HETRELAX_GPU_PDL");
+    return g->cc_major >= 9 && !(e && strcmp(e, "0") == 0);
+}
+
 int hr_gpu_check_block(const hr_gpu *g, hr_gpu_shape sh, int rows_per_thread, char *why, size_t len)
 {
     (void)g;
