@@ -226,7 +226,7 @@ __host__ __device__ inline void mgg_extent(const mgg_op &o, const mgg_lev &L, co
 {
     if (o.kind == OPK_RESTRICT) {
         *ex = C.nx, *ey = C.ny, *ez = C.nz;
-    } else if (o.kind == OPK_RB_HALF) {
+    } else if (o.kind == OPK_RB_HALF || o.kind == OPK_RB) {
         *ex = (L.nx + 1) / 2, *ey = L.ny, *ez = L.nz;
     } else {
         *ex = L.nx, *ey = L.ny, *ez = L.nz;
@@ -252,24 +252,39 @@ __device__ __forceinline__ void mgg_point(const mgg_op &o, const mgg_lev &L, con
             out[x] = jac;
         }
     } else if (K == OPK_RB) {
-        /* red-black Gauss-Seidel in one pass, into the other buffer: the first colour (b) from
-         * the old values; the second from its neighbours' first-colour values, recomputed
-         * here from the old ones (the same arithmetic as the two in-place half sweeps) */
-        const int j = ix + 1;
-        const size_t x = MGG_AT(L, i, j, k), p = (size_t)L.pitch, q = (size_t)L.plane;
+        /* red-black Gauss-Seidel in one pass, into the other buffer, one thread per pair of
+         * columns (j, j + 1), j odd: one point of each colour, the same colours along the
+         * whole warp (no divergence). The first colour (b) from the old values; the second
+         * from its neighbours' first-colour values: the pair's own one, the others
+         * recomputed from the old values (the same arithmetic as two in-place half sweeps). */
+        const int j = 2 * ix + 1;
+        const bool has_b = j + 1 <= L.nx; /* nx is odd: the last pair is (nx, ring) */
+        const size_t xa = MGG_AT(L, i, j, k), p = (size_t)L.pitch, q = (size_t)L.plane;
         const T *u = (const T *)MGG_BUF(L, o.a);
         T *out = (T *)MGG_BUF(L, o.a ^ 1);
+        T va, vb = (T)0;
         if (HR_RB_COLOUR(i, j, k) == o.b) {
-            out[x] = mgg_jac<T, D>(L, u, x, i, j, k);
+            va = mgg_jac<T, D>(L, u, xa, i, j, k); /* first colour at a = (i, j, k) */
+            if (has_b) {                           /* second colour at b = (i, j + 1, k) */
+                const size_t xb = xa + 1;
+                const T n = mgg_rb_first<T, D>(L, u, xb - p, i - 1, j + 1, k),
+                        s = mgg_rb_first<T, D>(L, u, xb + p, i + 1, j + 1, k);
+                const T e = mgg_rb_first<T, D>(L, u, xb + 1, i, j + 2, k);
+                const T dn = D == 3 ? mgg_rb_first<T, D>(L, u, xb - q, i, j + 1, k - 1) : (T)0;
+                const T up = D == 3 ? mgg_rb_first<T, D>(L, u, xb + q, i, j + 1, k + 1) : (T)0;
+                vb = mgg_jac_v<T, D>(L, n, s, va, e, dn, up, xb, i, j + 1, k);
+            }
         } else {
-            const T n = mgg_rb_first<T, D>(L, u, x - p, i - 1, j, k),
-                    s = mgg_rb_first<T, D>(L, u, x + p, i + 1, j, k);
-            const T w = mgg_rb_first<T, D>(L, u, x - 1, i, j - 1, k),
-                    e = mgg_rb_first<T, D>(L, u, x + 1, i, j + 1, k);
-            const T dn = D == 3 ? mgg_rb_first<T, D>(L, u, x - q, i, j, k - 1) : (T)0;
-            const T up = D == 3 ? mgg_rb_first<T, D>(L, u, x + q, i, j, k + 1) : (T)0;
-            out[x] = mgg_jac_v<T, D>(L, n, s, w, e, dn, up, x, i, j, k);
+            if (has_b) vb = mgg_jac<T, D>(L, u, xa + 1, i, j + 1, k); /* first colour at b */
+            const T n = mgg_rb_first<T, D>(L, u, xa - p, i - 1, j, k),
+                    s = mgg_rb_first<T, D>(L, u, xa + p, i + 1, j, k);
+            const T w = mgg_rb_first<T, D>(L, u, xa - 1, i, j - 1, k), e = has_b ? vb : u[xa + 1];
+            const T dn = D == 3 ? mgg_rb_first<T, D>(L, u, xa - q, i, j, k - 1) : (T)0;
+            const T up = D == 3 ? mgg_rb_first<T, D>(L, u, xa + q, i, j, k + 1) : (T)0;
+            va = mgg_jac_v<T, D>(L, n, s, w, e, dn, up, xa, i, j, k);
         }
+        out[xa] = va;
+        if (has_b) out[xa + 1] = vb;
     } else if (K == OPK_RB_HALF) {
         /* the colour's columns have j % 2 == par (mg_redblack); reads only the other colour */
         const int par = (o.b - i - k) & 1, j = (par ? 1 : 2) + 2 * ix;
