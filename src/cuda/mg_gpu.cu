@@ -200,6 +200,24 @@ static void rec_precondition(mg_gpu *g)
     rec(g, OPK_FROM_L0, 0, cur_of(g, 0), 0, 1, 0.0, 0.0);
 }
 
+/* A one-pass red-black sweep of (big) level 0 followed by the hand-over to the outer level
+ * becomes one kernel: the sweep's values go straight to the fp64 grid (the fp32 iterate is
+ * not written; nothing reads it before the next check zeroes it). */
+static void fuse_last_sweep(mg_gpu *g)
+{
+    for (int n = 1; n < g->nops; n++) {
+        mgg_op *rb = &g->ops[n - 1], *from = &g->ops[n];
+        if (from->kind != OPK_FROM_L0 || rb->kind != OPK_RB || rb->lev != 0 || g->first_small == 0 ||
+            (rb->a ^ 1) != from->a)
+            continue;
+        rb->kind = OPK_RB_OUT;
+        rb->c = from->c;
+        rb->y = from->b ? 1.0 : 0.0;
+        memmove(from, from + 1, (size_t)(g->nops - n - 1) * sizeof *from);
+        g->nops--;
+    }
+}
+
 static void rec_program(mg_gpu *g, int prog, int r_valid)
 {
     const int use_h = g->nlev > 0;
@@ -242,6 +260,7 @@ static void rec_program(mg_gpu *g, int prog, int r_valid)
         rec(g, OPK_CG_XPAY, 0, use_h, 0, 0, 0.0, 0.0);
         break;
     }
+    fuse_last_sweep(g);
 }
 
 /* ------------------------------------------------------------------ launching */
@@ -255,13 +274,16 @@ static dim3 level_block(int ex)
 template <typename T, int D> static void launch_level(mg_gpu *g, const mgg_op &o)
 {
     const mgg_lev &L = g->lev[o.lev];
-    const mgg_lev &C = o.kind == OPK_RESTRICT || o.kind == OPK_PROLONG ? g->lev[o.lev + 1] : L;
+    const mgg_lev &C = o.kind == OPK_RESTRICT || o.kind == OPK_PROLONG ? g->lev[o.lev + 1]
+                       : o.kind == OPK_RB_OUT                          ? g->out
+                                                                       : L;
     int ex, ey, ez;
     mgg_extent(o, L, C, &ex, &ey, &ez);
     const dim3 b = level_block(ex), grid((ex + b.x - 1) / b.x, (ey + b.y - 1) / b.y, ez);
     switch (o.kind) {
     case OPK_JACOBI: mgg_level_kernel<T, D, OPK_JACOBI><<<grid, b, 0, g->st>>>(o, L, C, ex, ey); break;
     case OPK_RB: mgg_level_kernel<T, D, OPK_RB><<<grid, b, 0, g->st>>>(o, L, C, ex, ey); break;
+    case OPK_RB_OUT: mgg_level_kernel<T, D, OPK_RB_OUT><<<grid, b, 0, g->st>>>(o, L, C, ex, ey); break;
     case OPK_RB_HALF: mgg_level_kernel<T, D, OPK_RB_HALF><<<grid, b, 0, g->st>>>(o, L, C, ex, ey); break;
     case OPK_CHEBY: mgg_level_kernel<T, D, OPK_CHEBY><<<grid, b, 0, g->st>>>(o, L, C, ex, ey); break;
     case OPK_RESTRICT: mgg_level_kernel<T, D, OPK_RESTRICT><<<grid, b, 0, g->st>>>(o, L, C, ex, ey); break;

@@ -34,6 +34,8 @@ enum {
     OPK_PROLONG,    /* u[a] (+)= P (level+1 u[b]); c: add */
     OPK_COARSE_CG,  /* CG on u[a] to rounding (one-block kernel only) */
     OPK_RB_HALF,    /* colour b of u[a], in place (two of them: a sweep in two passes) */
+    OPK_RB_OUT,     /* OPK_RB on level 0 whose result goes to the outer level (C) as
+                     * OPK_FROM_L0 would put it: c = 0: u (+)= (y != 0: add), c = 1: cp = */
     OPK_HIER_END,
     /* the fp64 outer level (mixed precision, CG): always per-level kernels */
     OPK_OUT_RESID = 16, /* r = h^2 f - h^2 A u */
@@ -226,7 +228,7 @@ __host__ __device__ inline void mgg_extent(const mgg_op &o, const mgg_lev &L, co
 {
     if (o.kind == OPK_RESTRICT) {
         *ex = C.nx, *ey = C.ny, *ez = C.nz;
-    } else if (o.kind == OPK_RB_HALF || o.kind == OPK_RB) {
+    } else if (o.kind == OPK_RB_HALF || o.kind == OPK_RB || o.kind == OPK_RB_OUT) {
         *ex = (L.nx + 1) / 2, *ey = L.ny, *ez = L.nz;
     } else {
         *ex = L.nx, *ey = L.ny, *ez = L.nz;
@@ -251,7 +253,7 @@ __device__ __forceinline__ void mgg_point(const mgg_op &o, const mgg_lev &L, con
         } else {
             out[x] = jac;
         }
-    } else if (K == OPK_RB) {
+    } else if (K == OPK_RB || K == OPK_RB_OUT) {
         /* red-black Gauss-Seidel in one pass, into the other buffer, one thread per pair of
          * columns (j, j + 1), j odd: one point of each colour, the same colours along the
          * whole warp (no divergence). The first colour (b) from the old values; the second
@@ -283,8 +285,15 @@ __device__ __forceinline__ void mgg_point(const mgg_op &o, const mgg_lev &L, con
             const T up = D == 3 ? mgg_rb_first<T, D>(L, u, xa + q, i, j, k + 1) : (T)0;
             va = mgg_jac_v<T, D>(L, n, s, w, e, dn, up, xa, i, j, k);
         }
-        out[xa] = va;
-        if (has_b) out[xa + 1] = vb;
+        if (K == OPK_RB_OUT) { /* the last sweep of a cycle, straight into the fp64 outer level */
+            double *dst = o.c ? (double *)C.cp : (double *)C.u[0];
+            const size_t xo = MGG_AT(C, i, j, k);
+            dst[xo] = o.y != 0.0 ? dst[xo] + (double)va : (double)va;
+            if (has_b) dst[xo + 1] = o.y != 0.0 ? dst[xo + 1] + (double)vb : (double)vb;
+        } else {
+            out[xa] = va;
+            if (has_b) out[xa + 1] = vb;
+        }
     } else if (K == OPK_RB_HALF) {
         /* the colour's columns have j % 2 == par (mg_redblack); reads only the other colour */
         const int par = (o.b - i - k) & 1, j = (par ? 1 : 2) + 2 * ix;
