@@ -93,7 +93,11 @@ def main():
                ("mg-v11-mixed", ["cycle=v", "pre=1", "post=1", "precision=mixed"]),
                ("mg-fmg11-mixed", ["cycle=fmg", "pre=1", "post=1", "precision=mixed"]),
                # red-black as two in-place colour passes instead of one pass into the other buffer
-               ("mg-v-mixed-rb2", ["cycle=v", "precision=mixed"], {"HETRELAX_MG_GPU_RB": "2"})]
+               ("mg-v-mixed-rb2", ["cycle=v", "precision=mixed"], {"HETRELAX_MG_GPU_RB": "2"}),
+               # where the one-block kernel takes over (default: levels of at most 1024 points
+               # in 2-D, 512 in 3-D)
+               ("mg-v-mixed-s256", ["cycle=v", "precision=mixed"], {"HETRELAX_MG_GPU_SMALL": "256"}),
+               ("mg-v-mixed-s4k", ["cycle=v", "precision=mixed"], {"HETRELAX_MG_GPU_SMALL": "4096"})]
     common = [f"backend={a.backend}", f"device={a.device}", f"repeats={a.repeats}", "max=100"]
     records, failed = [], []
 

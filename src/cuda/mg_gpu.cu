@@ -563,7 +563,7 @@ extern "C" hr_status mg_gpu_create(const mg_gpu_setup *s, mg_gpu **out, char *wh
     if (!g) return HR_ERR_NO_MEMORY;
     g->s = *s;
     g->s.rhs = NULL;
-    if (g->s.small_points <= 0) g->s.small_points = s->dim == 3 ? 4096 : 1024;
+    if (g->s.small_points <= 0) g->s.small_points = s->dim == 3 ? 512 : 1024;
     g->nlev = s->nlev;
     g->dev = s->device;
     hr_status st = HR_OK;
