@@ -128,6 +128,8 @@ def main():
     for dim, sizes in ((2, sizes2d), (3, sizes3d)):
         for n in sizes:
             for c in configs:
+                if len(c) > 2 and n != sizes[-1]:
+                    continue  # the variants (environment) at the largest size only
                 record(c[0], dim, n, "random", c[1] + [f"tol={a.tol}"], converged, c[2] if len(c) > 2 else None)
     # FMG to the discretisation error (manufactured)
     n = sizes2d[-1]
