@@ -29,7 +29,8 @@ static double *random_values(size_t n, uint64_t seed)
 
 static size_t points(const hr_mg_options *o)
 {
-    return (size_t)o->n * o->n * (o->dim == 3 ? (size_t)o->n : 1);
+    const size_t nx = o->nx ? o->nx : o->n, ny = o->ny ? o->ny : o->n, nz = o->nz ? o->nz : o->n;
+    return nx * ny * (o->dim == 3 ? nz : 1);
 }
 
 static hr_mg_options opts(int dim, int n)
@@ -108,6 +109,20 @@ static void test_bitwise_smoothers(void **state)
                 assert_int_equal(rc.iterations, rg.iterations);
                 free(f);
             }
+    /* rectangular grids (levels limited by the shortest axis) */
+    for (int dim = 2; dim <= 3; dim++) {
+        hr_mg_options o = opts(dim, 0);
+        o.nx = dim == 2 ? 127 : 31;
+        o.ny = dim == 2 ? 63 : 15;
+        o.nz = dim == 3 ? 63 : 0;
+        double *f = random_values(points(&o), 13);
+        o.rhs = HR_RHS_ARRAY;
+        o.rhs_values = f;
+        fixed_cycles(&o, 3);
+        hr_mg_result rc, rg;
+        assert_int_equal(gpu_vs_cpu(o, &rc, &rg), 0);
+        free(f);
+    }
     /* the inline spike and a boundary value */
     for (int dim = 2; dim <= 3; dim++) {
         hr_mg_options o = opts(dim, dim == 2 ? 63 : 15);
