@@ -52,6 +52,11 @@ struct mg_gpu {
     mgg_op *d_tmp_ops; /* no_graph: the program uploaded per run */
     int tmp_cap;
     mgg_graph graphs[MGG_GRAPHS];
+    /* zeroed iterates not written yet: per level the producing operator (its index), -2 the
+     * check (defect mode), -1 none; check_skips_zero: the check leaves level 0's to the
+     * program (whose first level-0 sweep then reads no iterate) */
+    int zpend[MGG_MAX_LEV];
+    int check_skips_zero;
     hr_status fail_st;
     char err[256];
 };
@@ -72,15 +77,48 @@ static hr_status gfail(mg_gpu *g, cudaError_t e, const char *call, int line)
 
 /* ------------------------------------------------------------------ recording */
 
-static void rec(mg_gpu *g, int kind, int lev, int a, int b, int c, double x, double y)
+static void append(mg_gpu *g, mgg_op o)
 {
     if (g->nops == g->cap) {
         g->cap = g->cap ? 2 * g->cap : 256;
         g->ops = (mgg_op *)realloc(g->ops, (size_t)g->cap * sizeof *g->ops);
         if (!g->ops) abort(); /* host memory for a few thousand operators */
     }
-    mgg_op o = {kind, lev, a, b, c, x, y};
     g->ops[g->nops++] = o;
+}
+
+/* Before an operator that uses level l's iterate: a pending zero is now needed (written by
+ * its producer as recorded; after the check, an explicit zeroing). */
+static void zero_needed(mg_gpu *g, int l)
+{
+    if (g->zpend[l] == -2) {
+        mgg_op z = {OPK_ZERO, l, (int)((g->cur >> l) & 1u), 0, 0, 0.0, 0.0};
+        append(g, z);
+    }
+    g->zpend[l] = -1;
+}
+
+/* Appends an operator. A one-pass red-black sweep on a level whose iterate was just zeroed
+ * reads no iterate, and the zeroing is dropped (nothing else reads that buffer before the
+ * sweep's output replaces it). */
+static void rec(mg_gpu *g, int kind, int lev, int a, int b, int c, double x, double y)
+{
+    mgg_op o = {kind, lev, a, b, c, x, y};
+    if (kind == OPK_RB && g->zpend[lev] != -1) {
+        const int p = g->zpend[lev];
+        if (p >= 0 && g->ops[p].kind == OPK_RESTRICT) g->ops[p].c = 1;
+        if (p >= 0 && g->ops[p].kind == OPK_TO_L0) g->ops[p].b = 1;
+        g->zpend[lev] = -1;
+        o.x = 1.0;
+    } else if (kind < OPK_HIER_END) {
+        zero_needed(g, lev);
+        if (kind == OPK_PROLONG) zero_needed(g, lev + 1);
+    } else if (kind == OPK_FROM_L0 && g->nlev > 0) {
+        zero_needed(g, 0);
+    }
+    append(g, o);
+    if (kind == OPK_RESTRICT) g->zpend[lev + 1] = g->nops - 1;
+    if (kind == OPK_TO_L0) g->zpend[0] = g->nops - 1;
 }
 
 static int cur_of(const mg_gpu *g, int l)
@@ -223,6 +261,9 @@ static void rec_program(mg_gpu *g, int prog, int r_valid)
     const int use_h = g->nlev > 0;
     const hr_mg_cycle type = g->s.cycle == HR_MG_CYCLE_FMG ? HR_MG_CYCLE_V : g->s.cycle;
     g->nops = 0;
+    for (int l = 0; l < MGG_MAX_LEV; l++)
+        g->zpend[l] = -1;
+    if (g->s.mode == MG_GPU_DEFECT && r_valid && g->check_skips_zero) g->zpend[0] = -2;
     switch (prog) {
     case PROG_CYCLE:
     case PROG_FMG:
@@ -572,6 +613,9 @@ extern "C" hr_status mg_gpu_create(const mg_gpu_setup *s, mg_gpu **out, char *wh
     g->s.rhs = NULL;
     if (g->s.small_points <= 0) g->s.small_points = s->dim == 3 ? 512 : 1024;
     g->nlev = s->nlev;
+    /* the defect check leaves level 0's iterate to the program: a first red-black sweep
+     * reads no iterate, any other first use gets an explicit zeroing (zero_needed) */
+    g->check_skips_zero = s->mode == MG_GPU_DEFECT && s->nlev > 0;
     g->dev = s->device;
     hr_status st = HR_OK;
     cudaError_t e = cudaSetDevice(g->dev);
@@ -643,7 +687,8 @@ template <typename T, int D, typename TR>
 static void launch_check(mg_gpu *g, const mgg_lev &L, const T *u, int want_r)
 {
     const mgg_lev &R = g->nlev > 0 ? g->lev[0] : L;
-    TR *rdst = want_r ? (TR *)R.hf : NULL, *zdst = want_r ? (TR *)R.u[cur_of(g, 0)] : NULL;
+    TR *rdst = want_r ? (TR *)R.hf : NULL,
+       *zdst = want_r && !g->check_skips_zero ? (TR *)R.u[cur_of(g, 0)] : NULL;
     mgg_check_kernel<T, D, TR><<<MGG_NB, MGG_BT, 0, g->st>>>(L, u, R, rdst, zdst, g->d_part);
 }
 

@@ -27,9 +27,10 @@ struct mgg_lev {
 enum {
     /* hierarchy operators (per-level kernels, or the one-block kernel on small levels) */
     OPK_JACOBI = 0, /* u[a] -> u[a ^ 1], weight x (1: plain) */
-    OPK_RB,         /* u[a] -> u[a ^ 1]: a red-black sweep, colour b first (both colours, one pass) */
+    OPK_RB,         /* u[a] -> u[a ^ 1]: a red-black sweep, colour b first (both colours, one pass);
+                     * x != 0: u[a] is zero (not read) */
     OPK_CHEBY,      /* u[a] -> u[a ^ 1] and d: one Chebyshev step, coefficients x, y */
-    OPK_RESTRICT,   /* level+1 hf = 4 FW(residual of u[a]), level+1 u[b] = 0 (per coarse point) */
+    OPK_RESTRICT,   /* level+1 hf = 4 FW(residual of u[a]), level+1 u[b] = 0 unless c (per coarse point) */
     OPK_ZERO,       /* u[a] = 0 */
     OPK_PROLONG,    /* u[a] (+)= P (level+1 u[b]); c: add */
     OPK_COARSE_CG,  /* CG on u[a] to rounding (one-block kernel only) */
@@ -39,7 +40,7 @@ enum {
     OPK_HIER_END,
     /* the fp64 outer level (mixed precision, CG): always per-level kernels */
     OPK_OUT_RESID = 16, /* r = h^2 f - h^2 A u */
-    OPK_TO_L0,          /* level 0 hf = r (rounded), level 0 u[a] = 0 */
+    OPK_TO_L0,          /* level 0 hf = r (rounded), level 0 u[a] = 0 unless b */
     OPK_FROM_L0,        /* c = 0: u (+)= level 0 u[a] (b: add); c = 1: cp = level 0 u[a] */
     OPK_CG_APPLY_DOT,   /* d = h^2 A u[1] (q = A p), partials p . q */
     OPK_CG_UPDATE,      /* u += alpha p, r -= alpha q, partials r . r */
@@ -103,12 +104,52 @@ __device__ __forceinline__ T mgg_jac(const mgg_lev &L, const T *u, size_t x, int
                            D == 3 ? u[x + q] : (T)0, x, i, j, k);
 }
 
+/* The Jacobi value at x; Z: the iterate is zero (not read; the ring is zero too). */
+template <typename T, int D, bool Z>
+__device__ __forceinline__ T mgg_jac_z(const mgg_lev &L, const T *u, size_t x, int i, int j, int k)
+{
+    if (Z) return mgg_jac_v<T, D>(L, (T)0, (T)0, (T)0, (T)0, (T)0, (T)0, x, i, j, k);
+    return mgg_jac<T, D>(L, u, x, i, j, k);
+}
+
 /* A point after the first colour's half sweep: updated when interior, else the ring value. */
-template <typename T, int D>
+template <typename T, int D, bool Z>
 __device__ __forceinline__ T mgg_rb_first(const mgg_lev &L, const T *u, size_t x, int i, int j, int k)
 {
     const bool inside = i >= 1 && i <= L.ny && j >= 1 && j <= L.nx && (D == 2 || (k >= 1 && k <= L.nz));
-    return inside ? mgg_jac<T, D>(L, u, x, i, j, k) : u[x];
+    return inside ? mgg_jac_z<T, D, Z>(L, u, x, i, j, k) : u[x];
+}
+
+/* One-pass red-black at the column pair (j, j + 1), j odd, colour c1 first: the new values
+ * va at (i, j, k) and vb at (i, j + 1, k) (has_b: j + 1 is interior). The second colour takes
+ * the pair's own first-colour value and recomputes its other first-colour neighbours from
+ * the old values: the same arithmetic as two in-place half sweeps. Z: the old iterate is
+ * zero and is not read (the first sweep after a coarse-grid or defect right-hand side). */
+template <typename T, int D, bool Z>
+__device__ __forceinline__ void mgg_rb_pair(const mgg_lev &L, const T *u, int c1, int i, int j, int k,
+                                            bool has_b, T *va, T *vb)
+{
+    const size_t xa = MGG_AT(L, i, j, k), p = (size_t)L.pitch, q = (size_t)L.plane;
+    if (HR_RB_COLOUR(i, j, k) == c1) {
+        *va = mgg_jac_z<T, D, Z>(L, u, xa, i, j, k); /* first colour at a = (i, j, k) */
+        if (has_b) {                                 /* second colour at b = (i, j + 1, k) */
+            const size_t xb = xa + 1;
+            const T n = mgg_rb_first<T, D, Z>(L, u, xb - p, i - 1, j + 1, k),
+                    s = mgg_rb_first<T, D, Z>(L, u, xb + p, i + 1, j + 1, k);
+            const T e = mgg_rb_first<T, D, Z>(L, u, xb + 1, i, j + 2, k);
+            const T dn = D == 3 ? mgg_rb_first<T, D, Z>(L, u, xb - q, i, j + 1, k - 1) : (T)0;
+            const T up = D == 3 ? mgg_rb_first<T, D, Z>(L, u, xb + q, i, j + 1, k + 1) : (T)0;
+            *vb = mgg_jac_v<T, D>(L, n, s, *va, e, dn, up, xb, i, j + 1, k);
+        }
+    } else {
+        if (has_b) *vb = mgg_jac_z<T, D, Z>(L, u, xa + 1, i, j + 1, k); /* first colour at b */
+        const T n = mgg_rb_first<T, D, Z>(L, u, xa - p, i - 1, j, k),
+                s = mgg_rb_first<T, D, Z>(L, u, xa + p, i + 1, j, k);
+        const T w = mgg_rb_first<T, D, Z>(L, u, xa - 1, i, j - 1, k), e = has_b ? *vb : u[xa + 1];
+        const T dn = D == 3 ? mgg_rb_first<T, D, Z>(L, u, xa - q, i, j, k - 1) : (T)0;
+        const T up = D == 3 ? mgg_rb_first<T, D, Z>(L, u, xa + q, i, j, k + 1) : (T)0;
+        *va = mgg_jac_v<T, D>(L, n, s, w, e, dn, up, xa, i, j, k);
+    }
 }
 
 /* h^2 A u at x (mg_apply's order). */
@@ -254,37 +295,19 @@ __device__ __forceinline__ void mgg_point(const mgg_op &o, const mgg_lev &L, con
             out[x] = jac;
         }
     } else if (K == OPK_RB || K == OPK_RB_OUT) {
-        /* red-black Gauss-Seidel in one pass, into the other buffer, one thread per pair of
-         * columns (j, j + 1), j odd: one point of each colour, the same colours along the
-         * whole warp (no divergence). The first colour (b) from the old values; the second
-         * from its neighbours' first-colour values: the pair's own one, the others
-         * recomputed from the old values (the same arithmetic as two in-place half sweeps). */
+        /* red-black in one pass, into the other buffer (x != 0: from a zero iterate), one
+         * thread per pair of columns: one point of each colour, the same colours along the
+         * whole warp (no divergence) */
         const int j = 2 * ix + 1;
         const bool has_b = j + 1 <= L.nx; /* nx is odd: the last pair is (nx, ring) */
-        const size_t xa = MGG_AT(L, i, j, k), p = (size_t)L.pitch, q = (size_t)L.plane;
+        const size_t xa = MGG_AT(L, i, j, k);
         const T *u = (const T *)MGG_BUF(L, o.a);
         T *out = (T *)MGG_BUF(L, o.a ^ 1);
         T va, vb = (T)0;
-        if (HR_RB_COLOUR(i, j, k) == o.b) {
-            va = mgg_jac<T, D>(L, u, xa, i, j, k); /* first colour at a = (i, j, k) */
-            if (has_b) {                           /* second colour at b = (i, j + 1, k) */
-                const size_t xb = xa + 1;
-                const T n = mgg_rb_first<T, D>(L, u, xb - p, i - 1, j + 1, k),
-                        s = mgg_rb_first<T, D>(L, u, xb + p, i + 1, j + 1, k);
-                const T e = mgg_rb_first<T, D>(L, u, xb + 1, i, j + 2, k);
-                const T dn = D == 3 ? mgg_rb_first<T, D>(L, u, xb - q, i, j + 1, k - 1) : (T)0;
-                const T up = D == 3 ? mgg_rb_first<T, D>(L, u, xb + q, i, j + 1, k + 1) : (T)0;
-                vb = mgg_jac_v<T, D>(L, n, s, va, e, dn, up, xb, i, j + 1, k);
-            }
-        } else {
-            if (has_b) vb = mgg_jac<T, D>(L, u, xa + 1, i, j + 1, k); /* first colour at b */
-            const T n = mgg_rb_first<T, D>(L, u, xa - p, i - 1, j, k),
-                    s = mgg_rb_first<T, D>(L, u, xa + p, i + 1, j, k);
-            const T w = mgg_rb_first<T, D>(L, u, xa - 1, i, j - 1, k), e = has_b ? vb : u[xa + 1];
-            const T dn = D == 3 ? mgg_rb_first<T, D>(L, u, xa - q, i, j, k - 1) : (T)0;
-            const T up = D == 3 ? mgg_rb_first<T, D>(L, u, xa + q, i, j, k + 1) : (T)0;
-            va = mgg_jac_v<T, D>(L, n, s, w, e, dn, up, xa, i, j, k);
-        }
+        if (o.x != 0.0)
+            mgg_rb_pair<T, D, true>(L, u, o.b, i, j, k, has_b, &va, &vb);
+        else
+            mgg_rb_pair<T, D, false>(L, u, o.b, i, j, k, has_b, &va, &vb);
         if (K == OPK_RB_OUT) { /* the last sweep of a cycle, straight into the fp64 outer level */
             double *dst = o.c ? (double *)C.cp : (double *)C.u[0];
             const size_t xo = MGG_AT(C, i, j, k);
@@ -318,7 +341,7 @@ __device__ __forceinline__ void mgg_point(const mgg_op &o, const mgg_lev &L, con
         const T acc = mgg_restrict_at<T, D>(L, (const T *)MGG_BUF(L, o.a), I, J, KK);
         const size_t xc = MGG_AT(C, I, J, KK);
         ((T *)C.hf)[xc] = acc;
-        ((T *)MGG_BUF(C, o.b))[xc] = (T)0;
+        if (!o.c) ((T *)MGG_BUF(C, o.b))[xc] = (T)0; /* c: the next sweep knows it is zero */
     } else if (K == OPK_ZERO) {
         ((T *)MGG_BUF(L, o.a))[MGG_AT(L, i, ix + 1, k)] = (T)0;
     } else if (K == OPK_PROLONG) {

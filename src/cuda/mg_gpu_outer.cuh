@@ -66,7 +66,7 @@ __global__ void __launch_bounds__(MGG_BT)
         if (rdst) {
             const size_t xr = MGG_AT(R, i, j, k);
             rdst[xr] = (TR)r;
-            zdst[xr] = (TR)0;
+            if (zdst) zdst[xr] = (TR)0;
         }
         sr += r * r;
         sb += b * b;
@@ -131,7 +131,7 @@ __global__ void __launch_bounds__(MGG_BT)
         } else if (K == OPK_TO_L0) {
             const size_t x0 = MGG_AT(L0, i, j, k);
             ((TH *)L0.hf)[x0] = (TH)r[x];
-            ((TH *)MGG_BUF(L0, o.a))[x0] = (TH)0;
+            if (!o.b) ((TH *)MGG_BUF(L0, o.a))[x0] = (TH)0; /* b: the next sweep knows it is zero */
         } else if (K == OPK_FROM_L0) {
             const double c = (double)((const TH *)MGG_BUF(L0, o.a))[MGG_AT(L0, i, j, k)];
             if (o.c)
