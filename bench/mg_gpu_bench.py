@@ -103,7 +103,9 @@ def main():
                # where the one-block kernel takes over (default: levels of at most 1024 points
                # in 2-D, 512 in 3-D)
                ("mg-v-mixed-s256", ["cycle=v", "precision=mixed"], {"HETRELAX_MG_GPU_SMALL": "256"}),
-               ("mg-v-mixed-s4k", ["cycle=v", "precision=mixed"], {"HETRELAX_MG_GPU_SMALL": "4096"})]
+               ("mg-v-mixed-s4k", ["cycle=v", "precision=mixed"], {"HETRELAX_MG_GPU_SMALL": "4096"}),
+               # 3-D red-black per column pair instead of marching along z
+               ("mg-v-mixed-nomarch", ["cycle=v", "precision=mixed"], {"HETRELAX_MG_GPU_MARCH": "0"}, (3,))]
     common = [f"backend={a.backend}", f"device={a.device}", f"repeats={a.repeats}", "max=100"]
     records, failed = [], []
 
@@ -136,6 +138,8 @@ def main():
             for c in configs:
                 if len(c) > 2 and n != sizes[-1]:
                     continue  # the variants (environment) at the largest size only
+                if len(c) > 3 and dim not in c[3]:
+                    continue
                 record(c[0], dim, n, "random", c[1] + [f"tol={a.tol}"], converged, c[2] if len(c) > 2 else None)
     # FMG to the discretisation error (manufactured)
     n = sizes2d[-1]

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "cuda/mg_gpu_outer.cuh"
+#include "cuda/mg_gpu_rb3.cuh"
 #include "mg/mg_gpu.h"
 
 #define MGG_MAX_LEV   24
@@ -321,6 +322,20 @@ template <typename T, int D> static void launch_level(mg_gpu *g, const mgg_op &o
     int ex, ey, ez;
     mgg_extent(o, L, C, &ex, &ey, &ez);
     const dim3 b = level_block(ex), grid((ex + b.x - 1) / b.x, (ey + b.y - 1) / b.y, ez);
+    if (D == 3 && g->s.rb_march && (o.kind == OPK_RB || o.kind == OPK_RB_OUT)) {
+        /* 3-D red-black: the z-marching kernel, MGG_ZCHUNK planes per thread */
+        const dim3 gz(grid.x, grid.y, (ez + MGG_ZCHUNK - 1) / MGG_ZCHUNK);
+        const bool z = o.x != 0.0;
+        if (o.kind == OPK_RB_OUT && z)
+            mgg_rb3_kernel<T, true, true><<<gz, b, 0, g->st>>>(o, L, C, ex, ey);
+        else if (o.kind == OPK_RB_OUT)
+            mgg_rb3_kernel<T, false, true><<<gz, b, 0, g->st>>>(o, L, C, ex, ey);
+        else if (z)
+            mgg_rb3_kernel<T, true, false><<<gz, b, 0, g->st>>>(o, L, C, ex, ey);
+        else
+            mgg_rb3_kernel<T, false, false><<<gz, b, 0, g->st>>>(o, L, C, ex, ey);
+        return;
+    }
     switch (o.kind) {
     case OPK_JACOBI: mgg_level_kernel<T, D, OPK_JACOBI><<<grid, b, 0, g->st>>>(o, L, C, ex, ey); break;
     case OPK_RB: mgg_level_kernel<T, D, OPK_RB><<<grid, b, 0, g->st>>>(o, L, C, ex, ey); break;

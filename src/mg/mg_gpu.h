@@ -55,6 +55,7 @@ typedef struct mg_gpu_setup {
     long small_points;
     int no_graph;
     int rb_passes; /* red-black: 1 (default) one pass into the other buffer, 2 two in-place passes */
+    int rb_march;  /* 3-D one-pass red-black: the z-marching kernel (default) or per pair */
 } mg_gpu_setup;
 
 typedef struct mg_gpu mg_gpu;

@@ -153,6 +153,10 @@ static void test_bitwise_cycles_paths(void **state)
             setenv("HETRELAX_MG_GPU_RB", "2", 1);
         else
             unsetenv("HETRELAX_MG_GPU_RB");
+        if (path == 0) /* 3-D red-black per column pair instead of the z-march */
+            setenv("HETRELAX_MG_GPU_MARCH", "0", 1);
+        else
+            unsetenv("HETRELAX_MG_GPU_MARCH");
         for (int dim = 2; dim <= 3; dim++)
             for (int c = 0; c < 4; c++) {
                 hr_mg_options o = opts(dim, dim == 2 ? 127 : 31);
@@ -172,6 +176,7 @@ static void test_bitwise_cycles_paths(void **state)
     unsetenv("HETRELAX_MG_GPU_SMALL");
     unsetenv("HETRELAX_MG_GPU_NOGRAPH");
     unsetenv("HETRELAX_MG_GPU_RB");
+    unsetenv("HETRELAX_MG_GPU_MARCH");
 }
 
 /* Mixed precision: fp64 accuracy (1e-10), and bitwise the CPU's after fixed cycles (the
