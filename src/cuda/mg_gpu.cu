@@ -17,8 +17,8 @@
 #include <string.h>
 
 #include "cuda/mg_gpu_internal.cuh"
+#include "cuda/mg_gpu_march.cuh"
 #include "cuda/mg_gpu_outer.cuh"
-#include "cuda/mg_gpu_rb3.cuh"
 
 static hr_status gfail(mg_gpu *g, cudaError_t e, const char *call, int line)
 {
@@ -51,18 +51,31 @@ template <typename T, int D> static void launch_level(mg_gpu *g, const mgg_op &o
     int ex, ey, ez;
     mgg_extent(o, L, C, &ex, &ey, &ez);
     const dim3 b = level_block(ex), grid((ex + b.x - 1) / b.x, (ey + b.y - 1) / b.y, ez);
-    if (D == 3 && g->s.rb_march && (o.kind == OPK_RB || o.kind == OPK_RB_OUT)) {
-        /* 3-D red-black: the z-marching kernel, MGG_ZCHUNK planes per thread */
-        const dim3 gz(grid.x, grid.y, (ez + MGG_ZCHUNK - 1) / MGG_ZCHUNK);
-        const bool z = o.x != 0.0;
-        if (o.kind == OPK_RB_OUT && z)
-            mgg_rb3_kernel<T, true, true><<<gz, b, 0, g->st>>>(o, L, C, ex, ey);
-        else if (o.kind == OPK_RB_OUT)
-            mgg_rb3_kernel<T, false, true><<<gz, b, 0, g->st>>>(o, L, C, ex, ey);
-        else if (z)
-            mgg_rb3_kernel<T, true, false><<<gz, b, 0, g->st>>>(o, L, C, ex, ey);
-        else
-            mgg_rb3_kernel<T, false, false><<<gz, b, 0, g->st>>>(o, L, C, ex, ey);
+    if (g->s.rb_march && (o.kind == OPK_RB || o.kind == OPK_RB_OUT)) {
+        /* red-black marching along z (3-D) or y (2-D), MGG_ZCHUNK planes or rows per thread */
+        const bool z = o.x != 0.0, ob = o.kind == OPK_RB_OUT;
+        if (D == 3) {
+            const dim3 gz(grid.x, grid.y, (ez + MGG_ZCHUNK - 1) / MGG_ZCHUNK);
+            if (ob && z)
+                mgg_rb3_kernel<T, true, true><<<gz, b, 0, g->st>>>(o, L, C, ex, ey);
+            else if (ob)
+                mgg_rb3_kernel<T, false, true><<<gz, b, 0, g->st>>>(o, L, C, ex, ey);
+            else if (z)
+                mgg_rb3_kernel<T, true, false><<<gz, b, 0, g->st>>>(o, L, C, ex, ey);
+            else
+                mgg_rb3_kernel<T, false, false><<<gz, b, 0, g->st>>>(o, L, C, ex, ey);
+        } else {
+            const int chunks = (ey + MGG_ZCHUNK - 1) / MGG_ZCHUNK;
+            const dim3 gy(grid.x, (chunks + b.y - 1) / b.y, 1);
+            if (ob && z)
+                mgg_rb2_kernel<T, true, true><<<gy, b, 0, g->st>>>(o, L, C, ex, chunks);
+            else if (ob)
+                mgg_rb2_kernel<T, false, true><<<gy, b, 0, g->st>>>(o, L, C, ex, chunks);
+            else if (z)
+                mgg_rb2_kernel<T, true, false><<<gy, b, 0, g->st>>>(o, L, C, ex, chunks);
+            else
+                mgg_rb2_kernel<T, false, false><<<gy, b, 0, g->st>>>(o, L, C, ex, chunks);
+        }
         return;
     }
     switch (o.kind) {
