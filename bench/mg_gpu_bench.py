@@ -104,7 +104,7 @@ def main():
                # in 2-D, 512 in 3-D)
                ("mg-v-mixed-s256", ["cycle=v", "precision=mixed"], {"HETRELAX_MG_GPU_SMALL": "256"}),
                ("mg-v-mixed-s4k", ["cycle=v", "precision=mixed"], {"HETRELAX_MG_GPU_SMALL": "4096"}),
-               # red-black per column pair instead of marching along y / z
+               # red-black per column pair instead of marching along y / z (levels >= 10^6 points)
                ("mg-v-mixed-nomarch", ["cycle=v", "precision=mixed"], {"HETRELAX_MG_GPU_MARCH": "0"})]
     common = [f"backend={a.backend}", f"device={a.device}", f"repeats={a.repeats}", "max=100"]
     records, failed = [], []

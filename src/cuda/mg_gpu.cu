@@ -51,8 +51,10 @@ template <typename T, int D> static void launch_level(mg_gpu *g, const mgg_op &o
     int ex, ey, ez;
     mgg_extent(o, L, C, &ex, &ey, &ez);
     const dim3 b = level_block(ex), grid((ex + b.x - 1) / b.x, (ey + b.y - 1) / b.y, ez);
-    if (g->s.rb_march && (o.kind == OPK_RB || o.kind == OPK_RB_OUT)) {
-        /* red-black marching along z (3-D) or y (2-D), MGG_ZCHUNK planes or rows per thread */
+    /* red-black marching along z (3-D) or y (2-D), MGG_ZCHUNK planes or rows per thread, on
+     * levels big enough to fill the GPU with 1/16 of a thread per point */
+    if (g->s.march_points > 0 && (o.kind == OPK_RB || o.kind == OPK_RB_OUT) &&
+        (long)L.nx * L.ny * L.nz >= g->s.march_points) {
         const bool z = o.x != 0.0, ob = o.kind == OPK_RB_OUT;
         if (D == 3) {
             const dim3 gz(grid.x, grid.y, (ez + MGG_ZCHUNK - 1) / MGG_ZCHUNK);
@@ -369,6 +371,7 @@ extern "C" hr_status mg_gpu_create(const mg_gpu_setup *s, mg_gpu **out, char *wh
     g->s = *s;
     g->s.rhs = NULL;
     if (g->s.small_points <= 0) g->s.small_points = s->dim == 3 ? 512 : 1024;
+    if (g->s.march_points == 0) g->s.march_points = MGG_MARCH_POINTS;
     g->nlev = s->nlev;
     /* the defect check leaves level 0's iterate to the program: a first red-black sweep
      * reads no iterate, any other first use gets an explicit zeroing (zero_needed) */

@@ -12,7 +12,8 @@
 
 #include "cuda/mg_gpu_ops.cuh"
 
-#define MGG_ZCHUNK 8
+#define MGG_ZCHUNK       8
+#define MGG_MARCH_POINTS 1000000L /* default: levels from 1023^2 / 127^3 up march, smaller per pair */
 
 /* The first-colour value of the pair (j, j + 1) on plane k: interior planes computed, the
  * ring (plane 0 or nz + 1, or column nx + 1) read. */

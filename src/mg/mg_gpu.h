@@ -54,8 +54,9 @@ typedef struct mg_gpu_setup {
      * environment sets them: HETRELAX_MG_GPU_SMALL, _NOGRAPH, _RB (docs/multigrid.md) */
     long small_points;
     int no_graph;
-    int rb_passes; /* red-black: 1 (default) one pass into the other buffer, 2 two in-place passes */
-    int rb_march;  /* 3-D one-pass red-black: the z-marching kernel (default) or per pair */
+    int rb_passes;     /* red-black: 1 (default) one pass into the other buffer, 2 two in-place passes */
+    long march_points; /* one-pass red-black marches along y / z on levels of at least this
+                        * many points (0: default 1000000; < 0: never) */
 } mg_gpu_setup;
 
 typedef struct mg_gpu mg_gpu;

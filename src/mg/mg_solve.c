@@ -425,8 +425,8 @@ static hr_status create_gpu(hr_mg *m)
     s.no_graph = nograph && *nograph && strcmp(nograph, "0") != 0;
     const char *rb = getenv("HETRELAX_MG_GPU_RB");
     s.rb_passes = rb && atoi(rb) == 2 ? 2 : 1;
-    const char *march = getenv("HETRELAX_MG_GPU_MARCH");
-    s.rb_march = !(march && strcmp(march, "0") == 0);
+    const char *march = getenv("HETRELAX_MG_GPU_MARCH"); /* 0: never, N: levels of >= N points */
+    s.march_points = march ? (atol(march) > 0 ? atol(march) : -1) : 0;
     hr_grid rhs = {0};
     if (o->rhs == HR_RHS_SPIKE) {
         s.spike.spike_i = HR_SPIKE_INDEX(m->ny);

@@ -153,10 +153,9 @@ static void test_bitwise_cycles_paths(void **state)
             setenv("HETRELAX_MG_GPU_RB", "2", 1);
         else
             unsetenv("HETRELAX_MG_GPU_RB");
-        if (path == 0) /* 3-D red-black per column pair instead of the z-march */
-            setenv("HETRELAX_MG_GPU_MARCH", "0", 1);
-        else
-            unsetenv("HETRELAX_MG_GPU_MARCH");
+        /* red-black per column pair (path 0), or marching on every big level (the default
+         * marches only from 10^6 points, more than these grids have) */
+        setenv("HETRELAX_MG_GPU_MARCH", path == 0 ? "0" : "1", 1);
         for (int dim = 2; dim <= 3; dim++)
             for (int c = 0; c < 4; c++) {
                 hr_mg_options o = opts(dim, dim == 2 ? 127 : 31);
@@ -176,7 +175,7 @@ static void test_bitwise_cycles_paths(void **state)
     unsetenv("HETRELAX_MG_GPU_SMALL");
     unsetenv("HETRELAX_MG_GPU_NOGRAPH");
     unsetenv("HETRELAX_MG_GPU_RB");
-    unsetenv("HETRELAX_MG_GPU_MARCH");
+    setenv("HETRELAX_MG_GPU_MARCH", "1", 1);
 }
 
 /* Mixed precision: fp64 accuracy (1e-10), and bitwise the CPU's after fixed cycles (the
@@ -292,6 +291,8 @@ int main(void)
         fprintf(stderr, "no CUDA device (or no CUDA in this build): skipped (%s)\n", hr_mg_last_error());
         return 77;
     }
+    /* the marching red-black kernels on every big level (by default only from 10^6 points) */
+    setenv("HETRELAX_MG_GPU_MARCH", "1", 1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bitwise_smoothers),
         cmocka_unit_test(test_bitwise_cycles_paths),
