@@ -3,10 +3,16 @@
  *
  *   gpu3d_bench OUT.json [--quick] [--cases LIST]
  *
- * For each case (3-D 512^3 `tuned` and `naive`, 2-D n = 4096 / 8192 `tuned`; float and
- * double) it
+ * Without --cases: the 3-D and 2-D Jacobi cases; the red-black and "3d-straight-*" cases
+ * run when --cases names them.
+ *
+ * For each case (3-D 512^3 `tuned` and `naive`, 2-D n = 4096 / 8192 `tuned`; red-black
+ * `rb-tuned` and `rb-inplace` at 8192^2, seed 004's run (omega 0.8, zero rhs); float and
+ * double; "3d-straight-*": 3-D `tuned` on the straight-chunk shapes measured before zig-zag
+ * chunks, for comparison in the same run) it
  *   1. checks the answer: seed 003's problem (f = 0, u0 = the sine mode) after a few sweeps
- *      equals lambda^T u0 to rounding (hr_result.max_error);
+ *      equals lambda^T u0 to rounding (hr_result.max_error); red-black: bitwise equal to
+ *      rb-seq at 1025 x 1023 after 21 iterations (max_error column: 0 = bitwise);
  *   2. times the kernel with no tuning cache (the shipped or built-in shape: "untuned"),
  *   3. runs `hetrelax tune`'s search (hr_cuda_tune) into this run's cache and times the
  *      shape it chose ("tuned"),
@@ -32,17 +38,25 @@ typedef struct bcase {
     hr_precision prec;
     const char *kernel;
     int tune;
+    const char *shape; /* HETRELAX_GPU_SHAPE for the untuned timing, or NULL */
+    int optin;         /* run only when --cases names it (keeps scripts/gpu-check.sh's 2-D records) */
 } bcase;
 
 static const bcase all_cases[] = {
-    {"3d-tuned-single", 3, 512, HR_PREC_SINGLE, "tuned", 1},
-    {"3d-tuned-double", 3, 512, HR_PREC_DOUBLE, "tuned", 1},
-    {"3d-naive-single", 3, 512, HR_PREC_SINGLE, "naive", 0},
-    {"3d-naive-double", 3, 512, HR_PREC_DOUBLE, "naive", 0},
-    {"2d-tuned-single-4096", 2, 4096, HR_PREC_SINGLE, "tuned", 1},
-    {"2d-tuned-double-4096", 2, 4096, HR_PREC_DOUBLE, "tuned", 1},
-    {"2d-tuned-single-8192", 2, 8192, HR_PREC_SINGLE, "tuned", 1},
-    {"2d-tuned-double-8192", 2, 8192, HR_PREC_DOUBLE, "tuned", 1},
+    {"3d-tuned-single", 3, 512, HR_PREC_SINGLE, "tuned", 1, NULL, 0},
+    {"3d-tuned-double", 3, 512, HR_PREC_DOUBLE, "tuned", 1, NULL, 0},
+    {"3d-straight-single", 3, 512, HR_PREC_SINGLE, "tuned", 0, "128x8x16", 1},
+    {"3d-straight-double", 3, 512, HR_PREC_DOUBLE, "tuned", 0, "128x4x16", 1},
+    {"rb-tuned-single-8192", 2, 8192, HR_PREC_SINGLE, "rb-tuned", 1, NULL, 1},
+    {"rb-tuned-double-8192", 2, 8192, HR_PREC_DOUBLE, "rb-tuned", 1, NULL, 1},
+    {"rb-inplace-single-8192", 2, 8192, HR_PREC_SINGLE, "rb-inplace", 0, NULL, 1},
+    {"rb-inplace-double-8192", 2, 8192, HR_PREC_DOUBLE, "rb-inplace", 0, NULL, 1},
+    {"3d-naive-single", 3, 512, HR_PREC_SINGLE, "naive", 0, NULL, 0},
+    {"3d-naive-double", 3, 512, HR_PREC_DOUBLE, "naive", 0, NULL, 0},
+    {"2d-tuned-single-4096", 2, 4096, HR_PREC_SINGLE, "tuned", 1, NULL, 0},
+    {"2d-tuned-double-4096", 2, 4096, HR_PREC_DOUBLE, "tuned", 1, NULL, 0},
+    {"2d-tuned-single-8192", 2, 8192, HR_PREC_SINGLE, "tuned", 1, NULL, 0},
+    {"2d-tuned-double-8192", 2, 8192, HR_PREC_DOUBLE, "tuned", 1, NULL, 0},
 };
 
 static hr_options case_options(const bcase *c, long iters)
@@ -59,6 +73,10 @@ static hr_options case_options(const bcase *c, long iters)
     o.tol = 0.0;
     o.rhs = HR_RHS_ZERO;
     o.boundary = 1.0; /* timing runs: cheap to set up, non-zero data */
+    if (strncmp(c->kernel, "rb-", 3) == 0) {
+        o.method = HR_METHOD_REDBLACK; /* seed 004's run: u = 0.2 (u + N + S + W + E) */
+        o.omega = 0.8;
+    }
     return o;
 }
 
@@ -115,9 +133,46 @@ static hr_status measure(const bcase *c, long sweeps, int reps, timing *out, cha
     return HR_OK;
 }
 
+/* Red-black: the kernel's grid after 21 iterations at 1025 x 1023 (spike, omega 0.8)
+ * bitwise equal to rb-seq's; *max_error = the largest difference (0 when bitwise). */
+static hr_status verify_redblack(const bcase *c, double *max_error, char *err, size_t errsz)
+{
+    hr_options o = case_options(c, 21);
+    o.nx = 1025;
+    o.ny = 1023;
+    o.rhs = HR_RHS_SPIKE;
+    const size_t pts = (size_t)o.nx * (size_t)o.ny;
+    double *u[2] = {malloc(pts * sizeof(double)), malloc(pts * sizeof(double))};
+    hr_status st = u[0] && u[1] ? HR_OK : HR_ERR_NO_MEMORY;
+    for (int k = 0; k < 2 && st == HR_OK; k++) {
+        o.backend = k ? HR_BACKEND_CPU_SEQ : HR_BACKEND_GPU;
+        o.kernel = k ? "rb-seq" : c->kernel;
+        hr_solver *s = NULL;
+        st = hr_solver_create(&o, &s);
+        if (st == HR_OK) st = hr_solver_run(s, NULL);
+        if (st == HR_OK) st = hr_solver_solution(s, HR_PREC_DOUBLE, u[k], pts);
+        if (st != HR_OK)
+            snprintf(err, errsz, "%s: %s", o.kernel, s ? hr_solver_last_error(s) : hr_last_error());
+        hr_solver_free(s);
+    }
+    if (st == HR_OK) {
+        *max_error = 0.0;
+        for (size_t x = 0; x < pts; x++)
+            *max_error = fmax(*max_error, fabs(u[0][x] - u[1][x]));
+        if (memcmp(u[0], u[1], pts * sizeof(double)) != 0) {
+            snprintf(err, errsz, "not bitwise equal to rb-seq (max difference %.3e)", *max_error);
+            st = HR_ERR_INTERNAL;
+        }
+    }
+    free(u[0]);
+    free(u[1]);
+    return st;
+}
+
 /* Seed 003's check: f = 0, u0 = sine mode, u_T = lambda^T u0. */
 static hr_status verify(const bcase *c, double *max_error, char *err, size_t errsz)
 {
+    if (strncmp(c->kernel, "rb-", 3) == 0) return verify_redblack(c, max_error, err, errsz);
     hr_options o = case_options(c, 10);
     o.init = HR_INIT_SINE;
     o.boundary = 0.0;
@@ -181,8 +236,8 @@ int main(int argc, char **argv)
     const int reps = 5;
     for (size_t i = 0; i < sizeof all_cases / sizeof all_cases[0]; i++) {
         const bcase *c = &all_cases[i];
-        if (only && !strstr(only, c->name)) continue;
-        if (quick && c->dim == 2 && c->n > 4096) continue;
+        if (only ? !strstr(only, c->name) : c->optin) continue;
+        if (quick && c->dim == 2 && c->n > 4096 && strncmp(c->kernel, "rb-", 3) != 0) continue;
         const double pts = c->dim == 3 ? (double)c->n * c->n * c->n : (double)c->n * c->n;
         const long sweeps = (long)fmax(20.0, 4e10 / pts); /* ~0.1-0.2 s per timed block */
         char err[300] = "";
@@ -196,7 +251,9 @@ int main(int argc, char **argv)
         /* 2. no tuning cache */
         if (st == HR_OK) {
             setenv("HETRELAX_TUNE_FILE", "/nonexistent/hetrelax-no-cache.txt", 1);
+            if (c->shape) setenv("HETRELAX_GPU_SHAPE", c->shape, 1);
             st = measure(c, sweeps, reps, &un, err, sizeof err);
+            unsetenv("HETRELAX_GPU_SHAPE");
             setenv("HETRELAX_TUNE_FILE", cache_path, 1);
         }
         /* 3. tune, then time the chosen shape from the cache */
@@ -208,10 +265,10 @@ int main(int argc, char **argv)
             have_tuned = st == HR_OK;
         }
         if (st != HR_OK) {
-            printf("%-22s FAILED: %s (%s)\n", c->name, hr_status_string(st), err);
+            printf("%-24s FAILED: %s (%s)\n", c->name, hr_status_string(st), err);
             status = 1;
         } else {
-            printf("%-22s max_error %.2e | untuned %dx%dx%d (%s) %7.1f GB/s %5.1f%%", c->name, maxerr,
+            printf("%-24s max_error %.2e | untuned %dx%dx%d (%s) %7.1f GB/s %5.1f%%", c->name, maxerr,
                    un.shape[0], un.shape[1], un.shape[2], un.source, un.gbps, 100.0 * un.gbps / copy0);
             if (have_tuned)
                 printf(" | tuned %dx%dx%d (%s) %7.1f GB/s %5.1f%% (%d shapes)", tu.shape[0], tu.shape[1],

@@ -5,8 +5,10 @@
  *
  *   gen=fv2d:99 method=async backend=gpu K=5 block=128 tol=0 maxit=100 monitor=5
  *   repeat=1000 streams=4 fault=0.25@10:recover=20 gpus=2 comm=amc tau=auto
- *   threads=16 label=NAME handle=1
+ *   threads=16 label=NAME handle=1 check=1 deferred=1
  *
+ * deferred=1 marks the monitor as observing only (options.monitor_deferred): with
+ * checks on the device its points then come from the device's history after each call.
  * handle=1 solves the repeats through one hr_sparse_solver (setup paid once: its
  * time_setup_s is the handle's setup on run 0 and only the upload of b and x0 after).
  * and prints one JSON object a line per solve: the job, the result, the device and,
@@ -53,7 +55,7 @@ static void json_num(double v)
 
 typedef struct job {
     char gen[128], method[16], backend[16], label[64], comm[8], fault[64];
-    int K, block, gpus, streams, threads, repeat, handle;
+    int K, block, gpus, streams, threads, repeat, handle, deferred;
     long maxit, monitor, check;
     double tol, tau;
 } job;
@@ -96,6 +98,8 @@ static int parse_job(char *line, job *j)
             j->repeat = atoi(v);
         else if (!strcmp(k, "handle"))
             j->handle = atoi(v);
+        else if (!strcmp(k, "deferred"))
+            j->deferred = atoi(v);
         else if (!strcmp(k, "maxit"))
             j->maxit = atol(v);
         else if (!strcmp(k, "monitor"))
@@ -190,6 +194,7 @@ int main(void)
         o.monitor = j.monitor > 0 ? record : NULL;
         o.monitor_every = j.monitor;
         o.monitor_user = &h;
+        o.monitor_deferred = j.deferred;
         hr_sparse_solver *hs = NULL;
         hr_sparse_result cr;
         memset(&cr, 0, sizeof cr);

@@ -8,17 +8,23 @@ normalised to the GPU-only time, with the GPU-only line, the auto split and the 
 1 + t_g / t_c.
 
   bench/hybrid_experiments.py fig14 --build build          # seed 000 fig. 14, H100 machine
-  bench/hybrid_experiments.py fig15 --build build          # seed 000 fig. 15 right, 2 GPUs
+  bench/hybrid_experiments.py fig15 --build build          # seed 000 fig. 15 right, 2 GPUs (mgpu_bench)
   bench/hybrid_experiments.py fig5d --build build          # seed 003 fig. 5d, H100 machine
   bench/hybrid_experiments.py fig5d-mpi --build build --ranks 2   # the same per rank, two GPUs
   bench/hybrid_experiments.py cpu-check --build build      # the scripts' own check, no GPU
+  bench/hybrid_experiments.py refit docs/results/hybrid-fig14-h100.json   # the model offline
 
 fig14: 2-D fp32, n = 4096 and 16384, CPU share 0-10 % in 0.5 % steps plus the coarse grid
-10-100 % in 10 % steps; fig15: the fraction on GPU 1 from 0 to 100 % in 5 % steps;
+10-100 % in 10 % steps; fig15: the fraction on GPU 1 from 0 to 100 % in 5 % steps, n = 16384 and
+4096 (the seed's), through bench/mgpu_bench (the --gpus chain, peer copies, each split checked);
 fig5d: 3-D 512 x 512 x 1024 fp64, 0-10 % in 0.5 % steps then 11-40 % in 1 % steps, the
 naive and nested schedules; fig5d-mpi: the same grid over --ranks MPI ranks (one GPU each,
 bench/hybrid_mpi: each rank's slab split; measured curves, f = 0 is GPU-only).
 Results go to docs/results/hybrid-*.json and .png.
+
+fig5d (--quick: 15 splits over 0-40 %) and fig14 --engine run hybrid_split --engine: one split
+engine per split, each checked bitwise against GPU-only; for fig5d the nested boundary crew is
+tuned and nested and naive are timed head to head at their best splits.
 """
 import argparse
 import json
@@ -29,6 +35,8 @@ import sys
 FINE = [round(0.005 * i, 4) for i in range(21)]
 COARSE14 = [round(0.1 * i, 2) for i in range(2, 11)]
 COARSE5D = [round(0.01 * i, 2) for i in range(11, 41)]
+# fig5d --quick: 0-40 % still covered, densest where the split can pay (seed 003's ~3.5 %)
+QUICK5D = [0, 0.005, 0.01, 0.015, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08, 0.1, 0.15, 0.2, 0.3, 0.4]
 
 
 def run(build, out, args):
@@ -57,6 +65,25 @@ def summary(d, label):
             % (label, s["schedule"], best["measured_s"], 100 * best["fraction"], base / best["measured_s"], base,
                s["bound"], 100 * a["fraction"], a["measured_s"], 100 * (a["measured_s"] / best["measured_s"] - 1),
                100 * (a["measured_s"] / base - 1), 100 * max(errs), 100 * sorted(errs)[len(errs) // 2]))
+        worst = max(pts, key=lambda p: abs(p["predicted_s"] / p["measured_s"] - 1))
+        lines.append("  %s model error per split (%%): %s; worst %.1f %% at %.2f %%; within 10 %%: %d of %d"
+                     % (s["schedule"], " ".join("%.1f:%+.1f" % (100 * p["fraction"], 100 * (p["predicted_s"] / p["measured_s"] - 1))
+                                                for p in sorted(pts, key=lambda p: p["fraction"])),
+                        100 * abs(worst["predicted_s"] / worst["measured_s"] - 1), 100 * worst["fraction"],
+                        sum(1 for e in errs if e <= 0.10), len(errs)))
+        if s.get("tune"):
+            lines.append("  %s boundary crew tuned: %s -> %d threads (+ %d interior)"
+                         % (s["schedule"], ", ".join("%d: %.4g s" % (t["boundary_threads"], t["s"]) for t in s["tune"]),
+                            s["boundary_threads"], s["threads"]))
+    for h in d.get("head_to_head", []):
+        lines.append("%s head to head (blocks interleaved) at %.2f %% (%s's best split): naive %.4g s / nested %.4g s = %.4f"
+                     % (label, 100 * h["fraction"], h["best_of"], h["naive_s"], h["nested_s"],
+                        h["naive_s"] / h["nested_s"]))
+    best = {s["schedule"]: min(s["points"], key=lambda p: p["measured_s"]) for s in d["schedules"]}
+    if "nested" in best and "naive" in best:
+        lines.append("%s nested vs naive at their best splits: naive %.4g s (%.2f %%) / nested %.4g s (%.2f %%) = %.4f"
+                     % (label, best["naive"]["measured_s"], 100 * best["naive"]["fraction"], best["nested"]["measured_s"],
+                        100 * best["nested"]["fraction"], best["naive"]["measured_s"] / best["nested"]["measured_s"]))
     return lines
 
 
@@ -113,7 +140,10 @@ def run_mpi(a, out, args):
     exe = os.path.join(a.build, "bench", "hybrid_mpi")
     cmd = [a.mpiexec, "-n", str(a.ranks), exe, out] + [str(x) for x in args]
     print("+", " ".join(cmd), flush=True)
-    r = subprocess.run(cmd)
+    env = dict(os.environ)
+    if hasattr(os, "geteuid") and os.geteuid() == 0:  # containers: Open MPI refuses root otherwise
+        env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    r = subprocess.run(cmd, env=env)
     if r.returncode != 0:
         sys.exit("hybrid_mpi failed (exit %d): see above" % r.returncode)
     with open(out) as f:
@@ -166,42 +196,144 @@ def finish_mpi(name, d, outdir):
     print("wrote", out, "and", png if not why else "(%s)" % why)
 
 
+def fig15_chain(a):
+    """Seed 000 fig. 15 right on two GPUs: time per sweep against the fraction of rows on GPU 1,
+    through the chain of two GPU parts (peer copies; bench/mgpu_bench --fractions), each split
+    checked bitwise against one GPU. Model: T(f) = max((1 - f) t_0, f t_1) + X, with t_0, t_1
+    the one-GPU times (f = 0 and 1) and X the exposed exchange measured at f = 0.5."""
+    fr = [round(0.05 * i, 2) for i in range(21)]
+    if a.quick:
+        fr = [0, 0.2, 0.4, 0.45, 0.5, 0.55, 0.6, 0.8, 1]
+    runs = []
+    exe = os.path.join(a.build, "bench", "mgpu_bench")
+    for n, sweeps in ((16384, 20 if a.quick else 40), (4096, 100 if a.quick else 200)):
+        raw = os.path.join(a.out, "hybrid-fig15-%d.raw.json" % n)
+        cmd = [exe, raw, "--dim", "2", "--n", str(n), "--precision", "single", "--sweeps", str(sweeps),
+               "--repeats", str(3 if a.quick else a.repeats), "--check", "4",
+               "--fractions", ",".join(map(str, fr))] + (["--cpu"] if a.cpu else [])
+        if a.cpu:
+            cmd[cmd.index(str(n))] = str(n // 64)
+        print("+", " ".join(cmd), flush=True)
+        r = subprocess.run(cmd)
+        if r.returncode != 0:
+            sys.exit("mgpu_bench failed (exit %d): see above" % r.returncode)
+        with open(raw) as f:
+            d = json.load(f)
+        recs = sorted(d["records"], key=lambda p: p["fraction_gpu1"])
+        t0 = [p["sweep_s"] for p in recs if p["fraction_gpu1"] == 0]
+        t1 = [p["sweep_s"] for p in recs if p["fraction_gpu1"] == 1]
+        half = [p["sweep_s"] for p in recs if p["fraction_gpu1"] == 0.5]
+        model = None
+        if t0 and t1 and half:
+            x = max(0.0, half[0] - 0.5 * max(t0[0], t1[0]))
+            model = {"t_0": t0[0], "t_1": t1[0], "x_exposed": x}
+            for p in recs:
+                f = p["fraction_gpu1"]
+                p["predicted_s"] = max((1 - f) * t0[0], f * t1[0]) + (x if 0 < f < 1 else 0.0)
+        runs.append({"n": n, "result": d, "model": model,
+                     "label": "n = %d fp32, 2 x %s, %s" % (n, d["device"], next(
+                         (p["exchange"] for p in recs if p["parts"] == 2), "?"))})
+    lines = []
+    for r in runs:
+        recs = r["result"]["records"]
+        base = min(p["sweep_s"] for p in recs if p["parts"] == 1)
+        best = min(recs, key=lambda p: p["sweep_s"])
+        lines.append("%s: best %.4g ms/sweep at %.0f %% on GPU 1: %.3fx one GPU (%.4g ms; seed 000: about 1.8x at 50 %%)%s"
+                     % (r["label"], 1e3 * best["sweep_s"], 100 * best["fraction_gpu1"], base / best["sweep_s"],
+                        1e3 * base, "; model X = %.3g us" % (1e6 * r["model"]["x_exposed"]) if r["model"] else ""))
+        if any(p["checked"] is False for p in recs):
+            lines.append("%s: a split is NOT bitwise equal to one GPU" % r["label"])
+    out = os.path.join(a.out, "hybrid-fig15.json")
+    png = os.path.join(a.out, "hybrid-fig15.png")
+    with open(out, "w") as f:
+        json.dump({"experiment": "fig15", "runs": runs, "summary": lines}, f, indent=1)
+    why = None
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        fig, axes = plt.subplots(1, len(runs), figsize=(6.2 * len(runs), 4.4), squeeze=False)
+        for ax, r in zip(axes[0], runs):
+            recs = sorted(r["result"]["records"], key=lambda p: p["fraction_gpu1"])
+            base = min(p["sweep_s"] for p in recs if p["parts"] == 1)
+            x = [100 * p["fraction_gpu1"] for p in recs]
+            ax.plot(x, [p["sweep_s"] / base for p in recs], "o-", ms=3, label="measured")
+            if r["model"]:
+                ax.plot(x, [p["predicted_s"] / base for p in recs], "--", label="model")
+            ax.axhline(1.0, color="gray", lw=1, label="one GPU")
+            ax.axhline(0.5, color="gray", lw=1, ls=":", label="ideal two GPUs")
+            ax.set_xlabel("rows on GPU 1 (%)")
+            ax.set_ylabel("time per sweep / one GPU")
+            ax.set_ylim(0, max(1.2, min(3.0, 1.05 * max(p["sweep_s"] / base for p in recs))))
+            ax.set_title(r["label"], fontsize=9)
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=7)
+        fig.suptitle("seed 000 fig. 15 right: two-GPU row split")
+        fig.tight_layout()
+        fig.savefig(png, dpi=110)
+    except ImportError:
+        why = "matplotlib is not installed: no plot"
+    print("\n".join(lines))
+    print("wrote", out, "and", png if not why else "(%s)" % why)
+    if any(p["checked"] is False for r in runs for p in r["result"]["records"]):
+        sys.exit(1)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("experiment", choices=["fig14", "fig15", "fig5d", "fig5d-mpi", "cpu-check"])
+    ap.add_argument("experiment", choices=["fig14", "fig15", "fig5d", "fig5d-mpi", "cpu-check", "refit"])
+    ap.add_argument("json", nargs="?", help="refit: a fig14/fig5d JSON to re-evaluate with the current model")
+    ap.add_argument("--llc-mib", type=float, default=300.0, help="refit of old runs: the host's LLC (H100: 300)")
+    ap.add_argument("--l2-mib", type=float, default=32.0, help="refit of old runs: the cores' L2 (H100 host: 16 x 2)")
+    ap.add_argument("--exchange", choices=["clark", "constant"], default="clark",
+                    help="refit of old runs without the off-balance probe")
     ap.add_argument("--ranks", type=int, default=2, help="fig5d-mpi: MPI ranks")
     ap.add_argument("--mpiexec", default="mpiexec")
     ap.add_argument("--build", default="build")
     ap.add_argument("--out", default="docs/results")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--threads", type=int, default=0, help="CPU threads (0: all cores)")
+    ap.add_argument("--boundary-threads", type=int, default=0,
+                    help="nested boundary crew (0: the library's default; fig5d tunes 1, 2, 4 itself)")
+    ap.add_argument("--engine", action="store_true",
+                    help="fig14: one split engine per split, checked against GPU-only (fig5d always does)")
     ap.add_argument("--quick", action="store_true", help="fewer points and sweeps")
+    ap.add_argument("--cpu", action="store_true", help="fig15: CPU crews for the GPUs, n / 64 (the script's own check)")
     a = ap.parse_args()
+    if a.experiment == "refit":
+        if not a.json:
+            sys.exit("refit: give the JSON of a run")
+        import hybrid_model_offline
+        hybrid_model_offline.refit(a.json, a.llc_mib, a.l2_mib, a.exchange)
+        return
     os.makedirs(a.out, exist_ok=True)
     tmp = lambda tag: os.path.join(a.out, "hybrid-%s.raw.json" % tag)
-    common = ["--repeats", a.repeats] + (["--threads", a.threads] if a.threads else [])
+    common = ["--repeats", a.repeats] + (["--threads", a.threads] if a.threads else []) + \
+        (["--boundary-threads", a.boundary_threads] if a.boundary_threads else [])
     fine = FINE[::4] if a.quick else FINE
     if a.experiment == "fig14":
         runs = []
         for n, sweeps in ((4096, 200), (16384, 40)):
-            fr = fine + (COARSE14[::3] if a.quick else COARSE14)
+            if a.engine:  # cheap per split: 1 % steps when quick, the seed's whole grid otherwise
+                fr = (FINE[::2] + [0.2, 0.5, 0.8]) if a.quick else FINE + COARSE14
+            else:
+                fr = fine + (COARSE14[::3] if a.quick else COARSE14)
             d = run(a.build, tmp("fig14-%d" % n), ["--dim", 2, "--n", n, "--precision", "single", "--sweeps",
-                                                   sweeps, "--check", 4, "--fractions", ",".join(map(str, fr))] + common)
+                                                   sweeps, "--check", 4, "--fractions", ",".join(map(str, fr))]
+                    + (["--engine"] if a.engine else []) + common)
             runs.append(("n = %d fp32" % n, d))
         finish("fig14", runs, "rows on the CPU (%)", "seed 000 fig. 14: CPU + GPU row split", a.out)
     elif a.experiment == "fig15":
-        runs = []
-        fr = [round(0.05 * i, 2) for i in range(21)]
-        for n, sweeps in ((4096, 200), (16384, 40)):
-            d = run(a.build, tmp("fig15-%d" % n), ["--dim", 2, "--n", n, "--precision", "single", "--two-gpus",
-                                                   "--sweeps", sweeps, "--fractions", ",".join(map(str, fr))] + common)
-            runs.append(("n = %d fp32, 2 GPUs" % n, d))
-        finish("fig15", runs, "rows on GPU 1 (%)", "seed 000 fig. 15 right: two-GPU row split", a.out)
+        fig15_chain(a)
     elif a.experiment == "fig5d":
-        fr = fine + (COARSE5D[::5] if a.quick else COARSE5D)
-        d = run(a.build, tmp("fig5d"), ["--dim", 3, "--nx", 512, "--ny", 512, "--nz", 1024, "--precision", "double",
-                                        "--schedules", "nested,naive", "--sweeps", 10 if a.quick else 20,
-                                        "--check", 2, "--fractions", ",".join(map(str, fr))] + common)
+        # one split engine per split (no solver, no cpu-seq reference of 2 GiB grids): each
+        # split checked bitwise against GPU-only after 2 sweeps; the nested boundary crew tuned
+        fr = QUICK5D if a.quick else FINE + COARSE5D
+        d = run(a.build, tmp("fig5d"), ["--engine", "--dim", 3, "--nx", 512, "--ny", 512, "--nz", 1024,
+                                        "--precision", "double", "--schedules", "nested,naive",
+                                        "--sweeps", 10 if a.quick else 20, "--check", 2,
+                                        "--tune-boundary", "1,2,4", "--tune-at", 0.04,
+                                        "--fractions", ",".join(map(str, fr))] + common)
         finish("fig5d", [("512 x 512 x 1024 fp64, 1 rank", d)], "planes on the CPU (%)",
                "seed 003 fig. 5d: CPU share, naive vs nested", a.out)
     elif a.experiment == "fig5d-mpi":
@@ -220,6 +352,11 @@ def main():
                                                "--schedules", "nested,naive", "--sweeps", 10, "--check", 3,
                                                "--fractions", "0,0.1,0.25,0.5,1"] + common)
         runs.append(("3-D n = 48 fp64, cpu + cpu", d))
+        d = run(a.build, tmp("cpu-check-engine"), ["--engine", "--dim", 3, "--nx", 48, "--ny", 48, "--nz", 96,
+                                                   "--precision", "double", "--second", "cpu", "--schedules",
+                                                   "nested,naive", "--sweeps", 6, "--check", 2, "--tune-boundary",
+                                                   "1,2", "--fractions", ",".join(map(str, QUICK5D))] + common)
+        runs.append(("3-D 48x48x96 fp64, --engine (fig5d's pipeline), cpu + cpu", d))
         finish("cpu-check", runs, "rows on the first CPU part (%)", "hybrid engine with two CPU placements", a.out)
         if os.path.exists(os.path.join(a.build, "bench", "hybrid_mpi")):
             d = run_mpi(a, tmp("cpu-check-mpi"), ["--n", 24, "--second", "cpu", "--sweeps", 5, "--fractions",

@@ -3,7 +3,8 @@
  *
  *   mpiexec -n R hybrid_mpi OUT.json [--nx X --ny Y --nz Z | --n N] [--dim 2|3]
  *           [--precision single|double] [--second gpu|cpu] [--schedules nested,naive]
- *           [--ghost G] [--threads T] [--fractions F,...] [--sweeps K] [--repeats R] [--no-check]
+ *           [--ghost G] [--threads T] [--boundary-threads B] [--fractions F,...] [--sweeps K]
+ *           [--repeats R] [--no-check]
  *
  * For each schedule and fraction of each rank's slab on the CPU: one run of K sweeps whose
  * answer is gathered and compared bitwise with cpu-seq on rank 0 (exit 1 on a mismatch),
@@ -69,6 +70,8 @@ int main(int argc, char **argv)
             o.split_ghost = atoi(v);
         else if (ARG("--threads"))
             o.threads = atoi(v);
+        else if (ARG("--boundary-threads"))
+            o.split_boundary_threads = atoi(v);
         else if (ARG("--sweeps"))
             sweeps = atol(v);
         else if (ARG("--repeats"))

@@ -4,7 +4,7 @@
  *   hybrid_split OUT.json [--dim 2|3] [--n N | --nx X --ny Y --nz Z] [--precision single|double]
  *                [--second gpu|cpu] [--schedules nested,naive] [--ghost G] [--threads T]
  *                [--boundary-threads B] [--fractions F,F,...] [--sweeps K] [--repeats R]
- *                [--check S] [--two-gpus]
+ *                [--check S] [--two-gpus] [--engine [--tune-boundary B,B,.. --tune-at F]]
  *
  * For each schedule and fraction f of the rows (planes) on the CPU it
  *   1. checks the answer once per fraction: S sweeps of the hybrid backend bitwise against
@@ -15,6 +15,8 @@
  * line; the second CPU placement alone with --second cpu) and the auto split (chosen rows,
  * predicted and measured time). --two-gpus: part A on GPU 1, part B on GPU 0 (seed 000
  * fig. 15 right: f = the fraction on GPU 1), rows crossing through pinned host buffers.
+ * --engine (hybrid_split_engine.c): one split engine per split instead of one solver, each
+ * checked bitwise against the second placement alone (fast enough for fig. 5d's 2 GiB grids).
  * Byte model: u read once and written once per interior point and sweep (2 words).
  */
 #include <math.h>
@@ -29,28 +31,7 @@
 #include "hybrid/split.h"
 #include "solver/solver_internal.h"
 
-#define MAXF 256
-
-typedef struct bench_cfg {
-    hr_options o;
-    int schedules[2], nsched;
-    double f[MAXF];
-    int nf;
-    long sweeps, check;
-    int repeats, two_gpus;
-} bench_cfg;
-
-static int cmp_d(const void *x, const void *y)
-{
-    const double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
-
-static double median(double *t, int n)
-{
-    qsort(t, (size_t)n, sizeof *t, cmp_d);
-    return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
-}
+#include "hybrid_split.h"
 
 /* Median seconds per sweep of R blocks of K sweeps (one untimed block first). */
 static hr_status time_solver(hr_solver *s, const bench_cfg *c, double *per)
@@ -196,6 +177,15 @@ static int parse(int argc, char **argv, bench_cfg *c, const char **out)
             c->check = atol(v);
         else if (strcmp(a, "--two-gpus") == 0)
             c->two_gpus = 1;
+        else if (strcmp(a, "--engine") == 0)
+            c->engine = 1;
+        else if (ARG("--tune-boundary")) {
+            double b[8];
+            c->ntune = parse_list(v, b, 8);
+            for (int q = 0; q < c->ntune; q++)
+                c->tune_b[q] = (int)b[q];
+        } else if (ARG("--tune-at"))
+            c->tune_at = atof(v);
         else if (a[0] != '-' && !*out)
             *out = a;
         else {
@@ -210,6 +200,7 @@ static int parse(int argc, char **argv, bench_cfg *c, const char **out)
     if (c->nf == 0)
         for (int i = 0; i <= 20; i++)
             c->f[c->nf++] = 0.005 * i;
+    if (c->tune_at <= 0) c->tune_at = 0.04;
     return 0;
 }
 
@@ -221,6 +212,7 @@ int main(int argc, char **argv)
     int rc = parse(argc, argv, &c, &out);
     if (rc) return rc;
     hr_options *o = &c.o;
+    if (c.engine) return engine_main(&c, out);
     const int dim = hr_options_dim(o), n = hr_options_extent(o, dim == 3 ? 2 : 1);
     FILE *js = fopen(out, "w");
     if (!js) {
@@ -291,18 +283,10 @@ int main(int argc, char **argv)
             cal.probe_s = half;
             const double busy = 0.5 * (ta > base ? ta : base);
             cal.x_exposed = half > busy ? half - busy : 0.0;
-            m = (hr_split_model){ta, base, cal.x_exposed / 2, 0.0, 0.0, 2, n};
+            m = (hr_split_model){
+                .t_a = ta, .t_b = base, .x_latency = cal.x_exposed / 2, .messages = 2, .rows = n};
         }
-        fprintf(
-            js,
-            "  {\"schedule\": \"%s\", \"t_c\": %.9g, \"t_g\": %.9g, \"x_exposed\": %.9g, \"probe_rows\": %d, "
-            "\"probe_s\": %.9g, \"x_latency\": %.9g, \"x_bandwidth\": %.9g, \"row_bytes\": %.0f, "
-            "\"cpu_stream_gbps\": %.4g, \"gpu_stream_gbps\": %.4g, \"stream_share\": %.6g, "
-            "\"calibration_s\": %.4g, \"bound\": %.6g,\n",
-            sname, cal.t_cpu, cal.t_gpu, cal.x_exposed, cal.probe_rows, cal.probe_s, cal.x_latency,
-            cal.x_bandwidth, cal.row_bytes, cal.cpu_stream_gbps, cal.gpu_stream_gbps,
-            cal.cpu_stream_gbps > 0 ? hr_split_stream_share(cal.cpu_stream_gbps, cal.gpu_stream_gbps) : -1.0,
-            cal.seconds, 1.0 + cal.t_gpu / cal.t_cpu);
+        bench_write_calibration(js, sname, &cal, &m);
         printf("%s: t_c %.6g t_g %.6g X %.6g (bound %.4f)\n", sname, cal.t_cpu, cal.t_gpu, cal.x_exposed,
                1.0 + cal.t_gpu / cal.t_cpu);
         fprintf(js, "   \"points\": [\n");

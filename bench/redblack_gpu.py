@@ -19,7 +19,7 @@ import statistics
 import subprocess
 import sys
 
-KERNELS = ["rb-v1", "rb-v2", "rb-v3", "rb-v4", "rb-ldg", "rb-tuned"]
+KERNELS = ["rb-v1", "rb-v2", "rb-v3", "rb-v4", "rb-ldg", "rb-inplace", "rb-tuned"]
 SEED_MS = {"rb-v1": 405, "rb-v3": 493, "rb-v4": 396}  # [ext] slides, Titan Z, per 50 iterations
 
 
@@ -64,10 +64,11 @@ def main():
                          "seed_ms": SEED_MS.get(k) if prec == "single" else None})
             print(f"{k} {prec}: {1e3 * med:.2f} ms / 50 it, {gbps:.0f} GB/s, {100 * gbps / bw:.0f}% of copy {bw:.0f}",
                   flush=True)
-    # rb-tuned's tile shapes (BX threads = 2 BX columns, H rows)
+    # rb-tuned's shapes (BX threads x BY strips per block (+ 16: overlapped warps) x H rows per strip)
     sweep = []
     for prec in ("single", "double"):
-        for shape in ("128x64", "64x64", "256x64", "128x32", "128x128", "128x256", "32x128", "512x32", "64x256"):
+        for shape in ("128x17x8", "128x1x8", "128x17x4", "128x1x4", "128x17x16", "64x18x8", "256x1x8", "32x20x8",
+                      "128x1x32", "64x1x64"):
             os.environ["HETRELAX_RB_GPU_SHAPE"] = shape
             d = drive(a.build, seed + ["--kernel", "rb-tuned", "--precision", prec, "--n", a.n, "--iters", 50,
                                        "--repeats", a.repeats])

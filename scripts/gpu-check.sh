@@ -113,9 +113,12 @@ QUICK=""
 ALL=tune,ladder,fig11,transfer,tb,async,peers
 SECTIONS=${SECTIONS:-$ALL}
 BENCH=$(echo "$SECTIONS" | tr ',' '\n' | grep -v -x -e peers -e fig16 -e 3d -e peers3d -e hybrid -e sparsecli \
-    -e cpu16 -e mpi16 -e mgpeers -e hypre16 | paste -sd, -)
+    -e cpu16 -e mpi16 -e mgpeers -e hypre16 -e hybrid5d -e mgpu -e mpigpu | paste -sd, -)
 # sections beyond the GPU kernels, for a machine with many cores and a GPU:
 #   hybrid     seed 000 fig. 14 (CPU+GPU row split, measured and modelled; HYBRID_ARGS)
+#   mgpu       many GPUs in one process (bench/mgpu_all.sh; .deps/mgpm for NVIDIA's variants)
+#   mpigpu     GPU ranks under MPI: 3-D weak and strong scaling (bench/mpi_gpu_scaling.py)
+#   hybrid5d   seed 003 fig. 5d (3-D CPU share, naive / nested; HYBRID5D_ARGS)
 #   sparsecli  the sparse CLI against the bench driver (issue 15 item 1)
 #   cpu16      cpu-threads 2-D (n = 8192) and 3-D (256^3) against the STREAM copy of the run
 #   mpi16      CPU ranks against threads in one process (issue 11), when MPI was built
@@ -125,6 +128,21 @@ if [[ ",$SECTIONS," == *,hybrid,* ]]; then
     timeout "${HYBRID_TIMEOUT:-240}" python3 bench/hybrid_experiments.py fig14 --build "$BUILD" --out /tmp/hr-hybrid \
         ${HYBRID_ARGS:---quick} || status=1
     cp /tmp/hr-hybrid/hybrid-fig14.json /tmp/hr-hybrid/hybrid-fig14.png "$OUT/" 2>/dev/null
+fi
+if [[ ",$SECTIONS," == *,hybrid5d,* ]]; then
+    say "hybrid: seed 003 fig. 5d, 3-D CPU share for naive / nested (bench/hybrid_experiments.py)"
+    timeout "${HYBRID5D_TIMEOUT:-240}" python3 bench/hybrid_experiments.py fig5d --build "$BUILD" --out /tmp/hr-hybrid5d \
+        ${HYBRID5D_ARGS:---quick} || status=1
+    cp /tmp/hr-hybrid5d/hybrid-fig5d.json /tmp/hr-hybrid5d/hybrid-fig5d.png "$OUT/" 2>/dev/null
+fi
+if [[ ",$SECTIONS," == *,mgpu,* ]]; then
+    say "many GPUs in one process (bench/mgpu_all.sh): 2-D/3-D scaling, NVIDIA's variants, fig. 15, rb-2gpu"
+    timeout "${MGPU_TIMEOUT:-420}" bash bench/mgpu_all.sh "$OUT/mgpu" "$BUILD" || status=1
+fi
+if [[ ",$SECTIONS," == *,mpigpu,* ]] && [ -x "$BUILD/tests/mpi/mpi_solve" ]; then
+    say "GPU ranks: 3-D weak (512^3 per GPU) and strong (512x512x1024) scaling (bench/mpi_gpu_scaling.py)"
+    timeout "${MPIGPU_TIMEOUT:-300}" python3 bench/mpi_gpu_scaling.py --build "$BUILD" $QUICK \
+        --out "$OUT/mpi-gpu.json" ${MPIGPU_ARGS:-} || status=1
 fi
 if [[ ",$SECTIONS," == *,sparsecli,* ]]; then
     HR_BUILD=$BUILD timeout "${SPARSECLI_TIMEOUT:-200}" bash scripts/gpu-sparse-check.sh "$OUT/sparse" cli || status=1

@@ -65,57 +65,79 @@ fi
 CLI=$BUILD/hetrelax
 DRIVER=$BUILD/tests/gpu/sparse/gpu_sparse_driver
 
-say "tests (test_gpu_sparse)"
-(cd "$BUILD" && ctest -R '^test_gpu_sparse$' --output-on-failure) || { echo "GPU sparse tests failed"; status=1; }
+if [ "$MODE" != cli ]; then
+say "tests (test_gpu_sparse, test_gpu_sparse_loop)"
+(cd "$BUILD" && ctest -R '^test_gpu_sparse(_loop)?$' --output-on-failure) || { echo "GPU sparse tests failed"; status=1; }
 [ "$MODE" = tests ] && exit $status
+fi
 
 # Issue 15 item 1: the library path (CLI) against the kernels (the bench driver). The
 # CLI solves to 1e-10 as a user runs it (checked every iteration, monitor every 10,
 # --json for the numbers); the driver then runs exactly that many iterations unchecked
 # (tol=0), its "time to 1e-10". time_s of both is the iteration loop (same clock).
-# Medians of 5. Target: ratio <= 1.5. Also shown: the CLI with the checks on the host
-# (HETRELAX_SPARSE_DEVICE_CHECKS=0: one residual kernel and a round trip per iteration).
+# Medians of 5 (3 for the variants). Target: ratio <= 1.5. Also shown: the CLI with
+# bodies of 32 and 64 iterations (HETRELAX_SPARSE_BODY; default 16), with
+# the device loop's body replayed from the host (HETRELAX_SPARSE_WHILE=0) and with the
+# checks on the host (HETRELAX_SPARSE_DEVICE_CHECKS=0: a residual kernel and a round
+# trip per iteration), then one profiled CLI run and one profiled driver run a case
+# (HETRELAX_SPARSE_PROFILE=1: where the loop's time goes).
 cli_vs_driver() {
     say "CLI against the bench driver (issue 15 item 1: target CLI <= 1.5x driver)"
+    (cd "$BUILD" && ctest -R '^test_gpu_sparse_loop$' --output-on-failure) || { echo "device loop tests failed"; status=1; }
     python3 - "$CLI" "$DRIVER" <<'PY' || status=1
 import json, os, statistics, subprocess, sys
 cli, driver = sys.argv[1], sys.argv[2]
-worst, bad = 0.0, []
-print("%-16s %-8s %6s %12s %12s %12s %7s %7s" % ("matrix", "method", "iters", "cli_s", "cli_host_s", "driver_s",
-                                                   "ratio", "host"))
+worst, bad, profiles = 0.0, [], []
+print("%-16s %-7s %6s %-9s %9s %9s %9s %9s %9s %9s %6s %6s %6s %6s %6s" % ("matrix", "method", "iters", "reason",
+      "cli_us", "b32_us", "b64_us", "replay_us", "host_us", "driver_us", "ratio", "b32", "b64", "replay", "host"))
+def run_cli(mat, method, extra, env, n):
+    recs = []
+    for _ in range(n):
+        out = subprocess.run([cli, "sparse", "--gen", mat, "--backend", "gpu", "--method", method, "--tol", "1e-10",
+                              "--quiet", "--json", "-"] + extra, capture_output=True, text=True,
+                             env=dict(os.environ, **env))
+        if out.returncode != 0 and not out.stdout.strip():
+            return None, out.stderr.strip()
+        recs.append(json.loads(out.stdout))
+    return recs, out.stderr
+def med(recs):
+    return statistics.median(r["time_s"] for r in recs) if recs else float("nan")
 for mat in ["fv2d:99", "trefethen:20000", "laplace2d:100"]:
     for method, extra, kv in [("async", ["--local-iters", "5", "--block", "256"], "K=5 block=256"),
                               ("jacobi", [], ""), ("cg", [], "")]:
-        def run_cli(env):
-            recs = []
-            for _ in range(5):
-                out = subprocess.run([cli, "sparse", "--gen", mat, "--backend", "gpu", "--method", method, "--tol",
-                                      "1e-10", "--quiet", "--json", "-"] + extra, capture_output=True, text=True,
-                                     env=dict(os.environ, **env))
-                if out.returncode != 0:
-                    return None, out.stderr.strip()
-                recs.append(json.loads(out.stdout))
-            return recs, ""
-        recs, err = run_cli({})
+        recs, err = run_cli(mat, method, extra, {}, 5)
         if recs is None:
-            print("%-16s %-8s failed: %s" % (mat, method, err)); bad.append(mat + " " + method); continue
-        host, _ = run_cli({"HETRELAX_SPARSE_DEVICE_CHECKS": "0"})
+            print("%-16s %-7s failed: %s" % (mat, method, err)); bad.append(mat + " " + method); continue
+        replay, _ = run_cli(mat, method, extra, {"HETRELAX_SPARSE_WHILE": "0"}, 3)
+        b32, _ = run_cli(mat, method, extra, {"HETRELAX_SPARSE_BODY": "32"}, 3)
+        b64, _ = run_cli(mat, method, extra, {"HETRELAX_SPARSE_BODY": "64"}, 3)
+        host, _ = run_cli(mat, method, extra, {"HETRELAX_SPARSE_DEVICE_CHECKS": "0"}, 3)
+        _, prof = run_cli(mat, method, extra, {"HETRELAX_SPARSE_PROFILE": "1"}, 1)
         iters = recs[0]["iterations"]
-        t_cli = statistics.median(r["time_s"] for r in recs)
-        t_host = statistics.median(r["time_s"] for r in host) if host else float("nan")
         job = "gen=%s method=%s backend=gpu %s tol=0 maxit=%d repeat=5\n" % (mat, method, kv, iters)
-        out = subprocess.run([driver], input=job, capture_output=True, text=True)
+        out = subprocess.run([driver], input=job, capture_output=True, text=True,
+                             env=dict(os.environ, HETRELAX_SPARSE_PROFILE="1"))
         drv = [json.loads(l) for l in out.stdout.splitlines() if l.startswith("{")]
         if out.returncode != 0 or not drv:
-            print("%-16s %-8s driver failed: %s" % (mat, method, out.stderr.strip())); bad.append(mat); continue
-        t_drv = statistics.median(d["time_s"] for d in drv)
+            print("%-16s %-7s driver failed: %s" % (mat, method, out.stderr.strip())); bad.append(mat); continue
+        t_cli, t_drv = med(recs), statistics.median(d["time_s"] for d in drv)
         ratio = t_cli / t_drv if t_drv > 0 else float("inf")
         worst = max(worst, ratio)
-        conv = all(r["converged"] and r["iterations"] == iters or method == "async" for r in recs)
-        print("%-16s %-8s %6d %12.6f %12.6f %12.6f %7.2f %7.2f%s" % (mat, method, iters, t_cli, t_host, t_drv, ratio,
-              t_host / t_drv if t_drv > 0 else float("nan"), "" if conv else "  (counts differ between runs)"))
+        same = all(r["iterations"] == iters for r in recs + (replay or []) + (host or []) + (b32 or []) + (b64 or []))
+        print("%-16s %-7s %6d %-9s %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %6.2f %6.2f %6.2f %6.2f %6.2f%s" % (
+              mat, method, iters, recs[0]["reason"][:9], 1e6 * t_cli, 1e6 * med(b32), 1e6 * med(b64),
+              1e6 * med(replay), 1e6 * med(host), 1e6 * t_drv, ratio, med(b32) / t_drv, med(b64) / t_drv,
+              med(replay) / t_drv, med(host) / t_drv,
+              "" if same else "  (iteration counts differ between runs or paths)"), flush=True)
         if ratio > 1.5: bad.append("%s %s %.2fx" % (mat, method, ratio))
+        keep = lambda text: [l for l in text.splitlines() if l.startswith(("hetrelax sparse profile", "  "))]
+        dprof = keep(out.stderr)[-3:]
+        profiles.append("%s %s\n  CLI:    %s\n  driver: %s" % (mat, method,
+                        "\n          ".join(keep(prof)),
+                        "\n          ".join(dprof)))
 print("worst ratio %.2f; over 1.5: %s" % (worst, ", ".join(bad) if bad else "none"))
+print("\nprofiles (HETRELAX_SPARSE_PROFILE=1; the driver's last repeat):")
+print("\n".join(profiles))
 sys.exit(1 if bad else 0)
 PY
 }
@@ -129,6 +151,12 @@ if [ "$MODE" = single ]; then
         printf 'gen=fv2d:20 tol=0 backend=gpu %s\n' "$job" |
             compute-sanitizer --tool memcheck --error-exitcode 3 "$DRIVER" >/dev/null ||
             { echo "memcheck failed: $job"; status=1; }
+    done
+    # the device loop (issue 15): checked every iteration, deferred monitors, WHILE graph
+    for job in "method=jacobi" "method=async K=5 block=64" "method=cg" "method=jacobi fault=0.25@5:recover=5"; do
+        printf 'gen=fv2d:20 tol=1e-10 maxit=300 monitor=10 deferred=1 backend=gpu %s\n' "$job" |
+            compute-sanitizer --tool memcheck --error-exitcode 3 "$DRIVER" >/dev/null ||
+            { echo "memcheck failed (device loop): $job"; status=1; }
     done
     # racecheck: shared-memory hazards inside a block (x in global memory races by design)
     printf 'gen=trefethen:500 tol=0 backend=gpu method=async K=5 block=256 maxit=10\n' |

@@ -256,10 +256,9 @@ static int mpi_refusals(const grid_args *a)
     if (o->method != HR_METHOD_JACOBI)
         return hr_cli_usage_error(CMD, "--method", "%s: decomposed (MPI) runs do Jacobi only so far",
                                   hr_method_name(o->method));
-    if (o->backend == HR_BACKEND_GPU || o->backend == HR_BACKEND_HYBRID)
+    if (o->backend == HR_BACKEND_HYBRID)
         return hr_cli_usage_error(CMD, "--backend",
-                                  "%s: decomposed (MPI) runs sweep on CPU ranks only so far",
-                                  hr_backend_name(o->backend));
+                                  "hybrid: decomposed (MPI) runs sweep on CPU ranks or on GPU ranks (gpu)");
     if (o->layout == HR_LAYOUT_BLOCKS)
         return hr_cli_usage_error(CMD, "--layout", "blocks: not available in decomposed (MPI) runs");
     return 0;
@@ -301,6 +300,10 @@ static int grid_run(grid_args *a, hr_flagset *fs)
     /* decomposed (MPI) runs: each rank sweeps its subdomain with the region sweep (seq), on
      * its own thread or a team of --threads (docs/mpi.md) */
     const int use_mpi = hr_mpi_cli_wanted(&a->mpi);
+    if (hr_mpi_cli_size() > 1 && hr_flags_seen(fs, "gpus")) { /* ranks: GPUs per node, one rank each */
+        a->mpi.gpus = o->gpus;
+        o->gpus = 0;
+    }
     if ((rc = hr_grid_gpus_prepare(a, fs, use_mpi)) != 0) return rc;
     if (use_mpi && (rc = mpi_refusals(a)) != 0) return rc;
     /* auto: the GPU when one is present, else all cores; for a dimension a backend has
@@ -432,7 +435,9 @@ static int grid_run(grid_args *a, hr_flagset *fs)
     }
 
     const char *bw_what = "given";
-    if (a->measure_bw && !local_rc) a->ref_gbps = measure_reference(a, eb, &bw_what);
+    /* GPU ranks: rank 0 measures its device (device 0) alone, not every rank on device 0 */
+    if (a->measure_bw && !local_rc && (!use_mpi || eb != HR_BACKEND_GPU || root))
+        a->ref_gbps = measure_reference(a, eb, &bw_what);
     o->reference_gbps = a->ref_gbps;
     const char *rhs_name = o->rhs == HR_RHS_SPIKE          ? "spike"
                            : o->rhs == HR_RHS_MANUFACTURED ? "manufactured"
@@ -459,7 +464,8 @@ static int grid_run(grid_args *a, hr_flagset *fs)
         so.kernel = o->kernel; /* seq or none: the library says so otherwise */
         if (root && (a->output || a->verify) && !(sol = malloc(count * sizeof *sol)))
             local_rc = hr_cli_usage_error(CMD, "--n", "no memory for the gathered solution");
-        if (!a->quiet && root && !local_rc) hr_grid_print_header(a, rhs_name, eb, "seq", bw_what, NULL, 0);
+        if (!a->quiet && root && !local_rc)
+            hr_grid_print_header(a, rhs_name, eb, eb == HR_BACKEND_GPU ? "tuned" : "seq", bw_what, NULL, 0);
         rc = hr_mpi_cli_solve(CMD, &so, &a->mpi, local_rc, &r, root ? sol : NULL, count, &mpi_json);
         /* a diverged run reports like a single process; other failures were printed */
         const int diverged =
@@ -468,14 +474,15 @@ static int grid_run(grid_args *a, hr_flagset *fs)
         hr_config mc; /* what ran, for the JSON */
         memset(&mc, 0, sizeof mc);
         mc.backend = eb;
-        snprintf(mc.kernel, sizeof mc.kernel, "seq");
+        snprintf(mc.kernel, sizeof mc.kernel, "%s", r.kernel[0] ? r.kernel : "seq"); /* GPU ranks: tuned */
         mc.caps = kd.caps;
         mc.dim = a->dim;
         mc.nx = a->nx;
         mc.ny = a->ny;
         mc.nz = a->nz;
         mc.threads = eb == HR_BACKEND_CPU_THREADS && o->threads > 0 ? o->threads : 1;
-        mc.device = -1;
+        mc.device = eb == HR_BACKEND_GPU ? 0 : -1; /* rank 0's GPU: local rank 0 */
+        if (eb == HR_BACKEND_GPU) snprintf(mc.device_name, sizeof mc.device_name, "%s", r.device_name);
         mc.omega = o->omega;
         mc.method = HR_METHOD_JACOBI;
         /* --verify's reference run on rank 0 still needs the file values */

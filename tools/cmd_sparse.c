@@ -491,6 +491,7 @@ int hr_cmd_sparse(int argc, char **argv)
     a.o.tol = 1e-10;
     a.o.max_iters = 10000;
     a.o.monitor_every = 10;
+    a.o.monitor_deferred = 1; /* monitor_cb records and prints, never stops a run */
     a.rhs = "ones";
     a.x0 = "zero";
     a.seed = 1;

@@ -144,7 +144,9 @@ int hr_mpi_cli_solve(const char *cmd, const hr_options *o, const hr_mpi_cli_args
     if (local_rc != 0) return local_rc;
     hr_mpi_solver *s;
     const int *dec = m->decomp[0] > 0 ? m->decomp : NULL;
-    hr_status st = hr_mpi_solver_create(o, dec, m->ghost, MPI_COMM_WORLD, &s);
+    hr_options lo = *o;
+    if (m->gpus > 0) lo.gpus = m->gpus; /* GPU ranks: the library checks it against the node */
+    hr_status st = hr_mpi_solver_create(&lo, dec, m->ghost, MPI_COMM_WORLD, &s);
     if (st != HR_OK) return refuse(cmd, st, hr_mpi_last_error());
     hr_mpi_solver_set_overlap(s, !m->no_overlap);
     st = hr_mpi_solver_run(s, r);
@@ -161,8 +163,8 @@ int hr_mpi_cli_solve(const char *cmd, const hr_options *o, const hr_mpi_cli_args
     }
     hr_mpi_info info;
     hr_mpi_solver_info(s, &info);
-    double t[4] = {info.pack_s, info.transfer_s, info.unpack_s, info.hidden_s};
-    MPI_Allreduce(MPI_IN_PLACE, t, 4, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    double t[6] = {info.pack_s, info.transfer_s, info.unpack_s, info.hidden_s, info.wait_s, info.compute_s};
+    MPI_Allreduce(MPI_IN_PLACE, t, 6, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     if (mpi_json && hr_mpi_cli_rank() == 0) {
         json_object *j = json_object_new_object(), *d = json_object_new_array();
         for (int a = 0; a < (o->dim == 3 ? 3 : 2); a++)
@@ -176,6 +178,15 @@ int hr_mpi_cli_solve(const char *cmd, const hr_options *o, const hr_mpi_cli_args
         json_object_object_add(j, "transfer_s", hr_json_number(t[1]));
         json_object_object_add(j, "unpack_s", hr_json_number(t[2]));
         json_object_object_add(j, "hidden_s", hr_json_number(t[3]));
+        if (info.device >= 0) { /* GPU ranks: the device overlap's split, where messages lived */
+            json_object_object_add(j, "wait_s", hr_json_number(t[4]));
+            json_object_object_add(j, "compute_s", hr_json_number(t[5]));
+            json_object_object_add(j, "hidden_fraction",
+                                   hr_json_number(t[3] + t[4] > 0 ? t[3] / (t[3] + t[4]) : 0.0));
+            json_object_object_add(j, "buffers",
+                                   json_object_new_string(info.device_buffers ? "device (CUDA-aware MPI)"
+                                                                              : "pinned host (staged)"));
+        }
         json_object_object_add(j, "halo_bytes", hr_json_number(info.halo_bytes));
         json_object_object_add(j, "max_halo_bytes", hr_json_number(info.max_halo_bytes));
         *mpi_json = j;

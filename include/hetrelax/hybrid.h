@@ -10,6 +10,12 @@
  *
  * best at f* = t_b / (t_a + t_b) when X is constant, where T(f*) = t_a t_b / (t_a + t_b) + X.
  * The split pays only when X < f* t_b, and gains at most 1 + t_b / t_a.
+ *
+ * The fields appended to hr_split_model refine the three terms (all 0: the form above):
+ * A's part of r rows takes r s(r w), its seconds per row growing as its working set leaves
+ * the caches (knots measured in and out of the last-level cache); B's part has a floor
+ * (launch latency); near the balance the sweep waits for the expected maximum of two jittery
+ * part times (Clark), not for the larger mean; T(0) is B alone with its CUDA graphs.
  */
 #ifndef HETRELAX_HYBRID_H
 #define HETRELAX_HYBRID_H
@@ -20,6 +26,8 @@
 extern "C" {
 #endif
 
+#define HR_SPLIT_KNOTS 6 /* slabs of the size-aware CPU term */
+
 typedef struct hr_split_model {
     double t_a;         /* seconds per sweep of the whole grid on placement A (the CPU) */
     double t_b;         /* the same on placement B (the GPU) */
@@ -28,6 +36,19 @@ typedef struct hr_split_model {
     double row_bytes;   /* bytes of one boundary row (2-D) or plane (3-D) */
     int messages;       /* messages per sweep when both parts are non-empty (2: one each way) */
     int rows;           /* rows or planes to split */
+    /* Appended (all 0: the terms above alone). A's term f t_a assumes every row costs the same;
+     * once A's grids leave the caches a row costs more. With a_knots > 0, A's part of r rows
+     * takes r x s(r a_ws_per_row), s interpolated linearly in log(working set) between the
+     * seconds per row measured on slabs of those working sets (constant beyond the ends). */
+    int a_knots;
+    double a_knot_ws[HR_SPLIT_KNOTS];    /* working set of each slab, bytes, increasing */
+    double a_knot_row_s[HR_SPLIT_KNOTS]; /* its seconds per row and sweep */
+    double a_ws_per_row;                 /* working-set bytes of one row of A (its grids) */
+    double b_alone;                      /* T(0) when > 0: B alone (CUDA graphs, no host sync per sweep) */
+    /* > 0: the parts' times jitter by this much (seconds, one sigma), so a split near the balance
+     * waits for the expected maximum of two normal times (Clark 1961), not for the larger mean */
+    double x_sigma;
+    double b_floor; /* > 0: B's part never sweeps faster than this (launch latency, small parts) */
 } hr_split_model;
 
 /*! hr_split_model_exchange() : X for a split with `rows_a` rows on A (0 when a part is empty). */
@@ -35,6 +56,21 @@ double hr_split_model_exchange(const hr_split_model *m, int rows_a);
 
 /*! hr_split_model_time() : predicted seconds per sweep with `rows_a` of m->rows on A. */
 double hr_split_model_time(const hr_split_model *m, int rows_a);
+
+/*! hr_split_model_part_a() : predicted seconds per sweep of A's part of `rows_a` rows alone. */
+double hr_split_model_part_a(const hr_split_model *m, int rows_a);
+
+/*! hr_split_model_part_b() : predicted seconds per sweep of B's part when A has `rows_a` rows:
+ *  (1 - f) t_b, at least b_floor. */
+double hr_split_model_part_b(const hr_split_model *m, int rows_a);
+
+/*! hr_split_model_row_s() : A's seconds per row and sweep at working set `ws` bytes (the knots'
+ *  interpolation; t_a / rows without knots). */
+double hr_split_model_row_s(const hr_split_model *m, double ws);
+
+/*! hr_split_model_max() : the expected max of two normal times of means a, b and standard
+ *  deviation sigma each (Clark's formula; max(a, b) when sigma <= 0). */
+double hr_split_model_max(double a, double b, double sigma);
 
 /*! hr_split_model_best() :
  *  @return the rows on A that minimise the predicted time (0 when no split beats B alone;
@@ -77,6 +113,17 @@ typedef struct hr_hybrid_calibration {
     double row_bytes;   /* bytes of one boundary row or plane */
     double cpu_stream_gbps, gpu_stream_gbps; /* STREAM triad / device copy (0: not measured) */
     double seconds;                          /* the calibration's wall time */
+    /* appended: the size-aware terms (the model holds the knots) */
+    int cpu_knots; /* CPU slabs measured (rows in cpu_knot_rows) */
+    int cpu_knot_rows[HR_SPLIT_KNOTS];
+    double llc_bytes;   /* the last-level cache the slabs were sized against */
+    double gpu_alone_s; /* B alone on the whole grid with its CUDA graphs: T(0) */
+    int off_rows;       /* a second probe off the balance (B the slower part) */
+    double off_s;       /* its seconds per sweep */
+    double x_off;       /* X there: the exposed cost without the balance penalty */
+    double x_sigma;     /* the parts' jitter that explains x_exposed - x_off at the balance */
+    int floor_rows;     /* B alone on this few rows, sweep by sweep: */
+    double gpu_floor_s; /* its seconds per sweep, the floor of B's part (launches) */
 } hr_hybrid_calibration;
 
 enum { HR_HYBRID_CAL_STREAM = 1 }; /* also measure the bandwidths of seed 003's rule */
@@ -107,6 +154,9 @@ typedef struct hr_hybrid_info {
     double gpu_only_s;  /* the model's T(0) = t_g */
     long sweeps, exchanges;
     double wait_s; /* host time blocked on the second part's boundary rows */
+    /* how neighbouring parts exchange rows: "peer copies" (GPUs with peer access),
+     * "device copies (parts on one GPU)", "host-staged (reason)", "host" (CPU parts) */
+    char exchange[64];
 } hr_hybrid_info;
 
 /*! hr_hybrid_choose() :

@@ -39,7 +39,9 @@ hr_status hr_mpi_resolve_decomp(const hr_options *o, int ranks, const int req[3]
  *  Collective. Rank r owns subdomain r (x fastest). `decomp` as for
  *  hr_mpi_resolve_decomp (NULL: default), `ghost` >= 1 layers exchanged every `ghost`
  *  sweeps (ghost > 1 sweeps the ghost zone redundantly: fewer, larger messages). Each rank
- *  sweeps with the cpu-seq region sweep. The communicator is duplicated. MPI must be
+ *  sweeps with the cpu-seq region sweep; with o->backend HR_BACKEND_GPU on a GPU (its rank
+ *  on the node modulo the GPUs present, or o->gpus per node: then one rank per GPU). The
+ *  communicator is duplicated. MPI must be
  *  initialised (MPI_THREAD_FUNNELED suffices).
  *  @return the same status on every rank; on error *out = NULL and hr_mpi_last_error()
  *  gives the message (the same on every rank). */
@@ -76,6 +78,11 @@ typedef struct hr_mpi_info {
     int messages;          /* messages this rank sends per exchange round */
     double halo_bytes;     /* bytes this rank sends per exchange round */
     double max_halo_bytes; /* the largest over ranks */
+    /* GPU ranks (--backend gpu; docs/mpi.md): the device overlap's own split of a sweep */
+    double wait_s;      /* exchange left over after the interior was done (exposed) */
+    double compute_s;   /* sweep time less the exposed exchange */
+    int device;         /* this rank's GPU, -1 on CPU ranks */
+    int device_buffers; /* 1: MPI moved device buffers (CUDA-aware), 0: pinned host staging */
 } hr_mpi_info;
 
 /*! hr_mpi_solver_info() : the decomposition and the last run's exchange figures (local). */

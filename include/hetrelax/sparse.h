@@ -169,6 +169,11 @@ typedef struct hr_sparse_options {
      * share the rows (0 or 1: one GPU); comm says how they exchange x. */
     int gpus;
     hr_sparse_comm comm;
+    /* 1: the monitor only observes (its return value is ignored). GPU methods checked on
+     * the device then call it after the fact, with the same iterations and residuals
+     * from a history kept on the device, instead of returning to the host at every
+     * monitor point (issue 15). */
+    int monitor_deferred;
 } hr_sparse_options;
 
 typedef struct hr_sparse_result {

@@ -4,8 +4,10 @@
  * src/cuda/redblack_gpu.h. C, so that it does not depend on the CUDA sources' internal
  * headers. The device holds the one grid; the host copy is refreshed on sync_host (residual
  * checks, the end of a run) and pushed back on upload (restarts). HETRELAX_RB_GPU_SHAPE =
- * "BXxBY" overrides the block (tuned: BX threads = 2 BX columns, BY rows per tile). rb-2gpu
- * runs on devices --device and --device + 1.
+ * "BXxBY" overrides the block (rb-tuned, rb-inplace: BX threads, BY rows per strip / tile) or
+ * "BXxBYxH" (rb-tuned: BX threads along x, BY strips per block, H rows per strip); else
+ * rb-tuned takes the tuning cache's shape (`hetrelax tune --kernel rb-tuned`), else the
+ * shipped one for the architecture. rb-2gpu runs on devices --device and --device + 1.
  */
 #ifdef HR_HAVE_CUDA
 #include <stdio.h>
@@ -13,8 +15,10 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "cuda/cuda_api.h"
 #include "cuda/redblack_gpu.h"
 #include "solver/solver_internal.h"
+#include "solver/tune_util.h"
 
 /* One GPU (hr_gpu_rb_*) or two (hr_gpu_rb2_*) behind the same four calls. */
 typedef struct rb_ops {
@@ -67,8 +71,8 @@ typedef struct rbg_state {
 
 static int variant_of(const char *name)
 {
-    static const char *const names[HR_GPU_RB_COUNT] = {"rb-v1", "rb-v2",  "rb-v3",
-                                                       "rb-v4", "rb-ldg", "rb-tuned"};
+    static const char *const names[HR_GPU_RB_COUNT] = {"rb-v1",  "rb-v2",    "rb-v3",     "rb-v4",
+                                                       "rb-ldg", "rb-tuned", "rb-inplace"};
     for (int v = 0; v < HR_GPU_RB_COUNT; v++)
         if (!strcmp(name, names[v])) return v;
     return -1;
@@ -111,17 +115,45 @@ static hr_status rbg_setup(hr_solver *s)
     HR_TRY(rbg_begin(s, &one_gpu, &p));
     rbg_state *st = s->impl;
     const char *env = getenv("HETRELAX_RB_GPU_SHAPE");
-    if (env && sscanf(env, "%dx%d", &p.bx, &p.by) != 2) {
-        hr_solver_set_error(s, "HETRELAX_RB_GPU_SHAPE: '%s' is not BXxBY", env);
-        return HR_ERR_INVALID_ARG;
+    const char *source = "default";
+    if (env && *env) {
+        char tail;
+        int n = sscanf(env, "%dx%dx%d%c", &p.bx, &p.by, &p.h, &tail);
+        if (n != 2 && n != 3) {
+            hr_solver_set_error(s, "HETRELAX_RB_GPU_SHAPE: '%s' is not BXxBY or BXxBYxH", env);
+            return HR_ERR_INVALID_ARG;
+        }
+        if (n == 2) p.h = 0;
+        source = "env";
+    } else if (p.variant == HR_GPU_RB_TUNED && p.dim == 2) {
+        int sh[3];
+        const char *from = NULL;
+        char dev[256] = "";
+        hr_gpu_name(p.device, dev, sizeof dev);
+        if (hr_gpu_rb_shape_lookup(p.device, dev, s->k->name, p.esize == 8, p.nx, p.ny, sh, &from)) {
+            p.bx = sh[0];
+            p.by = sh[1];
+            p.h = sh[2];
+            source = from;
+        }
     }
     double h2d = 0.0;
     hr_gpu_rb *g = NULL;
     hr_status rc = hr_gpu_rb_create(&p, s->u[0].base, &g, s->device_name, sizeof s->device_name, s->cfg.shape,
                                     &h2d, s->err, sizeof s->err);
+    if (rc == HR_ERR_INVALID_ARG && strcmp(source, "env") != 0 && g) {
+        /* a cached / shipped shape this build refuses: the default */
+        hr_gpu_rb_free(g);
+        g = NULL;
+        p.bx = p.by = p.h = 0;
+        source = "default";
+        s->err[0] = '\0';
+        rc = hr_gpu_rb_create(&p, s->u[0].base, &g, s->device_name, sizeof s->device_name, s->cfg.shape, &h2d,
+                              s->err, sizeof s->err);
+    }
     st->g = g;
     s->t_h2d += h2d;
-    snprintf(s->cfg.shape_source, sizeof s->cfg.shape_source, "%s", env ? "env" : "default");
+    snprintf(s->cfg.shape_source, sizeof s->cfg.shape_source, "%s", source);
     s->cfg.streams = 1;
     return rc;
 }
@@ -183,6 +215,77 @@ static void rbg_teardown(hr_solver *s)
     s->impl = NULL;
 }
 
+/* rb-tuned's candidates (bx threads along x, by strips per block, h rows per strip; by + 16:
+ * overlapped warps): strip widths of 1-8 warps, 1-8 strips per block, short strips (one
+ * batch of loads: the halo rows are L2 hits) to long ones (fewer halo rows). */
+static const int rb_tuned_cands[][3] = {
+    {128, 1, 8}, {128, 1, 4},  {128, 1, 16}, {128, 1, 32}, {64, 1, 8},   {64, 1, 4},   {64, 1, 16},
+    {64, 2, 8},  {64, 2, 4},   {64, 4, 4},   {64, 4, 8},   {256, 1, 8},  {256, 1, 4},  {256, 1, 16},
+    {32, 4, 8},  {32, 4, 4},   {32, 2, 8},   {32, 1, 8},   {32, 8, 4},   {128, 2, 4},  {128, 2, 8},
+    {128, 1, 2}, {128, 1, 64}, {64, 1, 32},  {32, 8, 8},   {128, 17, 8}, {128, 17, 4}, {128, 17, 16},
+    {64, 17, 8}, {64, 17, 4},  {64, 18, 4},  {64, 18, 8},  {32, 20, 8},  {32, 20, 4},  {256, 17, 8},
+    {32, 17, 8}, {128, 18, 4}, {128, 17, 32}};
+
+hr_status hr_gpu_rb_tune(hr_solver *s, long sweeps, hr_cuda_tune_result *out)
+{
+    rbg_state *st = s->impl;
+    if (!st || st->ops != &one_gpu || strcmp(s->k->name, "rb-tuned") != 0) {
+        hr_solver_set_error(s, "kernel %s: no shapes to tune (rb-tuned is the tunable red-black kernel)",
+                            s->k->name);
+        return HR_ERR_INVALID_ARG;
+    }
+    const size_t bytes = hr_layout_bytes(&s->u[0].l);
+    unsigned char *pristine = malloc(bytes), *ref = malloc(bytes);
+    hr_status rc = HR_OK;
+    int have_ref = 0, ref_sh[3] = {0, 0, 0};
+    const int ncand = (int)(sizeof rb_tuned_cands / sizeof rb_tuned_cands[0]);
+    if (!pristine || !ref) {
+        rc = HR_ERR_NO_MEMORY;
+        goto done;
+    }
+    memcpy(pristine, s->u[0].base, bytes);
+    out->best_gbps = out->default_gbps = 0.0;
+    out->candidates = 0;
+    for (int c = -1; c < ncand; c++) {
+        const int *sh = c < 0 ? s->cfg.shape : rb_tuned_cands[c]; /* -1: the shape setup chose */
+        if (c >= 0 && sh[0] == s->cfg.shape[0] && sh[1] == s->cfg.shape[1] && sh[2] == s->cfg.shape[2])
+            continue;
+        char why[160];
+        if (hr_gpu_rb_set_shape(st->g, sh[0], sh[1], sh[2], why, sizeof why) != HR_OK) continue;
+        memcpy(s->u[0].base, pristine, bytes);
+        if ((rc = rbg_upload(s)) != HR_OK) goto done;
+        if ((rc = rbg_sweeps(s, sweeps)) != HR_OK || (rc = rbg_sync_host(s)) != HR_OK) goto done;
+        if (!have_ref) {
+            memcpy(ref, s->u[0].base, bytes);
+            memcpy(ref_sh, sh, sizeof ref_sh);
+            have_ref = 1;
+        } else if (memcmp(ref, s->u[0].base, bytes) != 0) {
+            hr_solver_set_error(s, "kernel rb-tuned: shape %dx%dx%d gives a different grid than %dx%dx%d",
+                                sh[0], sh[1], sh[2], ref_sh[0], ref_sh[1], ref_sh[2]);
+            rc = HR_ERR_INTERNAL;
+            goto done;
+        }
+        double gb = 0.0;
+        if ((rc = hr_tune_time_sweeps(s, sweeps, &gb)) != HR_OK) goto done;
+        out->candidates++;
+        if (c < 0) out->default_gbps = gb;
+        if (gb > out->best_gbps) {
+            out->best_gbps = gb;
+            out->bx = sh[0];
+            out->by = sh[1];
+            out->h = sh[2];
+        }
+    }
+    if (out->candidates == 0) {
+        hr_solver_set_error(s, "kernel rb-tuned: no candidate shape fits this problem");
+        rc = HR_ERR_INVALID_ARG;
+    }
+done:
+    free(pristine);
+    free(ref);
+    return rc;
+}
+
 #define RB_GPU_CAPS (HR_CAP_DETERMINISTIC | HR_CAP_2D | HR_CAP_RECT | HR_CAP_OMEGA | HR_CAP_REDBLACK)
 #define RB_GPU_KERNEL(var, kname, caps_, text)                                                               \
     const hr_kernel_desc var = {.name = kname,                                                               \
@@ -195,8 +298,10 @@ static void rbg_teardown(hr_solver *s)
                                 .teardown = rbg_teardown,                                                    \
                                 .upload = rbg_upload}
 
-RB_GPU_KERNEL(hr_kernel_gpu_rb_tuned, "rb-tuned", RB_GPU_CAPS,
-              "red-black, both colours in one pass down the columns (+ tile-ring fix-up)");
+RB_GPU_KERNEL(hr_kernel_gpu_rb_tuned, "rb-tuned", RB_GPU_CAPS | HR_CAP_TUNABLE,
+              "red-black, both colours in one streaming pass (out of place), 16-byte words, shapes tuned");
+RB_GPU_KERNEL(hr_kernel_gpu_rb_inplace, "rb-inplace", RB_GPU_CAPS,
+              "red-black, both colours in one pass in place down the columns (+ tile-ring fix-up)");
 RB_GPU_KERNEL(hr_kernel_gpu_rb_v1, "rb-v1", RB_GPU_CAPS | HR_CAP_3D,
               "red-black seed 004 v1: a thread per point of the colour, 8 x 64 blocks");
 RB_GPU_KERNEL(hr_kernel_gpu_rb_v2, "rb-v2", RB_GPU_CAPS, "red-black seed 004 v2: 8 points per thread");

@@ -16,9 +16,11 @@
 #include <sys/stat.h>
 
 #include "common/timer.h"
-#include "solver/tune_util.h"
 #include "cuda/cuda_api.h"
 #include "cuda/gpu_internal.cuh"
+#include "cuda/redblack_gpu.h"
+#include "solver/solver_internal.h"
+#include "solver/tune_util.h"
 
 /* One parsed cache line. Lines of the first format (9 fields: device kernel precision
  * n alpha bx by h gbps) are square 2-D entries; the current one has 12 fields:
@@ -122,6 +124,37 @@ int hr_gpu_shipped_lookup(const hr_gpu *g, hr_gpu_shape *out)
     return found;
 }
 
+/* The red-black GPU kernels are not hr_gpu families: the same cache and shipped table,
+ * matched by kernel name, precision and 2-D extents (alpha 0). */
+extern "C" int hr_gpu_rb_shape_lookup(int device, const char *device_name, const char *kernel, int dbl,
+                                      int nx, int ny, int shape[3], const char **source)
+{
+    hr_gpu g;
+    memset(&g, 0, sizeof g);
+    g.name = kernel;
+    g.dim = 2;
+    g.nx = g.n = nx;
+    g.ny = ny;
+    g.nz = 1;
+    g.dbl = dbl;
+    cudaDeviceProp prop;
+    if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) return 0;
+    g.cc_major = prop.major;
+    g.cc_minor = prop.minor;
+    g.sms = prop.multiProcessorCount;
+    hr_gpu_shape sh;
+    if (hr_gpu_cache_lookup(&g, device_name, &sh))
+        *source = "cache";
+    else if (hr_gpu_shipped_lookup(&g, &sh))
+        *source = "shipped";
+    else
+        return 0;
+    shape[0] = sh.bx;
+    shape[1] = sh.by;
+    shape[2] = sh.h;
+    return 1;
+}
+
 /* Puts the solver back to its initial state (both grids from the pristine copy). */
 static hr_status restore(hr_solver *s, hr_gpu *g, const void *pristine)
 {
@@ -221,11 +254,17 @@ extern "C" hr_status hr_cuda_tune(const hr_options *o, long sweeps, const char *
         return st;
     }
     hr_gpu_shape best = {0, 0, 0};
-    st = tune_run(s, sweeps, out, &best);
+    const int redblack = (s->k->caps & HR_CAP_REDBLACK) != 0; /* rb-tuned: its own state */
+    st = redblack ? hr_gpu_rb_tune(s, sweeps, out) : tune_run(s, sweeps, out, &best);
     if (st != HR_OK) {
         if (err && err_size) snprintf(err, err_size, "%s", hr_solver_last_error(s));
         hr_solver_free(s);
         return st;
+    }
+    if (redblack) {
+        best.bx = out->bx;
+        best.by = out->by;
+        best.h = out->h;
     }
     out->bx = best.bx;
     out->by = best.by;
@@ -235,11 +274,12 @@ extern "C" hr_status hr_cuda_tune(const hr_options *o, long sweeps, const char *
         snprintf(path, sizeof path, "%s", cache_path);
     else if (!hr_tune_cache_default(path, sizeof path))
         path[0] = '\0';
-    hr_gpu *g = (hr_gpu *)s->impl;
+    const hr_grid_layout *l = &s->u[0].l;
+    const int key_alpha = redblack ? 0 : alpha_key((hr_gpu *)s->impl);
     FILE *f = NULL;
     if (path[0] && hr_mkdir_parents(path) == 0 && (f = fopen(path, "a")) != NULL) {
-        fprintf(f, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.1f\n", s->device_name, g->name,
-                g->dbl ? "double" : "single", g->dim, g->nx, g->ny, g->dim == 3 ? g->nz : 1, alpha_key(g),
+        fprintf(f, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.1f\n", s->device_name, s->k->name,
+                l->esize == 8 ? "double" : "single", l->dim, l->nx, l->ny, l->dim == 3 ? l->nz : 1, key_alpha,
                 best.bx, best.by, best.h, out->best_gbps);
         if (fclose(f) == 0) snprintf(out->cache_path, sizeof out->cache_path, "%s", path);
     }

@@ -10,9 +10,15 @@
 #include "cuda/hybrid_gpu.h"
 
 typedef struct gpu_place {
-    hr_gpu g;           /* the region sweeps' state over the local layout */
-    cudaStream_t st[2]; /* per lane: 0 high priority (boundary), 1 low (interior) */
-    cudaEvent_t ev[2];
+    hr_gpu g; /* the region sweeps' state over the local layout */
+    /* 0: the low side's boundary rows, copies and pulls (high priority); 1: the interior
+     * (low priority); 2: the high side's (high priority). Lane 0 is streams 0 and 2. */
+    cudaStream_t st[3];
+    cudaEvent_t ev[3];        /* order */
+    cudaEvent_t mark[2];      /* per side: the boundary work pulls from this part wait for */
+    cudaEvent_t pulled;       /* a fenced pull's copy, waited for by the source's streams */
+    cudaEvent_t fork;         /* chain graphs: part 0's interior stream, forked from and joined to */
+    int capturing;            /* chain graph capture under way (pulls use a capturable copy) */
     const hr_grid *hf_global; /* the host right-hand side (for the host residual) */
     cudaGraphExec_t graph[2]; /* GRAPH_SWEEPS whole sweeps from parity 0 / 1 (a part alone) */
     int graph_r0, graph_r1;   /* the rows they sweep */
@@ -40,6 +46,21 @@ static gpu_place *GP(hr_place *p)
     return (gpu_place *)p->impl;
 }
 
+/* The side of the part that row r belongs to: rows below the middle of the own rows
+ * (and the low ghost rows) are the low side's. A part of one row is all low side, so a
+ * boundary row's sweep, copies and pulls always share one stream. */
+static int side_of(const hr_place *p, int r)
+{
+    const int lo = p->spec.sd.own.lo[p->spec.axis], hi = p->spec.sd.own.hi[p->spec.axis];
+    return r < lo + (hi - lo + 1) / 2 ? 0 : 1;
+}
+
+/* The stream of a lane's work on rows from r0. */
+static cudaStream_t lane_stream(hr_place *p, int lane, int r0)
+{
+    return GP(p)->st[lane == HR_LANE_INTERIOR ? 1 : side_of(p, r0) ? 2 : 0];
+}
+
 static char *dev_row(const hr_place *p, const gpu_place *c, int which, int r)
 {
     const hr_gpu *g = &c->g;
@@ -52,10 +73,11 @@ static hr_status gpu_sweep(hr_place *p, int lane, int r0, int r1)
     GP_CU(p, cudaSetDevice(GP(p)->g.dev));
     gpu_place *c = GP(p);
     if (r1 <= r0) return HR_OK;
+    const cudaStream_t st = lane_stream(p, lane, r0);
     if (c->g.dim == 3)
-        GP_CU(p, hr_gpu_tuned3d_planes(&c->g, r0, r1, c->st[lane]));
+        GP_CU(p, hr_gpu_tuned3d_planes(&c->g, r0, r1, st));
     else
-        GP_CU(p, hr_gpu_tuned2d_rows(&c->g, r0, r1, c->st[lane]));
+        GP_CU(p, hr_gpu_tuned2d_rows(&c->g, r0, r1, st));
     return HR_OK;
 }
 
@@ -64,7 +86,7 @@ static hr_status gpu_get(hr_place *p, int lane, int which, int r0, int r1, void 
     GP_CU(p, cudaSetDevice(GP(p)->g.dev));
     gpu_place *c = GP(p);
     GP_CU(p, cudaMemcpyAsync(buf, dev_row(p, c, which, r0), hr_place_rows_bytes(&p->spec, r0, r1),
-                             cudaMemcpyDeviceToHost, c->st[lane]));
+                             cudaMemcpyDeviceToHost, lane_stream(p, lane, r0)));
     return HR_OK;
 }
 
@@ -73,26 +95,32 @@ static hr_status gpu_put(hr_place *p, int lane, int which, int r0, int r1, const
     GP_CU(p, cudaSetDevice(GP(p)->g.dev));
     gpu_place *c = GP(p);
     GP_CU(p, cudaMemcpyAsync(dev_row(p, c, which, r0), buf, hr_place_rows_bytes(&p->spec, r0, r1),
-                             cudaMemcpyHostToDevice, c->st[lane]));
+                             cudaMemcpyHostToDevice, lane_stream(p, lane, r0)));
     return HR_OK;
 }
 
 static hr_status gpu_wait(hr_place *p, int lane)
 {
     GP_CU(p, cudaSetDevice(GP(p)->g.dev));
-    GP_CU(p, cudaStreamSynchronize(GP(p)->st[lane]));
+    if (lane == HR_LANE_INTERIOR) {
+        GP_CU(p, cudaStreamSynchronize(GP(p)->st[1]));
+    } else {
+        GP_CU(p, cudaStreamSynchronize(GP(p)->st[0]));
+        GP_CU(p, cudaStreamSynchronize(GP(p)->st[2]));
+    }
     return HR_OK;
 }
 
-/* Each stream waits for the other's work so far: no host round trip. */
+/* Each stream waits for the others' work so far: no host round trip. */
 static hr_status gpu_order(hr_place *p)
 {
     GP_CU(p, cudaSetDevice(GP(p)->g.dev));
     gpu_place *c = GP(p);
-    GP_CU(p, cudaEventRecord(c->ev[0], c->st[0]));
-    GP_CU(p, cudaEventRecord(c->ev[1], c->st[1]));
-    GP_CU(p, cudaStreamWaitEvent(c->st[0], c->ev[1], 0));
-    GP_CU(p, cudaStreamWaitEvent(c->st[1], c->ev[0], 0));
+    for (int q = 0; q < 3; q++)
+        GP_CU(p, cudaEventRecord(c->ev[q], c->st[q]));
+    for (int q = 0; q < 3; q++)
+        for (int o = 0; o < 3; o++)
+            if (o != q) GP_CU(p, cudaStreamWaitEvent(c->st[q], c->ev[o], 0));
     return HR_OK;
 }
 
@@ -104,8 +132,8 @@ static void gpu_swap(hr_place *p)
 static hr_status sync_all(hr_place *p)
 {
     GP_CU(p, cudaSetDevice(GP(p)->g.dev));
-    GP_CU(p, cudaStreamSynchronize(GP(p)->st[0]));
-    GP_CU(p, cudaStreamSynchronize(GP(p)->st[1]));
+    for (int q = 0; q < 3; q++)
+        GP_CU(p, cudaStreamSynchronize(GP(p)->st[q]));
     return HR_OK;
 }
 
@@ -276,24 +304,189 @@ static void gpu_destroy(hr_place *p)
     if (c) {
         cudaSetDevice(c->g.dev);
         destroy_graphs(c);
-        for (int q = 0; q < 2; q++) {
+        for (int q = 0; q < 3; q++)
             if (c->st[q]) cudaStreamSynchronize(c->st[q]);
+        for (int q = 0; q < 2; q++)
             cudaFree(c->g.d_u[q]);
-        }
         cudaFree(c->g.d_hf);
-        for (int q = 0; q < 2; q++) {
+        for (int q = 0; q < 3; q++) {
             if (c->ev[q]) cudaEventDestroy(c->ev[q]);
             if (c->st[q]) cudaStreamDestroy(c->st[q]);
         }
+        for (int q = 0; q < 2; q++)
+            if (c->mark[q]) cudaEventDestroy(c->mark[q]);
+        if (c->pulled) cudaEventDestroy(c->pulled);
+        if (c->fork) cudaEventDestroy(c->fork);
         (void)cudaGetLastError();
         free(c);
     }
     free(p);
 }
 
+/* Peer access both ways between the two parts' GPUs, or one GPU. */
+static int gpu_link(hr_place *p, hr_place *other, char *why, size_t why_size)
+{
+    const int a = GP(p)->g.dev, b = GP(other)->g.dev;
+    if (a == b) return HR_LINK_DEVICE;
+    int ab = 0, ba = 0;
+    if (cudaDeviceCanAccessPeer(&ab, a, b) != cudaSuccess ||
+        cudaDeviceCanAccessPeer(&ba, b, a) != cudaSuccess || !ab || !ba) {
+        (void)cudaGetLastError();
+        snprintf(why, why_size, "no peer access between GPUs %d and %d", a, b);
+        return HR_LINK_HOST;
+    }
+    for (int d = 0; d < 2; d++) {
+        const int from = d ? b : a, to = d ? a : b;
+        cudaError_t e = cudaSetDevice(from);
+        if (e == cudaSuccess) e = cudaDeviceEnablePeerAccess(to, 0);
+        if (e == cudaErrorPeerAccessAlreadyEnabled) {
+            (void)cudaGetLastError();
+        } else if (e != cudaSuccess) {
+            (void)cudaGetLastError();
+            snprintf(why, why_size, "enabling peer access %d -> %d: %s", from, to, cudaGetErrorName(e));
+            return HR_LINK_HOST;
+        }
+    }
+    return HR_LINK_PEER;
+}
+
+static hr_status gpu_mark(hr_place *p)
+{
+    gpu_place *c = GP(p);
+    GP_CU(p, cudaSetDevice(c->g.dev));
+    GP_CU(p, cudaEventRecord(c->mark[0], c->st[0]));
+    GP_CU(p, cudaEventRecord(c->mark[1], c->st[2]));
+    return HR_OK;
+}
+
+/* The copy runs on the receiving part's side stream, so its next boundary sweep (same
+ * stream) follows it without an event; it starts once the source's boundary rows are
+ * swept (the source's mark, waited for by cudaStreamWaitEvent across devices). */
+static hr_status gpu_pull(hr_place *p, int which, int r0, int r1, hr_place *src, int s0, int fence)
+{
+    gpu_place *c = GP(p), *sc = GP(src);
+    const cudaStream_t st = lane_stream(p, HR_LANE_BOUNDARY, r0);
+    const size_t bytes = hr_place_rows_bytes(&p->spec, r0, r1);
+    GP_CU(p, cudaSetDevice(c->g.dev));
+    GP_CU(p, cudaStreamWaitEvent(st, sc->mark[side_of(src, s0)], 0));
+    if (c->g.dev == sc->g.dev)
+        GP_CU(p, cudaMemcpyAsync(dev_row(p, c, which, r0), dev_row(src, sc, which, s0), bytes,
+                                 cudaMemcpyDeviceToDevice, st));
+    else if (c->capturing) /* cudaMemcpyPeerAsync is not captured; with peer access on,
+                               a unified-address copy is the same peer copy */
+        GP_CU(p, cudaMemcpyAsync(dev_row(p, c, which, r0), dev_row(src, sc, which, s0), bytes,
+                                 cudaMemcpyDefault, st));
+    else
+        GP_CU(p, cudaMemcpyPeerAsync(dev_row(p, c, which, r0), c->g.dev, dev_row(src, sc, which, s0),
+                                     sc->g.dev, bytes, st));
+    if (fence) {
+        GP_CU(p, cudaEventRecord(c->pulled, st));
+        GP_CU(p, cudaSetDevice(sc->g.dev));
+        for (int q = 0; q < 3; q++)
+            GP_CU(p, cudaStreamWaitEvent(sc->st[q], c->pulled, 0));
+    }
+    return HR_OK;
+}
+
+/* Chain graphs: every stream of every part forks from part 0's interior stream (the
+ * origin) and joins it again, so the capture holds the whole multi-GPU dependency graph
+ * (kernels on each device, peer copies, the events between them). */
+static hr_status fork_join(hr_place **parts, int n, int join)
+{
+    gpu_place *c0 = GP(parts[0]);
+    const cudaStream_t origin = c0->st[1];
+    if (!join) {
+        GP_CU(parts[0], cudaSetDevice(c0->g.dev));
+        GP_CU(parts[0], cudaEventRecord(c0->fork, origin));
+    }
+    for (int q = 0; q < n; q++) {
+        gpu_place *c = GP(parts[q]);
+        for (int s = 0; s < 3; s++) {
+            if (q == 0 && s == 1) continue;
+            GP_CU(parts[q], cudaSetDevice(c->g.dev));
+            if (!join) {
+                GP_CU(parts[q], cudaStreamWaitEvent(c->st[s], c0->fork, 0));
+            } else {
+                GP_CU(parts[q], cudaEventRecord(c->ev[s], c->st[s]));
+                GP_CU(parts[q], cudaSetDevice(c0->g.dev));
+                GP_CU(parts[q], cudaStreamWaitEvent(origin, c->ev[s], 0));
+            }
+        }
+    }
+    return HR_OK;
+}
+
+static void set_capturing(hr_place **parts, int n, int on)
+{
+    for (int q = 0; q < n; q++)
+        GP(parts[q])->capturing = on;
+}
+
+static hr_status gpu_capture(hr_place **parts, int n, int begin, void **graph)
+{
+    gpu_place *c0 = GP(parts[0]);
+    const cudaStream_t origin = c0->st[1];
+    if (begin) {
+        GP_CU(parts[0], cudaSetDevice(c0->g.dev));
+        GP_CU(parts[0], cudaStreamBeginCapture(origin, cudaStreamCaptureModeRelaxed));
+        set_capturing(parts, n, 1);
+        const hr_status st = fork_join(parts, n, 0);
+        if (st != HR_OK) {
+            cudaGraph_t g = NULL;
+            cudaSetDevice(c0->g.dev);
+            if (cudaStreamEndCapture(origin, &g) == cudaSuccess && g) cudaGraphDestroy(g);
+            (void)cudaGetLastError();
+            set_capturing(parts, n, 0);
+        }
+        return st;
+    }
+    *graph = NULL;
+    set_capturing(parts, n, 0);
+    const hr_status joined = fork_join(parts, n, 1);
+    cudaGraph_t g = NULL;
+    cudaSetDevice(c0->g.dev);
+    const cudaError_t ce = cudaStreamEndCapture(origin, &g);
+    if (joined != HR_OK || ce != cudaSuccess || !g) {
+        if (g) cudaGraphDestroy(g);
+        (void)cudaGetLastError();
+        return joined != HR_OK ? joined
+                               : gp_fail(parts[0], ce != cudaSuccess ? ce : cudaErrorUnknown,
+                                         "cudaStreamEndCapture (chain)", __LINE__);
+    }
+    cudaGraphExec_t exec = NULL;
+    const cudaError_t ie = cudaGraphInstantiate(&exec, g, 0);
+    cudaGraphDestroy(g);
+    GP_CU(parts[0], ie);
+    const cudaError_t ue = cudaGraphUpload(exec, origin);
+    if (ue != cudaSuccess) {
+        cudaGraphExecDestroy(exec);
+        return gp_fail(parts[0], ue, "cudaGraphUpload (chain)", __LINE__);
+    }
+    *graph = (void *)exec;
+    return HR_OK;
+}
+
+/* The graph runs on the origin after every stream's earlier work, and every stream's later
+ * work follows it. */
+static hr_status gpu_replay(hr_place **parts, int n, void *graph)
+{
+    gpu_place *c0 = GP(parts[0]);
+    HR_TRY(fork_join(parts, n, 1));
+    GP_CU(parts[0], cudaSetDevice(c0->g.dev));
+    GP_CU(parts[0], cudaGraphLaunch((cudaGraphExec_t)graph, c0->st[1]));
+    return fork_join(parts, n, 0);
+}
+
+static void gpu_drop(void *graph)
+{
+    cudaGraphExecDestroy((cudaGraphExec_t)graph);
+    (void)cudaGetLastError();
+}
+
 static const hr_place_ops gpu_ops = {"gpu",          gpu_sweep,     gpu_get,     gpu_put,      gpu_wait,
                                      gpu_order,      gpu_swap,      gpu_load,    gpu_download, gpu_residual,
-                                     gpu_host_alloc, gpu_host_free, gpu_destroy, gpu_sweeps};
+                                     gpu_host_alloc, gpu_host_free, gpu_destroy, gpu_sweeps,   gpu_link,
+                                     gpu_mark,       gpu_pull,      gpu_capture, gpu_replay,   gpu_drop};
 
 /* The tuned family's shape: the tuning cache, the shipped shapes, then the default. */
 static hr_status choose_shape(hr_place *p, hr_gpu *g, const char *device)
@@ -374,8 +567,13 @@ static hr_status setup(hr_place *p, gpu_place *c)
     GP_CU(p, cudaDeviceGetStreamPriorityRange(&least, &greatest));
     GP_CU(p, cudaStreamCreateWithPriority(&c->st[0], cudaStreamNonBlocking, greatest));
     GP_CU(p, cudaStreamCreateWithPriority(&c->st[1], cudaStreamNonBlocking, least));
-    for (int q = 0; q < 2; q++)
+    GP_CU(p, cudaStreamCreateWithPriority(&c->st[2], cudaStreamNonBlocking, greatest));
+    for (int q = 0; q < 3; q++)
         GP_CU(p, cudaEventCreateWithFlags(&c->ev[q], cudaEventDisableTiming));
+    for (int q = 0; q < 2; q++)
+        GP_CU(p, cudaEventCreateWithFlags(&c->mark[q], cudaEventDisableTiming));
+    GP_CU(p, cudaEventCreateWithFlags(&c->pulled, cudaEventDisableTiming));
+    GP_CU(p, cudaEventCreateWithFlags(&c->fork, cudaEventDisableTiming));
     g->stream = c->st[1];
     return choose_shape(p, g, prop.name);
 }

@@ -24,6 +24,8 @@
  */
 #include <stdio.h>
 
+#include <type_traits>
+
 #include "cuda/gpu_internal.cuh"
 #include "cuda/gpu_region.h"
 
@@ -93,9 +95,14 @@ const hr_gpu_family hr_fam_naive3d = {1,
 
 /* ------------------------------------------------------------ tuned */
 
+/* Shape flags in by (rows per thread R = by & 15): odd z-chunks march down (zig-zag, + 16);
+ * with zig-zag, + 32: chunk-major block order (grid y = chunks, grid z = row blocks). */
+#define HR_TUNED3D_ZIGZAG     16
+#define HR_TUNED3D_CHUNKMAJOR 32
+
 /* R rows of V columns per thread; the block is bx threads along x (whole warps). */
-template <typename T, int V, int R, bool W>
-__global__ void __launch_bounds__(256) hr_k_tuned3d(hr_gargs<T> a, int h)
+template <typename T, int V, int R, bool W, bool ZZ>
+__device__ __forceinline__ void hr_tuned3d_body(const hr_gargs<T> &a, int h, int cm)
 {
     typedef hr_vec3<T, V> VT;
     const unsigned FULL = 0xffffffffu;
@@ -113,7 +120,12 @@ __global__ void __launch_bounds__(256) hr_k_tuned3d(hr_gargs<T> a, int h)
     for (int e = 0; e < V; e++)
         zero.v[e] = (T)0;
     const long chunks = ((long)a.hi - a.lo + h - 1) / h;
-    for (long yb = blockIdx.y; yb * R < ny; yb += gridDim.y) {
+    /* chunk-major (ZZ only): grid y walks the z-chunks, grid z the row blocks, so the two
+     * chunks of a boundary are neighbours in launch order and start together */
+    const bool cmo = ZZ && cm;
+    const long y0 = cmo ? blockIdx.z : blockIdx.y, ys = cmo ? gridDim.z : gridDim.y;
+    const long z0 = cmo ? blockIdx.y : blockIdx.z, zs = cmo ? gridDim.y : gridDim.z;
+    for (long yb = y0; yb * R < ny; yb += ys) {
         const int i0 = 1 + (int)yb * R;                       /* rows [i0, i0 + R) */
         const T *__restrict__ col = a.u + (size_t)i0 * p + j; /* (i0, j, 0) */
         T *__restrict__ out = a.un + (size_t)i0 * p + j;
@@ -123,77 +135,107 @@ __global__ void __launch_bounds__(256) hr_k_tuned3d(hr_gargs<T> a, int h)
         for (int r = 0; r < R; r++)
             rok[r] = have && i0 + r <= ny + 1;
         const bool sok = have && i0 + R <= ny + 1;
-        for (long zc = blockIdx.z; zc < chunks; zc += gridDim.z) {
+        for (long zc = z0; zc < chunks; zc += zs) {
             const int k0 = a.lo + (int)zc * h, k1 = min(k0 + h, a.hi); /* planes [k0, k1) */
-            VT d[R], c[R], u[R];
-            T sd[R];
-#pragma unroll
-            for (int r = 0; r < R; r++) {
-                const T *x = col + (size_t)r * p;
-                d[r] = rok[r] ? *(const VT *)(x + (size_t)(k0 - 1) * q) : zero;
-                c[r] = rok[r] ? *(const VT *)(x + (size_t)k0 * q) : zero;
-                u[r] = rok[r] ? *(const VT *)(x + (size_t)(k0 + 1) * q) : zero; /* k0 + 1 <= nz + 1 */
-                sd[r] = (edge_ok && rok[r]) ? x[(size_t)k0 * q + edge] : (T)0;
-            }
-            VT hn = have ? *(const VT *)(col - p + (size_t)k0 * q) : zero;
-            VT hs = sok ? *(const VT *)(col + (size_t)R * p + (size_t)k0 * q) : zero;
-            for (int k = k0; k < k1; k++) {
-                /* the next step's loads go out first: R + 2 words per thread in flight */
-                const bool more = k + 1 < k1;
-                VT u2[R];
-                T sd2[R];
+            /* one chunk marched up (k0 -> k1 - 1) or down; D: the direction as a type */
+            auto march = [&](auto dtag) {
+                constexpr bool D = decltype(dtag)::value;
+                constexpr int s = D ? -1 : 1;   /* step along z */
+                const int kb = D ? k1 - 1 : k0; /* first plane */
+                VT d[R], c[R], u[R];            /* planes kb - s (behind), kb, kb + s (ahead) */
+                T sd[R];
 #pragma unroll
                 for (int r = 0; r < R; r++) {
                     const T *x = col + (size_t)r * p;
-                    u2[r] =
-                        (rok[r] && more && k + 2 <= nz + 1) ? *(const VT *)(x + (size_t)(k + 2) * q) : zero;
-                    sd2[r] = (edge_ok && rok[r] && more) ? x[(size_t)(k + 1) * q + edge] : (T)0;
+                    d[r] = rok[r] ? *(const VT *)(x + (size_t)(kb - s) * q) : zero;
+                    c[r] = rok[r] ? *(const VT *)(x + (size_t)kb * q) : zero;
+                    u[r] = rok[r] ? *(const VT *)(x + (size_t)(kb + s) * q) : zero; /* in 0..nz+1 */
+                    sd[r] = (edge_ok && rok[r]) ? x[(size_t)kb * q + edge] : (T)0;
                 }
-                const VT hn2 = (have && more) ? *(const VT *)(col - p + (size_t)(k + 1) * q) : zero;
-                const VT hs2 =
-                    (sok && more) ? *(const VT *)(col + (size_t)R * p + (size_t)(k + 1) * q) : zero;
-                const size_t kq = (size_t)k * q;
+                VT hn = have ? *(const VT *)(col - p + (size_t)kb * q) : zero;
+                VT hs = sok ? *(const VT *)(col + (size_t)R * p + (size_t)kb * q) : zero;
+                for (int t = 0; t < k1 - k0; t++) {
+                    const int k = kb + s * t;
+                    /* the next step's loads go out first: R + 2 words per thread in flight */
+                    const bool more = t + 1 < k1 - k0;
+                    const int k2 = k + 2 * s; /* in 0..nz+1 whenever more (up: <= a.hi; down: >= k0 - 1) */
+                    VT u2[R];
+                    T sd2[R];
 #pragma unroll
-                for (int r = 0; r < R; r++) {
-                    T w0 = __shfl_up_sync(FULL, c[r].v[V - 1], 1);
-                    T e1 = __shfl_down_sync(FULL, c[r].v[0], 1);
-                    if (lane == 0) w0 = sd[r];
-                    if (lane == 31) e1 = sd[r];
-                    const int i = i0 + r;
-                    if (i <= ny && j <= nx) {
-                        const VT nn = r == 0 ? hn : c[r == 0 ? 0 : r - 1];
-                        const VT ss = r == R - 1 ? hs : c[r == R - 1 ? R - 1 : r + 1];
-                        const size_t o = kq + (size_t)r * p;
-                        const T *hk = hf ? hf + o : (const T *)NULL;
-                        VT res;
+                    for (int r = 0; r < R; r++) {
+                        const T *x = col + (size_t)r * p;
+                        u2[r] = (rok[r] && more && k2 >= 0 && k2 <= nz + 1)
+                                    ? *(const VT *)(x + (size_t)k2 * q)
+                                    : zero;
+                        sd2[r] = (edge_ok && rok[r] && more) ? x[(size_t)(k + s) * q + edge] : (T)0;
+                    }
+                    const VT hn2 = (have && more) ? *(const VT *)(col - p + (size_t)(k + s) * q) : zero;
+                    const VT hs2 =
+                        (sok && more) ? *(const VT *)(col + (size_t)R * p + (size_t)(k + s) * q) : zero;
+                    const size_t kq = (size_t)k * q;
 #pragma unroll
-                        for (int e = 0; e < V; e++) {
-                            const T w = e == 0 ? w0 : c[r].v[e - 1];
-                            const T ea = e == V - 1 ? e1 : c[r].v[e + 1];
-                            res.v[e] = hr_point7<T, W>(w, ea, nn.v[e], ss.v[e], d[r].v[e], u[r].v[e],
-                                                       c[r].v[e], hk, e, i, j + e, k, a.sp, a.c0, a.c1);
-                        }
-                        if (full) {
-                            *(VT *)(out + o) = res;
-                        } else {
+                    for (int r = 0; r < R; r++) {
+                        T w0 = __shfl_up_sync(FULL, c[r].v[V - 1], 1);
+                        T e1 = __shfl_down_sync(FULL, c[r].v[0], 1);
+                        if (lane == 0) w0 = sd[r];
+                        if (lane == 31) e1 = sd[r];
+                        const int i = i0 + r;
+                        if (i <= ny && j <= nx) {
+                            const VT nn = r == 0 ? hn : c[r == 0 ? 0 : r - 1];
+                            const VT ss = r == R - 1 ? hs : c[r == R - 1 ? R - 1 : r + 1];
+                            const VT &below = D ? u[r] : d[r], &above = D ? d[r] : u[r]; /* k - 1, k + 1 */
+                            const size_t o = kq + (size_t)r * p;
+                            const T *hk = hf ? hf + o : (const T *)NULL;
+                            VT res;
 #pragma unroll
-                            for (int e = 0; e < V; e++)
-                                if (j + e <= nx) out[o + e] = res.v[e];
+                            for (int e = 0; e < V; e++) {
+                                const T w = e == 0 ? w0 : c[r].v[e - 1];
+                                const T ea = e == V - 1 ? e1 : c[r].v[e + 1];
+                                res.v[e] = hr_point7<T, W>(w, ea, nn.v[e], ss.v[e], below.v[e], above.v[e],
+                                                           c[r].v[e], hk, e, i, j + e, k, a.sp, a.c0, a.c1);
+                            }
+                            if (full) {
+                                *(VT *)(out + o) = res;
+                            } else {
+#pragma unroll
+                                for (int e = 0; e < V; e++)
+                                    if (j + e <= nx) out[o + e] = res.v[e];
+                            }
                         }
                     }
-                }
 #pragma unroll
-                for (int r = 0; r < R; r++) {
-                    d[r] = c[r];
-                    c[r] = u[r];
-                    u[r] = u2[r];
-                    sd[r] = sd2[r];
+                    for (int r = 0; r < R; r++) {
+                        d[r] = c[r];
+                        c[r] = u[r];
+                        u[r] = u2[r];
+                        sd[r] = sd2[r];
+                    }
+                    hn = hn2;
+                    hs = hs2;
                 }
-                hn = hn2;
-                hs = hs2;
-            }
+            };
+            /* zig-zag: odd chunks march down, so each chunk boundary is reached by both of its
+             * chunks at the same moment (both start or both end there) and the halo planes
+             * one reads are the planes the other is reading: L2 hits, not DRAM re-reads */
+            if (ZZ && (zc & 1))
+                march(std::true_type{});
+            else
+                march(std::false_type{});
         }
     }
+}
+
+/* The straight kernel as measured before; the zig-zag one with (256, 1): the plain bound let
+ * ptxas cap the double R = 4 zig-zag instantiation at 128 registers and spill. */
+template <typename T, int V, int R, bool W>
+__global__ void __launch_bounds__(256) hr_k_tuned3d(hr_gargs<T> a, int h)
+{
+    hr_tuned3d_body<T, V, R, W, false>(a, h, 0);
+}
+template <typename T, int V, int R, bool W>
+__global__ void __launch_bounds__(256, 1) hr_k_tuned3d_zz(hr_gargs<T> a, int h, int cm)
+{
+    hr_tuned3d_body<T, V, R, W, true>(a, h, cm);
 }
 
 template <typename T, bool W, int R> static cudaError_t go_tuned_r(hr_gpu *g, hr_gargs<T> a, cudaStream_t st)
@@ -202,9 +244,15 @@ template <typename T, bool W, int R> static cudaError_t go_tuned_r(hr_gpu *g, hr
     const hr_gpu_shape sh = g->shape;
     const long threads = ((long)g->nx + V - 1) / V;
     const long chunks = ((long)a.hi - a.lo + sh.h - 1) / sh.h;
-    const dim3 blk(sh.bx), grd((unsigned)((threads + sh.bx - 1) / sh.bx),
-                               hr_grid_y(((long)g->ny + R - 1) / R), hr_grid_y(chunks));
-    hr_k_tuned3d<T, 16 / sizeof(T), R, W><<<grd, blk, 0, st>>>(a, sh.h);
+    const unsigned gx = (unsigned)((threads + sh.bx - 1) / sh.bx), gy = hr_grid_y(((long)g->ny + R - 1) / R),
+                   gz = hr_grid_y(chunks);
+    const dim3 blk(sh.bx);
+    if (sh.by & HR_TUNED3D_CHUNKMAJOR)
+        hr_k_tuned3d_zz<T, 16 / sizeof(T), R, W><<<dim3(gx, gz, gy), blk, 0, st>>>(a, sh.h, 1);
+    else if (sh.by & HR_TUNED3D_ZIGZAG)
+        hr_k_tuned3d_zz<T, 16 / sizeof(T), R, W><<<dim3(gx, gy, gz), blk, 0, st>>>(a, sh.h, 0);
+    else
+        hr_k_tuned3d<T, 16 / sizeof(T), R, W><<<dim3(gx, gy, gz), blk, 0, st>>>(a, sh.h);
     return HR_LAUNCHED();
 }
 
@@ -214,7 +262,7 @@ template <typename T, bool W> static cudaError_t go_tuned(hr_gpu *g, int k0, int
     hr_gargs<T> a = hr_gpu_args<T>(g);
     a.lo = k0;
     a.hi = k1;
-    switch (g->shape.by) {
+    switch (g->shape.by & 15) {
     case 1: return go_tuned_r<T, W, 1>(g, a, st);
     case 2: return go_tuned_r<T, W, 2>(g, a, st);
     case 4: return go_tuned_r<T, W, 4>(g, a, st);
@@ -246,8 +294,13 @@ static int check_tuned3d(const hr_gpu *g, hr_gpu_shape sh, char *why, size_t len
         snprintf(why, len, "bx=%d: threads along x must be a multiple of 32 in 32..256", sh.bx);
         return 1;
     }
-    if (sh.by != 1 && sh.by != 2 && sh.by != 4 && sh.by != 8) {
-        snprintf(why, len, "by=%d: rows per thread must be 1, 2, 4 or 8", sh.by);
+    const int rows = sh.by & 15, flags = sh.by & ~15;
+    if (sh.by < 1 || (rows != 1 && rows != 2 && rows != 4 && rows != 8) ||
+        (flags != 0 && flags != HR_TUNED3D_ZIGZAG && flags != HR_TUNED3D_ZIGZAG + HR_TUNED3D_CHUNKMAJOR)) {
+        snprintf(why, len,
+                 "by=%d: rows per thread must be 1, 2, 4 or 8 (+ %d: zig-zag chunks, + %d more: chunk-major "
+                 "order)",
+                 sh.by, HR_TUNED3D_ZIGZAG, HR_TUNED3D_CHUNKMAJOR);
         return 1;
     }
     if (sh.h < 1 || sh.h > 1 << 20) {
@@ -291,9 +344,33 @@ static const hr_gpu_shape tuned3d_cands[] = {
     {128, 4, 64},
     {128, 4, 128},
     {128, 2, 128},
-    {256, 4, 64}};
+    {256, 4, 64},
+    /* zig-zag chunks (by + 16): odd chunks march down, the chunk halo planes become L2 hits,
+     * so short chunks (more blocks, less tail) cost no extra device-memory reads */
+    {128, 24, 16},
+    {128, 24, 8},
+    {128, 24, 12},
+    {128, 24, 24},
+    {128, 20, 16},
+    {128, 20, 8},
+    {128, 20, 24},
+    {128, 18, 16},
+    {128, 18, 32},
+    {64, 24, 16},
+    {64, 20, 16},
+    {256, 20, 16},
+    {128, 17, 32},
+    {256, 24, 8},
+    /* zig-zag, chunk-major order (by + 48) */
+    {128, 56, 16},
+    {128, 56, 8},
+    {128, 52, 16},
+    {128, 52, 8},
+    {64, 56, 16},
+    {128, 50, 16}};
 
-/* shape (bx, by, h): bx threads along x, by rows per thread, h planes per block */
+/* shape (bx, by, h): bx threads along x, by rows per thread (+ 16: zig-zag chunks, + 48:
+ * zig-zag in chunk-major block order), h planes per block */
 const hr_gpu_family hr_fam_tuned3d = {1,
                                       0,
                                       {{128, 2, 32}, {128, 2, 32}},

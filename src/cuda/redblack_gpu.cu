@@ -1,15 +1,18 @@
 /*
- * Red-black Gauss-Seidel / SOR on one GPU: seed 004's versions (v1-v4, read-only cache) and
- * `tuned`, which does both colours in one pass. Every version computes each point with
+ * Red-black Gauss-Seidel / SOR on one GPU: seed 004's versions (v1-v4, read-only cache),
+ * `tuned` (both colours in one streaming pass, out of place: redblack_stream.cuh) and
+ * `inplace` (the first tuned kernel, in place). Every version computes each point with
  * HR_RB_UPDATE on HR_JACOBI5/7(F) (common/stencil.h) in the CPU's operand order; the library
  * is built with -fmad=false, so all are bitwise equal to rb-seq.
  *
- * tuned, per iteration: blocks own tiles of 2 bx columns x H rows; a thread owns a pair of
+ * inplace, per iteration: blocks own tiles of 2 bx columns x H rows; a thread owns a pair of
  * columns and marches down the rows: at step i it updates the colour-0 point of row i, then
  * the colour-1 point of row i - 1 (whose colour-0 neighbours are all new by then), one
  * __syncthreads per step. Colour-1 points on a tile's ring (first and last row and column)
  * are read by the neighbouring tiles' colour 0 as old values, so they are left to a second,
  * small launch after the main one: each point is still updated once, in the colour order.
+ * It reached 61-64% of the copy bandwidth on the H100: one 8-byte load in flight per thread
+ * between barriers, scalar loads, and the ring launch.
  */
 #include <cuda_runtime.h>
 #include <stdio.h>
@@ -19,12 +22,14 @@
 #include "common/stencil.h"
 #include "cuda/redblack_gpu.h"
 #include "cuda/redblack_point.cuh"
+#include "cuda/redblack_stream.cuh"
 
 struct hr_gpu_rb {
     hr_gpu_rb_params p;
     int dev;
     cudaStream_t stream;
-    void *d_u, *d_hf; /* allocation starts (layout as on the host) */
+    void *d_u, *d_hf; /* allocation starts (layout as on the host, plus a spare row) */
+    void *d_u2;       /* tuned: the second grid (out of place); d_u holds the current one */
     void *registered;
     int bx, by, h; /* block shape used */
 };
@@ -100,7 +105,7 @@ __global__ void rb_smem(T *u, const T *hf, rb_geo g, int colour, T c0, T c1)
     }
 }
 
-/* tuned, main pass (2-D): see the file comment. Tile columns [j0, j1), rows [r0, r1). */
+/* inplace, main pass (2-D): see the file comment. Tile columns [j0, j1), rows [r0, r1). */
 template <typename T> __global__ void rb_tuned_main(T *u, const T *hf, rb_geo g, int H, T c0, T c1)
 {
     const int j0 = 1 + 2 * blockIdx.x * blockDim.x, j1 = min(j0 + 2 * (int)blockDim.x, g.nx + 1);
@@ -121,7 +126,7 @@ template <typename T> __global__ void rb_tuned_main(T *u, const T *hf, rb_geo g,
     }
 }
 
-/* tuned, ring rows: colour 1 of every tile's first and last row, all columns. */
+/* inplace, ring rows: colour 1 of every tile's first and last row, all columns. */
 template <typename T> __global__ void rb_tuned_rows(T *u, const T *hf, rb_geo g, int H, T c0, T c1)
 {
     const int strip = blockIdx.y / 2, last = blockIdx.y % 2;
@@ -134,7 +139,7 @@ template <typename T> __global__ void rb_tuned_rows(T *u, const T *hf, rb_geo g,
     u[x] = rb_point<T, false>(u, hf, g, x, i, j, 0, c0, c1);
 }
 
-/* tuned, ring columns: colour 1 of every tile's first and last column in the other rows. */
+/* inplace, ring columns: colour 1 of every tile's first and last column in the other rows. */
 template <typename T> __global__ void rb_tuned_cols(T *u, const T *hf, rb_geo g, int H, int tw, T c0, T c1)
 {
     const int tile = blockIdx.y / 2, last = blockIdx.y % 2;
@@ -192,6 +197,15 @@ template <typename T> static cudaError_t rb_launch_iteration(hr_gpu_rb *G, const
         break;
     }
     case HR_GPU_RB_TUNED: {
+        T *un = (T *)G->d_u2 + G->p.offset;
+        cudaError_t e = g.weighted ? rb_stream_launch<T, true>(u, un, hf, g, bx, by, G->h, c0, c1, st)
+                                   : rb_stream_launch<T, false>(u, un, hf, g, bx, by, G->h, c0, c1, st);
+        void *t = G->d_u; /* the new grid is the current one */
+        G->d_u = G->d_u2;
+        G->d_u2 = t;
+        return e;
+    }
+    case HR_GPU_RB_INPLACE: {
         const int H = G->h, tw = 2 * bx;
         const unsigned tiles = cdiv(g.nx, tw), strips = cdiv(g.ny, H);
         rb_tuned_main<T><<<dim3(tiles, strips), dim3(bx), 0, st>>>(u, hf, g, H, c0, c1);
@@ -237,13 +251,28 @@ extern "C" hr_status hr_gpu_rb_create(const hr_gpu_rb_params *p, void *u_host, h
     *out = G; /* freed by hr_gpu_rb_free on any failure below */
     G->p = *p;
     G->dev = p->device;
-    /* seed 004's shapes: v1 8 rows x 64 columns, v2 8 x 32 (64 x 64 tiles), v3/v4 8 x 64 */
-    const int defaults[HR_GPU_RB_COUNT][3] = {{64, 8, 1}, {32, 8, RB_V2_ROWS}, {64, 8, 1},
-                                              {64, 8, 1}, {64, 8, 1},          {128, 1, 64}};
-    G->bx = p->bx > 0 ? p->bx : defaults[p->variant][0];
-    G->by = p->variant == HR_GPU_RB_TUNED ? 1 : (p->by > 0 ? p->by : defaults[p->variant][1]);
-    G->h = p->variant == HR_GPU_RB_TUNED && p->by > 0 ? p->by : defaults[p->variant][2];
-    if (G->bx * G->by > 1024 || G->bx < 1) {
+    /* seed 004's shapes: v1 8 rows x 64 columns, v2 8 x 32 (64 x 64 tiles), v3/v4 8 x 64;
+     * tuned: 128 threads x 8 rows, one strip per block, overlapped warps (17 = 1 + 16): 18 K
+     * blocks of 4 warps at 8192^2 fp32, 12 words per thread in flight (4 start rows + one
+     * batch of 8) at 92-94 registers (5 blocks per SM; with edge pairs instead: 116-144),
+     * the halo rows loaded together with the neighbouring strips' own loads of them (L2
+     * hits), as the 2-D Jacobi tuned's best shapes (short strips, h = 4) */
+    const int defaults[HR_GPU_RB_COUNT][3] = {{64, 8, 1}, {32, 8, RB_V2_ROWS}, {64, 8, 1},  {64, 8, 1},
+                                              {64, 8, 1}, {128, 17, 8},        {128, 1, 64}};
+    const int v = p->variant;
+    G->bx = p->bx > 0 ? p->bx : defaults[v][0];
+    if (v == HR_GPU_RB_TUNED || v == HR_GPU_RB_INPLACE) {
+        /* (bx, by) alone is the old "BX x H" form; with h: BX x BY x H */
+        G->by = p->h > 0 && p->by > 0 ? p->by : defaults[v][1];
+        G->h = p->h > 0 ? p->h : (p->by > 0 ? p->by : defaults[v][2]);
+        if (v == HR_GPU_RB_INPLACE) G->by = 1;
+    } else {
+        G->by = p->by > 0 ? p->by : defaults[v][1];
+        G->h = defaults[v][2];
+    }
+    if (v == HR_GPU_RB_TUNED) {
+        if (rb_stream_check(G->bx, G->by, G->h, err, err_size)) return HR_ERR_INVALID_ARG;
+    } else if (G->bx * G->by > 1024 || G->bx < 1 || G->h < 1) {
         if (err && err_size) snprintf(err, err_size, "shape: %d x %d threads per block", G->bx, G->by);
         return HR_ERR_INVALID_ARG;
     }
@@ -256,9 +285,18 @@ extern "C" hr_status hr_gpu_rb_create(const hr_gpu_rb_params *p, void *u_host, h
     if (name && name_size) snprintf(name, name_size, "%s", prop.name);
     RB_CU(cudaStreamCreateWithFlags(&G->stream, cudaStreamNonBlocking));
     const size_t bytes = p->count * p->esize;
-    RB_CU(cudaMalloc(&G->d_u, bytes));
+    /* a spare row: tuned's 16-byte words and edge pairs may read a few elements past the
+     * last row's boundary column (never written, never used) */
+    const size_t dbytes = bytes + p->pitch * p->esize;
+    RB_CU(cudaMalloc(&G->d_u, dbytes));
+    RB_CU(cudaMemset(G->d_u, 0, dbytes));
+    if (v == HR_GPU_RB_TUNED) {
+        RB_CU(cudaMalloc(&G->d_u2, dbytes));
+        RB_CU(cudaMemset(G->d_u2, 0, dbytes));
+    }
     if (p->hf_host) {
-        RB_CU(cudaMalloc(&G->d_hf, bytes));
+        RB_CU(cudaMalloc(&G->d_hf, dbytes));
+        RB_CU(cudaMemset(G->d_hf, 0, dbytes));
         RB_CU(cudaMemcpy(G->d_hf, p->hf_host, bytes, cudaMemcpyHostToDevice));
     }
     if (p->pinned) {
@@ -266,6 +304,19 @@ extern "C" hr_status hr_gpu_rb_create(const hr_gpu_rb_params *p, void *u_host, h
         G->registered = u_host;
     }
     return hr_gpu_rb_upload(G, u_host, h2d_seconds, err, err_size);
+}
+
+extern "C" hr_status hr_gpu_rb_set_shape(hr_gpu_rb *G, int bx, int by, int h, char *err, size_t err_size)
+{
+    if (G->p.variant != HR_GPU_RB_TUNED) {
+        if (err && err_size) snprintf(err, err_size, "shape: only rb-tuned is tuned");
+        return HR_ERR_INVALID_ARG;
+    }
+    if (rb_stream_check(bx, by, h, err, err_size)) return HR_ERR_INVALID_ARG;
+    G->bx = bx;
+    G->by = by;
+    G->h = h;
+    return HR_OK;
 }
 
 extern "C" hr_status hr_gpu_rb_iterations(hr_gpu_rb *G, long count, char *err, size_t err_size)
@@ -305,6 +356,8 @@ extern "C" hr_status hr_gpu_rb_upload(hr_gpu_rb *G, const void *u_host, double *
     const double t0 = rb_now();
     RB_CU(cudaMemcpy(G->d_u, u_host, G->p.count * G->p.esize, cudaMemcpyHostToDevice));
     *seconds = rb_now() - t0;
+    /* tuned writes the other grid's interior only: its boundary ring comes from here */
+    if (G->d_u2) RB_CU(cudaMemcpy(G->d_u2, G->d_u, G->p.count * G->p.esize, cudaMemcpyDeviceToDevice));
     return HR_OK;
 }
 
@@ -314,6 +367,7 @@ extern "C" void hr_gpu_rb_free(hr_gpu_rb *G)
     cudaSetDevice(G->dev);
     if (G->registered) cudaHostUnregister(G->registered);
     cudaFree(G->d_u);
+    cudaFree(G->d_u2);
     cudaFree(G->d_hf);
     if (G->stream) cudaStreamDestroy(G->stream);
     free(G);

@@ -15,12 +15,13 @@ extern "C" {
 #endif
 
 typedef enum {
-    HR_GPU_RB_V1 = 0, /* a thread per point of the colour, 64 x 8 blocks, one launch per colour */
-    HR_GPU_RB_V2,     /* several points per thread: 64 x 64 tiles, 32 x 8 blocks, 8 points each */
-    HR_GPU_RB_V3,     /* tile + halo in shared memory, computed there, written back */
-    HR_GPU_RB_V4,     /* tile + halo in shared memory, results straight to global memory */
-    HR_GPU_RB_LDG,    /* v1 with the neighbours through the read-only cache (__ldg) */
-    HR_GPU_RB_TUNED,  /* both colours in one pass down the columns, + a ring fix-up launch */
+    HR_GPU_RB_V1 = 0,  /* a thread per point of the colour, 64 x 8 blocks, one launch per colour */
+    HR_GPU_RB_V2,      /* several points per thread: 64 x 64 tiles, 32 x 8 blocks, 8 points each */
+    HR_GPU_RB_V3,      /* tile + halo in shared memory, computed there, written back */
+    HR_GPU_RB_V4,      /* tile + halo in shared memory, results straight to global memory */
+    HR_GPU_RB_LDG,     /* v1 with the neighbours through the read-only cache (__ldg) */
+    HR_GPU_RB_TUNED,   /* both colours in one streaming pass, out of place (two device grids) */
+    HR_GPU_RB_INPLACE, /* the first rb-tuned: one pass in place down the columns, + a ring fix-up */
     HR_GPU_RB_COUNT
 } hr_gpu_rb_variant;
 
@@ -37,6 +38,7 @@ typedef struct hr_gpu_rb_params {
     const void *hf_host;           /* allocation start of the h^2 f grid (same layout), or NULL */
     int pinned;                    /* register the host grid (page-locked) for the transfers */
     int bx, by;                    /* block shape override (0: the variant's default) */
+    int h;                         /* rb-tuned / rb-inplace rows per strip (0: by, else default) */
 } hr_gpu_rb_params;
 
 typedef struct hr_gpu_rb hr_gpu_rb;
@@ -46,6 +48,10 @@ typedef struct hr_gpu_rb hr_gpu_rb;
 hr_status hr_gpu_rb_create(const hr_gpu_rb_params *p, void *u_host, hr_gpu_rb **out, char *name,
                            size_t name_size, int shape[3], double *h2d_seconds, char *err, size_t err_size);
 
+/* Changes the block shape of rb-tuned (bx threads along x, by strips per block, h rows per
+ * strip); HR_ERR_INVALID_ARG (and why in err) when it cannot run. Used by the tuner. */
+hr_status hr_gpu_rb_set_shape(hr_gpu_rb *g, int bx, int by, int h, char *err, size_t err_size);
+
 /* Runs `count` red-black iterations (colour 0 then colour 1) on the device. */
 hr_status hr_gpu_rb_iterations(hr_gpu_rb *g, long count, char *err, size_t err_size);
 
@@ -54,6 +60,18 @@ hr_status hr_gpu_rb_download(hr_gpu_rb *g, void *u_host, double *seconds, char *
 hr_status hr_gpu_rb_upload(hr_gpu_rb *g, const void *u_host, double *seconds, char *err, size_t err_size);
 
 void hr_gpu_rb_free(hr_gpu_rb *g);
+
+/* The tuning cache / shipped shapes for a red-black GPU kernel (src/cuda/gpu_tune.cu: the
+ * same files and nearest-size rule as the Jacobi families): 1 and shape + *source ("cache"
+ * or "shipped") when an entry for this device, kernel, precision and 2-D size exists. */
+int hr_gpu_rb_shape_lookup(int device, const char *device_name, const char *kernel, int dbl, int nx, int ny,
+                           int shape[3], const char **source);
+
+/* `hetrelax tune` for a red-black GPU kernel (src/cpu/redblack_gpu_desc.c): every candidate
+ * shape checked bitwise against the first and timed; the best into *out (bx, by, h, GB/s). */
+struct hr_solver;
+struct hr_cuda_tune_result;
+hr_status hr_gpu_rb_tune(struct hr_solver *s, long sweeps, struct hr_cuda_tune_result *out);
 
 /* Two GPUs (devices p->device and p->device + 1; 2-D): upper and lower halves of the rows,
  * v1 launches, boundary rows exchanged after each colour phase (bitwise equal to one GPU).

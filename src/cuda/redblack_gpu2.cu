@@ -1,10 +1,34 @@
 /*
  * Red-black on two GPUs (seed 004's "multiple GPUs", issue 13): GPU 0 holds the upper half
- * of the rows, GPU 1 the lower half, each with one ghost row. Each colour phase is a v1
- * launch on both (one thread per point of the colour), then the two boundary rows are
- * exchanged by peer copies BEFORE the next colour phase: the next colour reads the values
- * just computed on the other GPU, so the result is bitwise equal to one GPU (and to rb-seq).
- * Seed 004 exchanged once per iteration, which lets the second colour read a stale row.
+ * of the rows, GPU 1 the lower half, each with one ghost row. After each colour is done on
+ * a boundary row, that row is copied to the other GPU's ghost row by a peer copy BEFORE the
+ * other colour reads it, so the result is bitwise equal to one GPU (and to rb-seq). Seed 004
+ * exchanged once per iteration, which lets the second colour read a stale row.
+ *
+ * Fused (the default): each half runs `tuned`'s scheme: a main pass does colour 0 everywhere
+ * and colour 1 inside tiles of 2 BX columns x H rows (marching down the columns, colour 1 of
+ * row i - 1 right after colour 0 of row i), then ring passes do colour 1 on the tiles' first
+ * and last rows and columns. The strips are aligned so that the strip next to the other
+ * GPU (the "boundary strip") has H rows and ends at the half's boundary row B. Per iteration
+ * and GPU, on two streams:
+ *   high priority: [after the last iteration's interior ring] main over the boundary strip |
+ *     wait the other GPU's boundary strip, pull its row B (its colour 0 is final) into the
+ *     ghost row | colour 1 of row B (reads the ghost's colour 0) | wait the other GPU's
+ *     row B, pull it again (its colour 1 is final, before the next colour 0 reads it);
+ *   low priority: main over the other strips | [after the boundary strip's main] the ring
+ *     passes for every ring row but B, and the ring columns.
+ * So the exchange and the boundary row run beside the bulk of the half, and only the
+ * boundary strip's main pass and the low stream's work are on the critical path. Pulls run
+ * on the receiving GPU's stream after an event of the sender (cudaStreamWaitEvent, no host
+ * wait). A pull may overlap the sender's next pass writing the other colour of row B: the
+ * receiver reads only the colour that pass does not write (colour 0 after the first pull,
+ * colour 1 after the second), and the second pull replaces the whole ghost row before the
+ * next main pass reads it. The schedule, with such late reads, was checked against the
+ * sequential sweep by a Python model. Tiles: BX = 128 threads, H = 64
+ * (HETRELAX_RB2_SHAPE="BXxH" overrides). HETRELAX_RB2_V1=1: the v1 launches below instead.
+ *
+ * v1: each colour phase is a v1 launch on both (one thread per point of the colour), then
+ * the two boundary rows are exchanged.
  *
  * Stream order per phase: kernel(s0) | kernel(s1); s1 waits for GPU 0's kernel, copies
  * GPU 0's last row into GPU 1's upper ghost; s0 waits for GPU 1's kernel, copies GPU 1's
@@ -21,6 +45,9 @@
 
 struct hr_gpu_rb2 {
     hr_gpu_rb_params p;
+    int fused, bx, h;                          /* the fused scheme and its tiles (2 bx columns x h rows) */
+    cudaStream_t low[2];                       /* fused: the bulk's stream per GPU (st: high priority) */
+    cudaEvent_t main_b[2], ring_b[2], bulk[2]; /* fused: boundary strip, row B, the bulk's ring */
     int dev[2];
     int lo[2], hi[2]; /* global interior rows [lo, hi] of each half */
     cudaStream_t st[2];
@@ -95,7 +122,14 @@ extern "C" hr_status hr_gpu_rb2_create(const hr_gpu_rb_params *p, void *u_host, 
             else
                 RB2_CU(e);
         }
-        RB2_CU(cudaStreamCreateWithFlags(&G->st[d], cudaStreamNonBlocking));
+        int least = 0, greatest = 0;
+        RB2_CU(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+        RB2_CU(cudaStreamCreateWithPriority(&G->st[d], cudaStreamNonBlocking, greatest));
+        RB2_CU(cudaStreamCreateWithPriority(&G->low[d], cudaStreamNonBlocking, least));
+        RB2_CU(cudaEventCreateWithFlags(&G->main_b[d], cudaEventDisableTiming));
+        RB2_CU(cudaEventCreateWithFlags(&G->ring_b[d], cudaEventDisableTiming));
+        RB2_CU(cudaEventCreateWithFlags(&G->bulk[d], cudaEventDisableTiming));
+        RB2_CU(cudaEventRecord(G->bulk[d], G->low[d])); /* the first iteration's wait */
         RB2_CU(cudaEventCreateWithFlags(&G->kern[d], cudaEventDisableTiming));
         RB2_CU(cudaEventCreateWithFlags(&G->copy[d], cudaEventDisableTiming));
         const size_t bytes = (p->offset + rb2_rows(G, d) * p->pitch) * es;
@@ -109,12 +143,194 @@ extern "C" hr_status hr_gpu_rb2_create(const hr_gpu_rb_params *p, void *u_host, 
     }
     cudaDeviceProp prop;
     RB2_CU(cudaGetDeviceProperties(&prop, G->dev[0]));
+    const char *v1 = getenv("HETRELAX_RB2_V1"), *shape = getenv("HETRELAX_RB2_SHAPE");
+    G->fused = !(v1 && v1[0] == '1');
+    G->bx = 128;
+    G->h = 64;
+    if (shape && (sscanf(shape, "%dx%d", &G->bx, &G->h) != 2 || G->bx < 1 || G->bx > 1024 || G->h < 2)) {
+        if (err && err_size)
+            snprintf(err, err_size, "HETRELAX_RB2_SHAPE: '%s' is not BXxH (BX <= 1024, H >= 2)", shape);
+        return HR_ERR_INVALID_ARG;
+    }
     if (name && name_size) snprintf(name, name_size, "2 x %s", prop.name);
     if (p->pinned) {
         RB2_CU(cudaHostRegister(u_host, p->count * es, cudaHostRegisterDefault));
         G->registered = u_host;
     }
     return hr_gpu_rb2_upload(G, u_host, h2d_seconds, err, err_size);
+}
+
+/* The fused passes over one half: local rows 1..g.ny; strip k is rows
+ * [max(1, org + k H), min(org + (k + 1) H, g.ny + 1)); the colour of local (i, j) is
+ * (i + j + flip) & 1 (flip: the parity of the half's row offset). */
+__device__ __forceinline__ void rb2_strip(const rb_geo &g, int org, int H, int k, int *r0, int *r1)
+{
+    *r0 = max(1, org + k * H);
+    *r1 = min(org + (k + 1) * H, g.ny + 1);
+}
+
+/* Main pass over strips k0 + blockIdx.y. */
+template <typename T>
+__global__ void rb2_main(T *u, const T *hf, rb_geo g, int H, int org, int k0, int flip, T c0, T c1)
+{
+    const int j0 = 1 + 2 * (int)(blockIdx.x * blockDim.x), j1 = min(j0 + 2 * (int)blockDim.x, g.nx + 1);
+    int r0, r1;
+    rb2_strip(g, org, H, k0 + (int)blockIdx.y, &r0, &r1);
+    const int jp = j0 + 2 * (int)threadIdx.x; /* this thread's column pair */
+    for (int i = r0; i < r1; i++) {
+        const int ja = jp + ((i + jp + flip) & 1); /* colour 0 of row i */
+        if (ja < j1) {
+            const size_t x = (size_t)i * g.p + (size_t)ja;
+            u[x] = rb_point<T, false>(u, hf, g, x, i, ja, 0, c0, c1);
+        }
+        /* colour 1 of row i - 1: its colour-0 neighbours are new (rows i - 2..i, this tile) */
+        const int ib = i - 1, jb = jp + 1 - ((ib + jp + flip) & 1);
+        if (ib > r0 && jb < j1 && jb != j0 && jb != j1 - 1) {
+            const size_t x = (size_t)ib * g.p + (size_t)jb;
+            u[x] = rb_point<T, false>(u, hf, g, x, ib, jb, 0, c0, c1);
+        }
+        __syncthreads();
+    }
+}
+
+/* Colour 1 of every strip's first and last row but row `skip` (blockIdx.y: strip x 2). */
+template <typename T>
+__global__ void rb2_ring_rows(T *u, const T *hf, rb_geo g, int H, int org, int skip, int flip, T c0, T c1)
+{
+    const int last = (int)blockIdx.y % 2;
+    int r0, r1;
+    rb2_strip(g, org, H, (int)blockIdx.y / 2, &r0, &r1);
+    const int i = last ? r1 - 1 : r0;
+    if ((last && i == r0) || i == skip) return;
+    const int j = 1 + ((i + flip) & 1) + 2 * (int)(blockIdx.x * blockDim.x + threadIdx.x);
+    if (j > g.nx) return;
+    const size_t x = (size_t)i * g.p + (size_t)j;
+    u[x] = rb_point<T, false>(u, hf, g, x, i, j, 0, c0, c1);
+}
+
+/* Colour 1 of every tile's first and last column, rows other than the strips' ring rows. */
+template <typename T>
+__global__ void rb2_ring_cols(T *u, const T *hf, rb_geo g, int H, int tw, int org, int flip, T c0, T c1)
+{
+    const int tile = (int)blockIdx.y / 2, last = (int)blockIdx.y % 2;
+    const int j0 = 1 + tile * tw, j1 = min(j0 + tw, g.nx + 1);
+    const int j = last ? j1 - 1 : j0;
+    const int i = 1 + (int)(blockIdx.x * blockDim.x + threadIdx.x);
+    if ((last && j == j0) || i > g.ny || ((i + j + flip) & 1) != 1) return;
+    int r0, r1;
+    rb2_strip(g, org, H, (i - org) / H, &r0, &r1);
+    if (i == r0 || i == r1 - 1) return; /* ring rows: rb2_ring_rows, rb2_row */
+    const size_t x = (size_t)i * g.p + (size_t)j;
+    u[x] = rb_point<T, false>(u, hf, g, x, i, j, 0, c0, c1);
+}
+
+/* Colour 1 of row i (the boundary row). */
+template <typename T> __global__ void rb2_row(T *u, const T *hf, rb_geo g, int i, int flip, T c0, T c1)
+{
+    const int j = 1 + ((i + flip) & 1) + 2 * (int)(blockIdx.x * blockDim.x + threadIdx.x);
+    if (j > g.nx) return;
+    const size_t x = (size_t)i * g.p + (size_t)j;
+    u[x] = rb_point<T, false>(u, hf, g, x, i, j, 0, c0, c1);
+}
+
+static unsigned rb2_cdiv(long a, long b)
+{
+    return (unsigned)((a + b - 1) / b);
+}
+
+/* Half d's geometry (local rows, the spike in local rows). */
+static rb_geo rb2_geo(const hr_gpu_rb2 *G, int d)
+{
+    const hr_gpu_rb_params &p = G->p;
+    const int ioff = G->lo[d] - 1;
+    rb_geo g;
+    g.p = p.pitch;
+    g.q = p.plane;
+    g.dim = 2;
+    g.nx = p.nx;
+    g.ny = G->hi[d] - G->lo[d] + 1;
+    g.nz = 1;
+    g.si = p.hf_host || p.spike_i < 0 ? -1 : p.spike_i - ioff;
+    g.sj = p.spike_j;
+    g.sk = 0;
+    g.weighted = p.omega != 1.0;
+    return g;
+}
+
+/* Copies the other half's boundary row into half d's ghost row, on d's stream, after the
+ * other half's event `after`. */
+static cudaError_t rb2_pull(hr_gpu_rb2 *G, int d, cudaEvent_t after)
+{
+    const int o = 1 - d, m = G->hi[0];
+    const size_t row_bytes = G->p.pitch * G->p.esize;
+    /* GPU 0's ghost is local row m + 1 (GPU 1's local row 1); GPU 1's is local row 0
+     * (GPU 0's local row m) */
+    void *dst = rb2_row(G, G->d_u[d], d == 0 ? m + 1 : 0);
+    const void *src = rb2_row(G, G->d_u[o], d == 0 ? 1 : m);
+    cudaError_t e;
+    if ((e = cudaSetDevice(G->dev[d])) != cudaSuccess) return e;
+    if ((e = cudaStreamWaitEvent(G->st[d], after, 0)) != cudaSuccess) return e;
+    return cudaMemcpyPeerAsync(dst, G->dev[d], src, G->dev[o], row_bytes, G->st[d]);
+}
+
+/* One fused iteration on both halves (see the file comment). */
+template <typename T> static cudaError_t rb2_fused(hr_gpu_rb2 *G)
+{
+    const hr_gpu_rb_params &p = G->p;
+    const T c0 = (T)(1.0 - p.omega), c1 = (T)p.omega;
+    const int bx = G->bx, H = G->h, tw = 2 * bx;
+    cudaError_t e;
+    rb_geo g[2];
+    int flip[2], org[2], strips[2], kb[2], brow[2];
+    T *u[2];
+    const T *hf[2];
+    for (int d = 0; d < 2; d++) {
+        g[d] = rb2_geo(G, d);
+        flip[d] = (G->lo[d] - 1) & 1;
+        const int M = g[d].ny, full = (M + H - 1) / H;
+        org[d] = d == 0 ? M - H * full + 1 : 1; /* GPU 0's last strip ends at its row B = M */
+        strips[d] = full;
+        kb[d] = d == 0 ? full - 1 : 0;
+        brow[d] = d == 0 ? M : 1;
+        u[d] = (T *)G->d_u[d] + p.offset;
+        hf[d] = G->d_hf[d] ? (const T *)G->d_hf[d] + p.offset : NULL;
+    }
+    const unsigned tiles = rb2_cdiv(p.nx, tw), row_blocks = rb2_cdiv((p.nx + 1) / 2, 256);
+    /* high: the boundary strip's main pass, after the last iteration's bulk ring */
+    for (int d = 0; d < 2; d++) {
+        if ((e = cudaSetDevice(G->dev[d])) != cudaSuccess) return e;
+        if ((e = cudaStreamWaitEvent(G->st[d], G->bulk[d], 0)) != cudaSuccess) return e;
+        rb2_main<T>
+            <<<dim3(tiles, 1), dim3(bx), 0, G->st[d]>>>(u[d], hf[d], g[d], H, org[d], kb[d], flip[d], c0, c1);
+        if ((e = cudaGetLastError()) != cudaSuccess) return e;
+        if ((e = cudaEventRecord(G->main_b[d], G->st[d])) != cudaSuccess) return e;
+    }
+    /* low: the other strips' main pass, then (after the boundary strip) the ring passes */
+    for (int d = 0; d < 2; d++) {
+        if ((e = cudaSetDevice(G->dev[d])) != cudaSuccess) return e;
+        if (strips[d] > 1) {
+            const int k0 = d == 0 ? 0 : 1;
+            rb2_main<T><<<dim3(tiles, strips[d] - 1), dim3(bx), 0, G->low[d]>>>(u[d], hf[d], g[d], H, org[d],
+                                                                                k0, flip[d], c0, c1);
+        }
+        if ((e = cudaStreamWaitEvent(G->low[d], G->main_b[d], 0)) != cudaSuccess) return e;
+        rb2_ring_rows<T><<<dim3(row_blocks, 2 * strips[d]), dim3(256), 0, G->low[d]>>>(
+            u[d], hf[d], g[d], H, org[d], brow[d], flip[d], c0, c1);
+        rb2_ring_cols<T><<<dim3(rb2_cdiv(g[d].ny, 256), 2 * tiles), dim3(256), 0, G->low[d]>>>(
+            u[d], hf[d], g[d], H, tw, org[d], flip[d], c0, c1);
+        if ((e = cudaGetLastError()) != cudaSuccess) return e;
+        if ((e = cudaEventRecord(G->bulk[d], G->low[d])) != cudaSuccess) return e;
+    }
+    /* high: row B's colour 0 from the other GPU, row B's colour 1, then its colour 1 back */
+    for (int d = 0; d < 2; d++) {
+        if ((e = rb2_pull(G, d, G->main_b[1 - d])) != cudaSuccess) return e;
+        rb2_row<T><<<dim3(row_blocks), dim3(256), 0, G->st[d]>>>(u[d], hf[d], g[d], brow[d], flip[d], c0, c1);
+        if ((e = cudaGetLastError()) != cudaSuccess) return e;
+        if ((e = cudaEventRecord(G->ring_b[d], G->st[d])) != cudaSuccess) return e;
+    }
+    for (int d = 0; d < 2; d++)
+        if ((e = rb2_pull(G, d, G->ring_b[1 - d])) != cudaSuccess) return e;
+    return cudaSuccess;
 }
 
 /* One colour phase on both halves, then the boundary-row exchange. */
@@ -171,12 +387,18 @@ template <typename T> static cudaError_t rb2_phase(hr_gpu_rb2 *G, int colour)
 
 extern "C" hr_status hr_gpu_rb2_iterations(hr_gpu_rb2 *G, long count, char *err, size_t err_size)
 {
-    for (long t = 0; t < count; t++)
+    for (long t = 0; t < count; t++) {
+        if (G->fused) {
+            RB2_CU(G->p.esize == 8 ? rb2_fused<double>(G) : rb2_fused<float>(G));
+            continue;
+        }
         for (int colour = 0; colour < 2; colour++)
             RB2_CU(G->p.esize == 8 ? rb2_phase<double>(G, colour) : rb2_phase<float>(G, colour));
+    }
     for (int d = 0; d < 2; d++) {
         RB2_CU(cudaSetDevice(G->dev[d]));
         RB2_CU(cudaStreamSynchronize(G->st[d]));
+        RB2_CU(cudaStreamSynchronize(G->low[d]));
     }
     return HR_OK;
 }
@@ -229,6 +451,10 @@ extern "C" void hr_gpu_rb2_free(hr_gpu_rb2 *G)
         if (G->kern[d]) cudaEventDestroy(G->kern[d]);
         if (G->copy[d]) cudaEventDestroy(G->copy[d]);
         if (G->st[d]) cudaStreamDestroy(G->st[d]);
+        if (G->low[d]) cudaStreamDestroy(G->low[d]);
+        if (G->main_b[d]) cudaEventDestroy(G->main_b[d]);
+        if (G->ring_b[d]) cudaEventDestroy(G->ring_b[d]);
+        if (G->bulk[d]) cudaEventDestroy(G->bulk[d]);
     }
     free(G);
 }

@@ -98,7 +98,15 @@ typedef struct async_state {
     /* residual checks on the first GPU, from its x (one GPU; DC and DK: the master's
      * x is whole) or from the hub's x uploaded (AMC on several GPUs) */
     hr_sp_resid R;
-    int dc; /* device-side checks after every iteration (one GPU, one stream, no AMC) */
+    /* device-side checks after every iteration (one GPU, one stream, no AMC): the
+     * device loop; iteration k also writes its iterate to snap[k & 1], which its check
+     * reads on cs while iteration k + 1 runs (k + 2 waits for the check) */
+    int dc;
+    hr_sp_loop loop[2]; /* [fault active] */
+    double *snap[2];
+    cudaStream_t cs[2]; /* two chains of checks (even and odd iterations) */
+    cudaEvent_t ev_iter, ev_check[2];
+    int body_fault; /* the fault state of the body being captured */
 } async_state;
 
 /* Copies x[a, b) between two full-length vectors (device, peer or pinned host). */
@@ -138,10 +146,7 @@ static hr_status enqueue(hr_sparse_run *r, async_state *s, int g, cudaStream_t s
         HR_SPCU(r, copy_range(q->d_x, s->p[0].d_x, 0, q->row0, st));
         HR_SPCU(r, copy_range(q->d_x, s->p[0].d_x, q->row1, n, st));
     }
-    HR_SPCU(r, hr_sp_async_launch(&q->L, q->d_diag, q->d_b, q->xr, q->xr, s->K, fz,
-                                  s->dc ? &s->R.d_ctl->stop : NULL, st));
-    if (s->dc)
-        HR_SPCU(r, hr_sp_resid_check(&s->R, q->d_b, q->xr, NULL, st)); /* stream order: after the kernel */
+    HR_SPCU(r, hr_sp_async_launch(&q->L, q->d_diag, q->d_b, q->xr, q->xr, s->K, fz, NULL, 0, NULL, NULL, st));
     if (amc_serial)
         HR_TRY(amc_download(r, s, g, st));
     else if (s->comm == HR_SPARSE_COMM_DC && g > 0)
@@ -185,6 +190,31 @@ static hr_status enqueue_run(hr_sparse_run *r, async_state *s, int g, long count
         HR_SPCU(r, cudaStreamWaitEvent(q->st[0], q->cjoin, 0));
         HR_TRY(amc_download(r, s, g, q->st[0])); /* after every kernel and every round */
     }
+    return HR_OK;
+}
+
+/* The device loop's body (hr_sp_body_fn; one GPU, one stream): U iterations, each
+ * checked from its snapshot while the next ones run. A check costs about an iteration
+ * (it is a chain of dependent loads and a reduction), so checks of even and odd
+ * iterations run on two streams of their own: one chain alone would set the pace.
+ * Iteration j + 2 overwrites the snapshot check j reads, so it waits for it. */
+static hr_status loop_body(hr_sparse_run *r, void *ctx, int U, cudaStream_t st)
+{
+    async_state *s = (async_state *)ctx;
+    gpu_part *q = &s->p[0];
+    const unsigned char *fz = s->body_fault ? q->d_frozen : NULL;
+    for (int j = 0; j < U; j++) {
+        if (j >= 2) HR_SPCU(r, cudaStreamWaitEvent(st, s->ev_check[j & 1], 0)); /* snap[k & 1] is read */
+        HR_SPCU(r, hr_sp_async_launch(&q->L, q->d_diag, q->d_b, q->xr, q->xr, s->K, fz, s->R.d_ctl, j,
+                                      s->snap[0], s->snap[1], st));
+        HR_SPCU(r, cudaEventRecord(s->ev_iter, st));
+        cudaStream_t cs = s->cs[j & 1];
+        HR_SPCU(r, cudaStreamWaitEvent(cs, s->ev_iter, 0));
+        HR_SPCU(r, hr_sp_resid_check(&s->R, q->d_b, s->snap[0], s->snap[1], NULL, j, j & 1, cs));
+        HR_SPCU(r, cudaEventRecord(s->ev_check[j & 1], cs));
+    }
+    HR_SPCU(r, cudaStreamWaitEvent(st, s->ev_check[(U - 1) & 1], 0));
+    if (U > 1) HR_SPCU(r, cudaStreamWaitEvent(st, s->ev_check[U & 1], 0));
     return HR_OK;
 }
 
@@ -328,12 +358,8 @@ static hr_status async_setup(hr_sparse_run *r)
     s->S = hr_sp_env_int("HETRELAX_SPARSE_STREAMS", 1, 1, HR_SP_MAX_STREAMS);
     s->G = hr_sp_env_int("HETRELAX_SPARSE_GRAPH", 32, 0, 4096);
     /* checked every iteration with one GPU and one stream (and no AMC copies): the
-     * checks go into the graphs (HETRELAX_SPARSE_DEVICE_CHECKS=0: on the host) */
-    s->dc = r->device_checks = r->o.tol > 0.0 && r->o.check_every == 1 && s->ngpu == 1 && s->S == 1 &&
-                               s->comm != HR_SPARSE_COMM_AMC &&
-                               hr_sp_env_int("HETRELAX_SPARSE_DEVICE_CHECKS", 1, 0, 1);
-    if (!s->dc && r->o.tol > 0.0 && r->o.check_every > 0 && r->o.check_every < s->G) /* a graph a check */
-        s->G = (int)r->o.check_every;
+     * device loop (HETRELAX_SPARSE_DEVICE_CHECKS=0: checks on the host) */
+    s->dc = hr_sp_loop_wanted(r) && s->ngpu == 1 && s->S == 1 && s->comm != HR_SPARSE_COMM_AMC;
     s->overlap = !hr_sp_env_int("HETRELAX_SPARSE_AMC_SERIAL", 0, 0, 1);
     s->E = hr_sp_env_int("HETRELAX_SPARSE_AMC_EVERY", 1, 1, 1024);
     s->K = r->o.local_iters;
@@ -366,6 +392,32 @@ static hr_status async_setup(hr_sparse_run *r)
         HR_SPCU(r, cudaHostAlloc((void **)&s->h_x, (size_t)n * sizeof(double), cudaHostAllocPortable));
     HR_SPCU(r, cudaSetDevice(s->p[0].dev));
     HR_TRY(hr_sp_resid_setup(r, &s->R, 1, s->comm == HR_SPARSE_COMM_AMC && s->ngpu > 1));
+    int whiles = 0;
+    if (s->dc) {
+        HR_SPCU(r, cudaEventCreateWithFlags(&s->ev_iter, cudaEventDisableTiming));
+        for (int e = 0; e < 2; e++) {
+            HR_SPCU(r, cudaStreamCreateWithFlags(&s->cs[e], cudaStreamNonBlocking));
+            HR_SPCU(r, cudaEventCreateWithFlags(&s->ev_check[e], cudaEventDisableTiming));
+            HR_SPCU(r, cudaMalloc((void **)&s->snap[e], (size_t)(n > 0 ? n : 1) * sizeof(double)));
+        }
+        for (int f = 0; f < (r->frozen ? 2 : 1) && s->dc; f++) {
+            s->body_fault = f;
+            HR_TRY(hr_sp_loop_build(r, &s->R, &s->loop[f], hr_sp_loop_body_len(r), 0,
+                                    hr_sp_env_int("HETRELAX_SPARSE_WHILE", 1, 0, 1), loop_body, s,
+                                    s->p[0].st[0]));
+            if (!s->loop[f].body) s->dc = 0; /* capture refused: host checks */
+            whiles += s->loop[f].loop != NULL;
+        }
+    }
+    r->device_checks = !s->dc ? 0 : whiles == (r->frozen ? 2 : 1) ? 2 : 1;
+    r->prof.mode = r->device_checks == 2 ? "while-graph"
+                   : r->device_checks    ? "body-replay"
+                   : r->o.tol > 0.0      ? "host-checks"
+                                         : "unchecked";
+    if (s->dc) s->G = 0; /* no replays of plain runs: the device loop runs every call */
+    if (!s->dc && r->o.tol > 0.0 && r->o.check_every > 0 && r->o.check_every < s->G) /* a graph a check */
+        s->G = (int)r->o.check_every;
+    r->prof.body = s->dc ? s->loop[0].U : s->G;
     int refused = 0;
     for (int g = 0; g < s->ngpu && s->G > 0 && !refused; g++) {
         HR_SPCU(r, cudaSetDevice(s->p[g].dev));
@@ -403,7 +455,13 @@ static hr_status async_load(hr_sparse_run *r)
         HR_SPCU(r, cudaStreamSynchronize(s->p[g].st[0]));
     }
     s->R.bnorm = hr_sparse_norm2(r->b, r->A->n_rows);
-    if (s->dc) HR_TRY(hr_sp_ctl_reset(r, &s->R, s->p[0].st[0]));
+    if (s->dc) {
+        HR_SPCU(r, cudaSetDevice(s->p[0].dev));
+        for (int e = 0; e < 2; e++)
+            HR_SPCU(r,
+                    cudaMemcpyAsync(s->snap[e], s->p[0].d_x, bytes, cudaMemcpyDeviceToDevice, s->p[0].st[0]));
+        HR_TRY(hr_sp_ctl_reset(r, &s->R, s->p[0].st[0])); /* synchronises */
+    }
     return HR_OK;
 }
 
@@ -425,27 +483,42 @@ static hr_status async_iterate(hr_sparse_run *r, long count)
 {
     async_state *s = (async_state *)r->impl;
     const int f = r->fault_active && r->frozen ? 1 : 0;
+    if (s->dc) { /* one GPU: the device loop, one host wait */
+        HR_SPCU(r, cudaSetDevice(s->p[0].dev));
+        return hr_sp_loop_run(r, &s->R, &s->loop[f], count, s->p[0].st[0]);
+    }
     long graphs = s->G > 0 ? count / s->G : 0, rest = count - graphs * (long)s->G;
     int rest_graph = 0;
-    if (rest > 0) HR_TRY(prepare_rest(r, s, rest, f, &rest_graph)); /* captures before any launch */
+    if (rest > 0) {
+        const double t0 = r->prof.on ? hr_sp_now() : 0.0;
+        const long seen = s->rest_n[f];
+        HR_TRY(prepare_rest(r, s, rest, f, &rest_graph)); /* captures before any launch */
+        if (rest_graph && seen != rest) r->prof.captures++;
+        if (r->prof.on) r->prof.t_capture += hr_sp_now() - t0;
+    }
+    const double t0 = r->prof.on ? hr_sp_now() : 0.0;
     for (long j = 0; j < graphs; j++) /* interleaved so that all GPUs start at once */
         for (int g = 0; g < s->ngpu; g++) {
             HR_SPCU(r, cudaSetDevice(s->p[g].dev));
             HR_SPCU(r, cudaGraphLaunch(s->p[g].graph[f], s->p[g].st[0]));
+            r->prof.launches++;
         }
     if (rest > 0)
         for (int g = 0; g < s->ngpu; g++) {
             HR_SPCU(r, cudaSetDevice(s->p[g].dev));
-            if (rest_graph)
+            if (rest_graph) {
                 HR_SPCU(r, cudaGraphLaunch(s->p[g].rest[f], s->p[g].st[0]));
-            else
+                r->prof.launches++;
+            } else {
                 HR_TRY(enqueue_run(r, s, g, rest, f));
+                r->prof.live += rest;
+            }
         }
+    if (r->prof.on) r->prof.t_enqueue += hr_sp_now() - t0;
     for (int g = 0; g < s->ngpu; g++) {
         HR_SPCU(r, cudaSetDevice(s->p[g].dev));
-        if (!s->dc) HR_SPCU(r, cudaStreamSynchronize(s->p[g].st[0]));
+        HR_TRY(hr_sp_sync(r, s->p[g].st[0]));
     }
-    if (s->dc) HR_TRY(hr_sp_ctl_fetch(r, &s->R, s->p[0].st[0])); /* one GPU: its copy and one sync */
     return HR_OK;
 }
 
@@ -458,7 +531,10 @@ static hr_status async_sync_host(hr_sparse_run *r)
         return HR_OK;
     }
     HR_SPCU(r, cudaSetDevice(s->p[0].dev));
-    HR_SPCU(r, cudaMemcpy(r->x, s->p[0].d_x, bytes, cudaMemcpyDeviceToHost));
+    /* device loop: iterate `done` is in its snapshot (x may be one iteration further
+     * when a check stopped the solve) */
+    const double *x = s->dc && r->checked_done > 0 ? s->snap[r->checked_done & 1] : s->p[0].d_x;
+    HR_SPCU(r, cudaMemcpy(r->x, x, bytes, cudaMemcpyDeviceToHost));
     return HR_OK;
 }
 
@@ -486,6 +562,16 @@ static void async_teardown(hr_sparse_run *r)
         cudaFree(q->d_diag), cudaFree(q->d_b), cudaFree(q->d_x), cudaFree(q->d_frozen);
     }
     if (s->h_x) cudaFreeHost(s->h_x);
+    if (s->ngpu > 0 && cudaSetDevice(s->p[0].dev) == cudaSuccess) {
+        for (int f = 0; f < 2; f++)
+            hr_sp_loop_free(&s->loop[f]);
+        if (s->ev_iter) cudaEventDestroy(s->ev_iter);
+        for (int e = 0; e < 2; e++) {
+            if (s->cs[e]) cudaStreamSynchronize(s->cs[e]), cudaStreamDestroy(s->cs[e]);
+            if (s->ev_check[e]) cudaEventDestroy(s->ev_check[e]);
+            cudaFree(s->snap[e]);
+        }
+    }
     hr_sp_resid_free(&s->R);
     free(s);
     r->impl = NULL;
@@ -494,7 +580,8 @@ static void async_teardown(hr_sparse_run *r)
 extern "C" const hr_sparse_method hr_sparse_gpu_async = {
     .name = "async",
     .backend = HR_BACKEND_GPU,
-    .summary = "block-asynchronous async-(K) on the GPU: a thread block per block, streams overlap iterations",
+    .summary =
+        "block-asynchronous async-(K) on the GPU: a thread block per block, streams overlap iterations",
     .caps = HR_SPARSE_CAP_DIAGONAL | HR_SPARSE_CAP_FAULTS,
     .setup = async_setup,
     .iterate = async_iterate,

@@ -63,20 +63,137 @@ static inline int hr_sp_threads(int B)
 
 /* -------------------------------------------------------------- launchers */
 
+/* Device-side checks (sparse_residual.cu): the control block a solve's kernels share.
+ * A device loop runs bodies of U iterations; position j of a body is iteration
+ * k = base + j + 1 of the solve, and does nothing once a check stopped the solve or
+ * past the call's end (target). */
+typedef struct hr_sp_ctl {
+    int stop; /* 1: a check stopped the solve */
+    int pad;
+    long long done;            /* the last iteration checked in this solve */
+    long long stop_at;         /* the first iteration a check stopped at (checks may finish
+                                * out of order: async runs two chains of them) */
+    double rel_at[2];          /* residual of the last checked iteration of each parity */
+    double tol, divref, bnorm; /* per solve (graph arguments are fixed at capture) */
+    long long base;            /* iterations before the running body's first */
+    long long target;          /* the current call ends after this iteration */
+    long long bodies;          /* bodies run (profile) */
+    double *hist;              /* deferred monitors: residual of k at (k / mon_every) % ring */
+    long long mon_every;
+    long long ring;
+} hr_sp_ctl;
+
+#ifdef __CUDACC__
+/* Iteration number (1-based) of body position j, or 0 when it must do nothing: a check
+ * stopped the solve, or k is past the call's end (target + lag; lag 1: jacobi's sweep
+ * after the call's last iteration, which checks that iteration). `stop` may be set by
+ * a check on another stream meanwhile: kernels with barriers take the block's answer
+ * from one thread (hr_sp_gate_block), and the vectors they write are not the ones
+ * returned after a stop (docs/gpu-sparse.md). */
+__device__ __forceinline__ long long hr_sp_gate(const hr_sp_ctl *c, int j, int lag = 0)
+{
+    const volatile hr_sp_ctl *v = c;
+    if (v->stop) return 0;
+    const long long k = v->base + j + 1;
+    return k <= v->target + lag ? k : 0;
+}
+
+/* The same, one answer for the whole thread block (call from every thread). */
+__device__ __forceinline__ long long hr_sp_gate_block(const hr_sp_ctl *c, int j, int lag = 0)
+{
+    __shared__ long long k_block;
+    __syncthreads(); /* k_block of an earlier call has been read */
+    if (threadIdx.x == 0) k_block = hr_sp_gate(c, j, lag);
+    __syncthreads();
+    return k_block;
+}
+
+/* max (MAX) or sum over the thread block; every thread gets the result. sm: 32 doubles. */
+template <bool MAX> __device__ double hr_sp_block_reduce(double v, double *sm)
+{
+    for (int o = 16; o > 0; o >>= 1) {
+        const double w = __shfl_down_sync(0xffffffffu, v, o);
+        v = MAX ? fmax(v, w) : v + w;
+    }
+    const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;
+    __syncthreads(); /* sm may still be read from the previous call */
+    if (lane == 0) sm[wid] = v;
+    __syncthreads();
+    if (wid == 0) {
+        v = lane < nw ? sm[lane] : 0.0; /* 0 is the identity of both: values are >= 0 */
+        for (int o = 16; o > 0; o >>= 1) {
+            const double w = __shfl_down_sync(0xffffffffu, v, o);
+            v = MAX ? fmax(v, w) : v + w;
+        }
+        if (lane == 0) sm[0] = v;
+    }
+    __syncthreads();
+    return sm[0];
+}
+
+/* A thread block's part of a scaled norm: (m, s) = (max |r_i|, sum (r_i / m)^2) over
+ * its threads' r (NaN counts as Inf). */
+__device__ __forceinline__ void hr_sp_block_norm(double ri, double *sm, double *m_out, double *s_out)
+{
+    double a = fabs(ri);
+    if (!(a <= INFINITY)) a = INFINITY;
+    const double m = hr_sp_block_reduce<true>(a, sm);
+    const double t = m > 0.0 && m < INFINITY ? (ri / m) * (ri / m) : 0.0;
+    *m_out = m;
+    *s_out = hr_sp_block_reduce<false>(t, sm);
+}
+
+/* Combines nb pairs (m_b, s_b) the LAPACK dnrm2 way into ||r|| / bn (Inf when not
+ * finite); every thread gets it. */
+__device__ __forceinline__ double hr_sp_combine_norm(const volatile double *part, unsigned nb, double bn,
+                                                     double *sm)
+{
+    double M = 0.0;
+    for (unsigned k = threadIdx.x; k < nb; k += blockDim.x)
+        M = fmax(M, part[2 * k]);
+    M = hr_sp_block_reduce<true>(M, sm);
+    double S = 0.0;
+    if (M > 0.0 && M < INFINITY)
+        for (unsigned k = threadIdx.x; k < nb; k += blockDim.x) {
+            const double mk = part[2 * k];
+            if (mk > 0.0) S += part[2 * k + 1] * ((mk / M) * (mk / M));
+        }
+    S = hr_sp_block_reduce<false>(S, sm);
+    bn = bn > 0.0 ? bn : 1.0; /* b = 0: ||r||, as on the host */
+    return M < INFINITY ? (M / bn) * sqrt(S) : INFINITY;
+}
+
+/* A check's verdict on iteration k (one thread): counts it, keeps its residual (and a
+ * deferred monitor point), stops on converged or diverged (NaN, Inf or growth). */
+__device__ __forceinline__ void hr_sp_ctl_record(hr_sp_ctl *ctl, long long k, double rel)
+{
+    atomicMax((unsigned long long *)&ctl->done, (unsigned long long)k);
+    ctl->rel_at[k & 1] = rel;
+    if (ctl->hist && k % ctl->mon_every == 0) ctl->hist[(k / ctl->mon_every) % ctl->ring] = rel;
+    if (rel < ctl->tol || !(rel <= ctl->divref)) {
+        atomicMin((unsigned long long *)&ctl->stop_at, (unsigned long long)k);
+        __threadfence(); /* stop_at before stop, for a reader that sees stop */
+        ctl->stop = 1;
+    }
+}
+#endif
+
 /* One global iteration of async-(K) (Algorithm 1) over the blocks of L: each thread
  * block reads x from xr, forms the off-block part once, runs K local Jacobi sweeps in
  * shared memory and writes its rows to xw. frozen: fault mask by global row, or NULL.
- * stop: device flag (hr_sp_ctl.stop) that makes the launch do nothing, or NULL. */
+ * ctl: device loop position j (NULL: always runs); then every row (frozen ones too) is
+ * also written to snap[k & 1], the copy of iterate k that the check reads while the
+ * next iteration runs (NULL snap: none). */
 cudaError_t hr_sp_async_launch(const hr_sp_blocks *L, const double *diag, const double *b, const double *xr,
-                               double *xw, int K, const unsigned char *frozen, const int *stop,
-                               cudaStream_t st);
+                               double *xw, int K, const unsigned char *frozen, const hr_sp_ctl *ctl, int j,
+                               double *snap0, double *snap1, cudaStream_t st);
 /* Prepares the async kernel for B rows per block (shared-memory opt-in, module load). */
 cudaError_t hr_sp_async_prepare(int B);
 
-/* One Jacobi sweep xn = x + tau D^-1 (b - A x) over L (built without split). */
+/* One Jacobi sweep xn = x + tau D^-1 (b - A x) over L (built without split). The
+ * device loop's sweeps, fused with the residual, are in sparse_jacobi.cu. */
 cudaError_t hr_sp_jacobi_launch(const hr_sp_blocks *L, const double *diag, const double *b, const double *x,
-                                double *xn, double tau, const unsigned char *frozen, const int *stop,
-                                cudaStream_t st);
+                                double *xn, double tau, const unsigned char *frozen, cudaStream_t st);
 cudaError_t hr_sp_jacobi_prepare(void);
 
 /* Devices first..first+count-1 present? Else r->err says so in the CLI's words:
@@ -87,32 +204,29 @@ hr_status hr_sp_check_devices(hr_sparse_run *r, int first, int count);
 /* ------------------------------------------------- residual on the device */
 
 /* ||b - A x|| / ||b|| on the device (sparse_residual.cu): one kernel, scaled norms,
- * one 8-byte copy back. */
-/* Device-side checks (tol > 0, checked every iteration, one GPU): after each iteration
- * a check kernel computes the residual, counts the iteration and, when the residual is
- * below tol or above divref (or not finite), sets stop: the later kernels of the call
- * (graph replays included) then do nothing, so the iterate stays the one that met the
- * test and `done` is the exact iteration count. One small copy back per call. */
-typedef struct hr_sp_ctl {
-    int stop; /* 1: a check stopped the solve */
-    int pad;
-    long long done;            /* iterations checked since the solve's load */
-    double rel;                /* the last check's residual */
-    double tol, divref, bnorm; /* per solve (graph arguments are fixed at capture) */
-} hr_sp_ctl;
-
+ * one 8-byte copy back.
+ * Device-side checks (tol > 0, checked every iteration, one GPU): after each iteration
+ * a check kernel computes the residual, records the iteration and, when the residual
+ * is below tol or above divref (or not finite), sets stop: the later kernels then do
+ * nothing, so the iterate stays the one that met the test and `done` is the exact
+ * iteration count. */
 typedef struct hr_sp_resid {
     int n, nblk, dev;
     long long *d_rowp; /* A in CSR (NULL when the caller gives q = A x) */
     int *d_col;
     double *d_val;
     double *d_xh;             /* the host hub's x, uploaded (async AMC on several GPUs) */
-    double *d_part;           /* per thread block: max |r_i|, sum (r_i / max)^2 */
-    double *d_out;            /* the result (2 doubles, then the ticket) */
-    unsigned int *d_ticket;   /* blocks done: the last combines */
+    double *d_part;           /* per thread block: max |r_i|, sum (r_i / max)^2 (two chains) */
+    double *d_out;            /* the result (one a chain, then the two tickets) */
+    unsigned int *d_ticket;   /* blocks done: the last combines (one a chain) */
     double *h_out;            /* pinned */
     double bnorm;             /* ||b||_2 of the b on the device, set by the method's load */
     hr_sp_ctl *d_ctl, *h_ctl; /* device-side checks (h_ctl pinned) */
+    long long *h_range;       /* pinned: the next call's base and target, copied to d_ctl */
+    cudaEvent_t ev[2];        /* profile: a call's first and last operation */
+    double *d_hist, *h_hist;  /* deferred monitors: the ring on the device, its host copy */
+    long mon_every;
+    int ring;
 } hr_sp_resid;
 
 /* Allocates on the current device; with_matrix uploads A's CSR, with_hub a vector for
@@ -122,11 +236,13 @@ hr_status hr_sp_resid_setup(hr_sparse_run *r, hr_sp_resid *R, int with_matrix, i
  * on stream st, which it synchronises. */
 hr_status hr_sp_resid_run(hr_sparse_run *r, hr_sp_resid *R, const double *d_b, const double *d_x,
                           const double *d_q, cudaStream_t st, double *rel);
-/* Enqueues one device-side check of x (or of q = A x given; d_q NULL: from the CSR)
- * after an iteration, on st: no host sync. */
-cudaError_t hr_sp_resid_check(hr_sp_resid *R, const double *d_b, const double *d_x, const double *d_q,
-                              cudaStream_t st);
-/* Starts a solve's device-side checks: stop = 0, done = 0, tol, r->divref and
+/* Enqueues the device-side check of body position j (iteration k): of x_k = d_x0 or
+ * d_x1 by the parity of k (d_q NULL), or of q = A x_k given. No host sync. chain (0 or
+ * 1) picks the scratch: checks of one chain must run in order (one stream), the two
+ * chains may run at the same time. */
+cudaError_t hr_sp_resid_check(hr_sp_resid *R, const double *d_b, const double *d_x0, const double *d_x1,
+                              const double *d_q, int j, int chain, cudaStream_t st);
+/* Starts a solve's device-side checks: stop = 0, done = base = 0, tol, r->divref and
  * R->bnorm (set those first); on st, synchronised. */
 hr_status hr_sp_ctl_reset(hr_sparse_run *r, hr_sp_resid *R, cudaStream_t st);
 /* After a call: copies the control block back on st, after the call's work, and
@@ -134,6 +250,42 @@ hr_status hr_sp_ctl_reset(hr_sparse_run *r, hr_sp_resid *R, cudaStream_t st);
 hr_status hr_sp_ctl_fetch(hr_sparse_run *r, hr_sp_resid *R, cudaStream_t st);
 /* Frees; accepts a zeroed struct. */
 void hr_sp_resid_free(hr_sp_resid *R);
+
+/* ------------------------------------------------------ the device loop */
+
+/* Enqueues one body of U iterations (positions 0..U-1, each gated by hr_sp_gate and
+ * followed by its check) on st, ending with a join on st; works live and under
+ * capture. The body's end (hr_sp_body_end) is added by the loop builder. */
+typedef hr_status (*hr_sp_body_fn)(hr_sparse_run *r, void *ctx, int U, cudaStream_t st);
+
+/* A solve's device loop for one fault state: `body` replays U iterations; `loop` (when
+ * conditional nodes work here) is a graph with a WHILE node around the same body, which
+ * runs bodies until the call's end or a stop without returning to the host. */
+typedef struct hr_sp_loop {
+    cudaGraphExec_t body, loop;
+    int U, lag; /* lag 1: the body's sweeps check the iteration before (jacobi) */
+} hr_sp_loop;
+
+/* Captures the body (and, unless allow_while is 0 or the runtime refuses, the WHILE
+ * graph) on st. A refused capture leaves L->body NULL and returns HR_OK: the caller
+ * then checks on the host. */
+hr_status hr_sp_loop_build(hr_sparse_run *r, hr_sp_resid *R, hr_sp_loop *L, int U, int lag, int allow_while,
+                           hr_sp_body_fn body, void *ctx, cudaStream_t st);
+/* Runs `count` iterations from r->done: sets the call's range (base = r->done, target =
+ * r->done + count) on the device, launches the WHILE graph once (or the body
+ * ceil((count + lag) / U) times), then fetches the control block (one host wait).
+ * Fills r->checked_* and the profile. */
+hr_status hr_sp_loop_run(hr_sparse_run *r, hr_sp_resid *R, hr_sp_loop *L, long count, cudaStream_t st);
+void hr_sp_loop_free(hr_sp_loop *L);
+/* The device loop's settings: HETRELAX_SPARSE_DEVICE_CHECKS (0: host checks),
+ * HETRELAX_SPARSE_WHILE (0: body replays only) and HETRELAX_SPARSE_BODY (iterations a
+ * body; default from the monitor interval). */
+int hr_sp_loop_wanted(const hr_sparse_run *r);
+int hr_sp_loop_body_len(const hr_sparse_run *r);
+
+/* Profile helpers (HETRELAX_SPARSE_PROFILE=1): the host clock, and a timed wait. */
+double hr_sp_now(void);
+hr_status hr_sp_sync(hr_sparse_run *r, cudaStream_t st);
 
 /* Environment knobs shared by the relaxation methods (docs/gpu-sparse.md). */
 int hr_sp_env_int(const char *name, int def, int lo, int hi);

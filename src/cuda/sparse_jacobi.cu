@@ -3,8 +3,14 @@
  * one kernel launch per sweep between two device vectors. Launches are replayed from
  * CUDA graphs of HR_SP_JACOBI_GRAPH sweeps (one per starting vector and fault state),
  * which removes most of the launch overhead that dominates these small systems. With
- * device-side checks (sparse_residual.cu) every sweep is followed by its check in the
- * graphs, and pairs of sweeps have graphs too, for the short calls monitors make.
+ * device-side checks (sparse_residual.cu) the sweeps run in a device loop, fused with
+ * the residual: sweep k forms b - A x_{k-1} row by row anyway (r_i = acc_i - a_ii x_i),
+ * so it also writes its blocks' parts of ||r_{k-1}||, and a one-block kernel on a second
+ * stream combines them and applies the tests while sweep k + 1 runs. Iterate k lives in
+ * vector k % 3, so that x_{k-1} survives the two sweeps that may start before its
+ * verdict; sweep k + 2 waits for it. The check of a call's last iteration T is sweep
+ * T + 1 (the loop's lag): the next call computes that sweep again. The host-checked
+ * path computes its residuals with the same kernels, so both see the same bits.
  * Deterministic: bitwise equal to the CPU Jacobi (same formula, order, no FMA).
  */
 #include <stdio.h>
@@ -14,27 +20,138 @@
 #include "cuda/sparse_gpu.cuh"
 
 #define HR_SP_JACOBI_GRAPH 32  /* even: a replay ends on the vector it began on */
-#define HR_SP_JACOBI_SHORT 2   /* device-side checks: short calls (monitors) replay pairs */
 #define HR_SP_JACOBI_ROWS  128 /* rows per thread block (one thread per row) */
 
 typedef struct jac_state {
     hr_sp_blocks L;
-    double *d_diag, *d_b, *d_x[2];
+    double *d_diag, *d_b, *d_x[3]; /* [2]: the device loop's third vector */
+    double *d_part, *d_rout;       /* blocks' norm parts (two sets); a residual */
+    double *h_rout;                /* pinned */
     unsigned char *d_frozen;
-    int cur; /* vector holding the iterate */
-    cudaStream_t st;
+    int cur;             /* vector holding the iterate (device loop: done % 3) */
+    cudaStream_t st, cs; /* cs: the checks of the device loop */
+    cudaEvent_t ev_sweep, ev_check[2];
     cudaGraphExec_t graph[2][2]; /* [fault active][starting vector] */
-    cudaGraphExec_t pair[2][2];  /* the same, HR_SP_JACOBI_SHORT sweeps (device-side checks) */
+    hr_sp_loop loop[2];          /* device-side checks: [fault active] */
     hr_sp_resid R;               /* residual checks on the device */
     int dc;                      /* device-side checks after every sweep (r->device_checks) */
+    int body_fault;              /* the fault state of the body being captured */
 } jac_state;
 
-/* One sweep from d_x[from] (and, with device-side checks, the check of its result). */
+/* One sweep from d_x[from] (host checks). */
 static hr_status launch(hr_sparse_run *r, jac_state *s, int from, int fault)
 {
     HR_SPCU(r, hr_sp_jacobi_launch(&s->L, s->d_diag, s->d_b, s->d_x[from], s->d_x[1 - from], r->tau,
-                                   fault ? s->d_frozen : NULL, s->dc ? &s->R.d_ctl->stop : NULL, s->st));
-    if (s->dc) HR_SPCU(r, hr_sp_resid_check(&s->R, s->d_b, s->d_x[1 - from], NULL, s->st));
+                                   fault ? s->d_frozen : NULL, s->st));
+    return HR_OK;
+}
+
+/* Row i's b_i - sum_{j != i} a_ij x_j in the CPU's order (the sweep's numerator). */
+__device__ __forceinline__ double jac_acc(const hr_sp_blocks &L, const double *__restrict__ b,
+                                          const double *x, int blk, int t, int i)
+{
+    const int w = L.off_w[blk];
+    const long long base = L.off_ptr[blk] + t;
+    double acc = b[i];
+#pragma unroll 4
+    for (int p = 0; p < w; p++) {
+        const int c = L.off_col[base + (long long)p * L.B];
+        if (c >= 0) acc -= L.off_val[base + (long long)p * L.B] * x[c];
+    }
+    return acc;
+}
+
+/* One block's part of ||b - A x|| into part[2 blk], and with xn the sweep x -> xn (the
+ * same bits as hr_sp_jacobi_kernel). Every thread of the block must call it. */
+__device__ __forceinline__ void jac_fused(const hr_sp_blocks &L, const double *__restrict__ diag,
+                                          const double *__restrict__ b, const double *x, double *xn,
+                                          double tau, const unsigned char *__restrict__ frozen, double *part)
+{
+    __shared__ double sm[32];
+    const int blk = blockIdx.x, t = threadIdx.x;
+    const int i = L.row0 + blk * L.B + t;
+    double ri = 0.0;
+    if (t < L.B && i < L.row0 + L.nrows) {
+        const double acc = jac_acc(L, b, x, blk, t, i), xi = x[i], di = diag[i];
+        ri = acc - di * xi;
+        if (xn) {
+            const double d = acc / di;
+            xn[i] = frozen && frozen[i] ? xi : tau == 1.0 ? d : (1.0 - tau) * xi + tau * d;
+        }
+    }
+    double m, sq;
+    hr_sp_block_norm(ri, sm, &m, &sq);
+    if (t == 0) part[2 * blk] = m, part[2 * blk + 1] = sq;
+}
+
+/* Sweep k of the device loop (body position j): x_k = sweep(x_{k-1}) into vector k % 3,
+ * and the parts of ||r_{k-1}|| into set (k - 1) & 1. */
+__global__ void __launch_bounds__(HR_SP_JACOBI_ROWS)
+    hr_sp_jacobi_loop_kernel(hr_sp_blocks L, const double *__restrict__ diag, const double *__restrict__ b,
+                             double *x0, double *x1, double *x2, double tau,
+                             const unsigned char *__restrict__ frozen, const hr_sp_ctl *ctl, int j,
+                             double *part)
+{
+    const long long k = hr_sp_gate_block(ctl, j, 1);
+    if (k == 0) return; /* stopped, or past the sweep that checks the call's last iteration */
+    const int in = (int)((k - 1) % 3), out = (int)(k % 3);
+    const double *x = in == 0 ? x0 : in == 1 ? x1 : x2;
+    double *xn = out == 0 ? x0 : out == 1 ? x1 : x2;
+    jac_fused(L, diag, b, x, xn, tau, frozen, part + ((k - 1) & 1) * 2 * (long long)L.nblocks);
+}
+
+/* The host-checked path's residual: the same parts, no sweep. */
+__global__ void __launch_bounds__(HR_SP_JACOBI_ROWS)
+    hr_sp_jacobi_resid_kernel(hr_sp_blocks L, const double *__restrict__ diag, const double *__restrict__ b,
+                              const double *x, double *part)
+{
+    jac_fused(L, diag, b, x, NULL, 1.0, NULL, part);
+}
+
+/* One block: ||r|| / ||b|| from nb parts. With ctl (the check after body position j's
+ * sweep k): of iteration k - 1, from set (k - 1) & 1, applying the driver's tests;
+ * without: into *out. */
+__global__ void __launch_bounds__(HR_SP_JACOBI_ROWS)
+    hr_sp_jacobi_combine(const double *part, int nb, double bnorm, hr_sp_ctl *ctl, int j, double *out)
+{
+    __shared__ double sm[32];
+    long long m = 0;
+    if (ctl) {
+        const long long k = hr_sp_gate_block(ctl, j, 1);
+        m = k - 1;
+        if (k == 0 || m < 1 || m > ctl->target) return; /* x_0 was checked on the host */
+        part += (m & 1) * 2 * (long long)nb;
+        bnorm = ctl->bnorm;
+    }
+    const double rel = hr_sp_combine_norm(part, (unsigned)nb, bnorm, sm);
+    if (threadIdx.x == 0) {
+        if (out) *out = rel;
+        if (ctl) hr_sp_ctl_record(ctl, m, rel);
+    }
+}
+
+/* The device loop's body (hr_sp_body_fn): U sweeps, each checked (its input) on cs
+ * while the next one runs; sweep j + 2 overwrites the parts check j reads and the vector
+ * it may return, so it waits for it. */
+static hr_status loop_body(hr_sparse_run *r, void *ctx, int U, cudaStream_t st)
+{
+    jac_state *s = (jac_state *)ctx;
+    const unsigned char *fz = s->body_fault ? s->d_frozen : NULL;
+    const int nb = s->L.nblocks;
+    for (int j = 0; j < U; j++) {
+        if (j >= 2) HR_SPCU(r, cudaStreamWaitEvent(st, s->ev_check[j & 1], 0));
+        if (nb > 0)
+            hr_sp_jacobi_loop_kernel<<<nb, HR_SP_JACOBI_ROWS, 0, st>>>(s->L, s->d_diag, s->d_b, s->d_x[0],
+                                                                       s->d_x[1], s->d_x[2], r->tau, fz,
+                                                                       s->R.d_ctl, j, s->d_part);
+        HR_SPCU(r, cudaGetLastError());
+        HR_SPCU(r, cudaEventRecord(s->ev_sweep, st));
+        HR_SPCU(r, cudaStreamWaitEvent(s->cs, s->ev_sweep, 0));
+        hr_sp_jacobi_combine<<<1, HR_SP_JACOBI_ROWS, 0, s->cs>>>(s->d_part, nb, 0.0, s->R.d_ctl, j, NULL);
+        HR_SPCU(r, cudaGetLastError());
+        HR_SPCU(r, cudaEventRecord(s->ev_check[j & 1], s->cs));
+    }
+    HR_SPCU(r, cudaStreamWaitEvent(st, s->ev_check[(U - 1) & 1], 0));
     return HR_OK;
 }
 
@@ -73,6 +190,10 @@ static hr_status jac_setup(hr_sparse_run *r)
     HR_TRY(hr_sp_check_devices(r, r->o.device, 1));
     HR_SPCU(r, cudaSetDevice(r->o.device));
     HR_SPCU(r, cudaStreamCreateWithFlags(&s->st, cudaStreamNonBlocking));
+    HR_SPCU(r, cudaStreamCreateWithFlags(&s->cs, cudaStreamNonBlocking));
+    HR_SPCU(r, cudaEventCreateWithFlags(&s->ev_sweep, cudaEventDisableTiming));
+    for (int e = 0; e < 2; e++)
+        HR_SPCU(r, cudaEventCreateWithFlags(&s->ev_check[e], cudaEventDisableTiming));
     HR_TRY(hr_sp_blocks_build(r, A, 0, n, HR_SP_JACOBI_ROWS, 0, &s->L));
     double *diag = (double *)malloc((size_t)n * sizeof *diag);
     if (!diag) return HR_ERR_NO_MEMORY;
@@ -84,22 +205,42 @@ static hr_status jac_setup(hr_sparse_run *r)
     free(diag);
     HR_SPCU(r, e);
     HR_SPCU(r, cudaMalloc((void **)&s->d_b, bytes)); /* b and x0: jac_load, per solve */
-    for (int v = 0; v < 2; v++)
+    for (int v = 0; v < 3; v++)
         HR_SPCU(r, cudaMalloc((void **)&s->d_x[v], bytes));
-    HR_TRY(hr_sp_resid_setup(r, &s->R, 1, 0));
-    /* checked every sweep: the checks go into the graphs (HETRELAX_SPARSE_DEVICE_CHECKS=0: host) */
-    s->dc = r->device_checks =
-        r->o.tol > 0.0 && r->o.check_every == 1 && hr_sp_env_int("HETRELAX_SPARSE_DEVICE_CHECKS", 1, 0, 1);
+    const int nb = s->L.nblocks > 0 ? s->L.nblocks : 1;
+    HR_SPCU(r, cudaMalloc((void **)&s->d_part, 4 * (size_t)nb * sizeof(double)));
+    HR_SPCU(r, cudaMalloc((void **)&s->d_rout, sizeof(double)));
+    HR_SPCU(r, cudaHostAlloc((void **)&s->h_rout, sizeof(double), cudaHostAllocPortable));
+    cudaFuncAttributes fa; /* load the kernels now, outside any capture or timed region */
+    HR_SPCU(r, cudaFuncGetAttributes(&fa, hr_sp_jacobi_loop_kernel));
+    HR_SPCU(r, cudaFuncGetAttributes(&fa, hr_sp_jacobi_resid_kernel));
+    HR_SPCU(r, cudaFuncGetAttributes(&fa, hr_sp_jacobi_combine));
+    HR_TRY(hr_sp_resid_setup(r, &s->R, 0, 0)); /* the control block (residuals: the kernels here) */
     if (r->frozen) {
         HR_SPCU(r, cudaMalloc((void **)&s->d_frozen, (size_t)n));
         HR_SPCU(r, cudaMemcpy(s->d_frozen, r->frozen, (size_t)n, cudaMemcpyHostToDevice));
     }
     HR_SPCU(r, hr_sp_jacobi_prepare());
     for (int f = 0; f < (r->frozen ? 2 : 1); f++)
-        for (int from = 0; from < 2; from++) {
+        for (int from = 0; from < 2; from++)
             HR_TRY(build_graph(r, s, f, from, HR_SP_JACOBI_GRAPH, &s->graph[f][from]));
-            if (s->dc) HR_TRY(build_graph(r, s, f, from, HR_SP_JACOBI_SHORT, &s->pair[f][from]));
-        }
+    /* checked every sweep: the device loop (HETRELAX_SPARSE_DEVICE_CHECKS=0: host checks) */
+    s->dc = hr_sp_loop_wanted(r);
+    int whiles = 0;
+    for (int f = 0; f < (r->frozen ? 2 : 1) && s->dc; f++) {
+        s->body_fault = f;
+        /* one sweep more than the calls' usual length: it checks the call's last iteration */
+        HR_TRY(hr_sp_loop_build(r, &s->R, &s->loop[f], hr_sp_loop_body_len(r) + 1, 1,
+                                hr_sp_env_int("HETRELAX_SPARSE_WHILE", 1, 0, 1), loop_body, s, s->st));
+        if (!s->loop[f].body) s->dc = 0; /* capture refused: host checks */
+        whiles += s->loop[f].loop != NULL;
+    }
+    r->device_checks = !s->dc ? 0 : whiles == (r->frozen ? 2 : 1) ? 2 : 1;
+    r->prof.mode = r->device_checks == 2 ? "while-graph"
+                   : r->device_checks    ? "body-replay"
+                   : r->o.tol > 0.0      ? "host-checks"
+                                         : "unchecked";
+    r->prof.body = s->dc ? s->loop[0].U : HR_SP_JACOBI_GRAPH;
     HR_SPCU(r, cudaStreamSynchronize(s->st));
     return HR_OK;
 }
@@ -120,10 +261,25 @@ static hr_status jac_load(hr_sparse_run *r)
     return HR_OK;
 }
 
+/* The residual where the iterate lives, with the device loop's kernels (same bits). */
 static hr_status jac_residual(hr_sparse_run *r, double *rel)
 {
     jac_state *s = (jac_state *)r->impl;
-    return hr_sp_resid_run(r, &s->R, s->d_b, s->d_x[s->cur], NULL, s->st, rel);
+    const int nb = s->L.nblocks;
+    HR_SPCU(r, cudaSetDevice(r->o.device));
+    if (nb == 0) {
+        *rel = 0.0;
+        return HR_OK;
+    }
+    hr_sp_jacobi_resid_kernel<<<nb, HR_SP_JACOBI_ROWS, 0, s->st>>>(s->L, s->d_diag, s->d_b, s->d_x[s->cur],
+                                                                   s->d_part);
+    HR_SPCU(r, cudaGetLastError());
+    hr_sp_jacobi_combine<<<1, HR_SP_JACOBI_ROWS, 0, s->st>>>(s->d_part, nb, s->R.bnorm, NULL, 0, s->d_rout);
+    HR_SPCU(r, cudaGetLastError());
+    HR_SPCU(r, cudaMemcpyAsync(s->h_rout, s->d_rout, sizeof(double), cudaMemcpyDeviceToHost, s->st));
+    HR_TRY(hr_sp_sync(r, s->st));
+    *rel = *s->h_rout;
+    return HR_OK;
 }
 
 static hr_status jac_iterate(hr_sparse_run *r, long count)
@@ -131,20 +287,20 @@ static hr_status jac_iterate(hr_sparse_run *r, long count)
     jac_state *s = (jac_state *)r->impl;
     const int f = r->fault_active && s->d_frozen ? 1 : 0;
     HR_SPCU(r, cudaSetDevice(r->o.device));
-    for (; count >= HR_SP_JACOBI_GRAPH; count -= HR_SP_JACOBI_GRAPH)
+    if (s->dc) { /* x_done is in vector done % 3 (later sweeps wrote the others) */
+        HR_TRY(hr_sp_loop_run(r, &s->R, &s->loop[f], count, s->st));
+        s->cur = (int)(r->checked_done % 3);
+        return HR_OK;
+    }
+    const double t0 = r->prof.on ? hr_sp_now() : 0.0;
+    for (; count >= HR_SP_JACOBI_GRAPH; count -= HR_SP_JACOBI_GRAPH, r->prof.launches++)
         HR_SPCU(r, cudaGraphLaunch(s->graph[f][s->cur], s->st));
-    for (; s->dc && count >= HR_SP_JACOBI_SHORT; count -= HR_SP_JACOBI_SHORT) /* even too */
-        HR_SPCU(r, cudaGraphLaunch(s->pair[f][s->cur], s->st));
-    for (; count > 0; count--) {
+    for (; count > 0; count--, r->prof.live++) {
         HR_TRY(launch(r, s, s->cur, f));
         s->cur ^= 1;
     }
-    if (!s->dc) HR_SPCU(r, cudaStreamSynchronize(s->st));
-    if (s->dc) { /* sweeps after a stopping check did nothing: x is where the count says */
-        HR_TRY(hr_sp_ctl_fetch(r, &s->R, s->st)); /* the copy after the work: one sync for both */
-        s->cur = (int)(r->checked_done & 1);
-    }
-    return HR_OK;
+    if (r->prof.on) r->prof.t_enqueue += hr_sp_now() - t0;
+    return hr_sp_sync(r, s->st);
 }
 
 static hr_status jac_sync_host(hr_sparse_run *r)
@@ -162,15 +318,22 @@ static void jac_teardown(hr_sparse_run *r)
     if (!s) return;
     cudaSetDevice(r->o.device);
     for (int f = 0; f < 2; f++)
-        for (int v = 0; v < 2; v++) {
+        for (int v = 0; v < 2; v++)
             if (s->graph[f][v]) cudaGraphExecDestroy(s->graph[f][v]);
-            if (s->pair[f][v]) cudaGraphExecDestroy(s->pair[f][v]);
-        }
-    if (s->st) cudaStreamSynchronize(s->st), cudaStreamDestroy(s->st);
+    if (s->st) cudaStreamSynchronize(s->st);
+    for (int f = 0; f < 2; f++)
+        hr_sp_loop_free(&s->loop[f]);
+    if (s->st) cudaStreamDestroy(s->st);
+    if (s->cs) cudaStreamSynchronize(s->cs), cudaStreamDestroy(s->cs);
+    if (s->ev_sweep) cudaEventDestroy(s->ev_sweep);
+    for (int e = 0; e < 2; e++)
+        if (s->ev_check[e]) cudaEventDestroy(s->ev_check[e]);
     hr_sp_blocks_free(&s->L);
     hr_sp_resid_free(&s->R);
     cudaSetDevice(r->o.device);
     cudaFree(s->d_diag), cudaFree(s->d_b), cudaFree(s->d_x[0]), cudaFree(s->d_x[1]), cudaFree(s->d_frozen);
+    cudaFree(s->d_x[2]), cudaFree(s->d_part), cudaFree(s->d_rout);
+    if (s->h_rout) cudaFreeHost(s->h_rout);
     (void)cudaGetLastError(); /* teardown after a failure must not leave an error behind */
     free(s);
     r->impl = NULL;

@@ -16,9 +16,8 @@
 __global__ void hr_sp_jacobi_kernel(hr_sp_blocks L, const double *__restrict__ diag,
                                     const double *__restrict__ b, const double *__restrict__ x,
                                     double *__restrict__ xn, double tau,
-                                    const unsigned char *__restrict__ frozen, const int *stop)
+                                    const unsigned char *__restrict__ frozen)
 {
-    if (stop && *(const volatile int *)stop) return; /* a device check ended the solve */
     const int blk = blockIdx.x, t = threadIdx.x, B = L.B;
     const int i = L.row0 + blk * B + t;
     if (t >= B || i >= L.row0 + L.nrows) return;
@@ -61,9 +60,14 @@ template <int W>
 __global__ void __launch_bounds__(W > 8 ? 512 : 1024)
     hr_sp_async_kernel(hr_sp_blocks L, const double *__restrict__ diag, const double *__restrict__ b,
                        const double *xr, double *xw, int K, const unsigned char *__restrict__ frozen,
-                       const int *stop)
+                       const hr_sp_ctl *ctl, int j, double *snap0, double *snap1)
 {
-    if (stop && *(const volatile int *)stop) return; /* a device check ended the solve (whole block) */
+    double *snap = NULL; /* device loop: iterate k also goes to snap[k & 1] for its check */
+    if (ctl) {           /* one answer a block: a check on the other stream may set stop meanwhile */
+        const long long k = hr_sp_gate_block(ctl, j);
+        if (k == 0) return; /* a device check ended the solve, or past the call's end */
+        snap = k & 1 ? snap1 : snap0;
+    }
     extern __shared__ double sm[];
     const int blk = blockIdx.x, B = L.B;
     const int lo = L.row0 + blk * B;
@@ -104,6 +108,7 @@ __global__ void __launch_bounds__(W > 8 ? 512 : 1024)
             xc = tmp;
         }
         if (live && !fz) __stcg(xw + lo + t, xa[t]);
+        if (live && snap) snap[lo + t] = xa[t]; /* frozen rows too: their unchanged value */
     } else {
         for (int t = threadIdx.x; t < m; t += blockDim.x) {
             s[t] = off_block_part(L, b, xr, blk, lo, t);
@@ -130,8 +135,10 @@ __global__ void __launch_bounds__(W > 8 ? 512 : 1024)
             xa = xc;
             xc = tmp;
         }
-        for (int t = threadIdx.x; t < m; t += blockDim.x)
+        for (int t = threadIdx.x; t < m; t += blockDim.x) {
             if (!(frozen && frozen[lo + t])) __stcg(xw + lo + t, xa[t]);
+            if (snap) snap[lo + t] = xa[t];
+        }
     }
 }
 
@@ -168,24 +175,28 @@ cudaError_t hr_sp_async_prepare(int B)
 }
 
 cudaError_t hr_sp_async_launch(const hr_sp_blocks *L, const double *diag, const double *b, const double *xr,
-                               double *xw, int K, const unsigned char *frozen, const int *stop,
-                               cudaStream_t st)
+                               double *xw, int K, const unsigned char *frozen, const hr_sp_ctl *ctl, int j,
+                               double *snap0, double *snap1, cudaStream_t st)
 {
     if (L->nblocks == 0) return cudaSuccess;
     const size_t smem = 3 * (size_t)L->B * sizeof(double);
     const unsigned threads = (unsigned)hr_sp_threads(L->B);
     switch (width_for(L)) {
     case 4:
-        hr_sp_async_kernel<4><<<L->nblocks, threads, smem, st>>>(*L, diag, b, xr, xw, K, frozen, stop);
+        hr_sp_async_kernel<4>
+            <<<L->nblocks, threads, smem, st>>>(*L, diag, b, xr, xw, K, frozen, ctl, j, snap0, snap1);
         break;
     case 8:
-        hr_sp_async_kernel<8><<<L->nblocks, threads, smem, st>>>(*L, diag, b, xr, xw, K, frozen, stop);
+        hr_sp_async_kernel<8>
+            <<<L->nblocks, threads, smem, st>>>(*L, diag, b, xr, xw, K, frozen, ctl, j, snap0, snap1);
         break;
     case 16:
-        hr_sp_async_kernel<16><<<L->nblocks, threads, smem, st>>>(*L, diag, b, xr, xw, K, frozen, stop);
+        hr_sp_async_kernel<16>
+            <<<L->nblocks, threads, smem, st>>>(*L, diag, b, xr, xw, K, frozen, ctl, j, snap0, snap1);
         break;
     default:
-        hr_sp_async_kernel<0><<<L->nblocks, threads, smem, st>>>(*L, diag, b, xr, xw, K, frozen, stop);
+        hr_sp_async_kernel<0>
+            <<<L->nblocks, threads, smem, st>>>(*L, diag, b, xr, xw, K, frozen, ctl, j, snap0, snap1);
         break;
     }
     return cudaGetLastError();
@@ -198,10 +209,9 @@ cudaError_t hr_sp_jacobi_prepare(void)
 }
 
 cudaError_t hr_sp_jacobi_launch(const hr_sp_blocks *L, const double *diag, const double *b, const double *x,
-                                double *xn, double tau, const unsigned char *frozen, const int *stop,
-                                cudaStream_t st)
+                                double *xn, double tau, const unsigned char *frozen, cudaStream_t st)
 {
     if (L->nblocks == 0) return cudaSuccess;
-    hr_sp_jacobi_kernel<<<L->nblocks, L->B, 0, st>>>(*L, diag, b, x, xn, tau, frozen, stop);
+    hr_sp_jacobi_kernel<<<L->nblocks, L->B, 0, st>>>(*L, diag, b, x, xn, tau, frozen);
     return cudaGetLastError();
 }

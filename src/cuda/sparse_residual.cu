@@ -10,54 +10,41 @@
  * ||r|| = M sqrt(sum s_b (m_b / M)^2), so that no square overflows or underflows. The
  * result goes to pinned host memory: one 8-byte copy per check instead of x.
  *
- * Device-side checks (hr_sp_ctl, sparse_gpu.cuh): the same kernel, enqueued after
- * every iteration inside the methods' graphs, also applies the driver's tests and
- * stops the later kernels, so a solve checked every iteration costs one host round
- * trip per call instead of one per iteration.
+ * Device-side checks (hr_sp_ctl, sparse_gpu.cuh): the same kernel, run beside the next
+ * iteration in the methods' device loops, also applies the driver's tests and gates the
+ * later kernels. The device loop (below): a body of U iterations with their checks,
+ * captured once, run by a graph whose conditional WHILE node repeats it until the
+ * call's end or a stop (or, where the runtime refuses that, replayed from the host), so
+ * a call is one launch and one host wait however many iterations it holds.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/timer.h"
 #include "cuda/sparse_gpu.cuh"
 
 #define HR_SP_RES_THREADS 256
-
-/* max (MAX) or sum over the block; every thread gets the result. sm: 32 doubles. */
-template <bool MAX> __device__ double block_reduce(double v, double *sm)
-{
-    for (int o = 16; o > 0; o >>= 1) {
-        const double w = __shfl_down_sync(0xffffffffu, v, o);
-        v = MAX ? fmax(v, w) : v + w;
-    }
-    const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;
-    __syncthreads(); /* sm may still be read from the previous call */
-    if (lane == 0) sm[wid] = v;
-    __syncthreads();
-    if (wid == 0) {
-        v = lane < nw ? sm[lane] : 0.0; /* 0 is the identity of both: values are >= 0 */
-        for (int o = 16; o > 0; o >>= 1) {
-            const double w = __shfl_down_sync(0xffffffffu, v, o);
-            v = MAX ? fmax(v, w) : v + w;
-        }
-        if (lane == 0) sm[0] = v;
-    }
-    __syncthreads();
-    return sm[0];
-}
+#define HR_SP_MON_RING    1024 /* deferred monitor points a call may hold */
 
 __global__ void __launch_bounds__(HR_SP_RES_THREADS)
     hr_sp_resid_kernel(int n, const long long *__restrict__ rowp, const int *__restrict__ col,
                        const double *__restrict__ val, const double *__restrict__ b, const double *x,
-                       const double *__restrict__ q, double *part, unsigned int *ticket, double *out,
-                       double bnorm, hr_sp_ctl *ctl)
+                       const double *x1, const double *__restrict__ q, double *part, unsigned int *ticket,
+                       double *out, double bnorm, hr_sp_ctl *ctl, int j)
 {
     __shared__ double sm[32];
     __shared__ bool last;
-    /* a check after the one that stopped the solve: nothing to do (every block alike:
-     * stop changes only in the last block of a check, after all blocks passed here) */
-    if (ctl && *(const volatile int *)&ctl->stop) return;
+    /* a check after the one that stopped the solve, or past the call's end: nothing to
+     * do (every block alike: checks run in order on one stream, and stop changes only
+     * in the last block of a check, after all blocks passed here) */
+    long long k = 0;
+    if (ctl) {
+        k = hr_sp_gate_block(ctl, j);
+        if (k == 0) return;
+        if (k & 1) x = x1; /* iterate k of a double-buffered method */
+    }
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     double ri = 0.0;
     if (i < n) {
@@ -72,9 +59,9 @@ __global__ void __launch_bounds__(HR_SP_RES_THREADS)
     }
     double a = fabs(ri);
     if (!(a <= INFINITY)) a = INFINITY; /* NaN: reported as Inf, diverged either way */
-    const double m = block_reduce<true>(a, sm);
+    const double m = hr_sp_block_reduce<true>(a, sm);
     const double t = m > 0.0 && m < INFINITY ? (ri / m) * (ri / m) : 0.0;
-    const double s = block_reduce<false>(t, sm);
+    const double s = hr_sp_block_reduce<false>(t, sm);
     if (threadIdx.x == 0) {
         part[2 * blockIdx.x] = m;
         part[2 * blockIdx.x + 1] = s;
@@ -88,25 +75,21 @@ __global__ void __launch_bounds__(HR_SP_RES_THREADS)
     double M = 0.0;
     for (unsigned k = threadIdx.x; k < gridDim.x; k += blockDim.x)
         M = fmax(M, vp[2 * k]);
-    M = block_reduce<true>(M, sm);
+    M = hr_sp_block_reduce<true>(M, sm);
     double S = 0.0;
     if (M > 0.0 && M < INFINITY)
         for (unsigned k = threadIdx.x; k < gridDim.x; k += blockDim.x) {
             const double mk = vp[2 * k];
             if (mk > 0.0) S += vp[2 * k + 1] * ((mk / M) * (mk / M));
         }
-    S = block_reduce<false>(S, sm);
+    S = hr_sp_block_reduce<false>(S, sm);
     if (threadIdx.x == 0) {
         if (ctl) bnorm = ctl->bnorm; /* graphs keep arguments: per-solve values live on the device */
         const double bn = bnorm > 0.0 ? bnorm : 1.0; /* b = 0: ||r||, as on the host */
         const double rel = M < INFINITY ? (M / bn) * sqrt(S) : INFINITY;
         *out = rel;
-        if (ctl) { /* the driver's tests: converged, or diverged (NaN, Inf or growth) */
-            ctl->done++;
-            ctl->rel = rel;
-            if (rel < ctl->tol || !(rel <= ctl->divref)) ctl->stop = 1;
-        }
-        *ticket = 0u; /* ready for the next launch (stream order) */
+        if (ctl) hr_sp_ctl_record(ctl, k, rel); /* the driver's tests */
+        *ticket = 0u;                           /* ready for the next launch (stream order) */
     }
 }
 
@@ -130,24 +113,35 @@ hr_status hr_sp_resid_setup(hr_sparse_run *r, hr_sp_resid *R, int with_matrix, i
         HR_SPCU(r, cudaMemcpy(R->d_val, A->val, (size_t)A->nnz * sizeof(double), cudaMemcpyHostToDevice));
     }
     if (with_hub) HR_SPCU(r, cudaMalloc((void **)&R->d_xh, (size_t)(n > 0 ? n : 1) * sizeof(double)));
-    HR_SPCU(r, cudaMalloc((void **)&R->d_part, 2 * (size_t)(R->nblk > 0 ? R->nblk : 1) * sizeof(double)));
-    HR_SPCU(r, cudaMalloc((void **)&R->d_out, 2 * sizeof(double) + sizeof(unsigned int)));
+    HR_SPCU(r, cudaMalloc((void **)&R->d_part, 4 * (size_t)(R->nblk > 0 ? R->nblk : 1) * sizeof(double)));
+    HR_SPCU(r, cudaMalloc((void **)&R->d_out, 2 * sizeof(double) + 2 * sizeof(unsigned int)));
     R->d_ticket = (unsigned int *)(R->d_out + 2);
-    HR_SPCU(r, cudaMemset(R->d_out, 0, 2 * sizeof(double) + sizeof(unsigned int)));
+    HR_SPCU(r, cudaMemset(R->d_out, 0, 2 * sizeof(double) + 2 * sizeof(unsigned int)));
     HR_SPCU(r, cudaHostAlloc((void **)&R->h_out, sizeof(double), cudaHostAllocPortable));
     HR_SPCU(r, cudaMalloc((void **)&R->d_ctl, sizeof(hr_sp_ctl)));
     HR_SPCU(r, cudaMemset(R->d_ctl, 0, sizeof(hr_sp_ctl)));
     HR_SPCU(r, cudaHostAlloc((void **)&R->h_ctl, sizeof(hr_sp_ctl), cudaHostAllocPortable));
+    HR_SPCU(r, cudaHostAlloc((void **)&R->h_range, 2 * sizeof(long long), cudaHostAllocPortable));
+    for (int e = 0; e < 2; e++)
+        HR_SPCU(r, cudaEventCreate(&R->ev[e]));
+    if (hr_sp_loop_wanted(r) && r->o.monitor_deferred && r->o.monitor && r->o.monitor_every > 0) {
+        R->mon_every = r->o.monitor_every;
+        R->ring = HR_SP_MON_RING;
+        HR_SPCU(r, cudaMalloc((void **)&R->d_hist, HR_SP_MON_RING * sizeof(double)));
+        HR_SPCU(r,
+                cudaHostAlloc((void **)&R->h_hist, HR_SP_MON_RING * sizeof(double), cudaHostAllocPortable));
+    }
     return HR_OK;
 }
 
-cudaError_t hr_sp_resid_check(hr_sp_resid *R, const double *d_b, const double *d_x, const double *d_q,
-                              cudaStream_t st)
+cudaError_t hr_sp_resid_check(hr_sp_resid *R, const double *d_b, const double *d_x0, const double *d_x1,
+                              const double *d_q, int j, int chain, cudaStream_t st)
 {
     if (R->n == 0) return cudaSuccess;
-    hr_sp_resid_kernel<<<R->nblk, HR_SP_RES_THREADS, 0, st>>>(R->n, R->d_rowp, R->d_col, R->d_val, d_b, d_x,
-                                                              d_q, R->d_part, R->d_ticket, R->d_out, R->bnorm,
-                                                              R->d_ctl);
+    const size_t c = chain ? 1 : 0;
+    hr_sp_resid_kernel<<<R->nblk, HR_SP_RES_THREADS, 0, st>>>(
+        R->n, R->d_rowp, R->d_col, R->d_val, d_b, d_x0, d_x1 ? d_x1 : d_x0, d_q, R->d_part + c * 2 * R->nblk,
+        R->d_ticket + c, R->d_out + c, R->bnorm, R->d_ctl, j);
     return cudaGetLastError();
 }
 
@@ -155,13 +149,23 @@ hr_status hr_sp_ctl_reset(hr_sparse_run *r, hr_sp_resid *R, cudaStream_t st)
 {
     hr_sp_ctl c;
     memset(&c, 0, sizeof c);
-    c.rel = NAN;
+    c.rel_at[0] = c.rel_at[1] = NAN;
+    c.stop_at = 0x7fffffffffffffffLL;
     c.tol = r->o.tol;
     c.divref = r->divref;
     c.bnorm = R->bnorm;
+    c.hist = R->d_hist;
+    c.mon_every = R->mon_every > 0 ? R->mon_every : 1;
+    c.ring = R->ring > 0 ? R->ring : 1;
+    r->mon_hist = R->h_hist; /* the device loop runs this solve: monitors may be deferred */
+    r->mon_every = R->mon_every;
+    r->mon_ring = R->ring;
     *R->h_ctl = c;
     HR_SPCU(r, cudaSetDevice(R->dev));
     HR_SPCU(r, cudaMemcpyAsync(R->d_ctl, R->h_ctl, sizeof c, cudaMemcpyHostToDevice, st));
+    /* a check racing the one that stopped the last solve may have left its blocks' ticket
+     * short (some blocks saw stop, some not): start from zero */
+    HR_SPCU(r, cudaMemsetAsync(R->d_ticket, 0, 2 * sizeof(unsigned int), st));
     HR_SPCU(r, cudaStreamSynchronize(st));
     return HR_OK;
 }
@@ -170,10 +174,26 @@ hr_status hr_sp_ctl_fetch(hr_sparse_run *r, hr_sp_resid *R, cudaStream_t st)
 {
     HR_SPCU(r, cudaSetDevice(R->dev));
     HR_SPCU(r, cudaMemcpyAsync(R->h_ctl, R->d_ctl, sizeof(hr_sp_ctl), cudaMemcpyDeviceToHost, st));
+    HR_TRY(hr_sp_sync(r, st));
+    const hr_sp_ctl *c = R->h_ctl;
+    r->checked_stop = c->stop;
+    r->checked_done = (long)(c->stop ? c->stop_at : c->done); /* the first stop, not a later check */
+    r->checked_rel = c->rel_at[r->checked_done & 1];
+    r->prof.bodies = c->bodies; /* this solve's so far */
+    return HR_OK;
+}
+
+double hr_sp_now(void)
+{
+    return hr_now();
+}
+
+hr_status hr_sp_sync(hr_sparse_run *r, cudaStream_t st)
+{
+    const double t0 = r->prof.on ? hr_now() : 0.0;
     HR_SPCU(r, cudaStreamSynchronize(st));
-    r->checked_done = (long)R->h_ctl->done;
-    r->checked_stop = R->h_ctl->stop;
-    r->checked_rel = R->h_ctl->rel;
+    r->prof.syncs++;
+    if (r->prof.on) r->prof.t_wait += hr_now() - t0;
     return HR_OK;
 }
 
@@ -185,22 +205,194 @@ hr_status hr_sp_resid_run(hr_sparse_run *r, hr_sp_resid *R, const double *d_b, c
         *rel = 0.0;
         return HR_OK;
     }
-    hr_sp_resid_kernel<<<R->nblk, HR_SP_RES_THREADS, 0, st>>>(
-        R->n, R->d_rowp, R->d_col, R->d_val, d_b, d_x, d_q, R->d_part, R->d_ticket, R->d_out, R->bnorm, NULL);
+    hr_sp_resid_kernel<<<R->nblk, HR_SP_RES_THREADS, 0, st>>>(R->n, R->d_rowp, R->d_col, R->d_val, d_b, d_x,
+                                                              d_x, d_q, R->d_part, R->d_ticket, R->d_out,
+                                                              R->bnorm, NULL, 0);
     HR_SPCU(r, cudaGetLastError());
     HR_SPCU(r, cudaMemcpyAsync(R->h_out, R->d_out, sizeof(double), cudaMemcpyDeviceToHost, st));
-    HR_SPCU(r, cudaStreamSynchronize(st));
+    HR_TRY(hr_sp_sync(r, st));
     *rel = *R->h_out;
     return HR_OK;
+}
+
+/* ------------------------------------------------------ the device loop */
+
+/* A body's last node: moves base past the body (not past the call's end) and, in the
+ * WHILE graph, says whether the loop goes on. */
+__global__ void hr_sp_body_end(hr_sp_ctl *c, int U, int lag, cudaGraphConditionalHandle h, int use_h)
+{
+    long long b = c->base + U;
+    if (b > c->target + lag) b = c->target + lag;
+    c->base = b;
+    c->bodies++;
+    if (use_h) cudaGraphSetConditional(h, !c->stop && b < c->target + lag ? 1u : 0u);
+}
+
+/* Enqueues the body and its end on st (live or under capture). */
+static hr_status body_and_end(hr_sparse_run *r, hr_sp_resid *R, const hr_sp_loop *L, hr_sp_body_fn body,
+                              void *ctx, cudaStream_t st, cudaGraphConditionalHandle h, int use_h)
+{
+    HR_TRY(body(r, ctx, L->U, st));
+    hr_sp_body_end<<<1, 1, 0, st>>>(R->d_ctl, L->U, L->lag, h, use_h);
+    HR_SPCU(r, cudaGetLastError());
+    return HR_OK;
+}
+
+/* The WHILE graph around the body; NULL when the runtime refuses any step. */
+static cudaGraphExec_t build_while(hr_sparse_run *r, hr_sp_resid *R, const hr_sp_loop *L, hr_sp_body_fn body,
+                                   void *ctx, cudaStream_t st)
+{
+    cudaGraph_t g = NULL;
+    cudaGraphExec_t exec = NULL;
+    cudaGraphConditionalHandle h = 0;
+    int ok = cudaGraphCreate(&g, 0) == cudaSuccess &&
+             cudaGraphConditionalHandleCreate(&h, g, 1u, cudaGraphCondAssignDefault) == cudaSuccess;
+    /* zeroed storage: the struct's C++ default constructor is deleted (a union inside) */
+    alignas(cudaGraphNodeParams) unsigned char raw[sizeof(cudaGraphNodeParams)];
+    memset(raw, 0, sizeof raw);
+    cudaGraphNodeParams &p = *reinterpret_cast<cudaGraphNodeParams *>(raw);
+    p.type = cudaGraphNodeTypeConditional;
+    p.conditional.handle = h;
+    p.conditional.type = cudaGraphCondTypeWhile;
+    p.conditional.size = 1;
+    cudaGraphNode_t node;
+    ok = ok && cudaGraphAddNode(&node, g, NULL, NULL, 0, &p) == cudaSuccess;
+    if (ok && cudaStreamBeginCaptureToGraph(st, p.conditional.phGraph_out[0], NULL, NULL, 0,
+                                            cudaStreamCaptureModeThreadLocal) == cudaSuccess) {
+        const hr_status bs = body_and_end(r, R, L, body, ctx, st, h, 1);
+        cudaGraph_t out = NULL;
+        ok = cudaStreamEndCapture(st, &out) == cudaSuccess && bs == HR_OK;
+    } else {
+        ok = 0;
+    }
+    ok = ok && cudaGraphInstantiate(&exec, g, 0) == cudaSuccess;
+    if (ok && cudaGraphUpload(exec, st) != cudaSuccess)
+        (void)cudaGetLastError(); /* uploads on first launch */
+    if (!ok && exec) cudaGraphExecDestroy(exec), exec = NULL;
+    if (g) cudaGraphDestroy(g);
+    (void)cudaGetLastError();
+    r->err[0] = '\0';
+    return exec;
+}
+
+hr_status hr_sp_loop_build(hr_sparse_run *r, hr_sp_resid *R, hr_sp_loop *L, int U, int lag, int allow_while,
+                           hr_sp_body_fn body, void *ctx, cudaStream_t st)
+{
+    memset(L, 0, sizeof *L);
+    L->U = U;
+    L->lag = lag;
+    HR_SPCU(r, cudaSetDevice(R->dev));
+    cudaGraph_t g = NULL;
+    int ok = cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal) == cudaSuccess;
+    if (ok) {
+        const hr_status bs = body_and_end(r, R, L, body, ctx, st, 0, 0);
+        ok = cudaStreamEndCapture(st, &g) == cudaSuccess && bs == HR_OK;
+    }
+    ok = ok && cudaGraphInstantiate(&L->body, g, 0) == cudaSuccess;
+    ok = ok && cudaGraphUpload(L->body, st) == cudaSuccess;
+    if (g) cudaGraphDestroy(g);
+    if (!ok) { /* refused: the caller checks on the host */
+        if (L->body) cudaGraphExecDestroy(L->body);
+        L->body = NULL;
+        (void)cudaGetLastError();
+        r->err[0] = '\0';
+        return HR_OK;
+    }
+    if (allow_while) L->loop = build_while(r, R, L, body, ctx, st);
+    HR_SPCU(r, cudaStreamSynchronize(st));
+    return HR_OK;
+}
+
+hr_status hr_sp_loop_run(hr_sparse_run *r, hr_sp_resid *R, hr_sp_loop *L, long count, cudaStream_t st)
+{
+    hr_sparse_prof *P = &r->prof;
+    const double t0 = P->on ? hr_now() : 0.0;
+    HR_SPCU(r, cudaSetDevice(R->dev));
+    if (P->on) HR_SPCU(r, cudaEventRecord(R->ev[0], st));
+    /* pinned: the last call's copy is done (fetched); base and target are adjacent */
+    R->h_range[0] = (long long)r->done;
+    R->h_range[1] = (long long)(r->done + count);
+    HR_SPCU(r,
+            cudaMemcpyAsync(&R->d_ctl->base, R->h_range, 2 * sizeof(long long), cudaMemcpyHostToDevice, st));
+    int launched = 0;
+    if (L->loop) {
+        if (cudaGraphLaunch(L->loop, st) == cudaSuccess) {
+            launched = 1;
+            P->launches++;
+        } else { /* refused at launch (nothing enqueued): body replays from now on, and the
+                  * driver caps the calls of later solves (device_checks 1) */
+            (void)cudaGetLastError();
+            cudaGraphExecDestroy(L->loop);
+            L->loop = NULL;
+            r->device_checks = 1;
+            P->mode = "body-replay";
+        }
+    }
+    if (!launched) {
+        const long bodies = (count + L->lag + L->U - 1) / L->U;
+        for (long n = bodies; n > 0; n--)
+            HR_SPCU(r, cudaGraphLaunch(L->body, st));
+        P->launches += bodies;
+    }
+    if (P->on) HR_SPCU(r, cudaEventRecord(R->ev[1], st));
+    if (R->d_hist) { /* the call's monitor points, (done, done + count], in one or two pieces */
+        const long first = r->done / R->mon_every + 1, last = (r->done + count) / R->mon_every;
+        for (long e = first; e <= last;) {
+            const long at = e % R->ring, len = (last - e + 1 < R->ring - at) ? last - e + 1 : R->ring - at;
+            HR_SPCU(r, cudaMemcpyAsync(R->h_hist + at, R->d_hist + at, (size_t)len * sizeof(double),
+                                       cudaMemcpyDeviceToHost, st));
+            e += len;
+        }
+    }
+    if (P->on) P->t_enqueue += hr_now() - t0;
+    HR_TRY(hr_sp_ctl_fetch(r, R, st));
+    if (P->on) {
+        float ms = 0.0f;
+        HR_SPCU(r, cudaEventElapsedTime(&ms, R->ev[0], R->ev[1]));
+        P->t_device += 1e-3 * ms;
+    }
+    return HR_OK;
+}
+
+void hr_sp_loop_free(hr_sp_loop *L)
+{
+    if (L->body) cudaGraphExecDestroy(L->body);
+    if (L->loop) cudaGraphExecDestroy(L->loop);
+    memset(L, 0, sizeof *L);
+}
+
+int hr_sp_loop_wanted(const hr_sparse_run *r)
+{
+    return r->o.tol > 0.0 && r->o.check_every == 1 && hr_sp_env_int("HETRELAX_SPARSE_DEVICE_CHECKS", 1, 0, 1);
+}
+
+/* Calls end at monitors (unless deferred): a body as long as the monitor interval (or a
+ * divisor of it) makes every call whole bodies, so no kernel is launched in vain before
+ * the host sees the monitor's residual. Otherwise 16: a body costs a few kernel
+ * latencies of its own (its end, the WHILE node, the last check's drain), and up to
+ * U - 1 gated iterations are launched in vain after a stop. */
+int hr_sp_loop_body_len(const hr_sparse_run *r)
+{
+    const int env = hr_sp_env_int("HETRELAX_SPARSE_BODY", 0, 0, 256);
+    if (env > 0) return env;
+    const long m = r->o.monitor_deferred && r->o.monitor ? 0 : r->o.monitor_every; /* the driver's cuts */
+    if (m > 0 && m <= 16) return (int)m;
+    for (int d = 16; m > 16 && d >= 4; d--)
+        if (m % d == 0) return d;
+    return 16;
 }
 
 void hr_sp_resid_free(hr_sp_resid *R)
 {
     if (R->d_part || R->h_out) cudaSetDevice(R->dev);
     cudaFree(R->d_rowp), cudaFree(R->d_col), cudaFree(R->d_val), cudaFree(R->d_xh);
-    cudaFree(R->d_part), cudaFree(R->d_out), cudaFree(R->d_ctl);
+    cudaFree(R->d_part), cudaFree(R->d_out), cudaFree(R->d_ctl), cudaFree(R->d_hist);
+    if (R->h_hist) cudaFreeHost(R->h_hist);
     if (R->h_out) cudaFreeHost(R->h_out);
     if (R->h_ctl) cudaFreeHost(R->h_ctl);
+    if (R->h_range) cudaFreeHost(R->h_range);
+    for (int e = 0; e < 2; e++)
+        if (R->ev[e]) cudaEventDestroy(R->ev[e]);
     (void)cudaGetLastError();
     memset(R, 0, sizeof *R);
 }

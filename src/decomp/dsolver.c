@@ -11,10 +11,89 @@
 #include "common/timer.h"
 #include "cpu/team.h"
 
-#define HR_PI 3.14159265358979323846
+/* ------------------------------------------------ the host placement */
 
-const hr_field_ops hr_field_ops_host = {"host", hr_cpu_sweep_box, hr_cpu_residual_box, hr_pack_box,
-                                        hr_unpack_box};
+static hr_status host_sweep(void *ctx, const hr_sweep_args *a, int lane)
+{
+    (void)ctx;
+    (void)lane;
+    hr_cpu_sweep_box(a);
+    return HR_OK;
+}
+
+static hr_status host_residual(void *ctx, const hr_resid_args *a, hr_norm2 *r, hr_norm2 *b)
+{
+    (void)ctx;
+    hr_cpu_residual_box(a, r, b);
+    return HR_OK;
+}
+
+static hr_status host_pack(void *ctx, int face, const hr_grid_layout *l, const void *origin, const hr_box *b,
+                           void *buf)
+{
+    (void)ctx;
+    (void)face;
+    hr_pack_box(l, origin, b, buf);
+    return HR_OK;
+}
+
+static hr_status host_unpack(void *ctx, int face, const hr_grid_layout *l, void *origin, const hr_box *b,
+                             const void *buf)
+{
+    (void)ctx;
+    (void)face;
+    hr_unpack_box(l, origin, b, buf);
+    return HR_OK;
+}
+
+const hr_field_ops hr_field_ops_host = {"host",    0,           host_sweep, host_residual,
+                                        host_pack, host_unpack, NULL,       NULL};
+
+static hr_status host_sync(void *ctx, int lane)
+{
+    (void)ctx;
+    (void)lane;
+    return HR_OK;
+}
+
+const hr_field_ops hr_field_ops_host_queued = {"host (queued)", 1,           host_sweep, host_residual,
+                                               host_pack,       host_unpack, host_sync,  NULL};
+
+#ifndef HR_HAVE_CUDA
+/* Without CUDA: no device placement (the solver refuses --backend gpu through create). */
+static hr_status nogpu_create(hr_dsolver *s, hr_dsub *d, int device, char *err, size_t es)
+{
+    (void)s;
+    (void)d;
+    (void)device;
+    if (err && es) snprintf(err, es, "backend: gpu: this build has no CUDA support");
+    return HR_ERR_NO_DEVICE;
+}
+
+const hr_field_ops hr_field_ops_gpu = {"gpu (not built)", 0,           host_sweep, host_residual,
+                                       host_pack,         host_unpack, NULL,       NULL};
+const hr_dplace_ops hr_dplace_gpu = {nogpu_create, NULL, NULL, NULL, NULL, NULL, NULL};
+
+int hr_dsolver_gpu_count(void)
+{
+    return 0;
+}
+
+hr_status hr_transport_cuda_create(int count, const int *device, hr_transport **out)
+{
+    (void)count;
+    (void)device;
+    *out = NULL;
+    return HR_ERR_NO_DEVICE;
+}
+#endif
+
+/* Where subdomain id lives: GPU o->device + id * G / count (G = max(1, o->gpus)). */
+static int device_of(const hr_dsolver *s, int id)
+{
+    const int g = s->o.gpus > 1 ? s->o.gpus : 1;
+    return s->o.device + (int)((long)id * g / s->d.count);
+}
 
 static void set_err(char *err, size_t size, const char *msg)
 {
@@ -102,28 +181,61 @@ static hr_status alloc_sub(hr_dsolver *s, hr_dsub *d, int id, size_t esize, char
     } else {
         d->rhs = hr_subdomain_spike(&d->g, s->p.spike_i, s->p.spike_j, s->p.spike_k);
     }
+    d->org[0] = hr_grid_origin(&d->u[0]);
+    d->org[1] = hr_grid_origin(&d->u[1]);
+    d->device = -1;
+    init_sub(s, d);
+    if (s->dplace) { /* device grids from the initialised host grids */
+        d->device = device_of(s, id);
+        const hr_status st = s->dplace->create(s, d, d->device, err, es);
+        if (st != HR_OK && err && es && !err[0] && s->err[0]) snprintf(err, es, "%s", s->err);
+        if (st != HR_OK) return st;
+    }
     const int corners = s->nphases > 1;
     for (int a = 0; a < s->p.dim; a++)
         for (int side = 0; side < 2; side++) {
             if (d->g.nb[a][side] < 0) continue;
             const hr_box b = hr_subdomain_face(&d->g, s->d.ghost, a, side, 0, corners);
-            d->bytes[a][side] = hr_box_points(&b) * esize;
-            d->sbuf[a][side] = s->t->ops->alloc(s->t, d->bytes[a][side]);
-            d->rbuf[a][side] = s->t->ops->alloc(s->t, d->bytes[a][side]);
-            if (!d->sbuf[a][side] || !d->rbuf[a][side]) return HR_ERR_NO_MEMORY;
+            const size_t bytes = hr_box_points(&b) * esize;
+            d->bytes[a][side] = bytes;
+            if (d->ctx) {
+                const int dev = s->t->device_buffers;
+                d->sbuf[a][side] = s->dplace->buf_alloc(d->ctx, 2 * a + side, 0, bytes, dev);
+                d->rbuf[a][side] = s->dplace->buf_alloc(d->ctx, 2 * a + side, 1, bytes, dev);
+            } else {
+                d->sbuf[a][side] = s->t->ops->alloc(s->t, bytes);
+                d->rbuf[a][side] = s->t->ops->alloc(s->t, bytes);
+            }
+            if (!d->sbuf[a][side] || !d->rbuf[a][side]) {
+                set_err(err, es, "n: no memory for the halo buffers");
+                return HR_ERR_NO_MEMORY;
+            }
         }
-    init_sub(s, d);
     return HR_OK;
 }
 
 static hr_status check_options(const hr_options *o, char *err, size_t es)
 {
-    HR_TRY(hr_options_validate(o, err, es));
-    if (o->backend == HR_BACKEND_GPU) {
-        set_err(err, es, "backend: decomposed runs sweep on CPU ranks only so far (docs/mpi.md)");
+    hr_options v = *o;
+    v.gpus = 0; /* here: GPUs the subdomains spread over (the library's check is the chain's) */
+    HR_TRY(hr_options_validate(&v, err, es));
+    if (o->gpus < 0 || o->gpus > 64) {
+        set_err(err, es, "gpus: must be between 1 and 64");
+        return HR_ERR_INVALID_ARG;
+    }
+    if (o->gpus > 1 && o->backend != HR_BACKEND_GPU) {
+        set_err(err, es, "gpus: needs --backend gpu");
+        return HR_ERR_INVALID_ARG;
+    }
+    if (o->backend == HR_BACKEND_HYBRID) {
+        set_err(err, es, "backend: hybrid: decomposed runs place subdomains on CPUs or on GPUs");
         return HR_ERR_UNSUPPORTED;
     }
-    if (o->kernel && strcmp(o->kernel, "seq") != 0) {
+    if (o->backend == HR_BACKEND_GPU && o->kernel && strcmp(o->kernel, "tuned") != 0) {
+        set_err(err, es, "kernel: decomposed GPU runs sweep each subdomain with the box form of tuned");
+        return HR_ERR_INVALID_ARG;
+    }
+    if (o->backend != HR_BACKEND_GPU && o->kernel && strcmp(o->kernel, "seq") != 0) {
         set_err(err, es, "kernel: decomposed runs sweep each subdomain with seq");
         return HR_ERR_INVALID_ARG;
     }
@@ -148,6 +260,13 @@ hr_status hr_dsolver_create(const hr_options *o, const int parts[3], int ghost, 
     }
     s->t = t;
     s->fops = &hr_field_ops_host;
+    if (o->backend == HR_BACKEND_GPU) {
+        s->fops = &hr_field_ops_gpu;
+        s->dplace = &hr_dplace_gpu;
+    } else {
+        const char *q = getenv("HETRELAX_DSOLVER_QUEUED"); /* tests: the device schedule on CPU ranks */
+        if (q && strcmp(q, "1") == 0) s->fops = &hr_field_ops_host_queued;
+    }
     s->o = *o;
     hr_problem_resolve(o, &s->p);
     s->o.dim = s->p.dim;
@@ -204,9 +323,16 @@ void hr_dsolver_free(hr_dsolver *s)
         hr_grid_free(&d->hf);
         for (int a = 0; a < 3; a++)
             for (int side = 0; side < 2; side++) {
-                if (d->sbuf[a][side]) s->t->ops->release(s->t, d->sbuf[a][side]);
-                if (d->rbuf[a][side]) s->t->ops->release(s->t, d->rbuf[a][side]);
+                void *b[2] = {d->sbuf[a][side], d->rbuf[a][side]};
+                for (int q = 0; q < 2; q++) {
+                    if (!b[q]) continue;
+                    if (d->ctx)
+                        s->dplace->buf_free(d->ctx, b[q]);
+                    else
+                        s->t->ops->release(s->t, b[q]);
+                }
             }
+        if (d->ctx) s->dplace->destroy(d->ctx);
     }
     if (s->team) hr_team_free(s->team);
     free(s->subs);
@@ -214,6 +340,15 @@ void hr_dsolver_free(hr_dsolver *s)
     if (s->t) s->t->ops->destroy(s->t);
     hr_history_free(&s->hist);
     free(s);
+}
+
+/* Waits for the queued work of `lane` in every owned subdomain (device placements). */
+static hr_status sync_all(hr_dsolver *s, int lane)
+{
+    if (!s->fops->sync) return HR_OK;
+    for (int l = 0; l < s->nlocal; l++)
+        HR_TRY(s->fops->sync(s->subs[l].ctx, lane));
+    return HR_OK;
 }
 
 /* Packs the faces of phase ph and posts its messages. */
@@ -227,9 +362,10 @@ static hr_status exchange_begin(hr_dsolver *s, int ph)
             for (int side = 0; side < 2; side++) {
                 if (!phase_has_axis(s, ph, a) || d->g.nb[a][side] < 0) continue;
                 const hr_box b = hr_subdomain_face(&d->g, s->d.ghost, a, side, 0, corners);
-                s->fops->pack(&d->g.l, hr_grid_origin(&d->u[s->cur]), &b, d->sbuf[a][side]);
+                HR_TRY(s->fops->pack(d->ctx, 2 * a + side, &d->g.l, d->org[s->cur], &b, d->sbuf[a][side]));
             }
     }
+    HR_TRY(sync_all(s, HR_DLANE_FACES)); /* the buffers hold the faces before they travel */
     const double t1 = hr_now();
     const hr_status st = s->t->ops->start(s->t, ph);
     s->xt.pack += t1 - t0;
@@ -250,9 +386,10 @@ static hr_status exchange_end(hr_dsolver *s, int ph)
             for (int side = 0; side < 2; side++) {
                 if (!phase_has_axis(s, ph, a) || d->g.nb[a][side] < 0) continue;
                 const hr_box b = hr_subdomain_face(&d->g, s->d.ghost, a, side, 1, corners);
-                s->fops->unpack(&d->g.l, hr_grid_origin(&d->u[s->cur]), &b, d->rbuf[a][side]);
+                HR_TRY(s->fops->unpack(d->ctx, 2 * a + side, &d->g.l, d->org[s->cur], &b, d->rbuf[a][side]));
             }
     }
+    HR_TRY(sync_all(s, HR_DLANE_FACES)); /* the ghost zones are in place before the sweeps */
     s->xt.transfer += t1 - t0;
     s->xt.unpack += hr_now() - t1;
     return HR_OK;
@@ -270,11 +407,10 @@ static hr_status exchange(hr_dsolver *s)
     return HR_OK;
 }
 
-static void sweep_box(hr_dsolver *s, hr_dsub *d, hr_box box)
+static hr_status sweep_box(hr_dsolver *s, hr_dsub *d, hr_box box, int lane)
 {
-    const hr_sweep_args a = {
-        &d->g.l, hr_grid_origin(&d->u[s->cur]), hr_grid_origin(&d->u[1 - s->cur]), d->rhs, box, s->p.omega};
-    s->fops->sweep(&a);
+    const hr_sweep_args a = {&d->g.l, d->org[s->cur], d->org[1 - s->cur], d->rhs, box, s->p.omega};
+    return s->fops->sweep(d->ctx, &a, lane);
 }
 
 /* Which boxes of every owned subdomain a sweep job covers. */
@@ -283,13 +419,14 @@ enum { SWEEP_ROUND, SWEEP_INNER, SWEEP_SHELL };
 typedef struct sweep_job {
     hr_dsolver *s;
     int kind, m, step;
+    hr_status st; /* a device placement's failure (CPU sweeps cannot fail) */
 } sweep_job;
 
 /* Thread tid of nt sweeps its share of the outer axis (z in 3-D, y in 2-D) of every box:
  * points are independent within a sweep, so any split gives the same bits. */
 static void sweep_job_run(void *ctx, int tid, int nt)
 {
-    const sweep_job *j = ctx;
+    sweep_job *j = ctx;
     hr_dsolver *s = j->s;
     const int outer = s->p.dim == 3 ? 2 : 1;
     for (int l = 0; l < s->nlocal; l++) {
@@ -312,18 +449,20 @@ static void sweep_job_run(void *ctx, int tid, int nt)
                 part.hi[outer] = part.lo[outer] + hi;
                 part.lo[outer] += lo;
             }
-            sweep_box(s, &s->subs[l], part);
+            const hr_status st = sweep_box(s, &s->subs[l], part, HR_DLANE_SHELL);
+            if (st != HR_OK) j->st = st;
         }
     }
 }
 
-static void run_sweeps(hr_dsolver *s, int kind, int m, int step)
+static hr_status run_sweeps(hr_dsolver *s, int kind, int m, int step)
 {
-    sweep_job j = {s, kind, m, step};
+    sweep_job j = {s, kind, m, step, HR_OK};
     if (s->team)
         hr_team_run(s->team, sweep_job_run, &j);
     else
         sweep_job_run(&j, 0, 1);
+    return j.st;
 }
 
 /* One sweep with a single-layer exchange in flight (seed 003, Listing 1, on the CPU):
@@ -333,20 +472,120 @@ static hr_status overlapped_sweep(hr_dsolver *s, hr_phase_times *t)
     double t0 = hr_now();
     HR_TRY(exchange_begin(s, 0));
     double t1 = hr_now();
-    run_sweeps(s, SWEEP_INNER, 1, 1);
+    HR_TRY(run_sweeps(s, SWEEP_INNER, 1, 1));
     double t2 = hr_now();
     HR_TRY(exchange_end(s, 0));
     double t3 = hr_now();
-    run_sweeps(s, SWEEP_SHELL, 1, 1);
+    HR_TRY(run_sweeps(s, SWEEP_SHELL, 1, 1));
     s->xt.rounds++;
     s->xt.hidden += t2 - t1;
     t->exchange += (t1 - t0) + (t3 - t2);
     return HR_OK;
 }
 
+/* Adds the device times of the last closed sweep (the slowest subdomain's). */
+static void account_device_sweep(hr_dsolver *s, hr_phase_times *t)
+{
+    double m[5] = {0, 0, 0, 0, 0};
+    int have = 0;
+    for (int l = 0; s->dplace && l < s->nlocal; l++) {
+        double v[5];
+        if (!s->dplace->lagged(s->subs[l].ctx, v)) continue;
+        have = 1;
+        for (int q = 0; q < 5; q++)
+            if (v[q] > m[q]) m[q] = v[q];
+    }
+    if (!have) return;
+    const double exposed = m[3] < m[0] ? m[3] : m[0];
+    s->xt.pack += m[1];
+    s->xt.unpack += m[4] > s->last_transfer ? m[4] - s->last_transfer : 0.0;
+    s->xt.wait += exposed;
+    s->xt.hidden += m[2] > exposed ? m[2] - exposed : 0.0;
+    s->xt.compute += m[0] - exposed;
+    t->exchange += exposed;
+}
+
+/* One sweep on devices, seed 003's Listing 1 and better: the shell (boundary layers) on the
+ * high-priority lane, each face packed on its own stream as soon as the shell is done,
+ * device-to-host, the messages, host-to-device and unpack into the NEW grid's ghost
+ * layers on that stream, while the interior runs on the low-priority lane. The sweep ends
+ * with fresh ghost zones (no exchange at the start of the next one). With `mark` the next
+ * sweep is queued at once behind device events: the host waits only for the packed faces
+ * it sends, and the times come from the events one sweep later. */
+static hr_status device_overlapped_sweep(hr_dsolver *s, hr_phase_times *t)
+{
+    const int nxt = 1 - s->cur, chained = s->fops->mark != NULL;
+    const double t0 = hr_now();
+    for (int l = 0; chained && l < s->nlocal; l++)
+        HR_TRY(s->fops->mark(s->subs[l].ctx, HR_DMARK_SWEEP));
+    for (int l = 0; l < s->nlocal; l++) {
+        hr_dsub *d = &s->subs[l];
+        hr_box inner, shell[6];
+        const int n = hr_subdomain_split(&d->g, &inner, shell);
+        for (int b = 0; b < n; b++)
+            HR_TRY(sweep_box(s, d, shell[b], HR_DLANE_SHELL));
+        if (!hr_box_empty(&inner)) HR_TRY(sweep_box(s, d, inner, HR_DLANE_INNER));
+    }
+    for (int l = 0; l < s->nlocal; l++) {
+        hr_dsub *d = &s->subs[l];
+        for (int a = 0; a < s->p.dim; a++)
+            for (int side = 0; side < 2; side++) {
+                if (d->g.nb[a][side] < 0) continue;
+                const hr_box b = hr_subdomain_face(&d->g, 1, a, side, 0, 0);
+                HR_TRY(s->fops->pack(d->ctx, 2 * a + side, &d->g.l, d->org[nxt], &b, d->sbuf[a][side]));
+            }
+        if (chained) HR_TRY(s->fops->mark(d->ctx, HR_DMARK_PACKED));
+    }
+    HR_TRY(sync_all(s, HR_DLANE_FACES));
+    const double t1 = hr_now();
+    if (chained) account_device_sweep(s, t); /* the sweep before: its events are complete now */
+    HR_TRY(s->t->ops->start(s->t, 0));
+    HR_TRY(s->t->ops->wait(s->t, 0));
+    const double t2 = hr_now();
+    s->last_transfer = t2 - t1;
+    s->xt.transfer += t2 - t1;
+    for (int l = 0; l < s->nlocal; l++) {
+        hr_dsub *d = &s->subs[l];
+        for (int a = 0; a < s->p.dim; a++)
+            for (int side = 0; side < 2; side++) {
+                if (d->g.nb[a][side] < 0) continue;
+                const hr_box b = hr_subdomain_face(&d->g, 1, a, side, 1, 0);
+                HR_TRY(s->fops->unpack(d->ctx, 2 * a + side, &d->g.l, d->org[nxt], &b, d->rbuf[a][side]));
+            }
+    }
+    if (!chained) { /* host clock: waiting for the packs, the messages, the rest of the sweep */
+        HR_TRY(sync_all(s, HR_DLANE_ALL));
+        const double t3 = hr_now();
+        s->xt.pack += t1 - t0;
+        s->xt.unpack += t3 - t2;
+        s->xt.compute += (t3 - t0) - (t2 - t1);
+        s->xt.wait += t2 - t1;
+        t->exchange += t2 - t1;
+    }
+    s->xt.rounds++;
+    s->cur = nxt;
+    s->fresh = 1; /* queued behind the unpacks: the sync at the end of advance makes it so */
+    s->done++;
+    return HR_OK;
+}
+
 static hr_status advance(void *ctx, long count, hr_phase_times *t)
 {
     hr_dsolver *s = ctx;
+    if (s->fops->async && s->overlap && s->nphases == 1 && s->d.count > 1) {
+        if (!s->fresh) {
+            const double t0 = hr_now();
+            HR_TRY(exchange(s));
+            t->exchange += hr_now() - t0;
+        }
+        for (; count > 0; count--)
+            HR_TRY(device_overlapped_sweep(s, t));
+        for (int l = 0; s->fops->mark && l < s->nlocal; l++)
+            HR_TRY(s->fops->mark(s->subs[l].ctx, HR_DMARK_END));
+        HR_TRY(sync_all(s, HR_DLANE_ALL));
+        account_device_sweep(s, t);
+        return HR_OK;
+    }
     while (count > 0) {
         /* ghost 1 (one phase, rounds of one sweep): hide the exchange behind the inner points */
         const int overlapped = !s->fresh && s->overlap && s->nphases == 1 && s->d.count > 1;
@@ -361,7 +600,7 @@ static hr_status advance(void *ctx, long count, hr_phase_times *t)
                 t->exchange += hr_now() - t0;
             }
             for (int step = 1; step <= m; step++) {
-                run_sweeps(s, SWEEP_ROUND, m, step);
+                HR_TRY(run_sweeps(s, SWEEP_ROUND, m, step));
                 s->cur = 1 - s->cur;
             }
         }
@@ -369,7 +608,7 @@ static hr_status advance(void *ctx, long count, hr_phase_times *t)
         s->done += m;
         count -= m;
     }
-    return HR_OK;
+    return sync_all(s, HR_DLANE_ALL); /* device sweeps count as compute, not as the next exchange */
 }
 
 hr_status hr_dsolver_residual(hr_dsolver *s, double *rel)
@@ -378,9 +617,8 @@ hr_status hr_dsolver_residual(hr_dsolver *s, double *rel)
     hr_norm2 *v = s->norms;
     for (int l = 0; l < s->nlocal; l++) {
         hr_dsub *d = &s->subs[l];
-        const hr_resid_args a = {&d->g.l, hr_grid_origin(&d->u[s->cur]), d->rhs, d->g.own, d->g.dirichlet,
-                                 NULL};
-        s->fops->residual(&a, &v[2 * l], &v[2 * l + 1]);
+        const hr_resid_args a = {&d->g.l, d->org[s->cur], d->rhs, d->g.own, d->g.dirichlet, NULL};
+        HR_TRY(s->fops->residual(d->ctx, &a, &v[2 * l], &v[2 * l + 1]));
     }
     hr_status st = s->t->ops->sum_norms(s->t, v, 2);
     if (st == HR_OK) *rel = hr_norm2_relative(v[0], v[1]);
@@ -408,46 +646,13 @@ static int agreed_monitor(long it, double rel, void *user)
     return stop;
 }
 
-/* Largest error against the known exact solution over the own points, or NaN. */
-static double max_error(const hr_dsolver *s)
-{
-    hr_problem p = s->p;
-    double scale;
-    if (p.rhs == HR_RHS_MANUFACTURED) {
-        scale = 1.0;
-    } else if (p.init == HR_INIT_SINE && p.rhs == HR_RHS_ZERO && p.boundary == 0.0) {
-        double lam = cos(HR_PI / (p.nx + 1.0)) + cos(HR_PI / (p.ny + 1.0));
-        lam = p.dim == 3 ? (lam + cos(HR_PI / (p.nz + 1.0))) / 3.0 : lam / 2.0;
-        lam = 1.0 - p.omega + p.omega * lam;
-        scale = pow(lam, (double)s->done);
-    } else {
-        return NAN;
-    }
-    p.init = HR_INIT_SINE; /* the sine mode of the box */
-    double e = 0.0;
-    for (int l = 0; l < s->nlocal; l++) {
-        const hr_dsub *d = &s->subs[l];
-        const hr_box *b = &d->g.own;
-        for (int k = b->lo[2]; k < b->hi[2]; k++)
-            for (int i = b->lo[1]; i < b->hi[1]; i++)
-                for (int j = b->lo[0]; j < b->hi[0]; j++) {
-                    const double x = hr_problem_init_at(&p, NULL, hr_subdomain_global(&d->g, 1, i),
-                                                        hr_subdomain_global(&d->g, 0, j),
-                                                        hr_subdomain_global(&d->g, 2, k));
-                    const double dd = fabs(hr_grid_get3(&d->u[s->cur], i, j, k) - scale * x);
-                    if (!(dd <= e)) e = dd;
-                }
-    }
-    return e;
-}
-
 hr_status hr_dsolver_run(hr_dsolver *s, hr_result *res)
 {
     if (!s) return HR_ERR_INVALID_ARG;
     const hr_options *o = &s->o;
     const hr_problem *p = &s->p;
     s->hist.len = 0;
-    s->xt = (hr_exchange_times){0, 0, 0, 0, 0};
+    memset(&s->xt, 0, sizeof s->xt);
     monitor_ctx mc = {s, o->monitor, o->monitor_user};
     hr_driver_ops ops = {.ctx = s, .advance = advance, .residual = drv_residual};
     hr_driver_cfg cfg = {.max_iters = o->iters,
@@ -461,6 +666,7 @@ hr_status hr_dsolver_run(hr_dsolver *s, hr_result *res)
     hr_phase_times t = {0, 0, 0, 0};
     hr_driver_out dout;
     HR_TRY(hr_drive(&ops, &cfg, o->keep_history ? &s->hist : NULL, &t, &dout));
+    if (s->xt.compute == 0.0) s->xt.compute = t.compute; /* not the device overlap: the driver's split */
     hr_result r;
     memset(&r, 0, sizeof r);
     r.dim = p->dim;
@@ -481,7 +687,9 @@ hr_status hr_dsolver_run(hr_dsolver *s, hr_result *res)
     r.time_per_sweep_s = r.iterations > 0 ? r.time_sweeps_s / (double)r.iterations : 0.0;
     HR_TRY(hr_dsolver_residual(s, &r.relative_residual));
     r.reason = hr_driver_final_reason(dout.reason, r.relative_residual, o->tol, o->divtol);
-    r.max_error = max_error(s);
+    for (int l = 0; s->dplace && l < s->nlocal; l++) /* the host grids get the solution */
+        HR_TRY(s->dplace->download(s->subs[l].ctx, &s->subs[l], s->cur));
+    r.max_error = hr_dsolver_max_error(s);
     HR_TRY(s->t->ops->max_double(s->t, &r.max_error, 1));
     const double pts = (double)p->nx * (double)p->ny * (double)p->nz * (double)r.iterations;
     const double es = o->precision == HR_PREC_DOUBLE ? 8.0 : 4.0;
@@ -491,76 +699,18 @@ hr_status hr_dsolver_run(hr_dsolver *s, hr_result *res)
     r.gbps = r.time_sweeps_s > 0 ? r.bytes_per_point * pts / r.time_sweeps_s * 1e-9 : 0.0;
     r.reference_gbps = o->reference_gbps;
     r.bandwidth_fraction = o->reference_gbps > 0 ? r.gbps / o->reference_gbps : NAN;
-    snprintf(r.backend, sizeof r.backend, "%s", hr_backend_name(HR_BACKEND_CPU_SEQ));
-    snprintf(r.kernel, sizeof r.kernel, "seq");
-    snprintf(r.device_name, sizeof r.device_name, "%d subdomains (%s)", s->d.count, s->t->ops->name);
+    snprintf(r.backend, sizeof r.backend, "%s",
+             hr_backend_name(s->dplace ? HR_BACKEND_GPU : HR_BACKEND_CPU_SEQ));
+    snprintf(r.kernel, sizeof r.kernel, "%s", s->dplace ? "tuned" : "seq");
+    if (s->dplace)
+        snprintf(r.device_name, sizeof r.device_name, "%d subdomains (%s), %.60s", s->d.count,
+                 s->t->ops->name, s->dplace->device_name(s->subs[0].ctx));
+    else
+        snprintf(r.device_name, sizeof r.device_name, "%d subdomains (%s)", s->d.count, s->t->ops->name);
     if (res) *res = r;
     if (o->monitor && !(o->monitor_every > 0 && r.iterations % o->monitor_every == 0 && r.iterations > 0))
         o->monitor(r.iterations, r.relative_residual, o->monitor_user);
     return r.reason == HR_REASON_DIVERGED || r.reason == HR_REASON_NAN ? HR_ERR_DIVERGED : HR_OK;
-}
-
-/* Copies the own points of d row by row between the grid and a row-major array whose
- * element (x, y, z) of the own block sits at dst + ((z * ny + y) * nx + x) * es, with
- * extents and a base offset given by the caller. */
-static void own_rows(const hr_dsub *d, const hr_grid *g, hr_precision prec, char *dst, const size_t stride[3])
-{
-    const size_t es = g->l.esize, ues = prec == HR_PREC_DOUBLE ? 8 : 4;
-    const hr_box *b = &d->g.own;
-    for (int k = b->lo[2]; k < b->hi[2]; k++)
-        for (int i = b->lo[1]; i < b->hi[1]; i++) {
-            const char *row =
-                (const char *)g->base + hr_layout_index(&g->l, (size_t)i, (size_t)b->lo[0], (size_t)k) * es;
-            char *urow =
-                dst + ((size_t)(k - b->lo[2]) * stride[2] + (size_t)(i - b->lo[1]) * stride[1]) * ues;
-            const int nx = b->hi[0] - b->lo[0];
-            if (es == ues) {
-                memcpy(urow, row, (size_t)nx * es);
-                continue;
-            }
-            for (int j = 0; j < nx; j++) {
-                const double v = es == 8 ? ((const double *)row)[j] : ((const float *)row)[j];
-                if (ues == 8)
-                    ((double *)urow)[j] = v;
-                else
-                    ((float *)urow)[j] = (float)v;
-            }
-        }
-}
-
-void hr_dsolver_own_to_global(const hr_dsolver *s, hr_precision prec, void *global)
-{
-    const size_t ues = prec == HR_PREC_DOUBLE ? 8 : 4;
-    const size_t stride[3] = {1, (size_t)s->p.nx, (size_t)s->p.nx * (size_t)s->p.ny};
-    for (int l = 0; l < s->nlocal; l++) {
-        const hr_dsub *d = &s->subs[l];
-        const size_t base =
-            (size_t)d->g.off[2] * stride[2] + (size_t)d->g.off[1] * stride[1] + (size_t)d->g.off[0];
-        own_rows(d, &d->u[s->cur], prec, (char *)global + base * ues, stride);
-    }
-}
-
-void hr_dsolver_own_to_block(const hr_dsolver *s, int local, hr_precision prec, void *block)
-{
-    const hr_dsub *d = &s->subs[local];
-    const size_t stride[3] = {1, (size_t)d->g.n[0], (size_t)d->g.n[0] * (size_t)d->g.n[1]};
-    own_rows(d, &d->u[s->cur], prec, block, stride);
-}
-
-void hr_block_to_global(const hr_decomp *d, int id, hr_precision prec, const void *block, void *global)
-{
-    hr_subdomain g;
-    hr_subdomain_init(d, id, 4, &g);
-    const size_t ues = prec == HR_PREC_DOUBLE ? 8 : 4, row = (size_t)g.n[0] * ues;
-    const char *src = block;
-    for (int z = 0; z < g.n[2]; z++)
-        for (int y = 0; y < g.n[1]; y++) {
-            const size_t at =
-                ((size_t)(g.off[2] + z) * (size_t)d->n[1] + (size_t)(g.off[1] + y)) * (size_t)d->n[0] +
-                (size_t)g.off[0];
-            memcpy((char *)global + at * ues, src, row);
-            src += row;
-        }
 }
 
 hr_status hr_inproc_solver_create(const hr_options *o, const int parts[3], int ghost, hr_dsolver **out,
@@ -574,6 +724,28 @@ hr_status hr_inproc_solver_create(const hr_options *o, const int parts[3], int g
         return HR_ERR_INVALID_ARG;
     }
     hr_transport *t;
+    if (o->backend == HR_BACKEND_GPU) {
+        /* device buffers and peer copies; the placement of each id as hr_dsolver_create's */
+        int *dev = malloc((size_t)count * sizeof *dev);
+        if (!dev) return HR_ERR_NO_MEMORY;
+        const int g = o->gpus > 1 ? o->gpus : 1;
+        for (long id = 0; id < count; id++)
+            dev[id] = o->device + (int)(id * g / count);
+        const int have = hr_dsolver_gpu_count();
+        hr_status st = HR_OK;
+        if (have == 0) {
+            set_err(err, es, "backend: gpu: no CUDA device (or a build without CUDA)");
+            st = HR_ERR_NO_DEVICE;
+        } else if (o->device < 0 || o->device + g > have) {
+            if (err && es)
+                snprintf(err, es, "gpus: %d GPUs from device %d, but %d present", g, o->device, have);
+            st = HR_ERR_INVALID_ARG;
+        }
+        if (st == HR_OK) st = hr_transport_cuda_create((int)count, dev, &t);
+        free(dev);
+        HR_TRY(st);
+        return hr_dsolver_create(o, parts, ghost, t, out, err, es);
+    }
     HR_TRY(hr_transport_inproc_create((int)count, &t));
     return hr_dsolver_create(o, parts, ghost, t, out, err, es);
 }

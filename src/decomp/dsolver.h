@@ -22,26 +22,87 @@
 extern "C" {
 #endif
 
-/* What a subdomain's placement does to its grids: the host versions are the region sweep,
- * the box residual and the host face copies (hr_field_ops_host). A GPU placement brings the
- * same four as device operations on device grids (docs/mpi.md); the schedule, the
+/* What a subdomain's placement does to its grids. The host placement (hr_field_ops_host)
+ * runs the region sweep, the box residual and the host face copies at once. A device
+ * placement (hr_field_ops_gpu, src/cuda/dsolver_gpu.cu) queues the same operations on
+ * device grids of the same layout: sweeps on a lane (HR_DLANE_SHELL: high-priority
+ * stream, HR_DLANE_INNER: low-priority stream), a face's pack / unpack on that face's
+ * stream after the shell lane's sweeps, and `sync` waits for them. `ctx` is the
+ * subdomain's placement state (hr_dsub.ctx; NULL on the host). The schedule, the
  * transports and the bitwise argument do not change. */
+enum { HR_DLANE_SHELL = 0, HR_DLANE_INNER = 1, HR_DLANE_FACES = 2, HR_DLANE_ALL = 3 };
+/* Points of the device overlap's chain (hr_field_ops.mark). */
+enum { HR_DMARK_SWEEP = 0, HR_DMARK_PACKED = 1, HR_DMARK_END = 2 };
+
 typedef struct hr_field_ops {
     const char *name;
-    void (*sweep)(const hr_sweep_args *a);
-    void (*residual)(const hr_resid_args *a, hr_norm2 *rnorm, hr_norm2 *bnorm);
-    void (*pack)(const hr_grid_layout *l, const void *origin, const hr_box *b, void *buf);
-    void (*unpack)(const hr_grid_layout *l, void *origin, const hr_box *b, const void *buf);
+    int async; /* 1: operations are queued; the solver calls sync before using results */
+    hr_status (*sweep)(void *ctx, const hr_sweep_args *a, int lane);
+    hr_status (*residual)(void *ctx, const hr_resid_args *a, hr_norm2 *rnorm, hr_norm2 *bnorm);
+    /* face = 2 * axis + side; the box's points go to / come from the dense buffer buf */
+    hr_status (*pack)(void *ctx, int face, const hr_grid_layout *l, const void *origin, const hr_box *b,
+                      void *buf);
+    hr_status (*unpack)(void *ctx, int face, const hr_grid_layout *l, void *origin, const hr_box *b,
+                        const void *buf);
+    hr_status (*sync)(void *ctx, int lane); /* NULL: nothing is ever queued */
+    /* Device overlap without host waits between sweeps (NULL: the host waits at the end of
+     * each sweep). HR_DMARK_SWEEP: everything queued after it follows all work of the sweep
+     * before (on every lane and face stream), which the device orders by events, not the
+     * host; HR_DMARK_PACKED: after a sweep's packs; HR_DMARK_END: after the last sweep. */
+    hr_status (*mark)(void *ctx, int what);
 } hr_field_ops;
 
 extern const hr_field_ops hr_field_ops_host;
+/* The host operations flagged as queued: the solver then runs the device schedule (shell
+ * first, faces packed from the new grid while the interior sweeps) on the CPU, so tests
+ * without a GPU check that schedule bitwise. */
+extern const hr_field_ops hr_field_ops_host_queued;
+
+struct hr_dsub;
+struct hr_dsolver;
+
+/* A device placement for every owned subdomain (src/cuda/dsolver_gpu.cu; without CUDA a
+ * stub that returns HR_ERR_NO_DEVICE). */
+typedef struct hr_dplace_ops {
+    /* Creates sub's device state on `device` (the host grids are initialised): device
+     * grids uploaded, streams, and sets d->org / d->rhs to the device's. */
+    hr_status (*create)(struct hr_dsolver *s, struct hr_dsub *d, int device, char *err, size_t es);
+    /* Message buffer of `bytes` for face (axis, side), send or receive: device memory when
+     * the transport takes device pointers (t->device_buffers), else pinned host memory
+     * (the placement stages it through the device with copies on the face's stream). */
+    void *(*buf_alloc)(void *ctx, int face, int recv, size_t bytes, int device_buffers);
+    void (*buf_free)(void *ctx, void *p);
+    /* Copies the device grid `which` into the host grid d->u[which]. */
+    hr_status (*download)(void *ctx, struct hr_dsub *d, int which);
+    /* The device times of the last sweep closed by a mark (once, when its events are
+     * complete): v = {sweep, pack (shell end to faces on the host), chain (shell end to ghost
+     * layers in place), exposed (chain past the interior's end), post (faces on the host to
+     * ghost layers in place)} in seconds. 0: nothing new. */
+    int (*lagged)(void *ctx, double v[5]);
+    void (*destroy)(void *ctx);
+    const char *(*device_name)(void *ctx);
+} hr_dplace_ops;
+
+extern const hr_field_ops hr_field_ops_gpu;
+extern const hr_dplace_ops hr_dplace_gpu;
+
+/* CUDA devices present (0 without CUDA). */
+int hr_dsolver_gpu_count(void);
+
+/* The in-process transport between device buffers of subdomains on the GPUs of this
+ * process: cudaMemcpyPeerAsync (device[id] holds subdomain id). HR_ERR_NO_DEVICE without
+ * CUDA. */
+hr_status hr_transport_cuda_create(int count, const int *device, hr_transport **out);
 
 /* One owned subdomain: geometry, grids and message buffers per face. */
 typedef struct hr_dsub {
     hr_subdomain g;
-    hr_grid u[2];
-    hr_grid hf; /* h^2 f over the whole local array (base NULL: inline spike or zero) */
-    hr_rhs_view rhs;
+    hr_grid u[2];                  /* host grids (a device placement's copies for setup and download) */
+    hr_grid hf;                    /* h^2 f over the whole local array (base NULL: inline spike or zero) */
+    void *org[2];                  /* element (0, 0, 0) of the grids the field operations work on */
+    hr_rhs_view rhs;               /* the operations' right-hand side (hf: a device pointer on a device) */
+    void *ctx;                     /* placement state (NULL: host) */
+    int device;                    /* GPU ordinal, -1 on the host */
     void *sbuf[3][2], *rbuf[3][2]; /* per axis and side; NULL towards the physical boundary */
     size_t bytes[3][2];
 } hr_dsub;
@@ -49,7 +110,9 @@ typedef struct hr_dsub {
 /* Seconds per part of the exchange, summed over the run (for the JSON). */
 typedef struct hr_exchange_times {
     double pack, transfer, unpack; /* transfer: posting and waiting, not hidden by compute */
-    double hidden;                 /* inner sweeps done while messages were in flight */
+    double hidden;                 /* exchange time covered by inner sweeps (overlapped) */
+    double wait;                   /* device overlap: exchange left after the interior was done */
+    double compute;                /* device overlap: sweep time less the exposed exchange */
     long rounds;
 } hr_exchange_times;
 
@@ -57,8 +120,9 @@ typedef struct hr_dsolver {
     hr_options o;
     hr_problem p;
     hr_decomp d;
-    hr_transport *t;          /* owned */
-    const hr_field_ops *fops; /* where the grids live: hr_field_ops_host */
+    hr_transport *t;             /* owned */
+    const hr_field_ops *fops;    /* where the grids live: hr_field_ops_host or _gpu */
+    const hr_dplace_ops *dplace; /* the device placement, or NULL on the host */
     int nlocal;
     hr_dsub *subs;
     int cur;     /* which of u[2] is current (the same in every subdomain) */
@@ -71,13 +135,16 @@ typedef struct hr_dsolver {
     hr_norm2 *norms;      /* 2 per owned subdomain: partial residual and rhs norms */
     struct hr_team *team; /* cpu-threads with threads > 1: sweeps split over a team, else NULL */
     double t_setup;
+    double last_transfer; /* host seconds of the last overlapped sweep's messages */
     char err[256];
 } hr_dsolver;
 
 /* Creates the subdomains the transport owns (t->first .. t->first + t->nlocal - 1) of the
  * decomposition parts[0] x parts[1] [x parts[2]] with `ghost` layers, and takes `t` (freed
  * with the solver, also on failure). Purely local: no collective calls. On failure writes
- * "field: reason" into err. */
+ * "field: reason" into err. With o->backend HR_BACKEND_GPU the subdomains live on GPUs:
+ * subdomain id on device o->device + id * G / count, G = max(1, o->gpus) (MPI ranks pass
+ * their own device with gpus 1); the transport decides where the message buffers live. */
 hr_status hr_dsolver_create(const hr_options *o, const int parts[3], int ghost, hr_transport *t,
                             hr_dsolver **out, char *err, size_t err_size);
 
@@ -86,6 +153,9 @@ hr_status hr_dsolver_run(hr_dsolver *s, hr_result *res);
 
 /* The global relative residual (collective). */
 hr_status hr_dsolver_residual(hr_dsolver *s, double *rel);
+
+/* Largest error against the known exact solution over the own points (host grids), or NaN. */
+double hr_dsolver_max_error(const hr_dsolver *s);
 
 /* Copies the own points of the owned subdomains into `global` (nx*ny[*nz] values of
  * precision prec, the layout of hr_solver_solution); other points are left alone. */
@@ -98,7 +168,8 @@ void hr_block_to_global(const hr_decomp *d, int id, hr_precision prec, const voi
 
 void hr_dsolver_free(hr_dsolver *s);
 
-/* The in-process run: all parts[0] x parts[1] [x parts[2]] subdomains in this process. */
+/* The in-process run: all parts[0] x parts[1] [x parts[2]] subdomains in this process
+ * (GPU backend: on o->gpus GPUs from o->device, peer copies between device buffers). */
 hr_status hr_inproc_solver_create(const hr_options *o, const int parts[3], int ghost, hr_dsolver **out,
                                   char *err, size_t err_size);
 

@@ -6,9 +6,11 @@
  *     their buffers;
  *   - MPI (src/mpi/transport_mpi.c): one subdomain per rank, MPI_Isend/Irecv of host
  *     buffers, MPI_Allgather for the norms;
- *   - planned (docs/mpi.md): CUDA peer copies between the GPUs of one process, and MPI
- *     with device buffers (CUDA-aware MPI or NCCL). Those set `device_buffers` and bring
- *     their own buffer allocation; pack/unpack then run as kernels (hr_field_ops).
+ *   - CUDA peer copies between the GPUs of one process (src/cuda/dsolver_gpu.cu), with
+ *     device buffers (`device_buffers` 1); the MPI transport sets it when the library is
+ *     CUDA-aware (MPIX_Query_cuda_support), else a GPU placement stages messages through
+ *     pinned host buffers. Buffers of GPU subdomains come from the placement
+ *     (hr_dplace_ops.buf_alloc), not from `alloc`.
  *
  * Messages are registered once per exchange phase (`bind`, like MPI persistent
  * requests) and then started and completed every round: buffers never move.
@@ -66,7 +68,7 @@ struct hr_transport {
     const hr_transport_ops *ops;
     int nlocal;         /* subdomains owned by this process */
     int first;          /* id of the first one (they are consecutive) */
-    int device_buffers; /* 1: buffers live on a device (pack with device kernels) */
+    int device_buffers; /* 1: message buffers are device memory (a CUDA-aware or peer transport) */
     void *impl;
 };
 

@@ -38,22 +38,40 @@ int hr_hybrid_explain(const hr_hybrid_info *in, double measured_s, char *buf, si
         : in->auto_split    ? " chosen by the model"
                             : " as given",
         in->ghost, in->schedule == 1 ? "naive" : "nested", in->second == 1 ? "cpu" : "gpu");
+    if (in->exchange[0]) put(&o, "exchange between parts: %s\n", in->exchange);
     if (!in->have_model) {
         put(&o, "model: not calibrated (give --split auto)\n");
     } else {
         const hr_split_model *m = &in->model;
         const hr_hybrid_calibration *c = &in->cal;
         put(&o,
-            "calibration (%.3f s): t_c %.6g s (CPU, from a %d-row slab), t_g %.6g s, X %.6g s exposed "
-            "(probe at %d rows: %.6g s/sweep)\n",
-            c->seconds, c->t_cpu, c->cpu_slab_rows, c->t_gpu, c->x_exposed, c->probe_rows, c->probe_s);
+            "calibration (%.3f s): t_c %.6g s (CPU, at the %d-row slab's rate), t_g %.6g s (B sweep by "
+            "sweep; "
+            "alone with graphs %.6g s; floor %.3g s on %d rows), X %.6g s exposed (probe at %d rows: "
+            "%.6g s/sweep)\n",
+            c->seconds, c->t_cpu, c->cpu_slab_rows, c->t_gpu, c->gpu_alone_s, c->gpu_floor_s, c->floor_rows,
+            c->x_exposed, c->probe_rows, c->probe_s);
+        if (m->a_knots > 0) {
+            put(&o,
+                "CPU cost per row against its working set (knots; LLC %.0f MiB):", c->llc_bytes / 1048576.0);
+            for (int k = 0; k < m->a_knots; k++)
+                put(&o, " %d rows %.3g MiB %.4g s (x%.2f)", k < c->cpu_knots ? c->cpu_knot_rows[k] : 0,
+                    m->a_knot_ws[k] / 1048576.0, m->a_knot_row_s[k], m->a_knot_row_s[k] / m->a_knot_row_s[0]);
+            put(&o, "\n");
+        }
+        if (c->off_rows > 0)
+            put(&o,
+                "exchange: off the balance (%d rows: %.6g s/sweep) X0 %.6g s; the parts' jitter sigma %.3g s "
+                "(Clark's E max near the balance)\n",
+                c->off_rows, c->off_s, c->x_off, c->x_sigma);
         if (c->x_bandwidth > 0)
             put(&o, "pinned copies: latency %.3g us one way, %.3g GB/s, %.0f bytes per row\n",
                 c->x_latency * 1e6, c->x_bandwidth * 1e-9, c->row_bytes);
         const double fstar = m->t_b / (m->t_a + m->t_b);
         put(&o,
-            "model: T(f) = max(f t_c, (1 - f) t_g) + X; exchange-free optimum f* = %.4f, bound on the gain "
-            "1 + t_g/t_c = %.4f\n",
+            "model: T(f) = E max(t_c(f n rows), (1 - f) t_g; sigma) + X0, T(0) = B alone; exchange-free "
+            "optimum "
+            "at the in-cache rate f* = %.4f, bound on the gain 1 + t_g/t_c = %.4f\n",
             fstar, 1.0 + m->t_b / m->t_a);
         if (c->cpu_stream_gbps > 0 && c->gpu_stream_gbps > 0)
             put(&o, "STREAM rule (seed 003): %.2f / (%.2f + %.2f) = %.4f of the rows on the CPU\n",

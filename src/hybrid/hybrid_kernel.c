@@ -84,24 +84,80 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Median seconds per sweep of an engine on zeros (one warm-up run discarded). */
-static hr_status time_engine(const hr_split_spec *sp, double *per_sweep, char *err, size_t es)
+/* Median seconds per sweep of an engine on zeros (two warm-up sweeps discarded), in blocks of
+ * `sweeps`; with `graphs` > 0 also in blocks of that many sweeps (a GPU part alone replays
+ * CUDA graphs of 16 sweeps, a split sweeps one at a time) into *graph_s. */
+static hr_status time_engine_blocks(const hr_split_spec *sp, int sweeps, double *per_sweep, int graphs,
+                                    double *graph_s, char *err, size_t es)
 {
     hr_split *e;
     HR_TRY(hr_split_create(sp, NULL, NULL, &e, err, es));
-    double t[CAL_REPEATS];
+    double t[CAL_REPEATS], tg[CAL_REPEATS];
     hr_status st = hr_split_sweeps(e, 2);
     for (int r = 0; r < CAL_REPEATS && st == HR_OK; r++) {
         const double t0 = hr_now();
-        st = hr_split_sweeps(e, CAL_SWEEPS);
-        t[r] = (hr_now() - t0) / CAL_SWEEPS;
+        st = hr_split_sweeps(e, sweeps);
+        t[r] = (hr_now() - t0) / sweeps;
+    }
+    if (st == HR_OK && graphs > 0) st = hr_split_sweeps(e, graphs); /* builds the graphs */
+    for (int r = 0; r < CAL_REPEATS && st == HR_OK && graphs > 0; r++) {
+        const double t0 = hr_now();
+        st = hr_split_sweeps(e, graphs);
+        tg[r] = (hr_now() - t0) / graphs;
     }
     if (st != HR_OK) snprintf(err, es, "calibration: %.200s", e->err);
     hr_split_free(e);
     if (st != HR_OK) return st;
     qsort(t, CAL_REPEATS, sizeof t[0], cmp_double);
     *per_sweep = t[CAL_REPEATS / 2];
+    if (graphs > 0) {
+        qsort(tg, CAL_REPEATS, sizeof tg[0], cmp_double);
+        *graph_s = tg[CAL_REPEATS / 2];
+    }
     return HR_OK;
+}
+
+static hr_status time_engine(const hr_split_spec *sp, double *per_sweep, char *err, size_t es)
+{
+    return time_engine_blocks(sp, CAL_SWEEPS, per_sweep, 0, NULL, err, es);
+}
+
+/* The CPU part's slabs (rows along the split axis) for the size-aware term: working sets of
+ * an eighth of the last-level cache, 0.7 of it (still inside) and 2.5 times it (streaming from
+ * memory), plus the old slab max(64, n/16) unless one is close; each at most n rows. */
+static int cpu_knot_rows(int n, double ws_row, double llc, int rows[HR_SPLIT_KNOTS])
+{
+    const double target[3] = {llc / 8, 0.7 * llc, 2.5 * llc};
+    int cand[4], k = 0, count = 0;
+    for (int i = 0; i < 3; i++) {
+        double r = target[i] / ws_row;
+        if (r > 2.0 * 1024 * 1024 * 1024 / ws_row) r = 2.0 * 1024 * 1024 * 1024 / ws_row; /* 2 GiB */
+        cand[k++] = r < 8 ? 8 : r > n ? n : (int)r;
+    }
+    const int old = n / 16 > 64 ? n / 16 : (n < 64 ? n : 64);
+    int near = 0;
+    for (int i = 0; i < k; i++)
+        near |= old <= 1.3 * cand[i] && cand[i] <= 1.3 * old;
+    if (!near) cand[k++] = old;
+    for (int i = 1; i < k; i++) /* sort */
+        for (int j = i; j > 0 && cand[j - 1] > cand[j]; j--) {
+            const int x = cand[j];
+            cand[j] = cand[j - 1];
+            cand[j - 1] = x;
+        }
+    for (int i = 0; i < k; i++) {
+        const int r = cand[i] < n ? cand[i] : n;
+        if (count && r <= 1.3 * rows[count - 1]) continue; /* too close to the last one */
+        rows[count++] = r;
+    }
+    return count;
+}
+
+/* The parts' times at rows_a on the model so far: *busy = max(a, b). */
+static double model_busy(const hr_split_model *m, int rows_a)
+{
+    const double a = hr_split_model_part_a(m, rows_a), b = hr_split_model_part_b(m, rows_a);
+    return a > b ? a : b;
 }
 
 static hr_status calibrate(const hr_options *o, unsigned flags, hr_hybrid_calibration *c, hr_split_model *m,
@@ -115,34 +171,95 @@ static hr_status calibrate(const hr_options *o, unsigned flags, hr_hybrid_calibr
     const int n = split_extent(o);
     const int g = o->split_ghost > 0 ? o->split_ghost : 1;
     hr_split_spec sp;
-    /* t_g: the second placement alone on the whole grid */
-    hr_split_spec_from_options(o, &p, 0, NULL, &sp);
-    HR_TRY(time_engine(&sp, &c->t_gpu, err, es));
-    /* t_c: the CPU part alone on a slab of rows, scaled to the whole grid */
-    int slab = n / 16 > 64 ? n / 16 : (n < 64 ? n : 64);
-    hr_split_spec_from_options(o, &p, slab, NULL, &sp);
-    if (p.dim == 3)
-        sp.nz = slab;
-    else
-        sp.ny = slab;
-    HR_TRY(time_engine(&sp, &c->t_cpu, err, es));
-    c->t_cpu *= (double)n / (double)slab;
-    c->cpu_slab_rows = slab;
-    /* X: the real schedule at the model's exchange-free optimum, less its compute */
     hr_grid_layout l;
     memset(&l, 0, sizeof l);
+    hr_split_spec_from_options(o, &p, 0, NULL, &sp);
     hr_layout_init(&l, p.dim, p.nx, p.ny, p.nz, sp.esize);
     c->row_bytes = (double)hr_layout_outer_stride(&l) * (double)sp.esize;
-    int probe = (int)lround(c->t_gpu / (c->t_cpu + c->t_gpu) * n);
+    m->rows = n;
+    m->messages = 2;
+    m->row_bytes = c->row_bytes;
+    /* t_g: the second placement alone on the whole grid, sweep by sweep as in a split, and
+     * with its graphs as GPU-only runs (T(0)) */
+    HR_TRY(time_engine_blocks(&sp, CAL_SWEEPS, &c->t_gpu, 16, &c->gpu_alone_s, err, es));
+    /* the floor of B's part: B alone on a few rows, sweep by sweep (launch latency) */
+    c->floor_rows = n < 16 ? n : 16;
+    hr_split_spec_from_options(o, &p, 0, NULL, &sp);
+    if (p.dim == 3)
+        sp.nz = c->floor_rows;
+    else
+        sp.ny = c->floor_rows;
+    HR_TRY(time_engine(&sp, &c->gpu_floor_s, err, es));
+    /* t_c(rows): the CPU part alone on slabs in and out of the cache */
+    m->a_ws_per_row = c->row_bytes * (2.0 + sp.has_hf);
+    c->llc_bytes = (double)hr_cache_llc_bytes();
+    if (!(c->llc_bytes > 0)) c->llc_bytes = 32.0 * 1024 * 1024;
+    c->cpu_knots = cpu_knot_rows(n, m->a_ws_per_row, c->llc_bytes, c->cpu_knot_rows);
+    for (int k = 0; k < c->cpu_knots; k++) {
+        const int slab = c->cpu_knot_rows[k];
+        hr_split_spec_from_options(o, &p, slab, NULL, &sp);
+        if (p.dim == 3)
+            sp.nz = slab;
+        else
+            sp.ny = slab;
+        double t;
+        HR_TRY(time_engine(&sp, &t, err, es));
+        m->a_knot_ws[k] = slab * m->a_ws_per_row;
+        m->a_knot_row_s[k] = t / slab;
+    }
+    m->a_knots = c->cpu_knots;
+    c->cpu_slab_rows = n / 16 > 64 ? n / 16 : (n < 64 ? n : 64);
+    c->t_cpu = n * hr_split_model_row_s(m, c->cpu_slab_rows * m->a_ws_per_row);
+    m->t_a = c->t_cpu;
+    m->t_b = c->t_gpu;
+    m->b_alone = c->gpu_alone_s;
+    m->b_floor = c->gpu_floor_s;
+    /* X: the real schedule at the balance of the two parts, less its compute; then once
+     * more off the balance (half the rows) to tell the exchange from the balance's jitter */
+    int probe = 1;
+    double tbest = HUGE_VAL;
+    for (int r = 1; r < n; r++) {
+        const double t = model_busy(m, r);
+        if (t < tbest) {
+            tbest = t;
+            probe = r;
+        }
+    }
     if (probe < g) probe = g;
     if (probe > n - g) probe = n - g;
     if (n >= 2 * g) {
         hr_split_spec_from_options(o, &p, probe, NULL, &sp);
         HR_TRY(time_engine(&sp, &c->probe_s, err, es));
-        const double f = (double)probe / n;
-        const double busy = f * c->t_cpu > (1 - f) * c->t_gpu ? f * c->t_cpu : (1 - f) * c->t_gpu;
         c->probe_rows = probe;
-        c->x_exposed = c->probe_s > busy ? c->probe_s - busy : 0.0;
+        c->x_exposed = c->probe_s > model_busy(m, probe) ? c->probe_s - model_busy(m, probe) : 0.0;
+        c->x_off = c->x_exposed;
+        int off = probe / 2; /* B the slower part; A when the balance is too near the edge */
+        if (off < g) off = 2 * probe < n - g ? 2 * probe : n - g;
+        if (off >= g && off != probe && off <= n - g) {
+            hr_split_spec_from_options(o, &p, off, NULL, &sp);
+            HR_TRY(time_engine(&sp, &c->off_s, err, es));
+            c->off_rows = off;
+            /* X0 and sigma, least squares over the two probes: X0 + E max(a, b; sigma) = probe.
+             * Near the balance the parts wait for the later of two jittery times; off it for
+             * the slower one. sigma on a log grid, 1e-6 to 0.3 of the balance probe, and 0. */
+            const double a1 = hr_split_model_part_a(m, probe), b1 = hr_split_model_part_b(m, probe);
+            const double a2 = hr_split_model_part_a(m, off), b2 = hr_split_model_part_b(m, off);
+            double x0 = c->x_exposed, sigma = 0.0, best = HUGE_VAL;
+            for (int i = -1; i < 220; i++) { /* up to 0.3 of the sweep: no wilder jitter */
+                const double sg = i < 0 ? 0.0 : c->probe_s * pow(10.0, -6.0 + i / 40.0);
+                const double c1 = hr_split_model_max(a1, b1, sg), c2 = hr_split_model_max(a2, b2, sg);
+                double x = 0.5 * ((c->probe_s - c1) + (c->off_s - c2));
+                if (x < 0) x = 0;
+                const double e1 = x + c1 - c->probe_s, e2 = x + c2 - c->off_s, err = e1 * e1 + e2 * e2;
+                if (err < best) {
+                    best = err;
+                    x0 = x;
+                    sigma = sg;
+                }
+            }
+            c->x_off = x0;
+            c->x_sigma = sigma;
+        }
     }
     if (o->split_second == HR_SPLIT_GPU) {
         double small, row;
@@ -163,13 +280,9 @@ static hr_status calibrate(const hr_options *o, unsigned flags, hr_hybrid_calibr
             c->gpu_stream_gbps = bw.triad_gbps;
         }
     }
-    m->t_a = c->t_cpu;
-    m->t_b = c->t_gpu;
-    m->x_latency = c->x_exposed / 2; /* X = 2 messages x latency: the measured exposed cost */
+    m->x_latency = c->x_off / 2; /* X = 2 messages x latency: the measured exposed cost */
     m->x_bandwidth = 0.0;
-    m->row_bytes = c->row_bytes;
-    m->messages = 2;
-    m->rows = n;
+    m->x_sigma = c->x_sigma;
     c->seconds = hr_now() - t_start;
     return HR_OK;
 }
@@ -263,9 +376,10 @@ static hr_status chain_setup(hr_solver *s, hybrid_state *h)
     const int gpu = sp.second == HR_SPLIT_GPU;
     s->cfg.threads = gpu ? 0 : sp.parts * (sp.threads_b + (sp.schedule == HR_SPLIT_NESTED));
     s->cfg.device = gpu ? s->o.device : -1;
-    s->cfg.streams = gpu ? 2 * sp.parts : 0;
+    s->cfg.streams = gpu ? 3 * sp.parts : 0; /* two boundary sides and the interior */
     s->cfg.gpus = gpu ? sp.parts : 0;
-    snprintf(s->device_name, sizeof s->device_name, "%d x %.80s", sp.parts, h->e->p[0]->desc);
+    snprintf(s->device_name, sizeof s->device_name, "%d x %.40s (%.45s)", sp.parts, h->e->p[0]->desc,
+             h->e->exchange);
     return HR_OK;
 }
 
@@ -328,7 +442,7 @@ static hr_status hybrid_setup(hr_solver *s)
     }
     s->cfg.threads = in->cpu_threads + in->boundary_threads;
     s->cfg.device = sp.second == HR_SPLIT_GPU && rows_a < n ? s->o.device : -1;
-    s->cfg.streams = s->cfg.device >= 0 ? 2 : 0;
+    s->cfg.streams = s->cfg.device >= 0 ? 3 : 0;
     const hr_place *B = h->e->p[h->e->nparts - 1];
     if (rows_a == 0)
         snprintf(s->device_name, sizeof s->device_name, "%s", B->desc);
@@ -413,6 +527,7 @@ hr_status hr_solver_hybrid_info(const hr_solver *s, hr_hybrid_info *out)
     out->sweeps = h->e->st.sweeps;
     out->exchanges = h->e->st.exchanges;
     out->wait_s = h->e->st.wait_s;
+    snprintf(out->exchange, sizeof out->exchange, "%s", h->e->exchange);
     return HR_OK;
 }
 

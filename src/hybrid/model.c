@@ -10,14 +10,52 @@ double hr_split_model_exchange(const hr_split_model *m, int rows_a)
     return (m->messages > 0 ? m->messages : 2) * per;
 }
 
+double hr_split_model_row_s(const hr_split_model *m, double ws)
+{
+    const int k = m->a_knots < HR_SPLIT_KNOTS ? m->a_knots : HR_SPLIT_KNOTS;
+    if (k <= 0) return m->rows > 0 ? m->t_a / m->rows : 0.0;
+    if (!(ws > m->a_knot_ws[0])) return m->a_knot_row_s[0];
+    for (int i = 1; i < k; i++)
+        if (ws <= m->a_knot_ws[i]) {
+            /* linear in log(working set): cache effects grow with the ratio to the cache */
+            const double w0 = m->a_knot_ws[i - 1], w1 = m->a_knot_ws[i];
+            const double s = w1 > w0 ? log(ws / w0) / log(w1 / w0) : 1.0;
+            return m->a_knot_row_s[i - 1] + s * (m->a_knot_row_s[i] - m->a_knot_row_s[i - 1]);
+        }
+    return m->a_knot_row_s[k - 1];
+}
+
+double hr_split_model_part_a(const hr_split_model *m, int rows_a)
+{
+    if (rows_a <= 0 || m->rows <= 0) return 0.0;
+    if (m->a_knots <= 0) return (double)rows_a / (double)m->rows * m->t_a;
+    return rows_a * hr_split_model_row_s(m, rows_a * m->a_ws_per_row);
+}
+
+double hr_split_model_part_b(const hr_split_model *m, int rows_a)
+{
+    if (m->rows <= 0 || rows_a >= m->rows) return 0.0;
+    const double tb = (1.0 - (double)(rows_a > 0 ? rows_a : 0) / (double)m->rows) * m->t_b;
+    return tb > m->b_floor ? tb : m->b_floor;
+}
+
+double hr_split_model_max(double a, double b, double sigma)
+{
+    if (!(sigma > 0.0)) return a > b ? a : b;
+    /* E max(A, B), A ~ N(a, s^2), B ~ N(b, s^2) independent: theta = s sqrt 2 */
+    const double th = sigma * sqrt(2.0), al = (a - b) / th;
+    const double Phi = 0.5 * erfc(-al / sqrt(2.0)), phi = exp(-0.5 * al * al) / sqrt(2.0 * M_PI);
+    return a * Phi + b * (1.0 - Phi) + th * phi;
+}
+
 double hr_split_model_time(const hr_split_model *m, int rows_a)
 {
     if (m->rows <= 0) return 0.0;
-    if (rows_a < 0) rows_a = 0;
+    if (rows_a <= 0) return m->b_alone > 0.0 ? m->b_alone : m->t_b;
     if (rows_a > m->rows) rows_a = m->rows;
-    const double f = (double)rows_a / (double)m->rows;
-    const double ta = f * m->t_a, tb = (1.0 - f) * m->t_b;
-    return (ta > tb ? ta : tb) + hr_split_model_exchange(m, rows_a);
+    const double ta = hr_split_model_part_a(m, rows_a), tb = hr_split_model_part_b(m, rows_a);
+    if (rows_a == m->rows) return ta;
+    return hr_split_model_max(ta, tb, m->x_sigma) + hr_split_model_exchange(m, rows_a);
 }
 
 int hr_split_model_best(const hr_split_model *m, double *t)

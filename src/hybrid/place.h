@@ -24,6 +24,11 @@ extern "C" {
 
 enum { HR_LANE_BOUNDARY = 0, HR_LANE_INTERIOR = 1 };
 
+/* How two neighbouring placements exchange rows (`link`): through host buffers and the
+ * host thread, by device-to-device copies on one GPU, or by peer copies between GPUs
+ * with peer access enabled (NVLink or PCIe P2P). */
+enum { HR_LINK_HOST = 0, HR_LINK_DEVICE = 1, HR_LINK_PEER = 2 };
+
 typedef struct hr_place hr_place;
 
 typedef struct hr_place_ops {
@@ -56,6 +61,26 @@ typedef struct hr_place_ops {
     /* Optional: `count` whole sweeps of rows [r0, r1) with swaps, for a part with no
      * neighbour (a GPU replays CUDA graphs: no launch gaps). NULL: sweep + swap each. */
     hr_status (*sweeps)(hr_place *p, int r0, int r1, long count);
+    /* Optional (devices; NULL: every exchange goes through the host). Direct copies
+     * between two placements of the same kind, without the host:
+     * link: prepares copies between p and other (enables peer access); returns HR_LINK_*,
+     *   with the reason in why when it is HR_LINK_HOST. */
+    int (*link)(hr_place *p, hr_place *other, char *why, size_t why_size);
+    /* mark: records where p's lane-0 work stands; pulls from p wait for that point. */
+    hr_status (*mark)(hr_place *p);
+    /* pull: issues on p's lane 0, after src's last mark, a copy of src's rows
+     * [s0, s0 + r1 - r0) of grid `which` into p's rows [r0, r1) of grid `which`. fence:
+     * src's later work waits for the copy (its rows may be overwritten otherwise; without
+     * it the caller orders that, as the ghost-1 schedule does by pulling both ways). */
+    hr_status (*pull)(hr_place *p, int which, int r0, int r1, hr_place *src, int s0, int fence);
+    /* Optional (devices): graphs of whole chain sweeps. capture(parts, n, 1, NULL) starts
+     * recording every lane of the n parts (work issued is captured, not run); capture(parts,
+     * n, 0, &graph) ends it and instantiates the graph (on failure: none, and every lane
+     * back to normal). replay runs a graph after, and before, every lane's other work; drop
+     * frees one. */
+    hr_status (*capture)(hr_place **parts, int n, int begin, void **graph);
+    hr_status (*replay)(hr_place **parts, int n, void *graph);
+    void (*drop)(void *graph);
 } hr_place_ops;
 
 /* What a placement is made of. */

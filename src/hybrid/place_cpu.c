@@ -204,9 +204,39 @@ static void cpu_destroy(hr_place *p)
     free(p);
 }
 
+/* Direct copies between CPU parts (memcpy from the neighbour's grid, no send buffer):
+ * only with HETRELAX_CPU_PULL=1, so CI runs the engine's direct-copy schedule (the one
+ * GPUs with peer access use) without a GPU. */
+static int cpu_link(hr_place *p, hr_place *other, char *why, size_t why_size)
+{
+    (void)p;
+    (void)other;
+    const char *env = getenv("HETRELAX_CPU_PULL");
+    if (env && strcmp(env, "1") == 0) return HR_LINK_DEVICE;
+    snprintf(why, why_size, "CPU parts");
+    return HR_LINK_HOST;
+}
+
+static hr_status cpu_mark(hr_place *p)
+{
+    (void)p;
+    return HR_OK;
+}
+
+/* Blocking: both parts' boundary work is done first, so no fence is needed. */
+static hr_status cpu_pull(hr_place *p, int which, int r0, int r1, hr_place *src, int s0, int fence)
+{
+    (void)fence;
+    hr_crew_wait(CP(src)->crew[0]);
+    hr_crew_wait(CP(p)->crew[0]);
+    memcpy(row_ptr(CP(p), which, r0), row_ptr(CP(src), which, s0), hr_place_rows_bytes(&p->spec, r0, r1));
+    return HR_OK;
+}
+
 static const hr_place_ops cpu_ops = {"cpu",          cpu_sweep,     cpu_get,     cpu_put,      cpu_wait,
                                      cpu_order,      cpu_swap,      cpu_load,    cpu_download, cpu_residual,
-                                     cpu_host_alloc, cpu_host_free, cpu_destroy, NULL};
+                                     cpu_host_alloc, cpu_host_free, cpu_destroy, NULL,         cpu_link,
+                                     cpu_mark,       cpu_pull,      NULL,        NULL,         NULL};
 
 hr_status hr_place_cpu_create(const hr_place_spec *spec, hr_place **out)
 {

@@ -60,10 +60,24 @@ static hr_status plan_parts(hr_split *e, int n_axis, int sizes[HR_DECOMP_MAX_CUT
             return HR_ERR_INVALID_ARG;
         }
         e->per_rank = *count = sp->parts;
+        int given = 0, sum = 0;
+        for (int q = 0; q < sp->parts; q++) {
+            given |= sp->cut[q] != 0;
+            sum += sp->cut[q];
+        }
         for (int q = 0; q < sp->parts; q++) {
             int lo, hi;
             hr_split_range(n_axis, sp->parts, q, &lo, &hi);
-            sizes[q] = hi - lo;
+            sizes[q] = given ? sp->cut[q] : hi - lo;
+            if (sizes[q] < g) {
+                snprintf(err, es, "gpus: part %d has %d %s, fewer than the ghost width %d", q, sizes[q],
+                         sp->dim == 3 ? "planes" : "rows", g);
+                return HR_ERR_INVALID_ARG;
+            }
+        }
+        if (given && sum != n_axis) {
+            snprintf(err, es, "gpus: the parts' rows add up to %d, not %d", sum, n_axis);
+            return HR_ERR_INVALID_ARG;
         }
         *kind_a = 0;
         return HR_OK;
@@ -102,6 +116,40 @@ static hr_status plan_parts(hr_split *e, int n_axis, int sizes[HR_DECOMP_MAX_CUT
         sizes[2 * r + 1] = hi - lo - a;
     }
     return HR_OK;
+}
+
+/* How each local edge exchanges: direct device copies where both parts can (peer access
+ * enabled between two GPUs, or two parts on one GPU), else through the host. */
+static void link_parts(hr_split *e)
+{
+    const char *env = getenv("HETRELAX_PEER");
+    const int host_only = e->spec.host_exchange || (env && strcmp(env, "0") == 0);
+    int count[3] = {0, 0, 0};
+    char why[160] = "";
+    for (int q = 0; q + 1 < e->nparts; q++) {
+        hr_place *L = e->p[q], *H = e->p[q + 1];
+        e->link[q] = HR_LINK_HOST;
+        if (host_only)
+            snprintf(why, sizeof why, "asked for");
+        else if (L->ops == H->ops && L->ops->link && L->ops->pull && L->ops->mark)
+            e->link[q] = L->ops->link(L, H, why, sizeof why);
+        count[e->link[q]]++;
+    }
+    e->exchange[0] = '\0';
+    if (e->nparts < 2) return;
+    if (count[HR_LINK_PEER] + count[HR_LINK_DEVICE] == 0) {
+        const int gpu = !is_cpu(e->p[0]) || !is_cpu(e->p[e->nparts - 1]);
+        snprintf(e->exchange, sizeof e->exchange, "%s%.40s%s", gpu ? "host-staged (" : "host",
+                 gpu ? (why[0] ? why : "no peer copies") : "", gpu ? ")" : "");
+    } else if (count[HR_LINK_HOST] == 0) {
+        snprintf(e->exchange, sizeof e->exchange, "%s",
+                 is_cpu(e->p[0])              ? "direct copies (CPU parts)"
+                 : count[HR_LINK_DEVICE] == 0 ? "peer copies"
+                 : count[HR_LINK_PEER] == 0   ? "device copies (parts on one GPU)"
+                                              : "peer and device copies");
+    } else {
+        snprintf(e->exchange, sizeof e->exchange, "%d direct, %d host-staged", count[1] + count[2], count[0]);
+    }
 }
 
 static hr_status bind_remote(hr_split *e)
@@ -169,7 +217,7 @@ hr_status hr_split_create(const hr_split_spec *spec, const hr_grid *u, const hr_
                 ps.boundary_threads = nested ? 1 : 0;
                 st = hr_place_cpu_create(&ps, &e->p[q]);
             } else {
-                ps.device = spec->device + q;
+                ps.device = spec->device + (spec->devices > 0 ? q % spec->devices : q);
                 st = hr_place_gpu_create(&ps, &e->p[q]);
                 if (st != HR_OK && spec->s && spec->s->err[0]) set_err(err, es, spec->s->err);
             }
@@ -195,6 +243,7 @@ hr_status hr_split_create(const hr_split_spec *spec, const hr_grid *u, const hr_
             e->peer[q][s] = e->face[q][s] == HR_FACE_LOCAL ? nb - e->first : nb / e->per_rank;
         }
     }
+    if (st == HR_OK) link_parts(e);
     /* host buffers from the last local part's allocator (pinned when it is a device) */
     for (int q = 0; q < e->nparts && st == HR_OK; q++)
         for (int s = 0; s < 2 && st == HR_OK; s++) {
@@ -221,6 +270,8 @@ hr_status hr_split_create(const hr_split_spec *spec, const hr_grid *u, const hr_
         hr_split_free(e);
         return st;
     }
+    const char *genv = getenv("HETRELAX_CHAIN_GRAPH");
+    e->graph_off = genv && strcmp(genv, "0") == 0;
     e->fresh = 1;
     *out = e;
     return HR_OK;
@@ -229,6 +280,8 @@ hr_status hr_split_create(const hr_split_spec *spec, const hr_grid *u, const hr_
 void hr_split_free(hr_split *e)
 {
     if (!e) return;
+    for (int par = 0; par < 2; par++)
+        if (e->graph[par]) e->p[0]->ops->drop(e->graph[par]);
     hr_place *alloc = e->nparts > 0 ? e->p[e->nparts - 1] : NULL;
     for (int q = 0; q < HR_SPLIT_MAX_LOCAL; q++)
         for (int s = 0; s < 2; s++) {
@@ -258,24 +311,40 @@ static hr_status remote_exchange(hr_split *e, int which)
     return HR_OK;
 }
 
-/* The local chain (grid `which`): part q's high rows into q+1's low ghost rows and back.
- * Two parts: A's rows go in while B's are still copied out. */
+static int host_edge(const hr_split *e, int q)
+{
+    return e->link[q] == HR_LINK_HOST;
+}
+
+/* Whether part q's face on `side` is a local edge exchanged by direct device copies. */
+static int direct_face(const hr_split *e, int q, int side)
+{
+    return e->face[q][side] == HR_FACE_LOCAL && !host_edge(e, side ? q : q - 1);
+}
+
+/* The local edges that go through the host (grid `which`): part q's high rows into q+1's
+ * low ghost rows and back, from the send buffers get_faces filled. Two parts: A's rows go
+ * in while B's are still copied out. */
 static hr_status local_exchange(hr_split *e, int which)
 {
     if (e->nparts < 2) return HR_OK;
     const int n = e->nparts, g = e->d.ghost;
-    int r0, r1;
+    int r0, r1, any = 0;
     for (int q = 0; q + 1 < n; q++) {
+        if (!host_edge(e, q)) continue;
+        any = 1;
         hr_place *L = e->p[q], *H = e->p[q + 1];
         P_TRY(e, L, L->ops->wait(L, HR_LANE_BOUNDARY)); /* L's rows copied out (L may be a device) */
         face_rows(H, g, 0, 1, &r0, &r1);
         P_TRY(e, H, H->ops->put(H, HR_LANE_BOUNDARY, which, r0, r1, e->sbuf[q][1]));
     }
+    if (!any) return HR_OK;
     const double t0 = hr_now();
     for (int q = 1; q < n; q++) /* the rows from below arrived, own rows copied out */
-        P_TRY(e, e->p[q], e->p[q]->ops->wait(e->p[q], HR_LANE_BOUNDARY));
+        if (host_edge(e, q - 1)) P_TRY(e, e->p[q], e->p[q]->ops->wait(e->p[q], HR_LANE_BOUNDARY));
     e->st.wait_s += hr_now() - t0;
     for (int q = 0; q + 1 < n; q++) {
+        if (!host_edge(e, q)) continue;
         hr_place *L = e->p[q];
         face_rows(L, g, 1, 1, &r0, &r1);
         P_TRY(e, L, L->ops->put(L, HR_LANE_BOUNDARY, which, r0, r1, e->sbuf[q + 1][0]));
@@ -283,19 +352,48 @@ static hr_status local_exchange(hr_split *e, int which)
     /* the send buffers are refilled by the next sweep's copies on other parts: a device's
      * put reading one must be done first (a CPU's put already is) */
     for (int q = 0; q + 1 < n; q++)
-        if (!is_cpu(e->p[q])) P_TRY(e, e->p[q], e->p[q]->ops->wait(e->p[q], HR_LANE_BOUNDARY));
+        if (host_edge(e, q) && !is_cpu(e->p[q]))
+            P_TRY(e, e->p[q], e->p[q]->ops->wait(e->p[q], HR_LANE_BOUNDARY));
     return HR_OK;
 }
 
-/* Copies every part's face rows (ghost deep) of grid `which` into its send buffers. */
+/* The local edges with direct copies (grid `which`, `ghost` rows deep): every part pulls
+ * its ghost rows from its neighbours' own rows on its boundary lane, after the marks the
+ * neighbours recorded; no host wait. */
+static hr_status direct_exchange(hr_split *e, int which, int ghost, int fence)
+{
+    int r0, r1, s0, s1;
+    for (int q = 0; q + 1 < e->nparts; q++) {
+        if (host_edge(e, q)) continue;
+        hr_place *L = e->p[q], *H = e->p[q + 1];
+        face_rows(H, ghost, 0, 1, &r0, &r1); /* H's low ghost rows from L's high own rows */
+        face_rows(L, ghost, 1, 0, &s0, &s1);
+        P_TRY(e, H, H->ops->pull(H, which, r0, r1, L, s0, fence));
+        face_rows(L, ghost, 1, 1, &r0, &r1); /* L's high ghost rows from H's low own rows */
+        face_rows(H, ghost, 0, 0, &s0, &s1);
+        P_TRY(e, L, L->ops->pull(L, which, r0, r1, H, s0, fence));
+    }
+    return HR_OK;
+}
+
+/* Copies every part's face rows (ghost deep) of grid `which` into its send buffers
+ * (faces exchanged by direct copies are left out). */
 static hr_status get_faces(hr_split *e, int q, int which, int ghost)
 {
     for (int s = 0; s < 2; s++)
-        if (e->face[q][s] != HR_FACE_PHYS) {
+        if (e->face[q][s] != HR_FACE_PHYS && !direct_face(e, q, s)) {
             int r0, r1;
             face_rows(e->p[q], ghost, s, 0, &r0, &r1);
             P_TRY(e, e->p[q], e->p[q]->ops->get(e->p[q], HR_LANE_BOUNDARY, which, r0, r1, e->sbuf[q][s]));
         }
+    return HR_OK;
+}
+
+/* Marks the boundary work of every part that direct copies read from. */
+static hr_status mark_parts(hr_split *e)
+{
+    for (int q = 0; q < e->nparts; q++)
+        if (direct_face(e, q, 0) || direct_face(e, q, 1)) P_TRY(e, e->p[q], e->p[q]->ops->mark(e->p[q]));
     return HR_OK;
 }
 
@@ -313,6 +411,8 @@ static hr_status exchange(hr_split *e)
         P_TRY(e, e->p[q], e->p[q]->ops->order(e->p[q]));
     for (int q = e->nparts - 1; q >= 0; q--)
         HR_TRY(get_faces(e, q, 0, e->d.ghost));
+    HR_TRY(mark_parts(e));
+    HR_TRY(direct_exchange(e, 0, e->d.ghost, 1));
     HR_TRY(local_exchange(e, 0));
     HR_TRY(wait_lane(e, HR_LANE_BOUNDARY));
     HR_TRY(remote_exchange(e, 0));
@@ -338,9 +438,14 @@ static hr_status overlapped_sweep(hr_split *e)
         in1[q] = o1 - hi > in0[q] ? o1 - hi : in0[q];
         if (lo) P_TRY(e, P, P->ops->sweep(P, HR_LANE_BOUNDARY, o0, o0 + 1));
         if (hi && o1 - 1 >= o0 + lo) P_TRY(e, P, P->ops->sweep(P, HR_LANE_BOUNDARY, o1 - 1, o1));
+        if (direct_face(e, q, 0) || direct_face(e, q, 1)) P_TRY(e, P, P->ops->mark(P));
         HR_TRY(get_faces(e, q, 1, 1));
         if (!(naive && is_cpu(P))) P_TRY(e, P, P->ops->sweep(P, HR_LANE_INTERIOR, in0[q], in1[q]));
     }
+    /* direct copies need no fence: the rows a pull reads are next written two sweeps
+     * later, after the reading part's own next boundary rows, which the writer's pull of
+     * the next sweep waits for */
+    HR_TRY(direct_exchange(e, 1, 1, 0));
     HR_TRY(local_exchange(e, 1));
     if (e->nremote) {
         HR_TRY(wait_lane(e, HR_LANE_BOUNDARY));
@@ -354,9 +459,57 @@ static hr_status overlapped_sweep(hr_split *e)
         P_TRY(e, e->p[q], e->p[q]->ops->order(e->p[q]));
     for (int q = 0; q < e->nparts; q++)
         e->p[q]->ops->swap(e->p[q]);
+    e->parity ^= 1;
     e->st.exchanges++;
     e->fresh = 1;
     return HR_OK;
+}
+
+/* Whether the ghost-1 sweeps can replay chain graphs: every part a device of one kind that
+ * captures, every edge a direct copy, nothing through the host or MPI. */
+static int chain_graphs(const hr_split *e)
+{
+    if (e->graph_off || e->d.ghost != 1 || e->nremote || e->nparts < 2) return 0;
+    const hr_place_ops *ops = e->p[0]->ops;
+    if (!ops->capture || !ops->replay || !ops->drop) return 0;
+    for (int q = 0; q < e->nparts; q++)
+        if (e->p[q]->ops != ops || (q + 1 < e->nparts && host_edge(e, q))) return 0;
+    return 1;
+}
+
+/* Captures HR_SPLIT_GRAPH_SWEEPS overlapped sweeps from the current parity. Nothing runs
+ * while capturing, so the grids' roles and the counters are put back; a failure turns
+ * chain graphs off (the sweeps are then issued one by one) and is not an error. */
+static void build_chain_graph(hr_split *e)
+{
+    const hr_place_ops *ops = e->p[0]->ops;
+    const hr_split_stats keep = e->st;
+    const int par = e->parity;
+    void *g = NULL;
+    int done = 0;
+    hr_status st = ops->capture(e->p, e->nparts, 1, NULL);
+    if (st == HR_OK) {
+        while (st == HR_OK && done < HR_SPLIT_GRAPH_SWEEPS) {
+            st = overlapped_sweep(e);
+            done += st == HR_OK;
+        }
+        const hr_status end = ops->capture(e->p, e->nparts, 0, &g);
+        if (st == HR_OK) st = end;
+    }
+    if (e->parity != par) { /* an odd number of sweeps was issued before a failure */
+        for (int q = 0; q < e->nparts; q++)
+            e->p[q]->ops->swap(e->p[q]);
+        e->parity = par;
+    }
+    e->st = keep;
+    e->fresh = 1;
+    if (st == HR_OK && g) {
+        e->graph[par] = g;
+    } else {
+        if (g) ops->drop(g);
+        e->graph_off = 1;
+        e->err[0] = '\0';
+    }
 }
 
 hr_status hr_split_sweeps(hr_split *e, long count)
@@ -378,6 +531,17 @@ hr_status hr_split_sweeps(hr_split *e, long count)
     }
     while (count > 0) {
         if (e->d.ghost == 1) {
+            if (count >= HR_SPLIT_GRAPH_SWEEPS && chain_graphs(e)) {
+                if (!e->graph[e->parity]) build_chain_graph(e);
+                if (e->graph[e->parity]) {
+                    P_TRY(e, e->p[0], e->p[0]->ops->replay(e->p, e->nparts, e->graph[e->parity]));
+                    count -= HR_SPLIT_GRAPH_SWEEPS;
+                    e->st.sweeps += HR_SPLIT_GRAPH_SWEEPS;
+                    e->st.exchanges += HR_SPLIT_GRAPH_SWEEPS;
+                    e->graph_replays++;
+                    continue;
+                }
+            }
             HR_TRY(overlapped_sweep(e));
             count--;
             e->st.sweeps++;
@@ -395,6 +559,7 @@ hr_status hr_split_sweeps(hr_split *e, long count)
                 P_TRY(e, e->p[q], e->p[q]->ops->order(e->p[q]));
                 e->p[q]->ops->swap(e->p[q]);
             }
+            e->parity ^= 1;
         }
         e->fresh = 0;
         e->st.sweeps += m;
@@ -432,6 +597,7 @@ hr_status hr_split_load(hr_split *e, const hr_grid *u, const hr_grid *hf, int ro
         e->p[q]->spec.row0 = row0;
     for (int q = 0; q < e->nparts; q++)
         P_TRY(e, e->p[q], e->p[q]->ops->load(e->p[q], u, hf));
+    e->parity = 0; /* load makes grid 0 current again */
     e->fresh = 1;
     return HR_OK;
 }

@@ -23,6 +23,10 @@
 extern "C" {
 #endif
 
+#define HR_SPLIT_MAX_LOCAL 16 /* local parts of one process */
+/* Sweeps per chain graph (even: a replay ends on the parity it began on). */
+#define HR_SPLIT_GRAPH_SWEEPS 8
+
 typedef struct hr_split_spec {
     int dim, nx, ny, nz; /* global interior extents */
     size_t esize;
@@ -51,9 +55,15 @@ typedef struct hr_split_spec {
      * device, device+1, ...) or, when second is HR_SPLIT_CPU, every part a CPU crew of
      * threads_b threads (CI). 0 or 1: the two-part split above. One rank only. */
     int parts;
+    /* The chain's options (benchmarks and tests; the CLI leaves them 0): GPUs the parts
+     * are spread over (part q on device + q % devices; 0: one per part, so 1 puts every
+     * part on one GPU), rows per part (all 0: equal; else they must add up to the
+     * extent), and host_exchange 1 to stage every exchange through the host even
+     * where peer copies work (also HETRELAX_PEER=0 in the environment). */
+    int devices;
+    int cut[HR_SPLIT_MAX_LOCAL];
+    int host_exchange;
 } hr_split_spec;
-
-#define HR_SPLIT_MAX_LOCAL 16 /* local parts of one process */
 
 typedef struct hr_split_stats {
     long sweeps, exchanges;
@@ -73,8 +83,14 @@ typedef struct hr_split {
     int face[HR_SPLIT_MAX_LOCAL][2]; /* per local part and side (0 low, 1 high): HR_FACE_* */
     int peer[HR_SPLIT_MAX_LOCAL][2]; /* the neighbour: local index or rank */
     void *sbuf[HR_SPLIT_MAX_LOCAL][2], *rbuf[HR_SPLIT_MAX_LOCAL][2]; /* rows sent / received */
-    int nremote; /* messages to other ranks per exchange */
-    int fresh;   /* ghost layers match the current own points */
+    int nremote;                  /* messages to other ranks per exchange */
+    int link[HR_SPLIT_MAX_LOCAL]; /* local edge q (parts q and q + 1): HR_LINK_* */
+    char exchange[64];            /* how the local edges exchange, in words ("" for one part) */
+    int parity;                   /* sweeps since the last load, mod 2 (the parts' grid roles) */
+    void *graph[2];               /* chain graphs of HR_SPLIT_GRAPH_SWEEPS sweeps from each parity */
+    int graph_off;                /* no chain graphs (HETRELAX_CHAIN_GRAPH=0, or a capture failed) */
+    long graph_replays;
+    int fresh; /* ghost layers match the current own points */
     hr_split_stats st;
     char err[256];
 } hr_split;

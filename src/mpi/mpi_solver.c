@@ -55,7 +55,9 @@ hr_status hr_mpi_resolve_decomp(const hr_options *o, int ranks, const int req[3]
                                 char *why, size_t ws)
 {
     if (!o || !out || ranks < 1) return fail(why, ws, "decomp: bad arguments");
-    hr_status st = hr_options_validate(o, why, ws);
+    hr_options v = *o;
+    v.gpus = 0; /* GPUs per node of GPU ranks: hr_dsolver_create and pick_device check it */
+    hr_status st = hr_options_validate(&v, why, ws);
     if (st != HR_OK) return st;
     const int dim = hr_options_dim(o);
     int given[3] = {0, 0, 0};
@@ -125,8 +127,8 @@ static hr_status same_everywhere(MPI_Comm comm, const hr_options *o, const int d
 {
     static const char *const names[] = {"dim",     "nx",     "ny",     "nz",    "precision", "ghost",
                                         "decomp",  "decomp", "decomp", "iters", "tol",       "check",
-                                        "monitor", "divtol", "rhs",    "omega"};
-    enum { N = 16 };
+                                        "monitor", "divtol", "rhs",    "omega", "backend",   "gpus"};
+    enum { N = 18 };
     double v[2 * N] = {hr_options_dim(o),
                        hr_options_extent(o, 0),
                        hr_options_extent(o, 1),
@@ -142,7 +144,9 @@ static hr_status same_everywhere(MPI_Comm comm, const hr_options *o, const int d
                        (double)(o->monitor ? o->monitor_every : 0),
                        o->divtol,
                        o->rhs,
-                       o->omega};
+                       o->omega,
+                       o->backend,
+                       o->gpus};
     for (int i = 0; i < N; i++)
         v[N + i] = -v[i]; /* max of -x: the min */
     if (MPI_Allreduce(MPI_IN_PLACE, v, 2 * N, MPI_DOUBLE, MPI_MAX, comm) != MPI_SUCCESS) return HR_ERR_IO;
@@ -152,6 +156,38 @@ static hr_status same_everywhere(MPI_Comm comm, const hr_options *o, const int d
                 snprintf(why, ws, "%s: differs between ranks (give every rank the same options)", names[i]);
             return HR_ERR_INVALID_ARG;
         }
+    return HR_OK;
+}
+
+/* GPU ranks: device = this rank's rank among the ranks of its node modulo the GPUs used
+ * there (o->gpus when given, else all present). Collective over comm (split by node). */
+static hr_status pick_device(MPI_Comm comm, const hr_options *o, hr_options *lo, char *why, size_t ws)
+{
+    MPI_Comm node;
+    int lrank = 0, lsize = 1;
+    if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+        MPI_Comm_rank(node, &lrank);
+        MPI_Comm_size(node, &lsize);
+        MPI_Comm_free(&node);
+    }
+    const int present = hr_dsolver_gpu_count();
+    if (present == 0) {
+        fail(why, ws, "backend: gpu: no CUDA device on this node (or a build without CUDA)");
+        return HR_ERR_NO_DEVICE;
+    }
+    int use = present;
+    if (o->gpus > 0) {
+        if (o->gpus > present)
+            return fail(why, ws, "gpus: %d GPUs per node asked, but %d present", o->gpus, present);
+        if (lsize > o->gpus)
+            return fail(why, ws,
+                        "gpus: %d ranks on this node for %d GPU(s): with --gpus run one rank per GPU "
+                        "(without it ranks share GPUs, local rank modulo the GPUs present)",
+                        lsize, o->gpus);
+        use = o->gpus;
+    }
+    lo->device = lrank % use;
+    lo->gpus = 1;
     return HR_OK;
 }
 
@@ -184,9 +220,15 @@ hr_status hr_mpi_solver_create(const hr_options *o, const int decomp[3], int gho
     const hr_status same = same_everywhere(dup, o, decomp, ghost, mpi_error, sizeof mpi_error, st == HR_OK);
     const int minor = st == HR_OK && same != HR_OK;
     if (st == HR_OK) st = same;
+    hr_options lo = *o;
+    /* every rank calls the node split when the backend (agreed just now) is gpu */
+    if (o->backend == HR_BACKEND_GPU && same == HR_OK) {
+        const hr_status pd = pick_device(dup, o, &lo, st == HR_OK ? mpi_error : NULL, sizeof mpi_error);
+        if (st == HR_OK) st = pd;
+    }
     hr_transport *t = NULL;
     if (st == HR_OK) st = hr_transport_mpi_create(dup, &t);
-    if (st == HR_OK) st = hr_dsolver_create(o, parts, ghost, t, &s->ds, mpi_error, sizeof mpi_error);
+    if (st == HR_OK) st = hr_dsolver_create(&lo, parts, ghost, t, &s->ds, mpi_error, sizeof mpi_error);
     if (st != HR_OK && !mpi_error[0]) snprintf(mpi_error, sizeof mpi_error, "%s", hr_status_string(st));
     st = agree_first(dup, rank, size, st, minor, mpi_error, sizeof mpi_error);
     if (st != HR_OK) {
@@ -215,13 +257,19 @@ hr_status hr_mpi_solver_run(hr_mpi_solver *s, hr_result *res)
     mpi_error[0] = '\0';
     if (!s) return HR_ERR_INVALID_ARG;
     hr_status st = hr_dsolver_run(s->ds, res);
-    if (res)
+    const hr_dsolver *ds = s->ds;
+    if (res && ds->dplace)
+        snprintf(res->device_name, sizeof res->device_name, "%d GPU ranks (%.40s), decomp %dx%dx%d, ghost %d",
+                 s->size, ds->dplace->device_name(ds->subs[0].ctx), s->parts[0], s->parts[1], s->parts[2],
+                 s->ghost);
+    else if (res)
         snprintf(res->device_name, sizeof res->device_name, "%d MPI ranks, decomp %dx%dx%d, ghost %d",
                  s->size, s->parts[0], s->parts[1], s->parts[2], s->ghost);
     /* a diverged run diverges on every rank (the residual is global); other errors may be
      * local, so settle the status together */
     if (st != HR_OK && st != HR_ERR_DIVERGED)
-        snprintf(mpi_error, sizeof mpi_error, "run: %s", hr_status_string(st));
+        snprintf(mpi_error, sizeof mpi_error, "run: %s%s%.200s", hr_status_string(st), ds->err[0] ? ": " : "",
+                 ds->err);
     return agree(s->comm, s->rank, s->size, st, mpi_error, sizeof mpi_error);
 }
 
@@ -333,6 +381,10 @@ hr_status hr_mpi_solver_info(const hr_mpi_solver *s, hr_mpi_info *out)
     out->transfer_s = s->ds->xt.transfer;
     out->unpack_s = s->ds->xt.unpack;
     out->hidden_s = s->ds->xt.hidden;
+    out->wait_s = s->ds->xt.wait;
+    out->compute_s = s->ds->xt.compute;
+    out->device = s->ds->subs[0].device;
+    out->device_buffers = s->ds->subs[0].ctx && s->ds->t->device_buffers;
     for (int a = 0; a < 3; a++)
         for (int side = 0; side < 2; side++) {
             out->halo_bytes += (double)s->ds->subs[0].bytes[a][side];

@@ -1,10 +1,30 @@
-/* The MPI transport: one subdomain per rank (rank = subdomain id), host buffers sent with
- * MPI_Isend/Irecv, norms gathered and combined in rank order on every rank. MPI is called
+/* The MPI transport: one subdomain per rank (rank = subdomain id), buffers sent with
+ * MPI_Isend/Irecv (host memory, or device memory of a GPU placement when the library is
+ * CUDA-aware), norms gathered and combined in rank order on every rank. MPI is called
  * from the thread that drives the solver only (MPI_THREAD_FUNNELED). */
 #include "mpi/transport_mpi.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+/* OpenMPI says in mpi-ext.h whether it was built CUDA-aware (MPIX_CUDA_AWARE_SUPPORT) and
+ * at run time whether that support is on (MPIX_Query_cuda_support). */
+#if defined(OPEN_MPI) && OPEN_MPI && defined(__has_include)
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>
+#endif
+#endif
+
+int hr_mpi_cuda_aware(void)
+{
+    const char *e = getenv("HETRELAX_MPI_CUDA_AWARE"); /* 0: stage through pinned host buffers */
+    if (e && strcmp(e, "0") == 0) return 0;
+#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+    return MPIX_Query_cuda_support() == 1;
+#else
+    return 0;
+#endif
+}
 
 typedef struct mpi_phase {
     hr_halo_msg *send, *recv;
@@ -170,6 +190,7 @@ hr_status hr_transport_mpi_create(MPI_Comm comm, hr_transport **out)
         return HR_ERR_NO_MEMORY;
     }
     t->ops = &mpi_ops;
+    t->device_buffers = hr_mpi_cuda_aware(); /* a GPU placement then hands MPI device pointers */
     t->nlocal = 1;
     t->first = m->rank;
     t->impl = m;

@@ -17,6 +17,7 @@ extern const hr_kernel_desc hr_kernel_hybrid; /* src/hybrid/hybrid_kernel.c */
 #include "cuda/cuda_kernels.h"
 extern const hr_kernel_desc hr_kernel_gpu_rb_tuned, hr_kernel_gpu_rb_v1, hr_kernel_gpu_rb_v2, hr_kernel_gpu_rb_v3,
     hr_kernel_gpu_rb_v4, hr_kernel_gpu_rb_ldg, hr_kernel_gpu_rb_2gpu;
+extern const hr_kernel_desc hr_kernel_gpu_rb_inplace;
 #endif
 
 static const hr_kernel_desc *const table[] = {
@@ -36,6 +37,7 @@ static const hr_kernel_desc *const table[] = {
     &hr_kernel_gpu_rb_v4,
     &hr_kernel_gpu_rb_ldg,
     &hr_kernel_gpu_rb_2gpu,
+    &hr_kernel_gpu_rb_inplace,
 #endif
 };
 

@@ -18,6 +18,20 @@ extern "C" {
 
 typedef struct hr_sparse_run hr_sparse_run;
 
+/* Opt-in timing of the GPU methods' host side (HETRELAX_SPARSE_PROFILE=1, printed to
+ * stderr by the driver after each solve): where a solve's loop time goes. */
+typedef struct hr_sparse_prof {
+    int on;
+    const char *mode;                    /* "while-graph", "body-replay", "graphs", "host-checks" */
+    long calls;                          /* iterate() calls */
+    long launches, live, syncs;          /* graph launches, live kernel launches, host waits */
+    long captures;                       /* graphs captured and instantiated inside the loop */
+    double t_enqueue, t_wait, t_capture; /* seconds: issuing work, waiting for it, captures */
+    double t_device;                     /* device time from the first to the last op of each call */
+    int body;                            /* device loop: iterations per graph body */
+    long bodies;                         /* device loop: bodies run */
+} hr_sparse_prof;
+
 /* What a sparse method can do or needs. */
 enum {
     HR_SPARSE_CAP_DETERMINISTIC = 1u << 0, /* same iterates whatever the thread count */
@@ -67,11 +81,21 @@ struct hr_sparse_run {
     /* Device-side checks: a GPU method's setup sets device_checks when it tests every
      * iteration against tol and divref itself (tol > 0, check_every 1); the driver then
      * does not cut its calls at checks, and after each iterate() reads the iterations
-     * done (this solve, all calls), whether a check stopped it and the last residual. */
+     * done (this solve, all calls), whether a check stopped it and the last residual.
+     * 1: a call costs launches in proportion to its length (body replays: the driver
+     * caps the calls); 2: one launch whatever the length (a WHILE graph). */
     int device_checks;
     int checked_stop;
     long checked_done;
     double checked_rel;
+    /* Deferred monitors (options.monitor_deferred, device checks): the method keeps the
+     * residual of every multiple k of mon_every in a ring, entry (k / mon_every) %
+     * mon_ring, and each iterate() call copies the call's entries to mon_hist (host).
+     * mon_hist NULL: the method does not; monitors then cut the calls. */
+    long mon_every;
+    int mon_ring;
+    const double *mon_hist;
+    hr_sparse_prof prof;
     void *impl; /* method state */
     char err[256];
 };

@@ -144,9 +144,12 @@ static hr_status current_residual(hr_sparse_run *r, double *rel)
  * has no convergence theory there, and was seen to grow 830x silently (issue 15). */
 #define HR_NONSYM_GROWTH 10.0
 
-/* Iterations per call at most with device-side checks: one host round trip per 32
- * iterations, and at most 31 launched in vain after the stop (the graphs replay 32). */
+/* Iterations per call at most when a device loop replays its body from the host
+ * (device_checks 1): what is enqueued after a stopping check still costs its launches.
+ * A WHILE graph (device_checks 2) costs one launch whatever the count: no cap. */
 #define HR_DEVICE_CHECK_CALL 32
+/* Iterations per call at most with deferred monitors (one host round trip each). */
+#define HR_DEFER_CALL 1024
 
 struct hr_sparse_solver {
     hr_sparse_run r;
@@ -215,6 +218,8 @@ hr_status hr_sparse_solver_create(const hr_csr *A, const hr_sparse_options *opt,
     r->m = m;
     r->threads = opt->threads > 0 ? opt->threads : hr_cpu_count();
     r->tau = 1.0;
+    const char *prof = getenv("HETRELAX_SPARSE_PROFILE");
+    r->prof.on = prof && prof[0] && strcmp(prof, "0") != 0;
     snprintf(h->method, sizeof h->method, "%s", m->name);
     snprintf(h->backend, sizeof h->backend, "%s", hr_backend_name(m->backend));
     snprintf(res->method, sizeof res->method, "%s", h->method);
@@ -261,8 +266,9 @@ hr_status hr_sparse_solver_create(const hr_csr *A, const hr_sparse_options *opt,
 typedef struct sparse_loop {
     hr_sparse_run *r;
     const hr_sparse_method *m;
-    long call_cap;            /* device-side checks: iterations per call at most */
-    long fault_on, fault_off; /* the fault schedule: iterations where the mask turns on/off */
+    long call_cap;              /* device-side checks: iterations per call at most */
+    long fault_on, fault_off;   /* the fault schedule: iterations where the mask turns on/off */
+    struct monitor_call *defer; /* deferred monitors: called after each call from the device's history */
 } sparse_loop;
 
 static hr_status loop_advance(void *ctx, long count, hr_phase_times *t)
@@ -272,6 +278,7 @@ static hr_status loop_advance(void *ctx, long count, hr_phase_times *t)
     (void)t;
     const long done = r->done;
     r->fault_active = L->fault_on >= 0 && done >= L->fault_on && (L->fault_off < 0 || done < L->fault_off);
+    r->prof.calls++;
     hr_status st = L->m->iterate(r, count);
     if (st == HR_OK && !r->device_checks) r->done = done + count;
     return st;
@@ -293,18 +300,64 @@ static long loop_next_stop(void *ctx, long done)
     return stop;
 }
 
+static int monitor_cb(long it, double res, void *user);
+
 static hr_status loop_checked(void *ctx, long stop, long *reached, double *rel)
 {
-    hr_sparse_run *r = ((sparse_loop *)ctx)->r;
+    sparse_loop *L = ctx;
+    hr_sparse_run *r = L->r;
     if (r->checked_done > stop || (!r->checked_stop && r->checked_done != stop)) {
         snprintf(r->err, sizeof r->err, "device checks counted %ld iterations, %ld expected", r->checked_done,
                  stop); /* never loop on a count that does not advance */
         return HR_ERR_DEVICE;
     }
+    if (L->defer) /* the monitor points this call passed, in order, as the device checked them */
+        for (long k = (r->done / r->mon_every + 1) * r->mon_every; k <= r->checked_done; k += r->mon_every)
+            monitor_cb(k, r->mon_hist[(k / r->mon_every) % r->mon_ring], L->defer);
     r->done = r->checked_done; /* a check may have stopped it early */
     *reached = r->checked_done;
     *rel = r->checked_rel; /* of the iterate at r->done */
     return HR_OK;
+}
+
+/* HETRELAX_SPARSE_PROFILE=1: where the loop's time went (stderr; opt-in diagnostics). */
+static void print_profile(const hr_sparse_run *r, const hr_sparse_result *res, const hr_phase_times *t,
+                          double t_monitor, long monitors)
+{
+    const hr_sparse_prof *P = &r->prof;
+    const double it = res->iterations > 0 ? (double)res->iterations : 1.0;
+    fprintf(
+        stderr,
+        "hetrelax sparse profile: %s/%s mode %s body %d: %ld iterations in %.1f us (%.2f us/it), %ld calls\n"
+        "  host: enqueue %.1f us, wait %.1f us (%ld waits), captures %ld (%.1f us), residual %.1f us, "
+        "monitors %ld (%.1f us), other %.1f us\n"
+        "  device: %.1f us inside calls (%.2f us/it); graph launches %ld, live launches %ld, loop bodies "
+        "%ld\n",
+        res->method, res->backend, P->mode ? P->mode : "-", P->body, res->iterations, 1e6 * res->time_s,
+        1e6 * res->time_s / it, P->calls, 1e6 * P->t_enqueue, 1e6 * P->t_wait, P->syncs, P->captures,
+        1e6 * P->t_capture, 1e6 * t->residual, monitors, 1e6 * t_monitor,
+        1e6 * (res->time_s - P->t_enqueue - P->t_wait - P->t_capture - t->residual - t_monitor),
+        1e6 * P->t_device, 1e6 * P->t_device / it, P->launches, P->live, P->bodies);
+}
+
+/* The user's monitor as the loop calls it: counted and timed for the profile; with
+ * options.monitor_deferred its return value is ignored (it only observes). */
+typedef struct monitor_call {
+    hr_monitor_fn fn;
+    void *user;
+    int ignore_rc;
+    long calls;
+    double t;
+} monitor_call;
+
+static int monitor_cb(long it, double res, void *user)
+{
+    monitor_call *m = user;
+    const double t0 = hr_now();
+    const int rc = m->fn(it, res, m->user);
+    m->calls++;
+    m->t += hr_now() - t0;
+    return m->ignore_rc ? 0 : rc;
 }
 
 hr_status hr_sparse_solver_solve(hr_sparse_solver *h, const double *b, double *x, hr_sparse_result *out)
@@ -344,15 +397,38 @@ hr_status hr_sparse_solver_solve(hr_sparse_solver *h, const double *b, double *x
     res->time_setup_s = (h->solves++ == 0 ? h->time_setup : 0.0) + (hr_now() - t_load);
 
     hr_reason reason = HR_REASON_ITERS;
-    sparse_loop L = {r, m, 0, -1, -1};
+    const int prof_on = r->prof.on;
+    const char *prof_mode = r->prof.mode;
+    const int prof_body = r->prof.body;
+    memset(&r->prof, 0, sizeof r->prof); /* per solve */
+    r->prof.on = prof_on, r->prof.mode = prof_mode, r->prof.body = prof_body;
+    monitor_call mc = {o->monitor, o->monitor_user, o->monitor_deferred, 0, 0.0};
+    sparse_loop L = {r, m, 0, -1, -1, NULL};
+    /* deferred monitors with device checks: the driver does not cut calls at monitor
+     * points; the method records them and loop_checked calls the monitor after a call */
+    const int defer = o->monitor_deferred && o->monitor && o->monitor_every > 0 && r->device_checks &&
+                      r->mon_hist && r->mon_every == o->monitor_every && r->mon_ring > 0;
+    const long mon_every = defer ? 0 : o->monitor_every; /* the driver's monitor interval */
+    if (defer) L.defer = &mc;
     L.fault_on = o->fault_fraction > 0.0 ? o->fault_iter : -1;
     L.fault_off = L.fault_on >= 0 && o->fault_recover >= 0 ? L.fault_on + o->fault_recover : -1;
-    /* with device-side checks: calls end at monitors, or every HR_DEVICE_CHECK_CALL
-     * iterations when monitors are rarer (equal calls replay the same graphs); what is
-     * enqueued after a stopping check still runs, as empty kernels */
-    L.call_cap = r->device_checks && !(o->monitor_every > 0 && o->monitor_every <= HR_DEVICE_CHECK_CALL)
-                     ? HR_DEVICE_CHECK_CALL
-                     : 0;
+    /* with device-side checks calls end at monitors; body replays also every
+     * HR_DEVICE_CHECK_CALL iterations (rounded up to whole bodies) when monitors are
+     * rarer, since what is enqueued after a stopping check still runs, as empty kernels */
+    if (r->device_checks == 1 && !(mon_every > 0 && mon_every <= HR_DEVICE_CHECK_CALL)) {
+        const long U = r->prof.body > 0 ? r->prof.body : 1;
+        L.call_cap = (HR_DEVICE_CHECK_CALL + U - 1) / U * U;
+    }
+    /* deferred monitors: a call holds at most mon_ring monitor points, and ends every
+     * ~HR_DEFER_CALL iterations so that the monitor (the CLI's progress) is not late */
+    if (defer) {
+        const long most = o->monitor_every * r->mon_ring;
+        const long want = o->monitor_every >= HR_DEFER_CALL
+                              ? o->monitor_every
+                              : HR_DEFER_CALL / o->monitor_every * o->monitor_every;
+        const long cap = want < most ? want : most;
+        if (L.call_cap == 0 || cap < L.call_cap) L.call_cap = cap;
+    }
     hr_phase_times times = {0, 0, 0, 0};
     const double t0 = hr_now();
     if (o->tol > 0.0 && rel0 < o->tol) {
@@ -366,9 +442,9 @@ hr_status hr_sparse_solver_solve(hr_sparse_solver *h, const double *b, double *x
         hr_driver_cfg cfg = {.max_iters = o->max_iters,
                              .tol = o->tol,
                              .check_every = o->check_every,
-                             .monitor_every = o->monitor_every,
-                             .monitor = o->monitor,
-                             .monitor_user = o->monitor_user,
+                             .monitor_every = mon_every,
+                             .monitor = o->monitor && !defer ? monitor_cb : NULL,
+                             .monitor_user = &mc,
                              .divref = divref};
         hr_driver_out d;
         st = hr_drive(&ops, &cfg, NULL, &times, &d);
@@ -377,6 +453,10 @@ hr_status hr_sparse_solver_solve(hr_sparse_solver *h, const double *b, double *x
     }
     t_iter = times.compute;
     res->time_s = hr_now() - t0;
+    if (prof_on) {
+        res->iterations = r->done;
+        print_profile(r, res, &times, mc.t, mc.calls);
+    }
     if (st == HR_OK && m->sync_host) st = m->sync_host(r);
     if (st != HR_OK) return say(res, st, "%s failed: %s", m->name, r->err[0] ? r->err : hr_status_string(st));
 

@@ -3,6 +3,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <string.h>
 /* cmocka needs the headers above first */
 #include <cmocka.h>
 
@@ -13,7 +14,7 @@ static void optimum_without_exchange(void **state)
 {
     (void)state;
     /* t_a = 8 t_b, free exchange: f* = 1/9, T(f*) = t_a t_b / (t_a + t_b) */
-    hr_split_model m = {8.0, 1.0, 0.0, 0.0, 0.0, 2, 900};
+    hr_split_model m = {.t_a = 8.0, .t_b = 1.0, .messages = 2, .rows = 900};
     double t;
     int r = hr_split_model_best(&m, &t);
     assert_int_equal(r, 100);
@@ -28,7 +29,13 @@ static void exchange_decides(void **state)
 {
     (void)state;
     /* X = 2 (lat + bytes/bw); the split pays only when X < f* t_b = 1/9 */
-    hr_split_model m = {8.0, 1.0, 0.05, 1e9, 1e6, 2, 900}; /* X = 2 * (0.05 + 0.001) = 0.102 */
+    hr_split_model m = {.t_a = 8.0,
+                        .t_b = 1.0,
+                        .x_latency = 0.05,
+                        .x_bandwidth = 1e9,
+                        .row_bytes = 1e6,
+                        .messages = 2,
+                        .rows = 900}; /* X = 2 * (0.05 + 0.001) = 0.102 */
     assert_true(fabs(hr_split_model_exchange(&m, 100) - 0.102) < 1e-12);
     assert_int_equal(hr_split_model_exchange(&m, 0), 0);
     assert_int_equal(hr_split_model_exchange(&m, 900), 0);
@@ -39,6 +46,121 @@ static void exchange_decides(void **state)
     m.x_latency = 0.06; /* X = 0.122 > 1/9: stay on B alone */
     assert_int_equal(hr_split_model_best(&m, &t), 0);
     assert_true(t == 1.0);
+}
+
+/* The size-aware CPU term: seconds per row linear in log(working set) between the knots. */
+static void cpu_knots(void **state)
+{
+    (void)state;
+    hr_split_model m = {
+        .t_a = 8.0, .t_b = 1.0, .messages = 2, .rows = 1000, .a_knots = 2, .a_ws_per_row = 1e5};
+    m.a_knot_ws[0] = 1e6;
+    m.a_knot_row_s[0] = 1e-3;
+    m.a_knot_ws[1] = 1e8;
+    m.a_knot_row_s[1] = 3e-3;
+    assert_true(fabs(hr_split_model_row_s(&m, 1e7) - 2e-3) < 1e-15);        /* log midpoint */
+    assert_true(hr_split_model_row_s(&m, 1e3) == 1e-3);                     /* in cache below */
+    assert_true(hr_split_model_row_s(&m, 1e10) == 3e-3);                    /* memory above */
+    assert_true(fabs(hr_split_model_part_a(&m, 100) - 100 * 2e-3) < 1e-15); /* 100 rows: 1e7 bytes */
+    assert_true(fabs(hr_split_model_part_a(&m, 5) - 5e-3) < 1e-15);
+    /* A alone: its part time, no exchange; B alone: b_alone when given */
+    assert_true(fabs(hr_split_model_time(&m, 1000) - 3.0) < 1e-12);
+    assert_true(hr_split_model_time(&m, 0) == 1.0);
+    m.b_alone = 0.9;
+    assert_true(hr_split_model_time(&m, 0) == 0.9);
+    /* a split: max of the parts (B slower at 10 rows) */
+    assert_true(fabs(hr_split_model_time(&m, 10) - 0.99) < 1e-12);
+    /* the best split lies between those at the in-cache rate everywhere (t_a = 1, at 500 rows)
+     * and at the memory rate everywhere (t_a = 3, at 250 rows) */
+    const int best = hr_split_model_best(&m, NULL);
+    assert_true(best > 250 && best < 500);
+    /* B's part has a floor (launch latency): at 990 rows it takes b_floor, not 0.01 t_b */
+    assert_true(fabs(hr_split_model_part_b(&m, 990) - 0.01) < 1e-15);
+    m.b_floor = 0.05;
+    assert_true(hr_split_model_part_b(&m, 990) == 0.05 && hr_split_model_part_b(&m, 1000) == 0.0);
+    assert_true(fabs(hr_split_model_part_b(&m, 100) - 0.9) < 1e-15);
+    m.b_floor = 0.0;
+    /* without knots the term is f t_a, as before */
+    m.a_knots = 0;
+    assert_true(fabs(hr_split_model_part_a(&m, 100) - 0.8) < 1e-15);
+}
+
+/* Clark's expected maximum of two normal times. */
+static void jitter_max(void **state)
+{
+    (void)state;
+    assert_true(hr_split_model_max(2.0, 3.0, 0.0) == 3.0);
+    assert_true(fabs(hr_split_model_max(2.0, 2.0, 0.5) - (2.0 + 0.5 / sqrt(M_PI))) < 1e-12);
+    assert_true(fabs(hr_split_model_max(2.0, 3.0, 0.1) - hr_split_model_max(3.0, 2.0, 0.1)) < 1e-15);
+    assert_true(fabs(hr_split_model_max(1.0, 3.0, 0.1) - 3.0) < 1e-12); /* far apart: the larger */
+    double prev = 3.0;
+    for (double sg = 0.05; sg < 2.0; sg *= 1.5) { /* grows with the jitter, stays above max */
+        const double t = hr_split_model_max(2.5, 3.0, sg);
+        assert_true(t > prev);
+        prev = t;
+    }
+    /* in the model: only when both parts run; the exchange on top */
+    hr_split_model m = {
+        .t_a = 10.0, .t_b = 10.0, .x_latency = 0.01, .messages = 2, .rows = 100, .x_sigma = 0.1};
+    const double a = hr_split_model_part_a(&m, 50), b = 0.5 * m.t_b;
+    assert_true(fabs(hr_split_model_time(&m, 50) - (hr_split_model_max(a, b, 0.1) + 0.02)) < 1e-12);
+    assert_true(hr_split_model_time(&m, 100) == 10.0);
+}
+
+/* The calibration with two CPU placements (no GPU): knots, both probes, and the fit. */
+static void calibration_cpu_cpu(void **state)
+{
+    (void)state;
+    hr_options o;
+    hr_options_default(&o);
+    o.backend = HR_BACKEND_HYBRID;
+    o.dim = 2;
+    o.nx = 64;
+    o.ny = 600;
+    o.precision = HR_PREC_DOUBLE;
+    o.split_second = HR_SPLIT_CPU;
+    o.threads = 2;
+    hr_hybrid_calibration c;
+    hr_split_model m;
+    assert_int_equal(hr_hybrid_calibrate(&o, 0, &c, &m), HR_OK);
+    assert_int_equal(m.rows, 600);
+    assert_true(c.cpu_knots >= 1 && c.cpu_knots <= HR_SPLIT_KNOTS && m.a_knots == c.cpu_knots);
+    for (int k = 0; k < c.cpu_knots; k++) {
+        assert_true(c.cpu_knot_rows[k] >= 1 && c.cpu_knot_rows[k] <= 600);
+        assert_true(m.a_knot_row_s[k] > 0);
+        assert_true(fabs(m.a_knot_ws[k] - c.cpu_knot_rows[k] * m.a_ws_per_row) < 1e-6 * m.a_knot_ws[k]);
+        if (k) assert_true(c.cpu_knot_rows[k] > 1.3 * c.cpu_knot_rows[k - 1]);
+    }
+    assert_true(m.a_ws_per_row >= 2 * c.row_bytes && c.llc_bytes > 0);
+    assert_true(c.t_gpu > 0 && c.gpu_alone_s > 0 && m.b_alone == c.gpu_alone_s);
+    assert_true(c.floor_rows == 16 && c.gpu_floor_s > 0 && m.b_floor == c.gpu_floor_s);
+    assert_true(c.probe_rows >= 1 && c.probe_rows <= 599 && c.probe_s > 0);
+    /* the second probe: half the rows, or twice as many when half would leave no part */
+    assert_true(c.off_rows == c.probe_rows / 2 || (c.probe_rows / 2 < 1 && c.off_rows == 2 * c.probe_rows));
+    assert_true(c.off_s > 0 && c.x_off >= 0 && c.x_exposed >= 0);
+    assert_true(c.x_sigma >= 0 && c.x_sigma <= 0.3 * c.probe_s * 1.0001 && m.x_sigma == c.x_sigma);
+    assert_true(fabs(m.x_latency * 2 - c.x_off) < 1e-15);
+    /* the fit: the model's misfit at the two probes is no worse than with sigma = 0 */
+    hr_split_model m0 = m;
+    m0.x_sigma = 0.0;
+    double x0 = 0.5 * ((c.probe_s - (hr_split_model_time(&m0, c.probe_rows) - 2 * m0.x_latency)) +
+                       (c.off_s - (hr_split_model_time(&m0, c.off_rows) - 2 * m0.x_latency)));
+    m0.x_latency = (x0 > 0 ? x0 : 0) / 2;
+    const double e1 = hr_split_model_time(&m, c.probe_rows) - c.probe_s,
+                 e2 = hr_split_model_time(&m, c.off_rows) - c.off_s,
+                 f1 = hr_split_model_time(&m0, c.probe_rows) - c.probe_s,
+                 f2 = hr_split_model_time(&m0, c.off_rows) - c.off_s;
+    assert_true(e1 * e1 + e2 * e2 <= (f1 * f1 + f2 * f2) * (1 + 1e-9) + 1e-30);
+    /* what auto would take is the model's best over the allowed range */
+    hr_hybrid_info in;
+    assert_int_equal(hr_hybrid_choose(&o, &c, &m, &in), HR_OK);
+    double tb;
+    assert_int_equal(in.rows_cpu, hr_split_model_best_range(&m, 1, 599, 0.01, &tb));
+    assert_true(in.gpu_only_s == c.gpu_alone_s);
+    char text[8192];
+    const int len = hr_hybrid_explain(&in, 0.0, text, sizeof text);
+    assert_true(len > 0 && (size_t)len < sizeof text);
+    assert_non_null(strstr(text, "knots"));
 }
 
 static void stream_rule(void **state)
@@ -55,6 +177,9 @@ int main(void)
         cmocka_unit_test(optimum_without_exchange),
         cmocka_unit_test(exchange_decides),
         cmocka_unit_test(stream_rule),
+        cmocka_unit_test(cpu_knots),
+        cmocka_unit_test(jitter_max),
+        cmocka_unit_test(calibration_cpu_cpu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,7 +2,8 @@
  * GPU operator-layer tests (label gpu; exit 77 without CUDA or a device):
  *
  * - 3-D `tuned` and `naive` bitwise equal to cpu-seq: odd and flat extents (1, 2, 3,
- *   17x9x33, 1x64x5, 70x33x20), several shapes (HETRELAX_GPU_SHAPE), float and double,
+ *   17x9x33, 1x64x5, 70x33x20), several shapes (HETRELAX_GPU_SHAPE; straight and zig-zag
+ *   chunks), float and double,
  *   spike / array right-hand side / sine initial data, omega 1 and 0.8;
  * - rectangular 2-D (nx != ny) bitwise for tuned, naive, padded, tb, omega for the first three;
  * - the sine mode decays by lambda^T on the GPU (max_error), 2-D and 3-D;
@@ -153,9 +154,13 @@ static void against_seq(hr_options o, const gcase *cases, size_t ncases, const c
     free(want);
 }
 
+/* by + 16: zig-zag chunks (odd chunks march down): h = 1, chunks that do not divide nz,
+ * one chunk, the shipped H100 shapes; by + 48: zig-zag in chunk-major block order */
 static const gcase cases3d[] = {
-    {"tuned", NULL},       {"tuned", "32x1x1"}, {"tuned", "32x4x5"}, {"tuned", "64x8x7"},
-    {"tuned", "96x2x300"}, {"naive", NULL},     {"naive", "7x5x3"},
+    {"tuned", NULL},        {"tuned", "32x1x1"},    {"tuned", "32x4x5"},    {"tuned", "64x8x7"},
+    {"tuned", "96x2x300"},  {"tuned", "32x17x1"},   {"tuned", "32x20x5"},   {"tuned", "64x24x7"},
+    {"tuned", "96x18x300"}, {"tuned", "128x24x16"}, {"tuned", "128x20x16"}, {"tuned", "32x49x3"},
+    {"tuned", "64x56x16"},  {"naive", NULL},        {"naive", "7x5x3"},
 };
 
 static void gpu3d_bitwise(void **state)
@@ -191,7 +196,7 @@ static void gpu3d_bitwise(void **state)
                 free(f);
             }
     print_message(
-        "3-D tuned and naive bitwise equal to cpu-seq (6 extents, 7 shapes, 2 precisions, 4 problems)\n");
+        "3-D tuned and naive bitwise equal to cpu-seq (6 extents, 15 shapes, 2 precisions, 4 problems)\n");
 }
 
 static const gcase cases2d[] = {
@@ -247,6 +252,16 @@ static void gpu_refusals(void **state)
     assert_null(s);
     assert_string_equal(hr_kernel_default(HR_BACKEND_GPU, 3), "tuned");
     assert_string_equal(hr_kernel_default(HR_BACKEND_GPU, 2), "tuned");
+    /* 3-D tuned rows per thread: 1, 2, 4, 8, each + 16 (zig-zag) or + 48 (zig-zag, chunk-major) */
+    const char *bad[] = {"32x3x4", "32x19x4", "32x40x4", "32x0x4", "32x48x4", "32x33x4", "32x64x4"};
+    o.kernel = "tuned";
+    for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
+        setenv("HETRELAX_GPU_SHAPE", bad[b], 1);
+        s = NULL;
+        if (hr_solver_create(&o, &s) != HR_ERR_INVALID_ARG)
+            fail_msg("3-D tuned shape %s: not refused", bad[b]);
+    }
+    unsetenv("HETRELAX_GPU_SHAPE");
 }
 
 /* u0 = sine mode, f = 0: after T sweeps u = lambda^T u0 to rounding. */

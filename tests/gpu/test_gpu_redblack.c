@@ -1,10 +1,16 @@
 /*
  * GPU red-black kernels (issue 13; label gpu). Exit 77 (skipped) without CUDA or a device.
  *
- * - rb-v1, rb-v2, rb-v3, rb-v4, rb-ldg, rb-tuned bitwise equal to rb-seq after T iterations:
- *   float and double, odd and rectangular extents (one tile, many tiles, ragged edges),
- *   spike, manufactured and zero right-hand sides, omega 1 and 1.6; rb-v1 / rb-ldg in 3-D;
- * - rb-tuned with several block shapes (HETRELAX_RB_GPU_SHAPE), H = 1 strips included;
+ * - rb-v1, rb-v2, rb-v3, rb-v4, rb-ldg, rb-tuned, rb-inplace bitwise equal to rb-seq after T
+ *   iterations (odd T: rb-tuned's two grids end on the second): float and double, odd and
+ *   rectangular extents (one tile, many tiles, ragged edges, one row, one column, widths
+ *   that end inside a 16-byte word), spike, manufactured and zero right-hand sides, omega 1
+ *   and 1.6; rb-v1 / rb-ldg in 3-D;
+ * - rb-tuned with every unroll depth (h % 8, h % 4, h % 2), strips per block, strip widths,
+ *   one strip per grid and a grid-stride loop (more strips than block rows), shapes refused;
+ *   rb-inplace with its tile shapes (HETRELAX_RB_GPU_SHAPE), H = 1 strips included;
+ * - the tuning round trip: hr_cuda_tune on rb-tuned (bitwise over all candidates) into a
+ *   private cache file, then the solver takes that shape ("cache");
  * - residual checks mid-run and a checkpoint restart are bitwise; pageable = pinned with the
  *   transfer times recorded; Jacobi refused on the red-black kernels;
  * - rb-2gpu (skipped with fewer than 2 devices) bitwise equal to rb-seq.
@@ -17,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 /* cmocka needs the headers above first */
 #include <cmocka.h>
 
@@ -24,7 +31,7 @@
 #include "hetrelax/hetrelax.h"
 #include "solver/solver_internal.h"
 
-static const char *const kernels[] = {"rb-v1", "rb-v2", "rb-v3", "rb-v4", "rb-ldg", "rb-tuned"};
+static const char *const kernels[] = {"rb-v1", "rb-v2", "rb-v3", "rb-v4", "rb-ldg", "rb-tuned", "rb-inplace"};
 #define NKERNELS ((int)(sizeof kernels / sizeof kernels[0]))
 
 static int small_only(void)
@@ -102,8 +109,9 @@ static int compare_all(hr_options o, int three_d)
 static void bitwise_2d(void **state)
 {
     (void)state;
-    const int ext[][2] = {{1, 1}, {2, 3}, {37, 29}, {129, 65}, {300, 257}, {1023, 515}};
-    const int next = small_only() ? 4 : 6;
+    const int ext[][2] = {{1, 1}, {2, 3},     {37, 29},    {129, 65}, {6, 1},   {1, 7},
+                          {3, 2}, {300, 257}, {1023, 515}, {514, 33}, {18, 600}};
+    const int next = small_only() ? 7 : 11;
     const hr_rhs rhs[] = {HR_RHS_SPIKE, HR_RHS_MANUFACTURED, HR_RHS_ZERO};
     int n = 0;
     for (int e = 0; e < next; e++)
@@ -133,29 +141,140 @@ static void bitwise_3d(void **state)
     print_message("3-D: %d GPU runs bitwise equal to rb-seq\n", n);
 }
 
-/* rb-tuned's tiles: shapes with H = 1, 2, odd widths, one tile wider than the grid. */
+/* rb-tuned's shapes (BXxBYxH, BY + 16: overlapped warps): unroll 8 / 4 / 2, several strips per block, wide
+ * strips, one strip for the whole grid, 256 threads; the grid-stride loop (more than 65535 strip rows) is
+ * left to the large-n runs. rb-inplace's tiles (BXxH): H = 1, 2, odd widths, one tile wider than the grid. */
 static void tuned_shapes(void **state)
 {
     (void)state;
-    const char *shapes[] = {"1x1", "1x5", "16x3", "32x1", "33x7", "128x64", "512x2"};
-    hr_options o = base(2, 301, 211, 0);
-    o.omega = 1.3;
-    o.rhs = HR_RHS_MANUFACTURED;
-    double *want = solve(&o, NULL);
+    const char *shapes[] = {"32x1x2",   "32x1x4",  "64x2x6",    "32x3x12",  "96x1x8",  "128x4x16",
+                            "256x1x64", "32x8x2",  "64x1x256",  "128x64",   "32x17x2", "64x18x4",
+                            "96x17x8",  "32x24x6", "128x17x16", "32x1x1000"};
+    const char *inplace[] = {"1x1", "1x5", "16x3", "32x1", "33x7", "128x64", "512x2"};
+    const int ext[][2] = {{301, 211}, {37, 100}};
+    for (int e = 0; e < 2; e++)
+        for (int prec = 0; prec < 2; prec++) {
+            hr_options o = base(2, ext[e][0], ext[e][1], 0);
+            o.precision = prec ? HR_PREC_DOUBLE : HR_PREC_SINGLE;
+            o.omega = 1.3;
+            o.rhs = e ? HR_RHS_SPIKE : HR_RHS_MANUFACTURED;
+            double *want = solve(&o, NULL);
+            o.backend = HR_BACKEND_GPU;
+            o.kernel = "rb-tuned";
+            for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+                if (strcmp(shapes[s], "32x1x1000") == 0) continue; /* refused: below */
+                setenv("HETRELAX_RB_GPU_SHAPE", shapes[s], 1);
+                hr_config cfg;
+                hr_solver *sv = NULL;
+                assert_int_equal(hr_solver_create(&o, &sv), HR_OK);
+                assert_int_equal(hr_solver_config(sv, &cfg), HR_OK);
+                assert_string_equal(cfg.shape_source, "env");
+                hr_solver_free(sv);
+                double *got = solve(&o, NULL);
+                if (memcmp(got, want, points(&o) * sizeof *got) != 0)
+                    fail_msg("rb-tuned shape %s %dx%d %s: not bitwise", shapes[s], o.nx, o.ny,
+                             prec ? "double" : "single");
+                free(got);
+            }
+            o.kernel = "rb-inplace";
+            for (size_t s = 0; s < sizeof inplace / sizeof inplace[0]; s++) {
+                setenv("HETRELAX_RB_GPU_SHAPE", inplace[s], 1);
+                double *got = solve(&o, NULL);
+                if (memcmp(got, want, points(&o) * sizeof *got) != 0)
+                    fail_msg("rb-inplace shape %s: not bitwise", inplace[s]);
+                free(got);
+            }
+            free(want);
+        }
+    /* shapes rb-tuned cannot run: refused at create with a reason */
+    const char *bad[] = {"33x1x4", "32x1x3", "32x1x1000", "512x1x4", "0x1x4", "32x25x4", "256x18x4"};
+    hr_options o = base(2, 50, 40, 0);
     o.backend = HR_BACKEND_GPU;
     o.kernel = "rb-tuned";
-    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
-        setenv("HETRELAX_RB_GPU_SHAPE", shapes[s], 1);
-        double *got = solve(&o, NULL);
-        if (memcmp(got, want, points(&o) * sizeof *got) != 0)
-            fail_msg("rb-tuned shape %s: not bitwise", shapes[s]);
-        free(got);
+    for (size_t s = 0; s < sizeof bad / sizeof bad[0]; s++) {
+        setenv("HETRELAX_RB_GPU_SHAPE", bad[s], 1);
+        hr_solver *sv = NULL;
+        if (hr_solver_create(&o, &sv) != HR_ERR_INVALID_ARG)
+            fail_msg("rb-tuned shape %s: not refused", bad[s]);
     }
     setenv("HETRELAX_RB_GPU_SHAPE", "4x4", 1);
     o.kernel = "rb-v3";
     free(solve(&o, NULL)); /* v3's shared tile follows the shape too */
     unsetenv("HETRELAX_RB_GPU_SHAPE");
+}
+
+/* Tune rb-tuned into a private cache file; the next solver takes the shape from it. */
+static void tune_round_trip(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/hetrelax-rb-tune-XXXXXX";
+    const int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    const char *saved = getenv("HETRELAX_TUNE_FILE");
+    char *keep = saved ? strdup(saved) : NULL;
+    setenv("HETRELAX_TUNE_FILE", path, 1);
+    unsetenv("HETRELAX_RB_GPU_SHAPE");
+    hr_options o = base(2, 333, 190, 0);
+    o.backend = HR_BACKEND_GPU;
+    o.kernel = "rb-tuned";
+    o.omega = 1.2;
+    o.iters = 5;
+    hr_solver *sv = NULL;
+    hr_config cfg;
+    assert_int_equal(hr_solver_create(&o, &sv), HR_OK);
+    assert_int_equal(hr_solver_config(sv, &cfg), HR_OK);
+    assert_true(strcmp(cfg.shape_source, "shipped") == 0 || strcmp(cfg.shape_source, "default") == 0);
+    hr_solver_free(sv);
+    hr_cuda_tune_result t;
+    char err[300];
+    if (hr_cuda_tune(&o, 3, NULL, &t, err, sizeof err) != HR_OK) fail_msg("hr_cuda_tune rb-tuned: %s", err);
+    assert_string_equal(t.cache_path, path);
+    assert_true(t.candidates > 10);
+    assert_int_equal(hr_solver_create(&o, &sv), HR_OK);
+    assert_int_equal(hr_solver_config(sv, &cfg), HR_OK);
+    print_message(
+        "rb-tuned tune: best %dx%dx%d (%.0f GB/s, first %.0f, %d shapes), solver uses %dx%dx%d from %s\n",
+        t.bx, t.by, t.h, t.best_gbps, t.default_gbps, t.candidates, cfg.shape[0], cfg.shape[1], cfg.shape[2],
+        cfg.shape_source);
+    assert_string_equal(cfg.shape_source, "cache");
+    assert_int_equal(cfg.shape[0], t.bx);
+    assert_int_equal(cfg.shape[1], t.by);
+    assert_int_equal(cfg.shape[2], t.h);
+    hr_solver_free(sv);
+    /* the tuned solver is still bitwise rb-seq */
+    double *got = solve(&o, NULL);
+    o.backend = HR_BACKEND_CPU_SEQ;
+    o.kernel = "rb-seq";
+    double *want = solve(&o, NULL);
+    assert_memory_equal(got, want, points(&o) * sizeof *got);
+    free(got);
     free(want);
+    /* a cache line this build cannot run (33 threads) is passed over for the default */
+    char dev[256];
+    assert_int_equal(hr_gpu_name(0, dev, sizeof dev), HR_OK);
+    FILE *f = fopen(path, "a");
+    assert_non_null(f);
+    fprintf(f, "%s\trb-tuned\t%s\t2\t%d\t%d\t1\t0\t33\t1\t4\t1.0\n", dev,
+            o.precision == HR_PREC_DOUBLE ? "double" : "single", o.nx, o.ny); /* later lines win */
+    fclose(f);
+    o.backend = HR_BACKEND_GPU;
+    o.kernel = "rb-tuned";
+    assert_int_equal(hr_solver_create(&o, &sv), HR_OK);
+    assert_int_equal(hr_solver_config(sv, &cfg), HR_OK);
+    assert_string_equal(cfg.shape_source, "default");
+    hr_solver_free(sv);
+    /* a kernel with no shapes to tune is refused, not crashed */
+    o.backend = HR_BACKEND_GPU;
+    o.kernel = "rb-v1";
+    assert_int_not_equal(hr_cuda_tune(&o, 2, NULL, &t, err, sizeof err), HR_OK);
+    unlink(path);
+    if (keep) {
+        setenv("HETRELAX_TUNE_FILE", keep, 1);
+        free(keep);
+    } else {
+        unsetenv("HETRELAX_TUNE_FILE");
+    }
 }
 
 /* Residual checks mid-run (downloads), a restart (upload), pinned and pageable memory. */
@@ -248,8 +367,11 @@ int main(void)
         return 77;
     }
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(bitwise_2d),   cmocka_unit_test(bitwise_3d),
-        cmocka_unit_test(tuned_shapes), cmocka_unit_test(checks_restart_memory),
+        cmocka_unit_test(bitwise_2d),
+        cmocka_unit_test(bitwise_3d),
+        cmocka_unit_test(tuned_shapes),
+        cmocka_unit_test(tune_round_trip),
+        cmocka_unit_test(checks_restart_memory),
         cmocka_unit_test(two_gpus),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -239,7 +239,7 @@ static void auto_split(void **state)
 static void model_range(void **state)
 {
     (void)state;
-    hr_split_model m = {8.0, 1.0, 0.0, 0.0, 0.0, 2, 900};
+    hr_split_model m = {.t_a = 8.0, .t_b = 1.0, .messages = 2, .rows = 900};
     double t;
     assert_int_equal(hr_split_model_best_range(&m, 1, 899, 0.0, &t), 100);
     assert_int_equal(hr_split_model_best_range(&m, 1, 60, 0.0, &t), 60);   /* upper bound */

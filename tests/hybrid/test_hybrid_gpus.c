@@ -1,11 +1,20 @@
-/* --gpus N (hr_options.gpus): the chain of N GPU parts bitwise equal to cpu-seq, N = 2 (and
- * every GPU present, up to 4), 2-D and 3-D, fp32 and fp64, ghost 1 and 2, uneven slabs.
- * Exit 77 (skipped) with fewer than 2 GPUs. */
+/* --gpus N (hr_options.gpus): the chain of GPU parts bitwise equal to cpu-seq, 2-D and
+ * 3-D, fp32 and fp64, ghost 1 and 2, uneven slabs:
+ *   - with one GPU or more: 2 and 3 parts on ONE GPU (device copies between the parts,
+ *     the same direct-copy schedule as peer copies), and 2 parts on one GPU staged
+ *     through the host (the fallback), through the engine (hr_split);
+ *   - with 2 GPUs or more: --gpus 2 (and every GPU present, up to 4) through the public
+ *     API, peer copies where the GPUs allow them; --gpus 2 staged through the host; 4
+ *     parts on 2 GPUs (peer and device copies in one chain).
+ * Exit 77 (skipped) without a GPU. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "hetrelax/hetrelax.h"
+#include "hetrelax/hybrid.h"
+#include "hybrid/split.h"
+#include "solver/solver_internal.h"
 
 static void *solve(const hr_options *o, hr_result *r, hr_config *cfg)
 {
@@ -30,11 +39,67 @@ static void *solve(const hr_options *o, hr_result *r, hr_config *cfg)
     return u;
 }
 
+/* The engine with what[0] GPU parts on what[1] GPUs (what[2]: stage through the host;
+ * what[3]: no chain graphs), run
+ * for ref->iters sweeps from the cpu-seq solver's initial grid, against that solver's
+ * sweeps: every interior point bitwise. Returns 0 when equal. */
+static int engine_case(const hr_options *ref, const int *what, int ghost, char *how, size_t how_size)
+{
+    hr_solver *s = NULL;
+    if (hr_solver_create(ref, &s) != HR_OK) {
+        fprintf(stderr, "create: %s\n", hr_last_error());
+        return 1;
+    }
+    hr_options o = *ref;
+    o.backend = HR_BACKEND_HYBRID;
+    o.split_second = HR_SPLIT_GPU;
+    o.split_ghost = ghost;
+    hr_split_spec sp;
+    hr_split_spec_from_options(&o, &s->p, 0, NULL, &sp);
+    sp.parts = what[0];
+    sp.devices = what[1];
+    sp.host_exchange = what[2];
+    hr_split *e = NULL;
+    char err[256] = "";
+    int bad = 1;
+    hr_grid out;
+    memset(&out, 0, sizeof out);
+    if (hr_grid_alloc(&out, &s->u[0].l) != HR_OK) {
+        fprintf(stderr, "engine: no memory\n");
+    } else if (hr_split_create(&sp, &s->u[s->cur], s->hf.base ? &s->hf : NULL, &e, err, sizeof err) !=
+               HR_OK) {
+        fprintf(stderr, "engine: %s\n", err);
+    } else {
+        e->graph_off = e->graph_off || what[3];
+        /* 5 sweeps one by one, then graphs from the odd parity (the public runs start even) */
+        if (hr_split_sweeps(e, 5) != HR_OK || hr_split_sweeps(e, ref->iters - 5) != HR_OK ||
+            hr_split_download(e, &out) != HR_OK) {
+            fprintf(stderr, "engine run: %s\n", e->err);
+        } else if (s->k->sweeps(s, ref->iters) != HR_OK) {
+            fprintf(stderr, "cpu-seq: %s\n", s->err);
+        } else {
+            snprintf(how, how_size, "%s, %ld graph replays", e->exchange, e->graph_replays);
+            bad = 0;
+            const hr_grid *u = &s->u[s->cur];
+            const size_t es = u->l.esize;
+            for (int k = 0; k < s->p.nz && !bad; k++)
+                for (int i = 0; i < s->p.ny && !bad; i++) {
+                    const size_t at = hr_layout_index(&u->l, i + 1, 1, s->p.dim == 3 ? k + 1 : 0) * es;
+                    bad = memcmp((char *)u->base + at, (char *)out.base + at, (size_t)s->p.nx * es) != 0;
+                }
+        }
+    }
+    hr_split_free(e);
+    hr_grid_free(&out);
+    hr_solver_free(s);
+    return bad;
+}
+
 int main(void)
 {
     hr_sysinfo si;
-    if (hr_sysinfo_get(&si) != HR_OK || si.gpus < 2) {
-        printf("fewer than 2 GPUs: skipped\n");
+    if (hr_sysinfo_get(&si) != HR_OK || si.gpus < 1) {
+        printf("no GPU: skipped\n");
         return 77;
     }
     const int most = si.gpus < 4 ? si.gpus : 4;
@@ -51,6 +116,28 @@ int main(void)
             ref.precision = prec ? HR_PREC_DOUBLE : HR_PREC_SINGLE;
             ref.init = HR_INIT_SINE;
             ref.backend = HR_BACKEND_CPU_SEQ;
+            const char *what = prec ? "fp64" : "fp32";
+            /* parts on one GPU, and the host-staged fallback; 4 parts on 2 GPUs */
+            /* parts, GPUs, host-staged, no chain graphs */
+            static const int cases[][4] = {{2, 1, 0, 0}, {2, 1, 0, 1}, {3, 1, 0, 0}, {2, 1, 1, 0},
+                                           {4, 2, 0, 0}, {2, 2, 0, 1}, {2, 2, 1, 0}};
+            for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+                if (cases[c][1] > si.gpus) continue;
+                for (int g = 1; g <= 2; g++) {
+                    char how[96] = "";
+                    runs++;
+                    if (engine_case(&ref, cases[c], g, how, sizeof how)) {
+                        fprintf(stderr, "%d-D %s: %d parts on %d GPU(s), ghost %d, %s: not bitwise cpu-seq\n",
+                                dim, what, cases[c][0], cases[c][1], g, how);
+                        failures++;
+                    } else if (dim == 2 && prec == 0 && g == 1) {
+                        printf("%d parts on %d GPU(s)%s%s: %s\n", cases[c][0], cases[c][1],
+                               cases[c][2] ? " (host asked for)" : "", cases[c][3] ? " (graphs off)" : "",
+                               how);
+                    }
+                }
+            }
+            if (si.gpus < 2) continue;
             hr_result r0;
             void *a = solve(&ref, &r0, NULL);
             if (!a) return 1;
@@ -68,16 +155,18 @@ int main(void)
                     runs++;
                     const int same = b && memcmp(a, b, bytes) == 0 && r1.iterations == r0.iterations;
                     if (!same || cfg.gpus != n) {
-                        fprintf(stderr, "%d-D %s --gpus %d ghost %d: %s\n", dim, prec ? "fp64" : "fp32", n, g,
+                        fprintf(stderr, "%d-D %s --gpus %d ghost %d: %s\n", dim, what, n, g,
                                 !b      ? "failed"
                                 : !same ? "not bitwise equal to cpu-seq"
                                         : "config.gpus wrong");
                         failures++;
+                    } else if (dim == 2 && prec == 0 && g == 1) {
+                        printf("--gpus %d: %s\n", n, cfg.device_name);
                     }
                     free(b);
                 }
             free(a);
         }
-    printf("%d runs on up to %d GPUs, %d failed\n", runs, most, failures);
+    printf("%d runs on up to %d GPUs, %d failed\n", runs, si.gpus < 2 ? 1 : most, failures);
     return failures ? 1 : 0;
 }

@@ -44,6 +44,11 @@ check_equal poisson3d "$P3" 3 "--decomp 1x1x3"
 check_equal poisson3d "$P3" 3 "--decomp 1x3x1 --ghost 2"
 check_equal poisson3d "$P3 --precision double" 4 "--decomp 2x1x2"
 check_equal poisson3d "$P3" 4 "--decomp 2x2x1 --no-overlap"
+# the GPU ranks' schedule (shell first, faces of the new grid in flight) with host operations
+export HETRELAX_DSOLVER_QUEUED=1
+check_equal poisson3d "$P3" 3 "--decomp 1x3x1"
+check_equal poisson2d "$P2" 4 "--decomp 2x2"
+unset HETRELAX_DSOLVER_QUEUED
 
 # an array right-hand side read by every rank, and --verify on rank 0 (cpu-seq on the gathered solution)
 python3 -c "import struct,sys; sys.stdout.buffer.write(struct.pack('<900f', *[((i * 7) % 13) / 13.0 for i in range(900)]))" >"$T/f.raw"
@@ -90,6 +95,12 @@ expect_all2 "--method: sor: decomposed (MPI) runs do Jacobi only" 2 poisson2d $B
 expect_all2 "--kernel" 2 poisson2d $B --n 20 --backend cpu-threads --kernel spmd
 expect_all2 "--output: cannot write" 3 poisson2d $B --n 20 --output "$T/nodir/u.raw"
 expect_all2 "--json: cannot write" 2 poisson3d $B --n 10 --json "$T/nodir/u.json"
+# --gpus under mpirun is GPUs per node for GPU ranks: refused for CPU ranks, and with
+# --backend gpu where the build or the node has no GPU (cli_mpi_gpu.sh covers GPU nodes)
+expect_all2 "--gpus: needs --backend gpu" 2 poisson2d $B --n 20 --backend cpu-seq --gpus 2
+if ! "$HR" poisson2d --backend gpu --n 8 --iters 1 --quiet --no-bandwidth >/dev/null 2>&1; then
+  expect_all2 "gpu" 2 poisson2d $B --n 20 --backend gpu --gpus 2
+fi
 # outside mpirun, several subdomains are refused at once
 "$HR" poisson2d $B --n 20 --decomp 2x2 >"$T/out" 2>"$T/err"
 [ $? -eq 2 ] && [ "$(wc -l <"$T/err")" -eq 1 ] && grep -q -- "--decomp: 4 subdomains need as many MPI ranks" "$T/err" && ok ||

@@ -7,13 +7,19 @@
  *   mpiexec -n P mpi_solve [--dim 2|3] [--n N | --nx X --ny Y --nz Z] [--iters T]
  *       [--decomp AxB[xC]] [--ghost G] [--precision single|double] [--repeats R]
  *       [--no-overlap] [--no-verify] [--bandwidth] [--threads T] [--threads-ref T]
+ *       [--backend gpu] [--verify-div D] [--rhs spike|zero] [--init zero|sine]
  *   mpiexec -n 2 mpi_solve --pingpong       latency and bandwidth of the host path
  *
  * --threads T: T threads per rank (cpu-threads ranks);
  * --bandwidth: rank 0 measures the host copy bandwidth with P threads (same run);
  * --threads-ref T: rank 0 also times the cpu-threads backend with T threads in one
  * process on the same problem (the "ranks vs threads" comparison).
+ * --backend gpu: GPU ranks (bench/mpi_gpu_scaling.py); the JSON adds the device overlap's
+ * split (wait, compute, hidden fraction) and where the messages lived.
+ * --verify-div D: the bitwise check runs on the extents divided by D (at least 8 each),
+ * same decomposition and ghost (the cpu-seq reference of a 512^3 grid takes long).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +29,7 @@
 typedef struct args {
     hr_options o;
     int decomp[3], have_decomp, ghost, repeats, overlap, verify, bandwidth, threads_ref, pingpong;
+    int verify_div;
 } args;
 
 static int parse(int argc, char **argv, args *a, int rank)
@@ -74,7 +81,16 @@ static int parse(int argc, char **argv, args *a, int rank)
         else if (!strcmp(f, "--threads")) {
             a->o.threads = atoi(v);
             a->o.backend = a->o.threads > 1 ? HR_BACKEND_CPU_THREADS : HR_BACKEND_CPU_SEQ;
-        } else if (!strcmp(f, "--threads-ref"))
+        } else if (!strcmp(f, "--backend")) {
+            if (strcmp(v, "gpu") != 0) goto bad;
+            a->o.backend = HR_BACKEND_GPU;
+        } else if (!strcmp(f, "--verify-div"))
+            a->verify_div = atoi(v);
+        else if (!strcmp(f, "--rhs"))
+            a->o.rhs = !strcmp(v, "zero") ? HR_RHS_ZERO : HR_RHS_SPIKE;
+        else if (!strcmp(f, "--init"))
+            a->o.init = !strcmp(v, "sine") ? HR_INIT_SINE : HR_INIT_ZERO;
+        else if (!strcmp(f, "--threads-ref"))
             a->threads_ref = atoi(v);
         else if (!strcmp(f, "--precision"))
             a->o.precision = !strcmp(v, "double") ? HR_PREC_DOUBLE : HR_PREC_SINGLE;
@@ -140,6 +156,14 @@ static int verify(const args *a, int rank, const char **why)
 {
     hr_options o = a->o;
     o.iters = 2 * a->ghost + 3;
+    if (a->verify_div > 1) {
+        const int dim = o.dim == 3 ? 3 : 2;
+        int *ext[3] = {&o.nx, &o.ny, &o.nz};
+        for (int q = 0; q < dim; q++) {
+            const int n = *ext[q] ? *ext[q] : o.n;
+            *ext[q] = n / a->verify_div > 8 ? n / a->verify_div : 8;
+        }
+    }
     hr_mpi_solver *s;
     *why = "";
     if (hr_mpi_solver_create(&o, a->have_decomp ? a->decomp : NULL, a->ghost, MPI_COMM_WORLD, &s) != HR_OK) {
@@ -208,9 +232,11 @@ int main(int argc, char **argv)
     }
     hr_mpi_solver_set_overlap(s, a.overlap);
     double *per = calloc((size_t)a.repeats, sizeof *per);
-    double parts[5] = {0}; /* pack, transfer, unpack, hidden, exchange: medians are per run */
-    double *ph[5];
-    for (int q = 0; q < 5; q++)
+    /* pack, transfer, unpack, hidden, exchange, wait, compute: medians are per run */
+    enum { NP = 7 };
+    double parts[NP] = {0};
+    double *ph[NP];
+    for (int q = 0; q < NP; q++)
         ph[q] = calloc((size_t)a.repeats, sizeof *ph[q]);
     hr_result r;
     hr_mpi_info info;
@@ -222,15 +248,16 @@ int main(int argc, char **argv)
             return 1;
         }
         hr_mpi_solver_info(s, &info);
-        double x[5] = {info.pack_s, info.transfer_s, info.unpack_s, info.hidden_s, r.time_exchange_s};
-        MPI_Allreduce(MPI_IN_PLACE, x, 5, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        double x[NP] = {info.pack_s,       info.transfer_s, info.unpack_s, info.hidden_s,
+                        r.time_exchange_s, info.wait_s,     info.compute_s};
+        MPI_Allreduce(MPI_IN_PLACE, x, NP, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         if (rep < 0) continue; /* warm-up */
         per[rep] = r.time_per_sweep_s;
-        for (int q = 0; q < 5; q++)
+        for (int q = 0; q < NP; q++)
             ph[q][rep] = x[q] / (double)r.iterations;
     }
     qsort(per, (size_t)a.repeats, sizeof *per, cmp_double);
-    for (int q = 0; q < 5; q++) {
+    for (int q = 0; q < NP; q++) {
         qsort(ph[q], (size_t)a.repeats, sizeof *ph[q], cmp_double);
         parts[q] = ph[q][a.repeats / 2];
     }
@@ -266,16 +293,21 @@ int main(int argc, char **argv)
             "\"transfer_per_sweep_s\": %.6e, \"unpack_per_sweep_s\": %.6e, \"hidden_per_sweep_s\": %.6e, "
             "\"messages_per_round\": %d, \"halo_bytes_per_round\": %.0f, \"max_halo_bytes_per_round\": %.0f, "
             "\"exchanges_per_sweep\": %.4f, \"host_copy_gbps\": %.3f, \"bandwidth_fraction\": %.4f, "
-            "\"threads_per_rank\": %d, \"threads_ref\": %d, \"threads_ref_time_per_sweep_s\": %.6e}\n",
+            "\"threads_per_rank\": %d, \"threads_ref\": %d, \"threads_ref_time_per_sweep_s\": %.6e, "
+            "\"backend\": \"%s\", \"device\": \"%s\", \"wait_per_sweep_s\": %.6e, "
+            "\"compute_per_sweep_s\": %.6e, \"hidden_fraction\": %.4f, \"device_buffers\": %d, "
+            "\"max_error\": %.6e, \"relative_residual\": %.6e}\n", /* JSON has no NaN: -1 = none */
             size, info.decomp[0], info.decomp[1], info.decomp[2], a.ghost, a.overlap, r.dim, r.nx, r.ny, r.nz,
             hr_precision_name(a.o.precision), r.iterations, a.repeats, a.verify ? "true" : "false", t,
             r.flops_per_point * pts / t * 1e-9, gbps, r.bytes_per_point, parts[4], parts[0], parts[1],
             parts[2], parts[3], info.messages, info.halo_bytes, info.max_halo_bytes,
             (double)info.exchanges / (double)r.iterations, bw.copy_gbps,
             bw.copy_gbps > 0 ? gbps / bw.copy_gbps : -1.0, a.o.threads > 1 ? a.o.threads : 1, a.threads_ref,
-            ref_t);
+            ref_t, r.backend, r.device_name, parts[5], parts[6],
+            parts[3] + parts[5] > 0 ? parts[3] / (parts[3] + parts[5]) : 0.0, info.device_buffers,
+            isfinite(r.max_error) ? r.max_error : -1.0, r.relative_residual);
     }
-    for (int q = 0; q < 5; q++)
+    for (int q = 0; q < NP; q++)
         free(ph[q]);
     free(per);
     hr_mpi_solver_free(s);

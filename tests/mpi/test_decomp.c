@@ -177,9 +177,10 @@ static void check_case(const solve_case *c)
     double *want = malloc(pts * sizeof *want), *got = malloc(pts * sizeof *got);
     assert_int_equal(hr_solver_solution(ref, HR_PREC_DOUBLE, want, pts), HR_OK);
 
-    /* one thread (cpu-seq), then a team of 3 splitting every box (cpu-threads) */
-    for (int run = 0; run < 4; run++) {
-        const int overlap = run & 1, threads = run < 2 ? 1 : 3;
+    /* one thread (cpu-seq), then a team of 3 splitting every box (cpu-threads), then the
+     * GPU placement's schedule with the host operations (run 4) */
+    for (int run = 0; run < 5; run++) {
+        const int overlap = run == 4 ? 1 : run & 1, threads = run < 2 || run == 4 ? 1 : 3;
         hr_dsolver *ds;
         char err[256];
         o.backend = threads > 1 ? HR_BACKEND_CPU_THREADS : HR_BACKEND_CPU_SEQ;
@@ -187,6 +188,7 @@ static void check_case(const solve_case *c)
         assert_int_equal(hr_inproc_solver_create(&o, c->parts, c->ghost, &ds, err, sizeof err), HR_OK);
         assert_true(threads == 1 ? ds->team == NULL : ds->team != NULL);
         ds->overlap = overlap;
+        if (run == 4) ds->fops = &hr_field_ops_host_queued;
         assert_int_equal(hr_dsolver_run(ds, &dr), HR_OK);
         for (size_t x = 0; x < pts; x++)
             got[x] = NAN;
@@ -195,10 +197,10 @@ static void check_case(const solve_case *c)
             size_t x = 0;
             while (x < pts && memcmp(&want[x], &got[x], sizeof *got) == 0)
                 x++;
-            fail_msg("%d-D %dx%dx%d parts %dx%dx%d ghost %d omega %g overlap %d threads %d: first difference "
-                     "at %zu: %.17g vs %.17g",
+            fail_msg("%d-D %dx%dx%d parts %dx%dx%d ghost %d omega %g overlap %d threads %d run %d: first "
+                     "difference at %zu: %.17g vs %.17g",
                      c->dim, c->nx, c->ny, c->nz, c->parts[0], c->parts[1], c->parts[2], c->ghost, c->omega,
-                     overlap, threads, x, want[x], got[x]);
+                     overlap, threads, run, x, want[x], got[x]);
         }
         assert_int_equal(dr.iterations, rr.iterations);
         /* the residual is summed in another order: equal to rounding */

@@ -233,6 +233,15 @@ static void test_monitor_stops(void **state)
     assert_int_equal(r.reason, HR_REASON_STOPPED);
     assert_int_equal(r.iterations, 30);
     assert_int_equal(calls, 3); /* 10, 20, 30; the final report is not repeated at 30 */
+    /* a deferred monitor only observes: the same callback stops nothing (issue 15) */
+    o.monitor_deferred = 1;
+    o.max_iters = 100;
+    calls = 0;
+    memset(x, 0, (size_t)A->n_rows * sizeof *x);
+    assert_int_equal(hr_sparse_solve(A, b, x, &o, &r), HR_OK);
+    assert_int_equal(r.reason, HR_REASON_ITERS);
+    assert_int_equal(r.iterations, 100);
+    assert_int_equal(calls, 10);
     free(b), free(x);
     hr_csr_free(A);
 }

@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""The CPU+GPU split model of src/hybrid/model.c, offline: re-evaluates a recorded fig14/fig5d run
+(bench/hybrid_experiments.py refit JSON) with the current model and prints its error per split
+next to the error of the model the run recorded."""
+import json
+import math
+
+
+def row_s(knots, ws):
+    """Seconds per row at working set ws: linear in log(ws) between knots [(ws, s)], flat outside."""
+    if ws <= knots[0][0]:
+        return knots[0][1]
+    for (w0, s0), (w1, s1) in zip(knots, knots[1:]):
+        if ws <= w1:
+            return s0 + math.log(ws / w0) / math.log(w1 / w0) * (s1 - s0)
+    return knots[-1][1]
+
+
+def clark_max(a, b, sigma):
+    """E max of two normal times of means a, b, deviation sigma each (hr_split_model_max)."""
+    if sigma <= 0:
+        return max(a, b)
+    th = sigma * math.sqrt(2)
+    al = (a - b) / th
+    big_phi = 0.5 * math.erfc(-al / math.sqrt(2))
+    return a * big_phi + b * (1 - big_phi) + th * math.exp(-0.5 * al * al) / math.sqrt(2 * math.pi)
+
+
+def model_time(m, rows):
+    n = m["rows"]
+    if rows <= 0:
+        return m["b_alone"]
+    a = rows * row_s(m["knots"], rows * m["ws_per_row"])
+    if rows >= n:
+        return a
+    return clark_max(a, max((1 - rows / n) * m["t_b"], m["b_floor"]), m["sigma"]) + m["x0"]
+
+
+def refit_model(d, s, llc, l2, exchange):
+    """The new model from a schedule's recorded calibration. Runs that recorded the knots (this
+    version) use them. Older runs had one slab: the surrogate takes its rate up to it, and on
+    to 0.7 x the LLC (the new calibration's middle slab) when the slab was already beyond the
+    cores' L2 (so its rate is the L3's); from 2.5 x the LLC on (the largest slab) the host STREAM
+    triad's rate (8/9 of the triad: Jacobi's plain stores move 3 words per 2 counted, the triad
+    4 per 3)."""
+    n = d["rows"]
+    ws_row = s.get("ws_per_row", 2 * s["row_bytes"])
+    if s.get("knots"):
+        knots = [(k["ws"], k["row_s"]) for k in s["knots"]]
+        source = "knots measured in the run"
+    else:
+        slab = max(64, n // 16) if n >= 64 else n
+        knots = [(slab * ws_row, s["t_c"] / n)]
+        if l2 < slab * ws_row < 0.7 * llc:
+            knots.append((0.7 * llc, s["t_c"] / n))
+        if s.get("cpu_stream_gbps", 0) > 0:
+            knots.append((2.5 * llc, ws_row / (8 / 9 * s["cpu_stream_gbps"] * 1e9)))
+        source = "old run: slab + STREAM surrogate, LLC %.0f MiB, L2 %.0f MiB" % (llc / 2**20, l2 / 2**20)
+    m = {"rows": n, "knots": knots, "ws_per_row": ws_row, "t_b": s["t_g"],
+         "b_alone": s.get("gpu_alone_s") or d["gpu_only_s"], "b_floor": s.get("gpu_floor_s", 0.0),
+         "x0": s["x_exposed"], "sigma": 0.0}
+    if "x_sigma" in s:
+        m["x0"], m["sigma"] = s["x_off"], s["x_sigma"]
+        source += ", X0 and sigma measured"
+    elif exchange == "clark" and s.get("x_latency", 0) > 0:
+        # no off-balance probe: X0 = one pinned copy's latency, sigma from the balance probe
+        a1 = s["probe_rows"] * row_s(knots, s["probe_rows"] * ws_row)
+        b1 = (1 - s["probe_rows"] / n) * s["t_g"]
+        m["x0"] = min(s["x_latency"], s["x_exposed"])
+        want, lo, hi = s["probe_s"] - m["x0"], 0.0, s["probe_s"]
+        for _ in range(60):
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if clark_max(a1, b1, mid) < want else (lo, mid)
+        m["sigma"] = lo
+        source += ", X0 = pinned latency, sigma from the balance probe"
+    else:
+        source += ", X constant (the balance probe)"
+    return m, source
+
+
+def refit(path, llc_mib, l2_mib, exchange):
+    with open(path) as f:
+        j = json.load(f)
+    runs = [(r["label"], r["result"]) for r in j["runs"]] if "runs" in j else [("", j)]
+    for label, d in runs:
+        for s in d["schedules"]:
+            m, source = refit_model(d, s, llc_mib * 2**20, l2_mib * 2**20, exchange)
+            errs = []
+            for p in sorted(s["points"], key=lambda p: p["fraction"]):
+                old = p["predicted_s"]
+                new = model_time(m, p["rows_cpu"])
+                errs.append((p["fraction"], 100 * (old / p["measured_s"] - 1), 100 * (new / p["measured_s"] - 1)))
+            print("%s %s (%s)" % (label, s["schedule"], source))
+            print("  split %: " + " ".join("%6.1f" % (100 * f) for f, _, _ in errs))
+            print("  old  %:  " + " ".join("%+6.1f" % e for _, e, _ in errs))
+            print("  new  %:  " + " ".join("%+6.1f" % e for _, _, e in errs))
+            print("  max |error|: old %.1f %%, new %.1f %%; new within 10 %%: %d of %d" %
+                  (max(abs(e) for _, e, _ in errs), max(abs(e) for _, _, e in errs),
+                   sum(1 for _, _, e in errs if abs(e) <= 10), len(errs)))

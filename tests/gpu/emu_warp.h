@@ -1,0 +1,83 @@
+/*
+ * A warp on the host, for the kernel emulations (rb_stream_emu.cpp, tuned3d_emu.cpp): the 32
+ * lanes are fibers (ucontext) of one thread, run round robin; a shuffle writes the lane's
+ * value, lets the other 31 lanes write theirs, reads, and lets them read before anyone
+ * writes again. Lanes must all reach the same shuffles (the kernels' shuffles are in
+ * warp-uniform control flow). threadIdx / blockIdx are per lane.
+ */
+#ifndef HR_EMU_WARP_H
+#define HR_EMU_WARP_H
+
+#include <ucontext.h>
+
+#include <functional>
+#include <vector>
+
+struct emu_dim3 {
+    unsigned x, y, z;
+};
+
+struct emu_warp_state {
+    ucontext_t main, lane[32];
+    std::vector<char> stack[32];
+    emu_dim3 tid[32], bid[32];
+    double slot[32];
+    int cur;
+    std::function<void(int)> body;
+};
+static emu_warp_state emu_w;
+static emu_dim3 blockDim, gridDim;
+#define threadIdx (emu_w.tid[emu_w.cur])
+#define blockIdx  (emu_w.bid[emu_w.cur])
+
+static void emu_yield()
+{
+    const int l = emu_w.cur, n = (l + 1) & 31;
+    emu_w.cur = n;
+    swapcontext(&emu_w.lane[l], &emu_w.lane[n]);
+}
+
+static void emu_lane_entry(int l)
+{
+    emu_w.body(l);
+    emu_w.cur = l + 1; /* uc_link: the next lane (all end in the same round), lane 31: main */
+}
+
+/* Runs body(lane) on the 32 lanes of one warp (the body walks its warps itself). */
+static void emu_run_warp(std::function<void(int)> body)
+{
+    emu_w.body = std::move(body);
+    for (int l = 0; l < 32; l++) {
+        emu_w.stack[l].resize(1 << 18);
+        getcontext(&emu_w.lane[l]);
+        emu_w.lane[l].uc_stack.ss_sp = emu_w.stack[l].data();
+        emu_w.lane[l].uc_stack.ss_size = emu_w.stack[l].size();
+        emu_w.lane[l].uc_link = l < 31 ? &emu_w.lane[l + 1] : &emu_w.main;
+        makecontext(&emu_w.lane[l], (void (*)())emu_lane_entry, 1, l);
+    }
+    emu_w.cur = 0;
+    swapcontext(&emu_w.main, &emu_w.lane[0]);
+}
+
+template <typename T> static T emu_shfl(T v, int src, bool ok)
+{
+    const int l = emu_w.cur;
+    emu_w.slot[l] = (double)v;
+    emu_yield(); /* back here after all lanes wrote */
+    const T r = ok ? (T)emu_w.slot[src] : v;
+    emu_yield(); /* back here after all lanes read */
+    (void)l;
+    return r;
+}
+template <typename T> static T __shfl_up_sync(unsigned, T v, int d)
+{
+    const int l = emu_w.cur;
+    return emu_shfl(v, l - d, l - d >= 0);
+}
+template <typename T> static T __shfl_down_sync(unsigned, T v, int d)
+{
+    const int l = emu_w.cur;
+    return emu_shfl(v, l + d, l + d <= 31);
+}
+
+#endif

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Issue 11 on GPUs: `mpiexec -n 2 hetrelax poisson2d|poisson3d --decomp ... --backend gpu`
+# (one rank per GPU; on a 1-GPU machine both ranks share device 0) writes a .raw bitwise
+# equal to the single-process cpu-seq run: 2-D and 3-D, float and double, ghost 1
+# (overlapped on streams, and --no-overlap) and 2, uneven splits, x splits. The JSON's "mpi"
+# object carries the device overlap's timers. Bad input: --gpus with several ranks on one
+# GPU ends every rank with status 2, one message. Exit 77 without a CUDA device.
+#   cli_mpi_gpu.sh MPIEXEC HETRELAX
+set -u
+mpiexec=$1 HR=$2
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fails=0 passes=0
+ok() { passes=$((passes + 1)); }
+bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+mrun() { # ranks args...: under mpiexec with a guard against hangs
+  local np=$1; shift
+  timeout 120 "$mpiexec" -n "$np" --oversubscribe "$HR" "$@"
+}
+
+if ! "$HR" poisson2d --backend gpu --n 8 --iters 1 --quiet --no-bandwidth >/dev/null 2>&1; then
+  echo "skipped: no CUDA device (or a build without CUDA)"
+  exit 77
+fi
+
+check_equal() { # cmd "problem flags" np "mpi flags"
+  local cmd=$1 prob=$2 np=$3 mflags=$4
+  # shellcheck disable=SC2086
+  "$HR" $cmd --no-bandwidth --quiet --backend cpu-seq $prob --output "$T/ref.raw" >/dev/null 2>&1 || { bad "reference $cmd $prob"; return; }
+  rm -f "$T/m.raw"
+  # shellcheck disable=SC2086
+  mrun $np $cmd --no-bandwidth --quiet --backend gpu $prob $mflags --output "$T/m.raw" >"$T/out" 2>"$T/err"
+  local rc=$?
+  [ $rc -eq 0 ] && cmp -s "$T/ref.raw" "$T/m.raw" && ok ||
+    bad "$np GPU ranks $cmd $prob $mflags: exit $rc, $(cmp "$T/ref.raw" "$T/m.raw" 2>&1) $(cat "$T/err")"
+}
+P2="--n 67 --nx 130 --iters 40"
+check_equal poisson2d "$P2" 2 ""
+check_equal poisson2d "$P2 --precision double" 2 "--decomp 1x2 --ghost 2"
+check_equal poisson2d "$P2" 2 "--decomp 2x1"
+check_equal poisson2d "$P2 --rhs manufactured --omega 0.8" 2 "--decomp 1x2 --no-overlap"
+check_equal poisson2d "$P2" 2 "--decomp 2x1 --ghost 3"
+P3="--n 33 --nx 35 --nz 41 --iters 25"
+check_equal poisson3d "$P3" 2 ""
+check_equal poisson3d "$P3 --precision double" 2 "--decomp 1x1x2 --ghost 2"
+check_equal poisson3d "$P3" 2 "--decomp 1x2x1"
+check_equal poisson3d "$P3 --precision double" 2 "--decomp 2x1x1 --no-overlap"
+check_equal poisson3d "$P3" 2 "--decomp 2x1x1"
+check_equal poisson3d "$P3 --rhs manufactured" 2 "--decomp 1x1x2 --ghost 2"
+
+# --verify on rank 0, and the JSON's device overlap timers
+mrun 2 poisson3d --no-bandwidth --backend gpu $P3 --verify --json "$T/m.json" >"$T/out" 2>"$T/err" &&
+  grep -q "bitwise equal against cpu-seq" "$T/out" && ok || bad "MPI GPU --verify: $(cat "$T/out" "$T/err")"
+python3 - "$T/m.json" <<'PY' && ok || bad "MPI GPU JSON: $(cat "$T/m.json" 2>&1 | head -c 2000)"
+import json, sys
+d = json.load(open(sys.argv[1]))
+m = d["mpi"]
+assert m["ranks"] == 2, m
+for k in ("pack_s", "transfer_s", "unpack_s", "hidden_s", "wait_s", "compute_s", "hidden_fraction"):
+    assert m[k] >= 0, (k, m)
+assert 0 <= m["hidden_fraction"] <= 1, m
+assert m["buffers"].startswith(("pinned", "device")), m
+PY
+
+# bad input: --gpus 1 with two ranks on this node (several ranks per GPU)
+mrun 2 poisson2d --no-bandwidth --quiet --backend gpu --n 64 --iters 5 --gpus 1 >"$T/out" 2>"$T/err"
+rc=$?
+[ $rc -eq 2 ] && [ "$(grep -c 'hetrelax poisson2d: --gpus' "$T/err")" -eq 1 ] && ok ||
+  bad "--gpus 1 with 2 ranks: exit $rc, $(cat "$T/err")"
+
+# bad input: --gpus beyond the GPUs present
+mrun 2 poisson2d --no-bandwidth --quiet --backend gpu --n 64 --iters 5 --gpus 16 >"$T/out" 2>"$T/err"
+rc=$?
+[ $rc -eq 2 ] && [ "$(grep -c 'hetrelax poisson2d: --gpus: 16 GPUs per node asked' "$T/err")" -eq 1 ] && ok ||
+  bad "--gpus 16: exit $rc, $(cat "$T/err")"
+
+echo "cli_mpi_gpu: $passes passed, $fails failed"
+[ $fails -eq 0 ]
