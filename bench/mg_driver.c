@@ -6,10 +6,12 @@
  *   mg_driver dim=2 n=1023 method=mg|cg pc=none|mg cycle=v|w|f|fmg pre=2 post=2
  *             smoother=jacobi|redblack|cheby levels=0 precision=double|single|mixed
  *             tol=1e-8 max=100 threads=0 rhs=random|spike|manufactured|zero seed=2026
- *             repeats=3
+ *             repeats=3 backend=cpu|gpu device=0 save_rhs=FILE
  *
  * rhs=random: f uniform in [-1, 1) from splitmix64(seed), x fastest (the same generator as
- * bench/hypre_driver.c), so both solve the same system.
+ * bench/hypre_driver.c), so both solve the same system; save_rhs=FILE writes those f values
+ * (fp64, little-endian, x fastest) for other solvers. backend=gpu also reports the device's
+ * name and its copy bandwidth (read + write, 256 MiB arrays) measured in the same process.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -77,7 +79,7 @@ int main(int argc, char **argv)
     o.max_iters = 200;
     int repeats = 3;
     uint64_t seed = 2026;
-    const char *rhs = "random";
+    const char *rhs = "random", *save_rhs = NULL;
     static const char *const methods[] = {"mg", "cg"}, *const pcs[] = {"none", "mg"},
                              *const cycles[] = {"v", "w", "f", "fmg"},
                              *const smoothers[] = {"jacobi", "redblack", "cheby"},
@@ -124,6 +126,12 @@ int main(int argc, char **argv)
             seed = strtoull(v, NULL, 10);
         else if (!strcmp(key, "rhs"))
             rhs = v;
+        else if (!strcmp(key, "backend"))
+            o.backend = !strcmp(v, "gpu") ? HR_MG_BACKEND_GPU : HR_MG_BACKEND_CPU;
+        else if (!strcmp(key, "device"))
+            o.device = atoi(v);
+        else if (!strcmp(key, "save_rhs"))
+            save_rhs = v;
         else {
             fprintf(stderr, "mg_driver: unknown key '%s'\n", key);
             return 2;
@@ -134,6 +142,13 @@ int main(int argc, char **argv)
     if (!strcmp(rhs, "random")) {
         o.rhs = HR_RHS_ARRAY;
         o.rhs_values = f = random_rhs(points, seed);
+        if (save_rhs) {
+            FILE *fp = fopen(save_rhs, "wb");
+            if (!fp || fwrite(f, sizeof *f, points, fp) != points || fclose(fp) != 0) {
+                fprintf(stderr, "mg_driver: save_rhs: cannot write '%s'\n", save_rhs);
+                return 2;
+            }
+        }
     } else if (!strcmp(rhs, "spike")) {
         o.rhs = HR_RHS_SPIKE;
     } else if (!strcmp(rhs, "manufactured")) {
@@ -164,6 +179,12 @@ int main(int argc, char **argv)
         if (k >= 0) times[k] = r.time_s;
     }
     qsort(times, (size_t)repeats, sizeof *times, cmp);
+    char gpu[128] = "";
+    double gbps = 0.0;
+    if (o.backend == HR_MG_BACKEND_GPU) {
+        hr_gpu_name(o.device, gpu, sizeof gpu);
+        if (hr_measure_device_bandwidth(o.device, (size_t)256 << 20, 5, &gbps) != HR_OK) gbps = 0.0;
+    }
     const double med = times[repeats / 2];
     char errbuf[32], cfbuf[32], lfbuf[32];
     printf("{\"dim\": %d, \"n\": %d, \"method\": \"%s\", \"pc\": \"%s\", \"cycle\": \"%s\", \"pre\": %d, "
@@ -171,11 +192,16 @@ int main(int argc, char **argv)
            "\"threads\": %d, \"tol\": %g, \"iterations\": %ld, \"reason\": \"%s\", \"time_s\": %.6e, "
            "\"time_min_s\": %.6e, \"repeats\": %d, \"setup_s\": %.6e, \"ns_per_unknown\": %.4f, "
            "\"relative_residual\": %.6e, \"convergence_factor\": %s, \"last_factor\": %s, "
-           "\"max_error\": %s, \"history\": [",
+           "\"max_error\": %s, \"backend\": \"%s\", \"gpu\": \"%s\", \"device_copy_gbps\": %.1f, "
+           "\"times_s\": [",
            o.dim, o.n, methods[o.method], pcs[o.pc], cycles[o.cycle], o.pre, o.post, smoothers[o.smoother],
            r.levels, precs[o.precision], rhs, o.threads, o.tol, r.iterations, hr_reason_string(r.reason), med,
            times[0], repeats, r.time_setup_s, 1e9 * med / (double)points, r.relative_residual,
-           num(r.convergence_factor, cfbuf), num(r.last_factor, lfbuf), num(r.max_error, errbuf));
+           num(r.convergence_factor, cfbuf), num(r.last_factor, lfbuf), num(r.max_error, errbuf),
+           o.backend == HR_MG_BACKEND_GPU ? "gpu" : "cpu", gpu, gbps);
+    for (int k = 0; k < repeats; k++)
+        printf("%s%.6e", k ? ", " : "", times[k]);
+    printf("], \"history\": [");
     for (long i = 0; i < nhist && i < MAXIT; i++)
         printf("%s%.4e", i ? ", " : "", hist[i]);
     printf("]}\n");

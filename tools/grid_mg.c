@@ -81,10 +81,18 @@ static json_object *mg_json(const grid_args *a, const hr_mg_options *mo, const h
         json_object_object_add(j, "levels", json_object_new_int(r->levels));
     }
     json_object_object_add(j, "precision",
-                           json_object_new_string(a->mixed ? "mixed" : hr_precision_name(a->o.precision)));
+                           json_object_new_string(mo->precision == HR_MG_PREC_MIXED    ? "mixed"
+                                                  : mo->precision == HR_MG_PREC_SINGLE ? "single"
+                                                                                       : "double"));
+    const int gpu = mo->backend == HR_MG_BACKEND_GPU;
     json_object_object_add(j, "backend",
-                           json_object_new_string(mo->threads == 1 ? "cpu-seq" : "cpu-threads"));
-    json_object_object_add(j, "threads", json_object_new_int(mo->threads));
+                           json_object_new_string(gpu                ? "gpu"
+                                                  : mo->threads == 1 ? "cpu-seq"
+                                                                     : "cpu-threads"));
+    if (gpu)
+        json_object_object_add(j, "device", json_object_new_int(mo->device));
+    else
+        json_object_object_add(j, "threads", json_object_new_int(mo->threads));
     json_object_object_add(j, "rhs", json_object_new_string(rhs));
     json_object_object_add(j, "tol", json_object_new_double(mo->tol));
     json_object_object_add(j, a->solver == GRID_MG ? "cycles" : "iterations",
@@ -125,8 +133,14 @@ int hr_grid_run_mg(grid_args *a, hr_flagset *fs)
     /* what a multigrid or CG solve cannot do (yet): one line naming the flag */
     if (hr_mpi_cli_wanted(&a->mpi))
         return hr_cli_usage_error(CMD, "--method", "%s: not in decomposed (MPI) runs yet", what);
-    if (o->backend == HR_BACKEND_GPU)
-        return hr_cli_usage_error(CMD, "--backend", "gpu: --method %s runs on the CPU only so far", what);
+    const int gpu = o->backend == HR_BACKEND_GPU;
+    if (gpu) {
+        hr_sysinfo si;
+        hr_sysinfo_get(&si);
+        if (si.gpus <= o->device)
+            return hr_cli_usage_error(CMD, si.gpus ? "--device" : "--backend",
+                                      "gpu: no CUDA device %d (found %d)", o->device, si.gpus);
+    }
     if (a->checkpoint || a->restart)
         return hr_cli_usage_error(CMD, a->checkpoint ? "--checkpoint" : "--restart",
                                   "not available with --method %s", what);
@@ -136,7 +150,7 @@ int hr_grid_run_mg(grid_args *a, hr_flagset *fs)
         return hr_cli_usage_error(CMD, "--init", "--method %s starts from a zero guess", what);
     const char *relax_only[] = {"kernel", "alpha", "layout", "host-memory", "device", "divtol", "check"};
     for (size_t i = 0; i < sizeof relax_only / sizeof relax_only[0]; i++)
-        if (hr_flags_seen(fs, relax_only[i]))
+        if (hr_flags_seen(fs, relax_only[i]) && !(gpu && strcmp(relax_only[i], "device") == 0))
             return hr_cli_usage_error(CMD, NULL, "--%s: not used by --method %s", relax_only[i], what);
     if (a->solver == GRID_CG && a->pc == 0) {
         const char *mg_only[] = {"cycle", "pre", "post", "smoother", "levels"};
@@ -176,6 +190,8 @@ int hr_grid_run_mg(grid_args *a, hr_flagset *fs)
     if (o->tol > 0) mo.tol = o->tol;
     if (hr_flags_seen(fs, "iters")) mo.max_iters = o->iters;
     mo.threads = o->backend == HR_BACKEND_CPU_SEQ ? 1 : o->threads;
+    mo.backend = gpu ? HR_MG_BACKEND_GPU : HR_MG_BACKEND_CPU;
+    mo.device = gpu ? o->device : 0;
     const int monitor = !a->quiet && !(hr_flags_seen(fs, "monitor") && o->monitor_every == 0);
     if (monitor) mo.monitor = a->solver == GRID_MG ? mg_monitor : cg_monitor;
     if (mo.max_iters < 1) return hr_cli_usage_error(CMD, "--iters", "--method %s needs at least 1", what);
@@ -220,6 +236,9 @@ int hr_grid_run_mg(grid_args *a, hr_flagset *fs)
     if (st != HR_OK) {
         if (st == HR_ERR_NO_MEMORY) {
             rc = hr_cli_usage_error(CMD, "--n", "the multigrid levels do not fit in memory");
+        } else if (st == HR_ERR_DEVICE) {
+            fprintf(stderr, "hetrelax %s: %s\n", CMD, hr_mg_last_error());
+            rc = HR_EXIT_FAIL;
         } else {
             hr_grid_flagify(fs, hr_mg_last_error(), msg, sizeof msg);
             rc = hr_cli_usage_error(CMD, NULL, "%s", msg);
@@ -236,7 +255,7 @@ int hr_grid_run_mg(grid_args *a, hr_flagset *fs)
             fprintf(hr_grid_out, "%d x %d x %d", nx, ny, nz);
         else
             fprintf(hr_grid_out, "%d x %d", nx, ny);
-        fprintf(hr_grid_out, " interior points, rhs %s, %s precision\n", rhs_name,
+        fprintf(hr_grid_out, " interior points, rhs %s, %s%s precision\n", rhs_name, gpu ? "GPU, " : "",
                 a->mixed                            ? "mixed"
                 : mo.precision == HR_MG_PREC_SINGLE ? "single"
                                                     : "double");
@@ -253,7 +272,8 @@ int hr_grid_run_mg(grid_args *a, hr_flagset *fs)
     hr_mg_result r;
     st = hr_mg_solve(m, &r);
     if (st != HR_OK && st != HR_ERR_DIVERGED) {
-        fprintf(stderr, "hetrelax %s: %s\n", CMD, hr_status_string(st));
+        fprintf(stderr, "hetrelax %s: %s%s%s\n", CMD, hr_status_string(st), gpu ? ": " : "",
+                gpu ? hr_mg_last_error() : "");
         rc = HR_EXIT_FAIL;
         goto done;
     }

@@ -30,6 +30,10 @@ typedef enum {
     HR_MG_PREC_SINGLE, /* every level in fp32: accurate to about 1e-6 */
     HR_MG_PREC_MIXED   /* fp32 cycles in an fp64 defect correction: fp64 accuracy */
 } hr_mg_precision;
+typedef enum {
+    HR_MG_BACKEND_CPU = 0, /* the thread team (default) */
+    HR_MG_BACKEND_GPU      /* every level on CUDA device `device` (HR_ERR_NO_DEVICE without one) */
+} hr_mg_backend;
 
 /*! Progress per iteration (a cycle, or a CG iteration): the relative residual and the
  *  convergence factor (this residual over the previous one). Return non-zero to stop. */
@@ -52,7 +56,9 @@ typedef struct hr_mg_options {
     hr_mg_precision precision;
     double tol;     /* stop at relative residual < tol (> 0) */
     long max_iters; /* cycles or CG iterations at most */
-    int threads;    /* CPU threads; 0: one per core */
+    int threads;    /* CPU threads; 0: one per core (backend cpu) */
+    hr_mg_backend backend;
+    int device; /* CUDA device ordinal (backend gpu) */
     hr_mg_monitor_fn monitor;
     void *monitor_user;
 } hr_mg_options;
@@ -79,12 +85,14 @@ typedef struct hr_mg_result {
 
 typedef struct hr_mg hr_mg;
 
-/*! Validates, builds the level hierarchy and the thread team. On HR_ERR_INVALID_ARG the
- *  reason is in hr_mg_last_error(). */
+/*! Validates, builds the level hierarchy and the thread team (or, backend gpu, the
+ *  hierarchy on the device). On HR_ERR_INVALID_ARG or HR_ERR_NO_DEVICE the reason is in
+ *  hr_mg_last_error(). */
 hr_status hr_mg_create(const hr_mg_options *o, hr_mg **out);
 void hr_mg_free(hr_mg *m);
 
-/*! Why the last hr_mg_create on this thread failed ("field: reason"), or "". */
+/*! Why the last hr_mg_create on this thread failed ("field: reason"), or "" (backend gpu:
+ *  also why the last hr_mg_solve failed with a device error). */
 const char *hr_mg_last_error(void);
 
 /*! Solves from a zero interior guess (the boundary holds options.boundary). */

@@ -285,19 +285,24 @@ hr_status mg_hier_build(mg_hier *H, int dim, int nx, int ny, int nz, int nlev, s
     }
     H->part = calloc((size_t)maxslices + 2, sizeof *H->part);
     if (!H->part) return HR_ERR_NO_MEMORY;
-    /* Chebyshev on [lo, 2] of D^-1 A: the high frequencies (lo = 1/2 in 2-D, 1/3 in 3-D) */
+    mg_cheby_coeffs(dim, H->cheby_a, H->cheby_b);
+    return HR_OK;
+}
+
+/* Chebyshev on [lo, 2] of D^-1 A: the high frequencies (lo = 1/2 in 2-D, 1/3 in 3-D). */
+void mg_cheby_coeffs(int dim, double *a, double *b)
+{
     const double lo = dim == 3 ? 1.0 / 3.0 : 0.5, hi = 2.0;
     const double theta = 0.5 * (hi + lo), delta = 0.5 * (hi - lo), sigma = theta / delta;
     double rho = 1.0 / sigma;
-    H->cheby_a[0] = 0.0;
-    H->cheby_b[0] = 1.0 / theta;
+    a[0] = 0.0;
+    b[0] = 1.0 / theta;
     for (int m = 1; m < HR_MG_CHEBY_MAX; m++) {
         const double rho1 = 1.0 / (2.0 * sigma - rho);
-        H->cheby_a[m] = rho1 * rho;
-        H->cheby_b[m] = 2.0 * rho1 / delta;
+        a[m] = rho1 * rho;
+        b[m] = 2.0 * rho1 / delta;
         rho = rho1;
     }
-    return HR_OK;
 }
 
 void mg_hier_free(mg_hier *H)

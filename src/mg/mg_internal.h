@@ -123,6 +123,8 @@ void mg_fmg(mg_hier *H, const mg_worker *w, int symmetric);
 
 hr_status mg_hier_build(mg_hier *H, int dim, int nx, int ny, int nz, int nlev, size_t esize, int threads);
 void mg_hier_free(mg_hier *H);
+/* The Chebyshev-Jacobi step coefficients (HR_MG_CHEBY_MAX of each). */
+void mg_cheby_coeffs(int dim, double *a, double *b);
 /* Fills every level's buffers with zero interior and ring `bc0` on level 0 (0 below). */
 void mg_hier_init(mg_hier *H, const mg_worker *w, double bc0);
 

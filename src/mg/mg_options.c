@@ -144,5 +144,8 @@ hr_status hr_mg_options_validate(const hr_mg_options *o, char *w, size_t ws)
     if (!(o->tol >= 0.0) || !isfinite(o->tol)) return why(w, ws, "tol: must be a finite value >= 0");
     if (o->max_iters < 0) return why(w, ws, "max-iters: must be >= 0");
     if (o->threads < 0 || o->threads > 4096) return why(w, ws, "threads: must be between 1 and 4096");
+    if (o->backend != HR_MG_BACKEND_CPU && o->backend != HR_MG_BACKEND_GPU)
+        return why(w, ws, "backend: cpu or gpu");
+    if (o->device < 0) return why(w, ws, "device: must be >= 0");
     return HR_OK;
 }

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "common/timer.h"
+#include "mg/mg_gpu.h"
 #include "mg/mg_internal.h"
 
 struct hr_mg {
@@ -33,6 +34,10 @@ struct hr_mg {
     double rz, rr, bnorm, prev_rel, first_rel, last_factor, setup_s;
     int r_valid, fmg_pending;
     long count;
+    /* backend gpu: the device side, its first error, and the solution copied back */
+    mg_gpu *gpu;
+    hr_status gst;
+    hr_grid host_sol;
 };
 
 static _Thread_local char last_error[256];
@@ -107,6 +112,7 @@ static mg_level *sol_level(hr_mg *m)
 
 static hr_grid *sol_grid(hr_mg *m)
 {
+    if (m->gpu) return &m->host_sol;
     return m->has_out ? &m->out.u[0] : &m->H.lev[0].u[m->tls[0].cur[0]];
 }
 
@@ -309,9 +315,23 @@ static void run_job(hr_mg *m, job *jb)
         job_fn(jb, 0, 1);
 }
 
+/* Keeps the first device error (and its text for hr_mg_last_error). */
+static void gpu_failed(hr_mg *m, hr_status st)
+{
+    if (m->gst != HR_OK) return;
+    m->gst = st;
+    snprintf(last_error, sizeof last_error, "%s", mg_gpu_error(m->gpu));
+}
+
 /* The relative residual of the current solution (fp64 norms, slice order); want_r keeps r. */
 static double true_residual(hr_mg *m, int want_r, double *bnorm)
 {
+    if (m->gpu) {
+        double rel = NAN;
+        const hr_status st = mg_gpu_check(m->gpu, want_r, &rel, bnorm);
+        if (st != HR_OK) gpu_failed(m, st);
+        return rel;
+    }
     job jb = {m, JOB_RESIDUAL, 0, HR_FACE_ALL, want_r, 0.0, 0.0};
     run_job(m, &jb);
     hr_norm2 rn = {0.0, 0.0}, bn = {0.0, 0.0};
@@ -329,8 +349,14 @@ static hr_status drv_advance(void *ctx, long count, hr_phase_times *t)
 {
     (void)t;
     hr_mg *m = ctx;
-    job jb = {m, JOB_ADVANCE, count, 0, 0, m->rz, m->rr};
-    run_job(m, &jb);
+    if (m->gpu) {
+        const hr_status st = mg_gpu_advance(m->gpu, count, m->fmg_pending, m->r_valid);
+        if (st != HR_OK) gpu_failed(m, st);
+        if (m->gst != HR_OK) return m->gst;
+    } else {
+        job jb = {m, JOB_ADVANCE, count, 0, 0, m->rz, m->rr};
+        run_job(m, &jb);
+    }
     m->fmg_pending = 0;
     m->r_valid = 0;
     m->count += count;
@@ -341,6 +367,10 @@ static hr_status drv_residual(void *ctx, double *rel)
 {
     hr_mg *m = ctx;
     if (m->o.method == HR_MG_METHOD_CG) {
+        if (m->gpu) {
+            const hr_status st = mg_gpu_cg_rr(m->gpu, &m->rr);
+            if (st != HR_OK) gpu_failed(m, st);
+        }
         const double rn = sqrt(m->rr);
         *rel = m->bnorm > 0.0 ? rn / m->bnorm : rn;
     } else {
@@ -349,7 +379,7 @@ static hr_status drv_residual(void *ctx, double *rel)
     }
     m->last_factor = *rel / m->prev_rel;
     m->prev_rel = *rel;
-    return HR_OK;
+    return m->gst;
 }
 
 static int drv_monitor(long it, double rel, void *user)
@@ -363,6 +393,58 @@ static int drv_monitor(long it, double rel, void *user)
 static hr_status fail(hr_mg *m, hr_status st)
 {
     hr_mg_free(m);
+    return st;
+}
+
+/* Backend gpu: the hierarchy, the outer level and the right-hand side on the device. */
+static hr_status create_gpu(hr_mg *m)
+{
+    const hr_mg_options *o = &m->o;
+    mg_gpu_setup s;
+    memset(&s, 0, sizeof s);
+    s.device = o->device;
+    s.dim = m->dim;
+    s.nx = m->nx;
+    s.ny = m->ny;
+    s.nz = m->nz;
+    s.mode = o->method == HR_MG_METHOD_CG ? MG_GPU_CG : m->direct ? MG_GPU_DIRECT : MG_GPU_DEFECT;
+    s.nlev = m->nlev;
+    s.esize = o->precision == HR_MG_PREC_DOUBLE ? 8 : 4;
+    s.cycle = o->cycle;
+    s.smoother = o->smoother;
+    s.pre = o->pre;
+    s.post = o->post;
+    s.omega = o->omega > 0.0 ? o->omega : (m->dim == 3 ? 6.0 / 7.0 : 0.8);
+    mg_cheby_coeffs(m->dim, s.cheby_a, s.cheby_b);
+    s.fmg_cycles = m->dim == 3 ? 2 : 1;
+    s.symmetric = o->pc == HR_MG_PC_MG;
+    s.boundary = o->boundary;
+    s.spike = (hr_rhs_view){NULL, -1, -1, -1};
+    const char *small = getenv("HETRELAX_MG_GPU_SMALL"), *nograph = getenv("HETRELAX_MG_GPU_NOGRAPH");
+    s.small_points = small ? atol(small) : 0;
+    s.no_graph = nograph && *nograph && strcmp(nograph, "0") != 0;
+    const char *rb = getenv("HETRELAX_MG_GPU_RB");
+    s.rb_passes = rb && atoi(rb) == 2 ? 2 : 1;
+    const char *march = getenv("HETRELAX_MG_GPU_MARCH"); /* 0: never, N: levels of >= N points */
+    s.march_points = march ? (atol(march) > 0 ? atol(march) : -1) : 0;
+    hr_grid rhs = {0};
+    if (o->rhs == HR_RHS_SPIKE) {
+        s.spike.spike_i = HR_SPIKE_INDEX(m->ny);
+        s.spike.spike_j = HR_SPIKE_INDEX(m->nx);
+        s.spike.spike_k = m->dim == 3 ? HR_SPIKE_INDEX(m->nz) : 0;
+    } else if (o->rhs != HR_RHS_ZERO) {
+        /* h^2 f in the solution level's precision, rounded as the CPU backend rounds it */
+        hr_grid_layout l;
+        if (!hr_layout_init(&l, m->dim, m->nx, m->ny, m->nz, s.mode == MG_GPU_DIRECT ? s.esize : 8))
+            return HR_ERR_NO_MEMORY;
+        hr_status st = hr_grid_alloc(&rhs, &l);
+        if (st != HR_OK) return st;
+        hr_grid_init_rows(&rhs, 0, hr_layout_outer(&l), 0.0);
+        fill_rhs(m, &rhs, 1, (m->dim == 3 ? m->nz : m->ny) + 1);
+        s.rhs = &rhs;
+    }
+    const hr_status st = mg_gpu_create(&s, &m->gpu, last_error, sizeof last_error);
+    if (rhs.base) hr_grid_free(&rhs);
     return st;
 }
 
@@ -382,7 +464,8 @@ hr_status hr_mg_create(const hr_mg_options *o, hr_mg **out)
     m->nz = m->dim == 3 ? mg_opt_extent(o, 2) : 1;
     const int nmax = m->nx > m->ny ? (m->nx > m->nz ? m->nx : m->nz) : (m->ny > m->nz ? m->ny : m->nz);
     m->h = 1.0 / ((double)nmax + 1.0);
-    m->nt = o->threads > 0 ? o->threads : hr_cpu_count();
+    const int gpu = o->backend == HR_MG_BACKEND_GPU;
+    m->nt = gpu ? 1 : o->threads > 0 ? o->threads : hr_cpu_count();
     m->use_h = mg_opt_uses_mg(o);
     m->nlev = m->use_h ? (o->levels > 0 ? o->levels : mg_opt_max_levels(o)) : 0;
     m->direct = o->method == HR_MG_METHOD_MG && o->precision != HR_MG_PREC_MIXED;
@@ -395,6 +478,18 @@ hr_status hr_mg_create(const hr_mg_options *o, hr_mg **out)
     m->bn = calloc((size_t)slices + 2, sizeof *m->bn);
     m->part = calloc(2 * ((size_t)slices + 2), sizeof *m->part);
     if (!m->rn || !m->bn || !m->part) return fail(m, HR_ERR_NO_MEMORY);
+    if (gpu) {
+        if ((st = create_gpu(m)) != HR_OK) {
+            char keep[sizeof last_error];
+            memcpy(keep, last_error, sizeof keep);
+            hr_mg_free(m);
+            memcpy(last_error, keep, sizeof keep);
+            return st;
+        }
+        m->setup_s = hr_now() - t0;
+        *out = m;
+        return HR_OK;
+    }
     if (m->use_h) {
         mg_hier *H = &m->H;
         H->smoother = o->smoother;
@@ -429,6 +524,8 @@ hr_status hr_mg_create(const hr_mg_options *o, hr_mg **out)
 void hr_mg_free(hr_mg *m)
 {
     if (!m) return;
+    mg_gpu_free(m->gpu);
+    if (m->host_sol.base) hr_grid_free(&m->host_sol);
     if (m->team) hr_team_free(m->team);
     mg_hier_free(&m->H);
     hr_grid *gs[6] = {&m->out.u[0], &m->out.u[1], &m->out.r, &m->out.d, &m->out.cp, &m->out.hf};
@@ -458,8 +555,14 @@ static double max_error(hr_mg *m)
 hr_status hr_mg_solve(hr_mg *m, hr_mg_result *res)
 {
     if (!m) return HR_ERR_INVALID_ARG;
+    hr_status st0;
     /* a fresh start: zero interior, rings, rhs (a pass over the memory, outside the timing) */
-    if (m->count > 0) {
+    m->gst = HR_OK;
+    if (m->gpu && m->count > 0 && (st0 = mg_gpu_reset(m->gpu)) != HR_OK) {
+        gpu_failed(m, st0);
+        return st0;
+    }
+    if (!m->gpu && m->count > 0) {
         job jb = {m, JOB_INIT, 0, 0, 0, 0.0, 0.0};
         run_job(m, &jb);
     }
@@ -469,10 +572,16 @@ hr_status hr_mg_solve(hr_mg *m, hr_mg_result *res)
     m->r_valid = 0;
     /* the starting residual: for CG also ||b|| (b includes the boundary values) */
     m->first_rel = true_residual(m, m->has_out, &m->bnorm);
+    if (m->gst != HR_OK) return m->gst;
     m->r_valid = m->has_out;
-    if (m->o.method == HR_MG_METHOD_CG) {
+    if (m->o.method == HR_MG_METHOD_CG && m->gpu) {
+        if ((st0 = mg_gpu_cg_start(m->gpu, &m->rr)) != HR_OK) gpu_failed(m, st0);
+    } else if (m->o.method == HR_MG_METHOD_CG) {
         job jb = {m, JOB_START, 0, 0, 0, 0.0, 0.0};
         run_job(m, &jb);
+    }
+    if (m->gst != HR_OK) return m->gst;
+    if (m->o.method == HR_MG_METHOD_CG) {
         const double rn = sqrt(m->rr);
         m->first_rel = m->bnorm > 0.0 ? rn / m->bnorm : rn;
     }
@@ -495,8 +604,11 @@ hr_status hr_mg_solve(hr_mg *m, hr_mg_result *res)
     else
         d = (hr_driver_out){0, HR_REASON_CONVERGED, m->first_rel};
     const double t1 = hr_now();
-    if (st != HR_OK) return st;
+    if (st != HR_OK) return m->gst != HR_OK ? m->gst : st;
     const double rel = true_residual(m, 0, NULL);
+    if (m->gpu && m->gst == HR_OK && (st0 = mg_gpu_download(m->gpu, &m->host_sol)) != HR_OK)
+        gpu_failed(m, st0);
+    if (m->gst != HR_OK) return m->gst;
     if (res) {
         memset(res, 0, sizeof *res);
         res->dim = m->dim;
@@ -522,6 +634,10 @@ hr_status hr_mg_solve(hr_mg *m, hr_mg_result *res)
 hr_status hr_mg_solution(const hr_mg *m, double *dst, size_t count)
 {
     if (!m || !dst || count != (size_t)m->nx * m->ny * m->nz) return HR_ERR_INVALID_ARG;
+    if (m->gpu) {
+        const hr_status st = mg_gpu_download(m->gpu, &((hr_mg *)m)->host_sol);
+        if (st != HR_OK) return st;
+    }
     const hr_grid *g = sol_grid((hr_mg *)m);
     size_t x = 0;
     for (int k = m->dim == 3 ? 1 : 0; k < (m->dim == 3 ? m->nz + 1 : 1); k++)

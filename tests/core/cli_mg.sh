@@ -28,7 +28,7 @@ expect_usage "--smoother: unknown value" $P --method mg --smoother sor
 expect_usage "--pre: " $P --method mg --pre -1
 expect_usage "--cycle: needs --method mg or --pc mg" $P --method cg --cycle w --n 63
 expect_usage "--cycle" $P --method cg --pc mg --cycle w --n 63
-expect_usage "--backend: gpu" $P --method mg --backend gpu --n 63
+expect_usage "gpu: no CUDA device 99" $P --method mg --backend gpu --device 99 --n 63
 expect_usage "--checkpoint: not available with --method mg" $P --method mg --n 63 --checkpoint "$T/c.ckpt"
 expect_usage "--verify" $P --method cg --n 63 --verify
 expect_usage "--kernel: not used by --method mg" $P --method mg --n 63 --kernel seq

@@ -1,0 +1,62 @@
+/*
+ * Multigrid on the GPU: the device state shared by the launcher and API (mg_gpu.cu) and the
+ * recorder (mg_gpu_record.cu).
+ */
+#ifndef HR_MG_GPU_INTERNAL_CUH
+#define HR_MG_GPU_INTERNAL_CUH
+
+#include "cuda/mg_gpu_ops.cuh"
+#include "mg/mg_gpu.h"
+
+#define MGG_MAX_LEV   24
+#define MGG_MAX_ALLOC (MGG_MAX_LEV * 6 + 8)
+#define MGG_GRAPHS    16
+
+enum { PROG_CYCLE = 0, PROG_FMG, PROG_CG_ITER, PROG_CG_START };
+
+struct mgg_graph {
+    int used;
+    unsigned long long key;
+    unsigned end_state;
+    cudaGraphExec_t exec;
+    mgg_op *d_ops;
+};
+
+struct mg_gpu {
+    mg_gpu_setup s;
+    int dev;
+    cudaStream_t st;
+    int nlev, first_small;
+    mgg_lev lev[MGG_MAX_LEV], out;
+    mgg_lev *d_levs;
+    void *allocs[MGG_MAX_ALLOC];
+    size_t alloc_bytes[MGG_MAX_ALLOC];
+    int nalloc;
+    void *d_rhs;  /* the problem's h^2 f (kept across resets) */
+    unsigned cur; /* bit l: level l's iterate is u[1] */
+    double *d_part, *d_cgpart;
+    mgg_scalars *d_sc, *h_sc;
+    mgg_op *ops;
+    int nops, cap;
+    mgg_op *d_tmp_ops; /* no_graph: the program uploaded per run */
+    int tmp_cap;
+    mgg_graph graphs[MGG_GRAPHS];
+    /* zeroed iterates not written yet: per level the producing operator (its index), -2 the
+     * check (defect mode), -1 none; check_skips_zero: the check leaves level 0's to the
+     * program (whose first level-0 sweep then reads no iterate) */
+    int zpend[MGG_MAX_LEV];
+    int check_skips_zero;
+    hr_status fail_st;
+    char err[256];
+};
+
+static inline int cur_of(const mg_gpu *g, int l)
+{
+    return (int)((g->cur >> l) & 1u);
+}
+
+/* Records program `prog` (PROG_*) into g->ops from the current buffer state, which it
+ * advances as the program will (r_valid: the defect check left the residual in place). */
+void mgg_record(mg_gpu *g, int prog, int r_valid);
+
+#endif

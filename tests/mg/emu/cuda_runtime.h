@@ -1,0 +1,107 @@
+/*
+ * A sequential CPU emulation of the CUDA runtime pieces the multigrid GPU backend uses, so
+ * its kernels and recorder run (and are checked bitwise against the CPU backend) on a
+ * machine without a GPU: test_mg_gpu_emulated. Kernels run block by block, the threads of a
+ * block one after the other (highest index first); that is exact for kernels whose threads
+ * do not exchange data, and for the one-block kernel run with one thread. Graphs record
+ * the launches and replay them. Not a CUDA implementation: races and barriers are not
+ * modelled (the real device tests are test_mg_gpu and cli_mg_gpu, label gpu).
+ */
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <vector>
+using std::min;
+using std::sqrt;
+
+struct dim3 {
+    unsigned x, y, z;
+    dim3(unsigned a = 1, unsigned b = 1, unsigned c = 1) : x(a), y(b), z(c) {}
+};
+typedef int cudaError_t;
+enum { cudaSuccess = 0, cudaErrorMemoryAllocation = 2 };
+enum cudaMemcpyKind { cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost };
+enum { cudaStreamNonBlocking = 1, cudaStreamCaptureModeThreadLocal = 1 };
+struct emu_graph {
+    std::vector<std::function<void()>> k;
+};
+typedef emu_graph *cudaGraph_t;
+typedef emu_graph *cudaGraphExec_t;
+typedef int *cudaStream_t;
+extern thread_local dim3 threadIdx, blockIdx, blockDim, gridDim;
+extern emu_graph *emu_capturing;
+#define __device__
+#define __global__
+#define __host__
+#define __forceinline__ inline
+#define __shared__ static
+#define __launch_bounds__(x)
+inline void __syncthreads() {}
+inline const char *cudaGetErrorName(cudaError_t) { return "emulated"; }
+inline const char *cudaGetErrorString(cudaError_t) { return "emulated"; }
+inline cudaError_t cudaGetLastError() { return 0; }
+inline cudaError_t cudaGetDeviceCount(int *c) { *c = 1; return 0; }
+inline cudaError_t cudaSetDevice(int) { return 0; }
+inline cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, int) { *s = (int *)malloc(sizeof(int)); return 0; }
+inline cudaError_t cudaStreamDestroy(cudaStream_t s) { free(s); return 0; }
+inline cudaError_t cudaStreamSynchronize(cudaStream_t) { return 0; }
+/* fresh memory is garbage (0x7f bytes), as on a device */
+inline cudaError_t cudaMalloc(void **p, size_t n)
+{
+    *p = aligned_alloc(256, (n + 255) / 256 * 256);
+    if (!*p) return cudaErrorMemoryAllocation;
+    memset(*p, 0x7f, n);
+    return 0;
+}
+inline cudaError_t cudaMallocHost(void **p, size_t n) { *p = malloc(n); return *p ? 0 : cudaErrorMemoryAllocation; }
+inline cudaError_t cudaFree(void *p) { free(p); return 0; }
+inline cudaError_t cudaFreeHost(void *p) { free(p); return 0; }
+inline cudaError_t cudaMemcpy(void *d, const void *s, size_t n, cudaMemcpyKind) { memcpy(d, s, n); return 0; }
+inline cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n, cudaMemcpyKind, cudaStream_t)
+{
+    memcpy(d, s, n);
+    return 0;
+}
+inline cudaError_t cudaMemsetAsync(void *d, int v, size_t n, cudaStream_t) { memset(d, v, n); return 0; }
+inline cudaError_t cudaStreamBeginCapture(cudaStream_t, int) { emu_capturing = new emu_graph; return 0; }
+inline cudaError_t cudaStreamEndCapture(cudaStream_t, cudaGraph_t *g)
+{
+    *g = emu_capturing;
+    emu_capturing = nullptr;
+    return 0;
+}
+inline cudaError_t cudaGraphInstantiate(cudaGraphExec_t *e, cudaGraph_t g, int) { *e = new emu_graph(*g); return 0; }
+inline cudaError_t cudaGraphDestroy(cudaGraph_t g) { delete g; return 0; }
+inline cudaError_t cudaGraphExecDestroy(cudaGraphExec_t g) { delete g; return 0; }
+inline cudaError_t cudaGraphLaunch(cudaGraphExec_t g, cudaStream_t)
+{
+    for (auto &f : g->k)
+        f();
+    return 0;
+}
+inline void emu_run(dim3 g, dim3 b, const std::function<void()> &f)
+{
+    gridDim = g;
+    blockDim = b;
+    for (unsigned z = 0; z < g.z; z++)
+        for (unsigned y = 0; y < g.y; y++)
+            for (unsigned x = 0; x < g.x; x++) {
+                blockIdx = dim3(x, y, z);
+                for (int tz = (int)b.z - 1; tz >= 0; tz--)
+                    for (int ty = (int)b.y - 1; ty >= 0; ty--)
+                        for (int tx = (int)b.x - 1; tx >= 0; tx--) {
+                            threadIdx = dim3(tx, ty, tz);
+                            f();
+                        }
+            }
+}
+inline void emu_launch(dim3 g, dim3 b, std::function<void()> f)
+{
+    if (emu_capturing)
+        emu_capturing->k.push_back([=]() { emu_run(g, b, f); });
+    else
+        emu_run(g, b, f);
+}

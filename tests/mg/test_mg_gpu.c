@@ -1,0 +1,305 @@
+/* Multigrid and CG on the GPU (issue 14 items 2-4; label gpu, exit 77 without a device):
+ * after a fixed number of cycles the GPU solution is bitwise the CPU backend's (every
+ * smoother, 2-D and 3-D, fp64 and fp32, V/W/F/FMG, a coarse CG, per-level kernels and the
+ * one-block kernel, graphs or plain launches), mixed precision reaches 1e-10, CG and PCG
+ * converge in the CPU's iteration count (+-1), and a bad device is refused. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+/* cmocka needs the headers above first */
+#include <cmocka.h>
+
+#include "hetrelax/mg.h"
+
+static double *random_values(size_t n, uint64_t seed)
+{
+    double *f = malloc(n * sizeof *f);
+    assert_non_null(f);
+    for (size_t i = 0; i < n; i++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        f[i] = (double)(seed >> 11) * 0x1.0p-53 * 2.0 - 1.0;
+    }
+    return f;
+}
+
+static size_t points(const hr_mg_options *o)
+{
+    const size_t nx = o->nx ? o->nx : o->n, ny = o->ny ? o->ny : o->n, nz = o->nz ? o->nz : o->n;
+    return nx * ny * (o->dim == 3 ? nz : 1);
+}
+
+static hr_mg_options opts(int dim, int n)
+{
+    hr_mg_options o;
+    hr_mg_options_default(&o);
+    o.dim = dim;
+    o.n = n;
+    o.threads = 2;
+    return o;
+}
+
+static double *run(const hr_mg_options *o, hr_mg_result *r)
+{
+    hr_mg *m = NULL;
+    hr_status st = hr_mg_create(o, &m);
+    if (st != HR_OK) fail_msg("create: %s (%s)", hr_status_string(st), hr_mg_last_error());
+    st = hr_mg_solve(m, r);
+    if (st != HR_OK) fail_msg("solve: %s (%s)", hr_status_string(st), hr_mg_last_error());
+    const size_t count = points(o);
+    double *u = malloc(count * sizeof *u);
+    assert_non_null(u);
+    assert_int_equal(hr_mg_solution(m, u, count), HR_OK);
+    hr_mg_free(m);
+    return u;
+}
+
+/* Runs o on the CPU and the GPU; returns the number of differing values (bitwise). */
+static size_t gpu_vs_cpu(hr_mg_options o, hr_mg_result *rc, hr_mg_result *rg)
+{
+    o.backend = HR_MG_BACKEND_CPU;
+    double *c = run(&o, rc);
+    o.backend = HR_MG_BACKEND_GPU;
+    double *g = run(&o, rg);
+    size_t bad = 0, first = (size_t)-1;
+    for (size_t i = 0; i < points(&o); i++)
+        if (memcmp(&c[i], &g[i], sizeof c[i]) != 0) {
+            if (!bad) first = i;
+            bad++;
+        }
+    if (bad)
+        print_message("  %zu values differ, first at %zu: cpu %.17g gpu %.17g\n", bad, first, c[first],
+                      g[first]);
+    free(c);
+    free(g);
+    return bad;
+}
+
+static void fixed_cycles(hr_mg_options *o, long cycles)
+{
+    o->tol = 0.0; /* never converged: exactly `cycles` iterations, checks do not change the iterate */
+    o->max_iters = cycles;
+}
+
+/* Smoothers x dimensions x precisions, V(2,2), random rhs; spike and a boundary value too. */
+static void test_bitwise_smoothers(void **state)
+{
+    (void)state;
+    const hr_mg_smoother sm[3] = {HR_MG_SMOOTH_JACOBI, HR_MG_SMOOTH_REDBLACK, HR_MG_SMOOTH_CHEBY};
+    for (int dim = 2; dim <= 3; dim++)
+        for (int p = 0; p < 2; p++)
+            for (int s = 0; s < 3; s++) {
+                hr_mg_options o = opts(dim, dim == 2 ? 127 : 31);
+                double *f = random_values(points(&o), 11);
+                o.rhs = HR_RHS_ARRAY;
+                o.rhs_values = f;
+                o.smoother = sm[s];
+                o.precision = p ? HR_MG_PREC_SINGLE : HR_MG_PREC_DOUBLE;
+                if (s == 0) o.pre = o.post = 3; /* odd Jacobi counts: the ping-pong state changes */
+                fixed_cycles(&o, 3);
+                hr_mg_result rc, rg;
+                const size_t bad = gpu_vs_cpu(o, &rc, &rg);
+                print_message("%d-D %s %s: cpu rel %.3e gpu rel %.3e, %zu differ\n", dim, p ? "fp32" : "fp64",
+                              hr_mg_smoother_name(sm[s]), rc.relative_residual, rg.relative_residual, bad);
+                assert_int_equal(bad, 0);
+                assert_int_equal(rc.iterations, rg.iterations);
+                free(f);
+            }
+    /* rectangular grids (levels limited by the shortest axis) */
+    for (int dim = 2; dim <= 3; dim++) {
+        hr_mg_options o = opts(dim, 0);
+        o.nx = dim == 2 ? 127 : 31;
+        o.ny = dim == 2 ? 63 : 15;
+        o.nz = dim == 3 ? 63 : 0;
+        double *f = random_values(points(&o), 13);
+        o.rhs = HR_RHS_ARRAY;
+        o.rhs_values = f;
+        fixed_cycles(&o, 3);
+        hr_mg_result rc, rg;
+        assert_int_equal(gpu_vs_cpu(o, &rc, &rg), 0);
+        free(f);
+    }
+    /* the inline spike and a boundary value */
+    for (int dim = 2; dim <= 3; dim++) {
+        hr_mg_options o = opts(dim, dim == 2 ? 63 : 15);
+        o.rhs = HR_RHS_SPIKE;
+        o.boundary = 0.5;
+        fixed_cycles(&o, 4);
+        hr_mg_result rc, rg;
+        assert_int_equal(gpu_vs_cpu(o, &rc, &rg), 0);
+    }
+}
+
+/* W, F and FMG cycles, a coarse CG (levels), and both execution paths. */
+static void test_bitwise_cycles_paths(void **state)
+{
+    (void)state;
+    const hr_mg_cycle cy[4] = {HR_MG_CYCLE_V, HR_MG_CYCLE_W, HR_MG_CYCLE_F, HR_MG_CYCLE_FMG};
+    const char *small[3] = {NULL, "1", "100000000"}; /* default, every level its own kernels, one block */
+    for (int path = 0; path < 4; path++) {
+        if (path < 3 && small[path])
+            setenv("HETRELAX_MG_GPU_SMALL", small[path], 1);
+        else
+            unsetenv("HETRELAX_MG_GPU_SMALL");
+        if (path == 3)
+            setenv("HETRELAX_MG_GPU_NOGRAPH", "1", 1);
+        else
+            unsetenv("HETRELAX_MG_GPU_NOGRAPH");
+        if (path == 1 || path == 3) /* red-black as two in-place colour passes */
+            setenv("HETRELAX_MG_GPU_RB", "2", 1);
+        else
+            unsetenv("HETRELAX_MG_GPU_RB");
+        /* red-black per column pair (path 0), or marching on every big level (the default
+         * marches only from 10^6 points, more than these grids have) */
+        setenv("HETRELAX_MG_GPU_MARCH", path == 0 ? "0" : "1", 1);
+        for (int dim = 2; dim <= 3; dim++)
+            for (int c = 0; c < 4; c++) {
+                hr_mg_options o = opts(dim, dim == 2 ? 127 : 31);
+                double *f = random_values(points(&o), 5);
+                o.rhs = HR_RHS_ARRAY;
+                o.rhs_values = f;
+                o.cycle = cy[c];
+                if (c == 1) o.levels = 4; /* W with a coarse CG on a 15^2 / 3^3 grid */
+                fixed_cycles(&o, 2);
+                hr_mg_result rc, rg;
+                const size_t bad = gpu_vs_cpu(o, &rc, &rg);
+                if (bad) print_message("path %d, %d-D, cycle %s\n", path, dim, hr_mg_cycle_name(cy[c]));
+                assert_int_equal(bad, 0);
+                free(f);
+            }
+    }
+    unsetenv("HETRELAX_MG_GPU_SMALL");
+    unsetenv("HETRELAX_MG_GPU_NOGRAPH");
+    unsetenv("HETRELAX_MG_GPU_RB");
+    setenv("HETRELAX_MG_GPU_MARCH", "1", 1);
+}
+
+/* Mixed precision: fp64 accuracy (1e-10), and bitwise the CPU's after fixed cycles (the
+ * defect check writes the same fp32 right-hand side). */
+static void test_mixed(void **state)
+{
+    (void)state;
+    for (int dim = 2; dim <= 3; dim++) {
+        hr_mg_options o = opts(dim, dim == 2 ? 255 : 31);
+        double *f = random_values(points(&o), 3);
+        o.rhs = HR_RHS_ARRAY;
+        o.rhs_values = f;
+        o.precision = HR_MG_PREC_MIXED;
+        o.tol = 1e-10;
+        o.backend = HR_MG_BACKEND_GPU;
+        hr_mg_result r;
+        free(run(&o, &r));
+        print_message("%d-D mixed: %ld cycles, rel %.3e\n", dim, r.iterations, r.relative_residual);
+        assert_int_equal(r.reason, HR_REASON_CONVERGED);
+        assert_true(r.relative_residual < 1e-10);
+        fixed_cycles(&o, 4);
+        hr_mg_result rc, rg;
+        assert_int_equal(gpu_vs_cpu(o, &rc, &rg), 0);
+        free(f);
+    }
+}
+
+/* CG and PCG (fp64 and mixed preconditioner): converged, iteration counts within 1. */
+static void test_cg(void **state)
+{
+    (void)state;
+    for (int dim = 2; dim <= 3; dim++)
+        for (int v = 0; v < 3; v++) {
+            hr_mg_options o = opts(dim, dim == 2 ? (v ? 255 : 63) : (v ? 31 : 15));
+            double *f = random_values(points(&o), 9);
+            o.rhs = HR_RHS_ARRAY;
+            o.rhs_values = f;
+            o.method = HR_MG_METHOD_CG;
+            o.pc = v ? HR_MG_PC_MG : HR_MG_PC_NONE;
+            o.precision = v == 2 ? HR_MG_PREC_MIXED : HR_MG_PREC_DOUBLE;
+            o.max_iters = 2000;
+            hr_mg_result rc, rg;
+            o.backend = HR_MG_BACKEND_CPU;
+            double *c = run(&o, &rc);
+            o.backend = HR_MG_BACKEND_GPU;
+            double *g = run(&o, &rg);
+            double diff = 0.0;
+            for (size_t i = 0; i < points(&o); i++)
+                diff = fmax(diff, fabs(c[i] - g[i]));
+            print_message("%d-D cg pc %s %s: cpu %ld it, gpu %ld it (rel %.3e), max diff %.3e\n", dim,
+                          v ? "mg" : "none", v == 2 ? "mixed" : "double", rc.iterations, rg.iterations,
+                          rg.relative_residual, diff);
+            assert_int_equal(rg.reason, HR_REASON_CONVERGED);
+            assert_true(rg.relative_residual < 1e-8 * 1.5);
+            assert_true(labs(rc.iterations - rg.iterations) <= 1);
+            free(c);
+            free(g);
+            free(f);
+        }
+}
+
+/* Solving twice gives the same bits; FMG on the manufactured problem reaches the CPU's error. */
+static void test_twice_and_fmg(void **state)
+{
+    (void)state;
+    hr_mg_options o = opts(2, 255);
+    o.rhs = HR_RHS_MANUFACTURED;
+    o.cycle = HR_MG_CYCLE_FMG;
+    o.precision = HR_MG_PREC_MIXED;
+    o.backend = HR_MG_BACKEND_GPU;
+    o.max_iters = 1;
+    o.tol = 0.0;
+    hr_mg *m = NULL;
+    assert_int_equal(hr_mg_create(&o, &m), HR_OK);
+    hr_mg_result r1, r2;
+    const size_t n = points(&o);
+    double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+    assert_int_equal(hr_mg_solve(m, &r1), HR_OK);
+    assert_int_equal(hr_mg_solution(m, a, n), HR_OK);
+    assert_int_equal(hr_mg_solve(m, &r2), HR_OK);
+    assert_int_equal(hr_mg_solution(m, b, n), HR_OK);
+    assert_memory_equal(a, b, n * sizeof *a);
+    hr_mg_free(m);
+    o.backend = HR_MG_BACKEND_CPU;
+    hr_mg_result rc;
+    free(run(&o, &rc));
+    print_message("FMG 255^2 mixed: gpu max error %.4e, cpu %.4e\n", r1.max_error, rc.max_error);
+    assert_true(r1.max_error == rc.max_error);
+    free(a);
+    free(b);
+}
+
+static void test_bad_device(void **state)
+{
+    (void)state;
+    hr_mg_options o = opts(2, 31);
+    o.backend = HR_MG_BACKEND_GPU;
+    o.device = 999;
+    hr_mg *m = NULL;
+    assert_int_equal(hr_mg_create(&o, &m), HR_ERR_NO_DEVICE);
+    assert_null(m);
+    assert_non_null(strstr(hr_mg_last_error(), "no CUDA device 999"));
+}
+
+int main(void)
+{
+    hr_mg_options o = opts(2, 7);
+    o.backend = HR_MG_BACKEND_GPU;
+    hr_mg *m = NULL;
+    const hr_status st = hr_mg_create(&o, &m);
+    hr_mg_free(m);
+    if (st == HR_ERR_NO_DEVICE) {
+        fprintf(stderr, "no CUDA device (or no CUDA in this build): skipped (%s)\n", hr_mg_last_error());
+        return 77;
+    }
+    /* the marching red-black kernels on every big level (by default only from 10^6 points) */
+    setenv("HETRELAX_MG_GPU_MARCH", "1", 1);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bitwise_smoothers),
+        cmocka_unit_test(test_bitwise_cycles_paths),
+        cmocka_unit_test(test_mixed),
+        cmocka_unit_test(test_cg),
+        cmocka_unit_test(test_twice_and_fmg),
+        cmocka_unit_test(test_bad_device),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
