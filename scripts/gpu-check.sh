@@ -113,7 +113,7 @@ QUICK=""
 ALL=tune,ladder,fig11,transfer,tb,async,peers
 SECTIONS=${SECTIONS:-$ALL}
 BENCH=$(echo "$SECTIONS" | tr ',' '\n' | grep -v -x -e peers -e fig16 -e 3d -e peers3d -e hybrid -e sparsecli \
-    -e cpu16 -e mpi16 -e mgpeers -e hypre16 -e hybrid5d -e mgpu -e mpigpu | paste -sd, -)
+    -e cpu16 -e mpi16 -e mgpeers -e hypre16 -e hybrid5d -e mgpu -e mpigpu -e multigrid | paste -sd, -)
 # sections beyond the GPU kernels, for a machine with many cores and a GPU:
 #   hybrid     seed 000 fig. 14 (CPU+GPU row split, measured and modelled; HYBRID_ARGS)
 #   mgpu       many GPUs in one process (bench/mgpu_all.sh; .deps/mgpm for NVIDIA's variants)
@@ -187,11 +187,17 @@ if [[ ",$SECTIONS," == *,peers3d,* ]]; then
     say "3-D peers (bench/gpu3d_peers.py)"
     python3 bench/gpu3d_peers.py --results "$OUT/gpu3d-results.json" --out "$OUT/gpu3d-peers.json" $QUICK || status=1
 fi
-# multigrid peers (issue 14):
+# multigrid (issue 14): multigrid  hetrelax multigrid on the GPU (bench/mg_gpu_bench.py)
+# and its peers:
 #   mgpeers  cupy.fft sine transforms, cupyx CG, hetrelax sparse CG and hetrelax GPU multigrid
 #            (bench/mg_peers_gpu.py; MGPEERS_ARGS)
 #   hypre16  hypre PFMG-CG / BoomerAMG-CG (.deps/debs/hypre) against hetrelax CPU multigrid on all
 #            host cores (bench/hypre_device.sh; SIZES2D, SIZES3D, RHS, HYPRE_RANKS, REPEATS)
+if [[ ",$SECTIONS," == *,multigrid,* ]]; then
+    say "multigrid on the GPU (bench/mg_gpu_bench.py)"
+    timeout "${MULTIGRID_TIMEOUT:-300}" python3 bench/mg_gpu_bench.py --build "$BUILD" --out "$OUT" $QUICK \
+        ${MULTIGRID_ARGS:-} || status=1
+fi
 if [[ ",$SECTIONS," == *,mgpeers,* ]]; then
     say "multigrid peers on the GPU (bench/mg_peers_gpu.py)"
     timeout "${MGPEERS_TIMEOUT:-330}" python3 bench/mg_peers_gpu.py --cli "$CLI" --out "$OUT/mg-peers-gpu.json" \
