@@ -123,6 +123,10 @@ static hr_status rbg_setup(hr_solver *s)
             hr_solver_set_error(s, "HETRELAX_RB_GPU_SHAPE: '%s' is not BXxBY or BXxBYxH", env);
             return HR_ERR_INVALID_ARG;
         }
+        if (p.bx < 1 || p.by < 1 || (n == 3 && p.h < 1)) { /* 0 would mean "the default" below */
+            hr_solver_set_error(s, "HETRELAX_RB_GPU_SHAPE: '%s': every extent must be >= 1", env);
+            return HR_ERR_INVALID_ARG;
+        }
         if (n == 2) p.h = 0;
         source = "env";
     } else if (p.variant == HR_GPU_RB_TUNED && p.dim == 2) {
