@@ -1,13 +1,22 @@
 #!/usr/bin/env python3
-"""A model of rb-2gpu's fused schedule (src/cuda/redblack_gpu2.cu), checked against the
-sequential red-black sweep: the same index logic as the kernels (strips aligned so the
-boundary strip ends at the half's boundary row B, tiles of 2 BX columns x H rows, the ring
-passes without row B, row B on its own), the passes in one order the streams and events allow,
-and the pulls' possible late reads (a pull of row B that sees the sender's next pass of the
-other colour). Every point must be updated once per colour (asserted) and the result must be
-bitwise the sequential sweep's. Pure Python, no GPU: run it after changing the schedule.
+"""Models of rb-2gpu's schedules (src/cuda/redblack_gpu2.cu), checked against the sequential
+red-black sweep. Pure Python, no GPU: run it after changing a schedule.
 
-  bench/mgpu_rb2_model.py      # prints "bad 0 of N"; exit 1 on a mismatch
+  bench/mgpu_rb2_model.py      # prints "bad 0 of N" per model; exit 1 on a mismatch or a race
+
+stream (the default, redblack_gpu2_stream.cuh): the same index logic as the code (m odd, the
+two local frames, the parts S and I, each an rb_stream launch on an even-shifted view that
+updates one row beyond each cut and stores only its window, the spike row in the view, the
+2-row peer copies into the ghost rows of the output grid). The kernel is modelled by its
+semantics IN THE VIEW'S FRAME (colour 0 where view row + column is even: an odd shift would
+fail). Every operation (I, S, copy per GPU and iteration) lists the rows it reads and writes
+in each grid; the dependencies are the streams' order and the event waits the code makes;
+every two operations that touch a row of one grid, one of them writing, must be ordered by
+them (else "race"), so any execution equals the enqueue order, which is what is simulated.
+
+fused (HETRELAX_RB2_OLD=1, the in-place scheme per half with two exchanges per iteration):
+strips aligned so the boundary strip ends at the half's boundary row B, tiles of 2 BX columns
+x H rows, the ring passes without row B, row B on its own, and the pulls' possible late reads.
 """
 import random
 import sys
@@ -106,6 +115,133 @@ def two(u, ny, nx, iters, H, bx, late1, late2):
     for d in range(2):
         for r in range(lo[d], hi[d] + 1): out[r] = hv[d][r - lo[d] + 1]
     return out
+
+# ---- the streaming scheme ----
+SPIKE = 0.375
+def upd_s(u, i, j, spike):
+    return 0.2 * (u[i][j] + u[i-1][j] + u[i+1][j] + u[i][j-1] + u[i][j+1]) + (SPIKE if spike else 0.0)
+def seq_s(u, ny, nx, iters, si, sj):
+    for t in range(iters):
+        for c in (0, 1):
+            for i in range(1, ny + 1):
+                for j in range(1, nx + 1):
+                    if (i + j) & 1 == c: u[i][j] = upd_s(u, i, j, i == si and j == sj)
+def rb_stream(inp, out, base, nyv, nx, s0, s1, si, sj):
+    """rb_stream on the view rows base.. of grid inp (rows 0..nyv+1 of the view) -> out,
+    storing view rows [s0, s1]; colours in the view's frame (as the kernel's unrolled loop)."""
+    v = [list(inp[base + r]) for r in range(nyv + 2)]
+    mix = [list(r) for r in v]
+    for R in range(1, nyv + 1):
+        for j in range(1, nx + 1):
+            if (R + j) & 1 == 0: mix[R][j] = upd_s(v, R, j, R == si and j == sj)
+    fin = [list(r) for r in mix]
+    for R in range(1, nyv + 1):
+        for j in range(1, nx + 1):
+            if (R + j) & 1 == 1: fin[R][j] = upd_s(mix, R, j, R == si and j == sj)
+    for R in range(s0, s1 + 1):
+        out[base + R] = fin[R]
+    return set(range(base, base + nyv + 2)), set(range(base + s0, base + s1 + 1))
+def layout(ny, srows):
+    """As hr_gpu_rb2_create / rb2s_split."""
+    m = (ny // 2) | 1
+    ioff = [0, m - 1]
+    nrows = [m + 3, ny - m + 3]
+    sa0 = max(1, m - srows + 1)
+    last = ny - m + 1
+    sz1 = min(2 + srows - 1, last)
+    S = [(sa0, m), (2, sz1)]
+    I = [(1, sa0 - 1), (sz1 + 1, last)]
+    return m, ioff, nrows, S, I
+def part(d, a, z, ioff, ny):
+    """rb2s_part's view: (shift, nyv, s0, s1)."""
+    u0 = a if a + ioff[d] == 1 else a - 1
+    u1 = z if z + ioff[d] == ny else z + 1
+    if not u0 & 1: u0 -= 1
+    shift = u0 - 1
+    return shift, u1 - shift, a - shift, z - shift
+def stream_two(u, ny, nx, iters, srows, si, sj):
+    m, ioff, nrows, S, I = layout(ny, srows)
+    assert m < ny and ioff[1] % 2 == 0
+    grids = [[[list(u[ioff[d] + r]) for r in range(nrows[d])] for _ in range(2)] for d in range(2)]
+    cur = 0
+    ops = []  # (name, stream, waits(list of op index), reads{(d,q): rows}, writes{(d,q): rows}, action)
+    last_on = {}
+    evt = {}  # event name -> op index recorded
+    def enqueue(name, stream, waits, action):
+        w = [evt[x] for x in waits if x in evt]
+        if stream in last_on: w.append(last_on[stream])
+        ops.append([name, stream, w, None, None, action])
+        last_on[stream] = len(ops) - 1
+        return len(ops) - 1
+    def sweep_op(d, a, z, q):
+        shift, nyv, s0, s1 = part(d, a, z, ioff, ny)
+        assert shift >= 0 and shift % 2 == 0 and shift + nyv + 1 < nrows[d] and 1 <= s0 <= s1 <= nyv
+        vsi = si - ioff[d] - shift
+        def act(rec):
+            r, w = rb_stream(grids[d][q], grids[d][q ^ 1], shift, nyv, nx, s0, s1, vsi, sj)
+            rec[3] = {(d, q): r}; rec[4] = {(d, q ^ 1): w}
+        return act
+    def copy_op(d, q):
+        o = 1 - d
+        dst, src = (m + 1, 2) if d == 0 else (0, m - 1)
+        def act(rec):
+            for k in range(2): grids[d][q][dst + k] = list(grids[o][q][src + k])
+            rec[3] = {(o, q): {src, src + 1}}; rec[4] = {(d, q): {dst, dst + 1}}
+        return act
+    for t in range(iters):
+        q = cur
+        for d in range(2):
+            if I[d][0] <= I[d][1]:
+                x = enqueue("I%d.%d" % (d, t), "low%d" % d, ["S%d.%d" % (d, t - 1)], sweep_op(d, I[d][0], I[d][1], q))
+                evt["I%d.%d" % (d, t)] = x
+        for d in range(2):
+            x = enqueue("S%d.%d" % (d, t), "high%d" % d, ["I%d.%d" % (d, t - 1)], sweep_op(d, S[d][0], S[d][1], q))
+            evt["S%d.%d" % (d, t)] = x
+        for d in range(2):
+            enqueue("P%d.%d" % (d, t), "high%d" % d, ["S%d.%d" % (1 - d, t)], copy_op(d, q ^ 1))
+        cur ^= 1
+    for rec in ops:  # the enqueue order (a legal serial order)
+        rec[5](rec)
+    # happens-before closure, then every conflicting pair must be ordered
+    n = len(ops)
+    before = [set() for _ in range(n)]
+    for i in range(n):
+        for w in ops[i][2]:
+            before[i] |= before[w] | {w}
+    races = 0
+    for i in range(n):
+        for k in range(i):
+            if k in before[i]: continue
+            for g in set(ops[i][3]) | set(ops[i][4]):
+                ri, wi = ops[i][3].get(g, set()), ops[i][4].get(g, set())
+                rk, wk = ops[k][3].get(g, set()), ops[k][4].get(g, set())
+                if (wi & (rk | wk)) or (wk & ri):
+                    races += 1
+                    print("race", ops[k][0], ops[i][0], g)
+    out = [list(r) for r in u]
+    lo, hi = [1, m + 1], [m, ny]
+    for d in range(2):
+        for r in range(lo[d], hi[d] + 1): out[r] = grids[d][cur][r - ioff[d]]
+    # each own row written exactly once per iteration (S and I disjoint, covering the half)
+    for d in range(2):
+        own = set(range(lo[d] - ioff[d], hi[d] - ioff[d] + 1))
+        rows = set(range(S[d][0], S[d][1] + 1)) | set(range(I[d][0], I[d][1] + 1))
+        assert rows == own and (I[d][0] > I[d][1] or S[d][1] < I[d][0] or I[d][1] < S[d][0])
+    return out, races
+random.seed(2)
+bad = 0; n = 0
+for ny in (2, 3, 4, 5, 7, 10, 17, 20, 33):
+    for nx in (1, 2, 5, 8):
+        for srows in (2, 3, 4, 7):
+            for spike in (False, True):
+                u = [[random.random() for _ in range(nx + 2)] for _ in range(ny + 2)]
+                si, sj = (random.randint(1, ny), random.randint(1, nx)) if spike else (-1, -1)
+                a = [list(r) for r in u]; seq_s(a, ny, nx, 3, si, sj)
+                b, races = stream_two(u, ny, nx, 3, srows, si, sj)
+                n += 1
+                if a != b or races: bad += 1; print("stream mismatch", ny, nx, srows, si, sj, races)
+print("stream: bad", bad, "of", n)
+bad_stream = bad
 random.seed(2)
 bad = 0; n = 0
 for ny in (2, 3, 4, 7, 10, 17, 20, 33, 40):
@@ -119,5 +255,5 @@ for ny in (2, 3, 4, 7, 10, 17, 20, 33, 40):
                         b = two(u, ny, nx, 3, H, bx, l1, l2)
                         n += 1
                         if a != b: bad += 1; print("mismatch", ny, nx, H, bx, l1, l2)
-print("bad", bad, "of", n)
-sys.exit(1 if bad else 0)
+print("fused: bad", bad, "of", n)
+sys.exit(1 if bad or bad_stream else 0)

@@ -1,31 +1,35 @@
 /*
  * Red-black on two GPUs (seed 004's "multiple GPUs", issue 13): GPU 0 holds the upper half
- * of the rows, GPU 1 the lower half, each with one ghost row. After each colour is done on
- * a boundary row, that row is copied to the other GPU's ghost row by a peer copy BEFORE the
- * other colour reads it, so the result is bitwise equal to one GPU (and to rb-seq). Seed 004
- * exchanged once per iteration, which lets the second colour read a stale row.
+ * of the rows, GPU 1 the lower half. Every scheme is bitwise equal to one GPU (and rb-seq).
+ * Seed 004 exchanged once per iteration after both colours, which lets the second colour read
+ * a stale row.
  *
- * Fused (the default): each half runs `tuned`'s scheme: a main pass does colour 0 everywhere
- * and colour 1 inside tiles of 2 BX columns x H rows (marching down the columns, colour 1 of
- * row i - 1 right after colour 0 of row i), then ring passes do colour 1 on the tiles' first
- * and last rows and columns. The strips are aligned so that the strip next to the other
- * GPU (the "boundary strip") has H rows and ends at the half's boundary row B. Per iteration
- * and GPU, on two streams:
- *   high priority: [after the last iteration's interior ring] main over the boundary strip |
- *     wait the other GPU's boundary strip, pull its row B (its colour 0 is final) into the
- *     ghost row | colour 1 of row B (reads the ghost's colour 0) | wait the other GPU's
- *     row B, pull it again (its colour 1 is final, before the next colour 0 reads it);
- *   low priority: main over the other strips | [after the boundary strip's main] the ring
- *     passes for every ring row but B, and the ring columns.
- * So the exchange and the boundary row run beside the bulk of the half, and only the
- * boundary strip's main pass and the low stream's work are on the critical path. Pulls run
- * on the receiving GPU's stream after an event of the sender (cudaStreamWaitEvent, no host
- * wait). A pull may overlap the sender's next pass writing the other colour of row B: the
- * receiver reads only the colour that pass does not write (colour 0 after the first pull,
- * colour 1 after the second), and the second pull replaces the whole ghost row before the
- * next main pass reads it. The schedule, with such late reads, was checked against the
- * sequential sweep by a Python model. Tiles: BX = 128 threads, H = 64
- * (HETRELAX_RB2_SHAPE="BXxH" overrides). HETRELAX_RB2_V1=1: the v1 launches below instead.
+ * Stream (the default, redblack_gpu2_stream.cuh): each half runs rb-tuned's out-of-place
+ * streaming pass and keeps two ghost rows of the other half's OLD iterate, so one iteration
+ * needs one exchange (2 rows each way, peer copies beside the bulk) and no exchange between
+ * the colours; the first ghost row's colour 0 is recomputed redundantly.
+ * HETRELAX_RB2_ONE=1 puts both halves on device --device (tests the code path on one GPU).
+ *
+ * The two earlier schemes, in place with one ghost row and an exchange after EACH colour,
+ * for comparison: HETRELAX_RB2_OLD=1 (fused) and HETRELAX_RB2_V1=1 (v1).
+ *
+ * Fused (HETRELAX_RB2_OLD=1): each half runs the in-place `rb-inplace` scheme: a main pass does colour 0
+ * everywhere and colour 1 inside tiles of 2 BX columns x H rows (marching down the columns, colour 1 of row i
+ * - 1 right after colour 0 of row i), then ring passes do colour 1 on the tiles' first and last rows and
+ * columns. The strips are aligned so that the strip next to the other GPU (the "boundary strip") has H rows
+ * and ends at the half's boundary row B. Per iteration and GPU, on two streams: high priority: [after the
+ * last iteration's interior ring] main over the boundary strip | wait the other GPU's boundary strip, pull
+ * its row B (its colour 0 is final) into the ghost row | colour 1 of row B (reads the ghost's colour 0) |
+ * wait the other GPU's row B, pull it again (its colour 1 is final, before the next colour 0 reads it); low
+ * priority: main over the other strips | [after the boundary strip's main] the ring passes for every ring row
+ * but B, and the ring columns. So the exchange and the boundary row run beside the bulk of the half, and only
+ * the boundary strip's main pass and the low stream's work are on the critical path. Pulls run on the
+ * receiving GPU's stream after an event of the sender (cudaStreamWaitEvent, no host wait). A pull may overlap
+ * the sender's next pass writing the other colour of row B: the receiver reads only the colour that pass does
+ * not write (colour 0 after the first pull, colour 1 after the second), and the second pull replaces the
+ * whole ghost row before the next main pass reads it. The schedule, with such late reads, was checked against
+ * the sequential sweep by a Python model. Tiles: BX = 128 threads, H = 64 (HETRELAX_RB2_SHAPE="BXxH"
+ * overrides; the stream scheme takes "BXxBYxH", rb-tuned's form).
  *
  * v1: each colour phase is a v1 launch on both (one thread per point of the colour), then
  * the two boundary rows are exchanged.
@@ -42,17 +46,29 @@
 
 #include "cuda/redblack_gpu.h"
 #include "cuda/redblack_point.cuh"
+#include "cuda/redblack_stream.cuh"
+
+enum { RB2_STREAM, RB2_FUSED, RB2_V1 };
 
 struct hr_gpu_rb2 {
     hr_gpu_rb_params p;
-    int fused, bx, h;                          /* the fused scheme and its tiles (2 bx columns x h rows) */
-    cudaStream_t low[2];                       /* fused: the bulk's stream per GPU (st: high priority) */
+    int mode;                                  /* RB2_STREAM (default), RB2_FUSED, RB2_V1 */
+    int bx, by, h;                             /* stream: rb-tuned's shape; fused: tiles 2 bx x h */
+    cudaStream_t low[2];                       /* the bulk's stream per GPU (st: high priority) */
     cudaEvent_t main_b[2], ring_b[2], bulk[2]; /* fused: boundary strip, row B, the bulk's ring */
-    int dev[2];
-    int lo[2], hi[2]; /* global interior rows [lo, hi] of each half */
+    int dev[2];                                /* HETRELAX_RB2_ONE=1: both halves on one device */
+    int lo[2], hi[2];                          /* global interior rows [lo, hi] of each half */
+    int ioff[2];                               /* local row r is global row r + ioff */
+    int nrows[2];                              /* local rows held (ghosts included) */
+    int m;                                     /* stream: GPU 0's last row (odd) */
+    int srows;                                 /* stream: rows of the part S next to the other half */
+    int sa[2], sz[2], ia[2], iz[2];            /* stream: local rows of the parts S and I */
+    int cur, parity;                           /* stream: grid holding the iterate; the events' parity */
+    cudaEvent_t ev_s[2][2], ev_i[2][2];        /* stream: S and I done, by iteration parity */
     cudaStream_t st[2];
     cudaEvent_t kern[2], copy[2];
-    void *d_u[2], *d_hf[2]; /* allocation starts: local row 0 = global row lo - 1 */
+    void *d_g[2][2]; /* per half, grids A and B (fused, v1: A only); allocation starts */
+    void *d_hf[2];
     void *registered;
 };
 
@@ -74,15 +90,18 @@ static double rb2_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Local rows (ghosts included) of half d, and the byte offset of local row r. */
-static size_t rb2_rows(const hr_gpu_rb2 *G, int d)
-{
-    return (size_t)(G->hi[d] - G->lo[d] + 3);
-}
-
+/* The byte offset of local row r. */
 static char *rb2_row(const hr_gpu_rb2 *G, void *base, int r)
 {
     return (char *)base + (G->p.offset + (size_t)r * G->p.pitch) * G->p.esize;
+}
+
+#include "cuda/redblack_gpu2_stream.cuh"
+
+static int rb2_env_on(const char *name)
+{
+    const char *v = getenv(name);
+    return v && v[0] == '1';
 }
 
 extern "C" hr_status hr_gpu_rb2_create(const hr_gpu_rb_params *p, void *u_host, hr_gpu_rb2 **out, char *name,
@@ -93,8 +112,9 @@ extern "C" hr_status hr_gpu_rb2_create(const hr_gpu_rb_params *p, void *u_host, 
         if (err && err_size) snprintf(err, err_size, "kernel: rb-2gpu runs 2-D grids of at least 2 rows");
         return HR_ERR_INVALID_ARG;
     }
+    const int one = rb2_env_on("HETRELAX_RB2_ONE"); /* both halves on one GPU: the code path, not the speed */
     int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess || count < p->device + 2) {
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count < p->device + (one ? 1 : 2)) {
         if (err && err_size)
             snprintf(err, err_size, "device: rb-2gpu needs devices %d and %d, %d CUDA device(s) present",
                      p->device, p->device + 1, count);
@@ -104,17 +124,62 @@ extern "C" hr_status hr_gpu_rb2_create(const hr_gpu_rb_params *p, void *u_host, 
     if (!G) return HR_ERR_NO_MEMORY;
     *out = G; /* freed by hr_gpu_rb2_free on any failure below */
     G->p = *p;
-    const int m = p->ny / 2;
-    G->lo[0] = 1;
-    G->hi[0] = m;
-    G->lo[1] = m + 1;
-    G->hi[1] = p->ny;
+    G->mode = rb2_env_on("HETRELAX_RB2_V1")    ? RB2_V1
+              : rb2_env_on("HETRELAX_RB2_OLD") ? RB2_FUSED
+                                               : RB2_STREAM;
+    const char *shape = getenv("HETRELAX_RB2_SHAPE"), *srows = getenv("HETRELAX_RB2_SROWS");
+    if (G->mode == RB2_STREAM) {
+        /* rb-tuned's default shape (128 threads, overlapped warps, strips of 8 rows) */
+        G->bx = 128;
+        G->by = 1 + RB_STREAM_OVL;
+        G->h = 8;
+        G->srows = 2;
+        if (shape && *shape && sscanf(shape, "%dx%dx%d", &G->bx, &G->by, &G->h) != 3) {
+            if (err && err_size) snprintf(err, err_size, "HETRELAX_RB2_SHAPE: '%s' is not BXxBYxH", shape);
+            return HR_ERR_INVALID_ARG;
+        }
+        if (rb_stream_check(G->bx, G->by, G->h, err, err_size)) return HR_ERR_INVALID_ARG;
+        if (srows && *srows && (sscanf(srows, "%d", &G->srows) != 1 || G->srows < 2)) {
+            if (err && err_size)
+                snprintf(err, err_size, "HETRELAX_RB2_SROWS: '%s' is not a count >= 2", srows);
+            return HR_ERR_INVALID_ARG;
+        }
+        /* GPU 0's last row m odd: GPU 1's frame starts at global m - 1, an even shift */
+        G->m = (p->ny / 2) | 1;
+        G->lo[0] = 1;
+        G->hi[0] = G->m;
+        G->lo[1] = G->m + 1;
+        G->hi[1] = p->ny;
+        G->ioff[0] = 0;
+        G->nrows[0] = G->m + 3;
+        G->ioff[1] = G->m - 1;
+        G->nrows[1] = p->ny - G->m + 3;
+        rb2s_split(G);
+    } else {
+        G->bx = 128;
+        G->h = 64;
+        if (shape && *shape &&
+            (sscanf(shape, "%dx%d", &G->bx, &G->h) != 2 || G->bx < 1 || G->bx > 1024 || G->h < 2)) {
+            if (err && err_size)
+                snprintf(err, err_size, "HETRELAX_RB2_SHAPE: '%s' is not BXxH (BX <= 1024, H >= 2)", shape);
+            return HR_ERR_INVALID_ARG;
+        }
+        const int m = p->ny / 2;
+        G->lo[0] = 1;
+        G->hi[0] = m;
+        G->lo[1] = m + 1;
+        G->hi[1] = p->ny;
+        for (int d = 0; d < 2; d++) {
+            G->ioff[d] = G->lo[d] - 1;
+            G->nrows[d] = G->hi[d] - G->lo[d] + 3;
+        }
+    }
     const size_t es = p->esize;
     for (int d = 0; d < 2; d++) {
-        G->dev[d] = p->device + d;
+        G->dev[d] = p->device + (one ? 0 : d);
         RB2_CU(cudaSetDevice(G->dev[d]));
         int can = 0;
-        RB2_CU(cudaDeviceCanAccessPeer(&can, G->dev[d], G->dev[1 - d]));
+        if (!one) RB2_CU(cudaDeviceCanAccessPeer(&can, G->dev[d], G->dev[1 - d]));
         if (can) {
             cudaError_t e = cudaDeviceEnablePeerAccess(G->dev[1 - d], 0);
             if (e == cudaErrorPeerAccessAlreadyEnabled)
@@ -130,29 +195,31 @@ extern "C" hr_status hr_gpu_rb2_create(const hr_gpu_rb_params *p, void *u_host, 
         RB2_CU(cudaEventCreateWithFlags(&G->ring_b[d], cudaEventDisableTiming));
         RB2_CU(cudaEventCreateWithFlags(&G->bulk[d], cudaEventDisableTiming));
         RB2_CU(cudaEventRecord(G->bulk[d], G->low[d])); /* the first iteration's wait */
+        for (int q = 0; q < 2; q++) { /* recorded once: the first iteration's waits, a half without I */
+            RB2_CU(cudaEventCreateWithFlags(&G->ev_s[d][q], cudaEventDisableTiming));
+            RB2_CU(cudaEventCreateWithFlags(&G->ev_i[d][q], cudaEventDisableTiming));
+            RB2_CU(cudaEventRecord(G->ev_s[d][q], G->st[d]));
+            RB2_CU(cudaEventRecord(G->ev_i[d][q], G->low[d]));
+        }
         RB2_CU(cudaEventCreateWithFlags(&G->kern[d], cudaEventDisableTiming));
         RB2_CU(cudaEventCreateWithFlags(&G->copy[d], cudaEventDisableTiming));
-        const size_t bytes = (p->offset + rb2_rows(G, d) * p->pitch) * es;
-        RB2_CU(cudaMalloc(&G->d_u[d], bytes));
+        /* + a spare row: rb_stream's 16-byte words may read past the last boundary column */
+        const size_t bytes = (p->offset + ((size_t)G->nrows[d] + 1) * p->pitch) * es;
+        for (int q = 0; q < (G->mode == RB2_STREAM ? 2 : 1); q++) {
+            RB2_CU(cudaMalloc(&G->d_g[d][q], bytes));
+            RB2_CU(cudaMemset(G->d_g[d][q], 0, bytes));
+        }
         if (p->hf_host) {
             RB2_CU(cudaMalloc(&G->d_hf[d], bytes));
-            const char *src = (const char *)p->hf_host + (p->offset + (size_t)(G->lo[d] - 1) * p->pitch) * es;
-            RB2_CU(cudaMemcpy(rb2_row(G, G->d_hf[d], 0), src, rb2_rows(G, d) * p->pitch * es,
+            RB2_CU(cudaMemset(G->d_hf[d], 0, bytes));
+            const char *src = (const char *)p->hf_host + (p->offset + (size_t)G->ioff[d] * p->pitch) * es;
+            RB2_CU(cudaMemcpy(rb2_row(G, G->d_hf[d], 0), src, (size_t)G->nrows[d] * p->pitch * es,
                               cudaMemcpyHostToDevice));
         }
     }
     cudaDeviceProp prop;
     RB2_CU(cudaGetDeviceProperties(&prop, G->dev[0]));
-    const char *v1 = getenv("HETRELAX_RB2_V1"), *shape = getenv("HETRELAX_RB2_SHAPE");
-    G->fused = !(v1 && v1[0] == '1');
-    G->bx = 128;
-    G->h = 64;
-    if (shape && (sscanf(shape, "%dx%d", &G->bx, &G->h) != 2 || G->bx < 1 || G->bx > 1024 || G->h < 2)) {
-        if (err && err_size)
-            snprintf(err, err_size, "HETRELAX_RB2_SHAPE: '%s' is not BXxH (BX <= 1024, H >= 2)", shape);
-        return HR_ERR_INVALID_ARG;
-    }
-    if (name && name_size) snprintf(name, name_size, "2 x %s", prop.name);
+    if (name && name_size) snprintf(name, name_size, "%s x %s", one ? "1 (both halves)" : "2", prop.name);
     if (p->pinned) {
         RB2_CU(cudaHostRegister(u_host, p->count * es, cudaHostRegisterDefault));
         G->registered = u_host;
@@ -265,8 +332,8 @@ static cudaError_t rb2_pull(hr_gpu_rb2 *G, int d, cudaEvent_t after)
     const size_t row_bytes = G->p.pitch * G->p.esize;
     /* GPU 0's ghost is local row m + 1 (GPU 1's local row 1); GPU 1's is local row 0
      * (GPU 0's local row m) */
-    void *dst = rb2_row(G, G->d_u[d], d == 0 ? m + 1 : 0);
-    const void *src = rb2_row(G, G->d_u[o], d == 0 ? 1 : m);
+    void *dst = rb2_row(G, G->d_g[d][0], d == 0 ? m + 1 : 0);
+    const void *src = rb2_row(G, G->d_g[o][0], d == 0 ? 1 : m);
     cudaError_t e;
     if ((e = cudaSetDevice(G->dev[d])) != cudaSuccess) return e;
     if ((e = cudaStreamWaitEvent(G->st[d], after, 0)) != cudaSuccess) return e;
@@ -292,7 +359,7 @@ template <typename T> static cudaError_t rb2_fused(hr_gpu_rb2 *G)
         strips[d] = full;
         kb[d] = d == 0 ? full - 1 : 0;
         brow[d] = d == 0 ? M : 1;
-        u[d] = (T *)G->d_u[d] + p.offset;
+        u[d] = (T *)G->d_g[d][0] + p.offset;
         hf[d] = G->d_hf[d] ? (const T *)G->d_hf[d] + p.offset : NULL;
     }
     const unsigned tiles = rb2_cdiv(p.nx, tw), row_blocks = rb2_cdiv((p.nx + 1) / 2, 256);
@@ -354,7 +421,7 @@ template <typename T> static cudaError_t rb2_phase(hr_gpu_rb2 *G, int colour)
         g.sj = p.spike_j;
         g.sk = 0;
         g.weighted = p.omega != 1.0;
-        T *u = (T *)G->d_u[d] + p.offset;
+        T *u = (T *)G->d_g[d][0] + p.offset;
         const T *hf = G->d_hf[d] ? (const T *)G->d_hf[d] + p.offset : NULL;
         if ((e = cudaSetDevice(G->dev[d])) != cudaSuccess) return e;
         const long half = (p.nx + 1) / 2;
@@ -368,15 +435,15 @@ template <typename T> static cudaError_t rb2_phase(hr_gpu_rb2 *G, int colour)
     /* GPU 0's last row (local m) -> GPU 1's upper ghost (local 0), on GPU 1's stream */
     if ((e = cudaSetDevice(G->dev[1])) != cudaSuccess) return e;
     if ((e = cudaStreamWaitEvent(G->st[1], G->kern[0], 0)) != cudaSuccess) return e;
-    if ((e = cudaMemcpyPeerAsync(rb2_row(G, G->d_u[1], 0), G->dev[1], rb2_row(G, G->d_u[0], m), G->dev[0],
-                                 row_bytes, G->st[1])) != cudaSuccess)
+    if ((e = cudaMemcpyPeerAsync(rb2_row(G, G->d_g[1][0], 0), G->dev[1], rb2_row(G, G->d_g[0][0], m),
+                                 G->dev[0], row_bytes, G->st[1])) != cudaSuccess)
         return e;
     if ((e = cudaEventRecord(G->copy[1], G->st[1])) != cudaSuccess) return e;
     /* GPU 1's first row (local 1) -> GPU 0's lower ghost (local m + 1), on GPU 0's stream */
     if ((e = cudaSetDevice(G->dev[0])) != cudaSuccess) return e;
     if ((e = cudaStreamWaitEvent(G->st[0], G->kern[1], 0)) != cudaSuccess) return e;
-    if ((e = cudaMemcpyPeerAsync(rb2_row(G, G->d_u[0], m + 1), G->dev[0], rb2_row(G, G->d_u[1], 1), G->dev[1],
-                                 row_bytes, G->st[0])) != cudaSuccess)
+    if ((e = cudaMemcpyPeerAsync(rb2_row(G, G->d_g[0][0], m + 1), G->dev[0], rb2_row(G, G->d_g[1][0], 1),
+                                 G->dev[1], row_bytes, G->st[0])) != cudaSuccess)
         return e;
     if ((e = cudaEventRecord(G->copy[0], G->st[0])) != cudaSuccess) return e;
     /* the next phase overwrites the rows these copies read */
@@ -388,12 +455,14 @@ template <typename T> static cudaError_t rb2_phase(hr_gpu_rb2 *G, int colour)
 extern "C" hr_status hr_gpu_rb2_iterations(hr_gpu_rb2 *G, long count, char *err, size_t err_size)
 {
     for (long t = 0; t < count; t++) {
-        if (G->fused) {
+        if (G->mode == RB2_STREAM) {
+            RB2_CU(G->p.esize == 8 ? rb2s_iteration<double>(G) : rb2s_iteration<float>(G));
+        } else if (G->mode == RB2_FUSED) {
             RB2_CU(G->p.esize == 8 ? rb2_fused<double>(G) : rb2_fused<float>(G));
-            continue;
+        } else {
+            for (int colour = 0; colour < 2; colour++)
+                RB2_CU(G->p.esize == 8 ? rb2_phase<double>(G, colour) : rb2_phase<float>(G, colour));
         }
-        for (int colour = 0; colour < 2; colour++)
-            RB2_CU(G->p.esize == 8 ? rb2_phase<double>(G, colour) : rb2_phase<float>(G, colour));
     }
     for (int d = 0; d < 2; d++) {
         RB2_CU(cudaSetDevice(G->dev[d]));
@@ -401,6 +470,12 @@ extern "C" hr_status hr_gpu_rb2_iterations(hr_gpu_rb2 *G, long count, char *err,
         RB2_CU(cudaStreamSynchronize(G->low[d]));
     }
     return HR_OK;
+}
+
+/* The grid holding half d's iterate. */
+static void *rb2_current(const hr_gpu_rb2 *G, int d)
+{
+    return G->d_g[d][G->mode == RB2_STREAM ? G->cur : 0];
 }
 
 extern "C" hr_status hr_gpu_rb2_download(hr_gpu_rb2 *G, void *u_host, double *seconds, char *err,
@@ -411,7 +486,8 @@ extern "C" hr_status hr_gpu_rb2_download(hr_gpu_rb2 *G, void *u_host, double *se
         RB2_CU(cudaSetDevice(G->dev[d]));
         char *dst = (char *)u_host + (G->p.offset + (size_t)G->lo[d] * G->p.pitch) * G->p.esize;
         const size_t n = (size_t)(G->hi[d] - G->lo[d] + 1) * G->p.pitch * G->p.esize;
-        RB2_CU(cudaMemcpyAsync(dst, rb2_row(G, G->d_u[d], 1), n, cudaMemcpyDeviceToHost, G->st[d]));
+        RB2_CU(cudaMemcpyAsync(dst, rb2_row(G, rb2_current(G, d), G->lo[d] - G->ioff[d]), n,
+                               cudaMemcpyDeviceToHost, G->st[d]));
     }
     for (int d = 0; d < 2; d++) {
         RB2_CU(cudaSetDevice(G->dev[d]));
@@ -421,16 +497,20 @@ extern "C" hr_status hr_gpu_rb2_download(hr_gpu_rb2 *G, void *u_host, double *se
     return HR_OK;
 }
 
+/* Every local row (ghosts, boundary rows) into the current grid, and (stream) the other grid:
+ * rb_stream writes only interior points, the boundary ring comes from here. */
 extern "C" hr_status hr_gpu_rb2_upload(hr_gpu_rb2 *G, const void *u_host, double *seconds, char *err,
                                        size_t err_size)
 {
     const double t0 = rb2_now();
     for (int d = 0; d < 2; d++) {
         RB2_CU(cudaSetDevice(G->dev[d]));
-        const char *src =
-            (const char *)u_host + (G->p.offset + (size_t)(G->lo[d] - 1) * G->p.pitch) * G->p.esize;
-        RB2_CU(cudaMemcpyAsync(rb2_row(G, G->d_u[d], 0), src, rb2_rows(G, d) * G->p.pitch * G->p.esize,
-                               cudaMemcpyHostToDevice, G->st[d]));
+        const char *src = (const char *)u_host + (G->p.offset + (size_t)G->ioff[d] * G->p.pitch) * G->p.esize;
+        const size_t n = (size_t)G->nrows[d] * G->p.pitch * G->p.esize;
+        RB2_CU(cudaMemcpyAsync(rb2_row(G, rb2_current(G, d), 0), src, n, cudaMemcpyHostToDevice, G->st[d]));
+        if (G->mode == RB2_STREAM)
+            RB2_CU(cudaMemcpyAsync(rb2_row(G, G->d_g[d][G->cur ^ 1], 0), src, n, cudaMemcpyHostToDevice,
+                                   G->st[d]));
     }
     for (int d = 0; d < 2; d++) {
         RB2_CU(cudaSetDevice(G->dev[d]));
@@ -446,7 +526,11 @@ extern "C" void hr_gpu_rb2_free(hr_gpu_rb2 *G)
     if (G->registered) cudaHostUnregister(G->registered);
     for (int d = 0; d < 2; d++) {
         if (cudaSetDevice(G->dev[d]) != cudaSuccess) continue;
-        cudaFree(G->d_u[d]);
+        for (int q = 0; q < 2; q++) {
+            cudaFree(G->d_g[d][q]);
+            if (G->ev_s[d][q]) cudaEventDestroy(G->ev_s[d][q]);
+            if (G->ev_i[d][q]) cudaEventDestroy(G->ev_i[d][q]);
+        }
         cudaFree(G->d_hf[d]);
         if (G->kern[d]) cudaEventDestroy(G->kern[d]);
         if (G->copy[d]) cudaEventDestroy(G->copy[d]);

@@ -103,9 +103,13 @@ __device__ __forceinline__ T rbs_side(const rbs_pair<T> &pn, const rbs_pair<T> &
                             R == g.si && sc == g.sj && g.sk == 0, c0, c1);
 }
 
-template <typename T, int V, int U, bool W, bool OVL>
-__global__ void __launch_bounds__(256, 1) rb_stream(const T *__restrict__ u, T *__restrict__ un,
-                                                    const T *__restrict__ hf, rb_geo g, int h, T c0, T c1)
+/* WIN (rb-2gpu's parts of a half): only rows [s0, s1] are stored; the rows just outside
+ * them are still updated (colour 0) for their neighbours, so a part's edge rows are exact;
+ * rb-tuned's instantiations (WIN false) are unchanged. */
+template <typename T, int V, int U, bool W, bool OVL, bool WIN = false>
+__global__ void __launch_bounds__(256, 1)
+    rb_stream(const T *__restrict__ u, T *__restrict__ un, const T *__restrict__ hf, rb_geo g, int h, T c0,
+              T c1, int s0 = 1, int s1 = 0)
 {
     typedef rbs_vec<T, V> VT;
     typedef rbs_pair<T> PT;
@@ -194,7 +198,7 @@ __global__ void __launch_bounds__(256, 1) rb_stream(const T *__restrict__ u, T *
                 if (!OVL && lane == 0) wl = smc;
                 if (!OVL && lane == 31) er = smc;
                 const VT fin = rbs_row<T, V, W, OVL>(mn, ms, mc, wl, er, (q + 1) & 1, R, j, g, hf, c0, c1);
-                if (have && store) {
+                if (have && store && (!WIN || (R >= s0 && R <= s1))) {
                     T *o = out + (size_t)R * p;
                     if (full) {
                         *(VT *)o = fin;
@@ -220,9 +224,9 @@ __global__ void __launch_bounds__(256, 1) rb_stream(const T *__restrict__ u, T *
 #ifdef __CUDACC__
 /* The launch for grids u -> un; 16 bytes per thread; by + 16: overlapped warps (OVL).
  * Shape checked by rb_stream_check. */
-template <typename T, bool W, bool OVL>
+template <typename T, bool W, bool OVL, bool WIN = false>
 static cudaError_t rb_stream_go(const T *u, T *un, const T *hf, const rb_geo &g, int bx, int by, int h, T c0,
-                                T c1, cudaStream_t st)
+                                T c1, cudaStream_t st, int s0 = 1, int s1 = 0)
 {
     const int V = 16 / (int)sizeof(T);
     const long words = ((long)g.nx + V - 1) / V, strips = ((long)g.ny + h - 1) / h;
@@ -230,11 +234,11 @@ static cudaError_t rb_stream_go(const T *u, T *un, const T *hf, const rb_geo &g,
     const long gy = (strips + by - 1) / by;
     const dim3 blk(bx, by), grd((unsigned)((threads + bx - 1) / bx), (unsigned)(gy < 65535 ? gy : 65535));
     if (h % 8 == 0)
-        rb_stream<T, 16 / sizeof(T), 8, W, OVL><<<grd, blk, 0, st>>>(u, un, hf, g, h, c0, c1);
+        rb_stream<T, 16 / sizeof(T), 8, W, OVL, WIN><<<grd, blk, 0, st>>>(u, un, hf, g, h, c0, c1, s0, s1);
     else if (h % 4 == 0)
-        rb_stream<T, 16 / sizeof(T), 4, W, OVL><<<grd, blk, 0, st>>>(u, un, hf, g, h, c0, c1);
+        rb_stream<T, 16 / sizeof(T), 4, W, OVL, WIN><<<grd, blk, 0, st>>>(u, un, hf, g, h, c0, c1, s0, s1);
     else
-        rb_stream<T, 16 / sizeof(T), 2, W, OVL><<<grd, blk, 0, st>>>(u, un, hf, g, h, c0, c1);
+        rb_stream<T, 16 / sizeof(T), 2, W, OVL, WIN><<<grd, blk, 0, st>>>(u, un, hf, g, h, c0, c1, s0, s1);
     return cudaGetLastError();
 }
 
@@ -245,6 +249,16 @@ static cudaError_t rb_stream_launch(const T *u, T *un, const T *hf, const rb_geo
     if (by & RB_STREAM_OVL)
         return rb_stream_go<T, W, true>(u, un, hf, g, bx, by & ~RB_STREAM_OVL, h, c0, c1, st);
     return rb_stream_go<T, W, false>(u, un, hf, g, bx, by, h, c0, c1, st);
+}
+
+/* The same launch storing only rows [s0, s1] (1 <= s0, s1 <= g.ny): see WIN above. */
+template <typename T, bool W>
+static cudaError_t rb_stream_launch_rows(const T *u, T *un, const T *hf, const rb_geo &g, int bx, int by,
+                                         int h, T c0, T c1, cudaStream_t st, int s0, int s1)
+{
+    if (by & RB_STREAM_OVL)
+        return rb_stream_go<T, W, true, true>(u, un, hf, g, bx, by & ~RB_STREAM_OVL, h, c0, c1, st, s0, s1);
+    return rb_stream_go<T, W, false, true>(u, un, hf, g, bx, by, h, c0, c1, st, s0, s1);
 }
 #endif
 

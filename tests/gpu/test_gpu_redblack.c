@@ -330,36 +330,50 @@ static void checks_restart_memory(void **state)
 
 /* rb-2gpu (two devices) == rb-seq: odd and even row counts, the spike in either half, an f
  * array, both precisions, residual checks mid-run (downloads). */
+/* rb-2gpu's schemes (the streaming default, HETRELAX_RB2_OLD, HETRELAX_RB2_V1), each on two
+ * devices when there are two and with both halves on device 0 (HETRELAX_RB2_ONE: the same
+ * code path, peer copies within one device), bitwise equal to rb-seq. */
 static void two_gpus(void **state)
 {
     (void)state;
-    if (hr_cuda_device_count() < 2) {
-        print_message("rb-2gpu: fewer than 2 devices, not checked\n");
-        skip();
-    }
-    const int ext[][2] = {{5, 2}, {37, 29}, {64, 65}, {301, 256}};
+    static const char *const modes[][2] = {
+        {"", "stream"}, {"HETRELAX_RB2_OLD", "fused"}, {"HETRELAX_RB2_V1", "v1"}};
+    /* rows 2 and 3 (m = 1), 7 (halves 3 | 4: I of 1 and 2 rows), odd/even splits, wide rows */
+    const int ext[][2] = {{5, 2}, {9, 3}, {12, 7}, {37, 29}, {64, 65}, {301, 256}};
+    const int devices = hr_cuda_device_count();
     int n = 0;
-    for (int e = 0; e < 4; e++)
-        for (int prec = 0; prec < 2; prec++)
-            for (int r = 0; r < 2; r++) {
-                hr_options o = base(2, ext[e][0], ext[e][1], 0);
-                o.precision = prec ? HR_PREC_DOUBLE : HR_PREC_SINGLE;
-                o.rhs = r ? HR_RHS_MANUFACTURED : HR_RHS_SPIKE;
-                o.omega = r ? 1.5 : 1.0;
-                double *want = solve(&o, NULL);
-                o.backend = HR_BACKEND_GPU;
-                o.kernel = "rb-2gpu";
-                o.tol = r ? 1e-30 : 0; /* with checks every 4 iterations (downloads mid-run) */
-                o.check_every = 4;
-                double *got = solve(&o, NULL);
-                if (memcmp(got, want, points(&o) * sizeof *got) != 0)
-                    fail_msg("rb-2gpu %dx%d %s rhs %d: not bitwise rb-seq", o.nx, o.ny,
-                             prec ? "double" : "single", r);
-                free(got);
-                free(want);
-                n++;
-            }
-    print_message("rb-2gpu: %d runs bitwise equal to rb-seq\n", n);
+    for (int one = devices >= 2 ? 0 : 1; one < 2; one++)
+        for (int md = 0; md < 3; md++) {
+            setenv("HETRELAX_RB2_ONE", one ? "1" : "0", 1);
+            unsetenv("HETRELAX_RB2_OLD");
+            unsetenv("HETRELAX_RB2_V1");
+            if (modes[md][0][0]) setenv(modes[md][0], "1", 1);
+            for (int e = 0; e < 6; e++)
+                for (int prec = 0; prec < 2; prec++)
+                    for (int r = 0; r < 2; r++) {
+                        hr_options o = base(2, ext[e][0], ext[e][1], 0);
+                        o.precision = prec ? HR_PREC_DOUBLE : HR_PREC_SINGLE;
+                        o.rhs = r ? HR_RHS_MANUFACTURED : HR_RHS_SPIKE;
+                        o.omega = r ? 1.5 : 1.0;
+                        double *want = solve(&o, NULL);
+                        o.backend = HR_BACKEND_GPU;
+                        o.kernel = "rb-2gpu";
+                        o.tol = r ? 1e-30 : 0; /* with checks every 4 iterations (downloads mid-run) */
+                        o.check_every = 4;
+                        double *got = solve(&o, NULL);
+                        if (memcmp(got, want, points(&o) * sizeof *got) != 0)
+                            fail_msg("rb-2gpu %s%s %dx%d %s rhs %d: not bitwise rb-seq", modes[md][1],
+                                     one ? " (one device)" : "", o.nx, o.ny, prec ? "double" : "single", r);
+                        free(got);
+                        free(want);
+                        n++;
+                    }
+        }
+    unsetenv("HETRELAX_RB2_ONE");
+    unsetenv("HETRELAX_RB2_OLD");
+    unsetenv("HETRELAX_RB2_V1");
+    print_message("rb-2gpu: %d runs bitwise equal to rb-seq (%s)\n", n,
+                  devices >= 2 ? "two devices and one" : "both halves on one device");
 }
 
 int main(void)

@@ -1,0 +1,128 @@
+/*
+ * rb-2gpu's streaming scheme (the default; included by redblack_gpu2.cu after hr_gpu_rb2):
+ * each half runs rb-tuned's out-of-place pass (redblack_stream.cuh, grid A -> grid B) and
+ * keeps TWO ghost rows of the other half's OLD iterate. A point's new value depends only on
+ * old values within distance 2, so one iteration (both colours) of the half's own rows needs
+ * nothing from the other GPU in between: the first ghost row's colour 0 is recomputed
+ * redundantly (communication avoiding), once per iteration, not once per colour.
+ *
+ * Rows (m = the last row of GPU 0, odd, so both local frames keep the global row parity
+ * that rb_stream's compile-time colour pattern needs):
+ *   GPU 0: local = global, rows 0..m+2 (m+1, m+2: ghosts);
+ *   GPU 1: local r = global r + m - 1, rows 0..ny-m+2 (0, 1: ghosts; 2 = global m+1).
+ * Each half is swept as two parts: S, the 2+ rows next to the other GPU (the rows the
+ * other half needs), and I, the rest. A part is one rb_stream launch on a row-shifted view
+ * (an even shift), updating one extra row beyond each cut for its neighbours and storing
+ * only its own rows (WIN), so the two parts write disjoint rows of B and both read only A.
+ *
+ * Per iteration t and GPU d (two streams; events alternate by t's parity):
+ *   high: wait I(t-1) [it read the rows S(t) writes] | S(t) | record |
+ *         wait the other GPU's S(t) | peer copy of its 2 rows into d's ghost rows of B;
+ *   low:  wait S(t-1) [I(t) reads them] | I(t) | record.
+ * So I runs back to back and S, the copies and the cross-GPU waits run beside it; no host
+ * wait per iteration. The copy into d's ghosts of B follows d's S(t-1) (the last reader of
+ * those rows) on the same stream, and d's S(t+1) reads them after it on that stream. The
+ * rows the copy reads are rewritten by the other GPU's S(t+2), which follows its own copy
+ * of iteration t+1, which waited for d's S(t+1), which follows this copy. Events alternate
+ * by parity so that a wait on iteration t-1 is not taken for iteration t.
+ * bench/mgpu_rb2_model.py checks the index logic against the sequential sweep and every
+ * pair of conflicting operations for an ordering by these streams and events.
+ */
+
+/* Correct rows [a, z] (local) of half d from grid `in` into grid `out`. */
+template <typename T>
+static cudaError_t rb2s_part(const hr_gpu_rb2 *G, int d, const T *in, T *out, const T *hf, int a, int z,
+                             cudaStream_t st)
+{
+    const hr_gpu_rb_params &p = G->p;
+    const int ioff = G->ioff[d];
+    int u0 = a + ioff == 1 ? a : a - 1; /* update one row beyond a cut for the neighbour */
+    const int u1 = z + ioff == p.ny ? z : z + 1;
+    if (!(u0 & 1)) u0--; /* strips start at odd rows: an even shift */
+    const int shift = u0 - 1;
+    const size_t off = (size_t)shift * p.pitch;
+    rb_geo g;
+    g.p = p.pitch;
+    g.q = p.plane;
+    g.dim = 2;
+    g.nx = p.nx;
+    g.ny = u1 - shift;
+    g.nz = 1;
+    g.si = p.hf_host || p.spike_i < 0 ? -1 : p.spike_i - ioff - shift;
+    g.sj = p.spike_j;
+    g.sk = 0;
+    g.weighted = p.omega != 1.0;
+    const T c0 = (T)(1.0 - p.omega), c1 = (T)p.omega;
+    const T *hfs = hf ? hf + off : NULL;
+    return g.weighted ? rb_stream_launch_rows<T, true>(in + off, out + off, hfs, g, G->bx, G->by, G->h, c0,
+                                                       c1, st, a - shift, z - shift)
+                      : rb_stream_launch_rows<T, false>(in + off, out + off, hfs, g, G->bx, G->by, G->h, c0,
+                                                        c1, st, a - shift, z - shift);
+}
+
+/* One streaming iteration on both halves (see the file comment). */
+template <typename T> static cudaError_t rb2s_iteration(hr_gpu_rb2 *G)
+{
+    const hr_gpu_rb_params &p = G->p;
+    const int par = G->parity, prev = par ^ 1;
+    const size_t pitch_b = p.pitch * p.esize;
+    cudaError_t e;
+    const T *in[2];
+    T *out[2];
+    const T *hf[2];
+    for (int d = 0; d < 2; d++) {
+        in[d] = (const T *)G->d_g[d][G->cur] + p.offset;
+        out[d] = (T *)G->d_g[d][G->cur ^ 1] + p.offset;
+        hf[d] = G->d_hf[d] ? (const T *)G->d_hf[d] + p.offset : NULL;
+    }
+    /* low: the bulk after the last iteration's S (I reads the rows S wrote) */
+    for (int d = 0; d < 2; d++) {
+        if (G->ia[d] > G->iz[d]) continue;
+        if ((e = cudaSetDevice(G->dev[d])) != cudaSuccess) return e;
+        if ((e = cudaStreamWaitEvent(G->low[d], G->ev_s[d][prev], 0)) != cudaSuccess) return e;
+        if ((e = rb2s_part<T>(G, d, in[d], out[d], hf[d], G->ia[d], G->iz[d], G->low[d])) != cudaSuccess)
+            return e;
+        if ((e = cudaEventRecord(G->ev_i[d][par], G->low[d])) != cudaSuccess) return e;
+    }
+    /* high: S after the last iteration's I (it read the rows S writes) */
+    for (int d = 0; d < 2; d++) {
+        if ((e = cudaSetDevice(G->dev[d])) != cudaSuccess) return e;
+        if ((e = cudaStreamWaitEvent(G->st[d], G->ev_i[d][prev], 0)) != cudaSuccess) return e;
+        if ((e = rb2s_part<T>(G, d, in[d], out[d], hf[d], G->sa[d], G->sz[d], G->st[d])) != cudaSuccess)
+            return e;
+        if ((e = cudaEventRecord(G->ev_s[d][par], G->st[d])) != cudaSuccess) return e;
+    }
+    /* high: the other half's 2 new rows into this half's ghost rows of B */
+    for (int d = 0; d < 2; d++) {
+        const int o = 1 - d;
+        /* GPU 0's ghosts: local m+1, m+2 = GPU 1's local 2, 3; GPU 1's: local 0, 1 = GPU 0's m-1, m */
+        const int m = G->m, dst_row = d == 0 ? m + 1 : 0, src_row = d == 0 ? 2 : m - 1;
+        char *dst = (char *)out[d] + (size_t)dst_row * pitch_b;
+        const char *src = (const char *)out[o] + (size_t)src_row * pitch_b;
+        if ((e = cudaSetDevice(G->dev[d])) != cudaSuccess) return e;
+        if ((e = cudaStreamWaitEvent(G->st[d], G->ev_s[o][par], 0)) != cudaSuccess) return e;
+        if ((e = cudaMemcpyPeerAsync(dst, G->dev[d], src, G->dev[o], 2 * pitch_b, G->st[d])) != cudaSuccess)
+            return e;
+    }
+    G->cur ^= 1;
+    G->parity = par ^ 1;
+    return cudaSuccess;
+}
+
+/* The split into S and I (local rows), set once at create. */
+static void rb2s_split(hr_gpu_rb2 *G)
+{
+    const int m = G->m, ny = G->p.ny, srows = G->srows;
+    /* GPU 0: own rows 1..m; S = the last srows (at least the 2 GPU 1 needs), I reads up to
+     * its last row + 2, which must stay out of the ghosts: at least 2 rows of S */
+    G->sz[0] = m;
+    G->sa[0] = m - srows + 1 < 1 ? 1 : m - srows + 1;
+    G->ia[0] = 1;
+    G->iz[0] = G->sa[0] - 1;
+    /* GPU 1: own rows local 2..ny-m+1; S the first srows */
+    const int last = ny - m + 1;
+    G->sa[1] = 2;
+    G->sz[1] = 2 + srows - 1 > last ? last : 2 + srows - 1;
+    G->ia[1] = G->sz[1] + 1;
+    G->iz[1] = last;
+}
