@@ -65,6 +65,9 @@ struct hr_gpu_rb2 {
     int sa[2], sz[2], ia[2], iz[2];            /* stream: local rows of the parts S and I */
     int cur, parity;                           /* stream: grid holding the iterate; the events' parity */
     cudaEvent_t ev_s[2][2], ev_i[2][2];        /* stream: S and I done, by iteration parity */
+    int graph_k;               /* stream: HETRELAX_RB2_GRAPH, iterations per graph (0: none) */
+    cudaGraphExec_t graph[2];  /* per starting grid */
+    cudaEvent_t fork, join[3]; /* graph: st[0] -> (low[0], st[1], low[1]) and back */
     cudaStream_t st[2];
     cudaEvent_t kern[2], copy[2];
     void *d_g[2][2]; /* per half, grids A and B (fused, v1: A only); allocation starts */
@@ -144,6 +147,15 @@ extern "C" hr_status hr_gpu_rb2_create(const hr_gpu_rb_params *p, void *u_host, 
                 snprintf(err, err_size, "HETRELAX_RB2_SROWS: '%s' is not a count >= 2", srows);
             return HR_ERR_INVALID_ARG;
         }
+        const char *graph = getenv("HETRELAX_RB2_GRAPH");
+        if (graph && *graph &&
+            (sscanf(graph, "%d", &G->graph_k) != 1 || G->graph_k < 0 || G->graph_k % 2 ||
+             G->graph_k > 1000)) {
+            if (err && err_size)
+                snprintf(err, err_size,
+                         "HETRELAX_RB2_GRAPH: '%s' is not an even count of iterations (0: off)", graph);
+            return HR_ERR_INVALID_ARG;
+        }
         /* GPU 0's last row m odd: GPU 1's frame starts at global m - 1, an even shift */
         G->m = (p->ny / 2) | 1;
         G->lo[0] = 1;
@@ -201,6 +213,9 @@ extern "C" hr_status hr_gpu_rb2_create(const hr_gpu_rb_params *p, void *u_host, 
             RB2_CU(cudaEventRecord(G->ev_s[d][q], G->st[d]));
             RB2_CU(cudaEventRecord(G->ev_i[d][q], G->low[d]));
         }
+        for (int x = d; x < 2 * d + 1; x++) /* join: low[0] on device 0, st[1] and low[1] on 1 */
+            RB2_CU(cudaEventCreateWithFlags(&G->join[x], cudaEventDisableTiming));
+        if (d == 0) RB2_CU(cudaEventCreateWithFlags(&G->fork, cudaEventDisableTiming));
         RB2_CU(cudaEventCreateWithFlags(&G->kern[d], cudaEventDisableTiming));
         RB2_CU(cudaEventCreateWithFlags(&G->copy[d], cudaEventDisableTiming));
         /* + a spare row: rb_stream's 16-byte words may read past the last boundary column */
@@ -224,7 +239,26 @@ extern "C" hr_status hr_gpu_rb2_create(const hr_gpu_rb_params *p, void *u_host, 
         RB2_CU(cudaHostRegister(u_host, p->count * es, cudaHostRegisterDefault));
         G->registered = u_host;
     }
-    return hr_gpu_rb2_upload(G, u_host, h2d_seconds, err, err_size);
+    const hr_status rc = hr_gpu_rb2_upload(G, u_host, h2d_seconds, err, err_size);
+    if (rc != HR_OK || G->mode != RB2_STREAM || !G->graph_k) return rc;
+    for (int q = 0; q < 2; q++) {
+        G->cur = q;
+        RB2_CU(rb2s_capture(G, G->graph_k, &G->graph[q]));
+    }
+    G->cur = 0;
+    /* the events were recorded inside the captures: record them once more outside */
+    for (int d = 0; d < 2; d++) {
+        RB2_CU(cudaSetDevice(G->dev[d]));
+        for (int q = 0; q < 2; q++) {
+            RB2_CU(cudaEventRecord(G->ev_s[d][q], G->st[d]));
+            RB2_CU(cudaEventRecord(G->ev_i[d][q], G->low[d]));
+        }
+        for (int x = d; x < 2 * d + 1; x++)
+            RB2_CU(cudaEventRecord(G->join[x], x == 0 ? G->low[0] : x == 1 ? G->st[1] : G->low[1]));
+        if (d == 0) RB2_CU(cudaEventRecord(G->fork, G->st[0]));
+        RB2_CU(cudaDeviceSynchronize());
+    }
+    return HR_OK;
 }
 
 /* The fused passes over one half: local rows 1..g.ny; strip k is rows
@@ -454,6 +488,9 @@ template <typename T> static cudaError_t rb2_phase(hr_gpu_rb2 *G, int colour)
 
 extern "C" hr_status hr_gpu_rb2_iterations(hr_gpu_rb2 *G, long count, char *err, size_t err_size)
 {
+    if (G->mode == RB2_STREAM && G->graph_k)
+        for (; count >= G->graph_k; count -= G->graph_k)
+            RB2_CU(rb2s_launch_graph(G)); /* K even: the graph ends on the grid it started from */
     for (long t = 0; t < count; t++) {
         if (G->mode == RB2_STREAM) {
             RB2_CU(G->p.esize == 8 ? rb2s_iteration<double>(G) : rb2s_iteration<float>(G));
@@ -526,7 +563,11 @@ extern "C" void hr_gpu_rb2_free(hr_gpu_rb2 *G)
     if (G->registered) cudaHostUnregister(G->registered);
     for (int d = 0; d < 2; d++) {
         if (cudaSetDevice(G->dev[d]) != cudaSuccess) continue;
+        if (d == 0 && G->fork) cudaEventDestroy(G->fork);
+        for (int x = d; x < 2 * d + 1; x++)
+            if (G->join[x]) cudaEventDestroy(G->join[x]);
         for (int q = 0; q < 2; q++) {
+            if (d == 0 && G->graph[q]) cudaGraphExecDestroy(G->graph[q]);
             cudaFree(G->d_g[d][q]);
             if (G->ev_s[d][q]) cudaEventDestroy(G->ev_s[d][q]);
             if (G->ev_i[d][q]) cudaEventDestroy(G->ev_i[d][q]);

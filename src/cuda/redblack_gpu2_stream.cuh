@@ -126,3 +126,72 @@ static void rb2s_split(hr_gpu_rb2 *G)
     G->ia[1] = G->sz[1] + 1;
     G->iz[1] = last;
 }
+
+/* HETRELAX_RB2_GRAPH=K (even): K iterations of both GPUs captured into one CUDA graph (a
+ * multi-device graph: st[0] forks to the other three streams through an event and joins them
+ * at the end), one per starting grid, captured at create so that sweeps only launch them. A
+ * graph launch is a barrier (the pipeline drains every K iterations), but the host makes
+ * one call per K iterations instead of about 20 per iteration. */
+static cudaError_t rb2s_capture(hr_gpu_rb2 *G, int k, cudaGraphExec_t *out)
+{
+    const int cur = G->cur, parity = G->parity;
+    cudaGraph_t graph = NULL;
+    cudaError_t e = cudaSetDevice(G->dev[0]);
+    if (e != cudaSuccess) return e;
+    if ((e = cudaStreamBeginCapture(G->st[0], cudaStreamCaptureModeRelaxed)) != cudaSuccess) return e;
+    cudaStream_t *other[3] = {&G->low[0], &G->st[1], &G->low[1]};
+    cudaEvent_t join[3] = {G->join[0], G->join[1], G->join[2]};
+    e = cudaEventRecord(G->fork, G->st[0]);
+    for (int x = 0; x < 3 && e == cudaSuccess; x++) {
+        e = cudaSetDevice(G->dev[x == 0 ? 0 : 1]);
+        if (e == cudaSuccess) e = cudaStreamWaitEvent(*other[x], G->fork, 0);
+    }
+    /* the first iteration's waits: on events recorded inside the capture */
+    for (int d = 0; d < 2 && e == cudaSuccess; d++) {
+        e = cudaSetDevice(G->dev[d]);
+        for (int q = 0; q < 2 && e == cudaSuccess; q++) {
+            e = cudaEventRecord(G->ev_s[d][q], G->st[d]);
+            if (e == cudaSuccess) e = cudaEventRecord(G->ev_i[d][q], G->low[d]);
+        }
+    }
+    for (int t = 0; t < k && e == cudaSuccess; t++)
+        e = G->p.esize == 8 ? rb2s_iteration<double>(G) : rb2s_iteration<float>(G);
+    for (int x = 0; x < 3 && e == cudaSuccess; x++) {
+        e = cudaSetDevice(G->dev[x == 0 ? 0 : 1]);
+        if (e == cudaSuccess) e = cudaEventRecord(join[x], *other[x]);
+    }
+    if (e == cudaSuccess) e = cudaSetDevice(G->dev[0]);
+    for (int x = 0; x < 3 && e == cudaSuccess; x++)
+        e = cudaStreamWaitEvent(G->st[0], join[x], 0);
+    cudaSetDevice(G->dev[0]);
+    const cudaError_t end = cudaStreamEndCapture(G->st[0], &graph); /* always: leaves st[0] usable */
+    G->cur = cur;
+    G->parity = parity;
+    if (e == cudaSuccess) e = end;
+    if (e == cudaSuccess) e = cudaGraphInstantiate(out, graph, 0);
+    if (graph) cudaGraphDestroy(graph);
+    return e;
+}
+
+/* Runs K iterations by one graph launch (after every stream's earlier work) and orders the
+ * streams' later work after it. */
+static cudaError_t rb2s_launch_graph(hr_gpu_rb2 *G)
+{
+    cudaError_t e;
+    cudaStream_t *other[3] = {&G->low[0], &G->st[1], &G->low[1]};
+    cudaEvent_t join[3] = {G->join[0], G->join[1], G->join[2]};
+    for (int x = 0; x < 3; x++) {
+        if ((e = cudaSetDevice(G->dev[x == 0 ? 0 : 1])) != cudaSuccess) return e;
+        if ((e = cudaEventRecord(join[x], *other[x])) != cudaSuccess) return e;
+    }
+    if ((e = cudaSetDevice(G->dev[0])) != cudaSuccess) return e;
+    for (int x = 0; x < 3; x++)
+        if ((e = cudaStreamWaitEvent(G->st[0], join[x], 0)) != cudaSuccess) return e;
+    if ((e = cudaGraphLaunch(G->graph[G->cur], G->st[0])) != cudaSuccess) return e;
+    if ((e = cudaEventRecord(G->fork, G->st[0])) != cudaSuccess) return e;
+    for (int x = 0; x < 3; x++) {
+        if ((e = cudaSetDevice(G->dev[x == 0 ? 0 : 1])) != cudaSuccess) return e;
+        if ((e = cudaStreamWaitEvent(*other[x], G->fork, 0)) != cudaSuccess) return e;
+    }
+    return cudaSuccess;
+}
