@@ -7,7 +7,10 @@
  * Stream (the default, redblack_gpu2_stream.cuh): each half runs rb-tuned's out-of-place
  * streaming pass and keeps two ghost rows of the other half's OLD iterate, so one iteration
  * needs one exchange (2 rows each way, peer copies beside the bulk) and no exchange between
- * the colours; the first ghost row's colour 0 is recomputed redundantly.
+ * the colours; the first ghost row's colour 0 is recomputed redundantly. Shape: rb-tuned's
+ * (HETRELAX_RB2_SHAPE=BXxBYxH, else the tuning cache's / shipped rb-tuned shape for one half,
+ * else 128x17x8); HETRELAX_RB2_SROWS: rows of the strip next to the other half (2);
+ * HETRELAX_RB2_GRAPH=K: K iterations per CUDA graph launch (0, the default: direct launches).
  * HETRELAX_RB2_ONE=1 puts both halves on device --device (tests the code path on one GPU).
  *
  * The two earlier schemes, in place with one ghost row and an exchange after EACH colour,
@@ -140,6 +143,19 @@ extern "C" hr_status hr_gpu_rb2_create(const hr_gpu_rb_params *p, void *u_host, 
         if (shape && *shape && sscanf(shape, "%dx%dx%d", &G->bx, &G->by, &G->h) != 3) {
             if (err && err_size) snprintf(err, err_size, "HETRELAX_RB2_SHAPE: '%s' is not BXxBYxH", shape);
             return HR_ERR_INVALID_ARG;
+        }
+        cudaDeviceProp dp;
+        int sh[3];
+        const char *from = NULL;
+        char why[160];
+        /* else rb-tuned's shape for one half from the tuning cache / shipped table, if it runs */
+        if (!(shape && *shape) && cudaGetDeviceProperties(&dp, p->device) == cudaSuccess &&
+            hr_gpu_rb_shape_lookup(p->device, dp.name, "rb-tuned", p->esize == 8, p->nx, p->ny / 2, sh,
+                                   &from) &&
+            !rb_stream_check(sh[0], sh[1], sh[2], why, sizeof why)) {
+            G->bx = sh[0];
+            G->by = sh[1];
+            G->h = sh[2];
         }
         if (rb_stream_check(G->bx, G->by, G->h, err, err_size)) return HR_ERR_INVALID_ARG;
         if (srows && *srows && (sscanf(srows, "%d", &G->srows) != 1 || G->srows < 2)) {
