@@ -21,16 +21,21 @@ import statistics
 import subprocess
 import sys
 
+OPTIONAL = {"rb-2gpu graph"}  # a failure is reported and the variant skipped
 SEED = ["--method", "redblack", "--omega", "0.8", "--rhs", "zero", "--boundary", "1", "--backend", "gpu", "--dim", "2"]
 
 
-def drive(build, args, env=None):
+def drive(build, args, env=None, optional=False):
+    """The driver's JSON; None for a failed optional variant (the graph form: reported, skipped)."""
     cmd = [os.path.join(build, "bench", "redblack_driver")] + [str(a) for a in args]
     e = dict(os.environ)
     e.update(env or {})
     print("+", " ".join(cmd), " ".join("%s=%s" % kv for kv in (env or {}).items()), flush=True)
     p = subprocess.run(cmd, capture_output=True, text=True, env=e)
     if p.returncode != 0:
+        if optional:
+            print("FAILED (skipped): %s" % p.stderr.strip(), flush=True)
+            return None
         sys.exit("%s failed (%d):\n%s" % (" ".join(cmd), p.returncode, p.stderr))
     return json.loads(p.stdout)
 
@@ -48,11 +53,17 @@ def main():
                 ("rb-2gpu graph", "rb-2gpu", {"HETRELAX_RB2_GRAPH": "10"}),
                 ("rb-2gpu old", "rb-2gpu", {"HETRELAX_RB2_OLD": "1"})]
     checks = []
+    failed = set()
     for label, k, env in variants + [("rb-2gpu one device", "rb-2gpu", {"HETRELAX_RB2_ONE": "1"})]:
         for prec in ("single", "double"):
             for n in (1025, 1022):  # halves 513 | 512 and 511 | 511 (old schemes: 512 | 513, 511 | 511)
+                if label in failed:
+                    continue
                 d = drive(a.build, SEED + ["--kernel", k, "--precision", prec, "--n", n, "--iters", 20, "--verify"],
-                          env)
+                          env, optional=label in OPTIONAL)
+                if d is None:
+                    failed.add(label)
+                    continue
                 checks.append({"variant": label, "precision": prec, "n": n, "bitwise_equal_seq": d["bitwise_equal_seq"]})
                 print("check %s %s n = %d: bitwise %s" % (label, prec, n, d["bitwise_equal_seq"]), flush=True)
     rows = []
@@ -60,8 +71,13 @@ def main():
         t = {}
         dev = {}
         for label, k, env in variants:
+            if label in failed:
+                continue
             d = drive(a.build, SEED + ["--kernel", k, "--precision", "single", "--n", n, "--iters", 50,
-                                       "--repeats", repeats], env)
+                                       "--repeats", repeats], env, optional=label in OPTIONAL)
+            if d is None:
+                failed.add(label)
+                continue
             t[label] = statistics.median(d["time_sweeps_s"][1:])
             dev[label] = d.get("device_name")
         gbps = {k: 2 * 4 * n * n * 50 / v * 1e-9 for k, v in t.items()}
@@ -69,17 +85,18 @@ def main():
         rows.append({"n": n, "precision": "single", "iterations": 50, "ms": {k: 1e3 * v for k, v in t.items()},
                      "gbps": gbps, "devices": dev, "speedup_vs_tuned": speed["rb-2gpu"], "speedup": speed})
         r = rows[-1]
-        best = max(("rb-2gpu", "rb-2gpu graph"), key=lambda k: speed[k])
+        best = max((k for k in ("rb-2gpu", "rb-2gpu graph") if k in speed), key=lambda k: speed[k])
         print("n = %d fp32, 50 iterations: rb-tuned %.2f ms (%.0f GB/s); %s (target >= 1.8x with %s: %s)"
               % (n, r["ms"]["rb-tuned"], gbps["rb-tuned"],
                  ", ".join("%s %.2f ms (%.0f GB/s) %.3fx" % (k, r["ms"][k], gbps[k], speed[k])
-                           for k, _, _ in variants[1:]), best, "met" if speed[best] >= 1.8 else "NOT met"),
+                           for k, _, _ in variants[1:] if k in speed), best, "met" if speed[best] >= 1.8 else "NOT met"),
               flush=True)
     os.makedirs(a.out, exist_ok=True)
     out = os.path.join(a.out, "mgpu-redblack.json")
     with open(out, "w") as f:
         json.dump({"experiment": "mgpu-redblack", "seed_run": "omega 0.8, zero rhs, boundary 1",
-                   "byte_model": "one read + one write of u per point per iteration", "checks": checks,
+                   "byte_model": "one read + one write of u per point per iteration (GB/s: both GPUs together)",
+                   "failed_variants": sorted(failed), "checks": checks,
                    "rows": rows}, f, indent=1)
     print("wrote", out)
     sys.exit(0 if all(c["bitwise_equal_seq"] for c in checks) else 1)

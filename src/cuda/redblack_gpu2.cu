@@ -561,9 +561,9 @@ extern "C" hr_status hr_gpu_rb2_upload(hr_gpu_rb2 *G, const void *u_host, double
         const char *src = (const char *)u_host + (G->p.offset + (size_t)G->ioff[d] * G->p.pitch) * G->p.esize;
         const size_t n = (size_t)G->nrows[d] * G->p.pitch * G->p.esize;
         RB2_CU(cudaMemcpyAsync(rb2_row(G, rb2_current(G, d), 0), src, n, cudaMemcpyHostToDevice, G->st[d]));
-        if (G->mode == RB2_STREAM)
-            RB2_CU(cudaMemcpyAsync(rb2_row(G, G->d_g[d][G->cur ^ 1], 0), src, n, cudaMemcpyHostToDevice,
-                                   G->st[d]));
+        if (G->mode == RB2_STREAM) /* the other grid from this one (the host copy is timed once) */
+            RB2_CU(cudaMemcpyAsync(rb2_row(G, G->d_g[d][G->cur ^ 1], 0), rb2_row(G, rb2_current(G, d), 0), n,
+                                   cudaMemcpyDeviceToDevice, G->st[d]));
     }
     for (int d = 0; d < 2; d++) {
         RB2_CU(cudaSetDevice(G->dev[d]));
