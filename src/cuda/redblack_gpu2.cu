@@ -69,6 +69,8 @@ struct hr_gpu_rb2 {
     int cur, parity;                           /* stream: grid holding the iterate; the events' parity */
     cudaEvent_t ev_s[2][2], ev_i[2][2];        /* stream: S and I done, by iteration parity */
     int graph_k;               /* stream: HETRELAX_RB2_GRAPH, iterations per graph (0: none) */
+    int copy_kernel;           /* stream: exchange by a kernel (graphs), else a peer memcpy */
+    int peer;                  /* each device can read the other's memory (or one device) */
     cudaGraphExec_t graph[2];  /* per starting grid */
     cudaEvent_t fork, join[3]; /* graph: st[0] -> (low[0], st[1], low[1]) and back */
     cudaStream_t st[2];
@@ -102,8 +104,26 @@ static char *rb2_row(const hr_gpu_rb2 *G, void *base, int r)
     return (char *)base + (G->p.offset + (size_t)r * G->p.pitch) * G->p.esize;
 }
 
-#include "cuda/redblack_gpu2_stream.cuh"
+/* The 2-row exchange by a kernel of the receiving GPU reading the sender's memory (peer
+ * access, or one device): always capturable into a graph, where a peer memcpy may not be. */
+template <typename T> __global__ void rb2_copy_kernel(T *dst, const T *src, size_t n)
+{
+    for (size_t x = blockIdx.x * (size_t)blockDim.x + threadIdx.x; x < n; x += (size_t)gridDim.x * blockDim.x)
+        dst[x] = src[x];
+}
 
+/* bytes from src (device o) to dst (device d) on d's stream st. */
+static cudaError_t rb2_copy_rows(const hr_gpu_rb2 *G, int d, void *dst, const void *src, size_t bytes,
+                                 cudaStream_t st)
+{
+    if (!G->copy_kernel) return cudaMemcpyPeerAsync(dst, G->dev[d], src, G->dev[1 - d], bytes, st);
+    const size_t n = bytes / sizeof(float); /* rows are whole multiples of 4 bytes */
+    rb2_copy_kernel<float><<<(unsigned)((n + 255) / 256 < 64 ? (n + 255) / 256 : 64), 256, 0, st>>>(
+        (float *)dst, (const float *)src, n);
+    return cudaGetLastError();
+}
+
+#include "cuda/redblack_gpu2_stream.cuh"
 static int rb2_env_on(const char *name)
 {
     const char *v = getenv(name);
@@ -133,6 +153,7 @@ extern "C" hr_status hr_gpu_rb2_create(const hr_gpu_rb_params *p, void *u_host, 
     G->mode = rb2_env_on("HETRELAX_RB2_V1")    ? RB2_V1
               : rb2_env_on("HETRELAX_RB2_OLD") ? RB2_FUSED
                                                : RB2_STREAM;
+    const int kcopy = rb2_env_on("HETRELAX_RB2_KCOPY"); /* the exchange by a kernel without graphs too */
     const char *shape = getenv("HETRELAX_RB2_SHAPE"), *srows = getenv("HETRELAX_RB2_SROWS");
     if (G->mode == RB2_STREAM) {
         /* rb-tuned's default shape (128 threads, overlapped warps, strips of 8 rows) */
@@ -208,6 +229,7 @@ extern "C" hr_status hr_gpu_rb2_create(const hr_gpu_rb_params *p, void *u_host, 
         RB2_CU(cudaSetDevice(G->dev[d]));
         int can = 0;
         if (!one) RB2_CU(cudaDeviceCanAccessPeer(&can, G->dev[d], G->dev[1 - d]));
+        G->peer = d == 0 ? one || can : G->peer && (one || can);
         if (can) {
             cudaError_t e = cudaDeviceEnablePeerAccess(G->dev[1 - d], 0);
             if (e == cudaErrorPeerAccessAlreadyEnabled)
@@ -255,8 +277,16 @@ extern "C" hr_status hr_gpu_rb2_create(const hr_gpu_rb_params *p, void *u_host, 
         RB2_CU(cudaHostRegister(u_host, p->count * es, cudaHostRegisterDefault));
         G->registered = u_host;
     }
+    G->copy_kernel = kcopy && G->peer;
     const hr_status rc = hr_gpu_rb2_upload(G, u_host, h2d_seconds, err, err_size);
     if (rc != HR_OK || G->mode != RB2_STREAM || !G->graph_k) return rc;
+    if (!G->peer) {
+        if (err && err_size)
+            snprintf(err, err_size, "HETRELAX_RB2_GRAPH: devices %d and %d have no peer access", G->dev[0],
+                     G->dev[1]);
+        return HR_ERR_INVALID_ARG;
+    }
+    G->copy_kernel = 1;
     for (int q = 0; q < 2; q++) {
         G->cur = q;
         RB2_CU(rb2s_capture(G, G->graph_k, &G->graph[q]));

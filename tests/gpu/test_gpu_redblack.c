@@ -330,25 +330,27 @@ static void checks_restart_memory(void **state)
 
 /* rb-2gpu == rb-seq: odd and even row counts, the spike in either half, an f array, both
  * precisions, residual checks mid-run (downloads), for each scheme (the streaming default,
- * with CUDA graphs of 2 iterations, HETRELAX_RB2_OLD, HETRELAX_RB2_V1), on two devices when
- * there are two and with both halves on device 0 (HETRELAX_RB2_ONE: the same code path, peer
- * copies within one device). */
+ * with CUDA graphs of 2 iterations, with the exchange by a kernel, HETRELAX_RB2_OLD,
+ * HETRELAX_RB2_V1), on two devices when there are two and with both halves on device 0
+ * (HETRELAX_RB2_ONE: the same code path, copies within one device). */
 static void two_gpus(void **state)
 {
     (void)state;
     static const char *const modes[][3] = {{"", "", "stream"},
                                            {"HETRELAX_RB2_GRAPH", "2", "graph"},
+                                           {"HETRELAX_RB2_KCOPY", "1", "kernel copy"},
                                            {"HETRELAX_RB2_OLD", "1", "fused"},
                                            {"HETRELAX_RB2_V1", "1", "v1"}};
-    static const char *const vars[] = {"HETRELAX_RB2_GRAPH", "HETRELAX_RB2_OLD", "HETRELAX_RB2_V1"};
+    static const char *const vars[] = {"HETRELAX_RB2_GRAPH", "HETRELAX_RB2_KCOPY", "HETRELAX_RB2_OLD",
+                                       "HETRELAX_RB2_V1"};
     /* rows 2 and 3 (m = 1), 7 (halves 3 | 4: I of 1 and 2 rows), odd/even splits, wide rows */
     const int ext[][2] = {{5, 2}, {9, 3}, {12, 7}, {37, 29}, {64, 65}, {301, 256}};
     const int devices = hr_cuda_device_count();
     int n = 0;
     for (int one = devices >= 2 ? 0 : 1; one < 2; one++)
-        for (int md = 0; md < 4; md++) {
+        for (int md = 0; md < 5; md++) {
             setenv("HETRELAX_RB2_ONE", one ? "1" : "0", 1);
-            for (int v = 0; v < 3; v++)
+            for (int v = 0; v < 4; v++)
                 unsetenv(vars[v]);
             if (modes[md][0][0]) setenv(modes[md][0], modes[md][1], 1);
             for (int e = 0; e < 6; e++)
@@ -373,7 +375,7 @@ static void two_gpus(void **state)
                     }
         }
     unsetenv("HETRELAX_RB2_ONE");
-    for (int v = 0; v < 3; v++)
+    for (int v = 0; v < 4; v++)
         unsetenv(vars[v]);
     print_message("rb-2gpu: %d runs bitwise equal to rb-seq (%s)\n", n,
                   devices >= 2 ? "two devices and one" : "both halves on one device");
