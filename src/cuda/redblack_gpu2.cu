@@ -124,6 +124,7 @@ static cudaError_t rb2_copy_rows(const hr_gpu_rb2 *G, int d, void *dst, const vo
 }
 
 #include "cuda/redblack_gpu2_stream.cuh"
+
 static int rb2_env_on(const char *name)
 {
     const char *v = getenv(name);
