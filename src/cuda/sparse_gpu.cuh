@@ -176,17 +176,83 @@ __device__ __forceinline__ void hr_sp_ctl_record(hr_sp_ctl *ctl, long long k, do
         ctl->stop = 1;
     }
 }
+
+/* A thread block's (max |r_t|, sum (r_t / max)^2) over rows t = threadIdx.x,
+ * + blockDim.x, ... < m of rv (NaN counts as Inf); every thread gets both. With one
+ * row a thread these are the bits of hr_sp_block_norm. */
+__device__ __forceinline__ void hr_sp_rows_norm(const double *rv, int m, double *sm, double *m_out,
+                                                double *s_out)
+{
+    double a = 0.0;
+    for (int t = threadIdx.x; t < m; t += blockDim.x) {
+        double v = fabs(rv[t]);
+        if (!(v <= INFINITY)) v = INFINITY;
+        a = fmax(a, v);
+    }
+    const double M = hr_sp_block_reduce<true>(a, sm);
+    double s = 0.0;
+    if (M > 0.0 && M < INFINITY)
+        for (int t = threadIdx.x; t < m; t += blockDim.x)
+            s += (rv[t] / M) * (rv[t] / M);
+    *m_out = M;
+    *s_out = hr_sp_block_reduce<false>(s, sm);
+}
+
+/* The fused check (issue 15: one kernel an iteration): each thread block stores its
+ * pair (m, s) in part[2 blockIdx.x], and the last block to finish (ticket, threadfence
+ * reduction) combines all pairs in block order (deterministic: the same bits as
+ * hr_sp_combine_norm with this block size), writes *out (may be NULL) and, with ctl,
+ * records iteration k (the driver's tests, the stop flag). bnorm: without ctl only
+ * (with it, ctl->bnorm). Every thread of every block calls it, after the pair. */
+__device__ __forceinline__ void hr_sp_ticket_combine(double m, double s, double *part, unsigned int *ticket,
+                                                     double *sm, hr_sp_ctl *ctl, long long k, double bnorm,
+                                                     double *out)
+{
+    __shared__ bool last;
+    if (threadIdx.x == 0) {
+        part[2 * blockIdx.x] = m;
+        part[2 * blockIdx.x + 1] = s;
+        __threadfence(); /* the pair is visible before the ticket says so */
+        last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    const double rel = hr_sp_combine_norm(part, gridDim.x, ctl ? ctl->bnorm : bnorm, sm);
+    if (threadIdx.x == 0) {
+        if (out) *out = rel;
+        if (ctl) hr_sp_ctl_record(ctl, k, rel);
+        *ticket = 0u; /* ready for the next launch (stream order) */
+    }
+}
 #endif
+
+/* The device loop's check fused into the async kernel: the launch of iteration k (body
+ * position j, gated with lag 1) forms, besides the sweep, the residual of iterate
+ * k - 1 (snap[(k - 1) & 1]) from the block layout and, at k = target + 1 (the call's
+ * last check), only that. Iterate k goes to snap[k & 1]. */
+typedef struct hr_sp_fused {
+    hr_sp_ctl *ctl;
+    int j;
+    double *snap0, *snap1;
+    double *part; /* per thread block: (m, s) */
+    unsigned int *ticket;
+} hr_sp_fused;
 
 /* One global iteration of async-(K) (Algorithm 1) over the blocks of L: each thread
  * block reads x from xr, forms the off-block part once, runs K local Jacobi sweeps in
  * shared memory and writes its rows to xw. frozen: fault mask by global row, or NULL.
- * ctl: device loop position j (NULL: always runs); then every row (frozen ones too) is
- * also written to snap[k & 1], the copy of iterate k that the check reads while the
- * next iteration runs (NULL snap: none). */
+ * fused: the device loop's position and check (NULL: always runs, no check); then every
+ * row (frozen ones too) is also written to snap[k & 1], which the next launch checks. */
 cudaError_t hr_sp_async_launch(const hr_sp_blocks *L, const double *diag, const double *b, const double *xr,
-                               double *xw, int K, const unsigned char *frozen, const hr_sp_ctl *ctl, int j,
-                               double *snap0, double *snap1, cudaStream_t st);
+                               double *xw, int K, const unsigned char *frozen, const hr_sp_fused *fused,
+                               cudaStream_t st);
+/* ||b - A x|| / ||b|| into *out with the fused check's arithmetic and grouping (blocks of
+ * L, hr_sp_threads(L->B) threads): the host-checked path and the monitors of async on
+ * one GPU see the bits the device loop sees. part: 2 doubles a block; *ticket 0. */
+cudaError_t hr_sp_async_resid_launch(const hr_sp_blocks *L, const double *diag, const double *b,
+                                     const double *x, double *part, unsigned int *ticket, double bnorm,
+                                     double *out, cudaStream_t st);
 /* Prepares the async kernel for B rows per block (shared-memory opt-in, module load). */
 cudaError_t hr_sp_async_prepare(int B);
 
