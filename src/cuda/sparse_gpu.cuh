@@ -72,7 +72,7 @@ typedef struct hr_sp_ctl {
     int pad;
     long long done;            /* the last iteration checked in this solve */
     long long stop_at;         /* the first iteration a check stopped at (checks may finish
-                                * out of order: async runs two chains of them) */
+                                * out of order where checks run on other streams) */
     double rel_at[2];          /* residual of the last checked iteration of each parity */
     double tol, divref, bnorm; /* per solve (graph arguments are fixed at capture) */
     long long base;            /* iterations before the running body's first */
@@ -87,7 +87,7 @@ typedef struct hr_sp_ctl {
 /* Iteration number (1-based) of body position j, or 0 when it must do nothing: a check
  * stopped the solve, or k is past the call's end (target + lag; lag 1: jacobi's sweep
  * after the call's last iteration, which checks that iteration). `stop` may be set by
- * a check on another stream meanwhile: kernels with barriers take the block's answer
+ * a check on another stream meanwhile (cg): kernels with barriers take the block's answer
  * from one thread (hr_sp_gate_block), and the vectors they write are not the ones
  * returned after a stop (docs/gpu-sparse.md). */
 __device__ __forceinline__ long long hr_sp_gate(const hr_sp_ctl *c, int j, int lag = 0)

@@ -5,12 +5,12 @@
  * which removes most of the launch overhead that dominates these small systems. With
  * device-side checks (sparse_residual.cu) the sweeps run in a device loop, fused with
  * the residual: sweep k forms b - A x_{k-1} row by row anyway (r_i = acc_i - a_ii x_i),
- * so it also writes its blocks' parts of ||r_{k-1}||, and a one-block kernel on a second
- * stream combines them and applies the tests while sweep k + 1 runs. Iterate k lives in
- * vector k % 3, so that x_{k-1} survives the two sweeps that may start before its
- * verdict; sweep k + 2 waits for it. The check of a call's last iteration T is sweep
- * T + 1 (the loop's lag): the next call computes that sweep again. The host-checked
- * path computes its residuals with the same kernels, so both see the same bits.
+ * so each block also forms its pair of ||r_{k-1}||, and the last block to finish
+ * combines the pairs and applies the tests (one kernel a sweep). Iterate k lives in
+ * vector k % 3 (sweep k writes x_k beside x_{k-1}, which is returned when its check
+ * stops the solve). The check of a call's last iteration T is sweep T + 1 (the loop's
+ * lag): the next call computes that sweep again. The host-checked path computes its
+ * residuals with the same arithmetic and grouping, so both see the same bits.
  * Deterministic: bitwise equal to the CPU Jacobi (same formula, order, no FMA).
  */
 #include <stdio.h>
