@@ -85,9 +85,10 @@ typedef struct hr_sp_ctl {
 
 #ifdef __CUDACC__
 /* Iteration number (1-based) of body position j, or 0 when it must do nothing: a check
- * stopped the solve, or k is past the call's end (target + lag; lag 1: jacobi's sweep
- * after the call's last iteration, which checks that iteration). `stop` may be set by
- * a check on another stream meanwhile (cg): kernels with barriers take the block's answer
+ * stopped the solve, or k is past the call's end (target + lag; lag 2: the two launches
+ * of jacobi and async after the call's last iteration, which check it). `stop` may be
+ * set meanwhile by a check on another stream (cg) or by the combiner of the same
+ * launch (jacobi, async): kernels with barriers take the block's answer
  * from one thread (hr_sp_gate_block), and the vectors they write are not the ones
  * returned after a stop (docs/gpu-sparse.md). */
 __device__ __forceinline__ long long hr_sp_gate(const hr_sp_ctl *c, int j, int lag = 0)
@@ -198,9 +199,9 @@ __device__ __forceinline__ void hr_sp_rows_norm(const double *rv, int m, double 
     *s_out = hr_sp_block_reduce<false>(s, sm);
 }
 
-/* The fused check (issue 15: one kernel an iteration): each thread block stores its
- * pair (m, s) in part[2 blockIdx.x], and the last block to finish (ticket, threadfence
- * reduction) combines all pairs in block order (deterministic: the same bits as
+/* A residual in one launch: each thread block stores its pair (m, s) in
+ * part[2 blockIdx.x], and the last block to finish (ticket, threadfence reduction)
+ * combines all pairs in block order (deterministic: the same bits as
  * hr_sp_combine_norm with this block size), writes *out (may be NULL) and, with ctl,
  * records iteration k (the driver's tests, the stop flag). bnorm: without ctl only
  * (with it, ctl->bnorm). Every thread of every block calls it, after the pair. */
@@ -225,25 +226,46 @@ __device__ __forceinline__ void hr_sp_ticket_combine(double m, double s, double 
         *ticket = 0u; /* ready for the next launch (stream order) */
     }
 }
+
+/* The fused checks of the device loop (issue 15: one kernel an iteration; jacobi and
+ * async). Launch k of the loop (gated with lag 2) has one thread block more than the
+ * sweep: the sweep blocks form iterate k and the pairs of ||r_{k-1}|| (into set
+ * (k - 1) & 1 of part), and the extra block, the combiner, combines the pairs launch
+ * k - 1 wrote (set k & 1) into the verdict on iterate k - 2, beside the sweep, so no
+ * block waits for another (no ticket, no fence on the way). m = k - 2 is recorded once:
+ * skipped when m < 1 (x_0 is checked on the host) or already recorded (a call starts
+ * again at its last iteration + 1). The same bits as hr_sp_combine_norm with this block
+ * size over nb pairs. Every thread of the combiner calls it. */
+__device__ __forceinline__ void hr_sp_combine_record(hr_sp_ctl *ctl, long long m, const double *part,
+                                                     unsigned nb, double *sm)
+{
+    __shared__ int todo;
+    if (threadIdx.x == 0) todo = m >= 1 && m > ((const volatile hr_sp_ctl *)ctl)->done;
+    __syncthreads();
+    if (!todo) return;
+    const double rel = hr_sp_combine_norm(part + (m & 1) * 2 * (long long)nb, nb, ctl->bnorm, sm);
+    if (threadIdx.x == 0) hr_sp_ctl_record(ctl, m, rel);
+}
 #endif
 
-/* The device loop's check fused into the async kernel: the launch of iteration k (body
- * position j, gated with lag 1) forms, besides the sweep, the residual of iterate
- * k - 1 (snap[(k - 1) & 1]) from the block layout and, at k = target + 1 (the call's
- * last check), only that. Iterate k goes to snap[k & 1]. */
+/* The device loop's check fused into the async kernel (hr_sp_combine_record): launch k
+ * (body position j, gated with lag 2) writes iterate k to snap[k % 3] and forms the
+ * pairs of the residual of iterate k - 1 (snap[(k - 1) % 3]) from the block layout; at
+ * k = target + 1 only the pairs, at target + 2 only the combiner. Three snapshots:
+ * iterate k - 2, whose verdict launch k gives, must survive it. */
 typedef struct hr_sp_fused {
     hr_sp_ctl *ctl;
     int j;
-    double *snap0, *snap1;
-    double *part; /* per thread block: (m, s) */
-    unsigned int *ticket;
+    double *snap[3];
+    double *part; /* two sets of a pair per thread block */
 } hr_sp_fused;
 
 /* One global iteration of async-(K) (Algorithm 1) over the blocks of L: each thread
  * block reads x from xr, forms the off-block part once, runs K local Jacobi sweeps in
  * shared memory and writes its rows to xw. frozen: fault mask by global row, or NULL.
  * fused: the device loop's position and check (NULL: always runs, no check); then every
- * row (frozen ones too) is also written to snap[k & 1], which the next launch checks. */
+ * row (frozen ones too) is also written to snap[k % 3], which the next launch checks,
+ * and the launch has one block more (the combiner). */
 cudaError_t hr_sp_async_launch(const hr_sp_blocks *L, const double *diag, const double *b, const double *xr,
                                double *xw, int K, const unsigned char *frozen, const hr_sp_fused *fused,
                                cudaStream_t st);
@@ -329,7 +351,7 @@ typedef hr_status (*hr_sp_body_fn)(hr_sparse_run *r, void *ctx, int U, cudaStrea
  * runs bodies until the call's end or a stop without returning to the host. */
 typedef struct hr_sp_loop {
     cudaGraphExec_t body, loop;
-    int U, lag; /* lag 1: the body's sweeps check the iteration before (jacobi) */
+    int U, lag; /* lag 2: launch k gives the verdict on iteration k - 2 (jacobi, async) */
 } hr_sp_loop;
 
 /* Captures the body (and, unless allow_while is 0 or the runtime refuses, the WHILE

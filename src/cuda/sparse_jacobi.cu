@@ -5,12 +5,13 @@
  * which removes most of the launch overhead that dominates these small systems. With
  * device-side checks (sparse_residual.cu) the sweeps run in a device loop, fused with
  * the residual: sweep k forms b - A x_{k-1} row by row anyway (r_i = acc_i - a_ii x_i),
- * so each block also forms its pair of ||r_{k-1}||, and the last block to finish
- * combines the pairs and applies the tests (one kernel a sweep). Iterate k lives in
- * vector k % 3 (sweep k writes x_k beside x_{k-1}, which is returned when its check
- * stops the solve). The check of a call's last iteration T is sweep T + 1 (the loop's
- * lag): the next call computes that sweep again. The host-checked path computes its
- * residuals with the same arithmetic and grouping, so both see the same bits.
+ * so each block also forms its pair of ||r_{k-1}||, and one extra block of the same
+ * launch combines the pairs of the launch before (the verdict on k - 2) and applies the
+ * tests: one kernel a sweep. Iterate k lives in vector k % 3, so x_{k-2} survives the
+ * two sweeps that run before its verdict. The check of a call's last iteration T ends
+ * in launch T + 2 (the loop's lag): the next call computes sweep T + 1 again. The
+ * host-checked path computes its residuals with the same arithmetic and grouping, so
+ * both see the same bits.
  * Deterministic: bitwise equal to the CPU Jacobi (same formula, order, no FMA).
  */
 #include <stdio.h>
@@ -81,25 +82,33 @@ __device__ __forceinline__ void jac_fused(const hr_sp_blocks &L, const double *_
     hr_sp_block_norm(ri, sm, m_out, s_out);
 }
 
-/* Sweep k of the device loop (body position j): x_k = sweep(x_{k-1}) into vector k % 3,
- * and the check of iterate k - 1 in the same launch (issue 15: one kernel a sweep): the
- * blocks' pairs of ||r_{k-1}||, the last block (ticket) combines them and applies the
- * driver's tests, so sweep k + 1 sees the verdict. */
+/* Sweep k of the device loop (body position j): x_k = sweep(x_{k-1}) into vector k % 3
+ * and the pairs of ||r_{k-1}|| into set (k - 1) & 1; the extra block (the combiner)
+ * gives the verdict on iterate k - 2 from the pairs launch k - 1 wrote, beside the
+ * sweep (hr_sp_combine_record: one kernel a sweep, no block waits for another). At
+ * k = target + 2 only the combiner works (target + 1 sweeps: its pairs check target). */
 __global__ void __launch_bounds__(HR_SP_JACOBI_ROWS)
     hr_sp_jacobi_loop_kernel(hr_sp_blocks L, const double *__restrict__ diag, const double *__restrict__ b,
                              double *x0, double *x1, double *x2, double tau,
-                             const unsigned char *__restrict__ frozen, hr_sp_ctl *ctl, int j, double *part,
-                             unsigned int *ticket)
+                             const unsigned char *__restrict__ frozen, hr_sp_ctl *ctl, int j, double *part)
 {
     __shared__ double sm[32];
-    const long long k = hr_sp_gate_block(ctl, j, 1);
-    if (k == 0) return; /* stopped, or past the sweep that checks the call's last iteration */
+    const long long k = hr_sp_gate_block(ctl, j, 2);
+    if (k == 0) return; /* stopped, or past the launch that checks the call's last iteration */
+    if (blockIdx.x == L.nblocks) {
+        hr_sp_combine_record(ctl, k - 2, part, (unsigned)L.nblocks, sm);
+        return;
+    }
+    if (k > ctl->target + 1) return;
     const int in = (int)((k - 1) % 3), out = (int)(k % 3);
     const double *x = in == 0 ? x0 : in == 1 ? x1 : x2;
     double *xn = out == 0 ? x0 : out == 1 ? x1 : x2;
     double m, sq;
     jac_fused(L, diag, b, x, xn, tau, frozen, sm, &m, &sq);
-    if (k >= 2) hr_sp_ticket_combine(m, sq, part, ticket, sm, ctl, k - 1, 0.0, NULL); /* x_0: the host's */
+    if (threadIdx.x == 0) {
+        double *pp = part + ((k - 1) & 1) * 2 * (long long)L.nblocks;
+        pp[2 * blockIdx.x] = m, pp[2 * blockIdx.x + 1] = sq;
+    }
 }
 
 /* The host-checked path's residual: the same pairs, no sweep. */
@@ -123,8 +132,8 @@ __global__ void __launch_bounds__(HR_SP_JACOBI_ROWS)
     if (threadIdx.x == 0) *out = rel;
 }
 
-/* The device loop's body (hr_sp_body_fn): U sweeps, one kernel each, each checking its
- * input. Before, a one-block combine kernel on a second stream checked each sweep,
+/* The device loop's body (hr_sp_body_fn): U sweeps, one kernel each (one block more:
+ * the combiner). Before, a one-block combine kernel on a second stream checked each sweep,
  * which about doubled a short sweep (laplace2d:100: 5.4 us against 2.75 unchecked). */
 static hr_status loop_body(hr_sparse_run *r, void *ctx, int U, cudaStream_t st)
 {
@@ -132,9 +141,8 @@ static hr_status loop_body(hr_sparse_run *r, void *ctx, int U, cudaStream_t st)
     const unsigned char *fz = s->body_fault ? s->d_frozen : NULL;
     const int nb = s->L.nblocks;
     for (int j = 0; j < U && nb > 0; j++) {
-        hr_sp_jacobi_loop_kernel<<<nb, HR_SP_JACOBI_ROWS, 0, st>>>(s->L, s->d_diag, s->d_b, s->d_x[0],
-                                                                   s->d_x[1], s->d_x[2], r->tau, fz,
-                                                                   s->R.d_ctl, j, s->d_part, s->R.d_ticket);
+        hr_sp_jacobi_loop_kernel<<<nb + 1, HR_SP_JACOBI_ROWS, 0, st>>>(
+            s->L, s->d_diag, s->d_b, s->d_x[0], s->d_x[1], s->d_x[2], r->tau, fz, s->R.d_ctl, j, s->d_part);
         HR_SPCU(r, cudaGetLastError());
     }
     return HR_OK;
@@ -210,8 +218,8 @@ static hr_status jac_setup(hr_sparse_run *r)
     int whiles = 0;
     for (int f = 0; f < (r->frozen ? 2 : 1) && s->dc; f++) {
         s->body_fault = f;
-        /* one sweep more than the calls' usual length: it checks the call's last iteration */
-        HR_TRY(hr_sp_loop_build(r, &s->R, &s->loop[f], hr_sp_loop_body_len(r) + 1, 1,
+        /* two launches more than the calls' usual length: they check the call's last iteration */
+        HR_TRY(hr_sp_loop_build(r, &s->R, &s->loop[f], hr_sp_loop_body_len(r) + 2, 2,
                                 hr_sp_env_int("HETRELAX_SPARSE_WHILE", 1, 0, 1), loop_body, s, s->st));
         if (!s->loop[f].body) s->dc = 0; /* capture refused: host checks */
         whiles += s->loop[f].loop != NULL;
@@ -221,7 +229,7 @@ static hr_status jac_setup(hr_sparse_run *r)
                    : r->device_checks    ? "body-replay"
                    : r->o.tol > 0.0      ? "host-checks"
                                          : "unchecked";
-    r->prof.body = s->dc ? s->loop[0].U : HR_SP_JACOBI_GRAPH;
+    r->prof.body = s->dc ? s->loop[0].U - s->loop[0].lag : HR_SP_JACOBI_GRAPH; /* iterations a body */
     HR_SPCU(r, cudaStreamSynchronize(s->st));
     return HR_OK;
 }

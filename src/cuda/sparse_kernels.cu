@@ -100,11 +100,12 @@ __device__ __forceinline__ double block_resid_row(const hr_sp_blocks &L, const d
 /* W > 0: one row per thread with its (at most W) in-block entries held in registers
  * for the K local sweeps; W = 0: any block size, entries re-read (L1) every sweep.
  * Both subtract in the CSR order, so the two give the same bits.
- * With C (the device loop, gated with lag 1; without, the kernel is the plain one): launch k also checks
- * iterate k - 1 from snap[(k - 1) & 1] (complete: the launch before has finished), so an iteration is one
- * kernel (hr_sp_fused); at k = target + 1 it only checks. The check's loads share the sweep's pass over the
- * entries (block_resid_row's order), its reduction runs after the rows are written (W > 0; r waits in s,
- * unused there) or before the local sweeps (W = 0; r waits in xc until the first sweep). */
+ * With C (the device loop, gated with lag 2; without, the kernel is the plain one): launch k also forms the
+ * pairs of the residual of iterate k - 1 from snap[(k - 1) % 3] (complete: the launch before has finished),
+ * and its extra block combines those of k - 2 (hr_sp_combine_record), so an iteration is one kernel
+ * (hr_sp_fused). The check's loads share the sweep's pass over the entries (block_resid_row's order), its
+ * reduction runs after the rows are written (W > 0; r waits in s, unused there) or before the local sweeps
+ * (W = 0; r waits in xc until the first sweep). */
 template <int W, bool C>
 __global__ void __launch_bounds__(W > 8 ? 512 : 1024)
     hr_sp_async_kernel(hr_sp_blocks L, const double *__restrict__ diag, const double *__restrict__ b,
@@ -112,16 +113,22 @@ __global__ void __launch_bounds__(W > 8 ? 512 : 1024)
                        hr_sp_fused F)
 {
     __shared__ double red[32];
-    double *snap = NULL;       /* device loop: iterate k also goes to snap[k & 1] for its check */
-    const double *prev = NULL; /* iterate k - 1 to check (k >= 2: x_0 is checked on the host) */
+    double *snap = NULL;       /* device loop: iterate k also goes to snap[k % 3] for its check */
+    const double *prev = NULL; /* iterate k - 1, whose pairs this launch forms */
     bool sweep = true;
     long long it = 0; /* iteration number */
     if (C) {          /* one answer a block, from the control block the last launch left */
-        it = hr_sp_gate_block(F.ctl, F.j, 1);
-        if (it == 0) return; /* a check ended the solve, or past the call's last check */
-        snap = it & 1 ? F.snap1 : F.snap0;
-        if (it >= 2) prev = it & 1 ? F.snap0 : F.snap1;
-        sweep = it <= F.ctl->target; /* uniform: target changes between calls only */
+        it = hr_sp_gate_block(F.ctl, F.j, 2);
+        if (it == 0) return;           /* a check ended the solve, or past the call's last check */
+        if (blockIdx.x == L.nblocks) { /* the combiner: the verdict on iterate k - 2 */
+            hr_sp_combine_record(F.ctl, it - 2, F.part, (unsigned)L.nblocks, red);
+            return;
+        }
+        const long long target = F.ctl->target; /* uniform: it changes between calls only */
+        if (it > target + 1) return;            /* target + 2: the combiner's launch */
+        snap = F.snap[it % 3];
+        if (it >= 2) prev = F.snap[(it - 1) % 3];
+        sweep = it <= target;
     }
     extern __shared__ double sm[];
     const int blk = blockIdx.x, B = L.B;
@@ -221,7 +228,11 @@ __global__ void __launch_bounds__(W > 8 ? 512 : 1024)
             if (snap) snap[lo + t] = xa[t];
         }
     }
-    if (prev) hr_sp_ticket_combine(cm, cs, F.part, F.ticket, red, F.ctl, it - 1, 0.0, NULL);
+    if (prev && threadIdx.x == 0) { /* set (k - 1) & 1: the combiner of launch k + 1 reads it */
+        double *pp = F.part + ((it - 1) & 1) * 2 * (long long)L.nblocks;
+        pp[2 * blk] = cm;
+        pp[2 * blk + 1] = cs;
+    }
 }
 
 /* The fused check alone (host-checked path, monitors): the same rows, pairs and
@@ -297,8 +308,9 @@ cudaError_t hr_sp_async_launch(const hr_sp_blocks *L, const double *diag, const 
     if (fused) F = *fused;
     const int w = width_for(L);
 #define HR_SP_ASYNC_CASE(W_)                                                                                 \
-    if (fused)                                                                                               \
-        hr_sp_async_kernel<W_, true><<<L->nblocks, threads, smem, st>>>(*L, diag, b, xr, xw, K, frozen, F);  \
+    if (fused) /* one block more: the combiner */                                                            \
+        hr_sp_async_kernel<W_, true>                                                                         \
+            <<<L->nblocks + 1, threads, smem, st>>>(*L, diag, b, xr, xw, K, frozen, F);                      \
     else                                                                                                     \
         hr_sp_async_kernel<W_, false><<<L->nblocks, threads, smem, st>>>(*L, diag, b, xr, xw, K, frozen, F);
     if (w == 4) {
