@@ -4,8 +4,11 @@
 #   scripts/gpu-sparse-check.sh OUTDIR [single|multi|tests|cli] [sections]
 #
 # cli: only the build and the "CLI against the bench driver" section (issue 15 item 1,
-# also part of single): the CLI's time to 1e-10, checked every iteration with the
-# exact count, against the driver's unchecked time for that many iterations.
+# also part of single): the device loop tests, memcheck and racecheck on the fused
+# checks, then the CLI's time to 1e-10, checked every iteration with the exact count,
+# against the driver's unchecked time for that many iterations. With HR_BUILD=DIR (a
+# CUDA build with hetrelax-cli, test_gpu_sparse_loop and gpu_sparse_driver built) no
+# build of its own.
 #
 # builds with CUDA into build-gsparse (json-c, cmocka and pkgconf come from .deps/ when
 # the machine lacks them), runs the GPU sparse tests, compute-sanitizer on small
@@ -93,8 +96,8 @@ cli_vs_driver() {
                 compute-sanitizer --tool memcheck --error-exitcode 3 "$DRIVER" >/dev/null ||
                 { echo "memcheck failed (fused device loop): $job"; status=1; }
         done
-        for job in "gen=trefethen:500 method=async K=5 block=256" "gen=trefethen:3000 method=async K=5 block=3000"; do
-            printf '%s tol=1e-10 maxit=100 monitor=10 deferred=1 backend=gpu\n' "$job" |
+        for job in "gen=trefethen:500 method=async K=5 block=256" "gen=trefethen:1500 method=async K=5 block=1500"; do
+            printf '%s tol=1e-10 maxit=40 monitor=10 deferred=1 backend=gpu\n' "$job" |
                 compute-sanitizer --tool racecheck --error-exitcode 3 "$DRIVER" >/dev/null ||
                 { echo "racecheck failed (fused device loop): $job"; status=1; }
         done
