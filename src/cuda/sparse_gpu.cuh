@@ -15,6 +15,7 @@
 #define HR_SPARSE_GPU_CUH
 
 #include <cuda_runtime.h>
+#include <float.h>
 
 #include "common/error.h"
 #include "sparse/sparse_internal.h"
@@ -132,18 +133,56 @@ template <bool MAX> __device__ double hr_sp_block_reduce(double v, double *sm)
     return sm[0];
 }
 
-/* A thread block's part of a scaled norm: (m, s) = (max |r_i|, sum (r_i / m)^2) over
- * its threads' r (NaN counts as Inf). */
-__device__ __forceinline__ void hr_sp_block_norm(double ri, double *sm, double *m_out, double *s_out)
+/* max and sum over the thread block in one pass (the two chains of shuffles overlap);
+ * every thread gets both. sm: 64 doubles. */
+__device__ __forceinline__ void hr_sp_block_reduce2(double *a, double *q, double *sm)
 {
-    double a = fabs(ri);
-    if (!(a <= INFINITY)) a = INFINITY;
-    const double m = hr_sp_block_reduce<true>(a, sm);
-    const double t = m > 0.0 && m < INFINITY ? (ri / m) * (ri / m) : 0.0;
-    *m_out = m;
-    *s_out = hr_sp_block_reduce<false>(t, sm);
+    double m = *a, t = *q;
+    for (int o = 16; o > 0; o >>= 1) {
+        const double wm = __shfl_down_sync(0xffffffffu, m, o), wt = __shfl_down_sync(0xffffffffu, t, o);
+        m = fmax(m, wm);
+        t += wt;
+    }
+    const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;
+    __syncthreads(); /* sm may still be read from the previous call */
+    if (lane == 0) sm[wid] = m, sm[32 + wid] = t;
+    __syncthreads();
+    if (wid == 0) {
+        m = lane < nw ? sm[lane] : 0.0;
+        t = lane < nw ? sm[32 + lane] : 0.0;
+        for (int o = 16; o > 0; o >>= 1) {
+            const double wm = __shfl_down_sync(0xffffffffu, m, o), wt = __shfl_down_sync(0xffffffffu, t, o);
+            m = fmax(m, wm);
+            t += wt;
+        }
+        if (lane == 0) sm[0] = m, sm[32] = t;
+    }
+    __syncthreads();
+    *a = sm[0];
+    *q = sm[32];
 }
 
+/* Below this sum of squares a block's squares may have lost parts to underflow: the
+ * scaled two-pass form is used instead (so are sums that overflowed, and NaN). */
+#define HR_SP_SUMSQ_SAFE 1e-200
+
+/* A thread block's part of a scaled norm: (m, s) = (max |r_i|, sum (r_i / m)^2) over
+ * its threads' r (NaN counts as Inf); every thread gets both (sm: 64 doubles). One pass
+ * (max and plain sum of squares together, s = sum / m^2) when the sum of squares is
+ * finite and above HR_SP_SUMSQ_SAFE; else the scaled second pass. Block-uniform choice. */
+__device__ __forceinline__ void hr_sp_block_norm(double ri, double *sm, double *m_out, double *s_out)
+{
+    double a = fabs(ri), q = ri * ri;
+    if (!(a <= INFINITY)) a = INFINITY;
+    hr_sp_block_reduce2(&a, &q, sm);
+    *m_out = a;
+    if (q <= DBL_MAX && q >= HR_SP_SUMSQ_SAFE) {
+        *s_out = q / (a * a);
+        return;
+    }
+    const double t = a > 0.0 && a < INFINITY ? (ri / a) * (ri / a) : 0.0;
+    *s_out = hr_sp_block_reduce<false>(t, sm);
+}
 /* Combines nb pairs (m_b, s_b) the LAPACK dnrm2 way into ||r|| / bn (Inf when not
  * finite); every thread gets it. */
 __device__ __forceinline__ double hr_sp_combine_norm(const volatile double *part, unsigned nb, double bn,
@@ -179,23 +218,28 @@ __device__ __forceinline__ void hr_sp_ctl_record(hr_sp_ctl *ctl, long long k, do
 }
 
 /* A thread block's (max |r_t|, sum (r_t / max)^2) over rows t = threadIdx.x,
- * + blockDim.x, ... < m of rv (NaN counts as Inf); every thread gets both. With one
- * row a thread these are the bits of hr_sp_block_norm. */
+ * + blockDim.x, ... < m of rv (NaN counts as Inf), as hr_sp_block_norm; every thread
+ * gets both. With one row a thread these are the bits of hr_sp_block_norm. */
 __device__ __forceinline__ void hr_sp_rows_norm(const double *rv, int m, double *sm, double *m_out,
                                                 double *s_out)
 {
-    double a = 0.0;
+    double a = 0.0, q = 0.0;
     for (int t = threadIdx.x; t < m; t += blockDim.x) {
         double v = fabs(rv[t]);
         if (!(v <= INFINITY)) v = INFINITY;
         a = fmax(a, v);
+        q += rv[t] * rv[t];
     }
-    const double M = hr_sp_block_reduce<true>(a, sm);
+    hr_sp_block_reduce2(&a, &q, sm);
+    *m_out = a;
+    if (q <= DBL_MAX && q >= HR_SP_SUMSQ_SAFE) {
+        *s_out = q / (a * a);
+        return;
+    }
     double s = 0.0;
-    if (M > 0.0 && M < INFINITY)
+    if (a > 0.0 && a < INFINITY)
         for (int t = threadIdx.x; t < m; t += blockDim.x)
-            s += (rv[t] / M) * (rv[t] / M);
-    *m_out = M;
+            s += (rv[t] / a) * (rv[t] / a);
     *s_out = hr_sp_block_reduce<false>(s, sm);
 }
 

@@ -92,7 +92,7 @@ __global__ void __launch_bounds__(HR_SP_JACOBI_ROWS)
                              double *x0, double *x1, double *x2, double tau,
                              const unsigned char *__restrict__ frozen, hr_sp_ctl *ctl, int j, double *part)
 {
-    __shared__ double sm[32];
+    __shared__ double sm[64];
     const long long k = hr_sp_gate_block(ctl, j, 2);
     if (k == 0) return; /* stopped, or past the launch that checks the call's last iteration */
     if (blockIdx.x == L.nblocks) {
@@ -116,7 +116,7 @@ __global__ void __launch_bounds__(HR_SP_JACOBI_ROWS)
     hr_sp_jacobi_resid_kernel(hr_sp_blocks L, const double *__restrict__ diag, const double *__restrict__ b,
                               const double *x, double *part)
 {
-    __shared__ double sm[32];
+    __shared__ double sm[64];
     double m, sq;
     jac_fused(L, diag, b, x, NULL, 1.0, NULL, sm, &m, &sq);
     if (threadIdx.x == 0) part[2 * blockIdx.x] = m, part[2 * blockIdx.x + 1] = sq;
@@ -127,7 +127,7 @@ __global__ void __launch_bounds__(HR_SP_JACOBI_ROWS)
 __global__ void __launch_bounds__(HR_SP_JACOBI_ROWS)
     hr_sp_jacobi_combine(const double *part, int nb, double bnorm, double *out)
 {
-    __shared__ double sm[32];
+    __shared__ double sm[64];
     const double rel = hr_sp_combine_norm(part, (unsigned)nb, bnorm, sm);
     if (threadIdx.x == 0) *out = rel;
 }

@@ -112,7 +112,7 @@ __global__ void __launch_bounds__(W > 8 ? 512 : 1024)
                        const double *xr, double *xw, int K, const unsigned char *__restrict__ frozen,
                        hr_sp_fused F)
 {
-    __shared__ double red[32];
+    __shared__ double red[64];
     double *snap = NULL;       /* device loop: iterate k also goes to snap[k % 3] for its check */
     const double *prev = NULL; /* iterate k - 1, whose pairs this launch forms */
     bool sweep = true;
@@ -241,7 +241,7 @@ __global__ void hr_sp_async_resid_kernel(hr_sp_blocks L, const double *__restric
                                          const double *__restrict__ b, const double *x, double *part,
                                          unsigned int *ticket, double bnorm, double *out)
 {
-    __shared__ double red[32];
+    __shared__ double red[64];
     extern __shared__ double rv[];
     const int blk = blockIdx.x;
     const int lo = L.row0 + blk * L.B;
