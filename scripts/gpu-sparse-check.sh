@@ -61,7 +61,7 @@ BUILD=$ROOT/build-gsparse
     >"$OUT/cmake.log" 2>&1 || { cat "$OUT/cmake.log"; exit 1; }
 grep "hetrelax:" "$OUT/cmake.log"
 rm -f "$OUT/cmake.log"
-"$CMAKE" --build "$BUILD" -j "$(nproc)" --target hetrelax-cli test_gpu_sparse gpu_sparse_driver 2>&1 |
+"$CMAKE" --build "$BUILD" -j "$(nproc)" --target hetrelax-cli test_gpu_sparse test_gpu_sparse_loop gpu_sparse_driver 2>&1 |
     grep -E "error|warning|FAILED"
 [ "${PIPESTATUS[0]}" = 0 ] || { echo "build failed"; exit 1; }
 fi
