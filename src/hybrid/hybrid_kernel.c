@@ -197,6 +197,15 @@ static hr_status calibrate(const hr_options *o, unsigned flags, hr_hybrid_calibr
     m->t_b = c->t_gpu;
     m->b_alone = c->gpu_alone_s;
     m->b_floor = c->gpu_floor_s;
+    /* X0: the split with g rows on the CPU (B is surely the later part) less B's part */
+    if (st == HR_OK && n >= 2 * g) {
+        hr_split_spec_from_options(o, &p, g, NULL, &sp);
+        st = time_engine(&sp, &u, &c->probe_s, NULL, err, es);
+        c->probe_rows = g;
+        const double b0 = hr_split_model_part_b(m, g);
+        c->x_off = c->probe_s > b0 ? c->probe_s - b0 : 0.0;
+        c->x_exposed = c->x_off;
+    }
     /* The CPU term inside the real split (its threads next to the host thread and the busy GPU,
      * on nonzero data): CPU slabs timed alone missed it by 0.4x to 3x on the H100 machine. */
     c->ladder = ladder_rows(n, g, c->ladder_rows);
@@ -205,17 +214,8 @@ static hr_status calibrate(const hr_options *o, unsigned flags, hr_hybrid_calibr
         st = time_engine(&sp, &u, &c->ladder_s[k], NULL, err, es);
     }
     if (st == HR_OK) {
-        /* X0 from the lowest rung, where B is the later part; a rung gives a knot where the CPU
-         * part is clearly the later one (its time less X0 well above B's part) */
-        const int r0 = c->ladder_rows[0];
-        const double b0 = hr_split_model_part_b(m, r0);
-        c->probe_rows = r0;
-        c->probe_s = c->ladder_s[0];
-        if (r0 < n && c->ladder_s[0] < 1.5 * b0)
-            c->x_off = c->ladder_s[0] > b0 ? c->ladder_s[0] - b0 : 0.0;
-        else
-            c->x_off = 0.0;
-        c->x_exposed = c->x_off;
+        /* a rung gives a knot where the CPU part is clearly the later one (its time less X0
+         * well above B's part), and always at n (the CPU alone, no exchange) */
         double fastest = HUGE_VAL;
         for (int k = 0; k < c->ladder; k++) {
             const int r = c->ladder_rows[k];

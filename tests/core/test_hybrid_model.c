@@ -146,8 +146,15 @@ static void calibration_cpu_cpu(void **state)
     assert_true(m.a_ws_per_row >= 2 * c.row_bytes && c.llc_bytes > 0);
     assert_true(c.t_gpu > 0 && c.gpu_alone_s > 0 && m.b_alone == c.gpu_alone_s);
     assert_true(c.floor_rows == 16 && c.gpu_floor_s > 0 && m.b_floor == c.gpu_floor_s);
-    assert_true(c.probe_rows == 9 && c.probe_s == c.ladder_s[0]);
-    assert_true(c.x_off >= 0 && c.x_exposed == c.x_off && fabs(m.x_latency * 2 - c.x_off) < 1e-15);
+    /* X0: the split at one row less B's part */
+    assert_true(c.probe_rows == 1 && c.probe_s > 0);
+    const double b1 = hr_split_model_part_b(&m, 1);
+    assert_true(fabs(c.x_off - (c.probe_s > b1 ? c.probe_s - b1 : 0.0)) < 1e-15);
+    assert_true(c.x_exposed == c.x_off && fabs(m.x_latency * 2 - c.x_off) < 1e-15);
+    for (int k = 0; k < c.cpu_knots - 1; k++) /* a rung is a knot only with the CPU the later part */
+        for (int q = 0; q < c.ladder; q++)
+            if (c.ladder_rows[q] == c.cpu_knot_rows[k])
+                assert_true(c.ladder_s[q] - c.x_off > 1.1 * hr_split_model_part_b(&m, c.cpu_knot_rows[k]));
     assert_true(c.x_sigma == 0 && m.x_sigma == 0);
     /* the measured candidates, and auto's choice among them */
     assert_true(c.candidates >= 1 && c.candidates <= HR_SPLIT_CANDIDATES);
