@@ -110,7 +110,8 @@ def ladder_model(d, s):
             if abs(math.log(near["rows_cpu"] / r)) < 0.35 and near["rows_cpu"] not in [q for q, _ in rungs]:
                 rungs.append((near["rows_cpu"], near["measured_s"]))
         standin = {r for r, _ in rungs}
-    b = lambda r: max((1 - r / n) * s["t_g"], s.get("gpu_floor_s", 0.0))
+    floor = min(s.get("gpu_floor_s", 0.0), s["t_g"])
+    b = lambda r: max((1 - r / n) * s["t_g"], floor)
     # X0: the split at g rows less B's part (stand-in: the run's smallest split)
     if s.get("ladder"):
         r0, t0 = s["probe_rows"], s["probe_s"]
@@ -128,7 +129,7 @@ def ladder_model(d, s):
         r, t = rungs[-1]
         knots.append((r * s["ws_per_row"], (t - x0) / r))
     m = {"rows": n, "knots": knots, "ws_per_row": s["ws_per_row"], "t_b": s["t_g"],
-         "b_alone": s.get("gpu_alone_s") or d["gpu_only_s"], "b_floor": s.get("gpu_floor_s", 0.0),
+         "b_alone": s.get("gpu_alone_s") or d["gpu_only_s"], "b_floor": floor,
          "x0": x0, "sigma": 0.0}
     return m, rungs, standin
 

@@ -196,7 +196,8 @@ static hr_status calibrate(const hr_options *o, unsigned flags, hr_hybrid_calibr
     }
     m->t_b = c->t_gpu;
     m->b_alone = c->gpu_alone_s;
-    m->b_floor = c->gpu_floor_s;
+    /* a part of 16 rows cannot take longer than the whole grid (a noisy floor would) */
+    m->b_floor = c->gpu_floor_s < c->t_gpu ? c->gpu_floor_s : c->t_gpu;
     /* X0: the split with g rows on the CPU (B is surely the later part) less B's part */
     if (st == HR_OK && n >= 2 * g) {
         hr_split_spec_from_options(o, &p, g, NULL, &sp);
