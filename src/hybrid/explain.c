@@ -48,7 +48,7 @@ int hr_hybrid_explain(const hr_hybrid_info *in, double measured_s, char *buf, si
             "calibration (%.3f s, nonzero data, the run's engine): t_c %.6g s (CPU, at the %d-row rung's "
             "rate, "
             "the fastest), t_g %.6g s (B sweep by sweep; alone with graphs %.6g s; floor %.3g s on %d rows), "
-            "X0 %.6g s (ladder's first rung, %d rows: %.6g s/sweep)\n",
+            "X0 %.6g s (the split at %d rows: %.6g s/sweep, less B's part)\n",
             c->seconds, c->t_cpu, c->cpu_slab_rows, c->t_gpu, c->gpu_alone_s, c->gpu_floor_s, c->floor_rows,
             c->x_off, c->probe_rows, c->probe_s);
         if (c->ladder > 0) {
