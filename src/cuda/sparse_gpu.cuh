@@ -15,6 +15,7 @@
 #define HR_SPARSE_GPU_CUH
 
 #include <cuda_runtime.h>
+#include <float.h>
 
 #include "common/error.h"
 #include "sparse/sparse_internal.h"
@@ -72,7 +73,7 @@ typedef struct hr_sp_ctl {
     int pad;
     long long done;            /* the last iteration checked in this solve */
     long long stop_at;         /* the first iteration a check stopped at (checks may finish
-                                * out of order: async runs two chains of them) */
+                                * out of order where checks run on other streams) */
     double rel_at[2];          /* residual of the last checked iteration of each parity */
     double tol, divref, bnorm; /* per solve (graph arguments are fixed at capture) */
     long long base;            /* iterations before the running body's first */
@@ -85,9 +86,10 @@ typedef struct hr_sp_ctl {
 
 #ifdef __CUDACC__
 /* Iteration number (1-based) of body position j, or 0 when it must do nothing: a check
- * stopped the solve, or k is past the call's end (target + lag; lag 1: jacobi's sweep
- * after the call's last iteration, which checks that iteration). `stop` may be set by
- * a check on another stream meanwhile: kernels with barriers take the block's answer
+ * stopped the solve, or k is past the call's end (target + lag; lag 2: the two launches
+ * of jacobi and async after the call's last iteration, which check it). `stop` may be
+ * set meanwhile by a check on another stream (cg) or by the combiner of the same
+ * launch (jacobi, async): kernels with barriers take the block's answer
  * from one thread (hr_sp_gate_block), and the vectors they write are not the ones
  * returned after a stop (docs/gpu-sparse.md). */
 __device__ __forceinline__ long long hr_sp_gate(const hr_sp_ctl *c, int j, int lag = 0)
@@ -131,18 +133,56 @@ template <bool MAX> __device__ double hr_sp_block_reduce(double v, double *sm)
     return sm[0];
 }
 
-/* A thread block's part of a scaled norm: (m, s) = (max |r_i|, sum (r_i / m)^2) over
- * its threads' r (NaN counts as Inf). */
-__device__ __forceinline__ void hr_sp_block_norm(double ri, double *sm, double *m_out, double *s_out)
+/* max and sum over the thread block in one pass (the two chains of shuffles overlap);
+ * every thread gets both. sm: 64 doubles. */
+__device__ __forceinline__ void hr_sp_block_reduce2(double *a, double *q, double *sm)
 {
-    double a = fabs(ri);
-    if (!(a <= INFINITY)) a = INFINITY;
-    const double m = hr_sp_block_reduce<true>(a, sm);
-    const double t = m > 0.0 && m < INFINITY ? (ri / m) * (ri / m) : 0.0;
-    *m_out = m;
-    *s_out = hr_sp_block_reduce<false>(t, sm);
+    double m = *a, t = *q;
+    for (int o = 16; o > 0; o >>= 1) {
+        const double wm = __shfl_down_sync(0xffffffffu, m, o), wt = __shfl_down_sync(0xffffffffu, t, o);
+        m = fmax(m, wm);
+        t += wt;
+    }
+    const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;
+    __syncthreads(); /* sm may still be read from the previous call */
+    if (lane == 0) sm[wid] = m, sm[32 + wid] = t;
+    __syncthreads();
+    if (wid == 0) {
+        m = lane < nw ? sm[lane] : 0.0;
+        t = lane < nw ? sm[32 + lane] : 0.0;
+        for (int o = 16; o > 0; o >>= 1) {
+            const double wm = __shfl_down_sync(0xffffffffu, m, o), wt = __shfl_down_sync(0xffffffffu, t, o);
+            m = fmax(m, wm);
+            t += wt;
+        }
+        if (lane == 0) sm[0] = m, sm[32] = t;
+    }
+    __syncthreads();
+    *a = sm[0];
+    *q = sm[32];
 }
 
+/* Below this sum of squares a block's squares may have lost parts to underflow: the
+ * scaled two-pass form is used instead (so are sums that overflowed, and NaN). */
+#define HR_SP_SUMSQ_SAFE 1e-200
+
+/* A thread block's part of a scaled norm: (m, s) = (max |r_i|, sum (r_i / m)^2) over
+ * its threads' r (NaN counts as Inf); every thread gets both (sm: 64 doubles). One pass
+ * (max and plain sum of squares together, s = sum / m^2) when the sum of squares is
+ * finite and above HR_SP_SUMSQ_SAFE; else the scaled second pass. Block-uniform choice. */
+__device__ __forceinline__ void hr_sp_block_norm(double ri, double *sm, double *m_out, double *s_out)
+{
+    double a = fabs(ri), q = ri * ri;
+    if (!(a <= INFINITY)) a = INFINITY;
+    hr_sp_block_reduce2(&a, &q, sm);
+    *m_out = a;
+    if (q <= DBL_MAX && q >= HR_SP_SUMSQ_SAFE) {
+        *s_out = q / (a * a);
+        return;
+    }
+    const double t = a > 0.0 && a < INFINITY ? (ri / a) * (ri / a) : 0.0;
+    *s_out = hr_sp_block_reduce<false>(t, sm);
+}
 /* Combines nb pairs (m_b, s_b) the LAPACK dnrm2 way into ||r|| / bn (Inf when not
  * finite); every thread gets it. */
 __device__ __forceinline__ double hr_sp_combine_norm(const volatile double *part, unsigned nb, double bn,
@@ -176,17 +216,109 @@ __device__ __forceinline__ void hr_sp_ctl_record(hr_sp_ctl *ctl, long long k, do
         ctl->stop = 1;
     }
 }
+
+/* A thread block's (max |r_t|, sum (r_t / max)^2) over rows t = threadIdx.x,
+ * + blockDim.x, ... < m of rv (NaN counts as Inf), as hr_sp_block_norm; every thread
+ * gets both. With one row a thread these are the bits of hr_sp_block_norm. */
+__device__ __forceinline__ void hr_sp_rows_norm(const double *rv, int m, double *sm, double *m_out,
+                                                double *s_out)
+{
+    double a = 0.0, q = 0.0;
+    for (int t = threadIdx.x; t < m; t += blockDim.x) {
+        double v = fabs(rv[t]);
+        if (!(v <= INFINITY)) v = INFINITY;
+        a = fmax(a, v);
+        q += rv[t] * rv[t];
+    }
+    hr_sp_block_reduce2(&a, &q, sm);
+    *m_out = a;
+    if (q <= DBL_MAX && q >= HR_SP_SUMSQ_SAFE) {
+        *s_out = q / (a * a);
+        return;
+    }
+    double s = 0.0;
+    if (a > 0.0 && a < INFINITY)
+        for (int t = threadIdx.x; t < m; t += blockDim.x)
+            s += (rv[t] / a) * (rv[t] / a);
+    *s_out = hr_sp_block_reduce<false>(s, sm);
+}
+
+/* A residual in one launch: each thread block stores its pair (m, s) in
+ * part[2 blockIdx.x], and the last block to finish (ticket, threadfence reduction)
+ * combines all pairs in block order (deterministic: the same bits as
+ * hr_sp_combine_norm with this block size), writes *out (may be NULL) and, with ctl,
+ * records iteration k (the driver's tests, the stop flag). bnorm: without ctl only
+ * (with it, ctl->bnorm). Every thread of every block calls it, after the pair. */
+__device__ __forceinline__ void hr_sp_ticket_combine(double m, double s, double *part, unsigned int *ticket,
+                                                     double *sm, hr_sp_ctl *ctl, long long k, double bnorm,
+                                                     double *out)
+{
+    __shared__ bool last;
+    if (threadIdx.x == 0) {
+        part[2 * blockIdx.x] = m;
+        part[2 * blockIdx.x + 1] = s;
+        __threadfence(); /* the pair is visible before the ticket says so */
+        last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    const double rel = hr_sp_combine_norm(part, gridDim.x, ctl ? ctl->bnorm : bnorm, sm);
+    if (threadIdx.x == 0) {
+        if (out) *out = rel;
+        if (ctl) hr_sp_ctl_record(ctl, k, rel);
+        *ticket = 0u; /* ready for the next launch (stream order) */
+    }
+}
+
+/* The fused checks of the device loop (issue 15: one kernel an iteration; jacobi and
+ * async). Launch k of the loop (gated with lag 2) has one thread block more than the
+ * sweep: the sweep blocks form iterate k and the pairs of ||r_{k-1}|| (into set
+ * (k - 1) & 1 of part), and the extra block, the combiner, combines the pairs launch
+ * k - 1 wrote (set k & 1) into the verdict on iterate k - 2, beside the sweep, so no
+ * block waits for another (no ticket, no fence on the way). m = k - 2 is recorded once:
+ * skipped when m < 1 (x_0 is checked on the host) or already recorded (a call starts
+ * again at its last iteration + 1). The same bits as hr_sp_combine_norm with this block
+ * size over nb pairs. Every thread of the combiner calls it. */
+__device__ __forceinline__ void hr_sp_combine_record(hr_sp_ctl *ctl, long long m, const double *part,
+                                                     unsigned nb, double *sm)
+{
+    __shared__ int todo;
+    if (threadIdx.x == 0) todo = m >= 1 && m > ((const volatile hr_sp_ctl *)ctl)->done;
+    __syncthreads();
+    if (!todo) return;
+    const double rel = hr_sp_combine_norm(part + (m & 1) * 2 * (long long)nb, nb, ctl->bnorm, sm);
+    if (threadIdx.x == 0) hr_sp_ctl_record(ctl, m, rel);
+}
 #endif
+
+/* The device loop's check fused into the async kernel (hr_sp_combine_record): launch k
+ * (body position j, gated with lag 2) writes iterate k to snap[k % 3] and forms the
+ * pairs of the residual of iterate k - 1 (snap[(k - 1) % 3]) from the block layout; at
+ * k = target + 1 only the pairs, at target + 2 only the combiner. Three snapshots:
+ * iterate k - 2, whose verdict launch k gives, must survive it. */
+typedef struct hr_sp_fused {
+    hr_sp_ctl *ctl;
+    int j;
+    double *snap[3];
+    double *part; /* two sets of a pair per thread block */
+} hr_sp_fused;
 
 /* One global iteration of async-(K) (Algorithm 1) over the blocks of L: each thread
  * block reads x from xr, forms the off-block part once, runs K local Jacobi sweeps in
  * shared memory and writes its rows to xw. frozen: fault mask by global row, or NULL.
- * ctl: device loop position j (NULL: always runs); then every row (frozen ones too) is
- * also written to snap[k & 1], the copy of iterate k that the check reads while the
- * next iteration runs (NULL snap: none). */
+ * fused: the device loop's position and check (NULL: always runs, no check); then every
+ * row (frozen ones too) is also written to snap[k % 3], which the next launch checks,
+ * and the launch has one block more (the combiner). */
 cudaError_t hr_sp_async_launch(const hr_sp_blocks *L, const double *diag, const double *b, const double *xr,
-                               double *xw, int K, const unsigned char *frozen, const hr_sp_ctl *ctl, int j,
-                               double *snap0, double *snap1, cudaStream_t st);
+                               double *xw, int K, const unsigned char *frozen, const hr_sp_fused *fused,
+                               cudaStream_t st);
+/* ||b - A x|| / ||b|| into *out with the fused check's arithmetic and grouping (blocks of
+ * L, hr_sp_threads(L->B) threads): the host-checked path and the monitors of async on
+ * one GPU see the bits the device loop sees. part: 2 doubles a block; *ticket 0. */
+cudaError_t hr_sp_async_resid_launch(const hr_sp_blocks *L, const double *diag, const double *b,
+                                     const double *x, double *part, unsigned int *ticket, double bnorm,
+                                     double *out, cudaStream_t st);
 /* Prepares the async kernel for B rows per block (shared-memory opt-in, module load). */
 cudaError_t hr_sp_async_prepare(int B);
 
@@ -263,7 +395,7 @@ typedef hr_status (*hr_sp_body_fn)(hr_sparse_run *r, void *ctx, int U, cudaStrea
  * runs bodies until the call's end or a stop without returning to the host. */
 typedef struct hr_sp_loop {
     cudaGraphExec_t body, loop;
-    int U, lag; /* lag 1: the body's sweeps check the iteration before (jacobi) */
+    int U, lag; /* lag 2: launch k gives the verdict on iteration k - 2 (jacobi, async) */
 } hr_sp_loop;
 
 /* Captures the body (and, unless allow_while is 0 or the runtime refuses, the WHILE

@@ -11,8 +11,9 @@
  * result goes to pinned host memory: one 8-byte copy per check instead of x.
  *
  * Device-side checks (hr_sp_ctl, sparse_gpu.cuh): the same kernel, run beside the next
- * iteration in the methods' device loops, also applies the driver's tests and gates the
- * later kernels. The device loop (below): a body of U iterations with their checks,
+ * step in cg's device loop, also applies the driver's tests and gates the later kernels
+ * (jacobi and async check inside their sweep kernels: hr_sp_combine_record). The device
+ * loop (below): a body of U iterations with their checks,
  * captured once, run by a graph whose conditional WHILE node repeats it until the
  * call's end or a stop (or, where the runtime refuses that, replayed from the host), so
  * a call is one launch and one host wait however many iterations it holds.

@@ -10,8 +10,9 @@
  *   - the same final residual, and for jacobi the same x bit for bit;
  *   - the same monitor history (iterations and residuals), deferred or not;
  *   (jacobi and async; cg below)
- * and the same for body replays (HETRELAX_SPARSE_WHILE=0), and for jacobi with a fault
- * mask that turns on and off inside the run (calls cut at the fault events).
+ * and the same for body replays (HETRELAX_SPARSE_WHILE=0), and for jacobi and async with
+ * a fault mask that turns on and off inside the run (calls cut at the fault events);
+ * async also with blocks of several rows a thread (its kernel's generic path).
  * async-(K) reads x while other blocks write it: with one stream its iterates have been
  * bit-identical run to run (docs/gpu-sparse.md), which this test relies on for async.
  * cg: cuSPARSE's default CSR SpMV does not promise the same bits run to run, so cg must
@@ -56,6 +57,8 @@ typedef struct run {
 } run;
 
 /* One solve from x = 0, b = ones, under the given environment switches. */
+static int g_block = 256; /* async rows per block (test_async_paths changes it) */
+
 static run solve(const hr_csr *A, const char *method, long maxit, int deferred, const char *checks,
                  const char *whiles, double fault)
 {
@@ -74,7 +77,7 @@ static run solve(const hr_csr *A, const char *method, long maxit, int deferred, 
     o.tol = 1e-10;
     o.max_iters = maxit;
     o.allow_divergent = 1;
-    o.block = 256;
+    o.block = g_block;
     o.monitor_every = 10;
     o.monitor = record;
     o.monitor_user = u.h;
@@ -174,6 +177,38 @@ static void test_loop_with_faults(void **state)
     hr_csr_free(A);
 }
 
+/* async's fused check in both kernel paths (registers: block 256; generic, several
+ * rows a thread: block 3000 on trefethen:3000) and with a fault mask on at 15 and off
+ * at 32: the same count, residuals and monitor history as the host checks. */
+static void test_async_paths(void **state)
+{
+    (void)state;
+    const struct {
+        const char *gen;
+        int block;
+        double fault;
+    } cs[] = {{"trefethen:3000", 3000, 0.0}, {"trefethen:3000", 256, 0.25}, {"fv2d:40", 64, 0.25}};
+    for (size_t c = 0; c < sizeof cs / sizeof cs[0]; c++) {
+        hr_csr *A = NULL;
+        char why[256];
+        assert_int_equal(hr_sparse_generate(cs[c].gen, &A, why, sizeof why), HR_OK);
+        g_block = cs[c].block;
+        run ref = solve(A, "async", 3000, 1, "0", "1", cs[c].fault);
+        for (int w = 0; w < 2; w++) {
+            run u = solve(A, "async", 3000, 1, "1", w ? "1" : "0", cs[c].fault);
+            char what[160];
+            snprintf(what, sizeof what, "%s async block %d fault %g, %s", cs[c].gen, cs[c].block, cs[c].fault,
+                     w ? "while graph" : "body replays");
+            compare(what, A, &ref, &u, 1);
+            assert_int_equal(u.r.reason, HR_REASON_CONVERGED);
+            drop(&u);
+        }
+        drop(&ref);
+        g_block = 256;
+        hr_csr_free(A);
+    }
+}
+
 int main(void)
 {
     int gpu_methods = 0;
@@ -187,6 +222,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_loop_equals_host_checks),
         cmocka_unit_test(test_loop_with_faults),
+        cmocka_unit_test(test_async_paths),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
