@@ -285,8 +285,10 @@ def main():
     ap.add_argument("json", nargs="?", help="refit: a fig14/fig5d JSON to re-evaluate with the current model")
     ap.add_argument("--llc-mib", type=float, default=300.0, help="refit of old runs: the host's LLC (H100: 300)")
     ap.add_argument("--l2-mib", type=float, default=32.0, help="refit of old runs: the cores' L2 (H100 host: 16 x 2)")
-    ap.add_argument("--exchange", choices=["clark", "constant"], default="clark",
-                    help="refit of old runs without the off-balance probe")
+    ap.add_argument("--exchange", choices=["ladder", "clark", "constant"], default="ladder",
+                    help="refit: ladder = the current calibration (the split measured at n/64 .. n; runs "
+                         "without a ladder use their own points nearest to the rungs); clark/constant: the "
+                         "slab calibration of before, for runs without the off-balance probe")
     ap.add_argument("--ranks", type=int, default=2, help="fig5d-mpi: MPI ranks")
     ap.add_argument("--mpiexec", default="mpiexec")
     ap.add_argument("--build", default="build")
@@ -304,7 +306,10 @@ def main():
         if not a.json:
             sys.exit("refit: give the JSON of a run")
         import hybrid_model_offline
-        hybrid_model_offline.refit(a.json, a.llc_mib, a.l2_mib, a.exchange)
+        if a.exchange == "ladder":
+            hybrid_model_offline.refit_ladder(a.json)
+        else:
+            hybrid_model_offline.refit(a.json, a.llc_mib, a.l2_mib, a.exchange)
         return
     os.makedirs(a.out, exist_ok=True)
     tmp = lambda tag: os.path.join(a.out, "hybrid-%s.raw.json" % tag)

@@ -1,7 +1,14 @@
 #!/usr/bin/env python3
 """The CPU+GPU split model of src/hybrid/model.c, offline: re-evaluates a recorded fig14/fig5d run
 (bench/hybrid_experiments.py refit JSON) with the current model and prints its error per split
-next to the error of the model the run recorded."""
+next to the error of the model the run recorded.
+
+The current calibration (hybrid_kernel.c) measures the split itself at a ladder of CPU shares,
+n/64, n/32, ... and n, and builds the CPU term from the rungs where the CPU part is the later
+one. A run recorded before that has no ladder: the stand-in for each rung is the run's own
+measured split nearest to it (within a factor 1.42 of its rows; rungs without one are left
+out), which is what the calibration would have measured up to the run-to-run noise. Points
+used as rungs are marked * (their error is the noise of the other points' fit, not a test)."""
 import json
 import math
 
@@ -76,6 +83,98 @@ def refit_model(d, s, llc, l2, exchange):
     else:
         source += ", X constant (the balance probe)"
     return m, source
+
+
+def ladder_rows(n, g=1):
+    """hybrid_kernel.c ladder_rows(): n/64, n/32, ... (at least g, at most n - g), then n."""
+    rows, r = [], max(n // 64, g)
+    while r <= n - g and len(rows) < 9:
+        if not rows or r > rows[-1]:
+            rows.append(r)
+        r *= 2
+    return rows + [n]
+
+
+def ladder_model(d, s):
+    """The model hybrid_kernel.c calibrate() builds from a ladder [(rows, s/sweep)]: X0 from the
+    split with g rows on the CPU (B the later part there), a knot per rung where the CPU part is clearly the later
+    one (its time less X0 above 1.1 x B's part), and always the CPU alone (r = n)."""
+    n = d["rows"]
+    if s.get("ladder"):
+        rungs, standin = [(p["rows"], p["s"]) for p in s["ladder"]], set()
+    else:
+        pts = [p for p in s["points"] if 0 < p["rows_cpu"]]
+        rungs = []
+        for r in ladder_rows(n):
+            near = min(pts, key=lambda p: abs(math.log(p["rows_cpu"] / r)))
+            if abs(math.log(near["rows_cpu"] / r)) < 0.35 and near["rows_cpu"] not in [q for q, _ in rungs]:
+                rungs.append((near["rows_cpu"], near["measured_s"]))
+        standin = {r for r, _ in rungs}
+    floor = min(s.get("gpu_floor_s", 0.0), s["t_g"])
+    b = lambda r: max((1 - r / n) * s["t_g"], floor)
+    # X0: the split at g rows less B's part (stand-in: the run's smallest split)
+    if s.get("ladder"):
+        r0, t0 = s["probe_rows"], s["probe_s"]
+    else:
+        p0 = min((p for p in s["points"] if p["rows_cpu"] > 0), key=lambda p: p["rows_cpu"])
+        r0, t0 = p0["rows_cpu"], p0["measured_s"]
+        standin.add(r0)
+    x0 = max(0.0, t0 - b(r0))
+    knots = []
+    for r, t in rungs:
+        a = t - x0 if r < n else t
+        if r >= n or a > 1.1 * b(r):
+            knots.append((r * s["ws_per_row"], a / r))
+    if not knots:  # no rung with the CPU the later part (a run without r = n): the last rung
+        r, t = rungs[-1]
+        knots.append((r * s["ws_per_row"], (t - x0) / r))
+    m = {"rows": n, "knots": knots, "ws_per_row": s["ws_per_row"], "t_b": s["t_g"],
+         "b_alone": s.get("gpu_alone_s") or d["gpu_only_s"], "b_floor": floor,
+         "x0": x0, "sigma": 0.0}
+    return m, rungs, standin
+
+
+def auto_choice(d, s, m):
+    """--split auto: the model's best r* over [1, n - 1] and 0.8 r*, 1.25 r*, measured (stand-in:
+    the recorded split nearest to each); the fastest unless not 1 % faster than GPU-only."""
+    n = d["rows"]
+    best = min(range(1, n), key=lambda r: model_time(m, r))
+    pts = [p for p in s["points"] if 0 < p["rows_cpu"] < n]
+    cands = {}
+    for r in (best, round(0.8 * best), round(1.25 * best)):
+        p = min(pts, key=lambda p: abs(p["rows_cpu"] - r))
+        cands[p["rows_cpu"]] = p["measured_s"]
+    r, t = min(cands.items(), key=lambda kv: kv[1])
+    return (r, t) if t < 0.99 * d["gpu_only_s"] else (0, d["gpu_only_s"]), best, cands
+
+
+def refit_ladder(path):
+    with open(path) as f:
+        j = json.load(f)
+    runs = [(r["label"], r["result"]) for r in j["runs"]] if "runs" in j else [("", j)]
+    for label, d in runs:
+        for s in d["schedules"]:
+            m, rungs, standin = ladder_model(d, s)
+            pts = sorted(s["points"], key=lambda p: p["fraction"])
+            errs = [(p, 100 * (model_time(m, p["rows_cpu"]) / p["measured_s"] - 1)) for p in pts]
+            print("%s %s: ladder %s%s, X0 %.3g s, knots (rows: s/row) %s" % (
+                label, s["schedule"], " ".join("%d: %.4g" % rt for rt in rungs),
+                " (stand-ins: the run's own points)" if standin else "", m["x0"],
+                " ".join("%d: %.4g" % (w / m["ws_per_row"], v) for w, v in m["knots"])))
+            print("  split %:  " + " ".join("%6.1f" % (100 * p["fraction"]) for p, _ in errs))
+            print("  old   %:  " + " ".join("%+6.1f" % (100 * (p["predicted_s"] / p["measured_s"] - 1)) for p, _ in errs))
+            print("  new   %:  " + " ".join("%+6.1f%s" % (e, "*" if p["rows_cpu"] in standin else " ")
+                                           for p, e in errs))
+            fit = [(p, e) for p, e in errs if p["rows_cpu"] not in standin]
+            print("  new within 10 %%: %d of %d (%d of %d not used as rungs); old: %d of %d" % (
+                sum(abs(e) <= 10 for _, e in errs), len(errs), sum(abs(e) <= 10 for _, e in fit), len(fit),
+                sum(abs(p["predicted_s"] / p["measured_s"] - 1) <= 0.1 for p, _ in errs), len(errs)))
+            (r, t), best, cands = auto_choice(d, s, m)
+            top = min((p for p in pts if p["rows_cpu"] < d["rows"]), key=lambda p: p["measured_s"])
+            print("  auto: model's best %d rows; measured %s -> %d rows, %.4g s: %+.2f %% from the best "
+                  "measured (%d rows), %+.2f %% vs GPU-only" % (
+                      best, ", ".join("%d: %.4g" % kv for kv in sorted(cands.items())), r, t,
+                      100 * (t / top["measured_s"] - 1), top["rows_cpu"], 100 * (t / d["gpu_only_s"] - 1)))
 
 
 def refit(path, llc_mib, l2_mib, exchange):

@@ -131,6 +131,13 @@ void bench_write_calibration(FILE *js, const char *sname, const hr_hybrid_calibr
     for (int k = 0; k < m->a_knots; k++)
         fprintf(js, "%s{\"rows\": %d, \"ws\": %.0f, \"row_s\": %.9g}", k ? ", " : "", cal->cpu_knot_rows[k],
                 m->a_knot_ws[k], m->a_knot_row_s[k]);
+    fprintf(js, "],\n   \"ladder\": [");
+    for (int k = 0; k < cal->ladder; k++)
+        fprintf(js, "%s{\"rows\": %d, \"s\": %.9g}", k ? ", " : "", cal->ladder_rows[k], cal->ladder_s[k]);
+    fprintf(js, "],\n   \"candidates\": [");
+    for (int k = 0; k < cal->candidates; k++)
+        fprintf(js, "%s{\"rows\": %d, \"s\": %.9g, \"predicted_s\": %.9g}", k ? ", " : "", cal->cand_rows[k],
+                cal->cand_s[k], hr_split_model_time(m, cal->cand_rows[k]));
     fprintf(js, "],\n");
 }
 
@@ -271,10 +278,16 @@ int engine_main(const bench_cfg *c, const char *out)
         bench_write_calibration(js, sname, &cal, &m);
         fprintf(js, "   \"threads\": %d, \"boundary_threads\": %d, \"tune\": [%s],\n", sp.threads_a,
                 nested ? sp.boundary_threads : 0, tune);
-        printf("%s (%d+%d threads): t_c %.6g t_g %.6g X %.6g (off balance %.6g, sigma %.3g), %d knots, "
-               "calibration %.2f s\n",
-               sname, nested ? sp.boundary_threads : 0, sp.threads_a, cal.t_cpu, cal.t_gpu, cal.x_exposed,
-               cal.x_off, cal.x_sigma, m.a_knots, cal.seconds);
+        printf("%s (%d+%d threads): t_c %.6g t_g %.6g X0 %.6g, %d knots from %d rungs, calibration %.2f s\n",
+               sname, nested ? sp.boundary_threads : 0, sp.threads_a, cal.t_cpu, cal.t_gpu, cal.x_off,
+               m.a_knots, cal.ladder, cal.seconds);
+        printf("  ladder (rows: s/sweep):");
+        for (int k = 0; k < cal.ladder; k++)
+            printf(" %d: %.4g", cal.ladder_rows[k], cal.ladder_s[k]);
+        printf("\n  auto's measured candidates (rows: s/sweep):");
+        for (int k = 0; k < cal.candidates; k++)
+            printf(" %d: %.4g", cal.cand_rows[k], cal.cand_s[k]);
+        printf(" (GPU-only in the calibration %.4g)\n", cal.gpu_alone_s);
         fprintf(js, "   \"points\": [\n");
         double auto_s = NAN;
         int first = 1, last = -1;

@@ -26,7 +26,8 @@
 extern "C" {
 #endif
 
-#define HR_SPLIT_KNOTS 6 /* slabs of the size-aware CPU term */
+#define HR_SPLIT_KNOTS      10 /* points of the size-aware CPU term */
+#define HR_SPLIT_CANDIDATES 3  /* splits --split auto measures before it chooses */
 
 typedef struct hr_split_model {
     double t_a;         /* seconds per sweep of the whole grid on placement A (the CPU) */
@@ -100,7 +101,9 @@ int hr_split_model_best_range(const hr_split_model *m, int lo, int hi, double ma
 #define HR_SPLIT_AUTO   (-1.0)
 #define HR_SPLIT_STREAM (-2.0)
 
-/* What the start-up calibration measured (a few sweeps of each part, on zeros). */
+/* What the start-up calibration measured: every figure on a grid of nonzero values (zeros
+ * let the CPU skip work: a store of zeros over zeros), in the run's own engine, threads and
+ * schedule, after warm-up sweeps, median of timed blocks of at least 10 ms. */
 typedef struct hr_hybrid_calibration {
     double t_cpu;       /* t_c: seconds per whole-grid sweep on the CPU part's threads (from a slab) */
     int cpu_slab_rows;  /* rows (planes) of the slab t_cpu was scaled from */
@@ -124,6 +127,17 @@ typedef struct hr_hybrid_calibration {
     double x_sigma;     /* the parts' jitter that explains x_exposed - x_off at the balance */
     int floor_rows;     /* B alone on this few rows, sweep by sweep: */
     double gpu_floor_s; /* its seconds per sweep, the floor of B's part (launches) */
+    /* appended: the CPU term measured inside the real split. The ladder runs the split itself
+     * at n/64, n/32, ... rows and n (CPU alone); a rung where the CPU part is clearly the later
+     * part gives a knot (its time less X0). */
+    int ladder;
+    int ladder_rows[HR_SPLIT_KNOTS];
+    double ladder_s[HR_SPLIT_KNOTS];
+    /* the splits --split auto timed (the model's best and its neighbours) and their seconds per
+     * sweep; auto takes the fastest measured unless it is not 1 % faster than gpu_alone_s */
+    int candidates;
+    int cand_rows[HR_SPLIT_CANDIDATES];
+    double cand_s[HR_SPLIT_CANDIDATES];
 } hr_hybrid_calibration;
 
 enum { HR_HYBRID_CAL_STREAM = 1 }; /* also measure the bandwidths of seed 003's rule */
@@ -160,9 +174,11 @@ typedef struct hr_hybrid_info {
 } hr_hybrid_info;
 
 /*! hr_hybrid_choose() :
- *  What `--split auto` picks from a calibration: the model's best rows on the CPU over
- *  0 and [g, n - g], 0 unless predicted at least 1 % faster than GPU-only, with its
- *  predicted time (for `hetrelax model`, which has no solver). */
+ *  What `--split auto` picks from a calibration: with measured candidates (c->candidates > 0)
+ *  the fastest of them, 0 unless measured at least 1 % faster than GPU-only (gpu_alone_s);
+ *  without, the model's best rows on the CPU over 0 and [g, n - g], 0 unless predicted at
+ *  least 1 % faster than GPU-only. With the model's predicted time (for `hetrelax model`,
+ *  which has no solver). */
 hr_status hr_hybrid_choose(const hr_options *o, const hr_hybrid_calibration *c, const hr_split_model *m,
                            hr_hybrid_info *out);
 

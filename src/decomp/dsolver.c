@@ -9,6 +9,8 @@
 #include "common/error.h"
 #include "common/sysmem.h"
 #include "common/timer.h"
+#include "cpu/jacobi3d_pencil.h"
+#include "cpu/stencil_box_stream.h"
 #include "cpu/team.h"
 
 /* ------------------------------------------------ the host placement */
@@ -184,6 +186,15 @@ static hr_status alloc_sub(hr_dsolver *s, hr_dsub *d, int id, size_t esize, char
     d->org[0] = hr_grid_origin(&d->u[0]);
     d->org[1] = hr_grid_origin(&d->u[1]);
     d->device = -1;
+    if (s->p.dim == 3 && !s->dplace) {
+        /* the cpu-threads 3-D kernel's blocking (pencils in the L2, streaming stores when the
+         * grids exceed the cache share) for the same bits: without it a rank sweeps 1.5x
+         * slower than a thread of cpu-threads (docs/results/mpi-gpu.md) */
+        const char *e = getenv("HETRELAX_DSOLVER_PENCIL");
+        const int threads = s->o.backend == HR_BACKEND_CPU_THREADS && s->o.threads > 1 ? s->o.threads : 1;
+        if (!(e && strcmp(e, "0") == 0))
+            hr_pencil_default_choice(&d->g.l, d->g.l.ny, grids, threads, &d->pencil_rows, &d->pencil_stream);
+    }
     init_sub(s, d);
     if (s->dplace) { /* device grids from the initialised host grids */
         d->device = device_of(s, id);
@@ -409,7 +420,18 @@ static hr_status exchange(hr_dsolver *s)
 
 static hr_status sweep_box(hr_dsolver *s, hr_dsub *d, hr_box box, int lane)
 {
-    const hr_sweep_args a = {&d->g.l, d->org[s->cur], d->org[1 - s->cur], d->rhs, box, s->p.omega};
+    hr_sweep_args a = {&d->g.l, d->org[s->cur], d->org[1 - s->cur], d->rhs, box, s->p.omega};
+    if (d->pencil_rows > 0 && s->fops == &hr_field_ops_host) { /* points are independent: same bits */
+        for (int y = box.lo[1]; y < box.hi[1]; y += d->pencil_rows) {
+            a.box.lo[1] = y;
+            a.box.hi[1] = y + d->pencil_rows < box.hi[1] ? y + d->pencil_rows : box.hi[1];
+            if (d->pencil_stream)
+                hr_cpu_sweep_box_stream(&a); /* ends with a store fence */
+            else
+                hr_cpu_sweep_box(&a);
+        }
+        return HR_OK;
+    }
     return s->fops->sweep(d->ctx, &a, lane);
 }
 

@@ -105,6 +105,8 @@ typedef struct hr_dsub {
     int device;                    /* GPU ordinal, -1 on the host */
     void *sbuf[3][2], *rbuf[3][2]; /* per axis and side; NULL towards the physical boundary */
     size_t bytes[3][2];
+    int pencil_rows;   /* host, 3-D: sweep boxes as pencils of this many rows streamed along z (0: whole) */
+    int pencil_stream; /* host, 3-D: write the new grid with streaming stores */
 } hr_dsub;
 
 /* Seconds per part of the exchange, summed over the run (for the JSON). */

@@ -45,12 +45,22 @@ int hr_hybrid_explain(const hr_hybrid_info *in, double measured_s, char *buf, si
         const hr_split_model *m = &in->model;
         const hr_hybrid_calibration *c = &in->cal;
         put(&o,
-            "calibration (%.3f s): t_c %.6g s (CPU, at the %d-row slab's rate), t_g %.6g s (B sweep by "
-            "sweep; "
-            "alone with graphs %.6g s; floor %.3g s on %d rows), X %.6g s exposed (probe at %d rows: "
-            "%.6g s/sweep)\n",
+            "calibration (%.3f s, nonzero data, the run's engine): t_c %.6g s (CPU, at the %d-row rung's "
+            "rate, "
+            "the fastest), t_g %.6g s (B sweep by sweep; alone with graphs %.6g s; floor %.3g s on %d rows), "
+            "X0 %.6g s (the split at %d rows: %.6g s/sweep, less B's part)\n",
             c->seconds, c->t_cpu, c->cpu_slab_rows, c->t_gpu, c->gpu_alone_s, c->gpu_floor_s, c->floor_rows,
-            c->x_exposed, c->probe_rows, c->probe_s);
+            c->x_off, c->probe_rows, c->probe_s);
+        if (c->ladder > 0) {
+            put(&o, "the split measured at (rows on the CPU: s/sweep, * = a knot of the CPU term):");
+            for (int k = 0; k < c->ladder; k++) {
+                int knot = 0;
+                for (int q = 0; q < c->cpu_knots; q++)
+                    knot |= c->cpu_knot_rows[q] == c->ladder_rows[k];
+                put(&o, " %d: %.4g%s", c->ladder_rows[k], c->ladder_s[k], knot ? "*" : "");
+            }
+            put(&o, "\n");
+        }
         if (m->a_knots > 0) {
             put(&o,
                 "CPU cost per row against its working set (knots; LLC %.0f MiB):", c->llc_bytes / 1048576.0);
@@ -64,14 +74,21 @@ int hr_hybrid_explain(const hr_hybrid_info *in, double measured_s, char *buf, si
                 "exchange: off the balance (%d rows: %.6g s/sweep) X0 %.6g s; the parts' jitter sigma %.3g s "
                 "(Clark's E max near the balance)\n",
                 c->off_rows, c->off_s, c->x_off, c->x_sigma);
+        if (c->candidates > 0) {
+            put(&o, "measured candidates for auto (rows: s/sweep, model):");
+            for (int k = 0; k < c->candidates; k++)
+                put(&o, " %d: %.6g (%.6g)", c->cand_rows[k], c->cand_s[k],
+                    hr_split_model_time(m, c->cand_rows[k]));
+            put(&o, "; GPU-only %.6g: a split must be 1 %% faster\n", c->gpu_alone_s);
+        }
         if (c->x_bandwidth > 0)
             put(&o, "pinned copies: latency %.3g us one way, %.3g GB/s, %.0f bytes per row\n",
                 c->x_latency * 1e6, c->x_bandwidth * 1e-9, c->row_bytes);
         const double fstar = m->t_b / (m->t_a + m->t_b);
         put(&o,
-            "model: T(f) = E max(t_c(f n rows), (1 - f) t_g; sigma) + X0, T(0) = B alone; exchange-free "
-            "optimum "
-            "at the in-cache rate f* = %.4f, bound on the gain 1 + t_g/t_c = %.4f\n",
+            "model: T(f) = max(t_c(f n rows), (1 - f) t_g) + X0, T(0) = B alone; exchange-free optimum at "
+            "the "
+            "fastest rate f* = %.4f, bound on the gain 1 + t_g/t_c = %.4f\n",
             fstar, 1.0 + m->t_b / m->t_a);
         if (c->cpu_stream_gbps > 0 && c->gpu_stream_gbps > 0)
             put(&o, "STREAM rule (seed 003): %.2f / (%.2f + %.2f) = %.4f of the rows on the CPU\n",

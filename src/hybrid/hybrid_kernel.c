@@ -21,9 +21,6 @@ typedef struct hybrid_state {
     hr_hybrid_info info;
 } hybrid_state;
 
-/* Sweeps a calibration run does per timing, and timings per figure (median). */
-#define CAL_SWEEPS  8
-#define CAL_REPEATS 3
 /* A split must be predicted this much faster than GPU-only to be chosen. */
 #define AUTO_MARGIN 0.01
 
@@ -84,80 +81,75 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Median seconds per sweep of an engine on zeros (two warm-up sweeps discarded), in blocks of
- * `sweeps`; with `graphs` > 0 also in blocks of that many sweeps (a GPU part alone replays
- * CUDA graphs of 16 sweeps, a split sweeps one at a time) into *graph_s. */
-static hr_status time_engine_blocks(const hr_split_spec *sp, int sweeps, double *per_sweep, int graphs,
-                                    double *graph_s, char *err, size_t es)
+/* Timed blocks last at least this long (short blocks measure the OS, not the sweep), and a
+ * figure is the median of CAL_BLOCKS of them after CAL_WARM warm-up sweeps. */
+#define CAL_BLOCK_S 0.01
+#define CAL_BLOCKS  5
+#define CAL_WARM    3
+
+/* Median seconds per sweep of a running engine: blocks of whole multiples of `unit` sweeps
+ * (16: a GPU part alone replays graphs of 16), sized from one untimed block to last
+ * CAL_BLOCK_S. */
+static hr_status time_running(hr_split *e, int unit, double *per_sweep)
 {
-    hr_split *e;
-    HR_TRY(hr_split_create(sp, NULL, NULL, &e, err, es));
-    double t[CAL_REPEATS], tg[CAL_REPEATS];
-    hr_status st = hr_split_sweeps(e, 2);
-    for (int r = 0; r < CAL_REPEATS && st == HR_OK; r++) {
-        const double t0 = hr_now();
-        st = hr_split_sweeps(e, sweeps);
-        t[r] = (hr_now() - t0) / sweeps;
-    }
-    if (st == HR_OK && graphs > 0) st = hr_split_sweeps(e, graphs); /* builds the graphs */
-    for (int r = 0; r < CAL_REPEATS && st == HR_OK && graphs > 0; r++) {
-        const double t0 = hr_now();
-        st = hr_split_sweeps(e, graphs);
-        tg[r] = (hr_now() - t0) / graphs;
-    }
-    if (st != HR_OK) snprintf(err, es, "calibration: %.200s", e->err);
-    hr_split_free(e);
+    hr_status st = hr_split_sweeps(e, unit > CAL_WARM ? unit : CAL_WARM);
+    const double t0 = hr_now();
+    if (st == HR_OK) st = hr_split_sweeps(e, unit);
     if (st != HR_OK) return st;
-    qsort(t, CAL_REPEATS, sizeof t[0], cmp_double);
-    *per_sweep = t[CAL_REPEATS / 2];
-    if (graphs > 0) {
-        qsort(tg, CAL_REPEATS, sizeof tg[0], cmp_double);
-        *graph_s = tg[CAL_REPEATS / 2];
+    const double est = (hr_now() - t0) / unit;
+    long k = est > 0 ? (long)ceil(CAL_BLOCK_S / (est * unit)) : 64;
+    k = (k < 1 ? 1 : k > 4096 / unit ? 4096 / unit : k) * unit;
+    double t[CAL_BLOCKS];
+    for (int r = 0; r < CAL_BLOCKS && st == HR_OK; r++) {
+        const double t1 = hr_now();
+        st = hr_split_sweeps(e, k);
+        t[r] = (hr_now() - t1) / (double)k;
     }
+    if (st != HR_OK) return st;
+    qsort(t, CAL_BLOCKS, sizeof t[0], cmp_double);
+    *per_sweep = t[CAL_BLOCKS / 2];
     return HR_OK;
 }
 
-static hr_status time_engine(const hr_split_spec *sp, double *per_sweep, char *err, size_t es)
+/* An engine of spec `sp` loaded from `u` (NULL: zeros), timed sweep by sweep into *per_sweep
+ * and, with graph_s, in blocks of 16 (B alone replays CUDA graphs) into *graph_s. */
+static hr_status time_engine(const hr_split_spec *sp, const hr_grid *u, double *per_sweep, double *graph_s,
+                             char *err, size_t es)
 {
-    return time_engine_blocks(sp, CAL_SWEEPS, per_sweep, 0, NULL, err, es);
+    hr_split *e;
+    HR_TRY(hr_split_create(sp, u, NULL, &e, err, es));
+    hr_status st = time_running(e, 1, per_sweep);
+    if (st == HR_OK && graph_s) st = time_running(e, 16, graph_s);
+    if (st != HR_OK) snprintf(err, es, "calibration: %.200s", e->err);
+    hr_split_free(e);
+    return st;
 }
 
-/* The CPU part's slabs (rows along the split axis) for the size-aware term: working sets of
- * an eighth of the last-level cache, 0.7 of it (still inside) and 2.5 times it (streaming from
- * memory), plus the old slab max(64, n/16) unless one is close; each at most n rows. */
-static int cpu_knot_rows(int n, double ws_row, double llc, int rows[HR_SPLIT_KNOTS])
+/* Values that differ from point to point, none zero: the run's data is not zeros, and a
+ * CPU may skip stores of zeros over zeros (the first model's in-cache slabs ran 3x faster
+ * on zeros than the same rows did in the measured 3-D split). */
+static void fill_nonzero(hr_grid *u)
 {
-    const double target[3] = {llc / 8, 0.7 * llc, 2.5 * llc};
-    int cand[4], k = 0, count = 0;
-    for (int i = 0; i < 3; i++) {
-        double r = target[i] / ws_row;
-        if (r > 2.0 * 1024 * 1024 * 1024 / ws_row) r = 2.0 * 1024 * 1024 * 1024 / ws_row; /* 2 GiB */
-        cand[k++] = r < 8 ? 8 : r > n ? n : (int)r;
+    const hr_grid_layout *l = &u->l;
+    const size_t count = hr_layout_bytes(l) / l->esize;
+    for (size_t x = 0; x < count; x++) {
+        const double v = (double)(1 + (x * 2654435761u >> 7) % 61) / 64.0;
+        if (l->esize == 8)
+            ((double *)u->base)[x] = v;
+        else
+            ((float *)u->base)[x] = (float)v;
     }
-    const int old = n / 16 > 64 ? n / 16 : (n < 64 ? n : 64);
-    int near = 0;
-    for (int i = 0; i < k; i++)
-        near |= old <= 1.3 * cand[i] && cand[i] <= 1.3 * old;
-    if (!near) cand[k++] = old;
-    for (int i = 1; i < k; i++) /* sort */
-        for (int j = i; j > 0 && cand[j - 1] > cand[j]; j--) {
-            const int x = cand[j];
-            cand[j] = cand[j - 1];
-            cand[j - 1] = x;
-        }
-    for (int i = 0; i < k; i++) {
-        const int r = cand[i] < n ? cand[i] : n;
-        if (count && r <= 1.3 * rows[count - 1]) continue; /* too close to the last one */
-        rows[count++] = r;
-    }
+}
+
+/* The ladder of CPU shares the split is measured at: n/64, n/32, ... (at least g rows, at
+ * most n - g), then n (the CPU alone). */
+static int ladder_rows(int n, int g, int rows[HR_SPLIT_KNOTS])
+{
+    int count = 0;
+    for (int r = n / 64 > g ? n / 64 : g; r <= n - g && count < HR_SPLIT_KNOTS - 1; r *= 2)
+        if (!count || r > rows[count - 1]) rows[count++] = r;
+    rows[count++] = n;
     return count;
-}
-
-/* The parts' times at rows_a on the model so far: *busy = max(a, b). */
-static double model_busy(const hr_split_model *m, int rows_a)
-{
-    const double a = hr_split_model_part_a(m, rows_a), b = hr_split_model_part_b(m, rows_a);
-    return a > b ? a : b;
 }
 
 static hr_status calibrate(const hr_options *o, unsigned flags, hr_hybrid_calibration *c, hr_split_model *m,
@@ -179,88 +171,98 @@ static hr_status calibrate(const hr_options *o, unsigned flags, hr_hybrid_calibr
     m->rows = n;
     m->messages = 2;
     m->row_bytes = c->row_bytes;
-    /* t_g: the second placement alone on the whole grid, sweep by sweep as in a split, and
-     * with its graphs as GPU-only runs (T(0)) */
-    HR_TRY(time_engine_blocks(&sp, CAL_SWEEPS, &c->t_gpu, 16, &c->gpu_alone_s, err, es));
-    /* the floor of B's part: B alone on a few rows, sweep by sweep (launch latency) */
-    c->floor_rows = n < 16 ? n : 16;
-    hr_split_spec_from_options(o, &p, 0, NULL, &sp);
-    if (p.dim == 3)
-        sp.nz = c->floor_rows;
-    else
-        sp.ny = c->floor_rows;
-    HR_TRY(time_engine(&sp, &c->gpu_floor_s, err, es));
-    /* t_c(rows): the CPU part alone on slabs in and out of the cache */
     m->a_ws_per_row = c->row_bytes * (2.0 + sp.has_hf);
     c->llc_bytes = (double)hr_cache_llc_bytes();
     if (!(c->llc_bytes > 0)) c->llc_bytes = 32.0 * 1024 * 1024;
-    c->cpu_knots = cpu_knot_rows(n, m->a_ws_per_row, c->llc_bytes, c->cpu_knot_rows);
-    for (int k = 0; k < c->cpu_knots; k++) {
-        const int slab = c->cpu_knot_rows[k];
-        hr_split_spec_from_options(o, &p, slab, NULL, &sp);
-        if (p.dim == 3)
-            sp.nz = slab;
-        else
-            sp.ny = slab;
-        double t;
-        HR_TRY(time_engine(&sp, &t, err, es));
-        m->a_knot_ws[k] = slab * m->a_ws_per_row;
-        m->a_knot_row_s[k] = t / slab;
+    hr_grid u;
+    if (hr_grid_alloc(&u, &l) != HR_OK) {
+        snprintf(err, es, "calibration: no memory for a grid of %.0f MiB", hr_layout_bytes(&l) / 1048576.0);
+        return HR_ERR_NO_MEMORY;
     }
-    m->a_knots = c->cpu_knots;
-    c->cpu_slab_rows = n / 16 > 64 ? n / 16 : (n < 64 ? n : 64);
-    c->t_cpu = n * hr_split_model_row_s(m, c->cpu_slab_rows * m->a_ws_per_row);
-    m->t_a = c->t_cpu;
+    fill_nonzero(&u);
+    hr_status st;
+    /* t_g: the second placement alone on the whole grid, sweep by sweep as in a split, and in
+     * blocks of its graphs as GPU-only runs (T(0)) */
+    st = time_engine(&sp, &u, &c->t_gpu, &c->gpu_alone_s, err, es);
+    /* the floor of B's part: B alone on a few rows, sweep by sweep (launch latency) */
+    if (st == HR_OK) {
+        c->floor_rows = n < 16 ? n : 16;
+        hr_split_spec_from_options(o, &p, 0, NULL, &sp);
+        if (p.dim == 3)
+            sp.nz = c->floor_rows;
+        else
+            sp.ny = c->floor_rows;
+        st = time_engine(&sp, NULL, &c->gpu_floor_s, NULL, err, es);
+    }
     m->t_b = c->t_gpu;
     m->b_alone = c->gpu_alone_s;
-    m->b_floor = c->gpu_floor_s;
-    /* X: the real schedule at the balance of the two parts, less its compute; then once
-     * more off the balance (half the rows) to tell the exchange from the balance's jitter */
-    int probe = 1;
-    double tbest = HUGE_VAL;
-    for (int r = 1; r < n; r++) {
-        const double t = model_busy(m, r);
-        if (t < tbest) {
-            tbest = t;
-            probe = r;
-        }
+    /* a part of 16 rows cannot take longer than the whole grid (a noisy floor would) */
+    m->b_floor = c->gpu_floor_s < c->t_gpu ? c->gpu_floor_s : c->t_gpu;
+    /* X0: the split with g rows on the CPU (B is surely the later part) less B's part */
+    if (st == HR_OK && n >= 2 * g) {
+        hr_split_spec_from_options(o, &p, g, NULL, &sp);
+        st = time_engine(&sp, &u, &c->probe_s, NULL, err, es);
+        c->probe_rows = g;
+        const double b0 = hr_split_model_part_b(m, g);
+        c->x_off = c->probe_s > b0 ? c->probe_s - b0 : 0.0;
+        c->x_exposed = c->x_off;
     }
-    if (probe < g) probe = g;
-    if (probe > n - g) probe = n - g;
-    if (n >= 2 * g) {
-        hr_split_spec_from_options(o, &p, probe, NULL, &sp);
-        HR_TRY(time_engine(&sp, &c->probe_s, err, es));
-        c->probe_rows = probe;
-        c->x_exposed = c->probe_s > model_busy(m, probe) ? c->probe_s - model_busy(m, probe) : 0.0;
-        c->x_off = c->x_exposed;
-        int off = probe / 2; /* B the slower part; A when the balance is too near the edge */
-        if (off < g) off = 2 * probe < n - g ? 2 * probe : n - g;
-        if (off >= g && off != probe && off <= n - g) {
-            hr_split_spec_from_options(o, &p, off, NULL, &sp);
-            HR_TRY(time_engine(&sp, &c->off_s, err, es));
-            c->off_rows = off;
-            /* X0 and sigma, least squares over the two probes: X0 + E max(a, b; sigma) = probe.
-             * Near the balance the parts wait for the later of two jittery times; off it for
-             * the slower one. sigma on a log grid, 1e-6 to 0.3 of the balance probe, and 0. */
-            const double a1 = hr_split_model_part_a(m, probe), b1 = hr_split_model_part_b(m, probe);
-            const double a2 = hr_split_model_part_a(m, off), b2 = hr_split_model_part_b(m, off);
-            double x0 = c->x_exposed, sigma = 0.0, best = HUGE_VAL;
-            for (int i = -1; i < 220; i++) { /* up to 0.3 of the sweep: no wilder jitter */
-                const double sg = i < 0 ? 0.0 : c->probe_s * pow(10.0, -6.0 + i / 40.0);
-                const double c1 = hr_split_model_max(a1, b1, sg), c2 = hr_split_model_max(a2, b2, sg);
-                double x = 0.5 * ((c->probe_s - c1) + (c->off_s - c2));
-                if (x < 0) x = 0;
-                const double e1 = x + c1 - c->probe_s, e2 = x + c2 - c->off_s, err = e1 * e1 + e2 * e2;
-                if (err < best) {
-                    best = err;
-                    x0 = x;
-                    sigma = sg;
-                }
+    /* The CPU term inside the real split (its threads next to the host thread and the busy GPU,
+     * on nonzero data): CPU slabs timed alone missed it by 0.4x to 3x on the H100 machine. */
+    c->ladder = ladder_rows(n, g, c->ladder_rows);
+    for (int k = 0; k < c->ladder && st == HR_OK; k++) {
+        hr_split_spec_from_options(o, &p, c->ladder_rows[k], NULL, &sp);
+        st = time_engine(&sp, &u, &c->ladder_s[k], NULL, err, es);
+    }
+    if (st == HR_OK) {
+        /* a rung gives a knot where the CPU part is clearly the later one (its time less X0
+         * well above B's part), and always at n (the CPU alone, no exchange) */
+        double fastest = HUGE_VAL;
+        for (int k = 0; k < c->ladder; k++) {
+            const int r = c->ladder_rows[k];
+            const double a = r < n ? c->ladder_s[k] - c->x_off : c->ladder_s[k];
+            if (r < n && !(a > 1.1 * hr_split_model_part_b(m, r))) continue;
+            c->cpu_knot_rows[m->a_knots] = r;
+            m->a_knot_ws[m->a_knots] = r * m->a_ws_per_row;
+            m->a_knot_row_s[m->a_knots] = a / r;
+            if (a / r < fastest) {
+                fastest = a / r;
+                c->cpu_slab_rows = r;
             }
-            c->x_off = x0;
-            c->x_sigma = sigma;
+            m->a_knots++;
+        }
+        c->cpu_knots = m->a_knots;
+        /* t_c: the whole grid at the fastest rate measured (the bound 1 + t_g/t_c holds) */
+        c->t_cpu = n * fastest;
+        m->t_a = c->t_cpu;
+        m->x_latency = c->x_off / 2; /* X = 2 messages x latency: the measured exposed cost */
+        m->x_bandwidth = 0.0;
+        m->x_sigma = 0.0;
+    }
+    /* auto: the model's best split and its neighbours, measured */
+    if (st == HR_OK && n >= 2 * g) {
+        int best = g;
+        double tbest = HUGE_VAL;
+        for (int r = g; r <= n - g; r++) {
+            const double t = hr_split_model_time(m, r);
+            if (t < tbest) {
+                tbest = t;
+                best = r;
+            }
+        }
+        const int cand[HR_SPLIT_CANDIDATES] = {best, (int)lround(0.8 * best), (int)lround(1.25 * best)};
+        for (int k = 0; k < HR_SPLIT_CANDIDATES && st == HR_OK; k++) {
+            int r = cand[k] < g ? g : cand[k] > n - g ? n - g : cand[k], dup = 0;
+            for (int q = 0; q < c->candidates; q++)
+                dup |= c->cand_rows[q] == r;
+            if (dup) continue;
+            hr_split_spec_from_options(o, &p, r, NULL, &sp);
+            st = time_engine(&sp, &u, &c->cand_s[c->candidates], NULL, err, es);
+            c->cand_rows[c->candidates++] = r;
         }
     }
+    hr_grid_free(&u);
+    if (st != HR_OK) return st;
     if (o->split_second == HR_SPLIT_GPU) {
         double small, row;
         HR_TRY(hr_place_gpu_roundtrip(o->device, sp.esize, 21, &small));
@@ -280,9 +282,6 @@ static hr_status calibrate(const hr_options *o, unsigned flags, hr_hybrid_calibr
             c->gpu_stream_gbps = bw.triad_gbps;
         }
     }
-    m->x_latency = c->x_off / 2; /* X = 2 messages x latency: the measured exposed cost */
-    m->x_bandwidth = 0.0;
-    m->x_sigma = c->x_sigma;
     c->seconds = hr_now() - t_start;
     return HR_OK;
 }
@@ -513,6 +512,13 @@ hr_status hr_hybrid_choose(const hr_options *o, const hr_hybrid_calibration *c, 
     out->model = *m;
     out->cal = *c;
     out->rows_cpu = hr_split_model_best_range(m, g, n - g, AUTO_MARGIN, NULL);
+    if (c->candidates > 0) { /* measured beats modelled: the fastest candidate, if it pays */
+        int best = 0;
+        for (int k = 1; k < c->candidates; k++)
+            if (c->cand_s[k] < c->cand_s[best]) best = k;
+        const double t0 = c->gpu_alone_s > 0 ? c->gpu_alone_s : hr_split_model_time(m, 0);
+        out->rows_cpu = c->cand_s[best] < (1.0 - AUTO_MARGIN) * t0 ? c->cand_rows[best] : 0;
+    }
     out->split = (double)out->rows_cpu / n;
     out->predicted_s = hr_split_model_time(m, out->rows_cpu);
     out->gpu_only_s = hr_split_model_time(m, 0);

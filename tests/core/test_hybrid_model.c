@@ -107,7 +107,8 @@ static void jitter_max(void **state)
     assert_true(hr_split_model_time(&m, 100) == 10.0);
 }
 
-/* The calibration with two CPU placements (no GPU): knots, both probes, and the fit. */
+/* The calibration with two CPU placements (no GPU): the ladder of real splits, the knots
+ * it gives, X0, and the measured candidates auto chooses from. */
 static void calibration_cpu_cpu(void **state)
 {
     (void)state;
@@ -124,43 +125,85 @@ static void calibration_cpu_cpu(void **state)
     hr_split_model m;
     assert_int_equal(hr_hybrid_calibrate(&o, 0, &c, &m), HR_OK);
     assert_int_equal(m.rows, 600);
+    /* the ladder: n/64 = 9, doubling up to n - 1, then n (the CPU alone) */
+    const int want[] = {9, 18, 36, 72, 144, 288, 576, 600};
+    assert_int_equal(c.ladder, 8);
+    for (int k = 0; k < c.ladder; k++) {
+        assert_int_equal(c.ladder_rows[k], want[k]);
+        assert_true(c.ladder_s[k] > 0);
+    }
+    /* knots: rungs where the CPU part is the later one, always the last (no GPU part) */
     assert_true(c.cpu_knots >= 1 && c.cpu_knots <= HR_SPLIT_KNOTS && m.a_knots == c.cpu_knots);
+    assert_int_equal(c.cpu_knot_rows[c.cpu_knots - 1], 600);
+    assert_true(fabs(m.a_knot_row_s[c.cpu_knots - 1] * 600 - c.ladder_s[c.ladder - 1]) <
+                1e-9 * c.ladder_s[c.ladder - 1]);
     for (int k = 0; k < c.cpu_knots; k++) {
-        assert_true(c.cpu_knot_rows[k] >= 1 && c.cpu_knot_rows[k] <= 600);
         assert_true(m.a_knot_row_s[k] > 0);
         assert_true(fabs(m.a_knot_ws[k] - c.cpu_knot_rows[k] * m.a_ws_per_row) < 1e-6 * m.a_knot_ws[k]);
-        if (k) assert_true(c.cpu_knot_rows[k] > 1.3 * c.cpu_knot_rows[k - 1]);
+        if (k) assert_true(c.cpu_knot_rows[k] > c.cpu_knot_rows[k - 1]);
+        assert_true(c.t_cpu <= 600 * m.a_knot_row_s[k] * (1 + 1e-12)); /* the fastest rate */
     }
     assert_true(m.a_ws_per_row >= 2 * c.row_bytes && c.llc_bytes > 0);
     assert_true(c.t_gpu > 0 && c.gpu_alone_s > 0 && m.b_alone == c.gpu_alone_s);
-    assert_true(c.floor_rows == 16 && c.gpu_floor_s > 0 && m.b_floor == c.gpu_floor_s);
-    assert_true(c.probe_rows >= 1 && c.probe_rows <= 599 && c.probe_s > 0);
-    /* the second probe: half the rows, or twice as many when half would leave no part */
-    assert_true(c.off_rows == c.probe_rows / 2 || (c.probe_rows / 2 < 1 && c.off_rows == 2 * c.probe_rows));
-    assert_true(c.off_s > 0 && c.x_off >= 0 && c.x_exposed >= 0);
-    assert_true(c.x_sigma >= 0 && c.x_sigma <= 0.3 * c.probe_s * 1.0001 && m.x_sigma == c.x_sigma);
-    assert_true(fabs(m.x_latency * 2 - c.x_off) < 1e-15);
-    /* the fit: the model's misfit at the two probes is no worse than with sigma = 0 */
-    hr_split_model m0 = m;
-    m0.x_sigma = 0.0;
-    double x0 = 0.5 * ((c.probe_s - (hr_split_model_time(&m0, c.probe_rows) - 2 * m0.x_latency)) +
-                       (c.off_s - (hr_split_model_time(&m0, c.off_rows) - 2 * m0.x_latency)));
-    m0.x_latency = (x0 > 0 ? x0 : 0) / 2;
-    const double e1 = hr_split_model_time(&m, c.probe_rows) - c.probe_s,
-                 e2 = hr_split_model_time(&m, c.off_rows) - c.off_s,
-                 f1 = hr_split_model_time(&m0, c.probe_rows) - c.probe_s,
-                 f2 = hr_split_model_time(&m0, c.off_rows) - c.off_s;
-    assert_true(e1 * e1 + e2 * e2 <= (f1 * f1 + f2 * f2) * (1 + 1e-9) + 1e-30);
-    /* what auto would take is the model's best over the allowed range */
+    assert_true(c.floor_rows == 16 && c.gpu_floor_s > 0 && m.b_floor == fmin(c.gpu_floor_s, c.t_gpu));
+    /* X0: the split at one row less B's part */
+    assert_true(c.probe_rows == 1 && c.probe_s > 0);
+    const double b1 = hr_split_model_part_b(&m, 1);
+    assert_true(fabs(c.x_off - (c.probe_s > b1 ? c.probe_s - b1 : 0.0)) < 1e-15);
+    assert_true(c.x_exposed == c.x_off && fabs(m.x_latency * 2 - c.x_off) < 1e-15);
+    for (int k = 0; k < c.cpu_knots - 1; k++) /* a rung is a knot only with the CPU the later part */
+        for (int q = 0; q < c.ladder; q++)
+            if (c.ladder_rows[q] == c.cpu_knot_rows[k])
+                assert_true(c.ladder_s[q] - c.x_off > 1.1 * hr_split_model_part_b(&m, c.cpu_knot_rows[k]));
+    assert_true(c.x_sigma == 0 && m.x_sigma == 0);
+    /* the measured candidates, and auto's choice among them */
+    assert_true(c.candidates >= 1 && c.candidates <= HR_SPLIT_CANDIDATES);
+    for (int k = 0; k < c.candidates; k++)
+        assert_true(c.cand_rows[k] >= 1 && c.cand_rows[k] <= 599 && c.cand_s[k] > 0);
     hr_hybrid_info in;
     assert_int_equal(hr_hybrid_choose(&o, &c, &m, &in), HR_OK);
-    double tb;
-    assert_int_equal(in.rows_cpu, hr_split_model_best_range(&m, 1, 599, 0.01, &tb));
+    int found = in.rows_cpu == 0;
+    for (int k = 0; k < c.candidates; k++) {
+        if (in.rows_cpu == c.cand_rows[k]) found = 1;
+        if (in.rows_cpu == 0) assert_true(c.cand_s[k] >= 0.99 * c.gpu_alone_s);
+    }
+    assert_true(found);
     assert_true(in.gpu_only_s == c.gpu_alone_s);
     char text[8192];
     const int len = hr_hybrid_explain(&in, 0.0, text, sizeof text);
     assert_true(len > 0 && (size_t)len < sizeof text);
     assert_non_null(strstr(text, "knots"));
+    assert_non_null(strstr(text, "measured candidates"));
+}
+
+/* Auto takes the fastest measured candidate only when it beats GPU-only by 1 %. */
+static void choose_measured(void **state)
+{
+    (void)state;
+    hr_options o;
+    hr_options_default(&o);
+    o.backend = HR_BACKEND_HYBRID;
+    hr_hybrid_calibration c;
+    memset(&c, 0, sizeof c);
+    hr_split_model m = {.t_a = 10.0, .t_b = 1.0, .messages = 2, .rows = 100, .b_alone = 1.0};
+    c.gpu_alone_s = 1.0;
+    c.candidates = 3;
+    const int rows[3] = {10, 8, 12};
+    const double s[3] = {0.97, 0.95, 1.2};
+    for (int k = 0; k < 3; k++) {
+        c.cand_rows[k] = rows[k];
+        c.cand_s[k] = s[k];
+    }
+    hr_hybrid_info in;
+    assert_int_equal(hr_hybrid_choose(&o, &c, &m, &in), HR_OK);
+    assert_int_equal(in.rows_cpu, 8);
+    c.cand_s[1] = 0.995; /* not 1 % faster than GPU-only: none pays */
+    c.cand_s[0] = 0.999;
+    assert_int_equal(hr_hybrid_choose(&o, &c, &m, &in), HR_OK);
+    assert_int_equal(in.rows_cpu, 0);
+    c.candidates = 0; /* no measurements: the model (here t_a = 10 t_b: a split of 9 rows) */
+    assert_int_equal(hr_hybrid_choose(&o, &c, &m, &in), HR_OK);
+    assert_int_equal(in.rows_cpu, hr_split_model_best_range(&m, 1, 99, 0.01, NULL));
 }
 
 static void stream_rule(void **state)
@@ -180,6 +223,7 @@ int main(void)
         cmocka_unit_test(cpu_knots),
         cmocka_unit_test(jitter_max),
         cmocka_unit_test(calibration_cpu_cpu),
+        cmocka_unit_test(choose_measured),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

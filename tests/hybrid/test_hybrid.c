@@ -195,10 +195,21 @@ static void auto_split(void **state)
     assert_int_equal(in.rows, 96);
     assert_true(in.rows_cpu >= 0 && in.rows_cpu <= 96);
     assert_true(in.cal.t_cpu > 0 && in.cal.t_gpu > 0 && in.cal.x_exposed >= 0);
-    /* the model's choice is its best over the allowed range (or 0 within the margin) */
-    double tb;
-    int best = hr_split_model_best_range(&in.model, 1, 95, 0.01, &tb);
-    assert_int_equal(best, in.rows_cpu);
+    /* auto's choice: the fastest measured candidate when it is 1 % faster than the second
+     * part alone, else 0; the model's prediction there */
+    int found = in.rows_cpu == 0, fastest = 0;
+    assert_true(in.cal.candidates >= 1);
+    for (int k = 0; k < in.cal.candidates; k++) {
+        found |= in.cal.cand_rows[k] == in.rows_cpu;
+        if (in.cal.cand_s[k] < in.cal.cand_s[fastest]) fastest = k;
+    }
+    assert_true(found);
+    if (in.rows_cpu == 0)
+        assert_true(in.cal.cand_s[fastest] >= 0.99 * in.cal.gpu_alone_s);
+    else
+        assert_true(in.rows_cpu == in.cal.cand_rows[fastest] &&
+                    in.cal.cand_s[fastest] < 0.99 * in.cal.gpu_alone_s);
+    const double tb = hr_split_model_time(&in.model, in.rows_cpu);
     assert_true(fabs(in.predicted_s - tb) <= 1e-15 + 1e-12 * tb);
     char text[4096];
     const int len = hr_hybrid_explain(&in, r.time_per_sweep_s, text, sizeof text);
