@@ -3,6 +3,8 @@
 red-black sweep. Pure Python, no GPU: run it after changing a schedule.
 
   bench/mgpu_rb2_model.py      # prints "bad 0 of N" per model; exit 1 on a mismatch or a race
+  bench/mgpu_rb2_model.py --emu  # also builds and runs bench/mgpu_rb2_emu.cpp (g++, ~30 s): the
+                                 # real scheme code and rb_stream kernel under the warp emulation
 
 stream (the default, redblack_gpu2_stream.cuh): the same index logic as the code (m odd, the
 two local frames, the parts S and I, each an rb_stream launch on an even-shifted view that
@@ -256,4 +258,14 @@ for ny in (2, 3, 4, 7, 10, 17, 20, 33, 40):
                         n += 1
                         if a != b: bad += 1; print("mismatch", ny, nx, H, bx, l1, l2)
 print("fused: bad", bad, "of", n)
-sys.exit(1 if bad or bad_stream else 0)
+emu_rc = 0
+if "--emu" in sys.argv[1:]:
+    import os
+    import subprocess
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    exe = os.path.join(root, "build", "mgpu_rb2_emu")
+    os.makedirs(os.path.dirname(exe), exist_ok=True)
+    subprocess.run([os.environ.get("CXX", "g++"), "-std=c++17", "-O1", "-ffp-contract=off", "-Isrc", "-Iinclude",
+                    "-Itests/gpu", "bench/mgpu_rb2_emu.cpp", "-o", exe], cwd=root, check=True)
+    emu_rc = subprocess.run([exe]).returncode
+sys.exit(1 if bad or bad_stream or emu_rc else 0)

@@ -26,34 +26,7 @@
 #include "cuda/redblack_point.cuh"
 #include "cuda/redblack_stream.cuh"
 
-enum { RB2_STREAM, RB2_FUSED, RB2_V1 };
-
-struct hr_gpu_rb2 {
-    hr_gpu_rb_params p;
-    int mode;                                  /* RB2_STREAM (default), RB2_FUSED, RB2_V1 */
-    int bx, by, h;                             /* stream: rb-tuned's shape; fused: tiles 2 bx x h */
-    cudaStream_t low[2];                       /* the bulk's stream per GPU (st: high priority) */
-    cudaEvent_t main_b[2], ring_b[2], bulk[2]; /* fused: boundary strip, row B, the bulk's ring */
-    int dev[2];                                /* HETRELAX_RB2_ONE=1: both halves on one device */
-    int lo[2], hi[2];                          /* global interior rows [lo, hi] of each half */
-    int ioff[2];                               /* local row r is global row r + ioff */
-    int nrows[2];                              /* local rows held (ghosts included) */
-    int m;                                     /* stream: GPU 0's last row (odd) */
-    int srows;                                 /* stream: rows of the part S next to the other half */
-    int sa[2], sz[2], ia[2], iz[2];            /* stream: local rows of the parts S and I */
-    int cur, parity;                           /* stream: grid holding the iterate; the events' parity */
-    cudaEvent_t ev_s[2][2], ev_i[2][2];        /* stream: S and I done, by iteration parity */
-    int graph_k;               /* stream: HETRELAX_RB2_GRAPH, iterations per graph (0: none) */
-    int copy_kernel;           /* stream: exchange by a kernel (graphs), else a peer memcpy */
-    int peer;                  /* each device can read the other's memory (or one device) */
-    cudaGraphExec_t graph[2];  /* per starting grid */
-    cudaEvent_t fork, join[3]; /* graph: st[0] -> (low[0], st[1], low[1]) and back */
-    cudaStream_t st[2];
-    cudaEvent_t kern[2], copy[2];
-    void *d_g[2][2]; /* per half, grids A and B (fused, v1: A only); allocation starts */
-    void *d_hf[2];
-    void *registered;
-};
+#include "cuda/redblack_gpu2_state.cuh"
 
 #define RB2_CU(call)                                                                                         \
     do {                                                                                                     \
@@ -170,17 +143,7 @@ extern "C" hr_status hr_gpu_rb2_create(const hr_gpu_rb_params *p, void *u_host, 
                          "HETRELAX_RB2_GRAPH: '%s' is not an even count of iterations (0: off)", graph);
             return HR_ERR_INVALID_ARG;
         }
-        /* GPU 0's last row m odd: GPU 1's frame starts at global m - 1, an even shift */
-        G->m = (p->ny / 2) | 1;
-        G->lo[0] = 1;
-        G->hi[0] = G->m;
-        G->lo[1] = G->m + 1;
-        G->hi[1] = p->ny;
-        G->ioff[0] = 0;
-        G->nrows[0] = G->m + 3;
-        G->ioff[1] = G->m - 1;
-        G->nrows[1] = p->ny - G->m + 3;
-        rb2s_split(G);
+        rb2s_layout(G);
     } else {
         G->bx = 128;
         G->h = 64;

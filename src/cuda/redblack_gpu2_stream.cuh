@@ -106,10 +106,21 @@ template <typename T> static cudaError_t rb2s_iteration(hr_gpu_rb2 *G)
     return cudaSuccess;
 }
 
-/* The split into S and I (local rows), set once at create. */
-static void rb2s_split(hr_gpu_rb2 *G)
+/* The halves, their local frames and the split into S and I (local rows), set at create
+ * (G->p and G->srows set). */
+static void rb2s_layout(hr_gpu_rb2 *G)
 {
-    const int m = G->m, ny = G->p.ny, srows = G->srows;
+    const int ny = G->p.ny, srows = G->srows;
+    /* GPU 0's last row m odd: GPU 1's frame starts at global m - 1, an even shift */
+    const int m = G->m = (ny / 2) | 1;
+    G->lo[0] = 1;
+    G->hi[0] = m;
+    G->lo[1] = m + 1;
+    G->hi[1] = ny;
+    G->ioff[0] = 0;
+    G->nrows[0] = m + 3;
+    G->ioff[1] = m - 1;
+    G->nrows[1] = ny - m + 3;
     /* GPU 0: own rows 1..m; S = the last srows (at least the 2 GPU 1 needs), I reads up to
      * its last row + 2, which must stay out of the ghosts: at least 2 rows of S */
     G->sz[0] = m;
