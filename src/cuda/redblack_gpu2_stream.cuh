@@ -16,15 +16,19 @@
  * only its own rows (WIN), so the two parts write disjoint rows of B and both read only A.
  *
  * Per iteration t and GPU d (two streams; events alternate by t's parity):
- *   high: wait I(t-1) [it read the rows S(t) writes] | S(t) | record | *         wait the other GPU's S(t) |
- * copy of its 2 rows into d's ghost rows of B (a peer memcpy; with graphs a kernel reading the other GPU's
- * memory); low:  wait S(t-1) [I(t) reads them] | I(t) | record. So I runs back to back and S, the copies and
- * the cross-GPU waits run beside it; no host wait per iteration. The copy into d's ghosts of B follows d's
- * S(t-1) (the last reader of those rows) on the same stream, and d's S(t+1) reads them after it on that
- * stream. The rows the copy reads are rewritten by the other GPU's S(t+2), which follows its own copy of
- * iteration t+1, which waited for d's S(t+1), which follows this copy. Events alternate by parity so that a
- * wait on iteration t-1 is not taken for iteration t. bench/mgpu_rb2_model.py checks the index logic against
- * the sequential sweep and every pair of conflicting operations for an ordering by these streams and events.
+ *   high: wait I(t-1) [it read the rows S(t) writes] | S(t) | record |
+ *         wait the other GPU's S(t) | copy of its 2 rows into d's ghost rows of B
+ *         (a peer memcpy; with graphs a kernel reading the other GPU's memory);
+ *   low:  wait S(t-1) [I(t) reads them] | I(t) | record.
+ * So I runs back to back and S, the copies and the cross-GPU waits run beside it; no host
+ * wait per iteration. The copy into d's ghosts of B follows d's S(t-1) (the last reader of
+ * those rows) on the same stream, and d's S(t+1) reads them after it on that stream. The
+ * rows the copy reads are rewritten by the other GPU's S(t+2), which follows its own copy
+ * of iteration t+1, which waited for d's S(t+1), which follows this copy. Events alternate
+ * by parity so that a wait on iteration t-1 is not taken for iteration t.
+ * bench/mgpu_rb2_model.py checks the index logic against the sequential sweep and every
+ * pair of conflicting operations for an ordering by these streams and events;
+ * bench/mgpu_rb2_emu.cpp runs this file's code with the kernel under the warp emulation.
  */
 
 /* Correct rows [a, z] (local) of half d from grid `in` into grid `out`. */
