@@ -38,7 +38,7 @@ say "2. seed 000 fig. 15 right"
 timeout 120 python3 bench/hybrid_experiments.py fig15 --build "$BUILD" --out "$OUT" --quick || status=1
 
 say "3. red-black on two GPUs"
-timeout 150 python3 bench/mgpu_redblack.py --build "$BUILD" --out "$OUT" --quick || status=1
+timeout 240 python3 bench/mgpu_redblack.py --build "$BUILD" --out "$OUT" --quick || status=1
 
 say "4. NVIDIA's variants at 20480^2 (500 iterations)"
 wait $build_pid
