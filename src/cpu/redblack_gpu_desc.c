@@ -167,7 +167,7 @@ static hr_status rbg2_setup(hr_solver *s)
 {
     hr_gpu_rb_params p;
     HR_TRY(rbg_begin(s, &two_gpus, &p));
-    p.variant = HR_GPU_RB_V1; /* the halves run v1 launches */
+    p.variant = HR_GPU_RB_V1; /* ignored by rb2: the halves run rb-tuned's streaming pass */
     rbg_state *st = s->impl;
     double h2d = 0.0;
     hr_gpu_rb2 *g = NULL;
@@ -175,9 +175,9 @@ static hr_status rbg2_setup(hr_solver *s)
                                      s->err, sizeof s->err);
     st->g = g;
     s->t_h2d += h2d;
-    s->cfg.shape[0] = 64;
-    s->cfg.shape[1] = 8;
-    s->cfg.shape[2] = 1;
+    /* each half picks rb-tuned's shape itself (HETRELAX_RB2_SHAPE, the cache, the shipped
+     * table, else 128x17x8) and does not report it back: 0 x 0 x 0 = not known here */
+    s->cfg.shape[0] = s->cfg.shape[1] = s->cfg.shape[2] = 0;
     s->cfg.streams = 2;
     return rc;
 }
@@ -318,8 +318,8 @@ RB_GPU_KERNEL(hr_kernel_gpu_rb_ldg, "rb-ldg", RB_GPU_CAPS | HR_CAP_3D,
 const hr_kernel_desc hr_kernel_gpu_rb_2gpu = {
     .name = "rb-2gpu",
     .backend = HR_BACKEND_GPU,
-    .summary = "red-black on two GPUs (upper / lower halves), v1 launches, "
-               "boundary rows exchanged after each colour",
+    .summary = "red-black on two GPUs (upper / lower halves), rb-tuned's streaming pass on each, "
+               "two old rows exchanged per iteration",
     .caps = RB_GPU_CAPS,
     .setup = rbg2_setup,
     .sweeps = rbg_sweeps,

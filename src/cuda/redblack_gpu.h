@@ -74,7 +74,8 @@ struct hr_cuda_tune_result;
 hr_status hr_gpu_rb_tune(struct hr_solver *s, long sweeps, struct hr_cuda_tune_result *out);
 
 /* Two GPUs (devices p->device and p->device + 1; 2-D): upper and lower halves of the rows,
- * v1 launches, boundary rows exchanged after each colour phase (bitwise equal to one GPU).
+ * each swept by rb-tuned's streaming pass with two ghost rows of the other half's old
+ * iterate, exchanged once per iteration (bitwise equal to one GPU; docs/redblack.md).
  * Same calls as above; p->variant is ignored. */
 typedef struct hr_gpu_rb2 hr_gpu_rb2;
 hr_status hr_gpu_rb2_create(const hr_gpu_rb_params *p, void *u_host, hr_gpu_rb2 **out, char *name,
