@@ -124,6 +124,26 @@ static hr_status gpu_order(hr_place *p)
     return HR_OK;
 }
 
+/* The end of an overlapped sweep (after `mark`): the side streams wait for the interior
+ * and for each other (parts of one or two rows share rows between the sides); the
+ * interior waits only for the boundary sweeps (the marks), not for the copies and pulls
+ * issued after them: the interior reads no ghost row, and a copy into a ghost row or out
+ * of a boundary row is ordered with the next boundary sweep on its own stream. */
+static hr_status gpu_settle(hr_place *p)
+{
+    GP_CU(p, cudaSetDevice(GP(p)->g.dev));
+    gpu_place *c = GP(p);
+    for (int q = 0; q < 3; q++)
+        GP_CU(p, cudaEventRecord(c->ev[q], c->st[q]));
+    for (int s = 0; s < 3; s += 2) {
+        GP_CU(p, cudaStreamWaitEvent(c->st[s], c->ev[1], 0));
+        GP_CU(p, cudaStreamWaitEvent(c->st[s], c->ev[2 - s], 0));
+    }
+    GP_CU(p, cudaStreamWaitEvent(c->st[1], c->mark[0], 0));
+    GP_CU(p, cudaStreamWaitEvent(c->st[1], c->mark[1], 0));
+    return HR_OK;
+}
+
 static void gpu_swap(hr_place *p)
 {
     GP(p)->g.dcur ^= 1;
@@ -454,7 +474,11 @@ static hr_status gpu_capture(hr_place **parts, int n, int begin, void **graph)
                                          "cudaStreamEndCapture (chain)", __LINE__);
     }
     cudaGraphExec_t exec = NULL;
-    const cudaError_t ie = cudaGraphInstantiate(&exec, g, 0);
+    /* node priorities: without the flag every kernel of the graph runs at the priority
+     * of the stream it is launched into (part 0's low-priority interior stream), and the
+     * boundary sweeps queue behind the interior's blocks (run c2: 2 GPUs peer 20 us per
+     * sweep slower than host-staged) */
+    const cudaError_t ie = cudaGraphInstantiateWithFlags(&exec, g, cudaGraphInstantiateFlagUseNodePriority);
     cudaGraphDestroy(g);
     GP_CU(parts[0], ie);
     const cudaError_t ue = cudaGraphUpload(exec, origin);
@@ -483,10 +507,10 @@ static void gpu_drop(void *graph)
     (void)cudaGetLastError();
 }
 
-static const hr_place_ops gpu_ops = {"gpu",          gpu_sweep,     gpu_get,     gpu_put,      gpu_wait,
-                                     gpu_order,      gpu_swap,      gpu_load,    gpu_download, gpu_residual,
-                                     gpu_host_alloc, gpu_host_free, gpu_destroy, gpu_sweeps,   gpu_link,
-                                     gpu_mark,       gpu_pull,      gpu_capture, gpu_replay,   gpu_drop};
+static const hr_place_ops gpu_ops = {
+    "gpu",    gpu_sweep,    gpu_get,      gpu_put,        gpu_wait,      gpu_order,   gpu_swap,
+    gpu_load, gpu_download, gpu_residual, gpu_host_alloc, gpu_host_free, gpu_destroy, gpu_sweeps,
+    gpu_link, gpu_mark,     gpu_pull,     gpu_capture,    gpu_replay,    gpu_drop,    gpu_settle};
 
 /* The tuned family's shape: the tuning cache, the shipped shapes, then the default. */
 static hr_status choose_shape(hr_place *p, hr_gpu *g, const char *device)
