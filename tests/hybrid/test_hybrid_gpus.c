@@ -4,8 +4,10 @@
  *     the same direct-copy schedule as peer copies), and 2 parts on one GPU staged
  *     through the host (the fallback), through the engine (hr_split);
  *   - with 2 GPUs or more: --gpus 2 (and every GPU present, up to 4) through the public
- *     API, peer copies where the GPUs allow them; --gpus 2 staged through the host; 4
- *     parts on 2 GPUs (peer and device copies in one chain).
+ *     API (the start-up trial of peer copies against host staging, then the faster);
+ *     --gpus 2 with peer copies kept and staged through the host; 4 parts on 2 GPUs (peer
+ *     and device copies in one chain);
+ *   - the exchange trial forced (sweeps, then the grids reloaded) on one and two GPUs.
  * Exit 77 (skipped) without a GPU. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,7 +42,8 @@ static void *solve(const hr_options *o, hr_result *r, hr_config *cfg)
 }
 
 /* The engine with what[0] GPU parts on what[1] GPUs (what[2]: stage through the host;
- * what[3]: no chain graphs), run
+ * what[3]: no chain graphs; what[4]: the start-up exchange trial, hr_split_spec.exchange_trial:
+ * -1 never, 1 always, which sweeps and then reloads the grids), run
  * for ref->iters sweeps from the cpu-seq solver's initial grid, against that solver's
  * sweeps: every interior point bitwise. Returns 0 when equal. */
 static int engine_case(const hr_options *ref, const int *what, int ghost, char *how, size_t how_size)
@@ -59,6 +62,7 @@ static int engine_case(const hr_options *ref, const int *what, int ghost, char *
     sp.parts = what[0];
     sp.devices = what[1];
     sp.host_exchange = what[2];
+    sp.exchange_trial = what[4];
     hr_split *e = NULL;
     char err[256] = "";
     int bad = 1;
@@ -118,9 +122,11 @@ int main(void)
             ref.backend = HR_BACKEND_CPU_SEQ;
             const char *what = prec ? "fp64" : "fp32";
             /* parts on one GPU, and the host-staged fallback; 4 parts on 2 GPUs */
-            /* parts, GPUs, host-staged, no chain graphs */
-            static const int cases[][4] = {{2, 1, 0, 0}, {2, 1, 0, 1}, {3, 1, 0, 0}, {2, 1, 1, 0},
-                                           {4, 2, 0, 0}, {2, 2, 0, 1}, {2, 2, 1, 0}};
+            /* parts, GPUs, host-staged, no chain graphs, exchange trial */
+            static const int cases[][5] = {{2, 1, 0, 0, -1}, {2, 1, 0, 1, -1}, {3, 1, 0, 0, -1},
+                                           {2, 1, 1, 0, -1}, {3, 1, 0, 0, 1},  {4, 2, 0, 0, -1},
+                                           {2, 2, 0, 0, -1}, {2, 2, 0, 1, -1}, {2, 2, 1, 0, -1},
+                                           {2, 2, 0, 0, 1},  {4, 2, 0, 0, 1}};
             for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
                 if (cases[c][1] > si.gpus) continue;
                 for (int g = 1; g <= 2; g++) {
@@ -131,9 +137,9 @@ int main(void)
                                 dim, what, cases[c][0], cases[c][1], g, how);
                         failures++;
                     } else if (dim == 2 && prec == 0 && g == 1) {
-                        printf("%d parts on %d GPU(s)%s%s: %s\n", cases[c][0], cases[c][1],
+                        printf("%d parts on %d GPU(s)%s%s%s: %s\n", cases[c][0], cases[c][1],
                                cases[c][2] ? " (host asked for)" : "", cases[c][3] ? " (graphs off)" : "",
-                               how);
+                               cases[c][4] > 0 ? " (exchange trial)" : "", how);
                     }
                 }
             }
