@@ -664,7 +664,8 @@ static hr_status pick_exchange(hr_split *e, const hr_grid *u, const hr_grid *hf)
     if (e->nparts < 2 || e->nremote || !direct || e->spec.exchange_trial < 0 ||
         (env && strcmp(env, "1") == 0) || (!peer && !always))
         return HR_OK;
-    const long block = 2 * HR_SPLIT_GRAPH_SWEEPS;
+    /* CPU parts run the trial only in tests: short blocks */
+    const long block = is_cpu(e->p[0]) ? 2 : 2 * HR_SPLIT_GRAPH_SWEEPS;
     int keep[HR_SPLIT_MAX_LOCAL];
     char words[64];
     snprintf(words, sizeof words, "%s", e->exchange);
