@@ -67,9 +67,10 @@ def table(label, d, mgpm):
 
 
 def targets(d, mgpm):
-    """Issue 11's 2-D targets, as lines."""
+    """The exchange lines of every run; issue 11's speed-up targets (2-D), as lines."""
     base = best_one(d)
     out = []
+    dd = "%d-D" % d["dim"]
     for g in sorted({r["gpus"] for r in d["records"] if r["gpus"] > 1}):
         mine = [r for r in d["records"] if r["gpus"] == g and mode(r) in ("auto", "direct")]
         auto = [r for r in mine if mode(r) == "auto"]
@@ -77,12 +78,15 @@ def targets(d, mgpm):
         direct = [r["sweep_s"] for r in d["records"] if r["gpus"] == g and mode(r) == "direct"]
         host = [r["sweep_s"] for r in d["records"] if r["gpus"] == g and mode(r) == "host"]
         if auto and auto[0].get("trial", "not run") != "not run":
-            out.append("2-D %d GPUs: as --gpus %d runs it: %s (start-up trial: peer %.4g ms, host-staged %.4g ms)"
-                       % (g, g, auto[0]["trial"], 1e3 * auto[0]["trial_direct_s"], 1e3 * auto[0]["trial_host_s"]))
+            out.append("%s %d GPUs: as --gpus %d runs it: %s (start-up trial: peer %.4g ms, host-staged %.4g ms)"
+                       % (dd, g, g, auto[0]["trial"], 1e3 * auto[0]["trial_direct_s"], 1e3 * auto[0]["trial_host_s"]))
         if direct and host:
-            out.append("2-D %d GPUs: peer copies kept %.4g ms/sweep, host-staged %.4g ms: peer %s host-staged (%+.1f %%)"
-                       % (g, 1e3 * direct[0], 1e3 * host[0], "at least as fast as" if direct[0] <= host[0] * 1.005
+            out.append("%s %d GPUs: peer copies kept %.4g ms/sweep, host-staged %.4g ms: peer %s host-staged (%+.1f %%)"
+                       % (dd, g, 1e3 * direct[0], 1e3 * host[0], "at least as fast as" if direct[0] <= host[0] * 1.005
                           else "SLOWER than", 100 * (direct[0] / host[0] - 1)))
+        if d["dim"] != 2:
+            out.append("%s %d GPUs: speed-up %.3f" % (dd, g, base / ours))
+            continue
         goal = 1.9 if g == 2 else 3.6 if g == 4 else 0.9 * g
         out.append("2-D %d GPUs: speed-up %.3f (target >= %.1f: %s)" % (g, base / ours, goal,
                                                                          "met" if base / ours >= goal else "NOT met"))
@@ -163,7 +167,8 @@ def main():
     lines = []
     for label, d in runs:
         lines += table(label, d, mgpm if d["dim"] == 2 else None)
-    lines += targets(runs[0][1], mgpm) if runs[0][1]["dim"] == 2 else []
+    for _, d in runs:
+        lines += targets(d, mgpm)
     out = os.path.join(a.out, "mgpu-scaling.json")
     png = os.path.join(a.out, "mgpu-scaling.png")
     with open(out, "w") as f:
