@@ -10,8 +10,10 @@
  * one part, CUDA graphs). The 1-GPU baseline is also the `gpu` backend's `tuned` kernel.
  * Every G >= 2 runs as a user gets it (mode "auto": the engine's start-up trial of the
  * direct copies against host staging keeps the faster; the JSON gives both trial times).
- * --host-too: every G >= 2 also with the direct copies kept (mode "direct", no trial) and
- * with the exchange staged through the host (mode "host").
+ * --host-too: every G >= 2 also with the direct copies kept (mode "direct", no trial),
+ * with the exchange staged through the host (mode "host") and, on GPUs, with the direct
+ * copies kept and pushed by the source (mode "push", HETRELAX_PEER_PUSH=1; the other modes
+ * run with it set to 0).
  * Fractions (fig. 15): two GPUs, the fraction F of the rows (planes) on GPU 1 (the high
  * rows), the rest on GPU 0; F = 0 and 1 are one GPU alone.
  *
@@ -63,8 +65,8 @@ static timing summarise(double *t, int n)
     return r;
 }
 
-enum { MODE_AUTO = 0, MODE_DIRECT = 1, MODE_HOST = 2 };
-static const char *const mode_name[3] = {"auto", "direct", "host"};
+enum { MODE_AUTO = 0, MODE_DIRECT = 1, MODE_HOST = 2, MODE_PUSH = 3 };
+static const char *const mode_name[4] = {"auto", "direct", "host", "push"};
 
 /* The engine spec: `parts` >= 2 a chain with rows cut[] (NULL: equal) on GPUs dev0.. ;
  * parts 1: one part on GPU dev0. mode: MODE_* (how the parts exchange). */
@@ -78,7 +80,7 @@ static void make_spec(const cfg *c, int parts, const int *cut, int dev0, int mod
     if (c->cpu) sp->threads_b = 1;
     sp->device = dev0;
     sp->host_exchange = mode == MODE_HOST;
-    sp->exchange_trial = mode == MODE_DIRECT ? -1 : 0;
+    sp->exchange_trial = mode == MODE_DIRECT || mode == MODE_PUSH ? -1 : 0;
     if (parts >= 2) {
         sp->parts = parts;
         for (int q = 0; q < parts && cut; q++)
@@ -314,7 +316,7 @@ int main(int argc, char **argv)
     const int nrec = c.nf > 0 ? c.nf : c.ngpus;
     double one_part = NAN;
     for (int r = 0; r < nrec; r++)
-        for (int mode = MODE_AUTO; mode <= (c.host_too ? MODE_HOST : MODE_AUTO); mode++) {
+        for (int mode = MODE_AUTO; mode <= (c.host_too ? MODE_PUSH : MODE_AUTO); mode++) {
             int parts, dev0 = 0, cut[2] = {0, 0}, gpus;
             double f = NAN;
             if (c.nf > 0) { /* fig. 15: the fraction on GPU 1 */
@@ -333,7 +335,7 @@ int main(int argc, char **argv)
                 cut[0] = hi - lo; /* the first part's rows (equal parts) */
                 cut[1] = parts > 1 ? n - cut[0] : 0;
             }
-            if (mode != MODE_AUTO && parts < 2) continue;
+            if ((mode != MODE_AUTO && parts < 2) || (mode == MODE_PUSH && c.cpu)) continue;
             if (dev0 + gpus > si.gpus) {
                 fprintf(stderr, "mgpu_bench: %d GPU(s) needed, %d present: skipped\n", dev0 + gpus, si.gpus);
                 continue;
@@ -341,7 +343,10 @@ int main(int argc, char **argv)
             make_spec(&c, parts, c.nf > 0 ? cut : NULL, dev0, mode, &sp);
             hr_split *e = NULL;
             double setup_s = 0;
+            /* read by the GPU placements at creation (and the exchange words) */
+            setenv("HETRELAX_PEER_PUSH", mode == MODE_PUSH ? "1" : "0", 1);
             if (run_checked(&c, &sp, &u0, &got, &e, xname, sizeof xname, &setup_s) != HR_OK) return 1;
+            unsetenv("HETRELAX_PEER_PUSH");
             const int ok = c.check > 0 ? same(&c, &ref, &got) : -1;
             if (ok == 0) bad = 1;
             timing t;
@@ -362,6 +367,7 @@ int main(int argc, char **argv)
                    parts < 2             ? ""
                    : mode == MODE_AUTO   ? " [auto]"
                    : mode == MODE_DIRECT ? " [direct kept]"
+                   : mode == MODE_PUSH   ? " [direct kept, pushed]"
                                          : " [host asked for]",
                    parts > 1 ? ", " : "", parts > 1 ? xname : "", t.med, t.lo, t.hi, bytes / t.med * 1e-9,
                    b1 / t.med, ok == 0 ? "  WRONG ANSWER" : "");

@@ -80,6 +80,10 @@ def targets(d, mgpm):
         if auto and auto[0].get("trial", "not run") != "not run":
             out.append("%s %d GPUs: as --gpus %d runs it: %s (start-up trial: peer %.4g ms, host-staged %.4g ms)"
                        % (dd, g, g, auto[0]["trial"], 1e3 * auto[0]["trial_direct_s"], 1e3 * auto[0]["trial_host_s"]))
+        push = [r["sweep_s"] for r in d["records"] if r["gpus"] == g and mode(r) == "push"]
+        if direct and push:
+            out.append("%s %d GPUs: peer copies pushed by the source %.4g ms/sweep, pulled by the receiver %.4g ms (%+.1f %%)"
+                       % (dd, g, 1e3 * push[0], 1e3 * direct[0], 100 * (push[0] / direct[0] - 1)))
         if direct and host:
             out.append("%s %d GPUs: peer copies kept %.4g ms/sweep, host-staged %.4g ms: peer %s host-staged (%+.1f %%)"
                        % (dd, g, 1e3 * direct[0], 1e3 * host[0], "at least as fast as" if direct[0] <= host[0] * 1.005
@@ -110,7 +114,7 @@ def plot(png, runs, mgpm):
     for ax, (label, d) in zip(axes[0], runs):
         base = best_one(d)
         for m, style, what in (("auto", "o-", "as --gpus N runs it"), ("direct", "d:", "peer copies kept"),
-                               ("host", "s--", "host-staged")):
+                               ("push", "v:", "peer copies pushed"), ("host", "s--", "host-staged")):
             pts = sorted((r["gpus"], base / r["sweep_s"]) for r in d["records"]
                          if (r["gpus"] > 1 and mode(r) == m) or (r["gpus"] == 1 and mode(r) != "host"))
             if len(pts) > 1:

@@ -14,11 +14,18 @@ typedef struct gpu_place {
     /* 0: the low side's boundary rows, copies and pulls (high priority); 1: the interior
      * (low priority); 2: the high side's (high priority). Lane 0 is streams 0 and 2. */
     cudaStream_t st[3];
-    cudaEvent_t ev[3];        /* order */
-    cudaEvent_t mark[2];      /* per side: the boundary work pulls from this part wait for */
-    cudaEvent_t pulled;       /* a fenced pull's copy, waited for by the source's streams */
-    cudaEvent_t fork;         /* chain graphs: part 0's interior stream, forked from and joined to */
-    int capturing;            /* chain graph capture under way (pulls use a capturable copy) */
+    cudaEvent_t ev[3];   /* order */
+    cudaEvent_t mark[2]; /* per side: the boundary work pulls from this part wait for */
+    cudaEvent_t pulled;  /* a fenced pull's copy, waited for by the source's streams */
+    cudaEvent_t fork;    /* chain graphs: part 0's interior stream, forked from and joined to */
+    int capturing;       /* chain graph capture under way (pulls use a capturable copy) */
+    /* HETRELAX_PEER_PUSH=1: a direct copy runs on the SOURCE's side stream right after
+     * its boundary sweep (the source pushes), records pushed[side], and the receiver's
+     * side stream waits for that event at its next settle/order/op on that stream
+     * (pending[side]), so neither part's push waits behind the other's */
+    int push;
+    cudaEvent_t pushed[2];
+    cudaEvent_t pending[2];
     const hr_grid *hf_global; /* the host right-hand side (for the host residual) */
     cudaGraphExec_t graph[2]; /* GRAPH_SWEEPS whole sweeps from parity 0 / 1 (a part alone) */
     int graph_r0, graph_r1;   /* the rows they sweep */
@@ -61,6 +68,19 @@ static cudaStream_t lane_stream(hr_place *p, int lane, int r0)
     return GP(p)->st[lane == HR_LANE_INTERIOR ? 1 : side_of(p, r0) ? 2 : 0];
 }
 
+/* Push mode: the side stream `side` (or both, side < 0) waits for the rows pushed into
+ * its ghost rows (device already set). */
+static cudaError_t apply_pending(gpu_place *c, int side)
+{
+    for (int s = 0; s < 2; s++)
+        if (c->pending[s] && (side < 0 || side == s)) {
+            const cudaError_t e = cudaStreamWaitEvent(c->st[s ? 2 : 0], c->pending[s], 0);
+            if (e != cudaSuccess) return e;
+            c->pending[s] = NULL;
+        }
+    return cudaSuccess;
+}
+
 static char *dev_row(const hr_place *p, const gpu_place *c, int which, int r)
 {
     const hr_gpu *g = &c->g;
@@ -74,6 +94,7 @@ static hr_status gpu_sweep(hr_place *p, int lane, int r0, int r1)
     gpu_place *c = GP(p);
     if (r1 <= r0) return HR_OK;
     const cudaStream_t st = lane_stream(p, lane, r0);
+    if (lane != HR_LANE_INTERIOR) GP_CU(p, apply_pending(c, side_of(p, r0)));
     if (c->g.dim == 3)
         GP_CU(p, hr_gpu_tuned3d_planes(&c->g, r0, r1, st));
     else
@@ -85,6 +106,7 @@ static hr_status gpu_get(hr_place *p, int lane, int which, int r0, int r1, void 
 {
     GP_CU(p, cudaSetDevice(GP(p)->g.dev));
     gpu_place *c = GP(p);
+    if (lane != HR_LANE_INTERIOR) GP_CU(p, apply_pending(c, side_of(p, r0)));
     GP_CU(p, cudaMemcpyAsync(buf, dev_row(p, c, which, r0), hr_place_rows_bytes(&p->spec, r0, r1),
                              cudaMemcpyDeviceToHost, lane_stream(p, lane, r0)));
     return HR_OK;
@@ -94,6 +116,7 @@ static hr_status gpu_put(hr_place *p, int lane, int which, int r0, int r1, const
 {
     GP_CU(p, cudaSetDevice(GP(p)->g.dev));
     gpu_place *c = GP(p);
+    if (lane != HR_LANE_INTERIOR) GP_CU(p, apply_pending(c, side_of(p, r0)));
     GP_CU(p, cudaMemcpyAsync(dev_row(p, c, which, r0), buf, hr_place_rows_bytes(&p->spec, r0, r1),
                              cudaMemcpyHostToDevice, lane_stream(p, lane, r0)));
     return HR_OK;
@@ -102,6 +125,7 @@ static hr_status gpu_put(hr_place *p, int lane, int which, int r0, int r1, const
 static hr_status gpu_wait(hr_place *p, int lane)
 {
     GP_CU(p, cudaSetDevice(GP(p)->g.dev));
+    GP_CU(p, apply_pending(GP(p), -1));
     if (lane == HR_LANE_INTERIOR) {
         GP_CU(p, cudaStreamSynchronize(GP(p)->st[1]));
     } else {
@@ -116,6 +140,7 @@ static hr_status gpu_order(hr_place *p)
 {
     GP_CU(p, cudaSetDevice(GP(p)->g.dev));
     gpu_place *c = GP(p);
+    GP_CU(p, apply_pending(c, -1));
     for (int q = 0; q < 3; q++)
         GP_CU(p, cudaEventRecord(c->ev[q], c->st[q]));
     for (int q = 0; q < 3; q++)
@@ -133,6 +158,7 @@ static hr_status gpu_settle(hr_place *p)
 {
     GP_CU(p, cudaSetDevice(GP(p)->g.dev));
     gpu_place *c = GP(p);
+    GP_CU(p, apply_pending(c, -1));
     for (int q = 0; q < 3; q++)
         GP_CU(p, cudaEventRecord(c->ev[q], c->st[q]));
     for (int s = 0; s < 3; s += 2) {
@@ -337,6 +363,8 @@ static void gpu_destroy(hr_place *p)
             if (c->mark[q]) cudaEventDestroy(c->mark[q]);
         if (c->pulled) cudaEventDestroy(c->pulled);
         if (c->fork) cudaEventDestroy(c->fork);
+        for (int q = 0; q < 2; q++)
+            if (c->pushed[q]) cudaEventDestroy(c->pushed[q]);
         (void)cudaGetLastError();
         free(c);
     }
@@ -382,12 +410,49 @@ static hr_status gpu_mark(hr_place *p)
 /* The copy runs on the receiving part's side stream, so its next boundary sweep (same
  * stream) follows it without an event; it starts once the source's boundary rows are
  * swept (the source's mark, waited for by cudaStreamWaitEvent across devices). */
+/* Push mode: the copy on the source's side stream of the rows (after its boundary sweep
+ * there), not after the source's pending waits (those are for its own ghost rows); the
+ * receiver waits for it later (pending). */
+static hr_status gpu_push(hr_place *p, int which, int r0, int r1, hr_place *src, int s0, int fence)
+{
+    gpu_place *c = GP(p), *sc = GP(src);
+    const int ss = side_of(src, s0), ds = side_of(p, r0);
+    const cudaStream_t sst = sc->st[ss ? 2 : 0];
+    const size_t bytes = hr_place_rows_bytes(&p->spec, r0, r1);
+    GP_CU(p, cudaSetDevice(c->g.dev));
+    GP_CU(p, apply_pending(c, ds)); /* one push per ghost side per exchange; defensive */
+    GP_CU(p, cudaSetDevice(sc->g.dev));
+    /* a fenced exchange (ghost > 1, residuals) follows sweeps of the receiver that read
+     * its ghost rows: wait for them (its mark after `order`); the ghost-1 sweep needs no
+     * wait: the receiver's last reader of these rows, two sweeps back, came before its own
+     * push that the source's boundary sweep waited for */
+    if (fence) GP_CU(p, cudaStreamWaitEvent(sst, c->mark[ds], 0));
+    if (c->g.dev == sc->g.dev)
+        GP_CU(p, cudaMemcpyAsync(dev_row(p, c, which, r0), dev_row(src, sc, which, s0), bytes,
+                                 cudaMemcpyDeviceToDevice, sst));
+    else if (c->capturing || sc->capturing)
+        GP_CU(p, cudaMemcpyAsync(dev_row(p, c, which, r0), dev_row(src, sc, which, s0), bytes,
+                                 cudaMemcpyDefault, sst));
+    else
+        GP_CU(p, cudaMemcpyPeerAsync(dev_row(p, c, which, r0), c->g.dev, dev_row(src, sc, which, s0),
+                                     sc->g.dev, bytes, sst));
+    GP_CU(p, cudaEventRecord(sc->pushed[ss], sst));
+    if (fence) /* the source's other streams too */
+        for (int q = 0; q < 3; q++)
+            if (sc->st[q] != sst) GP_CU(p, cudaStreamWaitEvent(sc->st[q], sc->pushed[ss], 0));
+    GP_CU(p, cudaSetDevice(c->g.dev));
+    c->pending[ds] = sc->pushed[ss];
+    return HR_OK;
+}
+
 static hr_status gpu_pull(hr_place *p, int which, int r0, int r1, hr_place *src, int s0, int fence)
 {
     gpu_place *c = GP(p), *sc = GP(src);
+    if (c->push) return gpu_push(p, which, r0, r1, src, s0, fence);
     const cudaStream_t st = lane_stream(p, HR_LANE_BOUNDARY, r0);
     const size_t bytes = hr_place_rows_bytes(&p->spec, r0, r1);
     GP_CU(p, cudaSetDevice(c->g.dev));
+    GP_CU(p, apply_pending(c, side_of(p, r0)));
     GP_CU(p, cudaStreamWaitEvent(st, sc->mark[side_of(src, s0)], 0));
     if (c->g.dev == sc->g.dev)
         GP_CU(p, cudaMemcpyAsync(dev_row(p, c, which, r0), dev_row(src, sc, which, s0), bytes,
@@ -602,6 +667,10 @@ static hr_status setup(hr_place *p, gpu_place *c)
         GP_CU(p, cudaEventCreateWithFlags(&c->mark[q], cudaEventDisableTiming));
     GP_CU(p, cudaEventCreateWithFlags(&c->pulled, cudaEventDisableTiming));
     GP_CU(p, cudaEventCreateWithFlags(&c->fork, cudaEventDisableTiming));
+    for (int q = 0; q < 2; q++)
+        GP_CU(p, cudaEventCreateWithFlags(&c->pushed[q], cudaEventDisableTiming));
+    const char *push = getenv("HETRELAX_PEER_PUSH");
+    c->push = push && strcmp(push, "1") == 0;
     g->stream = c->st[1];
     return choose_shape(p, g, prop.name);
 }

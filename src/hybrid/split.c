@@ -152,11 +152,15 @@ static void describe_exchange(hr_split *e, const char *why)
         snprintf(e->exchange, sizeof e->exchange, "%s%.40s%s", gpu ? "host-staged (" : "host",
                  gpu ? (why[0] ? why : "no peer copies") : "", gpu ? ")" : "");
     } else if (count[HR_LINK_HOST] == 0) {
-        snprintf(e->exchange, sizeof e->exchange, "%s",
+        /* HETRELAX_PEER_PUSH=1: the GPU placement copies on the source's stream */
+        const char *push = getenv("HETRELAX_PEER_PUSH");
+        const int pushed = !is_cpu(e->p[0]) && push && strcmp(push, "1") == 0;
+        snprintf(e->exchange, sizeof e->exchange, "%s%s",
                  is_cpu(e->p[0])              ? "direct copies (CPU parts)"
                  : count[HR_LINK_DEVICE] == 0 ? "peer copies"
                  : count[HR_LINK_PEER] == 0   ? "device copies (parts on one GPU)"
-                                              : "peer and device copies");
+                                              : "peer and device copies",
+                 pushed ? ", pushed" : "");
     } else {
         snprintf(e->exchange, sizeof e->exchange, "%d direct, %d host-staged", count[1] + count[2], count[0]);
     }

@@ -7,7 +7,8 @@
  *     API (the start-up trial of peer copies against host staging, then the faster);
  *     --gpus 2 with peer copies kept and staged through the host; 4 parts on 2 GPUs (peer
  *     and device copies in one chain);
- *   - the exchange trial forced (sweeps, then the grids reloaded) on one and two GPUs.
+ *   - the exchange trial forced (sweeps, then the grids reloaded) on one and two GPUs;
+ *   - everything again with the source pushing its rows (HETRELAX_PEER_PUSH=1).
  * Exit 77 (skipped) without a GPU. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,71 +109,75 @@ int main(void)
     }
     const int most = si.gpus < 4 ? si.gpus : 4;
     int failures = 0, runs = 0;
-    for (int dim = 2; dim <= 3; dim++)
-        for (int prec = 0; prec < 2; prec++) {
-            hr_options ref;
-            hr_options_default(&ref);
-            ref.dim = dim;
-            ref.nx = dim == 3 ? 67 : 301;
-            ref.ny = dim == 3 ? 45 : 257; /* odd extents: uneven slabs */
-            ref.nz = dim == 3 ? 53 : 0;
-            ref.iters = 37;
-            ref.precision = prec ? HR_PREC_DOUBLE : HR_PREC_SINGLE;
-            ref.init = HR_INIT_SINE;
-            ref.backend = HR_BACKEND_CPU_SEQ;
-            const char *what = prec ? "fp64" : "fp32";
-            /* parts on one GPU, and the host-staged fallback; 4 parts on 2 GPUs */
-            /* parts, GPUs, host-staged, no chain graphs, exchange trial */
-            static const int cases[][5] = {{2, 1, 0, 0, -1}, {2, 1, 0, 1, -1}, {3, 1, 0, 0, -1},
-                                           {2, 1, 1, 0, -1}, {3, 1, 0, 0, 1},  {4, 2, 0, 0, -1},
-                                           {2, 2, 0, 0, -1}, {2, 2, 0, 1, -1}, {2, 2, 1, 0, -1},
-                                           {2, 2, 0, 0, 1},  {4, 2, 0, 0, 1}};
-            for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-                if (cases[c][1] > si.gpus) continue;
-                for (int g = 1; g <= 2; g++) {
-                    char how[96] = "";
-                    runs++;
-                    if (engine_case(&ref, cases[c], g, how, sizeof how)) {
-                        fprintf(stderr, "%d-D %s: %d parts on %d GPU(s), ghost %d, %s: not bitwise cpu-seq\n",
-                                dim, what, cases[c][0], cases[c][1], g, how);
-                        failures++;
-                    } else if (dim == 2 && prec == 0 && g == 1) {
-                        printf("%d parts on %d GPU(s)%s%s%s: %s\n", cases[c][0], cases[c][1],
-                               cases[c][2] ? " (host asked for)" : "", cases[c][3] ? " (graphs off)" : "",
-                               cases[c][4] > 0 ? " (exchange trial)" : "", how);
+    /* every case twice: the receiver pulls (default), the source pushes (HETRELAX_PEER_PUSH=1) */
+    for (int push = 0; push < 2; push++)
+        for (int dim = 2; dim <= 3; dim++)
+            for (int prec = 0; prec < 2; prec++) {
+                setenv("HETRELAX_PEER_PUSH", push ? "1" : "0", 1);
+                hr_options ref;
+                hr_options_default(&ref);
+                ref.dim = dim;
+                ref.nx = dim == 3 ? 67 : 301;
+                ref.ny = dim == 3 ? 45 : 257; /* odd extents: uneven slabs */
+                ref.nz = dim == 3 ? 53 : 0;
+                ref.iters = 37;
+                ref.precision = prec ? HR_PREC_DOUBLE : HR_PREC_SINGLE;
+                ref.init = HR_INIT_SINE;
+                ref.backend = HR_BACKEND_CPU_SEQ;
+                const char *what = prec ? "fp64" : "fp32";
+                /* parts on one GPU, and the host-staged fallback; 4 parts on 2 GPUs */
+                /* parts, GPUs, host-staged, no chain graphs, exchange trial */
+                static const int cases[][5] = {{2, 1, 0, 0, -1}, {2, 1, 0, 1, -1}, {3, 1, 0, 0, -1},
+                                               {2, 1, 1, 0, -1}, {3, 1, 0, 0, 1},  {4, 2, 0, 0, -1},
+                                               {2, 2, 0, 0, -1}, {2, 2, 0, 1, -1}, {2, 2, 1, 0, -1},
+                                               {2, 2, 0, 0, 1},  {4, 2, 0, 0, 1}};
+                for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+                    if (cases[c][1] > si.gpus) continue;
+                    for (int g = 1; g <= 2; g++) {
+                        char how[96] = "";
+                        runs++;
+                        if (engine_case(&ref, cases[c], g, how, sizeof how)) {
+                            fprintf(stderr,
+                                    "%d-D %s: %d parts on %d GPU(s), ghost %d, %s: not bitwise cpu-seq\n",
+                                    dim, what, cases[c][0], cases[c][1], g, how);
+                            failures++;
+                        } else if (dim == 2 && prec == 0 && g == 1) {
+                            printf("%d parts on %d GPU(s)%s%s%s: %s\n", cases[c][0], cases[c][1],
+                                   cases[c][2] ? " (host asked for)" : "", cases[c][3] ? " (graphs off)" : "",
+                                   cases[c][4] > 0 ? " (exchange trial)" : "", how);
+                        }
                     }
                 }
+                if (si.gpus < 2) continue;
+                hr_result r0;
+                void *a = solve(&ref, &r0, NULL);
+                if (!a) return 1;
+                const size_t bytes = (size_t)r0.nx * r0.ny * r0.nz * (prec ? 8 : 4);
+                for (int n = 2; n <= most; n += most > 2 ? most - 2 : 1)
+                    for (int g = 1; g <= 2; g++) {
+                        hr_options o = ref;
+                        o.backend = HR_BACKEND_HYBRID;
+                        o.split_second = HR_SPLIT_GPU;
+                        o.gpus = n;
+                        o.split_ghost = g;
+                        hr_result r1;
+                        hr_config cfg;
+                        void *b = solve(&o, &r1, &cfg);
+                        runs++;
+                        const int same = b && memcmp(a, b, bytes) == 0 && r1.iterations == r0.iterations;
+                        if (!same || cfg.gpus != n) {
+                            fprintf(stderr, "%d-D %s --gpus %d ghost %d: %s\n", dim, what, n, g,
+                                    !b      ? "failed"
+                                    : !same ? "not bitwise equal to cpu-seq"
+                                            : "config.gpus wrong");
+                            failures++;
+                        } else if (dim == 2 && prec == 0 && g == 1) {
+                            printf("--gpus %d: %s\n", n, cfg.device_name);
+                        }
+                        free(b);
+                    }
+                free(a);
             }
-            if (si.gpus < 2) continue;
-            hr_result r0;
-            void *a = solve(&ref, &r0, NULL);
-            if (!a) return 1;
-            const size_t bytes = (size_t)r0.nx * r0.ny * r0.nz * (prec ? 8 : 4);
-            for (int n = 2; n <= most; n += most > 2 ? most - 2 : 1)
-                for (int g = 1; g <= 2; g++) {
-                    hr_options o = ref;
-                    o.backend = HR_BACKEND_HYBRID;
-                    o.split_second = HR_SPLIT_GPU;
-                    o.gpus = n;
-                    o.split_ghost = g;
-                    hr_result r1;
-                    hr_config cfg;
-                    void *b = solve(&o, &r1, &cfg);
-                    runs++;
-                    const int same = b && memcmp(a, b, bytes) == 0 && r1.iterations == r0.iterations;
-                    if (!same || cfg.gpus != n) {
-                        fprintf(stderr, "%d-D %s --gpus %d ghost %d: %s\n", dim, what, n, g,
-                                !b      ? "failed"
-                                : !same ? "not bitwise equal to cpu-seq"
-                                        : "config.gpus wrong");
-                        failures++;
-                    } else if (dim == 2 && prec == 0 && g == 1) {
-                        printf("--gpus %d: %s\n", n, cfg.device_name);
-                    }
-                    free(b);
-                }
-            free(a);
-        }
     printf("%d runs on up to %d GPUs, %d failed\n", runs, si.gpus < 2 ? 1 : most, failures);
     return failures ? 1 : 0;
 }
