@@ -503,8 +503,12 @@ static hr_status fork_join(hr_place **parts, int n, int join)
 
 static void set_capturing(hr_place **parts, int n, int on)
 {
-    for (int q = 0; q < n; q++)
+    for (int q = 0; q < n; q++) {
         GP(parts[q])->capturing = on;
+        /* a push's wait left over from a capture that failed midway refers to a captured
+         * record: dropped (a finished sweep has none left) */
+        GP(parts[q])->pending[0] = GP(parts[q])->pending[1] = NULL;
+    }
 }
 
 static hr_status gpu_capture(hr_place **parts, int n, int begin, void **graph)
