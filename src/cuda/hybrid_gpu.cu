@@ -407,9 +407,6 @@ static hr_status gpu_mark(hr_place *p)
     return HR_OK;
 }
 
-/* The copy runs on the receiving part's side stream, so its next boundary sweep (same
- * stream) follows it without an event; it starts once the source's boundary rows are
- * swept (the source's mark, waited for by cudaStreamWaitEvent across devices). */
 /* Push mode: the copy on the source's side stream of the rows (after its boundary sweep
  * there), not after the source's pending waits (those are for its own ghost rows); the
  * receiver waits for it later (pending). */
@@ -445,6 +442,9 @@ static hr_status gpu_push(hr_place *p, int which, int r0, int r1, hr_place *src,
     return HR_OK;
 }
 
+/* The copy runs on the receiving part's side stream, so its next boundary sweep (same
+ * stream) follows it without an event; it starts once the source's boundary rows are
+ * swept (the source's mark, waited for by cudaStreamWaitEvent across devices). */
 static hr_status gpu_pull(hr_place *p, int which, int r0, int r1, hr_place *src, int s0, int fence)
 {
     gpu_place *c = GP(p), *sc = GP(src);
