@@ -8,7 +8,12 @@
  *
  * Scaling (default): for each GPU count G, the chain of G equal slabs on GPUs 0..G-1 (G = 1:
  * one part, CUDA graphs). The 1-GPU baseline is also the `gpu` backend's `tuned` kernel.
- * --host-too: every G >= 2 a second time with the exchange staged through the host.
+ * Every G >= 2 runs as a user gets it (mode "auto": the engine's start-up trial of the
+ * direct copies against host staging keeps the faster; the JSON gives both trial times).
+ * --host-too: every G >= 2 also with the direct copies kept (mode "direct", no trial),
+ * with the exchange staged through the host (mode "host") and, on GPUs, with the direct
+ * copies kept and pushed by the source (mode "push", HETRELAX_PEER_PUSH=1; the other modes
+ * run with it set to 0).
  * Fractions (fig. 15): two GPUs, the fraction F of the rows (planes) on GPU 1 (the high
  * rows), the rest on GPU 0; F = 0 and 1 are one GPU alone.
  *
@@ -60,9 +65,12 @@ static timing summarise(double *t, int n)
     return r;
 }
 
+enum { MODE_AUTO = 0, MODE_DIRECT = 1, MODE_HOST = 2, MODE_PUSH = 3 };
+static const char *const mode_name[4] = {"auto", "direct", "host", "push"};
+
 /* The engine spec: `parts` >= 2 a chain with rows cut[] (NULL: equal) on GPUs dev0.. ;
- * parts 1: one part on GPU dev0. host: stage the exchange through the host. */
-static void make_spec(const cfg *c, int parts, const int *cut, int dev0, int host, hr_split_spec *sp)
+ * parts 1: one part on GPU dev0. mode: MODE_* (how the parts exchange). */
+static void make_spec(const cfg *c, int parts, const int *cut, int dev0, int mode, hr_split_spec *sp)
 {
     hr_options o = c->o;
     o.backend = HR_BACKEND_HYBRID;
@@ -71,7 +79,8 @@ static void make_spec(const cfg *c, int parts, const int *cut, int dev0, int hos
     hr_split_spec_from_options(&o, &c->p, 0, NULL, sp);
     if (c->cpu) sp->threads_b = 1;
     sp->device = dev0;
-    sp->host_exchange = host;
+    sp->host_exchange = mode == MODE_HOST;
+    sp->exchange_trial = mode == MODE_DIRECT || mode == MODE_PUSH ? -1 : 0;
     if (parts >= 2) {
         sp->parts = parts;
         for (int q = 0; q < parts && cut; q++)
@@ -115,11 +124,13 @@ static int same(const cfg *c, const hr_grid *a, const hr_grid *b)
 
 /* S sweeps of the spec from u0 into out (allocated like u0). */
 static hr_status run_checked(const cfg *c, const hr_split_spec *sp, const hr_grid *u0, hr_grid *out,
-                             hr_split **keep, char *exchange, size_t xs)
+                             hr_split **keep, char *exchange, size_t xs, double *setup_s)
 {
     hr_split *e = NULL;
     char err[256] = "";
+    const double t0 = hr_now();
     hr_status st = hr_split_create(sp, u0, NULL, &e, err, sizeof err);
+    if (setup_s) *setup_s = hr_now() - t0;
     if (st != HR_OK) {
         fprintf(stderr, "mgpu_bench: create: %s\n", err);
         return st;
@@ -283,7 +294,7 @@ int main(int argc, char **argv)
     /* the reference: one part on GPU 0 */
     if (c.check > 0) {
         make_spec(&c, 1, NULL, 0, 0, &sp);
-        if (run_checked(&c, &sp, &u0, &ref, NULL, xname, sizeof xname) != HR_OK) return 1;
+        if (run_checked(&c, &sp, &u0, &ref, NULL, xname, sizeof xname, NULL) != HR_OK) return 1;
     }
     timing base;
     if (time_backend(&c, &base) != HR_OK) return 1;
@@ -305,7 +316,7 @@ int main(int argc, char **argv)
     const int nrec = c.nf > 0 ? c.nf : c.ngpus;
     double one_part = NAN;
     for (int r = 0; r < nrec; r++)
-        for (int host = 0; host <= c.host_too; host++) {
+        for (int mode = MODE_AUTO; mode <= (c.host_too ? MODE_PUSH : MODE_AUTO); mode++) {
             int parts, dev0 = 0, cut[2] = {0, 0}, gpus;
             double f = NAN;
             if (c.nf > 0) { /* fig. 15: the fraction on GPU 1 */
@@ -324,14 +335,18 @@ int main(int argc, char **argv)
                 cut[0] = hi - lo; /* the first part's rows (equal parts) */
                 cut[1] = parts > 1 ? n - cut[0] : 0;
             }
-            if (host && parts < 2) continue;
+            if ((mode != MODE_AUTO && parts < 2) || (mode == MODE_PUSH && c.cpu)) continue;
             if (dev0 + gpus > si.gpus) {
                 fprintf(stderr, "mgpu_bench: %d GPU(s) needed, %d present: skipped\n", dev0 + gpus, si.gpus);
                 continue;
             }
-            make_spec(&c, parts, c.nf > 0 ? cut : NULL, dev0, host, &sp);
+            make_spec(&c, parts, c.nf > 0 ? cut : NULL, dev0, mode, &sp);
             hr_split *e = NULL;
-            if (run_checked(&c, &sp, &u0, &got, &e, xname, sizeof xname) != HR_OK) return 1;
+            double setup_s = 0;
+            /* read by the GPU placements at creation (and the exchange words) */
+            setenv("HETRELAX_PEER_PUSH", mode == MODE_PUSH ? "1" : "0", 1);
+            if (run_checked(&c, &sp, &u0, &got, &e, xname, sizeof xname, &setup_s) != HR_OK) return 1;
+            unsetenv("HETRELAX_PEER_PUSH");
             const int ok = c.check > 0 ? same(&c, &ref, &got) : -1;
             if (ok == 0) bad = 1;
             timing t;
@@ -340,15 +355,22 @@ int main(int argc, char **argv)
                 return 1;
             }
             const long replays = e->graph_replays;
+            const int trial = e->trial;
+            const double trial_direct = e->trial_s[0], trial_host = e->trial_s[1];
             hr_split_free(e);
             if (parts == 1 && isnan(one_part)) one_part = t.med;
             const double b1 = base.med < one_part || isnan(one_part) ? base.med : one_part;
-            printf(
-                "%s %d part(s) on %d GPU(s)%s%s: %.6g s/sweep (min %.6g max %.6g), %.1f GB/s, speed-up %.3f "
-                "over 1 GPU%s\n",
-                c.nf > 0 ? "fraction on GPU 1" : "scaling", parts, gpus, parts > 1 ? ", " : "",
-                parts > 1 ? xname : "", t.med, t.lo, t.hi, bytes / t.med * 1e-9, b1 / t.med,
-                ok == 0 ? "  WRONG ANSWER" : "");
+            printf("%s %d part(s) on %d GPU(s)%s%s%s: %.6g s/sweep (min %.6g max %.6g), %.1f GB/s, speed-up "
+                   "%.3f "
+                   "over 1 GPU%s\n",
+                   c.nf > 0 ? "fraction on GPU 1" : "scaling", parts, gpus,
+                   parts < 2             ? ""
+                   : mode == MODE_AUTO   ? " [auto]"
+                   : mode == MODE_DIRECT ? " [direct kept]"
+                   : mode == MODE_PUSH   ? " [direct kept, pushed]"
+                                         : " [host asked for]",
+                   parts > 1 ? ", " : "", parts > 1 ? xname : "", t.med, t.lo, t.hi, bytes / t.med * 1e-9,
+                   b1 / t.med, ok == 0 ? "  WRONG ANSWER" : "");
             if (c.nf > 0) printf("  fraction %.4f (rows %d | %d)\n", f, cut[0], cut[1]);
             fprintf(js,
                     "%s  {\"gpus\": %d, \"parts\": %d, \"fraction_gpu1\": %.6g, \"rows\": [%d, %d], "
@@ -356,10 +378,16 @@ int main(int argc, char **argv)
                     "\"%s\", \"host_staged\": %s, \"sweep_s\": %.9g, \"sweep_min_s\": %.9g, \"sweep_max_s\": "
                     "%.9g, "
                     "\"gbps\": %.5g, \"speedup\": %.5g, \"efficiency\": %.5g, \"graph_replays\": %ld, "
-                    "\"checked\": %s}",
+                    "\"mode\": \"%s\", \"trial\": \"%s\", \"trial_direct_s\": %.9g, \"trial_host_s\": %.9g, "
+                    "\"setup_s\": %.4g, \"checked\": %s}",
                     first ? "" : ",\n", gpus, parts, isnan(f) ? -1.0 : f, parts >= 2 ? cut[0] : n,
-                    parts >= 2 ? cut[1] : 0, parts > 1 ? xname : "one part", host ? "true" : "false", t.med,
-                    t.lo, t.hi, bytes / t.med * 1e-9, b1 / t.med, b1 / t.med / gpus, replays,
+                    parts >= 2 ? cut[1] : 0, parts > 1 ? xname : "one part",
+                    mode == MODE_HOST ? "true" : "false", t.med, t.lo, t.hi, bytes / t.med * 1e-9, b1 / t.med,
+                    b1 / t.med / gpus, replays, parts < 2 ? "one part" : mode_name[mode],
+                    trial == 2   ? "host-staged kept"
+                    : trial == 1 ? "direct copies kept"
+                                 : "not run",
+                    trial ? trial_direct : 0.0, trial ? trial_host : 0.0, setup_s,
                     ok < 0 ? "null"
                     : ok   ? "true"
                            : "false");

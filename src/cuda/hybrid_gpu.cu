@@ -14,11 +14,18 @@ typedef struct gpu_place {
     /* 0: the low side's boundary rows, copies and pulls (high priority); 1: the interior
      * (low priority); 2: the high side's (high priority). Lane 0 is streams 0 and 2. */
     cudaStream_t st[3];
-    cudaEvent_t ev[3];        /* order */
-    cudaEvent_t mark[2];      /* per side: the boundary work pulls from this part wait for */
-    cudaEvent_t pulled;       /* a fenced pull's copy, waited for by the source's streams */
-    cudaEvent_t fork;         /* chain graphs: part 0's interior stream, forked from and joined to */
-    int capturing;            /* chain graph capture under way (pulls use a capturable copy) */
+    cudaEvent_t ev[3];   /* order */
+    cudaEvent_t mark[2]; /* per side: the boundary work pulls from this part wait for */
+    cudaEvent_t pulled;  /* a fenced pull's copy, waited for by the source's streams */
+    cudaEvent_t fork;    /* chain graphs: part 0's interior stream, forked from and joined to */
+    int capturing;       /* chain graph capture under way (pulls use a capturable copy) */
+    /* HETRELAX_PEER_PUSH=1: a direct copy runs on the SOURCE's side stream right after
+     * its boundary sweep (the source pushes), records pushed[side], and the receiver's
+     * side stream waits for that event at its next settle/order/op on that stream
+     * (pending[side]), so neither part's push waits behind the other's */
+    int push;
+    cudaEvent_t pushed[2];
+    cudaEvent_t pending[2];
     const hr_grid *hf_global; /* the host right-hand side (for the host residual) */
     cudaGraphExec_t graph[2]; /* GRAPH_SWEEPS whole sweeps from parity 0 / 1 (a part alone) */
     int graph_r0, graph_r1;   /* the rows they sweep */
@@ -61,6 +68,19 @@ static cudaStream_t lane_stream(hr_place *p, int lane, int r0)
     return GP(p)->st[lane == HR_LANE_INTERIOR ? 1 : side_of(p, r0) ? 2 : 0];
 }
 
+/* Push mode: the side stream `side` (or both, side < 0) waits for the rows pushed into
+ * its ghost rows (device already set). */
+static cudaError_t apply_pending(gpu_place *c, int side)
+{
+    for (int s = 0; s < 2; s++)
+        if (c->pending[s] && (side < 0 || side == s)) {
+            const cudaError_t e = cudaStreamWaitEvent(c->st[s ? 2 : 0], c->pending[s], 0);
+            if (e != cudaSuccess) return e;
+            c->pending[s] = NULL;
+        }
+    return cudaSuccess;
+}
+
 static char *dev_row(const hr_place *p, const gpu_place *c, int which, int r)
 {
     const hr_gpu *g = &c->g;
@@ -74,6 +94,7 @@ static hr_status gpu_sweep(hr_place *p, int lane, int r0, int r1)
     gpu_place *c = GP(p);
     if (r1 <= r0) return HR_OK;
     const cudaStream_t st = lane_stream(p, lane, r0);
+    if (lane != HR_LANE_INTERIOR) GP_CU(p, apply_pending(c, side_of(p, r0)));
     if (c->g.dim == 3)
         GP_CU(p, hr_gpu_tuned3d_planes(&c->g, r0, r1, st));
     else
@@ -85,6 +106,7 @@ static hr_status gpu_get(hr_place *p, int lane, int which, int r0, int r1, void 
 {
     GP_CU(p, cudaSetDevice(GP(p)->g.dev));
     gpu_place *c = GP(p);
+    if (lane != HR_LANE_INTERIOR) GP_CU(p, apply_pending(c, side_of(p, r0)));
     GP_CU(p, cudaMemcpyAsync(buf, dev_row(p, c, which, r0), hr_place_rows_bytes(&p->spec, r0, r1),
                              cudaMemcpyDeviceToHost, lane_stream(p, lane, r0)));
     return HR_OK;
@@ -94,6 +116,7 @@ static hr_status gpu_put(hr_place *p, int lane, int which, int r0, int r1, const
 {
     GP_CU(p, cudaSetDevice(GP(p)->g.dev));
     gpu_place *c = GP(p);
+    if (lane != HR_LANE_INTERIOR) GP_CU(p, apply_pending(c, side_of(p, r0)));
     GP_CU(p, cudaMemcpyAsync(dev_row(p, c, which, r0), buf, hr_place_rows_bytes(&p->spec, r0, r1),
                              cudaMemcpyHostToDevice, lane_stream(p, lane, r0)));
     return HR_OK;
@@ -102,6 +125,7 @@ static hr_status gpu_put(hr_place *p, int lane, int which, int r0, int r1, const
 static hr_status gpu_wait(hr_place *p, int lane)
 {
     GP_CU(p, cudaSetDevice(GP(p)->g.dev));
+    GP_CU(p, apply_pending(GP(p), -1));
     if (lane == HR_LANE_INTERIOR) {
         GP_CU(p, cudaStreamSynchronize(GP(p)->st[1]));
     } else {
@@ -116,11 +140,33 @@ static hr_status gpu_order(hr_place *p)
 {
     GP_CU(p, cudaSetDevice(GP(p)->g.dev));
     gpu_place *c = GP(p);
+    GP_CU(p, apply_pending(c, -1));
     for (int q = 0; q < 3; q++)
         GP_CU(p, cudaEventRecord(c->ev[q], c->st[q]));
     for (int q = 0; q < 3; q++)
         for (int o = 0; o < 3; o++)
             if (o != q) GP_CU(p, cudaStreamWaitEvent(c->st[q], c->ev[o], 0));
+    return HR_OK;
+}
+
+/* The end of an overlapped sweep (after `mark`): the side streams wait for the interior
+ * and for each other (parts of one or two rows share rows between the sides); the
+ * interior waits only for the boundary sweeps (the marks), not for the copies and pulls
+ * issued after them: the interior reads no ghost row, and a copy into a ghost row or out
+ * of a boundary row is ordered with the next boundary sweep on its own stream. */
+static hr_status gpu_settle(hr_place *p)
+{
+    GP_CU(p, cudaSetDevice(GP(p)->g.dev));
+    gpu_place *c = GP(p);
+    GP_CU(p, apply_pending(c, -1));
+    for (int q = 0; q < 3; q++)
+        GP_CU(p, cudaEventRecord(c->ev[q], c->st[q]));
+    for (int s = 0; s < 3; s += 2) {
+        GP_CU(p, cudaStreamWaitEvent(c->st[s], c->ev[1], 0));
+        GP_CU(p, cudaStreamWaitEvent(c->st[s], c->ev[2 - s], 0));
+    }
+    GP_CU(p, cudaStreamWaitEvent(c->st[1], c->mark[0], 0));
+    GP_CU(p, cudaStreamWaitEvent(c->st[1], c->mark[1], 0));
     return HR_OK;
 }
 
@@ -317,6 +363,8 @@ static void gpu_destroy(hr_place *p)
             if (c->mark[q]) cudaEventDestroy(c->mark[q]);
         if (c->pulled) cudaEventDestroy(c->pulled);
         if (c->fork) cudaEventDestroy(c->fork);
+        for (int q = 0; q < 2; q++)
+            if (c->pushed[q]) cudaEventDestroy(c->pushed[q]);
         (void)cudaGetLastError();
         free(c);
     }
@@ -359,15 +407,52 @@ static hr_status gpu_mark(hr_place *p)
     return HR_OK;
 }
 
+/* Push mode: the copy on the source's side stream of the rows (after its boundary sweep
+ * there), not after the source's pending waits (those are for its own ghost rows); the
+ * receiver waits for it later (pending). */
+static hr_status gpu_push(hr_place *p, int which, int r0, int r1, hr_place *src, int s0, int fence)
+{
+    gpu_place *c = GP(p), *sc = GP(src);
+    const int ss = side_of(src, s0), ds = side_of(p, r0);
+    const cudaStream_t sst = sc->st[ss ? 2 : 0];
+    const size_t bytes = hr_place_rows_bytes(&p->spec, r0, r1);
+    GP_CU(p, cudaSetDevice(c->g.dev));
+    GP_CU(p, apply_pending(c, ds)); /* one push per ghost side per exchange; defensive */
+    GP_CU(p, cudaSetDevice(sc->g.dev));
+    /* a fenced exchange (ghost > 1, residuals) follows sweeps of the receiver that read
+     * its ghost rows: wait for them (its mark after `order`); the ghost-1 sweep needs no
+     * wait: the receiver's last reader of these rows, two sweeps back, came before its own
+     * push that the source's boundary sweep waited for */
+    if (fence) GP_CU(p, cudaStreamWaitEvent(sst, c->mark[ds], 0));
+    if (c->g.dev == sc->g.dev)
+        GP_CU(p, cudaMemcpyAsync(dev_row(p, c, which, r0), dev_row(src, sc, which, s0), bytes,
+                                 cudaMemcpyDeviceToDevice, sst));
+    else if (c->capturing || sc->capturing)
+        GP_CU(p, cudaMemcpyAsync(dev_row(p, c, which, r0), dev_row(src, sc, which, s0), bytes,
+                                 cudaMemcpyDefault, sst));
+    else
+        GP_CU(p, cudaMemcpyPeerAsync(dev_row(p, c, which, r0), c->g.dev, dev_row(src, sc, which, s0),
+                                     sc->g.dev, bytes, sst));
+    GP_CU(p, cudaEventRecord(sc->pushed[ss], sst));
+    if (fence) /* the source's other streams too */
+        for (int q = 0; q < 3; q++)
+            if (sc->st[q] != sst) GP_CU(p, cudaStreamWaitEvent(sc->st[q], sc->pushed[ss], 0));
+    GP_CU(p, cudaSetDevice(c->g.dev));
+    c->pending[ds] = sc->pushed[ss];
+    return HR_OK;
+}
+
 /* The copy runs on the receiving part's side stream, so its next boundary sweep (same
  * stream) follows it without an event; it starts once the source's boundary rows are
  * swept (the source's mark, waited for by cudaStreamWaitEvent across devices). */
 static hr_status gpu_pull(hr_place *p, int which, int r0, int r1, hr_place *src, int s0, int fence)
 {
     gpu_place *c = GP(p), *sc = GP(src);
+    if (c->push) return gpu_push(p, which, r0, r1, src, s0, fence);
     const cudaStream_t st = lane_stream(p, HR_LANE_BOUNDARY, r0);
     const size_t bytes = hr_place_rows_bytes(&p->spec, r0, r1);
     GP_CU(p, cudaSetDevice(c->g.dev));
+    GP_CU(p, apply_pending(c, side_of(p, r0)));
     GP_CU(p, cudaStreamWaitEvent(st, sc->mark[side_of(src, s0)], 0));
     if (c->g.dev == sc->g.dev)
         GP_CU(p, cudaMemcpyAsync(dev_row(p, c, which, r0), dev_row(src, sc, which, s0), bytes,
@@ -418,8 +503,12 @@ static hr_status fork_join(hr_place **parts, int n, int join)
 
 static void set_capturing(hr_place **parts, int n, int on)
 {
-    for (int q = 0; q < n; q++)
+    for (int q = 0; q < n; q++) {
         GP(parts[q])->capturing = on;
+        /* a push's wait left over from a capture that failed midway refers to a captured
+         * record: dropped (a finished sweep has none left) */
+        GP(parts[q])->pending[0] = GP(parts[q])->pending[1] = NULL;
+    }
 }
 
 static hr_status gpu_capture(hr_place **parts, int n, int begin, void **graph)
@@ -454,7 +543,15 @@ static hr_status gpu_capture(hr_place **parts, int n, int begin, void **graph)
                                          "cudaStreamEndCapture (chain)", __LINE__);
     }
     cudaGraphExec_t exec = NULL;
-    const cudaError_t ie = cudaGraphInstantiate(&exec, g, 0);
+    /* node priorities: without the flag every kernel of the graph runs at the priority
+     * of the stream it is launched into (part 0's low-priority interior stream), and the
+     * boundary sweeps queue behind the interior's blocks (the likely cause of run c2: peer 20 us per
+     * sweep slower than host-staged) */
+    cudaError_t ie = cudaGraphInstantiateWithFlags(&exec, g, cudaGraphInstantiateFlagUseNodePriority);
+    if (ie != cudaSuccess) { /* a driver without node priorities: the graph as before */
+        (void)cudaGetLastError();
+        ie = cudaGraphInstantiate(&exec, g, 0);
+    }
     cudaGraphDestroy(g);
     GP_CU(parts[0], ie);
     const cudaError_t ue = cudaGraphUpload(exec, origin);
@@ -483,10 +580,10 @@ static void gpu_drop(void *graph)
     (void)cudaGetLastError();
 }
 
-static const hr_place_ops gpu_ops = {"gpu",          gpu_sweep,     gpu_get,     gpu_put,      gpu_wait,
-                                     gpu_order,      gpu_swap,      gpu_load,    gpu_download, gpu_residual,
-                                     gpu_host_alloc, gpu_host_free, gpu_destroy, gpu_sweeps,   gpu_link,
-                                     gpu_mark,       gpu_pull,      gpu_capture, gpu_replay,   gpu_drop};
+static const hr_place_ops gpu_ops = {
+    "gpu",    gpu_sweep,    gpu_get,      gpu_put,        gpu_wait,      gpu_order,   gpu_swap,
+    gpu_load, gpu_download, gpu_residual, gpu_host_alloc, gpu_host_free, gpu_destroy, gpu_sweeps,
+    gpu_link, gpu_mark,     gpu_pull,     gpu_capture,    gpu_replay,    gpu_drop,    gpu_settle};
 
 /* The tuned family's shape: the tuning cache, the shipped shapes, then the default. */
 static hr_status choose_shape(hr_place *p, hr_gpu *g, const char *device)
@@ -574,6 +671,10 @@ static hr_status setup(hr_place *p, gpu_place *c)
         GP_CU(p, cudaEventCreateWithFlags(&c->mark[q], cudaEventDisableTiming));
     GP_CU(p, cudaEventCreateWithFlags(&c->pulled, cudaEventDisableTiming));
     GP_CU(p, cudaEventCreateWithFlags(&c->fork, cudaEventDisableTiming));
+    for (int q = 0; q < 2; q++)
+        GP_CU(p, cudaEventCreateWithFlags(&c->pushed[q], cudaEventDisableTiming));
+    const char *push = getenv("HETRELAX_PEER_PUSH");
+    c->push = push && strcmp(push, "1") == 0;
     g->stream = c->st[1];
     return choose_shape(p, g, prop.name);
 }

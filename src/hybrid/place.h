@@ -81,6 +81,12 @@ typedef struct hr_place_ops {
     hr_status (*capture)(hr_place **parts, int n, int begin, void **graph);
     hr_status (*replay)(hr_place **parts, int n, void *graph);
     void (*drop)(void *graph);
+    /* Optional (NULL: `order`). The end of a ghost-1 overlapped sweep of a part that
+     * called `mark` after its boundary sweeps: the boundary lanes follow everything so
+     * far; the interior lane follows only the boundary sweeps up to that mark, not the
+     * copies issued after it (the next interior reads no ghost row), so an interior never
+     * waits for an exchange. */
+    hr_status (*settle)(hr_place *p);
 } hr_place_ops;
 
 /* What a placement is made of. */

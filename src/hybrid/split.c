@@ -118,13 +118,14 @@ static hr_status plan_parts(hr_split *e, int n_axis, int sizes[HR_DECOMP_MAX_CUT
     return HR_OK;
 }
 
+static void describe_exchange(hr_split *e, const char *why);
+
 /* How each local edge exchanges: direct device copies where both parts can (peer access
  * enabled between two GPUs, or two parts on one GPU), else through the host. */
 static void link_parts(hr_split *e)
 {
     const char *env = getenv("HETRELAX_PEER");
     const int host_only = e->spec.host_exchange || (env && strcmp(env, "0") == 0);
-    int count[3] = {0, 0, 0};
     char why[160] = "";
     for (int q = 0; q + 1 < e->nparts; q++) {
         hr_place *L = e->p[q], *H = e->p[q + 1];
@@ -133,8 +134,17 @@ static void link_parts(hr_split *e)
             snprintf(why, sizeof why, "asked for");
         else if (L->ops == H->ops && L->ops->link && L->ops->pull && L->ops->mark)
             e->link[q] = L->ops->link(L, H, why, sizeof why);
-        count[e->link[q]]++;
     }
+    describe_exchange(e, why);
+}
+
+/* How the local edges exchange, in words (e->exchange); why: the reason edges go through
+ * the host. */
+static void describe_exchange(hr_split *e, const char *why)
+{
+    int count[3] = {0, 0, 0};
+    for (int q = 0; q + 1 < e->nparts; q++)
+        count[e->link[q]]++;
     e->exchange[0] = '\0';
     if (e->nparts < 2) return;
     if (count[HR_LINK_PEER] + count[HR_LINK_DEVICE] == 0) {
@@ -142,11 +152,15 @@ static void link_parts(hr_split *e)
         snprintf(e->exchange, sizeof e->exchange, "%s%.40s%s", gpu ? "host-staged (" : "host",
                  gpu ? (why[0] ? why : "no peer copies") : "", gpu ? ")" : "");
     } else if (count[HR_LINK_HOST] == 0) {
-        snprintf(e->exchange, sizeof e->exchange, "%s",
+        /* HETRELAX_PEER_PUSH=1: the GPU placement copies on the source's stream */
+        const char *push = getenv("HETRELAX_PEER_PUSH");
+        const int pushed = !is_cpu(e->p[0]) && push && strcmp(push, "1") == 0;
+        snprintf(e->exchange, sizeof e->exchange, "%s%s",
                  is_cpu(e->p[0])              ? "direct copies (CPU parts)"
                  : count[HR_LINK_DEVICE] == 0 ? "peer copies"
                  : count[HR_LINK_PEER] == 0   ? "device copies (parts on one GPU)"
-                                              : "peer and device copies");
+                                              : "peer and device copies",
+                 pushed ? ", pushed" : "");
     } else {
         snprintf(e->exchange, sizeof e->exchange, "%d direct, %d host-staged", count[1] + count[2], count[0]);
     }
@@ -170,6 +184,8 @@ static hr_status bind_remote(hr_split *e)
     e->nremote = ns;
     return e->spec.t->ops->bind(e->spec.t, 0, snd, ns, rcv, ns);
 }
+
+static hr_status pick_exchange(hr_split *e, const hr_grid *u, const hr_grid *hf);
 
 hr_status hr_split_create(const hr_split_spec *spec, const hr_grid *u, const hr_grid *hf, hr_split **out,
                           char *err, size_t es)
@@ -273,6 +289,12 @@ hr_status hr_split_create(const hr_split_spec *spec, const hr_grid *u, const hr_
     const char *genv = getenv("HETRELAX_CHAIN_GRAPH");
     e->graph_off = genv && strcmp(genv, "0") == 0;
     e->fresh = 1;
+    st = pick_exchange(e, u, hf);
+    if (st != HR_OK) {
+        set_err(err, es, e->err[0] ? e->err : hr_status_string(st));
+        hr_split_free(e);
+        return st;
+    }
     *out = e;
     return HR_OK;
 }
@@ -454,9 +476,14 @@ static hr_status overlapped_sweep(hr_split *e)
     for (int q = 0; q < e->nparts; q++)
         if (naive && is_cpu(e->p[q]))
             P_TRY(e, e->p[q], e->p[q]->ops->sweep(e->p[q], HR_LANE_INTERIOR, in0[q], in1[q]));
-    /* the barrier listing 3 lacks: every part done before the swap */
-    for (int q = 0; q < e->nparts; q++)
-        P_TRY(e, e->p[q], e->p[q]->ops->order(e->p[q]));
+    /* the barrier listing 3 lacks: every part done before the swap; a part that marked
+     * its boundary sweeps lets its next interior wait for those alone (settle), not for
+     * the copies after them */
+    for (int q = 0; q < e->nparts; q++) {
+        hr_place *P = e->p[q];
+        const int marked = direct_face(e, q, 0) || direct_face(e, q, 1);
+        P_TRY(e, P, marked && P->ops->settle ? P->ops->settle(P) : P->ops->order(P));
+    }
     for (int q = 0; q < e->nparts; q++)
         e->p[q]->ops->swap(e->p[q]);
     e->parity ^= 1;
@@ -600,4 +627,77 @@ hr_status hr_split_load(hr_split *e, const hr_grid *u, const hr_grid *hf, int ro
     e->parity = 0; /* load makes grid 0 current again */
     e->fresh = 1;
     return HR_OK;
+}
+
+static int cmp_seconds(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Seconds per sweep: the median of 3 blocks of `block` sweeps after one untimed block
+ * (which also captures the chain graphs). */
+static hr_status time_sweeps(hr_split *e, long block, double *seconds)
+{
+    double t[3];
+    HR_TRY(hr_split_sweeps(e, block));
+    for (int r = 0; r < 3; r++) {
+        const double t0 = hr_now();
+        HR_TRY(hr_split_sweeps(e, block));
+        t[r] = (hr_now() - t0) / (double)block;
+    }
+    qsort(t, 3, sizeof *t, cmp_seconds);
+    *seconds = t[1];
+    return HR_OK;
+}
+
+/* The start-up trial (hr_split_spec.exchange_trial): the direct copies against staging
+ * the same edges through the host, on the loaded grids, which are then loaded again. On
+ * some machines the direct path was measured slower than host staging (run c2, 2 x H200:
+ * peer 0.443 ms/sweep, host-staged 0.424 ms at 20480^2 fp32), so the chain times both
+ * rather than trusting either. */
+static hr_status pick_exchange(hr_split *e, const hr_grid *u, const hr_grid *hf)
+{
+    const char *env = getenv("HETRELAX_PEER"), *force = getenv("HETRELAX_EXCHANGE_TRIAL");
+    int peer = 0, direct = 0;
+    for (int q = 0; q + 1 < e->nparts; q++) {
+        peer += e->link[q] == HR_LINK_PEER;
+        direct += e->link[q] != HR_LINK_HOST;
+    }
+    const int always = e->spec.exchange_trial > 0 || (force && strcmp(force, "1") == 0);
+    if (e->nparts < 2 || e->nremote || !direct || e->spec.exchange_trial < 0 ||
+        (env && strcmp(env, "1") == 0) || (!peer && !always))
+        return HR_OK;
+    /* CPU parts run the trial only in tests: short blocks */
+    const long block = is_cpu(e->p[0]) ? 2 : 2 * HR_SPLIT_GRAPH_SWEEPS;
+    int keep[HR_SPLIT_MAX_LOCAL];
+    char words[64];
+    snprintf(words, sizeof words, "%s", e->exchange);
+    double t_direct = 0, t_host = 0;
+    HR_TRY(time_sweeps(e, block, &t_direct));
+    for (int q = 0; q + 1 < e->nparts; q++) {
+        keep[q] = e->link[q];
+        e->link[q] = HR_LINK_HOST;
+    }
+    const hr_status st = time_sweeps(e, block, &t_host);
+    const int host = st == HR_OK && t_host < t_direct * (1.0 - 0.005);
+    if (!host)
+        for (int q = 0; q + 1 < e->nparts; q++)
+            e->link[q] = keep[q];
+    HR_TRY(st);
+    e->trial = host ? 2 : 1;
+    e->trial_s[0] = t_direct;
+    e->trial_s[1] = t_host;
+    /* the chosen path first: "host-staged (0.424 ms; peer copies 0.443)" */
+    char text[160];
+    if (host)
+        snprintf(text, sizeof text, "host-staged (%.3g ms; %s %.3g)", 1e3 * t_host, words, 1e3 * t_direct);
+    else
+        snprintf(text, sizeof text, "%s (%.3g ms; host-staged %.3g)", words, 1e3 * t_direct, 1e3 * t_host);
+    const size_t len = strlen(text) < sizeof e->exchange ? strlen(text) : sizeof e->exchange - 1;
+    memcpy(e->exchange, text, len);
+    e->exchange[len] = '\0';
+    memset(&e->st, 0, sizeof e->st);
+    e->graph_replays = 0;
+    return hr_split_load(e, u, hf, 0);
 }

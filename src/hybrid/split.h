@@ -25,7 +25,7 @@ extern "C" {
 
 #define HR_SPLIT_MAX_LOCAL 16 /* local parts of one process */
 /* Sweeps per chain graph (even: a replay ends on the parity it began on). */
-#define HR_SPLIT_GRAPH_SWEEPS 8
+#define HR_SPLIT_GRAPH_SWEEPS 16
 
 typedef struct hr_split_spec {
     int dim, nx, ny, nz; /* global interior extents */
@@ -63,6 +63,13 @@ typedef struct hr_split_spec {
     int devices;
     int cut[HR_SPLIT_MAX_LOCAL];
     int host_exchange;
+    /* The start-up trial of the two exchanges (hr_split_create, after loading): 0 when
+     * an edge has peer copies (HETRELAX_PEER=1: never), 1 whenever an edge has direct
+     * copies (tests; also HETRELAX_EXCHANGE_TRIAL=1), -1 never (benchmarks timing the
+     * direct copies alone). The trial times 3 blocks of 2 x HR_SPLIT_GRAPH_SWEEPS sweeps
+     * with the direct copies and again staged through the host, keeps the faster (ties
+     * within 0.5 % go to the direct copies) and reloads the grids. */
+    int exchange_trial;
 } hr_split_spec;
 
 typedef struct hr_split_stats {
@@ -86,6 +93,8 @@ typedef struct hr_split {
     int nremote;                  /* messages to other ranks per exchange */
     int link[HR_SPLIT_MAX_LOCAL]; /* local edge q (parts q and q + 1): HR_LINK_* */
     char exchange[64];            /* how the local edges exchange, in words ("" for one part) */
+    int trial;                    /* the exchange trial: 0 not run, 1 kept the direct copies, 2 host */
+    double trial_s[2];            /* its seconds per sweep: direct copies, host-staged */
     int parity;                   /* sweeps since the last load, mod 2 (the parts' grid roles) */
     void *graph[2];               /* chain graphs of HR_SPLIT_GRAPH_SWEEPS sweeps from each parity */
     int graph_off;                /* no chain graphs (HETRELAX_CHAIN_GRAPH=0, or a capture failed) */

@@ -4,8 +4,11 @@
  *     the same direct-copy schedule as peer copies), and 2 parts on one GPU staged
  *     through the host (the fallback), through the engine (hr_split);
  *   - with 2 GPUs or more: --gpus 2 (and every GPU present, up to 4) through the public
- *     API, peer copies where the GPUs allow them; --gpus 2 staged through the host; 4
- *     parts on 2 GPUs (peer and device copies in one chain).
+ *     API (the start-up trial of peer copies against host staging, then the faster);
+ *     --gpus 2 with peer copies kept and staged through the host; 4 parts on 2 GPUs (peer
+ *     and device copies in one chain);
+ *   - the exchange trial forced (sweeps, then the grids reloaded) on one and two GPUs;
+ *   - everything again with the source pushing its rows (HETRELAX_PEER_PUSH=1).
  * Exit 77 (skipped) without a GPU. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,7 +43,8 @@ static void *solve(const hr_options *o, hr_result *r, hr_config *cfg)
 }
 
 /* The engine with what[0] GPU parts on what[1] GPUs (what[2]: stage through the host;
- * what[3]: no chain graphs), run
+ * what[3]: no chain graphs; what[4]: the start-up exchange trial, hr_split_spec.exchange_trial:
+ * -1 never, 1 always, which sweeps and then reloads the grids), run
  * for ref->iters sweeps from the cpu-seq solver's initial grid, against that solver's
  * sweeps: every interior point bitwise. Returns 0 when equal. */
 static int engine_case(const hr_options *ref, const int *what, int ghost, char *how, size_t how_size)
@@ -59,6 +63,7 @@ static int engine_case(const hr_options *ref, const int *what, int ghost, char *
     sp.parts = what[0];
     sp.devices = what[1];
     sp.host_exchange = what[2];
+    sp.exchange_trial = what[4];
     hr_split *e = NULL;
     char err[256] = "";
     int bad = 1;
@@ -104,69 +109,75 @@ int main(void)
     }
     const int most = si.gpus < 4 ? si.gpus : 4;
     int failures = 0, runs = 0;
-    for (int dim = 2; dim <= 3; dim++)
-        for (int prec = 0; prec < 2; prec++) {
-            hr_options ref;
-            hr_options_default(&ref);
-            ref.dim = dim;
-            ref.nx = dim == 3 ? 67 : 301;
-            ref.ny = dim == 3 ? 45 : 257; /* odd extents: uneven slabs */
-            ref.nz = dim == 3 ? 53 : 0;
-            ref.iters = 37;
-            ref.precision = prec ? HR_PREC_DOUBLE : HR_PREC_SINGLE;
-            ref.init = HR_INIT_SINE;
-            ref.backend = HR_BACKEND_CPU_SEQ;
-            const char *what = prec ? "fp64" : "fp32";
-            /* parts on one GPU, and the host-staged fallback; 4 parts on 2 GPUs */
-            /* parts, GPUs, host-staged, no chain graphs */
-            static const int cases[][4] = {{2, 1, 0, 0}, {2, 1, 0, 1}, {3, 1, 0, 0}, {2, 1, 1, 0},
-                                           {4, 2, 0, 0}, {2, 2, 0, 1}, {2, 2, 1, 0}};
-            for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-                if (cases[c][1] > si.gpus) continue;
-                for (int g = 1; g <= 2; g++) {
-                    char how[96] = "";
-                    runs++;
-                    if (engine_case(&ref, cases[c], g, how, sizeof how)) {
-                        fprintf(stderr, "%d-D %s: %d parts on %d GPU(s), ghost %d, %s: not bitwise cpu-seq\n",
-                                dim, what, cases[c][0], cases[c][1], g, how);
-                        failures++;
-                    } else if (dim == 2 && prec == 0 && g == 1) {
-                        printf("%d parts on %d GPU(s)%s%s: %s\n", cases[c][0], cases[c][1],
-                               cases[c][2] ? " (host asked for)" : "", cases[c][3] ? " (graphs off)" : "",
-                               how);
+    /* every case twice: the receiver pulls (default), the source pushes (HETRELAX_PEER_PUSH=1) */
+    for (int push = 0; push < 2; push++)
+        for (int dim = 2; dim <= 3; dim++)
+            for (int prec = 0; prec < 2; prec++) {
+                setenv("HETRELAX_PEER_PUSH", push ? "1" : "0", 1);
+                hr_options ref;
+                hr_options_default(&ref);
+                ref.dim = dim;
+                ref.nx = dim == 3 ? 67 : 301;
+                ref.ny = dim == 3 ? 45 : 257; /* odd extents: uneven slabs */
+                ref.nz = dim == 3 ? 53 : 0;
+                ref.iters = 37;
+                ref.precision = prec ? HR_PREC_DOUBLE : HR_PREC_SINGLE;
+                ref.init = HR_INIT_SINE;
+                ref.backend = HR_BACKEND_CPU_SEQ;
+                const char *what = prec ? "fp64" : "fp32";
+                /* parts on one GPU, and the host-staged fallback; 4 parts on 2 GPUs */
+                /* parts, GPUs, host-staged, no chain graphs, exchange trial */
+                static const int cases[][5] = {{2, 1, 0, 0, -1}, {2, 1, 0, 1, -1}, {3, 1, 0, 0, -1},
+                                               {2, 1, 1, 0, -1}, {3, 1, 0, 0, 1},  {4, 2, 0, 0, -1},
+                                               {2, 2, 0, 0, -1}, {2, 2, 0, 1, -1}, {2, 2, 1, 0, -1},
+                                               {2, 2, 0, 0, 1},  {4, 2, 0, 0, 1}};
+                for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+                    if (cases[c][1] > si.gpus) continue;
+                    for (int g = 1; g <= 2; g++) {
+                        char how[96] = "";
+                        runs++;
+                        if (engine_case(&ref, cases[c], g, how, sizeof how)) {
+                            fprintf(stderr,
+                                    "%d-D %s: %d parts on %d GPU(s), ghost %d, %s: not bitwise cpu-seq\n",
+                                    dim, what, cases[c][0], cases[c][1], g, how);
+                            failures++;
+                        } else if (dim == 2 && prec == 0 && g == 1) {
+                            printf("%d parts on %d GPU(s)%s%s%s: %s\n", cases[c][0], cases[c][1],
+                                   cases[c][2] ? " (host asked for)" : "", cases[c][3] ? " (graphs off)" : "",
+                                   cases[c][4] > 0 ? " (exchange trial)" : "", how);
+                        }
                     }
                 }
+                if (si.gpus < 2) continue;
+                hr_result r0;
+                void *a = solve(&ref, &r0, NULL);
+                if (!a) return 1;
+                const size_t bytes = (size_t)r0.nx * r0.ny * r0.nz * (prec ? 8 : 4);
+                for (int n = 2; n <= most; n += most > 2 ? most - 2 : 1)
+                    for (int g = 1; g <= 2; g++) {
+                        hr_options o = ref;
+                        o.backend = HR_BACKEND_HYBRID;
+                        o.split_second = HR_SPLIT_GPU;
+                        o.gpus = n;
+                        o.split_ghost = g;
+                        hr_result r1;
+                        hr_config cfg;
+                        void *b = solve(&o, &r1, &cfg);
+                        runs++;
+                        const int same = b && memcmp(a, b, bytes) == 0 && r1.iterations == r0.iterations;
+                        if (!same || cfg.gpus != n) {
+                            fprintf(stderr, "%d-D %s --gpus %d ghost %d: %s\n", dim, what, n, g,
+                                    !b      ? "failed"
+                                    : !same ? "not bitwise equal to cpu-seq"
+                                            : "config.gpus wrong");
+                            failures++;
+                        } else if (dim == 2 && prec == 0 && g == 1) {
+                            printf("--gpus %d: %s\n", n, cfg.device_name);
+                        }
+                        free(b);
+                    }
+                free(a);
             }
-            if (si.gpus < 2) continue;
-            hr_result r0;
-            void *a = solve(&ref, &r0, NULL);
-            if (!a) return 1;
-            const size_t bytes = (size_t)r0.nx * r0.ny * r0.nz * (prec ? 8 : 4);
-            for (int n = 2; n <= most; n += most > 2 ? most - 2 : 1)
-                for (int g = 1; g <= 2; g++) {
-                    hr_options o = ref;
-                    o.backend = HR_BACKEND_HYBRID;
-                    o.split_second = HR_SPLIT_GPU;
-                    o.gpus = n;
-                    o.split_ghost = g;
-                    hr_result r1;
-                    hr_config cfg;
-                    void *b = solve(&o, &r1, &cfg);
-                    runs++;
-                    const int same = b && memcmp(a, b, bytes) == 0 && r1.iterations == r0.iterations;
-                    if (!same || cfg.gpus != n) {
-                        fprintf(stderr, "%d-D %s --gpus %d ghost %d: %s\n", dim, what, n, g,
-                                !b      ? "failed"
-                                : !same ? "not bitwise equal to cpu-seq"
-                                        : "config.gpus wrong");
-                        failures++;
-                    } else if (dim == 2 && prec == 0 && g == 1) {
-                        printf("--gpus %d: %s\n", n, cfg.device_name);
-                    }
-                    free(b);
-                }
-            free(a);
-        }
     printf("%d runs on up to %d GPUs, %d failed\n", runs, si.gpus < 2 ? 1 : most, failures);
     return failures ? 1 : 0;
 }
