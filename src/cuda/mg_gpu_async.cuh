@@ -76,10 +76,12 @@ __global__ void __launch_bounds__(MGG_ASYNC_THREADS) mgg_async_kernel(mgg_lev L,
     for (int sweep = 0; sweep < local; sweep++) {
         for (int half = 0; half < 2; half++) {
             const int colour = half ? 1 - c1 : c1;
-            for (int t = (int)threadIdx.x; t < S::TX * S::TY * S::TZ; t += (int)blockDim.x) {
-                const int tx = t % S::TX, ty = (t / S::TX) % S::TY, tz = t / (S::TX * S::TY);
-                const int i = i0 + ty + 1, j = j0 + tx + 1, k = D == 3 ? k0 + tz + 1 : 0;
-                if (i > L.ny || j > L.nx || (D == 3 && k > L.nz) || HR_RB_COLOUR(i, j, k) != colour) continue;
+            /* only the colour's points: half of each tile row (TX is even), no divergence */
+            for (int t = (int)threadIdx.x; t < S::TX / 2 * S::TY * S::TZ; t += (int)blockDim.x) {
+                const int hx = t % (S::TX / 2), ty = (t / (S::TX / 2)) % S::TY, tz = t / (S::TX / 2 * S::TY);
+                const int i = i0 + ty + 1, k = D == 3 ? k0 + tz + 1 : 0;
+                const int tx = 2 * hx + ((colour - i - (j0 + 1) - k) & 1), j = j0 + tx + 1;
+                if (i > L.ny || j > L.nx || (D == 3 && k > L.nz)) continue;
                 const int c = ((tz + (D == 3)) * S::SY + ty + 1) * S::SX + tx + 1;
                 const int q = S::SX * S::SY;
                 s[c] = mgg_jac_v<T, D>(L, s[c - S::SX], s[c + S::SX], s[c - 1], s[c + 1],

@@ -69,14 +69,14 @@ static void rec_sweep(mg_gpu *g, int l, double omega)
 static void rec_smooth(mg_gpu *g, int l, int n, int post)
 {
     for (int m = 0; m < n; m++) {
+        /* async3 on the big levels (in place); the small ones smooth red-black */
+        if (g->s.smoother == HR_MG_SMOOTH_ASYNC && l < g->first_small) {
+            rec(g, OPK_ASYNC, l, cur_of(g, l), g->s.async_local, 0, 0.0, 0.0);
+            continue;
+        }
         switch (g->s.smoother) {
         case HR_MG_SMOOTH_JACOBI: rec_sweep(g, l, g->s.omega); break;
         case HR_MG_SMOOTH_ASYNC:
-            if (l < g->first_small) { /* big levels; the small ones smooth red-black */
-                rec(g, OPK_ASYNC, l, cur_of(g, l), g->s.async_local, 0, 0.0, 0.0);
-                break;
-            }
-            /* fall through */
         case HR_MG_SMOOTH_REDBLACK: {
             const int c1 = post && g->s.symmetric ? 1 : 0;
             if (g->s.rb_passes == 2) {
