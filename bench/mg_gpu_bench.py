@@ -38,7 +38,7 @@ mg-v11-mixed):
   - mg-v[-mixed]-async, mg-v11-mixed-async: --smoother async3 (each smoothing step one pass
     of 2 local red-black sweeps per tile; the byte model counts it as one sweep, 3e);
   - mg-v[-mixed]-coarsecpu: --coarse-on cpu from the first level under 65536 points (255^2,
-    63^3); mg-v-mixed-coarsecpu4k: from the first level under 4096 points (63^2, 15^3):
+    31^3); mg-v-mixed-coarsecpu4k: from the first level under 4096 points (63^2, 15^3):
     the launch latency of the small levels against the PCIe round trip and the CPU's time.
 
 usage: bench/mg_gpu_bench.py [--build build] [--out results] [--repeats 5] [--device 0]
