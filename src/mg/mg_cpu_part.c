@@ -50,6 +50,8 @@ hr_status mg_cpu_part_create(const mg_cpu_part_setup *s, mg_cpu_part **out)
     mg_cpu_part *p = calloc(1, sizeof *p);
     if (!p) return HR_ERR_NO_MEMORY;
     p->nt = s->threads > 0 ? s->threads : hr_cpu_count();
+    /* levels under HR_MG_THREADED_POINTS run on worker 0 alone: no team to wake up then */
+    if ((long)s->nx * s->ny * (s->dim == 3 ? s->nz : 1) < HR_MG_THREADED_POINTS) p->nt = 1;
     p->symmetric = s->symmetric;
     p->tls = calloc((size_t)p->nt, sizeof *p->tls);
     hr_status st = p->tls ? HR_OK : HR_ERR_NO_MEMORY;
