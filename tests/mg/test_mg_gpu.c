@@ -338,6 +338,16 @@ static void test_coarse_on_cpu(void **state)
         assert_int_equal(coarse_cpu_vs_gpu(o, 0, &ra, &rb), 0);
         free(f);
     }
+    /* a CPU part big enough for the thread team (255^2 from level 1, 2 threads) */
+    {
+        hr_mg_options o = opts(2, 511);
+        o.rhs = HR_RHS_MANUFACTURED;
+        o.cycle = HR_MG_CYCLE_F;
+        o.precision = HR_MG_PREC_MIXED;
+        fixed_cycles(&o, 2);
+        hr_mg_result ra, rb;
+        assert_int_equal(coarse_cpu_vs_gpu(o, 1, &ra, &rb), 0);
+    }
     /* to the tolerance: the same cycles as the all-GPU solve */
     hr_mg_options o = opts(2, 255);
     o.rhs = HR_RHS_SPIKE;
