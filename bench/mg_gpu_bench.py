@@ -35,6 +35,7 @@ bandwidth the driver measured in the same process (read + write).
 Issue 14 item 5 (options measured against the plain cycle, every size, 2-D 4095^2 and
 8191^2, 3-D 255^3 and 511^3; `--item5` runs only these and their baselines mg-v, mg-v-mixed,
 mg-v11-mixed):
+  (the full run, without --item5, times these options at the largest sizes only)
   - mg-v[-mixed]-async, mg-v11-mixed-async: --smoother async3 (each smoothing step one pass
     of 2 local red-black sweeps per tile; the byte model counts it as one sweep, 3e);
   - mg-v[-mixed]-coarsecpu: --coarse-on cpu from the first level under 65536 points (255^2,
@@ -130,7 +131,8 @@ def main():
         configs = [c for c in configs if c[0] in ("mg-v", "mg-v-mixed", "mg-v11-mixed")]
     if a.backend == "gpu":
         configs = [(c[0], c[1], None, "all") for c in configs if len(c) == 2] + \
-            [c for c in configs if len(c) > 2] + [(c[0], c[1], None, "all") for c in item5]
+            [c for c in configs if len(c) > 2] + \
+            [(c[0], c[1], None, "all") if a.item5 else (c[0], c[1], None) for c in item5]  # full run: largest size
 
     def first_level_under(dim, n, pts):
         """The first level (>= 1) with fewer than pts points (coarse_level=@pts)."""
