@@ -4,8 +4,8 @@
  * the per-iteration residuals of the last solve.
  *
  *   mg_driver dim=2 n=1023 method=mg|cg pc=none|mg cycle=v|w|f|fmg pre=2 post=2
- *             smoother=jacobi|redblack|cheby levels=0 precision=double|single|mixed
- *             tol=1e-8 max=100 threads=0 rhs=random|spike|manufactured|zero seed=2026
+ *             smoother=jacobi|redblack|cheby|async3 coarse_on=gpu|cpu coarse_level=0 levels=0
+ * precision=double|single|mixed tol=1e-8 max=100 threads=0 rhs=random|spike|manufactured|zero seed=2026
  *             repeats=3 backend=cpu|gpu device=0 save_rhs=FILE
  *
  * rhs=random: f uniform in [-1, 1) from splitmix64(seed), x fastest (the same generator as
@@ -82,7 +82,7 @@ int main(int argc, char **argv)
     const char *rhs = "random", *save_rhs = NULL;
     static const char *const methods[] = {"mg", "cg"}, *const pcs[] = {"none", "mg"},
                              *const cycles[] = {"v", "w", "f", "fmg"},
-                             *const smoothers[] = {"jacobi", "redblack", "cheby"},
+                             *const smoothers[] = {"jacobi", "redblack", "cheby", "async3"},
                              *const precs[] = {"double", "single", "mixed"};
     for (int a = 1; a < argc; a++) {
         char key[32];
@@ -109,7 +109,11 @@ int main(int argc, char **argv)
         else if (!strcmp(key, "post"))
             o.post = atoi(v);
         else if (!strcmp(key, "smoother"))
-            o.smoother = pick(v, smoothers, 3, key);
+            o.smoother = pick(v, smoothers, 4, key);
+        else if (!strcmp(key, "coarse_on"))
+            o.coarse_on = !strcmp(v, "cpu") ? HR_MG_COARSE_ON_CPU : HR_MG_COARSE_ON_GPU;
+        else if (!strcmp(key, "coarse_level"))
+            o.coarse_level = atoi(v);
         else if (!strcmp(key, "levels"))
             o.levels = atoi(v);
         else if (!strcmp(key, "precision"))
@@ -192,12 +196,14 @@ int main(int argc, char **argv)
            "\"threads\": %d, \"tol\": %g, \"iterations\": %ld, \"reason\": \"%s\", \"time_s\": %.6e, "
            "\"time_min_s\": %.6e, \"repeats\": %d, \"setup_s\": %.6e, \"ns_per_unknown\": %.4f, "
            "\"relative_residual\": %.6e, \"convergence_factor\": %s, \"last_factor\": %s, "
-           "\"max_error\": %s, \"backend\": \"%s\", \"gpu\": \"%s\", \"device_copy_gbps\": %.1f, "
+           "\"max_error\": %s, \"coarse_on\": \"%s\", \"coarse_level\": %d, \"backend\": \"%s\", \"gpu\": "
+           "\"%s\", \"device_copy_gbps\": %.1f, "
            "\"times_s\": [",
            o.dim, o.n, methods[o.method], pcs[o.pc], cycles[o.cycle], o.pre, o.post, smoothers[o.smoother],
            r.levels, precs[o.precision], rhs, o.threads, o.tol, r.iterations, hr_reason_string(r.reason), med,
            times[0], repeats, r.time_setup_s, 1e9 * med / (double)points, r.relative_residual,
            num(r.convergence_factor, cfbuf), num(r.last_factor, lfbuf), num(r.max_error, errbuf),
+           o.coarse_on == HR_MG_COARSE_ON_CPU ? "cpu" : "gpu", o.coarse_level,
            o.backend == HR_MG_BACKEND_GPU ? "gpu" : "cpu", gpu, gbps);
     for (int k = 0; k < repeats; k++)
         printf("%s%.6e", k ? ", " : "", times[k]);

@@ -32,8 +32,18 @@ and f (2e), prolongation + correction reads and writes u (2e); the check reads u
 GB/s = model bytes x points x iterations / time, and its fraction of the device copy
 bandwidth the driver measured in the same process (read + write).
 
+Issue 14 item 5 (options measured against the plain cycle, every size, 2-D 4095^2 and
+8191^2, 3-D 255^3 and 511^3; `--item5` runs only these and their baselines mg-v, mg-v-mixed,
+mg-v11-mixed):
+  (the full run, without --item5, times these options at the largest sizes only)
+  - mg-v[-mixed]-async, mg-v11-mixed-async: --smoother async3 (each smoothing step one pass
+    of 2 local red-black sweeps per tile; the byte model counts it as one sweep, 3e);
+  - mg-v[-mixed]-coarsecpu: --coarse-on cpu from the first level under 65536 points (255^2,
+    31^3); mg-v-mixed-coarsecpu4k: from the first level under 4096 points (63^2, 15^3):
+    the launch latency of the small levels against the PCIe round trip and the CPU's time.
+
 usage: bench/mg_gpu_bench.py [--build build] [--out results] [--repeats 5] [--device 0]
-                             [--quick] (--quick: 1023^2, 2047^2 and 127^3 only)
+                             [--quick] (--quick: 1023^2, 2047^2 and 127^3 only) [--item5]
 Expected run time on an H100: about 1-2 minutes (mostly host-side right-hand sides).
 """
 import argparse
@@ -81,6 +91,8 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--sizes2d", help="comma-separated 2-D sizes (overrides the defaults)")
     ap.add_argument("--sizes3d", help="comma-separated 3-D sizes")
+    ap.add_argument("--item5", action="store_true",
+                    help="only the async3 and coarse-on-cpu configurations and their baselines")
     ap.add_argument("--backend", default="gpu", help="gpu; cpu only to try the script on a machine without one")
     a = ap.parse_args()
     drv = os.path.join(a.build, "bench", "mg_driver")
@@ -88,6 +100,8 @@ def main():
         sys.exit(f"mg_gpu_bench: {drv} not found (build the target mg_driver)")
     sizes2d = [1023, 2047] if a.quick else [4095, 8191]
     sizes3d = [127] if a.quick else [511]
+    if a.item5 and not a.quick:
+        sizes3d = [255, 511]
     if a.sizes2d:
         sizes2d = [int(x) for x in a.sizes2d.split(",")]
     if a.sizes3d:
@@ -106,6 +120,26 @@ def main():
                ("mg-v-mixed-s4k", ["cycle=v", "precision=mixed"], {"HETRELAX_MG_GPU_SMALL": "4096"}),
                # red-black per column pair instead of marching along y / z (levels >= 10^6 points)
                ("mg-v-mixed-nomarch", ["cycle=v", "precision=mixed"], {"HETRELAX_MG_GPU_MARCH": "0"})]
+    # issue 14 item 5, at every size: the asynchronous smoother, the coarse levels on the CPU
+    item5 = [("mg-v-async", ["cycle=v", "smoother=async3"]),
+             ("mg-v-mixed-async", ["cycle=v", "precision=mixed", "smoother=async3"]),
+             ("mg-v11-mixed-async", ["cycle=v", "pre=1", "post=1", "precision=mixed", "smoother=async3"]),
+             ("mg-v-coarsecpu", ["cycle=v", "coarse_on=cpu"]),
+             ("mg-v-mixed-coarsecpu", ["cycle=v", "precision=mixed", "coarse_on=cpu"]),
+             ("mg-v-mixed-coarsecpu4k", ["cycle=v", "precision=mixed", "coarse_on=cpu", "coarse_level=@4096"])]
+    if a.item5:
+        configs = [c for c in configs if c[0] in ("mg-v", "mg-v-mixed", "mg-v11-mixed")]
+    if a.backend == "gpu":
+        configs = [(c[0], c[1], None, "all") for c in configs if len(c) == 2] + \
+            [c for c in configs if len(c) > 2] + \
+            [(c[0], c[1], None, "all") if a.item5 else (c[0], c[1], None) for c in item5]  # full run: largest size
+
+    def first_level_under(dim, n, pts):
+        """The first level (>= 1) with fewer than pts points (coarse_level=@pts)."""
+        lev = 0
+        while n ** dim >= pts and n > 1:
+            n, lev = (n - 1) // 2, lev + 1
+        return max(lev, 1)
     common = [f"backend={a.backend}", f"device={a.device}", f"repeats={a.repeats}", "max=100"]
     records, failed = [], []
 
@@ -136,11 +170,32 @@ def main():
     for dim, sizes in ((2, sizes2d), (3, sizes3d)):
         for n in sizes:
             for c in configs:
-                if len(c) > 2 and n != sizes[-1]:
+                if len(c) > 2 and n != sizes[-1] and not (len(c) > 3 and c[3] == "all"):
                     continue  # the variants (environment) at the largest size only
-                if len(c) > 3 and dim not in c[3]:
-                    continue
-                record(c[0], dim, n, "random", c[1] + [f"tol={a.tol}"], converged, c[2] if len(c) > 2 else None)
+                args = [f"coarse_level={first_level_under(dim, n, int(x.split('@')[1]))}" if "=@" in x else x
+                        for x in c[1]]
+                record(c[0], dim, n, "random", args + [f"tol={a.tol}"], converged, c[2] if len(c) > 2 else None)
+    # item 5 against the plain cycle (same size, same precision)
+    if any(r["label"] in [c[0] for c in item5] for r in records):
+        print("\n| item 5 option | size | time (ms) | cycles | factor | plain cycle (ms) | ratio |\n|---|---|---|---|---|---|---|")
+        for r in records:
+            if r["label"] not in [c[0] for c in item5]:
+                continue
+            base = "mg-v11-mixed" if r["label"].startswith("mg-v11") else \
+                "mg-v-mixed" if "mixed" in r["label"] else "mg-v"
+            b = next((x for x in records if x["label"] == base and x["dim"] == r["dim"] and x["n"] == r["n"]), None)
+            bt = b["time_s"] * 1e3 if b else float("nan")
+            print(f"| {r['label']} | {r['dim']}-D {r['n']} | {r['time_s'] * 1e3:.2f} | {r['iterations']} | "
+                  f"{r['convergence_factor'] or float('nan'):.4f} | {bt:.2f} ({base}) | "
+                  f"{r['time_s'] * 1e3 / bt:.2f}x{'' if r['answer_ok'] else ' WRONG'} |")
+    if a.item5:
+        os.makedirs(a.out, exist_ok=True)
+        path = os.path.join(a.out, "mg-gpu-item5.json")
+        with open(path, "w") as f:
+            json.dump({"records": records, "failed": failed}, f, indent=1)
+        print(f"\nwrote {path}: {sum(r['answer_ok'] for r in records)} of {len(records)} answers ok, "
+              f"{len(failed)} failed runs")
+        return 0 if not failed and all(r["answer_ok"] for r in records) else 1
     # FMG to the discretisation error (manufactured)
     n = sizes2d[-1]
     ref = record("discrete-sol", 2, n, "manufactured", ["precision=mixed", "tol=0", "max=12", "repeats=1"],

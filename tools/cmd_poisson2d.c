@@ -287,7 +287,8 @@ static int grid_run(grid_args *a, hr_flagset *fs)
         return hr_cli_usage_error(CMD, "--omega", "auto needs --method redblack or sor");
     if (a->solver != GRID_RELAX) return hr_grid_run_mg(a, fs);
     {
-        const char *mg_only[] = {"pc", "cycle", "pre", "post", "smoother", "levels"};
+        const char *mg_only[] = {"pc",     "cycle",  "pre",       "post",
+                                 "smoother", "levels", "coarse-on", "coarse-level"};
         for (size_t i = 0; i < sizeof mg_only / sizeof mg_only[0]; i++)
             if (hr_flags_seen(fs, mg_only[i]))
                 return hr_cli_usage_error(CMD, NULL, "--%s: needs --method mg or cg", mg_only[i]);

@@ -28,6 +28,7 @@ typedef struct grid_args {
     int solver;              /* GRID_RELAX, GRID_MG or GRID_CG */
     int pc, cycle, smoother; /* indices of the --pc, --cycle, --smoother choices */
     int pre, post, levels;   /* levels 0: all the grid allows */
+    int coarse_on, coarse_level; /* --coarse-on gpu|cpu, --coarse-level L (0: automatic) */
     int mixed;               /* --precision mixed */
     int explain;             /* --explain (hybrid) */
 } grid_args;

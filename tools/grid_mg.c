@@ -24,7 +24,8 @@
 
 static const char *const pcs[] = {"none", "mg", NULL};
 static const char *const cycles[] = {"v", "w", "f", "fmg", NULL};
-static const char *const smoothers[] = {"jacobi", "redblack", "cheby", NULL};
+static const char *const smoothers[] = {"jacobi", "redblack", "cheby", "async3", NULL};
+static const char *const coarse_ons[] = {"gpu", "cpu", NULL};
 
 void hr_grid_mg_flags(hr_flagset *fs, grid_args *a)
 {
@@ -37,9 +38,16 @@ void hr_grid_mg_flags(hr_flagset *fs, grid_args *a)
                                  "smoothing sweeps before the coarse correction (default 2)"));
     hr_flags_add(fs, hr_flag_int("post", &a->post, 0, 1000, "N", "smoothing sweeps after it (default 2)"));
     hr_flags_add(fs, hr_flag_choice("smoother", &a->smoother, smoothers,
-                                    "(default redblack; jacobi: omega 4/5 in 2-D, 6/7 in 3-D, or --omega)"));
+                                    "(default redblack; jacobi: omega 4/5 in 2-D, 6/7 in 3-D, or --omega; "
+                                    "async3: --backend gpu only, asynchronous tile-local red-black)"));
     hr_flags_add(fs,
                  hr_flag_int("levels", &a->levels, 1, 64, "L", "levels including the finest (default: all)"));
+    hr_flags_add(fs, hr_flag_choice("coarse-on", &a->coarse_on, coarse_ons,
+                                    "--backend gpu: where the coarse levels run (default gpu; cpu: on the "
+                                    "CPU threads, host copies)"));
+    hr_flags_add(fs, hr_flag_int("coarse-level", &a->coarse_level, 1, 63, "L",
+                                 "--coarse-on cpu: the first level on the CPU (default: the first with "
+                                 "fewer than 65536 points)"));
 }
 
 #ifdef HR_HAVE_MG
@@ -79,6 +87,10 @@ static json_object *mg_json(const grid_args *a, const hr_mg_options *mo, const h
         json_object_object_add(j, "post", json_object_new_int(mo->post));
         json_object_object_add(j, "smoother", json_object_new_string(hr_mg_smoother_name(mo->smoother)));
         json_object_object_add(j, "levels", json_object_new_int(r->levels));
+        if (mo->coarse_on == HR_MG_COARSE_ON_CPU) {
+            json_object_object_add(j, "coarse_on", json_object_new_string("cpu"));
+            json_object_object_add(j, "coarse_level", json_object_new_int(mo->coarse_level));
+        }
     }
     json_object_object_add(j, "precision",
                            json_object_new_string(mo->precision == HR_MG_PREC_MIXED    ? "mixed"
@@ -153,7 +165,7 @@ int hr_grid_run_mg(grid_args *a, hr_flagset *fs)
         if (hr_flags_seen(fs, relax_only[i]) && !(gpu && strcmp(relax_only[i], "device") == 0))
             return hr_cli_usage_error(CMD, NULL, "--%s: not used by --method %s", relax_only[i], what);
     if (a->solver == GRID_CG && a->pc == 0) {
-        const char *mg_only[] = {"cycle", "pre", "post", "smoother", "levels"};
+        const char *mg_only[] = {"cycle", "pre", "post", "smoother", "levels", "coarse-on", "coarse-level"};
         for (size_t i = 0; i < sizeof mg_only / sizeof mg_only[0]; i++)
             if (hr_flags_seen(fs, mg_only[i]))
                 return hr_cli_usage_error(CMD, NULL, "--%s: needs --method mg or --pc mg", mg_only[i]);
@@ -183,6 +195,8 @@ int hr_grid_run_mg(grid_args *a, hr_flagset *fs)
     mo.smoother = (hr_mg_smoother)a->smoother;
     if (hr_flags_seen(fs, "omega")) mo.omega = o->omega;
     mo.levels = a->levels;
+    mo.coarse_on = a->coarse_on == 1 ? HR_MG_COARSE_ON_CPU : HR_MG_COARSE_ON_GPU;
+    mo.coarse_level = a->coarse_level;
     /* the grid commands' default precision is single; a converged solve wants double */
     mo.precision = a->mixed                                                           ? HR_MG_PREC_MIXED
                    : hr_flags_seen(fs, "precision") && o->precision == HR_PREC_SINGLE ? HR_MG_PREC_SINGLE

@@ -23,7 +23,11 @@ typedef enum { HR_MG_CYCLE_V = 0, HR_MG_CYCLE_W, HR_MG_CYCLE_F, HR_MG_CYCLE_FMG 
 typedef enum {
     HR_MG_SMOOTH_JACOBI = 0, /* weighted Jacobi, omega 4/5 (2-D) or 6/7 (3-D) */
     HR_MG_SMOOTH_REDBLACK,   /* red-black Gauss-Seidel (red then black; post: black then red) */
-    HR_MG_SMOOTH_CHEBY       /* Chebyshev-Jacobi on the upper part of the spectrum of D^-1 A */
+    HR_MG_SMOOTH_CHEBY,      /* Chebyshev-Jacobi on the upper part of the spectrum of D^-1 A */
+    HR_MG_SMOOTH_ASYNC       /* "async3", backend gpu only: tiles of the big levels relaxed by
+                              * local red-black sweeps in shared memory, their halos read from
+                              * the neighbours without synchronisation (non-deterministic);
+                              * red-black on the small levels. Not with pc mg. */
 } hr_mg_smoother;
 typedef enum {
     HR_MG_PREC_DOUBLE = 0,
@@ -34,6 +38,10 @@ typedef enum {
     HR_MG_BACKEND_CPU = 0, /* the thread team (default) */
     HR_MG_BACKEND_GPU      /* every level on CUDA device `device` (HR_ERR_NO_DEVICE without one) */
 } hr_mg_backend;
+typedef enum {
+    HR_MG_COARSE_ON_GPU = 0, /* backend gpu: every level on the device (default) */
+    HR_MG_COARSE_ON_CPU      /* backend gpu: levels from coarse_level down on the CPU cores */
+} hr_mg_coarse_on;
 
 /*! Progress per iteration (a cycle, or a CG iteration): the relative residual and the
  *  convergence factor (this residual over the previous one). Return non-zero to stop. */
@@ -59,6 +67,10 @@ typedef struct hr_mg_options {
     int threads;    /* CPU threads; 0: one per core (backend cpu) */
     hr_mg_backend backend;
     int device; /* CUDA device ordinal (backend gpu) */
+    /* backend gpu, coarse_on cpu: levels coarse_level.. (0: from the first level with fewer
+     * than 65536 points, at least level 1) run on `threads` CPU threads on host copies */
+    hr_mg_coarse_on coarse_on;
+    int coarse_level;
     hr_mg_monitor_fn monitor;
     void *monitor_user;
 } hr_mg_options;

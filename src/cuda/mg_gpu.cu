@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda/mg_gpu_async.cuh"
 #include "cuda/mg_gpu_internal.cuh"
 #include "cuda/mg_gpu_march.cuh"
 #include "cuda/mg_gpu_outer.cuh"
@@ -93,6 +94,36 @@ template <typename T, int D> static void launch_level(mg_gpu *g, const mgg_op &o
     }
 }
 
+/* The asynchronous smoother on a big level: one block per tile. */
+template <typename T, int D> static void launch_async(mg_gpu *g, const mgg_op &o)
+{
+    typedef mgg_async_tile<D> S;
+    const mgg_lev &L = g->lev[o.lev];
+    const dim3 grid((L.nx + S::TX - 1) / S::TX, (L.ny + S::TY - 1) / S::TY,
+                    D == 3 ? (L.nz + S::TZ - 1) / S::TZ : 1);
+    mgg_async_kernel<T, D><<<grid, MGG_ASYNC_THREADS, 0, g->st>>>(L, o.a, o.b, o.c);
+}
+
+/* Host node of --coarse-on cpu: the rest of the cycle on the CPU cores (staged in pinned
+ * memory by the copies around it). */
+static void CUDART_CB host_cycle(void *user)
+{
+    const mgg_host_desc *d = (const mgg_host_desc *)user;
+    mg_cpu_part_run(d->g->cpu, d->g->h_hf, d->g->h_u, d->type, d->fresh);
+}
+
+/* Level o.lev's right-hand side to the host, the CPU's cycle, its iterate back into u[o.b]. */
+static void launch_host(mg_gpu *g, const mgg_op &o)
+{
+    const mgg_lev &L = g->lev[o.lev];
+    if (o.c) /* a fresh visit: a new right-hand side (a second visit reuses it) */
+        cudaMemcpyAsync(g->h_hf, (const char *)L.hf - g->cpu_off, g->cpu_bytes, cudaMemcpyDeviceToHost,
+                        g->st);
+    cudaLaunchHostFunc(g->st, host_cycle, &g->hdesc[(o.a & 3) * 2 + (o.c ? 1 : 0)]);
+    cudaMemcpyAsync((char *)MGG_BUF(L, o.b) - g->cpu_off, g->h_u, g->cpu_bytes, cudaMemcpyHostToDevice,
+                    g->st);
+}
+
 template <typename T, int D> static void launch_small(mg_gpu *g, const mgg_op *d_ops, int n)
 {
     mgg_small_kernel<T, D><<<1, MGG_SMALL_THREADS, 0, g->st>>>(g->d_levs, d_ops, n, g->d_cgpart);
@@ -131,7 +162,13 @@ template <typename T, int D> static void run_ops_t(mg_gpu *g, const mgg_op *d_op
 {
     for (int i = 0; i < g->nops;) {
         const mgg_op &o = g->ops[i];
-        if (o.kind >= OPK_HIER_END) {
+        if (o.kind == OPK_HOST) {
+            launch_host(g, o);
+            i++;
+        } else if (o.kind == OPK_ASYNC) {
+            launch_async<T, D>(g, o);
+            i++;
+        } else if (o.kind >= OPK_HIER_END) {
             launch_outer<D, T>(g, o);
             i++;
         } else if (in_small(g, o)) {
@@ -315,6 +352,28 @@ static hr_status build(mg_gpu *g, const hr_grid *rhs)
         const mgg_lev *C = &g->lev[g->nlev - 1];
         GCU(g, cudaMalloc((void **)&g->d_cgpart, ((size_t)C->slices + 2) * sizeof(double)));
     }
+    if (s->cpu_level > 0) { /* --coarse-on cpu: the CPU's levels and the pinned staging */
+        int cx = s->nx, cy = s->ny, cz = s->nz;
+        for (int lv = 0; lv < s->cpu_level; lv++) {
+            cx = (cx - 1) / 2;
+            cy = (cy - 1) / 2;
+            cz = dim == 3 ? (cz - 1) / 2 : cz;
+        }
+        mg_cpu_part_setup ps = {
+            dim,         cx,     cy,      cz,       g->nlev - s->cpu_level, s->esize,
+            s->smoother, s->pre, s->post, s->omega, s->symmetric,           s->cpu_threads};
+        GTRY(mg_cpu_part_create(&ps, &g->cpu));
+        if (!hr_layout_init(&l, dim, cx, cy, cz, s->esize)) return HR_ERR_NO_MEMORY;
+        g->cpu_bytes = hr_layout_bytes(&l);
+        g->cpu_off = l.offset * l.esize;
+        GCU(g, cudaMallocHost(&g->h_hf, g->cpu_bytes));
+        GCU(g, cudaMallocHost(&g->h_u, g->cpu_bytes));
+        for (int t = 0; t < 8; t++) {
+            g->hdesc[t].g = g;
+            g->hdesc[t].type = (hr_mg_cycle)(t / 2);
+            g->hdesc[t].fresh = t & 1;
+        }
+    }
     GCU(g, cudaMalloc((void **)&g->d_part, 2 * MGG_NB * sizeof(double)));
     GCU(g, cudaMalloc((void **)&g->d_sc, sizeof(mgg_scalars)));
     GCU(g, cudaMallocHost((void **)&g->h_sc, sizeof(mgg_scalars)));
@@ -372,6 +431,8 @@ extern "C" hr_status mg_gpu_create(const mg_gpu_setup *s, mg_gpu **out, char *wh
     g->s.rhs = NULL;
     if (g->s.small_points <= 0) g->s.small_points = s->dim == 3 ? 512 : 1024;
     if (g->s.march_points == 0) g->s.march_points = MGG_MARCH_POINTS;
+    if (g->s.async_local <= 0) g->s.async_local = 2;
+    if (g->s.cpu_level >= s->nlev) g->s.cpu_level = 0;
     g->nlev = s->nlev;
     /* the defect check leaves level 0's iterate to the program: a first red-black sweep
      * reads no iterate, any other first use gets an explicit zeroing (zero_needed) */
@@ -410,6 +471,9 @@ extern "C" void mg_gpu_free(mg_gpu *g)
     cudaFree(g->d_sc);
     cudaFree(g->d_tmp_ops);
     if (g->h_sc) cudaFreeHost(g->h_sc);
+    if (g->h_hf) cudaFreeHost(g->h_hf);
+    if (g->h_u) cudaFreeHost(g->h_u);
+    mg_cpu_part_free(g->cpu);
     if (g->st) cudaStreamDestroy(g->st);
     free(g->ops);
     free(g);

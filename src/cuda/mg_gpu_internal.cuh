@@ -6,6 +6,7 @@
 #define HR_MG_GPU_INTERNAL_CUH
 
 #include "cuda/mg_gpu_ops.cuh"
+#include "mg/mg_cpu_part.h"
 #include "mg/mg_gpu.h"
 
 #define MGG_MAX_LEV   24
@@ -20,6 +21,14 @@ struct mgg_graph {
     unsigned end_state;
     cudaGraphExec_t exec;
     mgg_op *d_ops;
+};
+
+struct mg_gpu;
+/* What a host node of a graph runs (--coarse-on cpu): one per cycle type and freshness. */
+struct mgg_host_desc {
+    mg_gpu *g;
+    hr_mg_cycle type;
+    int fresh;
 };
 
 struct mg_gpu {
@@ -46,6 +55,12 @@ struct mg_gpu {
      * program (whose first level-0 sweep then reads no iterate) */
     int zpend[MGG_MAX_LEV];
     int check_skips_zero;
+    /* --coarse-on cpu: the CPU levels, pinned staging of the right-hand side and iterate of
+     * level s.cpu_level (whole grids: cpu_bytes from cpu_off bytes before the origin) */
+    mg_cpu_part *cpu;
+    void *h_hf, *h_u;
+    size_t cpu_bytes, cpu_off;
+    mgg_host_desc hdesc[8];
     hr_status fail_st;
     char err[256];
 };

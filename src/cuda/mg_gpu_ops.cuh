@@ -37,6 +37,8 @@ enum {
     OPK_RB_HALF,    /* colour b of u[a], in place (two of them: a sweep in two passes) */
     OPK_RB_OUT,     /* OPK_RB on level 0 whose result goes to the outer level (C) as
                      * OPK_FROM_L0 would put it: c = 0: u (+)= (y != 0: add), c = 1: cp = */
+    OPK_ASYNC,      /* u[a] in place: tiles relaxed by b local red-black sweeps, colour c first
+                     * (the asynchronous smoother, mg_gpu_async.cuh; big levels only) */
     OPK_HIER_END,
     /* the fp64 outer level (mixed precision, CG): always per-level kernels */
     OPK_OUT_RESID = 16, /* r = h^2 f - h^2 A u */
@@ -47,7 +49,10 @@ enum {
     OPK_CG_DOT,         /* partials r . z (a = 1: z = cp; a = 0: z = r) */
     OPK_CG_XPAY,        /* p = z + beta p (a as OPK_CG_DOT) */
     OPK_CG_COPY,        /* p = z */
-    OPK_CG_FIN          /* sums the partials in a fixed order: a = which scalar (MGG_FIN_*) */
+    OPK_CG_FIN,         /* sums the partials in a fixed order: a = which scalar (MGG_FIN_*) */
+    /* --coarse-on cpu: level `lev` onward on the CPU: its hf to the host, one cycle of type a
+     * (hr_mg_cycle; fmg: the FMG pass) there from zero, the iterate back into u[b] */
+    OPK_HOST = 32
 };
 
 enum {

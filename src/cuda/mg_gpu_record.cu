@@ -69,8 +69,14 @@ static void rec_sweep(mg_gpu *g, int l, double omega)
 static void rec_smooth(mg_gpu *g, int l, int n, int post)
 {
     for (int m = 0; m < n; m++) {
+        /* async3 on the big levels (in place); the small ones smooth red-black */
+        if (g->s.smoother == HR_MG_SMOOTH_ASYNC && l < g->first_small) {
+            rec(g, OPK_ASYNC, l, cur_of(g, l), g->s.async_local, 0, 0.0, 0.0);
+            continue;
+        }
         switch (g->s.smoother) {
         case HR_MG_SMOOTH_JACOBI: rec_sweep(g, l, g->s.omega); break;
+        case HR_MG_SMOOTH_ASYNC:
         case HR_MG_SMOOTH_REDBLACK: {
             const int c1 = post && g->s.symmetric ? 1 : 0;
             if (g->s.rb_passes == 2) {
@@ -114,6 +120,14 @@ static void rec_ascend(mg_gpu *g, int l, int add)
 /* mg_cycle (mg_cycle.c), operator for operator. */
 static void rec_cycle(mg_gpu *g, int l, hr_mg_cycle type)
 {
+    if (l == g->s.cpu_level && l > 0) {
+        /* the rest of the cycle on the CPU: from zero right after the restriction, else (the
+         * second visit of a W- or F-cycle) from the iterate the CPU left */
+        const mgg_op *prev = g->nops ? &g->ops[g->nops - 1] : NULL;
+        const int fresh = prev && prev->kind == OPK_RESTRICT && prev->lev == l - 1;
+        rec(g, OPK_HOST, l, (int)type, cur_of(g, l), fresh, 0.0, 0.0);
+        return;
+    }
     if (l == g->nlev - 1) {
         rec_coarse(g, l);
         return;
@@ -143,13 +157,18 @@ static void rec_fmg(mg_gpu *g)
         rec_coarse(g, 0);
         return;
     }
+    /* --coarse-on cpu: the FMG pass below level cpu_level is the CPU's (its coarse part) */
+    const int bottom = g->s.cpu_level > 0 ? g->s.cpu_level : last;
     rec_descend(g, 0);
-    for (int l = 1; l < last; l++) {
+    for (int l = 1; l < bottom; l++) {
         rec(g, OPK_ZERO, l, cur_of(g, l), 0, 0, 0.0, 0.0);
         rec_descend(g, l);
     }
-    rec_coarse(g, last);
-    for (int l = last - 1; l >= 1; l--) {
+    if (g->s.cpu_level > 0)
+        rec(g, OPK_HOST, bottom, (int)HR_MG_CYCLE_FMG, cur_of(g, bottom), 1, 0.0, 0.0);
+    else
+        rec_coarse(g, last);
+    for (int l = bottom - 1; l >= 1; l--) {
         rec_ascend(g, l, 0);
         for (int c = 0; c < g->s.fmg_cycles; c++)
             rec_cycle(g, l, HR_MG_CYCLE_V);

@@ -84,6 +84,7 @@ static void smooth(mg_hier *H, const mg_worker *w, int l, int n, int post)
     for (int m = 0; m < n; m++) {
         switch (H->smoother) {
         case HR_MG_SMOOTH_JACOBI: sweep(H, w, l, H->omega); break;
+        case HR_MG_SMOOTH_ASYNC: /* GPU only (validation); a CPU hierarchy smooths red-black */
         case HR_MG_SMOOTH_REDBLACK:
             if (post && H->symmetric)
                 rb_sweep(H, w, l, 1, 0);
@@ -225,6 +226,11 @@ void mg_cycle(mg_hier *H, const mg_worker *w, int l, hr_mg_cycle type, int symme
 
 void mg_fmg(mg_hier *H, const mg_worker *w, int symmetric)
 {
+    mg_fmg_part(H, w, symmetric, 1);
+}
+
+void mg_fmg_part(mg_hier *H, const mg_worker *w, int symmetric, int add0)
+{
     const int last = H->nlev - 1;
     if (last == 0) {
         coarse_solve(H, w, 0);
@@ -243,7 +249,7 @@ void mg_fmg(mg_hier *H, const mg_worker *w, int symmetric)
         for (int c = 0; c < H->fmg_cycles; c++)
             mg_cycle(H, w, l, HR_MG_CYCLE_V, symmetric);
     }
-    ascend(H, w, 0, 1);
+    ascend(H, w, 0, add0);
     for (int c = 0; c < H->fmg_cycles; c++)
         mg_cycle(H, w, 0, HR_MG_CYCLE_V, symmetric);
 }

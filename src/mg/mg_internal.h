@@ -120,6 +120,9 @@ void mg_end(const mg_worker *w, int threaded);
 void mg_cycle(mg_hier *H, const mg_worker *w, int l, hr_mg_cycle type, int symmetric);
 /* FMG pass: level 0 holds a correction problem already (hf of level 0 set). */
 void mg_fmg(mg_hier *H, const mg_worker *w, int symmetric);
+/* The FMG pass; add0 = 0: level 0 gets the interpolated solution, not added (it is the
+ * coarse part of a GPU FMG pass, --coarse-on cpu: the GPU's FMG prolongs into that level). */
+void mg_fmg_part(mg_hier *H, const mg_worker *w, int symmetric, int add0);
 
 hr_status mg_hier_build(mg_hier *H, int dim, int nx, int ny, int nz, int nlev, size_t esize, int threads);
 void mg_hier_free(mg_hier *H);

@@ -39,8 +39,8 @@ const char *hr_mg_cycle_name(hr_mg_cycle c)
 
 const char *hr_mg_smoother_name(hr_mg_smoother s)
 {
-    static const char *const names[] = {"jacobi", "redblack", "cheby"};
-    return (unsigned)s < 3 ? names[s] : "?";
+    static const char *const names[] = {"jacobi", "redblack", "cheby", "async3"};
+    return (unsigned)s < 4 ? names[s] : "?";
 }
 
 int mg_opt_dim(const hr_mg_options *o)
@@ -130,7 +130,12 @@ hr_status hr_mg_options_validate(const hr_mg_options *o, char *w, size_t ws)
     if (mg_opt_uses_mg(o) && o->pre + o->post < 1) return why(w, ws, "pre: pre + post must be >= 1");
     if (o->pc == HR_MG_PC_MG && o->pre != o->post)
         return why(w, ws, "post: pc mg needs post == pre (a symmetric V-cycle)");
-    if ((unsigned)o->smoother > HR_MG_SMOOTH_CHEBY) return why(w, ws, "smoother: jacobi, redblack or cheby");
+    if ((unsigned)o->smoother > HR_MG_SMOOTH_ASYNC)
+        return why(w, ws, "smoother: jacobi, redblack, cheby or async3");
+    if (o->smoother == HR_MG_SMOOTH_ASYNC && o->backend != HR_MG_BACKEND_GPU)
+        return why(w, ws, "smoother: async3 runs on the GPU only (backend gpu)");
+    if (o->smoother == HR_MG_SMOOTH_ASYNC && o->pc == HR_MG_PC_MG)
+        return why(w, ws, "smoother: async3 is not symmetric (nor deterministic): not for pc mg");
     if (o->omega != 0.0 && !(o->omega > 0.0 && o->omega < 2.0)) return why(w, ws, "omega: must be in (0, 2)");
     if (o->levels < 0) return why(w, ws, "levels: must be >= 0 (0: all)");
     if (mg_opt_uses_mg(o) && o->levels > mg_opt_max_levels(o)) {
@@ -147,5 +152,19 @@ hr_status hr_mg_options_validate(const hr_mg_options *o, char *w, size_t ws)
     if (o->backend != HR_MG_BACKEND_CPU && o->backend != HR_MG_BACKEND_GPU)
         return why(w, ws, "backend: cpu or gpu");
     if (o->device < 0) return why(w, ws, "device: must be >= 0");
+    if (o->coarse_on != HR_MG_COARSE_ON_GPU && o->coarse_on != HR_MG_COARSE_ON_CPU)
+        return why(w, ws, "coarse-on: gpu or cpu");
+    if (o->coarse_on == HR_MG_COARSE_ON_CPU && o->backend != HR_MG_BACKEND_GPU)
+        return why(w, ws, "coarse-on: cpu splits a GPU cycle: needs backend gpu");
+    if (o->coarse_on == HR_MG_COARSE_ON_CPU && !mg_opt_uses_mg(o))
+        return why(w, ws, "coarse-on: cpu needs multigrid (method mg or pc mg)");
+    if (o->coarse_level < 0) return why(w, ws, "coarse-level: must be >= 1 (0: automatic)");
+    if (o->coarse_level > 0 && o->coarse_on != HR_MG_COARSE_ON_CPU)
+        return why(w, ws, "coarse-level: only with coarse-on cpu");
+    if (o->coarse_level > 0) {
+        const int nlev = o->levels > 0 ? o->levels : mg_opt_max_levels(o);
+        if (o->coarse_level >= nlev)
+            return why(w, ws, "coarse-level: must be between 1 and %d (levels - 1)", nlev - 1);
+    }
     return HR_OK;
 }

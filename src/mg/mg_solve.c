@@ -427,6 +427,21 @@ static hr_status create_gpu(hr_mg *m)
     s.rb_passes = rb && atoi(rb) == 2 ? 2 : 1;
     const char *march = getenv("HETRELAX_MG_GPU_MARCH"); /* 0: never, N: levels of >= N points */
     s.march_points = march ? (atol(march) > 0 ? atol(march) : -1) : 0;
+    const char *al = getenv("HETRELAX_MG_GPU_ASYNC_LOCAL"); /* async3: local sweeps per pass */
+    s.async_local = al ? atoi(al) : 0;
+    if (o->coarse_on == HR_MG_COARSE_ON_CPU && m->nlev > 1) {
+        /* from the first level with fewer than 65536 points (launch latency, not bandwidth) */
+        int lc = o->coarse_level;
+        if (lc == 0) {
+            long nx = m->nx, ny = m->ny, nz = m->nz;
+            for (lc = 1; lc < m->nlev - 1; lc++) {
+                nx = (nx - 1) / 2, ny = (ny - 1) / 2, nz = m->dim == 3 ? (nz - 1) / 2 : 1;
+                if (nx * ny * nz < 65536) break;
+            }
+        }
+        s.cpu_level = lc;
+        s.cpu_threads = o->threads;
+    }
     hr_grid rhs = {0};
     if (o->rhs == HR_RHS_SPIKE) {
         s.spike.spike_i = HR_SPIKE_INDEX(m->ny);

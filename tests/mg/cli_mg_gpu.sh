@@ -22,6 +22,19 @@ TOL=1e-8 run_ok "cheby levels 3" poisson2d --method mg --smoother cheby --levels
 TOL=1e-8 run_ok "cg" poisson2d --method cg --n 50 --tol 1e-8 --iters 2000
 TOL=1e-8 run_ok "cg + mg" poisson3d --method cg --pc mg --n 31 --tol 1e-8
 TOL=1e-10 run_ok "mixed" poisson2d --method mg --precision mixed --n 127 --tol 1e-10
+# issue 14 item 5: the asynchronous smoother converges; the coarse levels on the CPU too
+TOL=1e-8 run_ok "async3" poisson2d --method mg --smoother async3 --n 255 --tol 1e-8
+TOL=1e-8 run_ok "async3 3-D mixed" poisson3d --method mg --smoother async3 --precision mixed --n 31 --tol 1e-8
+TOL=1e-8 run_ok "coarse-on cpu" poisson3d --method mg --coarse-on cpu --n 31 --tol 1e-8
+TOL=1e-8 run_ok "coarse-on cpu w level 2" poisson2d --method mg --cycle w --coarse-on cpu --coarse-level 2 --n 127 --tol 1e-8
+# ... and after four cycles the coarse-on-cpu solution is the all-GPU one, bitwise
+for P in poisson2d poisson3d; do
+  for C in gpu cpu; do
+    "$HR" $P --no-bandwidth --quiet --method mg --n 31 --rhs manufactured --tol 1e-30 --iters 4 --backend gpu \
+      --coarse-on $C --output "$T/$C.raw" >/dev/null 2>"$T/err$C"
+  done
+  cmp -s "$T/gpu.raw" "$T/cpu.raw" && [ -s "$T/cpu.raw" ] && ok || bad "$P --coarse-on cpu vs gpu: $(cat "$T/errcpu")"
+done
 # four cycles exactly (the tolerance is out of reach): the GPU solution is the CPU's, bitwise
 for P in poisson2d poisson3d; do
   "$HR" $P --no-bandwidth --quiet --method mg --n 31 --rhs manufactured --tol 1e-30 --iters 4 --backend cpu-seq \

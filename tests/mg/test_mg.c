@@ -357,6 +357,31 @@ static void test_bad_input(void **state)
     o = opts(2, 63);
     o.omega = 2.0;
     expect_bad(&o, "omega");
+    /* issue 14 item 5: async3 and coarse-on cpu are GPU options (validated without a device) */
+    char why[200];
+    o = opts(2, 63);
+    o.smoother = HR_MG_SMOOTH_ASYNC;
+    expect_bad(&o, "smoother"); /* backend cpu */
+    o.backend = HR_MG_BACKEND_GPU;
+    assert_int_equal(hr_mg_options_validate(&o, why, sizeof why), HR_OK);
+    o.method = HR_MG_METHOD_CG;
+    o.pc = HR_MG_PC_MG;
+    assert_int_equal(hr_mg_options_validate(&o, why, sizeof why), HR_ERR_INVALID_ARG);
+    assert_non_null(strstr(why, "smoother: async3 is not symmetric"));
+    o = opts(2, 63);
+    o.coarse_on = HR_MG_COARSE_ON_CPU;
+    expect_bad(&o, "coarse-on"); /* backend cpu */
+    o.backend = HR_MG_BACKEND_GPU;
+    o.coarse_level = 6; /* 6 levels: 1..5 */
+    assert_int_equal(hr_mg_options_validate(&o, why, sizeof why), HR_ERR_INVALID_ARG);
+    assert_string_equal(why, "coarse-level: must be between 1 and 5 (levels - 1)");
+    o.coarse_level = 5;
+    assert_int_equal(hr_mg_options_validate(&o, why, sizeof why), HR_OK);
+    o.levels = 3;
+    assert_int_equal(hr_mg_options_validate(&o, why, sizeof why), HR_ERR_INVALID_ARG);
+    o = opts(2, 63);
+    o.coarse_level = 2; /* without coarse-on cpu */
+    expect_bad(&o, "coarse-level");
     /* plain CG takes any size */
     o = opts(2, 100);
     o.method = HR_MG_METHOD_CG;

@@ -2,7 +2,8 @@
  * after a fixed number of cycles the GPU solution is bitwise the CPU backend's (every
  * smoother, 2-D and 3-D, fp64 and fp32, V/W/F/FMG, a coarse CG, per-level kernels and the
  * one-block kernel, graphs or plain launches), mixed precision reaches 1e-10, CG and PCG
- * converge in the CPU's iteration count (+-1), and a bad device is refused. */
+ * converge in the CPU's iteration count (+-1), and a bad device is refused. Issue 14 item 5:
+ * --coarse-on cpu is bitwise the all-GPU cycle; --smoother async3 converges (factor <= 0.2). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -268,6 +269,126 @@ static void test_twice_and_fmg(void **state)
     free(b);
 }
 
+/* Runs o on the GPU with every level on the device and with coarse_on cpu; returns the
+ * number of differing values (bitwise). */
+static size_t coarse_cpu_vs_gpu(hr_mg_options o, int coarse_level, hr_mg_result *ra, hr_mg_result *rb)
+{
+    o.backend = HR_MG_BACKEND_GPU;
+    double *a = run(&o, ra);
+    o.coarse_on = HR_MG_COARSE_ON_CPU;
+    o.coarse_level = coarse_level;
+    double *b = run(&o, rb);
+    size_t bad = 0;
+    for (size_t i = 0; i < points(&o); i++)
+        bad += memcmp(&a[i], &b[i], sizeof a[i]) != 0;
+    free(a);
+    free(b);
+    return bad;
+}
+
+/* --coarse-on cpu (issue 14 item 5): the coarse levels on the CPU threads give the all-GPU
+ * cycle's bits after fixed cycles (V, W, F, FMG; fp64, fp32 and mixed; PCG; automatic and
+ * given first CPU level, the coarsest alone included), graphs and plain launches. */
+static void test_coarse_on_cpu(void **state)
+{
+    (void)state;
+    const hr_mg_cycle cy[4] = {HR_MG_CYCLE_V, HR_MG_CYCLE_W, HR_MG_CYCLE_F, HR_MG_CYCLE_FMG};
+    for (int nograph = 0; nograph < 2; nograph++) {
+        if (nograph)
+            setenv("HETRELAX_MG_GPU_NOGRAPH", "1", 1);
+        else
+            unsetenv("HETRELAX_MG_GPU_NOGRAPH");
+        for (int dim = 2; dim <= 3; dim++)
+            for (int c = 0; c < 4; c++)
+                for (int p = 0; p < 3; p++) {
+                    if (nograph && p != 2) continue;
+                    hr_mg_options o = opts(dim, dim == 2 ? 127 : 31);
+                    double *f = random_values(points(&o), 21);
+                    o.rhs = HR_RHS_ARRAY;
+                    o.rhs_values = f;
+                    o.cycle = cy[c];
+                    o.precision = p == 0 ? HR_MG_PREC_DOUBLE : p == 1 ? HR_MG_PREC_SINGLE : HR_MG_PREC_MIXED;
+                    fixed_cycles(&o, 3);
+                    const int levels = dim == 2 ? 7 : 5, given[3] = {0, 2, levels - 1};
+                    for (int gl = 0; gl < 3; gl++) {
+                        hr_mg_result ra, rb;
+                        const size_t bad = coarse_cpu_vs_gpu(o, given[gl], &ra, &rb);
+                        if (bad)
+                            print_message("%d-D %s prec %d coarse-level %d: %zu differ (rel %.3e / %.3e)\n",
+                                          dim, hr_mg_cycle_name(cy[c]), p, given[gl], bad,
+                                          ra.relative_residual, rb.relative_residual);
+                        assert_int_equal(bad, 0);
+                        assert_int_equal(ra.iterations, rb.iterations);
+                    }
+                    free(f);
+                }
+    }
+    unsetenv("HETRELAX_MG_GPU_NOGRAPH");
+    /* PCG with the V-cycle split between GPU and CPU: the same iterates */
+    for (int dim = 2; dim <= 3; dim++) {
+        hr_mg_options o = opts(dim, dim == 2 ? 127 : 31);
+        double *f = random_values(points(&o), 23);
+        o.rhs = HR_RHS_ARRAY;
+        o.rhs_values = f;
+        o.method = HR_MG_METHOD_CG;
+        o.pc = HR_MG_PC_MG;
+        o.precision = HR_MG_PREC_MIXED;
+        fixed_cycles(&o, 4);
+        hr_mg_result ra, rb;
+        assert_int_equal(coarse_cpu_vs_gpu(o, 0, &ra, &rb), 0);
+        free(f);
+    }
+    /* a CPU part big enough for the thread team (255^2 from level 1, 2 threads) */
+    {
+        hr_mg_options o = opts(2, 511);
+        o.rhs = HR_RHS_MANUFACTURED;
+        o.cycle = HR_MG_CYCLE_F;
+        o.precision = HR_MG_PREC_MIXED;
+        fixed_cycles(&o, 2);
+        hr_mg_result ra, rb;
+        assert_int_equal(coarse_cpu_vs_gpu(o, 1, &ra, &rb), 0);
+    }
+    /* to the tolerance: the same cycles as the all-GPU solve */
+    hr_mg_options o = opts(2, 255);
+    o.rhs = HR_RHS_SPIKE;
+    o.precision = HR_MG_PREC_MIXED;
+    hr_mg_result ra, rb;
+    assert_int_equal(coarse_cpu_vs_gpu(o, 0, &ra, &rb), 0);
+    assert_int_equal(rb.reason, HR_REASON_CONVERGED);
+    assert_int_equal(ra.iterations, rb.iterations);
+}
+
+/* --smoother async3 (issue 14 item 5): not deterministic, so convergence only: to 1e-8 at a
+ * factor <= 0.2 per cycle in fp64 and mixed precision, 2-D and 3-D, V and F cycles, with
+ * and without the coarse levels on the CPU; 1 and 3 local sweeps per pass too. */
+static void test_async_smoother(void **state)
+{
+    (void)state;
+    for (int dim = 2; dim <= 3; dim++)
+        for (int v = 0; v < 5; v++) {
+            hr_mg_options o = opts(dim, dim == 2 ? 255 : 31);
+            double *f = random_values(points(&o), 31);
+            o.rhs = HR_RHS_ARRAY;
+            o.rhs_values = f;
+            o.smoother = HR_MG_SMOOTH_ASYNC;
+            o.backend = HR_MG_BACKEND_GPU;
+            o.precision = v == 1 || v >= 3 ? HR_MG_PREC_MIXED : HR_MG_PREC_DOUBLE;
+            o.cycle = v == 2 ? HR_MG_CYCLE_F : HR_MG_CYCLE_V;
+            if (v == 3) o.coarse_on = HR_MG_COARSE_ON_CPU;
+            if (v == 4) setenv("HETRELAX_MG_GPU_ASYNC_LOCAL", dim == 2 ? "1" : "3", 1);
+            o.max_iters = 30;
+            hr_mg_result r;
+            free(run(&o, &r));
+            unsetenv("HETRELAX_MG_GPU_ASYNC_LOCAL");
+            print_message("%d-D async3 variant %d: %ld cycles, rel %.3e, factor %.4f (last %.4f)\n", dim, v,
+                          r.iterations, r.relative_residual, r.convergence_factor, r.last_factor);
+            assert_int_equal(r.reason, HR_REASON_CONVERGED);
+            assert_true(r.relative_residual < 1e-8);
+            assert_true(r.convergence_factor <= 0.2);
+            free(f);
+        }
+}
+
 static void test_bad_device(void **state)
 {
     (void)state;
@@ -280,7 +401,8 @@ static void test_bad_device(void **state)
     assert_non_null(strstr(hr_mg_last_error(), "no CUDA device 999"));
 }
 
-int main(void)
+/* argv[1]: a cmocka test-name filter (e.g. "test_coarse*"), to run a part on the device. */
+int main(int argc, char **argv)
 {
     hr_mg_options o = opts(2, 7);
     o.backend = HR_MG_BACKEND_GPU;
@@ -299,7 +421,10 @@ int main(void)
         cmocka_unit_test(test_mixed),
         cmocka_unit_test(test_cg),
         cmocka_unit_test(test_twice_and_fmg),
+        cmocka_unit_test(test_coarse_on_cpu),
+        cmocka_unit_test(test_async_smoother),
         cmocka_unit_test(test_bad_device),
     };
+    if (argc > 1) cmocka_set_test_filter(argv[1]);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -40,6 +40,8 @@ extern emu_graph *emu_capturing;
 #define __shared__ static
 #define __launch_bounds__(x)
 inline void __syncthreads() {}
+inline void __threadfence() {}
+#define CUDART_CB
 inline const char *cudaGetErrorName(cudaError_t) { return "emulated"; }
 inline const char *cudaGetErrorString(cudaError_t) { return "emulated"; }
 inline cudaError_t cudaGetLastError() { return 0; }
@@ -60,9 +62,22 @@ inline cudaError_t cudaMallocHost(void **p, size_t n) { *p = malloc(n); return *
 inline cudaError_t cudaFree(void *p) { free(p); return 0; }
 inline cudaError_t cudaFreeHost(void *p) { free(p); return 0; }
 inline cudaError_t cudaMemcpy(void *d, const void *s, size_t n, cudaMemcpyKind) { memcpy(d, s, n); return 0; }
+/* captured copies and host functions run when the graph is replayed */
 inline cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n, cudaMemcpyKind, cudaStream_t)
 {
-    memcpy(d, s, n);
+    if (emu_capturing)
+        emu_capturing->k.push_back([=]() { memcpy(d, s, n); });
+    else
+        memcpy(d, s, n);
+    return 0;
+}
+typedef void (*cudaHostFn_t)(void *);
+inline cudaError_t cudaLaunchHostFunc(cudaStream_t, cudaHostFn_t fn, void *user)
+{
+    if (emu_capturing)
+        emu_capturing->k.push_back([=]() { fn(user); });
+    else
+        fn(user);
     return 0;
 }
 inline cudaError_t cudaMemsetAsync(void *d, int v, size_t n, cudaStream_t) { memset(d, v, n); return 0; }
