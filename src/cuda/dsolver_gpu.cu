@@ -24,7 +24,6 @@
 
 #include "cuda/gpu_internal.cuh"
 #include "cuda/gpu_region.h"
-#include "cuda/norm_reduce.cuh"
 #include "decomp/dsolver.h"
 
 #define DG_RES_THREADS 256
@@ -106,6 +105,12 @@ __global__ void dg_k_pack(Wd *g, Wd *buf, size_t p, size_t q, int lo0, int lo1, 
     }
 }
 
+/* max that keeps a NaN (the CPU's `if (!(a <= m)) m = a`) */
+__device__ __forceinline__ double dg_nan_max(double m, double a)
+{
+    return (m != m) ? m : (!(a <= m) ? a : m);
+}
+
 /* Partial sums of (|r| * irs)^2, (|b| * ibs)^2 and maxima over the box rows a block takes;
  * hr_cpu_residual_box's formula and Dirichlet-face terms. */
 template <typename T>
@@ -113,6 +118,7 @@ __global__ void __launch_bounds__(DG_RES_THREADS)
     dg_k_resid(const T *u, const T *hf, size_t p, size_t q, int dim, hr_box b, unsigned d, int lnx, int lny,
                int lnz, hr_rhs_view sp, double irs, double ibs, double *part)
 {
+    __shared__ double sh[4][DG_RES_THREADS / 32];
     const double diag = dim == 3 ? 6.0 : 4.0;
     const int bny = b.hi[1] - b.lo[1];
     const long rows = (long)bny * (b.hi[2] - b.lo[2]);
@@ -135,11 +141,50 @@ __global__ void __launch_bounds__(DG_RES_THREADS)
             const double ar = fabs(r) * irs, ab = fabs(bb) * ibs;
             sr += ar * ar;
             sb += ab * ab;
-            mr = hr_nan_max(mr, ar);
-            mb = hr_nan_max(mb, ab);
+            mr = dg_nan_max(mr, ar);
+            mb = dg_nan_max(mb, ab);
         }
     }
-    hr_block_norms_store<DG_RES_THREADS>(sr, sb, mr, mb, part);
+    for (int o = 16; o > 0; o >>= 1) {
+        sr += __shfl_down_sync(0xffffffffu, sr, o);
+        sb += __shfl_down_sync(0xffffffffu, sb, o);
+        mr = dg_nan_max(mr, __shfl_down_sync(0xffffffffu, mr, o));
+        mb = dg_nan_max(mb, __shfl_down_sync(0xffffffffu, mb, o));
+    }
+    const int wi = threadIdx.x >> 5;
+    if ((threadIdx.x & 31) == 0) {
+        sh[0][wi] = sr;
+        sh[1][wi] = sb;
+        sh[2][wi] = mr;
+        sh[3][wi] = mb;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        double t[4] = {0.0, 0.0, 0.0, 0.0};
+        for (int w = 0; w < DG_RES_THREADS / 32; w++) {
+            t[0] += sh[0][w];
+            t[1] += sh[1][w];
+            t[2] = dg_nan_max(t[2], sh[2][w]);
+            t[3] = dg_nan_max(t[3], sh[3][w]);
+        }
+        for (int c = 0; c < 4; c++)
+            part[4 * blockIdx.x + c] = t[c];
+    }
+}
+
+/* One thread adds the block partials in block order: the same value every run. */
+__global__ void dg_k_resid_total(const double *part, int nparts, double *out)
+{
+    if (threadIdx.x != 0 || blockIdx.x != 0) return;
+    double t[4] = {0.0, 0.0, 0.0, 0.0};
+    for (int b = 0; b < nparts; b++) {
+        t[0] += part[4 * b];
+        t[1] += part[4 * b + 1];
+        t[2] = dg_nan_max(t[2], part[4 * b + 2]);
+        t[3] = dg_nan_max(t[3], part[4 * b + 3]);
+    }
+    for (int c = 0; c < 4; c++)
+        out[c] = t[c];
 }
 
 /* ------------------------------------------------------------ field operations */
@@ -320,7 +365,7 @@ static cudaError_t resid_pass(dgpu *c, const hr_resid_args *a, double rs, double
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) return e;
     double *tot = c->d_part + 4 * DG_RES_BLOCKS;
-    hr_residual_total<<<1, 32, 0, st>>>(c->d_part, DG_RES_BLOCKS, tot);
+    dg_k_resid_total<<<1, 32, 0, st>>>(c->d_part, DG_RES_BLOCKS, tot);
     if ((e = cudaGetLastError()) != cudaSuccess) return e;
     if ((e = cudaMemcpyAsync(c->h_res, tot, 4 * sizeof(double), cudaMemcpyDeviceToHost, st)) != cudaSuccess)
         return e;

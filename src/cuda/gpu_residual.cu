@@ -11,14 +11,20 @@
 
 #include "cpu/stencil_cpu.h"
 #include "cuda/gpu_internal.cuh"
-#include "cuda/norm_reduce.cuh"
 
 #define RES_THREADS 256
+
+/* max that keeps a NaN (as the CPU's `if (!(a <= m)) m = a`) */
+__device__ __forceinline__ double nan_max(double m, double a)
+{
+    return (m != m) ? m : (!(a <= m) ? a : m);
+}
 
 template <typename T>
 __global__ void __launch_bounds__(RES_THREADS)
     hr_residual_partials(hr_gargs<T> a, int dim, double rs, double bs, double *part)
 {
+    __shared__ double sh[4][RES_THREADS / 32];
     const size_t p = a.pitch, q = dim == 3 ? a.plane : 0;
     const int nx = a.nx, ny = a.ny, nz = a.nz;
     const double diag = dim == 3 ? 6.0 : 4.0;
@@ -42,11 +48,35 @@ __global__ void __launch_bounds__(RES_THREADS)
             const double ar = fabs(r) / rs, ab = fabs(b) / bs;
             sr += ar * ar;
             sb += ab * ab;
-            mr = hr_nan_max(mr, ar);
-            mb = hr_nan_max(mb, ab);
+            mr = nan_max(mr, ar);
+            mb = nan_max(mb, ab);
         }
     }
-    hr_block_norms_store<RES_THREADS>(sr, sb, mr, mb, part);
+    for (int o = 16; o > 0; o >>= 1) {
+        sr += __shfl_down_sync(0xffffffffu, sr, o);
+        sb += __shfl_down_sync(0xffffffffu, sb, o);
+        mr = nan_max(mr, __shfl_down_sync(0xffffffffu, mr, o));
+        mb = nan_max(mb, __shfl_down_sync(0xffffffffu, mb, o));
+    }
+    const int wi = threadIdx.x >> 5;
+    if ((threadIdx.x & 31) == 0) {
+        sh[0][wi] = sr;
+        sh[1][wi] = sb;
+        sh[2][wi] = mr;
+        sh[3][wi] = mb;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        double t[4] = {0.0, 0.0, 0.0, 0.0};
+        for (int w = 0; w < RES_THREADS / 32; w++) {
+            t[0] += sh[0][w];
+            t[1] += sh[1][w];
+            t[2] = nan_max(t[2], sh[2][w]);
+            t[3] = nan_max(t[3], sh[3][w]);
+        }
+        for (int c = 0; c < 4; c++)
+            part[4 * blockIdx.x + c] = t[c];
+    }
 }
 
 __global__ void hr_residual_total(const double *part, int nparts, double *out)
@@ -56,8 +86,8 @@ __global__ void hr_residual_total(const double *part, int nparts, double *out)
     for (int b = 0; b < nparts; b++) {
         t[0] += part[4 * b];
         t[1] += part[4 * b + 1];
-        t[2] = hr_nan_max(t[2], part[4 * b + 2]);
-        t[3] = hr_nan_max(t[3], part[4 * b + 3]);
+        t[2] = nan_max(t[2], part[4 * b + 2]);
+        t[3] = nan_max(t[3], part[4 * b + 3]);
     }
     for (int c = 0; c < 4; c++)
         out[c] = t[c];
