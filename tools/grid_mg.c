@@ -234,12 +234,13 @@ int hr_grid_run_mg(grid_args *a, hr_flagset *fs)
         json_open = 1;
     }
     if (mo.rhs == HR_RHS_ARRAY) {
+        /* the file holds values of the solve's precision: double unless --precision single */
+        const hr_precision fprec = mo.precision == HR_MG_PREC_SINGLE ? HR_PREC_SINGLE : HR_PREC_DOUBLE;
         rhs = malloc(count * sizeof *rhs);
-        hr_status rs =
-            rhs ? hr_field_read_raw_count(a->rhs_file, count, o->precision, rhs) : HR_ERR_NO_MEMORY;
+        hr_status rs = rhs ? hr_field_read_raw_count(a->rhs_file, count, fprec, rhs) : HR_ERR_NO_MEMORY;
         if (rs != HR_OK) {
             rc = hr_cli_usage_error(CMD, "--rhs", "'%s': cannot read %zu %s values", a->rhs_file, count,
-                                    hr_precision_name(o->precision));
+                                    hr_precision_name(fprec));
             goto done;
         }
         mo.rhs_values = rhs;

@@ -35,6 +35,22 @@ expect_usage "--kernel: not used by --method mg" $P --method mg --n 63 --kernel 
 expect_usage "--omega: with --method mg" $P --method mg --n 63 --omega 0.8
 expect_usage "--method: sor: decomposed\|--method: mg" poisson3d --no-bandwidth --method mg --n 15 --decomp 2x1x1
 
+# --rhs FILE holds values of the solve's precision: fp64 by default for mg (a file of 63^2
+# doubles is read whole; the same values as fp32 are refused by their size)
+python3 -c "
+import struct, sys
+n = 63
+with open(sys.argv[1], 'wb') as f:
+    f.write(struct.pack('<%dd' % (n * n), *[((i * 7919) % 101) / 50.0 - 1.0 for i in range(n * n)]))
+with open(sys.argv[2], 'wb') as f:
+    f.write(struct.pack('<%df' % (n * n), *[((i * 7919) % 101) / 50.0 - 1.0 for i in range(n * n)]))
+" "$T/f64.raw" "$T/f32.raw"
+"$HR" poisson2d --no-bandwidth --quiet --method mg --n 63 --rhs "$T/f64.raw" --tol 1e-8 >"$T/out" 2>"$T/err" &&
+  ok || bad "mg with an fp64 --rhs file and no --precision: $(cat "$T/err")"
+"$HR" poisson2d --no-bandwidth --quiet --method mg --n 63 --precision single --rhs "$T/f32.raw" --tol 1e-5 \
+  >"$T/out" 2>"$T/err" && ok || bad "mg single with an fp32 --rhs file: $(cat "$T/err")"
+expect_usage "--rhs" $P --method mg --n 63 --rhs "$T/f32.raw"
+
 # solves: V(2,2) red-black converges with a small factor, one line per cycle
 "$HR" poisson2d --no-bandwidth --method mg --n 63 --rhs manufactured --tol 1e-8 --json "$T/m.json" >"$T/out" 2>"$T/err" &&
   ok || bad "mg 2-D run: $(cat "$T/err")"
