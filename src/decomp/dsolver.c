@@ -291,6 +291,7 @@ hr_status hr_dsolver_create(const hr_options *o, const int parts[3], int ghost, 
     }
     s->nphases = ghost > 1 ? s->p.dim : 1;
     s->overlap = 1;
+    s->progress_phase = -1;
     s->nlocal = t->nlocal;
     s->subs = calloc((size_t)s->nlocal, sizeof *s->subs);
     s->norms = calloc((size_t)s->nlocal * 2, sizeof *s->norms);
@@ -421,14 +422,17 @@ static hr_status exchange(hr_dsolver *s)
 static hr_status sweep_box(hr_dsolver *s, hr_dsub *d, hr_box box, int lane)
 {
     hr_sweep_args a = {&d->g.l, d->org[s->cur], d->org[1 - s->cur], d->rhs, box, s->p.omega};
-    if (d->pencil_rows > 0 && s->fops == &hr_field_ops_host) { /* points are independent: same bits */
-        for (int y = box.lo[1]; y < box.hi[1]; y += d->pencil_rows) {
+    int rows = d->pencil_rows;
+    if (s->progress_phase >= 0) rows = rows > 0 && rows < 32 ? rows : 32; /* a progress call per 32 rows */
+    if (rows > 0 && s->fops == &hr_field_ops_host) { /* points are independent: same bits */
+        for (int y = box.lo[1]; y < box.hi[1]; y += rows) {
             a.box.lo[1] = y;
-            a.box.hi[1] = y + d->pencil_rows < box.hi[1] ? y + d->pencil_rows : box.hi[1];
+            a.box.hi[1] = y + rows < box.hi[1] ? y + rows : box.hi[1];
             if (d->pencil_stream)
                 hr_cpu_sweep_box_stream(&a); /* ends with a store fence */
             else
                 hr_cpu_sweep_box(&a);
+            if (s->progress_phase >= 0) HR_TRY(s->t->ops->progress(s->t, s->progress_phase));
         }
         return HR_OK;
     }
@@ -494,7 +498,14 @@ static hr_status overlapped_sweep(hr_dsolver *s, hr_phase_times *t)
     double t0 = hr_now();
     HR_TRY(exchange_begin(s, 0));
     double t1 = hr_now();
-    HR_TRY(run_sweeps(s, SWEEP_INNER, 1, 1));
+    /* one thread per rank (MPI_THREAD_FUNNELED: only this thread may call MPI): keep the
+     * messages moving while the inner points are swept (HETRELAX_DSOLVER_PROGRESS=0: off) */
+    const char *pe = getenv("HETRELAX_DSOLVER_PROGRESS");
+    if (!s->team && s->t->ops->progress && s->fops == &hr_field_ops_host && !(pe && strcmp(pe, "0") == 0))
+        s->progress_phase = 0;
+    const hr_status st = run_sweeps(s, SWEEP_INNER, 1, 1);
+    s->progress_phase = -1;
+    HR_TRY(st);
     double t2 = hr_now();
     HR_TRY(exchange_end(s, 0));
     double t3 = hr_now();

@@ -127,11 +127,12 @@ typedef struct hr_dsolver {
     const hr_dplace_ops *dplace; /* the device placement, or NULL on the host */
     int nlocal;
     hr_dsub *subs;
-    int cur;     /* which of u[2] is current (the same in every subdomain) */
-    int fresh;   /* ghost zones match the current own points (no sweep since the exchange) */
-    int nphases; /* 1 (ghost 1: faces only) or dim (ghost > 1: axes in order, corners included) */
-    int overlap; /* ghost 1: sweep the inner points while the halos travel (default on) */
-    long done;   /* sweeps since create */
+    int cur;            /* which of u[2] is current (the same in every subdomain) */
+    int fresh;          /* ghost zones match the current own points (no sweep since the exchange) */
+    int nphases;        /* 1 (ghost 1: faces only) or dim (ghost > 1: axes in order, corners included) */
+    int overlap;        /* ghost 1: sweep the inner points while the halos travel (default on) */
+    int progress_phase; /* >= 0: the host sweeps call the transport's progress for this phase */
+    long done;          /* sweeps since create */
     hr_history hist;
     hr_exchange_times xt;
     hr_norm2 *norms;      /* 2 per owned subdomain: partial residual and rhs norms */

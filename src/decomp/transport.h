@@ -62,6 +62,10 @@ typedef struct hr_transport_ops {
     void *(*alloc)(hr_transport *t, size_t bytes);
     void (*release)(hr_transport *t, void *p);
     void (*destroy)(hr_transport *t);
+    /* Optional (NULL: nothing to do): lets the phase's messages advance while the caller
+     * computes. MPI's shared-memory and rendezvous transfers move only inside MPI calls, so
+     * without it a large halo travels in `wait`, after the inner sweep, not during it. */
+    hr_status (*progress)(hr_transport *t, int phase);
 } hr_transport_ops;
 
 struct hr_transport {
