@@ -797,6 +797,7 @@ static void ct_destroy(hr_transport *t)
 static const hr_transport_ops cuda_ops = {
     "cuda-peer", ct_bind,       ct_start, ct_wait,    ct_sum_norms,
     ct_max_int,  ct_max_double, ct_alloc, ct_release, ct_destroy,
+    NULL, /* progress: the copies run on streams */
 };
 
 extern "C" hr_status hr_transport_cuda_create(int count, const int *device, hr_transport **out)
