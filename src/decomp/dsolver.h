@@ -142,6 +142,12 @@ typedef struct hr_dsolver {
     char err[256];
 } hr_dsolver;
 
+/* Axes exchanged in phase ph: all of them with ghost 1 (one phase), axis ph otherwise. */
+static inline int hr_dsolver_phase_has_axis(const hr_dsolver *s, int ph, int a)
+{
+    return s->nphases == 1 ? a < s->p.dim : a == ph;
+}
+
 /* Creates the subdomains the transport owns (t->first .. t->first + t->nlocal - 1) of the
  * decomposition parts[0] x parts[1] [x parts[2]] with `ghost` layers, and takes `t` (freed
  * with the solver, also on failure). Purely local: no collective calls. On failure writes
