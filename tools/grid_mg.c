@@ -145,11 +145,12 @@ int hr_grid_run_mg(grid_args *a, hr_flagset *fs)
     /* what a multigrid or CG solve cannot do (yet): one line naming the flag */
     if (hr_mpi_cli_wanted(&a->mpi))
         return hr_cli_usage_error(CMD, "--method", "%s: not in decomposed (MPI) runs yet", what);
-    const int gpu = o->backend == HR_BACKEND_GPU;
-    if (gpu) {
+    int gpu = o->backend == HR_BACKEND_GPU;
+    if (gpu || o->backend == HR_BACKEND_AUTO) {
         hr_sysinfo si;
         hr_sysinfo_get(&si);
-        if (si.gpus <= o->device)
+        if (!gpu) gpu = si.gpus > o->device; /* the best backend present, as for the sweeps */
+        if (gpu && si.gpus <= o->device)
             return hr_cli_usage_error(CMD, si.gpus ? "--device" : "--backend",
                                       "gpu: no CUDA device %d (found %d)", o->device, si.gpus);
     }
