@@ -26,27 +26,8 @@ import subprocess
 import sys
 import time
 
-
-def balanced(count, k):
-    """Balanced factors of count into k parts, largest first (as MPI_Dims_create)."""
-    best, spread = None, None
-
-    def rec(left, k, lo, acc):
-        nonlocal best, spread
-        if k == 1:
-            f = sorted(acc + [left], reverse=True)
-            s = f[0] - f[-1]
-            if spread is None or s < spread:
-                best, spread = f, s
-            return
-        d = lo
-        while d ** k <= left:
-            if left % d == 0:
-                rec(left // d, k - 1, d, acc + [d])
-            d += 1
-
-    rec(count, k, 1, [])
-    return best
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mpi_scaling import balanced  # noqa: E402  (one copy of MPI_Dims_create's rule)
 
 
 def decomp_for(kind, p):

@@ -22,7 +22,11 @@ scaling with 512^3 per node, one rank per node, double precision, ghost 1.
 import argparse
 import json
 import math
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mpi_scaling import balanced  # noqa: E402  (one copy of MPI_Dims_create's rule)
 
 
 def lstsq2(rows):
@@ -43,26 +47,6 @@ def lstsq2(rows):
     if b < 0:
         a, b = (t0 / s00 if s00 else 0.0), 0.0
     return a, b
-
-
-def balanced(count, k):
-    best, spread = None, None
-
-    def rec(left, k, lo, acc):
-        nonlocal best, spread
-        if k == 1:
-            f = sorted(acc + [left], reverse=True)
-            if spread is None or f[0] - f[-1] < spread:
-                best, spread = f, f[0] - f[-1]
-            return
-        d = lo
-        while d ** k <= left:
-            if left % d == 0:
-                rec(left // d, k - 1, d, acc + [d])
-            d += 1
-
-    rec(count, k, 1, [])
-    return best
 
 
 def decomp(kind, n):
