@@ -13,47 +13,7 @@
 #include <cmocka.h>
 
 #include "hetrelax/mg.h"
-
-static double *random_values(size_t n, uint64_t seed)
-{
-    double *f = malloc(n * sizeof *f);
-    assert_non_null(f);
-    for (size_t i = 0; i < n; i++) {
-        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-        f[i] = (double)(seed >> 11) * 0x1.0p-53 * 2.0 - 1.0;
-    }
-    return f;
-}
-
-static size_t points(const hr_mg_options *o)
-{
-    return (size_t)o->n * o->n * (o->dim == 3 ? (size_t)o->n : 1);
-}
-
-static hr_mg_options opts(int dim, int n)
-{
-    hr_mg_options o;
-    hr_mg_options_default(&o);
-    o.dim = dim;
-    o.n = n;
-    o.threads = 2;
-    return o;
-}
-
-/* Solves; returns the solution (caller frees) and the result. */
-static double *run(const hr_mg_options *o, hr_mg_result *r)
-{
-    hr_mg *m = NULL;
-    hr_status st = hr_mg_create(o, &m);
-    if (st != HR_OK) fail_msg("create: %s (%s)", hr_status_string(st), hr_mg_last_error());
-    assert_int_equal(hr_mg_solve(m, r), HR_OK);
-    const size_t count = points(o);
-    double *u = malloc(count * sizeof *u);
-    assert_non_null(u);
-    assert_int_equal(hr_mg_solution(m, u, count), HR_OK);
-    hr_mg_free(m);
-    return u;
-}
+#include "mg_test_util.h"
 
 /* The asymptotic factor: the geometric mean of the residual ratios after the first cycle. */
 static double rates[64];
