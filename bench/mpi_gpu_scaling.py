@@ -27,7 +27,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mpi_scaling import balanced  # noqa: E402  (one copy of MPI_Dims_create's rule)
+from mpi_scaling import balanced, git_commit  # noqa: E402  (one copy of each)
 
 
 def decomp_for(kind, p):
@@ -176,11 +176,7 @@ def main():
                               f"{r['exchange_per_sweep_s'] * 1e3:7.3f} {r['hidden_fraction']:6.2f}")
                         sys.stdout.flush()
     if a.out:
-        try:
-            commit = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True,
-                                    cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip()
-        except OSError:
-            commit = ""
+        commit = git_commit()
         with open(a.out, "w") as f:
             json.dump({"bench": "mpi_gpu_scaling", "label": a.label, "commit": commit,
                        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "gpus_present": have,

@@ -61,6 +61,15 @@ def decomp_for(kind, dim, p):
     return [f[2], f[1], f[0]]
 
 
+def git_commit():
+    """The checkout's commit (12 digits), or "" outside git."""
+    try:
+        return subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True,
+                              cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip()
+    except OSError:
+        return ""
+
+
 def mpi_env(p):
     env = dict(os.environ)
     if os.geteuid() == 0:
@@ -179,11 +188,7 @@ def main():
                           f"{thr * 1e3 if thr else float('nan'):8.3f}")
                     sys.stdout.flush()
     if a.out:
-        try:
-            commit = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True,
-                                    cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip()
-        except OSError:
-            commit = ""
+        commit = git_commit()
         with open(a.out, "w") as f:
             json.dump({"bench": "mpi_scaling", "label": a.label, "commit": commit,
                        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "dim": a.dim, "n": a.n, "weak": a.weak,
