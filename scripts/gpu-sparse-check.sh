@@ -156,16 +156,26 @@ if [ "$MODE" = single ]; then
             compute-sanitizer --tool memcheck --error-exitcode 3 "$DRIVER" >/dev/null ||
             { echo "memcheck failed: $job"; status=1; }
     done
-    # the device loop (issue 15): checked every iteration, deferred monitors, WHILE graph
+    # the device loop (issue 15): checked every iteration, deferred monitors, WHILE graph;
+    # batched checks (default) and per-iteration ones (HETRELAX_SPARSE_BATCH=0)
+    for batch in 1 0; do
     for job in "method=jacobi" "method=async K=5 block=64" "method=cg" "method=jacobi fault=0.25@5:recover=5"; do
         printf 'gen=fv2d:20 tol=1e-10 maxit=300 monitor=10 deferred=1 backend=gpu %s\n' "$job" |
-            compute-sanitizer --tool memcheck --error-exitcode 3 "$DRIVER" >/dev/null ||
-            { echo "memcheck failed (device loop): $job"; status=1; }
+            HETRELAX_SPARSE_BATCH=$batch compute-sanitizer --tool memcheck --error-exitcode 3 "$DRIVER" >/dev/null ||
+            { echo "memcheck failed (device loop, batch=$batch): $job"; status=1; }
+    done
     done
     # racecheck: shared-memory hazards inside a block (x in global memory races by design)
     printf 'gen=trefethen:500 tol=0 backend=gpu method=async K=5 block=256 maxit=10\n' |
         compute-sanitizer --tool racecheck --error-exitcode 3 "$DRIVER" >/dev/null ||
         { echo "racecheck failed"; status=1; }
+    for batch in 1 0; do
+    for job in "method=async K=5 block=256" "method=jacobi"; do
+        printf 'gen=trefethen:500 tol=1e-10 maxit=300 monitor=10 deferred=1 backend=gpu %s\n' "$job" |
+            HETRELAX_SPARSE_BATCH=$batch compute-sanitizer --tool racecheck --error-exitcode 3 "$DRIVER" >/dev/null ||
+            { echo "racecheck failed (device loop, batch=$batch): $job"; status=1; }
+    done
+    done
     echo "sanitizers done"
 
     say "CLI"
