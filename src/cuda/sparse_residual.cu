@@ -258,19 +258,54 @@ hr_status hr_sp_resid_run(hr_sparse_run *r, hr_sp_resid *R, const double *d_b, c
 
 /* ------------------------------------------------------ the device loop */
 
-/* A body's last node: with batched checks (rel: the body's residuals by position)
- * records the body's checked iterations in order (the driver's order: the first that
- * stops wins, the later ones are ignored as gated ones are); moves base past the body
- * (not past the call's end) and, in the WHILE graph, says whether the loop goes on. */
+/* Batched checks: records the body's checked iterations in order, one warp (positions
+ * j0 + lane): position j swept iteration k = base + j + 1, which checked iteration
+ * m = k - lag. The same verdicts as hr_sp_ctl_record of each m in turn up to the
+ * first that stops (the later ones are ignored, as gated ones are); the warp loads
+ * the residuals at once instead of one thread's chain of dependent loads. */
+__device__ void hr_sp_record_batch(hr_sp_ctl *c, int U, int lag, const double *__restrict__ rel)
+{
+    const int lane = (int)threadIdx.x;
+    const long long base = c->base, target = c->target;
+    const double tol = c->tol, divref = c->divref;
+    double *hist = c->hist;
+    const long long every = c->mon_every, ring = c->ring;
+    if (c->stop) return; /* a body replayed after a stop: every position was gated */
+    for (int j0 = 0; j0 < U; j0 += 32) {
+        const int j = j0 + lane;
+        const long long k = base + j + 1, m = k - lag;
+        const bool in = j < U && k <= target + lag && m >= 1 && m <= target; /* x_0: checked on the host */
+        const double v = in ? rel[j] : 0.0;
+        const bool stops = in && (v < tol || !(v <= divref));
+        const unsigned st = __ballot_sync(0xffffffffu, stops), ok = __ballot_sync(0xffffffffu, in);
+        const unsigned upto = st ? ((st & (0u - st)) << 1) - 1u : 0xffffffffu; /* lanes <= the first stop */
+        const unsigned recd = ok & upto;
+        if (recd & (1u << lane)) {
+            if (hist && m % every == 0) hist[(m / every) % ring] = v;
+            const int last = 31 - __clz((int)recd);
+            if (lane >= last - 1) c->rel_at[m & 1] = v; /* the last checked of each parity */
+            if (lane == last) {
+                if (m > c->done) c->done = m;
+                if (st) {
+                    if (m < c->stop_at) c->stop_at = m;
+                    __threadfence(); /* stop_at before stop, for a reader that sees stop */
+                    c->stop = 1;
+                }
+            }
+        }
+        if (st) break;
+    }
+    __syncwarp(); /* stop is written before lane 0 reads it */
+}
+
+/* A body's last node: with batched checks (rel: the body's residuals by position; one
+ * warp) records their verdicts; moves base past the body (not past the call's end)
+ * and, in the WHILE graph, says whether the loop goes on. */
 __global__ void hr_sp_body_end(hr_sp_ctl *c, int U, int lag, const double *rel, cudaGraphConditionalHandle h,
                                int use_h)
 {
-    if (rel) /* position j swept iteration k = base + j + 1, which checked iteration k - lag */
-        for (int j = 0; j < U && !c->stop; j++) {
-            const long long k = c->base + j + 1, m = k - lag;
-            if (k > c->target + lag) break;                               /* past the call's end: gated */
-            if (m >= 1 && m <= c->target) hr_sp_ctl_record(c, m, rel[j]); /* x_0: checked on the host */
-        }
+    if (rel) hr_sp_record_batch(c, U, lag, rel);
+    if (threadIdx.x != 0) return;
     long long b = c->base + U;
     if (b > c->target + lag) b = c->target + lag;
     c->base = b;
@@ -283,7 +318,8 @@ static hr_status body_and_end(hr_sparse_run *r, hr_sp_resid *R, const hr_sp_loop
                               void *ctx, cudaStream_t st, cudaGraphConditionalHandle h, int use_h)
 {
     HR_TRY(body(r, ctx, L->U, st));
-    hr_sp_body_end<<<1, 1, 0, st>>>(R->d_ctl, L->U, L->lag, R->batch ? R->d_brel : NULL, h, use_h);
+    hr_sp_body_end<<<1, R->batch ? 32 : 1, 0, st>>>(R->d_ctl, L->U, L->lag, R->batch ? R->d_brel : NULL, h,
+                                                    use_h);
     HR_SPCU(r, cudaGetLastError());
     return HR_OK;
 }
