@@ -239,7 +239,7 @@ static void test_first_crossing(void **state)
             k1++;
         k1 = k1 < 60 ? k1 : 60;
         const long k0 = k1 - 17 > 2 ? k1 - 17 : 2; /* fv2d:99: async-(5) takes 48 to 1e-10 */
-        double best = INFINITY; /* the smallest residual before k */
+        double best = INFINITY;                    /* the smallest residual before k */
         for (long k = 1; k < k0; k++)
             best = fmin(best, rel_at(&all, k));
         int tested = 0;
