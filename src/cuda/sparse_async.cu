@@ -110,6 +110,7 @@ typedef struct async_state {
     cudaStream_t cs[2]; /* two chains of checks (even and odd iterations) */
     cudaEvent_t ev_iter, ev_check[2];
     int body_fault; /* the fault state of the body being captured */
+    int lean_last;  /* the last call ran the lean body: x is the result, even after a stop */
 } async_state;
 
 /* Copies x[a, b) between two full-length vectors (device, peer or pinned host). */
@@ -226,6 +227,21 @@ static hr_status loop_body(hr_sparse_run *r, void *ctx, int U, cudaStream_t st)
     }
     HR_SPCU(r, cudaStreamWaitEvent(st, s->ev_check[(U - 1) & 1], 0));
     if (U > 1) HR_SPCU(r, cudaStreamWaitEvent(st, s->ev_check[U & 1], 0));
+    return HR_OK;
+}
+
+/* The lean body (hr_sp_lean): U plain kernels in place on x, iteration j's rows also into
+ * snapshot j (a fixed pointer), then one kernel checks the U snapshots. */
+static hr_status lean_body(hr_sparse_run *r, void *ctx, int U, cudaStream_t st)
+{
+    async_state *s = (async_state *)ctx;
+    gpu_part *q = &s->p[0];
+    const unsigned char *fz = s->body_fault ? q->d_frozen : NULL;
+    const long long n = r->A->n_rows;
+    for (int j = 0; j < U; j++)
+        HR_SPCU(r, hr_sp_async_launch(&q->L, q->d_diag, q->d_b, q->xr, q->xr, s->K, fz, NULL, j,
+                                      s->snaps + j * n, 0, n, st));
+    HR_SPCU(r, hr_sp_resid_check_lean(&s->R, q->d_b, s->snaps, U, st));
     return HR_OK;
 }
 
@@ -415,17 +431,20 @@ static hr_status async_setup(hr_sparse_run *r)
             HR_SPCU(r, cudaStreamCreateWithFlags(&s->cs[e], cudaStreamNonBlocking));
             HR_SPCU(r, cudaEventCreateWithFlags(&s->ev_check[e], cudaEventDisableTiming));
         }
+        /* batched, the WHILE graph runs the lean body; its end copies snapshot p - 1 into
+         * x unless p = U (x holds it); replays then find x_done in x as well */
+        hr_sp_lean lean = {lean_body, U, s->snaps, -1, U, s->p[0].d_x, (long long)n, NULL};
         for (int f = 0; f < (r->frozen ? 2 : 1) && s->dc; f++) {
             s->body_fault = f;
             HR_TRY(hr_sp_loop_build(r, &s->R, &s->loop[f], U, 0,
                                     hr_sp_env_int("HETRELAX_SPARSE_WHILE", 1, 0, 1), loop_body, s,
-                                    s->p[0].st[0]));
+                                    s->batch ? &lean : NULL, s->p[0].st[0]));
             if (!s->loop[f].body) s->dc = 0; /* capture refused: host checks */
             whiles += s->loop[f].loop != NULL;
         }
     }
     r->device_checks = !s->dc ? 0 : whiles == (r->frozen ? 2 : 1) ? 2 : 1;
-    r->prof.mode = r->device_checks == 2 ? (s->batch ? "while-graph/batched" : "while-graph")
+    r->prof.mode = r->device_checks == 2 ? (s->loop[0].lean ? "while-graph/lean" : "while-graph")
                    : r->device_checks    ? (s->batch ? "body-replay/batched" : "body-replay")
                    : r->o.tol > 0.0      ? "host-checks"
                                          : "unchecked";
@@ -470,6 +489,7 @@ static hr_status async_load(hr_sparse_run *r)
         HR_SPCU(r, cudaStreamSynchronize(s->p[g].st[0]));
     }
     s->R.bnorm = hr_sparse_norm2(r->b, r->A->n_rows);
+    s->lean_last = 0;
     if (s->dc) { /* (batched: every iterate the loop checks or returns is written whole first) */
         HR_SPCU(r, cudaSetDevice(s->p[0].dev));
         for (int e = 0; e < 2 && !s->batch; e++)
@@ -500,7 +520,9 @@ static hr_status async_iterate(hr_sparse_run *r, long count)
     const int f = r->fault_active && r->frozen ? 1 : 0;
     if (s->dc) { /* one GPU: the device loop, one host wait */
         HR_SPCU(r, cudaSetDevice(s->p[0].dev));
-        return hr_sp_loop_run(r, &s->R, &s->loop[f], count, s->p[0].st[0]);
+        HR_TRY(hr_sp_loop_run(r, &s->R, &s->loop[f], count, s->p[0].st[0]));
+        s->lean_last = s->loop[f].loop && s->loop[f].lean;
+        return HR_OK;
     }
     long graphs = s->G > 0 ? count / s->G : 0, rest = count - graphs * (long)s->G;
     int rest_graph = 0;
@@ -547,8 +569,9 @@ static hr_status async_sync_host(hr_sparse_run *r)
     }
     HR_SPCU(r, cudaSetDevice(s->p[0].dev));
     /* device loop: iterate `done` is in its snapshot (x may be further on when a check
-     * stopped the solve: one iteration, or batched the rest of the body) */
-    const double *x = s->dc && r->checked_done > 0
+     * stopped the solve: one iteration, or batched the rest of the body), except after
+     * the lean body, whose end copies it into x */
+    const double *x = s->dc && r->checked_done > 0 && !s->lean_last
                           ? s->snaps + (size_t)(r->checked_done % s->snap_v) * (size_t)r->A->n_rows
                           : s->p[0].d_x;
     HR_SPCU(r, cudaMemcpy(r->x, x, bytes, cudaMemcpyDeviceToHost));

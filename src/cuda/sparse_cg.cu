@@ -250,7 +250,7 @@ static hr_status cg_setup(hr_sparse_run *r)
     s->dc = hr_sp_loop_wanted(r);
     if (s->dc) {
         HR_TRY(hr_sp_loop_build(r, &s->R, &s->loop, hr_sp_loop_body_len(r), 0,
-                                hr_sp_env_int("HETRELAX_SPARSE_WHILE", 1, 0, 1), loop_body, s, s->st));
+                                hr_sp_env_int("HETRELAX_SPARSE_WHILE", 1, 0, 1), loop_body, s, NULL, s->st));
         if (!s->loop.body) s->dc = 0; /* capture refused: host checks */
     }
     r->device_checks = !s->dc ? 0 : s->loop.loop ? 2 : 1;

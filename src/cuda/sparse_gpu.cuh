@@ -68,8 +68,8 @@ static inline int hr_sp_threads(int B)
  * k = base + j + 1 of the solve, and does nothing once a check stopped the solve or
  * past the call's end (target). */
 typedef struct hr_sp_ctl {
-    int stop; /* 1: a check stopped the solve */
-    int pad;
+    int stop;                  /* 1: a check stopped the solve */
+    int from;                  /* lean body's end: position (0..U) of the iterate the loop continues from */
     long long done;            /* the last iteration checked in this solve */
     long long stop_at;         /* the first iteration a check stopped at (checks may finish
                                 * out of order: async runs two chains of them) */
@@ -183,7 +183,8 @@ __device__ __forceinline__ void hr_sp_ctl_record(hr_sp_ctl *ctl, long long k, do
  * shared memory and writes its rows to xw. frozen: fault mask by global row, or NULL.
  * ctl: device loop position j (NULL: always runs); then every row (frozen ones too) is
  * also written to snapshot k % snap_v of the ring snap (snap_v vectors of snap_n), the
- * copy of iterate k that its check reads (NULL snap: none). */
+ * copy of iterate k that its check reads (NULL snap: none). Without ctl, snap itself
+ * (the lean body's fixed snapshot of its position). */
 cudaError_t hr_sp_async_launch(const hr_sp_blocks *L, const double *diag, const double *b, const double *xr,
                                double *xw, int K, const unsigned char *frozen, const hr_sp_ctl *ctl, int j,
                                double *snap, int snap_v, long long snap_n, cudaStream_t st);
@@ -279,23 +280,54 @@ void hr_sp_resid_free(hr_sp_resid *R);
  * loop builder. */
 typedef hr_status (*hr_sp_body_fn)(hr_sparse_run *r, void *ctx, int U, cudaStream_t st);
 
+/* The lean body of a WHILE graph (batched checks, jacobi and async): the body's kernels
+ * have pointers fixed at capture and read nothing of the control block. Position j
+ * (iteration base + j + 1) runs the plain kernel from ring slot j into slot j + 1
+ * (async: in place, its rows also into snapshot j), then one batched check of the U
+ * positions into R->d_brel (lag 0, no gates: positions past a stop or past the call's
+ * end run in vain and are not recorded). The body's end records the verdicts and sets
+ * ctl->from = p, the position of the iterate the loop continues from (the stopping one,
+ * the call's last, or U); then one kernel copies ring slot p + shift (n doubles) into
+ * dst, unless p == 0 or p == skip (dst holds it already). */
+typedef struct hr_sp_lean {
+    hr_sp_body_fn body; /* the U iterations and the batched check */
+    int U;
+    const double *ring;
+    int shift, skip;
+    double *dst;
+    long long n;
+    /* NULL, or called (live) before body replays take over from the lean WHILE graph
+     * (refused at launch): moves the iterate to where the replayed body reads it */
+    hr_sp_body_fn to_replay;
+} hr_sp_lean;
+
 /* A solve's device loop for one fault state: `body` replays U iterations; `loop` (when
- * conditional nodes work here) is a graph with a WHILE node around the same body, which
- * runs bodies until the call's end or a stop without returning to the host. */
+ * conditional nodes work here) is a graph with a WHILE node around the same body (or,
+ * with `lean`, around the lean body of wU iterations), which runs bodies until the
+ * call's end or a stop without returning to the host. */
 typedef struct hr_sp_loop {
     cudaGraphExec_t body, loop;
     int U, lag; /* lag 1: the body's sweeps check the iteration before (jacobi) */
+    int lean;   /* loop runs lean.body (lag 0) */
+    hr_sp_lean lean_def;
+    void *ctx;
 } hr_sp_loop;
 
 /* Captures the body (and, unless allow_while is 0 or the runtime refuses, the WHILE
- * graph) on st. A refused capture leaves L->body NULL and returns HR_OK: the caller
- * then checks on the host. */
+ * graph, around lean->body when lean is not NULL) on st. A refused capture leaves
+ * L->body NULL and returns HR_OK: the caller then checks on the host. */
 hr_status hr_sp_loop_build(hr_sparse_run *r, hr_sp_resid *R, hr_sp_loop *L, int U, int lag, int allow_while,
-                           hr_sp_body_fn body, void *ctx, cudaStream_t st);
+                           hr_sp_body_fn body, void *ctx, const hr_sp_lean *lean, cudaStream_t st);
+/* The lean body's batched check for async: position j's residual from snapshot j of
+ * snap (vectors of R->n) into d_brel[j], no gates (same kernel and blocks as
+ * hr_sp_resid_run: the same bits). */
+cudaError_t hr_sp_resid_check_lean(hr_sp_resid *R, const double *d_b, const double *snap, int U,
+                                   cudaStream_t st);
 /* Runs `count` iterations from r->done: sets the call's range (base = r->done, target =
  * r->done + count) on the device, launches the WHILE graph once (or the body
  * ceil((count + lag) / U) times), then fetches the control block (one host wait).
- * Fills r->checked_* and the profile. */
+ * Fills r->checked_* and the profile. After it, L->loop && L->lean says whether the
+ * lean body ran (a WHILE graph refused at launch is dropped for good). */
 hr_status hr_sp_loop_run(hr_sparse_run *r, hr_sp_resid *R, hr_sp_loop *L, long count, cudaStream_t st);
 void hr_sp_loop_free(hr_sp_loop *L);
 /* The device loop's settings: HETRELAX_SPARSE_DEVICE_CHECKS (0: host checks),

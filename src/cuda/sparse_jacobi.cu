@@ -112,10 +112,21 @@ __global__ void __launch_bounds__(HR_SP_JACOBI_ROWS)
     jac_fused(L, diag, b, x, NULL, 1.0, NULL, part);
 }
 
+/* The lean body's batched residual: of ring slot y + 1 (x_{base + y + 1}, y = blockIdx.y)
+ * into part set y; the same parts as the sweep's (jac_fused), no gate. */
+__global__ void __launch_bounds__(HR_SP_JACOBI_ROWS)
+    hr_sp_jacobi_resid_lean(hr_sp_blocks L, const double *__restrict__ diag, const double *__restrict__ b,
+                            const double *xs, long long n, double *part)
+{
+    const long long y = blockIdx.y;
+    jac_fused(L, diag, b, xs + (y + 1) * n, NULL, 1.0, NULL, part + y * 2 * (long long)L.nblocks);
+}
+
 /* One block: ||r|| / ||b|| from nb parts. With ctl (the check after body position j's
  * sweep k): of iteration k - 1, from set (k - 1) & 1, applying the driver's tests;
  * without: into *out. Batched (ctl too): block j checks position j from set j into
- * out[j], no verdict (the body's end records them in order). */
+ * out[j], no verdict (the body's end records them in order); batch 2 (the lean body):
+ * every position, no gate. */
 __global__ void __launch_bounds__(HR_SP_JACOBI_ROWS)
     hr_sp_jacobi_combine(const double *part, int nb, double bnorm, hr_sp_ctl *ctl, int j, double *out,
                          int batch)
@@ -126,9 +137,11 @@ __global__ void __launch_bounds__(HR_SP_JACOBI_ROWS)
         j = (int)blockIdx.x;
         part += 2 * (long long)nb * j;
         out += j;
-        const long long k = hr_sp_gate_block(ctl, j, 1);
-        m = k - 1;
-        if (k == 0 || m < 1 || m > ctl->target) return;
+        if (batch == 1) {
+            const long long k = hr_sp_gate_block(ctl, j, 1);
+            m = k - 1;
+            if (k == 0 || m < 1 || m > ctl->target) return;
+        }
         bnorm = ctl->bnorm;
         ctl = NULL; /* no verdict here */
     } else if (ctl) {
@@ -178,6 +191,47 @@ static hr_status loop_body(hr_sparse_run *r, void *ctx, int U, cudaStream_t st)
     }
     HR_SPCU(r, cudaStreamWaitEvent(st, s->ev_check[(U - 1) & 1], 0));
     return HR_OK;
+}
+
+/* The lean body (hr_sp_lean): sweep j from ring slot j into slot j + 1 with the plain
+ * kernel, then the residuals of slots 1..U (one kernel) and their U combines (one). */
+static hr_status lean_body(hr_sparse_run *r, void *ctx, int U, cudaStream_t st)
+{
+    jac_state *s = (jac_state *)ctx;
+    const unsigned char *fz = s->body_fault ? s->d_frozen : NULL;
+    const int nb = s->L.nblocks;
+    const long long n = r->A->n_rows;
+    if (nb == 0) return HR_OK; /* (no rows: nothing to sweep; rel stays 0) */
+    for (int j = 0; j < U; j++)
+        HR_SPCU(r, hr_sp_jacobi_launch(&s->L, s->d_diag, s->d_b, s->d_xs + j * n, s->d_xs + (j + 1) * n,
+                                       r->tau, fz, st));
+    hr_sp_jacobi_resid_lean<<<dim3((unsigned)nb, (unsigned)U), HR_SP_JACOBI_ROWS, 0, st>>>(
+        s->L, s->d_diag, s->d_b, s->d_xs, n, s->R.d_bpart);
+    HR_SPCU(r, cudaGetLastError());
+    hr_sp_jacobi_combine<<<U, HR_SP_JACOBI_ROWS, 0, st>>>(s->R.d_bpart, nb, 0.0, s->R.d_ctl, 0, s->R.d_brel,
+                                                          2);
+    HR_SPCU(r, cudaGetLastError());
+    return HR_OK;
+}
+
+/* Moves x_done to where the next call's body reads it: slot 0 (lean WHILE graph) or
+ * vector done % V (the other bodies). Live, on st. */
+static hr_status place_iterate(hr_sparse_run *r, jac_state *s, int lean, cudaStream_t st)
+{
+    const int want = lean ? 0 : (int)(r->done % s->V);
+    if (s->cur == want) return HR_OK;
+    const size_t n = (size_t)r->A->n_rows;
+    HR_SPCU(r, cudaMemcpyAsync(s->d_xs + (size_t)want * n, s->d_xs + (size_t)s->cur * n, n * sizeof(double),
+                               cudaMemcpyDeviceToDevice, st));
+    s->cur = want;
+    return HR_OK;
+}
+
+/* hr_sp_lean.to_replay */
+static hr_status to_replay(hr_sparse_run *r, void *ctx, int U, cudaStream_t st)
+{
+    (void)U;
+    return place_iterate(r, (jac_state *)ctx, 0, st);
 }
 
 static hr_status build_graph(hr_sparse_run *r, jac_state *s, int fault, int from, int len,
@@ -249,6 +303,7 @@ static hr_status jac_setup(hr_sparse_run *r)
     HR_SPCU(r, cudaFuncGetAttributes(&fa, hr_sp_jacobi_loop_kernel));
     HR_SPCU(r, cudaFuncGetAttributes(&fa, hr_sp_jacobi_resid_kernel));
     HR_SPCU(r, cudaFuncGetAttributes(&fa, hr_sp_jacobi_combine));
+    HR_SPCU(r, cudaFuncGetAttributes(&fa, hr_sp_jacobi_resid_lean));
     HR_TRY(hr_sp_resid_setup(r, &s->R, 0, 0)); /* the control block (residuals: the kernels here) */
     if (s->batch) HR_TRY(hr_sp_resid_batch_setup(r, &s->R, U, s->L.nblocks));
     if (r->frozen) {
@@ -259,20 +314,23 @@ static hr_status jac_setup(hr_sparse_run *r)
     for (int f = 0; f < (r->frozen ? 2 : 1); f++)
         for (int from = 0; from < 2; from++)
             HR_TRY(build_graph(r, s, f, from, HR_SP_JACOBI_GRAPH, &s->graph[f][from]));
+    /* batched, the WHILE graph runs the lean body: U - 1 sweeps (no checking sweep), in
+     * ring slots 0..U - 1 */
+    hr_sp_lean lean = {lean_body, U - 1, s->d_xs, 0, -1, s->d_xs, (long long)n, to_replay};
     int whiles = 0;
     for (int f = 0; f < (r->frozen ? 2 : 1) && s->dc; f++) {
         s->body_fault = f;
         HR_TRY(hr_sp_loop_build(r, &s->R, &s->loop[f], U, 1, hr_sp_env_int("HETRELAX_SPARSE_WHILE", 1, 0, 1),
-                                loop_body, s, s->st));
+                                loop_body, s, s->batch ? &lean : NULL, s->st));
         if (!s->loop[f].body) s->dc = 0; /* capture refused: host checks */
         whiles += s->loop[f].loop != NULL;
     }
     r->device_checks = !s->dc ? 0 : whiles == (r->frozen ? 2 : 1) ? 2 : 1;
-    r->prof.mode = r->device_checks == 2 ? (s->batch ? "while-graph/batched" : "while-graph")
+    r->prof.mode = r->device_checks == 2 ? (s->loop[0].lean ? "while-graph/lean" : "while-graph")
                    : r->device_checks    ? (s->batch ? "body-replay/batched" : "body-replay")
                    : r->o.tol > 0.0      ? "host-checks"
                                          : "unchecked";
-    r->prof.body = s->dc ? s->loop[0].U : HR_SP_JACOBI_GRAPH;
+    r->prof.body = !s->dc ? HR_SP_JACOBI_GRAPH : s->loop[0].lean ? s->loop[0].lean_def.U : s->loop[0].U;
     HR_SPCU(r, cudaStreamSynchronize(s->st));
     return HR_OK;
 }
@@ -320,9 +378,11 @@ static hr_status jac_iterate(hr_sparse_run *r, long count)
     jac_state *s = (jac_state *)r->impl;
     const int f = r->fault_active && s->d_frozen ? 1 : 0;
     HR_SPCU(r, cudaSetDevice(r->o.device));
-    if (s->dc) { /* x_done is in vector done % V (later sweeps wrote the others) */
-        HR_TRY(hr_sp_loop_run(r, &s->R, &s->loop[f], count, s->st));
-        s->cur = (int)(r->checked_done % s->V);
+    if (s->dc) { /* x_done ends in slot 0 (lean), or in vector done % V (later sweeps wrote the others) */
+        hr_sp_loop *L = &s->loop[f];
+        HR_TRY(place_iterate(r, s, L->loop && L->lean, s->st)); /* the fault states' loops may differ */
+        HR_TRY(hr_sp_loop_run(r, &s->R, L, count, s->st));
+        s->cur = L->loop && L->lean ? 0 : (int)(r->checked_done % s->V);
         return HR_OK;
     }
     const double t0 = r->prof.on ? hr_sp_now() : 0.0;

@@ -62,8 +62,10 @@ __global__ void __launch_bounds__(W > 8 ? 512 : 1024)
                        const double *xr, double *xw, int K, const unsigned char *__restrict__ frozen,
                        const hr_sp_ctl *ctl, int j, double *snap_ring, int snap_v, long long snap_n)
 {
-    double *snap = NULL; /* device loop: iterate k also goes to snapshot k % snap_v for its check */
-    if (ctl) {           /* one answer a block: a check on the other stream may set stop meanwhile */
+    /* device loop: iterate k also goes to snapshot k % snap_v for its check; without ctl
+     * (the lean body) to snap_ring itself */
+    double *snap = ctl ? NULL : snap_ring;
+    if (ctl) { /* one answer a block: a check on the other stream may set stop meanwhile */
         const long long k = hr_sp_gate_block(ctl, j);
         if (k == 0) return; /* a device check ended the solve, or past the call's end */
         if (snap_ring) snap = snap_ring + (k % snap_v) * snap_n;

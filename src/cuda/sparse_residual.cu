@@ -36,7 +36,7 @@ __global__ void __launch_bounds__(HR_SP_RES_THREADS)
 {
     __shared__ double sm[32];
     __shared__ bool last;
-    if (batch_v > 0) { /* batched: position j = blockIdx.y, its own parts, ticket and result */
+    if (batch_v != 0) { /* batched: position j = blockIdx.y, its own parts, ticket and result */
         j = (int)blockIdx.y;
         part += 2 * (long long)gridDim.x * j;
         ticket += j;
@@ -47,7 +47,9 @@ __global__ void __launch_bounds__(HR_SP_RES_THREADS)
      * in the last block of a check, after all blocks passed here; batched, stop changes
      * only in the body's end) */
     long long k = 0;
-    if (ctl) {
+    if (batch_v < 0) {
+        x += (long long)j * n; /* lean body: snapshot j, no gate (ctl: bnorm only) */
+    } else if (ctl) {
         k = hr_sp_gate_block(ctl, j);
         if (k == 0) return;
         if (batch_v > 0)
@@ -166,6 +168,17 @@ hr_status hr_sp_resid_batch_setup(hr_sparse_run *r, hr_sp_resid *R, int U, int b
     HR_SPCU(r, cudaMemset(R->d_bticket, 0, (size_t)U * sizeof(unsigned int)));
     R->batch = U;
     return HR_OK;
+}
+
+cudaError_t hr_sp_resid_check_lean(hr_sp_resid *R, const double *d_b, const double *snap, int U,
+                                   cudaStream_t st)
+{
+    if (R->n == 0) return cudaSuccess;
+    const dim3 grid((unsigned)R->nblk, (unsigned)U);
+    hr_sp_resid_kernel<<<grid, HR_SP_RES_THREADS, 0, st>>>(R->n, R->d_rowp, R->d_col, R->d_val, d_b, snap,
+                                                           snap, NULL, R->d_bpart, R->d_bticket, R->d_brel,
+                                                           R->bnorm, R->d_ctl, 0, -1);
+    return cudaGetLastError();
 }
 
 cudaError_t hr_sp_resid_check_batch(hr_sp_resid *R, const double *d_b, const double *snap, int snap_v,
@@ -298,35 +311,68 @@ __device__ void hr_sp_record_batch(hr_sp_ctl *c, int U, int lag, const double *_
     __syncwarp(); /* stop is written before lane 0 reads it */
 }
 
-/* A body's last node: with batched checks (rel: the body's residuals by position; one
- * warp) records their verdicts; moves base past the body (not past the call's end)
- * and, in the WHILE graph, says whether the loop goes on. */
+/* A body's last node (a lean body's last but one): with batched checks (rel: the body's
+ * residuals by position; one warp) records their verdicts; moves base past the body
+ * (not past the call's end) and, in the WHILE graph, says whether the loop goes on.
+ * lean: sets from, the position of the iterate the loop continues from (hr_sp_lean). */
 __global__ void hr_sp_body_end(hr_sp_ctl *c, int U, int lag, const double *rel, cudaGraphConditionalHandle h,
-                               int use_h)
+                               int use_h, int lean)
 {
     if (rel) hr_sp_record_batch(c, U, lag, rel);
     if (threadIdx.x != 0) return;
     long long b = c->base + U;
     if (b > c->target + lag) b = c->target + lag;
+    if (lean) { /* a stop in this body: its iteration; else the body's last counted one */
+        long long it = c->stop ? c->stop_at : b;
+        it = it < b ? it : b;
+        const long long p = it - c->base;
+        c->from = p > 0 ? (int)p : 0; /* 0: a stop before this body (not reached: the driver ends) */
+    }
     c->base = b;
     c->bodies++;
     if (use_h) cudaGraphSetConditional(h, !c->stop && b < c->target + lag ? 1u : 0u);
 }
 
-/* Enqueues the body and its end on st (live or under capture). */
-static hr_status body_and_end(hr_sparse_run *r, hr_sp_resid *R, const hr_sp_loop *L, hr_sp_body_fn body,
-                              void *ctx, cudaStream_t st, cudaGraphConditionalHandle h, int use_h)
+/* The lean body's last node: ring slot from + shift -> dst (hr_sp_lean). */
+__global__ void hr_sp_lean_copy(const hr_sp_ctl *c, const double *ring, long long n, int shift, int skip,
+                                double *dst)
 {
+    const int p = ((const volatile hr_sp_ctl *)c)->from;
+    if (p <= 0 || p == skip) return;
+    const double *src = ring + (long long)(p + shift) * n;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x)
+        dst[i] = src[i];
+}
+
+/* Enqueues the body and its end on st (live or under capture); lean: the lean body,
+ * its end and its copy. */
+static hr_status body_and_end(hr_sparse_run *r, hr_sp_resid *R, const hr_sp_loop *L, hr_sp_body_fn body,
+                              void *ctx, cudaStream_t st, cudaGraphConditionalHandle h, int use_h,
+                              const hr_sp_lean *lean)
+{
+    if (lean) {
+        HR_TRY(lean->body(r, ctx, lean->U, st));
+        hr_sp_body_end<<<1, 32, 0, st>>>(R->d_ctl, lean->U, 0, R->d_brel, h, use_h, 1);
+        HR_SPCU(r, cudaGetLastError());
+        if (lean->n > 0) {
+            const long long nb = (lean->n + 255) / 256;
+            hr_sp_lean_copy<<<(unsigned)(nb < 1024 ? nb : 1024), 256, 0, st>>>(
+                R->d_ctl, lean->ring, lean->n, lean->shift, lean->skip, lean->dst);
+            HR_SPCU(r, cudaGetLastError());
+        }
+        return HR_OK;
+    }
     HR_TRY(body(r, ctx, L->U, st));
     hr_sp_body_end<<<1, R->batch ? 32 : 1, 0, st>>>(R->d_ctl, L->U, L->lag, R->batch ? R->d_brel : NULL, h,
-                                                    use_h);
+                                                    use_h, 0);
     HR_SPCU(r, cudaGetLastError());
     return HR_OK;
 }
 
 /* The WHILE graph around the body; NULL when the runtime refuses any step. */
 static cudaGraphExec_t build_while(hr_sparse_run *r, hr_sp_resid *R, const hr_sp_loop *L, hr_sp_body_fn body,
-                                   void *ctx, cudaStream_t st)
+                                   void *ctx, const hr_sp_lean *lean, cudaStream_t st)
 {
     cudaGraph_t g = NULL;
     cudaGraphExec_t exec = NULL;
@@ -345,7 +391,7 @@ static cudaGraphExec_t build_while(hr_sparse_run *r, hr_sp_resid *R, const hr_sp
     ok = ok && cudaGraphAddNode(&node, g, NULL, NULL, 0, &p) == cudaSuccess;
     if (ok && cudaStreamBeginCaptureToGraph(st, p.conditional.phGraph_out[0], NULL, NULL, 0,
                                             cudaStreamCaptureModeThreadLocal) == cudaSuccess) {
-        const hr_status bs = body_and_end(r, R, L, body, ctx, st, h, 1);
+        const hr_status bs = body_and_end(r, R, L, body, ctx, st, h, 1, lean);
         cudaGraph_t out = NULL;
         ok = cudaStreamEndCapture(st, &out) == cudaSuccess && bs == HR_OK;
     } else {
@@ -362,16 +408,17 @@ static cudaGraphExec_t build_while(hr_sparse_run *r, hr_sp_resid *R, const hr_sp
 }
 
 hr_status hr_sp_loop_build(hr_sparse_run *r, hr_sp_resid *R, hr_sp_loop *L, int U, int lag, int allow_while,
-                           hr_sp_body_fn body, void *ctx, cudaStream_t st)
+                           hr_sp_body_fn body, void *ctx, const hr_sp_lean *lean, cudaStream_t st)
 {
     memset(L, 0, sizeof *L);
     L->U = U;
     L->lag = lag;
+    L->ctx = ctx;
     HR_SPCU(r, cudaSetDevice(R->dev));
     cudaGraph_t g = NULL;
     int ok = cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal) == cudaSuccess;
     if (ok) {
-        const hr_status bs = body_and_end(r, R, L, body, ctx, st, 0, 0);
+        const hr_status bs = body_and_end(r, R, L, body, ctx, st, 0, 0, NULL);
         ok = cudaStreamEndCapture(st, &g) == cudaSuccess && bs == HR_OK;
     }
     ok = ok && cudaGraphInstantiate(&L->body, g, 0) == cudaSuccess;
@@ -384,7 +431,10 @@ hr_status hr_sp_loop_build(hr_sparse_run *r, hr_sp_resid *R, hr_sp_loop *L, int 
         r->err[0] = '\0';
         return HR_OK;
     }
-    if (allow_while) L->loop = build_while(r, R, L, body, ctx, st);
+    if (allow_while) {
+        L->loop = build_while(r, R, L, body, ctx, lean, st);
+        if (L->loop && lean) L->lean = 1, L->lean_def = *lean;
+    }
     HR_SPCU(r, cudaStreamSynchronize(st));
     return HR_OK;
 }
@@ -412,6 +462,9 @@ hr_status hr_sp_loop_run(hr_sparse_run *r, hr_sp_resid *R, hr_sp_loop *L, long c
             L->loop = NULL;
             r->device_checks = 1;
             P->mode = R->batch ? "body-replay/batched" : "body-replay";
+            P->body = L->U;
+            if (L->lean && L->lean_def.to_replay) HR_TRY(L->lean_def.to_replay(r, L->ctx, L->U, st));
+            L->lean = 0;
         }
     }
     if (!launched) {
