@@ -431,9 +431,9 @@ static hr_status async_setup(hr_sparse_run *r)
             HR_SPCU(r, cudaStreamCreateWithFlags(&s->cs[e], cudaStreamNonBlocking));
             HR_SPCU(r, cudaEventCreateWithFlags(&s->ev_check[e], cudaEventDisableTiming));
         }
-        /* batched, the WHILE graph runs the lean body; its end copies snapshot p - 1 into
-         * x unless p = U (x holds it); replays then find x_done in x as well */
-        hr_sp_lean lean = {lean_body, U, s->snaps, -1, U, s->p[0].d_x, (long long)n, NULL};
+        /* batched, the WHILE graph runs the lean body; after it, snapshot p - 1 is copied
+         * into x unless p = U (x holds it); replays then find x_done in x as well */
+        hr_sp_lean lean = {lean_body, U, s->snaps, -1, U, U, s->p[0].d_x, (long long)n, NULL};
         for (int f = 0; f < (r->frozen ? 2 : 1) && s->dc; f++) {
             s->body_fault = f;
             HR_TRY(hr_sp_loop_build(r, &s->R, &s->loop[f], U, 0,

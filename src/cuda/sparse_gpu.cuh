@@ -282,18 +282,20 @@ typedef hr_status (*hr_sp_body_fn)(hr_sparse_run *r, void *ctx, int U, cudaStrea
 
 /* The lean body of a WHILE graph (batched checks, jacobi and async): the body's kernels
  * have pointers fixed at capture and read nothing of the control block. Position j
- * (iteration base + j + 1) runs the plain kernel from ring slot j into slot j + 1
- * (async: in place, its rows also into snapshot j), then one batched check of the U
- * positions into R->d_brel (lag 0, no gates: positions past a stop or past the call's
- * end run in vain and are not recorded). The body's end records the verdicts and sets
- * ctl->from = p, the position of the iterate the loop continues from (the stopping one,
- * the call's last, or U); then one kernel copies ring slot p + shift (n doubles) into
- * dst, unless p == 0 or p == skip (dst holds it already). */
+ * (iteration base + j + 1) runs the plain kernel (jacobi: ring slot j into slot
+ * (j + 1) % U; async: in place, its rows also into snapshot j), then one batched check
+ * of the U positions into R->d_brel (lag 0, no gates: positions past a stop or past
+ * the call's end run in vain and are not recorded). The body's end records the
+ * verdicts and sets ctl->from = p, the position of the iterate the loop continues from
+ * (the stopping one, the call's last, or U). The loop only goes on after a whole body
+ * (p = U), whose last iterate is where the next body starts; after the loop, one kernel
+ * (once a call) copies ring slot (p + shift) % mod (n doubles) into dst, unless p is 0
+ * or skip (dst holds it already). */
 typedef struct hr_sp_lean {
     hr_sp_body_fn body; /* the U iterations and the batched check */
     int U;
     const double *ring;
-    int shift, skip;
+    int shift, mod, skip;
     double *dst;
     long long n;
     /* NULL, or called (live) before body replays take over from the lean WHILE graph

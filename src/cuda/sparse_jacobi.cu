@@ -112,21 +112,38 @@ __global__ void __launch_bounds__(HR_SP_JACOBI_ROWS)
     jac_fused(L, diag, b, x, NULL, 1.0, NULL, part);
 }
 
-/* The lean body's batched residual: of ring slot y + 1 (x_{base + y + 1}, y = blockIdx.y)
- * into part set y; the same parts as the sweep's (jac_fused), no gate. */
+/* The lean body's batched check: position y = blockIdx.y of U, x_{base + y + 1} in ring
+ * slot (y + 1) % U, its parts into set y (the same as the sweep's, jac_fused); the last
+ * block of a position (ticket[y]) combines them into out[y] as hr_sp_jacobi_combine
+ * does (same function and block size: the same bits). No gate. */
 __global__ void __launch_bounds__(HR_SP_JACOBI_ROWS)
-    hr_sp_jacobi_resid_lean(hr_sp_blocks L, const double *__restrict__ diag, const double *__restrict__ b,
-                            const double *xs, long long n, double *part)
+    hr_sp_jacobi_check_lean(hr_sp_blocks L, const double *__restrict__ diag, const double *__restrict__ b,
+                            const double *xs, long long n, int U, double *part, unsigned int *ticket,
+                            double *out, const hr_sp_ctl *ctl)
 {
-    const long long y = blockIdx.y;
-    jac_fused(L, diag, b, xs + (y + 1) * n, NULL, 1.0, NULL, part + y * 2 * (long long)L.nblocks);
+    __shared__ double sm[32];
+    __shared__ bool last;
+    const int y = (int)blockIdx.y;
+    part += (long long)y * 2 * L.nblocks;
+    jac_fused(L, diag, b, xs + (long long)((y + 1) % U) * n, NULL, 1.0, NULL, part);
+    if (threadIdx.x == 0) {
+        __threadfence(); /* the block's pair is visible before the ticket says so */
+        last = atomicAdd(ticket + y, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    const double rel = hr_sp_combine_norm(part, (unsigned)L.nblocks, ctl->bnorm, sm);
+    if (threadIdx.x == 0) {
+        out[y] = rel;
+        ticket[y] = 0u; /* ready for the next body (stream order) */
+    }
 }
 
 /* One block: ||r|| / ||b|| from nb parts. With ctl (the check after body position j's
  * sweep k): of iteration k - 1, from set (k - 1) & 1, applying the driver's tests;
  * without: into *out. Batched (ctl too): block j checks position j from set j into
- * out[j], no verdict (the body's end records them in order); batch 2 (the lean body):
- * every position, no gate. */
+ * out[j], no verdict (the body's end records them in order). */
 __global__ void __launch_bounds__(HR_SP_JACOBI_ROWS)
     hr_sp_jacobi_combine(const double *part, int nb, double bnorm, hr_sp_ctl *ctl, int j, double *out,
                          int batch)
@@ -137,11 +154,9 @@ __global__ void __launch_bounds__(HR_SP_JACOBI_ROWS)
         j = (int)blockIdx.x;
         part += 2 * (long long)nb * j;
         out += j;
-        if (batch == 1) {
-            const long long k = hr_sp_gate_block(ctl, j, 1);
-            m = k - 1;
-            if (k == 0 || m < 1 || m > ctl->target) return;
-        }
+        const long long k = hr_sp_gate_block(ctl, j, 1);
+        m = k - 1;
+        if (k == 0 || m < 1 || m > ctl->target) return;
         bnorm = ctl->bnorm;
         ctl = NULL; /* no verdict here */
     } else if (ctl) {
@@ -193,8 +208,9 @@ static hr_status loop_body(hr_sparse_run *r, void *ctx, int U, cudaStream_t st)
     return HR_OK;
 }
 
-/* The lean body (hr_sp_lean): sweep j from ring slot j into slot j + 1 with the plain
- * kernel, then the residuals of slots 1..U (one kernel) and their U combines (one). */
+/* The lean body (hr_sp_lean; U >= 2): sweep j from ring slot j into slot (j + 1) % U
+ * with the plain kernel, so that a body starts and (whole) ends in slot 0; then one
+ * kernel checks the U iterates. */
 static hr_status lean_body(hr_sparse_run *r, void *ctx, int U, cudaStream_t st)
 {
     jac_state *s = (jac_state *)ctx;
@@ -203,13 +219,10 @@ static hr_status lean_body(hr_sparse_run *r, void *ctx, int U, cudaStream_t st)
     const long long n = r->A->n_rows;
     if (nb == 0) return HR_OK; /* (no rows: nothing to sweep; rel stays 0) */
     for (int j = 0; j < U; j++)
-        HR_SPCU(r, hr_sp_jacobi_launch(&s->L, s->d_diag, s->d_b, s->d_xs + j * n, s->d_xs + (j + 1) * n,
+        HR_SPCU(r, hr_sp_jacobi_launch(&s->L, s->d_diag, s->d_b, s->d_xs + j * n, s->d_xs + (j + 1) % U * n,
                                        r->tau, fz, st));
-    hr_sp_jacobi_resid_lean<<<dim3((unsigned)nb, (unsigned)U), HR_SP_JACOBI_ROWS, 0, st>>>(
-        s->L, s->d_diag, s->d_b, s->d_xs, n, s->R.d_bpart);
-    HR_SPCU(r, cudaGetLastError());
-    hr_sp_jacobi_combine<<<U, HR_SP_JACOBI_ROWS, 0, st>>>(s->R.d_bpart, nb, 0.0, s->R.d_ctl, 0, s->R.d_brel,
-                                                          2);
+    hr_sp_jacobi_check_lean<<<dim3((unsigned)nb, (unsigned)U), HR_SP_JACOBI_ROWS, 0, st>>>(
+        s->L, s->d_diag, s->d_b, s->d_xs, n, U, s->R.d_bpart, s->R.d_bticket, s->R.d_brel, s->R.d_ctl);
     HR_SPCU(r, cudaGetLastError());
     return HR_OK;
 }
@@ -303,7 +316,7 @@ static hr_status jac_setup(hr_sparse_run *r)
     HR_SPCU(r, cudaFuncGetAttributes(&fa, hr_sp_jacobi_loop_kernel));
     HR_SPCU(r, cudaFuncGetAttributes(&fa, hr_sp_jacobi_resid_kernel));
     HR_SPCU(r, cudaFuncGetAttributes(&fa, hr_sp_jacobi_combine));
-    HR_SPCU(r, cudaFuncGetAttributes(&fa, hr_sp_jacobi_resid_lean));
+    HR_SPCU(r, cudaFuncGetAttributes(&fa, hr_sp_jacobi_check_lean));
     HR_TRY(hr_sp_resid_setup(r, &s->R, 0, 0)); /* the control block (residuals: the kernels here) */
     if (s->batch) HR_TRY(hr_sp_resid_batch_setup(r, &s->R, U, s->L.nblocks));
     if (r->frozen) {
@@ -315,13 +328,15 @@ static hr_status jac_setup(hr_sparse_run *r)
         for (int from = 0; from < 2; from++)
             HR_TRY(build_graph(r, s, f, from, HR_SP_JACOBI_GRAPH, &s->graph[f][from]));
     /* batched, the WHILE graph runs the lean body: U - 1 sweeps (no checking sweep), in
-     * ring slots 0..U - 1 */
-    hr_sp_lean lean = {lean_body, U - 1, s->d_xs, 0, -1, s->d_xs, (long long)n, to_replay};
+     * ring slots 0..U - 2; after it, slot p % (U - 1) is copied into slot 0 unless p is
+     * U - 1 (a whole body ends there) */
+    const int Ul = U - 1;
+    hr_sp_lean lean = {lean_body, Ul, s->d_xs, 0, Ul, Ul, s->d_xs, (long long)n, to_replay};
     int whiles = 0;
     for (int f = 0; f < (r->frozen ? 2 : 1) && s->dc; f++) {
         s->body_fault = f;
         HR_TRY(hr_sp_loop_build(r, &s->R, &s->loop[f], U, 1, hr_sp_env_int("HETRELAX_SPARSE_WHILE", 1, 0, 1),
-                                loop_body, s, s->batch ? &lean : NULL, s->st));
+                                loop_body, s, s->batch && Ul >= 2 ? &lean : NULL, s->st));
         if (!s->loop[f].body) s->dc = 0; /* capture refused: host checks */
         whiles += s->loop[f].loop != NULL;
     }

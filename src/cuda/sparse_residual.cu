@@ -333,20 +333,21 @@ __global__ void hr_sp_body_end(hr_sp_ctl *c, int U, int lag, const double *rel, 
     if (use_h) cudaGraphSetConditional(h, !c->stop && b < c->target + lag ? 1u : 0u);
 }
 
-/* The lean body's last node: ring slot from + shift -> dst (hr_sp_lean). */
-__global__ void hr_sp_lean_copy(const hr_sp_ctl *c, const double *ring, long long n, int shift, int skip,
-                                double *dst)
+/* After the lean WHILE loop: ring slot (from + shift) % mod -> dst, unless from is 0 or
+ * skip (hr_sp_lean). */
+__global__ void hr_sp_lean_copy(const hr_sp_ctl *c, const double *ring, long long n, int shift, int mod,
+                                int skip, double *dst)
 {
-    const int p = ((const volatile hr_sp_ctl *)c)->from;
+    const int p = c->from;
     if (p <= 0 || p == skip) return;
-    const double *src = ring + (long long)(p + shift) * n;
+    const double *src = ring + (long long)((p + shift) % mod) * n;
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
          i += (long long)gridDim.x * blockDim.x)
         dst[i] = src[i];
 }
 
-/* Enqueues the body and its end on st (live or under capture); lean: the lean body,
- * its end and its copy. */
+/* Enqueues the body and its end on st (live or under capture); lean: the lean body and
+ * its end. */
 static hr_status body_and_end(hr_sparse_run *r, hr_sp_resid *R, const hr_sp_loop *L, hr_sp_body_fn body,
                               void *ctx, cudaStream_t st, cudaGraphConditionalHandle h, int use_h,
                               const hr_sp_lean *lean)
@@ -355,12 +356,6 @@ static hr_status body_and_end(hr_sparse_run *r, hr_sp_resid *R, const hr_sp_loop
         HR_TRY(lean->body(r, ctx, lean->U, st));
         hr_sp_body_end<<<1, 32, 0, st>>>(R->d_ctl, lean->U, 0, R->d_brel, h, use_h, 1);
         HR_SPCU(r, cudaGetLastError());
-        if (lean->n > 0) {
-            const long long nb = (lean->n + 255) / 256;
-            hr_sp_lean_copy<<<(unsigned)(nb < 1024 ? nb : 1024), 256, 0, st>>>(
-                R->d_ctl, lean->ring, lean->n, lean->shift, lean->skip, lean->dst);
-            HR_SPCU(r, cudaGetLastError());
-        }
         return HR_OK;
     }
     HR_TRY(body(r, ctx, L->U, st));
@@ -370,7 +365,8 @@ static hr_status body_and_end(hr_sparse_run *r, hr_sp_resid *R, const hr_sp_loop
     return HR_OK;
 }
 
-/* The WHILE graph around the body; NULL when the runtime refuses any step. */
+/* The WHILE graph around the body (lean: and after it the copy of the iterate the loop
+ * ended on); NULL when the runtime refuses any step. */
 static cudaGraphExec_t build_while(hr_sparse_run *r, hr_sp_resid *R, const hr_sp_loop *L, hr_sp_body_fn body,
                                    void *ctx, const hr_sp_lean *lean, cudaStream_t st)
 {
@@ -395,6 +391,19 @@ static cudaGraphExec_t build_while(hr_sparse_run *r, hr_sp_resid *R, const hr_sp
         cudaGraph_t out = NULL;
         ok = cudaStreamEndCapture(st, &out) == cudaSuccess && bs == HR_OK;
     } else {
+        ok = 0;
+    }
+    /* lean: the copy node, after the WHILE node in the outer graph (once a call) */
+    if (ok && lean && lean->n > 0 &&
+        cudaStreamBeginCaptureToGraph(st, g, &node, NULL, 1, cudaStreamCaptureModeThreadLocal) ==
+            cudaSuccess) {
+        const long long nb = (lean->n + 255) / 256;
+        hr_sp_lean_copy<<<(unsigned)(nb < 1024 ? nb : 1024), 256, 0, st>>>(
+            R->d_ctl, lean->ring, lean->n, lean->shift, lean->mod, lean->skip, lean->dst);
+        const cudaError_t le = cudaGetLastError();
+        cudaGraph_t out = NULL;
+        ok = cudaStreamEndCapture(st, &out) == cudaSuccess && le == cudaSuccess;
+    } else if (ok && lean && lean->n > 0) {
         ok = 0;
     }
     ok = ok && cudaGraphInstantiate(&exec, g, 0) == cudaSuccess;
