@@ -10,13 +10,15 @@
  *   - the same final residual, and for jacobi the same x bit for bit;
  *   - the same monitor history (iterations and residuals), deferred or not;
  *   (jacobi and async; cg below)
- * and the same for body replays (HETRELAX_SPARSE_WHILE=0), for per-iteration checks
- * (HETRELAX_SPARSE_BATCH=0; default: batched, one check kernel a body), and for jacobi
- * with a fault mask that turns on and off inside the run (calls cut at the fault events).
+ * and the same for body replays (HETRELAX_SPARSE_WHILE=0: the gated batched body), for
+ * per-iteration checks (HETRELAX_SPARSE_BATCH=0; default: batched, one check kernel a
+ * body; in the WHILE graph the lean body of plain kernels), and for jacobi with a fault
+ * mask that turns on and off inside the run (calls cut at the fault events).
  * The first crossing: with tol just above the residual of iteration k (below those of
  * all earlier ones), every mode must stop at k exactly, for k at every position of a
- * body (async 16, jacobi 17, and 5 + jacobi's 1), with the host-checked residuals bit for
- * bit; with max_iters = k - 1 it must run to the limit mid-body, with x_{k-1}.
+ * body (16 in the lean body, jacobi's replayed body 17; bodies of 5 and of 2, the
+ * shortest lean jacobi ring), with the host-checked residuals bit for bit; with
+ * max_iters = k - 1 it must run to the limit mid-body, with x_{k-1}.
  * async-(K) reads x while other blocks write it: with one stream its iterates have been
  * bit-identical run to run (docs/gpu-sparse.md), which this test relies on for async.
  * cg: cuSPARSE's default CSR SpMV does not promise the same bits run to run, so cg must
@@ -226,6 +228,7 @@ static void test_first_crossing(void **state)
     const mode modes[] = {{"1", "1", "1", "0", "batched, while graph"},
                           {"1", "0", "1", "0", "batched, body replays"},
                           {"1", "1", "1", "5", "batched, bodies of 5"},
+                          {"1", "1", "1", "2", "batched, bodies of 2"},
                           {"1", "1", "0", "0", "per-iteration checks"}};
     for (int m = 0; m < 2; m++) {
         const long span = 200;
@@ -258,7 +261,7 @@ static void test_first_crossing(void **state)
                 assert_int_equal(ref.st, HR_OK);
                 assert_int_equal(ref.r.iterations, lim ? k - 1 : k);
                 assert_int_equal(ref.r.reason, lim ? HR_REASON_ITERS : HR_REASON_CONVERGED);
-                for (int v = 0; v < 4; v++) {
+                for (int v = 0; v < 5; v++) {
                     run u = solve_with(A, methods[m], maxit, tol, 1, 1, &modes[v], 0.0);
                     char what[160];
                     snprintf(what, sizeof what, "fv2d:99 %s, %s, tol above the residual of iteration %ld%s",
