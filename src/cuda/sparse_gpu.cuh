@@ -310,7 +310,7 @@ typedef struct hr_sp_lean {
 typedef struct hr_sp_loop {
     cudaGraphExec_t body, loop;
     int U, lag; /* lag 1: the body's sweeps check the iteration before (jacobi) */
-    int lean;   /* loop runs lean.body (lag 0) */
+    int lean;   /* loop runs lean_def.body (lag 0); 2: its copy is launched after it, not in it */
     hr_sp_lean lean_def;
     void *ctx;
 } hr_sp_loop;

@@ -346,6 +346,16 @@ __global__ void hr_sp_lean_copy(const hr_sp_ctl *c, const double *ring, long lon
         dst[i] = src[i];
 }
 
+/* Enqueues the lean body's copy after its loop on st (live or under capture). */
+static cudaError_t lean_copy(const hr_sp_resid *R, const hr_sp_lean *lean, cudaStream_t st)
+{
+    if (lean->n <= 0) return cudaSuccess;
+    const long long nb = (lean->n + 255) / 256;
+    hr_sp_lean_copy<<<(unsigned)(nb < 1024 ? nb : 1024), 256, 0, st>>>(
+        R->d_ctl, lean->ring, lean->n, lean->shift, lean->mod, lean->skip, lean->dst);
+    return cudaGetLastError();
+}
+
 /* Enqueues the body and its end on st (live or under capture); lean: the lean body and
  * its end. */
 static hr_status body_and_end(hr_sparse_run *r, hr_sp_resid *R, const hr_sp_loop *L, hr_sp_body_fn body,
@@ -366,10 +376,12 @@ static hr_status body_and_end(hr_sparse_run *r, hr_sp_resid *R, const hr_sp_loop
 }
 
 /* The WHILE graph around the body (lean: and after it the copy of the iterate the loop
- * ended on); NULL when the runtime refuses any step. */
+ * ended on; *copy_live 1 where that node could not be added: hr_sp_loop_run then
+ * launches it after the graph); NULL when the runtime refuses any step. */
 static cudaGraphExec_t build_while(hr_sparse_run *r, hr_sp_resid *R, const hr_sp_loop *L, hr_sp_body_fn body,
-                                   void *ctx, const hr_sp_lean *lean, cudaStream_t st)
+                                   void *ctx, const hr_sp_lean *lean, cudaStream_t st, int *copy_live)
 {
+    *copy_live = 0;
     cudaGraph_t g = NULL;
     cudaGraphExec_t exec = NULL;
     cudaGraphConditionalHandle h = 0;
@@ -394,17 +406,16 @@ static cudaGraphExec_t build_while(hr_sparse_run *r, hr_sp_resid *R, const hr_sp
         ok = 0;
     }
     /* lean: the copy node, after the WHILE node in the outer graph (once a call) */
-    if (ok && lean && lean->n > 0 &&
-        cudaStreamBeginCaptureToGraph(st, g, &node, NULL, 1, cudaStreamCaptureModeThreadLocal) ==
+    if (ok && lean && lean->n > 0) {
+        if (cudaStreamBeginCaptureToGraph(st, g, &node, NULL, 1, cudaStreamCaptureModeThreadLocal) ==
             cudaSuccess) {
-        const long long nb = (lean->n + 255) / 256;
-        hr_sp_lean_copy<<<(unsigned)(nb < 1024 ? nb : 1024), 256, 0, st>>>(
-            R->d_ctl, lean->ring, lean->n, lean->shift, lean->mod, lean->skip, lean->dst);
-        const cudaError_t le = cudaGetLastError();
-        cudaGraph_t out = NULL;
-        ok = cudaStreamEndCapture(st, &out) == cudaSuccess && le == cudaSuccess;
-    } else if (ok && lean && lean->n > 0) {
-        ok = 0;
+            const cudaError_t le = lean_copy(R, lean, st);
+            cudaGraph_t out = NULL;
+            ok = cudaStreamEndCapture(st, &out) == cudaSuccess && le == cudaSuccess;
+        } else {
+            (void)cudaGetLastError();
+            *copy_live = 1;
+        }
     }
     ok = ok && cudaGraphInstantiate(&exec, g, 0) == cudaSuccess;
     if (ok && cudaGraphUpload(exec, st) != cudaSuccess)
@@ -441,8 +452,9 @@ hr_status hr_sp_loop_build(hr_sparse_run *r, hr_sp_resid *R, hr_sp_loop *L, int 
         return HR_OK;
     }
     if (allow_while) {
-        L->loop = build_while(r, R, L, body, ctx, lean, st);
-        if (L->loop && lean) L->lean = 1, L->lean_def = *lean;
+        int copy_live = 0;
+        L->loop = build_while(r, R, L, body, ctx, lean, st, &copy_live);
+        if (L->loop && lean) L->lean = 1 + copy_live, L->lean_def = *lean;
     }
     HR_SPCU(r, cudaStreamSynchronize(st));
     return HR_OK;
@@ -476,6 +488,7 @@ hr_status hr_sp_loop_run(hr_sparse_run *r, hr_sp_resid *R, hr_sp_loop *L, long c
             L->lean = 0;
         }
     }
+    if (launched && L->lean == 2) HR_SPCU(r, lean_copy(R, &L->lean_def, st));
     if (!launched) {
         const long bodies = (count + L->lag + L->U - 1) / L->U;
         for (long n = bodies; n > 0; n--)
