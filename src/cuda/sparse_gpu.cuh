@@ -305,7 +305,7 @@ typedef struct hr_sp_lean {
 
 /* A solve's device loop for one fault state: `body` replays U iterations; `loop` (when
  * conditional nodes work here) is a graph with a WHILE node around the same body (or,
- * with `lean`, around the lean body of wU iterations), which runs bodies until the
+ * with `lean`, around the lean body of lean_def.U iterations), which runs bodies until the
  * call's end or a stop without returning to the host. */
 typedef struct hr_sp_loop {
     cudaGraphExec_t body, loop;
