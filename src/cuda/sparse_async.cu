@@ -438,13 +438,15 @@ static hr_status async_setup(hr_sparse_run *r)
             s->body_fault = f;
             HR_TRY(hr_sp_loop_build(r, &s->R, &s->loop[f], U, 0,
                                     hr_sp_env_int("HETRELAX_SPARSE_WHILE", 1, 0, 1), loop_body, s,
-                                    s->batch ? &lean : NULL, s->p[0].st[0]));
+                                    s->batch && hr_sp_lean_wanted() ? &lean : NULL, s->p[0].st[0]));
             if (!s->loop[f].body) s->dc = 0; /* capture refused: host checks */
             whiles += s->loop[f].loop != NULL;
         }
     }
     r->device_checks = !s->dc ? 0 : whiles == (r->frozen ? 2 : 1) ? 2 : 1;
-    r->prof.mode = r->device_checks == 2 ? (s->loop[0].lean ? "while-graph/lean" : "while-graph")
+    r->prof.mode = r->device_checks == 2 ? (s->loop[0].lean ? "while-graph/lean"
+                                            : s->batch      ? "while-graph/batched"
+                                                            : "while-graph")
                    : r->device_checks    ? (s->batch ? "body-replay/batched" : "body-replay")
                    : r->o.tol > 0.0      ? "host-checks"
                                          : "unchecked";

@@ -262,6 +262,9 @@ cudaError_t hr_sp_resid_check_batch(hr_sp_resid *R, const double *d_b, const dou
  * bytes <= HR_SP_BATCH_BYTES): else per-iteration checks, whose sweeps dominate anyway. */
 #define HR_SP_BATCH_BYTES (64ull << 20)
 int hr_sp_batch_wanted(double bytes);
+/* The lean WHILE body (hr_sp_lean) wanted with batched checks: HETRELAX_SPARSE_LEAN
+ * (default 1; 0: the gated batched body in the WHILE graph too, for comparison). */
+int hr_sp_lean_wanted(void);
 /* Starts a solve's device-side checks: stop = 0, done = base = 0, tol, r->divref and
  * R->bnorm (set those first); on st, synchronised. */
 hr_status hr_sp_ctl_reset(hr_sparse_run *r, hr_sp_resid *R, cudaStream_t st);

@@ -336,12 +336,15 @@ static hr_status jac_setup(hr_sparse_run *r)
     for (int f = 0; f < (r->frozen ? 2 : 1) && s->dc; f++) {
         s->body_fault = f;
         HR_TRY(hr_sp_loop_build(r, &s->R, &s->loop[f], U, 1, hr_sp_env_int("HETRELAX_SPARSE_WHILE", 1, 0, 1),
-                                loop_body, s, s->batch && Ul >= 2 ? &lean : NULL, s->st));
+                                loop_body, s, s->batch && Ul >= 2 && hr_sp_lean_wanted() ? &lean : NULL,
+                                s->st));
         if (!s->loop[f].body) s->dc = 0; /* capture refused: host checks */
         whiles += s->loop[f].loop != NULL;
     }
     r->device_checks = !s->dc ? 0 : whiles == (r->frozen ? 2 : 1) ? 2 : 1;
-    r->prof.mode = r->device_checks == 2 ? (s->loop[0].lean ? "while-graph/lean" : "while-graph")
+    r->prof.mode = r->device_checks == 2 ? (s->loop[0].lean ? "while-graph/lean"
+                                            : s->batch      ? "while-graph/batched"
+                                                            : "while-graph")
                    : r->device_checks    ? (s->batch ? "body-replay/batched" : "body-replay")
                    : r->o.tol > 0.0      ? "host-checks"
                                          : "unchecked";

@@ -192,6 +192,11 @@ cudaError_t hr_sp_resid_check_batch(hr_sp_resid *R, const double *d_b, const dou
     return cudaGetLastError();
 }
 
+int hr_sp_lean_wanted(void)
+{
+    return hr_sp_env_int("HETRELAX_SPARSE_LEAN", 1, 0, 1);
+}
+
 int hr_sp_batch_wanted(double bytes)
 {
     return hr_sp_env_int("HETRELAX_SPARSE_BATCH", 1, 0, 1) && bytes <= (double)HR_SP_BATCH_BYTES;

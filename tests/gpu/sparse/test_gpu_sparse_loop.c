@@ -12,8 +12,9 @@
  *   (jacobi and async; cg below)
  * and the same for body replays (HETRELAX_SPARSE_WHILE=0: the gated batched body), for
  * per-iteration checks (HETRELAX_SPARSE_BATCH=0; default: batched, one check kernel a
- * body; in the WHILE graph the lean body of plain kernels), and for jacobi with a fault
- * mask that turns on and off inside the run (calls cut at the fault events).
+ * body; in the WHILE graph the lean body of plain kernels, or with HETRELAX_SPARSE_LEAN=0
+ * the gated one), and for jacobi with a fault mask that turns on and off inside the run
+ * (calls cut at the fault events).
  * The first crossing: with tol just above the residual of iteration k (below those of
  * all earlier ones), every mode must stop at k exactly, for k at every position of a
  * body (16 in the lean body, jacobi's replayed body 17; bodies of 5 and of 2, the
@@ -63,9 +64,10 @@ typedef struct run {
 } run;
 
 /* The environment switches of a run: device checks, WHILE graph, batched checks, body
- * length ("0": the default). */
+ * length ("0": the default), and lean WHILE body ("1", the default; "0": the gated
+ * batched body in the WHILE graph). */
 typedef struct mode {
-    const char *checks, *whiles, *batch, *body, *name;
+    const char *checks, *whiles, *batch, *body, *name, *lean;
 } mode;
 
 /* One solve from x = 0, b = ones, under the given switches; tol 0: 1e-10, mon_every 0:
@@ -98,16 +100,18 @@ static run solve_with(const hr_csr *A, const char *method, long maxit, double to
     setenv("HETRELAX_SPARSE_WHILE", md->whiles, 1);
     setenv("HETRELAX_SPARSE_BATCH", md->batch, 1);
     setenv("HETRELAX_SPARSE_BODY", md->body, 1);
+    setenv("HETRELAX_SPARSE_LEAN", md->lean, 1);
     u.st = hr_sparse_solve(A, b, u.x, &o, &u.r);
     unsetenv("HETRELAX_SPARSE_DEVICE_CHECKS");
     unsetenv("HETRELAX_SPARSE_WHILE");
     unsetenv("HETRELAX_SPARSE_BATCH");
     unsetenv("HETRELAX_SPARSE_BODY");
+    unsetenv("HETRELAX_SPARSE_LEAN");
     free(b);
     return u;
 }
 
-static const mode HOST = {"0", "1", "1", "0", "host checks"};
+static const mode HOST = {"0", "1", "1", "0", "host checks", "1"};
 
 /* The solves of the first test: tol 1e-10, monitors every 10. */
 static run solve(const hr_csr *A, const char *method, long maxit, int deferred, const mode *md, double fault)
@@ -167,12 +171,13 @@ static void test_loop_equals_host_checks(void **state)
             const long maxit = 3000; /* jacobi on laplace2d:100 stops here, unconverged */
             run ref = solve(A, methods[m], maxit, 0, &HOST, 0.0);
             const mode modes[] = {
-                {"1", "1", "1", "0", "while graph, deferred monitors"},
-                {"1", "1", "1", "0", "while graph, monitors cut the calls"},
-                {"1", "0", "1", "0", "body replays, deferred monitors"},
-                {"1", "1", "0", "0", "per-iteration checks, while graph, deferred monitors"},
-                {"1", "0", "0", "0", "per-iteration checks, body replays, deferred monitors"}};
-            for (int v = 0; v < 5; v++) {
+                {"1", "1", "1", "0", "while graph, deferred monitors", "1"},
+                {"1", "1", "1", "0", "while graph, monitors cut the calls", "1"},
+                {"1", "0", "1", "0", "body replays, deferred monitors", "1"},
+                {"1", "1", "0", "0", "per-iteration checks, while graph, deferred monitors", "1"},
+                {"1", "0", "0", "0", "per-iteration checks, body replays, deferred monitors", "1"},
+                {"1", "1", "1", "0", "gated batched while graph, deferred monitors", "0"}};
+            for (int v = 0; v < 6; v++) {
                 run u = solve(A, methods[m], maxit, v != 1, &modes[v], 0.0);
                 char what[160];
                 snprintf(what, sizeof what, "%s %s, %s", mats[k], methods[m], modes[v].name);
@@ -193,11 +198,12 @@ static void test_loop_with_faults(void **state)
     char why[256];
     assert_int_equal(hr_sparse_generate("fv2d:40", &A, why, sizeof why), HR_OK);
     run ref = solve(A, "jacobi", 5000, 1, &HOST, 0.25);
-    const mode modes[] = {{"1", "1", "1", "0", "jacobi with a fault, while graph"},
-                          {"1", "0", "1", "0", "jacobi with a fault, body replays"},
-                          {"1", "1", "0", "0", "jacobi with a fault, per-iteration checks"},
-                          {"1", "1", "1", "5", "jacobi with a fault, bodies of 5"}};
-    for (int w = 0; w < 4; w++) {
+    const mode modes[] = {{"1", "1", "1", "0", "jacobi with a fault, while graph", "1"},
+                          {"1", "0", "1", "0", "jacobi with a fault, body replays", "1"},
+                          {"1", "1", "0", "0", "jacobi with a fault, per-iteration checks", "1"},
+                          {"1", "1", "1", "5", "jacobi with a fault, bodies of 5", "1"},
+                          {"1", "1", "1", "0", "jacobi with a fault, gated batched while graph", "0"}};
+    for (int w = 0; w < 5; w++) {
         run u = solve(A, "jacobi", 5000, 1, &modes[w], 0.25);
         compare(modes[w].name, A, &ref, &u, 2);
         assert_int_equal(u.r.reason, HR_REASON_CONVERGED);
@@ -225,11 +231,12 @@ static void test_first_crossing(void **state)
     char why[256];
     assert_int_equal(hr_sparse_generate("fv2d:99", &A, why, sizeof why), HR_OK);
     const char *methods[] = {"jacobi", "async"};
-    const mode modes[] = {{"1", "1", "1", "0", "batched, while graph"},
-                          {"1", "0", "1", "0", "batched, body replays"},
-                          {"1", "1", "1", "5", "batched, bodies of 5"},
-                          {"1", "1", "1", "2", "batched, bodies of 2"},
-                          {"1", "1", "0", "0", "per-iteration checks"}};
+    const mode modes[] = {{"1", "1", "1", "0", "batched, while graph", "1"},
+                          {"1", "0", "1", "0", "batched, body replays", "1"},
+                          {"1", "1", "1", "5", "batched, bodies of 5", "1"},
+                          {"1", "1", "1", "2", "batched, bodies of 2", "1"},
+                          {"1", "1", "0", "0", "per-iteration checks", "1"},
+                          {"1", "1", "1", "0", "gated batched, while graph", "0"}};
     for (int m = 0; m < 2; m++) {
         const long span = 200;
         run all = solve_with(A, methods[m], span, 1e-300, 1, 0, &HOST, 0.0);
@@ -261,7 +268,7 @@ static void test_first_crossing(void **state)
                 assert_int_equal(ref.st, HR_OK);
                 assert_int_equal(ref.r.iterations, lim ? k - 1 : k);
                 assert_int_equal(ref.r.reason, lim ? HR_REASON_ITERS : HR_REASON_CONVERGED);
-                for (int v = 0; v < 5; v++) {
+                for (int v = 0; v < 6; v++) {
                     run u = solve_with(A, methods[m], maxit, tol, 1, 1, &modes[v], 0.0);
                     char what[160];
                     snprintf(what, sizeof what, "fv2d:99 %s, %s, tol above the residual of iteration %ld%s",
