@@ -6,7 +6,7 @@
  *     their buffers;
  *   - MPI (src/mpi/transport_mpi.c): one subdomain per rank, MPI_Isend/Irecv of host
  *     buffers, MPI_Allgather for the norms;
- *   - CUDA peer copies between the GPUs of one process (src/cuda/dsolver_gpu.cu), with
+ *   - CUDA peer copies between the GPUs of one process (src/cuda/transport_cuda.cu), with
  *     device buffers (`device_buffers` 1); the MPI transport sets it when the library is
  *     CUDA-aware (MPIX_Query_cuda_support), else a GPU placement stages messages through
  *     pinned host buffers. Buffers of GPU subdomains come from the placement
