@@ -299,13 +299,12 @@ hr_status hr_mpi_solver_create_transport(const hr_options *o, const int decomp[3
     /* GPU ranks: where MPI's message buffers live (auto: as the library allows) */
     if (st == HR_OK && tr == HR_MPI_TRANSPORT_HOST) t->device_buffers = 0;
     if (st == HR_OK && tr == HR_MPI_TRANSPORT_DEVICE) t->device_buffers = 1;
-    if (tr == HR_MPI_TRANSPORT_NCCL) {
-        /* ncclCommInitRank waits for every rank: no rank may go in while another failed */
-        if (st != HR_OK && !mpi_error[0]) snprintf(mpi_error, sizeof mpi_error, "%s", hr_status_string(st));
-        st = agree_first(dup, rank, size, st, minor, mpi_error, sizeof mpi_error);
-        minor = 0;
-        if (st == HR_OK) st = wrap_nccl(dup, rank, size, lo.device, &t);
-    }
+    /* every rank, whatever its transport (a rank whose --transport differs must not wait
+     * alone): no rank may enter ncclCommInitRank, which waits for all, while another failed */
+    if (st != HR_OK && !mpi_error[0]) snprintf(mpi_error, sizeof mpi_error, "%s", hr_status_string(st));
+    st = agree_first(dup, rank, size, st, minor, mpi_error, sizeof mpi_error);
+    minor = 0;
+    if (st == HR_OK && tr == HR_MPI_TRANSPORT_NCCL) st = wrap_nccl(dup, rank, size, lo.device, &t);
     if (st == HR_OK) {
         st = hr_dsolver_create(&lo, parts, ghost, t, &s->ds, mpi_error, sizeof mpi_error);
         t = NULL; /* taken by the solver, also on failure */
