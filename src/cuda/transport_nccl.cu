@@ -6,13 +6,16 @@
  * on the low-priority lane (seed 003, Listing 1). NCCL has no tags: between two ranks at
  * most one message per direction and phase (bind checks it), matched in posting order.
  * `wait` polls the stream and the communicator's asynchronous error, so a failed peer
- * ends the wait with an error instead of a hang where NCCL notices it.
+ * ends the wait with an error instead of a hang where NCCL notices it, and gives up after
+ * HETRELAX_NCCL_TIMEOUT seconds (default 120; 0: never): a peer that left the solve (its
+ * own error) sends nothing more, and every rank must reach the status agreement.
  */
 #include <cuda_runtime.h>
 #include <nccl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cuda/transport_nccl.h"
 
@@ -29,7 +32,8 @@ typedef struct nccl_tr {
     hr_transport *host; /* collectives and host buffers (MPI) */
     ncclComm_t comm;
     int rank, nranks, dev;
-    int broken; /* an NCCL call failed: abort, do not finalize, at destroy */
+    int broken;     /* an NCCL call failed or a wait gave up: the communicator is aborted */
+    double timeout; /* seconds a wait may take (0: no limit) */
     cudaStream_t st;
     nccl_phase ph[HR_MAX_PHASES];
 } nccl_tr;
@@ -64,13 +68,23 @@ static hr_status cuda_fail(char *err, size_t es, cudaError_t e, const char *call
     return e == cudaErrorMemoryAllocation ? HR_ERR_NO_MEMORY : HR_ERR_DEVICE;
 }
 
+/* After a failure: abort the communicator now, which ends its kernels still waiting for
+ * peers (the placement synchronises its device before the transport is destroyed). */
+static void nt_break(nccl_tr *m)
+{
+    m->broken = 1;
+    if (m->comm) ncclCommAbort(m->comm);
+    m->comm = NULL;
+}
+
 /* Checked calls inside the transport's operations: the reason goes into t->err. */
 #define NT_NCCL(t, m, call)                                                                                  \
     do {                                                                                                     \
         ncclResult_t nt_r_ = (call);                                                                         \
         if (nt_r_ != ncclSuccess) {                                                                          \
-            (m)->broken = 1;                                                                                 \
-            return nccl_fail((t)->err, sizeof(t)->err, (m)->comm, nt_r_, #call, (m)->dev);                   \
+            const hr_status nt_s_ = nccl_fail((t)->err, sizeof(t)->err, (m)->comm, nt_r_, #call, (m)->dev);  \
+            nt_break(m);                                                                                     \
+            return nt_s_;                                                                                    \
         }                                                                                                    \
     } while (0)
 #define NT_CUDA(t, m, call)                                                                                  \
@@ -134,6 +148,7 @@ static hr_status nt_start(hr_transport *t, int phase)
     nccl_tr *m = (nccl_tr *)t->impl;
     const nccl_phase *p = &m->ph[phase];
     if (p->nsend + p->nrecv == 0) return HR_OK;
+    if (m->broken) return HR_ERR_IO; /* aborted after an earlier failure: t->err says why */
     NT_CUDA(t, m, cudaSetDevice(m->dev));
     NT_NCCL(t, m, ncclGroupStart());
     ncclResult_t r = ncclSuccess;
@@ -149,8 +164,9 @@ static hr_status nt_start(hr_transport *t, int phase)
         call = "ncclGroupEnd";
     }
     if (r != ncclSuccess) {
-        m->broken = 1;
-        return nccl_fail(t->err, sizeof t->err, m->comm, r, call, m->dev);
+        const hr_status st = nccl_fail(t->err, sizeof t->err, m->comm, r, call, m->dev);
+        nt_break(m);
+        return st;
     }
     return HR_OK;
 }
@@ -160,16 +176,31 @@ static hr_status nt_wait(hr_transport *t, int phase)
     nccl_tr *m = (nccl_tr *)t->impl;
     const nccl_phase *p = &m->ph[phase];
     if (p->nsend + p->nrecv == 0) return HR_OK;
+    if (m->broken) return HR_ERR_IO;
     NT_CUDA(t, m, cudaSetDevice(m->dev));
-    for (;;) {
+    struct timespec t0, now;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (long polls = 1;; polls++) {
         const cudaError_t e = cudaStreamQuery(m->st);
         if (e == cudaSuccess) return HR_OK;
         if (e != cudaErrorNotReady) return cuda_fail(t->err, sizeof t->err, e, "cudaStreamQuery", m->dev);
         ncclResult_t ar = ncclSuccess;
         NT_NCCL(t, m, ncclCommGetAsyncError(m->comm, &ar));
         if (ar != ncclSuccess && ar != ncclInProgress) {
-            m->broken = 1;
-            return nccl_fail(t->err, sizeof t->err, m->comm, ar, "a send/receive", m->dev);
+            const hr_status st = nccl_fail(t->err, sizeof t->err, m->comm, ar, "a send/receive", m->dev);
+            nt_break(m);
+            return st;
+        }
+        if (m->timeout > 0 && polls % 1024 == 0) {
+            clock_gettime(CLOCK_MONOTONIC, &now);
+            if ((double)(now.tv_sec - t0.tv_sec) + 1e-9 * (double)(now.tv_nsec - t0.tv_nsec) > m->timeout) {
+                nt_break(m);
+                snprintf(t->err, sizeof t->err,
+                         "nccl: no halo from the peers in %.0f s on GPU %d (a rank left the solve? "
+                         "HETRELAX_NCCL_TIMEOUT)",
+                         m->timeout, m->dev);
+                return HR_ERR_IO;
+            }
         }
     }
 }
@@ -211,16 +242,11 @@ static void nt_destroy(hr_transport *t)
     nccl_tr *m = (nccl_tr *)t->impl;
     if (m) {
         if (cudaSetDevice(m->dev) == cudaSuccess && m->st) {
-            cudaStreamSynchronize(m->st);
+            if (!m->broken) cudaStreamSynchronize(m->st);
             cudaStreamDestroy(m->st);
         }
         (void)cudaGetLastError();
-        if (m->comm) {
-            if (m->broken)
-                ncclCommAbort(m->comm); /* peers may be gone: no flush */
-            else
-                ncclCommDestroy(m->comm);
-        }
+        if (m->comm) ncclCommDestroy(m->comm); /* a broken one was aborted already */
         for (int p = 0; p < HR_MAX_PHASES; p++) {
             free(m->ph[p].send);
             free(m->ph[p].recv);
@@ -256,6 +282,8 @@ extern "C" hr_status hr_transport_nccl_create(hr_transport *host, int nranks, in
     m->rank = host->first;
     m->nranks = nranks;
     m->dev = device;
+    const char *to = getenv("HETRELAX_NCCL_TIMEOUT");
+    m->timeout = to && *to ? atof(to) : 120.0;
     cudaError_t e = cudaSetDevice(device);
     int least = 0, greatest = 0;
     if (e == cudaSuccess) e = cudaDeviceGetStreamPriorityRange(&least, &greatest);
