@@ -3,12 +3,13 @@
  * subdomain's message buffers are device memory (placement hr_dplace_gpu), a halo message
  * is one cudaMemcpyPeerAsync from the sender's buffer to the receiver's, on a
  * high-priority copy stream of the receiving device; the norms and flags stay on the host
- * (all subdomains are here).
+ * (all subdomains are here, through the in-process transport it wraps).
  */
 #include <cuda_runtime.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda/transport_wrap.h"
 #include "decomp/dsolver.h"
 
 #define CT_MAX_DEV 64
@@ -21,6 +22,7 @@ typedef struct ct_pair {
 } ct_pair;
 
 typedef struct cuda_tr {
+    hr_transport *host; /* first (transport_wrap.h): the in-process transport's host operations */
     int count;
     int *dev;
     ct_pair *pairs[HR_MAX_PHASES];
@@ -101,45 +103,6 @@ static hr_status ct_wait(hr_transport *t, int phase)
     return HR_OK;
 }
 
-static hr_status ct_sum_norms(hr_transport *t, hr_norm2 *v, int n)
-{
-    for (int q = 0; q < n; q++) {
-        hr_norm2 acc = {0.0, 0.0};
-        for (int s = 0; s < t->nlocal; s++)
-            hr_norm2_add(&acc, v[(size_t)s * n + q]);
-        v[q] = acc;
-    }
-    return HR_OK;
-}
-
-static hr_status ct_max_int(hr_transport *t, int *v, int n)
-{
-    (void)t;
-    (void)v;
-    (void)n;
-    return HR_OK;
-}
-
-static hr_status ct_max_double(hr_transport *t, double *v, int n)
-{
-    (void)t;
-    (void)v;
-    (void)n;
-    return HR_OK;
-}
-
-static void *ct_alloc(hr_transport *t, size_t bytes)
-{
-    (void)t;
-    return malloc(bytes ? bytes : 1); /* host subdomains never use this transport */
-}
-
-static void ct_release(hr_transport *t, void *p)
-{
-    (void)t;
-    free(p);
-}
-
 static void ct_destroy(hr_transport *t)
 {
     if (!t) return;
@@ -153,6 +116,7 @@ static void ct_destroy(hr_transport *t)
                 cudaStreamDestroy(m->st[d]);
             }
         (void)cudaGetLastError();
+        if (m->host) m->host->ops->destroy(m->host);
         free(m->dev);
         free(m);
     }
@@ -160,8 +124,17 @@ static void ct_destroy(hr_transport *t)
 }
 
 static const hr_transport_ops cuda_ops = {
-    "cuda-peer",   ct_bind,  ct_start,   ct_wait,    ct_sum_norms, ct_max_int,
-    ct_max_double, ct_alloc, ct_release, ct_destroy, NULL, /* progress: the copies run on streams */
+    "cuda-peer",
+    ct_bind,
+    ct_start,
+    ct_wait,
+    hr_wrap_sum_norms,
+    hr_wrap_max_int,
+    hr_wrap_max_double,
+    hr_wrap_alloc,
+    hr_wrap_release,
+    ct_destroy,
+    NULL, /* progress: the copies run on streams */
 };
 
 extern "C" hr_status hr_transport_cuda_create(int count, const int *device, hr_transport **out)
@@ -170,7 +143,8 @@ extern "C" hr_status hr_transport_cuda_create(int count, const int *device, hr_t
     hr_transport *t = (hr_transport *)calloc(1, sizeof *t);
     cuda_tr *m = (cuda_tr *)calloc(1, sizeof *m);
     int *dev = (int *)malloc((size_t)count * sizeof *dev);
-    if (!t || !m || !dev) {
+    /* all subdomains are here: the in-process transport's norms (subdomain order) and flags */
+    if (!t || !m || !dev || hr_transport_inproc_create(count, &m->host) != HR_OK) {
         free(t);
         free(m);
         free(dev);

@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "cuda/transport_nccl.h"
+#include "cuda/transport_wrap.h"
 
 #ifndef NCCL_VERSION
 #define NCCL_VERSION(X, Y, Z) ((X)*1000 + (Y)*100 + (Z))
@@ -29,7 +30,7 @@ typedef struct nccl_phase {
 } nccl_phase;
 
 typedef struct nccl_tr {
-    hr_transport *host; /* collectives and host buffers (MPI) */
+    hr_transport *host; /* first (transport_wrap.h): collectives and host buffers (MPI) */
     ncclComm_t comm;
     int rank, nranks, dev;
     int broken;     /* an NCCL call failed or a wait gave up: the communicator is aborted */
@@ -205,37 +206,6 @@ static hr_status nt_wait(hr_transport *t, int phase)
     }
 }
 
-/* Host values and buffers: the wrapped transport's. */
-static hr_status nt_sum_norms(hr_transport *t, hr_norm2 *v, int n)
-{
-    hr_transport *h = ((nccl_tr *)t->impl)->host;
-    return h->ops->sum_norms(h, v, n);
-}
-
-static hr_status nt_max_int(hr_transport *t, int *v, int n)
-{
-    hr_transport *h = ((nccl_tr *)t->impl)->host;
-    return h->ops->max_int(h, v, n);
-}
-
-static hr_status nt_max_double(hr_transport *t, double *v, int n)
-{
-    hr_transport *h = ((nccl_tr *)t->impl)->host;
-    return h->ops->max_double(h, v, n);
-}
-
-static void *nt_alloc(hr_transport *t, size_t bytes)
-{
-    hr_transport *h = ((nccl_tr *)t->impl)->host;
-    return h->ops->alloc(h, bytes);
-}
-
-static void nt_release(hr_transport *t, void *p)
-{
-    hr_transport *h = ((nccl_tr *)t->impl)->host;
-    h->ops->release(h, p);
-}
-
 static void nt_destroy(hr_transport *t)
 {
     if (!t) return;
@@ -258,9 +228,17 @@ static void nt_destroy(hr_transport *t)
 }
 
 static const hr_transport_ops nccl_ops = {
-    "nccl",        nt_bind,  nt_start,   nt_wait,    nt_sum_norms, nt_max_int,
-    nt_max_double, nt_alloc, nt_release, nt_destroy, NULL, /* progress: NCCL's kernels move the data on their
-                                                              own */
+    "nccl",
+    nt_bind,
+    nt_start,
+    nt_wait,
+    hr_wrap_sum_norms,
+    hr_wrap_max_int,
+    hr_wrap_max_double,
+    hr_wrap_alloc,
+    hr_wrap_release,
+    nt_destroy,
+    NULL, /* progress: NCCL's kernels move the data on their own */
 };
 
 extern "C" hr_status hr_transport_nccl_create(hr_transport *host, int nranks, int device,
