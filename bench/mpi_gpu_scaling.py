@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""GPU ranks: 3-D weak and strong scaling of the decomposed solve over MPI (issue 11).
+"""GPU ranks: 3-D (or 2-D) weak and strong scaling of the decomposed solve over MPI (issue 11).
 
 One rank per GPU (device = local rank modulo the GPUs present). Each run is
 tests/mpi/mpi_solve --backend gpu under mpiexec: first its bitwise check against cpu-seq
@@ -15,6 +15,14 @@ unpack) that the interior covered.
   strong:  512 x 512 x 1024 on 1 and P GPUs
   kinds:   slab (parts along z), yslab (along y), xslab (along x: strided faces), pencil
            (y and z), cube (MPI_Dims_create's balanced split), where the GPU count allows
+  --dim 2: 20480^2 per GPU (weak) and 20480 x 20480 (strong), fp32; slab = yslab (rows),
+           xslab (columns), cube = pencil (balanced 2-D split)
+  --transports host,nccl: every multi-GPU run once per transport (host: MPI on pinned host
+           buffers; device: CUDA-aware MPI; nccl: ncclSend/Recv, builds with NCCL), with the
+           time ratio host / other printed at the end; 1-GPU runs (no halos) once
+
+  bench/mpi_gpu_scaling.py --build build-gpu --dim 2 --modes strong --kinds slab --transports host,nccl \
+      --gpus 1,2 --out docs/results/mpi-gpu-nccl-2d-h200x2.json
 
   bench/mpi_gpu_scaling.py --build build-gpu --quick --out docs/results/mpi-gpu-h200x2.json
   bench/mpi_gpu_scaling.py --build build-gpu --gpus 1,2 --kinds slab,yslab,xslab --ghosts 1,2 --no-overlap
@@ -30,8 +38,15 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mpi_scaling import balanced, git_commit  # noqa: E402  (one copy of each)
 
 
-def decomp_for(kind, p):
+def decomp_for(kind, p, dim=3):
     """x, y, z parts of kind on p GPUs."""
+    if dim == 2:
+        if kind in ("slab", "yslab"):
+            return [1, p, 1]
+        if kind == "xslab":
+            return [p, 1, 1]
+        f = balanced(p, 2)
+        return [f[1], f[0], 1]
     if kind == "slab":
         return [1, 1, p]
     if kind == "yslab":
@@ -84,12 +99,13 @@ def mpi_env():
     return env
 
 
-def run(a, p, dec, ext, ghost, overlap):
+def run(a, p, dec, ext, ghost, overlap, transport="auto"):
     exe = os.path.join(a.build, "tests", "mpi", "mpi_solve")
-    cmd = [a.mpiexec, "-n", str(p), "--oversubscribe", exe, "--backend", "gpu", "--dim", "3",
-           "--nx", str(ext[0]), "--ny", str(ext[1]), "--nz", str(ext[2]), "--iters", str(a.iters),
-           "--repeats", str(a.repeats), "--ghost", str(ghost), "--precision", a.precision,
-           "--decomp", "x".join(map(str, dec)), "--verify-div", str(a.verify_div)]
+    cmd = [a.mpiexec, "-n", str(p), "--oversubscribe", exe, "--backend", "gpu", "--dim", str(a.dim),
+           "--nx", str(ext[0]), "--ny", str(ext[1])] + (["--nz", str(ext[2])] if a.dim == 3 else []) + [
+           "--iters", str(a.iters), "--repeats", str(a.repeats), "--ghost", str(ghost), "--precision", a.precision,
+           "--decomp", "x".join(map(str, dec[:a.dim])), "--verify-div", str(a.verify_div),
+           "--transport", transport]
     if not overlap:
         cmd.append("--no-overlap")
     t0 = time.time()
@@ -109,12 +125,15 @@ def main():
     ap.add_argument("--build", default="build-gpu")
     ap.add_argument("--mpiexec", default="mpiexec")
     ap.add_argument("--gpus", help="GPU counts (default: 1 and every power of 2 up to the GPUs present)")
-    ap.add_argument("--n", type=int, default=512, help="weak scaling: n^3 per GPU")
-    ap.add_argument("--strong", default="512x512x1024", help="strong scaling grid XxYxZ")
+    ap.add_argument("--dim", type=int, default=3, choices=(2, 3))
+    ap.add_argument("--n", type=int, help="weak scaling: n^dim per GPU (default 512 in 3-D, 20480 in 2-D)")
+    ap.add_argument("--strong", help="strong scaling grid XxYxZ (default 512x512x1024; 2-D: 20480x20480)")
+    ap.add_argument("--modes", default="weak,strong")
+    ap.add_argument("--transports", default="auto", help="auto, host, device, nccl: comma-separated")
     ap.add_argument("--kinds", default="slab,yslab,xslab,pencil,cube")
     ap.add_argument("--ghosts", default="1")
     ap.add_argument("--no-overlap", action="store_true", help="also run ghost 1 with the exchange first")
-    ap.add_argument("--precision", default="double")
+    ap.add_argument("--precision", help="default double in 3-D, single in 2-D")
     ap.add_argument("--iters", type=int, default=200)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--verify-div", type=int, default=8)
@@ -124,6 +143,10 @@ def main():
     ap.add_argument("--label", default=os.uname().nodename)
     ap.add_argument("--out")
     a = ap.parse_args()
+    a.n = a.n or (512 if a.dim == 3 else 20480)
+    a.strong = a.strong or ("512x512x1024" if a.dim == 3 else "20480x20480")
+    a.precision = a.precision or ("double" if a.dim == 3 else "single")
+    transports = a.transports.split(",")
     if a.quick:
         a.kinds, a.ghosts, a.iters, a.repeats, a.no_overlap = "slab,yslab", "1", 100, 3, False
     have = gpu_count()
@@ -133,28 +156,31 @@ def main():
         counts = [c for c in (1, 2, 4, 8) if c <= max(have, 1)]
     if have and max(counts) > have:
         raise SystemExit(f"mpi_gpu_scaling: {max(counts)} GPUs asked, {have} present")
-    strong = [int(x) for x in a.strong.split("x")]
+    strong = ([int(x) for x in a.strong.split("x")] + [1])[:3]
     ghosts = [int(x) for x in a.ghosts.split(",")]
     bw = copy_gbps()
     es = 8 if a.precision == "double" else 4
-    print(f"# GPU ranks ({have} GPUs present), 3-D, {a.precision}, {a.iters} sweeps x {a.repeats} repeats (median), "
-          f"device copy {bw:.0f} GB/s" if bw else f"# GPU ranks ({have} GPUs present), 3-D, {a.precision}, "
-          f"{a.iters} sweeps x {a.repeats} repeats (median), device copy not measured (no CuPy)")
-    print(f"{'mode':>6} {'gpus':>4} {'kind':>6} {'decomp':>7} {'g':>1} {'ov':>2} {'grid':>15} {'ms/sweep':>9} "
-          f"{'speedup':>7} {'eff':>5} {'GB/s/gpu':>8} {'bw':>5} {'exp ms':>7} {'hidden':>6}")
+    print(f"# GPU ranks ({have} GPUs present), {a.dim}-D, {a.precision}, {a.iters} sweeps x {a.repeats} repeats "
+          f"(median), device copy {bw:.0f} GB/s" if bw else f"# GPU ranks ({have} GPUs present), {a.dim}-D, "
+          f"{a.precision}, {a.iters} sweeps x {a.repeats} repeats (median), device copy not measured (no CuPy)")
+    print(f"{'mode':>6} {'gpus':>4} {'kind':>6} {'decomp':>7} {'g':>1} {'ov':>2} {'transport':>9} {'grid':>15} "
+          f"{'ms/sweep':>9} {'speedup':>7} {'eff':>5} {'GB/s/gpu':>8} {'bw':>5} {'exp ms':>7} {'hidden':>6}")
     runs, base, seen = [], {}, set()
-    for mode in ("weak", "strong"):
+    for mode in a.modes.split(","):
         for ghost in ghosts:
             for overlap in ([1, 0] if a.no_overlap and ghost == 1 else [1]):
                 for kind in a.kinds.split(","):
-                    for p in counts:
-                        dec = decomp_for(kind, p)
+                    for p, tr in [(p, tr) for p in counts for tr in transports]:
+                        dec = decomp_for(kind, p, a.dim)
                         ext = [a.n * d for d in dec] if mode == "weak" else list(strong)
-                        key = (mode, tuple(dec), tuple(ext), ghost, overlap)
+                        if a.dim == 2:
+                            ext[2] = 1
+                        # one GPU has no halos: its run once, whatever the transport
+                        key = (mode, tuple(dec), tuple(ext), ghost, overlap, tr if p > 1 else None)
                         if key in seen or any(d > e for d, e in zip(dec, ext)):
                             continue
                         seen.add(key)
-                        r = run(a, p, dec, ext, ghost, overlap)
+                        r = run(a, p, dec, ext, ghost, overlap, tr)
                         r.update(mode=mode, kind=kind if p > 1 else "one", gpus=p)
                         t = r["time_per_sweep_s"]
                         if p == 1:
@@ -170,17 +196,31 @@ def main():
                         r["bandwidth_fraction_per_gpu"] = r["gbps_per_gpu"] / bw if bw else None
                         runs.append(r)
                         print(f"{mode:>6} {p:>4} {r['kind']:>6} {'x'.join(map(str, dec)):>7} {ghost:>1} {overlap:>2} "
-                              f"{'x'.join(map(str, ext)):>15} {t * 1e3:9.3f} {r.get('speedup', float('nan')):7.2f} "
+                              f"{r.get('transport', tr):>9} {'x'.join(map(str, ext)):>15} {t * 1e3:9.3f} {r.get('speedup', float('nan')):7.2f} "
                               f"{r.get('efficiency', float('nan')):5.2f} {r['gbps_per_gpu']:8.0f} "
                               f"{r['bandwidth_fraction_per_gpu'] or float('nan'):5.2f} "
                               f"{r['exchange_per_sweep_s'] * 1e3:7.3f} {r['hidden_fraction']:6.2f}")
                         sys.stdout.flush()
+    if len(transports) > 1:  # the same run on each transport: time ratio against the first
+        first = transports[0]
+        for r in runs:
+            if r["gpus"] < 2 or r["transport"] == first:
+                continue
+            same = [q for q in runs if q["gpus"] == r["gpus"] and q["decomp"] == r["decomp"] and q["mode"] == r["mode"]
+                    and q["ghost"] == r["ghost"] and q["overlap"] == r["overlap"] and q["transport"] == first]
+            if same:
+                r["time_ratio_vs_" + first] = same[0]["time_per_sweep_s"] / r["time_per_sweep_s"]
+                print(f"# {r['mode']} {r['gpus']} GPUs {r['kind']} g{r['ghost']}: {first} "
+                      f"{same[0]['time_per_sweep_s'] * 1e3:.3f} ms/sweep, {r['transport']} "
+                      f"{r['time_per_sweep_s'] * 1e3:.3f} ms/sweep: {r['transport']} is "
+                      f"{r['time_ratio_vs_' + first]:.3f}x as fast (exposed exchange {same[0]['wait_per_sweep_s'] * 1e3:.3f}"
+                      f" vs {r['wait_per_sweep_s'] * 1e3:.3f} ms/sweep)")
     if a.out:
         commit = git_commit()
         with open(a.out, "w") as f:
             json.dump({"bench": "mpi_gpu_scaling", "label": a.label, "commit": commit,
                        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "gpus_present": have,
-                       "precision": a.precision, "iters": a.iters, "repeats": a.repeats,
+                       "dim": a.dim, "transports": transports, "precision": a.precision, "iters": a.iters, "repeats": a.repeats,
                        "byte_model": "u read + u written per point (spike rhs: no f traffic)",
                        "device_copy_gbps": bw, "runs": runs}, f, indent=1)
         print(f"# wrote {a.out}")

@@ -238,9 +238,9 @@ static int read_values(const grid_args *a, const char *flag, const char *path, d
 static int mpi_refusals(const grid_args *a)
 {
     const hr_options *o = &a->o;
-    if (hr_mpi_cli_size() == 1) { /* several subdomains asked of one process */
-        const long parts =
-            (long)a->mpi.decomp[0] * a->mpi.decomp[1] * (a->mpi.decomp[2] > 0 ? a->mpi.decomp[2] : 1);
+    const long parts =
+        (long)a->mpi.decomp[0] * a->mpi.decomp[1] * (a->mpi.decomp[2] > 0 ? a->mpi.decomp[2] : 1);
+    if (hr_mpi_cli_size() == 1 && parts > 1) { /* several subdomains asked of one process */
 #ifdef HR_HAVE_MPI
         return hr_cli_usage_error(CMD, "--decomp",
                                   "%ld subdomains need as many MPI ranks (run under mpirun -np %ld)", parts,
@@ -307,6 +307,9 @@ static int grid_run(grid_args *a, hr_flagset *fs)
     }
     if ((rc = hr_grid_gpus_prepare(a, fs, use_mpi)) != 0) return rc;
     if (use_mpi && (rc = mpi_refusals(a)) != 0) return rc;
+    if (!use_mpi && hr_flags_seen(fs, "transport"))
+        return hr_cli_usage_error(CMD, "--transport",
+                                  "chooses how MPI ranks exchange halos: run under mpirun");
     /* auto: the GPU when one is present, else all cores; for a dimension a backend has
      * no kernel for yet, the next one that has */
     hr_backend eb = o->backend;

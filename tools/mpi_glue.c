@@ -52,6 +52,11 @@ void hr_mpi_cli_flags(hr_flagset *fs, hr_mpi_cli_args *m)
     hr_flags_add(
         fs, hr_flag_switch("no-overlap", &m->no_overlap, 1,
                            "exchange, then sweep (default with G = 1: sweep the inner points meanwhile)"));
+    static const char *const transports[] = {"auto", "host", "device", "nccl", NULL};
+    hr_flags_add(fs, hr_flag_choice("transport", &m->transport, transports,
+                                    "GPU ranks' halos: MPI on pinned host buffers (host), MPI on device\n"
+                                    "buffers (device: CUDA-aware MPI), NCCL (nccl: one rank per GPU);\n"
+                                    "auto (default): device when MPI is CUDA-aware, else host"));
 }
 
 #ifdef HR_HAVE_MPI
@@ -113,7 +118,8 @@ static long decomp_parts(const hr_mpi_cli_args *m)
 
 int hr_mpi_cli_wanted(const hr_mpi_cli_args *m)
 {
-    return hr_mpi_cli_size() > 1 || decomp_parts(m) > 1;
+    /* a --transport under mpirun asks for the MPI run even on one rank */
+    return hr_mpi_cli_size() > 1 || decomp_parts(m) > 1 || (mpi_on && m->transport != 0);
 }
 
 /* "field: reason" from the library as "hetrelax CMD: --field: reason" */
@@ -146,7 +152,8 @@ int hr_mpi_cli_solve(const char *cmd, const hr_options *o, const hr_mpi_cli_args
     const int *dec = m->decomp[0] > 0 ? m->decomp : NULL;
     hr_options lo = *o;
     if (m->gpus > 0) lo.gpus = m->gpus; /* GPU ranks: the library checks it against the node */
-    hr_status st = hr_mpi_solver_create(&lo, dec, m->ghost, MPI_COMM_WORLD, &s);
+    hr_status st = hr_mpi_solver_create_transport(&lo, dec, m->ghost, (hr_mpi_transport)m->transport,
+                                                  MPI_COMM_WORLD, &s);
     if (st != HR_OK) return refuse(cmd, st, hr_mpi_last_error());
     hr_mpi_solver_set_overlap(s, !m->no_overlap);
     st = hr_mpi_solver_run(s, r);
@@ -184,9 +191,12 @@ int hr_mpi_cli_solve(const char *cmd, const hr_options *o, const hr_mpi_cli_args
             json_object_object_add(j, "hidden_fraction",
                                    hr_json_number(t[3] + t[4] > 0 ? t[3] / (t[3] + t[4]) : 0.0));
             json_object_object_add(j, "buffers",
-                                   json_object_new_string(info.device_buffers ? "device (CUDA-aware MPI)"
-                                                                              : "pinned host (staged)"));
+                                   json_object_new_string(info.transport == HR_MPI_TRANSPORT_NCCL
+                                                              ? "device (NCCL)"
+                                                          : info.device_buffers ? "device (CUDA-aware MPI)"
+                                                                                : "pinned host (staged)"));
         }
+        json_object_object_add(j, "transport", json_object_new_string(hr_mpi_transport_name(info.transport)));
         json_object_object_add(j, "halo_bytes", hr_json_number(info.halo_bytes));
         json_object_object_add(j, "max_halo_bytes", hr_json_number(info.max_halo_bytes));
         *mpi_json = j;

@@ -28,6 +28,7 @@ typedef struct hr_mpi_cli_args {
     int ghost;      /* --ghost G (layers exchanged every G sweeps), default 1 */
     int no_overlap; /* --no-overlap: exchange first, then sweep */
     int gpus;       /* --gpus N under mpirun: GPUs per node, one rank per GPU (0: share all present) */
+    int transport;  /* --transport auto|host|device|nccl (hr_mpi_transport order; 0: auto) */
 } hr_mpi_cli_args;
 
 /* MPI_Init_thread(FUNNELED) when started by mpirun/mpiexec and built with MPI; nothing
@@ -38,7 +39,7 @@ int hr_mpi_cli_finalize(int rc);
 int hr_mpi_cli_rank(void); /* 0 without MPI */
 int hr_mpi_cli_size(void); /* 1 without MPI */
 
-/* Adds --decomp, --ghost and --no-overlap (group "decomposition (MPI)"); sets defaults. */
+/* Adds --decomp, --ghost, --no-overlap and --transport (group "decomposition (MPI)"); sets defaults. */
 void hr_mpi_cli_flags(hr_flagset *fs, hr_mpi_cli_args *m);
 
 /* Whether to run decomposed: more than one rank, or a --decomp of more than one part (which

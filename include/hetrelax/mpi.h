@@ -48,6 +48,29 @@ hr_status hr_mpi_resolve_decomp(const hr_options *o, int ranks, const int req[3]
 hr_status hr_mpi_solver_create(const hr_options *o, const int decomp[3], int ghost, MPI_Comm comm,
                                hr_mpi_solver **out);
 
+/* How GPU ranks move their halo messages (CPU ranks always send host buffers by MPI). */
+typedef enum hr_mpi_transport {
+    HR_MPI_TRANSPORT_AUTO = 0, /* device buffers when the MPI library is CUDA-aware, else host */
+    HR_MPI_TRANSPORT_HOST,     /* MPI on pinned host buffers, staged through the device */
+    HR_MPI_TRANSPORT_DEVICE,   /* MPI on device buffers: a CUDA-aware MPI library only */
+    HR_MPI_TRANSPORT_NCCL      /* ncclSend/ncclRecv of device buffers (builds with NCCL; one rank
+                                  per GPU); norms and flags still by MPI */
+} hr_mpi_transport;
+
+/*! hr_mpi_transport_name() : "auto", "host", "device", "nccl" (NULL for other values). */
+const char *hr_mpi_transport_name(hr_mpi_transport tr);
+
+/*! hr_mpi_have_nccl() : 1 when this build has the NCCL transport. */
+int hr_mpi_have_nccl(void);
+
+/*! hr_mpi_solver_create_transport() :
+ *  hr_mpi_solver_create with the halo transport of GPU ranks chosen (the same on every
+ *  rank). A transport the build, the MPI library or the backend cannot give (nccl without
+ *  NCCL, device without CUDA-aware MPI, device or nccl with CPU ranks, nccl with several
+ *  ranks on one GPU) is refused with HR_ERR_INVALID_ARG and "transport: reason". */
+hr_status hr_mpi_solver_create_transport(const hr_options *o, const int decomp[3], int ghost,
+                                         hr_mpi_transport transport, MPI_Comm comm, hr_mpi_solver **out);
+
 /*! hr_mpi_solver_run() :
  *  Collective: runs the iteration; `res` (may be NULL) is the same on every rank (times
  *  are the slowest rank's). */
@@ -79,10 +102,11 @@ typedef struct hr_mpi_info {
     double halo_bytes;     /* bytes this rank sends per exchange round */
     double max_halo_bytes; /* the largest over ranks */
     /* GPU ranks (--backend gpu; docs/mpi.md): the device overlap's own split of a sweep */
-    double wait_s;      /* exchange left over after the interior was done (exposed) */
-    double compute_s;   /* sweep time less the exposed exchange */
-    int device;         /* this rank's GPU, -1 on CPU ranks */
-    int device_buffers; /* 1: MPI moved device buffers (CUDA-aware), 0: pinned host staging */
+    double wait_s;              /* exchange left over after the interior was done (exposed) */
+    double compute_s;           /* sweep time less the exposed exchange */
+    int device;                 /* this rank's GPU, -1 on CPU ranks */
+    int device_buffers;         /* 1: device buffers moved (CUDA-aware MPI or NCCL), 0: pinned host staging */
+    hr_mpi_transport transport; /* what moved them: host, device or nccl (never auto) */
 } hr_mpi_info;
 
 /*! hr_mpi_solver_info() : the decomposition and the last run's exchange figures (local). */

@@ -15,7 +15,7 @@
  * Lanes: HR_DLANE_SHELL (high priority), HR_DLANE_INNER (low priority), one stream per
  * face (high priority) that waits for the shell lane's last sweep before packing.
  *
- * Also the in-process transport between GPUs (cudaMemcpyPeerAsync of device buffers).
+ * The in-process transport between GPUs is in transport_cuda.cu.
  */
 #include <math.h>
 #include <stdio.h>
@@ -24,6 +24,7 @@
 
 #include "cuda/gpu_internal.cuh"
 #include "cuda/gpu_region.h"
+#include "cuda/norm_reduce.cuh"
 #include "decomp/dsolver.h"
 
 #define DG_RES_THREADS 256
@@ -105,12 +106,6 @@ __global__ void dg_k_pack(Wd *g, Wd *buf, size_t p, size_t q, int lo0, int lo1, 
     }
 }
 
-/* max that keeps a NaN (the CPU's `if (!(a <= m)) m = a`) */
-__device__ __forceinline__ double dg_nan_max(double m, double a)
-{
-    return (m != m) ? m : (!(a <= m) ? a : m);
-}
-
 /* Partial sums of (|r| * irs)^2, (|b| * ibs)^2 and maxima over the box rows a block takes;
  * hr_cpu_residual_box's formula and Dirichlet-face terms. */
 template <typename T>
@@ -118,7 +113,6 @@ __global__ void __launch_bounds__(DG_RES_THREADS)
     dg_k_resid(const T *u, const T *hf, size_t p, size_t q, int dim, hr_box b, unsigned d, int lnx, int lny,
                int lnz, hr_rhs_view sp, double irs, double ibs, double *part)
 {
-    __shared__ double sh[4][DG_RES_THREADS / 32];
     const double diag = dim == 3 ? 6.0 : 4.0;
     const int bny = b.hi[1] - b.lo[1];
     const long rows = (long)bny * (b.hi[2] - b.lo[2]);
@@ -141,50 +135,11 @@ __global__ void __launch_bounds__(DG_RES_THREADS)
             const double ar = fabs(r) * irs, ab = fabs(bb) * ibs;
             sr += ar * ar;
             sb += ab * ab;
-            mr = dg_nan_max(mr, ar);
-            mb = dg_nan_max(mb, ab);
+            mr = hr_nan_max(mr, ar);
+            mb = hr_nan_max(mb, ab);
         }
     }
-    for (int o = 16; o > 0; o >>= 1) {
-        sr += __shfl_down_sync(0xffffffffu, sr, o);
-        sb += __shfl_down_sync(0xffffffffu, sb, o);
-        mr = dg_nan_max(mr, __shfl_down_sync(0xffffffffu, mr, o));
-        mb = dg_nan_max(mb, __shfl_down_sync(0xffffffffu, mb, o));
-    }
-    const int wi = threadIdx.x >> 5;
-    if ((threadIdx.x & 31) == 0) {
-        sh[0][wi] = sr;
-        sh[1][wi] = sb;
-        sh[2][wi] = mr;
-        sh[3][wi] = mb;
-    }
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        double t[4] = {0.0, 0.0, 0.0, 0.0};
-        for (int w = 0; w < DG_RES_THREADS / 32; w++) {
-            t[0] += sh[0][w];
-            t[1] += sh[1][w];
-            t[2] = dg_nan_max(t[2], sh[2][w]);
-            t[3] = dg_nan_max(t[3], sh[3][w]);
-        }
-        for (int c = 0; c < 4; c++)
-            part[4 * blockIdx.x + c] = t[c];
-    }
-}
-
-/* One thread adds the block partials in block order: the same value every run. */
-__global__ void dg_k_resid_total(const double *part, int nparts, double *out)
-{
-    if (threadIdx.x != 0 || blockIdx.x != 0) return;
-    double t[4] = {0.0, 0.0, 0.0, 0.0};
-    for (int b = 0; b < nparts; b++) {
-        t[0] += part[4 * b];
-        t[1] += part[4 * b + 1];
-        t[2] = dg_nan_max(t[2], part[4 * b + 2]);
-        t[3] = dg_nan_max(t[3], part[4 * b + 3]);
-    }
-    for (int c = 0; c < 4; c++)
-        out[c] = t[c];
+    hr_norm_block_reduce<DG_RES_THREADS>(sr, sb, mr, mb, part);
 }
 
 /* ------------------------------------------------------------ field operations */
@@ -365,7 +320,7 @@ static cudaError_t resid_pass(dgpu *c, const hr_resid_args *a, double rs, double
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) return e;
     double *tot = c->d_part + 4 * DG_RES_BLOCKS;
-    dg_k_resid_total<<<1, 32, 0, st>>>(c->d_part, DG_RES_BLOCKS, tot);
+    hr_norm_total<<<1, 32, 0, st>>>(c->d_part, DG_RES_BLOCKS, tot);
     if ((e = cudaGetLastError()) != cudaSuccess) return e;
     if ((e = cudaMemcpyAsync(c->h_res, tot, 4 * sizeof(double), cudaMemcpyDeviceToHost, st)) != cudaSuccess)
         return e;
@@ -642,194 +597,4 @@ extern "C" int hr_dsolver_gpu_count(void)
     if (cudaGetDeviceCount(&n) != cudaSuccess) n = 0;
     (void)cudaGetLastError();
     return n;
-}
-
-/* ------------------------------------------------------------ peer transport */
-
-#define CT_MAX_DEV 64
-
-typedef struct ct_pair {
-    const void *src;
-    void *dst;
-    size_t bytes;
-    int sdev, ddev;
-} ct_pair;
-
-typedef struct cuda_tr {
-    int count;
-    int *dev;
-    ct_pair *pairs[HR_MAX_PHASES];
-    int npairs[HR_MAX_PHASES];
-    cudaStream_t st[CT_MAX_DEV]; /* one copy stream per receiving device */
-} cuda_tr;
-
-static hr_status ct_bind(hr_transport *t, int phase, const hr_halo_msg *sends, int nsend,
-                         const hr_halo_msg *recvs, int nrecv)
-{
-    cuda_tr *m = (cuda_tr *)t->impl;
-    if (phase < 0 || phase >= HR_MAX_PHASES) return HR_ERR_INTERNAL;
-    free(m->pairs[phase]);
-    m->pairs[phase] = NULL;
-    m->npairs[phase] = 0;
-    if (nrecv == 0) return HR_OK;
-    ct_pair *p = (ct_pair *)calloc((size_t)nrecv, sizeof *p);
-    if (!p) return HR_ERR_NO_MEMORY;
-    for (int r = 0; r < nrecv; r++) {
-        const hr_halo_msg *rv = &recvs[r];
-        int found = -1;
-        for (int s = 0; s < nsend && found < 0; s++)
-            if (sends[s].from == rv->from && sends[s].to == rv->to && sends[s].tag == rv->tag) found = s;
-        if (found < 0 || sends[found].bytes != rv->bytes) {
-            free(p);
-            return HR_ERR_INTERNAL;
-        }
-        p[r].src = sends[found].buf;
-        p[r].dst = rv->buf;
-        p[r].bytes = rv->bytes;
-        p[r].sdev = m->dev[rv->from];
-        p[r].ddev = m->dev[rv->to];
-        const int dd = m->dev[rv->to];
-        if (dd < 0 || dd >= CT_MAX_DEV) {
-            free(p);
-            return HR_ERR_INTERNAL;
-        }
-        if (!m->st[dd]) {
-            int least = 0, greatest = 0;
-            if (cudaSetDevice(dd) != cudaSuccess ||
-                cudaDeviceGetStreamPriorityRange(&least, &greatest) != cudaSuccess ||
-                cudaStreamCreateWithPriority(&m->st[dd], cudaStreamNonBlocking, greatest) != cudaSuccess) {
-                (void)cudaGetLastError();
-                free(p);
-                return HR_ERR_DEVICE;
-            }
-        }
-    }
-    m->pairs[phase] = p;
-    m->npairs[phase] = nrecv;
-    return HR_OK;
-}
-
-/* The senders' packs are complete (the solver synchronises their face streams first). */
-static hr_status ct_start(hr_transport *t, int phase)
-{
-    cuda_tr *m = (cuda_tr *)t->impl;
-    for (int i = 0; i < m->npairs[phase]; i++) {
-        const ct_pair *p = &m->pairs[phase][i];
-        if (cudaSetDevice(p->ddev) != cudaSuccess ||
-            cudaMemcpyPeerAsync(p->dst, p->ddev, p->src, p->sdev, p->bytes, m->st[p->ddev]) != cudaSuccess) {
-            (void)cudaGetLastError();
-            return HR_ERR_DEVICE;
-        }
-    }
-    return HR_OK;
-}
-
-static hr_status ct_wait(hr_transport *t, int phase)
-{
-    (void)phase;
-    cuda_tr *m = (cuda_tr *)t->impl;
-    for (int d = 0; d < CT_MAX_DEV; d++)
-        if (m->st[d] && (cudaSetDevice(d) != cudaSuccess || cudaStreamSynchronize(m->st[d]) != cudaSuccess)) {
-            (void)cudaGetLastError();
-            return HR_ERR_DEVICE;
-        }
-    return HR_OK;
-}
-
-static hr_status ct_sum_norms(hr_transport *t, hr_norm2 *v, int n)
-{
-    for (int q = 0; q < n; q++) {
-        hr_norm2 acc = {0.0, 0.0};
-        for (int s = 0; s < t->nlocal; s++)
-            hr_norm2_add(&acc, v[(size_t)s * n + q]);
-        v[q] = acc;
-    }
-    return HR_OK;
-}
-
-static hr_status ct_max_int(hr_transport *t, int *v, int n)
-{
-    (void)t;
-    (void)v;
-    (void)n;
-    return HR_OK;
-}
-
-static hr_status ct_max_double(hr_transport *t, double *v, int n)
-{
-    (void)t;
-    (void)v;
-    (void)n;
-    return HR_OK;
-}
-
-static void *ct_alloc(hr_transport *t, size_t bytes)
-{
-    (void)t;
-    return malloc(bytes ? bytes : 1); /* host subdomains never use this transport */
-}
-
-static void ct_release(hr_transport *t, void *p)
-{
-    (void)t;
-    free(p);
-}
-
-static void ct_destroy(hr_transport *t)
-{
-    if (!t) return;
-    cuda_tr *m = (cuda_tr *)t->impl;
-    if (m) {
-        for (int p = 0; p < HR_MAX_PHASES; p++)
-            free(m->pairs[p]);
-        for (int d = 0; d < CT_MAX_DEV; d++)
-            if (m->st[d]) {
-                cudaSetDevice(d);
-                cudaStreamDestroy(m->st[d]);
-            }
-        (void)cudaGetLastError();
-        free(m->dev);
-        free(m);
-    }
-    free(t);
-}
-
-static const hr_transport_ops cuda_ops = {
-    "cuda-peer", ct_bind,       ct_start, ct_wait,    ct_sum_norms,
-    ct_max_int,  ct_max_double, ct_alloc, ct_release, ct_destroy,
-    NULL, /* progress: the copies run on streams */
-};
-
-extern "C" hr_status hr_transport_cuda_create(int count, const int *device, hr_transport **out)
-{
-    *out = NULL;
-    hr_transport *t = (hr_transport *)calloc(1, sizeof *t);
-    cuda_tr *m = (cuda_tr *)calloc(1, sizeof *m);
-    int *dev = (int *)malloc((size_t)count * sizeof *dev);
-    if (!t || !m || !dev) {
-        free(t);
-        free(m);
-        free(dev);
-        return HR_ERR_NO_MEMORY;
-    }
-    memcpy(dev, device, (size_t)count * sizeof *dev);
-    m->count = count;
-    m->dev = dev;
-    /* direct NVLink / PCIe copies where the devices allow it (else the driver stages) */
-    for (int a = 0; a < count; a++)
-        for (int b = 0; b < count; b++) {
-            if (dev[a] == dev[b]) continue;
-            int can = 0;
-            if (cudaDeviceCanAccessPeer(&can, dev[a], dev[b]) == cudaSuccess && can &&
-                cudaSetDevice(dev[a]) == cudaSuccess)
-                cudaDeviceEnablePeerAccess(dev[b], 0); /* "already enabled" is fine */
-            (void)cudaGetLastError();
-        }
-    t->ops = &cuda_ops;
-    t->nlocal = count;
-    t->first = 0;
-    t->device_buffers = 1;
-    t->impl = m;
-    *out = t;
-    return HR_OK;
 }

@@ -11,20 +11,14 @@
 
 #include "cpu/stencil_cpu.h"
 #include "cuda/gpu_internal.cuh"
+#include "cuda/norm_reduce.cuh"
 
 #define RES_THREADS 256
-
-/* max that keeps a NaN (as the CPU's `if (!(a <= m)) m = a`) */
-__device__ __forceinline__ double nan_max(double m, double a)
-{
-    return (m != m) ? m : (!(a <= m) ? a : m);
-}
 
 template <typename T>
 __global__ void __launch_bounds__(RES_THREADS)
     hr_residual_partials(hr_gargs<T> a, int dim, double rs, double bs, double *part)
 {
-    __shared__ double sh[4][RES_THREADS / 32];
     const size_t p = a.pitch, q = dim == 3 ? a.plane : 0;
     const int nx = a.nx, ny = a.ny, nz = a.nz;
     const double diag = dim == 3 ? 6.0 : 4.0;
@@ -48,49 +42,11 @@ __global__ void __launch_bounds__(RES_THREADS)
             const double ar = fabs(r) / rs, ab = fabs(b) / bs;
             sr += ar * ar;
             sb += ab * ab;
-            mr = nan_max(mr, ar);
-            mb = nan_max(mb, ab);
+            mr = hr_nan_max(mr, ar);
+            mb = hr_nan_max(mb, ab);
         }
     }
-    for (int o = 16; o > 0; o >>= 1) {
-        sr += __shfl_down_sync(0xffffffffu, sr, o);
-        sb += __shfl_down_sync(0xffffffffu, sb, o);
-        mr = nan_max(mr, __shfl_down_sync(0xffffffffu, mr, o));
-        mb = nan_max(mb, __shfl_down_sync(0xffffffffu, mb, o));
-    }
-    const int wi = threadIdx.x >> 5;
-    if ((threadIdx.x & 31) == 0) {
-        sh[0][wi] = sr;
-        sh[1][wi] = sb;
-        sh[2][wi] = mr;
-        sh[3][wi] = mb;
-    }
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        double t[4] = {0.0, 0.0, 0.0, 0.0};
-        for (int w = 0; w < RES_THREADS / 32; w++) {
-            t[0] += sh[0][w];
-            t[1] += sh[1][w];
-            t[2] = nan_max(t[2], sh[2][w]);
-            t[3] = nan_max(t[3], sh[3][w]);
-        }
-        for (int c = 0; c < 4; c++)
-            part[4 * blockIdx.x + c] = t[c];
-    }
-}
-
-__global__ void hr_residual_total(const double *part, int nparts, double *out)
-{
-    if (threadIdx.x != 0 || blockIdx.x != 0) return;
-    double t[4] = {0.0, 0.0, 0.0, 0.0};
-    for (int b = 0; b < nparts; b++) {
-        t[0] += part[4 * b];
-        t[1] += part[4 * b + 1];
-        t[2] = nan_max(t[2], part[4 * b + 2]);
-        t[3] = nan_max(t[3], part[4 * b + 3]);
-    }
-    for (int c = 0; c < 4; c++)
-        out[c] = t[c];
+    hr_norm_block_reduce<RES_THREADS>(sr, sb, mr, mb, part);
 }
 
 /* One pass with scales rs, bs: h_res = {sum (|r|/rs)^2, sum (|b|/bs)^2, max |r|/rs, max |b|/bs}. */
@@ -104,7 +60,7 @@ static hr_status residual_pass(hr_solver *s, hr_gpu *g, double rs, double bs)
             <<<g->nparts, RES_THREADS, 0, g->stream>>>(hr_gpu_args<float>(g), g->dim, rs, bs, g->d_part);
     HR_CU(s, HR_LAUNCHED());
     double *tot = g->d_part + 4 * (size_t)g->nparts;
-    hr_residual_total<<<1, 32, 0, g->stream>>>(g->d_part, g->nparts, tot);
+    hr_norm_total<<<1, 32, 0, g->stream>>>(g->d_part, g->nparts, tot);
     HR_CU(s, HR_LAUNCHED());
     HR_CU(s, cudaMemcpyAsync(g->h_res, tot, 4 * sizeof(double), cudaMemcpyDeviceToHost, g->stream));
     HR_CU(s, cudaStreamSynchronize(g->stream));

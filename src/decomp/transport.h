@@ -6,11 +6,13 @@
  *     their buffers;
  *   - MPI (src/mpi/transport_mpi.c): one subdomain per rank, MPI_Isend/Irecv of host
  *     buffers, MPI_Allgather for the norms;
- *   - CUDA peer copies between the GPUs of one process (src/cuda/dsolver_gpu.cu), with
+ *   - CUDA peer copies between the GPUs of one process (src/cuda/transport_cuda.cu), with
  *     device buffers (`device_buffers` 1); the MPI transport sets it when the library is
  *     CUDA-aware (MPIX_Query_cuda_support), else a GPU placement stages messages through
  *     pinned host buffers. Buffers of GPU subdomains come from the placement
- *     (hr_dplace_ops.buf_alloc), not from `alloc`.
+ *     (hr_dplace_ops.buf_alloc), not from `alloc`;
+ *   - NCCL (src/cuda/transport_nccl.cu): GPU ranks' device buffers by ncclSend/ncclRecv,
+ *     the collectives through the MPI transport it wraps.
  *
  * Messages are registered once per exchange phase (`bind`, like MPI persistent
  * requests) and then started and completed every round: buffers never move.
@@ -72,8 +74,9 @@ struct hr_transport {
     const hr_transport_ops *ops;
     int nlocal;         /* subdomains owned by this process */
     int first;          /* id of the first one (they are consecutive) */
-    int device_buffers; /* 1: message buffers are device memory (a CUDA-aware or peer transport) */
+    int device_buffers; /* 1: message buffers are device memory (a CUDA-aware, NCCL or peer transport) */
     void *impl;
+    char err[200]; /* why the last failing operation failed, where the transport can say ("" if not) */
 };
 
 /* The in-process transport for subdomains [0, count). */

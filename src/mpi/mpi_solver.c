@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda/transport_nccl.h"
 #include "decomp/dsolver.h"
 #include "hetrelax/mpi.h"
 #include "mpi/transport_mpi.h"
@@ -13,6 +14,7 @@ struct hr_mpi_solver {
     MPI_Comm comm; /* our duplicate, errors returned rather than fatal */
     int rank, size;
     int parts[3], ghost;
+    hr_mpi_transport transport; /* resolved: host, device or nccl */
     double max_halo_bytes;
     hr_dsolver *ds;
 };
@@ -123,12 +125,12 @@ static hr_status agree(MPI_Comm comm, int rank, int size, hr_status st, char *ms
 /* What decides the messages and the loop must be the same on every rank, or ranks would
  * wait for messages or collectives that never come. Collective: every rank calls it. */
 static hr_status same_everywhere(MPI_Comm comm, const hr_options *o, const int decomp[3], int ghost,
-                                 char *why, size_t ws, int report)
+                                 hr_mpi_transport tr, char *why, size_t ws, int report)
 {
-    static const char *const names[] = {"dim",     "nx",     "ny",     "nz",    "precision", "ghost",
-                                        "decomp",  "decomp", "decomp", "iters", "tol",       "check",
-                                        "monitor", "divtol", "rhs",    "omega", "backend",   "gpus"};
-    enum { N = 18 };
+    static const char *const names[] = {
+        "dim", "nx",    "ny",      "nz",     "precision", "ghost", "decomp",  "decomp", "decomp",   "iters",
+        "tol", "check", "monitor", "divtol", "rhs",       "omega", "backend", "gpus",   "transport"};
+    enum { N = 19 };
     double v[2 * N] = {hr_options_dim(o),
                        hr_options_extent(o, 0),
                        hr_options_extent(o, 1),
@@ -146,7 +148,8 @@ static hr_status same_everywhere(MPI_Comm comm, const hr_options *o, const int d
                        o->rhs,
                        o->omega,
                        o->backend,
-                       o->gpus};
+                       o->gpus,
+                       tr};
     for (int i = 0; i < N; i++)
         v[N + i] = -v[i]; /* max of -x: the min */
     if (MPI_Allreduce(MPI_IN_PLACE, v, 2 * N, MPI_DOUBLE, MPI_MAX, comm) != MPI_SUCCESS) return HR_ERR_IO;
@@ -161,7 +164,8 @@ static hr_status same_everywhere(MPI_Comm comm, const hr_options *o, const int d
 
 /* GPU ranks: device = this rank's rank among the ranks of its node modulo the GPUs used
  * there (o->gpus when given, else all present). Collective over comm (split by node). */
-static hr_status pick_device(MPI_Comm comm, const hr_options *o, hr_options *lo, char *why, size_t ws)
+static hr_status pick_device(MPI_Comm comm, const hr_options *o, hr_mpi_transport tr, hr_options *lo,
+                             char *why, size_t ws)
 {
     MPI_Comm node;
     int lrank = 0, lsize = 1;
@@ -186,13 +190,75 @@ static hr_status pick_device(MPI_Comm comm, const hr_options *o, hr_options *lo,
                         lsize, o->gpus);
         use = o->gpus;
     }
+    if (tr == HR_MPI_TRANSPORT_NCCL && lsize > use)
+        return fail(why, ws,
+                    "transport: nccl: %d ranks on this node for %d GPU(s): NCCL takes one rank per GPU "
+                    "(run at most %d ranks per node, or --transport host)",
+                    lsize, use, use);
     lo->device = lrank % use;
     lo->gpus = 1;
     return HR_OK;
 }
 
+const char *hr_mpi_transport_name(hr_mpi_transport tr)
+{
+    static const char *const names[] = {"auto", "host", "device", "nccl"};
+    return (int)tr >= 0 && (int)tr < 4 ? names[tr] : NULL;
+}
+
+int hr_mpi_have_nccl(void)
+{
+    return hr_nccl_available();
+}
+
+/* What a transport needs that this build, library or backend may not give (local: every
+ * rank finds the same). */
+static hr_status check_transport(const hr_options *o, hr_mpi_transport tr, char *why, size_t ws)
+{
+    if (!hr_mpi_transport_name(tr)) return fail(why, ws, "transport: unknown transport %d", (int)tr);
+    const char *name = hr_mpi_transport_name(tr);
+    if (tr == HR_MPI_TRANSPORT_NCCL && !hr_nccl_available())
+        return fail(
+            why, ws,
+            "transport: nccl: this build has no NCCL (configure where CMake finds nccl.h and libnccl: "
+            "NCCL_HOME, HETRELAX_ENABLE_NCCL)");
+    if ((tr == HR_MPI_TRANSPORT_NCCL || tr == HR_MPI_TRANSPORT_DEVICE) && o->backend != HR_BACKEND_GPU)
+        return fail(why, ws, "transport: %s moves device buffers: it needs --backend gpu (not %s)", name,
+                    hr_backend_name(o->backend));
+    if (tr == HR_MPI_TRANSPORT_DEVICE && !hr_mpi_cuda_aware())
+        return fail(why, ws,
+                    "transport: device: this MPI library does not take device pointers (not CUDA-aware, or "
+                    "HETRELAX_MPI_CUDA_AWARE=0): use host or nccl");
+    return HR_OK;
+}
+
+/* NCCL on top of the MPI transport *t (collective; every rank arrives here with HR_OK):
+ * rank 0 makes the communicator's id, every rank gets it and joins on its device. */
+static hr_status wrap_nccl(MPI_Comm comm, int rank, int size, int device, hr_transport **t)
+{
+    unsigned char id[HR_NCCL_ID_BYTES];
+    memset(id, 0, sizeof id);
+    int code = rank == 0 ? (int)hr_nccl_unique_id(id, mpi_error, sizeof mpi_error) : (int)HR_OK;
+    if (MPI_Bcast(&code, 1, MPI_INT, 0, comm) != MPI_SUCCESS ||
+        MPI_Bcast(id, HR_NCCL_ID_BYTES, MPI_BYTE, 0, comm) != MPI_SUCCESS) {
+        snprintf(mpi_error, sizeof mpi_error, "nccl: MPI_Bcast of the communicator id failed");
+        return HR_ERR_IO;
+    }
+    if (code != HR_OK) return (hr_status)code; /* rank 0's message wins the agreement */
+    hr_transport *n = NULL;
+    const hr_status st = hr_transport_nccl_create(*t, size, device, id, &n, mpi_error, sizeof mpi_error);
+    if (st == HR_OK) *t = n; /* it owns the MPI transport now */
+    return st;
+}
+
 hr_status hr_mpi_solver_create(const hr_options *o, const int decomp[3], int ghost, MPI_Comm comm,
                                hr_mpi_solver **out)
+{
+    return hr_mpi_solver_create_transport(o, decomp, ghost, HR_MPI_TRANSPORT_AUTO, comm, out);
+}
+
+hr_status hr_mpi_solver_create_transport(const hr_options *o, const int decomp[3], int ghost,
+                                         hr_mpi_transport tr, MPI_Comm comm, hr_mpi_solver **out)
 {
     mpi_error[0] = '\0';
     if (!out) return HR_ERR_INVALID_ARG;
@@ -217,13 +283,15 @@ hr_status hr_mpi_solver_create(const hr_options *o, const int decomp[3], int gho
     hr_status st = s ? HR_OK : HR_ERR_NO_MEMORY;
     int parts[3] = {1, 1, 1};
     if (st == HR_OK) st = hr_mpi_resolve_decomp(o, size, decomp, ghost, parts, mpi_error, sizeof mpi_error);
-    const hr_status same = same_everywhere(dup, o, decomp, ghost, mpi_error, sizeof mpi_error, st == HR_OK);
-    const int minor = st == HR_OK && same != HR_OK;
+    if (st == HR_OK) st = check_transport(o, tr, mpi_error, sizeof mpi_error);
+    const hr_status same =
+        same_everywhere(dup, o, decomp, ghost, tr, mpi_error, sizeof mpi_error, st == HR_OK);
+    int minor = st == HR_OK && same != HR_OK;
     if (st == HR_OK) st = same;
     hr_options lo = *o;
     /* every rank calls the node split when the backend (agreed just now) is gpu */
     if (o->backend == HR_BACKEND_GPU && same == HR_OK) {
-        const hr_status pd = pick_device(dup, o, &lo, st == HR_OK ? mpi_error : NULL, sizeof mpi_error);
+        const hr_status pd = pick_device(dup, o, tr, &lo, st == HR_OK ? mpi_error : NULL, sizeof mpi_error);
         if (st == HR_OK) st = pd;
     }
     /* every rank: halos through shared memory when all ranks share this node (CPU ranks;
@@ -233,7 +301,20 @@ hr_status hr_mpi_solver_create(const hr_options *o, const int decomp[3], int gho
     hr_transport *t = NULL;
     if (st == HR_OK)
         st = hr_transport_mpi_create(dup, on_node && lo.backend != HR_BACKEND_GPU ? shm : NULL, &t);
-    if (st == HR_OK) st = hr_dsolver_create(&lo, parts, ghost, t, &s->ds, mpi_error, sizeof mpi_error);
+    /* GPU ranks: where MPI's message buffers live (auto: as the library allows) */
+    if (st == HR_OK && tr == HR_MPI_TRANSPORT_HOST) t->device_buffers = 0;
+    if (st == HR_OK && tr == HR_MPI_TRANSPORT_DEVICE) t->device_buffers = 1;
+    /* every rank, whatever its transport (a rank whose --transport differs must not wait
+     * alone): no rank may enter ncclCommInitRank, which waits for all, while another failed */
+    if (st != HR_OK && !mpi_error[0]) snprintf(mpi_error, sizeof mpi_error, "%s", hr_status_string(st));
+    st = agree_first(dup, rank, size, st, minor, mpi_error, sizeof mpi_error);
+    minor = 0;
+    if (st == HR_OK && tr == HR_MPI_TRANSPORT_NCCL) st = wrap_nccl(dup, rank, size, lo.device, &t);
+    if (st == HR_OK) {
+        st = hr_dsolver_create(&lo, parts, ghost, t, &s->ds, mpi_error, sizeof mpi_error);
+        t = NULL; /* taken by the solver, also on failure */
+    }
+    if (t) t->ops->destroy(t);
     if (st != HR_OK && !mpi_error[0]) snprintf(mpi_error, sizeof mpi_error, "%s", hr_status_string(st));
     st = agree_first(dup, rank, size, st, minor, mpi_error, sizeof mpi_error);
     if (st != HR_OK) {
@@ -247,6 +328,9 @@ hr_status hr_mpi_solver_create(const hr_options *o, const int decomp[3], int gho
     s->size = size;
     memcpy(s->parts, parts, sizeof parts);
     s->ghost = ghost;
+    s->transport = tr == HR_MPI_TRANSPORT_NCCL                      ? tr
+                   : s->ds->subs[0].ctx && s->ds->t->device_buffers ? HR_MPI_TRANSPORT_DEVICE
+                                                                    : HR_MPI_TRANSPORT_HOST;
     double bytes = 0.0;
     for (int a = 0; a < 3; a++)
         for (int side = 0; side < 2; side++)
@@ -272,9 +356,11 @@ hr_status hr_mpi_solver_run(hr_mpi_solver *s, hr_result *res)
                  s->size, ds->t->ops->name, s->parts[0], s->parts[1], s->parts[2], s->ghost);
     /* a diverged run diverges on every rank (the residual is global); other errors may be
      * local, so settle the status together */
-    if (st != HR_OK && st != HR_ERR_DIVERGED)
-        snprintf(mpi_error, sizeof mpi_error, "run: %s%s%.200s", hr_status_string(st), ds->err[0] ? ": " : "",
-                 ds->err);
+    if (st != HR_OK && st != HR_ERR_DIVERGED) {
+        const char *why = ds->err[0] ? ds->err : ds->t->err; /* the placement's, else the transport's */
+        snprintf(mpi_error, sizeof mpi_error, "run: %s%s%.200s", hr_status_string(st), why[0] ? ": " : "",
+                 why);
+    }
     return agree(s->comm, s->rank, s->size, st, mpi_error, sizeof mpi_error);
 }
 
@@ -390,6 +476,7 @@ hr_status hr_mpi_solver_info(const hr_mpi_solver *s, hr_mpi_info *out)
     out->compute_s = s->ds->xt.compute;
     out->device = s->ds->subs[0].device;
     out->device_buffers = s->ds->subs[0].ctx && s->ds->t->device_buffers;
+    out->transport = s->transport;
     for (int a = 0; a < 3; a++)
         for (int side = 0; side < 2; side++) {
             out->halo_bytes += (double)s->ds->subs[0].bytes[a][side];

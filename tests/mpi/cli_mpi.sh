@@ -101,6 +101,20 @@ expect_all2 "--gpus: needs --backend gpu" 2 poisson2d $B --n 20 --backend cpu-se
 if ! "$HR" poisson2d --backend gpu --n 8 --iters 1 --quiet --no-bandwidth >/dev/null 2>&1; then
   expect_all2 "gpu" 2 poisson2d $B --n 20 --backend gpu --gpus 2
 fi
+# --transport: nccl not in the build (CI) or CPU ranks, device buffers on CPU ranks, a bad
+# word; outside mpirun it is refused
+expect_all2 "--transport: nccl" 2 poisson2d $B --n 20 --transport nccl
+expect_all2 "--transport: nccl" 2 poisson3d $B --n 10 --backend cpu-seq --transport nccl
+expect_all2 "--transport: device moves device buffers: it needs --backend gpu" 2 poisson2d $B --n 20 --backend cpu-threads --transport device
+expect_all2 "--transport: unknown value 'mpi'" 2 poisson2d $B --n 20 --transport mpi
+"$HR" poisson2d $B --n 20 --transport nccl >"$T/out" 2>"$T/err"
+[ $? -eq 2 ] && [ "$(wc -l <"$T/err")" -eq 1 ] && grep -q -- "--transport: chooses how MPI ranks exchange halos" "$T/err" && ok ||
+  bad "--transport outside mpirun: $(cat "$T/err")"
+# --transport host on CPU ranks is what they do anyway: bitwise equal, named in the JSON
+check_equal poisson2d "--n 33 --nx 41 --iters 12" 2 "--transport host"
+mrun 1 poisson2d --no-bandwidth --quiet --backend cpu-seq --n 20 --iters 4 --transport host --json "$T/t.json" >"$T/out" 2>"$T/err" &&
+  python3 -c 'import json,sys; m=json.load(open(sys.argv[1]))["mpi"]; assert m["ranks"]==1 and m["transport"]=="host", m' "$T/t.json" && ok ||
+  bad "--transport host on 1 rank: $(cat "$T/err") $(cat "$T/t.json" 2>&1 | head -c 600)"
 # outside mpirun, several subdomains are refused at once
 "$HR" poisson2d $B --n 20 --decomp 2x2 >"$T/out" 2>"$T/err"
 [ $? -eq 2 ] && [ "$(wc -l <"$T/err")" -eq 1 ] && grep -q -- "--decomp: 4 subdomains need as many MPI ranks" "$T/err" && ok ||

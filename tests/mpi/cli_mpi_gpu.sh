@@ -48,6 +48,23 @@ check_equal poisson3d "$P3 --precision double" 2 "--decomp 2x1x1 --no-overlap"
 check_equal poisson3d "$P3" 2 "--decomp 2x1x1"
 check_equal poisson3d "$P3 --rhs manufactured" 2 "--decomp 1x1x2 --ghost 2"
 
+# --transport host: staged through pinned host buffers whatever the MPI library is
+check_equal poisson3d "$P3" 2 "--decomp 1x1x2 --transport host"
+# --transport device: CUDA-aware MPI only: bitwise equal, or status 2 with the reason
+check_equal_or_refused() { # cmd "problem flags" np "mpi flags" "refusal"
+  "$HR" $1 --no-bandwidth --quiet --backend cpu-seq $2 --output "$T/ref.raw" >/dev/null 2>&1 || { bad "reference $1 $2"; return; }
+  rm -f "$T/m.raw"
+  # shellcheck disable=SC2086
+  mrun $3 $1 --no-bandwidth --quiet --backend gpu $2 $4 --output "$T/m.raw" >"$T/out" 2>"$T/err"
+  local rc=$?
+  if [ $rc -eq 2 ]; then
+    [ "$(grep -c -- "$5" "$T/err")" -eq 1 ] && ok || bad "$4: exit 2 without '$5': $(cat "$T/err")"
+  else
+    [ $rc -eq 0 ] && cmp -s "$T/ref.raw" "$T/m.raw" && ok || bad "$4: exit $rc, $(cmp "$T/ref.raw" "$T/m.raw" 2>&1) $(cat "$T/err")"
+  fi
+}
+check_equal_or_refused poisson2d "$P2" 2 "--transport device" "hetrelax poisson2d: --transport: device: this MPI library does not take device pointers"
+
 # --verify on rank 0, and the JSON's device overlap timers
 mrun 2 poisson3d --no-bandwidth --backend gpu $P3 --verify --json "$T/m.json" >"$T/out" 2>"$T/err" &&
   grep -q "bitwise equal against cpu-seq" "$T/out" && ok || bad "MPI GPU --verify: $(cat "$T/out" "$T/err")"

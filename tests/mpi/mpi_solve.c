@@ -8,6 +8,7 @@
  *       [--decomp AxB[xC]] [--ghost G] [--precision single|double] [--repeats R]
  *       [--no-overlap] [--no-verify] [--bandwidth] [--threads T] [--threads-ref T]
  *       [--backend gpu] [--verify-div D] [--rhs spike|zero] [--init zero|sine]
+ *       [--transport auto|host|device|nccl]
  *   mpiexec -n 2 mpi_solve --pingpong       latency and bandwidth of the host path
  *
  * --threads T: T threads per rank (cpu-threads ranks);
@@ -15,7 +16,8 @@
  * --threads-ref T: rank 0 also times the cpu-threads backend with T threads in one
  * process on the same problem (the "ranks vs threads" comparison).
  * --backend gpu: GPU ranks (bench/mpi_gpu_scaling.py); the JSON adds the device overlap's
- * split (wait, compute, hidden fraction) and where the messages lived.
+ * split (wait, compute, hidden fraction) and where the messages lived; --transport picks
+ * how (hr_mpi_solver_create_transport: host staging, CUDA-aware MPI or NCCL).
  * --verify-div D: the bitwise check runs on the extents divided by D (at least 8 each),
  * same decomposition and ghost (the cpu-seq reference of a 512^3 grid takes long).
  */
@@ -30,6 +32,7 @@ typedef struct args {
     hr_options o;
     int decomp[3], have_decomp, ghost, repeats, overlap, verify, bandwidth, threads_ref, pingpong;
     int verify_div;
+    hr_mpi_transport transport;
 } args;
 
 static int parse(int argc, char **argv, args *a, int rank)
@@ -84,6 +87,12 @@ static int parse(int argc, char **argv, args *a, int rank)
         } else if (!strcmp(f, "--backend")) {
             if (strcmp(v, "gpu") != 0) goto bad;
             a->o.backend = HR_BACKEND_GPU;
+        } else if (!strcmp(f, "--transport")) {
+            int t = -1;
+            for (int q = 0; q < 4; q++)
+                if (!strcmp(v, hr_mpi_transport_name((hr_mpi_transport)q))) t = q;
+            if (t < 0) goto bad;
+            a->transport = (hr_mpi_transport)t;
         } else if (!strcmp(f, "--verify-div"))
             a->verify_div = atoi(v);
         else if (!strcmp(f, "--rhs"))
@@ -166,7 +175,8 @@ static int verify(const args *a, int rank, const char **why)
     }
     hr_mpi_solver *s;
     *why = "";
-    if (hr_mpi_solver_create(&o, a->have_decomp ? a->decomp : NULL, a->ghost, MPI_COMM_WORLD, &s) != HR_OK) {
+    if (hr_mpi_solver_create_transport(&o, a->have_decomp ? a->decomp : NULL, a->ghost, a->transport,
+                                       MPI_COMM_WORLD, &s) != HR_OK) {
         *why = hr_mpi_last_error();
         return 0;
     }
@@ -225,7 +235,8 @@ int main(int argc, char **argv)
     MPI_Barrier(MPI_COMM_WORLD);
 
     hr_mpi_solver *s;
-    if (hr_mpi_solver_create(&a.o, a.have_decomp ? a.decomp : NULL, a.ghost, MPI_COMM_WORLD, &s) != HR_OK) {
+    if (hr_mpi_solver_create_transport(&a.o, a.have_decomp ? a.decomp : NULL, a.ghost, a.transport,
+                                       MPI_COMM_WORLD, &s) != HR_OK) {
         if (rank == 0) fprintf(stderr, "mpi_solve: %s\n", hr_mpi_last_error());
         MPI_Finalize();
         return 2;
@@ -300,6 +311,7 @@ int main(int argc, char **argv)
             "\"threads_per_rank\": %d, \"threads_ref\": %d, \"threads_ref_time_per_sweep_s\": %.6e, "
             "\"backend\": \"%s\", \"device\": \"%s\", \"wait_per_sweep_s\": %.6e, "
             "\"compute_per_sweep_s\": %.6e, \"hidden_fraction\": %.4f, \"device_buffers\": %d, "
+            "\"transport\": \"%s\", "
             "\"max_error\": %.6e, \"relative_residual\": %.6e}\n", /* JSON has no NaN: -1 = none */
             size, info.decomp[0], info.decomp[1], info.decomp[2], a.ghost, a.overlap, r.dim, r.nx, r.ny, r.nz,
             hr_precision_name(a.o.precision), r.iterations, a.repeats, a.verify ? "true" : "false", t,
@@ -309,7 +321,8 @@ int main(int argc, char **argv)
             bw.copy_gbps > 0 ? gbps / bw.copy_gbps : -1.0, a.o.threads > 1 ? a.o.threads : 1, a.threads_ref,
             ref_t, r.backend, r.device_name, parts[5], parts[6],
             parts[3] + parts[5] > 0 ? parts[3] / (parts[3] + parts[5]) : 0.0, info.device_buffers,
-            isfinite(r.max_error) ? r.max_error : -1.0, r.relative_residual);
+            hr_mpi_transport_name(info.transport), isfinite(r.max_error) ? r.max_error : -1.0,
+            r.relative_residual);
     }
     for (int q = 0; q < NP; q++)
         free(ph[q]);
