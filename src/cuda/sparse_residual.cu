@@ -170,10 +170,78 @@ hr_status hr_sp_resid_batch_setup(hr_sparse_run *r, hr_sp_resid *R, int U, int b
     return HR_OK;
 }
 
+/* The lean body's check of G snapshots per pass over the matrix (blockIdx.y: snapshots
+ * G y .. G y + G - 1 of U): each row's entries are read once and applied to the G
+ * snapshots, each in the CSR order of hr_sp_resid_kernel, and every snapshot's parts,
+ * combine and result are that kernel's, so the bits are the same. A check of U
+ * snapshots read the matrix U times; on trefethen:20000 (26 iterations) that was two
+ * fifths of the solve. One ticket per group: the group's last block combines its G. */
+template <int G>
+__global__ void __launch_bounds__(HR_SP_RES_THREADS)
+    hr_sp_resid_multi(int n, const long long *__restrict__ rowp, const int *__restrict__ col,
+                      const double *__restrict__ val, const double *__restrict__ b, const double *snap, int U,
+                      double *part, unsigned int *ticket, double *out, const hr_sp_ctl *ctl)
+{
+    __shared__ double sm[32];
+    __shared__ bool last;
+    const int j0 = (int)blockIdx.y * G;
+    const int ng = U - j0 < G ? U - j0 : G;
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    double s[G];
+#pragma unroll
+    for (int g = 0; g < G; g++)
+        s[g] = 0.0;
+    if (i < n) {
+        const double bi = b[i];
+        const double *x = snap + (long long)j0 * n;
+#pragma unroll
+        for (int g = 0; g < G; g++)
+            s[g] = bi;
+        for (long long p = rowp[i]; p < rowp[i + 1]; p++) {
+            const long long c = col[p];
+            const double v = val[p];
+#pragma unroll
+            for (int g = 0; g < G; g++)
+                if (g < ng) s[g] -= v * x[(long long)g * n + c];
+        }
+    }
+    const long long np = 2 * (long long)gridDim.x;
+#pragma unroll
+    for (int g = 0; g < G; g++) {
+        if (g >= ng) break; /* the same for the whole block */
+        double m, sq;
+        hr_sp_block_norm(s[g], sm, &m, &sq);
+        if (threadIdx.x == 0) {
+            part[(j0 + g) * np + 2 * blockIdx.x] = m;
+            part[(j0 + g) * np + 2 * blockIdx.x + 1] = sq;
+        }
+    }
+    if (threadIdx.x == 0) {
+        __threadfence(); /* the pairs are visible before the ticket says so */
+        last = atomicAdd(ticket + j0, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    for (int g = 0; g < ng; g++) {
+        const double rel = hr_sp_combine_norm(part + (j0 + g) * np, gridDim.x, ctl->bnorm, sm);
+        if (threadIdx.x == 0) out[j0 + g] = rel;
+    }
+    if (threadIdx.x == 0) ticket[j0] = 0u; /* ready for the next body (stream order) */
+}
+
+#define HR_SP_MULTI_G 8
+
 cudaError_t hr_sp_resid_check_lean(hr_sp_resid *R, const double *d_b, const double *snap, int U,
                                    cudaStream_t st)
 {
     if (R->n == 0) return cudaSuccess;
+    if (R->d_rowp && hr_sp_env_int("HETRELAX_SPARSE_MULTI", 1, 0, 1)) {
+        const dim3 g((unsigned)R->nblk, (unsigned)((U + HR_SP_MULTI_G - 1) / HR_SP_MULTI_G));
+        hr_sp_resid_multi<HR_SP_MULTI_G><<<g, HR_SP_RES_THREADS, 0, st>>>(
+            R->n, R->d_rowp, R->d_col, R->d_val, d_b, snap, U, R->d_bpart, R->d_bticket, R->d_brel, R->d_ctl);
+        return cudaGetLastError();
+    }
     const dim3 grid((unsigned)R->nblk, (unsigned)U);
     hr_sp_resid_kernel<<<grid, HR_SP_RES_THREADS, 0, st>>>(R->n, R->d_rowp, R->d_col, R->d_val, d_b, snap,
                                                            snap, NULL, R->d_bpart, R->d_bticket, R->d_brel,
