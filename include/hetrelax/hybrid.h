@@ -26,7 +26,7 @@
 extern "C" {
 #endif
 
-#define HR_SPLIT_KNOTS      10 /* points of the size-aware CPU term */
+#define HR_SPLIT_KNOTS      16 /* points of the size-aware CPU term */
 #define HR_SPLIT_CANDIDATES 3  /* splits --split auto measures before it chooses */
 
 typedef struct hr_split_model {
@@ -128,8 +128,8 @@ typedef struct hr_hybrid_calibration {
     int floor_rows;     /* B alone on this few rows, sweep by sweep: */
     double gpu_floor_s; /* its seconds per sweep, the floor of B's part (launches) */
     /* appended: the CPU term measured inside the real split. The ladder runs the split itself
-     * at n/64, n/32, ... rows and n (CPU alone); a rung where the CPU part is clearly the later
-     * part gives a knot (its time less X0). */
+     * at n/64, n/64 sqrt 2, n/32, ... rows and n (CPU alone); a rung where the CPU part is
+     * clearly the later part gives a knot (its time less X0). */
     int ladder;
     int ladder_rows[HR_SPLIT_KNOTS];
     double ladder_s[HR_SPLIT_KNOTS];

@@ -7,6 +7,7 @@
 
 #include "common/error.h"
 #include "common/timer.h"
+#include "hybrid/crew.h"
 #include "solver/solver_internal.h"
 
 static void set_err(char *err, size_t size, const char *msg)
@@ -119,6 +120,21 @@ static hr_status plan_parts(hr_split *e, int n_axis, int sizes[HR_DECOMP_MAX_CUT
 }
 
 static void describe_exchange(hr_split *e, const char *why);
+
+/* Where a CPU part's crews are pinned (place.h pin_slot; 0: unpinned): the CPU part next to
+ * a GPU in one process from slot 1 on (slot 0 is left to the host thread that drives the
+ * GPU). Not across MPI ranks (ranks of one node would pin to the same slots) nor for two
+ * CPU parts (tests share the cores), unless HETRELAX_CREW_PIN=1 (then B after A). */
+static int crew_pin_slot(const hr_split_spec *sp, int is_a, int threads)
+{
+    const char *env = getenv("HETRELAX_CREW_PIN");
+    if (env && strcmp(env, "0") == 0) return 0;
+    const int force = env && strcmp(env, "1") == 0;
+    if (!force && (sp->second != HR_SPLIT_GPU || sp->ranks > 1)) return 0;
+    const int a = sp->threads_a + (sp->schedule == HR_SPLIT_NESTED ? sp->boundary_threads : 0);
+    const int first = is_a ? 1 : 1 + a;
+    return first + threads <= hr_crew_slots() ? first : 0;
+}
 
 /* How each local edge exchanges: direct device copies where both parts can (peer access
  * enabled between two GPUs, or two parts on one GPU), else through the host. */
@@ -244,6 +260,7 @@ hr_status hr_split_create(const hr_split_spec *spec, const hr_grid *u, const hr_
             ps.threads = is_a ? spec->threads_a : spec->threads_b;
             ps.boundary_threads =
                 nested && exchanges ? (is_a && spec->boundary_threads > 0 ? spec->boundary_threads : 1) : 0;
+            ps.pin_slot = crew_pin_slot(spec, is_a, ps.threads + ps.boundary_threads);
             st = hr_place_cpu_create(&ps, &e->p[q]);
         } else {
             st = hr_place_gpu_create(&ps, &e->p[q]);
