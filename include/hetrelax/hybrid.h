@@ -138,6 +138,7 @@ typedef struct hr_hybrid_calibration {
     int candidates;
     int cand_rows[HR_SPLIT_CANDIDATES];
     double cand_s[HR_SPLIT_CANDIDATES];
+    int remeasured; /* appended: ladder rungs measured again (an engine well off its neighbours' line) */
 } hr_hybrid_calibration;
 
 enum { HR_HYBRID_CAL_STREAM = 1 }; /* also measure the bandwidths of seed 003's rule */
