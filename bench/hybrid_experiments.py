@@ -22,9 +22,11 @@ naive and nested schedules; fig5d-mpi: the same grid over --ranks MPI ranks (one
 bench/hybrid_mpi: each rank's slab split; measured curves, f = 0 is GPU-only).
 Results go to docs/results/hybrid-*.json and .png.
 
-fig5d (--quick: 15 splits over 0-40 %) and fig14 --engine run hybrid_split --engine: one split
-engine per split, each checked bitwise against GPU-only; for fig5d the nested boundary crew is
-tuned and nested and naive are timed head to head at their best splits.
+fig5d (--quick: 0-10 % in 0.5 % steps and 15, 20, 30, 40 %) and fig14 --engine (also
+fig14 --quick, over the seed's whole grid) run hybrid_split --engine: one split engine per split,
+each checked bitwise against GPU-only; for fig5d the nested boundary crew is tuned and nested and
+naive are timed head to head at their best splits. The summary prints per sweep a TARGET line:
+how many splits the model predicts within 10 % and the worst error.
 """
 import argparse
 import json
