@@ -77,6 +77,12 @@ def summary(d, label):
                      % (label, s["schedule"], sum(1 for e in errs if e <= 0.10), len(errs),
                         100 * abs(worst["predicted_s"] / worst["measured_s"] - 1), 100 * worst["fraction"],
                         "met" if all(e <= 0.10 for e in errs) else "NOT met"))
+        rc = s.get("recheck")
+        if rc and rc.get("again_s") and min(rc["again_s"]) > 0:
+            lines.append("  %s worst split re-measured in 2 fresh engines: %d rows %.4g s, again %s (model %.4g s)"
+                         % (s["schedule"], rc["rows_cpu"], rc["measured_s"],
+                            ", ".join("%.4g" % t for t in rc["again_s"]),
+                            next((p["predicted_s"] for p in pts if p["rows_cpu"] == rc["rows_cpu"]), float("nan"))))
         pinned = s.get("pinned")
         if pinned is not None:
             lines.append("  %s CPU crews pinned: %s" % (s["schedule"], "yes" if pinned else "NO (see docs/hybrid.md)"))
