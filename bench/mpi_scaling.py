@@ -112,6 +112,8 @@ def run(args, p, dec, ghost, overlap, extents):
     if out.returncode != 0:
         sys.stderr.write(out.stderr)
         raise SystemExit(f"mpi_scaling: {' '.join(cmd)} failed ({out.returncode})")
+    if os.environ.get("HETRELAX_RANK_TIMES"):  # mpi_solve's rank-by-rank split
+        sys.stdout.write("".join(sorted(l + "\n" for l in out.stderr.splitlines() if l.startswith("rank "))))
     line = [l for l in out.stdout.splitlines() if l.startswith("{")][-1]
     r = json.loads(line)
     if not r.get("verified_bitwise"):

@@ -76,7 +76,8 @@ fi
 # --json for the numbers); the driver then runs exactly that many iterations unchecked
 # (tol=0), its "time to 1e-10". time_s of both is the iteration loop (same clock).
 # Medians of 5 (3 for the variants). Target: ratio <= 1.5. Also shown: the CLI with
-# bodies of 32 and 64 iterations (HETRELAX_SPARSE_BODY; default 16), with
+# per-iteration checks instead of batched ones (HETRELAX_SPARSE_BATCH=0, "periter"),
+# with bodies of 32 and 64 iterations (HETRELAX_SPARSE_BODY; default 16), with
 # the device loop's body replayed from the host (HETRELAX_SPARSE_WHILE=0) and with the
 # checks on the host (HETRELAX_SPARSE_DEVICE_CHECKS=0: a residual kernel and a round
 # trip per iteration), then one profiled CLI run and one profiled driver run a case
@@ -88,8 +89,9 @@ cli_vs_driver() {
 import json, os, statistics, subprocess, sys
 cli, driver = sys.argv[1], sys.argv[2]
 worst, bad, profiles = 0.0, [], []
-print("%-16s %-7s %6s %-9s %9s %9s %9s %9s %9s %9s %6s %6s %6s %6s %6s" % ("matrix", "method", "iters", "reason",
-      "cli_us", "b32_us", "b64_us", "replay_us", "host_us", "driver_us", "ratio", "b32", "b64", "replay", "host"))
+print("%-16s %-7s %6s %-9s %9s %9s %9s %9s %9s %9s %9s %6s %7s %6s %6s %6s %6s" % ("matrix", "method", "iters",
+      "reason", "cli_us", "periter_us", "b32_us", "b64_us", "replay_us", "host_us", "driver_us", "ratio", "periter",
+      "b32", "b64", "replay", "host"))
 def run_cli(mat, method, extra, env, n):
     recs = []
     for _ in range(n):
@@ -109,6 +111,7 @@ for mat in ["fv2d:99", "trefethen:20000", "laplace2d:100"]:
         if recs is None:
             print("%-16s %-7s failed: %s" % (mat, method, err)); bad.append(mat + " " + method); continue
         replay, _ = run_cli(mat, method, extra, {"HETRELAX_SPARSE_WHILE": "0"}, 3)
+        periter, _ = run_cli(mat, method, extra, {"HETRELAX_SPARSE_BATCH": "0"}, 3)
         b32, _ = run_cli(mat, method, extra, {"HETRELAX_SPARSE_BODY": "32"}, 3)
         b64, _ = run_cli(mat, method, extra, {"HETRELAX_SPARSE_BODY": "64"}, 3)
         host, _ = run_cli(mat, method, extra, {"HETRELAX_SPARSE_DEVICE_CHECKS": "0"}, 3)
@@ -123,11 +126,12 @@ for mat in ["fv2d:99", "trefethen:20000", "laplace2d:100"]:
         t_cli, t_drv = med(recs), statistics.median(d["time_s"] for d in drv)
         ratio = t_cli / t_drv if t_drv > 0 else float("inf")
         worst = max(worst, ratio)
-        same = all(r["iterations"] == iters for r in recs + (replay or []) + (host or []) + (b32 or []) + (b64 or []))
-        print("%-16s %-7s %6d %-9s %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %6.2f %6.2f %6.2f %6.2f %6.2f%s" % (
-              mat, method, iters, recs[0]["reason"][:9], 1e6 * t_cli, 1e6 * med(b32), 1e6 * med(b64),
-              1e6 * med(replay), 1e6 * med(host), 1e6 * t_drv, ratio, med(b32) / t_drv, med(b64) / t_drv,
-              med(replay) / t_drv, med(host) / t_drv,
+        same = all(r["iterations"] == iters for r in recs + (replay or []) + (host or []) + (b32 or []) + (b64 or [])
+                   + (periter or []))
+        print("%-16s %-7s %6d %-9s %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %6.2f %7.2f %6.2f %6.2f %6.2f %6.2f%s" % (
+              mat, method, iters, recs[0]["reason"][:9], 1e6 * t_cli, 1e6 * med(periter), 1e6 * med(b32),
+              1e6 * med(b64), 1e6 * med(replay), 1e6 * med(host), 1e6 * t_drv, ratio, med(periter) / t_drv,
+              med(b32) / t_drv, med(b64) / t_drv, med(replay) / t_drv, med(host) / t_drv,
               "" if same else "  (iteration counts differ between runs or paths)"), flush=True)
         if ratio > 1.5: bad.append("%s %s %.2fx" % (mat, method, ratio))
         keep = lambda text: [l for l in text.splitlines() if l.startswith(("hetrelax sparse profile", "  "))]
@@ -152,16 +156,26 @@ if [ "$MODE" = single ]; then
             compute-sanitizer --tool memcheck --error-exitcode 3 "$DRIVER" >/dev/null ||
             { echo "memcheck failed: $job"; status=1; }
     done
-    # the device loop (issue 15): checked every iteration, deferred monitors, WHILE graph
+    # the device loop (issue 15): checked every iteration, deferred monitors, WHILE graph;
+    # batched checks (default) and per-iteration ones (HETRELAX_SPARSE_BATCH=0)
+    for batch in 1 0; do
     for job in "method=jacobi" "method=async K=5 block=64" "method=cg" "method=jacobi fault=0.25@5:recover=5"; do
         printf 'gen=fv2d:20 tol=1e-10 maxit=300 monitor=10 deferred=1 backend=gpu %s\n' "$job" |
-            compute-sanitizer --tool memcheck --error-exitcode 3 "$DRIVER" >/dev/null ||
-            { echo "memcheck failed (device loop): $job"; status=1; }
+            HETRELAX_SPARSE_BATCH=$batch compute-sanitizer --tool memcheck --error-exitcode 3 "$DRIVER" >/dev/null ||
+            { echo "memcheck failed (device loop, batch=$batch): $job"; status=1; }
+    done
     done
     # racecheck: shared-memory hazards inside a block (x in global memory races by design)
     printf 'gen=trefethen:500 tol=0 backend=gpu method=async K=5 block=256 maxit=10\n' |
         compute-sanitizer --tool racecheck --error-exitcode 3 "$DRIVER" >/dev/null ||
         { echo "racecheck failed"; status=1; }
+    for batch in 1 0; do
+    for job in "method=async K=5 block=256" "method=jacobi"; do
+        printf 'gen=trefethen:500 tol=1e-10 maxit=300 monitor=10 deferred=1 backend=gpu %s\n' "$job" |
+            HETRELAX_SPARSE_BATCH=$batch compute-sanitizer --tool racecheck --error-exitcode 3 "$DRIVER" >/dev/null ||
+            { echo "racecheck failed (device loop, batch=$batch): $job"; status=1; }
+    done
+    done
     echo "sanitizers done"
 
     say "CLI"

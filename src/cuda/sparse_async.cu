@@ -99,11 +99,14 @@ typedef struct async_state {
      * x is whole) or from the hub's x uploaded (AMC on several GPUs) */
     hr_sp_resid R;
     /* device-side checks after every iteration (one GPU, one stream, no AMC): the
-     * device loop; iteration k also writes its iterate to snap[k & 1], which its check
-     * reads on cs while iteration k + 1 runs (k + 2 waits for the check) */
-    int dc;
+     * device loop; iteration k also writes its iterate to snapshot k % snap_v. Per
+     * iteration (snap_v 2): its check reads it on cs while iteration k + 1 runs (k + 2
+     * waits for the check). Batched (batch, snap_v = U): one kernel after the body's U
+     * iterations checks the U snapshots (the one a stop returns is not overwritten) */
+    int dc, batch;
     hr_sp_loop loop[2]; /* [fault active] */
-    double *snap[2];
+    double *snaps;      /* snap_v vectors of n */
+    int snap_v;
     cudaStream_t cs[2]; /* two chains of checks (even and odd iterations) */
     cudaEvent_t ev_iter, ev_check[2];
     int body_fault; /* the fault state of the body being captured */
@@ -146,7 +149,7 @@ static hr_status enqueue(hr_sparse_run *r, async_state *s, int g, cudaStream_t s
         HR_SPCU(r, copy_range(q->d_x, s->p[0].d_x, 0, q->row0, st));
         HR_SPCU(r, copy_range(q->d_x, s->p[0].d_x, q->row1, n, st));
     }
-    HR_SPCU(r, hr_sp_async_launch(&q->L, q->d_diag, q->d_b, q->xr, q->xr, s->K, fz, NULL, 0, NULL, NULL, st));
+    HR_SPCU(r, hr_sp_async_launch(&q->L, q->d_diag, q->d_b, q->xr, q->xr, s->K, fz, NULL, 0, NULL, 0, 0, st));
     if (amc_serial)
         HR_TRY(amc_download(r, s, g, st));
     else if (s->comm == HR_SPARSE_COMM_DC && g > 0)
@@ -203,14 +206,22 @@ static hr_status loop_body(hr_sparse_run *r, void *ctx, int U, cudaStream_t st)
     async_state *s = (async_state *)ctx;
     gpu_part *q = &s->p[0];
     const unsigned char *fz = s->body_fault ? q->d_frozen : NULL;
+    const long long n = r->A->n_rows;
+    if (s->batch) { /* U iterations, then one kernel checks their U snapshots (one stream) */
+        for (int j = 0; j < U; j++)
+            HR_SPCU(r, hr_sp_async_launch(&q->L, q->d_diag, q->d_b, q->xr, q->xr, s->K, fz, s->R.d_ctl, j,
+                                          s->snaps, s->snap_v, n, st));
+        HR_SPCU(r, hr_sp_resid_check_batch(&s->R, q->d_b, s->snaps, s->snap_v, st));
+        return HR_OK;
+    }
     for (int j = 0; j < U; j++) {
-        if (j >= 2) HR_SPCU(r, cudaStreamWaitEvent(st, s->ev_check[j & 1], 0)); /* snap[k & 1] is read */
+        if (j >= 2) HR_SPCU(r, cudaStreamWaitEvent(st, s->ev_check[j & 1], 0)); /* snapshot k & 1 is read */
         HR_SPCU(r, hr_sp_async_launch(&q->L, q->d_diag, q->d_b, q->xr, q->xr, s->K, fz, s->R.d_ctl, j,
-                                      s->snap[0], s->snap[1], st));
+                                      s->snaps, 2, n, st));
         HR_SPCU(r, cudaEventRecord(s->ev_iter, st));
         cudaStream_t cs = s->cs[j & 1];
         HR_SPCU(r, cudaStreamWaitEvent(cs, s->ev_iter, 0));
-        HR_SPCU(r, hr_sp_resid_check(&s->R, q->d_b, s->snap[0], s->snap[1], NULL, j, j & 1, cs));
+        HR_SPCU(r, hr_sp_resid_check(&s->R, q->d_b, s->snaps, s->snaps + n, NULL, j, j & 1, cs));
         HR_SPCU(r, cudaEventRecord(s->ev_check[j & 1], cs));
     }
     HR_SPCU(r, cudaStreamWaitEvent(st, s->ev_check[(U - 1) & 1], 0));
@@ -394,15 +405,19 @@ static hr_status async_setup(hr_sparse_run *r)
     HR_TRY(hr_sp_resid_setup(r, &s->R, 1, s->comm == HR_SPARSE_COMM_AMC && s->ngpu > 1));
     int whiles = 0;
     if (s->dc) {
+        const int U = hr_sp_loop_body_len(r);
+        s->batch = hr_sp_batch_wanted((double)U * n * sizeof(double)); /* the snapshot ring */
+        s->snap_v = s->batch ? U : 2;
+        HR_SPCU(r, cudaMalloc((void **)&s->snaps, (size_t)s->snap_v * (n > 0 ? n : 1) * sizeof(double)));
+        if (s->batch) HR_TRY(hr_sp_resid_batch_setup(r, &s->R, U, s->R.nblk));
         HR_SPCU(r, cudaEventCreateWithFlags(&s->ev_iter, cudaEventDisableTiming));
         for (int e = 0; e < 2; e++) {
             HR_SPCU(r, cudaStreamCreateWithFlags(&s->cs[e], cudaStreamNonBlocking));
             HR_SPCU(r, cudaEventCreateWithFlags(&s->ev_check[e], cudaEventDisableTiming));
-            HR_SPCU(r, cudaMalloc((void **)&s->snap[e], (size_t)(n > 0 ? n : 1) * sizeof(double)));
         }
         for (int f = 0; f < (r->frozen ? 2 : 1) && s->dc; f++) {
             s->body_fault = f;
-            HR_TRY(hr_sp_loop_build(r, &s->R, &s->loop[f], hr_sp_loop_body_len(r), 0,
+            HR_TRY(hr_sp_loop_build(r, &s->R, &s->loop[f], U, 0,
                                     hr_sp_env_int("HETRELAX_SPARSE_WHILE", 1, 0, 1), loop_body, s,
                                     s->p[0].st[0]));
             if (!s->loop[f].body) s->dc = 0; /* capture refused: host checks */
@@ -410,8 +425,8 @@ static hr_status async_setup(hr_sparse_run *r)
         }
     }
     r->device_checks = !s->dc ? 0 : whiles == (r->frozen ? 2 : 1) ? 2 : 1;
-    r->prof.mode = r->device_checks == 2 ? "while-graph"
-                   : r->device_checks    ? "body-replay"
+    r->prof.mode = r->device_checks == 2 ? (s->batch ? "while-graph/batched" : "while-graph")
+                   : r->device_checks    ? (s->batch ? "body-replay/batched" : "body-replay")
                    : r->o.tol > 0.0      ? "host-checks"
                                          : "unchecked";
     if (s->dc) s->G = 0; /* no replays of plain runs: the device loop runs every call */
@@ -455,11 +470,11 @@ static hr_status async_load(hr_sparse_run *r)
         HR_SPCU(r, cudaStreamSynchronize(s->p[g].st[0]));
     }
     s->R.bnorm = hr_sparse_norm2(r->b, r->A->n_rows);
-    if (s->dc) {
+    if (s->dc) { /* (batched: every iterate the loop checks or returns is written whole first) */
         HR_SPCU(r, cudaSetDevice(s->p[0].dev));
-        for (int e = 0; e < 2; e++)
-            HR_SPCU(r,
-                    cudaMemcpyAsync(s->snap[e], s->p[0].d_x, bytes, cudaMemcpyDeviceToDevice, s->p[0].st[0]));
+        for (int e = 0; e < 2 && !s->batch; e++)
+            HR_SPCU(r, cudaMemcpyAsync(s->snaps + (size_t)e * r->A->n_rows, s->p[0].d_x, bytes,
+                                       cudaMemcpyDeviceToDevice, s->p[0].st[0]));
         HR_TRY(hr_sp_ctl_reset(r, &s->R, s->p[0].st[0])); /* synchronises */
     }
     return HR_OK;
@@ -531,9 +546,11 @@ static hr_status async_sync_host(hr_sparse_run *r)
         return HR_OK;
     }
     HR_SPCU(r, cudaSetDevice(s->p[0].dev));
-    /* device loop: iterate `done` is in its snapshot (x may be one iteration further
-     * when a check stopped the solve) */
-    const double *x = s->dc && r->checked_done > 0 ? s->snap[r->checked_done & 1] : s->p[0].d_x;
+    /* device loop: iterate `done` is in its snapshot (x may be further on when a check
+     * stopped the solve: one iteration, or batched the rest of the body) */
+    const double *x = s->dc && r->checked_done > 0
+                          ? s->snaps + (size_t)(r->checked_done % s->snap_v) * (size_t)r->A->n_rows
+                          : s->p[0].d_x;
     HR_SPCU(r, cudaMemcpy(r->x, x, bytes, cudaMemcpyDeviceToHost));
     return HR_OK;
 }
@@ -569,8 +586,8 @@ static void async_teardown(hr_sparse_run *r)
         for (int e = 0; e < 2; e++) {
             if (s->cs[e]) cudaStreamSynchronize(s->cs[e]), cudaStreamDestroy(s->cs[e]);
             if (s->ev_check[e]) cudaEventDestroy(s->ev_check[e]);
-            cudaFree(s->snap[e]);
         }
+        cudaFree(s->snaps);
     }
     hr_sp_resid_free(&s->R);
     free(s);

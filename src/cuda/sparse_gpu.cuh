@@ -182,11 +182,11 @@ __device__ __forceinline__ void hr_sp_ctl_record(hr_sp_ctl *ctl, long long k, do
  * block reads x from xr, forms the off-block part once, runs K local Jacobi sweeps in
  * shared memory and writes its rows to xw. frozen: fault mask by global row, or NULL.
  * ctl: device loop position j (NULL: always runs); then every row (frozen ones too) is
- * also written to snap[k & 1], the copy of iterate k that the check reads while the
- * next iteration runs (NULL snap: none). */
+ * also written to snapshot k % snap_v of the ring snap (snap_v vectors of snap_n), the
+ * copy of iterate k that its check reads (NULL snap: none). */
 cudaError_t hr_sp_async_launch(const hr_sp_blocks *L, const double *diag, const double *b, const double *xr,
                                double *xw, int K, const unsigned char *frozen, const hr_sp_ctl *ctl, int j,
-                               double *snap0, double *snap1, cudaStream_t st);
+                               double *snap, int snap_v, long long snap_n, cudaStream_t st);
 /* Prepares the async kernel for B rows per block (shared-memory opt-in, module load). */
 cudaError_t hr_sp_async_prepare(int B);
 
@@ -227,6 +227,12 @@ typedef struct hr_sp_resid {
     double *d_hist, *h_hist;  /* deferred monitors: the ring on the device, its host copy */
     long mon_every;
     int ring;
+    /* batched checks (batch = U > 0): the body's U residuals are computed by one kernel
+     * at its end into d_brel[j] (position j), and the body's end records them in order */
+    int batch;
+    double *d_brel;          /* [U] */
+    double *d_bpart;         /* [U][2 * bparts]: each position's block parts */
+    unsigned int *d_bticket; /* [U] (hr_sp_resid_check_batch) */
 } hr_sp_resid;
 
 /* Allocates on the current device; with_matrix uploads A's CSR, with_hub a vector for
@@ -242,6 +248,19 @@ hr_status hr_sp_resid_run(hr_sparse_run *r, hr_sp_resid *R, const double *d_b, c
  * chains may run at the same time. */
 cudaError_t hr_sp_resid_check(hr_sp_resid *R, const double *d_b, const double *d_x0, const double *d_x1,
                               const double *d_q, int j, int chain, cudaStream_t st);
+/* Batched checks (see hr_sp_resid): allocates the scratch of U positions with bparts
+ * block parts each (R->nblk for hr_sp_resid_check_batch) and sets R->batch = U. */
+hr_status hr_sp_resid_batch_setup(hr_sparse_run *r, hr_sp_resid *R, int U, int bparts);
+/* Enqueues the batched check of a body's U positions (R->batch): of iterate k = base +
+ * j + 1 in snapshot k % snap_v of the ring snap (vectors of R->n), into d_brel[j]; no
+ * verdicts (the body's end records them). Position j's residual has the same bits as
+ * hr_sp_resid_run of that snapshot (same kernel, same blocks). */
+cudaError_t hr_sp_resid_check_batch(hr_sp_resid *R, const double *d_b, const double *snap, int snap_v,
+                                    cudaStream_t st);
+/* Batched checks wanted for a ring of `bytes` (HETRELAX_SPARSE_BATCH, default 1, and
+ * bytes <= HR_SP_BATCH_BYTES): else per-iteration checks, whose sweeps dominate anyway. */
+#define HR_SP_BATCH_BYTES (64ull << 20)
+int hr_sp_batch_wanted(double bytes);
 /* Starts a solve's device-side checks: stop = 0, done = base = 0, tol, r->divref and
  * R->bnorm (set those first); on st, synchronised. */
 hr_status hr_sp_ctl_reset(hr_sparse_run *r, hr_sp_resid *R, cudaStream_t st);
@@ -254,8 +273,10 @@ void hr_sp_resid_free(hr_sp_resid *R);
 /* ------------------------------------------------------ the device loop */
 
 /* Enqueues one body of U iterations (positions 0..U-1, each gated by hr_sp_gate and
- * followed by its check) on st, ending with a join on st; works live and under
- * capture. The body's end (hr_sp_body_end) is added by the loop builder. */
+ * followed by its check, or with R->batch one batched check after the last) on st,
+ * ending with a join on st; works live and under capture. The body's end
+ * (hr_sp_body_end, which with R->batch records the batch's verdicts) is added by the
+ * loop builder. */
 typedef hr_status (*hr_sp_body_fn)(hr_sparse_run *r, void *ctx, int U, cudaStream_t st);
 
 /* A solve's device loop for one fault state: `body` replays U iterations; `loop` (when

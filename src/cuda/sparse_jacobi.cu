@@ -24,7 +24,10 @@
 
 typedef struct jac_state {
     hr_sp_blocks L;
-    double *d_diag, *d_b, *d_x[3]; /* [2]: the device loop's third vector */
+    double *d_diag, *d_b, *d_x[2]; /* the host-checked path's two vectors: d_xs's first two */
+    double *d_xs;                  /* V vectors of n: the device loop's ring; x is in vector cur */
+    int V;                         /* 3, or batched U + 1 */
+    int batch;                     /* batched checks (hr_sp_resid.batch) */
     double *d_part, *d_rout;       /* blocks' norm parts (two sets); a residual */
     double *h_rout;                /* pinned */
     unsigned char *d_frozen;
@@ -84,20 +87,21 @@ __device__ __forceinline__ void jac_fused(const hr_sp_blocks &L, const double *_
     if (t == 0) part[2 * blk] = m, part[2 * blk + 1] = sq;
 }
 
-/* Sweep k of the device loop (body position j): x_k = sweep(x_{k-1}) into vector k % 3,
- * and the parts of ||r_{k-1}|| into set (k - 1) & 1. */
+/* Sweep k of the device loop (body position j): x_k = sweep(x_{k-1}) into vector k % V
+ * of the ring xs (vectors of n), and the parts of ||r_{k-1}|| into set (k - 1) & 1, or
+ * batched (by_pos) into set j. */
 __global__ void __launch_bounds__(HR_SP_JACOBI_ROWS)
     hr_sp_jacobi_loop_kernel(hr_sp_blocks L, const double *__restrict__ diag, const double *__restrict__ b,
-                             double *x0, double *x1, double *x2, double tau,
+                             double *xs, long long n, int V, double tau,
                              const unsigned char *__restrict__ frozen, const hr_sp_ctl *ctl, int j,
-                             double *part)
+                             double *part, int by_pos)
 {
     const long long k = hr_sp_gate_block(ctl, j, 1);
     if (k == 0) return; /* stopped, or past the sweep that checks the call's last iteration */
-    const int in = (int)((k - 1) % 3), out = (int)(k % 3);
-    const double *x = in == 0 ? x0 : in == 1 ? x1 : x2;
-    double *xn = out == 0 ? x0 : out == 1 ? x1 : x2;
-    jac_fused(L, diag, b, x, xn, tau, frozen, part + ((k - 1) & 1) * 2 * (long long)L.nblocks);
+    const double *x = xs + ((k - 1) % V) * n;
+    double *xn = xs + (k % V) * n;
+    const long long set = by_pos ? j : (k - 1) & 1;
+    jac_fused(L, diag, b, x, xn, tau, frozen, part + set * 2 * (long long)L.nblocks);
 }
 
 /* The host-checked path's residual: the same parts, no sweep. */
@@ -110,13 +114,24 @@ __global__ void __launch_bounds__(HR_SP_JACOBI_ROWS)
 
 /* One block: ||r|| / ||b|| from nb parts. With ctl (the check after body position j's
  * sweep k): of iteration k - 1, from set (k - 1) & 1, applying the driver's tests;
- * without: into *out. */
+ * without: into *out. Batched (ctl too): block j checks position j from set j into
+ * out[j], no verdict (the body's end records them in order). */
 __global__ void __launch_bounds__(HR_SP_JACOBI_ROWS)
-    hr_sp_jacobi_combine(const double *part, int nb, double bnorm, hr_sp_ctl *ctl, int j, double *out)
+    hr_sp_jacobi_combine(const double *part, int nb, double bnorm, hr_sp_ctl *ctl, int j, double *out,
+                         int batch)
 {
     __shared__ double sm[32];
     long long m = 0;
-    if (ctl) {
+    if (batch) {
+        j = (int)blockIdx.x;
+        part += 2 * (long long)nb * j;
+        out += j;
+        const long long k = hr_sp_gate_block(ctl, j, 1);
+        m = k - 1;
+        if (k == 0 || m < 1 || m > ctl->target) return;
+        bnorm = ctl->bnorm;
+        ctl = NULL; /* no verdict here */
+    } else if (ctl) {
         const long long k = hr_sp_gate_block(ctl, j, 1);
         m = k - 1;
         if (k == 0 || m < 1 || m > ctl->target) return; /* x_0 was checked on the host */
@@ -138,16 +153,26 @@ static hr_status loop_body(hr_sparse_run *r, void *ctx, int U, cudaStream_t st)
     jac_state *s = (jac_state *)ctx;
     const unsigned char *fz = s->body_fault ? s->d_frozen : NULL;
     const int nb = s->L.nblocks;
+    const long long n = r->A->n_rows;
+    if (s->batch) { /* U sweeps, then one kernel combines their U residuals (one stream) */
+        for (int j = 0; j < U && nb > 0; j++)
+            hr_sp_jacobi_loop_kernel<<<nb, HR_SP_JACOBI_ROWS, 0, st>>>(
+                s->L, s->d_diag, s->d_b, s->d_xs, n, s->V, r->tau, fz, s->R.d_ctl, j, s->R.d_bpart, 1);
+        HR_SPCU(r, cudaGetLastError());
+        hr_sp_jacobi_combine<<<U, HR_SP_JACOBI_ROWS, 0, st>>>(s->R.d_bpart, nb, 0.0, s->R.d_ctl, 0,
+                                                              s->R.d_brel, 1);
+        HR_SPCU(r, cudaGetLastError());
+        return HR_OK;
+    }
     for (int j = 0; j < U; j++) {
         if (j >= 2) HR_SPCU(r, cudaStreamWaitEvent(st, s->ev_check[j & 1], 0));
         if (nb > 0)
-            hr_sp_jacobi_loop_kernel<<<nb, HR_SP_JACOBI_ROWS, 0, st>>>(s->L, s->d_diag, s->d_b, s->d_x[0],
-                                                                       s->d_x[1], s->d_x[2], r->tau, fz,
-                                                                       s->R.d_ctl, j, s->d_part);
+            hr_sp_jacobi_loop_kernel<<<nb, HR_SP_JACOBI_ROWS, 0, st>>>(
+                s->L, s->d_diag, s->d_b, s->d_xs, n, 3, r->tau, fz, s->R.d_ctl, j, s->d_part, 0);
         HR_SPCU(r, cudaGetLastError());
         HR_SPCU(r, cudaEventRecord(s->ev_sweep, st));
         HR_SPCU(r, cudaStreamWaitEvent(s->cs, s->ev_sweep, 0));
-        hr_sp_jacobi_combine<<<1, HR_SP_JACOBI_ROWS, 0, s->cs>>>(s->d_part, nb, 0.0, s->R.d_ctl, j, NULL);
+        hr_sp_jacobi_combine<<<1, HR_SP_JACOBI_ROWS, 0, s->cs>>>(s->d_part, nb, 0.0, s->R.d_ctl, j, NULL, 0);
         HR_SPCU(r, cudaGetLastError());
         HR_SPCU(r, cudaEventRecord(s->ev_check[j & 1], s->cs));
     }
@@ -205,8 +230,17 @@ static hr_status jac_setup(hr_sparse_run *r)
     free(diag);
     HR_SPCU(r, e);
     HR_SPCU(r, cudaMalloc((void **)&s->d_b, bytes)); /* b and x0: jac_load, per solve */
-    for (int v = 0; v < 3; v++)
-        HR_SPCU(r, cudaMalloc((void **)&s->d_x[v], bytes));
+    /* checked every sweep: the device loop (HETRELAX_SPARSE_DEVICE_CHECKS=0: host checks),
+     * of bodies of U sweeps: one sweep more than the calls' usual length, which checks the
+     * call's last iteration; batched checks keep x_{k-1} of every sweep k of a body, in a
+     * ring of U + 1 vectors */
+    s->dc = hr_sp_loop_wanted(r);
+    const int U = hr_sp_loop_body_len(r) + 1;
+    s->batch = s->dc && hr_sp_batch_wanted((double)(U + 1) * (double)bytes);
+    s->V = s->batch ? U + 1 : 3;
+    HR_SPCU(r, cudaMalloc((void **)&s->d_xs, (size_t)s->V * (bytes > 0 ? bytes : 1)));
+    for (int v = 0; v < 2; v++)
+        s->d_x[v] = s->d_xs + (size_t)v * n;
     const int nb = s->L.nblocks > 0 ? s->L.nblocks : 1;
     HR_SPCU(r, cudaMalloc((void **)&s->d_part, 4 * (size_t)nb * sizeof(double)));
     HR_SPCU(r, cudaMalloc((void **)&s->d_rout, sizeof(double)));
@@ -216,6 +250,7 @@ static hr_status jac_setup(hr_sparse_run *r)
     HR_SPCU(r, cudaFuncGetAttributes(&fa, hr_sp_jacobi_resid_kernel));
     HR_SPCU(r, cudaFuncGetAttributes(&fa, hr_sp_jacobi_combine));
     HR_TRY(hr_sp_resid_setup(r, &s->R, 0, 0)); /* the control block (residuals: the kernels here) */
+    if (s->batch) HR_TRY(hr_sp_resid_batch_setup(r, &s->R, U, s->L.nblocks));
     if (r->frozen) {
         HR_SPCU(r, cudaMalloc((void **)&s->d_frozen, (size_t)n));
         HR_SPCU(r, cudaMemcpy(s->d_frozen, r->frozen, (size_t)n, cudaMemcpyHostToDevice));
@@ -224,20 +259,17 @@ static hr_status jac_setup(hr_sparse_run *r)
     for (int f = 0; f < (r->frozen ? 2 : 1); f++)
         for (int from = 0; from < 2; from++)
             HR_TRY(build_graph(r, s, f, from, HR_SP_JACOBI_GRAPH, &s->graph[f][from]));
-    /* checked every sweep: the device loop (HETRELAX_SPARSE_DEVICE_CHECKS=0: host checks) */
-    s->dc = hr_sp_loop_wanted(r);
     int whiles = 0;
     for (int f = 0; f < (r->frozen ? 2 : 1) && s->dc; f++) {
         s->body_fault = f;
-        /* one sweep more than the calls' usual length: it checks the call's last iteration */
-        HR_TRY(hr_sp_loop_build(r, &s->R, &s->loop[f], hr_sp_loop_body_len(r) + 1, 1,
-                                hr_sp_env_int("HETRELAX_SPARSE_WHILE", 1, 0, 1), loop_body, s, s->st));
+        HR_TRY(hr_sp_loop_build(r, &s->R, &s->loop[f], U, 1, hr_sp_env_int("HETRELAX_SPARSE_WHILE", 1, 0, 1),
+                                loop_body, s, s->st));
         if (!s->loop[f].body) s->dc = 0; /* capture refused: host checks */
         whiles += s->loop[f].loop != NULL;
     }
     r->device_checks = !s->dc ? 0 : whiles == (r->frozen ? 2 : 1) ? 2 : 1;
-    r->prof.mode = r->device_checks == 2 ? "while-graph"
-                   : r->device_checks    ? "body-replay"
+    r->prof.mode = r->device_checks == 2 ? (s->batch ? "while-graph/batched" : "while-graph")
+                   : r->device_checks    ? (s->batch ? "body-replay/batched" : "body-replay")
                    : r->o.tol > 0.0      ? "host-checks"
                                          : "unchecked";
     r->prof.body = s->dc ? s->loop[0].U : HR_SP_JACOBI_GRAPH;
@@ -271,10 +303,11 @@ static hr_status jac_residual(hr_sparse_run *r, double *rel)
         *rel = 0.0;
         return HR_OK;
     }
-    hr_sp_jacobi_resid_kernel<<<nb, HR_SP_JACOBI_ROWS, 0, s->st>>>(s->L, s->d_diag, s->d_b, s->d_x[s->cur],
-                                                                   s->d_part);
+    const double *x = s->d_xs + (size_t)s->cur * (size_t)r->A->n_rows;
+    hr_sp_jacobi_resid_kernel<<<nb, HR_SP_JACOBI_ROWS, 0, s->st>>>(s->L, s->d_diag, s->d_b, x, s->d_part);
     HR_SPCU(r, cudaGetLastError());
-    hr_sp_jacobi_combine<<<1, HR_SP_JACOBI_ROWS, 0, s->st>>>(s->d_part, nb, s->R.bnorm, NULL, 0, s->d_rout);
+    hr_sp_jacobi_combine<<<1, HR_SP_JACOBI_ROWS, 0, s->st>>>(s->d_part, nb, s->R.bnorm, NULL, 0, s->d_rout,
+                                                             0);
     HR_SPCU(r, cudaGetLastError());
     HR_SPCU(r, cudaMemcpyAsync(s->h_rout, s->d_rout, sizeof(double), cudaMemcpyDeviceToHost, s->st));
     HR_TRY(hr_sp_sync(r, s->st));
@@ -287,9 +320,9 @@ static hr_status jac_iterate(hr_sparse_run *r, long count)
     jac_state *s = (jac_state *)r->impl;
     const int f = r->fault_active && s->d_frozen ? 1 : 0;
     HR_SPCU(r, cudaSetDevice(r->o.device));
-    if (s->dc) { /* x_done is in vector done % 3 (later sweeps wrote the others) */
+    if (s->dc) { /* x_done is in vector done % V (later sweeps wrote the others) */
         HR_TRY(hr_sp_loop_run(r, &s->R, &s->loop[f], count, s->st));
-        s->cur = (int)(r->checked_done % 3);
+        s->cur = (int)(r->checked_done % s->V);
         return HR_OK;
     }
     const double t0 = r->prof.on ? hr_sp_now() : 0.0;
@@ -307,8 +340,8 @@ static hr_status jac_sync_host(hr_sparse_run *r)
 {
     jac_state *s = (jac_state *)r->impl;
     HR_SPCU(r, cudaSetDevice(r->o.device));
-    HR_SPCU(r,
-            cudaMemcpy(r->x, s->d_x[s->cur], (size_t)r->A->n_rows * sizeof(double), cudaMemcpyDeviceToHost));
+    HR_SPCU(r, cudaMemcpy(r->x, s->d_xs + (size_t)s->cur * (size_t)r->A->n_rows,
+                          (size_t)r->A->n_rows * sizeof(double), cudaMemcpyDeviceToHost));
     return HR_OK;
 }
 
@@ -331,8 +364,8 @@ static void jac_teardown(hr_sparse_run *r)
     hr_sp_blocks_free(&s->L);
     hr_sp_resid_free(&s->R);
     cudaSetDevice(r->o.device);
-    cudaFree(s->d_diag), cudaFree(s->d_b), cudaFree(s->d_x[0]), cudaFree(s->d_x[1]), cudaFree(s->d_frozen);
-    cudaFree(s->d_x[2]), cudaFree(s->d_part), cudaFree(s->d_rout);
+    cudaFree(s->d_diag), cudaFree(s->d_b), cudaFree(s->d_xs), cudaFree(s->d_frozen);
+    cudaFree(s->d_part), cudaFree(s->d_rout);
     if (s->h_rout) cudaFreeHost(s->h_rout);
     (void)cudaGetLastError(); /* teardown after a failure must not leave an error behind */
     free(s);

@@ -60,13 +60,13 @@ template <int W>
 __global__ void __launch_bounds__(W > 8 ? 512 : 1024)
     hr_sp_async_kernel(hr_sp_blocks L, const double *__restrict__ diag, const double *__restrict__ b,
                        const double *xr, double *xw, int K, const unsigned char *__restrict__ frozen,
-                       const hr_sp_ctl *ctl, int j, double *snap0, double *snap1)
+                       const hr_sp_ctl *ctl, int j, double *snap_ring, int snap_v, long long snap_n)
 {
-    double *snap = NULL; /* device loop: iterate k also goes to snap[k & 1] for its check */
+    double *snap = NULL; /* device loop: iterate k also goes to snapshot k % snap_v for its check */
     if (ctl) {           /* one answer a block: a check on the other stream may set stop meanwhile */
         const long long k = hr_sp_gate_block(ctl, j);
         if (k == 0) return; /* a device check ended the solve, or past the call's end */
-        snap = k & 1 ? snap1 : snap0;
+        if (snap_ring) snap = snap_ring + (k % snap_v) * snap_n;
     }
     extern __shared__ double sm[];
     const int blk = blockIdx.x, B = L.B;
@@ -176,7 +176,7 @@ cudaError_t hr_sp_async_prepare(int B)
 
 cudaError_t hr_sp_async_launch(const hr_sp_blocks *L, const double *diag, const double *b, const double *xr,
                                double *xw, int K, const unsigned char *frozen, const hr_sp_ctl *ctl, int j,
-                               double *snap0, double *snap1, cudaStream_t st)
+                               double *snap, int snap_v, long long snap_n, cudaStream_t st)
 {
     if (L->nblocks == 0) return cudaSuccess;
     const size_t smem = 3 * (size_t)L->B * sizeof(double);
@@ -184,19 +184,19 @@ cudaError_t hr_sp_async_launch(const hr_sp_blocks *L, const double *diag, const 
     switch (width_for(L)) {
     case 4:
         hr_sp_async_kernel<4>
-            <<<L->nblocks, threads, smem, st>>>(*L, diag, b, xr, xw, K, frozen, ctl, j, snap0, snap1);
+            <<<L->nblocks, threads, smem, st>>>(*L, diag, b, xr, xw, K, frozen, ctl, j, snap, snap_v, snap_n);
         break;
     case 8:
         hr_sp_async_kernel<8>
-            <<<L->nblocks, threads, smem, st>>>(*L, diag, b, xr, xw, K, frozen, ctl, j, snap0, snap1);
+            <<<L->nblocks, threads, smem, st>>>(*L, diag, b, xr, xw, K, frozen, ctl, j, snap, snap_v, snap_n);
         break;
     case 16:
         hr_sp_async_kernel<16>
-            <<<L->nblocks, threads, smem, st>>>(*L, diag, b, xr, xw, K, frozen, ctl, j, snap0, snap1);
+            <<<L->nblocks, threads, smem, st>>>(*L, diag, b, xr, xw, K, frozen, ctl, j, snap, snap_v, snap_n);
         break;
     default:
         hr_sp_async_kernel<0>
-            <<<L->nblocks, threads, smem, st>>>(*L, diag, b, xr, xw, K, frozen, ctl, j, snap0, snap1);
+            <<<L->nblocks, threads, smem, st>>>(*L, diag, b, xr, xw, K, frozen, ctl, j, snap, snap_v, snap_n);
         break;
     }
     return cudaGetLastError();

@@ -32,18 +32,28 @@ __global__ void __launch_bounds__(HR_SP_RES_THREADS)
     hr_sp_resid_kernel(int n, const long long *__restrict__ rowp, const int *__restrict__ col,
                        const double *__restrict__ val, const double *__restrict__ b, const double *x,
                        const double *x1, const double *__restrict__ q, double *part, unsigned int *ticket,
-                       double *out, double bnorm, hr_sp_ctl *ctl, int j)
+                       double *out, double bnorm, hr_sp_ctl *ctl, int j, int batch_v)
 {
     __shared__ double sm[32];
     __shared__ bool last;
+    if (batch_v > 0) { /* batched: position j = blockIdx.y, its own parts, ticket and result */
+        j = (int)blockIdx.y;
+        part += 2 * (long long)gridDim.x * j;
+        ticket += j;
+        out += j;
+    }
     /* a check after the one that stopped the solve, or past the call's end: nothing to
      * do (every block alike: checks run in order on one stream, and stop changes only
-     * in the last block of a check, after all blocks passed here) */
+     * in the last block of a check, after all blocks passed here; batched, stop changes
+     * only in the body's end) */
     long long k = 0;
     if (ctl) {
         k = hr_sp_gate_block(ctl, j);
         if (k == 0) return;
-        if (k & 1) x = x1; /* iterate k of a double-buffered method */
+        if (batch_v > 0)
+            x += (long long)(k % batch_v) * n; /* snapshot k of the ring */
+        else if (k & 1)
+            x = x1; /* iterate k of a double-buffered method */
     }
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     double ri = 0.0;
@@ -88,8 +98,8 @@ __global__ void __launch_bounds__(HR_SP_RES_THREADS)
         const double bn = bnorm > 0.0 ? bnorm : 1.0; /* b = 0: ||r||, as on the host */
         const double rel = M < INFINITY ? (M / bn) * sqrt(S) : INFINITY;
         *out = rel;
-        if (ctl) hr_sp_ctl_record(ctl, k, rel); /* the driver's tests */
-        *ticket = 0u;                           /* ready for the next launch (stream order) */
+        if (ctl && batch_v == 0) hr_sp_ctl_record(ctl, k, rel); /* the driver's tests */
+        *ticket = 0u;                                           /* ready for the next launch (stream order) */
     }
 }
 
@@ -141,8 +151,37 @@ cudaError_t hr_sp_resid_check(hr_sp_resid *R, const double *d_b, const double *d
     const size_t c = chain ? 1 : 0;
     hr_sp_resid_kernel<<<R->nblk, HR_SP_RES_THREADS, 0, st>>>(
         R->n, R->d_rowp, R->d_col, R->d_val, d_b, d_x0, d_x1 ? d_x1 : d_x0, d_q, R->d_part + c * 2 * R->nblk,
-        R->d_ticket + c, R->d_out + c, R->bnorm, R->d_ctl, j);
+        R->d_ticket + c, R->d_out + c, R->bnorm, R->d_ctl, j, 0);
     return cudaGetLastError();
+}
+
+hr_status hr_sp_resid_batch_setup(hr_sparse_run *r, hr_sp_resid *R, int U, int bparts)
+{
+    HR_SPCU(r, cudaSetDevice(R->dev));
+    const size_t np = (size_t)(bparts > 0 ? bparts : 1);
+    HR_SPCU(r, cudaMalloc((void **)&R->d_brel, (size_t)U * sizeof(double)));
+    HR_SPCU(r, cudaMalloc((void **)&R->d_bpart, (size_t)U * 2 * np * sizeof(double)));
+    HR_SPCU(r, cudaMalloc((void **)&R->d_bticket, (size_t)U * sizeof(unsigned int)));
+    HR_SPCU(r, cudaMemset(R->d_brel, 0, (size_t)U * sizeof(double)));
+    HR_SPCU(r, cudaMemset(R->d_bticket, 0, (size_t)U * sizeof(unsigned int)));
+    R->batch = U;
+    return HR_OK;
+}
+
+cudaError_t hr_sp_resid_check_batch(hr_sp_resid *R, const double *d_b, const double *snap, int snap_v,
+                                    cudaStream_t st)
+{
+    if (R->n == 0) return cudaSuccess;
+    const dim3 grid((unsigned)R->nblk, (unsigned)R->batch);
+    hr_sp_resid_kernel<<<grid, HR_SP_RES_THREADS, 0, st>>>(R->n, R->d_rowp, R->d_col, R->d_val, d_b, snap,
+                                                           snap, NULL, R->d_bpart, R->d_bticket, R->d_brel,
+                                                           R->bnorm, R->d_ctl, 0, snap_v);
+    return cudaGetLastError();
+}
+
+int hr_sp_batch_wanted(double bytes)
+{
+    return hr_sp_env_int("HETRELAX_SPARSE_BATCH", 1, 0, 1) && bytes <= (double)HR_SP_BATCH_BYTES;
 }
 
 hr_status hr_sp_ctl_reset(hr_sparse_run *r, hr_sp_resid *R, cudaStream_t st)
@@ -166,6 +205,8 @@ hr_status hr_sp_ctl_reset(hr_sparse_run *r, hr_sp_resid *R, cudaStream_t st)
     /* a check racing the one that stopped the last solve may have left its blocks' ticket
      * short (some blocks saw stop, some not): start from zero */
     HR_SPCU(r, cudaMemsetAsync(R->d_ticket, 0, 2 * sizeof(unsigned int), st));
+    if (R->d_bticket)
+        HR_SPCU(r, cudaMemsetAsync(R->d_bticket, 0, (size_t)R->batch * sizeof(unsigned int), st));
     HR_SPCU(r, cudaStreamSynchronize(st));
     return HR_OK;
 }
@@ -207,7 +248,7 @@ hr_status hr_sp_resid_run(hr_sparse_run *r, hr_sp_resid *R, const double *d_b, c
     }
     hr_sp_resid_kernel<<<R->nblk, HR_SP_RES_THREADS, 0, st>>>(R->n, R->d_rowp, R->d_col, R->d_val, d_b, d_x,
                                                               d_x, d_q, R->d_part, R->d_ticket, R->d_out,
-                                                              R->bnorm, NULL, 0);
+                                                              R->bnorm, NULL, 0, 0);
     HR_SPCU(r, cudaGetLastError());
     HR_SPCU(r, cudaMemcpyAsync(R->h_out, R->d_out, sizeof(double), cudaMemcpyDeviceToHost, st));
     HR_TRY(hr_sp_sync(r, st));
@@ -217,10 +258,54 @@ hr_status hr_sp_resid_run(hr_sparse_run *r, hr_sp_resid *R, const double *d_b, c
 
 /* ------------------------------------------------------ the device loop */
 
-/* A body's last node: moves base past the body (not past the call's end) and, in the
- * WHILE graph, says whether the loop goes on. */
-__global__ void hr_sp_body_end(hr_sp_ctl *c, int U, int lag, cudaGraphConditionalHandle h, int use_h)
+/* Batched checks: records the body's checked iterations in order, one warp (positions
+ * j0 + lane): position j swept iteration k = base + j + 1, which checked iteration
+ * m = k - lag. The same verdicts as hr_sp_ctl_record of each m in turn up to the
+ * first that stops (the later ones are ignored, as gated ones are); the warp loads
+ * the residuals at once instead of one thread's chain of dependent loads. */
+__device__ void hr_sp_record_batch(hr_sp_ctl *c, int U, int lag, const double *__restrict__ rel)
 {
+    const int lane = (int)threadIdx.x;
+    const long long base = c->base, target = c->target;
+    const double tol = c->tol, divref = c->divref;
+    double *hist = c->hist;
+    const long long every = c->mon_every, ring = c->ring;
+    if (c->stop) return; /* a body replayed after a stop: every position was gated */
+    for (int j0 = 0; j0 < U; j0 += 32) {
+        const int j = j0 + lane;
+        const long long k = base + j + 1, m = k - lag;
+        const bool in = j < U && k <= target + lag && m >= 1 && m <= target; /* x_0: checked on the host */
+        const double v = in ? rel[j] : 0.0;
+        const bool stops = in && (v < tol || !(v <= divref));
+        const unsigned st = __ballot_sync(0xffffffffu, stops), ok = __ballot_sync(0xffffffffu, in);
+        const unsigned upto = st ? ((st & (0u - st)) << 1) - 1u : 0xffffffffu; /* lanes <= the first stop */
+        const unsigned recd = ok & upto;
+        if (recd & (1u << lane)) {
+            if (hist && m % every == 0) hist[(m / every) % ring] = v;
+            const int last = 31 - __clz((int)recd);
+            if (lane >= last - 1) c->rel_at[m & 1] = v; /* the last checked of each parity */
+            if (lane == last) {
+                if (m > c->done) c->done = m;
+                if (st) {
+                    if (m < c->stop_at) c->stop_at = m;
+                    __threadfence(); /* stop_at before stop, for a reader that sees stop */
+                    c->stop = 1;
+                }
+            }
+        }
+        if (st) break;
+    }
+    __syncwarp(); /* stop is written before lane 0 reads it */
+}
+
+/* A body's last node: with batched checks (rel: the body's residuals by position; one
+ * warp) records their verdicts; moves base past the body (not past the call's end)
+ * and, in the WHILE graph, says whether the loop goes on. */
+__global__ void hr_sp_body_end(hr_sp_ctl *c, int U, int lag, const double *rel, cudaGraphConditionalHandle h,
+                               int use_h)
+{
+    if (rel) hr_sp_record_batch(c, U, lag, rel);
+    if (threadIdx.x != 0) return;
     long long b = c->base + U;
     if (b > c->target + lag) b = c->target + lag;
     c->base = b;
@@ -233,7 +318,8 @@ static hr_status body_and_end(hr_sparse_run *r, hr_sp_resid *R, const hr_sp_loop
                               void *ctx, cudaStream_t st, cudaGraphConditionalHandle h, int use_h)
 {
     HR_TRY(body(r, ctx, L->U, st));
-    hr_sp_body_end<<<1, 1, 0, st>>>(R->d_ctl, L->U, L->lag, h, use_h);
+    hr_sp_body_end<<<1, R->batch ? 32 : 1, 0, st>>>(R->d_ctl, L->U, L->lag, R->batch ? R->d_brel : NULL, h,
+                                                    use_h);
     HR_SPCU(r, cudaGetLastError());
     return HR_OK;
 }
@@ -325,7 +411,7 @@ hr_status hr_sp_loop_run(hr_sparse_run *r, hr_sp_resid *R, hr_sp_loop *L, long c
             cudaGraphExecDestroy(L->loop);
             L->loop = NULL;
             r->device_checks = 1;
-            P->mode = "body-replay";
+            P->mode = R->batch ? "body-replay/batched" : "body-replay";
         }
     }
     if (!launched) {
@@ -387,6 +473,7 @@ void hr_sp_resid_free(hr_sp_resid *R)
     if (R->d_part || R->h_out) cudaSetDevice(R->dev);
     cudaFree(R->d_rowp), cudaFree(R->d_col), cudaFree(R->d_val), cudaFree(R->d_xh);
     cudaFree(R->d_part), cudaFree(R->d_out), cudaFree(R->d_ctl), cudaFree(R->d_hist);
+    cudaFree(R->d_brel), cudaFree(R->d_bpart), cudaFree(R->d_bticket);
     if (R->h_hist) cudaFreeHost(R->h_hist);
     if (R->h_out) cudaFreeHost(R->h_out);
     if (R->h_ctl) cudaFreeHost(R->h_ctl);

@@ -140,7 +140,7 @@ static hr_status create_local(hr_mpi_hybrid *s, const hr_options *o)
     sp.rank = s->rank;
     sp.fraction = o->split;
     sp.rows_a = 0;
-    HR_TRY(hr_transport_mpi_create(s->comm, &s->t));
+    HR_TRY(hr_transport_mpi_create(s->comm, NULL, &s->t));
     sp.t = s->t;
     HR_TRY(hr_split_create(&sp, NULL, NULL, &s->e, err_text, sizeof err_text));
     HR_TRY(make_slab(s));

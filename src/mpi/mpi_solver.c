@@ -226,8 +226,13 @@ hr_status hr_mpi_solver_create(const hr_options *o, const int decomp[3], int gho
         const hr_status pd = pick_device(dup, o, &lo, st == HR_OK ? mpi_error : NULL, sizeof mpi_error);
         if (st == HR_OK) st = pd;
     }
+    /* every rank: halos through shared memory when all ranks share this node (CPU ranks;
+     * GPU ranks keep MPI, staged or CUDA-aware) */
+    char shm[48];
+    const int on_node = hr_mpi_shm_setup(dup, shm);
     hr_transport *t = NULL;
-    if (st == HR_OK) st = hr_transport_mpi_create(dup, &t);
+    if (st == HR_OK)
+        st = hr_transport_mpi_create(dup, on_node && lo.backend != HR_BACKEND_GPU ? shm : NULL, &t);
     if (st == HR_OK) st = hr_dsolver_create(&lo, parts, ghost, t, &s->ds, mpi_error, sizeof mpi_error);
     if (st != HR_OK && !mpi_error[0]) snprintf(mpi_error, sizeof mpi_error, "%s", hr_status_string(st));
     st = agree_first(dup, rank, size, st, minor, mpi_error, sizeof mpi_error);
@@ -263,8 +268,8 @@ hr_status hr_mpi_solver_run(hr_mpi_solver *s, hr_result *res)
                  s->size, ds->dplace->device_name(ds->subs[0].ctx), s->parts[0], s->parts[1], s->parts[2],
                  s->ghost);
     else if (res)
-        snprintf(res->device_name, sizeof res->device_name, "%d MPI ranks, decomp %dx%dx%d, ghost %d",
-                 s->size, s->parts[0], s->parts[1], s->parts[2], s->ghost);
+        snprintf(res->device_name, sizeof res->device_name, "%d MPI ranks (%s), decomp %dx%dx%d, ghost %d",
+                 s->size, ds->t->ops->name, s->parts[0], s->parts[1], s->parts[2], s->ghost);
     /* a diverged run diverges on every rank (the residual is global); other errors may be
      * local, so settle the status together */
     if (st != HR_OK && st != HR_ERR_DIVERGED)

@@ -37,7 +37,8 @@ typedef struct mpi_tr {
     mpi_phase ph[HR_MAX_PHASES];
     MPI_Request *req;
     int nreq;
-    double *all; /* every rank's partial norms */
+    double *all;           /* every rank's partial norms */
+    struct hr_shm_tr *shm; /* halos through shared memory (transport "mpi-shm") */
 } mpi_tr;
 
 static hr_status mt_bind(hr_transport *t, int phase, const hr_halo_msg *sends, int nsend,
@@ -164,6 +165,7 @@ static void mt_destroy(hr_transport *t)
         }
         free(m->req);
         free(m->all);
+        hr_shm_free(m->shm);
         free(m);
     }
     free(t);
@@ -183,7 +185,38 @@ static const hr_transport_ops mpi_ops = {
     .destroy = mt_destroy,
 };
 
-hr_status hr_transport_mpi_create(MPI_Comm comm, hr_transport **out)
+static hr_status st_bind(hr_transport *t, int phase, const hr_halo_msg *sends, int nsend,
+                         const hr_halo_msg *recvs, int nrecv)
+{
+    return hr_shm_bind(((mpi_tr *)t->impl)->shm, phase, sends, nsend, recvs, nrecv);
+}
+
+static hr_status st_start(hr_transport *t, int phase)
+{
+    return hr_shm_start(((mpi_tr *)t->impl)->shm, phase);
+}
+
+static hr_status st_wait(hr_transport *t, int phase)
+{
+    return hr_shm_wait(((mpi_tr *)t->impl)->shm, phase);
+}
+
+/* The same collectives; the halos through shared memory, which needs no progress calls. */
+static const hr_transport_ops shm_ops = {
+    .name = "mpi-shm",
+    .bind = st_bind,
+    .start = st_start,
+    .wait = st_wait,
+    .progress = NULL,
+    .sum_norms = mt_sum_norms,
+    .max_int = mt_max_int,
+    .max_double = mt_max_double,
+    .alloc = mt_alloc,
+    .release = mt_release,
+    .destroy = mt_destroy,
+};
+
+hr_status hr_transport_mpi_create(MPI_Comm comm, const char *shm_prefix, hr_transport **out)
 {
     *out = NULL;
     hr_transport *t = calloc(1, sizeof *t);
@@ -204,6 +237,16 @@ hr_status hr_transport_mpi_create(MPI_Comm comm, hr_transport **out)
     }
     t->ops = &mpi_ops;
     t->device_buffers = hr_mpi_cuda_aware(); /* a GPU placement then hands MPI device pointers */
+    if (shm_prefix && shm_prefix[0] && !t->device_buffers) {
+        const hr_status st = hr_shm_create(m->rank, shm_prefix, &m->shm);
+        if (st != HR_OK) {
+            free(m->all);
+            free(m);
+            free(t);
+            return st;
+        }
+        t->ops = &shm_ops;
+    }
     t->nlocal = 1;
     t->first = m->rank;
     t->impl = m;

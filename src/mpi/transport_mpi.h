@@ -6,8 +6,23 @@
 
 #include "decomp/transport.h"
 
-/* A transport over `comm` (not duplicated here: the caller owns it and frees it after). */
-hr_status hr_transport_mpi_create(MPI_Comm comm, hr_transport **out);
+/* A transport over `comm` (not duplicated here: the caller owns it and frees it after).
+ * shm_prefix (from hr_mpi_shm_setup; NULL or "": none): halo messages travel through
+ * shared-memory segments of ours (transport_shm.c) instead of MPI point-to-point. */
+hr_status hr_transport_mpi_create(MPI_Comm comm, const char *shm_prefix, hr_transport **out);
+
+/* Collective over comm: 1 when every rank runs on this node and HETRELAX_MPI_SHM is not
+ * 0, with prefix (the same on every rank) naming the solve's segments; else 0 and "". */
+int hr_mpi_shm_setup(MPI_Comm comm, char prefix[48]);
+
+/* The shared-memory halo messages (transport_shm.c). */
+struct hr_shm_tr;
+hr_status hr_shm_create(int rank, const char *prefix, struct hr_shm_tr **out);
+void hr_shm_free(struct hr_shm_tr *t);
+hr_status hr_shm_bind(struct hr_shm_tr *t, int phase, const hr_halo_msg *sends, int nsend, const hr_halo_msg *recvs,
+                      int nrecv);
+hr_status hr_shm_start(struct hr_shm_tr *t, int phase);
+hr_status hr_shm_wait(struct hr_shm_tr *t, int phase);
 
 /* 1 when the MPI library takes device pointers (OpenMPI's MPIX_Query_cuda_support) and
  * HETRELAX_MPI_CUDA_AWARE is not 0; then GPU ranks send device buffers. */

@@ -250,6 +250,10 @@ int main(int argc, char **argv)
         hr_mpi_solver_info(s, &info);
         double x[NP] = {info.pack_s,       info.transfer_s, info.unpack_s, info.hidden_s,
                         r.time_exchange_s, info.wait_s,     info.compute_s};
+        if (getenv("HETRELAX_RANK_TIMES") && rep == a.repeats - 1) /* where the time goes, rank by rank */
+            fprintf(stderr, "rank %2d: per sweep compute %.3f ms, transfer+wait %.3f ms, exchange %.3f ms\n", rank,
+                    1e3 * info.compute_s / (double)r.iterations, 1e3 * info.transfer_s / (double)r.iterations,
+                    1e3 * r.time_exchange_s / (double)r.iterations);
         MPI_Allreduce(MPI_IN_PLACE, x, NP, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         if (rep < 0) continue; /* warm-up */
         per[rep] = r.time_per_sweep_s;

@@ -83,6 +83,16 @@ static int run_case(const mpi_case *c, int rank)
     int size;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (st == HR_OK && size > 1) {
+        /* the halos took the transport asked for: shared memory on one node unless
+         * HETRELAX_MPI_SHM=0 (the mpi_solve_p2p tests run that path) */
+        const char *e = getenv("HETRELAX_MPI_SHM");
+        const char *want = e && strcmp(e, "0") == 0 ? "(mpi)" : "(mpi-shm)";
+        if (!strstr(r.device_name, want)) {
+            fprintf(stderr, "  rank %d: transport %s, expected %s\n", rank, r.device_name, want);
+            st = HR_ERR_INTERNAL;
+        }
+    }
+    if (st == HR_OK && size > 1) {
         /* to the last rank as well, in single precision: the same values */
         float *last = rank == size - 1 ? malloc(pts * sizeof *last) : NULL;
         st = hr_mpi_solver_gather_solution(s, HR_PREC_SINGLE, last, pts, size - 1);

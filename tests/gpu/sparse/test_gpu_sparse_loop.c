@@ -10,8 +10,13 @@
  *   - the same final residual, and for jacobi the same x bit for bit;
  *   - the same monitor history (iterations and residuals), deferred or not;
  *   (jacobi and async; cg below)
- * and the same for body replays (HETRELAX_SPARSE_WHILE=0), and for jacobi with a fault
- * mask that turns on and off inside the run (calls cut at the fault events).
+ * and the same for body replays (HETRELAX_SPARSE_WHILE=0), for per-iteration checks
+ * (HETRELAX_SPARSE_BATCH=0; default: batched, one check kernel a body), and for jacobi
+ * with a fault mask that turns on and off inside the run (calls cut at the fault events).
+ * The first crossing: with tol just above the residual of iteration k (below those of
+ * all earlier ones), every mode must stop at k exactly, for k at every position of a
+ * body (async 16, jacobi 17, and 5 + jacobi's 1), with the host-checked residuals bit for
+ * bit; with max_iters = k - 1 it must run to the limit mid-body, with x_{k-1}.
  * async-(K) reads x while other blocks write it: with one stream its iterates have been
  * bit-identical run to run (docs/gpu-sparse.md), which this test relies on for async.
  * cg: cuSPARSE's default CSR SpMV does not promise the same bits run to run, so cg must
@@ -55,9 +60,16 @@ typedef struct run {
     hist *h;
 } run;
 
-/* One solve from x = 0, b = ones, under the given environment switches. */
-static run solve(const hr_csr *A, const char *method, long maxit, int deferred, const char *checks,
-                 const char *whiles, double fault)
+/* The environment switches of a run: device checks, WHILE graph, batched checks, body
+ * length ("0": the default). */
+typedef struct mode {
+    const char *checks, *whiles, *batch, *body, *name;
+} mode;
+
+/* One solve from x = 0, b = ones, under the given switches; tol 0: 1e-10, mon_every 0:
+ * no monitor. */
+static run solve_with(const hr_csr *A, const char *method, long maxit, double tol, long mon_every,
+                      int deferred, const mode *md, double fault)
 {
     run u;
     memset(&u, 0, sizeof u);
@@ -71,22 +83,34 @@ static run solve(const hr_csr *A, const char *method, long maxit, int deferred, 
     hr_sparse_options_default(&o);
     o.method = method;
     o.backend = HR_BACKEND_GPU;
-    o.tol = 1e-10;
+    o.tol = tol > 0.0 ? tol : 1e-10;
     o.max_iters = maxit;
     o.allow_divergent = 1;
     o.block = 256;
-    o.monitor_every = 10;
-    o.monitor = record;
+    o.monitor_every = mon_every;
+    o.monitor = mon_every > 0 ? record : NULL;
     o.monitor_user = u.h;
     o.monitor_deferred = deferred;
     if (fault > 0.0) o.fault_fraction = fault, o.fault_iter = 15, o.fault_recover = 17;
-    setenv("HETRELAX_SPARSE_DEVICE_CHECKS", checks, 1);
-    setenv("HETRELAX_SPARSE_WHILE", whiles, 1);
+    setenv("HETRELAX_SPARSE_DEVICE_CHECKS", md->checks, 1);
+    setenv("HETRELAX_SPARSE_WHILE", md->whiles, 1);
+    setenv("HETRELAX_SPARSE_BATCH", md->batch, 1);
+    setenv("HETRELAX_SPARSE_BODY", md->body, 1);
     u.st = hr_sparse_solve(A, b, u.x, &o, &u.r);
     unsetenv("HETRELAX_SPARSE_DEVICE_CHECKS");
     unsetenv("HETRELAX_SPARSE_WHILE");
+    unsetenv("HETRELAX_SPARSE_BATCH");
+    unsetenv("HETRELAX_SPARSE_BODY");
     free(b);
     return u;
+}
+
+static const mode HOST = {"0", "1", "1", "0", "host checks"};
+
+/* The solves of the first test: tol 1e-10, monitors every 10. */
+static run solve(const hr_csr *A, const char *method, long maxit, int deferred, const mode *md, double fault)
+{
+    return solve_with(A, method, maxit, 0.0, 10, deferred, md, fault);
 }
 
 static void drop(run *u)
@@ -139,14 +163,17 @@ static void test_loop_equals_host_checks(void **state)
         assert_int_equal(hr_sparse_generate(mats[k], &A, why, sizeof why), HR_OK);
         for (int m = 0; m < 3; m++) {
             const long maxit = 3000; /* jacobi on laplace2d:100 stops here, unconverged */
-            run ref = solve(A, methods[m], maxit, 0, "0", "1", 0.0);
-            const char *modes[][3] = {{"1", "1", "while graph, deferred monitors"},
-                                      {"1", "1", "while graph, monitors cut the calls"},
-                                      {"1", "0", "body replays, deferred monitors"}};
-            for (int v = 0; v < 3; v++) {
-                run u = solve(A, methods[m], maxit, v != 1, modes[v][0], modes[v][1], 0.0);
+            run ref = solve(A, methods[m], maxit, 0, &HOST, 0.0);
+            const mode modes[] = {
+                {"1", "1", "1", "0", "while graph, deferred monitors"},
+                {"1", "1", "1", "0", "while graph, monitors cut the calls"},
+                {"1", "0", "1", "0", "body replays, deferred monitors"},
+                {"1", "1", "0", "0", "per-iteration checks, while graph, deferred monitors"},
+                {"1", "0", "0", "0", "per-iteration checks, body replays, deferred monitors"}};
+            for (int v = 0; v < 5; v++) {
+                run u = solve(A, methods[m], maxit, v != 1, &modes[v], 0.0);
                 char what[160];
-                snprintf(what, sizeof what, "%s %s, %s", mats[k], methods[m], modes[v][2]);
+                snprintf(what, sizeof what, "%s %s, %s", mats[k], methods[m], modes[v].name);
                 compare(what, A, &ref, &u, m == 0 ? 2 : m == 1 ? 1 : 0);
                 drop(&u);
             }
@@ -163,14 +190,93 @@ static void test_loop_with_faults(void **state)
     hr_csr *A = NULL;
     char why[256];
     assert_int_equal(hr_sparse_generate("fv2d:40", &A, why, sizeof why), HR_OK);
-    run ref = solve(A, "jacobi", 5000, 1, "0", "1", 0.25);
-    for (int w = 0; w < 2; w++) {
-        run u = solve(A, "jacobi", 5000, 1, "1", w ? "1" : "0", 0.25);
-        compare(w ? "jacobi with a fault, while graph" : "jacobi with a fault, body replays", A, &ref, &u, 2);
+    run ref = solve(A, "jacobi", 5000, 1, &HOST, 0.25);
+    const mode modes[] = {{"1", "1", "1", "0", "jacobi with a fault, while graph"},
+                          {"1", "0", "1", "0", "jacobi with a fault, body replays"},
+                          {"1", "1", "0", "0", "jacobi with a fault, per-iteration checks"},
+                          {"1", "1", "1", "5", "jacobi with a fault, bodies of 5"}};
+    for (int w = 0; w < 4; w++) {
+        run u = solve(A, "jacobi", 5000, 1, &modes[w], 0.25);
+        compare(modes[w].name, A, &ref, &u, 2);
         assert_int_equal(u.r.reason, HR_REASON_CONVERGED);
         drop(&u);
     }
     drop(&ref);
+    hr_csr_free(A);
+}
+
+/* The residual the host-checked run saw at iteration k (monitored every iteration). */
+static double rel_at(const run *all, long k)
+{
+    for (int i = 0; i < all->h->len; i++)
+        if (all->h->it[i] == k) return all->h->res[i];
+    fail_msg("no residual for iteration %ld", k);
+    return NAN;
+}
+
+/* The first crossing at every position of a body (header): a crossing seen one iteration
+ * late (or early), or a wrong iterate returned, fails here. */
+static void test_first_crossing(void **state)
+{
+    (void)state;
+    hr_csr *A = NULL;
+    char why[256];
+    assert_int_equal(hr_sparse_generate("fv2d:99", &A, why, sizeof why), HR_OK);
+    const char *methods[] = {"jacobi", "async"};
+    const mode modes[] = {{"1", "1", "1", "0", "batched, while graph"},
+                          {"1", "0", "1", "0", "batched, body replays"},
+                          {"1", "1", "1", "5", "batched, bodies of 5"},
+                          {"1", "1", "0", "0", "per-iteration checks"}};
+    for (int m = 0; m < 2; m++) {
+        const long span = 200;
+        run all = solve_with(A, methods[m], span, 1e-300, 1, 0, &HOST, 0.0);
+        assert_int_equal(all.st, HR_OK);
+        assert_int_equal(all.r.iterations, span);
+        /* 17 consecutive iterations (every position of a body) well above round-off, as
+         * late as that allows (up to 60) */
+        long k1 = 1;
+        while (k1 < span && rel_at(&all, k1) > 1e-11)
+            k1++;
+        k1 = k1 < 60 ? k1 : 60;
+        const long k0 = k1 - 17 > 2 ? k1 - 17 : 2; /* fv2d:99: async-(5) takes 48 to 1e-10 */
+        double best = INFINITY;                    /* the smallest residual before k */
+        for (long k = 1; k < k0; k++)
+            best = fmin(best, rel_at(&all, k));
+        int tested = 0;
+        for (long k = k0; k < k1; k++) {
+            /* a first crossing, with a margin for the host's recomputed residual of x_{k-1}
+             * (other summation order), which decides the reason at max_iters = k - 1 */
+            const double rk = rel_at(&all, k);
+            const int crossing = rk * (1.0 + 1e-6) < best;
+            best = fmin(best, rk);
+            if (!crossing) continue;
+            tested++;
+            const double tol = nextafter(rk, INFINITY); /* rel_k < tol <= rel_i for i < k */
+            for (int lim = 0; lim < 2; lim++) {         /* converged at k; or stopped by max_iters = k - 1 */
+                const long maxit = lim ? k - 1 : 1000;
+                run ref = solve_with(A, methods[m], maxit, tol, 1, 0, &HOST, 0.0);
+                assert_int_equal(ref.st, HR_OK);
+                assert_int_equal(ref.r.iterations, lim ? k - 1 : k);
+                assert_int_equal(ref.r.reason, lim ? HR_REASON_ITERS : HR_REASON_CONVERGED);
+                for (int v = 0; v < 4; v++) {
+                    run u = solve_with(A, methods[m], maxit, tol, 1, 1, &modes[v], 0.0);
+                    char what[160];
+                    snprintf(what, sizeof what, "fv2d:99 %s, %s, tol above the residual of iteration %ld%s",
+                             methods[m], modes[v].name, k, lim ? ", max_iters k - 1" : "");
+                    compare(what, A, &ref, &u, m == 0 ? 2 : 1);
+                    /* the device's residual of the last iteration is that of the x returned */
+                    const double dev = u.h->res[u.h->len - 1];
+                    if (!(fabs(dev - u.r.relative_residual) <= 1e-6 * u.r.relative_residual))
+                        fail_msg("%s: device residual %.17g, of the x returned %.17g", what, dev,
+                                 u.r.relative_residual);
+                    drop(&u);
+                }
+                drop(&ref);
+            }
+        }
+        if (tested < 12) fail_msg("%s: only %d first crossings in [%ld, %ld)", methods[m], tested, k0, k1);
+        drop(&all);
+    }
     hr_csr_free(A);
 }
 
@@ -187,6 +293,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_loop_equals_host_checks),
         cmocka_unit_test(test_loop_with_faults),
+        cmocka_unit_test(test_first_crossing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
