@@ -41,11 +41,11 @@ COARSE5D = [round(0.01 * i, 2) for i in range(11, 41)]
 QUICK5D = FINE + [0.15, 0.2, 0.3, 0.4]
 
 
-def run(build, out, args):
+def run(build, out, args, env=None):
     exe = os.path.join(build, "bench", "hybrid_split")
     cmd = [exe, out] + [str(a) for a in args]
-    print("+", " ".join(cmd), flush=True)
-    r = subprocess.run(cmd)
+    print("+", " ".join(("%s=%s " % kv for kv in (env or {}).items())) + " ".join(cmd), flush=True)
+    r = subprocess.run(cmd, env=dict(os.environ, **env) if env else None)
     if r.returncode != 0:
         sys.exit("hybrid_split failed (exit %d): see above" % r.returncode)
     with open(out) as f:
@@ -314,7 +314,9 @@ def main():
                     help="nested boundary crew (0: the library's default; fig5d tunes 1, 2, 4 itself)")
     ap.add_argument("--engine", action="store_true",
                     help="fig14: one split engine per split, checked against GPU-only (fig5d always does)")
-    ap.add_argument("--quick", action="store_true", help="fewer points and sweeps")
+    ap.add_argument("--quick", action="store_true", help="fewer points and sweeps (fig14: the engine over the "
+                    "seed's whole grid, and n = 4096 again with the crews unpinned)")
+    ap.add_argument("--pin-ab", action="store_true", help="fig14: n = 4096 again with the crews unpinned")
     ap.add_argument("--cpu", action="store_true", help="fig15: CPU crews for the GPUs, n / 64 (the script's own check)")
     a = ap.parse_args()
     if a.experiment == "refit":
@@ -342,6 +344,12 @@ def main():
                                                    sweeps, "--check", 4, "--fractions", ",".join(map(str, fr))]
                     + (["--engine"] if a.engine or a.quick else []) + common)
             runs.append(("n = %d fp32" % n, d))
+        if a.quick or a.pin_ab:  # the same n = 4096 sweep with the crews unpinned (about 15 s): pinning's effect
+            d = run(a.build, tmp("fig14-4096-unpinned"), ["--dim", 2, "--n", 4096, "--precision", "single", "--sweeps",
+                                                         200, "--check", 4, "--engine", "--fractions",
+                                                         ",".join(map(str, FINE + COARSE14))] + common,
+                    env={"HETRELAX_CREW_PIN": "0"})
+            runs.append(("n = 4096 fp32, crews unpinned (HETRELAX_CREW_PIN=0)", d))
         finish("fig14", runs, "rows on the CPU (%)", "seed 000 fig. 14: CPU + GPU row split", a.out)
     elif a.experiment == "fig15":
         fig15_chain(a)
