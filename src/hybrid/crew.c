@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,13 +89,19 @@ typedef struct crew_worker {
     int id;
 } crew_worker;
 
+/* The group of the pinned crew that started a job last: a pinned crew of another group stops
+ * spinning at once (two engines alive at once, e.g. a benchmark's head to head, would
+ * otherwise spin on the same cores for 50 ms after each of their jobs). */
+static atomic_uintptr_t last_group;
+
 struct hr_crew {
     int n;
     int pinned;
-    double spin;         /* seconds to spin before sleeping (read-only after create) */
-    atomic_ulong gen;    /* bumped per job */
-    atomic_int pending;  /* workers still in the current job */
-    atomic_int sleepers; /* workers blocked on `go` */
+    atomic_uintptr_t group; /* this crew, or the crew it shares its placement with (hr_crew_share) */
+    double spin;            /* seconds to spin before sleeping (read-only after create) */
+    atomic_ulong gen;       /* bumped per job */
+    atomic_int pending;     /* workers still in the current job */
+    atomic_int sleepers;    /* workers blocked on `go` */
     atomic_int quit;
     hr_crew_fn fn;
     void *ctx;
@@ -109,7 +116,8 @@ static void *crew_main(void *arg)
     hr_crew *c = w->c;
     unsigned long seen = 0;
     for (;;) {
-        SPIN_UNTIL(c, atomic_load(&c->gen) != seen || atomic_load(&c->quit));
+        SPIN_UNTIL(c, atomic_load(&c->gen) != seen || atomic_load(&c->quit) ||
+                          (c->pinned && atomic_load(&last_group) != atomic_load(&c->group)));
         if (atomic_load(&c->gen) == seen && !atomic_load(&c->quit)) {
             pthread_mutex_lock(&c->lock);
             atomic_fetch_add(&c->sleepers, 1);
@@ -139,6 +147,7 @@ hr_status hr_crew_create(int nthreads, int first_slot, hr_crew **out)
     c->pinned =
         first_slot >= 0 && first_slot + nthreads <= hr_crew_slots() && !(pin && strcmp(pin, "0") == 0);
     c->spin = spin_budget(c->pinned);
+    atomic_init(&c->group, (uintptr_t)c);
     c->w = calloc((size_t)nthreads, sizeof *c->w);
     if (!c->w) {
         free(c);
@@ -180,6 +189,11 @@ int hr_crew_pinned(const hr_crew *c)
     return c->pinned;
 }
 
+void hr_crew_share(hr_crew *c, const hr_crew *with)
+{
+    atomic_store(&c->group, atomic_load(&((hr_crew *)with)->group));
+}
+
 void hr_crew_wait(hr_crew *c)
 {
     SPIN_UNTIL(c, atomic_load(&c->pending) == 0);
@@ -196,6 +210,7 @@ void hr_crew_start(hr_crew *c, hr_crew_fn fn, void *ctx)
     c->fn = fn;
     c->ctx = ctx;
     atomic_store(&c->pending, c->n);
+    if (c->pinned) atomic_store(&last_group, atomic_load(&c->group));
     atomic_fetch_add(&c->gen, 1); /* seq_cst: pairs with the sleepers count (no lost wake-up) */
     if (atomic_load(&c->sleepers) > 0) {
         pthread_mutex_lock(&c->lock);

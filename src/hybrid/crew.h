@@ -26,6 +26,9 @@ typedef void (*hr_crew_fn)(void *ctx, int tid, int nthreads);
 hr_status hr_crew_create(int nthreads, int first_slot, hr_crew **out);
 /* Whether the crew's workers are pinned (each to its own logical CPU). */
 int hr_crew_pinned(const hr_crew *c);
+/* c and `with` work together (a placement's boundary and interior crews): a pinned crew
+ * stops spinning as soon as a pinned crew of another group starts a job. */
+void hr_crew_share(hr_crew *c, const hr_crew *with);
 /* Logical CPUs a pinned crew can use: the allowed CPUs, one per core counted first. */
 int hr_crew_slots(void);
 /* The logical CPU of slot `slot` (-1: none). */

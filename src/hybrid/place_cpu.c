@@ -262,6 +262,7 @@ hr_status hr_place_cpu_create(const hr_place_spec *spec, hr_place **out)
     if (st == HR_OK)
         st = hr_crew_create(spec->threads > 0 ? spec->threads : 1, pin < 0 ? -1 : pin + b, &c->crew[1]);
     if (st == HR_OK && nested) st = hr_crew_create(spec->boundary_threads, pin, &c->crew[0]);
+    if (st == HR_OK && nested) hr_crew_share(c->crew[0], c->crew[1]);
     if (st == HR_OK && !nested) c->crew[0] = c->crew[1];
     if (st != HR_OK) {
         cpu_destroy(p);

@@ -292,6 +292,21 @@ static void crew_pinning(void **state)
         hr_crew_wait(c);
         assert_int_equal(cpu[0], hr_crew_slot_cpu(slots - 1));
     }
+    /* two pinned crews on one slot, jobs interleaved: each start sends the other crew's
+     * spinning worker to sleep, and the next start wakes it */
+    hr_crew *d;
+    assert_int_equal(hr_crew_create(1, slots - 1, &d), HR_OK);
+    for (int rep = 0; rep < 20; rep++) {
+        int cpu[2] = {-1, -1};
+        hr_crew_start(c, record_cpu, cpu);
+        hr_crew_wait(c);
+        hr_crew_start(d, record_cpu, cpu + 1);
+        hr_crew_wait(d);
+        for (int k = 0; k < 2 && !off; k++)
+            assert_int_equal(cpu[k], hr_crew_slot_cpu(slots - 1));
+        assert_true(cpu[0] >= 0 && cpu[1] >= 0);
+    }
+    hr_crew_free(d);
     hr_crew_free(c);
     assert_int_equal(hr_crew_create(2, slots - 1, &c), HR_OK); /* one slot short */
     assert_false(hr_crew_pinned(c));
