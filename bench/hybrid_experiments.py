@@ -22,9 +22,11 @@ naive and nested schedules; fig5d-mpi: the same grid over --ranks MPI ranks (one
 bench/hybrid_mpi: each rank's slab split; measured curves, f = 0 is GPU-only).
 Results go to docs/results/hybrid-*.json and .png.
 
-fig5d (--quick: 15 splits over 0-40 %) and fig14 --engine run hybrid_split --engine: one split
-engine per split, each checked bitwise against GPU-only; for fig5d the nested boundary crew is
-tuned and nested and naive are timed head to head at their best splits.
+fig5d (--quick: 0-10 % in 0.5 % steps and 15, 20, 30, 40 %) and fig14 --engine (also
+fig14 --quick, over the seed's whole grid) run hybrid_split --engine: one split engine per split,
+each checked bitwise against GPU-only; for fig5d the nested boundary crew is tuned and nested and
+naive are timed head to head at their best splits. The summary prints per sweep a TARGET line:
+how many splits the model predicts within 10 % and the worst error.
 """
 import argparse
 import json
@@ -35,15 +37,15 @@ import sys
 FINE = [round(0.005 * i, 4) for i in range(21)]
 COARSE14 = [round(0.1 * i, 2) for i in range(2, 11)]
 COARSE5D = [round(0.01 * i, 2) for i in range(11, 41)]
-# fig5d --quick: 0-40 % still covered, densest where the split can pay (seed 003's ~3.5 %)
-QUICK5D = [0, 0.005, 0.01, 0.015, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08, 0.1, 0.15, 0.2, 0.3, 0.4]
+# fig5d --quick: the target's sweep (0-10 % in 0.5 % steps) and 10-40 % in four steps
+QUICK5D = FINE + [0.15, 0.2, 0.3, 0.4]
 
 
-def run(build, out, args):
+def run(build, out, args, env=None):
     exe = os.path.join(build, "bench", "hybrid_split")
     cmd = [exe, out] + [str(a) for a in args]
-    print("+", " ".join(cmd), flush=True)
-    r = subprocess.run(cmd)
+    print("+", " ".join(("%s=%s " % kv for kv in (env or {}).items())) + " ".join(cmd), flush=True)
+    r = subprocess.run(cmd, env=dict(os.environ, **env) if env else None)
     if r.returncode != 0:
         sys.exit("hybrid_split failed (exit %d): see above" % r.returncode)
     with open(out) as f:
@@ -71,6 +73,19 @@ def summary(d, label):
                                                 for p in sorted(pts, key=lambda p: p["fraction"])),
                         100 * abs(worst["predicted_s"] / worst["measured_s"] - 1), 100 * worst["fraction"],
                         sum(1 for e in errs if e <= 0.10), len(errs)))
+        lines.append("TARGET model within 10 %% of measured, %s %s: %d of %d splits (worst %.1f %% at %.2f %%): %s"
+                     % (label, s["schedule"], sum(1 for e in errs if e <= 0.10), len(errs),
+                        100 * abs(worst["predicted_s"] / worst["measured_s"] - 1), 100 * worst["fraction"],
+                        "met" if all(e <= 0.10 for e in errs) else "NOT met"))
+        rc = s.get("recheck")
+        if rc and rc.get("again_s") and min(rc["again_s"]) > 0:
+            lines.append("  %s worst split re-measured in 2 fresh engines: %d rows %.4g s, again %s (model %.4g s)"
+                         % (s["schedule"], rc["rows_cpu"], rc["measured_s"],
+                            ", ".join("%.4g" % t for t in rc["again_s"]),
+                            next((p["predicted_s"] for p in pts if p["rows_cpu"] == rc["rows_cpu"]), float("nan"))))
+        pinned = s.get("pinned")
+        if pinned is not None:
+            lines.append("  %s CPU crews pinned: %s" % (s["schedule"], "yes" if pinned else "NO (see docs/hybrid.md)"))
         if s.get("tune"):
             lines.append("  %s boundary crew tuned: %s -> %d threads (+ %d interior)"
                          % (s["schedule"], ", ".join("%d: %.4g s" % (t["boundary_threads"], t["s"]) for t in s["tune"]),
@@ -299,7 +314,9 @@ def main():
                     help="nested boundary crew (0: the library's default; fig5d tunes 1, 2, 4 itself)")
     ap.add_argument("--engine", action="store_true",
                     help="fig14: one split engine per split, checked against GPU-only (fig5d always does)")
-    ap.add_argument("--quick", action="store_true", help="fewer points and sweeps")
+    ap.add_argument("--quick", action="store_true", help="fewer points and sweeps (fig14: the engine over the "
+                    "seed's whole grid, and n = 4096 again with the crews unpinned)")
+    ap.add_argument("--pin-ab", action="store_true", help="fig14: n = 4096 again with the crews unpinned")
     ap.add_argument("--cpu", action="store_true", help="fig15: CPU crews for the GPUs, n / 64 (the script's own check)")
     a = ap.parse_args()
     if a.experiment == "refit":
@@ -319,14 +336,20 @@ def main():
     if a.experiment == "fig14":
         runs = []
         for n, sweeps in ((4096, 200), (16384, 40)):
-            if a.engine:  # cheap per split: 1 % steps when quick, the seed's whole grid otherwise
-                fr = (FINE[::2] + [0.2, 0.5, 0.8]) if a.quick else FINE + COARSE14
+            if a.engine or a.quick:  # one engine per split: the seed's whole grid (the target's sweep)
+                fr = FINE + COARSE14
             else:
                 fr = fine + (COARSE14[::3] if a.quick else COARSE14)
             d = run(a.build, tmp("fig14-%d" % n), ["--dim", 2, "--n", n, "--precision", "single", "--sweeps",
                                                    sweeps, "--check", 4, "--fractions", ",".join(map(str, fr))]
-                    + (["--engine"] if a.engine else []) + common)
+                    + (["--engine"] if a.engine or a.quick else []) + common)
             runs.append(("n = %d fp32" % n, d))
+        if a.quick or a.pin_ab:  # the same n = 4096 sweep with the crews unpinned (about 15 s): pinning's effect
+            d = run(a.build, tmp("fig14-4096-unpinned"), ["--dim", 2, "--n", 4096, "--precision", "single", "--sweeps",
+                                                         200, "--check", 4, "--engine", "--fractions",
+                                                         ",".join(map(str, FINE + COARSE14))] + common,
+                    env={"HETRELAX_CREW_PIN": "0"})
+            runs.append(("n = 4096 fp32, crews unpinned (HETRELAX_CREW_PIN=0)", d))
         finish("fig14", runs, "rows on the CPU (%)", "seed 000 fig. 14: CPU + GPU row split", a.out)
     elif a.experiment == "fig15":
         fig15_chain(a)

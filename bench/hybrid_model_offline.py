@@ -86,12 +86,16 @@ def refit_model(d, s, llc, l2, exchange):
 
 
 def ladder_rows(n, g=1):
-    """hybrid_kernel.c ladder_rows(): n/64, n/32, ... (at least g, at most n - g), then n."""
-    rows, r = [], max(n // 64, g)
-    while r <= n - g and len(rows) < 9:
+    """hybrid_kernel.c ladder_rows(): n/64 up to n in steps of sqrt 2 (at least g, at most n - g),
+    then n (at most 16 rungs)."""
+    rows, r0, k = [], max(n // 64, g), 0
+    while len(rows) < 15:
+        r = int(math.floor(r0 * 2 ** (0.5 * k) + 0.5))
+        if r > n - g:
+            break
         if not rows or r > rows[-1]:
             rows.append(r)
-        r *= 2
+        k += 1
     return rows + [n]
 
 

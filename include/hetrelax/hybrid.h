@@ -26,7 +26,7 @@
 extern "C" {
 #endif
 
-#define HR_SPLIT_KNOTS      10 /* points of the size-aware CPU term */
+#define HR_SPLIT_KNOTS      16 /* points of the size-aware CPU term */
 #define HR_SPLIT_CANDIDATES 3  /* splits --split auto measures before it chooses */
 
 typedef struct hr_split_model {
@@ -128,8 +128,8 @@ typedef struct hr_hybrid_calibration {
     int floor_rows;     /* B alone on this few rows, sweep by sweep: */
     double gpu_floor_s; /* its seconds per sweep, the floor of B's part (launches) */
     /* appended: the CPU term measured inside the real split. The ladder runs the split itself
-     * at n/64, n/32, ... rows and n (CPU alone); a rung where the CPU part is clearly the later
-     * part gives a knot (its time less X0). */
+     * at n/64, n/64 sqrt 2, n/32, ... rows and n (CPU alone); a rung where the CPU part is
+     * clearly the later part gives a knot (its time less X0). */
     int ladder;
     int ladder_rows[HR_SPLIT_KNOTS];
     double ladder_s[HR_SPLIT_KNOTS];
@@ -138,6 +138,7 @@ typedef struct hr_hybrid_calibration {
     int candidates;
     int cand_rows[HR_SPLIT_CANDIDATES];
     double cand_s[HR_SPLIT_CANDIDATES];
+    int remeasured; /* appended: ladder rungs measured again (an engine well off its neighbours' line) */
 } hr_hybrid_calibration;
 
 enum { HR_HYBRID_CAL_STREAM = 1 }; /* also measure the bandwidths of seed 003's rule */

@@ -5,88 +5,7 @@
 #include <time.h>
 
 #include "cpu/stencil_cpu.h"
-#include "cuda/gpu_internal.cuh"
-#include "cuda/gpu_region.h"
-#include "cuda/hybrid_gpu.h"
-
-typedef struct gpu_place {
-    hr_gpu g; /* the region sweeps' state over the local layout */
-    /* 0: the low side's boundary rows, copies and pulls (high priority); 1: the interior
-     * (low priority); 2: the high side's (high priority). Lane 0 is streams 0 and 2. */
-    cudaStream_t st[3];
-    cudaEvent_t ev[3];   /* order */
-    cudaEvent_t mark[2]; /* per side: the boundary work pulls from this part wait for */
-    cudaEvent_t pulled;  /* a fenced pull's copy, waited for by the source's streams */
-    cudaEvent_t fork;    /* chain graphs: part 0's interior stream, forked from and joined to */
-    int capturing;       /* chain graph capture under way (pulls use a capturable copy) */
-    /* HETRELAX_PEER_PUSH=1: a direct copy runs on the SOURCE's side stream right after
-     * its boundary sweep (the source pushes), records pushed[side], and the receiver's
-     * side stream waits for that event at its next settle/order/op on that stream
-     * (pending[side]), so neither part's push waits behind the other's */
-    int push;
-    cudaEvent_t pushed[2];
-    cudaEvent_t pending[2];
-    const hr_grid *hf_global; /* the host right-hand side (for the host residual) */
-    cudaGraphExec_t graph[2]; /* GRAPH_SWEEPS whole sweeps from parity 0 / 1 (a part alone) */
-    int graph_r0, graph_r1;   /* the rows they sweep */
-} gpu_place;
-
-/* Sweeps per graph replay (even: a replay ends on the parity it began on). */
-#define GRAPH_SWEEPS 16
-
-/* A failed CUDA call: "call failed at file:line: ..." into the placement (and solver). */
-static hr_status gp_fail(hr_place *p, cudaError_t e, const char *call, int line)
-{
-    snprintf(p->err, sizeof p->err, "%.120s failed at hybrid_gpu.cu:%d: %s: %s", call, line,
-             cudaGetErrorName(e), cudaGetErrorString(e));
-    return hr_cuda_fail(p->spec.s, e, call, __FILE__, line);
-}
-
-#define GP_CU(p, call)                                                                                       \
-    do {                                                                                                     \
-        cudaError_t gp_e_ = (call);                                                                          \
-        if (gp_e_ != cudaSuccess) return gp_fail((p), gp_e_, #call, __LINE__);                               \
-    } while (0)
-
-static gpu_place *GP(hr_place *p)
-{
-    return (gpu_place *)p->impl;
-}
-
-/* The side of the part that row r belongs to: rows below the middle of the own rows
- * (and the low ghost rows) are the low side's. A part of one row is all low side, so a
- * boundary row's sweep, copies and pulls always share one stream. */
-static int side_of(const hr_place *p, int r)
-{
-    const int lo = p->spec.sd.own.lo[p->spec.axis], hi = p->spec.sd.own.hi[p->spec.axis];
-    return r < lo + (hi - lo + 1) / 2 ? 0 : 1;
-}
-
-/* The stream of a lane's work on rows from r0. */
-static cudaStream_t lane_stream(hr_place *p, int lane, int r0)
-{
-    return GP(p)->st[lane == HR_LANE_INTERIOR ? 1 : side_of(p, r0) ? 2 : 0];
-}
-
-/* Push mode: the side stream `side` (or both, side < 0) waits for the rows pushed into
- * its ghost rows (device already set). */
-static cudaError_t apply_pending(gpu_place *c, int side)
-{
-    for (int s = 0; s < 2; s++)
-        if (c->pending[s] && (side < 0 || side == s)) {
-            const cudaError_t e = cudaStreamWaitEvent(c->st[s ? 2 : 0], c->pending[s], 0);
-            if (e != cudaSuccess) return e;
-            c->pending[s] = NULL;
-        }
-    return cudaSuccess;
-}
-
-static char *dev_row(const hr_place *p, const gpu_place *c, int which, int r)
-{
-    const hr_gpu *g = &c->g;
-    const int grid = which ? 1 - g->dcur : g->dcur;
-    return (char *)g->d_u[grid] + (g->offset + hr_place_row_offset(&p->spec, r)) * g->esize;
-}
+#include "cuda/hybrid_gpu_place.cuh"
 
 static hr_status gpu_sweep(hr_place *p, int lane, int r0, int r1)
 {
@@ -297,7 +216,7 @@ static hr_status build_graphs(hr_place *p, int r0, int r1)
         c->g.dcur = save;
         if (le != cudaSuccess) {
             if (graph) cudaGraphDestroy(graph);
-            return gp_fail(p, le, "capture: region sweep", __LINE__);
+            return gp_fail(p, le, "capture: region sweep", __FILE__, __LINE__);
         }
         GP_CU(p, ce);
         const cudaError_t ie = cudaGraphInstantiate(&c->graph[par], graph, 0);
@@ -371,219 +290,27 @@ static void gpu_destroy(hr_place *p)
     free(p);
 }
 
-/* Peer access both ways between the two parts' GPUs, or one GPU. */
-static int gpu_link(hr_place *p, hr_place *other, char *why, size_t why_size)
-{
-    const int a = GP(p)->g.dev, b = GP(other)->g.dev;
-    if (a == b) return HR_LINK_DEVICE;
-    int ab = 0, ba = 0;
-    if (cudaDeviceCanAccessPeer(&ab, a, b) != cudaSuccess ||
-        cudaDeviceCanAccessPeer(&ba, b, a) != cudaSuccess || !ab || !ba) {
-        (void)cudaGetLastError();
-        snprintf(why, why_size, "no peer access between GPUs %d and %d", a, b);
-        return HR_LINK_HOST;
-    }
-    for (int d = 0; d < 2; d++) {
-        const int from = d ? b : a, to = d ? a : b;
-        cudaError_t e = cudaSetDevice(from);
-        if (e == cudaSuccess) e = cudaDeviceEnablePeerAccess(to, 0);
-        if (e == cudaErrorPeerAccessAlreadyEnabled) {
-            (void)cudaGetLastError();
-        } else if (e != cudaSuccess) {
-            (void)cudaGetLastError();
-            snprintf(why, why_size, "enabling peer access %d -> %d: %s", from, to, cudaGetErrorName(e));
-            return HR_LINK_HOST;
-        }
-    }
-    return HR_LINK_PEER;
-}
-
-static hr_status gpu_mark(hr_place *p)
-{
-    gpu_place *c = GP(p);
-    GP_CU(p, cudaSetDevice(c->g.dev));
-    GP_CU(p, cudaEventRecord(c->mark[0], c->st[0]));
-    GP_CU(p, cudaEventRecord(c->mark[1], c->st[2]));
-    return HR_OK;
-}
-
-/* Push mode: the copy on the source's side stream of the rows (after its boundary sweep
- * there), not after the source's pending waits (those are for its own ghost rows); the
- * receiver waits for it later (pending). */
-static hr_status gpu_push(hr_place *p, int which, int r0, int r1, hr_place *src, int s0, int fence)
-{
-    gpu_place *c = GP(p), *sc = GP(src);
-    const int ss = side_of(src, s0), ds = side_of(p, r0);
-    const cudaStream_t sst = sc->st[ss ? 2 : 0];
-    const size_t bytes = hr_place_rows_bytes(&p->spec, r0, r1);
-    GP_CU(p, cudaSetDevice(c->g.dev));
-    GP_CU(p, apply_pending(c, ds)); /* one push per ghost side per exchange; defensive */
-    GP_CU(p, cudaSetDevice(sc->g.dev));
-    /* a fenced exchange (ghost > 1, residuals) follows sweeps of the receiver that read
-     * its ghost rows: wait for them (its mark after `order`); the ghost-1 sweep needs no
-     * wait: the receiver's last reader of these rows, two sweeps back, came before its own
-     * push that the source's boundary sweep waited for */
-    if (fence) GP_CU(p, cudaStreamWaitEvent(sst, c->mark[ds], 0));
-    if (c->g.dev == sc->g.dev)
-        GP_CU(p, cudaMemcpyAsync(dev_row(p, c, which, r0), dev_row(src, sc, which, s0), bytes,
-                                 cudaMemcpyDeviceToDevice, sst));
-    else if (c->capturing || sc->capturing)
-        GP_CU(p, cudaMemcpyAsync(dev_row(p, c, which, r0), dev_row(src, sc, which, s0), bytes,
-                                 cudaMemcpyDefault, sst));
-    else
-        GP_CU(p, cudaMemcpyPeerAsync(dev_row(p, c, which, r0), c->g.dev, dev_row(src, sc, which, s0),
-                                     sc->g.dev, bytes, sst));
-    GP_CU(p, cudaEventRecord(sc->pushed[ss], sst));
-    if (fence) /* the source's other streams too */
-        for (int q = 0; q < 3; q++)
-            if (sc->st[q] != sst) GP_CU(p, cudaStreamWaitEvent(sc->st[q], sc->pushed[ss], 0));
-    GP_CU(p, cudaSetDevice(c->g.dev));
-    c->pending[ds] = sc->pushed[ss];
-    return HR_OK;
-}
-
-/* The copy runs on the receiving part's side stream, so its next boundary sweep (same
- * stream) follows it without an event; it starts once the source's boundary rows are
- * swept (the source's mark, waited for by cudaStreamWaitEvent across devices). */
-static hr_status gpu_pull(hr_place *p, int which, int r0, int r1, hr_place *src, int s0, int fence)
-{
-    gpu_place *c = GP(p), *sc = GP(src);
-    if (c->push) return gpu_push(p, which, r0, r1, src, s0, fence);
-    const cudaStream_t st = lane_stream(p, HR_LANE_BOUNDARY, r0);
-    const size_t bytes = hr_place_rows_bytes(&p->spec, r0, r1);
-    GP_CU(p, cudaSetDevice(c->g.dev));
-    GP_CU(p, apply_pending(c, side_of(p, r0)));
-    GP_CU(p, cudaStreamWaitEvent(st, sc->mark[side_of(src, s0)], 0));
-    if (c->g.dev == sc->g.dev)
-        GP_CU(p, cudaMemcpyAsync(dev_row(p, c, which, r0), dev_row(src, sc, which, s0), bytes,
-                                 cudaMemcpyDeviceToDevice, st));
-    else if (c->capturing) /* cudaMemcpyPeerAsync is not captured; with peer access on,
-                               a unified-address copy is the same peer copy */
-        GP_CU(p, cudaMemcpyAsync(dev_row(p, c, which, r0), dev_row(src, sc, which, s0), bytes,
-                                 cudaMemcpyDefault, st));
-    else
-        GP_CU(p, cudaMemcpyPeerAsync(dev_row(p, c, which, r0), c->g.dev, dev_row(src, sc, which, s0),
-                                     sc->g.dev, bytes, st));
-    if (fence) {
-        GP_CU(p, cudaEventRecord(c->pulled, st));
-        GP_CU(p, cudaSetDevice(sc->g.dev));
-        for (int q = 0; q < 3; q++)
-            GP_CU(p, cudaStreamWaitEvent(sc->st[q], c->pulled, 0));
-    }
-    return HR_OK;
-}
-
-/* Chain graphs: every stream of every part forks from part 0's interior stream (the
- * origin) and joins it again, so the capture holds the whole multi-GPU dependency graph
- * (kernels on each device, peer copies, the events between them). */
-static hr_status fork_join(hr_place **parts, int n, int join)
-{
-    gpu_place *c0 = GP(parts[0]);
-    const cudaStream_t origin = c0->st[1];
-    if (!join) {
-        GP_CU(parts[0], cudaSetDevice(c0->g.dev));
-        GP_CU(parts[0], cudaEventRecord(c0->fork, origin));
-    }
-    for (int q = 0; q < n; q++) {
-        gpu_place *c = GP(parts[q]);
-        for (int s = 0; s < 3; s++) {
-            if (q == 0 && s == 1) continue;
-            GP_CU(parts[q], cudaSetDevice(c->g.dev));
-            if (!join) {
-                GP_CU(parts[q], cudaStreamWaitEvent(c->st[s], c0->fork, 0));
-            } else {
-                GP_CU(parts[q], cudaEventRecord(c->ev[s], c->st[s]));
-                GP_CU(parts[q], cudaSetDevice(c0->g.dev));
-                GP_CU(parts[q], cudaStreamWaitEvent(origin, c->ev[s], 0));
-            }
-        }
-    }
-    return HR_OK;
-}
-
-static void set_capturing(hr_place **parts, int n, int on)
-{
-    for (int q = 0; q < n; q++) {
-        GP(parts[q])->capturing = on;
-        /* a push's wait left over from a capture that failed midway refers to a captured
-         * record: dropped (a finished sweep has none left) */
-        GP(parts[q])->pending[0] = GP(parts[q])->pending[1] = NULL;
-    }
-}
-
-static hr_status gpu_capture(hr_place **parts, int n, int begin, void **graph)
-{
-    gpu_place *c0 = GP(parts[0]);
-    const cudaStream_t origin = c0->st[1];
-    if (begin) {
-        GP_CU(parts[0], cudaSetDevice(c0->g.dev));
-        GP_CU(parts[0], cudaStreamBeginCapture(origin, cudaStreamCaptureModeRelaxed));
-        set_capturing(parts, n, 1);
-        const hr_status st = fork_join(parts, n, 0);
-        if (st != HR_OK) {
-            cudaGraph_t g = NULL;
-            cudaSetDevice(c0->g.dev);
-            if (cudaStreamEndCapture(origin, &g) == cudaSuccess && g) cudaGraphDestroy(g);
-            (void)cudaGetLastError();
-            set_capturing(parts, n, 0);
-        }
-        return st;
-    }
-    *graph = NULL;
-    set_capturing(parts, n, 0);
-    const hr_status joined = fork_join(parts, n, 1);
-    cudaGraph_t g = NULL;
-    cudaSetDevice(c0->g.dev);
-    const cudaError_t ce = cudaStreamEndCapture(origin, &g);
-    if (joined != HR_OK || ce != cudaSuccess || !g) {
-        if (g) cudaGraphDestroy(g);
-        (void)cudaGetLastError();
-        return joined != HR_OK ? joined
-                               : gp_fail(parts[0], ce != cudaSuccess ? ce : cudaErrorUnknown,
-                                         "cudaStreamEndCapture (chain)", __LINE__);
-    }
-    cudaGraphExec_t exec = NULL;
-    /* node priorities: without the flag every kernel of the graph runs at the priority
-     * of the stream it is launched into (part 0's low-priority interior stream), and the
-     * boundary sweeps queue behind the interior's blocks (the likely cause of run c2: peer 20 us per
-     * sweep slower than host-staged) */
-    cudaError_t ie = cudaGraphInstantiateWithFlags(&exec, g, cudaGraphInstantiateFlagUseNodePriority);
-    if (ie != cudaSuccess) { /* a driver without node priorities: the graph as before */
-        (void)cudaGetLastError();
-        ie = cudaGraphInstantiate(&exec, g, 0);
-    }
-    cudaGraphDestroy(g);
-    GP_CU(parts[0], ie);
-    const cudaError_t ue = cudaGraphUpload(exec, origin);
-    if (ue != cudaSuccess) {
-        cudaGraphExecDestroy(exec);
-        return gp_fail(parts[0], ue, "cudaGraphUpload (chain)", __LINE__);
-    }
-    *graph = (void *)exec;
-    return HR_OK;
-}
-
-/* The graph runs on the origin after every stream's earlier work, and every stream's later
- * work follows it. */
-static hr_status gpu_replay(hr_place **parts, int n, void *graph)
-{
-    gpu_place *c0 = GP(parts[0]);
-    HR_TRY(fork_join(parts, n, 1));
-    GP_CU(parts[0], cudaSetDevice(c0->g.dev));
-    GP_CU(parts[0], cudaGraphLaunch((cudaGraphExec_t)graph, c0->st[1]));
-    return fork_join(parts, n, 0);
-}
-
-static void gpu_drop(void *graph)
-{
-    cudaGraphExecDestroy((cudaGraphExec_t)graph);
-    (void)cudaGetLastError();
-}
-
-static const hr_place_ops gpu_ops = {
-    "gpu",    gpu_sweep,    gpu_get,      gpu_put,        gpu_wait,      gpu_order,   gpu_swap,
-    gpu_load, gpu_download, gpu_residual, gpu_host_alloc, gpu_host_free, gpu_destroy, gpu_sweeps,
-    gpu_link, gpu_mark,     gpu_pull,     gpu_capture,    gpu_replay,    gpu_drop,    gpu_settle};
+static const hr_place_ops gpu_ops = {"gpu",
+                                     gpu_sweep,
+                                     gpu_get,
+                                     gpu_put,
+                                     gpu_wait,
+                                     gpu_order,
+                                     gpu_swap,
+                                     gpu_load,
+                                     gpu_download,
+                                     gpu_residual,
+                                     gpu_host_alloc,
+                                     gpu_host_free,
+                                     gpu_destroy,
+                                     gpu_sweeps,
+                                     hr_gpu_place_link,
+                                     hr_gpu_place_mark,
+                                     hr_gpu_place_pull,
+                                     hr_gpu_place_capture,
+                                     hr_gpu_place_replay,
+                                     hr_gpu_place_drop,
+                                     gpu_settle};
 
 /* The tuned family's shape: the tuning cache, the shipped shapes, then the default. */
 static hr_status choose_shape(hr_place *p, hr_gpu *g, const char *device)

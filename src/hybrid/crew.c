@@ -2,8 +2,12 @@
 #include "hybrid/crew.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -14,13 +18,52 @@
 #endif
 
 /* How long a worker or the waiter spins before sleeping: HETRELAX_CREW_SPIN_US
- * microseconds (default 200: a sweep's exchange fits; 0 sleeps at once, for shared
- * machines). */
-static double spin_budget(void)
+ * microseconds (default 200 unpinned: a sweep's exchange fits; 50 ms pinned: longer than
+ * any sweep's wait for the other part, so a running split never sleeps; 0 sleeps at
+ * once, for shared machines). */
+static double spin_budget(int pinned)
 {
     const char *e = getenv("HETRELAX_CREW_SPIN_US");
-    const double us = e && *e ? atof(e) : 200.0;
+    const double us = e && *e ? atof(e) : pinned ? 50000.0 : 200.0;
     return us > 0.0 ? us * 1e-6 : 0.0;
+}
+
+/* The slots: the allowed logical CPUs, the first hardware thread of every core first,
+ * then the other siblings (a VM may list both threads of a core). */
+static int slot_cpu[CPU_SETSIZE], slot_count;
+static pthread_once_t slot_once = PTHREAD_ONCE_INIT;
+
+/* Is logical CPU c the first of its core's hardware threads (or is that unknown)? */
+static int first_sibling(int c)
+{
+    char path[96];
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/topology/thread_siblings_list", c);
+    FILE *f = fopen(path, "r");
+    if (!f) return 1;
+    int first = c;
+    if (fscanf(f, "%d", &first) != 1) first = c;
+    fclose(f);
+    return first == c;
+}
+
+static void find_slots(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) != 0) return;
+    for (int pass = 0; pass < 2; pass++)
+        for (int c = 0; c < CPU_SETSIZE; c++)
+            if (CPU_ISSET(c, &set) && first_sibling(c) == (pass == 0)) slot_cpu[slot_count++] = c;
+}
+
+int hr_crew_slots(void)
+{
+    pthread_once(&slot_once, find_slots);
+    return slot_count;
+}
+
+int hr_crew_slot_cpu(int slot)
+{
+    return slot >= 0 && slot < hr_crew_slots() ? slot_cpu[slot] : -1;
 }
 
 static double now_s(void)
@@ -46,12 +89,19 @@ typedef struct crew_worker {
     int id;
 } crew_worker;
 
+/* The group of the pinned crew that started a job last: a pinned crew of another group stops
+ * spinning at once (two engines alive at once, e.g. a benchmark's head to head, would
+ * otherwise spin on the same cores for 50 ms after each of their jobs). */
+static atomic_uintptr_t last_group;
+
 struct hr_crew {
     int n;
-    double spin;         /* seconds to spin before sleeping (read-only after create) */
-    atomic_ulong gen;    /* bumped per job */
-    atomic_int pending;  /* workers still in the current job */
-    atomic_int sleepers; /* workers blocked on `go` */
+    int pinned;
+    atomic_uintptr_t group; /* this crew, or the crew it shares its placement with (hr_crew_share) */
+    double spin;            /* seconds to spin before sleeping (read-only after create) */
+    atomic_ulong gen;       /* bumped per job */
+    atomic_int pending;     /* workers still in the current job */
+    atomic_int sleepers;    /* workers blocked on `go` */
     atomic_int quit;
     hr_crew_fn fn;
     void *ctx;
@@ -66,7 +116,8 @@ static void *crew_main(void *arg)
     hr_crew *c = w->c;
     unsigned long seen = 0;
     for (;;) {
-        SPIN_UNTIL(c, atomic_load(&c->gen) != seen || atomic_load(&c->quit));
+        SPIN_UNTIL(c, atomic_load(&c->gen) != seen || atomic_load(&c->quit) ||
+                          (c->pinned && atomic_load(&last_group) != atomic_load(&c->group)));
         if (atomic_load(&c->gen) == seen && !atomic_load(&c->quit)) {
             pthread_mutex_lock(&c->lock);
             atomic_fetch_add(&c->sleepers, 1);
@@ -86,13 +137,17 @@ static void *crew_main(void *arg)
     }
 }
 
-hr_status hr_crew_create(int nthreads, hr_crew **out)
+hr_status hr_crew_create(int nthreads, int first_slot, hr_crew **out)
 {
     *out = NULL;
     if (nthreads < 1 || nthreads > 4096) return HR_ERR_INVALID_ARG;
     hr_crew *c = calloc(1, sizeof *c);
     if (!c) return HR_ERR_NO_MEMORY;
-    c->spin = spin_budget();
+    const char *pin = getenv("HETRELAX_CREW_PIN");
+    c->pinned =
+        first_slot >= 0 && first_slot + nthreads <= hr_crew_slots() && !(pin && strcmp(pin, "0") == 0);
+    c->spin = spin_budget(c->pinned);
+    atomic_init(&c->group, (uintptr_t)c);
     c->w = calloc((size_t)nthreads, sizeof *c->w);
     if (!c->w) {
         free(c);
@@ -103,7 +158,17 @@ hr_status hr_crew_create(int nthreads, hr_crew **out)
     pthread_cond_init(&c->done, NULL);
     for (int i = 0; i < nthreads; i++) {
         c->w[i] = (crew_worker){c, 0, i};
-        if (pthread_create(&c->w[i].th, NULL, crew_main, &c->w[i]) != 0) {
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        if (c->pinned) { /* started on its CPU: its pages and caches are there from the first sweep */
+            cpu_set_t set;
+            CPU_ZERO(&set);
+            CPU_SET(slot_cpu[first_slot + i], &set);
+            pthread_attr_setaffinity_np(&attr, sizeof set, &set);
+        }
+        const int rc = pthread_create(&c->w[i].th, &attr, crew_main, &c->w[i]);
+        pthread_attr_destroy(&attr);
+        if (rc != 0) {
             c->n = i;
             hr_crew_free(c);
             return HR_ERR_NO_MEMORY;
@@ -117,6 +182,16 @@ hr_status hr_crew_create(int nthreads, hr_crew **out)
 int hr_crew_size(const hr_crew *c)
 {
     return c->n;
+}
+
+int hr_crew_pinned(const hr_crew *c)
+{
+    return c->pinned;
+}
+
+void hr_crew_share(hr_crew *c, const hr_crew *with)
+{
+    atomic_store(&c->group, atomic_load(&((hr_crew *)with)->group));
 }
 
 void hr_crew_wait(hr_crew *c)
@@ -135,6 +210,7 @@ void hr_crew_start(hr_crew *c, hr_crew_fn fn, void *ctx)
     c->fn = fn;
     c->ctx = ctx;
     atomic_store(&c->pending, c->n);
+    if (c->pinned) atomic_store(&last_group, atomic_load(&c->group));
     atomic_fetch_add(&c->gen, 1); /* seq_cst: pairs with the sleepers count (no lost wake-up) */
     if (atomic_load(&c->sleepers) > 0) {
         pthread_mutex_lock(&c->lock);

@@ -4,6 +4,14 @@
  * boundary and interior jobs, drives the GPU and the exchange meanwhile, then waits.
  * Workers spin briefly before sleeping, so a job started every few hundred microseconds
  * does not pay a futex wake-up; an idle crew sleeps.
+ *
+ * Pinned crews (first_slot >= 0): worker i runs on slot first_slot + i of the process's
+ * allowed CPUs listed one per core first (SMT siblings after), so two crews of one split
+ * and the host thread that drives the GPU (slot 0, left free) never share a core; the
+ * OS placed unpinned workers anew for every engine, and the same CPU share then ran up
+ * to 4x slower in one engine than in the next (run 14d, H100 VM). A pinned crew owns its
+ * cores while the split runs, so it spins much longer before sleeping (a VM's futex
+ * wake-up costs 100s of us, more than a whole sweep of a small share).
  */
 #ifndef HR_HYBRID_CREW_H
 #define HR_HYBRID_CREW_H
@@ -13,7 +21,18 @@
 typedef struct hr_crew hr_crew;
 typedef void (*hr_crew_fn)(void *ctx, int tid, int nthreads);
 
-hr_status hr_crew_create(int nthreads, hr_crew **out);
+/* first_slot < 0: unpinned; also unpinned when the slots do not fit the allowed CPUs
+ * (HETRELAX_CREW_PIN=0 in the environment: never pinned). */
+hr_status hr_crew_create(int nthreads, int first_slot, hr_crew **out);
+/* Whether the crew's workers are pinned (each to its own logical CPU). */
+int hr_crew_pinned(const hr_crew *c);
+/* c and `with` work together (a placement's boundary and interior crews): a pinned crew
+ * stops spinning as soon as a pinned crew of another group starts a job. */
+void hr_crew_share(hr_crew *c, const hr_crew *with);
+/* Logical CPUs a pinned crew can use: the allowed CPUs, one per core counted first. */
+int hr_crew_slots(void);
+/* The logical CPU of slot `slot` (-1: none). */
+int hr_crew_slot_cpu(int slot);
 void hr_crew_free(hr_crew *c);
 int hr_crew_size(const hr_crew *c);
 

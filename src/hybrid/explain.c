@@ -59,6 +59,8 @@ int hr_hybrid_explain(const hr_hybrid_info *in, double measured_s, char *buf, si
                     knot |= c->cpu_knot_rows[q] == c->ladder_rows[k];
                 put(&o, " %d: %.4g%s", c->ladder_rows[k], c->ladder_s[k], knot ? "*" : "");
             }
+            if (c->remeasured > 0)
+                put(&o, " (%d rung(s) off their neighbours' line measured again)", c->remeasured);
             put(&o, "\n");
         }
         if (m->a_knots > 0) {

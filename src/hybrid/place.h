@@ -100,6 +100,7 @@ typedef struct hr_place_spec {
     int row0;             /* global row (along axis) of row 0 of the host grids of load/download/residual */
     int threads;          /* CPU: interior crew; the whole crew for the naive schedule */
     int boundary_threads; /* CPU nested: the boundary crew (0: the naive schedule, one crew) */
+    int pin_slot;         /* CPU: > 0 pins the crews from this slot of crew.h on (0: unpinned) */
     int device;           /* GPU ordinal */
     hr_solver *s;         /* for error messages (may be NULL) */
 } hr_place_spec;

@@ -257,18 +257,24 @@ hr_status hr_place_cpu_create(const hr_place_spec *spec, hr_place **out)
     c->rhs = spec->spike;
     if (c->hf.base) c->rhs = (hr_rhs_view){hr_grid_origin(&c->hf), -1, -1, -1};
     const int nested = spec->boundary_threads > 0;
-    if (st == HR_OK) st = hr_crew_create(spec->threads > 0 ? spec->threads : 1, &c->crew[1]);
-    if (st == HR_OK && nested) st = hr_crew_create(spec->boundary_threads, &c->crew[0]);
+    /* pinned: the boundary crew first (slots pin_slot..), then the interior crew */
+    const int pin = spec->pin_slot > 0 ? spec->pin_slot : -1, b = nested ? spec->boundary_threads : 0;
+    if (st == HR_OK)
+        st = hr_crew_create(spec->threads > 0 ? spec->threads : 1, pin < 0 ? -1 : pin + b, &c->crew[1]);
+    if (st == HR_OK && nested) st = hr_crew_create(spec->boundary_threads, pin, &c->crew[0]);
+    if (st == HR_OK && nested) hr_crew_share(c->crew[0], c->crew[1]);
     if (st == HR_OK && !nested) c->crew[0] = c->crew[1];
     if (st != HR_OK) {
         cpu_destroy(p);
         return st;
     }
+    const int pinned = hr_crew_pinned(c->crew[1]) && hr_crew_pinned(c->crew[0]);
     if (nested)
-        snprintf(p->desc, sizeof p->desc, "cpu %d+%d threads", spec->boundary_threads,
-                 hr_crew_size(c->crew[1]));
+        snprintf(p->desc, sizeof p->desc, "cpu %d+%d threads%s", spec->boundary_threads,
+                 hr_crew_size(c->crew[1]), pinned ? ", pinned" : "");
     else
-        snprintf(p->desc, sizeof p->desc, "cpu %d threads", hr_crew_size(c->crew[1]));
+        snprintf(p->desc, sizeof p->desc, "cpu %d threads%s", hr_crew_size(c->crew[1]),
+                 pinned ? ", pinned" : "");
     *out = p;
     return HR_OK;
 }

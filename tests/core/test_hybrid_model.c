@@ -125,9 +125,9 @@ static void calibration_cpu_cpu(void **state)
     hr_split_model m;
     assert_int_equal(hr_hybrid_calibrate(&o, 0, &c, &m), HR_OK);
     assert_int_equal(m.rows, 600);
-    /* the ladder: n/64 = 9, doubling up to n - 1, then n (the CPU alone) */
-    const int want[] = {9, 18, 36, 72, 144, 288, 576, 600};
-    assert_int_equal(c.ladder, 8);
+    /* the ladder: n/64 = 9, in steps of sqrt 2 up to n - 1, then n (the CPU alone) */
+    const int want[] = {9, 13, 18, 25, 36, 51, 72, 102, 144, 204, 288, 407, 576, 600};
+    assert_int_equal(c.ladder, 14);
     for (int k = 0; k < c.ladder; k++) {
         assert_int_equal(c.ladder_rows[k], want[k]);
         assert_true(c.ladder_s[k] > 0);

@@ -2,6 +2,7 @@
  * (empty parts included), ghost width and schedule, 2-D and 3-D, fp32 and fp64; bad
  * input; the auto split through the calibration; restart. */
 #include <math.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +14,7 @@
 
 #include "hetrelax/hetrelax.h"
 #include "hetrelax/hybrid.h"
+#include "hybrid/crew.h"
 #include "hybrid_test_util.h"
 
 /* Every split of the slowest axis, ghost 1..3, both schedules. */
@@ -266,6 +268,58 @@ static void model_range(void **state)
     assert_true(fabs(c[1] - (8.0 / 9.0 + 0.1)) < 1e-12);
 }
 
+/* Pinned crews: every worker runs on its slot's CPU for the whole job; slots that do not
+ * fit the allowed CPUs (or HETRELAX_CREW_PIN=0) leave the crew unpinned. */
+static void record_cpu(void *ctx, int tid, int n)
+{
+    (void)n;
+    ((int *)ctx)[tid] = sched_getcpu();
+}
+
+static void crew_pinning(void **state)
+{
+    (void)state;
+    const int slots = hr_crew_slots();
+    assert_true(slots >= 1 && hr_crew_slot_cpu(0) >= 0 && hr_crew_slot_cpu(slots) == -1);
+    const char *env = getenv("HETRELAX_CREW_PIN");
+    const int off = env && strcmp(env, "0") == 0;
+    hr_crew *c;
+    assert_int_equal(hr_crew_create(1, slots - 1, &c), HR_OK);
+    assert_int_equal(hr_crew_pinned(c), !off);
+    for (int rep = 0; rep < 20 && !off; rep++) {
+        int cpu[1] = {-1};
+        hr_crew_start(c, record_cpu, cpu);
+        hr_crew_wait(c);
+        assert_int_equal(cpu[0], hr_crew_slot_cpu(slots - 1));
+    }
+    /* two pinned crews on one slot, jobs interleaved: each start sends the other crew's
+     * spinning worker to sleep, and the next start wakes it */
+    hr_crew *d;
+    assert_int_equal(hr_crew_create(1, slots - 1, &d), HR_OK);
+    for (int rep = 0; rep < 20; rep++) {
+        int cpu[2] = {-1, -1};
+        hr_crew_start(c, record_cpu, cpu);
+        hr_crew_wait(c);
+        hr_crew_start(d, record_cpu, cpu + 1);
+        hr_crew_wait(d);
+        for (int k = 0; k < 2 && !off; k++)
+            assert_int_equal(cpu[k], hr_crew_slot_cpu(slots - 1));
+        assert_true(cpu[0] >= 0 && cpu[1] >= 0);
+    }
+    hr_crew_free(d);
+    hr_crew_free(c);
+    assert_int_equal(hr_crew_create(2, slots - 1, &c), HR_OK); /* one slot short */
+    assert_false(hr_crew_pinned(c));
+    int cpu[2] = {-1, -1};
+    hr_crew_start(c, record_cpu, cpu);
+    hr_crew_wait(c);
+    assert_true(cpu[0] >= 0 && cpu[1] >= 0);
+    hr_crew_free(c);
+    assert_int_equal(hr_crew_create(1, -1, &c), HR_OK);
+    assert_false(hr_crew_pinned(c));
+    hr_crew_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -273,7 +327,7 @@ int main(void)
         cmocka_unit_test(split3d_fp64),       cmocka_unit_test(split3d_fp32_rhs),
         cmocka_unit_test(converges_like_seq), cmocka_unit_test(restart),
         cmocka_unit_test(bad_input),          cmocka_unit_test(auto_split),
-        cmocka_unit_test(model_range),
+        cmocka_unit_test(model_range),        cmocka_unit_test(crew_pinning),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
