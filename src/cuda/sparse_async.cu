@@ -424,8 +424,13 @@ static hr_status async_setup(hr_sparse_run *r)
         const int U = hr_sp_loop_body_len(r);
         s->batch = hr_sp_batch_wanted((double)U * n * sizeof(double)); /* the snapshot ring */
         s->snap_v = s->batch ? U : 2;
-        HR_SPCU(r, cudaMalloc((void **)&s->snaps, (size_t)s->snap_v * (n > 0 ? n : 1) * sizeof(double)));
-        if (s->batch) HR_TRY(hr_sp_resid_batch_setup(r, &s->R, U, s->R.nblk));
+        /* body-length policy: the long lean body's UL snapshots, where they fit the budget */
+        long sw = 0;
+        int UL = s->batch && hr_sp_lean_wanted() ? hr_sp_loop_body_long(r, &sw) : 0;
+        if (UL > 0 && (double)UL * n * sizeof(double) > (double)HR_SP_BATCH_BYTES) UL = 0;
+        const int nsnap = UL > s->snap_v ? UL : s->snap_v;
+        HR_SPCU(r, cudaMalloc((void **)&s->snaps, (size_t)nsnap * (n > 0 ? n : 1) * sizeof(double)));
+        if (s->batch) HR_TRY(hr_sp_resid_batch_setup(r, &s->R, U, s->R.nblk, UL));
         HR_SPCU(r, cudaEventCreateWithFlags(&s->ev_iter, cudaEventDisableTiming));
         for (int e = 0; e < 2; e++) {
             HR_SPCU(r, cudaStreamCreateWithFlags(&s->cs[e], cudaStreamNonBlocking));
@@ -434,6 +439,7 @@ static hr_status async_setup(hr_sparse_run *r)
         /* batched, the WHILE graph runs the lean body; after it, snapshot p - 1 is copied
          * into x unless p = U (x holds it); replays then find x_done in x as well */
         hr_sp_lean lean = {lean_body, U, s->snaps, -1, U, U, s->p[0].d_x, (long long)n, NULL};
+        hr_sp_lean lean_long = {lean_body, UL, s->snaps, -1, UL, UL, s->p[0].d_x, (long long)n, NULL};
         for (int f = 0; f < (r->frozen ? 2 : 1) && s->dc; f++) {
             s->body_fault = f;
             HR_TRY(hr_sp_loop_build(r, &s->R, &s->loop[f], U, 0,
@@ -441,6 +447,8 @@ static hr_status async_setup(hr_sparse_run *r)
                                     s->batch && hr_sp_lean_wanted() ? &lean : NULL, s->p[0].st[0]));
             if (!s->loop[f].body) s->dc = 0; /* capture refused: host checks */
             whiles += s->loop[f].loop != NULL;
+            if (UL > 0 && s->loop[f].lean)
+                HR_TRY(hr_sp_loop_add_long(r, &s->R, &s->loop[f], &lean_long, sw, s->p[0].st[0]));
         }
     }
     r->device_checks = !s->dc ? 0 : whiles == (r->frozen ? 2 : 1) ? 2 : 1;

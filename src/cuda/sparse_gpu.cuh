@@ -231,9 +231,10 @@ typedef struct hr_sp_resid {
     /* batched checks (batch = U > 0): the body's U residuals are computed by one kernel
      * at its end into d_brel[j] (position j), and the body's end records them in order */
     int batch;
-    double *d_brel;          /* [U] */
-    double *d_bpart;         /* [U][2 * bparts]: each position's block parts */
-    unsigned int *d_bticket; /* [U] (hr_sp_resid_check_batch) */
+    int bcap;                /* positions allocated (>= batch: the long lean body's too) */
+    double *d_brel;          /* [bcap] */
+    double *d_bpart;         /* [bcap][2 * bparts]: each position's block parts */
+    unsigned int *d_bticket; /* [bcap] (hr_sp_resid_check_batch) */
 } hr_sp_resid;
 
 /* Allocates on the current device; with_matrix uploads A's CSR, with_hub a vector for
@@ -249,9 +250,10 @@ hr_status hr_sp_resid_run(hr_sparse_run *r, hr_sp_resid *R, const double *d_b, c
  * chains may run at the same time. */
 cudaError_t hr_sp_resid_check(hr_sp_resid *R, const double *d_b, const double *d_x0, const double *d_x1,
                               const double *d_q, int j, int chain, cudaStream_t st);
-/* Batched checks (see hr_sp_resid): allocates the scratch of U positions with bparts
- * block parts each (R->nblk for hr_sp_resid_check_batch) and sets R->batch = U. */
-hr_status hr_sp_resid_batch_setup(hr_sparse_run *r, hr_sp_resid *R, int U, int bparts);
+/* Batched checks (see hr_sp_resid): allocates the scratch of max(U, cap) positions with
+ * bparts block parts each (R->nblk for hr_sp_resid_check_batch) and sets R->batch = U
+ * (cap: the long lean body's length, or 0). */
+hr_status hr_sp_resid_batch_setup(hr_sparse_run *r, hr_sp_resid *R, int U, int bparts, int cap);
 /* Enqueues the batched check of a body's U positions (R->batch): of iterate k = base +
  * j + 1 in snapshot k % snap_v of the ring snap (vectors of R->n), into d_brel[j]; no
  * verdicts (the body's end records them). Position j's residual has the same bits as
@@ -316,6 +318,14 @@ typedef struct hr_sp_loop {
     int lean;   /* loop runs lean_def.body (lag 0); 2: its copy is launched after it, not in it */
     hr_sp_lean lean_def;
     void *ctx;
+    /* body-length policy (hr_sp_loop_add_long): a second lean WHILE graph of long_def.U
+     * iterations a body, used from iteration switch_at of a solve on (a call that
+     * straddles switch_at is run in two parts, one host wait between them); short
+     * solves keep the short body, whose stop wastes fewer iterations */
+    cudaGraphExec_t loop_long;
+    int long_lean; /* as lean, for loop_long */
+    hr_sp_lean long_def;
+    long switch_at;
 } hr_sp_loop;
 
 /* Captures the body (and, unless allow_while is 0 or the runtime refuses, the WHILE
@@ -323,6 +333,11 @@ typedef struct hr_sp_loop {
  * L->body NULL and returns HR_OK: the caller then checks on the host. */
 hr_status hr_sp_loop_build(hr_sparse_run *r, hr_sp_resid *R, hr_sp_loop *L, int U, int lag, int allow_while,
                            hr_sp_body_fn body, void *ctx, const hr_sp_lean *lean, cudaStream_t st);
+/* Adds the long lean WHILE graph (lean->U iterations a body, same ring: a lean body
+ * starts and ends in slot 0) to a loop whose short lean WHILE graph was built; used from
+ * iteration switch_at on. Refused by the runtime: the loop keeps the short body. */
+hr_status hr_sp_loop_add_long(hr_sparse_run *r, hr_sp_resid *R, hr_sp_loop *L, const hr_sp_lean *lean,
+                              long switch_at, cudaStream_t st);
 /* The lean body's batched check for async: position j's residual from snapshot j of
  * snap (vectors of R->n) into d_brel[j], no gates (same kernel and blocks as
  * hr_sp_resid_run: the same bits). */
@@ -340,6 +355,12 @@ void hr_sp_loop_free(hr_sp_loop *L);
  * body; default from the monitor interval). */
 int hr_sp_loop_wanted(const hr_sparse_run *r);
 int hr_sp_loop_body_len(const hr_sparse_run *r);
+/* The body-length policy: the long lean body's length (HETRELAX_SPARSE_BODY_LONG, default
+ * 64; 0: off), or 0 when it does not apply: HETRELAX_SPARSE_BODY forces one length, or
+ * monitors cut the calls at an interval that is not a multiple of it. *switch_at: the
+ * iterations of a solve run with the short body first (HETRELAX_SPARSE_BODY_SWITCH,
+ * default 256). The caller also checks that its ring of that many vectors fits. */
+int hr_sp_loop_body_long(const hr_sparse_run *r, long *switch_at);
 
 /* Profile helpers (HETRELAX_SPARSE_PROFILE=1): the host clock, and a timed wait. */
 double hr_sp_now(void);

@@ -304,7 +304,12 @@ static hr_status jac_setup(hr_sparse_run *r)
     s->dc = hr_sp_loop_wanted(r);
     const int U = hr_sp_loop_body_len(r) + 1;
     s->batch = s->dc && hr_sp_batch_wanted((double)(U + 1) * (double)bytes);
-    s->V = s->batch ? U + 1 : 3;
+    /* body-length policy: the long lean body's ring of UL vectors (the same ring: a lean
+     * body starts and ends in slot 0), where it fits the budget */
+    long sw = 0;
+    int UL = s->batch && U - 1 >= 2 && hr_sp_lean_wanted() ? hr_sp_loop_body_long(r, &sw) : 0;
+    if (UL > 0 && (double)UL * (double)bytes > (double)HR_SP_BATCH_BYTES) UL = 0;
+    s->V = s->batch ? (UL > U + 1 ? UL : U + 1) : 3;
     HR_SPCU(r, cudaMalloc((void **)&s->d_xs, (size_t)s->V * (bytes > 0 ? bytes : 1)));
     for (int v = 0; v < 2; v++)
         s->d_x[v] = s->d_xs + (size_t)v * n;
@@ -318,7 +323,7 @@ static hr_status jac_setup(hr_sparse_run *r)
     HR_SPCU(r, cudaFuncGetAttributes(&fa, hr_sp_jacobi_combine));
     HR_SPCU(r, cudaFuncGetAttributes(&fa, hr_sp_jacobi_check_lean));
     HR_TRY(hr_sp_resid_setup(r, &s->R, 0, 0)); /* the control block (residuals: the kernels here) */
-    if (s->batch) HR_TRY(hr_sp_resid_batch_setup(r, &s->R, U, s->L.nblocks));
+    if (s->batch) HR_TRY(hr_sp_resid_batch_setup(r, &s->R, U, s->L.nblocks, UL));
     if (r->frozen) {
         HR_SPCU(r, cudaMalloc((void **)&s->d_frozen, (size_t)n));
         HR_SPCU(r, cudaMemcpy(s->d_frozen, r->frozen, (size_t)n, cudaMemcpyHostToDevice));
@@ -332,6 +337,7 @@ static hr_status jac_setup(hr_sparse_run *r)
      * U - 1 (a whole body ends there) */
     const int Ul = U - 1;
     hr_sp_lean lean = {lean_body, Ul, s->d_xs, 0, Ul, Ul, s->d_xs, (long long)n, to_replay};
+    hr_sp_lean lean_long = {lean_body, UL, s->d_xs, 0, UL, UL, s->d_xs, (long long)n, to_replay};
     int whiles = 0;
     for (int f = 0; f < (r->frozen ? 2 : 1) && s->dc; f++) {
         s->body_fault = f;
@@ -340,6 +346,8 @@ static hr_status jac_setup(hr_sparse_run *r)
                                 s->st));
         if (!s->loop[f].body) s->dc = 0; /* capture refused: host checks */
         whiles += s->loop[f].loop != NULL;
+        if (UL > 0 && s->loop[f].lean)
+            HR_TRY(hr_sp_loop_add_long(r, &s->R, &s->loop[f], &lean_long, sw, s->st));
     }
     r->device_checks = !s->dc ? 0 : whiles == (r->frozen ? 2 : 1) ? 2 : 1;
     r->prof.mode = r->device_checks == 2 ? (s->loop[0].lean ? "while-graph/lean"

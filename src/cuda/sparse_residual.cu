@@ -157,16 +157,18 @@ cudaError_t hr_sp_resid_check(hr_sp_resid *R, const double *d_b, const double *d
     return cudaGetLastError();
 }
 
-hr_status hr_sp_resid_batch_setup(hr_sparse_run *r, hr_sp_resid *R, int U, int bparts)
+hr_status hr_sp_resid_batch_setup(hr_sparse_run *r, hr_sp_resid *R, int U, int bparts, int cap)
 {
     HR_SPCU(r, cudaSetDevice(R->dev));
     const size_t np = (size_t)(bparts > 0 ? bparts : 1);
-    HR_SPCU(r, cudaMalloc((void **)&R->d_brel, (size_t)U * sizeof(double)));
-    HR_SPCU(r, cudaMalloc((void **)&R->d_bpart, (size_t)U * 2 * np * sizeof(double)));
-    HR_SPCU(r, cudaMalloc((void **)&R->d_bticket, (size_t)U * sizeof(unsigned int)));
-    HR_SPCU(r, cudaMemset(R->d_brel, 0, (size_t)U * sizeof(double)));
-    HR_SPCU(r, cudaMemset(R->d_bticket, 0, (size_t)U * sizeof(unsigned int)));
+    const int P = cap > U ? cap : U;
+    HR_SPCU(r, cudaMalloc((void **)&R->d_brel, (size_t)P * sizeof(double)));
+    HR_SPCU(r, cudaMalloc((void **)&R->d_bpart, (size_t)P * 2 * np * sizeof(double)));
+    HR_SPCU(r, cudaMalloc((void **)&R->d_bticket, (size_t)P * sizeof(unsigned int)));
+    HR_SPCU(r, cudaMemset(R->d_brel, 0, (size_t)P * sizeof(double)));
+    HR_SPCU(r, cudaMemset(R->d_bticket, 0, (size_t)P * sizeof(unsigned int)));
     R->batch = U;
+    R->bcap = P;
     return HR_OK;
 }
 
@@ -292,7 +294,7 @@ hr_status hr_sp_ctl_reset(hr_sparse_run *r, hr_sp_resid *R, cudaStream_t st)
      * short (some blocks saw stop, some not): start from zero */
     HR_SPCU(r, cudaMemsetAsync(R->d_ticket, 0, 2 * sizeof(unsigned int), st));
     if (R->d_bticket)
-        HR_SPCU(r, cudaMemsetAsync(R->d_bticket, 0, (size_t)R->batch * sizeof(unsigned int), st));
+        HR_SPCU(r, cudaMemsetAsync(R->d_bticket, 0, (size_t)R->bcap * sizeof(unsigned int), st));
     HR_SPCU(r, cudaStreamSynchronize(st));
     return HR_OK;
 }
@@ -533,44 +535,102 @@ hr_status hr_sp_loop_build(hr_sparse_run *r, hr_sp_resid *R, hr_sp_loop *L, int 
     return HR_OK;
 }
 
+hr_status hr_sp_loop_add_long(hr_sparse_run *r, hr_sp_resid *R, hr_sp_loop *L, const hr_sp_lean *lean,
+                              long switch_at, cudaStream_t st)
+{
+    if (!L->loop || !L->lean || lean->U <= L->lean_def.U || R->bcap < lean->U) return HR_OK;
+    HR_SPCU(r, cudaSetDevice(R->dev));
+    int copy_live = 0;
+    L->loop_long = build_while(r, R, L, lean->body, L->ctx, lean, st, &copy_live);
+    if (L->loop_long) L->long_lean = 1 + copy_live, L->long_def = *lean, L->switch_at = switch_at;
+    HR_SPCU(r, cudaStreamSynchronize(st));
+    return HR_OK;
+}
+
+/* One launch of the loop's WHILE graph (the long one with use_long) for iterations
+ * (from, to]: sets the range on the device, launches, and the lean copy where it runs
+ * live. *launched 0: refused at launch (nothing enqueued; the graph is dropped). */
+static hr_status launch_while(hr_sparse_run *r, hr_sp_resid *R, hr_sp_loop *L, int use_long, long from,
+                              long to, cudaStream_t st, int *launched)
+{
+    /* pinned: the last fetch is done (the host waited for it); base and target are adjacent */
+    R->h_range[0] = (long long)from;
+    R->h_range[1] = (long long)to;
+    HR_SPCU(r,
+            cudaMemcpyAsync(&R->d_ctl->base, R->h_range, 2 * sizeof(long long), cudaMemcpyHostToDevice, st));
+    cudaGraphExec_t *g = use_long ? &L->loop_long : &L->loop;
+    *launched = cudaGraphLaunch(*g, st) == cudaSuccess;
+    if (!*launched) {
+        (void)cudaGetLastError();
+        cudaGraphExecDestroy(*g);
+        *g = NULL;
+        return HR_OK;
+    }
+    r->prof.launches++;
+    if ((use_long ? L->long_lean : L->lean) == 2)
+        HR_SPCU(r, lean_copy(R, use_long ? &L->long_def : &L->lean_def, st));
+    return HR_OK;
+}
+
+/* Body replays for iterations (from, end] after the WHILE graph was refused at launch:
+ * from now on for good, and the driver caps the calls of later solves (device_checks 1). */
+static hr_status replay_from(hr_sparse_run *r, hr_sp_resid *R, hr_sp_loop *L, long from, long end,
+                             cudaStream_t st)
+{
+    hr_sparse_prof *P = &r->prof;
+    if (L->loop_long) cudaGraphExecDestroy(L->loop_long), L->loop_long = NULL;
+    if (L->loop) cudaGraphExecDestroy(L->loop), L->loop = NULL;
+    r->device_checks = 1;
+    P->mode = R->batch ? "body-replay/batched" : "body-replay";
+    P->body = L->U;
+    if (L->lean && L->lean_def.to_replay) { /* the iterate at `from` to where the replays read it */
+        const long done = r->done;
+        r->done = from;
+        const hr_status ts = L->lean_def.to_replay(r, L->ctx, L->U, st);
+        r->done = done;
+        HR_TRY(ts);
+    }
+    L->lean = 0;
+    R->h_range[0] = (long long)from;
+    R->h_range[1] = (long long)end;
+    HR_SPCU(r,
+            cudaMemcpyAsync(&R->d_ctl->base, R->h_range, 2 * sizeof(long long), cudaMemcpyHostToDevice, st));
+    const long bodies = (end - from + L->lag + L->U - 1) / L->U;
+    for (long n = bodies; n > 0; n--)
+        HR_SPCU(r, cudaGraphLaunch(L->body, st));
+    P->launches += bodies;
+    return HR_OK;
+}
+
 hr_status hr_sp_loop_run(hr_sparse_run *r, hr_sp_resid *R, hr_sp_loop *L, long count, cudaStream_t st)
 {
     hr_sparse_prof *P = &r->prof;
     const double t0 = P->on ? hr_now() : 0.0;
     HR_SPCU(r, cudaSetDevice(R->dev));
     if (P->on) HR_SPCU(r, cudaEventRecord(R->ev[0], st));
-    /* pinned: the last call's copy is done (fetched); base and target are adjacent */
-    R->h_range[0] = (long long)r->done;
-    R->h_range[1] = (long long)(r->done + count);
-    HR_SPCU(r,
-            cudaMemcpyAsync(&R->d_ctl->base, R->h_range, 2 * sizeof(long long), cudaMemcpyHostToDevice, st));
-    int launched = 0;
-    if (L->loop) {
-        if (cudaGraphLaunch(L->loop, st) == cudaSuccess) {
-            launched = 1;
-            P->launches++;
-        } else { /* refused at launch (nothing enqueued): body replays from now on, and the
-                  * driver caps the calls of later solves (device_checks 1) */
-            (void)cudaGetLastError();
-            cudaGraphExecDestroy(L->loop);
-            L->loop = NULL;
-            r->device_checks = 1;
-            P->mode = R->batch ? "body-replay/batched" : "body-replay";
-            P->body = L->U;
-            if (L->lean && L->lean_def.to_replay) HR_TRY(L->lean_def.to_replay(r, L->ctx, L->U, st));
-            L->lean = 0;
+    const long done = r->done, end = done + count;
+    long from = done; /* where the part still to run starts */
+    int launched = 0, stopped = 0;
+    if (L->loop && L->lean && L->loop_long && end > L->switch_at) {
+        if (done < L->switch_at) { /* the short body up to switch_at, then one host wait */
+            HR_TRY(launch_while(r, R, L, 0, done, L->switch_at, st, &launched));
+            if (launched) {
+                HR_TRY(hr_sp_ctl_fetch(r, R, st));
+                stopped = r->checked_stop || r->checked_done != L->switch_at;
+                from = L->switch_at;
+            }
         }
+        if (!stopped && (launched || done >= L->switch_at)) {
+            HR_TRY(launch_while(r, R, L, 1, from, end, st, &launched));
+            if (!launched) HR_TRY(launch_while(r, R, L, 0, from, end, st, &launched)); /* long refused */
+        }
+    } else if (L->loop) {
+        HR_TRY(launch_while(r, R, L, 0, done, end, st, &launched));
     }
-    if (launched && L->lean == 2) HR_SPCU(r, lean_copy(R, &L->lean_def, st));
-    if (!launched) {
-        const long bodies = (count + L->lag + L->U - 1) / L->U;
-        for (long n = bodies; n > 0; n--)
-            HR_SPCU(r, cudaGraphLaunch(L->body, st));
-        P->launches += bodies;
-    }
+    if (!launched && !stopped) HR_TRY(replay_from(r, R, L, from, end, st));
     if (P->on) HR_SPCU(r, cudaEventRecord(R->ev[1], st));
     if (R->d_hist) { /* the call's monitor points, (done, done + count], in one or two pieces */
-        const long first = r->done / R->mon_every + 1, last = (r->done + count) / R->mon_every;
+        const long first = done / R->mon_every + 1, last = end / R->mon_every;
         for (long e = first; e <= last;) {
             const long at = e % R->ring, len = (last - e + 1 < R->ring - at) ? last - e + 1 : R->ring - at;
             HR_SPCU(r, cudaMemcpyAsync(R->h_hist + at, R->d_hist + at, (size_t)len * sizeof(double),
@@ -592,6 +652,7 @@ void hr_sp_loop_free(hr_sp_loop *L)
 {
     if (L->body) cudaGraphExecDestroy(L->body);
     if (L->loop) cudaGraphExecDestroy(L->loop);
+    if (L->loop_long) cudaGraphExecDestroy(L->loop_long);
     memset(L, 0, sizeof *L);
 }
 
@@ -614,6 +675,21 @@ int hr_sp_loop_body_len(const hr_sparse_run *r)
     for (int d = 16; m > 16 && d >= 4; d--)
         if (m % d == 0) return d;
     return 16;
+}
+
+/* Long bodies pay once a solve is long: per body, the check's drain, the body's end and
+ * the WHILE repeat cost ~10 us (H100, run 8: laplace2d:100 at 10 000 iterations, bodies
+ * of 64 at 1.13-1.21x the driver against 1.33-1.71x with 16), while a stop wastes up to
+ * U - 1 iterations (trefethen:20000 async, 26 iterations: 2.61x with 64). Solves shorter
+ * than switch_at never see the long body. */
+int hr_sp_loop_body_long(const hr_sparse_run *r, long *switch_at)
+{
+    *switch_at = hr_sp_env_int("HETRELAX_SPARSE_BODY_SWITCH", 256, 1, 1 << 30);
+    const int len = hr_sp_env_int("HETRELAX_SPARSE_BODY_LONG", 64, 0, 256);
+    if (len == 0 || hr_sp_env_int("HETRELAX_SPARSE_BODY", 0, 0, 256) > 0) return 0;
+    const long m = r->o.monitor_deferred && r->o.monitor ? 0 : r->o.monitor_every; /* the driver's cuts */
+    if (m > 0 && m % len != 0) return 0;
+    return len > hr_sp_loop_body_len(r) ? len : 0;
 }
 
 void hr_sp_resid_free(hr_sp_resid *R)

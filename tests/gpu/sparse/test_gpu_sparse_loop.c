@@ -19,7 +19,11 @@
  * all earlier ones), every mode must stop at k exactly, for k at every position of a
  * body (16 in the lean body, jacobi's replayed body 17; bodies of 5 and of 2, the
  * shortest lean jacobi ring), with the host-checked residuals bit for bit; with
- * max_iters = k - 1 it must run to the limit mid-body, with x_{k-1}.
+ * max_iters = k - 1 it must run to the limit mid-body, with x_{k-1}. The body-length
+ * policy (short lean bodies up to HETRELAX_SPARSE_BODY_SWITCH, then long ones) is
+ * crossed mid-solve and mid-call here with a small switch (8 and 30, bodies of 24 and
+ * 64; and inside the call between the fault events), and with its defaults (256, 64)
+ * by the long laplace2d:100 runs above.
  * async-(K) reads x while other blocks write it: with one stream its iterates have been
  * bit-identical run to run (docs/gpu-sparse.md), which this test relies on for async.
  * cg: cuSPARSE's default CSR SpMV does not promise the same bits run to run, so cg must
@@ -65,10 +69,20 @@ typedef struct run {
 
 /* The environment switches of a run: device checks, WHILE graph, batched checks, body
  * length ("0": the default), and lean WHILE body ("1", the default; "0": the gated
- * batched body in the WHILE graph). */
+ * batched body in the WHILE graph); the body-length policy: the iteration from which the
+ * long lean body runs and its length (NULL: the defaults, 256 and 64). */
 typedef struct mode {
     const char *checks, *whiles, *batch, *body, *name, *lean;
+    const char *switch_at, *body_long;
 } mode;
+
+static void set_or_unset(const char *name, const char *v)
+{
+    if (v)
+        setenv(name, v, 1);
+    else
+        unsetenv(name);
+}
 
 /* One solve from x = 0, b = ones, under the given switches; tol 0: 1e-10, mon_every 0:
  * no monitor. */
@@ -101,7 +115,11 @@ static run solve_with(const hr_csr *A, const char *method, long maxit, double to
     setenv("HETRELAX_SPARSE_BATCH", md->batch, 1);
     setenv("HETRELAX_SPARSE_BODY", md->body, 1);
     setenv("HETRELAX_SPARSE_LEAN", md->lean, 1);
+    set_or_unset("HETRELAX_SPARSE_BODY_SWITCH", md->switch_at);
+    set_or_unset("HETRELAX_SPARSE_BODY_LONG", md->body_long);
     u.st = hr_sparse_solve(A, b, u.x, &o, &u.r);
+    unsetenv("HETRELAX_SPARSE_BODY_SWITCH");
+    unsetenv("HETRELAX_SPARSE_BODY_LONG");
     unsetenv("HETRELAX_SPARSE_DEVICE_CHECKS");
     unsetenv("HETRELAX_SPARSE_WHILE");
     unsetenv("HETRELAX_SPARSE_BATCH");
@@ -111,7 +129,7 @@ static run solve_with(const hr_csr *A, const char *method, long maxit, double to
     return u;
 }
 
-static const mode HOST = {"0", "1", "1", "0", "host checks", "1"};
+static const mode HOST = {"0", "1", "1", "0", "host checks", "1", NULL, NULL};
 
 /* The solves of the first test: tol 1e-10, monitors every 10. */
 static run solve(const hr_csr *A, const char *method, long maxit, int deferred, const mode *md, double fault)
@@ -171,12 +189,13 @@ static void test_loop_equals_host_checks(void **state)
             const long maxit = 3000; /* jacobi on laplace2d:100 stops here, unconverged */
             run ref = solve(A, methods[m], maxit, 0, &HOST, 0.0);
             const mode modes[] = {
-                {"1", "1", "1", "0", "while graph, deferred monitors", "1"},
-                {"1", "1", "1", "0", "while graph, monitors cut the calls", "1"},
-                {"1", "0", "1", "0", "body replays, deferred monitors", "1"},
-                {"1", "1", "0", "0", "per-iteration checks, while graph, deferred monitors", "1"},
-                {"1", "0", "0", "0", "per-iteration checks, body replays, deferred monitors", "1"},
-                {"1", "1", "1", "0", "gated batched while graph, deferred monitors", "0"}};
+                {"1", "1", "1", "0", "while graph, deferred monitors", "1", NULL, NULL},
+                {"1", "1", "1", "0", "while graph, monitors cut the calls", "1", NULL, NULL},
+                {"1", "0", "1", "0", "body replays, deferred monitors", "1", NULL, NULL},
+                {"1", "1", "0", "0", "per-iteration checks, while graph, deferred monitors", "1", NULL, NULL},
+                {"1", "0", "0", "0", "per-iteration checks, body replays, deferred monitors", "1", NULL,
+                 NULL},
+                {"1", "1", "1", "0", "gated batched while graph, deferred monitors", "0", NULL, NULL}};
             for (int v = 0; v < 6; v++) {
                 run u = solve(A, methods[m], maxit, v != 1, &modes[v], 0.0);
                 char what[160];
@@ -198,12 +217,15 @@ static void test_loop_with_faults(void **state)
     char why[256];
     assert_int_equal(hr_sparse_generate("fv2d:40", &A, why, sizeof why), HR_OK);
     run ref = solve(A, "jacobi", 5000, 1, &HOST, 0.25);
-    const mode modes[] = {{"1", "1", "1", "0", "jacobi with a fault, while graph", "1"},
-                          {"1", "0", "1", "0", "jacobi with a fault, body replays", "1"},
-                          {"1", "1", "0", "0", "jacobi with a fault, per-iteration checks", "1"},
-                          {"1", "1", "1", "5", "jacobi with a fault, bodies of 5", "1"},
-                          {"1", "1", "1", "0", "jacobi with a fault, gated batched while graph", "0"}};
-    for (int w = 0; w < 5; w++) {
+    const mode modes[] = {
+        {"1", "1", "1", "0", "jacobi with a fault, while graph", "1", NULL, NULL},
+        {"1", "0", "1", "0", "jacobi with a fault, body replays", "1", NULL, NULL},
+        {"1", "1", "0", "0", "jacobi with a fault, per-iteration checks", "1", NULL, NULL},
+        {"1", "1", "1", "5", "jacobi with a fault, bodies of 5", "1", NULL, NULL},
+        {"1", "1", "1", "0", "jacobi with a fault, gated batched while graph", "0", NULL, NULL},
+        {"1", "1", "1", "0", "jacobi with a fault, long bodies of 24 from 20", "1", "20", "24"},
+        {"1", "1", "1", "0", "jacobi with a fault, bodies of 16, no long ones", "1", "1", "0"}};
+    for (int w = 0; w < 7; w++) {
         run u = solve(A, "jacobi", 5000, 1, &modes[w], 0.25);
         compare(modes[w].name, A, &ref, &u, 2);
         assert_int_equal(u.r.reason, HR_REASON_CONVERGED);
@@ -231,12 +253,18 @@ static void test_first_crossing(void **state)
     char why[256];
     assert_int_equal(hr_sparse_generate("fv2d:99", &A, why, sizeof why), HR_OK);
     const char *methods[] = {"jacobi", "async"};
-    const mode modes[] = {{"1", "1", "1", "0", "batched, while graph", "1"},
-                          {"1", "0", "1", "0", "batched, body replays", "1"},
-                          {"1", "1", "1", "5", "batched, bodies of 5", "1"},
-                          {"1", "1", "1", "2", "batched, bodies of 2", "1"},
-                          {"1", "1", "0", "0", "per-iteration checks", "1"},
-                          {"1", "1", "1", "0", "gated batched, while graph", "0"}};
+    const mode modes[] = {{"1", "1", "1", "0", "batched, while graph", "1", NULL, NULL},
+                          {"1", "0", "1", "0", "batched, body replays", "1", NULL, NULL},
+                          {"1", "1", "1", "5", "batched, bodies of 5", "1", NULL, NULL},
+                          {"1", "1", "1", "2", "batched, bodies of 2", "1", NULL, NULL},
+                          {"1", "1", "0", "0", "per-iteration checks", "1", NULL, NULL},
+                          {"1", "1", "1", "0", "gated batched, while graph", "0", NULL, NULL},
+                          /* the body-length policy: 16 up to iteration 8 (a short first part
+                           * inside a body), then bodies of 24 (9..32, 33..56, ...); or 16 up to
+                           * 30 and 64 after: crossings on both sides of the switch */
+                          {"1", "1", "1", "0", "short then long bodies of 24 from 8", "1", "8", "24"},
+                          {"1", "1", "1", "0", "short then long bodies of 64 from 30", "1", "30", "64"}};
+    const int nmodes = (int)(sizeof modes / sizeof modes[0]);
     for (int m = 0; m < 2; m++) {
         const long span = 200;
         run all = solve_with(A, methods[m], span, 1e-300, 1, 0, &HOST, 0.0);
@@ -268,7 +296,7 @@ static void test_first_crossing(void **state)
                 assert_int_equal(ref.st, HR_OK);
                 assert_int_equal(ref.r.iterations, lim ? k - 1 : k);
                 assert_int_equal(ref.r.reason, lim ? HR_REASON_ITERS : HR_REASON_CONVERGED);
-                for (int v = 0; v < 6; v++) {
+                for (int v = 0; v < nmodes; v++) {
                     run u = solve_with(A, methods[m], maxit, tol, 1, 1, &modes[v], 0.0);
                     char what[160];
                     snprintf(what, sizeof what, "fv2d:99 %s, %s, tol above the residual of iteration %ld%s",
