@@ -174,6 +174,12 @@ if [ "$MODE" = single ]; then
             { echo "memcheck failed (device loop, batch=$batch): $job"; status=1; }
     done
     done
+    # the body-length policy: short bodies up to iteration 20, then the long WHILE graph
+    for job in "method=jacobi" "method=async K=5 block=64" "method=jacobi fault=0.25@15:recover=10"; do
+        printf 'gen=fv2d:20 tol=1e-10 maxit=300 monitor=10 deferred=1 backend=gpu %s\n' "$job" |
+            HETRELAX_SPARSE_BODY_SWITCH=20 compute-sanitizer --tool memcheck --error-exitcode 3 "$DRIVER" \
+            >/dev/null || { echo "memcheck failed (long bodies from 20): $job"; status=1; }
+    done
     # racecheck: shared-memory hazards inside a block (x in global memory races by design)
     printf 'gen=trefethen:500 tol=0 backend=gpu method=async K=5 block=256 maxit=10\n' |
         compute-sanitizer --tool racecheck --error-exitcode 3 "$DRIVER" >/dev/null ||
