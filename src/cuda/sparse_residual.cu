@@ -172,24 +172,65 @@ hr_status hr_sp_resid_batch_setup(hr_sparse_run *r, hr_sp_resid *R, int U, int b
     return HR_OK;
 }
 
+/* hr_sp_block_reduce of G values at once: per value the same shuffles and the same
+ * cross-warp order (so the same bits), with two barriers for all G instead of 2 G.
+ * sm: 32 G doubles. */
+template <bool MAX, int G> __device__ void block_reduce_g(double (&v)[G], double *sm)
+{
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+#pragma unroll
+        for (int g = 0; g < G; g++) {
+            const double w = __shfl_down_sync(0xffffffffu, v[g], o);
+            v[g] = MAX ? fmax(v[g], w) : v[g] + w;
+        }
+    const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;
+    __syncthreads(); /* sm may still be read from the previous call */
+    if (lane == 0)
+#pragma unroll
+        for (int g = 0; g < G; g++)
+            sm[32 * g + wid] = v[g];
+    __syncthreads();
+    if (wid == 0) {
+#pragma unroll
+        for (int g = 0; g < G; g++)
+            v[g] = lane < nw ? sm[32 * g + lane] : 0.0;
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1)
+#pragma unroll
+            for (int g = 0; g < G; g++) {
+                const double w = __shfl_down_sync(0xffffffffu, v[g], o);
+                v[g] = MAX ? fmax(v[g], w) : v[g] + w;
+            }
+        if (lane == 0)
+#pragma unroll
+            for (int g = 0; g < G; g++)
+                sm[32 * g] = v[g];
+    }
+    __syncthreads();
+#pragma unroll
+    for (int g = 0; g < G; g++)
+        v[g] = sm[32 * g];
+}
+
 /* The lean body's check of G snapshots per pass over the matrix (blockIdx.y: snapshots
  * G y .. G y + G - 1 of U): each row's entries are read once and applied to the G
  * snapshots, each in the CSR order of hr_sp_resid_kernel, and every snapshot's parts,
- * combine and result are that kernel's, so the bits are the same. A check of U
- * snapshots read the matrix U times; on trefethen:20000 (26 iterations) that was two
- * fifths of the solve. One ticket per group: the group's last block combines its G. */
+ * combine and result are that kernel's operations in the same order, so the bits are
+ * the same; the G reductions share their barriers. One ticket per group: the group's
+ * last block combines its G. */
 template <int G>
 __global__ void __launch_bounds__(HR_SP_RES_THREADS)
     hr_sp_resid_multi(int n, const long long *__restrict__ rowp, const int *__restrict__ col,
                       const double *__restrict__ val, const double *__restrict__ b, const double *snap, int U,
                       double *part, unsigned int *ticket, double *out, const hr_sp_ctl *ctl)
 {
-    __shared__ double sm[32];
+    __shared__ double sm[32 * G];
     __shared__ bool last;
     const int j0 = (int)blockIdx.y * G;
     const int ng = U - j0 < G ? U - j0 : G;
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    double s[G];
+    double s[G], a[G];
 #pragma unroll
     for (int g = 0; g < G; g++)
         s[g] = 0.0;
@@ -207,29 +248,55 @@ __global__ void __launch_bounds__(HR_SP_RES_THREADS)
                 if (g < ng) s[g] -= v * x[(long long)g * n + c];
         }
     }
-    const long long np = 2 * (long long)gridDim.x;
 #pragma unroll
     for (int g = 0; g < G; g++) {
-        if (g >= ng) break; /* the same for the whole block */
-        double m, sq;
-        hr_sp_block_norm(s[g], sm, &m, &sq);
-        if (threadIdx.x == 0) {
-            part[(j0 + g) * np + 2 * blockIdx.x] = m;
-            part[(j0 + g) * np + 2 * blockIdx.x + 1] = sq;
-        }
+        a[g] = fabs(s[g]);
+        if (!(a[g] <= INFINITY)) a[g] = INFINITY; /* NaN: reported as Inf */
     }
+    block_reduce_g<true, G>(a, sm); /* a: the block's max per snapshot */
+#pragma unroll
+    for (int g = 0; g < G; g++)
+        s[g] = a[g] > 0.0 && a[g] < INFINITY ? (s[g] / a[g]) * (s[g] / a[g]) : 0.0;
+    block_reduce_g<false, G>(s, sm);
+    const long long np = 2 * (long long)gridDim.x;
     if (threadIdx.x == 0) {
+        for (int g = 0; g < ng; g++) {
+            part[(j0 + g) * np + 2 * blockIdx.x] = a[g];
+            part[(j0 + g) * np + 2 * blockIdx.x + 1] = s[g];
+        }
         __threadfence(); /* the pairs are visible before the ticket says so */
         last = atomicAdd(ticket + j0, 1u) == gridDim.x - 1;
     }
     __syncthreads();
     if (!last) return;
     __threadfence();
-    for (int g = 0; g < ng; g++) {
-        const double rel = hr_sp_combine_norm(part + (j0 + g) * np, gridDim.x, ctl->bnorm, sm);
-        if (threadIdx.x == 0) out[j0 + g] = rel;
+    /* hr_sp_combine_norm for the G snapshots at once */
+    const volatile double *vp = part + j0 * np;
+    double M[G], S[G];
+#pragma unroll
+    for (int g = 0; g < G; g++) {
+        M[g] = 0.0;
+        if (g < ng)
+            for (unsigned k = threadIdx.x; k < gridDim.x; k += blockDim.x)
+                M[g] = fmax(M[g], vp[g * np + 2 * k]);
     }
-    if (threadIdx.x == 0) ticket[j0] = 0u; /* ready for the next body (stream order) */
+    block_reduce_g<true, G>(M, sm);
+#pragma unroll
+    for (int g = 0; g < G; g++) {
+        S[g] = 0.0;
+        if (g < ng && M[g] > 0.0 && M[g] < INFINITY)
+            for (unsigned k = threadIdx.x; k < gridDim.x; k += blockDim.x) {
+                const double mk = vp[g * np + 2 * k];
+                if (mk > 0.0) S[g] += vp[g * np + 2 * k + 1] * ((mk / M[g]) * (mk / M[g]));
+            }
+    }
+    block_reduce_g<false, G>(S, sm);
+    if (threadIdx.x == 0) {
+        const double bn = ctl->bnorm > 0.0 ? ctl->bnorm : 1.0; /* b = 0: ||r||, as on the host */
+        for (int g = 0; g < ng; g++)
+            out[j0 + g] = M[g] < INFINITY ? (M[g] / bn) * sqrt(S[g]) : INFINITY;
+        ticket[j0] = 0u; /* ready for the next body (stream order) */
+    }
 }
 
 #define HR_SP_MULTI_G 8
