@@ -109,6 +109,7 @@ hr_status hr_sp_resid_setup(hr_sparse_run *r, hr_sp_resid *R, int with_matrix, i
 {
     const hr_csr *A = r->A;
     const int n = R->n = A->n_rows;
+    R->wide_rows = n > 0 && (double)A->nnz >= 16.0 * (double)n;
     R->nblk = (n + HR_SP_RES_THREADS - 1) / HR_SP_RES_THREADS;
     HR_SPCU(r, cudaGetDevice(&R->dev));
     cudaFuncAttributes fa; /* loads the kernel now, before any capture or timed region */
@@ -305,7 +306,12 @@ cudaError_t hr_sp_resid_check_lean(hr_sp_resid *R, const double *d_b, const doub
                                    cudaStream_t st)
 {
     if (R->n == 0) return cudaSuccess;
-    if (R->d_rowp && hr_sp_env_int("HETRELAX_SPARSE_MULTI", 1, 0, 1)) {
+    /* one pass per 8 snapshots pays where rows are long (trefethen:20000, 28 entries a
+     * row: 1.69x the driver against 2.01x); on 5-point rows its fewer blocks cost more
+     * than the passes save (fv2d:99 1.64x against 1.30x; docs/results/h100-run15.md).
+     * HETRELAX_SPARSE_MULTI=1/0 forces it. */
+    const int multi = hr_sp_env_int("HETRELAX_SPARSE_MULTI", R->wide_rows ? 1 : 0, 0, 1);
+    if (R->d_rowp && multi) {
         const dim3 g((unsigned)R->nblk, (unsigned)((U + HR_SP_MULTI_G - 1) / HR_SP_MULTI_G));
         hr_sp_resid_multi<HR_SP_MULTI_G><<<g, HR_SP_RES_THREADS, 0, st>>>(
             R->n, R->d_rowp, R->d_col, R->d_val, d_b, snap, U, R->d_bpart, R->d_bticket, R->d_brel, R->d_ctl);
