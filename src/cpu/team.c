@@ -41,9 +41,8 @@ int hr_cpu_count(void)
     return n > 0 ? (int)n : 1;
 }
 
-#ifndef HR_HAVE_HWLOC
 /* Is logical CPU c the first of its core's hardware threads (or is that unknown)? */
-static int first_sibling(int c)
+int hr_cpu_first_sibling(int c)
 {
     char path[96];
     snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/topology/thread_siblings_list", c);
@@ -55,6 +54,8 @@ static int first_sibling(int c)
     return first == c;
 }
 
+#ifndef HR_HAVE_HWLOC
+
 /* The CPUs a team binds to without hwloc: the process's allowed CPUs, one per core. */
 static int allowed_cores(hr_team *t)
 {
@@ -64,7 +65,7 @@ static int allowed_cores(hr_team *t)
     if (!t->cpus) return 0;
     t->ncpus = 0;
     for (int c = 0; c < CPU_SETSIZE; c++)
-        if (CPU_ISSET(c, &set) && first_sibling(c)) t->cpus[t->ncpus++] = c;
+        if (CPU_ISSET(c, &set) && hr_cpu_first_sibling(c)) t->cpus[t->ncpus++] = c;
     if (t->ncpus == 0) /* siblings outside the allowed set: take every allowed CPU */
         for (int c = 0; c < CPU_SETSIZE; c++)
             if (CPU_ISSET(c, &set)) t->cpus[t->ncpus++] = c;

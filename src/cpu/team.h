@@ -28,6 +28,9 @@ void hr_team_barrier(hr_team *t);
 /* Logical CPUs usable by this process. */
 int hr_cpu_count(void);
 
+/* 1 when logical CPU c is the first hardware thread of its core (or that is unknown). */
+int hr_cpu_first_sibling(int c);
+
 /* Bytes of the last-level cache and of one core's L2 (0: unknown). */
 size_t hr_cache_llc_bytes(void);
 size_t hr_cache_l2_bytes(void);

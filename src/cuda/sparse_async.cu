@@ -452,14 +452,7 @@ static hr_status async_setup(hr_sparse_run *r)
         }
     }
     r->device_checks = !s->dc ? 0 : whiles == (r->frozen ? 2 : 1) ? 2 : 1;
-    r->prof.mode =
-        r->device_checks == 2
-            ? (s->loop[0].lean ? (s->loop[0].loop_long ? "while-graph/lean+long" : "while-graph/lean")
-               : s->batch      ? "while-graph/batched"
-                               : "while-graph")
-        : r->device_checks ? (s->batch ? "body-replay/batched" : "body-replay")
-        : r->o.tol > 0.0   ? "host-checks"
-                           : "unchecked";
+    r->prof.mode = hr_sp_mode_name(r, &s->loop[0], s->batch);
     if (s->dc) s->G = 0; /* no replays of plain runs: the device loop runs every call */
     if (!s->dc && r->o.tol > 0.0 && r->o.check_every > 0 && r->o.check_every < s->G) /* a graph a check */
         s->G = (int)r->o.check_every;

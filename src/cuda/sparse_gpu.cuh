@@ -213,7 +213,7 @@ hr_status hr_sp_check_devices(hr_sparse_run *r, int first, int count);
  * iteration count. */
 typedef struct hr_sp_resid {
     int n, nblk, dev;
-    int wide_rows; /* mean entries per row >= 16: the lean check reads the matrix once per 8 snapshots */
+    int wide_rows;     /* mean entries per row >= 16: the lean check reads the matrix once per 8 snapshots */
     long long *d_rowp; /* A in CSR (NULL when the caller gives q = A x) */
     int *d_col;
     double *d_val;
@@ -368,6 +368,8 @@ double hr_sp_now(void);
 hr_status hr_sp_sync(hr_sparse_run *r, cudaStream_t st);
 
 /* Environment knobs shared by the relaxation methods (docs/gpu-sparse.md). */
+/* The profile's name of how a solve is checked (after device_checks is set). */
+const char *hr_sp_mode_name(const hr_sparse_run *r, const hr_sp_loop *L, int batch);
 int hr_sp_env_int(const char *name, int def, int lo, int hi);
 
 #endif

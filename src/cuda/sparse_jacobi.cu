@@ -350,14 +350,7 @@ static hr_status jac_setup(hr_sparse_run *r)
             HR_TRY(hr_sp_loop_add_long(r, &s->R, &s->loop[f], &lean_long, sw, s->st));
     }
     r->device_checks = !s->dc ? 0 : whiles == (r->frozen ? 2 : 1) ? 2 : 1;
-    r->prof.mode =
-        r->device_checks == 2
-            ? (s->loop[0].lean ? (s->loop[0].loop_long ? "while-graph/lean+long" : "while-graph/lean")
-               : s->batch      ? "while-graph/batched"
-                               : "while-graph")
-        : r->device_checks ? (s->batch ? "body-replay/batched" : "body-replay")
-        : r->o.tol > 0.0   ? "host-checks"
-                           : "unchecked";
+    r->prof.mode = hr_sp_mode_name(r, &s->loop[0], s->batch);
     r->prof.body = !s->dc ? HR_SP_JACOBI_GRAPH : s->loop[0].lean ? s->loop[0].lean_def.U : s->loop[0].U;
     HR_SPCU(r, cudaStreamSynchronize(s->st));
     return HR_OK;

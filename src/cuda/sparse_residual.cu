@@ -176,7 +176,7 @@ hr_status hr_sp_resid_batch_setup(hr_sparse_run *r, hr_sp_resid *R, int U, int b
 /* hr_sp_block_reduce of G values at once: per value the same shuffles and the same
  * cross-warp order (so the same bits), with two barriers for all G instead of 2 G.
  * sm: 32 G doubles. */
-template <bool MAX, int G> __device__ void block_reduce_g(double (&v)[G], double *sm)
+template <bool MAX, int G> __device__ __forceinline__ void warp_reduce_g(double (&v)[G])
 {
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1)
@@ -185,6 +185,11 @@ template <bool MAX, int G> __device__ void block_reduce_g(double (&v)[G], double
             const double w = __shfl_down_sync(0xffffffffu, v[g], o);
             v[g] = MAX ? fmax(v[g], w) : v[g] + w;
         }
+}
+
+template <bool MAX, int G> __device__ void block_reduce_g(double (&v)[G], double *sm)
+{
+    warp_reduce_g<MAX, G>(v);
     const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;
     __syncthreads(); /* sm may still be read from the previous call */
     if (lane == 0)
@@ -196,13 +201,7 @@ template <bool MAX, int G> __device__ void block_reduce_g(double (&v)[G], double
 #pragma unroll
         for (int g = 0; g < G; g++)
             v[g] = lane < nw ? sm[32 * g + lane] : 0.0;
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1)
-#pragma unroll
-            for (int g = 0; g < G; g++) {
-                const double w = __shfl_down_sync(0xffffffffu, v[g], o);
-                v[g] = MAX ? fmax(v[g], w) : v[g] + w;
-            }
+        warp_reduce_g<MAX, G>(v);
         if (lane == 0)
 #pragma unroll
             for (int g = 0; g < G; g++)
@@ -333,6 +332,16 @@ cudaError_t hr_sp_resid_check_batch(hr_sp_resid *R, const double *d_b, const dou
                                                            snap, NULL, R->d_bpart, R->d_bticket, R->d_brel,
                                                            R->bnorm, R->d_ctl, 0, snap_v);
     return cudaGetLastError();
+}
+
+const char *hr_sp_mode_name(const hr_sparse_run *r, const hr_sp_loop *L, int batch)
+{
+    if (r->device_checks == 2)
+        return L->lean ? (L->loop_long ? "while-graph/lean+long" : "while-graph/lean")
+               : batch ? "while-graph/batched"
+                       : "while-graph";
+    if (r->device_checks) return batch ? "body-replay/batched" : "body-replay";
+    return r->o.tol > 0.0 ? "host-checks" : "unchecked";
 }
 
 int hr_sp_lean_wanted(void)

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "cpu/team.h"
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #define HR_RELAX() _mm_pause()
@@ -33,26 +35,13 @@ static double spin_budget(int pinned)
 static int slot_cpu[CPU_SETSIZE], slot_count;
 static pthread_once_t slot_once = PTHREAD_ONCE_INIT;
 
-/* Is logical CPU c the first of its core's hardware threads (or is that unknown)? */
-static int first_sibling(int c)
-{
-    char path[96];
-    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/topology/thread_siblings_list", c);
-    FILE *f = fopen(path, "r");
-    if (!f) return 1;
-    int first = c;
-    if (fscanf(f, "%d", &first) != 1) first = c;
-    fclose(f);
-    return first == c;
-}
-
 static void find_slots(void)
 {
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) != 0) return;
     for (int pass = 0; pass < 2; pass++)
         for (int c = 0; c < CPU_SETSIZE; c++)
-            if (CPU_ISSET(c, &set) && first_sibling(c) == (pass == 0)) slot_cpu[slot_count++] = c;
+            if (CPU_ISSET(c, &set) && hr_cpu_first_sibling(c) == (pass == 0)) slot_cpu[slot_count++] = c;
 }
 
 int hr_crew_slots(void)
