@@ -1,6 +1,7 @@
 /*
  * The multigrid / CG solver handle: validation, setup, and the iteration loop through
- * hr_drive (one driver iteration = one cycle, or one CG iteration).
+ * hr_drive (one driver iteration = one cycle, or one CG iteration). The problem's values
+ * and the jobs the team runs are in mg_jobs.c; the handle itself in mg_handle.h.
  *
  * Modes: "direct" (method mg in double or single): hierarchy level 0 holds the solution.
  * "defect" (mixed precision): an fp64 outer level keeps u and r; each iteration puts r into
@@ -15,30 +16,7 @@
 #include <string.h>
 
 #include "common/timer.h"
-#include "mg/mg_gpu.h"
-#include "mg/mg_internal.h"
-
-struct hr_mg {
-    hr_mg_options o;
-    int dim, nx, ny, nz, nlev, nt;
-    double h;
-    hr_team *team;
-    mg_tls *tls;
-    int use_h, direct;
-    mg_hier H;
-    mg_level out; /* fp64 outer level: u[0] = u, u[1] = p, r, d = A p, cp = z, hf = problem rhs */
-    int has_out;
-    hr_norm2 *rn, *bn;
-    double *part; /* 2 x (slices + 2) per-slice partials */
-    /* iteration state */
-    double rz, rr, bnorm, prev_rel, first_rel, last_factor, setup_s;
-    int r_valid, fmg_pending;
-    long count;
-    /* backend gpu: the device side, its first error, and the solution copied back */
-    mg_gpu *gpu;
-    hr_status gst;
-    hr_grid host_sol;
-};
+#include "mg/mg_handle.h"
 
 static _Thread_local char last_error[256];
 
@@ -47,300 +25,12 @@ const char *hr_mg_last_error(void)
     return last_error;
 }
 
-/* ------------------------------------------------------------------ the problem */
-
-static double axis_sine(const hr_mg *m, int n, int i)
-{
-    const int nmax = m->nx > m->ny ? (m->nx > m->nz ? m->nx : m->nz) : (m->ny > m->nz ? m->ny : m->nz);
-    return n == nmax ? sin(M_PI * i * m->h) : sin(M_PI * i / ((double)n + 1.0));
-}
-
-/* The manufactured solution prod_a sin(pi x_a / L_a), as hetrelax defines it. */
-static double exact(const hr_mg *m, int i, int j, int k)
-{
-    double v = axis_sine(m, m->ny, i) * axis_sine(m, m->nx, j);
-    return m->dim == 3 ? v * axis_sine(m, m->nz, k) : v;
-}
-
-static double rhs_value(const hr_mg *m, int i, int j, int k)
-{
-    const double h = m->h;
-    if (m->o.rhs == HR_RHS_MANUFACTURED) {
-        const int ext[3] = {m->nx, m->ny, m->nz};
-        double c = 0.0;
-        for (int a = 0; a < m->dim; a++) {
-            const double L = ((double)ext[a] + 1.0) * h;
-            c += M_PI * M_PI / (L * L);
-        }
-        return h * h * c * exact(m, i, j, k);
-    }
-    const size_t kk = m->dim == 3 ? (size_t)(k - 1) : 0;
-    return h * h * m->o.rhs_values[(kk * (size_t)m->ny + (size_t)(i - 1)) * (size_t)m->nx + (size_t)(j - 1)];
-}
-
-/* The problem's right-hand side as a kernel sees it; `grid` receives h^2 f where needed. */
-static hr_rhs_view problem_view(const hr_mg *m, hr_grid *grid)
-{
-    hr_rhs_view v = {NULL, -1, -1, -1};
-    if (m->o.rhs == HR_RHS_SPIKE) {
-        v.spike_i = HR_SPIKE_INDEX(m->ny);
-        v.spike_j = HR_SPIKE_INDEX(m->nx);
-        v.spike_k = m->dim == 3 ? HR_SPIKE_INDEX(m->nz) : 0;
-    } else if (m->o.rhs != HR_RHS_ZERO) {
-        v.hf = hr_grid_origin(grid);
-    }
-    return v;
-}
-
-static void fill_rhs(const hr_mg *m, hr_grid *g, int s0, int s1)
-{
-    for (int s = s0; s < s1; s++)
-        for (int i = 1; i <= m->ny; i++) {
-            if (m->dim == 2 && i != s) continue;
-            for (int j = 1; j <= m->nx; j++) {
-                const int k = m->dim == 3 ? s : 0;
-                hr_grid_set3(g, i, j, k, rhs_value(m, i, j, k));
-            }
-        }
-}
-
-/* The fp64 (or direct-mode) level that holds the solution. */
-static mg_level *sol_level(hr_mg *m)
-{
-    return m->has_out ? &m->out : &m->H.lev[0];
-}
-
-static hr_grid *sol_grid(hr_mg *m)
-{
-    if (m->gpu) return &m->host_sol;
-    return m->has_out ? &m->out.u[0] : &m->H.lev[0].u[m->tls[0].cur[0]];
-}
-
-/* ------------------------------------------------------------------ SPMD jobs */
-
-typedef enum { JOB_INIT, JOB_START, JOB_ADVANCE, JOB_RESIDUAL } job_kind;
-
-typedef struct job {
-    hr_mg *m;
-    job_kind kind;
-    long count;
-    unsigned faces;
-    int want_r;
-    double rz, rr; /* CG state at the start of the job (worker 0 writes the new one to m) */
-} job;
-
-/* The partials buffer for the next reduction (two halves alternate, so a worker that runs
- * ahead never overwrites partials another worker is still summing). */
-static double *next_part(hr_mg *m, int *flip)
-{
-    double *part = m->part + (size_t)(*flip) * (size_t)(m->out.slices + 2);
-    *flip ^= 1;
-    return part;
-}
-
-/* The slice partials summed in slice order. On a serial level only worker 0 computed them
- * (and only it uses the sum): the others do not read them. */
-static double sum_part(const hr_mg *m, const mg_worker *w, const double *part)
-{
-    if (!m->out.threaded && w->tid != 0) return 0.0;
-    double s = 0.0;
-    for (int i = 1; i <= m->out.slices; i++)
-        s += part[i];
-    return s;
-}
-
-/* Sum over the level of x . y: per-slice partials, summed in slice order by every worker
- * (so all workers hold the same value); two halves of the partials buffer alternate. */
-static double reduce_dot(hr_mg *m, const mg_worker *w, int *flip, const hr_grid *x, const hr_grid *y)
-{
-    mg_level *L = &m->out;
-    double *part = next_part(m, flip);
-    int s0, s1;
-    mg_begin(w, L->threaded);
-    mg_part(w, L->threaded, L->slices, &s0, &s1);
-    if (s0 < s1) mg_dot_slices(L, x, y, part, s0, s1);
-    mg_end(w, L->threaded);
-    return sum_part(m, w, part);
-}
-
-#define OUT_OP(w, L, call)                                                                                   \
-    do {                                                                                                     \
-        int s0, s1;                                                                                          \
-        mg_begin((w), (L)->threaded);                                                                        \
-        mg_part((w), (L)->threaded, (L)->slices, &s0, &s1);                                                  \
-        if (s0 < s1) call;                                                                                   \
-        mg_end((w), (L)->threaded);                                                                          \
-    } while (0)
-
-/* z = M r: one symmetric V-cycle from zero on r (copied into level 0's right-hand side). */
-static void precondition(hr_mg *m, const mg_worker *w)
-{
-    mg_level *O = &m->out, *L0 = &m->H.lev[0];
-    OUT_OP(w, O, mg_convert(O, &O->r, &L0->hf, 0, s0, s1));
-    OUT_OP(w, O, mg_zero(L0, &L0->u[w->tls->cur[0]], s0, s1));
-    mg_cycle(&m->H, w, 0, HR_MG_CYCLE_V, 1);
-    OUT_OP(w, O, mg_convert(O, &L0->u[w->tls->cur[0]], &O->cp, 0, s0, s1));
-}
-
-/* CG start: r = b - A u, z = M r, p = z. */
-static void cg_start(hr_mg *m, const mg_worker *w, int *flip)
-{
-    mg_level *O = &m->out;
-    OUT_OP(w, O, mg_resid(O, &O->u[0], &O->r, s0, s1));
-    const hr_grid *z = &O->r;
-    if (m->use_h) {
-        precondition(m, w);
-        z = &O->cp;
-    }
-    OUT_OP(w, O, mg_convert(O, z, &O->u[1], 0, s0, s1));
-    const double rz = reduce_dot(m, w, flip, &O->r, z);
-    const double rr = m->use_h ? reduce_dot(m, w, flip, &O->r, &O->r) : rz;
-    if (w->tid == 0) {
-        m->rz = rz;
-        m->rr = rr;
-    }
-}
-
-/* One (P)CG iteration; no data-dependent branches around barriers (alpha = 0 when done).
- * q = A p with p . q, then x, r updated with r . r, each in one pass. */
-static void cg_iterations(hr_mg *m, const mg_worker *w, int *flip, long count, double rz, double rr)
-{
-    mg_level *O = &m->out;
-    hr_grid *u = &O->u[0], *p = &O->u[1], *q = &O->d, *r = &O->r;
-    const hr_grid *z = m->use_h ? &O->cp : &O->r;
-    for (long it = 0; it < count; it++) {
-        double *part = next_part(m, flip);
-        OUT_OP(w, O, mg_apply_dot(O, p, q, part, s0, s1));
-        const double pq = sum_part(m, w, part);
-        const double alpha = pq > 0.0 && rz > 0.0 ? rz / pq : 0.0;
-        part = next_part(m, flip);
-        OUT_OP(w, O, mg_update_dot(O, alpha, p, q, u, r, part, s0, s1));
-        rr = sum_part(m, w, part);
-        double rz1 = rr;
-        if (m->use_h) {
-            precondition(m, w);
-            rz1 = reduce_dot(m, w, flip, r, z);
-        }
-        const double beta = rz > 0.0 ? rz1 / rz : 0.0;
-        OUT_OP(w, O, mg_xpay(O, z, beta, p, s0, s1));
-        rz = rz1;
-    }
-    if (w->tid == 0) {
-        m->rz = rz;
-        m->rr = rr;
-    }
-}
-
-/* One multigrid iteration: a cycle (or the FMG pass first), direct or as a defect correction. */
-static void mg_iteration(hr_mg *m, const mg_worker *w, int fmg, int r_valid)
-{
-    mg_hier *H = &m->H;
-    const hr_mg_cycle type = m->o.cycle == HR_MG_CYCLE_FMG ? HR_MG_CYCLE_V : m->o.cycle;
-    if (!m->has_out) {
-        if (fmg)
-            mg_fmg(H, w, 1);
-        else
-            mg_cycle(H, w, 0, type, 1);
-        return;
-    }
-    mg_level *O = &m->out, *L0 = &H->lev[0];
-    if (!r_valid) OUT_OP(w, O, mg_resid(O, &O->u[0], &O->r, s0, s1));
-    OUT_OP(w, O, (mg_convert(O, &O->r, &L0->hf, 0, s0, s1), mg_zero(L0, &L0->u[w->tls->cur[0]], s0, s1)));
-    if (fmg)
-        mg_fmg(H, w, 1);
-    else
-        mg_cycle(H, w, 0, type, 1);
-    OUT_OP(w, O, mg_convert(O, &L0->u[w->tls->cur[0]], &O->u[0], 1, s0, s1));
-}
-
-static void job_fn(void *ctx, int tid, int nt)
-{
-    job *jb = ctx;
-    hr_mg *m = jb->m;
-    mg_worker w = {m->team, tid, nt, &m->tls[tid]};
-    w.tls->last_serial = 0;
-    int flip = 0;
-    switch (jb->kind) {
-    case JOB_INIT: {
-        if (m->use_h) mg_hier_init(&m->H, &w, m->direct ? m->o.boundary : 0.0);
-        mg_level *S = sol_level(m);
-        if (m->has_out) {
-            mg_level *O = &m->out;
-            int s0, s1;
-            mg_begin(&w, O->threaded);
-            mg_part(&w, O->threaded, O->slices, &s0, &s1);
-            if (s0 == 1 && s1 > s0) s0 = 0;
-            if (s1 == O->slices + 1 && s1 > s0) s1 = O->slices + 2;
-            if (s0 < s1) {
-                hr_grid_init_rows(&O->u[0], s0, s1, m->o.boundary);
-                hr_grid_init_rows(&O->u[1], s0, s1, 0.0);
-                hr_grid_init_rows(&O->r, s0, s1, 0.0);
-                hr_grid_init_rows(&O->d, s0, s1, 0.0);
-                hr_grid_init_rows(&O->cp, s0, s1, 0.0);
-                if (O->hf.base) hr_grid_init_rows(&O->hf, s0, s1, 0.0);
-            }
-            mg_end(&w, O->threaded);
-        }
-        if (S->rhs.hf)
-            OUT_OP(&w, S, fill_rhs(m, (hr_grid *)(m->has_out ? &m->out.hf : &m->H.lev[0].hf), s0, s1));
-        break;
-    }
-    case JOB_START:
-        if (m->o.method == HR_MG_METHOD_CG) cg_start(m, &w, &flip);
-        break;
-    case JOB_ADVANCE:
-        if (m->o.method == HR_MG_METHOD_CG) {
-            cg_iterations(m, &w, &flip, jb->count, jb->rz, jb->rr);
-        } else {
-            /* the main thread clears fmg_pending and r_valid after the job */
-            for (long c = 0; c < jb->count; c++)
-                mg_iteration(m, &w, c == 0 && m->fmg_pending, c == 0 && m->r_valid);
-        }
-        break;
-    case JOB_RESIDUAL: {
-        mg_level *S = sol_level(m);
-        OUT_OP(
-            &w, S,
-            mg_residual_slices(S, sol_grid(m), jb->faces, jb->want_r ? &S->r : NULL, m->rn, m->bn, s0, s1));
-        break;
-    }
-    }
-}
-
-static void run_job(hr_mg *m, job *jb)
-{
-    if (m->team)
-        hr_team_run(m->team, job_fn, jb);
-    else
-        job_fn(jb, 0, 1);
-}
-
 /* Keeps the first device error (and its text for hr_mg_last_error). */
-static void gpu_failed(hr_mg *m, hr_status st)
+void mgs_gpu_failed(hr_mg *m, hr_status st)
 {
     if (m->gst != HR_OK) return;
     m->gst = st;
     snprintf(last_error, sizeof last_error, "%s", mg_gpu_error(m->gpu));
-}
-
-/* The relative residual of the current solution (fp64 norms, slice order); want_r keeps r. */
-static double true_residual(hr_mg *m, int want_r, double *bnorm)
-{
-    if (m->gpu) {
-        double rel = NAN;
-        const hr_status st = mg_gpu_check(m->gpu, want_r, &rel, bnorm);
-        if (st != HR_OK) gpu_failed(m, st);
-        return rel;
-    }
-    job jb = {m, JOB_RESIDUAL, 0, HR_FACE_ALL, want_r, 0.0, 0.0};
-    run_job(m, &jb);
-    hr_norm2 rn = {0.0, 0.0}, bn = {0.0, 0.0};
-    for (int s = 1; s <= sol_level(m)->slices; s++) {
-        hr_norm2_add(&rn, m->rn[s]);
-        hr_norm2_add(&bn, m->bn[s]);
-    }
-    if (bnorm) *bnorm = hr_norm2_value(bn);
-    return hr_norm2_relative(rn, bn);
 }
 
 /* ------------------------------------------------------------------ driver glue */
@@ -351,11 +41,11 @@ static hr_status drv_advance(void *ctx, long count, hr_phase_times *t)
     hr_mg *m = ctx;
     if (m->gpu) {
         const hr_status st = mg_gpu_advance(m->gpu, count, m->fmg_pending, m->r_valid);
-        if (st != HR_OK) gpu_failed(m, st);
+        if (st != HR_OK) mgs_gpu_failed(m, st);
         if (m->gst != HR_OK) return m->gst;
     } else {
         job jb = {m, JOB_ADVANCE, count, 0, 0, m->rz, m->rr};
-        run_job(m, &jb);
+        mgs_run_job(m, &jb);
     }
     m->fmg_pending = 0;
     m->r_valid = 0;
@@ -369,12 +59,12 @@ static hr_status drv_residual(void *ctx, double *rel)
     if (m->o.method == HR_MG_METHOD_CG) {
         if (m->gpu) {
             const hr_status st = mg_gpu_cg_rr(m->gpu, &m->rr);
-            if (st != HR_OK) gpu_failed(m, st);
+            if (st != HR_OK) mgs_gpu_failed(m, st);
         }
         const double rn = sqrt(m->rr);
         *rel = m->bnorm > 0.0 ? rn / m->bnorm : rn;
     } else {
-        *rel = true_residual(m, m->has_out, NULL);
+        *rel = mgs_true_residual(m, m->has_out, NULL);
         m->r_valid = m->has_out; /* the next defect correction starts from this r */
     }
     m->last_factor = *rel / m->prev_rel;
@@ -455,7 +145,7 @@ static hr_status create_gpu(hr_mg *m)
         hr_status st = hr_grid_alloc(&rhs, &l);
         if (st != HR_OK) return st;
         hr_grid_init_rows(&rhs, 0, hr_layout_outer(&l), 0.0);
-        fill_rhs(m, &rhs, 1, (m->dim == 3 ? m->nz : m->ny) + 1);
+        mgs_fill_rhs(m, &rhs, 1, (m->dim == 3 ? m->nz : m->ny) + 1);
         s.rhs = &rhs;
     }
     const hr_status st = mg_gpu_create(&s, &m->gpu, last_error, sizeof last_error);
@@ -515,7 +205,7 @@ hr_status hr_mg_create(const hr_mg_options *o, hr_mg **out)
         const size_t es = o->precision == HR_MG_PREC_DOUBLE ? 8 : 4;
         if ((st = mg_hier_build(H, m->dim, m->nx, m->ny, m->nz, m->nlev, es, m->nt)) != HR_OK)
             return fail(m, st);
-        if (m->direct) H->lev[0].rhs = problem_view(m, &H->lev[0].hf);
+        if (m->direct) H->lev[0].rhs = mgs_problem_view(m, &H->lev[0].hf);
     }
     if (m->has_out) {
         mg_level *O = &m->out;
@@ -527,10 +217,10 @@ hr_status hr_mg_create(const hr_mg_options *o, hr_mg **out)
             if ((st = hr_grid_alloc(gs[g], &O->l)) != HR_OK) return fail(m, st);
         if (o->rhs == HR_RHS_MANUFACTURED || o->rhs == HR_RHS_ARRAY)
             if ((st = hr_grid_alloc(&O->hf, &O->l)) != HR_OK) return fail(m, st);
-        O->rhs = problem_view(m, &O->hf);
+        O->rhs = mgs_problem_view(m, &O->hf);
     }
     job jb = {m, JOB_INIT, 0, 0, 0, 0.0, 0.0};
-    run_job(m, &jb);
+    mgs_run_job(m, &jb);
     m->setup_s = hr_now() - t0;
     *out = m;
     return HR_OK;
@@ -556,12 +246,12 @@ void hr_mg_free(hr_mg *m)
 static double max_error(hr_mg *m)
 {
     if (m->o.rhs != HR_RHS_MANUFACTURED || m->o.boundary != 0.0) return NAN;
-    const hr_grid *g = sol_grid(m);
+    const hr_grid *g = mgs_sol_grid(m);
     double e = 0.0;
     for (int k = m->dim == 3 ? 1 : 0; k < (m->dim == 3 ? m->nz + 1 : 1); k++)
         for (int i = 1; i <= m->ny; i++)
             for (int j = 1; j <= m->nx; j++) {
-                const double d = fabs(hr_grid_get3(g, i, j, k) - exact(m, i, j, k));
+                const double d = fabs(hr_grid_get3(g, i, j, k) - mgs_exact(m, i, j, k));
                 if (!(d <= e)) e = d;
             }
     return e;
@@ -574,26 +264,26 @@ hr_status hr_mg_solve(hr_mg *m, hr_mg_result *res)
     /* a fresh start: zero interior, rings, rhs (a pass over the memory, outside the timing) */
     m->gst = HR_OK;
     if (m->gpu && m->count > 0 && (st0 = mg_gpu_reset(m->gpu)) != HR_OK) {
-        gpu_failed(m, st0);
+        mgs_gpu_failed(m, st0);
         return st0;
     }
     if (!m->gpu && m->count > 0) {
         job jb = {m, JOB_INIT, 0, 0, 0, 0.0, 0.0};
-        run_job(m, &jb);
+        mgs_run_job(m, &jb);
     }
     const double t0 = hr_now();
     m->count = 0;
     m->fmg_pending = m->o.method == HR_MG_METHOD_MG && m->o.cycle == HR_MG_CYCLE_FMG;
     m->r_valid = 0;
     /* the starting residual: for CG also ||b|| (b includes the boundary values) */
-    m->first_rel = true_residual(m, m->has_out, &m->bnorm);
+    m->first_rel = mgs_true_residual(m, m->has_out, &m->bnorm);
     if (m->gst != HR_OK) return m->gst;
     m->r_valid = m->has_out;
     if (m->o.method == HR_MG_METHOD_CG && m->gpu) {
-        if ((st0 = mg_gpu_cg_start(m->gpu, &m->rr)) != HR_OK) gpu_failed(m, st0);
+        if ((st0 = mg_gpu_cg_start(m->gpu, &m->rr)) != HR_OK) mgs_gpu_failed(m, st0);
     } else if (m->o.method == HR_MG_METHOD_CG) {
         job jb = {m, JOB_START, 0, 0, 0, 0.0, 0.0};
-        run_job(m, &jb);
+        mgs_run_job(m, &jb);
     }
     if (m->gst != HR_OK) return m->gst;
     if (m->o.method == HR_MG_METHOD_CG) {
@@ -620,9 +310,9 @@ hr_status hr_mg_solve(hr_mg *m, hr_mg_result *res)
         d = (hr_driver_out){0, HR_REASON_CONVERGED, m->first_rel};
     const double t1 = hr_now();
     if (st != HR_OK) return m->gst != HR_OK ? m->gst : st;
-    const double rel = true_residual(m, 0, NULL);
+    const double rel = mgs_true_residual(m, 0, NULL);
     if (m->gpu && m->gst == HR_OK && (st0 = mg_gpu_download(m->gpu, &m->host_sol)) != HR_OK)
-        gpu_failed(m, st0);
+        mgs_gpu_failed(m, st0);
     if (m->gst != HR_OK) return m->gst;
     if (res) {
         memset(res, 0, sizeof *res);
@@ -653,7 +343,7 @@ hr_status hr_mg_solution(const hr_mg *m, double *dst, size_t count)
         const hr_status st = mg_gpu_download(m->gpu, &((hr_mg *)m)->host_sol);
         if (st != HR_OK) return st;
     }
-    const hr_grid *g = sol_grid((hr_mg *)m);
+    const hr_grid *g = mgs_sol_grid((hr_mg *)m);
     size_t x = 0;
     for (int k = m->dim == 3 ? 1 : 0; k < (m->dim == 3 ? m->nz + 1 : 1); k++)
         for (int i = 1; i <= m->ny; i++)
