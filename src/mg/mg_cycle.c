@@ -108,16 +108,6 @@ static void smooth(mg_hier *H, const mg_worker *w, int l, int n, int post)
     }
 }
 
-/* Runs fn-like slice operations on level l with the begin/end bracket. */
-#define LEVEL_OP(w, L, call)                                                                                 \
-    do {                                                                                                     \
-        int s0, s1;                                                                                          \
-        mg_begin((w), (L)->threaded);                                                                        \
-        mg_part((w), (L)->threaded, (L)->slices, &s0, &s1);                                                  \
-        if (s0 < s1) call;                                                                                   \
-        mg_end((w), (L)->threaded);                                                                          \
-    } while (0)
-
 /* Serial dot product over a whole level, in slice order. */
 static double serial_dot(mg_hier *H, const mg_level *L, const hr_grid *x, const hr_grid *y)
 {
@@ -186,18 +176,18 @@ static void descend(mg_hier *H, const mg_worker *w, int l)
 {
     mg_level *L = &H->lev[l], *C = &H->lev[l + 1];
     if (H->separate_passes) {
-        LEVEL_OP(w, L, mg_resid(L, cur_u(H, w, l), &L->r, s0, s1));
-        LEVEL_OP(w, C, mg_restrict(L, C, s0, s1));
+        MG_SLICE_OP(w, L, mg_resid(L, cur_u(H, w, l), &L->r, s0, s1));
+        MG_SLICE_OP(w, C, mg_restrict(L, C, s0, s1));
     } else {
         resid_restrict(H, w, l);
     }
-    LEVEL_OP(w, C, mg_zero(C, cur_u(H, w, l + 1), s0, s1));
+    MG_SLICE_OP(w, C, mg_zero(C, cur_u(H, w, l + 1), s0, s1));
 }
 
 static void ascend(mg_hier *H, const mg_worker *w, int l, int add)
 {
     mg_level *L = &H->lev[l], *C = &H->lev[l + 1];
-    LEVEL_OP(w, L, mg_prolong(C, cur_u(H, w, l + 1), L, cur_u(H, w, l), add, s0, s1));
+    MG_SLICE_OP(w, L, mg_prolong(C, cur_u(H, w, l + 1), L, cur_u(H, w, l), add, s0, s1));
 }
 
 void mg_cycle(mg_hier *H, const mg_worker *w, int l, hr_mg_cycle type, int symmetric)
@@ -240,7 +230,7 @@ void mg_fmg_part(mg_hier *H, const mg_worker *w, int symmetric, int add0)
     descend(H, w, 0);
     for (int l = 1; l < last; l++) {
         mg_level *L = &H->lev[l];
-        LEVEL_OP(w, L, mg_zero(L, cur_u(H, w, l), s0, s1));
+        MG_SLICE_OP(w, L, mg_zero(L, cur_u(H, w, l), s0, s1));
         descend(H, w, l);
     }
     coarse_solve(H, w, last);

@@ -116,6 +116,17 @@ void mg_part(const mg_worker *w, int threaded, int slices, int *s0, int *s1);
 void mg_begin(const mg_worker *w, int threaded);
 void mg_end(const mg_worker *w, int threaded);
 
+/* Runs `call` (a slice operation on s0, s1) over this worker's slices of level L, inside
+ * the begin/end bracket. */
+#define MG_SLICE_OP(w, L, call)                                                                              \
+    do {                                                                                                     \
+        int s0, s1;                                                                                          \
+        mg_begin((w), (L)->threaded);                                                                        \
+        mg_part((w), (L)->threaded, (L)->slices, &s0, &s1);                                                  \
+        if (s0 < s1) call;                                                                                   \
+        mg_end((w), (L)->threaded);                                                                          \
+    } while (0)
+
 /* One cycle of the hierarchy's type from level `l` (mode: level 0 direct or correction). */
 void mg_cycle(mg_hier *H, const mg_worker *w, int l, hr_mg_cycle type, int symmetric);
 /* FMG pass: level 0 holds a correction problem already (hf of level 0 set). */

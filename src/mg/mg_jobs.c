@@ -116,36 +116,27 @@ static double reduce_dot(hr_mg *m, const mg_worker *w, int *flip, const hr_grid 
     return sum_part(m, w, part);
 }
 
-#define OUT_OP(w, L, call)                                                                                   \
-    do {                                                                                                     \
-        int s0, s1;                                                                                          \
-        mg_begin((w), (L)->threaded);                                                                        \
-        mg_part((w), (L)->threaded, (L)->slices, &s0, &s1);                                                  \
-        if (s0 < s1) call;                                                                                   \
-        mg_end((w), (L)->threaded);                                                                          \
-    } while (0)
-
 /* z = M r: one symmetric V-cycle from zero on r (copied into level 0's right-hand side). */
 static void precondition(hr_mg *m, const mg_worker *w)
 {
     mg_level *O = &m->out, *L0 = &m->H.lev[0];
-    OUT_OP(w, O, mg_convert(O, &O->r, &L0->hf, 0, s0, s1));
-    OUT_OP(w, O, mg_zero(L0, &L0->u[w->tls->cur[0]], s0, s1));
+    MG_SLICE_OP(w, O, mg_convert(O, &O->r, &L0->hf, 0, s0, s1));
+    MG_SLICE_OP(w, O, mg_zero(L0, &L0->u[w->tls->cur[0]], s0, s1));
     mg_cycle(&m->H, w, 0, HR_MG_CYCLE_V, 1);
-    OUT_OP(w, O, mg_convert(O, &L0->u[w->tls->cur[0]], &O->cp, 0, s0, s1));
+    MG_SLICE_OP(w, O, mg_convert(O, &L0->u[w->tls->cur[0]], &O->cp, 0, s0, s1));
 }
 
 /* CG start: r = b - A u, z = M r, p = z. */
 static void cg_start(hr_mg *m, const mg_worker *w, int *flip)
 {
     mg_level *O = &m->out;
-    OUT_OP(w, O, mg_resid(O, &O->u[0], &O->r, s0, s1));
+    MG_SLICE_OP(w, O, mg_resid(O, &O->u[0], &O->r, s0, s1));
     const hr_grid *z = &O->r;
     if (m->use_h) {
         precondition(m, w);
         z = &O->cp;
     }
-    OUT_OP(w, O, mg_convert(O, z, &O->u[1], 0, s0, s1));
+    MG_SLICE_OP(w, O, mg_convert(O, z, &O->u[1], 0, s0, s1));
     const double rz = reduce_dot(m, w, flip, &O->r, z);
     const double rr = m->use_h ? reduce_dot(m, w, flip, &O->r, &O->r) : rz;
     if (w->tid == 0) {
@@ -163,11 +154,11 @@ static void cg_iterations(hr_mg *m, const mg_worker *w, int *flip, long count, d
     const hr_grid *z = m->use_h ? &O->cp : &O->r;
     for (long it = 0; it < count; it++) {
         double *part = next_part(m, flip);
-        OUT_OP(w, O, mg_apply_dot(O, p, q, part, s0, s1));
+        MG_SLICE_OP(w, O, mg_apply_dot(O, p, q, part, s0, s1));
         const double pq = sum_part(m, w, part);
         const double alpha = pq > 0.0 && rz > 0.0 ? rz / pq : 0.0;
         part = next_part(m, flip);
-        OUT_OP(w, O, mg_update_dot(O, alpha, p, q, u, r, part, s0, s1));
+        MG_SLICE_OP(w, O, mg_update_dot(O, alpha, p, q, u, r, part, s0, s1));
         rr = sum_part(m, w, part);
         double rz1 = rr;
         if (m->use_h) {
@@ -175,7 +166,7 @@ static void cg_iterations(hr_mg *m, const mg_worker *w, int *flip, long count, d
             rz1 = reduce_dot(m, w, flip, r, z);
         }
         const double beta = rz > 0.0 ? rz1 / rz : 0.0;
-        OUT_OP(w, O, mg_xpay(O, z, beta, p, s0, s1));
+        MG_SLICE_OP(w, O, mg_xpay(O, z, beta, p, s0, s1));
         rz = rz1;
     }
     if (w->tid == 0) {
@@ -197,13 +188,14 @@ static void mg_iteration(hr_mg *m, const mg_worker *w, int fmg, int r_valid)
         return;
     }
     mg_level *O = &m->out, *L0 = &H->lev[0];
-    if (!r_valid) OUT_OP(w, O, mg_resid(O, &O->u[0], &O->r, s0, s1));
-    OUT_OP(w, O, (mg_convert(O, &O->r, &L0->hf, 0, s0, s1), mg_zero(L0, &L0->u[w->tls->cur[0]], s0, s1)));
+    if (!r_valid) MG_SLICE_OP(w, O, mg_resid(O, &O->u[0], &O->r, s0, s1));
+    MG_SLICE_OP(w, O,
+                (mg_convert(O, &O->r, &L0->hf, 0, s0, s1), mg_zero(L0, &L0->u[w->tls->cur[0]], s0, s1)));
     if (fmg)
         mg_fmg(H, w, 1);
     else
         mg_cycle(H, w, 0, type, 1);
-    OUT_OP(w, O, mg_convert(O, &L0->u[w->tls->cur[0]], &O->u[0], 1, s0, s1));
+    MG_SLICE_OP(w, O, mg_convert(O, &L0->u[w->tls->cur[0]], &O->u[0], 1, s0, s1));
 }
 
 static void job_fn(void *ctx, int tid, int nt)
@@ -235,7 +227,8 @@ static void job_fn(void *ctx, int tid, int nt)
             mg_end(&w, O->threaded);
         }
         if (S->rhs.hf)
-            OUT_OP(&w, S, mgs_fill_rhs(m, (hr_grid *)(m->has_out ? &m->out.hf : &m->H.lev[0].hf), s0, s1));
+            MG_SLICE_OP(&w, S,
+                        mgs_fill_rhs(m, (hr_grid *)(m->has_out ? &m->out.hf : &m->H.lev[0].hf), s0, s1));
         break;
     }
     case JOB_START:
@@ -252,9 +245,9 @@ static void job_fn(void *ctx, int tid, int nt)
         break;
     case JOB_RESIDUAL: {
         mg_level *S = mgs_sol_level(m);
-        OUT_OP(&w, S,
-               mg_residual_slices(S, mgs_sol_grid(m), jb->faces, jb->want_r ? &S->r : NULL, m->rn, m->bn, s0,
-                                  s1));
+        MG_SLICE_OP(&w, S,
+                    mg_residual_slices(S, mgs_sol_grid(m), jb->faces, jb->want_r ? &S->r : NULL, m->rn, m->bn,
+                                       s0, s1));
         break;
     }
     }
