@@ -41,6 +41,7 @@
 
 #include "cuda/cuda_api.h"
 #include "hetrelax/sparse.h"
+#include "sparse_gpu_test.h"
 
 #define MAX_HIST 4096
 
@@ -320,11 +321,7 @@ static void test_first_crossing(void **state)
 
 int main(void)
 {
-    int gpu_methods = 0;
-    hr_backend be;
-    for (int i = 0; hr_sparse_method_at(i, &be, NULL); i++)
-        gpu_methods += be == HR_BACKEND_GPU;
-    if (gpu_methods == 0 || hr_cuda_device_count() < 1) {
+    if (!sparse_gpu_present()) {
         fprintf(stderr, "no CUDA device (or no CUDA in this build): skipped\n");
         return 77;
     }
