@@ -7,15 +7,7 @@
 #   cli_mpi.sh MPIEXEC HETRELAX
 set -u
 mpiexec=$1 HR=$2
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0 passes=0
-ok() { passes=$((passes + 1)); }
-bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
-mrun() { # ranks args...: runs under mpiexec with a 60 s guard against hangs
-  local np=$1; shift
-  timeout 60 "$mpiexec" -n "$np" --oversubscribe "$HR" "$@"
-}
+. "$(dirname "$0")/cli_mpi_lib.sh"
 
 # --- bitwise equal to cpu-seq
 check_equal() { # cmd "problem flags" np "mpi flags"

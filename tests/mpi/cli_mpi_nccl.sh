@@ -9,15 +9,8 @@
 #   cli_mpi_nccl.sh MPIEXEC HETRELAX
 set -u
 mpiexec=$1 HR=$2
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0 passes=0
-ok() { passes=$((passes + 1)); }
-bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
-mrun() { # ranks args...: under mpiexec with a guard against hangs
-  local np=$1; shift
-  timeout 120 "$mpiexec" -n "$np" --oversubscribe "$HR" "$@"
-}
+MRUN_TIMEOUT=120
+. "$(dirname "$0")/cli_mpi_lib.sh"
 
 if ! "$HR" poisson2d --backend gpu --n 8 --iters 1 --quiet --no-bandwidth >/dev/null 2>&1; then
   echo "skipped: no CUDA device (or a build without CUDA)"

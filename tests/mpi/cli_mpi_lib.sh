@@ -1,0 +1,13 @@
+# Sourced by the MPI command-line tests (cli_mpi.sh, cli_mpi_gpu.sh, cli_mpi_nccl.sh) after
+# they set mpiexec and HR: a scratch folder $T removed on exit, pass/fail counters, and
+# mrun, which runs the command under mpiexec with a guard against hangs
+# (MRUN_TIMEOUT seconds, 60 unless the script sets it).
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fails=0 passes=0
+ok() { passes=$((passes + 1)); }
+bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+mrun() { # ranks args...
+  local np=$1; shift
+  timeout "${MRUN_TIMEOUT:-60}" "$mpiexec" -n "$np" --oversubscribe "$HR" "$@"
+}
