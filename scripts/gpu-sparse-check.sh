@@ -75,18 +75,16 @@ fi
 # CLI solves to 1e-10 as a user runs it (checked every iteration, monitor every 10,
 # --json for the numbers); the driver then runs exactly that many iterations unchecked
 # (tol=0), its "time to 1e-10". time_s of both is the iteration loop (same clock).
-# Medians of 5 (3 for the variants). Target: ratio <= 1.5. Also shown: the CLI with
-# per-iteration checks instead of batched ones (HETRELAX_SPARSE_BATCH=0, "periter"),
-# with the gated batched body instead of the lean one in the WHILE graph
-# (HETRELAX_SPARSE_LEAN=0, "gated"), with the lean async check reading the matrix once
-# per snapshot ("m0", HETRELAX_SPARSE_MULTI=0) and once per 8 snapshots ("m1"; the
-# default is m1 on rows of >= 16 entries, m0 elsewhere), with bodies of 8, 16, 32 and 64 iterations
-# throughout (HETRELAX_SPARSE_BODY; default: 16 up to iteration 256 of a solve, then 64;
-# b16 is the default without that switch), with
-# the device loop's body replayed from the host (HETRELAX_SPARSE_WHILE=0) and with the
-# checks on the host (HETRELAX_SPARSE_DEVICE_CHECKS=0: a residual kernel and a round
-# trip per iteration), then one profiled CLI run and one profiled driver run a case
-# (HETRELAX_SPARSE_PROFILE=1: where the loop's time goes).
+# Medians of 5 (3 for the variants). Target: ratio <= 1.5. The variants beside it
+# (VARIANTS below), as ratios to the driver: per-iteration checks instead of batched
+# ones (periter, HETRELAX_SPARSE_BATCH=0); bodies of 16, 32, 64 iterations throughout
+# (HETRELAX_SPARSE_BODY; default 16 up to iteration 256 of a solve, then 64); the body
+# replayed from the host (replay, HETRELAX_SPARSE_WHILE=0); checks on the host (host,
+# HETRELAX_SPARSE_DEVICE_CHECKS=0); the lean async check reading the matrix once per
+# snapshot (m0) or once per 8 (m1; default m1 on rows of >= 16 entries); the residual
+# kernels with 1, 4 or 32 lanes a row (HETRELAX_SPARSE_ROW_LANES; default 1 on rows of
+# < 16 entries, else a quarter of the mean). Then one profiled CLI run and one profiled
+# driver run a case (HETRELAX_SPARSE_PROFILE=1: where the loop's time goes).
 cli_vs_driver() {
     say "CLI against the bench driver (issue 15 item 1: target CLI <= 1.5x driver)"
     (cd "$BUILD" && ctest -R '^test_gpu_sparse_loop$' --output-on-failure) || { echo "device loop tests failed"; status=1; }
@@ -94,10 +92,16 @@ cli_vs_driver() {
 import json, os, statistics, subprocess, sys
 cli, driver = sys.argv[1], sys.argv[2]
 worst, bad, profiles = 0.0, [], []
-print("%-16s %-7s %6s %-9s %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s %6s %7s %6s %6s %6s %6s %6s %6s %6s %6s %6s" % (
-      "matrix", "method", "iters", "reason", "cli_us", "periter_us", "gated_us", "b8_us", "b16_us", "b32_us",
-      "b64_us", "replay_us", "host_us", "driver_us", "ratio", "periter", "gated", "b8", "b16", "b32", "b64",
-      "replay", "host", "m0", "m1"))
+# the variants beside the default, 3 runs each: name, environment
+VARIANTS = [("periter", {"HETRELAX_SPARSE_BATCH": "0"}), ("b16", {"HETRELAX_SPARSE_BODY": "16"}),
+            ("b32", {"HETRELAX_SPARSE_BODY": "32"}), ("b64", {"HETRELAX_SPARSE_BODY": "64"}),
+            ("replay", {"HETRELAX_SPARSE_WHILE": "0"}), ("host", {"HETRELAX_SPARSE_DEVICE_CHECKS": "0"}),
+            ("m0", {"HETRELAX_SPARSE_MULTI": "0"}), ("m1", {"HETRELAX_SPARSE_MULTI": "1"}),
+            ("l1", {"HETRELAX_SPARSE_ROW_LANES": "1"}), ("l4", {"HETRELAX_SPARSE_ROW_LANES": "4"}),
+            ("l32", {"HETRELAX_SPARSE_ROW_LANES": "32"})]
+print("times in us; the variants' columns are ratios to the driver")
+print("%-16s %-7s %6s %-9s %9s %9s %6s" % ("matrix", "method", "iters", "reason", "cli_us", "driver_us", "ratio")
+      + "".join(" %7s" % v for v, _ in VARIANTS))
 def run_cli(mat, method, extra, env, n):
     recs = []
     for _ in range(n):
@@ -116,16 +120,7 @@ for mat in ["fv2d:99", "trefethen:20000", "laplace2d:100"]:
         recs, err = run_cli(mat, method, extra, {}, 5)
         if recs is None:
             print("%-16s %-7s failed: %s" % (mat, method, err)); bad.append(mat + " " + method); continue
-        replay, _ = run_cli(mat, method, extra, {"HETRELAX_SPARSE_WHILE": "0"}, 3)
-        periter, _ = run_cli(mat, method, extra, {"HETRELAX_SPARSE_BATCH": "0"}, 3)
-        gated, _ = run_cli(mat, method, extra, {"HETRELAX_SPARSE_LEAN": "0"}, 3)
-        b8, _ = run_cli(mat, method, extra, {"HETRELAX_SPARSE_BODY": "8"}, 3)
-        b16, _ = run_cli(mat, method, extra, {"HETRELAX_SPARSE_BODY": "16"}, 3)
-        b32, _ = run_cli(mat, method, extra, {"HETRELAX_SPARSE_BODY": "32"}, 3)
-        b64, _ = run_cli(mat, method, extra, {"HETRELAX_SPARSE_BODY": "64"}, 3)
-        host, _ = run_cli(mat, method, extra, {"HETRELAX_SPARSE_DEVICE_CHECKS": "0"}, 3)
-        multi0, _ = run_cli(mat, method, extra, {"HETRELAX_SPARSE_MULTI": "0"}, 3)
-        multi1, _ = run_cli(mat, method, extra, {"HETRELAX_SPARSE_MULTI": "1"}, 3)
+        var = {v: run_cli(mat, method, extra, env, 3)[0] for v, env in VARIANTS}
         _, prof = run_cli(mat, method, extra, {"HETRELAX_SPARSE_PROFILE": "1"}, 1)
         iters = recs[0]["iterations"]
         job = "gen=%s method=%s backend=gpu %s tol=0 maxit=%d repeat=5\n" % (mat, method, kv, iters)
@@ -137,15 +132,12 @@ for mat in ["fv2d:99", "trefethen:20000", "laplace2d:100"]:
         t_cli, t_drv = med(recs), statistics.median(d["time_s"] for d in drv)
         ratio = t_cli / t_drv if t_drv > 0 else float("inf")
         worst = max(worst, ratio)
-        same = all(r["iterations"] == iters for r in recs + (replay or []) + (host or []) + (b8 or []) + (b32 or [])
-                   + (b16 or []) + (b64 or []) + (periter or []) + (gated or []))
-        print(("%-16s %-7s %6d %-9s" + " %9.1f" * 10 + " %6.2f %7.2f" + " %6.2f" * 9 + "%s") % (
-              mat, method, iters, recs[0]["reason"][:9], 1e6 * t_cli, 1e6 * med(periter), 1e6 * med(gated),
-              1e6 * med(b8), 1e6 * med(b16), 1e6 * med(b32), 1e6 * med(b64), 1e6 * med(replay), 1e6 * med(host),
-              1e6 * t_drv, ratio, med(periter) / t_drv, med(gated) / t_drv, med(b8) / t_drv, med(b16) / t_drv,
-              med(b32) / t_drv, med(b64) / t_drv,
-              med(replay) / t_drv, med(host) / t_drv, med(multi0) / t_drv, med(multi1) / t_drv,
-              "" if same else "  (iteration counts differ between runs or paths)"), flush=True)
+        # async's counts may differ run to run; the others' must not
+        same = all(r["iterations"] == iters for v in var.values() for r in (v or []))
+        print(("%-16s %-7s %6d %-9s %9.1f %9.1f %6.2f" % (mat, method, iters, recs[0]["reason"][:9], 1e6 * t_cli,
+                                                           1e6 * t_drv, ratio))
+              + "".join(" %7.2f" % (med(var[v]) / t_drv) for v, _ in VARIANTS)
+              + ("" if same else "  (iteration counts differ between runs or paths)"), flush=True)
         if ratio > 1.5: bad.append("%s %s %.2fx" % (mat, method, ratio))
         keep = lambda text: [l for l in text.splitlines() if l.startswith(("hetrelax sparse profile", "  "))]
         dprof = keep(out.stderr)[-3:]

@@ -317,34 +317,49 @@ static int record_last(long it, double res, void *user)
 static void test_device_residual(void **state)
 {
     (void)state;
-    sys s = make("fv2d:40");
-    struct {
-        const char *m;
-        hr_sparse_comm comm;
-    } ms[] = {{"jacobi", HR_SPARSE_COMM_AUTO}, {"async", HR_SPARSE_COMM_AUTO}, {"async", HR_SPARSE_COMM_AMC},
-              {"async", HR_SPARSE_COMM_DC},    {"async", HR_SPARSE_COMM_DK},   {"cg", HR_SPARSE_COMM_AUTO}};
-    for (int big = 0; big < 2; big++) {
-        if (big)
-            for (int i = 0; i < s.n; i++)
-                s.b[i] *= 1e300; /* every square overflows: scaled norms on the device too */
-        for (size_t k = 0; k < sizeof ms / sizeof ms[0]; k++)
-            for (long iters = 1; iters <= 41; iters += 40) {
-                hr_sparse_options o = opts(ms[k].m, HR_BACKEND_GPU, 0.0, iters);
-                o.comm = ms[k].comm;
-                o.monitor_every = iters;
-                double dev = NAN;
-                o.monitor = record_last;
-                o.monitor_user = &dev;
-                hr_sparse_result r;
-                hr_status st;
-                double *x = solve(&s, &o, &r, &st);
-                if (st != HR_OK || !(fabs(dev - r.relative_residual) <= 1e-13 + 1e-10 * r.relative_residual))
-                    fail_msg("%s comm %d, %ld iterations, b x %g: device %.17g, host %.17g (%s)", ms[k].m,
-                             (int)ms[k].comm, iters, big ? 1e300 : 1.0, dev, r.relative_residual, r.message);
-                free(x);
-            }
+    /* fv2d: one lane a row; trefethen (28 entries a row): 8 lanes by default, forced 1,
+     * 2 and 32 (HETRELAX_SPARSE_ROW_LANES) */
+    const char *cases[][2] = {{"fv2d:40", NULL},
+                              {"trefethen:2000", NULL},
+                              {"trefethen:2000", "1"},
+                              {"trefethen:2000", "2"},
+                              {"trefethen:2000", "32"}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        if (cases[c][1]) setenv("HETRELAX_SPARSE_ROW_LANES", cases[c][1], 1);
+        sys s = make(cases[c][0]);
+        struct {
+            const char *m;
+            hr_sparse_comm comm;
+        } ms[] = {{"jacobi", HR_SPARSE_COMM_AUTO}, {"async", HR_SPARSE_COMM_AUTO},
+                  {"async", HR_SPARSE_COMM_AMC},   {"async", HR_SPARSE_COMM_DC},
+                  {"async", HR_SPARSE_COMM_DK},    {"cg", HR_SPARSE_COMM_AUTO}};
+        for (int big = 0; big < 2; big++) {
+            if (big)
+                for (int i = 0; i < s.n; i++)
+                    s.b[i] *= 1e300; /* every square overflows: scaled norms on the device too */
+            for (size_t k = 0; k < sizeof ms / sizeof ms[0]; k++)
+                for (long iters = 1; iters <= 41; iters += 40) {
+                    hr_sparse_options o = opts(ms[k].m, HR_BACKEND_GPU, 0.0, iters);
+                    o.comm = ms[k].comm;
+                    o.monitor_every = iters;
+                    double dev = NAN;
+                    o.monitor = record_last;
+                    o.monitor_user = &dev;
+                    hr_sparse_result r;
+                    hr_status st;
+                    double *x = solve(&s, &o, &r, &st);
+                    if (st != HR_OK ||
+                        !(fabs(dev - r.relative_residual) <= 1e-13 + 1e-10 * r.relative_residual))
+                        fail_msg(
+                            "%s lanes %s: %s comm %d, %ld iterations, b x %g: device %.17g, host %.17g (%s)",
+                            cases[c][0], cases[c][1] ? cases[c][1] : "auto", ms[k].m, (int)ms[k].comm, iters,
+                            big ? 1e300 : 1.0, dev, r.relative_residual, r.message);
+                    free(x);
+                }
+        }
+        drop(&s);
+        unsetenv("HETRELAX_SPARSE_ROW_LANES");
     }
-    drop(&s);
 }
 
 /* Checked every iteration, GPU jacobi (bitwise the CPU's iterates) stops at the
