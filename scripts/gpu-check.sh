@@ -1,7 +1,9 @@
 #!/bin/bash
 # The one-command GPU check for the accelerator machine (issue 3):
 #
-#   scripts/gpu-check.sh OUTDIR [quick|full|tests|bench] [bench sections]
+#   scripts/gpu-check.sh OUTDIR [quick|full|tests|bench|build] [bench sections]
+#
+# (build: only the CUDA build into build-gpu, for commands of one's own after it)
 #
 # builds with CUDA into build-gpu (bringing json-c, cmocka and pkgconf from .deps/ when
 # the machine lacks them: it has no package access), runs `ctest -L gpu` (the GPU tests
@@ -19,7 +21,7 @@
 # GPU3D_BENCH_ARGS adds gpu3d_bench options (e.g. "--cases 3d-tuned-single,3d-tuned-double").
 # Exit status: non-zero when the build, a test or a benchmark's verification fails.
 set -u -o pipefail
-OUT=${1:?usage: scripts/gpu-check.sh OUTDIR [quick|full|tests|bench] [sections]}
+OUT=${1:?usage: scripts/gpu-check.sh OUTDIR [quick|full|tests|bench|build] [sections]}
 MODE=${2:-full}
 SECTIONS=${3:-}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -88,6 +90,7 @@ CLI=$BUILD/hetrelax
 "$CLI" info --json - --repeats 9 >"$OUT/info.json" 2>/dev/null && python3 -c "
 import json; d=json.load(open('$OUT/info.json')); print('gpus', d.get('gpus'), 'host', d.get('host_bandwidth',{}).get('copy_gbps'))"
 rm -f "$OUT/info.json"
+[ "$MODE" = build ] && exit $status
 
 # --- tests -------------------------------------------------------------------------
 if [ "$MODE" != bench ]; then

@@ -130,22 +130,9 @@ __global__ void __launch_bounds__(HR_SP_RES_THREADS)
     __syncthreads();
     if (!last) return;
     __threadfence();
-    const volatile double *vp = part;
-    double M = 0.0;
-    for (unsigned k = threadIdx.x; k < gridDim.x; k += blockDim.x)
-        M = fmax(M, vp[2 * k]);
-    M = hr_sp_block_reduce<true>(M, sm);
-    double S = 0.0;
-    if (M > 0.0 && M < INFINITY)
-        for (unsigned k = threadIdx.x; k < gridDim.x; k += blockDim.x) {
-            const double mk = vp[2 * k];
-            if (mk > 0.0) S += vp[2 * k + 1] * ((mk / M) * (mk / M));
-        }
-    S = hr_sp_block_reduce<false>(S, sm);
+    if (ctl) bnorm = ctl->bnorm; /* graphs keep arguments: per-solve values live on the device */
+    const double rel = hr_sp_combine_norm(part, gridDim.x, bnorm, sm);
     if (threadIdx.x == 0) {
-        if (ctl) bnorm = ctl->bnorm; /* graphs keep arguments: per-solve values live on the device */
-        const double bn = bnorm > 0.0 ? bnorm : 1.0; /* b = 0: ||r||, as on the host */
-        const double rel = M < INFINITY ? (M / bn) * sqrt(S) : INFINITY;
         *out = rel;
         if (ctl && batch_v == 0) hr_sp_ctl_record(ctl, k, rel); /* the driver's tests */
         *ticket = 0u;                                           /* ready for the next launch (stream order) */
@@ -323,26 +310,24 @@ __global__ void __launch_bounds__(HR_SP_RES_THREADS)
     __syncthreads();
     if (!last) return;
     __threadfence();
-    /* hr_sp_combine_norm for the G snapshots at once */
-    const volatile double *vp = part + j0 * np;
+    /* hr_sp_combine_norm for the G snapshots at once (its loads, its order per snapshot) */
+    const double *vp = part + j0 * np;
     double M[G], S[G];
 #pragma unroll
-    for (int g = 0; g < G; g++) {
-        M[g] = 0.0;
-        if (g < ng)
-            for (unsigned k = threadIdx.x; k < gridDim.x; k += blockDim.x)
-                M[g] = fmax(M[g], vp[g * np + 2 * k]);
-    }
-    block_reduce_g<true, G>(M, sm);
+    for (int g = 0; g < G; g++)
+        M[g] = S[g] = 0.0;
+    for (unsigned k = threadIdx.x; k < gridDim.x; k += blockDim.x)
 #pragma unroll
-    for (int g = 0; g < G; g++) {
-        S[g] = 0.0;
-        if (g < ng && M[g] > 0.0 && M[g] < INFINITY)
-            for (unsigned k = threadIdx.x; k < gridDim.x; k += blockDim.x) {
-                const double mk = vp[g * np + 2 * k];
-                if (mk > 0.0) S[g] += vp[g * np + 2 * k + 1] * ((mk / M[g]) * (mk / M[g]));
+        for (int g = 0; g < G; g++)
+            if (g < ng) M[g] = fmax(M[g], __ldcg(vp + g * np + 2 * k));
+    block_reduce_g<true, G>(M, sm);
+    for (unsigned k = threadIdx.x; k < gridDim.x; k += blockDim.x)
+#pragma unroll
+        for (int g = 0; g < G; g++)
+            if (g < ng && M[g] > 0.0 && M[g] < INFINITY) {
+                const double mk = __ldcg(vp + g * np + 2 * k), sk = __ldcg(vp + g * np + 2 * k + 1);
+                if (mk > 0.0) S[g] += sk * ((mk / M[g]) * (mk / M[g]));
             }
-    }
     block_reduce_g<false, G>(S, sm);
     if (threadIdx.x == 0) {
         const double bn = ctl->bnorm > 0.0 ? ctl->bnorm : 1.0; /* b = 0: ||r||, as on the host */
