@@ -81,9 +81,8 @@ fi
 # (HETRELAX_SPARSE_BODY; default 16 up to iteration 256 of a solve, then 64); the body
 # replayed from the host (replay, HETRELAX_SPARSE_WHILE=0); checks on the host (host,
 # HETRELAX_SPARSE_DEVICE_CHECKS=0); the lean async check reading the matrix once per
-# snapshot (m0) or once per 8 (m1; default m1 on rows of >= 16 entries); the residual
-# kernels with 1, 2, 4 or 32 lanes a row (HETRELAX_SPARSE_ROW_LANES; default 1 on rows of
-# < 16 entries, else a quarter of the mean). Then one profiled CLI run and one profiled
+# snapshot (m0) or once per 8 (m1; default m1 on rows of >= 16 entries). Then one
+# profiled CLI run and one profiled
 # driver run a case (HETRELAX_SPARSE_PROFILE=1: where the loop's time goes).
 cli_vs_driver() {
     say "CLI against the bench driver (issue 15 item 1: target CLI <= 1.5x driver)"
@@ -96,10 +95,7 @@ worst, bad, profiles = 0.0, [], []
 VARIANTS = [("periter", {"HETRELAX_SPARSE_BATCH": "0"}), ("b16", {"HETRELAX_SPARSE_BODY": "16"}),
             ("b32", {"HETRELAX_SPARSE_BODY": "32"}), ("b64", {"HETRELAX_SPARSE_BODY": "64"}),
             ("replay", {"HETRELAX_SPARSE_WHILE": "0"}), ("host", {"HETRELAX_SPARSE_DEVICE_CHECKS": "0"}),
-            ("m0", {"HETRELAX_SPARSE_MULTI": "0"}), ("m1", {"HETRELAX_SPARSE_MULTI": "1"}),
-            ("l1", {"HETRELAX_SPARSE_ROW_LANES": "1"}), ("l2", {"HETRELAX_SPARSE_ROW_LANES": "2"}),
-            ("l4", {"HETRELAX_SPARSE_ROW_LANES": "4"}),
-            ("l32", {"HETRELAX_SPARSE_ROW_LANES": "32"})]
+            ("m0", {"HETRELAX_SPARSE_MULTI": "0"}), ("m1", {"HETRELAX_SPARSE_MULTI": "1"})]
 print("times in us; the variants' columns are ratios to the driver")
 print("%-16s %-7s %6s %-9s %9s %9s %6s" % ("matrix", "method", "iters", "reason", "cli_us", "driver_us", "ratio")
       + "".join(" %7s" % v for v, _ in VARIANTS))

@@ -218,7 +218,6 @@ hr_status hr_sp_check_devices(hr_sparse_run *r, int first, int count);
 typedef struct hr_sp_resid {
     int n, nblk, dev;
     int wide_rows;     /* mean entries per row >= 16: the lean check reads the matrix once per 8 snapshots */
-    int rwl;           /* log2 of the lanes that form one row's residual (hr_sp_row_resid) */
     long long *d_rowp; /* A in CSR (NULL when the caller gives q = A x) */
     int *d_col;
     double *d_val;

@@ -26,62 +26,40 @@
 #define HR_SP_RES_THREADS 256
 #define HR_SP_MON_RING    1024 /* deferred monitor points a call may hold */
 
-/* Row i's residual b_i - (A x)_i for the ng <= G vectors x + g n, by 1 << rwl lanes of
- * one warp (hr_sp_resid.rwl). One lane: b_i minus the entries in CSR order. Several:
- * lane l sums entries l, l + rw, ... of the row, the lanes' sums meet at lane 0 by
- * shuffles in a fixed tree, and lane 0 alone returns b_i minus that sum (the others
- * 0). Every kernel of a matrix uses the same rwl, so every check has the same bits.
- * A thread per row reads its row's entries one after another (28 dependent steps on
- * trefethen:20000's rows: ~30 us a check); a group of lanes takes a few steps.
- * Every thread of the warp calls it (in: the thread's row exists). */
+/* Row i's residual b_i - (A x)_i for the ng <= G vectors x + g n: b_i minus the
+ * entries in CSR order, one thread a row (0 where the row does not exist). Both check
+ * kernels form their rows with it, so every check of a vector has the same bits.
+ * (Groups of 2 to 32 lanes a row, tried in session 6 on trefethen:20000's 28-entry
+ * rows, were no faster with 2 and slower with more: 1.51x-2.84x the driver against
+ * 1.53x, docs/results/h100-run16.md.) */
 template <int G>
-__device__ __forceinline__ void
-hr_sp_row_resid(bool in, int i, int l, int rwl, const long long *__restrict__ rowp,
-                const int *__restrict__ col, const double *__restrict__ val, const double *__restrict__ b,
-                const double *x, long long n, int ng, double (&s)[G])
+__device__ __forceinline__ void hr_sp_row_resid(bool in, int i, const long long *__restrict__ rowp,
+                                                const int *__restrict__ col, const double *__restrict__ val,
+                                                const double *__restrict__ b, const double *x, long long n,
+                                                int ng, double (&s)[G])
 {
 #pragma unroll
     for (int g = 0; g < G; g++)
         s[g] = 0.0;
-    if (rwl == 0) {
-        if (!in) return;
-        const double bi = b[i];
-#pragma unroll
-        for (int g = 0; g < G; g++)
-            s[g] = bi;
-        for (long long p = rowp[i]; p < rowp[i + 1]; p++) {
-            const long long c = col[p];
-            const double v = val[p];
-#pragma unroll
-            for (int g = 0; g < G; g++)
-                if (g < ng) s[g] -= v * x[(long long)g * n + c];
-        }
-        return;
-    }
-    const int rw = 1 << rwl;
-    if (in)
-        for (long long p = rowp[i] + l, e = rowp[i + 1]; p < e; p += rw) {
-            const long long c = col[p];
-            const double v = val[p];
-#pragma unroll
-            for (int g = 0; g < G; g++)
-                if (g < ng) s[g] += v * x[(long long)g * n + c];
-        }
-    for (int o = rw >> 1; o > 0; o >>= 1)
-#pragma unroll
-        for (int g = 0; g < G; g++)
-            s[g] += __shfl_down_sync(0xffffffffu, s[g], o, rw);
-    const double bi = in && l == 0 ? b[i] : 0.0;
+    if (!in) return;
+    const double bi = b[i];
 #pragma unroll
     for (int g = 0; g < G; g++)
-        s[g] = in && l == 0 ? bi - s[g] : 0.0;
+        s[g] = bi;
+    for (long long p = rowp[i]; p < rowp[i + 1]; p++) {
+        const long long c = col[p];
+        const double v = val[p];
+#pragma unroll
+        for (int g = 0; g < G; g++)
+            if (g < ng) s[g] -= v * x[(long long)g * n + c];
+    }
 }
 
 __global__ void __launch_bounds__(HR_SP_RES_THREADS)
     hr_sp_resid_kernel(int n, const long long *__restrict__ rowp, const int *__restrict__ col,
                        const double *__restrict__ val, const double *__restrict__ b, const double *x,
                        const double *x1, const double *__restrict__ q, double *part, unsigned int *ticket,
-                       double *out, double bnorm, hr_sp_ctl *ctl, int j, int batch_v, int rwl)
+                       double *out, double bnorm, hr_sp_ctl *ctl, int j, int batch_v)
 {
     __shared__ double sm[32];
     __shared__ bool last;
@@ -106,14 +84,13 @@ __global__ void __launch_bounds__(HR_SP_RES_THREADS)
         else if (k & 1)
             x = x1; /* iterate k of a double-buffered method */
     }
-    const long long tid = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-    const int i = (int)(tid >> rwl), l = (int)(tid & ((1 << rwl) - 1));
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
     double ri = 0.0;
     if (q) {
-        if (i < n && l == 0) ri = b[i] - q[i];
+        if (i < n) ri = b[i] - q[i];
     } else {
         double s1[1];
-        hr_sp_row_resid<1>(i < n, i, l, rwl, rowp, col, val, b, x, n, 1, s1);
+        hr_sp_row_resid<1>(i < n, i, rowp, col, val, b, x, n, 1, s1);
         ri = s1[0];
     }
     double a = fabs(ri);
@@ -139,33 +116,12 @@ __global__ void __launch_bounds__(HR_SP_RES_THREADS)
     }
 }
 
-/* Lanes per row of the residual kernels, log2: one for rows of < 16 entries on average
- * (5-point rows: a group's shuffles cost more than its steps save), else about a
- * quarter of the mean entries (2 .. 32). HETRELAX_SPARSE_ROW_LANES = 1, 2, 4 .. 32
- * forces it (measurements). */
-static int row_lanes_log2(const hr_csr *A)
-{
-    const int env = hr_sp_env_int("HETRELAX_SPARSE_ROW_LANES", 0, 0, 32);
-    int lanes = 1;
-    if (env > 0) {
-        lanes = env;
-    } else if (A->n_rows > 0 && (double)A->nnz >= 16.0 * (double)A->n_rows) {
-        const double q = (double)A->nnz / (4.0 * (double)A->n_rows);
-        for (lanes = 2; lanes < 32 && lanes < q; lanes <<= 1) {}
-    }
-    int l2 = 0;
-    while ((2 << l2) <= lanes && l2 < 5)
-        l2++;
-    return l2; /* a non-power of two rounds down */
-}
-
 hr_status hr_sp_resid_setup(hr_sparse_run *r, hr_sp_resid *R, int with_matrix, int with_hub)
 {
     const hr_csr *A = r->A;
     const int n = R->n = A->n_rows;
     R->wide_rows = n > 0 && (double)A->nnz >= 16.0 * (double)n;
-    R->rwl = with_matrix ? row_lanes_log2(A) : 0; /* q given (cg): one lane a row */
-    R->nblk = (int)((((long long)n << R->rwl) + HR_SP_RES_THREADS - 1) / HR_SP_RES_THREADS);
+    R->nblk = (n + HR_SP_RES_THREADS - 1) / HR_SP_RES_THREADS;
     HR_SPCU(r, cudaGetDevice(&R->dev));
     cudaFuncAttributes fa; /* loads the kernel now, before any capture or timed region */
     HR_SPCU(r, cudaFuncGetAttributes(&fa, hr_sp_resid_kernel));
@@ -209,7 +165,7 @@ cudaError_t hr_sp_resid_check(hr_sp_resid *R, const double *d_b, const double *d
     const size_t c = chain ? 1 : 0;
     hr_sp_resid_kernel<<<R->nblk, HR_SP_RES_THREADS, 0, st>>>(
         R->n, R->d_rowp, R->d_col, R->d_val, d_b, d_x0, d_x1 ? d_x1 : d_x0, d_q, R->d_part + c * 2 * R->nblk,
-        R->d_ticket + c, R->d_out + c, R->bnorm, R->d_ctl, j, 0, R->rwl);
+        R->d_ticket + c, R->d_out + c, R->bnorm, R->d_ctl, j, 0);
     return cudaGetLastError();
 }
 
@@ -278,16 +234,15 @@ template <int G>
 __global__ void __launch_bounds__(HR_SP_RES_THREADS)
     hr_sp_resid_multi(int n, const long long *__restrict__ rowp, const int *__restrict__ col,
                       const double *__restrict__ val, const double *__restrict__ b, const double *snap, int U,
-                      double *part, unsigned int *ticket, double *out, const hr_sp_ctl *ctl, int rwl)
+                      double *part, unsigned int *ticket, double *out, const hr_sp_ctl *ctl)
 {
     __shared__ double sm[32 * G];
     __shared__ bool last;
     const int j0 = (int)blockIdx.y * G;
     const int ng = U - j0 < G ? U - j0 : G;
-    const long long tid = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-    const int i = (int)(tid >> rwl), l = (int)(tid & ((1 << rwl) - 1));
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
     double s[G], a[G];
-    hr_sp_row_resid<G>(i < n, i, l, rwl, rowp, col, val, b, snap + (long long)j0 * n, n, ng, s);
+    hr_sp_row_resid<G>(i < n, i, rowp, col, val, b, snap + (long long)j0 * n, n, ng, s);
 #pragma unroll
     for (int g = 0; g < G; g++) {
         a[g] = fabs(s[g]);
@@ -350,15 +305,14 @@ cudaError_t hr_sp_resid_check_lean(hr_sp_resid *R, const double *d_b, const doub
     const int multi = hr_sp_env_int("HETRELAX_SPARSE_MULTI", R->wide_rows ? 1 : 0, 0, 1);
     if (R->d_rowp && multi) {
         const dim3 g((unsigned)R->nblk, (unsigned)((U + HR_SP_MULTI_G - 1) / HR_SP_MULTI_G));
-        hr_sp_resid_multi<HR_SP_MULTI_G>
-            <<<g, HR_SP_RES_THREADS, 0, st>>>(R->n, R->d_rowp, R->d_col, R->d_val, d_b, snap, U, R->d_bpart,
-                                              R->d_bticket, R->d_brel, R->d_ctl, R->rwl);
+        hr_sp_resid_multi<HR_SP_MULTI_G><<<g, HR_SP_RES_THREADS, 0, st>>>(
+            R->n, R->d_rowp, R->d_col, R->d_val, d_b, snap, U, R->d_bpart, R->d_bticket, R->d_brel, R->d_ctl);
         return cudaGetLastError();
     }
     const dim3 grid((unsigned)R->nblk, (unsigned)U);
     hr_sp_resid_kernel<<<grid, HR_SP_RES_THREADS, 0, st>>>(R->n, R->d_rowp, R->d_col, R->d_val, d_b, snap,
                                                            snap, NULL, R->d_bpart, R->d_bticket, R->d_brel,
-                                                           R->bnorm, R->d_ctl, 0, -1, R->rwl);
+                                                           R->bnorm, R->d_ctl, 0, -1);
     return cudaGetLastError();
 }
 
@@ -369,7 +323,7 @@ cudaError_t hr_sp_resid_check_batch(hr_sp_resid *R, const double *d_b, const dou
     const dim3 grid((unsigned)R->nblk, (unsigned)R->batch);
     hr_sp_resid_kernel<<<grid, HR_SP_RES_THREADS, 0, st>>>(R->n, R->d_rowp, R->d_col, R->d_val, d_b, snap,
                                                            snap, NULL, R->d_bpart, R->d_bticket, R->d_brel,
-                                                           R->bnorm, R->d_ctl, 0, snap_v, R->rwl);
+                                                           R->bnorm, R->d_ctl, 0, snap_v);
     return cudaGetLastError();
 }
 
@@ -457,7 +411,7 @@ hr_status hr_sp_resid_run(hr_sparse_run *r, hr_sp_resid *R, const double *d_b, c
     }
     hr_sp_resid_kernel<<<R->nblk, HR_SP_RES_THREADS, 0, st>>>(R->n, R->d_rowp, R->d_col, R->d_val, d_b, d_x,
                                                               d_x, d_q, R->d_part, R->d_ticket, R->d_out,
-                                                              R->bnorm, NULL, 0, 0, R->rwl);
+                                                              R->bnorm, NULL, 0, 0);
     HR_SPCU(r, cudaGetLastError());
     HR_SPCU(r, cudaMemcpyAsync(R->h_out, R->d_out, sizeof(double), cudaMemcpyDeviceToHost, st));
     HR_TRY(hr_sp_sync(r, st));

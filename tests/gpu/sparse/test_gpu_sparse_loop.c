@@ -25,7 +25,11 @@
  * 64; and inside the call between the fault events), and with its defaults (256, 64)
  * by the long laplace2d:100 runs above.
  * async-(K) reads x while other blocks write it: with one stream its iterates have been
- * bit-identical run to run (docs/gpu-sparse.md), which this test relies on for async.
+ * bit-identical run to run (docs/gpu-sparse.md), which this test relies on for async,
+ * except with per-iteration checks: they run on side streams beside the next sweep,
+ * so the sweep's blocks start as the SMs free up and read their neighbours at other
+ * moments (seen once the checks got fast, session 6): there async is held to the same
+ * reason, within 1 % + 2 iterations, like cg.
  * cg: cuSPARSE's default CSR SpMV does not promise the same bits run to run, so cg must
  * reach the same reason within 1 % + 2 of the iterations, below tol when converged.
  */
@@ -201,7 +205,8 @@ static void test_loop_equals_host_checks(void **state)
                 run u = solve(A, methods[m], maxit, v != 1, &modes[v], 0.0);
                 char what[160];
                 snprintf(what, sizeof what, "%s %s, %s", mats[k], methods[m], modes[v].name);
-                compare(what, A, &ref, &u, m == 0 ? 2 : m == 1 ? 1 : 0);
+                const int side = v == 3 || v == 4; /* per-iteration checks: side streams */
+                compare(what, A, &ref, &u, m == 0 ? 2 : m == 1 && !side ? 1 : 0);
                 drop(&u);
             }
             drop(&ref);
@@ -266,11 +271,11 @@ static void test_first_crossing(void **state)
                           {"1", "1", "1", "0", "short then long bodies of 24 from 8", "1", "8", "24"},
                           {"1", "1", "1", "0", "short then long bodies of 64 from 30", "1", "30", "64"}};
     const int nmodes = (int)(sizeof modes / sizeof modes[0]);
-    /* pass 1: the residual kernels with 4 lanes a row and the 8-snapshot lean check
-     * (trefethen's defaults) on these 5-point rows, for reference and loop alike */
-    for (int pass = 0; pass < 4; pass++) {
-        const int m = pass & 1;
-        if (pass >= 2) setenv("HETRELAX_SPARSE_ROW_LANES", "4", 1), setenv("HETRELAX_SPARSE_MULTI", "1", 1);
+    /* pass 0: jacobi; 1: async; 2: async with the 8-snapshot lean check (the default on
+     * rows of >= 16 entries) on these 5-point rows, for reference and loop alike */
+    for (int pass = 0; pass < 3; pass++) {
+        const int m = pass == 0 ? 0 : 1;
+        if (pass == 2) setenv("HETRELAX_SPARSE_MULTI", "1", 1);
         {
             const long span = 200;
             run all = solve_with(A, methods[m], span, 1e-300, 1, 0, &HOST, 0.0);
@@ -303,12 +308,13 @@ static void test_first_crossing(void **state)
                     assert_int_equal(ref.r.iterations, lim ? k - 1 : k);
                     assert_int_equal(ref.r.reason, lim ? HR_REASON_ITERS : HR_REASON_CONVERGED);
                     for (int v = 0; v < nmodes; v++) {
+                        if (m == 1 && v == 4) continue; /* async, checks on side streams: other iterates */
                         run u = solve_with(A, methods[m], maxit, tol, 1, 1, &modes[v], 0.0);
                         char what[160];
                         snprintf(what, sizeof what,
                                  "fv2d:99 %s, %s, tol above the residual of iteration %ld%s%s", methods[m],
                                  modes[v].name, k, lim ? ", max_iters k - 1" : "",
-                                 pass >= 2 ? ", 4 lanes a row" : "");
+                                 pass == 2 ? ", 8-snapshot check" : "");
                         compare(what, A, &ref, &u, m == 0 ? 2 : 1);
                         /* the device's residual of the last iteration is that of the x returned */
                         const double dev = u.h->res[u.h->len - 1];
@@ -325,7 +331,7 @@ static void test_first_crossing(void **state)
             drop(&all);
         }
     }
-    unsetenv("HETRELAX_SPARSE_ROW_LANES"), unsetenv("HETRELAX_SPARSE_MULTI");
+    unsetenv("HETRELAX_SPARSE_MULTI");
     hr_csr_free(A);
 }
 
