@@ -81,7 +81,10 @@ fi
 # (HETRELAX_SPARSE_BODY; default 16 up to iteration 256 of a solve, then 64); the body
 # replayed from the host (replay, HETRELAX_SPARSE_WHILE=0); checks on the host (host,
 # HETRELAX_SPARSE_DEVICE_CHECKS=0); the lean async check reading the matrix once per
-# snapshot (m0) or once per 8 (m1; default m1 on rows of >= 16 entries). Then one
+# snapshot (m0) or once per 8 (m1; default m1 on rows of >= 16 entries); async's
+# bodies all of the full length (fixed, HETRELAX_SPARSE_PREDICT=0; by default a body
+# after the first runs as many iterations as its predecessor's residuals predict the
+# tolerance needs, plus a margin). Then one
 # profiled CLI run and one profiled
 # driver run a case (HETRELAX_SPARSE_PROFILE=1: where the loop's time goes).
 cli_vs_driver() {
@@ -95,7 +98,8 @@ worst, bad, profiles = 0.0, [], []
 VARIANTS = [("periter", {"HETRELAX_SPARSE_BATCH": "0"}), ("b16", {"HETRELAX_SPARSE_BODY": "16"}),
             ("b32", {"HETRELAX_SPARSE_BODY": "32"}), ("b64", {"HETRELAX_SPARSE_BODY": "64"}),
             ("replay", {"HETRELAX_SPARSE_WHILE": "0"}), ("host", {"HETRELAX_SPARSE_DEVICE_CHECKS": "0"}),
-            ("m0", {"HETRELAX_SPARSE_MULTI": "0"}), ("m1", {"HETRELAX_SPARSE_MULTI": "1"})]
+            ("m0", {"HETRELAX_SPARSE_MULTI": "0"}), ("m1", {"HETRELAX_SPARSE_MULTI": "1"}),
+            ("fixed", {"HETRELAX_SPARSE_PREDICT": "0"})]
 print("times in us; the variants' columns are ratios to the driver")
 print("%-16s %-7s %6s %-9s %9s %9s %6s" % ("matrix", "method", "iters", "reason", "cli_us", "driver_us", "ratio")
       + "".join(" %7s" % v for v, _ in VARIANTS))

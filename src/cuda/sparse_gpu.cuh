@@ -78,7 +78,9 @@ typedef struct hr_sp_ctl {
     long long base;            /* iterations before the running body's first */
     long long target;          /* the current call ends after this iteration */
     long long bodies;          /* bodies run (profile) */
-    double *hist;              /* deferred monitors: residual of k at (k / mon_every) % ring */
+    int last_u;                /* the length of the last lean body run */
+    double lrate; /* variable lean bodies: d ln(residual) / d iteration seen last (0: none yet) */
+    double *hist; /* deferred monitors: residual of k at (k / mon_every) % ring */
     long long mon_every;
     long long ring;
 } hr_sp_ctl;
@@ -272,6 +274,9 @@ int hr_sp_batch_wanted(double bytes);
 /* The lean WHILE body (hr_sp_lean) wanted with batched checks: HETRELAX_SPARSE_LEAN
  * (default 1; 0: the gated batched body in the WHILE graph too, for comparison). */
 int hr_sp_lean_wanted(void);
+/* Variable lean bodies (hr_sp_lean.variable) wanted: HETRELAX_SPARSE_PREDICT (default 1;
+ * 0: bodies of the full length, for comparison). */
+int hr_sp_predict_wanted(void);
 /* Starts a solve's device-side checks: stop = 0, done = base = 0, tol, r->divref and
  * R->bnorm (set those first); on st, synchronised. */
 hr_status hr_sp_ctl_reset(hr_sparse_run *r, hr_sp_resid *R, cudaStream_t st);
@@ -300,7 +305,11 @@ typedef hr_status (*hr_sp_body_fn)(hr_sparse_run *r, void *ctx, int U, cudaStrea
  * (the stopping one, the call's last, or U). The loop only goes on after a whole body
  * (p = U), whose last iterate is where the next body starts; after the loop, one kernel
  * (once a call) copies ring slot (p + shift) % mod (n doubles) into dst, unless p is 0
- * or skip (dst holds it already). */
+ * or skip (dst holds it already; skip 0: the last body's length, ctl->last_u).
+ * variable: bodies of any length up to U work (async: in place), and each body's end
+ * picks the next one's length (a SWITCH node over the lengths, hr_sp_loop_build) from
+ * the rate its residuals fell at: as many iterations as the tolerance is predicted to
+ * need, plus a margin, so that a solve's last body runs few iterations in vain. */
 typedef struct hr_sp_lean {
     hr_sp_body_fn body; /* the U iterations and the batched check */
     int U;
@@ -311,6 +320,7 @@ typedef struct hr_sp_lean {
     /* NULL, or called (live) before body replays take over from the lean WHILE graph
      * (refused at launch): moves the iterate to where the replayed body reads it */
     hr_sp_body_fn to_replay;
+    int variable;
 } hr_sp_lean;
 
 /* A solve's device loop for one fault state: `body` replays U iterations; `loop` (when

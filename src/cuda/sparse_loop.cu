@@ -56,12 +56,39 @@ __device__ void hr_sp_record_batch(hr_sp_ctl *c, int U, int lag, const double *_
     __syncwarp(); /* stop is written before lane 0 reads it */
 }
 
+/* The next variable lean body's length (hr_sp_lean.variable), up to umax and to the
+ * call's end (left iterations): from this body's residuals (rel, U of them), the rate
+ * ln(residual) fell at per iteration over its last 8 (or the last rate seen, for bodies
+ * under 4), the iterations the tolerance is predicted to need, plus one and an eighth
+ * (an iteration too many costs one sweep, one too few a whole body more). */
+__device__ int hr_sp_next_len(hr_sp_ctl *c, int U, const double *rel, int umax, long long left)
+{
+    double lr = c->lrate;
+    if (U >= 4) {
+        const int a = U > 8 ? U - 8 : 0;
+        const double r0 = rel[a], r1 = rel[U - 1];
+        if (r0 > 0.0 && r1 > 0.0 && r0 < INFINITY && r1 < INFINITY) lr = log(r1 / r0) / (double)(U - 1 - a);
+        c->lrate = lr;
+    }
+    long long next = umax;
+    const double rl = rel[U - 1];
+    if (lr < -1e-9 && rl > c->tol && c->tol > 0.0) {
+        const double steps = ceil(log(c->tol / rl) / lr);
+        const double want = steps + 1.0 + floor(steps / 8.0);
+        if (want < (double)next) next = (long long)want;
+    }
+    if (left < next) next = left;
+    return next > 0 ? (int)next : 1;
+}
+
 /* A body's last node (a lean body's last but one): with batched checks (rel: the body's
  * residuals by position; one warp) records their verdicts; moves base past the body
  * (not past the call's end) and, in the WHILE graph, says whether the loop goes on.
- * lean: sets from, the position of the iterate the loop continues from (hr_sp_lean). */
+ * lean: sets from, the position of the iterate the loop continues from (hr_sp_lean).
+ * sw_step > 0 (variable lean bodies of sw_step, 2 sw_step, .. sw_max iterations, cases
+ * 0, 1, .. of the SWITCH node hs): picks the next body's case. */
 __global__ void hr_sp_body_end(hr_sp_ctl *c, int U, int lag, const double *rel, cudaGraphConditionalHandle h,
-                               int use_h, int lean)
+                               int use_h, int lean, cudaGraphConditionalHandle hs, int sw_step, int sw_max)
 {
     if (rel) hr_sp_record_batch(c, U, lag, rel);
     if (threadIdx.x != 0) return;
@@ -72,10 +99,16 @@ __global__ void hr_sp_body_end(hr_sp_ctl *c, int U, int lag, const double *rel, 
         it = it < b ? it : b;
         const long long p = it - c->base;
         c->from = p > 0 ? (int)p : 0; /* 0: a stop before this body (not reached: the driver ends) */
+        c->last_u = U;
     }
     c->base = b;
     c->bodies++;
-    if (use_h) cudaGraphSetConditional(h, !c->stop && b < c->target + lag ? 1u : 0u);
+    const bool more = !c->stop && b < c->target + lag;
+    if (sw_step > 0 && more && rel) {
+        const int next = hr_sp_next_len(c, U, rel, sw_max, c->target + lag - b);
+        cudaGraphSetConditional(hs, (unsigned)((next + sw_step - 1) / sw_step - 1));
+    }
+    if (use_h) cudaGraphSetConditional(h, more ? 1u : 0u);
 }
 
 /* After the lean WHILE loop: ring slot (from + shift) % mod -> dst, unless from is 0 or
@@ -84,7 +117,7 @@ __global__ void hr_sp_lean_copy(const hr_sp_ctl *c, const double *ring, long lon
                                 int skip, double *dst)
 {
     const int p = c->from;
-    if (p <= 0 || p == skip) return;
+    if (p <= 0 || p == (skip > 0 ? skip : c->last_u)) return;
     const double *src = ring + (long long)((p + shift) % mod) * n;
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
          i += (long long)gridDim.x * blockDim.x)
@@ -101,30 +134,67 @@ static cudaError_t lean_copy(const hr_sp_resid *R, const hr_sp_lean *lean, cudaS
     return cudaGetLastError();
 }
 
-/* Enqueues the body and its end on st (live or under capture); lean: the lean body and
- * its end. */
+/* Enqueues the body and its end on st (live or under capture); lean: the lean body
+ * (of u iterations, 0: lean->U) and its end, which picks the next case of the SWITCH
+ * node hs when sw_step > 0. */
 static hr_status body_and_end(hr_sparse_run *r, hr_sp_resid *R, const hr_sp_loop *L, hr_sp_body_fn body,
                               void *ctx, cudaStream_t st, cudaGraphConditionalHandle h, int use_h,
-                              const hr_sp_lean *lean)
+                              const hr_sp_lean *lean, int u = 0, cudaGraphConditionalHandle hs = 0,
+                              int sw_step = 0)
 {
     if (lean) {
-        HR_TRY(lean->body(r, ctx, lean->U, st));
-        hr_sp_body_end<<<1, 32, 0, st>>>(R->d_ctl, lean->U, 0, R->d_brel, h, use_h, 1);
+        const int U = u > 0 ? u : lean->U;
+        HR_TRY(lean->body(r, ctx, U, st));
+        hr_sp_body_end<<<1, 32, 0, st>>>(R->d_ctl, U, 0, R->d_brel, h, use_h, 1, hs, sw_step, lean->U);
         HR_SPCU(r, cudaGetLastError());
         return HR_OK;
     }
     HR_TRY(body(r, ctx, L->U, st));
     hr_sp_body_end<<<1, R->batch ? 32 : 1, 0, st>>>(R->d_ctl, L->U, L->lag, R->batch ? R->d_brel : NULL, h,
-                                                    use_h, 0);
+                                                    use_h, 0, 0, 0, 0);
     HR_SPCU(r, cudaGetLastError());
     return HR_OK;
+}
+
+/* Adds to graph wg (the WHILE node's body) a SWITCH node whose case c runs the lean
+ * body of min((c + 1) step, U) iterations (every length up to 16; else eighths of U),
+ * its default case the full length (each launch's first body). 0 where the runtime
+ * refuses it. */
+static int add_switch(hr_sparse_run *r, hr_sp_resid *R, const hr_sp_loop *L, void *ctx, cudaGraph_t g,
+                      cudaGraph_t wg, const hr_sp_lean *lean, cudaStream_t st, cudaGraphConditionalHandle h)
+{
+    const int U = lean->U, step = U <= 16 ? 1 : (U + 7) / 8, ncase = (U + step - 1) / step;
+    cudaGraphConditionalHandle hs = 0;
+    if (cudaGraphConditionalHandleCreate(&hs, g, (unsigned)(ncase - 1), cudaGraphCondAssignDefault) !=
+        cudaSuccess)
+        return 0;
+    alignas(cudaGraphNodeParams) unsigned char raw[sizeof(cudaGraphNodeParams)];
+    memset(raw, 0, sizeof raw);
+    cudaGraphNodeParams &p = *reinterpret_cast<cudaGraphNodeParams *>(raw);
+    p.type = cudaGraphNodeTypeConditional;
+    p.conditional.handle = hs;
+    p.conditional.type = cudaGraphCondTypeSwitch;
+    p.conditional.size = (unsigned)ncase;
+    cudaGraphNode_t node;
+    if (cudaGraphAddNode(&node, wg, NULL, NULL, 0, &p) != cudaSuccess) return 0;
+    for (int c = 0; c < ncase; c++) {
+        const int u = (c + 1) * step < U ? (c + 1) * step : U;
+        if (cudaStreamBeginCaptureToGraph(st, p.conditional.phGraph_out[c], NULL, NULL, 0,
+                                          cudaStreamCaptureModeThreadLocal) != cudaSuccess)
+            return 0;
+        const hr_status bs = body_and_end(r, R, L, NULL, ctx, st, h, 1, lean, u, hs, step);
+        cudaGraph_t out = NULL;
+        if (cudaStreamEndCapture(st, &out) != cudaSuccess || bs != HR_OK) return 0;
+    }
+    return 1;
 }
 
 /* The WHILE graph around the body (lean: and after it the copy of the iterate the loop
  * ended on; *copy_live 1 where that node could not be added: hr_sp_loop_run then
  * launches it after the graph); NULL when the runtime refuses any step. */
-static cudaGraphExec_t build_while(hr_sparse_run *r, hr_sp_resid *R, const hr_sp_loop *L, hr_sp_body_fn body,
-                                   void *ctx, const hr_sp_lean *lean, cudaStream_t st, int *copy_live)
+static cudaGraphExec_t build_while_once(hr_sparse_run *r, hr_sp_resid *R, const hr_sp_loop *L,
+                                        hr_sp_body_fn body, void *ctx, const hr_sp_lean *lean,
+                                        cudaStream_t st, int *copy_live)
 {
     *copy_live = 0;
     cudaGraph_t g = NULL;
@@ -142,8 +212,10 @@ static cudaGraphExec_t build_while(hr_sparse_run *r, hr_sp_resid *R, const hr_sp
     p.conditional.size = 1;
     cudaGraphNode_t node;
     ok = ok && cudaGraphAddNode(&node, g, NULL, NULL, 0, &p) == cudaSuccess;
-    if (ok && cudaStreamBeginCaptureToGraph(st, p.conditional.phGraph_out[0], NULL, NULL, 0,
-                                            cudaStreamCaptureModeThreadLocal) == cudaSuccess) {
+    if (ok && lean && lean->variable) { /* the body: a SWITCH over the lengths */
+        ok = add_switch(r, R, L, ctx, g, p.conditional.phGraph_out[0], lean, st, h);
+    } else if (ok && cudaStreamBeginCaptureToGraph(st, p.conditional.phGraph_out[0], NULL, NULL, 0,
+                                                   cudaStreamCaptureModeThreadLocal) == cudaSuccess) {
         const hr_status bs = body_and_end(r, R, L, body, ctx, st, h, 1, lean);
         cudaGraph_t out = NULL;
         ok = cudaStreamEndCapture(st, &out) == cudaSuccess && bs == HR_OK;
@@ -172,6 +244,22 @@ static cudaGraphExec_t build_while(hr_sparse_run *r, hr_sp_resid *R, const hr_sp
     return exec;
 }
 
+/* build_while_once; variable lean bodies the runtime refuses (the SWITCH node, nested)
+ * fall back to bodies of the full length, *variable 0. */
+static cudaGraphExec_t build_while(hr_sparse_run *r, hr_sp_resid *R, const hr_sp_loop *L, hr_sp_body_fn body,
+                                   void *ctx, const hr_sp_lean *lean, cudaStream_t st, int *copy_live,
+                                   int *variable)
+{
+    *variable = 0;
+    if (lean && lean->variable) {
+        cudaGraphExec_t e = build_while_once(r, R, L, body, ctx, lean, st, copy_live);
+        if (e) return *variable = 1, e;
+    }
+    hr_sp_lean fixed;
+    if (lean) fixed = *lean, fixed.variable = 0;
+    return build_while_once(r, R, L, body, ctx, lean ? &fixed : NULL, st, copy_live);
+}
+
 hr_status hr_sp_loop_build(hr_sparse_run *r, hr_sp_resid *R, hr_sp_loop *L, int U, int lag, int allow_while,
                            hr_sp_body_fn body, void *ctx, const hr_sp_lean *lean, cudaStream_t st)
 {
@@ -197,9 +285,9 @@ hr_status hr_sp_loop_build(hr_sparse_run *r, hr_sp_resid *R, hr_sp_loop *L, int 
         return HR_OK;
     }
     if (allow_while) {
-        int copy_live = 0;
-        L->loop = build_while(r, R, L, body, ctx, lean, st, &copy_live);
-        if (L->loop && lean) L->lean = 1 + copy_live, L->lean_def = *lean;
+        int copy_live = 0, variable = 0;
+        L->loop = build_while(r, R, L, body, ctx, lean, st, &copy_live, &variable);
+        if (L->loop && lean) L->lean = 1 + copy_live, L->lean_def = *lean, L->lean_def.variable = variable;
     }
     HR_SPCU(r, cudaStreamSynchronize(st));
     return HR_OK;
@@ -210,9 +298,11 @@ hr_status hr_sp_loop_add_long(hr_sparse_run *r, hr_sp_resid *R, hr_sp_loop *L, c
 {
     if (!L->loop || !L->lean || lean->U <= L->lean_def.U || R->bcap < lean->U) return HR_OK;
     HR_SPCU(r, cudaSetDevice(R->dev));
-    int copy_live = 0;
-    L->loop_long = build_while(r, R, L, lean->body, L->ctx, lean, st, &copy_live);
-    if (L->loop_long) L->long_lean = 1 + copy_live, L->long_def = *lean, L->switch_at = switch_at;
+    int copy_live = 0, variable = 0;
+    L->loop_long = build_while(r, R, L, lean->body, L->ctx, lean, st, &copy_live, &variable);
+    if (L->loop_long)
+        L->long_lean = 1 + copy_live, L->long_def = *lean, L->long_def.variable = variable,
+        L->switch_at = switch_at;
     HR_SPCU(r, cudaStreamSynchronize(st));
     return HR_OK;
 }

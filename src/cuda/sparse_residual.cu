@@ -330,7 +330,10 @@ cudaError_t hr_sp_resid_check_batch(hr_sp_resid *R, const double *d_b, const dou
 const char *hr_sp_mode_name(const hr_sparse_run *r, const hr_sp_loop *L, int batch)
 {
     if (r->device_checks == 2)
-        return L->lean ? (L->loop_long ? "while-graph/lean+long" : "while-graph/lean")
+        return L->lean
+                   ? (L->loop_long
+                          ? (L->lean_def.variable ? "while-graph/lean+long+predict" : "while-graph/lean+long")
+                          : (L->lean_def.variable ? "while-graph/lean+predict" : "while-graph/lean"))
                : batch ? "while-graph/batched"
                        : "while-graph";
     if (r->device_checks) return batch ? "body-replay/batched" : "body-replay";
@@ -340,6 +343,11 @@ const char *hr_sp_mode_name(const hr_sparse_run *r, const hr_sp_loop *L, int bat
 int hr_sp_lean_wanted(void)
 {
     return hr_sp_env_int("HETRELAX_SPARSE_LEAN", 1, 0, 1);
+}
+
+int hr_sp_predict_wanted(void)
+{
+    return hr_sp_env_int("HETRELAX_SPARSE_PREDICT", 1, 0, 1);
 }
 
 int hr_sp_batch_wanted(double bytes)

@@ -271,11 +271,14 @@ static void test_first_crossing(void **state)
                           {"1", "1", "1", "0", "short then long bodies of 24 from 8", "1", "8", "24"},
                           {"1", "1", "1", "0", "short then long bodies of 64 from 30", "1", "30", "64"}};
     const int nmodes = (int)(sizeof modes / sizeof modes[0]);
-    /* pass 0: jacobi; 1: async; 2: async with the 8-snapshot lean check (the default on
-     * rows of >= 16 entries) on these 5-point rows, for reference and loop alike */
-    for (int pass = 0; pass < 3; pass++) {
+    /* pass 0: jacobi; 1: async (bodies after the first of the length their residuals
+     * predict, hr_sp_lean.variable); 2: async with the 8-snapshot lean check (the default
+     * on rows of >= 16 entries) on these 5-point rows; 3: async, bodies of the full
+     * length (HETRELAX_SPARSE_PREDICT=0). The same for reference and loop. */
+    for (int pass = 0; pass < 4; pass++) {
         const int m = pass == 0 ? 0 : 1;
         if (pass == 2) setenv("HETRELAX_SPARSE_MULTI", "1", 1);
+        if (pass == 3) unsetenv("HETRELAX_SPARSE_MULTI"), setenv("HETRELAX_SPARSE_PREDICT", "0", 1);
         {
             const long span = 200;
             run all = solve_with(A, methods[m], span, 1e-300, 1, 0, &HOST, 0.0);
@@ -314,7 +317,9 @@ static void test_first_crossing(void **state)
                         snprintf(what, sizeof what,
                                  "fv2d:99 %s, %s, tol above the residual of iteration %ld%s%s", methods[m],
                                  modes[v].name, k, lim ? ", max_iters k - 1" : "",
-                                 pass == 2 ? ", 8-snapshot check" : "");
+                                 pass == 2   ? ", 8-snapshot check"
+                                 : pass == 3 ? ", bodies of full length"
+                                             : "");
                         compare(what, A, &ref, &u, m == 0 ? 2 : 1);
                         /* the device's residual of the last iteration is that of the x returned */
                         const double dev = u.h->res[u.h->len - 1];
@@ -331,7 +336,7 @@ static void test_first_crossing(void **state)
             drop(&all);
         }
     }
-    unsetenv("HETRELAX_SPARSE_MULTI");
+    unsetenv("HETRELAX_SPARSE_PREDICT");
     hr_csr_free(A);
 }
 
