@@ -439,7 +439,7 @@ static hr_status async_setup(hr_sparse_run *r)
         /* batched, the WHILE graph runs the lean body; after it, snapshot p - 1 is copied
          * into x unless p is the last body's length (x holds it); replays then find x_done
          * in x as well */
-        const int var = hr_sp_predict_wanted(); /* in place: bodies of any length (hr_sp_lean) */
+        const int var = hr_sp_predict_wanted(); /* in place: bodies of any length from 1 (hr_sp_lean) */
         hr_sp_lean lean = {lean_body, U, s->snaps, -1, U, 0, s->p[0].d_x, (long long)n, NULL, var};
         hr_sp_lean lean_long = {lean_body, UL, s->snaps, -1, UL, 0, s->p[0].d_x, (long long)n, NULL, var};
         for (int f = 0; f < (r->frozen ? 2 : 1) && s->dc; f++) {

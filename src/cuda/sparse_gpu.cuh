@@ -305,11 +305,12 @@ typedef hr_status (*hr_sp_body_fn)(hr_sparse_run *r, void *ctx, int U, cudaStrea
  * (the stopping one, the call's last, or U). The loop only goes on after a whole body
  * (p = U), whose last iterate is where the next body starts; after the loop, one kernel
  * (once a call) copies ring slot (p + shift) % mod (n doubles) into dst, unless p is 0
- * or skip (dst holds it already; skip 0: the last body's length, ctl->last_u).
- * variable: bodies of any length up to U work (async: in place), and each body's end
- * picks the next one's length (a SWITCH node over the lengths, hr_sp_loop_build) from
- * the rate its residuals fell at: as many iterations as the tolerance is predicted to
- * need, plus a margin, so that a solve's last body runs few iterations in vain. */
+ * or skip (dst holds it already); mod or skip 0: the last body's length (ctl->last_u).
+ * variable > 0: bodies of any length from `variable` to U work (async: in place, from 1;
+ * jacobi: a ring of the body's length, from 2), and each body's end picks the next
+ * one's length (a SWITCH node over the lengths, hr_sp_loop_build) from the rate its
+ * residuals fell at: as many iterations as the tolerance is predicted to need, plus a
+ * margin, so that a solve's last body runs few iterations in vain. */
 typedef struct hr_sp_lean {
     hr_sp_body_fn body; /* the U iterations and the batched check */
     int U;

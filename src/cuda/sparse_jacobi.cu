@@ -336,8 +336,13 @@ static hr_status jac_setup(hr_sparse_run *r)
      * ring slots 0..U - 2; after it, slot p % (U - 1) is copied into slot 0 unless p is
      * U - 1 (a whole body ends there) */
     const int Ul = U - 1;
-    hr_sp_lean lean = {lean_body, Ul, s->d_xs, 0, Ul, Ul, s->d_xs, (long long)n, to_replay, 0};
-    hr_sp_lean lean_long = {lean_body, UL, s->d_xs, 0, UL, UL, s->d_xs, (long long)n, to_replay, 0};
+    /* variable bodies (from 2: a sweep is not in place): a body of u runs the ring of u,
+     * so the copy's ring and skip are the last body's length (0) */
+    const int var = hr_sp_predict_wanted() ? 2 : 0;
+    hr_sp_lean lean = {lean_body,    Ul,      s->d_xs,      0,         var ? 0 : Ul,
+                       var ? 0 : Ul, s->d_xs, (long long)n, to_replay, var};
+    hr_sp_lean lean_long = {lean_body,    UL,      s->d_xs,      0,         var ? 0 : UL,
+                            var ? 0 : UL, s->d_xs, (long long)n, to_replay, var};
     int whiles = 0;
     for (int f = 0; f < (r->frozen ? 2 : 1) && s->dc; f++) {
         s->body_fault = f;

@@ -118,7 +118,7 @@ __global__ void hr_sp_lean_copy(const hr_sp_ctl *c, const double *ring, long lon
 {
     const int p = c->from;
     if (p <= 0 || p == (skip > 0 ? skip : c->last_u)) return;
-    const double *src = ring + (long long)((p + shift) % mod) * n;
+    const double *src = ring + (long long)((p + shift) % (mod > 0 ? mod : c->last_u)) * n;
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
          i += (long long)gridDim.x * blockDim.x)
         dst[i] = src[i];
@@ -158,12 +158,13 @@ static hr_status body_and_end(hr_sparse_run *r, hr_sp_resid *R, const hr_sp_loop
 
 /* Adds to graph wg (the WHILE node's body) a SWITCH node whose case c runs the lean
  * body of min((c + 1) step, U) iterations (every length up to 16; else eighths of U),
- * its default case the full length (each launch's first body). 0 where the runtime
- * refuses it. */
+ * at least lean->variable; its default case the full length (each launch's first
+ * body). 0 where the runtime refuses it. */
 static int add_switch(hr_sparse_run *r, hr_sp_resid *R, const hr_sp_loop *L, void *ctx, cudaGraph_t g,
                       cudaGraph_t wg, const hr_sp_lean *lean, cudaStream_t st, cudaGraphConditionalHandle h)
 {
-    const int U = lean->U, step = U <= 16 ? 1 : (U + 7) / 8, ncase = (U + step - 1) / step;
+    const int U = lean->U, step = U <= 16 ? 1 : (U + 7) / 8, ncase = (U + step - 1) / step,
+              umin = lean->variable;
     cudaGraphConditionalHandle hs = 0;
     if (cudaGraphConditionalHandleCreate(&hs, g, (unsigned)(ncase - 1), cudaGraphCondAssignDefault) !=
         cudaSuccess)
@@ -178,7 +179,8 @@ static int add_switch(hr_sparse_run *r, hr_sp_resid *R, const hr_sp_loop *L, voi
     cudaGraphNode_t node;
     if (cudaGraphAddNode(&node, wg, NULL, NULL, 0, &p) != cudaSuccess) return 0;
     for (int c = 0; c < ncase; c++) {
-        const int u = (c + 1) * step < U ? (c + 1) * step : U;
+        int u = (c + 1) * step < U ? (c + 1) * step : U;
+        u = u > umin ? u : umin;
         if (cudaStreamBeginCaptureToGraph(st, p.conditional.phGraph_out[c], NULL, NULL, 0,
                                           cudaStreamCaptureModeThreadLocal) != cudaSuccess)
             return 0;
@@ -253,7 +255,7 @@ static cudaGraphExec_t build_while(hr_sparse_run *r, hr_sp_resid *R, const hr_sp
     *variable = 0;
     if (lean && lean->variable) {
         cudaGraphExec_t e = build_while_once(r, R, L, body, ctx, lean, st, copy_live);
-        if (e) return *variable = 1, e;
+        if (e) return *variable = lean->variable, e;
     }
     hr_sp_lean fixed;
     if (lean) fixed = *lean, fixed.variable = 0;

@@ -271,12 +271,13 @@ static void test_first_crossing(void **state)
                           {"1", "1", "1", "0", "short then long bodies of 24 from 8", "1", "8", "24"},
                           {"1", "1", "1", "0", "short then long bodies of 64 from 30", "1", "30", "64"}};
     const int nmodes = (int)(sizeof modes / sizeof modes[0]);
-    /* pass 0: jacobi; 1: async (bodies after the first of the length their residuals
-     * predict, hr_sp_lean.variable); 2: async with the 8-snapshot lean check (the default
-     * on rows of >= 16 entries) on these 5-point rows; 3: async, bodies of the full
-     * length (HETRELAX_SPARSE_PREDICT=0). The same for reference and loop. */
-    for (int pass = 0; pass < 4; pass++) {
-        const int m = pass == 0 ? 0 : 1;
+    /* pass 0: jacobi, 1: async, bodies after the first as long as their residuals
+     * predict (hr_sp_lean.variable); 2: async with the 8-snapshot lean check (the
+     * default on rows of >= 16 entries) on these 5-point rows; 3: jacobi, 4: async, with
+     * bodies of the full length (HETRELAX_SPARSE_PREDICT=0). The same for reference
+     * and loop. */
+    for (int pass = 0; pass < 5; pass++) {
+        const int m = pass == 0 || pass == 3 ? 0 : 1;
         if (pass == 2) setenv("HETRELAX_SPARSE_MULTI", "1", 1);
         if (pass == 3) unsetenv("HETRELAX_SPARSE_MULTI"), setenv("HETRELAX_SPARSE_PREDICT", "0", 1);
         {
