@@ -13,14 +13,23 @@ import json
 import math
 
 
-def row_s(knots, ws):
-    """Seconds per row at working set ws: linear in log(ws) between knots [(ws, s)], flat outside."""
-    if ws <= knots[0][0]:
-        return knots[0][1]
-    for (w0, s0), (w1, s1) in zip(knots, knots[1:]):
-        if ws <= w1:
-            return s0 + math.log(ws / w0) / math.log(w1 / w0) * (s1 - s0)
-    return knots[-1][1]
+def part_a(knots, ws_per_row, rows):
+    """A's part of `rows` rows from knots [(ws, s per row)]: the knots' times (r_k = ws_k /
+    ws_per_row rows, r_k s_k seconds) linear in rows between them, proportional beyond the ends
+    (model.c part_a_knots)."""
+    kr = [(w / ws_per_row, w / ws_per_row * v) for w, v in knots]
+    if rows <= kr[0][0]:
+        return rows * knots[0][1]
+    for (r0, t0), (r1, t1) in zip(kr, kr[1:]):
+        if rows <= r1:
+            return t0 + (rows - r0) / (r1 - r0) * (t1 - t0) if r1 > r0 else t1
+    return rows * knots[-1][1]
+
+
+def row_s(knots, ws, ws_per_row=1.0):
+    """Seconds per row for a part of working set ws (part_a over its rows)."""
+    r = ws / ws_per_row
+    return part_a(knots, ws_per_row, r) / r if r > 0 else knots[0][1]
 
 
 def clark_max(a, b, sigma):
@@ -37,7 +46,7 @@ def model_time(m, rows):
     n = m["rows"]
     if rows <= 0:
         return m["b_alone"]
-    a = rows * row_s(m["knots"], rows * m["ws_per_row"])
+    a = part_a(m["knots"], m["ws_per_row"], rows)
     if rows >= n:
         return a
     return clark_max(a, max((1 - rows / n) * m["t_b"], m["b_floor"]), m["sigma"]) + m["x0"]
@@ -71,7 +80,7 @@ def refit_model(d, s, llc, l2, exchange):
         source += ", X0 and sigma measured"
     elif exchange == "clark" and s.get("x_latency", 0) > 0:
         # no off-balance probe: X0 = one pinned copy's latency, sigma from the balance probe
-        a1 = s["probe_rows"] * row_s(knots, s["probe_rows"] * ws_row)
+        a1 = part_a(knots, ws_row, s["probe_rows"])
         b1 = (1 - s["probe_rows"] / n) * s["t_g"]
         m["x0"] = min(s["x_latency"], s["x_exposed"])
         want, lo, hi = s["probe_s"] - m["x0"], 0.0, s["probe_s"]

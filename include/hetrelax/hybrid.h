@@ -38,9 +38,10 @@ typedef struct hr_split_model {
     int messages;       /* messages per sweep when both parts are non-empty (2: one each way) */
     int rows;           /* rows or planes to split */
     /* Appended (all 0: the terms above alone). A's term f t_a assumes every row costs the same;
-     * once A's grids leave the caches a row costs more. With a_knots > 0, A's part of r rows
-     * takes r x s(r a_ws_per_row), s interpolated linearly in log(working set) between the
-     * seconds per row measured on slabs of those working sets (constant beyond the ends). */
+     * once A's grids leave the caches a row costs more, and a small part pays a fixed cost per
+     * sweep. With a_knots > 0, A's part of r rows is interpolated linearly in r between the
+     * times measured at the knots (r_k = a_knot_ws[k] / a_ws_per_row rows, r_k a_knot_row_s[k]
+     * seconds), and proportional to r beyond the ends. */
     int a_knots;
     double a_knot_ws[HR_SPLIT_KNOTS];    /* working set of each slab, bytes, increasing */
     double a_knot_row_s[HR_SPLIT_KNOTS]; /* its seconds per row and sweep */
@@ -65,8 +66,8 @@ double hr_split_model_part_a(const hr_split_model *m, int rows_a);
  *  (1 - f) t_b, at least b_floor. */
 double hr_split_model_part_b(const hr_split_model *m, int rows_a);
 
-/*! hr_split_model_row_s() : A's seconds per row and sweep at working set `ws` bytes (the knots'
- *  interpolation; t_a / rows without knots). */
+/*! hr_split_model_row_s() : A's seconds per row and sweep for a part of working set `ws` bytes
+ *  (its part time from the knots over its rows; t_a / rows without knots). */
 double hr_split_model_row_s(const hr_split_model *m, double ws);
 
 /*! hr_split_model_max() : the expected max of two normal times of means a, b and standard

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "common/sysmem.h"
 #include "common/timer.h"
 #include "cpu/team.h"
 #include "hetrelax/hetrelax.h"
@@ -98,9 +99,9 @@ hr_status hr_measure_host_bandwidth_bound(int threads, hr_bind bind, size_t byte
     hr_status st = (t[0] && t[1]) ? hr_team_create(threads, bind, &team) : HR_ERR_NO_MEMORY;
     if (st != HR_OK) goto done;
     const size_t alloc = (bytes + HR_GRID_ALIGN - 1) / HR_GRID_ALIGN * HR_GRID_ALIGN;
-    p.a = aligned_alloc(HR_GRID_ALIGN, alloc);
-    p.b = aligned_alloc(HR_GRID_ALIGN, alloc);
-    p.c = aligned_alloc(HR_GRID_ALIGN, alloc);
+    p.a = hr_alloc_big(HR_GRID_ALIGN, alloc);
+    p.b = hr_alloc_big(HR_GRID_ALIGN, alloc);
+    p.c = hr_alloc_big(HR_GRID_ALIGN, alloc);
     if (!p.a || !p.b || !p.c) {
         st = HR_ERR_NO_MEMORY;
         goto done;

@@ -2,6 +2,9 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -45,4 +48,24 @@ size_t hr_host_available_bytes(void)
 size_t hr_available_memory(void)
 {
     return hr_host_available_bytes();
+}
+
+#define HR_HUGE_BYTES ((size_t)2 << 20)
+
+void *hr_alloc_big(size_t align, size_t bytes)
+{
+    if (bytes == 0) bytes = 1;
+    const int big = bytes >= 4 * HR_HUGE_BYTES;
+    if (big && align < HR_HUGE_BYTES) align = HR_HUGE_BYTES;
+    if (bytes > SIZE_MAX - align) return NULL;
+    void *p = aligned_alloc(align, (bytes + align - 1) / align * align);
+#ifdef MADV_HUGEPAGE
+    if (p && big) {
+        const char *e = getenv("HETRELAX_HUGEPAGES");
+        if (!e || strcmp(e, "0") != 0)
+            (void)madvise(p, (bytes + HR_HUGE_BYTES - 1) / HR_HUGE_BYTES * HR_HUGE_BYTES,
+                          MADV_HUGEPAGE); /* advice: failure is harmless */
+    }
+#endif
+    return p;
 }

@@ -19,6 +19,7 @@
 
 #include "common/error.h"
 #include "common/stencil.h"
+#include "common/sysmem.h"
 #include "cpu/cpu_team.h"
 #include "cpu/jacobi2d_async.h"
 #include "solver/solver_internal.h"
@@ -114,7 +115,7 @@ static int block_used(const async_state *st, int r, int c)
 static void *aligned_zero(size_t bytes)
 {
     bytes = (bytes + HR_GRID_ALIGN - 1) / HR_GRID_ALIGN * HR_GRID_ALIGN;
-    void *p = aligned_alloc(HR_GRID_ALIGN, bytes);
+    void *p = hr_alloc_big(HR_GRID_ALIGN, bytes);
     if (p) memset(p, 0, bytes); /* first touch by the owning thread */
     return p;
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "common/sysmem.h"
 #include "cpu/cpu_team.h"
 #include "solver/solver_internal.h"
 
@@ -74,11 +75,11 @@ static void blocks_alloc(void *ctx, int tid, int nthreads)
     bytes = (bytes + HR_GRID_ALIGN - 1) / HR_GRID_ALIGN * HR_GRID_ALIGN;
     t->status = HR_OK;
     for (int k = 0; k < 2; k++) {
-        t->mem[k] = aligned_alloc(HR_GRID_ALIGN, bytes);
+        t->mem[k] = hr_alloc_big(HR_GRID_ALIGN, bytes);
         if (!t->mem[k]) t->status = HR_ERR_NO_MEMORY;
     }
     if (s->hf.base) {
-        t->hfmem = aligned_alloc(HR_GRID_ALIGN, bytes);
+        t->hfmem = hr_alloc_big(HR_GRID_ALIGN, bytes);
         if (!t->hfmem) t->status = HR_ERR_NO_MEMORY;
     }
     if (t->status != HR_OK) return;

@@ -220,16 +220,20 @@ static hr_status calibrate(const hr_options *o, unsigned flags, hr_hybrid_calibr
         hr_split_spec_from_options(o, &p, c->ladder_rows[k], NULL, &sp);
         st = time_engine(&sp, &u, &c->ladder_s[k], NULL, err, es);
     }
-    /* A rung well above the line through its neighbours (the last: through the two before it)
-     * is an engine that ran slow as a whole (T(r) is near-linear between rungs sqrt 2 apart:
-     * cache exits only bend it up gently; run 14d's slow rungs were 1.7x to 4.8x their line):
-     * it is measured again in fresh engines, at most twice, and the fastest kept. */
-    for (int k = 1; k < c->ladder && st == HR_OK; k++) {
+    /* A rung well above the line through its neighbours (the last: through the two before it;
+     * the first: above the second, as T(r) does not fall with r) is an engine that ran slow as
+     * a whole (T(r) is near-linear between rungs sqrt 2 apart: cache exits only bend it up
+     * gently; run 14d's slow rungs were 1.7x to 4.8x their line, run 15.10's first naive rung
+     * 3.7x the second): it is measured again in fresh engines, at most twice, and the fastest
+     * kept. */
+    for (int k = 0; k < c->ladder && st == HR_OK; k++) {
         const int last = k + 1 == c->ladder;
         if (last && k < 2) break;
-        const int k0 = last ? k - 2 : k - 1, k1 = last ? k - 1 : k + 1;
+        if (k == 0 && c->ladder < 2) continue;
+        const int k0 = k == 0 ? 1 : last ? k - 2 : k - 1, k1 = k == 0 ? 1 : last ? k - 1 : k + 1;
         const double r0 = c->ladder_rows[k0], r = c->ladder_rows[k], r1 = c->ladder_rows[k1];
-        const double line = c->ladder_s[k0] + (r - r0) / (r1 - r0) * (c->ladder_s[k1] - c->ladder_s[k0]);
+        const double line = k == 0 ? c->ladder_s[1]
+                                   : c->ladder_s[k0] + (r - r0) / (r1 - r0) * (c->ladder_s[k1] - c->ladder_s[k0]);
         for (int again = 0; again < 2 && st == HR_OK && c->ladder_s[k] > 1.2 * line; again++) {
             double t;
             hr_split_spec_from_options(o, &p, c->ladder_rows[k], NULL, &sp);

@@ -10,26 +10,37 @@ double hr_split_model_exchange(const hr_split_model *m, int rows_a)
     return (m->messages > 0 ? m->messages : 2) * per;
 }
 
+/* A's part of r rows from the knots: the times at the knots' rows (r_k = ws_k / ws per
+ * row, T_k = r_k s_k), linear in r between them (a part's time is near-linear between
+ * rungs sqrt 2 apart, with a fixed cost that a per-row rate misses at small parts:
+ * session 6, docs/hybrid.md), proportional to r beyond the ends. */
+static double part_a_knots(const hr_split_model *m, double r)
+{
+    const int k = m->a_knots < HR_SPLIT_KNOTS ? m->a_knots : HR_SPLIT_KNOTS;
+    const double wr = m->a_ws_per_row > 0.0 ? m->a_ws_per_row : 1.0;
+    double r0 = m->a_knot_ws[0] / wr, t0 = r0 * m->a_knot_row_s[0];
+    if (!(r > r0)) return r * m->a_knot_row_s[0];
+    for (int i = 1; i < k; i++) {
+        const double r1 = m->a_knot_ws[i] / wr, t1 = r1 * m->a_knot_row_s[i];
+        if (r <= r1) return r1 > r0 ? t0 + (r - r0) / (r1 - r0) * (t1 - t0) : t1;
+        r0 = r1, t0 = t1;
+    }
+    return r * m->a_knot_row_s[k - 1];
+}
+
 double hr_split_model_row_s(const hr_split_model *m, double ws)
 {
     const int k = m->a_knots < HR_SPLIT_KNOTS ? m->a_knots : HR_SPLIT_KNOTS;
     if (k <= 0) return m->rows > 0 ? m->t_a / m->rows : 0.0;
-    if (!(ws > m->a_knot_ws[0])) return m->a_knot_row_s[0];
-    for (int i = 1; i < k; i++)
-        if (ws <= m->a_knot_ws[i]) {
-            /* linear in log(working set): cache effects grow with the ratio to the cache */
-            const double w0 = m->a_knot_ws[i - 1], w1 = m->a_knot_ws[i];
-            const double s = w1 > w0 ? log(ws / w0) / log(w1 / w0) : 1.0;
-            return m->a_knot_row_s[i - 1] + s * (m->a_knot_row_s[i] - m->a_knot_row_s[i - 1]);
-        }
-    return m->a_knot_row_s[k - 1];
+    const double r = ws / (m->a_ws_per_row > 0.0 ? m->a_ws_per_row : 1.0);
+    return r > 0.0 ? part_a_knots(m, r) / r : m->a_knot_row_s[0];
 }
 
 double hr_split_model_part_a(const hr_split_model *m, int rows_a)
 {
     if (rows_a <= 0 || m->rows <= 0) return 0.0;
     if (m->a_knots <= 0) return (double)rows_a / (double)m->rows * m->t_a;
-    return rows_a * hr_split_model_row_s(m, rows_a * m->a_ws_per_row);
+    return part_a_knots(m, rows_a);
 }
 
 double hr_split_model_part_b(const hr_split_model *m, int rows_a)

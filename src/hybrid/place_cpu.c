@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/sysmem.h"
 #include "cpu/stencil_cpu.h"
 #include "hybrid/crew.h"
 #include "hybrid/place.h"
@@ -180,7 +181,7 @@ static hr_status cpu_residual(hr_place *p, hr_grid *scratch, hr_norm2 *r, hr_nor
 static void *cpu_host_alloc(hr_place *p, size_t bytes)
 {
     (void)p;
-    return aligned_alloc(128, (bytes + 127) / 128 * 128);
+    return hr_alloc_big(128, bytes);
 }
 
 static void cpu_host_free(hr_place *p, void *buf)

@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/sysmem.h"
+
 hr_status hr_grid_alloc(hr_grid *g, const hr_grid_layout *l)
 {
     memset(g, 0, sizeof *g);
@@ -10,7 +12,7 @@ hr_status hr_grid_alloc(hr_grid *g, const hr_grid_layout *l)
     g->l = *l;
     size_t bytes = hr_layout_bytes(&g->l);
     bytes = (bytes + HR_GRID_ALIGN - 1) / HR_GRID_ALIGN * HR_GRID_ALIGN;
-    g->base = aligned_alloc(HR_GRID_ALIGN, bytes);
+    g->base = hr_alloc_big(HR_GRID_ALIGN, bytes);
     return g->base ? HR_OK : HR_ERR_NO_MEMORY;
 }
 

@@ -48,7 +48,8 @@ static void exchange_decides(void **state)
     assert_true(t == 1.0);
 }
 
-/* The size-aware CPU term: seconds per row linear in log(working set) between the knots. */
+/* The size-aware CPU term: the part's time linear in its rows between the knots' times,
+ * proportional beyond them. */
 static void cpu_knots(void **state)
 {
     (void)state;
@@ -58,11 +59,14 @@ static void cpu_knots(void **state)
     m.a_knot_row_s[0] = 1e-3;
     m.a_knot_ws[1] = 1e8;
     m.a_knot_row_s[1] = 3e-3;
-    assert_true(fabs(hr_split_model_row_s(&m, 1e7) - 2e-3) < 1e-15);        /* log midpoint */
-    assert_true(hr_split_model_row_s(&m, 1e3) == 1e-3);                     /* in cache below */
-    assert_true(hr_split_model_row_s(&m, 1e10) == 3e-3);                    /* memory above */
-    assert_true(fabs(hr_split_model_part_a(&m, 100) - 100 * 2e-3) < 1e-15); /* 100 rows: 1e7 bytes */
-    assert_true(fabs(hr_split_model_part_a(&m, 5) - 5e-3) < 1e-15);
+    /* knots: 10 rows in 0.01 s, 1000 rows in 3 s */
+    const double t100 = 0.01 + 90.0 / 990.0 * 2.99; /* 100 rows: 1e7 bytes, on the line */
+    assert_true(fabs(hr_split_model_part_a(&m, 100) - t100) < 1e-15);
+    assert_true(fabs(hr_split_model_row_s(&m, 1e7) - t100 / 100) < 1e-15);
+    assert_true(fabs(hr_split_model_part_a(&m, 5) - 5e-3) < 1e-15); /* in cache below: proportional */
+    assert_true(hr_split_model_row_s(&m, 1e3) == 1e-3);
+    assert_true(hr_split_model_row_s(&m, 1e10) == 3e-3); /* memory above */
+    assert_true(fabs(hr_split_model_part_a(&m, 1000) - 3.0) < 1e-15);
     /* A alone: its part time, no exchange; B alone: b_alone when given */
     assert_true(fabs(hr_split_model_time(&m, 1000) - 3.0) < 1e-12);
     assert_true(hr_split_model_time(&m, 0) == 1.0);
@@ -70,10 +74,9 @@ static void cpu_knots(void **state)
     assert_true(hr_split_model_time(&m, 0) == 0.9);
     /* a split: max of the parts (B slower at 10 rows) */
     assert_true(fabs(hr_split_model_time(&m, 10) - 0.99) < 1e-12);
-    /* the best split lies between those at the in-cache rate everywhere (t_a = 1, at 500 rows)
-     * and at the memory rate everywhere (t_a = 3, at 250 rows) */
+    /* the best split: where A's line 0.01 + (r - 10) 2.99 / 990 meets B's 1 - r / 1000, r = 253.8 */
     const int best = hr_split_model_best(&m, NULL);
-    assert_true(best > 250 && best < 500);
+    assert_true(best == 253 || best == 254);
     /* B's part has a floor (launch latency): at 990 rows it takes b_floor, not 0.01 t_b */
     assert_true(fabs(hr_split_model_part_b(&m, 990) - 0.01) < 1e-15);
     m.b_floor = 0.05;
