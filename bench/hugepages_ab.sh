@@ -1,8 +1,8 @@
 #!/bin/bash
 # Transparent huge pages, A/B: the host copy bandwidth (`hetrelax info`) and a cpu-threads
 # sweep (poisson2d, n = 8192 fp32 unless N is set), each run ROUNDS times in fresh
-# processes, alternating HETRELAX_HUGEPAGES=0 (4 KiB pages under THP "madvise") and 1
-# (grids advised MADV_HUGEPAGE, the default). Prints the kernel's THP setting, every
+# processes, alternating HETRELAX_HUGEPAGES=0 (the default: 4 KiB pages under THP
+# "madvise") and 1 (grids advised MADV_HUGEPAGE). Prints the kernel's THP setting, every
 # run's figure and, per setting, the median and the spread (min..max).
 #
 #   bench/hugepages_ab.sh BUILD_DIR [ROUNDS]

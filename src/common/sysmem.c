@@ -62,7 +62,7 @@ void *hr_alloc_big(size_t align, size_t bytes)
 #ifdef MADV_HUGEPAGE
     if (p && big) {
         const char *e = getenv("HETRELAX_HUGEPAGES");
-        if (!e || strcmp(e, "0") != 0)
+        if (e && strcmp(e, "1") == 0)
             (void)madvise(p, (bytes + HR_HUGE_BYTES - 1) / HR_HUGE_BYTES * HR_HUGE_BYTES,
                           MADV_HUGEPAGE); /* advice: failure is harmless */
     }

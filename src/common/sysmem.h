@@ -12,11 +12,12 @@ extern "C" {
 size_t hr_host_available_bytes(void);
 
 /* Memory for a grid or a large vector (free() it), aligned to `align` (a power of two,
- * at least sizeof(void *)). From 8 MiB on it is aligned to 2 MiB and advised for
- * transparent huge pages (madvise MADV_HUGEPAGE, where the kernel has it): with THP in
- * "madvise" mode (Debian's default) large grids otherwise get 4 KiB pages, and streaming
- * sweeps over them meet a TLB miss every 4 KiB. HETRELAX_HUGEPAGES=0 turns the advice off
- * (for measurements). NULL when out of memory. */
+ * at least sizeof(void *)); from 8 MiB on aligned to 2 MiB. With HETRELAX_HUGEPAGES=1 such
+ * blocks are also advised for transparent huge pages (madvise MADV_HUGEPAGE; under THP
+ * "madvise", the H100 host's and Debian's setting, grids otherwise get 4 KiB pages). Off by
+ * default: on the H100 host it changed neither the copy bandwidth nor a cpu-threads sweep
+ * beyond their run-to-run spread, and the one hybrid run with it had a CPU part 2x slower
+ * than the run without (docs/results/h100-run16.md). NULL when out of memory. */
 void *hr_alloc_big(size_t align, size_t bytes);
 
 #ifdef __cplusplus
