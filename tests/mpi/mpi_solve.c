@@ -14,7 +14,9 @@
  * --threads T: T threads per rank (cpu-threads ranks);
  * --bandwidth: rank 0 measures the host copy bandwidth with P threads (same run);
  * --threads-ref T: rank 0 also times the cpu-threads backend with T threads in one
- * process on the same problem (the "ranks vs threads" comparison).
+ * process on the same problem (the "ranks vs threads" comparison), one solve after each
+ * MPI repeat while the other ranks sleep in a barrier (interleaved: the machine's drifts
+ * hit both; and no rank spins on the reference's cores).
  * --backend gpu: GPU ranks (bench/mpi_gpu_scaling.py); the JSON adds the device overlap's
  * split (wait, compute, hidden fraction) and where the messages lived; --transport picks
  * how (hr_mpi_solver_create_transport: host staging, CUDA-aware MPI or NCCL).
@@ -25,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "hetrelax/mpi.h"
 
@@ -154,6 +157,21 @@ static void pingpong(int rank, int size)
     free(buf);
 }
 
+/* A barrier whose waiters sleep (OpenMPI's own spins on every core, which would take the
+ * cores from rank 0's threads reference). */
+static void quiet_wait(MPI_Comm comm)
+{
+    MPI_Request q;
+    MPI_Ibarrier(comm, &q);
+    int done = 0;
+    MPI_Test(&q, &done, MPI_STATUS_IGNORE);
+    while (!done) {
+        const struct timespec ts = {0, 200000}; /* 0.2 ms */
+        nanosleep(&ts, NULL);
+        MPI_Test(&q, &done, MPI_STATUS_IGNORE);
+    }
+}
+
 static int cmp_double(const void *x, const void *y)
 {
     const double a = *(const double *)x, b = *(const double *)y;
@@ -251,6 +269,16 @@ int main(int argc, char **argv)
         ph[q] = calloc((size_t)a.repeats, sizeof *ph[q]);
     hr_result r;
     hr_mpi_info info;
+    /* --threads-ref: rank 0's cpu-threads solver, timed between the MPI runs (run, reference,
+     * run, ...: drifts of the machine hit both alike) while the other ranks sleep (quiet_wait) */
+    hr_solver *ref = NULL;
+    double *rt = calloc((size_t)a.repeats, sizeof *rt);
+    if (a.threads_ref > 0 && rank == 0) {
+        hr_options o = a.o;
+        o.backend = HR_BACKEND_CPU_THREADS;
+        o.threads = a.threads_ref;
+        if (hr_solver_create(&o, &ref) != HR_OK) ref = NULL;
+    }
     for (int rep = -1; rep < a.repeats; rep++) {
         MPI_Barrier(MPI_COMM_WORLD);
         if (hr_mpi_solver_run(s, &r) != HR_OK) {
@@ -266,6 +294,13 @@ int main(int argc, char **argv)
                     1e3 * info.compute_s / (double)r.iterations, 1e3 * info.transfer_s / (double)r.iterations,
                     1e3 * r.time_exchange_s / (double)r.iterations);
         MPI_Allreduce(MPI_IN_PLACE, x, NP, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        if (a.threads_ref > 0) {
+            if (ref) {
+                hr_result rr;
+                if (hr_solver_run(ref, &rr) == HR_OK && rep >= 0) rt[rep] = rr.time_per_sweep_s;
+            }
+            quiet_wait(MPI_COMM_WORLD);
+        }
         if (rep < 0) continue; /* warm-up */
         per[rep] = r.time_per_sweep_s;
         for (int q = 0; q < NP; q++)
@@ -278,25 +313,12 @@ int main(int argc, char **argv)
     }
     const double t = per[a.repeats / 2];
     double ref_t = 0.0;
-    if (a.threads_ref > 0 && rank == 0) {
-        hr_options o = a.o;
-        o.backend = HR_BACKEND_CPU_THREADS;
-        o.threads = a.threads_ref;
-        hr_solver *ref;
-        if (hr_solver_create(&o, &ref) == HR_OK) {
-            hr_result rr;
-            double *rt = calloc((size_t)a.repeats, sizeof *rt);
-            hr_solver_run(ref, &rr); /* warm-up */
-            for (int rep = 0; rep < a.repeats; rep++) {
-                hr_solver_run(ref, &rr);
-                rt[rep] = rr.time_per_sweep_s;
-            }
-            qsort(rt, (size_t)a.repeats, sizeof *rt, cmp_double);
-            ref_t = rt[a.repeats / 2];
-            free(rt);
-            hr_solver_free(ref);
-        }
+    if (ref) {
+        qsort(rt, (size_t)a.repeats, sizeof *rt, cmp_double);
+        ref_t = rt[a.repeats / 2];
+        hr_solver_free(ref);
     }
+    free(rt);
     if (rank == 0) {
         const double pts = (double)r.nx * r.ny * r.nz;
         const double gbps = r.bytes_per_point * pts / t * 1e-9;
