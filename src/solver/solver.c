@@ -1,7 +1,7 @@
 /*
- * The solver for the structured-grid problems (2-D 5-point, 3-D 7-point): options,
- * the resolved problem, grids and initial data, the loop (through the one iteration
- * driver, driver.c) and the metrics of the result.
+ * The solver for the structured-grid problems (2-D 5-point, 3-D 7-point): the handle,
+ * grids and initial data, the loop (through the one iteration driver, driver.c) and the
+ * metrics of the result. Options and the resolved problem: options.c.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -17,139 +17,7 @@
 #include "cuda/cuda_api.h"
 #include "solver/solver_internal.h"
 
-/* The largest extent accepted per axis: indices stay far inside int and size_t; memory
- * is checked separately before allocation. */
-#define HR_MAX_N  1000000
-#define HR_PI     3.14159265358979323846
-#define HR_DIVTOL 1e3
-
-void hr_options_default(hr_options *o)
-{
-    memset(o, 0, sizeof *o);
-    o->n = 1024;
-    o->dim = 2;
-    o->iters = 1000;
-    o->tol = 0.0;
-    o->check_every = 100;
-    o->precision = HR_PREC_SINGLE;
-    o->backend = HR_BACKEND_AUTO;
-    o->bind = HR_BIND_NONE;
-    o->layout = HR_LAYOUT_FLAT;
-    o->rhs = HR_RHS_SPIKE;
-    o->init = HR_INIT_ZERO;
-    o->omega = 1.0;
-    o->divtol = HR_DIVTOL;
-    o->alpha = 1;
-    o->host_memory = HR_HOST_PINNED;
-    o->split = -1.0; /* hybrid: auto */
-}
-
-static hr_status why(char *buf, size_t size, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-
-static hr_status why(char *buf, size_t size, const char *fmt, ...)
-{
-    if (buf && size) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(buf, size, fmt, ap);
-        va_end(ap);
-    }
-    return HR_ERR_INVALID_ARG;
-}
-
-int hr_options_dim(const hr_options *o)
-{
-    return o->dim == 3 ? 3 : 2;
-}
-
-int hr_options_extent(const hr_options *o, int axis)
-{
-    if (axis == 2 && hr_options_dim(o) == 2) return 1;
-    const int given = axis == 0 ? o->nx : axis == 1 ? o->ny : o->nz;
-    return given > 0 ? given : o->n;
-}
-
-static hr_backend resolve_backend(hr_backend b, int dim);
-
-hr_status hr_options_validate(const hr_options *o, char *w, size_t ws)
-{
-    static const char *const axis_flag[3] = {"nx", "ny", "nz"};
-    if (!o) return why(w, ws, "options: NULL");
-    if (o->dim != 0 && o->dim != 2 && o->dim != 3) return why(w, ws, "dim: must be 2 or 3");
-    const int dim = hr_options_dim(o);
-    if (dim == 2 && o->nz != 0) return why(w, ws, "nz: only for 3-D grids");
-    if ((o->nx == 0 || o->ny == 0 || (dim == 3 && o->nz == 0)) && (o->n < 1 || o->n > HR_MAX_N))
-        return why(w, ws, "n: must be between 1 and %d", HR_MAX_N);
-    for (int a = 0; a < dim; a++) {
-        const int e = a == 0 ? o->nx : a == 1 ? o->ny : o->nz;
-        if (e < 0 || e > HR_MAX_N) return why(w, ws, "%s: must be between 1 and %d", axis_flag[a], HR_MAX_N);
-    }
-    if (o->iters < 0) return why(w, ws, "iters: must be >= 0");
-    if (!(o->tol >= 0.0) || !isfinite(o->tol)) return why(w, ws, "tol: must be a finite value >= 0");
-    if (o->tol > 0.0 && o->check_every < 1) return why(w, ws, "check: must be >= 1");
-    if (o->precision != HR_PREC_SINGLE && o->precision != HR_PREC_DOUBLE)
-        return why(w, ws, "precision: must be single or double");
-    if ((unsigned)o->backend >= HR_BACKEND_COUNT) return why(w, ws, "backend: unknown");
-    if (o->threads < 0 || o->threads > 4096) return why(w, ws, "threads: must be between 1 and 4096");
-    if ((o->thread_rows > 0) != (o->thread_cols > 0) || o->thread_rows < 0 || o->thread_cols < 0 ||
-        (o->thread_rows > 0 && (long)o->thread_rows * (long)o->thread_cols > 4096))
-        return why(w, ws, "thread-grid: give both rows and columns (product <= 4096)");
-    if (o->thread_rows > 0 && o->threads > 0 && (long)o->thread_rows * (long)o->thread_cols != o->threads)
-        return why(w, ws, "thread-grid: rows x columns must equal threads");
-    if (o->bind != HR_BIND_NONE && o->bind != HR_BIND_CORE) return why(w, ws, "bind: none or core");
-    if (o->layout != HR_LAYOUT_FLAT && o->layout != HR_LAYOUT_BLOCKS)
-        return why(w, ws, "layout: flat or blocks");
-    if (o->rhs != HR_RHS_SPIKE && o->rhs != HR_RHS_MANUFACTURED && o->rhs != HR_RHS_ARRAY &&
-        o->rhs != HR_RHS_ZERO)
-        return why(w, ws, "rhs: unknown");
-    if (o->rhs == HR_RHS_ARRAY && !o->rhs_values) return why(w, ws, "rhs: array without values");
-    if (o->init != HR_INIT_ZERO && o->init != HR_INIT_SINE && o->init != HR_INIT_ARRAY)
-        return why(w, ws, "init: unknown");
-    if (o->init == HR_INIT_ARRAY && !o->init_values) return why(w, ws, "init: array without values");
-    if (!isfinite(o->boundary)) return why(w, ws, "boundary: must be finite");
-    if (o->precision == HR_PREC_SINGLE && fabs(o->boundary) > 3.4e38)
-        return why(w, ws, "boundary: %g does not fit in single precision", o->boundary);
-    if ((unsigned)o->method >= HR_METHOD_COUNT) return why(w, ws, "method: jacobi, redblack or sor");
-    if (!(o->omega == 0.0 || (o->omega > 0.0 && o->omega < 2.0) ||
-          (o->omega == HR_OMEGA_AUTO && o->method != HR_METHOD_JACOBI)))
-        return why(w, ws, "omega: must be in (0, 2)%s", o->method != HR_METHOD_JACOBI ? " or auto" : "");
-    if (!(o->divtol == 0.0 || (o->divtol > 1.0 && !isnan(o->divtol))))
-        return why(w, ws, "divtol: must be > 1");
-    if (o->alpha < 1) return why(w, ws, "alpha: must be >= 1");
-    if (o->monitor_every < 0) return why(w, ws, "monitor: must be >= 0");
-    if (o->device < 0) return why(w, ws, "device: must be >= 0");
-    /* hybrid backend options (src/hybrid/) */
-    if (isnan(o->split) || o->split > 1.0) return why(w, ws, "split: must be in [0, 1] (or auto)");
-    if (o->split_ghost < 0 || o->split_ghost > 4096)
-        return why(w, ws, "split-ghost: must be between 1 and 4096");
-    if (o->split_second != HR_SPLIT_GPU && o->split_second != HR_SPLIT_CPU)
-        return why(w, ws, "split-second: gpu or cpu");
-    if (o->split_schedule != HR_SPLIT_NESTED && o->split_schedule != HR_SPLIT_NAIVE)
-        return why(w, ws, "schedule: nested or naive");
-    if (o->split_boundary_threads < 0 || o->split_boundary_threads > 4096)
-        return why(w, ws, "boundary-threads: must be between 1 and 4096");
-    /* --gpus N: the hybrid module's chain of N parts (src/hybrid/split.c) */
-    if (o->gpus < 0 || o->gpus > 16) return why(w, ws, "gpus: must be between 1 and 16");
-    if (o->gpus > 1 && o->backend != HR_BACKEND_HYBRID)
-        return why(w, ws, "gpus: several GPUs need the gpu (chain) or hybrid backend");
-    const hr_kernel_desc *k =
-        o->kernel ? hr_kernel_find(resolve_backend(o->backend, dim), o->kernel, dim) : NULL;
-    if (k && k->check) return k->check(o, w, ws);
-    return HR_OK;
-}
-
-void hr_thread_grid(int threads, int *rows, int *cols)
-{
-    int c = 1;
-    for (int d = 1; (long)d * d <= threads; d++)
-        if (threads % d == 0) c = d;
-    *cols = c;
-    *rows = threads / c;
-}
+#define HR_PI 3.14159265358979323846
 
 void hr_solver_set_error(hr_solver *s, const char *fmt, ...)
 {
@@ -262,59 +130,12 @@ double hr_solver_host_residual(const hr_solver *s)
     return hr_norm2_relative(rn, bn);
 }
 
-static hr_backend resolve_backend(hr_backend b, int dim)
-{
-    if (b != HR_BACKEND_AUTO) return b;
-    if (hr_cuda_device_count() > 0 && hr_kernel_find(HR_BACKEND_GPU, NULL, dim)) return HR_BACKEND_GPU;
-    return HR_BACKEND_CPU_THREADS;
-}
-
 /* Why the last hr_solver_create on this thread failed (the handle is gone by then). */
 static _Thread_local char create_error[256];
 
 const char *hr_last_error(void)
 {
     return create_error;
-}
-
-const char *hr_method_name(hr_method m)
-{
-    static const char *const names[HR_METHOD_COUNT] = {"jacobi", "redblack", "sor"};
-    return (unsigned)m < HR_METHOD_COUNT ? names[m] : NULL;
-}
-
-/* The optimal SOR weight 2 / (1 + sqrt(1 - rho^2)), rho = mean of cos(pi / (n_a + 1)) (the
- * Jacobi spectral radius of the Dirichlet Laplacian); 2 / (1 + sin(pi h)) on a square or cube. */
-static double sor_auto_omega(const hr_problem *p)
-{
-    if (p->nx == p->ny && (p->dim == 2 || p->nz == p->nx)) return 2.0 / (1.0 + sin(HR_PI * p->h));
-    double rho = cos(HR_PI / (p->nx + 1.0)) + cos(HR_PI / (p->ny + 1.0));
-    rho = p->dim == 3 ? (rho + cos(HR_PI / (p->nz + 1.0))) / 3.0 : rho / 2.0;
-    return 2.0 / (1.0 + sqrt(1.0 - rho * rho));
-}
-
-void hr_problem_resolve(const hr_options *o, hr_problem *p)
-{
-    p->dim = hr_options_dim(o);
-    p->nx = hr_options_extent(o, 0);
-    p->ny = hr_options_extent(o, 1);
-    p->nz = hr_options_extent(o, 2);
-    int nmax = p->nx > p->ny ? p->nx : p->ny;
-    if (p->nz > nmax) nmax = p->nz;
-    p->h = 1.0 / ((double)nmax + 1.0);
-    p->rhs = o->rhs;
-    p->init = o->init;
-    p->boundary = o->boundary;
-    p->omega = o->omega == 0.0 ? 1.0 : o->omega;
-    p->method = o->method;
-    if (o->omega == HR_OMEGA_AUTO || (o->method == HR_METHOD_SOR && o->omega == 0.0))
-        p->omega = sor_auto_omega(p);
-    p->spike_i = p->spike_j = p->spike_k = -1;
-    if (o->rhs == HR_RHS_SPIKE) {
-        p->spike_i = HR_SPIKE_INDEX(p->ny);
-        p->spike_j = HR_SPIKE_INDEX(p->nx);
-        p->spike_k = p->dim == 3 ? HR_SPIKE_INDEX(p->nz) : 0;
-    }
 }
 
 /* What the resolved kernel cannot do with this problem, as "field: reason". */
@@ -358,7 +179,7 @@ hr_status hr_solver_create(const hr_options *o, hr_solver **out)
     s->o = *o;
     hr_problem_resolve(o, &s->p);
     s->o.dim = s->p.dim;
-    s->o.backend = resolve_backend(o->backend, s->p.dim);
+    s->o.backend = hr_resolve_backend(o->backend, s->p.dim);
     if (s->o.divtol == 0.0) s->o.divtol = HR_DIVTOL;
     const char *kname = o->kernel;
     if (!kname && s->o.backend == HR_BACKEND_CPU_THREADS && o->layout == HR_LAYOUT_BLOCKS &&
@@ -646,6 +467,6 @@ const char *hr_kernel_default(hr_backend backend, int dim)
 {
     if ((unsigned)backend >= HR_BACKEND_COUNT) return NULL;
     dim = dim == 3 ? 3 : 2;
-    const hr_kernel_desc *k = hr_kernel_find(resolve_backend(backend, dim), NULL, dim);
+    const hr_kernel_desc *k = hr_kernel_find(hr_resolve_backend(backend, dim), NULL, dim);
     return k ? k->name : NULL;
 }

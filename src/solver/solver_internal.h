@@ -75,6 +75,11 @@ struct hr_solver {
  * options' rhs_values / init_values. Subdomains of a decomposition use these so their
  * data is bitwise that of the whole grid. */
 void hr_problem_resolve(const hr_options *o, hr_problem *p);
+/* The divergence threshold when options leave divtol 0 (residual growth factor). */
+#define HR_DIVTOL 1e3
+/* The backend `b` runs on (auto: the GPU when one is present and has a kernel for dim,
+ * else cpu-threads; options.c). */
+hr_backend hr_resolve_backend(hr_backend b, int dim);
 double hr_problem_rhs_at(const hr_problem *p, const double *values, int i, int j, int k);
 double hr_problem_init_at(const hr_problem *p, const double *values, int i, int j, int k);
 
