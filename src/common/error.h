@@ -1,6 +1,16 @@
 #ifndef HR_ERROR_H
 #define HR_ERROR_H
+#include <stddef.h>
+
 #include "hetrelax/hetrelax.h"
+
+/* Writes "field: reason" (printf-style) into buf (when buf and size), for the library's
+ * validators; returns HR_ERR_INVALID_ARG. */
+hr_status hr_invalid_arg(char *buf, size_t size, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
 
 /* Propagate a non-OK status to the caller. */
 #define HR_TRY(expr)                                                                                         \

@@ -1,3 +1,7 @@
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "common/error.h"
 #include "hetrelax/hetrelax.h"
 
 #define HR_STR2(x) #x
@@ -59,4 +63,15 @@ const char *hr_backend_name(hr_backend b)
 const char *hr_precision_name(hr_precision p)
 {
     return p == HR_PREC_DOUBLE ? "double" : "single";
+}
+
+hr_status hr_invalid_arg(char *buf, size_t size, const char *fmt, ...)
+{
+    if (buf && size) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(buf, size, fmt, ap);
+        va_end(ap);
+    }
+    return HR_ERR_INVALID_ARG;
 }

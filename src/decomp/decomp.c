@@ -1,26 +1,10 @@
 /* Cartesian decomposition, subdomain geometry and face packing (see decomp.h). */
 #include "decomp/decomp.h"
+#include "common/error.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-
-static hr_status why(char *buf, size_t size, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-
-static hr_status why(char *buf, size_t size, const char *fmt, ...)
-{
-    if (buf && size) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(buf, size, fmt, ap);
-        va_end(ap);
-    }
-    return HR_ERR_INVALID_ARG;
-}
 
 static const char axis_name[3] = {'x', 'y', 'z'};
 
@@ -28,7 +12,7 @@ hr_status hr_decomp_init(hr_decomp *d, int dim, const int n[3], const int parts[
                          size_t ws)
 {
     memset(d, 0, sizeof *d);
-    if (dim != 2 && dim != 3) return why(w, ws, "dim: must be 2 or 3");
+    if (dim != 2 && dim != 3) return hr_invalid_arg(w, ws, "dim: must be 2 or 3");
     d->dim = dim;
     d->ghost = ghost;
     d->cut_axis = -1;
@@ -36,43 +20,44 @@ hr_status hr_decomp_init(hr_decomp *d, int dim, const int n[3], const int parts[
     for (int a = 0; a < 3; a++) {
         d->n[a] = a < dim ? n[a] : 1;
         d->parts[a] = a < dim ? parts[a] : 1;
-        if (d->n[a] < 1) return why(w, ws, "n%c: must be >= 1", axis_name[a]);
-        if (d->parts[a] < 1) return why(w, ws, "decomp: parts along %c must be >= 1", axis_name[a]);
+        if (d->n[a] < 1) return hr_invalid_arg(w, ws, "n%c: must be >= 1", axis_name[a]);
+        if (d->parts[a] < 1)
+            return hr_invalid_arg(w, ws, "decomp: parts along %c must be >= 1", axis_name[a]);
         if (d->parts[a] > d->n[a])
-            return why(w, ws, "decomp: %d parts along %c but only %d grid points", d->parts[a], axis_name[a],
-                       d->n[a]);
+            return hr_invalid_arg(w, ws, "decomp: %d parts along %c but only %d grid points", d->parts[a],
+                                  axis_name[a], d->n[a]);
         count *= d->parts[a];
-        if (count > 1 << 24) return why(w, ws, "decomp: more than %d subdomains", 1 << 24);
+        if (count > 1 << 24) return hr_invalid_arg(w, ws, "decomp: more than %d subdomains", 1 << 24);
     }
     d->count = (int)count;
-    if (ghost < 1) return why(w, ws, "ghost: must be >= 1");
+    if (ghost < 1) return hr_invalid_arg(w, ws, "ghost: must be >= 1");
     /* a neighbour must own `ghost` layers to fill the ghost zone in one hop */
     for (int a = 0; a < dim; a++)
         if (d->parts[a] > 1 && d->n[a] / d->parts[a] < ghost)
-            return why(w, ws, "ghost: %d layers exceed the smallest subdomain extent %d along %c", ghost,
-                       d->n[a] / d->parts[a], axis_name[a]);
+            return hr_invalid_arg(w, ws, "ghost: %d layers exceed the smallest subdomain extent %d along %c",
+                                  ghost, d->n[a] / d->parts[a], axis_name[a]);
     return HR_OK;
 }
 
 hr_status hr_decomp_set_cuts(hr_decomp *d, int axis, const int *sizes, char *w, size_t ws)
 {
     if (axis < 0 || axis >= d->dim || d->parts[axis] > HR_DECOMP_MAX_CUTS)
-        return why(w, ws, "split: uneven parts need an axis of the grid with at most %d parts",
-                   HR_DECOMP_MAX_CUTS);
+        return hr_invalid_arg(w, ws, "split: uneven parts need an axis of the grid with at most %d parts",
+                              HR_DECOMP_MAX_CUTS);
     long sum = 0;
     for (int c = 0; c < d->parts[axis]; c++) {
         if (sizes[c] < 1)
-            return why(w, ws, "split: part %d of %d along %c would have no points", c, d->parts[axis],
-                       axis_name[axis]);
+            return hr_invalid_arg(w, ws, "split: part %d of %d along %c would have no points", c,
+                                  d->parts[axis], axis_name[axis]);
         if (sizes[c] < d->ghost)
-            return why(w, ws, "split: part %d along %c has %d points, fewer than %d ghost layers", c,
-                       axis_name[axis], sizes[c], d->ghost);
+            return hr_invalid_arg(w, ws, "split: part %d along %c has %d points, fewer than %d ghost layers",
+                                  c, axis_name[axis], sizes[c], d->ghost);
         d->cut[c] = (int)sum;
         sum += sizes[c];
     }
     if (sum != d->n[axis])
-        return why(w, ws, "split: parts of %ld points along %c, but the grid has %d", sum, axis_name[axis],
-                   d->n[axis]);
+        return hr_invalid_arg(w, ws, "split: parts of %ld points along %c, but the grid has %d", sum,
+                              axis_name[axis], d->n[axis]);
     d->cut[d->parts[axis]] = (int)sum;
     d->cut_axis = axis;
     return HR_OK;
@@ -81,8 +66,8 @@ hr_status hr_decomp_set_cuts(hr_decomp *d, int axis, const int *sizes, char *w, 
 hr_status hr_decomp_set_cut(hr_decomp *d, int axis, int first, char *w, size_t ws)
 {
     if (axis < 0 || axis >= d->dim || d->parts[axis] != 2)
-        return why(w, ws, "split: a cut needs two parts along %c",
-                   axis_name[axis < 0 || axis > 2 ? 0 : axis]);
+        return hr_invalid_arg(w, ws, "split: a cut needs two parts along %c",
+                              axis_name[axis < 0 || axis > 2 ? 0 : axis]);
     const int sizes[2] = {first, d->n[axis] - first};
     return hr_decomp_set_cuts(d, axis, sizes, w, ws);
 }

@@ -4,21 +4,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/error.h"
 #include "mg/mg_internal.h"
 
 #define HR_MG_MAX_N   65535
 #define HR_MG_MAX_PRE 64
-
-static hr_status why(char *w, size_t ws, const char *fmt, ...)
-{
-    if (w && ws) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(w, ws, fmt, ap);
-        va_end(ap);
-    }
-    return HR_ERR_INVALID_ARG;
-}
 
 void hr_mg_options_default(hr_mg_options *o)
 {
@@ -97,74 +87,81 @@ int mg_opt_max_levels(const hr_mg_options *o)
 hr_status hr_mg_options_validate(const hr_mg_options *o, char *w, size_t ws)
 {
     static const char *const axis[3] = {"nx", "ny", "nz"};
-    if (!o) return why(w, ws, "options: NULL");
-    if (o->dim != 0 && o->dim != 2 && o->dim != 3) return why(w, ws, "dim: must be 2 or 3");
+    if (!o) return hr_invalid_arg(w, ws, "options: NULL");
+    if (o->dim != 0 && o->dim != 2 && o->dim != 3) return hr_invalid_arg(w, ws, "dim: must be 2 or 3");
     const int dim = mg_opt_dim(o);
-    if (dim == 2 && o->nz != 0) return why(w, ws, "nz: only for 3-D grids");
+    if (dim == 2 && o->nz != 0) return hr_invalid_arg(w, ws, "nz: only for 3-D grids");
     for (int a = 0; a < dim; a++) {
         const int given = a == 0 ? o->nx : a == 1 ? o->ny : o->nz;
         const char *f = given ? axis[a] : "n";
         const int e = mg_opt_extent(o, a);
         if (e < 1 || e > HR_MG_MAX_N || given < 0)
-            return why(w, ws, "%s: must be between 1 and %d", f, HR_MG_MAX_N);
+            return hr_invalid_arg(w, ws, "%s: must be between 1 and %d", f, HR_MG_MAX_N);
         if (mg_opt_uses_mg(o) && !pow2m1(e))
-            return why(w, ws, "%s: multigrid needs 2^k - 1 interior points per axis (got %d; next: %d)", f, e,
-                       smear(e));
+            return hr_invalid_arg(w, ws,
+                                  "%s: multigrid needs 2^k - 1 interior points per axis (got %d; next: %d)",
+                                  f, e, smear(e));
     }
     if (o->rhs != HR_RHS_SPIKE && o->rhs != HR_RHS_MANUFACTURED && o->rhs != HR_RHS_ARRAY &&
         o->rhs != HR_RHS_ZERO)
-        return why(w, ws, "rhs: unknown");
-    if (o->rhs == HR_RHS_ARRAY && !o->rhs_values) return why(w, ws, "rhs: array needs rhs_values");
-    if (!isfinite(o->boundary)) return why(w, ws, "boundary: must be finite");
-    if (o->method != HR_MG_METHOD_MG && o->method != HR_MG_METHOD_CG) return why(w, ws, "method: mg or cg");
-    if (o->pc != HR_MG_PC_NONE && o->pc != HR_MG_PC_MG) return why(w, ws, "pc: none or mg");
+        return hr_invalid_arg(w, ws, "rhs: unknown");
+    if (o->rhs == HR_RHS_ARRAY && !o->rhs_values) return hr_invalid_arg(w, ws, "rhs: array needs rhs_values");
+    if (!isfinite(o->boundary)) return hr_invalid_arg(w, ws, "boundary: must be finite");
+    if (o->method != HR_MG_METHOD_MG && o->method != HR_MG_METHOD_CG)
+        return hr_invalid_arg(w, ws, "method: mg or cg");
+    if (o->pc != HR_MG_PC_NONE && o->pc != HR_MG_PC_MG) return hr_invalid_arg(w, ws, "pc: none or mg");
     if (o->pc == HR_MG_PC_MG && o->method != HR_MG_METHOD_CG)
-        return why(w, ws, "pc: mg preconditions method cg only (method is mg)");
-    if ((unsigned)o->cycle > HR_MG_CYCLE_FMG) return why(w, ws, "cycle: v, w, f or fmg");
+        return hr_invalid_arg(w, ws, "pc: mg preconditions method cg only (method is mg)");
+    if ((unsigned)o->cycle > HR_MG_CYCLE_FMG) return hr_invalid_arg(w, ws, "cycle: v, w, f or fmg");
     if (o->pc == HR_MG_PC_MG && o->cycle != HR_MG_CYCLE_V)
-        return why(w, ws, "cycle: pc mg applies a V-cycle");
+        return hr_invalid_arg(w, ws, "cycle: pc mg applies a V-cycle");
     if (o->pre < 0 || o->pre > HR_MG_MAX_PRE)
-        return why(w, ws, "pre: must be between 0 and %d", HR_MG_MAX_PRE);
+        return hr_invalid_arg(w, ws, "pre: must be between 0 and %d", HR_MG_MAX_PRE);
     if (o->post < 0 || o->post > HR_MG_MAX_PRE)
-        return why(w, ws, "post: must be between 0 and %d", HR_MG_MAX_PRE);
-    if (mg_opt_uses_mg(o) && o->pre + o->post < 1) return why(w, ws, "pre: pre + post must be >= 1");
+        return hr_invalid_arg(w, ws, "post: must be between 0 and %d", HR_MG_MAX_PRE);
+    if (mg_opt_uses_mg(o) && o->pre + o->post < 1)
+        return hr_invalid_arg(w, ws, "pre: pre + post must be >= 1");
     if (o->pc == HR_MG_PC_MG && o->pre != o->post)
-        return why(w, ws, "post: pc mg needs post == pre (a symmetric V-cycle)");
+        return hr_invalid_arg(w, ws, "post: pc mg needs post == pre (a symmetric V-cycle)");
     if ((unsigned)o->smoother > HR_MG_SMOOTH_ASYNC)
-        return why(w, ws, "smoother: jacobi, redblack, cheby or async3");
+        return hr_invalid_arg(w, ws, "smoother: jacobi, redblack, cheby or async3");
     if (o->smoother == HR_MG_SMOOTH_ASYNC && o->backend != HR_MG_BACKEND_GPU)
-        return why(w, ws, "smoother: async3 runs on the GPU only (backend gpu)");
+        return hr_invalid_arg(w, ws, "smoother: async3 runs on the GPU only (backend gpu)");
     if (o->smoother == HR_MG_SMOOTH_ASYNC && o->pc == HR_MG_PC_MG)
-        return why(w, ws, "smoother: async3 is not symmetric (nor deterministic): not for pc mg");
-    if (o->omega != 0.0 && !(o->omega > 0.0 && o->omega < 2.0)) return why(w, ws, "omega: must be in (0, 2)");
-    if (o->levels < 0) return why(w, ws, "levels: must be >= 0 (0: all)");
+        return hr_invalid_arg(w, ws, "smoother: async3 is not symmetric (nor deterministic): not for pc mg");
+    if (o->omega != 0.0 && !(o->omega > 0.0 && o->omega < 2.0))
+        return hr_invalid_arg(w, ws, "omega: must be in (0, 2)");
+    if (o->levels < 0) return hr_invalid_arg(w, ws, "levels: must be >= 0 (0: all)");
     if (mg_opt_uses_mg(o) && o->levels > mg_opt_max_levels(o)) {
         if (dim == 3)
-            return why(w, ws, "levels: at most %d for a %dx%dx%d grid", mg_opt_max_levels(o),
-                       mg_opt_extent(o, 0), mg_opt_extent(o, 1), mg_opt_extent(o, 2));
-        return why(w, ws, "levels: at most %d for a %dx%d grid", mg_opt_max_levels(o), mg_opt_extent(o, 0),
-                   mg_opt_extent(o, 1));
+            return hr_invalid_arg(w, ws, "levels: at most %d for a %dx%dx%d grid", mg_opt_max_levels(o),
+                                  mg_opt_extent(o, 0), mg_opt_extent(o, 1), mg_opt_extent(o, 2));
+        return hr_invalid_arg(w, ws, "levels: at most %d for a %dx%d grid", mg_opt_max_levels(o),
+                              mg_opt_extent(o, 0), mg_opt_extent(o, 1));
     }
-    if ((unsigned)o->precision > HR_MG_PREC_MIXED) return why(w, ws, "precision: double, single or mixed");
-    if (!(o->tol >= 0.0) || !isfinite(o->tol)) return why(w, ws, "tol: must be a finite value >= 0");
-    if (o->max_iters < 0) return why(w, ws, "max-iters: must be >= 0");
-    if (o->threads < 0 || o->threads > 4096) return why(w, ws, "threads: must be between 1 and 4096");
+    if ((unsigned)o->precision > HR_MG_PREC_MIXED)
+        return hr_invalid_arg(w, ws, "precision: double, single or mixed");
+    if (!(o->tol >= 0.0) || !isfinite(o->tol))
+        return hr_invalid_arg(w, ws, "tol: must be a finite value >= 0");
+    if (o->max_iters < 0) return hr_invalid_arg(w, ws, "max-iters: must be >= 0");
+    if (o->threads < 0 || o->threads > 4096)
+        return hr_invalid_arg(w, ws, "threads: must be between 1 and 4096");
     if (o->backend != HR_MG_BACKEND_CPU && o->backend != HR_MG_BACKEND_GPU)
-        return why(w, ws, "backend: cpu or gpu");
-    if (o->device < 0) return why(w, ws, "device: must be >= 0");
+        return hr_invalid_arg(w, ws, "backend: cpu or gpu");
+    if (o->device < 0) return hr_invalid_arg(w, ws, "device: must be >= 0");
     if (o->coarse_on != HR_MG_COARSE_ON_GPU && o->coarse_on != HR_MG_COARSE_ON_CPU)
-        return why(w, ws, "coarse-on: gpu or cpu");
+        return hr_invalid_arg(w, ws, "coarse-on: gpu or cpu");
     if (o->coarse_on == HR_MG_COARSE_ON_CPU && o->backend != HR_MG_BACKEND_GPU)
-        return why(w, ws, "coarse-on: cpu splits a GPU cycle: needs backend gpu");
+        return hr_invalid_arg(w, ws, "coarse-on: cpu splits a GPU cycle: needs backend gpu");
     if (o->coarse_on == HR_MG_COARSE_ON_CPU && !mg_opt_uses_mg(o))
-        return why(w, ws, "coarse-on: cpu needs multigrid (method mg or pc mg)");
-    if (o->coarse_level < 0) return why(w, ws, "coarse-level: must be >= 1 (0: automatic)");
+        return hr_invalid_arg(w, ws, "coarse-on: cpu needs multigrid (method mg or pc mg)");
+    if (o->coarse_level < 0) return hr_invalid_arg(w, ws, "coarse-level: must be >= 1 (0: automatic)");
     if (o->coarse_level > 0 && o->coarse_on != HR_MG_COARSE_ON_CPU)
-        return why(w, ws, "coarse-level: only with coarse-on cpu");
+        return hr_invalid_arg(w, ws, "coarse-level: only with coarse-on cpu");
     if (o->coarse_level > 0) {
         const int nlev = o->levels > 0 ? o->levels : mg_opt_max_levels(o);
         if (o->coarse_level >= nlev)
-            return why(w, ws, "coarse-level: must be between 1 and %d (levels - 1)", nlev - 1);
+            return hr_invalid_arg(w, ws, "coarse-level: must be between 1 and %d (levels - 1)", nlev - 1);
     }
     return HR_OK;
 }

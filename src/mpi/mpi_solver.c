@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/error.h"
 #include "cuda/transport_nccl.h"
 #include "decomp/dsolver.h"
 #include "hetrelax/mpi.h"
@@ -35,28 +36,10 @@ int hr_mpi_launched(void)
     return 0;
 }
 
-static hr_status fail(char *why, size_t ws, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-
-/* Writes the reason; always HR_ERR_INVALID_ARG. */
-static hr_status fail(char *why, size_t ws, const char *fmt, ...)
-{
-    if (why && ws) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(why, ws, fmt, ap);
-        va_end(ap);
-    }
-    return HR_ERR_INVALID_ARG;
-}
-
 hr_status hr_mpi_resolve_decomp(const hr_options *o, int ranks, const int req[3], int ghost, int out[3],
                                 char *why, size_t ws)
 {
-    if (!o || !out || ranks < 1) return fail(why, ws, "decomp: bad arguments");
+    if (!o || !out || ranks < 1) return hr_invalid_arg(why, ws, "decomp: bad arguments");
     hr_options v = *o;
     v.gpus = 0; /* GPUs per node of GPU ranks: hr_dsolver_create and pick_device check it */
     hr_status st = hr_options_validate(&v, why, ws);
@@ -66,29 +49,30 @@ hr_status hr_mpi_resolve_decomp(const hr_options *o, int ranks, const int req[3]
     for (int a = 0; a < dim && req; a++)
         given[a] = req[a];
     if (req && dim == 2 && req[2] > 1)
-        return fail(why, ws, "decomp: a 2-D grid takes AxB (got a third factor %d)", req[2]);
+        return hr_invalid_arg(why, ws, "decomp: a 2-D grid takes AxB (got a third factor %d)", req[2]);
     long fixed = 1;
     int free_axes = 0;
     for (int a = 0; a < dim; a++) {
-        if (given[a] < 0) return fail(why, ws, "decomp: factors must be >= 1");
+        if (given[a] < 0) return hr_invalid_arg(why, ws, "decomp: factors must be >= 1");
         if (given[a] == 0)
             free_axes++;
         else
             fixed *= given[a];
     }
     if (free_axes == 0 && fixed != ranks)
-        return fail(why, ws, "decomp: %d subdomains but %d ranks run (the product must equal the ranks)",
-                    (int)(fixed > 0x7fffffff ? 0x7fffffff : fixed), ranks);
+        return hr_invalid_arg(why, ws,
+                              "decomp: %d subdomains but %d ranks run (the product must equal the ranks)",
+                              (int)(fixed > 0x7fffffff ? 0x7fffffff : fixed), ranks);
     if (free_axes > 0 && (fixed > ranks || ranks % fixed != 0))
-        return fail(why, ws, "decomp: the given factors (product %d) do not divide %d ranks",
-                    (int)(fixed > 0x7fffffff ? 0x7fffffff : fixed), ranks);
+        return hr_invalid_arg(why, ws, "decomp: the given factors (product %d) do not divide %d ranks",
+                              (int)(fixed > 0x7fffffff ? 0x7fffffff : fixed), ranks);
     /* MPI_Dims_create fills the free axes with balanced factors, largest first; its
      * dims[0] is the slowest axis (y in 2-D, z in 3-D): contiguous faces are the large ones */
     int dims[3] = {0, 0, 0};
     for (int a = 0; a < dim; a++)
         dims[dim - 1 - a] = given[a];
     if (free_axes > 0 && MPI_Dims_create(ranks, dim, dims) != MPI_SUCCESS)
-        return fail(why, ws, "decomp: MPI_Dims_create failed for %d ranks", ranks);
+        return hr_invalid_arg(why, ws, "decomp: MPI_Dims_create failed for %d ranks", ranks);
     out[2] = 1;
     for (int a = 0; a < dim; a++)
         out[a] = dims[dim - 1 - a];
@@ -176,25 +160,27 @@ static hr_status pick_device(MPI_Comm comm, const hr_options *o, hr_mpi_transpor
     }
     const int present = hr_dsolver_gpu_count();
     if (present == 0) {
-        fail(why, ws, "backend: gpu: no CUDA device on this node (or a build without CUDA)");
+        hr_invalid_arg(why, ws, "backend: gpu: no CUDA device on this node (or a build without CUDA)");
         return HR_ERR_NO_DEVICE;
     }
     int use = present;
     if (o->gpus > 0) {
         if (o->gpus > present)
-            return fail(why, ws, "gpus: %d GPUs per node asked, but %d present", o->gpus, present);
+            return hr_invalid_arg(why, ws, "gpus: %d GPUs per node asked, but %d present", o->gpus, present);
         if (lsize > o->gpus)
-            return fail(why, ws,
-                        "gpus: %d ranks on this node for %d GPU(s): with --gpus run one rank per GPU "
-                        "(without it ranks share GPUs, local rank modulo the GPUs present)",
-                        lsize, o->gpus);
+            return hr_invalid_arg(
+                why, ws,
+                "gpus: %d ranks on this node for %d GPU(s): with --gpus run one rank per GPU "
+                "(without it ranks share GPUs, local rank modulo the GPUs present)",
+                lsize, o->gpus);
         use = o->gpus;
     }
     if (tr == HR_MPI_TRANSPORT_NCCL && lsize > use)
-        return fail(why, ws,
-                    "transport: nccl: %d ranks on this node for %d GPU(s): NCCL takes one rank per GPU "
-                    "(run at most %d ranks per node, or --transport host)",
-                    lsize, use, use);
+        return hr_invalid_arg(
+            why, ws,
+            "transport: nccl: %d ranks on this node for %d GPU(s): NCCL takes one rank per GPU "
+            "(run at most %d ranks per node, or --transport host)",
+            lsize, use, use);
     lo->device = lrank % use;
     lo->gpus = 1;
     return HR_OK;
@@ -215,20 +201,22 @@ int hr_mpi_have_nccl(void)
  * rank finds the same). */
 static hr_status check_transport(const hr_options *o, hr_mpi_transport tr, char *why, size_t ws)
 {
-    if (!hr_mpi_transport_name(tr)) return fail(why, ws, "transport: unknown transport %d", (int)tr);
+    if (!hr_mpi_transport_name(tr))
+        return hr_invalid_arg(why, ws, "transport: unknown transport %d", (int)tr);
     const char *name = hr_mpi_transport_name(tr);
     if (tr == HR_MPI_TRANSPORT_NCCL && !hr_nccl_available())
-        return fail(
+        return hr_invalid_arg(
             why, ws,
             "transport: nccl: this build has no NCCL (configure where CMake finds nccl.h and libnccl: "
             "NCCL_HOME, HETRELAX_ENABLE_NCCL)");
     if ((tr == HR_MPI_TRANSPORT_NCCL || tr == HR_MPI_TRANSPORT_DEVICE) && o->backend != HR_BACKEND_GPU)
-        return fail(why, ws, "transport: %s moves device buffers: it needs --backend gpu (not %s)", name,
-                    hr_backend_name(o->backend));
+        return hr_invalid_arg(why, ws, "transport: %s moves device buffers: it needs --backend gpu (not %s)",
+                              name, hr_backend_name(o->backend));
     if (tr == HR_MPI_TRANSPORT_DEVICE && !hr_mpi_cuda_aware())
-        return fail(why, ws,
-                    "transport: device: this MPI library does not take device pointers (not CUDA-aware, or "
-                    "HETRELAX_MPI_CUDA_AWARE=0): use host or nccl");
+        return hr_invalid_arg(
+            why, ws,
+            "transport: device: this MPI library does not take device pointers (not CUDA-aware, or "
+            "HETRELAX_MPI_CUDA_AWARE=0): use host or nccl");
     return HR_OK;
 }
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/error.h"
 #include "cuda/cuda_api.h"
 #include "solver/solver_internal.h"
 
@@ -37,23 +38,6 @@ void hr_options_default(hr_options *o)
     o->split = -1.0; /* hybrid: auto */
 }
 
-static hr_status why(char *buf, size_t size, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-
-static hr_status why(char *buf, size_t size, const char *fmt, ...)
-{
-    if (buf && size) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(buf, size, fmt, ap);
-        va_end(ap);
-    }
-    return HR_ERR_INVALID_ARG;
-}
-
 int hr_options_dim(const hr_options *o)
 {
     return o->dim == 3 ? 3 : 2;
@@ -69,64 +53,71 @@ int hr_options_extent(const hr_options *o, int axis)
 hr_status hr_options_validate(const hr_options *o, char *w, size_t ws)
 {
     static const char *const axis_flag[3] = {"nx", "ny", "nz"};
-    if (!o) return why(w, ws, "options: NULL");
-    if (o->dim != 0 && o->dim != 2 && o->dim != 3) return why(w, ws, "dim: must be 2 or 3");
+    if (!o) return hr_invalid_arg(w, ws, "options: NULL");
+    if (o->dim != 0 && o->dim != 2 && o->dim != 3) return hr_invalid_arg(w, ws, "dim: must be 2 or 3");
     const int dim = hr_options_dim(o);
-    if (dim == 2 && o->nz != 0) return why(w, ws, "nz: only for 3-D grids");
+    if (dim == 2 && o->nz != 0) return hr_invalid_arg(w, ws, "nz: only for 3-D grids");
     if ((o->nx == 0 || o->ny == 0 || (dim == 3 && o->nz == 0)) && (o->n < 1 || o->n > HR_MAX_N))
-        return why(w, ws, "n: must be between 1 and %d", HR_MAX_N);
+        return hr_invalid_arg(w, ws, "n: must be between 1 and %d", HR_MAX_N);
     for (int a = 0; a < dim; a++) {
         const int e = a == 0 ? o->nx : a == 1 ? o->ny : o->nz;
-        if (e < 0 || e > HR_MAX_N) return why(w, ws, "%s: must be between 1 and %d", axis_flag[a], HR_MAX_N);
+        if (e < 0 || e > HR_MAX_N)
+            return hr_invalid_arg(w, ws, "%s: must be between 1 and %d", axis_flag[a], HR_MAX_N);
     }
-    if (o->iters < 0) return why(w, ws, "iters: must be >= 0");
-    if (!(o->tol >= 0.0) || !isfinite(o->tol)) return why(w, ws, "tol: must be a finite value >= 0");
-    if (o->tol > 0.0 && o->check_every < 1) return why(w, ws, "check: must be >= 1");
+    if (o->iters < 0) return hr_invalid_arg(w, ws, "iters: must be >= 0");
+    if (!(o->tol >= 0.0) || !isfinite(o->tol))
+        return hr_invalid_arg(w, ws, "tol: must be a finite value >= 0");
+    if (o->tol > 0.0 && o->check_every < 1) return hr_invalid_arg(w, ws, "check: must be >= 1");
     if (o->precision != HR_PREC_SINGLE && o->precision != HR_PREC_DOUBLE)
-        return why(w, ws, "precision: must be single or double");
-    if ((unsigned)o->backend >= HR_BACKEND_COUNT) return why(w, ws, "backend: unknown");
-    if (o->threads < 0 || o->threads > 4096) return why(w, ws, "threads: must be between 1 and 4096");
+        return hr_invalid_arg(w, ws, "precision: must be single or double");
+    if ((unsigned)o->backend >= HR_BACKEND_COUNT) return hr_invalid_arg(w, ws, "backend: unknown");
+    if (o->threads < 0 || o->threads > 4096)
+        return hr_invalid_arg(w, ws, "threads: must be between 1 and 4096");
     if ((o->thread_rows > 0) != (o->thread_cols > 0) || o->thread_rows < 0 || o->thread_cols < 0 ||
         (o->thread_rows > 0 && (long)o->thread_rows * (long)o->thread_cols > 4096))
-        return why(w, ws, "thread-grid: give both rows and columns (product <= 4096)");
+        return hr_invalid_arg(w, ws, "thread-grid: give both rows and columns (product <= 4096)");
     if (o->thread_rows > 0 && o->threads > 0 && (long)o->thread_rows * (long)o->thread_cols != o->threads)
-        return why(w, ws, "thread-grid: rows x columns must equal threads");
-    if (o->bind != HR_BIND_NONE && o->bind != HR_BIND_CORE) return why(w, ws, "bind: none or core");
+        return hr_invalid_arg(w, ws, "thread-grid: rows x columns must equal threads");
+    if (o->bind != HR_BIND_NONE && o->bind != HR_BIND_CORE)
+        return hr_invalid_arg(w, ws, "bind: none or core");
     if (o->layout != HR_LAYOUT_FLAT && o->layout != HR_LAYOUT_BLOCKS)
-        return why(w, ws, "layout: flat or blocks");
+        return hr_invalid_arg(w, ws, "layout: flat or blocks");
     if (o->rhs != HR_RHS_SPIKE && o->rhs != HR_RHS_MANUFACTURED && o->rhs != HR_RHS_ARRAY &&
         o->rhs != HR_RHS_ZERO)
-        return why(w, ws, "rhs: unknown");
-    if (o->rhs == HR_RHS_ARRAY && !o->rhs_values) return why(w, ws, "rhs: array without values");
+        return hr_invalid_arg(w, ws, "rhs: unknown");
+    if (o->rhs == HR_RHS_ARRAY && !o->rhs_values) return hr_invalid_arg(w, ws, "rhs: array without values");
     if (o->init != HR_INIT_ZERO && o->init != HR_INIT_SINE && o->init != HR_INIT_ARRAY)
-        return why(w, ws, "init: unknown");
-    if (o->init == HR_INIT_ARRAY && !o->init_values) return why(w, ws, "init: array without values");
-    if (!isfinite(o->boundary)) return why(w, ws, "boundary: must be finite");
+        return hr_invalid_arg(w, ws, "init: unknown");
+    if (o->init == HR_INIT_ARRAY && !o->init_values)
+        return hr_invalid_arg(w, ws, "init: array without values");
+    if (!isfinite(o->boundary)) return hr_invalid_arg(w, ws, "boundary: must be finite");
     if (o->precision == HR_PREC_SINGLE && fabs(o->boundary) > 3.4e38)
-        return why(w, ws, "boundary: %g does not fit in single precision", o->boundary);
-    if ((unsigned)o->method >= HR_METHOD_COUNT) return why(w, ws, "method: jacobi, redblack or sor");
+        return hr_invalid_arg(w, ws, "boundary: %g does not fit in single precision", o->boundary);
+    if ((unsigned)o->method >= HR_METHOD_COUNT)
+        return hr_invalid_arg(w, ws, "method: jacobi, redblack or sor");
     if (!(o->omega == 0.0 || (o->omega > 0.0 && o->omega < 2.0) ||
           (o->omega == HR_OMEGA_AUTO && o->method != HR_METHOD_JACOBI)))
-        return why(w, ws, "omega: must be in (0, 2)%s", o->method != HR_METHOD_JACOBI ? " or auto" : "");
+        return hr_invalid_arg(w, ws, "omega: must be in (0, 2)%s",
+                              o->method != HR_METHOD_JACOBI ? " or auto" : "");
     if (!(o->divtol == 0.0 || (o->divtol > 1.0 && !isnan(o->divtol))))
-        return why(w, ws, "divtol: must be > 1");
-    if (o->alpha < 1) return why(w, ws, "alpha: must be >= 1");
-    if (o->monitor_every < 0) return why(w, ws, "monitor: must be >= 0");
-    if (o->device < 0) return why(w, ws, "device: must be >= 0");
+        return hr_invalid_arg(w, ws, "divtol: must be > 1");
+    if (o->alpha < 1) return hr_invalid_arg(w, ws, "alpha: must be >= 1");
+    if (o->monitor_every < 0) return hr_invalid_arg(w, ws, "monitor: must be >= 0");
+    if (o->device < 0) return hr_invalid_arg(w, ws, "device: must be >= 0");
     /* hybrid backend options (src/hybrid/) */
-    if (isnan(o->split) || o->split > 1.0) return why(w, ws, "split: must be in [0, 1] (or auto)");
+    if (isnan(o->split) || o->split > 1.0) return hr_invalid_arg(w, ws, "split: must be in [0, 1] (or auto)");
     if (o->split_ghost < 0 || o->split_ghost > 4096)
-        return why(w, ws, "split-ghost: must be between 1 and 4096");
+        return hr_invalid_arg(w, ws, "split-ghost: must be between 1 and 4096");
     if (o->split_second != HR_SPLIT_GPU && o->split_second != HR_SPLIT_CPU)
-        return why(w, ws, "split-second: gpu or cpu");
+        return hr_invalid_arg(w, ws, "split-second: gpu or cpu");
     if (o->split_schedule != HR_SPLIT_NESTED && o->split_schedule != HR_SPLIT_NAIVE)
-        return why(w, ws, "schedule: nested or naive");
+        return hr_invalid_arg(w, ws, "schedule: nested or naive");
     if (o->split_boundary_threads < 0 || o->split_boundary_threads > 4096)
-        return why(w, ws, "boundary-threads: must be between 1 and 4096");
+        return hr_invalid_arg(w, ws, "boundary-threads: must be between 1 and 4096");
     /* --gpus N: the hybrid module's chain of N parts (src/hybrid/split.c) */
-    if (o->gpus < 0 || o->gpus > 16) return why(w, ws, "gpus: must be between 1 and 16");
+    if (o->gpus < 0 || o->gpus > 16) return hr_invalid_arg(w, ws, "gpus: must be between 1 and 16");
     if (o->gpus > 1 && o->backend != HR_BACKEND_HYBRID)
-        return why(w, ws, "gpus: several GPUs need the gpu (chain) or hybrid backend");
+        return hr_invalid_arg(w, ws, "gpus: several GPUs need the gpu (chain) or hybrid backend");
     const hr_kernel_desc *k =
         o->kernel ? hr_kernel_find(hr_resolve_backend(o->backend, dim), o->kernel, dim) : NULL;
     if (k && k->check) return k->check(o, w, ws);
