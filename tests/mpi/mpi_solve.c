@@ -24,10 +24,12 @@
  * same decomposition and ghost (the cpu-seq reference of a 512^3 grid takes long).
  */
 #include <math.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "hetrelax/mpi.h"
 
@@ -277,7 +279,22 @@ int main(int argc, char **argv)
         hr_options o = a.o;
         o.backend = HR_BACKEND_CPU_THREADS;
         o.threads = a.threads_ref;
+        /* rank 0 bound to fewer CPUs than the reference has threads (mpiexec --bind-to core):
+         * its team is made under all the machine's CPUs, one thread pinned a core, and rank
+         * 0's own binding is put back (a new thread takes its creator's mask) */
+        cpu_set_t mine;
+        int widened = 0;
+        if (sched_getaffinity(0, sizeof mine, &mine) == 0 && CPU_COUNT(&mine) < a.threads_ref) {
+            cpu_set_t all;
+            CPU_ZERO(&all);
+            const long nc = sysconf(_SC_NPROCESSORS_ONLN);
+            for (long c = 0; c < nc && c < CPU_SETSIZE; c++)
+                CPU_SET((int)c, &all);
+            widened = sched_setaffinity(0, sizeof all, &all) == 0;
+            o.bind = HR_BIND_CORE;
+        }
         if (hr_solver_create(&o, &ref) != HR_OK) ref = NULL;
+        if (widened) sched_setaffinity(0, sizeof mine, &mine);
     }
     for (int rep = -1; rep < a.repeats; rep++) {
         MPI_Barrier(MPI_COMM_WORLD);
@@ -290,8 +307,9 @@ int main(int argc, char **argv)
         double x[NP] = {info.pack_s,       info.transfer_s, info.unpack_s, info.hidden_s,
                         r.time_exchange_s, info.wait_s,     info.compute_s};
         if (getenv("HETRELAX_RANK_TIMES") && rep == a.repeats - 1) /* where the time goes, rank by rank */
-            fprintf(stderr, "rank %2d: per sweep compute %.3f ms, transfer+wait %.3f ms, exchange %.3f ms\n", rank,
-                    1e3 * info.compute_s / (double)r.iterations, 1e3 * info.transfer_s / (double)r.iterations,
+            fprintf(stderr, "rank %2d: per sweep compute %.3f ms, transfer+wait %.3f ms, exchange %.3f ms\n",
+                    rank, 1e3 * info.compute_s / (double)r.iterations,
+                    1e3 * info.transfer_s / (double)r.iterations,
                     1e3 * r.time_exchange_s / (double)r.iterations);
         MPI_Allreduce(MPI_IN_PLACE, x, NP, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         if (a.threads_ref > 0) {
