@@ -285,6 +285,8 @@ hr_status hr_dsolver_create(const hr_options *o, const int parts[3], int ghost, 
     }
     s->nphases = ghost > 1 ? s->p.dim : 1;
     s->overlap = 1;
+    const char *ip = getenv("HETRELAX_MPI_INPLACE");
+    s->inplace = !(ip && strcmp(ip, "0") == 0);
     s->progress_phase = -1;
     s->nlocal = t->nlocal;
     s->subs = calloc((size_t)s->nlocal, sizeof *s->subs);

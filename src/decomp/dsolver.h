@@ -104,6 +104,7 @@ typedef struct hr_dsub {
     void *ctx;                     /* placement state (NULL: host) */
     int device;                    /* GPU ordinal, -1 on the host */
     void *sbuf[3][2], *rbuf[3][2]; /* per axis and side; NULL towards the physical boundary */
+    void *rfrom[3][2];             /* this round's received faces: rbuf or the transport's slot */
     size_t bytes[3][2];
     int pencil_rows;   /* host, 3-D: sweep boxes as pencils of this many rows streamed along z (0: whole) */
     int pencil_stream; /* host, 3-D: write the new grid with streaming stores */
@@ -131,6 +132,8 @@ typedef struct hr_dsolver {
     int fresh;          /* ghost zones match the current own points (no sweep since the exchange) */
     int nphases;        /* 1 (ghost 1: faces only) or dim (ghost > 1: axes in order, corners included) */
     int overlap;        /* ghost 1: sweep the inner points while the halos travel (default on) */
+    int inplace;        /* host faces packed into / unpacked from the transport's slots where it
+                         * has them (hr_transport_ops.slot; HETRELAX_MPI_INPLACE=0: off) */
     int progress_phase; /* >= 0: the host sweeps call the transport's progress for this phase */
     long done;          /* sweeps since create */
     hr_history hist;

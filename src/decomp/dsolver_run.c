@@ -22,6 +22,15 @@ static hr_status sync_all(hr_dsolver *s, int lane)
 }
 
 /* Packs the faces of phase ph and posts its messages. */
+/* Where a bound message buffer's data goes or comes from this round: the transport's
+ * slot where it has in-place messages (hr_transport_ops.slot) and the faces are host
+ * memory, else the buffer itself (HETRELAX_MPI_INPLACE=0: always the buffer). */
+static void *in_place(hr_dsolver *s, int ph, void *buf)
+{
+    if (!s->t->ops->slot || s->fops != &hr_field_ops_host || !s->inplace) return buf;
+    return s->t->ops->slot(s->t, ph, buf);
+}
+
 static hr_status exchange_begin(hr_dsolver *s, int ph)
 {
     const int corners = s->nphases > 1;
@@ -32,7 +41,9 @@ static hr_status exchange_begin(hr_dsolver *s, int ph)
             for (int side = 0; side < 2; side++) {
                 if (!hr_dsolver_phase_has_axis(s, ph, a) || d->g.nb[a][side] < 0) continue;
                 const hr_box b = hr_subdomain_face(&d->g, s->d.ghost, a, side, 0, corners);
-                HR_TRY(s->fops->pack(d->ctx, 2 * a + side, &d->g.l, d->org[s->cur], &b, d->sbuf[a][side]));
+                void *to = in_place(s, ph, d->sbuf[a][side]);
+                if (!to) return HR_ERR_INTERNAL;
+                HR_TRY(s->fops->pack(d->ctx, 2 * a + side, &d->g.l, d->org[s->cur], &b, to));
             }
     }
     HR_TRY(sync_all(s, HR_DLANE_FACES)); /* the buffers hold the faces before they travel */
@@ -48,6 +59,13 @@ static hr_status exchange_end(hr_dsolver *s, int ph)
 {
     const int corners = s->nphases > 1;
     const double t0 = hr_now();
+    for (int l = 0; l < s->nlocal; l++) /* where each face will be (in place: the transport's slot) */
+        for (int a = 0; a < 3; a++)
+            for (int side = 0; side < 2; side++)
+                if (hr_dsolver_phase_has_axis(s, ph, a) && s->subs[l].g.nb[a][side] >= 0) {
+                    s->subs[l].rfrom[a][side] = in_place(s, ph, s->subs[l].rbuf[a][side]);
+                    if (!s->subs[l].rfrom[a][side]) return HR_ERR_INTERNAL;
+                }
     HR_TRY(s->t->ops->wait(s->t, ph));
     const double t1 = hr_now();
     for (int l = 0; l < s->nlocal; l++) {
@@ -56,7 +74,7 @@ static hr_status exchange_end(hr_dsolver *s, int ph)
             for (int side = 0; side < 2; side++) {
                 if (!hr_dsolver_phase_has_axis(s, ph, a) || d->g.nb[a][side] < 0) continue;
                 const hr_box b = hr_subdomain_face(&d->g, s->d.ghost, a, side, 1, corners);
-                HR_TRY(s->fops->unpack(d->ctx, 2 * a + side, &d->g.l, d->org[s->cur], &b, d->rbuf[a][side]));
+                HR_TRY(s->fops->unpack(d->ctx, 2 * a + side, &d->g.l, d->org[s->cur], &b, d->rfrom[a][side]));
             }
     }
     HR_TRY(sync_all(s, HR_DLANE_FACES)); /* the ghost zones are in place before the sweeps */

@@ -68,6 +68,12 @@ typedef struct hr_transport_ops {
      * computes. MPI's shared-memory and rendezvous transfers move only inside MPI calls, so
      * without it a large halo travels in `wait`, after the inner sweep, not during it. */
     hr_status (*progress)(hr_transport *t, int phase);
+    /* Optional (NULL: pack into and unpack from the bound buffers): in-place messages. For
+     * a bound send buffer, called before packing a round: where to pack it instead (start
+     * then sends it without copying it in). For a bound receive buffer, called before the
+     * round's wait: where its data will be after the wait, to unpack from (valid until the
+     * next call for it). Each round may use it or not, message by message. */
+    void *(*slot)(hr_transport *t, int phase, const void *buf);
 } hr_transport_ops;
 
 struct hr_transport {

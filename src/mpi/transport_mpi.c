@@ -201,12 +201,18 @@ static hr_status st_wait(hr_transport *t, int phase)
     return hr_shm_wait(((mpi_tr *)t->impl)->shm, phase);
 }
 
+static void *st_slot(hr_transport *t, int phase, const void *buf)
+{
+    return hr_shm_slot(((mpi_tr *)t->impl)->shm, phase, buf);
+}
+
 /* The same collectives; the halos through shared memory, which needs no progress calls. */
 static const hr_transport_ops shm_ops = {
     .name = "mpi-shm",
     .bind = st_bind,
     .start = st_start,
     .wait = st_wait,
+    .slot = st_slot,
     .progress = NULL,
     .sum_norms = mt_sum_norms,
     .max_int = mt_max_int,

@@ -19,10 +19,12 @@ int hr_mpi_shm_setup(MPI_Comm comm, char prefix[48]);
 struct hr_shm_tr;
 hr_status hr_shm_create(int rank, const char *prefix, struct hr_shm_tr **out);
 void hr_shm_free(struct hr_shm_tr *t);
-hr_status hr_shm_bind(struct hr_shm_tr *t, int phase, const hr_halo_msg *sends, int nsend, const hr_halo_msg *recvs,
-                      int nrecv);
+hr_status hr_shm_bind(struct hr_shm_tr *t, int phase, const hr_halo_msg *sends, int nsend,
+                      const hr_halo_msg *recvs, int nrecv);
 hr_status hr_shm_start(struct hr_shm_tr *t, int phase);
 hr_status hr_shm_wait(struct hr_shm_tr *t, int phase);
+/* hr_transport_ops.slot for the shared-memory halos (transport_shm.c). */
+void *hr_shm_slot(struct hr_shm_tr *t, int phase, const void *buf);
 
 /* 1 when the MPI library takes device pointers (OpenMPI's MPIX_Query_cuda_support) and
  * HETRELAX_MPI_CUDA_AWARE is not 0; then GPU ranks send device buffers. */

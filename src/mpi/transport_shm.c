@@ -19,6 +19,12 @@
  *   wait  (round r): wait until seq >= r (acquire), copy slot r & 1 out, ack = r.
  * The receiver unlinks the name after its first round (both sides have it mapped then),
  * so a killed job leaves nothing in /dev/shm after the start.
+ *
+ * In place (hr_shm_slot, the transport's `slot` op; session 6): the sender packs straight
+ * into the round's slot and start only publishes it, the receiver unpacks straight from
+ * it and acks the round at its next call. Of the four copies of a face (pack, into the
+ * slot, out of it, unpack) two remain; at 512^3 a rank's four copies were 16 MiB a sweep
+ * on a memory bus the other ranks' sweeps already fill (docs/results/h100-run16.md).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -50,7 +56,10 @@ typedef struct shm_msg {
     shm_head *head;  /* the mapping: head, then two slots */
     size_t map_bytes;
     char name[96];
-    int named; /* the name may still exist */
+    int named;      /* the name may still exist */
+    int in_slot;    /* sender: this round was packed into its slot (hr_shm_slot): no copy in */
+    int direct;     /* receiver: this round is read from its slot (hr_shm_slot): no copy out */
+    long long held; /* receiver: a round whose slot is still being read (acked at the next call) */
 } shm_msg;
 
 typedef struct shm_phase {
@@ -128,6 +137,35 @@ static char *slot_of(const shm_msg *s, long long round)
     return (char *)(s->head + 1) + (size_t)(round & 1) * s->slot;
 }
 
+/* The receiver is done with the slot of a round it read in place. */
+static void release_held(shm_msg *s)
+{
+    if (s->held) atomic_store_explicit(&s->head->ack, s->held, memory_order_release);
+    s->held = 0;
+}
+
+void *hr_shm_slot(struct hr_shm_tr *t, int phase, const void *buf)
+{
+    if (phase < 0 || phase >= HR_MAX_PHASES) return NULL;
+    shm_phase *p = &t->ph[phase];
+    for (int i = 0; i < p->n; i++) {
+        shm_msg *s = &p->msg[i];
+        if (s->m.buf != buf) continue;
+        const long long r = s->round + 1;
+        if (s->send) { /* the slot is free once the receiver is done with round r - 2 */
+            unsigned spins = 0;
+            while (atomic_load_explicit(&s->head->ack, memory_order_acquire) < r - 2)
+                spin_pause(&spins);
+            s->in_slot = 1;
+        } else {
+            release_held(s);
+            s->direct = 1;
+        }
+        return slot_of(s, r);
+    }
+    return NULL;
+}
+
 hr_status hr_shm_start(struct hr_shm_tr *t, int phase)
 {
     shm_phase *p = &t->ph[phase];
@@ -135,10 +173,13 @@ hr_status hr_shm_start(struct hr_shm_tr *t, int phase)
         shm_msg *s = &p->msg[i];
         if (!s->send) continue;
         const long long r = ++s->round;
-        unsigned spins = 0;
-        while (atomic_load_explicit(&s->head->ack, memory_order_acquire) < r - 2)
-            spin_pause(&spins);
-        memcpy(slot_of(s, r), s->m.buf, s->m.bytes);
+        if (!s->in_slot) {
+            unsigned spins = 0;
+            while (atomic_load_explicit(&s->head->ack, memory_order_acquire) < r - 2)
+                spin_pause(&spins);
+            memcpy(slot_of(s, r), s->m.buf, s->m.bytes);
+        }
+        s->in_slot = 0;
         atomic_store_explicit(&s->head->seq, r, memory_order_release);
     }
     return HR_OK;
@@ -151,11 +192,17 @@ hr_status hr_shm_wait(struct hr_shm_tr *t, int phase)
         shm_msg *s = &p->msg[i];
         if (s->send) continue;
         const long long r = ++s->round;
+        if (!s->direct) release_held(s);
         unsigned spins = 0;
         while (atomic_load_explicit(&s->head->seq, memory_order_acquire) < r)
             spin_pause(&spins);
-        memcpy(s->m.buf, slot_of(s, r), s->m.bytes);
-        atomic_store_explicit(&s->head->ack, r, memory_order_release);
+        if (s->direct) { /* read in place: acked at the next call */
+            s->held = r;
+            s->direct = 0;
+        } else {
+            memcpy(s->m.buf, slot_of(s, r), s->m.bytes);
+            atomic_store_explicit(&s->head->ack, r, memory_order_release);
+        }
         if (s->named) { /* the sender mapped it before its first round */
             shm_unlink(s->name);
             s->named = 0;
