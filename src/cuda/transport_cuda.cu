@@ -135,6 +135,7 @@ static const hr_transport_ops cuda_ops = {
     hr_wrap_release,
     ct_destroy,
     NULL, /* progress: the copies run on streams */
+    NULL, /* slot: device buffers */
 };
 
 extern "C" hr_status hr_transport_cuda_create(int count, const int *device, hr_transport **out)

@@ -239,6 +239,7 @@ static const hr_transport_ops nccl_ops = {
     hr_wrap_release,
     nt_destroy,
     NULL, /* progress: NCCL's kernels move the data on their own */
+    NULL, /* slot: device buffers */
 };
 
 extern "C" hr_status hr_transport_nccl_create(hr_transport *host, int nranks, int device,
