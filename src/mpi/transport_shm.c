@@ -73,25 +73,8 @@ struct hr_shm_tr {
     shm_phase ph[HR_MAX_PHASES];
 };
 
-/* HETRELAX_SHM_NAP=1: a wait longer than ~1000 spins sleeps 20 us a turn instead (a
- * measurement: whether spinning ranks slow the computing ones on shared cores). */
-static int shm_nap(void)
-{
-    static int v = -1;
-    if (v < 0) {
-        const char *e = getenv("HETRELAX_SHM_NAP");
-        v = e && strcmp(e, "1") == 0;
-    }
-    return v;
-}
-
 static void spin_pause(unsigned *i)
 {
-    if (*i > 1024 && shm_nap()) {
-        const struct timespec ts = {0, 20000};
-        nanosleep(&ts, NULL);
-        return;
-    }
     /* yield now and then: under oversubscription (CI runs 4 ranks on 2 cores) the rank we
      * wait for may need our core */
     if ((++*i & 255u) == 0) sched_yield();
