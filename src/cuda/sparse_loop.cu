@@ -156,6 +156,23 @@ static hr_status body_and_end(hr_sparse_run *r, hr_sp_resid *R, const hr_sp_loop
     return HR_OK;
 }
 
+/* Adds to `into` a conditional node of `type` on handle h with `size` bodies (*node);
+ * returns its body graphs (owned by CUDA, valid while the node lives), NULL if refused. */
+static cudaGraph_t *add_conditional(cudaGraph_t into, cudaGraphConditionalHandle h,
+                                    cudaGraphConditionalNodeType type, unsigned size, cudaGraphNode_t *node)
+{
+    /* zeroed storage: the struct's C++ default constructor is deleted (a union inside) */
+    alignas(cudaGraphNodeParams) unsigned char raw[sizeof(cudaGraphNodeParams)];
+    memset(raw, 0, sizeof raw);
+    cudaGraphNodeParams &p = *reinterpret_cast<cudaGraphNodeParams *>(raw);
+    p.type = cudaGraphNodeTypeConditional;
+    p.conditional.handle = h;
+    p.conditional.type = type;
+    p.conditional.size = size;
+    if (cudaGraphAddNode(node, into, NULL, NULL, 0, &p) != cudaSuccess) return NULL;
+    return p.conditional.phGraph_out;
+}
+
 /* Adds to graph wg (the WHILE node's body) a SWITCH node whose case c runs the lean
  * body of min((c + 1) step, U) iterations (every length up to 16; else eighths of U),
  * at least lean->variable; its default case the full length (each launch's first
@@ -169,20 +186,14 @@ static int add_switch(hr_sparse_run *r, hr_sp_resid *R, const hr_sp_loop *L, voi
     if (cudaGraphConditionalHandleCreate(&hs, g, (unsigned)(ncase - 1), cudaGraphCondAssignDefault) !=
         cudaSuccess)
         return 0;
-    alignas(cudaGraphNodeParams) unsigned char raw[sizeof(cudaGraphNodeParams)];
-    memset(raw, 0, sizeof raw);
-    cudaGraphNodeParams &p = *reinterpret_cast<cudaGraphNodeParams *>(raw);
-    p.type = cudaGraphNodeTypeConditional;
-    p.conditional.handle = hs;
-    p.conditional.type = cudaGraphCondTypeSwitch;
-    p.conditional.size = (unsigned)ncase;
     cudaGraphNode_t node;
-    if (cudaGraphAddNode(&node, wg, NULL, NULL, 0, &p) != cudaSuccess) return 0;
+    cudaGraph_t *cases = add_conditional(wg, hs, cudaGraphCondTypeSwitch, (unsigned)ncase, &node);
+    if (!cases) return 0;
     for (int c = 0; c < ncase; c++) {
         int u = (c + 1) * step < U ? (c + 1) * step : U;
         u = u > umin ? u : umin;
-        if (cudaStreamBeginCaptureToGraph(st, p.conditional.phGraph_out[c], NULL, NULL, 0,
-                                          cudaStreamCaptureModeThreadLocal) != cudaSuccess)
+        if (cudaStreamBeginCaptureToGraph(st, cases[c], NULL, NULL, 0, cudaStreamCaptureModeThreadLocal) !=
+            cudaSuccess)
             return 0;
         const hr_status bs = body_and_end(r, R, L, NULL, ctx, st, h, 1, lean, u, hs, step);
         cudaGraph_t out = NULL;
@@ -204,19 +215,12 @@ static cudaGraphExec_t build_while_once(hr_sparse_run *r, hr_sp_resid *R, const 
     cudaGraphConditionalHandle h = 0;
     int ok = cudaGraphCreate(&g, 0) == cudaSuccess &&
              cudaGraphConditionalHandleCreate(&h, g, 1u, cudaGraphCondAssignDefault) == cudaSuccess;
-    /* zeroed storage: the struct's C++ default constructor is deleted (a union inside) */
-    alignas(cudaGraphNodeParams) unsigned char raw[sizeof(cudaGraphNodeParams)];
-    memset(raw, 0, sizeof raw);
-    cudaGraphNodeParams &p = *reinterpret_cast<cudaGraphNodeParams *>(raw);
-    p.type = cudaGraphNodeTypeConditional;
-    p.conditional.handle = h;
-    p.conditional.type = cudaGraphCondTypeWhile;
-    p.conditional.size = 1;
     cudaGraphNode_t node;
-    ok = ok && cudaGraphAddNode(&node, g, NULL, NULL, 0, &p) == cudaSuccess;
+    cudaGraph_t *wbody = ok ? add_conditional(g, h, cudaGraphCondTypeWhile, 1u, &node) : NULL;
+    ok = wbody != NULL;
     if (ok && lean && lean->variable) { /* the body: a SWITCH over the lengths */
-        ok = add_switch(r, R, L, ctx, g, p.conditional.phGraph_out[0], lean, st, h);
-    } else if (ok && cudaStreamBeginCaptureToGraph(st, p.conditional.phGraph_out[0], NULL, NULL, 0,
+        ok = add_switch(r, R, L, ctx, g, wbody[0], lean, st, h);
+    } else if (ok && cudaStreamBeginCaptureToGraph(st, wbody[0], NULL, NULL, 0,
                                                    cudaStreamCaptureModeThreadLocal) == cudaSuccess) {
         const hr_status bs = body_and_end(r, R, L, body, ctx, st, h, 1, lean);
         cudaGraph_t out = NULL;
