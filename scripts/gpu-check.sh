@@ -85,7 +85,9 @@ BUILD=$ROOT/build-gpu
     >"$OUT/cmake.log" 2>&1 || { cat "$OUT/cmake.log"; echo "configure failed"; exit 1; }
 grep "hetrelax:" "$OUT/cmake.log"
 grep -q "cuda=ON" "$OUT/cmake.log" || { echo "CUDA was not enabled"; exit 1; }
-"$CMAKE" --build "$BUILD" -j "$(nproc)" 2>&1 | grep -E "error|warning|FAILED" ; [ "${PIPESTATUS[0]}" = 0 ] || { echo "build failed"; exit 1; }
+# GPU_BUILD_TARGETS: only these targets (with build mode, for a short call), e.g. "hetrelax mpi_solve"
+"$CMAKE" --build "$BUILD" -j "$(nproc)" ${GPU_BUILD_TARGETS:+--target $GPU_BUILD_TARGETS} 2>&1 |
+    grep -E "error|warning|FAILED" ; [ "${PIPESTATUS[0]}" = 0 ] || { echo "build failed"; exit 1; }
 CLI=$BUILD/hetrelax
 "$CLI" info --json - --repeats 9 >"$OUT/info.json" 2>/dev/null && python3 -c "
 import json; d=json.load(open('$OUT/info.json')); print('gpus', d.get('gpus'), 'host', d.get('host_bandwidth',{}).get('copy_gbps'))"
@@ -116,7 +118,7 @@ QUICK=""
 ALL=tune,ladder,fig11,transfer,tb,async,peers
 SECTIONS=${SECTIONS:-$ALL}
 BENCH=$(echo "$SECTIONS" | tr ',' '\n' | grep -v -x -e peers -e fig16 -e 3d -e peers3d -e hybrid -e sparsecli \
-    -e cpu16 -e mpi16 -e mgpeers -e hypre16 -e hybrid5d -e mgpu -e mpigpu -e multigrid | paste -sd, -)
+    -e cpu16 -e mpi16 -e mpitrace -e mgpeers -e hypre16 -e hybrid5d -e mgpu -e mpigpu -e multigrid | paste -sd, -)
 # sections beyond the GPU kernels, for a machine with many cores and a GPU:
 #   hybrid     seed 000 fig. 14 (CPU+GPU row split, measured and modelled; HYBRID_ARGS)
 #   mgpu       many GPUs in one process (bench/mgpu_all.sh; .deps/mgpm for NVIDIA's variants)
@@ -125,6 +127,7 @@ BENCH=$(echo "$SECTIONS" | tr ',' '\n' | grep -v -x -e peers -e fig16 -e 3d -e p
 #   sparsecli  the sparse CLI against the bench driver (issue 15 item 1)
 #   cpu16      cpu-threads 2-D (n = 8192) and 3-D (256^3) against the STREAM copy of the run
 #   mpi16      CPU ranks against threads in one process (issue 11), when MPI was built
+#   mpitrace   the same with per-round schedule traces of every rank (MPITRACE_RUNS)
 if [[ ",$SECTIONS," == *,hybrid,* ]]; then
     say "hybrid: seed 000 fig. 14 (bench/hybrid_experiments.py)"
     # its per-size raw records stay behind (the device tool returns few files)
@@ -161,6 +164,23 @@ if [[ ",$SECTIONS," == *,mpi16,* ]] && [ -x "$BUILD/tests/mpi/mpi_solve" ]; then
     say "CPU ranks against threads (bench/mpi_scaling.py)"
     timeout "${MPI16_TIMEOUT:-150}" python3 bench/mpi_scaling.py --build "$BUILD" --ranks "${MPI16_RANKS:-1,4,16}" \
         --dim 3 --n 256 --kinds slab --threads-ref --out "$OUT/mpi-cpu.json" ${MPI16_ARGS:-} || status=1
+fi
+if [[ ",$SECTIONS," == *,mpitrace,* ]] && [ -x "$BUILD/tests/mpi/mpi_solve" ]; then
+    say "CPU ranks against threads, with schedule traces (bench/mpi_trace.py; overlapped rounds only)"
+    # MPITRACE_RUNS: label:mpi_scaling options[:VAR=value ...], separated by ';'
+    IFS=';' read -ra runs <<<"${MPITRACE_RUNS:-s512:--n 512;s512-bind:--n 512 --bind}"
+    { lscpu; grep -H . /sys/kernel/mm/transparent_hugepage/enabled; } >"$OUT/lscpu.txt" 2>&1
+    T=/tmp/hr-mpitrace
+    rm -rf $T && mkdir -p $T
+    for r in "${runs[@]}"; do
+        IFS=':' read -r lab opts envs <<<"$r"
+        echo "-- $lab: $opts ${envs:-}"
+        env ${envs:-} HETRELAX_DSOLVER_TRACE=$T/trace-$lab timeout "${MPITRACE_TIMEOUT:-150}" python3 bench/mpi_scaling.py \
+            --build "$BUILD" --ranks "${MPI16_RANKS:-16}" --dim 3 --kinds slab --threads-ref \
+            --out "$T/mpi-$lab.json" $opts | tail -2 || status=1
+        ls $T/trace-$lab.* >/dev/null 2>&1 && python3 bench/mpi_trace.py $T/trace-$lab --json "$T/summary-$lab.json" | tail -4
+    done
+    tar czf "$OUT/mpitrace.tgz" -C $T .
 fi
 if [[ ",$SECTIONS," == *,3d,* ]]; then
     say "3-D and 2-D tuned through the library (bench/gpu3d_bench.c)"

@@ -179,13 +179,14 @@ typedef struct hr_result {
     long global_syncs;    /* syncs of all workers between sweeps (barriers, launches); = iterations
                              for synchronous kernels */
     double time_s;        /* wall time of the iteration loop (sweeps + checks) */
-    double time_sweeps_s; /* time in sweeps only */
+    double time_sweeps_s; /* time in sweeps only (several processes: the slowest one's) */
     double time_per_sweep_s;
     double time_setup_s;       /* allocation, first touch, host-to-device */
     double time_h2d_s;         /* host-to-device copies (GPU) */
     double time_d2h_s;         /* device-to-host copies (GPU) */
     double time_compute_s;     /* per phase, inside time_s: sweeps (time_sweeps_s less exchange) */
-    double time_exchange_s;    /* halo exchange not hidden behind compute (multi-device runs) */
+    double time_exchange_s;    /* halo exchange not hidden behind compute (multi-device runs);
+                                  several processes: each phase the largest of any process */
     double time_residual_s;    /* residual checks and monitors */
     double relative_residual;  /* recomputed on the host at the end, in double */
     double max_error;          /* vs exact solution (manufactured), else NaN */

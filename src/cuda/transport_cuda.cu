@@ -136,6 +136,10 @@ static const hr_transport_ops cuda_ops = {
     ct_destroy,
     NULL, /* progress: the copies run on streams */
     NULL, /* slot: device buffers */
+    NULL, /* grid_share, grid_link, grid_free, round: no mapped planes between devices */
+    NULL,
+    NULL,
+    NULL,
 };
 
 extern "C" hr_status hr_transport_cuda_create(int count, const int *device, hr_transport **out)

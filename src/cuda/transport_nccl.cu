@@ -240,6 +240,10 @@ static const hr_transport_ops nccl_ops = {
     nt_destroy,
     NULL, /* progress: NCCL's kernels move the data on their own */
     NULL, /* slot: device buffers */
+    NULL, /* grid_share, grid_link, grid_free, round: no mapped planes between devices */
+    NULL,
+    NULL,
+    NULL,
 };
 
 extern "C" hr_status hr_transport_nccl_create(hr_transport *host, int nranks, int device,

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/error.h"
 #include "common/sysmem.h"
@@ -144,7 +145,7 @@ static hr_status bind_phases(hr_dsolver *s)
             const hr_dsub *d = &s->subs[l];
             for (int a = 0; a < 3; a++)
                 for (int side = 0; side < 2; side++) {
-                    if (!hr_dsolver_phase_has_axis(s, ph, a) || d->g.nb[a][side] < 0) continue;
+                    if (!hr_dsolver_phase_has_axis(s, ph, a) || d->g.nb[a][side] < 0 || s->mapped) continue;
                     snd[ns++] = (hr_halo_msg){d->g.id, d->g.nb[a][side], 2 * a + side, d->sbuf[a][side],
                                               d->bytes[a][side]};
                     rcv[nr++] = (hr_halo_msg){d->g.nb[a][side], d->g.id, 2 * a + (1 - side), d->rbuf[a][side],
@@ -158,6 +159,65 @@ static hr_status bind_phases(hr_dsolver *s)
     return st;
 }
 
+/* Mapped ghost planes: can this run have them? One host subdomain per process, 3-D,
+ * split along z only, ghost 1, a transport that maps grids. */
+static int want_mapped(const hr_dsolver *s, const int parts[3], int ghost)
+{
+    const char *e = getenv("HETRELAX_MPI_MAPPED");
+    return s->t->ops->grid_share && !(e && strcmp(e, "0") == 0) && s->p.dim == 3 && parts[0] == 1 &&
+           parts[1] == 1 && ghost == 1 && s->d.count > 1 && s->t->nlocal == 1 && !s->dplace &&
+           s->fops == &hr_field_ops_host;
+}
+
+/* The shared-grid description of grid `which` of d; pads the layout's planes to whole
+ * pages first (the windows other processes map). */
+static int shared_grid(const hr_dsolver *s, hr_dsub *d, int which, hr_shared_grid *sg)
+{
+    hr_grid_layout *l = &d->g.l;
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE) / l->esize;
+    l->plane = (l->offset + l->pitch * ((size_t)l->ny + 2) + page - 1) / page * page;
+    l->count = l->plane * ((size_t)l->nz + 2); /* (0, 0, 0) at offset < plane: inside window 0 */
+    *sg = (hr_shared_grid){d->g.id, which, l->nz + 2, l->plane * l->esize, {-1, -1}, {0, 0}};
+    for (int side = 0; side < 2; side++) {
+        hr_subdomain nb;
+        sg->nb[side] = d->g.nb[2][side];
+        if (sg->nb[side] >= 0 && !hr_subdomain_init(&s->d, sg->nb[side], l->esize, &nb)) return 0;
+        if (sg->nb[side] >= 0) sg->nb_planes[side] = nb.l.nz + 2;
+    }
+    return 1;
+}
+
+static hr_status alloc_grids(hr_dsolver *s, hr_dsub *d, int grids)
+{
+    if (!s->mapped) {
+        HR_TRY(hr_grid_alloc(&d->u[0], &d->g.l));
+        HR_TRY(hr_grid_alloc(&d->u[1], &d->g.l));
+    } else {
+        for (int q = 0; q < 2; q++) {
+            hr_shared_grid sg;
+            if (!shared_grid(s, d, q, &sg)) return HR_ERR_NO_MEMORY;
+            d->u[q].l = d->g.l;
+            d->u[q].base = s->t->ops->grid_share(s->t, &sg);
+            if (!d->u[q].base) return HR_ERR_IO;
+        }
+    }
+    if (grids == 3) HR_TRY(hr_grid_alloc(&d->hf, &d->g.l));
+    return HR_OK;
+}
+
+static void free_grids(hr_dsolver *s, hr_dsub *d)
+{
+    for (int q = 0; q < 2; q++) {
+        hr_shared_grid sg;
+        if (s->mapped && d->u[q].base && shared_grid(s, d, q, &sg))
+            s->t->ops->grid_free(s->t, d->u[q].base, &sg);
+        else if (!s->mapped)
+            hr_grid_free(&d->u[q]);
+        d->u[q].base = NULL;
+    }
+    hr_grid_free(&d->hf);
+}
+
 static hr_status alloc_sub(hr_dsolver *s, hr_dsub *d, int id, size_t esize, char *err, size_t es)
 {
     if (!hr_subdomain_init(&s->d, id, esize, &d->g)) {
@@ -169,9 +229,11 @@ static hr_status alloc_sub(hr_dsolver *s, hr_dsub *d, int id, size_t esize, char
         set_err(err, es, "n: the subdomains do not fit in the available memory");
         return HR_ERR_NO_MEMORY;
     }
-    HR_TRY(hr_grid_alloc(&d->u[0], &d->g.l));
-    HR_TRY(hr_grid_alloc(&d->u[1], &d->g.l));
-    if (grids == 3) HR_TRY(hr_grid_alloc(&d->hf, &d->g.l));
+    {
+        const hr_status st = alloc_grids(s, d, grids);
+        if (st != HR_OK) set_err(err, es, "n: no memory for the grids");
+        HR_TRY(st);
+    }
     if (d->hf.base) {
         d->rhs = (hr_rhs_view){hr_grid_origin(&d->hf), -1, -1, -1};
     } else {
@@ -190,6 +252,13 @@ static hr_status alloc_sub(hr_dsolver *s, hr_dsub *d, int id, size_t esize, char
             hr_pencil_default_choice(&d->g.l, d->g.l.ny, grids, threads, &d->pencil_rows, &d->pencil_stream);
     }
     init_sub(s, d);
+    for (int q = 0; s->mapped && q < 2; q++) { /* the ghost windows become the neighbours' planes */
+        hr_shared_grid sg;
+        if (!shared_grid(s, d, q, &sg) || s->t->ops->grid_link(s->t, d->u[q].base, &sg) != HR_OK) {
+            set_err(err, es, "transport: cannot map the neighbours' planes");
+            return HR_ERR_IO;
+        }
+    }
     if (s->dplace) { /* device grids from the initialised host grids */
         d->device = device_of(s, id);
         const hr_status st = s->dplace->create(s, d, d->device, err, es);
@@ -199,7 +268,7 @@ static hr_status alloc_sub(hr_dsolver *s, hr_dsub *d, int id, size_t esize, char
     const int corners = s->nphases > 1;
     for (int a = 0; a < s->p.dim; a++)
         for (int side = 0; side < 2; side++) {
-            if (d->g.nb[a][side] < 0) continue;
+            if (d->g.nb[a][side] < 0 || s->mapped) continue;
             const hr_box b = hr_subdomain_face(&d->g, s->d.ghost, a, side, 0, corners);
             const size_t bytes = hr_box_points(&b) * esize;
             d->bytes[a][side] = bytes;
@@ -288,6 +357,7 @@ hr_status hr_dsolver_create(const hr_options *o, const int parts[3], int ghost, 
     const char *ip = getenv("HETRELAX_MPI_INPLACE");
     s->inplace = !(ip && strcmp(ip, "0") == 0);
     s->progress_phase = -1;
+    s->mapped = want_mapped(s, parts, ghost);
     s->nlocal = t->nlocal;
     s->subs = calloc((size_t)s->nlocal, sizeof *s->subs);
     s->norms = calloc((size_t)s->nlocal * 2, sizeof *s->norms);
@@ -310,6 +380,7 @@ hr_status hr_dsolver_create(const hr_options *o, const int parts[3], int ghost, 
             goto fail;
         }
     }
+    hr_dsolver_trace_open(s);
     s->t_setup = hr_now() - t0;
     s->o.kernel = NULL;
     s->o.rhs_values = s->o.init_values = NULL;
@@ -324,11 +395,10 @@ fail:
 void hr_dsolver_free(hr_dsolver *s)
 {
     if (!s) return;
+    hr_dsolver_trace_close(s);
     for (int l = 0; s->subs && l < s->nlocal; l++) {
         hr_dsub *d = &s->subs[l];
-        for (int q = 0; q < 2; q++)
-            hr_grid_free(&d->u[q]);
-        hr_grid_free(&d->hf);
+        free_grids(s, d);
         for (int a = 0; a < 3; a++)
             for (int side = 0; side < 2; side++) {
                 void *b[2] = {d->sbuf[a][side], d->rbuf[a][side]};

@@ -135,6 +135,9 @@ typedef struct hr_dsolver {
     int inplace;        /* host faces packed into / unpacked from the transport's slots where it
                          * has them (hr_transport_ops.slot; HETRELAX_MPI_INPLACE=0: off) */
     int progress_phase; /* >= 0: the host sweeps call the transport's progress for this phase */
+    int mapped;         /* ghost planes are the z-neighbours' own planes (hr_transport_ops.grid_share;
+                         * HETRELAX_MPI_MAPPED=0: off): no messages, no overlap, rounds only */
+    long long mround;   /* rounds agreed so far (mapped) */
     long done;          /* sweeps since create */
     hr_history hist;
     hr_exchange_times xt;
@@ -142,8 +145,23 @@ typedef struct hr_dsolver {
     struct hr_team *team; /* cpu-threads with threads > 1: sweeps split over a team, else NULL */
     double t_setup;
     double last_transfer; /* host seconds of the last overlapped sweep's messages */
+    double *trace;        /* HETRELAX_DSOLVER_TRACE: HR_TRACE_FIELDS stamps per host sweep round */
+    long ntrace, trace_cap;
     char err[256];
 } hr_dsolver;
+
+/* A host sweep round's trace (HETRELAX_DSOLVER_TRACE=prefix: each process writes
+ * prefix.<first subdomain> at free, one line per round): the monotonic wall clock (the
+ * same clock in every process of a host) at the round's start, after posting the halos,
+ * after the inner points, after the halos arrived and at its end, then the thread's CPU
+ * seconds across the inner points and the involuntary context switches in the round. A
+ * round whose inner points took more wall than CPU time was preempted. A round that does
+ * not overlap (mapped planes, --no-overlap) has no inner points: its start, posted and
+ * inner end are one time, then the exchange's end, the sweep's end and the sweep's CPU. */
+enum { HR_TRACE_FIELDS = 7 };
+void hr_dsolver_trace_open(hr_dsolver *s);
+void hr_dsolver_trace_add(hr_dsolver *s, const double v[HR_TRACE_FIELDS]);
+void hr_dsolver_trace_close(hr_dsolver *s);
 
 /* Axes exchanged in phase ph: all of them with ghost 1 (one phase), axis ph otherwise. */
 static inline int hr_dsolver_phase_has_axis(const hr_dsolver *s, int ph, int a)

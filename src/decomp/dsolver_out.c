@@ -103,3 +103,45 @@ void hr_block_to_global(const hr_decomp *d, int id, hr_precision prec, const voi
             src += row;
         }
 }
+
+/* ---- the schedule's trace (dsolver.h, HETRELAX_DSOLVER_TRACE) ---- */
+#include <stdio.h>
+#include <stdlib.h>
+
+void hr_dsolver_trace_open(hr_dsolver *s)
+{
+    const char *e = getenv("HETRELAX_DSOLVER_TRACE");
+    if (!e || !e[0] || s->trace) return;
+    s->trace_cap = 20000;
+    s->trace = malloc((size_t)s->trace_cap * HR_TRACE_FIELDS * sizeof *s->trace);
+    s->ntrace = 0;
+}
+
+void hr_dsolver_trace_add(hr_dsolver *s, const double v[HR_TRACE_FIELDS])
+{
+    if (!s->trace || s->ntrace >= s->trace_cap) return;
+    memcpy(s->trace + s->ntrace++ * HR_TRACE_FIELDS, v, HR_TRACE_FIELDS * sizeof *v);
+}
+
+void hr_dsolver_trace_close(hr_dsolver *s)
+{
+    const char *e = getenv("HETRELAX_DSOLVER_TRACE");
+    if (s->trace && s->ntrace > 0 && e && s->subs && s->d.count > 0) {
+        char path[512];
+        snprintf(path, sizeof path, "%s.%d", e, s->subs[0].g.id);
+        FILE *f = fopen(path, "w");
+        if (f) {
+            fprintf(f, "# start posted inner_end arrived end inner_cpu_s invol_switches\n");
+            for (long r = 0; r < s->ntrace; r++) {
+                const double *v = s->trace + r * HR_TRACE_FIELDS;
+                fprintf(f, "%.9f %.9f %.9f %.9f %.9f %.9f %.0f\n", v[0], v[1], v[2], v[3], v[4], v[5], v[6]);
+            }
+            fclose(f);
+        } else {
+            fprintf(stderr, "hetrelax: cannot write the trace %s\n", path);
+        }
+    }
+    free(s->trace);
+    s->trace = NULL;
+    s->ntrace = s->trace_cap = 0;
+}

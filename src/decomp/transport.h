@@ -42,6 +42,17 @@ typedef struct hr_halo_msg {
 
 typedef struct hr_transport hr_transport;
 
+/* A host grid whose planes other processes of the node map (zero-copy ghost planes, see
+ * hr_transport_ops.grid_share): window k (plane k, padding included) is the `window`
+ * bytes at base + k * window, `window` a page multiple (the layout's plane stride). */
+typedef struct hr_shared_grid {
+    int id, which;    /* the subdomain (its process's) and its grid, 0 or 1 */
+    int planes;       /* windows: local nz + 2 */
+    size_t window;    /* bytes */
+    int nb[2];        /* the subdomain below and above along z (-1: the physical boundary) */
+    int nb_planes[2]; /* their windows */
+} hr_shared_grid;
+
 typedef struct hr_transport_ops {
     const char *name;
     /* Registers the sends and receives of exchange phase `phase` (< HR_MAX_PHASES) of
@@ -74,6 +85,18 @@ typedef struct hr_transport_ops {
      * round's wait: where its data will be after the wait, to unpack from (valid until the
      * next call for it). Each round may use it or not, message by message. */
     void *(*slot)(hr_transport *t, int phase, const void *buf);
+    /* Optional (NULL: halos travel as messages): zero-copy ghost planes between the
+     * processes of one node. grid_share maps a grid of g->planes windows that other
+     * processes can map too and returns its base (NULL on failure); grid_link then maps,
+     * over its windows 0 and planes - 1, the neighbours' last and first own planes (of
+     * their grid `which`), so their sweeps' writes are this grid's ghost planes;
+     * grid_free unmaps. Exchanging is then only agreeing on the round: `round` publishes
+     * that this process reached round r and waits until neighbours nb[0..1] (-1: none) have
+     * too. Called by every process with the same rounds. */
+    void *(*grid_share)(hr_transport *t, const hr_shared_grid *g);
+    hr_status (*grid_link)(hr_transport *t, void *base, const hr_shared_grid *g);
+    void (*grid_free)(hr_transport *t, void *base, const hr_shared_grid *g);
+    hr_status (*round)(hr_transport *t, long long r, const int nb[2]);
 } hr_transport_ops;
 
 struct hr_transport {

@@ -340,8 +340,9 @@ hr_status hr_mpi_solver_run(hr_mpi_solver *s, hr_result *res)
                  s->size, ds->dplace->device_name(ds->subs[0].ctx), s->parts[0], s->parts[1], s->parts[2],
                  s->ghost);
     else if (res)
-        snprintf(res->device_name, sizeof res->device_name, "%d MPI ranks (%s), decomp %dx%dx%d, ghost %d",
-                 s->size, ds->t->ops->name, s->parts[0], s->parts[1], s->parts[2], s->ghost);
+        snprintf(res->device_name, sizeof res->device_name, "%d MPI ranks (%s%s), decomp %dx%dx%d, ghost %d",
+                 s->size, ds->t->ops->name, ds->mapped ? ", mapped planes" : "", s->parts[0], s->parts[1],
+                 s->parts[2], s->ghost);
     /* a diverged run diverges on every rank (the residual is global); other errors may be
      * local, so settle the status together */
     if (st != HR_OK && st != HR_ERR_DIVERGED) {

@@ -4,6 +4,7 @@
  * from the thread that drives the solver only (MPI_THREAD_FUNNELED). */
 #include "mpi/transport_mpi.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,6 +40,8 @@ typedef struct mpi_tr {
     int nreq;
     double *all;           /* every rank's partial norms */
     struct hr_shm_tr *shm; /* halos through shared memory (transport "mpi-shm") */
+    struct hr_shm_grids *grids; /* zero-copy ghost planes (mpi-shm; made at the first share) */
+    char prefix[48];
 } mpi_tr;
 
 static hr_status mt_bind(hr_transport *t, int phase, const hr_halo_msg *sends, int nsend,
@@ -166,6 +169,7 @@ static void mt_destroy(hr_transport *t)
         free(m->req);
         free(m->all);
         hr_shm_free(m->shm);
+        hr_shm_grids_free(m->grids);
         free(m);
     }
     free(t);
@@ -206,6 +210,31 @@ static void *st_slot(hr_transport *t, int phase, const void *buf)
     return hr_shm_slot(((mpi_tr *)t->impl)->shm, phase, buf);
 }
 
+static void *st_grid_share(hr_transport *t, const hr_shared_grid *g)
+{
+    mpi_tr *m = t->impl;
+    if (!m->grids && hr_shm_grids_create(m->rank, m->prefix, &m->grids) != HR_OK) return NULL;
+    return hr_shm_grid_share(m->grids, g);
+}
+
+static hr_status st_grid_link(hr_transport *t, void *base, const hr_shared_grid *g)
+{
+    mpi_tr *m = t->impl;
+    return m->grids ? hr_shm_grid_link(m->grids, base, g) : HR_ERR_INTERNAL;
+}
+
+static void st_grid_free(hr_transport *t, void *base, const hr_shared_grid *g)
+{
+    (void)t;
+    hr_shm_grid_free(base, g);
+}
+
+static hr_status st_round(hr_transport *t, long long r, const int nb[2])
+{
+    mpi_tr *m = t->impl;
+    return m->grids ? hr_shm_round(m->grids, r, nb) : HR_ERR_INTERNAL;
+}
+
 /* The same collectives; the halos through shared memory, which needs no progress calls. */
 static const hr_transport_ops shm_ops = {
     .name = "mpi-shm",
@@ -213,6 +242,10 @@ static const hr_transport_ops shm_ops = {
     .start = st_start,
     .wait = st_wait,
     .slot = st_slot,
+    .grid_share = st_grid_share,
+    .grid_link = st_grid_link,
+    .grid_free = st_grid_free,
+    .round = st_round,
     .progress = NULL,
     .sum_norms = mt_sum_norms,
     .max_int = mt_max_int,
@@ -252,6 +285,7 @@ hr_status hr_transport_mpi_create(MPI_Comm comm, const char *shm_prefix, hr_tran
             return st;
         }
         t->ops = &shm_ops;
+        snprintf(m->prefix, sizeof m->prefix, "%s", shm_prefix);
     }
     t->nlocal = 1;
     t->first = m->rank;

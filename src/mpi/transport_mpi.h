@@ -26,6 +26,19 @@ hr_status hr_shm_wait(struct hr_shm_tr *t, int phase);
 /* hr_transport_ops.slot for the shared-memory halos (transport_shm.c). */
 void *hr_shm_slot(struct hr_shm_tr *t, int phase, const void *buf);
 
+/* A waiting loop's pause (yields the core now and then, for oversubscribed ranks). */
+void hr_shm_spin_pause(unsigned *spins);
+
+/* Zero-copy ghost planes (shm_grids.c): the mpi-shm transport's grid_share, grid_link,
+ * grid_free and round (decomp/transport.h). */
+struct hr_shm_grids;
+hr_status hr_shm_grids_create(int rank, const char *prefix, struct hr_shm_grids **out);
+void hr_shm_grids_free(struct hr_shm_grids *g);
+void *hr_shm_grid_share(struct hr_shm_grids *g, const hr_shared_grid *sg);
+hr_status hr_shm_grid_link(struct hr_shm_grids *g, void *base, const hr_shared_grid *sg);
+void hr_shm_grid_free(void *base, const hr_shared_grid *sg);
+hr_status hr_shm_round(struct hr_shm_grids *g, long long r, const int nb[2]);
+
 /* 1 when the MPI library takes device pointers (OpenMPI's MPIX_Query_cuda_support) and
  * HETRELAX_MPI_CUDA_AWARE is not 0; then GPU ranks send device buffers. */
 int hr_mpi_cuda_aware(void);

@@ -73,7 +73,7 @@ struct hr_shm_tr {
     shm_phase ph[HR_MAX_PHASES];
 };
 
-static void spin_pause(unsigned *i)
+void hr_shm_spin_pause(unsigned *i)
 {
     /* yield now and then: under oversubscription (CI runs 4 ranks on 2 cores) the rank we
      * wait for may need our core */
@@ -155,7 +155,7 @@ void *hr_shm_slot(struct hr_shm_tr *t, int phase, const void *buf)
         if (s->send) { /* the slot is free once the receiver is done with round r - 2 */
             unsigned spins = 0;
             while (atomic_load_explicit(&s->head->ack, memory_order_acquire) < r - 2)
-                spin_pause(&spins);
+                hr_shm_spin_pause(&spins);
             s->in_slot = 1;
         } else {
             release_held(s);
@@ -176,7 +176,7 @@ hr_status hr_shm_start(struct hr_shm_tr *t, int phase)
         if (!s->in_slot) {
             unsigned spins = 0;
             while (atomic_load_explicit(&s->head->ack, memory_order_acquire) < r - 2)
-                spin_pause(&spins);
+                hr_shm_spin_pause(&spins);
             memcpy(slot_of(s, r), s->m.buf, s->m.bytes);
         }
         s->in_slot = 0;
@@ -195,7 +195,7 @@ hr_status hr_shm_wait(struct hr_shm_tr *t, int phase)
         if (!s->direct) release_held(s);
         unsigned spins = 0;
         while (atomic_load_explicit(&s->head->seq, memory_order_acquire) < r)
-            spin_pause(&spins);
+            hr_shm_spin_pause(&spins);
         if (s->direct) { /* read in place: acked at the next call */
             s->held = r;
             s->direct = 0;

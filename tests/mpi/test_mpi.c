@@ -42,6 +42,11 @@ static const mpi_case cases[] = {
     {4, 3, 13, 11, 15, {2, 2, 1}, 1, 0.8, HR_RHS_MANUFACTURED, HR_PREC_DOUBLE, 1},
     {2, 2, 37, 29, 0, {1, 2, 0}, 1, 1.0, HR_RHS_SPIKE, HR_PREC_SINGLE, 2},
     {4, 3, 13, 11, 15, {1, 2, 2}, 2, 1.0, HR_RHS_SPIKE, HR_PREC_DOUBLE, 2},
+    /* z-slabs with ghost 1: the ghost planes are the neighbours' own (mapped) under mpi-shm */
+    {2, 3, 13, 11, 15, {1, 1, 2}, 1, 1.0, HR_RHS_SPIKE, HR_PREC_SINGLE, 1},
+    {3, 3, 13, 11, 16, {1, 1, 3}, 1, 0.8, HR_RHS_MANUFACTURED, HR_PREC_DOUBLE, 1},
+    {4, 3, 13, 11, 15, {1, 1, 4}, 1, 1.0, HR_RHS_SPIKE, HR_PREC_SINGLE, 2},
+    {4, 3, 13, 11, 15, {1, 1, 4}, 1, 1.2, HR_RHS_ZERO, HR_PREC_DOUBLE, 1},
 };
 
 static void case_options(const mpi_case *c, hr_options *o)
@@ -86,9 +91,20 @@ static int run_case(const mpi_case *c, int rank)
         /* the halos took the transport asked for: shared memory on one node unless
          * HETRELAX_MPI_SHM=0 (the mpi_solve_p2p tests run that path) */
         const char *e = getenv("HETRELAX_MPI_SHM");
-        const char *want = e && strcmp(e, "0") == 0 ? "(mpi)" : "(mpi-shm)";
+        const char *want = e && strcmp(e, "0") == 0 ? "(mpi)" : "(mpi-shm";
         if (!strstr(r.device_name, want)) {
             fprintf(stderr, "  rank %d: transport %s, expected %s\n", rank, r.device_name, want);
+            st = HR_ERR_INTERNAL;
+        }
+        /* and mapped ghost planes exactly where they apply: mpi-shm, 3-D z-slabs, ghost 1 */
+        const char *m = getenv("HETRELAX_MPI_MAPPED");
+        hr_mpi_info in;
+        hr_mpi_solver_info(s, &in);
+        const int mapped = strcmp(want, "(mpi-shm") == 0 && !(m && strcmp(m, "0") == 0) && c->dim == 3 &&
+                           c->ghost == 1 && in.decomp[0] == 1 && in.decomp[1] == 1;
+        if (!strstr(r.device_name, "mapped planes") != !mapped) {
+            fprintf(stderr, "  rank %d: %s, expected %s ghost planes\n", rank, r.device_name,
+                    mapped ? "mapped" : "no mapped");
             st = HR_ERR_INTERNAL;
         }
     }
