@@ -309,6 +309,8 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--out", default="docs/results")
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--passes", type=int, default=1,
+                    help="engine runs: time every split in this many passes over all splits (median)")
     ap.add_argument("--threads", type=int, default=0, help="CPU threads (0: all cores)")
     ap.add_argument("--boundary-threads", type=int, default=0,
                     help="nested boundary crew (0: the library's default; fig5d tunes 1, 2, 4 itself)")
@@ -332,6 +334,7 @@ def main():
     tmp = lambda tag: os.path.join(a.out, "hybrid-%s.raw.json" % tag)
     common = ["--repeats", a.repeats] + (["--threads", a.threads] if a.threads else []) + \
         (["--boundary-threads", a.boundary_threads] if a.boundary_threads else [])
+    passes = ["--passes", a.passes] if a.passes > 1 else []  # engine runs only
     fine = FINE[::4] if a.quick else FINE
     if a.experiment == "fig14":
         runs = []
@@ -342,12 +345,12 @@ def main():
                 fr = fine + (COARSE14[::3] if a.quick else COARSE14)
             d = run(a.build, tmp("fig14-%d" % n), ["--dim", 2, "--n", n, "--precision", "single", "--sweeps",
                                                    sweeps, "--check", 4, "--fractions", ",".join(map(str, fr))]
-                    + (["--engine"] if a.engine or a.quick else []) + common)
+                    + (["--engine"] + passes if a.engine or a.quick else []) + common)
             runs.append(("n = %d fp32" % n, d))
         if a.quick or a.pin_ab:  # the same n = 4096 sweep with the crews unpinned (about 15 s): pinning's effect
             d = run(a.build, tmp("fig14-4096-unpinned"), ["--dim", 2, "--n", 4096, "--precision", "single", "--sweeps",
                                                          200, "--check", 4, "--engine", "--fractions",
-                                                         ",".join(map(str, FINE + COARSE14))] + common,
+                                                         ",".join(map(str, FINE + COARSE14))] + passes + common,
                     env={"HETRELAX_CREW_PIN": "0"})
             runs.append(("n = 4096 fp32, crews unpinned (HETRELAX_CREW_PIN=0)", d))
         finish("fig14", runs, "rows on the CPU (%)", "seed 000 fig. 14: CPU + GPU row split", a.out)
@@ -361,7 +364,7 @@ def main():
                                         "--precision", "double", "--schedules", "nested,naive",
                                         "--sweeps", 10 if a.quick else 20, "--check", 2,
                                         "--tune-boundary", "1,2,4", "--tune-at", 0.04,
-                                        "--fractions", ",".join(map(str, fr))] + common)
+                                        "--fractions", ",".join(map(str, fr))] + passes + common)
         finish("fig5d", [("512 x 512 x 1024 fp64, 1 rank", d)], "planes on the CPU (%)",
                "seed 003 fig. 5d: CPU share, naive vs nested", a.out)
     elif a.experiment == "fig5d-mpi":

@@ -4,7 +4,7 @@
  *   hybrid_split OUT.json [--dim 2|3] [--n N | --nx X --ny Y --nz Z] [--precision single|double]
  *                [--second gpu|cpu] [--schedules nested,naive] [--ghost G] [--threads T]
  *                [--boundary-threads B] [--fractions F,F,...] [--sweeps K] [--repeats R]
- *                [--check S] [--two-gpus] [--engine [--tune-boundary B,B,.. --tune-at F]]
+ *                [--check S] [--two-gpus] [--engine [--tune-boundary B,B,.. --tune-at F] [--passes P]]
  *
  * For each schedule and fraction f of the rows (planes) on the CPU it
  *   1. checks the answer once per fraction: S sweeps of the hybrid backend bitwise against
@@ -16,7 +16,8 @@
  * predicted and measured time). --two-gpus: part A on GPU 1, part B on GPU 0 (seed 000
  * fig. 15 right: f = the fraction on GPU 1), rows crossing through pinned host buffers.
  * --engine (hybrid_split_engine.c): one split engine per split instead of one solver, each
- * checked bitwise against the second placement alone (fast enough for fig. 5d's 2 GiB grids).
+ * checked bitwise against the second placement alone (fast enough for fig. 5d's 2 GiB grids);
+ * --passes P: every split timed in P passes over all the splits, the median of the passes.
  * Byte model: u read once and written once per interior point and sweep (2 words).
  */
 #include <math.h>
@@ -173,6 +174,8 @@ static int parse(int argc, char **argv, bench_cfg *c, const char **out)
             c->sweeps = atol(v);
         else if (ARG("--repeats"))
             c->repeats = atoi(v);
+        else if (ARG("--passes"))
+            c->passes = atoi(v);
         else if (ARG("--check"))
             c->check = atol(v);
         else if (strcmp(a, "--two-gpus") == 0)
@@ -193,7 +196,8 @@ static int parse(int argc, char **argv, bench_cfg *c, const char **out)
             return 2;
         }
     }
-    if (!*out || c->nsched < 1 || c->repeats < 1 || c->repeats > 64 || c->sweeps < 1) {
+    if (!*out || c->nsched < 1 || c->repeats < 1 || c->repeats > 64 || c->sweeps < 1 || c->passes < 0 ||
+        c->passes > MAXPASS) {
         fprintf(stderr, "usage: hybrid_split OUT.json [options] (see the file's header)\n");
         return 2;
     }

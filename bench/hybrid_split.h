@@ -12,6 +12,7 @@
 #include "hetrelax/hybrid.h"
 
 #define MAXF 256
+#define MAXPASS 8
 
 typedef struct bench_cfg {
     hr_options o;
@@ -20,6 +21,7 @@ typedef struct bench_cfg {
     int nf;
     long sweeps, check;
     int repeats, two_gpus;
+    int passes;           /* --passes P (engine mode): every split timed in P passes over all splits */
     int engine;           /* --engine: the engine mode */
     int tune_b[8], ntune; /* --tune-boundary B,B,..: nested boundary crews to try */
     double tune_at;       /* at this fraction (--tune-at, default 0.04) */

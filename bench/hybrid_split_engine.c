@@ -98,17 +98,43 @@ static long block_sweeps(const bench_cfg *c, double predicted)
     return k < 2 ? (c->sweeps < 2 ? c->sweeps : 2) : k;
 }
 
-/* One split: checked, then timed. Returns 0, or -1 on an engine error; *ok 0 on a mismatch. */
+/* One split: checked (ok not NULL), then timed. Returns 0, or -1 on an engine error; *ok 0 on
+ * a mismatch. */
 static int run_split(eng *x, int rows, double predicted, double *per, int *ok)
 {
     hr_split *e = make(x, rows, 1);
     if (!e) return -1;
     if (rows > 0 && rows < x->n) snprintf(x->cpu_desc, sizeof x->cpu_desc, "%s", e->p[0]->desc);
-    *ok = x->c->check > 0 ? answer(x, e, &x->got) : 1;
+    if (ok) *ok = x->c->check > 0 ? answer(x, e, &x->got) : 1;
     const int rc = time_blocks(e, block_sweeps(x->c, predicted), x->c->repeats, per);
     if (rc) fprintf(stderr, "hybrid_split: %d rows: %s\n", rows, e->err);
     hr_split_free(e);
     return rc;
+}
+
+/* Every split of rows[0..nr) timed in c->passes passes over all of them (ascending, then
+ * descending, ...: a slow spell of the machine lands on different splits each pass, not on
+ * one run of neighbouring splits), checked in the first; per[i] the median of its passes,
+ * pass_s[i][p] each pass's. Returns 0, or -1 on an engine error; ok[i] 0 on a mismatch. */
+static int measure_splits(eng *x, const hr_split_model *m, const int *rows, int nr, double *per,
+                          double (*pass_s)[MAXPASS], int *ok)
+{
+    const int passes = x->c->passes > 0 ? x->c->passes : 1;
+    for (int p = 0; p < passes; p++)
+        for (int j = 0; j < nr; j++) {
+            const int i = p % 2 ? nr - 1 - j : j;
+            const int check = p == 0 ? 1 : 0;
+            int good = 1;
+            if (run_split(x, rows[i], hr_split_model_time(m, rows[i]), &pass_s[i][p], check ? &good : NULL))
+                return -1;
+            if (check) ok[i] = good;
+        }
+    for (int i = 0; i < nr; i++) {
+        double t[MAXPASS];
+        memcpy(t, pass_s[i], (size_t)passes * sizeof t[0]);
+        per[i] = median(t, passes);
+    }
+    return 0;
 }
 
 void bench_write_calibration(FILE *js, const char *sname, const hr_hybrid_calibration *cal,
@@ -291,25 +317,55 @@ int engine_main(const bench_cfg *c, const char *out)
             printf(" %d: %.4g", cal.cand_rows[k], cal.cand_s[k]);
         printf(" (GPU-only in the calibration %.4g)\n", cal.gpu_alone_s);
         fprintf(js, "   \"points\": [\n");
-        double auto_s = NAN, worst = 0, worst_f = 0, worst_s = 0, worst_pred = 0;
-        int first = 1, last = -1, within = 0, count = 0, worst_rows = 0;
-        double best_s = HUGE_VAL;
-        for (int i = 0; i <= c->nf; i++) { /* i == nf: the model's choice, unless measured */
-            int rows = i < c->nf ? (int)lround(c->f[i] * x.n) : in.rows_cpu;
-            if (i == c->nf && !isnan(auto_s)) break;
+        /* the splits: the fractions' rows (one split for two fractions), then the model's
+         * choice when no fraction gave it; all measured in passes (measure_splits) */
+        int rows_of[MAXF + 1], nr = 0, auto_i = -1;
+        for (int i = 0; i < c->nf; i++) {
+            const int rows = (int)lround(c->f[i] * x.n);
             if (rows > 0 && rows < x.n && (rows < x.g || x.n - rows < x.g)) continue;
-            if (i < c->nf && rows == last) continue; /* two fractions, one split */
-            if (i < c->nf) last = rows;
-            double per = base;
-            int ok = 1;
-            const double pred = hr_split_model_time(&m, rows);
-            if (rows > 0 && run_split(&x, rows, pred, &per, &ok)) return 1;
+            if (nr > 0 && rows_of[nr - 1] == rows) continue;
+            if (rows == in.rows_cpu) auto_i = nr;
+            rows_of[nr++] = rows;
+        }
+        const int sweep_n = nr;
+        if (auto_i < 0) {
+            auto_i = nr;
+            rows_of[nr++] = in.rows_cpu;
+        }
+        double per_of[MAXF + 1], pass_s[MAXF + 1][MAXPASS];
+        int ok_of[MAXF + 1], gpu_only[MAXF + 1], nmeas = 0, meas_i[MAXF + 1];
+        for (int i = 0; i < nr; i++) {
+            gpu_only[i] = rows_of[i] == 0;
+            per_of[i] = base;
+            ok_of[i] = 1;
+            if (!gpu_only[i]) meas_i[nmeas++] = i;
+        }
+        {
+            int mrows[MAXF + 1];
+            double mper[MAXF + 1], mpass[MAXF + 1][MAXPASS];
+            int mok[MAXF + 1];
+            for (int k = 0; k < nmeas; k++)
+                mrows[k] = rows_of[meas_i[k]];
+            if (measure_splits(&x, &m, mrows, nmeas, mper, mpass, mok)) return 1;
+            for (int k = 0; k < nmeas; k++) {
+                per_of[meas_i[k]] = mper[k];
+                ok_of[meas_i[k]] = mok[k];
+                memcpy(pass_s[meas_i[k]], mpass[k], sizeof mpass[k]);
+            }
+        }
+        const int passes = c->passes > 0 ? c->passes : 1;
+        double auto_s = per_of[auto_i], worst = 0, worst_f = 0, worst_s = 0, worst_pred = 0;
+        int first = 1, within = 0, count = 0, worst_rows = 0, steady = 0;
+        double best_s = HUGE_VAL;
+        for (int i = 0; i < nr; i++) {
+            const int rows = rows_of[i];
+            const double per = per_of[i], pred = hr_split_model_time(&m, rows);
+            const int ok = ok_of[i];
             if (!ok) {
                 fprintf(stderr, "hybrid_split: %s %d rows: NOT bitwise equal to GPU-only\n", sname, rows);
                 bad = 1;
             }
-            if (rows == in.rows_cpu) auto_s = per;
-            if (i == c->nf) break;
+            if (i >= sweep_n) break; /* the model's choice, off the sweep */
             if (rows > 0 && rows < x.n && (best_rows[q] == 0 || per < best_s)) {
                 best_rows[q] = rows;
                 best_s = per;
@@ -317,6 +373,11 @@ int engine_main(const bench_cfg *c, const char *out)
             const double err_rel = fabs(pred / per - 1);
             within += err_rel <= 0.10;
             count++;
+            /* the measurement's own spread: every pass within 10 % of the median */
+            int agree = 1;
+            for (int p = 0; !gpu_only[i] && p < passes; p++)
+                agree &= fabs(pass_s[i][p] / per - 1) <= 0.10;
+            steady += agree;
             if (err_rel > worst) {
                 worst = err_rel;
                 worst_f = (double)rows / x.n;
@@ -324,15 +385,17 @@ int engine_main(const bench_cfg *c, const char *out)
                 worst_s = per;
                 worst_pred = pred;
             }
-            printf("  %s f %.4f rows %d: %.6g s/sweep (%.4f of GPU-only), model %.6g (%+.1f %%)%s\n", sname,
+            printf("  %s f %.4f rows %d: %.6g s/sweep (%.4f of GPU-only), model %.6g (%+.1f %%)%s%s\n", sname,
                    (double)rows / x.n, rows, per, per / base, pred, 100 * (pred / per - 1),
-                   ok ? "" : " WRONG");
-            fprintf(
-                js,
-                "%s    {\"fraction\": %.6g, \"rows_cpu\": %d, \"measured_s\": %.9g, \"predicted_s\": %.9g, "
-                "\"gbps\": %.4g, \"checked\": %s}",
-                first ? "" : ",\n", (double)rows / x.n, rows, per, pred, bytes / per * 1e-9,
-                c->check > 0 ? (ok ? "true" : "false") : "null");
+                   agree ? "" : " [passes spread > 10 %]", ok ? "" : " WRONG");
+            fprintf(js,
+                    "%s    {\"fraction\": %.6g, \"rows_cpu\": %d, \"measured_s\": %.9g, \"predicted_s\": %.9g, "
+                    "\"gbps\": %.4g, \"checked\": %s, \"passes_s\": [",
+                    first ? "" : ",\n", (double)rows / x.n, rows, per, pred, bytes / per * 1e-9,
+                    c->check > 0 ? (ok ? "true" : "false") : "null");
+            for (int p = 0; p < (gpu_only[i] ? 0 : passes); p++)
+                fprintf(js, "%s%.9g", p ? ", " : "", pass_s[i][p]);
+            fprintf(js, "]}");
             first = 0;
         }
         fprintf(js, "\n   ],\n");
@@ -357,12 +420,14 @@ int engine_main(const bench_cfg *c, const char *out)
                 worst_rows, worst_s, isnan(again[0]) ? -1.0 : again[0], isnan(again[1]) ? -1.0 : again[1]);
         fprintf(js,
                 "   \"auto\": {\"rows_cpu\": %d, \"fraction\": %.6g, \"predicted_s\": %.9g, \"measured_s\": "
-                "%.9g},\n   \"cpu_part\": \"%s\", \"pinned\": %s, \"seconds\": %.3g\n  }%s\n",
-                in.rows_cpu, (double)in.rows_cpu / x.n, in.predicted_s, auto_s, x.cpu_desc,
+                "%.9g},\n   \"within\": %d, \"splits\": %d, \"passes\": %d, \"passes_agree\": %d,\n"
+                "   \"cpu_part\": \"%s\", \"pinned\": %s, \"seconds\": %.3g\n  }%s\n",
+                in.rows_cpu, (double)in.rows_cpu / x.n, in.predicted_s, auto_s, within, count, passes, steady,
+                x.cpu_desc,
                 strstr(x.cpu_desc, "pinned") ? "true" : "false", hr_now() - tq, q + 1 < c->nsched ? "," : "");
         printf("%s: model within 10 %% of measured at %d of %d splits, worst %.1f %% at %.2f %% (CPU part: "
-               "%s)\n",
-               sname, within, count, 100 * worst, 100 * worst_f, x.cpu_desc);
+               "%s); the measurement's %d passes within 10 %% of their median at %d of %d\n",
+               sname, within, count, 100 * worst, 100 * worst_f, x.cpu_desc, passes, steady, count);
         printf("%s: model's choice %d rows (%.2f %%): predicted %.6g, measured %.6g s/sweep; %.1f s\n", sname,
                in.rows_cpu, 100.0 * in.rows_cpu / x.n, in.predicted_s, auto_s, hr_now() - tq);
         used[q] = x.o;
