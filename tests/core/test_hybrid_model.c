@@ -204,9 +204,14 @@ static void choose_measured(void **state)
     c.cand_s[0] = 0.999;
     assert_int_equal(hr_hybrid_choose(&o, &c, &m, &in), HR_OK);
     assert_int_equal(in.rows_cpu, 0);
-    c.candidates = 0; /* no measurements: the model (here t_a = 10 t_b: a split of 9 rows) */
+    c.candidates = 0; /* no measurements: the model with the CPU part 1.3x slower (its headroom;
+                       * here t_a = 10 t_b: 9 rows without it, 7 with it) */
     assert_int_equal(hr_hybrid_choose(&o, &c, &m, &in), HR_OK);
-    assert_int_equal(in.rows_cpu, hr_split_model_best_range(&m, 1, 99, 0.01, NULL));
+    hr_split_model safe = m;
+    safe.t_a *= 1.3;
+    assert_int_equal(in.rows_cpu, hr_split_model_best_range(&safe, 1, 99, 0.01, NULL));
+    assert_int_equal(in.rows_cpu, 7);
+    assert_int_equal(hr_split_model_best_range(&m, 1, 99, 0.01, NULL), 9);
 }
 
 static void stream_rule(void **state)
