@@ -207,12 +207,13 @@ static hr_status alloc_grids(hr_dsolver *s, hr_dsub *d, int grids)
 
 static void free_grids(hr_dsolver *s, hr_dsub *d)
 {
+    const hr_grid_layout *l = &d->g.l; /* mapped: padded by shared_grid before any grid was made */
     for (int q = 0; q < 2; q++) {
-        hr_shared_grid sg;
-        if (s->mapped && d->u[q].base && shared_grid(s, d, q, &sg))
-            s->t->ops->grid_free(s->t, d->u[q].base, &sg);
-        else if (!s->mapped)
+        const hr_shared_grid sg = {d->g.id, q, l->nz + 2, l->plane * l->esize, {-1, -1}, {0, 0}};
+        if (!s->mapped)
             hr_grid_free(&d->u[q]);
+        else if (d->u[q].base)
+            s->t->ops->grid_free(s->t, d->u[q].base, &sg);
         d->u[q].base = NULL;
     }
     hr_grid_free(&d->hf);
