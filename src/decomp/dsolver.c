@@ -169,14 +169,19 @@ static int want_mapped(const hr_dsolver *s, const int parts[3], int ghost)
            s->fops == &hr_field_ops_host;
 }
 
-/* The shared-grid description of grid `which` of d; pads the layout's planes to whole
- * pages first (the windows other processes map). */
-static int shared_grid(const hr_dsolver *s, hr_dsub *d, int which, hr_shared_grid *sg)
+/* Mapped grids: the plane stride rounded up to whole pages (the windows other processes
+ * map); (0, 0, 0) sits at offset < plane, inside window 0. */
+static void pad_planes_to_pages(hr_grid_layout *l)
 {
-    hr_grid_layout *l = &d->g.l;
     const size_t page = (size_t)sysconf(_SC_PAGESIZE) / l->esize;
     l->plane = (l->offset + l->pitch * ((size_t)l->ny + 2) + page - 1) / page * page;
-    l->count = l->plane * ((size_t)l->nz + 2); /* (0, 0, 0) at offset < plane: inside window 0 */
+    l->count = l->plane * ((size_t)l->nz + 2);
+}
+
+/* The shared-grid description of grid `which` of d (its layout already padded). */
+static int shared_grid(const hr_dsolver *s, const hr_dsub *d, int which, hr_shared_grid *sg)
+{
+    const hr_grid_layout *l = &d->g.l;
     *sg = (hr_shared_grid){d->g.id, which, l->nz + 2, l->plane * l->esize, {-1, -1}, {0, 0}};
     for (int side = 0; side < 2; side++) {
         hr_subdomain nb;
@@ -193,6 +198,7 @@ static hr_status alloc_grids(hr_dsolver *s, hr_dsub *d, int grids)
         HR_TRY(hr_grid_alloc(&d->u[0], &d->g.l));
         HR_TRY(hr_grid_alloc(&d->u[1], &d->g.l));
     } else {
+        pad_planes_to_pages(&d->g.l);
         for (int q = 0; q < 2; q++) {
             hr_shared_grid sg;
             if (!shared_grid(s, d, q, &sg)) return HR_ERR_NO_MEMORY;
@@ -207,7 +213,7 @@ static hr_status alloc_grids(hr_dsolver *s, hr_dsub *d, int grids)
 
 static void free_grids(hr_dsolver *s, hr_dsub *d)
 {
-    const hr_grid_layout *l = &d->g.l; /* mapped: padded by shared_grid before any grid was made */
+    const hr_grid_layout *l = &d->g.l; /* mapped: padded before any grid was made */
     for (int q = 0; q < 2; q++) {
         const hr_shared_grid sg = {d->g.id, q, l->nz + 2, l->plane * l->esize, {-1, -1}, {0, 0}};
         if (!s->mapped)

@@ -176,8 +176,8 @@ static hr_status run_sweeps(hr_dsolver *s, int kind, int m, int step)
     return j.st;
 }
 
-/* One sweep with a single-layer exchange in flight (seed 003, Listing 1, on the CPU):
- * post the halos, sweep the inner points, complete the halos, sweep the shell. */
+/* The trace's clocks (HETRELAX_DSOLVER_TRACE): the calling thread's CPU seconds and its
+ * involuntary context switches. */
 static double thread_cpu_s(void)
 {
     struct timespec ts;
@@ -196,6 +196,8 @@ static double involuntary_switches(void)
     return 0.0;
 }
 
+/* One sweep with a single-layer exchange in flight (seed 003, Listing 1, on the CPU):
+ * post the halos, sweep the inner points, complete the halos, sweep the shell. */
 static hr_status overlapped_sweep(hr_dsolver *s, hr_phase_times *t)
 {
     const double sw0 = s->trace ? involuntary_switches() : 0.0;
