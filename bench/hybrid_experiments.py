@@ -169,13 +169,16 @@ def run_mpi(a, out, args):
 
 
 def finish_mpi(name, d, outdir):
-    """Per-rank split: measured curves only (no per-rank model yet), f = 0 is GPU-only."""
+    """Per-rank split: measured curves, the per-rank model's curve and split auto's choice where
+    the run had --model (f = 0 is GPU-only through the ranks)."""
     out = os.path.join(outdir, "hybrid-%s.json" % name)
     png = os.path.join(outdir, "hybrid-%s.png" % name)
     lines = []
     best = {}
     for s in d["schedules"]:
-        pts = s["points"]
+        autos = [p for p in s["points"] if p.get("auto")]
+        s["auto"] = autos[0] if autos else None
+        s["points"] = pts = [p for p in s["points"] if not p.get("auto")]
         base = [p for p in pts if p["fraction"] == 0]
         b = min(pts, key=lambda p: p["measured_s"])
         best[s["schedule"]] = b
@@ -183,6 +186,24 @@ def finish_mpi(name, d, outdir):
                      % (d["ranks"], s["schedule"], b["measured_s"], 100 * b["fraction"],
                         " (gain %.4f over GPU-only %.4g s)" % (base[0]["measured_s"] / b["measured_s"], base[0]["measured_s"])
                         if base else ""))
+        pred = [p for p in pts if p.get("predicted_s") is not None]
+        if pred:
+            errs = [p["predicted_s"] / p["measured_s"] - 1 for p in pred]
+            within = sum(abs(e) <= 0.10 for e in errs)
+            worst = max(pred, key=lambda p: abs(p["predicted_s"] / p["measured_s"] - 1))
+            s["model_within_10pct"] = within
+            lines.append("  model within 10 %% of measured at %d of %d splits (worst %+.1f %% at %.2f %%)"
+                         % (within, len(pred), 100 * (worst["predicted_s"] / worst["measured_s"] - 1),
+                            100 * worst["fraction"]))
+        a = s["auto"]
+        if a:
+            ref = base[0]["measured_s"] if base else a["gpu_only_s"]
+            lines.append("  split auto: %.2f %% -> %.4g s/sweep measured (predicted %.4g): %+.2f %% against the "
+                         "best split, %+.2f %% against GPU-only (targets: within 3 %%, at most +1 %%); x_ranks %.3g s, "
+                         "calibration %.1f s, choice %.1f s"
+                         % (100 * a["fraction"], a["measured_s"], a["predicted_s"],
+                            100 * (a["measured_s"] / b["measured_s"] - 1), 100 * (a["measured_s"] / ref - 1),
+                            a["x_ranks_s"], a["calibration_s"], a["choice_s"]))
     if "nested" in best and "naive" in best:
         lines.append("nested vs naive at their best splits: %.4f" % (best["naive"]["measured_s"] / best["nested"]["measured_s"]))
     with open(out, "w") as f:
@@ -193,11 +214,20 @@ def finish_mpi(name, d, outdir):
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
         fig, ax = plt.subplots(figsize=(6.5, 4.6))
-        for s in d["schedules"]:
+        for i, s in enumerate(d["schedules"]):
             pts = sorted(s["points"], key=lambda p: p["fraction"])
-            ax.plot([100 * p["fraction"] for p in pts], [p["measured_s"] for p in pts], "o-", ms=3, label=s["schedule"])
+            col = "C%d" % i
+            ax.plot([100 * p["fraction"] for p in pts], [p["measured_s"] for p in pts], "o-", ms=3, color=col,
+                    label=s["schedule"])
+            pr = [p for p in pts if p.get("predicted_s") is not None]
+            if pr:
+                ax.plot([100 * p["fraction"] for p in pr], [p["predicted_s"] for p in pr], "--", color=col,
+                        label="%s model" % s["schedule"])
+            if s.get("auto"):
+                ax.plot([100 * s["auto"]["fraction"]], [s["auto"]["measured_s"]], "*", ms=11, color=col,
+                        label="%s split auto" % s["schedule"])
             if pts and pts[0]["fraction"] == 0:
-                ax.axhline(pts[0]["measured_s"], color="gray", lw=1, label="GPU-only" if s is d["schedules"][0] else None)
+                ax.axhline(pts[0]["measured_s"], color="gray", lw=1, label="GPU-only" if i == 0 else None)
         ax.set_xlabel("planes of each rank's slab on the CPU (%)")
         ax.set_ylabel("seconds per sweep")
         ax.set_title("seed 003 fig. 5d, %d ranks" % d["ranks"])
@@ -371,7 +401,7 @@ def main():
         fr = fine + (COARSE5D[::5] if a.quick else COARSE5D)
         d = run_mpi(a, tmp("fig5d-mpi"), ["--nx", 512, "--ny", 512, "--nz", 1024, "--precision", "double",
                                           "--schedules", "nested,naive", "--sweeps", 10 if a.quick else 20,
-                                          "--fractions", ",".join(map(str, fr))] + common)
+                                          "--fractions", ",".join(map(str, fr)), "--model"] + common)
         finish_mpi("fig5d-mpi", d, a.out)
     else:  # the scripts' own check on a machine without a GPU: two CPU placements
         runs = []
@@ -391,7 +421,7 @@ def main():
         finish("cpu-check", runs, "rows on the first CPU part (%)", "hybrid engine with two CPU placements", a.out)
         if os.path.exists(os.path.join(a.build, "bench", "hybrid_mpi")):
             d = run_mpi(a, tmp("cpu-check-mpi"), ["--n", 24, "--second", "cpu", "--sweeps", 5, "--fractions",
-                                                  "0,0.25,0.5,1"] + common)
+                                                  "0,0.25,0.5,1", "--model"] + common)
             finish_mpi("cpu-check-mpi", d, a.out)
 
 

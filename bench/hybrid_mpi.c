@@ -4,12 +4,16 @@
  *   mpiexec -n R hybrid_mpi OUT.json [--nx X --ny Y --nz Z | --n N] [--dim 2|3]
  *           [--precision single|double] [--second gpu|cpu] [--schedules nested,naive]
  *           [--ghost G] [--threads T] [--boundary-threads B] [--fractions F,...] [--sweeps K]
- *           [--repeats R] [--no-check]
+ *           [--repeats R] [--no-check] [--model]
  *
  * For each schedule and fraction of each rank's slab on the CPU: one run of K sweeps whose
  * answer is gathered and compared bitwise with cpu-seq on rank 0 (exit 1 on a mismatch),
  * then R timed runs of K sweeps; the median time per sweep (the slowest rank's, sweeps
  * and exchange, not the final residual). Byte model: 2 words per point per sweep.
+ *
+ * --model: first, per schedule, a run with --split auto (every rank calibrates its slab, the
+ * exchange between ranks measured; include/hetrelax/mpi_hybrid.h): its choice, its measured
+ * time (checked like the others), and the model's prediction at every fraction of the sweep.
  */
 #include <math.h>
 #include <stdio.h>
@@ -24,6 +28,27 @@ static int cmp_d(const void *x, const void *y)
 {
     const double a = *(const double *)x, b = *(const double *)y;
     return (a > b) - (a < b);
+}
+
+/* One run whose answer is gathered and compared bitwise with cpu-seq on rank 0 (with check),
+ * then `repeats` timed runs; the median seconds per sweep into *med. Returns whether the answer
+ * was right (1 without check), the same on every rank. */
+static int measure(hr_mpi_hybrid *h, const hr_options *o, int check, int repeats, void *got, const void *want,
+                   size_t n, size_t es, int rank, double *med)
+{
+    hr_result r;
+    int ok = hr_mpi_hybrid_run(h, &r) == HR_OK;
+    if (ok && check) ok = hr_mpi_hybrid_gather_solution(h, o->precision, got, n, 0) == HR_OK;
+    if (ok && check && rank == 0) ok = memcmp(got, want, n * es) == 0;
+    MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    double t[64];
+    for (int k = 0; k < repeats; k++) {
+        if (hr_mpi_hybrid_run(h, &r) != HR_OK) MPI_Abort(MPI_COMM_WORLD, 1);
+        t[k] = r.time_per_sweep_s;
+    }
+    qsort(t, (size_t)repeats, sizeof t[0], cmp_d);
+    *med = t[repeats / 2];
+    return ok;
 }
 
 int main(int argc, char **argv)
@@ -41,7 +66,7 @@ int main(int argc, char **argv)
     o.precision = HR_PREC_DOUBLE;
     o.rhs = HR_RHS_SPIKE;
     double f[MAXF];
-    int nf = 0, sched[2] = {HR_SPLIT_NESTED, HR_SPLIT_NAIVE}, nsched = 2, repeats = 5, check = 1;
+    int nf = 0, sched[2] = {HR_SPLIT_NESTED, HR_SPLIT_NAIVE}, nsched = 2, repeats = 5, check = 1, model = 0;
     long sweeps = 20;
     const char *out = NULL;
     for (int i = 1; i < argc; i++) {
@@ -84,6 +109,8 @@ int main(int argc, char **argv)
             }
         } else if (strcmp(a, "--no-check") == 0)
             check = 0;
+        else if (strcmp(a, "--model") == 0)
+            model = 1;
         else if (a[0] != '-' && !out)
             out = a;
         else {
@@ -136,6 +163,41 @@ int main(int argc, char **argv)
         o.split_schedule = sched[q];
         const char *sname = sched[q] == HR_SPLIT_NAIVE ? "naive" : "nested";
         if (js) fprintf(js, "  {\"schedule\": \"%s\", \"points\": [\n", sname);
+        double pred[MAXF];
+        for (int i = 0; i < nf; i++)
+            pred[i] = NAN;
+        if (model) { /* split auto: its choice and measurement, and the model's curve */
+            o.split = HR_SPLIT_AUTO;
+            hr_mpi_hybrid *h;
+            if (hr_mpi_hybrid_create(&o, MPI_COMM_WORLD, &h) != HR_OK) {
+                if (rank == 0) fprintf(stderr, "hybrid_mpi: %s split auto: %s\n", sname, hr_mpi_hybrid_last_error());
+                MPI_Abort(MPI_COMM_WORLD, 1);
+            }
+            hr_mpi_hybrid_choice c;
+            hr_mpi_hybrid_get_choice(h, &c);
+            for (int i = 0; i < nf; i++)
+                pred[i] = hr_mpi_hybrid_predict(h, f[i]);
+            double med;
+            const int ok = measure(h, &o, check, repeats, got, want, n, es, rank, &med);
+            bad |= !ok;
+            if (rank == 0) {
+                printf("%s split auto: %.4f of each slab on the CPU, %.6g s/sweep measured, %.6g predicted; GPU-only "
+                       "%.6g; x_ranks %.3g s; calibration %.1f s, choice %.1f s%s\n",
+                       sname, c.fraction, med, c.predicted_s, c.gpu_only_s, c.x_ranks, c.calibration_s, c.seconds,
+                       ok ? "" : " WRONG");
+                fprintf(js,
+                        "   {\"auto\": true, \"fraction\": %.6g, \"measured_s\": %.9g, \"predicted_s\": %.9g, "
+                        "\"gpu_only_s\": %.9g, \"x_ranks_s\": %.9g, \"probe_fraction\": %.6g, \"probe_s\": %.9g, "
+                        "\"calibration_s\": %.4g, \"choice_s\": %.4g, \"checked\": %s, \"candidates\": [",
+                        c.fraction, med, c.predicted_s, c.gpu_only_s, c.x_ranks, c.probe_fraction, c.probe_s,
+                        c.calibration_s, c.seconds, check ? (ok ? "true" : "false") : "null");
+                for (int k = 0; k < c.candidates; k++)
+                    fprintf(js, "%s{\"fraction\": %.6g, \"measured_s\": %.9g, \"predicted_s\": %.9g}", k ? ", " : "",
+                            c.cand_fraction[k], c.cand_s[k], c.cand_predicted_s[k]);
+                fprintf(js, "]},\n");
+            }
+            hr_mpi_hybrid_free(h);
+        }
         for (int i = 0; i < nf; i++) {
             o.split = f[i];
             hr_mpi_hybrid *h;
@@ -143,34 +205,27 @@ int main(int argc, char **argv)
                 if (rank == 0) fprintf(stderr, "hybrid_mpi: f %.4f: %s\n", f[i], hr_mpi_hybrid_last_error());
                 continue; /* a fraction too small for a slab: skipped on every rank */
             }
-            hr_result r;
-            int ok = hr_mpi_hybrid_run(h, &r) == HR_OK;
-            if (ok && check) ok = hr_mpi_hybrid_gather_solution(h, o.precision, got, n, 0) == HR_OK;
-            if (ok && check && rank == 0) ok = memcmp(got, want, n * es) == 0;
-            MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+            double med;
+            const int ok = measure(h, &o, check, repeats, got, want, n, es, rank, &med);
             if (!ok) {
                 if (rank == 0)
                     fprintf(stderr, "hybrid_mpi: %s f %.4f: NOT bitwise equal to cpu-seq\n", sname, f[i]);
                 bad = 1;
             }
-            double t[64];
-            for (int k = 0; k < repeats; k++) {
-                if (hr_mpi_hybrid_run(h, &r) != HR_OK) MPI_Abort(MPI_COMM_WORLD, 1);
-                t[k] = r.time_per_sweep_s;
-            }
-            qsort(t, (size_t)repeats, sizeof t[0], cmp_d);
             hr_hybrid_info in;
             hr_mpi_hybrid_info(h, &in);
             if (rank == 0) {
-                printf("%s f %.4f (rank 0: %d of %d planes on the CPU): %.6g s/sweep, %.1f GB/s%s\n", sname,
-                       f[i], in.rows_cpu, in.rows, t[repeats / 2], bytes / t[repeats / 2] * 1e-9,
-                       ok ? "" : " WRONG");
+                printf("%s f %.4f (rank 0: %d of %d planes on the CPU): %.6g s/sweep, %.1f GB/s%s", sname, f[i],
+                       in.rows_cpu, in.rows, med, bytes / med * 1e-9, ok ? "" : " WRONG");
+                if (!isnan(pred[i])) printf(", model %.6g (%+.1f %%)", pred[i], 100.0 * (pred[i] / med - 1.0));
+                printf("\n");
                 fprintf(js,
                         "   {\"fraction\": %.6g, \"rows_cpu_rank0\": %d, \"rows_rank0\": %d, \"measured_s\": "
-                        "%.9g, "
-                        "\"gbps\": %.4g, \"checked\": %s},\n",
-                        f[i], in.rows_cpu, in.rows, t[repeats / 2], bytes / t[repeats / 2] * 1e-9,
+                        "%.9g, \"gbps\": %.4g, \"checked\": %s",
+                        f[i], in.rows_cpu, in.rows, med, bytes / med * 1e-9,
                         check ? (ok ? "true" : "false") : "null");
+                if (!isnan(pred[i])) fprintf(js, ", \"predicted_s\": %.9g", pred[i]);
+                fprintf(js, "},\n");
             }
             hr_mpi_hybrid_free(h);
         }

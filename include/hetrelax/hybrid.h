@@ -93,6 +93,15 @@ void hr_split_model_curve(const hr_split_model *m, const double *f, int count, d
  *  alone: a split must pay for the model's error. */
 int hr_split_model_best_range(const hr_split_model *m, int lo, int hi, double margin, double *t);
 
+/*! hr_split_model_ranks_time() :
+ *  Seconds per sweep of `ranks` slabs (one per MPI rank, seed 003), each with `fraction` of its
+ *  m[r].rows planes on A (round(fraction rows), as the MPI engine cuts them): the slowest rank's
+ *  predicted time plus x_ranks, the exposed cost of the planes between ranks; at fraction 0,
+ *  t0 when t0 > 0 (GPU-only through the ranks, measured). NaN where a part of a split slab
+ *  would have fewer than g planes. */
+double hr_split_model_ranks_time(const hr_split_model *m, int ranks, double fraction, int g, double x_ranks,
+                                 double t0);
+
 /* ------------------------------------------------- the hybrid backend (HR_BACKEND_HYBRID) */
 
 /* options.split values below 0: the split is chosen at start-up. HR_SPLIT_AUTO: the

@@ -25,9 +25,33 @@ extern "C" {
 
 typedef struct hr_mpi_hybrid hr_mpi_hybrid;
 
+/* What HR_SPLIT_AUTO measured and chose. Every rank calibrates its own slab as one process
+ * would (hr_hybrid_calibrate: its CPU threads, its GPU, the plane between them), and the
+ * models are shared. The planes between ranks are measured in the real engine: GPU-only
+ * through the ranks (t0) and a probe with g planes of each slab on the CPU, whose time less
+ * the slowest rank's model is the exposed exchange between ranks (x_ranks). The model of a
+ * fraction f is then hr_split_model_ranks_time(models, ranks, f, g, x_ranks, t0). auto takes
+ * the model's best fraction with the CPU part taken 1.3x slower than calibrated (the one-process
+ * headroom), and two smaller ones, measures them through the ranks, and keeps the fastest if it
+ * is at least 1 % faster than t0 (else 0). Times are the slowest rank's. */
+#define HR_MPI_HYBRID_CANDIDATES 3
+typedef struct hr_mpi_hybrid_choice {
+    double calibration_s; /* the slowest rank's hr_hybrid_calibrate */
+    double seconds;       /* the whole choice, wall */
+    double gpu_only_s;    /* t0: fraction 0 through the ranks, measured */
+    double probe_fraction, probe_s;
+    double x_ranks; /* exposed exchange between ranks, seconds per sweep (>= 0) */
+    int candidates;
+    double cand_fraction[HR_MPI_HYBRID_CANDIDATES], cand_s[HR_MPI_HYBRID_CANDIDATES];
+    double cand_predicted_s[HR_MPI_HYBRID_CANDIDATES];
+    double fraction;    /* chosen */
+    double predicted_s; /* the model at the chosen fraction */
+} hr_mpi_hybrid_choice;
+
 /*! hr_mpi_hybrid_create() :
  *  Collective. options.split in [0, 1] is the fraction of each rank's slab on the CPU
- *  (0: GPU only, 1: CPU only; auto is not supported per rank); split_ghost, split_second,
+ *  (0: GPU only, 1: CPU only), or HR_SPLIT_AUTO: the per-rank model chooses it (below;
+ *  HR_SPLIT_STREAM is for one process); split_ghost, split_second,
  *  split_schedule and split_boundary_threads as for the hybrid backend; `threads` per
  *  rank (0: the cores divided among the ranks of the node). Rank r uses GPU
  *  (device + node-local rank) modulo the devices present. The communicator is duplicated.
@@ -43,6 +67,15 @@ hr_status hr_mpi_hybrid_gather_solution(hr_mpi_hybrid *s, hr_precision prec, voi
 
 /*! hr_mpi_hybrid_info() : this rank's split (rows = its slab, rows_cpu its CPU part) and exchange figures. */
 hr_status hr_mpi_hybrid_info(const hr_mpi_hybrid *s, hr_hybrid_info *out);
+
+/*! hr_mpi_hybrid_get_choice() : what split auto measured and chose (HR_ERR_INVALID_ARG unless
+ *  created with HR_SPLIT_AUTO). Local: the same on every rank. */
+hr_status hr_mpi_hybrid_get_choice(const hr_mpi_hybrid *s, hr_mpi_hybrid_choice *out);
+
+/*! hr_mpi_hybrid_predict() : the per-rank model's seconds per sweep with `fraction` of each
+ *  slab on the CPU (the slowest rank; NaN unless created with HR_SPLIT_AUTO, or where a part
+ *  would have fewer than split_ghost planes). Local: the same on every rank. */
+double hr_mpi_hybrid_predict(const hr_mpi_hybrid *s, double fraction);
 
 /*! hr_mpi_hybrid_free() : collective (accepts NULL on every rank). */
 void hr_mpi_hybrid_free(hr_mpi_hybrid *s);

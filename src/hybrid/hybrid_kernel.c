@@ -21,16 +21,8 @@ typedef struct hybrid_state {
     hr_hybrid_info info;
 } hybrid_state;
 
-/* A split must be predicted this much faster than GPU-only to be chosen. */
-#define AUTO_MARGIN 0.01
-/* auto picks its splits as if the CPU part were this much slower than calibrated: a split
- * where the CPU part just meets the GPU's takes every slow spell of the host in full (run
- * 17.4, n = 16384: 903 rows measured 0.682 ms in the calibration and 0.870 ms in the sweep,
- * GPU-only 0.716 ms), while one with this headroom keeps nearly all the gain */
-#define AUTO_CPU_HEADROOM 1.3
-
-/* The model with A's part `s` times slower (auto's choice, AUTO_CPU_HEADROOM). */
-static hr_split_model slowed_model(const hr_split_model *m, double s)
+/* The model with A's part `s` times slower (auto's choice, HR_AUTO_CPU_HEADROOM). */
+hr_split_model hr_split_model_slowed(const hr_split_model *m, double s)
 {
     hr_split_model v = *m;
     v.t_a *= s;
@@ -143,7 +135,7 @@ static hr_status time_engine(const hr_split_spec *sp, const hr_grid *u, double *
 /* Values that differ from point to point, none zero: the run's data is not zeros, and a
  * CPU may skip stores of zeros over zeros (the first model's in-cache slabs ran 3x faster
  * on zeros than the same rows did in the measured 3-D split). */
-static void fill_nonzero(hr_grid *u)
+void hr_split_fill_nonzero(hr_grid *u)
 {
     const hr_grid_layout *l = &u->l;
     const size_t count = hr_layout_bytes(l) / l->esize;
@@ -200,7 +192,7 @@ static hr_status calibrate(const hr_options *o, unsigned flags, hr_hybrid_calibr
         snprintf(err, es, "calibration: no memory for a grid of %.0f MiB", hr_layout_bytes(&l) / 1048576.0);
         return HR_ERR_NO_MEMORY;
     }
-    fill_nonzero(&u);
+    hr_split_fill_nonzero(&u);
     hr_status st;
     /* t_g: the second placement alone on the whole grid, sweep by sweep as in a split, and in
      * blocks of its graphs as GPU-only runs (T(0)) */
@@ -294,7 +286,7 @@ static hr_status calibrate(const hr_options *o, unsigned flags, hr_hybrid_calibr
     /* auto: the best split of the model with the CPU's headroom, and two smaller ones, measured
      * (none larger: those leave the CPU part less headroom) */
     if (st == HR_OK && n >= 2 * g) {
-        const hr_split_model safe = slowed_model(m, AUTO_CPU_HEADROOM);
+        const hr_split_model safe = hr_split_model_slowed(m, HR_AUTO_CPU_HEADROOM);
         int best = g;
         double tbest = HUGE_VAL;
         for (int r = g; r <= n - g; r++) {
@@ -565,14 +557,14 @@ hr_status hr_hybrid_choose(const hr_options *o, const hr_hybrid_calibration *c, 
     out->auto_split = 1;
     out->model = *m;
     out->cal = *c;
-    const hr_split_model safe = slowed_model(m, AUTO_CPU_HEADROOM);
-    out->rows_cpu = hr_split_model_best_range(&safe, g, n - g, AUTO_MARGIN, NULL);
+    const hr_split_model safe = hr_split_model_slowed(m, HR_AUTO_CPU_HEADROOM);
+    out->rows_cpu = hr_split_model_best_range(&safe, g, n - g, HR_AUTO_MARGIN, NULL);
     if (c->candidates > 0) { /* measured beats modelled: the fastest candidate, if it pays */
         int best = 0;
         for (int k = 1; k < c->candidates; k++)
             if (c->cand_s[k] < c->cand_s[best]) best = k;
         const double t0 = c->gpu_alone_s > 0 ? c->gpu_alone_s : hr_split_model_time(m, 0);
-        out->rows_cpu = c->cand_s[best] < (1.0 - AUTO_MARGIN) * t0 ? c->cand_rows[best] : 0;
+        out->rows_cpu = c->cand_s[best] < (1.0 - HR_AUTO_MARGIN) * t0 ? c->cand_rows[best] : 0;
     }
     out->split = (double)out->rows_cpu / n;
     out->predicted_s = hr_split_model_time(m, out->rows_cpu);

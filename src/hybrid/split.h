@@ -16,6 +16,7 @@
 #define HR_HYBRID_SPLIT_H
 
 #include "decomp/transport.h"
+#include "hetrelax/hybrid.h"
 #include "hybrid/place.h"
 #include "solver/driver.h"
 
@@ -125,6 +126,22 @@ hr_status hr_split_load(hr_split *e, const hr_grid *u, const hr_grid *hf, int ro
  * that drives a GPU; nested: a boundary crew of threads/8 in 3-D, 1 in 2-D). */
 void hr_split_spec_from_options(const hr_options *o, const hr_problem *p, int rows_a, hr_solver *s,
                                 hr_split_spec *sp);
+
+/* --split auto's policy (one process: hybrid_kernel.c; per rank: src/mpi/mpi_hybrid.c). A split
+ * must be measured (or predicted) this much faster than GPU-only to be chosen. */
+#define HR_AUTO_MARGIN 0.01
+/* auto picks its splits as if the CPU part were this much slower than calibrated: a split
+ * where the CPU part just meets the GPU's takes every slow spell of the host in full (run
+ * 17.4, n = 16384: 903 rows measured 0.682 ms in the calibration and 0.870 ms in the sweep,
+ * GPU-only 0.716 ms), while one with this headroom keeps nearly all the gain */
+#define HR_AUTO_CPU_HEADROOM 1.3
+
+/* The model with A's part `s` times slower. */
+hr_split_model hr_split_model_slowed(const hr_split_model *m, double s);
+
+/* Fills a grid (ring included) with values that differ from point to point, none zero: the
+ * calibration's data (a CPU may skip stores of zeros over zeros). */
+void hr_split_fill_nonzero(hr_grid *u);
 
 /* Rows along the split axis. */
 static inline int hr_split_extent(const hr_split_spec *s)

@@ -13,6 +13,7 @@
 #include "hetrelax/mpi_hybrid.h"
 #include "hybrid/split.h"
 #include "mpi/transport_mpi.h"
+#include "solver/solver_internal.h"
 
 struct hr_mpi_hybrid {
     MPI_Comm comm;
@@ -25,8 +26,12 @@ struct hr_mpi_hybrid {
     int row0;
     int g_lo, g_hi; /* own global rows [g_lo, g_hi), 1-based */
     long done;
+    double fraction; /* of each slab on the CPU: options.split, or auto's choice */
     hr_history hist;
     hr_hybrid_info info;
+    /* split auto: every rank's model and what the choice measured */
+    hr_split_model *models;
+    hr_mpi_hybrid_choice choice;
 };
 
 static _Thread_local char err_text[256];
@@ -62,11 +67,10 @@ static int node_local_rank(MPI_Comm comm, int *local_size)
     return r;
 }
 
-/* The slab grids: every local row of this rank's parts, boundary ring, initial values and
- * the right-hand side from the global problem (bitwise the whole grid's data). */
-static hr_status make_slab(hr_mpi_hybrid *s)
+/* The rows along the split axis that this rank's parts span (own rows and ghost rows):
+ * the slab grid's first global row and its interior extent. */
+static void slab_extent(const hr_split *e, int *row0, int *ext)
 {
-    hr_split *e = s->e;
     const int axis = e->axis;
     int lo = 1 << 30, hi = -1;
     for (int q = 0; q < e->nparts; q++) {
@@ -76,18 +80,37 @@ static hr_status make_slab(hr_mpi_hybrid *s)
         lo = a < lo ? a : lo;
         hi = b > hi ? b : hi;
     }
+    *row0 = lo;
+    *ext = hi - lo - 1;
+}
+
+/* A host grid for this rank's slab (extent `ext` along the split axis). */
+static hr_status slab_alloc(const hr_mpi_hybrid *s, int axis, int ext, hr_grid *g)
+{
+    const hr_problem *p = &s->p;
+    hr_grid_layout l;
+    const size_t es = s->o.precision == HR_PREC_DOUBLE ? 8 : 4;
+    if (!hr_layout_init(&l, p->dim, p->nx, axis == 1 ? ext : p->ny, axis == 2 ? ext : 1, es))
+        return HR_ERR_NO_MEMORY;
+    return hr_grid_alloc(g, &l);
+}
+
+/* The slab grids: every local row of this rank's parts, boundary ring, initial values and
+ * the right-hand side from the global problem (bitwise the whole grid's data). */
+static hr_status make_slab(hr_mpi_hybrid *s)
+{
+    hr_split *e = s->e;
+    const int axis = e->axis;
+    int lo, ext;
+    slab_extent(e, &lo, &ext);
     s->row0 = lo;
     s->g_lo = hr_subdomain_global(&e->p[0]->spec.sd, axis, e->p[0]->spec.sd.own.lo[axis]);
     s->g_hi =
         hr_subdomain_global(&e->p[e->nparts - 1]->spec.sd, axis, e->p[e->nparts - 1]->spec.sd.own.hi[axis]);
     const hr_problem *p = &s->p;
-    const int ext = hi - lo - 1;
-    hr_grid_layout l;
-    const size_t es = s->o.precision == HR_PREC_DOUBLE ? 8 : 4;
-    if (!hr_layout_init(&l, p->dim, p->nx, axis == 1 ? ext : p->ny, axis == 2 ? ext : 1, es))
-        return HR_ERR_NO_MEMORY;
-    HR_TRY(hr_grid_alloc(&s->u, &l));
-    if (e->spec.has_hf) HR_TRY(hr_grid_alloc(&s->hf, &l));
+    HR_TRY(slab_alloc(s, axis, ext, &s->u));
+    if (e->spec.has_hf) HR_TRY(slab_alloc(s, axis, ext, &s->hf));
+    const hr_grid_layout l = s->u.l;
     const int n[3] = {p->nx, p->ny, p->nz};
     const int span[3] = {l.nx + 2, l.ny + 2, p->dim == 3 ? l.nz + 2 : 1};
     for (int k = 0; k < span[2]; k++)
@@ -110,11 +133,188 @@ static hr_status make_slab(hr_mpi_hybrid *s)
     return HR_OK;
 }
 
+/* --------------------------------------------------------------- split auto, per rank */
+
+/* Timed blocks of the choice last at least this long; a figure is the median of CHOICE_BLOCKS
+ * blocks, each the slowest rank's. */
+#define CHOICE_BLOCK_S 0.01
+#define CHOICE_BLOCKS  5
+
+static int cmp_seconds(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Seconds per sweep of an engine running on every rank: the same blocks on every rank (sized
+ * from the slowest rank's estimate), each block the slowest rank's, the median kept. */
+static hr_status time_ranks(hr_mpi_hybrid *s, hr_split *e, double *per_sweep)
+{
+    hr_status st = hr_split_sweeps(e, 3);
+    const double t0 = hr_now();
+    if (st == HR_OK) st = hr_split_sweeps(e, 2);
+    double est = (hr_now() - t0) / 2.0;
+    if (st != HR_OK) snprintf(err_text, sizeof err_text, "%s", e->err);
+    HR_TRY(agree(s->comm, s->rank, s->size, st));
+    MPI_Allreduce(MPI_IN_PLACE, &est, 1, MPI_DOUBLE, MPI_MAX, s->comm);
+    long k = est > 0.0 ? (long)ceil(CHOICE_BLOCK_S / est) : 64;
+    k = k < 1 ? 1 : k > 4096 ? 4096 : k;
+    double t[CHOICE_BLOCKS];
+    for (int b = 0; b < CHOICE_BLOCKS && st == HR_OK; b++) {
+        MPI_Barrier(s->comm);
+        const double t1 = hr_now();
+        st = hr_split_sweeps(e, k);
+        t[b] = (hr_now() - t1) / (double)k;
+        MPI_Allreduce(MPI_IN_PLACE, &t[b], 1, MPI_DOUBLE, MPI_MAX, s->comm);
+    }
+    if (st != HR_OK) snprintf(err_text, sizeof err_text, "%s", e->err);
+    HR_TRY(agree(s->comm, s->rank, s->size, st));
+    qsort(t, CHOICE_BLOCKS, sizeof t[0], cmp_seconds);
+    *per_sweep = t[CHOICE_BLOCKS / 2];
+    return HR_OK;
+}
+
+/* The engine of spec `base` at `fraction`, loaded from the rank's nonzero slab (*slab is
+ * allocated by the first call), timed through the ranks. */
+static hr_status time_fraction(hr_mpi_hybrid *s, const hr_split_spec *base, double fraction, hr_grid *slab,
+                               double *per_sweep)
+{
+    hr_split_spec sp = *base;
+    sp.fraction = fraction;
+    hr_split *e = NULL;
+    hr_status st = hr_split_create(&sp, NULL, NULL, &e, err_text, sizeof err_text);
+    int row0 = 0, ext = 0;
+    if (st == HR_OK) slab_extent(e, &row0, &ext);
+    if (st == HR_OK && !slab->base) {
+        st = slab_alloc(s, e->axis, ext, slab);
+        if (st == HR_OK) hr_split_fill_nonzero(slab);
+    }
+    if (st == HR_OK) {
+        st = hr_split_load(e, slab, NULL, row0);
+        if (st != HR_OK) snprintf(err_text, sizeof err_text, "%s", e->err);
+    }
+    st = agree(s->comm, s->rank, s->size, st);
+    if (st == HR_OK) st = time_ranks(s, e, per_sweep);
+    hr_split_free(e);
+    return st;
+}
+
+/* Calibrates this rank's slab, shares the models, measures t0 and the probe through the ranks
+ * and the candidates, and chooses (hr_mpi_hybrid_choice in mpi_hybrid.h). */
+static hr_status choose_split(hr_mpi_hybrid *s, const hr_options *oo, const hr_split_spec *base)
+{
+    hr_mpi_hybrid_choice *c = &s->choice;
+    const double t_start = hr_now();
+    const int n_axis = hr_split_extent(base), g = base->ghost;
+    int lo, hi;
+    hr_split_range(n_axis, s->size, s->rank, &lo, &hi);
+    /* this rank's slab as one process's grid (its values do not matter: the calibration
+     * fills its own) */
+    hr_options ol = *oo;
+    ol.split = 0.0;
+    ol.device = base->device;
+    if (base->dim == 3)
+        ol.nz = hi - lo;
+    else
+        ol.ny = hi - lo;
+    ol.rhs = base->has_hf ? HR_RHS_MANUFACTURED : HR_RHS_SPIKE;
+    ol.rhs_values = NULL;
+    ol.init = HR_INIT_ZERO;
+    ol.init_values = NULL;
+    hr_hybrid_calibration cal;
+    hr_split_model m;
+    hr_status st = hr_hybrid_calibrate(&ol, 0, &cal, &m);
+    if (st != HR_OK) snprintf(err_text, sizeof err_text, "%s", hr_hybrid_last_error());
+    HR_TRY(agree(s->comm, s->rank, s->size, st));
+    c->calibration_s = cal.seconds;
+    MPI_Allreduce(MPI_IN_PLACE, &c->calibration_s, 1, MPI_DOUBLE, MPI_MAX, s->comm);
+    s->models = calloc((size_t)s->size, sizeof *s->models);
+    st = s->models ? HR_OK : HR_ERR_NO_MEMORY;
+    HR_TRY(agree(s->comm, s->rank, s->size, st));
+    MPI_Allgather(&m, (int)sizeof m, MPI_BYTE, s->models, (int)sizeof m, MPI_BYTE, s->comm);
+    s->info.have_model = 1;
+    s->info.auto_split = 1;
+    s->info.model = m;
+    s->info.cal = cal;
+
+    int n_min = hi - lo;
+    MPI_Allreduce(MPI_IN_PLACE, &n_min, 1, MPI_INT, MPI_MIN, s->comm);
+    hr_grid slab;
+    memset(&slab, 0, sizeof slab);
+    st = time_fraction(s, base, 0.0, &slab, &c->gpu_only_s);
+    c->fraction = 0.0;
+    if (st == HR_OK && n_min >= 2 * g) {
+        /* the probe: g planes of the smallest slab on the CPU (the GPU part surely the later) */
+        c->probe_fraction = (double)g / n_min;
+        st = time_fraction(s, base, c->probe_fraction, &slab, &c->probe_s);
+        const double alone = hr_split_model_ranks_time(s->models, s->size, c->probe_fraction, g, 0.0, 0.0);
+        c->x_ranks = c->probe_s > alone ? c->probe_s - alone : 0.0;
+    }
+    if (st == HR_OK && n_min >= 2 * g) {
+        /* the model's best with the CPU's headroom, over whole planes of the smallest slab */
+        hr_split_model *safe = malloc((size_t)s->size * sizeof *safe);
+        st = safe ? HR_OK : HR_ERR_NO_MEMORY;
+        double fb = 0.0, tb = HUGE_VAL;
+        for (int r = 0; safe && r < s->size; r++)
+            safe[r] = hr_split_model_slowed(&s->models[r], HR_AUTO_CPU_HEADROOM);
+        for (int a = g; safe && a <= n_min - g; a++) {
+            const double t = hr_split_model_ranks_time(safe, s->size, (double)a / n_min, g, c->x_ranks, 0.0);
+            if (t < tb) {
+                tb = t;
+                fb = (double)a / n_min;
+            }
+        }
+        free(safe);
+        /* that fraction and two smaller ones, measured through the ranks */
+        const double lo_f = (double)g / n_min, hi_f = (double)(n_min - g) / n_min;
+        const double want[HR_MPI_HYBRID_CANDIDATES] = {fb, 0.8 * fb, 0.64 * fb};
+        for (int k = 0; k < HR_MPI_HYBRID_CANDIDATES && st == HR_OK && fb > 0.0; k++) {
+            /* whole planes of the smallest slab */
+            double f = round(want[k] * n_min) / n_min;
+            f = f < lo_f ? lo_f : f > hi_f ? hi_f : f;
+            int dup = 0;
+            for (int q = 0; q < c->candidates; q++)
+                dup |= fabs(c->cand_fraction[q] - f) < 0.5 / n_min;
+            if (dup || isnan(hr_split_model_ranks_time(s->models, s->size, f, g, 0.0, 0.0))) continue;
+            const int q = c->candidates;
+            st = time_fraction(s, base, f, &slab, &c->cand_s[q]);
+            c->cand_fraction[q] = f;
+            c->cand_predicted_s[q] = hr_mpi_hybrid_predict(s, f);
+            c->candidates++;
+        }
+        int best = -1;
+        for (int q = 0; q < c->candidates; q++)
+            if (best < 0 || c->cand_s[q] < c->cand_s[best]) best = q;
+        if (best >= 0 && c->cand_s[best] < (1.0 - HR_AUTO_MARGIN) * c->gpu_only_s)
+            c->fraction = c->cand_fraction[best];
+    }
+    hr_grid_free(&slab);
+    HR_TRY(st);
+    c->predicted_s = hr_mpi_hybrid_predict(s, c->fraction);
+    c->seconds = hr_now() - t_start;
+    MPI_Allreduce(MPI_IN_PLACE, &c->seconds, 1, MPI_DOUBLE, MPI_MAX, s->comm);
+    return HR_OK;
+}
+
+double hr_mpi_hybrid_predict(const hr_mpi_hybrid *s, double fraction)
+{
+    if (!s || !s->models) return NAN;
+    const int g = s->o.split_ghost > 0 ? s->o.split_ghost : 1;
+    return hr_split_model_ranks_time(s->models, s->size, fraction, g, s->choice.x_ranks, s->choice.gpu_only_s);
+}
+
+hr_status hr_mpi_hybrid_get_choice(const hr_mpi_hybrid *s, hr_mpi_hybrid_choice *out)
+{
+    if (!s || !out || !s->models) return HR_ERR_INVALID_ARG;
+    *out = s->choice;
+    return HR_OK;
+}
+
 static hr_status create_local(hr_mpi_hybrid *s, const hr_options *o)
 {
     HR_TRY(hr_options_validate(o, err_text, sizeof err_text));
-    if (o->split < 0.0) {
-        snprintf(err_text, sizeof err_text, "split: give a fraction per rank (auto is for one process)");
+    if (o->split < 0.0 && o->split != HR_SPLIT_AUTO) {
+        snprintf(err_text, sizeof err_text, "split: stream is for one process (give a fraction, or auto)");
         return HR_ERR_INVALID_ARG;
     }
     s->o = *o;
@@ -128,7 +328,7 @@ static hr_status create_local(hr_mpi_hybrid *s, const hr_options *o)
         oo.threads = per > 1 ? per : 1;
     }
     hr_split_spec_from_options(&oo, &s->p, 0, NULL, &sp);
-    if (sp.second == HR_SPLIT_GPU && o->split < 1.0) {
+    if (sp.second == HR_SPLIT_GPU && !(o->split >= 1.0)) {
         const int count = hr_cuda_device_count();
         if (count < 1) {
             snprintf(err_text, sizeof err_text, "backend: hybrid needs a CUDA device");
@@ -138,24 +338,30 @@ static hr_status create_local(hr_mpi_hybrid *s, const hr_options *o)
     }
     sp.ranks = s->size;
     sp.rank = s->rank;
-    sp.fraction = o->split;
     sp.rows_a = 0;
     HR_TRY(hr_transport_mpi_create(s->comm, NULL, &s->t));
     sp.t = s->t;
+    s->fraction = o->split;
+    if (o->split == HR_SPLIT_AUTO) {
+        HR_TRY(choose_split(s, &oo, &sp));
+        s->fraction = s->choice.fraction;
+    }
+    sp.fraction = s->fraction;
     HR_TRY(hr_split_create(&sp, NULL, NULL, &s->e, err_text, sizeof err_text));
     HR_TRY(make_slab(s));
     const hr_status st = hr_split_load(s->e, &s->u, s->hf.base ? &s->hf : NULL, s->row0);
     if (st != HR_OK) snprintf(err_text, sizeof err_text, "%s", s->e->err);
     hr_hybrid_info *in = &s->info;
     in->rows = s->g_hi - s->g_lo;
-    in->rows_cpu = s->e->nparts == 2 ? s->e->p[0]->spec.sd.n[s->e->axis] : (o->split >= 1.0 ? in->rows : 0);
+    in->rows_cpu = s->e->nparts == 2 ? s->e->p[0]->spec.sd.n[s->e->axis] : (s->fraction >= 1.0 ? in->rows : 0);
     in->split = (double)in->rows_cpu / in->rows;
     in->ghost = sp.ghost;
     in->schedule = sp.schedule;
     in->second = sp.second;
     in->cpu_threads = sp.threads_a;
     in->boundary_threads = sp.boundary_threads;
-    in->predicted_s = in->gpu_only_s = NAN;
+    in->predicted_s = s->models ? s->choice.predicted_s : NAN;
+    in->gpu_only_s = s->models ? s->choice.gpu_only_s : NAN;
     return st;
 }
 
@@ -167,6 +373,7 @@ void hr_mpi_hybrid_free(hr_mpi_hybrid *s)
     hr_grid_free(&s->u);
     hr_grid_free(&s->hf);
     hr_history_free(&s->hist);
+    free(s->models);
     if (s->comm != MPI_COMM_NULL) MPI_Comm_free(&s->comm);
     free(s);
 }
@@ -268,8 +475,8 @@ hr_status hr_mpi_hybrid_run(hr_mpi_hybrid *s, hr_result *res)
     r.bandwidth_fraction = o->reference_gbps > 0 ? r.gbps / o->reference_gbps : NAN;
     snprintf(r.backend, sizeof r.backend, "hybrid");
     snprintf(r.kernel, sizeof r.kernel, "split");
-    snprintf(r.device_name, sizeof r.device_name, "%d MPI ranks, %.0f %% of each slab on the CPU (%s)",
-             s->size, 100.0 * o->split, o->split_schedule == HR_SPLIT_NAIVE ? "naive" : "nested");
+    snprintf(r.device_name, sizeof r.device_name, "%d MPI ranks, %.3g %% of each slab on the CPU (%s%s)",
+             s->size, 100.0 * s->fraction, o->split_schedule == HR_SPLIT_NAIVE ? "naive" : "nested", s->models ? ", auto" : "");
     if (res) *res = r;
     return r.reason == HR_REASON_DIVERGED || r.reason == HR_REASON_NAN ? HR_ERR_DIVERGED : HR_OK;
 }

@@ -222,6 +222,30 @@ static void stream_rule(void **state)
     assert_true(isnan(hr_split_stream_share(0.0, 0.0)));
 }
 
+/* Seed 003's per-rank split: the slowest rank's slab, plus the exposed exchange between ranks;
+ * each slab cut as the MPI engine cuts it (round(f rows)); t0 measured at fraction 0. */
+static void ranks_time(void **state)
+{
+    (void)state;
+    hr_split_model m[2] = {{.t_a = 8.0, .t_b = 1.0, .messages = 2, .rows = 100},
+                           {.t_a = 8.0, .t_b = 2.0, .messages = 2, .rows = 101}};
+    /* f = 0.1: rank 0 max(0.8, 0.9) = 0.9; rank 1 (10 planes) max(0.792, 1.802) = 1.802 */
+    const double t = hr_split_model_ranks_time(m, 2, 0.1, 1, 0.25, 0.0);
+    assert_true(fabs(t - (2.0 * 91.0 / 101.0 + 0.25)) < 1e-12);
+    /* rank 0 alone: no exchange between ranks beyond x_ranks */
+    assert_true(fabs(hr_split_model_ranks_time(m, 1, 0.1, 1, 0.0, 0.0) - 0.9) < 1e-12);
+    /* fraction 0: the measured t0, else the slowest B alone plus x_ranks */
+    assert_true(hr_split_model_ranks_time(m, 2, 0.0, 1, 0.25, 3.5) == 3.5);
+    assert_true(fabs(hr_split_model_ranks_time(m, 2, 0.0, 1, 0.25, 0.0) - 2.25) < 1e-12);
+    /* a part below g planes on any rank: undefined (0.004 rounds to 0 planes; 0.015 to 2 of 100
+     * and 2 of 101, fine for g = 2, 0.012 to 1 plane: not) */
+    assert_true(isnan(hr_split_model_ranks_time(m, 2, 0.004, 1, 0.0, 0.0)));
+    assert_false(isnan(hr_split_model_ranks_time(m, 2, 0.015, 2, 0.0, 0.0)));
+    assert_true(isnan(hr_split_model_ranks_time(m, 2, 0.012, 2, 0.0, 0.0)));
+    assert_true(isnan(hr_split_model_ranks_time(m, 2, 0.996, 1, 0.0, 0.0)));
+    assert_true(isnan(hr_split_model_ranks_time(NULL, 2, 0.1, 1, 0.0, 0.0)));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -232,6 +256,7 @@ int main(void)
         cmocka_unit_test(jitter_max),
         cmocka_unit_test(calibration_cpu_cpu),
         cmocka_unit_test(choose_measured),
+        cmocka_unit_test(ranks_time),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,9 @@
 /* The per-rank CPU+GPU split over MPI (include/hetrelax/mpi_hybrid.h) with two CPU
  * placements per rank: bitwise equal to cpu-seq (gathered on rank 0) for 2-D and 3-D,
  * fp32 and fp64, fractions 0 / 0.4 / 1, ghost 1 and 2, both schedules; converged runs
- * stop at the same sweep; bad input fails on every rank with the same message. */
+ * stop at the same sweep; split auto (the per-rank model) chooses the same split on every
+ * rank, one that its own measurement supports; bad input fails on every rank with the same
+ * message. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,13 +93,56 @@ int main(int argc, char **argv)
     o.split = 0.5;
     o.threads = 2;
     fails += check(rank, &o, "converged run, 3-D fp64 split 0.5");
+    /* split auto: every rank calibrates its slab, the choice is the same on every rank and
+     * one the measurement supports, the model is defined where the parts allow, and the
+     * answer is still bitwise */
+    o.iters = 9;
+    o.tol = 0.0;
+    o.nx = o.ny = 10;
+    o.nz = 12 * size + 1;
+    o.split = HR_SPLIT_AUTO;
+    for (int g = 1; g <= 2; g++) {
+        o.split_ghost = g;
+        hr_mpi_hybrid *h = NULL;
+        int bad = hr_mpi_hybrid_create(&o, MPI_COMM_WORLD, &h) != HR_OK;
+        hr_mpi_hybrid_choice c;
+        memset(&c, 0, sizeof c);
+        if (!bad) bad = hr_mpi_hybrid_get_choice(h, &c) != HR_OK;
+        const int n_min = o.nz / size;
+        const double lo = (double)g / n_min;
+        if (!bad) {
+            double best = c.gpu_only_s;
+            for (int q = 0; q < c.candidates; q++)
+                best = c.cand_s[q] < best ? c.cand_s[q] : best;
+            bad |= !(c.gpu_only_s > 0) || !(c.calibration_s > 0) || !(c.x_ranks >= 0) || c.candidates < 1;
+            bad |= !(c.fraction == 0.0 || (c.fraction >= lo - 1e-12 && c.fraction <= 1.0 - lo + 1e-12));
+            /* the chosen split is the fastest measured, and 1 % faster than GPU-only */
+            bad |= c.fraction > 0.0 && !(c.fraction >= 0 && best < 0.99 * c.gpu_only_s);
+            bad |= hr_mpi_hybrid_predict(h, 0.0) != c.gpu_only_s || !isfinite(c.predicted_s);
+            bad |= !isfinite(hr_mpi_hybrid_predict(h, lo)) || !isnan(hr_mpi_hybrid_predict(h, 0.4 / n_min));
+        }
+        double f[2] = {c.fraction, -c.fraction};
+        MPI_Allreduce(MPI_IN_PLACE, f, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        bad |= f[0] != -f[1];
+        hr_mpi_hybrid_free(h);
+        MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        if (rank == 0)
+            printf("%s split auto, ghost %d: %.4g of each slab on the CPU (t0 %.3g s, x_ranks %.3g s, %d "
+                   "candidates, predicted %.3g s)\n",
+                   bad ? "FAIL" : "ok  ", g, c.fraction, c.gpu_only_s, c.x_ranks, c.candidates, c.predicted_s);
+        fails += bad;
+        char what[64];
+        snprintf(what, sizeof what, "split auto ghost %d: bitwise", g);
+        fails += check(rank, &o, what);
+    }
+    o.split_ghost = 1;
     /* bad input: the same status and message on every rank */
-    o.split = -1.0;
+    o.split = HR_SPLIT_STREAM;
     hr_mpi_hybrid *h = NULL;
     const hr_status st = hr_mpi_hybrid_create(&o, MPI_COMM_WORLD, &h);
     int bad = st != HR_ERR_INVALID_ARG || h != NULL || !strstr(hr_mpi_hybrid_last_error(), "split:");
     MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    if (rank == 0) printf("%s bad input (split auto per rank)\n", bad ? "FAIL" : "ok  ");
+    if (rank == 0) printf("%s bad input (split stream per rank)\n", bad ? "FAIL" : "ok  ");
     fails += bad;
     MPI_Finalize();
     return fails ? 1 : 0;
