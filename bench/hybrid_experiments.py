@@ -153,7 +153,11 @@ def finish(name, runs, xlabel, title, outdir):
 
 def run_mpi(a, out, args):
     exe = os.path.join(a.build, "bench", "hybrid_mpi")
-    cmd = [a.mpiexec, "-n", str(a.ranks), exe, out] + [str(x) for x in args]
+    # every rank bound to its own share of the CPUs (Open MPI binds each of 2 ranks to one core
+    # by default; unbound ranks would pin their crews to the same CPUs): PE logical CPUs each
+    per = len(os.sched_getaffinity(0)) // a.ranks
+    bind = ["--map-by", "slot:PE=%d" % per, "--use-hwthread-cpus"] if per >= 2 else ["--bind-to", "none"]
+    cmd = [a.mpiexec, "-n", str(a.ranks)] + bind + [exe, out] + [str(x) for x in args]
     print("+", " ".join(cmd), flush=True)
     env = dict(os.environ)
     if hasattr(os, "geteuid") and os.geteuid() == 0:  # containers: Open MPI refuses root otherwise
@@ -398,9 +402,9 @@ def main():
         finish("fig5d", [("512 x 512 x 1024 fp64, 1 rank", d)], "planes on the CPU (%)",
                "seed 003 fig. 5d: CPU share, naive vs nested", a.out)
     elif a.experiment == "fig5d-mpi":
-        fr = fine + (COARSE5D[::5] if a.quick else COARSE5D)
+        fr = QUICK5D if a.quick else FINE + COARSE5D
         d = run_mpi(a, tmp("fig5d-mpi"), ["--nx", 512, "--ny", 512, "--nz", 1024, "--precision", "double",
-                                          "--schedules", "nested,naive", "--sweeps", 10 if a.quick else 20,
+                                          "--schedules", "nested,naive", "--sweeps", 20,
                                           "--fractions", ",".join(map(str, fr)), "--model"] + common)
         finish_mpi("fig5d-mpi", d, a.out)
     else:  # the scripts' own check on a machine without a GPU: two CPU placements

@@ -118,12 +118,14 @@ QUICK=""
 ALL=tune,ladder,fig11,transfer,tb,async,peers
 SECTIONS=${SECTIONS:-$ALL}
 BENCH=$(echo "$SECTIONS" | tr ',' '\n' | grep -v -x -e peers -e fig16 -e 3d -e peers3d -e hybrid -e sparsecli \
-    -e cpu16 -e mpi16 -e mpitrace -e mgpeers -e hypre16 -e hybrid5d -e mgpu -e mpigpu -e multigrid | paste -sd, -)
+    -e cpu16 -e mpi16 -e mpitrace -e mgpeers -e hypre16 -e hybrid5d -e hybrid5dmpi -e mgpu -e mpigpu -e multigrid | paste -sd, -)
 # sections beyond the GPU kernels, for a machine with many cores and a GPU:
 #   hybrid     seed 000 fig. 14 (CPU+GPU row split, measured and modelled; HYBRID_ARGS)
 #   mgpu       many GPUs in one process (bench/mgpu_all.sh; .deps/mgpm for NVIDIA's variants)
 #   mpigpu     GPU ranks under MPI: 3-D weak and strong scaling (bench/mpi_gpu_scaling.py)
 #   hybrid5d   seed 003 fig. 5d (3-D CPU share, naive / nested; HYBRID5D_ARGS)
+#   hybrid5dmpi  the same over MPI ranks, one GPU each, with the per-rank model and split auto
+#              (HYBRID5DMPI_RANKS, default 2; HYBRID5DMPI_ARGS, default --quick)
 #   sparsecli  the sparse CLI against the bench driver (issue 15 item 1)
 #   cpu16      cpu-threads 2-D (n = 8192) and 3-D (256^3) against the STREAM copy of the run
 #   mpi16      CPU ranks against threads in one process (issue 11), when MPI was built
@@ -140,6 +142,13 @@ if [[ ",$SECTIONS," == *,hybrid5d,* ]]; then
     timeout "${HYBRID5D_TIMEOUT:-240}" python3 bench/hybrid_experiments.py fig5d --build "$BUILD" --out /tmp/hr-hybrid5d \
         ${HYBRID5D_ARGS:---quick} || status=1
     cp /tmp/hr-hybrid5d/hybrid-fig5d.json /tmp/hr-hybrid5d/hybrid-fig5d.png "$OUT/" 2>/dev/null
+fi
+if [[ ",$SECTIONS," == *,hybrid5dmpi,* ]] && [ -x "$BUILD/bench/hybrid_mpi" ]; then
+    say "hybrid: seed 003 fig. 5d over ${HYBRID5DMPI_RANKS:-2} MPI ranks (bench/hybrid_experiments.py fig5d-mpi)"
+    { lscpu; nvidia-smi topo -m; } >"$OUT/lscpu.txt" 2>&1
+    timeout "${HYBRID5DMPI_TIMEOUT:-480}" python3 bench/hybrid_experiments.py fig5d-mpi --build "$BUILD" \
+        --out /tmp/hr-5dmpi --ranks "${HYBRID5DMPI_RANKS:-2}" ${HYBRID5DMPI_ARGS:---quick} || status=1
+    cp /tmp/hr-5dmpi/hybrid-fig5d-mpi.json /tmp/hr-5dmpi/hybrid-fig5d-mpi.png "$OUT/" 2>/dev/null
 fi
 if [[ ",$SECTIONS," == *,mgpu,* ]]; then
     say "many GPUs in one process (bench/mgpu_all.sh): 2-D/3-D scaling, NVIDIA's variants, fig. 15, rb-2gpu"

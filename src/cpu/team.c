@@ -41,6 +41,12 @@ int hr_cpu_count(void)
     return n > 0 ? (int)n : 1;
 }
 
+int hr_cpu_bound(void)
+{
+    const long online = sysconf(_SC_NPROCESSORS_ONLN);
+    return online > 0 && hr_cpu_count() < online;
+}
+
 /* Is logical CPU c the first of its core's hardware threads (or is that unknown)? */
 int hr_cpu_first_sibling(int c)
 {

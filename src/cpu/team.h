@@ -27,6 +27,9 @@ void hr_team_barrier(hr_team *t);
 
 /* Logical CPUs usable by this process. */
 int hr_cpu_count(void);
+/* Whether this process may run on fewer CPUs than are online (a launcher such as mpiexec
+ * bound it to its share). */
+int hr_cpu_bound(void);
 
 /* 1 when logical CPU c is the first hardware thread of its core (or that is unknown). */
 int hr_cpu_first_sibling(int c);

@@ -8,6 +8,7 @@
 
 #include "common/error.h"
 #include "common/timer.h"
+#include "cpu/team.h"
 #include "hybrid/crew.h"
 #include "hybrid/split_internal.h"
 #include "solver/solver_internal.h"
@@ -93,14 +94,15 @@ static void describe_exchange(hr_split *e, const char *why);
 
 /* Where a CPU part's crews are pinned (place.h pin_slot; 0: unpinned): the CPU part next to
  * a GPU in one process from slot 1 on (slot 0 is left to the host thread that drives the
- * GPU). Not across MPI ranks (ranks of one node would pin to the same slots) nor for two
- * CPU parts (tests share the cores), unless HETRELAX_CREW_PIN=1 (then B after A). */
+ * GPU). Not across MPI ranks (ranks of one node would pin to the same slots) unless the
+ * launcher bound each rank to its own CPUs (the slots are the process's allowed CPUs), nor for
+ * two CPU parts (tests share the cores), unless HETRELAX_CREW_PIN=1 (then B after A). */
 static int crew_pin_slot(const hr_split_spec *sp, int is_a, int threads)
 {
     const char *env = getenv("HETRELAX_CREW_PIN");
     if (env && strcmp(env, "0") == 0) return 0;
     const int force = env && strcmp(env, "1") == 0;
-    if (!force && (sp->second != HR_SPLIT_GPU || sp->ranks > 1)) return 0;
+    if (!force && (sp->second != HR_SPLIT_GPU || (sp->ranks > 1 && !hr_cpu_bound()))) return 0;
     const int a = sp->threads_a + (sp->schedule == HR_SPLIT_NESTED ? sp->boundary_threads : 0);
     const int first = is_a ? 1 : 1 + a;
     return first + threads <= hr_crew_slots() ? first : 0;

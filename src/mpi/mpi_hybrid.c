@@ -323,8 +323,8 @@ static hr_status create_local(hr_mpi_hybrid *s, const hr_options *o)
     const int local = node_local_rank(s->comm, &local_size);
     hr_split_spec sp;
     hr_options oo = *o;
-    if (oo.threads == 0) {
-        const int per = hr_cpu_count() / local_size;
+    if (oo.threads == 0) { /* the CPUs the launcher bound this rank to, else the node's share */
+        const int per = hr_cpu_bound() ? hr_cpu_count() : hr_cpu_count() / local_size;
         oo.threads = per > 1 ? per : 1;
     }
     hr_split_spec_from_options(&oo, &s->p, 0, NULL, &sp);
