@@ -208,6 +208,9 @@ def finish_mpi(name, d, outdir):
                          % (100 * a["fraction"], a["measured_s"], a["predicted_s"],
                             100 * (a["measured_s"] / b["measured_s"] - 1), 100 * (a["measured_s"] / ref - 1),
                             a["x_ranks_s"], a["calibration_s"], a["choice_s"]))
+            if a["fraction"] == 0:
+                lines.append("  (auto chose GPU-only, the split of the f = 0 point: what separates the two is "
+                             "run-to-run spread)")
     if "nested" in best and "naive" in best:
         lines.append("nested vs naive at their best splits: %.4f" % (best["naive"]["measured_s"] / best["nested"]["measured_s"]))
     with open(out, "w") as f:

@@ -8,8 +8,8 @@
  *
  * For each schedule and fraction of each rank's slab on the CPU: one run of K sweeps whose
  * answer is gathered and compared bitwise with cpu-seq on rank 0 (exit 1 on a mismatch),
- * then R timed runs of K sweeps; the median time per sweep (the slowest rank's, sweeps
- * and exchange, not the final residual). Byte model: 2 words per point per sweep.
+ * then R timed blocks of K sweeps (hr_mpi_hybrid_time: no residual); the median time per sweep
+ * (each block the slowest rank's). Byte model: 2 words per point per sweep.
  *
  * --model: first, per schedule, a run with --split auto (every rank calibrates its slab, the
  * exchange between ranks measured; include/hetrelax/mpi_hybrid.h): its choice, its measured
@@ -33,8 +33,8 @@ static int cmp_d(const void *x, const void *y)
 /* One run whose answer is gathered and compared bitwise with cpu-seq on rank 0 (with check),
  * then `repeats` timed runs; the median seconds per sweep into *med. Returns whether the answer
  * was right (1 without check), the same on every rank. */
-static int measure(hr_mpi_hybrid *h, const hr_options *o, int check, int repeats, void *got, const void *want,
-                   size_t n, size_t es, int rank, double *med)
+static int measure(hr_mpi_hybrid *h, const hr_options *o, int check, long sweeps, int repeats, void *got,
+                   const void *want, size_t n, size_t es, int rank, double *med)
 {
     hr_result r;
     int ok = hr_mpi_hybrid_run(h, &r) == HR_OK;
@@ -42,10 +42,8 @@ static int measure(hr_mpi_hybrid *h, const hr_options *o, int check, int repeats
     if (ok && check && rank == 0) ok = memcmp(got, want, n * es) == 0;
     MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
     double t[64];
-    for (int k = 0; k < repeats; k++) {
-        if (hr_mpi_hybrid_run(h, &r) != HR_OK) MPI_Abort(MPI_COMM_WORLD, 1);
-        t[k] = r.time_per_sweep_s;
-    }
+    for (int k = 0; k < repeats; k++) /* timed sweeps without the residual a run ends with */
+        if (hr_mpi_hybrid_time(h, sweeps, &t[k]) != HR_OK) MPI_Abort(MPI_COMM_WORLD, 1);
     qsort(t, (size_t)repeats, sizeof t[0], cmp_d);
     *med = t[repeats / 2];
     return ok;
@@ -178,7 +176,7 @@ int main(int argc, char **argv)
             for (int i = 0; i < nf; i++)
                 pred[i] = hr_mpi_hybrid_predict(h, f[i]);
             double med;
-            const int ok = measure(h, &o, check, repeats, got, want, n, es, rank, &med);
+            const int ok = measure(h, &o, check, sweeps, repeats, got, want, n, es, rank, &med);
             bad |= !ok;
             if (rank == 0) {
                 printf("%s split auto: %.4f of each slab on the CPU, %.6g s/sweep measured, %.6g predicted; GPU-only "
@@ -206,7 +204,7 @@ int main(int argc, char **argv)
                 continue; /* a fraction too small for a slab: skipped on every rank */
             }
             double med;
-            const int ok = measure(h, &o, check, repeats, got, want, n, es, rank, &med);
+            const int ok = measure(h, &o, check, sweeps, repeats, got, want, n, es, rank, &med);
             if (!ok) {
                 if (rank == 0)
                     fprintf(stderr, "hybrid_mpi: %s f %.4f: NOT bitwise equal to cpu-seq\n", sname, f[i]);

@@ -28,7 +28,8 @@ typedef struct hr_mpi_hybrid hr_mpi_hybrid;
 /* What HR_SPLIT_AUTO measured and chose. Every rank calibrates its own slab as one process
  * would (hr_hybrid_calibrate: its CPU threads, its GPU, the plane between them), and the
  * models are shared. The planes between ranks are measured in the real engine: GPU-only
- * through the ranks (t0) and a probe with g planes of each slab on the CPU, whose time less
+ * through the ranks (t0) and a probe with 2g + 1 planes of each slab on the CPU (g on slabs under
+ * 4g + 2 planes), whose time less
  * the slowest rank's model is the exposed exchange between ranks (x_ranks). The model of a
  * fraction f is then hr_split_model_ranks_time(models, ranks, f, g, x_ranks, t0). auto takes
  * the model's best fraction with the CPU part taken 1.3x slower than calibrated (the one-process
@@ -60,6 +61,10 @@ hr_status hr_mpi_hybrid_create(const hr_options *o, MPI_Comm comm, hr_mpi_hybrid
 
 /*! hr_mpi_hybrid_run() : collective; `res` is the same on every rank (the slowest rank's times). */
 hr_status hr_mpi_hybrid_run(hr_mpi_hybrid *s, hr_result *res);
+
+/*! hr_mpi_hybrid_time() : collective; `sweeps` sweeps on every rank after a barrier, without
+ *  the residual a run ends with (benchmarks): *per_sweep is the slowest rank's seconds per sweep. */
+hr_status hr_mpi_hybrid_time(hr_mpi_hybrid *s, long sweeps, double *per_sweep);
 
 /*! hr_mpi_hybrid_gather_solution() : collective; rank `root` gets the whole interior solution. */
 hr_status hr_mpi_hybrid_gather_solution(hr_mpi_hybrid *s, hr_precision prec, void *dst, size_t count,
