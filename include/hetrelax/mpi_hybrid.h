@@ -30,7 +30,9 @@ typedef struct hr_mpi_hybrid hr_mpi_hybrid;
  * models are shared. The planes between ranks are measured in the real engine: GPU-only
  * through the ranks (t0) and a probe with 2g + 1 planes of each slab on the CPU (g on slabs under
  * 4g + 2 planes), whose time less
- * the slowest rank's model is the exposed exchange between ranks (x_ranks). The model of a
+ * the slowest rank's model is the exposed exchange between ranks (x_ranks). The CPU parts of all
+ * ranks share the host's memory in the run, not in the calibrations: a split where they are the
+ * later parts is measured too, and every CPU term scaled to meet it (cpu_scale). The model of a
  * fraction f is then hr_split_model_ranks_time(models, ranks, f, g, x_ranks, t0). auto takes
  * the model's best fraction with the CPU part taken 1.3x slower than calibrated (the one-process
  * headroom), and two smaller ones, measures them through the ranks, and keeps the fastest if it
@@ -47,6 +49,9 @@ typedef struct hr_mpi_hybrid_choice {
     double cand_predicted_s[HR_MPI_HYBRID_CANDIDATES];
     double fraction;    /* chosen */
     double predicted_s; /* the model at the chosen fraction */
+    /* the CPU term through the ranks: a split where the CPU parts are the later ones, measured,
+     * and the factor every model's CPU term was scaled by to meet it there ([0.5, 4]; 1: none) */
+    double cpu_probe_fraction, cpu_probe_s, cpu_scale;
 } hr_mpi_hybrid_choice;
 
 /*! hr_mpi_hybrid_create() :

@@ -199,6 +199,46 @@ static hr_status time_fraction(hr_mpi_hybrid *s, const hr_split_spec *base, doub
     return st;
 }
 
+/* The CPU term through the ranks: each rank's calibration timed its CPU part alone, but in the
+ * run every rank's CPU part, the GPUs' host copies and MPI's copies share the host's memory
+ * every sweep (run 18.2: 79-88 us a plane measured, 62-69 us modelled). A split where the CPU
+ * parts are surely the later ones (four times the model's balance, at least 4g + 2 planes, at
+ * most half) is measured, and every model's CPU term scaled so that the model meets it there
+ * (the scale clamped to [0.5, 4]). */
+static hr_status scale_cpu_term(hr_mpi_hybrid *s, const hr_split_spec *base, int n_min, int g, hr_grid *slab)
+{
+    hr_mpi_hybrid_choice *c = &s->choice;
+    int bal = g;
+    for (; bal <= n_min - g; bal++) { /* the balance: the CPU parts' time reaches the GPU parts' */
+        double ta = 0.0, tb = 0.0;
+        for (int r = 0; r < s->size; r++) {
+            const int a = (int)((double)bal / n_min * s->models[r].rows + 0.5);
+            const double pa = hr_split_model_part_a(&s->models[r], a), pb = hr_split_model_part_b(&s->models[r], a);
+            ta = pa > ta ? pa : ta;
+            tb = pb > tb ? pb : tb;
+        }
+        if (ta >= tb) break;
+    }
+    int planes = 4 * bal > 4 * g + 2 ? 4 * bal : 4 * g + 2;
+    planes = planes > n_min / 2 ? n_min / 2 : planes;
+    c->cpu_scale = 1.0;
+    if (planes < g || n_min - planes < g) return HR_OK;
+    const double f = (double)planes / n_min;
+    if (isnan(hr_split_model_ranks_time(s->models, s->size, f, g, 0.0, 0.0))) return HR_OK;
+    HR_TRY(time_fraction(s, base, f, slab, &c->cpu_probe_s));
+    c->cpu_probe_fraction = f;
+    double a_max = 0.0;
+    for (int r = 0; r < s->size; r++) {
+        const double pa = hr_split_model_part_a(&s->models[r], (int)(f * s->models[r].rows + 0.5));
+        a_max = pa > a_max ? pa : a_max;
+    }
+    const double k = a_max > 0.0 ? (c->cpu_probe_s - c->x_ranks) / a_max : 1.0;
+    c->cpu_scale = !(k > 0.5) ? 0.5 : k > 4.0 ? 4.0 : k; /* NaN: 0.5 */
+    for (int r = 0; r < s->size; r++)
+        s->models[r] = hr_split_model_slowed(&s->models[r], c->cpu_scale);
+    return HR_OK;
+}
+
 /* Calibrates this rank's slab, shares the models, measures t0 and the probe through the ranks
  * and the candidates, and chooses (hr_mpi_hybrid_choice in mpi_hybrid.h). */
 static hr_status choose_split(hr_mpi_hybrid *s, const hr_options *oo, const hr_split_spec *base)
@@ -253,6 +293,7 @@ static hr_status choose_split(hr_mpi_hybrid *s, const hr_options *oo, const hr_s
         const double alone = hr_split_model_ranks_time(s->models, s->size, c->probe_fraction, g, 0.0, 0.0);
         c->x_ranks = c->probe_s > alone ? c->probe_s - alone : 0.0;
     }
+    if (st == HR_OK && n_min >= 2 * g) st = scale_cpu_term(s, base, n_min, g, &slab);
     if (st == HR_OK && n_min >= 2 * g) {
         /* the model's best with the CPU's headroom, over whole planes of the smallest slab */
         hr_split_model *safe = malloc((size_t)s->size * sizeof *safe);

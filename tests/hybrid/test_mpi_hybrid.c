@@ -115,6 +115,9 @@ int main(int argc, char **argv)
             for (int q = 0; q < c.candidates; q++)
                 best = c.cand_s[q] < best ? c.cand_s[q] : best;
             bad |= !(c.gpu_only_s > 0) || !(c.calibration_s > 0) || !(c.x_ranks >= 0) || c.candidates < 1;
+            /* the CPU term measured through the ranks at a split with at least 2g + 1 planes */
+            bad |= !(c.cpu_scale >= 0.5 && c.cpu_scale <= 4.0);
+            bad |= c.cpu_probe_fraction > 0.0 && !(c.cpu_probe_s > 0 && c.cpu_probe_fraction >= (2.0 * g + 1) / n_min);
             bad |= !(c.fraction == 0.0 || (c.fraction >= lo - 1e-12 && c.fraction <= 1.0 - lo + 1e-12));
             /* the chosen split is the fastest measured, and 1 % faster than GPU-only */
             bad |= c.fraction > 0.0 && !(c.fraction >= 0 && best < 0.99 * c.gpu_only_s);
@@ -127,9 +130,10 @@ int main(int argc, char **argv)
         hr_mpi_hybrid_free(h);
         MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
         if (rank == 0)
-            printf("%s split auto, ghost %d: %.4g of each slab on the CPU (t0 %.3g s, x_ranks %.3g s, %d "
-                   "candidates, predicted %.3g s)\n",
-                   bad ? "FAIL" : "ok  ", g, c.fraction, c.gpu_only_s, c.x_ranks, c.candidates, c.predicted_s);
+            printf("%s split auto, ghost %d: %.4g of each slab on the CPU (t0 %.3g s, x_ranks %.3g s, CPU term x %.3g, "
+                   "%d candidates, predicted %.3g s)\n",
+                   bad ? "FAIL" : "ok  ", g, c.fraction, c.gpu_only_s, c.x_ranks, c.cpu_scale, c.candidates,
+                   c.predicted_s);
         fails += bad;
         char what[64];
         snprintf(what, sizeof what, "split auto ghost %d: bitwise", g);
