@@ -28,11 +28,11 @@ typedef struct hr_mpi_hybrid hr_mpi_hybrid;
 /* What HR_SPLIT_AUTO measured and chose. Every rank calibrates its own slab as one process
  * would (hr_hybrid_calibrate: its CPU threads, its GPU, the plane between them), and the
  * models are shared. The planes between ranks are measured in the real engine: GPU-only
- * through the ranks (t0) and a probe with 2g + 1 planes of each slab on the CPU (g on slabs under
- * 4g + 2 planes), whose time less
- * the slowest rank's model is the exposed exchange between ranks (x_ranks). The CPU parts of all
- * ranks share the host's memory in the run, not in the calibrations: a split where they are the
- * later parts is measured too, and every CPU term scaled to meet it (cpu_scale). The model of a
+ * through the ranks (t0), a probe with 2g + 1 planes of each slab on the CPU (g on slabs under
+ * 4g + 2 planes; the GPU parts the later ones), and a split where the CPU parts are the later
+ * ones (their host memory is shared by every rank in the run, not in the calibrations). Every
+ * model's CPU term is scaled by cpu_scale and the exchange between ranks, x_ranks, added so that
+ * the model meets both splits. The model of a
  * fraction f is then hr_split_model_ranks_time(models, ranks, f, g, x_ranks, t0). auto takes
  * the model's best fraction with the CPU part taken 1.3x slower than calibrated (the one-process
  * headroom), and two smaller ones, measures them through the ranks, and keeps the fastest if it
@@ -43,14 +43,16 @@ typedef struct hr_mpi_hybrid_choice {
     double seconds;       /* the whole choice, wall */
     double gpu_only_s;    /* t0: fraction 0 through the ranks, measured */
     double probe_fraction, probe_s;
-    double x_ranks; /* exposed exchange between ranks, seconds per sweep (>= 0) */
+    double x_ranks; /* exposed exchange between ranks, seconds per sweep */
     int candidates;
     double cand_fraction[HR_MPI_HYBRID_CANDIDATES], cand_s[HR_MPI_HYBRID_CANDIDATES];
     double cand_predicted_s[HR_MPI_HYBRID_CANDIDATES];
     double fraction;    /* chosen */
     double predicted_s; /* the model at the chosen fraction */
-    /* the CPU term through the ranks: a split where the CPU parts are the later ones, measured,
-     * and the factor every model's CPU term was scaled by to meet it there ([0.5, 4]; 1: none) */
+    /* the split where the CPU parts are the later ones, measured (fraction 0: none), and the
+     * factor every model's CPU term was scaled by, with x_ranks, to meet it and the probe
+     * ([0.5, 4]; 1: none). x_ranks may then be negative: the calibrations' own exchange and
+     * fixed costs overstated. */
     double cpu_probe_fraction, cpu_probe_s, cpu_scale;
 } hr_mpi_hybrid_choice;
 

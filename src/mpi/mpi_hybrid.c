@@ -199,15 +199,28 @@ static hr_status time_fraction(hr_mpi_hybrid *s, const hr_split_spec *base, doub
     return st;
 }
 
-/* The CPU term through the ranks: each rank's calibration timed its CPU part alone, but in the
- * run every rank's CPU part, the GPUs' host copies and MPI's copies share the host's memory
- * every sweep (run 18.2: 79-88 us a plane measured, 62-69 us modelled). A split where the CPU
- * parts are surely the later ones (four times the model's balance, at least 4g + 2 planes, at
- * most half) is measured, and every model's CPU term scaled so that the model meets it there
- * (the scale clamped to [0.5, 4]). */
-static hr_status scale_cpu_term(hr_mpi_hybrid *s, const hr_split_spec *base, int n_min, int g, hr_grid *slab)
+/* The models scaled by k in their CPU terms (scratch: `ranks` models), at fraction f without
+ * the exchange between ranks. */
+static double scaled_time(const hr_split_model *m, hr_split_model *scratch, int ranks, double k, double f, int g)
+{
+    for (int r = 0; r < ranks; r++)
+        scratch[r] = hr_split_model_slowed(&m[r], k);
+    return hr_split_model_ranks_time(scratch, ranks, f, g, 0.0, 0.0);
+}
+
+/* The two terms the calibrations alone miss, fitted through the ranks. Each rank's calibration
+ * timed its CPU part alone, but in the run every rank's CPU part, the GPUs' host copies and MPI's
+ * copies share the host's memory every sweep (run 18.2: 79-88 us a plane measured, 62-69 us
+ * modelled), and the planes between ranks cost what no calibration saw. Two splits are measured:
+ * the probe (2g + 1 planes, the GPU parts the later ones) and a split where the CPU parts are
+ * surely the later ones (four times the model's balance, at least 4g + 2 planes, at most half).
+ * The CPU terms are scaled by k (in [0.5, 4]) and x_ranks added so that the model meets both
+ * (run 18.4 took x_ranks from the probe alone and k from the second: a probe below its one-process
+ * model left x_ranks 0 and k 2.2, 20-61 % high). */
+static hr_status fit_ranks(hr_mpi_hybrid *s, const hr_split_spec *base, int n_min, int g, hr_grid *slab)
 {
     hr_mpi_hybrid_choice *c = &s->choice;
+    const double f1 = c->probe_fraction, t1 = c->probe_s;
     int bal = g;
     for (; bal <= n_min - g; bal++) { /* the balance: the CPU parts' time reaches the GPU parts' */
         double ta = 0.0, tb = 0.0;
@@ -222,18 +235,30 @@ static hr_status scale_cpu_term(hr_mpi_hybrid *s, const hr_split_spec *base, int
     int planes = 4 * bal > 4 * g + 2 ? 4 * bal : 4 * g + 2;
     planes = planes > n_min / 2 ? n_min / 2 : planes;
     c->cpu_scale = 1.0;
-    if (planes < g || n_min - planes < g) return HR_OK;
-    const double f = (double)planes / n_min;
-    if (isnan(hr_split_model_ranks_time(s->models, s->size, f, g, 0.0, 0.0))) return HR_OK;
-    HR_TRY(time_fraction(s, base, f, slab, &c->cpu_probe_s));
-    c->cpu_probe_fraction = f;
-    double a_max = 0.0;
-    for (int r = 0; r < s->size; r++) {
-        const double pa = hr_split_model_part_a(&s->models[r], (int)(f * s->models[r].rows + 0.5));
-        a_max = pa > a_max ? pa : a_max;
+    const double alone = hr_split_model_ranks_time(s->models, s->size, f1, g, 0.0, 0.0);
+    c->x_ranks = t1 - alone;
+    const double f2 = (double)planes / n_min;
+    if (planes <= (int)lround(f1 * n_min) || n_min - planes < g ||
+        isnan(hr_split_model_ranks_time(s->models, s->size, f2, g, 0.0, 0.0)))
+        return HR_OK;
+    HR_TRY(time_fraction(s, base, f2, slab, &c->cpu_probe_s));
+    c->cpu_probe_fraction = f2;
+    hr_split_model *tmp = malloc((size_t)s->size * sizeof *tmp);
+    if (!tmp) return HR_ERR_NO_MEMORY;
+    /* T2 - T1 = M_k(f2) - M_k(f1) grows with k (the CPU part is a larger share at f2): bisection */
+    const double want = c->cpu_probe_s - t1;
+    double lo = 0.5, hi = 4.0;
+    for (int it = 0; it < 60; it++) {
+        const double k = 0.5 * (lo + hi);
+        const double d = scaled_time(s->models, tmp, s->size, k, f2, g) - scaled_time(s->models, tmp, s->size, k, f1, g);
+        if (d < want)
+            lo = k;
+        else
+            hi = k;
     }
-    const double k = a_max > 0.0 ? (c->cpu_probe_s - c->x_ranks) / a_max : 1.0;
-    c->cpu_scale = !(k > 0.5) ? 0.5 : k > 4.0 ? 4.0 : k; /* NaN: 0.5 */
+    c->cpu_scale = 0.5 * (lo + hi);
+    c->x_ranks = t1 - scaled_time(s->models, tmp, s->size, c->cpu_scale, f1, g);
+    free(tmp);
     for (int r = 0; r < s->size; r++)
         s->models[r] = hr_split_model_slowed(&s->models[r], c->cpu_scale);
     return HR_OK;
@@ -290,10 +315,8 @@ static hr_status choose_split(hr_mpi_hybrid *s, const hr_options *oo, const hr_s
         const int probe = n_min >= 4 * g + 2 ? 2 * g + 1 : g;
         c->probe_fraction = (double)probe / n_min;
         st = time_fraction(s, base, c->probe_fraction, &slab, &c->probe_s);
-        const double alone = hr_split_model_ranks_time(s->models, s->size, c->probe_fraction, g, 0.0, 0.0);
-        c->x_ranks = c->probe_s > alone ? c->probe_s - alone : 0.0;
     }
-    if (st == HR_OK && n_min >= 2 * g) st = scale_cpu_term(s, base, n_min, g, &slab);
+    if (st == HR_OK && n_min >= 2 * g) st = fit_ranks(s, base, n_min, g, &slab);
     if (st == HR_OK && n_min >= 2 * g) {
         /* the model's best with the CPU's headroom, over whole planes of the smallest slab */
         hr_split_model *safe = malloc((size_t)s->size * sizeof *safe);

@@ -114,10 +114,14 @@ int main(int argc, char **argv)
             double best = c.gpu_only_s;
             for (int q = 0; q < c.candidates; q++)
                 best = c.cand_s[q] < best ? c.cand_s[q] : best;
-            bad |= !(c.gpu_only_s > 0) || !(c.calibration_s > 0) || !(c.x_ranks >= 0) || c.candidates < 1;
+            bad |= !(c.gpu_only_s > 0) || !(c.calibration_s > 0) || !isfinite(c.x_ranks) || c.candidates < 1;
             /* the CPU term measured through the ranks at a split with at least 2g + 1 planes */
             bad |= !(c.cpu_scale >= 0.5 && c.cpu_scale <= 4.0);
             bad |= c.cpu_probe_fraction > 0.0 && !(c.cpu_probe_s > 0 && c.cpu_probe_fraction >= (2.0 * g + 1) / n_min);
+            /* the fitted model meets the probe, and the CPU-bound split where the fit is inside its range */
+            bad |= fabs(hr_mpi_hybrid_predict(h, c.probe_fraction) - c.probe_s) > 1e-9 * c.probe_s;
+            if (c.cpu_probe_fraction > 0.0 && c.cpu_scale > 0.501 && c.cpu_scale < 3.99)
+                bad |= fabs(hr_mpi_hybrid_predict(h, c.cpu_probe_fraction) - c.cpu_probe_s) > 1e-6 * c.cpu_probe_s;
             bad |= !(c.fraction == 0.0 || (c.fraction >= lo - 1e-12 && c.fraction <= 1.0 - lo + 1e-12));
             /* the chosen split is the fastest measured, and 1 % faster than GPU-only */
             bad |= c.fraction > 0.0 && !(c.fraction >= 0 && best < 0.99 * c.gpu_only_s);
