@@ -244,7 +244,11 @@ static hr_status fit_ranks(hr_mpi_hybrid *s, const hr_split_spec *base, int n_mi
     HR_TRY(time_fraction(s, base, f2, slab, &c->cpu_probe_s));
     c->cpu_probe_fraction = f2;
     hr_split_model *tmp = malloc((size_t)s->size * sizeof *tmp);
-    if (!tmp) return HR_ERR_NO_MEMORY;
+    const hr_status st = agree(s->comm, s->rank, s->size, tmp ? HR_OK : HR_ERR_NO_MEMORY);
+    if (st != HR_OK) {
+        free(tmp);
+        return st;
+    }
     /* T2 - T1 = M_k(f2) - M_k(f1) grows with k (the CPU part is a larger share at f2): bisection */
     const double want = c->cpu_probe_s - t1;
     double lo = 0.5, hi = 4.0;
@@ -320,7 +324,7 @@ static hr_status choose_split(hr_mpi_hybrid *s, const hr_options *oo, const hr_s
     if (st == HR_OK && n_min >= 2 * g) {
         /* the model's best with the CPU's headroom, over whole planes of the smallest slab */
         hr_split_model *safe = malloc((size_t)s->size * sizeof *safe);
-        st = safe ? HR_OK : HR_ERR_NO_MEMORY;
+        st = agree(s->comm, s->rank, s->size, safe ? HR_OK : HR_ERR_NO_MEMORY);
         double fb = 0.0, tb = HUGE_VAL;
         for (int r = 0; safe && r < s->size; r++)
             safe[r] = hr_split_model_slowed(&s->models[r], HR_AUTO_CPU_HEADROOM);
