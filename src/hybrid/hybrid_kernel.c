@@ -15,6 +15,7 @@
 #include "cuda/cuda_api.h"
 #include "hetrelax/hybrid.h"
 #include "hybrid/split.h"
+#include "solver/tune_util.h"
 
 typedef struct hybrid_state {
     hr_split *e;
@@ -82,12 +83,6 @@ void hr_split_spec_from_options(const hr_options *o, const hr_problem *p, int ro
     sp->s = s;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Timed blocks last at least this long (short blocks measure the OS, not the sweep), and a
  * figure is the median of CAL_BLOCKS of them after CAL_WARM warm-up sweeps. */
 #define CAL_BLOCK_S 0.01
@@ -113,8 +108,7 @@ static hr_status time_running(hr_split *e, int unit, double *per_sweep)
         t[r] = (hr_now() - t1) / (double)k;
     }
     if (st != HR_OK) return st;
-    qsort(t, CAL_BLOCKS, sizeof t[0], cmp_double);
-    *per_sweep = t[CAL_BLOCKS / 2];
+    *per_sweep = hr_median(t, CAL_BLOCKS);
     return HR_OK;
 }
 

@@ -12,6 +12,7 @@
 #include "hybrid/crew.h"
 #include "hybrid/split_internal.h"
 #include "solver/solver_internal.h"
+#include "solver/tune_util.h"
 
 static void set_err(char *err, size_t size, const char *msg)
 {
@@ -304,12 +305,6 @@ void hr_split_free(hr_split *e)
     free(e);
 }
 
-static int cmp_seconds(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Seconds per sweep: the median of 3 blocks of `block` sweeps after one untimed block
  * (which also captures the chain graphs). */
 static hr_status time_sweeps(hr_split *e, long block, double *seconds)
@@ -321,8 +316,7 @@ static hr_status time_sweeps(hr_split *e, long block, double *seconds)
         HR_TRY(hr_split_sweeps(e, block));
         t[r] = (hr_now() - t0) / (double)block;
     }
-    qsort(t, 3, sizeof *t, cmp_seconds);
-    *seconds = t[1];
+    *seconds = hr_median(t, 3);
     return HR_OK;
 }
 

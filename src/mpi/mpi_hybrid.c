@@ -14,6 +14,7 @@
 #include "hybrid/split.h"
 #include "mpi/transport_mpi.h"
 #include "solver/solver_internal.h"
+#include "solver/tune_util.h"
 
 struct hr_mpi_hybrid {
     MPI_Comm comm;
@@ -140,37 +141,31 @@ static hr_status make_slab(hr_mpi_hybrid *s)
 #define CHOICE_BLOCK_S 0.01
 #define CHOICE_BLOCKS  5
 
-static int cmp_seconds(const void *a, const void *b)
+/* One block of k sweeps of engine e on every rank, started together: *t is the slowest rank's
+ * seconds per sweep; the status is agreed. */
+static hr_status block_ranks(hr_mpi_hybrid *s, hr_split *e, long k, double *t)
 {
-    const double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
+    MPI_Barrier(s->comm);
+    const double t0 = hr_now();
+    const hr_status st = hr_split_sweeps(e, k);
+    *t = (hr_now() - t0) / (double)k;
+    if (st != HR_OK) snprintf(err_text, sizeof err_text, "%s", e->err);
+    MPI_Allreduce(MPI_IN_PLACE, t, 1, MPI_DOUBLE, MPI_MAX, s->comm);
+    return agree(s->comm, s->rank, s->size, st);
 }
 
 /* Seconds per sweep of an engine running on every rank: the same blocks on every rank (sized
- * from the slowest rank's estimate), each block the slowest rank's, the median kept. */
+ * from the slowest rank's estimate after warm-up), each block the slowest rank's, the median. */
 static hr_status time_ranks(hr_mpi_hybrid *s, hr_split *e, double *per_sweep)
 {
-    hr_status st = hr_split_sweeps(e, 3);
-    const double t0 = hr_now();
-    if (st == HR_OK) st = hr_split_sweeps(e, 2);
-    double est = (hr_now() - t0) / 2.0;
-    if (st != HR_OK) snprintf(err_text, sizeof err_text, "%s", e->err);
-    HR_TRY(agree(s->comm, s->rank, s->size, st));
-    MPI_Allreduce(MPI_IN_PLACE, &est, 1, MPI_DOUBLE, MPI_MAX, s->comm);
+    double est, t[CHOICE_BLOCKS];
+    HR_TRY(block_ranks(s, e, 3, &est)); /* warm-up */
+    HR_TRY(block_ranks(s, e, 2, &est));
     long k = est > 0.0 ? (long)ceil(CHOICE_BLOCK_S / est) : 64;
     k = k < 1 ? 1 : k > 4096 ? 4096 : k;
-    double t[CHOICE_BLOCKS];
-    for (int b = 0; b < CHOICE_BLOCKS && st == HR_OK; b++) {
-        MPI_Barrier(s->comm);
-        const double t1 = hr_now();
-        st = hr_split_sweeps(e, k);
-        t[b] = (hr_now() - t1) / (double)k;
-        MPI_Allreduce(MPI_IN_PLACE, &t[b], 1, MPI_DOUBLE, MPI_MAX, s->comm);
-    }
-    if (st != HR_OK) snprintf(err_text, sizeof err_text, "%s", e->err);
-    HR_TRY(agree(s->comm, s->rank, s->size, st));
-    qsort(t, CHOICE_BLOCKS, sizeof t[0], cmp_seconds);
-    *per_sweep = t[CHOICE_BLOCKS / 2];
+    for (int b = 0; b < CHOICE_BLOCKS; b++)
+        HR_TRY(block_ranks(s, e, k, &t[b]));
+    *per_sweep = hr_median(t, CHOICE_BLOCKS);
     return HR_OK;
 }
 
@@ -556,15 +551,8 @@ hr_status hr_mpi_hybrid_time(hr_mpi_hybrid *s, long sweeps, double *per_sweep)
 {
     err_text[0] = '\0';
     if (!s || sweeps < 1 || !per_sweep) return HR_ERR_INVALID_ARG;
-    MPI_Barrier(s->comm);
-    const double t0 = hr_now();
-    hr_status st = hr_split_sweeps(s->e, sweeps);
-    double t = (hr_now() - t0) / (double)sweeps;
-    if (st != HR_OK) snprintf(err_text, sizeof err_text, "%s", s->e->err);
     s->done += sweeps;
-    MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, s->comm);
-    *per_sweep = t;
-    return agree(s->comm, s->rank, s->size, st);
+    return block_ranks(s, s->e, sweeps, per_sweep);
 }
 
 hr_status hr_mpi_hybrid_gather_solution(hr_mpi_hybrid *s, hr_precision prec, void *dst, size_t count,
