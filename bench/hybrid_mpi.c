@@ -180,16 +180,20 @@ int main(int argc, char **argv)
             bad |= !ok;
             if (rank == 0) {
                 printf("%s split auto: %.4f of each slab on the CPU, %.6g s/sweep measured, %.6g predicted; GPU-only "
-                       "%.6g; x_ranks %.3g s; CPU term x %.3f (from %.4f: %.6g s); calibration %.1f s, choice %.1f s%s\n",
+                       "%.6g; x_ranks %.3g s; CPU term x %.3f (from %.4f: %.6g s), x %.3f from %.4f (%.6g s); "
+                       "calibration %.1f s, choice %.1f s%s\n",
                        sname, c.fraction, med, c.predicted_s, c.gpu_only_s, c.x_ranks, c.cpu_scale,
-                       c.cpu_probe_fraction, c.cpu_probe_s, c.calibration_s, c.seconds, ok ? "" : " WRONG");
+                       c.cpu_probe_fraction, c.cpu_probe_s, c.cpu_far_scale, c.cpu_far_fraction, c.cpu_far_s,
+                       c.calibration_s, c.seconds, ok ? "" : " WRONG");
                 fprintf(js,
                         "   {\"auto\": true, \"fraction\": %.6g, \"measured_s\": %.9g, \"predicted_s\": %.9g, "
                         "\"gpu_only_s\": %.9g, \"x_ranks_s\": %.9g, \"probe_fraction\": %.6g, \"probe_s\": %.9g, "
                         "\"cpu_probe_fraction\": %.6g, \"cpu_probe_s\": %.9g, \"cpu_scale\": %.6g, "
+                        "\"cpu_far_fraction\": %.6g, \"cpu_far_s\": %.9g, \"cpu_far_scale\": %.6g, "
                         "\"calibration_s\": %.4g, \"choice_s\": %.4g, \"checked\": %s, \"candidates\": [",
                         c.fraction, med, c.predicted_s, c.gpu_only_s, c.x_ranks, c.probe_fraction, c.probe_s,
-                        c.cpu_probe_fraction, c.cpu_probe_s, c.cpu_scale, c.calibration_s, c.seconds,
+                        c.cpu_probe_fraction, c.cpu_probe_s, c.cpu_scale, c.cpu_far_fraction, c.cpu_far_s,
+                        c.cpu_far_scale, c.calibration_s, c.seconds,
                         check ? (ok ? "true" : "false") : "null");
                 for (int k = 0; k < c.candidates; k++)
                     fprintf(js, "%s{\"fraction\": %.6g, \"measured_s\": %.9g, \"predicted_s\": %.9g}", k ? ", " : "",

@@ -51,6 +51,10 @@ typedef struct hr_split_model {
      * waits for the expected maximum of two normal times (Clark 1961), not for the larger mean */
     double x_sigma;
     double b_floor; /* > 0: B's part never sweeps faster than this (launch latency, small parts) */
+    /* a_ramp_k[0] > 0: A's part of r rows is further scaled by a_ramp_k[0] up to a_ramp_rows[0]
+     * rows, by a_ramp_k[1] from a_ramp_rows[1] rows on, log-linear in r between (the MPI model's
+     * fit through the ranks: the CPU parts share the host's memory as they grow) */
+    double a_ramp_rows[2], a_ramp_k[2];
 } hr_split_model;
 
 /*! hr_split_model_exchange() : X for a split with `rows_a` rows on A (0 when a part is empty). */

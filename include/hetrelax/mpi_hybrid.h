@@ -30,9 +30,11 @@ typedef struct hr_mpi_hybrid hr_mpi_hybrid;
  * models are shared. The planes between ranks are measured in the real engine: GPU-only
  * through the ranks (t0), a probe with 2g + 1 planes of each slab on the CPU (g on slabs under
  * 4g + 2 planes; the GPU parts the later ones), and a split where the CPU parts are the later
- * ones (their host memory is shared by every rank in the run, not in the calibrations). Every
- * model's CPU term is scaled by cpu_scale and the exchange between ranks, x_ranks, added so that
- * the model meets both splits. The model of a
+ * ones (their host memory is shared by every rank in the run, not in the calibrations), and a
+ * far split (half the slab). Every model's CPU term is scaled by cpu_scale and the exchange
+ * between ranks, x_ranks, added so that the model meets the first two splits; from the far
+ * split's planes on the CPU term is scaled by cpu_far_scale instead (log-linear between), so
+ * that it meets the far split too. The model of a
  * fraction f is then hr_split_model_ranks_time(models, ranks, f, g, x_ranks, t0). auto takes
  * the model's best fraction with the CPU part taken 1.3x slower than calibrated (the one-process
  * headroom), and two smaller ones, measures them through the ranks, and keeps the fastest if it
@@ -54,6 +56,10 @@ typedef struct hr_mpi_hybrid_choice {
      * ([0.5, 4]; 1: none). x_ranks may then be negative: the calibrations' own exchange and
      * fixed costs overstated. */
     double cpu_probe_fraction, cpu_probe_s, cpu_scale;
+    /* the far split (half the slab, at least twice the CPU-bound one; fraction 0: none),
+     * measured, and the factor the CPU terms are scaled by from its planes on ([0.25, 8]),
+     * log-linear in planes from cpu_scale at the CPU-bound split: the model meets it too */
+    double cpu_far_fraction, cpu_far_s, cpu_far_scale;
 } hr_mpi_hybrid_choice;
 
 /*! hr_mpi_hybrid_create() :

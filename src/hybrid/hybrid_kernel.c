@@ -32,6 +32,27 @@ hr_split_model hr_split_model_slowed(const hr_split_model *m, double s)
     return v;
 }
 
+hr_split_model hr_split_model_slowed_ramp(const hr_split_model *m, double r_near, double k_near, double r_far,
+                                          double k_far)
+{
+    hr_split_model v = *m;
+    v.a_ramp_rows[0] = r_near;
+    v.a_ramp_rows[1] = r_far;
+    v.a_ramp_k[0] = k_near;
+    v.a_ramp_k[1] = k_far;
+    return v;
+}
+
+void hr_split_crew_sizes(int total, int rows, int faces, int *interior, int *boundary)
+{
+    int b = 1;
+    if (rows > 0 && faces > 0) b = (int)lround((double)total * faces / rows);
+    if (b > total - 1) b = total - 1;
+    if (b < 1) b = 1;
+    *boundary = b;
+    *interior = total - b > 0 ? total - b : 1;
+}
+
 static int split_extent(const hr_options *o)
 {
     return hr_options_extent(o, hr_options_dim(o) == 3 ? 2 : 1);
@@ -79,6 +100,7 @@ void hr_split_spec_from_options(const hr_options *o, const hr_problem *p, int ro
     sp->second = o->split_second;
     sp->schedule = o->split_schedule;
     thread_plan(o, o->split_second == HR_SPLIT_CPU, &sp->threads_a, &sp->boundary_threads, &sp->threads_b);
+    sp->boundary_auto = o->split_schedule == HR_SPLIT_NESTED && o->split_boundary_threads <= 0;
     sp->device = o->device;
     sp->s = s;
 }
@@ -471,14 +493,15 @@ static hr_status hybrid_setup(hr_solver *s)
     s->cur = 0;
     hr_split_spec sp;
     hr_split_spec_from_options(&s->o, &s->p, rows_a, s, &sp);
-    in->cpu_threads = rows_a > 0 ? sp.threads_a : 0;
-    in->boundary_threads = rows_a > 0 && rows_a < n ? sp.boundary_threads : 0;
     char err[256] = "";
     hr_status st = hr_split_create(&sp, &s->u[0], s->hf.base ? &s->hf : NULL, &h->e, err, sizeof err);
     if (st != HR_OK) {
         if (err[0]) hr_solver_set_error(s, "%s", err);
         return st;
     }
+    /* the crews as built (nested sizes them to the part's rows unless given) */
+    in->cpu_threads = rows_a > 0 ? h->e->p[0]->spec.threads : 0;
+    in->boundary_threads = rows_a > 0 && rows_a < n ? h->e->p[0]->spec.boundary_threads : 0;
     s->cfg.threads = in->cpu_threads + in->boundary_threads;
     s->cfg.device = sp.second == HR_SPLIT_GPU && rows_a < n ? s->o.device : -1;
     s->cfg.streams = s->cfg.device >= 0 ? 3 : 0;

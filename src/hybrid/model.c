@@ -36,11 +36,21 @@ double hr_split_model_row_s(const hr_split_model *m, double ws)
     return r > 0.0 ? part_a_knots(m, r) / r : m->a_knot_row_s[0];
 }
 
+/* The ramp's factor at r rows (1 without one). */
+static double ramp(const hr_split_model *m, double r)
+{
+    if (!(m->a_ramp_k[0] > 0.0)) return 1.0;
+    const double r0 = m->a_ramp_rows[0], r1 = m->a_ramp_rows[1], k0 = m->a_ramp_k[0], k1 = m->a_ramp_k[1];
+    if (r <= r0 || !(r1 > r0) || !(r0 > 0.0)) return k0;
+    if (r >= r1) return k1;
+    return k0 + (k1 - k0) * log(r / r0) / log(r1 / r0);
+}
+
 double hr_split_model_part_a(const hr_split_model *m, int rows_a)
 {
     if (rows_a <= 0 || m->rows <= 0) return 0.0;
-    if (m->a_knots <= 0) return (double)rows_a / (double)m->rows * m->t_a;
-    return part_a_knots(m, rows_a);
+    const double t = m->a_knots <= 0 ? (double)rows_a / (double)m->rows * m->t_a : part_a_knots(m, rows_a);
+    return t * ramp(m, rows_a);
 }
 
 double hr_split_model_part_b(const hr_split_model *m, int rows_a)

@@ -71,6 +71,10 @@ typedef struct hr_split_spec {
      * with the direct copies and again staged through the host, keeps the faster (ties
      * within 0.5 % go to the direct copies) and reloads the grids. */
     int exchange_trial;
+    /* Nested, crews not given (split_boundary_threads 0): A's threads_a + boundary_threads are
+     * divided between its crews in proportion to their rows (hr_split_crew_sizes), so the
+     * boundary crew's planes and the interior crew's finish together. */
+    int boundary_auto;
 } hr_split_spec;
 
 typedef struct hr_split_stats {
@@ -123,7 +127,8 @@ hr_status hr_split_load(hr_split *e, const hr_grid *u, const hr_grid *hf, int ro
 
 /* The spec the hybrid backend builds from options (hybrid_kernel.c): precision, problem,
  * placements, schedule, ghost width and the thread plan (all cores less the host thread
- * that drives a GPU; nested: a boundary crew of threads/8 in 3-D, 1 in 2-D). */
+ * that drives a GPU; nested: the boundary crew given, or sized to the part's rows when it is
+ * built: boundary_auto). */
 void hr_split_spec_from_options(const hr_options *o, const hr_problem *p, int rows_a, hr_solver *s,
                                 hr_split_spec *sp);
 
@@ -138,6 +143,17 @@ void hr_split_spec_from_options(const hr_options *o, const hr_problem *p, int ro
 
 /* The model with A's part `s` times slower. */
 hr_split_model hr_split_model_slowed(const hr_split_model *m, double s);
+
+/* The model with A's part slowed by a factor that depends on its rows (the model's ramp,
+ * replacing any it had): k_near up to r_near rows, k_far from r_far rows on, log-linear in rows
+ * between. */
+hr_split_model hr_split_model_slowed_ramp(const hr_split_model *m, double r_near, double k_near, double r_far,
+                                          double k_far);
+
+/* Nested crews of a CPU part of `rows` own rows that exchanges across `faces` faces, from
+ * `total` threads: the boundary crew gets total * faces / rows of them (rounded, at least 1,
+ * and the interior crew at least 1): both crews then have as many rows per thread. */
+void hr_split_crew_sizes(int total, int rows, int faces, int *interior, int *boundary);
 
 /* Fills a grid (ring included) with values that differ from point to point, none zero: the
  * calibration's data (a CPU may skip stores of zeros over zeros). */

@@ -233,6 +233,10 @@ hr_status hr_split_create(const hr_split_spec *spec, const hr_grid *u, const hr_
             ps.threads = is_a ? spec->threads_a : spec->threads_b;
             ps.boundary_threads =
                 nested && exchanges ? (is_a && spec->boundary_threads > 0 ? spec->boundary_threads : 1) : 0;
+            if (is_a && nested && exchanges && spec->boundary_auto) /* crews sized to their rows */
+                hr_split_crew_sizes(spec->threads_a + spec->boundary_threads, ps.sd.n[e->axis],
+                                    (ps.sd.nb[e->axis][0] >= 0) + (ps.sd.nb[e->axis][1] >= 0), &ps.threads,
+                                    &ps.boundary_threads);
             ps.pin_slot = crew_pin_slot(spec, is_a, ps.threads + ps.boundary_threads);
             st = hr_place_cpu_create(&ps, &e->p[q]);
         } else {

@@ -194,24 +194,38 @@ static hr_status time_fraction(hr_mpi_hybrid *s, const hr_split_spec *base, doub
     return st;
 }
 
-/* The models scaled by k in their CPU terms (scratch: `ranks` models), at fraction f without
- * the exchange between ranks. */
-static double scaled_time(const hr_split_model *m, hr_split_model *scratch, int ranks, double k, double f, int g)
+/* A's rows of a slab of n planes at `fraction`, as the engine cuts it. */
+static int rank_rows(double fraction, int n)
+{
+    return (int)(fraction * n + 0.5);
+}
+
+/* The models with their CPU terms scaled by k2 up to the second split's planes and by k3 from
+ * the third's on (hr_split_model_slowed_ramp; f3 0: k2 throughout), into scratch (`ranks`
+ * models), at fraction f without the exchange between ranks. */
+static double scaled_time(const hr_split_model *m, hr_split_model *scratch, int ranks, double k2, double f2,
+                          double k3, double f3, double f, int g)
 {
     for (int r = 0; r < ranks; r++)
-        scratch[r] = hr_split_model_slowed(&m[r], k);
+        scratch[r] = f3 > 0.0 ? hr_split_model_slowed_ramp(&m[r], rank_rows(f2, m[r].rows), k2,
+                                                           rank_rows(f3, m[r].rows), k3)
+                              : hr_split_model_slowed(&m[r], k2);
     return hr_split_model_ranks_time(scratch, ranks, f, g, 0.0, 0.0);
 }
 
-/* The two terms the calibrations alone miss, fitted through the ranks. Each rank's calibration
+/* The terms the calibrations alone miss, fitted through the ranks. Each rank's calibration
  * timed its CPU part alone, but in the run every rank's CPU part, the GPUs' host copies and MPI's
  * copies share the host's memory every sweep (run 18.2: 79-88 us a plane measured, 62-69 us
- * modelled), and the planes between ranks cost what no calibration saw. Two splits are measured:
- * the probe (2g + 1 planes, the GPU parts the later ones) and a split where the CPU parts are
- * surely the later ones (four times the model's balance, at least 4g + 2 planes, at most half).
- * The CPU terms are scaled by k (in [0.5, 4]) and x_ranks added so that the model meets both
- * (run 18.4 took x_ranks from the probe alone and k from the second: a probe below its one-process
- * model left x_ranks 0 and k 2.2, 20-61 % high). */
+ * modelled), and the planes between ranks cost what no calibration saw. Three splits are
+ * measured: the probe (2g + 1 planes, the GPU parts the later ones), a split where the CPU parts
+ * are surely the later ones (four times the model's balance, at least 4g + 2 planes, at most
+ * half), and a far one (half the slab, at least twice the second, at most n - g planes). The CPU
+ * terms are scaled by k2 (in [0.5, 4]) and x_ranks added so that the model meets the first two
+ * (run 18.4 took x_ranks from the probe alone and k from the second: a probe below its
+ * one-process model left x_ranks 0 and k 2.2, 20-61 % high). Then k3 (in [0.25, 8]) scales them
+ * from the far split's planes on, log-linear in planes between, so that the model meets the far
+ * split too: run 18.5 fitted at 3 and 28 planes of 512 (k 0.61) and was 15-49 % low from 77
+ * planes on, where the CPU parts leave the caches and share the host's memory. */
 static hr_status fit_ranks(hr_mpi_hybrid *s, const hr_split_spec *base, int n_min, int g, hr_grid *slab)
 {
     hr_mpi_hybrid_choice *c = &s->choice;
@@ -229,7 +243,7 @@ static hr_status fit_ranks(hr_mpi_hybrid *s, const hr_split_spec *base, int n_mi
     }
     int planes = 4 * bal > 4 * g + 2 ? 4 * bal : 4 * g + 2;
     planes = planes > n_min / 2 ? n_min / 2 : planes;
-    c->cpu_scale = 1.0;
+    c->cpu_scale = c->cpu_far_scale = 1.0;
     const double alone = hr_split_model_ranks_time(s->models, s->size, f1, g, 0.0, 0.0);
     c->x_ranks = t1 - alone;
     const double f2 = (double)planes / n_min;
@@ -239,7 +253,7 @@ static hr_status fit_ranks(hr_mpi_hybrid *s, const hr_split_spec *base, int n_mi
     HR_TRY(time_fraction(s, base, f2, slab, &c->cpu_probe_s));
     c->cpu_probe_fraction = f2;
     hr_split_model *tmp = malloc((size_t)s->size * sizeof *tmp);
-    const hr_status st = agree(s->comm, s->rank, s->size, tmp ? HR_OK : HR_ERR_NO_MEMORY);
+    hr_status st = agree(s->comm, s->rank, s->size, tmp ? HR_OK : HR_ERR_NO_MEMORY);
     if (st != HR_OK) {
         free(tmp);
         return st;
@@ -249,18 +263,44 @@ static hr_status fit_ranks(hr_mpi_hybrid *s, const hr_split_spec *base, int n_mi
     double lo = 0.5, hi = 4.0;
     for (int it = 0; it < 60; it++) {
         const double k = 0.5 * (lo + hi);
-        const double d = scaled_time(s->models, tmp, s->size, k, f2, g) - scaled_time(s->models, tmp, s->size, k, f1, g);
+        const double d = scaled_time(s->models, tmp, s->size, k, f2, k, 0.0, f2, g) -
+                         scaled_time(s->models, tmp, s->size, k, f2, k, 0.0, f1, g);
         if (d < want)
             lo = k;
         else
             hi = k;
     }
-    c->cpu_scale = 0.5 * (lo + hi);
-    c->x_ranks = t1 - scaled_time(s->models, tmp, s->size, c->cpu_scale, f1, g);
+    const double k2 = c->cpu_scale = 0.5 * (lo + hi);
+    c->x_ranks = t1 - scaled_time(s->models, tmp, s->size, k2, f2, k2, 0.0, f1, g);
+    /* the far split: the model up to f2 keeps k2 (the ramp starts at the knot at or past f2) */
+    int far = n_min / 2 > 2 * planes ? n_min / 2 : 2 * planes;
+    far = far > n_min - g ? n_min - g : far;
+    const double f3 = (double)far / n_min;
+    double k3 = k2;
+    if (far >= planes + planes / 2 && far > planes + 1 &&
+        !isnan(hr_split_model_ranks_time(s->models, s->size, f3, g, 0.0, 0.0))) {
+        st = time_fraction(s, base, f3, slab, &c->cpu_far_s);
+        if (st == HR_OK) {
+            c->cpu_far_fraction = f3;
+            const double want3 = c->cpu_far_s - c->x_ranks;
+            lo = 0.25, hi = 8.0;
+            for (int it = 0; it < 60; it++) { /* M(f3) grows with k3 */
+                const double k = 0.5 * (lo + hi);
+                if (scaled_time(s->models, tmp, s->size, k2, f2, k, f3, f3, g) < want3)
+                    lo = k;
+                else
+                    hi = k;
+            }
+            k3 = c->cpu_far_scale = 0.5 * (lo + hi);
+        }
+    }
+    for (int r = 0; r < s->size && st == HR_OK; r++)
+        s->models[r] = c->cpu_far_fraction > 0.0
+                           ? hr_split_model_slowed_ramp(&s->models[r], rank_rows(f2, s->models[r].rows), k2,
+                                                        rank_rows(f3, s->models[r].rows), k3)
+                           : hr_split_model_slowed(&s->models[r], k2);
     free(tmp);
-    for (int r = 0; r < s->size; r++)
-        s->models[r] = hr_split_model_slowed(&s->models[r], c->cpu_scale);
-    return HR_OK;
+    return st;
 }
 
 /* Calibrates this rank's slab, shares the models, measures t0 and the probe through the ranks
@@ -424,8 +464,10 @@ static hr_status create_local(hr_mpi_hybrid *s, const hr_options *o)
     in->ghost = sp.ghost;
     in->schedule = sp.schedule;
     in->second = sp.second;
-    in->cpu_threads = sp.threads_a;
-    in->boundary_threads = sp.boundary_threads;
+    /* the crews as built (nested sizes them to the part's planes unless given) */
+    const int cpu_part = s->e->nparts == 2 || s->fraction >= 1.0;
+    in->cpu_threads = cpu_part ? s->e->p[0]->spec.threads : 0;
+    in->boundary_threads = cpu_part ? s->e->p[0]->spec.boundary_threads : 0;
     in->predicted_s = s->models ? s->choice.predicted_s : NAN;
     in->gpu_only_s = s->models ? s->choice.gpu_only_s : NAN;
     return st;

@@ -246,6 +246,38 @@ static void ranks_time(void **state)
     assert_true(isnan(hr_split_model_ranks_time(NULL, 2, 0.1, 1, 0.0, 0.0)));
 }
 
+/* The ramp the MPI fit puts on A's part: k0 up to r0 rows, k1 from r1 on, log-linear between;
+ * applied to the part's time whatever gives it (knots or the whole-grid rate). */
+static void ramp_scales_part_a(void **state)
+{
+    (void)state;
+    hr_split_model m = {.t_a = 10.0, .t_b = 1.0, .messages = 2, .rows = 100};
+    hr_split_model r = m;
+    r.a_ramp_rows[0] = 10.0;
+    r.a_ramp_rows[1] = 40.0;
+    r.a_ramp_k[0] = 0.5;
+    r.a_ramp_k[1] = 2.0;
+    assert_true(fabs(hr_split_model_part_a(&r, 5) - 0.5 * hr_split_model_part_a(&m, 5)) < 1e-12);
+    assert_true(fabs(hr_split_model_part_a(&r, 10) - 0.5 * hr_split_model_part_a(&m, 10)) < 1e-12);
+    assert_true(fabs(hr_split_model_part_a(&r, 20) - 1.25 * hr_split_model_part_a(&m, 20)) < 1e-12);
+    assert_true(fabs(hr_split_model_part_a(&r, 40) - 2.0 * hr_split_model_part_a(&m, 40)) < 1e-12);
+    assert_true(fabs(hr_split_model_part_a(&r, 100) - 2.0 * 10.0) < 1e-12);
+    assert_true(fabs(hr_split_model_time(&r, 100) - 20.0) < 1e-12);
+    /* the same with knots */
+    m.a_knots = 2;
+    m.a_ws_per_row = 1.0;
+    m.a_knot_ws[0] = 10.0, m.a_knot_row_s[0] = 0.2;
+    m.a_knot_ws[1] = 100.0, m.a_knot_row_s[1] = 0.1;
+    r = m;
+    r.a_ramp_rows[0] = 10.0, r.a_ramp_rows[1] = 40.0, r.a_ramp_k[0] = 0.5, r.a_ramp_k[1] = 2.0;
+    assert_true(fabs(hr_split_model_part_a(&r, 8) - 0.5 * 8 * 0.2) < 1e-12);
+    assert_true(fabs(hr_split_model_part_a(&r, 20) - 1.25 * hr_split_model_part_a(&m, 20)) < 1e-12);
+    assert_true(fabs(hr_split_model_part_a(&r, 70) - 2.0 * hr_split_model_part_a(&m, 70)) < 1e-12);
+    /* no ramp: k0 0 */
+    r.a_ramp_k[0] = 0.0;
+    assert_true(hr_split_model_part_a(&r, 20) == hr_split_model_part_a(&m, 20));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -257,6 +289,7 @@ int main(void)
         cmocka_unit_test(calibration_cpu_cpu),
         cmocka_unit_test(choose_measured),
         cmocka_unit_test(ranks_time),
+        cmocka_unit_test(ramp_scales_part_a),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

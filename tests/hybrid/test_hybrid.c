@@ -15,6 +15,7 @@
 #include "hetrelax/hetrelax.h"
 #include "hetrelax/hybrid.h"
 #include "hybrid/crew.h"
+#include "hybrid/split.h"
 #include "hybrid_test_util.h"
 
 /* Every split of the slowest axis, ghost 1..3, both schedules. */
@@ -320,6 +321,45 @@ static void crew_pinning(void **state)
     hr_crew_free(c);
 }
 
+/* Nested crews not given: sized to their rows (the boundary crew's rows per thread those of
+ * the interior crew), at least one thread each; given: as given. */
+static void crew_sizes(void **state)
+{
+    (void)state;
+    int in, b;
+    hr_split_crew_sizes(15, 3, 2, &in, &b); /* an MPI rank's 3 planes, two of them boundaries */
+    assert_true(b == 10 && in == 5);
+    hr_split_crew_sizes(15, 28, 2, &in, &b);
+    assert_true(b == 1 && in == 14);
+    hr_split_crew_sizes(15, 1, 2, &in, &b);
+    assert_true(b == 14 && in == 1);
+    hr_split_crew_sizes(2, 40, 1, &in, &b);
+    assert_true(b == 1 && in == 1);
+    hr_split_crew_sizes(1, 40, 1, &in, &b);
+    assert_true(b == 1 && in == 1);
+    /* through the backend: 3-D, 40 planes, 8 threads (two CPU parts: 4 for A), nested */
+    hr_options o;
+    base_options(&o, 3, HR_PREC_DOUBLE);
+    o.nz = 40;
+    o.iters = 2;
+    o.threads = 8;
+    o.backend = HR_BACKEND_HYBRID;
+    o.split_second = HR_SPLIT_CPU;
+    const double split[3] = {2.0 / 40, 20.0 / 40, 2.0 / 40};
+    const int given[3] = {0, 0, 1}, want_b[3] = {2, 1, 1}, want_in[3] = {2, 3, 3};
+    for (int k = 0; k < 3; k++) {
+        o.split = split[k];
+        o.split_boundary_threads = given[k];
+        hr_solver *s;
+        assert_int_equal(hr_solver_create(&o, &s), HR_OK);
+        hr_hybrid_info info;
+        assert_int_equal(hr_solver_hybrid_info(s, &info), HR_OK);
+        assert_int_equal(info.boundary_threads, want_b[k]);
+        assert_int_equal(info.cpu_threads, want_in[k]);
+        hr_solver_free(s);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -328,6 +368,7 @@ int main(void)
         cmocka_unit_test(converges_like_seq), cmocka_unit_test(restart),
         cmocka_unit_test(bad_input),          cmocka_unit_test(auto_split),
         cmocka_unit_test(model_range),        cmocka_unit_test(crew_pinning),
+        cmocka_unit_test(crew_sizes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
