@@ -204,11 +204,13 @@ def finish_mpi(name, d, outdir):
             ref = base[0]["measured_s"] if base else a["gpu_only_s"]
             lines.append("  split auto: %.2f %% -> %.4g s/sweep measured (predicted %.4g): %+.2f %% against the "
                          "best split, %+.2f %% against GPU-only (targets: within 3 %%, at most +1 %%); x_ranks %.3g s, "
-                         "CPU term x %.3f, from %.1f %% x %.3f, calibration %.1f s, choice %.1f s"
+                         "CPU term x %.3f%s, calibration %.1f s, choice %.1f s"
                          % (100 * a["fraction"], a["measured_s"], a["predicted_s"],
                             100 * (a["measured_s"] / b["measured_s"] - 1), 100 * (a["measured_s"] / ref - 1),
-                            a["x_ranks_s"], a.get("cpu_scale", 1.0), 100 * a.get("cpu_far_fraction", 0.0),
-                            a.get("cpu_far_scale", 1.0), a["calibration_s"], a["choice_s"]))
+                            a["x_ranks_s"], a.get("cpu_scale", 1.0),
+                            "".join(", x %.3f at %.1f %%" % (q["scale"], 100 * q["fraction"])
+                                    for q in a.get("ladder", [])),
+                            a["calibration_s"], a["choice_s"]))
             if a["fraction"] == 0:
                 lines.append("  (auto chose GPU-only, the split of the f = 0 point: what separates the two is "
                              "run-to-run spread)")

@@ -33,6 +33,8 @@ static int cmp_d(const void *x, const void *y)
 /* One run whose answer is gathered and compared bitwise with cpu-seq on rank 0 (with check),
  * then `repeats` timed runs; the median seconds per sweep into *med. Returns whether the answer
  * was right (1 without check), the same on every rank. */
+#define MIN_BLOCK_S 0.05
+
 static int measure(hr_mpi_hybrid *h, const hr_options *o, int check, long sweeps, int repeats, void *got,
                    const void *want, size_t n, size_t es, int rank, double *med)
 {
@@ -42,6 +44,10 @@ static int measure(hr_mpi_hybrid *h, const hr_options *o, int check, long sweeps
     if (ok && check && rank == 0) ok = memcmp(got, want, n * es) == 0;
     MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
     double t[64];
+    /* blocks of at least `sweeps` sweeps and MIN_BLOCK_S seconds (GPU-only sweeps in 0.6 ms:
+     * 20 of them made 12 ms blocks, and two engines of the same split 2.6 % apart, run 19.1) */
+    if (hr_mpi_hybrid_time(h, sweeps, &t[0]) != HR_OK) MPI_Abort(MPI_COMM_WORLD, 1);
+    if (t[0] > 0.0 && t[0] * sweeps < MIN_BLOCK_S) sweeps = (long)ceil(MIN_BLOCK_S / t[0]);
     for (int k = 0; k < repeats; k++) /* timed sweeps without the residual a run ends with */
         if (hr_mpi_hybrid_time(h, sweeps, &t[k]) != HR_OK) MPI_Abort(MPI_COMM_WORLD, 1);
     qsort(t, (size_t)repeats, sizeof t[0], cmp_d);
@@ -180,24 +186,27 @@ int main(int argc, char **argv)
             bad |= !ok;
             if (rank == 0) {
                 printf("%s split auto: %.4f of each slab on the CPU, %.6g s/sweep measured, %.6g predicted; GPU-only "
-                       "%.6g; x_ranks %.3g s; CPU term x %.3f (from %.4f: %.6g s), x %.3f from %.4f (%.6g s); "
-                       "calibration %.1f s, choice %.1f s%s\n",
+                       "%.6g; x_ranks %.3g s; CPU term x %.3f (at %.4f: %.6g s)",
                        sname, c.fraction, med, c.predicted_s, c.gpu_only_s, c.x_ranks, c.cpu_scale,
-                       c.cpu_probe_fraction, c.cpu_probe_s, c.cpu_far_scale, c.cpu_far_fraction, c.cpu_far_s,
-                       c.calibration_s, c.seconds, ok ? "" : " WRONG");
+                       c.cpu_probe_fraction, c.cpu_probe_s);
+                for (int q = 0; q < c.ladder; q++)
+                    printf(", x %.3f at %.4f (%.6g s)", c.ladder_scale[q], c.ladder_fraction[q], c.ladder_s[q]);
+                printf("; calibration %.1f s, choice %.1f s%s\n", c.calibration_s, c.seconds, ok ? "" : " WRONG");
                 fprintf(js,
                         "   {\"auto\": true, \"fraction\": %.6g, \"measured_s\": %.9g, \"predicted_s\": %.9g, "
                         "\"gpu_only_s\": %.9g, \"x_ranks_s\": %.9g, \"probe_fraction\": %.6g, \"probe_s\": %.9g, "
                         "\"cpu_probe_fraction\": %.6g, \"cpu_probe_s\": %.9g, \"cpu_scale\": %.6g, "
-                        "\"cpu_far_fraction\": %.6g, \"cpu_far_s\": %.9g, \"cpu_far_scale\": %.6g, "
                         "\"calibration_s\": %.4g, \"choice_s\": %.4g, \"checked\": %s, \"candidates\": [",
                         c.fraction, med, c.predicted_s, c.gpu_only_s, c.x_ranks, c.probe_fraction, c.probe_s,
-                        c.cpu_probe_fraction, c.cpu_probe_s, c.cpu_scale, c.cpu_far_fraction, c.cpu_far_s,
-                        c.cpu_far_scale, c.calibration_s, c.seconds,
+                        c.cpu_probe_fraction, c.cpu_probe_s, c.cpu_scale, c.calibration_s, c.seconds,
                         check ? (ok ? "true" : "false") : "null");
                 for (int k = 0; k < c.candidates; k++)
                     fprintf(js, "%s{\"fraction\": %.6g, \"measured_s\": %.9g, \"predicted_s\": %.9g}", k ? ", " : "",
                             c.cand_fraction[k], c.cand_s[k], c.cand_predicted_s[k]);
+                fprintf(js, "], \"ladder\": [");
+                for (int q = 0; q < c.ladder; q++)
+                    fprintf(js, "%s{\"fraction\": %.6g, \"measured_s\": %.9g, \"scale\": %.6g}", q ? ", " : "",
+                            c.ladder_fraction[q], c.ladder_s[q], c.ladder_scale[q]);
                 fprintf(js, "]},\n");
             }
             hr_mpi_hybrid_free(h);

@@ -28,6 +28,7 @@ extern "C" {
 
 #define HR_SPLIT_KNOTS      16 /* points of the size-aware CPU term */
 #define HR_SPLIT_CANDIDATES 3  /* splits --split auto measures before it chooses */
+#define HR_SPLIT_RAMP       6  /* points of the model's ramp on A's part (hr_split_model.a_ramp) */
 
 typedef struct hr_split_model {
     double t_a;         /* seconds per sweep of the whole grid on placement A (the CPU) */
@@ -51,10 +52,12 @@ typedef struct hr_split_model {
      * waits for the expected maximum of two normal times (Clark 1961), not for the larger mean */
     double x_sigma;
     double b_floor; /* > 0: B's part never sweeps faster than this (launch latency, small parts) */
-    /* a_ramp_k[0] > 0: A's part of r rows is further scaled by a_ramp_k[0] up to a_ramp_rows[0]
-     * rows, by a_ramp_k[1] from a_ramp_rows[1] rows on, log-linear in r between (the MPI model's
-     * fit through the ranks: the CPU parts share the host's memory as they grow) */
-    double a_ramp_rows[2], a_ramp_k[2];
+    /* a_ramp > 0 points (rows increasing): A's part of r rows is further scaled by a_ramp_k[0]
+     * up to a_ramp_rows[0] rows, by the last factor from the last point on, log-linear in r
+     * between two points (the MPI model's CPU term, fitted to splits measured through the
+     * ranks: the CPU parts share the host's caches and memory as they grow) */
+    int a_ramp;
+    double a_ramp_rows[HR_SPLIT_RAMP], a_ramp_k[HR_SPLIT_RAMP];
 } hr_split_model;
 
 /*! hr_split_model_exchange() : X for a split with `rows_a` rows on A (0 when a part is empty). */

@@ -30,16 +30,17 @@ typedef struct hr_mpi_hybrid hr_mpi_hybrid;
  * models are shared. The planes between ranks are measured in the real engine: GPU-only
  * through the ranks (t0), a probe with 2g + 1 planes of each slab on the CPU (g on slabs under
  * 4g + 2 planes; the GPU parts the later ones), and a split where the CPU parts are the later
- * ones (their host memory is shared by every rank in the run, not in the calibrations), and a
- * far split (half the slab). Every model's CPU term is scaled by cpu_scale and the exchange
- * between ranks, x_ranks, added so that the model meets the first two splits; from the far
- * split's planes on the CPU term is scaled by cpu_far_scale instead (log-linear between), so
- * that it meets the far split too. The model of a
+ * ones (their host's caches and memory are shared by every rank in the run, not in the
+ * calibrations), and a ladder of larger splits up to half the slab. Every model's CPU term is
+ * scaled by cpu_scale and the exchange between ranks, x_ranks, added so that the model meets the
+ * first two splits; at each ladder point the CPU term is scaled by that point's factor instead
+ * (log-linear in planes between points), so that it meets the ladder too. The model of a
  * fraction f is then hr_split_model_ranks_time(models, ranks, f, g, x_ranks, t0). auto takes
  * the model's best fraction with the CPU part taken 1.3x slower than calibrated (the one-process
  * headroom), and two smaller ones, measures them through the ranks, and keeps the fastest if it
  * is at least 1 % faster than t0 (else 0). Times are the slowest rank's. */
 #define HR_MPI_HYBRID_CANDIDATES 3
+#define HR_MPI_HYBRID_LADDER     (HR_SPLIT_RAMP - 1)
 typedef struct hr_mpi_hybrid_choice {
     double calibration_s; /* the slowest rank's hr_hybrid_calibrate */
     double seconds;       /* the whole choice, wall */
@@ -56,10 +57,12 @@ typedef struct hr_mpi_hybrid_choice {
      * ([0.5, 4]; 1: none). x_ranks may then be negative: the calibrations' own exchange and
      * fixed costs overstated. */
     double cpu_probe_fraction, cpu_probe_s, cpu_scale;
-    /* the far split (half the slab, at least twice the CPU-bound one; fraction 0: none),
-     * measured, and the factor the CPU terms are scaled by from its planes on ([0.25, 8]),
-     * log-linear in planes from cpu_scale at the CPU-bound split: the model meets it too */
-    double cpu_far_fraction, cpu_far_s, cpu_far_scale;
+    /* the ladder beyond the CPU-bound split: twice its planes, four times, ... (while under
+     * two thirds of half the slab), then half the slab, each measured through the ranks, and
+     * the factor the CPU terms are scaled by at its planes ([0.25, 8]; log-linear in planes
+     * between two points, from cpu_scale at the CPU-bound split): the model meets every point */
+    int ladder;
+    double ladder_fraction[HR_MPI_HYBRID_LADDER], ladder_s[HR_MPI_HYBRID_LADDER], ladder_scale[HR_MPI_HYBRID_LADDER];
 } hr_mpi_hybrid_choice;
 
 /*! hr_mpi_hybrid_create() :

@@ -32,14 +32,14 @@ hr_split_model hr_split_model_slowed(const hr_split_model *m, double s)
     return v;
 }
 
-hr_split_model hr_split_model_slowed_ramp(const hr_split_model *m, double r_near, double k_near, double r_far,
-                                          double k_far)
+hr_split_model hr_split_model_ramped(const hr_split_model *m, int n, const double *rows, const double *k)
 {
     hr_split_model v = *m;
-    v.a_ramp_rows[0] = r_near;
-    v.a_ramp_rows[1] = r_far;
-    v.a_ramp_k[0] = k_near;
-    v.a_ramp_k[1] = k_far;
+    v.a_ramp = n < 0 ? 0 : n > HR_SPLIT_RAMP ? HR_SPLIT_RAMP : n;
+    for (int i = 0; i < v.a_ramp; i++) {
+        v.a_ramp_rows[i] = rows[i];
+        v.a_ramp_k[i] = k[i];
+    }
     return v;
 }
 

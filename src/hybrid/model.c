@@ -39,11 +39,15 @@ double hr_split_model_row_s(const hr_split_model *m, double ws)
 /* The ramp's factor at r rows (1 without one). */
 static double ramp(const hr_split_model *m, double r)
 {
-    if (!(m->a_ramp_k[0] > 0.0)) return 1.0;
-    const double r0 = m->a_ramp_rows[0], r1 = m->a_ramp_rows[1], k0 = m->a_ramp_k[0], k1 = m->a_ramp_k[1];
-    if (r <= r0 || !(r1 > r0) || !(r0 > 0.0)) return k0;
-    if (r >= r1) return k1;
-    return k0 + (k1 - k0) * log(r / r0) / log(r1 / r0);
+    const int n = m->a_ramp < HR_SPLIT_RAMP ? m->a_ramp : HR_SPLIT_RAMP;
+    if (n <= 0) return 1.0;
+    if (r <= m->a_ramp_rows[0]) return m->a_ramp_k[0];
+    for (int i = 1; i < n; i++) {
+        const double r0 = m->a_ramp_rows[i - 1], r1 = m->a_ramp_rows[i], k0 = m->a_ramp_k[i - 1],
+                     k1 = m->a_ramp_k[i];
+        if (r <= r1) return r1 > r0 && r0 > 0.0 ? k0 + (k1 - k0) * log(r / r0) / log(r1 / r0) : k1;
+    }
+    return m->a_ramp_k[n - 1];
 }
 
 double hr_split_model_part_a(const hr_split_model *m, int rows_a)

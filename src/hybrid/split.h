@@ -145,10 +145,9 @@ void hr_split_spec_from_options(const hr_options *o, const hr_problem *p, int ro
 hr_split_model hr_split_model_slowed(const hr_split_model *m, double s);
 
 /* The model with A's part slowed by a factor that depends on its rows (the model's ramp,
- * replacing any it had): k_near up to r_near rows, k_far from r_far rows on, log-linear in rows
- * between. */
-hr_split_model hr_split_model_slowed_ramp(const hr_split_model *m, double r_near, double k_near, double r_far,
-                                          double k_far);
+ * replacing any it had): k[0] up to rows[0], k[i] at rows[i] (increasing), log-linear in rows
+ * between, k[n - 1] from rows[n - 1] on (n <= HR_SPLIT_RAMP). */
+hr_split_model hr_split_model_ramped(const hr_split_model *m, int n, const double *rows, const double *k);
 
 /* Nested crews of a CPU part of `rows` own rows that exchanges across `faces` faces, from
  * `total` threads: the boundary crew gets total * faces / rows of them (rounded, at least 1,

@@ -200,32 +200,35 @@ static int rank_rows(double fraction, int n)
     return (int)(fraction * n + 0.5);
 }
 
-/* The models with their CPU terms scaled by k2 up to the second split's planes and by k3 from
- * the third's on (hr_split_model_slowed_ramp; f3 0: k2 throughout), into scratch (`ranks`
- * models), at fraction f without the exchange between ranks. */
-static double scaled_time(const hr_split_model *m, hr_split_model *scratch, int ranks, double k2, double f2,
-                          double k3, double f3, double f, int g)
+/* The models with their CPU terms ramped: factor k[i] at fraction f[i] of each slab (n points;
+ * one point: that factor throughout), into scratch (`ranks` models); the time at fraction f
+ * without the exchange between ranks. */
+static double ramped_time(const hr_split_model *m, hr_split_model *scratch, int ranks, int n, const double *fr,
+                          const double *k, double f, int g)
 {
-    for (int r = 0; r < ranks; r++)
-        scratch[r] = f3 > 0.0 ? hr_split_model_slowed_ramp(&m[r], rank_rows(f2, m[r].rows), k2,
-                                                           rank_rows(f3, m[r].rows), k3)
-                              : hr_split_model_slowed(&m[r], k2);
+    for (int r = 0; r < ranks; r++) {
+        double rows[HR_SPLIT_RAMP];
+        for (int i = 0; i < n; i++)
+            rows[i] = rank_rows(fr[i], m[r].rows);
+        scratch[r] = hr_split_model_ramped(&m[r], n, rows, k);
+    }
     return hr_split_model_ranks_time(scratch, ranks, f, g, 0.0, 0.0);
 }
 
 /* The terms the calibrations alone miss, fitted through the ranks. Each rank's calibration
  * timed its CPU part alone, but in the run every rank's CPU part, the GPUs' host copies and MPI's
- * copies share the host's memory every sweep (run 18.2: 79-88 us a plane measured, 62-69 us
- * modelled), and the planes between ranks cost what no calibration saw. Three splits are
- * measured: the probe (2g + 1 planes, the GPU parts the later ones), a split where the CPU parts
+ * copies share the host's caches and memory every sweep (run 18.2: 79-88 us a plane measured,
+ * 62-69 us modelled), and the planes between ranks cost what no calibration saw. Measured through
+ * the ranks: the probe (2g + 1 planes, the GPU parts the later ones), a split where the CPU parts
  * are surely the later ones (four times the model's balance, at least 4g + 2 planes, at most
- * half), and a far one (half the slab, at least twice the second, at most n - g planes). The CPU
- * terms are scaled by k2 (in [0.5, 4]) and x_ranks added so that the model meets the first two
- * (run 18.4 took x_ranks from the probe alone and k from the second: a probe below its
- * one-process model left x_ranks 0 and k 2.2, 20-61 % high). Then k3 (in [0.25, 8]) scales them
- * from the far split's planes on, log-linear in planes between, so that the model meets the far
- * split too: run 18.5 fitted at 3 and 28 planes of 512 (k 0.61) and was 15-49 % low from 77
- * planes on, where the CPU parts leave the caches and share the host's memory. */
+ * half), then a ladder: twice those planes, four times, ... while under two thirds of half the
+ * slab, and half the slab. The CPU terms are scaled by k (in [0.5, 4]) and x_ranks added so that
+ * the model meets the first two (run 18.4 took x_ranks from the probe alone and k from the
+ * second: a probe below its one-process model left x_ranks 0 and k 2.2, 20-61 % high). Then each
+ * ladder point in turn gets its own factor (in [0.25, 8]; log-linear in planes between points)
+ * so that the model meets it: with one factor, run 18.5 fitted at 3 and 28 planes of 512 and was
+ * 15-49 % low from 77 planes on; with a second at 256 planes (run 19.1) still 15-32 % low at
+ * 36-51 planes, where two ranks' CPU parts leave the 300 MiB L3 they share. */
 static hr_status fit_ranks(hr_mpi_hybrid *s, const hr_split_spec *base, int n_min, int g, hr_grid *slab)
 {
     hr_mpi_hybrid_choice *c = &s->choice;
@@ -243,7 +246,8 @@ static hr_status fit_ranks(hr_mpi_hybrid *s, const hr_split_spec *base, int n_mi
     }
     int planes = 4 * bal > 4 * g + 2 ? 4 * bal : 4 * g + 2;
     planes = planes > n_min / 2 ? n_min / 2 : planes;
-    c->cpu_scale = c->cpu_far_scale = 1.0;
+    c->cpu_scale = 1.0;
+    c->ladder = 0;
     const double alone = hr_split_model_ranks_time(s->models, s->size, f1, g, 0.0, 0.0);
     c->x_ranks = t1 - alone;
     const double f2 = (double)planes / n_min;
@@ -260,45 +264,52 @@ static hr_status fit_ranks(hr_mpi_hybrid *s, const hr_split_spec *base, int n_mi
     }
     /* T2 - T1 = M_k(f2) - M_k(f1) grows with k (the CPU part is a larger share at f2): bisection */
     const double want = c->cpu_probe_s - t1;
-    double lo = 0.5, hi = 4.0;
+    double lo = 0.5, hi = 4.0, fr[HR_SPLIT_RAMP] = {f2}, k[HR_SPLIT_RAMP];
     for (int it = 0; it < 60; it++) {
-        const double k = 0.5 * (lo + hi);
-        const double d = scaled_time(s->models, tmp, s->size, k, f2, k, 0.0, f2, g) -
-                         scaled_time(s->models, tmp, s->size, k, f2, k, 0.0, f1, g);
+        k[0] = 0.5 * (lo + hi);
+        const double d = ramped_time(s->models, tmp, s->size, 1, fr, k, f2, g) -
+                         ramped_time(s->models, tmp, s->size, 1, fr, k, f1, g);
         if (d < want)
-            lo = k;
+            lo = k[0];
         else
-            hi = k;
+            hi = k[0];
     }
-    const double k2 = c->cpu_scale = 0.5 * (lo + hi);
-    c->x_ranks = t1 - scaled_time(s->models, tmp, s->size, k2, f2, k2, 0.0, f1, g);
-    /* the far split: the model up to f2 keeps k2 (the ramp starts at the knot at or past f2) */
+    k[0] = c->cpu_scale = 0.5 * (lo + hi);
+    c->x_ranks = t1 - ramped_time(s->models, tmp, s->size, 1, fr, k, f1, g);
+    /* the ladder: point i's factor moves the model from point i - 1 on only */
     int far = n_min / 2 > 2 * planes ? n_min / 2 : 2 * planes;
     far = far > n_min - g ? n_min - g : far;
-    const double f3 = (double)far / n_min;
-    double k3 = k2;
-    if (far >= planes + planes / 2 && far > planes + 1 &&
-        !isnan(hr_split_model_ranks_time(s->models, s->size, f3, g, 0.0, 0.0))) {
-        st = time_fraction(s, base, f3, slab, &c->cpu_far_s);
-        if (st == HR_OK) {
-            c->cpu_far_fraction = f3;
-            const double want3 = c->cpu_far_s - c->x_ranks;
-            lo = 0.25, hi = 8.0;
-            for (int it = 0; it < 60; it++) { /* M(f3) grows with k3 */
-                const double k = 0.5 * (lo + hi);
-                if (scaled_time(s->models, tmp, s->size, k2, f2, k, f3, f3, g) < want3)
-                    lo = k;
-                else
-                    hi = k;
-            }
-            k3 = c->cpu_far_scale = 0.5 * (lo + hi);
+    int n = 1;
+    for (int p = 2 * planes, last = planes; st == HR_OK && n < HR_SPLIT_RAMP; last = p, p = 2 * p) {
+        if (3 * p > 2 * far) p = far; /* the last rung: half the slab */
+        if (p <= last + last / 4) break;
+        const double f = (double)p / n_min;
+        if (isnan(hr_split_model_ranks_time(s->models, s->size, f, g, 0.0, 0.0))) break;
+        double t;
+        st = time_fraction(s, base, f, slab, &t);
+        if (st != HR_OK) break;
+        fr[n] = f;
+        lo = 0.25, hi = 8.0;
+        for (int it = 0; it < 60; it++) { /* M(f) grows with k[n] */
+            k[n] = 0.5 * (lo + hi);
+            if (ramped_time(s->models, tmp, s->size, n + 1, fr, k, f, g) < t - c->x_ranks)
+                lo = k[n];
+            else
+                hi = k[n];
         }
+        k[n] = 0.5 * (lo + hi);
+        c->ladder_fraction[n - 1] = f;
+        c->ladder_s[n - 1] = t;
+        c->ladder_scale[n - 1] = k[n];
+        c->ladder = n++;
+        if (p == far) break;
     }
-    for (int r = 0; r < s->size && st == HR_OK; r++)
-        s->models[r] = c->cpu_far_fraction > 0.0
-                           ? hr_split_model_slowed_ramp(&s->models[r], rank_rows(f2, s->models[r].rows), k2,
-                                                        rank_rows(f3, s->models[r].rows), k3)
-                           : hr_split_model_slowed(&s->models[r], k2);
+    for (int r = 0; r < s->size && st == HR_OK; r++) {
+        double rows[HR_SPLIT_RAMP];
+        for (int i = 0; i < n; i++)
+            rows[i] = rank_rows(fr[i], s->models[r].rows);
+        s->models[r] = hr_split_model_ramped(&s->models[r], n, rows, k);
+    }
     free(tmp);
     return st;
 }

@@ -253,6 +253,7 @@ static void ramp_scales_part_a(void **state)
     (void)state;
     hr_split_model m = {.t_a = 10.0, .t_b = 1.0, .messages = 2, .rows = 100};
     hr_split_model r = m;
+    r.a_ramp = 2;
     r.a_ramp_rows[0] = 10.0;
     r.a_ramp_rows[1] = 40.0;
     r.a_ramp_k[0] = 0.5;
@@ -269,12 +270,17 @@ static void ramp_scales_part_a(void **state)
     m.a_knot_ws[0] = 10.0, m.a_knot_row_s[0] = 0.2;
     m.a_knot_ws[1] = 100.0, m.a_knot_row_s[1] = 0.1;
     r = m;
+    r.a_ramp = 3;
     r.a_ramp_rows[0] = 10.0, r.a_ramp_rows[1] = 40.0, r.a_ramp_k[0] = 0.5, r.a_ramp_k[1] = 2.0;
+    r.a_ramp_rows[2] = 80.0, r.a_ramp_k[2] = 1.0;
     assert_true(fabs(hr_split_model_part_a(&r, 8) - 0.5 * 8 * 0.2) < 1e-12);
     assert_true(fabs(hr_split_model_part_a(&r, 20) - 1.25 * hr_split_model_part_a(&m, 20)) < 1e-12);
-    assert_true(fabs(hr_split_model_part_a(&r, 70) - 2.0 * hr_split_model_part_a(&m, 70)) < 1e-12);
-    /* no ramp: k0 0 */
-    r.a_ramp_k[0] = 0.0;
+    assert_true(fabs(hr_split_model_part_a(&r, 40) - 2.0 * hr_split_model_part_a(&m, 40)) < 1e-12);
+    assert_true(fabs(hr_split_model_part_a(&r, 56) - (2.0 - log(56.0 / 40.0) / log(2.0)) * hr_split_model_part_a(&m, 56)) <
+                1e-12);
+    assert_true(fabs(hr_split_model_part_a(&r, 90) - hr_split_model_part_a(&m, 90)) < 1e-12);
+    /* no ramp */
+    r.a_ramp = 0;
     assert_true(hr_split_model_part_a(&r, 20) == hr_split_model_part_a(&m, 20));
 }
 

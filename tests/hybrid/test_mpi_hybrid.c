@@ -122,13 +122,15 @@ int main(int argc, char **argv)
             bad |= fabs(hr_mpi_hybrid_predict(h, c.probe_fraction) - c.probe_s) > 1e-9 * c.probe_s;
             if (c.cpu_probe_fraction > 0.0 && c.cpu_scale > 0.501 && c.cpu_scale < 3.99)
                 bad |= fabs(hr_mpi_hybrid_predict(h, c.cpu_probe_fraction) - c.cpu_probe_s) > 1e-6 * c.cpu_probe_s;
-            /* the far split (12-plane slabs: 6 planes is the CPU-bound split, so n - g planes): measured,
-             * and met by the model from its planes on without moving the model at the first two */
-            bad |= c.cpu_probe_fraction > 0.0 && !(c.cpu_far_fraction > c.cpu_probe_fraction && c.cpu_far_s > 0 &&
-                                                   c.cpu_far_fraction <= 1.0 - lo + 1e-12);
-            bad |= !(c.cpu_far_scale >= 0.25 && c.cpu_far_scale <= 8.0);
-            if (c.cpu_far_fraction > 0.0 && c.cpu_far_scale > 0.2501 && c.cpu_far_scale < 7.99)
-                bad |= fabs(hr_mpi_hybrid_predict(h, c.cpu_far_fraction) - c.cpu_far_s) > 1e-6 * c.cpu_far_s;
+            /* the ladder (12-plane slabs: 6 planes is the CPU-bound split, so n - g planes): measured,
+             * and met by the model at each point without moving it at the points before */
+            bad |= c.cpu_probe_fraction > 0.0 && !(c.ladder == 1 && c.ladder_fraction[0] > c.cpu_probe_fraction &&
+                                                   c.ladder_s[0] > 0 && c.ladder_fraction[0] <= 1.0 - lo + 1e-12);
+            for (int q = 0; q < c.ladder; q++) {
+                bad |= !(c.ladder_scale[q] >= 0.25 && c.ladder_scale[q] <= 8.0);
+                if (c.ladder_scale[q] > 0.2501 && c.ladder_scale[q] < 7.99)
+                    bad |= fabs(hr_mpi_hybrid_predict(h, c.ladder_fraction[q]) - c.ladder_s[q]) > 1e-6 * c.ladder_s[q];
+            }
             bad |= !(c.fraction == 0.0 || (c.fraction >= lo - 1e-12 && c.fraction <= 1.0 - lo + 1e-12));
             /* the chosen split is the fastest measured, and 1 % faster than GPU-only */
             bad |= c.fraction > 0.0 && !(c.fraction >= 0 && best < 0.99 * c.gpu_only_s);
@@ -139,17 +141,17 @@ int main(int argc, char **argv)
         MPI_Allreduce(MPI_IN_PLACE, f, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         bad |= f[0] != -f[1];
         if (bad && h) /* what the fit met: model and measured at the three splits */
-            printf("rank %d: probe %g s (measured %g), CPU-bound %g: %g s (%g), far %g: %g s (%g)\n", rank,
-                   hr_mpi_hybrid_predict(h, c.probe_fraction), c.probe_s,
-                   c.cpu_probe_fraction, hr_mpi_hybrid_predict(h, c.cpu_probe_fraction), c.cpu_probe_s,
-                   c.cpu_far_fraction, hr_mpi_hybrid_predict(h, c.cpu_far_fraction), c.cpu_far_s);
+            printf("rank %d: probe %g s (measured %g), CPU-bound %g: %g s (%g), ladder %g: %g s (%g)\n", rank,
+                   hr_mpi_hybrid_predict(h, c.probe_fraction), c.probe_s, c.cpu_probe_fraction,
+                   hr_mpi_hybrid_predict(h, c.cpu_probe_fraction), c.cpu_probe_s, c.ladder_fraction[0],
+                   hr_mpi_hybrid_predict(h, c.ladder_fraction[0]), c.ladder_s[0]);
         hr_mpi_hybrid_free(h);
         MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
         if (rank == 0)
             printf("%s split auto, ghost %d: %.4g of each slab on the CPU (t0 %.3g s, x_ranks %.3g s, CPU term x %.3g, "
-                   "from %.3g x %.3g, %d candidates, predicted %.3g s)\n",
-                   bad ? "FAIL" : "ok  ", g, c.fraction, c.gpu_only_s, c.x_ranks, c.cpu_scale, c.cpu_far_fraction,
-                   c.cpu_far_scale, c.candidates, c.predicted_s);
+                   "%d ladder points, %d candidates, predicted %.3g s)\n",
+                   bad ? "FAIL" : "ok  ", g, c.fraction, c.gpu_only_s, c.x_ranks, c.cpu_scale, c.ladder,
+                   c.candidates, c.predicted_s);
         fails += bad;
         char what[64];
         snprintf(what, sizeof what, "split auto ghost %d: bitwise", g);
