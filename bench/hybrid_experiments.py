@@ -214,6 +214,10 @@ def finish_mpi(name, d, outdir):
             if a["fraction"] == 0:
                 lines.append("  (auto chose GPU-only, the split of the f = 0 point: what separates the two is "
                              "run-to-run spread)")
+            h = a.get("head_to_head")
+            if h:
+                lines.append("  split auto head to head with GPU-only, blocks interleaved: %+.2f %% (target: at most "
+                             "+1 %%)" % (100 * (h["auto_s"] / h["gpu_only_s"] - 1)))
     if "nested" in best and "naive" in best:
         lines.append("nested vs naive at their best splits: %.4f" % (best["naive"]["measured_s"] / best["nested"]["measured_s"]))
     with open(out, "w") as f:
