@@ -156,6 +156,10 @@ typedef struct hr_hybrid_calibration {
     int cand_rows[HR_SPLIT_CANDIDATES];
     double cand_s[HR_SPLIT_CANDIDATES];
     int remeasured; /* appended: ladder rungs measured again (an engine well off its neighbours' line) */
+    /* appended: a candidate that paid (1 % faster than gpu_alone_s) measured again in a fresh
+     * engine (0: not), fastest first until one pays twice; auto takes the confirmed candidate
+     * with the lowest of its two measurements' larger, and 0 when none is confirmed */
+    double cand_again_s[HR_SPLIT_CANDIDATES];
 } hr_hybrid_calibration;
 
 enum { HR_HYBRID_CAL_STREAM = 1 }; /* also measure the bandwidths of seed 003's rule */

@@ -37,8 +37,8 @@ typedef struct hr_mpi_hybrid hr_mpi_hybrid;
  * (log-linear in planes between points), so that it meets the ladder too. The model of a
  * fraction f is then hr_split_model_ranks_time(models, ranks, f, g, x_ranks, t0). auto takes
  * the model's best fraction with the CPU part taken 1.3x slower than calibrated (the one-process
- * headroom), and two smaller ones, measures them through the ranks, and keeps the fastest if it
- * is at least 1 % faster than t0 (else 0). Times are the slowest rank's. */
+ * headroom), and two smaller ones, measures them through the ranks, and keeps the fastest that is
+ * at least 1 % faster than t0 in two measurements (else 0). Times are the slowest rank's. */
 #define HR_MPI_HYBRID_CANDIDATES 3
 #define HR_MPI_HYBRID_LADDER     (HR_SPLIT_RAMP - 1)
 typedef struct hr_mpi_hybrid_choice {
@@ -50,6 +50,8 @@ typedef struct hr_mpi_hybrid_choice {
     int candidates;
     double cand_fraction[HR_MPI_HYBRID_CANDIDATES], cand_s[HR_MPI_HYBRID_CANDIDATES];
     double cand_predicted_s[HR_MPI_HYBRID_CANDIDATES];
+    /* a candidate that paid measured again (0: not), fastest first until one pays twice */
+    double cand_again_s[HR_MPI_HYBRID_CANDIDATES];
     double fraction;    /* chosen */
     double predicted_s; /* the model at the chosen fraction */
     /* the split where the CPU parts are the later ones, measured (fraction 0: none), and the

@@ -78,10 +78,11 @@ int hr_hybrid_explain(const hr_hybrid_info *in, double measured_s, char *buf, si
                 c->off_rows, c->off_s, c->x_off, c->x_sigma);
         if (c->candidates > 0) {
             put(&o, "measured candidates for auto (rows: s/sweep, model):");
-            for (int k = 0; k < c->candidates; k++)
-                put(&o, " %d: %.6g (%.6g)", c->cand_rows[k], c->cand_s[k],
-                    hr_split_model_time(m, c->cand_rows[k]));
-            put(&o, "; GPU-only %.6g: a split must be 1 %% faster\n", c->gpu_alone_s);
+            for (int k = 0; k < c->candidates; k++) {
+                put(&o, " %d: %.6g (%.6g)", c->cand_rows[k], c->cand_s[k], hr_split_model_time(m, c->cand_rows[k]));
+                if (c->cand_again_s[k] > 0) put(&o, " again %.6g", c->cand_again_s[k]);
+            }
+            put(&o, "; GPU-only %.6g: a split must be 1 %% faster, twice\n", c->gpu_alone_s);
         }
         if (c->x_bandwidth > 0)
             put(&o, "pinned copies: latency %.3g us one way, %.3g GB/s, %.0f bytes per row\n",

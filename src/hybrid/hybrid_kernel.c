@@ -274,6 +274,15 @@ static hr_status calibrate(const hr_options *o, unsigned flags, hr_hybrid_calibr
             c->remeasured++;
         }
     }
+    /* X0 is at most what any rung left above B's part: T(r) >= b(r) + X0 at every split. A slow
+     * probe engine otherwise lifts the whole GPU-bound side of the model (run 19.3, nested:
+     * probe 2.1 ms, rungs at 16-32 planes 1.54-1.56 ms, the model 35 % high from 0.5 to 4 %) */
+    for (int k = 0; k < c->ladder && st == HR_OK; k++) {
+        const int r = c->ladder_rows[k];
+        const double room = c->ladder_s[k] - hr_split_model_part_b(m, r);
+        if (r < n && r >= g && room < c->x_off) c->x_off = room > 0.0 ? room : 0.0;
+    }
+    c->x_exposed = c->x_off;
     if (st == HR_OK) {
         /* a rung gives a knot where the CPU part is clearly the later one (its time less X0
          * well above B's part), and always at n (the CPU alone, no exchange) */
@@ -321,6 +330,21 @@ static hr_status calibrate(const hr_options *o, unsigned flags, hr_hybrid_calibr
             hr_split_spec_from_options(o, &p, r, NULL, &sp);
             st = time_engine(&sp, &u, &c->cand_s[c->candidates], NULL, err, es);
             c->cand_rows[c->candidates++] = r;
+        }
+        /* a candidate that pays is measured again in a fresh engine, fastest first, until one pays
+         * twice: engines of one split differ by up to 4x on the H100 machine, and run 19.3's auto
+         * took 35 planes at 1.535 ms (GPU-only 1.579) that its sweep measured at 1.739 ms */
+        const double t0 = c->gpu_alone_s;
+        int tried[HR_SPLIT_CANDIDATES] = {0};
+        for (int round = 0; round < c->candidates && st == HR_OK; round++) {
+            int k = -1;
+            for (int q = 0; q < c->candidates; q++)
+                if (!tried[q] && (k < 0 || c->cand_s[q] < c->cand_s[k])) k = q;
+            if (k < 0 || !(c->cand_s[k] < (1.0 - HR_AUTO_MARGIN) * t0)) break;
+            tried[k] = 1;
+            hr_split_spec_from_options(o, &p, c->cand_rows[k], NULL, &sp);
+            st = time_engine(&sp, &u, &c->cand_again_s[k], NULL, err, es);
+            if (st == HR_OK && c->cand_again_s[k] < (1.0 - HR_AUTO_MARGIN) * t0) break;
         }
     }
     hr_grid_free(&u);
@@ -577,11 +601,23 @@ hr_status hr_hybrid_choose(const hr_options *o, const hr_hybrid_calibration *c, 
     const hr_split_model safe = hr_split_model_slowed(m, HR_AUTO_CPU_HEADROOM);
     out->rows_cpu = hr_split_model_best_range(&safe, g, n - g, HR_AUTO_MARGIN, NULL);
     if (c->candidates > 0) { /* measured beats modelled: the fastest candidate, if it pays */
-        int best = 0;
-        for (int k = 1; k < c->candidates; k++)
-            if (c->cand_s[k] < c->cand_s[best]) best = k;
         const double t0 = c->gpu_alone_s > 0 ? c->gpu_alone_s : hr_split_model_time(m, 0);
-        out->rows_cpu = c->cand_s[best] < (1.0 - HR_AUTO_MARGIN) * t0 ? c->cand_rows[best] : 0;
+        int best = -1, confirmed = 0;
+        for (int k = 0; k < c->candidates; k++)
+            confirmed |= c->cand_again_s[k] > 0.0;
+        double tbest = HUGE_VAL;
+        for (int k = 0; k < c->candidates; k++) {
+            /* measured twice: the slower of the two; else (a calibration by hand) once */
+            const double t = confirmed ? (c->cand_again_s[k] > 0.0
+                                              ? (c->cand_again_s[k] > c->cand_s[k] ? c->cand_again_s[k] : c->cand_s[k])
+                                              : HUGE_VAL)
+                                       : c->cand_s[k];
+            if (t < tbest) {
+                tbest = t;
+                best = k;
+            }
+        }
+        out->rows_cpu = best >= 0 && tbest < (1.0 - HR_AUTO_MARGIN) * t0 ? c->cand_rows[best] : 0;
     }
     out->split = (double)out->rows_cpu / n;
     out->predicted_s = hr_split_model_time(m, out->rows_cpu);
