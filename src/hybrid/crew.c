@@ -55,30 +55,6 @@ int hr_crew_slot_cpu(int slot)
     return slot >= 0 && slot < hr_crew_slots() ? slot_cpu[slot] : -1;
 }
 
-void *hr_crew_pin_host(void)
-{
-    const char *pin = getenv("HETRELAX_CREW_PIN");
-    if ((pin && strcmp(pin, "0") == 0) || hr_crew_slots() < 1) return NULL;
-    cpu_set_t *saved = malloc(sizeof *saved);
-    if (!saved) return NULL;
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(slot_cpu[0], &one);
-    if (pthread_getaffinity_np(pthread_self(), sizeof *saved, saved) != 0 ||
-        pthread_setaffinity_np(pthread_self(), sizeof one, &one) != 0) {
-        free(saved);
-        return NULL;
-    }
-    return saved;
-}
-
-void hr_crew_unpin_host(void *saved)
-{
-    if (!saved) return;
-    (void)pthread_setaffinity_np(pthread_self(), sizeof(cpu_set_t), saved); /* best effort */
-    free(saved);
-}
-
 static double now_s(void)
 {
     struct timespec t;

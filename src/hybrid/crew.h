@@ -34,11 +34,6 @@ int hr_crew_slots(void);
 /* The logical CPU of slot `slot` (-1: none). */
 int hr_crew_slot_cpu(int slot);
 void hr_crew_free(hr_crew *c);
-/* Pins the calling thread (the host thread that drives the GPU) to slot 0, the one pinned crews
- * leave free, so it never spins on a worker's CPU; returns its former CPUs for
- * hr_crew_unpin_host (NULL: nothing done: HETRELAX_CREW_PIN=0, no slots, or no memory). */
-void *hr_crew_pin_host(void);
-void hr_crew_unpin_host(void *saved);
 int hr_crew_size(const hr_crew *c);
 
 /* Waits for the previous job, then starts fn on every worker and returns at once. */

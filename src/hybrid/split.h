@@ -107,7 +107,6 @@ typedef struct hr_split {
     int fresh; /* ghost layers match the current own points */
     hr_split_stats st;
     char err[256];
-    void *host_cpus; /* the host thread's CPUs before a pinned CPU part pinned it (hr_crew_pin_host) */
 } hr_split;
 
 /* Builds the parts and loads them from the global host grids (NULL: zeros). On error

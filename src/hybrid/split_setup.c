@@ -238,11 +238,6 @@ hr_status hr_split_create(const hr_split_spec *spec, const hr_grid *u, const hr_
                                     (ps.sd.nb[e->axis][0] >= 0) + (ps.sd.nb[e->axis][1] >= 0), &ps.threads,
                                     &ps.boundary_threads);
             ps.pin_slot = crew_pin_slot(spec, is_a, ps.threads + ps.boundary_threads);
-            /* the host thread on slot 0, which the pinned crews leave free: unpinned, it spun on a
-             * worker's CPU now and then, and the pinned worker waited for time slices (sweeps of a
-             * constant 6.0 ms at 4-36 planes of fig. 5d, 2.4 ms at one row of n = 4096: runs 19.3,
-             * 19.4, where the same splits ran in 1.5 ms and 54 us) */
-            if (ps.pin_slot > 0 && spec->second == HR_SPLIT_GPU && !e->host_cpus) e->host_cpus = hr_crew_pin_host();
             st = hr_place_cpu_create(&ps, &e->p[q]);
         } else {
             st = hr_place_gpu_create(&ps, &e->p[q]);
@@ -311,7 +306,6 @@ void hr_split_free(hr_split *e)
         }
     for (int q = HR_SPLIT_MAX_LOCAL - 1; q >= 0; q--)
         if (e->p[q]) e->p[q]->ops->destroy(e->p[q]);
-    hr_crew_unpin_host(e->host_cpus);
     free(e);
 }
 

@@ -322,21 +322,6 @@ static void crew_pinning(void **state)
     hr_crew_wait(c);
     assert_true(cpu[0] >= 0 && cpu[1] >= 0);
     hr_crew_free(c);
-    /* the host thread on slot 0 while a pinned split runs, its CPUs restored after */
-    cpu_set_t before, now;
-    assert_int_equal(sched_getaffinity(0, sizeof before, &before), 0);
-    void *saved = hr_crew_pin_host();
-    if (!off) {
-        assert_non_null(saved);
-        assert_int_equal(sched_getaffinity(0, sizeof now, &now), 0);
-        assert_true(CPU_COUNT(&now) == 1 && CPU_ISSET(hr_crew_slot_cpu(0), &now));
-        assert_int_equal(sched_getcpu(), hr_crew_slot_cpu(0));
-    } else {
-        assert_null(saved);
-    }
-    hr_crew_unpin_host(saved);
-    assert_int_equal(sched_getaffinity(0, sizeof now, &now), 0);
-    assert_true(CPU_EQUAL(&now, &before));
     assert_int_equal(hr_crew_create(1, -1, &c), HR_OK);
     assert_false(hr_crew_pinned(c));
     hr_crew_free(c);
