@@ -100,6 +100,10 @@ void hr_split_model_curve(const hr_split_model *m, const double *f, int count, d
  *  alone: a split must pay for the model's error. */
 int hr_split_model_best_range(const hr_split_model *m, int lo, int hi, double margin, double *t);
 
+/*! hr_split_model_rank_rows() : A's rows of a slab of n planes at `fraction`, as the MPI
+ *  engine cuts it (round(fraction n); 0 and n at the ends). */
+int hr_split_model_rank_rows(double fraction, int n);
+
 /*! hr_split_model_ranks_time() :
  *  Seconds per sweep of `ranks` slabs (one per MPI rank, seed 003), each with `fraction` of its
  *  m[r].rows planes on A (round(fraction rows), as the MPI engine cuts them): the slowest rank's

@@ -134,8 +134,7 @@ int hr_split_model_best_range(const hr_split_model *m, int lo, int hi, double ma
     return best;
 }
 
-/* A's rows of a slab of n planes at `fraction`, as the MPI engine cuts it (split_setup.c). */
-static int rank_rows_a(double fraction, int n)
+int hr_split_model_rank_rows(double fraction, int n)
 {
     return fraction <= 0.0 ? 0 : fraction >= 1.0 ? n : (int)(fraction * n + 0.5);
 }
@@ -147,7 +146,7 @@ double hr_split_model_ranks_time(const hr_split_model *m, int ranks, double frac
     if (fraction <= 0.0 && t0 > 0.0) return t0;
     double worst = 0.0;
     for (int r = 0; r < ranks; r++) {
-        const int n = m[r].rows, a = rank_rows_a(fraction, n);
+        const int n = m[r].rows, a = hr_split_model_rank_rows(fraction, n);
         if (fraction > 0.0 && fraction < 1.0 && (a < g || n - a < g)) return NAN;
         const double t = hr_split_model_time(&m[r], a);
         worst = t > worst ? t : worst;

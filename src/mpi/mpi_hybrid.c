@@ -207,12 +207,6 @@ static hr_status time_fraction_best(hr_mpi_hybrid *s, const hr_split_spec *base,
     return HR_OK;
 }
 
-/* A's rows of a slab of n planes at `fraction`, as the engine cuts it. */
-static int rank_rows(double fraction, int n)
-{
-    return (int)(fraction * n + 0.5);
-}
-
 /* The models with their CPU terms ramped: factor k[i] at fraction f[i] of each slab (n points;
  * one point: that factor throughout), into scratch (`ranks` models); the time at fraction f
  * without the exchange between ranks. */
@@ -222,7 +216,7 @@ static double ramped_time(const hr_split_model *m, hr_split_model *scratch, int 
     for (int r = 0; r < ranks; r++) {
         double rows[HR_SPLIT_RAMP];
         for (int i = 0; i < n; i++)
-            rows[i] = rank_rows(fr[i], m[r].rows);
+            rows[i] = hr_split_model_rank_rows(fr[i], m[r].rows);
         scratch[r] = hr_split_model_ramped(&m[r], n, rows, k);
     }
     return hr_split_model_ranks_time(scratch, ranks, f, g, 0.0, 0.0);
@@ -320,7 +314,7 @@ static hr_status fit_ranks(hr_mpi_hybrid *s, const hr_split_spec *base, int n_mi
     for (int r = 0; r < s->size && st == HR_OK; r++) {
         double rows[HR_SPLIT_RAMP];
         for (int i = 0; i < n; i++)
-            rows[i] = rank_rows(fr[i], s->models[r].rows);
+            rows[i] = hr_split_model_rank_rows(fr[i], s->models[r].rows);
         s->models[r] = hr_split_model_ramped(&s->models[r], n, rows, k);
     }
     free(tmp);
