@@ -118,7 +118,7 @@ QUICK=""
 ALL=tune,ladder,fig11,transfer,tb,async,peers
 SECTIONS=${SECTIONS:-$ALL}
 BENCH=$(echo "$SECTIONS" | tr ',' '\n' | grep -v -x -e peers -e fig16 -e 3d -e peers3d -e hybrid -e sparsecli \
-    -e cpu16 -e mpi16 -e mpitrace -e mgpeers -e hypre16 -e hybrid5d -e hybrid5dmpi -e mgpu -e mpigpu -e multigrid | paste -sd, -)
+    -e cpu16 -e mpi16 -e mpitrace -e mgpeers -e hypre16 -e hybrid5d -e hybrid5dmpi -e splittrace -e mgpu -e mpigpu -e multigrid | paste -sd, -)
 # sections beyond the GPU kernels, for a machine with many cores and a GPU:
 #   hybrid     seed 000 fig. 14 (CPU+GPU row split, measured and modelled; HYBRID_ARGS)
 #   mgpu       many GPUs in one process (bench/mgpu_all.sh; .deps/mgpm for NVIDIA's variants)
@@ -130,6 +130,7 @@ BENCH=$(echo "$SECTIONS" | tr ',' '\n' | grep -v -x -e peers -e fig16 -e 3d -e p
 #   cpu16      cpu-threads 2-D (n = 8192) and 3-D (256^3) against the STREAM copy of the run
 #   mpi16      CPU ranks against threads in one process (issue 11), when MPI was built
 #   mpitrace   the same with per-round schedule traces of every rank (MPITRACE_RUNS)
+#   splittrace per-engine traces of small CPU shares, fig. 5d and fig. 14 (the H100's slow mode)
 if [[ ",$SECTIONS," == *,hybrid,* ]]; then
     say "hybrid: seed 000 fig. 14 (bench/hybrid_experiments.py)"
     # its per-size raw records stay behind (the device tool returns few files)
@@ -149,6 +150,11 @@ if [[ ",$SECTIONS," == *,hybrid5dmpi,* ]] && [ -x "$BUILD/bench/hybrid_mpi" ]; t
     timeout "${HYBRID5DMPI_TIMEOUT:-480}" python3 bench/hybrid_experiments.py fig5d-mpi --build "$BUILD" \
         --out /tmp/hr-5dmpi --ranks "${HYBRID5DMPI_RANKS:-2}" ${HYBRID5DMPI_ARGS:---quick} || status=1
     cp /tmp/hr-5dmpi/hybrid-fig5d-mpi.json /tmp/hr-5dmpi/hybrid-fig5d-mpi.png "$OUT/" 2>/dev/null
+fi
+if [[ ",$SECTIONS," == *,splittrace,* ]]; then
+    say "hybrid: per-engine traces of small CPU shares (bench/split_trace.py; SPLITTRACE_ARGS)"
+    timeout "${SPLITTRACE_TIMEOUT:-300}" python3 bench/split_trace.py run --build "$BUILD" --out "$OUT/splittrace" \
+        ${SPLITTRACE_ARGS:-} || status=1
 fi
 if [[ ",$SECTIONS," == *,mgpu,* ]]; then
     say "many GPUs in one process (bench/mgpu_all.sh): 2-D/3-D scaling, NVIDIA's variants, fig. 15, rb-2gpu"

@@ -141,6 +141,24 @@ static hr_status exchange(hr_split *e)
     return HR_OK;
 }
 
+/* Adds the time since *mark to *acc and moves the mark to now. */
+static void trace_phase(double *acc, double *mark)
+{
+    const double t = hr_now();
+    *acc += t - *mark;
+    *mark = t;
+}
+
+static void trace_sweep(hr_split *e, double d)
+{
+    int b = 0;
+    for (double lim = 5e-4; b < 5 && d >= lim; lim *= 2)
+        b++;
+    e->tr.hist[b]++;
+    e->tr.sweeps++;
+    if (d > e->tr.max_s) e->tr.max_s = d;
+}
+
 /* One sweep, ghost 1: every part sweeps its boundary rows first and copies them out, then
  * its interior while the rows cross (nested); naive CPU parts sweep their interior after
  * the exchange (seed 003 listing 2). */
@@ -148,6 +166,8 @@ static hr_status overlapped_sweep(hr_split *e)
 {
     const int naive = e->spec.schedule == HR_SPLIT_NAIVE;
     int in0[HR_SPLIT_MAX_LOCAL], in1[HR_SPLIT_MAX_LOCAL];
+    const double t_start = e->tr.on ? hr_now() : 0.0;
+    double t_mark = t_start;
     for (int q = e->nparts - 1; q >= 0; q--) { /* the device (last part) first */
         hr_place *P = e->p[q];
         const int o0 = P->spec.sd.own.lo[e->axis], o1 = P->spec.sd.own.hi[e->axis];
@@ -163,12 +183,14 @@ static hr_status overlapped_sweep(hr_split *e)
     /* direct copies need no fence: the rows a pull reads are next written two sweeps
      * later, after the reading part's own next boundary rows, which the writer's pull of
      * the next sweep waits for */
+    if (e->tr.on) trace_phase(&e->tr.issue_s, &t_mark);
     HR_TRY(direct_exchange(e, 1, 1, 0));
     HR_TRY(local_exchange(e, 1));
     if (e->nremote) {
         HR_TRY(wait_lane(e, HR_LANE_BOUNDARY));
         HR_TRY(remote_exchange(e, 1));
     }
+    if (e->tr.on) trace_phase(&e->tr.exchange_s, &t_mark);
     for (int q = 0; q < e->nparts; q++)
         if (naive && is_cpu(e->p[q]))
             P_TRY(e, e->p[q], e->p[q]->ops->sweep(e->p[q], HR_LANE_INTERIOR, in0[q], in1[q]));
@@ -179,7 +201,9 @@ static hr_status overlapped_sweep(hr_split *e)
         hr_place *P = e->p[q];
         const int marked = direct_face(e, q, 0) || direct_face(e, q, 1);
         P_TRY(e, P, marked && P->ops->settle ? P->ops->settle(P) : P->ops->order(P));
+        if (e->tr.on) trace_phase(&e->tr.order_s[q], &t_mark);
     }
+    if (e->tr.on) trace_sweep(e, t_mark - t_start);
     for (int q = 0; q < e->nparts; q++)
         e->p[q]->ops->swap(e->p[q]);
     e->parity ^= 1;

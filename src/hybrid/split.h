@@ -15,6 +15,7 @@
 #ifndef HR_HYBRID_SPLIT_H
 #define HR_HYBRID_SPLIT_H
 
+#include "common/threadstat.h"
 #include "decomp/transport.h"
 #include "hetrelax/hybrid.h"
 #include "hybrid/place.h"
@@ -106,6 +107,14 @@ typedef struct hr_split {
     long graph_replays;
     int fresh; /* ghost layers match the current own points */
     hr_split_stats st;
+    struct { /* HETRELAX_SPLIT_TRACE: where the overlapped sweeps' host time went */
+        int on;
+        long sweeps, hist[6];           /* sweeps under 0.5, 1, 2, 4, 8 ms, and longer */
+        double issue_s, exchange_s, max_s; /* issuing every part's work; the host exchange */
+        double order_s[HR_SPLIT_MAX_LOCAL]; /* waiting for each part at the sweep's end */
+        hr_thread_stat host;              /* the host thread at create */
+        double steal_s;                   /* the machine's steal time at create */
+    } tr;
     char err[256];
 } hr_split;
 

@@ -182,6 +182,11 @@ hr_status hr_split_create(const hr_split_spec *spec, const hr_grid *u, const hr_
     *out = NULL;
     set_err(err, es, "");
     hr_split *e = calloc(1, sizeof *e);
+    if (e && hr_trace_file()) {
+        e->tr.on = 1;
+        hr_thread_stat_now(&e->tr.host);
+        e->tr.steal_s = hr_steal_s();
+    }
     if (!e) return HR_ERR_NO_MEMORY;
     e->spec = *spec;
     const int n_axis = hr_split_extent(spec);
@@ -293,9 +298,40 @@ hr_status hr_split_create(const hr_split_spec *spec, const hr_grid *u, const hr_
     return HR_OK;
 }
 
+/* The trace line of an engine (HETRELAX_SPLIT_TRACE): its parts, the overlapped sweeps' host
+ * time by phase, and what the scheduler did to the host thread and the machine meanwhile. */
+static void write_trace(const hr_split *e)
+{
+    FILE *f = hr_trace_file();
+    hr_thread_stat now;
+    hr_thread_stat_now(&now);
+    const hr_thread_stat h = hr_thread_stat_diff(&e->tr.host, &now);
+    const double steal = hr_steal_s(), n = e->tr.sweeps > 0 ? (double)e->tr.sweeps : 1.0;
+    hr_trace_lock();
+    fprintf(f, "{\"engine\": \"%p\", \"parts\": [", (const void *)e);
+    for (int q = 0; q < e->nparts; q++)
+        fprintf(f, "%s[\"%s\", %d]", q ? ", " : "", e->p[q]->desc,
+                e->p[q]->spec.sd.own.hi[e->axis] - e->p[q]->spec.sd.own.lo[e->axis]);
+    fprintf(f, "], \"sweeps\": %ld, \"issue_us\": %.1f, \"exchange_us\": %.1f, \"order_us\": [", e->tr.sweeps,
+            1e6 * e->tr.issue_s / n, 1e6 * e->tr.exchange_s / n);
+    for (int q = 0; q < e->nparts; q++)
+        fprintf(f, "%s%.1f", q ? ", " : "", 1e6 * e->tr.order_s[q] / n);
+    fprintf(f, "], \"max_us\": %.0f, \"hist\": [%ld, %ld, %ld, %ld, %ld, %ld], \"host_delay_ms\": %.2f, "
+               "\"host_cpu_ms\": %.1f, \"host_preempted\": %ld, \"host_slept\": %ld, \"host_cpu\": %d, "
+               "\"steal_ms\": %.0f}\n",
+            1e6 * e->tr.max_s, e->tr.hist[0], e->tr.hist[1], e->tr.hist[2], e->tr.hist[3], e->tr.hist[4],
+            e->tr.hist[5], 1e3 * h.delay_s, 1e3 * h.run_s, h.preempted, h.voluntary, h.cpu,
+            steal >= 0 && e->tr.steal_s >= 0 ? 1e3 * (steal - e->tr.steal_s) : -1.0);
+    hr_trace_unlock();
+}
+
 void hr_split_free(hr_split *e)
 {
     if (!e) return;
+    int built = e->nparts > 0;
+    for (int q = 0; q < e->nparts; q++)
+        built = built && e->p[q];
+    if (e->tr.on && built) write_trace(e);
     for (int par = 0; par < 2; par++)
         if (e->graph[par]) e->p[0]->ops->drop(e->graph[par]);
     hr_place *alloc = e->nparts > 0 ? e->p[e->nparts - 1] : NULL;

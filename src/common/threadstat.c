@@ -1,0 +1,73 @@
+/* The scheduler counters of threadstat.h. */
+#include "common/threadstat.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+void hr_thread_stat_now(hr_thread_stat *s)
+{
+    *s = (hr_thread_stat){-1.0, -1.0, 0, 0, sched_getcpu()};
+    FILE *f = fopen("/proc/thread-self/schedstat", "r");
+    unsigned long long run = 0, delay = 0;
+    if (f) {
+        if (fscanf(f, "%llu %llu", &run, &delay) == 2) {
+            s->run_s = 1e-9 * (double)run;
+            s->delay_s = 1e-9 * (double)delay;
+        }
+        fclose(f);
+    }
+    struct rusage ru;
+    if (getrusage(RUSAGE_THREAD, &ru) == 0) {
+        s->voluntary = ru.ru_nvcsw;
+        s->preempted = ru.ru_nivcsw;
+    }
+}
+
+hr_thread_stat hr_thread_stat_diff(const hr_thread_stat *a, const hr_thread_stat *b)
+{
+    const int known = a->run_s >= 0 && b->run_s >= 0;
+    return (hr_thread_stat){known ? b->run_s - a->run_s : -1.0, known ? b->delay_s - a->delay_s : -1.0,
+                            b->voluntary - a->voluntary, b->preempted - a->preempted, b->cpu};
+}
+
+double hr_steal_s(void)
+{
+    FILE *f = fopen("/proc/stat", "r");
+    if (!f) return -1.0;
+    unsigned long long v[8] = {0};
+    const int got = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4],
+                           &v[5], &v[6], &v[7]);
+    fclose(f);
+    const long hz = sysconf(_SC_CLK_TCK);
+    return got == 8 && hz > 0 ? (double)v[7] / (double)hz : -1.0;
+}
+
+static FILE *trace;
+static pthread_once_t trace_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t trace_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void open_trace(void)
+{
+    const char *path = getenv("HETRELAX_SPLIT_TRACE");
+    if (path && *path) trace = fopen(path, "a");
+}
+
+FILE *hr_trace_file(void)
+{
+    pthread_once(&trace_once, open_trace);
+    return trace;
+}
+
+void hr_trace_lock(void)
+{
+    pthread_mutex_lock(&trace_mu);
+}
+
+void hr_trace_unlock(void)
+{
+    fflush(trace);
+    pthread_mutex_unlock(&trace_mu);
+}

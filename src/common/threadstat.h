@@ -1,0 +1,31 @@
+/*
+ * What the scheduler did to the calling thread, for the split engine's trace
+ * (HETRELAX_SPLIT_TRACE): its CPU time, its time runnable but waiting for a CPU (run delay,
+ * /proc/thread-self/schedstat), its context switches (getrusage RUSAGE_THREAD) and the CPU it
+ * is on; and the whole machine's steal time (/proc/stat: a VM's vCPUs not running).
+ */
+#ifndef HR_THREADSTAT_H
+#define HR_THREADSTAT_H
+
+#include <stdio.h>
+
+typedef struct hr_thread_stat {
+    double run_s, delay_s;     /* on a CPU; runnable, waiting for one (-1: unknown) */
+    long voluntary, preempted; /* context switches: blocked; taken off the CPU while runnable */
+    int cpu;                   /* the logical CPU it is on now */
+} hr_thread_stat;
+
+/* The calling thread's counters now. */
+void hr_thread_stat_now(hr_thread_stat *s);
+/* b - a, counters only (cpu: b's). */
+hr_thread_stat hr_thread_stat_diff(const hr_thread_stat *a, const hr_thread_stat *b);
+/* The machine's steal time so far, seconds summed over CPUs (-1: unknown). */
+double hr_steal_s(void);
+
+/* The trace file named by HETRELAX_SPLIT_TRACE (opened for append once; NULL: no trace).
+ * Writers hold hr_trace_lock while they write a line. */
+FILE *hr_trace_file(void);
+void hr_trace_lock(void);
+void hr_trace_unlock(void);
+
+#endif
