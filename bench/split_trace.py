@@ -128,10 +128,18 @@ def report(path):
                 crews.append("%d:%.0f/%.0f,%d,(%s,%.1f,%d,cpu%d)" % (
                     c["n"], c["job_mean_us"], c["job_max_us"], c["jobs_over_1ms"], c["lat_max_us"][w],
                     c["delay_ms"][w], c["preempted"][w], c["cpu"][w]))
+            slow = s > 2 * med
             print("  %-28s %5d %6d %8.0f %7.0f %7.0f %7.0f %7.0f %6.1f %6.0f  %s%s" % (
                 key[0][:28], key[1], e["sweeps"], s, e["issue_us"], e["exchange_us"], e["order_us"][0],
                 e["order_us"][-1], e["host_delay_ms"], e["steal_ms"], " ".join(crews),
-                "  << SLOW (median %.0f)" % med if s > 2 * med else ""))
+                "  << SLOW (median %.0f)" % med if slow else ""))
+            if slow:  # which workers were slow, and whether their vCPU ran (CPU time) meanwhile
+                for c in e["crews"]:
+                    if "run_cpu_mean_us" in c:
+                        print("      crew of %d: run us %s; CPU us %s; ended last %s; cpus %s" % (
+                            c["n"], c["run_mean_us"], c["run_cpu_mean_us"], c["last"], c["cpu"]))
+                if "steal_cpu_ms" in e:
+                    print("      steal per CPU (ms): %s; host on cpu %d" % (e["steal_cpu_ms"], e["host_cpu"]))
 
 
 def main():

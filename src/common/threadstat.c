@@ -45,6 +45,25 @@ double hr_steal_s(void)
     return got == 8 && hz > 0 ? (double)v[7] / (double)hz : -1.0;
 }
 
+int hr_steal_per_cpu(double *s, int max)
+{
+    FILE *f = fopen("/proc/stat", "r");
+    if (!f) return 0;
+    const long hz = sysconf(_SC_CLK_TCK);
+    char line[512];
+    int n = 0;
+    while (n < max && fgets(line, sizeof line, f)) {
+        int cpu;
+        unsigned long long v[8];
+        if (sscanf(line, "cpu%d %llu %llu %llu %llu %llu %llu %llu %llu", &cpu, &v[0], &v[1], &v[2], &v[3], &v[4],
+                   &v[5], &v[6], &v[7]) == 9 &&
+            cpu == n)
+            s[n++] = hz > 0 ? (double)v[7] / (double)hz : 0.0;
+    }
+    fclose(f);
+    return n;
+}
+
 static FILE *trace;
 static pthread_once_t trace_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t trace_mu = PTHREAD_MUTEX_INITIALIZER;

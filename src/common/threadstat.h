@@ -21,6 +21,8 @@ void hr_thread_stat_now(hr_thread_stat *s);
 hr_thread_stat hr_thread_stat_diff(const hr_thread_stat *a, const hr_thread_stat *b);
 /* The machine's steal time so far, seconds summed over CPUs (-1: unknown). */
 double hr_steal_s(void);
+/* Per logical CPU (up to `max`): its steal time so far in seconds; returns the CPUs read. */
+int hr_steal_per_cpu(double *s, int max);
 
 /* The trace file named by HETRELAX_SPLIT_TRACE (opened for append once; NULL: no trace).
  * Writers hold hr_trace_lock while they write a line. */

@@ -79,7 +79,9 @@ typedef struct worker_trace {
     double end;             /* when its last job ended */
     double lat_sum, lat_max; /* from hr_crew_start to the job's start on this worker */
     double run_sum, run_max;
+    double cpu_sum;          /* its thread CPU time in jobs (wall time less CPU time: the vCPU was taken) */
     long late;               /* jobs it started more than 0.5 ms late */
+    long last;               /* jobs it ended last (written by the starting thread) */
     hr_thread_stat at_start, total;
 } worker_trace;
 
@@ -95,29 +97,47 @@ typedef struct crew_worker {
  * otherwise spin on the same cores for 50 ms after each of their jobs). */
 static atomic_uintptr_t last_group;
 
+/* A worker's counter of its own pieces in the current job: the job's tag (its generation) in
+ * the high 32 bits, the next piece in the low; one cache line each. */
+typedef struct piece_counter {
+    _Alignas(64) atomic_uint_fast64_t next;
+} piece_counter;
+
 struct hr_crew {
     int n;
     int pinned;
+    int steal;              /* idle workers take the pieces of late ones (HETRELAX_CREW_STEAL=0: not) */
     atomic_uintptr_t group; /* this crew, or the crew it shares its placement with (hr_crew_share) */
     double spin;            /* seconds to spin before sleeping (read-only after create) */
     atomic_ulong gen;       /* bumped per job */
-    atomic_int pending;     /* workers still in the current job */
     atomic_int sleepers;    /* workers blocked on `go` */
     atomic_int quit;
-    hr_crew_fn fn;
-    void *ctx;
+    _Atomic(hr_crew_fn) fn; /* the job: read by a worker before it claims a piece, which */
+    _Atomic(void *) ctx;    /* succeeds only while the job is not done (these stay put) */
+    atomic_int per;         /* pieces per worker */
+    long total;             /* pieces in the job (n * per) */
+    atomic_long done;       /* pieces done */
+    piece_counter *own;     /* per worker */
     int tracing;            /* HETRELAX_SPLIT_TRACE set */
     int first_cpu;          /* pinned: the first worker's logical CPU */
     double started;         /* the current job's start (tracing) */
     long jobs, slow_jobs;   /* jobs; jobs that took over 1 ms from start to the last worker's end */
     double job_sum, job_max;
     pthread_mutex_t lock;
-    pthread_cond_t go, done;
+    pthread_cond_t go, done_cv;
     crew_worker *w;
 };
 
-static void trace_job(worker_trace *t, double lat, double t0)
+static double thread_cpu_s(void)
 {
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static void trace_job(worker_trace *t, double lat, double t0, double c0)
+{
+    t->cpu_sum += thread_cpu_s() - c0;
     t->end = hr_now();
     const double run = t->end - t0;
     t->lat_sum += lat;
@@ -131,13 +151,52 @@ static void trace_job(worker_trace *t, double lat, double t0)
 static void trace_done_job(hr_crew *c)
 {
     double end = c->started;
+    int last = 0;
     for (int i = 0; i < c->n; i++)
-        if (c->w[i].tr.end > end) end = c->w[i].tr.end;
+        if (c->w[i].tr.end > end) {
+            end = c->w[i].tr.end;
+            last = i;
+        }
+    c->w[last].tr.last++;
     const double d = end - c->started;
     c->jobs++;
     c->job_sum += d;
     if (d > c->job_max) c->job_max = d;
     c->slow_jobs += d > 1e-3;
+}
+
+/* Claims the next piece of worker `owner`'s share of the job tagged `tag`; -1 when none is left
+ * (or the job is no longer that one). */
+static long claim(hr_crew *c, int owner, uint32_t tag, int per)
+{
+    atomic_uint_fast64_t *a = &c->own[owner].next;
+    uint_fast64_t v = atomic_load_explicit(a, memory_order_acquire);
+    while ((uint32_t)(v >> 32) == tag && (long)(v & 0xffffffffu) < per)
+        if (atomic_compare_exchange_weak_explicit(a, &v, v + 1, memory_order_acq_rel, memory_order_acquire))
+            return (long)owner * per + (long)(v & 0xffffffffu);
+    return -1;
+}
+
+/* Worker `id`'s part of the job tagged `tag`: its own pieces in order, then (stealing) those its
+ * neighbours have not started. The worker that finishes the job's last piece wakes a sleeping
+ * waiter. */
+static void work(hr_crew *c, int id, uint32_t tag)
+{
+    const hr_crew_fn fn = atomic_load_explicit(&c->fn, memory_order_relaxed);
+    void *ctx = atomic_load_explicit(&c->ctx, memory_order_relaxed);
+    const int per = atomic_load_explicit(&c->per, memory_order_relaxed);
+    const int pieces = c->n * per;
+    for (int k = 0; k < c->n && (k == 0 || c->steal); k++) {
+        const int owner = (id + k) % c->n;
+        for (long piece; (piece = claim(c, owner, tag, per)) >= 0;) {
+            fn(ctx, (int)piece, pieces);
+            if (atomic_fetch_add_explicit(&c->done, 1, memory_order_acq_rel) + 1 == c->total) {
+                pthread_mutex_lock(&c->lock);
+                pthread_cond_broadcast(&c->done_cv);
+                pthread_mutex_unlock(&c->lock);
+            }
+        }
+    }
 }
 
 static void *crew_main(void *arg)
@@ -167,16 +226,11 @@ static void *crew_main(void *arg)
         }
         seen = atomic_load(&c->gen);
         if (c->tracing) {
-            const double t0 = hr_now();
-            c->fn(c->ctx, w->id, c->n);
-            trace_job(&w->tr, t0 - c->started, t0);
+            const double t0 = hr_now(), c0 = thread_cpu_s();
+            work(c, w->id, (uint32_t)seen);
+            trace_job(&w->tr, t0 - c->started, t0, c0);
         } else {
-            c->fn(c->ctx, w->id, c->n);
-        }
-        if (atomic_fetch_sub(&c->pending, 1) == 1) {
-            pthread_mutex_lock(&c->lock);
-            pthread_cond_broadcast(&c->done);
-            pthread_mutex_unlock(&c->lock);
+            work(c, w->id, (uint32_t)seen);
         }
     }
 }
@@ -194,14 +248,21 @@ hr_status hr_crew_create(int nthreads, int first_slot, hr_crew **out)
     c->tracing = hr_trace_file() != NULL;
     c->first_cpu = c->pinned ? slot_cpu[first_slot] : -1;
     atomic_init(&c->group, (uintptr_t)c);
+    const char *steal = getenv("HETRELAX_CREW_STEAL");
+    c->steal = !(steal && strcmp(steal, "0") == 0);
     c->w = calloc((size_t)nthreads, sizeof *c->w);
-    if (!c->w) {
+    c->own = aligned_alloc(64, (size_t)nthreads * sizeof *c->own);
+    if (!c->w || !c->own) {
+        free(c->w);
+        free(c->own);
         free(c);
         return HR_ERR_NO_MEMORY;
     }
+    for (int i = 0; i < nthreads; i++)
+        atomic_init(&c->own[i].next, 0);
     pthread_mutex_init(&c->lock, NULL);
     pthread_cond_init(&c->go, NULL);
-    pthread_cond_init(&c->done, NULL);
+    pthread_cond_init(&c->done_cv, NULL);
     for (int i = 0; i < nthreads; i++) {
         c->w[i] = (crew_worker){.c = c, .id = i};
         pthread_attr_t attr;
@@ -240,28 +301,39 @@ void hr_crew_share(hr_crew *c, const hr_crew *with)
     atomic_store(&c->group, atomic_load(&((hr_crew *)with)->group));
 }
 
+static int job_done(hr_crew *c)
+{
+    return atomic_load_explicit(&c->done, memory_order_acquire) == c->total;
+}
+
 void hr_crew_wait(hr_crew *c)
 {
-    SPIN_UNTIL(c, atomic_load(&c->pending) == 0);
-    if (atomic_load(&c->pending) == 0) return;
+    SPIN_UNTIL(c, job_done(c));
+    if (job_done(c)) return;
     pthread_mutex_lock(&c->lock);
-    while (atomic_load(&c->pending) > 0)
-        pthread_cond_wait(&c->done, &c->lock);
+    while (!job_done(c))
+        pthread_cond_wait(&c->done_cv, &c->lock);
     pthread_mutex_unlock(&c->lock);
 }
 
-void hr_crew_start(hr_crew *c, hr_crew_fn fn, void *ctx)
+void hr_crew_start(hr_crew *c, hr_crew_fn fn, void *ctx, int per_worker)
 {
     hr_crew_wait(c);
     if (c->tracing) {
         if (c->started > 0) trace_done_job(c);
         c->started = hr_now();
     }
-    c->fn = fn;
-    c->ctx = ctx;
-    atomic_store(&c->pending, c->n);
+    if (per_worker < 1) per_worker = 1;
+    const unsigned long gen = atomic_load(&c->gen) + 1;
+    atomic_store_explicit(&c->fn, fn, memory_order_relaxed);
+    atomic_store_explicit(&c->ctx, ctx, memory_order_relaxed);
+    atomic_store_explicit(&c->per, per_worker, memory_order_relaxed);
+    c->total = (long)c->n * per_worker;
+    atomic_store_explicit(&c->done, 0, memory_order_relaxed);
+    for (int i = 0; i < c->n; i++) /* every counter tagged with the new job, at its first piece */
+        atomic_store_explicit(&c->own[i].next, (uint_fast64_t)(uint32_t)gen << 32, memory_order_relaxed);
     if (c->pinned) atomic_store(&last_group, atomic_load(&c->group));
-    atomic_fetch_add(&c->gen, 1); /* seq_cst: pairs with the sleepers count (no lost wake-up) */
+    atomic_store(&c->gen, gen); /* seq_cst: publishes the job; pairs with the sleepers count */
     if (atomic_load(&c->sleepers) > 0) {
         pthread_mutex_lock(&c->lock);
         pthread_cond_broadcast(&c->go);
@@ -296,6 +368,8 @@ static void write_trace(const hr_crew *c)
     W_ARRAY("late", "%ld", t->late);
     W_ARRAY("run_mean_us", "%.1f", 1e6 * t->run_sum / jobs);
     W_ARRAY("run_max_us", "%.0f", 1e6 * t->run_max);
+    W_ARRAY("run_cpu_mean_us", "%.1f", 1e6 * t->cpu_sum / jobs);
+    W_ARRAY("last", "%ld", t->last);
     W_ARRAY("delay_ms", "%.2f", 1e3 * t->total.delay_s);
     W_ARRAY("cpu_ms", "%.1f", 1e3 * t->total.run_s);
     W_ARRAY("preempted", "%ld", t->total.preempted);
@@ -321,8 +395,9 @@ void hr_crew_free(hr_crew *c)
         write_trace(c);
     }
     pthread_cond_destroy(&c->go);
-    pthread_cond_destroy(&c->done);
+    pthread_cond_destroy(&c->done_cv);
     pthread_mutex_destroy(&c->lock);
     free(c->w);
+    free(c->own);
     free(c);
 }

@@ -19,7 +19,8 @@
 #include "hetrelax/hetrelax.h"
 
 typedef struct hr_crew hr_crew;
-typedef void (*hr_crew_fn)(void *ctx, int tid, int nthreads);
+/* One piece of a job: piece `piece` of `pieces` (workers x pieces per worker). */
+typedef void (*hr_crew_fn)(void *ctx, int piece, int pieces);
 
 /* first_slot < 0: unpinned; also unpinned when the slots do not fit the allowed CPUs
  * (HETRELAX_CREW_PIN=0 in the environment: never pinned). */
@@ -36,9 +37,14 @@ int hr_crew_slot_cpu(int slot);
 void hr_crew_free(hr_crew *c);
 int hr_crew_size(const hr_crew *c);
 
-/* Waits for the previous job, then starts fn on every worker and returns at once. */
-void hr_crew_start(hr_crew *c, hr_crew_fn fn, void *ctx);
-/* Returns when the last started job is done (at once if none). */
+/* Waits for the previous job, then starts a job of per_worker pieces a worker and returns at
+ * once. Worker i runs its own pieces i * per_worker .. in order, then takes those of workers
+ * that have not claimed them yet: a worker whose CPU was taken away (a VM's vCPU stopped, an
+ * interrupt storm) delays the job by the piece it holds at most, not by its whole share
+ * (HETRELAX_CREW_STEAL=0: no taking, each worker runs exactly its own pieces). */
+void hr_crew_start(hr_crew *c, hr_crew_fn fn, void *ctx, int per_worker);
+/* Returns when every piece of the last started job is done (at once if none); a worker that
+ * found nothing left may still be returning to its wait. */
 void hr_crew_wait(hr_crew *c);
 
 #endif

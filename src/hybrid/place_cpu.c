@@ -21,6 +21,7 @@ typedef struct cpu_job {
     const void *in;
     void *out;
     hr_box box;
+    int axis; /* the box is cut into pieces along this axis */
 } cpu_job;
 
 struct cpu_place {
@@ -30,26 +31,32 @@ struct cpu_place {
     hr_rhs_view rhs;
     hr_crew *crew[2]; /* per lane; the same crew twice for the naive schedule */
     cpu_job job[2];
+    int pieces; /* per worker (HETRELAX_CREW_PIECES, default 4) */
 };
 
-/* Each worker sweeps its slice of the box: along y when the box has rows enough
- * (pencils along y, seed 003 III-A), else along z, else along x (one boundary row). */
-static void sweep_job(void *ctx, int tid, int n)
+/* The axis a crew of n cuts box b along: y when the box has rows enough (pencils along y,
+ * seed 003 III-A), else z, else the longest (one boundary row: along x). */
+static int cut_axis(const hr_box *b, int n)
+{
+    static const int order[3] = {1, 2, 0};
+    for (int q = 0; q < 3; q++)
+        if (b->hi[order[q]] - b->lo[order[q]] >= n) return order[q];
+    int axis = 0;
+    for (int a = 1; a < 3; a++)
+        if (b->hi[a] - b->lo[a] > b->hi[axis] - b->lo[axis]) axis = a;
+    return axis;
+}
+
+/* Piece `piece` of `pieces` of the box: a slab along the job's axis (a worker's own pieces are
+ * neighbours, so the part it sweeps every sweep stays the same unless it takes others'). */
+static void sweep_job(void *ctx, int piece, int pieces)
 {
     const cpu_job *j = ctx;
     hr_box b = j->box;
-    static const int order[3] = {1, 2, 0};
-    int axis = -1, best = 0;
-    for (int q = 0; q < 3 && axis < 0; q++)
-        if (b.hi[order[q]] - b.lo[order[q]] >= n) axis = order[q];
-    for (int a = 0; axis < 0 && a < 3; a++)
-        if (b.hi[a] - b.lo[a] > best) best = b.hi[a] - b.lo[a];
-    for (int a = 0; axis < 0 && a < 3; a++)
-        if (b.hi[a] - b.lo[a] == best) axis = a;
     int lo, hi;
-    hr_split_range(b.hi[axis] - b.lo[axis], n, tid, &lo, &hi);
-    b.hi[axis] = b.lo[axis] + hi;
-    b.lo[axis] += lo;
+    hr_split_range(b.hi[j->axis] - b.lo[j->axis], pieces, piece, &lo, &hi);
+    b.hi[j->axis] = b.lo[j->axis] + hi;
+    b.lo[j->axis] += lo;
     if (hr_box_empty(&b)) return;
     const hr_sweep_args a = {&j->cp->sp->sd.l, j->in, j->out, j->cp->rhs, b, j->cp->sp->omega};
     hr_cpu_sweep_box(&a);
@@ -80,7 +87,8 @@ static hr_status cpu_sweep(hr_place *p, int lane, int r0, int r1)
     j->in = hr_grid_origin(&c->u[c->cur]);
     j->out = hr_grid_origin(&c->u[1 - c->cur]);
     j->box = rows_box(&p->spec, r0, r1);
-    hr_crew_start(crew, sweep_job, j);
+    j->axis = cut_axis(&j->box, hr_crew_size(crew));
+    hr_crew_start(crew, sweep_job, j, c->pieces);
     return HR_OK;
 }
 
@@ -252,6 +260,8 @@ hr_status hr_place_cpu_create(const hr_place_spec *spec, hr_place **out)
     p->spec = *spec;
     p->impl = c;
     c->sp = &p->spec;
+    const char *pieces = getenv("HETRELAX_CREW_PIECES");
+    c->pieces = pieces && atoi(pieces) > 0 ? atoi(pieces) : 4;
     hr_status st = hr_grid_alloc(&c->u[0], &spec->sd.l);
     if (st == HR_OK) st = hr_grid_alloc(&c->u[1], &spec->sd.l);
     if (st == HR_OK && spec->has_hf) st = hr_grid_alloc(&c->hf, &spec->sd.l);

@@ -114,6 +114,8 @@ typedef struct hr_split {
         double order_s[HR_SPLIT_MAX_LOCAL]; /* waiting for each part at the sweep's end */
         hr_thread_stat host;              /* the host thread at create */
         double steal_s;                   /* the machine's steal time at create */
+        double steal_cpu[64];             /* and per CPU */
+        int ncpu;
     } tr;
     char err[256];
 } hr_split;

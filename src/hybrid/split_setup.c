@@ -186,6 +186,7 @@ hr_status hr_split_create(const hr_split_spec *spec, const hr_grid *u, const hr_
         e->tr.on = 1;
         hr_thread_stat_now(&e->tr.host);
         e->tr.steal_s = hr_steal_s();
+        e->tr.ncpu = hr_steal_per_cpu(e->tr.steal_cpu, 64);
     }
     if (!e) return HR_ERR_NO_MEMORY;
     e->spec = *spec;
@@ -307,6 +308,8 @@ static void write_trace(const hr_split *e)
     hr_thread_stat_now(&now);
     const hr_thread_stat h = hr_thread_stat_diff(&e->tr.host, &now);
     const double steal = hr_steal_s(), n = e->tr.sweeps > 0 ? (double)e->tr.sweeps : 1.0;
+    double cpu_now[64];
+    const int ncpu = hr_steal_per_cpu(cpu_now, e->tr.ncpu);
     hr_trace_lock();
     fprintf(f, "{\"engine\": \"%p\", \"parts\": [", (const void *)e);
     for (int q = 0; q < e->nparts; q++)
@@ -318,10 +321,14 @@ static void write_trace(const hr_split *e)
         fprintf(f, "%s%.1f", q ? ", " : "", 1e6 * e->tr.order_s[q] / n);
     fprintf(f, "], \"max_us\": %.0f, \"hist\": [%ld, %ld, %ld, %ld, %ld, %ld], \"host_delay_ms\": %.2f, "
                "\"host_cpu_ms\": %.1f, \"host_preempted\": %ld, \"host_slept\": %ld, \"host_cpu\": %d, "
-               "\"steal_ms\": %.0f}\n",
+               "\"steal_ms\": %.0f",
             1e6 * e->tr.max_s, e->tr.hist[0], e->tr.hist[1], e->tr.hist[2], e->tr.hist[3], e->tr.hist[4],
             e->tr.hist[5], 1e3 * h.delay_s, 1e3 * h.run_s, h.preempted, h.voluntary, h.cpu,
             steal >= 0 && e->tr.steal_s >= 0 ? 1e3 * (steal - e->tr.steal_s) : -1.0);
+    fprintf(f, ", \"steal_cpu_ms\": [");
+    for (int c = 0; c < ncpu; c++)
+        fprintf(f, "%s%.0f", c ? ", " : "", 1e3 * (cpu_now[c] - e->tr.steal_cpu[c]));
+    fprintf(f, "]}\n");
     hr_trace_unlock();
 }
 

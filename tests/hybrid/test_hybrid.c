@@ -2,6 +2,9 @@
  * (empty parts included), ghost width and schedule, 2-D and 3-D, fp32 and fp64; bad
  * input; the auto split through the calibration; restart. */
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
 #include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -295,7 +298,7 @@ static void crew_pinning(void **state)
     assert_int_equal(hr_crew_pinned(c), !off);
     for (int rep = 0; rep < 20 && !off; rep++) {
         int cpu[1] = {-1};
-        hr_crew_start(c, record_cpu, cpu);
+        hr_crew_start(c, record_cpu, cpu, 1);
         hr_crew_wait(c);
         assert_int_equal(cpu[0], hr_crew_slot_cpu(slots - 1));
     }
@@ -305,9 +308,9 @@ static void crew_pinning(void **state)
     assert_int_equal(hr_crew_create(1, slots - 1, &d), HR_OK);
     for (int rep = 0; rep < 20; rep++) {
         int cpu[2] = {-1, -1};
-        hr_crew_start(c, record_cpu, cpu);
+        hr_crew_start(c, record_cpu, cpu, 1);
         hr_crew_wait(c);
-        hr_crew_start(d, record_cpu, cpu + 1);
+        hr_crew_start(d, record_cpu, cpu + 1, 1);
         hr_crew_wait(d);
         for (int k = 0; k < 2 && !off; k++)
             assert_int_equal(cpu[k], hr_crew_slot_cpu(slots - 1));
@@ -318,12 +321,61 @@ static void crew_pinning(void **state)
     assert_int_equal(hr_crew_create(2, slots - 1, &c), HR_OK); /* one slot short */
     assert_false(hr_crew_pinned(c));
     int cpu[2] = {-1, -1};
-    hr_crew_start(c, record_cpu, cpu);
+    hr_crew_start(c, record_cpu, cpu, 1);
     hr_crew_wait(c);
     assert_true(cpu[0] >= 0 && cpu[1] >= 0);
     hr_crew_free(c);
     assert_int_equal(hr_crew_create(1, -1, &c), HR_OK);
     assert_false(hr_crew_pinned(c));
+    hr_crew_free(c);
+}
+
+/* Pieces: every piece of every job runs exactly once, and a job's next start waits for all of
+ * them (2000 short jobs, a count per piece). */
+typedef struct piece_log {
+    atomic_int runs[64];
+    pthread_t by[64];
+    int slow_piece; /* sleeps 0.2 s (-1: none) */
+} piece_log;
+
+static void log_piece(void *ctx, int piece, int pieces)
+{
+    piece_log *l = ctx;
+    assert_true(piece >= 0 && piece < pieces && pieces <= 64);
+    l->by[piece] = pthread_self();
+    if (piece == l->slow_piece) nanosleep(&(struct timespec){0, 200000000L}, NULL);
+    atomic_fetch_add(&l->runs[piece], 1);
+}
+
+static void crew_pieces(void **state)
+{
+    (void)state;
+    hr_crew *c;
+    assert_int_equal(hr_crew_create(3, -1, &c), HR_OK);
+    static piece_log l;
+    l.slow_piece = -1;
+    for (int job = 0; job < 2000; job++) {
+        const int per = 1 + job % 5;
+        hr_crew_start(c, log_piece, &l, per);
+        hr_crew_wait(c);
+        for (int p = 0; p < 3 * per; p++) {
+            assert_int_equal(atomic_load(&l.runs[p]), 1);
+            atomic_store(&l.runs[p], 0);
+        }
+    }
+    hr_crew_free(c);
+    /* two workers, 8 pieces each, piece 0 slow: the worker that did not take it runs all the
+     * others, its own and the slow worker's (stealing); HETRELAX_CREW_STEAL=0: each its own */
+    const char *env = getenv("HETRELAX_CREW_STEAL");
+    const int steal = !(env && strcmp(env, "0") == 0);
+    assert_int_equal(hr_crew_create(2, -1, &c), HR_OK);
+    l.slow_piece = 0;
+    hr_crew_start(c, log_piece, &l, 8);
+    hr_crew_wait(c);
+    for (int p = 0; p < 16; p++)
+        assert_int_equal(atomic_load(&l.runs[p]), 1);
+    for (int p = 1; p < 8; p++)
+        assert_int_equal(pthread_equal(l.by[p], l.by[0]) != 0, !steal);
     hr_crew_free(c);
 }
 
@@ -373,7 +425,7 @@ int main(void)
         cmocka_unit_test(split3d_fp64),       cmocka_unit_test(split3d_fp32_rhs),
         cmocka_unit_test(converges_like_seq), cmocka_unit_test(restart),
         cmocka_unit_test(bad_input),          cmocka_unit_test(auto_split),
-        cmocka_unit_test(model_range),        cmocka_unit_test(crew_pinning),
+        cmocka_unit_test(model_range),        cmocka_unit_test(crew_pinning), cmocka_unit_test(crew_pieces),
         cmocka_unit_test(crew_sizes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
