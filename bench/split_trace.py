@@ -87,6 +87,8 @@ def run(a):
         for c, d in cpu_deltas(os.path.join(a.out, "before.txt"), os.path.join(a.out, last[-1])):
             print("  %-6s user %6d sys %5d irq %4d softirq %4d steal %5d" % (c, d[0], d[2], d[5], d[6], d[7]))
     report(trace)
+    print("\nper split:")
+    summary(trace)
     return status
 
 
@@ -142,6 +144,23 @@ def report(path):
                     print("      steal per CPU (ms): %s; host on cpu %d" % (e["steal_cpu_ms"], e["host_cpu"]))
 
 
+def summary(path):
+    """Per run and split: engines, median / min / max sweep (us), engines over twice the median."""
+    runs, cur = [], None
+    for line in open(path):
+        d = json.loads(line)
+        if "run" in d:
+            cur = (d["run"], {})
+            runs.append(cur)
+        elif "engine" in d and d["sweeps"] > 0 and any(p[0].startswith("cpu") for p in d["parts"]) and cur:
+            cur[1].setdefault((d["parts"][0][0], d["parts"][0][1]), []).append(sweep_us(d))
+    for name, splits in runs:
+        for (desc, rows), t in sorted(splits.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+            med = statistics.median(t)
+            print("  %-6s %-28s %5d rows: %2d engines, sweep median %7.0f us, min %7.0f, max %7.0f, slow %d" % (
+                name, desc[:28], rows, len(t), med, min(t), max(t), sum(1 for x in t if x > 2 * med)))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -154,10 +173,14 @@ def main():
     r.add_argument("--only", default="", help="fig5d, fig14 or both (default)")
     p = sub.add_parser("report")
     p.add_argument("trace")
+    p.add_argument("--summary", action="store_true", help="per split only")
     a = ap.parse_args()
     if a.cmd == "run":
         sys.exit(run(a))
-    report(a.trace)
+    if a.summary:
+        summary(a.trace)
+    else:
+        report(a.trace)
 
 
 if __name__ == "__main__":
