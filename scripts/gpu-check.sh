@@ -153,8 +153,12 @@ if [[ ",$SECTIONS," == *,hybrid5dmpi,* ]] && [ -x "$BUILD/bench/hybrid_mpi" ]; t
 fi
 if [[ ",$SECTIONS," == *,splittrace,* ]]; then
     say "hybrid: per-engine traces of small CPU shares (bench/split_trace.py; SPLITTRACE_ARGS)"
-    timeout "${SPLITTRACE_TIMEOUT:-300}" python3 bench/split_trace.py run --build "$BUILD" --out "$OUT/splittrace" \
-        ${SPLITTRACE_ARGS:-} || status=1
+    # many small files: they come back as one archive (the device tool returns few files)
+    rm -rf /tmp/hr-splittrace
+    timeout "${SPLITTRACE_TIMEOUT:-300}" python3 bench/split_trace.py run --build "$BUILD" --out /tmp/hr-splittrace \
+        ${SPLITTRACE_ARGS:-} | tee /tmp/hr-splittrace.txt | sed -n '/^per split:/,$p' || status=1
+    mv /tmp/hr-splittrace.txt /tmp/hr-splittrace/report.txt 2>/dev/null
+    tar czf "$OUT/splittrace.tgz" -C /tmp hr-splittrace
 fi
 if [[ ",$SECTIONS," == *,mgpu,* ]]; then
     say "many GPUs in one process (bench/mgpu_all.sh): 2-D/3-D scaling, NVIDIA's variants, fig. 15, rb-2gpu"
