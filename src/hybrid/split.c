@@ -177,8 +177,13 @@ static hr_status overlapped_sweep(hr_split *e)
         if (lo) P_TRY(e, P, P->ops->sweep(P, HR_LANE_BOUNDARY, o0, o0 + 1));
         if (hi && o1 - 1 >= o0 + lo) P_TRY(e, P, P->ops->sweep(P, HR_LANE_BOUNDARY, o1 - 1, o1));
         if (direct_face(e, q, 0) || direct_face(e, q, 1)) P_TRY(e, P, P->ops->mark(P));
+        /* a nested CPU part's interior crew starts before its boundary rows are copied out
+         * (copying waits for the boundary crew): the two crews run at once, as listing 3's
+         * teams do; a device queues its copy first, ahead of the interior on the GPU */
+        const int early = is_cpu(P) && !naive && P->spec.boundary_threads > 0;
+        if (early) P_TRY(e, P, P->ops->sweep(P, HR_LANE_INTERIOR, in0[q], in1[q]));
         HR_TRY(get_faces(e, q, 1, 1));
-        if (!(naive && is_cpu(P))) P_TRY(e, P, P->ops->sweep(P, HR_LANE_INTERIOR, in0[q], in1[q]));
+        if (!early && !(naive && is_cpu(P))) P_TRY(e, P, P->ops->sweep(P, HR_LANE_INTERIOR, in0[q], in1[q]));
     }
     /* direct copies need no fence: the rows a pull reads are next written two sweeps
      * later, after the reading part's own next boundary rows, which the writer's pull of
