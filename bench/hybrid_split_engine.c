@@ -162,7 +162,8 @@ void bench_write_calibration(FILE *js, const char *sname, const hr_hybrid_calibr
     fprintf(js, "],\n   \"ladder\": [");
     for (int k = 0; k < cal->ladder; k++)
         fprintf(js, "%s{\"rows\": %d, \"s\": %.9g}", k ? ", " : "", cal->ladder_rows[k], cal->ladder_s[k]);
-    fprintf(js, "],\n   \"remeasured\": %d, \"candidates\": [", cal->remeasured);
+    fprintf(js, "],\n   \"remeasured\": %d, \"cand_remeasured\": %d, \"candidates\": [", cal->remeasured,
+            cal->cand_remeasured);
     for (int k = 0; k < cal->candidates; k++)
         fprintf(js, "%s{\"rows\": %d, \"s\": %.9g, \"again_s\": %.9g, \"predicted_s\": %.9g}", k ? ", " : "",
                 cal->cand_rows[k], cal->cand_s[k], cal->cand_again_s[k], hr_split_model_time(m, cal->cand_rows[k]));
@@ -317,7 +318,8 @@ int engine_main(const bench_cfg *c, const char *out)
             printf(" %d: %.4g", cal.cand_rows[k], cal.cand_s[k]);
             if (cal.cand_again_s[k] > 0) printf(" (again %.4g)", cal.cand_again_s[k]);
         }
-        printf(" (GPU-only in the calibration %.4g)\n", cal.gpu_alone_s);
+        printf(" (GPU-only in the calibration %.4g; %d over 1.2x the model measured again)\n", cal.gpu_alone_s,
+               cal.cand_remeasured);
         fprintf(js, "   \"points\": [\n");
         /* the splits: the fractions' rows (one split for two fractions), then the model's
          * choice when no fraction gave it; all measured in passes (measure_splits) */

@@ -164,6 +164,9 @@ typedef struct hr_hybrid_calibration {
      * engine (0: not), fastest first until one pays twice; auto takes the confirmed candidate
      * with the lowest of its two measurements' larger, and 0 when none is confirmed */
     double cand_again_s[HR_SPLIT_CANDIDATES];
+    /* appended: candidate measurements repeated because the first was over 1.2x the model there
+     * (a slow spell of the host; the faster kept in cand_s, at most twice per candidate) */
+    int cand_remeasured;
 } hr_hybrid_calibration;
 
 enum { HR_HYBRID_CAL_STREAM = 1 }; /* also measure the bandwidths of seed 003's rule */

@@ -82,6 +82,8 @@ int hr_hybrid_explain(const hr_hybrid_info *in, double measured_s, char *buf, si
                 put(&o, " %d: %.6g (%.6g)", c->cand_rows[k], c->cand_s[k], hr_split_model_time(m, c->cand_rows[k]));
                 if (c->cand_again_s[k] > 0) put(&o, " again %.6g", c->cand_again_s[k]);
             }
+            if (c->cand_remeasured > 0)
+                put(&o, " (%d measurement(s) over 1.2x the model repeated)", c->cand_remeasured);
             put(&o, "; GPU-only %.6g: a split must be 1 %% faster, twice\n", c->gpu_alone_s);
         }
         if (c->x_bandwidth > 0)
