@@ -3,6 +3,7 @@
 
   bench/split_trace.py run --build build --out DIR     # on the GPU machine: fig. 5d and fig. 14 splits
   bench/split_trace.py report DIR/trace.jsonl          # the table, here or there
+  bench/split_trace.py compare A=a.jsonl B=b.jsonl      # runs side by side, and their slow engines
 
 `run` repeats a few small CPU shares in many fresh engines (bench/hybrid_split --engine, one
 engine per split and pass) with HETRELAX_SPLIT_TRACE on. Each engine writes a line: its parts,
@@ -161,6 +162,58 @@ def summary(path):
                 name, desc[:28], rows, len(t), med, min(t), max(t), sum(1 for x in t if x > 2 * med)))
 
 
+def load(path):
+    """Engines with a CPU part and at least one overlapped sweep, each with its crews and run."""
+    cur, last, out = "?", None, []
+    for line in open(path):
+        d = json.loads(line)
+        if "run" in d:
+            cur = d["run"]
+        elif "engine" in d:
+            last = dict(d, crews=[], run=cur, s=sweep_us(d))
+            if d["sweeps"] > 0 and d["parts"][0][0].startswith("cpu"):
+                out.append(last)
+        elif "crew" in d and last is not None:
+            last["crews"].append(d)
+    return out
+
+
+def compare(pairs):
+    """Several traces (LABEL=PATH) side by side: per run, schedule and CPU rows the median, min and
+    max sweep; then every engine over twice the fastest of its split (and 100 us more), with its
+    crews' per-worker run, CPU time, start latency and run delay."""
+    data = [(lab, load(path)) for lab, path in (p.split("=", 1) for p in pairs)]
+    keys = sorted({(e["run"], "nested" if "+" in e["parts"][0][0] else "naive", e["parts"][0][1])
+                   for _, es in data for e in es})
+    print("%-6s %-6s %5s  " % ("run", "sched", "rows") +
+          "  ".join("%-30s" % ("%s: median min max (n)" % lab) for lab, _ in data))
+    for k in keys:
+        cells = []
+        for _, es in data:
+            t = [e["s"] for e in es if (e["run"], "nested" if "+" in e["parts"][0][0] else "naive",
+                                        e["parts"][0][1]) == k]
+            cells.append("%7.0f %7.0f %7.0f (%d)" % (statistics.median(t), min(t), max(t), len(t)) if t else "-")
+        print("%-6s %-6s %5d  " % k + "  ".join("%-30s" % c for c in cells))
+    for lab, es in data:
+        fastest = {}
+        for e in es:
+            key = (e["run"], e["parts"][0][0], e["parts"][0][1])
+            fastest[key] = min(fastest.get(key, e["s"]), e["s"])
+        slow = [e for e in es if e["s"] > 2 * fastest[(e["run"], e["parts"][0][0], e["parts"][0][1])] and
+                e["s"] - fastest[(e["run"], e["parts"][0][0], e["parts"][0][1])] > 100]
+        print("\n%s: %d of %d engines over twice the fastest of their split" % (lab, len(slow), len(es)))
+        for e in slow:
+            print("  %s %s %d rows: %.0f us (fastest %.0f), host run delay %.1f ms, steal %s ms" % (
+                e["run"], e["parts"][0][0], e["parts"][0][1], e["s"],
+                fastest[(e["run"], e["parts"][0][0], e["parts"][0][1])], e["host_delay_ms"], e["steal_ms"]))
+            for c in e["crews"]:
+                if c["jobs"] == 0:
+                    continue
+                print("    crew of %d: job mean %.0f us; run %s; CPU %s; start latency %s; run delay ms %s" % (
+                    c["n"], c["job_mean_us"], c["run_mean_us"], c.get("run_cpu_mean_us"), c["lat_mean_us"],
+                    c["delay_ms"]))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -174,9 +227,14 @@ def main():
     p = sub.add_parser("report")
     p.add_argument("trace")
     p.add_argument("--summary", action="store_true", help="per split only")
+    c = sub.add_parser("compare")
+    c.add_argument("traces", nargs="+", help="LABEL=trace.jsonl")
     a = ap.parse_args()
     if a.cmd == "run":
         sys.exit(run(a))
+    if a.cmd == "compare":
+        compare(a.traces)
+        return
     if a.summary:
         summary(a.trace)
     else:
