@@ -38,8 +38,8 @@ double hr_steal_s(void)
     FILE *f = fopen("/proc/stat", "r");
     if (!f) return -1.0;
     unsigned long long v[8] = {0};
-    const int got = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4],
-                           &v[5], &v[6], &v[7]);
+    const int got = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+                           &v[4], &v[5], &v[6], &v[7]);
     fclose(f);
     const long hz = sysconf(_SC_CLK_TCK);
     return got == 8 && hz > 0 ? (double)v[7] / (double)hz : -1.0;
@@ -55,8 +55,8 @@ int hr_steal_per_cpu(double *s, int max)
     while (n < max && fgets(line, sizeof line, f)) {
         int cpu;
         unsigned long long v[8];
-        if (sscanf(line, "cpu%d %llu %llu %llu %llu %llu %llu %llu %llu", &cpu, &v[0], &v[1], &v[2], &v[3], &v[4],
-                   &v[5], &v[6], &v[7]) == 9 &&
+        if (sscanf(line, "cpu%d %llu %llu %llu %llu %llu %llu %llu %llu", &cpu, &v[0], &v[1], &v[2], &v[3],
+                   &v[4], &v[5], &v[6], &v[7]) == 9 &&
             cpu == n)
             s[n++] = hz > 0 ? (double)v[7] / (double)hz : 0.0;
     }

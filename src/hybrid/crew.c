@@ -80,12 +80,12 @@ static double now_s(void)
 
 /* A worker's trace (HETRELAX_SPLIT_TRACE): written by the worker, read after its job or its exit. */
 typedef struct worker_trace {
-    double end;             /* when its last job ended */
+    double end;              /* when its last job ended */
     double lat_sum, lat_max; /* from hr_crew_start to the job's start on this worker */
     double run_sum, run_max;
-    double cpu_sum;          /* its thread CPU time in jobs (wall time less CPU time: the vCPU was taken) */
-    long late;               /* jobs it started more than 0.5 ms late */
-    long last;               /* jobs it ended last (written by the starting thread) */
+    double cpu_sum; /* its thread CPU time in jobs (wall time less CPU time: the vCPU was taken) */
+    long late;      /* jobs it started more than 0.5 ms late */
+    long last;      /* jobs it ended last (written by the starting thread) */
     hr_thread_stat at_start, total;
 } worker_trace;
 
@@ -119,7 +119,7 @@ struct hr_crew {
     _Atomic(hr_crew_fn) fn; /* the job: read by a worker before it claims a piece, which */
     _Atomic(void *) ctx;    /* succeeds only while the job is not done (these stay put) */
     atomic_int per;         /* pieces per worker */
-    long total;             /* pieces in the job (n * per) */
+    atomic_long total;      /* pieces in the job (n * per) */
     atomic_long done;       /* pieces done */
     piece_counter *own;     /* per worker */
     int tracing;            /* HETRELAX_SPLIT_TRACE set */
@@ -190,11 +190,13 @@ static void work(hr_crew *c, int id, uint32_t tag)
     void *ctx = atomic_load_explicit(&c->ctx, memory_order_relaxed);
     const int per = atomic_load_explicit(&c->per, memory_order_relaxed);
     const int pieces = c->n * per;
+    /* read before any claim: once this job's last piece is done the starter may set the next */
+    const long total = atomic_load_explicit(&c->total, memory_order_relaxed);
     for (int k = 0; k < c->n && (k == 0 || c->steal); k++) {
         const int owner = (id + k) % c->n;
         for (long piece; (piece = claim(c, owner, tag, per)) >= 0;) {
             fn(ctx, (int)piece, pieces);
-            if (atomic_fetch_add_explicit(&c->done, 1, memory_order_acq_rel) + 1 == c->total) {
+            if (atomic_fetch_add_explicit(&c->done, 1, memory_order_acq_rel) + 1 == total) {
                 pthread_mutex_lock(&c->lock);
                 pthread_cond_broadcast(&c->done_cv);
                 pthread_mutex_unlock(&c->lock);
@@ -307,7 +309,8 @@ void hr_crew_share(hr_crew *c, const hr_crew *with)
 
 static int job_done(hr_crew *c)
 {
-    return atomic_load_explicit(&c->done, memory_order_acquire) == c->total;
+    return atomic_load_explicit(&c->done, memory_order_acquire) ==
+           atomic_load_explicit(&c->total, memory_order_relaxed);
 }
 
 void hr_crew_wait(hr_crew *c)
@@ -332,7 +335,7 @@ void hr_crew_start(hr_crew *c, hr_crew_fn fn, void *ctx, int per_worker)
     atomic_store_explicit(&c->fn, fn, memory_order_relaxed);
     atomic_store_explicit(&c->ctx, ctx, memory_order_relaxed);
     atomic_store_explicit(&c->per, per_worker, memory_order_relaxed);
-    c->total = (long)c->n * per_worker;
+    atomic_store_explicit(&c->total, (long)c->n * per_worker, memory_order_relaxed);
     atomic_store_explicit(&c->done, 0, memory_order_relaxed);
     for (int i = 0; i < c->n; i++) /* every counter tagged with the new job, at its first piece */
         atomic_store_explicit(&c->own[i].next, (uint_fast64_t)(uint32_t)gen << 32, memory_order_relaxed);
@@ -351,14 +354,15 @@ static void write_trace(const hr_crew *c)
 {
     FILE *f = hr_trace_file();
     hr_trace_lock();
-    fprintf(f,
-            "{\"crew\": \"%p\", \"group\": \"%p\", \"n\": %d, \"pinned\": %d, \"first_cpu\": %d, \"jobs\": %ld, "
-            "\"job_mean_us\": %.2f, \"job_max_us\": %.1f, \"jobs_over_1ms\": %ld",
-            (const void *)c, (const void *)atomic_load(&((hr_crew *)c)->group), c->n, c->pinned, c->first_cpu,
-            c->jobs, c->jobs ? 1e6 * c->job_sum / (double)c->jobs : 0.0, 1e6 * c->job_max, c->slow_jobs);
+    fprintf(
+        f,
+        "{\"crew\": \"%p\", \"group\": \"%p\", \"n\": %d, \"pinned\": %d, \"first_cpu\": %d, \"jobs\": %ld, "
+        "\"job_mean_us\": %.2f, \"job_max_us\": %.1f, \"jobs_over_1ms\": %ld",
+        (const void *)c, (const void *)atomic_load(&((hr_crew *)c)->group), c->n, c->pinned, c->first_cpu,
+        c->jobs, c->jobs ? 1e6 * c->job_sum / (double)c->jobs : 0.0, 1e6 * c->job_max, c->slow_jobs);
 #define W_ARRAY(name, fmt, expr)                                                                             \
     do {                                                                                                     \
-        fprintf(f, ", \"" name "\": [");                                                                      \
+        fprintf(f, ", \"" name "\": [");                                                                     \
         for (int i = 0; i < c->n; i++) {                                                                     \
             const worker_trace *t = &c->w[i].tr;                                                             \
             (void)t;                                                                                         \

@@ -109,12 +109,12 @@ typedef struct hr_split {
     hr_split_stats st;
     struct { /* HETRELAX_SPLIT_TRACE: where the overlapped sweeps' host time went */
         int on;
-        long sweeps, hist[6];           /* sweeps under 0.5, 1, 2, 4, 8 ms, and longer */
-        double issue_s, exchange_s, max_s; /* issuing every part's work; the host exchange */
+        long sweeps, hist[6];               /* sweeps under 0.5, 1, 2, 4, 8 ms, and longer */
+        double issue_s, exchange_s, max_s;  /* issuing every part's work; the host exchange */
         double order_s[HR_SPLIT_MAX_LOCAL]; /* waiting for each part at the sweep's end */
-        hr_thread_stat host;              /* the host thread at create */
-        double steal_s;                   /* the machine's steal time at create */
-        double steal_cpu[64];             /* and per CPU */
+        hr_thread_stat host;                /* the host thread at create */
+        double steal_s;                     /* the machine's steal time at create */
+        double steal_cpu[64];               /* and per CPU */
         int ncpu;
     } tr;
     char err[256];

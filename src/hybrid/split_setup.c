@@ -319,9 +319,10 @@ static void write_trace(const hr_split *e)
             1e6 * e->tr.issue_s / n, 1e6 * e->tr.exchange_s / n);
     for (int q = 0; q < e->nparts; q++)
         fprintf(f, "%s%.1f", q ? ", " : "", 1e6 * e->tr.order_s[q] / n);
-    fprintf(f, "], \"max_us\": %.0f, \"hist\": [%ld, %ld, %ld, %ld, %ld, %ld], \"host_delay_ms\": %.2f, "
-               "\"host_cpu_ms\": %.1f, \"host_preempted\": %ld, \"host_slept\": %ld, \"host_cpu\": %d, "
-               "\"steal_ms\": %.0f",
+    fprintf(f,
+            "], \"max_us\": %.0f, \"hist\": [%ld, %ld, %ld, %ld, %ld, %ld], \"host_delay_ms\": %.2f, "
+            "\"host_cpu_ms\": %.1f, \"host_preempted\": %ld, \"host_slept\": %ld, \"host_cpu\": %d, "
+            "\"steal_ms\": %.0f",
             1e6 * e->tr.max_s, e->tr.hist[0], e->tr.hist[1], e->tr.hist[2], e->tr.hist[3], e->tr.hist[4],
             e->tr.hist[5], 1e3 * h.delay_s, 1e3 * h.run_s, h.preempted, h.voluntary, h.cpu,
             steal >= 0 && e->tr.steal_s >= 0 ? 1e3 * (steal - e->tr.steal_s) : -1.0);
