@@ -31,7 +31,7 @@ struct cpu_place {
     hr_rhs_view rhs;
     hr_crew *crew[2]; /* per lane; the same crew twice for the naive schedule */
     cpu_job job[2];
-    int pieces; /* per worker (HETRELAX_CREW_PIECES, default 4) */
+    int pieces; /* per worker (HETRELAX_CREW_PIECES, 1..64, default 4) */
 };
 
 /* The axis a crew of n cuts box b along: y when the box has rows enough (pencils along y,
@@ -261,7 +261,7 @@ hr_status hr_place_cpu_create(const hr_place_spec *spec, hr_place **out)
     p->impl = c;
     c->sp = &p->spec;
     const char *pieces = getenv("HETRELAX_CREW_PIECES");
-    c->pieces = pieces && atoi(pieces) > 0 ? atoi(pieces) : 4;
+    c->pieces = pieces && atoi(pieces) > 0 ? (atoi(pieces) < 64 ? atoi(pieces) : 64) : 4; /* 1..64 */
     hr_status st = hr_grid_alloc(&c->u[0], &spec->sd.l);
     if (st == HR_OK) st = hr_grid_alloc(&c->u[1], &spec->sd.l);
     if (st == HR_OK && spec->has_hf) st = hr_grid_alloc(&c->hf, &spec->sd.l);
