@@ -5,7 +5,26 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
+
+double hr_thread_cpu_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+long hr_thread_preempted(void)
+{
+    struct rusage ru;
+#ifdef RUSAGE_THREAD
+    if (getrusage(RUSAGE_THREAD, &ru) == 0) return ru.ru_nivcsw;
+#else
+    if (getrusage(RUSAGE_SELF, &ru) == 0) return ru.ru_nivcsw;
+#endif
+    return 0;
+}
 
 void hr_thread_stat_now(hr_thread_stat *s)
 {
@@ -20,10 +39,8 @@ void hr_thread_stat_now(hr_thread_stat *s)
         fclose(f);
     }
     struct rusage ru;
-    if (getrusage(RUSAGE_THREAD, &ru) == 0) {
-        s->voluntary = ru.ru_nvcsw;
-        s->preempted = ru.ru_nivcsw;
-    }
+    if (getrusage(RUSAGE_THREAD, &ru) == 0) s->voluntary = ru.ru_nvcsw;
+    s->preempted = hr_thread_preempted();
 }
 
 hr_thread_stat hr_thread_stat_diff(const hr_thread_stat *a, const hr_thread_stat *b)

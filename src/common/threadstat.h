@@ -15,6 +15,11 @@ typedef struct hr_thread_stat {
     int cpu;                   /* the logical CPU it is on now */
 } hr_thread_stat;
 
+/* The calling thread's CPU seconds so far (CLOCK_THREAD_CPUTIME_ID). */
+double hr_thread_cpu_s(void);
+/* The calling thread's involuntary context switches so far (the process's where the system
+ * has no per-thread count). */
+long hr_thread_preempted(void);
 /* The calling thread's counters now. */
 void hr_thread_stat_now(hr_thread_stat *s);
 /* b - a, counters only (cpu: b's). */

@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 
 #include "common/error.h"
+#include "common/threadstat.h"
 #include "common/timer.h"
 #include "cpu/stencil_box_stream.h"
 #include "cpu/team.h"
@@ -176,31 +176,11 @@ static hr_status run_sweeps(hr_dsolver *s, int kind, int m, int step)
     return j.st;
 }
 
-/* The trace's clocks (HETRELAX_DSOLVER_TRACE): the calling thread's CPU seconds and its
- * involuntary context switches. */
-static double thread_cpu_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static double involuntary_switches(void)
-{
-    struct rusage ru;
-#ifdef RUSAGE_THREAD
-    if (getrusage(RUSAGE_THREAD, &ru) == 0) return (double)ru.ru_nivcsw;
-#else
-    if (getrusage(RUSAGE_SELF, &ru) == 0) return (double)ru.ru_nivcsw;
-#endif
-    return 0.0;
-}
-
 /* One sweep with a single-layer exchange in flight (seed 003, Listing 1, on the CPU):
  * post the halos, sweep the inner points, complete the halos, sweep the shell. */
 static hr_status overlapped_sweep(hr_dsolver *s, hr_phase_times *t)
 {
-    const double sw0 = s->trace ? involuntary_switches() : 0.0;
+    const double sw0 = s->trace ? (double)hr_thread_preempted() : 0.0;
     double t0 = hr_now();
     HR_TRY(exchange_begin(s, 0));
     double t1 = hr_now();
@@ -209,9 +189,9 @@ static hr_status overlapped_sweep(hr_dsolver *s, hr_phase_times *t)
     const char *pe = getenv("HETRELAX_DSOLVER_PROGRESS");
     if (!s->team && s->t->ops->progress && s->fops == &hr_field_ops_host && !(pe && strcmp(pe, "0") == 0))
         s->progress_phase = 0;
-    const double c1 = s->trace ? thread_cpu_s() : 0.0;
+    const double c1 = s->trace ? hr_thread_cpu_s() : 0.0;
     const hr_status st = run_sweeps(s, SWEEP_INNER, 1, 1);
-    const double c2 = s->trace ? thread_cpu_s() : 0.0;
+    const double c2 = s->trace ? hr_thread_cpu_s() : 0.0;
     s->progress_phase = -1;
     HR_TRY(st);
     double t2 = hr_now();
@@ -219,7 +199,8 @@ static hr_status overlapped_sweep(hr_dsolver *s, hr_phase_times *t)
     double t3 = hr_now();
     HR_TRY(run_sweeps(s, SWEEP_SHELL, 1, 1));
     if (s->trace) {
-        const double v[HR_TRACE_FIELDS] = {t0, t1, t2, t3, hr_now(), c2 - c1, involuntary_switches() - sw0};
+        const double v[HR_TRACE_FIELDS] = {
+            t0, t1, t2, t3, hr_now(), c2 - c1, (double)hr_thread_preempted() - sw0};
         hr_dsolver_trace_add(s, v);
     }
     s->xt.rounds++;
@@ -339,19 +320,19 @@ static hr_status advance(void *ctx, long count, hr_phase_times *t)
             HR_TRY(overlapped_sweep(s, t));
             s->cur = 1 - s->cur;
         } else {
-            const double sw0 = s->trace ? involuntary_switches() : 0.0, t0 = hr_now();
+            const double sw0 = s->trace ? (double)hr_thread_preempted() : 0.0, t0 = hr_now();
             if (!s->fresh) {
                 HR_TRY(exchange(s));
                 t->exchange += hr_now() - t0;
             }
-            const double t1 = hr_now(), c1 = s->trace ? thread_cpu_s() : 0.0;
+            const double t1 = hr_now(), c1 = s->trace ? hr_thread_cpu_s() : 0.0;
             for (int step = 1; step <= m; step++) {
                 HR_TRY(run_sweeps(s, SWEEP_ROUND, m, step));
                 s->cur = 1 - s->cur;
             }
             if (s->trace) { /* a round without inner points: the exchange, then the whole sweep */
-                const double v[HR_TRACE_FIELDS] = {t0, t0, t0, t1, hr_now(), thread_cpu_s() - c1,
-                                                   involuntary_switches() - sw0};
+                const double v[HR_TRACE_FIELDS] = {
+                    t0, t0, t0, t1, hr_now(), hr_thread_cpu_s() - c1, (double)hr_thread_preempted() - sw0};
                 hr_dsolver_trace_add(s, v);
             }
         }

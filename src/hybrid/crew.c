@@ -132,16 +132,9 @@ struct hr_crew {
     crew_worker *w;
 };
 
-static double thread_cpu_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static void trace_job(worker_trace *t, double lat, double t0, double c0)
 {
-    t->cpu_sum += thread_cpu_s() - c0;
+    t->cpu_sum += hr_thread_cpu_s() - c0;
     t->end = hr_now();
     const double run = t->end - t0;
     t->lat_sum += lat;
@@ -232,7 +225,7 @@ static void *crew_main(void *arg)
         }
         seen = atomic_load(&c->gen);
         if (c->tracing) {
-            const double t0 = hr_now(), c0 = thread_cpu_s();
+            const double t0 = hr_now(), c0 = hr_thread_cpu_s();
             work(c, w->id, (uint32_t)seen);
             trace_job(&w->tr, t0 - c->started, t0, c0);
         } else {
