@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -50,32 +51,28 @@ hr_thread_stat hr_thread_stat_diff(const hr_thread_stat *a, const hr_thread_stat
                             b->voluntary - a->voluntary, b->preempted - a->preempted, b->cpu};
 }
 
-double hr_steal_s(void)
+int hr_steal(double *total, double *per_cpu, int max)
 {
-    FILE *f = fopen("/proc/stat", "r");
-    if (!f) return -1.0;
-    unsigned long long v[8] = {0};
-    const int got = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
-                           &v[4], &v[5], &v[6], &v[7]);
-    fclose(f);
-    const long hz = sysconf(_SC_CLK_TCK);
-    return got == 8 && hz > 0 ? (double)v[7] / (double)hz : -1.0;
-}
-
-int hr_steal_per_cpu(double *s, int max)
-{
+    *total = -1.0;
     FILE *f = fopen("/proc/stat", "r");
     if (!f) return 0;
     const long hz = sysconf(_SC_CLK_TCK);
     char line[512];
     int n = 0;
-    while (n < max && fgets(line, sizeof line, f)) {
-        int cpu;
+    while (fgets(line, sizeof line, f) && strncmp(line, "cpu", 3) == 0) {
+        int cpu = -1; /* the first line ("cpu  ...") sums every CPU */
         unsigned long long v[8];
-        if (sscanf(line, "cpu%d %llu %llu %llu %llu %llu %llu %llu %llu", &cpu, &v[0], &v[1], &v[2], &v[3],
-                   &v[4], &v[5], &v[6], &v[7]) == 9 &&
-            cpu == n)
-            s[n++] = hz > 0 ? (double)v[7] / (double)hz : 0.0;
+        const int got = line[3] == ' ' ? sscanf(line + 3, "%llu %llu %llu %llu %llu %llu %llu %llu", &v[0],
+                                                &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) +
+                                             1
+                                       : sscanf(line, "cpu%d %llu %llu %llu %llu %llu %llu %llu %llu", &cpu,
+                                                &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
+        if (got != 9 || hz <= 0) continue;
+        const double steal = (double)v[7] / (double)hz;
+        if (cpu < 0)
+            *total = steal;
+        else if (cpu == n && n < max)
+            per_cpu[n++] = steal;
     }
     fclose(f);
     return n;

@@ -24,10 +24,10 @@ long hr_thread_preempted(void);
 void hr_thread_stat_now(hr_thread_stat *s);
 /* b - a, counters only (cpu: b's). */
 hr_thread_stat hr_thread_stat_diff(const hr_thread_stat *a, const hr_thread_stat *b);
-/* The machine's steal time so far, seconds summed over CPUs (-1: unknown). */
-double hr_steal_s(void);
-/* Per logical CPU (up to `max`): its steal time so far in seconds; returns the CPUs read. */
-int hr_steal_per_cpu(double *s, int max);
+/* The machine's steal time so far (a VM's vCPUs not running), in seconds: *total summed over
+ * CPUs (-1: unknown), per_cpu[c] for the first `max` logical CPUs; returns how many were read.
+ * One read of /proc/stat. */
+int hr_steal(double *total, double *per_cpu, int max);
 
 /* The trace file named by HETRELAX_SPLIT_TRACE (opened for append once; NULL: no trace).
  * Writers hold hr_trace_lock while they write a line. */

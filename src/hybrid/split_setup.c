@@ -185,8 +185,7 @@ hr_status hr_split_create(const hr_split_spec *spec, const hr_grid *u, const hr_
     if (e && hr_trace_file()) {
         e->tr.on = 1;
         hr_thread_stat_now(&e->tr.host);
-        e->tr.steal_s = hr_steal_s();
-        e->tr.ncpu = hr_steal_per_cpu(e->tr.steal_cpu, 64);
+        e->tr.ncpu = hr_steal(&e->tr.steal_s, e->tr.steal_cpu, 64);
     }
     if (!e) return HR_ERR_NO_MEMORY;
     e->spec = *spec;
@@ -307,9 +306,9 @@ static void write_trace(const hr_split *e)
     hr_thread_stat now;
     hr_thread_stat_now(&now);
     const hr_thread_stat h = hr_thread_stat_diff(&e->tr.host, &now);
-    const double steal = hr_steal_s(), n = e->tr.sweeps > 0 ? (double)e->tr.sweeps : 1.0;
-    double cpu_now[64];
-    const int ncpu = hr_steal_per_cpu(cpu_now, e->tr.ncpu);
+    const double n = e->tr.sweeps > 0 ? (double)e->tr.sweeps : 1.0;
+    double steal, cpu_now[64];
+    const int ncpu = hr_steal(&steal, cpu_now, e->tr.ncpu);
     hr_trace_lock();
     fprintf(f, "{\"engine\": \"%p\", \"parts\": [", (const void *)e);
     for (int q = 0; q < e->nparts; q++)
