@@ -118,7 +118,7 @@ QUICK=""
 ALL=tune,ladder,fig11,transfer,tb,async,peers
 SECTIONS=${SECTIONS:-$ALL}
 BENCH=$(echo "$SECTIONS" | tr ',' '\n' | grep -v -x -e peers -e fig16 -e 3d -e peers3d -e hybrid -e sparsecli \
-    -e cpu16 -e mpi16 -e mpitrace -e mgpeers -e hypre16 -e hybrid5d -e hybrid5dmpi -e splittrace -e mgpu -e mpigpu -e multigrid | paste -sd, -)
+    -e cpu16 -e mpi16 -e mpitrace -e mgpeers -e hypre16 -e hybrid5d -e hybrid5dmpi -e splittrace -e rowsab -e mgpu -e mpigpu -e multigrid | paste -sd, -)
 # sections beyond the GPU kernels, for a machine with many cores and a GPU:
 #   hybrid     seed 000 fig. 14 (CPU+GPU row split, measured and modelled; HYBRID_ARGS)
 #   mgpu       many GPUs in one process (bench/mgpu_all.sh; .deps/mgpm for NVIDIA's variants)
@@ -131,6 +131,8 @@ BENCH=$(echo "$SECTIONS" | tr ',' '\n' | grep -v -x -e peers -e fig16 -e 3d -e p
 #   mpi16      CPU ranks against threads in one process (issue 11), when MPI was built
 #   mpitrace   the same with per-round schedule traces of every rank (MPITRACE_RUNS)
 #   splittrace per-engine traces of small CPU shares, fig. 5d and fig. 14 (the H100's slow mode)
+#   rowsab     fig. 5d CPU shares with the rows copied directly against staged, 1 rank (and 2
+#              ranks on a machine with two GPUs)
 if [[ ",$SECTIONS," == *,hybrid,* ]]; then
     say "hybrid: seed 000 fig. 14 (bench/hybrid_experiments.py)"
     # its per-size raw records stay behind (the device tool returns few files)
@@ -150,6 +152,15 @@ if [[ ",$SECTIONS," == *,hybrid5dmpi,* ]] && [ -x "$BUILD/bench/hybrid_mpi" ]; t
     timeout "${HYBRID5DMPI_TIMEOUT:-480}" python3 bench/hybrid_experiments.py fig5d-mpi --build "$BUILD" \
         --out /tmp/hr-5dmpi --ranks "${HYBRID5DMPI_RANKS:-2}" ${HYBRID5DMPI_ARGS:---quick} || status=1
     cp /tmp/hr-5dmpi/hybrid-fig5d-mpi.json /tmp/hr-5dmpi/hybrid-fig5d-mpi.png "$OUT/" 2>/dev/null
+fi
+if [[ ",$SECTIONS," == *,rowsab,* ]] && [ -x "$BUILD/bench/hybrid_mpi" ]; then
+    say "hybrid: a CPU share's rows copied directly against staged (bench/rows_ab.py; ROWSAB_ARGS)"
+    ranks=1
+    [ "$(nvidia-smi -L 2>/dev/null | wc -l)" -ge 2 ] && ranks=1,2
+    rm -rf /tmp/hr-rowsab
+    timeout "${ROWSAB_TIMEOUT:-300}" python3 bench/rows_ab.py --build "$BUILD" --out /tmp/hr-rowsab --ranks "$ranks" \
+        ${ROWSAB_ARGS:-} || status=1
+    tar czf "$OUT/rowsab.tgz" -C /tmp hr-rowsab
 fi
 if [[ ",$SECTIONS," == *,splittrace,* ]]; then
     say "hybrid: per-engine traces of small CPU shares (bench/split_trace.py; SPLITTRACE_ARGS)"

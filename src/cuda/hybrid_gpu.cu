@@ -256,6 +256,20 @@ static void *gpu_host_alloc(hr_place *p, size_t bytes)
     return h;
 }
 
+/* Page-locks a CPU part's rows for this device's copies (portable: for every device). */
+static hr_status gpu_host_pin(hr_place *p, void *ptr, size_t bytes, int pin)
+{
+    const cudaError_t e =
+        pin ? cudaHostRegister(ptr, bytes, cudaHostRegisterPortable) : cudaHostUnregister(ptr);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        snprintf(p->err, sizeof p->err, "hybrid gpu: %s host rows: %s", pin ? "pinning" : "unpinning",
+                 cudaGetErrorString(e));
+        return HR_ERR_DEVICE;
+    }
+    return HR_OK;
+}
+
 static void gpu_host_free(hr_place *p, void *buf)
 {
     (void)p;
@@ -310,7 +324,9 @@ static const hr_place_ops gpu_ops = {"gpu",
                                      hr_gpu_place_capture,
                                      hr_gpu_place_replay,
                                      hr_gpu_place_drop,
-                                     gpu_settle};
+                                     gpu_settle,
+                                     NULL,
+                                     gpu_host_pin};
 
 /* The tuned family's shape: the tuning cache, the shipped shapes, then the default. */
 static hr_status choose_shape(hr_place *p, hr_gpu *g, const char *device)

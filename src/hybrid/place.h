@@ -87,6 +87,14 @@ typedef struct hr_place_ops {
      * copies issued after it (the next interior reads no ghost row), so an interior never
      * waits for an exchange. */
     hr_status (*settle)(hr_place *p);
+    /* Optional (CPU parts; NULL: the grids are not in host memory). The host address of
+     * row r of grid `which`: the engine's copies then read and write the rows themselves,
+     * with no send buffer (a device's copies, the MPI messages). */
+    void *(*host_rows)(hr_place *p, int which, int r);
+    /* Optional (devices): page-locks (pin 1) or releases (pin 0) host memory that this
+     * placement's get/put copy to and from, so the copies run asynchronously at full speed.
+     * An error leaves the memory as it was (the engine then stages through its buffers). */
+    hr_status (*host_pin)(hr_place *p, void *ptr, size_t bytes, int pin);
 } hr_place_ops;
 
 /* What a placement is made of. */

@@ -242,10 +242,15 @@ static hr_status cpu_pull(hr_place *p, int which, int r0, int r1, hr_place *src,
     return HR_OK;
 }
 
+static void *cpu_host_rows(hr_place *p, int which, int r)
+{
+    return row_ptr(CP(p), which, r);
+}
+
 static const hr_place_ops cpu_ops = {
-    "cpu",    cpu_sweep,    cpu_get,      cpu_put,        cpu_wait,      cpu_order,   cpu_swap,
-    cpu_load, cpu_download, cpu_residual, cpu_host_alloc, cpu_host_free, cpu_destroy, NULL,
-    cpu_link, cpu_mark,     cpu_pull,     NULL,           NULL,          NULL,        NULL};
+    "cpu",        cpu_sweep,    cpu_get,        cpu_put,       cpu_wait,    cpu_order,     cpu_swap, cpu_load,
+    cpu_download, cpu_residual, cpu_host_alloc, cpu_host_free, cpu_destroy, NULL,          cpu_link, cpu_mark,
+    cpu_pull,     NULL,         NULL,           NULL,          NULL,        cpu_host_rows, NULL};
 
 hr_status hr_place_cpu_create(const hr_place_spec *spec, hr_place **out)
 {

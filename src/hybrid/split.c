@@ -11,17 +11,20 @@
 #include "hybrid/split_internal.h"
 #include "solver/solver_internal.h"
 
-/* Receives the remote ghost rows: every local send buffer is filled (lane 0 waited). */
+/* Receives the remote ghost rows: every local send buffer is filled (lane 0 waited). Faces
+ * sent from a part's own rows go in the phase bound to grid `which`'s rows (parts swap their
+ * grids together, so `parity` says which of the two it is) and need no put. */
 static hr_status remote_exchange(hr_split *e, int which)
 {
     if (!e->nremote) return HR_OK;
     const double t0 = hr_now();
-    T_TRY(e, e->spec.t->ops->start(e->spec.t, 0));
-    T_TRY(e, e->spec.t->ops->wait(e->spec.t, 0));
+    const int phase = e->zero_copy ? 1 + (which ? 1 - e->parity : e->parity) : 0;
+    T_TRY(e, e->spec.t->ops->start(e->spec.t, phase));
+    T_TRY(e, e->spec.t->ops->wait(e->spec.t, phase));
     e->st.wait_s += hr_now() - t0;
     for (int q = 0; q < e->nparts; q++)
         for (int s = 0; s < 2; s++)
-            if (e->face[q][s] == HR_FACE_REMOTE) {
+            if (e->face[q][s] == HR_FACE_REMOTE && !e->zc_face[q][s]) {
                 int r0, r1;
                 face_rows(e->p[q], e->d.ghost, s, 1, &r0, &r1);
                 P_TRY(e, e->p[q], e->p[q]->ops->put(e->p[q], HR_LANE_BOUNDARY, which, r0, r1, e->rbuf[q][s]));
@@ -54,7 +57,13 @@ static hr_status local_exchange(hr_split *e, int which)
         hr_place *L = e->p[q], *H = e->p[q + 1];
         P_TRY(e, L, L->ops->wait(L, HR_LANE_BOUNDARY)); /* L's rows copied out (L may be a device) */
         face_rows(H, g, 0, 1, &r0, &r1);
-        P_TRY(e, H, H->ops->put(H, HR_LANE_BOUNDARY, which, r0, r1, e->sbuf[q][1]));
+        const void *from = e->sbuf[q][1];
+        if (e->mapped[q]) { /* straight from L's own rows (its boundary sweep is done) */
+            int o0, o1;
+            face_rows(L, g, 1, 0, &o0, &o1);
+            from = L->ops->host_rows(L, which, o0);
+        }
+        P_TRY(e, H, H->ops->put(H, HR_LANE_BOUNDARY, which, r0, r1, from));
     }
     if (!any) return HR_OK;
     const double t0 = hr_now();
@@ -62,7 +71,7 @@ static hr_status local_exchange(hr_split *e, int which)
         if (host_edge(e, q - 1)) P_TRY(e, e->p[q], e->p[q]->ops->wait(e->p[q], HR_LANE_BOUNDARY));
     e->st.wait_s += hr_now() - t0;
     for (int q = 0; q + 1 < n; q++) {
-        if (!host_edge(e, q)) continue;
+        if (!host_edge(e, q) || e->mapped[q]) continue; /* mapped: H's get wrote L's ghost rows */
         hr_place *L = e->p[q];
         face_rows(L, g, 1, 1, &r0, &r1);
         P_TRY(e, L, L->ops->put(L, HR_LANE_BOUNDARY, which, r0, r1, e->sbuf[q + 1][0]));
@@ -95,15 +104,26 @@ static hr_status direct_exchange(hr_split *e, int which, int ghost, int fence)
 }
 
 /* Copies every part's face rows (ghost deep) of grid `which` into its send buffers
- * (faces exchanged by direct copies are left out). */
+ * (faces exchanged by direct copies are left out, and so are faces whose rows are read
+ * where they are: a remote face sent from the grid, the low part's rows of a mapped edge).
+ * The high part of a mapped edge copies its low rows straight into the low part's ghost
+ * rows. */
 static hr_status get_faces(hr_split *e, int q, int which, int ghost)
 {
-    for (int s = 0; s < 2; s++)
-        if (e->face[q][s] != HR_FACE_PHYS && !direct_face(e, q, s)) {
-            int r0, r1;
-            face_rows(e->p[q], ghost, s, 0, &r0, &r1);
-            P_TRY(e, e->p[q], e->p[q]->ops->get(e->p[q], HR_LANE_BOUNDARY, which, r0, r1, e->sbuf[q][s]));
+    for (int s = 0; s < 2; s++) {
+        if (e->face[q][s] == HR_FACE_PHYS || direct_face(e, q, s)) continue;
+        if (e->face[q][s] == HR_FACE_REMOTE ? e->zc_face[q][s] : s == 1 && e->mapped[q]) continue;
+        void *to = e->sbuf[q][s];
+        if (s == 0 && e->face[q][0] == HR_FACE_LOCAL && e->mapped[q - 1]) {
+            hr_place *L = e->p[q - 1];
+            int g0, g1;
+            face_rows(L, ghost, 1, 1, &g0, &g1);
+            to = L->ops->host_rows(L, which, g0);
         }
+        int r0, r1;
+        face_rows(e->p[q], ghost, s, 0, &r0, &r1);
+        P_TRY(e, e->p[q], e->p[q]->ops->get(e->p[q], HR_LANE_BOUNDARY, which, r0, r1, to));
+    }
     return HR_OK;
 }
 

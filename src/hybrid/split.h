@@ -98,12 +98,19 @@ typedef struct hr_split {
     void *sbuf[HR_SPLIT_MAX_LOCAL][2], *rbuf[HR_SPLIT_MAX_LOCAL][2]; /* rows sent / received */
     int nremote;                  /* messages to other ranks per exchange */
     int link[HR_SPLIT_MAX_LOCAL]; /* local edge q (parts q and q + 1): HR_LINK_* */
-    char exchange[64];            /* how the local edges exchange, in words ("" for one part) */
-    int trial;                    /* the exchange trial: 0 not run, 1 kept the direct copies, 2 host */
-    double trial_s[2];            /* its seconds per sweep: direct copies, host-staged */
-    int parity;                   /* sweeps since the last load, mod 2 (the parts' grid roles) */
-    void *graph[2];               /* chain graphs of HR_SPLIT_GRAPH_SWEEPS sweeps from each parity */
-    int graph_off;                /* no chain graphs (HETRELAX_CHAIN_GRAPH=0, or a capture failed) */
+    /* host edge q whose low part's rows are copied directly (no send buffer): part q + 1's
+     * get writes q's ghost rows, its put reads q's own rows (pinned for a device: pinned) */
+    int mapped[HR_SPLIT_MAX_LOCAL];
+    void *pinned[HR_SPLIT_MAX_LOCAL][2];
+    /* remote faces sent from and received into the part's own grid rows (transport phases 1
+     * and 2, one per grid); zero_copy: any */
+    int zc_face[HR_SPLIT_MAX_LOCAL][2], zero_copy;
+    char exchange[64]; /* how the local edges exchange, in words ("" for one part) */
+    int trial;         /* the exchange trial: 0 not run, 1 kept the direct copies, 2 host */
+    double trial_s[2]; /* its seconds per sweep: direct copies, host-staged */
+    int parity;        /* sweeps since the last load, mod 2 (the parts' grid roles) */
+    void *graph[2];    /* chain graphs of HR_SPLIT_GRAPH_SWEEPS sweeps from each parity */
+    int graph_off;     /* no chain graphs (HETRELAX_CHAIN_GRAPH=0, or a capture failed) */
     long graph_replays;
     int fresh; /* ghost layers match the current own points */
     hr_split_stats st;

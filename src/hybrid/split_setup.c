@@ -155,23 +155,94 @@ static void describe_exchange(hr_split *e, const char *why)
     }
 }
 
+/* HETRELAX_SPLIT_MAPPED=0: every host edge and every message staged through the engine's
+ * buffers, as before the rows were copied directly (for comparison). */
+static int rows_direct_allowed(void)
+{
+    const char *env = getenv("HETRELAX_SPLIT_MAPPED");
+    return !(env && strcmp(env, "0") == 0);
+}
+
+static void unpin_edge(hr_split *e, int q)
+{
+    for (int w = 0; w < 2; w++)
+        if (e->pinned[q][w]) {
+            e->p[q + 1]->ops->host_pin(e->p[q + 1], e->pinned[q][w], 0, 0);
+            e->pinned[q][w] = NULL;
+        }
+}
+
+/* Host edges whose low part keeps its rows in host memory (a CPU part) copy those rows
+ * directly: the high part's get writes the low part's ghost rows and its put reads the low
+ * part's own rows, where they were staged through a send buffer and memcpy on the host
+ * thread before (two 2 MiB copies a sweep for a 512 x 512 fp64 plane). A device first pins
+ * those rows of both grids; where it cannot, the edge stays staged. */
+static void map_edges(hr_split *e)
+{
+    if (!rows_direct_allowed()) return;
+    const int g = e->d.ghost;
+    for (int q = 0; q + 1 < e->nparts; q++) {
+        hr_place *L = e->p[q], *H = e->p[q + 1];
+        if (e->link[q] != HR_LINK_HOST || !L->ops->host_rows) continue;
+        if (!H->ops->host_rows && !H->ops->host_pin) continue; /* a device's pageable copies */
+        int o0, o1, g0, g1;
+        face_rows(L, g, 1, 0, &o0, &o1); /* L's high own rows, then its ghost rows above */
+        face_rows(L, g, 1, 1, &g0, &g1);
+        const int lo = o0 < g0 ? o0 : g0, hi = o1 > g1 ? o1 : g1;
+        int ok = 1;
+        for (int w = 0; w < 2 && ok && H->ops->host_pin; w++) {
+            void *rows = L->ops->host_rows(L, w, lo);
+            ok = H->ops->host_pin(H, rows, hr_place_rows_bytes(&L->spec, lo, hi), 1) == HR_OK;
+            if (ok) e->pinned[q][w] = rows;
+        }
+        if (!ok) {
+            unpin_edge(e, q);
+            H->err[0] = '\0';
+        }
+        e->mapped[q] = ok;
+    }
+    int all = e->nparts > 1, any = 0;
+    for (int q = 0; q + 1 < e->nparts; q++) {
+        all &= e->mapped[q] || e->link[q] != HR_LINK_HOST;
+        any |= e->mapped[q];
+    }
+    if (any && all) /* every host edge: "host (rows direct[, pinned])" */
+        snprintf(e->exchange, sizeof e->exchange, "host (rows direct%s)", e->pinned[0][0] ? ", pinned" : "");
+}
+
+/* The messages to other ranks, bound as transport phase 0 (through the send and receive
+ * buffers) and, where a part keeps its rows in host memory, also as phases 1 and 2: the
+ * same messages with those parts' faces sent from and received into grid 0's (phase 1) or
+ * grid 1's (phase 2) own rows. */
 static hr_status bind_remote(hr_split *e)
 {
-    hr_halo_msg snd[4], rcv[4];
-    int ns = 0;
-    for (int q = 0; q < e->nparts; q++)
-        for (int s = 0; s < 2; s++)
-            if (e->face[q][s] == HR_FACE_REMOTE) {
-                int r0, r1;
-                face_rows(e->p[q], e->d.ghost, s, 0, &r0, &r1);
-                const size_t bytes = hr_place_rows_bytes(&e->p[q]->spec, r0, r1);
-                const int me = e->spec.rank, other = e->peer[q][s];
-                snd[ns] = (hr_halo_msg){me, other, 2 * e->axis + s, e->sbuf[q][s], bytes};
-                rcv[ns] = (hr_halo_msg){other, me, 2 * e->axis + (1 - s), e->rbuf[q][s], bytes};
-                ns++;
-            }
-    e->nremote = ns;
-    return e->spec.t->ops->bind(e->spec.t, 0, snd, ns, rcv, ns);
+    const int direct = rows_direct_allowed();
+    for (int phase = 0; phase < 3; phase++) {
+        hr_halo_msg snd[4], rcv[4];
+        int ns = 0;
+        for (int q = 0; q < e->nparts; q++)
+            for (int s = 0; s < 2; s++)
+                if (e->face[q][s] == HR_FACE_REMOTE) {
+                    hr_place *P = e->p[q];
+                    int r0, r1, g0, g1;
+                    face_rows(P, e->d.ghost, s, 0, &r0, &r1);
+                    face_rows(P, e->d.ghost, s, 1, &g0, &g1);
+                    const size_t bytes = hr_place_rows_bytes(&P->spec, r0, r1);
+                    const int me = e->spec.rank, other = e->peer[q][s];
+                    const int zc = direct && P->ops->host_rows; /* grids of parity 0: which = grid */
+                    e->zc_face[q][s] = zc;
+                    e->zero_copy |= zc;
+                    void *sb = phase && zc ? P->ops->host_rows(P, phase - 1, r0) : e->sbuf[q][s];
+                    void *rb = phase && zc ? P->ops->host_rows(P, phase - 1, g0) : e->rbuf[q][s];
+                    snd[ns] = (hr_halo_msg){me, other, 2 * e->axis + s, sb, bytes};
+                    rcv[ns] = (hr_halo_msg){other, me, 2 * e->axis + (1 - s), rb, bytes};
+                    ns++;
+                }
+        e->nremote = ns;
+        HR_TRY(e->spec.t->ops->bind(e->spec.t, phase, snd, ns, rcv, ns));
+        if (!e->zero_copy) break;
+    }
+    return HR_OK;
 }
 
 static hr_status pick_exchange(hr_split *e, const hr_grid *u, const hr_grid *hf);
@@ -259,6 +330,7 @@ hr_status hr_split_create(const hr_split_spec *spec, const hr_grid *u, const hr_
         }
     }
     if (st == HR_OK) link_parts(e);
+    if (st == HR_OK) map_edges(e);
     /* host buffers from the last local part's allocator (pinned when it is a device) */
     for (int q = 0; q < e->nparts && st == HR_OK; q++)
         for (int s = 0; s < 2 && st == HR_OK; s++) {
@@ -341,6 +413,8 @@ void hr_split_free(hr_split *e)
     if (e->tr.on && built) write_trace(e);
     for (int par = 0; par < 2; par++)
         if (e->graph[par]) e->p[0]->ops->drop(e->graph[par]);
+    for (int q = 0; q + 1 < e->nparts; q++)
+        if (e->p[q + 1]) unpin_edge(e, q);
     hr_place *alloc = e->nparts > 0 ? e->p[e->nparts - 1] : NULL;
     for (int q = 0; q < HR_SPLIT_MAX_LOCAL; q++)
         for (int s = 0; s < 2; s++) {
