@@ -55,7 +55,9 @@ static hr_status plan_parts(hr_split *e, int n_axis, int sizes[HR_DECOMP_MAX_CUT
         *kind_a = 0;
         return HR_OK;
     }
-    if (ranks == 1) {
+    /* one process: A's rows given; the per-rank path (a transport) splits each slab by the
+     * fraction below, one rank included (it used to run its slab whole on B) */
+    if (ranks == 1 && !sp->t) {
         const int two = sp->rows_a > 0 && sp->rows_a < n_axis;
         e->per_rank = two ? 2 : 1;
         *count = e->per_rank;

@@ -19,13 +19,23 @@ static int check(int rank, const hr_options *o, const char *what)
         if (rank == 0) printf("FAIL %s: create: %s\n", what, hr_mpi_hybrid_last_error());
         return 1;
     }
+    /* the split asked for, on every rank count (one rank once ran its slab whole on B) */
+    hr_hybrid_info in;
+    int wrong_rows = hr_mpi_hybrid_info(h, &in) != HR_OK;
+    if (!wrong_rows && o->split >= 0.0) {
+        const int want = o->split >= 1.0 ? in.rows : (int)(o->split * in.rows + 0.5);
+        wrong_rows = in.rows_cpu != want;
+        if (wrong_rows)
+            printf("FAIL %s: rank %d has %d of %d rows on A, not %d\n", what, rank, in.rows_cpu, in.rows,
+                   want);
+    }
     hr_result r;
     st = hr_mpi_hybrid_run(h, &r);
     const size_t n = (size_t)r.nx * r.ny * r.nz, es = o->precision == HR_PREC_DOUBLE ? 8 : 4;
     void *got = rank == 0 ? malloc(n * es) : NULL;
     if (st == HR_OK) st = hr_mpi_hybrid_gather_solution(h, o->precision, got, n, 0);
     hr_mpi_hybrid_free(h);
-    int bad = st != HR_OK;
+    int bad = st != HR_OK || wrong_rows;
     if (rank == 0 && !bad) {
         hr_options ref = *o;
         ref.backend = HR_BACKEND_CPU_SEQ;
@@ -40,7 +50,7 @@ static int check(int rank, const hr_options *o, const char *what)
         free(want);
     }
     free(got);
-    MPI_Bcast(&bad, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (rank == 0) printf("%s %s\n", bad ? "FAIL" : "ok  ", what);
     return bad;
 }
@@ -117,19 +127,23 @@ int main(int argc, char **argv)
             bad |= !(c.gpu_only_s > 0) || !(c.calibration_s > 0) || !isfinite(c.x_ranks) || c.candidates < 1;
             /* the CPU term measured through the ranks at a split with at least 2g + 1 planes */
             bad |= !(c.cpu_scale >= 0.5 && c.cpu_scale <= 4.0);
-            bad |= c.cpu_probe_fraction > 0.0 && !(c.cpu_probe_s > 0 && c.cpu_probe_fraction >= (2.0 * g + 1) / n_min);
+            bad |= c.cpu_probe_fraction > 0.0 &&
+                   !(c.cpu_probe_s > 0 && c.cpu_probe_fraction >= (2.0 * g + 1) / n_min);
             /* the fitted model meets the probe, and the CPU-bound split where the fit is inside its range */
             bad |= fabs(hr_mpi_hybrid_predict(h, c.probe_fraction) - c.probe_s) > 1e-9 * c.probe_s;
             if (c.cpu_probe_fraction > 0.0 && c.cpu_scale > 0.501 && c.cpu_scale < 3.99)
-                bad |= fabs(hr_mpi_hybrid_predict(h, c.cpu_probe_fraction) - c.cpu_probe_s) > 1e-6 * c.cpu_probe_s;
+                bad |= fabs(hr_mpi_hybrid_predict(h, c.cpu_probe_fraction) - c.cpu_probe_s) >
+                       1e-6 * c.cpu_probe_s;
             /* the ladder (12-plane slabs: 6 planes is the CPU-bound split, so n - g planes): measured,
              * and met by the model at each point without moving it at the points before */
-            bad |= c.cpu_probe_fraction > 0.0 && !(c.ladder == 1 && c.ladder_fraction[0] > c.cpu_probe_fraction &&
-                                                   c.ladder_s[0] > 0 && c.ladder_fraction[0] <= 1.0 - lo + 1e-12);
+            bad |= c.cpu_probe_fraction > 0.0 &&
+                   !(c.ladder == 1 && c.ladder_fraction[0] > c.cpu_probe_fraction && c.ladder_s[0] > 0 &&
+                     c.ladder_fraction[0] <= 1.0 - lo + 1e-12);
             for (int q = 0; q < c.ladder; q++) {
                 bad |= !(c.ladder_scale[q] >= 0.25 && c.ladder_scale[q] <= 8.0);
                 if (c.ladder_scale[q] > 0.2501 && c.ladder_scale[q] < 7.99)
-                    bad |= fabs(hr_mpi_hybrid_predict(h, c.ladder_fraction[q]) - c.ladder_s[q]) > 1e-6 * c.ladder_s[q];
+                    bad |= fabs(hr_mpi_hybrid_predict(h, c.ladder_fraction[q]) - c.ladder_s[q]) >
+                           1e-6 * c.ladder_s[q];
             }
             bad |= !(c.fraction == 0.0 || (c.fraction >= lo - 1e-12 && c.fraction <= 1.0 - lo + 1e-12));
             /* a chosen split paid twice (1 % faster than GPU-only in both of its measurements); with
@@ -156,7 +170,8 @@ int main(int argc, char **argv)
         hr_mpi_hybrid_free(h);
         MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
         if (rank == 0)
-            printf("%s split auto, ghost %d: %.4g of each slab on the CPU (t0 %.3g s, x_ranks %.3g s, CPU term x %.3g, "
+            printf("%s split auto, ghost %d: %.4g of each slab on the CPU (t0 %.3g s, x_ranks %.3g s, CPU "
+                   "term x %.3g, "
                    "%d ladder points, %d candidates, predicted %.3g s)\n",
                    bad ? "FAIL" : "ok  ", g, c.fraction, c.gpu_only_s, c.x_ranks, c.cpu_scale, c.ladder,
                    c.candidates, c.predicted_s);
