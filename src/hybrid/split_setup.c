@@ -219,7 +219,12 @@ static void map_edges(hr_split *e)
 static hr_status bind_remote(hr_split *e)
 {
     const int direct = rows_direct_allowed();
-    for (int phase = 0; phase < 3; phase++) {
+    for (int q = 0; q < e->nparts; q++)
+        for (int s = 0; s < 2; s++) {
+            e->zc_face[q][s] = e->face[q][s] == HR_FACE_REMOTE && direct && e->p[q]->ops->host_rows;
+            e->zero_copy |= e->zc_face[q][s];
+        }
+    for (int phase = 0; phase < (e->zero_copy ? 3 : 1); phase++) {
         hr_halo_msg snd[4], rcv[4];
         int ns = 0;
         for (int q = 0; q < e->nparts; q++)
@@ -230,19 +235,16 @@ static hr_status bind_remote(hr_split *e)
                     face_rows(P, e->d.ghost, s, 0, &r0, &r1);
                     face_rows(P, e->d.ghost, s, 1, &g0, &g1);
                     const size_t bytes = hr_place_rows_bytes(&P->spec, r0, r1);
-                    const int me = e->spec.rank, other = e->peer[q][s];
-                    const int zc = direct && P->ops->host_rows; /* grids of parity 0: which = grid */
-                    e->zc_face[q][s] = zc;
-                    e->zero_copy |= zc;
-                    void *sb = phase && zc ? P->ops->host_rows(P, phase - 1, r0) : e->sbuf[q][s];
-                    void *rb = phase && zc ? P->ops->host_rows(P, phase - 1, g0) : e->rbuf[q][s];
+                    const int me = e->spec.rank, other = e->peer[q][s], zc = phase && e->zc_face[q][s];
+                    /* bound at parity 0, where grid `which` is grid `which` */
+                    void *sb = zc ? P->ops->host_rows(P, phase - 1, r0) : e->sbuf[q][s];
+                    void *rb = zc ? P->ops->host_rows(P, phase - 1, g0) : e->rbuf[q][s];
                     snd[ns] = (hr_halo_msg){me, other, 2 * e->axis + s, sb, bytes};
                     rcv[ns] = (hr_halo_msg){other, me, 2 * e->axis + (1 - s), rb, bytes};
                     ns++;
                 }
         e->nremote = ns;
         HR_TRY(e->spec.t->ops->bind(e->spec.t, phase, snd, ns, rcv, ns));
-        if (!e->zero_copy) break;
     }
     return HR_OK;
 }
