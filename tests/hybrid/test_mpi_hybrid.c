@@ -23,7 +23,7 @@ static int check(int rank, const hr_options *o, const char *what)
     hr_hybrid_info in;
     int wrong_rows = hr_mpi_hybrid_info(h, &in) != HR_OK;
     if (!wrong_rows && o->split >= 0.0) {
-        const int want = o->split >= 1.0 ? in.rows : (int)(o->split * in.rows + 0.5);
+        const int want = hr_split_model_rank_rows(o->split, in.rows);
         wrong_rows = in.rows_cpu != want;
         if (wrong_rows)
             printf("FAIL %s: rank %d has %d of %d rows on A, not %d\n", what, rank, in.rows_cpu, in.rows,
