@@ -111,7 +111,8 @@ def ladder_rows(n, g=1):
 def ladder_model(d, s):
     """The model hybrid_kernel.c calibrate() builds from a ladder [(rows, s/sweep)]: X0 from the
     split with g rows on the CPU (B the later part there), a knot per rung where the CPU part is clearly the later
-    one (its time less X0 above 1.1 x B's part), and always the CPU alone (r = n)."""
+    one (its time less X0, capped by every larger rung's, above 1.1 x B's part), and always the
+    CPU alone (r = n)."""
     n = d["rows"]
     if s.get("ladder"):
         rungs, standin = [(p["rows"], p["s"]) for p in s["ladder"]], set()
@@ -133,9 +134,16 @@ def ladder_model(d, s):
         r0, t0 = p0["rows_cpu"], p0["measured_s"]
         standin.add(r0)
     x0 = max(0.0, t0 - b(r0))
+    for r, t in rungs:  # X0 is at most what any rung left above B's part
+        if r < n:
+            x0 = min(x0, max(0.0, t - b(r)))
+    # A's part at a rung, capped by every larger rung's (model.c hr_split_model_set_knots)
+    parts, cap = [], float("inf")
+    for r, t in reversed(rungs):
+        cap = min(cap, t - x0 if r < n else t)
+        parts.append((r, cap))
     knots = []
-    for r, t in rungs:
-        a = t - x0 if r < n else t
+    for r, a in reversed(parts):
         if r >= n or a > 1.1 * b(r):
             knots.append((r * s["ws_per_row"], a / r))
     if not knots:  # no rung with the CPU the later part (a run without r = n): the last rung

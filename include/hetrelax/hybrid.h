@@ -77,6 +77,17 @@ double hr_split_model_part_b(const hr_split_model *m, int rows_a);
  *  (its part time from the knots over its rows; t_a / rows without knots). */
 double hr_split_model_row_s(const hr_split_model *m, double ws);
 
+/*! hr_split_model_set_knots() :
+ *  A's knots from a ladder of splits measured with rows[k] rows on A (increasing; the last may
+ *  be m->rows, A alone) at s[k] seconds per sweep, X0 = x0: A's part at a rung is its time less
+ *  x0 (not at m->rows), capped by every larger rung's part (A's time does not fall with its
+ *  rows); a rung is a knot where that part is above 1.1 x B's part, and always at m->rows.
+ *  Needs m->rows, t_b, b_floor and a_ws_per_row; sets a_knots, a_knot_ws and a_knot_row_s, the
+ *  knots' rows into knot_rows (may be NULL; room for count).
+ *  @return the index of the knot with the fastest rate, -1 when there is none. */
+int hr_split_model_set_knots(hr_split_model *m, const int *rows, const double *s, int count, double x0,
+                             int *knot_rows);
+
 /*! hr_split_model_max() : the expected max of two normal times of means a, b and standard
  *  deviation sigma each (Clark's formula; max(a, b) when sigma <= 0). */
 double hr_split_model_max(double a, double b, double sigma);

@@ -284,25 +284,12 @@ static hr_status calibrate(const hr_options *o, unsigned flags, hr_hybrid_calibr
     }
     c->x_exposed = c->x_off;
     if (st == HR_OK) {
-        /* a rung gives a knot where the CPU part is clearly the later one (its time less X0
-         * well above B's part), and always at n (the CPU alone, no exchange) */
-        double fastest = HUGE_VAL;
-        for (int k = 0; k < c->ladder; k++) {
-            const int r = c->ladder_rows[k];
-            const double a = r < n ? c->ladder_s[k] - c->x_off : c->ladder_s[k];
-            if (r < n && !(a > 1.1 * hr_split_model_part_b(m, r))) continue;
-            c->cpu_knot_rows[m->a_knots] = r;
-            m->a_knot_ws[m->a_knots] = r * m->a_ws_per_row;
-            m->a_knot_row_s[m->a_knots] = a / r;
-            if (a / r < fastest) {
-                fastest = a / r;
-                c->cpu_slab_rows = r;
-            }
-            m->a_knots++;
-        }
+        const int fastest = hr_split_model_set_knots(m, c->ladder_rows, c->ladder_s, c->ladder, c->x_off,
+                                                     c->cpu_knot_rows);
+        c->cpu_slab_rows = fastest >= 0 ? c->cpu_knot_rows[fastest] : 0;
         c->cpu_knots = m->a_knots;
         /* t_c: the whole grid at the fastest rate measured (the bound 1 + t_g/t_c holds) */
-        c->t_cpu = n * fastest;
+        c->t_cpu = fastest >= 0 ? n * m->a_knot_row_s[fastest] : 0.0;
         m->t_a = c->t_cpu;
         m->x_latency = c->x_off / 2; /* X = 2 messages x latency: the measured exposed cost */
         m->x_bandwidth = 0.0;

@@ -57,6 +57,37 @@ double hr_split_model_part_a(const hr_split_model *m, int rows_a)
     return t * ramp(m, rows_a);
 }
 
+int hr_split_model_set_knots(hr_split_model *m, const int *rows, const double *s, int count, double x0,
+                             int *knot_rows)
+{
+    /* A's part at a rung: the split's time less X0 (no X0 for A alone), capped by every larger
+     * rung's. A's part does not get faster with more rows and the split waits for it, so a rung
+     * slower than a larger one measured an engine that ran slow as a whole (run 21.4,
+     * n = 16384: 724 rows 824 us, 1024 rows 730 us; as a knot the slow rung put 737-1147 rows
+     * 20-35 % high; offline over the H100 runs 14-21 the cap brings 789 of 1380 recorded
+     * splits within 10 % against 745). */
+    double part[HR_SPLIT_KNOTS], cap = HUGE_VAL;
+    if (count > HR_SPLIT_KNOTS) count = HR_SPLIT_KNOTS;
+    for (int k = count - 1; k >= 0; k--) {
+        const double a = rows[k] < m->rows ? s[k] - x0 : s[k];
+        cap = a < cap ? a : cap;
+        part[k] = cap;
+    }
+    int fastest = -1;
+    m->a_knots = 0;
+    for (int k = 0; k < count; k++) {
+        const int r = rows[k];
+        /* a knot where A is clearly the later part, and always at m->rows (A alone) */
+        if (r <= 0 || (r < m->rows && !(part[k] > 1.1 * hr_split_model_part_b(m, r)))) continue;
+        const int q = m->a_knots++;
+        if (knot_rows) knot_rows[q] = r;
+        m->a_knot_ws[q] = r * m->a_ws_per_row;
+        m->a_knot_row_s[q] = part[k] / r;
+        if (fastest < 0 || m->a_knot_row_s[q] < m->a_knot_row_s[fastest]) fastest = q;
+    }
+    return fastest;
+}
+
 double hr_split_model_part_b(const hr_split_model *m, int rows_a)
 {
     if (m->rows <= 0 || rows_a >= m->rows) return 0.0;

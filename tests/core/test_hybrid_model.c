@@ -110,6 +110,45 @@ static void jitter_max(void **state)
     assert_true(hr_split_model_time(&m, 100) == 10.0);
 }
 
+/* Knots from a ladder: A's part at a rung (less X0) is capped by every larger rung's part, and
+ * a rung is a knot only where that part is clearly later than B's. The ladder is run 21.4's at
+ * n = 16384 (us per sweep), whose rung at 724 rows ran slower than the one at 1024. */
+static void knots_from_ladder(void **state)
+{
+    (void)state;
+    hr_split_model m = {.t_b = 716e-6, .rows = 16384, .a_ws_per_row = 131072, .b_floor = 4e-6};
+    const int rows[] = {256, 362, 512, 724, 1024, 1448, 2048, 2896, 4096, 16384};
+    const double us[] = {763.8, 701.2, 694.9, 823.6, 729.6, 1059.9, 2014.0, 4660.6, 7132.2, 33343.4};
+    double s[10];
+    for (int k = 0; k < 10; k++)
+        s[k] = us[k] * 1e-6;
+    const double x0 = 0.5e-6;
+    int knot_rows[10];
+    const int fastest = hr_split_model_set_knots(&m, rows, s, 10, x0, knot_rows);
+    /* 724 rows is capped at 1024's part (729.1 us), which is not 1.1 x B's part there: no knot */
+    const int want[] = {1448, 2048, 2896, 4096, 16384};
+    assert_int_equal(m.a_knots, 5);
+    for (int k = 0; k < 5; k++) {
+        assert_int_equal(knot_rows[k], want[k]);
+        assert_true(fabs(m.a_knot_ws[k] - want[k] * m.a_ws_per_row) < 1e-6);
+    }
+    assert_int_equal(fastest, 0); /* 1448 rows: 0.732 us a row */
+    assert_true(fabs(m.a_knot_row_s[0] * 1448 - (s[5] - x0)) < 1e-12);
+    assert_true(fabs(m.a_knot_row_s[4] * 16384 - s[9]) < 1e-12); /* A alone: no X0 */
+    /* so 983 rows are predicted from the line to 1448 rows, not from the slow rung */
+    assert_true(hr_split_model_part_a(&m, 983) < 730e-6);
+    /* a rung slower than a larger rung where both are knots: capped to the larger one's part */
+    const double us2[] = {763.8, 701.2, 694.9, 823.6, 729.6, 2100.0, 2014.0, 4660.6, 7132.2, 33343.4};
+    for (int k = 0; k < 10; k++)
+        s[k] = us2[k] * 1e-6;
+    hr_split_model_set_knots(&m, rows, s, 10, x0, knot_rows);
+    assert_int_equal(knot_rows[0], 1448);
+    assert_true(fabs(m.a_knot_row_s[0] * 1448 - (s[6] - x0)) < 1e-12);
+    /* the parts at the knots never fall with the rows */
+    for (int k = 1; k < m.a_knots; k++)
+        assert_true(m.a_knot_row_s[k] * knot_rows[k] >= m.a_knot_row_s[k - 1] * knot_rows[k - 1] * (1 - 1e-12));
+}
+
 /* The calibration with two CPU placements (no GPU): the ladder of real splits, the knots
  * it gives, X0, and the measured candidates auto chooses from. */
 static void calibration_cpu_cpu(void **state)
@@ -161,6 +200,9 @@ static void calibration_cpu_cpu(void **state)
         for (int q = 0; q < c.ladder; q++)
             if (c.ladder_rows[q] == c.cpu_knot_rows[k])
                 assert_true(c.ladder_s[q] - c.x_off > 1.1 * hr_split_model_part_b(&m, c.cpu_knot_rows[k]));
+    for (int k = 1; k < c.cpu_knots; k++) /* capped: A's part does not fall with its rows */
+        assert_true(m.a_knot_row_s[k] * c.cpu_knot_rows[k] >=
+                    m.a_knot_row_s[k - 1] * c.cpu_knot_rows[k - 1] * (1 - 1e-12));
     assert_true(c.x_sigma == 0 && m.x_sigma == 0);
     /* the measured candidates, and auto's choice among them */
     assert_true(c.candidates >= 1 && c.candidates <= HR_SPLIT_CANDIDATES);
@@ -305,6 +347,7 @@ int main(void)
         cmocka_unit_test(exchange_decides),
         cmocka_unit_test(stream_rule),
         cmocka_unit_test(cpu_knots),
+        cmocka_unit_test(knots_from_ladder),
         cmocka_unit_test(jitter_max),
         cmocka_unit_test(calibration_cpu_cpu),
         cmocka_unit_test(choose_measured),
