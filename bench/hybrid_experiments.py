@@ -77,6 +77,20 @@ def summary(d, label):
                      % (label, s["schedule"], sum(1 for e in errs if e <= 0.10), len(errs),
                         100 * abs(worst["predicted_s"] / worst["measured_s"] - 1), 100 * worst["fraction"],
                         "met" if all(e <= 0.10 for e in errs) else "NOT met"))
+        # the measurement's own reproducibility, which bounds what any model can meet: the passes
+        # over the splits, and the CPU alone on the whole grid (the calibration's last rung is the
+        # model there: the same configuration, measured minutes apart in one process)
+        spread = [p for p in pts if len(p.get("passes_s", [])) > 1]
+        if spread:
+            agree = sum(1 for p in spread if all(abs(t / p["measured_s"] - 1) <= 0.10 for t in p["passes_s"]))
+            lines.append("  %s the measurement's passes all within 10 %% of their median at %d of %d splits"
+                         % (s["schedule"], agree, len(spread)))
+        alone = [p for p in pts if p["rows_cpu"] == d["rows"]]
+        rung = [r["s"] for r in s.get("ladder", []) if r["rows"] == d["rows"]]
+        if alone and rung:
+            lines.append("  %s the CPU alone (f = 1): calibration %.4g s, sweep %.4g s (%+.1f %%; passes %s)"
+                         % (s["schedule"], rung[0], alone[0]["measured_s"], 100 * (rung[0] / alone[0]["measured_s"] - 1),
+                            ", ".join("%.4g" % t for t in alone[0].get("passes_s", [])) or "one"))
         rc = s.get("recheck")
         if rc and rc.get("again_s") and min(rc["again_s"]) > 0:
             lines.append("  %s worst split re-measured in 2 fresh engines: %d rows %.4g s, again %s (model %.4g s)"

@@ -107,6 +107,11 @@ json_object *hr_grid_hybrid_report(const grid_args *a, const hr_solver *s, const
 {
     hr_hybrid_info in;
     if (hr_solver_hybrid_info(s, &in) != HR_OK) return NULL;
+    if (in.fallback_sweep > 0 && !a->explain)
+        fprintf(hr_grid_out,
+                "hybrid: auto's split of %d rows ran %.4g s per sweep, slower than GPU-only (%.4g s); "
+                "GPU-only from sweep %ld on\n",
+                in.fallback_rows_cpu, in.fallback_split_s, in.cal.gpu_alone_s, in.fallback_sweep);
     if (a->explain) {
         char buf[8192];
         hr_hybrid_explain(&in, r->time_per_sweep_s, buf, sizeof buf);
@@ -133,6 +138,11 @@ json_object *hr_grid_hybrid_report(const grid_args *a, const hr_solver *s, const
     json_object_object_add(j, "exchanges", json_object_new_int64(in.exchanges));
     json_object_object_add(j, "wait_s", hr_json_number(in.wait_s));
     json_object_object_add(j, "measured_s_per_sweep", hr_json_number(r->time_per_sweep_s));
+    if (in.fallback_sweep > 0) { /* auto's watch gave the split up */
+        json_object_object_add(j, "fallback_sweep", json_object_new_int64(in.fallback_sweep));
+        json_object_object_add(j, "fallback_rows_cpu", json_object_new_int(in.fallback_rows_cpu));
+        json_object_object_add(j, "fallback_split_s", hr_json_number(in.fallback_split_s));
+    }
     if (in.have_model) {
         json_object_object_add(j, "predicted_s_per_sweep", hr_json_number(in.predicted_s));
         json_object_object_add(j, "gpu_only_predicted_s", hr_json_number(in.gpu_only_s));

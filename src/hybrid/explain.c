@@ -39,6 +39,11 @@ int hr_hybrid_explain(const hr_hybrid_info *in, double measured_s, char *buf, si
                             : " as given",
         in->ghost, in->schedule == 1 ? "naive" : "nested", in->second == 1 ? "cpu" : "gpu");
     if (in->exchange[0]) put(&o, "exchange between parts: %s\n", in->exchange);
+    if (in->fallback_sweep > 0)
+        put(&o,
+            "auto's watch: the split of %d rows ran %.6g s per sweep (GPU-only %.6g s in the calibration); "
+            "fell back to GPU-only after sweep %ld\n",
+            in->fallback_rows_cpu, in->fallback_split_s, in->cal.gpu_alone_s, in->fallback_sweep);
     if (!in->have_model) {
         put(&o, "model: not calibrated (give --split auto)\n");
     } else {

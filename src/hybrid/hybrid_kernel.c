@@ -20,7 +20,21 @@
 typedef struct hybrid_state {
     hr_split *e;
     hr_hybrid_info info;
+    /* auto's watch over the run (hybrid_sweeps): the sweeps and seconds of the current window,
+     * windows in a row slower than GPU-only, sweeps and exchanges of engines given up */
+    double watch_margin; /* NaN: not watching */
+    int watch_force;     /* HETRELAX_AUTO_WATCH=force (tests): fall back after the first window */
+    double window_s;
+    long window_sweeps, sweeps_before, exchanges_before;
+    int strikes;
 } hybrid_state;
+
+/* Auto's watch: a window is at least this long and this many sweeps; this many windows in a
+ * row slower than GPU-only by the auto margin make the run fall back to GPU-only. */
+#define WATCH_WINDOW_S      0.05
+#define WATCH_WINDOW_SWEEPS 16
+#define WATCH_STRIKES       2
+static void watch_init(hybrid_state *h);
 
 /* The model with A's part `s` times slower (auto's choice, HR_AUTO_CPU_HEADROOM). */
 hr_split_model hr_split_model_slowed(const hr_split_model *m, double s)
@@ -472,11 +486,13 @@ static hr_status hybrid_setup(hr_solver *s)
     if (s->o.gpus > 1) {
         hybrid_state *hc = calloc(1, sizeof *hc);
         if (!hc) return HR_ERR_NO_MEMORY;
+        hc->watch_margin = NAN; /* chains of GPUs: no auto, no watch */
         s->impl = hc;
         return chain_setup(s, hc);
     }
     hybrid_state *h = calloc(1, sizeof *h);
     if (!h) return HR_ERR_NO_MEMORY;
+    h->watch_margin = NAN;
     s->impl = h;
     hr_hybrid_info *in = &h->info;
     const int n = split_extent(&s->o), g = s->o.split_ghost > 0 ? s->o.split_ghost : 1;
@@ -534,14 +550,96 @@ static hr_status hybrid_setup(hr_solver *s)
         snprintf(s->device_name, sizeof s->device_name, "%s", h->e->p[0]->desc);
     else
         snprintf(s->device_name, sizeof s->device_name, "%.40s | %.50s", h->e->p[0]->desc, B->desc);
+    watch_init(h);
     return HR_OK;
+}
+
+/* Whether auto's watch runs: a split auto chose with both parts non-empty, against the
+ * calibration's GPU-only time. HETRELAX_AUTO_WATCH: 0 off, a margin (default HR_AUTO_MARGIN),
+ * or `force` (tests: any split with both parts falls back after its first window). */
+static void watch_init(hybrid_state *h)
+{
+    const hr_hybrid_info *in = &h->info;
+    const char *v = getenv("HETRELAX_AUTO_WATCH");
+    h->watch_margin = NAN;
+    h->watch_force = v && strcmp(v, "force") == 0;
+    if (in->rows_cpu <= 0 || in->rows_cpu >= in->rows || h->e->nparts != 2) return;
+    if (h->watch_force) {
+        h->watch_margin = 0.0;
+        return;
+    }
+    if (in->auto_split != 1 || !in->have_model || !(in->cal.gpu_alone_s > 0)) return;
+    h->watch_margin = v && *v ? atof(v) : HR_AUTO_MARGIN;
+    if (!(h->watch_margin > 0)) h->watch_margin = NAN;
+}
+
+/* The split ran slower than GPU-only: the grid as it is now goes to an engine with every row on
+ * the second placement, bitwise the same sweeps from here on. If that engine cannot be made, the
+ * split goes on (and is no longer watched). */
+static hr_status fall_back(hr_solver *s, hybrid_state *h, double split_s)
+{
+    hr_status st = hr_split_download(h->e, &s->u[0]);
+    if (st != HR_OK) {
+        hr_solver_set_error(s, "%s", h->e->err);
+        return st;
+    }
+    s->cur = 0;
+    hr_split_spec sp;
+    hr_split_spec_from_options(&s->o, &s->p, 0, s, &sp);
+    hr_split *e = NULL;
+    char err[256] = "";
+    h->watch_margin = NAN;
+    if (hr_split_create(&sp, &s->u[0], s->hf.base ? &s->hf : NULL, &e, err, sizeof err) != HR_OK) return HR_OK;
+    hr_hybrid_info *in = &h->info;
+    h->sweeps_before += h->e->st.sweeps;
+    h->exchanges_before += h->e->st.exchanges;
+    in->fallback_rows_cpu = in->rows_cpu;
+    in->fallback_sweep = h->sweeps_before;
+    in->fallback_split_s = split_s;
+    hr_split_free(h->e);
+    h->e = e;
+    in->rows_cpu = 0;
+    in->split = 0.0;
+    in->cpu_threads = in->boundary_threads = 0;
+    if (in->have_model) in->predicted_s = hr_split_model_time(&in->model, 0);
+    s->cfg.threads = 0;
+    snprintf(s->device_name, sizeof s->device_name, "%.60s (auto fell back from the split)",
+             e->p[e->nparts - 1]->desc);
+    return HR_OK;
+}
+
+/* One window's sweeps (or the rest of count) on the watched split; the window is judged when
+ * it is full. */
+static hr_status watched_sweeps(hr_solver *s, hybrid_state *h, long count)
+{
+    const double t0 = hr_now();
+    hr_status st = hr_split_sweeps(h->e, count);
+    if (st != HR_OK) return st;
+    h->window_s += hr_now() - t0;
+    h->window_sweeps += count;
+    if (h->window_s < WATCH_WINDOW_S || h->window_sweeps < WATCH_WINDOW_SWEEPS) return HR_OK;
+    const double per = h->window_s / (double)h->window_sweeps;
+    h->window_s = 0.0;
+    h->window_sweeps = 0;
+    h->strikes = h->watch_force || per > (1.0 + h->watch_margin) * h->info.cal.gpu_alone_s ? h->strikes + 1 : 0;
+    return h->watch_force || h->strikes >= WATCH_STRIKES ? fall_back(s, h, per) : HR_OK;
 }
 
 static hr_status hybrid_sweeps(hr_solver *s, long count)
 {
     hybrid_state *h = s->impl;
-    hr_status st = hr_split_sweeps(h->e, count);
-    if (st != HR_OK) hr_solver_set_error(s, "%s", h->e->err);
+    hr_status st = HR_OK;
+    /* watched: in pieces of about a window (the driver may ask for every sweep at once) */
+    while (st == HR_OK && count > 0 && !isnan(h->watch_margin)) {
+        const double t = h->info.cal.gpu_alone_s > 0 ? h->info.cal.gpu_alone_s : 1e-3;
+        long piece = (long)(WATCH_WINDOW_S / t) + 1;
+        piece = piece < WATCH_WINDOW_SWEEPS ? WATCH_WINDOW_SWEEPS : piece;
+        piece = piece < count ? piece : count;
+        st = watched_sweeps(s, h, piece);
+        count -= piece;
+    }
+    if (st == HR_OK && count > 0) st = hr_split_sweeps(h->e, count);
+    if (st != HR_OK && h->e->err[0]) hr_solver_set_error(s, "%s", h->e->err);
     return st;
 }
 
@@ -628,8 +726,8 @@ hr_status hr_solver_hybrid_info(const hr_solver *s, hr_hybrid_info *out)
     if (!s || !out || s->o.backend != HR_BACKEND_HYBRID || !s->impl) return HR_ERR_INVALID_ARG;
     const hybrid_state *h = s->impl;
     *out = h->info;
-    out->sweeps = h->e->st.sweeps;
-    out->exchanges = h->e->st.exchanges;
+    out->sweeps = h->sweeps_before + h->e->st.sweeps;
+    out->exchanges = h->exchanges_before + h->e->st.exchanges;
     out->wait_s = h->e->st.wait_s;
     snprintf(out->exchange, sizeof out->exchange, "%s", h->e->exchange);
     return HR_OK;

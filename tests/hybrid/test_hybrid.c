@@ -259,6 +259,66 @@ static void auto_split(void **state)
     hr_solver_free(s);
 }
 
+/* Auto's watch, forced (HETRELAX_AUTO_WATCH=force: any split with both parts falls back after
+ * its first window of 50 ms): the run goes on GPU-only (here the second CPU part alone) from
+ * the sweep it fell back after, bitwise equal to cpu-seq, with every sweep counted. */
+static void watch_falls_back(void **state)
+{
+    (void)state;
+    for (int dim = 2; dim <= 3; dim++) {
+        hr_options ref, o;
+        base_options(&ref, dim, dim == 3 ? HR_PREC_DOUBLE : HR_PREC_SINGLE);
+        /* far from converged after these sweeps (a grid that restarted from its initial values
+         * at the fall-back must differ), and well beyond one window on any machine */
+        ref.nx = dim == 3 ? 40 : 200;
+        ref.ny = dim == 3 ? 32 : 160;
+        ref.nz = dim == 3 ? 48 : 0;
+        ref.init = HR_INIT_SINE;
+        ref.rhs = HR_RHS_MANUFACTURED;
+        ref.iters = dim == 3 ? 6000 : 20000;
+        ref.backend = HR_BACKEND_CPU_SEQ;
+        o = ref;
+        o.backend = HR_BACKEND_HYBRID;
+        o.split_second = HR_SPLIT_CPU;
+        o.split = 0.5;
+        setenv("HETRELAX_AUTO_WATCH", "force", 1);
+        hr_solver *s;
+        assert_int_equal(hr_solver_create(&o, &s), HR_OK);
+        hr_result r;
+        assert_int_equal(hr_solver_run(s, &r), HR_OK);
+        unsetenv("HETRELAX_AUTO_WATCH");
+        hr_hybrid_info in;
+        assert_int_equal(hr_solver_hybrid_info(s, &in), HR_OK);
+        const int n = dim == 3 ? ref.nz : ref.ny;
+        assert_int_equal(in.fallback_rows_cpu, (int)lround(0.5 * n));
+        assert_true(in.fallback_sweep >= 16 && in.fallback_sweep < ref.iters);
+        assert_true(in.fallback_split_s > 0);
+        assert_int_equal(in.rows_cpu, 0);
+        assert_int_equal(in.sweeps, ref.iters);
+        assert_int_equal(r.iterations, ref.iters);
+        const size_t count = (size_t)r.nx * r.ny * r.nz, es = dim == 3 ? 8 : 4;
+        void *u = malloc(count * es);
+        assert_non_null(u);
+        assert_int_equal(hr_solver_solution(s, o.precision, u, count), HR_OK);
+        char text[8192];
+        hr_hybrid_explain(&in, r.time_per_sweep_s, text, sizeof text);
+        assert_non_null(strstr(text, "fell back"));
+        hr_solver_free(s);
+        hr_result r0;
+        void *v = solve(&ref, &r0);
+        assert_memory_equal(u, v, count * es);
+        free(u);
+        free(v);
+        /* not forced: a given split is never watched */
+        o.iters = 2000;
+        assert_int_equal(hr_solver_create(&o, &s), HR_OK);
+        assert_int_equal(hr_solver_run(s, &r), HR_OK);
+        assert_int_equal(hr_solver_hybrid_info(s, &in), HR_OK);
+        assert_true(in.fallback_sweep == 0 && in.rows_cpu == (int)lround(0.5 * n));
+        hr_solver_free(s);
+    }
+}
+
 static void model_range(void **state)
 {
     (void)state;
@@ -424,7 +484,7 @@ int main(void)
         cmocka_unit_test(split2d_fp32),       cmocka_unit_test(split2d_fp64_rhs_omega),
         cmocka_unit_test(split3d_fp64),       cmocka_unit_test(split3d_fp32_rhs),
         cmocka_unit_test(converges_like_seq), cmocka_unit_test(restart),
-        cmocka_unit_test(bad_input),          cmocka_unit_test(auto_split),
+        cmocka_unit_test(bad_input),          cmocka_unit_test(auto_split), cmocka_unit_test(watch_falls_back),
         cmocka_unit_test(model_range),        cmocka_unit_test(crew_pinning), cmocka_unit_test(crew_pieces),
         cmocka_unit_test(crew_sizes),
     };
