@@ -212,8 +212,9 @@ typedef struct hr_hybrid_info {
      * "device copies (parts on one GPU)", "host-staged (reason)", "host" (CPU parts) */
     char exchange[64];
     /* appended: auto's watch. A split that auto chose is timed over the run in windows (at
-     * least 50 ms and 16 sweeps); after two windows in a row more than 1 % slower than the
-     * calibration's GPU-only time the run goes on GPU-only (bitwise the same sweeps). Then
+     * least 50 ms and 16 sweeps); when two windows in a row, or the split's whole run so far,
+     * are more than 1 % slower than the calibration's GPU-only time, the run goes on GPU-only
+     * (bitwise the same sweeps). Then
      * fallback_sweep > 0 is the sweep it fell back after, fallback_rows_cpu the split it left
      * and fallback_split_s that split's seconds per sweep in the last window; rows_cpu is 0. */
     long fallback_sweep;
