@@ -261,11 +261,13 @@ static void auto_split(void **state)
 
 /* Auto's watch, forced (HETRELAX_AUTO_WATCH=force: any split with both parts falls back after
  * its first window of 50 ms): the run goes on GPU-only (here the second CPU part alone) from
- * the sweep it fell back after, bitwise equal to cpu-seq, with every sweep counted. */
+ * the sweep it fell back after, bitwise equal to cpu-seq, with every sweep counted; 2-D, 3-D,
+ * and 2-D with ghost 2. */
 static void watch_falls_back(void **state)
 {
     (void)state;
-    for (int dim = 2; dim <= 3; dim++) {
+    for (int run = 0; run < 3; run++) {
+        const int dim = run == 1 ? 3 : 2; /* run 2: 2-D with ghost 2 (rounds of two sweeps) */
         hr_options ref, o;
         base_options(&ref, dim, dim == 3 ? HR_PREC_DOUBLE : HR_PREC_SINGLE);
         /* far from converged after these sweeps (a grid that restarted from its initial values
@@ -281,6 +283,9 @@ static void watch_falls_back(void **state)
         o.backend = HR_BACKEND_HYBRID;
         o.split_second = HR_SPLIT_CPU;
         o.split = 0.5;
+        o.split_ghost = run == 2 ? 2 : 1;
+        ref.iters += run == 2; /* an odd count: the fall-back may come inside a round */
+        o.iters = ref.iters;
         setenv("HETRELAX_AUTO_WATCH", "force", 1);
         hr_solver *s;
         assert_int_equal(hr_solver_create(&o, &s), HR_OK);
