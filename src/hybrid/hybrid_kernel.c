@@ -37,6 +37,15 @@ typedef struct hybrid_state {
 #define WATCH_STRIKES       2
 static void watch_init(hybrid_state *h);
 
+/* A one- or two-part engine with rows_a rows on the CPU, loaded from the solver's host grid
+ * u[0] (and its right-hand side). */
+static hr_status engine_from_host(hr_solver *s, int rows_a, hr_split **e, char *err, size_t es)
+{
+    hr_split_spec sp;
+    hr_split_spec_from_options(&s->o, &s->p, rows_a, s, &sp);
+    return hr_split_create(&sp, &s->u[0], s->hf.base ? &s->hf : NULL, e, err, es);
+}
+
 /* The model with A's part `s` times slower (auto's choice, HR_AUTO_CPU_HEADROOM). */
 hr_split_model hr_split_model_slowed(const hr_split_model *m, double s)
 {
@@ -530,10 +539,8 @@ static hr_status hybrid_setup(hr_solver *s)
     }
     hr_solver_init_rows(s, 0, hr_layout_outer(&s->u[0].l));
     s->cur = 0;
-    hr_split_spec sp;
-    hr_split_spec_from_options(&s->o, &s->p, rows_a, s, &sp);
     char err[256] = "";
-    hr_status st = hr_split_create(&sp, &s->u[0], s->hf.base ? &s->hf : NULL, &h->e, err, sizeof err);
+    hr_status st = engine_from_host(s, rows_a, &h->e, err, sizeof err);
     if (st != HR_OK) {
         if (err[0]) hr_solver_set_error(s, "%s", err);
         return st;
@@ -542,7 +549,7 @@ static hr_status hybrid_setup(hr_solver *s)
     in->cpu_threads = rows_a > 0 ? h->e->p[0]->spec.threads : 0;
     in->boundary_threads = rows_a > 0 && rows_a < n ? h->e->p[0]->spec.boundary_threads : 0;
     s->cfg.threads = in->cpu_threads + in->boundary_threads;
-    s->cfg.device = sp.second == HR_SPLIT_GPU && rows_a < n ? s->o.device : -1;
+    s->cfg.device = s->o.split_second == HR_SPLIT_GPU && rows_a < n ? s->o.device : -1;
     s->cfg.streams = s->cfg.device >= 0 ? 3 : 0;
     const hr_place *B = h->e->p[h->e->nparts - 1];
     if (rows_a == 0)
@@ -585,12 +592,10 @@ static hr_status fall_back(hr_solver *s, hybrid_state *h, double split_s)
         return st;
     }
     s->cur = 0;
-    hr_split_spec sp;
-    hr_split_spec_from_options(&s->o, &s->p, 0, s, &sp);
     hr_split *e = NULL;
     char err[256] = "";
     h->watch_margin = NAN;
-    if (hr_split_create(&sp, &s->u[0], s->hf.base ? &s->hf : NULL, &e, err, sizeof err) != HR_OK) return HR_OK;
+    if (engine_from_host(s, 0, &e, err, sizeof err) != HR_OK) return HR_OK;
     hr_hybrid_info *in = &h->info;
     h->sweeps_before += h->e->st.sweeps;
     h->exchanges_before += h->e->st.exchanges;
