@@ -47,6 +47,16 @@ assert h["chosen_by"] == "model" and 0 <= h["rows_cpu"] <= 128, h
 assert h["predicted_s_per_sweep"] > 0 and h["t_cpu_s"] > 0 and h["t_gpu_s"] > 0, h
 PY
 
+# auto's watch, forced (HETRELAX_AUTO_WATCH=force): the run falls back from the split after its
+# first window, says so on a line of its own and in the JSON, and stays bitwise cpu-seq's
+"$HR" poisson2d --no-bandwidth --quiet --n 200 --iters 20000 --backend cpu-seq --output "$T/wref.raw" >/dev/null 2>&1
+HETRELAX_AUTO_WATCH=force "$HR" poisson2d --no-bandwidth --quiet --n 200 --iters 20000 $H --split 0.5 \
+  --output "$T/w.raw" --json "$T/w.json" >"$T/out" 2>"$T/err"
+grep -q "^hybrid: auto's split of 100 rows ran .* GPU-only from sweep [0-9]* on" "$T/out" &&
+  cmp -s "$T/wref.raw" "$T/w.raw" && ok || bad "forced fall-back: $(cat "$T/out" "$T/err")"
+python3 -c "import json,sys; h=json.load(open(sys.argv[1]))['hybrid']; assert h['rows_cpu']==0 and h['fallback_rows_cpu']==100 and 0<h['fallback_sweep']<20000, h" \
+  "$T/w.json" && ok || bad "hybrid JSON (fall-back): $(cat "$T/w.json")"
+
 # hetrelax model: the curve and the choice, without a run
 "$HR" model --split-second cpu --n 96 --threads 2 --json "$T/m.json" >"$T/out" 2>"$T/err" && ok || bad "model: $(cat "$T/err")"
 grep -q "predicted curve" "$T/out" && ok || bad "model text: $(cat "$T/out")"
