@@ -35,7 +35,6 @@ typedef struct hybrid_state {
 #define WATCH_WINDOW_S      0.05
 #define WATCH_WINDOW_SWEEPS 16
 #define WATCH_STRIKES       2
-static void watch_init(hybrid_state *h);
 
 /* A one- or two-part engine with rows_a rows on the CPU, loaded from the solver's host grid
  * u[0] (and its right-hand side). */
@@ -288,8 +287,9 @@ static hr_status calibrate(const hr_options *o, unsigned flags, hr_hybrid_calibr
         if (k == 0 && c->ladder < 2) continue;
         const int k0 = k == 0 ? 1 : last ? k - 2 : k - 1, k1 = k == 0 ? 1 : last ? k - 1 : k + 1;
         const double r0 = c->ladder_rows[k0], r = c->ladder_rows[k], r1 = c->ladder_rows[k1];
-        const double line = k == 0 ? c->ladder_s[1]
-                                   : c->ladder_s[k0] + (r - r0) / (r1 - r0) * (c->ladder_s[k1] - c->ladder_s[k0]);
+        const double line =
+            k == 0 ? c->ladder_s[1]
+                   : c->ladder_s[k0] + (r - r0) / (r1 - r0) * (c->ladder_s[k1] - c->ladder_s[k0]);
         for (int again = 0; again < 2 && st == HR_OK && c->ladder_s[k] > 1.2 * line; again++) {
             double t;
             hr_split_spec_from_options(o, &p, c->ladder_rows[k], NULL, &sp);
@@ -308,8 +308,8 @@ static hr_status calibrate(const hr_options *o, unsigned flags, hr_hybrid_calibr
     }
     c->x_exposed = c->x_off;
     if (st == HR_OK) {
-        const int fastest = hr_split_model_set_knots(m, c->ladder_rows, c->ladder_s, c->ladder, c->x_off,
-                                                     c->cpu_knot_rows);
+        const int fastest =
+            hr_split_model_set_knots(m, c->ladder_rows, c->ladder_s, c->ladder, c->x_off, c->cpu_knot_rows);
         c->cpu_slab_rows = fastest >= 0 ? c->cpu_knot_rows[fastest] : 0;
         c->cpu_knots = m->a_knots;
         /* t_c: the whole grid at the fastest rate measured (the bound 1 + t_g/t_c holds) */
@@ -490,6 +490,25 @@ static hr_status chain_setup(hr_solver *s, hybrid_state *h)
     return HR_OK;
 }
 
+/* Whether auto's watch runs: a split auto chose with both parts non-empty, against the
+ * calibration's GPU-only time. HETRELAX_AUTO_WATCH: 0 off, a margin (default HR_AUTO_MARGIN),
+ * or `force` (tests: any split with both parts falls back after its first window). */
+static void watch_init(hybrid_state *h)
+{
+    const hr_hybrid_info *in = &h->info;
+    const char *v = getenv("HETRELAX_AUTO_WATCH");
+    h->watch_margin = NAN;
+    h->watch_force = v && strcmp(v, "force") == 0;
+    if (in->rows_cpu <= 0 || in->rows_cpu >= in->rows || h->e->nparts != 2) return;
+    if (h->watch_force) {
+        h->watch_margin = 0.0;
+        return;
+    }
+    if (in->auto_split != 1 || !in->have_model || !(in->cal.gpu_alone_s > 0)) return;
+    h->watch_margin = v && *v ? atof(v) : HR_AUTO_MARGIN;
+    if (!(h->watch_margin > 0)) h->watch_margin = NAN;
+}
+
 static hr_status hybrid_setup(hr_solver *s)
 {
     HR_TRY(check_placements(&s->o, s->err, sizeof s->err));
@@ -562,25 +581,6 @@ static hr_status hybrid_setup(hr_solver *s)
     return HR_OK;
 }
 
-/* Whether auto's watch runs: a split auto chose with both parts non-empty, against the
- * calibration's GPU-only time. HETRELAX_AUTO_WATCH: 0 off, a margin (default HR_AUTO_MARGIN),
- * or `force` (tests: any split with both parts falls back after its first window). */
-static void watch_init(hybrid_state *h)
-{
-    const hr_hybrid_info *in = &h->info;
-    const char *v = getenv("HETRELAX_AUTO_WATCH");
-    h->watch_margin = NAN;
-    h->watch_force = v && strcmp(v, "force") == 0;
-    if (in->rows_cpu <= 0 || in->rows_cpu >= in->rows || h->e->nparts != 2) return;
-    if (h->watch_force) {
-        h->watch_margin = 0.0;
-        return;
-    }
-    if (in->auto_split != 1 || !in->have_model || !(in->cal.gpu_alone_s > 0)) return;
-    h->watch_margin = v && *v ? atof(v) : HR_AUTO_MARGIN;
-    if (!(h->watch_margin > 0)) h->watch_margin = NAN;
-}
-
 /* The split ran slower than GPU-only: the grid as it is now goes to an engine with every row on
  * the second placement, bitwise the same sweeps from here on. If that engine cannot be made, the
  * split goes on (and is no longer watched). */
@@ -638,7 +638,8 @@ static hr_status watched_sweeps(hr_solver *s, hybrid_state *h, long count)
     /* two judged windows in a row over the limit, or the split's judged run so far over it
      * (windows alternating about the limit: run 22.4's nested split averaged 6.7 % over
      * GPU-only for 3064 sweeps with the strikes alone) */
-    const int slow = h->strikes >= WATCH_STRIKES || (h->windows > WATCH_STRIKES && h->run_s / h->run_sweeps > limit);
+    const int slow =
+        h->strikes >= WATCH_STRIKES || (h->windows > WATCH_STRIKES && h->run_s / h->run_sweeps > limit);
     return slow ? fall_back(s, h, per) : HR_OK;
 }
 
@@ -647,13 +648,13 @@ static hr_status hybrid_sweeps(hr_solver *s, long count)
     hybrid_state *h = s->impl;
     hr_status st = HR_OK;
     /* watched: in pieces of about a window (the driver may ask for every sweep at once) */
+    const double t = h->info.cal.gpu_alone_s > 0 ? h->info.cal.gpu_alone_s : 1e-3;
+    const long window = (long)(WATCH_WINDOW_S / t) + 1,
+               piece = window > WATCH_WINDOW_SWEEPS ? window : WATCH_WINDOW_SWEEPS;
     while (st == HR_OK && count > 0 && !isnan(h->watch_margin)) {
-        const double t = h->info.cal.gpu_alone_s > 0 ? h->info.cal.gpu_alone_s : 1e-3;
-        long piece = (long)(WATCH_WINDOW_S / t) + 1;
-        piece = piece < WATCH_WINDOW_SWEEPS ? WATCH_WINDOW_SWEEPS : piece;
-        piece = piece < count ? piece : count;
-        st = watched_sweeps(s, h, piece);
-        count -= piece;
+        const long k = piece < count ? piece : count;
+        st = watched_sweeps(s, h, k);
+        count -= k;
     }
     if (st == HR_OK && count > 0) st = hr_split_sweeps(h->e, count);
     if (st != HR_OK && h->e->err[0]) hr_solver_set_error(s, "%s", h->e->err);
@@ -721,10 +722,11 @@ hr_status hr_hybrid_choose(const hr_options *o, const hr_hybrid_calibration *c, 
         double tbest = HUGE_VAL;
         for (int k = 0; k < c->candidates; k++) {
             /* measured twice: the slower of the two; else (a calibration by hand) once */
-            const double t = confirmed ? (c->cand_again_s[k] > 0.0
-                                              ? (c->cand_again_s[k] > c->cand_s[k] ? c->cand_again_s[k] : c->cand_s[k])
-                                              : HUGE_VAL)
-                                       : c->cand_s[k];
+            const double t =
+                confirmed ? (c->cand_again_s[k] > 0.0
+                                 ? (c->cand_again_s[k] > c->cand_s[k] ? c->cand_again_s[k] : c->cand_s[k])
+                                 : HUGE_VAL)
+                          : c->cand_s[k];
             if (t < tbest) {
                 tbest = t;
                 best = k;
