@@ -86,6 +86,17 @@ int hr_grid_monitor_print(long it, double res, void *user)
 
 static double measure_reference(const grid_args *a, hr_backend b, const char **what)
 {
+    if (b == HR_BACKEND_HYBRID && a->o.split_second == HR_SPLIT_GPU && a->o.gpus > 1) {
+        /* --gpus N: the GPUs' own copy bandwidth, each measured, summed */
+        double sum = 0.0;
+        *what = "sum of the GPUs' device copy";
+        for (int d = a->o.device; d < a->o.device + a->o.gpus; d++) {
+            double bw = 0.0;
+            if (hr_measure_device_bandwidth(d, 0, 5, &bw) != HR_OK) return 0.0;
+            sum += bw;
+        }
+        return sum;
+    }
     if (b == HR_BACKEND_GPU) {
         double bw = 0.0;
         *what = "device copy";
@@ -287,7 +298,7 @@ static int grid_run(grid_args *a, hr_flagset *fs)
         return hr_cli_usage_error(CMD, "--omega", "auto needs --method redblack or sor");
     if (a->solver != GRID_RELAX) return hr_grid_run_mg(a, fs);
     {
-        const char *mg_only[] = {"pc",     "cycle",  "pre",       "post",
+        const char *mg_only[] = {"pc",       "cycle",  "pre",       "post",
                                  "smoother", "levels", "coarse-on", "coarse-level"};
         for (size_t i = 0; i < sizeof mg_only / sizeof mg_only[0]; i++)
             if (hr_flags_seen(fs, mg_only[i]))
@@ -439,9 +450,14 @@ static int grid_run(grid_args *a, hr_flagset *fs)
     }
 
     const char *bw_what = "given";
-    /* GPU ranks: rank 0 measures its device (device 0) alone, not every rank on device 0 */
-    if (a->measure_bw && !local_rc && (!use_mpi || eb != HR_BACKEND_GPU || root))
+    /* GPU ranks: each GPU measured by one of its ranks once the solver has placed them (the
+     * sum is the reference), not here */
+    if (a->measure_bw && !local_rc && (!use_mpi || eb != HR_BACKEND_GPU))
         a->ref_gbps = measure_reference(a, eb, &bw_what);
+    if (a->measure_bw && use_mpi && eb == HR_BACKEND_GPU) {
+        a->mpi.measure_gpus = 1;
+        bw_what = "sum of the GPU ranks' device copy";
+    }
     o->reference_gbps = a->ref_gbps;
     const char *rhs_name = o->rhs == HR_RHS_SPIKE          ? "spike"
                            : o->rhs == HR_RHS_MANUFACTURED ? "manufactured"

@@ -52,11 +52,13 @@ void hr_mpi_cli_flags(hr_flagset *fs, hr_mpi_cli_args *m)
     hr_flags_add(
         fs, hr_flag_switch("no-overlap", &m->no_overlap, 1,
                            "exchange, then sweep (default with G = 1: sweep the inner points meanwhile)"));
-    static const char *const transports[] = {"auto", "host", "device", "nccl", NULL};
+    static const char *const transports[] = {"auto", "host", "device", "nccl", "peer", NULL};
     hr_flags_add(fs, hr_flag_choice("transport", &m->transport, transports,
                                     "GPU ranks' halos: MPI on pinned host buffers (host), MPI on device\n"
-                                    "buffers (device: CUDA-aware MPI), NCCL (nccl: one rank per GPU);\n"
-                                    "auto (default): device when MPI is CUDA-aware, else host"));
+                                    "buffers (device: CUDA-aware MPI), NCCL (nccl: one rank per GPU),\n"
+                                    "CUDA IPC, faces packed into the neighbour's GPU memory (peer: every\n"
+                                    "rank on one node); auto (default): peer when every rank is on one\n"
+                                    "node, else device when MPI is CUDA-aware, else host"));
 }
 
 #ifdef HR_HAVE_MPI
@@ -156,6 +158,16 @@ int hr_mpi_cli_solve(const char *cmd, const hr_options *o, const hr_mpi_cli_args
                                                   MPI_COMM_WORLD, &s);
     if (st != HR_OK) return refuse(cmd, st, hr_mpi_last_error());
     hr_mpi_solver_set_overlap(s, !m->no_overlap);
+    if (m->measure_gpus) { /* every GPU measured once, at the same time: the sum is the reference */
+        hr_mpi_info mi;
+        double mine = 0.0;
+        hr_mpi_solver_info(s, &mi);
+        if (mi.device_first && hr_measure_device_bandwidth(mi.device, 0, 5, &mine) != HR_OK) mine = 0.0;
+        if ((st = hr_mpi_solver_set_reference(s, mine)) != HR_OK) {
+            hr_mpi_solver_free(s);
+            return refuse(cmd, st, "measuring the GPUs' copy bandwidth");
+        }
+    }
     st = hr_mpi_solver_run(s, r);
     if (st != HR_OK && st != HR_ERR_DIVERGED) {
         hr_mpi_solver_free(s);
@@ -190,11 +202,12 @@ int hr_mpi_cli_solve(const char *cmd, const hr_options *o, const hr_mpi_cli_args
             json_object_object_add(j, "compute_s", hr_json_number(t[5]));
             json_object_object_add(j, "hidden_fraction",
                                    hr_json_number(t[3] + t[4] > 0 ? t[3] / (t[3] + t[4]) : 0.0));
-            json_object_object_add(j, "buffers",
-                                   json_object_new_string(info.transport == HR_MPI_TRANSPORT_NCCL
-                                                              ? "device (NCCL)"
-                                                          : info.device_buffers ? "device (CUDA-aware MPI)"
-                                                                                : "pinned host (staged)"));
+            json_object_object_add(
+                j, "buffers",
+                json_object_new_string(info.transport == HR_MPI_TRANSPORT_NCCL   ? "device (NCCL)"
+                                       : info.transport == HR_MPI_TRANSPORT_PEER ? "device (CUDA IPC)"
+                                       : info.device_buffers                     ? "device (CUDA-aware MPI)"
+                                                                                 : "pinned host (staged)"));
         }
         json_object_object_add(j, "transport", json_object_new_string(hr_mpi_transport_name(info.transport)));
         json_object_object_add(j, "halo_bytes", hr_json_number(info.halo_bytes));

@@ -50,14 +50,19 @@ hr_status hr_mpi_solver_create(const hr_options *o, const int decomp[3], int gho
 
 /* How GPU ranks move their halo messages (CPU ranks always send host buffers by MPI). */
 typedef enum hr_mpi_transport {
-    HR_MPI_TRANSPORT_AUTO = 0, /* device buffers when the MPI library is CUDA-aware, else host */
+    HR_MPI_TRANSPORT_AUTO = 0, /* peer when every rank is on one node, else device buffers when
+                                  the MPI library is CUDA-aware, else host */
     HR_MPI_TRANSPORT_HOST,     /* MPI on pinned host buffers, staged through the device */
     HR_MPI_TRANSPORT_DEVICE,   /* MPI on device buffers: a CUDA-aware MPI library only */
-    HR_MPI_TRANSPORT_NCCL      /* ncclSend/ncclRecv of device buffers (builds with NCCL; one rank
+    HR_MPI_TRANSPORT_NCCL,     /* ncclSend/ncclRecv of device buffers (builds with NCCL; one rank
                                   per GPU); norms and flags still by MPI */
+    HR_MPI_TRANSPORT_PEER      /* CUDA IPC: each face packed straight into the neighbour's device
+                                  memory (NVLink or PCIe peer writes; a peer copy where the devices
+                                  cannot reach each other); every rank on one node; MPI carries
+                                  8-byte round notes, norms and flags */
 } hr_mpi_transport;
 
-/*! hr_mpi_transport_name() : "auto", "host", "device", "nccl" (NULL for other values). */
+/*! hr_mpi_transport_name() : "auto", "host", "device", "nccl", "peer" (NULL for other values). */
 const char *hr_mpi_transport_name(hr_mpi_transport tr);
 
 /*! hr_mpi_have_nccl() : 1 when this build has the NCCL transport. */
@@ -66,8 +71,9 @@ int hr_mpi_have_nccl(void);
 /*! hr_mpi_solver_create_transport() :
  *  hr_mpi_solver_create with the halo transport of GPU ranks chosen (the same on every
  *  rank). A transport the build, the MPI library or the backend cannot give (nccl without
- *  NCCL, device without CUDA-aware MPI, device or nccl with CPU ranks, nccl with several
- *  ranks on one GPU) is refused with HR_ERR_INVALID_ARG and "transport: reason". */
+ *  NCCL, device without CUDA-aware MPI, device, nccl or peer with CPU ranks, nccl with several
+ *  ranks on one GPU, peer with ranks on several nodes) is refused with HR_ERR_INVALID_ARG and
+ *  "transport: reason". */
 hr_status hr_mpi_solver_create_transport(const hr_options *o, const int decomp[3], int ghost,
                                          hr_mpi_transport transport, MPI_Comm comm, hr_mpi_solver **out);
 
@@ -102,11 +108,12 @@ typedef struct hr_mpi_info {
     double halo_bytes;     /* bytes this rank sends per exchange round */
     double max_halo_bytes; /* the largest over ranks */
     /* GPU ranks (--backend gpu; docs/mpi.md): the device overlap's own split of a sweep */
-    double wait_s;              /* exchange left over after the interior was done (exposed) */
-    double compute_s;           /* sweep time less the exposed exchange */
-    int device;                 /* this rank's GPU, -1 on CPU ranks */
-    int device_buffers;         /* 1: device buffers moved (CUDA-aware MPI or NCCL), 0: pinned host staging */
-    hr_mpi_transport transport; /* what moved them: host, device or nccl (never auto) */
+    double wait_s;      /* exchange left over after the interior was done (exposed) */
+    double compute_s;   /* sweep time less the exposed exchange */
+    int device;         /* this rank's GPU, -1 on CPU ranks */
+    int device_buffers; /* 1: device buffers moved (CUDA-aware MPI, NCCL, peer), 0: pinned host staging */
+    hr_mpi_transport transport; /* what moved them: host, device, nccl or peer (never auto) */
+    int device_first;           /* 1: the lowest rank of its node on its GPU (measure the GPU once) */
 } hr_mpi_info;
 
 /*! hr_mpi_solver_info() : the decomposition and the last run's exchange figures (local). */
@@ -117,6 +124,12 @@ hr_status hr_mpi_solver_info(const hr_mpi_solver *s, hr_mpi_info *out);
  *  the inner points by default (on = 1); on = 0 exchanges first, then sweeps. The
  *  solution is the same bits either way. */
 hr_status hr_mpi_solver_set_overlap(hr_mpi_solver *s, int on);
+
+/*! hr_mpi_solver_set_reference() :
+ *  Collective: the bandwidth the run's GB/s is reported against is the sum of every rank's
+ *  `gbps` (give each GPU's copy bandwidth on one rank per GPU, see hr_mpi_info.device_first,
+ *  and 0 elsewhere; CPU ranks: the node's bandwidth on one rank per node). */
+hr_status hr_mpi_solver_set_reference(hr_mpi_solver *s, double gbps);
 
 /*! hr_mpi_last_error() : why the last failing hr_mpi_* call on this thread failed ("" if none). */
 const char *hr_mpi_last_error(void);

@@ -25,10 +25,34 @@ hr_status hr_measure_device_bandwidth(int ordinal, size_t bytes, int repeats, do
     return HR_ERR_UNSUPPORTED;
 }
 
-hr_status hr_cuda_tune(const hr_options *o, long sweeps, const char *cache_path,
-                       hr_cuda_tune_result *out, char *err, size_t err_size)
+hr_status hr_cuda_tune(const hr_options *o, long sweeps, const char *cache_path, hr_cuda_tune_result *out,
+                       char *err, size_t err_size)
 {
     (void)o, (void)sweeps, (void)cache_path, (void)out;
     if (err && err_size) snprintf(err, err_size, "this build has no CUDA support");
+    return HR_ERR_UNSUPPORTED;
+}
+
+/* The CUDA IPC transport (cuda/transport_ipc.h): none without CUDA. */
+#include "cuda/transport_ipc.h"
+
+int hr_ipc_available(void)
+{
+    return 0;
+}
+
+int hr_ipc_peer_direct(int device, int peer)
+{
+    (void)device;
+    (void)peer;
+    return -1;
+}
+
+hr_status hr_transport_ipc_create(hr_transport *host, int device, hr_transport **out, char *err, size_t es)
+{
+    (void)host;
+    (void)device;
+    if (out) *out = NULL;
+    if (err && es) snprintf(err, es, "ipc: this build has no CUDA");
     return HR_ERR_UNSUPPORTED;
 }

@@ -24,11 +24,13 @@ static hr_status sync_all(hr_dsolver *s, int lane)
 
 /* Packs the faces of phase ph and posts its messages. */
 /* Where a bound message buffer's data goes or comes from this round: the transport's
- * slot where it has in-place messages (hr_transport_ops.slot) and the faces are host
- * memory, else the buffer itself (HETRELAX_MPI_INPLACE=0: always the buffer). */
+ * slot where it has in-place messages (hr_transport_ops.slot) for faces of this kind (host
+ * faces; device faces of a device-buffer transport such as CUDA IPC), else the buffer
+ * itself (HETRELAX_MPI_INPLACE=0: always the buffer). */
 static void *in_place(hr_dsolver *s, int ph, void *buf)
 {
-    if (!s->t->ops->slot || s->fops != &hr_field_ops_host || !s->inplace) return buf;
+    if (!s->t->ops->slot || !s->inplace) return buf;
+    if (s->fops != &hr_field_ops_host && !(s->dplace && s->t->device_buffers)) return buf;
     return s->t->ops->slot(s->t, ph, buf);
 }
 
@@ -258,7 +260,9 @@ static hr_status device_overlapped_sweep(hr_dsolver *s, hr_phase_times *t)
             for (int side = 0; side < 2; side++) {
                 if (d->g.nb[a][side] < 0) continue;
                 const hr_box b = hr_subdomain_face(&d->g, 1, a, side, 0, 0);
-                HR_TRY(s->fops->pack(d->ctx, 2 * a + side, &d->g.l, d->org[nxt], &b, d->sbuf[a][side]));
+                void *to = in_place(s, 0, d->sbuf[a][side]);
+                if (!to) return HR_ERR_INTERNAL;
+                HR_TRY(s->fops->pack(d->ctx, 2 * a + side, &d->g.l, d->org[nxt], &b, to));
             }
         if (chained) HR_TRY(s->fops->mark(d->ctx, HR_DMARK_PACKED));
     }
@@ -266,6 +270,13 @@ static hr_status device_overlapped_sweep(hr_dsolver *s, hr_phase_times *t)
     const double t1 = hr_now();
     if (chained) account_device_sweep(s, t); /* the sweep before: its events are complete now */
     HR_TRY(s->t->ops->start(s->t, 0));
+    for (int l = 0; l < s->nlocal; l++) /* where each face will be (in place: the transport's slot) */
+        for (int a = 0; a < s->p.dim; a++)
+            for (int side = 0; side < 2; side++)
+                if (s->subs[l].g.nb[a][side] >= 0) {
+                    s->subs[l].rfrom[a][side] = in_place(s, 0, s->subs[l].rbuf[a][side]);
+                    if (!s->subs[l].rfrom[a][side]) return HR_ERR_INTERNAL;
+                }
     HR_TRY(s->t->ops->wait(s->t, 0));
     const double t2 = hr_now();
     s->last_transfer = t2 - t1;
@@ -276,7 +287,7 @@ static hr_status device_overlapped_sweep(hr_dsolver *s, hr_phase_times *t)
             for (int side = 0; side < 2; side++) {
                 if (d->g.nb[a][side] < 0) continue;
                 const hr_box b = hr_subdomain_face(&d->g, 1, a, side, 1, 0);
-                HR_TRY(s->fops->unpack(d->ctx, 2 * a + side, &d->g.l, d->org[nxt], &b, d->rbuf[a][side]));
+                HR_TRY(s->fops->unpack(d->ctx, 2 * a + side, &d->g.l, d->org[nxt], &b, d->rfrom[a][side]));
             }
     }
     if (!chained) { /* host clock: waiting for the packs, the messages, the rest of the sweep */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "cuda/transport_ipc.h"
 #include "cuda/transport_nccl.h"
 #include "decomp/dsolver.h"
 #include "hetrelax/mpi.h"
@@ -15,7 +16,8 @@ struct hr_mpi_solver {
     MPI_Comm comm; /* our duplicate, errors returned rather than fatal */
     int rank, size;
     int parts[3], ghost;
-    hr_mpi_transport transport; /* resolved: host, device or nccl */
+    hr_mpi_transport transport; /* resolved: host, device, nccl or peer */
+    int device_first;           /* the lowest rank of its node on its GPU */
     double max_halo_bytes;
     hr_dsolver *ds;
 };
@@ -149,15 +151,22 @@ static hr_status same_everywhere(MPI_Comm comm, const hr_options *o, const int d
 /* GPU ranks: device = this rank's rank among the ranks of its node modulo the GPUs used
  * there (o->gpus when given, else all present). Collective over comm (split by node). */
 static hr_status pick_device(MPI_Comm comm, const hr_options *o, hr_mpi_transport tr, hr_options *lo,
-                             char *why, size_t ws)
+                             int *first, char *why, size_t ws)
 {
     MPI_Comm node;
-    int lrank = 0, lsize = 1;
+    int lrank = 0, lsize = 1, size = 1;
+    MPI_Comm_size(comm, &size);
     if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
         MPI_Comm_rank(node, &lrank);
         MPI_Comm_size(node, &lsize);
         MPI_Comm_free(&node);
     }
+    /* every rank of a node sees the same lsize, so every rank agrees on this */
+    if (tr == HR_MPI_TRANSPORT_PEER && lsize != size)
+        return hr_invalid_arg(why, ws,
+                              "transport: peer: every rank must run on one node (%d of %d ranks here): "
+                              "use host, device or nccl across nodes",
+                              lsize, size);
     const int present = hr_dsolver_gpu_count();
     if (present == 0) {
         hr_invalid_arg(why, ws, "backend: gpu: no CUDA device on this node (or a build without CUDA)");
@@ -183,13 +192,14 @@ static hr_status pick_device(MPI_Comm comm, const hr_options *o, hr_mpi_transpor
             lsize, use, use);
     lo->device = lrank % use;
     lo->gpus = 1;
+    *first = lrank < use;
     return HR_OK;
 }
 
 const char *hr_mpi_transport_name(hr_mpi_transport tr)
 {
-    static const char *const names[] = {"auto", "host", "device", "nccl"};
-    return (int)tr >= 0 && (int)tr < 4 ? names[tr] : NULL;
+    static const char *const names[] = {"auto", "host", "device", "nccl", "peer"};
+    return (int)tr >= 0 && (int)tr < 5 ? names[tr] : NULL;
 }
 
 int hr_mpi_have_nccl(void)
@@ -209,7 +219,10 @@ static hr_status check_transport(const hr_options *o, hr_mpi_transport tr, char 
             why, ws,
             "transport: nccl: this build has no NCCL (configure where CMake finds nccl.h and libnccl: "
             "NCCL_HOME, HETRELAX_ENABLE_NCCL)");
-    if ((tr == HR_MPI_TRANSPORT_NCCL || tr == HR_MPI_TRANSPORT_DEVICE) && o->backend != HR_BACKEND_GPU)
+    if (tr == HR_MPI_TRANSPORT_PEER && !hr_ipc_available())
+        return hr_invalid_arg(why, ws, "transport: peer: this build has no CUDA");
+    if ((tr == HR_MPI_TRANSPORT_NCCL || tr == HR_MPI_TRANSPORT_DEVICE || tr == HR_MPI_TRANSPORT_PEER) &&
+        o->backend != HR_BACKEND_GPU)
         return hr_invalid_arg(why, ws, "transport: %s moves device buffers: it needs --backend gpu (not %s)",
                               name, hr_backend_name(o->backend));
     if (tr == HR_MPI_TRANSPORT_DEVICE && !hr_mpi_cuda_aware())
@@ -277,9 +290,16 @@ hr_status hr_mpi_solver_create_transport(const hr_options *o, const int decomp[3
     int minor = st == HR_OK && same != HR_OK;
     if (st == HR_OK) st = same;
     hr_options lo = *o;
+    /* auto on GPU ranks: device memory to device memory where every rank shares the node
+     * (CUDA IPC, the fastest there), else what the MPI library takes */
+    const int on_node_all = hr_mpi_all_on_node(dup);
+    int first_on_dev = 0;
+    if (tr == HR_MPI_TRANSPORT_AUTO && o->backend == HR_BACKEND_GPU && hr_ipc_available() && on_node_all)
+        tr = HR_MPI_TRANSPORT_PEER;
     /* every rank calls the node split when the backend (agreed just now) is gpu */
     if (o->backend == HR_BACKEND_GPU && same == HR_OK) {
-        const hr_status pd = pick_device(dup, o, tr, &lo, st == HR_OK ? mpi_error : NULL, sizeof mpi_error);
+        const hr_status pd =
+            pick_device(dup, o, tr, &lo, &first_on_dev, st == HR_OK ? mpi_error : NULL, sizeof mpi_error);
         if (st == HR_OK) st = pd;
     }
     /* every rank: halos through shared memory when all ranks share this node (CPU ranks;
@@ -298,6 +318,11 @@ hr_status hr_mpi_solver_create_transport(const hr_options *o, const int decomp[3
     st = agree_first(dup, rank, size, st, minor, mpi_error, sizeof mpi_error);
     minor = 0;
     if (st == HR_OK && tr == HR_MPI_TRANSPORT_NCCL) st = wrap_nccl(dup, rank, size, lo.device, &t);
+    if (st == HR_OK && tr == HR_MPI_TRANSPORT_PEER) { /* local; the agreement below settles it */
+        hr_transport *n = NULL;
+        st = hr_transport_ipc_create(t, lo.device, &n, mpi_error, sizeof mpi_error);
+        if (st == HR_OK) t = n; /* it owns the MPI transport now */
+    }
     if (st == HR_OK) {
         st = hr_dsolver_create(&lo, parts, ghost, t, &s->ds, mpi_error, sizeof mpi_error);
         t = NULL; /* taken by the solver, also on failure */
@@ -316,9 +341,10 @@ hr_status hr_mpi_solver_create_transport(const hr_options *o, const int decomp[3
     s->size = size;
     memcpy(s->parts, parts, sizeof parts);
     s->ghost = ghost;
-    s->transport = tr == HR_MPI_TRANSPORT_NCCL                      ? tr
-                   : s->ds->subs[0].ctx && s->ds->t->device_buffers ? HR_MPI_TRANSPORT_DEVICE
-                                                                    : HR_MPI_TRANSPORT_HOST;
+    s->device_first = first_on_dev;
+    s->transport = tr == HR_MPI_TRANSPORT_NCCL || tr == HR_MPI_TRANSPORT_PEER ? tr
+                   : s->ds->subs[0].ctx && s->ds->t->device_buffers           ? HR_MPI_TRANSPORT_DEVICE
+                                                                              : HR_MPI_TRANSPORT_HOST;
     double bytes = 0.0;
     for (int a = 0; a < 3; a++)
         for (int side = 0; side < 2; side++)
@@ -466,6 +492,7 @@ hr_status hr_mpi_solver_info(const hr_mpi_solver *s, hr_mpi_info *out)
     out->device = s->ds->subs[0].device;
     out->device_buffers = s->ds->subs[0].ctx && s->ds->t->device_buffers;
     out->transport = s->transport;
+    out->device_first = out->device >= 0 && s->device_first;
     for (int a = 0; a < 3; a++)
         for (int side = 0; side < 2; side++) {
             out->halo_bytes += (double)s->ds->subs[0].bytes[a][side];
@@ -479,6 +506,15 @@ hr_status hr_mpi_solver_set_overlap(hr_mpi_solver *s, int on)
 {
     if (!s) return HR_ERR_INVALID_ARG;
     s->ds->overlap = on != 0;
+    return HR_OK;
+}
+
+hr_status hr_mpi_solver_set_reference(hr_mpi_solver *s, double gbps)
+{
+    if (!s) return HR_ERR_INVALID_ARG;
+    double sum = gbps > 0 ? gbps : 0.0;
+    if (MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_DOUBLE, MPI_SUM, s->comm) != MPI_SUCCESS) return HR_ERR_IO;
+    s->ds->o.reference_gbps = sum;
     return HR_OK;
 }
 

@@ -11,6 +11,9 @@
  * shared-memory segments of ours (transport_shm.c) instead of MPI point-to-point. */
 hr_status hr_transport_mpi_create(MPI_Comm comm, const char *shm_prefix, hr_transport **out);
 
+/* Collective over comm: 1 when every rank of comm runs on one node (shares memory). */
+int hr_mpi_all_on_node(MPI_Comm comm);
+
 /* Collective over comm: 1 when every rank runs on this node and HETRELAX_MPI_SHM is not
  * 0, with prefix (the same on every rank) naming the solve's segments; else 0 and "". */
 int hr_mpi_shm_setup(MPI_Comm comm, char prefix[48]);

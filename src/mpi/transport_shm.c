@@ -230,11 +230,8 @@ void hr_shm_free(struct hr_shm_tr *t)
     free(t);
 }
 
-int hr_mpi_shm_setup(MPI_Comm comm, char prefix[48])
+int hr_mpi_all_on_node(MPI_Comm comm)
 {
-    prefix[0] = '\0';
-    const char *e = getenv("HETRELAX_MPI_SHM"); /* 0: MPI point-to-point for the halos */
-    int want = !(e && strcmp(e, "0") == 0);
     int rank = 0, size = 1, node_size = 0;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
@@ -244,8 +241,20 @@ int hr_mpi_shm_setup(MPI_Comm comm, char prefix[48])
         MPI_Comm_size(node, &node_size);
         MPI_Comm_free(&node);
     }
-    int all = want && node_size == size && size > 1; /* every rank on this node */
+    int all = node_size == size;
     MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, comm);
+    return all;
+}
+
+int hr_mpi_shm_setup(MPI_Comm comm, char prefix[48])
+{
+    prefix[0] = '\0';
+    const char *e = getenv("HETRELAX_MPI_SHM"); /* 0: MPI point-to-point for the halos */
+    const int want = !(e && strcmp(e, "0") == 0);
+    int rank = 0, size = 1;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    const int all = hr_mpi_all_on_node(comm) && want && size > 1; /* every rank on this node */
     char name[48] = {0};
     if (rank == 0) {
         struct timespec ts;
