@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Issue 11 on GPUs: `mpiexec -n 2 hetrelax poisson2d|poisson3d --decomp ... --backend gpu`
-# (one rank per GPU; on a 1-GPU machine both ranks share device 0) writes a .raw bitwise
+# GPU ranks: `mpiexec -n 2..4 hetrelax poisson2d|poisson3d --decomp ... --backend gpu`
+# (one rank per GPU; with fewer GPUs ranks share them) writes a .raw bitwise
 # equal to the single-process cpu-seq run: 2-D and 3-D, float and double, ghost 1
 # (overlapped on streams, and --no-overlap) and 2, uneven splits, x splits. The JSON's "mpi"
 # object carries the device overlap's timers. Bad input: --gpus with several ranks on one
@@ -40,6 +40,50 @@ check_equal poisson3d "$P3" 2 "--decomp 1x2x1"
 check_equal poisson3d "$P3 --precision double" 2 "--decomp 2x1x1 --no-overlap"
 check_equal poisson3d "$P3" 2 "--decomp 2x1x1"
 check_equal poisson3d "$P3 --rhs manufactured" 2 "--decomp 1x1x2 --ghost 2"
+
+# 3 and 4 ranks (one GPU each where that many are present, else sharing them): slabs,
+# x splits, 2 x 2 and uneven parts; the default transport (peer on one node) and the others
+P4="--n 61 --nx 43 --iters 30"
+check_equal poisson2d "$P4" 3 ""
+check_equal poisson2d "$P4" 4 ""
+check_equal poisson2d "$P4 --precision double" 4 "--decomp 4x1"
+check_equal poisson2d "$P4" 4 "--decomp 2x2 --ghost 2"
+check_equal poisson2d "$P4" 4 "--decomp 1x4 --no-overlap"
+Q3="--n 37 --nx 29 --nz 41 --iters 20"
+check_equal poisson3d "$Q3" 3 "--decomp 1x1x3"
+check_equal poisson3d "$Q3" 4 "--decomp 1x1x4"
+check_equal poisson3d "$Q3 --precision double" 4 "--decomp 1x2x2"
+check_equal poisson3d "$Q3" 4 "--decomp 2x2x1"
+check_equal poisson3d "$Q3" 4 "--decomp 4x1x1 --ghost 2"
+check_equal poisson3d "$Q3" 4 "--decomp 1x1x4 --transport host"
+check_equal poisson3d "$Q3" 4 "--decomp 1x2x2 --transport peer"
+check_equal poisson3d "$Q3 --precision double" 4 "--decomp 1x1x4 --transport peer --ghost 2"
+check_equal poisson3d "$Q3" 3 "--decomp 1x1x3 --transport peer --no-overlap"
+
+# the default transport on one node is peer (CUDA IPC), and the run reports against the sum of
+# the GPUs' copy bandwidth: one measurement per GPU in use (ranks sharing a GPU measure it once)
+gpus_present=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+mrun 2 poisson3d --backend gpu $Q3 --decomp 1x1x2 --json "$T/p.json" >"$T/out" 2>"$T/err" &&
+  "$HR" poisson3d --backend gpu --n 16 --iters 2 --quiet --json "$T/one.json" >/dev/null 2>&1 &&
+  python3 - "$T/p.json" "$T/one.json" "$gpus_present" <<'PY' && ok || bad "MPI GPU transport/reference: $(cat "$T/err") $(head -c 1500 "$T/p.json")"
+import json, sys
+d, one, present = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), int(sys.argv[3] or 0)
+m = d["mpi"]
+assert m["transport"] == "peer" and m["buffers"] == "device (CUDA IPC)", m
+ref, single = d["reference_gbps"], one["reference_gbps"]
+used = min(2, max(present, 1))  # two ranks on two GPUs, or both on the one GPU
+assert 0.8 * used * single < ref < 1.25 * used * single, (ref, single, used)
+PY
+
+# --gpus N in one process: the reference is the sum of the N GPUs' copy bandwidth
+if [ "$gpus_present" -ge 2 ]; then
+  "$HR" poisson2d --backend gpu --gpus 2 --n 512 --iters 10 --quiet --json "$T/g2.json" >"$T/out" 2>"$T/err" &&
+    python3 - "$T/g2.json" "$T/one.json" <<'PY' && ok || bad "--gpus 2 reference: $(cat "$T/err") $(head -c 800 "$T/g2.json")"
+import json, sys
+ref, single = json.load(open(sys.argv[1]))["reference_gbps"], json.load(open(sys.argv[2]))["reference_gbps"]
+assert 1.6 * single < ref < 2.5 * single, (ref, single)
+PY
+fi
 
 # --transport host: staged through pinned host buffers whatever the MPI library is
 check_equal poisson3d "$P3" 2 "--decomp 1x1x2 --transport host"

@@ -1,9 +1,9 @@
 /* The decomposed solver with GPU subdomains in one process (issue 11 items 1 and 3):
- * every subdomain on a device (all on device 0, or spread over 2 GPUs with peer copies),
+ * every subdomain on a device (all on device 0, or spread over GPUS GPUs with peer copies),
  * solutions bitwise equal to the single-process cpu-seq run for 2-D and 3-D, float and
  * double, ghost 1 (overlapped on streams, and not) and ghost > 1, even and uneven splits,
  * splits along x (the box kernel) and along y/z (the tuned region kernels).
- *   test_decomp_gpu [GPUS]   GPUS = 1 (default) or 2; exit 77 with fewer GPUs present. */
+ *   test_decomp_gpu [GPUS]   GPUS >= 1 (default 1); exit 77 with fewer GPUs present. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -145,6 +145,12 @@ int main(int argc, char **argv)
         {3, 37, 18, 20, {2, 1, 1}, 1, 1.0, HR_RHS_SPIKE, HR_INIT_ZERO, HR_PREC_SINGLE, 15}, /* x split,
                                                                                                overlap */
         {3, 37, 18, 20, {3, 1, 1}, 1, 0.9, HR_RHS_SPIKE, HR_INIT_SINE, HR_PREC_DOUBLE, 15},
+        /* four parts (one per GPU of a 4-GPU machine): slabs, x splits, 2 x 2 */
+        {2, 61, 43, 0, {1, 4, 1}, 1, 1.0, HR_RHS_SPIKE, HR_INIT_SINE, HR_PREC_SINGLE, 25},
+        {2, 61, 43, 0, {4, 1, 1}, 2, 1.0, HR_RHS_MANUFACTURED, HR_INIT_ZERO, HR_PREC_DOUBLE, 25},
+        {3, 23, 21, 45, {1, 1, 4}, 1, 1.0, HR_RHS_SPIKE, HR_INIT_ZERO, HR_PREC_SINGLE, 20},
+        {3, 23, 21, 45, {1, 2, 2}, 1, 1.0, HR_RHS_ARRAY, HR_INIT_SINE, HR_PREC_DOUBLE, 20},
+        {3, 45, 21, 23, {4, 1, 1}, 2, 0.8, HR_RHS_SPIKE, HR_INIT_ZERO, HR_PREC_SINGLE, 20},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
         check(&cases[c], gpus);
