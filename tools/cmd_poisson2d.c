@@ -296,6 +296,7 @@ static int grid_run(grid_args *a, hr_flagset *fs)
 
     if (o->omega == HR_OMEGA_AUTO && o->method == HR_METHOD_JACOBI)
         return hr_cli_usage_error(CMD, "--omega", "auto needs --method redblack or sor");
+    a->mpi.transport_given = hr_flags_seen(fs, "transport");
     if (a->solver != GRID_RELAX) return hr_grid_run_mg(a, fs);
     {
         const char *mg_only[] = {"pc",       "cycle",  "pre",       "post",

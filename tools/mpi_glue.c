@@ -42,10 +42,11 @@ void hr_mpi_cli_flags(hr_flagset *fs, hr_mpi_cli_args *m)
     memset(m, 0, sizeof *m);
     m->ghost = 1;
     hr_flags_group(fs, "decomposition (MPI)");
-    hr_flags_add(
-        fs, hr_flag_custom("decomp", m->decomp, NULL, parse_decomp, "AxB[xC]",
-                           "subdomains along x, y[, z]; the product is the rank count\n"
-                           "(default under mpirun: MPI_Dims_create, most parts along the slowest axis)"));
+    hr_flags_add(fs,
+                 hr_flag_custom("decomp", m->decomp, NULL, parse_decomp, "AxB[xC]",
+                                "subdomains along x, y[, z]; the product is the rank count\n"
+                                "(default under mpirun: MPI_Dims_create, most parts along the slowest axis;\n"
+                                "GPU ranks: slabs along the slowest axis)"));
     hr_flags_add(
         fs, hr_flag_int("ghost", &m->ghost, 1, 64, "G",
                         "ghost layers, exchanged every G sweeps (redundant sweeps in between; default 1)"));
@@ -121,7 +122,8 @@ static long decomp_parts(const hr_mpi_cli_args *m)
 int hr_mpi_cli_wanted(const hr_mpi_cli_args *m)
 {
     /* a --transport under mpirun asks for the MPI run even on one rank */
-    return hr_mpi_cli_size() > 1 || decomp_parts(m) > 1 || (mpi_on && m->transport != 0);
+    return hr_mpi_cli_size() > 1 || decomp_parts(m) > 1 ||
+           (mpi_on && (m->transport != 0 || m->transport_given));
 }
 
 /* "field: reason" from the library as "hetrelax CMD: --field: reason" */

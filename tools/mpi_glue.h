@@ -24,12 +24,13 @@
 #include "hetrelax/hetrelax.h"
 
 typedef struct hr_mpi_cli_args {
-    int decomp[3];    /* --decomp AxB[xC] (x, y[, z] parts; 0: free, MPI_Dims_create) */
-    int ghost;        /* --ghost G (layers exchanged every G sweeps), default 1 */
-    int no_overlap;   /* --no-overlap: exchange first, then sweep */
-    int gpus;         /* --gpus N under mpirun: GPUs per node, one rank per GPU (0: share all present) */
-    int transport;    /* --transport auto|host|device|nccl|peer (hr_mpi_transport order; 0: auto) */
-    int measure_gpus; /* GPU ranks: report against the sum of the GPUs' copy bandwidth, measured */
+    int decomp[3];       /* --decomp AxB[xC] (x, y[, z] parts; 0: free, MPI_Dims_create) */
+    int ghost;           /* --ghost G (layers exchanged every G sweeps), default 1 */
+    int no_overlap;      /* --no-overlap: exchange first, then sweep */
+    int gpus;            /* --gpus N under mpirun: GPUs per node, one rank per GPU (0: share all present) */
+    int transport;       /* --transport auto|host|device|nccl|peer (hr_mpi_transport order; 0: auto) */
+    int measure_gpus;    /* GPU ranks: report against the sum of the GPUs' copy bandwidth, measured */
+    int transport_given; /* --transport was on the command line (auto too) */
 } hr_mpi_cli_args;
 
 /* MPI_Init_thread(FUNNELED) when started by mpirun/mpiexec and built with MPI; nothing

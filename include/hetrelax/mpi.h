@@ -29,7 +29,8 @@ int hr_mpi_launched(void);
 /*! hr_mpi_resolve_decomp() :
  *  The decomposition a solve of `o` on `ranks` ranks uses: `req` as given (parts per axis
  *  x, y[, z]; NULL or all 0: MPI_Dims_create's balanced split, the most parts along the
- *  slowest axis), checked against the rank count, the grid and `ghost`. Local (no
+ *  slowest axis; GPU ranks: slabs along the slowest axis while each keeps at least 4
+ *  planes, or 2 * ghost), checked against the rank count, the grid and `ghost`. Local (no
  *  communication): every rank gets the same answer. On error writes
  *  "decomp: reason" (or "ghost: ...") into why. */
 hr_status hr_mpi_resolve_decomp(const hr_options *o, int ranks, const int req[3], int ghost, int out[3],

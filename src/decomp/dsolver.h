@@ -138,6 +138,7 @@ typedef struct hr_dsolver {
     int mapped;         /* ghost planes are the z-neighbours' own planes (hr_transport_ops.grid_share;
                          * HETRELAX_MPI_MAPPED=0: off): no messages, no overlap, rounds only */
     long long mround;   /* rounds agreed so far (mapped) */
+    int warm;           /* every exchange phase ran once before the first timed sweep */
     long done;          /* sweeps since create */
     hr_history hist;
     hr_exchange_times xt;

@@ -73,7 +73,17 @@ hr_status hr_mpi_resolve_decomp(const hr_options *o, int ranks, const int req[3]
     int dims[3] = {0, 0, 0};
     for (int a = 0; a < dim; a++)
         dims[dim - 1 - a] = given[a];
-    if (free_axes > 0 && MPI_Dims_create(ranks, dim, dims) != MPI_SUCCESS)
+    /* GPU ranks with no factors given: slabs along the slowest axis, whose faces are
+     * contiguous (packed by one copy, swept by the aligned kernels; x splits cost strided
+     * faces and an unaligned first column), as long as every slab keeps a few planes */
+    const int slow = hr_options_extent(o, dim - 1);
+    if (free_axes == dim && o->backend == HR_BACKEND_GPU && ranks > 1 &&
+        slow / ranks >= (ghost > 2 ? 2 * ghost : 4)) {
+        dims[0] = ranks;
+        for (int a = 1; a < dim; a++)
+            dims[a] = 1;
+    }
+    if (free_axes > 0 && dims[0] == 0 && MPI_Dims_create(ranks, dim, dims) != MPI_SUCCESS)
         return hr_invalid_arg(why, ws, "decomp: MPI_Dims_create failed for %d ranks", ranks);
     out[2] = 1;
     for (int a = 0; a < dim; a++)

@@ -24,12 +24,10 @@
  * crossed mid-solve and mid-call here with a small switch (8 and 30, bodies of 24 and
  * 64; and inside the call between the fault events), and with its defaults (256, 64)
  * by the long laplace2d:100 runs above.
- * async-(K) reads x while other blocks write it: with one stream its iterates have been
- * bit-identical run to run (docs/gpu-sparse.md), which this test relies on for async,
- * except with per-iteration checks: they run on side streams beside the next sweep,
- * so the sweep's blocks start as the SMs free up and read their neighbours at other
- * moments (seen once the checks got fast, session 6): there async is held to the same
- * reason, within 1 % + 2 iterations, like cg.
+ * async-(K) reads x while other blocks write it: its iterates depend on the order in which
+ * the SMs take the blocks. On an idle GPU with one stream that order has repeated run to
+ * run, but side streams (per-iteration checks) or another process on the GPU change it, so
+ * async is held to the same reason, within 1 % + 2 iterations, like cg.
  * cg: cuSPARSE's default CSR SpMV does not promise the same bits run to run, so cg must
  * reach the same reason within 1 % + 2 of the iterations, below tol when converged.
  */
@@ -205,8 +203,11 @@ static void test_loop_equals_host_checks(void **state)
                 run u = solve(A, methods[m], maxit, v != 1, &modes[v], 0.0);
                 char what[160];
                 snprintf(what, sizeof what, "%s %s, %s", mats[k], methods[m], modes[v].name);
-                const int side = v == 3 || v == 4; /* per-iteration checks: side streams */
-                compare(what, A, &ref, &u, m == 0 ? 2 : m == 1 && !side ? 1 : 0);
+                /* async-(5) reads neighbours as other blocks write them: its bits depend on
+                 * the order the SMs take the blocks, which another process on the GPU (or
+                 * the side streams of per-iteration checks) changes; held, like cg, to the
+                 * same reason within 1 % + 2 iterations */
+                compare(what, A, &ref, &u, m == 0 ? 2 : 0);
                 drop(&u);
             }
             drop(&ref);
