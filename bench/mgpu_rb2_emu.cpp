@@ -1,21 +1,29 @@
 /*
- * rb-2gpu's streaming scheme (src/cuda/redblack_gpu2_stream.cuh) on the host, no GPU: the
- * real rb2s_layout / rb2s_part / rb2s_iteration on the real state struct, each rb_stream
- * launch run by the warp emulation of tests/gpu/rb_stream_emu.cpp (32 fibers in lock step,
- * tests/gpu/emu_warp.h), the CUDA calls stubbed to run at once, so the operations run in
- * the code's enqueue order (bench/mgpu_rb2_model.py checks that the streams and events
- * order every conflicting pair, so any execution equals that order). Both halves' rows
- * after 5 iterations are compared bitwise with an in-place red-black loop (rb-seq's order)
- * over shapes (both edge schemes, unroll 8 / 4 / 2), strip heights S of 2, 3 and 8 rows,
- * grids down to 2 rows, spike / f array / zero rhs, omega 1 and weighted, fp32 and fp64.
+ * rb-mgpu's streaming scheme (src/cuda/redblack_gpu2_stream.cuh) on the host, no GPU: the
+ * real rb2s_layout / rb2s_part / rb2s_iteration / rb2s_capture / rb2s_run on the real state
+ * struct, each rb_stream launch run by the warp emulation of tests/gpu/rb_stream_emu.cpp (32
+ * fibers in lock step, tests/gpu/emu_warp.h), the CUDA calls stubbed to run at once, so the
+ * operations run in the code's enqueue order (bench/mgpu_rb2_model.py checks that the streams
+ * and events order every conflicting pair, so any execution equals that order). A stream
+ * capture records the launches and copies instead, and a graph launch replays them: the K
+ * iterations of a graph run on the grids the capture saw. Every slab's rows after 7
+ * iterations (in two calls, so that graphs start from either grid) are compared bitwise with
+ * an in-place red-black loop (rb-seq's order), for 2, 3 and 4 slabs: shapes (both edge
+ * schemes, unroll 8 / 4 / 2), strip heights S of 2, 3 and 8 rows, grids down to the fewest
+ * rows the slabs allow (every ny from there to 40: slabs of 1 and 2 rows, odd and even
+ * counts), spike / f array / zero rhs, omega 1 and weighted, fp32 and fp64, direct launches
+ * and graphs of 2 and 4 iterations. The cuts are checked too: odd, each slab's rows within
+ * 2 of ny / G, and too few rows refused.
  *
  *   g++ -std=c++17 -O1 -ffp-contract=off -Isrc -Iinclude -Itests/gpu bench/mgpu_rb2_emu.cpp \
- *       -o build/mgpu_rb2_emu && build/mgpu_rb2_emu      (about 30 s; or mgpu_rb2_model.py --emu)
+ *       -o build/mgpu_rb2_emu && build/mgpu_rb2_emu [--quick]
+ *   (ctest rb_mgpu_emulation runs --quick; or mgpu_rb2_model.py --emu)
  */
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <vector>
 
 #include "common/stencil.h"
@@ -39,11 +47,17 @@ struct rb_geo {
 #include "cuda/redblack_gpu.h"
 #include "cuda/redblack_stream.cuh"
 
-/* the CUDA runtime as the scheme uses it: every call runs at once, in the enqueue order */
+/* the CUDA runtime as the scheme uses it: every call runs at once, in the enqueue order; a
+ * capture records the launches and copies (closures) into a graph that a launch replays */
+struct emu_graph {
+    std::vector<std::function<void()>> ops;
+};
 typedef int cudaStream_t, cudaEvent_t, cudaError_t;
-typedef struct emu_graph *cudaGraph_t, *cudaGraphExec_t;
+typedef emu_graph *cudaGraph_t, *cudaGraphExec_t;
 static const int cudaSuccess = 0, cudaStreamCaptureModeRelaxed = 0,
                  cudaGraphInstantiateFlagUseNodePriority = 8;
+static emu_graph *emu_capture; /* the graph being captured, or none */
+static long emu_graph_launches;
 static int cudaSetDevice(int)
 {
     return 0;
@@ -58,44 +72,55 @@ static int cudaEventRecord(int, int)
 }
 static int cudaStreamBeginCapture(int, int)
 {
-    return 1;
-} /* graphs: not emulated */
-static int cudaStreamEndCapture(int, cudaGraph_t *)
-{
-    return 1;
-}
-static int cudaGraphInstantiate(cudaGraphExec_t *, cudaGraph_t, int)
-{
-    return 1;
-}
-static int cudaGraphDestroy(cudaGraph_t)
-{
+    if (emu_capture) return 1;
+    emu_capture = new emu_graph;
     return 0;
 }
-static int cudaGraphLaunch(cudaGraphExec_t, int)
+static int cudaStreamEndCapture(int, cudaGraph_t *g)
 {
-    return 1;
+    *g = emu_capture;
+    emu_capture = nullptr;
+    return *g ? 0 : 1;
+}
+static int cudaGraphInstantiate(cudaGraphExec_t *out, cudaGraph_t g, int)
+{
+    *out = new emu_graph(*g);
+    return 0;
+}
+static int cudaGraphDestroy(cudaGraph_t g)
+{
+    delete g;
+    return 0;
+}
+static int cudaGraphLaunch(cudaGraphExec_t g, int)
+{
+    for (auto &op : g->ops)
+        op();
+    emu_graph_launches++;
+    return 0;
+}
+/* runs op now, or records it into the graph being captured */
+static void emu_enqueue(std::function<void()> op)
+{
+    if (emu_capture)
+        emu_capture->ops.push_back(std::move(op));
+    else
+        op();
 }
 
 #include "cuda/redblack_gpu2_state.cuh"
 
-static int rb2_copy_rows(const hr_gpu_rb2 *, int, void *dst, const void *src, size_t n, int)
+static int rb2_copy_rows(const hr_gpu_rb2 *, int, int, void *dst, const void *src, size_t n, int)
 {
-    memcpy(dst, src, n);
+    emu_enqueue([=] { memcpy(dst, src, n); });
     return 0;
 }
 
-/* rb_stream_launch_rows: the launch's warps one after another */
+/* one rb_stream launch: its warps one after another */
 template <typename T, bool W>
-static int rb_stream_launch_rows(const T *u, T *un, const T *hf, const rb_geo &g, int bx, int by, int h, T c0,
-                                 T c1, int, int s0, int s1)
+static void rb_stream_emulated(const T *u, T *un, const T *hf, const rb_geo &g, int bx, int by, int h, T c0,
+                               T c1, int s0, int s1, bool OVL, long threads, long gy)
 {
-    const bool OVL = by & RB_STREAM_OVL;
-    by &= ~RB_STREAM_OVL;
-    const int V = 16 / (int)sizeof(T);
-    const long words = ((long)g.nx + V - 1) / V, strips = ((long)g.ny + h - 1) / h;
-    const long threads = OVL ? (words + 29) / 30 * 32 : words;
-    long gy = (strips + by - 1) / by;
     blockDim = {(unsigned)bx, (unsigned)by, 1};
     gridDim = {(unsigned)((threads + bx - 1) / bx), (unsigned)gy, 1};
     emu_run_warp([&](int l) {
@@ -128,6 +153,22 @@ static int rb_stream_launch_rows(const T *u, T *un, const T *hf, const rb_geo &g
                         }
                     }
     });
+}
+
+/* rb_stream_launch_rows: the launch now, or recorded by a capture */
+template <typename T, bool W>
+static int rb_stream_launch_rows(const T *u, T *un, const T *hf, const rb_geo &g, int bx, int by, int h, T c0,
+                                 T c1, int, int s0, int s1)
+{
+    const bool OVL = by & RB_STREAM_OVL;
+    by &= ~RB_STREAM_OVL;
+    const int V = 16 / (int)sizeof(T);
+    const long words = ((long)g.nx + V - 1) / V, strips = ((long)g.ny + h - 1) / h;
+    const long threads = OVL ? (words + 29) / 30 * 32 : words;
+    const long gy = (strips + by - 1) / by;
+    const rb_geo gv = g;
+    emu_enqueue(
+        [=] { rb_stream_emulated<T, W>(u, un, hf, gv, bx, by, h, c0, c1, s0, s1, OVL, threads, gy); });
     return 0;
 }
 
@@ -153,8 +194,41 @@ template <typename T> static void reference(T *u, const T *hf, const rb_geo &g, 
             }
 }
 
+/* The cuts for ng slabs of ny rows: odd, each slab within 2 rows of ny / ng (parity and
+ * the minimum rows allowing), slabs of >= 1 row (>= 2 inside); too few rows refused. */
+static int check_cuts(int ny, int ng)
+{
+    hr_gpu_rb2 G;
+    memset(&G, 0, sizeof G);
+    G.p.ny = ny;
+    G.ng = ng;
+    G.srows = 2;
+    const int rc = rb2s_layout(&G);
+    if (ny < 2 * ng - 2) {
+        if (rc != -1) printf("CUTS ny %d ng %d: too few rows not refused\n", ny, ng);
+        return rc != -1;
+    }
+    if (rc) {
+        printf("CUTS ny %d ng %d: refused\n", ny, ng);
+        return 1;
+    }
+    for (int d = 0; d < ng; d++) {
+        const int rows = G.hi[d] - G.lo[d] + 1, least = d == 0 || d == ng - 1 ? 1 : 2;
+        const double even = (double)ny / ng;
+        const bool cut_odd = d == ng - 1 || (G.hi[d] & 1);
+        /* within 2 of the even share, unless the minimum rows force more (tiny grids) */
+        const bool balanced = ny < 4 * ng || (rows >= even - 2 && rows <= even + 2);
+        if (rows < least || !cut_odd || !balanced || G.lo[d] != (d ? G.hi[d - 1] + 1 : 1) ||
+            (d == ng - 1 && G.hi[d] != ny)) {
+            printf("CUTS ny %d ng %d: slab %d rows %d..%d\n", ny, ng, d, G.lo[d], G.hi[d]);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 template <typename T>
-static int run(int nx, int ny, int bx, int by, int h, int srows, double omega, int rhs, int iters)
+static int run(int ng, int nx, int ny, int bx, int by, int h, int srows, double omega, int rhs, int graph_k)
 {
     hr_grid_layout l;
     hr_layout_init(&l, 2, nx, ny, 1, sizeof(T));
@@ -181,56 +255,129 @@ static int run(int nx, int ny, int bx, int by, int h, int srows, double omega, i
     G.p.spike_i = rhs == 1 ? HR_SPIKE_INDEX(ny) : -1;
     G.p.spike_j = HR_SPIKE_INDEX(nx);
     G.p.hf_host = rhs == 2 ? f.data() : nullptr;
+    G.p.gpus = ng;
+    G.ng = ng;
     G.bx = bx;
     G.by = by;
     G.h = h;
     G.srows = srows;
-    rb2s_layout(&G); /* as hr_gpu_rb2_create */
-    std::vector<T> mem[2][3];
-    for (int d = 0; d < 2; d++)
+    G.graph_k = graph_k;
+    if (rb2s_layout(&G)) { /* as hr_gpu_rb2_create */
+        printf("LAYOUT refused %dx%d on %d slabs\n", nx, ny, ng);
+        return 1;
+    }
+    std::vector<std::vector<T>> mem(3 * ng);
+    for (int d = 0; d < ng; d++)
         for (int q = 0; q < 3; q++) {
-            mem[d][q].assign(l.offset + (size_t)(G.nrows[d] + 1) * l.pitch, (T)0);
+            std::vector<T> &m = mem[3 * d + q];
+            m.assign(l.offset + (size_t)(G.nrows[d] + 1) * l.pitch, (T)0);
             const T *src = (q < 2 ? a.data() : f.data()) + l.offset + (size_t)G.ioff[d] * l.pitch;
-            memcpy(mem[d][q].data() + l.offset, src, (size_t)G.nrows[d] * l.pitch * sizeof(T));
+            memcpy(m.data() + l.offset, src, (size_t)G.nrows[d] * l.pitch * sizeof(T));
             if (q < 2)
-                G.d_g[d][q] = mem[d][q].data();
+                G.d_g[d][q] = m.data();
             else if (rhs == 2)
-                G.d_hf[d] = mem[d][q].data();
+                G.d_hf[d] = m.data();
         }
+    if (graph_k) /* as hr_gpu_rb2_create: one graph per starting grid */
+        for (int q = 0; q < 2; q++) {
+            G.cur = q;
+            if (rb2s_capture(&G, graph_k, &G.graph[q])) {
+                printf("CAPTURE failed\n");
+                return 1;
+            }
+        }
+    G.cur = 0;
     rb_geo g = {l.pitch, l.plane, 2, nx, ny, 1, G.p.spike_i, G.p.spike_j, 0, omega != 1.0};
     const T c0 = (T)(1.0 - omega), c1 = (T)omega;
-    for (int t = 0; t < iters; t++) {
-        rb2s_iteration<T>(&G);
-        reference<T>(ua, rhs == 2 ? fh : nullptr, g, c0, c1);
+    const long launches0 = emu_graph_launches;
+    for (int chunk : {3, 4}) { /* the second call starts on grid B: graph[1] */
+        rb2s_run(&G, chunk);
+        for (int t = 0; t < chunk; t++)
+            reference<T>(ua, rhs == 2 ? fh : nullptr, g, c0, c1);
     }
-    for (int d = 0; d < 2; d++)
+    for (int q = 0; q < 2 && graph_k; q++)
+        delete G.graph[q];
+    const long want_launches = graph_k ? 3 / graph_k + 4 / graph_k : 0;
+    if (emu_graph_launches - launches0 != want_launches) {
+        printf("GRAPH %d launches, not %ld\n", (int)(emu_graph_launches - launches0), want_launches);
+        return 1;
+    }
+    for (int d = 0; d < ng; d++)
         for (int i = G.lo[d]; i <= G.hi[d]; i++)
             for (int j = 0; j <= nx + 1; j++) {
                 const T got = ((T *)G.d_g[d][G.cur] + l.offset)[(size_t)(i - G.ioff[d]) * l.pitch + j];
                 const T want = ua[(size_t)i * l.pitch + j];
                 if (memcmp(&got, &want, sizeof(T))) {
-                    printf("MISMATCH %dx%d shape %dx%dx%d srows %d rhs %d omega %g: (%d,%d) %g vs %g\n", nx,
-                           ny, bx, by, h, srows, rhs, omega, i, j, (double)got, (double)want);
+                    printf("MISMATCH %d slabs %dx%d shape %dx%dx%d srows %d rhs %d omega %g graph %d: "
+                           "(%d,%d) %g "
+                           "vs %g\n",
+                           ng, nx, ny, bx, by, h, srows, rhs, omega, graph_k, i, j, (double)got,
+                           (double)want);
                     return 1;
                 }
             }
     return 0;
 }
-int main()
+
+template <typename T>
+static int both(int ng, int nx, int ny, const int *s, int srows, double om, int rhs, int gk)
 {
-    const int sizes[][2] = {{1, 2}, {5, 2}, {9, 3}, {12, 7}, {37, 29}, {64, 65}, {130, 41}, {3, 50}};
+    return run<T>(ng, nx, ny, s[0], s[1], s[2], srows, om, rhs, gk);
+}
+
+int main(int argc, char **argv)
+{
+    const bool quick = argc > 1 && !strcmp(argv[1], "--quick");
     const int shapes[][3] = {{128, 17, 8}, {32, 1, 16}, {32, 2, 2}, {64, 18, 4}, {32, 1, 6}};
+    const int nshapes = quick ? 3 : 5;
     int cases = 0;
+    for (int ng = 2; ng <= RB2_MAX; ng++)
+        for (int ny = 1; ny <= (ng <= 4 ? 200 : 3 * ng); ny++) {
+            if (check_cuts(ny, ng)) return 1;
+            cases++;
+        }
+    /* two slabs: the sizes and options of the two-GPU scheme */
+    const int sizes[][2] = {{1, 2}, {5, 2}, {9, 3}, {12, 7}, {37, 29}, {64, 65}, {130, 41}, {3, 50}};
     for (auto &z : sizes)
-        for (auto &s : shapes)
+        for (int si = 0; si < nshapes; si++)
             for (int srows : {2, 3, 8})
                 for (int rhs = 0; rhs < 3; rhs++)
                     for (int w = 0; w < 2; w++) {
+                        if (quick && (rhs + w + srows) % 2) continue;
                         const double om = w ? 1.45 : 1.0;
-                        if (run<float>(z[0], z[1], s[0], s[1], s[2], srows, om, rhs, 5)) return 1;
-                        if (run<double>(z[0], z[1], s[0], s[1], s[2], srows, om, rhs, 5)) return 1;
+                        const int gk = (rhs + srows) % 3 == 0 ? 0 : (rhs + srows) % 3 == 1 ? 2 : 4;
+                        if (both<float>(2, z[0], z[1], shapes[si], srows, om, rhs, gk)) return 1;
+                        if (both<double>(2, z[0], z[1], shapes[si], srows, om, rhs, gk)) return 1;
                         cases += 2;
                     }
-    printf("mgpu_rb2_emu: %d cases bitwise equal to the in-place red-black loop\n", cases);
+    /* 2, 3 and 4 slabs: every ny from the fewest rows to 40 (thin slabs), a wide grid, both
+     * precisions, the options rotating with ny */
+    for (int ng = 2; ng <= 4; ng++)
+        for (int ny = 2 * ng - 2 < 2 ? 2 : 2 * ng - 2; ny <= 40; ny++)
+            for (int v = 0; v < (quick ? 1 : 2); v++) {
+                const int k = ny + v + ng;
+                const int nx = k % 3 == 0 ? 7 : k % 3 == 1 ? 12 : 33;
+                const int srows = k % 4 == 3 ? 3 : 2;
+                const double om = k % 2 ? 1.45 : 1.0;
+                const int gk = k % 3 == 0 ? 0 : k % 3 == 1 ? 2 : 4;
+                const int *s = shapes[k % nshapes];
+                if (both<float>(ng, nx, ny, s, srows, om, k % 3, gk)) return 1;
+                if (both<double>(ng, nx, ny, s, srows, om, (k + 1) % 3, (gk + 2) % 6)) return 1;
+                cases += 2;
+            }
+    for (int ng = 3; ng <= 4; ng++) /* wider and taller */
+        for (int si = 0; si < nshapes; si++)
+            for (int rhs = 0; rhs < 3; rhs++) {
+                const int gk = (si + rhs) % 2 ? 2 : 0;
+                if (both<float>(ng, 130, 67 + ng, shapes[si], 2 + rhs % 2, rhs == 1 ? 1.45 : 1.0, rhs, gk))
+                    return 1;
+                if (both<double>(ng, 37, 100 - ng, shapes[si], rhs == 2 ? 8 : 2, rhs == 0 ? 1.45 : 1.0, rhs,
+                                 gk))
+                    return 1;
+                cases += 2;
+            }
+    printf("mgpu_rb2_emu: %d cases (cuts and runs on 2, 3 and 4 slabs) bitwise equal to the in-place "
+           "red-black loop\n",
+           cases);
     return 0;
 }

@@ -1,24 +1,27 @@
 #!/usr/bin/env python3
-"""Models of rb-2gpu's schedules (src/cuda/redblack_gpu2.cu), checked against the sequential
-red-black sweep. Pure Python, no GPU: run it after changing a schedule.
+"""Models of rb-mgpu's schedules (src/cuda/redblack_gpu2.cu), checked against the sequential
+red-black sweep. Pure Python, no GPU: run it after changing a schedule (ctest rb_mgpu_model).
 
   bench/mgpu_rb2_model.py      # prints "bad 0 of N" per model; exit 1 on a mismatch or a race
-  bench/mgpu_rb2_model.py --emu  # also builds and runs bench/mgpu_rb2_emu.cpp (g++, ~30 s): the
+  bench/mgpu_rb2_model.py --emu  # also builds and runs bench/mgpu_rb2_emu.cpp (g++, ~1 min): the
                                  # real scheme code and rb_stream kernel under the warp emulation
 
-stream (the default, redblack_gpu2_stream.cuh): the same index logic as the code (m odd, the
-two local frames, the parts S and I, each an rb_stream launch on an even-shifted view that
-updates one row beyond each cut and stores only its window, the spike row in the view, the
-2-row peer copies into the ghost rows of the output grid). The kernel is modelled by its
-semantics IN THE VIEW'S FRAME (colour 0 where view row + column is even: an odd shift would
-fail). Every operation (I, S, copy per GPU and iteration) lists the rows it reads and writes
-in each grid; the dependencies are the streams' order and the event waits the code makes;
-every two operations that touch a row of one grid, one of them writing, must be ordered by
-them (else "race"), so any execution equals the enqueue order, which is what is simulated.
+stream (the default, redblack_gpu2_stream.cuh), on 2, 3 and 4 slabs: the same index logic as
+the code (the odd cuts nearest ny / G, the local frames, the parts S next to each neighbour
+and I, each an rb_stream launch on an even-shifted view that updates one row beyond each cut
+and stores only its window, the spike row in the view, the 2-row copies from each neighbour
+into the ghost rows of the output grid), every ny from the fewest rows the slabs allow to 40.
+The kernel is modelled by its semantics IN THE VIEW'S FRAME (colour 0 where view row + column
+is even: an odd shift would fail). Every operation (I, each S part, each copy per slab and
+iteration) lists the rows it reads and writes in each grid; the dependencies are the streams'
+order and the event waits the code makes; every two operations that touch a row of one grid,
+one of them writing, must be ordered by them (else "race"), so any execution equals the
+enqueue order, which is what is simulated.
 
-fused (HETRELAX_RB2_OLD=1, the in-place scheme per half with two exchanges per iteration):
-strips aligned so the boundary strip ends at the half's boundary row B, tiles of 2 BX columns
-x H rows, the ring passes without row B, row B on its own, and the pulls' possible late reads.
+fused (HETRELAX_RB2_OLD=1, two GPUs only: the in-place scheme per half with two exchanges per
+iteration): strips aligned so the boundary strip ends at the half's boundary row B, tiles of
+2 BX columns x H rows, the ring passes without row B, row B on its own, and the pulls'
+possible late reads.
 """
 import random
 import sys
@@ -143,17 +146,35 @@ def rb_stream(inp, out, base, nyv, nx, s0, s1, si, sj):
     for R in range(s0, s1 + 1):
         out[base + R] = fin[R]
     return set(range(base, base + nyv + 2)), set(range(base + s0, base + s1 + 1))
-def layout(ny, srows):
-    """As hr_gpu_rb2_create / rb2s_split."""
-    m = (ny // 2) | 1
-    ioff = [0, m - 1]
-    nrows = [m + 3, ny - m + 3]
-    sa0 = max(1, m - srows + 1)
-    last = ny - m + 1
-    sz1 = min(2 + srows - 1, last)
-    S = [(sa0, m), (2, sz1)]
-    I = [(1, sa0 - 1), (sz1 + 1, last)]
-    return m, ioff, nrows, S, I
+def cut(ny, ng, d, prev):
+    """As rb2s_cut: the odd row nearest (d + 1) ny / ng (ties: the lower), clamped."""
+    num = (d + 1) * ny
+    k = num // ng
+    if not k & 1: k -= 1
+    if (2 * k + 2) * ng < 2 * num: k += 2
+    lb = 1 if d == 0 else prev + 2
+    ub = (ny - 1 if (ny - 1) & 1 else ny - 2) - 2 * (ng - 2 - d)
+    return max(lb, min(k, ub))
+def layout(ny, ng, srows):
+    """As rb2s_layout: per slab lo, hi, ioff, nrows, the parts S (list) and I."""
+    assert ng >= 2 and ny >= 2 * ng - 2
+    lo, hi, ioff, nrows, S, I = [], [], [], [], [], []
+    for d in range(ng):
+        lo.append(1 if d == 0 else hi[d - 1] + 1)
+        hi.append(ny if d == ng - 1 else cut(ny, ng, d, 0 if d == 0 else hi[d - 1]))
+        ioff.append(0 if d == 0 else lo[d] - 2)
+        nrows.append((ny + 1 if d == ng - 1 else hi[d] + 2) - ioff[d] + 1)
+        a, z = lo[d] - ioff[d], hi[d] - ioff[d]
+        ta, tz, ba, bz = a, a - 1, z + 1, z
+        if d > 0: tz = min(a + srows - 1, z)
+        if d < ng - 1: ba = max(z - srows + 1, a)
+        if 0 < d < ng - 1 and tz + 1 >= ba:
+            S.append([(a, z)]); I.append((z + 1, z)); continue
+        parts = []
+        if d > 0: parts.append((ta, tz))
+        if d < ng - 1: parts.append((ba, bz))
+        S.append(parts); I.append((tz + 1, ba - 1))
+    return lo, hi, ioff, nrows, S, I
 def part(d, a, z, ioff, ny):
     """rb2s_part's view: (shift, nyv, s0, s1)."""
     u0 = a if a + ioff[d] == 1 else a - 1
@@ -161,10 +182,12 @@ def part(d, a, z, ioff, ny):
     if not u0 & 1: u0 -= 1
     shift = u0 - 1
     return shift, u1 - shift, a - shift, z - shift
-def stream_two(u, ny, nx, iters, srows, si, sj):
-    m, ioff, nrows, S, I = layout(ny, srows)
-    assert m < ny and ioff[1] % 2 == 0
-    grids = [[[list(u[ioff[d] + r]) for r in range(nrows[d])] for _ in range(2)] for d in range(2)]
+def stream_many(u, ny, nx, iters, ng, srows, si, sj):
+    lo, hi, ioff, nrows, S, I = layout(ny, ng, srows)
+    for d in range(ng):
+        assert ioff[d] % 2 == 0 and hi[d] >= lo[d] and (d == ng - 1 or hi[d] & 1)
+        if 0 < d < ng - 1: assert (hi[d] - lo[d] + 1) % 2 == 0
+    grids = [[[list(u[ioff[d] + r]) for r in range(nrows[d])] for _ in range(2)] for d in range(ng)]
     cur = 0
     ops = []  # (name, stream, waits(list of op index), reads{(d,q): rows}, writes{(d,q): rows}, action)
     last_on = {}
@@ -183,24 +206,27 @@ def stream_two(u, ny, nx, iters, srows, si, sj):
             r, w = rb_stream(grids[d][q], grids[d][q ^ 1], shift, nyv, nx, s0, s1, vsi, sj)
             rec[3] = {(d, q): r}; rec[4] = {(d, q ^ 1): w}
         return act
-    def copy_op(d, q):
-        o = 1 - d
-        dst, src = (m + 1, 2) if d == 0 else (0, m - 1)
+    def copy_op(d, o, q, row):
+        dst, src = row - ioff[d], row - ioff[o]
         def act(rec):
             for k in range(2): grids[d][q][dst + k] = list(grids[o][q][src + k])
             rec[3] = {(o, q): {src, src + 1}}; rec[4] = {(d, q): {dst, dst + 1}}
         return act
     for t in range(iters):
         q = cur
-        for d in range(2):
+        for d in range(ng):
             if I[d][0] <= I[d][1]:
                 x = enqueue("I%d.%d" % (d, t), "low%d" % d, ["S%d.%d" % (d, t - 1)], sweep_op(d, I[d][0], I[d][1], q))
                 evt["I%d.%d" % (d, t)] = x
-        for d in range(2):
-            x = enqueue("S%d.%d" % (d, t), "high%d" % d, ["I%d.%d" % (d, t - 1)], sweep_op(d, S[d][0], S[d][1], q))
-            evt["S%d.%d" % (d, t)] = x
-        for d in range(2):
-            enqueue("P%d.%d" % (d, t), "high%d" % d, ["S%d.%d" % (1 - d, t)], copy_op(d, q ^ 1))
+        for d in range(ng):
+            for k, (a, z) in enumerate(S[d]):
+                x = enqueue("S%d.%d.%d" % (d, k, t), "high%d" % d, ["I%d.%d" % (d, t - 1)] if k == 0 else [],
+                            sweep_op(d, a, z, q))
+            evt["S%d.%d" % (d, t)] = x  # recorded after the last part
+        for d in range(ng):
+            for o, row in ((d - 1, lo[d] - 2), (d + 1, hi[d] + 1)):
+                if 0 <= o < ng:
+                    enqueue("P%d<%d.%d" % (d, o, t), "high%d" % d, ["S%d.%d" % (o, t)], copy_op(d, o, q ^ 1, row))
         cur ^= 1
     for rec in ops:  # the enqueue order (a legal serial order)
         rec[5](rec)
@@ -221,27 +247,27 @@ def stream_two(u, ny, nx, iters, srows, si, sj):
                     races += 1
                     print("race", ops[k][0], ops[i][0], g)
     out = [list(r) for r in u]
-    lo, hi = [1, m + 1], [m, ny]
-    for d in range(2):
+    for d in range(ng):
         for r in range(lo[d], hi[d] + 1): out[r] = grids[d][cur][r - ioff[d]]
-    # each own row written exactly once per iteration (S and I disjoint, covering the half)
-    for d in range(2):
+    # each own row written exactly once per iteration (the parts disjoint, covering the slab)
+    for d in range(ng):
         own = set(range(lo[d] - ioff[d], hi[d] - ioff[d] + 1))
-        rows = set(range(S[d][0], S[d][1] + 1)) | set(range(I[d][0], I[d][1] + 1))
-        assert rows == own and (I[d][0] > I[d][1] or S[d][1] < I[d][0] or I[d][1] < S[d][0])
+        rows = [r for a, z in S[d] + [I[d]] for r in range(a, z + 1)]
+        assert set(rows) == own and len(rows) == len(own)
     return out, races
 random.seed(2)
 bad = 0; n = 0
-for ny in (2, 3, 4, 5, 7, 10, 17, 20, 33):
-    for nx in (1, 2, 5, 8):
-        for srows in (2, 3, 4, 7):
-            for spike in (False, True):
-                u = [[random.random() for _ in range(nx + 2)] for _ in range(ny + 2)]
-                si, sj = (random.randint(1, ny), random.randint(1, nx)) if spike else (-1, -1)
-                a = [list(r) for r in u]; seq_s(a, ny, nx, 3, si, sj)
-                b, races = stream_two(u, ny, nx, 3, srows, si, sj)
-                n += 1
-                if a != b or races: bad += 1; print("stream mismatch", ny, nx, srows, si, sj, races)
+for ng in (2, 3, 4):
+    for ny in range(max(2, 2 * ng - 2), 41):  # down to the fewest rows: slabs of 1 and 2 rows
+        for nx in (1, 2, 5, 8):
+            for srows in (2, 3, 4, 7):
+                for spike in (False, True):
+                    u = [[random.random() for _ in range(nx + 2)] for _ in range(ny + 2)]
+                    si, sj = (random.randint(1, ny), random.randint(1, nx)) if spike else (-1, -1)
+                    a = [list(r) for r in u]; seq_s(a, ny, nx, 3, si, sj)
+                    b, races = stream_many(u, ny, nx, 3, ng, srows, si, sj)
+                    n += 1
+                    if a != b or races: bad += 1; print("stream mismatch", ng, ny, nx, srows, si, sj, races)
 print("stream: bad", bad, "of", n)
 bad_stream = bad
 random.seed(2)

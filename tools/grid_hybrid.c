@@ -53,6 +53,7 @@ void hr_grid_hybrid_flags(hr_flagset *fs, grid_args *a)
     hr_flags_add(fs, hr_flag_int("gpus", &o->gpus, 1, 16, "N",
                                  "--backend gpu on N GPUs of this process (devices --device..+N-1):\n"
                                  "equal slabs of rows (3-D: planes), boundary rows exchanged each sweep;\n"
+                                 "--method redblack|sor --kernel rb-mgpu: red-black on N GPUs;\n"
                                  "with --backend hybrid --split-second cpu: N CPU teams (tests)"));
     hr_flags_add(fs, hr_flag_switch("explain", &a->explain, 1,
                                     "print the model's curve, the chosen split and predicted vs\n"
@@ -67,6 +68,15 @@ int hr_grid_gpus_prepare(grid_args *a, hr_flagset *fs, int use_mpi)
     if (use_mpi || hr_mpi_cli_size() > 1)
         return hr_cli_usage_error(CMD, "--gpus",
                                   "one process drives several GPUs: under MPI run one rank per GPU");
+    if (o->kernel && (o->backend == HR_BACKEND_AUTO || o->backend == HR_BACKEND_GPU))
+        for (int i = 0; i < hr_kernel_count(); i++) { /* a GPU kernel that runs on N GPUs itself */
+            hr_kernel_info k;
+            if (hr_kernel_info_at(i, &k) == HR_OK && k.backend == HR_BACKEND_GPU && (k.caps & HR_CAP_GPUS) &&
+                strcmp(k.name, o->kernel) == 0) {
+                o->backend = HR_BACKEND_GPU;
+                return 0;
+            }
+        }
     if (o->backend == HR_BACKEND_AUTO || o->backend == HR_BACKEND_GPU) {
         o->backend = HR_BACKEND_HYBRID; /* the chain lives in the hybrid module */
         o->split_second = HR_SPLIT_GPU;

@@ -147,7 +147,8 @@ typedef struct hr_options {
     int split_schedule;         /* HR_SPLIT_NESTED or HR_SPLIT_NAIVE (seed 003 listings 3 and 2) */
     int split_boundary_threads; /* nested: threads of the boundary team (0: automatic) */
     int gpus; /* backend hybrid: > 1 runs a chain of that many equal slabs of the slowest axis on
-                 GPUs device..device+gpus-1 (split_second HR_SPLIT_CPU: CPU crews); 0 or 1: as before */
+                 GPUs device..device+gpus-1 (split_second HR_SPLIT_CPU: CPU crews); 0 or 1: as before.
+                 Backend gpu with a kernel of HR_CAP_GPUS (rb-mgpu): the GPUs it runs on */
 } hr_options;
 
 enum { HR_SPLIT_GPU = 0, HR_SPLIT_CPU = 1 };
@@ -271,15 +272,16 @@ size_t hr_solver_history(const hr_solver *s, const long **iters, const double **
 
 /* What a kernel can do. */
 enum {
-    HR_CAP_DETERMINISTIC = 1u << 0, /* bitwise equal to cpu-seq for every thread count / shape */
-    HR_CAP_ALPHA = 1u << 1,         /* uses options.alpha (async factor, sweeps per pass) */
-    HR_CAP_2D = 1u << 2,            /* runs the 2-D 5-point problem */
-    HR_CAP_3D = 1u << 3,            /* runs the 3-D 7-point problem */
-    HR_CAP_RECT = 1u << 4,          /* any extents per axis (else square / cubic only) */
-    HR_CAP_OMEGA = 1u << 5,         /* honours options.omega */
-    HR_CAP_TUNABLE = 1u << 6,       /* has shapes that `hetrelax tune` measures and caches */
-    HR_CAP_REDBLACK = 1u << 7,      /* runs the red-black methods (redblack, sor) and not Jacobi */
-    HR_CAP_EXACT_AT_ALPHA1 = 1u << 8 /* not deterministic in general, but bitwise cpu-seq at alpha 1 */
+    HR_CAP_DETERMINISTIC = 1u << 0,   /* bitwise equal to cpu-seq for every thread count / shape */
+    HR_CAP_ALPHA = 1u << 1,           /* uses options.alpha (async factor, sweeps per pass) */
+    HR_CAP_2D = 1u << 2,              /* runs the 2-D 5-point problem */
+    HR_CAP_3D = 1u << 3,              /* runs the 3-D 7-point problem */
+    HR_CAP_RECT = 1u << 4,            /* any extents per axis (else square / cubic only) */
+    HR_CAP_OMEGA = 1u << 5,           /* honours options.omega */
+    HR_CAP_TUNABLE = 1u << 6,         /* has shapes that `hetrelax tune` measures and caches */
+    HR_CAP_REDBLACK = 1u << 7,        /* runs the red-black methods (redblack, sor) and not Jacobi */
+    HR_CAP_EXACT_AT_ALPHA1 = 1u << 8, /* not deterministic in general, but bitwise cpu-seq at alpha 1 */
+    HR_CAP_GPUS = 1u << 9             /* runs on options.gpus GPUs of this process (--gpus N) itself */
 };
 
 typedef struct hr_kernel_info {

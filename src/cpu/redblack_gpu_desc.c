@@ -7,7 +7,8 @@
  * "BXxBY" overrides the block (rb-tuned, rb-inplace: BX threads, BY rows per strip / tile) or
  * "BXxBYxH" (rb-tuned: BX threads along x, BY strips per block, H rows per strip); else
  * rb-tuned takes the tuning cache's shape (`hetrelax tune --kernel rb-tuned`), else the
- * shipped one for the architecture. rb-2gpu runs on devices --device and --device + 1.
+ * shipped one for the architecture. rb-mgpu runs on devices --device.. --device + N - 1 (--gpus N),
+ * rb-2gpu on --device and --device + 1.
  */
 #ifdef HR_HAVE_CUDA
 #include <stdio.h>
@@ -20,7 +21,7 @@
 #include "solver/solver_internal.h"
 #include "solver/tune_util.h"
 
-/* One GPU (hr_gpu_rb_*) or two (hr_gpu_rb2_*) behind the same four calls. */
+/* One GPU (hr_gpu_rb_*) or several (hr_gpu_rb2_*) behind the same four calls. */
 typedef struct rb_ops {
     hr_status (*iterations)(void *g, long count, char *err, size_t n);
     hr_status (*download)(void *g, void *u, double *t, char *err, size_t n);
@@ -162,12 +163,13 @@ static hr_status rbg_setup(hr_solver *s)
     return rc;
 }
 
-/* rb-2gpu: devices --device and --device + 1, the upper and lower halves. */
+/* rb-mgpu (--gpus N) and rb-2gpu (N = 2): slabs of rows on devices --device.. --device + N - 1. */
 static hr_status rbg2_setup(hr_solver *s)
 {
     hr_gpu_rb_params p;
     HR_TRY(rbg_begin(s, &two_gpus, &p));
-    p.variant = HR_GPU_RB_V1; /* ignored by rb2: the halves run rb-tuned's streaming pass */
+    p.variant = HR_GPU_RB_V1; /* ignored by rb2: the slabs run rb-tuned's streaming pass */
+    p.gpus = strcmp(s->k->name, "rb-2gpu") == 0 ? 2 : s->o.gpus;
     rbg_state *st = s->impl;
     double h2d = 0.0;
     hr_gpu_rb2 *g = NULL;
@@ -175,11 +177,30 @@ static hr_status rbg2_setup(hr_solver *s)
                                      s->err, sizeof s->err);
     st->g = g;
     s->t_h2d += h2d;
-    /* each half picks rb-tuned's shape itself (HETRELAX_RB2_SHAPE, the cache, the shipped
+    /* each slab picks rb-tuned's shape itself (HETRELAX_RB2_SHAPE, the cache, the shipped
      * table, else 128x17x8) and does not report it back: 0 x 0 x 0 = not known here */
     s->cfg.shape[0] = s->cfg.shape[1] = s->cfg.shape[2] = 0;
     s->cfg.streams = 2;
+    s->cfg.gpus = rc == HR_OK ? hr_gpu_rb2_devices(g) : p.gpus;
     return rc;
+}
+
+/* The GPU count against the kernel, and enough rows for the slabs (1 at the ends, 2 inside:
+ * the cuts keep an odd last row, so interior slabs hold an even count). */
+static hr_status rbg2_check(const hr_options *o, char *why, size_t why_size)
+{
+    const int two = o->kernel && strcmp(o->kernel, "rb-2gpu") == 0;
+    if (two && o->gpus > 2)
+        return hr_invalid_arg(why, why_size, "gpus: kernel rb-2gpu runs on 2 GPUs (rb-mgpu: --gpus %d)",
+                              o->gpus);
+    if (!two && o->gpus < 2)
+        return hr_invalid_arg(why, why_size,
+                              "gpus: kernel rb-mgpu needs --gpus N, N >= 2 (rb-tuned: one GPU)");
+    const int ng = two ? 2 : o->gpus, least = ng > 2 ? 2 * ng - 2 : 2;
+    if (o->dim != 3 && hr_options_extent(o, 1) < least)
+        return hr_invalid_arg(why, why_size, "ny: red-black on %d GPUs needs at least %d rows, not %d", ng,
+                              least, hr_options_extent(o, 1));
+    return HR_OK;
 }
 
 static hr_status rbg_sweeps(hr_solver *s, long count)
@@ -315,15 +336,21 @@ RB_GPU_KERNEL(hr_kernel_gpu_rb_v4, "rb-v4", RB_GPU_CAPS,
               "red-black seed 004 v4: shared-memory reads, results to global memory");
 RB_GPU_KERNEL(hr_kernel_gpu_rb_ldg, "rb-ldg", RB_GPU_CAPS | HR_CAP_3D,
               "red-black v1 with the neighbours through the read-only cache");
-const hr_kernel_desc hr_kernel_gpu_rb_2gpu = {
-    .name = "rb-2gpu",
-    .backend = HR_BACKEND_GPU,
-    .summary = "red-black on two GPUs (upper / lower halves), rb-tuned's streaming pass on each, "
-               "two old rows exchanged per iteration",
-    .caps = RB_GPU_CAPS,
-    .setup = rbg2_setup,
-    .sweeps = rbg_sweeps,
-    .sync_host = rbg_sync_host,
-    .teardown = rbg_teardown,
-    .upload = rbg_upload};
+#define RB_GPUS_KERNEL(var, kname, text)                                                                     \
+    const hr_kernel_desc var = {.name = kname,                                                               \
+                                .backend = HR_BACKEND_GPU,                                                   \
+                                .summary = text,                                                             \
+                                .caps = RB_GPU_CAPS | HR_CAP_GPUS,                                           \
+                                .setup = rbg2_setup,                                                         \
+                                .sweeps = rbg_sweeps,                                                        \
+                                .sync_host = rbg_sync_host,                                                  \
+                                .teardown = rbg_teardown,                                                    \
+                                .check = rbg2_check,                                                         \
+                                .upload = rbg_upload}
+
+RB_GPUS_KERNEL(hr_kernel_gpu_rb_mgpu, "rb-mgpu",
+               "red-black on --gpus N GPUs (slabs of rows), rb-tuned's streaming pass on each, "
+               "two old rows exchanged per cut and iteration");
+RB_GPUS_KERNEL(hr_kernel_gpu_rb_2gpu, "rb-2gpu",
+               "rb-mgpu on 2 GPUs: upper and lower halves (--gpus 2 or none)");
 #endif

@@ -39,6 +39,7 @@ typedef struct hr_gpu_rb_params {
     int pinned;                    /* register the host grid (page-locked) for the transfers */
     int bx, by;                    /* block shape override (0: the variant's default) */
     int h;                         /* rb-tuned / rb-inplace rows per strip (0: by, else default) */
+    int gpus;                      /* hr_gpu_rb2: slabs, one per GPU (2..16) */
 } hr_gpu_rb_params;
 
 typedef struct hr_gpu_rb hr_gpu_rb;
@@ -73,14 +74,16 @@ struct hr_solver;
 struct hr_cuda_tune_result;
 hr_status hr_gpu_rb_tune(struct hr_solver *s, long sweeps, struct hr_cuda_tune_result *out);
 
-/* Two GPUs (devices p->device and p->device + 1; 2-D): upper and lower halves of the rows,
- * each swept by rb-tuned's streaming pass with two ghost rows of the other half's old
- * iterate, exchanged once per iteration (bitwise equal to one GPU; docs/redblack.md).
- * Same calls as above; p->variant is ignored. */
+/* Several GPUs (p->gpus slabs of rows on devices p->device.. p->device + gpus - 1; 2-D),
+ * each swept by rb-tuned's streaming pass with two ghost rows of each neighbour's old
+ * iterate, exchanged once per iteration (bitwise equal to one GPU; docs/redblack.md). Same
+ * calls as above; p->variant is ignored. hr_gpu_rb2_devices: the devices it runs on (1 when
+ * HETRELAX_RB2_ONE puts every slab on one). */
 typedef struct hr_gpu_rb2 hr_gpu_rb2;
 hr_status hr_gpu_rb2_create(const hr_gpu_rb_params *p, void *u_host, hr_gpu_rb2 **out, char *name,
                             size_t name_size, double *h2d_seconds, char *err, size_t err_size);
 hr_status hr_gpu_rb2_iterations(hr_gpu_rb2 *g, long count, char *err, size_t err_size);
+int hr_gpu_rb2_devices(const hr_gpu_rb2 *g);
 hr_status hr_gpu_rb2_download(hr_gpu_rb2 *g, void *u_host, double *seconds, char *err, size_t err_size);
 hr_status hr_gpu_rb2_upload(hr_gpu_rb2 *g, const void *u_host, double *seconds, char *err, size_t err_size);
 void hr_gpu_rb2_free(hr_gpu_rb2 *g);

@@ -1,21 +1,19 @@
 /*
- * Red-black on two GPUs (seed 004's "multiple GPUs", issue 13): GPU 0 holds the upper half
- * of the rows, GPU 1 the lower half. Every scheme is bitwise equal to one GPU (and rb-seq).
- * Seed 004 exchanged once per iteration after both colours, which lets the second colour read
- * a stale row.
+ * Red-black on several GPUs (rb-mgpu, --gpus N; rb-2gpu: N = 2): the rows cut into N slabs,
+ * slab d on device --device + d. Every scheme is bitwise equal to one GPU (and rb-seq).
  *
- * Stream (the default, redblack_gpu2_stream.cuh): each half runs rb-tuned's out-of-place
- * streaming pass and keeps two ghost rows of the other half's OLD iterate, so one iteration
- * needs one exchange (2 rows each way, peer copies beside the bulk) and no exchange between
- * the colours; the first ghost row's colour 0 is recomputed redundantly. Shape: rb-tuned's
- * (HETRELAX_RB2_SHAPE=BXxBYxH, else the tuning cache's / shipped rb-tuned shape for one half,
- * else 128x17x8); HETRELAX_RB2_SROWS: rows of the strip next to the other half (2);
+ * Stream (the default, redblack_gpu2_stream.cuh): each slab runs rb-tuned's out-of-place
+ * streaming pass and keeps two ghost rows of each neighbour's OLD iterate, so one iteration
+ * needs one exchange (2 rows each way per cut, peer copies beside the bulk) and no exchange
+ * between the colours; the first ghost row's colour 0 is recomputed redundantly. Shape:
+ * rb-tuned's (HETRELAX_RB2_SHAPE=BXxBYxH, else the tuning cache's / shipped rb-tuned shape for
+ * one slab, else 128x17x8); HETRELAX_RB2_SROWS: rows of a strip next to a neighbour (2);
  * HETRELAX_RB2_GRAPH=K: K iterations per CUDA graph launch (0, the default: direct launches).
- * HETRELAX_RB2_ONE=1 puts both halves on device --device (tests the code path on one GPU).
+ * HETRELAX_RB2_ONE=1 puts every slab on device --device (tests the code path on one GPU).
  *
- * The two earlier schemes, in place with one ghost row and an exchange after EACH colour,
- * for comparison (redblack_gpu2_inplace.cuh): HETRELAX_RB2_OLD=1 (fused) and
- * HETRELAX_RB2_V1=1 (v1).
+ * Two in-place schemes, one ghost row and an exchange after EACH colour, for comparison on
+ * two GPUs only (redblack_gpu2_inplace.cuh): HETRELAX_RB2_OLD=1 (fused) and HETRELAX_RB2_V1=1
+ * (v1).
  */
 #include <cuda_runtime.h>
 #include <stdio.h>
@@ -60,11 +58,11 @@ template <typename T> __global__ void rb2_copy_kernel(T *dst, const T *src, size
         dst[x] = src[x];
 }
 
-/* bytes from src (device o) to dst (device d) on d's stream st. */
-static cudaError_t rb2_copy_rows(const hr_gpu_rb2 *G, int d, void *dst, const void *src, size_t bytes,
+/* bytes from src (slab o's device) to dst (slab d's device) on d's stream st. */
+static cudaError_t rb2_copy_rows(const hr_gpu_rb2 *G, int d, int o, void *dst, const void *src, size_t bytes,
                                  cudaStream_t st)
 {
-    if (!G->copy_kernel) return cudaMemcpyPeerAsync(dst, G->dev[d], src, G->dev[1 - d], bytes, st);
+    if (!G->copy_kernel) return cudaMemcpyPeerAsync(dst, G->dev[d], src, G->dev[o], bytes, st);
     const size_t n = bytes / sizeof(float); /* rows are whole multiples of 4 bytes */
     rb2_copy_kernel<float><<<(unsigned)((n + 255) / 256 < 64 ? (n + 255) / 256 : 64), 256, 0, st>>>(
         (float *)dst, (const float *)src, n);
@@ -84,25 +82,49 @@ extern "C" hr_status hr_gpu_rb2_create(const hr_gpu_rb_params *p, void *u_host, 
                                        size_t name_size, double *h2d_seconds, char *err, size_t err_size)
 {
     *out = NULL;
-    if (p->dim != 2 || p->ny < 2) {
-        if (err && err_size) snprintf(err, err_size, "kernel: rb-2gpu runs 2-D grids of at least 2 rows");
+    const int ng = p->gpus;
+    if (p->dim != 2 || ng < 2 || ng > RB2_MAX) {
+        if (err && err_size)
+            snprintf(err, err_size, "kernel: red-black on GPUs runs 2-D grids on 2..%d GPUs", RB2_MAX);
         return HR_ERR_INVALID_ARG;
     }
-    const int one = rb2_env_on("HETRELAX_RB2_ONE"); /* both halves on one GPU: the code path, not the speed */
-    int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess || count < p->device + (one ? 1 : 2)) {
+    const int mode = rb2_env_on("HETRELAX_RB2_V1")    ? RB2_V1
+                     : rb2_env_on("HETRELAX_RB2_OLD") ? RB2_FUSED
+                                                      : RB2_STREAM;
+    if (mode != RB2_STREAM && ng != 2) {
         if (err && err_size)
-            snprintf(err, err_size, "device: rb-2gpu needs devices %d and %d, %d CUDA device(s) present",
-                     p->device, p->device + 1, count);
+            snprintf(err, err_size, "gpus: %s (the in-place scheme) runs on 2 GPUs only, not %d",
+                     mode == RB2_V1 ? "HETRELAX_RB2_V1" : "HETRELAX_RB2_OLD", ng);
+        return HR_ERR_INVALID_ARG;
+    }
+    if (p->ny < (ng > 2 ? 2 * ng - 2 : 2)) { /* slabs of 1 row at the ends, 2 (even counts) inside */
+        if (err && err_size)
+            snprintf(err, err_size, "ny: red-black on %d GPUs needs at least %d rows, not %d", ng,
+                     ng > 2 ? 2 * ng - 2 : 2, p->ny);
+        return HR_ERR_INVALID_ARG;
+    }
+    const int one = rb2_env_on("HETRELAX_RB2_ONE"); /* every slab on one GPU: the code path, not the speed */
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count < p->device + (one ? 1 : ng)) {
+        if (err && err_size) {
+            if (one)
+                snprintf(err, err_size, "device: no CUDA device %d (%d present)", p->device, count);
+            else
+                snprintf(err, err_size,
+                         "gpus: red-black on %d GPUs needs devices %d..%d, %d CUDA device(s) present", ng,
+                         p->device, p->device + ng - 1, count);
+        }
         return HR_ERR_NO_DEVICE;
     }
     hr_gpu_rb2 *G = (hr_gpu_rb2 *)calloc(1, sizeof *G);
     if (!G) return HR_ERR_NO_MEMORY;
     *out = G; /* freed by hr_gpu_rb2_free on any failure below */
     G->p = *p;
-    G->mode = rb2_env_on("HETRELAX_RB2_V1")    ? RB2_V1
-              : rb2_env_on("HETRELAX_RB2_OLD") ? RB2_FUSED
-                                               : RB2_STREAM;
+    G->ng = ng;
+    G->one = one;
+    G->mode = mode;
+    for (int d = 0; d < ng; d++)
+        G->dev[d] = p->device + (one ? 0 : d);
     const int kcopy = rb2_env_on("HETRELAX_RB2_KCOPY"); /* the exchange by a kernel without graphs too */
     const char *shape = getenv("HETRELAX_RB2_SHAPE"), *srows = getenv("HETRELAX_RB2_SROWS");
     if (G->mode == RB2_STREAM) {
@@ -119,9 +141,9 @@ extern "C" hr_status hr_gpu_rb2_create(const hr_gpu_rb_params *p, void *u_host, 
         int sh[3];
         const char *from = NULL;
         char why[160];
-        /* else rb-tuned's shape for one half from the tuning cache / shipped table, if it runs */
+        /* else rb-tuned's shape for one slab from the tuning cache / shipped table, if it runs */
         if (!(shape && *shape) && cudaGetDeviceProperties(&dp, p->device) == cudaSuccess &&
-            hr_gpu_rb_shape_lookup(p->device, dp.name, "rb-tuned", p->esize == 8, p->nx, p->ny / 2, sh,
+            hr_gpu_rb_shape_lookup(p->device, dp.name, "rb-tuned", p->esize == 8, p->nx, p->ny / ng, sh,
                                    &from) &&
             !rb_stream_check(sh[0], sh[1], sh[2], why, sizeof why)) {
             G->bx = sh[0];
@@ -143,7 +165,11 @@ extern "C" hr_status hr_gpu_rb2_create(const hr_gpu_rb_params *p, void *u_host, 
                          "HETRELAX_RB2_GRAPH: '%s' is not an even count of iterations (0: off)", graph);
             return HR_ERR_INVALID_ARG;
         }
-        rb2s_layout(G);
+        if (rb2s_layout(G)) { /* checked above: not reached */
+            if (err && err_size)
+                snprintf(err, err_size, "ny: %d rows cannot be cut into %d slabs", p->ny, ng);
+            return HR_ERR_INVALID_ARG;
+        }
     } else {
         G->bx = 128;
         G->h = 64;
@@ -164,14 +190,17 @@ extern "C" hr_status hr_gpu_rb2_create(const hr_gpu_rb_params *p, void *u_host, 
         }
     }
     const size_t es = p->esize;
-    for (int d = 0; d < 2; d++) {
-        G->dev[d] = p->device + (one ? 0 : d);
+    G->peer = 1;
+    for (int d = 0; d < ng; d++) {
         RB2_CU(cudaSetDevice(G->dev[d]));
-        int can = 0;
-        if (!one) RB2_CU(cudaDeviceCanAccessPeer(&can, G->dev[d], G->dev[1 - d]));
-        G->peer = d == 0 ? one || can : G->peer && (one || can);
-        if (can) {
-            cudaError_t e = cudaDeviceEnablePeerAccess(G->dev[1 - d], 0);
+        /* the neighbours' memory: the copies, the copy kernel */
+        for (int o = d - 1; o <= d + 1 && !one; o += 2) {
+            if (o < 0 || o >= ng) continue;
+            int can = 0;
+            RB2_CU(cudaDeviceCanAccessPeer(&can, G->dev[d], G->dev[o]));
+            G->peer = G->peer && can;
+            if (!can) continue;
+            cudaError_t e = cudaDeviceEnablePeerAccess(G->dev[o], 0);
             if (e == cudaErrorPeerAccessAlreadyEnabled)
                 cudaGetLastError();
             else
@@ -185,13 +214,14 @@ extern "C" hr_status hr_gpu_rb2_create(const hr_gpu_rb_params *p, void *u_host, 
         RB2_CU(cudaEventCreateWithFlags(&G->ring_b[d], cudaEventDisableTiming));
         RB2_CU(cudaEventCreateWithFlags(&G->bulk[d], cudaEventDisableTiming));
         RB2_CU(cudaEventRecord(G->bulk[d], G->low[d])); /* the first iteration's wait */
-        for (int q = 0; q < 2; q++) { /* recorded once: the first iteration's waits, a half without I */
+        for (int q = 0; q < 2; q++) { /* recorded once: the first iteration's waits, a slab without I */
             RB2_CU(cudaEventCreateWithFlags(&G->ev_s[d][q], cudaEventDisableTiming));
             RB2_CU(cudaEventCreateWithFlags(&G->ev_i[d][q], cudaEventDisableTiming));
             RB2_CU(cudaEventRecord(G->ev_s[d][q], G->st[d]));
             RB2_CU(cudaEventRecord(G->ev_i[d][q], G->low[d]));
         }
-        for (int x = d; x < 2 * d + 1; x++) /* join: low[0] on device 0, st[1] and low[1] on 1 */
+        /* join x on the device of its stream (rb2s_stream): low[0]; st[d], low[d] */
+        for (int x = d == 0 ? 0 : 2 * d - 1; x <= 2 * d; x++)
             RB2_CU(cudaEventCreateWithFlags(&G->join[x], cudaEventDisableTiming));
         if (d == 0) RB2_CU(cudaEventCreateWithFlags(&G->fork, cudaEventDisableTiming));
         RB2_CU(cudaEventCreateWithFlags(&G->kern[d], cudaEventDisableTiming));
@@ -210,9 +240,15 @@ extern "C" hr_status hr_gpu_rb2_create(const hr_gpu_rb_params *p, void *u_host, 
                               cudaMemcpyHostToDevice));
         }
     }
+    if (one) G->peer = 1; /* one device reads its own memory */
     cudaDeviceProp prop;
     RB2_CU(cudaGetDeviceProperties(&prop, G->dev[0]));
-    if (name && name_size) snprintf(name, name_size, "%s x %s", one ? "1 (both halves)" : "2", prop.name);
+    if (name && name_size) {
+        if (one)
+            snprintf(name, name_size, "1 (%d slabs) x %s", ng, prop.name);
+        else
+            snprintf(name, name_size, "%d x %s", ng, prop.name);
+    }
     if (p->pinned) {
         RB2_CU(cudaHostRegister(u_host, p->count * es, cudaHostRegisterDefault));
         G->registered = u_host;
@@ -222,8 +258,8 @@ extern "C" hr_status hr_gpu_rb2_create(const hr_gpu_rb_params *p, void *u_host, 
     if (rc != HR_OK || G->mode != RB2_STREAM || !G->graph_k) return rc;
     if (!G->peer) {
         if (err && err_size)
-            snprintf(err, err_size, "HETRELAX_RB2_GRAPH: devices %d and %d have no peer access", G->dev[0],
-                     G->dev[1]);
+            snprintf(err, err_size, "HETRELAX_RB2_GRAPH: devices %d..%d: neighbours without peer access",
+                     G->dev[0], G->dev[ng - 1]);
         return HR_ERR_INVALID_ARG;
     }
     G->copy_kernel = 1;
@@ -233,14 +269,16 @@ extern "C" hr_status hr_gpu_rb2_create(const hr_gpu_rb_params *p, void *u_host, 
     }
     G->cur = 0;
     /* the events were recorded inside the captures: record them once more outside */
-    for (int d = 0; d < 2; d++) {
+    for (int d = 0; d < ng; d++) {
         RB2_CU(cudaSetDevice(G->dev[d]));
         for (int q = 0; q < 2; q++) {
             RB2_CU(cudaEventRecord(G->ev_s[d][q], G->st[d]));
             RB2_CU(cudaEventRecord(G->ev_i[d][q], G->low[d]));
         }
-        for (int x = d; x < 2 * d + 1; x++)
-            RB2_CU(cudaEventRecord(G->join[x], x == 0 ? G->low[0] : x == 1 ? G->st[1] : G->low[1]));
+        for (int x = d == 0 ? 0 : 2 * d - 1; x <= 2 * d; x++) {
+            int dev = 0;
+            RB2_CU(cudaEventRecord(G->join[x], *rb2s_stream(G, x, &dev)));
+        }
         if (d == 0) RB2_CU(cudaEventRecord(G->fork, G->st[0]));
         RB2_CU(cudaDeviceSynchronize());
     }
@@ -249,20 +287,19 @@ extern "C" hr_status hr_gpu_rb2_create(const hr_gpu_rb_params *p, void *u_host, 
 
 extern "C" hr_status hr_gpu_rb2_iterations(hr_gpu_rb2 *G, long count, char *err, size_t err_size)
 {
-    if (G->mode == RB2_STREAM && G->graph_k)
-        for (; count >= G->graph_k; count -= G->graph_k)
-            RB2_CU(rb2s_launch_graph(G)); /* K even: the graph ends on the grid it started from */
-    for (long t = 0; t < count; t++) {
-        if (G->mode == RB2_STREAM) {
-            RB2_CU(G->p.esize == 8 ? rb2s_iteration<double>(G) : rb2s_iteration<float>(G));
-        } else if (G->mode == RB2_FUSED) {
-            RB2_CU(G->p.esize == 8 ? rb2_fused<double>(G) : rb2_fused<float>(G));
-        } else {
-            for (int colour = 0; colour < 2; colour++)
-                RB2_CU(G->p.esize == 8 ? rb2_phase<double>(G, colour) : rb2_phase<float>(G, colour));
+    if (G->mode == RB2_STREAM) {
+        RB2_CU(rb2s_run(G, count));
+    } else {
+        for (long t = 0; t < count; t++) {
+            if (G->mode == RB2_FUSED) {
+                RB2_CU(G->p.esize == 8 ? rb2_fused<double>(G) : rb2_fused<float>(G));
+            } else {
+                for (int colour = 0; colour < 2; colour++)
+                    RB2_CU(G->p.esize == 8 ? rb2_phase<double>(G, colour) : rb2_phase<float>(G, colour));
+            }
         }
     }
-    for (int d = 0; d < 2; d++) {
+    for (int d = 0; d < G->ng; d++) {
         RB2_CU(cudaSetDevice(G->dev[d]));
         RB2_CU(cudaStreamSynchronize(G->st[d]));
         RB2_CU(cudaStreamSynchronize(G->low[d]));
@@ -270,7 +307,12 @@ extern "C" hr_status hr_gpu_rb2_iterations(hr_gpu_rb2 *G, long count, char *err,
     return HR_OK;
 }
 
-/* The grid holding half d's iterate. */
+extern "C" int hr_gpu_rb2_devices(const hr_gpu_rb2 *G)
+{
+    return G->one ? 1 : G->ng;
+}
+
+/* The grid holding slab d's iterate. */
 static void *rb2_current(const hr_gpu_rb2 *G, int d)
 {
     return G->d_g[d][G->mode == RB2_STREAM ? G->cur : 0];
@@ -280,14 +322,14 @@ extern "C" hr_status hr_gpu_rb2_download(hr_gpu_rb2 *G, void *u_host, double *se
                                          size_t err_size)
 {
     const double t0 = rb2_now();
-    for (int d = 0; d < 2; d++) {
+    for (int d = 0; d < G->ng; d++) {
         RB2_CU(cudaSetDevice(G->dev[d]));
         char *dst = (char *)u_host + (G->p.offset + (size_t)G->lo[d] * G->p.pitch) * G->p.esize;
         const size_t n = (size_t)(G->hi[d] - G->lo[d] + 1) * G->p.pitch * G->p.esize;
         RB2_CU(cudaMemcpyAsync(dst, rb2_row(G, rb2_current(G, d), G->lo[d] - G->ioff[d]), n,
                                cudaMemcpyDeviceToHost, G->st[d]));
     }
-    for (int d = 0; d < 2; d++) {
+    for (int d = 0; d < G->ng; d++) {
         RB2_CU(cudaSetDevice(G->dev[d]));
         RB2_CU(cudaStreamSynchronize(G->st[d]));
     }
@@ -301,7 +343,7 @@ extern "C" hr_status hr_gpu_rb2_upload(hr_gpu_rb2 *G, const void *u_host, double
                                        size_t err_size)
 {
     const double t0 = rb2_now();
-    for (int d = 0; d < 2; d++) {
+    for (int d = 0; d < G->ng; d++) {
         RB2_CU(cudaSetDevice(G->dev[d]));
         const char *src = (const char *)u_host + (G->p.offset + (size_t)G->ioff[d] * G->p.pitch) * G->p.esize;
         const size_t n = (size_t)G->nrows[d] * G->p.pitch * G->p.esize;
@@ -310,7 +352,7 @@ extern "C" hr_status hr_gpu_rb2_upload(hr_gpu_rb2 *G, const void *u_host, double
             RB2_CU(cudaMemcpyAsync(rb2_row(G, G->d_g[d][G->cur ^ 1], 0), rb2_row(G, rb2_current(G, d), 0), n,
                                    cudaMemcpyDeviceToDevice, G->st[d]));
     }
-    for (int d = 0; d < 2; d++) {
+    for (int d = 0; d < G->ng; d++) {
         RB2_CU(cudaSetDevice(G->dev[d]));
         RB2_CU(cudaStreamSynchronize(G->st[d]));
     }
@@ -322,10 +364,10 @@ extern "C" void hr_gpu_rb2_free(hr_gpu_rb2 *G)
 {
     if (!G) return;
     if (G->registered) cudaHostUnregister(G->registered);
-    for (int d = 0; d < 2; d++) {
+    for (int d = 0; d < G->ng; d++) {
         if (cudaSetDevice(G->dev[d]) != cudaSuccess) continue;
         if (d == 0 && G->fork) cudaEventDestroy(G->fork);
-        for (int x = d; x < 2 * d + 1; x++)
+        for (int x = d == 0 ? 0 : 2 * d - 1; x <= 2 * d; x++)
             if (G->join[x]) cudaEventDestroy(G->join[x]);
         for (int q = 0; q < 2; q++) {
             if (d == 0 && G->graph[q]) cudaGraphExecDestroy(G->graph[q]);

@@ -16,7 +16,7 @@ extern const hr_kernel_desc hr_kernel_hybrid; /* src/hybrid/hybrid_kernel.c */
 #ifdef HR_HAVE_CUDA
 #include "cuda/cuda_kernels.h"
 extern const hr_kernel_desc hr_kernel_gpu_rb_tuned, hr_kernel_gpu_rb_v1, hr_kernel_gpu_rb_v2, hr_kernel_gpu_rb_v3,
-    hr_kernel_gpu_rb_v4, hr_kernel_gpu_rb_ldg, hr_kernel_gpu_rb_2gpu;
+    hr_kernel_gpu_rb_v4, hr_kernel_gpu_rb_ldg, hr_kernel_gpu_rb_2gpu, hr_kernel_gpu_rb_mgpu;
 extern const hr_kernel_desc hr_kernel_gpu_rb_inplace;
 #endif
 
@@ -37,6 +37,7 @@ static const hr_kernel_desc *const table[] = {
     &hr_kernel_gpu_rb_v4,
     &hr_kernel_gpu_rb_ldg,
     &hr_kernel_gpu_rb_2gpu,
+    &hr_kernel_gpu_rb_mgpu,
     &hr_kernel_gpu_rb_inplace,
 #endif
 };

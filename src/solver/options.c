@@ -114,12 +114,13 @@ hr_status hr_options_validate(const hr_options *o, char *w, size_t ws)
         return hr_invalid_arg(w, ws, "schedule: nested or naive");
     if (o->split_boundary_threads < 0 || o->split_boundary_threads > 4096)
         return hr_invalid_arg(w, ws, "boundary-threads: must be between 1 and 4096");
-    /* --gpus N: the hybrid module's chain of N parts (src/hybrid/split.c) */
-    if (o->gpus < 0 || o->gpus > 16) return hr_invalid_arg(w, ws, "gpus: must be between 1 and 16");
-    if (o->gpus > 1 && o->backend != HR_BACKEND_HYBRID)
-        return hr_invalid_arg(w, ws, "gpus: several GPUs need the gpu (chain) or hybrid backend");
     const hr_kernel_desc *k =
         o->kernel ? hr_kernel_find(hr_resolve_backend(o->backend, dim), o->kernel, dim) : NULL;
+    /* --gpus N: the hybrid module's chain of N parts (src/hybrid/split.c), or a kernel that
+     * runs on several GPUs itself (HR_CAP_GPUS: its check) */
+    if (o->gpus < 0 || o->gpus > 16) return hr_invalid_arg(w, ws, "gpus: must be between 1 and 16");
+    if (o->gpus > 1 && o->backend != HR_BACKEND_HYBRID && !(k && (k->caps & HR_CAP_GPUS)))
+        return hr_invalid_arg(w, ws, "gpus: several GPUs need the gpu (chain) or hybrid backend");
     if (k && k->check) return k->check(o, w, ws);
     return HR_OK;
 }
