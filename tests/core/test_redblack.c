@@ -403,12 +403,81 @@ static void methods_and_kernels(void **state)
     assert_true(found >= 3);
 }
 
+/* One validation: HR_OK, or HR_ERR_INVALID_ARG with msg in the reason. */
+static void expect_valid(const hr_options *o, const char *msg)
+{
+    char why[240] = "";
+    const hr_status st = hr_options_validate(o, why, sizeof why);
+    if (msg ? st != HR_ERR_INVALID_ARG || !strstr(why, msg) : st != HR_OK)
+        fail_msg("%s --gpus %d ny %d: status %d '%s', want %s", o->kernel, o->gpus, o->ny, (int)st, why,
+                 msg ? msg : "valid");
+}
+
+/* --gpus with the red-black kernels: several GPUs only for a kernel that runs on them itself
+ * (HR_CAP_GPUS: rb-mgpu, rb-2gpu); its GPU count and the rows its slabs need are checked by
+ * the options, before any device is asked (no GPU needed; the kernels exist with CUDA). */
+static void gpus_option(void **state)
+{
+    (void)state;
+    hr_options o = base(2, 16, 16, 0, HR_BACKEND_CPU_THREADS, "rb-fused");
+    o.gpus = 2;
+    expect_valid(&o, "gpus: several GPUs need");
+    int have = 0;
+    for (int i = 0; i < hr_kernel_count(); i++) {
+        hr_kernel_info k;
+        assert_int_equal(hr_kernel_info_at(i, &k), HR_OK);
+        const int multi =
+            k.backend == HR_BACKEND_GPU && (!strcmp(k.name, "rb-mgpu") || !strcmp(k.name, "rb-2gpu"));
+        if (!!(k.caps & HR_CAP_GPUS) != multi)
+            fail_msg("kernel %s: HR_CAP_GPUS %s", k.name, multi ? "missing" : "set");
+        have += multi;
+    }
+    if (!have) {
+        print_message("no CUDA in this build: rb-mgpu's option checks not run\n");
+        return;
+    }
+    assert_int_equal(have, 2);
+    o.backend = HR_BACKEND_GPU;
+    o.kernel = "rb-tuned";
+    expect_valid(&o, "gpus: several GPUs need");
+    o.kernel = "rb-mgpu";
+    for (int g = 2; g <= 4; g++) { /* the fewest rows: 2 for two slabs, else 2 g - 2 */
+        o.gpus = g;
+        o.ny = g > 2 ? 2 * g - 2 : 2;
+        expect_valid(&o, NULL);
+        o.ny--;
+        expect_valid(&o, "ny: red-black on");
+    }
+    o.gpus = 16;
+    o.ny = 30;
+    expect_valid(&o, NULL);
+    o.ny = 16;
+    for (int g = 0; g < 2; g++) {
+        o.gpus = g;
+        expect_valid(&o, "gpus: kernel rb-mgpu needs --gpus N");
+    }
+    o.kernel = "rb-2gpu";
+    for (int g = 0; g <= 2; g++) {
+        o.gpus = g;
+        expect_valid(&o, NULL);
+    }
+    o.gpus = 3;
+    expect_valid(&o, "gpus: kernel rb-2gpu runs on 2 GPUs");
+    o.gpus = 0;
+    o.ny = 1;
+    expect_valid(&o, "ny: red-black on 2 GPUs needs at least 2 rows, not 1");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(seq_matches_plain_loop),   cmocka_unit_test(threads_bitwise_equal_seq),
-        cmocka_unit_test(seed_update_is_omega_0_8), cmocka_unit_test(convergence_order_and_auto_omega),
-        cmocka_unit_test(restart_is_bitwise),       cmocka_unit_test(methods_and_kernels),
+        cmocka_unit_test(seq_matches_plain_loop),
+        cmocka_unit_test(threads_bitwise_equal_seq),
+        cmocka_unit_test(seed_update_is_omega_0_8),
+        cmocka_unit_test(convergence_order_and_auto_omega),
+        cmocka_unit_test(restart_is_bitwise),
+        cmocka_unit_test(methods_and_kernels),
+        cmocka_unit_test(gpus_option),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

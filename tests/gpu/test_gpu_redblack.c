@@ -13,7 +13,10 @@
  *   private cache file, then the solver takes that shape ("cache");
  * - residual checks mid-run and a checkpoint restart are bitwise; pageable = pinned with the
  *   transfer times recorded; Jacobi refused on the red-black kernels;
- * - rb-2gpu (skipped with fewer than 2 devices) bitwise equal to rb-seq.
+ * - rb-mgpu on 2, 3 and 4 slabs of one device (HETRELAX_RB2_ONE) and rb-2gpu bitwise equal to
+ *   rb-seq, the refusals (in-place schemes beyond 2 GPUs, GPU counts, too few rows or devices);
+ * - with --devices N (ctest test_gpu_redblack_2gpus, _4gpus; exit 77 with fewer devices):
+ *   2..N slabs on devices 0..N-1 bitwise equal to rb-seq.
  *
  * HR_GPU_TEST_SMALL=1 keeps to small grids (for compute-sanitizer).
  */
@@ -328,76 +331,161 @@ static void checks_restart_memory(void **state)
     assert_int_equal(hr_solver_create(&o, &s), HR_ERR_INVALID_ARG);
 }
 
-/* rb-2gpu == rb-seq: odd and even row counts, the spike in either half, an f array, both
- * precisions, residual checks mid-run (downloads), for each scheme (the streaming default,
- * with CUDA graphs of 2 iterations, with the exchange by a kernel, HETRELAX_RB2_OLD,
- * HETRELAX_RB2_V1), on two devices when there are two and with both halves on device 0
- * (HETRELAX_RB2_ONE: the same code path, copies within one device). */
-static void two_gpus(void **state)
-{
-    (void)state;
-    static const char *const modes[][3] = {{"", "", "stream"},
+/* Red-black on several GPUs (rb-mgpu --gpus N, rb-2gpu) == rb-seq: odd and even row counts
+ * down to the fewest rows the slabs allow (slabs of 1 and 2 rows), the spike in any slab, an
+ * f array, both precisions, omega 1 and 1.5, residual checks mid-run (downloads), for each
+ * scheme: the streaming default, with CUDA graphs of 2 iterations, with the exchange by a
+ * kernel, and on two slabs HETRELAX_RB2_OLD and HETRELAX_RB2_V1. `one`: every slab on device 0
+ * (HETRELAX_RB2_ONE: the same code path, copies within one device); else slab d on device d. */
+static const char *const rb2_vars[] = {"HETRELAX_RB2_GRAPH", "HETRELAX_RB2_KCOPY", "HETRELAX_RB2_OLD",
+                                       "HETRELAX_RB2_V1", "HETRELAX_RB2_ONE"};
+static const char *const rb2_modes[][3] = {{"", "", "stream"},
                                            {"HETRELAX_RB2_GRAPH", "2", "graph"},
                                            {"HETRELAX_RB2_KCOPY", "1", "kernel copy"},
                                            {"HETRELAX_RB2_OLD", "1", "fused"},
                                            {"HETRELAX_RB2_V1", "1", "v1"}};
-    static const char *const vars[] = {"HETRELAX_RB2_GRAPH", "HETRELAX_RB2_KCOPY", "HETRELAX_RB2_OLD",
-                                       "HETRELAX_RB2_V1"};
-    /* rows 2 and 3 (m = 1), 7 (halves 3 | 4: I of 1 and 2 rows), odd/even splits, wide rows */
-    const int ext[][2] = {{5, 2}, {9, 3}, {12, 7}, {37, 29}, {64, 65}, {301, 256}};
-    const int devices = hr_cuda_device_count();
-    int n = 0, skipped = 0;
-    for (int one = devices >= 2 ? 0 : 1; one < 2; one++)
-        for (int md = 0; md < 5; md++) {
-            setenv("HETRELAX_RB2_ONE", one ? "1" : "0", 1);
-            for (int v = 0; v < 4; v++)
-                unsetenv(vars[v]);
-            if (modes[md][0][0]) setenv(modes[md][0], modes[md][1], 1);
-            if (!one && (md == 1 || md == 2)) { /* these read the other GPU's memory */
-                hr_options p = base(2, 9, 3, 0);
-                p.backend = HR_BACKEND_GPU;
-                p.kernel = "rb-2gpu";
-                hr_solver *sv = NULL;
-                if (hr_solver_create(&p, &sv) != HR_OK && strstr(hr_last_error(), "no peer access")) {
-                    print_message("rb-2gpu %s on two devices: skipped: %s\n", modes[md][2], hr_last_error());
-                    skipped++;
-                    continue;
-                }
-                hr_solver_free(sv);
-            }
-            for (int e = 0; e < 6; e++)
-                for (int prec = 0; prec < 2; prec++)
-                    for (int r = 0; r < 2; r++) {
-                        hr_options o = base(2, ext[e][0], ext[e][1], 0);
-                        o.precision = prec ? HR_PREC_DOUBLE : HR_PREC_SINGLE;
-                        o.rhs = r ? HR_RHS_MANUFACTURED : HR_RHS_SPIKE;
-                        o.omega = r ? 1.5 : 1.0;
-                        double *want = solve(&o, NULL);
-                        o.backend = HR_BACKEND_GPU;
-                        o.kernel = "rb-2gpu";
-                        o.tol = r ? 1e-30 : 0; /* with checks every 4 iterations (downloads mid-run) */
-                        o.check_every = 4;
-                        double *got = solve(&o, NULL);
-                        if (memcmp(got, want, points(&o) * sizeof *got) != 0)
-                            fail_msg("rb-2gpu %s%s %dx%d %s rhs %d: not bitwise rb-seq", modes[md][2],
-                                     one ? " (one device)" : "", o.nx, o.ny, prec ? "double" : "single", r);
-                        free(got);
-                        free(want);
-                        n++;
-                    }
-        }
-    unsetenv("HETRELAX_RB2_ONE");
-    for (int v = 0; v < 4; v++)
-        unsetenv(vars[v]);
-    print_message("rb-2gpu: %d runs bitwise equal to rb-seq (%s); %d forms skipped (no peer access)\n", n,
-                  devices >= 2 ? "two devices and one" : "both halves on one device", skipped);
+
+static void rb2_env(int md, int one)
+{
+    for (int v = 0; v < 5; v++)
+        unsetenv(rb2_vars[v]);
+    if (rb2_modes[md][0][0]) setenv(rb2_modes[md][0], rb2_modes[md][1], 1);
+    if (one) setenv("HETRELAX_RB2_ONE", "1", 1);
 }
 
-int main(void)
+/* The options for red-black on ng GPUs; two slabs alternate between the two names. */
+static hr_options rb2_options(int nx, int ny, int ng, int alt)
 {
+    hr_options o = base(2, nx, ny, 0);
+    o.backend = HR_BACKEND_GPU;
+    o.kernel = ng == 2 && alt ? "rb-2gpu" : "rb-mgpu";
+    o.gpus = ng == 2 && alt ? 0 : ng;
+    return o;
+}
+
+/* Every size and scheme on ng slabs; returns the runs, *skipped += forms without peer access. */
+static int slabs_bitwise(int ng, int one, int *skipped)
+{
+    /* rows 2, 3 (slabs of 1 row), 6 (4 slabs: 1, 2, 2, 1), 7, 11, odd / even cuts, wide rows */
+    const int ext[][2] = {{5, 2}, {9, 3}, {17, 6}, {12, 7}, {33, 11}, {37, 29}, {64, 65}, {301, 256}};
+    const int nmodes = ng == 2 ? 5 : 3;
+    int n = 0;
+    for (int md = 0; md < nmodes; md++) {
+        rb2_env(md, one);
+        if (!one && md == 1) { /* graphs read the neighbours' memory */
+            hr_options p = rb2_options(33, 11, ng, 0);
+            hr_solver *sv = NULL;
+            if (hr_solver_create(&p, &sv) != HR_OK && strstr(hr_last_error(), "peer access")) {
+                print_message("red-black on %d GPUs, %s: skipped: %s\n", ng, rb2_modes[md][2],
+                              hr_last_error());
+                (*skipped)++;
+                continue;
+            }
+            hr_solver_free(sv);
+        }
+        for (int e = 0; e < 8; e++)
+            for (int prec = 0; prec < 2; prec++)
+                for (int r = 0; r < 2; r++) {
+                    hr_options o = base(2, ext[e][0], ext[e][1], 0);
+                    o.precision = prec ? HR_PREC_DOUBLE : HR_PREC_SINGLE;
+                    o.rhs = r ? HR_RHS_MANUFACTURED : HR_RHS_SPIKE;
+                    o.omega = r ? 1.5 : 1.0;
+                    hr_options g = rb2_options(ext[e][0], ext[e][1], ng, prec);
+                    g.precision = o.precision;
+                    g.rhs = o.rhs;
+                    g.omega = o.omega;
+                    g.tol = r ? 1e-30 : 0; /* with checks every 4 iterations (downloads mid-run) */
+                    g.check_every = 4;
+                    if (ext[e][1] < 2 * ng - 2) { /* too few rows for the slabs: refused */
+                        hr_solver *sv = NULL;
+                        assert_int_equal(hr_solver_create(&g, &sv), HR_ERR_INVALID_ARG);
+                        if (!strstr(hr_last_error(), "ny: red-black on"))
+                            fail_msg("%d rows on %d GPUs: %s", ext[e][1], ng, hr_last_error());
+                        continue;
+                    }
+                    double *want = solve(&o, NULL);
+                    double *got = solve(&g, NULL);
+                    if (memcmp(got, want, points(&o) * sizeof *got) != 0)
+                        fail_msg("%s on %d GPUs, %s%s %dx%d %s rhs %d: not bitwise rb-seq", g.kernel, ng,
+                                 rb2_modes[md][2], one ? " (one device)" : "", o.nx, o.ny,
+                                 prec ? "double" : "single", r);
+                    free(got);
+                    free(want);
+                    n++;
+                }
+    }
+    rb2_env(0, 0);
+    return n;
+}
+
+/* 2, 3 and 4 slabs on device 0, and what is refused. */
+static void slabs_one_device(void **state)
+{
+    (void)state;
+    int n = 0, skipped = 0;
+    for (int ng = 2; ng <= 4; ng++)
+        n += slabs_bitwise(ng, 1, &skipped);
+    print_message("red-black on 2, 3, 4 slabs of one device: %d runs bitwise equal to rb-seq\n", n);
+    hr_solver *sv = NULL;
+    /* the in-place schemes run on two slabs only */
+    for (int md = 3; md < 5; md++) {
+        rb2_env(md, 1);
+        hr_options o = rb2_options(33, 11, 3, 0);
+        assert_int_equal(hr_solver_create(&o, &sv), HR_ERR_INVALID_ARG);
+        if (!strstr(hr_last_error(), "runs on 2 GPUs only"))
+            fail_msg("%s: %s", rb2_modes[md][0], hr_last_error());
+    }
+    rb2_env(0, 1);
+    hr_options o = rb2_options(33, 11, 4, 1);
+    o.kernel = "rb-2gpu"; /* rb-2gpu with --gpus 4 */
+    assert_int_equal(hr_solver_create(&o, &sv), HR_ERR_INVALID_ARG);
+    assert_non_null(strstr(hr_last_error(), "gpus: kernel rb-2gpu runs on 2 GPUs"));
+    o = rb2_options(33, 11, 1, 0); /* rb-mgpu without --gpus N >= 2 */
+    assert_int_equal(hr_solver_create(&o, &sv), HR_ERR_INVALID_ARG);
+    assert_non_null(strstr(hr_last_error(), "gpus: kernel rb-mgpu needs --gpus N"));
+    /* more GPUs than present: one line naming the devices */
+    rb2_env(0, 0);
+    const int devices = hr_cuda_device_count();
+    if (devices < 16) {
+        o = rb2_options(64, 64, devices + 1, 0);
+        assert_int_equal(hr_solver_create(&o, &sv), HR_ERR_NO_DEVICE);
+        if (!strstr(hr_last_error(), "gpus: red-black on") || strchr(hr_last_error(), '\n'))
+            fail_msg("%d GPUs of %d: %s", devices + 1, devices, hr_last_error());
+    }
+}
+
+/* --devices N: 2..N slabs on devices 0..N-1 (ctest test_gpu_redblack_2gpus / _4gpus). */
+static int want_devices;
+
+static void slabs_devices(void **state)
+{
+    (void)state;
+    int n = 0, skipped = 0;
+    for (int ng = 2; ng <= want_devices; ng++)
+        n += slabs_bitwise(ng, 0, &skipped);
+    print_message(
+        "red-black on 2..%d GPUs: %d runs bitwise equal to rb-seq; %d forms skipped (no peer access)\n",
+        want_devices, n, skipped);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3 && strcmp(argv[1], "--devices") == 0) want_devices = atoi(argv[2]);
+    if (argc != 1 && (want_devices < 2 || want_devices > 16)) {
+        fprintf(stderr, "usage: test_gpu_redblack [--devices N (2..16)]\n");
+        return 2;
+    }
     if (!hr_kernel_find(HR_BACKEND_GPU, "rb-tuned", 2) || hr_cuda_device_count() < 1) {
         fprintf(stderr, "no CUDA device (or no CUDA in this build): skipped\n");
         return 77;
+    }
+    if (want_devices) {
+        if (hr_cuda_device_count() < want_devices) {
+            fprintf(stderr, "%d CUDA device(s), %d needed: skipped\n", hr_cuda_device_count(), want_devices);
+            return 77;
+        }
+        const struct CMUnitTest many[] = {cmocka_unit_test(slabs_devices)};
+        return cmocka_run_group_tests(many, NULL, NULL);
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(bitwise_2d),
@@ -405,7 +493,7 @@ int main(void)
         cmocka_unit_test(tuned_shapes),
         cmocka_unit_test(tune_round_trip),
         cmocka_unit_test(checks_restart_memory),
-        cmocka_unit_test(two_gpus),
+        cmocka_unit_test(slabs_one_device),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
