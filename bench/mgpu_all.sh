@@ -7,7 +7,8 @@
 #   1. NVIDIA's multi-GPU Jacobi built in the background (bench/mgpm_build.sh; sources in
 #      .deps/mgpm, carried);
 #   2. seed 000 fig. 15 right (bench/hybrid_experiments.py fig15 --quick): OUT/hybrid-fig15.*;
-#   3. red-black on two GPUs (bench/mgpu_redblack.py --quick): OUT/mgpu-redblack.json;
+#   3. red-black on 2 GPUs and up to the GPUs present, against one (bench/mgpu_redblack.py
+#      --quick): OUT/mgpu-redblack.json;
 #   4. NVIDIA's variants at 20480^2, 500 iterations: OUT/mgpm.json;
 #   5. strong scaling 1 -> 2 GPUs, 2-D 20480^2 and 3-D 512x512x1024 fp32, with NVIDIA's
 #      beside (bench/mgpu_scaling.py --quick: 500 timed sweeps): OUT/mgpu-scaling.*.
@@ -37,7 +38,7 @@ build_pid=$!
 say "2. seed 000 fig. 15 right"
 timeout 120 python3 bench/hybrid_experiments.py fig15 --build "$BUILD" --out "$OUT" --quick || status=1
 
-say "3. red-black on two GPUs"
+say "3. red-black on several GPUs"
 timeout 240 python3 bench/mgpu_redblack.py --build "$BUILD" --out "$OUT" --quick || status=1
 
 say "4. NVIDIA's variants at 20480^2 (500 iterations)"

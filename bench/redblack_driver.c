@@ -7,12 +7,13 @@
  *       [--rhs spike|zero] [--backend cpu-seq|cpu-threads|gpu] [--kernel K] [--threads P]
  *       [--tile THxTW] [--precision single|double] [--iters T] [--tol R] [--check K]
  *       [--boundary B] [--repeats R] [--verify] [--stream] [--history] [--pageable] [--device-bw]
- *       [--stream-mib M]
+ *       [--stream-mib M] [--gpus N]
  *
  * Timing: R + 1 runs from the same start, the first (warm-up) discarded; every run reports
  * its sweep time; --verify first compares the solution bitwise with the sequential kernel
  * (seq or rb-seq) on the same options; --stream measures the host STREAM copy with the same
- * thread count in the same process.
+ * thread count in the same process. --gpus N: the GPUs of a kernel that runs on several
+ * (rb-mgpu).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,8 +58,9 @@ static double *run_once(const hr_options *o, hr_result *r, size_t count)
     }
     static int printed;
     if (!printed++)
-        printf("\"omega_run\": %.17g, \"threads_run\": %d, \"tile\": [%d, %d], \"kernel_run\": \"%s\", ",
-               c.omega, c.threads, c.shape[1], c.shape[0], c.kernel);
+        printf("\"omega_run\": %.17g, \"threads_run\": %d, \"tile\": [%d, %d], \"kernel_run\": \"%s\", "
+               "\"gpus_run\": %d, ",
+               c.omega, c.threads, c.shape[1], c.shape[0], c.kernel, c.gpus);
     hr_solver_free(s);
     return u;
 }
@@ -134,6 +136,8 @@ int main(int argc, char **argv)
             o.boundary = atof(v);
         else if (!strcmp(f, "--repeats"))
             repeats = atoi(v);
+        else if (!strcmp(f, "--gpus"))
+            o.gpus = atoi(v);
         else
             usage("unknown flag");
     }
@@ -148,6 +152,7 @@ int main(int argc, char **argv)
         hr_options ref = o;
         ref.backend = HR_BACKEND_CPU_SEQ;
         ref.kernel = o.method == HR_METHOD_JACOBI ? "seq" : "rb-seq";
+        ref.gpus = 0;
         hr_result rr;
         double *w = run_once(&ref, &rr, count);
         printf("\"bitwise_equal_seq\": %s, ", memcmp(u, w, count * sizeof *u) == 0 ? "true" : "false");

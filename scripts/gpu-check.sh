@@ -176,7 +176,7 @@ if [[ ",$SECTIONS," == *,splittrace,* ]]; then
     tar czf "$OUT/splittrace.tgz" -C /tmp hr-splittrace
 fi
 if [[ ",$SECTIONS," == *,mgpu,* ]]; then
-    say "many GPUs in one process (bench/mgpu_all.sh): 2-D/3-D scaling, NVIDIA's variants, fig. 15, rb-2gpu"
+    say "many GPUs in one process (bench/mgpu_all.sh): 2-D/3-D scaling, NVIDIA's variants, fig. 15, rb-mgpu"
     timeout "${MGPU_TIMEOUT:-420}" bash bench/mgpu_all.sh "$OUT/mgpu" "$BUILD" || status=1
 fi
 if [[ ",$SECTIONS," == *,mgpm,* ]]; then
