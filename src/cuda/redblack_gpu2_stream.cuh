@@ -190,7 +190,7 @@ static cudaStream_t *rb2s_stream(hr_gpu_rb2 *G, int x, int *dev)
  * multi-device graph: st[0] forks to the other streams through an event and joins them at
  * the end), one per starting grid, captured at create so that sweeps only launch them. A
  * graph launch is a barrier (the pipeline drains every K iterations), but the host makes
- * one call per K iterations instead of about 10 per iteration and GPU. */
+ * one call per K iterations instead of about a dozen per iteration and GPU. */
 static cudaError_t rb2s_capture(hr_gpu_rb2 *G, int k, cudaGraphExec_t *out)
 {
     const int cur = G->cur, parity = G->parity, nother = 2 * G->ng - 1;

@@ -1,6 +1,6 @@
 #!/bin/sh
 # rb-mgpu's streaming scheme on 2, 3 and 4 slabs under the host warp emulation, no GPU needed
-# (bench/mgpu_rb2_emu.cpp --quick: about 30 s on 2 cores; without --quick about a minute).
+# (bench/mgpu_rb2_emu.cpp --quick: about 15 s of CPU; without --quick about a minute of CPU).
 #   tests/gpu/rb_mgpu_emu.sh [OUTDIR]      (from the repository root)
 set -eu
 out=${1:-build/emu}
