@@ -157,6 +157,8 @@ def main():
         for g in gl:
             for tr in (["auto"] if g < top else trs):
                 b.time("2d", "mpiexec -n %d %s" % (g, tr), b.mpi(g) + H + p + ["--backend", "gpu", "--transport", tr], g)
+        if 4 in gl:  # the balanced split against the default slabs
+            b.time("2d", "mpiexec -n 4 auto 2x2", b.mpi(4) + H + p + ["--backend", "gpu", "--decomp", "2x2"], 4)
 
     if "3d-weak" in secs:
         n = a.n3d

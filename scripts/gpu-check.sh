@@ -118,13 +118,14 @@ QUICK=""
 ALL=tune,ladder,fig11,transfer,tb,async,peers
 SECTIONS=${SECTIONS:-$ALL}
 BENCH=$(echo "$SECTIONS" | tr ',' '\n' | grep -v -x -e peers -e fig16 -e 3d -e peers3d -e hybrid -e sparsecli \
-    -e cpu16 -e mpi16 -e mpitrace -e mgpeers -e hypre16 -e hybrid5d -e hybrid5dmpi -e splittrace -e rowsab -e mgpu -e mpigpu -e multigrid -e mgpucli -e mgpm | paste -sd, -)
+    -e cpu16 -e mpi16 -e mpitrace -e mgpeers -e hypre16 -e hybrid5d -e hybrid5dmpi -e splittrace -e rowsab -e mgpu -e mpigpu -e multigrid -e mgpucli -e mgpm -e mgpurb | paste -sd, -)
 # sections beyond the GPU kernels, for a machine with many cores and a GPU:
 #   hybrid     seed 000 fig. 14 (CPU+GPU row split, measured and modelled; HYBRID_ARGS)
 #   mgpu       many GPUs in one process (bench/mgpu_all.sh; .deps/mgpm for NVIDIA's variants)
 #   mpigpu     GPU ranks under MPI: 3-D weak and strong scaling (bench/mpi_gpu_scaling.py)
 #   mgpucli    several GPUs through the command: --gpus N and GPU ranks, 2-D strong, 3-D weak
 #              and strong, every transport (bench/multi_gpu_cli.py; MGPUCLI_ARGS)
+#   mgpurb     red-black on 1, 2 and 4 GPUs, rb-tuned against rb-mgpu (bench/mgpu_redblack.py)
 #   mgpm       NVIDIA's multi-GPU Jacobi variants at 20480^2 interior, 300 iterations, on
 #              1, 2 and 4 GPUs where present (bench/mgpm_build.sh; .deps/mgpm)
 #   hybrid5d   seed 003 fig. 5d (3-D CPU share, naive / nested; HYBRID5D_ARGS)
@@ -183,6 +184,11 @@ if [[ ",$SECTIONS," == *,mgpm,* ]]; then
     say "NVIDIA's multi-GPU Jacobi variants (bench/mgpm_build.sh)"
     timeout "${MGPM_TIMEOUT:-300}" bash bench/mgpm_build.sh "$OUT/mgpm.json" --n 20482 --niter 300 \
         --gpus "${MGPM_GPUS:-1,2,4}" || status=1
+fi
+if [[ ",$SECTIONS," == *,mgpurb,* ]]; then
+    say "red-black on 1, 2 and 4 GPUs (bench/mgpu_redblack.py; MGPURB_ARGS, default --quick)"
+    timeout "${MGPURB_TIMEOUT:-240}" python3 bench/mgpu_redblack.py --build "$BUILD" --out "$OUT" \
+        --gpus "${MGPURB_GPUS:-1,2,4}" ${MGPURB_ARGS:---quick} || status=1
 fi
 if [[ ",$SECTIONS," == *,mgpucli,* ]]; then
     say "several GPUs through the command (bench/multi_gpu_cli.py)"
