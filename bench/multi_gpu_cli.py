@@ -95,6 +95,7 @@ class Bench:
         }
         rec["gbps_median"] = rec["gbps"] * last["time_per_sweep_s"] / rec["time_per_sweep_s"] if rec["gbps"] else None
         self.records.append(rec)
+        json.dump({"records": self.records, "partial": True}, open(self.a.out, "w"), indent=1)  # a cut run keeps these
         frac = rec["bandwidth_fraction"]
         print("%-10s %-40s %8.4f ms/sweep  %5.1f%% of %7.0f GB/s%s" % (
             section, label, 1e3 * rec["time_per_sweep_s"], 100 * (frac or 0), rec["reference_gbps"] or 0,
