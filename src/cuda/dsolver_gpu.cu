@@ -49,6 +49,7 @@ typedef struct dgpu {
         int pinned;
     } bufs[DG_MAX_BUFS];
     double *d_part, *h_res;
+    hr_gpu_shape shape; /* the `tuned` shape for the subdomain: the tuning cache's, else the shipped one */
     char name[96];
 } dgpu;
 
@@ -210,13 +211,8 @@ static cudaError_t sweep_launch(const dgpu *c, const hr_sweep_args *a, cudaStrea
     }
     g.omega = a->omega;
     g.dev = c->dev;
-    if (l->dim == 3) {
-        const hr_gpu_shape sh3 = {128, 2, 32};
-        g.shape = sh3;
-        return hr_gpu_tuned3d_planes(&g, 1, g.nz + 1, st);
-    }
-    const hr_gpu_shape sh2 = {64, 1, 16};
-    g.shape = sh2;
+    g.shape = c->shape;
+    if (l->dim == 3) return hr_gpu_tuned3d_planes(&g, 1, g.nz + 1, st);
     return hr_gpu_tuned2d_rows(&g, 1, g.ny + 1, st);
 }
 
@@ -463,6 +459,32 @@ static void dg_destroy(void *ctx)
     free(c);
 }
 
+/* The shape the `tuned` kernel of one GPU runs a grid of the subdomain's extents with (the
+ * tuning cache, then the shapes shipped for this architecture, as the gpu backend and the
+ * split engine choose), so that a decomposed sweep is as fast per point as one GPU's; the
+ * family's default where neither has one. Every box of the subdomain sweeps with it. */
+static void choose_shape(dgpu *c, const hr_grid_layout *l, const cudaDeviceProp *prop)
+{
+    hr_gpu g;
+    memset(&g, 0, sizeof g);
+    g.fam = l->dim == 3 ? &hr_fam_tuned3d : &hr_fam_tuned;
+    g.name = "tuned";
+    g.dim = l->dim;
+    g.nx = g.n = l->nx;
+    g.ny = l->ny;
+    g.nz = l->dim == 3 ? l->nz : 1;
+    g.dbl = c->esize == 8;
+    g.sms = prop->multiProcessorCount;
+    g.cc_major = prop->major;
+    g.cc_minor = prop->minor;
+    char why[160];
+    hr_gpu_shape sh;
+    if (!(hr_gpu_cache_lookup(&g, prop->name, &sh) && !g.fam->check(&g, sh, why, sizeof why)) &&
+        !(hr_gpu_shipped_lookup(&g, &sh) && !g.fam->check(&g, sh, why, sizeof why)))
+        sh = g.fam->def[g.dbl];
+    c->shape = sh;
+}
+
 static hr_status dg_create(hr_dsolver *s, hr_dsub *d, int device, char *err, size_t es)
 {
     int count = 0;
@@ -483,6 +505,7 @@ static hr_status dg_create(hr_dsolver *s, hr_dsub *d, int device, char *err, siz
     cudaDeviceProp prop;
     DG_CU(c, cudaGetDeviceProperties(&prop, device));
     snprintf(c->name, sizeof c->name, "%.95s", prop.name);
+    choose_shape(c, &d->g.l, &prop);
     /* the layout plus a spare row: vector loads of the last row's end stay inside */
     const size_t bytes = (c->l.count + c->l.pitch + 64) * c->esize;
     const int grids = d->hf.base ? 3 : 2;
