@@ -11,7 +11,7 @@ fail() { echo "FAIL: $*"; cat "$T/out" "$T/err"; exit 1; }
 run() { # ranks want_rc args...
     local np=$1 want=$2; shift 2
     if [ "$np" = 0 ]; then timeout 30 "$prog" "$@" >"$T/out" 2>"$T/err"; else
-        timeout 30 "$mpiexec" -n "$np" --oversubscribe "$prog" "$@" >"$T/out" 2>"$T/err"; fi
+        timeout -k 10 30 "$mpiexec" -n "$np" --oversubscribe "$prog" "$@" >"$T/out" 2>"$T/err"; fi
     rc=$?
     [ "$rc" -eq "$want" ] || fail "$np ranks $*: status $rc, want $want"
 }

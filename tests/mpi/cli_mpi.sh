@@ -68,7 +68,7 @@ expect_all2() { # pattern np args...
   rm -f "$T"/rc.*
   local t0=$SECONDS
   # each rank records its own status
-  timeout 60 "$mpiexec" -n "$np" --oversubscribe sh -c \
+  timeout -k 10 60 "$mpiexec" -n "$np" --oversubscribe sh -c \
     '"$0" "$@"; echo $? >"'"$T"'/rc.$OMPI_COMM_WORLD_RANK"' "$HR" "$@" >"$T/out" 2>"$T/err"
   local took=$((SECONDS - t0)) statuses
   statuses=$(cat "$T"/rc.* 2>/dev/null | sort -u | tr '\n' ' ')
