@@ -41,7 +41,8 @@ hr_status hr_mpi_resolve_decomp(const hr_options *o, int ranks, const int req[3]
  *  hr_mpi_resolve_decomp (NULL: default), `ghost` >= 1 layers exchanged every `ghost`
  *  sweeps (ghost > 1 sweeps the ghost zone redundantly: fewer, larger messages). Each rank
  *  sweeps with the cpu-seq region sweep; with o->backend HR_BACKEND_GPU on a GPU (its rank
- *  on the node modulo the GPUs present, or o->gpus per node: then one rank per GPU). The
+ *  on the node modulo the GPUs present, or o->gpus per node: then one rank per GPU; o->gpus
+ *  with another backend is refused). The
  *  communicator is duplicated. MPI must be
  *  initialised (MPI_THREAD_FUNNELED suffices).
  *  @return the same status on every rank; on error *out = NULL and hr_mpi_last_error()

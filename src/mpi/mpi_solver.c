@@ -295,6 +295,11 @@ hr_status hr_mpi_solver_create_transport(const hr_options *o, const int decomp[3
     int parts[3] = {1, 1, 1};
     if (st == HR_OK) st = hr_mpi_resolve_decomp(o, size, decomp, ghost, parts, mpi_error, sizeof mpi_error);
     if (st == HR_OK) st = check_transport(o, tr, mpi_error, sizeof mpi_error);
+    /* o->gpus: GPUs per node of GPU ranks (pick_device); CPU ranks have none to spread over */
+    if (st == HR_OK && o->gpus > 0 && o->backend != HR_BACKEND_GPU)
+        st = hr_invalid_arg(mpi_error, sizeof mpi_error,
+                            "gpus: needs --backend gpu (GPUs per node for GPU ranks; these are %s)",
+                            hr_backend_name(o->backend));
     const hr_status same =
         same_everywhere(dup, o, decomp, ghost, tr, mpi_error, sizeof mpi_error, st == HR_OK);
     int minor = st == HR_OK && same != HR_OK;

@@ -90,6 +90,8 @@ expect_all2 "--json: cannot write" 2 poisson3d $B --n 10 --json "$T/nodir/u.json
 # --gpus under mpirun is GPUs per node for GPU ranks: refused for CPU ranks, and with
 # --backend gpu where the build or the node has no GPU (cli_mpi_gpu.sh covers GPU nodes)
 expect_all2 "--gpus: needs --backend gpu" 2 poisson2d $B --n 20 --backend cpu-seq --gpus 2
+expect_all2 "--gpus: needs --backend gpu (GPUs per node for GPU ranks; these are cpu-seq)" 2 poisson2d $B --n 20 --gpus 1
+expect_all2 "--gpus: needs --backend gpu (GPUs per node for GPU ranks; these are cpu-threads)" 3 poisson3d $B --n 12 --backend cpu-threads --gpus 1
 if ! "$HR" poisson2d --backend gpu --n 8 --iters 1 --quiet --no-bandwidth >/dev/null 2>&1; then
   expect_all2 "gpu" 2 poisson2d $B --n 20 --backend gpu --gpus 2
 fi
