@@ -275,6 +275,19 @@ static int mpi_refusals(const grid_args *a)
     return 0;
 }
 
+/* Under MPI the banner waits until every rank holds its solver: errors come first, alone. */
+typedef struct mpi_banner {
+    const grid_args *a;
+    const char *rhs_name, *kernel, *bw_what;
+    hr_backend eb;
+} mpi_banner;
+
+static void print_mpi_banner(void *arg)
+{
+    const mpi_banner *b = arg;
+    hr_grid_print_header(b->a, b->rhs_name, b->eb, b->kernel, b->bw_what, NULL, 0);
+}
+
 /* Everything after parsing; a and fs are filled. */
 static int grid_run(grid_args *a, hr_flagset *fs)
 {
@@ -485,8 +498,9 @@ static int grid_run(grid_args *a, hr_flagset *fs)
         so.kernel = o->kernel; /* seq or none: the library says so otherwise */
         if (root && (a->output || a->verify) && !(sol = malloc(count * sizeof *sol)))
             local_rc = hr_cli_usage_error(CMD, "--n", "no memory for the gathered solution");
-        if (!a->quiet && root && !local_rc)
-            hr_grid_print_header(a, rhs_name, eb, eb == HR_BACKEND_GPU ? "tuned" : "seq", bw_what, NULL, 0);
+        mpi_banner banner = {a, rhs_name, eb == HR_BACKEND_GPU ? "tuned" : "seq", bw_what, eb};
+        a->mpi.ready = a->quiet ? NULL : print_mpi_banner;
+        a->mpi.ready_arg = &banner;
         rc = hr_mpi_cli_solve(CMD, &so, &a->mpi, local_rc, &r, root ? sol : NULL, count, &mpi_json);
         /* a diverged run reports like a single process; other failures were printed */
         const int diverged =

@@ -170,6 +170,7 @@ int hr_mpi_cli_solve(const char *cmd, const hr_options *o, const hr_mpi_cli_args
             return refuse(cmd, st, "measuring the GPUs' copy bandwidth");
         }
     }
+    if (m->ready && hr_mpi_cli_rank() == 0) m->ready(m->ready_arg);
     st = hr_mpi_solver_run(s, r);
     if (st != HR_OK && st != HR_ERR_DIVERGED) {
         hr_mpi_solver_free(s);

@@ -31,6 +31,10 @@ typedef struct hr_mpi_cli_args {
     int transport;       /* --transport auto|host|device|nccl|peer (hr_mpi_transport order; 0: auto) */
     int measure_gpus;    /* GPU ranks: report against the sum of the GPUs' copy bandwidth, measured */
     int transport_given; /* --transport was on the command line (auto too) */
+    /* called on rank 0 by hr_mpi_cli_solve once every rank holds its solver, before the
+     * sweeps (the banner: an input error found by any rank comes first, alone); may be NULL */
+    void (*ready)(void *arg);
+    void *ready_arg;
 } hr_mpi_cli_args;
 
 /* MPI_Init_thread(FUNNELED) when started by mpirun/mpiexec and built with MPI; nothing
@@ -50,11 +54,12 @@ int hr_mpi_cli_wanted(const hr_mpi_cli_args *m);
 
 /* The decomposed run. `local_rc`: this rank's status so far (an output it could not open,
  * say); it is agreed first, so no rank enters the solve alone. Then create (a refusal:
- * "hetrelax CMD: --FIELD: reason" on rank 0, HR_EXIT_USAGE on every rank), run, and gather
- * the solution (double, count values) into sol on rank 0 when sol is non-NULL there.
- * *mpi_json (may be NULL) receives on rank 0 an object {ranks, decomp, ghost, overlap,
- * exchanges, pack_s, transfer_s, unpack_s, hidden_s, halo_bytes, max_halo_bytes} (times:
- * the slowest rank). Returns 0, HR_EXIT_FAIL or HR_EXIT_USAGE, the same on every rank. */
+ * "hetrelax CMD: --FIELD: reason" on rank 0, HR_EXIT_USAGE on every rank), m->ready on
+ * rank 0, run, and gather the solution (double, count values) into sol on rank 0 when sol
+ * is non-NULL there. *mpi_json (may be NULL) receives on rank 0 an object {ranks, decomp,
+ * ghost, overlap, exchanges, pack_s, transfer_s, unpack_s, hidden_s, halo_bytes,
+ * max_halo_bytes} (times: the slowest rank). Returns 0, HR_EXIT_FAIL or HR_EXIT_USAGE, the
+ * same on every rank. */
 int hr_mpi_cli_solve(const char *cmd, const hr_options *o, const hr_mpi_cli_args *m, int local_rc,
                      hr_result *r, double *sol, size_t count, json_object **mpi_json);
 

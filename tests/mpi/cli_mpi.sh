@@ -109,6 +109,13 @@ check_equal poisson2d "--n 33 --nx 41 --iters 12" 2 "--transport host"
 mrun 1 poisson2d --no-bandwidth --quiet --backend cpu-seq --n 20 --iters 4 --transport host --json "$T/t.json" >"$T/out" 2>"$T/err" &&
   python3 -c 'import json,sys; m=json.load(open(sys.argv[1]))["mpi"]; assert m["ranks"]==1 and m["transport"]=="host", m' "$T/t.json" && ok ||
   bad "--transport host on 1 rank: $(cat "$T/err") $(cat "$T/t.json" 2>&1 | head -c 600)"
+# an input error the ranks find in the solver's setup comes alone: no banner, no sweeps line
+for bad_in in "poisson2d --n 20 --decomp 3x1" "poisson3d --n 10 --transport nccl"; do
+  # shellcheck disable=SC2086
+  mrun 4 $bad_in --no-bandwidth --iters 10 >"$T/out" 2>"$T/err"
+  [ $? -eq 2 ] && [ "$(grep -c '^hetrelax' "$T/err")" -eq 1 ] && ! grep -qE '^(hetrelax |MPI: |sweeps: )' "$T/out" && ok ||
+    bad "$bad_in: a banner before the error, or not one error: $(cat "$T/out" "$T/err" | grep -v '^-\|^ *$' | head -8)"
+done
 # outside mpirun, several subdomains are refused at once
 "$HR" poisson2d $B --n 20 --decomp 2x2 >"$T/out" 2>"$T/err"
 [ $? -eq 2 ] && [ "$(wc -l <"$T/err")" -eq 1 ] && grep -q -- "--decomp: 4 subdomains need as many MPI ranks" "$T/err" && ok ||
