@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "mpi_glue.h"
 
 void hr_flags_init(hr_flagset *fs, const char *cmd, const char *usage, const char *intro, const char *epilog)
 {
@@ -148,7 +149,7 @@ static int apply(const char *cmd, hr_flag *f, const char *arg)
     return 0;
 }
 
-int hr_flags_parse(hr_flagset *fs, int argc, char **argv)
+static int parse_args(hr_flagset *fs, int argc, char **argv)
 {
     /* option values 256 + index keep clear of the short option 'h' */
     struct option opts[HR_FLAGS_MAX + 2];
@@ -177,6 +178,12 @@ int hr_flags_parse(hr_flagset *fs, int argc, char **argv)
     }
     if (optind < argc) return hr_cli_usage_error(fs->cmd, NULL, "unexpected argument '%s'", argv[optind]);
     return 0;
+}
+
+int hr_flags_parse(hr_flagset *fs, int argc, char **argv)
+{
+    /* under MPI every rank agrees here, whatever it parsed, before anything else collective */
+    return hr_mpi_cli_parsed(fs->cmd, parse_args(fs, argc, argv));
 }
 
 /* --------------------------------------------------------------------- help */

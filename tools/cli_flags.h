@@ -75,7 +75,8 @@ void hr_flags_set_help(hr_flagset *fs, const char *name, const char *help);
 int hr_flags_seen(const hr_flagset *fs, const char *name);
 
 /* Parses argv[1..] (argv[0] is the subcommand). Returns 0, HR_EXIT_USAGE after printing
- * one line, or -1 after printing --help to stdout. */
+ * one line, or -1 after printing --help to stdout. Under MPI the ranks then agree
+ * (hr_mpi_cli_parsed): a rank that parsed otherwise makes every rank return its status. */
 int hr_flags_parse(hr_flagset *fs, int argc, char **argv);
 void hr_flags_help(const hr_flagset *fs, FILE *out);
 

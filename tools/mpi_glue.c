@@ -66,6 +66,234 @@ void hr_mpi_cli_flags(hr_flagset *fs, hr_mpi_cli_args *m)
 
 static int mpi_on;
 
+/* ------------------------------------------------------------------ agreements */
+
+enum { STAGE_PARSED = 1, STAGE_SOLVE, STAGE_END };
+static const char *const stage_names[] = {"", "parsing", "the solve", "the end"};
+
+static int ended = -1;        /* >= 0: a failed agreement ended all talk; the agreed status */
+static int parsed_done;       /* the agreement after parsing happened */
+static const char *agree_cmd; /* the command, for messages */
+static long long argv_hash, env_hash;
+static char argv_text[400], env_text[400];
+
+enum { MSG = 1024 };
+
+/* FNV-1a, kept to 62 bits so that the hash and its negation fit a long long */
+static unsigned long long fnv(unsigned long long h, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+    return h;
+}
+
+static void append(char *buf, size_t size, const char *s)
+{
+    const size_t len = strlen(buf);
+    if (len + 1 < size) snprintf(buf + len, size - len, "%s", s);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* What every rank must share: the command line (less the program's path) and the HETRELAX_*
+ * settings, which decide code paths and so which collectives a rank makes
+ * (HETRELAX_MPI_ALL_OUTPUT, which only keeps a rank's output, may differ). */
+static void fingerprint(int argc, char **argv)
+{
+    extern char **environ;
+    unsigned long long h = 14695981039346656037ULL;
+    argv_text[0] = '\0';
+    for (int i = 1; i < argc; i++) {
+        h = fnv(h, argv[i], strlen(argv[i]) + 1); /* with its NUL: "a b" is not "ab" */
+        if (i > 1) append(argv_text, sizeof argv_text, " ");
+        append(argv_text, sizeof argv_text, argv[i]);
+    }
+    argv_hash = (long long)(h >> 2);
+    size_t n = 0;
+    for (char **e = environ; e && *e; e++)
+        if (strncmp(*e, "HETRELAX_", 9) == 0 && strncmp(*e, "HETRELAX_MPI_ALL_OUTPUT=", 24) != 0) n++;
+    const char **vars = malloc((n ? n : 1) * sizeof *vars);
+    n = 0;
+    for (char **e = environ; vars && e && *e; e++)
+        if (strncmp(*e, "HETRELAX_", 9) == 0 && strncmp(*e, "HETRELAX_MPI_ALL_OUTPUT=", 24) != 0)
+            vars[n++] = *e;
+    if (vars) qsort(vars, n, sizeof *vars, cmp_str); /* the launcher's order may differ */
+    h = 14695981039346656037ULL;
+    snprintf(env_text, sizeof env_text, "%s", n ? "" : "none");
+    for (size_t i = 0; i < n; i++) {
+        h = fnv(h, vars[i], strlen(vars[i]) + 1);
+        if (i) append(env_text, sizeof env_text, " ");
+        append(env_text, sizeof env_text, vars[i]);
+    }
+    env_hash = (long long)(h >> 2);
+    free(vars);
+}
+
+/* Ranks > 0: the last few KiB written to stderr, for the agreement to pass on; fprintf
+ * to stderr (ours and the library's) lands here, raw writes to fd 2 in /dev/null. */
+static char tail[4096];
+static size_t tail_len;
+static int tail_on; /* 0: HETRELAX_MPI_ALL_OUTPUT=1 (the rank printed itself) or no glibc */
+
+#ifdef __GLIBC__
+static ssize_t tail_write(void *cookie, const char *buf, size_t n)
+{
+    (void)cookie;
+    if (n >= sizeof tail) {
+        memcpy(tail, buf + n - sizeof tail, sizeof tail);
+        tail_len = sizeof tail;
+        return (ssize_t)n;
+    }
+    if (tail_len + n > sizeof tail) { /* drop the oldest bytes */
+        const size_t drop = tail_len + n - sizeof tail;
+        memmove(tail, tail + drop, tail_len - drop);
+        tail_len -= drop;
+    }
+    memcpy(tail + tail_len, buf, n);
+    tail_len += n;
+    return (ssize_t)n;
+}
+
+static void tail_capture(void)
+{
+    cookie_io_functions_t io = {.read = NULL, .write = tail_write, .seek = NULL, .close = NULL};
+    FILE *f = fopencookie(NULL, "w", io);
+    if (!f) return;
+    setvbuf(f, NULL, _IONBF, 0);
+    stderr = f; /* glibc: stderr is an ordinary variable */
+    tail_on = 1;
+}
+#else
+static void tail_capture(void) {}
+#endif
+
+/* This rank's error: the last "hetrelax ..." line it printed that is not a warning, else
+ * its last line. */
+static void tail_message(char *out, size_t size)
+{
+    out[0] = '\0';
+    const char *best = NULL, *last = NULL;
+    size_t best_len = 0, last_len = 0;
+    for (size_t i = 0; i < tail_len;) {
+        size_t j = i;
+        while (j < tail_len && tail[j] != '\n')
+            j++;
+        if (j > i) {
+            last = tail + i;
+            last_len = j - i;
+            if (last_len > 9 && memcmp(last, "hetrelax", 8) == 0 &&
+                !memmem(last, last_len, ": warning:", 10)) {
+                best = last;
+                best_len = last_len;
+            }
+        }
+        i = j + 1;
+    }
+    if (!best) {
+        best = last;
+        best_len = last_len;
+    }
+    if (best) snprintf(out, size, "%.*s", (int)(best_len < size ? best_len : size - 1), best);
+}
+
+/* Rank 0 prints rank r's line with the rank named: "hetrelax CMD: rank r: rest". */
+static void print_from(int r, const char *line)
+{
+    const char *cmd = agree_cmd ? agree_cmd : "";
+    const char *colon = strncmp(line, "hetrelax", 8) == 0 ? strstr(line, ": ") : NULL;
+    if (colon)
+        fprintf(stderr, "%.*s: rank %d: %s\n", (int)(colon - line), line, r, colon + 2);
+    else
+        fprintf(stderr, "hetrelax%s%s: rank %d: %s\n", cmd[0] ? " " : "", cmd, r, line);
+}
+
+/* One agreement (see mpi_glue.h): collective over MPI_COMM_WORLD, the same calls on every
+ * rank whatever the stage, and the same outcome everywhere. Returns 0 when all is well. */
+static int agreement(const char *cmd, int stage, int rc)
+{
+    if (!mpi_on) return rc;
+    if (ended >= 0) return ended > rc ? ended : rc; /* talk is over: never wait for anyone */
+    if (cmd) agree_cmd = cmd;
+    int rank = 0, size = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    const int status = rc > 0 ? rc : 0;
+    /* maxima; a negation gives the minimum */
+    long long v[8] = {status,    stage,      -stage,   status ? size - rank : 0,
+                      argv_hash, -argv_hash, env_hash, -env_hash};
+    fflush(stdout);
+    if (MPI_Allreduce(MPI_IN_PLACE, v, 8, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS) {
+        fprintf(stderr, "hetrelax: MPI_Allreduce failed\n");
+        ended = HR_EXIT_FAIL;
+        return ended;
+    }
+    enum {
+        FAILED = 1,
+        ARGV,
+        ENV,
+        STAGE
+    } kind = v[0]            ? FAILED
+             : v[4] != -v[5] ? ARGV
+             : v[6] != -v[7] ? ENV
+             : v[1] != -v[2] ? STAGE
+                             : 0;
+    if (!kind) {
+        tail_len = 0;
+        return rc;
+    }
+    /* the rank that speaks: the lowest failing one, or the lowest that differs from rank 0 */
+    int who = (int)(size - v[3]);
+    if (kind != FAILED) {
+        long long z[3] = {stage, argv_hash, env_hash};
+        MPI_Bcast(z, 3, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+        const int differs = kind == ARGV ? z[1] != argv_hash : kind == ENV ? z[2] != env_hash : z[0] != stage;
+        int key = differs ? size - rank : 0;
+        MPI_Allreduce(MPI_IN_PLACE, &key, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        who = size - key;
+    }
+    char msg[MSG] = "";
+    if (rank == who) {
+        if (kind == FAILED) {
+            if (tail_on) tail_message(msg, sizeof msg);
+            if (!msg[0])
+                snprintf(msg, sizeof msg, "stopped with status %d%s", status,
+                         tail_on ? " (no message)" : " (see its own output)");
+        } else if (kind == ARGV)
+            snprintf(msg, sizeof msg, "%s", argv_text);
+        else if (kind == ENV)
+            snprintf(msg, sizeof msg, "%s", env_text);
+        else
+            snprintf(msg, sizeof msg, "%s", stage_names[stage]);
+    }
+    if (who != 0) MPI_Bcast(msg, MSG, MPI_CHAR, who, MPI_COMM_WORLD);
+    ended = kind == FAILED ? (int)v[0] : kind == STAGE ? HR_EXIT_FAIL : HR_EXIT_USAGE;
+    if (rank == 0 && who != 0) {
+        const char *c = agree_cmd ? agree_cmd : "";
+        const char *sp = c[0] ? " " : "";
+        if (kind == FAILED)
+            print_from(who, msg);
+        else if (kind == ARGV)
+            fprintf(stderr,
+                    "hetrelax%s%s: rank %d was started with another command line than rank 0 ('%s' against "
+                    "'%s'): give every rank the same\n",
+                    sp, c, who, msg, argv_text);
+        else if (kind == ENV)
+            fprintf(stderr,
+                    "hetrelax%s%s: rank %d runs with other HETRELAX_* settings than rank 0 (%s against %s): "
+                    "give every rank the same\n",
+                    sp, c, who, msg, env_text);
+        else
+            fprintf(stderr,
+                    "hetrelax%s%s: rank %d reached %s while rank 0 reached %s (the ranks took other paths)\n",
+                    sp, c, who, msg, stage_names[stage]);
+    }
+    tail_len = 0;
+    return ended;
+}
+
 int hr_mpi_cli_init(int *argc, char ***argv)
 {
     if (!hr_mpi_launched()) return 0;
@@ -75,9 +303,10 @@ int hr_mpi_cli_init(int *argc, char ***argv)
         return HR_EXIT_FAIL;
     }
     mpi_on = 1;
+    fingerprint(*argc, *argv);
     const char *all = getenv("HETRELAX_MPI_ALL_OUTPUT");
     if (hr_mpi_cli_rank() > 0 && !(all && strcmp(all, "1") == 0)) {
-        /* one message per run: rank 0 speaks for all */
+        /* one message per run: rank 0 speaks for all, and passes on what only another found */
         fflush(stdout);
         fflush(stderr);
         const int fd = open("/dev/null", O_WRONLY);
@@ -86,14 +315,23 @@ int hr_mpi_cli_init(int *argc, char ***argv)
             dup2(fd, 2);
             close(fd);
         }
+        tail_capture();
     }
     return 0;
+}
+
+int hr_mpi_cli_parsed(const char *cmd, int rc)
+{
+    if (!mpi_on || parsed_done) return rc;
+    parsed_done = 1;
+    const int st = agreement(cmd, STAGE_PARSED, rc);
+    return st ? st : rc;
 }
 
 int hr_mpi_cli_finalize(int rc)
 {
     if (!mpi_on) return rc;
-    MPI_Allreduce(MPI_IN_PLACE, &rc, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    rc = agreement(NULL, STAGE_END, rc);
     MPI_Finalize();
     mpi_on = 0;
     return rc;
@@ -150,8 +388,7 @@ int hr_mpi_cli_solve(const char *cmd, const hr_options *o, const hr_mpi_cli_args
                 cmd, decomp_parts(m), decomp_parts(m));
         return HR_EXIT_USAGE;
     }
-    MPI_Allreduce(MPI_IN_PLACE, &local_rc, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    if (local_rc != 0) return local_rc;
+    if ((local_rc = agreement(cmd, STAGE_SOLVE, local_rc)) != 0) return local_rc;
     hr_mpi_solver *s;
     const int *dec = m->decomp[0] > 0 ? m->decomp : NULL;
     hr_options lo = *o;
@@ -232,6 +469,12 @@ int hr_mpi_cli_init(int *argc, char ***argv)
 
 int hr_mpi_cli_finalize(int rc)
 {
+    return rc;
+}
+
+int hr_mpi_cli_parsed(const char *cmd, int rc)
+{
+    (void)cmd;
     return rc;
 }
 

@@ -8,11 +8,20 @@
  *   run:         if (hr_mpi_cli_wanted(&m)) rc = hr_mpi_cli_solve(CMD, &o, &m, local_rc, &r, sol, count,
  * &mpi_json); output:      print, write --json and --output on rank 0 only (hr_mpi_cli_rank() == 0)
  *
- * Under mpirun the ranks other than 0 have stdout and stderr sent to /dev/null by
- * hr_mpi_cli_init (HETRELAX_MPI_ALL_OUTPUT=1 keeps them), so a flag error, which every rank
- * finds alike, prints one line; errors found by one rank only are agreed in
- * hr_mpi_cli_solve and printed once by rank 0. Every rank ends with the same status:
- * hr_mpi_cli_finalize takes the largest.
+ * Under mpirun the ranks other than 0 have stdout sent to /dev/null by hr_mpi_cli_init and
+ * keep the last lines of their stderr in memory (HETRELAX_MPI_ALL_OUTPUT=1 keeps both), so
+ * an error every rank finds alike prints one line.
+ *
+ * Agreements: every collective the command makes of its own is an agreement (after parsing,
+ * before the solve, at the end), and every agreement is the same MPI_Allreduce whatever the
+ * rank was doing. It carries the rank's status, which agreement it is in, and hashes of the
+ * command line and of the HETRELAX_* settings. When all ranks are fine and alike, the
+ * command goes on; otherwise every rank learns the same outcome at once: status (the
+ * largest; 2 for ranks started differently), and rank 0 prints one line: its own error, or
+ * that of the lowest failing rank ("hetrelax CMD: rank 2: --rhs: cannot read ..."), or what
+ * differs. From then on no rank talks to another again (hr_mpi_cli_finalize goes straight to
+ * MPI_Finalize), so a rank that failed early, parsed something else or left before the solve
+ * can never leave another waiting in a collective.
  */
 #ifndef HR_MPI_GLUE_H
 #define HR_MPI_GLUE_H
@@ -40,8 +49,13 @@ typedef struct hr_mpi_cli_args {
 /* MPI_Init_thread(FUNNELED) when started by mpirun/mpiexec and built with MPI; nothing
  * otherwise. Returns 0 or HR_EXIT_FAIL (message printed). */
 int hr_mpi_cli_init(int *argc, char ***argv);
-/* Every rank returns the largest rc of all ranks; MPI_Finalize. rc unchanged without MPI. */
+/* The last agreement (unless an earlier one failed): every rank returns the same status,
+ * the largest; MPI_Finalize. rc unchanged without MPI. */
 int hr_mpi_cli_finalize(int rc);
+/* The agreement after parsing (hr_flags_parse calls it with its result; cmd names the
+ * command in messages): rc when every rank parsed alike and well (negative: --help), else
+ * the agreed status, the same on every rank. Once per process; rc unchanged without MPI. */
+int hr_mpi_cli_parsed(const char *cmd, int rc);
 int hr_mpi_cli_rank(void); /* 0 without MPI */
 int hr_mpi_cli_size(void); /* 1 without MPI */
 
@@ -53,13 +67,13 @@ void hr_mpi_cli_flags(hr_flagset *fs, hr_mpi_cli_args *m);
 int hr_mpi_cli_wanted(const hr_mpi_cli_args *m);
 
 /* The decomposed run. `local_rc`: this rank's status so far (an output it could not open,
- * say); it is agreed first, so no rank enters the solve alone. Then create (a refusal:
- * "hetrelax CMD: --FIELD: reason" on rank 0, HR_EXIT_USAGE on every rank), m->ready on
- * rank 0, run, and gather the solution (double, count values) into sol on rank 0 when sol
- * is non-NULL there. *mpi_json (may be NULL) receives on rank 0 an object {ranks, decomp,
- * ghost, overlap, exchanges, pack_s, transfer_s, unpack_s, hidden_s, halo_bytes,
- * max_halo_bytes} (times: the slowest rank). Returns 0, HR_EXIT_FAIL or HR_EXIT_USAGE, the
- * same on every rank. */
+ * a file it could not read); it is agreed first (an agreement, above), so no rank enters the
+ * solve alone. Then create (a refusal: "hetrelax CMD: --FIELD: reason" on rank 0,
+ * HR_EXIT_USAGE on every rank), m->ready on rank 0, run, and gather the solution (double,
+ * count values) into sol on rank 0 when sol is non-NULL there. *mpi_json (may be NULL)
+ * receives on rank 0 an object {ranks, decomp, ghost, overlap, exchanges, pack_s,
+ * transfer_s, unpack_s, hidden_s, halo_bytes, max_halo_bytes} (times: the slowest rank).
+ * Returns 0, HR_EXIT_FAIL or HR_EXIT_USAGE, the same on every rank. */
 int hr_mpi_cli_solve(const char *cmd, const hr_options *o, const hr_mpi_cli_args *m, int local_rc,
                      hr_result *r, double *sol, size_t count, json_object **mpi_json);
 

@@ -27,6 +27,24 @@ for bad in "--decomp 3x1" "--decomp 1x4 --n 3" "--decomp 2x" "--ghost 0" "--deco
     [ "$n" -eq 1 ] || fail "$bad: $n messages, want 1"
     echo "ok: $bad -> $(grep '^hetrelax' "$T/err")"
 done
+# a rank that leaves after parsing, while the others wait to agree before the solve: every
+# rank ends with its status within seconds, and rank 0 prints its message once, naming it
+for leave in 1 2 0; do
+    run 3 2 --n 17 --leave-early $leave
+    n=$(grep -c '^hetrelax' "$T/err")
+    [ "$n" -eq 1 ] || fail "--leave-early $leave: $n messages, want 1"
+    grep -q -- "--leave-early: rank $leave leaves before the solve" "$T/err" || fail "--leave-early $leave: its message"
+    if [ $leave -gt 0 ]; then
+        grep -q -- "poisson2d: rank $leave: --leave-early" "$T/err" || fail "--leave-early $leave: the rank not named"
+    fi
+    echo "ok: --leave-early $leave -> $(grep '^hetrelax' "$T/err")"
+done
+# the same rank leaving without a word (status 0): no hang either, status 1 everywhere, and
+# rank 0 says which rank went where
+run 3 1 --n 17 --leave-early 2 --leave-status 0
+[ "$(grep -c '^hetrelax' "$T/err")" -eq 1 ] && grep -q "rank 2 reached the end while rank 0 reached the solve" "$T/err" ||
+    fail "a rank leaving with status 0: $(grep '^hetrelax' "$T/err")"
+echo "ok: --leave-early 2 --leave-status 0 -> $(grep '^hetrelax' "$T/err")"
 run 0 2 --decomp 2x2
 grep -q 'mpirun' "$T/err" || fail "no hint to use mpirun"
 run 0 0 --n 17

@@ -2,6 +2,7 @@
  * The command glue (tools/mpi_glue.c) in a stand-in grid command: flags parsed with the
  * command's flag framework, the decomposed run, rank-0 output, one agreed exit status.
  *   mpiexec -n P test_mpi_glue [--n N] [--dim D] [--iters T] [--decomp AxB[xC]] [--ghost G]
+ *                              [--leave-early R [--leave-status S]]
  * Prints "bitwise equal to cpu-seq" (rank 0) when the gathered solution matches.
  */
 #include <stdio.h>
@@ -26,9 +27,20 @@ int main(int argc, char **argv)
     hr_flags_add(&fs, hr_flag_int("n", &o.n, 1, 100000, "N", "points per axis"));
     hr_flags_add(&fs, hr_flag_int("dim", &o.dim, 2, 3, "D", "2 or 3"));
     hr_flags_add(&fs, hr_flag_long("iters", &o.iters, 0, 1000000, "T", "sweeps"));
+    int leave = -1, leave_status = HR_EXIT_USAGE;
+    hr_flags_add(&fs, hr_flag_int("leave-early", &leave, 0, 1 << 20, "R",
+                                  "rank R fails alone after parsing and skips the solve (a rank that "
+                                  "took another path)"));
+    hr_flags_add(&fs, hr_flag_int("leave-status", &leave_status, 0, 125, "S",
+                                  "the status it leaves with (default 2; 0: silently)"));
     hr_mpi_cli_flags(&fs, &m);
     rc = hr_flags_parse(&fs, argc, argv);
     if (rc != 0) return hr_mpi_cli_finalize(rc < 0 ? 0 : rc);
+    if (leave == hr_mpi_cli_rank()) {
+        if (leave_status)
+            fprintf(stderr, "hetrelax poisson2d: --leave-early: rank %d leaves before the solve\n", leave);
+        return hr_mpi_cli_finalize(leave_status);
+    }
     const size_t count = (size_t)o.n * o.n * (o.dim == 3 ? (size_t)o.n : 1);
     double *sol = hr_mpi_cli_rank() == 0 ? malloc(count * sizeof *sol) : NULL;
     hr_result r;
