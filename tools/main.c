@@ -63,8 +63,19 @@ static int run_command(int argc, char **argv)
         printf("hetrelax %s (commit %s)\n", hr_version_string(), hr_cli_commit());
         return HR_EXIT_OK;
     }
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (strcmp(argv[1], commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+        if (strcmp(argv[1], commands[i].name) != 0) continue;
+        /* only the grid commands split their work over MPI ranks; the others would run
+         * whole on every rank (the same measurements at once, the same files written) */
+        if (hr_mpi_cli_size() > 1 && commands[i].run != hr_cmd_poisson2d &&
+            commands[i].run != hr_cmd_poisson3d)
+            return hr_mpi_cli_parsed(
+                commands[i].name,
+                hr_cli_usage_error(commands[i].name, NULL,
+                                   "runs in one process: start it without mpirun, or "
+                                   "with one rank (poisson2d and poisson3d use MPI ranks)"));
+        return commands[i].run(argc - 1, argv + 1);
+    }
     fprintf(stderr, "hetrelax: unknown command '%s' (try 'hetrelax --help')\n", argv[1]);
     return HR_EXIT_USAGE;
 }

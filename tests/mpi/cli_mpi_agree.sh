@@ -3,7 +3,8 @@
 # same agreements whatever it parsed: a rank that fails to parse, runs another command or
 # --help, another method, another HETRELAX_* setting, or misses an input file in its own
 # working directory ends every rank with status 2 within seconds, with one message on rank 0
-# naming the rank, no banner before it, and nothing left in /dev/shm.
+# naming the rank, no banner before it, and nothing left in /dev/shm. Also: the commands
+# that do not split over ranks refuse several ranks.
 #   cli_mpi_agree.sh MPIEXEC HETRELAX
 set -u
 mpiexec=$1 HR=$2
@@ -70,6 +71,8 @@ expect 2 2 "rank 1 was started with another command line" \
   -n 1 "$W" "$HR" poisson3d $B --n 12 --method cg : -n 1 "$W" "$HR" poisson3d $B --n 12
 expect 2 2 "rank 1 was started with another command line" \
   -n 1 "$W" "$HR" poisson2d $B --n 20 : -n 1 "$W" "$HR" poisson2d $B --n 21
+expect 2 2 "sparse: rank 1: runs in one process" \
+  -n 1 "$W" "$HR" poisson2d $B --n 20 : -n 1 "$W" "$HR" sparse --gen laplace2d:20
 expect 2 2 "rank 1: unknown command 'nonsense'" \
   -n 1 "$W" "$HR" poisson2d $B --n 20 : -n 1 "$W" "$HR" nonsense
 
@@ -107,6 +110,19 @@ expect 2 2 "--transport: nccl" -n 2 "$W" "$HR" poisson3d $B --n 10 --transport n
 expect 0 2 "" -n 2 "$W" "$HR" poisson2d $B --n 20
 [ "$(grep -c '^sweeps: ' "$T/out")" -eq 1 ] && grep -A100 '^sweeps: ' "$T/out" | grep -q '^summary' && ok ||
   bad "banner of a good run: $(cat "$T/out")"
+
+# --- commands that run whole in one process refuse several ranks (they ran on every rank:
+# the same measurements at once, the same files written); multigrid and CG too; one rank
+# under mpiexec runs as without it
+for c in "sparse --gen laplace2d:20" "info" "model --n 64" "tune --backend cpu-threads --n 16"; do
+  # shellcheck disable=SC2086
+  expect 2 2 "hetrelax ${c%% *}: runs in one process" -n 2 "$W" "$HR" $c
+done
+expect 2 2 "--method: mg: not in decomposed (MPI) runs yet" -n 2 "$W" "$HR" poisson2d --n 31 --method mg
+expect 2 2 "--method: cg: not in decomposed (MPI) runs yet" -n 2 "$W" "$HR" poisson3d --n 15 --method cg
+expect 0 1 "" -n 1 "$W" "$HR" sparse --gen laplace2d:20 --quiet
+expect 0 1 "" -n 1 "$W" "$HR" poisson2d --n 31 --method mg --quiet
+expect 0 1 "" -n 1 "$W" "$HR" poisson3d --n 15 --method cg --quiet
 
 echo "$passes passed, $fails failed"
 [ $fails -eq 0 ]
