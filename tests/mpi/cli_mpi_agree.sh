@@ -12,25 +12,36 @@ mpiexec=$1 HR=$2
 
 # each rank runs through $W, which records its status in $T/rc.RANK and exits 0, so that
 # mpiexec does not kill the other ranks (a status other than 0 aborts the job) before they
-# record theirs
+# record theirs; also its process id (our halos' names start hetrelax-PID-, PID rank 0's)
+# and OpenMPI's job id (its shared-memory names hold it in hex)
 W=$T/w.sh
 cat >"$W" <<EOF
 #!/bin/sh
-"\$@"
+"\$@" &
+pid=\$!
+echo \$pid >"$T/pid.\$OMPI_COMM_WORLD_RANK"
+[ -n "\${OMPI_MCA_ess_base_jobid:-}" ] && printf '%x\n' "\$OMPI_MCA_ess_base_jobid" >"$T/job"
+wait \$pid
 echo \$? >"$T/rc.\$OMPI_COMM_WORLD_RANK"
 EOF
 chmod +x "$W"
 
-# shared-memory names of our runs (our halos, OpenMPI's own) that no live process maps:
-# what a run left behind
+# shared-memory names of this run (our halos, OpenMPI's own; other tests may run MPI jobs
+# meanwhile) that no live process maps: what the run left behind
 shm_ours() { ls /dev/shm 2>/dev/null | grep -E '^(hetrelax-|vader_segment)' | sort; }
-shm_left() { comm -13 "$1" <(shm_ours) | while read -r f; do grep -qs "/dev/shm/$f" /proc/[0-9]*/maps || echo "$f"; done; }
+shm_left() {
+  local pid0 job
+  pid0=$(cat "$T/pid.0" 2>/dev/null || echo none)
+  job=$(cat "$T/job" 2>/dev/null || echo '[0-9a-f]*')
+  comm -13 "$1" <(shm_ours) | grep -E "^(hetrelax-$pid0-|vader_segment\..*\.$job\.)" |
+    while read -r f; do grep -qs "/dev/shm/$f" /proc/[0-9]*/maps || echo "$f"; done
+}
 
 # expect STATUS RANKS PATTERN MPIEXEC-ARGS... : every rank ends with STATUS within 30 s;
 # for STATUS 2 stderr holds one hetrelax line, which matches PATTERN, and stdout no banner
 expect() {
   local want=$1 np=$2 pat=$3; shift 3
-  rm -f "$T"/rc.*
+  rm -f "$T"/rc.* "$T"/pid.* "$T/job"
   shm_ours >"$T/shm.before"
   local t0=$SECONDS
   # -k: mpiexec may not end on SIGTERM while its ranks hang
