@@ -288,16 +288,19 @@ extern "C" hr_status hr_gpu_rb_create(const hr_gpu_rb_params *p, void *u_host, h
     /* a spare row: tuned's 16-byte words and edge pairs may read a few elements past the
      * last row's boundary column (never written, never used) */
     const size_t dbytes = bytes + p->pitch * p->esize;
+    /* every fill and copy on G->stream: the legacy default stream (cudaMemset, cudaMemcpy)
+     * does not order work on a non-blocking stream, so a late fill could land after the
+     * upload or under the first kernel */
     RB_CU(cudaMalloc(&G->d_u, dbytes));
-    RB_CU(cudaMemset(G->d_u, 0, dbytes));
+    RB_CU(cudaMemsetAsync(G->d_u, 0, dbytes, G->stream));
     if (v == HR_GPU_RB_TUNED) {
         RB_CU(cudaMalloc(&G->d_u2, dbytes));
-        RB_CU(cudaMemset(G->d_u2, 0, dbytes));
+        RB_CU(cudaMemsetAsync(G->d_u2, 0, dbytes, G->stream));
     }
     if (p->hf_host) {
         RB_CU(cudaMalloc(&G->d_hf, dbytes));
-        RB_CU(cudaMemset(G->d_hf, 0, dbytes));
-        RB_CU(cudaMemcpy(G->d_hf, p->hf_host, bytes, cudaMemcpyHostToDevice));
+        RB_CU(cudaMemsetAsync(G->d_hf, 0, dbytes, G->stream));
+        RB_CU(cudaMemcpyAsync(G->d_hf, p->hf_host, bytes, cudaMemcpyHostToDevice, G->stream));
     }
     if (p->pinned) {
         RB_CU(cudaHostRegister(u_host, bytes, cudaHostRegisterDefault));
@@ -344,7 +347,9 @@ extern "C" hr_status hr_gpu_rb_download(hr_gpu_rb *G, void *u_host, double *seco
 {
     RB_CU(cudaSetDevice(G->dev));
     const double t0 = rb_now();
-    RB_CU(cudaMemcpy(u_host, G->d_u, G->p.count * G->p.esize, cudaMemcpyDeviceToHost));
+    /* on G->stream: after every kernel queued there, whatever the caller synchronised */
+    RB_CU(cudaMemcpyAsync(u_host, G->d_u, G->p.count * G->p.esize, cudaMemcpyDeviceToHost, G->stream));
+    RB_CU(cudaStreamSynchronize(G->stream));
     *seconds = rb_now() - t0;
     return HR_OK;
 }
@@ -354,10 +359,15 @@ extern "C" hr_status hr_gpu_rb_upload(hr_gpu_rb *G, const void *u_host, double *
 {
     RB_CU(cudaSetDevice(G->dev));
     const double t0 = rb_now();
-    RB_CU(cudaMemcpy(G->d_u, u_host, G->p.count * G->p.esize, cudaMemcpyHostToDevice));
+    /* on G->stream, as the kernels: a cudaMemcpy on the legacy stream is not ordered with
+     * them (a pageable upload may still be in flight when it returns; a device-to-device
+     * one always may), so the first kernel could read or write a grid under the copy */
+    RB_CU(cudaMemcpyAsync(G->d_u, u_host, G->p.count * G->p.esize, cudaMemcpyHostToDevice, G->stream));
+    RB_CU(cudaStreamSynchronize(G->stream)); /* u_host is the caller's again */
     *seconds = rb_now() - t0;
     /* tuned writes the other grid's interior only: its boundary ring comes from here */
-    if (G->d_u2) RB_CU(cudaMemcpy(G->d_u2, G->d_u, G->p.count * G->p.esize, cudaMemcpyDeviceToDevice));
+    if (G->d_u2)
+        RB_CU(cudaMemcpyAsync(G->d_u2, G->d_u, G->p.count * G->p.esize, cudaMemcpyDeviceToDevice, G->stream));
     return HR_OK;
 }
 
@@ -365,6 +375,7 @@ extern "C" void hr_gpu_rb_free(hr_gpu_rb *G)
 {
     if (!G) return;
     cudaSetDevice(G->dev);
+    if (G->stream) cudaStreamSynchronize(G->stream); /* a failed call may leave copies queued */
     if (G->registered) cudaHostUnregister(G->registered);
     cudaFree(G->d_u);
     cudaFree(G->d_u2);

@@ -228,16 +228,19 @@ extern "C" hr_status hr_gpu_rb2_create(const hr_gpu_rb_params *p, void *u_host, 
         RB2_CU(cudaEventCreateWithFlags(&G->copy[d], cudaEventDisableTiming));
         /* + a spare row: rb_stream's 16-byte words may read past the last boundary column */
         const size_t bytes = (p->offset + ((size_t)G->nrows[d] + 1) * p->pitch) * es;
+        /* fills and copies on st[d], before the upload there: on the legacy default stream
+         * (cudaMemset, cudaMemcpy) they would not be ordered with st[d], and a late fill could
+         * zero the uploaded grid */
         for (int q = 0; q < (G->mode == RB2_STREAM ? 2 : 1); q++) {
             RB2_CU(cudaMalloc(&G->d_g[d][q], bytes));
-            RB2_CU(cudaMemset(G->d_g[d][q], 0, bytes));
+            RB2_CU(cudaMemsetAsync(G->d_g[d][q], 0, bytes, G->st[d]));
         }
         if (p->hf_host) {
             RB2_CU(cudaMalloc(&G->d_hf[d], bytes));
-            RB2_CU(cudaMemset(G->d_hf[d], 0, bytes));
+            RB2_CU(cudaMemsetAsync(G->d_hf[d], 0, bytes, G->st[d]));
             const char *src = (const char *)p->hf_host + (p->offset + (size_t)G->ioff[d] * p->pitch) * es;
-            RB2_CU(cudaMemcpy(rb2_row(G, G->d_hf[d], 0), src, (size_t)G->nrows[d] * p->pitch * es,
-                              cudaMemcpyHostToDevice));
+            RB2_CU(cudaMemcpyAsync(rb2_row(G, G->d_hf[d], 0), src, (size_t)G->nrows[d] * p->pitch * es,
+                                   cudaMemcpyHostToDevice, G->st[d]));
         }
     }
     if (one) G->peer = 1; /* one device reads its own memory */
@@ -363,6 +366,11 @@ extern "C" hr_status hr_gpu_rb2_upload(hr_gpu_rb2 *G, const void *u_host, double
 extern "C" void hr_gpu_rb2_free(hr_gpu_rb2 *G)
 {
     if (!G) return;
+    for (int d = 0; d < G->ng; d++) /* a failed call may leave work queued on the host grid */
+        if (cudaSetDevice(G->dev[d]) == cudaSuccess) {
+            if (G->st[d]) cudaStreamSynchronize(G->st[d]);
+            if (G->low[d]) cudaStreamSynchronize(G->low[d]);
+        }
     if (G->registered) cudaHostUnregister(G->registered);
     for (int d = 0; d < G->ng; d++) {
         if (cudaSetDevice(G->dev[d]) != cudaSuccess) continue;
