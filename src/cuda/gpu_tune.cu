@@ -184,7 +184,9 @@ static hr_status tune_run(hr_solver *s, long sweeps, hr_cuda_tune_result *res, h
         goto done;
     }
     HR_CU_GOTO(s, st, cudaMalloc(&pristine, bytes), done);
-    HR_CU_GOTO(s, st, cudaMemcpy(pristine, g->d_u[0], bytes, cudaMemcpyDeviceToDevice), done);
+    /* on g->stream: a device-to-device cudaMemcpy (legacy stream) may still run when it
+     * returns, unordered with restore's copies out of pristine on g->stream */
+    HR_CU_GOTO(s, st, cudaMemcpyAsync(pristine, g->d_u[0], bytes, cudaMemcpyDeviceToDevice, g->stream), done);
     res->best_gbps = res->default_gbps = 0.0;
     res->candidates = 0;
     for (int c = -1; c < fam->ncands; c++) {
