@@ -237,6 +237,8 @@ static hr_status run_program(mg_gpu *g, int prog, int r_valid)
     }
     GCU(g, cudaMalloc((void **)&gr->d_ops, bytes));
     GCU(g, cudaMemcpy(gr->d_ops, g->ops, bytes, cudaMemcpyHostToDevice));
+    GCU(g, cudaStreamSynchronize(
+               cudaStreamLegacy)); /* legacy-stream work done before the non-blocking streams read it */
     cudaGraph_t graph = NULL;
     GCU(g, cudaStreamBeginCapture(g->st, cudaStreamCaptureModeThreadLocal));
     run_ops(g, gr->d_ops);
@@ -346,9 +348,14 @@ static hr_status build(mg_gpu *g, const hr_grid *rhs)
         }
     }
     if (rhs) GCU(g, cudaMemcpy(g->d_rhs, rhs->base, hr_layout_bytes(&rhs->l), cudaMemcpyHostToDevice));
+    if (rhs)
+        GCU(g, cudaStreamSynchronize(
+                   cudaStreamLegacy)); /* legacy-stream copy done before the non-blocking streams read it */
     if (g->nlev > 0) {
         GCU(g, cudaMalloc((void **)&g->d_levs, (size_t)g->nlev * sizeof(mgg_lev)));
         GCU(g, cudaMemcpy(g->d_levs, g->lev, (size_t)g->nlev * sizeof(mgg_lev), cudaMemcpyHostToDevice));
+        GCU(g, cudaStreamSynchronize(
+                   cudaStreamLegacy)); /* legacy-stream work done before the non-blocking streams read it */
         const mgg_lev *C = &g->lev[g->nlev - 1];
         GCU(g, cudaMalloc((void **)&g->d_cgpart, ((size_t)C->slices + 2) * sizeof(double)));
     }

@@ -318,6 +318,10 @@ static hr_status upload(hr_sparse_run *r, double **d, const void *h, size_t byte
 {
     HR_SPCU(r, cudaMalloc((void **)d, bytes));
     if (h) HR_SPCU(r, cudaMemcpy(*d, h, bytes, cudaMemcpyHostToDevice));
+    if (h)
+        HR_SPCU(r,
+                cudaStreamSynchronize(
+                    cudaStreamLegacy)); /* legacy-stream copy done before the non-blocking streams read it */
     return HR_OK;
 }
 
@@ -344,6 +348,9 @@ static hr_status part_setup(hr_sparse_run *r, async_state *s, int g, int B, cons
     if (r->frozen) {
         HR_SPCU(r, cudaMalloc((void **)&q->d_frozen, (size_t)n));
         HR_SPCU(r, cudaMemcpy(q->d_frozen, r->frozen, (size_t)n, cudaMemcpyHostToDevice));
+        HR_SPCU(r,
+                cudaStreamSynchronize(
+                    cudaStreamLegacy)); /* legacy-stream work done before the non-blocking streams read it */
     }
     if (g > 0 && (s->comm == HR_SPARSE_COMM_DK || s->comm == HR_SPARSE_COMM_DC)) {
         int can = 0;

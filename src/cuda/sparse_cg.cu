@@ -216,6 +216,8 @@ static hr_status cg_setup(hr_sparse_run *r)
         HR_SPCU(r, cudaMalloc((void **)vecs[v], vb));
     HR_SPCU(r, cudaMalloc((void **)&s->d_sc, 4 * sizeof(double)));
     HR_SPCU(r, cudaMemset(s->d_sc, 0, 4 * sizeof(double)));
+    HR_SPCU(r, cudaStreamSynchronize(
+                   cudaStreamLegacy)); /* legacy-stream work done before the non-blocking streams read it */
     HR_SPSPARSE(r, cusparseCreateCsr(&s->A, n, n, A->nnz, s->d_rowp, s->d_col, s->d_val, CUSPARSE_INDEX_32I,
                                      CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
     HR_SPSPARSE(r, cusparseCreateDnVec(&s->vp, n, s->d_p, CUDA_R_64F));

@@ -296,6 +296,8 @@ static hr_status jac_setup(hr_sparse_run *r)
     if (e == cudaSuccess) e = cudaMemcpy(s->d_diag, diag, bytes, cudaMemcpyHostToDevice);
     free(diag);
     HR_SPCU(r, e);
+    HR_SPCU(r, cudaStreamSynchronize(
+                   cudaStreamLegacy)); /* legacy-stream copy done before the non-blocking streams read it */
     HR_SPCU(r, cudaMalloc((void **)&s->d_b, bytes)); /* b and x0: jac_load, per solve */
     /* checked every sweep: the device loop (HETRELAX_SPARSE_DEVICE_CHECKS=0: host checks),
      * of bodies of U sweeps: one sweep more than the calls' usual length, which checks the
@@ -327,6 +329,9 @@ static hr_status jac_setup(hr_sparse_run *r)
     if (r->frozen) {
         HR_SPCU(r, cudaMalloc((void **)&s->d_frozen, (size_t)n));
         HR_SPCU(r, cudaMemcpy(s->d_frozen, r->frozen, (size_t)n, cudaMemcpyHostToDevice));
+        HR_SPCU(r,
+                cudaStreamSynchronize(
+                    cudaStreamLegacy)); /* legacy-stream work done before the non-blocking streams read it */
     }
     HR_SPCU(r, hr_sp_jacobi_prepare());
     for (int f = 0; f < (r->frozen ? 2 : 1); f++)

@@ -144,6 +144,8 @@ hr_status hr_sp_resid_setup(hr_sparse_run *r, hr_sp_resid *R, int with_matrix, i
     HR_SPCU(r, cudaHostAlloc((void **)&R->h_out, sizeof(double), cudaHostAllocPortable));
     HR_SPCU(r, cudaMalloc((void **)&R->d_ctl, sizeof(hr_sp_ctl)));
     HR_SPCU(r, cudaMemset(R->d_ctl, 0, sizeof(hr_sp_ctl)));
+    HR_SPCU(r, cudaStreamSynchronize(
+                   cudaStreamLegacy)); /* legacy-stream work done before the non-blocking streams read it */
     HR_SPCU(r, cudaHostAlloc((void **)&R->h_ctl, sizeof(hr_sp_ctl), cudaHostAllocPortable));
     HR_SPCU(r, cudaHostAlloc((void **)&R->h_range, 2 * sizeof(long long), cudaHostAllocPortable));
     for (int e = 0; e < 2; e++)
@@ -179,6 +181,8 @@ hr_status hr_sp_resid_batch_setup(hr_sparse_run *r, hr_sp_resid *R, int U, int b
     HR_SPCU(r, cudaMalloc((void **)&R->d_bticket, (size_t)P * sizeof(unsigned int)));
     HR_SPCU(r, cudaMemset(R->d_brel, 0, (size_t)P * sizeof(double)));
     HR_SPCU(r, cudaMemset(R->d_bticket, 0, (size_t)P * sizeof(unsigned int)));
+    HR_SPCU(r, cudaStreamSynchronize(
+                   cudaStreamLegacy)); /* legacy-stream work done before the non-blocking streams read it */
     R->batch = U;
     R->bcap = P;
     return HR_OK;
