@@ -29,6 +29,7 @@ void hr_cpu_residual_box(const hr_resid_args *a, hr_norm2 *rnorm, hr_norm2 *bnor
 {
     *rnorm = (hr_norm2){0.0, 0.0};
     *bnorm = (hr_norm2){0.0, 0.0};
+    if (a->rmax) *a->rmax = 0.0;
     if (hr_box_empty(&a->box)) return;
     if (a->l->esize == 8)
         residual_box_f64(a, rnorm, bnorm);

@@ -135,6 +135,7 @@ static void HR_FN(residual_box)(const hr_resid_args *a, hr_norm2 *rn, hr_norm2 *
 {
     double r2, b2, rmax, bmax;
     HR_FN(resid_pass)(a, 1.0, 1.0, &r2, &b2, &rmax, &bmax);
+    if (a->rmax) *a->rmax = rmax;
     /* plain squares are exact enough while every value lies in [1e-150, 1e150] */
     const int r_ok = isfinite(r2) && (rmax == 0.0 || rmax >= 1e-150),
               b_ok = isfinite(b2) && (bmax == 0.0 || bmax >= 1e-150);
@@ -150,7 +151,8 @@ static void HR_FN(residual_box)(const hr_resid_args *a, hr_norm2 *rn, hr_norm2 *
     }
     hr_resid_args quiet = *a;
     quiet.r = NULL;
-    const double rs = rmax > 0.0 ? rmax : 1.0, bs = bmax > 0.0 ? bmax : 1.0;
+    quiet.rmax = NULL;
+    const double rs = rmax > 0.0 ? hr_norm2_scale(rmax) : 1.0, bs = bmax > 0.0 ? hr_norm2_scale(bmax) : 1.0;
     HR_FN(resid_pass)(&quiet, rs, bs, &r2, &b2, &rmax, &bmax);
     *rn = (hr_norm2){rmax > 0.0 ? rs : 0.0, r2};
     *bn = (hr_norm2){bmax > 0.0 ? bs : 0.0, b2};

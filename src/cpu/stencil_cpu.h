@@ -7,6 +7,7 @@
 #ifndef HR_STENCIL_CPU_H
 #define HR_STENCIL_CPU_H
 
+#include <float.h>
 #include <math.h>
 
 #include "common/stencil.h"
@@ -71,6 +72,14 @@ static inline double hr_norm2_value(hr_norm2 a)
     return a.scale * sqrt(a.ssq);
 }
 
+/* The scale of a scaled pass over values up to `max` (finite, > 0): the power of two 2^e <=
+ * max < 2^(e+1), so that v / scale and v * (1 / scale) are the same exact value, but at
+ * least DBL_MIN, so that 1 / scale is finite when max is subnormal (1 / 1e-310 is not). */
+static inline double hr_norm2_scale(double max)
+{
+    return max >= DBL_MIN ? ldexp(1.0, ilogb(max)) : DBL_MIN;
+}
+
 /* ||r|| / ||b||, or ||r|| when b = 0 (a zero right-hand side and boundary). */
 static inline double hr_norm2_relative(hr_norm2 r, hr_norm2 b)
 {
@@ -102,6 +111,7 @@ typedef struct hr_resid_args {
     hr_box box;
     unsigned dirichlet; /* HR_FACE_* */
     void *r;
+    double *rmax; /* optional: receives max |r| over the box (exact, so any order agrees) */
 } hr_resid_args;
 
 void hr_cpu_residual_box(const hr_resid_args *a, hr_norm2 *rnorm, hr_norm2 *bnorm);

@@ -351,7 +351,7 @@ static hr_status dg_residual(void *ctx, const hr_resid_args *a, hr_norm2 *rn, hr
         *bn = norm2(1.0, isinf(bmax) ? INFINITY : b2);
         return HR_OK;
     }
-    const double rs = rmax > 0.0 ? rmax : 1.0, bs = bmax > 0.0 ? bmax : 1.0;
+    const double rs = rmax > 0.0 ? hr_norm2_scale(rmax) : 1.0, bs = bmax > 0.0 ? hr_norm2_scale(bmax) : 1.0;
     DG_CU(c, resid_pass(c, a, rs, bs));
     *rn = norm2(c->h_res[2] > 0.0 ? rs : 0.0, c->h_res[0]);
     *bn = norm2(c->h_res[3] > 0.0 ? bs : 0.0, c->h_res[1]);

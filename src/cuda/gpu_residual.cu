@@ -84,7 +84,8 @@ hr_status hr_gpu_residual_compute(hr_solver *s, hr_gpu *g, double *rel)
         rn.ssq = isinf(rmax) ? INFINITY : r2;
         bn.ssq = isinf(bmax) ? INFINITY : b2;
     } else {
-        const double rs = rmax > 0.0 ? rmax : 1.0, bs = bmax > 0.0 ? bmax : 1.0;
+        const double rs = rmax > 0.0 ? hr_norm2_scale(rmax) : 1.0,
+                     bs = bmax > 0.0 ? hr_norm2_scale(bmax) : 1.0;
         HR_TRY(residual_pass(s, g, rs, bs));
         r2 = g->h_res[0];
         b2 = g->h_res[1];

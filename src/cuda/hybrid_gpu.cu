@@ -181,7 +181,7 @@ static hr_status gpu_residual(hr_place *p, hr_grid *scratch, hr_norm2 *r, hr_nor
             rhs.spike_i -= sp->row0;
     }
     /* the part's own physical faces only: the scratch may be a slab whose ring is a ghost */
-    const hr_resid_args a = {&scratch->l, hr_grid_origin(scratch), rhs, box, sp->sd.dirichlet, NULL};
+    const hr_resid_args a = {&scratch->l, hr_grid_origin(scratch), rhs, box, sp->sd.dirichlet, NULL, NULL};
     hr_cpu_residual_box(&a, r, b);
     return HR_OK;
 }

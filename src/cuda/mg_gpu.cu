@@ -16,6 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <math.h>
+
+#include "cpu/stencil_cpu.h"
 #include "cuda/mg_gpu_async.cuh"
 #include "cuda/mg_gpu_internal.cuh"
 #include "cuda/mg_gpu_march.cuh"
@@ -201,7 +204,7 @@ static hr_status run_program(mg_gpu *g, int prog, int r_valid)
     if (!g->s.no_graph)
         for (int i = 0; i < MGG_GRAPHS; i++) {
             mgg_graph *gr = &g->graphs[i];
-            if (gr->used && gr->key == key) {
+            if (gr->used && gr->key == key && gr->dscale == g->dscale && gr->cg_s == g->cg_s) {
                 GCU(g, cudaGraphLaunch(gr->exec, g->st));
                 g->cur = gr->end_state;
                 return HR_OK;
@@ -259,6 +262,8 @@ static hr_status run_program(mg_gpu *g, int prog, int r_valid)
     }
     gr->used = 1;
     gr->key = key;
+    gr->dscale = g->dscale;
+    gr->cg_s = g->cg_s;
     gr->end_state = g->cur; /* recording advanced the state */
     GCU(g, cudaGraphLaunch(gr->exec, g->st));
     return HR_OK;
@@ -381,7 +386,7 @@ static hr_status build(mg_gpu *g, const hr_grid *rhs)
             g->hdesc[t].fresh = t & 1;
         }
     }
-    GCU(g, cudaMalloc((void **)&g->d_part, 2 * MGG_NB * sizeof(double)));
+    GCU(g, cudaMalloc((void **)&g->d_part, 4 * MGG_NB * sizeof(double)));
     GCU(g, cudaMalloc((void **)&g->d_sc, sizeof(mgg_scalars)));
     GCU(g, cudaMallocHost((void **)&g->h_sc, sizeof(mgg_scalars)));
     return mg_gpu_reset(g);
@@ -411,7 +416,7 @@ static hr_status warm_up(mg_gpu *g)
         GTRY(mg_gpu_reset(g));
     }
     double rel;
-    GTRY(mg_gpu_check(g, 0, &rel, NULL));
+    GTRY(mg_gpu_check(g, 0, &rel, NULL, NULL));
     return mg_gpu_reset(g);
 }
 
@@ -492,6 +497,7 @@ extern "C" hr_status mg_gpu_reset(mg_gpu *g)
     for (int i = 0; i < g->nalloc; i++)
         if (g->allocs[i] != g->d_rhs) GCU(g, cudaMemsetAsync(g->allocs[i], 0, g->alloc_bytes[i], g->st));
     g->cur = 0;
+    g->dscale = g->cg_s = 1.0;
     if (g->s.boundary != 0.0) {
         const int dim = g->s.dim;
         if (g->s.mode == MG_GPU_DIRECT) {
@@ -515,43 +521,94 @@ extern "C" hr_status mg_gpu_reset(mg_gpu *g)
 /* ------------------------------------------------------------------ solving */
 
 template <typename T, int D, typename TR>
-static void launch_check(mg_gpu *g, const mgg_lev &L, const T *u, int want_r)
+static void launch_check(mg_gpu *g, const mgg_lev &L, const T *u, int want_r, double ds, double rs, double bs)
 {
     const mgg_lev &R = g->nlev > 0 ? g->lev[0] : L;
     TR *rdst = want_r ? (TR *)R.hf : NULL,
        *zdst = want_r && !g->check_skips_zero ? (TR *)R.u[cur_of(g, 0)] : NULL;
-    mgg_check_kernel<T, D, TR><<<MGG_NB, MGG_BT, 0, g->st>>>(L, u, R, rdst, zdst, g->d_part);
+    mgg_check_kernel<T, D, TR>
+        <<<MGG_NB, MGG_BT, 0, g->st>>>(L, u, R, rdst, zdst, ds, 1.0 / rs, 1.0 / bs, g->d_part);
 }
 
-extern "C" hr_status mg_gpu_check(mg_gpu *g, int want_r, double *rel, double *bnorm)
+/* One pass of the check (want_r: also the defect times ds into level 0) and its four sums
+ * read back into chk (see mgg_scalars). */
+static hr_status check_pass(mg_gpu *g, int want_r, double ds, double rs, double bs, double chk[4])
 {
-    GCU(g, cudaSetDevice(g->dev));
     const int dim = g->s.dim;
     if (g->s.mode == MG_GPU_DIRECT) {
         const mgg_lev &L = g->lev[0];
         const void *u = L.u[cur_of(g, 0)];
         if (g->s.esize == 8)
-            dim == 3 ? launch_check<double, 3, double>(g, L, (const double *)u, 0)
-                     : launch_check<double, 2, double>(g, L, (const double *)u, 0);
+            dim == 3 ? launch_check<double, 3, double>(g, L, (const double *)u, 0, ds, rs, bs)
+                     : launch_check<double, 2, double>(g, L, (const double *)u, 0, ds, rs, bs);
         else
-            dim == 3 ? launch_check<float, 3, float>(g, L, (const float *)u, 0)
-                     : launch_check<float, 2, float>(g, L, (const float *)u, 0);
+            dim == 3 ? launch_check<float, 3, float>(g, L, (const float *)u, 0, ds, rs, bs)
+                     : launch_check<float, 2, float>(g, L, (const float *)u, 0, ds, rs, bs);
     } else {
-        const int w = want_r && g->s.mode == MG_GPU_DEFECT;
         const double *u = (const double *)g->out.u[0];
         if (g->s.esize == 8 || g->nlev == 0)
-            dim == 3 ? launch_check<double, 3, double>(g, g->out, u, w)
-                     : launch_check<double, 2, double>(g, g->out, u, w);
+            dim == 3 ? launch_check<double, 3, double>(g, g->out, u, want_r, ds, rs, bs)
+                     : launch_check<double, 2, double>(g, g->out, u, want_r, ds, rs, bs);
         else
-            dim == 3 ? launch_check<double, 3, float>(g, g->out, u, w)
-                     : launch_check<double, 2, float>(g, g->out, u, w);
+            dim == 3 ? launch_check<double, 3, float>(g, g->out, u, want_r, ds, rs, bs)
+                     : launch_check<double, 2, float>(g, g->out, u, want_r, ds, rs, bs);
     }
     mgg_fin_kernel<<<1, MGG_NB, 0, g->st>>>(g->d_part, g->d_sc, MGG_FIN_CHECK);
     GCU(g, cudaGetLastError());
     GCU(g, cudaMemcpyAsync(g->h_sc, g->d_sc, sizeof(mgg_scalars), cudaMemcpyDeviceToHost, g->st));
     GCU(g, cudaStreamSynchronize(g->st));
-    *rel = g->h_sc->rel;
-    if (bnorm) *bnorm = g->h_sc->bnorm;
+    memcpy(chk, g->h_sc->chk, 4 * sizeof(double));
+    return HR_OK;
+}
+
+/* s * max lies in mg_range_scale's range (or there is nothing to scale): compared through
+ * the exponents, since s * max itself may overflow. */
+static int scaled_in_range(double max, double s)
+{
+    if (!(max > 0.0) || !isfinite(max)) return 1;
+    const int e = ilogb(max) + ilogb(s);
+    return e >= -64 && e < 64;
+}
+
+extern "C" hr_status mg_gpu_check(mg_gpu *g, int want_r, double *rel, double *bnorm, double *rmax)
+{
+    GCU(g, cudaSetDevice(g->dev));
+    const int w = want_r && g->s.mode == MG_GPU_DEFECT;
+    double c[4];
+    /* the plain pass; the defect goes to level 0 times the scale of the last check */
+    GTRY(check_pass(g, w, g->dscale, 1.0, 1.0, c));
+    const double r2 = c[0], b2 = c[1], mr = c[2], mb = c[3];
+    hr_norm2 rn, bn;
+    /* hr_cpu_residual_box's decision between the plain and the scaled pass */
+    const int r_ok = isfinite(r2) && (mr == 0.0 || mr >= 1e-150),
+              b_ok = isfinite(b2) && (mb == 0.0 || mb >= 1e-150);
+    if (isnan(mr) || isnan(mb) || (r_ok && b_ok)) {
+        rn.scale = bn.scale = 1.0;
+        rn.ssq = isnan(mr) ? NAN : r2;
+        bn.ssq = isnan(mb) ? NAN : b2;
+    } else if (isinf(mr) || isinf(mb)) {
+        rn.scale = bn.scale = 1.0;
+        rn.ssq = isinf(mr) ? INFINITY : r2;
+        bn.ssq = isinf(mb) ? INFINITY : b2;
+    } else {
+        const double rs = mr > 0.0 ? hr_norm2_scale(mr) : 1.0, bs = mb > 0.0 ? hr_norm2_scale(mb) : 1.0;
+        double c2[4];
+        GTRY(check_pass(g, 0, 1.0, rs, bs, c2));
+        rn.scale = c2[2] > 0.0 ? rs : 0.0;
+        rn.ssq = c2[0];
+        bn.scale = c2[3] > 0.0 ? bs : 0.0;
+        bn.ssq = c2[1];
+    }
+    /* a defect out of range for the fp32 cycle (the residual moved far from the last one):
+     * written again with a scale from this one, which the next cycles' graphs divide by */
+    if (w && !scaled_in_range(mr, g->dscale)) {
+        g->dscale = mg_range_scale(mr);
+        double c3[4];
+        GTRY(check_pass(g, 1, g->dscale, 1.0, 1.0, c3));
+    }
+    *rel = hr_norm2_relative(rn, bn);
+    if (bnorm) *bnorm = hr_norm2_value(bn);
+    if (rmax) *rmax = mr;
     return HR_OK;
 }
 
@@ -578,9 +635,10 @@ static hr_status read_rr(mg_gpu *g, double *rr)
     return HR_OK;
 }
 
-extern "C" hr_status mg_gpu_cg_start(mg_gpu *g, double *rr)
+extern "C" hr_status mg_gpu_cg_start(mg_gpu *g, double s, double *rr)
 {
     GCU(g, cudaSetDevice(g->dev));
+    g->cg_s = s; /* recorded into the CG programs (their graphs are keyed by it) */
     GTRY(run_program(g, PROG_CG_START, 0));
     return read_rr(g, rr);
 }

@@ -18,6 +18,7 @@ enum { PROG_CYCLE = 0, PROG_FMG, PROG_CG_ITER, PROG_CG_START };
 struct mgg_graph {
     int used;
     unsigned long long key;
+    double dscale, cg_s; /* the scales recorded into its operators */
     unsigned end_state;
     cudaGraphExec_t exec;
     mgg_op *d_ops;
@@ -55,6 +56,9 @@ struct mg_gpu {
      * program (whose first level-0 sweep then reads no iterate) */
     int zpend[MGG_MAX_LEV];
     int check_skips_zero;
+    /* powers of two that keep vectors in range (mg_range_scale): the defect's, which the check
+     * multiplies the residual by and the cycle's correction is divided by again, and CG's */
+    double dscale, cg_s;
     /* --coarse-on cpu: the CPU levels, pinned staging of the right-hand side and iterate of
      * level s.cpu_level (whole grids: cpu_bytes from cpu_off bytes before the origin) */
     mg_cpu_part *cpu;

@@ -59,8 +59,8 @@ __global__ void mgg_rb3_kernel(mgg_op o, mgg_lev L, mgg_lev C, int ex, int ey)
         if (OUT) {
             double *dst = o.c ? (double *)C.cp : (double *)C.u[0];
             const size_t xo = MGG_AT(C, i, j, k);
-            dst[xo] = o.y != 0.0 ? dst[xo] + (double)va : (double)va;
-            if (has_b) dst[xo + 1] = o.y != 0.0 ? dst[xo + 1] + (double)vb : (double)vb;
+            dst[xo] = o.y != 0.0 ? dst[xo] + (double)va * o.y : (double)va;
+            if (has_b) dst[xo + 1] = o.y != 0.0 ? dst[xo + 1] + (double)vb * o.y : (double)vb;
         } else {
             out[xa] = va;
             if (has_b) out[xa + 1] = vb;
@@ -109,8 +109,8 @@ __global__ void mgg_rb2_kernel(mgg_op o, mgg_lev L, mgg_lev C, int ex, int chunk
         if (OUT) {
             double *dst = o.c ? (double *)C.cp : (double *)C.u[0];
             const size_t xo = MGG_AT(C, i, j, 0);
-            dst[xo] = o.y != 0.0 ? dst[xo] + (double)va : (double)va;
-            if (has_b) dst[xo + 1] = o.y != 0.0 ? dst[xo + 1] + (double)vb : (double)vb;
+            dst[xo] = o.y != 0.0 ? dst[xo] + (double)va * o.y : (double)va;
+            if (has_b) dst[xo + 1] = o.y != 0.0 ? dst[xo + 1] + (double)vb * o.y : (double)vb;
         } else {
             out[xa] = va;
             if (has_b) out[xa + 1] = vb;

@@ -36,16 +36,18 @@ enum {
     OPK_COARSE_CG,  /* CG on u[a] to rounding (one-block kernel only) */
     OPK_RB_HALF,    /* colour b of u[a], in place (two of them: a sweep in two passes) */
     OPK_RB_OUT,     /* OPK_RB on level 0 whose result goes to the outer level (C) as
-                     * OPK_FROM_L0 would put it: c = 0: u (+)= (y != 0: add), c = 1: cp = */
+                     * OPK_FROM_L0 would put it: c = 0: u (+)= (y != 0: add y times the
+                     * value), c = 1: cp = */
     OPK_ASYNC,      /* u[a] in place: tiles relaxed by b local red-black sweeps, colour c first
                      * (the asynchronous smoother, mg_gpu_async.cuh; big levels only) */
     OPK_HIER_END,
     /* the fp64 outer level (mixed precision, CG): always per-level kernels */
-    OPK_OUT_RESID = 16, /* r = h^2 f - h^2 A u */
-    OPK_TO_L0,          /* level 0 hf = r (rounded), level 0 u[a] = 0 unless b */
-    OPK_FROM_L0,        /* c = 0: u (+)= level 0 u[a] (b: add); c = 1: cp = level 0 u[a] */
+    /* x: a power of two that keeps the vectors in range (mg_range_scale; 1: none) */
+    OPK_OUT_RESID = 16, /* r = x (h^2 f - h^2 A u) */
+    OPK_TO_L0,          /* level 0 hf = x r (rounded), level 0 u[a] = 0 unless b */
+    OPK_FROM_L0,        /* c = 0: u (+)= x level 0 u[a] (b: add); c = 1: cp = x level 0 u[a] */
     OPK_CG_APPLY_DOT,   /* d = h^2 A u[1] (q = A p), partials p . q */
-    OPK_CG_UPDATE,      /* u += alpha p, r -= alpha q, partials r . r */
+    OPK_CG_UPDATE,      /* u += (alpha p) x, r -= alpha q, partials r . r */
     OPK_CG_DOT,         /* partials r . z (a = 1: z = cp; a = 0: z = r) */
     OPK_CG_XPAY,        /* p = z + beta p (a as OPK_CG_DOT) */
     OPK_CG_COPY,        /* p = z */
@@ -70,10 +72,11 @@ struct mgg_op {
     double x, y;
 };
 
-/* CG scalars and the last check, on the device (the host reads one of them per check). */
+/* CG scalars and the last check, on the device (the host reads them after a check): chk
+ * holds the check's sum of (|r| / rs)^2, of (|b| / bs)^2, max |r| / rs and max |b| / bs. */
 struct mgg_scalars {
     double rz, rr, pq, alpha, beta, rz1;
-    double rel, bnorm;
+    double chk[4];
 };
 
 /* Buffer a (0 or 1) of a level: a select, not an index (kernel parameters stay in the
@@ -316,8 +319,8 @@ __device__ __forceinline__ void mgg_point(const mgg_op &o, const mgg_lev &L, con
         if (K == OPK_RB_OUT) { /* the last sweep of a cycle, straight into the fp64 outer level */
             double *dst = o.c ? (double *)C.cp : (double *)C.u[0];
             const size_t xo = MGG_AT(C, i, j, k);
-            dst[xo] = o.y != 0.0 ? dst[xo] + (double)va : (double)va;
-            if (has_b) dst[xo + 1] = o.y != 0.0 ? dst[xo + 1] + (double)vb : (double)vb;
+            dst[xo] = o.y != 0.0 ? dst[xo] + (double)va * o.y : (double)va;
+            if (has_b) dst[xo + 1] = o.y != 0.0 ? dst[xo + 1] + (double)vb * o.y : (double)vb;
         } else {
             out[xa] = va;
             if (has_b) out[xa + 1] = vb;

@@ -14,13 +14,22 @@
 
 enum { MGG_FIN_CHECK = 16 };
 
-/* A fixed tree over the block: the block's sum lands in out (thread 0). */
-template <int NT> __device__ __forceinline__ void mgg_block_reduce(double v, double *sh, double *out)
+/* max that keeps a NaN (fmax would drop it) */
+__device__ __forceinline__ double mgg_nan_max(double a, double b)
+{
+    return a != a || b != b ? NAN : (a > b ? a : b);
+}
+
+/* A fixed tree over the block: the block's sum (MAX: maximum) lands in out (thread 0). */
+template <int NT, bool MAX = false>
+__device__ __forceinline__ void mgg_block_reduce(double v, double *sh, double *out)
 {
     sh[threadIdx.x] = v;
     __syncthreads();
     for (int w = NT / 2; w > 0; w >>= 1) {
-        if ((int)threadIdx.x < w) sh[threadIdx.x] += sh[threadIdx.x + w];
+        if ((int)threadIdx.x < w)
+            sh[threadIdx.x] = MAX ? mgg_nan_max(sh[threadIdx.x], sh[threadIdx.x + w])
+                                  : sh[threadIdx.x] + sh[threadIdx.x + w];
         __syncthreads();
     }
     if (threadIdx.x == 0) *out = sh[0];
@@ -38,18 +47,21 @@ template <int NT> __device__ __forceinline__ void mgg_block_reduce(double v, dou
                  once_; once_ = 0)
 
 /* The check: residual and right-hand side norms of the solution u on level L, in the order
- * of the operator layer's residual (hr_cpu_residual_box, every face Dirichlet). rdst (the
- * defect correction): the residual, rounded to TR, also goes to rdst and zdst = 0 (level
- * 0's right-hand side and iterate, layout R). part: MGG_NB partials of r.r, then of b.b. */
+ * of the operator layer's residual (hr_cpu_residual_box, every face Dirichlet), as sums of
+ * (|r| * irs)^2 and (|b| * ibs)^2 with the maxima of |r| * irs and |b| * ibs (irs, ibs:
+ * reciprocals of powers of two; 1 in the plain pass). rdst (the defect correction): the
+ * residual times ds (a power of two), rounded to TR, also goes to rdst and zdst = 0 (level
+ * 0's right-hand side and iterate, layout R). part: MGG_NB partials of each of the four. */
 template <typename T, int D, typename TR>
 __global__ void __launch_bounds__(MGG_BT)
-    mgg_check_kernel(mgg_lev L, const T *u, mgg_lev R, TR *rdst, TR *zdst, double *part)
+    mgg_check_kernel(mgg_lev L, const T *u, mgg_lev R, TR *rdst, TR *zdst, double ds, double irs, double ibs,
+                     double *part)
 {
     __shared__ double sh[MGG_BT];
     const T *hf = (const T *)L.hf;
     const size_t p = (size_t)L.pitch, q = (size_t)L.plane;
     const double diag = D == 3 ? 6.0 : 4.0;
-    double sr = 0.0, sb = 0.0;
+    double sr = 0.0, sb = 0.0, mr = 0.0, mb = 0.0;
     MGG_FLAT_LOOP(L, D)
     {
         const size_t x = MGG_AT(L, i, j, k);
@@ -65,29 +77,40 @@ __global__ void __launch_bounds__(MGG_BT)
         const double r = f - au, b = f + nb;
         if (rdst) {
             const size_t xr = MGG_AT(R, i, j, k);
-            rdst[xr] = (TR)r;
+            rdst[xr] = (TR)(r * ds);
             if (zdst) zdst[xr] = (TR)0;
         }
-        sr += r * r;
-        sb += b * b;
+        const double ar = fabs(r) * irs, ab = fabs(b) * ibs; /* x * 1.0 == x: the plain pass */
+        sr += ar * ar;
+        sb += ab * ab;
+        mr = mgg_nan_max(mr, ar);
+        mb = mgg_nan_max(mb, ab);
     }
     mgg_block_reduce<MGG_BT>(sr, sh, &part[blockIdx.x]);
     mgg_block_reduce<MGG_BT>(sb, sh, &part[MGG_NB + blockIdx.x]);
+    mgg_block_reduce<MGG_BT, true>(mr, sh, &part[2 * MGG_NB + blockIdx.x]);
+    mgg_block_reduce<MGG_BT, true>(mb, sh, &part[3 * MGG_NB + blockIdx.x]);
 }
 
 /* Sums the partials (one block of MGG_NB threads, a fixed tree) into the scalars. */
 __global__ void __launch_bounds__(MGG_NB) mgg_fin_kernel(const double *part, mgg_scalars *sc, int which)
 {
     __shared__ double sh[MGG_NB];
-    __shared__ double s0, s1;
+    __shared__ double s0, s1, s2, s3;
     mgg_block_reduce<MGG_NB>(part[threadIdx.x], sh, &s0);
-    if (which == MGG_FIN_CHECK) mgg_block_reduce<MGG_NB>(part[MGG_NB + threadIdx.x], sh, &s1);
+    if (which == MGG_FIN_CHECK) {
+        mgg_block_reduce<MGG_NB>(part[MGG_NB + threadIdx.x], sh, &s1);
+        mgg_block_reduce<MGG_NB, true>(part[2 * MGG_NB + threadIdx.x], sh, &s2);
+        mgg_block_reduce<MGG_NB, true>(part[3 * MGG_NB + threadIdx.x], sh, &s3);
+    }
     if (threadIdx.x != 0) return;
     const double S = s0;
     switch (which) {
-    case MGG_FIN_CHECK:
-        sc->bnorm = sqrt(s1);
-        sc->rel = s1 == 0.0 ? sqrt(S) : S == 0.0 ? 0.0 : sqrt(S / s1);
+    case MGG_FIN_CHECK: /* the norms are finished on the host (mg_gpu_check) */
+        sc->chk[0] = S;
+        sc->chk[1] = s1;
+        sc->chk[2] = s2;
+        sc->chk[3] = s3;
         break;
     case MGG_FIN_PQ:
         sc->pq = S;
@@ -127,13 +150,13 @@ __global__ void __launch_bounds__(MGG_BT)
     {
         const size_t x = MGG_AT(O, i, j, k);
         if (K == OPK_OUT_RESID) {
-            r[x] = mgg_res<double, D>(O, u, x, i, j, k);
+            r[x] = mgg_res<double, D>(O, u, x, i, j, k) * o.x;
         } else if (K == OPK_TO_L0) {
             const size_t x0 = MGG_AT(L0, i, j, k);
-            ((TH *)L0.hf)[x0] = (TH)r[x];
+            ((TH *)L0.hf)[x0] = (TH)(r[x] * o.x);
             if (!o.b) ((TH *)MGG_BUF(L0, o.a))[x0] = (TH)0; /* b: the next sweep knows it is zero */
         } else if (K == OPK_FROM_L0) {
-            const double c = (double)((const TH *)MGG_BUF(L0, o.a))[MGG_AT(L0, i, j, k)];
+            const double c = (double)((const TH *)MGG_BUF(L0, o.a))[MGG_AT(L0, i, j, k)] * o.x;
             if (o.c)
                 cp[x] = c;
             else
@@ -142,7 +165,7 @@ __global__ void __launch_bounds__(MGG_BT)
             q[x] = mgg_au<double, D>(O, pv, x);
             acc += pv[x] * q[x];
         } else if (K == OPK_CG_UPDATE) {
-            u[x] += alpha * pv[x];
+            u[x] += (alpha * pv[x]) * o.x;
             r[x] += (-alpha) * q[x];
             acc += r[x] * r[x];
         } else if (K == OPK_CG_DOT) {

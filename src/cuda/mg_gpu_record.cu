@@ -178,12 +178,13 @@ static void rec_fmg(mg_gpu *g)
         rec_cycle(g, 0, HR_MG_CYCLE_V);
 }
 
-/* z = M r: one symmetric V-cycle from zero on r, into cp (precondition in mg_solve.c). */
+/* z = M r: one symmetric V-cycle from zero on r, into cp (precondition in mg_solve.c; r is
+ * scaled into range already: factors 1). */
 static void rec_precondition(mg_gpu *g)
 {
-    rec(g, OPK_TO_L0, 0, cur_of(g, 0), 0, 0, 0.0, 0.0);
+    rec(g, OPK_TO_L0, 0, cur_of(g, 0), 0, 0, 1.0, 0.0);
     rec_cycle(g, 0, HR_MG_CYCLE_V);
-    rec(g, OPK_FROM_L0, 0, cur_of(g, 0), 0, 1, 0.0, 0.0);
+    rec(g, OPK_FROM_L0, 0, cur_of(g, 0), 0, 1, 1.0, 0.0);
 }
 
 /* A one-pass red-black sweep of (big) level 0 followed by the hand-over to the outer level
@@ -198,7 +199,7 @@ static void fuse_last_sweep(mg_gpu *g)
             continue;
         rb->kind = OPK_RB_OUT;
         rb->c = from->c;
-        rb->y = from->b ? 1.0 : 0.0;
+        rb->y = from->b ? from->x : 0.0; /* adding: the correction's factor (1 / the defect's scale) */
         memmove(from, from + 1, (size_t)(g->nops - n - 1) * sizeof *from);
         g->nops--;
     }
@@ -216,17 +217,17 @@ void mgg_record(mg_gpu *g, int prog, int r_valid)
     case PROG_CYCLE:
     case PROG_FMG:
         if (g->s.mode == MG_GPU_DEFECT && !r_valid) {
-            rec(g, OPK_OUT_RESID, 0, 0, 0, 0, 0.0, 0.0);
-            rec(g, OPK_TO_L0, 0, cur_of(g, 0), 0, 0, 0.0, 0.0);
+            rec(g, OPK_OUT_RESID, 0, 0, 0, 0, 1.0, 0.0);
+            rec(g, OPK_TO_L0, 0, cur_of(g, 0), 0, 0, g->dscale, 0.0);
         }
         if (prog == PROG_FMG)
             rec_fmg(g);
         else
             rec_cycle(g, 0, type);
-        if (g->s.mode == MG_GPU_DEFECT) rec(g, OPK_FROM_L0, 0, cur_of(g, 0), 1, 0, 0.0, 0.0);
+        if (g->s.mode == MG_GPU_DEFECT) rec(g, OPK_FROM_L0, 0, cur_of(g, 0), 1, 0, 1.0 / g->dscale, 0.0);
         break;
     case PROG_CG_START:
-        rec(g, OPK_OUT_RESID, 0, 0, 0, 0, 0.0, 0.0);
+        rec(g, OPK_OUT_RESID, 0, 0, 0, 0, g->cg_s, 0.0);
         if (use_h) rec_precondition(g);
         rec(g, OPK_CG_COPY, 0, use_h, 0, 0, 0.0, 0.0);
         rec(g, OPK_CG_DOT, 0, use_h, 0, 0, 0.0, 0.0);
@@ -239,7 +240,7 @@ void mgg_record(mg_gpu *g, int prog, int r_valid)
     case PROG_CG_ITER:
         rec(g, OPK_CG_APPLY_DOT, 0, 0, 0, 0, 0.0, 0.0);
         rec(g, OPK_CG_FIN, 0, MGG_FIN_PQ, 0, 0, 0.0, 0.0);
-        rec(g, OPK_CG_UPDATE, 0, 0, 0, 0, 0.0, 0.0);
+        rec(g, OPK_CG_UPDATE, 0, 0, 0, 0, 1.0 / g->cg_s, 0.0);
         rec(g, OPK_CG_FIN, 0, use_h ? MGG_FIN_RR : MGG_FIN_RR_Z, 0, 0, 0.0, 0.0);
         if (use_h) {
             rec_precondition(g);

@@ -360,7 +360,7 @@ hr_status hr_dsolver_residual(hr_dsolver *s, double *rel)
     hr_norm2 *v = s->norms;
     for (int l = 0; l < s->nlocal; l++) {
         hr_dsub *d = &s->subs[l];
-        const hr_resid_args a = {&d->g.l, d->org[s->cur], d->rhs, d->g.own, d->g.dirichlet, NULL};
+        const hr_resid_args a = {&d->g.l, d->org[s->cur], d->rhs, d->g.own, d->g.dirichlet, NULL, NULL};
         HR_TRY(s->fops->residual(d->ctx, &a, &v[2 * l], &v[2 * l + 1]));
     }
     hr_status st = s->t->ops->sum_norms(s->t, v, 2);

@@ -180,8 +180,9 @@ static hr_status cpu_residual(hr_place *p, hr_grid *scratch, hr_norm2 *r, hr_nor
     (void)scratch;
     cpu_place *c = CP(p);
     cpu_order(p);
-    const hr_resid_args a = {&p->spec.sd.l,  hr_grid_origin(&c->u[c->cur]), c->rhs,
-                             p->spec.sd.own, p->spec.sd.dirichlet,          NULL};
+    const hr_resid_args a = {
+        &p->spec.sd.l, hr_grid_origin(&c->u[c->cur]), c->rhs, p->spec.sd.own, p->spec.sd.dirichlet, NULL,
+        NULL};
     hr_cpu_residual_box(&a, r, b);
     return HR_OK;
 }

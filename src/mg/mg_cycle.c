@@ -132,7 +132,7 @@ static void coarse_solve(mg_hier *H, const mg_worker *w, int l)
         const int c = w->tls->cur[l], S = L->slices + 1;
         hr_grid *x = &L->u[c], *p = &L->cp, *q = &L->d, *r = &L->r;
         mg_resid(L, x, r, 1, S);
-        mg_convert(L, r, p, 0, 1, S);
+        mg_convert(L, r, p, 0, 1.0, 1, S);
         double rr = serial_dot(H, L, r, r);
         const double stop = rr * (H->esize == 8 ? 1e-28 : 1e-12);
         const long maxit = 4 * (long)hr_layout_points(&L->l) + 50;

@@ -13,6 +13,7 @@
 #ifndef HR_MG_GPU_H
 #define HR_MG_GPU_H
 
+#include <math.h>
 #include <stddef.h>
 
 #include "common/stencil.h"
@@ -62,6 +63,19 @@ typedef struct mg_gpu_setup {
     int cpu_level, cpu_threads;
 } mg_gpu_setup;
 
+/* Vectors that reach fp32 grids (mixed precision's defect, the CG vectors and the fp32
+ * preconditioner they feed) are kept in [2^-64, 2^64], far from fp32's overflow and
+ * subnormals: the power of two s that puts s * max there, or 1 when max is in range already,
+ * 0 or not finite. The corrections are scale-invariant and a power of two changes no digit,
+ * so a run whose values stay in range gives bitwise the same iterates with any such s. */
+static inline double mg_range_scale(double max)
+{
+    if (!(max > 0.0) || !isfinite(max) || (max >= ldexp(1.0, -64) && max <= ldexp(1.0, 64))) return 1.0;
+    int e = ilogb(max);
+    if (e < -1022) e = -1022; /* 1 / s stays a normal number */
+    return ldexp(1.0, -e);
+}
+
 typedef struct mg_gpu mg_gpu;
 
 /* HR_OK, HR_ERR_NO_DEVICE, HR_ERR_NO_MEMORY or HR_ERR_DEVICE with a reason in `why`. */
@@ -69,14 +83,17 @@ hr_status mg_gpu_create(const mg_gpu_setup *s, mg_gpu **out, char *why, size_t w
 void mg_gpu_free(mg_gpu *g);
 /* A fresh start: zero iterates, boundary rings, the right-hand side in place. */
 hr_status mg_gpu_reset(mg_gpu *g);
-/* Relative residual of the solution (and ||b||): one number read back. want_r (defect
- * mode): the residual also becomes the next cycle's right-hand side. */
-hr_status mg_gpu_check(mg_gpu *g, int want_r, double *rel, double *bnorm);
+/* Relative residual of the solution (and ||b||, max |r|; either may be NULL), with norms
+ * scaled where a square would overflow or underflow. want_r (defect mode): the residual also
+ * becomes the next cycle's right-hand side, times a power of two (mg_range_scale) that the
+ * cycle's correction is divided by again. */
+hr_status mg_gpu_check(mg_gpu *g, int want_r, double *rel, double *bnorm, double *rmax);
 /* `count` iterations (cycles, or CG iterations); fmg_first: the first is the FMG pass;
  * r_valid: the last check left the residual in place (defect mode). */
 hr_status mg_gpu_advance(mg_gpu *g, long count, int fmg_first, int r_valid);
-/* CG: r = b - A u, z = M r, p = z and the dots; rr = r . r. */
-hr_status mg_gpu_cg_start(mg_gpu *g, double *rr);
+/* CG: r = s (b - A u), z = M r, p = z and the dots; rr = r . r. s (a power of two from
+ * mg_range_scale) scales every CG vector but x, whose update divides by it again. */
+hr_status mg_gpu_cg_start(mg_gpu *g, double s, double *rr);
 /* CG: the current r . r. */
 hr_status mg_gpu_cg_rr(mg_gpu *g, double *rr);
 /* The solution level's grid into `host` (allocated here on first use: layout and precision

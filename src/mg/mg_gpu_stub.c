@@ -22,9 +22,9 @@ hr_status mg_gpu_reset(mg_gpu *g)
     return HR_ERR_UNSUPPORTED;
 }
 
-hr_status mg_gpu_check(mg_gpu *g, int want_r, double *rel, double *bnorm)
+hr_status mg_gpu_check(mg_gpu *g, int want_r, double *rel, double *bnorm, double *rmax)
 {
-    (void)g, (void)want_r, (void)rel, (void)bnorm;
+    (void)g, (void)want_r, (void)rel, (void)bnorm, (void)rmax;
     return HR_ERR_UNSUPPORTED;
 }
 
@@ -34,9 +34,9 @@ hr_status mg_gpu_advance(mg_gpu *g, long count, int fmg_first, int r_valid)
     return HR_ERR_UNSUPPORTED;
 }
 
-hr_status mg_gpu_cg_start(mg_gpu *g, double *rr)
+hr_status mg_gpu_cg_start(mg_gpu *g, double s, double *rr)
 {
-    (void)g, (void)rr;
+    (void)g, (void)s, (void)rr;
     return HR_ERR_UNSUPPORTED;
 }
 

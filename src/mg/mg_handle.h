@@ -20,9 +20,11 @@ struct hr_mg {
     mg_level out; /* fp64 outer level: u[0] = u, u[1] = p, r, d = A p, cp = z, hf = problem rhs */
     int has_out;
     hr_norm2 *rn, *bn;
+    double *rmax; /* per slice: max |r| of the last residual (exact, any order) */
     double *part; /* 2 x (slices + 2) per-slice partials */
     /* iteration state */
     double rz, rr, bnorm, prev_rel, first_rel, last_factor, setup_s;
+    double cg_s; /* CG: the power of two that scales r, z, p, q (mg_range_scale), 1 mostly */
     int r_valid, fmg_pending;
     long count;
     /* backend gpu: the device side, its first error, and the solution copied back */
@@ -50,7 +52,7 @@ mg_level *mgs_sol_level(hr_mg *m);
 hr_grid *mgs_sol_grid(hr_mg *m);
 /* mg_jobs.c: the team's jobs */
 void mgs_run_job(hr_mg *m, job *jb);
-double mgs_true_residual(hr_mg *m, int want_r, double *bnorm);
+double mgs_true_residual(hr_mg *m, int want_r, double *bnorm, double *rmax);
 /* mg_solve.c: keeps the first device error (and its text for hr_mg_last_error) */
 void mgs_gpu_failed(hr_mg *m, hr_status st);
 

@@ -75,24 +75,28 @@ void mg_cheby_update(const mg_level *L, hr_grid *x, const hr_grid *jx, hr_grid *
                      int s1);
 /* r = h^2 f - h^2 A u (no norms) */
 void mg_resid(const mg_level *L, const hr_grid *u, hr_grid *r, int s0, int s1);
+/* mx[s] = max |g| over slice s (NaN sticks) */
+void mg_absmax_slices(const mg_level *L, const hr_grid *g, double *mx, int s0, int s1);
 /* out = h^2 A in (zero ring assumed for `in`) */
 void mg_apply(const mg_level *L, const hr_grid *in, hr_grid *out, int s0, int s1);
 /* part[s] = sum over slice s of x . y (accumulated in double) */
 void mg_dot_slices(const mg_level *L, const hr_grid *x, const hr_grid *y, double *part, int s0, int s1);
 /* out = h^2 A in, part[s] = in . out (slice by slice, while the slice is in cache) */
 void mg_apply_dot(const mg_level *L, const hr_grid *in, hr_grid *out, double *part, int s0, int s1);
-/* x += a p, r -= a q, part[s] = r . r */
-void mg_update_dot(const mg_level *L, double a, const hr_grid *p, const hr_grid *q, hr_grid *x, hr_grid *r,
-                   double *part, int s0, int s1);
+/* x += (a p) * xscale, r -= a q, part[s] = r . r (xscale a power of two) */
+void mg_update_dot(const mg_level *L, double a, double xscale, const hr_grid *p, const hr_grid *q, hr_grid *x,
+                   hr_grid *r, double *part, int s0, int s1);
 /* y += a x (a cast to the grid's type) */
 void mg_axpy(const mg_level *L, double a, const hr_grid *x, hr_grid *y, int s0, int s1);
 /* p = z + b p */
 void mg_xpay(const mg_level *L, const hr_grid *z, double b, hr_grid *p, int s0, int s1);
-/* dst = src between any precisions (interior only); add: dst += src */
-void mg_convert(const mg_level *L, const hr_grid *src, hr_grid *dst, int add, int s0, int s1);
-/* residual (vector r, optional) and per-slice norms over slices [s0, s1) */
+/* dst = src * scale between any precisions (interior only); add: dst += src * scale; scale is
+ * a power of two (1: a plain copy) */
+void mg_convert(const mg_level *L, const hr_grid *src, hr_grid *dst, int add, double scale, int s0, int s1);
+/* residual (vector r, optional), per-slice norms and (rmax, optional) per-slice max |r| over
+ * slices [s0, s1) */
 void mg_residual_slices(const mg_level *L, const hr_grid *u, unsigned faces, hr_grid *r, hr_norm2 *rn,
-                        hr_norm2 *bn, int s0, int s1);
+                        hr_norm2 *bn, double *rmax, int s0, int s1);
 
 /* The box of slices [s0, s1) of a level. */
 static inline hr_box mg_slice_box(const mg_level *L, int s0, int s1)

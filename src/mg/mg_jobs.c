@@ -120,23 +120,33 @@ static double reduce_dot(hr_mg *m, const mg_worker *w, int *flip, const hr_grid 
 static void precondition(hr_mg *m, const mg_worker *w)
 {
     mg_level *O = &m->out, *L0 = &m->H.lev[0];
-    MG_SLICE_OP(w, O, mg_convert(O, &O->r, &L0->hf, 0, s0, s1));
+    MG_SLICE_OP(w, O, mg_convert(O, &O->r, &L0->hf, 0, 1.0, s0, s1));
     MG_SLICE_OP(w, O, mg_zero(L0, &L0->u[w->tls->cur[0]], s0, s1));
     mg_cycle(&m->H, w, 0, HR_MG_CYCLE_V, 1);
-    MG_SLICE_OP(w, O, mg_convert(O, &L0->u[w->tls->cur[0]], &O->cp, 0, s0, s1));
+    MG_SLICE_OP(w, O, mg_convert(O, &L0->u[w->tls->cur[0]], &O->cp, 0, 1.0, s0, s1));
 }
 
-/* CG start: r = b - A u, z = M r, p = z. */
+/* The largest |r| of the last residual (its slices' maxima; exact, so any order agrees). */
+static double slices_max(const hr_mg *m, int slices)
+{
+    double mx = 0.0;
+    for (int s = 1; s <= slices; s++)
+        if (!(m->rmax[s] <= mx)) mx = m->rmax[s]; /* NaN sticks */
+    return mx;
+}
+
+/* CG start: r = s (b - A u) (s = cg_s: dots neither overflow nor underflow), z = M r, p = z. */
 static void cg_start(hr_mg *m, const mg_worker *w, int *flip)
 {
     mg_level *O = &m->out;
     MG_SLICE_OP(w, O, mg_resid(O, &O->u[0], &O->r, s0, s1));
+    if (m->cg_s != 1.0) MG_SLICE_OP(w, O, mg_convert(O, &O->r, &O->r, 0, m->cg_s, s0, s1));
     const hr_grid *z = &O->r;
     if (m->use_h) {
         precondition(m, w);
         z = &O->cp;
     }
-    MG_SLICE_OP(w, O, mg_convert(O, z, &O->u[1], 0, s0, s1));
+    MG_SLICE_OP(w, O, mg_convert(O, z, &O->u[1], 0, 1.0, s0, s1));
     const double rz = reduce_dot(m, w, flip, &O->r, z);
     const double rr = m->use_h ? reduce_dot(m, w, flip, &O->r, &O->r) : rz;
     if (w->tid == 0) {
@@ -158,7 +168,7 @@ static void cg_iterations(hr_mg *m, const mg_worker *w, int *flip, long count, d
         const double pq = sum_part(m, w, part);
         const double alpha = pq > 0.0 && rz > 0.0 ? rz / pq : 0.0;
         part = next_part(m, flip);
-        MG_SLICE_OP(w, O, mg_update_dot(O, alpha, p, q, u, r, part, s0, s1));
+        MG_SLICE_OP(w, O, mg_update_dot(O, alpha, 1.0 / m->cg_s, p, q, u, r, part, s0, s1));
         rr = sum_part(m, w, part);
         double rz1 = rr;
         if (m->use_h) {
@@ -188,14 +198,19 @@ static void mg_iteration(hr_mg *m, const mg_worker *w, int fmg, int r_valid)
         return;
     }
     mg_level *O = &m->out, *L0 = &H->lev[0];
-    if (!r_valid) MG_SLICE_OP(w, O, mg_resid(O, &O->u[0], &O->r, s0, s1));
+    if (!r_valid)
+        MG_SLICE_OP(w, O,
+                    (mg_resid(O, &O->u[0], &O->r, s0, s1), mg_absmax_slices(O, &O->r, m->rmax, s0, s1)));
+    /* the defect enters the fp32 hierarchy times ds (in range: mg_range_scale), the correction
+     * comes back divided by it; only the workers that hold slices of O read the maxima */
+    const double ds = O->threaded || w->tid == 0 ? mg_range_scale(slices_max(m, O->slices)) : 1.0;
     MG_SLICE_OP(w, O,
-                (mg_convert(O, &O->r, &L0->hf, 0, s0, s1), mg_zero(L0, &L0->u[w->tls->cur[0]], s0, s1)));
+                (mg_convert(O, &O->r, &L0->hf, 0, ds, s0, s1), mg_zero(L0, &L0->u[w->tls->cur[0]], s0, s1)));
     if (fmg)
         mg_fmg(H, w, 1);
     else
         mg_cycle(H, w, 0, type, 1);
-    MG_SLICE_OP(w, O, mg_convert(O, &L0->u[w->tls->cur[0]], &O->u[0], 1, s0, s1));
+    MG_SLICE_OP(w, O, mg_convert(O, &L0->u[w->tls->cur[0]], &O->u[0], 1, 1.0 / ds, s0, s1));
 }
 
 static void job_fn(void *ctx, int tid, int nt)
@@ -247,7 +262,7 @@ static void job_fn(void *ctx, int tid, int nt)
         mg_level *S = mgs_sol_level(m);
         MG_SLICE_OP(&w, S,
                     mg_residual_slices(S, mgs_sol_grid(m), jb->faces, jb->want_r ? &S->r : NULL, m->rn, m->bn,
-                                       s0, s1));
+                                       m->rmax, s0, s1));
         break;
     }
     }
@@ -261,22 +276,25 @@ void mgs_run_job(hr_mg *m, job *jb)
         job_fn(jb, 0, 1);
 }
 
-/* The relative residual of the current solution (fp64 norms, slice order); want_r keeps r. */
-double mgs_true_residual(hr_mg *m, int want_r, double *bnorm)
+/* The relative residual of the current solution (fp64 norms, slice order); want_r keeps r;
+ * bnorm, rmax (either may be NULL): ||b|| and max |r|. */
+double mgs_true_residual(hr_mg *m, int want_r, double *bnorm, double *rmax)
 {
     if (m->gpu) {
         double rel = NAN;
-        const hr_status st = mg_gpu_check(m->gpu, want_r, &rel, bnorm);
+        const hr_status st = mg_gpu_check(m->gpu, want_r, &rel, bnorm, rmax);
         if (st != HR_OK) mgs_gpu_failed(m, st);
         return rel;
     }
     job jb = {m, JOB_RESIDUAL, 0, HR_FACE_ALL, want_r, 0.0, 0.0};
     mgs_run_job(m, &jb);
     hr_norm2 rn = {0.0, 0.0}, bn = {0.0, 0.0};
-    for (int s = 1; s <= mgs_sol_level(m)->slices; s++) {
+    const int slices = mgs_sol_level(m)->slices;
+    for (int s = 1; s <= slices; s++) {
         hr_norm2_add(&rn, m->rn[s]);
         hr_norm2_add(&bn, m->bn[s]);
     }
     if (bnorm) *bnorm = hr_norm2_value(bn);
+    if (rmax) *rmax = slices_max(m, slices);
     return hr_norm2_relative(rn, bn);
 }

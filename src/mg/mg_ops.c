@@ -69,6 +69,12 @@ void mg_resid(const mg_level *L, const hr_grid *u, hr_grid *r, int s0, int s1)
     DISPATCH(u, resid, L, u, r, s0, s1);
 }
 
+void mg_absmax_slices(const mg_level *L, const hr_grid *g, double *mx, int s0, int s1)
+{
+    (void)L;
+    DISPATCH(g, absmax, g, mx, s0, s1);
+}
+
 void mg_apply(const mg_level *L, const hr_grid *in, hr_grid *out, int s0, int s1)
 {
     (void)L;
@@ -93,12 +99,13 @@ void mg_xpay(const mg_level *L, const hr_grid *z, double b, hr_grid *p, int s0, 
     DISPATCH(z, xpay, z, b, p, s0, s1);
 }
 
-void mg_convert(const mg_level *L, const hr_grid *src, hr_grid *dst, int add, int s0, int s1)
+void mg_convert(const mg_level *L, const hr_grid *src, hr_grid *dst, int add, double scale, int s0, int s1)
 {
     (void)L;
     const hr_grid_layout *ls = &src->l, *ld = &dst->l;
     const char *sb = hr_grid_origin(src);
     char *db = hr_grid_origin(dst);
+    /* scale: a power of two (1: the plain copy, bitwise: x * 1.0 == x) */
     FOR_ROWS(ld, s0, s1, k, i)
     {
         const void *s = sb + ((size_t)k * ls->plane + (size_t)i * ls->pitch) * ls->esize;
@@ -108,32 +115,41 @@ void mg_convert(const mg_level *L, const hr_grid *src, hr_grid *dst, int add, in
             const double *a = s;
             double *b = d;
             for (int j = 1; j <= n; j++)
-                b[j] = add ? b[j] + a[j] : a[j];
+                b[j] = add ? b[j] + a[j] * scale : a[j] * scale;
         } else if (ls->esize == 8) {
             const double *a = s;
             float *b = d;
             for (int j = 1; j <= n; j++)
-                b[j] = add ? (float)((double)b[j] + a[j]) : (float)a[j];
+                b[j] = add ? (float)((double)b[j] + a[j] * scale) : (float)(a[j] * scale);
         } else if (ld->esize == 8) {
             const float *a = s;
             double *b = d;
             for (int j = 1; j <= n; j++)
-                b[j] = add ? b[j] + (double)a[j] : (double)a[j];
+                b[j] = add ? b[j] + (double)a[j] * scale : (double)a[j] * scale;
         } else {
             const float *a = s;
             float *b = d;
-            for (int j = 1; j <= n; j++)
-                b[j] = add ? b[j] + a[j] : a[j];
+            if (scale == 1.0)
+                for (int j = 1; j <= n; j++)
+                    b[j] = add ? b[j] + a[j] : a[j];
+            else /* in double: the scale need not be a float */
+                for (int j = 1; j <= n; j++)
+                    b[j] = add ? (float)((double)b[j] + (double)a[j] * scale) : (float)((double)a[j] * scale);
         }
     }
 }
 
 void mg_residual_slices(const mg_level *L, const hr_grid *u, unsigned faces, hr_grid *r, hr_norm2 *rn,
-                        hr_norm2 *bn, int s0, int s1)
+                        hr_norm2 *bn, double *rmax, int s0, int s1)
 {
     for (int s = s0; s < s1; s++) {
-        hr_resid_args a = {&u->l, hr_grid_origin(u),           L->rhs, mg_slice_box(L, s, s + 1),
-                           faces, r ? hr_grid_origin(r) : NULL};
+        hr_resid_args a = {&u->l,
+                           hr_grid_origin(u),
+                           L->rhs,
+                           mg_slice_box(L, s, s + 1),
+                           faces,
+                           r ? hr_grid_origin(r) : NULL,
+                           rmax ? &rmax[s] : NULL};
         hr_cpu_residual_box(&a, &rn[s], &bn[s]);
     }
 }
@@ -144,9 +160,9 @@ void mg_apply_dot(const mg_level *L, const hr_grid *in, hr_grid *out, double *pa
     DISPATCH(in, apply_dot, in, out, part, s0, s1);
 }
 
-void mg_update_dot(const mg_level *L, double a, const hr_grid *p, const hr_grid *q, hr_grid *x, hr_grid *r,
-                   double *part, int s0, int s1)
+void mg_update_dot(const mg_level *L, double a, double xscale, const hr_grid *p, const hr_grid *q, hr_grid *x,
+                   hr_grid *r, double *part, int s0, int s1)
 {
     (void)L;
-    DISPATCH(p, update_dot, a, p, q, x, r, part, s0, s1);
+    DISPATCH(p, update_dot, a, xscale, p, q, x, r, part, s0, s1);
 }

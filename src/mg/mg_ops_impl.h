@@ -241,6 +241,24 @@ static void FN(dot)(const hr_grid *xg, const hr_grid *yg, double *part, int s0, 
     }
 }
 
+static void FN(absmax)(const hr_grid *g, double *mx, int s0, int s1)
+{
+    const hr_grid_layout *l = &g->l;
+    const T *x = (const T *)hr_grid_origin(g);
+    for (int s = s0; s < s1; s++) {
+        double m = 0.0;
+        FOR_ROWS(l, s, s + 1, k, i)
+        {
+            const size_t r = (size_t)k * l->plane + (size_t)i * l->pitch;
+            for (int j = 1; j <= l->nx; j++) {
+                const double a = fabs((double)x[r + j]);
+                if (!(a <= m)) m = a;
+            }
+        }
+        mx[s] = m;
+    }
+}
+
 static void FN(axpy)(double a, const hr_grid *xg, hr_grid *yg, int s0, int s1)
 {
     const hr_grid_layout *l = &xg->l;
@@ -278,12 +296,32 @@ static void FN(apply_dot)(const hr_grid *ig, hr_grid *og, double *part, int s0, 
     }
 }
 
-/* x += a p, r -= a q, part[s] = r . r per slice (CG's update and residual norm in one pass). */
-static void FN(update_dot)(double a, const hr_grid *pg, const hr_grid *qg, hr_grid *xg, hr_grid *rg,
-                           double *part, int s0, int s1)
+/* y += (a x) * scale: scale a power of two (1: bitwise the plain axpy) */
+static void FN(axpy_scaled)(double a, double scale, const hr_grid *xg, hr_grid *yg, int s0, int s1)
+{
+    if (scale == 1.0) {
+        FN(axpy)(a, xg, yg, s0, s1);
+        return;
+    }
+    const hr_grid_layout *l = &xg->l;
+    const T *x = (const T *)hr_grid_origin(xg);
+    T *y = (T *)hr_grid_origin(yg);
+    const T ta = (T)a;
+    FOR_ROWS(l, s0, s1, k, i)
+    {
+        const size_t r = (size_t)k * l->plane + (size_t)i * l->pitch;
+        for (int j = 1; j <= l->nx; j++)
+            y[r + j] += (T)((double)(ta * x[r + j]) * scale);
+    }
+}
+
+/* x += (a p) * xscale, r -= a q, part[s] = r . r per slice (CG's update and residual norm in
+ * one pass; xscale undoes the scale of the CG vectors for the unscaled x). */
+static void FN(update_dot)(double a, double xscale, const hr_grid *pg, const hr_grid *qg, hr_grid *xg,
+                           hr_grid *rg, double *part, int s0, int s1)
 {
     for (int s = s0; s < s1; s++) {
-        FN(axpy)(a, pg, xg, s, s + 1);
+        FN(axpy_scaled)(a, xscale, pg, xg, s, s + 1);
         FN(axpy)(-a, qg, rg, s, s + 1);
         FN(dot)(rg, rg, part, s, s + 1);
     }

@@ -53,6 +53,14 @@ static hr_status drv_advance(void *ctx, long count, hr_phase_times *t)
     return HR_OK;
 }
 
+/* CG's ||r|| / ||b|| from r . r of the scaled r (cg_s ||b|| is a normal number even when
+ * ||b|| is subnormal). */
+static double cg_relative(const hr_mg *m)
+{
+    const double rn = sqrt(m->rr);
+    return m->bnorm > 0.0 ? rn / (m->cg_s * m->bnorm) : rn / m->cg_s;
+}
+
 static hr_status drv_residual(void *ctx, double *rel)
 {
     hr_mg *m = ctx;
@@ -61,10 +69,9 @@ static hr_status drv_residual(void *ctx, double *rel)
             const hr_status st = mg_gpu_cg_rr(m->gpu, &m->rr);
             if (st != HR_OK) mgs_gpu_failed(m, st);
         }
-        const double rn = sqrt(m->rr);
-        *rel = m->bnorm > 0.0 ? rn / m->bnorm : rn;
+        *rel = cg_relative(m);
     } else {
-        *rel = mgs_true_residual(m, m->has_out, NULL);
+        *rel = mgs_true_residual(m, m->has_out, NULL, NULL);
         m->r_valid = m->has_out; /* the next defect correction starts from this r */
     }
     m->last_factor = *rel / m->prev_rel;
@@ -181,8 +188,10 @@ hr_status hr_mg_create(const hr_mg_options *o, hr_mg **out)
     const int slices = m->dim == 3 ? m->nz : m->ny;
     m->rn = calloc((size_t)slices + 2, sizeof *m->rn);
     m->bn = calloc((size_t)slices + 2, sizeof *m->bn);
+    m->rmax = calloc((size_t)slices + 2, sizeof *m->rmax);
     m->part = calloc(2 * ((size_t)slices + 2), sizeof *m->part);
-    if (!m->rn || !m->bn || !m->part) return fail(m, HR_ERR_NO_MEMORY);
+    m->cg_s = 1.0;
+    if (!m->rn || !m->bn || !m->rmax || !m->part) return fail(m, HR_ERR_NO_MEMORY);
     if (gpu) {
         if ((st = create_gpu(m)) != HR_OK) {
             char keep[sizeof last_error];
@@ -239,6 +248,7 @@ void hr_mg_free(hr_mg *m)
     free(m->tls);
     free(m->rn);
     free(m->bn);
+    free(m->rmax);
     free(m->part);
     free(m);
 }
@@ -276,20 +286,20 @@ hr_status hr_mg_solve(hr_mg *m, hr_mg_result *res)
     m->fmg_pending = m->o.method == HR_MG_METHOD_MG && m->o.cycle == HR_MG_CYCLE_FMG;
     m->r_valid = 0;
     /* the starting residual: for CG also ||b|| (b includes the boundary values) */
-    m->first_rel = mgs_true_residual(m, m->has_out, &m->bnorm);
+    double rmax0 = 0.0;
+    m->first_rel = mgs_true_residual(m, m->has_out, &m->bnorm, &rmax0);
     if (m->gst != HR_OK) return m->gst;
     m->r_valid = m->has_out;
+    /* CG's dots square its vectors: scaled into range when the problem's values are not */
+    m->cg_s = m->o.method == HR_MG_METHOD_CG ? mg_range_scale(rmax0) : 1.0;
     if (m->o.method == HR_MG_METHOD_CG && m->gpu) {
-        if ((st0 = mg_gpu_cg_start(m->gpu, &m->rr)) != HR_OK) mgs_gpu_failed(m, st0);
+        if ((st0 = mg_gpu_cg_start(m->gpu, m->cg_s, &m->rr)) != HR_OK) mgs_gpu_failed(m, st0);
     } else if (m->o.method == HR_MG_METHOD_CG) {
         job jb = {m, JOB_START, 0, 0, 0, 0.0, 0.0};
         mgs_run_job(m, &jb);
     }
     if (m->gst != HR_OK) return m->gst;
-    if (m->o.method == HR_MG_METHOD_CG) {
-        const double rn = sqrt(m->rr);
-        m->first_rel = m->bnorm > 0.0 ? rn / m->bnorm : rn;
-    }
+    if (m->o.method == HR_MG_METHOD_CG) m->first_rel = cg_relative(m);
     m->prev_rel = m->first_rel;
     m->last_factor = NAN;
     hr_driver_ops ops = {.ctx = m, .advance = drv_advance, .residual = drv_residual};
@@ -310,7 +320,7 @@ hr_status hr_mg_solve(hr_mg *m, hr_mg_result *res)
         d = (hr_driver_out){0, HR_REASON_CONVERGED, m->first_rel};
     const double t1 = hr_now();
     if (st != HR_OK) return m->gst != HR_OK ? m->gst : st;
-    const double rel = mgs_true_residual(m, 0, NULL);
+    const double rel = mgs_true_residual(m, 0, NULL, NULL);
     if (m->gpu && m->gst == HR_OK && (st0 = mg_gpu_download(m->gpu, &m->host_sol)) != HR_OK)
         mgs_gpu_failed(m, st0);
     if (m->gst != HR_OK) return m->gst;

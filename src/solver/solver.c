@@ -123,8 +123,8 @@ void hr_solver_init_rows(hr_solver *s, int r0, int r1)
 double hr_solver_host_residual(const hr_solver *s)
 {
     const hr_grid *g = &s->u[s->cur];
-    hr_resid_args a = {&g->l, hr_grid_origin(g), hr_solver_rhs_view(s), hr_box_interior(&g->l), HR_FACE_ALL,
-                       NULL};
+    hr_resid_args a = {
+        &g->l, hr_grid_origin(g), hr_solver_rhs_view(s), hr_box_interior(&g->l), HR_FACE_ALL, NULL, NULL};
     hr_norm2 rn, bn;
     hr_cpu_residual_box(&a, &rn, &bn);
     return hr_norm2_relative(rn, bn);

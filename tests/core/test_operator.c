@@ -170,6 +170,39 @@ static void scaled_norms_and_reasons(void **state)
     o.boundary = 1e-200;
     free(solve(&o, &r));
     assert_true(r.relative_residual > 1e-3);
+    /* subnormal values (1 / max |r| overflows): a relative residual, not NaN, on every CPU
+     * path, Jacobi and red-black, a subnormal right-hand side or boundary */
+    for (int dim = 2; dim <= 3; dim++)
+        for (int b = 0; b < 3; b++)
+            for (int m = 0; m < 2; m++)
+                for (int which = 0; which < 2; which++) {
+                    hr_options t = base(dim, 24, 20, dim == 3 ? 12 : 0,
+                                        b == 0 ? HR_BACKEND_CPU_SEQ : HR_BACKEND_CPU_THREADS);
+                    if (b == 2 && dim == 2) t.layout = HR_LAYOUT_BLOCKS;
+                    t.method = m ? HR_METHOD_REDBLACK : HR_METHOD_JACOBI;
+                    const size_t count = (size_t)24 * 20 * (dim == 3 ? 12 : 1);
+                    double *f = malloc(count * sizeof *f);
+                    assert_non_null(f);
+                    for (size_t i = 0; i < count; i++)
+                        f[i] = 1e-310;
+                    if (which) {
+                        t.rhs = HR_RHS_ZERO;
+                        t.boundary = 1e-310;
+                    } else {
+                        t.rhs = HR_RHS_ARRAY;
+                        t.rhs_values = f;
+                    }
+                    t.iters = 100;
+                    t.tol = 1e-12;
+                    t.check_every = 10;
+                    free(solve(&t, &r));
+                    print_message("%d-D backend %d method %d %s 1e-310: %s, relative residual %.3e\n", dim, b,
+                                  m, which ? "boundary" : "rhs", hr_reason_string(r.reason),
+                                  r.relative_residual);
+                    assert_int_equal(r.reason, HR_REASON_ITERS);
+                    assert_true(r.relative_residual > 1e-6 && r.relative_residual < 1.0);
+                    free(f);
+                }
     /* the omega near 2 weighted Jacobi grows: a divergence, by growth not NaN */
     o = base(2, 32, 32, 0, HR_BACKEND_CPU_SEQ);
     o.omega = 1.95;
@@ -339,7 +372,8 @@ int main(void)
         cmocka_unit_test(rectangular_2d_bitwise),
         cmocka_unit_test(scaled_norms_and_reasons),
         cmocka_unit_test(restart_is_bitwise),
-        cmocka_unit_test(introspection),              cmocka_unit_test(chunks_and_stop),
+        cmocka_unit_test(introspection),
+        cmocka_unit_test(chunks_and_stop),
         cmocka_unit_test(bad_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

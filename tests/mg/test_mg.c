@@ -145,6 +145,73 @@ static void test_mixed_precision(void **state)
     }
 }
 
+/* Values far outside fp32's range (mixed precision, a CG) or whose squares leave fp64's
+ * (norms, CG dots): the right-hand side times 2^k solves to 2^k times the unscaled answer,
+ * bitwise (a power of two changes no digit), in the same iterations; subnormal data converges
+ * (was: NaN after one cycle, or a residual stuck at 1). */
+static void test_out_of_range_values(void **state)
+{
+    (void)state;
+    static const struct {
+        hr_mg_method method;
+        hr_mg_pc pc;
+        hr_mg_precision prec;
+    } kinds[] = {{HR_MG_METHOD_MG, HR_MG_PC_NONE, HR_MG_PREC_MIXED},
+                 {HR_MG_METHOD_MG, HR_MG_PC_NONE, HR_MG_PREC_DOUBLE},
+                 {HR_MG_METHOD_CG, HR_MG_PC_NONE, HR_MG_PREC_DOUBLE},
+                 {HR_MG_METHOD_CG, HR_MG_PC_MG, HR_MG_PREC_DOUBLE},
+                 {HR_MG_METHOD_CG, HR_MG_PC_MG, HR_MG_PREC_MIXED}};
+    static const int shifts[] = {700, -700, 150, -150};
+    for (int dim = 2; dim <= 3; dim++)
+        for (size_t v = 0; v < sizeof kinds / sizeof kinds[0]; v++) {
+            hr_mg_options o = opts(dim, dim == 2 ? 63 : 15);
+            const size_t n = points(&o);
+            double *f = random_values(n, 21), *g = malloc(n * sizeof *g);
+            assert_non_null(g);
+            o.rhs = HR_RHS_ARRAY;
+            o.rhs_values = f;
+            o.method = kinds[v].method;
+            o.pc = kinds[v].pc;
+            o.precision = kinds[v].prec;
+            o.tol = 1e-9;
+            o.max_iters = 500;
+            hr_mg_result r0, r;
+            double *u0 = run(&o, &r0);
+            assert_int_equal(r0.reason, HR_REASON_CONVERGED);
+            for (size_t k = 0; k < sizeof shifts / sizeof shifts[0]; k++) {
+                for (size_t i = 0; i < n; i++)
+                    g[i] = ldexp(f[i], shifts[k]);
+                o.rhs_values = g;
+                double *u = run(&o, &r);
+                size_t bad = 0;
+                for (size_t i = 0; i < n; i++)
+                    if (u[i] != ldexp(u0[i], shifts[k])) bad++;
+                print_message("%d-D %s pc %d prec %d, f * 2^%d: %ld iterations (%ld unscaled), rel %.3e, "
+                              "%zu of %zu values not 2^%d times the unscaled ones\n",
+                              dim, kinds[v].method == HR_MG_METHOD_MG ? "mg" : "cg", (int)kinds[v].pc,
+                              (int)kinds[v].prec, shifts[k], r.iterations, r0.iterations, r.relative_residual,
+                              bad, n, shifts[k]);
+                assert_int_equal(r.reason, HR_REASON_CONVERGED);
+                assert_int_equal(r.iterations, r0.iterations);
+                assert_int_equal(bad, 0);
+                free(u);
+            }
+            /* subnormal data (every h^2 f below DBL_MIN): converged, no NaN; its answer has only
+             * ~40 significant bits, which the true residual of CG's last iterate shows */
+            for (size_t i = 0; i < n; i++)
+                g[i] = 1e-310 * (1.0 + 0.5 * f[i]);
+            double *u = run(&o, &r);
+            print_message("%d-D subnormal f: %ld iterations, rel %.3e\n", dim, r.iterations,
+                          r.relative_residual);
+            assert_int_equal(r.reason, HR_REASON_CONVERGED);
+            assert_true(r.relative_residual < 1e-7);
+            free(u);
+            free(u0);
+            free(f);
+            free(g);
+        }
+}
+
 /* CG and PCG-MG converge; PCG needs far fewer iterations; both agree with MG's answer. */
 static void test_cg_pcg(void **state)
 {
@@ -359,6 +426,7 @@ int main(void)
         cmocka_unit_test(test_fmg_discretisation_error),
         cmocka_unit_test(test_mixed_precision),
         cmocka_unit_test(test_cg_pcg),
+        cmocka_unit_test(test_out_of_range_values),
         cmocka_unit_test(test_threads_bitwise),
         cmocka_unit_test(test_boundary),
         cmocka_unit_test(test_solve_twice),

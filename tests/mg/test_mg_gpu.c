@@ -163,6 +163,47 @@ static void test_mixed(void **state)
     }
 }
 
+/* Values outside fp32's range and squares outside fp64's: mixed precision's defect is
+ * scaled into range by the check (written again when out of range) and the correction divided
+ * by the scale in the recorded graphs, bitwise the CPU's; CG's vectors are scaled from the
+ * start; the check's norms take the scaled pass. Each converges as the CPU does. */
+static void test_out_of_range(void **state)
+{
+    (void)state;
+    static const double mult[] = {0x1p700, 0x1p-700, 1e-310};
+    for (int dim = 2; dim <= 3; dim++)
+        for (size_t k = 0; k < sizeof mult / sizeof mult[0]; k++)
+            for (int v = 0; v < 3; v++) {
+                hr_mg_options o = opts(dim, dim == 2 ? 255 : 31);
+                const size_t n = points(&o);
+                double *f = random_values(n, 7);
+                for (size_t i = 0; i < n; i++)
+                    f[i] = mult[k] * (k == 2 ? 1.0 + 0.5 * f[i] : f[i]);
+                o.rhs = HR_RHS_ARRAY;
+                o.rhs_values = f;
+                o.method = v ? HR_MG_METHOD_CG : HR_MG_METHOD_MG;
+                o.pc = v ? HR_MG_PC_MG : HR_MG_PC_NONE;
+                o.precision = v == 1 ? HR_MG_PREC_DOUBLE : HR_MG_PREC_MIXED;
+                o.tol = k == 2 ? 1e-6 : 1e-9; /* subnormal h^2 f: about 30 significant bits at 255^2 */
+                hr_mg_result rc, rg;
+                o.backend = HR_MG_BACKEND_CPU;
+                free(run(&o, &rc));
+                o.backend = HR_MG_BACKEND_GPU;
+                free(run(&o, &rg));
+                print_message("%d-D %s %s, f * %g: cpu %ld it (rel %.3e), gpu %ld it (rel %.3e)\n", dim,
+                              v ? "pcg" : "mg", v == 1 ? "double" : "mixed", mult[k], rc.iterations,
+                              rc.relative_residual, rg.iterations, rg.relative_residual);
+                assert_int_equal(rg.reason, HR_REASON_CONVERGED);
+                assert_true(rg.relative_residual < o.tol * 1.5);
+                assert_true(labs(rc.iterations - rg.iterations) <= 1);
+                if (v == 0 && k < 2) { /* the defect correction: bitwise after fixed cycles */
+                    fixed_cycles(&o, 3);
+                    assert_int_equal(gpu_vs_cpu(o, &rc, &rg), 0);
+                }
+                free(f);
+            }
+}
+
 /* CG and PCG (fp64 and mixed preconditioner): converged, iteration counts within 1. */
 static void test_cg(void **state)
 {
@@ -379,6 +420,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_bitwise_cycles_paths),
         cmocka_unit_test(test_mixed),
         cmocka_unit_test(test_cg),
+        cmocka_unit_test(test_out_of_range),
         cmocka_unit_test(test_twice_and_fmg),
         cmocka_unit_test(test_coarse_on_cpu),
         cmocka_unit_test(test_async_smoother),

@@ -3,7 +3,7 @@
 (tests/mg/emu, test_mg_gpu_emulated): every `kernel<<<grid, block, 0, stream>>>(args);`
 becomes `emu_launch(grid, block, [=]() { kernel(args); });` (the one-block kernel with a
 single thread: it runs its operators in order), and the block reduction becomes a
-sequential sum (the emulator runs a block's threads one after the other, highest first).
+sequential sum or maximum (the emulator runs a block's threads one after the other, highest first).
 
 usage: convert.py OUTDIR FILE.cu|FILE.cuh...  (.cu -> OUTDIR/NAME_emu.cpp, .cuh -> OUTDIR/cuda/NAME)
 """
@@ -24,15 +24,15 @@ def launch(m):
 
 
 def reduce_patch(s):
-    i = s.find('template <int NT> __device__ __forceinline__ void mgg_block_reduce')
+    i = s.find('template <int NT, bool MAX = false>\n__device__ __forceinline__ void mgg_block_reduce')
     if i < 0:
         return s
     j = s.index('\n}\n', i) + 3
-    return s[:i] + '''template <int NT> inline void mgg_block_reduce(double v, double *sh, double *out)
+    return s[:i] + '''template <int NT, bool MAX = false> inline void mgg_block_reduce(double v, double *sh, double *out)
 {
     (void)sh;
-    if (threadIdx.x == blockDim.x - 1) *out = 0.0;
-    *out += v;
+    if (threadIdx.x == blockDim.x - 1) *out = MAX ? v : 0.0;
+    *out = MAX ? mgg_nan_max(*out, v) : *out + v;
 }
 ''' + s[j:]
 
