@@ -19,7 +19,7 @@ METHODS = [("gs", ["--method", "gs"]),
 
 def run(binary, args):
     p = subprocess.run([binary, "sparse"] + args + ["--json", "-", "--quiet"], capture_output=True, text=True)
-    if p.returncode != 0:
+    if p.returncode not in (0, 3):  # 3: the tolerance was not reached (the JSON says converged false)
         sys.exit(f"hetrelax sparse {' '.join(args)} failed ({p.returncode}): {p.stderr.strip()}")
     return json.loads(p.stdout)
 

@@ -93,6 +93,68 @@ int hr_cli_close_output(const char *cmd, const char *flag, hr_atomic *a, int wri
     return 0;
 }
 
+int hr_cli_run_status(hr_reason reason, double tol)
+{
+    if (reason == HR_REASON_DIVERGED || reason == HR_REASON_NAN) return HR_EXIT_FAIL;
+    if (tol > 0.0 && reason == HR_REASON_ITERS) return HR_EXIT_NOT_CONVERGED;
+    return HR_EXIT_OK;
+}
+
+const char *hr_cli_residual_label(int absolute)
+{
+    return absolute ? "residual (absolute, b = 0)" : "relative residual";
+}
+
+void hr_cli_not_converged(const char *cmd, long iterations, const char *what, double residual, int absolute,
+                          double tol, const char *limit)
+{
+    fprintf(stderr,
+            "hetrelax %s: NOT converged: %s %.6e after %ld %s, above --tol %g (raise %s; exit status %d)\n",
+            cmd, hr_cli_residual_label(absolute), residual, iterations, what, tol, limit,
+            HR_EXIT_NOT_CONVERGED);
+}
+
+int hr_cli_diverged_name(const char *cmd, const char *path, char *out, size_t size)
+{
+    const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+    const char *dot = strrchr(base, '.');
+    if (!dot || dot == base) dot = base + strlen(base); /* no extension (or a dot file): append */
+    const int n = snprintf(out, size, "%.*s.diverged%s", (int)(dot - path), path, dot);
+    if (n < 0 || (size_t)n >= size) {
+        fprintf(stderr, "hetrelax %s: --keep-diverged: the name for '%s' is too long\n", cmd, path);
+        return HR_EXIT_FAIL;
+    }
+    return 0;
+}
+
+int hr_cli_keep_diverged(const char *cmd, const char *output, hr_cli_writer write, void *ctx,
+                         const char *json, json_object *j, int quiet, FILE *out)
+{
+    char name[PATH_MAX];
+    int rc = 0;
+    if (output && write) {
+        hr_atomic a;
+        int e;
+        if (hr_cli_diverged_name(cmd, output, name, sizeof name) != 0) {
+            rc = HR_EXIT_FAIL;
+        } else if ((e = hr_atomic_begin(&a, name)) != 0) {
+            fprintf(stderr, "hetrelax %s: --keep-diverged: cannot write '%s': %s\n", cmd, name, strerror(e));
+            rc = HR_EXIT_FAIL;
+        } else if (hr_cli_close_output(cmd, "--output", &a, write(a.tmp, ctx)) != 0) {
+            rc = HR_EXIT_FAIL;
+        } else if (!quiet) {
+            fprintf(out, "wrote     %s (the diverged state)\n", name);
+        }
+    }
+    if (json && j && strcmp(json, "-") != 0) {
+        if (hr_cli_diverged_name(cmd, json, name, sizeof name) != 0 || hr_cli_write_json(cmd, name, j) != 0)
+            rc = HR_EXIT_FAIL;
+        else if (!quiet)
+            fprintf(out, "wrote     %s (the diverged run's record)\n", name);
+    }
+    return rc;
+}
+
 int hr_cli_write_json_to(const char *cmd, hr_atomic *a, json_object *obj)
 {
     const char *text =

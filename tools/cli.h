@@ -8,8 +8,47 @@
 #include "atomic_file.h"
 #include "hetrelax/hetrelax.h"
 
-/* Exit codes of every subcommand. */
-enum { HR_EXIT_OK = 0, HR_EXIT_FAIL = 1, HR_EXIT_USAGE = 2 };
+/* Exit codes of every subcommand (HR_CLI_EXIT_HELP says what they mean). */
+enum { HR_EXIT_OK = 0, HR_EXIT_FAIL = 1, HR_EXIT_USAGE = 2, HR_EXIT_NOT_CONVERGED = 3 };
+
+/* The exit statuses and what a failed run leaves, for the solvers' --help. */
+#define HR_CLI_EXIT_HELP                                                                                     \
+    "Exit status: 0 finished (converged; without a tolerance, all its iterations); 1 failed\n"               \
+    "(diverged, a device or write error, a --verify mismatch: no output file is replaced);\n"                \
+    "2 bad flags or input (nothing ran); 3 NOT converged: a tolerance (--tol, or the\n"                      \
+    "method's default) was not reached within the iteration limit (outputs are written and\n"                \
+    "the JSON says \"converged\": false); 128 + N: stopped by signal N.\n"
+
+/* The help of --keep-diverged (the grid commands and sparse). */
+#define HR_CLI_KEEP_DIVERGED_HELP                                                                            \
+    "a diverged run writes its last state and record to the --output and\n"                                  \
+    "--json names with '.diverged' before the extension (u.diverged.raw,\n"                                  \
+    "run.diverged.json); without it a failed run writes no file (--json -\n"                                 \
+    "prints the record either way)"
+
+/* The run's end as an exit status: HR_EXIT_FAIL when it diverged (reason diverged or NaN),
+ * HR_EXIT_NOT_CONVERGED when a tolerance (tol > 0) was in effect and the iteration limit came
+ * first (reason iterations), else HR_EXIT_OK. */
+int hr_cli_run_status(hr_reason reason, double tol);
+/* The line of a run that missed its tolerance ("hetrelax CMD: NOT converged: ..."); `what`
+ * names the iterations (sweeps, cycles), `limit` the flag that bounds them; absolute: the
+ * residual is ||b - A u|| (b = 0), not relative. */
+void hr_cli_not_converged(const char *cmd, long iterations, const char *what, double residual, int absolute,
+                          double tol, const char *limit);
+/* The residual's label in reports: "relative residual", or where b = 0 (nothing to be
+ * relative to) "residual (absolute, b = 0)". */
+const char *hr_cli_residual_label(int absolute);
+/* The name a diverged run's state goes to with --keep-diverged: ".diverged" before the
+ * extension of the file name ("out/u.raw" -> "out/u.diverged.raw", "u" -> "u.diverged").
+ * 0, or HR_EXIT_FAIL (printed) when it does not fit. */
+int hr_cli_diverged_name(const char *cmd, const char *path, char *out, size_t size);
+/* Writes a state into the temporary file `tmp`; returns 0 or an errno value. */
+typedef int (*hr_cli_writer)(const char *tmp, void *ctx);
+/* --keep-diverged after a divergence: the state (write, when there is an --output) and the
+ * JSON record j (when --json names a file) go to their '.diverged' names, each reported on
+ * `out` unless quiet. Returns 0 or HR_EXIT_FAIL (printed). */
+int hr_cli_keep_diverged(const char *cmd, const char *output, hr_cli_writer write, void *ctx,
+                         const char *json, json_object *j, int quiet, FILE *out);
 
 /* Prints "hetrelax CMD: --FLAG: MESSAGE" to stderr; returns HR_EXIT_USAGE. */
 int hr_cli_usage_error(const char *cmd, const char *flag, const char *fmt, ...)

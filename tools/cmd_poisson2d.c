@@ -17,6 +17,7 @@
 
 const char *hr_grid_cmd = "poisson2d";
 FILE *hr_grid_out;
+int hr_grid_absolute;
 #define CMD  hr_grid_cmd
 #define hout hr_grid_out
 
@@ -79,7 +80,7 @@ void hr_grid_flagify(hr_flagset *fs, const char *why, char *out, size_t size)
 int hr_grid_monitor_print(long it, double res, void *user)
 {
     (void)user;
-    fprintf(hout, "  sweep %10ld   relative residual %.6e\n", it, res);
+    fprintf(hout, "  sweep %10ld   %s %.6e\n", it, hr_cli_residual_label(hr_grid_absolute), res);
     fflush(hout);
     return 0;
 }
@@ -163,14 +164,52 @@ static int check_memory(const grid_args *a)
                               hr_cli_bytes(need, b2, sizeof b2), parts, hr_cli_bytes(avail, b3, sizeof b3));
 }
 
-/* Values the run's precision cannot hold would turn into inf in the grids. */
-static int check_precision_fit(const grid_args *a)
+/* Single precision holds |V| in [FLT_MIN, FLT_MAX] with 24 bits. A sweep adds up to 2d
+ * neighbours and the residual scales by 2d, so values above FLT_MAX / 64 overflow on the way
+ * (--boundary 1e38 ran into NaN); a problem whose largest value is below FLT_MIN /
+ * FLT_EPSILON leaves its corrections subnormal (digits lost, or zero). Refused before the
+ * solve; double precision (or mixed, for mg and cg) holds them. */
+#define HR_SINGLE_MAX (FLT_MAX / 64.0)
+#define HR_SINGLE_MIN (FLT_MIN / FLT_EPSILON)
+
+static int single_misfit(double v)
 {
-    if (a->o.precision == HR_PREC_SINGLE && fabs(a->o.boundary) > FLT_MAX)
-        return hr_cli_usage_error(CMD, "--boundary",
-                                  "%g does not fit single precision (|V| <= %g); use --precision double",
-                                  a->o.boundary, (double)FLT_MAX);
+    const double m = fabs(v);
+    return m > HR_SINGLE_MAX || (m > 0.0 && m < HR_SINGLE_MIN);
+}
+
+/* Values the run's precision cannot hold would turn into inf or lose their digits. */
+static int check_precision_fit(const grid_args *a, const hr_flagset *fs)
+{
+    /* mg and cg run in double unless --precision single is given (mixed scales what reaches
+     * its fp32 cycles) */
+    const int single = a->solver == GRID_RELAX
+                           ? a->o.precision == HR_PREC_SINGLE
+                           : !a->mixed && a->o.precision == HR_PREC_SINGLE && hr_flags_seen(fs, "precision");
+    if (single && single_misfit(a->o.boundary))
+        return hr_cli_usage_error(
+            CMD, "--boundary",
+            "%g does not fit single precision (its sweeps need %.3g <= |V| <= %.3g, or 0); "
+            "use --precision double%s",
+            a->o.boundary, HR_SINGLE_MIN, HR_SINGLE_MAX, a->solver == GRID_RELAX ? "" : " or mixed");
     return 0;
+}
+
+/* The --rhs FILE of a single-precision run (its values are floats already): the grids hold
+ * h^2 f, which must not be subnormal, and the solution (about max |f| / 8) must fit. */
+int hr_grid_check_single_values(const grid_args *a, const double *f, size_t count)
+{
+    const int ext = a->nx > a->ny ? (a->nx > a->nz ? a->nx : a->nz) : (a->ny > a->nz ? a->ny : a->nz);
+    const double h = 1.0 / ((double)ext + 1.0);
+    double m = 0.0;
+    for (size_t i = 0; f && i < count; i++)
+        if (fabs(f[i]) > m) m = fabs(f[i]);
+    if (!(m > HR_SINGLE_MAX || (m > 0.0 && h * h * m < HR_SINGLE_MIN))) return 0;
+    return hr_cli_usage_error(
+        CMD, "--rhs",
+        "'%s': values up to %g do not fit single precision (it needs h^2 max |f| >= %.3g "
+        "and max |f| <= %.3g, or 0); use --precision double%s",
+        a->rhs_file, m, HR_SINGLE_MIN, HR_SINGLE_MAX, a->solver == GRID_RELAX ? "" : " or mixed");
 }
 
 static int usage_status(hr_flagset *fs, hr_status st, const char *err)
@@ -303,7 +342,7 @@ static int grid_run(grid_args *a, hr_flagset *fs)
     if (o->layout == HR_LAYOUT_BLOCKS && o->backend != HR_BACKEND_CPU_THREADS &&
         o->backend != HR_BACKEND_AUTO)
         return hr_cli_usage_error(CMD, "--layout", "blocks needs --backend cpu-threads");
-    if ((rc = check_precision_fit(a)) != 0) return rc;
+    if ((rc = check_precision_fit(a, fs)) != 0) return rc;
     if (hr_flags_seen(fs, "checkpoint-every") && !a->checkpoint)
         return hr_cli_usage_error(CMD, "--checkpoint-every", "needs --checkpoint FILE");
 
@@ -457,6 +496,9 @@ static int grid_run(grid_args *a, hr_flagset *fs)
         if ((rc = read_values(a, "--init", a->init_file, &init)) != 0) goto local_fail;
         o->init_values = init;
     }
+    hr_grid_absolute = hr_grid_b_is_zero(o, rhs, count);
+    if (o->precision == HR_PREC_SINGLE && (rc = hr_grid_check_single_values(a, rhs, count)) != 0)
+        goto local_fail;
     if (0) {
     local_fail: /* alone, return; under MPI, every rank must learn it in the solve's agreement */
         if (!use_mpi) goto fail;

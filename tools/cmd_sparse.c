@@ -18,7 +18,7 @@ static FILE *hout;
 typedef struct sp_args {
     hr_sparse_options o;
     const char *matrix, *gen, *json, *output, *rhs, *x0, *fault;
-    int analyze, quiet, list, monitor_given, block_given, threads_given;
+    int analyze, quiet, list, monitor_given, block_given, threads_given, keep_diverged;
     uint64_t seed;
 } sp_args;
 
@@ -27,6 +27,7 @@ typedef struct history {
     double *res;
     size_t len, cap;
     int print;
+    int absolute; /* b = 0: the residuals are absolute */
 } history;
 
 static int list_methods(void)
@@ -103,13 +104,13 @@ static int parse_args(int argc, char **argv, sp_args *a)
     static hr_flagset fs; /* static: large, and one parse per process */
     hr_sparse_options *o = &a->o;
     long seed = (long)a->seed;
-    hr_flags_init(&fs, CMD, "sparse (--matrix FILE.mtx | --gen NAME:SIZE) [options]",
-                  "Solves A x = b by relaxation (seed 002: Jacobi, Gauss-Seidel, block-asynchronous\n"
-                  "async-(K)) or conjugate gradient, and reports the true relative residual\n"
-                  "||b - A x|| / ||b|| recomputed at the end.\n",
-                  "A global iteration updates every component once (async-(K): K local sweeps per\n"
-                  "block). Exit status: 0 done (converged or out of iterations), 1 diverged or\n"
-                  "failed, 2 bad flags or input.\n");
+    hr_flags_init(
+        &fs, CMD, "sparse (--matrix FILE.mtx | --gen NAME:SIZE) [options]",
+        "Solves A x = b by relaxation (seed 002: Jacobi, Gauss-Seidel, block-asynchronous\n"
+        "async-(K)) or conjugate gradient, and reports the true relative residual\n"
+        "||b - A x|| / ||b|| recomputed at the end.\n",
+        "A global iteration updates every component once (async-(K): K local sweeps per\n"
+        "block). Outputs are written to a temporary file and renamed into place.\n" HR_CLI_EXIT_HELP);
     hr_flags_group(&fs, "problem");
     hr_flags_add(&fs, hr_flag_string("matrix", &a->matrix, "FILE",
                                      "Matrix Market 'coordinate' file (real|integer|pattern,\n"
@@ -162,6 +163,7 @@ static int parse_args(int argc, char **argv, sp_args *a)
                                      "estimate rho(B), rho(|B|) of B = I - D^-1 A and print them"));
     hr_flags_output(&fs, &a->json, &a->output, NULL, NULL, NULL);
     hr_flags_set_help(&fs, "output", "write x as a Matrix Market array");
+    hr_flags_add(&fs, hr_flag_switch("keep-diverged", &a->keep_diverged, 1, HR_CLI_KEEP_DIVERGED_HELP));
     hr_flags_add(&fs, hr_flag_switch("list-methods", &a->list, 1, "list methods and backends"));
     hr_flags_output(&fs, NULL, NULL, &a->quiet, NULL, NULL);
     int rc = hr_flags_parse(&fs, argc, argv);
@@ -228,10 +230,25 @@ static int monitor_cb(long it, double res, void *user)
     h->it[h->len] = it;
     h->res[h->len++] = res;
     if (h->print) {
-        fprintf(hout, "  iteration %8ld   relative residual %.6e\n", it, res);
+        fprintf(hout, "  iteration %8ld   %s %.6e\n", it, hr_cli_residual_label(h->absolute), res);
         fflush(hout);
     }
     return 0;
+}
+
+/* What write_vec writes: x as a Matrix Market array. */
+typedef struct vec_src {
+    const double *x;
+    int n;
+    const char *note;
+} vec_src;
+
+/* x into the temporary file tmp; 0 or an errno value (an hr_cli_writer). */
+static int write_vec(const char *tmp, void *ctx)
+{
+    const vec_src *v = ctx;
+    errno = 0;
+    return hr_mm_write_vector(tmp, v->x, v->n, v->note) == HR_OK ? 0 : errno ? errno : EIO;
 }
 
 static const char *method_label(const hr_sparse_options *o, char *buf, size_t size)
@@ -285,6 +302,7 @@ static json_object *to_json(const sp_args *a, const hr_csr *A, const hr_sparse_r
     json_object_object_add(j, "initial_residual", hr_json_number(r->initial_residual));
     json_object_object_add(j, "relative_residual", hr_json_number(r->relative_residual));
     json_object_object_add(j, "converged", json_object_new_boolean(r->reason == HR_REASON_CONVERGED));
+    if (h->absolute) json_object_object_add(j, "residual_absolute", json_object_new_boolean(1));
     json_object_object_add(j, "reason", json_object_new_string(hr_reason_string(r->reason)));
     if (sp) {
         json_object_object_add(j, "rho_B", hr_json_number(sp->rho_B));
@@ -422,6 +440,9 @@ static int run(sp_args *a)
     }
 
     h.print = !a->quiet && a->o.monitor_every > 0;
+    h.absolute = 1; /* b = 0: ||b - A x|| is reported as it is */
+    for (int i = 0; i < A->n_rows && h.absolute; i++)
+        if (b[i] != 0.0) h.absolute = 0;
     a->o.monitor = monitor_cb;
     a->o.monitor_user = &h;
     hr_sparse_result r;
@@ -448,32 +469,58 @@ static int run(sp_args *a)
     if (strcmp(r.backend, "cpu-seq") == 0) threads = 1;
     if (a->threads_given && strcmp(r.backend, "cpu-threads") != 0) /* say so, not silently */
         fprintf(stderr, "hetrelax sparse: warning: --threads/--bind are ignored by backend %s\n", r.backend);
-    fprintf(hout,
-            "result    %s after %ld iterations on %s (%d thread%s): relative residual %.6e (recomputed)\n",
-            r.reason == HR_REASON_ITERS ? "not converged" : hr_reason_string(r.reason), r.iterations,
-            r.backend, threads, threads == 1 ? "" : "s", r.relative_residual);
+    const int status = hr_cli_run_status(r.reason, a->o.tol), diverged = status == HR_EXIT_FAIL;
+    char outcome[64];
+    if (status == HR_EXIT_NOT_CONVERGED)
+        snprintf(outcome, sizeof outcome, "NOT converged (--tol %g not reached)", a->o.tol);
+    else
+        snprintf(outcome, sizeof outcome, "%s",
+                 r.reason == HR_REASON_ITERS ? "not converged" : hr_reason_string(r.reason));
+    fprintf(hout, "result    %s after %ld iterations on %s (%d thread%s): %s %.6e (recomputed)\n", outcome,
+            r.iterations, r.backend, threads, threads == 1 ? "" : "s", hr_cli_residual_label(h.absolute),
+            r.relative_residual);
     fprintf(hout, "time      %.6f s loop, %.6f s iterating, %.6e s per global iteration, %.6f s setup\n",
             r.time_s, r.time_iter_s, r.time_per_iter_s, r.time_setup_s);
-    if (st == HR_ERR_DIVERGED) fprintf(stderr, "hetrelax sparse: %s\n", r.message);
-    if (a->output) {
-        char note[128];
-        snprintf(note, sizeof note, "hetrelax sparse %s, %s: solution x", source, label);
-        errno = 0;
-        hr_status ws = hr_mm_write_vector(out_file.tmp, x, A->n_rows, note);
-        out_open = 0;
-        if (hr_cli_close_output(CMD, "--output", &out_file, ws == HR_OK ? 0 : errno ? errno : EIO) != 0) {
+    if (st == HR_ERR_DIVERGED || diverged)
+        fprintf(stderr, "hetrelax sparse: %s%s\n", r.message[0] ? r.message : "the iteration diverged",
+                (out_open || json_open) && !a->keep_diverged
+                    ? ": no output written (--keep-diverged keeps the diverged state)"
+                    : "");
+    else if (status == HR_EXIT_NOT_CONVERGED)
+        hr_cli_not_converged(CMD, r.iterations, "iterations", r.relative_residual, h.absolute, a->o.tol,
+                             "--max-iters");
+    char note[128];
+    snprintf(note, sizeof note, "hetrelax sparse %s, %s: solution x", source, label);
+    vec_src vs = {x, A->n_rows, note};
+    json_object *j = a->json ? to_json(a, A, &r, a->analyze ? spp : NULL, threads, &h, source) : NULL;
+    rc = status;
+    if (diverged || st == HR_ERR_DIVERGED) {
+        /* nothing replaced; the diverged state only where it was asked for (a name that says so) */
+        rc = HR_EXIT_FAIL;
+        if (out_open) hr_atomic_abort(&out_file);
+        if (json_open) hr_atomic_abort(&json_file);
+        out_open = json_open = 0;
+        if (a->keep_diverged &&
+            hr_cli_keep_diverged(CMD, a->output, write_vec, &vs, a->json, j, a->quiet, hout) != 0)
             rc = HR_EXIT_FAIL;
+        if (j && strcmp(a->json, "-") == 0) hr_cli_write_json_to(CMD, NULL, j);
+        json_object_put(j);
+        goto out;
+    }
+    if (a->output) {
+        out_open = 0;
+        if (hr_cli_close_output(CMD, "--output", &out_file, write_vec(out_file.tmp, &vs)) != 0) {
+            rc = HR_EXIT_FAIL;
+            json_object_put(j);
             goto out;
         }
     }
-    if (a->json) {
-        json_object *j = to_json(a, A, &r, a->analyze ? spp : NULL, threads, &h, source);
-        rc = hr_cli_write_json_to(CMD, json_open ? &json_file : NULL, j);
+    if (j) {
+        const int jr = hr_cli_write_json_to(CMD, json_open ? &json_file : NULL, j);
         json_open = 0;
         json_object_put(j);
-        if (rc) goto out;
+        if (jr) rc = jr;
     }
-    rc = st == HR_ERR_DIVERGED ? HR_EXIT_FAIL : HR_EXIT_OK;
 out:
     hr_csr_free(A);
     free(b);

@@ -25,12 +25,13 @@ typedef struct grid_args {
     double ref_gbps;
     hr_mpi_cli_args mpi;
     /* multigrid and CG (--method mg|cg; grid_mg.c) */
-    int solver;              /* GRID_RELAX, GRID_MG or GRID_CG */
-    int pc, cycle, smoother; /* indices of the --pc, --cycle, --smoother choices */
-    int pre, post, levels;   /* levels 0: all the grid allows */
+    int solver;                  /* GRID_RELAX, GRID_MG or GRID_CG */
+    int pc, cycle, smoother;     /* indices of the --pc, --cycle, --smoother choices */
+    int pre, post, levels;       /* levels 0: all the grid allows */
     int coarse_on, coarse_level; /* --coarse-on gpu|cpu, --coarse-level L (0: automatic) */
-    int mixed;               /* --precision mixed */
-    int explain;             /* --explain (hybrid) */
+    int mixed;                   /* --precision mixed */
+    int explain;                 /* --explain (hybrid) */
+    int keep_diverged;           /* --keep-diverged: a diverged state to NAME.diverged.EXT */
 } grid_args;
 
 enum { GRID_RELAX = 0, GRID_MG, GRID_CG };
@@ -39,6 +40,16 @@ enum { GRID_RELAX = 0, GRID_MG, GRID_CG };
  * human-readable output (stderr when the JSON goes to stdout). */
 extern const char *hr_grid_cmd;
 extern FILE *hr_grid_out;
+/* b = f + boundary terms is zero (--rhs zero or a zero file, boundary 0): the residuals the
+ * library reports are absolute, and are labelled so. */
+extern int hr_grid_absolute;
+
+/* The problem's b is zero: no right-hand side values and a zero boundary (values: the --rhs
+ * FILE's, NULL for the built-in ones). */
+int hr_grid_b_is_zero(const hr_options *o, const double *values, size_t count);
+/* A single-precision run's --rhs FILE values: 0, or HR_EXIT_USAGE (printed) when single
+ * precision cannot hold the problem. */
+int hr_grid_check_single_values(const grid_args *a, const double *f, size_t count);
 
 static inline size_t hr_grid_esize(hr_precision p)
 {

@@ -141,7 +141,7 @@ void hr_grid_build_flags(hr_flagset *fs, grid_args *a)
             "8 (12) bytes per point in single, 16 (24) in double. GFLOP/s count 8 flops per point\n"
             "(+3 with --omega). Outputs: .raw, .vti (3-D image data), .png (the middle z-plane).\n"
             "Outputs are written to a temporary file and renamed into place: a failed or\n"
-            "interrupted run leaves the previous file as it was.\n");
+            "interrupted run leaves the previous file as it was.\n" HR_CLI_EXIT_HELP);
     else
         hr_flags_init(
             fs, hr_grid_cmd, "poisson2d [options]",
@@ -153,7 +153,7 @@ void hr_grid_build_flags(hr_flagset *fs, grid_args *a)
             "8 (12) bytes per point in single, 16 (24) in double. GFLOP/s count 5 flops per point\n"
             "(+3 with --omega).\n"
             "Outputs are written to a temporary file and renamed into place: a failed or\n"
-            "interrupted run leaves the previous file as it was.\n");
+            "interrupted run leaves the previous file as it was.\n" HR_CLI_EXIT_HELP);
     problem_flags(fs, a);
     hr_flags_group(fs, "iteration");
     hr_flags_iteration(fs, &o->iters, &o->tol, &o->check_every, &o->monitor_every, &o->divtol);
@@ -180,6 +180,7 @@ void hr_grid_build_flags(hr_flagset *fs, grid_args *a)
                       a->dim == 3 ? "interior solution: .raw (native floats, x fastest), .png "
                                     "(middle\nz-plane), .vti (VTK image data)"
                                   : "interior solution: .raw (native floats), .png (picture), .vti (VTK)");
+    hr_flags_add(fs, hr_flag_switch("keep-diverged", &a->keep_diverged, 1, HR_CLI_KEEP_DIVERGED_HELP));
     hr_flags_add(
         fs, hr_flag_switch("verify", &a->verify, 1, "also run cpu-seq and require a bitwise-equal solution"));
     hr_flags_add(fs, hr_flag_switch("list-kernels", &a->list, 1, "list backends and kernels"));

@@ -55,8 +55,8 @@ void hr_grid_mg_flags(hr_flagset *fs, grid_args *a)
 static int mg_monitor(long it, double res, double factor, void *user)
 {
     (void)user;
-    fprintf(hr_grid_out, "  %s %6ld   relative residual %.6e   factor %.4f\n", it >= 0 ? "cycle" : "", it,
-            res, factor);
+    fprintf(hr_grid_out, "  %s %6ld   %s %.6e   factor %.4f\n", it >= 0 ? "cycle" : "", it,
+            hr_cli_residual_label(hr_grid_absolute), res, factor);
     fflush(hr_grid_out);
     return 0;
 }
@@ -64,7 +64,8 @@ static int mg_monitor(long it, double res, double factor, void *user)
 static int cg_monitor(long it, double res, double factor, void *user)
 {
     (void)user;
-    fprintf(hr_grid_out, "  iteration %6ld   relative residual %.6e   factor %.4f\n", it, res, factor);
+    fprintf(hr_grid_out, "  iteration %6ld   %s %.6e   factor %.4f\n", it,
+            hr_cli_residual_label(hr_grid_absolute), res, factor);
     fflush(hr_grid_out);
     return 0;
 }
@@ -110,6 +111,8 @@ static json_object *mg_json(const grid_args *a, const hr_mg_options *mo, const h
     json_object_object_add(j, a->solver == GRID_MG ? "cycles" : "iterations",
                            json_object_new_int64(r->iterations));
     json_object_object_add(j, "reason", json_object_new_string(hr_reason_string(r->reason)));
+    json_object_object_add(j, "converged", json_object_new_boolean(r->reason == HR_REASON_CONVERGED));
+    if (hr_grid_absolute) json_object_object_add(j, "residual_absolute", json_object_new_boolean(1));
     json_object_object_add(j, "convergence_factor", hr_json_number(r->convergence_factor));
     json_object_object_add(j, "last_factor", hr_json_number(r->last_factor));
     json_object_object_add(j, "relative_residual", hr_json_number(r->relative_residual));
@@ -122,19 +125,28 @@ static json_object *mg_json(const grid_args *a, const hr_mg_options *mo, const h
     return j;
 }
 
-/* Writes --output from the solution; 0 or HR_EXIT_FAIL (printed). */
-static int write_output(const grid_args *a, hr_atomic *out, hr_mg *m, size_t count, int nx, int ny, int nz,
-                        hr_precision prec)
+/* What write_field writes: the solution of m as --output wants it. */
+typedef struct field_src {
+    const grid_args *a;
+    hr_mg *m;
+    size_t count;
+    int nx, ny, nz;
+    hr_precision prec;
+} field_src;
+
+/* The solution into the temporary file tmp; 0 or an errno value (an hr_cli_writer). */
+static int write_field(const char *tmp, void *ctx)
 {
-    double *sol = malloc(count * sizeof *sol);
-    hr_status ws = sol ? hr_mg_solution(m, sol, count) : HR_ERR_NO_MEMORY;
-    if (ws == HR_OK) ws = hr_field_write_as(hr_field_format_of(a->output), out->tmp, nx, ny, nz, sol, prec);
+    const field_src *f = ctx;
+    double *sol = malloc(f->count * sizeof *sol);
+    hr_status ws = sol ? hr_mg_solution(f->m, sol, f->count) : HR_ERR_NO_MEMORY;
+    if (ws == HR_OK)
+        ws = hr_field_write_as(hr_field_format_of(f->a->output), tmp, f->nx, f->ny, f->nz, sol, f->prec);
     free(sol);
-    const int err = ws == HR_OK              ? 0
-                    : ws == HR_ERR_IO        ? (errno ? errno : EIO)
-                    : ws == HR_ERR_NO_MEMORY ? ENOMEM
-                                             : EINVAL;
-    return hr_cli_close_output(hr_grid_cmd, "--output", out, err);
+    return ws == HR_OK              ? 0
+           : ws == HR_ERR_IO        ? (errno ? errno : EIO)
+           : ws == HR_ERR_NO_MEMORY ? ENOMEM
+                                    : EINVAL;
 }
 
 int hr_grid_run_mg(grid_args *a, hr_flagset *fs)
@@ -223,6 +235,9 @@ int hr_grid_run_mg(grid_args *a, hr_flagset *fs)
     }
     const int nx = mo.nx ? mo.nx : mo.n, ny = mo.ny ? mo.ny : mo.n,
               nz = a->dim == 3 ? (mo.nz ? mo.nz : mo.n) : 1;
+    a->nx = nx;
+    a->ny = ny;
+    a->nz = nz;
     const size_t count = (size_t)nx * (size_t)ny * (size_t)nz;
     hr_atomic out, jout;
     int out_open = 0, json_open = 0, rc = 0;
@@ -244,8 +259,10 @@ int hr_grid_run_mg(grid_args *a, hr_flagset *fs)
                                     hr_precision_name(fprec));
             goto done;
         }
+        if (fprec == HR_PREC_SINGLE && (rc = hr_grid_check_single_values(a, rhs, count)) != 0) goto done;
         mo.rhs_values = rhs;
     }
+    hr_grid_absolute = hr_grid_b_is_zero(o, rhs, count);
     hr_status st = hr_mg_create(&mo, &m);
     free(rhs);
     rhs = NULL;
@@ -293,31 +310,56 @@ int hr_grid_run_mg(grid_args *a, hr_flagset *fs)
         rc = HR_EXIT_FAIL;
         goto done;
     }
-    fprintf(hr_grid_out, "summary   %ld %s (%s) in %.4f s: %.3f ns per unknown (setup %.4f s, %d levels)\n",
-            r.iterations, a->solver == GRID_MG ? "cycles" : "iterations", hr_reason_string(r.reason),
-            r.time_s, r.ns_per_unknown, r.time_setup_s, r.levels);
-    fprintf(hr_grid_out, "          convergence factor %.4f (last %.4f), relative residual %.6e",
-            r.convergence_factor, r.last_factor, r.relative_residual);
+    const char *iters_name = a->solver == GRID_MG ? "cycles" : "iterations";
+    const int diverged = r.reason == HR_REASON_DIVERGED || r.reason == HR_REASON_NAN;
+    rc = hr_cli_run_status(r.reason, mo.tol);
+    char outcome[64];
+    if (rc == HR_EXIT_NOT_CONVERGED)
+        snprintf(outcome, sizeof outcome, "NOT converged: --tol %g not reached", mo.tol);
+    else
+        snprintf(outcome, sizeof outcome, "%s", hr_reason_string(r.reason));
+    fprintf(hr_grid_out, "summary   %ld %s (%s) in %.4f s: %.3f ns per unknown (setup %.4f s", r.iterations,
+            iters_name, outcome, r.time_s, r.ns_per_unknown, r.time_setup_s);
+    if (mo.method == HR_MG_METHOD_MG || mo.pc == HR_MG_PC_MG) fprintf(hr_grid_out, ", %d levels", r.levels);
+    fprintf(hr_grid_out, ")\n          convergence factor %.4f (last %.4f), %s %.6e", r.convergence_factor,
+            r.last_factor, hr_cli_residual_label(hr_grid_absolute), r.relative_residual);
     if (isfinite(r.max_error)) fprintf(hr_grid_out, ", max error vs exact %.6e", r.max_error);
     fprintf(hr_grid_out, "\n");
-    if (r.reason == HR_REASON_DIVERGED || r.reason == HR_REASON_NAN) {
-        fprintf(stderr, "hetrelax %s: the iteration diverged (%s)\n", CMD, hr_reason_string(r.reason));
-        rc = HR_EXIT_FAIL;
+    if (diverged)
+        fprintf(stderr, "hetrelax %s: the iteration diverged (%s)%s\n", CMD, hr_reason_string(r.reason),
+                (out_open || json_open) && !a->keep_diverged
+                    ? ": no output written (--keep-diverged keeps the diverged state)"
+                    : "");
+    else if (rc == HR_EXIT_NOT_CONVERGED)
+        hr_cli_not_converged(CMD, r.iterations, iters_name, r.relative_residual, hr_grid_absolute, mo.tol,
+                             "--iters");
+    field_src fsrc = {
+        a, m, count, nx, ny, nz, mo.precision == HR_MG_PREC_SINGLE ? HR_PREC_SINGLE : HR_PREC_DOUBLE};
+    json_object *j = a->json ? mg_json(a, &mo, &r, rhs_name) : NULL;
+    if (diverged) {
+        /* nothing replaced; the diverged state only where it was asked for (a name that says so) */
+        if (out_open) hr_atomic_abort(&out);
+        if (json_open) hr_atomic_abort(&jout);
+        out_open = json_open = 0;
+        if (a->keep_diverged &&
+            hr_cli_keep_diverged(CMD, a->output, write_field, &fsrc, a->json, j, a->quiet, hr_grid_out) != 0)
+            rc = HR_EXIT_FAIL;
+        if (j && strcmp(a->json, "-") == 0) hr_cli_write_json_to(CMD, NULL, j);
+        json_object_put(j);
+        goto done;
     }
     if (out_open) {
         out_open = 0;
-        if (write_output(a, &out, m, count, nx, ny, nz,
-                         mo.precision == HR_MG_PREC_SINGLE ? HR_PREC_SINGLE : HR_PREC_DOUBLE) != 0)
+        if (hr_cli_close_output(CMD, "--output", &out, write_field(out.tmp, &fsrc)) != 0)
             rc = HR_EXIT_FAIL;
         else if (!a->quiet)
             fprintf(hr_grid_out, "wrote     %s\n", a->output);
     }
-    if (a->json) {
-        json_object *j = mg_json(a, &mo, &r, rhs_name);
+    if (j) {
         int jr = hr_cli_write_json_to(CMD, json_open ? &jout : NULL, j);
         json_open = 0;
         json_object_put(j);
-        if (jr && rc == HR_EXIT_OK) rc = jr;
+        if (jr && rc != HR_EXIT_FAIL) rc = jr;
     }
 done:
     hr_mg_free(m);

@@ -6,6 +6,8 @@
 #include <errno.h>
 
 #include "cli.h"
+#include "cpu/team.h"
+#include "cuda/cuda_api.h"
 #include "field_io.h"
 #include "grid_cmd.h"
 
@@ -102,6 +104,11 @@ json_object *hr_grid_result_json(const grid_args *a, const hr_result *r, const c
     json_object_object_add(j, "global_syncs", json_object_new_int64(r->global_syncs));
     json_object_object_add(j, "alpha", json_object_new_int(a->o.alpha));
     json_object_object_add(j, "reason", json_object_new_string(hr_reason_string(r->reason)));
+    /* with a tolerance: reached or not (reason "iterations" and converged false: the
+     * command's exit status 3) */
+    json_object_object_add(j, "tol", json_object_new_double(a->o.tol));
+    json_object_object_add(j, "converged", json_object_new_boolean(r->reason == HR_REASON_CONVERGED));
+    if (hr_grid_absolute) json_object_object_add(j, "residual_absolute", json_object_new_boolean(1));
     json_object_object_add(j, "time_s", json_object_new_double(r->time_s));
     json_object_object_add(j, "time_sweeps_s", json_object_new_double(r->time_sweeps_s));
     json_object_object_add(j, "time_per_sweep_s", json_object_new_double(r->time_per_sweep_s));
@@ -154,8 +161,54 @@ void hr_grid_print_header(const grid_args *a, const char *rhs_name, hr_backend b
     fprintf(hr_grid_out, "\n");
 }
 
+/* The working set of a sweep under the byte model against the cache the backend can count
+ * on (the CPU threads' share of the last-level cache, a GPU's L2): a set that fits is read
+ * from cache, and its rate may exceed the memory copy it is compared with. */
+static void print_cache_note(const hr_result *r, const hr_config *cfg)
+{
+    const double set = r->bytes_per_point * (double)r->nx * (double)r->ny * (double)(r->dim == 3 ? r->nz : 1);
+    double cache = 0.0;
+    const char *what = "";
+    if (cfg->backend == HR_BACKEND_CPU_SEQ || cfg->backend == HR_BACKEND_CPU_THREADS) {
+        cache = (double)hr_cache_llc_share(cfg->threads > 0 ? cfg->threads : 1);
+        what = "last-level cache share";
+    } else if (cfg->backend == HR_BACKEND_GPU && cfg->gpus <= 1) {
+        cache = (double)hr_cuda_l2_bytes(cfg->device);
+        what = "GPU L2 cache";
+    }
+    if (!(cache > 0.0) || set > cache) return;
+    fprintf(hr_grid_out, " (cache-resident: grids %.2g MB < %.3g MB %s)", set * 1e-6, cache * 1e-6, what);
+}
+
+static int write_field(const char *tmp, void *ctx)
+{
+    const struct field_out {
+        const grid_args *a;
+        const double *sol;
+    } *f = ctx;
+    const grid_args *a = f->a;
+    hr_status ws =
+        hr_field_write_as(hr_field_format_of(a->output), tmp, a->nx, a->ny, a->nz, f->sol, a->o.precision);
+    return ws == HR_OK              ? 0
+           : ws == HR_ERR_IO        ? (errno ? errno : EIO)
+           : ws == HR_ERR_NO_MEMORY ? ENOMEM
+                                    : EINVAL;
+}
+
+int hr_grid_b_is_zero(const hr_options *o, const double *values, size_t count)
+{
+    if (o->boundary != 0.0) return 0;
+    if (o->rhs == HR_RHS_ZERO) return 1;
+    if (o->rhs != HR_RHS_ARRAY || !values) return 0;
+    for (size_t i = 0; i < count; i++)
+        if (values[i] != 0.0) return 0;
+    return 1;
+}
+
 /* After the sweeps: the summary, --verify, --output, --json (on rank 0 of an MPI run; the
- * other ranks' output goes to /dev/null and they hold no solution). Frees sol. */
+ * other ranks' output goes to /dev/null and they hold no solution). Frees sol. A diverged run
+ * (and a --verify mismatch) replaces no file; --keep-diverged writes a diverged state beside
+ * them; a run that missed its --tol writes its outputs and ends with HR_EXIT_NOT_CONVERGED. */
 int hr_grid_finish(const grid_args *a, outputs *wp, const hr_result *rp, const hr_config *cfg, double *sol,
                    const char *rhs_name, hr_status st, long restarted_from, json_object *mpi_json,
                    json_object *hybrid_json)
@@ -164,17 +217,27 @@ int hr_grid_finish(const grid_args *a, outputs *wp, const hr_result *rp, const h
     const hr_result r = *rp;
     outputs w = *wp;
     const int root = hr_mpi_cli_rank() == 0;
-    int rc;
-    fprintf(hr_grid_out, "summary   %ld sweeps (%s) in %.4f s: %.3f ms/sweep\n", r.iterations,
-            hr_reason_string(r.reason), r.time_s, 1e3 * r.time_per_sweep_s);
-    fprintf(hr_grid_out, "          %.2f GFLOP/s, %.2f GB/s (%.0f B/point)", r.gflops, r.gbps,
-            r.bytes_per_point);
-    if (isfinite(r.bandwidth_fraction))
+    const int diverged = st == HR_ERR_DIVERGED;
+    int rc = diverged ? HR_EXIT_FAIL : hr_cli_run_status(r.reason, o->tol);
+    char outcome[64];
+    if (rc == HR_EXIT_NOT_CONVERGED)
+        snprintf(outcome, sizeof outcome, "NOT converged: --tol %g not reached", o->tol);
+    else
+        snprintf(outcome, sizeof outcome, "%s", hr_reason_string(r.reason));
+    fprintf(hr_grid_out, "summary   %ld sweeps (%s) in %.4f s", r.iterations, outcome, r.time_s);
+    /* the rates are per sweep: say where the rest of the loop's time went */
+    if (r.time_residual_s > 0.0)
+        fprintf(hr_grid_out, ": sweeps %.4f s, residual checks %.4f s", r.time_sweeps_s, r.time_residual_s);
+    fprintf(hr_grid_out, "\n          %.3f ms/sweep (sweeps only), %.2f GFLOP/s, %.2f GB/s (%.0f B/point)",
+            1e3 * r.time_per_sweep_s, r.gflops, r.gbps, r.bytes_per_point);
+    if (isfinite(r.bandwidth_fraction)) {
         fprintf(hr_grid_out, ", %.1f%% of %.2f GB/s", 100.0 * r.bandwidth_fraction, r.reference_gbps);
+        print_cache_note(&r, cfg);
+    }
     if (r.global_syncs != r.iterations && (cfg->caps & HR_CAP_ALPHA))
         fprintf(hr_grid_out, "\n          Teff %ld sweeps in %ld global syncs (alpha %d, docs/async.md)",
                 r.iterations, r.global_syncs, o->alpha);
-    fprintf(hr_grid_out, "\n          relative residual %.6e", r.relative_residual);
+    fprintf(hr_grid_out, "\n          %s %.6e", hr_cli_residual_label(hr_grid_absolute), r.relative_residual);
     if (isfinite(r.max_error)) fprintf(hr_grid_out, ", max error vs exact %.6e", r.max_error);
     fprintf(hr_grid_out, "\n");
     if (mpi_json) {
@@ -193,35 +256,62 @@ int hr_grid_finish(const grid_args *a, outputs *wp, const hr_result *rp, const h
         fprintf(hr_grid_out, "          setup %.4f s, host-to-device %.4f s, device-to-host %.4f s\n",
                 r.time_setup_s, r.time_h2d_s, r.time_d2h_s);
 
-    rc = st == HR_ERR_DIVERGED ? HR_EXIT_FAIL : HR_EXIT_OK;
-    if (st == HR_ERR_DIVERGED)
-        fprintf(stderr, "hetrelax %s: the iteration diverged (%s)\n", hr_grid_cmd,
-                hr_reason_string(r.reason));
-    if (a->verify && root && rc == HR_EXIT_OK) rc = hr_grid_verify(a, r.iterations, sol);
+    if (diverged)
+        fprintf(stderr, "hetrelax %s: the iteration diverged (%s)%s\n", hr_grid_cmd,
+                hr_reason_string(r.reason),
+                (w.out_open || w.json_open) && !a->keep_diverged
+                    ? ": no output written (--keep-diverged keeps the diverged state)"
+                    : "");
+    else if (rc == HR_EXIT_NOT_CONVERGED && root)
+        hr_cli_not_converged(hr_grid_cmd, r.iterations, "sweeps", r.relative_residual, hr_grid_absolute,
+                             o->tol, "--iters");
+    if (a->verify && root && !diverged) {
+        const int vr = hr_grid_verify(a, r.iterations, sol);
+        if (vr != HR_EXIT_OK) rc = vr;
+    }
+    json_object *j =
+        a->json ? hr_grid_result_json(a, &r, rhs_name, cfg, restarted_from, mpi_json, hybrid_json) : NULL;
+    if (!a->json) {
+        json_object_put(mpi_json);
+        json_object_put(hybrid_json);
+    }
+    if (rc == HR_EXIT_FAIL) {
+        /* nothing replaced; a diverged state only where it was asked for, under a name that
+         * says so */
+        if (w.out_open) hr_atomic_abort(&w.out);
+        if (w.json_open) hr_atomic_abort(&w.json);
+        if (diverged && a->keep_diverged && root) {
+            struct {
+                const grid_args *a;
+                const double *sol;
+            } f = {a, sol};
+            if (hr_cli_keep_diverged(hr_grid_cmd, a->output, sol ? write_field : NULL, &f, a->json, j,
+                                     a->quiet, hr_grid_out) != 0)
+                rc = HR_EXIT_FAIL;
+        }
+        if (j && a->json && strcmp(a->json, "-") == 0) hr_cli_write_json_to(hr_grid_cmd, NULL, j);
+        json_object_put(j);
+        free(sol);
+        return rc;
+    }
     if (w.out_open) {
-        hr_status ws = hr_field_write_as(hr_field_format_of(a->output), w.out.tmp, a->nx, a->ny, a->nz, sol,
-                                         o->precision);
-        int err = ws == HR_OK              ? 0
-                  : ws == HR_ERR_IO        ? (errno ? errno : EIO)
-                  : ws == HR_ERR_NO_MEMORY ? ENOMEM
-                                           : EINVAL;
+        struct {
+            const grid_args *a;
+            const double *sol;
+        } f = {a, sol};
         w.out_open = 0;
-        if (hr_cli_close_output(hr_grid_cmd, "--output", &w.out, err) != 0)
+        if (hr_cli_close_output(hr_grid_cmd, "--output", &w.out, write_field(w.out.tmp, &f)) != 0)
             rc = HR_EXIT_FAIL;
         else if (!a->quiet)
             fprintf(hr_grid_out, "wrote     %s\n", a->output);
     }
     free(sol);
     sol = NULL;
-    if (a->json) {
-        json_object *j = hr_grid_result_json(a, &r, rhs_name, cfg, restarted_from, mpi_json, hybrid_json);
+    if (j) {
         int jr = hr_cli_write_json_to(hr_grid_cmd, w.json_open ? &w.json : NULL, j);
         w.json_open = 0;
         json_object_put(j);
-        if (jr && rc == HR_EXIT_OK) rc = jr;
-    } else {
-        json_object_put(mpi_json);
-        json_object_put(hybrid_json);
+        if (jr && rc != HR_EXIT_FAIL) rc = jr;
     }
     return rc;
 }

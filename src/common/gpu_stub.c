@@ -9,6 +9,12 @@ int hr_cuda_device_count(void)
     return 0;
 }
 
+size_t hr_cuda_l2_bytes(int ordinal)
+{
+    (void)ordinal;
+    return 0;
+}
+
 hr_status hr_gpu_name(int ordinal, char *buf, size_t size)
 {
     (void)ordinal;

@@ -11,13 +11,17 @@ extern "C" {
 /* Number of usable CUDA devices (0 without CUDA, without a driver, or without a GPU). */
 int hr_cuda_device_count(void);
 
+/* Bytes of L2 cache of GPU `ordinal` (0 without CUDA or such a device): the reports call a
+ * working set that fits cache-resident. */
+size_t hr_cuda_l2_bytes(int ordinal);
+
 /* One tuning outcome: the best block/tile shape of a GPU kernel for a size and precision. */
 typedef struct hr_cuda_tune_result {
-    int bx, by, h;          /* the shape (meaning per kernel: docs/gpu.md) */
-    double best_gbps;       /* under the driver's byte model, median of repeats */
-    double default_gbps;    /* the built-in default shape, same measurement */
-    int candidates;         /* shapes that were valid and measured */
-    char cache_path[512];   /* where the result was stored ("" when not stored) */
+    int bx, by, h;        /* the shape (meaning per kernel: docs/gpu.md) */
+    double best_gbps;     /* under the driver's byte model, median of repeats */
+    double default_gbps;  /* the built-in default shape, same measurement */
+    int candidates;       /* shapes that were valid and measured */
+    char cache_path[512]; /* where the result was stored ("" when not stored) */
 } hr_cuda_tune_result;
 
 /* Measures every candidate shape of GPU kernel `o->kernel` for o's size, precision,
@@ -27,8 +31,8 @@ typedef struct hr_cuda_tune_result {
  * $XDG_CACHE_HOME/hetrelax/gpu-tune.txt, else ~/.cache/hetrelax/gpu-tune.txt).
  * Later solver runs with the same device, kernel and precision use the entry with
  * the nearest n. Writes a message into err on failure. */
-hr_status hr_cuda_tune(const hr_options *o, long sweeps, const char *cache_path,
-                       hr_cuda_tune_result *out, char *err, size_t err_size);
+hr_status hr_cuda_tune(const hr_options *o, long sweeps, const char *cache_path, hr_cuda_tune_result *out,
+                       char *err, size_t err_size);
 
 #ifdef __cplusplus
 }

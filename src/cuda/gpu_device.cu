@@ -15,6 +15,17 @@ extern "C" int hr_cuda_device_count(void)
     return count;
 }
 
+extern "C" size_t hr_cuda_l2_bytes(int ordinal)
+{
+    if (ordinal < 0 || ordinal >= hr_cuda_device_count()) return 0;
+    int bytes = 0;
+    if (cudaDeviceGetAttribute(&bytes, cudaDevAttrL2CacheSize, ordinal) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return bytes > 0 ? (size_t)bytes : 0;
+}
+
 extern "C" hr_status hr_gpu_name(int ordinal, char *buf, size_t size)
 {
     if (buf && size) buf[0] = '\0';
@@ -59,13 +70,13 @@ static int cmp_double(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
-#define BW_TRY(call)                                                                       \
-    do {                                                                                   \
-        if ((call) != cudaSuccess) {                                                       \
-            (void)cudaGetLastError();                                                      \
-            st = HR_ERR_DEVICE;                                                            \
-            goto done;                                                                     \
-        }                                                                                  \
+#define BW_TRY(call)                                                                                         \
+    do {                                                                                                     \
+        if ((call) != cudaSuccess) {                                                                         \
+            (void)cudaGetLastError();                                                                        \
+            st = HR_ERR_DEVICE;                                                                              \
+            goto done;                                                                                       \
+        }                                                                                                    \
     } while (0)
 
 /* Device-to-device copy rate: bytes read + bytes written per second, 1e9 scale. Two

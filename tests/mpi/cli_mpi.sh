@@ -29,7 +29,7 @@ check_equal poisson2d "$P2" 3 "--decomp 1x3 --ghost 3"
 check_equal poisson2d "$P2" 4 "--decomp 2x2 --no-overlap"
 check_equal poisson2d "$P2 --precision double --rhs manufactured" 4 "--decomp 4x1 --ghost 2"
 check_equal poisson2d "$P2" 2 "--backend cpu-threads --threads 2"
-check_equal poisson2d "$P2 --tol 1e-2 --check 7" 3 ""
+check_equal poisson2d "$P2 --tol 1e-1 --check 7" 3 "" # stops on the tolerance at 35 sweeps
 P3="--n 13 --nx 15 --nz 17 --iters 25"
 check_equal poisson3d "$P3" 2 ""
 check_equal poisson3d "$P3" 3 "--decomp 1x1x3"
