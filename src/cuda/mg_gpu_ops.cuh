@@ -13,6 +13,7 @@
 #include <cuda_runtime.h>
 
 #include "common/stencil.h"
+#include "mg/mg_gpu.h"
 
 /* A level on the device (by value in kernel arguments; an array of them for the one-block
  * kernel). Pointers are element (0, 0, 0) of grids in this level's layout. */
@@ -436,6 +437,33 @@ __device__ double mgg_block_dot(const mgg_lev &L, const T *x, const T *y, double
     return v;
 }
 
+/* max |x| over one level inside one block (exact: any order agrees with the CPU's). */
+template <typename T, int D>
+__device__ double mgg_block_absmax(const mgg_lev &L, const T *x, double *part, double *shared_max)
+{
+    for (int s = 1 + (int)threadIdx.x; s <= L.slices; s += blockDim.x) {
+        double m = 0.0;
+        const int i0 = D == 3 ? 1 : s, i1 = D == 3 ? L.ny : s, k = D == 3 ? s : 0;
+        for (int i = i0; i <= i1; i++)
+            for (int j = 1; j <= L.nx; j++) {
+                const double a = fabs((double)x[MGG_AT(L, i, j, k)]);
+                if (!(a <= m)) m = a;
+            }
+        part[s] = m;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        double m = 0.0;
+        for (int s = 1; s <= L.slices; s++)
+            if (!(part[s] <= m)) m = part[s];
+        *shared_max = m;
+    }
+    __syncthreads();
+    const double v = *shared_max;
+    __syncthreads();
+    return v;
+}
+
 /* Every interior point of L: body(x, i, j, k), strided over the block. */
 #define MGG_BLOCK_POINTS(L, D, ...)                                                                          \
     do {                                                                                                     \
@@ -457,6 +485,10 @@ template <typename T, int D> __device__ void mgg_coarse_cg(const mgg_lev &L, int
 {
     T *xv = (T *)MGG_BUF(L, a), *p = (T *)L.cp, *q = (T *)L.d, *r = (T *)L.r;
     MGG_BLOCK_POINTS(L, D, r[x] = mgg_res<T, D>(L, xv, x, i, j, k));
+    /* fp64: r and p scaled into range, x's update divides the scale out (coarse_solve) */
+    const double sc = sizeof(T) == 8 ? mg_range_scale(mgg_block_absmax<T, D>(L, r, part, sh)) : 1.0;
+    if (sc != 1.0) MGG_BLOCK_POINTS(L, D, r[x] = (T)((double)r[x] * sc));
+    const double isc = 1.0 / sc;
     MGG_BLOCK_POINTS(L, D, p[x] = r[x]);
     double rr = mgg_block_dot<T, D>(L, r, r, part, sh);
     const double stop = rr * (sizeof(T) == 8 ? 1e-28 : 1e-12);
@@ -467,7 +499,10 @@ template <typename T, int D> __device__ void mgg_coarse_cg(const mgg_lev &L, int
         if (!(pq > 0.0)) break;
         const double alpha = rr / pq;
         const T ta = (T)alpha, tna = (T)(-alpha);
-        MGG_BLOCK_POINTS(L, D, (xv[x] += ta * p[x], r[x] += tna * q[x]));
+        if (sc == 1.0)
+            MGG_BLOCK_POINTS(L, D, (xv[x] += ta * p[x], r[x] += tna * q[x]));
+        else
+            MGG_BLOCK_POINTS(L, D, (xv[x] += (T)((double)(ta * p[x]) * isc), r[x] += tna * q[x]));
         const double rr1 = mgg_block_dot<T, D>(L, r, r, part, sh);
         const T tb = (T)(rr1 / rr);
         MGG_BLOCK_POINTS(L, D, p[x] = r[x] + tb * p[x]);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mg/mg_gpu.h"
 #include "mg/mg_internal.h"
 
 void mg_part(const mg_worker *w, int threaded, int slices, int *s0, int *s1)
@@ -119,7 +120,10 @@ static double serial_dot(mg_hier *H, const mg_level *L, const hr_grid *x, const 
 }
 
 /* The coarsest level solved to rounding: one exact Jacobi update for a single point, else
- * CG on worker 0 (x = u[cur] starts at zero; scratch: u[1 - cur] as p, d as A p, r). */
+ * CG on worker 0 (x = u[cur] starts at zero; scratch: u[1 - cur] as p, d as A p, r). An
+ * fp64 level's r and p are scaled into range first (mg_range_scale), x's update divides the
+ * scale out: squares of 1e-200 underflow, and the CG would stop before its first step (fp32
+ * values square within fp64's range). */
 static void coarse_solve(mg_hier *H, const mg_worker *w, int l)
 {
     mg_level *L = &H->lev[l];
@@ -132,6 +136,15 @@ static void coarse_solve(mg_hier *H, const mg_worker *w, int l)
         const int c = w->tls->cur[l], S = L->slices + 1;
         hr_grid *x = &L->u[c], *p = &L->cp, *q = &L->d, *r = &L->r;
         mg_resid(L, x, r, 1, S);
+        double sc = 1.0;
+        if (H->esize == 8) {
+            mg_absmax_slices(L, r, H->part, 1, S);
+            double mx = 0.0;
+            for (int i = 1; i < S; i++)
+                if (!(H->part[i] <= mx)) mx = H->part[i];
+            sc = mg_range_scale(mx);
+            if (sc != 1.0) mg_convert(L, r, r, 0, sc, 1, S);
+        }
         mg_convert(L, r, p, 0, 1.0, 1, S);
         double rr = serial_dot(H, L, r, r);
         const double stop = rr * (H->esize == 8 ? 1e-28 : 1e-12);
@@ -141,7 +154,7 @@ static void coarse_solve(mg_hier *H, const mg_worker *w, int l)
             const double pq = serial_dot(H, L, p, q);
             if (!(pq > 0.0)) break;
             const double alpha = rr / pq;
-            mg_axpy(L, alpha, p, x, 1, S);
+            mg_axpy_scaled(L, alpha, 1.0 / sc, p, x, 1, S);
             mg_axpy(L, -alpha, q, r, 1, S);
             const double rr1 = serial_dot(H, L, r, r);
             mg_xpay(L, r, rr1 / rr, p, 1, S);

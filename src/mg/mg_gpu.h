@@ -68,7 +68,12 @@ typedef struct mg_gpu_setup {
  * subnormals: the power of two s that puts s * max there, or 1 when max is in range already,
  * 0 or not finite. The corrections are scale-invariant and a power of two changes no digit,
  * so a run whose values stay in range gives bitwise the same iterates with any such s. */
-static inline double mg_range_scale(double max)
+#if defined(__CUDACC__)
+#define MG_RANGE_HD __host__ __device__ /* the device's coarse CG takes it too */
+#else
+#define MG_RANGE_HD
+#endif
+static inline MG_RANGE_HD double mg_range_scale(double max)
 {
     if (!(max > 0.0) || !isfinite(max) || (max >= ldexp(1.0, -64) && max <= ldexp(1.0, 64))) return 1.0;
     int e = ilogb(max);

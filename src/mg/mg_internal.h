@@ -88,6 +88,8 @@ void mg_update_dot(const mg_level *L, double a, double xscale, const hr_grid *p,
                    hr_grid *r, double *part, int s0, int s1);
 /* y += a x (a cast to the grid's type) */
 void mg_axpy(const mg_level *L, double a, const hr_grid *x, hr_grid *y, int s0, int s1);
+/* y += (a x) * scale, scale a power of two (1: bitwise mg_axpy) */
+void mg_axpy_scaled(const mg_level *L, double a, double scale, const hr_grid *x, hr_grid *y, int s0, int s1);
 /* p = z + b p */
 void mg_xpay(const mg_level *L, const hr_grid *z, double b, hr_grid *p, int s0, int s1);
 /* dst = src * scale between any precisions (interior only); add: dst += src * scale; scale is

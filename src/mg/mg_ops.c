@@ -93,6 +93,12 @@ void mg_axpy(const mg_level *L, double a, const hr_grid *x, hr_grid *y, int s0, 
     DISPATCH(x, axpy, a, x, y, s0, s1);
 }
 
+void mg_axpy_scaled(const mg_level *L, double a, double scale, const hr_grid *x, hr_grid *y, int s0, int s1)
+{
+    (void)L;
+    DISPATCH(x, axpy_scaled, a, scale, x, y, s0, s1);
+}
+
 void mg_xpay(const mg_level *L, const hr_grid *z, double b, hr_grid *p, int s0, int s1)
 {
     (void)L;

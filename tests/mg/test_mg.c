@@ -156,11 +156,13 @@ static void test_out_of_range_values(void **state)
         hr_mg_method method;
         hr_mg_pc pc;
         hr_mg_precision prec;
-    } kinds[] = {{HR_MG_METHOD_MG, HR_MG_PC_NONE, HR_MG_PREC_MIXED},
-                 {HR_MG_METHOD_MG, HR_MG_PC_NONE, HR_MG_PREC_DOUBLE},
-                 {HR_MG_METHOD_CG, HR_MG_PC_NONE, HR_MG_PREC_DOUBLE},
-                 {HR_MG_METHOD_CG, HR_MG_PC_MG, HR_MG_PREC_DOUBLE},
-                 {HR_MG_METHOD_CG, HR_MG_PC_MG, HR_MG_PREC_MIXED}};
+        int levels; /* 3: the coarsest level is solved by CG (its dots scaled too) */
+    } kinds[] = {{HR_MG_METHOD_MG, HR_MG_PC_NONE, HR_MG_PREC_MIXED, 0},
+                 {HR_MG_METHOD_MG, HR_MG_PC_NONE, HR_MG_PREC_DOUBLE, 0},
+                 {HR_MG_METHOD_MG, HR_MG_PC_NONE, HR_MG_PREC_DOUBLE, 3},
+                 {HR_MG_METHOD_CG, HR_MG_PC_NONE, HR_MG_PREC_DOUBLE, 0},
+                 {HR_MG_METHOD_CG, HR_MG_PC_MG, HR_MG_PREC_DOUBLE, 0},
+                 {HR_MG_METHOD_CG, HR_MG_PC_MG, HR_MG_PREC_MIXED, 3}};
     static const int shifts[] = {700, -700, 150, -150};
     for (int dim = 2; dim <= 3; dim++)
         for (size_t v = 0; v < sizeof kinds / sizeof kinds[0]; v++) {
@@ -173,6 +175,7 @@ static void test_out_of_range_values(void **state)
             o.method = kinds[v].method;
             o.pc = kinds[v].pc;
             o.precision = kinds[v].prec;
+            o.levels = kinds[v].levels;
             o.tol = 1e-9;
             o.max_iters = 500;
             hr_mg_result r0, r;
@@ -186,11 +189,12 @@ static void test_out_of_range_values(void **state)
                 size_t bad = 0;
                 for (size_t i = 0; i < n; i++)
                     if (u[i] != ldexp(u0[i], shifts[k])) bad++;
-                print_message("%d-D %s pc %d prec %d, f * 2^%d: %ld iterations (%ld unscaled), rel %.3e, "
-                              "%zu of %zu values not 2^%d times the unscaled ones\n",
-                              dim, kinds[v].method == HR_MG_METHOD_MG ? "mg" : "cg", (int)kinds[v].pc,
-                              (int)kinds[v].prec, shifts[k], r.iterations, r0.iterations, r.relative_residual,
-                              bad, n, shifts[k]);
+                print_message(
+                    "%d-D %s pc %d prec %d levels %d, f * 2^%d: %ld iterations (%ld unscaled), rel %.3e, "
+                    "%zu of %zu values not 2^%d times the unscaled ones\n",
+                    dim, kinds[v].method == HR_MG_METHOD_MG ? "mg" : "cg", (int)kinds[v].pc,
+                    (int)kinds[v].prec, kinds[v].levels, shifts[k], r.iterations, r0.iterations,
+                    r.relative_residual, bad, n, shifts[k]);
                 assert_int_equal(r.reason, HR_REASON_CONVERGED);
                 assert_int_equal(r.iterations, r0.iterations);
                 assert_int_equal(bad, 0);

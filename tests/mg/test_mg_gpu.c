@@ -173,7 +173,7 @@ static void test_out_of_range(void **state)
     static const double mult[] = {0x1p700, 0x1p-700, 1e-310};
     for (int dim = 2; dim <= 3; dim++)
         for (size_t k = 0; k < sizeof mult / sizeof mult[0]; k++)
-            for (int v = 0; v < 3; v++) {
+            for (int v = 0; v < 4; v++) { /* mg mixed, pcg double, pcg mixed, mg double with a coarse CG */
                 hr_mg_options o = opts(dim, dim == 2 ? 255 : 31);
                 const size_t n = points(&o);
                 double *f = random_values(n, 7);
@@ -181,22 +181,25 @@ static void test_out_of_range(void **state)
                     f[i] = mult[k] * (k == 2 ? 1.0 + 0.5 * f[i] : f[i]);
                 o.rhs = HR_RHS_ARRAY;
                 o.rhs_values = f;
-                o.method = v ? HR_MG_METHOD_CG : HR_MG_METHOD_MG;
-                o.pc = v ? HR_MG_PC_MG : HR_MG_PC_NONE;
-                o.precision = v == 1 ? HR_MG_PREC_DOUBLE : HR_MG_PREC_MIXED;
+                o.method = v == 1 || v == 2 ? HR_MG_METHOD_CG : HR_MG_METHOD_MG;
+                o.pc = v == 1 || v == 2 ? HR_MG_PC_MG : HR_MG_PC_NONE;
+                o.precision = v == 1 || v == 3 ? HR_MG_PREC_DOUBLE : HR_MG_PREC_MIXED;
+                if (v == 3) o.levels = 3;     /* the coarsest level is solved by the one-block CG */
                 o.tol = k == 2 ? 1e-6 : 1e-9; /* subnormal h^2 f: about 30 significant bits at 255^2 */
                 hr_mg_result rc, rg;
                 o.backend = HR_MG_BACKEND_CPU;
                 free(run(&o, &rc));
                 o.backend = HR_MG_BACKEND_GPU;
                 free(run(&o, &rg));
-                print_message("%d-D %s %s, f * %g: cpu %ld it (rel %.3e), gpu %ld it (rel %.3e)\n", dim,
-                              v ? "pcg" : "mg", v == 1 ? "double" : "mixed", mult[k], rc.iterations,
-                              rc.relative_residual, rg.iterations, rg.relative_residual);
+                print_message("%d-D %s %s%s, f * %g: cpu %ld it (rel %.3e), gpu %ld it (rel %.3e)\n", dim,
+                              o.method == HR_MG_METHOD_CG ? "pcg" : "mg",
+                              o.precision == HR_MG_PREC_DOUBLE ? "double" : "mixed",
+                              v == 3 ? " 3 levels" : "", mult[k], rc.iterations, rc.relative_residual,
+                              rg.iterations, rg.relative_residual);
                 assert_int_equal(rg.reason, HR_REASON_CONVERGED);
                 assert_true(rg.relative_residual < o.tol * 1.5);
                 assert_true(labs(rc.iterations - rg.iterations) <= 1);
-                if (v == 0 && k < 2) { /* the defect correction: bitwise after fixed cycles */
+                if ((v == 0 || v == 3) && k < 2) { /* the defect correction, the coarse CG: bitwise */
                     fixed_cycles(&o, 3);
                     assert_int_equal(gpu_vs_cpu(o, &rc, &rg), 0);
                 }
