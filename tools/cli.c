@@ -106,12 +106,21 @@ const char *hr_cli_residual_label(int absolute)
 }
 
 void hr_cli_not_converged(const char *cmd, long iterations, const char *what, double residual, int absolute,
-                          double tol, const char *limit)
+                          double tol, const char *advice)
 {
-    fprintf(stderr,
-            "hetrelax %s: NOT converged: %s %.6e after %ld %s, above --tol %g (raise %s; exit status %d)\n",
-            cmd, hr_cli_residual_label(absolute), residual, iterations, what, tol, limit,
+    fprintf(stderr, "hetrelax %s: NOT converged: %s %.6e after %ld %s, above --tol %g (%s; exit status %d)\n",
+            cmd, hr_cli_residual_label(absolute), residual, iterations, what, tol, advice,
             HR_EXIT_NOT_CONVERGED);
+}
+
+const char *hr_cli_not_converged_advice(const char *limit, int single, double tol, const char *instead,
+                                        char *buf, size_t size)
+{
+    if (single && tol < 1e-5)
+        snprintf(buf, size, "raise %s; single precision stalls near 1e-6: %s", limit, instead);
+    else
+        snprintf(buf, size, "raise %s", limit);
+    return buf;
 }
 
 int hr_cli_diverged_name(const char *cmd, const char *path, char *out, size_t size)

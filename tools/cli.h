@@ -31,10 +31,14 @@ enum { HR_EXIT_OK = 0, HR_EXIT_FAIL = 1, HR_EXIT_USAGE = 2, HR_EXIT_NOT_CONVERGE
  * first (reason iterations), else HR_EXIT_OK. */
 int hr_cli_run_status(hr_reason reason, double tol);
 /* The line of a run that missed its tolerance ("hetrelax CMD: NOT converged: ..."); `what`
- * names the iterations (sweeps, cycles), `limit` the flag that bounds them; absolute: the
- * residual is ||b - A u|| (b = 0), not relative. */
+ * names the iterations (sweeps, cycles); `advice` what to change ("raise --iters"); absolute:
+ * the residual is ||b - A u|| (b = 0), not relative. */
 void hr_cli_not_converged(const char *cmd, long iterations, const char *what, double residual, int absolute,
-                          double tol, const char *limit);
+                          double tol, const char *advice);
+/* The advice for a missed tolerance: raise `limit`, and where single precision cannot reach
+ * tol (below 1e-5: fp32 rounding stalls the residual near 1e-6), use `instead`. */
+const char *hr_cli_not_converged_advice(const char *limit, int single, double tol, const char *instead,
+                                        char *buf, size_t size);
 /* The residual's label in reports: "relative residual", or where b = 0 (nothing to be
  * relative to) "residual (absolute, b = 0)". */
 const char *hr_cli_residual_label(int absolute);

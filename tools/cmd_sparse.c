@@ -488,7 +488,7 @@ static int run(sp_args *a)
                     : "");
     else if (status == HR_EXIT_NOT_CONVERGED)
         hr_cli_not_converged(CMD, r.iterations, "iterations", r.relative_residual, h.absolute, a->o.tol,
-                             "--max-iters");
+                             "raise --max-iters");
     char note[128];
     snprintf(note, sizeof note, "hetrelax sparse %s, %s: solution x", source, label);
     vec_src vs = {x, A->n_rows, note};

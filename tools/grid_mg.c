@@ -330,9 +330,12 @@ int hr_grid_run_mg(grid_args *a, hr_flagset *fs)
                 (out_open || json_open) && !a->keep_diverged
                     ? ": no output written (--keep-diverged keeps the diverged state)"
                     : "");
-    else if (rc == HR_EXIT_NOT_CONVERGED)
+    else if (rc == HR_EXIT_NOT_CONVERGED) {
+        char advice[128];
         hr_cli_not_converged(CMD, r.iterations, iters_name, r.relative_residual, hr_grid_absolute, mo.tol,
-                             "--iters");
+                             hr_cli_not_converged_advice("--iters", mo.precision == HR_MG_PREC_SINGLE, mo.tol,
+                                                         "--precision mixed", advice, sizeof advice));
+    }
     field_src fsrc = {
         a, m, count, nx, ny, nz, mo.precision == HR_MG_PREC_SINGLE ? HR_PREC_SINGLE : HR_PREC_DOUBLE};
     json_object *j = a->json ? mg_json(a, &mo, &r, rhs_name) : NULL;

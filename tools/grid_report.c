@@ -262,9 +262,13 @@ int hr_grid_finish(const grid_args *a, outputs *wp, const hr_result *rp, const h
                 (w.out_open || w.json_open) && !a->keep_diverged
                     ? ": no output written (--keep-diverged keeps the diverged state)"
                     : "");
-    else if (rc == HR_EXIT_NOT_CONVERGED && root)
+    else if (rc == HR_EXIT_NOT_CONVERGED && root) {
+        char advice[128];
         hr_cli_not_converged(hr_grid_cmd, r.iterations, "sweeps", r.relative_residual, hr_grid_absolute,
-                             o->tol, "--iters");
+                             o->tol,
+                             hr_cli_not_converged_advice("--iters", o->precision == HR_PREC_SINGLE, o->tol,
+                                                         "--precision double", advice, sizeof advice));
+    }
     if (a->verify && root && !diverged) {
         const int vr = hr_grid_verify(a, r.iterations, sol);
         if (vr != HR_EXIT_OK) rc = vr;
