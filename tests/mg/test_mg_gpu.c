@@ -170,41 +170,47 @@ static void test_mixed(void **state)
 static void test_out_of_range(void **state)
 {
     (void)state;
-    static const double mult[] = {0x1p700, 0x1p-700, 1e-310};
-    for (int dim = 2; dim <= 3; dim++)
-        for (size_t k = 0; k < sizeof mult / sizeof mult[0]; k++)
-            for (int v = 0; v < 4; v++) { /* mg mixed, pcg double, pcg mixed, mg double with a coarse CG */
-                hr_mg_options o = opts(dim, dim == 2 ? 255 : 31);
-                const size_t n = points(&o);
-                double *f = random_values(n, 7);
-                for (size_t i = 0; i < n; i++)
-                    f[i] = mult[k] * (k == 2 ? 1.0 + 0.5 * f[i] : f[i]);
-                o.rhs = HR_RHS_ARRAY;
-                o.rhs_values = f;
-                o.method = v == 1 || v == 2 ? HR_MG_METHOD_CG : HR_MG_METHOD_MG;
-                o.pc = v == 1 || v == 2 ? HR_MG_PC_MG : HR_MG_PC_NONE;
-                o.precision = v == 1 || v == 3 ? HR_MG_PREC_DOUBLE : HR_MG_PREC_MIXED;
-                if (v == 3) o.levels = 3;     /* the coarsest level is solved by the one-block CG */
-                o.tol = k == 2 ? 1e-6 : 1e-9; /* subnormal h^2 f: about 30 significant bits at 255^2 */
-                hr_mg_result rc, rg;
-                o.backend = HR_MG_BACKEND_CPU;
-                free(run(&o, &rc));
-                o.backend = HR_MG_BACKEND_GPU;
-                free(run(&o, &rg));
-                print_message("%d-D %s %s%s, f * %g: cpu %ld it (rel %.3e), gpu %ld it (rel %.3e)\n", dim,
-                              o.method == HR_MG_METHOD_CG ? "pcg" : "mg",
-                              o.precision == HR_MG_PREC_DOUBLE ? "double" : "mixed",
-                              v == 3 ? " 3 levels" : "", mult[k], rc.iterations, rc.relative_residual,
-                              rg.iterations, rg.relative_residual);
-                assert_int_equal(rg.reason, HR_REASON_CONVERGED);
-                assert_true(rg.relative_residual < o.tol * 1.5);
-                assert_true(labs(rc.iterations - rg.iterations) <= 1);
-                if ((v == 0 || v == 3) && k < 2) { /* the defect correction, the coarse CG: bitwise */
-                    fixed_cycles(&o, 3);
-                    assert_int_equal(gpu_vs_cpu(o, &rc, &rg), 0);
-                }
-                free(f);
-            }
+    enum { MIXED, PCG_DOUBLE, PCG_MIXED, COARSE_CG }; /* mg mixed, pcg, mg fp64 with a coarse CG */
+    static const struct {
+        int dim, kind;
+        double mult;
+        int bitwise; /* also bitwise the CPU's after fixed cycles */
+    } cases[] = {{2, MIXED, 0x1p700, 1},     {2, MIXED, 0x1p-700, 1},     {2, MIXED, 1e-310, 0},
+                 {2, PCG_MIXED, 0x1p700, 0}, {2, PCG_DOUBLE, 1e-310, 0},  {2, COARSE_CG, 0x1p-700, 1},
+                 {3, MIXED, 0x1p700, 1},     {3, PCG_MIXED, 0x1p-700, 0}, {3, COARSE_CG, 1e-310, 0}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const int v = cases[c].kind, sub = cases[c].mult == 1e-310;
+        hr_mg_options o = opts(cases[c].dim, cases[c].dim == 2 ? 63 : 15); /* fused, marching kernels */
+        const size_t n = points(&o);
+        double *f = random_values(n, 7);
+        for (size_t i = 0; i < n; i++)
+            f[i] = cases[c].mult * (sub ? 1.0 + 0.5 * f[i] : f[i]);
+        o.rhs = HR_RHS_ARRAY;
+        o.rhs_values = f;
+        o.method = v == PCG_DOUBLE || v == PCG_MIXED ? HR_MG_METHOD_CG : HR_MG_METHOD_MG;
+        o.pc = o.method == HR_MG_METHOD_CG ? HR_MG_PC_MG : HR_MG_PC_NONE;
+        o.precision = v == PCG_DOUBLE || v == COARSE_CG ? HR_MG_PREC_DOUBLE : HR_MG_PREC_MIXED;
+        if (v == COARSE_CG) o.levels = 3; /* the coarsest level is solved by the one-block CG */
+        o.tol = sub ? 1e-6 : 1e-9;        /* subnormal h^2 f: about 38 significant bits at 63^2 */
+        hr_mg_result rc, rg;
+        o.backend = HR_MG_BACKEND_CPU;
+        free(run(&o, &rc));
+        o.backend = HR_MG_BACKEND_GPU;
+        free(run(&o, &rg));
+        print_message("%d-D %s %s%s, f * %g: cpu %ld it (rel %.3e), gpu %ld it (rel %.3e)\n", cases[c].dim,
+                      o.method == HR_MG_METHOD_CG ? "pcg" : "mg",
+                      o.precision == HR_MG_PREC_DOUBLE ? "double" : "mixed",
+                      v == COARSE_CG ? " 3 levels" : "", cases[c].mult, rc.iterations, rc.relative_residual,
+                      rg.iterations, rg.relative_residual);
+        assert_int_equal(rg.reason, HR_REASON_CONVERGED);
+        assert_true(rg.relative_residual < o.tol * 1.5);
+        assert_true(labs(rc.iterations - rg.iterations) <= 1);
+        if (cases[c].bitwise) {
+            fixed_cycles(&o, 3);
+            assert_int_equal(gpu_vs_cpu(o, &rc, &rg), 0);
+        }
+        free(f);
+    }
 }
 
 /* CG and PCG (fp64 and mixed preconditioner): converged, iteration counts within 1. */
