@@ -491,6 +491,7 @@ static int grid_run(grid_args *a, hr_flagset *fs)
     if (o->rhs == HR_RHS_ARRAY) {
         if ((rc = read_values(a, "--rhs", a->rhs_file, &rhs)) != 0) goto local_fail;
         o->rhs_values = rhs;
+        c.info.rhs_hash = hr_ckpt_hash(rhs, count);
     }
     if (o->init == HR_INIT_ARRAY) {
         if ((rc = read_values(a, "--init", a->init_file, &init)) != 0) goto local_fail;
@@ -594,8 +595,14 @@ static int grid_run(grid_args *a, hr_flagset *fs)
         c.info.rhs = (int)o->rhs;
         c.info.boundary = o->boundary;
         snprintf(c.info.kernel, sizeof c.info.kernel, "%s", cfg.kernel);
+        c.info.method = (int)cfg.method;
+        c.info.omega = cfg.omega;
+        c.info.deterministic = (cfg.caps & HR_CAP_DETERMINISTIC) != 0;
+        if (a->restart && (rc = hr_grid_check_restart(a, &c, &cfg)) != 0) goto fail;
         if (a->restart && (st = hr_solver_set_solution(s, o->precision, c.buf, c.count, c.done0)) != HR_OK) {
-            rc = hr_cli_usage_error(CMD, "--restart", "cannot load the state: %s", hr_status_string(st));
+            const char *why = hr_solver_last_error(s);
+            rc = hr_cli_usage_error(CMD, "--restart", "cannot load the state: %s",
+                                    *why ? why : hr_status_string(st));
             goto fail;
         }
     }

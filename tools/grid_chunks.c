@@ -131,25 +131,65 @@ int hr_grid_run_chunks(const grid_args *a, hr_solver *s, chunk_run *c, hr_result
     return 0;
 }
 
+/* "2-D 40x30" or "3-D 9x10x11" */
+static void extents_text(char *buf, size_t size, int dim, long nx, long ny, long nz)
+{
+    if (dim == 3)
+        snprintf(buf, size, "3-D %ldx%ldx%ld", nx, ny, nz);
+    else
+        snprintf(buf, size, "2-D %ldx%ld", nx, ny);
+}
+
 int hr_grid_load_restart(const grid_args *a, chunk_run *c)
 {
-    hr_ckpt_info in;
-    int rc = hr_ckpt_read_info(hr_grid_cmd, "--restart", a->restart, &in);
+    hr_ckpt_info *in = &c->from;
+    int rc = hr_ckpt_read_info(hr_grid_cmd, "--restart", a->restart, in);
     if (rc) return rc;
     const hr_options *o = &a->o;
-    if (in.dim != a->dim || in.nx != a->nx || in.ny != a->ny || in.nz != a->nz ||
-        in.precision != o->precision)
-        return hr_cli_usage_error(hr_grid_cmd, "--restart",
-                                  "'%s' holds a %ldx%ldx%ld %s grid, this run is %dx%dx%d %s", a->restart,
-                                  in.nx, in.ny, in.nz, hr_precision_name(in.precision), a->nx, a->ny, a->nz,
+    if (in->dim != a->dim || in->nx != a->nx || in->ny != a->ny || in->nz != a->nz ||
+        in->precision != o->precision) {
+        char have[80], want[80];
+        extents_text(have, sizeof have, in->dim, in->nx, in->ny, in->nz);
+        extents_text(want, sizeof want, a->dim, a->nx, a->ny, a->nz);
+        return hr_cli_usage_error(hr_grid_cmd, "--restart", "'%s' holds a %s %s grid%s%s, this run is %s %s",
+                                  a->restart, have, hr_precision_name(in->precision),
+                                  in->dim != a->dim ? " of " : "",
+                                  in->dim != a->dim ? (in->dim == 3 ? "poisson3d" : "poisson2d") : "", want,
                                   hr_precision_name(o->precision));
-    if (in.rhs != (int)o->rhs || memcmp(&in.boundary, &o->boundary, sizeof in.boundary) != 0)
+    }
+    if (in->rhs != (int)o->rhs || memcmp(&in->boundary, &o->boundary, sizeof in->boundary) != 0)
         return hr_cli_usage_error(hr_grid_cmd, "--restart", "'%s' was run with another --rhs or --boundary",
                                   a->restart);
-    if (in.sweeps > o->iters)
+    if (in->sweeps > o->iters)
         return hr_cli_usage_error(hr_grid_cmd, "--restart", "'%s' has %ld sweeps done, more than --iters %ld",
-                                  a->restart, in.sweeps, o->iters);
-    if ((rc = hr_ckpt_read_data(hr_grid_cmd, "--restart", a->restart, &in, c->buf, c->count)) != 0) return rc;
-    c->done0 = c->done = in.sweeps;
+                                  a->restart, in->sweeps, o->iters);
+    if ((rc = hr_ckpt_read_data(hr_grid_cmd, "--restart", a->restart, in, c->buf, c->count)) != 0) return rc;
+    c->done0 = c->done = in->sweeps;
+    return 0;
+}
+
+int hr_grid_check_restart(const grid_args *a, const chunk_run *c, const hr_config *cfg)
+{
+    const hr_ckpt_info *in = &c->from;
+    const char *path = a->restart;
+    /* redblack and sor are one update rule once the weight is resolved */
+    const int rb_in = in->method != HR_METHOD_JACOBI, rb_run = cfg->method != HR_METHOD_JACOBI;
+    if (rb_in != rb_run)
+        return hr_cli_usage_error(hr_grid_cmd, "--method",
+                                  "'%s' was run with --method %s, this run is %s: restart with --method %s",
+                                  path, hr_method_name((hr_method)in->method), hr_method_name(cfg->method),
+                                  hr_method_name((hr_method)in->method));
+    if (memcmp(&in->omega, &cfg->omega, sizeof in->omega) != 0)
+        return hr_cli_usage_error(
+            hr_grid_cmd, "--omega",
+            "'%s' was run with weight %.17g, this run has %.17g: restart with --omega %.17g", path, in->omega,
+            cfg->omega, in->omega);
+    if (in->rhs_hash != c->info.rhs_hash)
+        return hr_cli_usage_error(hr_grid_cmd, "--rhs", "'%s' was run with other --rhs values", path);
+    /* a deterministic kernel's state is cpu-seq's, which any deterministic kernel continues */
+    if (!(in->deterministic && (cfg->caps & HR_CAP_DETERMINISTIC)) && strcmp(in->kernel, cfg->kernel) != 0)
+        return hr_cli_usage_error(hr_grid_cmd, "--kernel",
+                                  "'%s' was written by kernel %s%s, this run's kernel is %s", path,
+                                  in->kernel, in->deterministic ? "" : " (non-deterministic)", cfg->kernel);
     return 0;
 }

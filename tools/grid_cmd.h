@@ -65,11 +65,15 @@ typedef struct chunk_run {
     long done;  /* sweeps done so far, counted from the original start */
     void *buf;  /* the interior, for checkpoints */
     size_t count;
-    hr_ckpt_info info;
+    hr_ckpt_info info; /* what this run writes */
+    hr_ckpt_info from; /* the --restart file's header */
 } chunk_run;
 
 /* Reads a --restart file into c->buf after checking that it is this problem. */
 int hr_grid_load_restart(const grid_args *a, chunk_run *c);
+/* Once the solver resolved what runs (cfg): the file was made by the same update rule
+ * (method, weight, kernel class) and --rhs values (c->info.rhs_hash). 0 or exit 2. */
+int hr_grid_check_restart(const grid_args *a, const chunk_run *c, const hr_config *cfg);
 /* Runs the sweeps from c->done to --iters on s, which was created with iters 0, tol 0
  * and no monitor; see grid_chunks.c. Returns 0, a positive exit status (printed), or
  * -hr_status of a failed library call; *sig: the signal that stopped it (0: none). */

@@ -192,5 +192,6 @@ void hr_grid_build_flags(hr_flagset *fs, grid_args *a)
                                   "sweeps between checkpoints (default --iters / 10)"));
     hr_flags_add(fs, hr_flag_string("restart", &a->restart, "FILE",
                                     "continue from a checkpoint; --iters counts from the original start,\n"
-                                    "so the result is bitwise that of the uninterrupted run"));
+                                    "so the result is bitwise that of the uninterrupted run (the problem,\n"
+                                    "--method, --omega and --rhs values must be the checkpoint's)"));
 }
