@@ -219,16 +219,19 @@ hr_status hr_solver_create(const hr_options *o, hr_solver **out);
 
 /*! hr_solver_run() :
  *  Runs the iteration from the current state (u = boundary, interior 0 on first call).
- *  Fills `res` (may be NULL). Returns HR_ERR_DIVERGED if the iteration blew up. */
+ *  Fills `res` (may be NULL). Returns HR_ERR_DIVERGED if the iteration blew up.
+ *  HR_ERR_INVALID_ARG while a run of `s` is under way (a call from its own monitor, or from
+ *  another thread), and when the count of sweeps done would pass LONG_MAX. */
 hr_status hr_solver_run(hr_solver *s, hr_result *res);
 
-/*! hr_solver_free() : releases everything; accepts NULL. */
+/*! hr_solver_free() : releases everything; accepts NULL. Ignored when called during a run of
+ *  `s` (from its monitor): the run's caller still holds the handle and frees it after. */
 void hr_solver_free(hr_solver *s);
 
 /*! hr_last_error() :
- *  @return why the last hr_solver_create() on this thread failed ("" if it did not or no
- *  detail is known): the field and reason for invalid options, the failing call for
- *  device errors. Valid until the next hr_solver_create() on this thread. */
+ *  @return why the last hr_solver_create() on this thread failed ("" if it did not): the
+ *  field and reason for invalid options and arguments, the failing call for device errors.
+ *  Valid until the next hr_solver_create() on this thread. */
 const char *hr_last_error(void);
 
 /*! hr_solver_last_error() : a message describing the last failure of `s` ("" if none). */
@@ -243,7 +246,8 @@ hr_status hr_solver_solution(const hr_solver *s, hr_precision prec, void *dst, s
  *  Replaces the current interior solution by `src` (nx*ny[*nz] values of precision
  *  `prec`, the layout of hr_solver_solution) and sets the count of sweeps done to
  *  `done`: a checkpoint restart. Synchronous kernels then continue bitwise as the
- *  uninterrupted run would. */
+ *  uninterrupted run would. `done` must leave room for options.iters more sweeps
+ *  (0 <= done <= LONG_MAX - iters); refused during a run of `s`. */
 hr_status hr_solver_set_solution(hr_solver *s, hr_precision prec, const void *src, size_t count, long done);
 
 /*! hr_solver_sweeps_done() : sweeps done since create (or the last set_solution); -1 for NULL. */

@@ -107,7 +107,10 @@ void hr_mg_free(hr_mg *m);
  *  also why the last hr_mg_solve failed with a device error). */
 const char *hr_mg_last_error(void);
 
-/*! Solves from a zero interior guess (the boundary holds options.boundary). */
+/*! Solves from a zero interior guess (the boundary holds options.boundary). HR_ERR_DIVERGED
+ *  when the reason is diverged or NaN; HR_ERR_INVALID_ARG while a solve of `m` is under way
+ *  (a call from its own monitor or another thread). hr_mg_free(m) from the monitor is
+ *  ignored (the solve's caller frees m after). */
 hr_status hr_mg_solve(hr_mg *m, hr_mg_result *res);
 
 /*! The interior solution in fp64, nx*ny[*nz] values. */

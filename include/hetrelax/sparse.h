@@ -230,7 +230,9 @@ hr_status hr_sparse_solver_create(const hr_csr *A, const hr_sparse_options *o, h
 /*! hr_sparse_solver_solve() :
  *  Solves A x = b from the initial guess in x, as hr_sparse_solve() does, reusing the
  *  handle's setup (res->time_setup_s: the handle's setup on its first solve, then only
- *  the upload of b and x0). */
+ *  the upload of b and x0). A second solve on the handle while one is under way (from its
+ *  monitor, or another thread) is refused with HR_ERR_INVALID_ARG, and
+ *  hr_sparse_solver_free() from the monitor is ignored. */
 hr_status hr_sparse_solver_solve(hr_sparse_solver *h, const double *b, double *x, hr_sparse_result *res);
 
 /*! hr_sparse_solver_free() : releases the handle (device memory, threads); accepts NULL. */

@@ -31,6 +31,7 @@ int hr_hybrid_explain(const hr_hybrid_info *in, double measured_s, char *buf, si
 {
     out_buf o = {buf, buf ? size : 0, 0};
     if (buf && size) buf[0] = '\0';
+    if (!in) return 0;
     const char *unit = in->model.rows > 0 && in->rows == in->model.rows ? "rows" : "rows";
     put(&o, "split: %d of %d %s on the CPU (%.2f %%)%s, ghost %d, schedule %s, second placement %s\n",
         in->rows_cpu, in->rows, unit, 100.0 * in->split,

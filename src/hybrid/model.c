@@ -5,6 +5,7 @@
 
 double hr_split_model_exchange(const hr_split_model *m, int rows_a)
 {
+    if (!m) return NAN;
     if (rows_a <= 0 || rows_a >= m->rows) return 0.0;
     const double per = m->x_latency + (m->x_bandwidth > 0.0 ? m->row_bytes / m->x_bandwidth : 0.0);
     return (m->messages > 0 ? m->messages : 2) * per;
@@ -30,6 +31,7 @@ static double part_a_knots(const hr_split_model *m, double r)
 
 double hr_split_model_row_s(const hr_split_model *m, double ws)
 {
+    if (!m) return NAN;
     const int k = m->a_knots < HR_SPLIT_KNOTS ? m->a_knots : HR_SPLIT_KNOTS;
     if (k <= 0) return m->rows > 0 ? m->t_a / m->rows : 0.0;
     const double r = ws / (m->a_ws_per_row > 0.0 ? m->a_ws_per_row : 1.0);
@@ -52,6 +54,7 @@ static double ramp(const hr_split_model *m, double r)
 
 double hr_split_model_part_a(const hr_split_model *m, int rows_a)
 {
+    if (!m) return NAN;
     if (rows_a <= 0 || m->rows <= 0) return 0.0;
     const double t = m->a_knots <= 0 ? (double)rows_a / (double)m->rows * m->t_a : part_a_knots(m, rows_a);
     return t * ramp(m, rows_a);
@@ -66,6 +69,7 @@ int hr_split_model_set_knots(hr_split_model *m, const int *rows, const double *s
      * n = 16384: 724 rows 824 us, 1024 rows 730 us; as a knot the slow rung put 737-1147 rows
      * 20-35 % high; offline over the H100 runs 14-21 the cap brings 789 of 1380 recorded
      * splits within 10 % against 745). */
+    if (!m || (count > 0 && (!rows || !s))) return -1;
     double part[HR_SPLIT_KNOTS], cap = HUGE_VAL;
     if (count > HR_SPLIT_KNOTS) count = HR_SPLIT_KNOTS;
     for (int k = count - 1; k >= 0; k--) {
@@ -90,6 +94,7 @@ int hr_split_model_set_knots(hr_split_model *m, const int *rows, const double *s
 
 double hr_split_model_part_b(const hr_split_model *m, int rows_a)
 {
+    if (!m) return NAN;
     if (m->rows <= 0 || rows_a >= m->rows) return 0.0;
     const double tb = (1.0 - (double)(rows_a > 0 ? rows_a : 0) / (double)m->rows) * m->t_b;
     return tb > m->b_floor ? tb : m->b_floor;
@@ -106,6 +111,7 @@ double hr_split_model_max(double a, double b, double sigma)
 
 double hr_split_model_time(const hr_split_model *m, int rows_a)
 {
+    if (!m) return NAN;
     if (m->rows <= 0) return 0.0;
     if (rows_a <= 0) return m->b_alone > 0.0 ? m->b_alone : m->t_b;
     if (rows_a > m->rows) rows_a = m->rows;
@@ -116,6 +122,10 @@ double hr_split_model_time(const hr_split_model *m, int rows_a)
 
 int hr_split_model_best(const hr_split_model *m, double *t)
 {
+    if (!m) {
+        if (t) *t = NAN;
+        return -1;
+    }
     int best = 0;
     double tbest = hr_split_model_time(m, 0);
     for (int r = 1; r <= m->rows; r++) {
@@ -137,7 +147,12 @@ double hr_split_stream_share(double a_bw, double b_bw)
 
 void hr_split_model_curve(const hr_split_model *m, const double *f, int count, double *t)
 {
+    if (!f || !t) return;
     for (int i = 0; i < count; i++) {
+        if (!m) {
+            t[i] = NAN;
+            continue;
+        }
         const int r = (int)lround(f[i] * (double)m->rows);
         t[i] = hr_split_model_time(m, r);
     }
@@ -145,6 +160,10 @@ void hr_split_model_curve(const hr_split_model *m, const double *f, int count, d
 
 int hr_split_model_best_range(const hr_split_model *m, int lo, int hi, double margin, double *t)
 {
+    if (!m) {
+        if (t) *t = NAN;
+        return -1;
+    }
     const double t0 = hr_split_model_time(m, 0);
     int best = 0;
     double tbest = t0;

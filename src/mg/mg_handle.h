@@ -19,6 +19,7 @@ struct hr_mg {
     mg_hier H;
     mg_level out; /* fp64 outer level: u[0] = u, u[1] = p, r, d = A p, cp = z, hf = problem rhs */
     int has_out;
+    int running; /* inside hr_mg_solve: its monitor must not re-enter */
     hr_norm2 *rn, *bn;
     double *rmax; /* per slice: max |r| of the last residual (exact, any order) */
     double *part; /* 2 x (slices + 2) per-slice partials */

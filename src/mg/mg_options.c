@@ -12,6 +12,7 @@
 
 void hr_mg_options_default(hr_mg_options *o)
 {
+    if (!o) return;
     memset(o, 0, sizeof *o);
     o->dim = 2;
     o->n = 255;

@@ -162,8 +162,12 @@ static hr_status create_gpu(hr_mg *m)
 
 hr_status hr_mg_create(const hr_mg_options *o, hr_mg **out)
 {
-    *out = NULL;
     last_error[0] = '\0';
+    if (!out) {
+        snprintf(last_error, sizeof last_error, "out: NULL (no place for the handle)");
+        return HR_ERR_INVALID_ARG;
+    }
+    *out = NULL;
     const double t0 = hr_now();
     hr_status st = hr_mg_options_validate(o, last_error, sizeof last_error);
     if (st != HR_OK) return st;
@@ -238,6 +242,7 @@ hr_status hr_mg_create(const hr_mg_options *o, hr_mg **out)
 void hr_mg_free(hr_mg *m)
 {
     if (!m) return;
+    if (__atomic_load_n(&m->running, __ATOMIC_ACQUIRE)) return; /* from the monitor: the solve holds m */
     mg_gpu_free(m->gpu);
     if (m->host_sol.base) hr_grid_free(&m->host_sol);
     if (m->team) hr_team_free(m->team);
@@ -267,9 +272,25 @@ static double max_error(hr_mg *m)
     return e;
 }
 
+static hr_status solve_held(hr_mg *m, hr_mg_result *res);
+
 hr_status hr_mg_solve(hr_mg *m, hr_mg_result *res)
 {
     if (!m) return HR_ERR_INVALID_ARG;
+    /* a monitor (or another thread) re-entering would run on the state under its caller */
+    if (__atomic_exchange_n(&m->running, 1, __ATOMIC_ACQ_REL)) {
+        snprintf(
+            last_error, sizeof last_error,
+            "hr_mg_solve: called during a solve of the same handle (from its monitor or another thread)");
+        return HR_ERR_INVALID_ARG;
+    }
+    const hr_status st = solve_held(m, res);
+    __atomic_store_n(&m->running, 0, __ATOMIC_RELEASE);
+    return st;
+}
+
+static hr_status solve_held(hr_mg *m, hr_mg_result *res)
+{
     hr_status st0;
     /* a fresh start: zero interior, rings, rhs (a pass over the memory, outside the timing) */
     m->gst = HR_OK;
@@ -324,6 +345,9 @@ hr_status hr_mg_solve(hr_mg *m, hr_mg_result *res)
     if (m->gpu && m->gst == HR_OK && (st0 = mg_gpu_download(m->gpu, &m->host_sol)) != HR_OK)
         mgs_gpu_failed(m, st0);
     if (m->gst != HR_OK) return m->gst;
+    /* judged on the last checked residual; without checks (tol 0, no monitor) on the final one */
+    const double judged = d.done && (!isnan(d.last_rel) || d.reason == HR_REASON_NAN) ? d.last_rel : rel;
+    const hr_reason reason = hr_driver_final_reason(d.reason, judged, m->o.tol, cfg.divref);
     if (res) {
         memset(res, 0, sizeof *res);
         res->dim = m->dim;
@@ -332,17 +356,17 @@ hr_status hr_mg_solve(hr_mg *m, hr_mg_result *res)
         res->nz = m->nz;
         res->levels = m->nlev;
         res->iterations = d.done;
-        res->reason = hr_driver_final_reason(d.reason, d.done ? d.last_rel : rel, m->o.tol, cfg.divref);
+        res->reason = reason;
         res->time_s = t1 - t0;
         res->time_setup_s = m->setup_s;
         res->ns_per_unknown = 1e9 * res->time_s / ((double)m->nx * m->ny * m->nz);
         res->relative_residual = rel;
         res->convergence_factor =
-            d.done > 0 && m->first_rel > 0.0 ? pow(d.last_rel / m->first_rel, 1.0 / (double)d.done) : NAN;
+            d.done > 0 && m->first_rel > 0.0 ? pow(judged / m->first_rel, 1.0 / (double)d.done) : NAN;
         res->last_factor = m->last_factor;
         res->max_error = max_error(m);
     }
-    if (d.reason == HR_REASON_NAN) return HR_ERR_DIVERGED;
+    if (reason == HR_REASON_NAN || reason == HR_REASON_DIVERGED) return HR_ERR_DIVERGED;
     return HR_OK;
 }
 

@@ -630,7 +630,8 @@ hr_status hr_mpi_hybrid_gather_solution(hr_mpi_hybrid *s, hr_precision prec, voi
                                         int root)
 {
     err_text[0] = '\0';
-    if (!s) return HR_ERR_INVALID_ARG;
+    if (!s || root < 0 || root >= s->size || (prec != HR_PREC_SINGLE && prec != HR_PREC_DOUBLE))
+        return HR_ERR_INVALID_ARG;
     const hr_problem *p = &s->p;
     const int axis = s->e->axis;
     const size_t ues = prec == HR_PREC_DOUBLE ? 8 : 4;

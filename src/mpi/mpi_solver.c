@@ -20,6 +20,7 @@ struct hr_mpi_solver {
     int device_first;           /* the lowest rank of its node on its GPU */
     double max_halo_bytes;
     hr_dsolver *ds;
+    int running; /* inside hr_mpi_solver_run: its monitor must not re-enter */
 };
 
 static _Thread_local char mpi_error[256];
@@ -274,6 +275,10 @@ hr_status hr_mpi_solver_create_transport(const hr_options *o, const int decomp[3
     mpi_error[0] = '\0';
     if (!out) return HR_ERR_INVALID_ARG;
     *out = NULL;
+    if (!o) { /* before any collective: every rank that passes NULL returns here */
+        snprintf(mpi_error, sizeof mpi_error, "options: NULL");
+        return HR_ERR_INVALID_ARG;
+    }
     int inited = 0;
     MPI_Initialized(&inited);
     if (!inited) {
@@ -374,7 +379,14 @@ hr_status hr_mpi_solver_run(hr_mpi_solver *s, hr_result *res)
 {
     mpi_error[0] = '\0';
     if (!s) return HR_ERR_INVALID_ARG;
+    /* every rank's monitor is called at the same point, so every rank refuses alike */
+    if (__atomic_exchange_n(&s->running, 1, __ATOMIC_ACQ_REL)) {
+        snprintf(mpi_error, sizeof mpi_error,
+                 "run: called during a run of the same solver (from its monitor)");
+        return HR_ERR_INVALID_ARG;
+    }
     hr_status st = hr_dsolver_run(s->ds, res);
+    __atomic_store_n(&s->running, 0, __ATOMIC_RELEASE);
     const hr_dsolver *ds = s->ds;
     if (res && ds->dplace)
         snprintf(res->device_name, sizeof res->device_name, "%d GPU ranks (%.40s), decomp %dx%dx%d, ghost %d",
@@ -398,7 +410,7 @@ hr_status hr_mpi_solver_gather_solution(const hr_mpi_solver *s, hr_precision pre
                                         int root)
 {
     mpi_error[0] = '\0';
-    if (!s) return HR_ERR_INVALID_ARG;
+    if (!s || (prec != HR_PREC_SINGLE && prec != HR_PREC_DOUBLE)) return HR_ERR_INVALID_ARG;
     const hr_dsolver *ds = s->ds;
     const size_t ues = prec == HR_PREC_DOUBLE ? 8 : 4;
     const size_t total = (size_t)ds->p.nx * ds->p.ny * ds->p.nz;
@@ -442,7 +454,7 @@ hr_status hr_mpi_solver_gather_solution(const hr_mpi_solver *s, hr_precision pre
 hr_status hr_mpi_solver_write_raw(const hr_mpi_solver *s, const char *path, hr_precision prec)
 {
     mpi_error[0] = '\0';
-    if (!s || !path) return HR_ERR_INVALID_ARG;
+    if (!s || !path || (prec != HR_PREC_SINGLE && prec != HR_PREC_DOUBLE)) return HR_ERR_INVALID_ARG;
     const hr_dsolver *ds = s->ds;
     const hr_subdomain *g = &ds->subs[0].g;
     const int dim = ds->p.dim;
@@ -536,6 +548,7 @@ hr_status hr_mpi_solver_set_reference(hr_mpi_solver *s, double gbps)
 void hr_mpi_solver_free(hr_mpi_solver *s)
 {
     if (!s) return;
+    if (__atomic_load_n(&s->running, __ATOMIC_ACQUIRE)) return; /* from the monitor: the run holds s */
     hr_dsolver_free(s->ds);
     MPI_Comm_free(&s->comm);
     free(s);

@@ -19,6 +19,7 @@
 
 void hr_options_default(hr_options *o)
 {
+    if (!o) return;
     memset(o, 0, sizeof *o);
     o->n = 1024;
     o->dim = 2;

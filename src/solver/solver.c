@@ -3,6 +3,7 @@
  * grids and initial data, the loop (through the one iteration driver, driver.c) and the
  * metrics of the result. Options and the resolved problem: options.c.
  */
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -171,7 +172,10 @@ static hr_status kernel_fits(hr_solver *s)
 hr_status hr_solver_create(const hr_options *o, hr_solver **out)
 {
     create_error[0] = '\0';
-    if (!out) return HR_ERR_INVALID_ARG;
+    if (!out) {
+        snprintf(create_error, sizeof create_error, "out: NULL (no place for the handle)");
+        return HR_ERR_INVALID_ARG;
+    }
     *out = NULL;
     HR_TRY(hr_options_validate(o, create_error, sizeof create_error));
     hr_solver *s = calloc(1, sizeof *s);
@@ -237,9 +241,29 @@ fail:
     return st;
 }
 
+/* A run holds the handle; its monitor (or another thread) must not re-enter it. */
+static int enter(hr_solver *s, const char *what)
+{
+    if (__atomic_exchange_n(&s->running, 1, __ATOMIC_ACQ_REL) == 0) return 1;
+    hr_solver_set_error(s, "%s: called during a run of the same solver (from its monitor or another thread)",
+                        what);
+    return 0;
+}
+
+static void leave(hr_solver *s)
+{
+    __atomic_store_n(&s->running, 0, __ATOMIC_RELEASE);
+}
+
 void hr_solver_free(hr_solver *s)
 {
     if (!s) return;
+    if (__atomic_load_n(&s->running, __ATOMIC_ACQUIRE)) {
+        /* the run's caller still holds s: freeing it here would crash that run */
+        hr_solver_set_error(s, "hr_solver_free: called during a run of the same solver (from its monitor or "
+                               "another thread): ignored");
+        return;
+    }
     if (s->k && s->k->teardown) s->k->teardown(s);
     hr_grid_free(&s->u[0]);
     hr_grid_free(&s->u[1]);
@@ -330,9 +354,26 @@ void hr_solver_request_stop(hr_solver *s)
 
 /* Runs `count` sweeps; final_residual: recompute the residual on the host at the end
  * (hr_solver_run) or report the last checked one (hr_solver_run_sweeps). */
+static hr_status run_held(hr_solver *s, long count, int final_residual, hr_result *res);
+
 static hr_status run(hr_solver *s, long count, int final_residual, hr_result *res)
 {
     if (!s || count < 0) return HR_ERR_INVALID_ARG;
+    if (!enter(s, final_residual ? "hr_solver_run" : "hr_solver_run_sweeps")) return HR_ERR_INVALID_ARG;
+    hr_status st;
+    if (count > LONG_MAX - s->done) { /* the count of sweeps done would wrap */
+        hr_solver_set_error(s, "iters: %ld sweeps after the %ld done exceed the largest count (%ld)", count,
+                            s->done, LONG_MAX);
+        st = HR_ERR_INVALID_ARG;
+    } else {
+        st = run_held(s, count, final_residual, res);
+    }
+    leave(s);
+    return st;
+}
+
+static hr_status run_held(hr_solver *s, long count, int final_residual, hr_result *res)
+{
     const hr_options *o = &s->o;
     const hr_problem *p = &s->p;
     hr_result r;
@@ -442,7 +483,7 @@ static void copy_interior(const hr_problem *p, hr_grid *g, hr_precision prec, vo
 
 hr_status hr_solver_solution(const hr_solver *s, hr_precision prec, void *dst, size_t count)
 {
-    if (!s || !dst) return HR_ERR_INVALID_ARG;
+    if (!s || !dst || (prec != HR_PREC_SINGLE && prec != HR_PREC_DOUBLE)) return HR_ERR_INVALID_ARG;
     if (count < hr_layout_points(&s->u[0].l)) return HR_ERR_INVALID_ARG;
     copy_interior(&s->p, (hr_grid *)&s->u[s->cur], prec, dst, 1);
     return HR_OK;
@@ -450,17 +491,28 @@ hr_status hr_solver_solution(const hr_solver *s, hr_precision prec, void *dst, s
 
 hr_status hr_solver_set_solution(hr_solver *s, hr_precision prec, const void *src, size_t count, long done)
 {
-    if (!s || !src || done < 0) return HR_ERR_INVALID_ARG;
+    if (!s || !src || (prec != HR_PREC_SINGLE && prec != HR_PREC_DOUBLE)) return HR_ERR_INVALID_ARG;
     if (count < hr_layout_points(&s->u[0].l)) return HR_ERR_INVALID_ARG;
+    /* the count must survive the next hr_solver_run (monitors and checks count from it) */
+    const long room = s->o.iters > 0 ? s->o.iters : 0;
+    if (done < 0 || done > LONG_MAX - room) {
+        hr_solver_set_error(s, "done: %ld is not a count of sweeps this solver can continue from (0 to %ld)",
+                            done, LONG_MAX - room);
+        return HR_ERR_INVALID_ARG;
+    }
     if (!(s->k->caps & HR_CAP_DETERMINISTIC) || (s->k->sync_host && !s->k->upload)) {
         hr_solver_set_error(s, "kernel %s keeps state it cannot restart from a solution", s->k->name);
         return HR_ERR_UNSUPPORTED;
     }
-    if (s->k->sync_host) HR_TRY(s->k->sync_host(s));
-    copy_interior(&s->p, &s->u[s->cur], prec, (void *)src, 0);
-    if (s->k->upload) HR_TRY(s->k->upload(s));
-    s->done = done;
-    return HR_OK;
+    if (!enter(s, "hr_solver_set_solution")) return HR_ERR_INVALID_ARG;
+    hr_status st = s->k->sync_host ? s->k->sync_host(s) : HR_OK;
+    if (st == HR_OK) {
+        copy_interior(&s->p, &s->u[s->cur], prec, (void *)src, 0);
+        if (s->k->upload) st = s->k->upload(s);
+    }
+    if (st == HR_OK) s->done = done;
+    leave(s);
+    return st;
 }
 
 const char *hr_kernel_default(hr_backend backend, int dim)

@@ -66,6 +66,7 @@ struct hr_solver {
     hr_history hist;
     hr_config cfg;              /* what runs: kernels fill threads, thread grid, shape, streams */
     volatile sig_atomic_t stop; /* hr_solver_request_stop */
+    int running;                /* inside hr_solver_run(_sweeps): its monitor must not re-enter */
     char device_name[96];
     char err[256];
 };

@@ -136,6 +136,7 @@ void hr_csr_spmv_rows(const hr_csr *A, const double *x, double *y, int r0, int r
 
 void hr_csr_spmv(const hr_csr *A, const double *x, double *y)
 {
+    if (!A || !x || !y) return;
     hr_csr_spmv_rows(A, x, y, 0, A->n_rows);
 }
 
@@ -166,6 +167,7 @@ static double residual_row(const hr_csr *A, const double *b, const double *x, in
 
 double hr_csr_relative_residual(const hr_csr *A, const double *b, const double *x)
 {
+    if (!A || !b || !x) return NAN;
     double rr = 0.0, bb = 0.0;
     for (int i = 0; i < A->n_rows; i++) {
         double s = residual_row(A, b, x, i);
@@ -209,7 +211,7 @@ static double csr_get(const hr_csr *A, int i, int j, int *found)
 
 int hr_csr_is_symmetric(const hr_csr *A)
 {
-    if (A->n_rows != A->n_cols) return 0;
+    if (!A || A->n_rows != A->n_cols) return 0;
     for (int i = 0; i < A->n_rows; i++)
         for (int64_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; p++) {
             int found;

@@ -15,6 +15,7 @@
 
 void hr_sparse_options_default(hr_sparse_options *o)
 {
+    if (!o) return;
     memset(o, 0, sizeof *o);
     o->method = "jacobi";
     o->backend = HR_BACKEND_AUTO;
@@ -158,6 +159,7 @@ struct hr_sparse_solver {
     long faulty;
     double time_setup; /* create's setup, reported by the first solve */
     long solves;
+    int running; /* inside hr_sparse_solver_solve: its monitor must not re-enter */
     char method[16], backend[16], warning[160];
 };
 
@@ -175,6 +177,7 @@ static void fill_names(const hr_sparse_solver *h, hr_sparse_result *res)
 void hr_sparse_solver_free(hr_sparse_solver *h)
 {
     if (!h) return;
+    if (__atomic_load_n(&h->running, __ATOMIC_ACQUIRE)) return; /* from the monitor: the solve holds h */
     if (h->r.m && h->r.m->teardown) h->r.m->teardown(&h->r);
     free(h->r.frozen);
     free(h);
@@ -360,12 +363,26 @@ static int monitor_cb(long it, double res, void *user)
     return m->ignore_rc ? 0 : rc;
 }
 
+static hr_status solve_held(hr_sparse_solver *h, const double *b, double *x, hr_sparse_result *res);
+
 hr_status hr_sparse_solver_solve(hr_sparse_solver *h, const double *b, double *x, hr_sparse_result *out)
 {
     hr_sparse_result scratch, *res = out ? out : &scratch;
     memset(res, 0, sizeof *res);
     res->relative_residual = res->initial_residual = NAN;
     if (!h || !b || !x) return say(res, HR_ERR_INVALID_ARG, "NULL argument");
+    /* a monitor (or another thread) re-entering would run on the state under its caller */
+    if (__atomic_exchange_n(&h->running, 1, __ATOMIC_ACQ_REL))
+        return say(res, HR_ERR_INVALID_ARG,
+                   "hr_sparse_solver_solve: called during a solve of the same handle (from its monitor or "
+                   "another thread)");
+    const hr_status st = solve_held(h, b, x, res);
+    __atomic_store_n(&h->running, 0, __ATOMIC_RELEASE);
+    return st;
+}
+
+static hr_status solve_held(hr_sparse_solver *h, const double *b, double *x, hr_sparse_result *res)
+{
     hr_sparse_run *r = &h->r;
     const hr_sparse_method *m = r->m;
     const hr_csr *A = r->A;

@@ -5,6 +5,8 @@
  *   test_mpi bad-product a decomposition whose product differs from P
  *   test_mpi bad-axis    more ranks along an axis than grid points
  *   test_mpi bad-local   invalid options on the last rank only
+ *   test_mpi misuse      every function of mpi.h and mpi_hybrid.h with NULL arguments, and a
+ *                        run called from its own monitor: statuses, no crash, no hang
  * The bad-* modes behave as the command will: the same status on every rank, one message
  * (rank 0), exit status 2 everywhere.
  */
@@ -15,6 +17,7 @@
 #include <unistd.h>
 
 #include "hetrelax/mpi.h"
+#include "hetrelax/mpi_hybrid.h"
 
 typedef struct mpi_case {
     int ranks; /* 0: any rank count (default decomposition) */
@@ -238,6 +241,104 @@ static int bad_input(const char *mode, int rank, int size)
     return 2;
 }
 
+/* The run's monitor calls the run (and free) of its own solver: both refused. */
+typedef struct reenter {
+    hr_mpi_solver *s;
+    hr_status inner;
+    int calls;
+} reenter;
+
+static int reenter_monitor(long it, double res, void *user)
+{
+    (void)it;
+    (void)res;
+    reenter *e = user;
+    if (e->calls++ > 0) return 0;
+    hr_result r;
+    e->inner = hr_mpi_solver_run(e->s, &r);
+    hr_mpi_solver_free(e->s); /* ignored: the run holds it */
+    return 0;
+}
+
+#define CHECK(cond)                                                                                          \
+    do {                                                                                                     \
+        if (!(cond)) {                                                                                       \
+            fprintf(stderr, "test_mpi misuse: rank %d: line %d: %s\n", rank, __LINE__, #cond);               \
+            bad = 1;                                                                                         \
+        }                                                                                                    \
+    } while (0)
+
+static int misuse(int rank)
+{
+    int bad = 0;
+    hr_options o;
+    hr_options_default(&o);
+    o.n = 16;
+    o.iters = 20;
+    o.backend = HR_BACKEND_CPU_SEQ;
+    int out[3];
+    hr_mpi_solver *s = (hr_mpi_solver *)0x1;
+    CHECK(hr_mpi_resolve_decomp(NULL, 2, NULL, 1, out, NULL, 0) == HR_ERR_INVALID_ARG);
+    CHECK(hr_mpi_resolve_decomp(&o, 2, NULL, 1, NULL, NULL, 0) == HR_ERR_INVALID_ARG);
+    CHECK(hr_mpi_resolve_decomp(&o, 0, NULL, 1, out, NULL, 0) == HR_ERR_INVALID_ARG);
+    CHECK(hr_mpi_solver_create(NULL, NULL, 1, MPI_COMM_WORLD, &s) == HR_ERR_INVALID_ARG);
+    CHECK(s == NULL);
+    CHECK(hr_mpi_solver_create(&o, NULL, 1, MPI_COMM_WORLD, NULL) == HR_ERR_INVALID_ARG);
+    CHECK(hr_mpi_last_error() != NULL);
+    hr_result r;
+    CHECK(hr_mpi_solver_run(NULL, &r) == HR_ERR_INVALID_ARG);
+    double buf[16 * 16];
+    CHECK(hr_mpi_solver_gather_solution(NULL, HR_PREC_DOUBLE, buf, 256, 0) == HR_ERR_INVALID_ARG);
+    CHECK(hr_mpi_solver_write_raw(NULL, "/dev/null", HR_PREC_DOUBLE) == HR_ERR_INVALID_ARG);
+    hr_mpi_info info;
+    CHECK(hr_mpi_solver_info(NULL, &info) == HR_ERR_INVALID_ARG);
+    CHECK(hr_mpi_solver_set_overlap(NULL, 1) == HR_ERR_INVALID_ARG);
+    hr_mpi_solver_free(NULL);
+    CHECK(hr_mpi_transport_name((hr_mpi_transport)99) == NULL);
+    hr_mpi_hybrid *h = (hr_mpi_hybrid *)0x1;
+    CHECK(hr_mpi_hybrid_create(NULL, MPI_COMM_WORLD, &h) == HR_ERR_INVALID_ARG);
+    CHECK(hr_mpi_hybrid_create(&o, MPI_COMM_WORLD, NULL) == HR_ERR_INVALID_ARG);
+    CHECK(hr_mpi_hybrid_run(NULL, &r) == HR_ERR_INVALID_ARG);
+    double per = 0.0;
+    CHECK(hr_mpi_hybrid_time(NULL, 1, &per) == HR_ERR_INVALID_ARG);
+    CHECK(hr_mpi_hybrid_gather_solution(NULL, HR_PREC_DOUBLE, buf, 256, 0) == HR_ERR_INVALID_ARG);
+    hr_hybrid_info hi;
+    CHECK(hr_mpi_hybrid_info(NULL, &hi) == HR_ERR_INVALID_ARG);
+    hr_mpi_hybrid_choice ch;
+    CHECK(hr_mpi_hybrid_get_choice(NULL, &ch) == HR_ERR_INVALID_ARG);
+    CHECK(isnan(hr_mpi_hybrid_predict(NULL, 0.5)));
+    hr_mpi_hybrid_free(NULL);
+    CHECK(hr_mpi_hybrid_last_error() != NULL);
+
+    /* a valid solver: NULL outputs and bad values of each call */
+    CHECK(hr_mpi_solver_create(&o, NULL, 1, MPI_COMM_WORLD, &s) == HR_OK);
+    CHECK(hr_mpi_solver_run(s, NULL) == HR_OK);
+    CHECK(hr_mpi_solver_info(s, NULL) == HR_ERR_INVALID_ARG);
+    CHECK(hr_mpi_solver_write_raw(s, NULL, HR_PREC_DOUBLE) == HR_ERR_INVALID_ARG);
+    CHECK(hr_mpi_solver_write_raw(s, "/dev/null", (hr_precision)7) == HR_ERR_INVALID_ARG);
+    CHECK(hr_mpi_solver_gather_solution(s, (hr_precision)7, buf, 256, 0) == HR_ERR_INVALID_ARG);
+    CHECK(hr_mpi_solver_gather_solution(s, HR_PREC_DOUBLE, NULL, 256, 0) == HR_ERR_INVALID_ARG);
+    CHECK(hr_mpi_solver_gather_solution(s, HR_PREC_DOUBLE, buf, 256, -1) == HR_ERR_INVALID_ARG);
+    hr_mpi_solver_free(s);
+
+    /* re-entry from the monitor */
+    reenter e = {NULL, HR_OK, 0};
+    o.monitor = reenter_monitor;
+    o.monitor_user = &e;
+    o.monitor_every = 5;
+    CHECK(hr_mpi_solver_create(&o, NULL, 1, MPI_COMM_WORLD, &e.s) == HR_OK);
+    if (e.s) {
+        CHECK(hr_mpi_solver_run(e.s, &r) == HR_OK);
+        CHECK(e.calls > 0 && e.inner == HR_ERR_INVALID_ARG);
+        CHECK(r.iterations == 20);
+        hr_mpi_solver_free(e.s);
+    }
+    int any = bad;
+    MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (rank == 0) printf("misuse: %s\n", any ? "FAILED" : "every call answered with a status");
+    return any;
+}
+
 int main(int argc, char **argv)
 {
     int provided, rank, size;
@@ -255,6 +356,8 @@ int main(int argc, char **argv)
         }
         if (rank == 0)
             printf("%d ranks: %d cases, %s\n", size, ran, rc ? "FAILED" : "all bitwise equal to cpu-seq");
+    } else if (strcmp(mode, "misuse") == 0) {
+        rc = misuse(rank);
     } else {
         rc = bad_input(mode, rank, size);
     }
