@@ -221,7 +221,10 @@ static hr_solver *volatile stop_target;
 
 static void on_signal(int sig)
 {
-    if (deferring && !pending) {
+    /* SIGINT, SIGTERM, SIGHUP: a checkpointing command saves its state and stops; any other
+     * terminating signal ends the process as its default would, without temporary files */
+    const int deferrable = sig == SIGINT || sig == SIGTERM || sig == SIGHUP;
+    if (deferrable && deferring && !pending) {
         pending = sig; /* the command checkpoints and exits at its next chance */
         hr_solver *s = stop_target;
         if (s) hr_solver_request_stop(s); /* async-signal-safe: stores one flag */
@@ -241,6 +244,28 @@ void hr_cli_install_signals(void)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
+    /* every other signal whose default ends the process, where nobody (MPI, a sanitizer)
+     * has claimed it: the handler removes the temporary files, then the default runs */
+    static const int others[] = {SIGQUIT,   SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGXCPU, SIGABRT,
+                                 SIGBUS,    SIGFPE,  SIGILL,  SIGSEGV, SIGSYS,    SIGTRAP, SIGIO,
+#ifdef SIGPWR
+                                 SIGPWR,
+#endif
+#ifdef SIGSTKFLT
+                                 SIGSTKFLT,
+#endif
+                                 0};
+    for (int i = 0; others[i]; i++) {
+        struct sigaction old;
+        if (sigaction(others[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL &&
+            !(old.sa_flags & SA_SIGINFO))
+            sigaction(others[i], &sa, NULL);
+    }
+    for (int s = SIGRTMIN; s <= SIGRTMAX; s++) {
+        struct sigaction old;
+        if (sigaction(s, NULL, &old) == 0 && old.sa_handler == SIG_DFL && !(old.sa_flags & SA_SIGINFO))
+            sigaction(s, &sa, NULL);
+    }
     /* a file-size limit or a closed pipe becomes a write error we report, not a silent kill */
     signal(SIGXFSZ, SIG_IGN);
     signal(SIGPIPE, SIG_IGN);

@@ -90,8 +90,9 @@ size_t hr_cli_available_bytes(void);
 /* "12.8 GB" */
 const char *hr_cli_bytes(double bytes, char *buf, size_t size);
 
-/* Signals: SIGINT/SIGTERM remove live temporary files and end the process, unless a
- * command defers them (checkpointing), when they only set hr_cli_signal_pending. */
+/* Signals: every signal that ends the process (where no library claimed it) removes the
+ * live temporary files first; SIGINT/SIGTERM/SIGHUP end the process unless a command
+ * defers them (checkpointing), when they only set hr_cli_signal_pending. */
 void hr_cli_install_signals(void);
 void hr_cli_defer_signals(int on);
 int hr_cli_signal_pending(void);

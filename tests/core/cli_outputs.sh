@@ -44,6 +44,69 @@ rc=$?
 cmp -s "$T/u.raw" "$T/good.raw" && cmp -s "$T/r.json" "$T/good.json" && ok || bad "SIGTERM damaged an old output"
 no_temps "SIGTERM"
 
+# every terminating signal, not only SIGTERM, removes the temporary files (sent once they
+# exist, so that the check can fail)
+for sig in USR1 USR2 ALRM VTALRM PROF; do
+  "$HR" $P --n 512 --iters 1000000 --output "$T/u.raw" --json "$T/r.json" >/dev/null 2>&1 &
+  pid=$!
+  for _ in $(seq 100); do ls -A "$T" | grep -q '\.tmp-' && break; sleep 0.05; done
+  ls -A "$T" | grep -q '\.tmp-' || bad "SIG$sig: no temporary file to clean up"
+  kill -$sig $pid
+  wait $pid
+  rc=$?
+  [ $rc -eq $((128 + $(kill -l $sig))) ] && ok || bad "SIG$sig: exit $rc"
+  cmp -s "$T/u.raw" "$T/good.raw" && cmp -s "$T/r.json" "$T/good.json" && ok || bad "SIG$sig damaged an old output"
+  no_temps "SIG$sig"
+done
+
+# a replaced file keeps its mode (and, as root, its owner and group)
+cp "$T/good.raw" "$T/m.raw"
+cp "$T/good.json" "$T/m.json"
+chmod 600 "$T/m.raw"
+chmod 640 "$T/m.json"
+if [ "$(id -u)" -eq 0 ]; then chown 65534:65534 "$T/m.raw"; fi
+"$HR" $P --n 33 --iters 10 --output "$T/m.raw" --json "$T/m.json" >/dev/null 2>"$T/err" || bad "mode run: $(cat "$T/err")"
+[ "$(stat -c %a "$T/m.raw")" = 600 ] && [ "$(stat -c %a "$T/m.json")" = 640 ] && ok ||
+  bad "modes after replacing: $(stat -c %a "$T/m.raw") $(stat -c %a "$T/m.json"), want 600 640"
+if [ "$(id -u)" -eq 0 ]; then
+  [ "$(stat -c %u:%g "$T/m.raw")" = 65534:65534 ] && ok || bad "owner after replacing: $(stat -c %u:%g "$T/m.raw")"
+fi
+cp "$T/good.mtx" "$T/m.mtx" && chmod 604 "$T/m.mtx"
+"$HR" sparse --gen laplace2d:8 --quiet --output "$T/m.mtx" >/dev/null 2>&1
+[ "$(stat -c %a "$T/m.mtx")" = 604 ] && ok || bad "sparse --output mode: $(stat -c %a "$T/m.mtx")"
+# a new file gets the mode an ordinary create gives (umask 022: 644)
+(umask 022; "$HR" $P --n 33 --iters 10 --output "$T/new.raw" >/dev/null 2>&1)
+[ "$(stat -c %a "$T/new.raw")" = 644 ] && ok || bad "new file mode: $(stat -c %a "$T/new.raw")"
+
+# symbolic links are followed: a dangling link creates its target, the link stays a link
+mkdir -p "$T/sub"
+ln -s sub/target.raw "$T/dangling.raw"
+ln -s dangling.raw "$T/chain.json"
+ln -s sub/t.json "$T/dangling.json"
+"$HR" $P --n 33 --iters 10 --output "$T/dangling.raw" --json "$T/dangling.json" >/dev/null 2>"$T/err" ||
+  bad "dangling link run: $(cat "$T/err")"
+[ -L "$T/dangling.raw" ] && [ -f "$T/sub/target.raw" ] && [ ! -L "$T/sub/target.raw" ] &&
+  cmp -s "$T/sub/target.raw" "$T/good.raw" && ok || bad "--output through a dangling link: $(ls -l "$T" "$T/sub")"
+[ -L "$T/dangling.json" ] && [ -s "$T/sub/t.json" ] && ok || bad "--json through a dangling link"
+ln -s nowhere/x.raw "$T/lost.raw"
+"$HR" $P --n 33 --iters 10 --output "$T/lost.raw" >/dev/null 2>"$T/err"
+[ $? -eq 2 ] && grep -q "No such file or directory" "$T/err" && [ -L "$T/lost.raw" ] && ok ||
+  bad "a link into a missing folder: $(cat "$T/err")"
+ln -s loop1.raw "$T/loop2.raw"
+ln -s loop2.raw "$T/loop1.raw"
+"$HR" $P --n 33 --iters 10 --output "$T/loop1.raw" >/dev/null 2>"$T/err"
+[ $? -eq 2 ] && grep -q "symbolic links" "$T/err" && ok || bad "a link loop: $(cat "$T/err")"
+no_temps "links"
+
+# a name at the file system's limit (255 bytes) is written: the temporary name is shorter
+long=$(printf 'a%.0s' $(seq 251)).raw
+"$HR" $P --n 33 --iters 10 --output "$T/$long" >/dev/null 2>"$T/err" && cmp -s "$T/$long" "$T/good.raw" && ok ||
+  bad "255-byte --output name: $(cat "$T/err")"
+wide=$(printf '\xc3\xa9%.0s' $(seq 125)).raw # 250 bytes of two-byte characters
+"$HR" $P --n 33 --iters 10 --output "$T/$wide" >/dev/null 2>"$T/err" && [ -f "$T/$wide" ] && ok ||
+  bad "254-byte UTF-8 --output name: $(cat "$T/err")"
+no_temps "long names"
+
 # two runs writing one path: the result is one of them, whole
 "$HR" $P --n 300 --iters 40 --output "$T/a.raw" >/dev/null 2>&1
 "$HR" $P --n 200 --iters 40 --output "$T/b.raw" >/dev/null 2>&1
