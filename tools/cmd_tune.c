@@ -1,24 +1,75 @@
 /* hetrelax tune: measure the GPU kernels' block/tile shapes (2-D and 3-D), or the 3-D CPU
  * pencil kernel's blocks and stores (--backend cpu-threads), and cache the best. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "cli_flags.h"
-#include "cuda/cuda_api.h" /* hr_cuda_tune: the measuring itself has no public API yet */
+#include "cuda/cuda_api.h"    /* hr_cuda_tune: the measuring itself has no public API yet */
+#include "solver/tune_util.h" /* the cache file's default path */
 
 #define CMD      "tune"
 #define MAX_LIST 32
 
-static int split_list(const char *s, char **items, int max)
+/* Splits "a,b,c" into items (pointing into a static copy): every item must be there
+ * ("16,,32", a leading or trailing comma: refused naming the flag). Count, or -1 (printed). */
+static int split_list(const char *flag, const char *s, char **items, int max)
 {
-    static char buf[1024];
-    snprintf(buf, sizeof buf, "%s", s);
+    static char buf[2][1024];
+    static int which;
+    char *copy = buf[which ^= 1]; /* the kernel list stays valid while the sizes are split */
+    if (snprintf(copy, sizeof buf[0], "%s", s) >= (int)sizeof buf[0]) {
+        hr_cli_usage_error(CMD, flag, "list too long");
+        return -1;
+    }
     int k = 0;
-    for (char *p = strtok(buf, ","); p && k < max; p = strtok(NULL, ","))
-        items[k++] = p;
-    return k;
+    for (char *p = copy;; k++) {
+        char *comma = strchr(p, ',');
+        if (comma) *comma = '\0';
+        if (!*p) {
+            hr_cli_usage_error(CMD, flag, "empty item in '%s' (give N[,N...])", s);
+            return -1;
+        }
+        if (k == max) {
+            hr_cli_usage_error(CMD, flag, "more than %d items in '%s'", max, s);
+            return -1;
+        }
+        items[k] = p;
+        if (!comma) return k + 1;
+        p = comma + 1;
+    }
+}
+
+/* The cache file must be writable before minutes of measuring: an existing file we may
+ * append to, or a new one in an existing folder we may write. A named path's folders are
+ * never created. 0 or exit 2 (printed). */
+static int check_cache(const char *path, const char *flag)
+{
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) return hr_cli_usage_error(CMD, flag, "'%s': %s", path, strerror(EISDIR));
+        if (access(path, W_OK) != 0) return hr_cli_usage_error(CMD, flag, "'%s': %s", path, strerror(errno));
+        return 0;
+    }
+    if (errno != ENOENT) return hr_cli_usage_error(CMD, flag, "'%s': %s", path, strerror(errno));
+    char dir[1024];
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else
+        snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    if (stat(dir, &st) != 0)
+        return hr_cli_usage_error(CMD, flag, "'%s': folder '%s': %s (folders are not created)", path, dir,
+                                  strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return hr_cli_usage_error(CMD, flag, "'%s': '%s' is %s", path, dir, strerror(ENOTDIR));
+    if (access(dir, W_OK | X_OK) != 0)
+        return hr_cli_usage_error(CMD, flag, "'%s': folder '%s': %s", path, dir, strerror(errno));
+    return 0;
 }
 
 /* The kernel `name` of backend b that runs dim-D problems, through the public kernel table. */
@@ -97,8 +148,12 @@ int hr_cmd_tune(int argc, char **argv)
     if (cpu && dim != 3)
         return hr_cli_usage_error(CMD, "--dim",
                                   "%d: the CPU tuner measures the 3-D pencil kernel (give --dim 3)", dim);
+    /* without a GPU the CPU tuner is what can run: say so */
+    const char *cpu_hint = hr_flags_seen(&fs, "backend") ? ""
+                                                         : " (to tune the 3-D CPU pencil kernel instead: "
+                                                           "--backend cpu-threads --dim 3)";
     if (!cpu && !hr_kernel_default(HR_BACKEND_GPU, 2) && !hr_kernel_default(HR_BACKEND_GPU, 3))
-        return hr_cli_usage_error(CMD, NULL, "this build has no CUDA support");
+        return hr_cli_usage_error(CMD, NULL, "this build has no CUDA support%s", cpu_hint);
     if (!cpu && !hr_kernel_default(HR_BACKEND_GPU, dim))
         return hr_cli_usage_error(CMD, "--dim", "%d: no GPU kernel runs %d-D problems in this build", dim,
                                   dim);
@@ -118,7 +173,8 @@ int hr_cmd_tune(int argc, char **argv)
         sizes[nn++] = (tune_size){n0, nx ? nx : n0, ny ? ny : n0, dim == 3 ? (nz ? nz : n0) : 0};
     } else {
         if (!nlist) nlist = dim == 3 ? "128,256,512" : "1024,4096,16384";
-        int ni = split_list(nlist, items, MAX_LIST);
+        int ni = split_list("--n", nlist, items, MAX_LIST);
+        if (ni < 0) return HR_EXIT_USAGE;
         for (int q = 0; q < ni; q++) {
             sizes[nn] = (tune_size){0, 0, 0, 0};
             if (hr_cli_int(CMD, "--n", items[q], 1, 1000000, &sizes[nn++].n)) return HR_EXIT_USAGE;
@@ -137,7 +193,8 @@ int hr_cmd_tune(int argc, char **argv)
             return hr_cli_usage_error(CMD, "--kernel", "all: no tunable %d-D %s kernel", dim,
                                       hr_backend_name(backend));
     } else {
-        int ni = split_list(klist, items, MAX_LIST);
+        int ni = split_list("--kernel", klist, items, MAX_LIST);
+        if (ni < 0) return HR_EXIT_USAGE;
         for (int q = 0; q < ni; q++)
             if (!find_kernel(backend, items[q], dim, &ks[nk++]) || (cpu && strcmp(items[q], "pencil") != 0))
                 return hr_cli_usage_error(CMD, "--kernel",
@@ -148,7 +205,16 @@ int hr_cmd_tune(int argc, char **argv)
     hr_sysinfo si;
     hr_sysinfo_get(&si);
     if (!cpu && si.gpus <= device)
-        return hr_cli_usage_error(CMD, "--device", "%d: no such CUDA device (%d present)", device, si.gpus);
+        return hr_cli_usage_error(CMD, si.gpus || hr_flags_seen(&fs, "device") ? "--device" : "--backend",
+                                  "gpu: no CUDA device %d (%d present)%s", device, si.gpus,
+                                  si.gpus ? "" : cpu_hint);
+    /* where the results go, checked before the measuring (the default cache folder is
+     * created when missing; a path the user named is not) */
+    const char *env_cache = getenv("HETRELAX_TUNE_FILE");
+    if (cache && !*cache) return hr_cli_usage_error(CMD, "--cache", "empty path");
+    if (cache && (prc = check_cache(cache, "--cache")) != 0) return prc;
+    if (!cache && env_cache && *env_cache && (prc = check_cache(env_cache, "HETRELAX_TUNE_FILE")) != 0)
+        return prc;
 
     FILE *hout = (json && strcmp(json, "-") == 0) ? stderr : stdout;
     hr_atomic jout; /* opened before the measurements: a bad path is refused at once */
@@ -156,6 +222,7 @@ int hr_cmd_tune(int argc, char **argv)
     if (json_file && (prc = hr_cli_open_output(CMD, "--json", json, &jout)) != 0) return prc;
     json_object *arr = json_object_new_array();
     int rc = HR_EXIT_OK;
+    char cache_used[512] = ""; /* where the results went, said at the end */
     for (int p = 0; p < 2; p++) {
         if (prec != 2 && prec != p) continue;
         for (int a = 0; a < nn; a++)
@@ -195,6 +262,9 @@ int hr_cmd_tune(int argc, char **argv)
                 memset(&cr, 0, sizeof cr);
                 char err[300] = "";
                 hr_status st;
+                /* a measurement takes seconds to minutes: say what is being measured */
+                fprintf(hout, "measuring %s n=%s %s ...\n", o.kernel, zname, hr_precision_name(o.precision));
+                fflush(hout);
                 if (cpu) {
                     st = hr_cpu_tune(&o, iters, cache, &cr, err, sizeof err);
                     r.bx = cr.block[0]; /* the pencil: x (full rows), y rows, z planes per thread */
@@ -226,13 +296,15 @@ int hr_cmd_tune(int argc, char **argv)
                     fprintf(hout, ")\n");
                 else
                     fprintf(hout, ", %ld sweeps)\n", t);
+                fflush(hout);
+                if (r.cache_path[0]) snprintf(cache_used, sizeof cache_used, "%s", r.cache_path);
                 json_object *j = json_object_new_object();
                 char dev[128] = "";
                 if (cpu)
                     snprintf(dev, sizeof dev, "%s", si.cpu_model);
                 else
                     hr_gpu_name(device, dev, sizeof dev);
-                json_object_object_add(j, "device", json_object_new_string(dev));
+                json_object_object_add(j, "device", hr_json_text(dev));
                 json_object_object_add(j, "backend", json_object_new_string(hr_backend_name(backend)));
                 json_object_object_add(j, "kernel", json_object_new_string(o.kernel));
                 json_object_object_add(j, "dim", json_object_new_int(dim));
@@ -255,10 +327,11 @@ int hr_cmd_tune(int argc, char **argv)
                 } else {
                     json_object_object_add(j, "sweeps", json_object_new_int64(t));
                 }
-                json_object_object_add(j, "cache", json_object_new_string(r.cache_path));
+                json_object_object_add(j, "cache", hr_json_text(r.cache_path));
                 json_object_array_add(arr, j);
             }
     }
+    if (cache_used[0]) fprintf(hout, "cache     %s\n", cache_used);
     if (json) {
         int jr = hr_cli_write_json_to(CMD, json_file ? &jout : NULL, arr);
         if (jr && rc == HR_EXIT_OK) rc = jr;

@@ -175,20 +175,20 @@ hr_status hr_cpu_tune(const hr_options *o, long sweeps, const char *cache_path, 
         return st;
     }
     char path[512], key[160];
-    if (cache_path && *cache_path)
-        snprintf(path, sizeof path, "%s", cache_path);
-    else if (!hr_tune_cache_default(path, sizeof path))
-        path[0] = '\0';
     hr_cpu_tune_key(s->cfg.threads, key, sizeof key);
-    FILE *f = NULL;
-    if (path[0] && hr_mkdir_parents(path) == 0 && (f = fopen(path, "a")) != NULL) {
+    int e = 0;
+    FILE *f = hr_tune_cache_append(cache_path, path, sizeof path, &e);
+    if (f) {
         fprintf(f, "%s\tpencil\t%s\t%d\t0\t0\t%d\t%d\t%.1f\n", key,
                 s->u[0].l.esize == 8 ? "double" : "single", hr_cpu_tune_size(&s->u[0].l), out->block[1],
                 out->stream, out->best_gbps);
-        if (fclose(f) == 0) snprintf(out->cache_path, sizeof out->cache_path, "%s", path);
+        if (ferror(f) && !e) e = EIO;
+        if (fclose(f) != 0 && !e) e = errno ? errno : EIO;
+        if (!e) snprintf(out->cache_path, sizeof out->cache_path, "%s", path);
     }
     if (!out->cache_path[0]) {
-        if (err && err_size) snprintf(err, err_size, "cannot write the tuning cache '%s'", path);
+        if (err && err_size)
+            snprintf(err, err_size, "cannot write the tuning cache '%s': %s", path, strerror(e));
         st = HR_ERR_IO;
     }
     hr_solver_free(s);

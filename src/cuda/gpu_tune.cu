@@ -272,21 +272,21 @@ extern "C" hr_status hr_cuda_tune(const hr_options *o, long sweeps, const char *
     out->by = best.by;
     out->h = best.h;
     char path[512];
-    if (cache_path && *cache_path)
-        snprintf(path, sizeof path, "%s", cache_path);
-    else if (!hr_tune_cache_default(path, sizeof path))
-        path[0] = '\0';
     const hr_grid_layout *l = &s->u[0].l;
     const int key_alpha = redblack ? 0 : alpha_key((hr_gpu *)s->impl);
-    FILE *f = NULL;
-    if (path[0] && hr_mkdir_parents(path) == 0 && (f = fopen(path, "a")) != NULL) {
+    int e = 0;
+    FILE *f = hr_tune_cache_append(cache_path, path, sizeof path, &e);
+    if (f) {
         fprintf(f, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.1f\n", s->device_name, s->k->name,
                 l->esize == 8 ? "double" : "single", l->dim, l->nx, l->ny, l->dim == 3 ? l->nz : 1, key_alpha,
                 best.bx, best.by, best.h, out->best_gbps);
-        if (fclose(f) == 0) snprintf(out->cache_path, sizeof out->cache_path, "%s", path);
+        if (ferror(f) && !e) e = EIO;
+        if (fclose(f) != 0 && !e) e = errno ? errno : EIO;
+        if (!e) snprintf(out->cache_path, sizeof out->cache_path, "%s", path);
     }
     if (!out->cache_path[0]) {
-        if (err && err_size) snprintf(err, err_size, "cannot write the tuning cache '%s'", path);
+        if (err && err_size)
+            snprintf(err, err_size, "cannot write the tuning cache '%s': %s", path, strerror(e));
         st = HR_ERR_IO;
     }
     hr_solver_free(s);

@@ -9,15 +9,48 @@
 #include "common/timer.h"
 #include "solver/solver_internal.h"
 
-int hr_tune_cache_default(char *buf, size_t size)
+/* The default cache path; 1: a file the user named ($HETRELAX_TUNE_FILE), 2: the cache
+ * folder's file (its folders may be created), 0: none. */
+static int default_path(char *buf, size_t size)
 {
     const char *f = getenv("HETRELAX_TUNE_FILE");
-    if (f && *f) return snprintf(buf, size, "%s", f) < (int)size;
+    if (f && *f) return snprintf(buf, size, "%s", f) < (int)size ? 1 : 0;
     const char *x = getenv("XDG_CACHE_HOME");
-    if (x && *x) return snprintf(buf, size, "%s/hetrelax/gpu-tune.txt", x) < (int)size;
+    if (x && *x) return snprintf(buf, size, "%s/hetrelax/gpu-tune.txt", x) < (int)size ? 2 : 0;
     const char *h = getenv("HOME");
-    if (h && *h) return snprintf(buf, size, "%s/.cache/hetrelax/gpu-tune.txt", h) < (int)size;
+    if (h && *h) return snprintf(buf, size, "%s/.cache/hetrelax/gpu-tune.txt", h) < (int)size ? 2 : 0;
     return 0;
+}
+
+int hr_tune_cache_default(char *buf, size_t size)
+{
+    return default_path(buf, size) != 0;
+}
+
+FILE *hr_tune_cache_append(const char *given, char *path, size_t size, int *err)
+{
+    int kind = 1;
+    *err = 0;
+    if (given && *given) {
+        if (snprintf(path, size, "%s", given) >= (int)size) {
+            *err = ENAMETOOLONG;
+            return NULL;
+        }
+    } else if ((kind = default_path(path, size)) == 0) {
+        path[0] = '\0';
+        *err = ENOENT; /* no $HOME: nowhere to keep it */
+        return NULL;
+    }
+    /* a path the user named is used as given: a missing folder is a mistake to report,
+     * not one to create (as root, anywhere) */
+    if (kind == 2 && hr_mkdir_parents(path) != 0) {
+        *err = errno ? errno : EIO;
+        return NULL;
+    }
+    errno = 0;
+    FILE *f = fopen(path, "a");
+    if (!f) *err = errno ? errno : EIO;
+    return f;
 }
 
 int hr_mkdir_parents(const char *path)
@@ -28,6 +61,7 @@ int hr_mkdir_parents(const char *path)
         if (*p != '/') continue;
         *p = '\0';
         if (mkdir(tmp, 0755) != 0 && errno != EEXIST) return -1;
+        errno = 0;
         *p = '/';
     }
     return 0;

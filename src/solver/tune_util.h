@@ -4,6 +4,7 @@
 #define HR_TUNE_UTIL_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "hetrelax/hetrelax.h"
 
@@ -17,6 +18,12 @@ int hr_tune_cache_default(char *buf, size_t size);
 
 /* Creates the folders above `path` (the file itself is not created); 0 on success. */
 int hr_mkdir_parents(const char *path);
+
+/* Opens the tuning cache for appending: `given` (not empty) as given, else the default
+ * path, whose folders are created only when it is the cache folder's file (not for a path
+ * the user named in --cache or $HETRELAX_TUNE_FILE). The path goes to `path`; NULL with an
+ * errno value in *err on failure. */
+FILE *hr_tune_cache_append(const char *given, char *path, size_t size, int *err);
 
 /* The median of n timings (sorts v in place). */
 double hr_median(double *v, int n);

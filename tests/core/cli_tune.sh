@@ -26,11 +26,35 @@ assert r["backend"] == "cpu-threads" and r["kernel"] == "pencil" and r["dim"] ==
 assert (r["nx"], r["ny"], r["nz"]) == (40, 24, 16) and r["best_gbps"] > 0 and r["candidates"] > 1, r
 PY
 grep -q "^cpu:.*:2t	pencil	double" "$T/cpu.txt" && ok || bad "CPU tune cache line: $(cat "$T/cpu.txt")"
+# it says what it measures as it goes, and where the results went
+grep -q "^measuring pencil n=40x24x16 double" "$T/out" && grep -q "^cache     $T/cpu.txt\$" "$T/out" && ok ||
+  bad "CPU tune progress and cache lines: $(cat "$T/out")"
+# lists: every item must be there
+expect_usage "tune: --n: empty item in '16,,32'" tune --backend cpu-threads --dim 3 --n 16,,32
+expect_usage "tune: --n: empty item in '16,'" tune --backend cpu-threads --dim 3 --n 16,
+expect_usage "tune: --n: empty item in ',16'" tune --backend cpu-threads --dim 3 --n ,16
+expect_usage "tune: --kernel: empty item" tune --backend cpu-threads --dim 3 --kernel pencil,
+# the cache path is checked before any measuring, and no folder is created for it
+touch "$T/afile"
+for case in "$T/afile/x.txt:Not a directory" "$T/missing/dir/x.txt:No such file or directory" "$T:Is a directory"; do
+  bad_cache=${case%%:*}
+  expect_usage "tune: --cache: '$bad_cache'.*${case#*:}" tune --backend cpu-threads --dim 3 --n 24,32 --cache "$bad_cache"
+  grep -q "^measuring" "$T/out" && bad "--cache $bad_cache: refused only after measuring" || ok
+done
+[ ! -e "$T/missing" ] && ok || bad "--cache created folders"
+HETRELAX_TUNE_FILE="$T/missing2/x.txt" "$HR" tune --backend cpu-threads --dim 3 --n 24 >"$T/out" 2>"$T/err"
+[ $? -eq 2 ] && grep -q "HETRELAX_TUNE_FILE" "$T/err" && [ ! -e "$T/missing2" ] && ok ||
+  bad "HETRELAX_TUNE_FILE in a missing folder: $(cat "$T/err")"
+# the default cache folder is still created when missing
+XDG_CACHE_HOME="$T/xdg" "$HR" tune --backend cpu-threads --dim 3 --n 16 --iters 1 >"$T/out" 2>"$T/err" &&
+  [ -s "$T/xdg/hetrelax/gpu-tune.txt" ] && grep -q "^cache     $T/xdg/hetrelax/gpu-tune.txt" "$T/out" && ok ||
+  bad "default cache: $(cat "$T/err")"
 if "$HR" poisson2d --list-kernels | grep -q "^gpu "; then
   expect_usage "tune: --kernel: no 3-D GPU kernel 'nope'" tune --dim 3 --kernel nope
   expect_usage "tune: --n: give either" tune --nx 64 --n 32
   if ! "$HR" info --size 1 2>/dev/null | grep -q "compiled in, [1-9]"; then
-    expect_usage "tune: --device: 0: no such CUDA device" tune --dim 3 --n 32
+    expect_usage "tune: --backend: gpu: no CUDA device 0 (0 present) (to tune the 3-D CPU pencil kernel instead: --backend cpu-threads --dim 3)" tune --dim 3 --n 32
+    expect_usage "tune: --device: gpu: no CUDA device 0" tune --dim 3 --n 32 --device 0
     echo "no GPU: tuning runs skipped"
   else
     for d in "--n 256" "--dim 3 --n 48" "--nx 64 --ny 32 --nz 40"; do
@@ -47,7 +71,8 @@ PY
     [ "$(awk -F'\t' '$4 == 3' "$T/cache.txt" | wc -l)" -ge 2 ] && ok || bad "3-D cache lines: $(cat "$T/cache.txt")"
   fi
 else
-  expect_usage "tune: this build has no CUDA support" tune --dim 3
+  expect_usage "tune: this build has no CUDA support (to tune the 3-D CPU pencil kernel instead: --backend cpu-threads --dim 3)" tune --dim 3
+  expect_usage "tune: this build has no CUDA support$" tune --dim 3 --backend gpu
 fi
 echo "$passes passed, $fails failed"
 [ $fails -eq 0 ]
