@@ -216,6 +216,18 @@ const char *hr_cli_bytes(double bytes, char *buf, size_t size)
     return buf;
 }
 
+static int listing;
+
+void hr_cli_listing_output(void)
+{
+    listing = 1;
+}
+
+int hr_cli_is_listing(void)
+{
+    return listing;
+}
+
 static volatile sig_atomic_t deferring, pending;
 static hr_solver *volatile stop_target;
 
@@ -289,6 +301,53 @@ int hr_cli_signal_pending(void)
 json_object *hr_json_number(double v)
 {
     return isfinite(v) ? json_object_new_double(v) : NULL;
+}
+
+/* The length of the well-formed UTF-8 sequence at s (1-4), 0 if it is not one. */
+static int utf8_len(const unsigned char *s)
+{
+    const unsigned c = s[0];
+    int n;
+    unsigned min;
+    if (c < 0x80) return 1;
+    if (c >= 0xC2 && c <= 0xDF)
+        n = 2, min = 0x80;
+    else if (c >= 0xE0 && c <= 0xEF)
+        n = 3, min = 0x800;
+    else if (c >= 0xF0 && c <= 0xF4)
+        n = 4, min = 0x10000;
+    else
+        return 0;
+    unsigned cp = c & (0xFF >> (n + 1));
+    for (int k = 1; k < n; k++) {
+        if ((s[k] & 0xC0) != 0x80) return 0;
+        cp = (cp << 6) | (s[k] & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+    return n;
+}
+
+json_object *hr_json_text(const char *s)
+{
+    if (!s) return NULL;
+    const unsigned char *p = (const unsigned char *)s;
+    size_t len = strlen(s), out = 0;
+    char *buf = malloc(4 * len + 1); /* every byte at most "\xHH" */
+    if (!buf) return json_object_new_string("");
+    while (*p) {
+        const int n = utf8_len(p);
+        if (n > 0) {
+            memcpy(buf + out, p, (size_t)n);
+            out += (size_t)n;
+            p += n;
+        } else { /* a byte that is not UTF-8 (a path in another encoding): shown as \xHH */
+            out += (size_t)snprintf(buf + out, 5, "\\x%02X", *p++);
+        }
+    }
+    buf[out] = '\0';
+    json_object *j = json_object_new_string(buf);
+    free(buf);
+    return j;
 }
 
 const char *hr_cli_commit(void)

@@ -100,8 +100,16 @@ int hr_cli_signal_pending(void);
  * NULL: none. */
 void hr_cli_stop_target(hr_solver *s);
 
+/* Standard output carries a listing (--help, --version, --list-*): a reader that stops early
+ * (`| head`) is not an error, and main() exits quietly when the pipe closed. */
+void hr_cli_listing_output(void);
+int hr_cli_is_listing(void);
+
 /* JSON number that becomes null when not finite. */
 json_object *hr_json_number(double v);
+/* A JSON string of text from outside (a path, a name): bytes that are not UTF-8 (a file name
+ * in another encoding) become the four characters \xHH, so the JSON stays valid. */
+json_object *hr_json_text(const char *s);
 
 /* Best-effort build facts for reports: commit (if known at build time) and date. */
 const char *hr_cli_commit(void);

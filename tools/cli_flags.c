@@ -167,6 +167,7 @@ static int parse_args(hr_flagset *fs, int argc, char **argv)
     int c;
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         if (c == 'h') {
+            hr_cli_listing_output();
             hr_flags_help(fs, stdout);
             return -1;
         }

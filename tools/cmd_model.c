@@ -62,10 +62,16 @@ int hr_cmd_model(int argc, char **argv)
     if (!hr_flags_seen(&fs, "n")) o.n = dim == 3 ? 512 : 16384;
     hr_sysinfo si;
     hr_sysinfo_get(&si);
+    /* blame a flag the user typed: the second placement is a GPU by default */
     if (o.split_second == HR_SPLIT_GPU && si.gpus <= o.device)
         return hr_cli_usage_error(
-            CMD, si.gpus ? "--device" : "--split-second",
-            "gpu: no CUDA device %d (found %d; --split-second cpu models two CPU teams)", o.device, si.gpus);
+            CMD,
+            hr_flags_seen(&fs, "split-second")        ? "--split-second"
+            : si.gpus || hr_flags_seen(&fs, "device") ? "--device"
+                                                      : NULL,
+            "the model splits between the CPU and GPU %d, and there is no CUDA device %d "
+            "(found %d); --split-second cpu models two CPU teams",
+            o.device, o.device, si.gpus);
     char why[240];
     if (hr_options_validate(&o, why, sizeof why) != HR_OK) {
         const char *colon = strchr(why, ':');

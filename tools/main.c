@@ -1,6 +1,7 @@
 /* hetrelax: the command-line front end. One file per subcommand. */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -49,6 +50,14 @@ static void guard_std_fds(void)
         }
 }
 
+/* Standard output is a pipe whose reader has closed it (errno may be gone by the time the
+ * last write is checked: ask the pipe). */
+static int reader_gone(void)
+{
+    struct pollfd p = {STDOUT_FILENO, POLLOUT, 0};
+    return poll(&p, 1, 0) == 1 && (p.revents & POLLERR);
+}
+
 static int run_command(int argc, char **argv)
 {
     if (argc < 2) {
@@ -56,10 +65,12 @@ static int run_command(int argc, char **argv)
         return HR_EXIT_USAGE;
     }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+        hr_cli_listing_output();
         usage(stdout);
         return HR_EXIT_OK;
     }
     if (strcmp(argv[1], "--version") == 0) {
+        hr_cli_listing_output();
         printf("hetrelax %s (commit %s)\n", hr_version_string(), hr_cli_commit());
         return HR_EXIT_OK;
     }
@@ -89,7 +100,10 @@ int main(int argc, char **argv)
     rc = run_command(argc, argv);
     /* what went to stdout must have arrived: a full disk or a closed stdout is an error */
     errno = 0;
-    if ((fflush(stdout) != 0 || ferror(stdout)) && rc == HR_EXIT_OK) {
+    const int failed = fflush(stdout) != 0 || ferror(stdout);
+    /* a listing piped into a reader that stopped early (`--help | head`): nothing lost */
+    if (failed && hr_cli_is_listing() && reader_gone()) {
+    } else if (failed && rc == HR_EXIT_OK) {
         fprintf(stderr, "hetrelax: cannot write to standard output: %s\n",
                 errno ? strerror(errno) : "write error");
         rc = HR_EXIT_FAIL;

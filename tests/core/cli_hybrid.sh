@@ -17,7 +17,7 @@ expect_usage "--explain: needs --backend hybrid" $P --n 64 --backend cpu-seq --e
 expect_usage "--split-second: needs --backend hybrid" $P --n 64 --split-second cpu
 if ! "$HR" info --size 1 2>/dev/null | grep -q "compiled in, [1-9]"; then
   expect_usage "--backend: hybrid needs a CUDA device" $P --backend hybrid --n 64
-  expect_usage "model: --split-second: gpu: no CUDA device" model --n 64
+  expect_usage "model: the model splits between the CPU and GPU 0, and there is no CUDA device 0" model --n 64
 fi
 
 # every split bitwise equal to cpu-seq, 2-D and 3-D, both schedules, ghost 1 and 2
