@@ -53,7 +53,7 @@ int hr_cmd_info(int argc, char **argv)
     fprintf(hout, "cuda      %s, %d GPU(s)\n", si.have_cuda ? "compiled in" : "not compiled in", si.gpus);
     json_object *o = json_object_new_object();
     json_object_object_add(o, "version", json_object_new_string(hr_version_string()));
-    json_object_object_add(o, "cpu_model", json_object_new_string(si.cpu_model));
+    json_object_object_add(o, "cpu_model", hr_json_text(si.cpu_model));
     json_object_object_add(o, "cores", json_object_new_int(si.cores));
     json_object_object_add(o, "threads", json_object_new_int(si.pus));
     json_object_object_add(o, "numa_nodes", json_object_new_int(si.numa_nodes));
@@ -63,7 +63,7 @@ int hr_cmd_info(int argc, char **argv)
         char name[96];
         hr_gpu_name(g, name, sizeof name);
         json_object *go = json_object_new_object();
-        json_object_object_add(go, "name", json_object_new_string(name));
+        json_object_object_add(go, "name", hr_json_text(name));
         fprintf(hout, "gpu %d     %s\n", g, name);
         if (measure) {
             double bw = 0.0;

@@ -25,6 +25,7 @@ int hr_grid_absolute;
 
 static int list_kernels(int dim)
 {
+    hr_cli_listing_output();
     printf("%-12s %-14s %s\n", "backend", "kernel", "summary");
     const unsigned need = dim == 3 ? HR_CAP_3D : HR_CAP_2D;
     for (int i = 0; i < hr_kernel_count(); i++) {
@@ -263,25 +264,28 @@ static void warn_unused(const hr_flagset *fs, const grid_args *a, hr_backend eb)
                 hr_backend_name(eb));
 }
 
-/* Reads an --rhs or --init FILE of count values into a new buffer. */
-static int read_values(const grid_args *a, const char *flag, const char *path, double **out)
+int hr_grid_read_values(const char *flag, const char *path, size_t count, hr_precision prec, double **out)
 {
-    const size_t count = (size_t)a->nx * (size_t)a->ny * (size_t)a->nz;
     *out = malloc(count * sizeof **out);
-    hr_status st = *out ? hr_field_read_raw_count(path, count, a->o.precision, *out) : HR_ERR_NO_MEMORY;
+    char why[160] = "";
+    hr_status st = *out ? hr_field_read_raw_why(path, count, prec, *out, why, sizeof why) : HR_ERR_NO_MEMORY;
     if (st == HR_OK) return 0;
-    int e = errno;
     free(*out);
     *out = NULL;
     if (st == HR_ERR_FORMAT)
-        return hr_cli_usage_error(CMD, flag, "'%s': expected exactly %zu finite %s values (%zu bytes)", path,
-                                  count, hr_precision_name(a->o.precision),
-                                  count * hr_grid_esize(a->o.precision));
+        return hr_cli_usage_error(CMD, flag, "'%s': %s (expected exactly %zu finite %s values, %zu bytes)",
+                                  path, why, count, hr_precision_name(prec), count * hr_grid_esize(prec));
     if (st == HR_ERR_NO_MEMORY)
         return hr_cli_usage_error(CMD, flag, "%zu values do not fit in memory", count);
-    return hr_cli_usage_error(CMD, flag, "cannot read '%s': %s (not %s or a readable file)", path,
-                              strerror(e),
+    return hr_cli_usage_error(CMD, flag, "cannot read '%s': %s (not %s or a readable file)", path, why,
                               strcmp(flag, "--rhs") == 0 ? "spike, manufactured, zero" : "zero, sine");
+}
+
+/* Reads an --rhs or --init FILE of the grid's values into a new buffer. */
+static int read_values(const grid_args *a, const char *flag, const char *path, double **out)
+{
+    const size_t count = (size_t)a->nx * (size_t)a->ny * (size_t)a->nz;
+    return hr_grid_read_values(flag, path, count, a->o.precision, out);
 }
 
 /* Flags a decomposed run cannot honour yet: one line, exit 2 (every rank finds the same). */

@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "cli_flags.h"
+#include "cuda/cuda_api.h" /* device memory, for the estimate */
 #include "hetrelax/sparse.h"
 #include "sparse/sparse_internal.h"
 
@@ -32,6 +33,7 @@ typedef struct history {
 
 static int list_methods(void)
 {
+    hr_cli_listing_output();
     printf("%-8s %-12s %s\n", "method", "backend", "summary");
     hr_backend b;
     const char *sum;
@@ -268,7 +270,7 @@ static json_object *to_json(const sp_args *a, const hr_csr *A, const hr_sparse_r
     char date[32];
     hr_cli_date(date, sizeof date);
     json_object_object_add(j, "command", json_object_new_string("sparse"));
-    json_object_object_add(j, "matrix", json_object_new_string(source));
+    json_object_object_add(j, "matrix", hr_json_text(source));
     json_object_object_add(j, "n", json_object_new_int64(A->n_rows));
     json_object_object_add(j, "nnz", json_object_new_int64(A->nnz));
     json_object_object_add(j, "method", json_object_new_string(o->method));
@@ -278,7 +280,7 @@ static json_object *to_json(const sp_args *a, const hr_csr *A, const hr_sparse_r
         static const char *const comm[] = {"none", "amc", "dc", "dk"};
         char dev[96] = "";
         hr_gpu_name(o->device, dev, sizeof dev);
-        json_object_object_add(j, "device", json_object_new_string(dev));
+        json_object_object_add(j, "device", hr_json_text(dev));
         json_object_object_add(j, "gpus", json_object_new_int(o->gpus > 1 ? o->gpus : 1));
         json_object_object_add(
             j, "comm",
@@ -290,7 +292,7 @@ static json_object *to_json(const sp_args *a, const hr_csr *A, const hr_sparse_r
     }
     if (strcmp(o->method, "jacobi") == 0) json_object_object_add(j, "tau", hr_json_number(r->tau));
     if (r->colors > 0) json_object_object_add(j, "colors", json_object_new_int(r->colors));
-    json_object_object_add(j, "rhs", json_object_new_string(a->rhs));
+    json_object_object_add(j, "rhs", hr_json_text(a->rhs));
     json_object_object_add(j, "tol", json_object_new_double(o->tol));
     json_object_object_add(j, "max_iters", json_object_new_int64(o->max_iters));
     json_object_object_add(j, "check_every", json_object_new_int64(o->check_every));
@@ -364,6 +366,87 @@ static int check_gpus(const hr_sparse_options *o)
     return 0;
 }
 
+/* The flag a library message is about: it starts with the option's name ("divtol: ...");
+ * else what it mentions. */
+static const char *flag_of(const char *msg, hr_status st);
+
+/* One line for a refusal of the library: the flag, and the message without the field name
+ * that the flag repeats. */
+static int library_refusal(const char *msg, hr_status st, const char *flag)
+{
+    if (!flag) flag = flag_of(msg, st);
+    const size_t k = strlen(flag + 2);
+    if (strncmp(msg, flag + 2, k) == 0 && msg[k] == ':') msg += k + 1 + (msg[k + 1] == ' ');
+    return hr_cli_usage_error(CMD, flag, "%s", msg);
+}
+
+static const char *flag_of(const char *msg, hr_status st)
+{
+    static const struct {
+        const char *prefix, *flag;
+    } known[] = {{"tau", "--tau"},
+                 {"gpus:", "--gpus"},
+                 {"block:", "--block"},
+                 {"divtol:", "--divtol"},
+                 {"tol:", "--tol"},
+                 {"check:", "--check"},
+                 {"monitor:", "--monitor"},
+                 {"max-iters:", "--max-iters"},
+                 {"local-iters:", "--local-iters"},
+                 {"threads:", "--threads"},
+                 {"fault:", "--fault"},
+                 {"backend:", "--backend"}};
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        if (strncmp(msg, known[i].prefix, strlen(known[i].prefix)) == 0) return known[i].flag;
+    return st == HR_ERR_NO_DEVICE || strstr(msg, "backend") ? "--backend" : "--method";
+}
+
+/* The whole run's memory, before any of it is touched: generating (triplets and the CSR at
+ * once), then solving (the CSR, b and x, the method's vectors, the spectral estimate), and
+ * a GPU method's device memory. n and nnz: the matrix's (for --gen, before it is built).
+ * `built`: A exists already (its bytes are used, not available). 0 or exit 2 (printed). */
+static int check_memory(const sp_args *a, const char *flag, const char *source, int64_t n, int64_t nnz,
+                        double gen_peak, int built, int want_spectral)
+{
+    const hr_sparse_method *m = hr_sparse_method_find(a->o.method, a->o.backend);
+    const double csr = built ? 0.0 : hr_csr_bytes(n, nnz), vec = 16.0 * (double)n,
+                 meth = m ? hr_sparse_solve_host_bytes(m, &a->o, n, nnz) : 0.0,
+                 spec = want_spectral ? hr_sparse_spectral_bytes(n) : 0.0;
+    const double solve = csr + vec + meth + spec, need = gen_peak > solve ? gen_peak : solve,
+                 avail = (double)hr_available_memory();
+    char b[2][32], parts[256];
+    if (need > avail) {
+        size_t len = 0;
+        if (gen_peak > 0)
+            len += (size_t)snprintf(parts + len, sizeof parts - len, "generating %s; ",
+                                    hr_sparse_bytes_text(gen_peak, b[0], sizeof b[0]));
+        len += (size_t)snprintf(parts + len, sizeof parts - len, "solving: ");
+        if (csr > 0)
+            len += (size_t)snprintf(parts + len, sizeof parts - len, "CSR %s + ",
+                                    hr_sparse_bytes_text(csr, b[0], sizeof b[0]));
+        len += (size_t)snprintf(parts + len, sizeof parts - len, "b and x %s + %s %s",
+                                hr_sparse_bytes_text(vec, b[0], sizeof b[0]), a->o.method,
+                                hr_sparse_bytes_text(meth, b[1], sizeof b[1]));
+        if (spec > 0)
+            snprintf(parts + len, sizeof parts - len, " + spectral estimate %s",
+                     hr_sparse_bytes_text(spec, b[0], sizeof b[0]));
+        return hr_cli_usage_error(
+            CMD, flag, "'%s' (n = %lld, %lld entries): the run needs %s (%s), %s available", source,
+            (long long)n, (long long)nnz, hr_sparse_bytes_text(need, b[0], sizeof b[0]), parts,
+            hr_sparse_bytes_text(avail, b[1], sizeof b[1]));
+    }
+    size_t dfree = 0, dtotal = 0;
+    const double dev = m ? hr_sparse_solve_device_bytes(m, &a->o, n, nnz) : 0.0;
+    if (dev > 0.0 && hr_cuda_device_memory(a->o.device, &dfree, &dtotal) == HR_OK && dev > (double)dfree)
+        return hr_cli_usage_error(
+            CMD, "--backend",
+            "gpu: '%s' (n = %lld, %lld entries) with %s needs about %s of device memory, "
+            "%s free on device %d",
+            source, (long long)n, (long long)nnz, a->o.method, hr_sparse_bytes_text(dev, b[0], sizeof b[0]),
+            hr_sparse_bytes_text((double)dfree, b[1], sizeof b[1]), a->o.device);
+    return 0;
+}
+
 /* Outputs, opened (as temporary files) before the matrix is read and the solve runs. */
 static hr_atomic out_file, json_file;
 static int out_open, json_open;
@@ -371,13 +454,26 @@ static int out_open, json_open;
 static int run(sp_args *a)
 {
     hr_csr *A = NULL;
+    hr_sparse_solver *solver = NULL;
     double *b = NULL, *x = NULL;
     history h = {0};
     int rc = check_gpus(&a->o);
     if (rc) return rc;
-    rc = load_matrix(a, &A);
     const char *source = a->gen ? a->gen : a->matrix;
+    const int want_spectral = a->analyze || strcmp(a->o.method, "async") == 0;
+    if (a->gen) { /* the whole run, before the generator touches any of it */
+        int64_t gn = 0, gnnz = 0;
+        double peak = 0.0;
+        char why[256] = "";
+        if (hr_sparse_generate_size(a->gen, &gn, &gnnz, &peak, why, sizeof why) != HR_OK)
+            return hr_cli_usage_error(CMD, "--gen", "%s", why);
+        if ((rc = check_memory(a, "--gen", source, gn, gnnz, peak, 0, want_spectral)) != 0) return rc;
+    }
+    rc = load_matrix(a, &A);
     if (rc) return rc;
+    /* a file's matrix is known now (the reader checked its own needs): the rest of the run */
+    if (!a->gen && (rc = check_memory(a, "--matrix", source, A->n_rows, A->nnz, 0.0, 1, want_spectral)) != 0)
+        goto out;
     int bad;
     if (A->n_rows != A->n_cols) {
         rc = hr_cli_usage_error(CMD, "--matrix", "%s is %d x %d: a solve needs a square matrix", source,
@@ -398,10 +494,27 @@ static int run(sp_args *a)
         hr_sysinfo si;
         threads = hr_sysinfo_get(&si) == HR_OK && si.pus > 0 ? si.pus : 1;
     }
-    fprintf(hout, "matrix    %s: n = %d, nnz = %lld\n", source, A->n_rows, (long long)A->nnz);
 
+    /* the library's checks of the options and the matrix (and the method's setup) before
+     * any line of the report: a refusal is one line */
+    h.print = !a->quiet && a->o.monitor_every > 0;
+    a->o.monitor = monitor_cb;
+    a->o.monitor_user = &h;
+    hr_sparse_result r;
+    hr_status st = hr_sparse_solver_create(A, &a->o, &solver, &r);
+    if (st != HR_OK) {
+        if (st == HR_ERR_INVALID_ARG || st == HR_ERR_UNSUPPORTED || st == HR_ERR_NO_DEVICE ||
+            st == HR_ERR_NO_MEMORY)
+            rc = library_refusal(r.message, st,
+                                 st == HR_ERR_NO_MEMORY ? (a->gen ? "--gen" : "--matrix") : NULL);
+        else {
+            fprintf(stderr, "hetrelax sparse: %s\n", r.message);
+            rc = HR_EXIT_FAIL;
+        }
+        goto out;
+    }
+    fprintf(hout, "matrix    %s: n = %d, nnz = %lld\n", source, A->n_rows, (long long)A->nnz);
     hr_spectral sp, *spp = NULL;
-    int want_spectral = a->analyze || strcmp(a->o.method, "async") == 0;
     if (want_spectral && hr_csr_check_diagonal(A, NULL) == HR_OK) {
         hr_status st = hr_sparse_spectral(A, 0, &sp);
         if (st == HR_OK) {
@@ -439,24 +552,13 @@ static int run(sp_args *a)
             fprintf(hout, "never recovered\n");
     }
 
-    h.print = !a->quiet && a->o.monitor_every > 0;
     h.absolute = 1; /* b = 0: ||b - A x|| is reported as it is */
     for (int i = 0; i < A->n_rows && h.absolute; i++)
         if (b[i] != 0.0) h.absolute = 0;
-    a->o.monitor = monitor_cb;
-    a->o.monitor_user = &h;
-    hr_sparse_result r;
-    hr_status st = hr_sparse_solve(A, b, x, &a->o, &r);
+    st = hr_sparse_solver_solve(solver, b, x, &r);
     if (st != HR_OK && st != HR_ERR_DIVERGED) {
-        /* the flag the library's message is about (it starts with the option's name) */
         if (st == HR_ERR_INVALID_ARG || st == HR_ERR_UNSUPPORTED || st == HR_ERR_NO_DEVICE)
-            rc = hr_cli_usage_error(CMD,
-                                    strncmp(r.message, "tau", 3) == 0                        ? "--tau"
-                                    : strncmp(r.message, "gpus:", 5) == 0                    ? "--gpus"
-                                    : strncmp(r.message, "block:", 6) == 0                   ? "--block"
-                                    : st == HR_ERR_NO_DEVICE || strstr(r.message, "backend") ? "--backend"
-                                                                                             : "--method",
-                                    "%s", r.message);
+            rc = library_refusal(r.message, st, NULL);
         else {
             fprintf(stderr, "hetrelax sparse: %s\n", r.message);
             rc = HR_EXIT_FAIL;
@@ -522,6 +624,7 @@ static int run(sp_args *a)
         if (jr) rc = jr;
     }
 out:
+    hr_sparse_solver_free(solver);
     hr_csr_free(A);
     free(b);
     free(x);

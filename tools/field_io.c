@@ -66,20 +66,30 @@ static hr_status write_raw(const char *path, size_t count, const double *v, hr_p
     return io_status(err);
 }
 
-hr_status hr_field_read_raw_count(const char *path, size_t count, hr_precision p, double *out)
+hr_status hr_field_read_raw_why(const char *path, size_t count, hr_precision p, double *out, char *why,
+                                size_t why_size)
 {
+    char scratch[8];
+    if (!why || !why_size) why = scratch, why_size = sizeof scratch;
+    why[0] = '\0';
     errno = 0;
     FILE *f = fopen(path, "rb");
-    if (!f) return HR_ERR_IO;
+    if (!f) {
+        const int e = errno;
+        snprintf(why, why_size, "%s", strerror(e));
+        errno = e;
+        return HR_ERR_IO;
+    }
     /* read in order, never seek: the input may be a pipe */
     const size_t es = p == HR_PREC_DOUBLE ? 8 : 4;
     hr_status st = HR_OK;
     unsigned char buf[1 << 15];
-    size_t done = 0;
+    size_t done = 0, bytes = 0;
     while (done < count && st == HR_OK) {
         size_t want = (count - done) * es < sizeof buf ? (count - done) * es : sizeof buf;
         size_t got = fread(buf, 1, want, f);
-        for (size_t k = 0; k + es <= got; k += es, done++) {
+        bytes += got;
+        for (size_t k = 0; k + es <= got && st == HR_OK; k += es, done++) {
             double d;
             float sv;
             if (es == 8) {
@@ -89,18 +99,37 @@ hr_status hr_field_read_raw_count(const char *path, size_t count, hr_precision p
                 d = sv;
             }
             out[done] = d;
-            if (!isfinite(d)) st = HR_ERR_FORMAT;
+            if (!isfinite(d)) {
+                st = HR_ERR_FORMAT;
+                snprintf(why, why_size, "value %zu (0-based) is %g, not a finite number", done, d);
+            }
         }
-        if (got < want) {
-            st = ferror(f) ? HR_ERR_IO : HR_ERR_FORMAT; /* short input */
+        if (st == HR_OK && got < want) {
+            const int e = errno;
+            if (ferror(f)) { /* a folder, a device that fails */
+                st = HR_ERR_IO;
+                snprintf(why, why_size, "%s", strerror(e ? e : EIO));
+                errno = e;
+            } else {
+                st = HR_ERR_FORMAT;
+                snprintf(why, why_size, "too short: %zu bytes, %zu are needed", bytes, count * es);
+            }
             break;
         }
     }
-    if (st == HR_OK && fgetc(f) != EOF) st = HR_ERR_FORMAT; /* longer than count values */
+    if (st == HR_OK && fgetc(f) != EOF) { /* longer than count values */
+        st = HR_ERR_FORMAT;
+        snprintf(why, why_size, "too long: more than the %zu bytes needed", count * es);
+    }
     int err = st == HR_ERR_IO ? errno : 0;
     fclose(f);
     errno = err;
     return st;
+}
+
+hr_status hr_field_read_raw_count(const char *path, size_t count, hr_precision p, double *out)
+{
+    return hr_field_read_raw_why(path, count, p, out, NULL, 0);
 }
 
 hr_status hr_field_read_raw(const char *path, int n, hr_precision p, double *out)

@@ -26,6 +26,11 @@ hr_status hr_field_write(const char *path, int n, const double *v, hr_precision 
  * HR_ERR_FORMAT if the input has another size or a value is not finite; HR_ERR_IO (errno
  * set) if it cannot be read. */
 hr_status hr_field_read_raw_count(const char *path, size_t count, hr_precision p, double *out);
+/* The same with the reason of a failure in why: the system's for a file that cannot be read
+ * (missing, a folder), else the size found against the size needed (too short, too long), or
+ * the value that is not finite. */
+hr_status hr_field_read_raw_why(const char *path, size_t count, hr_precision p, double *out, char *why,
+                                size_t why_size);
 hr_status hr_field_read_raw(const char *path, int n, hr_precision p, double *out);
 
 /* Whether this build writes .png pictures (libpng found at build time). */

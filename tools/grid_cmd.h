@@ -56,6 +56,11 @@ static inline size_t hr_grid_esize(hr_precision p)
     return p == HR_PREC_DOUBLE ? 8 : 4;
 }
 
+/* Reads an --rhs or --init FILE of `count` values of precision `prec` into a new buffer
+ * (*out); 0, or exit 2 after one line saying why (missing, a folder, too short, too long, a
+ * value that is not finite). */
+int hr_grid_read_values(const char *flag, const char *path, size_t count, hr_precision prec, double **out);
+
 /* Prints one monitor line (an hr_monitor_fn). */
 int hr_grid_monitor_print(long it, double res, void *user);
 

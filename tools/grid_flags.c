@@ -158,6 +158,12 @@ void hr_grid_build_flags(hr_flagset *fs, grid_args *a)
     hr_flags_group(fs, "iteration");
     hr_flags_iteration(fs, &o->iters, &o->tol, &o->check_every, &o->monitor_every, &o->divtol);
     hr_flags_set_help(fs, "divtol", "diverged when the checked relative residual exceeds X (default 1e3)");
+    hr_flags_set_help(fs, "iters",
+                      "sweeps (the maximum when --tol is given; default 1000, 2000 on a GPU);\n"
+                      "--method mg: cycles (default 100); cg: iterations (default 1000)");
+    hr_flags_set_help(fs, "tol",
+                      "stop when ||b - A u|| / ||b|| < X, checked every --check sweeps (default 0:\n"
+                      "run all --iters; --method mg|cg: 1e-8, checked every cycle or iteration)");
     hr_flags_group(fs, "placement");
     hr_flags_placement(fs, &o->backend, &o->kernel, &o->threads, &o->thread_rows, &o->thread_cols, &o->bind,
                        &o->device);

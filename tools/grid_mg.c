@@ -105,8 +105,8 @@ static json_object *mg_json(const grid_args *a, const hr_mg_options *mo, const h
     if (gpu)
         json_object_object_add(j, "device", json_object_new_int(mo->device));
     else
-        json_object_object_add(j, "threads", json_object_new_int(mo->threads));
-    json_object_object_add(j, "rhs", json_object_new_string(rhs));
+        json_object_object_add(j, "threads", json_object_new_int(r->threads)); /* that ran */
+    json_object_object_add(j, "rhs", hr_json_text(rhs));
     json_object_object_add(j, "tol", json_object_new_double(mo->tol));
     json_object_object_add(j, a->solver == GRID_MG ? "cycles" : "iterations",
                            json_object_new_int64(r->iterations));
@@ -214,8 +214,10 @@ int hr_grid_run_mg(grid_args *a, hr_flagset *fs)
     mo.precision = a->mixed                                                           ? HR_MG_PREC_MIXED
                    : hr_flags_seen(fs, "precision") && o->precision == HR_PREC_SINGLE ? HR_MG_PREC_SINGLE
                                                                                       : HR_MG_PREC_DOUBLE;
-    if (o->tol > 0) mo.tol = o->tol;
-    if (hr_flags_seen(fs, "iters")) mo.max_iters = o->iters;
+    /* --tol 0 means what it means for the sweeps: no tolerance, every --iters cycle runs */
+    if (hr_flags_seen(fs, "tol")) mo.tol = o->tol;
+    /* defaults as --help gives them: 100 multigrid cycles, 1000 CG iterations */
+    mo.max_iters = hr_flags_seen(fs, "iters") ? o->iters : a->solver == GRID_MG ? 100 : 1000;
     mo.threads = o->backend == HR_BACKEND_CPU_SEQ ? 1 : o->threads;
     mo.backend = gpu ? HR_MG_BACKEND_GPU : HR_MG_BACKEND_CPU;
     mo.device = gpu ? o->device : 0;
@@ -252,13 +254,7 @@ int hr_grid_run_mg(grid_args *a, hr_flagset *fs)
     if (mo.rhs == HR_RHS_ARRAY) {
         /* the file holds values of the solve's precision: double unless --precision single */
         const hr_precision fprec = mo.precision == HR_MG_PREC_SINGLE ? HR_PREC_SINGLE : HR_PREC_DOUBLE;
-        rhs = malloc(count * sizeof *rhs);
-        hr_status rs = rhs ? hr_field_read_raw_count(a->rhs_file, count, fprec, rhs) : HR_ERR_NO_MEMORY;
-        if (rs != HR_OK) {
-            rc = hr_cli_usage_error(CMD, "--rhs", "'%s': cannot read %zu %s values", a->rhs_file, count,
-                                    hr_precision_name(fprec));
-            goto done;
-        }
+        if ((rc = hr_grid_read_values("--rhs", a->rhs_file, count, fprec, &rhs)) != 0) goto done;
         if (fprec == HR_PREC_SINGLE && (rc = hr_grid_check_single_values(a, rhs, count)) != 0) goto done;
         mo.rhs_values = rhs;
     }
@@ -268,7 +264,15 @@ int hr_grid_run_mg(grid_args *a, hr_flagset *fs)
     rhs = NULL;
     if (st != HR_OK) {
         if (st == HR_ERR_NO_MEMORY) {
-            rc = hr_cli_usage_error(CMD, "--n", "the multigrid levels do not fit in memory");
+            const char *why = hr_mg_last_error();
+            if (*why) { /* the estimate's figures, "n: ..." as "--n: ..." */
+                hr_grid_flagify(fs, why, msg, sizeof msg);
+                rc = hr_cli_usage_error(CMD, NULL, "%s", msg);
+            } else {
+                rc = hr_cli_usage_error(CMD, "--n", "the %s do not fit in memory",
+                                        a->solver == GRID_MG || a->pc == 1 ? "multigrid levels"
+                                                                           : "CG vectors");
+            }
         } else if (st == HR_ERR_DEVICE) {
             fprintf(stderr, "hetrelax %s: %s\n", CMD, hr_mg_last_error());
             rc = HR_EXIT_FAIL;

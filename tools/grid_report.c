@@ -71,8 +71,8 @@ json_object *hr_grid_result_json(const grid_args *a, const hr_result *r, const c
     json_object_object_add(j, "precision", json_object_new_string(hr_precision_name(a->o.precision)));
     json_object_object_add(j, "backend", json_object_new_string(r->backend));
     json_object_object_add(j, "kernel", json_object_new_string(r->kernel));
-    json_object_object_add(j, "device", json_object_new_string(r->device_name));
-    json_object_object_add(j, "rhs", json_object_new_string(rhs_name));
+    json_object_object_add(j, "device", hr_json_text(r->device_name));
+    json_object_object_add(j, "rhs", hr_json_text(rhs_name));
     /* what ran, as the library resolved it */
     json_object_object_add(j, "threads", json_object_new_int(cfg->threads));
     if (cfg->thread_rows > 0) {
@@ -93,9 +93,9 @@ json_object *hr_grid_result_json(const grid_args *a, const hr_result *r, const c
         json_object_object_add(j, "omega", json_object_new_double(cfg->omega));
     if (a->o.omega == HR_OMEGA_AUTO) json_object_object_add(j, "omega_auto", json_object_new_boolean(1));
     json_object_object_add(j, "init",
-                           json_object_new_string(a->o.init == HR_INIT_SINE    ? "sine"
-                                                  : a->o.init == HR_INIT_ARRAY ? a->init_file
-                                                                               : "zero"));
+                           hr_json_text(a->o.init == HR_INIT_SINE    ? "sine"
+                                        : a->o.init == HR_INIT_ARRAY ? a->init_file
+                                                                     : "zero"));
     json_object_object_add(j, "iterations", json_object_new_int64(r->iterations));
     if (restarted_from >= 0)
         json_object_object_add(j, "restarted_from", json_object_new_int64(restarted_from));

@@ -37,7 +37,7 @@ typedef enum {
     HR_ERR_UNSUPPORTED, /* feature not compiled in (CUDA, hwloc, libpng, ...) */
     HR_ERR_NO_DEVICE,   /* backend asked for but no device present */
     HR_ERR_DEVICE,      /* a device (CUDA) call failed */
-    HR_ERR_DIVERGED,    /* NaN/Inf or a growing residual */
+    HR_ERR_DIVERGED,    /* NaN/Inf, a growing residual, or a breakdown (HR_REASON_BREAKDOWN) */
     HR_ERR_INTERNAL,    /* a bug: please report */
     HR_STATUS_COUNT
 } hr_status;
@@ -171,7 +171,9 @@ typedef enum {
     HR_REASON_CONVERGED, /* residual fell below tol */
     HR_REASON_STOPPED,   /* the monitor (the user) asked to stop */
     HR_REASON_DIVERGED,  /* the residual grew beyond the divergence tolerance */
-    HR_REASON_NAN        /* the residual became NaN or Inf */
+    HR_REASON_NAN,       /* the residual became NaN or Inf */
+    HR_REASON_BREAKDOWN  /* CG: p^T A p <= 0 (A not symmetric positive definite); the iterate
+                            is the last one before it */
 } hr_reason;
 
 typedef struct hr_result {

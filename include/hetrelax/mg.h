@@ -93,6 +93,8 @@ typedef struct hr_mg_result {
     double convergence_factor; /* geometric mean per iteration: (final / initial)^(1 / iterations) */
     double last_factor;        /* the last iteration's residual ratio */
     double max_error;          /* against the manufactured solution, else NaN */
+    int threads;               /* CPU threads that ran the solve (options.threads 0 resolved; 0 for
+                                  backend gpu) */
 } hr_mg_result;
 
 typedef struct hr_mg hr_mg;

@@ -15,6 +15,14 @@ size_t hr_cuda_l2_bytes(int ordinal)
     return 0;
 }
 
+hr_status hr_cuda_device_memory(int ordinal, size_t *free_bytes, size_t *total_bytes)
+{
+    (void)ordinal;
+    if (free_bytes) *free_bytes = 0;
+    if (total_bytes) *total_bytes = 0;
+    return HR_ERR_UNSUPPORTED;
+}
+
 hr_status hr_gpu_name(int ordinal, char *buf, size_t size)
 {
     (void)ordinal;

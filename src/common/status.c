@@ -43,6 +43,7 @@ const char *hr_reason_string(hr_reason r)
     case HR_REASON_STOPPED: return "stopped";
     case HR_REASON_DIVERGED: return "diverged";
     case HR_REASON_NAN: return "diverged (NaN)";
+    case HR_REASON_BREAKDOWN: return "breakdown";
     }
     return "unknown";
 }

@@ -15,6 +15,10 @@ int hr_cuda_device_count(void);
  * working set that fits cache-resident. */
 size_t hr_cuda_l2_bytes(int ordinal);
 
+/* Free and total memory of device `ordinal` (HR_ERR_UNSUPPORTED without CUDA,
+ * HR_ERR_NO_DEVICE for a device that is not there). */
+hr_status hr_cuda_device_memory(int ordinal, size_t *free_bytes, size_t *total_bytes);
+
 /* One tuning outcome: the best block/tile shape of a GPU kernel for a size and precision. */
 typedef struct hr_cuda_tune_result {
     int bx, by, h;        /* the shape (meaning per kernel: docs/gpu.md) */

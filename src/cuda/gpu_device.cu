@@ -26,6 +26,26 @@ extern "C" size_t hr_cuda_l2_bytes(int ordinal)
     return bytes > 0 ? (size_t)bytes : 0;
 }
 
+extern "C" hr_status hr_cuda_device_memory(int ordinal, size_t *free_bytes, size_t *total_bytes)
+{
+    size_t f = 0, t = 0;
+    if (free_bytes) *free_bytes = 0;
+    if (total_bytes) *total_bytes = 0;
+    if (ordinal < 0 || ordinal >= hr_cuda_device_count()) return HR_ERR_NO_DEVICE;
+    int prev = 0;
+    if (cudaGetDevice(&prev) != cudaSuccess) prev = ordinal;
+    /* cudaMemGetInfo answers for the current device: ask ordinal's, then restore */
+    if (cudaSetDevice(ordinal) != cudaSuccess || cudaMemGetInfo(&f, &t) != cudaSuccess) {
+        (void)cudaGetLastError();
+        cudaSetDevice(prev);
+        return HR_ERR_DEVICE;
+    }
+    cudaSetDevice(prev);
+    if (free_bytes) *free_bytes = f;
+    if (total_bytes) *total_bytes = t;
+    return HR_OK;
+}
+
 extern "C" hr_status hr_gpu_name(int ordinal, char *buf, size_t size)
 {
     if (buf && size) buf[0] = '\0';

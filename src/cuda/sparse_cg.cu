@@ -45,7 +45,8 @@ typedef struct cg_state {
     cusparseSpMatDescr_t A, A2;
     cusparseDnVecDescr_t vp, vq, vx, vw, vx2;
     int *d_rowp, *d_col;
-    double *d_val, *d_b, *d_x, *d_res, *d_p, *d_q, *d_sc; /* d_sc: r.r old, new; p.q; scratch */
+    double *d_val, *d_b, *d_x, *d_res, *d_p, *d_q;
+    double *d_sc; /* r.r old, new; p.q; scratch; steps that found p.q <= 0 (a breakdown) */
     void *d_buf, *d_buf2, *d_ws;
     cudaGraphExec_t graph;
     hr_sp_loop loop;
@@ -73,16 +74,22 @@ __global__ void hr_sp_cg_init(int n, const double *__restrict__ b, const double 
 }
 
 /* x += alpha p, r -= alpha q with alpha = r.r / p.q (0 once r.r is 0: converged
- * exactly); r.r moves to the old slot for p's update (the dot then writes the new). */
+ * exactly); r.r moves to the old slot for p's update (the dot then writes the new).
+ * p.q <= 0 with r.r > 0 is a breakdown (A not positive definite): x stays, and the step
+ * is counted in *broke for the host. */
 __global__ void hr_sp_cg_update_xr(int n, double *__restrict__ x, double *__restrict__ res,
                                    const double *__restrict__ p, const double *__restrict__ q,
                                    const double *rr, double *rr_old, const double *__restrict__ pq,
-                                   const hr_sp_ctl *ctl, int j)
+                                   double *broke, const hr_sp_ctl *ctl, int j)
 {
     if (ctl && hr_sp_gate(ctl, j) == 0) return; /* a device check ended the solve: x stays */
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    const double a = *rr > 0.0 && *pq != 0.0 ? *rr / *pq : 0.0;
-    if (i == 0) *rr_old = *rr; /* every block has read *rr, not *rr_old */
+    const int bad = *rr > 0.0 && !(*pq > 0.0);
+    const double a = *rr > 0.0 && !bad ? *rr / *pq : 0.0;
+    if (i == 0) {
+        *rr_old = *rr; /* every block has read *rr, not *rr_old */
+        if (bad) *broke += 1.0;
+    }
     if (i < n) {
         x[i] += a * p[i];
         res[i] -= a * q[i];
@@ -116,7 +123,7 @@ static hr_status step(hr_sparse_run *r, cg_state *s, const hr_sp_ctl *ctl, int j
     if (ctl && j > 0) /* the previous check read x and may have stopped the solve */
         HR_SPCU(r, cudaStreamWaitEvent(s->st, s->ev_check, 0));
     hr_sp_cg_update_xr<<<grid_of(s->n), 256, 0, s->st>>>(s->n, s->d_x, s->d_res, s->d_p, s->d_q, rnew, rold,
-                                                         pq, ctl, j);
+                                                         pq, s->d_sc + 4, ctl, j);
     HR_SPCU(r, cudaGetLastError());
     if (ctl) { /* the true residual of the new x: w = A x on cs, then the check */
         HR_SPCU(r, cudaEventRecord(s->ev_x, s->st));
@@ -214,10 +221,9 @@ static hr_status cg_setup(hr_sparse_run *r)
     double **vecs[] = {&s->d_b, &s->d_x, &s->d_res, &s->d_p, &s->d_q, &s->d_w};
     for (size_t v = 0; v < sizeof vecs / sizeof vecs[0]; v++)
         HR_SPCU(r, cudaMalloc((void **)vecs[v], vb));
-    HR_SPCU(r, cudaMalloc((void **)&s->d_sc, 4 * sizeof(double)));
-    HR_SPCU(r, cudaMemset(s->d_sc, 0, 4 * sizeof(double)));
-    HR_SPCU(r, cudaStreamSynchronize(
-                   cudaStreamLegacy)); /* legacy-stream work done before the non-blocking streams read it */
+    HR_SPCU(r, cudaMalloc((void **)&s->d_sc, 5 * sizeof(double)));
+    HR_SPCU(r, cudaMemset(s->d_sc, 0, 5 * sizeof(double)));
+    HR_SPCU(r, cudaStreamSynchronize(cudaStreamLegacy)); /* legacy-stream work done before the non-blocking streams read it */
     HR_SPSPARSE(r, cusparseCreateCsr(&s->A, n, n, A->nnz, s->d_rowp, s->d_col, s->d_val, CUSPARSE_INDEX_32I,
                                      CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
     HR_SPSPARSE(r, cusparseCreateDnVec(&s->vp, n, s->d_p, CUDA_R_64F));
@@ -286,7 +292,7 @@ static hr_status cg_load(hr_sparse_run *r)
         hr_sp_cg_scale<<<grid_of(n), 256, 0, s->st>>>(n, s->d_x, 1.0 / s->sc);
         HR_SPCU(r, cudaGetLastError());
     }
-    HR_SPCU(r, cudaMemsetAsync(s->d_sc, 0, 4 * sizeof(double), s->st));
+    HR_SPCU(r, cudaMemsetAsync(s->d_sc, 0, 5 * sizeof(double), s->st));
     HR_SPSPARSE(r, cusparseSpMV(s->sp, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, s->A, s->vx, &zero, s->vq,
                                 CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT, s->d_buf));
     hr_sp_cg_init<<<grid_of(n), 256, 0, s->st>>>(n, s->d_b, s->d_q, s->d_res, s->d_p);
@@ -310,19 +316,35 @@ static hr_status cg_residual(hr_sparse_run *r, double *rel)
     return hr_sp_resid_run(r, &s->R, s->d_b, NULL, s->d_q, s->st, rel);
 }
 
+/* After a call that ended at global iteration `end`: a breakdown in it (steps counted on the
+ * device; the first of them, as a breakdown persists: x has not moved since) ends the solve. */
+static hr_status check_breakdown(hr_sparse_run *r, cg_state *s, long end)
+{
+    double d[5];
+    HR_SPCU(r, cudaMemcpy(d, s->d_sc, sizeof d, cudaMemcpyDeviceToHost));
+    if (!(d[4] > 0.0)) return HR_OK;
+    r->breakdown = end - (long)d[4] + 1;
+    r->breakdown_pq = d[2];
+    return HR_ERR_DIVERGED;
+}
+
 static hr_status cg_iterate(hr_sparse_run *r, long count)
 {
     cg_state *s = (cg_state *)r->impl;
     HR_SPCU(r, cudaSetDevice(r->o.device));
-    if (s->dc) /* steps after a stopping check left x alone; one host wait */
-        return hr_sp_loop_run(r, &s->R, &s->loop, count, s->st);
+    if (s->dc) { /* steps after a stopping check left x alone; one host wait */
+        HR_TRY(hr_sp_loop_run(r, &s->R, &s->loop, count, s->st));
+        return check_breakdown(r, s, r->checked_done);
+    }
+    const long end = r->done + count;
     const double t0 = r->prof.on ? hr_sp_now() : 0.0;
     for (; count >= HR_SP_CG_GRAPH && s->graph; count -= HR_SP_CG_GRAPH, r->prof.launches++)
         HR_SPCU(r, cudaGraphLaunch(s->graph, s->st));
     for (; count > 0; count--, r->prof.live++)
         HR_TRY(step(r, s, NULL, 0));
     if (r->prof.on) r->prof.t_enqueue += hr_sp_now() - t0;
-    return hr_sp_sync(r, s->st);
+    HR_TRY(hr_sp_sync(r, s->st));
+    return check_breakdown(r, s, end);
 }
 
 static hr_status cg_sync_host(hr_sparse_run *r)

@@ -1,4 +1,5 @@
 /* Options of hetrelax multigrid: defaults, names, validation ("field: reason"). */
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -108,6 +109,8 @@ hr_status hr_mg_options_validate(const hr_mg_options *o, char *w, size_t ws)
         return hr_invalid_arg(w, ws, "rhs: unknown");
     if (o->rhs == HR_RHS_ARRAY && !o->rhs_values) return hr_invalid_arg(w, ws, "rhs: array needs rhs_values");
     if (!isfinite(o->boundary)) return hr_invalid_arg(w, ws, "boundary: must be finite");
+    if (o->precision == HR_MG_PREC_SINGLE && fabs(o->boundary) > FLT_MAX)
+        return hr_invalid_arg(w, ws, "boundary: %g does not fit in single precision", o->boundary);
     if (o->method != HR_MG_METHOD_MG && o->method != HR_MG_METHOD_CG)
         return hr_invalid_arg(w, ws, "method: mg or cg");
     if (o->pc != HR_MG_PC_NONE && o->pc != HR_MG_PC_MG) return hr_invalid_arg(w, ws, "pc: none or mg");

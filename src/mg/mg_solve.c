@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/sysmem.h"
 #include "common/timer.h"
 #include "mg/mg_handle.h"
 
@@ -160,6 +161,30 @@ static hr_status create_gpu(hr_mg *m)
     return st;
 }
 
+/* Host bytes of the CPU backend's grids: the hierarchy (u twice, h^2 f, r, and d, cp where
+ * used, per level) and the fp64 outer level (u, p, r, d, cp, and f for an array or the
+ * manufactured right-hand side). 0 when a layout does not exist (validation refuses it). */
+static double host_bytes(const hr_mg *m)
+{
+    const hr_mg_options *o = &m->o;
+    double b = 0.0;
+    hr_grid_layout l;
+    if (m->use_h) {
+        const size_t es = o->precision == HR_MG_PREC_DOUBLE ? 8 : 4;
+        int nx = m->nx, ny = m->ny, nz = m->nz;
+        for (int lv = 0; lv < m->nlev; lv++) {
+            if (!hr_layout_init(&l, m->dim, nx, ny, nz, es)) return 0.0;
+            const int grids =
+                4 + (o->smoother == HR_MG_SMOOTH_CHEBY || lv == m->nlev - 1) + (lv == m->nlev - 1);
+            b += (double)grids * (double)hr_layout_bytes(&l);
+            nx = (nx - 1) / 2, ny = (ny - 1) / 2, nz = m->dim == 3 ? (nz - 1) / 2 : nz;
+        }
+    }
+    if (m->has_out && hr_layout_init(&l, m->dim, m->nx, m->ny, m->nz, 8))
+        b += (5.0 + (o->rhs == HR_RHS_MANUFACTURED || o->rhs == HR_RHS_ARRAY)) * (double)hr_layout_bytes(&l);
+    return b;
+}
+
 hr_status hr_mg_create(const hr_mg_options *o, hr_mg **out)
 {
     last_error[0] = '\0';
@@ -186,6 +211,18 @@ hr_status hr_mg_create(const hr_mg_options *o, hr_mg **out)
     m->nlev = m->use_h ? (o->levels > 0 ? o->levels : mg_opt_max_levels(o)) : 0;
     m->direct = o->method == HR_MG_METHOD_MG && o->precision != HR_MG_PREC_MIXED;
     m->has_out = !m->direct;
+    /* refuse what cannot fit before touching it: with overcommit the allocations succeed
+     * and the first touch gets the process killed */
+    if (!gpu) {
+        const double need = host_bytes(m), avail = (double)hr_host_available_bytes();
+        if (need > avail) {
+            snprintf(last_error, sizeof last_error, "%s: %s need %.1f GB, %.1f GB available",
+                     o->nx || o->ny || o->nz ? "nx" : "n",
+                     m->use_h ? "the multigrid levels" : "the CG vectors", need * 1e-9, avail * 1e-9);
+            free(m);
+            return HR_ERR_NO_MEMORY;
+        }
+    }
     m->tls = calloc((size_t)m->nt, sizeof *m->tls);
     if (!m->tls) return fail(m, HR_ERR_NO_MEMORY);
     if (m->nt > 1 && (st = hr_team_create(m->nt, HR_BIND_NONE, &m->team)) != HR_OK) return fail(m, st);
@@ -365,6 +402,7 @@ static hr_status solve_held(hr_mg *m, hr_mg_result *res)
             d.done > 0 && m->first_rel > 0.0 ? pow(judged / m->first_rel, 1.0 / (double)d.done) : NAN;
         res->last_factor = m->last_factor;
         res->max_error = max_error(m);
+        res->threads = m->gpu ? 0 : m->nt;
     }
     if (reason == HR_REASON_NAN || reason == HR_REASON_DIVERGED) return HR_ERR_DIVERGED;
     return HR_OK;

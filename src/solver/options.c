@@ -74,9 +74,11 @@ hr_status hr_options_validate(const hr_options *o, char *w, size_t ws)
     if ((unsigned)o->backend >= HR_BACKEND_COUNT) return hr_invalid_arg(w, ws, "backend: unknown");
     if (o->threads < 0 || o->threads > 4096)
         return hr_invalid_arg(w, ws, "threads: must be between 1 and 4096");
-    if ((o->thread_rows > 0) != (o->thread_cols > 0) || o->thread_rows < 0 || o->thread_cols < 0 ||
-        (o->thread_rows > 0 && (long)o->thread_rows * (long)o->thread_cols > 4096))
-        return hr_invalid_arg(w, ws, "thread-grid: give both rows and columns (product <= 4096)");
+    if ((o->thread_rows > 0) != (o->thread_cols > 0) || o->thread_rows < 0 || o->thread_cols < 0)
+        return hr_invalid_arg(w, ws, "thread-grid: give both rows and columns (each >= 1)");
+    if (o->thread_rows > 0 && (long)o->thread_rows * (long)o->thread_cols > 4096)
+        return hr_invalid_arg(w, ws, "thread-grid: %dx%d is %ld threads, more than 4096", o->thread_rows,
+                              o->thread_cols, (long)o->thread_rows * (long)o->thread_cols);
     if (o->thread_rows > 0 && o->threads > 0 && (long)o->thread_rows * (long)o->thread_cols != o->threads)
         return hr_invalid_arg(w, ws, "thread-grid: rows x columns must equal threads");
     if (o->bind != HR_BIND_NONE && o->bind != HR_BIND_CORE)

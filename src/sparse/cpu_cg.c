@@ -19,6 +19,8 @@ typedef struct cg_state {
     double *pa, *pb;     /* per-chunk partial sums (two, so phases never overwrite a live one) */
     int nchunks;
     double rr; /* r . r */
+    long broke; /* > 0: step `broke` of the last call found p^T A p <= 0 (every thread alike) */
+    double broke_pq;
     /* res, p and q hold the true vectors divided by sc, a power of two (1 unless the
      * residual is beyond 2^+-500): r.r cannot overflow, alpha and beta are unchanged
      * and x += (alpha p/sc) sc is exact, so the iterates are those of plain CG. */
@@ -64,7 +66,15 @@ static void cg_job(void *ctx, int tid, int nt)
         hr_csr_spmv_rows(A, s->p, s->q, lo, hi);
         chunk_dots(s->p, s->q, s->pa, lo, hi);
         hr_team_barrier(s->team);
-        double alpha = rr / sum_chunks(s->pa, s->nchunks);
+        const double pq = sum_chunks(s->pa, s->nchunks);
+        if (!(pq > 0.0)) { /* A is not positive definite along p: alpha would be meaningless */
+            if (tid == 0) {
+                s->broke = k + 1;
+                s->broke_pq = pq;
+            }
+            break;
+        }
+        double alpha = rr / pq;
         for (int i = lo; i < hi; i++) {
             x[i] += s->sc == 1.0 ? alpha * s->p[i] : alpha * s->p[i] * s->sc;
             s->res[i] -= alpha * s->q[i];
@@ -114,6 +124,7 @@ static hr_status cg_load(hr_sparse_run *r)
         s->p[i] = s->res[i] = s->sc == 1.0 ? s->res[i] : s->res[i] / s->sc;
     chunk_dots(s->res, s->res, s->pa, 0, n);
     s->rr = sum_chunks(s->pa, s->nchunks);
+    s->broke = 0;
     return HR_OK;
 }
 
@@ -122,6 +133,11 @@ static hr_status cg_iterate(hr_sparse_run *r, long count)
     cg_state *s = r->impl;
     s->count = count;
     hr_team_run(s->team, cg_job, s);
+    if (s->broke) {
+        r->breakdown = r->done + s->broke;
+        r->breakdown_pq = s->broke_pq;
+        return HR_ERR_DIVERGED;
+    }
     return HR_OK;
 }
 

@@ -1,6 +1,7 @@
 /* CSR storage: assembly from triplets (duplicates summed), diagonal located once. */
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -243,4 +244,24 @@ double hr_sparse_pow2_scale(double maxabs)
         return ldexp(1.0, e - 1); /* maxabs / 2^(e-1) in [1, 2); 2^e would be Inf at DBL_MAX */
     }
     return 1.0;
+}
+
+double hr_csr_bytes(int64_t n, int64_t nnz)
+{
+    /* row_ptr and diag: int64 per row (+1); col int32 and val double per entry */
+    return 8.0 * ((double)n + 1.0) + 8.0 * (double)n + 12.0 * (double)nnz;
+}
+
+double hr_sparse_spectral_bytes(int64_t n)
+{
+    return 4.0 * 8.0 * (double)n; /* D^-1/2 and three Lanczos (or power) vectors */
+}
+
+const char *hr_sparse_bytes_text(double bytes, char *buf, size_t size)
+{
+    if (bytes >= 1e9)
+        snprintf(buf, size, "%.1f GB", bytes * 1e-9);
+    else
+        snprintf(buf, size, "%.1f MB", bytes * 1e-6);
+    return buf;
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/sysmem.h"
 #include "sparse/sparse_internal.h"
 
 /* Triplet buffer that grows as entries are added. */
@@ -212,10 +213,17 @@ static int field_long(const char *s, long lo, long hi, long *out)
     return 1;
 }
 
-hr_status hr_sparse_generate(const char *spec, hr_csr **out, char *why, size_t ws)
+/* A parsed generator spec. */
+typedef enum { G_TREFETHEN, G_LAPLACE2D, G_FV2D, G_LAPLACE3D, G_RANDOM } gen_kind;
+typedef struct gen_spec {
+    gen_kind kind;
+    long a; /* N or M */
+    double density;
+    long seed;
+} gen_spec;
+
+static hr_status parse_spec(const char *spec, gen_spec *g, char *why, size_t ws)
 {
-    if (!out) return HR_ERR_INVALID_ARG;
-    *out = NULL;
     if (!spec) return bad(why, ws, "%s", "no generator given");
     char buf[128], *f[5] = {0};
     if (strlen(spec) >= sizeof buf) return bad(why, ws, "'%.60s...': too long", spec);
@@ -226,35 +234,110 @@ hr_status hr_sparse_generate(const char *spec, hr_csr **out, char *why, size_t w
         f[nf++] = tok;
     }
     if (nf == 0) return bad(why, ws, "'%s': expected NAME:SIZE", spec);
-    long a = 0;
-    hr_status st;
+    memset(g, 0, sizeof *g);
     if (strcmp(f[0], "trefethen") == 0) {
-        if (nf != 2 || !field_long(f[1], 1, 50000000, &a))
+        if (nf != 2 || !field_long(f[1], 1, 50000000, &g->a))
             return bad(why, ws, "'%s': expected trefethen:N with 1 <= N <= 50000000", spec);
-        st = gen_trefethen((int)a, out);
+        g->kind = G_TREFETHEN;
     } else if (strcmp(f[0], "laplace2d") == 0 || strcmp(f[0], "fv2d") == 0) {
-        if (nf != 2 || !field_long(f[1], 1, 40000, &a))
+        if (nf != 2 || !field_long(f[1], 1, 40000, &g->a))
             return bad(why, ws, "'%s': expected NAME:M with 1 <= M <= 40000 (n = M^2)", spec);
-        st = f[0][0] == 'l' ? gen_laplace((int)a, 2, out) : gen_fv2d((int)a, out);
+        g->kind = f[0][0] == 'l' ? G_LAPLACE2D : G_FV2D;
     } else if (strcmp(f[0], "laplace3d") == 0) {
-        if (nf != 2 || !field_long(f[1], 1, 1000, &a))
+        if (nf != 2 || !field_long(f[1], 1, 1000, &g->a))
             return bad(why, ws, "'%s': expected laplace3d:M with 1 <= M <= 1000 (n = M^3)", spec);
-        st = gen_laplace((int)a, 3, out);
+        g->kind = G_LAPLACE3D;
     } else if (strcmp(f[0], "random-spd") == 0) {
-        long seed = 0;
         char *end = NULL;
-        double dens = nf == 4 ? strtod(f[2], &end) : -1.0;
-        if (nf != 4 || !field_long(f[1], 1, 100000000, &a) || !end || *end || !(dens >= 0.0 && dens <= 1.0) ||
-            !field_long(f[3], 0, 2147483647L, &seed))
+        g->density = nf == 4 ? strtod(f[2], &end) : -1.0;
+        if (nf != 4 || !field_long(f[1], 1, 100000000, &g->a) || !end || *end ||
+            !(g->density >= 0.0 && g->density <= 1.0) || !field_long(f[3], 0, 2147483647L, &g->seed))
             return bad(why, ws,
                        "'%s': expected random-spd:N:DENSITY:SEED with N >= 1, 0 <= DENSITY <= 1, SEED >= 0",
                        spec);
-        st = gen_random_spd((int)a, dens, (uint64_t)seed, out);
-        if (st == HR_ERR_INVALID_ARG) return bad(why, ws, "'%s': more than 2e9 entries", spec);
+        g->kind = G_RANDOM;
+        const int64_t per_row = g->a < 2 ? 0 : (int64_t)llround(g->density * (double)(g->a - 1) / 2.0);
+        if ((double)per_row * g->a * 2 + g->a > 2e9) return bad(why, ws, "'%s': more than 2e9 entries", spec);
     } else {
         return bad(why, ws, "'%s': unknown generator (trefethen, laplace2d, laplace3d, fv2d, random-spd)",
                    spec);
     }
+    return HR_OK;
+}
+
+/* Rows, reserved triplets and the peak bytes of generating g: the triplets (16 bytes each),
+ * a generator's scratch vector, then the CSR built beside them with its fill counters. */
+static void spec_size(const gen_spec *g, int64_t *n, int64_t *cap, double *peak)
+{
+    const int64_t a = g->a;
+    double scratch = 0.0;
+    *n = *cap = 0;
+    switch (g->kind) {
+    case G_TREFETHEN:
+        *n = a;
+        *cap = a;
+        for (int64_t d = 1; d < a; d *= 2)
+            *cap += 2 * (a - d);
+        scratch = 8.0 * (double)a + (a < 6 ? 15.0 : (double)a * (log((double)a) + log(log((double)a))) + 4.0);
+        break;
+    case G_LAPLACE2D:
+    case G_FV2D:
+        *n = a * a;
+        *cap = *n * (g->kind == G_FV2D ? 9 : 5);
+        scratch = g->kind == G_FV2D ? 8.0 * (double)*n : 0.0;
+        break;
+    case G_LAPLACE3D:
+        *n = a * a * a;
+        *cap = *n * 7;
+        break;
+    case G_RANDOM: {
+        const int64_t per_row = a < 2 ? 0 : (int64_t)llround(g->density * (double)(a - 1) / 2.0);
+        *n = a;
+        *cap = 2 * per_row * a + a;
+        scratch = 8.0 * (double)a;
+        break;
+    }
+    }
+    *peak = 16.0 * (double)*cap + scratch + hr_csr_bytes(*n, *cap) + 8.0 * ((double)*n + 1.0);
+}
+
+hr_status hr_sparse_generate_size(const char *spec, int64_t *n, int64_t *nnz, double *peak, char *why,
+                                  size_t ws)
+{
+    gen_spec g;
+    HR_TRY(parse_spec(spec, &g, why, ws));
+    spec_size(&g, n, nnz, peak);
+    return HR_OK;
+}
+
+hr_status hr_sparse_generate(const char *spec, hr_csr **out, char *why, size_t ws)
+{
+    if (!out) return HR_ERR_INVALID_ARG;
+    *out = NULL;
+    gen_spec g;
+    HR_TRY(parse_spec(spec, &g, why, ws));
+    /* refuse what cannot fit before touching it */
+    int64_t n = 0, cap = 0;
+    double peak;
+    spec_size(&g, &n, &cap, &peak);
+    const double avail = (double)hr_host_available_bytes();
+    if (peak > avail) {
+        char b1[32], b2[32];
+        if (why && ws)
+            snprintf(why, ws, "'%s': generating n = %lld, %lld entries needs %s, %s available", spec,
+                     (long long)n, (long long)cap, hr_sparse_bytes_text(peak, b1, sizeof b1),
+                     hr_sparse_bytes_text(avail, b2, sizeof b2));
+        return HR_ERR_NO_MEMORY;
+    }
+    hr_status st;
+    switch (g.kind) {
+    case G_TREFETHEN: st = gen_trefethen((int)g.a, out); break;
+    case G_LAPLACE2D: st = gen_laplace((int)g.a, 2, out); break;
+    case G_FV2D: st = gen_fv2d((int)g.a, out); break;
+    case G_LAPLACE3D: st = gen_laplace((int)g.a, 3, out); break;
+    default: st = gen_random_spd((int)g.a, g.density, (uint64_t)g.seed, out); break;
+    }
+    if (st == HR_ERR_INVALID_ARG) return bad(why, ws, "'%s': more than 2e9 entries", spec);
     if (st == HR_ERR_NO_MEMORY) bad(why, ws, "'%s': out of memory", spec);
     return st;
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/sysmem.h"
 #include "sparse/sparse_internal.h"
 
 #define MM_LINE_MAX     1024
@@ -263,6 +264,15 @@ hr_status hr_mm_parse_csr(const char *buf, size_t len, hr_csr **out, hr_mm_error
         return fail(err, size_line, "absurd size: %lld rows for %lld entries", rows, nz);
 
     const int64_t cap = h.symmetric ? 2 * nz : nz;
+    /* the triplets and the CSR beside them must fit (the file is in memory already) */
+    const double need = 16.0 * ((double)cap + 1.0) + hr_csr_bytes(rows, cap) + 8.0 * ((double)rows + 1.0),
+                 avail = (double)hr_host_available_bytes();
+    if (need > avail) {
+        char b1[32], b2[32];
+        fail(err, size_line, "%lld x %lld with %lld entries needs %s to read, %s available", rows, cols, nz,
+             hr_sparse_bytes_text(need, b1, sizeof b1), hr_sparse_bytes_text(avail, b2, sizeof b2));
+        return HR_ERR_NO_MEMORY;
+    }
     int32_t *ri = malloc(((size_t)cap + 1) * sizeof *ri);
     int32_t *ci = malloc(((size_t)cap + 1) * sizeof *ci);
     double *v = malloc(((size_t)cap + 1) * sizeof *v);

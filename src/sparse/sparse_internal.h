@@ -95,6 +95,10 @@ struct hr_sparse_run {
     long mon_every;
     int mon_ring;
     const double *mon_hist;
+    /* CG: > 0 when p^T A p was not positive: the global iteration (1-based) that broke
+     * down, x holding the iterate before it; iterate() then returns HR_ERR_DIVERGED */
+    long breakdown;
+    double breakdown_pq;
     hr_sparse_prof prof;
     void *impl; /* method state */
     char err[256];
@@ -117,6 +121,27 @@ double hr_sparse_norm2(const double *v, int n);
 /* A power of two 2^e with max |v_i| / 2^e in [1, 2) when max |v_i| is beyond 2^+-500
  * (1 otherwise): CG runs on v / 2^e, exactly, so that r.r cannot overflow. */
 double hr_sparse_pow2_scale(double maxabs);
+
+/* Memory, counted before it is touched (with overcommit a malloc that cannot be backed
+ * succeeds, and the process is killed later without a word). All in bytes. */
+/* A CSR matrix of n rows and nnz entries (row_ptr, diag, col, val). */
+double hr_csr_bytes(int64_t n, int64_t nnz);
+/* What hr_sparse_generate(spec) builds, without building it: rows, entries (the triplets
+ * it reserves, an upper bound) and its peak (triplets, scratch and the CSR at once).
+ * HR_ERR_INVALID_ARG with `why` for a bad spec. */
+hr_status hr_sparse_generate_size(const char *spec, int64_t *n, int64_t *nnz, double *peak, char *why,
+                                  size_t why_size);
+/* What a solve with method m adds beside A, b and x: host bytes of its setup (and of the
+ * spectral estimate that plain Jacobi's check runs), device bytes of a GPU method (A on
+ * the device and its vectors). Estimates, on the high side. */
+double hr_sparse_solve_host_bytes(const hr_sparse_method *m, const hr_sparse_options *o, int64_t n,
+                                  int64_t nnz);
+double hr_sparse_solve_device_bytes(const hr_sparse_method *m, const hr_sparse_options *o, int64_t n,
+                                    int64_t nnz);
+/* The spectral estimate's vectors (hr_sparse_spectral). */
+double hr_sparse_spectral_bytes(int64_t n);
+/* "12.3 GB" or "45.6 MB" into buf. */
+const char *hr_sparse_bytes_text(double bytes, char *buf, size_t size);
 
 /* Greedy colouring of the pattern of A + A^T in row order (cpu_gs_color.c): color[i] is
  * the smallest colour no coupled row j < i has; *ncolors the number used. */

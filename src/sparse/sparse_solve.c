@@ -8,8 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/sysmem.h"
 #include "common/timer.h"
 #include "cpu/team.h"
+#include "cuda/cuda_api.h"
 #include "solver/driver.h"
 #include "sparse/sparse_internal.h"
 
@@ -65,6 +67,40 @@ static hr_status validate(const hr_sparse_options *o, hr_sparse_result *res)
     if (o->gpus < 0 || o->gpus > 64 || (unsigned)o->comm >= HR_SPARSE_COMM_COUNT)
         return say(res, HR_ERR_INVALID_ARG, "gpus: must be 0..64 with a known comm scheme");
     return HR_OK;
+}
+
+double hr_sparse_solve_host_bytes(const hr_sparse_method *m, const hr_sparse_options *o, int64_t n,
+                                  int64_t nnz)
+{
+    const double dn = (double)n;
+    double b = 0.0;
+    if (m->backend != HR_BACKEND_GPU) {
+        if (strcmp(m->name, "jacobi") == 0)
+            b = 8.0 * dn; /* the second iterate */
+        else if (strcmp(m->name, "cg") == 0)
+            b = 24.0 * dn; /* residual, direction, A p */
+        else if (strcmp(m->name, "gs-mc") == 0)
+            b = 24.0 * dn + 4.0 * (double)nnz; /* the colouring's lists, colours, permutation */
+    } else {
+        b = 16.0 * dn; /* staging of the diagonal and the row offsets */
+    }
+    /* plain Jacobi's rho(B) < 1 check (or tau auto) runs the spectral estimate */
+    if ((m->caps & HR_SPARSE_CAP_TAU) && !(o->tau > 0.0) && !(o->tau == 0.0 && o->allow_divergent))
+        b += hr_sparse_spectral_bytes(n);
+    if (o->fault_fraction > 0.0) b += 5.0 * dn; /* the mask and its index list */
+    return b;
+}
+
+double hr_sparse_solve_device_bytes(const hr_sparse_method *m, const hr_sparse_options *o, int64_t n,
+                                    int64_t nnz)
+{
+    if (m->backend != HR_BACKEND_GPU) return 0.0;
+    /* A as stored on each device (column and value per entry, offsets per row), and the
+     * method's vectors: cg b, x, r, p, q, w; jacobi diag, b and three iterates; async diag,
+     * b, x and snapshots */
+    const int vectors = strcmp(m->name, "cg") == 0 ? 6 : strcmp(m->name, "jacobi") == 0 ? 5 : 4;
+    const int parts = o->gpus > 1 ? o->gpus : 1; /* several GPUs: each holds its rows of A */
+    return (12.0 * (double)nnz + 16.0 * ((double)n + 1.0)) / parts + 8.0 * vectors * (double)n;
 }
 
 /* Chooses the relaxation factor: refuses plain Jacobi when rho(B) >= 1. */
@@ -212,6 +248,23 @@ hr_status hr_sparse_solver_create(const hr_csr *A, const hr_sparse_options *opt,
     if ((opt->gpus > 1 || opt->comm != HR_SPARSE_COMM_AUTO) && m->backend != HR_BACKEND_GPU)
         return say(res, HR_ERR_INVALID_ARG, "gpus: several GPUs and --comm are only for the gpu backend");
 
+    /* refuse what cannot fit before touching it (host, and the GPU method's device) */
+    {
+        char b1[32], b2[32];
+        const double host = hr_sparse_solve_host_bytes(m, opt, A->n_rows, A->nnz),
+                     avail = (double)hr_host_available_bytes();
+        if (host > avail)
+            return say(res, HR_ERR_NO_MEMORY,
+                       "method %s needs %s of host memory beside A, b and x, %s available", m->name,
+                       hr_sparse_bytes_text(host, b1, sizeof b1), hr_sparse_bytes_text(avail, b2, sizeof b2));
+        size_t dfree = 0, dtotal = 0;
+        const double dev = hr_sparse_solve_device_bytes(m, opt, A->n_rows, A->nnz);
+        if (dev > 0.0 && hr_cuda_device_memory(opt->device, &dfree, &dtotal) == HR_OK && dev > (double)dfree)
+            return say(res, HR_ERR_NO_MEMORY,
+                       "method %s on the gpu needs about %s of device memory, %s free on device %d", m->name,
+                       hr_sparse_bytes_text(dev, b1, sizeof b1),
+                       hr_sparse_bytes_text((double)dfree, b2, sizeof b2), opt->device);
+    }
     hr_sparse_solver *h = calloc(1, sizeof *h);
     if (!h) return say(res, HR_ERR_NO_MEMORY, "out of memory for the solver");
     hr_sparse_run *r = &h->r;
@@ -409,6 +462,7 @@ static hr_status solve_held(hr_sparse_solver *h, const double *b, double *x, hr_
     r->divref = divref; /* device-side checks apply it */
     r->checked_stop = 0;
     r->checked_done = 0;
+    r->breakdown = 0;
     hr_status st = m->load ? m->load(r) : HR_OK;
     if (st != HR_OK) return say(res, st, "%s failed: %s", m->name, r->err[0] ? r->err : hr_status_string(st));
     res->time_setup_s = (h->solves++ == 0 ? h->time_setup : 0.0) + (hr_now() - t_load);
@@ -467,6 +521,11 @@ static hr_status solve_held(hr_sparse_solver *h, const double *b, double *x, hr_
         st = hr_drive(&ops, &cfg, NULL, &times, &d);
         reason = d.reason;
         r->done = d.done;
+        if (st == HR_ERR_DIVERGED && r->breakdown > 0) { /* not an error of the call: a result */
+            st = HR_OK;
+            reason = HR_REASON_BREAKDOWN;
+            r->done = r->breakdown - 1;
+        }
     }
     t_iter = times.compute;
     res->time_s = hr_now() - t0;
@@ -485,6 +544,11 @@ static hr_status solve_held(hr_sparse_solver *h, const double *b, double *x, hr_
     res->reason = reason;
     if (o->monitor && !(o->monitor_every > 0 && r->done > 0 && r->done % o->monitor_every == 0))
         o->monitor(r->done, res->relative_residual, o->monitor_user);
+    if (reason == HR_REASON_BREAKDOWN)
+        return say(res, HR_ERR_DIVERGED,
+                   "%s broke down at iteration %ld: p^T A p = %g, so A is not symmetric positive definite "
+                   "(relative residual %g, initial %g)",
+                   m->name, r->breakdown, r->breakdown_pq, res->relative_residual, rel0);
     if (reason == HR_REASON_DIVERGED || reason == HR_REASON_NAN)
         return say(res, HR_ERR_DIVERGED, "diverged at iteration %ld: relative residual %g (initial %g)%s",
                    r->done, res->relative_residual, rel0,

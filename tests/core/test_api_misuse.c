@@ -13,6 +13,9 @@
 #include <string.h>
 /* cmocka needs the headers above first */
 #include <cmocka.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "hetrelax/hetrelax.h"
 #include "hetrelax/hybrid.h"
@@ -408,6 +411,82 @@ static void sparse_reentry_refused(void **state)
     }
 }
 
+/* The solver's setup is counted before it is touched: under an address-space limit just
+ * above what the process maps with A built, methods whose vectors do not fit are refused
+ * (HR_ERR_NO_MEMORY and the figures), one that needs none is not. In a child process: the
+ * limit stays there. Not under a sanitizer (it reserves terabytes of address space). */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define HR_NO_RLIMIT 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define HR_NO_RLIMIT 1
+#endif
+#endif
+
+static size_t mapped_bytes(void)
+{
+    unsigned long pages = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f && fscanf(f, "%lu", &pages) != 1) pages = 0;
+    if (f) fclose(f);
+    return (size_t)pages * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+static int setup_under_limit(void)
+{
+    const int n = 2000000; /* a diagonal matrix: A ~ 56 MB, each vector 16 MB */
+    int32_t *ij = malloc((size_t)n * sizeof *ij);
+    double *v = malloc((size_t)n * sizeof *v);
+    if (!ij || !v) return 10;
+    for (int i = 0; i < n; i++) {
+        ij[i] = i;
+        v[i] = 2.0;
+    }
+    hr_csr *A = NULL;
+    if (hr_csr_from_coo(n, n, n, ij, ij, v, &A) != HR_OK) return 11;
+    free(ij);
+    free(v);
+    struct rlimit rl = {mapped_bytes() + ((size_t)40 << 20), RLIM_INFINITY};
+    rl.rlim_max = rl.rlim_cur;
+    if (setrlimit(RLIMIT_AS, &rl) != 0) return 12;
+    const char *methods[] = {"jacobi", "cg", "gs"}; /* 80 MB (spectral check + x'), 48 MB, none */
+    const hr_status want[] = {HR_ERR_NO_MEMORY, HR_ERR_NO_MEMORY, HR_OK};
+    for (int i = 0; i < 3; i++) {
+        hr_sparse_options o;
+        hr_sparse_options_default(&o);
+        o.method = methods[i];
+        o.backend = HR_BACKEND_CPU_SEQ;
+        hr_sparse_solver *h = NULL;
+        hr_sparse_result r;
+        const hr_status st = hr_sparse_solver_create(A, &o, &h, &r);
+        if (st != want[i]) {
+            fprintf(stderr, "%s: status %d (%s), want %d\n", methods[i], (int)st, r.message, (int)want[i]);
+            return 20 + i;
+        }
+        if (st == HR_ERR_NO_MEMORY && !strstr(r.message, "available")) return 30 + i;
+        hr_sparse_solver_free(h);
+    }
+    hr_csr_free(A);
+    return 0;
+}
+
+static void sparse_memory_refused(void **state)
+{
+    (void)state;
+#ifdef HR_NO_RLIMIT
+    skip();
+#else
+    fflush(NULL);
+    const pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) _exit(setup_under_limit());
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+#endif
+}
+
 /* -------------------------------------------------------------- hybrid.h */
 
 static void hybrid_nulls(void **state)
@@ -468,6 +547,7 @@ int main(void)
         cmocka_unit_test(mg_tol_zero),
         cmocka_unit_test(sparse_nulls),
         cmocka_unit_test(sparse_reentry_refused),
+        cmocka_unit_test(sparse_memory_refused),
         cmocka_unit_test(hybrid_nulls),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
