@@ -229,9 +229,18 @@ static hr_status parse_spec(const char *spec, gen_spec *g, char *why, size_t ws)
     if (strlen(spec) >= sizeof buf) return bad(why, ws, "'%.60s...': too long", spec);
     strcpy(buf, spec);
     int nf = 0;
-    for (char *p = buf, *save = NULL, *tok = strtok_r(p, ":", &save); tok; tok = strtok_r(NULL, ":", &save)) {
+    /* every field must be there: "laplace2d::8" is not "laplace2d:8" */
+    for (char *p = buf;; nf++) {
+        char *colon = strchr(p, ':');
+        if (colon) *colon = '\0';
+        if (!*p) return bad(why, ws, "'%s': an empty field (expected NAME:SIZE)", spec);
         if (nf == 5) return bad(why, ws, "'%s': too many ':' fields", spec);
-        f[nf++] = tok;
+        f[nf] = p;
+        if (!colon) {
+            nf++;
+            break;
+        }
+        p = colon + 1;
     }
     if (nf == 0) return bad(why, ws, "'%s': expected NAME:SIZE", spec);
     memset(g, 0, sizeof *g);

@@ -114,6 +114,10 @@ for c in "--divtol 1:--divtol: must be > 1" "--tol -1:--tol" "--tau 3:--tau"; do
     bad "sparse $args: exit $rc, out '$(cat "$T/out")', err '$(cat "$T/err")'"
 done
 
+# --- lists with a missing item are refused, not read as another list
+expect_usage "--gen: 'laplace2d::8': an empty field" sparse --gen laplace2d::8
+expect_usage "--gen: 'laplace2d:8:': an empty field" sparse --gen laplace2d:8:
+
 # --- --thread-grid beyond 4096 threads says so
 expect_usage "--thread-grid: 1000x1000 is 1000000 threads, more than 4096" $P --n 16 --thread-grid 1000x1000
 
