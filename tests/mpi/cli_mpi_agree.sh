@@ -107,7 +107,7 @@ expect 2 3 "poisson2d: rank 1: --rhs: cannot read 'f.raw': No such file or direc
 expect 2 4 "poisson2d: rank 2: --rhs: cannot read 'f.raw'" \
   -n 2 -wdir "$T/a" "$W" "$HR" poisson2d $B $R : -n 1 -wdir "$T/b" "$W" "$HR" poisson2d $B $R : \
   -n 1 -wdir "$T/a" "$W" "$HR" poisson2d $B $R
-expect 2 2 "poisson3d: rank 1: --rhs: 'f.raw': expected exactly 400 finite" \
+expect 2 2 "poisson3d: rank 1: --rhs: 'f.raw': too short" \
   -n 1 -wdir "$T/a" "$W" "$HR" poisson3d $B --rhs f.raw --n 20 --nz 1 : \
   -n 1 -wdir "$T/c" "$W" "$HR" poisson3d $B --rhs f.raw --n 20 --nz 1
 expect 2 2 "^hetrelax poisson2d: --rhs: cannot read 'f.raw'" \

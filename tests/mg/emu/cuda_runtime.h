@@ -31,6 +31,7 @@ struct emu_graph {
 typedef emu_graph *cudaGraph_t;
 typedef emu_graph *cudaGraphExec_t;
 typedef int *cudaStream_t;
+#define cudaStreamLegacy ((cudaStream_t)0x1) /* the legacy default stream: every call here is synchronous */
 extern thread_local dim3 threadIdx, blockIdx, blockDim, gridDim;
 extern emu_graph *emu_capturing;
 #define __device__
