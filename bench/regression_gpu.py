@@ -10,8 +10,7 @@ command, median of --repeats cold runs, each run's answer checked first):
              (the solve) and time_setup_s
   redblack   poisson2d --method redblack --backend gpu --n 8192, 500 iterations fp32: ms per
              iteration and % of copy
-  sparse     the sparse command against its bench driver (scripts/gpu-sparse-check.sh cli),
-             when --sparse is given (its own log)
+  mpi1       (not by default) poisson3d 512^3 on one GPU rank under mpiexec against --backend gpu
 
   bench/regression_gpu.py --hetrelax BUILD/hetrelax --out OUT.json [--repeats 3] [--sections ...]
   bench/regression_gpu.py --compare BEFORE.json AFTER.json     (ratios; flags changes over 2 %)
@@ -89,6 +88,7 @@ def main():
     ap.add_argument("--out")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--sections", default="tuned2d,tuned3d,mg,redblack")
+    ap.add_argument("--mpiexec", default="mpiexec")
     ap.add_argument("--compare", nargs=2, metavar=("BEFORE", "AFTER"))
     a = ap.parse_args()
     if a.compare:
@@ -124,6 +124,14 @@ def main():
         recs.append(measure("red-black 2-D 8192 fp32", [H, "poisson2d", "--method", "redblack", "--backend", "gpu",
                                                         "--n", "8192", "--iters", "500"],
                             ["time_per_sweep_s", "bandwidth_fraction"], R, tmp, finite_residual))
+    if "mpi1" in secs:  # one GPU rank against the gpu backend: the decomposed sweep's kernel shape
+        for prec in ("single", "double"):
+            p = ["poisson3d", "--n", "512", "--iters", "200", "--precision", prec]
+            recs.append(measure("3-D 512 %s --backend gpu" % prec, [H] + p + ["--backend", "gpu"],
+                                ["time_per_sweep_s", "bandwidth_fraction"], R, tmp, finite_residual))
+            recs.append(measure("3-D 512 %s mpiexec -n 1" % prec,
+                                [a.mpiexec, "-n", "1", H] + p + ["--backend", "gpu", "--transport", "auto"],
+                                ["time_per_sweep_s", "bandwidth_fraction"], R, tmp, finite_residual))
     json.dump({"records": recs, "date": time.strftime("%Y-%m-%d %H:%M:%S"),
                "gpu": subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True).stdout.strip()},
               open(a.out, "w"), indent=1)

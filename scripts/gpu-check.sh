@@ -118,13 +118,14 @@ QUICK=""
 ALL=tune,ladder,fig11,transfer,tb,async,peers
 SECTIONS=${SECTIONS:-$ALL}
 BENCH=$(echo "$SECTIONS" | tr ',' '\n' | grep -v -x -e peers -e fig16 -e 3d -e peers3d -e hybrid -e sparsecli \
-    -e cpu16 -e mpi16 -e mpitrace -e mgpeers -e hypre16 -e hybrid5d -e hybrid5dmpi -e splittrace -e rowsab -e mgpu -e mpigpu -e multigrid -e mgpucli -e mgpm -e mgpurb | paste -sd, -)
+    -e cpu16 -e mpi16 -e mpitrace -e mgpeers -e hypre16 -e hybrid5d -e hybrid5dmpi -e splittrace -e rowsab -e mgpu -e mpigpu -e multigrid -e mgpucli -e mgpm -e mgpurb -e regress | paste -sd, -)
 # sections beyond the GPU kernels, for a machine with many cores and a GPU:
 #   hybrid     seed 000 fig. 14 (CPU+GPU row split, measured and modelled; HYBRID_ARGS)
 #   mgpu       many GPUs in one process (bench/mgpu_all.sh; .deps/mgpm for NVIDIA's variants)
 #   mpigpu     GPU ranks under MPI: 3-D weak and strong scaling (bench/mpi_gpu_scaling.py)
 #   mgpucli    several GPUs through the command: --gpus N and GPU ranks, 2-D strong, 3-D weak
 #              and strong, every transport (bench/multi_gpu_cli.py; MGPUCLI_ARGS)
+#   regress    tuned 2-D/3-D % of copy, multigrid to 1e-8, red-black (bench/regression_gpu.py)
 #   mgpurb     red-black on 1, 2 and 4 GPUs, rb-tuned against rb-mgpu (bench/mgpu_redblack.py)
 #   mgpm       NVIDIA's multi-GPU Jacobi variants at 20480^2 interior, 300 iterations, on
 #              1, 2 and 4 GPUs where present (bench/mgpm_build.sh; .deps/mgpm)
@@ -184,6 +185,11 @@ if [[ ",$SECTIONS," == *,mgpm,* ]]; then
     say "NVIDIA's multi-GPU Jacobi variants (bench/mgpm_build.sh)"
     timeout "${MGPM_TIMEOUT:-300}" bash bench/mgpm_build.sh "$OUT/mgpm.json" --n 20482 --niter 300 \
         --gpus "${MGPM_GPUS:-1,2,4}" || status=1
+fi
+if [[ ",$SECTIONS," == *,regress,* ]]; then
+    say "the one-GPU figures a layout change must not move (bench/regression_gpu.py; REGRESS_ARGS)"
+    timeout "${REGRESS_TIMEOUT:-300}" python3 bench/regression_gpu.py --hetrelax "$CLI" --out "$OUT/regression.json" \
+        ${REGRESS_ARGS:-} || status=1
 fi
 if [[ ",$SECTIONS," == *,mgpurb,* ]]; then
     say "red-black on 1, 2 and 4 GPUs (bench/mgpu_redblack.py; MGPURB_ARGS, default --quick)"
