@@ -26,11 +26,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/error.h"
-#include "common/timer.h"
-#include "cuda/cuda_api.h"
+#include "core/error.h"
+#include "core/timer.h"
+#include "runtime/cuda/cuda_api.h"
 #include "hetrelax/hetrelax.h"
-#include "solver/solver_internal.h"
+#include "core/solver_internal.h"
 
 typedef struct bcase {
     const char *name;

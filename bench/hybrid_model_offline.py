@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The CPU+GPU split model of src/hybrid/model.c, offline: re-evaluates a recorded fig14/fig5d run
+"""The CPU+GPU split model of src/parallel/hybrid/model.c, offline: re-evaluates a recorded fig14/fig5d run
 (bench/hybrid_experiments.py refit JSON) with the current model and prints its error per split
 next to the error of the model the run recorded.
 

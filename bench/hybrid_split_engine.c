@@ -16,11 +16,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "common/timer.h"
+#include "core/timer.h"
 #include "hetrelax/hybrid.h"
-#include "hybrid/split.h"
+#include "parallel/hybrid/split.h"
 #include "hybrid_split.h"
-#include "solver/solver_internal.h"
+#include "core/solver_internal.h"
 
 typedef struct eng {
     const bench_cfg *c;

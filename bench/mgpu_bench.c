@@ -30,11 +30,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/error.h"
-#include "common/timer.h"
+#include "core/error.h"
+#include "core/timer.h"
 #include "hetrelax/hetrelax.h"
-#include "hybrid/split.h"
-#include "solver/solver_internal.h"
+#include "parallel/hybrid/split.h"
+#include "core/solver_internal.h"
 
 #define MAXL 64
 

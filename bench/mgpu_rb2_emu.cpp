@@ -1,5 +1,5 @@
 /*
- * rb-mgpu's streaming scheme (src/cuda/redblack_gpu2_stream.cuh) on the host, no GPU: the
+ * rb-mgpu's streaming scheme (src/methods/redblack/cuda/redblack_gpu2_stream.cuh) on the host, no GPU: the
  * real rb2s_layout / rb2s_part / rb2s_iteration / rb2s_capture / rb2s_run on the real state
  * struct, each rb_stream launch run by the warp emulation of tests/gpu/rb_stream_emu.cpp (32
  * fibers in lock step, tests/gpu/emu_warp.h), the CUDA calls stubbed to run at once, so the
@@ -26,8 +26,8 @@
 #include <functional>
 #include <vector>
 
-#include "common/stencil.h"
-#include "problem/grid.h"
+#include "core/stencil.h"
+#include "core/grid.h"
 
 #define __global__
 #define __device__
@@ -44,8 +44,8 @@ struct rb_geo {
 };
 #include "emu_warp.h"
 
-#include "cuda/redblack_gpu.h"
-#include "cuda/redblack_stream.cuh"
+#include "methods/redblack/cuda/redblack_gpu.h"
+#include "methods/redblack/cuda/redblack_stream.cuh"
 
 /* the CUDA runtime as the scheme uses it: every call runs at once, in the enqueue order; a
  * capture records the launches and copies (closures) into a graph that a launch replays */
@@ -108,7 +108,7 @@ static void emu_enqueue(std::function<void()> op)
         op();
 }
 
-#include "cuda/redblack_gpu2_state.cuh"
+#include "methods/redblack/cuda/redblack_gpu2_state.cuh"
 
 static int rb2_copy_rows(const hr_gpu_rb2 *, int, int, void *dst, const void *src, size_t n, int)
 {
@@ -172,7 +172,7 @@ static int rb_stream_launch_rows(const T *u, T *un, const T *hf, const rb_geo &g
     return 0;
 }
 
-#include "cuda/redblack_gpu2_stream.cuh"
+#include "methods/redblack/cuda/redblack_gpu2_stream.cuh"
 
 /* rb-seq's order: colour 0 then colour 1, in place. */
 template <typename T> static void reference(T *u, const T *hf, const rb_geo &g, T c0, T c1)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Models of rb-mgpu's schedules (src/cuda/redblack_gpu2.cu), checked against the sequential
+"""Models of rb-mgpu's schedules (src/methods/redblack/cuda/redblack_gpu2.cu), checked against the sequential
 red-black sweep. Pure Python, no GPU: run it after changing a schedule (ctest rb_mgpu_model).
 
   bench/mgpu_rb2_model.py      # prints "bad 0 of N" per model; exit 1 on a mismatch or a race

@@ -5,7 +5,7 @@ rounds went (issue 11: why do 16 ranks wait for each other?).
   HETRELAX_DSOLVER_TRACE=/tmp/tr mpiexec -n 16 tests/mpi/mpi_solve --dim 3 --n 512 ...
   bench/mpi_trace.py /tmp/tr [--json out.json] [--skip 5]
 
-Each file PREFIX.<subdomain> has one line per overlapped sweep round (src/decomp/dsolver.h):
+Each file PREFIX.<subdomain> has one line per overlapped sweep round (src/parallel/decomp/dsolver.h):
 start, posted, inner_end, arrived, end (monotonic wall clock, one clock for the host), the
 thread's CPU seconds over the inner points and the involuntary context switches. A round
 without overlap (mapped ghost planes, --no-overlap) has no inner points: its exchange shows

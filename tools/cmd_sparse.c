@@ -7,9 +7,9 @@
 
 #include "cli.h"
 #include "cli_flags.h"
-#include "cuda/cuda_api.h" /* device memory, for the estimate */
+#include "runtime/cuda/cuda_api.h" /* device memory, for the estimate */
 #include "hetrelax/sparse.h"
-#include "sparse/sparse_internal.h"
+#include "methods/sparse/sparse_internal.h"
 
 #define CMD "sparse"
 

@@ -9,8 +9,8 @@
 
 #include "cli.h"
 #include "cli_flags.h"
-#include "cuda/cuda_api.h"    /* hr_cuda_tune: the measuring itself has no public API yet */
-#include "solver/tune_util.h" /* the cache file's default path */
+#include "runtime/cuda/cuda_api.h"    /* hr_cuda_tune: the measuring itself has no public API yet */
+#include "core/tune_util.h" /* the cache file's default path */
 
 #define CMD      "tune"
 #define MAX_LIST 32

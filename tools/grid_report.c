@@ -6,8 +6,8 @@
 #include <errno.h>
 
 #include "cli.h"
-#include "cpu/team.h"
-#include "cuda/cuda_api.h"
+#include "runtime/cpu/team.h"
+#include "runtime/cuda/cuda_api.h"
 #include "field_io.h"
 #include "grid_cmd.h"
 

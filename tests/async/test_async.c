@@ -23,7 +23,7 @@
 /* cmocka needs the headers above first */
 #include <cmocka.h>
 
-#include "cpu/jacobi2d_async.h"
+#include "methods/async/cpu/jacobi2d_async.h"
 #include "hetrelax/hetrelax.h"
 
 static const char *const kernels[] = {"async0", "async1", "async2", "async3"};

@@ -7,7 +7,7 @@
 /* cmocka needs the headers above first */
 #include <cmocka.h>
 
-#include "problem/grid.h"
+#include "core/grid.h"
 
 static hr_status alloc(hr_grid *g, int dim, int nx, int ny, int nz, size_t es)
 {

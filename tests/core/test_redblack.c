@@ -12,7 +12,7 @@
 /* cmocka needs the headers above first */
 #include <cmocka.h>
 
-#include "common/stencil.h"
+#include "core/stencil.h"
 #include "hetrelax/hetrelax.h"
 
 static hr_options base(int dim, int nx, int ny, int nz, hr_backend b, const char *kernel)

@@ -7,7 +7,7 @@ out=${1:-build/emu}
 mkdir -p "$out"
 # the 3-D kernel's text, from its comment line to the launcher that follows it
 sed -n '/^\/\* R rows of V columns per thread/,/^template <typename T, bool W, int R> static cudaError_t go_tuned_r/p' \
-    src/cuda/jacobi3d.cu | sed '$d' > "$out/tuned3d_kernel.inc"
+    src/methods/jacobi/cuda/jacobi3d.cu | sed '$d' > "$out/tuned3d_kernel.inc"
 flags="-std=c++17 -O1 -ffp-contract=off -Isrc -Iinclude -I$out -Itests/gpu"
 ${CXX:-g++} $flags tests/gpu/rb_stream_emu.cpp -o "$out/rb_stream_emu"
 ${CXX:-g++} $flags tests/gpu/tuned3d_emu.cpp -o "$out/tuned3d_emu"

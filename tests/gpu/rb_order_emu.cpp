@@ -1,8 +1,8 @@
 /*
  * The ordering of the red-black GPU solvers' host code, checked without a GPU: the real
- * src/cuda/redblack_gpu.cu and redblack_gpu2.cu (launches rewritten into calls by
+ * src/methods/redblack/cuda/redblack_gpu.cu and redblack_gpu2.cu (launches rewritten into calls by
  * tests/gpu/rb_order_emu.sh) run against the recording runtime of emu_cuda/cuda_runtime.h,
- * driven as the solver drives them (src/cpu/redblack_gpu_desc.c): create (fills, f, upload),
+ * driven as the solver drives them (src/methods/redblack/redblack_gpu_desc.c): create (fills, f, upload),
  * iterations, downloads that the host then reads (residual checks, the solution), a restart
  * and the tuner's resets (the host rewrites its grid and uploads it), shape changes, free.
  * Every two accesses to the same bytes, one a write, by the host, a copy, a fill or a kernel,
@@ -19,12 +19,12 @@
 #include <string>
 #include <vector>
 
-#include "common/stencil.h"
-#include "cuda/redblack_gpu.h"
+#include "core/stencil.h"
+#include "methods/redblack/cuda/redblack_gpu.h"
 #include "cuda_runtime.h"
-#include "problem/grid.h"
+#include "core/grid.h"
 
-/* the tuning cache's lookup (src/cuda/gpu_tune.cu): no entry */
+/* the tuning cache's lookup (src/methods/jacobi/cuda/gpu_tune.cu): no entry */
 extern "C" int hr_gpu_rb_shape_lookup(int, const char *, const char *, int, int, int, int *, const char **)
 {
     return 0;

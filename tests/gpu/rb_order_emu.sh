@@ -1,15 +1,15 @@
 #!/bin/sh
 # The red-black GPU host code's ordering without a GPU (tests/gpu/rb_order_emu.cpp): the real
-# src/cuda/redblack_* files with each `kernel<<<grid, block, smem, stream>>>(args)` rewritten
+# src/methods/redblack/cuda/redblack_* files with each `kernel<<<grid, block, smem, stream>>>(args)` rewritten
 # into emu_launch(...) (perl), compiled against the recording runtime tests/gpu/emu_cuda/
 # (a C++17 compiler), run: every unordered pair of conflicting accesses is printed, exit 1.
 # About 10 s on 2 cores.
 #   tests/gpu/rb_order_emu.sh [OUTDIR]      (from the repository root)
 set -eu
 out=${1:-build/emu}
-src=$out/rb_order/cuda
+src=$out/rb_order/methods/redblack/cuda
 mkdir -p "$src"
-for f in src/cuda/redblack_*; do
+for f in src/methods/redblack/cuda/redblack_*; do
     # keep the line breaks, so file:line in the reports is the source's
     perl -0pe 's/(\w+(?:<[^;<>]*>)?)(\s*)<<<(.*?)>>>\s*\(/emu_launch(__FILE__, __LINE__, emu_config($3), $1,$2/gs;
                s/#ifdef __CUDACC__/#if 1/g' "$f" > "$src/$(basename "$f")"

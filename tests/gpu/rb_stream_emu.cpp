@@ -1,5 +1,5 @@
 /*
- * A host emulation of rb-tuned's kernel (src/cuda/redblack_stream.cuh) for machines with no
+ * A host emulation of rb-tuned's kernel (src/methods/redblack/cuda/redblack_stream.cuh) for machines with no
  * GPU: the kernel body is compiled as ordinary C++, each warp runs as 32 fibers in lock step
  * (shuffles through a round robin, tests/gpu/emu_warp.h), warps one after another (the kernel
  * has no communication between warps: it reads one grid and writes the other). The result
@@ -16,8 +16,8 @@
 #include <cstring>
 #include <vector>
 
-#include "common/stencil.h"
-#include "problem/grid.h"
+#include "core/stencil.h"
+#include "core/grid.h"
 
 #define __global__
 #define __device__
@@ -34,7 +34,7 @@ struct rb_geo {
 };
 #include "emu_warp.h"
 
-#include "cuda/redblack_stream.cuh"
+#include "methods/redblack/cuda/redblack_stream.cuh"
 
 /* One launch as rb_stream_launch would make it (gy_cap: fewer block rows, to run the
  * grid-stride loop). */

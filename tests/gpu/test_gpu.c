@@ -23,9 +23,9 @@
 #include <cmocka.h>
 #include <math.h>
 
-#include "cuda/cuda_api.h"
+#include "runtime/cuda/cuda_api.h"
 #include "hetrelax/hetrelax.h"
-#include "solver/solver_internal.h"
+#include "core/solver_internal.h"
 
 static int small_only(void)
 {

@@ -26,7 +26,7 @@
 #include <math.h>
 #include <unistd.h>
 
-#include "cuda/cuda_api.h"
+#include "runtime/cuda/cuda_api.h"
 #include "hetrelax/hetrelax.h"
 
 /* HR_GPU_TEST_SMALL=1 (compute-sanitizer): small extents, the bitwise tests only. */

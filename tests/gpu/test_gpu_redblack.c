@@ -30,9 +30,9 @@
 /* cmocka needs the headers above first */
 #include <cmocka.h>
 
-#include "cuda/cuda_api.h"
+#include "runtime/cuda/cuda_api.h"
 #include "hetrelax/hetrelax.h"
-#include "solver/solver_internal.h"
+#include "core/solver_internal.h"
 
 static const char *const kernels[] = {"rb-v1", "rb-v2", "rb-v3", "rb-v4", "rb-ldg", "rb-tuned", "rb-inplace"};
 #define NKERNELS ((int)(sizeof kernels / sizeof kernels[0]))

@@ -1,5 +1,5 @@
 /*
- * A host emulation of the 3-D `tuned` kernel (hr_k_tuned3d in src/cuda/jacobi3d.cu) for
+ * A host emulation of the 3-D `tuned` kernel (hr_k_tuned3d in src/methods/jacobi/cuda/jacobi3d.cu) for
  * machines with no GPU, as rb_stream_emu.cpp does for rb-tuned: the kernel's text is cut out
  * of jacobi3d.cu (by tests/gpu/emu_build.sh) and compiled as C++, each warp runs as 32 fibers
  * in lock step (shuffles through a round robin, emu_warp.h), warps one after another (a Jacobi sweep
@@ -15,8 +15,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "common/stencil.h"
-#include "problem/grid.h"
+#include "core/stencil.h"
+#include "core/grid.h"
 
 #define __global__
 #define __device__

@@ -17,8 +17,8 @@
 
 #include "hetrelax/hetrelax.h"
 #include "hetrelax/hybrid.h"
-#include "hybrid/crew.h"
-#include "hybrid/split.h"
+#include "runtime/cpu/crew.h"
+#include "parallel/hybrid/split.h"
 #include "hybrid_test_util.h"
 
 /* Every split of the slowest axis, ghost 1..3, both schedules. */

@@ -16,8 +16,8 @@
 
 #include "hetrelax/hetrelax.h"
 #include "hetrelax/hybrid.h"
-#include "hybrid/split.h"
-#include "solver/solver_internal.h"
+#include "parallel/hybrid/split.h"
+#include "core/solver_internal.h"
 
 static void *solve(const hr_options *o, hr_result *r, hr_config *cfg)
 {

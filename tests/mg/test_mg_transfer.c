@@ -11,8 +11,8 @@
 /* cmocka needs the headers above first */
 #include <cmocka.h>
 
-#include "cpu/redblack_cpu.h"
-#include "mg/mg_internal.h"
+#include "methods/redblack/cpu/redblack_cpu.h"
+#include "methods/mg/mg_internal.h"
 
 typedef struct tiny {
     mg_hier H;

@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "decomp/dsolver.h"
+#include "parallel/decomp/dsolver.h"
 
 static void test_split_uneven(void **state)
 {

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "decomp/dsolver.h"
+#include "parallel/decomp/dsolver.h"
 
 typedef struct gcase {
     int dim, nx, ny, nz;

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "hetrelax/sparse.h"
-#include "sparse/sparse_internal.h"
+#include "methods/sparse/sparse_internal.h"
 #include "sparse_test_util.h"
 
 static int *colors_of(const hr_csr *A, int *nc)

@@ -1,5 +1,5 @@
 /*
- * A stand-in for the CUDA runtime that lets the red-black GPU host code (src/cuda/redblack_*)
+ * A stand-in for the CUDA runtime that lets the red-black GPU host code (src/methods/redblack/cuda/redblack_*)
  * compile with a host C++ compiler and records, instead of running, what it asks of the
  * device: every fill, copy, kernel launch and graph launch with its stream, the memory it
  * reads and writes, the event records and waits, and every host synchronisation. Kernels are

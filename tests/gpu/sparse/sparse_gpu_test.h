@@ -2,7 +2,7 @@
 #ifndef HR_SPARSE_GPU_TEST_H
 #define HR_SPARSE_GPU_TEST_H
 
-#include "cuda/cuda_api.h"
+#include "runtime/cuda/cuda_api.h"
 #include "hetrelax/sparse.h"
 
 /* 1 when this build has GPU sparse methods and a CUDA device is present (else the tests

@@ -41,7 +41,7 @@
 #include <cmocka.h>
 #include <math.h>
 
-#include "cuda/cuda_api.h"
+#include "runtime/cuda/cuda_api.h"
 #include "hetrelax/sparse.h"
 #include "sparse_gpu_test.h"
 

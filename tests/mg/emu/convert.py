@@ -5,7 +5,8 @@ becomes `emu_launch(grid, block, [=]() { kernel(args); });` (the one-block kerne
 single thread: it runs its operators in order), and the block reduction becomes a
 sequential sum or maximum (the emulator runs a block's threads one after the other, highest first).
 
-usage: convert.py OUTDIR FILE.cu|FILE.cuh...  (.cu -> OUTDIR/NAME_emu.cpp, .cuh -> OUTDIR/cuda/NAME)
+usage: convert.py OUTDIR FILE.cu|FILE.cuh...  (.cu -> OUTDIR/NAME_emu.cpp, .cuh -> OUTDIR/methods/mg/cuda/NAME,
+where the sources include them)
 """
 import os
 import re
@@ -39,11 +40,12 @@ def reduce_patch(s):
 
 def main():
     out = sys.argv[1]
-    os.makedirs(os.path.join(out, 'cuda'), exist_ok=True)
+    inc = os.path.join(out, 'methods', 'mg', 'cuda')
+    os.makedirs(inc, exist_ok=True)
     for src in sys.argv[2:]:
         s = reduce_patch(LAUNCH.sub(launch, open(src).read()))
         base = os.path.basename(src)
-        dst = os.path.join(out, base[:-3] + '_emu.cpp') if base.endswith('.cu') else os.path.join(out, 'cuda', base)
+        dst = os.path.join(out, base[:-3] + '_emu.cpp') if base.endswith('.cu') else os.path.join(inc, base)
         with open(dst, 'w') as f:
             f.write(s)
 

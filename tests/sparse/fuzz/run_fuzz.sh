@@ -13,8 +13,8 @@ if ! "$CLANG" -fsanitize=fuzzer "$WORK/probe.c" -o "$WORK/probe" 2>/dev/null; th
 fi
 "$CLANG" -std=c11 -D_GNU_SOURCE -g -O1 -ffp-contract=off -fsanitize=fuzzer,address,undefined \
   -fno-sanitize-recover=all -I"$SRC/include" -I"$SRC/src" \
-  "$SRC/tests/sparse/fuzz/fuzz_mm.c" "$SRC/src/sparse/mmio.c" "$SRC/src/sparse/csr.c" \
-  "$SRC/src/common/status.c" "$SRC/src/common/sysmem.c" -lm -o "$WORK/fuzz_mm"
+  "$SRC/tests/sparse/fuzz/fuzz_mm.c" "$SRC/src/methods/sparse/mmio.c" "$SRC/src/methods/sparse/csr.c" \
+  "$SRC/src/core/status.c" "$SRC/src/runtime/cpu/sysmem.c" -lm -o "$WORK/fuzz_mm"
 cp "$SRC"/tests/sparse/fuzz/corpus/* "$WORK/corpus/"
 # -rss_limit_mb: the reader must never allocate what a file merely claims
 "$WORK/fuzz_mm" "$WORK/corpus" -dict="$SRC/tests/sparse/fuzz/mm.dict" -max_total_time="$SECS" \

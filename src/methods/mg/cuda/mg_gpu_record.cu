@@ -1,0 +1,254 @@
+/*
+ * Multigrid on the GPU: the recorder. It walks the same recursion as mg_cycle.c (V, W, F,
+ * the FMG pass) and mg_solve.c (the defect correction, a CG iteration, the CG start) and
+ * writes the operators of one iteration into g->ops, tracking which of each level's two
+ * buffers holds the iterate. Two rewrites keep the arithmetic and save passes: the cycle's
+ * last level-0 red-black sweep writes straight into the fp64 outer level, and a sweep that
+ * starts from a freshly zeroed iterate reads no iterate (its zeroing is dropped).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "methods/mg/cuda/mg_gpu_internal.cuh"
+
+static void append(mg_gpu *g, mgg_op o)
+{
+    if (g->nops == g->cap) {
+        g->cap = g->cap ? 2 * g->cap : 256;
+        g->ops = (mgg_op *)realloc(g->ops, (size_t)g->cap * sizeof *g->ops);
+        if (!g->ops) abort(); /* host memory for a few thousand operators */
+    }
+    g->ops[g->nops++] = o;
+}
+
+/* Before an operator that uses level l's iterate: a pending zero is now needed (written by
+ * its producer as recorded; after the check, an explicit zeroing). */
+static void zero_needed(mg_gpu *g, int l)
+{
+    if (g->zpend[l] == -2) {
+        mgg_op z = {OPK_ZERO, l, cur_of(g, l), 0, 0, 0.0, 0.0};
+        append(g, z);
+    }
+    g->zpend[l] = -1;
+}
+
+/* Appends an operator. A one-pass red-black sweep on a level whose iterate was just zeroed
+ * reads no iterate, and the zeroing is dropped (nothing else reads that buffer before the
+ * sweep's output replaces it). */
+static void rec(mg_gpu *g, int kind, int lev, int a, int b, int c, double x, double y)
+{
+    mgg_op o = {kind, lev, a, b, c, x, y};
+    if (kind == OPK_RB && g->zpend[lev] != -1) {
+        const int p = g->zpend[lev];
+        if (p >= 0 && g->ops[p].kind == OPK_RESTRICT) g->ops[p].c = 1;
+        if (p >= 0 && g->ops[p].kind == OPK_TO_L0) g->ops[p].b = 1;
+        g->zpend[lev] = -1;
+        o.x = 1.0;
+    } else if (kind < OPK_HIER_END) {
+        zero_needed(g, lev);
+        if (kind == OPK_PROLONG) zero_needed(g, lev + 1);
+    } else if (kind == OPK_FROM_L0 && g->nlev > 0) {
+        zero_needed(g, 0);
+    }
+    append(g, o);
+    if (kind == OPK_RESTRICT) g->zpend[lev + 1] = g->nops - 1;
+    if (kind == OPK_TO_L0) g->zpend[0] = g->nops - 1;
+}
+
+static void flip(mg_gpu *g, int l)
+{
+    g->cur ^= 1u << l;
+}
+
+static void rec_sweep(mg_gpu *g, int l, double omega)
+{
+    rec(g, OPK_JACOBI, l, cur_of(g, l), 0, 0, omega, 0.0);
+    flip(g, l);
+}
+
+static void rec_smooth(mg_gpu *g, int l, int n, int post)
+{
+    for (int m = 0; m < n; m++) {
+        /* async3 on the big levels (in place); the small ones smooth red-black */
+        if (g->s.smoother == HR_MG_SMOOTH_ASYNC && l < g->first_small) {
+            rec(g, OPK_ASYNC, l, cur_of(g, l), g->s.async_local, 0, 0.0, 0.0);
+            continue;
+        }
+        switch (g->s.smoother) {
+        case HR_MG_SMOOTH_JACOBI: rec_sweep(g, l, g->s.omega); break;
+        case HR_MG_SMOOTH_ASYNC:
+        case HR_MG_SMOOTH_REDBLACK: {
+            const int c1 = post && g->s.symmetric ? 1 : 0;
+            if (g->s.rb_passes == 2) {
+                rec(g, OPK_RB_HALF, l, cur_of(g, l), c1, 0, 0.0, 0.0);
+                rec(g, OPK_RB_HALF, l, cur_of(g, l), 1 - c1, 0, 0.0, 0.0);
+            } else {
+                rec(g, OPK_RB, l, cur_of(g, l), c1, 0, 0.0, 0.0);
+                flip(g, l);
+            }
+            break;
+        }
+        case HR_MG_SMOOTH_CHEBY: {
+            const int mm = m < MG_GPU_CHEBY_MAX ? m : MG_GPU_CHEBY_MAX - 1;
+            rec(g, OPK_CHEBY, l, cur_of(g, l), 0, 0, g->s.cheby_a[mm], g->s.cheby_b[mm]);
+            flip(g, l);
+            break;
+        }
+        }
+    }
+}
+
+static void rec_coarse(mg_gpu *g, int l)
+{
+    const mgg_lev *L = &g->lev[l];
+    if ((long)L->nx * L->ny * L->nz == 1)
+        rec_sweep(g, l, 1.0);
+    else
+        rec(g, OPK_COARSE_CG, l, cur_of(g, l), 0, 0, 0.0, 0.0);
+}
+
+static void rec_descend(mg_gpu *g, int l)
+{
+    rec(g, OPK_RESTRICT, l, cur_of(g, l), cur_of(g, l + 1), 0, 0.0, 0.0);
+}
+
+static void rec_ascend(mg_gpu *g, int l, int add)
+{
+    rec(g, OPK_PROLONG, l, cur_of(g, l), cur_of(g, l + 1), add, 0.0, 0.0);
+}
+
+/* mg_cycle (mg_cycle.c), operator for operator. */
+static void rec_cycle(mg_gpu *g, int l, hr_mg_cycle type)
+{
+    if (l == g->s.cpu_level && l > 0) {
+        /* the rest of the cycle on the CPU: from zero right after the restriction, else (the
+         * second visit of a W- or F-cycle) from the iterate the CPU left */
+        const mgg_op *prev = g->nops ? &g->ops[g->nops - 1] : NULL;
+        const int fresh = prev && prev->kind == OPK_RESTRICT && prev->lev == l - 1;
+        rec(g, OPK_HOST, l, (int)type, cur_of(g, l), fresh, 0.0, 0.0);
+        return;
+    }
+    if (l == g->nlev - 1) {
+        rec_coarse(g, l);
+        return;
+    }
+    rec_smooth(g, l, g->s.pre, 0);
+    rec_descend(g, l);
+    switch (type) {
+    case HR_MG_CYCLE_W:
+        rec_cycle(g, l + 1, HR_MG_CYCLE_W);
+        if (l + 1 < g->nlev - 1) rec_cycle(g, l + 1, HR_MG_CYCLE_W);
+        break;
+    case HR_MG_CYCLE_F:
+        rec_cycle(g, l + 1, HR_MG_CYCLE_F);
+        if (l + 1 < g->nlev - 1) rec_cycle(g, l + 1, HR_MG_CYCLE_V);
+        break;
+    default: rec_cycle(g, l + 1, HR_MG_CYCLE_V); break;
+    }
+    rec_ascend(g, l, 1);
+    rec_smooth(g, l, g->s.post, 1);
+}
+
+/* mg_fmg (mg_cycle.c). */
+static void rec_fmg(mg_gpu *g)
+{
+    const int last = g->nlev - 1;
+    if (last == 0) {
+        rec_coarse(g, 0);
+        return;
+    }
+    /* --coarse-on cpu: the FMG pass below level cpu_level is the CPU's (its coarse part) */
+    const int bottom = g->s.cpu_level > 0 ? g->s.cpu_level : last;
+    rec_descend(g, 0);
+    for (int l = 1; l < bottom; l++) {
+        rec(g, OPK_ZERO, l, cur_of(g, l), 0, 0, 0.0, 0.0);
+        rec_descend(g, l);
+    }
+    if (g->s.cpu_level > 0)
+        rec(g, OPK_HOST, bottom, (int)HR_MG_CYCLE_FMG, cur_of(g, bottom), 1, 0.0, 0.0);
+    else
+        rec_coarse(g, last);
+    for (int l = bottom - 1; l >= 1; l--) {
+        rec_ascend(g, l, 0);
+        for (int c = 0; c < g->s.fmg_cycles; c++)
+            rec_cycle(g, l, HR_MG_CYCLE_V);
+    }
+    rec_ascend(g, 0, 1);
+    for (int c = 0; c < g->s.fmg_cycles; c++)
+        rec_cycle(g, 0, HR_MG_CYCLE_V);
+}
+
+/* z = M r: one symmetric V-cycle from zero on r, into cp (precondition in mg_solve.c; r is
+ * scaled into range already: factors 1). */
+static void rec_precondition(mg_gpu *g)
+{
+    rec(g, OPK_TO_L0, 0, cur_of(g, 0), 0, 0, 1.0, 0.0);
+    rec_cycle(g, 0, HR_MG_CYCLE_V);
+    rec(g, OPK_FROM_L0, 0, cur_of(g, 0), 0, 1, 1.0, 0.0);
+}
+
+/* A one-pass red-black sweep of (big) level 0 followed by the hand-over to the outer level
+ * becomes one kernel: the sweep's values go straight to the fp64 grid (the fp32 iterate is
+ * not written; nothing reads it before the next check zeroes it). */
+static void fuse_last_sweep(mg_gpu *g)
+{
+    for (int n = 1; n < g->nops; n++) {
+        mgg_op *rb = &g->ops[n - 1], *from = &g->ops[n];
+        if (from->kind != OPK_FROM_L0 || rb->kind != OPK_RB || rb->lev != 0 || g->first_small == 0 ||
+            (rb->a ^ 1) != from->a)
+            continue;
+        rb->kind = OPK_RB_OUT;
+        rb->c = from->c;
+        rb->y = from->b ? from->x : 0.0; /* adding: the correction's factor (1 / the defect's scale) */
+        memmove(from, from + 1, (size_t)(g->nops - n - 1) * sizeof *from);
+        g->nops--;
+    }
+}
+
+void mgg_record(mg_gpu *g, int prog, int r_valid)
+{
+    const int use_h = g->nlev > 0;
+    const hr_mg_cycle type = g->s.cycle == HR_MG_CYCLE_FMG ? HR_MG_CYCLE_V : g->s.cycle;
+    g->nops = 0;
+    for (int l = 0; l < MGG_MAX_LEV; l++)
+        g->zpend[l] = -1;
+    if (g->s.mode == MG_GPU_DEFECT && r_valid && g->check_skips_zero) g->zpend[0] = -2;
+    switch (prog) {
+    case PROG_CYCLE:
+    case PROG_FMG:
+        if (g->s.mode == MG_GPU_DEFECT && !r_valid) {
+            rec(g, OPK_OUT_RESID, 0, 0, 0, 0, 1.0, 0.0);
+            rec(g, OPK_TO_L0, 0, cur_of(g, 0), 0, 0, g->dscale, 0.0);
+        }
+        if (prog == PROG_FMG)
+            rec_fmg(g);
+        else
+            rec_cycle(g, 0, type);
+        if (g->s.mode == MG_GPU_DEFECT) rec(g, OPK_FROM_L0, 0, cur_of(g, 0), 1, 0, 1.0 / g->dscale, 0.0);
+        break;
+    case PROG_CG_START:
+        rec(g, OPK_OUT_RESID, 0, 0, 0, 0, g->cg_s, 0.0);
+        if (use_h) rec_precondition(g);
+        rec(g, OPK_CG_COPY, 0, use_h, 0, 0, 0.0, 0.0);
+        rec(g, OPK_CG_DOT, 0, use_h, 0, 0, 0.0, 0.0);
+        rec(g, OPK_CG_FIN, 0, use_h ? MGG_FIN_START_RZ : MGG_FIN_START_R, 0, 0, 0.0, 0.0);
+        if (use_h) {
+            rec(g, OPK_CG_DOT, 0, 0, 0, 0, 0.0, 0.0);
+            rec(g, OPK_CG_FIN, 0, MGG_FIN_START_RR, 0, 0, 0.0, 0.0);
+        }
+        break;
+    case PROG_CG_ITER:
+        rec(g, OPK_CG_APPLY_DOT, 0, 0, 0, 0, 0.0, 0.0);
+        rec(g, OPK_CG_FIN, 0, MGG_FIN_PQ, 0, 0, 0.0, 0.0);
+        rec(g, OPK_CG_UPDATE, 0, 0, 0, 0, 1.0 / g->cg_s, 0.0);
+        rec(g, OPK_CG_FIN, 0, use_h ? MGG_FIN_RR : MGG_FIN_RR_Z, 0, 0, 0.0, 0.0);
+        if (use_h) {
+            rec_precondition(g);
+            rec(g, OPK_CG_DOT, 0, 1, 0, 0, 0.0, 0.0);
+            rec(g, OPK_CG_FIN, 0, MGG_FIN_RZ1, 0, 0, 0.0, 0.0);
+        }
+        rec(g, OPK_CG_XPAY, 0, use_h, 0, 0, 0.0, 0.0);
+        break;
+    }
+    fuse_last_sweep(g);
+}

@@ -1,0 +1,354 @@
+/*
+ * Multigrid cycles on a thread team: smoothing, residual, restriction, coarse solve and
+ * prolongation per level, as one SPMD job. Levels below HR_MG_THREADED_POINTS run on worker 0
+ * alone (their sweeps are shorter than a barrier); barriers go only where a threaded
+ * operation follows a serial one or ends.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "methods/mg/mg_gpu.h"
+#include "methods/mg/mg_internal.h"
+
+void mg_part(const mg_worker *w, int threaded, int slices, int *s0, int *s1)
+{
+    if (!threaded || w->nt == 1) {
+        *s0 = 1;
+        *s1 = w->tid == 0 ? slices + 1 : 1;
+        return;
+    }
+    const int base = slices / w->nt, extra = slices % w->nt, t = w->tid;
+    *s0 = 1 + t * base + (t < extra ? t : extra);
+    *s1 = *s0 + base + (t < extra ? 1 : 0);
+}
+
+void mg_begin(const mg_worker *w, int threaded)
+{
+    if (w->team && threaded && w->tls->last_serial) hr_team_barrier(w->team);
+}
+
+void mg_end(const mg_worker *w, int threaded)
+{
+    if (w->team && threaded) hr_team_barrier(w->team);
+    w->tls->last_serial = !threaded;
+}
+
+static hr_grid *cur_u(mg_hier *H, const mg_worker *w, int l)
+{
+    return &H->lev[l].u[w->tls->cur[l]];
+}
+
+/* One weighted Jacobi sweep (the operator layer's region sweep) u[cur] -> u[1 - cur]. */
+static void sweep(mg_hier *H, const mg_worker *w, int l, double omega)
+{
+    mg_level *L = &H->lev[l];
+    int s0, s1;
+    mg_begin(w, L->threaded);
+    mg_part(w, L->threaded, L->slices, &s0, &s1);
+    const int c = w->tls->cur[l];
+    if (s0 < s1) {
+        hr_sweep_args a = {&L->l,  hr_grid_origin(&L->u[c]), hr_grid_origin(&L->u[1 - c]),
+                           L->rhs, mg_slice_box(L, s0, s1),  omega};
+        hr_cpu_sweep_box(&a);
+    }
+    mg_end(w, L->threaded);
+    w->tls->cur[l] = 1 - c;
+}
+
+/* One red-black sweep in one pass: colour c1 on slice s, then colour c2 on slice s - 1 (whose
+ * c1 neighbours are final by then). The c2 update of a worker's first and last slices needs
+ * its neighbours' c1, so it waits for a barrier. Bitwise the two-pass sweep, for any split. */
+static void rb_sweep(mg_hier *H, const mg_worker *w, int l, int c1, int c2)
+{
+    mg_level *L = &H->lev[l];
+    hr_grid *u = cur_u(H, w, l);
+    int s0, s1;
+    mg_begin(w, L->threaded);
+    mg_part(w, L->threaded, L->slices, &s0, &s1);
+    /* slices next to another worker's: strict (see mg_redblack) */
+    const int shared = w->team && L->threaded;
+    for (int s = s0; s < s1; s++) {
+        mg_redblack(L, u, c1, shared && (s == s0 || s == s1 - 1), s, s + 1);
+        if (s - 1 > s0) mg_redblack(L, u, c2, 0, s - 1, s);
+    }
+    if (shared) hr_team_barrier(w->team);
+    if (s0 < s1) mg_redblack(L, u, c2, shared, s0, s0 + 1);
+    if (s1 - 1 > s0) mg_redblack(L, u, c2, shared, s1 - 1, s1);
+    mg_end(w, L->threaded);
+}
+
+/* `n` smoothing steps; `post` reverses the red-black order so the V-cycle is symmetric. */
+static void smooth(mg_hier *H, const mg_worker *w, int l, int n, int post)
+{
+    mg_level *L = &H->lev[l];
+    for (int m = 0; m < n; m++) {
+        switch (H->smoother) {
+        case HR_MG_SMOOTH_JACOBI: sweep(H, w, l, H->omega); break;
+        case HR_MG_SMOOTH_ASYNC: /* GPU only (validation); a CPU hierarchy smooths red-black */
+        case HR_MG_SMOOTH_REDBLACK:
+            if (post && H->symmetric)
+                rb_sweep(H, w, l, 1, 0);
+            else
+                rb_sweep(H, w, l, 0, 1);
+            break;
+        case HR_MG_SMOOTH_CHEBY: {
+            const int c = w->tls->cur[l];
+            sweep(H, w, l, 1.0); /* u[1 - c] = J(u[c]) */
+            w->tls->cur[l] = c;
+            int s0, s1;
+            mg_begin(w, L->threaded);
+            mg_part(w, L->threaded, L->slices, &s0, &s1);
+            const int mm = m < HR_MG_CHEBY_MAX ? m : HR_MG_CHEBY_MAX - 1;
+            if (s0 < s1)
+                mg_cheby_update(L, &L->u[c], &L->u[1 - c], &L->d, H->cheby_a[mm], H->cheby_b[mm], s0, s1);
+            mg_end(w, L->threaded);
+            break;
+        }
+        }
+    }
+}
+
+/* Serial dot product over a whole level, in slice order. */
+static double serial_dot(mg_hier *H, const mg_level *L, const hr_grid *x, const hr_grid *y)
+{
+    mg_dot_slices(L, x, y, H->part, 1, L->slices + 1);
+    double s = 0.0;
+    for (int i = 1; i <= L->slices; i++)
+        s += H->part[i];
+    return s;
+}
+
+/* The coarsest level solved to rounding: one exact Jacobi update for a single point, else
+ * CG on worker 0 (x = u[cur] starts at zero; scratch: u[1 - cur] as p, d as A p, r). An
+ * fp64 level's r and p are scaled into range first (mg_range_scale), x's update divides the
+ * scale out: squares of 1e-200 underflow, and the CG would stop before its first step (fp32
+ * values square within fp64's range). */
+static void coarse_solve(mg_hier *H, const mg_worker *w, int l)
+{
+    mg_level *L = &H->lev[l];
+    if (hr_layout_points(&L->l) == 1) {
+        sweep(H, w, l, 1.0);
+        return;
+    }
+    mg_begin(w, 0);
+    if (w->tid == 0) {
+        const int c = w->tls->cur[l], S = L->slices + 1;
+        hr_grid *x = &L->u[c], *p = &L->cp, *q = &L->d, *r = &L->r;
+        mg_resid(L, x, r, 1, S);
+        double sc = 1.0;
+        if (H->esize == 8) {
+            mg_absmax_slices(L, r, H->part, 1, S);
+            double mx = 0.0;
+            for (int i = 1; i < S; i++)
+                if (!(H->part[i] <= mx)) mx = H->part[i];
+            sc = mg_range_scale(mx);
+            if (sc != 1.0) mg_convert(L, r, r, 0, sc, 1, S);
+        }
+        mg_convert(L, r, p, 0, 1.0, 1, S);
+        double rr = serial_dot(H, L, r, r);
+        const double stop = rr * (H->esize == 8 ? 1e-28 : 1e-12);
+        const long maxit = 4 * (long)hr_layout_points(&L->l) + 50;
+        for (long it = 0; it < maxit && rr > stop; it++) {
+            mg_apply(L, p, q, 1, S);
+            const double pq = serial_dot(H, L, p, q);
+            if (!(pq > 0.0)) break;
+            const double alpha = rr / pq;
+            mg_axpy_scaled(L, alpha, 1.0 / sc, p, x, 1, S);
+            mg_axpy(L, -alpha, q, r, 1, S);
+            const double rr1 = serial_dot(H, L, r, r);
+            mg_xpay(L, r, rr1 / rr, p, 1, S);
+            rr = rr1;
+        }
+    }
+    mg_end(w, 0);
+}
+
+/* Residual and restriction slice by slice, while the residual is in cache: a worker owns
+ * coarse slices [S0, S1) and the fine slices 2S and 2S + 1 of each (and fine slice 1 with
+ * coarse slice 1); coarse slice S0 also needs fine slice 2 S0 - 1 of the previous worker, so
+ * it is restricted after a barrier. The same arithmetic as the two separate passes. */
+static void resid_restrict(mg_hier *H, const mg_worker *w, int l)
+{
+    mg_level *L = &H->lev[l], *C = &H->lev[l + 1];
+    const hr_grid *u = cur_u(H, w, l);
+    int S0, S1;
+    mg_begin(w, L->threaded);
+    mg_part(w, L->threaded, C->slices, &S0, &S1);
+    for (int S = S0; S < S1; S++) {
+        mg_resid(L, u, &L->r, S == 1 ? 1 : 2 * S, 2 * S + 2);
+        if (S > S0 || S == 1) mg_restrict(L, C, S, S + 1);
+    }
+    if (w->team && L->threaded) hr_team_barrier(w->team);
+    if (S0 < S1 && S0 > 1) mg_restrict(L, C, S0, S0 + 1);
+    mg_end(w, L->threaded);
+}
+
+/* Residual of level l restricted to the right-hand side of level l + 1, whose iterate is zeroed. */
+static void descend(mg_hier *H, const mg_worker *w, int l)
+{
+    mg_level *L = &H->lev[l], *C = &H->lev[l + 1];
+    if (H->separate_passes) {
+        MG_SLICE_OP(w, L, mg_resid(L, cur_u(H, w, l), &L->r, s0, s1));
+        MG_SLICE_OP(w, C, mg_restrict(L, C, s0, s1));
+    } else {
+        resid_restrict(H, w, l);
+    }
+    MG_SLICE_OP(w, C, mg_zero(C, cur_u(H, w, l + 1), s0, s1));
+}
+
+static void ascend(mg_hier *H, const mg_worker *w, int l, int add)
+{
+    mg_level *L = &H->lev[l], *C = &H->lev[l + 1];
+    MG_SLICE_OP(w, L, mg_prolong(C, cur_u(H, w, l + 1), L, cur_u(H, w, l), add, s0, s1));
+}
+
+void mg_cycle(mg_hier *H, const mg_worker *w, int l, hr_mg_cycle type, int symmetric)
+{
+    (void)symmetric;
+    if (l == H->nlev - 1) {
+        coarse_solve(H, w, l);
+        return;
+    }
+    smooth(H, w, l, H->pre, 0);
+    descend(H, w, l);
+    switch (type) {
+    case HR_MG_CYCLE_W:
+        mg_cycle(H, w, l + 1, HR_MG_CYCLE_W, symmetric);
+        if (l + 1 < H->nlev - 1) mg_cycle(H, w, l + 1, HR_MG_CYCLE_W, symmetric);
+        break;
+    case HR_MG_CYCLE_F:
+        mg_cycle(H, w, l + 1, HR_MG_CYCLE_F, symmetric);
+        if (l + 1 < H->nlev - 1) mg_cycle(H, w, l + 1, HR_MG_CYCLE_V, symmetric);
+        break;
+    default: mg_cycle(H, w, l + 1, HR_MG_CYCLE_V, symmetric); break;
+    }
+    ascend(H, w, l, 1);
+    smooth(H, w, l, H->post, 1);
+}
+
+void mg_fmg(mg_hier *H, const mg_worker *w, int symmetric)
+{
+    mg_fmg_part(H, w, symmetric, 1);
+}
+
+void mg_fmg_part(mg_hier *H, const mg_worker *w, int symmetric, int add0)
+{
+    const int last = H->nlev - 1;
+    if (last == 0) {
+        coarse_solve(H, w, 0);
+        return;
+    }
+    /* right-hand sides of every level: the restricted residual of the starting iterate */
+    descend(H, w, 0);
+    for (int l = 1; l < last; l++) {
+        mg_level *L = &H->lev[l];
+        MG_SLICE_OP(w, L, mg_zero(L, cur_u(H, w, l), s0, s1));
+        descend(H, w, l);
+    }
+    coarse_solve(H, w, last);
+    for (int l = last - 1; l >= 1; l--) {
+        ascend(H, w, l, 0);
+        for (int c = 0; c < H->fmg_cycles; c++)
+            mg_cycle(H, w, l, HR_MG_CYCLE_V, symmetric);
+    }
+    ascend(H, w, 0, add0);
+    for (int c = 0; c < H->fmg_cycles; c++)
+        mg_cycle(H, w, 0, HR_MG_CYCLE_V, symmetric);
+}
+
+static void free_grid(hr_grid *g)
+{
+    if (g->base) hr_grid_free(g);
+    g->base = NULL;
+}
+
+hr_status mg_hier_build(mg_hier *H, int dim, int nx, int ny, int nz, int nlev, size_t esize, int threads)
+{
+    (void)threads;
+    H->nlev = nlev;
+    H->esize = esize;
+    /* trilinear interpolation leaves about 1.5 pi^2 h^2 of error on each new level, more than
+     * one V-cycle (factor ~0.07) takes below the discretisation error (~0.8 h^2): two in 3-D */
+    H->fmg_cycles = dim == 3 ? 2 : 1;
+    int maxslices = 0;
+    for (int l = 0; l < nlev; l++) {
+        mg_level *L = &H->lev[l];
+        if (!hr_layout_init(&L->l, dim, nx, ny, nz, esize)) return HR_ERR_NO_MEMORY;
+        L->slices = dim == 3 ? nz : ny;
+        if (L->slices > maxslices) maxslices = L->slices;
+        L->threaded = hr_layout_points(&L->l) >= HR_MG_THREADED_POINTS;
+        hr_status st;
+        for (int b = 0; b < 2; b++)
+            if ((st = hr_grid_alloc(&L->u[b], &L->l)) != HR_OK) return st;
+        if ((st = hr_grid_alloc(&L->hf, &L->l)) != HR_OK) return st;
+        if ((st = hr_grid_alloc(&L->r, &L->l)) != HR_OK) return st;
+        if ((H->smoother == HR_MG_SMOOTH_CHEBY || l == nlev - 1) &&
+            (st = hr_grid_alloc(&L->d, &L->l)) != HR_OK)
+            return st;
+        if (l == nlev - 1 && (st = hr_grid_alloc(&L->cp, &L->l)) != HR_OK) return st;
+        L->rhs = (hr_rhs_view){hr_grid_origin(&L->hf), -1, -1, -1};
+        nx = (nx - 1) / 2;
+        ny = (ny - 1) / 2;
+        nz = dim == 3 ? (nz - 1) / 2 : nz;
+    }
+    H->part = calloc((size_t)maxslices + 2, sizeof *H->part);
+    if (!H->part) return HR_ERR_NO_MEMORY;
+    mg_cheby_coeffs(dim, H->cheby_a, H->cheby_b);
+    return HR_OK;
+}
+
+/* Chebyshev on [lo, 2] of D^-1 A: the high frequencies (lo = 1/2 in 2-D, 1/3 in 3-D). */
+void mg_cheby_coeffs(int dim, double *a, double *b)
+{
+    const double lo = dim == 3 ? 1.0 / 3.0 : 0.5, hi = 2.0;
+    const double theta = 0.5 * (hi + lo), delta = 0.5 * (hi - lo), sigma = theta / delta;
+    double rho = 1.0 / sigma;
+    a[0] = 0.0;
+    b[0] = 1.0 / theta;
+    for (int m = 1; m < HR_MG_CHEBY_MAX; m++) {
+        const double rho1 = 1.0 / (2.0 * sigma - rho);
+        a[m] = rho1 * rho;
+        b[m] = 2.0 * rho1 / delta;
+        rho = rho1;
+    }
+}
+
+void mg_hier_free(mg_hier *H)
+{
+    for (int l = 0; l < H->nlev; l++) {
+        mg_level *L = &H->lev[l];
+        free_grid(&L->u[0]);
+        free_grid(&L->u[1]);
+        free_grid(&L->hf);
+        free_grid(&L->r);
+        free_grid(&L->d);
+        free_grid(&L->cp);
+    }
+    free(H->part);
+    H->part = NULL;
+}
+
+/* First touch by the worker that will use the slices: rings and interiors. */
+void mg_hier_init(mg_hier *H, const mg_worker *w, double bc0)
+{
+    for (int l = 0; l < H->nlev; l++) {
+        mg_level *L = &H->lev[l];
+        int s0, s1;
+        mg_begin(w, L->threaded);
+        mg_part(w, L->threaded, L->slices, &s0, &s1);
+        /* the ring slices go with the first and last workers */
+        if (s0 == 1 && s1 > s0) s0 = 0;
+        if (s1 == L->slices + 1 && s1 > s0) s1 = L->slices + 2;
+        if (s0 < s1) {
+            for (int b = 0; b < 2; b++)
+                hr_grid_init_rows(&L->u[b], s0, s1, l == 0 ? bc0 : 0.0);
+            hr_grid_init_rows(&L->hf, s0, s1, 0.0);
+            hr_grid_init_rows(&L->r, s0, s1, 0.0);
+            if (L->d.base) hr_grid_init_rows(&L->d, s0, s1, 0.0);
+            if (L->cp.base) hr_grid_init_rows(&L->cp, s0, s1, 0.0);
+        }
+        mg_end(w, L->threaded);
+        w->tls->cur[l] = 0;
+    }
+}

@@ -1,0 +1,60 @@
+/*
+ * The multigrid / CG solver handle's insides, shared by its two files: mg_solve.c
+ * (validation, setup, the driver glue, the API) and mg_jobs.c (the problem's values and
+ * the SPMD jobs the team runs: cycles, CG iterations, residuals).
+ */
+#ifndef HR_MG_HANDLE_H
+#define HR_MG_HANDLE_H
+
+#include "methods/mg/mg_gpu.h"
+#include "methods/mg/mg_internal.h"
+
+struct hr_mg {
+    hr_mg_options o;
+    int dim, nx, ny, nz, nlev, nt;
+    double h;
+    hr_team *team;
+    mg_tls *tls;
+    int use_h, direct;
+    mg_hier H;
+    mg_level out; /* fp64 outer level: u[0] = u, u[1] = p, r, d = A p, cp = z, hf = problem rhs */
+    int has_out;
+    int running; /* inside hr_mg_solve: its monitor must not re-enter */
+    hr_norm2 *rn, *bn;
+    double *rmax; /* per slice: max |r| of the last residual (exact, any order) */
+    double *part; /* 2 x (slices + 2) per-slice partials */
+    /* iteration state */
+    double rz, rr, bnorm, prev_rel, first_rel, last_factor, setup_s;
+    double cg_s; /* CG: the power of two that scales r, z, p, q (mg_range_scale), 1 mostly */
+    int r_valid, fmg_pending;
+    long count;
+    /* backend gpu: the device side, its first error, and the solution copied back */
+    mg_gpu *gpu;
+    hr_status gst;
+    hr_grid host_sol;
+};
+
+typedef enum { JOB_INIT, JOB_START, JOB_ADVANCE, JOB_RESIDUAL } job_kind;
+
+typedef struct job {
+    hr_mg *m;
+    job_kind kind;
+    long count;
+    unsigned faces;
+    int want_r;
+    double rz, rr; /* CG state at the start of the job (worker 0 writes the new one to m) */
+} job;
+
+/* mg_jobs.c: the problem */
+double mgs_exact(const hr_mg *m, int i, int j, int k);
+hr_rhs_view mgs_problem_view(const hr_mg *m, hr_grid *grid);
+void mgs_fill_rhs(const hr_mg *m, hr_grid *g, int s0, int s1);
+mg_level *mgs_sol_level(hr_mg *m);
+hr_grid *mgs_sol_grid(hr_mg *m);
+/* mg_jobs.c: the team's jobs */
+void mgs_run_job(hr_mg *m, job *jb);
+double mgs_true_residual(hr_mg *m, int want_r, double *bnorm, double *rmax);
+/* mg_solve.c: keeps the first device error (and its text for hr_mg_last_error) */
+void mgs_gpu_failed(hr_mg *m, hr_status st);
+
+#endif

@@ -1,0 +1,173 @@
+/*
+ * Conjugate gradient on a thread team (the paper's strongest competitor for SPD
+ * systems, seed 002 section 4.4). Dot products are summed over fixed chunks of
+ * HR_SPARSE_CHUNK rows in chunk order, so the iterates are the same for any thread
+ * count. One CG iteration counts as one global iteration.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/cpu/team.h"
+#include "methods/sparse/sparse_internal.h"
+
+typedef struct cg_state {
+    hr_team *team;
+    hr_sparse_run *r;
+    long count;
+    double *res, *p, *q; /* residual, direction, A p */
+    double *pa, *pb;     /* per-chunk partial sums (two, so phases never overwrite a live one) */
+    int nchunks;
+    double rr; /* r . r */
+    long broke; /* > 0: step `broke` of the last call found p^T A p <= 0 (every thread alike) */
+    double broke_pq;
+    /* res, p and q hold the true vectors divided by sc, a power of two (1 unless the
+     * residual is beyond 2^+-500): r.r cannot overflow, alpha and beta are unchanged
+     * and x += (alpha p/sc) sc is exact, so the iterates are those of plain CG. */
+    double sc;
+} cg_state;
+
+static void chunk_rows(const cg_state *s, int tid, int nt, int *lo, int *hi)
+{
+    int n = s->r->A->n_rows, base = s->nchunks / nt, extra = s->nchunks % nt;
+    int c0 = tid * base + (tid < extra ? tid : extra), c1 = c0 + base + (tid < extra ? 1 : 0);
+    *lo = c0 * HR_SPARSE_CHUNK;
+    *hi = c1 * HR_SPARSE_CHUNK < n ? c1 * HR_SPARSE_CHUNK : n;
+}
+
+static double sum_chunks(const double *part, int nchunks)
+{
+    double s = 0.0;
+    for (int c = 0; c < nchunks; c++)
+        s += part[c];
+    return s;
+}
+
+/* part[c] = sum over the rows of chunk c (within [lo, hi)) of u_i v_i */
+static void chunk_dots(const double *u, const double *v, double *part, int lo, int hi)
+{
+    for (int c0 = lo; c0 < hi; c0 += HR_SPARSE_CHUNK) {
+        int c1 = c0 + HR_SPARSE_CHUNK < hi ? c0 + HR_SPARSE_CHUNK : hi;
+        double s = 0.0;
+        for (int i = c0; i < c1; i++)
+            s += u[i] * v[i];
+        part[c0 / HR_SPARSE_CHUNK] = s;
+    }
+}
+
+static void cg_job(void *ctx, int tid, int nt)
+{
+    cg_state *s = ctx;
+    const hr_csr *A = s->r->A;
+    double *x = s->r->x, rr = s->rr;
+    int lo, hi;
+    chunk_rows(s, tid, nt, &lo, &hi);
+    for (long k = 0; k < s->count && rr > 0.0; k++) {
+        hr_csr_spmv_rows(A, s->p, s->q, lo, hi);
+        chunk_dots(s->p, s->q, s->pa, lo, hi);
+        hr_team_barrier(s->team);
+        const double pq = sum_chunks(s->pa, s->nchunks);
+        if (!(pq > 0.0)) { /* A is not positive definite along p: alpha would be meaningless */
+            if (tid == 0) {
+                s->broke = k + 1;
+                s->broke_pq = pq;
+            }
+            break;
+        }
+        double alpha = rr / pq;
+        for (int i = lo; i < hi; i++) {
+            x[i] += s->sc == 1.0 ? alpha * s->p[i] : alpha * s->p[i] * s->sc;
+            s->res[i] -= alpha * s->q[i];
+        }
+        chunk_dots(s->res, s->res, s->pb, lo, hi);
+        hr_team_barrier(s->team);
+        double rn = sum_chunks(s->pb, s->nchunks), beta = rn / rr;
+        rr = rn;
+        for (int i = lo; i < hi; i++)
+            s->p[i] = s->res[i] + beta * s->p[i];
+        hr_team_barrier(s->team); /* p complete before the next product reads it */
+    }
+    if (tid == 0) s->rr = rr; /* every thread holds the same value */
+}
+
+static hr_status cg_setup(hr_sparse_run *r)
+{
+    cg_state *s = calloc(1, sizeof *s);
+    if (!s) return HR_ERR_NO_MEMORY;
+    r->impl = s;
+    s->r = r;
+    const int n = r->A->n_rows;
+    s->nchunks = (n + HR_SPARSE_CHUNK - 1) / HR_SPARSE_CHUNK;
+    s->res = malloc((size_t)n * sizeof *s->res);
+    s->p = malloc((size_t)n * sizeof *s->p);
+    s->q = malloc((size_t)n * sizeof *s->q);
+    s->pa = malloc(((size_t)s->nchunks + 1) * sizeof *s->pa);
+    s->pb = malloc(((size_t)s->nchunks + 1) * sizeof *s->pb);
+    if (!s->res || !s->p || !s->q || !s->pa || !s->pb) return HR_ERR_NO_MEMORY;
+    int threads = r->m->backend == HR_BACKEND_CPU_SEQ ? 1 : r->threads;
+    return hr_team_create(threads, r->o.bind, &s->team);
+}
+
+/* r = b - A x, p = r, r.r: the start of each solve */
+static hr_status cg_load(hr_sparse_run *r)
+{
+    cg_state *s = r->impl;
+    const int n = r->A->n_rows;
+    hr_csr_spmv(r->A, r->x, s->q);
+    double m = 0.0;
+    for (int i = 0; i < n; i++) {
+        s->res[i] = r->b[i] - s->q[i];
+        if (fabs(s->res[i]) > m) m = fabs(s->res[i]);
+    }
+    s->sc = hr_sparse_pow2_scale(m);
+    for (int i = 0; i < n; i++)
+        s->p[i] = s->res[i] = s->sc == 1.0 ? s->res[i] : s->res[i] / s->sc;
+    chunk_dots(s->res, s->res, s->pa, 0, n);
+    s->rr = sum_chunks(s->pa, s->nchunks);
+    s->broke = 0;
+    return HR_OK;
+}
+
+static hr_status cg_iterate(hr_sparse_run *r, long count)
+{
+    cg_state *s = r->impl;
+    s->count = count;
+    hr_team_run(s->team, cg_job, s);
+    if (s->broke) {
+        r->breakdown = r->done + s->broke;
+        r->breakdown_pq = s->broke_pq;
+        return HR_ERR_DIVERGED;
+    }
+    return HR_OK;
+}
+
+static void cg_teardown(hr_sparse_run *r)
+{
+    cg_state *s = r->impl;
+    if (!s) return;
+    hr_team_free(s->team);
+    free(s->res), free(s->p), free(s->q), free(s->pa), free(s->pb);
+    free(s);
+    r->impl = NULL;
+}
+
+const hr_sparse_method hr_sparse_cpu_cg = {
+    .name = "cg",
+    .backend = HR_BACKEND_CPU_THREADS,
+    .summary = "conjugate gradient (SPD), deterministic chunked dot products",
+    .caps = HR_SPARSE_CAP_DETERMINISTIC | HR_SPARSE_CAP_SYMMETRIC,
+    .setup = cg_setup,
+    .iterate = cg_iterate,
+    .teardown = cg_teardown,
+    .load = cg_load,
+};
+const hr_sparse_method hr_sparse_seq_cg = {
+    .name = "cg",
+    .backend = HR_BACKEND_CPU_SEQ,
+    .summary = "conjugate gradient on one thread",
+    .caps = HR_SPARSE_CAP_DETERMINISTIC | HR_SPARSE_CAP_SYMMETRIC,
+    .setup = cg_setup,
+    .iterate = cg_iterate,
+    .teardown = cg_teardown,
+    .load = cg_load,
+};

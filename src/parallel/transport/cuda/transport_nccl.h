@@ -1,0 +1,39 @@
+/*
+ * The NCCL transport (decomp/transport.h) for GPU ranks: the halo messages of a phase
+ * are ncclRecv / ncclSend of the placement's device buffers inside one
+ * ncclGroupStart / ncclGroupEnd, on a high-priority exchange stream of the rank's GPU;
+ * the norms, flags and timers (host values) and host buffers go through the transport it
+ * wraps (MPI). One subdomain per rank, rank = subdomain id, one rank per GPU (NCCL
+ * refuses two ranks of a communicator on one device). Built when CMake finds NCCL
+ * (HETRELAX_ENABLE_NCCL); otherwise the functions below return HR_ERR_UNSUPPORTED.
+ */
+#ifndef HR_TRANSPORT_NCCL_H
+#define HR_TRANSPORT_NCCL_H
+
+#include "parallel/transport/transport.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HR_NCCL_ID_BYTES 128 /* NCCL_UNIQUE_ID_BYTES */
+
+/* 1 when this build has the NCCL transport. */
+int hr_nccl_available(void);
+
+/* The communicator's identity (ncclGetUniqueId), made on one rank and sent to all. On
+ * failure writes "nccl: reason" into err. */
+hr_status hr_nccl_unique_id(unsigned char id[HR_NCCL_ID_BYTES], char *err, size_t es);
+
+/* Collective over the nranks ranks (ncclCommInitRank on `device`): every rank must call it
+ * with the same id, so agree on every earlier failure first. `host` (nlocal 1, first =
+ * this rank) carries the collectives and is taken on success (destroyed with the NCCL
+ * transport); on failure the caller keeps it. On failure writes "nccl: reason" into err. */
+hr_status hr_transport_nccl_create(hr_transport *host, int nranks, int device,
+                                   const unsigned char id[HR_NCCL_ID_BYTES], hr_transport **out, char *err,
+                                   size_t es);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,29 @@
+/* Builds without NCCL (see transport_nccl.h): the NCCL transport is refused. */
+#include <stdio.h>
+
+#include "parallel/transport/cuda/transport_nccl.h"
+
+int hr_nccl_available(void)
+{
+    return 0;
+}
+
+hr_status hr_nccl_unique_id(unsigned char id[HR_NCCL_ID_BYTES], char *err, size_t es)
+{
+    (void)id;
+    if (err && es) snprintf(err, es, "nccl: this build has no NCCL");
+    return HR_ERR_UNSUPPORTED;
+}
+
+hr_status hr_transport_nccl_create(hr_transport *host, int nranks, int device,
+                                   const unsigned char id[HR_NCCL_ID_BYTES], hr_transport **out, char *err,
+                                   size_t es)
+{
+    (void)host;
+    (void)nranks;
+    (void)device;
+    (void)id;
+    if (out) *out = NULL;
+    if (err && es) snprintf(err, es, "nccl: this build has no NCCL");
+    return HR_ERR_UNSUPPORTED;
+}

@@ -1,0 +1,44 @@
+/* What the C side asks of the CUDA side. Without CUDA, src/runtime/nocuda.c answers. */
+#ifndef HR_CUDA_API_H
+#define HR_CUDA_API_H
+
+#include "hetrelax/hetrelax.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Number of usable CUDA devices (0 without CUDA, without a driver, or without a GPU). */
+int hr_cuda_device_count(void);
+
+/* Bytes of L2 cache of GPU `ordinal` (0 without CUDA or such a device): the reports call a
+ * working set that fits cache-resident. */
+size_t hr_cuda_l2_bytes(int ordinal);
+
+/* Free and total memory of device `ordinal` (HR_ERR_UNSUPPORTED without CUDA,
+ * HR_ERR_NO_DEVICE for a device that is not there). */
+hr_status hr_cuda_device_memory(int ordinal, size_t *free_bytes, size_t *total_bytes);
+
+/* One tuning outcome: the best block/tile shape of a GPU kernel for a size and precision. */
+typedef struct hr_cuda_tune_result {
+    int bx, by, h;        /* the shape (meaning per kernel: docs/gpu.md) */
+    double best_gbps;     /* under the driver's byte model, median of repeats */
+    double default_gbps;  /* the built-in default shape, same measurement */
+    int candidates;       /* shapes that were valid and measured */
+    char cache_path[512]; /* where the result was stored ("" when not stored) */
+} hr_cuda_tune_result;
+
+/* Measures every candidate shape of GPU kernel `o->kernel` for o's size, precision,
+ * alpha and device (`sweeps` sweeps per timing, median of 3), checks that every
+ * deterministic candidate gives a bitwise-equal grid, and appends the best to the
+ * cache file `cache_path` (NULL: $HETRELAX_TUNE_FILE, else
+ * $XDG_CACHE_HOME/hetrelax/gpu-tune.txt, else ~/.cache/hetrelax/gpu-tune.txt).
+ * Later solver runs with the same device, kernel and precision use the entry with
+ * the nearest n. Writes a message into err on failure. */
+hr_status hr_cuda_tune(const hr_options *o, long sweeps, const char *cache_path, hr_cuda_tune_result *out,
+                       char *err, size_t err_size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
