@@ -15,7 +15,7 @@ fail=0
 declarations() {
     for h in "$@"; do
         gcc -fpreprocessed -dD -E -P -w "$h"
-    done | grep -v '^#' | tr '\n' ' ' | tr ';{}' '\n\n\n' | grep -v '\btypedef\b' |
+    done | grep -v '^#' | tr '\n' ' ' | tr ';{}' '\n' | grep -v '\btypedef\b' |
         grep -E '\bhr_[a-z0-9_]+ *\(' |
         sed -E 's/^(.*[^a-z0-9_])?(hr_[a-z0-9_]+) *\(.*$/\1 \2/' |
         awk '{ print (($0 ~ /(^|[^A-Za-z0-9_])HR_API([^A-Za-z0-9_]|$)/) ? "api " : "unmarked ") $NF }'

@@ -17,11 +17,11 @@ for build in "${builds[@]}"; do
     i=$((i + 1))
     p=$T/prefix$i
     cmake --install "$build" --prefix "$p" >/dev/null
-    lib=$(ls -d "$p"/lib*/pkgconfig/.. | head -1)
-    lib=$(cd "$lib" && pwd)
+    pc=$(find "$p" -path '*/pkgconfig/hetrelax.pc' | head -1)
+    test -n "$pc"
+    lib=$(cd "$(dirname "$pc")/.." && pwd)
     test -f "$p/include/hetrelax/hetrelax.h"
     test -f "$p/include/hetrelax/export.h"
-    test -f "$lib/pkgconfig/hetrelax.pc"
     test -f "$lib/cmake/hetrelax/hetrelaxConfig.cmake"
     test -x "$p/bin/hetrelax"
     # the libraries' dependencies as -L/-l flags, never a library file's path
@@ -30,7 +30,7 @@ for build in "${builds[@]}"; do
         exit 1
     fi
     if [ -e "$lib/libhetrelax.so" ]; then
-        kind=shared static=() rpath=(-Wl,-rpath,"$lib")
+        kind=shared static=() rpath=("-Wl,-rpath,$lib")
     else
         kind=static static=(--static) rpath=()
     fi
