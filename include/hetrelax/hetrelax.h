@@ -9,6 +9,8 @@
 
 #include <stddef.h>
 
+#include "hetrelax/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -20,11 +22,11 @@ extern "C" {
 
 /*! hr_version_string() :
  *  @return the library version as "MAJOR.MINOR.PATCH" (static storage). */
-const char *hr_version_string(void);
+HR_API const char *hr_version_string(void);
 
 /*! hr_version_number() :
  *  @return HR_VERSION_NUMBER of the library that was linked (may differ from the header's). */
-unsigned hr_version_number(void);
+HR_API unsigned hr_version_number(void);
 
 /* ------------------------------------------------------------------ status */
 
@@ -44,7 +46,7 @@ typedef enum {
 
 /*! hr_status_string() :
  *  @return a short, static, human-readable description of `s`. */
-const char *hr_status_string(hr_status s);
+HR_API const char *hr_status_string(hr_status s);
 
 /* ----------------------------------------------------------------- options */
 
@@ -95,7 +97,7 @@ typedef enum {
 #define HR_OMEGA_AUTO (-1.0)
 
 /*! hr_method_name() : "jacobi", "redblack", "sor", or NULL for an unknown value. */
-const char *hr_method_name(hr_method m);
+HR_API const char *hr_method_name(hr_method m);
 
 /*! Monitor callback: called every `monitor_every` sweeps (and at the end) with the
  *  sweep count and the relative residual ||f - A u|| / ||f||. Return non-zero to stop. */
@@ -157,12 +159,12 @@ enum { HR_SPLIT_NESTED = 0, HR_SPLIT_NAIVE = 1 };
 /*! hr_options_default() :
  *  Fills `o` with defaults: n=1024, iters=1000, tol=0, check_every=100, single
  *  precision, automatic backend, spike right-hand side. */
-void hr_options_default(hr_options *o);
+HR_API void hr_options_default(hr_options *o);
 
 /*! hr_options_validate() :
  *  @return HR_OK or HR_ERR_INVALID_ARG; on error, writes the offending field name and
  *  reason into `why` (may be NULL) of size `why_size`. */
-hr_status hr_options_validate(const hr_options *o, char *why, size_t why_size);
+HR_API hr_status hr_options_validate(const hr_options *o, char *why, size_t why_size);
 
 /* ------------------------------------------------------------------ result */
 
@@ -205,9 +207,9 @@ typedef struct hr_result {
     char device_name[96];
 } hr_result;
 
-const char *hr_reason_string(hr_reason r);
-const char *hr_backend_name(hr_backend b);
-const char *hr_precision_name(hr_precision p);
+HR_API const char *hr_reason_string(hr_reason r);
+HR_API const char *hr_backend_name(hr_backend b);
+HR_API const char *hr_precision_name(hr_precision p);
 
 /* ------------------------------------------------------------------ solver */
 
@@ -217,32 +219,32 @@ typedef struct hr_solver hr_solver;
  *  Validates `o`, allocates the grids (padded rows, first interior point of each row
  *  aligned to 128 bytes) and prepares the backend. The options are copied.
  *  @return HR_OK and a handle in *out, or an error with *out = NULL. */
-hr_status hr_solver_create(const hr_options *o, hr_solver **out);
+HR_API hr_status hr_solver_create(const hr_options *o, hr_solver **out);
 
 /*! hr_solver_run() :
  *  Runs the iteration from the current state (u = boundary, interior 0 on first call).
  *  Fills `res` (may be NULL). Returns HR_ERR_DIVERGED if the iteration blew up.
  *  HR_ERR_INVALID_ARG while a run of `s` is under way (a call from its own monitor, or from
  *  another thread), and when the count of sweeps done would pass LONG_MAX. */
-hr_status hr_solver_run(hr_solver *s, hr_result *res);
+HR_API hr_status hr_solver_run(hr_solver *s, hr_result *res);
 
 /*! hr_solver_free() : releases everything; accepts NULL. Ignored when called during a run of
  *  `s` (from its monitor): the run's caller still holds the handle and frees it after. */
-void hr_solver_free(hr_solver *s);
+HR_API void hr_solver_free(hr_solver *s);
 
 /*! hr_last_error() :
  *  @return why the last hr_solver_create() on this thread failed ("" if it did not): the
  *  field and reason for invalid options and arguments, the failing call for device errors.
  *  Valid until the next hr_solver_create() on this thread. */
-const char *hr_last_error(void);
+HR_API const char *hr_last_error(void);
 
 /*! hr_solver_last_error() : a message describing the last failure of `s` ("" if none). */
-const char *hr_solver_last_error(const hr_solver *s);
+HR_API const char *hr_solver_last_error(const hr_solver *s);
 
 /*! hr_solver_solution() :
  *  Copies the n*n interior solution, row-major without padding, converted to
  *  `prec`, into dst (room for `count` elements). */
-hr_status hr_solver_solution(const hr_solver *s, hr_precision prec, void *dst, size_t count);
+HR_API hr_status hr_solver_solution(const hr_solver *s, hr_precision prec, void *dst, size_t count);
 
 /*! hr_solver_set_solution() :
  *  Replaces the current interior solution by `src` (nx*ny[*nz] values of precision
@@ -250,16 +252,17 @@ hr_status hr_solver_solution(const hr_solver *s, hr_precision prec, void *dst, s
  *  `done`: a checkpoint restart. Synchronous kernels then continue bitwise as the
  *  uninterrupted run would. `done` must leave room for options.iters more sweeps
  *  (0 <= done <= LONG_MAX - iters); refused during a run of `s`. */
-hr_status hr_solver_set_solution(hr_solver *s, hr_precision prec, const void *src, size_t count, long done);
+HR_API hr_status hr_solver_set_solution(hr_solver *s, hr_precision prec, const void *src, size_t count,
+                                        long done);
 
 /*! hr_solver_sweeps_done() : sweeps done since create (or the last set_solution); -1 for NULL. */
-long hr_solver_sweeps_done(const hr_solver *s);
+HR_API long hr_solver_sweeps_done(const hr_solver *s);
 
 /*! hr_solver_run_sweeps() :
  *  Runs `count` sweeps (options.iters is ignored) with the options' checks and monitors,
  *  for callers that run in chunks (checkpoints). Unlike hr_solver_run it computes no final
  *  host residual: res->relative_residual is the last checked one (NaN when none was due). */
-hr_status hr_solver_run_sweeps(hr_solver *s, long count, hr_result *res);
+HR_API hr_status hr_solver_run_sweeps(hr_solver *s, long count, hr_result *res);
 
 /*! hr_solver_request_stop() :
  *  Asks a running hr_solver_run (another thread, or a signal handler: it only stores to a
@@ -267,12 +270,12 @@ hr_status hr_solver_run_sweeps(hr_solver *s, long count, hr_result *res);
  *  check or monitor point), reason HR_REASON_STOPPED. A request made between runs stops
  *  the next run after its first chunk; the run that stops answers it. Kernels with
  *  HR_CAP_ALPHA, whose calls are part of their schedule, stop at checks and monitors only. */
-void hr_solver_request_stop(hr_solver *s);
+HR_API void hr_solver_request_stop(hr_solver *s);
 
 /*! hr_solver_history() :
  *  @return the number of recorded residual checks; *iters and *res point into the
  *  solver (valid until the next run or free). */
-size_t hr_solver_history(const hr_solver *s, const long **iters, const double **res);
+HR_API size_t hr_solver_history(const hr_solver *s, const long **iters, const double **res);
 
 /* ----------------------------------------------------------- introspection */
 
@@ -298,14 +301,14 @@ typedef struct hr_kernel_info {
 } hr_kernel_info;
 
 /*! hr_kernel_count() : @return the number of kernels in this build. */
-int hr_kernel_count(void);
+HR_API int hr_kernel_count(void);
 
 /*! hr_kernel_info_at() : describes kernel i (0 <= i < hr_kernel_count()). */
-hr_status hr_kernel_info_at(int i, hr_kernel_info *out);
+HR_API hr_status hr_kernel_info_at(int i, hr_kernel_info *out);
 
 /*! hr_kernel_default() : @return the default kernel's name of `backend` in `dim` dimensions
  *  (HR_BACKEND_AUTO resolves to the best backend present), or NULL if there is none. */
-const char *hr_kernel_default(hr_backend backend, int dim);
+HR_API const char *hr_kernel_default(hr_backend backend, int dim);
 
 /* The configuration a solver resolved: what actually runs. */
 typedef struct hr_config {
@@ -326,7 +329,7 @@ typedef struct hr_config {
 } hr_config;
 
 /*! hr_solver_config() : fills `out` with what `s` resolved (backend, kernel, threads, shapes). */
-hr_status hr_solver_config(const hr_solver *s, hr_config *out);
+HR_API hr_status hr_solver_config(const hr_solver *s, hr_config *out);
 
 /* --------------------------------------------------------------- utilities */
 
@@ -350,7 +353,7 @@ typedef struct hr_bandwidth {
  *  count bytes read + bytes written, times 1e-9 per second; best of `repeats` (0: 10) timed
  *  runs after a warm-up, with min and median. hr_measure_host_bandwidth_bound() (at the end of
  *  this header) takes the run's binding too. */
-hr_status hr_measure_host_bandwidth(int threads, size_t bytes, int repeats, hr_bandwidth *out);
+HR_API hr_status hr_measure_host_bandwidth(int threads, size_t bytes, int repeats, hr_bandwidth *out);
 
 typedef struct hr_sysinfo {
     int cores; /* physical cores (hwloc), or logical CPUs without hwloc */
@@ -361,25 +364,25 @@ typedef struct hr_sysinfo {
     char cpu_model[128];
 } hr_sysinfo;
 
-hr_status hr_sysinfo_get(hr_sysinfo *out);
+HR_API hr_status hr_sysinfo_get(hr_sysinfo *out);
 
 /*! hr_available_memory() : bytes of host memory a new allocation can use now (MemAvailable,
  *  capped by physical memory and by the address-space limit of ulimit -v). */
-size_t hr_available_memory(void);
+HR_API size_t hr_available_memory(void);
 
 /*! hr_gpu_name() : name of GPU `ordinal` into buf; HR_ERR_NO_DEVICE if none. */
-hr_status hr_gpu_name(int ordinal, char *buf, size_t size);
+HR_API hr_status hr_gpu_name(int ordinal, char *buf, size_t size);
 
 /*! hr_measure_device_bandwidth() : device-to-device copy rate (read + write bytes). */
-hr_status hr_measure_device_bandwidth(int ordinal, size_t bytes, int repeats, double *gbps);
+HR_API hr_status hr_measure_device_bandwidth(int ordinal, size_t bytes, int repeats, double *gbps);
 
 /* ---------------------------------------------- CPU placement and tuning (branch h-cpu3d) */
 
 /*! hr_measure_host_bandwidth_bound() : hr_measure_host_bandwidth() with the threads placed as a
  *  run's are (`bind`, as hr_options.bind), so a run and its reference share thread count and
  *  placement. */
-hr_status hr_measure_host_bandwidth_bound(int threads, hr_bind bind, size_t bytes, int repeats,
-                                          hr_bandwidth *out);
+HR_API hr_status hr_measure_host_bandwidth_bound(int threads, hr_bind bind, size_t bytes, int repeats,
+                                                 hr_bandwidth *out);
 
 typedef struct hr_cpu_tune_result {
     int block[3];        /* the fastest pencil: x (full rows), y rows, z planes per thread */
@@ -398,8 +401,8 @@ typedef struct hr_cpu_tune_result {
  *  $HETRELAX_TUNE_FILE, else ~/.cache/hetrelax/gpu-tune.txt: the GPU cache file, with a "cpu:"
  *  device key). Later pencil runs with the same CPU model, thread count and precision take
  *  the entry of the nearest size. */
-hr_status hr_cpu_tune(const hr_options *o, long sweeps, const char *cache_path, hr_cpu_tune_result *out,
-                      char *err, size_t err_size);
+HR_API hr_status hr_cpu_tune(const hr_options *o, long sweeps, const char *cache_path,
+                             hr_cpu_tune_result *out, char *err, size_t err_size);
 
 #ifdef __cplusplus
 }

@@ -61,21 +61,21 @@ typedef struct hr_split_model {
 } hr_split_model;
 
 /*! hr_split_model_exchange() : X for a split with `rows_a` rows on A (0 when a part is empty). */
-double hr_split_model_exchange(const hr_split_model *m, int rows_a);
+HR_API double hr_split_model_exchange(const hr_split_model *m, int rows_a);
 
 /*! hr_split_model_time() : predicted seconds per sweep with `rows_a` of m->rows on A. */
-double hr_split_model_time(const hr_split_model *m, int rows_a);
+HR_API double hr_split_model_time(const hr_split_model *m, int rows_a);
 
 /*! hr_split_model_part_a() : predicted seconds per sweep of A's part of `rows_a` rows alone. */
-double hr_split_model_part_a(const hr_split_model *m, int rows_a);
+HR_API double hr_split_model_part_a(const hr_split_model *m, int rows_a);
 
 /*! hr_split_model_part_b() : predicted seconds per sweep of B's part when A has `rows_a` rows:
  *  (1 - f) t_b, at least b_floor. */
-double hr_split_model_part_b(const hr_split_model *m, int rows_a);
+HR_API double hr_split_model_part_b(const hr_split_model *m, int rows_a);
 
 /*! hr_split_model_row_s() : A's seconds per row and sweep for a part of working set `ws` bytes
  *  (its part time from the knots over its rows; t_a / rows without knots). */
-double hr_split_model_row_s(const hr_split_model *m, double ws);
+HR_API double hr_split_model_row_s(const hr_split_model *m, double ws);
 
 /*! hr_split_model_set_knots() :
  *  A's knots from a ladder of splits measured with rows[k] rows on A (increasing; the last may
@@ -85,35 +85,35 @@ double hr_split_model_row_s(const hr_split_model *m, double ws);
  *  Needs m->rows, t_b, b_floor and a_ws_per_row; sets a_knots, a_knot_ws and a_knot_row_s, the
  *  knots' rows into knot_rows (may be NULL; room for count).
  *  @return the index of the knot with the fastest rate, -1 when there is none. */
-int hr_split_model_set_knots(hr_split_model *m, const int *rows, const double *s, int count, double x0,
-                             int *knot_rows);
+HR_API int hr_split_model_set_knots(hr_split_model *m, const int *rows, const double *s, int count, double x0,
+                                    int *knot_rows);
 
 /*! hr_split_model_max() : the expected max of two normal times of means a, b and standard
  *  deviation sigma each (Clark's formula; max(a, b) when sigma <= 0). */
-double hr_split_model_max(double a, double b, double sigma);
+HR_API double hr_split_model_max(double a, double b, double sigma);
 
 /*! hr_split_model_best() :
  *  @return the rows on A that minimise the predicted time (0 when no split beats B alone;
  *  ties go to fewer rows on A), its time in *t (may be NULL). */
-int hr_split_model_best(const hr_split_model *m, double *t);
+HR_API int hr_split_model_best(const hr_split_model *m, double *t);
 
 /*! hr_split_stream_share() : seed 003's rule, the fraction a_bw / (a_bw + b_bw) of the work
  *  on A given the two STREAM bandwidths. */
-double hr_split_stream_share(double a_bw, double b_bw);
+HR_API double hr_split_stream_share(double a_bw, double b_bw);
 
 /*! hr_split_model_curve() : predicted seconds per sweep at each fraction f[i] of the rows on
  *  A (rounded to whole rows) into t[i]. */
-void hr_split_model_curve(const hr_split_model *m, const double *f, int count, double *t);
+HR_API void hr_split_model_curve(const hr_split_model *m, const double *f, int count, double *t);
 
 /*! hr_split_model_best_range() :
  *  Like hr_split_model_best, over 0 and [lo, hi] only (parts need `ghost` rows each), and
  *  returning 0 unless the split is predicted at least `margin` (e.g. 0.01) faster than B
  *  alone: a split must pay for the model's error. */
-int hr_split_model_best_range(const hr_split_model *m, int lo, int hi, double margin, double *t);
+HR_API int hr_split_model_best_range(const hr_split_model *m, int lo, int hi, double margin, double *t);
 
 /*! hr_split_model_rank_rows() : A's rows of a slab of n planes at `fraction`, as the MPI
  *  engine cuts it (round(fraction n); 0 and n at the ends). */
-int hr_split_model_rank_rows(double fraction, int n);
+HR_API int hr_split_model_rank_rows(double fraction, int n);
 
 /*! hr_split_model_ranks_time() :
  *  Seconds per sweep of `ranks` slabs (one per MPI rank, seed 003), each with `fraction` of its
@@ -121,8 +121,8 @@ int hr_split_model_rank_rows(double fraction, int n);
  *  predicted time plus x_ranks, the exposed cost of the planes between ranks; at fraction 0,
  *  t0 when t0 > 0 (GPU-only through the ranks, measured). NaN where a part of a split slab
  *  would have fewer than g planes. */
-double hr_split_model_ranks_time(const hr_split_model *m, int ranks, double fraction, int g, double x_ranks,
-                                 double t0);
+HR_API double hr_split_model_ranks_time(const hr_split_model *m, int ranks, double fraction, int g,
+                                        double x_ranks, double t0);
 
 /* ------------------------------------------------- the hybrid backend (HR_BACKEND_HYBRID) */
 
@@ -187,11 +187,11 @@ enum { HR_HYBRID_CAL_STREAM = 1 }; /* also measure the bandwidths of seed 003's 
  *  width (o->backend need not be hybrid), and fills the model (X as a constant per sweep
  *  when both parts are non-empty). With HR_HYBRID_CAL_STREAM also the host STREAM triad
  *  and device copy bandwidths. On error hr_hybrid_last_error() says why. */
-hr_status hr_hybrid_calibrate(const hr_options *o, unsigned flags, hr_hybrid_calibration *c,
-                              hr_split_model *m);
+HR_API hr_status hr_hybrid_calibrate(const hr_options *o, unsigned flags, hr_hybrid_calibration *c,
+                                     hr_split_model *m);
 
 /*! hr_hybrid_last_error() : why the last hr_hybrid_calibrate on this thread failed, or "". */
-const char *hr_hybrid_last_error(void);
+HR_API const char *hr_hybrid_last_error(void);
 
 /* What a hybrid solver runs and what its model predicted. */
 typedef struct hr_hybrid_info {
@@ -228,18 +228,18 @@ typedef struct hr_hybrid_info {
  *  without, the model's best rows on the CPU over 0 and [g, n - g], 0 unless predicted at
  *  least 1 % faster than GPU-only. With the model's predicted time (for `hetrelax model`,
  *  which has no solver). */
-hr_status hr_hybrid_choose(const hr_options *o, const hr_hybrid_calibration *c, const hr_split_model *m,
-                           hr_hybrid_info *out);
+HR_API hr_status hr_hybrid_choose(const hr_options *o, const hr_hybrid_calibration *c,
+                                  const hr_split_model *m, hr_hybrid_info *out);
 
 /*! hr_solver_hybrid_info() : HR_ERR_INVALID_ARG unless s runs the hybrid backend. */
-hr_status hr_solver_hybrid_info(const hr_solver *s, hr_hybrid_info *out);
+HR_API hr_status hr_solver_hybrid_info(const hr_solver *s, hr_hybrid_info *out);
 
 /*! hr_hybrid_explain() :
  *  Writes the model's predicted curve (0-10 % in 0.5 % steps, then seed 003's 10-40 %),
  *  the chosen split and its predicted time next to `measured_s` (<= 0: not measured)
  *  into buf, as text lines (for `--explain` and `hetrelax model`). Returns the length
  *  that was needed (as snprintf). */
-int hr_hybrid_explain(const hr_hybrid_info *info, double measured_s, char *buf, size_t size);
+HR_API int hr_hybrid_explain(const hr_hybrid_info *info, double measured_s, char *buf, size_t size);
 
 #ifdef __cplusplus
 }

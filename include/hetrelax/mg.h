@@ -77,10 +77,10 @@ typedef struct hr_mg_options {
 
 /*! Defaults: 2-D, n = 255, spike, mg, V(2,2), red-black, all levels, double, tol 1e-8,
  *  100 cycles, one thread per core. */
-void hr_mg_options_default(hr_mg_options *o);
+HR_API void hr_mg_options_default(hr_mg_options *o);
 
 /*! HR_OK or HR_ERR_INVALID_ARG with "field: reason" written to `why`. */
-hr_status hr_mg_options_validate(const hr_mg_options *o, char *why, size_t why_size);
+HR_API hr_status hr_mg_options_validate(const hr_mg_options *o, char *why, size_t why_size);
 
 typedef struct hr_mg_result {
     int dim, nx, ny, nz, levels;
@@ -102,24 +102,24 @@ typedef struct hr_mg hr_mg;
 /*! Validates, builds the level hierarchy and the thread team (or, backend gpu, the
  *  hierarchy on the device). On HR_ERR_INVALID_ARG or HR_ERR_NO_DEVICE the reason is in
  *  hr_mg_last_error(). */
-hr_status hr_mg_create(const hr_mg_options *o, hr_mg **out);
-void hr_mg_free(hr_mg *m);
+HR_API hr_status hr_mg_create(const hr_mg_options *o, hr_mg **out);
+HR_API void hr_mg_free(hr_mg *m);
 
 /*! Why the last hr_mg_create on this thread failed ("field: reason"), or "" (backend gpu:
  *  also why the last hr_mg_solve failed with a device error). */
-const char *hr_mg_last_error(void);
+HR_API const char *hr_mg_last_error(void);
 
 /*! Solves from a zero interior guess (the boundary holds options.boundary). HR_ERR_DIVERGED
  *  when the reason is diverged or NaN; HR_ERR_INVALID_ARG while a solve of `m` is under way
  *  (a call from its own monitor or another thread). hr_mg_free(m) from the monitor is
  *  ignored (the solve's caller frees m after). */
-hr_status hr_mg_solve(hr_mg *m, hr_mg_result *res);
+HR_API hr_status hr_mg_solve(hr_mg *m, hr_mg_result *res);
 
 /*! The interior solution in fp64, nx*ny[*nz] values. */
-hr_status hr_mg_solution(const hr_mg *m, double *dst, size_t count);
+HR_API hr_status hr_mg_solution(const hr_mg *m, double *dst, size_t count);
 
-const char *hr_mg_cycle_name(hr_mg_cycle c);
-const char *hr_mg_smoother_name(hr_mg_smoother s);
+HR_API const char *hr_mg_cycle_name(hr_mg_cycle c);
+HR_API const char *hr_mg_smoother_name(hr_mg_smoother s);
 
 #ifdef __cplusplus
 }

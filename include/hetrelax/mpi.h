@@ -24,7 +24,7 @@ typedef struct hr_mpi_solver hr_mpi_solver;
 /*! hr_mpi_launched() :
  *  @return 1 when this process was started by mpiexec/mpirun/srun (the environment
  *  says so), 0 otherwise: a command can then call MPI_Init only when it runs as a rank. */
-int hr_mpi_launched(void);
+HR_API int hr_mpi_launched(void);
 
 /*! hr_mpi_resolve_decomp() :
  *  The decomposition a solve of `o` on `ranks` ranks uses: `req` as given (parts per axis
@@ -33,8 +33,8 @@ int hr_mpi_launched(void);
  *  planes, or 2 * ghost), checked against the rank count, the grid and `ghost`. Local (no
  *  communication): every rank gets the same answer. On error writes
  *  "decomp: reason" (or "ghost: ...") into why. */
-hr_status hr_mpi_resolve_decomp(const hr_options *o, int ranks, const int req[3], int ghost, int out[3],
-                                char *why, size_t why_size);
+HR_API hr_status hr_mpi_resolve_decomp(const hr_options *o, int ranks, const int req[3], int ghost,
+                                       int out[3], char *why, size_t why_size);
 
 /*! hr_mpi_solver_create() :
  *  Collective. Rank r owns subdomain r (x fastest). `decomp` as for
@@ -47,8 +47,8 @@ hr_status hr_mpi_resolve_decomp(const hr_options *o, int ranks, const int req[3]
  *  initialised (MPI_THREAD_FUNNELED suffices).
  *  @return the same status on every rank; on error *out = NULL and hr_mpi_last_error()
  *  gives the message (the same on every rank). */
-hr_status hr_mpi_solver_create(const hr_options *o, const int decomp[3], int ghost, MPI_Comm comm,
-                               hr_mpi_solver **out);
+HR_API hr_status hr_mpi_solver_create(const hr_options *o, const int decomp[3], int ghost, MPI_Comm comm,
+                                      hr_mpi_solver **out);
 
 /* How GPU ranks move their halo messages (CPU ranks always send host buffers by MPI). */
 typedef enum hr_mpi_transport {
@@ -65,10 +65,10 @@ typedef enum hr_mpi_transport {
 } hr_mpi_transport;
 
 /*! hr_mpi_transport_name() : "auto", "host", "device", "nccl", "peer" (NULL for other values). */
-const char *hr_mpi_transport_name(hr_mpi_transport tr);
+HR_API const char *hr_mpi_transport_name(hr_mpi_transport tr);
 
 /*! hr_mpi_have_nccl() : 1 when this build has the NCCL transport. */
-int hr_mpi_have_nccl(void);
+HR_API int hr_mpi_have_nccl(void);
 
 /*! hr_mpi_solver_create_transport() :
  *  hr_mpi_solver_create with the halo transport of GPU ranks chosen (the same on every
@@ -76,25 +76,26 @@ int hr_mpi_have_nccl(void);
  *  NCCL, device without CUDA-aware MPI, device, nccl or peer with CPU ranks, nccl with several
  *  ranks on one GPU, peer with ranks on several nodes) is refused with HR_ERR_INVALID_ARG and
  *  "transport: reason". */
-hr_status hr_mpi_solver_create_transport(const hr_options *o, const int decomp[3], int ghost,
-                                         hr_mpi_transport transport, MPI_Comm comm, hr_mpi_solver **out);
+HR_API hr_status hr_mpi_solver_create_transport(const hr_options *o, const int decomp[3], int ghost,
+                                                hr_mpi_transport transport, MPI_Comm comm,
+                                                hr_mpi_solver **out);
 
 /*! hr_mpi_solver_run() :
  *  Collective: runs the iteration; `res` (may be NULL) is the same on every rank (times
  *  are the slowest rank's). */
-hr_status hr_mpi_solver_run(hr_mpi_solver *s, hr_result *res);
+HR_API hr_status hr_mpi_solver_run(hr_mpi_solver *s, hr_result *res);
 
 /*! hr_mpi_solver_gather_solution() :
  *  Collective: rank `root` receives the whole interior solution in dst (nx*ny[*nz]
  *  values, the layout of hr_solver_solution); dst and count matter on root only. */
-hr_status hr_mpi_solver_gather_solution(const hr_mpi_solver *s, hr_precision prec, void *dst, size_t count,
-                                        int root);
+HR_API hr_status hr_mpi_solver_gather_solution(const hr_mpi_solver *s, hr_precision prec, void *dst,
+                                               size_t count, int root);
 
 /*! hr_mpi_solver_write_raw() :
  *  Collective: writes the interior solution to `path` with MPI-IO, each rank its own block
  *  (no rank holds the whole grid): the .raw format (native floats of precision prec, x
  *  fastest, no header), as hr_solver_solution orders it. The same status on every rank. */
-hr_status hr_mpi_solver_write_raw(const hr_mpi_solver *s, const char *path, hr_precision prec);
+HR_API hr_status hr_mpi_solver_write_raw(const hr_mpi_solver *s, const char *path, hr_precision prec);
 
 /* What a run's halo exchange cost, per part (seconds summed over the run, this rank). */
 typedef struct hr_mpi_info {
@@ -119,25 +120,25 @@ typedef struct hr_mpi_info {
 } hr_mpi_info;
 
 /*! hr_mpi_solver_info() : the decomposition and the last run's exchange figures (local). */
-hr_status hr_mpi_solver_info(const hr_mpi_solver *s, hr_mpi_info *out);
+HR_API hr_status hr_mpi_solver_info(const hr_mpi_solver *s, hr_mpi_info *out);
 
 /*! hr_mpi_solver_set_overlap() :
  *  Local, but give every rank the same value. With ghost 1 the exchange is overlapped with
  *  the inner points by default (on = 1); on = 0 exchanges first, then sweeps. The
  *  solution is the same bits either way. */
-hr_status hr_mpi_solver_set_overlap(hr_mpi_solver *s, int on);
+HR_API hr_status hr_mpi_solver_set_overlap(hr_mpi_solver *s, int on);
 
 /*! hr_mpi_solver_set_reference() :
  *  Collective: the bandwidth the run's GB/s is reported against is the sum of every rank's
  *  `gbps` (give each GPU's copy bandwidth on one rank per GPU, see hr_mpi_info.device_first,
  *  and 0 elsewhere; CPU ranks: the node's bandwidth on one rank per node). */
-hr_status hr_mpi_solver_set_reference(hr_mpi_solver *s, double gbps);
+HR_API hr_status hr_mpi_solver_set_reference(hr_mpi_solver *s, double gbps);
 
 /*! hr_mpi_last_error() : why the last failing hr_mpi_* call on this thread failed ("" if none). */
-const char *hr_mpi_last_error(void);
+HR_API const char *hr_mpi_last_error(void);
 
 /*! hr_mpi_solver_free() : releases everything (local); accepts NULL. */
-void hr_mpi_solver_free(hr_mpi_solver *s);
+HR_API void hr_mpi_solver_free(hr_mpi_solver *s);
 
 #ifdef __cplusplus
 }

@@ -75,36 +75,36 @@ typedef struct hr_mpi_hybrid_choice {
  *  rank (0: the cores divided among the ranks of the node). Rank r uses GPU
  *  (device + node-local rank) modulo the devices present. The communicator is duplicated.
  *  @return the same status on every rank; hr_mpi_hybrid_last_error() says why. */
-hr_status hr_mpi_hybrid_create(const hr_options *o, MPI_Comm comm, hr_mpi_hybrid **out);
+HR_API hr_status hr_mpi_hybrid_create(const hr_options *o, MPI_Comm comm, hr_mpi_hybrid **out);
 
 /*! hr_mpi_hybrid_run() : collective; `res` is the same on every rank (the slowest rank's times). */
-hr_status hr_mpi_hybrid_run(hr_mpi_hybrid *s, hr_result *res);
+HR_API hr_status hr_mpi_hybrid_run(hr_mpi_hybrid *s, hr_result *res);
 
 /*! hr_mpi_hybrid_time() : collective; `sweeps` sweeps on every rank after a barrier, without
  *  the residual a run ends with (benchmarks): *per_sweep is the slowest rank's seconds per sweep. */
-hr_status hr_mpi_hybrid_time(hr_mpi_hybrid *s, long sweeps, double *per_sweep);
+HR_API hr_status hr_mpi_hybrid_time(hr_mpi_hybrid *s, long sweeps, double *per_sweep);
 
 /*! hr_mpi_hybrid_gather_solution() : collective; rank `root` gets the whole interior solution. */
-hr_status hr_mpi_hybrid_gather_solution(hr_mpi_hybrid *s, hr_precision prec, void *dst, size_t count,
-                                        int root);
+HR_API hr_status hr_mpi_hybrid_gather_solution(hr_mpi_hybrid *s, hr_precision prec, void *dst, size_t count,
+                                               int root);
 
 /*! hr_mpi_hybrid_info() : this rank's split (rows = its slab, rows_cpu its CPU part) and exchange figures. */
-hr_status hr_mpi_hybrid_info(const hr_mpi_hybrid *s, hr_hybrid_info *out);
+HR_API hr_status hr_mpi_hybrid_info(const hr_mpi_hybrid *s, hr_hybrid_info *out);
 
 /*! hr_mpi_hybrid_get_choice() : what split auto measured and chose (HR_ERR_INVALID_ARG unless
  *  created with HR_SPLIT_AUTO). Local: the same on every rank. */
-hr_status hr_mpi_hybrid_get_choice(const hr_mpi_hybrid *s, hr_mpi_hybrid_choice *out);
+HR_API hr_status hr_mpi_hybrid_get_choice(const hr_mpi_hybrid *s, hr_mpi_hybrid_choice *out);
 
 /*! hr_mpi_hybrid_predict() : the per-rank model's seconds per sweep with `fraction` of each
  *  slab on the CPU (the slowest rank; NaN unless created with HR_SPLIT_AUTO, or where a part
  *  would have fewer than split_ghost planes). Local: the same on every rank. */
-double hr_mpi_hybrid_predict(const hr_mpi_hybrid *s, double fraction);
+HR_API double hr_mpi_hybrid_predict(const hr_mpi_hybrid *s, double fraction);
 
 /*! hr_mpi_hybrid_free() : collective (accepts NULL on every rank). */
-void hr_mpi_hybrid_free(hr_mpi_hybrid *s);
+HR_API void hr_mpi_hybrid_free(hr_mpi_hybrid *s);
 
 /*! hr_mpi_hybrid_last_error() : why the last call on this thread failed, or "". */
-const char *hr_mpi_hybrid_last_error(void);
+HR_API const char *hr_mpi_hybrid_last_error(void);
 
 #ifdef __cplusplus
 }

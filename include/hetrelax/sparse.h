@@ -45,26 +45,26 @@ typedef struct hr_csr {
  *  summed; explicit zeros are kept. @return HR_ERR_INVALID_ARG for an index out of
  *  range, a non-finite value or duplicates whose sum overflows, HR_ERR_NO_MEMORY when
  *  the arrays cannot be allocated. */
-hr_status hr_csr_from_coo(int n_rows, int n_cols, int64_t nnz, const int32_t *ri, const int32_t *ci,
-                          const double *v, hr_csr **out);
+HR_API hr_status hr_csr_from_coo(int n_rows, int n_cols, int64_t nnz, const int32_t *ri, const int32_t *ci,
+                                 const double *v, hr_csr **out);
 
 /*! hr_csr_free() : releases the matrix; accepts NULL. */
-void hr_csr_free(hr_csr *A);
+HR_API void hr_csr_free(hr_csr *A);
 
 /*! hr_csr_spmv() : y = A x (y has n_rows entries, x n_cols). */
-void hr_csr_spmv(const hr_csr *A, const double *x, double *y);
+HR_API void hr_csr_spmv(const hr_csr *A, const double *x, double *y);
 
 /*! hr_csr_relative_residual() : ||b - A x||_2 / ||b||_2 in double (||b - A x|| when b = 0). */
-double hr_csr_relative_residual(const hr_csr *A, const double *b, const double *x);
+HR_API double hr_csr_relative_residual(const hr_csr *A, const double *b, const double *x);
 
 /*! hr_csr_is_symmetric() : 1 when A equals its transpose exactly (values and pattern). */
-int hr_csr_is_symmetric(const hr_csr *A);
+HR_API int hr_csr_is_symmetric(const hr_csr *A);
 
 /*! hr_csr_check_diagonal() :
  *  @return HR_OK when A is square and every diagonal entry is present, finite and
  *  non-zero; else HR_ERR_INVALID_ARG with *bad_row set to the 0-based offending row
  *  (-1 for a non-square matrix). */
-hr_status hr_csr_check_diagonal(const hr_csr *A, int *bad_row);
+HR_API hr_status hr_csr_check_diagonal(const hr_csr *A, int *bad_row);
 
 /* ---------------------------------------------------------- Matrix Market */
 
@@ -79,22 +79,22 @@ typedef struct hr_mm_error {
  *  symmetry general or symmetric, expanded on read) from memory. Indices are 1-based
  *  in the file; duplicates are summed. Sizes are checked against the bytes present
  *  before anything is allocated. @return HR_ERR_FORMAT with err filled on bad input. */
-hr_status hr_mm_parse_csr(const char *buf, size_t len, hr_csr **out, hr_mm_error *err);
+HR_API hr_status hr_mm_parse_csr(const char *buf, size_t len, hr_csr **out, hr_mm_error *err);
 
 /*! hr_mm_read_csr() : hr_mm_parse_csr() on the contents of `path` (HR_ERR_IO if unreadable). */
-hr_status hr_mm_read_csr(const char *path, hr_csr **out, hr_mm_error *err);
+HR_API hr_status hr_mm_read_csr(const char *path, hr_csr **out, hr_mm_error *err);
 
 /*! hr_mm_parse_vector() :
  *  Parses a dense vector: `array real|integer general` of size N x 1 (or 1 x N).
  *  *out is malloc()ed, *n its length. */
-hr_status hr_mm_parse_vector(const char *buf, size_t len, double **out, int *n, hr_mm_error *err);
-hr_status hr_mm_read_vector(const char *path, double **out, int *n, hr_mm_error *err);
+HR_API hr_status hr_mm_parse_vector(const char *buf, size_t len, double **out, int *n, hr_mm_error *err);
+HR_API hr_status hr_mm_read_vector(const char *path, double **out, int *n, hr_mm_error *err);
 
 /*! hr_mm_write_csr() : writes A as `coordinate real general` (comment may be NULL). */
-hr_status hr_mm_write_csr(const char *path, const hr_csr *A, const char *comment);
+HR_API hr_status hr_mm_write_csr(const char *path, const hr_csr *A, const char *comment);
 
 /*! hr_mm_write_vector() : writes x as `array real general` N x 1, 17 significant digits. */
-hr_status hr_mm_write_vector(const char *path, const double *x, int n, const char *comment);
+HR_API hr_status hr_mm_write_vector(const char *path, const double *x, int n, const char *comment);
 
 /* ------------------------------------------------------------- generators */
 
@@ -106,7 +106,7 @@ hr_status hr_mm_write_vector(const char *path, const double *x, int n, const cha
  *    fv2d:M                 9-point SPD stencil, symmetrically rescaled (n = M^2)
  *    random-spd:N:DENSITY:SEED  symmetric, strictly diagonally dominant, positive diagonal
  *  @return HR_ERR_INVALID_ARG with a reason in `why` for a malformed spec. */
-hr_status hr_sparse_generate(const char *spec, hr_csr **out, char *why, size_t why_size);
+HR_API hr_status hr_sparse_generate(const char *spec, hr_csr **out, char *why, size_t why_size);
 
 /* ------------------------------------------------------- spectral checks */
 
@@ -125,7 +125,7 @@ typedef struct hr_spectral {
  *  diagonal, Lanczos runs on D^-1/2 A D^-1/2 (similar to D^-1 A) and on
  *  |D|^-1/2 |A - D| |D|^-1/2 (similar to |B|); otherwise power iteration is used.
  *  Needs a square A with a non-zero diagonal. `max_steps` <= 0 picks 300. */
-hr_status hr_sparse_spectral(const hr_csr *A, int max_steps, hr_spectral *out);
+HR_API hr_status hr_sparse_spectral(const hr_csr *A, int max_steps, hr_spectral *out);
 
 /* ---------------------------------------------------------------- solving */
 
@@ -196,7 +196,7 @@ typedef struct hr_sparse_result {
     int setups;        /* method setups the handle has done (1: setup paid once) */
 } hr_sparse_result;
 
-void hr_sparse_options_default(hr_sparse_options *o);
+HR_API void hr_sparse_options_default(hr_sparse_options *o);
 
 /*! hr_sparse_solve() :
  *  Solves A x = b from the initial guess in x (length n): hr_sparse_solver_create,
@@ -208,8 +208,8 @@ void hr_sparse_options_default(hr_sparse_options *o);
  *  backend without a CUDA device. A 0 x 0 system returns HR_OK with 0 iterations
  *  (reason converged when tol > 0). Residual norms are scaled: no overflow for
  *  entries up to the largest double. */
-hr_status hr_sparse_solve(const hr_csr *A, const double *b, double *x, const hr_sparse_options *o,
-                          hr_sparse_result *res);
+HR_API hr_status hr_sparse_solve(const hr_csr *A, const double *b, double *x, const hr_sparse_options *o,
+                                 hr_sparse_result *res);
 
 /* A persistent solver (PETSc's setup/solve split): create pays the setup once (options
  * checked, thread team started, spectral estimate for jacobi, fault mask, device
@@ -224,8 +224,8 @@ typedef struct hr_sparse_solver hr_sparse_solver;
  *  Checks and sets up. res (may be NULL) gets the reason of a failure in res->message
  *  (the statuses of hr_sparse_solve) and, on success, res->warning.
  *  A 0 x 0 matrix is accepted: its solves return HR_OK at once with 0 iterations. */
-hr_status hr_sparse_solver_create(const hr_csr *A, const hr_sparse_options *o, hr_sparse_solver **out,
-                                  hr_sparse_result *res);
+HR_API hr_status hr_sparse_solver_create(const hr_csr *A, const hr_sparse_options *o, hr_sparse_solver **out,
+                                         hr_sparse_result *res);
 
 /*! hr_sparse_solver_solve() :
  *  Solves A x = b from the initial guess in x, as hr_sparse_solve() does, reusing the
@@ -233,13 +233,14 @@ hr_status hr_sparse_solver_create(const hr_csr *A, const hr_sparse_options *o, h
  *  the upload of b and x0). A second solve on the handle while one is under way (from its
  *  monitor, or another thread) is refused with HR_ERR_INVALID_ARG, and
  *  hr_sparse_solver_free() from the monitor is ignored. */
-hr_status hr_sparse_solver_solve(hr_sparse_solver *h, const double *b, double *x, hr_sparse_result *res);
+HR_API hr_status hr_sparse_solver_solve(hr_sparse_solver *h, const double *b, double *x,
+                                        hr_sparse_result *res);
 
 /*! hr_sparse_solver_free() : releases the handle (device memory, threads); accepts NULL. */
-void hr_sparse_solver_free(hr_sparse_solver *h);
+HR_API void hr_sparse_solver_free(hr_sparse_solver *h);
 
 /*! hr_sparse_method_at() : name and backend of method-table entry i (NULL past the end). */
-const char *hr_sparse_method_at(int i, hr_backend *backend, const char **summary);
+HR_API const char *hr_sparse_method_at(int i, hr_backend *backend, const char **summary);
 
 #ifdef __cplusplus
 }

@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <stddef.h>
 
+#include "core/internal_api.h"
 #include "hetrelax/hetrelax.h"
 
 #ifdef __cplusplus
@@ -33,7 +34,7 @@ typedef struct hr_history {
 } hr_history;
 
 hr_status hr_history_push(hr_history *h, long it, double r);
-void hr_history_free(hr_history *h);
+HR_INTERNAL_API void hr_history_free(hr_history *h);
 
 typedef struct hr_driver_ops {
     void *ctx;
@@ -75,11 +76,11 @@ typedef struct hr_driver_out {
 
 /* Runs the loop. Returns a callback's error as is; reasons (converged, diverged, NaN,
  * stopped) are not errors. `hist` may be NULL. */
-hr_status hr_drive(const hr_driver_ops *ops, const hr_driver_cfg *cfg, hr_history *hist, hr_phase_times *t,
-                   hr_driver_out *out);
+HR_INTERNAL_API hr_status hr_drive(const hr_driver_ops *ops, const hr_driver_cfg *cfg, hr_history *hist,
+                                   hr_phase_times *t, hr_driver_out *out);
 
 /* The reason a final residual gives, when the loop itself ended on iterations. */
-hr_reason hr_driver_final_reason(hr_reason loop, double rel, double tol, double divref);
+HR_INTERNAL_API hr_reason hr_driver_final_reason(hr_reason loop, double rel, double tol, double divref);
 
 #ifdef __cplusplus
 }

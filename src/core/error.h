@@ -2,11 +2,12 @@
 #define HR_ERROR_H
 #include <stddef.h>
 
+#include "core/internal_api.h"
 #include "hetrelax/hetrelax.h"
 
 /* Writes "field: reason" (printf-style) into buf (when buf and size), for the library's
  * validators; returns HR_ERR_INVALID_ARG. */
-hr_status hr_invalid_arg(char *buf, size_t size, const char *fmt, ...)
+HR_INTERNAL_API hr_status hr_invalid_arg(char *buf, size_t size, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif

@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/internal_api.h"
 #include "hetrelax/hetrelax.h"
 
 #ifdef __cplusplus
@@ -91,8 +92,8 @@ typedef struct hr_grid {
 } hr_grid;
 
 /* Allocates without touching the pages (so threads can first-touch their own). */
-hr_status hr_grid_alloc(hr_grid *g, const hr_grid_layout *l);
-void hr_grid_free(hr_grid *g);
+HR_INTERNAL_API hr_status hr_grid_alloc(hr_grid *g, const hr_grid_layout *l);
+HR_INTERNAL_API void hr_grid_free(hr_grid *g);
 
 /* Pointer to element (0, 0, 0), typed by the caller. */
 static inline void *hr_grid_origin(const hr_grid *g)
@@ -103,8 +104,8 @@ static inline void *hr_grid_origin(const hr_grid *g)
 /* Element (i, j[, k]) converted to double. */
 double hr_grid_get(const hr_grid *g, int i, int j);
 void hr_grid_set(hr_grid *g, int i, int j, double v);
-double hr_grid_get3(const hr_grid *g, int i, int j, int k);
-void hr_grid_set3(hr_grid *g, int i, int j, int k, double v);
+HR_INTERNAL_API double hr_grid_get3(const hr_grid *g, int i, int j, int k);
+HR_INTERNAL_API void hr_grid_set3(hr_grid *g, int i, int j, int k, double v);
 
 /* Sets outer slices [r0, r1) (rows in 2-D, planes in 3-D) of the whole padded extent:
  * interior 0, boundary ring `bc`. Called by the owning thread so the pages are placed

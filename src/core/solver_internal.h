@@ -8,10 +8,11 @@
 #ifndef HR_SOLVER_INTERNAL_H
 #define HR_SOLVER_INTERNAL_H
 
-#include "methods/jacobi/cpu/jacobi2d_cpu.h"
-#include "hetrelax/hetrelax.h"
-#include "core/grid.h"
 #include "core/driver.h"
+#include "core/grid.h"
+#include "core/internal_api.h"
+#include "hetrelax/hetrelax.h"
+#include "methods/jacobi/cpu/jacobi2d_cpu.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -75,14 +76,14 @@ struct hr_solver {
  * and initial value at global interior point (i, j, k), k = 0 in 2-D; `values` are the
  * options' rhs_values / init_values. Subdomains of a decomposition use these so their
  * data is bitwise that of the whole grid. */
-void hr_problem_resolve(const hr_options *o, hr_problem *p);
+HR_INTERNAL_API void hr_problem_resolve(const hr_options *o, hr_problem *p);
 /* The divergence threshold when options leave divtol 0 (residual growth factor). */
 #define HR_DIVTOL 1e3
 /* The backend `b` runs on (auto: the GPU when one is present and has a kernel for dim,
  * else cpu-threads; options.c). */
 hr_backend hr_resolve_backend(hr_backend b, int dim);
-double hr_problem_rhs_at(const hr_problem *p, const double *values, int i, int j, int k);
-double hr_problem_init_at(const hr_problem *p, const double *values, int i, int j, int k);
+HR_INTERNAL_API double hr_problem_rhs_at(const hr_problem *p, const double *values, int i, int j, int k);
+HR_INTERNAL_API double hr_problem_init_at(const hr_problem *p, const double *values, int i, int j, int k);
 
 /* Kernel lookup by backend, name and dimension: NULL name picks the backend's default. */
 const hr_kernel_desc *hr_kernel_find(hr_backend b, const char *name, int dim);
@@ -106,9 +107,9 @@ void hr_solver_set_error(hr_solver *s, const char *fmt, ...)
 double hr_solver_host_residual(const hr_solver *s);
 
 /* The resolved extent of the options along axis 0 (x), 1 (y) or 2 (z; 1 in 2-D). */
-int hr_options_extent(const hr_options *o, int axis);
+HR_INTERNAL_API int hr_options_extent(const hr_options *o, int axis);
 /* The dimension the options ask for (2 or 3). */
-int hr_options_dim(const hr_options *o);
+HR_INTERNAL_API int hr_options_dim(const hr_options *o);
 
 /* Splits [0, len) into `parts` nearly equal ranges; returns [*lo, *hi) of part p. */
 static inline void hr_split_range(int len, int parts, int p, int *lo, int *hi)

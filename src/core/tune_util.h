@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "core/internal_api.h"
 #include "hetrelax/hetrelax.h"
 
 #ifdef __cplusplus
@@ -26,7 +27,7 @@ int hr_mkdir_parents(const char *path);
 FILE *hr_tune_cache_append(const char *given, char *path, size_t size, int *err);
 
 /* The median of n timings (sorts v in place). */
-double hr_median(double *v, int n);
+HR_INTERNAL_API double hr_median(double *v, int n);
 
 struct hr_solver;
 /* One warm-up call of `sweeps` sweeps, then the median of 3 timed calls, as GB/s under the

@@ -1,24 +1,59 @@
 #!/usr/bin/env bash
-# `cmake --install` puts header, library, CMake package and pkg-config file in place, and
-# a program using only the public header builds against each and runs.
-#   install_test.sh SOURCE_DIR BUILD_DIR
+# `cmake --install` puts headers, library, CMake package and pkg-config files in place, and
+# programs using only the public headers build against them as users build them, and run:
+# plain `pkg-config --cflags --libs hetrelax` against a shared install, `--static` against a
+# static one, and find_package(hetrelax) against both. Where MPI is built, the MPI test
+# program links the same way through hetrelax_mpi.pc and runs on 2 ranks.
+#   install_test.sh SOURCE_DIR BUILD_DIR [SHARED_BUILD_DIR]
 set -euo pipefail
-src=$1 build=$2
+src=$1 builds=("$2")
+[ $# -ge 3 ] && builds+=("$3")
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-cmake --install "$build" --prefix "$T/prefix" >/dev/null
-test -f "$T/prefix/include/hetrelax/hetrelax.h"
-test -f "$T/prefix/lib/pkgconfig/hetrelax.pc"
-test -f "$T/prefix/lib/cmake/hetrelax/hetrelaxConfig.cmake"
-test -x "$T/prefix/bin/hetrelax"
-# pkg-config consumer
-export PKG_CONFIG_PATH="$T/prefix/lib/pkgconfig"
-# shellcheck disable=SC2046
-cc -o "$T/ex_pc" "$src/examples/poisson_minimal.c" $(pkg-config --cflags --libs --static hetrelax)
-"$T/ex_pc" | tail -1
-# CMake consumer
-cmake -S "$src/tests/core/consumer" -B "$T/consumer" -DCMAKE_PREFIX_PATH="$T/prefix" \
-  -DEXAMPLE_SOURCE="$src/examples/poisson_minimal.c" >/dev/null
-cmake --build "$T/consumer" >/dev/null
-"$T/consumer/consumer" | tail -1
+mpiexec=${HR_MPIEXEC:-mpiexec}
+
+i=0
+for build in "${builds[@]}"; do
+    i=$((i + 1))
+    p=$T/prefix$i
+    cmake --install "$build" --prefix "$p" >/dev/null
+    pc=$(find "$p" -path '*/pkgconfig/hetrelax.pc' | head -1)
+    test -n "$pc"
+    lib=$(cd "$(dirname "$pc")/.." && pwd)
+    test -f "$p/include/hetrelax/hetrelax.h"
+    test -f "$p/include/hetrelax/export.h"
+    test -f "$lib/cmake/hetrelax/hetrelaxConfig.cmake"
+    test -x "$p/bin/hetrelax"
+    # the libraries' dependencies as -L/-l flags, never a library file's path
+    if grep -nE '^(Libs|Libs\.private|Requires)[^#]*(/[^ ]*\.(so|a)([. ]|$))' "$lib"/pkgconfig/*.pc; then
+        echo "FAIL: a library path in a pkg-config file (above)"
+        exit 1
+    fi
+    if [ -e "$lib/libhetrelax.so" ]; then
+        kind=shared static=() rpath=("-Wl,-rpath,$lib")
+    else
+        kind=static static=(--static) rpath=()
+    fi
+    export PKG_CONFIG_PATH="$lib/pkgconfig"
+    echo "$kind install: pkg-config ${static[*]} --libs hetrelax: $(pkg-config "${static[@]}" --libs hetrelax)"
+    # shellcheck disable=SC2046
+    cc -o "$T/ex_$kind" "$src/examples/poisson_minimal.c" $(pkg-config --cflags "${static[@]}" --libs hetrelax) "${rpath[@]}"
+    "$T/ex_$kind" | tail -1
+    if [ $kind = shared ]; then
+        ldd "$T/ex_$kind" | grep "$lib/libhetrelax\.so" >/dev/null || { echo "FAIL: not linked against $lib/libhetrelax.so"; exit 1; }
+    else
+        if ldd "$T/ex_$kind" | grep libhetrelax >/dev/null; then echo "FAIL: a static link needs libhetrelax.so"; exit 1; fi
+    fi
+    echo "$kind install: example $(stat -c %s "$T/ex_$kind") bytes"
+    if [ -f "$lib/pkgconfig/hetrelax_mpi.pc" ]; then
+        # shellcheck disable=SC2046
+        cc -o "$T/mpi_$kind" "$src/tests/mpi/test_mpi.c" $(pkg-config --cflags "${static[@]}" --libs hetrelax_mpi) "${rpath[@]}" -lm
+        "$mpiexec" -n 2 --oversubscribe "$T/mpi_$kind" solve | tail -1
+    fi
+    # CMake consumer
+    cmake -S "$src/tests/core/consumer" -B "$T/consumer$i" -DCMAKE_PREFIX_PATH="$p" \
+        -DEXAMPLE_SOURCE="$src/examples/poisson_minimal.c" >/dev/null
+    cmake --build "$T/consumer$i" >/dev/null
+    "$T/consumer$i/consumer" | tail -1
+done
 echo "install test: ok"

@@ -19,10 +19,11 @@
 
 #include <stddef.h>
 
-#include "core/stencil.h"
-#include "reference/stencil_cpu.h"
-#include "hetrelax/hetrelax.h"
 #include "core/grid.h"
+#include "core/internal_api.h"
+#include "core/stencil.h"
+#include "hetrelax/hetrelax.h"
+#include "reference/stencil_cpu.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -43,8 +44,8 @@ typedef struct hr_decomp {
 
 /* Checks and fills a decomposition; on error writes "field: reason" into why
  * (decomp: product mismatch is the caller's check). parts[2] is ignored in 2-D. */
-hr_status hr_decomp_init(hr_decomp *d, int dim, const int n[3], const int parts[3], int ghost, char *why,
-                         size_t why_size);
+HR_INTERNAL_API hr_status hr_decomp_init(hr_decomp *d, int dim, const int n[3], const int parts[3], int ghost,
+                                         char *why, size_t why_size);
 
 /* Uneven parts along `axis` (the hybrid CPU+GPU splits): part c gets sizes[c] points
  * (parts[axis] of them, at most HR_DECOMP_MAX_CUTS, summing to n[axis]), each at least
@@ -75,7 +76,7 @@ typedef struct hr_subdomain {
 } hr_subdomain;
 
 /* Geometry and layout of subdomain `id`; 0 if a size overflows. */
-int hr_subdomain_init(const hr_decomp *d, int id, size_t esize, hr_subdomain *s);
+HR_INTERNAL_API int hr_subdomain_init(const hr_decomp *d, int id, size_t esize, hr_subdomain *s);
 
 /* Layout coordinate along axis a of global index g (1-based interior, 0 and n + 1 the
  * boundary), and its inverse. */

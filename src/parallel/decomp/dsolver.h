@@ -13,10 +13,11 @@
 #ifndef HR_DSOLVER_H
 #define HR_DSOLVER_H
 
+#include "core/driver.h"
+#include "core/internal_api.h"
+#include "core/solver_internal.h"
 #include "parallel/decomp/decomp.h"
 #include "parallel/transport/transport.h"
-#include "core/driver.h"
-#include "core/solver_internal.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -87,7 +88,7 @@ extern const hr_field_ops hr_field_ops_gpu;
 extern const hr_dplace_ops hr_dplace_gpu;
 
 /* CUDA devices present (0 without CUDA). */
-int hr_dsolver_gpu_count(void);
+HR_INTERNAL_API int hr_dsolver_gpu_count(void);
 
 /* The in-process transport between device buffers of subdomains on the GPUs of this
  * process: cudaMemcpyPeerAsync (device[id] holds subdomain id). HR_ERR_NO_DEVICE without
@@ -176,11 +177,11 @@ static inline int hr_dsolver_phase_has_axis(const hr_dsolver *s, int ph, int a)
  * "field: reason" into err. With o->backend HR_BACKEND_GPU the subdomains live on GPUs:
  * subdomain id on device o->device + id * G / count, G = max(1, o->gpus) (MPI ranks pass
  * their own device with gpus 1); the transport decides where the message buffers live. */
-hr_status hr_dsolver_create(const hr_options *o, const int parts[3], int ghost, hr_transport *t,
-                            hr_dsolver **out, char *err, size_t err_size);
+HR_INTERNAL_API hr_status hr_dsolver_create(const hr_options *o, const int parts[3], int ghost,
+                                            hr_transport *t, hr_dsolver **out, char *err, size_t err_size);
 
 /* Runs the iteration (collective over the transport's processes): the same result on each. */
-hr_status hr_dsolver_run(hr_dsolver *s, hr_result *res);
+HR_INTERNAL_API hr_status hr_dsolver_run(hr_dsolver *s, hr_result *res);
 
 /* The global relative residual (collective). */
 hr_status hr_dsolver_residual(hr_dsolver *s, double *rel);
@@ -193,11 +194,12 @@ double hr_dsolver_max_error(const hr_dsolver *s);
 void hr_dsolver_own_to_global(const hr_dsolver *s, hr_precision prec, void *global);
 
 /* Own points of owned subdomain `local` packed densely (x fastest), precision prec. */
-void hr_dsolver_own_to_block(const hr_dsolver *s, int local, hr_precision prec, void *block);
+HR_INTERNAL_API void hr_dsolver_own_to_block(const hr_dsolver *s, int local, hr_precision prec, void *block);
 /* Writes such a block of subdomain `id` into the global array. */
-void hr_block_to_global(const hr_decomp *d, int id, hr_precision prec, const void *block, void *global);
+HR_INTERNAL_API void hr_block_to_global(const hr_decomp *d, int id, hr_precision prec, const void *block,
+                                        void *global);
 
-void hr_dsolver_free(hr_dsolver *s);
+HR_INTERNAL_API void hr_dsolver_free(hr_dsolver *s);
 
 /* The in-process run: all parts[0] x parts[1] [x parts[2]] subdomains in this process
  * (GPU backend: on o->gpus GPUs from o->device, peer copies between device buffers). */

@@ -15,11 +15,12 @@
 #ifndef HR_HYBRID_SPLIT_H
 #define HR_HYBRID_SPLIT_H
 
-#include "runtime/cpu/threadstat.h"
-#include "parallel/transport/transport.h"
+#include "core/driver.h"
+#include "core/internal_api.h"
 #include "hetrelax/hybrid.h"
 #include "parallel/hybrid/place.h"
-#include "core/driver.h"
+#include "parallel/transport/transport.h"
+#include "runtime/cpu/threadstat.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -129,26 +130,26 @@ typedef struct hr_split {
 
 /* Builds the parts and loads them from the global host grids (NULL: zeros). On error
  * writes "field: reason" into err. */
-hr_status hr_split_create(const hr_split_spec *spec, const hr_grid *u, const hr_grid *hf, hr_split **out,
-                          char *err, size_t err_size);
-void hr_split_free(hr_split *e);
+HR_INTERNAL_API hr_status hr_split_create(const hr_split_spec *spec, const hr_grid *u, const hr_grid *hf,
+                                          hr_split **out, char *err, size_t err_size);
+HR_INTERNAL_API void hr_split_free(hr_split *e);
 
 /* `count` sweeps; returns with every part's work done. */
-hr_status hr_split_sweeps(hr_split *e, long count);
+HR_INTERNAL_API hr_status hr_split_sweeps(hr_split *e, long count);
 /* Residual norms over the whole grid, parts combined in order; scratch: a global grid. */
-hr_status hr_split_residual(hr_split *e, hr_grid *scratch, double *rel);
+HR_INTERNAL_API hr_status hr_split_residual(hr_split *e, hr_grid *scratch, double *rel);
 /* The current solution's own points into the global host grid. */
-hr_status hr_split_download(hr_split *e, hr_grid *global);
+HR_INTERNAL_API hr_status hr_split_download(hr_split *e, hr_grid *global);
 /* Reloads every part from host grids (a restart) whose row 0 is global row `row0` along
  * the split axis (0: whole grids; a rank's slab otherwise). */
-hr_status hr_split_load(hr_split *e, const hr_grid *u, const hr_grid *hf, int row0);
+HR_INTERNAL_API hr_status hr_split_load(hr_split *e, const hr_grid *u, const hr_grid *hf, int row0);
 
 /* The spec the hybrid backend builds from options (hybrid_kernel.c): precision, problem,
  * placements, schedule, ghost width and the thread plan (all cores less the host thread
  * that drives a GPU; nested: the boundary crew given, or sized to the part's rows when it is
  * built: boundary_auto). */
-void hr_split_spec_from_options(const hr_options *o, const hr_problem *p, int rows_a, hr_solver *s,
-                                hr_split_spec *sp);
+HR_INTERNAL_API void hr_split_spec_from_options(const hr_options *o, const hr_problem *p, int rows_a,
+                                                hr_solver *s, hr_split_spec *sp);
 
 /* --split auto's policy (one process: hybrid_kernel.c; per rank: src/parallel/mpi/mpi_hybrid.c). A split
  * must be measured (or predicted) this much faster than GPU-only to be chosen. */
@@ -160,12 +161,13 @@ void hr_split_spec_from_options(const hr_options *o, const hr_problem *p, int ro
 #define HR_AUTO_CPU_HEADROOM 1.3
 
 /* The model with A's part `s` times slower. */
-hr_split_model hr_split_model_slowed(const hr_split_model *m, double s);
+HR_INTERNAL_API hr_split_model hr_split_model_slowed(const hr_split_model *m, double s);
 
 /* The model with A's part slowed by a factor that depends on its rows (the model's ramp,
  * replacing any it had): k[0] up to rows[0], k[i] at rows[i] (increasing), log-linear in rows
  * between, k[n - 1] from rows[n - 1] on (n <= HR_SPLIT_RAMP). */
-hr_split_model hr_split_model_ramped(const hr_split_model *m, int n, const double *rows, const double *k);
+HR_INTERNAL_API hr_split_model hr_split_model_ramped(const hr_split_model *m, int n, const double *rows,
+                                                     const double *k);
 
 /* Nested crews of a CPU part of `rows` own rows that exchanges across `faces` faces, from
  * `total` threads: the boundary crew gets total * faces / rows of them (rounded, at least 1,
@@ -174,7 +176,7 @@ void hr_split_crew_sizes(int total, int rows, int faces, int *interior, int *bou
 
 /* Fills a grid (ring included) with values that differ from point to point, none zero: the
  * calibration's data (a CPU may skip stores of zeros over zeros). */
-void hr_split_fill_nonzero(hr_grid *u);
+HR_INTERNAL_API void hr_split_fill_nonzero(hr_grid *u);
 
 /* Rows along the split axis. */
 static inline int hr_split_extent(const hr_split_spec *s)

@@ -1,5 +1,7 @@
 #include "runtime/cpu/sysmem.h"
 
+#include "hetrelax/hetrelax.h" /* hr_available_memory: public, so exported */
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

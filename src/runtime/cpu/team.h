@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stddef.h>
 
+#include "core/internal_api.h"
 #include "hetrelax/hetrelax.h"
 
 typedef struct hr_team hr_team;
@@ -26,10 +27,10 @@ void hr_team_run(hr_team *t, hr_team_fn fn, void *ctx);
 void hr_team_barrier(hr_team *t);
 
 /* Logical CPUs usable by this process. */
-int hr_cpu_count(void);
+HR_INTERNAL_API int hr_cpu_count(void);
 /* Whether this process may run on fewer CPUs than are online (a launcher such as mpiexec
  * bound it to its share). */
-int hr_cpu_bound(void);
+HR_INTERNAL_API int hr_cpu_bound(void);
 
 /* 1 when logical CPU c is the first hardware thread of its core (or that is unknown). */
 int hr_cpu_first_sibling(int c);

@@ -2,6 +2,7 @@
 #ifndef HR_CUDA_API_H
 #define HR_CUDA_API_H
 
+#include "core/internal_api.h"
 #include "hetrelax/hetrelax.h"
 
 #ifdef __cplusplus
@@ -9,7 +10,7 @@ extern "C" {
 #endif
 
 /* Number of usable CUDA devices (0 without CUDA, without a driver, or without a GPU). */
-int hr_cuda_device_count(void);
+HR_INTERNAL_API int hr_cuda_device_count(void);
 
 /* Bytes of L2 cache of GPU `ordinal` (0 without CUDA or such a device): the reports call a
  * working set that fits cache-resident. */

@@ -11,6 +11,7 @@
 #ifndef HR_TRANSPORT_IPC_H
 #define HR_TRANSPORT_IPC_H
 
+#include "core/internal_api.h"
 #include "parallel/transport/transport.h"
 
 #ifdef __cplusplus
@@ -18,7 +19,7 @@ extern "C" {
 #endif
 
 /* 1 when this build has the IPC transport (a CUDA build). */
-int hr_ipc_available(void);
+HR_INTERNAL_API int hr_ipc_available(void);
 
 /* Whether the device can write into peer's memory directly (or is the same device); -1 when
  * either is not a device of this process. */
@@ -29,7 +30,8 @@ int hr_ipc_peer_direct(int device, int peer);
  * together (the landing buffers' handles travel then, and a failure on any rank ends every
  * rank's start with an error instead of a hang). `host` is taken on success. On failure
  * writes "ipc: reason" into err. */
-hr_status hr_transport_ipc_create(hr_transport *host, int device, hr_transport **out, char *err, size_t es);
+HR_INTERNAL_API hr_status hr_transport_ipc_create(hr_transport *host, int device, hr_transport **out,
+                                                  char *err, size_t es);
 
 #ifdef __cplusplus
 }

@@ -10,6 +10,7 @@
 #ifndef HR_TRANSPORT_NCCL_H
 #define HR_TRANSPORT_NCCL_H
 
+#include "core/internal_api.h"
 #include "parallel/transport/transport.h"
 
 #ifdef __cplusplus
@@ -19,19 +20,19 @@ extern "C" {
 #define HR_NCCL_ID_BYTES 128 /* NCCL_UNIQUE_ID_BYTES */
 
 /* 1 when this build has the NCCL transport. */
-int hr_nccl_available(void);
+HR_INTERNAL_API int hr_nccl_available(void);
 
 /* The communicator's identity (ncclGetUniqueId), made on one rank and sent to all. On
  * failure writes "nccl: reason" into err. */
-hr_status hr_nccl_unique_id(unsigned char id[HR_NCCL_ID_BYTES], char *err, size_t es);
+HR_INTERNAL_API hr_status hr_nccl_unique_id(unsigned char id[HR_NCCL_ID_BYTES], char *err, size_t es);
 
 /* Collective over the nranks ranks (ncclCommInitRank on `device`): every rank must call it
  * with the same id, so agree on every earlier failure first. `host` (nlocal 1, first =
  * this rank) carries the collectives and is taken on success (destroyed with the NCCL
  * transport); on failure the caller keeps it. On failure writes "nccl: reason" into err. */
-hr_status hr_transport_nccl_create(hr_transport *host, int nranks, int device,
-                                   const unsigned char id[HR_NCCL_ID_BYTES], hr_transport **out, char *err,
-                                   size_t es);
+HR_INTERNAL_API hr_status hr_transport_nccl_create(hr_transport *host, int nranks, int device,
+                                                   const unsigned char id[HR_NCCL_ID_BYTES],
+                                                   hr_transport **out, char *err, size_t es);
 
 #ifdef __cplusplus
 }
