@@ -14,7 +14,7 @@ extern "C" {
 #endif
 
 #define HR_VERSION_MAJOR  0
-#define HR_VERSION_MINOR  1
+#define HR_VERSION_MINOR  2
 #define HR_VERSION_PATCH  0
 #define HR_VERSION_NUMBER (HR_VERSION_MAJOR * 10000 + HR_VERSION_MINOR * 100 + HR_VERSION_PATCH)
 
@@ -48,7 +48,15 @@ const char *hr_status_string(hr_status s);
 
 /* ----------------------------------------------------------------- options */
 
-typedef enum { HR_PREC_SINGLE = 0, HR_PREC_DOUBLE = 1 } hr_precision;
+/* One precision enum for every options struct and array argument of the library. 0 (what a
+ * zeroed struct holds) is HR_PREC_DEFAULT, the library default: double, everywhere.
+ * hr_options_default() asks for single explicitly (the relaxation benchmarks' precision). */
+typedef enum {
+    HR_PREC_DEFAULT = 0, /* double */
+    HR_PREC_SINGLE,      /* fp32 */
+    HR_PREC_DOUBLE,      /* fp64 */
+    HR_PREC_MIXED        /* multigrid and CG only: fp32 cycles inside an fp64 defect correction */
+} hr_precision;
 
 typedef enum {
     HR_BACKEND_AUTO = 0,    /* best available: gpu if present, else cpu-threads */

@@ -29,11 +29,13 @@ typedef enum {
                               * the neighbours without synchronisation (non-deterministic);
                               * red-black on the small levels. Not with pc mg. */
 } hr_mg_smoother;
-typedef enum {
-    HR_MG_PREC_DOUBLE = 0,
-    HR_MG_PREC_SINGLE, /* every level in fp32: accurate to about 1e-6 */
-    HR_MG_PREC_MIXED   /* fp32 cycles in an fp64 defect correction: fp64 accuracy */
-} hr_mg_precision;
+/* The library's one precision enum (hetrelax.h): HR_PREC_DEFAULT (0) is double, single runs
+ * every level in fp32 (accurate to about 1e-6), mixed fp32 cycles in an fp64 defect
+ * correction (fp64 accuracy). The HR_MG_PREC_ names stay as aliases. */
+typedef hr_precision hr_mg_precision;
+#define HR_MG_PREC_DOUBLE HR_PREC_DOUBLE
+#define HR_MG_PREC_SINGLE HR_PREC_SINGLE
+#define HR_MG_PREC_MIXED  HR_PREC_MIXED
 typedef enum {
     HR_MG_BACKEND_CPU = 0, /* the thread team (default) */
     HR_MG_BACKEND_GPU      /* every level on CUDA device `device` (HR_ERR_NO_DEVICE without one) */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/precision.h"
 #include "runtime/cuda/cuda_api.h"
 #include "core/solver_internal.h"
 
@@ -69,7 +70,7 @@ hr_status hr_options_validate(const hr_options *o, char *w, size_t ws)
     if (!(o->tol >= 0.0) || !isfinite(o->tol))
         return hr_invalid_arg(w, ws, "tol: must be a finite value >= 0");
     if (o->tol > 0.0 && o->check_every < 1) return hr_invalid_arg(w, ws, "check: must be >= 1");
-    if (o->precision != HR_PREC_SINGLE && o->precision != HR_PREC_DOUBLE)
+    if (!hr_prec_is_storage(o->precision))
         return hr_invalid_arg(w, ws, "precision: must be single or double");
     if ((unsigned)o->backend >= HR_BACKEND_COUNT) return hr_invalid_arg(w, ws, "backend: unknown");
     if (o->threads < 0 || o->threads > 4096)

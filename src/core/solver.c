@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/precision.h"
 #include "core/stencil.h"
 #include "runtime/cpu/sysmem.h"
 #include "core/timer.h"
@@ -205,7 +206,7 @@ hr_status hr_solver_create(const hr_options *o, hr_solver **out)
      * succeed and the first sweep would then be killed by the kernel */
     hr_grid_layout l;
     const int grids = s->p.rhs == HR_RHS_SPIKE || s->p.rhs == HR_RHS_ZERO ? 2 : 3;
-    if (!hr_layout_init(&l, s->p.dim, s->p.nx, s->p.ny, s->p.nz, o->precision == HR_PREC_DOUBLE ? 8 : 4) ||
+    if (!hr_layout_init(&l, s->p.dim, s->p.nx, s->p.ny, s->p.nz, hr_prec_bytes(o->precision)) ||
         hr_layout_bytes(&l) > hr_host_available_bytes() / (size_t)grids) {
         hr_solver_set_error(s, "%s: %d x %d%s grids do not fit in the available memory",
                             o->nx || o->ny ? "nx" : "n", s->p.nx + 2, s->p.ny + 2,
@@ -451,7 +452,7 @@ hr_status hr_solver_run_sweeps(hr_solver *s, long count, hr_result *res)
  * the direction. */
 static void copy_interior(const hr_problem *p, hr_grid *g, hr_precision prec, void *user, int to_user)
 {
-    const size_t es = g->l.esize, ues = prec == HR_PREC_DOUBLE ? 8 : 4;
+    const size_t es = g->l.esize, ues = hr_prec_bytes(prec);
     for (int k = p->dim == 3 ? 1 : 0; k < (p->dim == 3 ? p->nz + 1 : 1); k++)
         for (int i = 1; i <= p->ny; i++) {
             char *row = (char *)g->base + hr_layout_index(&g->l, (size_t)i, 1, (size_t)k) * es;
@@ -483,7 +484,7 @@ static void copy_interior(const hr_problem *p, hr_grid *g, hr_precision prec, vo
 
 hr_status hr_solver_solution(const hr_solver *s, hr_precision prec, void *dst, size_t count)
 {
-    if (!s || !dst || (prec != HR_PREC_SINGLE && prec != HR_PREC_DOUBLE)) return HR_ERR_INVALID_ARG;
+    if (!s || !dst || !hr_prec_is_storage(prec)) return HR_ERR_INVALID_ARG;
     if (count < hr_layout_points(&s->u[0].l)) return HR_ERR_INVALID_ARG;
     copy_interior(&s->p, (hr_grid *)&s->u[s->cur], prec, dst, 1);
     return HR_OK;
@@ -491,7 +492,7 @@ hr_status hr_solver_solution(const hr_solver *s, hr_precision prec, void *dst, s
 
 hr_status hr_solver_set_solution(hr_solver *s, hr_precision prec, const void *src, size_t count, long done)
 {
-    if (!s || !src || (prec != HR_PREC_SINGLE && prec != HR_PREC_DOUBLE)) return HR_ERR_INVALID_ARG;
+    if (!s || !src || !hr_prec_is_storage(prec)) return HR_ERR_INVALID_ARG;
     if (count < hr_layout_points(&s->u[0].l)) return HR_ERR_INVALID_ARG;
     /* the count must survive the next hr_solver_run (monitors and checks count from it) */
     const long room = s->o.iters > 0 ? s->o.iters : 0;

@@ -32,6 +32,7 @@ struct hr_mg {
     mg_gpu *gpu;
     hr_status gst;
     hr_grid host_sol;
+    double *rhs_copy; /* the right-hand side array (o.rhs_values points here) */
 };
 
 typedef enum { JOB_INIT, JOB_START, JOB_ADVANCE, JOB_RESIDUAL } job_kind;

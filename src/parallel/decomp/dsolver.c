@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "core/error.h"
+#include "core/precision.h"
 #include "runtime/cpu/sysmem.h"
 #include "core/timer.h"
 #include "methods/jacobi/cpu/jacobi3d_pencil.h"
@@ -373,7 +374,7 @@ hr_status hr_dsolver_create(const hr_options *o, const int parts[3], int ghost, 
         goto fail;
     }
     const double t0 = hr_now();
-    const size_t esize = o->precision == HR_PREC_DOUBLE ? 8 : 4;
+    const size_t esize = hr_prec_bytes(o->precision);
     for (int l = 0; l < s->nlocal; l++)
         HR_CHECK_GOTO(st, alloc_sub(s, &s->subs[l], t->first + l, esize, err, es), fail);
     HR_CHECK_GOTO(st, bind_phases(s), fail);

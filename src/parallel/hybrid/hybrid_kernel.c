@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/precision.h"
 #include "core/timer.h"
 #include "runtime/cpu/team.h"
 #include "runtime/cuda/cuda_api.h"
@@ -112,7 +113,7 @@ void hr_split_spec_from_options(const hr_options *o, const hr_problem *p, int ro
     sp->nx = p->nx;
     sp->ny = p->ny;
     sp->nz = p->nz;
-    sp->esize = o->precision == HR_PREC_DOUBLE ? 8 : 4;
+    sp->esize = hr_prec_bytes(o->precision);
     sp->omega = p->omega;
     sp->spike_i = p->spike_i;
     sp->spike_j = p->spike_j;
