@@ -153,7 +153,7 @@ const char *hr_method_name(hr_method m)
 
 /* The optimal SOR weight 2 / (1 + sqrt(1 - rho^2)), rho = mean of cos(pi / (n_a + 1)) (the
  * Jacobi spectral radius of the Dirichlet Laplacian); 2 / (1 + sin(pi h)) on a square or cube. */
-static double sor_auto_omega(const hr_problem *p)
+static double sor_auto_omega(const hr_run_problem *p)
 {
     if (p->nx == p->ny && (p->dim == 2 || p->nz == p->nx)) return 2.0 / (1.0 + sin(HR_PI * p->h));
     double rho = cos(HR_PI / (p->nx + 1.0)) + cos(HR_PI / (p->ny + 1.0));
@@ -161,7 +161,7 @@ static double sor_auto_omega(const hr_problem *p)
     return 2.0 / (1.0 + sqrt(1.0 - rho * rho));
 }
 
-void hr_problem_resolve(const hr_options *o, hr_problem *p)
+void hr_problem_resolve(const hr_options *o, hr_run_problem *p)
 {
     p->dim = hr_options_dim(o);
     p->nx = hr_options_extent(o, 0);

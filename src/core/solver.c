@@ -49,27 +49,27 @@ hr_rhs_view hr_solver_rhs_view(const hr_solver *s)
 
 /* sin(pi i / (n + 1)) along an axis; sin(pi i h) where the axis spans the unit length (the
  * unit square and cube of the manufactured problem). */
-static double axis_sine(const hr_problem *p, int n, int i)
+static double axis_sine(const hr_run_problem *p, int n, int i)
 {
     const int nmax = p->nx > p->ny ? (p->nx > p->nz ? p->nx : p->nz) : (p->ny > p->nz ? p->ny : p->nz);
     return n == nmax ? sin(HR_PI * i * p->h) : sin(HR_PI * i / ((double)n + 1.0));
 }
 
 /* prod_a sin(pi x_a / L_a) at point (i, j, k): the sine mode of the box. */
-static double sine_mode(const hr_problem *p, int i, int j, int k)
+static double sine_mode(const hr_run_problem *p, int i, int j, int k)
 {
     double v = axis_sine(p, p->ny, i) * axis_sine(p, p->nx, j);
     return p->dim == 3 ? v * axis_sine(p, p->nz, k) : v;
 }
 
 /* Index of interior point (i, j, k) in the caller's arrays (x fastest). */
-static size_t user_index(const hr_problem *p, int i, int j, int k)
+static size_t user_index(const hr_run_problem *p, int i, int j, int k)
 {
     const size_t kk = p->dim == 3 ? (size_t)(k - 1) : 0;
     return (kk * (size_t)p->ny + (size_t)(i - 1)) * (size_t)p->nx + (size_t)(j - 1);
 }
 
-double hr_problem_rhs_at(const hr_problem *p, const double *values, int i, int j, int k)
+double hr_problem_rhs_at(const hr_run_problem *p, const double *values, int i, int j, int k)
 {
     const double h = p->h;
     if (p->rhs == HR_RHS_MANUFACTURED) {
@@ -90,7 +90,7 @@ static double rhs_value(const hr_solver *s, int i, int j, int k)
     return hr_problem_rhs_at(&s->p, s->o.rhs_values, i, j, k);
 }
 
-double hr_problem_init_at(const hr_problem *p, const double *values, int i, int j, int k)
+double hr_problem_init_at(const hr_run_problem *p, const double *values, int i, int j, int k)
 {
     if (p->init == HR_INIT_SINE) return sine_mode(p, i, j, k);
     return values[user_index(p, i, j, k)];
@@ -111,7 +111,7 @@ static double init_value(const hr_solver *s, int i, int j, int k)
 
 void hr_solver_init_rows(hr_solver *s, int r0, int r1)
 {
-    const hr_problem *p = &s->p;
+    const hr_run_problem *p = &s->p;
     for (int g = 0; g < 2; g++) {
         hr_grid_init_rows(&s->u[g], r0, r1, p->boundary);
         if (p->init != HR_INIT_ZERO)
@@ -144,7 +144,7 @@ const char *hr_last_error(void)
 static hr_status kernel_fits(hr_solver *s)
 {
     const hr_kernel_desc *k = s->k;
-    const hr_problem *p = &s->p;
+    const hr_run_problem *p = &s->p;
     if (!(k->caps & (p->dim == 3 ? HR_CAP_3D : HR_CAP_2D))) {
         hr_solver_set_error(s, "kernel: %s %s does not run %d-D grids", hr_backend_name(k->backend), k->name,
                             p->dim);
@@ -324,7 +324,7 @@ static hr_status drv_residual(void *ctx, double *rel)
  * sine mode with a zero right-hand side and boundary (an eigenvector of the iteration). */
 static double max_error(const hr_solver *s)
 {
-    const hr_problem *p = &s->p;
+    const hr_run_problem *p = &s->p;
     double scale;
     if (p->rhs == HR_RHS_MANUFACTURED) {
         scale = 1.0;
@@ -376,7 +376,7 @@ static hr_status run(hr_solver *s, long count, int final_residual, hr_result *re
 static hr_status run_held(hr_solver *s, long count, int final_residual, hr_result *res)
 {
     const hr_options *o = &s->o;
-    const hr_problem *p = &s->p;
+    const hr_run_problem *p = &s->p;
     hr_result r;
     memset(&r, 0, sizeof r);
     const long syncs0 = s->syncs;
@@ -450,7 +450,7 @@ hr_status hr_solver_run_sweeps(hr_solver *s, long count, hr_result *res)
 
 /* Copies between the interior of grid g and a caller's array (x fastest); to_user picks
  * the direction. */
-static void copy_interior(const hr_problem *p, hr_grid *g, hr_precision prec, void *user, int to_user)
+static void copy_interior(const hr_run_problem *p, hr_grid *g, hr_precision prec, void *user, int to_user)
 {
     const size_t es = g->l.esize, ues = hr_prec_bytes(prec);
     for (int k = p->dim == 3 ? 1 : 0; k < (p->dim == 3 ? p->nz + 1 : 1); k++)

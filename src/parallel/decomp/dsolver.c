@@ -108,7 +108,7 @@ static void set_err(char *err, size_t size, const char *msg)
  * every local point that is a global interior point (the ghost zone is swept too). */
 static void init_sub(const hr_dsolver *s, hr_dsub *d)
 {
-    const hr_problem *p = &s->p;
+    const hr_run_problem *p = &s->p;
     const hr_subdomain *g = &d->g;
     for (int q = 0; q < 2; q++)
         hr_grid_init_rows(&d->u[q], 0, hr_layout_outer(&g->l), p->boundary);

@@ -12,7 +12,7 @@
 /* Largest error against the known exact solution over the own points, or NaN. */
 double hr_dsolver_max_error(const hr_dsolver *s)
 {
-    hr_problem p = s->p;
+    hr_run_problem p = s->p;
     double scale;
     if (p.rhs == HR_RHS_MANUFACTURED) {
         scale = 1.0;

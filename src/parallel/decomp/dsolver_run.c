@@ -416,7 +416,7 @@ hr_status hr_dsolver_run(hr_dsolver *s, hr_result *res)
     if (!s) return HR_ERR_INVALID_ARG;
     HR_TRY(warm_up(s));
     const hr_options *o = &s->o;
-    const hr_problem *p = &s->p;
+    const hr_run_problem *p = &s->p;
     s->hist.len = 0;
     memset(&s->xt, 0, sizeof s->xt);
     monitor_ctx mc = {s, o->monitor, o->monitor_user};

@@ -21,7 +21,7 @@ struct hr_mpi_hybrid {
     MPI_Comm comm;
     int rank, size;
     hr_options o;
-    hr_problem p;
+    hr_run_problem p;
     hr_transport *t;
     hr_split *e;
     hr_grid u, hf; /* this rank's slab: global rows row0.. along the split axis */
@@ -89,7 +89,7 @@ static void slab_extent(const hr_split *e, int *row0, int *ext)
 /* A host grid for this rank's slab (extent `ext` along the split axis). */
 static hr_status slab_alloc(const hr_mpi_hybrid *s, int axis, int ext, hr_grid *g)
 {
-    const hr_problem *p = &s->p;
+    const hr_run_problem *p = &s->p;
     hr_grid_layout l;
     const size_t es = hr_prec_bytes(s->o.precision);
     if (!hr_layout_init(&l, p->dim, p->nx, axis == 1 ? ext : p->ny, axis == 2 ? ext : 1, es))
@@ -109,7 +109,7 @@ static hr_status make_slab(hr_mpi_hybrid *s)
     s->g_lo = hr_subdomain_global(&e->p[0]->spec.sd, axis, e->p[0]->spec.sd.own.lo[axis]);
     s->g_hi =
         hr_subdomain_global(&e->p[e->nparts - 1]->spec.sd, axis, e->p[e->nparts - 1]->spec.sd.own.hi[axis]);
-    const hr_problem *p = &s->p;
+    const hr_run_problem *p = &s->p;
     HR_TRY(slab_alloc(s, axis, ext, &s->u));
     if (e->spec.has_hf) HR_TRY(slab_alloc(s, axis, ext, &s->hf));
     const hr_grid_layout l = s->u.l;
@@ -567,7 +567,7 @@ hr_status hr_mpi_hybrid_run(hr_mpi_hybrid *s, hr_result *res)
     err_text[0] = '\0';
     if (!s) return HR_ERR_INVALID_ARG;
     const hr_options *o = &s->o;
-    const hr_problem *p = &s->p;
+    const hr_run_problem *p = &s->p;
     s->hist.len = 0;
     hr_driver_ops ops = {.ctx = s, .advance = advance, .residual = residual};
     /* monitors are not offered per rank: a stop must be agreed (hr_mpi_solver does) */
@@ -631,7 +631,7 @@ hr_status hr_mpi_hybrid_gather_solution(hr_mpi_hybrid *s, hr_precision prec, voi
 {
     err_text[0] = '\0';
     if (!s || root < 0 || root >= s->size || !hr_prec_is_storage(prec)) return HR_ERR_INVALID_ARG;
-    const hr_problem *p = &s->p;
+    const hr_run_problem *p = &s->p;
     const int axis = s->e->axis;
     const size_t ues = hr_prec_bytes(prec);
     const size_t slice = axis == 2 ? (size_t)p->nx * p->ny : (size_t)p->nx; /* points per row/plane */
