@@ -19,7 +19,12 @@ extern "C" {
 
 typedef enum { HR_MG_METHOD_MG = 0, HR_MG_METHOD_CG } hr_mg_method;
 typedef enum { HR_MG_PC_NONE = 0, HR_MG_PC_MG } hr_mg_pc; /* a preconditioner for cg */
-typedef enum { HR_MG_CYCLE_V = 0, HR_MG_CYCLE_W, HR_MG_CYCLE_F, HR_MG_CYCLE_FMG } hr_mg_cycle;
+/* the cycles are hetrelax's hr_cycle (grid_solver.h); the HR_MG_CYCLE_ names stay as aliases */
+typedef hr_cycle hr_mg_cycle;
+#define HR_MG_CYCLE_V   HR_CYCLE_V
+#define HR_MG_CYCLE_W   HR_CYCLE_W
+#define HR_MG_CYCLE_F   HR_CYCLE_F
+#define HR_MG_CYCLE_FMG HR_CYCLE_FMG
 typedef enum {
     HR_MG_SMOOTH_JACOBI = 0, /* weighted Jacobi, omega 4/5 (2-D) or 6/7 (3-D) */
     HR_MG_SMOOTH_REDBLACK,   /* red-black Gauss-Seidel (red then black; post: black then red) */

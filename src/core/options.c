@@ -97,8 +97,8 @@ hr_status hr_options_validate(const hr_options *o, char *w, size_t ws)
     if (!isfinite(o->boundary)) return hr_invalid_arg(w, ws, "boundary: must be finite");
     if (o->precision == HR_PREC_SINGLE && fabs(o->boundary) > 3.4e38)
         return hr_invalid_arg(w, ws, "boundary: %g does not fit in single precision", o->boundary);
-    if ((unsigned)o->method >= HR_METHOD_COUNT)
-        return hr_invalid_arg(w, ws, "method: jacobi, redblack or sor");
+    if ((unsigned)o->method > HR_METHOD_SOR)
+        return hr_invalid_arg(w, ws, "method: jacobi, redblack or sor (mg, cg and mgcg: hr_grid_solver)");
     if (!(o->omega == 0.0 || (o->omega > 0.0 && o->omega < 2.0) ||
           (o->omega == HR_OMEGA_AUTO && o->method != HR_METHOD_JACOBI)))
         return hr_invalid_arg(w, ws, "omega: must be in (0, 2)%s",
@@ -147,7 +147,7 @@ hr_backend hr_resolve_backend(hr_backend b, int dim)
 
 const char *hr_method_name(hr_method m)
 {
-    static const char *const names[HR_METHOD_COUNT] = {"jacobi", "redblack", "sor"};
+    static const char *const names[HR_METHOD_COUNT] = {"jacobi", "redblack", "sor", "mg", "cg", "mgcg"};
     return (unsigned)m < HR_METHOD_COUNT ? names[m] : NULL;
 }
 

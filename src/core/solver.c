@@ -132,14 +132,6 @@ double hr_solver_host_residual(const hr_solver *s)
     return hr_norm2_relative(rn, bn);
 }
 
-/* Why the last hr_solver_create on this thread failed (the handle is gone by then). */
-static _Thread_local char create_error[256];
-
-const char *hr_last_error(void)
-{
-    return create_error;
-}
-
 /* What the resolved kernel cannot do with this problem, as "field: reason". */
 static hr_status kernel_fits(hr_solver *s)
 {
@@ -172,13 +164,13 @@ static hr_status kernel_fits(hr_solver *s)
 
 hr_status hr_solver_create(const hr_options *o, hr_solver **out)
 {
-    create_error[0] = '\0';
+    hr_set_last_error("%s", "");
     if (!out) {
-        snprintf(create_error, sizeof create_error, "out: NULL (no place for the handle)");
+        hr_set_last_error("out: NULL (no place for the handle)");
         return HR_ERR_INVALID_ARG;
     }
     *out = NULL;
-    HR_TRY(hr_options_validate(o, create_error, sizeof create_error));
+    HR_TRY(hr_options_validate(o, hr_last_error_buf(), HR_LAST_ERROR_SIZE));
     hr_solver *s = calloc(1, sizeof *s);
     if (!s) return HR_ERR_NO_MEMORY;
     s->o = *o;
@@ -237,7 +229,7 @@ hr_status hr_solver_create(const hr_options *o, hr_solver **out)
     *out = s;
     return HR_OK;
 fail:
-    snprintf(create_error, sizeof create_error, "%s", s->err);
+    hr_set_last_error("%s", s->err); /* the handle is gone after this */
     hr_solver_free(s);
     return st;
 }

@@ -348,10 +348,11 @@ static hr_status solve_held(hr_mg *m, hr_mg_result *res)
         mgs_gpu_failed(m, st0);
         return st0;
     }
-    if (!m->gpu && m->count > 0) {
+    if (!m->gpu && (m->count > 0 || m->reinit)) {
         job jb = {m, JOB_INIT, 0, 0, 0, 0.0, 0.0};
         mgs_run_job(m, &jb);
     }
+    m->reinit = 0;
     const double t0 = hr_now();
     m->count = 0;
     m->fmg_pending = m->o.method == HR_MG_METHOD_MG && m->o.cycle == HR_MG_CYCLE_FMG;
@@ -418,6 +419,14 @@ static hr_status solve_held(hr_mg *m, hr_mg_result *res)
         res->threads = m->gpu ? 0 : m->nt;
     }
     if (reason == HR_REASON_NAN || reason == HR_REASON_DIVERGED) return HR_ERR_DIVERGED;
+    return HR_OK;
+}
+
+hr_status mgs_replace_rhs(hr_mg *m, const double *values)
+{
+    if (m->gpu || !m->rhs_copy) return HR_ERR_UNSUPPORTED;
+    memcpy(m->rhs_copy, values, (size_t)m->nx * m->ny * m->nz * sizeof *m->rhs_copy);
+    m->reinit = 1;
     return HR_OK;
 }
 
