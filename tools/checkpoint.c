@@ -111,7 +111,7 @@ static int read_header(const char *cmd, const char *flag, const char *path, FILE
     const uint64_t lim = (uint64_t)1 << 20;
     if ((h->dim != 2 && h->dim != 3) || h->precision > 1 || h->sweeps < 0 || h->nx < 1 || h->ny < 1 ||
         h->nz < 1 || h->nx > lim || h->ny > lim || h->nz > lim || (h->dim == 2 && h->nz != 1) ||
-        h->data_bytes != h->nx * h->ny * h->nz * (h->precision ? 8 : 4) || h->method >= HR_METHOD_COUNT ||
+        h->data_bytes != h->nx * h->ny * h->nz * (h->precision ? 8 : 4) || h->method > HR_METHOD_SOR ||
         h->deterministic > 1 || !(h->omega > 0.0 && h->omega < 2.0))
         return hr_cli_usage_error(cmd, flag, "'%s': damaged checkpoint header", path);
     return 0;
