@@ -76,7 +76,7 @@ static void *solution_after(hr_options o, long sweeps)
 /* The two-GPU engine (internal API): seconds per sweep with rows_a rows on GPU 1. */
 static hr_status time_two_gpus(const bench_cfg *c, int rows_a, double *per)
 {
-    hr_problem p;
+    hr_run_problem p;
     hr_problem_resolve(&c->o, &p);
     hr_split_spec sp;
     memset(&sp, 0, sizeof sp);

@@ -25,7 +25,7 @@
 typedef struct eng {
     const bench_cfg *c;
     hr_options o; /* the schedule and boundary crew being run */
-    hr_problem p;
+    hr_run_problem p;
     hr_grid u0, ref, got;
     size_t cmp_off, cmp_bytes; /* rows (planes) 1..n */
     int n, g;
@@ -33,7 +33,7 @@ typedef struct eng {
 } eng;
 
 /* Interior values that differ from point to point and stay exact in fp32 and fp64. */
-static void fill_initial(hr_grid *u, const hr_problem *p)
+static void fill_initial(hr_grid *u, const hr_run_problem *p)
 {
     const hr_grid_layout *l = &u->l;
     memset(u->base, 0, hr_layout_bytes(l));

@@ -83,7 +83,7 @@ int main(int argc, char **argv)
     static const char *const methods[] = {"mg", "cg"}, *const pcs[] = {"none", "mg"},
                              *const cycles[] = {"v", "w", "f", "fmg"},
                              *const smoothers[] = {"jacobi", "redblack", "cheby", "async3"},
-                             *const precs[] = {"double", "single", "mixed"};
+                             *const precs[] = {"default", "single", "double", "mixed"};
     for (int a = 1; a < argc; a++) {
         char key[32];
         const char *eq = strchr(argv[a], '=');
@@ -117,7 +117,7 @@ int main(int argc, char **argv)
         else if (!strcmp(key, "levels"))
             o.levels = atoi(v);
         else if (!strcmp(key, "precision"))
-            o.precision = pick(v, precs, 3, key);
+            o.precision = (hr_precision)pick(v, precs, 4, key); /* the enum's order */
         else if (!strcmp(key, "tol"))
             o.tol = atof(v);
         else if (!strcmp(key, "max"))
@@ -200,9 +200,10 @@ int main(int argc, char **argv)
            "\"%s\", \"device_copy_gbps\": %.1f, "
            "\"times_s\": [",
            o.dim, o.n, methods[o.method], pcs[o.pc], cycles[o.cycle], o.pre, o.post, smoothers[o.smoother],
-           r.levels, precs[o.precision], rhs, o.threads, o.tol, r.iterations, hr_reason_string(r.reason), med,
-           times[0], repeats, r.time_setup_s, 1e9 * med / (double)points, r.relative_residual,
-           num(r.convergence_factor, cfbuf), num(r.last_factor, lfbuf), num(r.max_error, errbuf),
+           r.levels, precs[o.precision == HR_PREC_DEFAULT ? HR_PREC_DOUBLE : o.precision], rhs, o.threads,
+           o.tol, r.iterations, hr_reason_string(r.reason), med, times[0], repeats, r.time_setup_s,
+           1e9 * med / (double)points, r.relative_residual, num(r.convergence_factor, cfbuf),
+           num(r.last_factor, lfbuf), num(r.max_error, errbuf),
            o.coarse_on == HR_MG_COARSE_ON_CPU ? "cpu" : "gpu", o.coarse_level,
            o.backend == HR_MG_BACKEND_GPU ? "gpu" : "cpu", gpu, gbps);
     for (int k = 0; k < repeats; k++)

@@ -40,7 +40,7 @@
 
 typedef struct cfg {
     hr_options o;
-    hr_problem p;
+    hr_run_problem p;
     int gpus[MAXL], ngpus;
     double f[MAXL];
     int nf;
@@ -276,7 +276,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "mgpu_bench: no GPU\n");
         return 77;
     }
-    const hr_problem *p = &c.p;
+    const hr_run_problem *p = &c.p;
     const int n = p->dim == 3 ? p->nz : p->ny;
     const size_t es = c.o.precision == HR_PREC_DOUBLE ? 8 : 4;
     const double bytes = 2.0 * (double)es * (double)p->nx * p->ny * p->nz;

@@ -46,7 +46,7 @@ unsigned long long hr_ckpt_hash(const double *v, size_t count)
 
 static size_t esize(hr_precision p)
 {
-    return p == HR_PREC_DOUBLE ? 8 : 4;
+    return p == HR_PREC_SINGLE ? 4 : 8;
 }
 
 int hr_ckpt_write(const char *path, const hr_ckpt_info *info, const void *data, size_t count)
@@ -61,7 +61,7 @@ int hr_ckpt_write(const char *path, const hr_ckpt_info *info, const void *data, 
     h.nx = (uint64_t)info->nx;
     h.ny = (uint64_t)info->ny;
     h.nz = (uint64_t)info->nz;
-    h.precision = (uint32_t)info->precision;
+    h.precision = info->precision == HR_PREC_SINGLE ? 0 : 1; /* the file's codes: 0 single, 1 double */
     h.rhs = (uint32_t)info->rhs;
     h.boundary = info->boundary;
     h.sweeps = info->sweeps;
@@ -111,8 +111,8 @@ static int read_header(const char *cmd, const char *flag, const char *path, FILE
     const uint64_t lim = (uint64_t)1 << 20;
     if ((h->dim != 2 && h->dim != 3) || h->precision > 1 || h->sweeps < 0 || h->nx < 1 || h->ny < 1 ||
         h->nz < 1 || h->nx > lim || h->ny > lim || h->nz > lim || (h->dim == 2 && h->nz != 1) ||
-        h->data_bytes != h->nx * h->ny * h->nz * esize((hr_precision)h->precision) ||
-        h->method >= HR_METHOD_COUNT || h->deterministic > 1 || !(h->omega > 0.0 && h->omega < 2.0))
+        h->data_bytes != h->nx * h->ny * h->nz * (h->precision ? 8 : 4) || h->method > HR_METHOD_SOR ||
+        h->deterministic > 1 || !(h->omega > 0.0 && h->omega < 2.0))
         return hr_cli_usage_error(cmd, flag, "'%s': damaged checkpoint header", path);
     return 0;
 }
@@ -130,7 +130,7 @@ int hr_ckpt_read_info(const char *cmd, const char *flag, const char *path, hr_ck
     info->nx = (long)h.nx;
     info->ny = (long)h.ny;
     info->nz = (long)h.nz;
-    info->precision = (hr_precision)h.precision;
+    info->precision = h.precision ? HR_PREC_DOUBLE : HR_PREC_SINGLE;
     info->rhs = (int)h.rhs;
     info->boundary = h.boundary;
     info->sweeps = (long)h.sweeps;
@@ -158,7 +158,7 @@ int hr_ckpt_read_data(const char *cmd, const char *flag, const char *path, const
      * means the file was damaged */
     for (size_t i = 0; !rc && i < count; i++) {
         const double v =
-            info->precision == HR_PREC_DOUBLE ? ((const double *)data)[i] : ((const float *)data)[i];
+            info->precision != HR_PREC_SINGLE ? ((const double *)data)[i] : ((const float *)data)[i];
         if (!isfinite(v))
             rc = hr_cli_usage_error(cmd, flag, "'%s': damaged checkpoint: value %zu of the data is %g", path,
                                     i, v);

@@ -22,7 +22,7 @@ int hr_cmd_model(int argc, char **argv)
     static const char *const seconds[] = {"gpu", "cpu", NULL};
     hr_options o;
     hr_options_default(&o);
-    int dim = 2;
+    int dim = 2, prec = 0; /* an index of precs */
     const char *json = NULL;
     hr_flagset fs;
     hr_flags_init(&fs, CMD, "model [options]",
@@ -38,7 +38,7 @@ int hr_cmd_model(int argc, char **argv)
     hr_flags_add(&fs, hr_flag_int("nx", &o.nx, 1, 1000000, "X", "interior points along x (default N)"));
     hr_flags_add(&fs, hr_flag_int("ny", &o.ny, 1, 1000000, "Y", "interior points along y (default N)"));
     hr_flags_add(&fs, hr_flag_int("nz", &o.nz, 1, 1000000, "Z", "interior points along z (3-D; default N)"));
-    hr_flags_add(&fs, hr_flag_choice("precision", HR_ENUM_TARGET(&o.precision), precs, "(default single)"));
+    hr_flags_add(&fs, hr_flag_choice("precision", &prec, precs, "(default single)"));
     hr_flags_group(&fs, "placement");
     hr_flags_placement(&fs, NULL, NULL, &o.threads, NULL, NULL, &o.bind, &o.device);
     hr_flags_add(&fs, hr_flag_int("split-ghost", &o.split_ghost, 1, 4096, "G",
@@ -54,6 +54,7 @@ int hr_cmd_model(int argc, char **argv)
     hr_flags_set_help(&fs, "json", "write the calibration, the curve and the choice as JSON");
     int rc = hr_flags_parse(&fs, argc, argv);
     if (rc) return rc < 0 ? HR_EXIT_OK : rc;
+    o.precision = prec ? HR_PREC_DOUBLE : HR_PREC_SINGLE;
     if (o.nz && hr_flags_seen(&fs, "dim") && dim != 3)
         return hr_cli_usage_error(CMD, "--nz", "needs --dim 3");
     if (o.nz) dim = 3;

@@ -235,7 +235,7 @@ int hr_cmd_tune(int argc, char **argv)
                 o.nx = z->nx;
                 o.ny = z->ny;
                 o.nz = z->nz;
-                o.precision = (hr_precision)p;
+                o.precision = p ? HR_PREC_DOUBLE : HR_PREC_SINGLE;
                 o.backend = backend;
                 o.threads = threads;
                 o.bind = bind;

@@ -51,7 +51,7 @@ static hr_status write_raw(const char *path, size_t count, const double *v, hr_p
     FILE *f = fopen(path, "wb");
     if (!f) return HR_ERR_IO;
     int err = 0;
-    if (p == HR_PREC_DOUBLE) {
+    if (p != HR_PREC_SINGLE) {
         if (fwrite(v, sizeof *v, count, f) != count) io_fail(&err);
     } else {
         float buf[4096];
@@ -81,7 +81,7 @@ hr_status hr_field_read_raw_why(const char *path, size_t count, hr_precision p, 
         return HR_ERR_IO;
     }
     /* read in order, never seek: the input may be a pipe */
-    const size_t es = p == HR_PREC_DOUBLE ? 8 : 4;
+    const size_t es = p == HR_PREC_SINGLE ? 4 : 8;
     hr_status st = HR_OK;
     unsigned char buf[1 << 15];
     size_t done = 0, bytes = 0;
@@ -144,7 +144,7 @@ static hr_status write_vti(const char *path, int nx, int ny, int nz, const doubl
     if (!f) return HR_ERR_IO;
     /* equal mesh width on every axis: h = 1 / (n + 1) of the x extent */
     const double h = 1.0 / (nx + 1.0);
-    const int dbl = p == HR_PREC_DOUBLE;
+    const int dbl = p != HR_PREC_SINGLE;
     uint64_t count = (uint64_t)nx * (uint64_t)ny * (uint64_t)nz, nbytes = count * (dbl ? 8 : 4);
     int err = 0;
     if (fprintf(f,

@@ -53,7 +53,7 @@ int hr_grid_check_single_values(const grid_args *a, const double *f, size_t coun
 
 static inline size_t hr_grid_esize(hr_precision p)
 {
-    return p == HR_PREC_DOUBLE ? 8 : 4;
+    return p == HR_PREC_SINGLE ? 4 : 8;
 }
 
 /* Reads an --rhs or --init FILE of `count` values of precision `prec` into a new buffer

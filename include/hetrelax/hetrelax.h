@@ -16,7 +16,7 @@ extern "C" {
 #endif
 
 #define HR_VERSION_MAJOR  0
-#define HR_VERSION_MINOR  1
+#define HR_VERSION_MINOR  2
 #define HR_VERSION_PATCH  0
 #define HR_VERSION_NUMBER (HR_VERSION_MAJOR * 10000 + HR_VERSION_MINOR * 100 + HR_VERSION_PATCH)
 
@@ -50,7 +50,15 @@ HR_API const char *hr_status_string(hr_status s);
 
 /* ----------------------------------------------------------------- options */
 
-typedef enum { HR_PREC_SINGLE = 0, HR_PREC_DOUBLE = 1 } hr_precision;
+/* One precision enum for every options struct and array argument of the library. 0 (what a
+ * zeroed struct holds) is HR_PREC_DEFAULT, the library default: double, everywhere.
+ * hr_options_default() asks for single explicitly (the relaxation benchmarks' precision). */
+typedef enum {
+    HR_PREC_DEFAULT = 0, /* double */
+    HR_PREC_SINGLE,      /* fp32 */
+    HR_PREC_DOUBLE,      /* fp64 */
+    HR_PREC_MIXED        /* multigrid and CG only: fp32 cycles inside an fp64 defect correction */
+} hr_precision;
 
 typedef enum {
     HR_BACKEND_AUTO = 0,    /* best available: gpu if present, else cpu-threads */
@@ -82,13 +90,18 @@ typedef enum {
 
 typedef enum { HR_HOST_PINNED = 0, HR_HOST_PAGEABLE } hr_host_memory;
 
-/* The iteration on the structured grids (docs/redblack.md). */
+/* The methods on the structured grids (docs/redblack.md, docs/multigrid.md). hr_solver runs
+ * the relaxation methods (Jacobi, red-black, SOR); hr_grid_solver (grid_solver.h) runs all. */
 typedef enum {
-    HR_METHOD_JACOBI = 0, /* two grids, every point from the previous sweep (weighted by omega) */
+    HR_METHOD_JACOBI = 0, /* two grids, every point from the previous sweep (weighted by omega); the
+                             asynchronous variants are kernels of it (async0..async3) */
     HR_METHOD_REDBLACK,   /* in place: colour 0 ((i + j [+ k]) even), then colour 1; omega 0 or 1: plain
                              Gauss-Seidel, else u' = (1 - omega) u + omega gs(u) */
     HR_METHOD_SOR,        /* red-black with omega; omega 0 (or HR_OMEGA_AUTO): the optimum for the
                              Dirichlet Laplacian, 2 / (1 + sin(pi h)) on a square or cube */
+    HR_METHOD_MG,         /* geometric multigrid cycles (hr_grid_solver only) */
+    HR_METHOD_CG,         /* matrix-free conjugate gradient (hr_grid_solver only) */
+    HR_METHOD_MGCG,       /* CG preconditioned by one multigrid V-cycle (hr_grid_solver only) */
     HR_METHOD_COUNT
 } hr_method;
 
@@ -96,7 +109,7 @@ typedef enum {
  * 2 / (1 + sqrt(1 - rho^2)), rho the Jacobi spectral radius (resolved in hr_solver_config). */
 #define HR_OMEGA_AUTO (-1.0)
 
-/*! hr_method_name() : "jacobi", "redblack", "sor", or NULL for an unknown value. */
+/*! hr_method_name() : "jacobi", "redblack", "sor", "mg", "cg", "mgcg", or NULL for an unknown value. */
 HR_API const char *hr_method_name(hr_method m);
 
 /*! Monitor callback: called every `monitor_every` sweeps (and at the end) with the
@@ -205,6 +218,13 @@ typedef struct hr_result {
     char backend[32];
     char kernel[32];
     char device_name[96];
+    /* appended with hr_grid_solver, which fills them (hr_solver_run leaves them 0) */
+    hr_method method;
+    hr_precision precision;    /* what ran (HR_PREC_DEFAULT resolved) */
+    int levels;                /* multigrid levels (mg, mgcg), else 0 */
+    int ranks;                 /* MPI ranks of the solve (1 in one process) */
+    double convergence_factor; /* mg, cg: (final / initial residual)^(1 / iterations), else NaN */
+    double last_factor;        /* mg, cg: the last iteration's residual ratio, else NaN */
 } hr_result;
 
 HR_API const char *hr_reason_string(hr_reason r);
@@ -233,9 +253,11 @@ HR_API hr_status hr_solver_run(hr_solver *s, hr_result *res);
 HR_API void hr_solver_free(hr_solver *s);
 
 /*! hr_last_error() :
- *  @return why the last hr_solver_create() on this thread failed ("" if it did not): the
- *  field and reason for invalid options and arguments, the failing call for device errors.
- *  Valid until the next hr_solver_create() on this thread. */
+ *  @return why the last failing call without a handle on this thread failed: a create
+ *  (hr_solver_create, hr_grid_solver_create, hr_sparse_solver_create) or a problem setter;
+ *  "field: reason" for invalid options and arguments, the failing call for device errors.
+ *  A create clears it first. Calls with a handle say why in the handle
+ *  (hr_solver_last_error, hr_grid_solver_last_error, hr_sparse_solver_last_error). */
 HR_API const char *hr_last_error(void);
 
 /*! hr_solver_last_error() : a message describing the last failure of `s` ("" if none). */
@@ -407,4 +429,9 @@ HR_API hr_status hr_cpu_tune(const hr_options *o, long sweeps, const char *cache
 #ifdef __cplusplus
 }
 #endif
+
+/* the problem description and the one structured-grid handle */
+#include "hetrelax/problem.h"
+#include "hetrelax/grid_solver.h"
+
 #endif /* HETRELAX_H */

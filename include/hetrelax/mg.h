@@ -19,7 +19,12 @@ extern "C" {
 
 typedef enum { HR_MG_METHOD_MG = 0, HR_MG_METHOD_CG } hr_mg_method;
 typedef enum { HR_MG_PC_NONE = 0, HR_MG_PC_MG } hr_mg_pc; /* a preconditioner for cg */
-typedef enum { HR_MG_CYCLE_V = 0, HR_MG_CYCLE_W, HR_MG_CYCLE_F, HR_MG_CYCLE_FMG } hr_mg_cycle;
+/* the cycles are hetrelax's hr_cycle (grid_solver.h); the HR_MG_CYCLE_ names stay as aliases */
+typedef hr_cycle hr_mg_cycle;
+#define HR_MG_CYCLE_V   HR_CYCLE_V
+#define HR_MG_CYCLE_W   HR_CYCLE_W
+#define HR_MG_CYCLE_F   HR_CYCLE_F
+#define HR_MG_CYCLE_FMG HR_CYCLE_FMG
 typedef enum {
     HR_MG_SMOOTH_JACOBI = 0, /* weighted Jacobi, omega 4/5 (2-D) or 6/7 (3-D) */
     HR_MG_SMOOTH_REDBLACK,   /* red-black Gauss-Seidel (red then black; post: black then red) */
@@ -29,11 +34,13 @@ typedef enum {
                               * the neighbours without synchronisation (non-deterministic);
                               * red-black on the small levels. Not with pc mg. */
 } hr_mg_smoother;
-typedef enum {
-    HR_MG_PREC_DOUBLE = 0,
-    HR_MG_PREC_SINGLE, /* every level in fp32: accurate to about 1e-6 */
-    HR_MG_PREC_MIXED   /* fp32 cycles in an fp64 defect correction: fp64 accuracy */
-} hr_mg_precision;
+/* The library's one precision enum (hetrelax.h): HR_PREC_DEFAULT (0) is double, single runs
+ * every level in fp32 (accurate to about 1e-6), mixed fp32 cycles in an fp64 defect
+ * correction (fp64 accuracy). The HR_MG_PREC_ names stay as aliases. */
+typedef hr_precision hr_mg_precision;
+#define HR_MG_PREC_DOUBLE HR_PREC_DOUBLE
+#define HR_MG_PREC_SINGLE HR_PREC_SINGLE
+#define HR_MG_PREC_MIXED  HR_PREC_MIXED
 typedef enum {
     HR_MG_BACKEND_CPU = 0, /* the thread team (default) */
     HR_MG_BACKEND_GPU      /* every level on CUDA device `device` (HR_ERR_NO_DEVICE without one) */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/precision.h"
 #include "runtime/cuda/cuda_api.h"
 #include "core/solver_internal.h"
 
@@ -69,7 +70,7 @@ hr_status hr_options_validate(const hr_options *o, char *w, size_t ws)
     if (!(o->tol >= 0.0) || !isfinite(o->tol))
         return hr_invalid_arg(w, ws, "tol: must be a finite value >= 0");
     if (o->tol > 0.0 && o->check_every < 1) return hr_invalid_arg(w, ws, "check: must be >= 1");
-    if (o->precision != HR_PREC_SINGLE && o->precision != HR_PREC_DOUBLE)
+    if (!hr_prec_is_storage(o->precision))
         return hr_invalid_arg(w, ws, "precision: must be single or double");
     if ((unsigned)o->backend >= HR_BACKEND_COUNT) return hr_invalid_arg(w, ws, "backend: unknown");
     if (o->threads < 0 || o->threads > 4096)
@@ -96,8 +97,8 @@ hr_status hr_options_validate(const hr_options *o, char *w, size_t ws)
     if (!isfinite(o->boundary)) return hr_invalid_arg(w, ws, "boundary: must be finite");
     if (o->precision == HR_PREC_SINGLE && fabs(o->boundary) > 3.4e38)
         return hr_invalid_arg(w, ws, "boundary: %g does not fit in single precision", o->boundary);
-    if ((unsigned)o->method >= HR_METHOD_COUNT)
-        return hr_invalid_arg(w, ws, "method: jacobi, redblack or sor");
+    if ((unsigned)o->method > HR_METHOD_SOR)
+        return hr_invalid_arg(w, ws, "method: jacobi, redblack or sor (mg, cg and mgcg: hr_grid_solver)");
     if (!(o->omega == 0.0 || (o->omega > 0.0 && o->omega < 2.0) ||
           (o->omega == HR_OMEGA_AUTO && o->method != HR_METHOD_JACOBI)))
         return hr_invalid_arg(w, ws, "omega: must be in (0, 2)%s",
@@ -146,13 +147,13 @@ hr_backend hr_resolve_backend(hr_backend b, int dim)
 
 const char *hr_method_name(hr_method m)
 {
-    static const char *const names[HR_METHOD_COUNT] = {"jacobi", "redblack", "sor"};
+    static const char *const names[HR_METHOD_COUNT] = {"jacobi", "redblack", "sor", "mg", "cg", "mgcg"};
     return (unsigned)m < HR_METHOD_COUNT ? names[m] : NULL;
 }
 
 /* The optimal SOR weight 2 / (1 + sqrt(1 - rho^2)), rho = mean of cos(pi / (n_a + 1)) (the
  * Jacobi spectral radius of the Dirichlet Laplacian); 2 / (1 + sin(pi h)) on a square or cube. */
-static double sor_auto_omega(const hr_problem *p)
+static double sor_auto_omega(const hr_run_problem *p)
 {
     if (p->nx == p->ny && (p->dim == 2 || p->nz == p->nx)) return 2.0 / (1.0 + sin(HR_PI * p->h));
     double rho = cos(HR_PI / (p->nx + 1.0)) + cos(HR_PI / (p->ny + 1.0));
@@ -160,7 +161,7 @@ static double sor_auto_omega(const hr_problem *p)
     return 2.0 / (1.0 + sqrt(1.0 - rho * rho));
 }
 
-void hr_problem_resolve(const hr_options *o, hr_problem *p)
+void hr_problem_resolve(const hr_options *o, hr_run_problem *p)
 {
     p->dim = hr_options_dim(o);
     p->nx = hr_options_extent(o, 0);

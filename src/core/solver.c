@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/precision.h"
 #include "core/stencil.h"
 #include "runtime/cpu/sysmem.h"
 #include "core/timer.h"
@@ -48,27 +49,27 @@ hr_rhs_view hr_solver_rhs_view(const hr_solver *s)
 
 /* sin(pi i / (n + 1)) along an axis; sin(pi i h) where the axis spans the unit length (the
  * unit square and cube of the manufactured problem). */
-static double axis_sine(const hr_problem *p, int n, int i)
+static double axis_sine(const hr_run_problem *p, int n, int i)
 {
     const int nmax = p->nx > p->ny ? (p->nx > p->nz ? p->nx : p->nz) : (p->ny > p->nz ? p->ny : p->nz);
     return n == nmax ? sin(HR_PI * i * p->h) : sin(HR_PI * i / ((double)n + 1.0));
 }
 
 /* prod_a sin(pi x_a / L_a) at point (i, j, k): the sine mode of the box. */
-static double sine_mode(const hr_problem *p, int i, int j, int k)
+static double sine_mode(const hr_run_problem *p, int i, int j, int k)
 {
     double v = axis_sine(p, p->ny, i) * axis_sine(p, p->nx, j);
     return p->dim == 3 ? v * axis_sine(p, p->nz, k) : v;
 }
 
 /* Index of interior point (i, j, k) in the caller's arrays (x fastest). */
-static size_t user_index(const hr_problem *p, int i, int j, int k)
+static size_t user_index(const hr_run_problem *p, int i, int j, int k)
 {
     const size_t kk = p->dim == 3 ? (size_t)(k - 1) : 0;
     return (kk * (size_t)p->ny + (size_t)(i - 1)) * (size_t)p->nx + (size_t)(j - 1);
 }
 
-double hr_problem_rhs_at(const hr_problem *p, const double *values, int i, int j, int k)
+double hr_problem_rhs_at(const hr_run_problem *p, const double *values, int i, int j, int k)
 {
     const double h = p->h;
     if (p->rhs == HR_RHS_MANUFACTURED) {
@@ -89,7 +90,7 @@ static double rhs_value(const hr_solver *s, int i, int j, int k)
     return hr_problem_rhs_at(&s->p, s->o.rhs_values, i, j, k);
 }
 
-double hr_problem_init_at(const hr_problem *p, const double *values, int i, int j, int k)
+double hr_problem_init_at(const hr_run_problem *p, const double *values, int i, int j, int k)
 {
     if (p->init == HR_INIT_SINE) return sine_mode(p, i, j, k);
     return values[user_index(p, i, j, k)];
@@ -110,7 +111,7 @@ static double init_value(const hr_solver *s, int i, int j, int k)
 
 void hr_solver_init_rows(hr_solver *s, int r0, int r1)
 {
-    const hr_problem *p = &s->p;
+    const hr_run_problem *p = &s->p;
     for (int g = 0; g < 2; g++) {
         hr_grid_init_rows(&s->u[g], r0, r1, p->boundary);
         if (p->init != HR_INIT_ZERO)
@@ -131,19 +132,11 @@ double hr_solver_host_residual(const hr_solver *s)
     return hr_norm2_relative(rn, bn);
 }
 
-/* Why the last hr_solver_create on this thread failed (the handle is gone by then). */
-static _Thread_local char create_error[256];
-
-const char *hr_last_error(void)
-{
-    return create_error;
-}
-
 /* What the resolved kernel cannot do with this problem, as "field: reason". */
 static hr_status kernel_fits(hr_solver *s)
 {
     const hr_kernel_desc *k = s->k;
-    const hr_problem *p = &s->p;
+    const hr_run_problem *p = &s->p;
     if (!(k->caps & (p->dim == 3 ? HR_CAP_3D : HR_CAP_2D))) {
         hr_solver_set_error(s, "kernel: %s %s does not run %d-D grids", hr_backend_name(k->backend), k->name,
                             p->dim);
@@ -171,13 +164,13 @@ static hr_status kernel_fits(hr_solver *s)
 
 hr_status hr_solver_create(const hr_options *o, hr_solver **out)
 {
-    create_error[0] = '\0';
+    hr_set_last_error("%s", "");
     if (!out) {
-        snprintf(create_error, sizeof create_error, "out: NULL (no place for the handle)");
+        hr_set_last_error("out: NULL (no place for the handle)");
         return HR_ERR_INVALID_ARG;
     }
     *out = NULL;
-    HR_TRY(hr_options_validate(o, create_error, sizeof create_error));
+    HR_TRY(hr_options_validate(o, hr_last_error_buf(), HR_LAST_ERROR_SIZE));
     hr_solver *s = calloc(1, sizeof *s);
     if (!s) return HR_ERR_NO_MEMORY;
     s->o = *o;
@@ -205,7 +198,7 @@ hr_status hr_solver_create(const hr_options *o, hr_solver **out)
      * succeed and the first sweep would then be killed by the kernel */
     hr_grid_layout l;
     const int grids = s->p.rhs == HR_RHS_SPIKE || s->p.rhs == HR_RHS_ZERO ? 2 : 3;
-    if (!hr_layout_init(&l, s->p.dim, s->p.nx, s->p.ny, s->p.nz, o->precision == HR_PREC_DOUBLE ? 8 : 4) ||
+    if (!hr_layout_init(&l, s->p.dim, s->p.nx, s->p.ny, s->p.nz, hr_prec_bytes(o->precision)) ||
         hr_layout_bytes(&l) > hr_host_available_bytes() / (size_t)grids) {
         hr_solver_set_error(s, "%s: %d x %d%s grids do not fit in the available memory",
                             o->nx || o->ny ? "nx" : "n", s->p.nx + 2, s->p.ny + 2,
@@ -236,7 +229,7 @@ hr_status hr_solver_create(const hr_options *o, hr_solver **out)
     *out = s;
     return HR_OK;
 fail:
-    snprintf(create_error, sizeof create_error, "%s", s->err);
+    hr_set_last_error("%s", s->err); /* the handle is gone after this */
     hr_solver_free(s);
     return st;
 }
@@ -323,7 +316,7 @@ static hr_status drv_residual(void *ctx, double *rel)
  * sine mode with a zero right-hand side and boundary (an eigenvector of the iteration). */
 static double max_error(const hr_solver *s)
 {
-    const hr_problem *p = &s->p;
+    const hr_run_problem *p = &s->p;
     double scale;
     if (p->rhs == HR_RHS_MANUFACTURED) {
         scale = 1.0;
@@ -375,7 +368,7 @@ static hr_status run(hr_solver *s, long count, int final_residual, hr_result *re
 static hr_status run_held(hr_solver *s, long count, int final_residual, hr_result *res)
 {
     const hr_options *o = &s->o;
-    const hr_problem *p = &s->p;
+    const hr_run_problem *p = &s->p;
     hr_result r;
     memset(&r, 0, sizeof r);
     const long syncs0 = s->syncs;
@@ -449,9 +442,9 @@ hr_status hr_solver_run_sweeps(hr_solver *s, long count, hr_result *res)
 
 /* Copies between the interior of grid g and a caller's array (x fastest); to_user picks
  * the direction. */
-static void copy_interior(const hr_problem *p, hr_grid *g, hr_precision prec, void *user, int to_user)
+static void copy_interior(const hr_run_problem *p, hr_grid *g, hr_precision prec, void *user, int to_user)
 {
-    const size_t es = g->l.esize, ues = prec == HR_PREC_DOUBLE ? 8 : 4;
+    const size_t es = g->l.esize, ues = hr_prec_bytes(prec);
     for (int k = p->dim == 3 ? 1 : 0; k < (p->dim == 3 ? p->nz + 1 : 1); k++)
         for (int i = 1; i <= p->ny; i++) {
             char *row = (char *)g->base + hr_layout_index(&g->l, (size_t)i, 1, (size_t)k) * es;
@@ -483,7 +476,7 @@ static void copy_interior(const hr_problem *p, hr_grid *g, hr_precision prec, vo
 
 hr_status hr_solver_solution(const hr_solver *s, hr_precision prec, void *dst, size_t count)
 {
-    if (!s || !dst || (prec != HR_PREC_SINGLE && prec != HR_PREC_DOUBLE)) return HR_ERR_INVALID_ARG;
+    if (!s || !dst || !hr_prec_is_storage(prec)) return HR_ERR_INVALID_ARG;
     if (count < hr_layout_points(&s->u[0].l)) return HR_ERR_INVALID_ARG;
     copy_interior(&s->p, (hr_grid *)&s->u[s->cur], prec, dst, 1);
     return HR_OK;
@@ -491,7 +484,7 @@ hr_status hr_solver_solution(const hr_solver *s, hr_precision prec, void *dst, s
 
 hr_status hr_solver_set_solution(hr_solver *s, hr_precision prec, const void *src, size_t count, long done)
 {
-    if (!s || !src || (prec != HR_PREC_SINGLE && prec != HR_PREC_DOUBLE)) return HR_ERR_INVALID_ARG;
+    if (!s || !src || !hr_prec_is_storage(prec)) return HR_ERR_INVALID_ARG;
     if (count < hr_layout_points(&s->u[0].l)) return HR_ERR_INVALID_ARG;
     /* the count must survive the next hr_solver_run (monitors and checks count from it) */
     const long room = s->o.iters > 0 ? s->o.iters : 0;

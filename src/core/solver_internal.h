@@ -41,8 +41,9 @@ typedef struct hr_kernel_desc {
     hr_status (*upload)(hr_solver *s);
 } hr_kernel_desc;
 
-/* The problem a solver runs, resolved from the options. */
-typedef struct hr_problem {
+/* The problem a run resolved from its options (the model problem: one mesh width, one
+ * Dirichlet value); the public description is hr_problem (hetrelax/problem.h). */
+typedef struct hr_run_problem {
     int dim, nx, ny, nz; /* interior extents (nz = 1 in 2-D) */
     double h;            /* mesh width, equal on every axis: 1 / (largest extent + 1) */
     hr_rhs rhs;
@@ -50,11 +51,11 @@ typedef struct hr_problem {
     double boundary, omega;
     int spike_i, spike_j, spike_k; /* the inline spike, or -1 */
     hr_method method;              /* Jacobi, or red-black (omega resolved, HR_OMEGA_AUTO too) */
-} hr_problem;
+} hr_run_problem;
 
 struct hr_solver {
     hr_options o;
-    hr_problem p;
+    hr_run_problem p;
     const hr_kernel_desc *k;
     hr_grid u[2];        /* host grids: current and next */
     int cur;             /* index of the current solution in u */
@@ -76,14 +77,14 @@ struct hr_solver {
  * and initial value at global interior point (i, j, k), k = 0 in 2-D; `values` are the
  * options' rhs_values / init_values. Subdomains of a decomposition use these so their
  * data is bitwise that of the whole grid. */
-HR_INTERNAL_API void hr_problem_resolve(const hr_options *o, hr_problem *p);
+HR_INTERNAL_API void hr_problem_resolve(const hr_options *o, hr_run_problem *p);
 /* The divergence threshold when options leave divtol 0 (residual growth factor). */
 #define HR_DIVTOL 1e3
 /* The backend `b` runs on (auto: the GPU when one is present and has a kernel for dim,
  * else cpu-threads; options.c). */
 hr_backend hr_resolve_backend(hr_backend b, int dim);
-HR_INTERNAL_API double hr_problem_rhs_at(const hr_problem *p, const double *values, int i, int j, int k);
-HR_INTERNAL_API double hr_problem_init_at(const hr_problem *p, const double *values, int i, int j, int k);
+HR_INTERNAL_API double hr_problem_rhs_at(const hr_run_problem *p, const double *values, int i, int j, int k);
+HR_INTERNAL_API double hr_problem_init_at(const hr_run_problem *p, const double *values, int i, int j, int k);
 
 /* Kernel lookup by backend, name and dimension: NULL name picks the backend's default. */
 const hr_kernel_desc *hr_kernel_find(hr_backend b, const char *name, int dim);

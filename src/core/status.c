@@ -63,7 +63,7 @@ const char *hr_backend_name(hr_backend b)
 
 const char *hr_precision_name(hr_precision p)
 {
-    return p == HR_PREC_DOUBLE ? "double" : "single";
+    return p == HR_PREC_SINGLE ? "single" : p == HR_PREC_MIXED ? "mixed" : "double";
 }
 
 hr_status hr_invalid_arg(char *buf, size_t size, const char *fmt, ...)

@@ -87,7 +87,7 @@ static void seq_equals_naive(void **state)
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
         for (int p = 0; p < 2; p++) {
             int n = sizes[k];
-            double *ref = solve(base(n, 37, (hr_precision)p));
+            double *ref = solve(base(n, 37, (p ? HR_PREC_DOUBLE : HR_PREC_SINGLE)));
             double *nv = p ? naive_f64(n, 37, NULL) : naive_f32(n, 37, NULL);
             assert_same(ref, nv, n, "cpu-seq vs naive");
             free(ref);
@@ -109,7 +109,7 @@ static void seq_equals_naive_array_rhs(void **state)
     for (int k = 0; k < n * n; k++)
         hf[k] = h * h * f[k];
     for (int p = 0; p < 2; p++) {
-        hr_options o = base(n, 25, (hr_precision)p);
+        hr_options o = base(n, 25, (p ? HR_PREC_DOUBLE : HR_PREC_SINGLE));
         o.rhs = HR_RHS_ARRAY;
         o.rhs_values = f;
         double *ref = solve(o);
@@ -131,7 +131,7 @@ static void threads_equal_seq(void **state)
         for (int p = 0; p < 2; p++) {
             const int n = sizes[k];
             const long iters = n >= 1000 ? 6 : 41; /* odd: the result lands in the other buffer */
-            hr_options so = base(n, iters, (hr_precision)p);
+            hr_options so = base(n, iters, (p ? HR_PREC_DOUBLE : HR_PREC_SINGLE));
             so.rhs = (k % 2) ? HR_RHS_MANUFACTURED : HR_RHS_SPIKE;
             double *ref = solve(so);
             for (size_t g = 0; g < sizeof grids / sizeof grids[0]; g++)

@@ -60,7 +60,7 @@ static void residual_decreases(void **state)
         hr_options_default(&o);
         o.n = 64;
         o.iters = 2000;
-        o.precision = (hr_precision)p;
+        o.precision = (p ? HR_PREC_DOUBLE : HR_PREC_SINGLE);
         o.backend = HR_BACKEND_CPU_SEQ;
         o.monitor_every = 50;
         o.keep_history = 1;

@@ -173,9 +173,9 @@ static void test_ladder_vs_seq(void **state)
          * small grids; large grids keep T short so the CPU reference stays quick */
         const long T = small_only() ? 5 : (n > 2000 ? 9 : 70);
         for (int p = 0; p < 2; p++) {
-            check_against_seq(n, T, (hr_precision)p, HR_RHS_SPIKE);
+            check_against_seq(n, T, (p ? HR_PREC_DOUBLE : HR_PREC_SINGLE), HR_RHS_SPIKE);
             if (n == 3 || (!small_only() && (n == 127 || n == 1023)))
-                check_against_seq(n, T, (hr_precision)p, HR_RHS_ARRAY);
+                check_against_seq(n, T, (p ? HR_PREC_DOUBLE : HR_PREC_SINGLE), HR_RHS_ARRAY);
         }
     }
 }
@@ -187,19 +187,23 @@ static void test_async_repeatable_and_converging(void **state)
     const long T = small_only() ? 36 : 1200;
     hr_result r;
     for (int p = 0; p < 2; p++) {
-        double *half = must_solve(opts("tuned", HR_BACKEND_GPU, n, T / 2, (hr_precision)p, HR_RHS_SPIKE, NULL), &r);
+        double *half = must_solve(opts("tuned", HR_BACKEND_GPU, n, T / 2,
+                                       (p ? HR_PREC_DOUBLE : HR_PREC_SINGLE), HR_RHS_SPIKE, NULL),
+                                  &r);
         const double res_half = r.relative_residual;
         free(half);
         const char *ks[] = {"async0", "async1", "async2", "async3"};
         for (int v = 0; v < 4; v++) {
             if (!wanted(ks[v])) continue;
-            hr_options o = opts(ks[v], HR_BACKEND_GPU, n, T, (hr_precision)p, HR_RHS_SPIKE, NULL);
+            hr_options o =
+                opts(ks[v], HR_BACKEND_GPU, n, T, (p ? HR_PREC_DOUBLE : HR_PREC_SINGLE), HR_RHS_SPIKE, NULL);
             o.alpha = 6;
             double *a = must_solve(o, &r);
             assert_int_equal(r.iterations, T);
             if (!(r.relative_residual <= res_half))
                 fail_msg("%s alpha 6 %s: residual %.3e after Teff=%ld, Jacobi reaches %.3e in %ld", ks[v],
-                         hr_precision_name((hr_precision)p), r.relative_residual, T, res_half, T / 2);
+                         hr_precision_name((p ? HR_PREC_DOUBLE : HR_PREC_SINGLE)), r.relative_residual, T,
+                         res_half, T / 2);
             if (v == 2) { /* no fringe exchange inside a pass: deterministic */
                 double *b = must_solve(o, &r);
                 assert_bitwise(a, b, n, "async2 twice");

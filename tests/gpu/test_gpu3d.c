@@ -171,7 +171,8 @@ static void gpu3d_bitwise(void **state)
         for (int p = 0; p < 2; p++)
             for (int variant = 0; variant < 4; variant++) {
                 if (small_only() && (e == 0 || e == 5 || variant == 3)) continue;
-                hr_options o = base(3, ext[e][0], ext[e][1], ext[e][2], HR_BACKEND_GPU, (hr_precision)p, 23);
+                hr_options o = base(3, ext[e][0], ext[e][1], ext[e][2], HR_BACKEND_GPU,
+                                    (p ? HR_PREC_DOUBLE : HR_PREC_SINGLE), 23);
                 double *f = NULL;
                 const char *v = "spike";
                 if (variant == 1) { /* omega */
@@ -211,7 +212,8 @@ static void gpu2d_rect_bitwise(void **state)
     for (size_t e = 0; e < sizeof ext / sizeof ext[0]; e++)
         for (int p = 0; p < 2; p++) {
             if (small_only() && e >= 3) continue;
-            hr_options o = base(2, ext[e][0], ext[e][1], 0, HR_BACKEND_GPU, (hr_precision)p, 31);
+            hr_options o =
+                base(2, ext[e][0], ext[e][1], 0, HR_BACKEND_GPU, (p ? HR_PREC_DOUBLE : HR_PREC_SINGLE), 31);
             char label[160];
             snprintf(label, sizeof label, "2-D %dx%d %s", o.nx, o.ny, hr_precision_name(o.precision));
             against_seq(o, cases2d, sizeof cases2d / sizeof cases2d[0], label);

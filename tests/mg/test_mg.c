@@ -340,6 +340,55 @@ static void test_solve_twice(void **state)
     free(b);
 }
 
+/* The right-hand side array is copied at create: a second solve after the caller changed (or
+ * freed) its array gives the first answer again, for every method. */
+static void test_rhs_array_copied(void **state)
+{
+    (void)state;
+    for (int v = 0; v < 3; v++) {
+        hr_mg_options o = opts(2, 31);
+        o.method = v == 0 ? HR_MG_METHOD_MG : HR_MG_METHOD_CG;
+        o.pc = v == 2 ? HR_MG_PC_MG : HR_MG_PC_NONE;
+        o.max_iters = 200;
+        const size_t n = points(&o);
+        double *f = random_values(n, 11);
+        o.rhs = HR_RHS_ARRAY;
+        o.rhs_values = f;
+        hr_mg *m;
+        assert_int_equal(hr_mg_create(&o, &m), HR_OK);
+        double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+        hr_mg_result r1, r2;
+        assert_int_equal(hr_mg_solve(m, &r1), HR_OK);
+        assert_int_equal(hr_mg_solution(m, a, n), HR_OK);
+        for (size_t i = 0; i < n; i++)
+            f[i] = 1e3; /* the caller's array now says something else */
+        assert_int_equal(hr_mg_solve(m, &r2), HR_OK);
+        assert_int_equal(hr_mg_solution(m, b, n), HR_OK);
+        assert_int_equal(r1.iterations, r2.iterations);
+        assert_memory_equal(a, b, n * sizeof *a);
+        hr_mg_free(m);
+        free(a);
+        free(b);
+        free(f);
+    }
+}
+
+/* A zeroed precision (HR_PREC_DEFAULT) is double, bitwise the run that asks for double. */
+static void test_default_precision_is_double(void **state)
+{
+    (void)state;
+    hr_mg_options o = opts(2, 63);
+    o.precision = HR_PREC_DEFAULT;
+    hr_mg_result r1, r2;
+    double *a = run(&o, &r1);
+    o.precision = HR_PREC_DOUBLE;
+    double *b = run(&o, &r2);
+    assert_memory_equal(a, b, points(&o) * sizeof *a);
+    assert_true(r1.relative_residual < 1e-8); /* fp32 levels stall near 1e-6 */
+    free(a);
+    free(b);
+}
+
 static void expect_bad(const hr_mg_options *o, const char *field)
 {
     hr_mg *m = NULL;
@@ -434,6 +483,8 @@ int main(void)
         cmocka_unit_test(test_threads_bitwise),
         cmocka_unit_test(test_boundary),
         cmocka_unit_test(test_solve_twice),
+        cmocka_unit_test(test_rhs_array_copied),
+        cmocka_unit_test(test_default_precision_is_double),
         cmocka_unit_test(test_bad_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

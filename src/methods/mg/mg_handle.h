@@ -32,6 +32,8 @@ struct hr_mg {
     mg_gpu *gpu;
     hr_status gst;
     hr_grid host_sol;
+    double *rhs_copy; /* the right-hand side array (o.rhs_values points here) */
+    int reinit;       /* the next solve fills the levels again (a replaced right-hand side) */
 };
 
 typedef enum { JOB_INIT, JOB_START, JOB_ADVANCE, JOB_RESIDUAL } job_kind;
@@ -56,5 +58,9 @@ void mgs_run_job(hr_mg *m, job *jb);
 double mgs_true_residual(hr_mg *m, int want_r, double *bnorm, double *rmax);
 /* mg_solve.c: keeps the first device error (and its text for hr_mg_last_error) */
 void mgs_gpu_failed(hr_mg *m, hr_status st);
+/* mg_solve.c: a new right-hand side array (nx*ny*nz values of f) for a CPU handle created with
+ * an array: the next solve starts from it. HR_ERR_UNSUPPORTED for other handles (a GPU
+ * handle holds its right-hand side on the device; spike, manufactured and zero have none). */
+hr_status mgs_replace_rhs(hr_mg *m, const double *values);
 
 #endif

@@ -199,6 +199,9 @@ hr_status hr_mg_create(const hr_mg_options *o, hr_mg **out)
     hr_mg *m = calloc(1, sizeof *m);
     if (!m) return HR_ERR_NO_MEMORY;
     m->o = *o;
+    /* HR_PREC_DEFAULT is double; from here on `o` is the handle's resolved copy */
+    if (m->o.precision == HR_PREC_DEFAULT) m->o.precision = HR_PREC_DOUBLE;
+    o = &m->o;
     m->dim = mg_opt_dim(o);
     m->nx = mg_opt_extent(o, 0);
     m->ny = mg_opt_extent(o, 1);
@@ -222,6 +225,15 @@ hr_status hr_mg_create(const hr_mg_options *o, hr_mg **out)
             free(m);
             return HR_ERR_NO_MEMORY;
         }
+    }
+    if (o->rhs == HR_RHS_ARRAY) {
+        /* every solve after the first fills the right-hand side again: keep our own copy, the
+         * caller's array need not outlive create */
+        const size_t count = (size_t)m->nx * (size_t)m->ny * (size_t)m->nz;
+        m->rhs_copy = malloc(count * sizeof *m->rhs_copy);
+        if (!m->rhs_copy) return fail(m, HR_ERR_NO_MEMORY);
+        memcpy(m->rhs_copy, o->rhs_values, count * sizeof *m->rhs_copy);
+        m->o.rhs_values = m->rhs_copy;
     }
     m->tls = calloc((size_t)m->nt, sizeof *m->tls);
     if (!m->tls) return fail(m, HR_ERR_NO_MEMORY);
@@ -288,6 +300,7 @@ void hr_mg_free(hr_mg *m)
     for (int g = 0; g < 6; g++)
         if (gs[g]->base) hr_grid_free(gs[g]);
     free(m->tls);
+    free(m->rhs_copy);
     free(m->rn);
     free(m->bn);
     free(m->rmax);
@@ -335,10 +348,11 @@ static hr_status solve_held(hr_mg *m, hr_mg_result *res)
         mgs_gpu_failed(m, st0);
         return st0;
     }
-    if (!m->gpu && m->count > 0) {
+    if (!m->gpu && (m->count > 0 || m->reinit)) {
         job jb = {m, JOB_INIT, 0, 0, 0, 0.0, 0.0};
         mgs_run_job(m, &jb);
     }
+    m->reinit = 0;
     const double t0 = hr_now();
     m->count = 0;
     m->fmg_pending = m->o.method == HR_MG_METHOD_MG && m->o.cycle == HR_MG_CYCLE_FMG;
@@ -405,6 +419,14 @@ static hr_status solve_held(hr_mg *m, hr_mg_result *res)
         res->threads = m->gpu ? 0 : m->nt;
     }
     if (reason == HR_REASON_NAN || reason == HR_REASON_DIVERGED) return HR_ERR_DIVERGED;
+    return HR_OK;
+}
+
+hr_status mgs_replace_rhs(hr_mg *m, const double *values)
+{
+    if (m->gpu || !m->rhs_copy) return HR_ERR_UNSUPPORTED;
+    memcpy(m->rhs_copy, values, (size_t)m->nx * m->ny * m->nz * sizeof *m->rhs_copy);
+    m->reinit = 1;
     return HR_OK;
 }
 

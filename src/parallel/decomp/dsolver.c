@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "core/error.h"
+#include "core/precision.h"
 #include "runtime/cpu/sysmem.h"
 #include "core/timer.h"
 #include "methods/jacobi/cpu/jacobi3d_pencil.h"
@@ -107,7 +108,7 @@ static void set_err(char *err, size_t size, const char *msg)
  * every local point that is a global interior point (the ghost zone is swept too). */
 static void init_sub(const hr_dsolver *s, hr_dsub *d)
 {
-    const hr_problem *p = &s->p;
+    const hr_run_problem *p = &s->p;
     const hr_subdomain *g = &d->g;
     for (int q = 0; q < 2; q++)
         hr_grid_init_rows(&d->u[q], 0, hr_layout_outer(&g->l), p->boundary);
@@ -373,7 +374,7 @@ hr_status hr_dsolver_create(const hr_options *o, const int parts[3], int ghost, 
         goto fail;
     }
     const double t0 = hr_now();
-    const size_t esize = o->precision == HR_PREC_DOUBLE ? 8 : 4;
+    const size_t esize = hr_prec_bytes(o->precision);
     for (int l = 0; l < s->nlocal; l++)
         HR_CHECK_GOTO(st, alloc_sub(s, &s->subs[l], t->first + l, esize, err, es), fail);
     HR_CHECK_GOTO(st, bind_phases(s), fail);

@@ -122,7 +122,7 @@ typedef struct hr_exchange_times {
 
 typedef struct hr_dsolver {
     hr_options o;
-    hr_problem p;
+    hr_run_problem p;
     hr_decomp d;
     hr_transport *t;             /* owned */
     const hr_field_ops *fops;    /* where the grids live: hr_field_ops_host or _gpu */

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/precision.h"
 #include "parallel/decomp/dsolver.h"
 
 #define HR_PI 3.14159265358979323846
@@ -11,7 +12,7 @@
 /* Largest error against the known exact solution over the own points, or NaN. */
 double hr_dsolver_max_error(const hr_dsolver *s)
 {
-    hr_problem p = s->p;
+    hr_run_problem p = s->p;
     double scale;
     if (p.rhs == HR_RHS_MANUFACTURED) {
         scale = 1.0;
@@ -46,7 +47,7 @@ double hr_dsolver_max_error(const hr_dsolver *s)
  * extents and a base offset given by the caller. */
 static void own_rows(const hr_dsub *d, const hr_grid *g, hr_precision prec, char *dst, const size_t stride[3])
 {
-    const size_t es = g->l.esize, ues = prec == HR_PREC_DOUBLE ? 8 : 4;
+    const size_t es = g->l.esize, ues = hr_prec_bytes(prec);
     const hr_box *b = &d->g.own;
     for (int k = b->lo[2]; k < b->hi[2]; k++)
         for (int i = b->lo[1]; i < b->hi[1]; i++) {
@@ -71,7 +72,7 @@ static void own_rows(const hr_dsub *d, const hr_grid *g, hr_precision prec, char
 
 void hr_dsolver_own_to_global(const hr_dsolver *s, hr_precision prec, void *global)
 {
-    const size_t ues = prec == HR_PREC_DOUBLE ? 8 : 4;
+    const size_t ues = hr_prec_bytes(prec);
     const size_t stride[3] = {1, (size_t)s->p.nx, (size_t)s->p.nx * (size_t)s->p.ny};
     for (int l = 0; l < s->nlocal; l++) {
         const hr_dsub *d = &s->subs[l];
@@ -92,7 +93,7 @@ void hr_block_to_global(const hr_decomp *d, int id, hr_precision prec, const voi
 {
     hr_subdomain g;
     hr_subdomain_init(d, id, 4, &g);
-    const size_t ues = prec == HR_PREC_DOUBLE ? 8 : 4, row = (size_t)g.n[0] * ues;
+    const size_t ues = hr_prec_bytes(prec), row = (size_t)g.n[0] * ues;
     const char *src = block;
     for (int z = 0; z < g.n[2]; z++)
         for (int y = 0; y < g.n[1]; y++) {

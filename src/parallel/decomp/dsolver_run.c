@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/precision.h"
 #include "runtime/cpu/threadstat.h"
 #include "core/timer.h"
 #include "methods/jacobi/cpu/stencil_box_stream.h"
@@ -415,7 +416,7 @@ hr_status hr_dsolver_run(hr_dsolver *s, hr_result *res)
     if (!s) return HR_ERR_INVALID_ARG;
     HR_TRY(warm_up(s));
     const hr_options *o = &s->o;
-    const hr_problem *p = &s->p;
+    const hr_run_problem *p = &s->p;
     s->hist.len = 0;
     memset(&s->xt, 0, sizeof s->xt);
     monitor_ctx mc = {s, o->monitor, o->monitor_user};
@@ -459,7 +460,7 @@ hr_status hr_dsolver_run(hr_dsolver *s, hr_result *res)
     r.max_error = hr_dsolver_max_error(s);
     HR_TRY(s->t->ops->max_double(s->t, &r.max_error, 1));
     const double pts = (double)p->nx * (double)p->ny * (double)p->nz * (double)r.iterations;
-    const double es = o->precision == HR_PREC_DOUBLE ? 8.0 : 4.0;
+    const double es = hr_prec_bytes(o->precision);
     r.bytes_per_point = 2.0 * es + (s->subs[0].hf.base ? es : 0.0);
     r.flops_per_point = (p->dim == 3 ? 8.0 : 5.0) + (p->omega != 1.0 ? 3.0 : 0.0);
     r.gflops = r.time_sweeps_s > 0 ? r.flops_per_point * pts / r.time_sweeps_s * 1e-9 : 0.0;

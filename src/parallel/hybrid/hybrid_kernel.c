@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/precision.h"
 #include "core/timer.h"
 #include "runtime/cpu/team.h"
 #include "runtime/cuda/cuda_api.h"
@@ -104,7 +105,7 @@ static void thread_plan(const hr_options *o, int two_cpus, int *interior, int *b
     *boundary = b;
 }
 
-void hr_split_spec_from_options(const hr_options *o, const hr_problem *p, int rows_a, hr_solver *s,
+void hr_split_spec_from_options(const hr_options *o, const hr_run_problem *p, int rows_a, hr_solver *s,
                                 hr_split_spec *sp)
 {
     memset(sp, 0, sizeof *sp);
@@ -112,7 +113,7 @@ void hr_split_spec_from_options(const hr_options *o, const hr_problem *p, int ro
     sp->nx = p->nx;
     sp->ny = p->ny;
     sp->nz = p->nz;
-    sp->esize = o->precision == HR_PREC_DOUBLE ? 8 : 4;
+    sp->esize = hr_prec_bytes(o->precision);
     sp->omega = p->omega;
     sp->spike_i = p->spike_i;
     sp->spike_j = p->spike_j;
@@ -210,7 +211,7 @@ static hr_status calibrate(const hr_options *o, unsigned flags, hr_hybrid_calibr
     memset(c, 0, sizeof *c);
     memset(m, 0, sizeof *m);
     const double t_start = hr_now();
-    hr_problem p;
+    hr_run_problem p;
     hr_problem_resolve(o, &p);
     const int n = split_extent(o);
     const int g = o->split_ghost > 0 ? o->split_ghost : 1;

@@ -148,7 +148,7 @@ HR_INTERNAL_API hr_status hr_split_load(hr_split *e, const hr_grid *u, const hr_
  * placements, schedule, ghost width and the thread plan (all cores less the host thread
  * that drives a GPU; nested: the boundary crew given, or sized to the part's rows when it is
  * built: boundary_auto). */
-HR_INTERNAL_API void hr_split_spec_from_options(const hr_options *o, const hr_problem *p, int rows_a,
+HR_INTERNAL_API void hr_split_spec_from_options(const hr_options *o, const hr_run_problem *p, int rows_a,
                                                 hr_solver *s, hr_split_spec *sp);
 
 /* --split auto's policy (one process: hybrid_kernel.c; per rank: src/parallel/mpi/mpi_hybrid.c). A split

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/precision.h"
 #include "core/timer.h"
 #include "runtime/cpu/team.h"
 #include "runtime/cuda/cuda_api.h"
@@ -20,7 +21,7 @@ struct hr_mpi_hybrid {
     MPI_Comm comm;
     int rank, size;
     hr_options o;
-    hr_problem p;
+    hr_run_problem p;
     hr_transport *t;
     hr_split *e;
     hr_grid u, hf; /* this rank's slab: global rows row0.. along the split axis */
@@ -88,9 +89,9 @@ static void slab_extent(const hr_split *e, int *row0, int *ext)
 /* A host grid for this rank's slab (extent `ext` along the split axis). */
 static hr_status slab_alloc(const hr_mpi_hybrid *s, int axis, int ext, hr_grid *g)
 {
-    const hr_problem *p = &s->p;
+    const hr_run_problem *p = &s->p;
     hr_grid_layout l;
-    const size_t es = s->o.precision == HR_PREC_DOUBLE ? 8 : 4;
+    const size_t es = hr_prec_bytes(s->o.precision);
     if (!hr_layout_init(&l, p->dim, p->nx, axis == 1 ? ext : p->ny, axis == 2 ? ext : 1, es))
         return HR_ERR_NO_MEMORY;
     return hr_grid_alloc(g, &l);
@@ -108,7 +109,7 @@ static hr_status make_slab(hr_mpi_hybrid *s)
     s->g_lo = hr_subdomain_global(&e->p[0]->spec.sd, axis, e->p[0]->spec.sd.own.lo[axis]);
     s->g_hi =
         hr_subdomain_global(&e->p[e->nparts - 1]->spec.sd, axis, e->p[e->nparts - 1]->spec.sd.own.hi[axis]);
-    const hr_problem *p = &s->p;
+    const hr_run_problem *p = &s->p;
     HR_TRY(slab_alloc(s, axis, ext, &s->u));
     if (e->spec.has_hf) HR_TRY(slab_alloc(s, axis, ext, &s->hf));
     const hr_grid_layout l = s->u.l;
@@ -566,7 +567,7 @@ hr_status hr_mpi_hybrid_run(hr_mpi_hybrid *s, hr_result *res)
     err_text[0] = '\0';
     if (!s) return HR_ERR_INVALID_ARG;
     const hr_options *o = &s->o;
-    const hr_problem *p = &s->p;
+    const hr_run_problem *p = &s->p;
     s->hist.len = 0;
     hr_driver_ops ops = {.ctx = s, .advance = advance, .residual = residual};
     /* monitors are not offered per rank: a stop must be agreed (hr_mpi_solver does) */
@@ -602,8 +603,7 @@ hr_status hr_mpi_hybrid_run(hr_mpi_hybrid *s, hr_result *res)
     r.reason =
         hr_driver_final_reason(dout.reason, r.relative_residual, o->tol, o->divtol > 0 ? o->divtol : 1e3);
     r.max_error = NAN;
-    const double pts = (double)p->nx * p->ny * p->nz * (double)r.iterations,
-                 es = o->precision == HR_PREC_DOUBLE ? 8 : 4;
+    const double pts = (double)p->nx * p->ny * p->nz * (double)r.iterations, es = hr_prec_bytes(o->precision);
     r.bytes_per_point = 2.0 * es + (s->hf.base ? es : 0.0);
     r.flops_per_point = (p->dim == 3 ? 8.0 : 5.0) + (p->omega != 1.0 ? 3.0 : 0.0);
     r.gflops = r.time_sweeps_s > 0 ? r.flops_per_point * pts / r.time_sweeps_s * 1e-9 : 0.0;
@@ -630,11 +630,10 @@ hr_status hr_mpi_hybrid_gather_solution(hr_mpi_hybrid *s, hr_precision prec, voi
                                         int root)
 {
     err_text[0] = '\0';
-    if (!s || root < 0 || root >= s->size || (prec != HR_PREC_SINGLE && prec != HR_PREC_DOUBLE))
-        return HR_ERR_INVALID_ARG;
-    const hr_problem *p = &s->p;
+    if (!s || root < 0 || root >= s->size || !hr_prec_is_storage(prec)) return HR_ERR_INVALID_ARG;
+    const hr_run_problem *p = &s->p;
     const int axis = s->e->axis;
-    const size_t ues = prec == HR_PREC_DOUBLE ? 8 : 4;
+    const size_t ues = hr_prec_bytes(prec);
     const size_t slice = axis == 2 ? (size_t)p->nx * p->ny : (size_t)p->nx; /* points per row/plane */
     const size_t mine = (size_t)(s->g_hi - s->g_lo) * slice;
     hr_status st = hr_split_download(s->e, &s->u);

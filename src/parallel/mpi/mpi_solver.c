@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/precision.h"
 #include "parallel/transport/cuda/transport_ipc.h"
 #include "parallel/transport/cuda/transport_nccl.h"
 #include "parallel/decomp/dsolver.h"
@@ -410,9 +411,9 @@ hr_status hr_mpi_solver_gather_solution(const hr_mpi_solver *s, hr_precision pre
                                         int root)
 {
     mpi_error[0] = '\0';
-    if (!s || (prec != HR_PREC_SINGLE && prec != HR_PREC_DOUBLE)) return HR_ERR_INVALID_ARG;
+    if (!s || !hr_prec_is_storage(prec)) return HR_ERR_INVALID_ARG;
     const hr_dsolver *ds = s->ds;
-    const size_t ues = prec == HR_PREC_DOUBLE ? 8 : 4;
+    const size_t ues = hr_prec_bytes(prec);
     const size_t total = (size_t)ds->p.nx * ds->p.ny * ds->p.nz;
     const hr_subdomain *g = &ds->subs[0].g;
     const size_t mine = (size_t)g->n[0] * g->n[1] * g->n[2] * ues;
@@ -454,11 +455,11 @@ hr_status hr_mpi_solver_gather_solution(const hr_mpi_solver *s, hr_precision pre
 hr_status hr_mpi_solver_write_raw(const hr_mpi_solver *s, const char *path, hr_precision prec)
 {
     mpi_error[0] = '\0';
-    if (!s || !path || (prec != HR_PREC_SINGLE && prec != HR_PREC_DOUBLE)) return HR_ERR_INVALID_ARG;
+    if (!s || !path || !hr_prec_is_storage(prec)) return HR_ERR_INVALID_ARG;
     const hr_dsolver *ds = s->ds;
     const hr_subdomain *g = &ds->subs[0].g;
     const int dim = ds->p.dim;
-    const size_t ues = prec == HR_PREC_DOUBLE ? 8 : 4;
+    const size_t ues = hr_prec_bytes(prec);
     const size_t mine = (size_t)g->n[0] * g->n[1] * g->n[2];
     hr_status st = mine * ues > (size_t)0x7fffffff ? HR_ERR_UNSUPPORTED : HR_OK; /* int counts */
     void *block = st == HR_OK ? malloc(mine ? mine * ues : 1) : NULL;
@@ -471,7 +472,7 @@ hr_status hr_mpi_solver_write_raw(const hr_mpi_solver *s, const char *path, hr_p
     }
     hr_dsolver_own_to_block(ds, 0, prec, block);
     /* the file is the whole interior, x fastest: each rank's block is a subarray of it */
-    const MPI_Datatype et = prec == HR_PREC_DOUBLE ? MPI_DOUBLE : MPI_FLOAT;
+    const MPI_Datatype et = prec == HR_PREC_SINGLE ? MPI_FLOAT : MPI_DOUBLE;
     int sizes[3], sub[3], starts[3];
     for (int a = 0; a < dim; a++) { /* C order: slowest axis first */
         sizes[dim - 1 - a] = ds->d.n[a];

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/precision.h"
 #include "core/timer.h"
 #include "runtime/cuda/cuda_api.h"
 #include "runtime/cuda/cuda_kernels.h"
@@ -423,7 +424,7 @@ static hr_status gpu_check_alpha(const hr_options *o, char *why, size_t why_size
     g.nz = hr_options_extent(o, 2);
     g.omega = 1.0;
     g.alpha = o->alpha;
-    g.esize = o->precision == HR_PREC_DOUBLE ? 8 : 4;
+    g.esize = hr_prec_bytes(o->precision);
     g.dbl = g.esize == 8;
     int v = 0;
     g.smem_optin =
