@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Seed 000 figure 16: speed-up and relative effective sweeps of the async variants.
+"""Venkatasubramanian & Vuduc figure 16: speed-up and relative effective sweeps of the async variants.
 
 For the 2-D Poisson spike problem (docs/async.md has the definitions):
   1. reference solutions: the synchronous kernel after --ref-sweeps sweeps (the paper's

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""CPU 2-D Jacobi benchmark (issues 2 and 15 item 4): cpu-threads kernels against the STREAM copy.
+"""CPU 2-D Jacobi benchmark: cpu-threads kernels against the STREAM copy.
 
 5-point Jacobi with sine initial data and f = 0 (bitwise the same sweep as the spike problem's
 interior), N = 8192 by default, single and double precision, on all cores. Per configuration

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""CPU 3-D Jacobi benchmark (issue 10 item 8): cpu-threads `pencil` against the STREAM copy.
+"""CPU 3-D Jacobi benchmark: cpu-threads `pencil` against the STREAM copy.
 
-Seed 003's problem (7-point Jacobi, sine initial data, f = 0) at 256^3 by default, single
+Sourouri et al.'s problem (7-point Jacobi, sine initial data, f = 0) at 256^3 by default, single
 and double precision, on all cores. Per configuration (bench/cpu_bench.c does the work):
 the STREAM copy with the run's thread count and binding (best of 10 after a warm-up, with
 min and median), the kernel checked bitwise against cpu-seq (3 sweeps), one warm-up run,

@@ -10,7 +10,7 @@
  *    followed by a copy probe (best of 3) under the same load: the median, min and max of
  *    these paired fractions, and the best run over the best copy seen;
  * 4. the STREAM reference again after the runs (drift);
- * and prints one JSON object. Sine initial data and zero rhs (seed 003's problem): the
+ * and prints one JSON object. Sine initial data and zero rhs (Sourouri et al.'s problem): the
  * error against lambda^T u0 is reported too.
  *
  * usage: cpu_bench DIM NX NY NZ single|double BACKEND KERNEL THREADS none|core ITERS REPEATS

@@ -1,5 +1,5 @@
 /*
- * GPU sweep benchmark through the library (issue 10 item 8, issue 15 item 3):
+ * GPU sweep benchmark through the library:
  *
  *   gpu3d_bench OUT.json [--quick] [--cases LIST]
  *
@@ -7,10 +7,10 @@
  * run when --cases names them.
  *
  * For each case (3-D 512^3 `tuned` and `naive`, 2-D n = 4096 / 8192 `tuned`; red-black
- * `rb-tuned` and `rb-inplace` at 8192^2, seed 004's run (omega 0.8, zero rhs); float and
+ * `rb-tuned` and `rb-inplace` at 8192^2, the red-black report's run (omega 0.8, zero rhs); float and
  * double; "3d-straight-*": 3-D `tuned` on the straight-chunk shapes measured before zig-zag
  * chunks, for comparison in the same run) it
- *   1. checks the answer: seed 003's problem (f = 0, u0 = the sine mode) after a few sweeps
+ *   1. checks the answer: Sourouri et al.'s problem (f = 0, u0 = the sine mode) after a few sweeps
  *      equals lambda^T u0 to rounding (hr_result.max_error); red-black: bitwise equal to
  *      rb-seq at 1025 x 1023 after 21 iterations (max_error column: 0 = bitwise);
  *   2. times the kernel with no tuning cache (the shipped or built-in shape: "untuned"),
@@ -74,7 +74,7 @@ static hr_options case_options(const bcase *c, long iters)
     o.rhs = HR_RHS_ZERO;
     o.boundary = 1.0; /* timing runs: cheap to set up, non-zero data */
     if (strncmp(c->kernel, "rb-", 3) == 0) {
-        o.method = HR_METHOD_REDBLACK; /* seed 004's run: u = 0.2 (u + N + S + W + E) */
+        o.method = HR_METHOD_REDBLACK; /* the red-black report's run: u = 0.2 (u + N + S + W + E) */
         o.omega = 0.8;
     }
     return o;
@@ -169,7 +169,7 @@ static hr_status verify_redblack(const bcase *c, double *max_error, char *err, s
     return st;
 }
 
-/* Seed 003's check: f = 0, u0 = sine mode, u_T = lambda^T u0. */
+/* Sourouri et al.'s check: f = 0, u0 = sine mode, u_T = lambda^T u0. */
 static hr_status verify(const bcase *c, double *max_error, char *err, size_t errsz)
 {
     if (strncmp(c->kernel, "rb-", 3) == 0) return verify_redblack(c, max_error, err, errsz);

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""GPU benchmarks of hetrelax (issue 3, GPU part of issue 4), through the CLI.
+"""GPU benchmarks of hetrelax, through the CLI.
 
 Sections (--sections a,b,...; default all):
   tune      `hetrelax tune` for the kernels and sizes below (cache: $HETRELAX_TUNE_FILE)
-  ladder    seed 000 fig. 12: every --kernel at N = 4096, 16384, single and double
-  fig11     seed 000 fig. 11: tuned GB/s against N = 256..16384 and T = 10, 100, 1000
-  transfer  seed 000 fig. 13: host-to-device / compute / device-to-host at N = 4096, T = 32,
+  ladder    Venkatasubramanian & Vuduc fig. 12: every --kernel at N = 4096, 16384, single and double
+  fig11     Venkatasubramanian & Vuduc fig. 11: tuned GB/s against N = 256..16384 and T = 10, 100, 1000
+  transfer  Venkatasubramanian & Vuduc fig. 13: host-to-device / compute / device-to-host at N = 4096, T = 32,
             pinned and pageable, and the cross-over T against cpu-threads (N = 4096, 16384)
   tb        exact temporal blocking against tuned at N = 8192, alpha = 2..16
   async     sweep rates of async0-3 (no accuracy: see bench/async_fig16.py)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The experiments of issue 6 (seed 002 section 4) on one GPU, through the many-solves
+"""The experiments of Anzt et al. (section 4) on one GPU, through the many-solves
 driver (bench/gpu_sparse_driver.c, built as build*/tests/gpu/sparse/gpu_sparse_driver).
 
 sections (default: all but multi):

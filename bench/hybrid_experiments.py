@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The hybrid CPU+GPU split experiments of issue 12, one command each (JSON + PNG).
+"""The hybrid CPU+GPU split experiments, one command each (JSON + PNG).
 
 Runs bench/hybrid_split (built with the library: `ninja -C BUILD hybrid_split`), which
 checks every split's answer bitwise against cpu-threads before timing it, and plots the
@@ -7,9 +7,9 @@ measured and modelled time per sweep against the share of rows (planes) on the C
 normalised to the GPU-only time, with the GPU-only line, the auto split and the bound
 1 + t_g / t_c.
 
-  bench/hybrid_experiments.py fig14 --build build          # seed 000 fig. 14, H100 machine
-  bench/hybrid_experiments.py fig15 --build build          # seed 000 fig. 15 right, 2 GPUs (mgpu_bench)
-  bench/hybrid_experiments.py fig5d --build build          # seed 003 fig. 5d, H100 machine
+  bench/hybrid_experiments.py fig14 --build build          # Venkatasubramanian & Vuduc fig. 14, H100 machine
+  bench/hybrid_experiments.py fig15 --build build          # Venkatasubramanian & Vuduc fig. 15 right, 2 GPUs (mgpu_bench)
+  bench/hybrid_experiments.py fig5d --build build          # Sourouri et al. fig. 5d, H100 machine
   bench/hybrid_experiments.py fig5d-mpi --build build --ranks 2   # the same per rank, two GPUs
   bench/hybrid_experiments.py cpu-check --build build      # the scripts' own check, no GPU
   bench/hybrid_experiments.py refit docs/results/hybrid-fig14-h100.json   # the model offline
@@ -53,7 +53,7 @@ def run(build, out, args, env=None):
 
 
 def summary(d, label):
-    """The targets of issue 12 for one run, as lines."""
+    """The targets for one run, as lines."""
     lines = []
     base = d["gpu_only_s"]
     for s in d["schedules"]:
@@ -270,7 +270,7 @@ def finish_mpi(name, d, outdir):
 
 
 def fig15_chain(a):
-    """Seed 000 fig. 15 right on two GPUs: time per sweep against the fraction of rows on GPU 1,
+    """Venkatasubramanian & Vuduc fig. 15 right on two GPUs: time per sweep against the fraction of rows on GPU 1,
     through the chain of two GPU parts (peer copies; bench/mgpu_bench --fractions), each split
     checked bitwise against one GPU. Model: T(f) = max((1 - f) t_0, f t_1) + X, with t_0, t_1
     the one-GPU times (f = 0 and 1) and X the exposed exchange measured at f = 0.5."""

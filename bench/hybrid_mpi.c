@@ -1,5 +1,5 @@
 /*
- * The per-rank CPU+GPU split over MPI (seed 003 fig. 5d on two GPUs, two ranks):
+ * The per-rank CPU+GPU split over MPI (Sourouri et al. fig. 5d on two GPUs, two ranks):
  *
  *   mpiexec -n R hybrid_mpi OUT.json [--nx X --ny Y --nz Z | --n N] [--dim 2|3]
  *           [--precision single|double] [--second gpu|cpu] [--schedules nested,naive]
@@ -45,7 +45,7 @@ static int measure(hr_mpi_hybrid *h, const hr_options *o, int check, long sweeps
     MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
     double t[64];
     /* blocks of at least `sweeps` sweeps and MIN_BLOCK_S seconds (GPU-only sweeps in 0.6 ms:
-     * 20 of them made 12 ms blocks, and two engines of the same split 2.6 % apart, run 19.1) */
+     * 20 of them made 12 ms blocks, and two engines of the same split 2.6 % apart) */
     if (hr_mpi_hybrid_time(h, sweeps, &t[0]) != HR_OK) MPI_Abort(MPI_COMM_WORLD, 1);
     if (t[0] > 0.0 && t[0] * sweeps < MIN_BLOCK_S) sweeps = (long)ceil(MIN_BLOCK_S / t[0]);
     for (int k = 0; k < repeats; k++) /* timed sweeps without the residual a run ends with */
@@ -210,7 +210,7 @@ int main(int argc, char **argv)
                 fprintf(js, "]");
             }
             /* auto against GPU-only head to head: a GPU-only engine beside auto's, their blocks
-             * interleaved, so a slow spell of the host falls on both (runs 19.1/19.2: auto chose
+             * interleaved, so a slow spell of the host falls on both (two runs: auto chose
              * GPU-only and measured 2.6 % and 1.05 % behind the f = 0 point, two measurements of one
              * split taken minutes apart) */
             o.split = 0.0;

@@ -1,5 +1,5 @@
 /*
- * The hybrid split benchmark (issue 12 experiments; seed 000 figs. 14/15, seed 003 fig. 5d):
+ * The hybrid split benchmark (Venkatasubramanian & Vuduc figs. 14/15, Sourouri et al. fig. 5d):
  *
  *   hybrid_split OUT.json [--dim 2|3] [--n N | --nx X --ny Y --nz Z] [--precision single|double]
  *                [--second gpu|cpu] [--schedules nested,naive] [--ghost G] [--threads T]
@@ -13,7 +13,7 @@
  * and records the model's prediction from one calibration (hr_hybrid_calibrate, with the
  * STREAM rule's bandwidths), the GPU-only time (backend gpu, kernel tuned: the baseline
  * line; the second CPU placement alone with --second cpu) and the auto split (chosen rows,
- * predicted and measured time). --two-gpus: part A on GPU 1, part B on GPU 0 (seed 000
+ * predicted and measured time). --two-gpus: part A on GPU 1, part B on GPU 0 (Venkatasubramanian & Vuduc
  * fig. 15 right: f = the fraction on GPU 1), rows crossing through pinned host buffers.
  * --engine (hybrid_split_engine.c): one split engine per split instead of one solver, each
  * checked bitwise against the second placement alone (fast enough for fig. 5d's 2 GiB grids);

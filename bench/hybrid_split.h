@@ -1,6 +1,6 @@
 /* bench/hybrid_split: the options shared by its two modes (hybrid_split.c: one solver per
  * split through the public API; hybrid_split_engine.c, --engine: one split engine per split,
- * checked against the GPU part alone, for the large 3-D grids of seed 003 fig. 5d). */
+ * checked against the GPU part alone, for the large 3-D grids of Sourouri et al. fig. 5d). */
 #ifndef HR_BENCH_HYBRID_SPLIT_H
 #define HR_BENCH_HYBRID_SPLIT_H
 

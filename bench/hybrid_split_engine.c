@@ -1,6 +1,6 @@
 /*
  * bench/hybrid_split --engine: the split engine itself for every split (internal API), for
- * grids where one solver per split costs more than the sweeps (seed 003 fig. 5d: 512 x 512
+ * grids where one solver per split costs more than the sweeps (Sourouri et al. fig. 5d: 512 x 512
  * x 1024 fp64, 2 GiB a grid).
  *
  * One initial grid (a cheap pattern, nonzero everywhere) is made once. The second placement

@@ -1,7 +1,7 @@
 #!/bin/bash
 # shellcheck disable=SC2046  # $(bind N) splits into mpiexec options on purpose
 # hypre against hetrelax's CPU multigrid on all the cores of a machine without package
-# access (issue 14 peers; the GPU machine's 16 cores):
+# access (the multigrid peers; the GPU machine's 16 cores):
 #
 #   bench/hypre_device.sh OUT.json        (also writes OUT.md)
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Multigrid benchmark (issue 14), CPU: time to relative residual TOL from a zero guess.
+"""Multigrid benchmark, CPU: time to relative residual TOL from a zero guess.
 
 Solvers: hetrelax MG (V, F, FMG cycles; red-black V(2,2); fp64 and mixed precision),
 CG preconditioned by one symmetric MG V-cycle, plain matrix-free CG (small sizes only: it

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Multigrid on the GPU (issue 14 items 2-4): time to relative residual 1e-8, one command.
+"""Multigrid on the GPU: time to relative residual 1e-8, one command.
 
 Runs bench/mg_driver (backend=gpu) and checks every answer first: a row counts only when
 the true relative residual, recomputed in fp64 from the downloaded solution, is below TOL
@@ -32,7 +32,7 @@ and f (2e), prolongation + correction reads and writes u (2e); the check reads u
 GB/s = model bytes x points x iterations / time, and its fraction of the device copy
 bandwidth the driver measured in the same process (read + write).
 
-Issue 14 item 5 (options measured against the plain cycle, every size, 2-D 4095^2 and
+The GPU options (measured against the plain cycle, every size, 2-D 4095^2 and
 8191^2, 3-D 255^3 and 511^3; `--item5` runs only these and their baselines mg-v, mg-v-mixed,
 mg-v11-mixed):
   (the full run, without --item5, times these options at the largest sizes only)
@@ -120,7 +120,7 @@ def main():
                ("mg-v-mixed-s4k", ["cycle=v", "precision=mixed"], {"HETRELAX_MG_GPU_SMALL": "4096"}),
                # red-black per column pair instead of marching along y / z (levels >= 10^6 points)
                ("mg-v-mixed-nomarch", ["cycle=v", "precision=mixed"], {"HETRELAX_MG_GPU_MARCH": "0"})]
-    # issue 14 item 5, at every size: the asynchronous smoother, the coarse levels on the CPU
+    # at every size: the asynchronous smoother, the coarse levels on the CPU
     item5 = [("mg-v-async", ["cycle=v", "smoother=async3"]),
              ("mg-v-mixed-async", ["cycle=v", "precision=mixed", "smoother=async3"]),
              ("mg-v11-mixed-async", ["cycle=v", "pre=1", "post=1", "precision=mixed", "smoother=async3"]),

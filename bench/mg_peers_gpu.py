@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""GPU peers of hetrelax's multigrid (issue 14): time to relative residual TOL, one device.
+"""GPU peers of hetrelax's multigrid: time to relative residual TOL, one device.
 
 Sections (--sections, default all):
   fft        direct solve by discrete sine transforms built from cupy.fft.rfft (the

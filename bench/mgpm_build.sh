@@ -1,5 +1,5 @@
 #!/bin/bash
-# NVIDIA's multi-gpu-programming-models Jacobi, built and run beside ours (issue 11's 2-D
+# NVIDIA's multi-gpu-programming-models Jacobi, built and run beside ours (2-D
 # strong scaling): multi_threaded_p2p_opt, mpi_overlap, nccl_overlap.
 #
 #   bench/mgpm_build.sh OUT.json [--n 20480] [--niter 1000] [--gpus 1,2] [--build-only] [--arch 90]

@@ -6,7 +6,7 @@
 #
 #   1. NVIDIA's multi-GPU Jacobi built in the background (bench/mgpm_build.sh; sources in
 #      .deps/mgpm, carried);
-#   2. seed 000 fig. 15 right (bench/hybrid_experiments.py fig15 --quick): OUT/hybrid-fig15.*;
+#   2. Venkatasubramanian & Vuduc fig. 15 right (bench/hybrid_experiments.py fig15 --quick): OUT/hybrid-fig15.*;
 #   3. red-black on 2 GPUs and up to the GPUs present, against one (bench/mgpu_redblack.py
 #      --quick): OUT/mgpu-redblack.json;
 #   4. NVIDIA's variants at 20480^2, 500 iterations: OUT/mgpm.json;

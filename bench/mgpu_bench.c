@@ -1,5 +1,5 @@
 /*
- * Many GPUs in one process (issue 11 item 4; seed 000 fig. 15 right): the split engine's
+ * Many GPUs in one process (Venkatasubramanian & Vuduc fig. 15 right): the split engine's
  * chain of GPU parts (the engine `--gpus N` runs), timed and checked.
  *
  *   mgpu_bench OUT.json [--dim 2|3] [--n N | --nx X --ny Y --nz Z] [--precision single|double]

@@ -12,7 +12,7 @@ launches, and "graph": the same with CUDA graphs of 10 iterations (HETRELAX_RB2_
 
 First every variant is checked bitwise against rb-seq (redblack_driver --verify; 2-D n = 1025
 and 1022, --quick: 1025 only; 20 iterations, fp32 and fp64), the largest N also as N slabs on
-GPU 0 (HETRELAX_RB2_ONE=1, the code path only). Then seed 004's run (omega 0.8, zero
+GPU 0 (HETRELAX_RB2_ONE=1, the code path only). Then the red-black report's run (omega 0.8, zero
 right-hand side, boundary 1) at each size, fp32, ITERS iterations per run: the median of R
 runs' sweep times after a warm-up run, per iteration. Speed-up: rb-tuned's time on one GPU over
 the variant's; efficiency: speed-up / N. Byte model: each point read and written once per

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Many GPUs in one process (issue 11 item 4): strong scaling of the split engine's chain of
+"""Many GPUs in one process: strong scaling of the split engine's chain of
 GPU parts (`--gpus N`), next to NVIDIA's multi-gpu-programming-models Jacobi.
 
   bench/mgpu_scaling.py --build BUILD [--out DIR] [--gpus 1,2] [--quick] [--mgpm MGPM.json]
@@ -67,7 +67,7 @@ def table(label, d, mgpm):
 
 
 def targets(d, mgpm):
-    """The exchange lines of every run; issue 11's speed-up targets (2-D), as lines."""
+    """The exchange lines of every run; speed-up targets (2-D), as lines."""
     base = best_one(d)
     out = []
     dd = "%d-D" % d["dim"]

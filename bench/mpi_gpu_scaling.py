@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""GPU ranks: 3-D (or 2-D) weak and strong scaling of the decomposed solve over MPI (issue 11).
+"""GPU ranks: 3-D (or 2-D) weak and strong scaling of the decomposed solve over MPI.
 
 One rank per GPU (device = local rank modulo the GPUs present). Each run is
 tests/mpi/mpi_solve --backend gpu under mpiexec: first its bitwise check against cpu-seq

@@ -12,7 +12,7 @@ Per sweep and rank:  t = t_comp + t_halo                (exchange first, then sw
             nodes) from --net-latency-us / --net-gbps: assumed, not measured here.
 
 It reads the JSON of bench/mpi_scaling.py, prints the fit and how well it reproduces each
-measured run (the check), and projects seed 003's experiments to 8..64 nodes for each
+measured run (the check), and projects Sourouri et al.'s experiments to 8..64 nodes for each
 decomposition (slab, pencil = 2-D, cube = 3-D): strong scaling of 512 x 512 x 1024 and weak
 scaling with 512^3 per node, one rank per node, double precision, ghost 1.
 
@@ -84,7 +84,7 @@ def main():
     ap.add_argument("--net-gbps", type=float, default=12.5, help="assumed: bandwidth between nodes (100 Gb/s)")
     ap.add_argument("--rank-gpts", type=float, default=0.0,
                     help="points per second per rank, in G (default: the measured CPU rate of one rank)")
-    ap.add_argument("--esize", type=int, default=8, help="bytes per value in the projection (seed 003: double)")
+    ap.add_argument("--esize", type=int, default=8, help="bytes per value in the projection (Sourouri et al.: double)")
     ap.add_argument("--nodes", default="8,16,32,64")
     ap.add_argument("--out")
     a = ap.parse_args()

@@ -6,7 +6,7 @@ decomposition kind, after its bitwise check against cpu-seq, and reports the med
 per sweep (warm-up discarded), GFLOP/s, GB/s under the byte model (u read + u written per
 point, + f when present), the fraction of the host copy bandwidth measured in the same
 run, the exchange time per sweep that compute did not hide, and, with --threads-ref, the
-cpu-threads backend on as many threads in one process (issue 11's target: 16 ranks within
+cpu-threads backend on as many threads in one process (16 ranks within
 10% of 16 threads).
 
   bench/mpi_scaling.py --build build --ranks 1,2,4 --dim 3 --n 128 --kinds slab,cube

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Reads the per-process schedule traces of a decomposed host run and says where its
-rounds went (issue 11: why do 16 ranks wait for each other?).
+rounds went (why do 16 ranks wait for each other?).
 
   HETRELAX_DSOLVER_TRACE=/tmp/tr mpiexec -n 16 tests/mpi/mpi_solve --dim 3 --n 512 ...
   bench/mpi_trace.py /tmp/tr [--json out.json] [--skip 5]

@@ -1,4 +1,4 @@
-"""Shared helpers of the red-black benchmarks (issue 13): the driver, the record's header
+"""Shared helpers of the red-black benchmarks: the driver, the record's header
 (machine, commit, date) and docs/results/redblack-cpu.{json,md}, one section per script."""
 import datetime
 import json

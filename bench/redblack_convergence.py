@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Convergence of Jacobi, red-black Gauss-Seidel (omega 1) and SOR (omega auto) on the
-spike problem (issue 13): iterations to relative residual 1e-6 at n = 127, 255, 511, 1023
+spike problem: iterations to relative residual 1e-6 at n = 127, 255, 511, 1023
 in 2-D and 63, 127 in 3-D, double precision, u0 = 0, boundary 0.
 
 Kernels: Jacobi spmd (2-D, threads) / seq (3-D); red-black and SOR rb-fused (threads).

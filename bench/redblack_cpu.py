@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""CPU red-black benchmarks (issue 13), seed 004's run: omega 0.8, zero right-hand side
+"""CPU red-black benchmarks, the red-black report's run: omega 0.8, zero right-hand side
 (boundary 1, so the values are not all zero), fp32, in place.
 
   tiles:   the tile-shape study, 4096^2, 10 iterations, rb-tiles on all threads, tile
            heights x widths (width 0 = full rows; 0x0 = untiled rows per thread).
-  summary: seed 004's summary rows, 8192^2, 50 iterations: 1 thread (rb-seq), all cores
+  summary: the red-black report's summary rows, 8192^2, 50 iterations: 1 thread (rb-seq), all cores
            untiled (rb-tiles 0x0), tiled (rb-tiles 4 x full, the seed's best), and rb-fused
            (both colours in one pass), each checked bitwise against rb-seq first.
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""GPU red-black (issue 13): seed 004's summary rows on today's GPU. Each kernel is first
+"""GPU red-black: the red-black report's summary rows on today's GPU. Each kernel is first
 checked bitwise against rb-seq (1025^2, 20 iterations, fp32 and fp64), then timed at
-8192^2 fp32 and fp64, 50 iterations, omega 0.8, zero rhs, boundary 1 (seed 004's run): median
+8192^2 fp32 and fp64, 50 iterations, omega 0.8, zero rhs, boundary 1 (the red-black report's run): median
 of REPEATS runs after a warm-up. Byte model: each point read and written once per iteration
 (8 B fp32, 16 B fp64), against the device copy bandwidth measured in the same run
 (hr_measure_device_bandwidth). Host transfers of the 8192^2 grid: pinned vs pageable.
@@ -9,7 +9,7 @@ of REPEATS runs after a warm-up. Byte model: each point read and written once pe
 usage: bench/redblack_gpu.py BUILD OUTDIR [--repeats 5] [--n 8192] [--two]
 
 --two (2 GPUs): rb-2gpu checked bitwise, then against one GPU's rb-v1 and rb-tuned at 8192^2 and
-16384^2 (target: 1.8x; seed 004 reached 1.6x)
+16384^2 (target: 1.8x; the red-black report reached 1.6x)
 """
 import argparse
 import datetime

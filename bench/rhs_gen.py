@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The random right-hand side of the multigrid benchmarks (issue 14), as files.
+"""The random right-hand side of the multigrid benchmarks, as files.
 
 f is uniform in [-1, 1): value i (x fastest, then y, then z) is
 (splitmix64 step i+1 of `seed`) >> 11 times 2^-52, minus 1 -- the generator of

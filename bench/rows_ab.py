@@ -10,7 +10,7 @@ them only. Every point of the first run of each is checked bitwise against cpu-s
 later runs are timed only. It prints, per schedule and fraction, the median of each
 exchange's runs and their ratio, and writes DIR/rows-ab.json.
 
-Direct (the default since session 11): the GPU copies a CPU part's boundary rows straight
+Direct (the default): the GPU copies a CPU part's boundary rows straight
 from and into its grids (pinned), and MPI sends and receives a CPU part's faces from and
 into its rows. Staged: both through the engine's send buffers and a memcpy on the host
 thread, as before.

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Iteration counts of Gauss-Seidel, Jacobi, async-(1), async-(5) and CG to a relative
-residual of 1e-10 on the generated test matrices (seed 002, figures 6 and 7), with the
+residual of 1e-10 on the generated test matrices (Anzt et al., figures 6 and 7), with the
 time per global iteration. Runs the hetrelax CLI; async runs are repeated because they
 are not reproducible point by point. Every run's answer is checked: the recomputed true
 residual must be below the tolerance, else the script exits non-zero.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Where a CPU+GPU split's sweep time goes, engine by engine (issue 12's "slow mode").
+"""Where a CPU+GPU split's sweep time goes, engine by engine ("slow mode").
 
   bench/split_trace.py run --build build --out DIR     # on the GPU machine: fig. 5d and fig. 14 splits
   bench/split_trace.py report DIR/trace.jsonl          # the table, here or there

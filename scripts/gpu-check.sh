@@ -1,5 +1,5 @@
 #!/bin/bash
-# The one-command GPU check for the accelerator machine (issue 3):
+# The one-command GPU check for the accelerator machine:
 #
 #   scripts/gpu-check.sh OUTDIR [quick|full|tests|bench|build] [bench sections]
 #
@@ -120,7 +120,7 @@ SECTIONS=${SECTIONS:-$ALL}
 BENCH=$(echo "$SECTIONS" | tr ',' '\n' | grep -v -x -e peers -e fig16 -e 3d -e peers3d -e hybrid -e sparsecli \
     -e cpu16 -e mpi16 -e mpitrace -e mgpeers -e hypre16 -e hybrid5d -e hybrid5dmpi -e splittrace -e rowsab -e mgpu -e mpigpu -e multigrid -e mgpucli -e mgpm -e mgpurb -e regress | paste -sd, -)
 # sections beyond the GPU kernels, for a machine with many cores and a GPU:
-#   hybrid     seed 000 fig. 14 (CPU+GPU row split, measured and modelled; HYBRID_ARGS)
+#   hybrid     Venkatasubramanian & Vuduc fig. 14 (CPU+GPU row split, measured and modelled; HYBRID_ARGS)
 #   mgpu       many GPUs in one process (bench/mgpu_all.sh; .deps/mgpm for NVIDIA's variants)
 #   mpigpu     GPU ranks under MPI: 3-D weak and strong scaling (bench/mpi_gpu_scaling.py)
 #   mgpucli    several GPUs through the command: --gpus N and GPU ranks, 2-D strong, 3-D weak
@@ -129,12 +129,12 @@ BENCH=$(echo "$SECTIONS" | tr ',' '\n' | grep -v -x -e peers -e fig16 -e 3d -e p
 #   mgpurb     red-black on 1, 2 and 4 GPUs, rb-tuned against rb-mgpu (bench/mgpu_redblack.py)
 #   mgpm       NVIDIA's multi-GPU Jacobi variants at 20480^2 interior, 300 iterations, on
 #              1, 2 and 4 GPUs where present (bench/mgpm_build.sh; .deps/mgpm)
-#   hybrid5d   seed 003 fig. 5d (3-D CPU share, naive / nested; HYBRID5D_ARGS)
+#   hybrid5d   Sourouri et al. fig. 5d (3-D CPU share, naive / nested; HYBRID5D_ARGS)
 #   hybrid5dmpi  the same over MPI ranks, one GPU each, with the per-rank model and split auto
 #              (HYBRID5DMPI_RANKS, default 2; HYBRID5DMPI_ARGS, default --quick)
-#   sparsecli  the sparse CLI against the bench driver (issue 15 item 1)
+#   sparsecli  the sparse CLI against the bench driver
 #   cpu16      cpu-threads 2-D (n = 8192) and 3-D (256^3) against the STREAM copy of the run
-#   mpi16      CPU ranks against threads in one process (issue 11), when MPI was built
+#   mpi16      CPU ranks against threads in one process, when MPI was built
 #   mpitrace   the same with per-round schedule traces of every rank (MPITRACE_RUNS)
 #   splittrace per-engine traces of small CPU shares, fig. 5d and fig. 14 (the H100's slow mode)
 #   rowsab     fig. 5d CPU shares with the rows copied directly against staged, 1 rank (and 2
@@ -266,7 +266,7 @@ if [[ ",$SECTIONS," == *,peers3d,* ]]; then
     say "3-D peers (bench/gpu3d_peers.py)"
     python3 bench/gpu3d_peers.py --results "$OUT/gpu3d-results.json" --out "$OUT/gpu3d-peers.json" $QUICK || status=1
 fi
-# multigrid (issue 14): multigrid  hetrelax multigrid on the GPU (bench/mg_gpu_bench.py)
+# multigrid: multigrid  hetrelax multigrid on the GPU (bench/mg_gpu_bench.py)
 # and its peers:
 #   mgpeers  cupy.fft sine transforms, cupyx CG, hetrelax sparse CG and hetrelax GPU multigrid
 #            (bench/mg_peers_gpu.py; MGPEERS_ARGS)

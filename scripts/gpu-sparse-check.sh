@@ -1,10 +1,10 @@
 #!/bin/bash
-# The GPU check of the sparse methods (issue 6), for the accelerator machine:
+# The GPU check of the sparse methods, for the accelerator machine:
 #
 #   scripts/gpu-sparse-check.sh OUTDIR [single|multi|tests|cli] [sections]
 #
-# cli: only the build and the "CLI against the bench driver" section (issue 15 item 1,
-# also part of single): the CLI's time to 1e-10, checked every iteration with the
+# cli: only the build and the "CLI against the bench driver" section (also part of
+# single): the CLI's time to 1e-10, checked every iteration with the
 # exact count, against the driver's unchecked time for that many iterations.
 #
 # builds with CUDA into build-gsparse (json-c, cmocka and pkgconf come from .deps/ when
@@ -71,7 +71,7 @@ say "tests (test_gpu_sparse, test_gpu_sparse_loop)"
 [ "$MODE" = tests ] && exit $status
 fi
 
-# Issue 15 item 1: the library path (CLI) against the kernels (the bench driver). The
+# The library path (CLI) against the kernels (the bench driver). The
 # CLI solves to 1e-10 as a user runs it (checked every iteration, monitor every 10,
 # --json for the numbers); the driver then runs exactly that many iterations unchecked
 # (tol=0), its "time to 1e-10". time_s of both is the iteration loop (same clock).
@@ -162,7 +162,7 @@ if [ "$MODE" = single ]; then
             compute-sanitizer --tool memcheck --error-exitcode 3 "$DRIVER" >/dev/null ||
             { echo "memcheck failed: $job"; status=1; }
     done
-    # the device loop (issue 15): checked every iteration, deferred monitors, WHILE graph;
+    # the device loop: checked every iteration, deferred monitors, WHILE graph;
     # batched checks (default) and per-iteration ones (HETRELAX_SPARSE_BATCH=0)
     for batch in 1 0; do
     for job in "method=jacobi" "method=async K=5 block=64" "method=cg" "method=jacobi fault=0.25@5:recover=5"; do

@@ -1,7 +1,7 @@
 /*
  * hetrelax model: the CPU + GPU split model of the hybrid backend without a run
  * (docs/hybrid.md): calibrates t_c, t_g and the exposed exchange cost X on the grid (and the
- * STREAM bandwidths of seed 003's rule), then prints the predicted curve and the split that
+ * STREAM bandwidths of Sourouri et al.'s rule), then prints the predicted curve and the split that
  * --split auto would choose.
  */
 #include <math.h>
@@ -29,7 +29,8 @@ int hr_cmd_model(int argc, char **argv)
                   "Calibrates the hybrid backend's split model on a grid (a few sweeps of each part, the\n"
                   "exchange, the host STREAM triad and the device copy) and prints the predicted time per\n"
                   "sweep against the fraction of rows (planes) on the CPU, the split --split auto would\n"
-                  "choose and seed 003's STREAM rule, without running the solve (docs/hybrid.md).\n",
+                  "choose and the STREAM rule of Sourouri et al., without running the solve\n"
+                  "(docs/hybrid.md).\n",
                   NULL);
     hr_flags_group(&fs, "problem");
     hr_flags_add(&fs, hr_flag_int("dim", &dim, 2, 3, "2|3", "dimension (default 2; 3 with --nz)"));

@@ -108,7 +108,7 @@ static int parse_args(int argc, char **argv, sp_args *a)
     long seed = (long)a->seed;
     hr_flags_init(
         &fs, CMD, "sparse (--matrix FILE.mtx | --gen NAME:SIZE) [options]",
-        "Solves A x = b by relaxation (seed 002: Jacobi, Gauss-Seidel, block-asynchronous\n"
+        "Solves A x = b by relaxation (Anzt et al.: Jacobi, Gauss-Seidel, block-asynchronous\n"
         "async-(K)) or conjugate gradient, and reports the true relative residual\n"
         "||b - A x|| / ||b|| recomputed at the end.\n",
         "A global iteration updates every component once (async-(K): K local sweeps per\n"
@@ -143,9 +143,9 @@ static int parse_args(int argc, char **argv, sp_args *a)
     hr_flags_add(&fs, hr_flag_custom("fault", a, NULL, parse_fault_flag, "FRACTION@ITER[:recover=R]",
                                      "from global iteration ITER a random FRACTION of the components\n"
                                      "is no longer updated; with recover=R again after R iterations\n"
-                                     "(jacobi, gs, gs-mc, async; seed 002 section 4.5)"));
+                                     "(jacobi, gs, gs-mc, async; Anzt et al. section 4.5)"));
     hr_flags_add(&fs, hr_flag_int("gpus", &o->gpus, 1, 64, "N",
-                                  "gpu async: split the rows over N GPUs (seed 002 section 3.4)"));
+                                  "gpu async: split the rows over N GPUs (Anzt et al. section 3.4)"));
     hr_flags_add(&fs, hr_flag_choice("comm", HR_ENUM_TARGET(&o->comm), comms,
                                      "gpu async: exchange x through host memory (amc, default for\n"
                                      "N > 1), peer copies to/from GPU 0 (dc) or direct peer access (dk)"));

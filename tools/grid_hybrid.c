@@ -45,7 +45,7 @@ void hr_grid_hybrid_flags(hr_flagset *fs, grid_args *a)
     hr_flags_add(fs, hr_flag_int("split-ghost", &o->split_ghost, 1, 4096, "G",
                                  "rows exchanged every G sweeps (default 1, overlapped)"));
     hr_flags_add(fs, hr_flag_choice("schedule", &o->split_schedule, schedules,
-                                    "CPU part: nested teams (default) or naive (seed 003)"));
+                                    "CPU part: nested teams (default) or naive (Sourouri et al.)"));
     hr_flags_add(fs, hr_flag_int("boundary-threads", &o->split_boundary_threads, 1, 4096, "N",
                                  "nested: threads of the boundary team (default: automatic)"));
     hr_flags_add(fs, hr_flag_choice("split-second", &o->split_second, seconds,

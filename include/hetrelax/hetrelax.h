@@ -151,7 +151,7 @@ typedef struct hr_options {
     hr_host_memory host_memory;
     int device; /* GPU ordinal */
     int verify; /* GPU: compare against cpu-seq after the run */
-    /* --- added with the red-black methods (issue 13); keep new fields below --- */
+    /* --- added with the red-black methods; keep new fields below --- */
     hr_method method; /* HR_METHOD_JACOBI (0, default), HR_METHOD_REDBLACK or HR_METHOD_SOR: needs a
                          kernel with HR_CAP_REDBLACK for the red-black methods, one without for Jacobi */
     /* hybrid backend (include/hetrelax/hybrid.h, docs/hybrid.md) */
@@ -159,7 +159,7 @@ typedef struct hr_options {
                                    the low end; < 0: auto (the model's best, 0 when the CPU cannot help) */
     int split_ghost;            /* g: ghost rows exchanged every g sweeps (0: 1, overlapped) */
     int split_second;           /* the second placement: HR_SPLIT_GPU, or HR_SPLIT_CPU (a CPU team, tests) */
-    int split_schedule;         /* HR_SPLIT_NESTED or HR_SPLIT_NAIVE (seed 003 listings 3 and 2) */
+    int split_schedule;         /* HR_SPLIT_NESTED or HR_SPLIT_NAIVE (Sourouri et al. listings 3 and 2) */
     int split_boundary_threads; /* nested: threads of the boundary team (0: automatic) */
     int gpus; /* backend hybrid: > 1 runs a chain of that many equal slabs of the slowest axis on
                  GPUs device..device+gpus-1 (split_second HR_SPLIT_CPU: CPU crews); 0 or 1: as before.

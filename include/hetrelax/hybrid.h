@@ -1,6 +1,6 @@
 /*
- * hetrelax: the performance model of a CPU+GPU (or GPU+GPU) row split (seed 000 fig. 6,
- * seed 003 section IV). Part of libhetrelax; include after hetrelax.h.
+ * hetrelax: the performance model of a CPU+GPU (or GPU+GPU) row split (Venkatasubramanian & Vuduc fig. 6,
+ * Sourouri et al. section IV). Part of libhetrelax; include after hetrelax.h.
  *
  * A fraction f of the rows (2-D) or planes (3-D) goes to placement A (the CPU), the rest
  * to placement B (the GPU). With full-grid sweep times t_a and t_b and the exposed cost X
@@ -97,7 +97,7 @@ HR_API double hr_split_model_max(double a, double b, double sigma);
  *  ties go to fewer rows on A), its time in *t (may be NULL). */
 HR_API int hr_split_model_best(const hr_split_model *m, double *t);
 
-/*! hr_split_stream_share() : seed 003's rule, the fraction a_bw / (a_bw + b_bw) of the work
+/*! hr_split_stream_share() : Sourouri et al.'s rule, the fraction a_bw / (a_bw + b_bw) of the work
  *  on A given the two STREAM bandwidths. */
 HR_API double hr_split_stream_share(double a_bw, double b_bw);
 
@@ -116,7 +116,7 @@ HR_API int hr_split_model_best_range(const hr_split_model *m, int lo, int hi, do
 HR_API int hr_split_model_rank_rows(double fraction, int n);
 
 /*! hr_split_model_ranks_time() :
- *  Seconds per sweep of `ranks` slabs (one per MPI rank, seed 003), each with `fraction` of its
+ *  Seconds per sweep of `ranks` slabs (one per MPI rank, Sourouri et al.), each with `fraction` of its
  *  m[r].rows planes on A (round(fraction rows), as the MPI engine cuts them): the slowest rank's
  *  predicted time plus x_ranks, the exposed cost of the planes between ranks; at fraction 0,
  *  t0 when t0 > 0 (GPU-only through the ranks, measured). NaN where a part of a split slab
@@ -127,7 +127,7 @@ HR_API double hr_split_model_ranks_time(const hr_split_model *m, int ranks, doub
 /* ------------------------------------------------- the hybrid backend (HR_BACKEND_HYBRID) */
 
 /* options.split values below 0: the split is chosen at start-up. HR_SPLIT_AUTO: the
- * model's best (--split auto); HR_SPLIT_STREAM: seed 003's rule CPU_bw / (CPU_bw + GPU_bw)
+ * model's best (--split auto); HR_SPLIT_STREAM: Sourouri et al.'s rule CPU_bw / (CPU_bw + GPU_bw)
  * with the bandwidths measured at start-up (--split stream), the model's prediction kept
  * for comparison. */
 #define HR_SPLIT_AUTO   (-1.0)
@@ -180,7 +180,7 @@ typedef struct hr_hybrid_calibration {
     int cand_remeasured;
 } hr_hybrid_calibration;
 
-enum { HR_HYBRID_CAL_STREAM = 1 }; /* also measure the bandwidths of seed 003's rule */
+enum { HR_HYBRID_CAL_STREAM = 1 }; /* also measure the bandwidths of Sourouri et al.'s rule */
 
 /*! hr_hybrid_calibrate() :
  *  Measures t_c, t_g and X for the options' grid, placements, threads, schedule and ghost
@@ -235,7 +235,7 @@ HR_API hr_status hr_hybrid_choose(const hr_options *o, const hr_hybrid_calibrati
 HR_API hr_status hr_solver_hybrid_info(const hr_solver *s, hr_hybrid_info *out);
 
 /*! hr_hybrid_explain() :
- *  Writes the model's predicted curve (0-10 % in 0.5 % steps, then seed 003's 10-40 %),
+ *  Writes the model's predicted curve (0-10 % in 0.5 % steps, then Sourouri et al.'s 10-40 %),
  *  the chosen split and its predicted time next to `measured_s` (<= 0: not measured)
  *  into buf, as text lines (for `--explain` and `hetrelax model`). Returns the length
  *  that was needed (as snprintf). */

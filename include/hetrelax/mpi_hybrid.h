@@ -1,5 +1,5 @@
 /*
- * hetrelax over MPI with a CPU+GPU split per rank (seed 003): the grid's slowest axis
+ * hetrelax over MPI with a CPU+GPU split per rank (Sourouri et al.): the grid's slowest axis
  * (z-planes in 3-D, rows in 2-D) is cut into one slab per rank, and each rank's slab
  * into its CPU part (the low planes, a fraction options.split of them) and its GPU part.
  * The planes between ranks go through MPI (host buffers, pinned for the GPU part), the

@@ -157,7 +157,7 @@ typedef struct hr_sparse_options {
                           * allow_divergent), > 0 = x += tau D^-1 r, or HR_SPARSE_TAU_AUTO */
     int allow_divergent; /* skip the rho(B) < 1 refusal for plain jacobi */
     double divtol;       /* diverged when residual > divtol * initial (default 1e4) */
-    /* Fault injection (seed 002 section 4.5): from global iteration fault_iter a random
+    /* Fault injection (Anzt et al. section 4.5): from global iteration fault_iter a random
      * fault_fraction of the components is no longer updated; with fault_recover >= 0
      * they are updated again fault_recover iterations later. fraction 0: no fault. */
     double fault_fraction;
@@ -165,14 +165,14 @@ typedef struct hr_sparse_options {
     long fault_recover; /* -1: never */
     uint64_t fault_seed;
     int device; /* GPU ordinal, for GPU methods */
-    /* GPU async on several GPUs (seed 002 section 3.4): devices device..device+gpus-1
+    /* GPU async on several GPUs (Anzt et al. section 3.4): devices device..device+gpus-1
      * share the rows (0 or 1: one GPU); comm says how they exchange x. */
     int gpus;
     hr_sparse_comm comm;
     /* 1: the monitor only observes (its return value is ignored). GPU methods checked on
      * the device then call it after the fact, with the same iterations and residuals
      * from a history kept on the device, instead of returning to the host at every
-     * monitor point (issue 15). */
+     * monitor point. */
     int monitor_deferred;
 } hr_sparse_options;
 

@@ -24,13 +24,13 @@ static const hr_kernel_desc *const table[] = {
     &hr_kernel_cpu_seq,    &hr_kernel_cpu_spmd,   &hr_kernel_cpu_blocks, &hr_kernel_cpu_spmd_nt,
     &hr_kernel_cpu_pencil, /* the first (default) 3-D cpu-threads kernel */
     &hr_kernel_cpu_async0, &hr_kernel_cpu_async1, &hr_kernel_cpu_async2, &hr_kernel_cpu_async3,
-    &hr_kernel_cpu_rb_seq,   /* red-black (issue 13): after the Jacobi defaults */
+    &hr_kernel_cpu_rb_seq,   /* red-black: after the Jacobi defaults */
     &hr_kernel_cpu_rb_tiles, /* HR_CAP_REDBLACK: found by method, not as a default */
     &hr_kernel_cpu_rb_fused, /* one line per kernel */
     &hr_kernel_hybrid, /* the CPU+GPU split (src/parallel/hybrid/) */
 #ifdef HR_HAVE_CUDA
     HR_CUDA_KERNEL_TABLE
-    &hr_kernel_gpu_rb_tuned, /* red-black GPU kernels (issue 13): rb-tuned is the method's default */
+    &hr_kernel_gpu_rb_tuned, /* red-black GPU kernels: rb-tuned is the method's default */
     &hr_kernel_gpu_rb_v1,
     &hr_kernel_gpu_rb_v2,
     &hr_kernel_gpu_rb_v3,

@@ -37,7 +37,7 @@
  * Jacobi form above (HR_JACOBI5/5F/7/7F, same operand order) of its current neighbours, which
  * are all of the other colour. weighted = (omega != 1): HR_WEIGHTED with c0 = (T)(1 - omega),
  * c1 = (T)omega; omega 1: jac itself (plain Gauss-Seidel, bitwise the unweighted form).
- * Seed 004's update 0.2 (u + N + S + W + E) is omega = 0.8 with f = 0: 0.2 u + 0.8 (N+S+W+E) / 4,
+ * The red-black report's update 0.2 (u + N + S + W + E) is omega = 0.8 with f = 0: 0.2 u + 0.8 (N+S+W+E) / 4,
  * equal in exact arithmetic; in floating point this order (0.2 u + 0.8 (0.25 ((N+S) + (W+E))))
  * differs from the seed's left-to-right sum by rounding only (tests/core/test_redblack.c). */
 #define HR_RB_COLOUR(i, j, k)                  ((int)(((i) + (j) + (k)) & 1))

@@ -1,4 +1,4 @@
-/* cpu-seq: the sequential reference sweep over the whole interior (seed 000, fig. 1), 2-D
+/* cpu-seq: the sequential reference sweep over the whole interior (Venkatasubramanian & Vuduc, fig. 1), 2-D
  * and 3-D: one region sweep whose box is the interior. */
 #include "reference/stencil_cpu.h"
 #include "core/solver_internal.h"

@@ -1,5 +1,5 @@
 /*
- * cpu-threads async0..async3 (issue 4, docs/async.md).
+ * cpu-threads async0..async3 (docs/async.md).
  *
  *  - async0-2 with alpha = 1 are bitwise cpu-seq, on any thread grid, both precisions,
  *    inline spike and array right-hand side;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 15 item 10: --checkpoint FILE --checkpoint-every K writes the state atomically;
+# --checkpoint FILE --checkpoint-every K writes the state atomically;
 # SIGINT/SIGTERM write a last checkpoint and exit 128 + signal with a message; --restart
 # continues to a result bitwise equal to the uninterrupted run.
 # Exit 77 (skipped) when only the restart half is missing from the library.

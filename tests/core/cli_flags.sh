@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 10 item 7: each command's flags come from one table. Every flag that --help lists
+# Each command's flags come from one table. Every flag that --help lists
 # is accepted by the parser (and nothing else is), bad values get one line
 # "hetrelax CMD: --FLAG: reason" with exit 2 in every command, and --help works as -h.
 set -u

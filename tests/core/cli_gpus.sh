@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 11 item 4 (CLI part): --gpus N. Bad input is one line naming --gpus (exit 2); runs use
+# --gpus N. Bad input is one line naming --gpus (exit 2); runs use
 # --backend hybrid --split-second cpu --gpus N (N CPU teams: the same chain as N GPUs, no GPU
 # needed) and must be bitwise equal to cpu-seq, 2-D and 3-D, ghost 1 and 2, uneven slabs.
 set -u

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 12 (CLI part): --backend hybrid --split auto|stream|F with --split-ghost, --schedule,
+# --backend hybrid --split auto|stream|F with --split-ghost, --schedule,
 # --split-second, --explain, and `hetrelax model`. Bad input is one line naming the flag (exit
 # 2); runs use --split-second cpu (two CPU teams: the split engine without a GPU) and must be
 # bitwise equal to cpu-seq for every split; --explain and the JSON report the split and model.

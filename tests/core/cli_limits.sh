@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 15 items 11, 13 and 18 (CLI parts): the command's own memory is checked before
+# The command's own memory is checked before
 # it is allocated; values that do not fit the precision are refused; the JSON reports
 # the threads that ran; strict --thread-grid; flag names in library errors; --verify of
 # a non-deterministic run refused; ignored flags said so; --rhs from a pipe.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 13 (CLI part): --method jacobi|redblack|sor and --omega W|auto on poisson2d and
+# --method jacobi|redblack|sor and --omega W|auto on poisson2d and
 # poisson3d: flags accepted, bad values one line naming the flag (exit 2), small runs checked
 # (red-black bitwise equal across backends, SOR's resolved omega in the JSON, SOR converging
 # faster than Jacobi).

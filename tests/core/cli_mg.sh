@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 14 (CLI part): poisson2d/poisson3d --method mg|cg with --pc, --cycle, --pre/--post,
+# poisson2d/poisson3d --method mg|cg with --pc, --cycle, --pre/--post,
 # --smoother, --levels, --precision mixed: bad input is one line naming the flag (exit 2);
 # small solves converge, print one progress line per cycle with the factor, and write JSON
 # with cycles, factors and time per unknown. Exit 77 when the build has no multigrid library.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 15 items 7-9: outputs are whole or absent. A failed write (ulimit -f, a full
+# Outputs are whole or absent. A failed write (ulimit -f, a full
 # stdout) leaves the previous good file as it was and no temporary file behind; bad
 # output paths are refused before the solve with errno's reason and exit 2; a full or
 # closed stdout under --json - is exit 1.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 15 item 5: the picture shows the field. A spike after a few hundred sweeps spans
+# The picture shows the field. A spike after a few hundred sweeps spans
 # many decades: on a linear scale it is one flat colour with a dot. The writer must pick
 # a scale that shows it (and name it); a smooth field keeps the linear scale.
 set -u

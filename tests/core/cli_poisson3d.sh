@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# hetrelax poisson3d (issue 10 item 8, CLI side): the grid command in 3-D. Flags as
+# hetrelax poisson3d (CLI side): the grid command in 3-D. Flags as
 # poisson2d plus --nx --ny --nz, --rhs zero, --init sine|FILE, --omega; bad input is one
 # line naming the flag with exit 2; .raw/.vti/.png outputs; JSON with nx ny nz; the sine
 # mode's error; checkpoint and restart; poisson2d refuses --nz and takes --nx --ny.
@@ -37,7 +37,7 @@ if "$HR" $P --nx 17 --ny 9 --nz 33 --iters 20 --output "$T/u.png" >/dev/null 2>"
 else
   grep -q libpng "$T/err" && ok || bad "3-D png: $(cat "$T/err")"
 fi
-# seed 003's test problem: the sine mode decays by lambda per sweep, error to rounding
+# Sourouri et al.'s test problem: the sine mode decays by lambda per sweep, error to rounding
 "$HR" poisson3d --no-bandwidth --nx 17 --ny 9 --nz 33 --iters 50 --rhs zero --init sine --precision double \
   --json - >"$T/j" 2>/dev/null
 python3 - "$T/j" <<'PY' && ok || bad "3-D JSON / sine error"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CLI contract of `hetrelax` (issue 2): every bad value gets a one-line error naming the
+# CLI contract of `hetrelax`: every bad value gets a one-line error naming the
 # flag and exit status 2; good runs write the promised JSON and output files.
 set -u
 HR=$1

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 15 item 6: the README claims only what runs. Every `hetrelax COMMAND` it shows
+# The README claims only what runs. Every `hetrelax COMMAND` it shows
 # exists, every --flag it shows for a command is in that command's --help, the quick start
 # is the two commands `make run` and `make test`, and features that are not written yet are
 # named only as such.

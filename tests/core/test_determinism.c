@@ -27,7 +27,7 @@ static double *solve(hr_options o)
     return u;
 }
 
-/* The textbook loop of seed 000 figure 1 on an unpadded (n+2)^2 array, same addition order. */
+/* The textbook loop of Venkatasubramanian & Vuduc figure 1 on an unpadded (n+2)^2 array, same order. */
 #define NAIVE(T, name)                                                                                       \
     static double *name(int n, long iters, const double *hf)                                                 \
     {                                                                                                        \

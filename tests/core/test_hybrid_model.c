@@ -111,8 +111,8 @@ static void jitter_max(void **state)
 }
 
 /* Knots from a ladder: A's part at a rung (less X0) is capped by every larger rung's part, and
- * a rung is a knot only where that part is clearly later than B's. The ladder is run 21.4's at
- * n = 16384 (us per sweep), whose rung at 724 rows ran slower than the one at 1024. */
+ * a rung is a knot only where that part is clearly later than B's. The ladder is one recorded on
+ * the H100 machine at n = 16384 (us per sweep), whose rung at 724 rows ran slower than the one at 1024. */
 static void knots_from_ladder(void **state)
 {
     (void)state;
@@ -273,12 +273,12 @@ static void choose_measured(void **state)
 static void stream_rule(void **state)
 {
     (void)state;
-    /* seed 003's Stampede node: STREAM 77 GB/s CPU, 151 GB/s K20 -> 33.8 % */
+    /* Sourouri et al.'s Stampede node: STREAM 77 GB/s CPU, 151 GB/s K20 -> 33.8 % */
     assert_true(fabs(hr_split_stream_share(77.0, 151.0) - 0.33772) < 1e-4);
     assert_true(isnan(hr_split_stream_share(0.0, 0.0)));
 }
 
-/* Seed 003's per-rank split: the slowest rank's slab, plus the exposed exchange between ranks;
+/* Sourouri et al.'s per-rank split: the slowest rank's slab, plus the exposed exchange between ranks;
  * each slab cut as the MPI engine cuts it (round(f rows)); t0 measured at fraction 0. */
 static void ranks_time(void **state)
 {

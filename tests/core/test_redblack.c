@@ -1,6 +1,6 @@
-/* Red-black Gauss-Seidel / SOR (issue 13): rb-seq against a plain loop written here,
+/* Red-black Gauss-Seidel / SOR: rb-seq against a plain loop written here,
  * rb-tiles and rb-fused bitwise against rb-seq (2-D and 3-D, odd extents, thread counts,
- * tile shapes, both precisions, every right-hand side), seed 004's update, omega auto,
+ * tile shapes, both precisions, every right-hand side), the red-black report's update, omega auto,
  * convergence order (Jacobi > Gauss-Seidel > SOR), restarts and the method/kernel refusals. */
 #include <math.h>
 #include <setjmp.h>
@@ -192,7 +192,7 @@ static void threads_bitwise_equal_seq(void **state)
     print_message("%d threaded runs bitwise equal to rb-seq\n", compared);
 }
 
-/* Seed 004: u = 0.2 (centre + 4 neighbours) in place is omega 0.8 with f = 0: the same update
+/* The red-black report: u = 0.2 (centre + 4 neighbours) in place is omega 0.8 with f = 0: the same update
  * up to rounding (a few units in the last place per iteration). */
 static void seed_update_is_omega_0_8(void **state)
 {

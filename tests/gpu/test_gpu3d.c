@@ -184,7 +184,7 @@ static void gpu3d_bitwise(void **state)
                     o.rhs_values = f;
                     o.omega = 1.3;
                     v = "array omega 1.3";
-                } else if (variant == 3) { /* seed 003's problem */
+                } else if (variant == 3) { /* Sourouri et al.'s problem */
                     o.rhs = HR_RHS_ZERO;
                     o.init = HR_INIT_SINE;
                     o.boundary = 0.0;

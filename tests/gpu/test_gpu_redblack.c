@@ -1,5 +1,5 @@
 /*
- * GPU red-black kernels (issue 13; label gpu). Exit 77 (skipped) without CUDA or a device.
+ * GPU red-black kernels (label gpu). Exit 77 (skipped) without CUDA or a device.
  *
  * - rb-v1, rb-v2, rb-v3, rb-v4, rb-ldg, rb-tuned, rb-inplace bitwise equal to rb-seq after T
  *   iterations (odd T: rb-tuned's two grids end on the second): float and double, odd and

@@ -237,7 +237,7 @@ static void auto_split(void **state)
     assert_memory_equal(u, v, 96 * 96 * 4);
     free(u);
     free(v);
-    /* seed 003's STREAM rule: two CPU parts of about equal bandwidth, about half the rows */
+    /* Sourouri et al.'s STREAM rule: two CPU parts of about equal bandwidth, about half the rows */
     o.split = HR_SPLIT_STREAM;
     assert_int_equal(hr_solver_create(&o, &s), HR_OK);
     assert_int_equal(hr_solver_run(s, &r), HR_OK);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 14 on the GPU (label gpu; exit 77 without a device): poisson2d/poisson3d --method
+# Multigrid on the GPU (label gpu; exit 77 without a device): poisson2d/poisson3d --method
 # mg|cg --backend gpu converge and say so in the JSON; after a fixed number of cycles the
 # --output solution is bitwise the CPU's.
 set -u
@@ -22,7 +22,7 @@ TOL=1e-8 run_ok "cheby levels 3" poisson2d --method mg --smoother cheby --levels
 TOL=1e-8 run_ok "cg" poisson2d --method cg --n 50 --tol 1e-8 --iters 2000
 TOL=1e-8 run_ok "cg + mg" poisson3d --method cg --pc mg --n 31 --tol 1e-8
 TOL=1e-10 run_ok "mixed" poisson2d --method mg --precision mixed --n 127 --tol 1e-10
-# issue 14 item 5: the asynchronous smoother converges; the coarse levels on the CPU too
+# the asynchronous smoother converges; the coarse levels on the CPU too
 TOL=1e-8 run_ok "async3" poisson2d --method mg --smoother async3 --n 255 --tol 1e-8
 TOL=1e-8 run_ok "async3 3-D mixed" poisson3d --method mg --smoother async3 --precision mixed --n 31 --tol 1e-8
 TOL=1e-8 run_ok "coarse-on cpu" poisson3d --method mg --coarse-on cpu --n 31 --tol 1e-8

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 14 item 5, bad input on any machine (label cli): the asynchronous smoother and the
+# Bad input on any machine (label cli): the asynchronous smoother and the
 # coarse levels on the CPU are options of the GPU backend; elsewhere one line naming the
 # flag, exit status 2.
 set -u

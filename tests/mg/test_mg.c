@@ -437,7 +437,7 @@ static void test_bad_input(void **state)
     o = opts(2, 63);
     o.omega = 2.0;
     expect_bad(&o, "omega");
-    /* issue 14 item 5: async3 and coarse-on cpu are GPU options (validated without a device) */
+    /* async3 and coarse-on cpu are GPU options (validated without a device) */
     char why[200];
     o = opts(2, 63);
     o.smoother = HR_MG_SMOOTH_ASYNC;

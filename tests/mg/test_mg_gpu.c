@@ -1,8 +1,8 @@
-/* Multigrid and CG on the GPU (issue 14 items 2-4; label gpu, exit 77 without a device):
+/* Multigrid and CG on the GPU (label gpu, exit 77 without a device):
  * after a fixed number of cycles the GPU solution is bitwise the CPU backend's (every
  * smoother, 2-D and 3-D, fp64 and fp32, V/W/F/FMG, a coarse CG, per-level kernels and the
  * one-block kernel, graphs or plain launches), mixed precision reaches 1e-10, CG and PCG
- * converge in the CPU's iteration count (+-1), and a bad device is refused. Issue 14 item 5:
+ * converge in the CPU's iteration count (+-1), and a bad device is refused. The options:
  * --coarse-on cpu is bitwise the all-GPU cycle; --smoother async3 converges (factor <= 0.2). */
 #include <math.h>
 #include <setjmp.h>
@@ -295,7 +295,7 @@ static size_t coarse_cpu_vs_gpu(hr_mg_options o, int coarse_level, hr_mg_result 
     return bad;
 }
 
-/* --coarse-on cpu (issue 14 item 5): the coarse levels on the CPU threads give the all-GPU
+/* --coarse-on cpu: the coarse levels on the CPU threads give the all-GPU
  * cycle's bits after fixed cycles (V, W, F, FMG; fp64, fp32 and mixed; PCG; automatic and
  * given first CPU level, the coarsest alone included), graphs and plain launches. */
 static void test_coarse_on_cpu(void **state)
@@ -367,7 +367,7 @@ static void test_coarse_on_cpu(void **state)
     assert_int_equal(ra.iterations, rb.iterations);
 }
 
-/* --smoother async3 (issue 14 item 5): not deterministic, so convergence only: to 1e-8 at a
+/* --smoother async3: not deterministic, so convergence only: to 1e-8 at a
  * factor <= 0.2 per cycle in fp64 and mixed precision, 2-D and 3-D, V and F cycles, with
  * and without the coarse levels on the CPU; 1 and 3 local sweeps per pass too. */
 static void test_async_smoother(void **state)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 11 (CLI part): `mpiexec -n P hetrelax poisson2d|poisson3d --decomp ...` writes a .raw
+# `mpiexec -n P hetrelax poisson2d|poisson3d --decomp ...` writes a .raw
 # bitwise equal to the single-process cpu-seq run (2-D and 3-D, even and uneven splits, ghost
 # widths, overlap on and off, thread teams), prints and writes its JSON ("mpi" object) on
 # rank 0 only, and bad input (--decomp product or axis, flags a decomposed run refuses, an

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The NCCL transport (issue 11): `mpiexec -n P hetrelax poisson2d|poisson3d --backend gpu
+# The NCCL transport: `mpiexec -n P hetrelax poisson2d|poisson3d --backend gpu
 # --transport nccl` writes a .raw bitwise equal to the single-process cpu-seq run, in 2-D
 # and 3-D, float and double, ghost 1 (overlapped on streams, and --no-overlap) and ghost
 # > 1, uneven splits; the JSON says "transport": "nccl". NCCL takes one rank per GPU: 1 rank

@@ -1,4 +1,4 @@
-/* The decomposed solver with GPU subdomains in one process (issue 11 items 1 and 3):
+/* The decomposed solver with GPU subdomains in one process:
  * every subdomain on a device (all on device 0, or spread over GPUS GPUs with peer copies),
  * solutions bitwise equal to the single-process cpu-seq run for 2-D and 3-D, float and
  * double, ghost 1 (overlapped on streams, and not) and ghost > 1, even and uneven splits,

@@ -39,7 +39,7 @@ expect 2 "--rhs: $T/none.mtx: cannot open" --gen laplace2d:4 --rhs "$T/none.mtx"
 expect 2 "--backend: method 'gs' has no gpu backend" --gen laplace2d:4 --method gs --backend gpu
 expect 0 '"colors": ?2' --gen laplace2d:8 --method gs-mc --threads 2 --quiet --json -
 
-# issue 15 item 17: the gpu backend on a machine without a GPU (a CUDA build here):
+# the gpu backend on a machine without a GPU (a CUDA build here):
 # one line naming --backend, exit 2, as poisson2d does
 if "$BIN" sparse --list-methods | grep -q " gpu "; then
   if "$BIN" info --no-bandwidth 2>/dev/null | grep -qE "^cuda +compiled in, 0 GPU"; then
@@ -64,7 +64,7 @@ expect 2 "--matrix: .*row 2 has a missing diagonal" --matrix "$T/nodiag.mtx"
 expect 0 "not converged after 0 iterations" --matrix "$T/nodiag.mtx" --method cg --max-iters 0 --tol 0 --quiet
 expect 2 "--matrix: .*row 2 has a missing diagonal" --matrix "$T/nodiag.mtx" --method gs-mc
 
-# issue 15 item 12: not Matrix Market, or endless: refused at once (timeout: the reader
+# not Matrix Market, or endless: refused at once (timeout: the reader
 # read /dev/zero or a pipe to the end before)
 expect_fast() { local t0=$SECONDS; expect "$@"; [ $((SECONDS - t0)) -le 5 ] || bad "[$*] took $((SECONDS - t0)) s"; }
 expect_fast 2 "^hetrelax sparse: --matrix: /dev/zero:1: not a Matrix Market file" --matrix /dev/zero
@@ -90,7 +90,7 @@ expect 0 "result +converged" --matrix "$T/nd.mtx" --tau auto
 expect 0 "rho\(B\) = 1.8000, rho\(\|B\|\) = 1.8000" --matrix "$T/nd.mtx" --method cg --analyze
 expect 0 "warning: rho\(\|B\|\) = 1.8000 >= 1: asynchronous convergence" --matrix "$T/nd.mtx" --method async --max-iters 2 --tol 0
 
-# issue 15 item 15: cg on a matrix that is not symmetric: a warning, and stopped as
+# cg on a matrix that is not symmetric: a warning, and stopped as
 # diverged when the residual grows (it ran to 830x the initial residual, exit 0)
 python3 - "$T/nonsym.mtx" <<'PY'
 import random, sys

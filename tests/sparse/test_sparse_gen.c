@@ -1,4 +1,4 @@
-/* Generators reproduce seed 002 Table 1 sizes and spectral radii; spectral estimates
+/* Generators reproduce Anzt et al. Table 1 sizes and spectral radii; spectral estimates
  * agree with known closed forms. */
 #include <math.h>
 #include <setjmp.h>

@@ -233,7 +233,7 @@ static void test_monitor_stops(void **state)
     assert_int_equal(r.reason, HR_REASON_STOPPED);
     assert_int_equal(r.iterations, 30);
     assert_int_equal(calls, 3); /* 10, 20, 30; the final report is not repeated at 30 */
-    /* a deferred monitor only observes: the same callback stops nothing (issue 15) */
+    /* a deferred monitor only observes: the same callback stops nothing */
     o.monitor_deferred = 1;
     o.max_iters = 100;
     calls = 0;
@@ -246,7 +246,7 @@ static void test_monitor_stops(void **state)
     hr_csr_free(A);
 }
 
-/* Seed 002 section 4.5: with a quarter of the components frozen for good the
+/* Anzt et al. section 4.5: with a quarter of the components frozen for good the
  * iteration stalls; when they are reassigned it converges. */
 static void test_fault_injection(void **state)
 {
@@ -290,7 +290,7 @@ static void test_fault_injection(void **state)
     hr_csr_free(A);
 }
 
-/* Issue 15 item 16: an empty system is solved at once (0 iterations, HR_OK) by every
+/* An empty system is solved at once (0 iterations, HR_OK) by every
  * method and backend of the table, async included (it divided by a zero block size). */
 static void test_empty_system(void **state)
 {
@@ -316,7 +316,7 @@ static void test_empty_system(void **state)
     hr_csr_free(A);
 }
 
-/* Issue 15 item 2: two right-hand sides through one handle give exactly what two
+/* Two right-hand sides through one handle give exactly what two
  * one-shot solves give, and the method's setup ran once. */
 static void test_handle_many_rhs(void **state)
 {
@@ -371,7 +371,7 @@ static void test_handle_many_rhs(void **state)
     hr_csr_free(A);
 }
 
-/* Issue 15 item 13: right-hand sides near the largest double (and near the smallest)
+/* Right-hand sides near the largest double (and near the smallest)
  * give finite, true relative residuals; the methods converge as for b = 1. */
 static void test_scaled_norms(void **state)
 {
@@ -409,7 +409,7 @@ static void test_scaled_norms(void **state)
     hr_csr_free(A);
 }
 
-/* Issue 15 item 15: cg on a matrix that is not symmetric warns, and stops as diverged
+/* cg on a matrix that is not symmetric warns, and stops as diverged
  * when the residual grows (it ran silently to 830x the initial residual, exit 0). */
 static void test_cg_not_symmetric(void **state)
 {

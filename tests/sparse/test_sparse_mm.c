@@ -155,7 +155,7 @@ static void test_fields_duplicates_comments(void **state)
     assert_true(A->val[A->diag[0]] == 8.0);
     assert_true(A->val[A->diag[1]] == 7.0);
     hr_csr_free(A);
-    /* more entries than positions (issue 15 item 14): repeats are summed, not "impossible" */
+    /* more entries than positions: repeats are summed, not "impossible" */
     const char *many = HDR "2 2 5\n1 1 1\n1 2 1\n2 1 1\n2 2 1\n1 1 1\n";
     assert_int_equal(hr_mm_parse_csr(many, strlen(many), &A, &e), HR_OK);
     assert_int_equal(A->nnz, 4);
@@ -239,7 +239,7 @@ static void test_writer_round_trip(void **state)
     hr_csr_free(A);
 }
 
-/* Issue 15 item 12: input that is not Matrix Market, or goes on past its size line,
+/* Input that is not Matrix Market, or goes on past its size line,
  * stops the reader at once (it read /dev/zero or an endless pipe to the end: 17 GB).
  * alarm() fails the test if the reader does not return. */
 static void endless_writer(const char *path, const char *head, const char *line)

@@ -1,7 +1,7 @@
 /*
- * The coarse part of a GPU multigrid cycle on the CPU cores (--coarse-on cpu, issue 14
- * item 5): levels L..nlev-1 of the hierarchy as a CPU hierarchy of their own (its level 0 is
- * the GPU's level L), run by a thread team. The GPU restricts down to level L, its right-hand
+ * The coarse part of a GPU multigrid cycle on the CPU cores (--coarse-on cpu): levels L..nlev-1
+ * of the hierarchy as a CPU hierarchy of their own (its level 0 is the GPU's level L), run by a
+ * thread team. The GPU restricts down to level L, its right-hand
  * side comes over, the CPU runs the rest of the cycle from a zero iterate, and the
  * correction goes back. The CPU operators are bitwise the GPU's, so the cycle is too.
  *

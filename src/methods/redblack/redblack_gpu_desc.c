@@ -1,5 +1,5 @@
 /*
- * The GPU red-black kernels as solver kernels (issue 13): the glue between the solver
+ * The GPU red-black kernels as solver kernels: the glue between the solver
  * (hr_solver, host grids, the driver) and the self-contained CUDA file behind
  * src/methods/redblack/cuda/redblack_gpu.h. C, so that it does not depend on the CUDA sources' internal
  * headers. The device holds the one grid; the host copy is refreshed on sync_host (residual
@@ -328,12 +328,12 @@ RB_GPU_KERNEL(hr_kernel_gpu_rb_tuned, "rb-tuned", RB_GPU_CAPS | HR_CAP_TUNABLE,
 RB_GPU_KERNEL(hr_kernel_gpu_rb_inplace, "rb-inplace", RB_GPU_CAPS,
               "red-black, both colours in one pass in place down the columns (+ tile-ring fix-up)");
 RB_GPU_KERNEL(hr_kernel_gpu_rb_v1, "rb-v1", RB_GPU_CAPS | HR_CAP_3D,
-              "red-black seed 004 v1: a thread per point of the colour, 8 x 64 blocks");
-RB_GPU_KERNEL(hr_kernel_gpu_rb_v2, "rb-v2", RB_GPU_CAPS, "red-black seed 004 v2: 8 points per thread");
+              "red-black report v1: a thread per point of the colour, 8 x 64 blocks");
+RB_GPU_KERNEL(hr_kernel_gpu_rb_v2, "rb-v2", RB_GPU_CAPS, "red-black report v2: 8 points per thread");
 RB_GPU_KERNEL(hr_kernel_gpu_rb_v3, "rb-v3", RB_GPU_CAPS,
-              "red-black seed 004 v3: tile + halo in shared memory, written back");
+              "red-black report v3: tile + halo in shared memory, written back");
 RB_GPU_KERNEL(hr_kernel_gpu_rb_v4, "rb-v4", RB_GPU_CAPS,
-              "red-black seed 004 v4: shared-memory reads, results to global memory");
+              "red-black report v4: shared-memory reads, results to global memory");
 RB_GPU_KERNEL(hr_kernel_gpu_rb_ldg, "rb-ldg", RB_GPU_CAPS | HR_CAP_3D,
               "red-black v1 with the neighbours through the read-only cache");
 #define RB_GPUS_KERNEL(var, kname, text)                                                                     \

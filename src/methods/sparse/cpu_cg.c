@@ -1,6 +1,6 @@
 /*
  * Conjugate gradient on a thread team (the paper's strongest competitor for SPD
- * systems, seed 002 section 4.4). Dot products are summed over fixed chunks of
+ * systems, Anzt et al. section 4.4). Dot products are summed over fixed chunks of
  * HR_SPARSE_CHUNK rows in chunk order, so the iterates are the same for any thread
  * count. One CG iteration counts as one global iteration.
  */

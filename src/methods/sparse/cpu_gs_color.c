@@ -1,5 +1,5 @@
 /*
- * Multi-colour Gauss-Seidel on a thread team (`--method gs-mc`, issue 5).
+ * Multi-colour Gauss-Seidel on a thread team (`--method gs-mc`).
  *
  * Setup colours the rows once: greedy, in row order, on the symmetric pattern of
  * A + A^T (explicit zeros count as couplings), each row taking the smallest colour

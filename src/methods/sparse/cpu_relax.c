@@ -1,5 +1,5 @@
 /*
- * CPU relaxation methods for sparse systems (seed 002, sections 2 and 3.3):
+ * CPU relaxation methods for sparse systems (Anzt et al., sections 2 and 3.3):
  *  - jacobi: synchronous, rows split over a thread team, one barrier per sweep; the
  *    iterates do not depend on the thread count (each row is computed alone).
  *  - gs: sequential Gauss-Seidel, the paper's CPU baseline.

@@ -175,7 +175,7 @@ double hr_csr_relative_residual(const hr_csr *A, const double *b, const double *
         rr += s * s;
         bb += b[i] * b[i];
     }
-    /* plain sums unless a square over- or underflowed: then scaled norms (issue 15) */
+    /* plain sums unless a square over- or underflowed: then scaled norms */
     if (isfinite(rr) && isfinite(bb) && rr >= DBL_MIN && bb >= DBL_MIN) return sqrt(rr) / sqrt(bb);
     if (isnan(rr)) return NAN;
     double mr = 0.0, mb = 0.0;

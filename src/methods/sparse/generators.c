@@ -1,6 +1,6 @@
 /*
  * Test matrices: the Trefethen family as in SuiteSparse, 2-D/3-D Laplacians, a 9-point
- * finite-volume-like SPD matrix shaped like fv1-fv3 (seed 002, Table 1), and random
+ * finite-volume-like SPD matrix shaped like fv1-fv3 (Anzt et al., Table 1), and random
  * diagonally dominant SPD matrices.
  */
 #include <ctype.h>

@@ -1,6 +1,6 @@
 /*
  * The sparse method table, keyed by method name and backend. The first entry of a
- * name is its default backend. A GPU backend (issue 6) adds its entries here, under
+ * name is its default backend. A GPU backend adds its entries here, under
  * #ifdef HR_HAVE_CUDA, exactly as src/core/registry.c does for the 2-D kernels.
  */
 #include <string.h>

@@ -1,7 +1,7 @@
 /*
  * Internals of the sparse solvers: the method table and the state of one solve.
  *
- * Adding a method or a backend (e.g. the CUDA async-(k) of issue 6): write one file
+ * Adding a method or a backend (e.g. the CUDA async-(k)): write one file
  * that defines an hr_sparse_method and add one line to src/methods/sparse/methods.c. The
  * driver (sparse_solve.c) owns stopping, monitors, divergence, fault scheduling and
  * metrics; a method only advances the iterate by `count` global iterations.
@@ -150,7 +150,7 @@ hr_status hr_sparse_color_rows(const hr_csr *A, int *color, int *ncolors);
 /* The relaxation update of row i, defined once for every CPU method:
  *   x_i' = (1 - tau) x_i + tau (b_i - sum_{j != i} a_ij x_j) / a_ii
  * With tau = 1 this is exactly the textbook Jacobi / Gauss-Seidel formula (eq. 2 of
- * seed 002). `X(j)` reads component j (plain or relaxed-atomic access). */
+ * Anzt et al.). `X(j)` reads component j (plain or relaxed-atomic access). */
 #define HR_SPARSE_ROW_UPDATE(A, b, i, tau, xi, X, out)                                                       \
     do {                                                                                                     \
         double s_ = (b)[i];                                                                                  \

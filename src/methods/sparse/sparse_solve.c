@@ -178,7 +178,7 @@ static hr_status current_residual(hr_sparse_run *r, double *rel)
 }
 
 /* Growth factor beyond which cg on a non-symmetric matrix is stopped as diverged: it
- * has no convergence theory there, and was seen to grow 830x silently (issue 15). */
+ * has no convergence theory there, and was seen to grow 830x silently. */
 #define HR_NONSYM_GROWTH 10.0
 
 /* Iterations per call at most when a device loop replays its body from the host

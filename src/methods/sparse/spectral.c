@@ -1,5 +1,5 @@
 /*
- * Spectral estimates for the relaxation methods (seed 002, sections 2 and 3.1):
+ * Spectral estimates for the relaxation methods (Anzt et al., sections 2 and 3.1):
  * rho(B) decides Jacobi convergence, rho(|B|) < 1 guarantees asynchronous convergence.
  *
  * For symmetric A with a positive diagonal both are eigenvalue problems of symmetric

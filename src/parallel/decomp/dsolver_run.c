@@ -179,7 +179,7 @@ static hr_status run_sweeps(hr_dsolver *s, int kind, int m, int step)
     return j.st;
 }
 
-/* One sweep with a single-layer exchange in flight (seed 003, Listing 1, on the CPU):
+/* One sweep with a single-layer exchange in flight (Sourouri et al., Listing 1, on the CPU):
  * post the halos, sweep the inner points, complete the halos, sweep the shell. */
 static hr_status overlapped_sweep(hr_dsolver *s, hr_phase_times *t)
 {
@@ -234,7 +234,7 @@ static void account_device_sweep(hr_dsolver *s, hr_phase_times *t)
     t->exchange += exposed;
 }
 
-/* One sweep on devices, seed 003's Listing 1 and better: the shell (boundary layers) on the
+/* One sweep on devices, Sourouri et al.'s Listing 1 and better: the shell (boundary layers) on the
  * high-priority lane, each face packed on its own stream as soon as the shell is done,
  * device-to-host, the messages, host-to-device and unpack into the NEW grid's ghost
  * layers on that stream, while the interior runs on the low-priority lane. The sweep ends
@@ -443,7 +443,7 @@ hr_status hr_dsolver_run(hr_dsolver *s, hr_result *res)
     r.global_syncs = s->xt.rounds;
     /* the slowest process's times: what the run cost. Its sweeps are taken as one sum per
      * process: the sum of the largest compute and the largest exchange, from different
-     * processes, overstated 16 CPU ranks' sweeps by 3 ms in 14 (docs/results/h100-run17.md) */
+     * processes, overstated 16 CPU ranks' sweeps by 3 ms in 14 (docs/results/mpi-cpu.md) */
     double tm[6] = {t.total, t.compute, t.exchange, t.residual, s->t_setup, t.compute + t.exchange};
     HR_TRY(s->t->ops->max_double(s->t, tm, 6));
     r.time_s = tm[0];

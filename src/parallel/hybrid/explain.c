@@ -102,7 +102,7 @@ int hr_hybrid_explain(const hr_hybrid_info *in, double measured_s, char *buf, si
             "fastest rate f* = %.4f, bound on the gain 1 + t_g/t_c = %.4f\n",
             fstar, 1.0 + m->t_b / m->t_a);
         if (c->cpu_stream_gbps > 0 && c->gpu_stream_gbps > 0)
-            put(&o, "STREAM rule (seed 003): %.2f / (%.2f + %.2f) = %.4f of the rows on the CPU\n",
+            put(&o, "STREAM rule (Sourouri et al.): %.2f / (%.2f + %.2f) = %.4f of the rows on the CPU\n",
                 c->cpu_stream_gbps, c->cpu_stream_gbps, c->gpu_stream_gbps,
                 hr_split_stream_share(c->cpu_stream_gbps, c->gpu_stream_gbps));
         put(&o, "predicted curve (fraction on the CPU: seconds per sweep, relative to GPU-only):\n");

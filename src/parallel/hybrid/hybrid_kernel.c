@@ -269,7 +269,7 @@ static hr_status calibrate(const hr_options *o, unsigned flags, hr_hybrid_calibr
     }
     /* and down again, the faster of the two kept: a slow spell of the host (seconds long on
      * the H100 machine) hit a run of neighbouring rungs in the one pass up, and the model
-     * overstated every split between them by up to 2.5x (run 16.8, n = 16384) */
+     * overstated every split between them by up to 2.5x (n = 16384) */
     for (int k = c->ladder - 1; k >= 0 && st == HR_OK; k--) {
         double t;
         hr_split_spec_from_options(o, &p, c->ladder_rows[k], NULL, &sp);
@@ -279,8 +279,8 @@ static hr_status calibrate(const hr_options *o, unsigned flags, hr_hybrid_calibr
     /* A rung well above the line through its neighbours (the last: through the two before it;
      * the first: above the second, as T(r) does not fall with r) is an engine that ran slow as
      * a whole (T(r) is near-linear between rungs sqrt 2 apart: cache exits only bend it up
-     * gently; run 14d's slow rungs were 1.7x to 4.8x their line, run 15.10's first naive rung
-     * 3.7x the second): it is measured again in fresh engines, at most twice, and the fastest
+     * gently; slow rungs measured 1.7x to 4.8x their line, a first naive rung 3.7x the
+     * second): it is measured again in fresh engines, at most twice, and the fastest
      * kept. */
     for (int k = 0; k < c->ladder && st == HR_OK; k++) {
         const int last = k + 1 == c->ladder;
@@ -300,7 +300,7 @@ static hr_status calibrate(const hr_options *o, unsigned flags, hr_hybrid_calibr
         }
     }
     /* X0 is at most what any rung left above B's part: T(r) >= b(r) + X0 at every split. A slow
-     * probe engine otherwise lifts the whole GPU-bound side of the model (run 19.3, nested:
+     * probe engine otherwise lifts the whole GPU-bound side of the model (fig. 5d, nested:
      * probe 2.1 ms, rungs at 16-32 planes 1.54-1.56 ms, the model 35 % high from 0.5 to 4 %) */
     for (int k = 0; k < c->ladder && st == HR_OK; k++) {
         const int r = c->ladder_rows[k];
@@ -342,7 +342,7 @@ static hr_status calibrate(const hr_options *o, unsigned flags, hr_hybrid_calibr
             hr_split_spec_from_options(o, &p, r, NULL, &sp);
             st = time_engine(&sp, &u, &c->cand_s[c->candidates], NULL, err, es);
             /* well above the model (which the ladder's rungs around it made): an engine that
-             * ran slow as a whole, measured again like a rung (run 20.5, n = 16384: candidates
+             * ran slow as a whole, measured again like a rung (n = 16384: candidates
              * at 317-495 rows 0.84-1.68 ms between rungs of 0.70 ms; auto took GPU-only, 5 %
              * slower than the best split its sweep measured) */
             const double line = hr_split_model_time(m, r);
@@ -355,7 +355,7 @@ static hr_status calibrate(const hr_options *o, unsigned flags, hr_hybrid_calibr
             c->cand_rows[c->candidates++] = r;
         }
         /* a candidate that pays is measured again in a fresh engine, fastest first, until one pays
-         * twice: engines of one split differ by up to 4x on the H100 machine, and run 19.3's auto
+         * twice: engines of one split differ by up to 4x on the H100 machine, and one auto
          * took 35 planes at 1.535 ms (GPU-only 1.579) that its sweep measured at 1.739 ms */
         const double t0 = c->gpu_alone_s;
         int tried[HR_SPLIT_CANDIDATES] = {0};
@@ -539,7 +539,7 @@ static hr_status hybrid_setup(hr_solver *s)
         const int stream = s->o.split <= HR_SPLIT_STREAM;
         HR_TRY(calibrate(&s->o, stream ? HR_HYBRID_CAL_STREAM : 0, &cal, &m, s->err, sizeof s->err));
         HR_TRY(hr_hybrid_choose(&s->o, &cal, &m, in));
-        if (stream) { /* seed 003's rule, within what the parts need */
+        if (stream) { /* Sourouri et al.'s rule, within what the parts need */
             const double share = hr_split_stream_share(cal.cpu_stream_gbps, cal.gpu_stream_gbps);
             int r = isnan(share) ? 0 : (int)lround(share * n);
             if (r > 0 && r < g) r = g;
@@ -637,7 +637,7 @@ static hr_status watched_sweeps(hr_solver *s, hybrid_state *h, long count)
     h->window_sweeps = 0;
     if (h->watch_force) return fall_back(s, h, per);
     /* two judged windows in a row over the limit, or the split's judged run so far over it
-     * (windows alternating about the limit: run 22.4's nested split averaged 6.7 % over
+     * (windows alternating about the limit: a nested split averaged 6.7 % over
      * GPU-only for 3064 sweeps with the strikes alone) */
     const int slow =
         h->strikes >= WATCH_STRIKES || (h->windows > WATCH_STRIKES && h->run_s / h->run_sweeps > limit);

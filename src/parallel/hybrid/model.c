@@ -14,7 +14,7 @@ double hr_split_model_exchange(const hr_split_model *m, int rows_a)
 /* A's part of r rows from the knots: the times at the knots' rows (r_k = ws_k / ws per
  * row, T_k = r_k s_k), linear in r between them (a part's time is near-linear between
  * rungs sqrt 2 apart, with a fixed cost that a per-row rate misses at small parts:
- * session 6, docs/hybrid.md), proportional to r beyond the ends. */
+ * docs/hybrid.md), proportional to r beyond the ends. */
 static double part_a_knots(const hr_split_model *m, double r)
 {
     const int k = m->a_knots < HR_SPLIT_KNOTS ? m->a_knots : HR_SPLIT_KNOTS;
@@ -65,10 +65,10 @@ int hr_split_model_set_knots(hr_split_model *m, const int *rows, const double *s
 {
     /* A's part at a rung: the split's time less X0 (no X0 for A alone), capped by every larger
      * rung's. A's part does not get faster with more rows and the split waits for it, so a rung
-     * slower than a larger one measured an engine that ran slow as a whole (run 21.4,
-     * n = 16384: 724 rows 824 us, 1024 rows 730 us; as a knot the slow rung put 737-1147 rows
-     * 20-35 % high; offline over the H100 runs 14-21 the cap brings 789 of 1380 recorded
-     * splits within 10 % against 745). */
+     * slower than a larger one measured an engine that ran slow as a whole (n = 16384:
+     * 724 rows 824 us, 1024 rows 730 us; as a knot the slow rung put 737-1147 rows 20-35 %
+     * high; offline over the recorded H100 ladders the cap brings 789 of 1380 splits within
+     * 10 % against 745). */
     if (!m || (count > 0 && (!rows || !s))) return -1;
     double part[HR_SPLIT_KNOTS], cap = HUGE_VAL;
     if (count > HR_SPLIT_KNOTS) count = HR_SPLIT_KNOTS;

@@ -1,6 +1,6 @@
 /*
  * The CPU placement: the part's grids in its subdomain layout, swept by crews of
- * threads with the region sweep (hr_cpu_sweep_box). Two crews (nested, seed 003
+ * threads with the region sweep (hr_cpu_sweep_box). Two crews (nested, Sourouri et al.
  * listing 3): a small one for the boundary rows and a large one for the interior,
  * running at the same time; or one crew (naive, listing 2) for both in turn.
  * Copies (get/put) are plain memcpy on the calling thread after the lane's sweep.
@@ -35,7 +35,7 @@ struct cpu_place {
 };
 
 /* The axis a crew of n cuts box b along: y when the box has rows enough (pencils along y,
- * seed 003 III-A), else z, else the longest (one boundary row: along x). */
+ * Sourouri et al. III-A), else z, else the longest (one boundary row: along x). */
 static int cut_axis(const hr_box *b, int n)
 {
     static const int order[3] = {1, 2, 0};

@@ -181,7 +181,7 @@ static void trace_sweep(hr_split *e, double d)
 
 /* One sweep, ghost 1: every part sweeps its boundary rows first and copies them out, then
  * its interior while the rows cross (nested); naive CPU parts sweep their interior after
- * the exchange (seed 003 listing 2). */
+ * the exchange (Sourouri et al. listing 2). */
 static hr_status overlapped_sweep(hr_split *e)
 {
     const int naive = e->spec.schedule == HR_SPLIT_NAIVE;

@@ -39,7 +39,7 @@ typedef struct hr_split_spec {
     int rows_a;    /* rows (2-D) or planes (3-D) of part A, 0..n */
     int ghost;     /* >= 1 */
     int second;    /* HR_SPLIT_GPU or HR_SPLIT_CPU: placement B */
-    int first_gpu; /* 1: part A on GPU device_a too (two GPUs, seed 000 fig. 15; benchmarks) */
+    int first_gpu; /* 1: part A on GPU device_a too (two GPUs, as in figure 15; benchmarks) */
     int device_a;
     int schedule;         /* HR_SPLIT_NESTED or HR_SPLIT_NAIVE */
     int threads_a;        /* A's interior crew (naive: the whole crew) */
@@ -48,7 +48,7 @@ typedef struct hr_split_spec {
     int device;
     hr_solver *s; /* for error messages (may be NULL) */
     /* MPI (one slab of the split axis per rank, each split into its CPU and GPU parts;
-     * seed 003's per-rank split): ranks > 1, this rank, the fraction of each slab on
+     * Sourouri et al.'s per-rank split): ranks > 1, this rank, the fraction of each slab on
      * the CPU (0 or 1: one part per rank), and the transport for the planes between ranks */
     int ranks, rank;
     double fraction;

@@ -196,8 +196,8 @@ static hr_status time_fraction(hr_mpi_hybrid *s, const hr_split_spec *base, doub
 }
 
 /* The same in two engines, the faster kept: the fit's anchors. An engine now and then runs a
- * split at several times its speed in another (run 19.5: the naive probe, 3 planes, 3.99 ms;
- * 10-15 planes 1.48-1.74 ms; the model then 156 % high at 1 %); none runs faster. */
+ * split at several times its speed in another (a naive probe of 3 planes took 3.99 ms, 10-15
+ * planes 1.48-1.74 ms: the model then 156 % high at 1 %); none runs faster. */
 static hr_status time_fraction_best(hr_mpi_hybrid *s, const hr_split_spec *base, double fraction, hr_grid *slab,
                                     double *per_sweep)
 {
@@ -225,17 +225,17 @@ static double ramped_time(const hr_split_model *m, hr_split_model *scratch, int 
 
 /* The terms the calibrations alone miss, fitted through the ranks. Each rank's calibration
  * timed its CPU part alone, but in the run every rank's CPU part, the GPUs' host copies and MPI's
- * copies share the host's caches and memory every sweep (run 18.2: 79-88 us a plane measured,
+ * copies share the host's caches and memory every sweep (two H200 ranks: 79-88 us a plane measured,
  * 62-69 us modelled), and the planes between ranks cost what no calibration saw. Measured through
  * the ranks: the probe (2g + 1 planes, the GPU parts the later ones), a split where the CPU parts
  * are surely the later ones (four times the model's balance, at least 4g + 2 planes, at most
  * half), then a ladder: twice those planes, four times, ... while under two thirds of half the
  * slab, and half the slab. The CPU terms are scaled by k (in [0.5, 4]) and x_ranks added so that
- * the model meets the first two (run 18.4 took x_ranks from the probe alone and k from the
- * second: a probe below its one-process model left x_ranks 0 and k 2.2, 20-61 % high). Then each
+ * the model meets the first two (x_ranks from the probe alone and k from the second: a probe
+ * below its one-process model left x_ranks 0 and k 2.2, 20-61 % high). Then each
  * ladder point in turn gets its own factor (in [0.25, 8]; log-linear in planes between points)
- * so that the model meets it: with one factor, run 18.5 fitted at 3 and 28 planes of 512 and was
- * 15-49 % low from 77 planes on; with a second at 256 planes (run 19.1) still 15-32 % low at
+ * so that the model meets it: with one factor, fitted at 3 and 28 planes of 512, it was
+ * 15-49 % low from 77 planes on; with a second at 256 planes still 15-32 % low at
  * 36-51 planes, where two ranks' CPU parts leave the 300 MiB L3 they share. */
 static hr_status fit_ranks(hr_mpi_hybrid *s, const hr_split_spec *base, int n_min, int g, hr_grid *slab)
 {
@@ -369,7 +369,7 @@ static hr_status choose_split(hr_mpi_hybrid *s, const hr_options *oo, const hr_s
     if (st == HR_OK && n_min >= 2 * g) {
         /* the probe: 2g + 1 planes of the smallest slab on the CPU (the GPU part surely the later,
          * and a CPU part with a rank below sweeps two boundary planes, as every larger split
-         * does: with g planes it swept one, and run 18.1's model missed 3 planes by 0.3 ms) */
+         * does: with g planes it swept one, and the model missed 3 planes by 0.3 ms) */
         const int probe = n_min >= 4 * g + 2 ? 2 * g + 1 : g;
         c->probe_fraction = (double)probe / n_min;
         st = time_fraction_best(s, base, c->probe_fraction, &slab, &c->probe_s);

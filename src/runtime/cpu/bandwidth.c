@@ -7,7 +7,7 @@
  * Plain loops (no memcpy, no streaming stores) so the probe moves data the same way
  * the relaxation kernels do, write-allocate included.
  *
- * What makes the reference stable (issue 15): arrays far larger than the last-level
+ * What makes the reference stable: arrays far larger than the last-level
  * cache (a 128 MiB copy partly hit a 300 MiB L3 and read 103-148 GB/s), the run's own
  * thread count and binding, first touch by the thread that copies each part, and the
  * best of several runs.

@@ -1,5 +1,5 @@
 /*
- * CPU tuning of the 3-D pencil kernel and its cache (seed 003's "simple auto-tuner": the
+ * CPU tuning of the 3-D pencil kernel and its cache (Sourouri et al.'s "simple auto-tuner": the
  * best cache block size moves with the machine). Entries share the GPU tuning cache file
  * and its line format, with a "cpu:" device key:
  *

@@ -66,7 +66,7 @@ static double now_s(void)
 
 /* Spins until cond() holds or the budget is spent; returns whether it holds. Every 1024 pauses
  * (tens of microseconds) it yields: a thread the OS put on this CPU next to a spinning worker
- * (the host thread that drives the GPU, run 20.2: 53 ms of run delay in one engine) runs at
+ * (the host thread that drives the GPU: 53 ms of run delay in one traced engine) runs at
  * once instead of after the spinner's time slice. */
 #define SPIN_UNTIL(c, cond)                                                                                  \
     do {                                                                                                     \

@@ -17,7 +17,7 @@ size_t hr_host_available_bytes(void);
  * "madvise", the H100 host's and Debian's setting, grids otherwise get 4 KiB pages). Off by
  * default: on the H100 host it changed neither the copy bandwidth nor a cpu-threads sweep
  * beyond their run-to-run spread, and the one hybrid run with it had a CPU part 2x slower
- * than the run without (docs/results/h100-run16.md). NULL when out of memory. */
+ * than the run without (docs/results/hybrid.md). NULL when out of memory. */
 void *hr_alloc_big(size_t align, size_t bytes);
 
 #ifdef __cplusplus

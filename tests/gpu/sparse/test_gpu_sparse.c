@@ -1,5 +1,5 @@
 /*
- * GPU sparse methods (issue 6; label gpu). Exit 77 (skipped) without CUDA or a device.
+ * GPU sparse methods (label gpu). Exit 77 (skipped) without CUDA or a device.
  *
  * - every GPU method (jacobi, async-(1), async-(5), cg) converges on fv2d, trefethen
  *   and laplace2d systems, and the residual it reports is the true residual of the x
@@ -14,7 +14,7 @@
  * - GPU cg converges in about as many iterations as the CPU cg;
  * - AMC, DC, DK on one GPU (and on two where present) converge;
  * - errors: block too large, too many GPUs, --gpus for a method without it;
- * - issue 15: the residual computed on the device (what checks and monitors see)
+ * - the residual computed on the device (what checks and monitors see)
  *   equals the host's for every method and scheme, also with b = 1e300; GPU jacobi
  *   checked every iteration stops at the CPU's exact iteration; a handle solves two
  *   right-hand sides with one setup, jacobi bitwise as two one-shot solves.

@@ -1,5 +1,5 @@
 /*
- * The device loop of the GPU sparse methods (issue 15 item 1; label gpu). Exit 77
+ * The device loop of the GPU sparse methods (label gpu). Exit 77
  * (skipped) without CUDA or a device.
  *
  * Checked every iteration, a GPU method runs a device loop (a WHILE graph, or replays of

@@ -1,5 +1,5 @@
 /*
- * cpu-threads async0..async3: seed 000 section 3.4, figures 7-10, on CPU threads.
+ * cpu-threads async0..async3: Venkatasubramanian & Vuduc section 3.4, figures 7-10, on CPU threads.
  * The definitions (alpha, pass, Teff, global syncs) are written down once in
  * docs/async.md; the GPU versions follow the same ones.
  *

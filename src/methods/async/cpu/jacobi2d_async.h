@@ -1,5 +1,5 @@
 /*
- * cpu-threads async0..async3: the asynchronous schedules of seed 000 section 3.4
+ * cpu-threads async0..async3: the asynchronous schedules of Venkatasubramanian & Vuduc section 3.4
  * (figures 7-10) on CPU threads. Definitions (alpha, passes, Teff) in docs/async.md.
  *
  * One CPU thread plays one CUDA thread block: it owns a rectangle of the grid and keeps

@@ -1,5 +1,5 @@
 /*
- * The "wildly asynchronous" kernels of seed 000 section 3.4.2, line by line as figures
+ * The "wildly asynchronous" kernels of Venkatasubramanian & Vuduc section 3.4.2, line by line as figures
  * 7-10 give them. A block owns an R x C tile (R = by*h rows, C = bx columns), keeps it
  * in shared memory with a one-point fringe, and does alpha local sweeps per launch (one
  * launch = one global synchronisation), then one last Jacobi step written to the other

@@ -1,5 +1,5 @@
 /*
- * cpu-threads, blocks layout: the NUMA variant of seed 000 section 3.1. Every thread
+ * cpu-threads, blocks layout: the NUMA variant of Venkatasubramanian & Vuduc section 3.1. Every thread
  * owns private tiles (its block plus a one-point ghost ring, current and next),
  * allocated and first-touched by itself. One sweep is:
  *   compute my next tile from my current tile (ghosts included);  barrier;

@@ -1,5 +1,5 @@
 /*
- * cpu-threads, flat layout: the SPMD Pthreads version of seed 000 section 3.1.
+ * cpu-threads, flat layout: the SPMD Pthreads version of Venkatasubramanian & Vuduc section 3.1.
  * The interior is split into a 2-D grid of blocks, one per thread; every sweep each
  * thread updates its block, waits at one barrier, and swaps its grid pointers.
  * Each thread first-touches the rows of its block band so pages land near it.

@@ -1,5 +1,5 @@
 /*
- * cpu-threads, 3-D: pencil cache blocking (seed 003, section III-A; reading of the NOTES:
+ * cpu-threads, 3-D: pencil cache blocking (Sourouri et al., section III-A; reading of the NOTES:
  * block y, keep full x rows, stream along z) with streaming stores, on a persistent team.
  *
  * The threads form a py x pz grid over (rows, planes); thread (ty, tz) owns the box of
@@ -248,7 +248,7 @@ static void pencil_teardown(hr_solver *s)
 const hr_kernel_desc hr_kernel_cpu_pencil = {
     .name = "pencil",
     .backend = HR_BACKEND_CPU_THREADS,
-    .summary = "3-D pencils of rows streamed along z (seed 003), streaming stores, tuned height",
+    .summary = "3-D pencils of rows streamed along z (Sourouri et al.), streaming stores, tuned height",
     .caps = HR_CAP_DETERMINISTIC | HR_CAP_3D | HR_CAP_RECT | HR_CAP_OMEGA | HR_CAP_TUNABLE,
     .setup = pencil_setup,
     .sweeps = pencil_sweeps,

@@ -1,5 +1,5 @@
 /*
- * The 3-D cpu-threads kernel `pencil` (seed 003, section III-A) and its tuning cache.
+ * The 3-D cpu-threads kernel `pencil` (Sourouri et al., section III-A) and its tuning cache.
  *
  * Each thread owns a box of rows x planes (full x rows); it sweeps that box as pencils of
  * `by` rows, streaming each pencil along z, so the three planes of a pencil that a point

@@ -82,7 +82,7 @@ static void destroy_graphs(hr_gpu *g)
 }
 
 /* Captures HR_GRAPH_PASSES full launches starting from each parity. Replays cut the
- * launch overhead that dominates small grids (seed 000 fig. 11: n < 1024). */
+ * launch overhead that dominates small grids (Venkatasubramanian & Vuduc fig. 11: n < 1024). */
 static hr_status build_graphs(hr_solver *s, hr_gpu *g)
 {
     destroy_graphs(g);
@@ -311,7 +311,7 @@ static hr_status gpu_setup(hr_solver *s)
     HR_CU(s, cudaMallocHost((void **)&g->h_res, 4 * sizeof(double)));
     HR_CU(s, cudaStreamSynchronize(g->stream));
 
-    /* host to device: timed alone (seed 000 fig. 13) */
+    /* host to device: timed alone (Venkatasubramanian & Vuduc fig. 13) */
     double t0 = hr_now();
     HR_CU(s, copy_grid(g, dev_origin(g, g->d_u[0]), g->pitch, hr_grid_origin(&s->u[0]), s->u[0].l.pitch,
                        cudaMemcpyHostToDevice));

@@ -1,5 +1,5 @@
 /*
- * The first rungs of the ladder (seed 000 section 3.2): one thread per point reading its
+ * The first rungs of the ladder (Venkatasubramanian & Vuduc section 3.2): one thread per point reading its
  * four neighbours from device memory, on unpadded rows (naive) or on the padded,
  * 128-byte aligned layout (padded), and the same through a 2-D texture object (texture).
  */

@@ -1,7 +1,7 @@
 /*
- * The shared-memory rungs (seed 000 section 3.2, fig. 4; seed 004 version 3): a block
- * loads an (R+2) x (bx+2) tile with its fringe, then each thread marches down h rows
- * of one column (north and centre kept in registers) and writes the result.
+ * The shared-memory rungs (Venkatasubramanian & Vuduc section 3.2, fig. 4; version 3 of the
+ * red-black report): a block loads an (R+2) x (bx+2) tile with its fringe, then each thread
+ * marches down h rows of one column (north and centre kept in registers) and writes the result.
  *
  *   smem         unpadded rows, one row per thread (phases load, compute, store)
  *   smem-padded  padded layout: every tile row's interior load starts 128-byte aligned;

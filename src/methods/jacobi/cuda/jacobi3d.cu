@@ -1,10 +1,10 @@
 /*
- * The 3-D 7-point sweep on the GPU (issue 10 item 8), on the shared padded layout
+ * The 3-D 7-point sweep on the GPU, on the shared padded layout
  * (rows 128-byte aligned at column 1, plane stride pitch * (ny + 2)).
  *
  *   naive  one thread per point, all six neighbours from device memory (L1/L2 serve the
  *          reuse)
- *   tuned  seed 003's pipelined wavefront: each thread owns R rows of V consecutive
+ *   tuned  Sourouri et al.'s pipelined wavefront: each thread owns R rows of V consecutive
  *          columns (R aligned 16-byte words) and marches them along z through h planes,
  *          keeping planes k-1, k, k+1 in registers and plane k+2 in flight while it
  *          computes plane k (R + 2 words per thread outstanding), so device memory sees

@@ -1,5 +1,5 @@
 /*
- * Multigrid on the GPU (issue 14 items 2-4): every level on the device, one iteration (a
+ * Multigrid on the GPU: every level on the device, one iteration (a
  * cycle, the FMG pass, a defect correction, a CG iteration) recorded once as a list of
  * operators, the same sequence mg_cycle.c runs on the CPU, and replayed as a captured
  * CUDA graph. Levels of more than `small_points` points get one kernel per operator (one

@@ -1,5 +1,5 @@
 /*
- * Multigrid on the GPU: the asynchronous smoother (--smoother async3, issue 14 item 5).
+ * Multigrid on the GPU: the asynchronous smoother (--smoother async3).
  *
  * In the spirit of async3 (docs/async.md): a block owns a tile of a level, fetches it with
  * its one-point ring into shared memory, and relaxes it `local` times in place; after each

@@ -24,7 +24,7 @@ typedef struct hr_rb_args {
 /* The points of `colour` in `box`, row by row with stride 2: the reference. */
 void hr_cpu_rb_box(const hr_rb_args *a, const hr_box *box, int colour);
 
-/* Same result, seed 004's unrolling: rows by four, the colour's points by two (a 4 x 4
+/* Same result, the red-black report's unrolling: rows by four, the colour's points by two (a 4 x 4
  * mini-tile holds 8 points of one colour); rows with the inline spike take the row path. */
 void hr_cpu_rb_box_unrolled(const hr_rb_args *a, const hr_box *box, int colour);
 

@@ -1,7 +1,7 @@
 /*
  * The CPU red-black kernels (methods redblack and sor), all in place on s->u[s->cur]:
  *   rb-seq   (cpu-seq)     colour 0 then colour 1 over the interior, row by row: the reference.
- *   rb-tiles (cpu-threads) seed 004's threaded version: per colour, tiles of th rows x tw
+ *   rb-tiles (cpu-threads) the red-black report's threaded version: per colour, tiles of th rows x tw
  *                          columns (default 4 x full width, its best shape) dealt to the threads
  *                          in contiguous runs, seed's 4 x 4 unrolled mini-tiles inside, one
  *                          barrier per colour. th = 0: no tiles, each thread sweeps its rows
@@ -206,7 +206,7 @@ static void rb_teardown(hr_solver *s)
 const hr_kernel_desc hr_kernel_cpu_rb_tiles = {
     .name = "rb-tiles",
     .backend = HR_BACKEND_CPU_THREADS,
-    .summary = "red-black on threads, seed 004's tiles (HETRELAX_RB_TILE, default 4 rows x full width)",
+    .summary = "red-black on threads in the report's tiles (HETRELAX_RB_TILE, default 4 rows x full width)",
     .caps = HR_CAP_DETERMINISTIC | HR_CAP_2D | HR_CAP_3D | HR_CAP_RECT | HR_CAP_OMEGA | HR_CAP_REDBLACK,
     .setup = rb_setup,
     .sweeps = rb_sweeps,

@@ -1,5 +1,5 @@
 /*
- * Red-black Gauss-Seidel / SOR on one GPU: seed 004's versions (v1-v4, read-only cache),
+ * Red-black Gauss-Seidel / SOR on one GPU: the red-black report's versions (v1-v4, read-only cache),
  * `tuned` (both colours in one streaming pass, out of place: redblack_stream.cuh) and
  * `inplace` (the first tuned kernel, in place). Every version computes each point with
  * HR_RB_UPDATE on HR_JACOBI5/7(F) (common/stencil.h) in the CPU's operand order; the library
@@ -251,7 +251,7 @@ extern "C" hr_status hr_gpu_rb_create(const hr_gpu_rb_params *p, void *u_host, h
     *out = G; /* freed by hr_gpu_rb_free on any failure below */
     G->p = *p;
     G->dev = p->device;
-    /* seed 004's shapes: v1 8 rows x 64 columns, v2 8 x 32 (64 x 64 tiles), v3/v4 8 x 64;
+    /* the red-black report's shapes: v1 8 rows x 64 columns, v2 8 x 32 (64 x 64 tiles), v3/v4 8 x 64;
      * tuned: 128 threads x 8 rows, one strip per block, overlapped warps (17 = 1 + 16): 18 K
      * blocks of 4 warps at 8192^2 fp32, 12 words per thread in flight (4 start rows + one
      * batch of 8) at 92-94 registers (5 blocks per SM; with edge pairs instead: 116-144),

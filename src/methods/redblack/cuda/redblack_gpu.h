@@ -1,5 +1,5 @@
 /*
- * The CUDA red-black kernels (issue 13, seed 004's versions) behind a small C interface: the
+ * The CUDA red-black kernels (the red-black report's versions) behind a small C interface: the
  * device state is opaque; the solver glue (src/methods/redblack/redblack_gpu_desc.c) owns the host grids.
  * The device grid has the host grid's layout (hr_grid_layout), so transfers are one copy.
  */

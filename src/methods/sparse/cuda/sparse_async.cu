@@ -1,5 +1,5 @@
 /*
- * GPU block-asynchronous iteration async-(K) (seed 002 Algorithm 1, sections 3.3-3.4)
+ * GPU block-asynchronous iteration async-(K) (Anzt et al. Algorithm 1, sections 3.3-3.4)
  * on one or several GPUs.
  *
  * Global iteration k is one launch of the async kernel on stream k mod S (S streams,

@@ -1,5 +1,5 @@
 /*
- * Conjugate gradient on the GPU (seed 002 section 4.4, the "highly tuned CG"
+ * Conjugate gradient on the GPU (Anzt et al. section 4.4, the "highly tuned CG"
  * competitor): cuSPARSE SpMV (CSR), cuBLAS dot products in device pointer mode, and
  * two fused vector kernels that read alpha and beta from device memory. Nothing
  * returns to the host inside iterate(), and runs of HR_SP_CG_GRAPH iterations are

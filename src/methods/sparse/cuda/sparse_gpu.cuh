@@ -1,5 +1,5 @@
 /*
- * Internals shared by the GPU sparse methods (issue 6, seed 002 sections 3.3-3.4):
+ * Internals shared by the GPU sparse methods (Anzt et al. sections 3.3-3.4):
  * checked calls that write into the run's error text, the sliced block layout of a
  * CSR row range, and the relaxation kernels' launchers.
  *

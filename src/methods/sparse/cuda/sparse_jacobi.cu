@@ -1,5 +1,5 @@
 /*
- * GPU synchronous Jacobi for sparse systems (seed 002, the GPU Jacobi of sections 4.2-4.4):
+ * GPU synchronous Jacobi for sparse systems (Anzt et al., the GPU Jacobi of sections 4.2-4.4):
  * one kernel launch per sweep between two device vectors. Launches are replayed from
  * CUDA graphs of HR_SP_JACOBI_GRAPH sweeps (one per starting vector and fault state),
  * which removes most of the launch overhead that dominates these small systems. With

@@ -2,7 +2,7 @@
  * The relaxation kernels of the GPU sparse methods, on the sliced block layout:
  *  - jacobi: one thread per row, x_i' = (1 - tau) x_i + tau (b_i - sum_{j!=i} a_ij x_j) / a_ii,
  *    the CPU formula in the CPU's order (bitwise equal with -fmad=false);
- *  - async-(K), seed 002 Algorithm 1: one thread block per block of rows. It reads x
+ *  - async-(K), Anzt et al. Algorithm 1: one thread block per block of rows. It reads x
  *    from global memory once, forms the off-block part s_i = b_i - sum_{j not in block}
  *    a_ij x_j once, runs K Jacobi sweeps on the block in shared memory with s frozen,
  *    and writes the rows back. No block waits for another: blocks of this launch and

@@ -1,7 +1,7 @@
 /*
  * The relative residual ||b - A x|| / ||b|| of a GPU method's iterate, computed on the
- * device (issue 15: the driver copied x to the host and ran an SpMV on the CPU at every
- * check, 25x the kernels' time on small systems).
+ * device (a copy of x to the host and an SpMV on the CPU at every check cost 25x the
+ * kernels' time on small systems).
  *
  * One kernel: each thread forms one row of r = b - A x (from the CSR arrays, or
  * r = b - q when the caller already has q = A x, as cg does with cuSPARSE), each thread
@@ -29,9 +29,9 @@
 /* Row i's residual b_i - (A x)_i for the ng <= G vectors x + g n: b_i minus the
  * entries in CSR order, one thread a row (0 where the row does not exist). Both check
  * kernels form their rows with it, so every check of a vector has the same bits.
- * (Groups of 2 to 32 lanes a row, tried in session 6 on trefethen:20000's 28-entry
- * rows, were no faster with 2 and slower with more: 1.51x-2.84x the driver against
- * 1.53x, docs/results/h100-run16.md.) */
+ * (Groups of 2 to 32 lanes a row, tried on trefethen:20000's 28-entry rows, were no
+ * faster with 2 and slower with more: 1.51x-2.84x the driver against 1.53x,
+ * docs/results/sparse.md.) */
 template <int G>
 __device__ __forceinline__ void hr_sp_row_resid(bool in, int i, const long long *__restrict__ rowp,
                                                 const int *__restrict__ col, const double *__restrict__ val,
@@ -304,7 +304,7 @@ cudaError_t hr_sp_resid_check_lean(hr_sp_resid *R, const double *d_b, const doub
     if (R->n == 0) return cudaSuccess;
     /* one pass per 8 snapshots pays where rows are long (trefethen:20000, 28 entries a
      * row: 1.69x the driver against 2.01x); on 5-point rows its fewer blocks cost more
-     * than the passes save (fv2d:99 1.64x against 1.30x; docs/results/h100-run15.md).
+     * than the passes save (fv2d:99 1.64x against 1.30x).
      * HETRELAX_SPARSE_MULTI=1/0 forces it. */
     const int multi = hr_sp_env_int("HETRELAX_SPARSE_MULTI", R->wide_rows ? 1 : 0, 0, 1);
     if (R->d_rowp && multi) {

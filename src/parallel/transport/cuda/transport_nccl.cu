@@ -3,7 +3,7 @@
  * ncclRecv / ncclSend on the transport's exchange stream, a high-priority stream of the
  * rank's GPU: the schedule (dsolver_run.c) has the faces packed on their high-priority
  * face streams before `start` and unpacks after `wait`, while the interior keeps sweeping
- * on the low-priority lane (seed 003, Listing 1). NCCL has no tags: between two ranks at
+ * on the low-priority lane (Sourouri et al., Listing 1). NCCL has no tags: between two ranks at
  * most one message per direction and phase (bind checks it), matched in posting order.
  * `wait` polls the stream and the communicator's asynchronous error, so a failed peer
  * ends the wait with an error instead of a hang where NCCL notices it, and gives up after

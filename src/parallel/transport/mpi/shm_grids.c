@@ -6,7 +6,7 @@
  * (transport_shm.c), each plane is read and written twice more (pack, unpack), and the
  * overlapped schedule sweeps the two boundary planes apart from the inner ones, each
  * reading three planes from memory. On a node whose cores share one memory bus that is
- * 10-15 % more traffic than 16 threads of one process move (docs/results/h100-run17.md).
+ * 10-15 % more traffic than 16 threads of one process move (docs/results/mpi-cpu.md).
  *
  * Here every rank's grids live in POSIX shared-memory objects, one window per plane (the
  * layout's plane stride rounded to whole pages), and each rank maps its neighbours' first

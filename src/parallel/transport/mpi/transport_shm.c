@@ -6,7 +6,7 @@
  * (copy-in/copy-out fragments, or a single copy the receiver starts when it matches).
  * A rank that sweeps its interior between MPI_Isend and MPI_Waitall therefore receives
  * its halo only after the sweep: at 16 ranks of a 256^3 slab on the 16-core H100 host
- * the wait cost 1.4 ms of a 3.5 ms sweep (docs/results/h100-run15.md), while 16 threads
+ * the wait cost 1.4 ms of a 3.5 ms sweep (docs/results/mpi-cpu.md), while 16 threads
  * of one process sweep in 2.2 ms. Here the sender copies its packed face into a segment
  * the receiver has mapped and publishes a round number; the receiver copies it out as
  * soon as it is there. Nothing waits on the other side's MPI calls.
@@ -20,11 +20,11 @@
  * The receiver unlinks the name after its first round (both sides have it mapped then),
  * so a killed job leaves nothing in /dev/shm after the start.
  *
- * In place (hr_shm_slot, the transport's `slot` op; session 6): the sender packs straight
+ * In place (hr_shm_slot, the transport's `slot` op): the sender packs straight
  * into the round's slot and start only publishes it, the receiver unpacks straight from
  * it and acks the round at its next call. Of the four copies of a face (pack, into the
  * slot, out of it, unpack) two remain: at 512^3 on the H100 host, 16 ranks sweep in
- * 16.1-16.2 ms instead of 17.8 (docs/results/h100-run16.md).
+ * 16.1-16.2 ms instead of 17.8 (docs/results/mpi-cpu.md).
  */
 #include <errno.h>
 #include <fcntl.h>
