@@ -4,7 +4,7 @@
   bench/gpu_plots.py [--dir docs/results]
 
 writes gpu-fig12.png (the ladder, Venkatasubramanian & Vuduc fig. 12) and gpu-fig11.png (tuned GB/s
-against n and T, fig. 11), and prints the markdown tables of docs/results/gpu-results.md.
+against n and T, fig. 11), and prints the markdown tables of docs/results/gpu-jacobi.md.
 The ladder takes run 2 (every kernel) and replaces the rows that run 5 re-measured with
 tuned shapes (unrolled and the hi/lo variants in double: their tuning failed in run 2).
 """

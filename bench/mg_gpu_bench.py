@@ -204,7 +204,7 @@ def main():
     within = lambda o: disc is not None and o["max_error"] is not None and o["max_error"] <= 2.0 * disc
     # fp64 only: a mixed FMG pass is fp32-accurate (u itself needs ~1e-8 at 8191^2, and the
     # rounding of an fp32 u alone leaves a relative residual near 0.1), so it needs 5+ fp64
-    # correction cycles to get there (measured on the H100, docs/results/mg-gpu-h100.md) and
+    # correction cycles to get there (measured on the H100, docs/results/multigrid.md) and
     # is slower than the fp64 pass
     for prec, its in (("double", 1), ("double", 2)):
         record(f"fmg{its}-{prec}", 2, n, "manufactured", ["cycle=fmg", f"precision={prec}", "tol=0", f"max={its}"],

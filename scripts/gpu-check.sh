@@ -241,7 +241,7 @@ fi
 if [[ ",$SECTIONS," == *,3d,* ]]; then
     say "3-D and 2-D tuned through the library (bench/gpu3d_bench.c)"
     "$BUILD/bench/gpu3d_bench" "$OUT/gpu3d-results.json" $QUICK ${GPU3D_BENCH_ARGS:-} || status=1
-    # 2-D regression: GB/s of `tuned` in docs/results/gpu-results.md (run 5, fig. 11, T = 1000)
+    # 2-D regression: GB/s of `tuned` in docs/results/gpu-jacobi.md (figure 11, T = 1000)
     python3 - "$OUT/gpu3d-results.json" <<'PY' || status=1
 import json, sys
 ref = {("single", 4096): (2838, 95.6), ("single", 8192): (2965, 99.8),

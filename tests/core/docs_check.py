@@ -12,6 +12,7 @@ are cited by title (docs/references.md).
 
 Links: every relative link and image of README.md and docs/**/*.md names a file or folder of the
 tree, and a #fragment names a heading (GitHub's anchor of it) or an explicit id of the target page.
+A docs/ page named in include/, src/ or tools/ (a comment's "docs/results/...md") exists.
 """
 import os
 import re
@@ -53,6 +54,19 @@ def history_hits(path, text):
             if m:
                 hits.append(f"{path}:{n}: {what}: '{m.group(0)}' in: {line.strip()[:120]}")
     return hits
+
+
+DOC_PATH = re.compile(r"\bdocs/[A-Za-z0-9_./-]*[A-Za-z0-9_-]\.(?:md|json|png|txt)\b")
+
+
+def doc_path_problems(root, path, text):
+    """docs/ files that a source file names must exist (a page renamed or folded leaves none)."""
+    bad = []
+    for n, line in enumerate(text.splitlines(), 1):
+        for m in DOC_PATH.finditer(line):
+            if not os.path.exists(os.path.join(root, m.group(0))):
+                bad.append(f"{path}:{n}: names {m.group(0)}, which does not exist")
+    return bad
 
 
 def slug(title):
@@ -107,7 +121,10 @@ def check(root):
     problems = []
     for p in history_files(root):
         if os.path.exists(p):
-            problems += history_hits(os.path.relpath(p, root), open(p, encoding="utf-8", errors="replace").read())
+            rel, text = os.path.relpath(p, root), open(p, encoding="utf-8", errors="replace").read()
+            problems += history_hits(rel, text)
+            if not rel.startswith("docs"):
+                problems += doc_path_problems(root, rel, text)
     docs = [os.path.join(root, "README.md")]
     for d, _, files in os.walk(os.path.join(root, "docs")):
         docs += [os.path.join(d, f) for f in sorted(files) if f.endswith(".md")]
@@ -140,6 +157,10 @@ def self_test():
         for b in broken:
             if not link_problems(t, page, b + "\n"):
                 fails.append("broken link passed: " + b)
+        if not doc_path_problems(t, "x.c", "/* see docs/results/h100-run16.md */"):
+            fails.append("a comment naming a missing docs/ page passed")
+        if doc_path_problems(t, "x.c", "/* see docs/a.md */"):
+            fails.append("a comment naming an existing docs/ page was reported")
     for f in fails:
         print("self-test FAIL:", f)
     print(f"self-test: {len(fails)} failures")

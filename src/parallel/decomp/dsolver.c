@@ -253,7 +253,7 @@ static hr_status alloc_sub(hr_dsolver *s, hr_dsub *d, int id, size_t esize, char
     if (s->p.dim == 3 && !s->dplace) {
         /* the cpu-threads 3-D kernel's blocking (pencils in the L2, streaming stores when the
          * grids exceed the cache share) for the same bits: without it a rank sweeps 1.5x
-         * slower than a thread of cpu-threads (docs/results/mpi-gpu.md) */
+         * slower than a thread of cpu-threads (docs/results/mpi-cpu.md) */
         const char *e = getenv("HETRELAX_DSOLVER_PENCIL");
         const int threads = s->o.backend == HR_BACKEND_CPU_THREADS && s->o.threads > 1 ? s->o.threads : 1;
         if (!(e && strcmp(e, "0") == 0))

@@ -76,7 +76,7 @@ __device__ __forceinline__ void tile_sweep(const hr_gargs<T> &a, const hr_async_
  * tile_sweep(src = dst = B), without a shared-memory store-to-load round trip per row.
  * HR_ASYNC_MAX_RPT bounds the rows per thread of async3 (async0-2 take any h): on the
  * H100, 16 made the 8-row shapes slower (more registers, fewer resident warps) and cost
- * async3 more than the taller strips gained (docs/results/gpu-fig16-h100.md). */
+ * async3 more than the taller strips gained (docs/results/async.md). */
 #define HR_ASYNC_MAX_RPT 8
 template <typename T>
 __device__ __forceinline__ void strip_load(const hr_async_tile<T> &tl, const T *B, T *reg)

@@ -14,7 +14,7 @@
  *          neighbouring lanes by warp shuffle (lanes 0 and 31 load one element). No shared
  *          memory and no barrier: warps run ahead independently (the first version kept
  *          the x-y tile in shared memory with a barrier per plane and reached 83% / 88% of
- *          copy at 512^3; docs/results/gpu3d-h100.md).
+ *          copy at 512^3; docs/results/gpu-3d.md).
  *
  * Both use the macros of common/stencil.h in the CPU reference's order, so they are
  * bitwise equal to cpu-seq (CUDA is built with -fmad=false).
