@@ -1,5 +1,5 @@
 /*
- * The GPU backend of hr_mg (src/methods/mg/cuda/mg_gpu*.cu; without CUDA, mg_gpu_stub.c refuses).
+ * The GPU backend of hr_mg (src/methods/mg/cuda/mg_gpu*.cu; without CUDA, src/runtime/nocuda.c refuses).
  *
  * mg_solve.c keeps the iteration loop (hr_drive), the options and the result; the device
  * side holds every level, the fp64 outer level (mixed precision, CG) and the CG scalars,

@@ -4,7 +4,7 @@
  * the `tuned` region sweeps (gpu_region.h) on two streams: a high-priority one for the
  * boundary rows and their pinned copies, a low-priority one for the interior, so the
  * boundary work is not queued behind the interior's blocks (the no-overlap problem of
- * Sourouri et al.'s fig. 2). Built only with CUDA; src/parallel/hybrid/place_gpu_stub.c otherwise.
+ * Sourouri et al.'s fig. 2). Built only with CUDA; src/runtime/nocuda.c otherwise.
  */
 #ifndef HR_HYBRID_GPU_H
 #define HR_HYBRID_GPU_H
