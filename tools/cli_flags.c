@@ -184,7 +184,9 @@ static int parse_args(hr_flagset *fs, int argc, char **argv)
 int hr_flags_parse(hr_flagset *fs, int argc, char **argv)
 {
     /* under MPI every rank agrees here, whatever it parsed, before anything else collective */
-    return hr_mpi_cli_parsed(fs->cmd, parse_args(fs, argc, argv));
+    int rc = parse_args(fs, argc, argv);
+    if (rc == 0 && fs->after) rc = fs->after(fs->after_ctx);
+    return hr_mpi_cli_parsed(fs->cmd, rc);
 }
 
 /* --------------------------------------------------------------------- help */

@@ -20,7 +20,7 @@
 
 #include "hetrelax/hetrelax.h"
 
-#define HR_FLAGS_MAX 64
+#define HR_FLAGS_MAX 80
 
 typedef enum {
     HR_FLAG_INT,    /* int, strict decimal within [lo, hi] */
@@ -60,6 +60,10 @@ typedef struct hr_flagset {
     const char *group;  /* heading given to the next flags added */
     hr_flag flags[HR_FLAGS_MAX];
     int count;
+    /* called after a successful parse, before the ranks agree (may be NULL): 0, or an exit
+     * status after printing one line (the tuning knobs' environment, tuning_cli.c) */
+    int (*after)(void *ctx);
+    void *after_ctx;
 } hr_flagset;
 
 void hr_flags_init(hr_flagset *fs, const char *cmd, const char *usage, const char *intro, const char *epilog);

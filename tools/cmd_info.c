@@ -4,11 +4,15 @@
 
 #include "cli.h"
 #include "cli_flags.h"
+#include "tuning_cli.h"
 
 int hr_cmd_info(int argc, char **argv)
 {
     const char *json = NULL;
-    int threads = 0, size_mib = 0, repeats = 5, measure = 1;
+    int threads = 0, size_mib = 0, repeats = 5, measure = 1, list_tuning = 0;
+    static hr_tuning tune; /* static: the flag table points into it */
+    static hr_tuning_flags tf;
+    static const char *const own[] = {"hugepages", NULL};
     hr_flagset fs;
     hr_flags_init(&fs, "info",
                   "info [--json FILE|-] [--threads P] [--size MIB] [--repeats R] [--no-bandwidth]",
@@ -27,8 +31,17 @@ int hr_cmd_info(int argc, char **argv)
                              "streams from memory)"));
     hr_flags_add(&fs, hr_flag_int("repeats", &repeats, 1, 1000, "R", "timed runs (default 5)"));
     hr_flags_add(&fs, hr_flag_switch("no-bandwidth", &measure, 0, "skip the bandwidth measurements"));
+    hr_flags_add(&fs, hr_flag_switch("list-tuning", &list_tuning, 1,
+                                     "list every tuning knob: its HETRELAX_* variable, flag, default and\n"
+                                     "value now (docs/configuration.md)"));
+    hr_flags_tuning(&fs, &tf, &tune, own);
     int rc = hr_flags_parse(&fs, argc, argv);
     if (rc) return rc < 0 ? HR_EXIT_OK : rc;
+    if (list_tuning && !json) {
+        hr_cli_listing_output();
+        hr_tuning_print(stdout, &tune, 1);
+        return HR_EXIT_OK;
+    }
     /* the probe holds three arrays (copy: a = b; triad: a = b + s c) */
     if (measure && size_mib > 0) {
         double need = 3.0 * (double)((size_t)size_mib << 20), avail = (double)hr_cli_available_bytes();
@@ -51,6 +64,10 @@ int hr_cmd_info(int argc, char **argv)
     fprintf(hout, "cores     %d physical, %d logical, %d NUMA node(s)%s\n", si.cores, si.pus, si.numa_nodes,
             si.have_hwloc ? "" : " (hwloc not compiled in)");
     fprintf(hout, "cuda      %s, %d GPU(s)\n", si.have_cuda ? "compiled in" : "not compiled in", si.gpus);
+    if (list_tuning)
+        hr_tuning_print(hout, &tune, 1);
+    else
+        hr_tuning_print(hout, &tune, 0);
     json_object *o = json_object_new_object();
     json_object_object_add(o, "version", json_object_new_string(hr_version_string()));
     json_object_object_add(o, "cpu_model", hr_json_text(si.cpu_model));
@@ -58,6 +75,7 @@ int hr_cmd_info(int argc, char **argv)
     json_object_object_add(o, "threads", json_object_new_int(si.pus));
     json_object_object_add(o, "numa_nodes", json_object_new_int(si.numa_nodes));
     json_object_object_add(o, "cuda", json_object_new_boolean(si.have_cuda));
+    json_object_object_add(o, "tuning", hr_tuning_list_json(&tune));
     json_object *gpus = json_object_new_array();
     for (int g = 0; g < si.gpus; g++) {
         char name[96];
@@ -78,7 +96,8 @@ int hr_cmd_info(int argc, char **argv)
     rc = HR_EXIT_OK;
     if (measure) {
         hr_bandwidth bw;
-        hr_status st = hr_measure_host_bandwidth(threads, (size_t)size_mib << 20, repeats, &bw);
+        hr_status st = hr_measure_host_bandwidth_tuned(threads, HR_BIND_NONE, (size_t)size_mib << 20, repeats,
+                                                       &tune, &bw);
         if (st != HR_OK) {
             fprintf(stderr, "hetrelax info: bandwidth probe failed: %s\n", hr_status_string(st));
             rc = HR_EXIT_FAIL;

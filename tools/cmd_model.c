@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "cli_flags.h"
 #include "hetrelax/hybrid.h"
+#include "tuning_cli.h"
 
 #define CMD "model"
 
@@ -20,7 +21,8 @@ int hr_cmd_model(int argc, char **argv)
     static const char *const precs[] = {"single", "double", NULL};
     static const char *const schedules[] = {"nested", "naive", NULL};
     static const char *const seconds[] = {"gpu", "cpu", NULL};
-    hr_options o;
+    static hr_options o; /* static: the flag table points into it */
+    static hr_tuning_flags tf;
     hr_options_default(&o);
     int dim = 2, prec = 0; /* an index of precs */
     const char *json = NULL;
@@ -53,6 +55,7 @@ int hr_cmd_model(int argc, char **argv)
     hr_flags_group(&fs, "output");
     hr_flags_output(&fs, &json, NULL, NULL, NULL, NULL);
     hr_flags_set_help(&fs, "json", "write the calibration, the curve and the choice as JSON");
+    hr_flags_tuning(&fs, &tf, &o.tuning, NULL);
     int rc = hr_flags_parse(&fs, argc, argv);
     if (rc) return rc < 0 ? HR_EXIT_OK : rc;
     o.precision = prec ? HR_PREC_DOUBLE : HR_PREC_SINGLE;
@@ -140,6 +143,7 @@ int hr_cmd_model(int argc, char **argv)
         }
         json_object_object_add(j, "curve", curve);
         json_object_object_add(j, "calibration_s", hr_json_number(cal.seconds));
+        json_object_object_add(j, "tuning", hr_tuning_json(&o.tuning));
         json_object_object_add(j, "commit", json_object_new_string(hr_cli_commit()));
         rc = hr_cli_write_json_to(CMD, json_file ? &jout : NULL, j);
         json_object_put(j);

@@ -108,7 +108,9 @@ static double measure_reference(const grid_args *a, hr_backend b, const char **w
     int threads = b == HR_BACKEND_CPU_SEQ ? 1 : a->o.threads;
     if (a->o.thread_rows > 0) threads = a->o.thread_rows * a->o.thread_cols;
     *what = "host STREAM copy";
-    return hr_measure_host_bandwidth_bound(threads, a->o.bind, 0, 5, &bw) == HR_OK ? bw.copy_gbps : 0.0;
+    return hr_measure_host_bandwidth_tuned(threads, a->o.bind, 0, 5, &a->o.tuning, &bw) == HR_OK
+               ? bw.copy_gbps
+               : 0.0;
 }
 
 /* ------------------------------------------------------- checks before work */
@@ -669,6 +671,7 @@ int hr_grid_main(int argc, char **argv, int dim)
 {
     static grid_args a; /* static: the flag table points into it */
     static hr_flagset fs;
+    static hr_tuning_flags tf;
     CMD = dim == 3 ? "poisson3d" : "poisson2d";
     memset(&a, 0, sizeof a);
     hr_options_default(&a.o);
@@ -678,6 +681,7 @@ int hr_grid_main(int argc, char **argv, int dim)
     hr_grid_hybrid_flags(&fs, &a);
     hr_grid_mg_flags(&fs, &a);
     hr_mpi_cli_flags(&fs, &a.mpi);
+    hr_flags_tuning(&fs, &tf, &a.o.tuning, HR_TUNING_FLAGS_GRID);
     int rc = hr_flags_parse(&fs, argc, argv);
     if (rc) return rc < 0 ? HR_EXIT_OK : rc;
     return grid_run(&a, &fs);

@@ -7,9 +7,10 @@
 
 #include "cli.h"
 #include "cli_flags.h"
-#include "runtime/cuda/cuda_api.h" /* device memory, for the estimate */
 #include "hetrelax/sparse.h"
 #include "methods/sparse/sparse_internal.h"
+#include "runtime/cuda/cuda_api.h" /* device memory, for the estimate */
+#include "tuning_cli.h"
 
 #define CMD "sparse"
 
@@ -168,6 +169,8 @@ static int parse_args(int argc, char **argv, sp_args *a)
     hr_flags_add(&fs, hr_flag_switch("keep-diverged", &a->keep_diverged, 1, HR_CLI_KEEP_DIVERGED_HELP));
     hr_flags_add(&fs, hr_flag_switch("list-methods", &a->list, 1, "list methods and backends"));
     hr_flags_output(&fs, NULL, NULL, &a->quiet, NULL, NULL);
+    static hr_tuning_flags tf;
+    hr_flags_tuning(&fs, &tf, &a->o.tuning, NULL);
     int rc = hr_flags_parse(&fs, argc, argv);
     if (rc) return rc;
     a->seed = (uint64_t)seed;
@@ -330,6 +333,7 @@ static json_object *to_json(const sp_args *a, const hr_csr *A, const hr_sparse_r
         json_object_array_add(hist, e);
     }
     json_object_object_add(j, "history", hist);
+    json_object_object_add(j, "tuning", hr_tuning_json(&o->tuning));
     json_object_object_add(j, "commit", json_object_new_string(hr_cli_commit()));
     json_object_object_add(j, "date", json_object_new_string(date));
     return j;

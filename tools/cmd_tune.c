@@ -9,8 +9,8 @@
 
 #include "cli.h"
 #include "cli_flags.h"
-#include "runtime/cuda/cuda_api.h"    /* hr_cuda_tune: the measuring itself has no public API yet */
-#include "core/tune_util.h" /* the cache file's default path */
+#include "runtime/cuda/cuda_api.h" /* hr_cuda_tune: the measuring itself has no public API yet */
+#include "tuning_cli.h"
 
 #define CMD      "tune"
 #define MAX_LIST 32
@@ -105,12 +105,15 @@ int hr_cmd_tune(int argc, char **argv)
     hr_bind bind = HR_BIND_NONE;
     long iters = 0;
     hr_flagset fs;
+    static hr_tuning tune; /* static: the flag table points into it */
+    static hr_tuning_flags tf;
     hr_flags_init(&fs, CMD, "tune [options]",
                   "Measures every candidate block/tile shape of GPU kernels on the 2-D or 3-D Poisson\n"
                   "problem (median of 3 timed runs after a warm-up), checks that the deterministic\n"
                   "kernels give bitwise the same grid with every shape, and appends the fastest to the\n"
                   "tuning cache. Later GPU runs on the same device, kernel, precision and dimension take\n"
-                  "the entry with the nearest size (HETRELAX_GPU_SHAPE=BXxBYxH overrides both).\n"
+                  "the entry with the nearest size (--tuning gpu_shape=BXxBYxH, HETRELAX_GPU_SHAPE,\n"
+                  "overrides both).\n"
                   "--backend cpu-threads measures the 3-D CPU kernel pencil instead (pencil heights,\n"
                   "ordinary and streaming stores) for the thread count of later runs.\n",
                   NULL);
@@ -131,10 +134,11 @@ int hr_cmd_tune(int argc, char **argv)
     hr_flags_set_help(&fs, "backend", "gpu (default) or cpu-threads (3-D pencil kernel)");
     hr_flags_add(&fs,
                  hr_flag_string("cache", &cache, "FILE",
-                                "cache file (default $HETRELAX_TUNE_FILE, else\n"
+                                "cache file (default the knob tune_file, $HETRELAX_TUNE_FILE, else\n"
                                 "$XDG_CACHE_HOME/hetrelax/gpu-tune.txt or ~/.cache/hetrelax/gpu-tune.txt)"));
     hr_flags_output(&fs, &json, NULL, NULL, NULL, NULL);
     hr_flags_set_help(&fs, "json", "write the outcomes as JSON");
+    hr_flags_tuning(&fs, &tf, &tune, NULL);
     int prc = hr_flags_parse(&fs, argc, argv);
     if (prc) return prc < 0 ? HR_EXIT_OK : prc;
     if (nz && hr_flags_seen(&fs, "dim") && dim != 3)
@@ -210,10 +214,11 @@ int hr_cmd_tune(int argc, char **argv)
                                   si.gpus ? "" : cpu_hint);
     /* where the results go, checked before the measuring (the default cache folder is
      * created when missing; a path the user named is not) */
-    const char *env_cache = getenv("HETRELAX_TUNE_FILE");
+    const char *env_cache = tune.tune_file;
     if (cache && !*cache) return hr_cli_usage_error(CMD, "--cache", "empty path");
     if (cache && (prc = check_cache(cache, "--cache")) != 0) return prc;
-    if (!cache && env_cache && *env_cache && (prc = check_cache(env_cache, "HETRELAX_TUNE_FILE")) != 0)
+    if (!cache && env_cache && *env_cache &&
+        (prc = check_cache(env_cache, "tune_file (HETRELAX_TUNE_FILE)")) != 0)
         return prc;
 
     FILE *hout = (json && strcmp(json, "-") == 0) ? stderr : stdout;
@@ -230,6 +235,7 @@ int hr_cmd_tune(int argc, char **argv)
                 const tune_size *z = &sizes[a];
                 hr_options o;
                 hr_options_default(&o);
+                o.tuning = tune;
                 o.dim = dim;
                 o.n = z->n;
                 o.nx = z->nx;
@@ -306,6 +312,7 @@ int hr_cmd_tune(int argc, char **argv)
                     hr_gpu_name(device, dev, sizeof dev);
                 json_object_object_add(j, "device", hr_json_text(dev));
                 json_object_object_add(j, "backend", json_object_new_string(hr_backend_name(backend)));
+                json_object_object_add(j, "tuning", hr_tuning_json(&o.tuning));
                 json_object_object_add(j, "kernel", json_object_new_string(o.kernel));
                 json_object_object_add(j, "dim", json_object_new_int(dim));
                 json_object_object_add(j, "n", json_object_new_int(z->n));

@@ -14,6 +14,7 @@
 #include "cli_flags.h"
 #include "hetrelax/hetrelax.h"
 #include "mpi_glue.h"
+#include "tuning_cli.h"
 
 typedef struct grid_args {
     hr_options o;

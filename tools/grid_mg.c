@@ -120,6 +120,7 @@ static json_object *mg_json(const grid_args *a, const hr_mg_options *mo, const h
     json_object_object_add(j, "time_s", json_object_new_double(r->time_s));
     json_object_object_add(j, "time_setup_s", json_object_new_double(r->time_setup_s));
     json_object_object_add(j, "ns_per_unknown", hr_json_number(r->ns_per_unknown));
+    json_object_object_add(j, "tuning", hr_tuning_json(&mo->tuning));
     json_object_object_add(j, "commit", json_object_new_string(hr_cli_commit()));
     json_object_object_add(j, "date", json_object_new_string(date));
     return j;
@@ -221,6 +222,7 @@ int hr_grid_run_mg(grid_args *a, hr_flagset *fs)
     mo.threads = o->backend == HR_BACKEND_CPU_SEQ ? 1 : o->threads;
     mo.backend = gpu ? HR_MG_BACKEND_GPU : HR_MG_BACKEND_CPU;
     mo.device = gpu ? o->device : 0;
+    mo.tuning = o->tuning;
     const int monitor = !a->quiet && !(hr_flags_seen(fs, "monitor") && o->monitor_every == 0);
     if (monitor) mo.monitor = a->solver == GRID_MG ? mg_monitor : cg_monitor;
     if (mo.max_iters < 1) return hr_cli_usage_error(CMD, "--iters", "--method %s needs at least 1", what);

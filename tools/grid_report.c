@@ -6,10 +6,10 @@
 #include <errno.h>
 
 #include "cli.h"
-#include "runtime/cpu/team.h"
-#include "runtime/cuda/cuda_api.h"
 #include "field_io.h"
 #include "grid_cmd.h"
+#include "runtime/cpu/team.h"
+#include "runtime/cuda/cuda_api.h"
 
 /* Runs cpu-seq for the same number of sweeps and compares the solutions bitwise. */
 int hr_grid_verify(const grid_args *a, long sweeps, const double *sol)
@@ -128,6 +128,7 @@ json_object *hr_grid_result_json(const grid_args *a, const hr_result *r, const c
     if (isfinite(r->max_error)) json_object_object_add(j, "max_error", hr_json_number(r->max_error));
     if (mpi) json_object_object_add(j, "mpi", mpi);
     if (hybrid) json_object_object_add(j, "hybrid", hybrid);
+    json_object_object_add(j, "tuning", hr_tuning_json(&a->o.tuning));
     json_object_object_add(j, "commit", json_object_new_string(hr_cli_commit()));
     json_object_object_add(j, "date", json_object_new_string(date));
     return j;

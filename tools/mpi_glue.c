@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "tuning_env.h"
 
 #ifdef HR_HAVE_MPI
 #include "hetrelax/mpi.h"
@@ -93,17 +94,12 @@ static void append(char *buf, size_t size, const char *s)
     if (len + 1 < size) snprintf(buf + len, size - len, "%s", s);
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* What every rank must share: the command line (less the program's path) and the HETRELAX_*
- * settings, which decide code paths and so which collectives a rank makes
- * (HETRELAX_MPI_ALL_OUTPUT, which only keeps a rank's output, may differ). */
+/* What every rank must share: the command line (less the program's path) and the tuning
+ * knobs its HETRELAX_* variables give, which decide code paths and so which collectives a
+ * rank makes (HETRELAX_MPI_ALL_OUTPUT, which only keeps a rank's output, and variables that
+ * leave every knob at its default may differ). */
 static void fingerprint(int argc, char **argv)
 {
-    extern char **environ;
     unsigned long long h = 14695981039346656037ULL;
     argv_text[0] = '\0';
     for (int i = 1; i < argc; i++) {
@@ -112,24 +108,8 @@ static void fingerprint(int argc, char **argv)
         append(argv_text, sizeof argv_text, argv[i]);
     }
     argv_hash = (long long)(h >> 2);
-    size_t n = 0;
-    for (char **e = environ; e && *e; e++)
-        if (strncmp(*e, "HETRELAX_", 9) == 0 && strncmp(*e, "HETRELAX_MPI_ALL_OUTPUT=", 24) != 0) n++;
-    const char **vars = malloc((n ? n : 1) * sizeof *vars);
-    n = 0;
-    for (char **e = environ; vars && e && *e; e++)
-        if (strncmp(*e, "HETRELAX_", 9) == 0 && strncmp(*e, "HETRELAX_MPI_ALL_OUTPUT=", 24) != 0)
-            vars[n++] = *e;
-    if (vars) qsort(vars, n, sizeof *vars, cmp_str); /* the launcher's order may differ */
-    h = 14695981039346656037ULL;
-    snprintf(env_text, sizeof env_text, "%s", n ? "" : "none");
-    for (size_t i = 0; i < n; i++) {
-        h = fnv(h, vars[i], strlen(vars[i]) + 1);
-        if (i) append(env_text, sizeof env_text, " ");
-        append(env_text, sizeof env_text, vars[i]);
-    }
+    hr_tuning_env_fingerprint(env_text, sizeof env_text, &h);
     env_hash = (long long)(h >> 2);
-    free(vars);
 }
 
 /* Ranks > 0: the last few KiB written to stderr, for the agreement to pass on; fprintf
@@ -294,9 +274,19 @@ static int agreement(const char *cmd, int stage, int rc)
     return ended;
 }
 
+/* Started by mpiexec/mpirun/srun: the launcher's variables say so. */
+static int launched(void)
+{
+    static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE",
+                                       "MPI_LOCALNRANKS"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+        if (getenv(vars[i])) return 1;
+    return 0;
+}
+
 int hr_mpi_cli_init(int *argc, char ***argv)
 {
-    if (!hr_mpi_launched()) return 0;
+    if (!launched()) return 0;
     int provided = 0;
     if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
         fprintf(stderr, "hetrelax: MPI_Init_thread failed\n");

@@ -116,6 +116,107 @@ HR_API const char *hr_method_name(hr_method m);
  *  sweep count and the relative residual ||f - A u|| / ||f||. Return non-zero to stop. */
 typedef int (*hr_monitor_fn)(long iteration, double residual, void *user);
 
+/* ------------------------------------------------------------------ tuning */
+
+/* Switches of hr_tuning: 0 is the library's default, HR_TUNE_ON / HR_TUNE_OFF force it. */
+#define HR_TUNE_ON  1
+#define HR_TUNE_OFF (-1)
+
+/* Tuning knobs: how a run goes about its work, never what it computes (every knob keeps the
+ * deterministic kernels bitwise equal to cpu-seq). The library reads no environment variable;
+ * the `hetrelax` command maps the HETRELAX_* variable named after each knob onto it (and
+ * some onto flags too). Every field 0 (a zeroed struct, hr_options_default()) is the library's
+ * default. Switches take 0, HR_TUNE_ON or HR_TUNE_OFF; where 0 of a count is meaningful,
+ * -1 asks for it. Knobs marked "tests" exist so tests and benchmarks can reach a code path.
+ * Paths are borrowed: they must stay valid until the handle that took them is freed.
+ * docs/configuration.md lists every knob with its variable and default. */
+typedef struct hr_tuning {
+    /* host memory and CPU threads */
+    int hugepages;        /* ON: advise big grids (>= 8 MiB) MADV_HUGEPAGE; default off */
+    int cpu_stream;       /* cpu-threads stores of the new grid: ON streaming (non-temporal), OFF
+                             ordinary; 0: spmd streams when the grids exceed its cache share, pencil
+                             takes the tuning cache's or its default choice */
+    int cpu_block;        /* pencil (3-D cpu-threads): y rows per pencil, 1..2^20 (0: tuning cache,
+                             else the default); given, it wins over the cache */
+    int cpu_block_stream; /* pencil, with cpu_block: ON streaming, OFF ordinary stores (0: as
+                             cpu_stream); cpu_stream, when set, wins */
+    int rb_tile[2];       /* cpu red-black (not fused): tile rows x columns; 0: the default (4 rows,
+                             full width), -1: untiled (rows) / full width (columns) */
+    /* the tuning cache (`hetrelax tune`) that runs look their shapes up in */
+    const char *tune_file; /* the cache file, used as given (its folder must exist) */
+    const char *cache_dir; /* else gpu-tune.txt in this folder, created when missing (NULL:
+                              ~/.cache/hetrelax of the user's home directory) */
+    /* GPU (backend gpu) */
+    int gpu_shape[3];    /* Jacobi GPU kernels: block BX x BY and H rows (planes) per thread, all
+                            three or none (0: tuning cache, shipped table, default) */
+    int gpu_pdl;         /* OFF: no programmatic dependent launch on compute capability >= 9 */
+    int gpu_split;       /* tests: `tuned` sweeps as two regions cut at this row (2-D) or plane (3-D)
+                            when 1 < gpu_split <= n (0: one region) */
+    int rb_gpu_shape[3]; /* red-black GPU kernels: BX x BY [x H] (H 0: the kernel's); 0: cache,
+                            shipped or default */
+    /* red-black on several GPUs (rb-mgpu, rb-2gpu) */
+    int rb2_v1;       /* ON: the two-GPU in-place scheme, v1 (2 GPUs only) */
+    int rb2_old;      /* ON: the two-GPU fused in-place scheme (2 GPUs only; rb2_v1 wins) */
+    int rb2_one;      /* tests: ON puts every slab on the first device (the code path, not the speed) */
+    int rb2_kcopy;    /* ON: the exchange by a copy kernel, also without graphs */
+    int rb2_shape[3]; /* streaming scheme BX x BY x H; in-place schemes BX x 0 x H (0: the default,
+                         or rb-tuned's cached shape) */
+    int rb2_srows;    /* streaming scheme: rows per strip, >= 2 (0: 2) */
+    int rb2_graph;    /* CUDA graphs of this many iterations, even, 2..1000 (0: none) */
+    /* multigrid on a GPU (hr_mg_options.backend gpu) */
+    long mg_gpu_small;      /* levels of at most this many points inside one one-block kernel (0: 1024
+                               in 2-D, 512 in 3-D) */
+    int mg_gpu_nograph;     /* ON: no CUDA graph, kernels launched one by one */
+    int mg_gpu_rb;          /* 2: red-black smoothing in two passes (0: one pass) */
+    long mg_gpu_march;      /* one-pass red-black marches on levels of >= this many points (0: the
+                               default, 1e6; -1: never) */
+    int mg_gpu_async_local; /* smoother async: local red-black sweeps per pass (0: 2) */
+    /* sparse methods on GPUs (hr_sparse_options) */
+    int sparse_streams;       /* async: streams per GPU, 1..32 (0: 1) */
+    int sparse_graph;         /* async: iterations per CUDA graph, 1..4096 (0: 32; -1: no graphs) */
+    int sparse_amc_serial;    /* ON: AMC exchange serial to the kernels (comparison) */
+    int sparse_amc_every;     /* AMC: an exchange every this many kernels, 1..1024 (0: 1) */
+    int sparse_while;         /* OFF: body replays instead of the device's WHILE graph */
+    int sparse_device_checks; /* OFF: residual checks on the host instead of on the device */
+    int sparse_body;          /* iterations per loop body, 1..256 (0: from the monitor interval) */
+    int sparse_body_switch;   /* iterations after which long bodies start, 1..2^30 (0: 256) */
+    int sparse_body_long;     /* iterations per long body, 1..256 (0: 64; -1: none) */
+    int sparse_multi;         /* lean check reading the matrix once per 8 snapshots: ON, OFF (0: for
+                                 rows of 16 entries or more) */
+    int sparse_lean;          /* OFF: no lean loop body of plain kernels */
+    int sparse_predict;       /* OFF: no predicted body lengths */
+    int sparse_batch;         /* OFF: a residual check per iteration, not batched */
+    int sparse_profile;       /* ON: where a GPU solve's host time went, printed to stderr */
+    /* the hybrid backend, chains of GPUs and the CPU crews */
+    double crew_spin_us;     /* microseconds a crew spins before it sleeps (0: 200 unpinned, 50000
+                                pinned; < 0: sleep at once) */
+    int crew_pin;            /* ON: pin crews wherever they fit (also two CPU parts), OFF: never */
+    int crew_steal;          /* OFF: each crew worker runs exactly its own pieces */
+    int crew_pieces;         /* pieces per crew worker, 1..64 (0: 4) */
+    int cpu_pull;            /* tests: ON gives CPU parts the direct-copy schedule of peer GPUs */
+    int peer;                /* OFF: stage every exchange through the host; ON: trust peer copies (no
+                                start-up trial) */
+    int peer_push;           /* ON: the source GPU pushes its rows (default: the receiver pulls) */
+    int split_mapped;        /* OFF: every host edge staged through the engine's buffers */
+    int chain_graph;         /* OFF: no CUDA graphs in a chain of GPUs */
+    int exchange_trial;      /* tests: ON runs the start-up exchange trial wherever copies are direct */
+    double auto_watch;       /* --split auto's watch: the margin over GPU-only that ends a split
+                                (0: 0.01; < 0: no watch) */
+    int auto_watch_force;    /* tests: ON ends any split of both parts after its first window */
+    const char *split_trace; /* append one JSON line per split engine and crew jobs to this file */
+    /* decomposed runs: MPI ranks, GPU subdomains */
+    int mpi_mapped;            /* OFF: no mapped ghost planes between ranks of one node */
+    int mpi_inplace;           /* OFF: shared-memory halos copied through the bound buffers */
+    int mpi_shm;               /* OFF: MPI point-to-point halos instead of shared memory on a node */
+    int mpi_cuda_aware;        /* OFF: treat the MPI library as not CUDA-aware (stage through the host) */
+    int dsolver_pencil;        /* OFF: 3-D CPU subdomains swept without the pencil blocking */
+    int dsolver_queued;        /* tests: ON runs the device schedule on CPU ranks */
+    int dsolver_progress;      /* OFF: no MPI progress calls while the inner points are swept */
+    int dgpu_generic;          /* tests: ON sweeps every GPU subdomain box with the generic kernel */
+    const char *dsolver_trace; /* write each rank's exchange timeline to PATH.RANK */
+    double nccl_timeout;       /* seconds an NCCL wait may take (0: 120; < 0: no limit) */
+} hr_tuning;
+
 /* Grids: element (i, j[, k]) is row i (y), column j (x, contiguous) [, plane k (z)].
  * Arrays passed in or out (rhs_values, init_values, solutions) hold the interior only,
  * x fastest: index ((k-1) * ny + (i-1)) * nx + (j-1). */
@@ -142,8 +243,8 @@ typedef struct hr_options {
     double omega;              /* weight: u' = (1 - omega) u + omega jacobi(u); 0 or 1: plain */
     double divtol;             /* diverged when the checked relative residual exceeds this
                                   (0: 1e3; the relative residual starts at 1 from u0 = 0) */
-    int alpha;                /* async factor / sweeps per pass for kernels that use it */
-    long monitor_every;       /* 0: no monitor calls */
+    int alpha;                 /* async factor / sweeps per pass for kernels that use it */
+    long monitor_every;        /* 0: no monitor calls */
     hr_monitor_fn monitor;
     void *monitor_user;
     int keep_history;      /* record (iteration, residual) at every check */
@@ -161,9 +262,10 @@ typedef struct hr_options {
     int split_second;           /* the second placement: HR_SPLIT_GPU, or HR_SPLIT_CPU (a CPU team, tests) */
     int split_schedule;         /* HR_SPLIT_NESTED or HR_SPLIT_NAIVE (Sourouri et al. listings 3 and 2) */
     int split_boundary_threads; /* nested: threads of the boundary team (0: automatic) */
-    int gpus; /* backend hybrid: > 1 runs a chain of that many equal slabs of the slowest axis on
-                 GPUs device..device+gpus-1 (split_second HR_SPLIT_CPU: CPU crews); 0 or 1: as before.
-                 Backend gpu with a kernel of HR_CAP_GPUS (rb-mgpu): the GPUs it runs on */
+    int gpus;         /* backend hybrid: > 1 runs a chain of that many equal slabs of the slowest axis on
+                         GPUs device..device+gpus-1 (split_second HR_SPLIT_CPU: CPU crews); 0 or 1: as before.
+                         Backend gpu with a kernel of HR_CAP_GPUS (rb-mgpu): the GPUs it runs on */
+    hr_tuning tuning; /* how the run goes about it (all 0: the defaults) */
 } hr_options;
 
 enum { HR_SPLIT_GPU = 0, HR_SPLIT_CPU = 1 };
@@ -316,7 +418,7 @@ enum {
 };
 
 typedef struct hr_kernel_info {
-    const char *name;    /* --kernel value (unique per backend and dimension) */
+    const char *name; /* --kernel value (unique per backend and dimension) */
     hr_backend backend;
     const char *summary; /* one line */
     unsigned caps;       /* HR_CAP_* */
@@ -406,6 +508,11 @@ HR_API hr_status hr_measure_device_bandwidth(int ordinal, size_t bytes, int repe
 HR_API hr_status hr_measure_host_bandwidth_bound(int threads, hr_bind bind, size_t bytes, int repeats,
                                                  hr_bandwidth *out);
 
+/*! hr_measure_host_bandwidth_tuned() : hr_measure_host_bandwidth_bound() with the arrays
+ *  allocated as a run's grids are under `tune` (its hugepages knob; NULL: the defaults). */
+hr_status hr_measure_host_bandwidth_tuned(int threads, hr_bind bind, size_t bytes, int repeats,
+                                          const hr_tuning *tune, hr_bandwidth *out);
+
 typedef struct hr_cpu_tune_result {
     int block[3];        /* the fastest pencil: x (full rows), y rows, z planes per thread */
     int stream;          /* 1: streaming (non-temporal) stores of the new grid, 0: ordinary */
@@ -420,7 +527,8 @@ typedef struct hr_cpu_tune_result {
  *  threads, bind): every pencil height with ordinary and streaming stores, `sweeps` sweeps each
  *  (0: about 2e9 point updates), median of 3 after a warm-up; checks that every candidate gives
  *  bitwise the same grid; appends the fastest to the tuning cache (`cache_path`, or
- *  $HETRELAX_TUNE_FILE, else ~/.cache/hetrelax/gpu-tune.txt: the GPU cache file, with a "cpu:"
+ *  o->tuning.tune_file, else gpu-tune.txt in o->tuning.cache_dir, else
+ *  ~/.cache/hetrelax/gpu-tune.txt: the GPU cache file, with a "cpu:"
  *  device key). Later pencil runs with the same CPU model, thread count and precision take
  *  the entry of the nearest size. */
 HR_API hr_status hr_cpu_tune(const hr_options *o, long sweeps, const char *cache_path,

@@ -21,11 +21,6 @@ extern "C" {
 
 typedef struct hr_mpi_solver hr_mpi_solver;
 
-/*! hr_mpi_launched() :
- *  @return 1 when this process was started by mpiexec/mpirun/srun (the environment
- *  says so), 0 otherwise: a command can then call MPI_Init only when it runs as a rank. */
-HR_API int hr_mpi_launched(void);
-
 /*! hr_mpi_resolve_decomp() :
  *  The decomposition a solve of `o` on `ranks` ranks uses: `req` as given (parts per axis
  *  x, y[, z]; NULL or all 0: MPI_Dims_create's balanced split, the most parts along the

@@ -174,6 +174,7 @@ typedef struct hr_sparse_options {
      * from a history kept on the device, instead of returning to the host at every
      * monitor point. */
     int monitor_deferred;
+    hr_tuning tuning; /* knobs of the GPU methods (hetrelax.h; all 0: the defaults) */
 } hr_sparse_options;
 
 typedef struct hr_sparse_result {

@@ -7,12 +7,17 @@
 
 hr_status hr_grid_alloc(hr_grid *g, const hr_grid_layout *l)
 {
+    return hr_grid_alloc_huge(g, l, 0);
+}
+
+hr_status hr_grid_alloc_huge(hr_grid *g, const hr_grid_layout *l, int hugepages)
+{
     memset(g, 0, sizeof *g);
     if (l->nx < 1 || l->ny < 1 || l->nz < 1) return HR_ERR_INVALID_ARG;
     g->l = *l;
     size_t bytes = hr_layout_bytes(&g->l);
     bytes = (bytes + HR_GRID_ALIGN - 1) / HR_GRID_ALIGN * HR_GRID_ALIGN;
-    g->base = hr_alloc_big(HR_GRID_ALIGN, bytes);
+    g->base = hr_alloc_big(HR_GRID_ALIGN, bytes, hugepages);
     return g->base ? HR_OK : HR_ERR_NO_MEMORY;
 }
 

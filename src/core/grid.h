@@ -93,6 +93,9 @@ typedef struct hr_grid {
 
 /* Allocates without touching the pages (so threads can first-touch their own). */
 HR_INTERNAL_API hr_status hr_grid_alloc(hr_grid *g, const hr_grid_layout *l);
+/* The same, big grids advised for transparent huge pages when `hugepages` (the knob
+ * hr_tuning.hugepages resolved: 0 or 1). */
+HR_INTERNAL_API hr_status hr_grid_alloc_huge(hr_grid *g, const hr_grid_layout *l, int hugepages);
 HR_INTERNAL_API void hr_grid_free(hr_grid *g);
 
 /* Pointer to element (0, 0, 0), typed by the caller. */

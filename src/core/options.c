@@ -10,8 +10,9 @@
 
 #include "core/error.h"
 #include "core/precision.h"
-#include "runtime/cuda/cuda_api.h"
 #include "core/solver_internal.h"
+#include "core/tuning.h"
+#include "runtime/cuda/cuda_api.h"
 
 /* The largest extent accepted per axis: indices stay far inside int and size_t; memory
  * is checked separately before allocation. */
@@ -123,6 +124,7 @@ hr_status hr_options_validate(const hr_options *o, char *w, size_t ws)
     /* --gpus N: the hybrid module's chain of N parts (src/parallel/hybrid/split.c), or a kernel that
      * runs on several GPUs itself (HR_CAP_GPUS: its check) */
     if (o->gpus < 0 || o->gpus > 16) return hr_invalid_arg(w, ws, "gpus: must be between 1 and 16");
+    HR_TRY(hr_tuning_validate(&o->tuning, w, ws));
     if (o->gpus > 1 && o->backend != HR_BACKEND_HYBRID && !(k && (k->caps & HR_CAP_GPUS)))
         return hr_invalid_arg(w, ws, "gpus: several GPUs need the gpu (chain) or hybrid backend");
     if (k && k->check) return k->check(o, w, ws);

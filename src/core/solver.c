@@ -12,12 +12,13 @@
 
 #include "core/error.h"
 #include "core/precision.h"
-#include "core/stencil.h"
-#include "runtime/cpu/sysmem.h"
-#include "core/timer.h"
-#include "reference/stencil_cpu.h"
-#include "runtime/cuda/cuda_api.h"
 #include "core/solver_internal.h"
+#include "core/stencil.h"
+#include "core/timer.h"
+#include "core/tuning.h"
+#include "reference/stencil_cpu.h"
+#include "runtime/cpu/sysmem.h"
+#include "runtime/cuda/cuda_api.h"
 
 #define HR_PI 3.14159265358979323846
 
@@ -206,9 +207,10 @@ hr_status hr_solver_create(const hr_options *o, hr_solver **out)
         st = HR_ERR_NO_MEMORY;
         goto fail;
     }
-    HR_CHECK_GOTO(st, hr_grid_alloc(&s->u[0], &l), fail);
-    HR_CHECK_GOTO(st, hr_grid_alloc(&s->u[1], &l), fail);
-    if (grids == 3) HR_CHECK_GOTO(st, hr_grid_alloc(&s->hf, &l), fail);
+    const int huge = hr_tune_on(o->tuning.hugepages, 0);
+    HR_CHECK_GOTO(st, hr_grid_alloc_huge(&s->u[0], &l, huge), fail);
+    HR_CHECK_GOTO(st, hr_grid_alloc_huge(&s->u[1], &l, huge), fail);
+    if (grids == 3) HR_CHECK_GOTO(st, hr_grid_alloc_huge(&s->hf, &l, huge), fail);
     s->cfg.backend = s->o.backend;
     snprintf(s->cfg.kernel, sizeof s->cfg.kernel, "%s", s->k->name);
     s->cfg.caps = s->k->caps;

@@ -6,28 +6,27 @@
 #include <sys/stat.h>
 
 #include "core/error.h"
-#include "core/timer.h"
 #include "core/solver_internal.h"
+#include "core/timer.h"
+#include "core/tuning.h"
 
-/* The default cache path; 1: a file the user named ($HETRELAX_TUNE_FILE), 2: the cache
- * folder's file (its folders may be created), 0: none. */
-static int default_path(char *buf, size_t size)
+/* The default cache path; 1: a file the user named (t->tune_file), 2: the cache folder's
+ * file (its folders may be created), 0: none. */
+static int default_path(const hr_tuning *t, char *buf, size_t size)
 {
-    const char *f = getenv("HETRELAX_TUNE_FILE");
-    if (f && *f) return snprintf(buf, size, "%s", f) < (int)size ? 1 : 0;
-    const char *x = getenv("XDG_CACHE_HOME");
-    if (x && *x) return snprintf(buf, size, "%s/hetrelax/gpu-tune.txt", x) < (int)size ? 2 : 0;
-    const char *h = getenv("HOME");
-    if (h && *h) return snprintf(buf, size, "%s/.cache/hetrelax/gpu-tune.txt", h) < (int)size ? 2 : 0;
-    return 0;
+    if (t && t->tune_file && *t->tune_file)
+        return snprintf(buf, size, "%s", t->tune_file) < (int)size ? 1 : 0;
+    char dir[512];
+    if (!hr_tuning_cache_dir(t, dir, sizeof dir)) return 0;
+    return snprintf(buf, size, "%s/gpu-tune.txt", dir) < (int)size ? 2 : 0;
 }
 
-int hr_tune_cache_default(char *buf, size_t size)
+int hr_tune_cache_default(const hr_tuning *t, char *buf, size_t size)
 {
-    return default_path(buf, size) != 0;
+    return default_path(t, buf, size) != 0;
 }
 
-FILE *hr_tune_cache_append(const char *given, char *path, size_t size, int *err)
+FILE *hr_tune_cache_append(const char *given, const hr_tuning *t, char *path, size_t size, int *err)
 {
     int kind = 1;
     *err = 0;
@@ -36,9 +35,9 @@ FILE *hr_tune_cache_append(const char *given, char *path, size_t size, int *err)
             *err = ENAMETOOLONG;
             return NULL;
         }
-    } else if ((kind = default_path(path, size)) == 0) {
+    } else if ((kind = default_path(t, path, size)) == 0) {
         path[0] = '\0';
-        *err = ENOENT; /* no $HOME: nowhere to keep it */
+        *err = ENOENT; /* no home directory: nowhere to keep it */
         return NULL;
     }
     /* a path the user named is used as given: a missing folder is a mistake to report,

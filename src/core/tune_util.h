@@ -13,18 +13,18 @@
 extern "C" {
 #endif
 
-/* $HETRELAX_TUNE_FILE, else $XDG_CACHE_HOME/hetrelax/gpu-tune.txt, else
- * ~/.cache/hetrelax/gpu-tune.txt; 0 when none can be formed. */
-int hr_tune_cache_default(char *buf, size_t size);
+/* The cache file of the knobs `t` (may be NULL): t->tune_file, else gpu-tune.txt in
+ * t->cache_dir, else ~/.cache/hetrelax/gpu-tune.txt; 0 when none can be formed. */
+int hr_tune_cache_default(const hr_tuning *t, char *buf, size_t size);
 
 /* Creates the folders above `path` (the file itself is not created); 0 on success. */
 int hr_mkdir_parents(const char *path);
 
 /* Opens the tuning cache for appending: `given` (not empty) as given, else the default
- * path, whose folders are created only when it is the cache folder's file (not for a path
- * the user named in --cache or $HETRELAX_TUNE_FILE). The path goes to `path`; NULL with an
+ * path of `t`, whose folders are created only when it is the cache folder's file (not for a
+ * path the user named in --cache or t->tune_file). The path goes to `path`; NULL with an
  * errno value in *err on failure. */
-FILE *hr_tune_cache_append(const char *given, char *path, size_t size, int *err);
+FILE *hr_tune_cache_append(const char *given, const hr_tuning *t, char *path, size_t size, int *err);
 
 /* The median of n timings (sorts v in place). */
 HR_INTERNAL_API double hr_median(double *v, int n);

@@ -62,6 +62,7 @@ hr_status mg_cpu_part_create(const mg_cpu_part_setup *s, mg_cpu_part **out)
     H->post = s->post;
     H->symmetric = s->symmetric;
     H->omega = s->omega;
+    H->hugepages = s->hugepages;
     if (st == HR_OK) st = mg_hier_build(H, s->dim, s->nx, s->ny, s->nz, s->nlev, s->esize, p->nt);
     if (st != HR_OK) {
         mg_cpu_part_free(p);

@@ -28,7 +28,8 @@ typedef struct mg_cpu_part_setup {
     int pre, post;
     double omega;
     int symmetric;
-    int threads; /* 0: one per core */
+    int threads;   /* 0: one per core */
+    int hugepages; /* grids advised for huge pages (hr_tuning.hugepages resolved) */
 } mg_cpu_part_setup;
 
 hr_status mg_cpu_part_create(const mg_cpu_part_setup *s, mg_cpu_part **out);

@@ -280,13 +280,13 @@ hr_status mg_hier_build(mg_hier *H, int dim, int nx, int ny, int nz, int nlev, s
         L->threaded = hr_layout_points(&L->l) >= HR_MG_THREADED_POINTS;
         hr_status st;
         for (int b = 0; b < 2; b++)
-            if ((st = hr_grid_alloc(&L->u[b], &L->l)) != HR_OK) return st;
-        if ((st = hr_grid_alloc(&L->hf, &L->l)) != HR_OK) return st;
-        if ((st = hr_grid_alloc(&L->r, &L->l)) != HR_OK) return st;
+            if ((st = hr_grid_alloc_huge(&L->u[b], &L->l, H->hugepages)) != HR_OK) return st;
+        if ((st = hr_grid_alloc_huge(&L->hf, &L->l, H->hugepages)) != HR_OK) return st;
+        if ((st = hr_grid_alloc_huge(&L->r, &L->l, H->hugepages)) != HR_OK) return st;
         if ((H->smoother == HR_MG_SMOOTH_CHEBY || l == nlev - 1) &&
-            (st = hr_grid_alloc(&L->d, &L->l)) != HR_OK)
+            (st = hr_grid_alloc_huge(&L->d, &L->l, H->hugepages)) != HR_OK)
             return st;
-        if (l == nlev - 1 && (st = hr_grid_alloc(&L->cp, &L->l)) != HR_OK) return st;
+        if (l == nlev - 1 && (st = hr_grid_alloc_huge(&L->cp, &L->l, H->hugepages)) != HR_OK) return st;
         L->rhs = (hr_rhs_view){hr_grid_origin(&L->hf), -1, -1, -1};
         nx = (nx - 1) / 2;
         ny = (ny - 1) / 2;

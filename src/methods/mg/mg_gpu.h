@@ -16,9 +16,9 @@
 #include <math.h>
 #include <stddef.h>
 
+#include "core/grid.h"
 #include "core/stencil.h"
 #include "hetrelax/mg.h"
-#include "core/grid.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -51,8 +51,8 @@ typedef struct mg_gpu_setup {
     const hr_grid *rhs; /* h^2 f in the solution level's layout and precision, or NULL */
     double boundary;
     /* tuning (0: defaults): levels with at most small_points points run inside one
-     * one-block kernel; no_graph: launch the kernels one by one (tests compare); the
-     * environment sets them: HETRELAX_MG_GPU_SMALL, _NOGRAPH, _RB (docs/multigrid.md) */
+     * one-block kernel; no_graph: launch the kernels one by one (tests compare); from the
+     * options' knobs hr_tuning.mg_gpu_small, _nograph, _rb (docs/configuration.md) */
     long small_points;
     int no_graph;
     int rb_passes;     /* red-black: 1 (default) one pass into the other buffer, 2 two in-place passes */
@@ -61,6 +61,7 @@ typedef struct mg_gpu_setup {
     int async_local;   /* smoother async: local red-black sweeps per pass (0: default 2) */
     /* --coarse-on cpu: levels cpu_level.. run on cpu_threads CPU threads (0: all on the GPU) */
     int cpu_level, cpu_threads;
+    int hugepages; /* host grids advised for huge pages (hr_tuning.hugepages resolved) */
 } mg_gpu_setup;
 
 /* Vectors that reach fp32 grids (mixed precision's defect, the CG vectors and the fp32

@@ -14,12 +14,12 @@
 #ifndef HR_MG_INTERNAL_H
 #define HR_MG_INTERNAL_H
 
+#include "core/driver.h"
+#include "core/grid.h"
 #include "core/stencil.h"
+#include "hetrelax/mg.h"
 #include "reference/stencil_cpu.h"
 #include "runtime/cpu/team.h"
-#include "hetrelax/mg.h"
-#include "core/grid.h"
-#include "core/driver.h"
 
 #define HR_MG_MAX_LEVELS 24
 #define HR_MG_CHEBY_MAX  16 /* Chebyshev steps with precomputed coefficients */
@@ -60,6 +60,7 @@ typedef struct mg_hier {
     int fmg_cycles;      /* V-cycles per level in FMG */
     int separate_passes; /* residual and restriction as two passes (tests compare) */
     int symmetric;       /* post-smoothing is the adjoint of pre-smoothing (CG preconditioner) */
+    int hugepages;       /* grids advised for huge pages (hr_tuning.hugepages resolved) */
 } mg_hier;
 
 /* ---- slice operators (mg_ops.c), on slices [s0, s1) of the level they write ---- */

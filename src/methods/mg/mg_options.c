@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/tuning.h"
 #include "methods/mg/mg_internal.h"
 
 #define HR_MG_MAX_N   65535
@@ -167,5 +168,5 @@ hr_status hr_mg_options_validate(const hr_mg_options *o, char *w, size_t ws)
         if (o->coarse_level >= nlev)
             return hr_invalid_arg(w, ws, "coarse-level: must be between 1 and %d (levels - 1)", nlev - 1);
     }
-    return HR_OK;
+    return hr_tuning_validate(&o->tuning, w, ws);
 }

@@ -15,9 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/cpu/sysmem.h"
 #include "core/timer.h"
+#include "core/tuning.h"
 #include "methods/mg/mg_handle.h"
+#include "runtime/cpu/sysmem.h"
 
 static _Thread_local char last_error[256];
 
@@ -118,15 +119,13 @@ static hr_status create_gpu(hr_mg *m)
     s.symmetric = o->pc == HR_MG_PC_MG;
     s.boundary = o->boundary;
     s.spike = (hr_rhs_view){NULL, -1, -1, -1};
-    const char *small = getenv("HETRELAX_MG_GPU_SMALL"), *nograph = getenv("HETRELAX_MG_GPU_NOGRAPH");
-    s.small_points = small ? atol(small) : 0;
-    s.no_graph = nograph && *nograph && strcmp(nograph, "0") != 0;
-    const char *rb = getenv("HETRELAX_MG_GPU_RB");
-    s.rb_passes = rb && atoi(rb) == 2 ? 2 : 1;
-    const char *march = getenv("HETRELAX_MG_GPU_MARCH"); /* 0: never, N: levels of >= N points */
-    s.march_points = march ? (atol(march) > 0 ? atol(march) : -1) : 0;
-    const char *al = getenv("HETRELAX_MG_GPU_ASYNC_LOCAL"); /* async3: local sweeps per pass */
-    s.async_local = al ? atoi(al) : 0;
+    const hr_tuning *tu = &o->tuning;
+    s.small_points = tu->mg_gpu_small;
+    s.no_graph = hr_tune_on(tu->mg_gpu_nograph, 0);
+    s.rb_passes = tu->mg_gpu_rb == 2 ? 2 : 1;
+    s.march_points = tu->mg_gpu_march;      /* 0: the default, -1: never, N: levels of >= N points */
+    s.async_local = tu->mg_gpu_async_local; /* async3: local sweeps per pass */
+    s.hugepages = hr_tune_on(tu->hugepages, 0);
     if (o->coarse_on == HR_MG_COARSE_ON_CPU && m->nlev > 1) {
         /* from the first level with fewer than 65536 points (launch latency, not bandwidth) */
         int lc = o->coarse_level;
@@ -150,7 +149,7 @@ static hr_status create_gpu(hr_mg *m)
         hr_grid_layout l;
         if (!hr_layout_init(&l, m->dim, m->nx, m->ny, m->nz, s.mode == MG_GPU_DIRECT ? s.esize : 8))
             return HR_ERR_NO_MEMORY;
-        hr_status st = hr_grid_alloc(&rhs, &l);
+        hr_status st = hr_grid_alloc_huge(&rhs, &l, hr_tune_on(o->tuning.hugepages, 0));
         if (st != HR_OK) return st;
         hr_grid_init_rows(&rhs, 0, hr_layout_outer(&l), 0.0);
         mgs_fill_rhs(m, &rhs, 1, (m->dim == 3 ? m->nz : m->ny) + 1);
@@ -264,6 +263,7 @@ hr_status hr_mg_create(const hr_mg_options *o, hr_mg **out)
         H->post = o->post;
         H->symmetric = o->pc == HR_MG_PC_MG;
         H->omega = o->omega > 0.0 ? o->omega : (m->dim == 3 ? 6.0 / 7.0 : 0.8);
+        H->hugepages = hr_tune_on(o->tuning.hugepages, 0);
         const size_t es = o->precision == HR_MG_PREC_DOUBLE ? 8 : 4;
         if ((st = mg_hier_build(H, m->dim, m->nx, m->ny, m->nz, m->nlev, es, m->nt)) != HR_OK)
             return fail(m, st);
@@ -275,10 +275,11 @@ hr_status hr_mg_create(const hr_mg_options *o, hr_mg **out)
         O->slices = slices;
         O->threaded = hr_layout_points(&O->l) >= HR_MG_THREADED_POINTS;
         hr_grid *gs[5] = {&O->u[0], &O->u[1], &O->r, &O->d, &O->cp};
+        const int huge = hr_tune_on(o->tuning.hugepages, 0);
         for (int g = 0; g < 5; g++)
-            if ((st = hr_grid_alloc(gs[g], &O->l)) != HR_OK) return fail(m, st);
+            if ((st = hr_grid_alloc_huge(gs[g], &O->l, huge)) != HR_OK) return fail(m, st);
         if (o->rhs == HR_RHS_MANUFACTURED || o->rhs == HR_RHS_ARRAY)
-            if ((st = hr_grid_alloc(&O->hf, &O->l)) != HR_OK) return fail(m, st);
+            if ((st = hr_grid_alloc_huge(&O->hf, &O->l, huge)) != HR_OK) return fail(m, st);
         O->rhs = mgs_problem_view(m, &O->hf);
     }
     job jb = {m, JOB_INIT, 0, 0, 0, 0.0, 0.0};

@@ -3,9 +3,9 @@
  * (hr_solver, host grids, the driver) and the self-contained CUDA file behind
  * src/methods/redblack/cuda/redblack_gpu.h. C, so that it does not depend on the CUDA sources' internal
  * headers. The device holds the one grid; the host copy is refreshed on sync_host (residual
- * checks, the end of a run) and pushed back on upload (restarts). HETRELAX_RB_GPU_SHAPE =
- * "BXxBY" overrides the block (rb-tuned, rb-inplace: BX threads, BY rows per strip / tile) or
- * "BXxBYxH" (rb-tuned: BX threads along x, BY strips per block, H rows per strip); else
+ * checks, the end of a run) and pushed back on upload (restarts). The knob tuning.rb_gpu_shape
+ * BX x BY overrides the block (rb-tuned, rb-inplace: BX threads, BY rows per strip / tile) or
+ * BX x BY x H (rb-tuned: BX threads along x, BY strips per block, H rows per strip); else
  * rb-tuned takes the tuning cache's shape (`hetrelax tune --kernel rb-tuned`), else the
  * shipped one for the architecture. rb-mgpu runs on devices --device.. --device + N - 1 (--gpus N),
  * rb-2gpu on --device and --device + 1.
@@ -16,10 +16,10 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "runtime/cuda/cuda_api.h"
-#include "methods/redblack/cuda/redblack_gpu.h"
 #include "core/solver_internal.h"
 #include "core/tune_util.h"
+#include "methods/redblack/cuda/redblack_gpu.h"
+#include "runtime/cuda/cuda_api.h"
 
 /* One GPU (hr_gpu_rb_*) or several (hr_gpu_rb2_*) behind the same four calls. */
 typedef struct rb_ops {
@@ -107,6 +107,7 @@ static hr_status rbg_begin(hr_solver *s, const rb_ops *ops, hr_gpu_rb_params *p)
     p->spike_k = s->p.spike_k;
     p->hf_host = s->hf.base;
     p->pinned = s->o.host_memory == HR_HOST_PINNED;
+    p->tune = s->o.tuning;
     return HR_OK;
 }
 
@@ -115,27 +116,21 @@ static hr_status rbg_setup(hr_solver *s)
     hr_gpu_rb_params p;
     HR_TRY(rbg_begin(s, &one_gpu, &p));
     rbg_state *st = s->impl;
-    const char *env = getenv("HETRELAX_RB_GPU_SHAPE");
+    const int *knob =
+        s->o.tuning.rb_gpu_shape; /* BX and BY, or none (hr_tuning_validate); H 0: the kernel's */
     const char *source = "default";
-    if (env && *env) {
-        char tail;
-        int n = sscanf(env, "%dx%dx%d%c", &p.bx, &p.by, &p.h, &tail);
-        if (n != 2 && n != 3) {
-            hr_solver_set_error(s, "HETRELAX_RB_GPU_SHAPE: '%s' is not BXxBY or BXxBYxH", env);
-            return HR_ERR_INVALID_ARG;
-        }
-        if (p.bx < 1 || p.by < 1 || (n == 3 && p.h < 1)) { /* 0 would mean "the default" below */
-            hr_solver_set_error(s, "HETRELAX_RB_GPU_SHAPE: '%s': every extent must be >= 1", env);
-            return HR_ERR_INVALID_ARG;
-        }
-        if (n == 2) p.h = 0;
+    if (knob[0] > 0) {
+        p.bx = knob[0];
+        p.by = knob[1];
+        p.h = knob[2];
         source = "env";
     } else if (p.variant == HR_GPU_RB_TUNED && p.dim == 2) {
         int sh[3];
         const char *from = NULL;
         char dev[256] = "";
         hr_gpu_name(p.device, dev, sizeof dev);
-        if (hr_gpu_rb_shape_lookup(p.device, dev, s->k->name, p.esize == 8, p.nx, p.ny, sh, &from)) {
+        if (hr_gpu_rb_shape_lookup(&s->o.tuning, p.device, dev, s->k->name, p.esize == 8, p.nx, p.ny, sh,
+                                   &from)) {
             p.bx = sh[0];
             p.by = sh[1];
             p.h = sh[2];
@@ -177,7 +172,7 @@ static hr_status rbg2_setup(hr_solver *s)
                                      s->err, sizeof s->err);
     st->g = g;
     s->t_h2d += h2d;
-    /* each slab picks rb-tuned's shape itself (HETRELAX_RB2_SHAPE, the cache, the shipped
+    /* each slab picks rb-tuned's shape itself (tuning.rb2_shape, the cache, the shipped
      * table, else 128x17x8) and does not report it back: 0 x 0 x 0 = not known here */
     s->cfg.shape[0] = s->cfg.shape[1] = s->cfg.shape[2] = 0;
     s->cfg.streams = 2;

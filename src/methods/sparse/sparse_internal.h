@@ -18,7 +18,7 @@ extern "C" {
 
 typedef struct hr_sparse_run hr_sparse_run;
 
-/* Opt-in timing of the GPU methods' host side (HETRELAX_SPARSE_PROFILE=1, printed to
+/* Opt-in timing of the GPU methods' host side (tuning.sparse_profile on, printed to
  * stderr by the driver after each solve): where a solve's loop time goes. */
 typedef struct hr_sparse_prof {
     int on;

@@ -8,12 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/cpu/sysmem.h"
+#include "core/driver.h"
 #include "core/timer.h"
+#include "core/tuning.h"
+#include "methods/sparse/sparse_internal.h"
+#include "runtime/cpu/sysmem.h"
 #include "runtime/cpu/team.h"
 #include "runtime/cuda/cuda_api.h"
-#include "core/driver.h"
-#include "methods/sparse/sparse_internal.h"
 
 void hr_sparse_options_default(hr_sparse_options *o)
 {
@@ -66,7 +67,7 @@ static hr_status validate(const hr_sparse_options *o, hr_sparse_result *res)
     if ((unsigned)o->backend >= HR_BACKEND_COUNT) return say(res, HR_ERR_INVALID_ARG, "backend: unknown");
     if (o->gpus < 0 || o->gpus > 64 || (unsigned)o->comm >= HR_SPARSE_COMM_COUNT)
         return say(res, HR_ERR_INVALID_ARG, "gpus: must be 0..64 with a known comm scheme");
-    return HR_OK;
+    return hr_tuning_validate(&o->tuning, res->message, sizeof res->message);
 }
 
 double hr_sparse_solve_host_bytes(const hr_sparse_method *m, const hr_sparse_options *o, int64_t n,
@@ -274,8 +275,7 @@ hr_status hr_sparse_solver_create(const hr_csr *A, const hr_sparse_options *opt,
     r->m = m;
     r->threads = opt->threads > 0 ? opt->threads : hr_cpu_count();
     r->tau = 1.0;
-    const char *prof = getenv("HETRELAX_SPARSE_PROFILE");
-    r->prof.on = prof && prof[0] && strcmp(prof, "0") != 0;
+    r->prof.on = opt->tuning.sparse_profile > 0;
     snprintf(h->method, sizeof h->method, "%s", m->name);
     snprintf(h->backend, sizeof h->backend, "%s", hr_backend_name(m->backend));
     snprintf(res->method, sizeof res->method, "%s", h->method);
@@ -376,7 +376,7 @@ static hr_status loop_checked(void *ctx, long stop, long *reached, double *rel)
     return HR_OK;
 }
 
-/* HETRELAX_SPARSE_PROFILE=1: where the loop's time went (stderr; opt-in diagnostics). */
+/* tuning.sparse_profile: where the loop's time went (stderr; opt-in diagnostics). */
 static void print_profile(const hr_sparse_run *r, const hr_sparse_result *res, const hr_phase_times *t,
                           double t_monitor, long monitors)
 {

@@ -10,9 +10,10 @@
 
 #include "core/error.h"
 #include "core/precision.h"
-#include "runtime/cpu/sysmem.h"
 #include "core/timer.h"
+#include "core/tuning.h"
 #include "methods/jacobi/cpu/jacobi3d_pencil.h"
+#include "runtime/cpu/sysmem.h"
 #include "runtime/cpu/team.h"
 
 /* ------------------------------------------------ the host placement */
@@ -164,8 +165,7 @@ static hr_status bind_phases(hr_dsolver *s)
  * split along z only, ghost 1, a transport that maps grids. */
 static int want_mapped(const hr_dsolver *s, const int parts[3], int ghost)
 {
-    const char *e = getenv("HETRELAX_MPI_MAPPED");
-    return s->t->ops->grid_share && !(e && strcmp(e, "0") == 0) && s->p.dim == 3 && parts[0] == 1 &&
+    return s->t->ops->grid_share && s->o.tuning.mpi_mapped >= 0 && s->p.dim == 3 && parts[0] == 1 &&
            parts[1] == 1 && ghost == 1 && s->d.count > 1 && s->t->nlocal == 1 && !s->dplace &&
            s->fops == &hr_field_ops_host;
 }
@@ -195,9 +195,10 @@ static int shared_grid(const hr_dsolver *s, const hr_dsub *d, int which, hr_shar
 
 static hr_status alloc_grids(hr_dsolver *s, hr_dsub *d, int grids)
 {
+    const int huge = hr_tune_on(s->o.tuning.hugepages, 0);
     if (!s->mapped) {
-        HR_TRY(hr_grid_alloc(&d->u[0], &d->g.l));
-        HR_TRY(hr_grid_alloc(&d->u[1], &d->g.l));
+        HR_TRY(hr_grid_alloc_huge(&d->u[0], &d->g.l, huge));
+        HR_TRY(hr_grid_alloc_huge(&d->u[1], &d->g.l, huge));
     } else {
         pad_planes_to_pages(&d->g.l);
         for (int q = 0; q < 2; q++) {
@@ -208,7 +209,7 @@ static hr_status alloc_grids(hr_dsolver *s, hr_dsub *d, int grids)
             if (!d->u[q].base) return HR_ERR_IO;
         }
     }
-    if (grids == 3) HR_TRY(hr_grid_alloc(&d->hf, &d->g.l));
+    if (grids == 3) HR_TRY(hr_grid_alloc_huge(&d->hf, &d->g.l, huge));
     return HR_OK;
 }
 
@@ -254,9 +255,8 @@ static hr_status alloc_sub(hr_dsolver *s, hr_dsub *d, int id, size_t esize, char
         /* the cpu-threads 3-D kernel's blocking (pencils in the L2, streaming stores when the
          * grids exceed the cache share) for the same bits: without it a rank sweeps 1.5x
          * slower than a thread of cpu-threads (docs/results/mpi-cpu.md) */
-        const char *e = getenv("HETRELAX_DSOLVER_PENCIL");
         const int threads = s->o.backend == HR_BACKEND_CPU_THREADS && s->o.threads > 1 ? s->o.threads : 1;
-        if (!(e && strcmp(e, "0") == 0))
+        if (s->o.tuning.dsolver_pencil >= 0)
             hr_pencil_default_choice(&d->g.l, d->g.l.ny, grids, threads, &d->pencil_rows, &d->pencil_stream);
     }
     init_sub(s, d);
@@ -345,9 +345,8 @@ hr_status hr_dsolver_create(const hr_options *o, const int parts[3], int ghost, 
     if (o->backend == HR_BACKEND_GPU) {
         s->fops = &hr_field_ops_gpu;
         s->dplace = &hr_dplace_gpu;
-    } else {
-        const char *q = getenv("HETRELAX_DSOLVER_QUEUED"); /* tests: the device schedule on CPU ranks */
-        if (q && strcmp(q, "1") == 0) s->fops = &hr_field_ops_host_queued;
+    } else if (o->tuning.dsolver_queued > 0) { /* tests: the device schedule on CPU ranks */
+        s->fops = &hr_field_ops_host_queued;
     }
     s->o = *o;
     hr_problem_resolve(o, &s->p);
@@ -362,8 +361,7 @@ hr_status hr_dsolver_create(const hr_options *o, const int parts[3], int ghost, 
     }
     s->nphases = ghost > 1 ? s->p.dim : 1;
     s->overlap = 1;
-    const char *ip = getenv("HETRELAX_MPI_INPLACE");
-    s->inplace = !(ip && strcmp(ip, "0") == 0);
+    s->inplace = s->o.tuning.mpi_inplace >= 0;
     s->progress_phase = -1;
     s->mapped = want_mapped(s, parts, ghost);
     s->nlocal = t->nlocal;

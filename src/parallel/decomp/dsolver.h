@@ -134,10 +134,10 @@ typedef struct hr_dsolver {
     int nphases;        /* 1 (ghost 1: faces only) or dim (ghost > 1: axes in order, corners included) */
     int overlap;        /* ghost 1: sweep the inner points while the halos travel (default on) */
     int inplace;        /* host faces packed into / unpacked from the transport's slots where it
-                         * has them (hr_transport_ops.slot; HETRELAX_MPI_INPLACE=0: off) */
+                         * has them (hr_transport_ops.slot; tuning.mpi_inplace off: none) */
     int progress_phase; /* >= 0: the host sweeps call the transport's progress for this phase */
     int mapped;         /* ghost planes are the z-neighbours' own planes (hr_transport_ops.grid_share;
-                         * HETRELAX_MPI_MAPPED=0: off): no messages, no overlap, rounds only */
+                         * tuning.mpi_mapped off: none): no messages, no overlap, rounds only */
     long long mround;   /* rounds agreed so far (mapped) */
     int warm;           /* every exchange phase ran once before the first timed sweep */
     long done;          /* sweeps since create */
@@ -147,12 +147,12 @@ typedef struct hr_dsolver {
     struct hr_team *team; /* cpu-threads with threads > 1: sweeps split over a team, else NULL */
     double t_setup;
     double last_transfer; /* host seconds of the last overlapped sweep's messages */
-    double *trace;        /* HETRELAX_DSOLVER_TRACE: HR_TRACE_FIELDS stamps per host sweep round */
+    double *trace;        /* tuning.dsolver_trace: HR_TRACE_FIELDS stamps per host sweep round */
     long ntrace, trace_cap;
     char err[256];
 } hr_dsolver;
 
-/* A host sweep round's trace (HETRELAX_DSOLVER_TRACE=prefix: each process writes
+/* A host sweep round's trace (tuning.dsolver_trace prefix: each process writes
  * prefix.<first subdomain> at free, one line per round): the monotonic wall clock (the
  * same clock in every process of a host) at the round's start, after posting the halos,
  * after the inner points, after the halos arrived and at its end, then the thread's CPU

@@ -105,13 +105,13 @@ void hr_block_to_global(const hr_decomp *d, int id, hr_precision prec, const voi
         }
 }
 
-/* ---- the schedule's trace (dsolver.h, HETRELAX_DSOLVER_TRACE) ---- */
+/* ---- the schedule's trace (dsolver.h, tuning.dsolver_trace) ---- */
 #include <stdio.h>
 #include <stdlib.h>
 
 void hr_dsolver_trace_open(hr_dsolver *s)
 {
-    const char *e = getenv("HETRELAX_DSOLVER_TRACE");
+    const char *e = s->o.tuning.dsolver_trace;
     if (!e || !e[0] || s->trace) return;
     s->trace_cap = 20000;
     s->trace = malloc((size_t)s->trace_cap * HR_TRACE_FIELDS * sizeof *s->trace);
@@ -126,7 +126,7 @@ void hr_dsolver_trace_add(hr_dsolver *s, const double v[HR_TRACE_FIELDS])
 
 void hr_dsolver_trace_close(hr_dsolver *s)
 {
-    const char *e = getenv("HETRELAX_DSOLVER_TRACE");
+    const char *e = s->o.tuning.dsolver_trace;
     if (s->trace && s->ntrace > 0 && e && s->subs && s->d.count > 0) {
         char path[512];
         snprintf(path, sizeof path, "%s.%d", e, s->subs[0].g.id);

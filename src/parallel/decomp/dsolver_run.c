@@ -8,11 +8,11 @@
 
 #include "core/error.h"
 #include "core/precision.h"
-#include "runtime/cpu/threadstat.h"
 #include "core/timer.h"
 #include "methods/jacobi/cpu/stencil_box_stream.h"
-#include "runtime/cpu/team.h"
 #include "parallel/decomp/dsolver.h"
+#include "runtime/cpu/team.h"
+#include "runtime/cpu/threadstat.h"
 
 /* Waits for the queued work of `lane` in every owned subdomain (device placements). */
 static hr_status sync_all(hr_dsolver *s, int lane)
@@ -27,7 +27,7 @@ static hr_status sync_all(hr_dsolver *s, int lane)
 /* Where a bound message buffer's data goes or comes from this round: the transport's
  * slot where it has in-place messages (hr_transport_ops.slot) for faces of this kind (host
  * faces; device faces of a device-buffer transport such as CUDA IPC), else the buffer
- * itself (HETRELAX_MPI_INPLACE=0: always the buffer). */
+ * itself (tuning.mpi_inplace off: always the buffer). */
 static void *in_place(hr_dsolver *s, int ph, void *buf)
 {
     if (!s->t->ops->slot || !s->inplace) return buf;
@@ -188,9 +188,8 @@ static hr_status overlapped_sweep(hr_dsolver *s, hr_phase_times *t)
     HR_TRY(exchange_begin(s, 0));
     double t1 = hr_now();
     /* one thread per rank (MPI_THREAD_FUNNELED: only this thread may call MPI): keep the
-     * messages moving while the inner points are swept (HETRELAX_DSOLVER_PROGRESS=0: off) */
-    const char *pe = getenv("HETRELAX_DSOLVER_PROGRESS");
-    if (!s->team && s->t->ops->progress && s->fops == &hr_field_ops_host && !(pe && strcmp(pe, "0") == 0))
+     * messages moving while the inner points are swept (tuning.dsolver_progress off: none) */
+    if (!s->team && s->t->ops->progress && s->fops == &hr_field_ops_host && s->o.tuning.dsolver_progress >= 0)
         s->progress_phase = 0;
     const double c1 = s->trace ? hr_thread_cpu_s() : 0.0;
     const hr_status st = run_sweeps(s, SWEEP_INNER, 1, 1);

@@ -12,11 +12,12 @@
 #include "core/error.h"
 #include "core/precision.h"
 #include "core/timer.h"
-#include "runtime/cpu/team.h"
-#include "runtime/cuda/cuda_api.h"
+#include "core/tune_util.h"
+#include "core/tuning.h"
 #include "hetrelax/hybrid.h"
 #include "parallel/hybrid/split.h"
-#include "core/tune_util.h"
+#include "runtime/cpu/team.h"
+#include "runtime/cuda/cuda_api.h"
 
 typedef struct hybrid_state {
     hr_split *e;
@@ -24,7 +25,7 @@ typedef struct hybrid_state {
     /* auto's watch over the run (hybrid_sweeps): the sweeps and seconds of the current window,
      * windows in a row slower than GPU-only, sweeps and exchanges of engines given up */
     double watch_margin; /* NaN: not watching */
-    int watch_force;     /* HETRELAX_AUTO_WATCH=force (tests): fall back after the first window */
+    int watch_force;     /* tuning.auto_watch_force (tests): fall back after the first window */
     double window_s, run_s;
     long window_sweeps, run_sweeps, sweeps_before, exchanges_before;
     int strikes, windows;
@@ -127,6 +128,7 @@ void hr_split_spec_from_options(const hr_options *o, const hr_run_problem *p, in
     sp->boundary_auto = o->split_schedule == HR_SPLIT_NESTED && o->split_boundary_threads <= 0;
     sp->device = o->device;
     sp->s = s;
+    sp->tune = o->tuning;
 }
 
 /* Timed blocks last at least this long (short blocks measure the OS, not the sweep), and a
@@ -228,7 +230,7 @@ static hr_status calibrate(const hr_options *o, unsigned flags, hr_hybrid_calibr
     c->llc_bytes = (double)hr_cache_llc_bytes();
     if (!(c->llc_bytes > 0)) c->llc_bytes = 32.0 * 1024 * 1024;
     hr_grid u;
-    if (hr_grid_alloc(&u, &l) != HR_OK) {
+    if (hr_grid_alloc_huge(&u, &l, hr_tune_on(sp.tune.hugepages, 0)) != HR_OK) {
         snprintf(err, es, "calibration: no memory for a grid of %.0f MiB", hr_layout_bytes(&l) / 1048576.0);
         return HR_ERR_NO_MEMORY;
     }
@@ -492,21 +494,20 @@ static hr_status chain_setup(hr_solver *s, hybrid_state *h)
 }
 
 /* Whether auto's watch runs: a split auto chose with both parts non-empty, against the
- * calibration's GPU-only time. HETRELAX_AUTO_WATCH: 0 off, a margin (default HR_AUTO_MARGIN),
- * or `force` (tests: any split with both parts falls back after its first window). */
-static void watch_init(hybrid_state *h)
+ * calibration's GPU-only time. tuning.auto_watch: the margin (0: HR_AUTO_MARGIN, < 0: off);
+ * tuning.auto_watch_force (tests): any split with both parts falls back after its first window. */
+static void watch_init(hybrid_state *h, const hr_tuning *tu)
 {
     const hr_hybrid_info *in = &h->info;
-    const char *v = getenv("HETRELAX_AUTO_WATCH");
     h->watch_margin = NAN;
-    h->watch_force = v && strcmp(v, "force") == 0;
+    h->watch_force = tu->auto_watch_force > 0;
     if (in->rows_cpu <= 0 || in->rows_cpu >= in->rows || h->e->nparts != 2) return;
     if (h->watch_force) {
         h->watch_margin = 0.0;
         return;
     }
     if (in->auto_split != 1 || !in->have_model || !(in->cal.gpu_alone_s > 0)) return;
-    h->watch_margin = v && *v ? atof(v) : HR_AUTO_MARGIN;
+    h->watch_margin = tu->auto_watch != 0.0 ? tu->auto_watch : HR_AUTO_MARGIN;
     if (!(h->watch_margin > 0)) h->watch_margin = NAN;
 }
 
@@ -578,7 +579,7 @@ static hr_status hybrid_setup(hr_solver *s)
         snprintf(s->device_name, sizeof s->device_name, "%s", h->e->p[0]->desc);
     else
         snprintf(s->device_name, sizeof s->device_name, "%.40s | %.50s", h->e->p[0]->desc, B->desc);
-    watch_init(h);
+    watch_init(h, &s->o.tuning);
     return HR_OK;
 }
 

@@ -15,8 +15,8 @@
 #ifndef HR_HYBRID_PLACE_H
 #define HR_HYBRID_PLACE_H
 
-#include "parallel/decomp/decomp.h"
 #include "core/solver_internal.h"
+#include "parallel/decomp/decomp.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -111,6 +111,7 @@ typedef struct hr_place_spec {
     int pin_slot;         /* CPU: > 0 pins the crews from this slot of crew.h on (0: unpinned) */
     int device;           /* GPU ordinal */
     hr_solver *s;         /* for error messages (may be NULL) */
+    hr_tuning tune;       /* the options' knobs (crews, huge pages, peer push, PDL) */
 } hr_place_spec;
 
 struct hr_place {

@@ -9,10 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/cpu/sysmem.h"
+#include "core/tuning.h"
+#include "parallel/hybrid/place.h"
 #include "reference/stencil_cpu.h"
 #include "runtime/cpu/crew.h"
-#include "parallel/hybrid/place.h"
+#include "runtime/cpu/sysmem.h"
 
 typedef struct cpu_place cpu_place;
 
@@ -31,7 +32,7 @@ struct cpu_place {
     hr_rhs_view rhs;
     hr_crew *crew[2]; /* per lane; the same crew twice for the naive schedule */
     cpu_job job[2];
-    int pieces; /* per worker (HETRELAX_CREW_PIECES, 1..64, default 4) */
+    int pieces; /* per worker (tuning.crew_pieces, 1..64, default 4) */
 };
 
 /* The axis a crew of n cuts box b along: y when the box has rows enough (pencils along y,
@@ -189,8 +190,7 @@ static hr_status cpu_residual(hr_place *p, hr_grid *scratch, hr_norm2 *r, hr_nor
 
 static void *cpu_host_alloc(hr_place *p, size_t bytes)
 {
-    (void)p;
-    return hr_alloc_big(128, bytes);
+    return hr_alloc_big(128, bytes, hr_tune_on(p->spec.tune.hugepages, 0));
 }
 
 static void cpu_host_free(hr_place *p, void *buf)
@@ -215,14 +215,12 @@ static void cpu_destroy(hr_place *p)
 }
 
 /* Direct copies between CPU parts (memcpy from the neighbour's grid, no send buffer):
- * only with HETRELAX_CPU_PULL=1, so CI runs the engine's direct-copy schedule (the one
+ * only with tuning.cpu_pull on, so CI runs the engine's direct-copy schedule (the one
  * GPUs with peer access use) without a GPU. */
 static int cpu_link(hr_place *p, hr_place *other, char *why, size_t why_size)
 {
-    (void)p;
     (void)other;
-    const char *env = getenv("HETRELAX_CPU_PULL");
-    if (env && strcmp(env, "1") == 0) return HR_LINK_DEVICE;
+    if (p->spec.tune.cpu_pull > 0) return HR_LINK_DEVICE;
     snprintf(why, why_size, "CPU parts");
     return HR_LINK_HOST;
 }
@@ -266,19 +264,21 @@ hr_status hr_place_cpu_create(const hr_place_spec *spec, hr_place **out)
     p->spec = *spec;
     p->impl = c;
     c->sp = &p->spec;
-    const char *pieces = getenv("HETRELAX_CREW_PIECES");
-    c->pieces = pieces && atoi(pieces) > 0 ? (atoi(pieces) < 64 ? atoi(pieces) : 64) : 4; /* 1..64 */
-    hr_status st = hr_grid_alloc(&c->u[0], &spec->sd.l);
-    if (st == HR_OK) st = hr_grid_alloc(&c->u[1], &spec->sd.l);
-    if (st == HR_OK && spec->has_hf) st = hr_grid_alloc(&c->hf, &spec->sd.l);
+    c->pieces = spec->tune.crew_pieces > 0 ? (spec->tune.crew_pieces < 64 ? spec->tune.crew_pieces : 64)
+                                           : 4; /* 1..64 */
+    const int huge = hr_tune_on(spec->tune.hugepages, 0);
+    hr_status st = hr_grid_alloc_huge(&c->u[0], &spec->sd.l, huge);
+    if (st == HR_OK) st = hr_grid_alloc_huge(&c->u[1], &spec->sd.l, huge);
+    if (st == HR_OK && spec->has_hf) st = hr_grid_alloc_huge(&c->hf, &spec->sd.l, huge);
     c->rhs = spec->spike;
     if (c->hf.base) c->rhs = (hr_rhs_view){hr_grid_origin(&c->hf), -1, -1, -1};
     const int nested = spec->boundary_threads > 0;
     /* pinned: the boundary crew first (slots pin_slot..), then the interior crew */
     const int pin = spec->pin_slot > 0 ? spec->pin_slot : -1, b = nested ? spec->boundary_threads : 0;
     if (st == HR_OK)
-        st = hr_crew_create(spec->threads > 0 ? spec->threads : 1, pin < 0 ? -1 : pin + b, &c->crew[1]);
-    if (st == HR_OK && nested) st = hr_crew_create(spec->boundary_threads, pin, &c->crew[0]);
+        st = hr_crew_create(spec->threads > 0 ? spec->threads : 1, pin < 0 ? -1 : pin + b, &spec->tune,
+                            &c->crew[1]);
+    if (st == HR_OK && nested) st = hr_crew_create(spec->boundary_threads, pin, &spec->tune, &c->crew[0]);
     if (st == HR_OK && nested) hr_crew_share(c->crew[0], c->crew[1]);
     if (st == HR_OK && !nested) c->crew[0] = c->crew[1];
     if (st != HR_OK) {

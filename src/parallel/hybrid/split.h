@@ -62,13 +62,13 @@ typedef struct hr_split_spec {
      * are spread over (part q on device + q % devices; 0: one per part, so 1 puts every
      * part on one GPU), rows per part (all 0: equal; else they must add up to the
      * extent), and host_exchange 1 to stage every exchange through the host even
-     * where peer copies work (also HETRELAX_PEER=0 in the environment). */
+     * where peer copies work (also tune.peer off). */
     int devices;
     int cut[HR_SPLIT_MAX_LOCAL];
     int host_exchange;
     /* The start-up trial of the two exchanges (hr_split_create, after loading): 0 when
-     * an edge has peer copies (HETRELAX_PEER=1: never), 1 whenever an edge has direct
-     * copies (tests; also HETRELAX_EXCHANGE_TRIAL=1), -1 never (benchmarks timing the
+     * an edge has peer copies (tune.peer on: never), 1 whenever an edge has direct
+     * copies (tests; also tune.exchange_trial on), -1 never (benchmarks timing the
      * direct copies alone). The trial times 3 blocks of 2 x HR_SPLIT_GRAPH_SWEEPS sweeps
      * with the direct copies and again staged through the host, keeps the faster (ties
      * within 0.5 % go to the direct copies) and reloads the grids. */
@@ -77,6 +77,7 @@ typedef struct hr_split_spec {
      * divided between its crews in proportion to their rows (hr_split_crew_sizes), so the
      * boundary crew's planes and the interior crew's finish together. */
     int boundary_auto;
+    hr_tuning tune; /* the options' knobs (crews, exchanges, graphs, trace) */
 } hr_split_spec;
 
 typedef struct hr_split_stats {
@@ -111,11 +112,11 @@ typedef struct hr_split {
     double trial_s[2]; /* its seconds per sweep: direct copies, host-staged */
     int parity;        /* sweeps since the last load, mod 2 (the parts' grid roles) */
     void *graph[2];    /* chain graphs of HR_SPLIT_GRAPH_SWEEPS sweeps from each parity */
-    int graph_off;     /* no chain graphs (HETRELAX_CHAIN_GRAPH=0, or a capture failed) */
+    int graph_off;     /* no chain graphs (tuning.chain_graph off, or a capture failed) */
     long graph_replays;
     int fresh; /* ghost layers match the current own points */
     hr_split_stats st;
-    struct { /* HETRELAX_SPLIT_TRACE: where the overlapped sweeps' host time went */
+    struct { /* tuning.split_trace: where the overlapped sweeps' host time went */
         int on;
         long sweeps, hist[6];               /* sweeps under 0.5, 1, 2, 4, 8 ms, and longer */
         double issue_s, exchange_s, max_s;  /* issuing every part's work; the host exchange */

@@ -7,12 +7,13 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "core/timer.h"
-#include "runtime/cpu/team.h"
-#include "runtime/cpu/crew.h"
-#include "parallel/hybrid/split_internal.h"
 #include "core/solver_internal.h"
+#include "core/timer.h"
 #include "core/tune_util.h"
+#include "core/tuning.h"
+#include "parallel/hybrid/split_internal.h"
+#include "runtime/cpu/crew.h"
+#include "runtime/cpu/team.h"
 
 static void set_err(char *err, size_t size, const char *msg)
 {
@@ -99,12 +100,11 @@ static void describe_exchange(hr_split *e, const char *why);
  * a GPU in one process from slot 1 on (slot 0 is left to the host thread that drives the
  * GPU). Not across MPI ranks (ranks of one node would pin to the same slots) unless the
  * launcher bound each rank to its own CPUs (the slots are the process's allowed CPUs), nor for
- * two CPU parts (tests share the cores), unless HETRELAX_CREW_PIN=1 (then B after A). */
+ * two CPU parts (tests share the cores), unless tuning.crew_pin is on (then B after A). */
 static int crew_pin_slot(const hr_split_spec *sp, int is_a, int threads)
 {
-    const char *env = getenv("HETRELAX_CREW_PIN");
-    if (env && strcmp(env, "0") == 0) return 0;
-    const int force = env && strcmp(env, "1") == 0;
+    if (sp->tune.crew_pin < 0) return 0;
+    const int force = sp->tune.crew_pin > 0;
     if (!force && (sp->second != HR_SPLIT_GPU || (sp->ranks > 1 && !hr_cpu_bound()))) return 0;
     const int a = sp->threads_a + (sp->schedule == HR_SPLIT_NESTED ? sp->boundary_threads : 0);
     const int first = is_a ? 1 : 1 + a;
@@ -115,8 +115,7 @@ static int crew_pin_slot(const hr_split_spec *sp, int is_a, int threads)
  * enabled between two GPUs, or two parts on one GPU), else through the host. */
 static void link_parts(hr_split *e)
 {
-    const char *env = getenv("HETRELAX_PEER");
-    const int host_only = e->spec.host_exchange || (env && strcmp(env, "0") == 0);
+    const int host_only = e->spec.host_exchange || e->spec.tune.peer < 0;
     char why[160] = "";
     for (int q = 0; q + 1 < e->nparts; q++) {
         hr_place *L = e->p[q], *H = e->p[q + 1];
@@ -143,9 +142,8 @@ static void describe_exchange(hr_split *e, const char *why)
         snprintf(e->exchange, sizeof e->exchange, "%s%.40s%s", gpu ? "host-staged (" : "host",
                  gpu ? (why[0] ? why : "no peer copies") : "", gpu ? ")" : "");
     } else if (count[HR_LINK_HOST] == 0) {
-        /* HETRELAX_PEER_PUSH=1: the GPU placement copies on the source's stream */
-        const char *push = getenv("HETRELAX_PEER_PUSH");
-        const int pushed = !is_cpu(e->p[0]) && push && strcmp(push, "1") == 0;
+        /* tuning.peer_push: the GPU placement copies on the source's stream */
+        const int pushed = !is_cpu(e->p[0]) && e->spec.tune.peer_push > 0;
         snprintf(e->exchange, sizeof e->exchange, "%s%s",
                  is_cpu(e->p[0])              ? "direct copies (CPU parts)"
                  : count[HR_LINK_DEVICE] == 0 ? "peer copies"
@@ -157,12 +155,11 @@ static void describe_exchange(hr_split *e, const char *why)
     }
 }
 
-/* HETRELAX_SPLIT_MAPPED=0: every host edge and every message staged through the engine's
+/* tuning.split_mapped off: every host edge and every message staged through the engine's
  * buffers, as before the rows were copied directly (for comparison). */
-static int rows_direct_allowed(void)
+static int rows_direct_allowed(const hr_split *e)
 {
-    const char *env = getenv("HETRELAX_SPLIT_MAPPED");
-    return !(env && strcmp(env, "0") == 0);
+    return hr_tune_on(e->spec.tune.split_mapped, 1);
 }
 
 static void unpin_edge(hr_split *e, int q)
@@ -181,7 +178,7 @@ static void unpin_edge(hr_split *e, int q)
  * those rows of both grids; where it cannot, the edge stays staged. */
 static void map_edges(hr_split *e)
 {
-    if (!rows_direct_allowed()) return;
+    if (!rows_direct_allowed(e)) return;
     const int g = e->d.ghost;
     for (int q = 0; q + 1 < e->nparts; q++) {
         hr_place *L = e->p[q], *H = e->p[q + 1];
@@ -218,7 +215,7 @@ static void map_edges(hr_split *e)
  * grid 1's (phase 2) own rows. */
 static hr_status bind_remote(hr_split *e)
 {
-    const int direct = rows_direct_allowed();
+    const int direct = rows_direct_allowed(e);
     for (int q = 0; q < e->nparts; q++)
         for (int s = 0; s < 2; s++) {
             e->zc_face[q][s] = e->face[q][s] == HR_FACE_REMOTE && direct && e->p[q]->ops->host_rows;
@@ -257,7 +254,7 @@ hr_status hr_split_create(const hr_split_spec *spec, const hr_grid *u, const hr_
     *out = NULL;
     set_err(err, es, "");
     hr_split *e = calloc(1, sizeof *e);
-    if (e && hr_trace_file()) {
+    if (e && hr_trace_file(spec->tune.split_trace)) {
         e->tr.on = 1;
         hr_thread_stat_now(&e->tr.host);
         e->tr.ncpu = hr_steal(&e->tr.steal_s, e->tr.steal_cpu, 64);
@@ -294,6 +291,7 @@ hr_status hr_split_create(const hr_split_spec *spec, const hr_grid *u, const hr_
             ps.spike = hr_subdomain_spike(&ps.sd, spec->spike_i, spec->spike_j, spec->spike_k);
         ps.device = spec->device;
         ps.s = spec->s;
+        ps.tune = spec->tune;
         const int nested = spec->schedule == HR_SPLIT_NESTED;
         const int exchanges = ps.sd.nb[e->axis][0] >= 0 || ps.sd.nb[e->axis][1] >= 0;
         if (spec->parts >= 2 && (spec->ranks <= 1)) { /* the chain: every part alike */
@@ -361,8 +359,7 @@ hr_status hr_split_create(const hr_split_spec *spec, const hr_grid *u, const hr_
         hr_split_free(e);
         return st;
     }
-    const char *genv = getenv("HETRELAX_CHAIN_GRAPH");
-    e->graph_off = genv && strcmp(genv, "0") == 0;
+    e->graph_off = spec->tune.chain_graph < 0;
     e->fresh = 1;
     st = pick_exchange(e, u, hf);
     if (st != HR_OK) {
@@ -374,11 +371,11 @@ hr_status hr_split_create(const hr_split_spec *spec, const hr_grid *u, const hr_
     return HR_OK;
 }
 
-/* The trace line of an engine (HETRELAX_SPLIT_TRACE): its parts, the overlapped sweeps' host
+/* The trace line of an engine (tuning.split_trace): its parts, the overlapped sweeps' host
  * time by phase, and what the scheduler did to the host thread and the machine meanwhile. */
 static void write_trace(const hr_split *e)
 {
-    FILE *f = hr_trace_file();
+    FILE *f = hr_trace_file(e->spec.tune.split_trace);
     hr_thread_stat now;
     hr_thread_stat_now(&now);
     const hr_thread_stat h = hr_thread_stat_diff(&e->tr.host, &now);
@@ -452,15 +449,15 @@ static hr_status time_sweeps(hr_split *e, long block, double *seconds)
  * rather than trusting either. */
 static hr_status pick_exchange(hr_split *e, const hr_grid *u, const hr_grid *hf)
 {
-    const char *env = getenv("HETRELAX_PEER"), *force = getenv("HETRELAX_EXCHANGE_TRIAL");
+    const hr_tuning *tu = &e->spec.tune;
     int peer = 0, direct = 0;
     for (int q = 0; q + 1 < e->nparts; q++) {
         peer += e->link[q] == HR_LINK_PEER;
         direct += e->link[q] != HR_LINK_HOST;
     }
-    const int always = e->spec.exchange_trial > 0 || (force && strcmp(force, "1") == 0);
-    if (e->nparts < 2 || e->nremote || !direct || e->spec.exchange_trial < 0 ||
-        (env && strcmp(env, "1") == 0) || (!peer && !always))
+    const int always = e->spec.exchange_trial > 0 || tu->exchange_trial > 0;
+    if (e->nparts < 2 || e->nremote || !direct || e->spec.exchange_trial < 0 || tu->peer > 0 ||
+        (!peer && !always))
         return HR_OK;
     /* CPU parts run the trial only in tests: short blocks */
     const long block = is_cpu(e->p[0]) ? 2 : 2 * HR_SPLIT_GRAPH_SWEEPS;

@@ -8,14 +8,15 @@
 
 #include "core/error.h"
 #include "core/precision.h"
+#include "core/solver_internal.h"
 #include "core/timer.h"
-#include "runtime/cpu/team.h"
-#include "runtime/cuda/cuda_api.h"
+#include "core/tune_util.h"
+#include "core/tuning.h"
 #include "hetrelax/mpi_hybrid.h"
 #include "parallel/hybrid/split.h"
 #include "parallel/transport/mpi/transport_mpi.h"
-#include "core/solver_internal.h"
-#include "core/tune_util.h"
+#include "runtime/cpu/team.h"
+#include "runtime/cuda/cuda_api.h"
 
 struct hr_mpi_hybrid {
     MPI_Comm comm;
@@ -94,7 +95,7 @@ static hr_status slab_alloc(const hr_mpi_hybrid *s, int axis, int ext, hr_grid *
     const size_t es = hr_prec_bytes(s->o.precision);
     if (!hr_layout_init(&l, p->dim, p->nx, axis == 1 ? ext : p->ny, axis == 2 ? ext : 1, es))
         return HR_ERR_NO_MEMORY;
-    return hr_grid_alloc(g, &l);
+    return hr_grid_alloc_huge(g, &l, hr_tune_on(s->o.tuning.hugepages, 0));
 }
 
 /* The slab grids: every local row of this rank's parts, boundary ring, initial values and
@@ -211,8 +212,8 @@ static hr_status time_fraction_best(hr_mpi_hybrid *s, const hr_split_spec *base,
 /* The models with their CPU terms ramped: factor k[i] at fraction f[i] of each slab (n points;
  * one point: that factor throughout), into scratch (`ranks` models); the time at fraction f
  * without the exchange between ranks. */
-static double ramped_time(const hr_split_model *m, hr_split_model *scratch, int ranks, int n, const double *fr,
-                          const double *k, double f, int g)
+static double ramped_time(const hr_split_model *m, hr_split_model *scratch, int ranks, int n,
+                          const double *fr, const double *k, double f, int g)
 {
     for (int r = 0; r < ranks; r++) {
         double rows[HR_SPLIT_RAMP];
@@ -246,7 +247,8 @@ static hr_status fit_ranks(hr_mpi_hybrid *s, const hr_split_spec *base, int n_mi
         double ta = 0.0, tb = 0.0;
         for (int r = 0; r < s->size; r++) {
             const int a = (int)((double)bal / n_min * s->models[r].rows + 0.5);
-            const double pa = hr_split_model_part_a(&s->models[r], a), pb = hr_split_model_part_b(&s->models[r], a);
+            const double pa = hr_split_model_part_a(&s->models[r], a),
+                         pb = hr_split_model_part_b(&s->models[r], a);
             ta = pa > ta ? pa : ta;
             tb = pb > tb ? pb : tb;
         }
@@ -436,7 +438,8 @@ double hr_mpi_hybrid_predict(const hr_mpi_hybrid *s, double fraction)
 {
     if (!s || !s->models) return NAN;
     const int g = s->o.split_ghost > 0 ? s->o.split_ghost : 1;
-    return hr_split_model_ranks_time(s->models, s->size, fraction, g, s->choice.x_ranks, s->choice.gpu_only_s);
+    return hr_split_model_ranks_time(s->models, s->size, fraction, g, s->choice.x_ranks,
+                                     s->choice.gpu_only_s);
 }
 
 hr_status hr_mpi_hybrid_get_choice(const hr_mpi_hybrid *s, hr_mpi_hybrid_choice *out)
@@ -475,7 +478,7 @@ static hr_status create_local(hr_mpi_hybrid *s, const hr_options *o)
     sp.ranks = s->size;
     sp.rank = s->rank;
     sp.rows_a = 0;
-    HR_TRY(hr_transport_mpi_create(s->comm, NULL, &s->t));
+    HR_TRY(hr_transport_mpi_create(s->comm, NULL, &o->tuning, &s->t));
     sp.t = s->t;
     s->fraction = o->split;
     if (o->split == HR_SPLIT_AUTO) {
@@ -489,7 +492,8 @@ static hr_status create_local(hr_mpi_hybrid *s, const hr_options *o)
     if (st != HR_OK) snprintf(err_text, sizeof err_text, "%s", s->e->err);
     hr_hybrid_info *in = &s->info;
     in->rows = s->g_hi - s->g_lo;
-    in->rows_cpu = s->e->nparts == 2 ? s->e->p[0]->spec.sd.n[s->e->axis] : (s->fraction >= 1.0 ? in->rows : 0);
+    in->rows_cpu =
+        s->e->nparts == 2 ? s->e->p[0]->spec.sd.n[s->e->axis] : (s->fraction >= 1.0 ? in->rows : 0);
     in->split = (double)in->rows_cpu / in->rows;
     in->ghost = sp.ghost;
     in->schedule = sp.schedule;
@@ -613,7 +617,8 @@ hr_status hr_mpi_hybrid_run(hr_mpi_hybrid *s, hr_result *res)
     snprintf(r.backend, sizeof r.backend, "hybrid");
     snprintf(r.kernel, sizeof r.kernel, "split");
     snprintf(r.device_name, sizeof r.device_name, "%d MPI ranks, %.3g %% of each slab on the CPU (%s%s)",
-             s->size, 100.0 * s->fraction, o->split_schedule == HR_SPLIT_NAIVE ? "naive" : "nested", s->models ? ", auto" : "");
+             s->size, 100.0 * s->fraction, o->split_schedule == HR_SPLIT_NAIVE ? "naive" : "nested",
+             s->models ? ", auto" : "");
     if (res) *res = r;
     return r.reason == HR_REASON_DIVERGED || r.reason == HR_REASON_NAN ? HR_ERR_DIVERGED : HR_OK;
 }

@@ -7,10 +7,11 @@
 
 #include "core/error.h"
 #include "core/precision.h"
+#include "core/tuning.h"
+#include "hetrelax/mpi.h"
+#include "parallel/decomp/dsolver.h"
 #include "parallel/transport/cuda/transport_ipc.h"
 #include "parallel/transport/cuda/transport_nccl.h"
-#include "parallel/decomp/dsolver.h"
-#include "hetrelax/mpi.h"
 #include "parallel/transport/mpi/transport_mpi.h"
 
 struct hr_mpi_solver {
@@ -29,15 +30,6 @@ static _Thread_local char mpi_error[256];
 const char *hr_mpi_last_error(void)
 {
     return mpi_error;
-}
-
-int hr_mpi_launched(void)
-{
-    static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE",
-                                       "MPI_LOCALNRANKS"};
-    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
-        if (getenv(vars[i])) return 1;
-    return 0;
 }
 
 hr_status hr_mpi_resolve_decomp(const hr_options *o, int ranks, const int req[3], int ghost, int out[3],
@@ -125,10 +117,33 @@ static hr_status agree(MPI_Comm comm, int rank, int size, hr_status st, char *ms
 static hr_status same_everywhere(MPI_Comm comm, const hr_options *o, const int decomp[3], int ghost,
                                  hr_mpi_transport tr, char *why, size_t ws, int report)
 {
-    static const char *const names[] = {
-        "dim", "nx",    "ny",      "nz",     "precision", "ghost", "decomp",  "decomp", "decomp",   "iters",
-        "tol", "check", "monitor", "divtol", "rhs",       "omega", "backend", "gpus",   "transport"};
-    enum { N = 19 };
+    /* the knobs that change which messages a rank sends or waits for */
+    static const char *const names[] = {"dim",
+                                        "nx",
+                                        "ny",
+                                        "nz",
+                                        "precision",
+                                        "ghost",
+                                        "decomp",
+                                        "decomp",
+                                        "decomp",
+                                        "iters",
+                                        "tol",
+                                        "check",
+                                        "monitor",
+                                        "divtol",
+                                        "rhs",
+                                        "omega",
+                                        "backend",
+                                        "gpus",
+                                        "transport",
+                                        "tuning.mpi_mapped",
+                                        "tuning.mpi_inplace",
+                                        "tuning.mpi_shm",
+                                        "tuning.mpi_cuda_aware",
+                                        "tuning.dsolver_queued"};
+    enum { N = 24 };
+    const hr_tuning *tu = &o->tuning;
     double v[2 * N] = {hr_options_dim(o),
                        hr_options_extent(o, 0),
                        hr_options_extent(o, 1),
@@ -147,7 +162,12 @@ static hr_status same_everywhere(MPI_Comm comm, const hr_options *o, const int d
                        o->omega,
                        o->backend,
                        o->gpus,
-                       tr};
+                       tr,
+                       hr_tune_on(tu->mpi_mapped, 1),
+                       hr_tune_on(tu->mpi_inplace, 1),
+                       hr_tune_on(tu->mpi_shm, 1),
+                       hr_tune_on(tu->mpi_cuda_aware, 1),
+                       hr_tune_on(tu->dsolver_queued, 0)};
     for (int i = 0; i < N; i++)
         v[N + i] = -v[i]; /* max of -x: the min */
     if (MPI_Allreduce(MPI_IN_PLACE, v, 2 * N, MPI_DOUBLE, MPI_MAX, comm) != MPI_SUCCESS) return HR_ERR_IO;
@@ -237,17 +257,18 @@ static hr_status check_transport(const hr_options *o, hr_mpi_transport tr, char 
         o->backend != HR_BACKEND_GPU)
         return hr_invalid_arg(why, ws, "transport: %s moves device buffers: it needs --backend gpu (not %s)",
                               name, hr_backend_name(o->backend));
-    if (tr == HR_MPI_TRANSPORT_DEVICE && !hr_mpi_cuda_aware())
+    if (tr == HR_MPI_TRANSPORT_DEVICE && !hr_mpi_cuda_aware(&o->tuning))
         return hr_invalid_arg(
             why, ws,
             "transport: device: this MPI library does not take device pointers (not CUDA-aware, or "
-            "HETRELAX_MPI_CUDA_AWARE=0): use host or nccl");
+            "tuning.mpi_cuda_aware off): use host or nccl");
     return HR_OK;
 }
 
 /* NCCL on top of the MPI transport *t (collective; every rank arrives here with HR_OK):
  * rank 0 makes the communicator's id, every rank gets it and joins on its device. */
-static hr_status wrap_nccl(MPI_Comm comm, int rank, int size, int device, hr_transport **t)
+static hr_status wrap_nccl(MPI_Comm comm, int rank, int size, int device, const hr_tuning *tune,
+                           hr_transport **t)
 {
     unsigned char id[HR_NCCL_ID_BYTES];
     memset(id, 0, sizeof id);
@@ -259,7 +280,9 @@ static hr_status wrap_nccl(MPI_Comm comm, int rank, int size, int device, hr_tra
     }
     if (code != HR_OK) return (hr_status)code; /* rank 0's message wins the agreement */
     hr_transport *n = NULL;
-    const hr_status st = hr_transport_nccl_create(*t, size, device, id, &n, mpi_error, sizeof mpi_error);
+    const double timeout = tune->nccl_timeout > 0 ? tune->nccl_timeout : tune->nccl_timeout < 0 ? 0.0 : 120.0;
+    const hr_status st =
+        hr_transport_nccl_create(*t, size, device, id, timeout, &n, mpi_error, sizeof mpi_error);
     if (st == HR_OK) *t = n; /* it owns the MPI transport now */
     return st;
 }
@@ -326,10 +349,11 @@ hr_status hr_mpi_solver_create_transport(const hr_options *o, const int decomp[3
     /* every rank: halos through shared memory when all ranks share this node (CPU ranks;
      * GPU ranks keep MPI, staged or CUDA-aware) */
     char shm[48];
-    const int on_node = hr_mpi_shm_setup(dup, shm);
+    const int on_node = hr_mpi_shm_setup(dup, &o->tuning, shm);
     hr_transport *t = NULL;
     if (st == HR_OK)
-        st = hr_transport_mpi_create(dup, on_node && lo.backend != HR_BACKEND_GPU ? shm : NULL, &t);
+        st = hr_transport_mpi_create(dup, on_node && lo.backend != HR_BACKEND_GPU ? shm : NULL, &o->tuning,
+                                     &t);
     /* GPU ranks: where MPI's message buffers live (auto: as the library allows) */
     if (st == HR_OK && tr == HR_MPI_TRANSPORT_HOST) t->device_buffers = 0;
     if (st == HR_OK && tr == HR_MPI_TRANSPORT_DEVICE) t->device_buffers = 1;
@@ -338,7 +362,8 @@ hr_status hr_mpi_solver_create_transport(const hr_options *o, const int decomp[3
     if (st != HR_OK && !mpi_error[0]) snprintf(mpi_error, sizeof mpi_error, "%s", hr_status_string(st));
     st = agree_first(dup, rank, size, st, minor, mpi_error, sizeof mpi_error);
     minor = 0;
-    if (st == HR_OK && tr == HR_MPI_TRANSPORT_NCCL) st = wrap_nccl(dup, rank, size, lo.device, &t);
+    if (st == HR_OK && tr == HR_MPI_TRANSPORT_NCCL)
+        st = wrap_nccl(dup, rank, size, lo.device, &o->tuning, &t);
     if (st == HR_OK && tr == HR_MPI_TRANSPORT_PEER) { /* local; the agreement below settles it */
         hr_transport *n = NULL;
         st = hr_transport_ipc_create(t, lo.device, &n, mpi_error, sizeof mpi_error);

@@ -15,11 +15,12 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "runtime/cpu/sysmem.h"
-#include "core/timer.h"
-#include "runtime/cpu/team.h"
-#include "hetrelax/hetrelax.h"
 #include "core/grid.h"
+#include "core/timer.h"
+#include "core/tuning.h"
+#include "hetrelax/hetrelax.h"
+#include "runtime/cpu/sysmem.h"
+#include "runtime/cpu/team.h"
 
 /* Words moved per element: the byte model of every "% of copy" figure. */
 #define COPY_WORDS  2.0
@@ -82,8 +83,8 @@ static double median_sorted(const double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-hr_status hr_measure_host_bandwidth_bound(int threads, hr_bind bind, size_t bytes, int repeats,
-                                          hr_bandwidth *out)
+hr_status hr_measure_host_bandwidth_tuned(int threads, hr_bind bind, size_t bytes, int repeats,
+                                          const hr_tuning *tune, hr_bandwidth *out)
 {
     if (!out || threads < 0 || repeats < 0 || (bind != HR_BIND_NONE && bind != HR_BIND_CORE))
         return HR_ERR_INVALID_ARG;
@@ -99,9 +100,10 @@ hr_status hr_measure_host_bandwidth_bound(int threads, hr_bind bind, size_t byte
     hr_status st = (t[0] && t[1]) ? hr_team_create(threads, bind, &team) : HR_ERR_NO_MEMORY;
     if (st != HR_OK) goto done;
     const size_t alloc = (bytes + HR_GRID_ALIGN - 1) / HR_GRID_ALIGN * HR_GRID_ALIGN;
-    p.a = hr_alloc_big(HR_GRID_ALIGN, alloc);
-    p.b = hr_alloc_big(HR_GRID_ALIGN, alloc);
-    p.c = hr_alloc_big(HR_GRID_ALIGN, alloc);
+    const int huge = tune ? hr_tune_on(tune->hugepages, 0) : 0;
+    p.a = hr_alloc_big(HR_GRID_ALIGN, alloc, huge);
+    p.b = hr_alloc_big(HR_GRID_ALIGN, alloc, huge);
+    p.c = hr_alloc_big(HR_GRID_ALIGN, alloc, huge);
     if (!p.a || !p.b || !p.c) {
         st = HR_ERR_NO_MEMORY;
         goto done;
@@ -143,6 +145,12 @@ done:
     free(t[1]);
     hr_team_free(team);
     return st;
+}
+
+hr_status hr_measure_host_bandwidth_bound(int threads, hr_bind bind, size_t bytes, int repeats,
+                                          hr_bandwidth *out)
+{
+    return hr_measure_host_bandwidth_tuned(threads, bind, bytes, repeats, NULL, out);
 }
 
 hr_status hr_measure_host_bandwidth(int threads, size_t bytes, int repeats, hr_bandwidth *out)

@@ -19,8 +19,8 @@
 
 #include "core/error.h"
 #include "core/timer.h"
-#include "methods/jacobi/cpu/jacobi3d_pencil.h"
 #include "core/tune_util.h"
+#include "methods/jacobi/cpu/jacobi3d_pencil.h"
 
 void hr_cpu_tune_key(int threads, char *buf, size_t size)
 {
@@ -36,10 +36,11 @@ int hr_cpu_tune_size(const hr_grid_layout *l)
     return (int)lround(cbrt((double)hr_layout_points(l)));
 }
 
-int hr_cpu_cache_lookup(const char *key, const char *kernel, int dbl, int n, int *by, int *stream)
+int hr_cpu_cache_lookup(const hr_tuning *t, const char *key, const char *kernel, int dbl, int n, int *by,
+                        int *stream)
 {
     char path[512], line[512];
-    if (!hr_tune_cache_default(path, sizeof path)) return 0;
+    if (!hr_tune_cache_default(t, path, sizeof path)) return 0;
     FILE *f = fopen(path, "r");
     if (!f) return 0;
     double best = INFINITY;
@@ -177,7 +178,7 @@ hr_status hr_cpu_tune(const hr_options *o, long sweeps, const char *cache_path, 
     char path[512], key[160];
     hr_cpu_tune_key(s->cfg.threads, key, sizeof key);
     int e = 0;
-    FILE *f = hr_tune_cache_append(cache_path, path, sizeof path, &e);
+    FILE *f = hr_tune_cache_append(cache_path, &o->tuning, path, sizeof path, &e);
     if (f) {
         fprintf(f, "%s\tpencil\t%s\t%d\t0\t0\t%d\t%d\t%.1f\n", key,
                 s->u[0].l.esize == 8 ? "double" : "single", hr_cpu_tune_size(&s->u[0].l), out->block[1],

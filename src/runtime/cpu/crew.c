@@ -10,9 +10,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "runtime/cpu/threadstat.h"
 #include "core/timer.h"
 #include "runtime/cpu/team.h"
+#include "runtime/cpu/threadstat.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -21,14 +21,14 @@
 #define HR_RELAX() ((void)0)
 #endif
 
-/* How long a worker or the waiter spins before sleeping: HETRELAX_CREW_SPIN_US
- * microseconds (default 200 unpinned: a sweep's exchange fits; 50 ms pinned: longer than
- * any sweep's wait for the other part, so a running split never sleeps; 0 sleeps at
- * once, for shared machines). */
-static double spin_budget(int pinned)
+/* How long a worker or the waiter spins before sleeping: tuning.crew_spin_us microseconds
+ * (default 200 unpinned: a sweep's exchange fits; 50 ms pinned: longer than any sweep's
+ * wait for the other part, so a running split never sleeps; < 0 sleeps at once, for shared
+ * machines). */
+static double spin_budget(const hr_tuning *tu, int pinned)
 {
-    const char *e = getenv("HETRELAX_CREW_SPIN_US");
-    const double us = e && *e ? atof(e) : pinned ? 50000.0 : 200.0;
+    const double knob = tu ? tu->crew_spin_us : 0.0;
+    const double us = knob != 0.0 ? knob : pinned ? 50000.0 : 200.0;
     return us > 0.0 ? us * 1e-6 : 0.0;
 }
 
@@ -78,7 +78,7 @@ static double now_s(void)
         }                                                                                                    \
     } while (0)
 
-/* A worker's trace (HETRELAX_SPLIT_TRACE): written by the worker, read after its job or its exit. */
+/* A worker's trace (tuning.split_trace): written by the worker, read after its job or its exit. */
 typedef struct worker_trace {
     double end;              /* when its last job ended */
     double lat_sum, lat_max; /* from hr_crew_start to the job's start on this worker */
@@ -110,7 +110,7 @@ typedef struct piece_counter {
 struct hr_crew {
     int n;
     int pinned;
-    int steal;              /* idle workers take the pieces of late ones (HETRELAX_CREW_STEAL=0: not) */
+    int steal;              /* idle workers take the pieces of late ones (tuning.crew_steal off: not) */
     atomic_uintptr_t group; /* this crew, or the crew it shares its placement with (hr_crew_share) */
     double spin;            /* seconds to spin before sleeping (read-only after create) */
     atomic_ulong gen;       /* bumped per job */
@@ -122,7 +122,8 @@ struct hr_crew {
     atomic_long total;      /* pieces in the job (n * per) */
     atomic_long done;       /* pieces done */
     piece_counter *own;     /* per worker */
-    int tracing;            /* HETRELAX_SPLIT_TRACE set */
+    int tracing;            /* tuning.split_trace given (and opened) */
+    FILE *trace;            /* that file */
     int first_cpu;          /* pinned: the first worker's logical CPU */
     double started;         /* the current job's start (tracing) */
     long jobs, slow_jobs;   /* jobs; jobs that took over 1 ms from start to the last worker's end */
@@ -234,21 +235,19 @@ static void *crew_main(void *arg)
     }
 }
 
-hr_status hr_crew_create(int nthreads, int first_slot, hr_crew **out)
+hr_status hr_crew_create(int nthreads, int first_slot, const hr_tuning *tu, hr_crew **out)
 {
     *out = NULL;
     if (nthreads < 1 || nthreads > 4096) return HR_ERR_INVALID_ARG;
     hr_crew *c = calloc(1, sizeof *c);
     if (!c) return HR_ERR_NO_MEMORY;
-    const char *pin = getenv("HETRELAX_CREW_PIN");
-    c->pinned =
-        first_slot >= 0 && first_slot + nthreads <= hr_crew_slots() && !(pin && strcmp(pin, "0") == 0);
-    c->spin = spin_budget(c->pinned);
-    c->tracing = hr_trace_file() != NULL;
+    c->pinned = first_slot >= 0 && first_slot + nthreads <= hr_crew_slots() && !(tu && tu->crew_pin < 0);
+    c->spin = spin_budget(tu, c->pinned);
+    c->trace = hr_trace_file(tu ? tu->split_trace : NULL);
+    c->tracing = c->trace != NULL;
     c->first_cpu = c->pinned ? slot_cpu[first_slot] : -1;
     atomic_init(&c->group, (uintptr_t)c);
-    const char *steal = getenv("HETRELAX_CREW_STEAL");
-    c->steal = !(steal && strcmp(steal, "0") == 0);
+    c->steal = !(tu && tu->crew_steal < 0);
     c->w = calloc((size_t)nthreads, sizeof *c->w);
     c->own = aligned_alloc(64, (size_t)nthreads * sizeof *c->own);
     if (!c->w || !c->own) {
@@ -345,7 +344,7 @@ void hr_crew_start(hr_crew *c, hr_crew_fn fn, void *ctx, int per_worker)
  * scheduler did (run delay, preemptions, the CPU it ended on). */
 static void write_trace(const hr_crew *c)
 {
-    FILE *f = hr_trace_file();
+    FILE *f = c->trace;
     hr_trace_lock();
     fprintf(
         f,

@@ -23,8 +23,9 @@ typedef struct hr_crew hr_crew;
 typedef void (*hr_crew_fn)(void *ctx, int piece, int pieces);
 
 /* first_slot < 0: unpinned; also unpinned when the slots do not fit the allowed CPUs
- * (HETRELAX_CREW_PIN=0 in the environment: never pinned). */
-hr_status hr_crew_create(int nthreads, int first_slot, hr_crew **out);
+ * (tu->crew_pin off: never pinned). tu (may be NULL: the defaults) also gives the spin
+ * budget, stealing and the trace file. */
+hr_status hr_crew_create(int nthreads, int first_slot, const hr_tuning *tu, hr_crew **out);
 /* Whether the crew's workers are pinned (each to its own logical CPU). */
 int hr_crew_pinned(const hr_crew *c);
 /* c and `with` work together (a placement's boundary and interior crews): a pinned crew
@@ -41,7 +42,7 @@ int hr_crew_size(const hr_crew *c);
  * once. Worker i runs its own pieces i * per_worker .. in order, then takes those of workers
  * that have not claimed them yet: a worker whose CPU was taken away (a VM's vCPU stopped, an
  * interrupt storm) delays the job by the piece it holds at most, not by its whole share
- * (HETRELAX_CREW_STEAL=0: no taking, each worker runs exactly its own pieces). */
+ * (tuning.crew_steal off: no taking, each worker runs exactly its own pieces). */
 void hr_crew_start(hr_crew *c, hr_crew_fn fn, void *ctx, int per_worker);
 /* Returns when every piece of the last started job is done (at once if none); a worker that
  * found nothing left may still be returning to its wait. */

@@ -54,7 +54,7 @@ size_t hr_available_memory(void)
 
 #define HR_HUGE_BYTES ((size_t)2 << 20)
 
-void *hr_alloc_big(size_t align, size_t bytes)
+void *hr_alloc_big(size_t align, size_t bytes, int hugepages)
 {
     if (bytes == 0) bytes = 1;
     const int big = bytes >= 4 * HR_HUGE_BYTES;
@@ -62,12 +62,11 @@ void *hr_alloc_big(size_t align, size_t bytes)
     if (bytes > SIZE_MAX - align) return NULL;
     void *p = aligned_alloc(align, (bytes + align - 1) / align * align);
 #ifdef MADV_HUGEPAGE
-    if (p && big) {
-        const char *e = getenv("HETRELAX_HUGEPAGES");
-        if (e && strcmp(e, "1") == 0)
-            (void)madvise(p, (bytes + HR_HUGE_BYTES - 1) / HR_HUGE_BYTES * HR_HUGE_BYTES,
-                          MADV_HUGEPAGE); /* advice: failure is harmless */
-    }
+    if (p && big && hugepages)
+        (void)madvise(p, (bytes + HR_HUGE_BYTES - 1) / HR_HUGE_BYTES * HR_HUGE_BYTES,
+                      MADV_HUGEPAGE); /* advice: failure is harmless */
+#else
+    (void)hugepages;
 #endif
     return p;
 }

@@ -78,20 +78,29 @@ int hr_steal(double *total, double *per_cpu, int max)
     return n;
 }
 
-static FILE *trace;
-static pthread_once_t trace_once = PTHREAD_ONCE_INIT;
+/* The trace files opened so far, by path: kept open (engines and crews of a process write
+ * to them until it ends), a few at most. */
+#define HR_TRACE_FILES 8
+static struct {
+    char path[512];
+    FILE *f;
+} traces[HR_TRACE_FILES];
+static int ntraces;
 static pthread_mutex_t trace_mu = PTHREAD_MUTEX_INITIALIZER;
 
-static void open_trace(void)
+FILE *hr_trace_file(const char *path)
 {
-    const char *path = getenv("HETRELAX_SPLIT_TRACE");
-    if (path && *path) trace = fopen(path, "a");
-}
-
-FILE *hr_trace_file(void)
-{
-    pthread_once(&trace_once, open_trace);
-    return trace;
+    if (!path || !*path) return NULL;
+    FILE *f = NULL;
+    pthread_mutex_lock(&trace_mu);
+    for (int i = 0; i < ntraces && !f; i++)
+        if (strcmp(traces[i].path, path) == 0) f = traces[i].f;
+    if (!f && ntraces < HR_TRACE_FILES && strlen(path) < sizeof traces[0].path && (f = fopen(path, "a"))) {
+        snprintf(traces[ntraces].path, sizeof traces[ntraces].path, "%s", path);
+        traces[ntraces++].f = f;
+    }
+    pthread_mutex_unlock(&trace_mu);
+    return f;
 }
 
 void hr_trace_lock(void)
@@ -101,6 +110,7 @@ void hr_trace_lock(void)
 
 void hr_trace_unlock(void)
 {
-    fflush(trace);
+    for (int i = 0; i < ntraces; i++)
+        fflush(traces[i].f);
     pthread_mutex_unlock(&trace_mu);
 }

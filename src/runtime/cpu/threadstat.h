@@ -1,6 +1,6 @@
 /*
  * What the scheduler did to the calling thread, for the split engine's trace
- * (HETRELAX_SPLIT_TRACE): its CPU time, its time runnable but waiting for a CPU (run delay,
+ * (tuning.split_trace): its CPU time, its time runnable but waiting for a CPU (run delay,
  * /proc/thread-self/schedstat), its context switches (getrusage RUSAGE_THREAD) and the CPU it
  * is on; and the whole machine's steal time (/proc/stat: a VM's vCPUs not running).
  */
@@ -29,9 +29,10 @@ hr_thread_stat hr_thread_stat_diff(const hr_thread_stat *a, const hr_thread_stat
  * One read of /proc/stat. */
 int hr_steal(double *total, double *per_cpu, int max);
 
-/* The trace file named by HETRELAX_SPLIT_TRACE (opened for append once; NULL: no trace).
- * Writers hold hr_trace_lock while they write a line. */
-FILE *hr_trace_file(void);
+/* The trace file at `path` (hr_tuning.split_trace; opened for append once per path and kept
+ * open; NULL for a NULL or empty path, or one that cannot be opened). Writers hold
+ * hr_trace_lock while they write a line. */
+FILE *hr_trace_file(const char *path);
 void hr_trace_lock(void);
 void hr_trace_unlock(void);
 

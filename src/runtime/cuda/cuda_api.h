@@ -32,8 +32,8 @@ typedef struct hr_cuda_tune_result {
 /* Measures every candidate shape of GPU kernel `o->kernel` for o's size, precision,
  * alpha and device (`sweeps` sweeps per timing, median of 3), checks that every
  * deterministic candidate gives a bitwise-equal grid, and appends the best to the
- * cache file `cache_path` (NULL: $HETRELAX_TUNE_FILE, else
- * $XDG_CACHE_HOME/hetrelax/gpu-tune.txt, else ~/.cache/hetrelax/gpu-tune.txt).
+ * cache file `cache_path` (NULL: o->tuning.tune_file, else gpu-tune.txt in
+ * o->tuning.cache_dir, else ~/.cache/hetrelax/gpu-tune.txt).
  * Later solver runs with the same device, kernel and precision use the entry with
  * the nearest n. Writes a message into err on failure. */
 hr_status hr_cuda_tune(const hr_options *o, long sweeps, const char *cache_path, hr_cuda_tune_result *out,

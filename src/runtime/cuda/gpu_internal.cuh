@@ -12,9 +12,9 @@
 #include <cuda_runtime.h>
 
 #include "core/error.h"
+#include "core/solver_internal.h"
 #include "core/stencil.h"
 #include "methods/jacobi/cuda/gpu_kernels.def"
-#include "core/solver_internal.h"
 
 /* ------------------------------------------------------------ checked calls */
 
@@ -72,9 +72,10 @@ typedef struct hr_gpu {
     void *d_u[2], *d_hf;
     int dcur; /* grid holding the current solution */
     hr_gpu_shape shape;
-    const char *shape_from; /* "env", "cache", "shipped", "default" or "candidate" */
+    const char *shape_from; /* "env" (tuning.gpu_shape), "cache", "shipped", "default" or "candidate" */
     int alpha;
-    int split; /* > 0: `tuned` sweeps as two regions split at this row/plane (HETRELAX_GPU_SPLIT, tests) */
+    int split; /* > 0: `tuned` sweeps as two regions split at this row/plane (tuning.gpu_split, tests) */
+    const hr_tuning *tune; /* the options' knobs (the cache file, PDL); NULL: the defaults */
     cudaTextureObject_t tex[2];
     double *d_part, *h_res;
     int nparts;
@@ -115,7 +116,7 @@ int hr_gpu_check_block(const hr_gpu *g, hr_gpu_shape sh, int rows_per_thread, ch
 hr_status hr_gpu_residual_compute(hr_solver *s, hr_gpu *g, double *rel);
 
 /* 1: launch sweeps with programmatic dependent launch (compute capability >= 9 and
- * HETRELAX_GPU_PDL not "0"). Kernels launched so must call cudaGridDependencySynchronize()
+ * tuning.gpu_pdl not off). Kernels launched so must call cudaGridDependencySynchronize()
  * before touching memory. */
 int hr_gpu_pdl(const hr_gpu *g);
 

@@ -18,11 +18,12 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "core/stencil.h"
-#include "runtime/cpu/sysmem.h"
-#include "runtime/cpu/cpu_team.h"
-#include "methods/async/cpu/jacobi2d_async.h"
 #include "core/solver_internal.h"
+#include "core/stencil.h"
+#include "core/tuning.h"
+#include "methods/async/cpu/jacobi2d_async.h"
+#include "runtime/cpu/cpu_team.h"
+#include "runtime/cpu/sysmem.h"
 
 _Static_assert(sizeof(_Atomic float) == sizeof(float) && _Alignof(_Atomic float) == _Alignof(float),
                "relaxed atomics on grid floats need the plain layout");
@@ -112,10 +113,10 @@ static int block_used(const async_state *st, int r, int c)
     return t->bi > 0 && t->bj > 0;
 }
 
-static void *aligned_zero(size_t bytes)
+static void *aligned_zero(size_t bytes, int hugepages)
 {
     bytes = (bytes + HR_GRID_ALIGN - 1) / HR_GRID_ALIGN * HR_GRID_ALIGN;
-    void *p = hr_alloc_big(HR_GRID_ALIGN, bytes);
+    void *p = hr_alloc_big(HR_GRID_ALIGN, bytes, hugepages);
     if (p) memset(p, 0, bytes); /* first touch by the owning thread */
     return p;
 }
@@ -143,12 +144,13 @@ static void async_init_job(void *ctx, int tid, int nthreads)
     t->pitch = ((size_t)t->bj + 2 + a - 1) / a * a;
     const size_t bytes = (t->offset + ((size_t)t->bi + 2) * t->pitch) * es;
     const int ntiles = st->variant == HR_ASYNC3 ? 1 : 2;
+    const int huge = hr_tune_on(s->o.tuning.hugepages, 0);
     for (int k = 0; k < ntiles; k++)
-        if (!(t->mem[k] = aligned_zero(bytes))) t->status = HR_ERR_NO_MEMORY;
-    if (st->variant == HR_ASYNC3 && !(t->row = aligned_zero(((size_t)t->bj + 2) * es)))
+        if (!(t->mem[k] = aligned_zero(bytes, huge))) t->status = HR_ERR_NO_MEMORY;
+    if (st->variant == HR_ASYNC3 && !(t->row = aligned_zero(((size_t)t->bj + 2) * es, huge)))
         t->status = HR_ERR_NO_MEMORY;
     if (s->hf.base) {
-        if (!(t->hfmem = aligned_zero(bytes))) {
+        if (!(t->hfmem = aligned_zero(bytes, huge))) {
             t->status = HR_ERR_NO_MEMORY;
             return;
         }

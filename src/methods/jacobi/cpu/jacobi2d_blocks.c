@@ -11,9 +11,10 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "runtime/cpu/sysmem.h"
-#include "runtime/cpu/cpu_team.h"
 #include "core/solver_internal.h"
+#include "core/tuning.h"
+#include "runtime/cpu/cpu_team.h"
+#include "runtime/cpu/sysmem.h"
 
 typedef struct tile {
     int i0, j0;    /* global position of local interior point (1, 1) is (i0+1, j0+1) */
@@ -74,12 +75,13 @@ static void blocks_alloc(void *ctx, int tid, int nthreads)
     size_t bytes = (t->offset + ((size_t)t->bi + 2) * t->pitch) * es;
     bytes = (bytes + HR_GRID_ALIGN - 1) / HR_GRID_ALIGN * HR_GRID_ALIGN;
     t->status = HR_OK;
+    const int huge = hr_tune_on(s->o.tuning.hugepages, 0);
     for (int k = 0; k < 2; k++) {
-        t->mem[k] = hr_alloc_big(HR_GRID_ALIGN, bytes);
+        t->mem[k] = hr_alloc_big(HR_GRID_ALIGN, bytes, huge);
         if (!t->mem[k]) t->status = HR_ERR_NO_MEMORY;
     }
     if (s->hf.base) {
-        t->hfmem = hr_alloc_big(HR_GRID_ALIGN, bytes);
+        t->hfmem = hr_alloc_big(HR_GRID_ALIGN, bytes, huge);
         if (!t->hfmem) t->status = HR_ERR_NO_MEMORY;
     }
     if (t->status != HR_OK) return;

@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/cpu/cpu_team.h"
+#include "core/solver_internal.h"
 #include "methods/jacobi/cpu/stencil_box_stream.h"
 #include "reference/stencil_cpu.h"
-#include "core/solver_internal.h"
+#include "runtime/cpu/cpu_team.h"
 
 extern const hr_kernel_desc hr_kernel_cpu_spmd_nt;
 
@@ -62,11 +62,10 @@ static void spmd_job(void *ctx, int tid, int nthreads)
 }
 
 /* spmd streams its stores when the grids exceed the threads' share of the last-level cache:
- * then write-allocate is a third of the traffic (HETRELAX_CPU_STREAM=0|1 overrides). */
+ * then write-allocate is a third of the traffic (tuning.cpu_stream overrides). */
 static int spmd_auto_stream(const hr_solver *s)
 {
-    const char *e = getenv("HETRELAX_CPU_STREAM");
-    if (e && (strcmp(e, "0") == 0 || strcmp(e, "1") == 0)) return e[0] == '1';
+    if (s->o.tuning.cpu_stream) return s->o.tuning.cpu_stream > 0;
     const int threads = s->o.thread_rows > 0 ? s->o.thread_rows * s->o.thread_cols : s->o.threads;
     const size_t grids = (s->hf.base ? 3u : 2u) * hr_layout_bytes(&s->u[0].l);
     return grids > hr_cache_llc_share(threads > 0 ? threads : hr_cpu_count());

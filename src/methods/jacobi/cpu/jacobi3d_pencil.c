@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/cpu/cpu_team.h"
 #include "methods/jacobi/cpu/stencil_box_stream.h"
 #include "reference/stencil_cpu.h"
+#include "runtime/cpu/cpu_team.h"
 
 typedef struct pencil_state {
     hr_team *team;
@@ -156,27 +156,18 @@ hr_status hr_pencil_apply(hr_solver *s, int by, int stream)
     return HR_OK;
 }
 
-/* HETRELAX_CPU_BLOCK=BY[,nt|plain] overrides the cache and the default; HETRELAX_CPU_STREAM=0|1
- * only the store kind. */
-static int env_choice(int *by, int *stream)
+/* tuning.cpu_block (with cpu_block_stream) overrides the cache and the default;
+ * tuning.cpu_stream only the store kind. */
+static int knob_choice(const hr_tuning *t, int *by, int *stream)
 {
     int found = 0;
-    const char *e = getenv("HETRELAX_CPU_BLOCK");
-    if (e && *e) {
-        char *end;
-        long v = strtol(e, &end, 10);
-        if (v >= 1 && v <= 1 << 20) {
-            *by = (int)v;
-            found = 1;
-            if (strcmp(end, ",nt") == 0)
-                *stream = 1;
-            else if (strcmp(end, ",plain") == 0)
-                *stream = 0;
-        }
+    if (t->cpu_block > 0) {
+        *by = t->cpu_block;
+        found = 1;
+        if (t->cpu_block_stream) *stream = t->cpu_block_stream > 0;
     }
-    e = getenv("HETRELAX_CPU_STREAM");
-    if (e && (strcmp(e, "0") == 0 || strcmp(e, "1") == 0)) {
-        *stream = e[0] == '1';
+    if (t->cpu_stream) {
+        *stream = t->cpu_stream > 0;
         found = 1;
     }
     return found;
@@ -207,9 +198,10 @@ static hr_status pencil_setup(hr_solver *s)
     hr_cpu_tune_key(P, key, sizeof key);
     by = st->by;
     stream = st->stream;
-    if (env_choice(&by, &stream)) {
+    if (knob_choice(&s->o.tuning, &by, &stream)) {
         source = "env";
-    } else if (hr_cpu_cache_lookup(key, "pencil", l->esize == 8, hr_cpu_tune_size(l), &by, &stream)) {
+    } else if (hr_cpu_cache_lookup(&s->o.tuning, key, "pencil", l->esize == 8, hr_cpu_tune_size(l), &by,
+                                   &stream)) {
         source = "cache";
     }
     st->by = by;

@@ -34,6 +34,7 @@ void hr_cpu_tune_key(int threads, char *buf, size_t size);
 int hr_cpu_tune_size(const hr_grid_layout *l);
 
 /* The cached choice for (key, kernel, precision) with the nearest size; 1 if found. */
-int hr_cpu_cache_lookup(const char *key, const char *kernel, int dbl, int n, int *by, int *stream);
+int hr_cpu_cache_lookup(const hr_tuning *t, const char *key, const char *kernel, int dbl, int n, int *by,
+                        int *stream);
 
 #endif

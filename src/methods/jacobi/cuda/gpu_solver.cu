@@ -51,8 +51,7 @@ int hr_gpu_pass_one(const hr_gpu *g, long remaining)
 
 int hr_gpu_pdl(const hr_gpu *g)
 {
-    const char *e = getenv("HETRELAX_GPU_PDL");
-    return g->cc_major >= 9 && !(e && strcmp(e, "0") == 0);
+    return g->cc_major >= 9 && !(g->tune && g->tune->gpu_pdl < 0);
 }
 
 int hr_gpu_check_block(const hr_gpu *g, hr_gpu_shape sh, int rows_per_thread, char *why, size_t len)
@@ -162,30 +161,14 @@ hr_status hr_gpu_download(hr_solver *s, hr_gpu *g, void *dst)
 
 /* ------------------------------------------------------------ kernel entry points */
 
-static hr_gpu_shape shape_from_env(int *given, int *bad)
-{
-    hr_gpu_shape sh = {0, 0, 0};
-    const char *e = getenv("HETRELAX_GPU_SHAPE");
-    *given = 0;
-    *bad = 0;
-    if (!e || !*e) return sh;
-    char tail;
-    *given = 1;
-    if (sscanf(e, "%dx%dx%d%c", &sh.bx, &sh.by, &sh.h, &tail) != 3) *bad = 1;
-    return sh;
-}
-
-/* HETRELAX_GPU_SHAPE, else the tuning cache, else the shapes shipped for this
+/* tuning.gpu_shape, else the tuning cache, else the shapes shipped for this
  * architecture, else the family's default, else its first candidate that fits. */
 static hr_status choose_shape(hr_solver *s, hr_gpu *g, hr_gpu_shape *out)
 {
     const hr_gpu_family *fam = g->fam;
-    int given, bad;
-    hr_gpu_shape sh = shape_from_env(&given, &bad);
-    if (bad) {
-        hr_solver_set_error(s, "HETRELAX_GPU_SHAPE: expected BXxBYxH, e.g. 128x1x32");
-        return HR_ERR_INVALID_ARG;
-    }
+    const int *knob = s->o.tuning.gpu_shape; /* all three or none (hr_tuning_validate) */
+    hr_gpu_shape sh = {knob[0], knob[1], knob[2]};
+    const int given = knob[0] > 0;
     char why[160];
     hr_gpu_shape c;
     if (given) {
@@ -247,8 +230,8 @@ static hr_status gpu_setup(hr_solver *s)
     g->spike.hf = NULL; /* the device reads its own h^2 f grid */
     g->omega = s->p.omega;
     g->alpha = s->o.alpha;
-    const char *split = getenv("HETRELAX_GPU_SPLIT");
-    g->split = split ? atoi(split) : 0;
+    g->split = s->o.tuning.gpu_split;
+    g->tune = &s->o.tuning;
     HR_CU(s, cudaSetDevice(g->dev));
     cudaDeviceProp p;
     HR_CU(s, cudaGetDeviceProperties(&p, g->dev));

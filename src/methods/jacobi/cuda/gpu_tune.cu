@@ -15,12 +15,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/solver_internal.h"
 #include "core/timer.h"
+#include "core/tune_util.h"
+#include "methods/redblack/cuda/redblack_gpu.h"
 #include "runtime/cuda/cuda_api.h"
 #include "runtime/cuda/gpu_internal.cuh"
-#include "methods/redblack/cuda/redblack_gpu.h"
-#include "core/solver_internal.h"
-#include "core/tune_util.h"
 
 /* One parsed cache line. Lines of the first format (9 fields: device kernel precision
  * n alpha bx by h gbps) are square 2-D entries; the current one has 12 fields:
@@ -92,7 +92,7 @@ static void consider(const hr_gpu *g, const char *device, char *line, double *be
 int hr_gpu_cache_lookup(const hr_gpu *g, const char *device, hr_gpu_shape *out)
 {
     char path[512], line[512];
-    if (!hr_tune_cache_default(path, sizeof path)) return 0;
+    if (!hr_tune_cache_default(g->tune, path, sizeof path)) return 0;
     FILE *f = fopen(path, "r");
     if (!f) return 0;
     double best = INFINITY;
@@ -126,11 +126,13 @@ int hr_gpu_shipped_lookup(const hr_gpu *g, hr_gpu_shape *out)
 
 /* The red-black GPU kernels are not hr_gpu families: the same cache and shipped table,
  * matched by kernel name, precision and 2-D extents (alpha 0). */
-extern "C" int hr_gpu_rb_shape_lookup(int device, const char *device_name, const char *kernel, int dbl,
-                                      int nx, int ny, int shape[3], const char **source)
+extern "C" int hr_gpu_rb_shape_lookup(const hr_tuning *tune, int device, const char *device_name,
+                                      const char *kernel, int dbl, int nx, int ny, int shape[3],
+                                      const char **source)
 {
     hr_gpu g;
     memset(&g, 0, sizeof g);
+    g.tune = tune;
     g.name = kernel;
     g.dim = 2;
     g.nx = g.n = nx;
@@ -275,7 +277,7 @@ extern "C" hr_status hr_cuda_tune(const hr_options *o, long sweeps, const char *
     const hr_grid_layout *l = &s->u[0].l;
     const int key_alpha = redblack ? 0 : alpha_key((hr_gpu *)s->impl);
     int e = 0;
-    FILE *f = hr_tune_cache_append(cache_path, path, sizeof path, &e);
+    FILE *f = hr_tune_cache_append(cache_path, &o->tuning, path, sizeof path, &e);
     if (f) {
         fprintf(f, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.1f\n", s->device_name, s->k->name,
                 l->esize == 8 ? "double" : "single", l->dim, l->nx, l->ny, l->dim == 3 ? l->nz : 1, key_alpha,

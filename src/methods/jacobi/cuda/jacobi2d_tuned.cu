@@ -17,12 +17,12 @@
  * before it drains; its blocks wait in cudaGridDependencySynchronize() until that sweep
  * has finished and its writes are visible, then let the next sweep launch. This takes
  * the launch gap between back-to-back sweeps out of the critical path (it is a few
- * per cent of a 45 us sweep at 4096^2). HETRELAX_GPU_PDL=0 turns it off.
+ * per cent of a 45 us sweep at 4096^2). tuning.gpu_pdl off turns it off.
  */
 #include <stdio.h>
 
-#include "runtime/cuda/gpu_internal.cuh"
 #include "methods/jacobi/cuda/gpu_region.h"
+#include "runtime/cuda/gpu_internal.cuh"
 
 /* V consecutive columns per thread, moved as one aligned 16-byte word. */
 template <typename T, int V> struct alignas(sizeof(T) * V) hr_vec {

@@ -18,11 +18,11 @@
 
 #include <math.h>
 
-#include "reference/stencil_cpu.h"
 #include "methods/mg/cuda/mg_gpu_async.cuh"
 #include "methods/mg/cuda/mg_gpu_internal.cuh"
 #include "methods/mg/cuda/mg_gpu_march.cuh"
 #include "methods/mg/cuda/mg_gpu_outer.cuh"
+#include "reference/stencil_cpu.h"
 
 static hr_status gfail(mg_gpu *g, cudaError_t e, const char *call, int line)
 {
@@ -372,8 +372,8 @@ static hr_status build(mg_gpu *g, const hr_grid *rhs)
             cz = dim == 3 ? (cz - 1) / 2 : cz;
         }
         mg_cpu_part_setup ps = {
-            dim,         cx,     cy,      cz,       g->nlev - s->cpu_level, s->esize,
-            s->smoother, s->pre, s->post, s->omega, s->symmetric,           s->cpu_threads};
+            dim,    cx,      cy,       cz,           g->nlev - s->cpu_level, s->esize,    s->smoother,
+            s->pre, s->post, s->omega, s->symmetric, s->cpu_threads,         s->hugepages};
         GTRY(mg_cpu_part_create(&ps, &g->cpu));
         if (!hr_layout_init(&l, dim, cx, cy, cz, s->esize)) return HR_ERR_NO_MEMORY;
         g->cpu_bytes = hr_layout_bytes(&l);
@@ -657,7 +657,7 @@ extern "C" hr_status mg_gpu_download(mg_gpu *g, hr_grid *host)
     const size_t es = direct ? g->s.esize : 8;
     hr_grid_layout l;
     if (!hr_layout_init(&l, g->s.dim, g->s.nx, g->s.ny, g->s.nz, es)) return HR_ERR_NO_MEMORY;
-    if (!host->base) GTRY(hr_grid_alloc(host, &l));
+    if (!host->base) GTRY(hr_grid_alloc_huge(host, &l, g->s.hugepages));
     const char *origin = (const char *)L.u[direct ? cur_of(g, 0) : 0];
     GCU(g, cudaMemcpyAsync(host->base, origin - l.offset * es, hr_layout_bytes(&l), cudaMemcpyDeviceToHost,
                            g->st));

@@ -13,14 +13,14 @@
  *                          colour 1 wait for the neighbours behind a barrier.
  * All are bitwise equal to rb-seq for any thread count and tile shape: inside one colour the
  * order does not matter, and every colour-1 update runs after all colour-0 updates it reads.
- * The tile shape comes from HETRELAX_RB_TILE="THxTW" (TW 0: full width).
+ * The tile shape comes from the knob tuning.rb_tile (rows x columns; -1: untiled / full width).
  */
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "runtime/cpu/cpu_team.h"
-#include "methods/redblack/cpu/redblack_cpu.h"
 #include "core/solver_internal.h"
+#include "methods/redblack/cpu/redblack_cpu.h"
+#include "runtime/cpu/cpu_team.h"
 
 static hr_rb_args rb_args(hr_solver *s)
 {
@@ -152,17 +152,11 @@ static hr_status rb_setup(hr_solver *s)
     st->th = 4;
     st->tw = 0;
     st->slices = s->p.dim == 3 ? s->p.nz : s->p.ny;
-    const char *env = getenv("HETRELAX_RB_TILE");
+    const int *tile = s->o.tuning.rb_tile; /* 0: the default, -1: untiled / full width */
     snprintf(s->cfg.shape_source, sizeof s->cfg.shape_source, "%s", st->fused ? "" : "default");
-    if (env && !st->fused) {
-        int th, tw;
-        if (sscanf(env, "%dx%d", &th, &tw) != 2 || th < 0 || tw < 0) {
-            hr_solver_set_error(s, "HETRELAX_RB_TILE: '%s' is not ROWSxCOLS (0: untiled / full width)", env);
-            free(st);
-            return HR_ERR_INVALID_ARG;
-        }
-        st->th = th;
-        st->tw = tw;
+    if ((tile[0] || tile[1]) && !st->fused) {
+        if (tile[0]) st->th = tile[0] < 0 ? 0 : tile[0];
+        if (tile[1]) st->tw = tile[1] < 0 ? 0 : tile[1];
         snprintf(s->cfg.shape_source, sizeof s->cfg.shape_source, "env");
     }
     int prow, pcol;
@@ -206,7 +200,7 @@ static void rb_teardown(hr_solver *s)
 const hr_kernel_desc hr_kernel_cpu_rb_tiles = {
     .name = "rb-tiles",
     .backend = HR_BACKEND_CPU_THREADS,
-    .summary = "red-black on threads in the report's tiles (HETRELAX_RB_TILE, default 4 rows x full width)",
+    .summary = "red-black on threads in the report's tiles (tuning.rb_tile, default 4 rows x full width)",
     .caps = HR_CAP_DETERMINISTIC | HR_CAP_2D | HR_CAP_3D | HR_CAP_RECT | HR_CAP_OMEGA | HR_CAP_REDBLACK,
     .setup = rb_setup,
     .sweeps = rb_sweeps,

@@ -40,6 +40,7 @@ typedef struct hr_gpu_rb_params {
     int bx, by;                    /* block shape override (0: the variant's default) */
     int h;                         /* rb-tuned / rb-inplace rows per strip (0: by, else default) */
     int gpus;                      /* hr_gpu_rb2: slabs, one per GPU (2..16) */
+    hr_tuning tune;                /* the options' knobs: hr_gpu_rb2's scheme and shape (rb2_*), the cache */
 } hr_gpu_rb_params;
 
 typedef struct hr_gpu_rb hr_gpu_rb;
@@ -65,8 +66,8 @@ void hr_gpu_rb_free(hr_gpu_rb *g);
 /* The tuning cache / shipped shapes for a red-black GPU kernel (src/methods/jacobi/cuda/gpu_tune.cu: the
  * same files and nearest-size rule as the Jacobi families): 1 and shape + *source ("cache"
  * or "shipped") when an entry for this device, kernel, precision and 2-D size exists. */
-int hr_gpu_rb_shape_lookup(int device, const char *device_name, const char *kernel, int dbl, int nx, int ny,
-                           int shape[3], const char **source);
+int hr_gpu_rb_shape_lookup(const hr_tuning *tune, int device, const char *device_name, const char *kernel,
+                           int dbl, int nx, int ny, int shape[3], const char **source);
 
 /* `hetrelax tune` for a red-black GPU kernel (src/methods/redblack/redblack_gpu_desc.c): every candidate
  * shape checked bitwise against the first and timed; the best into *out (bx, by, h, GB/s). */
@@ -78,7 +79,7 @@ hr_status hr_gpu_rb_tune(struct hr_solver *s, long sweeps, struct hr_cuda_tune_r
  * each swept by rb-tuned's streaming pass with two ghost rows of each neighbour's old
  * iterate, exchanged once per iteration (bitwise equal to one GPU; docs/redblack.md). Same
  * calls as above; p->variant is ignored. hr_gpu_rb2_devices: the devices it runs on (1 when
- * HETRELAX_RB2_ONE puts every slab on one). */
+ * tuning.rb2_one puts every slab on one). */
 typedef struct hr_gpu_rb2 hr_gpu_rb2;
 hr_status hr_gpu_rb2_create(const hr_gpu_rb_params *p, void *u_host, hr_gpu_rb2 **out, char *name,
                             size_t name_size, double *h2d_seconds, char *err, size_t err_size);

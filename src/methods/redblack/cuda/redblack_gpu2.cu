@@ -6,14 +6,13 @@
  * streaming pass and keeps two ghost rows of each neighbour's OLD iterate, so one iteration
  * needs one exchange (2 rows each way per cut, peer copies beside the bulk) and no exchange
  * between the colours; the first ghost row's colour 0 is recomputed redundantly. Shape:
- * rb-tuned's (HETRELAX_RB2_SHAPE=BXxBYxH, else the tuning cache's / shipped rb-tuned shape for
- * one slab, else 128x17x8); HETRELAX_RB2_SROWS: rows of a strip next to a neighbour (2);
- * HETRELAX_RB2_GRAPH=K: K iterations per CUDA graph launch (0, the default: direct launches).
- * HETRELAX_RB2_ONE=1 puts every slab on device --device (tests the code path on one GPU).
+ * rb-tuned's (knob tuning.rb2_shape BXxBYxH, else the tuning cache's / shipped rb-tuned shape
+ * for one slab, else 128x17x8); tuning.rb2_srows: rows of a strip next to a neighbour (2);
+ * tuning.rb2_graph K: K iterations per CUDA graph launch (0, the default: direct launches).
+ * tuning.rb2_one puts every slab on device --device (tests the code path on one GPU).
  *
  * Two in-place schemes, one ghost row and an exchange after EACH colour, for comparison on
- * two GPUs only (redblack_gpu2_inplace.cuh): HETRELAX_RB2_OLD=1 (fused) and HETRELAX_RB2_V1=1
- * (v1).
+ * two GPUs only (redblack_gpu2_inplace.cuh): tuning.rb2_old (fused) and tuning.rb2_v1 (v1).
  */
 #include <cuda_runtime.h>
 #include <stdio.h>
@@ -72,12 +71,6 @@ static cudaError_t rb2_copy_rows(const hr_gpu_rb2 *G, int d, int o, void *dst, c
 #include "methods/redblack/cuda/redblack_gpu2_inplace.cuh"
 #include "methods/redblack/cuda/redblack_gpu2_stream.cuh"
 
-static int rb2_env_on(const char *name)
-{
-    const char *v = getenv(name);
-    return v && v[0] == '1';
-}
-
 extern "C" hr_status hr_gpu_rb2_create(const hr_gpu_rb_params *p, void *u_host, hr_gpu_rb2 **out, char *name,
                                        size_t name_size, double *h2d_seconds, char *err, size_t err_size)
 {
@@ -88,13 +81,12 @@ extern "C" hr_status hr_gpu_rb2_create(const hr_gpu_rb_params *p, void *u_host, 
             snprintf(err, err_size, "kernel: red-black on GPUs runs 2-D grids on 2..%d GPUs", RB2_MAX);
         return HR_ERR_INVALID_ARG;
     }
-    const int mode = rb2_env_on("HETRELAX_RB2_V1")    ? RB2_V1
-                     : rb2_env_on("HETRELAX_RB2_OLD") ? RB2_FUSED
-                                                      : RB2_STREAM;
+    const hr_tuning *tu = &p->tune;
+    const int mode = tu->rb2_v1 > 0 ? RB2_V1 : tu->rb2_old > 0 ? RB2_FUSED : RB2_STREAM;
     if (mode != RB2_STREAM && ng != 2) {
         if (err && err_size)
             snprintf(err, err_size, "gpus: %s (the in-place scheme) runs on 2 GPUs only, not %d",
-                     mode == RB2_V1 ? "HETRELAX_RB2_V1" : "HETRELAX_RB2_OLD", ng);
+                     mode == RB2_V1 ? "tuning.rb2_v1" : "tuning.rb2_old", ng);
         return HR_ERR_INVALID_ARG;
     }
     if (p->ny < (ng > 2 ? 2 * ng - 2 : 2)) { /* slabs of 1 row at the ends, 2 (even counts) inside */
@@ -103,7 +95,7 @@ extern "C" hr_status hr_gpu_rb2_create(const hr_gpu_rb_params *p, void *u_host, 
                      ng > 2 ? 2 * ng - 2 : 2, p->ny);
         return HR_ERR_INVALID_ARG;
     }
-    const int one = rb2_env_on("HETRELAX_RB2_ONE"); /* every slab on one GPU: the code path, not the speed */
+    const int one = tu->rb2_one > 0; /* every slab on one GPU: the code path, not the speed */
     int count = 0;
     if (cudaGetDeviceCount(&count) != cudaSuccess || count < p->device + (one ? 1 : ng)) {
         if (err && err_size) {
@@ -125,25 +117,34 @@ extern "C" hr_status hr_gpu_rb2_create(const hr_gpu_rb_params *p, void *u_host, 
     G->mode = mode;
     for (int d = 0; d < ng; d++)
         G->dev[d] = p->device + (one ? 0 : d);
-    const int kcopy = rb2_env_on("HETRELAX_RB2_KCOPY"); /* the exchange by a kernel without graphs too */
-    const char *shape = getenv("HETRELAX_RB2_SHAPE"), *srows = getenv("HETRELAX_RB2_SROWS");
+    const int kcopy = tu->rb2_kcopy > 0; /* the exchange by a kernel without graphs too */
+    const int *shape = tu->rb2_shape;
+    const int shape_given = shape[0] > 0 || shape[1] > 0 || shape[2] > 0;
     if (G->mode == RB2_STREAM) {
         /* rb-tuned's default shape (128 threads, overlapped warps, strips of 8 rows) */
         G->bx = 128;
         G->by = 1 + RB_STREAM_OVL;
         G->h = 8;
         G->srows = 2;
-        if (shape && *shape && sscanf(shape, "%dx%dx%d", &G->bx, &G->by, &G->h) != 3) {
-            if (err && err_size) snprintf(err, err_size, "HETRELAX_RB2_SHAPE: '%s' is not BXxBYxH", shape);
-            return HR_ERR_INVALID_ARG;
+        if (shape_given) {
+            if (!(shape[0] > 0 && shape[1] > 0 && shape[2] > 0)) {
+                if (err && err_size)
+                    snprintf(err, err_size,
+                             "tuning.rb2_shape: %dx%dx%d is not BXxBYxH (the streaming scheme)", shape[0],
+                             shape[1], shape[2]);
+                return HR_ERR_INVALID_ARG;
+            }
+            G->bx = shape[0];
+            G->by = shape[1];
+            G->h = shape[2];
         }
         cudaDeviceProp dp;
         int sh[3];
         const char *from = NULL;
         char why[160];
         /* else rb-tuned's shape for one slab from the tuning cache / shipped table, if it runs */
-        if (!(shape && *shape) && cudaGetDeviceProperties(&dp, p->device) == cudaSuccess &&
-            hr_gpu_rb_shape_lookup(p->device, dp.name, "rb-tuned", p->esize == 8, p->nx, p->ny / ng, sh,
+        if (!shape_given && cudaGetDeviceProperties(&dp, p->device) == cudaSuccess &&
+            hr_gpu_rb_shape_lookup(tu, p->device, dp.name, "rb-tuned", p->esize == 8, p->nx, p->ny / ng, sh,
                                    &from) &&
             !rb_stream_check(sh[0], sh[1], sh[2], why, sizeof why)) {
             G->bx = sh[0];
@@ -151,21 +152,9 @@ extern "C" hr_status hr_gpu_rb2_create(const hr_gpu_rb_params *p, void *u_host, 
             G->h = sh[2];
         }
         if (rb_stream_check(G->bx, G->by, G->h, err, err_size)) return HR_ERR_INVALID_ARG;
-        if (srows && *srows && (sscanf(srows, "%d", &G->srows) != 1 || G->srows < 2)) {
-            if (err && err_size)
-                snprintf(err, err_size, "HETRELAX_RB2_SROWS: '%s' is not a count >= 2", srows);
-            return HR_ERR_INVALID_ARG;
-        }
-        const char *graph = getenv("HETRELAX_RB2_GRAPH");
-        if (graph && *graph &&
-            (sscanf(graph, "%d", &G->graph_k) != 1 || G->graph_k < 0 || G->graph_k % 2 ||
-             G->graph_k > 1000)) {
-            if (err && err_size)
-                snprintf(err, err_size,
-                         "HETRELAX_RB2_GRAPH: '%s' is not an even count of iterations (0: off)", graph);
-            return HR_ERR_INVALID_ARG;
-        }
-        if (rb2s_layout(G)) { /* checked above: not reached */
+        if (tu->rb2_srows) G->srows = tu->rb2_srows; /* >= 2 (hr_tuning_validate) */
+        G->graph_k = tu->rb2_graph;                  /* even, 0..1000 (hr_tuning_validate) */
+        if (rb2s_layout(G)) {                        /* checked above: not reached */
             if (err && err_size)
                 snprintf(err, err_size, "ny: %d rows cannot be cut into %d slabs", p->ny, ng);
             return HR_ERR_INVALID_ARG;
@@ -173,11 +162,18 @@ extern "C" hr_status hr_gpu_rb2_create(const hr_gpu_rb_params *p, void *u_host, 
     } else {
         G->bx = 128;
         G->h = 64;
-        if (shape && *shape &&
-            (sscanf(shape, "%dx%d", &G->bx, &G->h) != 2 || G->bx < 1 || G->bx > 1024 || G->h < 2)) {
-            if (err && err_size)
-                snprintf(err, err_size, "HETRELAX_RB2_SHAPE: '%s' is not BXxH (BX <= 1024, H >= 2)", shape);
-            return HR_ERR_INVALID_ARG;
+        if (shape_given) {
+            if (shape[0] < 1 || shape[0] > 1024 || shape[1] != 0 || shape[2] < 2) {
+                if (err && err_size)
+                    snprintf(
+                        err, err_size,
+                        "tuning.rb2_shape: %dx%dx%d is not BX x 0 x H (the in-place schemes: BX <= 1024, "
+                        "H >= 2)",
+                        shape[0], shape[1], shape[2]);
+                return HR_ERR_INVALID_ARG;
+            }
+            G->bx = shape[0];
+            G->h = shape[2];
         }
         const int m = p->ny / 2;
         G->lo[0] = 1;
@@ -261,7 +257,7 @@ extern "C" hr_status hr_gpu_rb2_create(const hr_gpu_rb_params *p, void *u_host, 
     if (rc != HR_OK || G->mode != RB2_STREAM || !G->graph_k) return rc;
     if (!G->peer) {
         if (err && err_size)
-            snprintf(err, err_size, "HETRELAX_RB2_GRAPH: devices %d..%d: neighbours without peer access",
+            snprintf(err, err_size, "tuning.rb2_graph: devices %d..%d: neighbours without peer access",
                      G->dev[0], G->dev[ng - 1]);
         return HR_ERR_INVALID_ARG;
     }

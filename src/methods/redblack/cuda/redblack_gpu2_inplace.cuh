@@ -1,9 +1,9 @@
 /*
  * rb-2gpu's two earlier schemes (included by redblack_gpu2.cu after hr_gpu_rb2), kept for
  * comparison: in place on one grid per half with one ghost row, the boundary row exchanged
- * after EACH colour. HETRELAX_RB2_OLD=1: fused; HETRELAX_RB2_V1=1: v1.
+ * after EACH colour. tuning.rb2_old on: fused; tuning.rb2_v1 on: v1.
  *
- * Fused (HETRELAX_RB2_OLD=1): each half runs the in-place `rb-inplace` scheme: a main pass
+ * Fused (tuning.rb2_old on): each half runs the in-place `rb-inplace` scheme: a main pass
  * does colour 0 everywhere and colour 1 inside tiles of 2 BX columns x H rows (marching down
  * the columns, colour 1 of row i - 1 right after colour 0 of row i), then ring passes do
  * colour 1 on the tiles' first and last rows and columns. The strips are aligned so that the
@@ -19,7 +19,7 @@
  * pull may overlap the sender's next pass writing the other colour of row B: the receiver
  * reads only the colour that pass does not write, and the second pull replaces the whole
  * ghost row before the next main pass reads it (checked by bench/mgpu_rb2_model.py).
- * Tiles: BX = 128 threads, H = 64 (HETRELAX_RB2_SHAPE="BXxH" overrides in this scheme).
+ * Tiles: BX = 128 threads, H = 64 (tuning.rb2_shape BX x 0 x H overrides in this scheme).
  *
  * v1: each colour phase is a v1 launch on both (one thread per point of the colour), then
  * the two boundary rows are exchanged.

@@ -28,7 +28,7 @@ struct hr_gpu_rb2 {
     int ia[RB2_MAX], iz[RB2_MAX];                   /* stream: local rows of the part I (ia > iz: none) */
     int cur, parity;                                /* stream: grid holding the iterate; the events' parity */
     cudaEvent_t ev_s[RB2_MAX][2], ev_i[RB2_MAX][2]; /* stream: S and I done, by iteration parity */
-    int graph_k;                         /* stream: HETRELAX_RB2_GRAPH, iterations per graph (0: none) */
+    int graph_k;                         /* stream: tuning.rb2_graph, iterations per graph (0: none) */
     int copy_kernel;                     /* stream: exchange by a kernel (graphs), else a peer memcpy */
     int peer;                            /* each slab's device can read its neighbours' memory */
     cudaGraphExec_t graph[2];            /* per starting grid */

@@ -186,7 +186,7 @@ static cudaStream_t *rb2s_stream(hr_gpu_rb2 *G, int x, int *dev)
     return x & 1 ? &G->st[d] : &G->low[d];
 }
 
-/* HETRELAX_RB2_GRAPH=K (even): K iterations of every GPU captured into one CUDA graph (a
+/* tuning.rb2_graph K (even): K iterations of every GPU captured into one CUDA graph (a
  * multi-device graph: st[0] forks to the other streams through an event and joins them at
  * the end), one per starting grid, captured at create so that sweeps only launch them. A
  * graph launch is a barrier (the pipeline drains every K iterations), but the host makes

@@ -3,7 +3,7 @@
  * on one or several GPUs.
  *
  * Global iteration k is one launch of the async kernel on stream k mod S (S streams,
- * HETRELAX_SPARSE_STREAMS). Inside a launch no block waits for another: each reads x
+ * tuning.sparse_streams). Inside a launch no block waits for another: each reads x
  * while others write it. With S > 1, launches on different streams have no dependency,
  * so up to S consecutive global iterations run at the same time (the same stream
  * orders k after k - S, which bounds the delay). That is the paper's overlap, made for
@@ -14,7 +14,7 @@
  *
  * Graphs. Runs of G iterations are replayed from a CUDA graph with the same shape as
  * the live issue (fork, kernels, copies, join); each iterate() call ends with a join,
- * because the driver then checks the residual on the host. G is HETRELAX_SPARSE_GRAPH
+ * because the driver then checks the residual on the host. G is tuning.sparse_graph
  * (default 32, 0: no graphs), lowered to the check interval when the driver checks a
  * tolerance more often than every G iterations, so that each iterate(check_every) call
  * is one graph launch per GPU. A remainder (count mod G iterations) that comes again
@@ -33,7 +33,7 @@
  *          from the kernels ("put in streams, handled independently and without
  *          synchronization"). In one iterate(count) call of a GPU: cs forks from st[0]
  *          and uploads the rows the GPU does not own (h_x -> d_x); after every E-th
- *          kernel (E = HETRELAX_SPARSE_AMC_EVERY, default 1, 1..1024) an event on the
+ *          kernel (E = tuning.sparse_amc_every, default 1, 1..1024) an event on the
  *          kernel's stream starts an exchange round on cs: download the own rows
  *          (d_x -> h_x), then upload the others' rows (h_x -> d_x, two ranges). A
  *          round waits for its kernel to finish, so it copies a finished iterate; the
@@ -51,7 +51,7 @@
  *          recent iterate, as inside one launch. If the copies are slower than the
  *          kernels, rounds queue up on cs and the call's end waits for them; E > 1
  *          thins the rounds out.
- *        serial (HETRELAX_SPARSE_AMC_SERIAL=1, for comparison): per iteration a GPU
+ *        serial (tuning.sparse_amc_serial on, for comparison): per iteration a GPU
  *          uploads the rows it does not own, runs its kernel and downloads its own
  *          rows, all on the kernel's stream (two PCIe transfers in series with every
  *          kernel).
@@ -88,7 +88,7 @@ typedef struct gpu_part {
 typedef struct async_state {
     int ngpu, S, G, K;
     int E;       /* overlapped AMC: kernels per exchange round */
-    int overlap; /* AMC with the exchange on cs (not HETRELAX_SPARSE_AMC_SERIAL=1) */
+    int overlap; /* AMC with the exchange on cs (not tuning.sparse_amc_serial on) */
     hr_sparse_comm comm;
     double *h_x;       /* AMC hub */
     long rest_n[2];    /* iterations of the cached remainder graphs (0: none) */
@@ -389,13 +389,14 @@ static hr_status async_setup(hr_sparse_run *r)
     s->comm = r->o.comm != HR_SPARSE_COMM_AUTO ? r->o.comm
               : s->ngpu > 1                    ? HR_SPARSE_COMM_AMC
                                                : HR_SPARSE_COMM_AUTO;
-    s->S = hr_sp_env_int("HETRELAX_SPARSE_STREAMS", 1, 1, HR_SP_MAX_STREAMS);
-    s->G = hr_sp_env_int("HETRELAX_SPARSE_GRAPH", 32, 0, 4096);
+    const hr_tuning *tu = &r->o.tuning;
+    s->S = tu->sparse_streams > 0 ? tu->sparse_streams : 1; /* 1..HR_SP_MAX_STREAMS (hr_tuning_validate) */
+    s->G = hr_tune_count(tu->sparse_graph, 32);
     /* checked every iteration with one GPU and one stream (and no AMC copies): the
-     * device loop (HETRELAX_SPARSE_DEVICE_CHECKS=0: checks on the host) */
+     * device loop (tuning.sparse_device_checks off: checks on the host) */
     s->dc = hr_sp_loop_wanted(r) && s->ngpu == 1 && s->S == 1 && s->comm != HR_SPARSE_COMM_AMC;
-    s->overlap = !hr_sp_env_int("HETRELAX_SPARSE_AMC_SERIAL", 0, 0, 1);
-    s->E = hr_sp_env_int("HETRELAX_SPARSE_AMC_EVERY", 1, 1, 1024);
+    s->overlap = !hr_tune_on(tu->sparse_amc_serial, 0);
+    s->E = tu->sparse_amc_every > 0 ? tu->sparse_amc_every : 1;
     s->K = r->o.local_iters;
     if (s->ngpu > HR_SP_MAX_GPUS) {
         snprintf(r->err, sizeof r->err, "gpus: at most %d", HR_SP_MAX_GPUS);
@@ -429,11 +430,11 @@ static hr_status async_setup(hr_sparse_run *r)
     int whiles = 0;
     if (s->dc) {
         const int U = hr_sp_loop_body_len(r);
-        s->batch = hr_sp_batch_wanted((double)U * n * sizeof(double)); /* the snapshot ring */
+        s->batch = hr_sp_batch_wanted(r, (double)U * n * sizeof(double)); /* the snapshot ring */
         s->snap_v = s->batch ? U : 2;
         /* body-length policy: the long lean body's UL snapshots, where they fit the budget */
         long sw = 0;
-        int UL = s->batch && hr_sp_lean_wanted() ? hr_sp_loop_body_long(r, &sw) : 0;
+        int UL = s->batch && hr_sp_lean_wanted(r) ? hr_sp_loop_body_long(r, &sw) : 0;
         if (UL > 0 && (double)UL * n * sizeof(double) > (double)HR_SP_BATCH_BYTES) UL = 0;
         const int nsnap = UL > s->snap_v ? UL : s->snap_v;
         HR_SPCU(r, cudaMalloc((void **)&s->snaps, (size_t)nsnap * (n > 0 ? n : 1) * sizeof(double)));
@@ -446,14 +447,13 @@ static hr_status async_setup(hr_sparse_run *r)
         /* batched, the WHILE graph runs the lean body; after it, snapshot p - 1 is copied
          * into x unless p is the last body's length (x holds it); replays then find x_done
          * in x as well */
-        const int var = hr_sp_predict_wanted(); /* in place: bodies of any length from 1 (hr_sp_lean) */
+        const int var = hr_sp_predict_wanted(r); /* in place: bodies of any length from 1 (hr_sp_lean) */
         hr_sp_lean lean = {lean_body, U, s->snaps, -1, U, 0, s->p[0].d_x, (long long)n, NULL, var};
         hr_sp_lean lean_long = {lean_body, UL, s->snaps, -1, UL, 0, s->p[0].d_x, (long long)n, NULL, var};
         for (int f = 0; f < (r->frozen ? 2 : 1) && s->dc; f++) {
             s->body_fault = f;
-            HR_TRY(hr_sp_loop_build(r, &s->R, &s->loop[f], U, 0,
-                                    hr_sp_env_int("HETRELAX_SPARSE_WHILE", 1, 0, 1), loop_body, s,
-                                    s->batch && hr_sp_lean_wanted() ? &lean : NULL, s->p[0].st[0]));
+            HR_TRY(hr_sp_loop_build(r, &s->R, &s->loop[f], U, 0, hr_sp_while_wanted(r), loop_body, s,
+                                    s->batch && hr_sp_lean_wanted(r) ? &lean : NULL, s->p[0].st[0]));
             if (!s->loop[f].body) s->dc = 0; /* capture refused: host checks */
             whiles += s->loop[f].loop != NULL;
             if (UL > 0 && s->loop[f].lean)

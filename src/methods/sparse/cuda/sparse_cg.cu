@@ -223,7 +223,8 @@ static hr_status cg_setup(hr_sparse_run *r)
         HR_SPCU(r, cudaMalloc((void **)vecs[v], vb));
     HR_SPCU(r, cudaMalloc((void **)&s->d_sc, 5 * sizeof(double)));
     HR_SPCU(r, cudaMemset(s->d_sc, 0, 5 * sizeof(double)));
-    HR_SPCU(r, cudaStreamSynchronize(cudaStreamLegacy)); /* legacy-stream work done before the non-blocking streams read it */
+    HR_SPCU(r, cudaStreamSynchronize(
+                   cudaStreamLegacy)); /* legacy-stream work done before the non-blocking streams read it */
     HR_SPSPARSE(r, cusparseCreateCsr(&s->A, n, n, A->nnz, s->d_rowp, s->d_col, s->d_val, CUSPARSE_INDEX_32I,
                                      CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
     HR_SPSPARSE(r, cusparseCreateDnVec(&s->vp, n, s->d_p, CUDA_R_64F));
@@ -254,11 +255,11 @@ static hr_status cg_setup(hr_sparse_run *r)
                                 CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT, s->d_buf2));
     HR_SPCU(r, cudaStreamSynchronize(s->st));
     HR_SPCU(r, cudaStreamSynchronize(s->cs));
-    /* checked every step: the device loop (HETRELAX_SPARSE_DEVICE_CHECKS=0: host checks) */
+    /* checked every step: the device loop (tuning.sparse_device_checks off: host checks) */
     s->dc = hr_sp_loop_wanted(r);
     if (s->dc) {
-        HR_TRY(hr_sp_loop_build(r, &s->R, &s->loop, hr_sp_loop_body_len(r), 0,
-                                hr_sp_env_int("HETRELAX_SPARSE_WHILE", 1, 0, 1), loop_body, s, NULL, s->st));
+        HR_TRY(hr_sp_loop_build(r, &s->R, &s->loop, hr_sp_loop_body_len(r), 0, hr_sp_while_wanted(r),
+                                loop_body, s, NULL, s->st));
         if (!s->loop.body) s->dc = 0; /* capture refused: host checks */
     }
     r->device_checks = !s->dc ? 0 : s->loop.loop ? 2 : 1;

@@ -17,6 +17,7 @@
 #include <cuda_runtime.h>
 
 #include "core/error.h"
+#include "core/tuning.h"
 #include "methods/sparse/sparse_internal.h"
 
 /* ------------------------------------------------------------ checked calls */
@@ -220,6 +221,7 @@ hr_status hr_sp_check_devices(hr_sparse_run *r, int first, int count);
 typedef struct hr_sp_resid {
     int n, nblk, dev;
     int wide_rows;     /* mean entries per row >= 16: the lean check reads the matrix once per 8 snapshots */
+    int multi;         /* that one pass per 8 snapshots: wide_rows, or tuning.sparse_multi */
     long long *d_rowp; /* A in CSR (NULL when the caller gives q = A x) */
     int *d_col;
     double *d_val;
@@ -267,16 +269,16 @@ hr_status hr_sp_resid_batch_setup(hr_sparse_run *r, hr_sp_resid *R, int U, int b
  * hr_sp_resid_run of that snapshot (same kernel, same blocks). */
 cudaError_t hr_sp_resid_check_batch(hr_sp_resid *R, const double *d_b, const double *snap, int snap_v,
                                     cudaStream_t st);
-/* Batched checks wanted for a ring of `bytes` (HETRELAX_SPARSE_BATCH, default 1, and
+/* Batched checks wanted for a ring of `bytes` (tuning.sparse_batch, default on, and
  * bytes <= HR_SP_BATCH_BYTES): else per-iteration checks, whose sweeps dominate anyway. */
 #define HR_SP_BATCH_BYTES (64ull << 20)
-int hr_sp_batch_wanted(double bytes);
-/* The lean WHILE body (hr_sp_lean) wanted with batched checks: HETRELAX_SPARSE_LEAN
- * (default 1; 0: the gated batched body in the WHILE graph too, for comparison). */
-int hr_sp_lean_wanted(void);
-/* Variable lean bodies (hr_sp_lean.variable) wanted: HETRELAX_SPARSE_PREDICT (default 1;
- * 0: bodies of the full length, for comparison). */
-int hr_sp_predict_wanted(void);
+int hr_sp_batch_wanted(const hr_sparse_run *r, double bytes);
+/* The lean WHILE body (hr_sp_lean) wanted with batched checks: tuning.sparse_lean
+ * (default on; off: the gated batched body in the WHILE graph too, for comparison). */
+int hr_sp_lean_wanted(const hr_sparse_run *r);
+/* Variable lean bodies (hr_sp_lean.variable) wanted: tuning.sparse_predict (default on;
+ * off: bodies of the full length, for comparison). */
+int hr_sp_predict_wanted(const hr_sparse_run *r);
 /* Starts a solve's device-side checks: stop = 0, done = base = 0, tol, r->divref and
  * R->bnorm (set those first); on st, synchronised. */
 hr_status hr_sp_ctl_reset(hr_sparse_run *r, hr_sp_resid *R, cudaStream_t st);
@@ -366,25 +368,24 @@ cudaError_t hr_sp_resid_check_lean(hr_sp_resid *R, const double *d_b, const doub
  * lean body ran (a WHILE graph refused at launch is dropped for good). */
 hr_status hr_sp_loop_run(hr_sparse_run *r, hr_sp_resid *R, hr_sp_loop *L, long count, cudaStream_t st);
 void hr_sp_loop_free(hr_sp_loop *L);
-/* The device loop's settings: HETRELAX_SPARSE_DEVICE_CHECKS (0: host checks),
- * HETRELAX_SPARSE_WHILE (0: body replays only) and HETRELAX_SPARSE_BODY (iterations a
- * body; default from the monitor interval). */
+/* The device loop's settings: tuning.sparse_device_checks (off: host checks),
+ * tuning.sparse_while (off: body replays only, hr_sp_while_wanted) and tuning.sparse_body
+ * (iterations a body; default from the monitor interval). */
 int hr_sp_loop_wanted(const hr_sparse_run *r);
 int hr_sp_loop_body_len(const hr_sparse_run *r);
-/* The body-length policy: the long lean body's length (HETRELAX_SPARSE_BODY_LONG, default
- * 64; 0: off), or 0 when it does not apply: HETRELAX_SPARSE_BODY forces one length, or
+int hr_sp_while_wanted(const hr_sparse_run *r);
+/* The body-length policy: the long lean body's length (tuning.sparse_body_long, default
+ * 64; -1: off), or 0 when it does not apply: tuning.sparse_body forces one length, or
  * monitors cut the calls at an interval that is not a multiple of it. *switch_at: the
- * iterations of a solve run with the short body first (HETRELAX_SPARSE_BODY_SWITCH,
+ * iterations of a solve run with the short body first (tuning.sparse_body_switch,
  * default 256). The caller also checks that its ring of that many vectors fits. */
 int hr_sp_loop_body_long(const hr_sparse_run *r, long *switch_at);
 
-/* Profile helpers (HETRELAX_SPARSE_PROFILE=1): the host clock, and a timed wait. */
+/* Profile helpers (tuning.sparse_profile): the host clock, and a timed wait. */
 double hr_sp_now(void);
 hr_status hr_sp_sync(hr_sparse_run *r, cudaStream_t st);
 
-/* Environment knobs shared by the relaxation methods (docs/gpu-sparse.md). */
 /* The profile's name of how a solve is checked (after device_checks is set). */
 const char *hr_sp_mode_name(const hr_sparse_run *r, const hr_sp_loop *L, int batch);
-int hr_sp_env_int(const char *name, int def, int lo, int hi);
 
 #endif

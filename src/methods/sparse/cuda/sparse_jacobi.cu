@@ -299,17 +299,17 @@ static hr_status jac_setup(hr_sparse_run *r)
     HR_SPCU(r, cudaStreamSynchronize(
                    cudaStreamLegacy)); /* legacy-stream copy done before the non-blocking streams read it */
     HR_SPCU(r, cudaMalloc((void **)&s->d_b, bytes)); /* b and x0: jac_load, per solve */
-    /* checked every sweep: the device loop (HETRELAX_SPARSE_DEVICE_CHECKS=0: host checks),
+    /* checked every sweep: the device loop (tuning.sparse_device_checks off: host checks),
      * of bodies of U sweeps: one sweep more than the calls' usual length, which checks the
      * call's last iteration; batched checks keep x_{k-1} of every sweep k of a body, in a
      * ring of U + 1 vectors */
     s->dc = hr_sp_loop_wanted(r);
     const int U = hr_sp_loop_body_len(r) + 1;
-    s->batch = s->dc && hr_sp_batch_wanted((double)(U + 1) * (double)bytes);
+    s->batch = s->dc && hr_sp_batch_wanted(r, (double)(U + 1) * (double)bytes);
     /* body-length policy: the long lean body's ring of UL vectors (the same ring: a lean
      * body starts and ends in slot 0), where it fits the budget */
     long sw = 0;
-    int UL = s->batch && U - 1 >= 2 && hr_sp_lean_wanted() ? hr_sp_loop_body_long(r, &sw) : 0;
+    int UL = s->batch && U - 1 >= 2 && hr_sp_lean_wanted(r) ? hr_sp_loop_body_long(r, &sw) : 0;
     if (UL > 0 && (double)UL * (double)bytes > (double)HR_SP_BATCH_BYTES) UL = 0;
     s->V = s->batch ? (UL > U + 1 ? UL : U + 1) : 3;
     HR_SPCU(r, cudaMalloc((void **)&s->d_xs, (size_t)s->V * (bytes > 0 ? bytes : 1)));
@@ -343,7 +343,7 @@ static hr_status jac_setup(hr_sparse_run *r)
     const int Ul = U - 1;
     /* variable bodies (from 2: a sweep is not in place): a body of u runs the ring of u,
      * so the copy's ring and skip are the last body's length (0) */
-    const int var = hr_sp_predict_wanted() ? 2 : 0;
+    const int var = hr_sp_predict_wanted(r) ? 2 : 0;
     hr_sp_lean lean = {lean_body,    Ul,      s->d_xs,      0,         var ? 0 : Ul,
                        var ? 0 : Ul, s->d_xs, (long long)n, to_replay, var};
     hr_sp_lean lean_long = {lean_body,    UL,      s->d_xs,      0,         var ? 0 : UL,
@@ -351,9 +351,8 @@ static hr_status jac_setup(hr_sparse_run *r)
     int whiles = 0;
     for (int f = 0; f < (r->frozen ? 2 : 1) && s->dc; f++) {
         s->body_fault = f;
-        HR_TRY(hr_sp_loop_build(r, &s->R, &s->loop[f], U, 1, hr_sp_env_int("HETRELAX_SPARSE_WHILE", 1, 0, 1),
-                                loop_body, s, s->batch && Ul >= 2 && hr_sp_lean_wanted() ? &lean : NULL,
-                                s->st));
+        HR_TRY(hr_sp_loop_build(r, &s->R, &s->loop[f], U, 1, hr_sp_while_wanted(r), loop_body, s,
+                                s->batch && Ul >= 2 && hr_sp_lean_wanted(r) ? &lean : NULL, s->st));
         if (!s->loop[f].body) s->dc = 0; /* capture refused: host checks */
         whiles += s->loop[f].loop != NULL;
         if (UL > 0 && s->loop[f].lean)

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/cuda/gpu_internal.cuh"
 #include "methods/sparse/cuda/sparse_gpu.cuh"
+#include "runtime/cuda/gpu_internal.cuh"
 
 static const char *base_name(const char *file)
 {
@@ -44,16 +44,6 @@ hr_status hr_sp_check_devices(hr_sparse_run *r, int first, int count)
     }
     snprintf(r->err, sizeof r->err, "gpu: no CUDA device %d (found %d)", first, found);
     return HR_ERR_NO_DEVICE;
-}
-
-int hr_sp_env_int(const char *name, int def, int lo, int hi)
-{
-    const char *e = getenv(name);
-    if (!e || !*e) return def;
-    char *end;
-    long v = strtol(e, &end, 10);
-    if (*end || v < lo || v > hi) return def;
-    return (int)v;
 }
 
 void hr_sp_blocks_free(hr_sp_blocks *L)

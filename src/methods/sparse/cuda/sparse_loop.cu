@@ -424,7 +424,12 @@ void hr_sp_loop_free(hr_sp_loop *L)
 
 int hr_sp_loop_wanted(const hr_sparse_run *r)
 {
-    return r->o.tol > 0.0 && r->o.check_every == 1 && hr_sp_env_int("HETRELAX_SPARSE_DEVICE_CHECKS", 1, 0, 1);
+    return r->o.tol > 0.0 && r->o.check_every == 1 && hr_tune_on(r->o.tuning.sparse_device_checks, 1);
+}
+
+int hr_sp_while_wanted(const hr_sparse_run *r)
+{
+    return hr_tune_on(r->o.tuning.sparse_while, 1);
 }
 
 /* Calls end at monitors (unless deferred): a body as long as the monitor interval (or a
@@ -434,8 +439,7 @@ int hr_sp_loop_wanted(const hr_sparse_run *r)
  * U - 1 gated iterations are launched in vain after a stop. */
 int hr_sp_loop_body_len(const hr_sparse_run *r)
 {
-    const int env = hr_sp_env_int("HETRELAX_SPARSE_BODY", 0, 0, 256);
-    if (env > 0) return env;
+    if (r->o.tuning.sparse_body > 0) return r->o.tuning.sparse_body;
     const long m = r->o.monitor_deferred && r->o.monitor ? 0 : r->o.monitor_every; /* the driver's cuts */
     if (m > 0 && m <= 16) return (int)m;
     for (int d = 16; m > 16 && d >= 4; d--)
@@ -450,9 +454,10 @@ int hr_sp_loop_body_len(const hr_sparse_run *r)
  * than switch_at never see the long body. */
 int hr_sp_loop_body_long(const hr_sparse_run *r, long *switch_at)
 {
-    *switch_at = hr_sp_env_int("HETRELAX_SPARSE_BODY_SWITCH", 256, 1, 1 << 30);
-    const int len = hr_sp_env_int("HETRELAX_SPARSE_BODY_LONG", 64, 0, 256);
-    if (len == 0 || hr_sp_env_int("HETRELAX_SPARSE_BODY", 0, 0, 256) > 0) return 0;
+    const hr_tuning *t = &r->o.tuning;
+    *switch_at = t->sparse_body_switch > 0 ? t->sparse_body_switch : 256;
+    const int len = hr_tune_count(t->sparse_body_long, 64);
+    if (len == 0 || t->sparse_body > 0) return 0;
     const long m = r->o.monitor_deferred && r->o.monitor ? 0 : r->o.monitor_every; /* the driver's cuts */
     if (m > 0 && m % len != 0) return 0;
     return len > hr_sp_loop_body_len(r) ? len : 0;

@@ -121,6 +121,7 @@ hr_status hr_sp_resid_setup(hr_sparse_run *r, hr_sp_resid *R, int with_matrix, i
     const hr_csr *A = r->A;
     const int n = R->n = A->n_rows;
     R->wide_rows = n > 0 && (double)A->nnz >= 16.0 * (double)n;
+    R->multi = hr_tune_on(r->o.tuning.sparse_multi, R->wide_rows);
     R->nblk = (n + HR_SP_RES_THREADS - 1) / HR_SP_RES_THREADS;
     HR_SPCU(r, cudaGetDevice(&R->dev));
     cudaFuncAttributes fa; /* loads the kernel now, before any capture or timed region */
@@ -305,9 +306,8 @@ cudaError_t hr_sp_resid_check_lean(hr_sp_resid *R, const double *d_b, const doub
     /* one pass per 8 snapshots pays where rows are long (trefethen:20000, 28 entries a
      * row: 1.69x the driver against 2.01x); on 5-point rows its fewer blocks cost more
      * than the passes save (fv2d:99 1.64x against 1.30x).
-     * HETRELAX_SPARSE_MULTI=1/0 forces it. */
-    const int multi = hr_sp_env_int("HETRELAX_SPARSE_MULTI", R->wide_rows ? 1 : 0, 0, 1);
-    if (R->d_rowp && multi) {
+     * tuning.sparse_multi forces it either way. */
+    if (R->d_rowp && R->multi) {
         const dim3 g((unsigned)R->nblk, (unsigned)((U + HR_SP_MULTI_G - 1) / HR_SP_MULTI_G));
         hr_sp_resid_multi<HR_SP_MULTI_G><<<g, HR_SP_RES_THREADS, 0, st>>>(
             R->n, R->d_rowp, R->d_col, R->d_val, d_b, snap, U, R->d_bpart, R->d_bticket, R->d_brel, R->d_ctl);
@@ -344,19 +344,19 @@ const char *hr_sp_mode_name(const hr_sparse_run *r, const hr_sp_loop *L, int bat
     return r->o.tol > 0.0 ? "host-checks" : "unchecked";
 }
 
-int hr_sp_lean_wanted(void)
+int hr_sp_lean_wanted(const hr_sparse_run *r)
 {
-    return hr_sp_env_int("HETRELAX_SPARSE_LEAN", 1, 0, 1);
+    return hr_tune_on(r->o.tuning.sparse_lean, 1);
 }
 
-int hr_sp_predict_wanted(void)
+int hr_sp_predict_wanted(const hr_sparse_run *r)
 {
-    return hr_sp_env_int("HETRELAX_SPARSE_PREDICT", 1, 0, 1);
+    return hr_tune_on(r->o.tuning.sparse_predict, 1);
 }
 
-int hr_sp_batch_wanted(double bytes)
+int hr_sp_batch_wanted(const hr_sparse_run *r, double bytes)
 {
-    return hr_sp_env_int("HETRELAX_SPARSE_BATCH", 1, 0, 1) && bytes <= (double)HR_SP_BATCH_BYTES;
+    return hr_tune_on(r->o.tuning.sparse_batch, 1) && bytes <= (double)HR_SP_BATCH_BYTES;
 }
 
 hr_status hr_sp_ctl_reset(hr_sparse_run *r, hr_sp_resid *R, cudaStream_t st)

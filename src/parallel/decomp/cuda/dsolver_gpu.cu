@@ -22,10 +22,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/cuda/gpu_internal.cuh"
 #include "methods/jacobi/cuda/gpu_region.h"
-#include "runtime/cuda/norm_reduce.cuh"
 #include "parallel/decomp/dsolver.h"
+#include "runtime/cuda/gpu_internal.cuh"
+#include "runtime/cuda/norm_reduce.cuh"
 
 #define DG_RES_THREADS 256
 #define DG_RES_BLOCKS  240
@@ -166,12 +166,8 @@ static cudaError_t sweep_launch(const dgpu *c, const hr_sweep_args *a, cudaStrea
     const hr_box *b = &a->box;
     const hr_grid_layout *l = a->l;
     const int dbl = c->esize == 8, V = 16 / (int)c->esize;
-    static int generic = -1;
-    if (generic < 0) {
-        const char *e = getenv("HETRELAX_DGPU_GENERIC"); /* tests: the box kernel everywhere */
-        generic = e && strcmp(e, "1") == 0;
-    }
-    const int head = (V - (b->lo[0] - 1) % V) % V; /* columns before the first aligned one */
+    const int generic = c->s->o.tuning.dgpu_generic > 0; /* tests: the box kernel everywhere */
+    const int head = (V - (b->lo[0] - 1) % V) % V;       /* columns before the first aligned one */
     if (generic || (head > 0 && b->hi[0] - b->lo[0] <= head + V)) {
         if (a->omega != 1.0) return dbl ? box_generic<double, true>(a, st) : box_generic<float, true>(a, st);
         return dbl ? box_generic<double, false>(a, st) : box_generic<float, false>(a, st);
@@ -477,6 +473,7 @@ static void choose_shape(dgpu *c, const hr_grid_layout *l, const cudaDeviceProp 
     g.sms = prop->multiProcessorCount;
     g.cc_major = prop->major;
     g.cc_minor = prop->minor;
+    g.tune = &c->s->o.tuning;
     char why[160];
     hr_gpu_shape sh;
     if (!(hr_gpu_cache_lookup(&g, prop->name, &sh) && !g.fam->check(&g, sh, why, sizeof why)) &&

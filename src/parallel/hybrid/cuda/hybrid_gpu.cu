@@ -4,8 +4,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "reference/stencil_cpu.h"
 #include "parallel/hybrid/cuda/hybrid_gpu_place.cuh"
+#include "reference/stencil_cpu.h"
 
 static hr_status gpu_sweep(hr_place *p, int lane, int r0, int r1)
 {
@@ -416,8 +416,7 @@ static hr_status setup(hr_place *p, gpu_place *c)
     GP_CU(p, cudaEventCreateWithFlags(&c->fork, cudaEventDisableTiming));
     for (int q = 0; q < 2; q++)
         GP_CU(p, cudaEventCreateWithFlags(&c->pushed[q], cudaEventDisableTiming));
-    const char *push = getenv("HETRELAX_PEER_PUSH");
-    c->push = push && strcmp(push, "1") == 0;
+    c->push = sp->tune.peer_push > 0;
     g->stream = c->st[1];
     return choose_shape(p, g, prop.name);
 }

@@ -6,9 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "runtime/cuda/gpu_internal.cuh"
 #include "methods/jacobi/cuda/gpu_region.h"
 #include "parallel/hybrid/cuda/hybrid_gpu.h"
+#include "runtime/cuda/gpu_internal.cuh"
 
 typedef struct gpu_place {
     hr_gpu g; /* the region sweeps' state over the local layout */
@@ -20,7 +20,7 @@ typedef struct gpu_place {
     cudaEvent_t pulled;  /* a fenced pull's copy, waited for by the source's streams */
     cudaEvent_t fork;    /* chain graphs: part 0's interior stream, forked from and joined to */
     int capturing;       /* chain graph capture under way (pulls use a capturable copy) */
-    /* HETRELAX_PEER_PUSH=1: a direct copy runs on the SOURCE's side stream right after
+    /* tuning.peer_push on: a direct copy runs on the SOURCE's side stream right after
      * its boundary sweep (the source pushes), records pushed[side], and the receiver's
      * side stream waits for that event at its next settle/order/op on that stream
      * (pending[side]), so neither part's push waits behind the other's */

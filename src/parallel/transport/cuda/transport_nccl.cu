@@ -7,7 +7,7 @@
  * most one message per direction and phase (bind checks it), matched in posting order.
  * `wait` polls the stream and the communicator's asynchronous error, so a failed peer
  * ends the wait with an error instead of a hang where NCCL notices it, and gives up after
- * HETRELAX_NCCL_TIMEOUT seconds (default 120; 0: never): a peer that left the solve (its
+ * the options' tuning.nccl_timeout seconds (default 120; < 0: never): a peer that left the solve (its
  * own error) sends nothing more, and every rank must reach the status agreement.
  */
 #include <cuda_runtime.h>
@@ -198,7 +198,7 @@ static hr_status nt_wait(hr_transport *t, int phase)
                 nt_break(m);
                 snprintf(t->err, sizeof t->err,
                          "nccl: no halo from the peers in %.0f s on GPU %d (a rank left the solve? "
-                         "HETRELAX_NCCL_TIMEOUT)",
+                         "tuning.nccl_timeout)",
                          m->timeout, m->dev);
                 return HR_ERR_IO;
             }
@@ -247,8 +247,8 @@ static const hr_transport_ops nccl_ops = {
 };
 
 extern "C" hr_status hr_transport_nccl_create(hr_transport *host, int nranks, int device,
-                                              const unsigned char id[HR_NCCL_ID_BYTES], hr_transport **out,
-                                              char *err, size_t es)
+                                              const unsigned char id[HR_NCCL_ID_BYTES], double timeout,
+                                              hr_transport **out, char *err, size_t es)
 {
     *out = NULL;
     if (!host || host->nlocal != 1 || nranks < 1) {
@@ -265,8 +265,7 @@ extern "C" hr_status hr_transport_nccl_create(hr_transport *host, int nranks, in
     m->rank = host->first;
     m->nranks = nranks;
     m->dev = device;
-    const char *to = getenv("HETRELAX_NCCL_TIMEOUT");
-    m->timeout = to && *to ? atof(to) : 120.0;
+    m->timeout = timeout;
     cudaError_t e = cudaSetDevice(device);
     int least = 0, greatest = 0;
     if (e == cudaSuccess) e = cudaDeviceGetStreamPriorityRange(&least, &greatest);

@@ -29,9 +29,10 @@ HR_INTERNAL_API hr_status hr_nccl_unique_id(unsigned char id[HR_NCCL_ID_BYTES], 
 /* Collective over the nranks ranks (ncclCommInitRank on `device`): every rank must call it
  * with the same id, so agree on every earlier failure first. `host` (nlocal 1, first =
  * this rank) carries the collectives and is taken on success (destroyed with the NCCL
- * transport); on failure the caller keeps it. On failure writes "nccl: reason" into err. */
+ * transport); on failure the caller keeps it. A wait gives up after `timeout` seconds (<= 0:
+ * never). On failure writes "nccl: reason" into err. */
 HR_INTERNAL_API hr_status hr_transport_nccl_create(hr_transport *host, int nranks, int device,
-                                                   const unsigned char id[HR_NCCL_ID_BYTES],
+                                                   const unsigned char id[HR_NCCL_ID_BYTES], double timeout,
                                                    hr_transport **out, char *err, size_t es);
 
 #ifdef __cplusplus

@@ -16,13 +16,14 @@ hr_status hr_nccl_unique_id(unsigned char id[HR_NCCL_ID_BYTES], char *err, size_
 }
 
 hr_status hr_transport_nccl_create(hr_transport *host, int nranks, int device,
-                                   const unsigned char id[HR_NCCL_ID_BYTES], hr_transport **out, char *err,
-                                   size_t es)
+                                   const unsigned char id[HR_NCCL_ID_BYTES], double timeout,
+                                   hr_transport **out, char *err, size_t es)
 {
     (void)host;
     (void)nranks;
     (void)device;
     (void)id;
+    (void)timeout;
     if (out) *out = NULL;
     if (err && es) snprintf(err, es, "nccl: this build has no NCCL");
     return HR_ERR_UNSUPPORTED;

@@ -16,10 +16,9 @@
 #endif
 #endif
 
-int hr_mpi_cuda_aware(void)
+int hr_mpi_cuda_aware(const hr_tuning *tune)
 {
-    const char *e = getenv("HETRELAX_MPI_CUDA_AWARE"); /* 0: stage through pinned host buffers */
-    if (e && strcmp(e, "0") == 0) return 0;
+    if (tune && tune->mpi_cuda_aware < 0) return 0; /* stage through pinned host buffers */
 #if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
     return MPIX_Query_cuda_support() == 1;
 #else
@@ -38,8 +37,8 @@ typedef struct mpi_tr {
     mpi_phase ph[HR_MAX_PHASES];
     MPI_Request *req;
     int nreq;
-    double *all;           /* every rank's partial norms */
-    struct hr_shm_tr *shm; /* halos through shared memory (transport "mpi-shm") */
+    double *all;                /* every rank's partial norms */
+    struct hr_shm_tr *shm;      /* halos through shared memory (transport "mpi-shm") */
     struct hr_shm_grids *grids; /* zero-copy ghost planes (mpi-shm; made at the first share) */
     char prefix[48];
 } mpi_tr;
@@ -255,7 +254,8 @@ static const hr_transport_ops shm_ops = {
     .destroy = mt_destroy,
 };
 
-hr_status hr_transport_mpi_create(MPI_Comm comm, const char *shm_prefix, hr_transport **out)
+hr_status hr_transport_mpi_create(MPI_Comm comm, const char *shm_prefix, const hr_tuning *tune,
+                                  hr_transport **out)
 {
     *out = NULL;
     hr_transport *t = calloc(1, sizeof *t);
@@ -275,7 +275,7 @@ hr_status hr_transport_mpi_create(MPI_Comm comm, const char *shm_prefix, hr_tran
         return HR_ERR_NO_MEMORY;
     }
     t->ops = &mpi_ops;
-    t->device_buffers = hr_mpi_cuda_aware(); /* a GPU placement then hands MPI device pointers */
+    t->device_buffers = hr_mpi_cuda_aware(tune); /* a GPU placement then hands MPI device pointers */
     if (shm_prefix && shm_prefix[0] && !t->device_buffers) {
         const hr_status st = hr_shm_create(m->rank, shm_prefix, &m->shm);
         if (st != HR_OK) {

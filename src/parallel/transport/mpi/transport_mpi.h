@@ -8,15 +8,18 @@
 
 /* A transport over `comm` (not duplicated here: the caller owns it and frees it after).
  * shm_prefix (from hr_mpi_shm_setup; NULL or "": none): halo messages travel through
- * shared-memory segments of ours (transport_shm.c) instead of MPI point-to-point. */
-hr_status hr_transport_mpi_create(MPI_Comm comm, const char *shm_prefix, hr_transport **out);
+ * shared-memory segments of ours (transport_shm.c) instead of MPI point-to-point. tune
+ * (may be NULL): the options' knobs (mpi_cuda_aware). */
+hr_status hr_transport_mpi_create(MPI_Comm comm, const char *shm_prefix, const hr_tuning *tune,
+                                  hr_transport **out);
 
 /* Collective over comm: 1 when every rank of comm runs on one node (shares memory). */
 int hr_mpi_all_on_node(MPI_Comm comm);
 
-/* Collective over comm: 1 when every rank runs on this node and HETRELAX_MPI_SHM is not
- * 0, with prefix (the same on every rank) naming the solve's segments; else 0 and "". */
-int hr_mpi_shm_setup(MPI_Comm comm, char prefix[48]);
+/* Collective over comm: 1 when every rank runs on this node and tune->mpi_shm is not off
+ * (on any rank), with prefix (the same on every rank) naming the solve's segments; else 0
+ * and "". tune may be NULL (the defaults). */
+int hr_mpi_shm_setup(MPI_Comm comm, const hr_tuning *tune, char prefix[48]);
 
 /* The shared-memory halo messages (transport_shm.c). */
 struct hr_shm_tr;
@@ -43,7 +46,7 @@ void hr_shm_grid_free(void *base, const hr_shared_grid *sg);
 hr_status hr_shm_round(struct hr_shm_grids *g, long long r, const int nb[2]);
 
 /* 1 when the MPI library takes device pointers (OpenMPI's MPIX_Query_cuda_support) and
- * HETRELAX_MPI_CUDA_AWARE is not 0; then GPU ranks send device buffers. */
-int hr_mpi_cuda_aware(void);
+ * tune->mpi_cuda_aware is not off (tune may be NULL); then GPU ranks send device buffers. */
+int hr_mpi_cuda_aware(const hr_tuning *tune);
 
 #endif

@@ -246,11 +246,10 @@ int hr_mpi_all_on_node(MPI_Comm comm)
     return all;
 }
 
-int hr_mpi_shm_setup(MPI_Comm comm, char prefix[48])
+int hr_mpi_shm_setup(MPI_Comm comm, const hr_tuning *tune, char prefix[48])
 {
     prefix[0] = '\0';
-    const char *e = getenv("HETRELAX_MPI_SHM"); /* 0: MPI point-to-point for the halos */
-    const int want = !(e && strcmp(e, "0") == 0);
+    const int want = !(tune && tune->mpi_shm < 0); /* off: MPI point-to-point for the halos */
     int rank = 0, size = 1;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
