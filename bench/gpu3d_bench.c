@@ -27,10 +27,10 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "core/timer.h"
-#include "runtime/cuda/cuda_api.h"
-#include "hetrelax/hetrelax.h"
 #include "core/solver_internal.h"
+#include "core/timer.h"
+#include "hetrelax/hetrelax.h"
+#include "runtime/cuda/cuda_api.h"
 
 typedef struct bcase {
     const char *name;
@@ -38,7 +38,7 @@ typedef struct bcase {
     hr_precision prec;
     const char *kernel;
     int tune;
-    const char *shape; /* HETRELAX_GPU_SHAPE for the untuned timing, or NULL */
+    const char *shape; /* tuning.gpu_shape for the untuned timing, or NULL */
     int optin;         /* run only when --cases names it (keeps scripts/gpu-check.sh's 2-D records) */
 } bcase;
 
@@ -59,10 +59,19 @@ static const bcase all_cases[] = {
     {"2d-tuned-double-8192", 2, 8192, HR_PREC_DOUBLE, "tuned", 1, NULL, 0},
 };
 
+/* The tuning cache the runs read (the run's own file, or one that does not exist) and the
+ * shape of an untuned timing (NULL: the default): the knobs of the options. */
+static const char *run_cache;
+static const char *run_shape;
+
 static hr_options case_options(const bcase *c, long iters)
 {
     hr_options o;
     hr_options_default(&o);
+    o.tuning.tune_file = run_cache;
+    if (run_shape && sscanf(run_shape, "%dx%dx%d", &o.tuning.gpu_shape[0], &o.tuning.gpu_shape[1],
+                            &o.tuning.gpu_shape[2]) != 3)
+        memset(o.tuning.gpu_shape, 0, sizeof o.tuning.gpu_shape);
     o.dim = c->dim;
     o.nx = o.ny = c->n;
     o.nz = c->dim == 3 ? c->n : 0;
@@ -214,13 +223,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "gpu3d_bench: no CUDA device\n");
         return 77;
     }
-    const char *cache = getenv("HETRELAX_TUNE_FILE");
-    if (!cache || !*cache) {
-        setenv("HETRELAX_TUNE_FILE", "gpu3d-tune.txt", 1);
-        cache = getenv("HETRELAX_TUNE_FILE");
-    }
+    const char *cache = getenv("HETRELAX_TUNE_FILE"); /* the driver's own choice of file */
+    if (!cache || !*cache) cache = "gpu3d-tune.txt";
     char cache_path[512];
     snprintf(cache_path, sizeof cache_path, "%s", cache);
+    run_cache = cache_path;
     FILE *js = fopen(argv[1], "w");
     if (!js) {
         perror(argv[1]);
@@ -250,11 +257,11 @@ int main(int argc, char **argv)
         hr_status st = verify(c, &maxerr, err, sizeof err);
         /* 2. no tuning cache */
         if (st == HR_OK) {
-            setenv("HETRELAX_TUNE_FILE", "/nonexistent/hetrelax-no-cache.txt", 1);
-            if (c->shape) setenv("HETRELAX_GPU_SHAPE", c->shape, 1);
+            run_cache = "/nonexistent/hetrelax-no-cache.txt";
+            run_shape = c->shape;
             st = measure(c, sweeps, reps, &un, err, sizeof err);
-            unsetenv("HETRELAX_GPU_SHAPE");
-            setenv("HETRELAX_TUNE_FILE", cache_path, 1);
+            run_shape = NULL;
+            run_cache = cache_path;
         }
         /* 3. tune, then time the chosen shape from the cache */
         if (st == HR_OK && c->tune) {

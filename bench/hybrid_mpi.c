@@ -21,8 +21,20 @@
 #include <string.h>
 
 #include "hetrelax/mpi_hybrid.h"
+#include "tuning_env.h"
 
 #define MAXF 256
+
+/* The HETRELAX_* variables onto the knobs, as the command maps them (the library reads no
+ * environment): the benchmark scripts pick variants with them. */
+static void tuning_from_env(hr_tuning *t)
+{
+    char err[256];
+    if (hr_tuning_from_env(t, err, sizeof err) != 0) {
+        fprintf(stderr, "%s\n", err);
+        exit(2);
+    }
+}
 
 static int cmp_d(const void *x, const void *y)
 {
@@ -63,6 +75,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     hr_options o;
     hr_options_default(&o);
+    tuning_from_env(&o.tuning);
     o.backend = HR_BACKEND_HYBRID;
     o.dim = 3;
     o.nx = o.ny = 512;
@@ -174,7 +187,8 @@ int main(int argc, char **argv)
             o.split = HR_SPLIT_AUTO;
             hr_mpi_hybrid *h;
             if (hr_mpi_hybrid_create(&o, MPI_COMM_WORLD, &h) != HR_OK) {
-                if (rank == 0) fprintf(stderr, "hybrid_mpi: %s split auto: %s\n", sname, hr_mpi_hybrid_last_error());
+                if (rank == 0)
+                    fprintf(stderr, "hybrid_mpi: %s split auto: %s\n", sname, hr_mpi_hybrid_last_error());
                 MPI_Abort(MPI_COMM_WORLD, 1);
             }
             hr_mpi_hybrid_choice c;
@@ -185,28 +199,32 @@ int main(int argc, char **argv)
             const int ok = measure(h, &o, check, sweeps, repeats, got, want, n, es, rank, &med);
             bad |= !ok;
             if (rank == 0) {
-                printf("%s split auto: %.4f of each slab on the CPU, %.6g s/sweep measured, %.6g predicted; GPU-only "
+                printf("%s split auto: %.4f of each slab on the CPU, %.6g s/sweep measured, %.6g predicted; "
+                       "GPU-only "
                        "%.6g; x_ranks %.3g s; CPU term x %.3f (at %.4f: %.6g s)",
                        sname, c.fraction, med, c.predicted_s, c.gpu_only_s, c.x_ranks, c.cpu_scale,
                        c.cpu_probe_fraction, c.cpu_probe_s);
                 for (int q = 0; q < c.ladder; q++)
-                    printf(", x %.3f at %.4f (%.6g s)", c.ladder_scale[q], c.ladder_fraction[q], c.ladder_s[q]);
-                printf("; calibration %.1f s, choice %.1f s%s\n", c.calibration_s, c.seconds, ok ? "" : " WRONG");
-                fprintf(js,
-                        "   {\"auto\": true, \"fraction\": %.6g, \"measured_s\": %.9g, \"predicted_s\": %.9g, "
-                        "\"gpu_only_s\": %.9g, \"x_ranks_s\": %.9g, \"probe_fraction\": %.6g, \"probe_s\": %.9g, "
-                        "\"cpu_probe_fraction\": %.6g, \"cpu_probe_s\": %.9g, \"cpu_scale\": %.6g, "
-                        "\"calibration_s\": %.4g, \"choice_s\": %.4g, \"checked\": %s, \"candidates\": [",
-                        c.fraction, med, c.predicted_s, c.gpu_only_s, c.x_ranks, c.probe_fraction, c.probe_s,
-                        c.cpu_probe_fraction, c.cpu_probe_s, c.cpu_scale, c.calibration_s, c.seconds,
-                        check ? (ok ? "true" : "false") : "null");
+                    printf(", x %.3f at %.4f (%.6g s)", c.ladder_scale[q], c.ladder_fraction[q],
+                           c.ladder_s[q]);
+                printf("; calibration %.1f s, choice %.1f s%s\n", c.calibration_s, c.seconds,
+                       ok ? "" : " WRONG");
+                fprintf(
+                    js,
+                    "   {\"auto\": true, \"fraction\": %.6g, \"measured_s\": %.9g, \"predicted_s\": %.9g, "
+                    "\"gpu_only_s\": %.9g, \"x_ranks_s\": %.9g, \"probe_fraction\": %.6g, \"probe_s\": %.9g, "
+                    "\"cpu_probe_fraction\": %.6g, \"cpu_probe_s\": %.9g, \"cpu_scale\": %.6g, "
+                    "\"calibration_s\": %.4g, \"choice_s\": %.4g, \"checked\": %s, \"candidates\": [",
+                    c.fraction, med, c.predicted_s, c.gpu_only_s, c.x_ranks, c.probe_fraction, c.probe_s,
+                    c.cpu_probe_fraction, c.cpu_probe_s, c.cpu_scale, c.calibration_s, c.seconds,
+                    check ? (ok ? "true" : "false") : "null");
                 for (int k = 0; k < c.candidates; k++)
-                    fprintf(js, "%s{\"fraction\": %.6g, \"measured_s\": %.9g, \"predicted_s\": %.9g}", k ? ", " : "",
-                            c.cand_fraction[k], c.cand_s[k], c.cand_predicted_s[k]);
+                    fprintf(js, "%s{\"fraction\": %.6g, \"measured_s\": %.9g, \"predicted_s\": %.9g}",
+                            k ? ", " : "", c.cand_fraction[k], c.cand_s[k], c.cand_predicted_s[k]);
                 fprintf(js, "], \"ladder\": [");
                 for (int q = 0; q < c.ladder; q++)
-                    fprintf(js, "%s{\"fraction\": %.6g, \"measured_s\": %.9g, \"scale\": %.6g}", q ? ", " : "",
-                            c.ladder_fraction[q], c.ladder_s[q], c.ladder_scale[q]);
+                    fprintf(js, "%s{\"fraction\": %.6g, \"measured_s\": %.9g, \"scale\": %.6g}",
+                            q ? ", " : "", c.ladder_fraction[q], c.ladder_s[q], c.ladder_scale[q]);
                 fprintf(js, "]");
             }
             /* auto against GPU-only head to head: a GPU-only engine beside auto's, their blocks
@@ -226,11 +244,13 @@ int main(int argc, char **argv)
             qsort(tg, (size_t)repeats, sizeof tg[0], cmp_d);
             const double ma = ta[repeats / 2], mg = tg[repeats / 2];
             if (rank == 0) {
-                printf("%s split auto head to head with GPU-only (%d interleaved blocks of %ld sweeps): %.6g against "
+                printf("%s split auto head to head with GPU-only (%d interleaved blocks of %ld sweeps): %.6g "
+                       "against "
                        "%.6g s/sweep (%+.2f %%)\n",
                        sname, repeats, k, ma, mg, 100.0 * (ma / mg - 1.0));
-                fprintf(js, ", \"head_to_head\": {\"auto_s\": %.9g, \"gpu_only_s\": %.9g, \"sweeps\": %ld}},\n", ma,
-                        mg, k);
+                fprintf(js,
+                        ", \"head_to_head\": {\"auto_s\": %.9g, \"gpu_only_s\": %.9g, \"sweeps\": %ld}},\n",
+                        ma, mg, k);
             }
             hr_mpi_hybrid_free(hg);
             hr_mpi_hybrid_free(h);
@@ -252,9 +272,10 @@ int main(int argc, char **argv)
             hr_hybrid_info in;
             hr_mpi_hybrid_info(h, &in);
             if (rank == 0) {
-                printf("%s f %.4f (rank 0: %d of %d planes on the CPU): %.6g s/sweep, %.1f GB/s%s", sname, f[i],
-                       in.rows_cpu, in.rows, med, bytes / med * 1e-9, ok ? "" : " WRONG");
-                if (!isnan(pred[i])) printf(", model %.6g (%+.1f %%)", pred[i], 100.0 * (pred[i] / med - 1.0));
+                printf("%s f %.4f (rank 0: %d of %d planes on the CPU): %.6g s/sweep, %.1f GB/s%s", sname,
+                       f[i], in.rows_cpu, in.rows, med, bytes / med * 1e-9, ok ? "" : " WRONG");
+                if (!isnan(pred[i]))
+                    printf(", model %.6g (%+.1f %%)", pred[i], 100.0 * (pred[i] / med - 1.0));
                 printf("\n");
                 fprintf(js,
                         "   {\"fraction\": %.6g, \"rows_cpu_rank0\": %d, \"rows_rank0\": %d, \"measured_s\": "

@@ -12,8 +12,8 @@
  * direct copies against host staging keeps the faster; the JSON gives both trial times).
  * --host-too: every G >= 2 also with the direct copies kept (mode "direct", no trial),
  * with the exchange staged through the host (mode "host") and, on GPUs, with the direct
- * copies kept and pushed by the source (mode "push", HETRELAX_PEER_PUSH=1; the other modes
- * run with it set to 0).
+ * copies kept and pushed by the source (mode "push", the knob tuning.peer_push on; the other
+ * modes run with it off).
  * Fractions (fig. 15): two GPUs, the fraction F of the rows (planes) on GPU 1 (the high
  * rows), the rest on GPU 0; F = 0 and 1 are one GPU alone.
  *
@@ -31,10 +31,11 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/solver_internal.h"
 #include "core/timer.h"
 #include "hetrelax/hetrelax.h"
 #include "parallel/hybrid/split.h"
-#include "core/solver_internal.h"
+#include "tuning_env.h"
 
 #define MAXL 64
 
@@ -47,6 +48,17 @@ typedef struct cfg {
     long sweeps, check;
     int repeats, host_too, ghost, cpu;
 } cfg;
+
+/* The HETRELAX_* variables onto the knobs, as the command maps them (the library reads no
+ * environment): the benchmark scripts pick variants with them. */
+static void tuning_from_env(hr_tuning *t)
+{
+    char err[256];
+    if (hr_tuning_from_env(t, err, sizeof err) != 0) {
+        fprintf(stderr, "%s\n", err);
+        exit(2);
+    }
+}
 
 static int cmp_d(const void *x, const void *y)
 {
@@ -81,6 +93,7 @@ static void make_spec(const cfg *c, int parts, const int *cut, int dev0, int mod
     sp->device = dev0;
     sp->host_exchange = mode == MODE_HOST;
     sp->exchange_trial = mode == MODE_DIRECT || mode == MODE_PUSH ? -1 : 0;
+    sp->tune.peer_push = mode == MODE_PUSH ? HR_TUNE_ON : HR_TUNE_OFF; /* read by the GPU placements */
     if (parts >= 2) {
         sp->parts = parts;
         for (int q = 0; q < parts && cut; q++)
@@ -202,6 +215,7 @@ static int parse(int argc, char **argv, cfg *c, const char **out)
 {
     hr_options *o = &c->o;
     hr_options_default(o);
+    tuning_from_env(&o->tuning);
     o->rhs = HR_RHS_SPIKE;
     o->n = 4096;
     o->precision = HR_PREC_SINGLE;
@@ -343,10 +357,7 @@ int main(int argc, char **argv)
             make_spec(&c, parts, c.nf > 0 ? cut : NULL, dev0, mode, &sp);
             hr_split *e = NULL;
             double setup_s = 0;
-            /* read by the GPU placements at creation (and the exchange words) */
-            setenv("HETRELAX_PEER_PUSH", mode == MODE_PUSH ? "1" : "0", 1);
             if (run_checked(&c, &sp, &u0, &got, &e, xname, sizeof xname, &setup_s) != HR_OK) return 1;
-            unsetenv("HETRELAX_PEER_PUSH");
             const int ok = c.check > 0 ? same(&c, &ref, &got) : -1;
             if (ok == 0) bad = 1;
             timing t;

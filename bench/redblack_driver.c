@@ -20,6 +20,18 @@
 #include <string.h>
 
 #include "hetrelax/hetrelax.h"
+#include "tuning_env.h"
+
+/* The HETRELAX_* variables onto the knobs, as the command maps them (the library reads no
+ * environment): the benchmark scripts pick variants with them. */
+static void tuning_from_env(hr_tuning *t)
+{
+    char err[256];
+    if (hr_tuning_from_env(t, err, sizeof err) != 0) {
+        fprintf(stderr, "%s\n", err);
+        exit(2);
+    }
+}
 
 static void usage(const char *why)
 {
@@ -69,6 +81,7 @@ int main(int argc, char **argv)
 {
     hr_options o;
     hr_options_default(&o);
+    tuning_from_env(&o.tuning);
     o.iters = 50;
     o.check_every = 1;
     int repeats = 0, verify = 0, stream = 0, device_bw = 0;
@@ -141,7 +154,11 @@ int main(int argc, char **argv)
         else
             usage("unknown flag");
     }
-    if (tile) setenv("HETRELAX_RB_TILE", tile, 1);
+    if (tile) {
+        char err[200];
+        const hr_knob *k = hr_knob_find("rb_tile");
+        if (hr_knob_set(k, tile, 1, &o.tuning, err, sizeof err) != 0) usage("--tile: want ROWSxCOLS");
+    }
     char why[256];
     if (hr_options_validate(&o, why, sizeof why) != HR_OK) usage(why);
     const size_t count = (size_t)o.n * (size_t)o.n * (size_t)(o.dim == 3 ? o.n : 1);

@@ -47,15 +47,11 @@ static void *solve(const hr_options *o, hr_result *r, hr_config *cfg, size_t *by
     return u;
 }
 
-static void set_block(int by, int nt)
+/* The pencil height and store kind as knobs (by 0: the cache's or the default choice). */
+static void set_block(hr_options *o, int by, int nt)
 {
-    if (by <= 0) {
-        unsetenv("HETRELAX_CPU_BLOCK");
-        return;
-    }
-    char v[32];
-    snprintf(v, sizeof v, "%d,%s", by, nt ? "nt" : "plain");
-    setenv("HETRELAX_CPU_BLOCK", v, 1);
+    o->tuning.cpu_block = by > 0 ? by : 0;
+    o->tuning.cpu_block_stream = by > 0 ? (nt ? HR_TUNE_ON : HR_TUNE_OFF) : 0;
 }
 
 /* Every thread count, thread grid, pencil height and store kind gives cpu-seq's grid. */
@@ -79,7 +75,7 @@ static void pencil_bitwise_equals_seq(void **state)
                 o.boundary = rhs == 0 ? 0.5 : 0.0;
                 hr_result r;
                 size_t bytes;
-                set_block(0, 0);
+                set_block(&o, 0, 0);
                 void *want = solve(&o, &r, NULL, &bytes);
                 o.backend = HR_BACKEND_CPU_THREADS;
                 o.kernel = "pencil";
@@ -95,7 +91,7 @@ static void pencil_bitwise_equals_seq(void **state)
                                 o.thread_cols = grids[t - 4][1];
                                 o.threads = o.thread_rows * o.thread_cols;
                             }
-                            set_block(blocks[b], nt);
+                            set_block(&o, blocks[b], nt);
                             hr_config cfg;
                             size_t gbytes;
                             void *got = solve(&o, &r, &cfg, &gbytes);
@@ -117,7 +113,6 @@ static void pencil_bitwise_equals_seq(void **state)
                         }
                 free(want);
             }
-    set_block(0, 0);
     print_message("%d pencil runs bitwise equal to cpu-seq\n", runs);
 }
 
@@ -125,11 +120,11 @@ static void pencil_bitwise_equals_seq(void **state)
 static void pencil_is_default_and_accurate(void **state)
 {
     (void)state;
-    setenv("HETRELAX_TUNE_FILE", "/nonexistent/hetrelax-no-cache.txt", 1);
     const char *name = hr_kernel_default(HR_BACKEND_CPU_THREADS, 3);
     assert_non_null(name);
     assert_string_equal(name, "pencil");
     hr_options o = base3(30, 20, 25, HR_BACKEND_CPU_THREADS, HR_PREC_DOUBLE);
+    o.tuning.tune_file = "/nonexistent/hetrelax-no-cache.txt";
     o.threads = 2;
     o.rhs = HR_RHS_ZERO;
     o.init = HR_INIT_SINE;
@@ -154,7 +149,6 @@ static void tuning_cache_round_trip(void **state)
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     close(fd);
-    unsetenv("HETRELAX_CPU_BLOCK");
     hr_options o = base3(24, 16, 12, HR_BACKEND_CPU_THREADS, HR_PREC_SINGLE);
     o.threads = 2;
     hr_cpu_tune_result tr;
@@ -163,7 +157,7 @@ static void tuning_cache_round_trip(void **state)
     assert_true(tr.candidates >= 4);
     assert_true(tr.block[1] >= 1 && tr.block[1] <= 16);
     assert_string_equal(tr.cache_path, path);
-    setenv("HETRELAX_TUNE_FILE", path, 1);
+    o.tuning.tune_file = path;
     o.kernel = "pencil";
     hr_result r;
     hr_config cfg;
@@ -175,7 +169,6 @@ static void tuning_cache_round_trip(void **state)
     o.precision = HR_PREC_DOUBLE;
     free(solve(&o, &r, &cfg, &bytes));
     assert_true(strncmp(cfg.shape_source, "default", 7) == 0);
-    unsetenv("HETRELAX_TUNE_FILE");
     remove(path);
 }
 
@@ -228,7 +221,6 @@ static void spmd_streaming_bitwise(void **state)
                 o.backend = HR_BACKEND_CPU_SEQ;
                 hr_result r;
                 size_t bytes, gbytes;
-                unsetenv("HETRELAX_CPU_STREAM");
                 hr_solver *s = NULL;
                 assert_int_equal(hr_solver_create(&o, &s), HR_OK);
                 assert_int_equal(hr_solver_run(s, &r), HR_OK);
@@ -236,7 +228,7 @@ static void spmd_streaming_bitwise(void **state)
                 void *want = malloc(bytes), *got = malloc(bytes);
                 assert_int_equal(hr_solver_solution(s, o.precision, want, (size_t)o.nx * o.ny), HR_OK);
                 hr_solver_free(s);
-                setenv("HETRELAX_CPU_STREAM", "1", 1);
+                o.tuning.cpu_stream = HR_TUNE_ON;
                 o.backend = HR_BACKEND_CPU_THREADS;
                 o.kernel = "spmd";
                 for (int t = 1; t <= 4; t++) {
@@ -256,7 +248,6 @@ static void spmd_streaming_bitwise(void **state)
                 free(want);
                 free(got);
             }
-    unsetenv("HETRELAX_CPU_STREAM");
 }
 
 int main(void)

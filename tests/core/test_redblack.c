@@ -150,7 +150,8 @@ static void threads_bitwise_equal_seq(void **state)
 {
     (void)state;
     const int ext[][4] = {{2, 37, 29, 1}, {2, 8, 3, 1}, {3, 13, 11, 9}, {3, 6, 5, 5}};
-    const char *tiles[] = {"4x0", "1x1", "3x5", "0x0", "7x2", "4x8"};
+    /* tuning.rb_tile rows x columns (-1: untiled / full width) */
+    const int tiles[][2] = {{4, -1}, {1, 1}, {3, 5}, {-1, -1}, {7, 2}, {4, 8}};
     const int threads[] = {1, 2, 3, 7};
     const hr_rhs rhs[] = {HR_RHS_SPIKE, HR_RHS_MANUFACTURED, HR_RHS_ZERO};
     int compared = 0;
@@ -173,17 +174,18 @@ static void threads_bitwise_equal_seq(void **state)
                     for (size_t sh = 0; sh <= sizeof tiles / sizeof tiles[0]; sh++) {
                         const int fused = sh == sizeof tiles / sizeof tiles[0];
                         o.kernel = fused ? "rb-fused" : "rb-tiles";
-                        if (!fused) setenv("HETRELAX_RB_TILE", tiles[sh], 1);
+                        o.tuning.rb_tile[0] = fused ? 0 : tiles[sh][0];
+                        o.tuning.rb_tile[1] = fused ? 0 : tiles[sh][1];
                         double *got = solve(&o, NULL);
                         if (memcmp(got, want, points(&o) * sizeof *got) != 0)
-                            fail_msg("%s %s threads %d %d-D %dx%dx%d %s rhs %d: not bitwise rb-seq", o.kernel,
-                                     fused ? "" : tiles[sh], o.threads, o.dim, o.nx, o.ny, o.nz,
-                                     prec ? "double" : "single", (int)r);
+                            fail_msg("%s %dx%d threads %d %d-D %dx%dx%d %s rhs %d: not bitwise rb-seq",
+                                     o.kernel, o.tuning.rb_tile[0], o.tuning.rb_tile[1], o.threads, o.dim,
+                                     o.nx, o.ny, o.nz, prec ? "double" : "single", (int)r);
                         compared++;
                         free(got);
                     }
                 }
-                unsetenv("HETRELAX_RB_TILE");
+                o.tuning.rb_tile[0] = o.tuning.rb_tile[1] = 0;
                 o.backend = HR_BACKEND_CPU_SEQ;
                 o.kernel = NULL;
                 free(want);
@@ -384,10 +386,10 @@ static void methods_and_kernels(void **state)
             if (def) assert_true(strncmp(def, "rb-", 3) != 0);
         }
     /* a bad tile shape */
-    setenv("HETRELAX_RB_TILE", "4by8", 1);
+    o.tuning.rb_tile[0] = -2;
     o.method = HR_METHOD_REDBLACK;
-    expect_refused(&o, "HETRELAX_RB_TILE");
-    unsetenv("HETRELAX_RB_TILE");
+    expect_refused(&o, "tuning.rb_tile: -2 is outside");
+    o.tuning.rb_tile[0] = 0;
     /* kernel introspection carries the capability */
     int found = 0;
     for (int i = 0; i < hr_kernel_count(); i++) {

@@ -19,13 +19,14 @@
 #include <string>
 #include <vector>
 
-#include "core/stencil.h"
-#include "methods/redblack/cuda/redblack_gpu.h"
-#include "cuda_runtime.h"
 #include "core/grid.h"
+#include "core/stencil.h"
+#include "cuda_runtime.h"
+#include "methods/redblack/cuda/redblack_gpu.h"
 
 /* the tuning cache's lookup (src/methods/jacobi/cuda/gpu_tune.cu): no entry */
-extern "C" int hr_gpu_rb_shape_lookup(int, const char *, const char *, int, int, int, int *, const char **)
+extern "C" int hr_gpu_rb_shape_lookup(const hr_tuning *, int, const char *, const char *, int, int, int,
+                                      int *, const char **)
 {
     return 0;
 }
@@ -197,15 +198,9 @@ long one(int variant, int dim, size_t esize, bool pinned, bool f)
     return emu_check(label.c_str());
 }
 
-/* rb-mgpu on ng slabs (HETRELAX_RB2_* picks the scheme; one: every slab on device 0). */
+/* rb-mgpu on ng slabs (the knobs tuning.rb2_* pick the scheme; one: every slab on device 0). */
 long many(const char *var, const char *val, int ng, bool one_device, bool pinned, bool f, size_t esize)
 {
-    const char *const vars[] = {"HETRELAX_RB2_GRAPH", "HETRELAX_RB2_KCOPY", "HETRELAX_RB2_OLD",
-                                "HETRELAX_RB2_V1", "HETRELAX_RB2_ONE"};
-    for (const char *v : vars)
-        unsetenv(v);
-    if (var) setenv(var, val, 1);
-    if (one_device) setenv("HETRELAX_RB2_ONE", "1", 1);
     const std::string label = "rb-mgpu on " + std::to_string(ng) + " slabs, " +
                               (var ? std::string(var) + "=" + val : std::string("stream")) +
                               (one_device ? ", one device" : ", one device each") +
@@ -215,6 +210,11 @@ long many(const char *var, const char *val, int ng, bool one_device, bool pinned
     host_grids h = grids(2, 37, 29, 1, esize, f);
     hr_gpu_rb_params p = params(h, HR_GPU_RB_V1, pinned);
     p.gpus = ng;
+    if (var && std::string(var) == "rb2_graph") p.tune.rb2_graph = std::atoi(val);
+    if (var && std::string(var) == "rb2_kcopy") p.tune.rb2_kcopy = HR_TUNE_ON;
+    if (var && std::string(var) == "rb2_old") p.tune.rb2_old = HR_TUNE_ON;
+    if (var && std::string(var) == "rb2_v1") p.tune.rb2_v1 = HR_TUNE_ON;
+    if (one_device) p.tune.rb2_one = HR_TUNE_ON;
     hr_gpu_rb2 *g = nullptr;
     char name[128], err[256] = "";
     double t;
@@ -243,11 +243,8 @@ int main()
                 cases++;
             }
         }
-    const char *const modes[][2] = {{nullptr, nullptr},
-                                    {"HETRELAX_RB2_GRAPH", "2"},
-                                    {"HETRELAX_RB2_KCOPY", "1"},
-                                    {"HETRELAX_RB2_OLD", "1"},
-                                    {"HETRELAX_RB2_V1", "1"}};
+    const char *const modes[][2] = {
+        {nullptr, nullptr}, {"rb2_graph", "2"}, {"rb2_kcopy", "1"}, {"rb2_old", "1"}, {"rb2_v1", "1"}};
     for (int m = 0; m < 5; m++)
         for (int ng = 2; ng <= (m < 3 ? 4 : 2); ng++)
             for (int k = 0; k < 8; k++) {

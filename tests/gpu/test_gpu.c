@@ -3,7 +3,7 @@
  *
  * - every deterministic GPU kernel is bitwise equal to cpu-seq after T sweeps, float and
  *   double, N = 1, 2, 3, 127, 1000, 1023, 4097, spike and array right-hand sides, default
- *   and non-square block shapes (HETRELAX_GPU_SHAPE), graph replays and short passes;
+ *   and non-square block shapes (tuning.gpu_shape), graph replays and short passes;
  * - tb equals tuned for several alpha; async0-2 with alpha = 1 equal a synchronous sweep;
  *   async2 is repeatable; async0-3 converge at least as fast per effective sweep as
  *   Jacobi at half the sweeps;
@@ -23,9 +23,10 @@
 #include <cmocka.h>
 #include <math.h>
 
-#include "runtime/cuda/cuda_api.h"
-#include "hetrelax/hetrelax.h"
 #include "core/solver_internal.h"
+#include "hetrelax/hetrelax.h"
+#include "runtime/cuda/cuda_api.h"
+#include "tuning_test_util.h"
 
 static int small_only(void)
 {
@@ -53,6 +54,7 @@ static hr_options opts(const char *kernel, hr_backend b, int n, long iters, hr_p
 {
     hr_options o;
     hr_options_default(&o);
+    o.tuning = *env_tuning(); /* HETRELAX_TUNE_FILE: the test's own (absent) cache */
     o.n = n;
     o.iters = iters;
     o.precision = p;
@@ -108,27 +110,46 @@ static double *rhs_array(int n)
     double *f = malloc((size_t)n * (size_t)n * sizeof *f);
     assert_non_null(f);
     for (int i = 0; i < n; i++)
-        for (int j = 0; j < n; j++) f[(size_t)i * n + j] = sin(0.37 * i + 1.0) * cos(0.11 * j) + 0.25;
+        for (int j = 0; j < n; j++)
+            f[(size_t)i * n + j] = sin(0.37 * i + 1.0) * cos(0.11 * j) + 0.25;
     return f;
 }
 
 typedef struct shape_case {
     const char *kernel;
-    const char *shape; /* HETRELAX_GPU_SHAPE, NULL: the default */
+    const char *shape; /* tuning.gpu_shape, NULL: the default */
     int alpha;
 } shape_case;
 
 /* The deterministic kernels with their default shapes and with odd, non-square ones. */
 static const shape_case cases[] = {
-    {"tuned", NULL, 1},           {"tuned", "96x3x12", 1},       {"tuned", "32x5x4", 1},
-    {"naive", NULL, 1},           {"naive", "24x5x1", 1},        {"padded", NULL, 1},
-    {"padded", "40x3x1", 1},      {"smem", NULL, 1},             {"smem", "48x5x1", 1},
-    {"texture", NULL, 1},         {"texture", "17x9x1", 1},      {"smem-padded", NULL, 1},
-    {"smem-padded", "48x3x3", 1}, {"unrolled", NULL, 1},         {"unrolled", "72x2x8", 1},
-    {"smem-hilo", "24x6x1", 1},   {"smem-padded-hilo", NULL, 1}, {"unrolled-hilo", "40x3x2", 1},
-    {"tb", NULL, 1},              {"tb", NULL, 3},               {"tb", "100x3x20", 4},
-    {"tb", "64x5x7", 7},          {"tb", "64x4x16", 16},         {"async0", NULL, 1},
-    {"async1", NULL, 1},          {"async2", NULL, 1},           {"async2", "40x3x3", 1},
+    {"tuned", NULL, 1},
+    {"tuned", "96x3x12", 1},
+    {"tuned", "32x5x4", 1},
+    {"naive", NULL, 1},
+    {"naive", "24x5x1", 1},
+    {"padded", NULL, 1},
+    {"padded", "40x3x1", 1},
+    {"smem", NULL, 1},
+    {"smem", "48x5x1", 1},
+    {"texture", NULL, 1},
+    {"texture", "17x9x1", 1},
+    {"smem-padded", NULL, 1},
+    {"smem-padded", "48x3x3", 1},
+    {"unrolled", NULL, 1},
+    {"unrolled", "72x2x8", 1},
+    {"smem-hilo", "24x6x1", 1},
+    {"smem-padded-hilo", NULL, 1},
+    {"unrolled-hilo", "40x3x2", 1},
+    {"tb", NULL, 1},
+    {"tb", NULL, 3},
+    {"tb", "100x3x20", 4},
+    {"tb", "64x5x7", 7},
+    {"tb", "64x4x16", 16},
+    {"async0", NULL, 1},
+    {"async1", NULL, 1},
+    {"async2", NULL, 1},
+    {"async2", "40x3x3", 1},
 };
 
 static void check_against_seq(int n, long iters, hr_precision p, hr_rhs rhs)
@@ -138,16 +159,12 @@ static void check_against_seq(int n, long iters, hr_precision p, hr_rhs rhs)
     double *want = must_solve(opts(NULL, HR_BACKEND_CPU_SEQ, n, iters, p, rhs, f), &r);
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         if (!wanted(cases[c].kernel)) continue;
-        if (cases[c].shape)
-            setenv("HETRELAX_GPU_SHAPE", cases[c].shape, 1);
-        else
-            unsetenv("HETRELAX_GPU_SHAPE");
         hr_options o = opts(cases[c].kernel, HR_BACKEND_GPU, n, iters, p, rhs, f);
+        set_knob(&o.tuning, "gpu_shape", cases[c].shape);
         o.alpha = cases[c].alpha;
         hr_status st;
         char err[256], what[160];
         double *got = solve(o, &r, &st, err, sizeof err);
-        unsetenv("HETRELAX_GPU_SHAPE");
         snprintf(what, sizeof what, "%s shape %s alpha %d %s %s T=%ld", cases[c].kernel,
                  cases[c].shape ? cases[c].shape : "default", cases[c].alpha, hr_precision_name(p),
                  rhs == HR_RHS_ARRAY ? "array-rhs" : "spike", iters);
@@ -256,12 +273,13 @@ static void test_errors(void **state)
 
     hr_solver *s = NULL;
     o = opts("tuned", HR_BACKEND_GPU, 64, 10, HR_PREC_SINGLE, HR_RHS_SPIKE, NULL);
-    setenv("HETRELAX_GPU_SHAPE", "100x1x32", 1); /* bx not a multiple of 32 */
+    set_knob(&o.tuning, "gpu_shape", "100x1x32"); /* bx not a multiple of 32 */
     assert_int_equal(hr_solver_create(&o, &s), HR_ERR_INVALID_ARG);
     assert_null(s);
-    setenv("HETRELAX_GPU_SHAPE", "garbage", 1);
+    o.tuning.gpu_shape[1] = o.tuning.gpu_shape[2] = 0; /* BX alone */
     assert_int_equal(hr_solver_create(&o, &s), HR_ERR_INVALID_ARG);
-    unsetenv("HETRELAX_GPU_SHAPE");
+    assert_true(strstr(hr_last_error(), "tuning.gpu_shape") != NULL);
+    set_knob(&o.tuning, "gpu_shape", NULL);
     o.device = hr_cuda_device_count();
     assert_int_equal(hr_solver_create(&o, &s), HR_ERR_NO_DEVICE);
     assert_null(s);

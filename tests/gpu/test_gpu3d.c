@@ -2,18 +2,19 @@
  * GPU operator-layer tests (label gpu; exit 77 without CUDA or a device):
  *
  * - 3-D `tuned` and `naive` bitwise equal to cpu-seq: odd and flat extents (1, 2, 3,
- *   17x9x33, 1x64x5, 70x33x20), several shapes (HETRELAX_GPU_SHAPE; straight and zig-zag
+ *   17x9x33, 1x64x5, 70x33x20), several shapes (tuning.gpu_shape; straight and zig-zag
  *   chunks), float and double,
  *   spike / array right-hand side / sine initial data, omega 1 and 0.8;
  * - rectangular 2-D (nx != ny) bitwise for tuned, naive, padded, tb, omega for the first three;
  * - the sine mode decays by lambda^T on the GPU (max_error), 2-D and 3-D;
  * - device residual = host residual (3-D), finite for huge and tiny values;
  * - restart (set_solution) on the GPU continues bitwise;
- * - `tuned` swept as two regions (gpu_region.h, HETRELAX_GPU_SPLIT) equals one sweep;
+ * - `tuned` swept as two regions (gpu_region.h, tuning.gpu_split) equals one sweep;
  * - the tuning cache round trip (3-D and 2-D): tune into a file, the next solver takes
  *   the shape from it ("cache"); without an entry the shape is "shipped" or "default".
  *
- * The test sets its own HETRELAX_TUNE_FILE (CMakeLists.txt), never the developer's cache.
+ * The test reads its own tuning cache (HETRELAX_TUNE_FILE in CMakeLists.txt), never the
+ * developer's.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,8 +27,19 @@
 #include <math.h>
 #include <unistd.h>
 
-#include "runtime/cuda/cuda_api.h"
 #include "hetrelax/hetrelax.h"
+#include "runtime/cuda/cuda_api.h"
+#include "tuning_test_util.h"
+
+/* tuning.gpu_shape from "BXxBYxH" as given (NULL: none), unchecked: the library checks it. */
+static void shape_knob(hr_options *o, const char *shape)
+{
+    memset(o->tuning.gpu_shape, 0, sizeof o->tuning.gpu_shape);
+    if (shape)
+        assert_int_equal(sscanf(shape, "%dx%dx%d", &o->tuning.gpu_shape[0], &o->tuning.gpu_shape[1],
+                                &o->tuning.gpu_shape[2]),
+                         3);
+}
 
 /* HR_GPU_TEST_SMALL=1 (compute-sanitizer): small extents, the bitwise tests only. */
 static int small_only(void)
@@ -40,6 +52,7 @@ static hr_options base(int dim, int nx, int ny, int nz, hr_backend b, hr_precisi
 {
     hr_options o;
     hr_options_default(&o);
+    o.tuning = *env_tuning(); /* HETRELAX_TUNE_FILE: the test's own cache (CMakeLists.txt) */
     o.dim = dim;
     o.nx = nx;
     o.ny = ny;
@@ -125,24 +138,19 @@ static void against_seq(hr_options o, const gcase *cases, size_t ncases, const c
         hr_options g = o;
         g.backend = HR_BACKEND_GPU;
         g.kernel = cases[c].kernel;
-        if (cases[c].shape)
-            setenv("HETRELAX_GPU_SHAPE", cases[c].shape, 1);
-        else
-            unsetenv("HETRELAX_GPU_SHAPE");
+        shape_knob(&g, cases[c].shape);
         hr_config cfg;
         snprintf(what, sizeof what, "gpu %s shape %s %s", cases[c].kernel,
                  cases[c].shape ? cases[c].shape : "auto", label);
         double *got = must(&g, &r, &cfg, what);
-        unsetenv("HETRELAX_GPU_SHAPE");
+        shape_knob(&g, NULL);
         if (strcmp(cases[c].kernel, "tuned") == 0 && !cases[c].shape) {
             /* the region form (gpu_region.h): the sweep as two parts, last part first */
             const int outer = o.dim == 3 ? o.nz : o.ny;
             if (outer > 2) {
-                char sp[16];
-                snprintf(sp, sizeof sp, "%d", outer / 2 + 1);
-                setenv("HETRELAX_GPU_SPLIT", sp, 1);
+                g.tuning.gpu_split = outer / 2 + 1;
                 double *parts = must(&g, &r, &cfg, what);
-                unsetenv("HETRELAX_GPU_SPLIT");
+                g.tuning.gpu_split = 0;
                 assert_bitwise(want, parts, &o, "tuned as two regions");
                 free(parts);
             }
@@ -258,12 +266,12 @@ static void gpu_refusals(void **state)
     const char *bad[] = {"32x3x4", "32x19x4", "32x40x4", "32x0x4", "32x48x4", "32x33x4", "32x64x4"};
     o.kernel = "tuned";
     for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
-        setenv("HETRELAX_GPU_SHAPE", bad[b], 1);
+        shape_knob(&o, bad[b]);
         s = NULL;
         if (hr_solver_create(&o, &s) != HR_ERR_INVALID_ARG)
             fail_msg("3-D tuned shape %s: not refused", bad[b]);
     }
-    unsetenv("HETRELAX_GPU_SHAPE");
+    shape_knob(&o, NULL);
 }
 
 /* u0 = sine mode, f = 0: after T sweeps u = lambda^T u0 to rounding. */
@@ -352,13 +360,11 @@ static void tune_cache_round_trip(void **state)
     const int fd = mkstemp(path);
     assert_true(fd >= 0);
     close(fd);
-    const char *saved = getenv("HETRELAX_TUNE_FILE");
-    char *keep = saved ? strdup(saved) : NULL;
-    setenv("HETRELAX_TUNE_FILE", path, 1);
-    unsetenv("HETRELAX_GPU_SHAPE");
     for (int dim = 2; dim <= 3; dim++) {
         hr_options o =
             base(dim, dim == 3 ? 45 : 300, dim == 3 ? 30 : 200, 26, HR_BACKEND_GPU, HR_PREC_SINGLE, 4);
+        o.tuning.tune_file = path;
+        shape_knob(&o, NULL);
         o.kernel = "tuned";
         hr_config cfg;
         hr_result r;
@@ -384,21 +390,16 @@ static void tune_cache_round_trip(void **state)
         free(must(&other, &r, &cfg, "other kernel"));
         assert_true(strcmp(cfg.shape_source, "cache") != 0);
     }
-    /* the environment wins over the cache */
-    setenv("HETRELAX_GPU_SHAPE", "32x2x8", 1);
+    /* the knob (HETRELAX_GPU_SHAPE in the command) wins over the cache */
     hr_options o = base(3, 45, 30, 26, HR_BACKEND_GPU, HR_PREC_SINGLE, 2);
+    o.tuning.tune_file = path;
+    shape_knob(&o, "32x2x8");
     hr_config cfg;
     hr_result r;
     free(must(&o, &r, &cfg, "env shape"));
-    unsetenv("HETRELAX_GPU_SHAPE");
     assert_string_equal(cfg.shape_source, "env");
+    assert_true(cfg.shape[0] == 32 && cfg.shape[1] == 2 && cfg.shape[2] == 8);
     unlink(path);
-    if (keep) {
-        setenv("HETRELAX_TUNE_FILE", keep, 1);
-        free(keep);
-    } else {
-        unsetenv("HETRELAX_TUNE_FILE");
-    }
 }
 
 int main(void)

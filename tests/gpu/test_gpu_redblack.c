@@ -8,12 +8,12 @@
  *   and 1.6; rb-v1 / rb-ldg in 3-D;
  * - rb-tuned with every unroll depth (h % 8, h % 4, h % 2), strips per block, strip widths,
  *   one strip per grid and a grid-stride loop (more strips than block rows), shapes refused;
- *   rb-inplace with its tile shapes (HETRELAX_RB_GPU_SHAPE), H = 1 strips included;
+ *   rb-inplace with its tile shapes (tuning.rb_gpu_shape), H = 1 strips included;
  * - the tuning round trip: hr_cuda_tune on rb-tuned (bitwise over all candidates) into a
  *   private cache file, then the solver takes that shape ("cache");
  * - residual checks mid-run and a checkpoint restart are bitwise; pageable = pinned with the
  *   transfer times recorded; Jacobi refused on the red-black kernels;
- * - rb-mgpu on 2, 3 and 4 slabs of one device (HETRELAX_RB2_ONE) and rb-2gpu bitwise equal to
+ * - rb-mgpu on 2, 3 and 4 slabs of one device (tuning.rb2_one) and rb-2gpu bitwise equal to
  *   rb-seq, the refusals (in-place schemes beyond 2 GPUs, GPU counts, too few rows or devices);
  * - with --devices N (ctest test_gpu_redblack_2gpus, _4gpus; exit 77 with fewer devices):
  *   2..N slabs on devices 0..N-1 bitwise equal to rb-seq.
@@ -30,9 +30,10 @@
 /* cmocka needs the headers above first */
 #include <cmocka.h>
 
-#include "runtime/cuda/cuda_api.h"
-#include "hetrelax/hetrelax.h"
 #include "core/solver_internal.h"
+#include "hetrelax/hetrelax.h"
+#include "runtime/cuda/cuda_api.h"
+#include "tuning_test_util.h"
 
 static const char *const kernels[] = {"rb-v1", "rb-v2", "rb-v3", "rb-v4", "rb-ldg", "rb-tuned", "rb-inplace"};
 #define NKERNELS ((int)(sizeof kernels / sizeof kernels[0]))
@@ -65,10 +66,20 @@ static double *solve(const hr_options *o, hr_result *r)
     return u;
 }
 
+/* tuning.rb_gpu_shape from "BXxBY[xH]" as given (NULL: none), unchecked: the library checks it. */
+static void rb_shape_knob(hr_options *o, const char *shape)
+{
+    memset(o->tuning.rb_gpu_shape, 0, sizeof o->tuning.rb_gpu_shape);
+    if (shape)
+        assert_true(sscanf(shape, "%dx%dx%d", &o->tuning.rb_gpu_shape[0], &o->tuning.rb_gpu_shape[1],
+                           &o->tuning.rb_gpu_shape[2]) >= 2);
+}
+
 static hr_options base(int dim, int nx, int ny, int nz)
 {
     hr_options o;
     hr_options_default(&o);
+    o.tuning = *env_tuning(); /* HETRELAX_TUNE_FILE: the test's own cache (CMakeLists.txt) */
     o.dim = dim;
     o.nx = nx;
     o.ny = ny;
@@ -166,7 +177,7 @@ static void tuned_shapes(void **state)
             o.kernel = "rb-tuned";
             for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
                 if (strcmp(shapes[s], "32x1x1000") == 0) continue; /* refused: below */
-                setenv("HETRELAX_RB_GPU_SHAPE", shapes[s], 1);
+                rb_shape_knob(&o, shapes[s]);
                 hr_config cfg;
                 hr_solver *sv = NULL;
                 if (hr_solver_create(&o, &sv) != HR_OK)
@@ -183,12 +194,13 @@ static void tuned_shapes(void **state)
             }
             o.kernel = "rb-inplace";
             for (size_t s = 0; s < sizeof inplace / sizeof inplace[0]; s++) {
-                setenv("HETRELAX_RB_GPU_SHAPE", inplace[s], 1);
+                rb_shape_knob(&o, inplace[s]);
                 double *got = solve(&o, NULL);
                 if (memcmp(got, want, points(&o) * sizeof *got) != 0)
                     fail_msg("rb-inplace shape %s: not bitwise", inplace[s]);
                 free(got);
             }
+            rb_shape_knob(&o, NULL);
             free(want);
         }
     /* shapes rb-tuned cannot run: refused at create with a reason */
@@ -197,15 +209,14 @@ static void tuned_shapes(void **state)
     o.backend = HR_BACKEND_GPU;
     o.kernel = "rb-tuned";
     for (size_t s = 0; s < sizeof bad / sizeof bad[0]; s++) {
-        setenv("HETRELAX_RB_GPU_SHAPE", bad[s], 1);
+        rb_shape_knob(&o, bad[s]);
         hr_solver *sv = NULL;
         if (hr_solver_create(&o, &sv) != HR_ERR_INVALID_ARG)
             fail_msg("rb-tuned shape %s: not refused", bad[s]);
     }
-    setenv("HETRELAX_RB_GPU_SHAPE", "4x4", 1);
+    rb_shape_knob(&o, "4x4");
     o.kernel = "rb-v3";
     free(solve(&o, NULL)); /* v3's shared tile follows the shape too */
-    unsetenv("HETRELAX_RB_GPU_SHAPE");
 }
 
 /* Tune rb-tuned into a private cache file; the next solver takes the shape from it. */
@@ -216,11 +227,8 @@ static void tune_round_trip(void **state)
     const int fd = mkstemp(path);
     assert_true(fd >= 0);
     close(fd);
-    const char *saved = getenv("HETRELAX_TUNE_FILE");
-    char *keep = saved ? strdup(saved) : NULL;
-    setenv("HETRELAX_TUNE_FILE", path, 1);
-    unsetenv("HETRELAX_RB_GPU_SHAPE");
     hr_options o = base(2, 333, 190, 0);
+    o.tuning.tune_file = path;
     o.backend = HR_BACKEND_GPU;
     o.kernel = "rb-tuned";
     o.omega = 1.2;
@@ -274,12 +282,6 @@ static void tune_round_trip(void **state)
     o.kernel = "rb-v1";
     assert_int_not_equal(hr_cuda_tune(&o, 2, NULL, &t, err, sizeof err), HR_OK);
     unlink(path);
-    if (keep) {
-        setenv("HETRELAX_TUNE_FILE", keep, 1);
-        free(keep);
-    } else {
-        unsetenv("HETRELAX_TUNE_FILE");
-    }
 }
 
 /* Residual checks mid-run (downloads), a restart (upload), pinned and pageable memory. */
@@ -335,28 +337,27 @@ static void checks_restart_memory(void **state)
  * down to the fewest rows the slabs allow (slabs of 1 and 2 rows), the spike in any slab, an
  * f array, both precisions, omega 1 and 1.5, residual checks mid-run (downloads), for each
  * scheme: the streaming default, with CUDA graphs of 2 iterations, with the exchange by a
- * kernel, and on two slabs HETRELAX_RB2_OLD and HETRELAX_RB2_V1. `one`: every slab on device 0
- * (HETRELAX_RB2_ONE: the same code path, copies within one device); else slab d on device d. */
-static const char *const rb2_vars[] = {"HETRELAX_RB2_GRAPH", "HETRELAX_RB2_KCOPY", "HETRELAX_RB2_OLD",
-                                       "HETRELAX_RB2_V1", "HETRELAX_RB2_ONE"};
+ * kernel, and on two slabs the knobs rb2_old and rb2_v1. `one`: every slab on device 0
+ * (tuning.rb2_one: the same code path, copies within one device); else slab d on device d. */
 static const char *const rb2_modes[][3] = {{"", "", "stream"},
-                                           {"HETRELAX_RB2_GRAPH", "2", "graph"},
-                                           {"HETRELAX_RB2_KCOPY", "1", "kernel copy"},
-                                           {"HETRELAX_RB2_OLD", "1", "fused"},
-                                           {"HETRELAX_RB2_V1", "1", "v1"}};
+                                           {"rb2_graph", "2", "graph"},
+                                           {"rb2_kcopy", "1", "kernel copy"},
+                                           {"rb2_old", "1", "fused"},
+                                           {"rb2_v1", "1", "v1"}};
+static hr_tuning rb2_knobs; /* the scheme rb2_options runs */
 
 static void rb2_env(int md, int one)
 {
-    for (int v = 0; v < 5; v++)
-        unsetenv(rb2_vars[v]);
-    if (rb2_modes[md][0][0]) setenv(rb2_modes[md][0], rb2_modes[md][1], 1);
-    if (one) setenv("HETRELAX_RB2_ONE", "1", 1);
+    rb2_knobs = *env_tuning();
+    if (rb2_modes[md][0][0]) set_knob(&rb2_knobs, rb2_modes[md][0], rb2_modes[md][1]);
+    if (one) rb2_knobs.rb2_one = HR_TUNE_ON;
 }
 
 /* The options for red-black on ng GPUs; two slabs alternate between the two names. */
 static hr_options rb2_options(int nx, int ny, int ng, int alt)
 {
     hr_options o = base(2, nx, ny, 0);
+    o.tuning = rb2_knobs;
     o.backend = HR_BACKEND_GPU;
     o.kernel = ng == 2 && alt ? "rb-2gpu" : "rb-mgpu";
     o.gpus = ng == 2 && alt ? 0 : ng;

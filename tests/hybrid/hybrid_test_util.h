@@ -8,11 +8,19 @@
 #include <string.h>
 
 #include "hetrelax/hetrelax.h"
+#include "tuning_test_util.h"
+
+/* The knobs the test runs with (ctest's variants: HETRELAX_CREW_PIN, _SPLIT_MAPPED, ...). */
+static const hr_tuning *test_tuning(void)
+{
+    return env_tuning();
+}
 
 /* 23 x 19 (2-D) or 9 x 7 x 13 (3-D): uneven parts for 2, 3 and 4 slabs. */
 static void base_options(hr_options *o, int dim, hr_precision prec)
 {
     hr_options_default(o);
+    o->tuning = *test_tuning();
     o->dim = dim;
     o->nx = dim == 3 ? 9 : 23;
     o->ny = dim == 3 ? 7 : 19;

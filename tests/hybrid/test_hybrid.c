@@ -3,23 +3,23 @@
  * input; the auto split through the calibration; restart. */
 #include <math.h>
 #include <pthread.h>
-#include <stdatomic.h>
-#include <time.h>
 #include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 /* cmocka needs the headers above first */
 #include <cmocka.h>
 
 #include "hetrelax/hetrelax.h"
 #include "hetrelax/hybrid.h"
-#include "runtime/cpu/crew.h"
-#include "parallel/hybrid/split.h"
 #include "hybrid_test_util.h"
+#include "parallel/hybrid/split.h"
+#include "runtime/cpu/crew.h"
 
 /* Every split of the slowest axis, ghost 1..3, both schedules. */
 static void every_split(int dim, hr_precision prec, hr_rhs rhs, double omega)
@@ -214,7 +214,7 @@ static void auto_split(void **state)
         if (a > 0.0) assert_true(in.cal.cand_s[k] < 0.99 * t0);
         if (a > 0.0 && t < 0.99 * t0 &&
             (best < 0 || t < (in.cal.cand_again_s[best] > in.cal.cand_s[best] ? in.cal.cand_again_s[best]
-                                                                               : in.cal.cand_s[best])))
+                                                                              : in.cal.cand_s[best])))
             best = k;
     }
     assert_true(found);
@@ -259,7 +259,7 @@ static void auto_split(void **state)
     hr_solver_free(s);
 }
 
-/* Auto's watch, forced (HETRELAX_AUTO_WATCH=force: any split with both parts falls back after
+/* Auto's watch, forced (tuning.auto_watch_force: any split with both parts falls back after
  * its first window of 50 ms): the run goes on GPU-only (here the second CPU part alone) from
  * the sweep it fell back after, bitwise equal to cpu-seq, with every sweep counted; 2-D, 3-D,
  * and 2-D with ghost 2. */
@@ -286,12 +286,11 @@ static void watch_falls_back(void **state)
         o.split_ghost = run == 2 ? 2 : 1;
         ref.iters += run == 2; /* an odd count: the fall-back may come inside a round */
         o.iters = ref.iters;
-        setenv("HETRELAX_AUTO_WATCH", "force", 1);
+        o.tuning.auto_watch_force = HR_TUNE_ON;
         hr_solver *s;
         assert_int_equal(hr_solver_create(&o, &s), HR_OK);
         hr_result r;
         assert_int_equal(hr_solver_run(s, &r), HR_OK);
-        unsetenv("HETRELAX_AUTO_WATCH");
         hr_hybrid_info in;
         assert_int_equal(hr_solver_hybrid_info(s, &in), HR_OK);
         const int n = dim == 3 ? ref.nz : ref.ny;
@@ -315,6 +314,7 @@ static void watch_falls_back(void **state)
         free(u);
         free(v);
         /* not forced: a given split is never watched */
+        o.tuning.auto_watch_force = 0;
         o.iters = 2000;
         assert_int_equal(hr_solver_create(&o, &s), HR_OK);
         assert_int_equal(hr_solver_run(s, &r), HR_OK);
@@ -344,7 +344,7 @@ static void model_range(void **state)
 }
 
 /* Pinned crews: every worker runs on its slot's CPU for the whole job; slots that do not
- * fit the allowed CPUs (or HETRELAX_CREW_PIN=0) leave the crew unpinned. */
+ * fit the allowed CPUs (or tuning.crew_pin off) leave the crew unpinned. */
 static void record_cpu(void *ctx, int tid, int n)
 {
     (void)n;
@@ -356,10 +356,10 @@ static void crew_pinning(void **state)
     (void)state;
     const int slots = hr_crew_slots();
     assert_true(slots >= 1 && hr_crew_slot_cpu(0) >= 0 && hr_crew_slot_cpu(slots) == -1);
-    const char *env = getenv("HETRELAX_CREW_PIN");
-    const int off = env && strcmp(env, "0") == 0;
+    const hr_tuning *tu = test_tuning();
+    const int off = tu->crew_pin < 0;
     hr_crew *c;
-    assert_int_equal(hr_crew_create(1, slots - 1, &c), HR_OK);
+    assert_int_equal(hr_crew_create(1, slots - 1, tu, &c), HR_OK);
     assert_int_equal(hr_crew_pinned(c), !off);
     for (int rep = 0; rep < 20 && !off; rep++) {
         int cpu[1] = {-1};
@@ -370,7 +370,7 @@ static void crew_pinning(void **state)
     /* two pinned crews on one slot, jobs interleaved: each start sends the other crew's
      * spinning worker to sleep, and the next start wakes it */
     hr_crew *d;
-    assert_int_equal(hr_crew_create(1, slots - 1, &d), HR_OK);
+    assert_int_equal(hr_crew_create(1, slots - 1, tu, &d), HR_OK);
     for (int rep = 0; rep < 20; rep++) {
         int cpu[2] = {-1, -1};
         hr_crew_start(c, record_cpu, cpu, 1);
@@ -383,14 +383,14 @@ static void crew_pinning(void **state)
     }
     hr_crew_free(d);
     hr_crew_free(c);
-    assert_int_equal(hr_crew_create(2, slots - 1, &c), HR_OK); /* one slot short */
+    assert_int_equal(hr_crew_create(2, slots - 1, tu, &c), HR_OK); /* one slot short */
     assert_false(hr_crew_pinned(c));
     int cpu[2] = {-1, -1};
     hr_crew_start(c, record_cpu, cpu, 1);
     hr_crew_wait(c);
     assert_true(cpu[0] >= 0 && cpu[1] >= 0);
     hr_crew_free(c);
-    assert_int_equal(hr_crew_create(1, -1, &c), HR_OK);
+    assert_int_equal(hr_crew_create(1, -1, tu, &c), HR_OK);
     assert_false(hr_crew_pinned(c));
     hr_crew_free(c);
 }
@@ -416,7 +416,7 @@ static void crew_pieces(void **state)
 {
     (void)state;
     hr_crew *c;
-    assert_int_equal(hr_crew_create(3, -1, &c), HR_OK);
+    assert_int_equal(hr_crew_create(3, -1, test_tuning(), &c), HR_OK);
     static piece_log l;
     l.slow_piece = -1;
     for (int job = 0; job < 2000; job++) {
@@ -430,10 +430,9 @@ static void crew_pieces(void **state)
     }
     hr_crew_free(c);
     /* two workers, 8 pieces each, piece 0 slow: the worker that did not take it runs all the
-     * others, its own and the slow worker's (stealing); HETRELAX_CREW_STEAL=0: each its own */
-    const char *env = getenv("HETRELAX_CREW_STEAL");
-    const int steal = !(env && strcmp(env, "0") == 0);
-    assert_int_equal(hr_crew_create(2, -1, &c), HR_OK);
+     * others, its own and the slow worker's (stealing); tuning.crew_steal off: each its own */
+    const int steal = test_tuning()->crew_steal >= 0;
+    assert_int_equal(hr_crew_create(2, -1, test_tuning(), &c), HR_OK);
     l.slow_piece = 0;
     hr_crew_start(c, log_piece, &l, 8);
     hr_crew_wait(c);
@@ -489,8 +488,9 @@ int main(void)
         cmocka_unit_test(split2d_fp32),       cmocka_unit_test(split2d_fp64_rhs_omega),
         cmocka_unit_test(split3d_fp64),       cmocka_unit_test(split3d_fp32_rhs),
         cmocka_unit_test(converges_like_seq), cmocka_unit_test(restart),
-        cmocka_unit_test(bad_input),          cmocka_unit_test(auto_split), cmocka_unit_test(watch_falls_back),
-        cmocka_unit_test(model_range),        cmocka_unit_test(crew_pinning), cmocka_unit_test(crew_pieces),
+        cmocka_unit_test(bad_input),          cmocka_unit_test(auto_split),
+        cmocka_unit_test(watch_falls_back),   cmocka_unit_test(model_range),
+        cmocka_unit_test(crew_pinning),       cmocka_unit_test(crew_pieces),
         cmocka_unit_test(crew_sizes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

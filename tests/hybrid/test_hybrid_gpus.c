@@ -14,10 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/solver_internal.h"
 #include "hetrelax/hetrelax.h"
 #include "hetrelax/hybrid.h"
 #include "parallel/hybrid/split.h"
-#include "core/solver_internal.h"
 
 static void *solve(const hr_options *o, hr_result *r, hr_config *cfg)
 {
@@ -109,13 +109,13 @@ int main(void)
     }
     const int most = si.gpus < 4 ? si.gpus : 4;
     int failures = 0, runs = 0;
-    /* every case twice: the receiver pulls (default), the source pushes (HETRELAX_PEER_PUSH=1) */
+    /* every case twice: the receiver pulls (default), the source pushes (tuning.peer_push) */
     for (int push = 0; push < 2; push++)
         for (int dim = 2; dim <= 3; dim++)
             for (int prec = 0; prec < 2; prec++) {
-                setenv("HETRELAX_PEER_PUSH", push ? "1" : "0", 1);
                 hr_options ref;
                 hr_options_default(&ref);
+                ref.tuning.peer_push = push ? HR_TUNE_ON : 0;
                 ref.dim = dim;
                 ref.nx = dim == 3 ? 67 : 301;
                 ref.ny = dim == 3 ? 45 : 257; /* odd extents: uneven slabs */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "hetrelax/mpi_hybrid.h"
+#include "tuning_env.h"
 
 static int check(int rank, const hr_options *o, const char *what)
 {
@@ -59,6 +60,14 @@ int main(int argc, char **argv)
 {
     int provided, rank, size, fails = 0;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+    /* ctest's ENVIRONMENT picks variants (HETRELAX_SPLIT_MAPPED=0), mapped as the command maps
+     * it: the library reads no environment */
+    hr_tuning tune = {0};
+    char err[256];
+    if (hr_tuning_from_env(&tune, err, sizeof err) != 0) {
+        fprintf(stderr, "%s\n", err);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     for (int dim = 2; dim <= 3; dim++)
@@ -69,6 +78,7 @@ int main(int argc, char **argv)
                         const double frac[3] = {0.0, 0.4, 1.0};
                         hr_options o;
                         hr_options_default(&o);
+                        o.tuning = tune;
                         o.dim = dim;
                         o.nx = dim == 3 ? 7 : 21;
                         o.ny = dim == 3 ? 6 : 9 * size + 5;
@@ -92,6 +102,7 @@ int main(int argc, char **argv)
     /* residual checks: the same stopping sweep as cpu-seq */
     hr_options o;
     hr_options_default(&o);
+    o.tuning = tune;
     o.dim = 3;
     o.nx = o.ny = 6;
     o.nz = 7 * size + 3;

@@ -25,11 +25,15 @@ static inline size_t points(const hr_mg_options *o)
     return nx * ny * (o->dim == 3 ? nz : 1);
 }
 
+/* The knobs opts() gives (test_mg_gpu.c switches the GPU cycle's paths with them). */
+static hr_tuning mg_knobs;
+
 /* The defaults at dim and n, with 2 threads. */
 static inline hr_mg_options opts(int dim, int n)
 {
     hr_mg_options o;
     hr_mg_options_default(&o);
+    o.tuning = mg_knobs;
     o.dim = dim;
     o.n = n;
     o.threads = 2;

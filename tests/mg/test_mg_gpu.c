@@ -101,21 +101,12 @@ static void test_bitwise_cycles_paths(void **state)
     const hr_mg_cycle cy[4] = {HR_MG_CYCLE_V, HR_MG_CYCLE_W, HR_MG_CYCLE_F, HR_MG_CYCLE_FMG};
     const char *small[3] = {NULL, "1", "100000000"}; /* default, every level its own kernels, one block */
     for (int path = 0; path < 4; path++) {
-        if (path < 3 && small[path])
-            setenv("HETRELAX_MG_GPU_SMALL", small[path], 1);
-        else
-            unsetenv("HETRELAX_MG_GPU_SMALL");
-        if (path == 3)
-            setenv("HETRELAX_MG_GPU_NOGRAPH", "1", 1);
-        else
-            unsetenv("HETRELAX_MG_GPU_NOGRAPH");
-        if (path == 1 || path == 3) /* red-black as two in-place colour passes */
-            setenv("HETRELAX_MG_GPU_RB", "2", 1);
-        else
-            unsetenv("HETRELAX_MG_GPU_RB");
-        /* red-black per column pair (path 0), or marching on every big level (the default
-         * marches only from 10^6 points, more than these grids have) */
-        setenv("HETRELAX_MG_GPU_MARCH", path == 0 ? "0" : "1", 1);
+        mg_knobs.mg_gpu_small = path < 3 && small[path] ? atol(small[path]) : 0;
+        mg_knobs.mg_gpu_nograph = path == 3 ? HR_TUNE_ON : 0;
+        mg_knobs.mg_gpu_rb = path == 1 || path == 3 ? 2 : 0; /* red-black as two in-place colour passes */
+        /* red-black per column pair (path 0: never marching), or marching on every big level
+         * (the default marches only from 10^6 points, more than these grids have) */
+        mg_knobs.mg_gpu_march = path == 0 ? -1 : 1;
         for (int dim = 2; dim <= 3; dim++)
             for (int c = 0; c < 4; c++) {
                 hr_mg_options o = opts(dim, dim == 2 ? 127 : 31);
@@ -132,10 +123,10 @@ static void test_bitwise_cycles_paths(void **state)
                 free(f);
             }
     }
-    unsetenv("HETRELAX_MG_GPU_SMALL");
-    unsetenv("HETRELAX_MG_GPU_NOGRAPH");
-    unsetenv("HETRELAX_MG_GPU_RB");
-    setenv("HETRELAX_MG_GPU_MARCH", "1", 1);
+    mg_knobs.mg_gpu_small = 0;
+    mg_knobs.mg_gpu_nograph = 0;
+    mg_knobs.mg_gpu_rb = 0;
+    mg_knobs.mg_gpu_march = 1;
 }
 
 /* Mixed precision: fp64 accuracy (1e-10), and bitwise the CPU's after fixed cycles (the
@@ -303,10 +294,7 @@ static void test_coarse_on_cpu(void **state)
     (void)state;
     const hr_mg_cycle cy[4] = {HR_MG_CYCLE_V, HR_MG_CYCLE_W, HR_MG_CYCLE_F, HR_MG_CYCLE_FMG};
     for (int nograph = 0; nograph < 2; nograph++) {
-        if (nograph)
-            setenv("HETRELAX_MG_GPU_NOGRAPH", "1", 1);
-        else
-            unsetenv("HETRELAX_MG_GPU_NOGRAPH");
+        mg_knobs.mg_gpu_nograph = nograph ? HR_TUNE_ON : 0;
         for (int dim = 2; dim <= 3; dim++)
             for (int c = 0; c < 4; c++)
                 for (int p = 0; p < 3; p++) {
@@ -332,7 +320,7 @@ static void test_coarse_on_cpu(void **state)
                     free(f);
                 }
     }
-    unsetenv("HETRELAX_MG_GPU_NOGRAPH");
+    mg_knobs.mg_gpu_nograph = 0;
     /* PCG with the V-cycle split between GPU and CPU: the same iterates */
     for (int dim = 2; dim <= 3; dim++) {
         hr_mg_options o = opts(dim, dim == 2 ? 127 : 31);
@@ -384,11 +372,10 @@ static void test_async_smoother(void **state)
             o.precision = v == 1 || v >= 3 ? HR_MG_PREC_MIXED : HR_MG_PREC_DOUBLE;
             o.cycle = v == 2 ? HR_MG_CYCLE_F : HR_MG_CYCLE_V;
             if (v == 3) o.coarse_on = HR_MG_COARSE_ON_CPU;
-            if (v == 4) setenv("HETRELAX_MG_GPU_ASYNC_LOCAL", dim == 2 ? "1" : "3", 1);
+            if (v == 4) o.tuning.mg_gpu_async_local = dim == 2 ? 1 : 3;
             o.max_iters = 30;
             hr_mg_result r;
             free(run(&o, &r));
-            unsetenv("HETRELAX_MG_GPU_ASYNC_LOCAL");
             print_message("%d-D async3 variant %d: %ld cycles, rel %.3e, factor %.4f (last %.4f)\n", dim, v,
                           r.iterations, r.relative_residual, r.convergence_factor, r.last_factor);
             assert_int_equal(r.reason, HR_REASON_CONVERGED);
@@ -423,7 +410,7 @@ int main(int argc, char **argv)
         return 77;
     }
     /* the marching red-black kernels on every big level (by default only from 10^6 points) */
-    setenv("HETRELAX_MG_GPU_MARCH", "1", 1);
+    mg_knobs.mg_gpu_march = 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bitwise_smoothers),
         cmocka_unit_test(test_bitwise_cycles_paths),

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "hetrelax/mpi.h"
+#include "tuning_env.h"
 
 typedef struct args {
     hr_options o;
@@ -43,6 +44,13 @@ typedef struct args {
 static int parse(int argc, char **argv, args *a, int rank)
 {
     hr_options_default(&a->o);
+    /* the HETRELAX_* variables (bench/mpi_trace.py: HETRELAX_DSOLVER_TRACE) onto the knobs, as
+     * the command maps them: the library reads no environment */
+    char err[256];
+    if (hr_tuning_from_env(&a->o.tuning, err, sizeof err) != 0) {
+        if (rank == 0) fprintf(stderr, "mpi_solve: %s\n", err);
+        return 0;
+    }
     a->o.n = 512;
     a->o.iters = 100;
     a->o.backend = HR_BACKEND_CPU_SEQ;

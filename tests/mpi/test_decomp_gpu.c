@@ -3,7 +3,8 @@
  * solutions bitwise equal to the single-process cpu-seq run for 2-D and 3-D, float and
  * double, ghost 1 (overlapped on streams, and not) and ghost > 1, even and uneven splits,
  * splits along x (the box kernel) and along y/z (the tuned region kernels).
- *   test_decomp_gpu [GPUS]   GPUS >= 1 (default 1); exit 77 with fewer GPUs present. */
+ *   test_decomp_gpu [GPUS [generic]]   GPUS >= 1 (default 1); exit 77 with fewer GPUs present;
+ *   generic: every box through the one-point-per-thread kernel (tuning.dgpu_generic). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,11 +24,13 @@ typedef struct gcase {
 } gcase;
 
 static int failures;
+static int generic; /* tuning.dgpu_generic */
 
 static void check(const gcase *c, int gpus)
 {
     hr_options o;
     hr_options_default(&o);
+    o.tuning.dgpu_generic = generic ? HR_TUNE_ON : 0;
     o.dim = c->dim;
     o.nx = c->nx;
     o.ny = c->ny;
@@ -120,6 +123,7 @@ static void check(const gcase *c, int gpus)
 int main(int argc, char **argv)
 {
     const int gpus = argc > 1 ? atoi(argv[1]) : 1;
+    generic = argc > 2 && strcmp(argv[2], "generic") == 0;
     const int have = hr_dsolver_gpu_count();
     if (have < gpus || gpus < 1) {
         printf("skipped: %d GPU(s) needed, %d present\n", gpus, have);

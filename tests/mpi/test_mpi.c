@@ -18,6 +18,7 @@
 
 #include "hetrelax/mpi.h"
 #include "hetrelax/mpi_hybrid.h"
+#include "tuning_env.h"
 
 typedef struct mpi_case {
     int ranks; /* 0: any rank count (default decomposition) */
@@ -52,9 +53,14 @@ static const mpi_case cases[] = {
     {4, 3, 13, 11, 15, {1, 1, 4}, 1, 1.2, HR_RHS_ZERO, HR_PREC_DOUBLE, 1},
 };
 
+/* ctest's ENVIRONMENT picks the variants (HETRELAX_MPI_SHM=0, _MPI_INPLACE=0, _MPI_MAPPED=0),
+ * mapped onto the knobs as the command maps them: the library reads no environment. */
+static hr_tuning env_tuning;
+
 static void case_options(const mpi_case *c, hr_options *o)
 {
     hr_options_default(o);
+    o->tuning = env_tuning;
     o->dim = c->dim;
     o->nx = c->nx;
     o->ny = c->ny;
@@ -92,18 +98,16 @@ static int run_case(const mpi_case *c, int rank)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (st == HR_OK && size > 1) {
         /* the halos took the transport asked for: shared memory on one node unless
-         * HETRELAX_MPI_SHM=0 (the mpi_solve_p2p tests run that path) */
-        const char *e = getenv("HETRELAX_MPI_SHM");
-        const char *want = e && strcmp(e, "0") == 0 ? "(mpi)" : "(mpi-shm";
+         * tuning.mpi_shm is off (the mpi_solve_p2p tests run that path) */
+        const char *want = o.tuning.mpi_shm < 0 ? "(mpi)" : "(mpi-shm";
         if (!strstr(r.device_name, want)) {
             fprintf(stderr, "  rank %d: transport %s, expected %s\n", rank, r.device_name, want);
             st = HR_ERR_INTERNAL;
         }
         /* and mapped ghost planes exactly where they apply: mpi-shm, 3-D z-slabs, ghost 1 */
-        const char *m = getenv("HETRELAX_MPI_MAPPED");
         hr_mpi_info in;
         hr_mpi_solver_info(s, &in);
-        const int mapped = strcmp(want, "(mpi-shm") == 0 && !(m && strcmp(m, "0") == 0) && c->dim == 3 &&
+        const int mapped = strcmp(want, "(mpi-shm") == 0 && o.tuning.mpi_mapped >= 0 && c->dim == 3 &&
                            c->ghost == 1 && in.decomp[0] == 1 && in.decomp[1] == 1;
         if (!strstr(r.device_name, "mapped planes") != !mapped) {
             fprintf(stderr, "  rank %d: %s, expected %s ghost planes\n", rank, r.device_name,
@@ -345,6 +349,11 @@ int main(int argc, char **argv)
     MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    char err[256];
+    if (hr_tuning_from_env(&env_tuning, err, sizeof err) != 0) {
+        fprintf(stderr, "%s\n", err);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
     const char *mode = argc > 1 ? argv[1] : "solve";
     int rc = 0;
     if (strcmp(mode, "solve") == 0) {

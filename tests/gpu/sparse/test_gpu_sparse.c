@@ -29,9 +29,10 @@
 #include <cmocka.h>
 #include <math.h>
 
-#include "runtime/cuda/cuda_api.h"
 #include "hetrelax/sparse.h"
+#include "runtime/cuda/cuda_api.h"
 #include "sparse_gpu_test.h"
+#include "tuning_test_util.h"
 
 typedef struct sys {
     hr_csr *A;
@@ -77,14 +78,6 @@ static double *solve(const sys *s, const hr_sparse_options *o, hr_sparse_result 
     assert_non_null(x);
     *st = hr_sparse_solve(s->A, s->b, x, o, r);
     return x;
-}
-
-static void set_streams(const char *v)
-{
-    if (v)
-        setenv("HETRELAX_SPARSE_STREAMS", v, 1);
-    else
-        unsetenv("HETRELAX_SPARSE_STREAMS");
 }
 
 static void test_methods_converge(void **state)
@@ -172,9 +165,9 @@ static void test_async_one_block(void **state)
                 free(xg), free(xc);
             }
         /* one stream orders the launches: G global iterations = G*K sweeps */
-        set_streams("1");
         for (long G = 3; G <= 40; G += 37) {
             hr_sparse_options o = opts("async", HR_BACKEND_GPU, 0.0, G);
+            o.tuning.sparse_streams = 1;
             o.local_iters = 2;
             o.block = s.n;
             hr_sparse_result r;
@@ -189,7 +182,6 @@ static void test_async_one_block(void **state)
                          specs[i], G, 2 * G);
             free(xg), free(xc);
         }
-        set_streams(NULL);
         drop(&s);
     }
 }
@@ -372,9 +364,9 @@ static void test_exact_iterations(void **state)
     assert_memory_equal(xc, xg, (size_t)s.n * sizeof *xc);
     free(xc), free(xg);
     /* the same with the checks on the host: the same count */
-    setenv("HETRELAX_SPARSE_DEVICE_CHECKS", "0", 1);
+    o.tuning.sparse_device_checks = HR_TUNE_OFF;
     xg = solve(&s, &o, &rg, &st);
-    unsetenv("HETRELAX_SPARSE_DEVICE_CHECKS");
+    o.tuning.sparse_device_checks = 0;
     if (st != HR_OK || rg.iterations != rc.iterations)
         fail_msg("gpu jacobi, host checks: %ld iterations, cpu %ld: %s", rg.iterations, rc.iterations,
                  rg.message);

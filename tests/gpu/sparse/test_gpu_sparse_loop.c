@@ -4,15 +4,15 @@
  *
  * Checked every iteration, a GPU method runs a device loop (a WHILE graph, or replays of
  * its body where conditional nodes are unavailable) instead of returning to the host at
- * every check. Against the host-checked path (HETRELAX_SPARSE_DEVICE_CHECKS=0) on the
+ * every check. Against the host-checked path (tuning.sparse_device_checks off) on the
  * issue's three systems, for jacobi, async-(5) and cg:
  *   - the same reason and iteration count (the exact iteration the tolerance is met);
  *   - the same final residual, and for jacobi the same x bit for bit;
  *   - the same monitor history (iterations and residuals), deferred or not;
  *   (jacobi and async; cg below)
- * and the same for body replays (HETRELAX_SPARSE_WHILE=0: the gated batched body), for
- * per-iteration checks (HETRELAX_SPARSE_BATCH=0; default: batched, one check kernel a
- * body; in the WHILE graph the lean body of plain kernels, or with HETRELAX_SPARSE_LEAN=0
+ * and the same for body replays (tuning.sparse_while off: the gated batched body), for
+ * per-iteration checks (tuning.sparse_batch off; default: batched, one check kernel a
+ * body; in the WHILE graph the lean body of plain kernels, or with tuning.sparse_lean off
  * the gated one), and for jacobi with a fault mask that turns on and off inside the run
  * (calls cut at the fault events).
  * The first crossing: with tol just above the residual of iteration k (below those of
@@ -20,7 +20,7 @@
  * body (16 in the lean body, jacobi's replayed body 17; bodies of 5 and of 2, the
  * shortest lean jacobi ring), with the host-checked residuals bit for bit; with
  * max_iters = k - 1 it must run to the limit mid-body, with x_{k-1}. The body-length
- * policy (short lean bodies up to HETRELAX_SPARSE_BODY_SWITCH, then long ones) is
+ * policy (short lean bodies up to tuning.sparse_body_switch, then long ones) is
  * crossed mid-solve and mid-call here with a small switch (8 and 30, bodies of 24 and
  * 64; and inside the call between the fault events), and with its defaults (256, 64)
  * by the long laplace2d:100 runs above.
@@ -41,9 +41,10 @@
 #include <cmocka.h>
 #include <math.h>
 
-#include "runtime/cuda/cuda_api.h"
 #include "hetrelax/sparse.h"
+#include "runtime/cuda/cuda_api.h"
 #include "sparse_gpu_test.h"
+#include "tuning_test_util.h"
 
 #define MAX_HIST 4096
 
@@ -70,22 +71,17 @@ typedef struct run {
     hist *h;
 } run;
 
-/* The environment switches of a run: device checks, WHILE graph, batched checks, body
- * length ("0": the default), and lean WHILE body ("1", the default; "0": the gated
- * batched body in the WHILE graph); the body-length policy: the iteration from which the
- * long lean body runs and its length (NULL: the defaults, 256 and 64). */
+/* The knobs of a run, in their variables' syntax: device checks, WHILE graph, batched
+ * checks, body length ("0": the default), and lean WHILE body ("1", the default; "0": the
+ * gated batched body in the WHILE graph); the body-length policy: the iteration from which
+ * the long lean body runs and its length (NULL: the defaults, 256 and 64). */
 typedef struct mode {
     const char *checks, *whiles, *batch, *body, *name, *lean;
     const char *switch_at, *body_long;
 } mode;
 
-static void set_or_unset(const char *name, const char *v)
-{
-    if (v)
-        setenv(name, v, 1);
-    else
-        unsetenv(name);
-}
+/* The knobs of a whole pass (sparse_multi, sparse_predict), under those of a mode. */
+static hr_tuning pass_knobs;
 
 /* One solve from x = 0, b = ones, under the given switches; tol 0: 1e-10, mon_every 0:
  * no monitor. */
@@ -113,21 +109,15 @@ static run solve_with(const hr_csr *A, const char *method, long maxit, double to
     o.monitor_user = u.h;
     o.monitor_deferred = deferred;
     if (fault > 0.0) o.fault_fraction = fault, o.fault_iter = 15, o.fault_recover = 17;
-    setenv("HETRELAX_SPARSE_DEVICE_CHECKS", md->checks, 1);
-    setenv("HETRELAX_SPARSE_WHILE", md->whiles, 1);
-    setenv("HETRELAX_SPARSE_BATCH", md->batch, 1);
-    setenv("HETRELAX_SPARSE_BODY", md->body, 1);
-    setenv("HETRELAX_SPARSE_LEAN", md->lean, 1);
-    set_or_unset("HETRELAX_SPARSE_BODY_SWITCH", md->switch_at);
-    set_or_unset("HETRELAX_SPARSE_BODY_LONG", md->body_long);
+    o.tuning = pass_knobs;
+    set_knob(&o.tuning, "sparse_device_checks", md->checks);
+    set_knob(&o.tuning, "sparse_while", md->whiles);
+    set_knob(&o.tuning, "sparse_batch", md->batch);
+    set_knob(&o.tuning, "sparse_body", md->body);
+    set_knob(&o.tuning, "sparse_lean", md->lean);
+    set_knob(&o.tuning, "sparse_body_switch", md->switch_at);
+    set_knob(&o.tuning, "sparse_body_long", md->body_long);
     u.st = hr_sparse_solve(A, b, u.x, &o, &u.r);
-    unsetenv("HETRELAX_SPARSE_BODY_SWITCH");
-    unsetenv("HETRELAX_SPARSE_BODY_LONG");
-    unsetenv("HETRELAX_SPARSE_DEVICE_CHECKS");
-    unsetenv("HETRELAX_SPARSE_WHILE");
-    unsetenv("HETRELAX_SPARSE_BATCH");
-    unsetenv("HETRELAX_SPARSE_BODY");
-    unsetenv("HETRELAX_SPARSE_LEAN");
     free(b);
     return u;
 }
@@ -275,12 +265,12 @@ static void test_first_crossing(void **state)
     /* pass 0: jacobi, 1: async, bodies after the first as long as their residuals
      * predict (hr_sp_lean.variable); 2: async with the 8-snapshot lean check (the
      * default on rows of >= 16 entries) on these 5-point rows; 3: jacobi, 4: async, with
-     * bodies of the full length (HETRELAX_SPARSE_PREDICT=0). The same for reference
+     * bodies of the full length (tuning.sparse_predict off). The same for reference
      * and loop. */
     for (int pass = 0; pass < 5; pass++) {
         const int m = pass == 0 || pass == 3 ? 0 : 1;
-        if (pass == 2) setenv("HETRELAX_SPARSE_MULTI", "1", 1);
-        if (pass == 3) unsetenv("HETRELAX_SPARSE_MULTI"), setenv("HETRELAX_SPARSE_PREDICT", "0", 1);
+        if (pass == 2) pass_knobs.sparse_multi = HR_TUNE_ON;
+        if (pass == 3) pass_knobs.sparse_multi = 0, pass_knobs.sparse_predict = HR_TUNE_OFF;
         {
             const long span = 200;
             run all = solve_with(A, methods[m], span, 1e-300, 1, 0, &HOST, 0.0);
@@ -338,7 +328,7 @@ static void test_first_crossing(void **state)
             drop(&all);
         }
     }
-    unsetenv("HETRELAX_SPARSE_PREDICT");
+    pass_knobs.sparse_predict = 0;
     hr_csr_free(A);
 }
 
