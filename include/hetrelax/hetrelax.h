@@ -510,8 +510,8 @@ HR_API hr_status hr_measure_host_bandwidth_bound(int threads, hr_bind bind, size
 
 /*! hr_measure_host_bandwidth_tuned() : hr_measure_host_bandwidth_bound() with the arrays
  *  allocated as a run's grids are under `tune` (its hugepages knob; NULL: the defaults). */
-hr_status hr_measure_host_bandwidth_tuned(int threads, hr_bind bind, size_t bytes, int repeats,
-                                          const hr_tuning *tune, hr_bandwidth *out);
+HR_API hr_status hr_measure_host_bandwidth_tuned(int threads, hr_bind bind, size_t bytes, int repeats,
+                                                 const hr_tuning *tune, hr_bandwidth *out);
 
 typedef struct hr_cpu_tune_result {
     int block[3];        /* the fastest pencil: x (full rows), y rows, z planes per thread */
@@ -539,7 +539,7 @@ HR_API hr_status hr_cpu_tune(const hr_options *o, long sweeps, const char *cache
 #endif
 
 /* the problem description and the one structured-grid handle */
-#include "hetrelax/problem.h"
 #include "hetrelax/grid_solver.h"
+#include "hetrelax/problem.h"
 
 #endif /* HETRELAX_H */

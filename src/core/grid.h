@@ -92,7 +92,7 @@ typedef struct hr_grid {
 } hr_grid;
 
 /* Allocates without touching the pages (so threads can first-touch their own). */
-HR_INTERNAL_API hr_status hr_grid_alloc(hr_grid *g, const hr_grid_layout *l);
+hr_status hr_grid_alloc(hr_grid *g, const hr_grid_layout *l);
 /* The same, big grids advised for transparent huge pages when `hugepages` (the knob
  * hr_tuning.hugepages resolved: 0 or 1). */
 HR_INTERNAL_API hr_status hr_grid_alloc_huge(hr_grid *g, const hr_grid_layout *l, int hugepages);
