@@ -135,6 +135,26 @@ HR_API const char *hr_mpi_last_error(void);
 /*! hr_mpi_solver_free() : releases everything (local); accepts NULL. */
 HR_API void hr_mpi_solver_free(hr_mpi_solver *s);
 
+/* ------------------------------------------ the structured-grid handle on MPI ranks */
+
+/*! hr_grid_solver_create_mpi() :
+ *  hr_grid_solver_create (grid_solver.h) with the placement "MPI ranks": one subdomain per
+ *  rank of `comm` (duplicated), options.decomp, ghost and transport as for
+ *  hr_mpi_solver_create_transport; backend cpu-seq (each rank sweeps on one thread), gpu (a
+ *  GPU per rank) or hybrid (each rank's slab split between its CPU and its GPU, as
+ *  hr_mpi_hybrid_create); auto: gpu when every rank has a GPU, else cpu-seq. Jacobi (and its
+ *  weight) only so far; other methods, cpu-threads, a kernel, keep_history and gpus are
+ *  refused naming the option. The solution is bitwise that of the one-process cpu-seq run.
+ *  Every call on the handle is collective and returns the same status on every rank:
+ *  hr_grid_solver_solve (every rank passes the whole rhs / x0, or NULL; each solve after the
+ *  first sets the engine up again), hr_grid_solver_solution (rank 0 receives the solution:
+ *  dst and count matter there only), hr_grid_solver_free. hr_grid_solver_request_stop is not
+ *  answered on ranks yet (stop through the monitor, the same on every rank).
+ *  @return the same status on every rank; on error *out = NULL and hr_last_error() gives the
+ *  first failing rank's message on every rank. */
+HR_API hr_status hr_grid_solver_create_mpi(const hr_problem *p, const hr_grid_options *o, MPI_Comm comm,
+                                           hr_grid_solver **out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -14,10 +14,11 @@ HR_INTERNAL_API hr_status hr_invalid_arg(char *buf, size_t size, const char *fmt
     ;
 
 /* The thread-local last error (last_error.c, public as hr_last_error()): a buffer of
- * HR_LAST_ERROR_SIZE bytes for validators, and a printf-style setter. */
+ * HR_LAST_ERROR_SIZE bytes for validators, and a printf-style setter (the MPI library's
+ * hr_grid_solver_create_mpi reports through it too). */
 #define HR_LAST_ERROR_SIZE 256
 char *hr_last_error_buf(void);
-void hr_set_last_error(const char *fmt, ...)
+HR_INTERNAL_API void hr_set_last_error(const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 1, 2)))
 #endif

@@ -169,10 +169,11 @@ static hr_status check_model(const hr_problem *p, double *scale, char *w, size_t
     return HR_OK;
 }
 
-/* The backend `auto` resolves to for the method. */
-static hr_backend resolve_backend(const hr_grid_options *o, int dim)
+/* The backend `auto` resolves to for the method (MPI ranks: a GPU each, else one thread each). */
+static hr_backend resolve_backend(const hr_grid_options *o, int dim, int mpi)
 {
     if (o->backend != HR_BACKEND_AUTO) return o->backend;
+    if (mpi) return hr_cuda_device_count() > 0 ? HR_BACKEND_GPU : HR_BACKEND_CPU_SEQ;
     if (o->gpus > 1) return HR_BACKEND_GPU;
     if (is_mg_method(o->method))
         return hr_cuda_device_count() > o->device ? HR_BACKEND_GPU : HR_BACKEND_CPU_THREADS;
@@ -249,6 +250,12 @@ static hr_status check_combination(const hr_grid_solver *s, int mpi, char *w, si
             NOT_YET("backend: cpu-threads on MPI ranks is not built yet (each rank sweeps on one thread: "
                     "cpu-seq)");
         if (o->gpus > 1) BAD("gpus: MPI ranks run one GPU each");
+        if (b == HR_BACKEND_HYBRID &&
+            (o->decomp[0] || o->decomp[1] || o->decomp[2] || o->ghost || o->transport))
+            BAD("%s: backend hybrid on ranks cuts one slab per rank (slowest axis, its own halo)",
+                o->ghost       ? "ghost"
+                : o->transport ? "transport"
+                               : "decomp");
     } else if (b == HR_BACKEND_GPU && o->gpus > 1) {
         if (m == HR_METHOD_JACOBI && o->kernel)
             BAD("kernel: jacobi on several GPUs runs the chain's own kernel (leave kernel NULL)");
@@ -319,7 +326,7 @@ hr_status hr_gs_prepare(const hr_problem *p, const hr_grid_options *o, int mpi, 
     s->o = *o;
     s->count = hr_problem_unknowns(p);
     s->rhs_scale = scale;
-    s->backend = resolve_backend(o, p->dim);
+    s->backend = resolve_backend(o, p->dim, mpi);
     s->prec = o->precision == HR_PREC_DEFAULT ? HR_PREC_DOUBLE : o->precision;
     hr_status st = check_combination(s, mpi, w, ws);
     if (st != HR_OK) {
@@ -818,6 +825,7 @@ hr_status hr_grid_solver_solve(hr_grid_solver *s, const double *rhs, const doubl
 
 hr_status hr_grid_solver_solution(const hr_grid_solver *s, hr_precision prec, void *dst, size_t count)
 {
+    if (s && s->mpi) return s->ops->solution(s, prec, dst, count); /* collective: dst on rank 0 only */
     if (!s || !dst || !hr_prec_is_storage(prec)) return HR_ERR_INVALID_ARG;
     if (count < s->count) {
         hr_gs_set_error((hr_grid_solver *)s, "count: %zu values, the grid has %zu", count, s->count);

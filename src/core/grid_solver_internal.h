@@ -1,7 +1,8 @@
 /*
  * The structured-grid handle's insides (include/hetrelax/grid_solver.h), shared by the
  * one-process engines (grid_solver.c) and the MPI ones (src/parallel/mpi/grid_solver_mpi.c,
- * in hetrelax_mpi): a facade over the engines, each behind an hr_gs_ops table.
+ * in hetrelax_mpi): a facade over the engines, each behind an hr_gs_ops table. The functions
+ * marked HR_INTERNAL_API are the ones hetrelax_mpi calls.
  */
 #ifndef HR_GRID_SOLVER_INTERNAL_H
 #define HR_GRID_SOLVER_INTERNAL_H
@@ -9,6 +10,7 @@
 #include <signal.h>
 
 #include "core/driver.h"
+#include "core/internal_api.h"
 #include "hetrelax/hetrelax.h"
 #include "hetrelax/mg.h"
 
@@ -49,31 +51,32 @@ struct hr_grid_solver {
 /* Everything create checks before an engine exists: the problem, the options' values, what
  * does not run yet (mpi: for the MPI ranks), the resolved method, precision and backend,
  * and copies of the strings and arrays. On failure "field: reason" in why and *out NULL. */
-hr_status hr_gs_prepare(const hr_problem *p, const hr_grid_options *o, int mpi, hr_grid_solver **out,
-                        char *why, size_t why_size);
+HR_INTERNAL_API hr_status hr_gs_prepare(const hr_problem *p, const hr_grid_options *o, int mpi,
+                                        hr_grid_solver **out, char *why, size_t why_size);
 
 /* The relaxation engines' options for s, with the right-hand side `rhs` (scaled; NULL: the
  * problem's) and initial guess `x0` (NULL: the problem's). The arrays are borrowed. */
-void hr_gs_relax_options(const hr_grid_solver *s, const double *rhs, const double *x0, hr_options *eo);
+HR_INTERNAL_API void hr_gs_relax_options(const hr_grid_solver *s, const double *rhs, const double *x0,
+                                         hr_options *eo);
 
 /* A solve's f scaled for the engine, into s->eng_rhs (allocated once). */
-hr_status hr_gs_take_rhs(hr_grid_solver *s, const double *rhs);
+HR_INTERNAL_API hr_status hr_gs_take_rhs(hr_grid_solver *s, const double *rhs);
 
 /* 1 when the engine holds f (a solve's array, scaled) already: no new set-up needed. */
-int hr_gs_same_rhs(const hr_grid_solver *s, const double *rhs);
+HR_INTERNAL_API int hr_gs_same_rhs(const hr_grid_solver *s, const double *rhs);
 
 /* Fills the fields every engine's result shares (method, precision, ranks, ...). */
-void hr_gs_finish_result(const hr_grid_solver *s, hr_result *r);
+HR_INTERNAL_API void hr_gs_finish_result(const hr_grid_solver *s, hr_result *r);
 
 /* Records a formatted message in s->err. */
-void hr_gs_set_error(hr_grid_solver *s, const char *fmt, ...)
+HR_INTERNAL_API void hr_gs_set_error(hr_grid_solver *s, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
 
 /* Frees the facade (the engine must be released already). */
-void hr_gs_free(hr_grid_solver *s);
+HR_INTERNAL_API void hr_gs_free(hr_grid_solver *s);
 
 /* Entered a solve (0: one is under way; the message is in s->err). */
 int hr_gs_enter(hr_grid_solver *s);
