@@ -99,10 +99,10 @@ static int cmp_d(const void *x, const void *y)
 static hr_status time_sweeps(hr_solver *s, long sweeps, int reps, double *med)
 {
     double t[16];
-    HR_TRY(s->k->sweeps(s, sweeps));
+    HR_TRY(s->k->kernel->sweeps(s, sweeps));
     for (int r = 0; r < reps; r++) {
         const double t0 = hr_now();
-        HR_TRY(s->k->sweeps(s, sweeps));
+        HR_TRY(s->k->kernel->sweeps(s, sweeps));
         t[r] = hr_now() - t0;
     }
     qsort(t, (size_t)reps, sizeof t[0], cmp_d);

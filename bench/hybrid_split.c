@@ -50,10 +50,10 @@ static void tuning_from_env(hr_tuning *t)
 static hr_status time_solver(hr_solver *s, const bench_cfg *c, double *per)
 {
     double t[64];
-    HR_TRY(s->k->sweeps(s, c->sweeps));
+    HR_TRY(s->k->kernel->sweeps(s, c->sweeps));
     for (int r = 0; r < c->repeats; r++) {
         const double t0 = hr_now();
-        HR_TRY(s->k->sweeps(s, c->sweeps));
+        HR_TRY(s->k->kernel->sweeps(s, c->sweeps));
         t[r] = (hr_now() - t0) / (double)c->sweeps;
     }
     *per = median(t, c->repeats);

@@ -189,10 +189,10 @@ static hr_status time_backend(const cfg *c, timing *t)
         return HR_ERR_DEVICE;
     }
     double v[MAXL];
-    hr_status st = s->k->sweeps(s, c->sweeps);
+    hr_status st = s->k->kernel->sweeps(s, c->sweeps);
     for (int r = 0; r < c->repeats && st == HR_OK; r++) {
         const double t0 = hr_now();
-        st = s->k->sweeps(s, c->sweeps);
+        st = s->k->kernel->sweeps(s, c->sweeps);
         v[r] = (hr_now() - t0) / (double)c->sweeps;
     }
     hr_solver_free(s);

@@ -70,6 +70,70 @@ int hr_cli_choice(const char *cmd, const char *flag, const char *s, const char *
     return hr_cli_usage_error(cmd, flag, "unknown value '%s' (expected %s)", s ? s : "", list);
 }
 
+/* One list per kind, filled on first use (the registry is fixed for the process). */
+#define HR_CLI_MAX_NAMES 64
+static const char *entry_names[HR_KIND_COUNT][HR_CLI_MAX_NAMES + 1];
+static char entry_metavar[HR_KIND_COUNT][512];
+
+const char *const *hr_cli_entry_names(hr_kind kind)
+{
+    if ((unsigned)kind >= HR_KIND_COUNT) return NULL;
+    const char **names = entry_names[kind];
+    if (names[0]) return names;
+    int n = 0;
+    hr_entry_info e;
+    for (int i = 0; n < HR_CLI_MAX_NAMES && hr_registry_info_at(kind, i, &e) == HR_OK; i++) {
+        int seen = 0;
+        for (int q = 0; q < n && !seen; q++)
+            seen = strcmp(names[q], e.name) == 0;
+        if (!seen) names[n++] = e.name;
+    }
+    names[n] = NULL;
+    return names;
+}
+
+const char *hr_cli_entry_metavar(hr_kind kind)
+{
+    const char *const *names = hr_cli_entry_names(kind);
+    if (!names) return NULL;
+    char *m = entry_metavar[kind];
+    if (!m[0])
+        for (size_t i = 0, len = 0; names[i] && len + 1 < sizeof entry_metavar[kind]; i++)
+            len +=
+                (size_t)snprintf(m + len, sizeof entry_metavar[kind] - len, "%s%s", i ? "|" : "", names[i]);
+    return m;
+}
+
+const char *hr_cli_entry_join(hr_kind kind, unsigned need, const char *sep, char *buf, size_t size)
+{
+    const char *const *names = hr_cli_entry_names(kind);
+    size_t len = 0;
+    if (size) buf[0] = '\0';
+    for (int i = 0; names && names[i] && len + 1 < size; i++)
+        if ((hr_cli_entry_caps(kind, names[i]) & need) == need) {
+            const int w = snprintf(buf + len, size - len, "%s%s", len ? sep : "", names[i]);
+            len = w < 0 || len + (size_t)w >= size ? size - 1 : len + (size_t)w;
+        }
+    return buf;
+}
+
+unsigned hr_cli_entry_caps(hr_kind kind, const char *name)
+{
+    hr_entry_info e;
+    return name && hr_registry_find(kind, HR_BACKEND_AUTO, name, 0, &e) == HR_OK ? e.caps : 0;
+}
+
+int hr_cli_entry(const char *cmd, const char *flag, const char *s, hr_kind kind, hr_entry_info *out)
+{
+    int i;
+    const char *const *names = hr_cli_entry_names(kind);
+    if (!names) return hr_cli_usage_error(cmd, flag, "unknown kind of name");
+    if (hr_cli_choice(cmd, flag, s, names, &i)) return HR_EXIT_USAGE;
+    if (hr_registry_find(kind, HR_BACKEND_AUTO, names[i], 0, out) != HR_OK)
+        return hr_cli_usage_error(cmd, flag, "%s: not in the registry", s);
+    return 0;
+}
+
 int hr_cli_open_output(const char *cmd, const char *flag, const char *path, hr_atomic *a)
 {
     int e = hr_atomic_begin(a, path);

@@ -69,6 +69,20 @@ int hr_cli_double(const char *cmd, const char *flag, const char *s, double lo, d
 /* Picks s out of a NULL-terminated list of names; the index goes to *out. */
 int hr_cli_choice(const char *cmd, const char *flag, const char *s, const char *const *names, int *out);
 
+/* The registry's names of `kind` (hetrelax.h), each once, in registry order and
+ * NULL-terminated: the choices of a flag, its --help metavar and its error list. Static
+ * storage, one list per kind. */
+const char *const *hr_cli_entry_names(hr_kind kind);
+/* The same joined by '|' ("jacobi|redblack|sor|mg|cg"). */
+const char *hr_cli_entry_metavar(hr_kind kind);
+/* The names of `kind` with every cap of `need`, each once, joined by `sep` into buf. */
+const char *hr_cli_entry_join(hr_kind kind, unsigned need, const char *sep, char *buf, size_t size);
+/* The capabilities of the first entry of `kind` named `name` (0: none such). */
+unsigned hr_cli_entry_caps(hr_kind kind, const char *name);
+/* The registry entry of `kind` named s on any backend (the first): 0, or HR_EXIT_USAGE after
+ * "--flag: unknown value 's' (expected a|b|c)". */
+int hr_cli_entry(const char *cmd, const char *flag, const char *s, hr_kind kind, hr_entry_info *out);
+
 /* Writes obj as pretty JSON to path ("-" is stdout, checked for write errors), through
  * a temporary file renamed into place. Returns 0 or HR_EXIT_FAIL. */
 int hr_cli_write_json(const char *cmd, const char *path, json_object *obj);

@@ -23,19 +23,53 @@ int hr_grid_absolute;
 
 /* ------------------------------------------------------------ small helpers */
 
+/* --list-methods and --list-smoothers: the registry's entries of that kind in dim dimensions */
+static int list_entries(hr_kind kind, int dim)
+{
+    hr_cli_listing_output();
+    const int sm = kind == HR_KIND_SMOOTHER;
+    printf("%-10s %s%s\n", sm ? "smoother" : "method", sm ? "backend   " : "", "summary");
+    const char *def = hr_registry_default(kind, HR_BACKEND_AUTO, dim);
+    hr_entry_info e;
+    for (int i = 0; hr_registry_info_at(kind, i, &e) == HR_OK; i++) {
+        if (!(e.caps & (dim == 3 ? HR_CAP_3D : HR_CAP_2D))) continue;
+        printf("%-10s ", e.name);
+        if (sm) printf("%-9s ", e.backend == HR_BACKEND_AUTO ? "cpu, gpu" : hr_backend_name(e.backend));
+        printf("%s%s\n", e.summary, def && strcmp(def, e.name) == 0 ? " (default)" : "");
+    }
+    return HR_EXIT_OK;
+}
+
 static int list_kernels(int dim)
 {
     hr_cli_listing_output();
     printf("%-12s %-14s %s\n", "backend", "kernel", "summary");
     const unsigned need = dim == 3 ? HR_CAP_3D : HR_CAP_2D;
+    char rb[64]; /* the methods a red-black kernel runs */
+    hr_cli_entry_join(HR_KIND_METHOD, HR_CAP_REDBLACK, "|", rb, sizeof rb);
     for (int i = 0; i < hr_kernel_count(); i++) {
         hr_kernel_info k;
         if (hr_kernel_info_at(i, &k) != HR_OK || !(k.caps & need)) continue;
-        printf("%-12s %-14s %s%s%s\n", hr_backend_name(k.backend), k.name, k.summary,
-               (k.caps & HR_CAP_REDBLACK) ? " [--method redblack|sor]" : "",
+        printf("%-12s %-14s %s%s%s%s%s\n", hr_backend_name(k.backend), k.name, k.summary,
+               (k.caps & HR_CAP_REDBLACK) ? " [--method " : "", (k.caps & HR_CAP_REDBLACK) ? rb : "",
+               (k.caps & HR_CAP_REDBLACK) ? "]" : "",
                (k.caps & HR_CAP_DETERMINISTIC) ? "" : " [non-deterministic]");
     }
     return HR_EXIT_OK;
+}
+
+/* The kernels of backend b in dim dimensions, joined by ", " (for an unknown --kernel). */
+static const char *kernel_names(hr_backend b, int dim, char *buf, size_t size)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    hr_entry_info k;
+    for (int i = 0; hr_registry_info_at(HR_KIND_KERNEL, i, &k) == HR_OK && len + 1 < size; i++) {
+        if (k.backend != b || !(k.caps & (dim == 3 ? HR_CAP_3D : HR_CAP_2D))) continue;
+        const int w = snprintf(buf + len, size - len, "%s%s", len ? ", " : "", k.name);
+        len = w < 0 || len + (size_t)w >= size ? size - 1 : len + (size_t)w;
+    }
+    return buf;
 }
 
 /* The kernel `name` of backend b in dim dimensions, if there is one; NULL: the default for
@@ -338,6 +372,8 @@ static int grid_run(grid_args *a, hr_flagset *fs)
 {
     hr_options *o = &a->o;
     int rc;
+    if (a->list == GRID_LIST_METHODS || a->list == GRID_LIST_SMOOTHERS)
+        return list_entries(a->list == GRID_LIST_METHODS ? HR_KIND_METHOD : HR_KIND_SMOOTHER, a->dim);
     if (a->list) return list_kernels(a->dim);
     hout = (a->json && strcmp(a->json, "-") == 0) ? stderr : stdout;
     if (a->output && hr_field_format_of(a->output) == HR_FIELD_UNKNOWN)
@@ -414,10 +450,12 @@ static int grid_run(grid_args *a, hr_flagset *fs)
         if (!find_kernel(HR_BACKEND_CPU_SEQ, "seq", a->dim, HR_METHOD_JACOBI, &kd))
             return hr_cli_usage_error(CMD, "--decomp", "this build has no %d-D seq kernel", a->dim);
     } else if (!find_kernel(eb, kname, a->dim, o->method, &kd)) {
-        if (o->kernel)
-            return hr_cli_usage_error(CMD, "--kernel",
-                                      "backend %s has no %d-D kernel '%s' (see --list-kernels)",
-                                      hr_backend_name(eb), a->dim, o->kernel);
+        if (o->kernel) {
+            char names[512];
+            return hr_cli_usage_error(
+                CMD, "--kernel", "backend %s has no %d-D kernel '%s' (it has %s; see --list-kernels)",
+                hr_backend_name(eb), a->dim, o->kernel, kernel_names(eb, a->dim, names, sizeof names));
+        }
         return hr_cli_usage_error(CMD, "--backend", "%s has no %d-D %s kernel in this build",
                                   hr_backend_name(eb), a->dim, hr_method_name(o->method));
     }

@@ -36,10 +36,9 @@ static int list_methods(void)
 {
     hr_cli_listing_output();
     printf("%-8s %-12s %s\n", "method", "backend", "summary");
-    hr_backend b;
-    const char *sum;
-    for (int i = 0; hr_sparse_method_at(i, &b, &sum); i++)
-        printf("%-8s %-12s %s\n", hr_sparse_method_at(i, NULL, NULL), hr_backend_name(b), sum);
+    hr_entry_info m;
+    for (int i = 0; hr_registry_info_at(HR_KIND_SPARSE, i, &m) == HR_OK; i++)
+        printf("%-8s %-12s %s\n", m.name, hr_backend_name(m.backend), m.summary);
     return HR_EXIT_OK;
 }
 
@@ -94,10 +93,9 @@ static int parse_tau(const char *cmd, const hr_flag *f, const char *arg)
 
 static int parse_method(const char *cmd, const hr_flag *f, const char *arg)
 {
-    static const char *const methods[] = {"jacobi", "gs", "gs-mc", "async", "cg", NULL};
-    int v;
-    int rc = hr_cli_choice(cmd, "--method", arg, methods, &v);
-    if (!rc) ((hr_sparse_options *)f->target)->method = methods[v];
+    hr_entry_info m;
+    int rc = hr_cli_entry(cmd, "--method", arg, HR_KIND_SPARSE, &m);
+    if (!rc) ((hr_sparse_options *)f->target)->method = m.name;
     return rc;
 }
 
@@ -127,8 +125,8 @@ static int parse_args(int argc, char **argv, sp_args *a)
     hr_flags_add(&fs, hr_flag_long("seed", &seed, 0, 2147483647L, "S",
                                    "seed of --rhs random / --x0 random (default 1)"));
     hr_flags_group(&fs, "method");
-    hr_flags_add(
-        &fs, hr_flag_custom("method", o, NULL, parse_method, "jacobi|gs|gs-mc|async|cg", "(default jacobi)"));
+    hr_flags_add(&fs, hr_flag_custom("method", o, NULL, parse_method, hr_cli_entry_metavar(HR_KIND_SPARSE),
+                                     "(default jacobi)"));
     hr_flags_placement(&fs, &o->backend, NULL, &o->threads, NULL, NULL, &o->bind, NULL);
     hr_flags_set_help(&fs, "backend", "(default: the method's first backend)");
     hr_flags_set_help(&fs, "bind", "bind threads to cores (default none)");
@@ -180,14 +178,19 @@ static int parse_args(int argc, char **argv, sp_args *a)
     if (a->list) return 0;
     if (!a->matrix == !a->gen)
         return hr_cli_usage_error(CMD, "--matrix", "give exactly one of --matrix FILE and --gen NAME:SIZE");
-    if (a->fault && strcmp(o->method, "cg") == 0)
-        return hr_cli_usage_error(CMD, "--fault", "not defined for cg (jacobi, gs, gs-mc, async)");
+    const unsigned caps = hr_cli_entry_caps(HR_KIND_SPARSE, o->method);
+    char names[128];
+    if (a->fault && !(caps & HR_CAP_FAULTS))
+        return hr_cli_usage_error(
+            CMD, "--fault", "not defined for %s (%s)", o->method,
+            hr_cli_entry_join(HR_KIND_SPARSE, HR_CAP_FAULTS, ", ", names, sizeof names));
     if ((o->gpus > 1 || o->comm != HR_SPARSE_COMM_AUTO) &&
         (strcmp(o->method, "async") != 0 || o->backend != HR_BACKEND_GPU))
         return hr_cli_usage_error(CMD, o->gpus > 1 ? "--gpus" : "--comm",
                                   "only for --method async --backend gpu");
-    if (o->tau != 0.0 && strcmp(o->method, "jacobi") != 0)
-        return hr_cli_usage_error(CMD, "--tau", "only for --method jacobi");
+    if (o->tau != 0.0 && !(caps & HR_CAP_TAU))
+        return hr_cli_usage_error(CMD, "--tau", "only for --method %s",
+                                  hr_cli_entry_join(HR_KIND_SPARSE, HR_CAP_TAU, "|", names, sizeof names));
     return 0;
 }
 
@@ -293,7 +296,8 @@ static json_object *to_json(const sp_args *a, const hr_csr *A, const hr_sparse_r
         json_object_object_add(j, "local_iters", json_object_new_int(o->local_iters));
         json_object_object_add(j, "block", json_object_new_int(o->block));
     }
-    if (strcmp(o->method, "jacobi") == 0) json_object_object_add(j, "tau", hr_json_number(r->tau));
+    if (hr_cli_entry_caps(HR_KIND_SPARSE, o->method) & HR_CAP_TAU)
+        json_object_object_add(j, "tau", hr_json_number(r->tau));
     if (r->colors > 0) json_object_object_add(j, "colors", json_object_new_int(r->colors));
     json_object_object_add(j, "rhs", hr_json_text(a->rhs));
     json_object_object_add(j, "tol", json_object_new_double(o->tol));
@@ -358,7 +362,8 @@ static int load_matrix(const sp_args *a, hr_csr **A)
  * (the library says the same, but only after the matrix is built). */
 static int check_gpus(const hr_sparse_options *o)
 {
-    if (o->backend != HR_BACKEND_GPU || !hr_sparse_method_find(o->method, HR_BACKEND_GPU)) return 0;
+    if (o->backend != HR_BACKEND_GPU || !hr_entry_find(HR_KIND_SPARSE, HR_BACKEND_GPU, o->method, 0))
+        return 0;
     hr_sysinfo si;
     memset(&si, 0, sizeof si);
     hr_sysinfo_get(&si);
@@ -412,7 +417,7 @@ static const char *flag_of(const char *msg, hr_status st)
 static int check_memory(const sp_args *a, const char *flag, const char *source, int64_t n, int64_t nnz,
                         double gen_peak, int built, int want_spectral)
 {
-    const hr_sparse_method *m = hr_sparse_method_find(a->o.method, a->o.backend);
+    const hr_entry *m = hr_entry_find(HR_KIND_SPARSE, a->o.backend, a->o.method, 0);
     const double csr = built ? 0.0 : hr_csr_bytes(n, nnz), vec = 16.0 * (double)n,
                  meth = m ? hr_sparse_solve_host_bytes(m, &a->o, n, nnz) : 0.0,
                  spec = want_spectral ? hr_sparse_spectral_bytes(n) : 0.0;
@@ -484,7 +489,8 @@ static int run(sp_args *a)
                                 A->n_rows, A->n_cols);
         goto out;
     }
-    if (strcmp(a->o.method, "cg") != 0 && hr_csr_check_diagonal(A, &bad) != HR_OK) {
+    if ((hr_cli_entry_caps(HR_KIND_SPARSE, a->o.method) & HR_CAP_NEEDS_DIAGONAL) &&
+        hr_csr_check_diagonal(A, &bad) != HR_OK) {
         rc = hr_cli_usage_error(CMD, "--matrix",
                                 "%s: row %d has a %s diagonal entry (--method %s divides by it)", source,
                                 bad + 1, A->diag[bad] < 0 ? "missing" : "zero", a->o.method);
@@ -570,7 +576,8 @@ static int run(sp_args *a)
         goto out;
     }
     if (r.warning[0]) fprintf(stderr, "hetrelax sparse: warning: %s\n", r.warning);
-    if (strcmp(a->o.method, "jacobi") == 0 && r.tau != 1.0) fprintf(hout, "          tau = %.6g\n", r.tau);
+    if ((hr_cli_entry_caps(HR_KIND_SPARSE, a->o.method) & HR_CAP_TAU) && r.tau != 1.0)
+        fprintf(hout, "          tau = %.6g\n", r.tau);
     if (r.colors > 0) fprintf(hout, "          %d colours (greedy colouring of A + A^T)\n", r.colors);
     if (strcmp(r.backend, "cpu-seq") == 0) threads = 1;
     if (a->threads_given && strcmp(r.backend, "cpu-threads") != 0) /* say so, not silently */

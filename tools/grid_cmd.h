@@ -22,12 +22,13 @@ typedef struct grid_args {
     int nx, ny, nz; /* resolved extents */
     const char *json, *output, *rhs_file, *init_file, *checkpoint, *restart;
     long checkpoint_every;
-    int measure_bw, quiet, verify, list;
+    int measure_bw, quiet, verify, list; /* list: GRID_LIST_* or 0 */
     double ref_gbps;
     hr_mpi_cli_args mpi;
     /* multigrid and CG (--method mg|cg; grid_mg.c) */
     int solver;                  /* GRID_RELAX, GRID_MG or GRID_CG */
-    int pc, cycle, smoother;     /* indices of the --pc, --cycle, --smoother choices */
+    int pc, cycle;               /* indices of the --pc, --cycle choices */
+    int smoother;                /* the --smoother's hr_mg_smoother (its registry id) */
     int pre, post, levels;       /* levels 0: all the grid allows */
     int coarse_on, coarse_level; /* --coarse-on gpu|cpu, --coarse-level L (0: automatic) */
     int mixed;                   /* --precision mixed */
@@ -36,6 +37,8 @@ typedef struct grid_args {
 } grid_args;
 
 enum { GRID_RELAX = 0, GRID_MG, GRID_CG };
+/* the listings (--list-kernels, --list-methods, --list-smoothers) */
+enum { GRID_LIST_KERNELS = 1, GRID_LIST_METHODS, GRID_LIST_SMOOTHERS };
 
 /* The command's name for error lines (poisson2d or poisson3d) and the stream of its
  * human-readable output (stderr when the JSON goes to stdout). */

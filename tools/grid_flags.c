@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "cli_flags.h"
 #include "grid_cmd.h"
+#include "hetrelax/mg.h"
 
 /* ------------------------------------------------------------------ flags */
 
@@ -59,15 +60,16 @@ static int parse_omega(const char *cmd, const hr_flag *f, const char *arg)
     return 0;
 }
 
-/* --method: the relaxation methods are hr_method values; mg and cg are another solver. */
+/* --method: the relaxation methods are hr_method values; mg and cg (HR_CAP_MG_HANDLE) are
+ * another solver's. */
 static int parse_method(const char *cmd, const hr_flag *f, const char *arg)
 {
-    static const char *const names[] = {"jacobi", "redblack", "sor", "mg", "cg", NULL};
     grid_args *a = f->target;
-    int i;
-    if (hr_cli_choice(cmd, "--method", arg, names, &i)) return HR_EXIT_USAGE;
-    a->solver = i == 3 ? GRID_MG : i == 4 ? GRID_CG : GRID_RELAX;
-    a->o.method = i < 3 ? (hr_method)i : HR_METHOD_JACOBI;
+    hr_entry_info m;
+    if (hr_cli_entry(cmd, "--method", arg, HR_KIND_METHOD, &m)) return HR_EXIT_USAGE;
+    const int mg = (m.caps & HR_CAP_MG_HANDLE) != 0;
+    a->solver = !mg ? GRID_RELAX : m.id == HR_METHOD_MG ? GRID_MG : GRID_CG;
+    a->o.method = mg ? HR_METHOD_JACOBI : (hr_method)m.id;
     return 0;
 }
 
@@ -115,7 +117,7 @@ static void problem_flags(hr_flagset *fs, grid_args *a)
                                     "(default single; mg, cg: double); mixed (mg, cg): fp32 cycles in an\n"
                                     "fp64 defect correction"));
     hr_flags_add(fs,
-                 hr_flag_custom("method", a, NULL, parse_method, "jacobi|redblack|sor|mg|cg",
+                 hr_flag_custom("method", a, NULL, parse_method, hr_cli_entry_metavar(HR_KIND_METHOD),
                                 "jacobi: two grids (default); redblack: in-place red-black Gauss-Seidel;\n"
                                 "sor: red-black with the optimal omega (docs/redblack.md);\n"
                                 "mg: geometric multigrid, cg: conjugate gradients (docs/multigrid.md)"));
@@ -189,7 +191,12 @@ void hr_grid_build_flags(hr_flagset *fs, grid_args *a)
     hr_flags_add(fs, hr_flag_switch("keep-diverged", &a->keep_diverged, 1, HR_CLI_KEEP_DIVERGED_HELP));
     hr_flags_add(
         fs, hr_flag_switch("verify", &a->verify, 1, "also run cpu-seq and require a bitwise-equal solution"));
-    hr_flags_add(fs, hr_flag_switch("list-kernels", &a->list, 1, "list backends and kernels"));
+    hr_flags_add(fs,
+                 hr_flag_switch("list-kernels", &a->list, GRID_LIST_KERNELS, "list backends and kernels"));
+    hr_flags_add(fs,
+                 hr_flag_switch("list-methods", &a->list, GRID_LIST_METHODS, "list the methods (--method)"));
+    hr_flags_add(fs, hr_flag_switch("list-smoothers", &a->list, GRID_LIST_SMOOTHERS,
+                                    "list the multigrid smoothers (--smoother)"));
     hr_flags_group(fs, "checkpoints");
     hr_flags_add(fs, hr_flag_string("checkpoint", &a->checkpoint, "FILE",
                                     "write the state to FILE every --checkpoint-every sweeps and on\n"

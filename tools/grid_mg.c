@@ -2,8 +2,7 @@
  * poisson2d/poisson3d --method mg|cg: converged solves by geometric multigrid, CG or
  * MG-preconditioned CG (include/hetrelax/mg.h, docs/multigrid.md). Progress per cycle (or
  * CG iteration) with the relative residual and the convergence factor; the JSON records
- * cycles, factors and time per unknown. Builds without the multigrid library too (before it
- * is merged): --method mg|cg is then refused.
+ * cycles, factors and time per unknown.
  */
 #include <errno.h>
 #include <math.h>
@@ -14,30 +13,45 @@
 #include "cli.h"
 #include "field_io.h"
 #include "grid_cmd.h"
-
-#if defined(__has_include)
-#if __has_include("hetrelax/mg.h")
 #include "hetrelax/mg.h"
-#define HR_HAVE_MG 1
-#endif
-#endif
 
 static const char *const pcs[] = {"none", "mg", NULL};
-static const char *const cycles[] = {"v", "w", "f", "fmg", NULL};
-static const char *const smoothers[] = {"jacobi", "redblack", "cheby", "async3", NULL};
 static const char *const coarse_ons[] = {"gpu", "cpu", NULL};
+
+/* --smoother: a registry smoother; its hr_mg_smoother goes to a->smoother */
+static int parse_smoother(const char *cmd, const hr_flag *f, const char *arg)
+{
+    hr_entry_info e;
+    if (hr_cli_entry(cmd, "--smoother", arg, HR_KIND_SMOOTHER, &e)) return HR_EXIT_USAGE;
+    *(int *)f->target = e.id;
+    return 0;
+}
+
+/* The capabilities of the smoother with hr_mg_smoother id (0: none such). */
+static unsigned smoother_caps(int id)
+{
+    hr_entry_info e;
+    for (int i = 0; hr_registry_info_at(HR_KIND_SMOOTHER, i, &e) == HR_OK; i++)
+        if (e.id == id) return e.caps;
+    return 0;
+}
 
 void hr_grid_mg_flags(hr_flagset *fs, grid_args *a)
 {
+    static const char *cycles[8]; /* the library's names, in hr_mg_cycle order */
+    for (int c = 0; c < 7 && strcmp(hr_mg_cycle_name((hr_mg_cycle)c), "?") != 0; c++)
+        cycles[c] = hr_mg_cycle_name((hr_mg_cycle)c);
+    hr_entry_info sm;
     a->pre = a->post = 2;
-    a->smoother = 1; /* red-black */
+    a->smoother = hr_registry_find(HR_KIND_SMOOTHER, HR_BACKEND_AUTO, NULL, 0, &sm) == HR_OK ? sm.id : 0;
     hr_flags_group(fs, "multigrid and CG (--method mg|cg)");
     hr_flags_add(fs, hr_flag_choice("pc", &a->pc, pcs, "preconditioner of --method cg (default none)"));
     hr_flags_add(fs, hr_flag_choice("cycle", &a->cycle, cycles, "(default v; --pc mg: v)"));
     hr_flags_add(fs, hr_flag_int("pre", &a->pre, 0, 1000, "N",
                                  "smoothing sweeps before the coarse correction (default 2)"));
     hr_flags_add(fs, hr_flag_int("post", &a->post, 0, 1000, "N", "smoothing sweeps after it (default 2)"));
-    hr_flags_add(fs, hr_flag_choice("smoother", &a->smoother, smoothers,
+    hr_flags_add(fs, hr_flag_custom("smoother", &a->smoother, NULL, parse_smoother,
+                                    hr_cli_entry_metavar(HR_KIND_SMOOTHER),
                                     "(default redblack; jacobi: omega 4/5 in 2-D, 6/7 in 3-D, or --omega; "
                                     "async3: --backend gpu only, asynchronous tile-local red-black)"));
     hr_flags_add(fs,
@@ -49,8 +63,6 @@ void hr_grid_mg_flags(hr_flagset *fs, grid_args *a)
                                  "--coarse-on cpu: the first level on the CPU (default: the first with "
                                  "fewer than 65536 points)"));
 }
-
-#ifdef HR_HAVE_MG
 
 static int mg_monitor(long it, double res, double factor, void *user)
 {
@@ -186,7 +198,8 @@ int hr_grid_run_mg(grid_args *a, hr_flagset *fs)
     }
     if (a->pc == 1 && a->solver != GRID_CG)
         return hr_cli_usage_error(CMD, "--pc", "mg preconditions --method cg only (method is %s)", what);
-    if (hr_flags_seen(fs, "omega") && !(a->smoother == 0 && (a->solver == GRID_MG || a->pc == 1)))
+    if (hr_flags_seen(fs, "omega") &&
+        !((smoother_caps(a->smoother) & HR_CAP_OMEGA) && (a->solver == GRID_MG || a->pc == 1)))
         return hr_cli_usage_error(CMD, "--omega", "with --method %s: the weight of --smoother jacobi only",
                                   what);
 
@@ -377,14 +390,3 @@ done:
     if (json_open) hr_atomic_abort(&jout);
     return rc;
 }
-
-#else /* the multigrid library is not in this build yet */
-
-int hr_grid_run_mg(grid_args *a, hr_flagset *fs)
-{
-    (void)fs;
-    return hr_cli_usage_error(hr_grid_cmd, "--method", "%s: this build has no multigrid library",
-                              a->solver == GRID_MG ? "mg" : "cg");
-}
-
-#endif

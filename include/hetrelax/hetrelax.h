@@ -403,26 +403,88 @@ HR_API size_t hr_solver_history(const hr_solver *s, const long **iters, const do
 
 /* ----------------------------------------------------------- introspection */
 
-/* What a kernel can do. */
+/* The registry: every kernel, structured method, multigrid smoother and sparse method of this
+ * build, one entry each, with what it can do. The command's --list-* listings, its --help
+ * choices and its errors for unknown names come from here. */
+typedef enum {
+    HR_KIND_KERNEL = 0, /* a sweep of the structured methods on one backend (--kernel) */
+    HR_KIND_METHOD,     /* a structured method (poisson2d/3d --method) */
+    HR_KIND_SMOOTHER,   /* a multigrid smoother (hetrelax/mg.h, --smoother) */
+    HR_KIND_SPARSE,     /* a sparse method (hetrelax/sparse.h, sparse --method) */
+    HR_KIND_COUNT
+} hr_kind;
+
+/* What an entry can do (hr_entry_info.caps). */
 enum {
-    HR_CAP_DETERMINISTIC = 1u << 0,   /* bitwise equal to cpu-seq for every thread count / shape */
-    HR_CAP_ALPHA = 1u << 1,           /* uses options.alpha (async factor, sweeps per pass) */
-    HR_CAP_2D = 1u << 2,              /* runs the 2-D 5-point problem */
-    HR_CAP_3D = 1u << 3,              /* runs the 3-D 7-point problem */
-    HR_CAP_RECT = 1u << 4,            /* any extents per axis (else square / cubic only) */
-    HR_CAP_OMEGA = 1u << 5,           /* honours options.omega */
-    HR_CAP_TUNABLE = 1u << 6,         /* has shapes that `hetrelax tune` measures and caches */
-    HR_CAP_REDBLACK = 1u << 7,        /* runs the red-black methods (redblack, sor) and not Jacobi */
-    HR_CAP_EXACT_AT_ALPHA1 = 1u << 8, /* not deterministic in general, but bitwise cpu-seq at alpha 1 */
-    HR_CAP_GPUS = 1u << 9             /* runs on options.gpus GPUs of this process (--gpus N) itself */
+    HR_CAP_DETERMINISTIC = 1u << 0,    /* kernels: bitwise equal to cpu-seq for every thread count /
+                                          shape; others: the same iterates for every thread count */
+    HR_CAP_ALPHA = 1u << 1,            /* uses options.alpha (async factor, sweeps per pass) */
+    HR_CAP_2D = 1u << 2,               /* runs the 2-D 5-point problem */
+    HR_CAP_3D = 1u << 3,               /* runs the 3-D 7-point problem */
+    HR_CAP_RECT = 1u << 4,             /* any extents per axis (else square / cubic only) */
+    HR_CAP_OMEGA = 1u << 5,            /* honours options.omega */
+    HR_CAP_TUNABLE = 1u << 6,          /* has shapes that `hetrelax tune` measures and caches */
+    HR_CAP_REDBLACK = 1u << 7,         /* kernels: run the red-black methods (redblack, sor) and not
+                                          Jacobi; methods: run on those kernels */
+    HR_CAP_EXACT_AT_ALPHA1 = 1u << 8,  /* not deterministic in general, but bitwise cpu-seq at alpha 1 */
+    HR_CAP_GPUS = 1u << 9,             /* runs on options.gpus GPUs of this process (--gpus N) itself */
+    HR_CAP_SINGLE = 1u << 10,          /* runs in single precision */
+    HR_CAP_DOUBLE = 1u << 11,          /* runs in double precision */
+    HR_CAP_MIXED = 1u << 12,           /* runs fp32 iterations inside an fp64 defect correction */
+    HR_CAP_SYMMETRIC = 1u << 13,       /* smoothers: symmetric (may precondition CG, pc mg) */
+    HR_CAP_MG_HANDLE = 1u << 14,       /* methods: solved by the multigrid handle (hetrelax/mg.h) */
+    HR_CAP_NEEDS_DIAGONAL = 1u << 15,  /* sparse: divides by a_ii (present and non-zero) */
+    HR_CAP_NEEDS_SYMMETRIC = 1u << 16, /* sparse: its theory needs A = A^T (warns otherwise) */
+    HR_CAP_TAU = 1u << 17,             /* sparse: honours options.tau */
+    HR_CAP_FAULTS = 1u << 18,          /* sparse: honours the fault mask (options.fault_*) */
+    HR_CAP_DEFAULT = 1u << 19          /* the default of its kind where no name is given, ahead of
+                                          the first entry (which is the default otherwise) */
 };
 
-typedef struct hr_kernel_info {
-    const char *name; /* --kernel value (unique per backend and dimension) */
-    hr_backend backend;
+/* Which problems an entry handles (hr_entry_info.problems). */
+enum {
+    HR_PROBLEM_MODEL = 1u << 0, /* -Laplace(u) = f on the unit square or cube: uniform spacing, unit
+                                   coefficient, one constant Dirichlet value on every face */
+    HR_PROBLEM_MATRIX = 1u << 1 /* A x = b with an assembled sparse matrix A (CSR) */
+};
+
+typedef struct hr_entry_info {
+    const char *name;    /* the command-line value (unique per kind, backend and dimension) */
+    hr_backend backend;  /* HR_BACKEND_AUTO: every backend its handle has */
     const char *summary; /* one line */
     unsigned caps;       /* HR_CAP_* */
-} hr_kernel_info;
+    hr_kind kind;
+    unsigned problems; /* HR_PROBLEM_* */
+    int id;            /* methods: the hr_method value (HR_CAP_MG_HANDLE: the hr_mg_method);
+                          smoothers: the hr_mg_smoother; kernels: the variant its code runs */
+} hr_entry_info;
+
+/* A kernel's description: a registry entry of kind HR_KIND_KERNEL. */
+typedef hr_entry_info hr_kernel_info;
+
+/*! hr_kind_name() : "kernel", "method", "smoother", "sparse method", or NULL. */
+HR_API const char *hr_kind_name(hr_kind kind);
+
+/*! hr_registry_count() : @return the number of entries of `kind` in this build (0 for an
+ *  unknown kind). */
+HR_API int hr_registry_count(hr_kind kind);
+
+/*! hr_registry_info_at() : describes entry i of `kind` (0 <= i < hr_registry_count(kind)), in
+ *  registry order. */
+HR_API hr_status hr_registry_info_at(hr_kind kind, int i, hr_entry_info *out);
+
+/*! hr_registry_find() :
+ *  The first entry of `kind` named `name` that runs on `backend` (HR_BACKEND_AUTO: any; an
+ *  entry of backend AUTO runs on every one) in `dim` dimensions (0: any). A NULL name finds
+ *  the default there: the first such entry marked HR_CAP_DEFAULT, else the first that is not
+ *  red-black-only. HR_OK, or HR_ERR_INVALID_ARG when there is none. */
+HR_API hr_status hr_registry_find(hr_kind kind, hr_backend backend, const char *name, int dim,
+                                  hr_entry_info *out);
+
+/*! hr_registry_default() : @return the name of the default entry of `kind` on `backend` in
+ *  `dim` dimensions (0: any), or NULL. For kernels HR_BACKEND_AUTO resolves to the best
+ *  backend present (hr_kernel_default). */
+HR_API const char *hr_registry_default(hr_kind kind, hr_backend backend, int dim);
 
 /*! hr_kernel_count() : @return the number of kernels in this build. */
 HR_API int hr_kernel_count(void);

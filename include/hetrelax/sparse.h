@@ -141,7 +141,7 @@ typedef enum {
 } hr_sparse_comm;
 
 typedef struct hr_sparse_options {
-    const char *method; /* "jacobi" (default), "gs", "async", "cg" */
+    const char *method; /* a sparse method (hr_registry_find, HR_KIND_SPARSE); default "jacobi" */
     hr_backend backend; /* AUTO: the method's first backend in the table */
     int threads;        /* CPU threads; 0: one per core */
     hr_bind bind;
@@ -240,7 +240,8 @@ HR_API hr_status hr_sparse_solver_solve(hr_sparse_solver *h, const double *b, do
 /*! hr_sparse_solver_free() : releases the handle (device memory, threads); accepts NULL. */
 HR_API void hr_sparse_solver_free(hr_sparse_solver *h);
 
-/*! hr_sparse_method_at() : name and backend of method-table entry i (NULL past the end). */
+/*! hr_sparse_method_at() : name, backend and summary of the registry's sparse method i (as
+ *  hr_registry_info_at(HR_KIND_SPARSE, i, ...)), or NULL past the end. */
 HR_API const char *hr_sparse_method_at(int i, hr_backend *backend, const char **summary);
 
 #ifdef __cplusplus

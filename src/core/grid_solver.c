@@ -76,13 +76,11 @@ static int next_pow2m1(int n)
     return (int)v;
 }
 
-/* The multigrid smoother named `name` (NULL: red-black), or -1. */
+/* The multigrid smoother named `name` (NULL: the registry's default), or -1. */
 static int smoother_of(const char *name)
 {
-    if (!name) return HR_MG_SMOOTH_REDBLACK;
-    for (int i = HR_MG_SMOOTH_JACOBI; i <= HR_MG_SMOOTH_ASYNC; i++)
-        if (strcmp(name, hr_mg_smoother_name((hr_mg_smoother)i)) == 0) return i;
-    return -1;
+    const hr_entry *e = hr_entry_find(HR_KIND_SMOOTHER, HR_BACKEND_AUTO, name, 0);
+    return e ? e->id : -1;
 }
 
 /* ------------------------------------------------------------------ checks */
@@ -104,8 +102,11 @@ static hr_status check_values(const hr_grid_options *o, char *w, size_t ws)
     if (o->pre < HR_NONE || o->post < HR_NONE || o->pre > 64 || o->post > 64)
         BAD("%s: must be between 1 and 64 (0: 2; HR_NONE: none)",
             o->pre < HR_NONE || o->pre > 64 ? "pre" : "post");
-    if (o->smoother && smoother_of(o->smoother) < 0)
-        BAD("smoother: unknown '%.40s' (redblack, jacobi, cheby, async3)", o->smoother);
+    if (o->smoother && smoother_of(o->smoother) < 0) {
+        char names[128];
+        hr_entry_names(HR_KIND_SMOOTHER, HR_BACKEND_AUTO, 0, 0, 0, ", ", ", ", names, sizeof names);
+        BAD("smoother: unknown '%.40s' (%s)", o->smoother, names);
+    }
     if (o->levels < 0) BAD("levels: must be >= 1 (0: all)");
     if ((unsigned)o->backend >= HR_BACKEND_COUNT) BAD("backend: unknown (%d)", (int)o->backend);
     if (o->threads < 0 || o->threads > MAX_THREADS)
@@ -260,14 +261,14 @@ static hr_status check_combination(const hr_grid_solver *s, int mpi, char *w, si
         if (m == HR_METHOD_JACOBI && o->kernel)
             BAD("kernel: jacobi on several GPUs runs the chain's own kernel (leave kernel NULL)");
         if (m != HR_METHOD_JACOBI && o->kernel) {
-            const hr_kernel_desc *k = hr_kernel_find(HR_BACKEND_GPU, o->kernel, p->dim);
+            const hr_entry *k = hr_kernel_find(HR_BACKEND_GPU, o->kernel, p->dim);
             if (k && !(k->caps & HR_CAP_GPUS))
                 BAD("kernel: %s runs on one GPU (gpus > 1 takes a kernel of HR_CAP_GPUS)", o->kernel);
         }
         if (m != HR_METHOD_JACOBI && !o->kernel) {
             int found = 0;
-            for (int i = 0; hr_kernel_at(i); i++) {
-                const hr_kernel_desc *k = hr_kernel_at(i);
+            for (int i = 0; hr_entry_at(HR_KIND_KERNEL, i); i++) {
+                const hr_entry *k = hr_entry_at(HR_KIND_KERNEL, i);
                 const unsigned need = HR_CAP_GPUS | HR_CAP_REDBLACK | (p->dim == 3 ? HR_CAP_3D : HR_CAP_2D);
                 found |= k->backend == HR_BACKEND_GPU && (k->caps & need) == need;
             }
@@ -281,8 +282,8 @@ static hr_status check_combination(const hr_grid_solver *s, int mpi, char *w, si
 static const char *multi_gpu_rb_kernel(int dim)
 {
     const unsigned need = HR_CAP_GPUS | HR_CAP_REDBLACK | (dim == 3 ? HR_CAP_3D : HR_CAP_2D);
-    for (int i = 0; hr_kernel_at(i); i++) {
-        const hr_kernel_desc *k = hr_kernel_at(i);
+    for (int i = 0; hr_entry_at(HR_KIND_KERNEL, i); i++) {
+        const hr_entry *k = hr_entry_at(HR_KIND_KERNEL, i);
         if (k->backend == HR_BACKEND_GPU && (k->caps & need) == need) return k->name;
     }
     return NULL;

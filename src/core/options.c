@@ -98,8 +98,14 @@ hr_status hr_options_validate(const hr_options *o, char *w, size_t ws)
     if (!isfinite(o->boundary)) return hr_invalid_arg(w, ws, "boundary: must be finite");
     if (o->precision == HR_PREC_SINGLE && fabs(o->boundary) > 3.4e38)
         return hr_invalid_arg(w, ws, "boundary: %g does not fit in single precision", o->boundary);
-    if ((unsigned)o->method > HR_METHOD_SOR)
-        return hr_invalid_arg(w, ws, "method: jacobi, redblack or sor (mg, cg and mgcg: hr_grid_solver)");
+    if (!hr_entry_by_id(HR_KIND_METHOD, (int)o->method, 0)) {
+        char names[64], others[64]; /* the methods of this handle; the others: hr_grid_solver */
+        hr_entry_names(HR_KIND_METHOD, HR_BACKEND_AUTO, 0, 0, HR_CAP_MG_HANDLE, ", ", " or ", names,
+                       sizeof names);
+        hr_entry_names(HR_KIND_METHOD, HR_BACKEND_AUTO, 0, HR_CAP_MG_HANDLE, 0, ", ", ", ", others,
+                       sizeof others);
+        return hr_invalid_arg(w, ws, "method: %s (%s and mgcg: hr_grid_solver)", names, others);
+    }
     if (!(o->omega == 0.0 || (o->omega > 0.0 && o->omega < 2.0) ||
           (o->omega == HR_OMEGA_AUTO && o->method != HR_METHOD_JACOBI)))
         return hr_invalid_arg(w, ws, "omega: must be in (0, 2)%s",
@@ -119,7 +125,7 @@ hr_status hr_options_validate(const hr_options *o, char *w, size_t ws)
         return hr_invalid_arg(w, ws, "schedule: nested or naive");
     if (o->split_boundary_threads < 0 || o->split_boundary_threads > 4096)
         return hr_invalid_arg(w, ws, "boundary-threads: must be between 1 and 4096");
-    const hr_kernel_desc *k =
+    const hr_entry *k =
         o->kernel ? hr_kernel_find(hr_resolve_backend(o->backend, dim), o->kernel, dim) : NULL;
     /* --gpus N: the hybrid module's chain of N parts (src/parallel/hybrid/split.c), or a kernel that
      * runs on several GPUs itself (HR_CAP_GPUS: its check) */
@@ -127,7 +133,7 @@ hr_status hr_options_validate(const hr_options *o, char *w, size_t ws)
     HR_TRY(hr_tuning_validate(&o->tuning, w, ws));
     if (o->gpus > 1 && o->backend != HR_BACKEND_HYBRID && !(k && (k->caps & HR_CAP_GPUS)))
         return hr_invalid_arg(w, ws, "gpus: several GPUs need the gpu (chain) or hybrid backend");
-    if (k && k->check) return k->check(o, w, ws);
+    if (k && k->kernel->check) return k->kernel->check(o, w, ws);
     return HR_OK;
 }
 
@@ -149,8 +155,9 @@ hr_backend hr_resolve_backend(hr_backend b, int dim)
 
 const char *hr_method_name(hr_method m)
 {
-    static const char *const names[HR_METHOD_COUNT] = {"jacobi", "redblack", "sor", "mg", "cg", "mgcg"};
-    return (unsigned)m < HR_METHOD_COUNT ? names[m] : NULL;
+    const hr_entry *e = hr_entry_by_id(HR_KIND_METHOD, (int)m, -1);
+    /* mgcg is the command's cg --pc mg: a method of hr_grid_solver, not a --method value */
+    return e ? e->name : m == HR_METHOD_MGCG ? "mgcg" : NULL;
 }
 
 /* The optimal SOR weight 2 / (1 + sqrt(1 - rho^2)), rho = mean of cos(pi / (n_a + 1)) (the

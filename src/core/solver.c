@@ -136,7 +136,7 @@ double hr_solver_host_residual(const hr_solver *s)
 /* What the resolved kernel cannot do with this problem, as "field: reason". */
 static hr_status kernel_fits(hr_solver *s)
 {
-    const hr_kernel_desc *k = s->k;
+    const hr_entry *k = s->k;
     const hr_run_problem *p = &s->p;
     if (!(k->caps & (p->dim == 3 ? HR_CAP_3D : HR_CAP_2D))) {
         hr_solver_set_error(s, "kernel: %s %s does not run %d-D grids", hr_backend_name(k->backend), k->name,
@@ -153,7 +153,9 @@ static hr_status kernel_fits(hr_solver *s)
         return HR_ERR_INVALID_ARG;
     }
     if (p->method == HR_METHOD_JACOBI && (k->caps & HR_CAP_REDBLACK)) {
-        hr_solver_set_error(s, "method: kernel %s does only red-black (redblack, sor)", k->name);
+        char rb[64];
+        hr_entry_names(HR_KIND_METHOD, HR_BACKEND_AUTO, 0, HR_CAP_REDBLACK, 0, ", ", ", ", rb, sizeof rb);
+        hr_solver_set_error(s, "method: kernel %s does only red-black (%s)", k->name, rb);
         return HR_ERR_INVALID_ARG;
     }
     if (!(k->caps & HR_CAP_OMEGA) && p->omega != 1.0) {
@@ -223,7 +225,7 @@ hr_status hr_solver_create(const hr_options *o, hr_solver **out)
     s->cfg.method = s->p.method;
     if (s->o.backend == HR_BACKEND_CPU_SEQ) s->cfg.threads = 1;
     double t0 = hr_now();
-    HR_CHECK_GOTO(st, s->k->setup(s), fail);
+    HR_CHECK_GOTO(st, s->k->kernel->setup(s), fail);
     s->t_setup = hr_now() - t0;
     snprintf(s->cfg.device_name, sizeof s->cfg.device_name, "%s", s->device_name);
     s->o.kernel = NULL; /* the caller's strings and arrays need not outlive create */
@@ -259,7 +261,7 @@ void hr_solver_free(hr_solver *s)
                                "another thread): ignored");
         return;
     }
-    if (s->k && s->k->teardown) s->k->teardown(s);
+    if (s->k && s->k->kernel->teardown) s->k->kernel->teardown(s);
     hr_grid_free(&s->u[0]);
     hr_grid_free(&s->u[1]);
     hr_grid_free(&s->hf);
@@ -293,8 +295,8 @@ long hr_solver_sweeps_done(const hr_solver *s)
 
 static hr_status current_residual(hr_solver *s, double *r)
 {
-    if (s->k->residual) return s->k->residual(s, r);
-    if (s->k->sync_host) HR_TRY(s->k->sync_host(s));
+    if (s->k->kernel->residual) return s->k->kernel->residual(s, r);
+    if (s->k->kernel->sync_host) HR_TRY(s->k->kernel->sync_host(s));
     *r = hr_solver_host_residual(s);
     return HR_OK;
 }
@@ -304,7 +306,7 @@ static hr_status drv_advance(void *ctx, long count, hr_phase_times *t)
 {
     hr_solver *s = ctx;
     (void)t;
-    hr_status st = s->k->sweeps(s, count);
+    hr_status st = s->k->kernel->sweeps(s, count);
     if (st == HR_OK) s->done += count;
     return st;
 }
@@ -391,7 +393,7 @@ static hr_status run_held(hr_solver *s, long count, int final_residual, hr_resul
     hr_driver_out d;
     hr_status st = hr_drive(&ops, &cfg, o->keep_history ? &s->hist : NULL, &t, &d);
     if (d.reason == HR_REASON_STOPPED) s->stop = 0; /* the request is answered */
-    if (st == HR_OK && s->k->sync_host) st = s->k->sync_host(s);
+    if (st == HR_OK && s->k->kernel->sync_host) st = s->k->kernel->sync_host(s);
     if (st != HR_OK) return st;
 
     r.dim = p->dim;
@@ -495,15 +497,15 @@ hr_status hr_solver_set_solution(hr_solver *s, hr_precision prec, const void *sr
                             done, LONG_MAX - room);
         return HR_ERR_INVALID_ARG;
     }
-    if (!(s->k->caps & HR_CAP_DETERMINISTIC) || (s->k->sync_host && !s->k->upload)) {
+    if (!(s->k->caps & HR_CAP_DETERMINISTIC) || (s->k->kernel->sync_host && !s->k->kernel->upload)) {
         hr_solver_set_error(s, "kernel %s keeps state it cannot restart from a solution", s->k->name);
         return HR_ERR_UNSUPPORTED;
     }
     if (!enter(s, "hr_solver_set_solution")) return HR_ERR_INVALID_ARG;
-    hr_status st = s->k->sync_host ? s->k->sync_host(s) : HR_OK;
+    hr_status st = s->k->kernel->sync_host ? s->k->kernel->sync_host(s) : HR_OK;
     if (st == HR_OK) {
         copy_interior(&s->p, &s->u[s->cur], prec, (void *)src, 0);
-        if (s->k->upload) st = s->k->upload(s);
+        if (s->k->kernel->upload) st = s->k->kernel->upload(s);
     }
     if (st == HR_OK) s->done = done;
     leave(s);
@@ -514,6 +516,6 @@ const char *hr_kernel_default(hr_backend backend, int dim)
 {
     if ((unsigned)backend >= HR_BACKEND_COUNT) return NULL;
     dim = dim == 3 ? 3 : 2;
-    const hr_kernel_desc *k = hr_kernel_find(hr_resolve_backend(backend, dim), NULL, dim);
+    const hr_entry *k = hr_kernel_find(hr_resolve_backend(backend, dim), NULL, dim);
     return k ? k->name : NULL;
 }

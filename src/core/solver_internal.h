@@ -2,8 +2,8 @@
  * The solver handle and the kernel table: the seam between the iteration driver
  * (schedules, stopping, metrics) and the sweep implementations (CPU and CUDA).
  *
- * Adding a kernel: write one file that defines an hr_kernel_desc, and add it to the
- * table in src/core/registry.c.
+ * Adding a kernel: write one file that defines its hr_kernel_ops, and add one line to
+ * src/core/registry.def (its name, backend, capabilities and summary).
  */
 #ifndef HR_SOLVER_INTERNAL_H
 #define HR_SOLVER_INTERNAL_H
@@ -11,6 +11,7 @@
 #include "core/driver.h"
 #include "core/grid.h"
 #include "core/internal_api.h"
+#include "core/registry.h"
 #include "hetrelax/hetrelax.h"
 #include "methods/jacobi/cpu/jacobi2d_cpu.h"
 
@@ -18,11 +19,9 @@
 extern "C" {
 #endif
 
-typedef struct hr_kernel_desc {
-    const char *name;    /* --kernel value (unique per backend and dimension) */
-    hr_backend backend;  /* the backend it belongs to; first entry per dimension is the default */
-    const char *summary; /* one line for --help */
-    unsigned caps;       /* HR_CAP_*: dimensions, determinism, alpha, omega, rectangular grids */
+/* A kernel's entry points; its registry entry (s->k, an hr_entry) holds its name, backend,
+ * capabilities and the variant (id) these run. */
+typedef struct hr_kernel_ops {
     /* Prepares the kernel: allocates its state, initialises (first-touches) the host
      * grids or uploads them. Called once by hr_solver_create. */
     hr_status (*setup)(hr_solver *s);
@@ -39,7 +38,7 @@ typedef struct hr_kernel_desc {
     /* Makes the device copy (if any) match s->u[s->cur] after the host grid was changed
      * (a restart). NULL: the host grid is the state. */
     hr_status (*upload)(hr_solver *s);
-} hr_kernel_desc;
+} hr_kernel_ops;
 
 /* The problem a run resolved from its options (the model problem: one mesh width, one
  * Dirichlet value); the public description is hr_problem (hetrelax/problem.h). */
@@ -56,7 +55,7 @@ typedef struct hr_run_problem {
 struct hr_solver {
     hr_options o;
     hr_run_problem p;
-    const hr_kernel_desc *k;
+    const hr_entry *k;   /* the kernel's registry entry; its entry points: k->kernel */
     hr_grid u[2];        /* host grids: current and next */
     int cur;             /* index of the current solution in u */
     hr_grid hf;          /* h^2 f (base NULL for the inline spike and a zero right-hand side) */
@@ -85,13 +84,6 @@ HR_INTERNAL_API void hr_problem_resolve(const hr_options *o, hr_run_problem *p);
 hr_backend hr_resolve_backend(hr_backend b, int dim);
 HR_INTERNAL_API double hr_problem_rhs_at(const hr_run_problem *p, const double *values, int i, int j, int k);
 HR_INTERNAL_API double hr_problem_init_at(const hr_run_problem *p, const double *values, int i, int j, int k);
-
-/* Kernel lookup by backend, name and dimension: NULL name picks the backend's default. */
-const hr_kernel_desc *hr_kernel_find(hr_backend b, const char *name, int dim);
-/* The backend's first kernel that runs the red-black methods in dim dimensions (or NULL). */
-const hr_kernel_desc *hr_kernel_find_redblack(hr_backend b, int dim);
-/* Iterates the table: returns entry i or NULL past the end. */
-const hr_kernel_desc *hr_kernel_at(int i);
 
 /* Helpers shared by kernels. */
 hr_rhs_view hr_solver_rhs_view(const hr_solver *s);

@@ -81,10 +81,10 @@ double hr_median(double *v, int n)
 hr_status hr_tune_time_sweeps(hr_solver *s, long sweeps, double *gbps)
 {
     double t[3];
-    HR_TRY(s->k->sweeps(s, sweeps));
+    HR_TRY(s->k->kernel->sweeps(s, sweeps));
     for (int r = 0; r < 3; r++) {
         const double t0 = hr_now();
-        HR_TRY(s->k->sweeps(s, sweeps));
+        HR_TRY(s->k->kernel->sweeps(s, sweeps));
         t[r] = hr_now() - t0;
     }
     const double med = hr_median(t, 3);

@@ -22,11 +22,7 @@ static hr_status seq_sweeps(hr_solver *s, long count)
     return HR_OK;
 }
 
-const hr_kernel_desc hr_kernel_cpu_seq = {
-    .name = "seq",
-    .backend = HR_BACKEND_CPU_SEQ,
-    .summary = "sequential sweep, compiler-vectorised (the reference)",
-    .caps = HR_CAP_DETERMINISTIC | HR_CAP_2D | HR_CAP_3D | HR_CAP_RECT | HR_CAP_OMEGA,
+const hr_kernel_ops hr_kernel_seq = {
     .setup = seq_setup,
     .sweeps = seq_sweeps,
 };

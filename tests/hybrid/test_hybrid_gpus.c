@@ -80,7 +80,7 @@ static int engine_case(const hr_options *ref, const int *what, int ghost, char *
         if (hr_split_sweeps(e, 5) != HR_OK || hr_split_sweeps(e, ref->iters - 5) != HR_OK ||
             hr_split_download(e, &out) != HR_OK) {
             fprintf(stderr, "engine run: %s\n", e->err);
-        } else if (s->k->sweeps(s, ref->iters) != HR_OK) {
+        } else if (s->k->kernel->sweeps(s, ref->iters) != HR_OK) {
             fprintf(stderr, "cpu-seq: %s\n", s->err);
         } else {
             snprintf(how, how_size, "%s, %ld graph replays", e->exchange, e->graph_replays);

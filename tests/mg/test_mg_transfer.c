@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "methods/redblack/cpu/redblack_cpu.h"
+#include "core/registry.h"
 #include "methods/mg/mg_internal.h"
 
 typedef struct tiny {
@@ -25,7 +26,7 @@ static tiny *make(int dim, int n)
 {
     tiny *t = calloc(1, sizeof *t);
     assert_non_null(t);
-    t->H.smoother = HR_MG_SMOOTH_REDBLACK;
+    t->H.smoother = hr_entry_by_id(HR_KIND_SMOOTHER, HR_MG_SMOOTH_REDBLACK, 0)->smoother;
     assert_int_equal(mg_hier_build(&t->H, dim, n, n, dim == 3 ? n : 1, 2, 8, 1), HR_OK);
     t->w = (mg_worker){NULL, 0, 1, &t->tls};
     mg_hier_init(&t->H, &t->w, 0.0);
@@ -214,7 +215,7 @@ static void test_fused_descend_bitwise(void **state)
         mg_hier H[2] = {{0}, {0}};
         mg_tls tls[2] = {{{0}, 0}, {{0}, 0}};
         for (int v = 0; v < 2; v++) {
-            H[v].smoother = HR_MG_SMOOTH_REDBLACK;
+            H[v].smoother = hr_entry_by_id(HR_KIND_SMOOTHER, HR_MG_SMOOTH_REDBLACK, 0)->smoother;
             H[v].pre = H[v].post = 2;
             H[v].separate_passes = v;
             assert_int_equal(mg_hier_build(&H[v], dim, n, n, dim == 3 ? n : 1, nlev, 8, 1), HR_OK);

@@ -57,7 +57,7 @@ hr_status mg_cpu_part_create(const mg_cpu_part_setup *s, mg_cpu_part **out)
     hr_status st = p->tls ? HR_OK : HR_ERR_NO_MEMORY;
     if (st == HR_OK && p->nt > 1) st = hr_team_create(p->nt, HR_BIND_NONE, &p->team);
     mg_hier *H = &p->H;
-    H->smoother = s->smoother == HR_MG_SMOOTH_ASYNC ? HR_MG_SMOOTH_REDBLACK : s->smoother;
+    H->smoother = s->smoother;
     H->pre = s->pre;
     H->post = s->post;
     H->symmetric = s->symmetric;

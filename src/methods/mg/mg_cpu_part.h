@@ -13,6 +13,7 @@
 #include <stddef.h>
 
 #include "hetrelax/mg.h"
+#include "methods/mg/mg_smoother.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -24,7 +25,7 @@ typedef struct mg_cpu_part_setup {
     int dim, nx, ny, nz; /* the part's finest level (the GPU's level L) */
     int nlev;            /* levels of the part */
     size_t esize;
-    hr_mg_smoother smoother; /* async runs as red-black here */
+    const hr_smoother_ops *smoother; /* no asynchronous passes here: async3 smooths red-black */
     int pre, post;
     double omega;
     int symmetric;

@@ -78,35 +78,51 @@ static void rb_sweep(mg_hier *H, const mg_worker *w, int l, int c1, int c2)
     mg_end(w, L->threaded);
 }
 
-/* `n` smoothing steps; `post` reverses the red-black order so the V-cycle is symmetric. */
+/* The level operations the smoothers are made of (mg_smoother.h), on this worker. */
+typedef struct cpu_level {
+    mg_hier *H;
+    const mg_worker *w;
+} cpu_level;
+
+static void cpu_jacobi(void *ctx, int l)
+{
+    cpu_level *c = ctx;
+    sweep(c->H, c->w, l, c->H->omega);
+}
+
+static void cpu_redblack(void *ctx, int l, int first)
+{
+    cpu_level *c = ctx;
+    rb_sweep(c->H, c->w, l, first, 1 - first);
+}
+
+static void cpu_cheby(void *ctx, int l, int m)
+{
+    cpu_level *c = ctx;
+    mg_hier *H = c->H;
+    const mg_worker *w = c->w;
+    mg_level *L = &H->lev[l];
+    const int cu = w->tls->cur[l];
+    sweep(H, w, l, 1.0); /* u[1 - cu] = J(u[cu]) */
+    w->tls->cur[l] = cu;
+    int s0, s1;
+    mg_begin(w, L->threaded);
+    mg_part(w, L->threaded, L->slices, &s0, &s1);
+    const int mm = m < HR_MG_CHEBY_MAX ? m : HR_MG_CHEBY_MAX - 1;
+    if (s0 < s1) mg_cheby_update(L, &L->u[cu], &L->u[1 - cu], &L->d, H->cheby_a[mm], H->cheby_b[mm], s0, s1);
+    mg_end(w, L->threaded);
+}
+
+/* no asynchronous passes on the CPU: async3 smooths red-black here */
+static const mg_level_ops cpu_ops = {cpu_jacobi, cpu_redblack, cpu_cheby, NULL};
+
+/* `n` smoothing steps; `post` reverses the order of a symmetric cycle's smoother (the
+ * V-cycle is then symmetric). */
 static void smooth(mg_hier *H, const mg_worker *w, int l, int n, int post)
 {
-    mg_level *L = &H->lev[l];
-    for (int m = 0; m < n; m++) {
-        switch (H->smoother) {
-        case HR_MG_SMOOTH_JACOBI: sweep(H, w, l, H->omega); break;
-        case HR_MG_SMOOTH_ASYNC: /* GPU only (validation); a CPU hierarchy smooths red-black */
-        case HR_MG_SMOOTH_REDBLACK:
-            if (post && H->symmetric)
-                rb_sweep(H, w, l, 1, 0);
-            else
-                rb_sweep(H, w, l, 0, 1);
-            break;
-        case HR_MG_SMOOTH_CHEBY: {
-            const int c = w->tls->cur[l];
-            sweep(H, w, l, 1.0); /* u[1 - c] = J(u[c]) */
-            w->tls->cur[l] = c;
-            int s0, s1;
-            mg_begin(w, L->threaded);
-            mg_part(w, L->threaded, L->slices, &s0, &s1);
-            const int mm = m < HR_MG_CHEBY_MAX ? m : HR_MG_CHEBY_MAX - 1;
-            if (s0 < s1)
-                mg_cheby_update(L, &L->u[c], &L->u[1 - c], &L->d, H->cheby_a[mm], H->cheby_b[mm], s0, s1);
-            mg_end(w, L->threaded);
-            break;
-        }
-        }
-    }
+    cpu_level c = {H, w};
+    for (int m = 0; m < n; m++)
+        H->smoother->smooth(&cpu_ops, &c, l, m, post && H->symmetric);
 }
 
 /* Serial dot product over a whole level, in slice order. */
@@ -283,8 +299,7 @@ hr_status mg_hier_build(mg_hier *H, int dim, int nx, int ny, int nz, int nlev, s
             if ((st = hr_grid_alloc_huge(&L->u[b], &L->l, H->hugepages)) != HR_OK) return st;
         if ((st = hr_grid_alloc_huge(&L->hf, &L->l, H->hugepages)) != HR_OK) return st;
         if ((st = hr_grid_alloc_huge(&L->r, &L->l, H->hugepages)) != HR_OK) return st;
-        if ((H->smoother == HR_MG_SMOOTH_CHEBY || l == nlev - 1) &&
-            (st = hr_grid_alloc_huge(&L->d, &L->l, H->hugepages)) != HR_OK)
+        if ((H->smoother->scratch || l == nlev - 1) && (st = hr_grid_alloc_huge(&L->d, &L->l, H->hugepages)) != HR_OK)
             return st;
         if (l == nlev - 1 && (st = hr_grid_alloc_huge(&L->cp, &L->l, H->hugepages)) != HR_OK) return st;
         L->rhs = (hr_rhs_view){hr_grid_origin(&L->hf), -1, -1, -1};

@@ -1,5 +1,5 @@
 /*
- * The GPU backend of hr_mg (src/methods/mg/cuda/mg_gpu*.cu; without CUDA, src/runtime/nocuda.c refuses).
+ * The GPU backend of hr_mg (src/methods/mg/cuda/mg_gpu*.cu; without CUDA, mg_gpu_stub.c refuses).
  *
  * mg_solve.c keeps the iteration loop (hr_drive), the options and the result; the device
  * side holds every level, the fp64 outer level (mixed precision, CG) and the CG scalars,
@@ -19,6 +19,7 @@
 #include "core/grid.h"
 #include "core/stencil.h"
 #include "hetrelax/mg.h"
+#include "methods/mg/mg_smoother.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -40,7 +41,7 @@ typedef struct mg_gpu_setup {
     int nlev;
     size_t esize;
     hr_mg_cycle cycle; /* fmg: the FMG pass first, V-cycles after */
-    hr_mg_smoother smoother;
+    const hr_smoother_ops *smoother; /* the registry entry's */
     int pre, post;
     double omega;
     double cheby_a[MG_GPU_CHEBY_MAX], cheby_b[MG_GPU_CHEBY_MAX];

@@ -20,6 +20,7 @@
 #include "hetrelax/mg.h"
 #include "reference/stencil_cpu.h"
 #include "runtime/cpu/team.h"
+#include "methods/mg/mg_smoother.h"
 
 #define HR_MG_MAX_LEVELS 24
 #define HR_MG_CHEBY_MAX  16 /* Chebyshev steps with precomputed coefficients */
@@ -52,7 +53,7 @@ typedef struct mg_hier {
     size_t esize;
     mg_level lev[HR_MG_MAX_LEVELS];
     hr_mg_cycle cycle;
-    hr_mg_smoother smoother;
+    const hr_smoother_ops *smoother; /* the registry entry's */
     int pre, post;
     double omega;
     double cheby_a[HR_MG_CHEBY_MAX], cheby_b[HR_MG_CHEBY_MAX];

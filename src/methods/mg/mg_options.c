@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/registry.h"
 #include "core/tuning.h"
 #include "methods/mg/mg_internal.h"
 
@@ -19,7 +20,7 @@ void hr_mg_options_default(hr_mg_options *o)
     o->dim = 2;
     o->n = 255;
     o->pre = o->post = 2;
-    o->smoother = HR_MG_SMOOTH_REDBLACK;
+    o->smoother = (hr_mg_smoother)hr_entry_find(HR_KIND_SMOOTHER, HR_BACKEND_AUTO, NULL, 0)->id;
     o->tol = 1e-8;
     o->max_iters = 100;
 }
@@ -32,8 +33,8 @@ const char *hr_mg_cycle_name(hr_mg_cycle c)
 
 const char *hr_mg_smoother_name(hr_mg_smoother s)
 {
-    static const char *const names[] = {"jacobi", "redblack", "cheby", "async3"};
-    return (unsigned)s < 4 ? names[s] : "?";
+    const hr_entry *e = hr_entry_by_id(HR_KIND_SMOOTHER, (int)s, 0);
+    return e ? e->name : "?";
 }
 
 int mg_opt_dim(const hr_mg_options *o)
@@ -128,12 +129,23 @@ hr_status hr_mg_options_validate(const hr_mg_options *o, char *w, size_t ws)
         return hr_invalid_arg(w, ws, "pre: pre + post must be >= 1");
     if (o->pc == HR_MG_PC_MG && o->pre != o->post)
         return hr_invalid_arg(w, ws, "post: pc mg needs post == pre (a symmetric V-cycle)");
-    if ((unsigned)o->smoother > HR_MG_SMOOTH_ASYNC)
-        return hr_invalid_arg(w, ws, "smoother: jacobi, redblack, cheby or async3");
-    if (o->smoother == HR_MG_SMOOTH_ASYNC && o->backend != HR_MG_BACKEND_GPU)
-        return hr_invalid_arg(w, ws, "smoother: async3 runs on the GPU only (backend gpu)");
-    if (o->smoother == HR_MG_SMOOTH_ASYNC && o->pc == HR_MG_PC_MG)
-        return hr_invalid_arg(w, ws, "smoother: async3 is not symmetric (nor deterministic): not for pc mg");
+    const hr_entry *sm = hr_entry_by_id(HR_KIND_SMOOTHER, (int)o->smoother, 0);
+    if (!sm) {
+        char names[128];
+        hr_entry_names(HR_KIND_SMOOTHER, HR_BACKEND_AUTO, 0, 0, 0, ", ", " or ", names, sizeof names);
+        return hr_invalid_arg(w, ws, "smoother: %s", names);
+    }
+    /* the CPU backend: the thread team (a single thread too) */
+    const hr_backend mb = o->backend == HR_MG_BACKEND_GPU ? HR_BACKEND_GPU : HR_BACKEND_CPU_THREADS;
+    if (!hr_entry_find(HR_KIND_SMOOTHER, mb, sm->name, 0)) {
+        if (sm->backend == HR_BACKEND_GPU)
+            return hr_invalid_arg(w, ws, "smoother: %s runs on the GPU only (backend gpu)", sm->name);
+        return hr_invalid_arg(w, ws, "smoother: %s does not run on backend %s", sm->name,
+                              o->backend == HR_MG_BACKEND_GPU ? "gpu" : "cpu");
+    }
+    if (!(sm->caps & HR_CAP_SYMMETRIC) && o->pc == HR_MG_PC_MG)
+        return hr_invalid_arg(w, ws, "smoother: %s is not symmetric%s: not for pc mg", sm->name,
+                              sm->caps & HR_CAP_DETERMINISTIC ? "" : " (nor deterministic)");
     if (o->omega != 0.0 && !(o->omega > 0.0 && o->omega < 2.0))
         return hr_invalid_arg(w, ws, "omega: must be in (0, 2)");
     if (o->levels < 0) return hr_invalid_arg(w, ws, "levels: must be >= 0 (0: all)");

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/registry.h"
 #include "core/timer.h"
 #include "core/tuning.h"
 #include "methods/mg/mg_handle.h"
@@ -89,6 +90,12 @@ static int drv_monitor(long it, double rel, void *user)
 
 /* ------------------------------------------------------------------ API */
 
+/* The entry points of the options' smoother (validated: the registry has it). */
+static const hr_smoother_ops *smoother_of(const hr_mg_options *o)
+{
+    return hr_entry_by_id(HR_KIND_SMOOTHER, (int)o->smoother, 0)->smoother;
+}
+
 static hr_status fail(hr_mg *m, hr_status st)
 {
     hr_mg_free(m);
@@ -110,7 +117,7 @@ static hr_status create_gpu(hr_mg *m)
     s.nlev = m->nlev;
     s.esize = o->precision == HR_MG_PREC_DOUBLE ? 8 : 4;
     s.cycle = o->cycle;
-    s.smoother = o->smoother;
+    s.smoother = smoother_of(o);
     s.pre = o->pre;
     s.post = o->post;
     s.omega = o->omega > 0.0 ? o->omega : (m->dim == 3 ? 6.0 / 7.0 : 0.8);
@@ -173,8 +180,7 @@ static double host_bytes(const hr_mg *m)
         int nx = m->nx, ny = m->ny, nz = m->nz;
         for (int lv = 0; lv < m->nlev; lv++) {
             if (!hr_layout_init(&l, m->dim, nx, ny, nz, es)) return 0.0;
-            const int grids =
-                4 + (o->smoother == HR_MG_SMOOTH_CHEBY || lv == m->nlev - 1) + (lv == m->nlev - 1);
+            const int grids = 4 + (smoother_of(o)->scratch || lv == m->nlev - 1) + (lv == m->nlev - 1);
             b += (double)grids * (double)hr_layout_bytes(&l);
             nx = (nx - 1) / 2, ny = (ny - 1) / 2, nz = m->dim == 3 ? (nz - 1) / 2 : nz;
         }
@@ -258,7 +264,7 @@ hr_status hr_mg_create(const hr_mg_options *o, hr_mg **out)
     }
     if (m->use_h) {
         mg_hier *H = &m->H;
-        H->smoother = o->smoother;
+        H->smoother = smoother_of(o);
         H->pre = o->pre;
         H->post = o->post;
         H->symmetric = o->pc == HR_MG_PC_MG;

@@ -70,15 +70,6 @@ typedef struct rbg_state {
     int host_stale; /* the device has iterations the host grid lacks */
 } rbg_state;
 
-static int variant_of(const char *name)
-{
-    static const char *const names[HR_GPU_RB_COUNT] = {"rb-v1",  "rb-v2",    "rb-v3",     "rb-v4",
-                                                       "rb-ldg", "rb-tuned", "rb-inplace"};
-    for (int v = 0; v < HR_GPU_RB_COUNT; v++)
-        if (!strcmp(name, names[v])) return v;
-    return -1;
-}
-
 /* The state, the host grids, and the problem as the CUDA side wants it. */
 static hr_status rbg_begin(hr_solver *s, const rb_ops *ops, hr_gpu_rb_params *p)
 {
@@ -90,7 +81,7 @@ static hr_status rbg_begin(hr_solver *s, const rb_ops *ops, hr_gpu_rb_params *p)
     s->cur = 0;
     const hr_grid_layout *l = &s->u[0].l;
     memset(p, 0, sizeof *p);
-    p->variant = variant_of(s->k->name);
+    p->variant = s->k->id; /* the registry line says which */
     p->device = s->o.device;
     p->dim = l->dim;
     p->nx = l->nx;
@@ -164,7 +155,7 @@ static hr_status rbg2_setup(hr_solver *s)
     hr_gpu_rb_params p;
     HR_TRY(rbg_begin(s, &two_gpus, &p));
     p.variant = HR_GPU_RB_V1; /* ignored by rb2: the slabs run rb-tuned's streaming pass */
-    p.gpus = strcmp(s->k->name, "rb-2gpu") == 0 ? 2 : s->o.gpus;
+    p.gpus = s->k->id > 0 ? s->k->id : s->o.gpus; /* rb-2gpu: 2 */
     rbg_state *st = s->impl;
     double h2d = 0.0;
     hr_gpu_rb2 *g = NULL;
@@ -184,7 +175,8 @@ static hr_status rbg2_setup(hr_solver *s)
  * the cuts keep an odd last row, so interior slabs hold an even count). */
 static hr_status rbg2_check(const hr_options *o, char *why, size_t why_size)
 {
-    const int two = o->kernel && strcmp(o->kernel, "rb-2gpu") == 0;
+    const hr_entry *k = o->kernel ? hr_kernel_find(HR_BACKEND_GPU, o->kernel, hr_options_dim(o)) : NULL;
+    const int two = k && k->id == 2; /* rb-2gpu (rb-mgpu: 0, --gpus N) */
     if (two && o->gpus > 2)
         return hr_invalid_arg(why, why_size, "gpus: kernel rb-2gpu runs on 2 GPUs (rb-mgpu: --gpus %d)",
                               o->gpus);
@@ -249,7 +241,7 @@ static const int rb_tuned_cands[][3] = {
 hr_status hr_gpu_rb_tune(hr_solver *s, long sweeps, hr_cuda_tune_result *out)
 {
     rbg_state *st = s->impl;
-    if (!st || st->ops != &one_gpu || strcmp(s->k->name, "rb-tuned") != 0) {
+    if (!st || st->ops != &one_gpu || s->k->id != HR_GPU_RB_TUNED) {
         hr_solver_set_error(s, "kernel %s: no shapes to tune (rb-tuned is the tunable red-black kernel)",
                             s->k->name);
         return HR_ERR_INVALID_ARG;
@@ -306,46 +298,22 @@ done:
     return rc;
 }
 
-#define RB_GPU_CAPS (HR_CAP_DETERMINISTIC | HR_CAP_2D | HR_CAP_RECT | HR_CAP_OMEGA | HR_CAP_REDBLACK)
-#define RB_GPU_KERNEL(var, kname, caps_, text)                                                               \
-    const hr_kernel_desc var = {.name = kname,                                                               \
-                                .backend = HR_BACKEND_GPU,                                                   \
-                                .summary = text,                                                             \
-                                .caps = caps_,                                                               \
-                                .setup = rbg_setup,                                                          \
-                                .sweeps = rbg_sweeps,                                                        \
-                                .sync_host = rbg_sync_host,                                                  \
-                                .teardown = rbg_teardown,                                                    \
-                                .upload = rbg_upload}
+/* rb-tuned, rb-inplace, rb-v1..v4, rb-ldg: the registry id is the variant (hr_gpu_rb_params) */
+const hr_kernel_ops hr_kernel_rb_gpu = {
+    .setup = rbg_setup,
+    .sweeps = rbg_sweeps,
+    .sync_host = rbg_sync_host,
+    .teardown = rbg_teardown,
+    .upload = rbg_upload,
+};
 
-RB_GPU_KERNEL(hr_kernel_gpu_rb_tuned, "rb-tuned", RB_GPU_CAPS | HR_CAP_TUNABLE,
-              "red-black, both colours in one streaming pass (out of place), 16-byte words, shapes tuned");
-RB_GPU_KERNEL(hr_kernel_gpu_rb_inplace, "rb-inplace", RB_GPU_CAPS,
-              "red-black, both colours in one pass in place down the columns (+ tile-ring fix-up)");
-RB_GPU_KERNEL(hr_kernel_gpu_rb_v1, "rb-v1", RB_GPU_CAPS | HR_CAP_3D,
-              "red-black report v1: a thread per point of the colour, 8 x 64 blocks");
-RB_GPU_KERNEL(hr_kernel_gpu_rb_v2, "rb-v2", RB_GPU_CAPS, "red-black report v2: 8 points per thread");
-RB_GPU_KERNEL(hr_kernel_gpu_rb_v3, "rb-v3", RB_GPU_CAPS,
-              "red-black report v3: tile + halo in shared memory, written back");
-RB_GPU_KERNEL(hr_kernel_gpu_rb_v4, "rb-v4", RB_GPU_CAPS,
-              "red-black report v4: shared-memory reads, results to global memory");
-RB_GPU_KERNEL(hr_kernel_gpu_rb_ldg, "rb-ldg", RB_GPU_CAPS | HR_CAP_3D,
-              "red-black v1 with the neighbours through the read-only cache");
-#define RB_GPUS_KERNEL(var, kname, text)                                                                     \
-    const hr_kernel_desc var = {.name = kname,                                                               \
-                                .backend = HR_BACKEND_GPU,                                                   \
-                                .summary = text,                                                             \
-                                .caps = RB_GPU_CAPS | HR_CAP_GPUS,                                           \
-                                .setup = rbg2_setup,                                                         \
-                                .sweeps = rbg_sweeps,                                                        \
-                                .sync_host = rbg_sync_host,                                                  \
-                                .teardown = rbg_teardown,                                                    \
-                                .check = rbg2_check,                                                         \
-                                .upload = rbg_upload}
-
-RB_GPUS_KERNEL(hr_kernel_gpu_rb_mgpu, "rb-mgpu",
-               "red-black on --gpus N GPUs (slabs of rows), rb-tuned's streaming pass on each, "
-               "two old rows exchanged per cut and iteration");
-RB_GPUS_KERNEL(hr_kernel_gpu_rb_2gpu, "rb-2gpu",
-               "rb-mgpu on 2 GPUs: upper and lower halves (--gpus 2 or none)");
+/* rb-mgpu and rb-2gpu: the registry id is the GPU count (0: --gpus N) */
+const hr_kernel_ops hr_kernel_rb_gpus = {
+    .setup = rbg2_setup,
+    .sweeps = rbg_sweeps,
+    .sync_host = rbg_sync_host,
+    .teardown = rbg_teardown,
+    .check = rbg2_check,
+    .upload = rbg_upload,
+};
 #endif

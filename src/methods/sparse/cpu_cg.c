@@ -151,23 +151,11 @@ static void cg_teardown(hr_sparse_run *r)
     r->impl = NULL;
 }
 
-const hr_sparse_method hr_sparse_cpu_cg = {
-    .name = "cg",
-    .backend = HR_BACKEND_CPU_THREADS,
-    .summary = "conjugate gradient (SPD), deterministic chunked dot products",
-    .caps = HR_SPARSE_CAP_DETERMINISTIC | HR_SPARSE_CAP_SYMMETRIC,
+/* One thread (backend cpu-seq) or threads: the registry line's backend says which. */
+const hr_sparse_ops hr_sparse_cg = {
     .setup = cg_setup,
     .iterate = cg_iterate,
     .teardown = cg_teardown,
     .load = cg_load,
-};
-const hr_sparse_method hr_sparse_seq_cg = {
-    .name = "cg",
-    .backend = HR_BACKEND_CPU_SEQ,
-    .summary = "conjugate gradient on one thread",
-    .caps = HR_SPARSE_CAP_DETERMINISTIC | HR_SPARSE_CAP_SYMMETRIC,
-    .setup = cg_setup,
-    .iterate = cg_iterate,
-    .teardown = cg_teardown,
-    .load = cg_load,
+    .host_row_bytes = 24.0, /* residual, direction, A p */
 };

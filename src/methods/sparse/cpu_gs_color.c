@@ -154,12 +154,10 @@ static hr_status gsmc_iterate(hr_sparse_run *r, long count)
     return HR_OK;
 }
 
-const hr_sparse_method hr_sparse_cpu_gs_mc = {
-    .name = "gs-mc",
-    .backend = HR_BACKEND_CPU_THREADS,
-    .summary = "multi-colour Gauss-Seidel (greedy colouring of A + A^T), colours in parallel on threads",
-    .caps = HR_SPARSE_CAP_DETERMINISTIC | HR_SPARSE_CAP_DIAGONAL | HR_SPARSE_CAP_FAULTS,
+const hr_sparse_ops hr_sparse_gs_mc = {
     .setup = gsmc_setup,
     .iterate = gsmc_iterate,
     .teardown = gsmc_teardown,
+    .host_row_bytes = 24.0, /* the colouring's lists, colours, permutation */
+    .host_entry_bytes = 4.0,
 };

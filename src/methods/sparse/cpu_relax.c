@@ -212,47 +212,19 @@ static hr_status async_iterate(hr_sparse_run *r, long count)
 
 /* ------------------------------------------------------------------ table */
 
-const hr_sparse_method hr_sparse_cpu_jacobi = {
-    .name = "jacobi",
-    .backend = HR_BACKEND_CPU_THREADS,
-    .summary = "Jacobi, rows split over threads (x += tau D^-1 r with --tau)",
-    .caps = HR_SPARSE_CAP_DETERMINISTIC | HR_SPARSE_CAP_DIAGONAL | HR_SPARSE_CAP_TAU | HR_SPARSE_CAP_FAULTS,
+/* One thread (backend cpu-seq) or threads: the registry line's backend says which. */
+const hr_sparse_ops hr_sparse_jacobi = {
     .setup = jacobi_setup,
     .iterate = jacobi_iterate,
     .teardown = relax_teardown,
+    .host_row_bytes = 8.0, /* the second iterate */
 };
-const hr_sparse_method hr_sparse_seq_jacobi = {
-    .name = "jacobi",
-    .backend = HR_BACKEND_CPU_SEQ,
-    .summary = "Jacobi on one thread",
-    .caps = HR_SPARSE_CAP_DETERMINISTIC | HR_SPARSE_CAP_DIAGONAL | HR_SPARSE_CAP_TAU | HR_SPARSE_CAP_FAULTS,
-    .setup = jacobi_setup,
-    .iterate = jacobi_iterate,
-    .teardown = relax_teardown,
-};
-const hr_sparse_method hr_sparse_seq_gs = {
-    .name = "gs",
-    .backend = HR_BACKEND_CPU_SEQ,
-    .summary = "Gauss-Seidel, sequential (the paper's CPU baseline)",
-    .caps = HR_SPARSE_CAP_DETERMINISTIC | HR_SPARSE_CAP_DIAGONAL | HR_SPARSE_CAP_FAULTS,
+const hr_sparse_ops hr_sparse_gs = {
     .setup = gs_setup,
     .iterate = gs_iterate,
     .teardown = relax_teardown,
 };
-const hr_sparse_method hr_sparse_cpu_async = {
-    .name = "async",
-    .backend = HR_BACKEND_CPU_THREADS,
-    .summary = "block-asynchronous async-(K) (Algorithm 1), threads own blocks",
-    .caps = HR_SPARSE_CAP_DIAGONAL | HR_SPARSE_CAP_FAULTS,
-    .setup = async_setup,
-    .iterate = async_iterate,
-    .teardown = relax_teardown,
-};
-const hr_sparse_method hr_sparse_seq_async = {
-    .name = "async",
-    .backend = HR_BACKEND_CPU_SEQ,
-    .summary = "async-(K) on one thread (deterministic block order)",
-    .caps = HR_SPARSE_CAP_DETERMINISTIC | HR_SPARSE_CAP_DIAGONAL | HR_SPARSE_CAP_FAULTS,
+const hr_sparse_ops hr_sparse_async = {
     .setup = async_setup,
     .iterate = async_iterate,
     .teardown = relax_teardown,

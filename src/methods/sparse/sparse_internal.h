@@ -1,8 +1,8 @@
 /*
- * Internals of the sparse solvers: the method table and the state of one solve.
+ * Internals of the sparse solvers: a method's entry points and the state of one solve.
  *
- * Adding a method or a backend (e.g. the CUDA async-(k)): write one file
- * that defines an hr_sparse_method and add one line to src/methods/sparse/methods.c. The
+ * Adding a method or a backend: write one file that defines its hr_sparse_ops and add one
+ * line to the registry (src/core/registry.def: name, backend, capabilities, summary). The
  * driver (sparse_solve.c) owns stopping, monitors, divergence, fault scheduling and
  * metrics; a method only advances the iterate by `count` global iterations.
  */
@@ -10,6 +10,7 @@
 #define HR_SPARSE_INTERNAL_H
 
 #include "core/error.h"
+#include "core/registry.h"
 #include "hetrelax/sparse.h"
 
 #ifdef __cplusplus
@@ -32,20 +33,9 @@ typedef struct hr_sparse_prof {
     long bodies;                         /* device loop: bodies run */
 } hr_sparse_prof;
 
-/* What a sparse method can do or needs. */
-enum {
-    HR_SPARSE_CAP_DETERMINISTIC = 1u << 0, /* same iterates whatever the thread count */
-    HR_SPARSE_CAP_DIAGONAL = 1u << 1,      /* divides by a_ii: diagonal present and non-zero */
-    HR_SPARSE_CAP_TAU = 1u << 2,           /* honours options.tau (jacobi) */
-    HR_SPARSE_CAP_FAULTS = 1u << 3,        /* honours the fault mask */
-    HR_SPARSE_CAP_SYMMETRIC = 1u << 4      /* theory needs A = A^T (cg): warn about a non-symmetric A */
-};
-
-typedef struct hr_sparse_method {
-    const char *name;    /* --method value */
-    hr_backend backend;  /* first entry of a name is its default backend */
-    const char *summary; /* one line for --help */
-    unsigned caps;       /* HR_SPARSE_CAP_*: what the driver may ask of it */
+/* A sparse method's entry points; its registry entry (r->m, an hr_entry) holds its name,
+ * backend and capabilities (HR_CAP_NEEDS_DIAGONAL, _TAU, _FAULTS, _NEEDS_SYMMETRIC, ...). */
+typedef struct hr_sparse_ops {
     /* Allocates the method's state (r->impl), uploads data. */
     hr_status (*setup)(hr_sparse_run *r);
     /* Advances r->x (or the device copy) by `count` global iterations. The fault state
@@ -62,14 +52,18 @@ typedef struct hr_sparse_method {
     /* ||b - A x|| / ||b|| of the current iterate where it lives (the GPU methods: on the
      * device, no copy of x). NULL: the driver calls sync_host and computes it on the host. */
     hr_status (*residual)(hr_sparse_run *r, double *rel);
-} hr_sparse_method;
+    /* What it allocates beside A, b and x, for the estimate made before anything is: host
+     * bytes per row and per stored entry, and the vectors of n doubles it keeps on a device. */
+    double host_row_bytes, host_entry_bytes;
+    int device_vectors;
+} hr_sparse_ops;
 
 struct hr_sparse_run {
     const hr_csr *A;
     const double *b;
     double *x; /* the caller's vector: initial guess in, iterate out */
     hr_sparse_options o;
-    const hr_sparse_method *m;
+    const hr_entry *m;     /* the method's registry entry; its entry points: m->sparse */
     int threads;           /* resolved thread count (>= 1) */
     double tau;            /* relaxation factor for jacobi (1: plain) */
     long done;             /* global iterations done */
@@ -104,10 +98,6 @@ struct hr_sparse_run {
     char err[256];
 };
 
-/* The method table (methods.c). */
-const hr_sparse_method *hr_sparse_method_find(const char *name, hr_backend backend);
-const hr_sparse_method *hr_sparse_method_entry(int i);
-
 /* CSR helpers shared inside the library (csr.c). */
 hr_status hr_csr_alloc(int n_rows, int n_cols, int64_t nnz, hr_csr **out);
 /* hr_csr_from_coo, and when a sum of duplicates overflows: HR_ERR_INVALID_ARG with
@@ -134,10 +124,8 @@ hr_status hr_sparse_generate_size(const char *spec, int64_t *n, int64_t *nnz, do
 /* What a solve with method m adds beside A, b and x: host bytes of its setup (and of the
  * spectral estimate that plain Jacobi's check runs), device bytes of a GPU method (A on
  * the device and its vectors). Estimates, on the high side. */
-double hr_sparse_solve_host_bytes(const hr_sparse_method *m, const hr_sparse_options *o, int64_t n,
-                                  int64_t nnz);
-double hr_sparse_solve_device_bytes(const hr_sparse_method *m, const hr_sparse_options *o, int64_t n,
-                                    int64_t nnz);
+double hr_sparse_solve_host_bytes(const hr_entry *m, const hr_sparse_options *o, int64_t n, int64_t nnz);
+double hr_sparse_solve_device_bytes(const hr_entry *m, const hr_sparse_options *o, int64_t n, int64_t nnz);
 /* The spectral estimate's vectors (hr_sparse_spectral). */
 double hr_sparse_spectral_bytes(int64_t n);
 /* "12.3 GB" or "45.6 MB" into buf. */

@@ -20,7 +20,7 @@ void hr_sparse_options_default(hr_sparse_options *o)
 {
     if (!o) return;
     memset(o, 0, sizeof *o);
-    o->method = "jacobi";
+    o->method = hr_entry_find(HR_KIND_SPARSE, HR_BACKEND_AUTO, NULL, 0)->name; /* the first line */
     o->backend = HR_BACKEND_AUTO;
     o->local_iters = 5;
     o->block = 128;
@@ -70,36 +70,24 @@ static hr_status validate(const hr_sparse_options *o, hr_sparse_result *res)
     return hr_tuning_validate(&o->tuning, res->message, sizeof res->message);
 }
 
-double hr_sparse_solve_host_bytes(const hr_sparse_method *m, const hr_sparse_options *o, int64_t n,
-                                  int64_t nnz)
+double hr_sparse_solve_host_bytes(const hr_entry *m, const hr_sparse_options *o, int64_t n, int64_t nnz)
 {
     const double dn = (double)n;
-    double b = 0.0;
-    if (m->backend != HR_BACKEND_GPU) {
-        if (strcmp(m->name, "jacobi") == 0)
-            b = 8.0 * dn; /* the second iterate */
-        else if (strcmp(m->name, "cg") == 0)
-            b = 24.0 * dn; /* residual, direction, A p */
-        else if (strcmp(m->name, "gs-mc") == 0)
-            b = 24.0 * dn + 4.0 * (double)nnz; /* the colouring's lists, colours, permutation */
-    } else {
-        b = 16.0 * dn; /* staging of the diagonal and the row offsets */
-    }
+    double b = m->sparse->host_row_bytes * dn + m->sparse->host_entry_bytes * (double)nnz;
     /* plain Jacobi's rho(B) < 1 check (or tau auto) runs the spectral estimate */
-    if ((m->caps & HR_SPARSE_CAP_TAU) && !(o->tau > 0.0) && !(o->tau == 0.0 && o->allow_divergent))
+    if ((m->caps & HR_CAP_TAU) && !(o->tau > 0.0) && !(o->tau == 0.0 && o->allow_divergent))
         b += hr_sparse_spectral_bytes(n);
     if (o->fault_fraction > 0.0) b += 5.0 * dn; /* the mask and its index list */
     return b;
 }
 
-double hr_sparse_solve_device_bytes(const hr_sparse_method *m, const hr_sparse_options *o, int64_t n,
-                                    int64_t nnz)
+double hr_sparse_solve_device_bytes(const hr_entry *m, const hr_sparse_options *o, int64_t n, int64_t nnz)
 {
     if (m->backend != HR_BACKEND_GPU) return 0.0;
     /* A as stored on each device (column and value per entry, offsets per row), and the
-     * method's vectors: cg b, x, r, p, q, w; jacobi diag, b and three iterates; async diag,
-     * b, x and snapshots */
-    const int vectors = strcmp(m->name, "cg") == 0 ? 6 : strcmp(m->name, "jacobi") == 0 ? 5 : 4;
+     * method's vectors (cg b, x, r, p, q, w; jacobi diag, b and three iterates; async diag,
+     * b, x and snapshots) */
+    const int vectors = m->sparse->device_vectors;
     const int parts = o->gpus > 1 ? o->gpus : 1; /* several GPUs: each holds its rows of A */
     return (12.0 * (double)nnz + 16.0 * ((double)n + 1.0)) / parts + 8.0 * vectors * (double)n;
 }
@@ -108,7 +96,7 @@ double hr_sparse_solve_device_bytes(const hr_sparse_method *m, const hr_sparse_o
 static hr_status choose_tau(hr_sparse_run *r, hr_sparse_result *res)
 {
     r->tau = 1.0;
-    if (!(r->m->caps & HR_SPARSE_CAP_TAU)) return HR_OK;
+    if (!(r->m->caps & HR_CAP_TAU)) return HR_OK;
     if (r->o.tau > 0.0) {
         r->tau = r->o.tau;
         return HR_OK;
@@ -172,8 +160,8 @@ static long next_multiple(long done, long every)
 
 static hr_status current_residual(hr_sparse_run *r, double *rel)
 {
-    if (r->m->residual) return r->m->residual(r, rel); /* where the iterate lives: no copy */
-    if (r->m->sync_host) HR_TRY(r->m->sync_host(r));
+    if (r->m->sparse->residual) return r->m->sparse->residual(r, rel); /* where the iterate lives: no copy */
+    if (r->m->sparse->sync_host) HR_TRY(r->m->sparse->sync_host(r));
     *rel = hr_csr_relative_residual(r->A, r->b, r->x);
     return HR_OK;
 }
@@ -215,7 +203,7 @@ void hr_sparse_solver_free(hr_sparse_solver *h)
 {
     if (!h) return;
     if (__atomic_load_n(&h->running, __ATOMIC_ACQUIRE)) return; /* from the monitor: the solve holds h */
-    if (h->r.m && h->r.m->teardown) h->r.m->teardown(&h->r);
+    if (h->r.m && h->r.m->sparse->teardown) h->r.m->sparse->teardown(&h->r);
     free(h->r.frozen);
     free(h);
 }
@@ -232,19 +220,23 @@ hr_status hr_sparse_solver_create(const hr_csr *A, const hr_sparse_options *opt,
     if (A->n_rows != A->n_cols)
         return say(res, HR_ERR_INVALID_ARG, "matrix is %d x %d: a solve needs a square matrix", A->n_rows,
                    A->n_cols);
-    const char *name = opt->method ? opt->method : "jacobi";
-    const hr_sparse_method *m = hr_sparse_method_find(name, opt->backend);
+    const char *name =
+        opt->method ? opt->method : hr_entry_find(HR_KIND_SPARSE, HR_BACKEND_AUTO, NULL, 0)->name;
+    const hr_entry *m = hr_entry_find(HR_KIND_SPARSE, opt->backend, name, 0);
     if (!m) {
-        if (!hr_sparse_method_find(name, HR_BACKEND_AUTO))
-            return say(res, HR_ERR_INVALID_ARG, "method: unknown '%s' (jacobi, gs, gs-mc, async, cg)", name);
+        if (!hr_entry_find(HR_KIND_SPARSE, HR_BACKEND_AUTO, name, 0)) {
+            char names[128];
+            hr_entry_names(HR_KIND_SPARSE, HR_BACKEND_AUTO, 0, 0, 0, ", ", ", ", names, sizeof names);
+            return say(res, HR_ERR_INVALID_ARG, "method: unknown '%s' (%s)", name, names);
+        }
         return say(res, opt->backend == HR_BACKEND_GPU ? HR_ERR_UNSUPPORTED : HR_ERR_INVALID_ARG,
                    "method '%s' has no %s backend in this build", name, hr_backend_name(opt->backend));
     }
     int bad = -1;
-    if ((m->caps & HR_SPARSE_CAP_DIAGONAL) && hr_csr_check_diagonal(A, &bad) != HR_OK)
+    if ((m->caps & HR_CAP_NEEDS_DIAGONAL) && hr_csr_check_diagonal(A, &bad) != HR_OK)
         return say(res, HR_ERR_INVALID_ARG, "row %d (1-based) has a %s diagonal entry: %s divides by it",
                    bad + 1, A->diag[bad] < 0 ? "missing" : "zero", m->name);
-    if (opt->fault_fraction > 0.0 && !(m->caps & HR_SPARSE_CAP_FAULTS))
+    if (opt->fault_fraction > 0.0 && !(m->caps & HR_CAP_FAULTS))
         return say(res, HR_ERR_INVALID_ARG, "fault injection is not defined for method '%s'", m->name);
     if ((opt->gpus > 1 || opt->comm != HR_SPARSE_COMM_AUTO) && m->backend != HR_BACKEND_GPU)
         return say(res, HR_ERR_INVALID_ARG, "gpus: several GPUs and --comm are only for the gpu backend");
@@ -285,7 +277,7 @@ hr_status hr_sparse_solver_create(const hr_csr *A, const hr_sparse_options *opt,
         *out = h;
         return HR_OK;
     }
-    if ((m->caps & HR_SPARSE_CAP_SYMMETRIC) && !hr_csr_is_symmetric(A)) {
+    if ((m->caps & HR_CAP_NEEDS_SYMMETRIC) && !hr_csr_is_symmetric(A)) {
         h->not_symmetric = 1;
         snprintf(h->warning, sizeof h->warning,
                  "the matrix is not symmetric: %s may not converge (stopped as diverged when the residual "
@@ -303,7 +295,7 @@ hr_status hr_sparse_solver_create(const hr_csr *A, const hr_sparse_options *opt,
         return say(res, st, "out of memory for the fault mask");
     }
     r->setups++;
-    if ((st = m->setup(r)) != HR_OK) {
+    if ((st = m->sparse->setup(r)) != HR_OK) {
         /* a user-level refusal (no device, bad --gpus) reads best as the method's own text */
         if (st == HR_ERR_INVALID_ARG || st == HR_ERR_NO_DEVICE || st == HR_ERR_UNSUPPORTED)
             say(res, st, "%s", r->err[0] ? r->err : hr_status_string(st));
@@ -321,7 +313,7 @@ hr_status hr_sparse_solver_create(const hr_csr *A, const hr_sparse_options *opt,
 /* The sparse solve as the shared driver sees it (src/core/driver.h). */
 typedef struct sparse_loop {
     hr_sparse_run *r;
-    const hr_sparse_method *m;
+    const hr_entry *m;
     long call_cap;              /* device-side checks: iterations per call at most */
     long fault_on, fault_off;   /* the fault schedule: iterations where the mask turns on/off */
     struct monitor_call *defer; /* deferred monitors: called after each call from the device's history */
@@ -335,7 +327,7 @@ static hr_status loop_advance(void *ctx, long count, hr_phase_times *t)
     const long done = r->done;
     r->fault_active = L->fault_on >= 0 && done >= L->fault_on && (L->fault_off < 0 || done < L->fault_off);
     r->prof.calls++;
-    hr_status st = L->m->iterate(r, count);
+    hr_status st = L->m->sparse->iterate(r, count);
     if (st == HR_OK && !r->device_checks) r->done = done + count;
     return st;
 }
@@ -437,7 +429,7 @@ hr_status hr_sparse_solver_solve(hr_sparse_solver *h, const double *b, double *x
 static hr_status solve_held(hr_sparse_solver *h, const double *b, double *x, hr_sparse_result *res)
 {
     hr_sparse_run *r = &h->r;
-    const hr_sparse_method *m = r->m;
+    const hr_entry *m = r->m;
     const hr_csr *A = r->A;
     const hr_sparse_options *o = &r->o;
     fill_names(h, res);
@@ -463,7 +455,7 @@ static hr_status solve_held(hr_sparse_solver *h, const double *b, double *x, hr_
     r->checked_stop = 0;
     r->checked_done = 0;
     r->breakdown = 0;
-    hr_status st = m->load ? m->load(r) : HR_OK;
+    hr_status st = m->sparse->load ? m->sparse->load(r) : HR_OK;
     if (st != HR_OK) return say(res, st, "%s failed: %s", m->name, r->err[0] ? r->err : hr_status_string(st));
     res->time_setup_s = (h->solves++ == 0 ? h->time_setup : 0.0) + (hr_now() - t_load);
 
@@ -533,7 +525,7 @@ static hr_status solve_held(hr_sparse_solver *h, const double *b, double *x, hr_
         res->iterations = r->done;
         print_profile(r, res, &times, mc.t, mc.calls);
     }
-    if (st == HR_OK && m->sync_host) st = m->sync_host(r);
+    if (st == HR_OK && m->sparse->sync_host) st = m->sparse->sync_host(r);
     if (st != HR_OK) return say(res, st, "%s failed: %s", m->name, r->err[0] ? r->err : hr_status_string(st));
 
     res->iterations = r->done;
@@ -571,4 +563,13 @@ hr_status hr_sparse_solve(const hr_csr *A, const double *b, double *x, const hr_
     st = hr_sparse_solver_solve(h, b, x, res);
     hr_sparse_solver_free(h);
     return st;
+}
+
+const char *hr_sparse_method_at(int i, hr_backend *backend, const char **summary)
+{
+    const hr_entry *m = hr_entry_at(HR_KIND_SPARSE, i);
+    if (!m) return NULL;
+    if (backend) *backend = m->backend;
+    if (summary) *summary = m->summary;
+    return m->name;
 }

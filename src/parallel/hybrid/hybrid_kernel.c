@@ -754,16 +754,11 @@ hr_status hr_solver_hybrid_info(const hr_solver *s, hr_hybrid_info *out)
     return HR_OK;
 }
 
-const hr_kernel_desc hr_kernel_hybrid = {"split",
-                                         HR_BACKEND_HYBRID,
-                                         "rows (2-D) / planes (3-D) split between CPU threads and a GPU, "
-                                         "boundary rows exchanged behind the interior",
-                                         HR_CAP_2D | HR_CAP_3D | HR_CAP_DETERMINISTIC | HR_CAP_RECT |
-                                             HR_CAP_OMEGA,
-                                         hybrid_setup,
-                                         hybrid_sweeps,
-                                         hybrid_sync_host,
-                                         hybrid_residual,
-                                         hybrid_teardown,
-                                         NULL,
-                                         hybrid_upload};
+const hr_kernel_ops hr_kernel_hybrid = {
+    .setup = hybrid_setup,
+    .sweeps = hybrid_sweeps,
+    .sync_host = hybrid_sync_host,
+    .residual = hybrid_residual,
+    .teardown = hybrid_teardown,
+    .upload = hybrid_upload,
+};

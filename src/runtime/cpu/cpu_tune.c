@@ -115,7 +115,7 @@ static hr_status tune_run(hr_solver *s, long sweeps, hr_cpu_tune_result *res)
         restore(s, pristine);
         HR_CHECK_GOTO(st, hr_pencil_apply(s, cand[c][0], cand[c][1]), done);
         /* the answer first: a few sweeps from u0 must give the first candidate's grid */
-        HR_CHECK_GOTO(st, s->k->sweeps(s, 3), done);
+        HR_CHECK_GOTO(st, s->k->kernel->sweeps(s, 3), done);
         if (c == 0) {
             memcpy(ref, s->u[s->cur].base, bytes);
         } else if (memcmp(ref, s->u[s->cur].base, bytes) != 0) {

@@ -14,7 +14,6 @@
 #include "core/error.h"
 #include "core/solver_internal.h"
 #include "core/stencil.h"
-#include "methods/jacobi/cuda/gpu_kernels.def"
 
 /* ------------------------------------------------------------ checked calls */
 
@@ -102,9 +101,10 @@ typedef struct hr_gpu_family {
     int variant; /* which instantiation a shared launcher uses (per file) */
 } hr_gpu_family;
 
-/* Families, defined next to their kernels: one per line of gpu_kernels.def. */
-#define HR_GPU_FAM_EXTERN(ident, name, caps, summary) extern const hr_gpu_family hr_fam_##ident;
-HR_GPU_KERNELS(HR_GPU_FAM_EXTERN)
+/* Families, defined next to their kernels: one per HR_GPU_KERNEL line of the registry
+ * (src/core/registry.def), whose table points at them. */
+#define HR_GPU_KERNEL(name, family, problems, caps, summary) extern "C" const hr_gpu_family family;
+#include "core/registry.def"
 
 /* One sweep per launch: the synchronous ladder. */
 int hr_gpu_pass_one(const hr_gpu *g, long remaining);

@@ -302,41 +302,17 @@ static hr_status async_sweeps(hr_solver *s, long count)
     return HR_OK;
 }
 
-static hr_status setup0(hr_solver *s)
+/* async0..async3: the registry id is the variant. Not bitwise cpu-seq once alpha > 1 (alpha = 1
+ * is, for async0-2). async2 is still reproducible for a fixed thread grid: nothing is exchanged
+ * inside a pass. */
+static hr_status setup_variant(hr_solver *s)
 {
-    return async_setup(s, HR_ASYNC0);
-}
-static hr_status setup1(hr_solver *s)
-{
-    return async_setup(s, HR_ASYNC1);
-}
-static hr_status setup2(hr_solver *s)
-{
-    return async_setup(s, HR_ASYNC2);
-}
-static hr_status setup3(hr_solver *s)
-{
-    return async_setup(s, HR_ASYNC3);
+    return async_setup(s, s->k->id);
 }
 
-/* Not bitwise cpu-seq once alpha > 1 (alpha = 1 is, for async0-2). async2 is still
- * reproducible for a fixed thread grid: nothing is exchanged inside a pass. */
-#define HR_ASYNC_DESC(id, setupfn, extra, text)                                                              \
-    const hr_kernel_desc hr_kernel_cpu_async##id = {                                                         \
-        .name = "async" #id,                                                                                 \
-        .backend = HR_BACKEND_CPU_THREADS,                                                                   \
-        .summary = text,                                                                                     \
-        .caps = HR_CAP_ALPHA | HR_CAP_2D | HR_CAP_RECT | (extra),                                            \
-        .setup = setupfn,                                                                                    \
-        .sweeps = async_sweeps,                                                                              \
-        .teardown = async_teardown,                                                                          \
-        .check = async_check,                                                                                \
-    };
-
-HR_ASYNC_DESC(0, setup0, HR_CAP_EXACT_AT_ALPHA1,
-              "fig. 7: alpha local sweeps per thread block, fringes exchanged each sweep, barrier per pass")
-HR_ASYNC_DESC(1, setup1, HR_CAP_EXACT_AT_ALPHA1,
-              "fig. 8: async0 with the fringe written as each row is computed (no phase syncs)")
-HR_ASYNC_DESC(2, setup2, HR_CAP_EXACT_AT_ALPHA1,
-              "fig. 9: alpha local sweeps per thread block on fringes frozen for the pass")
-HR_ASYNC_DESC(3, setup3, 0, "fig. 10: in-place local sweeps with fringe exchange, no barriers at all")
+const hr_kernel_ops hr_kernel_async = {
+    .setup = setup_variant,
+    .sweeps = async_sweeps,
+    .teardown = async_teardown,
+    .check = async_check,
+};

@@ -207,11 +207,7 @@ static void blocks_teardown(hr_solver *s)
     s->impl = NULL;
 }
 
-const hr_kernel_desc hr_kernel_cpu_blocks = {
-    .name = "blocks",
-    .backend = HR_BACKEND_CPU_THREADS,
-    .summary = "threads on private ghost-cell tiles (NUMA variant), two barriers per sweep",
-    .caps = HR_CAP_DETERMINISTIC | HR_CAP_2D | HR_CAP_RECT,
+const hr_kernel_ops hr_kernel_blocks = {
     .setup = blocks_setup,
     .sweeps = blocks_sweeps,
     .sync_host = blocks_sync_host,

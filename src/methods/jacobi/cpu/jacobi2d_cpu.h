@@ -10,6 +10,10 @@
 extern "C" {
 #endif
 
+/* The variants of the spmd kernel (their registry ids): streaming stores when the grids
+ * exceed the last-level cache, or always (spmd-nt). */
+enum { HR_SPMD_AUTO_STORES = 0, HR_SPMD_NT = 1 };
+
 /* One Jacobi sweep over rows [i0, i1) and columns [j0, j1) of the grid whose (0, 0)
  * elements are u and un (same pitch). */
 void hr_cpu_sweep_f32(const float *u, float *un, hr_rhs_view rhs, size_t pitch, int i0, int i1, int j0,

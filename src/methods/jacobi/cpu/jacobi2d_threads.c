@@ -13,8 +13,6 @@
 #include "reference/stencil_cpu.h"
 #include "runtime/cpu/cpu_team.h"
 
-extern const hr_kernel_desc hr_kernel_cpu_spmd_nt;
-
 typedef struct spmd_state {
     hr_team *team;
     int prow, pcol; /* thread grid */
@@ -83,8 +81,8 @@ static hr_status spmd_setup(hr_solver *s)
         return rc;
     }
     s->impl = st;
-    st->stream = s->k == &hr_kernel_cpu_spmd_nt || spmd_auto_stream(s);
-    if (st->stream && s->k != &hr_kernel_cpu_spmd_nt)
+    st->stream = s->k->id == HR_SPMD_NT || spmd_auto_stream(s);
+    if (st->stream && s->k->id != HR_SPMD_NT)
         snprintf(s->cfg.shape_source, sizeof s->cfg.shape_source, "auto+nt");
     s->cfg.threads = st->prow * st->pcol;
     s->cfg.thread_rows = st->prow;
@@ -111,22 +109,8 @@ static void spmd_teardown(hr_solver *s)
     s->impl = NULL;
 }
 
-const hr_kernel_desc hr_kernel_cpu_spmd = {
-    .name = "spmd",
-    .backend = HR_BACKEND_CPU_THREADS,
-    .summary = "threads on a 2-D block partition, one barrier per sweep, shared grid (streaming stores "
-               "when the grids exceed the LLC)",
-    .caps = HR_CAP_DETERMINISTIC | HR_CAP_2D | HR_CAP_RECT | HR_CAP_OMEGA,
-    .setup = spmd_setup,
-    .sweeps = spmd_sweeps,
-    .teardown = spmd_teardown,
-};
-
-const hr_kernel_desc hr_kernel_cpu_spmd_nt = {
-    .name = "spmd-nt",
-    .backend = HR_BACKEND_CPU_THREADS,
-    .summary = "spmd with streaming (non-temporal) stores: no write-allocate traffic",
-    .caps = HR_CAP_DETERMINISTIC | HR_CAP_2D | HR_CAP_RECT,
+/* spmd and spmd-nt (registry id HR_SPMD_NT: streaming stores always) */
+const hr_kernel_ops hr_kernel_spmd = {
     .setup = spmd_setup,
     .sweeps = spmd_sweeps,
     .teardown = spmd_teardown,

@@ -148,7 +148,7 @@ static void set_config(hr_solver *s, const pencil_state *st, const char *source)
 
 hr_status hr_pencil_apply(hr_solver *s, int by, int stream)
 {
-    if (s->k != &hr_kernel_cpu_pencil || !s->impl || by < 1) return HR_ERR_INVALID_ARG;
+    if (s->k->kernel != &hr_kernel_pencil || !s->impl || by < 1) return HR_ERR_INVALID_ARG;
     pencil_state *st = s->impl;
     st->by = by;
     st->stream = stream != 0;
@@ -237,11 +237,7 @@ static void pencil_teardown(hr_solver *s)
     s->impl = NULL;
 }
 
-const hr_kernel_desc hr_kernel_cpu_pencil = {
-    .name = "pencil",
-    .backend = HR_BACKEND_CPU_THREADS,
-    .summary = "3-D pencils of rows streamed along z (Sourouri et al.), streaming stores, tuned height",
-    .caps = HR_CAP_DETERMINISTIC | HR_CAP_3D | HR_CAP_RECT | HR_CAP_OMEGA | HR_CAP_TUNABLE,
+const hr_kernel_ops hr_kernel_pencil = {
     .setup = pencil_setup,
     .sweeps = pencil_sweeps,
     .teardown = pencil_teardown,

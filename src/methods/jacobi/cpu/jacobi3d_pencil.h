@@ -16,7 +16,7 @@
 #include "core/grid.h"
 #include "core/solver_internal.h"
 
-extern const hr_kernel_desc hr_kernel_cpu_pencil;
+extern const hr_kernel_ops hr_kernel_pencil;
 
 /* Sets the pencil height (rows) and store kind of a pencil solver (the tuner's hook);
  * the thread partition and the pages stay where they are. */

@@ -13,33 +13,17 @@
 #include "core/precision.h"
 #include "core/timer.h"
 #include "runtime/cuda/cuda_api.h"
-#include "runtime/cuda/cuda_kernels.h"
 #include "runtime/cuda/gpu_internal.cuh"
 
 /* Launches captured in one graph (even, so a replay ends on the parity it began on). */
 #define HR_GRAPH_PASSES 16
 
-/* Generated from gpu_kernels.def: the families and the table entries, in list order. */
-#define HR_GPU_FAM_ADDR(ident, name, caps, summary) &hr_fam_##ident,
-static const hr_gpu_family *const families[] = {HR_GPU_KERNELS(HR_GPU_FAM_ADDR)};
-#define HR_GPU_DESC_ADDR_(ident, name, caps, summary) &hr_kernel_gpu_##ident,
-static const hr_kernel_desc *const descs[] = {HR_GPU_KERNELS(HR_GPU_DESC_ADDR_)};
-#define HR_NFAM ((int)(sizeof families / sizeof families[0]))
+extern "C" const hr_kernel_ops hr_kernel_gpu; /* the GPU kernels' entry points, below */
 
-static const hr_gpu_family *family_of_desc(const hr_kernel_desc *k)
+/* The family of a kernel: its registry line names it. */
+static const hr_gpu_family *family_of(const hr_entry *k)
 {
-    for (int i = 0; i < HR_NFAM; i++)
-        if (descs[i] == k) return families[i];
-    return NULL;
-}
-
-/* The entry a set of options names (NULL kernel: the default for its dimension). */
-static int entry_of_options(const hr_options *o)
-{
-    const unsigned need = hr_options_dim(o) == 3 ? HR_CAP_3D : HR_CAP_2D;
-    for (int i = 0; i < HR_NFAM; i++)
-        if ((descs[i]->caps & need) && (!o->kernel || strcmp(o->kernel, descs[i]->name) == 0)) return i;
-    return -1;
+    return k && k->kernel == &hr_kernel_gpu ? (const hr_gpu_family *)k->data : NULL;
 }
 
 int hr_gpu_pass_one(const hr_gpu *g, long remaining)
@@ -198,7 +182,7 @@ static hr_status choose_shape(hr_solver *s, hr_gpu *g, hr_gpu_shape *out)
 
 static hr_status gpu_setup(hr_solver *s)
 {
-    const hr_gpu_family *fam = family_of_desc(s->k);
+    const hr_gpu_family *fam = family_of(s->k);
     if (!fam) {
         hr_solver_set_error(s, "kernel %s: no GPU family (table mismatch)", s->k->name);
         return HR_ERR_INTERNAL;
@@ -393,14 +377,14 @@ static void gpu_teardown(hr_solver *s)
  * before anything is allocated): some candidate shape must fit alpha on this device. */
 static hr_status gpu_check_alpha(const hr_options *o, char *why, size_t why_size)
 {
-    const int e = entry_of_options(o);
-    if (e < 0 || !(descs[e]->caps & HR_CAP_ALPHA)) return HR_OK;
-    const hr_gpu_family *fam = families[e];
+    const hr_entry *k = hr_kernel_find(HR_BACKEND_GPU, o->kernel, hr_options_dim(o));
+    const hr_gpu_family *fam = family_of(k);
+    if (!fam || !(k->caps & HR_CAP_ALPHA)) return HR_OK;
     hr_gpu g;
     memset(&g, 0, sizeof g);
     g.fam = fam;
-    g.name = descs[e]->name;
-    g.caps = descs[e]->caps;
+    g.name = k->name;
+    g.caps = k->caps;
     g.dim = hr_options_dim(o);
     g.nx = g.n = hr_options_extent(o, 0);
     g.ny = hr_options_extent(o, 1);
@@ -426,9 +410,7 @@ static hr_status gpu_check_alpha(const hr_options *o, char *why, size_t why_size
     return HR_ERR_INVALID_ARG;
 }
 
-/* One hr_kernel_desc per line of gpu_kernels.def. */
-#define HR_GPU_DESC(ident, kname, kcaps, ksummary)                                                           \
-    const hr_kernel_desc hr_kernel_gpu_##ident = {                                                           \
-        kname,         HR_BACKEND_GPU, ksummary,     kcaps,           gpu_setup, gpu_sweeps,                 \
-        gpu_sync_host, gpu_residual,   gpu_teardown, gpu_check_alpha, gpu_upload};
-HR_GPU_KERNELS(HR_GPU_DESC)
+/* The entry points of every HR_GPU_KERNEL line of the registry; the line's family says what
+ * they launch. */
+extern "C" const hr_kernel_ops hr_kernel_gpu = {gpu_setup,    gpu_sweeps,      gpu_sync_host, gpu_residual,
+                                                gpu_teardown, gpu_check_alpha, gpu_upload};

@@ -206,7 +206,7 @@ static hr_status tune_run(hr_solver *s, long sweeps, hr_cuda_tune_result *res, h
         }
         if (st != HR_OK) goto done;
         if (s->k->caps & HR_CAP_DETERMINISTIC) {
-            HR_CHECK_GOTO(st, s->k->sweeps(s, sweeps), done);
+            HR_CHECK_GOTO(st, s->k->kernel->sweeps(s, sweeps), done);
             HR_CHECK_GOTO(st, hr_gpu_download(s, g, hr_grid_origin(&s->u[0])), done);
             memcpy(have_ref ? got : ref, s->u[0].base, hbytes);
             if (!have_ref) {

@@ -324,7 +324,7 @@ static hr_status build(mg_gpu *g, const hr_grid *rhs)
             GTRY(galloc(g, &L->hf, &l));
         }
         const int last = lv == g->nlev - 1;
-        if (s->smoother == HR_MG_SMOOTH_CHEBY || last) GTRY(galloc(g, &L->d, &l));
+        if (s->smoother->scratch || last) GTRY(galloc(g, &L->d, &l));
         if (last) {
             GTRY(galloc(g, &L->r, &l));
             GTRY(galloc(g, &L->cp, &l));

@@ -66,36 +66,48 @@ static void rec_sweep(mg_gpu *g, int l, double omega)
     flip(g, l);
 }
 
+/* The level operations the smoothers are made of (mg_smoother.h), recorded. */
+static void rec_jacobi(void *ctx, int l)
+{
+    mg_gpu *g = (mg_gpu *)ctx;
+    rec_sweep(g, l, g->s.omega);
+}
+
+static void rec_redblack(void *ctx, int l, int c1)
+{
+    mg_gpu *g = (mg_gpu *)ctx;
+    if (g->s.rb_passes == 2) {
+        rec(g, OPK_RB_HALF, l, cur_of(g, l), c1, 0, 0.0, 0.0);
+        rec(g, OPK_RB_HALF, l, cur_of(g, l), 1 - c1, 0, 0.0, 0.0);
+    } else {
+        rec(g, OPK_RB, l, cur_of(g, l), c1, 0, 0.0, 0.0);
+        flip(g, l);
+    }
+}
+
+static void rec_cheby(void *ctx, int l, int m)
+{
+    mg_gpu *g = (mg_gpu *)ctx;
+    const int mm = m < MG_GPU_CHEBY_MAX ? m : MG_GPU_CHEBY_MAX - 1;
+    rec(g, OPK_CHEBY, l, cur_of(g, l), 0, 0, g->s.cheby_a[mm], g->s.cheby_b[mm]);
+    flip(g, l);
+}
+
+/* the big levels only (in place); the small ones are not tiled */
+static int rec_async(void *ctx, int l)
+{
+    mg_gpu *g = (mg_gpu *)ctx;
+    if (l >= g->first_small) return 0;
+    rec(g, OPK_ASYNC, l, cur_of(g, l), g->s.async_local, 0, 0.0, 0.0);
+    return 1;
+}
+
+static const mg_level_ops rec_ops = {rec_jacobi, rec_redblack, rec_cheby, rec_async};
+
 static void rec_smooth(mg_gpu *g, int l, int n, int post)
 {
-    for (int m = 0; m < n; m++) {
-        /* async3 on the big levels (in place); the small ones smooth red-black */
-        if (g->s.smoother == HR_MG_SMOOTH_ASYNC && l < g->first_small) {
-            rec(g, OPK_ASYNC, l, cur_of(g, l), g->s.async_local, 0, 0.0, 0.0);
-            continue;
-        }
-        switch (g->s.smoother) {
-        case HR_MG_SMOOTH_JACOBI: rec_sweep(g, l, g->s.omega); break;
-        case HR_MG_SMOOTH_ASYNC:
-        case HR_MG_SMOOTH_REDBLACK: {
-            const int c1 = post && g->s.symmetric ? 1 : 0;
-            if (g->s.rb_passes == 2) {
-                rec(g, OPK_RB_HALF, l, cur_of(g, l), c1, 0, 0.0, 0.0);
-                rec(g, OPK_RB_HALF, l, cur_of(g, l), 1 - c1, 0, 0.0, 0.0);
-            } else {
-                rec(g, OPK_RB, l, cur_of(g, l), c1, 0, 0.0, 0.0);
-                flip(g, l);
-            }
-            break;
-        }
-        case HR_MG_SMOOTH_CHEBY: {
-            const int mm = m < MG_GPU_CHEBY_MAX ? m : MG_GPU_CHEBY_MAX - 1;
-            rec(g, OPK_CHEBY, l, cur_of(g, l), 0, 0, g->s.cheby_a[mm], g->s.cheby_b[mm]);
-            flip(g, l);
-            break;
-        }
-        }
-    }
+    for (int m = 0; m < n; m++)
+        g->s.smoother->smooth(&rec_ops, g, l, m, post && g->s.symmetric);
 }
 
 static void rec_coarse(mg_gpu *g, int l)

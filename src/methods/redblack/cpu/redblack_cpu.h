@@ -14,6 +14,9 @@
 extern "C" {
 #endif
 
+/* The threaded red-black kernels (their registry ids): rb-tiles, rb-fused. */
+enum { HR_RB_CPU_TILES = 0, HR_RB_CPU_FUSED = 1 };
+
 typedef struct hr_rb_args {
     const hr_grid_layout *l;
     void *u; /* element (0, 0, 0) of the one grid, updated in place */

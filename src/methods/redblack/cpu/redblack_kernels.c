@@ -44,11 +44,7 @@ static hr_status rbseq_sweeps(hr_solver *s, long count)
     return HR_OK;
 }
 
-const hr_kernel_desc hr_kernel_cpu_rb_seq = {
-    .name = "rb-seq",
-    .backend = HR_BACKEND_CPU_SEQ,
-    .summary = "red-black Gauss-Seidel / SOR in place, colour by colour, row by row (the reference)",
-    .caps = HR_CAP_DETERMINISTIC | HR_CAP_2D | HR_CAP_3D | HR_CAP_RECT | HR_CAP_OMEGA | HR_CAP_REDBLACK,
+const hr_kernel_ops hr_kernel_rb_seq = {
     .setup = rbseq_setup,
     .sweeps = rbseq_sweeps,
 };
@@ -141,14 +137,12 @@ static void rb_fused_job(void *ctx, int tid, int nthreads)
     }
 }
 
-extern const hr_kernel_desc hr_kernel_cpu_rb_fused;
-
 static hr_status rb_setup(hr_solver *s)
 {
     rb_state *st = calloc(1, sizeof *st);
     if (!st) return HR_ERR_NO_MEMORY;
     st->s = s;
-    st->fused = s->k == &hr_kernel_cpu_rb_fused;
+    st->fused = s->k->id == HR_RB_CPU_FUSED;
     st->th = 4;
     st->tw = 0;
     st->slices = s->p.dim == 3 ? s->p.nz : s->p.ny;
@@ -197,21 +191,8 @@ static void rb_teardown(hr_solver *s)
     s->impl = NULL;
 }
 
-const hr_kernel_desc hr_kernel_cpu_rb_tiles = {
-    .name = "rb-tiles",
-    .backend = HR_BACKEND_CPU_THREADS,
-    .summary = "red-black on threads in the report's tiles (tuning.rb_tile, default 4 rows x full width)",
-    .caps = HR_CAP_DETERMINISTIC | HR_CAP_2D | HR_CAP_3D | HR_CAP_RECT | HR_CAP_OMEGA | HR_CAP_REDBLACK,
-    .setup = rb_setup,
-    .sweeps = rb_sweeps,
-    .teardown = rb_teardown,
-};
-
-const hr_kernel_desc hr_kernel_cpu_rb_fused = {
-    .name = "rb-fused",
-    .backend = HR_BACKEND_CPU_THREADS,
-    .summary = "red-black on threads, both colours in one pass down the rows (planes in 3-D)",
-    .caps = HR_CAP_DETERMINISTIC | HR_CAP_2D | HR_CAP_3D | HR_CAP_RECT | HR_CAP_OMEGA | HR_CAP_REDBLACK,
+/* rb-tiles and rb-fused (registry ids HR_RB_CPU_TILES, HR_RB_CPU_FUSED) */
+const hr_kernel_ops hr_kernel_rb_threads = {
     .setup = rb_setup,
     .sweeps = rb_sweeps,
     .teardown = rb_teardown,

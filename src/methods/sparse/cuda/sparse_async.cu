@@ -631,16 +631,14 @@ static void async_teardown(hr_sparse_run *r)
     r->impl = NULL;
 }
 
-extern "C" const hr_sparse_method hr_sparse_gpu_async = {
-    .name = "async",
-    .backend = HR_BACKEND_GPU,
-    .summary =
-        "block-asynchronous async-(K) on the GPU: a thread block per block, streams overlap iterations",
-    .caps = HR_SPARSE_CAP_DIAGONAL | HR_SPARSE_CAP_FAULTS,
+extern "C" const hr_sparse_ops hr_sparse_gpu_async = {
     .setup = async_setup,
     .iterate = async_iterate,
     .sync_host = async_sync_host,
     .teardown = async_teardown,
     .load = async_load,
     .residual = async_residual,
+    .host_row_bytes = 16.0, /* staging of the diagonal and the row offsets */
+    .host_entry_bytes = 0.0,
+    .device_vectors = 4,
 };

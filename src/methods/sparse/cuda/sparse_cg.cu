@@ -392,15 +392,14 @@ static void cg_teardown(hr_sparse_run *r)
     r->impl = NULL;
 }
 
-extern "C" const hr_sparse_method hr_sparse_gpu_cg = {
-    .name = "cg",
-    .backend = HR_BACKEND_GPU,
-    .summary = "conjugate gradient on the GPU: cuSPARSE SpMV, cuBLAS dots, no host sync per step",
-    .caps = HR_SPARSE_CAP_SYMMETRIC,
+extern "C" const hr_sparse_ops hr_sparse_gpu_cg = {
     .setup = cg_setup,
     .iterate = cg_iterate,
     .sync_host = cg_sync_host,
     .teardown = cg_teardown,
     .load = cg_load,
     .residual = cg_residual,
+    .host_row_bytes = 16.0, /* staging of the diagonal and the row offsets */
+    .host_entry_bytes = 0.0,
+    .device_vectors = 6,
 };

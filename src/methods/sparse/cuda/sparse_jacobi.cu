@@ -462,15 +462,14 @@ static void jac_teardown(hr_sparse_run *r)
     r->impl = NULL;
 }
 
-extern "C" const hr_sparse_method hr_sparse_gpu_jacobi = {
-    .name = "jacobi",
-    .backend = HR_BACKEND_GPU,
-    .summary = "Jacobi on the GPU, one kernel per sweep (graph replays), bitwise = CPU",
-    .caps = HR_SPARSE_CAP_DETERMINISTIC | HR_SPARSE_CAP_DIAGONAL | HR_SPARSE_CAP_TAU | HR_SPARSE_CAP_FAULTS,
+extern "C" const hr_sparse_ops hr_sparse_gpu_jacobi = {
     .setup = jac_setup,
     .iterate = jac_iterate,
     .sync_host = jac_sync_host,
     .teardown = jac_teardown,
     .load = jac_load,
     .residual = jac_residual,
+    .host_row_bytes = 16.0, /* staging of the diagonal and the row offsets */
+    .host_entry_bytes = 0.0,
+    .device_vectors = 5,
 };
