@@ -59,7 +59,7 @@ typedef struct hr_mg_options {
     int n;                    /* interior points per axis where nx/ny/nz are 0: 2^k - 1 */
     int nx, ny, nz;           /* per axis, each 2^k - 1 (nz only in 3-D) */
     hr_rhs rhs;               /* spike, manufactured, zero or array (as hetrelax.h) */
-    const double *rhs_values; /* f for HR_RHS_ARRAY (copied) */
+    const double *rhs_values; /* f for HR_RHS_ARRAY (read during create only) */
     double boundary;          /* Dirichlet boundary value */
     hr_mg_method method;
     hr_mg_pc pc;
