@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "methods/krylov/cg.h"
 #include "methods/mg/mg_gpu.h"
 #include "methods/mg/mg_internal.h"
 
@@ -135,11 +136,50 @@ static double serial_dot(mg_hier *H, const mg_level *L, const hr_grid *x, const 
     return s;
 }
 
+/* The coarsest level's CG vectors (worker 0 alone: no barriers): x = u[cur], p = cp, q = d, r;
+ * sc: the scale of r and p, divided out of x's update. */
+typedef struct coarse_cg {
+    mg_hier *H;
+    mg_level *L;
+    hr_grid *x, *p, *q, *r;
+    double sc, stop;
+    int S;
+} coarse_cg;
+
+static double coarse_apply_dot(void *ctx)
+{
+    coarse_cg *c = ctx;
+    mg_apply(c->L, c->p, c->q, 1, c->S);
+    return serial_dot(c->H, c->L, c->p, c->q);
+}
+
+static double coarse_update(void *ctx, double alpha)
+{
+    coarse_cg *c = ctx;
+    mg_axpy_scaled(c->L, alpha, 1.0 / c->sc, c->p, c->x, 1, c->S);
+    mg_axpy(c->L, -alpha, c->q, c->r, 1, c->S);
+    return serial_dot(c->H, c->L, c->r, c->r);
+}
+
+static void coarse_xpay(void *ctx, double beta)
+{
+    coarse_cg *c = ctx;
+    mg_xpay(c->L, c->r, beta, c->p, 1, c->S);
+}
+
+/* to rounding: r . r below `stop` (relative to the start) ends the solve */
+static int coarse_check(void *ctx, long k, double rr)
+{
+    (void)k;
+    return !(rr > ((coarse_cg *)ctx)->stop);
+}
+
 /* The coarsest level solved to rounding: one exact Jacobi update for a single point, else
  * CG on worker 0 (x = u[cur] starts at zero; scratch: u[1 - cur] as p, d as A p, r). An
  * fp64 level's r and p are scaled into range first (mg_range_scale), x's update divides the
  * scale out: squares of 1e-200 underflow, and the CG would stop before its first step (fp32
- * values square within fp64's range). */
+ * values square within fp64's range). A breakdown (p . A p <= 0, rounding on a nearly solved
+ * level) ends it where it is. */
 static void coarse_solve(mg_hier *H, const mg_worker *w, int l)
 {
     mg_level *L = &H->lev[l];
@@ -149,33 +189,30 @@ static void coarse_solve(mg_hier *H, const mg_worker *w, int l)
     }
     mg_begin(w, 0);
     if (w->tid == 0) {
-        const int c = w->tls->cur[l], S = L->slices + 1;
-        hr_grid *x = &L->u[c], *p = &L->cp, *q = &L->d, *r = &L->r;
-        mg_resid(L, x, r, 1, S);
-        double sc = 1.0;
+        const int S = L->slices + 1;
+        coarse_cg c = {H, L, &L->u[w->tls->cur[l]], &L->cp, &L->d, &L->r, 1.0, 0.0, S};
+        mg_resid(L, c.x, c.r, 1, S);
         if (H->esize == 8) {
-            mg_absmax_slices(L, r, H->part, 1, S);
+            mg_absmax_slices(L, c.r, H->part, 1, S);
             double mx = 0.0;
             for (int i = 1; i < S; i++)
                 if (!(H->part[i] <= mx)) mx = H->part[i];
-            sc = mg_range_scale(mx);
-            if (sc != 1.0) mg_convert(L, r, r, 0, sc, 1, S);
+            c.sc = mg_range_scale(mx);
+            if (c.sc != 1.0) mg_convert(L, c.r, c.r, 0, c.sc, 1, S);
         }
-        mg_convert(L, r, p, 0, 1.0, 1, S);
-        double rr = serial_dot(H, L, r, r);
-        const double stop = rr * (H->esize == 8 ? 1e-28 : 1e-12);
-        const long maxit = 4 * (long)hr_layout_points(&L->l) + 50;
-        for (long it = 0; it < maxit && rr > stop; it++) {
-            mg_apply(L, p, q, 1, S);
-            const double pq = serial_dot(H, L, p, q);
-            if (!(pq > 0.0)) break;
-            const double alpha = rr / pq;
-            mg_axpy_scaled(L, alpha, 1.0 / sc, p, x, 1, S);
-            mg_axpy(L, -alpha, q, r, 1, S);
-            const double rr1 = serial_dot(H, L, r, r);
-            mg_xpay(L, r, rr1 / rr, p, 1, S);
-            rr = rr1;
-        }
+        mg_convert(L, c.r, c.p, 0, 1.0, 1, S);
+        hr_cg_scalars sc;
+        sc.rr = sc.rz = serial_dot(H, L, c.r, c.r);
+        c.stop = sc.rr * (H->esize == 8 ? 1e-28 : 1e-12);
+        /* no step unless rr > stop (the recurrence itself tests rr > 0); the check hook
+         * tests it after every step */
+        const hr_cg_ops ops = {.ctx = &c,
+                               .apply_dot = coarse_apply_dot,
+                               .update = coarse_update,
+                               .xpay = coarse_xpay,
+                               .check = coarse_check};
+        hr_cg_out out;
+        hr_cg_iterate(&ops, &sc, sc.rr > c.stop ? 4 * (long)hr_layout_points(&L->l) + 50 : 0, &out);
     }
     mg_end(w, 0);
 }
@@ -299,7 +336,8 @@ hr_status mg_hier_build(mg_hier *H, int dim, int nx, int ny, int nz, int nlev, s
             if ((st = hr_grid_alloc_huge(&L->u[b], &L->l, H->hugepages)) != HR_OK) return st;
         if ((st = hr_grid_alloc_huge(&L->hf, &L->l, H->hugepages)) != HR_OK) return st;
         if ((st = hr_grid_alloc_huge(&L->r, &L->l, H->hugepages)) != HR_OK) return st;
-        if ((H->smoother->scratch || l == nlev - 1) && (st = hr_grid_alloc_huge(&L->d, &L->l, H->hugepages)) != HR_OK)
+        if ((H->smoother->scratch || l == nlev - 1) &&
+            (st = hr_grid_alloc_huge(&L->d, &L->l, H->hugepages)) != HR_OK)
             return st;
         if (l == nlev - 1 && (st = hr_grid_alloc_huge(&L->cp, &L->l, H->hugepages)) != HR_OK) return st;
         L->rhs = (hr_rhs_view){hr_grid_origin(&L->hf), -1, -1, -1};

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/timer.h"
+#include "methods/krylov/cg.h"
 #include "methods/mg/mg_handle.h"
 
 /* ------------------------------------------------------------------ the problem */
@@ -155,33 +156,71 @@ static void cg_start(hr_mg *m, const mg_worker *w, int *flip)
     }
 }
 
-/* One (P)CG iteration; no data-dependent branches around barriers (alpha = 0 when done).
- * q = A p with p . q, then x, r updated with r . r, each in one pass. */
+/* One team member's view of the (P)CG vectors on the outer level: u, p = u[1], q = d, r,
+ * z = cp (r without the preconditioner). */
+typedef struct cg_member {
+    hr_mg *m;
+    const mg_worker *w;
+    int *flip;
+} cg_member;
+
+/* q = A p with p . q, in one pass */
+static double op_apply_dot(void *ctx)
+{
+    cg_member *c = ctx;
+    hr_mg *m = c->m;
+    mg_level *O = &m->out;
+    double *part = next_part(m, c->flip);
+    MG_SLICE_OP(c->w, O, mg_apply_dot(O, &O->u[1], &O->d, part, s0, s1));
+    return sum_part(m, c->w, part);
+}
+
+/* u += alpha p / cg_s, r -= alpha q with r . r, in one pass */
+static double op_update(void *ctx, double alpha)
+{
+    cg_member *c = ctx;
+    hr_mg *m = c->m;
+    mg_level *O = &m->out;
+    double *part = next_part(m, c->flip);
+    MG_SLICE_OP(c->w, O,
+                mg_update_dot(O, alpha, 1.0 / m->cg_s, &O->u[1], &O->d, &O->u[0], &O->r, part, s0, s1));
+    return sum_part(m, c->w, part);
+}
+
+/* z = M r (one symmetric V-cycle), then r . z */
+static double op_precondition(void *ctx)
+{
+    cg_member *c = ctx;
+    hr_mg *m = c->m;
+    precondition(m, c->w);
+    return reduce_dot(m, c->w, c->flip, &m->out.r, &m->out.cp);
+}
+
+static void op_xpay(void *ctx, double beta)
+{
+    cg_member *c = ctx;
+    mg_level *O = &c->m->out;
+    const hr_grid *z = c->m->use_h ? &O->cp : &O->r;
+    MG_SLICE_OP(c->w, O, mg_xpay(O, z, beta, &O->u[1], s0, s1));
+}
+
+/* (P)CG iterations. Lockstep: on a serial outer level only worker 0 holds the sums, so no
+ * data-dependent branch may skip a barrier (alpha = 0 when done). */
 static void cg_iterations(hr_mg *m, const mg_worker *w, int *flip, long count, double rz, double rr)
 {
-    mg_level *O = &m->out;
-    hr_grid *u = &O->u[0], *p = &O->u[1], *q = &O->d, *r = &O->r;
-    const hr_grid *z = m->use_h ? &O->cp : &O->r;
-    for (long it = 0; it < count; it++) {
-        double *part = next_part(m, flip);
-        MG_SLICE_OP(w, O, mg_apply_dot(O, p, q, part, s0, s1));
-        const double pq = sum_part(m, w, part);
-        const double alpha = pq > 0.0 && rz > 0.0 ? rz / pq : 0.0;
-        part = next_part(m, flip);
-        MG_SLICE_OP(w, O, mg_update_dot(O, alpha, 1.0 / m->cg_s, p, q, u, r, part, s0, s1));
-        rr = sum_part(m, w, part);
-        double rz1 = rr;
-        if (m->use_h) {
-            precondition(m, w);
-            rz1 = reduce_dot(m, w, flip, r, z);
-        }
-        const double beta = rz > 0.0 ? rz1 / rz : 0.0;
-        MG_SLICE_OP(w, O, mg_xpay(O, z, beta, p, s0, s1));
-        rz = rz1;
-    }
+    cg_member c = {m, w, flip};
+    const hr_cg_ops ops = {.ctx = &c,
+                           .apply_dot = op_apply_dot,
+                           .update = op_update,
+                           .precondition = m->use_h ? op_precondition : NULL,
+                           .xpay = op_xpay,
+                           .lockstep = 1};
+    hr_cg_scalars sc = {rz, rr};
+    hr_cg_out out;
+    hr_cg_iterate(&ops, &sc, count, &out);
     if (w->tid == 0) {
-        m->rz = rz;
-        m->rr = rr;
+        m->rz = sc.rz;
+        m->rr = sc.rr;
     }
 }
 

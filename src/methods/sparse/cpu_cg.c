@@ -8,8 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/cpu/team.h"
+#include "methods/krylov/cg.h"
 #include "methods/sparse/sparse_internal.h"
+#include "runtime/cpu/team.h"
 
 typedef struct cg_state {
     hr_team *team;
@@ -18,7 +19,7 @@ typedef struct cg_state {
     double *res, *p, *q; /* residual, direction, A p */
     double *pa, *pb;     /* per-chunk partial sums (two, so phases never overwrite a live one) */
     int nchunks;
-    double rr; /* r . r */
+    double rr;  /* r . r */
     long broke; /* > 0: step `broke` of the last call found p^T A p <= 0 (every thread alike) */
     double broke_pq;
     /* res, p and q hold the true vectors divided by sc, a power of two (1 unless the
@@ -55,39 +56,65 @@ static void chunk_dots(const double *u, const double *v, double *part, int lo, i
     }
 }
 
+/* One team member's view of the CG vectors: its rows [lo, hi) */
+typedef struct cg_member {
+    cg_state *s;
+    int lo, hi;
+} cg_member;
+
+/* q = A p on the member's rows; p . q summed over the chunks in chunk order */
+static double op_apply_dot(void *ctx)
+{
+    cg_member *w = ctx;
+    cg_state *s = w->s;
+    hr_csr_spmv_rows(s->r->A, s->p, s->q, w->lo, w->hi);
+    chunk_dots(s->p, s->q, s->pa, w->lo, w->hi);
+    hr_team_barrier(s->team);
+    return sum_chunks(s->pa, s->nchunks);
+}
+
+/* x += alpha p (times sc), r -= alpha q, then r . r in chunk order */
+static double op_update(void *ctx, double alpha)
+{
+    cg_member *w = ctx;
+    cg_state *s = w->s;
+    double *x = s->r->x;
+    for (int i = w->lo; i < w->hi; i++) {
+        x[i] += s->sc == 1.0 ? alpha * s->p[i] : alpha * s->p[i] * s->sc;
+        s->res[i] -= alpha * s->q[i];
+    }
+    chunk_dots(s->res, s->res, s->pb, w->lo, w->hi);
+    hr_team_barrier(s->team);
+    return sum_chunks(s->pb, s->nchunks);
+}
+
+static void op_xpay(void *ctx, double beta)
+{
+    cg_member *w = ctx;
+    cg_state *s = w->s;
+    for (int i = w->lo; i < w->hi; i++)
+        s->p[i] = s->res[i] + beta * s->p[i];
+    hr_team_barrier(s->team); /* p complete before the next product reads it */
+}
+
+/* Every member runs the recurrence on its rows; the sums are over all chunks, so every
+ * member holds the same scalars and stops at the same step. */
 static void cg_job(void *ctx, int tid, int nt)
 {
     cg_state *s = ctx;
-    const hr_csr *A = s->r->A;
-    double *x = s->r->x, rr = s->rr;
-    int lo, hi;
-    chunk_rows(s, tid, nt, &lo, &hi);
-    for (long k = 0; k < s->count && rr > 0.0; k++) {
-        hr_csr_spmv_rows(A, s->p, s->q, lo, hi);
-        chunk_dots(s->p, s->q, s->pa, lo, hi);
-        hr_team_barrier(s->team);
-        const double pq = sum_chunks(s->pa, s->nchunks);
-        if (!(pq > 0.0)) { /* A is not positive definite along p: alpha would be meaningless */
-            if (tid == 0) {
-                s->broke = k + 1;
-                s->broke_pq = pq;
-            }
-            break;
+    cg_member w = {s, 0, 0};
+    chunk_rows(s, tid, nt, &w.lo, &w.hi);
+    const hr_cg_ops ops = {.ctx = &w, .apply_dot = op_apply_dot, .update = op_update, .xpay = op_xpay};
+    hr_cg_scalars sc = {s->rr, s->rr};
+    hr_cg_out out;
+    hr_cg_iterate(&ops, &sc, s->count, &out);
+    if (tid == 0) { /* every thread holds the same values */
+        s->rr = sc.rr;
+        if (out.stop == HR_CG_BREAKDOWN) {
+            s->broke = out.done + 1;
+            s->broke_pq = out.breakdown_pq;
         }
-        double alpha = rr / pq;
-        for (int i = lo; i < hi; i++) {
-            x[i] += s->sc == 1.0 ? alpha * s->p[i] : alpha * s->p[i] * s->sc;
-            s->res[i] -= alpha * s->q[i];
-        }
-        chunk_dots(s->res, s->res, s->pb, lo, hi);
-        hr_team_barrier(s->team);
-        double rn = sum_chunks(s->pb, s->nchunks), beta = rn / rr;
-        rr = rn;
-        for (int i = lo; i < hi; i++)
-            s->p[i] = s->res[i] + beta * s->p[i];
-        hr_team_barrier(s->team); /* p complete before the next product reads it */
     }
-    if (tid == 0) s->rr = rr; /* every thread holds the same value */
 }
 
 static hr_status cg_setup(hr_sparse_run *r)
