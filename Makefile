@@ -31,7 +31,7 @@ test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 bench: build
-	python3 bench/experiments/cpu2d.py $(BUILD)/hetrelax --out results
+	python3 bench/experiments/cpu2d.py --bench $(BUILD)/bench/cpu_bench --out results
 
 # the other experiments, one target each (they take minutes to hours; docs/ says where to run them)
 bench-redblack: build
