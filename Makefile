@@ -31,17 +31,17 @@ test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 bench: build
-	python3 bench/cpu2d.py $(BUILD)/hetrelax --out results
+	python3 bench/experiments/cpu2d.py --bench $(BUILD)/bench/cpu_bench --out results
 
 # the other experiments, one target each (they take minutes to hours; docs/ says where to run them)
 bench-redblack: build
-	python3 bench/redblack_convergence.py --build $(BUILD)
+	python3 bench/experiments/redblack_convergence.py --build $(BUILD)
 bench-mg: build
-	python3 bench/mg_bench.py --build $(BUILD)
+	python3 bench/experiments/mg_bench.py --build $(BUILD)
 bench-mpi: build
-	python3 bench/mpi_scaling.py --build $(BUILD)
+	python3 bench/experiments/mpi_scaling.py --build $(BUILD)
 bench-hybrid: build
-	python3 bench/hybrid_experiments.py cpu-check --build $(BUILD)
+	python3 bench/experiments/hybrid_experiments.py cpu-check --build $(BUILD)
 
 clean:
 	rm -rf $(BUILD) build-asan build-tsan results

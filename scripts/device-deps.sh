@@ -7,7 +7,7 @@
 #                 cmocka, pkgconf, libpng, OpenMPI), fetched with apt-get download;
 #                 scripts/gpu-check.sh unpacks them with dpkg -x;
 #   .deps/mgpm/   NVIDIA's multi-gpu-programming-models Jacobi variants that
-#                 bench/mgpm_build.sh builds there, copied from a git clone of
+#                 bench/experiments/mgpm_build.sh builds there, copied from a git clone of
 #                 github.com/NVIDIA/multi-gpu-programming-models (its path as the argument;
 #                 a bare repository works). They are measured against, never committed.
 set -euo pipefail

@@ -10,11 +10,11 @@
 # and compute-sanitizer), then the GPU benchmarks, and writes into OUTDIR:
 #   gpu-check.log      everything printed
 #   ctest-gpu.log      the ctest output
-#   gpu-results.json   benchmark records (bench/gpu_bench.py)
-#   gpu-peers.json     CuPy / PyTorch peers (bench/gpu_peers.py)
+#   gpu-results.json   benchmark records (bench/experiments/gpu_bench.py)
+#   gpu-peers.json     CuPy / PyTorch peers (bench/experiments/gpu_peers.py)
 #   gpu-tune.txt       the tuning cache the benchmarks used
 #   gpu3d-results.json 3-D (512^3) and 2-D (4096, 8192) `tuned` through the library, untuned
-#                      and tuned, % of the copy bandwidth of the run (bench/gpu3d_bench.c;
+#                      and tuned, % of the copy bandwidth of the run (bench/drivers/gpu3d_bench.c;
 #                      section 3d), with the 2-D regression check against gpu-results.md
 #   gpu3d-peers.json   CuPy slicing / RawKernel / torch.compile on the same 3-D sweep (peers3d)
 # GPU_CTEST_ARGS adds ctest options (e.g. "-E sanitizer" to leave compute-sanitizer out);
@@ -106,8 +106,8 @@ fi
 [ "$MODE" = tests ] && exit $status
 
 # --- benchmarks ----------------------------------------------------------------------
-# sections: those of bench/gpu_bench.py plus peers (bench/gpu_peers.py) and fig16
-# (bench/async_fig16.py on the GPU; FIG16_ARGS adds its options). GPU_BENCH_ARGS adds
+# sections: those of bench/experiments/gpu_bench.py plus peers (bench/experiments/gpu_peers.py) and fig16
+# (bench/experiments/async_fig16.py on the GPU; FIG16_ARGS adds its options). GPU_BENCH_ARGS adds
 # options to gpu_bench.py (GPU_BENCH_TUNE: its --tune value); HETRELAX_TUNE_SEED starts the tuning cache from a file.
 say "benchmarks"
 export HETRELAX_TUNE_FILE=$OUT/gpu-tune.txt
@@ -121,14 +121,14 @@ BENCH=$(echo "$SECTIONS" | tr ',' '\n' | grep -v -x -e peers -e fig16 -e 3d -e p
     -e cpu16 -e mpi16 -e mpitrace -e mgpeers -e hypre16 -e hybrid5d -e hybrid5dmpi -e splittrace -e rowsab -e mgpu -e mpigpu -e multigrid -e mgpucli -e mgpm -e mgpurb -e regress | paste -sd, -)
 # sections beyond the GPU kernels, for a machine with many cores and a GPU:
 #   hybrid     Venkatasubramanian & Vuduc fig. 14 (CPU+GPU row split, measured and modelled; HYBRID_ARGS)
-#   mgpu       many GPUs in one process (bench/mgpu_all.sh; .deps/mgpm for NVIDIA's variants)
-#   mpigpu     GPU ranks under MPI: 3-D weak and strong scaling (bench/mpi_gpu_scaling.py)
+#   mgpu       many GPUs in one process (bench/experiments/mgpu_all.sh; .deps/mgpm for NVIDIA's variants)
+#   mpigpu     GPU ranks under MPI: 3-D weak and strong scaling (bench/experiments/mpi_gpu_scaling.py)
 #   mgpucli    several GPUs through the command: --gpus N and GPU ranks, 2-D strong, 3-D weak
-#              and strong, every transport (bench/multi_gpu_cli.py; MGPUCLI_ARGS)
-#   regress    tuned 2-D/3-D % of copy, multigrid to 1e-8, red-black (bench/regression_gpu.py)
-#   mgpurb     red-black on 1, 2 and 4 GPUs, rb-tuned against rb-mgpu (bench/mgpu_redblack.py)
+#              and strong, every transport (bench/experiments/multi_gpu_cli.py; MGPUCLI_ARGS)
+#   regress    tuned 2-D/3-D % of copy, multigrid to 1e-8, red-black (bench/experiments/regression_gpu.py)
+#   mgpurb     red-black on 1, 2 and 4 GPUs, rb-tuned against rb-mgpu (bench/experiments/mgpu_redblack.py)
 #   mgpm       NVIDIA's multi-GPU Jacobi variants at 20480^2 interior, 300 iterations, on
-#              1, 2 and 4 GPUs where present (bench/mgpm_build.sh; .deps/mgpm)
+#              1, 2 and 4 GPUs where present (bench/experiments/mgpm_build.sh; .deps/mgpm)
 #   hybrid5d   Sourouri et al. fig. 5d (3-D CPU share, naive / nested; HYBRID5D_ARGS)
 #   hybrid5dmpi  the same over MPI ranks, one GPU each, with the per-rank model and split auto
 #              (HYBRID5DMPI_RANKS, default 2; HYBRID5DMPI_ARGS, default --quick)
@@ -140,89 +140,89 @@ BENCH=$(echo "$SECTIONS" | tr ',' '\n' | grep -v -x -e peers -e fig16 -e 3d -e p
 #   rowsab     fig. 5d CPU shares with the rows copied directly against staged, 1 rank (and 2
 #              ranks on a machine with two GPUs)
 if [[ ",$SECTIONS," == *,hybrid,* ]]; then
-    say "hybrid: seed 000 fig. 14 (bench/hybrid_experiments.py)"
+    say "hybrid: seed 000 fig. 14 (bench/experiments/hybrid_experiments.py)"
     # its per-size raw records stay behind (the device tool returns few files)
-    timeout "${HYBRID_TIMEOUT:-240}" python3 bench/hybrid_experiments.py fig14 --build "$BUILD" --out /tmp/hr-hybrid \
+    timeout "${HYBRID_TIMEOUT:-240}" python3 bench/experiments/hybrid_experiments.py fig14 --build "$BUILD" --out /tmp/hr-hybrid \
         ${HYBRID_ARGS:---quick} || status=1
     cp /tmp/hr-hybrid/hybrid-fig14.json /tmp/hr-hybrid/hybrid-fig14.png "$OUT/" 2>/dev/null
 fi
 if [[ ",$SECTIONS," == *,hybrid5d,* ]]; then
-    say "hybrid: seed 003 fig. 5d, 3-D CPU share for naive / nested (bench/hybrid_experiments.py)"
-    timeout "${HYBRID5D_TIMEOUT:-240}" python3 bench/hybrid_experiments.py fig5d --build "$BUILD" --out /tmp/hr-hybrid5d \
+    say "hybrid: seed 003 fig. 5d, 3-D CPU share for naive / nested (bench/experiments/hybrid_experiments.py)"
+    timeout "${HYBRID5D_TIMEOUT:-240}" python3 bench/experiments/hybrid_experiments.py fig5d --build "$BUILD" --out /tmp/hr-hybrid5d \
         ${HYBRID5D_ARGS:---quick} || status=1
     cp /tmp/hr-hybrid5d/hybrid-fig5d.json /tmp/hr-hybrid5d/hybrid-fig5d.png "$OUT/" 2>/dev/null
 fi
 if [[ ",$SECTIONS," == *,hybrid5dmpi,* ]] && [ -x "$BUILD/bench/hybrid_mpi" ]; then
-    say "hybrid: seed 003 fig. 5d over ${HYBRID5DMPI_RANKS:-2} MPI ranks (bench/hybrid_experiments.py fig5d-mpi)"
+    say "hybrid: seed 003 fig. 5d over ${HYBRID5DMPI_RANKS:-2} MPI ranks (bench/experiments/hybrid_experiments.py fig5d-mpi)"
     { lscpu; nvidia-smi topo -m; } >"$OUT/lscpu.txt" 2>&1
-    timeout "${HYBRID5DMPI_TIMEOUT:-480}" python3 bench/hybrid_experiments.py fig5d-mpi --build "$BUILD" \
+    timeout "${HYBRID5DMPI_TIMEOUT:-480}" python3 bench/experiments/hybrid_experiments.py fig5d-mpi --build "$BUILD" \
         --out /tmp/hr-5dmpi --ranks "${HYBRID5DMPI_RANKS:-2}" ${HYBRID5DMPI_ARGS:---quick} || status=1
     cp /tmp/hr-5dmpi/hybrid-fig5d-mpi.json /tmp/hr-5dmpi/hybrid-fig5d-mpi.png "$OUT/" 2>/dev/null
 fi
 if [[ ",$SECTIONS," == *,rowsab,* ]] && [ -x "$BUILD/bench/hybrid_mpi" ]; then
-    say "hybrid: a CPU share's rows copied directly against staged (bench/rows_ab.py; ROWSAB_ARGS)"
+    say "hybrid: a CPU share's rows copied directly against staged (bench/experiments/rows_ab.py; ROWSAB_ARGS)"
     ranks=1
     [ "$(nvidia-smi -L 2>/dev/null | wc -l)" -ge 2 ] && ranks=1,2
     rm -rf /tmp/hr-rowsab
-    timeout "${ROWSAB_TIMEOUT:-300}" python3 bench/rows_ab.py --build "$BUILD" --out /tmp/hr-rowsab --ranks "$ranks" \
+    timeout "${ROWSAB_TIMEOUT:-300}" python3 bench/experiments/rows_ab.py --build "$BUILD" --out /tmp/hr-rowsab --ranks "$ranks" \
         ${ROWSAB_ARGS:-} || status=1
     tar czf "$OUT/rowsab.tgz" -C /tmp hr-rowsab
 fi
 if [[ ",$SECTIONS," == *,splittrace,* ]]; then
-    say "hybrid: per-engine traces of small CPU shares (bench/split_trace.py; SPLITTRACE_ARGS)"
+    say "hybrid: per-engine traces of small CPU shares (bench/experiments/split_trace.py; SPLITTRACE_ARGS)"
     # many small files: they come back as one archive (the device tool returns few files)
     rm -rf /tmp/hr-splittrace
-    timeout "${SPLITTRACE_TIMEOUT:-300}" python3 bench/split_trace.py run --build "$BUILD" --out /tmp/hr-splittrace \
+    timeout "${SPLITTRACE_TIMEOUT:-300}" python3 bench/experiments/split_trace.py run --build "$BUILD" --out /tmp/hr-splittrace \
         ${SPLITTRACE_ARGS:-} | tee /tmp/hr-splittrace.txt | sed -n '/^per split:/,$p' || status=1
     mv /tmp/hr-splittrace.txt /tmp/hr-splittrace/report.txt 2>/dev/null
     tar czf "$OUT/splittrace.tgz" -C /tmp hr-splittrace
 fi
 if [[ ",$SECTIONS," == *,mgpu,* ]]; then
-    say "many GPUs in one process (bench/mgpu_all.sh): 2-D/3-D scaling, NVIDIA's variants, fig. 15, rb-mgpu"
-    timeout "${MGPU_TIMEOUT:-420}" bash bench/mgpu_all.sh "$OUT/mgpu" "$BUILD" || status=1
+    say "many GPUs in one process (bench/experiments/mgpu_all.sh): 2-D/3-D scaling, NVIDIA's variants, fig. 15, rb-mgpu"
+    timeout "${MGPU_TIMEOUT:-420}" bash bench/experiments/mgpu_all.sh "$OUT/mgpu" "$BUILD" || status=1
 fi
 if [[ ",$SECTIONS," == *,mgpm,* ]]; then
-    say "NVIDIA's multi-GPU Jacobi variants (bench/mgpm_build.sh)"
-    timeout "${MGPM_TIMEOUT:-300}" bash bench/mgpm_build.sh "$OUT/mgpm.json" --n 20482 --niter 300 \
+    say "NVIDIA's multi-GPU Jacobi variants (bench/experiments/mgpm_build.sh)"
+    timeout "${MGPM_TIMEOUT:-300}" bash bench/experiments/mgpm_build.sh "$OUT/mgpm.json" --n 20482 --niter 300 \
         --gpus "${MGPM_GPUS:-1,2,4}" || status=1
 fi
 if [[ ",$SECTIONS," == *,regress,* ]]; then
-    say "the one-GPU figures a layout change must not move (bench/regression_gpu.py; REGRESS_ARGS)"
-    timeout "${REGRESS_TIMEOUT:-300}" python3 bench/regression_gpu.py --hetrelax "$CLI" --out "$OUT/regression.json" \
+    say "the one-GPU figures a layout change must not move (bench/experiments/regression_gpu.py; REGRESS_ARGS)"
+    timeout "${REGRESS_TIMEOUT:-300}" python3 bench/experiments/regression_gpu.py --hetrelax "$CLI" --out "$OUT/regression.json" \
         ${REGRESS_ARGS:-} || status=1
 fi
 if [[ ",$SECTIONS," == *,mgpurb,* ]]; then
-    say "red-black on 1, 2 and 4 GPUs (bench/mgpu_redblack.py; MGPURB_ARGS, default --quick)"
-    timeout "${MGPURB_TIMEOUT:-240}" python3 bench/mgpu_redblack.py --build "$BUILD" --out "$OUT" \
+    say "red-black on 1, 2 and 4 GPUs (bench/experiments/mgpu_redblack.py; MGPURB_ARGS, default --quick)"
+    timeout "${MGPURB_TIMEOUT:-240}" python3 bench/experiments/mgpu_redblack.py --build "$BUILD" --out "$OUT" \
         --gpus "${MGPURB_GPUS:-1,2,4}" ${MGPURB_ARGS:---quick} || status=1
 fi
 if [[ ",$SECTIONS," == *,mgpucli,* ]]; then
-    say "several GPUs through the command (bench/multi_gpu_cli.py)"
-    timeout "${MGPUCLI_TIMEOUT:-420}" python3 bench/multi_gpu_cli.py --hetrelax "$CLI" --out "$OUT/multi-gpu-cli.json" \
+    say "several GPUs through the command (bench/experiments/multi_gpu_cli.py)"
+    timeout "${MGPUCLI_TIMEOUT:-420}" python3 bench/experiments/multi_gpu_cli.py --hetrelax "$CLI" --out "$OUT/multi-gpu-cli.json" \
         ${MGPUCLI_ARGS:-} || status=1
 fi
 if [[ ",$SECTIONS," == *,mpigpu,* ]] && [ -x "$BUILD/tests/mpi/mpi_solve" ]; then
-    say "GPU ranks: 3-D weak (512^3 per GPU) and strong (512x512x1024) scaling (bench/mpi_gpu_scaling.py)"
-    timeout "${MPIGPU_TIMEOUT:-300}" python3 bench/mpi_gpu_scaling.py --build "$BUILD" $QUICK \
+    say "GPU ranks: 3-D weak (512^3 per GPU) and strong (512x512x1024) scaling (bench/experiments/mpi_gpu_scaling.py)"
+    timeout "${MPIGPU_TIMEOUT:-300}" python3 bench/experiments/mpi_gpu_scaling.py --build "$BUILD" $QUICK \
         --out "$OUT/mpi-gpu.json" ${MPIGPU_ARGS:-} || status=1
 fi
 if [[ ",$SECTIONS," == *,sparsecli,* ]]; then
     HR_BUILD=$BUILD timeout "${SPARSECLI_TIMEOUT:-200}" bash scripts/gpu-sparse-check.sh "$OUT/sparse" cli || status=1
 fi
 if [[ ",$SECTIONS," == *,cpu16,* ]]; then
-    say "CPU threads against the STREAM copy (bench/cpu2d.py, bench/cpu3d.py)"
-    timeout "${CPU16_TIMEOUT:-150}" python3 bench/cpu3d.py --bench "$BUILD/bench/cpu_bench" --n 256 --bind core \
+    say "CPU threads against the STREAM copy (bench/experiments/cpu2d.py, bench/experiments/cpu3d.py)"
+    timeout "${CPU16_TIMEOUT:-150}" python3 bench/experiments/cpu3d.py --bench "$BUILD/bench/cpu_bench" --n 256 --bind core \
         --out "$OUT/cpu3d.json" ${CPU3D_ARGS:-} || status=1
-    timeout "${CPU16_TIMEOUT:-150}" python3 bench/cpu2d.py --bench "$BUILD/bench/cpu_bench" --sizes 8192 \
+    timeout "${CPU16_TIMEOUT:-150}" python3 bench/experiments/cpu2d.py --bench "$BUILD/bench/cpu_bench" --sizes 8192 \
         --out "$OUT/cpu2d.json" ${CPU2D_ARGS:-} || status=1
 fi
 if [[ ",$SECTIONS," == *,mpi16,* ]] && [ -x "$BUILD/tests/mpi/mpi_solve" ]; then
-    say "CPU ranks against threads (bench/mpi_scaling.py)"
-    timeout "${MPI16_TIMEOUT:-150}" python3 bench/mpi_scaling.py --build "$BUILD" --ranks "${MPI16_RANKS:-1,4,16}" \
+    say "CPU ranks against threads (bench/experiments/mpi_scaling.py)"
+    timeout "${MPI16_TIMEOUT:-150}" python3 bench/experiments/mpi_scaling.py --build "$BUILD" --ranks "${MPI16_RANKS:-1,4,16}" \
         --dim 3 --n 256 --kinds slab --threads-ref --out "$OUT/mpi-cpu.json" ${MPI16_ARGS:-} || status=1
 fi
 if [[ ",$SECTIONS," == *,mpitrace,* ]] && [ -x "$BUILD/tests/mpi/mpi_solve" ]; then
-    say "CPU ranks against threads, with schedule traces (bench/mpi_trace.py; overlapped rounds only)"
+    say "CPU ranks against threads, with schedule traces (bench/experiments/mpi_trace.py; overlapped rounds only)"
     # MPITRACE_RUNS: label:mpi_scaling options[:VAR=value ...], separated by ';'
     IFS=';' read -ra runs <<<"${MPITRACE_RUNS:-s512:--n 512;s512-bind:--n 512 --bind}"
     { lscpu; grep -H . /sys/kernel/mm/transparent_hugepage/enabled; } >"$OUT/lscpu.txt" 2>&1
@@ -231,15 +231,15 @@ if [[ ",$SECTIONS," == *,mpitrace,* ]] && [ -x "$BUILD/tests/mpi/mpi_solve" ]; t
     for r in "${runs[@]}"; do
         IFS=':' read -r lab opts envs <<<"$r"
         echo "-- $lab: $opts ${envs:-}"
-        env ${envs:-} HETRELAX_DSOLVER_TRACE=$T/trace-$lab timeout "${MPITRACE_TIMEOUT:-150}" python3 bench/mpi_scaling.py \
+        env ${envs:-} HETRELAX_DSOLVER_TRACE=$T/trace-$lab timeout "${MPITRACE_TIMEOUT:-150}" python3 bench/experiments/mpi_scaling.py \
             --build "$BUILD" --ranks "${MPI16_RANKS:-16}" --dim 3 --kinds slab --threads-ref \
             --out "$T/mpi-$lab.json" $opts | tail -2 || status=1
-        ls $T/trace-$lab.* >/dev/null 2>&1 && python3 bench/mpi_trace.py $T/trace-$lab --json "$T/summary-$lab.json" | tail -4
+        ls $T/trace-$lab.* >/dev/null 2>&1 && python3 bench/experiments/mpi_trace.py $T/trace-$lab --json "$T/summary-$lab.json" | tail -4
     done
     tar czf "$OUT/mpitrace.tgz" -C $T .
 fi
 if [[ ",$SECTIONS," == *,3d,* ]]; then
-    say "3-D and 2-D tuned through the library (bench/gpu3d_bench.c)"
+    say "3-D and 2-D tuned through the library (bench/drivers/gpu3d_bench.c)"
     "$BUILD/bench/gpu3d_bench" "$OUT/gpu3d-results.json" $QUICK ${GPU3D_BENCH_ARGS:-} || status=1
     # 2-D regression: GB/s of `tuned` in docs/results/gpu-jacobi.md (figure 11, T = 1000)
     python3 - "$OUT/gpu3d-results.json" <<'PY' || status=1
@@ -263,37 +263,37 @@ sys.exit(1 if bad else 0)
 PY
 fi
 if [[ ",$SECTIONS," == *,peers3d,* ]]; then
-    say "3-D peers (bench/gpu3d_peers.py)"
-    python3 bench/gpu3d_peers.py --results "$OUT/gpu3d-results.json" --out "$OUT/gpu3d-peers.json" $QUICK || status=1
+    say "3-D peers (bench/experiments/gpu3d_peers.py)"
+    python3 bench/experiments/gpu3d_peers.py --results "$OUT/gpu3d-results.json" --out "$OUT/gpu3d-peers.json" $QUICK || status=1
 fi
-# multigrid: multigrid  hetrelax multigrid on the GPU (bench/mg_gpu_bench.py)
+# multigrid: multigrid  hetrelax multigrid on the GPU (bench/experiments/mg_gpu_bench.py)
 # and its peers:
 #   mgpeers  cupy.fft sine transforms, cupyx CG, hetrelax sparse CG and hetrelax GPU multigrid
-#            (bench/mg_peers_gpu.py; MGPEERS_ARGS)
+#            (bench/experiments/mg_peers_gpu.py; MGPEERS_ARGS)
 #   hypre16  hypre PFMG-CG / BoomerAMG-CG (.deps/debs/hypre) against hetrelax CPU multigrid on all
-#            host cores (bench/hypre_device.sh; SIZES2D, SIZES3D, RHS, HYPRE_RANKS, REPEATS)
+#            host cores (bench/experiments/hypre_device.sh; SIZES2D, SIZES3D, RHS, HYPRE_RANKS, REPEATS)
 if [[ ",$SECTIONS," == *,multigrid,* ]]; then
-    say "multigrid on the GPU (bench/mg_gpu_bench.py)"
-    timeout "${MULTIGRID_TIMEOUT:-300}" python3 bench/mg_gpu_bench.py --build "$BUILD" --out "$OUT" $QUICK \
+    say "multigrid on the GPU (bench/experiments/mg_gpu_bench.py)"
+    timeout "${MULTIGRID_TIMEOUT:-300}" python3 bench/experiments/mg_gpu_bench.py --build "$BUILD" --out "$OUT" $QUICK \
         ${MULTIGRID_ARGS:-} || status=1
 fi
 if [[ ",$SECTIONS," == *,mgpeers,* ]]; then
-    say "multigrid peers on the GPU (bench/mg_peers_gpu.py)"
-    timeout "${MGPEERS_TIMEOUT:-330}" python3 bench/mg_peers_gpu.py --cli "$CLI" --out "$OUT/mg-peers-gpu.json" \
+    say "multigrid peers on the GPU (bench/experiments/mg_peers_gpu.py)"
+    timeout "${MGPEERS_TIMEOUT:-330}" python3 bench/experiments/mg_peers_gpu.py --cli "$CLI" --out "$OUT/mg-peers-gpu.json" \
         --md "$OUT/mg-peers-gpu.md" $QUICK ${MGPEERS_ARGS:-} || status=1
 fi
 if [[ ",$SECTIONS," == *,hypre16,* ]]; then
-    say "hypre against hetrelax multigrid on the host cores (bench/hypre_device.sh)"
+    say "hypre against hetrelax multigrid on the host cores (bench/experiments/hypre_device.sh)"
     [ "$MODE" = quick ] && export SIZES2D=${SIZES2D-2047} SIZES3D=${SIZES3D-127}
-    HR_BUILD=$BUILD timeout "${HYPRE16_TIMEOUT:-400}" bash bench/hypre_device.sh "$OUT/mg-hypre-cpu.json" || status=1
+    HR_BUILD=$BUILD timeout "${HYPRE16_TIMEOUT:-400}" bash bench/experiments/hypre_device.sh "$OUT/mg-hypre-cpu.json" || status=1
 fi
 if [ -n "$BENCH" ]; then
-    python3 bench/gpu_bench.py --cli "$CLI" --out "$OUT/gpu-results.json" $QUICK --sections "$BENCH" \
+    python3 bench/experiments/gpu_bench.py --cli "$CLI" --out "$OUT/gpu-results.json" $QUICK --sections "$BENCH" \
         ${GPU_BENCH_TUNE:+--tune "$GPU_BENCH_TUNE"} ${GPU_BENCH_ARGS:-} || status=1
 fi
 if [[ ",$SECTIONS," == *,peers,* ]]; then
     say "peers"
-    python3 bench/gpu_peers.py --results "$OUT/gpu-results.json" --out "$OUT/gpu-peers.json" $QUICK || status=1
+    python3 bench/experiments/gpu_peers.py --results "$OUT/gpu-results.json" --out "$OUT/gpu-peers.json" $QUICK || status=1
 fi
 if [[ ",$SECTIONS," == *,fig16,* ]]; then
     # one search per reference (FIG16_REFERENCES), every probe in one process
@@ -309,8 +309,8 @@ if [[ ",$SECTIONS," == *,fig16,* ]]; then
     done
     [ -n "${FIG16_TUNE_ALPHAS:-}" ] && cat "$HETRELAX_TUNE_FILE"
     for ref in ${FIG16_REFERENCES:-sweeps converged}; do
-        say "fig16 (bench/async_fig16.py on the GPU), reference $ref"
-        python3 bench/async_fig16.py "$CLI" --backend gpu --n 4096 --sync-kernel tuned \
+        say "fig16 (bench/experiments/async_fig16.py on the GPU), reference $ref"
+        python3 bench/experiments/async_fig16.py "$CLI" --backend gpu --n 4096 --sync-kernel tuned \
             --server "$BUILD/bench/fig16_server" --kernels "${FIG16_KERNELS:-async3,async2,async0,async1}" \
             --reference "$ref" --time-budget "${FIG16_BUDGET:-200}" \
             --json "$OUT/gpu-fig16-$ref.json" --png "$OUT/gpu-fig16-$ref.png" ${FIG16_ARGS:-} || status=1

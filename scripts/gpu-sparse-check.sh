@@ -9,7 +9,7 @@
 #
 # builds with CUDA into build-gsparse (json-c, cmocka and pkgconf come from .deps/ when
 # the machine lacks them), runs the GPU sparse tests, compute-sanitizer on small
-# solves, a few CLI runs, then the experiments (bench/gpu_sparse_experiments.py) and
+# solves, a few CLI runs, then the experiments (bench/experiments/gpu_sparse_experiments.py) and
 # their plots. Writes into OUTDIR (few files: the device tool returns at most 8):
 #   gpu-sparse-check.log         everything printed
 #   gpu-sparse-results.json      single: sections variation..tune  (multi: gpu-sparse-multi.json)
@@ -213,16 +213,16 @@ say "experiments"
 export PYTHONUNBUFFERED=1
 if [ "$MODE" = multi ]; then
     RES=$OUT/gpu-sparse-multi.json
-    timeout 330 python3 bench/gpu_sparse_experiments.py --driver "$DRIVER" --out "$RES" --sections "${SECTIONS:-multi,variation-s2}" ||
+    timeout 330 python3 bench/experiments/gpu_sparse_experiments.py --driver "$DRIVER" --out "$RES" --sections "${SECTIONS:-multi,variation-s2}" ||
         { echo "experiments failed or timed out"; status=1; }
 else
     RES=$OUT/gpu-sparse-results.json
-    timeout 330 python3 bench/gpu_sparse_experiments.py --driver "$DRIVER" --out "$RES" \
+    timeout 330 python3 bench/experiments/gpu_sparse_experiments.py --driver "$DRIVER" --out "$RES" \
         ${SECTIONS:+--sections $SECTIONS} || { echo "experiments failed or timed out"; status=1; }
 fi
 if [ -s "$RES" ]; then
     mkdir -p "$OUT/plots"
-    python3 bench/gpu_sparse_plots.py "$RES" --outdir "$OUT/plots" && tar -C "$OUT" -czf "$OUT/gpu-sparse-plots.tar.gz" plots
+    python3 bench/plots/gpu_sparse_plots.py "$RES" --outdir "$OUT/plots" && tar -C "$OUT" -czf "$OUT/gpu-sparse-plots.tar.gz" plots
     rm -rf "$OUT/plots"
 fi
 say "done: status $status"

@@ -19,7 +19,7 @@
  * must be ordered. Between two operations of the iterations (emu_set_phase(1)) only exact
  * footprints count (copies, fills, rb_stream's rows, the copy kernel): a whole-allocation
  * footprint (the in-place kernels, a graph launch) is too coarse for the schemes' kernels
- * that run side by side on disjoint rows or colours (bench/mgpu_rb2_model.py checks those).
+ * that run side by side on disjoint rows or colours (bench/experiments/mgpu_rb2_model.py checks those).
  */
 #include <cstdint>
 #include <cstdio>

@@ -7,7 +7,7 @@
  * and the tuner's resets (the host rewrites its grid and uploads it), shape changes, free.
  * Every two accesses to the same bytes, one a write, by the host, a copy, a fill or a kernel,
  * must be ordered by streams, events and host synchronisations (emu_cuda_order.cpp; pairs
- * of kernels inside the iterations are bench/mgpu_rb2_model.py's, row by row). Covers every
+ * of kernels inside the iterations are bench/experiments/mgpu_rb2_model.py's, row by row). Covers every
  * one-GPU version (pinned and pageable host grids, f array or not, 2-D and 3-D, rb-tuned's
  * shape changes) and rb-mgpu on 2, 3, 4 slabs on one and on several devices in each scheme
  * (streaming, graphs, kernel copies; on two slabs the in-place fused and v1).

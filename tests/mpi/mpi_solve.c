@@ -1,5 +1,5 @@
 /*
- * mpi_solve: one decomposed solve under mpiexec, for the benchmarks (bench/mpi_scaling.py)
+ * mpi_solve: one decomposed solve under mpiexec, for the benchmarks (bench/experiments/mpi_scaling.py)
  * until the command has --decomp. Checks the answer first (a short run bitwise against
  * cpu-seq on rank 0), then times `repeats` runs of `iters` sweeps after a discarded
  * warm-up, and prints one JSON object on rank 0.
@@ -17,7 +17,7 @@
  * process on the same problem (the "ranks vs threads" comparison), one solve after each
  * MPI repeat while the other ranks sleep in a barrier (interleaved: the machine's drifts
  * hit both; and no rank spins on the reference's cores).
- * --backend gpu: GPU ranks (bench/mpi_gpu_scaling.py); the JSON adds the device overlap's
+ * --backend gpu: GPU ranks (bench/experiments/mpi_gpu_scaling.py); the JSON adds the device overlap's
  * split (wait, compute, hidden fraction) and where the messages lived; --transport picks
  * how (hr_mpi_solver_create_transport: host staging, CUDA-aware MPI or NCCL).
  * --verify-div D: the bitwise check runs on the extents divided by D (at least 8 each),
@@ -44,7 +44,7 @@ typedef struct args {
 static int parse(int argc, char **argv, args *a, int rank)
 {
     hr_options_default(&a->o);
-    /* the HETRELAX_* variables (bench/mpi_trace.py: HETRELAX_DSOLVER_TRACE) onto the knobs, as
+    /* the HETRELAX_* variables (bench/experiments/mpi_trace.py: HETRELAX_DSOLVER_TRACE) onto the knobs, as
      * the command maps them: the library reads no environment */
     char err[256];
     if (hr_tuning_from_env(&a->o.tuning, err, sizeof err) != 0) {

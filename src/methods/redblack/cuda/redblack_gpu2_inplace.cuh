@@ -18,7 +18,7 @@
  * Pulls run on the receiving GPU's stream after an event of the sender (no host wait). A
  * pull may overlap the sender's next pass writing the other colour of row B: the receiver
  * reads only the colour that pass does not write, and the second pull replaces the whole
- * ghost row before the next main pass reads it (checked by bench/mgpu_rb2_model.py).
+ * ghost row before the next main pass reads it (checked by bench/experiments/mgpu_rb2_model.py).
  * Tiles: BX = 128 threads, H = 64 (tuning.rb2_shape BX x 0 x H overrides in this scheme).
  *
  * v1: each colour phase is a v1 launch on both (one thread per point of the colour), then

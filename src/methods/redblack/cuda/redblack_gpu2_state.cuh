@@ -1,6 +1,6 @@
 /*
  * rb-mgpu's state (redblack_gpu2.cu), in a header of its own so that the host emulation of
- * the streaming scheme (bench/mgpu_rb2_emu.cpp) runs the same code on the same struct.
+ * the streaming scheme (bench/drivers/mgpu_rb2_emu.cpp) runs the same code on the same struct.
  */
 #ifndef HR_REDBLACK_GPU2_STATE_CUH
 #define HR_REDBLACK_GPU2_STATE_CUH

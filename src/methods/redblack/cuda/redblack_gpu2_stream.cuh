@@ -33,9 +33,9 @@
  * rows a copy reads are rewritten by o's S(t+2), which follows o's own copy from d of
  * iteration t+1, which waited for d's S(t+1), which follows this copy. Events alternate by
  * parity so that a wait on iteration t-1 is not taken for iteration t.
- * bench/mgpu_rb2_model.py checks the index logic against the sequential sweep and every
+ * bench/experiments/mgpu_rb2_model.py checks the index logic against the sequential sweep and every
  * pair of conflicting operations for an ordering by these streams and events;
- * bench/mgpu_rb2_emu.cpp runs this file's code with the kernel under the warp emulation.
+ * bench/drivers/mgpu_rb2_emu.cpp runs this file's code with the kernel under the warp emulation.
  */
 
 /* Correct rows [a, z] (local) of slab d from grid `in` into grid `out`. */
