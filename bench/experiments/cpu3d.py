@@ -37,10 +37,16 @@ def compile_bench(out_dir):
     """cc the helper from the library sources (no CMake, no json-c); hwloc when pkg-config has it."""
     exe = os.path.join(out_dir, "cpu_bench")
     srcs = []
-    for d in ("common", "problem", "cpu", "solver", "sparse"):
-        srcs += sorted(glob.glob(os.path.join(ROOT, "src", d, "*.c")))
+    # the library's C folders as CMakeLists.txt globs them (without CUDA: runtime/nocuda.c and
+    # the NCCL stub), and the command's mapping of the HETRELAX_* variables the driver reads
+    for pat in ("core/*.c", "runtime/cpu/*.c", "runtime/nocuda.c", "reference/*.c", "methods/*/*.c",
+                "methods/*/cpu/*.c", "parallel/decomp/*.c", "parallel/transport/*.c", "parallel/hybrid/*.c",
+                "parallel/transport/cuda/transport_nccl_stub.c"):
+        srcs += sorted(glob.glob(os.path.join(ROOT, "src", pat)))
+    srcs.append(os.path.join(ROOT, "tools", "tuning_env.c"))
     flags = ["-O3", "-march=native", "-ffp-contract=off", "-std=c11", "-D_GNU_SOURCE",
-             "-I" + os.path.join(ROOT, "include"), "-I" + os.path.join(ROOT, "src")]
+             "-I" + os.path.join(ROOT, "include"), "-I" + os.path.join(ROOT, "src"),
+             "-I" + os.path.join(ROOT, "tools")]
     libs = ["-lpthread", "-lm"]
     if subprocess.run(["pkg-config", "--exists", "hwloc"]).returncode == 0:
         flags.append("-DHR_HAVE_HWLOC")
