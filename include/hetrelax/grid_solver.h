@@ -162,6 +162,8 @@ typedef struct hr_grid_info {
     int gpus;               /* GPUs per process (0: none) */
     int ranks;              /* MPI ranks (1 in one process) */
     double omega;           /* the weight that runs (resolved) */
+    int general;            /* 1: the general-problem engine runs it (not the model kernels) */
+    int singular;           /* the problem has no Dirichlet face (hr_problem_is_singular) */
 } hr_grid_info;
 
 /*! hr_grid_solver_info() : what `s` runs. */

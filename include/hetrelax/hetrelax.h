@@ -327,6 +327,8 @@ typedef struct hr_result {
     int ranks;                 /* MPI ranks of the solve (1 in one process) */
     double convergence_factor; /* mg, cg: (final / initial residual)^(1 / iterations), else NaN */
     double last_factor;        /* mg, cg: the last iteration's residual ratio, else NaN */
+    double rhs_projection;     /* a singular problem (no Dirichlet face): how much of b was removed to
+                                  make it compatible, ||b - b_projected|| / ||b||; else 0 */
 } hr_result;
 
 HR_API const char *hr_reason_string(hr_reason r);
@@ -445,7 +447,9 @@ enum {
 enum {
     HR_PROBLEM_MODEL = 1u << 0, /* -Laplace(u) = f on the unit square or cube: uniform spacing, unit
                                    coefficient, one constant Dirichlet value on every face */
-    HR_PROBLEM_MATRIX = 1u << 1 /* A x = b with an assembled sparse matrix A (CSR) */
+    HR_PROBLEM_MATRIX = 1u << 1, /* A x = b with an assembled sparse matrix A (CSR) */
+    HR_PROBLEM_GENERAL = 1u << 2 /* any structured problem (hetrelax/problem.h): extents, lengths,
+                                    boundary conditions per face, a coefficient field */
 };
 
 typedef struct hr_entry_info {

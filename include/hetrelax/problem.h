@@ -12,11 +12,31 @@
  * Arrays are borrowed: they must stay valid and unchanged until the call that takes the
  * problem (hr_grid_solver_create) returns; what a solver keeps it copies.
  *
- * Grid and spacing. Axis a (x = 0, y = 1, z = 2) has n[a] unknowns. Along an axis that is
- * not periodic they are the points x_i = i h_a, i = 1 .. n[a], with h_a = L_a / (n[a] + 1):
- * the points i = 0 and i = n[a] + 1 lie on the two faces. Along a periodic axis the unknowns
- * are x_i = i h_a, i = 0 .. n[a] - 1, with h_a = L_a / n[a] (point n[a] is point 0).
- * hr_problem_spacing() gives h_a.
+ * Grid and spacing. Axis a (x = 0, y = 1, z = 2) has n[a] unknowns, equally spaced by h_a.
+ * A Dirichlet face is not an unknown: the points on it hold the face's values. A Neumann
+ * face's points are unknowns (half a cell wide, the finite-volume form below). Along an axis
+ * that is not periodic the unknowns are x_i = (i + d) h_a, i = 0 .. n[a] - 1, with d = 1 when
+ * the low face is Dirichlet (0 when it is Neumann) and h_a = L_a / (n[a] - 1 + d_lo + d_hi)
+ * (d_lo, d_hi: 1 for a Dirichlet face, 0 for Neumann): Dirichlet on both faces is the
+ * model problem's h_a = L_a / (n[a] + 1), Neumann on both L_a / (n[a] - 1) (n[a] >= 2).
+ * Along a periodic axis x_i = i h_a, i = 0 .. n[a] - 1, h_a = L_a / n[a] (point n[a] is
+ * point 0; n[a] >= 3). hr_problem_spacing() gives h_a.
+ *
+ * The discrete system (hr_problem_rhs; hr_problem_matrix in hetrelax/sparse.h) is the
+ * finite-volume form of the 5- or 7-point stencil, divided by the full cell's volume, so
+ * that it is symmetric: the coupling of neighbours p and q = p +- e_b is
+ * -a_pq W_b / h_b^2 with a_pq the harmonic mean 2 a_p a_q / (a_p + a_q) and W_b the
+ * product over the other axes of the cell's width (1, or 1/2 on a Neumann face); the
+ * diagonal is the sum of the couplings' magnitudes plus a_p W_b / h_b^2 for each Dirichlet
+ * neighbour (whose value moves to b); b = W f (W the product of all widths) plus, per
+ * Dirichlet neighbour, a_p W_b / h_b^2 times its value, and per Neumann face of p,
+ * a_p W_b / h_b times its flux. On the model problem this is the usual
+ * (2 d u_p - sum of neighbours) / h^2 = f. The error is O(h^2) for every boundary type.
+ *
+ * Singular problems: with no Dirichlet face (every face Neumann or periodic) A has the
+ * constants as its null space. The solvers then remove from f the constant that makes
+ * sum(b) = 0 (the size of that projection is reported: hr_result.rhs_projection), and
+ * return the solution whose unknowns sum to zero.
  *
  * Arrays over the grid (right-hand side, initial guess, coefficient, and the solutions a
  * solver returns) hold the unknowns only, x fastest: point (i, j, k) of the unknowns,
@@ -29,9 +49,10 @@
  * them. A Dirichlet face's values are u there; a Neumann face's are the outward normal
  * derivative du/dn (the flux leaving the box, divided by a).
  *
- * What runs: hr_grid_solver_create refuses, with a message naming the field, what no
- * solver handles yet. So far every solver runs the model problem only: Dirichlet on every
- * face with one constant value, a = 1, and one spacing on every axis.
+ * What runs: every structured method on the CPU runs every problem (hr_grid_solver); the
+ * model problem (Dirichlet on every face with one constant value, a = 1, one spacing on
+ * every axis) keeps its own fastest kernels. What a placement cannot run is refused by
+ * hr_grid_solver_create with a message naming the field.
  */
 #include "hetrelax/hetrelax.h" /* outside the guard: hetrelax.h includes this file at its end */
 
@@ -140,6 +161,31 @@ HR_API const char *hr_face_name(hr_face face);
 
 /*! hr_bc_kind_name() : "dirichlet", "neumann", "periodic", or NULL. */
 HR_API const char *hr_bc_kind_name(hr_bc_kind kind);
+
+/*! hr_problem_is_model() :
+ *  1 when p is the model problem (Dirichlet on every face with one constant value, a = 1,
+ *  one spacing on every axis): the problems the model kernels (HR_PROBLEM_MODEL) run. */
+HR_API int hr_problem_is_model(const hr_problem *p);
+
+/*! hr_problem_is_singular() : 1 when no face is Dirichlet (A's null space is the constants). */
+HR_API int hr_problem_is_singular(const hr_problem *p);
+
+/* What hr_problem_rhs() did to b. */
+typedef struct hr_system_info {
+    int singular;          /* no Dirichlet face: b was projected onto A's range */
+    double rhs_shift;      /* singular: the constant subtracted from f (0 otherwise) */
+    double rhs_projection; /* singular: ||b - b_projected|| / ||b|| (0 otherwise; ||b - b_proj||
+                              when b = 0) */
+} hr_system_info;
+
+/*! hr_problem_rhs() :
+ *  b of the discrete system (above): `count` >= hr_problem_unknowns() values, the grid array
+ *  layout, with f (the problem's right-hand side, or `f` when not NULL: f at every unknown)
+ *  and the boundary conditions' contributions; projected when the problem is singular
+ *  (`info`, may be NULL, says by how much).
+ *  @return HR_OK, HR_ERR_INVALID_ARG (an invalid problem: the reason in hr_last_error()). */
+HR_API hr_status hr_problem_rhs(const hr_problem *p, const double *f, double *b, size_t count,
+                                hr_system_info *info);
 
 #ifdef __cplusplus
 }

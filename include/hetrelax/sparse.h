@@ -66,6 +66,13 @@ HR_API int hr_csr_is_symmetric(const hr_csr *A);
  *  (-1 for a non-square matrix). */
 HR_API hr_status hr_csr_check_diagonal(const hr_csr *A, int *bad_row);
 
+/*! hr_problem_matrix() :
+ *  The assembled operator A of a structured problem (hetrelax/problem.h: the discrete
+ *  system, symmetric), one row per unknown in the grid array order; b is hr_problem_rhs().
+ *  @return HR_OK and *out, HR_ERR_INVALID_ARG (an invalid problem, or more than
+ *  HR_CSR_MAX_DIM unknowns; the reason in hr_last_error()), HR_ERR_NO_MEMORY. */
+HR_API hr_status hr_problem_matrix(const hr_problem *p, hr_csr **out);
+
 /* ---------------------------------------------------------- Matrix Market */
 
 /* Where and why a file was rejected: line is 1-based (0 when no line applies). */

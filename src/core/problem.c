@@ -150,8 +150,11 @@ size_t hr_problem_face_points(const hr_problem *p, hr_face face)
 double hr_problem_spacing(const hr_problem *p, int axis)
 {
     if (!p || (p->dim != 2 && p->dim != 3) || axis < 0 || axis >= p->dim || p->n[axis] < 1) return NAN;
-    const int periodic = p->bc[2 * axis].kind == HR_BC_PERIODIC;
-    return p->length[axis] / ((double)p->n[axis] + (periodic ? 0.0 : 1.0));
+    const hr_bc_kind lo = p->bc[2 * axis].kind, hi = p->bc[2 * axis + 1].kind;
+    if (lo == HR_BC_PERIODIC) return p->length[axis] / (double)p->n[axis];
+    /* intervals: n - 1 between the unknowns, plus one per Dirichlet face */
+    const double intervals = (double)p->n[axis] - 1.0 + (lo == HR_BC_DIRICHLET) + (hi == HR_BC_DIRICHLET);
+    return intervals > 0.0 ? p->length[axis] / intervals : NAN;
 }
 
 /* The first value of v[0..count) that is not finite (or, positive, not > 0), or count. */
@@ -193,7 +196,16 @@ hr_status hr_problem_validate(const hr_problem *p, char *w, size_t ws)
             return hr_invalid_arg(w, ws,
                                   "bc: %s is periodic on face %s only (periodic takes both faces of an axis)",
                                   axis_names[f / 2], face_names[b->kind == HR_BC_PERIODIC ? f : f ^ 1]);
-        if (b->kind == HR_BC_PERIODIC) continue;
+        if (b->kind == HR_BC_PERIODIC) {
+            if (p->n[f / 2] < 3)
+                return hr_invalid_arg(w, ws, "bc: periodic %s needs at least 3 unknowns along it (got %d)",
+                                      axis_names[f / 2], p->n[f / 2]);
+            continue;
+        }
+        if (b->kind == HR_BC_NEUMANN && p->bc[f ^ 1].kind == HR_BC_NEUMANN && p->n[f / 2] < 2)
+            return hr_invalid_arg(w, ws,
+                                  "bc: Neumann on both %s faces needs at least 2 unknowns along it (got %d)",
+                                  axis_names[f / 2], p->n[f / 2]);
         if (!b->values && !isfinite(b->value))
             return hr_invalid_arg(w, ws, "bc: face %s value must be finite (got %g)", face_names[f],
                                   b->value);

@@ -1,0 +1,413 @@
+/*
+ * The discrete system of a structured problem (hetrelax/problem.h): the finite-volume
+ * 5- or 7-point operator with harmonic face coefficients, boundary conditions folded into
+ * the operator and b, and the projection of a singular problem's b. hr_problem_rhs and
+ * hr_problem_matrix give it to users; the general-problem engine starts from it.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "hetrelax/sparse.h"
+#include "methods/stencil/stencil_op.h"
+
+#ifndef M_PI
+#define M_PI 3.14159265358979323846
+#endif
+
+/* ------------------------------------------------------------------ the padded grid */
+
+void hr_sgrid_init(hr_sgrid *g, int dim, const int n[3], const int periodic[3])
+{
+    memset(g, 0, sizeof *g);
+    g->dim = dim;
+    for (int a = 0; a < 3; a++) {
+        g->n[a] = a < dim ? n[a] : 1;
+        g->periodic[a] = a < dim && periodic[a];
+    }
+    const ptrdiff_t p0 = g->n[0] + 2, p1 = g->n[1] + 2, p2 = dim == 3 ? g->n[2] + 2 : 1;
+    g->st[0] = 1;
+    g->st[1] = p0;
+    g->st[2] = p0 * p1;
+    g->padded = (size_t)(p0 * p1 * p2);
+    g->count = (size_t)g->n[0] * (size_t)g->n[1] * (size_t)g->n[2];
+    g->origin = 1 + p0 + (dim == 3 ? g->st[2] : 0);
+}
+
+double *hr_sgrid_alloc(const hr_sgrid *g)
+{
+    return calloc(g->padded, sizeof(double));
+}
+
+hr_status hr_sop_alloc(hr_sop *A, const hr_sgrid *g, int box)
+{
+    memset(A, 0, sizeof *A);
+    A->g = *g;
+    const int d = g->dim;
+    int nk = 0;
+    if (!box) {
+        for (int a = 0; a < d; a++) {
+            A->off[nk][0] = A->off[nk][1] = A->off[nk][2] = 0;
+            A->off[nk++][a] = 1;
+        }
+    } else { /* the offsets after 0 in z-major lexicographic order */
+        for (int z = d == 3 ? -1 : 0; z <= (d == 3 ? 1 : 0); z++)
+            for (int y = -1; y <= 1; y++)
+                for (int x = -1; x <= 1; x++)
+                    if (z > 0 || (z == 0 && (y > 0 || (y == 0 && x > 0)))) {
+                        A->off[nk][0] = x;
+                        A->off[nk][1] = y;
+                        A->off[nk][2] = z;
+                        nk++;
+                    }
+    }
+    A->nk = nk;
+    for (int k = 0; k < nk; k++)
+        A->doff[k] = A->off[k][0] * g->st[0] + A->off[k][1] * g->st[1] + A->off[k][2] * g->st[2];
+    A->diag = hr_sgrid_alloc(g);
+    int ok = A->diag != NULL;
+    for (int k = 0; k < nk && ok; k++)
+        ok = (A->c[k] = hr_sgrid_alloc(g)) != NULL;
+    if (!ok) {
+        hr_sop_free(A);
+        return HR_ERR_NO_MEMORY;
+    }
+    return HR_OK;
+}
+
+void hr_sop_free(hr_sop *A)
+{
+    if (!A) return;
+    free(A->diag);
+    for (int k = 0; k < HR_ST_MAX_HALF; k++)
+        free(A->c[k]);
+    memset(A, 0, sizeof *A);
+}
+
+/* One periodic axis's ghosts: the planes at -1 and n copy those at n - 1 and 0. The
+ * planes span the whole padded extent of the other axes, so filling the axes in order
+ * fills edges and corners too. */
+static void fill_axis(const hr_sgrid *g, double *u, int a)
+{
+    int lim[3];
+    for (int b = 0; b < 3; b++)
+        lim[b] = b < g->dim ? g->n[b] + 2 : 1;
+    lim[a] = 1;
+    const ptrdiff_t far = (ptrdiff_t)g->n[a] * g->st[a], ghi = ((ptrdiff_t)g->n[a] + 1) * g->st[a];
+    for (int z = 0; z < lim[2]; z++)
+        for (int y = 0; y < lim[1]; y++)
+            for (int x = 0; x < lim[0]; x++) {
+                const ptrdiff_t o = x + y * g->st[1] + z * g->st[2];
+                u[o] = u[o + far];
+                u[o + ghi] = u[o + g->st[a]];
+            }
+}
+
+void hr_st_fill_ghosts(const hr_sgrid *g, double *u)
+{
+    for (int a = 0; a < g->dim; a++)
+        if (g->periodic[a]) fill_axis(g, u, a);
+}
+
+void hr_sgrid_pack(const hr_sgrid *g, const double *padded, double *dst)
+{
+    size_t q = 0;
+    for (int k = 0; k < g->n[2]; k++)
+        for (int j = 0; j < g->n[1]; j++) {
+            memcpy(dst + q, padded + hr_sgrid_index(g, 0, j, k), (size_t)g->n[0] * sizeof *dst);
+            q += (size_t)g->n[0];
+        }
+}
+
+void hr_sgrid_unpack(const hr_sgrid *g, const double *src, double *padded)
+{
+    size_t q = 0;
+    for (int k = 0; k < g->n[2]; k++)
+        for (int j = 0; j < g->n[1]; j++) {
+            memcpy(padded + hr_sgrid_index(g, 0, j, k), src + q, (size_t)g->n[0] * sizeof *src);
+            q += (size_t)g->n[0];
+        }
+}
+
+/* ------------------------------------------------------------------ the problem */
+
+int hr_problem_is_singular(const hr_problem *p)
+{
+    if (!p || (p->dim != 2 && p->dim != 3)) return 0;
+    for (int f = 0; f < 2 * p->dim; f++)
+        if (p->bc[f].kind == HR_BC_DIRICHLET) return 0;
+    return 1;
+}
+
+/* The position of unknown i along axis a (hetrelax/problem.h's rule). */
+static double position(const hr_problem *p, int a, int i)
+{
+    const double h = hr_problem_spacing(p, a);
+    const int d = p->bc[2 * a].kind == HR_BC_DIRICHLET ? 1 : 0;
+    return (i + d) * h;
+}
+
+hr_status hr_problem_f(const hr_problem *p, double *f)
+{
+    const int dim = p->dim, nx = p->n[0], ny = p->n[1], nz = dim == 3 ? p->n[2] : 1;
+    const size_t count = (size_t)nx * ny * nz;
+    switch (p->rhs) {
+    case HR_RHS_ARRAY: memcpy(f, p->rhs_values, count * sizeof *f); break;
+    case HR_RHS_ZERO: memset(f, 0, count * sizeof *f); break;
+    case HR_RHS_SPIKE: { /* h^2 f = 1 at the centre, h the spacings' geometric mean */
+        memset(f, 0, count * sizeof *f);
+        double hp = 1.0;
+        for (int a = 0; a < dim; a++)
+            hp *= hr_problem_spacing(p, a);
+        const double hbar2 = pow(hp, 2.0 / dim);
+        const size_t c =
+            (((size_t)((nz + 1) / 2 - 1) * ny) + (size_t)((ny + 1) / 2 - 1)) * nx + (nx + 1) / 2 - 1;
+        f[c] = 1.0 / hbar2;
+        break;
+    }
+    case HR_RHS_MANUFACTURED: {
+        double lam = 0.0;
+        for (int a = 0; a < dim; a++)
+            lam += 1.0 / (p->length[a] * p->length[a]);
+        lam *= M_PI * M_PI;
+        size_t q = 0;
+        for (int k = 0; k < nz; k++)
+            for (int j = 0; j < ny; j++)
+                for (int i = 0; i < nx; i++) {
+                    double v = sin(M_PI * position(p, 0, i) / p->length[0]) *
+                               sin(M_PI * position(p, 1, j) / p->length[1]);
+                    if (dim == 3) v *= sin(M_PI * position(p, 2, k) / p->length[2]);
+                    f[q++] = lam * v;
+                }
+        break;
+    }
+    default: return HR_ERR_INVALID_ARG;
+    }
+    return HR_OK;
+}
+
+/* The value of face `face` at the unknown (i, j, k) (its projection onto the face). */
+static double face_value(const hr_problem *p, int face, int i, int j, int k)
+{
+    const hr_bc *b = &p->bc[face];
+    if (!b->values) return b->value;
+    size_t q;
+    switch (face / 2) {
+    case 0: q = (size_t)k * p->n[1] + j; break;
+    case 1: q = (size_t)k * p->n[0] + i; break;
+    default: q = (size_t)j * p->n[0] + i; break;
+    }
+    return b->values[q];
+}
+
+static double harmonic(double a, double b)
+{
+    return a == b ? a : 2.0 * a * b / (a + b);
+}
+
+hr_status hr_discretize(const hr_problem *p, const double *f_in, hr_sop *A, double *b, hr_system_info *info)
+{
+    const int dim = p->dim;
+    int per[3] = {0, 0, 0}, n[3] = {p->n[0], p->n[1], dim == 3 ? p->n[2] : 1};
+    for (int a = 0; a < dim; a++)
+        per[a] = p->bc[2 * a].kind == HR_BC_PERIODIC;
+    hr_sgrid g;
+    hr_sgrid_init(&g, dim, n, per);
+    const size_t count = g.count;
+    double *f = NULL;
+    if (b) {
+        if (f_in) {
+            f = (double *)f_in;
+        } else {
+            if (!(f = malloc(count * sizeof *f))) return HR_ERR_NO_MEMORY;
+            hr_problem_f(p, f);
+        }
+        memset(b, 0, g.padded * sizeof *b);
+    }
+    double h[3] = {1, 1, 1}, ih2[3] = {1, 1, 1};
+    for (int a = 0; a < dim; a++) {
+        h[a] = hr_problem_spacing(p, a);
+        ih2[a] = 1.0 / (h[a] * h[a]);
+    }
+    const double *cv = p->coef_values;
+    double vsum = 0.0, bsum = 0.0;
+    size_t q = 0;
+    for (int k = 0; k < n[2]; k++)
+        for (int j = 0; j < n[1]; j++)
+            for (int i = 0; i < n[0]; i++, q++) {
+                const int idx[3] = {i, j, k};
+                double w[3] = {1, 1, 1}; /* cell widths / h */
+                for (int a = 0; a < dim; a++) {
+                    if (per[a]) continue;
+                    if ((idx[a] == 0 && p->bc[2 * a].kind == HR_BC_NEUMANN) ||
+                        (idx[a] == n[a] - 1 && p->bc[2 * a + 1].kind == HR_BC_NEUMANN))
+                        w[a] = 0.5;
+                }
+                const double vol = w[0] * w[1] * w[2];
+                const double ap = cv ? cv[q] : p->coef;
+                const ptrdiff_t pi = hr_sgrid_index(&g, i, j, k);
+                double diag = 0.0, bp = 0.0;
+                for (int a = 0; a < dim; a++) {
+                    const double wb = vol / w[a]; /* the face's area / h^(dim-1) */
+                    const size_t sq = a == 0 ? 1 : a == 1 ? (size_t)n[0] : (size_t)n[0] * n[1];
+                    for (int side = 0; side < 2; side++) {
+                        const int in = side ? idx[a] + 1 < n[a] : idx[a] > 0;
+                        if (in || per[a]) {
+                            size_t qn;
+                            if (in)
+                                qn = side ? q + sq : q - sq;
+                            else
+                                qn = side ? q - (size_t)(n[a] - 1) * sq : q + (size_t)(n[a] - 1) * sq;
+                            const double cpl = harmonic(ap, cv ? cv[qn] : p->coef) * wb * ih2[a];
+                            diag += cpl;
+                            if (side && A) A->c[a][pi] = -cpl;
+                            continue;
+                        }
+                        const int face = 2 * a + side;
+                        if (p->bc[face].kind == HR_BC_DIRICHLET) {
+                            const double cpl = ap * wb * ih2[a];
+                            diag += cpl;
+                            if (b) bp += cpl * face_value(p, face, i, j, k);
+                        } else if (b) { /* Neumann: the flux through the face */
+                            bp += ap * wb / h[a] * face_value(p, face, i, j, k);
+                        }
+                    }
+                }
+                if (A) A->diag[pi] = diag;
+                if (b) {
+                    b[pi] = bp + vol * f[q];
+                    bsum += b[pi];
+                    vsum += vol;
+                }
+            }
+    if (A) /* the coefficients' ghosts: read as c[k][p - o_k] across a periodic axis */
+        for (int k = 0; k < A->nk; k++)
+            hr_st_fill_ghosts(&g, A->c[k]);
+    hr_system_info si = {0, 0.0, 0.0};
+    if (b && hr_problem_is_singular(p)) {
+        si.singular = 1;
+        si.rhs_shift = bsum / vsum; /* per unit volume: subtracted from f */
+        double nb = 0.0, nd = 0.0;
+        q = 0;
+        for (int k = 0; k < n[2]; k++)
+            for (int j = 0; j < n[1]; j++)
+                for (int i = 0; i < n[0]; i++, q++) {
+                    double vol = 1.0;
+                    for (int a = 0; a < dim; a++) {
+                        const int ia = a == 0 ? i : a == 1 ? j : k;
+                        if ((ia == 0 && p->bc[2 * a].kind == HR_BC_NEUMANN) ||
+                            (ia == n[a] - 1 && p->bc[2 * a + 1].kind == HR_BC_NEUMANN))
+                            vol *= 0.5;
+                    }
+                    const ptrdiff_t pi = hr_sgrid_index(&g, i, j, k);
+                    nb += b[pi] * b[pi];
+                    const double d = si.rhs_shift * vol;
+                    nd += d * d;
+                    b[pi] -= d;
+                }
+        si.rhs_projection = nb > 0.0 ? sqrt(nd / nb) : sqrt(nd);
+    }
+    if (info) *info = si;
+    if (f && f != f_in) free(f);
+    return HR_OK;
+}
+
+/* ------------------------------------------------------------------ public */
+
+int hr_problem_is_model(const hr_problem *p)
+{
+    if (!p || (p->dim != 2 && p->dim != 3)) return 0;
+    for (int f = 0; f < 2 * p->dim; f++)
+        if (p->bc[f].kind != HR_BC_DIRICHLET || p->bc[f].values || p->bc[f].value != p->bc[0].value) return 0;
+    if (p->coef_values || p->coef != 1.0) return 0;
+    const double h = hr_problem_spacing(p, 0);
+    for (int a = 1; a < p->dim; a++)
+        if (fabs(hr_problem_spacing(p, a) - h) > 1e-12 * h) return 0;
+    return 1;
+}
+
+hr_status hr_problem_rhs(const hr_problem *p, const double *f, double *b, size_t count, hr_system_info *info)
+{
+    char why[200];
+    if (hr_problem_validate(p, why, sizeof why) != HR_OK) {
+        hr_set_last_error("%s", why);
+        return HR_ERR_INVALID_ARG;
+    }
+    const size_t need = hr_problem_unknowns(p);
+    if (!b || count < need) {
+        hr_set_last_error("b: %zu values needed (got %zu)", need, b ? count : 0);
+        return HR_ERR_INVALID_ARG;
+    }
+    int n[3] = {p->n[0], p->n[1], p->dim == 3 ? p->n[2] : 1}, per[3] = {0, 0, 0};
+    hr_sgrid g;
+    hr_sgrid_init(&g, p->dim, n, per);
+    double *bp = hr_sgrid_alloc(&g);
+    if (!bp) return (hr_set_last_error("b: out of memory"), HR_ERR_NO_MEMORY);
+    hr_status st = hr_discretize(p, f, NULL, bp, info);
+    if (st == HR_OK) hr_sgrid_pack(&g, bp, b);
+    free(bp);
+    return st;
+}
+
+hr_status hr_problem_matrix(const hr_problem *p, hr_csr **out)
+{
+    char why[200];
+    if (!out) return (hr_set_last_error("out: NULL"), HR_ERR_INVALID_ARG);
+    *out = NULL;
+    if (hr_problem_validate(p, why, sizeof why) != HR_OK) {
+        hr_set_last_error("%s", why);
+        return HR_ERR_INVALID_ARG;
+    }
+    const size_t count = hr_problem_unknowns(p);
+    if (count > HR_CSR_MAX_DIM)
+        return (hr_set_last_error("problem: %zu unknowns, more than a CSR matrix holds", count),
+                HR_ERR_INVALID_ARG);
+    int n[3] = {p->n[0], p->n[1], p->dim == 3 ? p->n[2] : 1}, per[3] = {0, 0, 0};
+    for (int a = 0; a < p->dim; a++)
+        per[a] = p->bc[2 * a].kind == HR_BC_PERIODIC;
+    hr_sgrid g;
+    hr_sgrid_init(&g, p->dim, n, per);
+    hr_sop A;
+    if (hr_sop_alloc(&A, &g, 0) != HR_OK)
+        return (hr_set_last_error("matrix: out of memory"), HR_ERR_NO_MEMORY);
+    hr_discretize(p, NULL, &A, NULL, NULL);
+    const int64_t cap = (int64_t)count * (2 * p->dim + 1);
+    int32_t *ri = malloc((size_t)cap * sizeof *ri), *ci = malloc((size_t)cap * sizeof *ci);
+    double *v = malloc((size_t)cap * sizeof *v);
+    hr_status st = HR_ERR_NO_MEMORY;
+    if (ri && ci && v) {
+        int64_t nnz = 0;
+        int32_t row = 0;
+        for (int k = 0; k < n[2]; k++)
+            for (int j = 0; j < n[1]; j++)
+                for (int i = 0; i < n[0]; i++, row++) {
+                    const int idx[3] = {i, j, k};
+                    const ptrdiff_t pi = hr_sgrid_index(&g, i, j, k);
+                    ri[nnz] = row, ci[nnz] = row, v[nnz++] = A.diag[pi];
+                    for (int a = 0; a < p->dim; a++)
+                        for (int side = 0; side < 2; side++) {
+                            int t[3] = {i, j, k};
+                            t[a] += side ? 1 : -1;
+                            if (t[a] < 0 || t[a] >= n[a]) {
+                                if (!per[a]) continue;
+                                t[a] = (t[a] + n[a]) % n[a];
+                            }
+                            const double c = side ? A.c[a][pi] : A.c[a][pi - g.st[a]];
+                            (void)idx;
+                            ri[nnz] = row;
+                            ci[nnz] = (int32_t)(((size_t)t[2] * n[1] + t[1]) * n[0] + t[0]);
+                            v[nnz++] = c;
+                        }
+                }
+        st = hr_csr_from_coo((int)count, (int)count, nnz, ri, ci, v, out);
+        if (st != HR_OK) hr_set_last_error("matrix: could not build the CSR matrix");
+    } else {
+        hr_set_last_error("matrix: out of memory");
+    }
+    free(ri);
+    free(ci);
+    free(v);
+    hr_sop_free(&A);
+    return st;
+}

@@ -1,0 +1,75 @@
+/*
+ * The stored-stencil operator: the general-problem engine's matrix on a box of unknowns.
+ * Every structured problem (hetrelax/problem.h: any extents, lengths, boundary conditions,
+ * coefficient field) is one of these on the finest level; multigrid's coarse levels are
+ * too (their Galerkin products have the 9- or 27-point box stencil).
+ *
+ * Arrays are padded by one ghost layer per side of every axis, so a sweep reads its
+ * neighbours without tests: along an axis that is not periodic the ghosts hold 0 (the
+ * Dirichlet values are in b, a Neumann face has no outer neighbour), along a periodic axis
+ * a copy of the far side (hr_st_fill_ghosts before every read).
+ *
+ * A is symmetric and stored by halves: the diagonal and, for each "positive" offset o_k,
+ * c[k][p] = A(p, p + o_k); the row of p is
+ *     (A u)_p = diag_p u_p + sum_k (c[k][p] u_{p + o_k} + c[k][p - o_k] u_{p - o_k}).
+ * A coefficient whose neighbour lies outside (non-periodic) is 0.
+ */
+#ifndef HR_STENCIL_OP_H
+#define HR_STENCIL_OP_H
+
+#include <stddef.h>
+
+#include "hetrelax/hetrelax.h"
+
+#define HR_ST_MAX_HALF 13 /* (27 - 1) / 2: the 3-D box stencil */
+
+/* A box of unknowns with its ghost layer. */
+typedef struct hr_sgrid {
+    int dim;
+    int n[3];         /* unknowns per axis (n[2] = 1 in 2-D) */
+    int periodic[3];  /* per axis */
+    ptrdiff_t st[3];  /* strides of the padded array: 1, P0, P0 P1 */
+    size_t padded;    /* length of a padded array */
+    size_t count;     /* unknowns */
+    ptrdiff_t origin; /* index of unknown (0, 0, 0) */
+} hr_sgrid;
+
+typedef struct hr_sop {
+    hr_sgrid g;
+    int nk;                     /* half offsets: dim (the star stencil) or (3^dim - 1) / 2 (box) */
+    int off[HR_ST_MAX_HALF][3]; /* the offsets o_k */
+    ptrdiff_t doff[HR_ST_MAX_HALF];
+    double *diag;              /* padded */
+    double *c[HR_ST_MAX_HALF]; /* padded */
+} hr_sop;
+
+void hr_sgrid_init(hr_sgrid *g, int dim, const int n[3], const int periodic[3]);
+
+static inline ptrdiff_t hr_sgrid_index(const hr_sgrid *g, int i, int j, int k)
+{
+    return g->origin + i + j * g->st[1] + k * g->st[2];
+}
+
+/* Allocates A on g with the star (box = 0) or the box stencil, all zero. */
+hr_status hr_sop_alloc(hr_sop *A, const hr_sgrid *g, int box);
+void hr_sop_free(hr_sop *A);
+
+/* A padded array of g, zeroed (NULL when it does not fit). */
+double *hr_sgrid_alloc(const hr_sgrid *g);
+
+/* Copies the far sides into the ghosts of the periodic axes (nothing when there are none). */
+void hr_st_fill_ghosts(const hr_sgrid *g, double *u);
+
+/* Between the grid array layout (unknowns, x fastest) and a padded array. */
+void hr_sgrid_pack(const hr_sgrid *g, const double *padded, double *dst);
+void hr_sgrid_unpack(const hr_sgrid *g, const double *src, double *padded);
+
+/* The discrete system of a validated problem (hetrelax/problem.h): A on the star stencil
+ * (A may be NULL), and b padded (may be NULL) from f at every unknown (f NULL: the problem's
+ * right-hand side), projected when the problem is singular (info may be NULL). */
+hr_status hr_discretize(const hr_problem *p, const double *f, hr_sop *A, double *b, hr_system_info *info);
+
+/* The problem's right-hand side f at every unknown (the grid array layout). */
+hr_status hr_problem_f(const hr_problem *p, double *f);
+
+#endif
