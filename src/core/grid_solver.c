@@ -278,6 +278,89 @@ static hr_status check_combination(const hr_grid_solver *s, int mpi, char *w, si
     return HR_OK;
 }
 
+/* What makes p a general problem (for messages), into buf. */
+static const char *general_why(const hr_problem *p, const hr_grid_options *o, char *buf, size_t size)
+{
+    for (int f = 0; f < 2 * p->dim; f++) {
+        const hr_bc *b = &p->bc[f];
+        if (b->kind == HR_BC_PERIODIC) return snprintf(buf, size, "periodic %s", AXIS(f / 2)), buf;
+        if (b->kind == HR_BC_NEUMANN)
+            return snprintf(buf, size, "Neumann face %s", hr_face_name((hr_face)f)), buf;
+        if (b->values)
+            return snprintf(buf, size, "Dirichlet values per point on %s", hr_face_name((hr_face)f)), buf;
+        if (b->value != p->bc[0].value)
+            return snprintf(buf, size, "Dirichlet values that differ per face"), buf;
+    }
+    if (p->coef_values) return snprintf(buf, size, "a coefficient field"), buf;
+    if (p->coef != 1.0) return snprintf(buf, size, "coefficient %g", p->coef), buf;
+    if (!hr_problem_is_model(p)) return snprintf(buf, size, "spacings that differ per axis"), buf;
+    for (int a = 0; a < p->dim; a++)
+        if (uses_levels(o->method) && !pow2m1(p->n[a]))
+            return snprintf(buf, size, "n%s %d (not 2^k - 1) for %s", AXIS(a), p->n[a],
+                            hr_method_name(o->method)),
+                   buf;
+    return snprintf(buf, size, "the model problem"), buf;
+}
+
+/* What the general-problem engine (methods/stencil) cannot do (yet). */
+static hr_status check_general(const hr_grid_solver *s, int mpi, char *w, size_t ws)
+{
+    const hr_grid_options *o = &s->o;
+    const hr_problem *p = &s->p;
+    const hr_method m = o->method;
+    const char *mname = hr_method_name(m);
+    char why[96];
+    general_why(p, o, why, sizeof why);
+    if (!mpi && (o->decomp[0] || o->decomp[1] || o->decomp[2] || o->ghost || o->transport))
+        BAD("%s: for MPI ranks (hr_grid_solver_create_mpi)", o->ghost       ? "ghost"
+                                                             : o->transport ? "transport"
+                                                                            : "decomp");
+    if (mpi && is_mg_method(m)) NOT_YET("method: %s runs in one process so far (MPI ranks: jacobi)", mname);
+    if (mpi) NOT_YET("problem: MPI ranks run the model problem so far (this one has %s)", why);
+    if (o->split != 0.0) BAD("split: for backend hybrid (CPU + GPU)");
+    if (s->backend == HR_BACKEND_GPU || o->gpus > 1)
+        NOT_YET("backend: the GPU runs the model problem so far (this one has %s): cpu-seq or cpu-threads",
+                why);
+    if (s->backend == HR_BACKEND_HYBRID)
+        NOT_YET("backend: hybrid runs the model problem only (this one has %s): cpu-seq or cpu-threads", why);
+    if (o->kernel && strcmp(o->kernel, "general") != 0)
+        BAD("kernel: %s runs the model problem only (this one has %s): leave the kernel unset (general)",
+            o->kernel, why);
+    if (o->alpha) BAD("alpha: the asynchronous kernels run the model problem only (this one has %s)", why);
+    if (o->precision == HR_PREC_SINGLE || o->precision == HR_PREC_MIXED)
+        NOT_YET("precision: %s: general problems (%s) run in double so far", hr_precision_name(o->precision),
+                why);
+    if (is_mg_method(m)) {
+        if (m == HR_METHOD_CG && (o->cycle || o->pre || o->post || o->smoother || o->levels))
+            BAD("%s: cg has no multigrid (mgcg has)", o->cycle      ? "cycle"
+                                                      : o->smoother ? "smoother"
+                                                      : o->levels   ? "levels"
+                                                      : o->pre      ? "pre"
+                                                                    : "post");
+        if (m == HR_METHOD_MGCG && o->cycle != HR_CYCLE_V) BAD("cycle: mgcg applies one V-cycle");
+        if (m == HR_METHOD_MGCG && o->pre != o->post)
+            BAD("post: mgcg needs post == pre (a symmetric V-cycle)");
+        if (o->smoother && smoother_of(o->smoother) == HR_MG_SMOOTH_ASYNC)
+            BAD("smoother: async3 runs the model problem on a GPU only (this one has %s)", why);
+        if (o->omega == HR_OMEGA_AUTO)
+            BAD("omega: auto is the sor weight (%s takes its Jacobi smoother's weight)", mname);
+        return HR_OK;
+    }
+    if (o->cycle || o->pre || o->post || o->smoother || o->levels)
+        BAD("%s: for mg and mgcg (not %s)",
+            o->cycle      ? "cycle"
+            : o->smoother ? "smoother"
+            : o->levels   ? "levels"
+            : o->pre      ? "pre"
+                          : "post",
+            mname);
+    if (m == HR_METHOD_JACOBI && o->omega == HR_OMEGA_AUTO) BAD("omega: auto is the sor weight");
+    if (m == HR_METHOD_JACOBI && (o->omega == 0.0 || o->omega == 1.0) && hr_problem_is_singular(p))
+        BAD("method: plain jacobi does not converge without a Dirichlet face (its checkerboard mode): take "
+            "omega < 1, redblack, sor, cg or mg");
+    return HR_OK;
+}
+
 /* The red-black kernel that runs on several GPUs (the first of the table). */
 static const char *multi_gpu_rb_kernel(int dim)
 {
@@ -320,16 +403,21 @@ hr_status hr_gs_prepare(const hr_problem *p, const hr_grid_options *o, int mpi, 
     HR_TRY(hr_problem_validate(p, w, ws));
     HR_TRY(check_values(o, w, ws));
     double scale = 1.0;
-    HR_TRY(check_model(p, &scale, w, ws));
+    int general = !hr_problem_is_model(p);
+    if (!general) HR_TRY(check_model(p, &scale, w, ws));
+    for (int a = 0; a < p->dim && !general; a++)
+        general = uses_levels(o->method) && !pow2m1(p->n[a]);
     hr_grid_solver *s = calloc(1, sizeof *s);
     if (!s) BAD("problem: no memory for the handle");
     s->p = *p;
     s->o = *o;
     s->count = hr_problem_unknowns(p);
     s->rhs_scale = scale;
-    s->backend = resolve_backend(o, p->dim, mpi);
+    s->general = general;
+    s->backend = general && o->backend == HR_BACKEND_AUTO && !mpi ? HR_BACKEND_CPU_THREADS
+                                                                  : resolve_backend(o, p->dim, mpi);
     s->prec = o->precision == HR_PREC_DEFAULT ? HR_PREC_DOUBLE : o->precision;
-    hr_status st = check_combination(s, mpi, w, ws);
+    hr_status st = general ? check_general(s, mpi, w, ws) : check_combination(s, mpi, w, ws);
     if (st != HR_OK) {
         hr_gs_free(s);
         return st;
@@ -346,7 +434,7 @@ hr_status hr_gs_prepare(const hr_problem *p, const hr_grid_options *o, int mpi, 
     s->p.rhs_values = s->p.init_values = NULL;
     s->p.coef_values = NULL;
     for (int f = 0; f < HR_FACE_COUNT; f++)
-        s->p.bc[f].values = NULL; /* the model problem has none: refused above */
+        s->p.bc[f].values = NULL; /* the general engine keeps its own copies */
     if (p->rhs == HR_RHS_ARRAY && !(s->rhs = copy_scaled(p->rhs_values, s->count, scale))) goto nomem;
     if (p->init == HR_INIT_ARRAY && !(s->init = copy_scaled(p->init_values, s->count, 1.0))) goto nomem;
     s->p.rhs_values = s->rhs;
@@ -355,6 +443,8 @@ hr_status hr_gs_prepare(const hr_problem *p, const hr_grid_options *o, int mpi, 
     s->info.precision = s->prec;
     s->info.backend = s->backend;
     s->info.ranks = 1;
+    s->info.general = general;
+    s->info.singular = hr_problem_is_singular(p);
     *out = s;
     return HR_OK;
 nomem:
@@ -799,10 +889,14 @@ hr_status hr_grid_solver_create(const hr_problem *p, const hr_grid_options *o, h
     *out = NULL;
     hr_grid_solver *s;
     HR_TRY(hr_gs_prepare(p, o, 0, &s, hr_last_error_buf(), HR_LAST_ERROR_SIZE));
-    const hr_status st = is_mg_method(s->o.method) ? mg_create(s) : relax_create(s);
+    const hr_status st = s->general                  ? hr_gs_general_create(s, p)
+                         : is_mg_method(s->o.method) ? mg_create(s)
+                                                     : relax_create(s);
     if (st != HR_OK) {
         hr_set_last_error("%s", s->err);
-        if (is_mg_method(s->o.method))
+        if (s->general)
+            hr_gs_general_release(s);
+        else if (is_mg_method(s->o.method))
             hr_mg_free(s->engine);
         else
             hr_solver_free(s->engine);

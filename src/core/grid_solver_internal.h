@@ -44,7 +44,8 @@ struct hr_grid_solver {
     volatile sig_atomic_t stop;
     int running; /* inside a solve: its monitor must not re-enter */
     hr_grid_info info;
-    void *mpi; /* the MPI engines' state (grid_solver_mpi.c) */
+    void *mpi;   /* the MPI engines' state (grid_solver_mpi.c) */
+    int general; /* the general-problem engine runs it (methods/stencil) */
     char err[256];
 };
 
@@ -74,6 +75,11 @@ HR_INTERNAL_API void hr_gs_set_error(hr_grid_solver *s, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+
+/* The general-problem engine (methods/stencil/stencil_engine.c) for s on problem p. */
+hr_status hr_gs_general_create(hr_grid_solver *s, const hr_problem *p);
+/* Frees the general engine of s (also a half-built one). */
+void hr_gs_general_release(hr_grid_solver *s);
 
 /* Frees the facade (the engine must be released already). */
 HR_INTERNAL_API void hr_gs_free(hr_grid_solver *s);

@@ -1,0 +1,476 @@
+/*
+ * The CPU backend of the general-problem engine (stencil_kernels.h): each kernel is a job
+ * over the grid's lines (rows of x) split evenly among the team's threads.
+ */
+#include <string.h>
+
+#include "methods/stencil/stencil_kernels.h"
+
+/* ------------------------------------------------------------------ the split */
+
+static size_t lines_of(const hr_sgrid *g)
+{
+    return (size_t)g->n[1] * (size_t)g->n[2];
+}
+
+static void share(size_t lines, int tid, int nt, size_t *l0, size_t *l1)
+{
+    *l0 = lines * (size_t)tid / (size_t)nt;
+    *l1 = lines * (size_t)(tid + 1) / (size_t)nt;
+}
+
+static ptrdiff_t line_start(const hr_sgrid *g, size_t l)
+{
+    const int j = (int)(l % (size_t)g->n[1]), k = (int)(l / (size_t)g->n[1]);
+    return hr_sgrid_index(g, 0, j, k);
+}
+
+/* Grids below this many unknowns run on the calling thread: a team's wake-up costs more
+ * than their sweep (the coarse levels of multigrid). */
+#define TEAM_MIN 4096
+
+static void run_on(hr_st_exec *ex, const hr_sgrid *g, hr_team_fn fn, void *ctx)
+{
+    if (ex && ex->team && g->count >= TEAM_MIN)
+        hr_team_run(ex->team, fn, ctx);
+    else
+        fn(ctx, 0, 1);
+}
+
+static double sum_lines(const hr_st_exec *ex, size_t lines)
+{
+    double s = 0.0;
+    for (size_t l = 0; l < lines; l++)
+        s += ex->part[l];
+    return s;
+}
+
+/* (A u)_p: the star stencils spelled out (the finest level's), the box stencils by the table. */
+static inline double row_au(const hr_sop *A, const double *u, ptrdiff_t p)
+{
+    double s = A->diag[p] * u[p];
+    const int nk = A->nk;
+    for (int k = 0; k < nk; k++) {
+        const ptrdiff_t o = A->doff[k];
+        s += A->c[k][p] * u[p + o] + A->c[k][p - o] * u[p - o];
+    }
+    return s;
+}
+
+static inline double row_au_star2(const hr_sop *A, const double *u, ptrdiff_t p, ptrdiff_t sy)
+{
+    const double *cx = A->c[0], *cy = A->c[1];
+    return A->diag[p] * u[p] + cx[p] * u[p + 1] + cx[p - 1] * u[p - 1] + cy[p] * u[p + sy] +
+           cy[p - sy] * u[p - sy];
+}
+
+static inline double row_au_star3(const hr_sop *A, const double *u, ptrdiff_t p, ptrdiff_t sy, ptrdiff_t sz)
+{
+    const double *cx = A->c[0], *cy = A->c[1], *cz = A->c[2];
+    return A->diag[p] * u[p] + cx[p] * u[p + 1] + cx[p - 1] * u[p - 1] + cy[p] * u[p + sy] +
+           cy[p - sy] * u[p - sy] + cz[p] * u[p + sz] + cz[p - sz] * u[p - sz];
+}
+
+#define ROW_AU(A, u, p)                                                                                      \
+    ((A)->nk == 2 && (A)->g.dim == 2   ? row_au_star2(A, u, p, (A)->g.st[1])                                 \
+     : (A)->nk == 3 && (A)->g.dim == 3 ? row_au_star3(A, u, p, (A)->g.st[1], (A)->g.st[2])                   \
+                                       : row_au(A, u, p))
+
+/* ------------------------------------------------------------------ residual, product */
+
+typedef struct {
+    hr_st_exec *ex;
+    const hr_sop *A;
+    const double *u, *b;
+    double *r;
+} res_job;
+
+static void res_fn(void *ctx, int tid, int nt)
+{
+    const res_job *j = ctx;
+    const hr_sop *A = j->A;
+    size_t l0, l1;
+    share(lines_of(&A->g), tid, nt, &l0, &l1);
+    const int nx = A->g.n[0];
+    for (size_t l = l0; l < l1; l++) {
+        const ptrdiff_t p0 = line_start(&A->g, l);
+        double s = 0.0;
+        for (int i = 0; i < nx; i++) {
+            const ptrdiff_t p = p0 + i;
+            const double r = j->b[p] - ROW_AU(A, j->u, p);
+            if (j->r) j->r[p] = r;
+            s += r * r;
+        }
+        j->ex->part[l] = s;
+    }
+}
+
+double hr_st_residual(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, double *r)
+{
+    hr_st_fill_ghosts(&A->g, u);
+    res_job j = {ex, A, u, b, r};
+    run_on(ex, &A->g, res_fn, &j);
+    return sum_lines(ex, lines_of(&A->g));
+}
+
+typedef struct {
+    hr_st_exec *ex;
+    const hr_sop *A;
+    const double *p;
+    double *q;
+} apply_job;
+
+static void apply_fn(void *ctx, int tid, int nt)
+{
+    const apply_job *j = ctx;
+    const hr_sop *A = j->A;
+    size_t l0, l1;
+    share(lines_of(&A->g), tid, nt, &l0, &l1);
+    const int nx = A->g.n[0];
+    for (size_t l = l0; l < l1; l++) {
+        const ptrdiff_t p0 = line_start(&A->g, l);
+        double s = 0.0;
+        for (int i = 0; i < nx; i++) {
+            const ptrdiff_t p = p0 + i;
+            const double q = ROW_AU(A, j->p, p);
+            j->q[p] = q;
+            s += q * j->p[p];
+        }
+        j->ex->part[l] = s;
+    }
+}
+
+double hr_st_apply_dot(hr_st_exec *ex, const hr_sop *A, double *p, double *q)
+{
+    hr_st_fill_ghosts(&A->g, p);
+    apply_job j = {ex, A, p, q};
+    run_on(ex, &A->g, apply_fn, &j);
+    return sum_lines(ex, lines_of(&A->g));
+}
+
+/* ------------------------------------------------------------------ smoothers */
+
+typedef struct {
+    const hr_sop *A;
+    const double *u, *b, *prev;
+    double *out;
+    double alpha, beta;
+} jac_job;
+
+static void jac_fn(void *ctx, int tid, int nt)
+{
+    const jac_job *j = ctx;
+    const hr_sop *A = j->A;
+    size_t l0, l1;
+    share(lines_of(&A->g), tid, nt, &l0, &l1);
+    const int nx = A->g.n[0];
+    const double al = j->alpha, be = j->beta;
+    for (size_t l = l0; l < l1; l++) {
+        const ptrdiff_t p0 = line_start(&A->g, l);
+        if (!j->prev) {
+            for (int i = 0; i < nx; i++) {
+                const ptrdiff_t p = p0 + i;
+                j->out[p] = j->u[p] + al * (j->b[p] - ROW_AU(A, j->u, p)) / A->diag[p];
+            }
+        } else {
+            for (int i = 0; i < nx; i++) {
+                const ptrdiff_t p = p0 + i;
+                j->out[p] =
+                    j->u[p] + al * (j->b[p] - ROW_AU(A, j->u, p)) / A->diag[p] + be * (j->u[p] - j->prev[p]);
+            }
+        }
+    }
+}
+
+void hr_st_jacobi(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, double *out, double omega)
+{
+    hr_st_fill_ghosts(&A->g, u);
+    jac_job j = {A, u, b, NULL, out, omega, 0.0};
+    run_on(ex, &A->g, jac_fn, &j);
+}
+
+void hr_st_cheby(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, const double *prev, double *out,
+                 double alpha, double beta)
+{
+    hr_st_fill_ghosts(&A->g, u);
+    jac_job j = {A, u, b, beta != 0.0 ? prev : NULL, out, alpha, beta};
+    run_on(ex, &A->g, jac_fn, &j);
+}
+
+/* The class of index i along an axis of n points: its parity, or 2 for the last point of an
+ * odd periodic axis (whose neighbour across the wrap, point 0, has its parity). */
+static int axis_classes(const hr_sgrid *g, int a)
+{
+    return g->periodic[a] && (g->n[a] & 1) ? 3 : 2;
+}
+
+int hr_st_colours(const hr_sop *A, int cls[27][3])
+{
+    const hr_sgrid *g = &A->g;
+    int nc[3] = {1, 1, 1};
+    for (int a = 0; a < g->dim; a++)
+        nc[a] = g->n[a] > 1 ? axis_classes(g, a) : 1;
+    /* forward order: the colours without a class-2 axis first, even parity sum before odd
+     * (on the star stencil: red then black), then those with class 2 */
+    int count = 0;
+    for (int extra = 0; extra <= 3; extra++)
+        for (int par = 0; par < 2; par++)
+            for (int z = 0; z < nc[2]; z++)
+                for (int y = 0; y < nc[1]; y++)
+                    for (int x = 0; x < nc[0]; x++) {
+                        const int c[3] = {x, y, z};
+                        int e = 0, s = 0;
+                        for (int a = 0; a < 3; a++)
+                            c[a] == 2 ? e++ : (s += c[a]);
+                        if (e != extra || (s & 1) != par) continue;
+                        cls[count][0] = x, cls[count][1] = y, cls[count][2] = z;
+                        count++;
+                    }
+    return count;
+}
+
+static inline int class_of(const hr_sgrid *g, int a, int i)
+{
+    return g->periodic[a] && (g->n[a] & 1) && i == g->n[a] - 1 ? 2 : i & 1;
+}
+
+typedef struct {
+    const hr_sop *A;
+    double *u;
+    const double *b;
+    double omega;
+    int cls[3];
+} col_job;
+
+static void col_fn(void *ctx, int tid, int nt)
+{
+    const col_job *j = ctx;
+    const hr_sop *A = j->A;
+    const hr_sgrid *g = &A->g;
+    size_t l0, l1;
+    share(lines_of(g), tid, nt, &l0, &l1);
+    const int nx = g->n[0], cx = j->cls[0];
+    const int xodd = g->periodic[0] && (nx & 1) && nx > 1;
+    for (size_t l = l0; l < l1; l++) {
+        const int y = (int)(l % (size_t)g->n[1]), z = (int)(l / (size_t)g->n[1]);
+        if ((g->n[1] > 1 && class_of(g, 1, y) != j->cls[1]) ||
+            (g->n[2] > 1 && class_of(g, 2, z) != j->cls[2]))
+            continue;
+        const ptrdiff_t p0 = line_start(g, l);
+        if (nx == 1) {
+            if (cx == 0) j->u[p0] += j->omega * (j->b[p0] - ROW_AU(A, j->u, p0)) / A->diag[p0];
+            continue;
+        }
+        int i0 = cx == 2 ? nx - 1 : cx, iend = cx == 2 ? nx : nx - (xodd ? 1 : 0);
+        for (int i = i0; i < iend; i += 2) {
+            const ptrdiff_t p = p0 + i;
+            j->u[p] += j->omega * (j->b[p] - ROW_AU(A, j->u, p)) / A->diag[p];
+        }
+    }
+}
+
+void hr_st_colour_sweep(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, double omega, int colour)
+{
+    int cls[27][3];
+    const int n = hr_st_colours(A, cls);
+    if (colour < 0 || colour >= n) return;
+    hr_st_fill_ghosts(&A->g, u);
+    col_job j = {A, u, b, omega, {cls[colour][0], cls[colour][1], cls[colour][2]}};
+    run_on(ex, &A->g, col_fn, &j);
+}
+
+/* ------------------------------------------------------------------ transfers */
+
+typedef struct {
+    const hr_sgrid *fg, *cg;
+    const hr_st_axis *ax;
+    const double *src;
+    double *dst;
+} tr_job;
+
+/* One axis's entries for an index: (index, weight) pairs; the identity where not coarsened. */
+static int prolong_terms(const hr_st_axis *a, int i, int idx[2], double w[2])
+{
+    if (!a->coarsen) {
+        idx[0] = i, w[0] = 1.0;
+        return 1;
+    }
+    idx[0] = a->i0[i], w[0] = a->w0[i];
+    if (a->i1[i] < 0) return 1;
+    idx[1] = a->i1[i], w[1] = a->w1[i];
+    return 2;
+}
+
+static int restrict_terms(const hr_st_axis *a, int I, int idx[3], double w[3])
+{
+    if (!a->coarsen) {
+        idx[0] = I, w[0] = 1.0;
+        return 1;
+    }
+    for (int t = 0; t < a->rn[I]; t++)
+        idx[t] = a->ri[I][t], w[t] = a->rw[I][t];
+    return a->rn[I];
+}
+
+static void restrict_fn(void *ctx, int tid, int nt)
+{
+    const tr_job *j = ctx;
+    const hr_sgrid *cg = j->cg, *fg = j->fg;
+    size_t l0, l1;
+    share(lines_of(cg), tid, nt, &l0, &l1);
+    for (size_t l = l0; l < l1; l++) {
+        const int J = (int)(l % (size_t)cg->n[1]), K = (int)(l / (size_t)cg->n[1]);
+        int yi[3], zi[3];
+        double yw[3], zw[3];
+        const int ny = restrict_terms(&j->ax[1], J, yi, yw);
+        const int nz = cg->dim == 3 ? restrict_terms(&j->ax[2], K, zi, zw) : (zi[0] = 0, zw[0] = 1.0, 1);
+        for (int I = 0; I < cg->n[0]; I++) {
+            int xi[3];
+            double xw[3];
+            const int nx = restrict_terms(&j->ax[0], I, xi, xw);
+            double s = 0.0;
+            for (int c = 0; c < nz; c++)
+                for (int b = 0; b < ny; b++) {
+                    const double *row = j->src + hr_sgrid_index(fg, 0, yi[b], zi[c]);
+                    double t = 0.0;
+                    for (int a = 0; a < nx; a++)
+                        t += xw[a] * row[xi[a]];
+                    s += zw[c] * yw[b] * t;
+                }
+            j->dst[hr_sgrid_index(cg, I, J, K)] = s;
+        }
+    }
+}
+
+void hr_st_restrict(hr_st_exec *ex, const hr_sgrid *fg, const hr_sgrid *cg, const hr_st_axis ax[3],
+                    const double *rf, double *bc)
+{
+    tr_job j = {fg, cg, ax, rf, bc};
+    run_on(ex, fg, restrict_fn, &j);
+}
+
+static void prolong_fn(void *ctx, int tid, int nt)
+{
+    const tr_job *j = ctx;
+    const hr_sgrid *cg = j->cg, *fg = j->fg;
+    size_t l0, l1;
+    share(lines_of(fg), tid, nt, &l0, &l1);
+    for (size_t l = l0; l < l1; l++) {
+        const int y = (int)(l % (size_t)fg->n[1]), z = (int)(l / (size_t)fg->n[1]);
+        int yi[2], zi[2];
+        double yw[2], zw[2];
+        const int ny = prolong_terms(&j->ax[1], y, yi, yw);
+        const int nz = fg->dim == 3 ? prolong_terms(&j->ax[2], z, zi, zw) : (zi[0] = 0, zw[0] = 1.0, 1);
+        double *out = j->dst + hr_sgrid_index(fg, 0, y, z);
+        for (int i = 0; i < fg->n[0]; i++) {
+            int xi[2];
+            double xw[2];
+            const int nx = prolong_terms(&j->ax[0], i, xi, xw);
+            double s = 0.0;
+            for (int c = 0; c < nz; c++)
+                for (int b = 0; b < ny; b++) {
+                    const double *row = j->src + hr_sgrid_index(cg, 0, yi[b], zi[c]);
+                    double t = 0.0;
+                    for (int a = 0; a < nx; a++)
+                        t += xw[a] * row[xi[a]];
+                    s += zw[c] * yw[b] * t;
+                }
+            out[i] += s;
+        }
+    }
+}
+
+void hr_st_prolong_add(hr_st_exec *ex, const hr_sgrid *fg, const hr_sgrid *cg, const hr_st_axis ax[3],
+                       const double *ec, double *uf)
+{
+    tr_job j = {fg, cg, ax, ec, uf};
+    run_on(ex, fg, prolong_fn, &j);
+}
+
+/* ------------------------------------------------------------------ vectors */
+
+typedef struct {
+    hr_st_exec *ex;
+    const hr_sgrid *g;
+    double *x, *r;
+    const double *p, *q;
+    double alpha;
+    int op; /* 0 dot(p, q), 1 update, 2 xpay (x = p + alpha x), 3 sum of x, 4 x -= alpha */
+} vec_job;
+
+static void vec_fn(void *ctx, int tid, int nt)
+{
+    const vec_job *j = ctx;
+    const hr_sgrid *g = j->g;
+    size_t l0, l1;
+    share(lines_of(g), tid, nt, &l0, &l1);
+    const int nx = g->n[0];
+    const double al = j->alpha;
+    for (size_t l = l0; l < l1; l++) {
+        const ptrdiff_t p0 = line_start(g, l);
+        double s = 0.0;
+        switch (j->op) {
+        case 0:
+            for (int i = 0; i < nx; i++)
+                s += j->p[p0 + i] * j->q[p0 + i];
+            break;
+        case 1:
+            for (int i = 0; i < nx; i++) {
+                const ptrdiff_t p = p0 + i;
+                j->x[p] += al * j->p[p];
+                const double r = j->r[p] - al * j->q[p];
+                j->r[p] = r;
+                s += r * r;
+            }
+            break;
+        case 2:
+            for (int i = 0; i < nx; i++)
+                j->x[p0 + i] = j->p[p0 + i] + al * j->x[p0 + i];
+            break;
+        case 3:
+            for (int i = 0; i < nx; i++)
+                s += j->x[p0 + i];
+            break;
+        default:
+            for (int i = 0; i < nx; i++)
+                j->x[p0 + i] -= al;
+            break;
+        }
+        if (j->op == 0 || j->op == 1 || j->op == 3) j->ex->part[l] = s;
+    }
+}
+
+double hr_st_dot(hr_st_exec *ex, const hr_sgrid *g, const double *x, const double *y)
+{
+    vec_job j = {ex, g, NULL, NULL, x, y, 0.0, 0};
+    run_on(ex, g, vec_fn, &j);
+    return sum_lines(ex, lines_of(g));
+}
+
+double hr_st_update(hr_st_exec *ex, const hr_sgrid *g, double *x, double *r, const double *p, const double *q,
+                    double alpha)
+{
+    vec_job j = {ex, g, x, r, p, q, alpha, 1};
+    run_on(ex, g, vec_fn, &j);
+    return sum_lines(ex, lines_of(g));
+}
+
+void hr_st_xpay(hr_st_exec *ex, const hr_sgrid *g, const double *z, double *p, double beta)
+{
+    vec_job j = {ex, g, p, NULL, z, NULL, beta, 2};
+    run_on(ex, g, vec_fn, &j);
+}
+
+void hr_st_zero(const hr_sgrid *g, double *x)
+{
+    memset(x, 0, g->padded * sizeof *x);
+}
+
+void hr_st_remove_mean(hr_st_exec *ex, const hr_sgrid *g, double *x)
+{
+    vec_job j = {ex, g, x, NULL, NULL, NULL, 0.0, 3};
+    run_on(ex, g, vec_fn, &j);
+    j.alpha = sum_lines(ex, lines_of(g)) / (double)g->count;
+    j.op = 4;
+    run_on(ex, g, vec_fn, &j);
+}

@@ -1,0 +1,464 @@
+/*
+ * The general-problem engine behind hr_grid_solver: every structured method (Jacobi and
+ * weighted Jacobi, red-black Gauss-Seidel and SOR, multigrid with every cycle and smoother,
+ * CG and MG-preconditioned CG) on any problem of hetrelax/problem.h, on one thread or a
+ * team. The relaxation methods are multigrid's smoothers on one level; the algorithms are
+ * written once, over the kernels of stencil_kernels.h.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/grid_solver_internal.h"
+#include "core/timer.h"
+#include "methods/krylov/cg.h"
+#include "methods/stencil/stencil_mg.h"
+
+#ifndef M_PI
+#define M_PI 3.14159265358979323846
+#endif
+
+typedef struct st_engine {
+    hr_grid_solver *s;
+    hr_team *team;
+    hr_st_exec ex;
+    hr_st_mg mg;                        /* level 0 holds A; one level for the relaxation methods and CG */
+    hr_problem p;                       /* the problem, its arrays the copies below */
+    double *coef, *face[6];             /* copies */
+    double *x, *b, *t, *p_, *q, *z, *r; /* r: CG's residual (level 0's r is the cycle's) */
+    hr_system_info si;
+    double bnorm;
+    int b_is_problem; /* b holds the problem's own right-hand side */
+    int fmg_first;
+    int breakdown;
+    hr_cg_scalars cg;
+    double first_rel; /* the residual before the first iteration (convergence factors) */
+    double prev_rel, last_factor;
+    double setup_s; /* create's set-up, reported by the first solve */
+} st_engine;
+
+static const hr_sgrid *grid(const st_engine *e)
+{
+    return &e->mg.lv[0].A.g;
+}
+
+/* ------------------------------------------------------------------ the right-hand side */
+
+static hr_status take_rhs(st_engine *e, const double *f)
+{
+    HR_TRY(hr_discretize(&e->p, f, NULL, e->b, &e->si));
+    e->b_is_problem = f == NULL;
+    const double bb = hr_st_dot(&e->ex, grid(e), e->b, e->b);
+    e->bnorm = sqrt(bb);
+    return HR_OK;
+}
+
+static double rel_of(const st_engine *e, double rr)
+{
+    const double r = sqrt(rr > 0.0 ? rr : 0.0);
+    return e->bnorm > 0.0 ? r / e->bnorm : r;
+}
+
+static void take_init(st_engine *e, const double *x0)
+{
+    const hr_sgrid *g = grid(e);
+    hr_st_zero(g, e->x);
+    if (x0) {
+        hr_sgrid_unpack(g, x0, e->x);
+        return;
+    }
+    if (e->p.init == HR_INIT_ARRAY) {
+        hr_sgrid_unpack(g, e->p.init_values, e->x);
+    } else if (e->p.init == HR_INIT_SINE) {
+        for (int k = 0; k < g->n[2]; k++)
+            for (int j = 0; j < g->n[1]; j++)
+                for (int i = 0; i < g->n[0]; i++) {
+                    double v = sin(M_PI * (i + 1) / (g->n[0] + 1)) * sin(M_PI * (j + 1) / (g->n[1] + 1));
+                    if (g->dim == 3) v *= sin(M_PI * (k + 1) / (g->n[2] + 1));
+                    e->x[hr_sgrid_index(g, i, j, k)] = v;
+                }
+    }
+}
+
+/* ------------------------------------------------------------------ CG over the kernels */
+
+static double cg_apply_dot(void *ctx)
+{
+    st_engine *e = ctx;
+    return hr_st_apply_dot(&e->ex, &e->mg.lv[0].A, e->p_, e->q);
+}
+
+static double cg_update(void *ctx, double alpha)
+{
+    st_engine *e = ctx;
+    return hr_st_update(&e->ex, grid(e), e->x, e->r, e->p_, e->q, alpha);
+}
+
+static double cg_precondition(void *ctx)
+{
+    st_engine *e = ctx;
+    hr_st_mg_apply(&e->mg, e->r, e->z);
+    return hr_st_dot(&e->ex, grid(e), e->r, e->z);
+}
+
+static void cg_xpay(void *ctx, double beta)
+{
+    st_engine *e = ctx;
+    hr_st_xpay(&e->ex, grid(e), e->s->o.method == HR_METHOD_MGCG ? e->z : e->r, e->p_, beta);
+}
+
+static void cg_start(st_engine *e)
+{
+    const hr_sgrid *g = grid(e);
+    double *r = e->r;
+    const double rr = hr_st_residual(&e->ex, &e->mg.lv[0].A, e->x, e->b, r);
+    double rz = rr;
+    const double *z = r;
+    if (e->s->o.method == HR_METHOD_MGCG) {
+        hr_st_mg_apply(&e->mg, r, e->z);
+        rz = hr_st_dot(&e->ex, g, r, e->z);
+        z = e->z;
+    }
+    memcpy(e->p_, z, g->padded * sizeof *z);
+    e->cg.rr = rr;
+    e->cg.rz = rz;
+    e->breakdown = 0;
+}
+
+/* ------------------------------------------------------------------ the driver's client */
+
+static hr_status advance(void *ctx, long count, hr_phase_times *t)
+{
+    st_engine *e = ctx;
+    (void)t;
+    hr_st_mg *mg = &e->mg;
+    switch (e->s->o.method) {
+    case HR_METHOD_JACOBI:
+    case HR_METHOD_REDBLACK:
+    case HR_METHOD_SOR: hr_st_smooth(mg, 0, e->x, e->b, (int)count, 0); break;
+    case HR_METHOD_MG:
+        for (long i = 0; i < count; i++) {
+            hr_st_mg_cycle(mg, e->x, e->b, e->fmg_first);
+            e->fmg_first = 0;
+        }
+        break;
+    default: {
+        hr_cg_ops ops = {
+            e,       cg_apply_dot, cg_update, e->s->o.method == HR_METHOD_MGCG ? cg_precondition : NULL,
+            cg_xpay, NULL,         0};
+        hr_cg_out out;
+        hr_cg_iterate(&ops, &e->cg, count, &out);
+        if (out.stop == HR_CG_BREAKDOWN) {
+            e->breakdown = 1;
+            return HR_ERR_DIVERGED;
+        }
+        break;
+    }
+    }
+    return HR_OK;
+}
+
+static hr_status residual(void *ctx, double *rel)
+{
+    st_engine *e = ctx;
+    const int cg = e->s->o.method == HR_METHOD_CG || e->s->o.method == HR_METHOD_MGCG;
+    const double rr = cg ? e->cg.rr : hr_st_residual(&e->ex, &e->mg.lv[0].A, e->x, e->b, NULL);
+    *rel = rel_of(e, rr);
+    if (e->prev_rel > 0.0) e->last_factor = *rel / e->prev_rel;
+    e->prev_rel = *rel;
+    return HR_OK;
+}
+
+static int is_levels(hr_method m)
+{
+    return m == HR_METHOD_MG || m == HR_METHOD_MGCG;
+}
+
+static hr_status st_solve(hr_grid_solver *s, const double *rhs, const double *x0, hr_result *res)
+{
+    st_engine *e = s->engine;
+    const double t0 = hr_now();
+    if (rhs || !e->b_is_problem) {
+        const hr_status st = take_rhs(e, rhs);
+        if (st != HR_OK) {
+            hr_gs_set_error(s, "rhs: no memory for the discrete right-hand side");
+            return st;
+        }
+    }
+    take_init(e, x0);
+    const double tsetup = hr_now() - t0 + e->setup_s;
+    e->setup_s = 0.0;
+    const hr_method m = s->o.method;
+    const int cg = m == HR_METHOD_CG || m == HR_METHOD_MGCG;
+    e->fmg_first = m == HR_METHOD_MG && s->o.cycle == HR_CYCLE_FMG;
+    e->prev_rel = 0.0;
+    e->last_factor = NAN;
+    const double r0 = hr_st_residual(&e->ex, &e->mg.lv[0].A, e->x, e->b, NULL);
+    e->first_rel = rel_of(e, r0);
+    if (cg) cg_start(e);
+    s->hist.len = 0;
+    hr_driver_ops ops = {e, advance, residual, NULL, NULL};
+    const int every_iter = m == HR_METHOD_MG || cg;
+    hr_driver_cfg cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.max_iters = s->max_iters;
+    cfg.tol = s->o.tol;
+    cfg.check_every = every_iter ? 1 : s->o.check_every > 0 ? s->o.check_every : 100;
+    cfg.monitor = s->o.monitor;
+    cfg.monitor_user = s->o.monitor_user;
+    cfg.monitor_every = !s->o.monitor ? 0 : s->o.monitor_every > 0 ? s->o.monitor_every : cfg.check_every;
+    cfg.divref = (s->o.divtol > 0.0 ? s->o.divtol : 1e3) * (e->first_rel > 0.0 ? e->first_rel : 1.0);
+    if (!every_iter) cfg.divref = s->o.divtol > 0.0 ? s->o.divtol : 1e3;
+    cfg.stop = &s->stop;
+    cfg.poll = 1;
+    hr_phase_times pt;
+    memset(&pt, 0, sizeof pt);
+    hr_driver_out out;
+    const double ta = hr_now();
+    hr_status st = hr_drive(&ops, &cfg, s->o.keep_history ? &s->hist : NULL, &pt, &out);
+    const double tloop = hr_now() - ta;
+    if (st == HR_ERR_DIVERGED && e->breakdown) st = HR_OK;
+    s->stop = 0;
+    if (st != HR_OK) {
+        hr_gs_set_error(s, "solve: the engine failed (%s)", hr_status_string(st));
+        return st;
+    }
+    if (e->si.singular) hr_st_remove_mean(&e->ex, grid(e), e->x);
+    const double rr = hr_st_residual(&e->ex, &e->mg.lv[0].A, e->x, e->b, NULL);
+    hr_result r;
+    memset(&r, 0, sizeof r);
+    const hr_sgrid *g = grid(e);
+    r.dim = g->dim;
+    r.nx = g->n[0];
+    r.ny = g->n[1];
+    r.nz = g->dim == 3 ? g->n[2] : 1;
+    r.iterations = out.done;
+    r.global_syncs = out.done;
+    r.time_s = tloop;
+    r.time_sweeps_s = pt.compute;
+    r.time_compute_s = pt.compute;
+    r.time_residual_s = pt.residual;
+    r.time_per_sweep_s = out.done > 0 ? pt.compute / (double)out.done : 0.0;
+    r.time_setup_s = tsetup;
+    r.relative_residual = rel_of(e, rr);
+    r.max_error = NAN;
+    r.bandwidth_fraction = NAN;
+    r.reason = e->breakdown ? HR_REASON_BREAKDOWN
+                            : hr_driver_final_reason(out.reason, r.relative_residual, s->o.tol, cfg.divref);
+    if (out.reason == HR_REASON_ITERS && r.reason == HR_REASON_DIVERGED && s->o.tol == 0.0)
+        r.reason = HR_REASON_ITERS;
+    snprintf(r.backend, sizeof r.backend, "%s", hr_backend_name(s->backend));
+    snprintf(r.kernel, sizeof r.kernel, "%s", s->info.kernel);
+    r.levels = is_levels(m) ? e->mg.nlv : 0;
+    r.convergence_factor = is_levels(m) || cg ? (out.done > 0 && e->first_rel > 0.0
+                                                     ? pow(r.relative_residual / e->first_rel, 1.0 / out.done)
+                                                     : NAN)
+                                              : NAN;
+    r.last_factor = is_levels(m) || cg ? e->last_factor : NAN;
+    r.rhs_projection = e->si.rhs_projection;
+    r.flops_per_point = NAN;
+    if (s->p.rhs == HR_RHS_MANUFACTURED && !rhs && !hr_problem_is_singular(&e->p) && !e->coef) {
+        /* u* = prod sin(pi x_a / L_a) is exact for a = 1 and homogeneous Dirichlet faces */
+        int exact = e->p.coef == 1.0;
+        for (int f = 0; f < 2 * g->dim; f++)
+            exact &= e->p.bc[f].kind == HR_BC_DIRICHLET && !e->p.bc[f].values && e->p.bc[f].value == 0.0;
+        if (exact) {
+            double err = 0.0;
+            for (int k = 0; k < g->n[2]; k++)
+                for (int j = 0; j < g->n[1]; j++)
+                    for (int i = 0; i < g->n[0]; i++) {
+                        double u = sin(M_PI * (i + 1) * hr_problem_spacing(&e->p, 0) / e->p.length[0]) *
+                                   sin(M_PI * (j + 1) * hr_problem_spacing(&e->p, 1) / e->p.length[1]);
+                        if (g->dim == 3)
+                            u *= sin(M_PI * (k + 1) * hr_problem_spacing(&e->p, 2) / e->p.length[2]);
+                        const double d = fabs(e->x[hr_sgrid_index(g, i, j, k)] - u);
+                        if (d > err) err = d;
+                    }
+            r.max_error = err;
+        }
+    }
+    hr_gs_finish_result(s, &r);
+    r.levels = is_levels(m) ? e->mg.nlv : 0;
+    if (res) *res = r;
+    return r.reason == HR_REASON_DIVERGED || r.reason == HR_REASON_NAN || r.reason == HR_REASON_BREAKDOWN
+               ? HR_ERR_DIVERGED
+               : HR_OK;
+}
+
+static hr_status st_solution(const hr_grid_solver *s, hr_precision prec, void *dst, size_t count)
+{
+    const st_engine *e = s->engine;
+    if (!e || count < s->count) return HR_ERR_INVALID_ARG;
+    const hr_sgrid *g = grid(e);
+    if (prec != HR_PREC_SINGLE) {
+        hr_sgrid_pack(g, e->x, dst);
+        return HR_OK;
+    }
+    size_t q = 0;
+    for (int k = 0; k < g->n[2]; k++)
+        for (int j = 0; j < g->n[1]; j++)
+            for (int i = 0; i < g->n[0]; i++)
+                ((float *)dst)[q++] = (float)e->x[hr_sgrid_index(g, i, j, k)];
+    return HR_OK;
+}
+
+static size_t st_history(const hr_grid_solver *s, const long **iters, const double **res)
+{
+    *iters = s->hist.it;
+    *res = s->hist.res;
+    return s->hist.len;
+}
+
+static void st_request_stop(hr_grid_solver *s)
+{
+    (void)s; /* the driver reads s->stop */
+}
+
+static void engine_free(st_engine *e)
+{
+    if (!e) return;
+    hr_st_mg_free(&e->mg);
+    free(e->x), free(e->b), free(e->t), free(e->p_), free(e->q), free(e->z), free(e->r);
+    free(e->coef);
+    for (int f = 0; f < 6; f++)
+        free(e->face[f]);
+    free(e->ex.part);
+    hr_team_free(e->team);
+    free(e);
+}
+
+void hr_gs_general_release(hr_grid_solver *s)
+{
+    engine_free(s->engine);
+    s->engine = NULL;
+}
+
+static void st_release(hr_grid_solver *s)
+{
+    engine_free(s->engine);
+    s->engine = NULL;
+}
+
+static const hr_gs_ops st_ops = {"general", st_solve, st_solution, st_history, st_request_stop, st_release};
+
+static double *dup_array(const double *v, size_t n)
+{
+    double *c = malloc(n * sizeof *c);
+    if (c) memcpy(c, v, n * sizeof *c);
+    return c;
+}
+
+/* The problem's arrays, copied (the problem's are borrowed for create only). */
+static hr_status keep_problem(st_engine *e, const hr_problem *p)
+{
+    e->p = *p;
+    e->p.rhs_values = e->s->rhs;
+    e->p.init_values = e->s->init;
+    if (p->coef_values) {
+        if (!(e->coef = dup_array(p->coef_values, hr_problem_unknowns(p)))) return HR_ERR_NO_MEMORY;
+        e->p.coef_values = e->coef;
+    }
+    for (int f = 0; f < 2 * p->dim; f++)
+        if (p->bc[f].values) {
+            if (!(e->face[f] = dup_array(p->bc[f].values, hr_problem_face_points(p, (hr_face)f))))
+                return HR_ERR_NO_MEMORY;
+            e->p.bc[f].values = e->face[f];
+        }
+    return HR_OK;
+}
+
+hr_status hr_gs_general_create(hr_grid_solver *s, const hr_problem *p)
+{
+    const double t0 = hr_now();
+    st_engine *e = calloc(1, sizeof *e);
+    if (!e) {
+        hr_gs_set_error(s, "problem: no memory for the engine");
+        return HR_ERR_NO_MEMORY;
+    }
+    e->s = s;
+    hr_status st = keep_problem(e, p);
+    const hr_method m = s->o.method;
+    int threads = s->backend == HR_BACKEND_CPU_SEQ ? 1 : s->o.threads > 0 ? s->o.threads : hr_cpu_count();
+    if (threads < 1) threads = 1;
+    if (st == HR_OK && threads > 1) st = hr_team_create(threads, s->o.bind, &e->team);
+    e->ex.team = e->team;
+    int n[3] = {p->n[0], p->n[1], p->dim == 3 ? p->n[2] : 1}, per[3] = {0, 0, 0}, flo[3] = {0}, fhi[3] = {0};
+    for (int a = 0; a < p->dim; a++) {
+        per[a] = p->bc[2 * a].kind == HR_BC_PERIODIC;
+        flo[a] = p->bc[2 * a].kind == HR_BC_NEUMANN;
+        fhi[a] = p->bc[2 * a + 1].kind == HR_BC_NEUMANN;
+    }
+    hr_sgrid g;
+    hr_sgrid_init(&g, p->dim, n, per);
+    hr_sop A;
+    memset(&A, 0, sizeof A);
+    if (st == HR_OK) {
+        e->ex.part_len = (size_t)g.n[1] * g.n[2];
+        e->ex.part = malloc(e->ex.part_len * sizeof *e->ex.part);
+        e->x = hr_sgrid_alloc(&g), e->b = hr_sgrid_alloc(&g), e->t = hr_sgrid_alloc(&g);
+        if (m == HR_METHOD_CG || m == HR_METHOD_MGCG)
+            e->p_ = hr_sgrid_alloc(&g), e->q = hr_sgrid_alloc(&g), e->r = hr_sgrid_alloc(&g);
+        if (m == HR_METHOD_MGCG) e->z = hr_sgrid_alloc(&g);
+        if (!e->ex.part || !e->x || !e->b || !e->t ||
+            ((m == HR_METHOD_CG || m == HR_METHOD_MGCG) && (!e->p_ || !e->q || !e->r)) ||
+            (m == HR_METHOD_MGCG && !e->z))
+            st = HR_ERR_NO_MEMORY;
+    }
+    if (st == HR_OK) st = hr_sop_alloc(&A, &g, 0);
+    if (st == HR_OK) st = hr_discretize(&e->p, NULL, &A, NULL, NULL);
+    /* the smoother (the relaxation methods: the method itself on one level) */
+    hr_st_mg *mg = &e->mg;
+    const char *sm = s->o.smoother;
+    const int relax = m == HR_METHOD_JACOBI || m == HR_METHOD_REDBLACK || m == HR_METHOD_SOR;
+    if (relax) {
+        mg->smoother = m == HR_METHOD_JACOBI ? HR_ST_JACOBI : HR_ST_GS;
+        mg->omega = s->o.omega > 0.0 ? s->o.omega : 1.0;
+        if (m == HR_METHOD_SOR && !(s->o.omega > 0.0)) { /* the model problem's optimum for the finest axis */
+            int nmax = 1;
+            for (int a = 0; a < p->dim; a++)
+                nmax = p->n[a] > nmax ? p->n[a] : nmax;
+            mg->omega = 2.0 / (1.0 + sin(M_PI / (nmax + 1)));
+        }
+    } else {
+        mg->smoother = !sm || !strcmp(sm, "redblack") ? HR_ST_GS
+                       : !strcmp(sm, "jacobi")        ? HR_ST_JACOBI
+                                                      : HR_ST_CHEBY;
+        mg->omega = mg->smoother == HR_ST_JACOBI ? (s->o.omega > 0.0 ? s->o.omega
+                                                    : p->dim == 3    ? 6.0 / 7.0
+                                                                     : 0.8)
+                                                 : 1.0;
+    }
+    mg->pre = s->o.pre == HR_NONE ? 0 : s->o.pre > 0 ? s->o.pre : 2;
+    mg->post = s->o.post == HR_NONE ? 0 : s->o.post > 0 ? s->o.post : 2;
+    mg->cycle = s->o.cycle;
+    const int levels = is_levels(m) ? s->o.levels : 1;
+    if (st == HR_OK)
+        st = hr_st_mg_setup(mg, &e->ex, &A, flo, fhi, levels, hr_problem_is_singular(p), e->t, is_levels(m));
+    hr_sop_free(&A);
+    if (st == HR_OK) st = take_rhs(e, NULL);
+    if (st == HR_OK) take_init(e, NULL);
+    s->engine = e;
+    if (st != HR_OK) {
+        hr_gs_set_error(s, "%s",
+                        st == HR_ERR_NO_MEMORY ? "problem: the general-problem engine does not fit in memory"
+                                               : "problem: the multigrid hierarchy could not be built");
+        return st;
+    }
+    s->ops = &st_ops;
+    snprintf(s->info.engine, sizeof s->info.engine, "%s", st_ops.engine);
+    snprintf(s->info.kernel, sizeof s->info.kernel, "%s",
+             relax                          ? "general"
+             : m == HR_METHOD_CG            ? ""
+             : mg->smoother == HR_ST_GS     ? "redblack"
+             : mg->smoother == HR_ST_JACOBI ? "jacobi"
+                                            : "cheby");
+    s->info.threads = threads;
+    s->info.gpus = 0;
+    s->info.omega = mg->omega;
+    s->info.general = 1;
+    s->info.singular = hr_problem_is_singular(p);
+    e->setup_s = hr_now() - t0;
+    return HR_OK;
+}

@@ -1,0 +1,72 @@
+/*
+ * What every backend of the general-problem engine provides: the sweeps, the residual, the
+ * grid transfers and the vector steps of CG, on stored-stencil operators (stencil_op.h).
+ * The algorithms (relaxation, CG, the multigrid cycle) are written once over these calls in
+ * stencil_mg.c and stencil_engine.c.
+ *
+ * Reductions are summed per grid line (a row of x, for every y and z) and then line by line
+ * in order, so every thread count gives the sequential run's bits.
+ */
+#ifndef HR_STENCIL_KERNELS_H
+#define HR_STENCIL_KERNELS_H
+
+#include "methods/stencil/stencil_op.h"
+#include "runtime/cpu/team.h"
+
+/* Where kernels run: a thread team (NULL: the calling thread) and its scratch for the
+ * per-line partial sums (at least the finest level's lines). */
+typedef struct hr_st_exec {
+    hr_team *team;
+    double *part;
+    size_t part_len;
+} hr_st_exec;
+
+/* The prolongation along one axis of a level: fine index i takes w0 * coarse[i0] +
+ * w1 * coarse[i1] (i1 < 0: one term); an axis that is not coarsened is the identity. Its
+ * transpose (restriction): coarse I gathers rw[I][t] * fine[ri[I][t]], t < rn[I] (<= 3). */
+typedef struct hr_st_axis {
+    int coarsen; /* 0: identity */
+    int nf, nc;
+    int *i0, *i1;
+    double *w0, *w1;
+    int (*ri)[3];
+    double (*rw)[3];
+    int *rn;
+} hr_st_axis;
+
+/* r = b - A u (u's periodic ghosts filled first); returns ||r||^2. r may be NULL (norm only). */
+double hr_st_residual(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, double *r);
+/* q = A p (p's ghosts filled first); returns p . q. */
+double hr_st_apply_dot(hr_st_exec *ex, const hr_sop *A, double *p, double *q);
+/* One weighted Jacobi sweep: out = u + omega (b - A u) / diag. */
+void hr_st_jacobi(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, double *out, double omega);
+/* Chebyshev step: out = u + alpha (b - A u) / diag + beta (u - prev) (prev may alias out). */
+void hr_st_cheby(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, const double *prev, double *out,
+                 double alpha, double beta);
+/* Gauss-Seidel (SOR: omega) on the points of colour `colour` (hr_st_colours), in place. */
+void hr_st_colour_sweep(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, double omega,
+                        int colour);
+/* The colours of A's grid in their forward order (a point's colour has no neighbour of
+ * that colour in A's stencil; on the star stencil the order is red-black's): their count,
+ * and each colour's class per axis in cls[c][axis] (0, 1, or 2: the last point of an odd
+ * periodic axis). */
+int hr_st_colours(const hr_sop *A, int cls[27][3]);
+/* bc = R rf (the transpose of the prolongation; rf's ghosts are not read). */
+void hr_st_restrict(hr_st_exec *ex, const hr_sgrid *fg, const hr_sgrid *cg, const hr_st_axis ax[3],
+                    const double *rf, double *bc);
+/* uf += P ec. */
+void hr_st_prolong_add(hr_st_exec *ex, const hr_sgrid *fg, const hr_sgrid *cg, const hr_st_axis ax[3],
+                       const double *ec, double *uf);
+/* Vector steps of CG over the unknowns (ghosts untouched): */
+double hr_st_dot(hr_st_exec *ex, const hr_sgrid *g, const double *x, const double *y);
+/* x += alpha p, r -= alpha q; returns r . r */
+double hr_st_update(hr_st_exec *ex, const hr_sgrid *g, double *x, double *r, const double *p, const double *q,
+                    double alpha);
+/* p = z + beta p */
+void hr_st_xpay(hr_st_exec *ex, const hr_sgrid *g, const double *z, double *p, double beta);
+/* x = 0 over the whole padded array */
+void hr_st_zero(const hr_sgrid *g, double *x);
+/* The sum of x over the unknowns and x -= mean (a singular problem's zero-mean solution). */
+void hr_st_remove_mean(hr_st_exec *ex, const hr_sgrid *g, double *x);
+
+#endif
