@@ -90,3 +90,11 @@ hr_status hr_place_gpu_roundtrip(int device, size_t bytes, int repeats, double *
     *seconds = 0.0;
     return HR_ERR_NO_DEVICE;
 }
+
+/* ---- the general-problem engine's CUDA backend (methods/stencil/cuda) */
+#include "methods/stencil/stencil_kernels.h"
+
+const hr_st_backend *hr_st_cuda_backend(void)
+{
+    return NULL;
+}

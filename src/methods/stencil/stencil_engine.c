@@ -24,6 +24,8 @@ typedef struct st_engine {
     hr_grid_solver *s;
     hr_team *team;
     hr_st_exec ex;
+    const hr_st_backend *k;
+    double *hb;                         /* a padded host array: set-up, transfers to and from the backend */
     hr_st_mg mg;                        /* level 0 holds A; one level for the relaxation methods and CG */
     hr_problem p;                       /* the problem, its arrays the copies below */
     double *coef, *face[6];             /* copies */
@@ -48,9 +50,10 @@ static const hr_sgrid *grid(const st_engine *e)
 
 static hr_status take_rhs(st_engine *e, const double *f)
 {
-    HR_TRY(hr_discretize(&e->p, f, NULL, e->b, &e->si));
+    HR_TRY(hr_discretize(&e->p, f, NULL, e->hb, &e->si));
+    e->k->upload(&e->ex, grid(e), e->b, e->hb);
     e->b_is_problem = f == NULL;
-    const double bb = hr_st_dot(&e->ex, grid(e), e->b, e->b);
+    const double bb = e->k->dot(&e->ex, grid(e), e->b, e->b);
     e->bnorm = sqrt(bb);
     return HR_OK;
 }
@@ -64,22 +67,22 @@ static double rel_of(const st_engine *e, double rr)
 static void take_init(st_engine *e, const double *x0)
 {
     const hr_sgrid *g = grid(e);
-    hr_st_zero(g, e->x);
+    double *h = e->hb;
+    hr_st_zero(g, h);
     if (x0) {
-        hr_sgrid_unpack(g, x0, e->x);
-        return;
-    }
-    if (e->p.init == HR_INIT_ARRAY) {
-        hr_sgrid_unpack(g, e->p.init_values, e->x);
+        hr_sgrid_unpack(g, x0, h);
+    } else if (e->p.init == HR_INIT_ARRAY) {
+        hr_sgrid_unpack(g, e->p.init_values, h);
     } else if (e->p.init == HR_INIT_SINE) {
         for (int k = 0; k < g->n[2]; k++)
             for (int j = 0; j < g->n[1]; j++)
                 for (int i = 0; i < g->n[0]; i++) {
                     double v = sin(M_PI * (i + 1) / (g->n[0] + 1)) * sin(M_PI * (j + 1) / (g->n[1] + 1));
                     if (g->dim == 3) v *= sin(M_PI * (k + 1) / (g->n[2] + 1));
-                    e->x[hr_sgrid_index(g, i, j, k)] = v;
+                    h[hr_sgrid_index(g, i, j, k)] = v;
                 }
     }
+    e->k->upload(&e->ex, g, e->x, h);
 }
 
 /* ------------------------------------------------------------------ CG over the kernels */
@@ -87,41 +90,41 @@ static void take_init(st_engine *e, const double *x0)
 static double cg_apply_dot(void *ctx)
 {
     st_engine *e = ctx;
-    return hr_st_apply_dot(&e->ex, &e->mg.lv[0].A, e->p_, e->q);
+    return e->k->apply_dot(&e->ex, &e->mg.lv[0].dA, e->p_, e->q);
 }
 
 static double cg_update(void *ctx, double alpha)
 {
     st_engine *e = ctx;
-    return hr_st_update(&e->ex, grid(e), e->x, e->r, e->p_, e->q, alpha);
+    return e->k->update(&e->ex, grid(e), e->x, e->r, e->p_, e->q, alpha);
 }
 
 static double cg_precondition(void *ctx)
 {
     st_engine *e = ctx;
     hr_st_mg_apply(&e->mg, e->r, e->z);
-    return hr_st_dot(&e->ex, grid(e), e->r, e->z);
+    return e->k->dot(&e->ex, grid(e), e->r, e->z);
 }
 
 static void cg_xpay(void *ctx, double beta)
 {
     st_engine *e = ctx;
-    hr_st_xpay(&e->ex, grid(e), e->s->o.method == HR_METHOD_MGCG ? e->z : e->r, e->p_, beta);
+    e->k->xpay(&e->ex, grid(e), e->s->o.method == HR_METHOD_MGCG ? e->z : e->r, e->p_, beta);
 }
 
 static void cg_start(st_engine *e)
 {
     const hr_sgrid *g = grid(e);
     double *r = e->r;
-    const double rr = hr_st_residual(&e->ex, &e->mg.lv[0].A, e->x, e->b, r);
+    const double rr = e->k->residual(&e->ex, &e->mg.lv[0].dA, e->x, e->b, r);
     double rz = rr;
     const double *z = r;
     if (e->s->o.method == HR_METHOD_MGCG) {
         hr_st_mg_apply(&e->mg, r, e->z);
-        rz = hr_st_dot(&e->ex, g, r, e->z);
+        rz = e->k->dot(&e->ex, g, r, e->z);
         z = e->z;
     }
-    memcpy(e->p_, z, g->padded * sizeof *z);
+    e->k->copy(&e->ex, g, e->p_, z);
     e->cg.rr = rr;
     e->cg.rz = rz;
     e->breakdown = 0;
@@ -164,7 +167,7 @@ static hr_status residual(void *ctx, double *rel)
 {
     st_engine *e = ctx;
     const int cg = e->s->o.method == HR_METHOD_CG || e->s->o.method == HR_METHOD_MGCG;
-    const double rr = cg ? e->cg.rr : hr_st_residual(&e->ex, &e->mg.lv[0].A, e->x, e->b, NULL);
+    const double rr = cg ? e->cg.rr : e->k->residual(&e->ex, &e->mg.lv[0].dA, e->x, e->b, NULL);
     *rel = rel_of(e, rr);
     if (e->prev_rel > 0.0) e->last_factor = *rel / e->prev_rel;
     e->prev_rel = *rel;
@@ -195,7 +198,7 @@ static hr_status st_solve(hr_grid_solver *s, const double *rhs, const double *x0
     e->fmg_first = m == HR_METHOD_MG && s->o.cycle == HR_CYCLE_FMG;
     e->prev_rel = 0.0;
     e->last_factor = NAN;
-    const double r0 = hr_st_residual(&e->ex, &e->mg.lv[0].A, e->x, e->b, NULL);
+    const double r0 = e->k->residual(&e->ex, &e->mg.lv[0].dA, e->x, e->b, NULL);
     e->first_rel = rel_of(e, r0);
     if (cg) cg_start(e);
     s->hist.len = 0;
@@ -225,8 +228,8 @@ static hr_status st_solve(hr_grid_solver *s, const double *rhs, const double *x0
         hr_gs_set_error(s, "solve: the engine failed (%s)", hr_status_string(st));
         return st;
     }
-    if (e->si.singular) hr_st_remove_mean(&e->ex, grid(e), e->x);
-    const double rr = hr_st_residual(&e->ex, &e->mg.lv[0].A, e->x, e->b, NULL);
+    if (e->si.singular) e->k->remove_mean(&e->ex, grid(e), e->x);
+    const double rr = e->k->residual(&e->ex, &e->mg.lv[0].dA, e->x, e->b, NULL);
     hr_result r;
     memset(&r, 0, sizeof r);
     const hr_sgrid *g = grid(e);
@@ -266,6 +269,7 @@ static hr_status st_solve(hr_grid_solver *s, const double *rhs, const double *x0
             exact &= e->p.bc[f].kind == HR_BC_DIRICHLET && !e->p.bc[f].values && e->p.bc[f].value == 0.0;
         if (exact) {
             double err = 0.0;
+            e->k->download(&e->ex, g, e->hb, e->x);
             for (int k = 0; k < g->n[2]; k++)
                 for (int j = 0; j < g->n[1]; j++)
                     for (int i = 0; i < g->n[0]; i++) {
@@ -273,7 +277,7 @@ static hr_status st_solve(hr_grid_solver *s, const double *rhs, const double *x0
                                    sin(M_PI * (j + 1) * hr_problem_spacing(&e->p, 1) / e->p.length[1]);
                         if (g->dim == 3)
                             u *= sin(M_PI * (k + 1) * hr_problem_spacing(&e->p, 2) / e->p.length[2]);
-                        const double d = fabs(e->x[hr_sgrid_index(g, i, j, k)] - u);
+                        const double d = fabs(e->hb[hr_sgrid_index(g, i, j, k)] - u);
                         if (d > err) err = d;
                     }
             r.max_error = err;
@@ -289,18 +293,19 @@ static hr_status st_solve(hr_grid_solver *s, const double *rhs, const double *x0
 
 static hr_status st_solution(const hr_grid_solver *s, hr_precision prec, void *dst, size_t count)
 {
-    const st_engine *e = s->engine;
+    st_engine *e = s->engine;
     if (!e || count < s->count) return HR_ERR_INVALID_ARG;
     const hr_sgrid *g = grid(e);
+    e->k->download(&e->ex, g, e->hb, e->x);
     if (prec != HR_PREC_SINGLE) {
-        hr_sgrid_pack(g, e->x, dst);
+        hr_sgrid_pack(g, e->hb, dst);
         return HR_OK;
     }
     size_t q = 0;
     for (int k = 0; k < g->n[2]; k++)
         for (int j = 0; j < g->n[1]; j++)
             for (int i = 0; i < g->n[0]; i++)
-                ((float *)dst)[q++] = (float)e->x[hr_sgrid_index(g, i, j, k)];
+                ((float *)dst)[q++] = (float)e->hb[hr_sgrid_index(g, i, j, k)];
     return HR_OK;
 }
 
@@ -320,7 +325,13 @@ static void engine_free(st_engine *e)
 {
     if (!e) return;
     hr_st_mg_free(&e->mg);
-    free(e->x), free(e->b), free(e->t), free(e->p_), free(e->q), free(e->z), free(e->r);
+    if (e->k) {
+        double *v[] = {e->x, e->b, e->t, e->p_, e->q, e->z, e->r};
+        for (size_t i = 0; i < sizeof v / sizeof *v; i++)
+            if (v[i]) e->k->release(&e->ex, v[i]);
+        if (e->k->close) e->k->close(&e->ex);
+    }
+    free(e->hb);
     free(e->coef);
     for (int f = 0; f < 6; f++)
         free(e->face[f]);
@@ -378,6 +389,12 @@ hr_status hr_gs_general_create(hr_grid_solver *s, const hr_problem *p)
         return HR_ERR_NO_MEMORY;
     }
     e->s = s;
+    e->k = s->backend == HR_BACKEND_GPU ? hr_st_cuda_backend() : &hr_st_cpu;
+    if (!e->k) {
+        free(e);
+        hr_gs_set_error(s, "backend: this build has no CUDA");
+        return HR_ERR_UNSUPPORTED;
+    }
     hr_status st = keep_problem(e, p);
     const hr_method m = s->o.method;
     int threads = s->backend == HR_BACKEND_CPU_SEQ ? 1 : s->o.threads > 0 ? s->o.threads : hr_cpu_count();
@@ -397,11 +414,17 @@ hr_status hr_gs_general_create(hr_grid_solver *s, const hr_problem *p)
     if (st == HR_OK) {
         e->ex.part_len = (size_t)g.n[1] * g.n[2];
         e->ex.part = malloc(e->ex.part_len * sizeof *e->ex.part);
-        e->x = hr_sgrid_alloc(&g), e->b = hr_sgrid_alloc(&g), e->t = hr_sgrid_alloc(&g);
+        if (e->k->open && e->k->open(&e->ex, s->o.device, e->ex.part_len) != HR_OK) st = HR_ERR_DEVICE;
+    }
+    if (st == HR_OK) {
+        hr_st_exec *ex = &e->ex;
+        const hr_st_backend *k = e->k;
+        e->hb = hr_sgrid_alloc(&g);
+        e->x = k->alloc(ex, &g), e->b = k->alloc(ex, &g), e->t = k->alloc(ex, &g);
         if (m == HR_METHOD_CG || m == HR_METHOD_MGCG)
-            e->p_ = hr_sgrid_alloc(&g), e->q = hr_sgrid_alloc(&g), e->r = hr_sgrid_alloc(&g);
-        if (m == HR_METHOD_MGCG) e->z = hr_sgrid_alloc(&g);
-        if (!e->ex.part || !e->x || !e->b || !e->t ||
+            e->p_ = k->alloc(ex, &g), e->q = k->alloc(ex, &g), e->r = k->alloc(ex, &g);
+        if (m == HR_METHOD_MGCG) e->z = k->alloc(ex, &g);
+        if (!e->hb || !e->ex.part || !e->x || !e->b || !e->t ||
             ((m == HR_METHOD_CG || m == HR_METHOD_MGCG) && (!e->p_ || !e->q || !e->r)) ||
             (m == HR_METHOD_MGCG && !e->z))
             st = HR_ERR_NO_MEMORY;
@@ -435,7 +458,8 @@ hr_status hr_gs_general_create(hr_grid_solver *s, const hr_problem *p)
     mg->cycle = s->o.cycle;
     const int levels = is_levels(m) ? s->o.levels : 1;
     if (st == HR_OK)
-        st = hr_st_mg_setup(mg, &e->ex, &A, flo, fhi, levels, hr_problem_is_singular(p), e->t, is_levels(m));
+        st = hr_st_mg_setup(mg, &e->ex, e->k, &A, flo, fhi, levels, hr_problem_is_singular(p), e->t,
+                            is_levels(m));
     hr_sop_free(&A);
     if (st == HR_OK) st = take_rhs(e, NULL);
     if (st == HR_OK) take_init(e, NULL);

@@ -14,11 +14,12 @@
 #include "runtime/cpu/team.h"
 
 /* Where kernels run: a thread team (NULL: the calling thread) and its scratch for the
- * per-line partial sums (at least the finest level's lines). */
+ * per-line partial sums (at least the finest level's lines); a GPU backend's state. */
 typedef struct hr_st_exec {
     hr_team *team;
     double *part;
     size_t part_len;
+    void *dev; /* the CUDA backend's stream, scratch and reduction buffers */
 } hr_st_exec;
 
 /* The prolongation along one axis of a level: fine index i takes w0 * coarse[i0] +
@@ -68,5 +69,49 @@ void hr_st_xpay(hr_st_exec *ex, const hr_sgrid *g, const double *z, double *p, d
 void hr_st_zero(const hr_sgrid *g, double *x);
 /* The sum of x over the unknowns and x -= mean (a singular problem's zero-mean solution). */
 void hr_st_remove_mean(hr_st_exec *ex, const hr_sgrid *g, double *x);
+
+/* A backend: the kernels above plus memory, as a table, so that the algorithms run on the
+ * CPU (hr_st_cpu) or a GPU (hr_st_cuda_backend()) unchanged. Arrays and operators passed to
+ * a backend's kernels live where it computes (a level's operator and transfer tables have a
+ * host copy and, on a GPU, a device twin). */
+typedef struct hr_st_backend {
+    const char *name;
+    /* a padded array of g, zeroed (NULL: no memory) */
+    double *(*alloc)(hr_st_exec *ex, const hr_sgrid *g);
+    void (*release)(hr_st_exec *ex, double *x);
+    /* whole padded arrays between the host and the backend's memory */
+    void (*upload)(hr_st_exec *ex, const hr_sgrid *g, double *dst, const double *host);
+    void (*download)(hr_st_exec *ex, const hr_sgrid *g, double *host, const double *src);
+    void (*copy)(hr_st_exec *ex, const hr_sgrid *g, double *dst, const double *src);
+    void (*zero)(hr_st_exec *ex, const hr_sgrid *g, double *x);
+    /* the twin of a host operator / transfer table (CPU: a shallow copy), and its release */
+    hr_status (*twin_op)(hr_st_exec *ex, const hr_sop *host, hr_sop *out);
+    void (*free_op)(hr_st_exec *ex, hr_sop *op);
+    hr_status (*twin_axis)(hr_st_exec *ex, const hr_st_axis *host, hr_st_axis *out);
+    void (*free_axis)(hr_st_exec *ex, hr_st_axis *ax);
+    double (*residual)(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, double *r);
+    double (*apply_dot)(hr_st_exec *ex, const hr_sop *A, double *p, double *q);
+    void (*jacobi)(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, double *out, double omega);
+    void (*cheby)(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, const double *prev,
+                  double *out, double alpha, double beta);
+    void (*colour_sweep)(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, double omega,
+                         int colour);
+    void (*restrict_)(hr_st_exec *ex, const hr_sgrid *fg, const hr_sgrid *cg, const hr_st_axis ax[3],
+                      const double *rf, double *bc);
+    void (*prolong_add)(hr_st_exec *ex, const hr_sgrid *fg, const hr_sgrid *cg, const hr_st_axis ax[3],
+                        const double *ec, double *uf);
+    double (*dot)(hr_st_exec *ex, const hr_sgrid *g, const double *x, const double *y);
+    double (*update)(hr_st_exec *ex, const hr_sgrid *g, double *x, double *r, const double *p,
+                     const double *q, double alpha);
+    void (*xpay)(hr_st_exec *ex, const hr_sgrid *g, const double *z, double *p, double beta);
+    void (*remove_mean)(hr_st_exec *ex, const hr_sgrid *g, double *x);
+    /* the backend's state in ex->dev (NULL: none needed) and its release */
+    hr_status (*open)(hr_st_exec *ex, int device, size_t max_lines);
+    void (*close)(hr_st_exec *ex);
+} hr_st_backend;
+
+extern const hr_st_backend hr_st_cpu;
+/* The CUDA backend, or NULL in a build without CUDA (runtime/nocuda.c). */
+const hr_st_backend *hr_st_cuda_backend(void);
 
 #endif

@@ -229,7 +229,8 @@ static hr_status dense_setup(hr_st_mg *mg)
     const int m = (int)g->count;
     mg->m = m;
     mg->cv = malloc((size_t)m * sizeof *mg->cv);
-    if (!mg->cv) return HR_ERR_NO_MEMORY;
+    mg->hbuf = hr_sgrid_alloc(g);
+    if (!mg->cv || !mg->hbuf) return HR_ERR_NO_MEMORY;
     if (m > DENSE_MAX) return HR_OK; /* smoothing sweeps instead */
     double *M = calloc((size_t)m * m, sizeof *M);
     if (!M) return HR_ERR_NO_MEMORY;
@@ -296,7 +297,8 @@ static void coarse_solve(hr_st_mg *mg, double *u, const double *b)
     }
     const int m = mg->m;
     double *x = mg->cv;
-    hr_sgrid_pack(g, b, x);
+    mg->k->download(mg->ex, g, mg->hbuf, b);
+    hr_sgrid_pack(g, mg->hbuf, x);
     const double *M = mg->chol;
     for (int r = 0; r < m; r++) {
         double v = x[r];
@@ -310,17 +312,24 @@ static void coarse_solve(hr_st_mg *mg, double *u, const double *b)
             v -= M[(size_t)t * m + r] * x[t];
         x[r] = v / M[(size_t)r * m + r];
     }
-    hr_sgrid_unpack(g, x, u);
+    hr_sgrid_unpack(g, x, mg->hbuf);
+    mg->k->upload(mg->ex, g, u, mg->hbuf);
 }
 
 /* ------------------------------------------------------------------ smoothing */
 
 /* The largest eigenvalue of D^-1 A by power iteration (the Chebyshev smoother's bound). */
-static double estimate_lmax(hr_st_mg *mg, hr_st_level *L)
+static double estimate_lmax(hr_st_level *L)
 {
     const hr_sgrid *g = &L->A.g;
-    double *x = L->r, *y = L->t;
-    hr_st_zero(g, x);
+    double *x = hr_sgrid_alloc(g), *y = hr_sgrid_alloc(g);
+    double part_[1];
+    hr_st_exec host = {NULL, NULL, 0, NULL};
+    double *part = malloc((size_t)g->n[1] * g->n[2] * sizeof *part);
+    host.part = part ? part : part_;
+    host.part_len = (size_t)g->n[1] * g->n[2];
+    double lam = 0.0;
+    if (!x || !y || !part) goto done;
     unsigned s = 12345u;
     for (int k = 0; k < g->n[2]; k++)
         for (int j = 0; j < g->n[1]; j++)
@@ -328,9 +337,8 @@ static double estimate_lmax(hr_st_mg *mg, hr_st_level *L)
                 s = s * 1664525u + 1013904223u;
                 x[hr_sgrid_index(g, i, j, k)] = (double)(s >> 8) / 16777216.0 - 0.5;
             }
-    double lam = 0.0;
     for (int it = 0; it < 12; it++) {
-        hr_st_apply_dot(mg->ex, &L->A, x, y);
+        hr_st_apply_dot(&host, &L->A, x, y);
         double nn = 0.0, xy = 0.0, xx = 0.0;
         for (int k = 0; k < g->n[2]; k++)
             for (int j = 0; j < g->n[1]; j++)
@@ -347,34 +355,34 @@ static double estimate_lmax(hr_st_mg *mg, hr_st_level *L)
         for (size_t t = 0; t < g->padded; t++)
             x[t] = y[t] / nn;
     }
-    hr_st_zero(g, x);
-    hr_st_zero(g, y);
+done:
+    free(x), free(y), free(part);
     return lam;
 }
 
 void hr_st_smooth(hr_st_mg *mg, int level, double *u, const double *b, int count, int reverse)
 {
     hr_st_level *L = &mg->lv[level];
-    const hr_sop *A = &L->A;
+    const hr_sop *A = &L->dA;
+    const hr_st_backend *k = mg->k;
     if (count <= 0) return;
     if (mg->smoother == HR_ST_GS) {
         int cls[27][3];
-        const int nc = hr_st_colours(A, cls);
+        const int nc = hr_st_colours(&L->A, cls);
         for (int s = 0; s < count; s++)
             for (int c = 0; c < nc; c++)
-                hr_st_colour_sweep(mg->ex, A, u, b, mg->omega, reverse ? nc - 1 - c : c);
+                k->colour_sweep(mg->ex, A, u, b, mg->omega, reverse ? nc - 1 - c : c);
         return;
     }
     double *t = L->t;
-    const size_t bytes = A->g.padded * sizeof *u;
     if (mg->smoother == HR_ST_JACOBI) {
         for (int s = 0; s + 1 < count; s += 2) {
-            hr_st_jacobi(mg->ex, A, u, b, t, mg->omega);
-            hr_st_jacobi(mg->ex, A, t, b, u, mg->omega);
+            k->jacobi(mg->ex, A, u, b, t, mg->omega);
+            k->jacobi(mg->ex, A, t, b, u, mg->omega);
         }
         if (count & 1) {
-            hr_st_jacobi(mg->ex, A, u, b, t, mg->omega);
-            memcpy(u, t, bytes);
+            k->jacobi(mg->ex, A, u, b, t, mg->omega);
+            k->copy(mg->ex, &A->g, u, t);
         }
         return;
     }
@@ -383,25 +391,27 @@ void hr_st_smooth(hr_st_mg *mg, int level, double *u, const double *b, int count
     const double theta = 0.5 * (hi + lo), delta = 0.5 * (hi - lo), sigma = theta / delta;
     double rho = 1.0 / sigma;
     double *cur = u, *prev = t;
-    hr_st_cheby(mg->ex, A, cur, b, NULL, prev, 1.0 / theta, 0.0); /* x1 into prev's buffer */
+    k->cheby(mg->ex, A, cur, b, NULL, prev, 1.0 / theta, 0.0); /* x1 into prev's buffer */
     double *swap = cur;
     cur = prev, prev = swap;
     for (int s = 1; s < count; s++) {
         const double rho1 = 1.0 / (2.0 * sigma - rho);
-        hr_st_cheby(mg->ex, A, cur, b, prev, prev, 2.0 * rho1 / delta, rho1 * rho);
+        k->cheby(mg->ex, A, cur, b, prev, prev, 2.0 * rho1 / delta, rho1 * rho);
         swap = cur, cur = prev, prev = swap;
         rho = rho1;
     }
-    if (cur != u) memcpy(u, cur, bytes);
+    if (cur != u) k->copy(mg->ex, &A->g, u, cur);
 }
 
 /* ------------------------------------------------------------------ setup */
 
-hr_status hr_st_mg_setup(hr_st_mg *mg, hr_st_exec *ex, hr_sop *A0, const int free_lo[3], const int free_hi[3],
-                         int max_levels, int singular, double *tmp0, int coarse)
+hr_status hr_st_mg_setup(hr_st_mg *mg, hr_st_exec *ex, const hr_st_backend *k, hr_sop *A0,
+                         const int free_lo[3], const int free_hi[3], int max_levels, int singular,
+                         double *tmp0, int coarse)
 {
     const int cap = 40;
     mg->ex = ex;
+    mg->k = k;
     mg->singular = singular;
     mg->lv = calloc(cap, sizeof *mg->lv);
     if (!mg->lv) return HR_ERR_NO_MEMORY;
@@ -413,7 +423,7 @@ hr_status hr_st_mg_setup(hr_st_mg *mg, hr_st_exec *ex, hr_sop *A0, const int fre
         mg->lv[0].gap[a][0] = mg->lv[0].gap[a][1] = 1.0;
     }
     mg->lv[0].t = tmp0;
-    if (!(mg->lv[0].r = hr_sgrid_alloc(&mg->lv[0].A.g))) return HR_ERR_NO_MEMORY;
+    if (!(mg->lv[0].r = k->alloc(ex, &mg->lv[0].A.g))) return HR_ERR_NO_MEMORY;
     for (;;) {
         hr_st_level *F = &mg->lv[mg->nlv - 1];
         const hr_sgrid *fg = &F->A.g;
@@ -473,11 +483,14 @@ hr_status hr_st_mg_setup(hr_st_mg *mg, hr_st_exec *ex, hr_sop *A0, const int fre
         for (int k = 0; k < C->A.nk; k++)
             hr_st_fill_ghosts(&cg, C->A.c[k]);
     }
-    if (mg->smoother == HR_ST_CHEBY)
-        for (int l = 0; l < mg->nlv; l++) {
-            if (!mg->lv[l].t) return HR_ERR_INVALID_ARG;
-            mg->lv[l].lmax = estimate_lmax(mg, &mg->lv[l]);
-        }
+    for (int l = 0; l < mg->nlv; l++) {
+        hr_st_level *L = &mg->lv[l];
+        if (mg->smoother == HR_ST_CHEBY) L->lmax = estimate_lmax(L);
+        hr_status s = k->twin_op(ex, &L->A, &L->dA);
+        for (int a = 0; a < 3 && s == HR_OK; a++)
+            if (L->ax[a].coarsen) s = k->twin_axis(ex, &L->ax[a], &L->dax[a]);
+        if (s != HR_OK) return s;
+    }
     return coarse ? dense_setup(mg) : HR_OK;
 }
 
@@ -486,15 +499,19 @@ void hr_st_mg_free(hr_st_mg *mg)
     if (!mg || !mg->lv) return;
     for (int l = 0; l < mg->nlv; l++) {
         hr_st_level *L = &mg->lv[l];
+        if (L->dA.diag) mg->k->free_op(mg->ex, &L->dA);
         hr_sop_free(&L->A);
-        for (int a = 0; a < 3; a++)
+        for (int a = 0; a < 3; a++) {
+            if (L->dax[a].coarsen) mg->k->free_axis(mg->ex, &L->dax[a]);
             axis_free(&L->ax[a]);
-        if (l > 0) free(L->u), free(L->b), free(L->t);
-        free(L->r);
+        }
+        if (l > 0) mg->k->release(mg->ex, L->u), mg->k->release(mg->ex, L->b), mg->k->release(mg->ex, L->t);
+        mg->k->release(mg->ex, L->r);
     }
     free(mg->lv);
     free(mg->chol);
     free(mg->cv);
+    free(mg->hbuf);
     memset(mg, 0, sizeof *mg);
 }
 
@@ -512,11 +529,12 @@ static void cycle_at(hr_st_mg *mg, int l, hr_cycle kind)
     }
     hr_st_level *C = &mg->lv[l + 1];
     hr_st_smooth(mg, l, L->u, L->b, mg->pre, 0);
-    hr_st_residual(mg->ex, &L->A, L->u, L->b, L->r);
-    hr_st_restrict(mg->ex, &L->A.g, &C->A.g, L->ax, L->r, C->b);
-    hr_st_zero(&C->A.g, C->u);
+    const hr_st_backend *k = mg->k;
+    k->residual(mg->ex, &L->dA, L->u, L->b, L->r);
+    k->restrict_(mg->ex, &L->A.g, &C->A.g, L->dax, L->r, C->b);
+    k->zero(mg->ex, &C->A.g, C->u);
     visit(mg, l + 1, kind);
-    hr_st_prolong_add(mg->ex, &L->A.g, &C->A.g, L->ax, C->u, L->u);
+    k->prolong_add(mg->ex, &L->A.g, &C->A.g, L->dax, C->u, L->u);
     hr_st_smooth(mg, l, L->u, L->b, mg->post, 1);
 }
 
@@ -546,26 +564,26 @@ void hr_st_mg_cycle(hr_st_mg *mg, double *u, double *b, int fmg)
     }
     /* full multigrid on the correction: the residual down to the coarsest level, solved
      * there, then interpolated up with one V-cycle per level */
-    hr_st_residual(mg->ex, &L0->A, u, b, L0->r);
-    hr_st_restrict(mg->ex, &L0->A.g, &mg->lv[1].A.g, L0->ax, L0->r, mg->lv[1].b);
+    const hr_st_backend *k = mg->k;
+    hr_st_level *lv = mg->lv;
+    k->residual(mg->ex, &L0->dA, u, b, L0->r);
+    k->restrict_(mg->ex, &L0->A.g, &lv[1].A.g, L0->dax, L0->r, lv[1].b);
     for (int l = 1; l + 1 < mg->nlv; l++)
-        hr_st_restrict(mg->ex, &mg->lv[l].A.g, &mg->lv[l + 1].A.g, mg->lv[l].ax, mg->lv[l].b,
-                       mg->lv[l + 1].b);
+        k->restrict_(mg->ex, &lv[l].A.g, &lv[l + 1].A.g, lv[l].dax, lv[l].b, lv[l + 1].b);
     const int last = mg->nlv - 1;
-    coarse_solve(mg, mg->lv[last].u, mg->lv[last].b);
+    coarse_solve(mg, lv[last].u, lv[last].b);
     for (int l = last - 1; l >= 1; l--) {
-        hr_st_zero(&mg->lv[l].A.g, mg->lv[l].u);
-        hr_st_prolong_add(mg->ex, &mg->lv[l].A.g, &mg->lv[l + 1].A.g, mg->lv[l].ax, mg->lv[l + 1].u,
-                          mg->lv[l].u);
+        k->zero(mg->ex, &lv[l].A.g, lv[l].u);
+        k->prolong_add(mg->ex, &lv[l].A.g, &lv[l + 1].A.g, lv[l].dax, lv[l + 1].u, lv[l].u);
         cycle_at(mg, l, HR_CYCLE_V);
     }
-    hr_st_prolong_add(mg->ex, &L0->A.g, &mg->lv[1].A.g, L0->ax, mg->lv[1].u, u);
+    k->prolong_add(mg->ex, &L0->A.g, &lv[1].A.g, L0->dax, lv[1].u, u);
     cycle_at(mg, 0, HR_CYCLE_V);
 }
 
 void hr_st_mg_apply(hr_st_mg *mg, double *r, double *z)
 {
-    hr_st_zero(&mg->lv[0].A.g, z);
+    mg->k->zero(mg->ex, &mg->lv[0].A.g, z);
     hr_st_level *L0 = &mg->lv[0];
     L0->u = z;
     L0->b = r;

@@ -25,7 +25,9 @@
 typedef enum { HR_ST_GS = 0, HR_ST_JACOBI, HR_ST_CHEBY } hr_st_smoother;
 
 typedef struct hr_st_level {
-    hr_sop A;
+    hr_sop A;              /* on the host (set-up, the coarsest solve) */
+    hr_sop dA;             /* the backend's twin */
+    hr_st_axis dax[3];     /* the backend's twins of ax */
     double *u, *b, *r, *t; /* level 0: u and b are the caller's (set per call) */
     hr_st_axis ax[3];      /* the transfer to the next coarser level */
     int free_lo[3], free_hi[3];
@@ -37,6 +39,7 @@ typedef struct hr_st_mg {
     hr_st_level *lv;
     int nlv;
     hr_st_exec *ex;
+    const hr_st_backend *k;
     hr_st_smoother smoother;
     int pre, post;
     double omega; /* the smoother's weight (GS: SOR weight 1; Jacobi: 4/5 or 6/7) */
@@ -45,15 +48,17 @@ typedef struct hr_st_mg {
     /* the coarsest level */
     double *chol; /* m x m lower factor, or NULL: smoothing sweeps instead (too large) */
     int m;
-    double *cv; /* m values */
+    double *cv;   /* m values */
+    double *hbuf; /* the coarsest level's padded b / u on the host */
 } hr_st_mg;
 
 /* Builds the hierarchy over A0 (taken: freed by hr_st_mg_free; lv[0].A), with free_lo/hi the
  * Neumann faces per axis; max_levels 0: as many as the rules give; tmp0 a padded array of
  * level 0 (the smoothers' second buffer); coarse 0: no coarsest-level solver (one level
  * that only smooths: the relaxation methods and CG). */
-hr_status hr_st_mg_setup(hr_st_mg *mg, hr_st_exec *ex, hr_sop *A0, const int free_lo[3], const int free_hi[3],
-                         int max_levels, int singular, double *tmp0, int coarse);
+hr_status hr_st_mg_setup(hr_st_mg *mg, hr_st_exec *ex, const hr_st_backend *k, hr_sop *A0,
+                         const int free_lo[3], const int free_hi[3], int max_levels, int singular,
+                         double *tmp0, int coarse);
 /* One cycle of mg->cycle on A0 u = b (u updated). fmg: the first cycle of FMG. */
 void hr_st_mg_cycle(hr_st_mg *mg, double *u, double *b, int fmg);
 /* z = M r: one cycle from z = 0 with symmetric smoothing (the preconditioner of CG). */

@@ -2,6 +2,7 @@
  * The CPU backend of the general-problem engine (stencil_kernels.h): each kernel is a job
  * over the grid's lines (rows of x) split evenly among the team's threads.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "methods/stencil/stencil_kernels.h"
@@ -474,3 +475,62 @@ void hr_st_remove_mean(hr_st_exec *ex, const hr_sgrid *g, double *x)
     j.op = 4;
     run_on(ex, g, vec_fn, &j);
 }
+
+/* ------------------------------------------------------------------ the CPU backend's table */
+
+static double *cpu_alloc(hr_st_exec *ex, const hr_sgrid *g)
+{
+    (void)ex;
+    return hr_sgrid_alloc(g);
+}
+
+static void cpu_release(hr_st_exec *ex, double *x)
+{
+    (void)ex;
+    free(x);
+}
+
+static void cpu_copy(hr_st_exec *ex, const hr_sgrid *g, double *dst, const double *src)
+{
+    (void)ex;
+    if (dst != src) memcpy(dst, src, g->padded * sizeof *dst);
+}
+
+static void cpu_zero(hr_st_exec *ex, const hr_sgrid *g, double *x)
+{
+    (void)ex;
+    hr_st_zero(g, x);
+}
+
+static hr_status cpu_twin_op(hr_st_exec *ex, const hr_sop *host, hr_sop *out)
+{
+    (void)ex;
+    *out = *host;
+    return HR_OK;
+}
+
+static void cpu_free_op(hr_st_exec *ex, hr_sop *op)
+{
+    (void)ex;
+    memset(op, 0, sizeof *op); /* a view: the host copy owns the arrays */
+}
+
+static hr_status cpu_twin_axis(hr_st_exec *ex, const hr_st_axis *host, hr_st_axis *out)
+{
+    (void)ex;
+    *out = *host;
+    return HR_OK;
+}
+
+static void cpu_free_axis(hr_st_exec *ex, hr_st_axis *ax)
+{
+    (void)ex;
+    memset(ax, 0, sizeof *ax);
+}
+
+const hr_st_backend hr_st_cpu = {
+    "cpu",           cpu_alloc,    cpu_release, cpu_copy,           cpu_copy,       cpu_copy,
+    cpu_zero,        cpu_twin_op,  cpu_free_op, cpu_twin_axis,      cpu_free_axis,  hr_st_residual,
+    hr_st_apply_dot, hr_st_jacobi, hr_st_cheby, hr_st_colour_sweep, hr_st_restrict, hr_st_prolong_add,
+    hr_st_dot,       hr_st_update, hr_st_xpay,  hr_st_remove_mean,  NULL,           NULL,
+};
