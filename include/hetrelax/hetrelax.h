@@ -289,8 +289,10 @@ typedef enum {
     HR_REASON_STOPPED,   /* the monitor (the user) asked to stop */
     HR_REASON_DIVERGED,  /* the residual grew beyond the divergence tolerance */
     HR_REASON_NAN,       /* the residual became NaN or Inf */
-    HR_REASON_BREAKDOWN  /* CG: p^T A p <= 0 (A not symmetric positive definite); the iterate
+    HR_REASON_BREAKDOWN, /* CG: p^T A p <= 0 (A not symmetric positive definite); the iterate
                             is the last one before it */
+    HR_REASON_STAGNATED /* CG: its recurrence passed tol far below while the true residual b - A x stays
+                           above it: the accuracy double precision attains on this problem */
 } hr_reason;
 
 typedef struct hr_result {

@@ -67,6 +67,7 @@ hr_status hr_sop_alloc(hr_sop *A, const hr_sgrid *g, int box)
         A->doff[k] = A->off[k][0] * g->st[0] + A->off[k][1] * g->st[1] + A->off[k][2] * g->st[2];
     A->diag = hr_sgrid_alloc(g);
     int ok = A->diag != NULL;
+    if (!box) ok = ok && (A->exc = hr_sgrid_alloc(g)) != NULL;
     for (int k = 0; k < nk && ok; k++)
         ok = (A->c[k] = hr_sgrid_alloc(g)) != NULL;
     if (!ok) {
@@ -80,6 +81,7 @@ void hr_sop_free(hr_sop *A)
 {
     if (!A) return;
     free(A->diag);
+    free(A->exc);
     for (int k = 0; k < HR_ST_MAX_HALF; k++)
         free(A->c[k]);
     memset(A, 0, sizeof *A);
@@ -247,7 +249,7 @@ hr_status hr_discretize(const hr_problem *p, const double *f_in, hr_sop *A, doub
                 const double vol = w[0] * w[1] * w[2];
                 const double ap = cv ? cv[q] : p->coef;
                 const ptrdiff_t pi = hr_sgrid_index(&g, i, j, k);
-                double diag = 0.0, bp = 0.0;
+                double diag = 0.0, bp = 0.0, exc = 0.0;
                 for (int a = 0; a < dim; a++) {
                     const double wb = vol / w[a]; /* the face's area / h^(dim-1) */
                     const size_t sq = a == 0 ? 1 : a == 1 ? (size_t)n[0] : (size_t)n[0] * n[1];
@@ -268,13 +270,17 @@ hr_status hr_discretize(const hr_problem *p, const double *f_in, hr_sop *A, doub
                         if (p->bc[face].kind == HR_BC_DIRICHLET) {
                             const double cpl = ap * wb * ih2[a];
                             diag += cpl;
+                            exc += cpl;
                             if (b) bp += cpl * face_value(p, face, i, j, k);
                         } else if (b) { /* Neumann: the flux through the face */
                             bp += ap * wb / h[a] * face_value(p, face, i, j, k);
                         }
                     }
                 }
-                if (A) A->diag[pi] = diag;
+                if (A) {
+                    A->diag[pi] = diag;
+                    if (A->exc) A->exc[pi] = exc;
+                }
                 if (b) {
                     b[pi] = bp + vol * f[q];
                     bsum += b[pi];

@@ -44,6 +44,7 @@ const char *hr_reason_string(hr_reason r)
     case HR_REASON_DIVERGED: return "diverged";
     case HR_REASON_NAN: return "diverged (NaN)";
     case HR_REASON_BREAKDOWN: return "breakdown";
+    case HR_REASON_STAGNATED: return "stagnated";
     }
     return "unknown";
 }

@@ -35,6 +35,7 @@ typedef struct st_engine {
     int b_is_problem; /* b holds the problem's own right-hand side */
     int fmg_first;
     int breakdown;
+    int stagnated;
     hr_cg_scalars cg;
     double first_rel; /* the residual before the first iteration (convergence factors) */
     double prev_rel, last_factor;
@@ -167,7 +168,16 @@ static hr_status residual(void *ctx, double *rel)
 {
     st_engine *e = ctx;
     const int cg = e->s->o.method == HR_METHOD_CG || e->s->o.method == HR_METHOD_MGCG;
-    const double rr = cg ? e->cg.rr : e->k->residual(&e->ex, &e->mg.lv[0].dA, e->x, e->b, NULL);
+    double rr = cg ? e->cg.rr : e->k->residual(&e->ex, &e->mg.lv[0].dA, e->x, e->b, NULL);
+    if (cg &&
+        rel_of(e, rr) < e->s->o.tol) { /* the recurrence drifts from b - A x: converge on the true one */
+        const double rec = rel_of(e, rr);
+        rr = e->k->residual(&e->ex, &e->mg.lv[0].dA, e->x, e->b, NULL);
+        if (rel_of(e, rr) >= e->s->o.tol && rec < 1e-3 * e->s->o.tol) {
+            e->stagnated = 1; /* x no longer improves in double precision */
+            e->s->stop = 1;
+        }
+    }
     *rel = rel_of(e, rr);
     if (e->prev_rel > 0.0) e->last_factor = *rel / e->prev_rel;
     e->prev_rel = *rel;
@@ -198,6 +208,7 @@ static hr_status st_solve(hr_grid_solver *s, const double *rhs, const double *x0
     e->fmg_first = m == HR_METHOD_MG && s->o.cycle == HR_CYCLE_FMG;
     e->prev_rel = 0.0;
     e->last_factor = NAN;
+    e->stagnated = 0;
     const double r0 = e->k->residual(&e->ex, &e->mg.lv[0].dA, e->x, e->b, NULL);
     e->first_rel = rel_of(e, r0);
     if (cg) cg_start(e);
@@ -248,8 +259,9 @@ static hr_status st_solve(hr_grid_solver *s, const double *rhs, const double *x0
     r.relative_residual = rel_of(e, rr);
     r.max_error = NAN;
     r.bandwidth_fraction = NAN;
-    r.reason = e->breakdown ? HR_REASON_BREAKDOWN
-                            : hr_driver_final_reason(out.reason, r.relative_residual, s->o.tol, cfg.divref);
+    r.reason = e->breakdown   ? HR_REASON_BREAKDOWN
+               : e->stagnated ? HR_REASON_STAGNATED
+                              : hr_driver_final_reason(out.reason, r.relative_residual, s->o.tol, cfg.divref);
     if (out.reason == HR_REASON_ITERS && r.reason == HR_REASON_DIVERGED && s->o.tol == 0.0)
         r.reason = HR_REASON_ITERS;
     snprintf(r.backend, sizeof r.backend, "%s", hr_backend_name(s->backend));

@@ -40,6 +40,10 @@ typedef struct hr_sop {
     int off[HR_ST_MAX_HALF][3]; /* the offsets o_k */
     ptrdiff_t doff[HR_ST_MAX_HALF];
     double *diag;              /* padded */
+    double *exc;               /* star stencils: diag + the row's couplings (its Dirichlet part), so
+                                  that (A u)_p = exc_p u_p + sum c (u_q - u_p) is computed from
+                                  differences: no cancellation where a is large (1e6 contrasts);
+                                  NULL on box stencils */
     double *c[HR_ST_MAX_HALF]; /* padded */
 } hr_sop;
 

@@ -58,24 +58,27 @@ static inline double row_au(const hr_sop *A, const double *u, ptrdiff_t p)
     return s;
 }
 
+/* The star stencils in flux form (stencil_op.h's exc): differences of neighbours first. */
 static inline double row_au_star2(const hr_sop *A, const double *u, ptrdiff_t p, ptrdiff_t sy)
 {
     const double *cx = A->c[0], *cy = A->c[1];
-    return A->diag[p] * u[p] + cx[p] * u[p + 1] + cx[p - 1] * u[p - 1] + cy[p] * u[p + sy] +
-           cy[p - sy] * u[p - sy];
+    const double up = u[p];
+    return A->exc[p] * up + cx[p] * (u[p + 1] - up) + cx[p - 1] * (u[p - 1] - up) + cy[p] * (u[p + sy] - up) +
+           cy[p - sy] * (u[p - sy] - up);
 }
 
 static inline double row_au_star3(const hr_sop *A, const double *u, ptrdiff_t p, ptrdiff_t sy, ptrdiff_t sz)
 {
     const double *cx = A->c[0], *cy = A->c[1], *cz = A->c[2];
-    return A->diag[p] * u[p] + cx[p] * u[p + 1] + cx[p - 1] * u[p - 1] + cy[p] * u[p + sy] +
-           cy[p - sy] * u[p - sy] + cz[p] * u[p + sz] + cz[p - sz] * u[p - sz];
+    const double up = u[p];
+    return A->exc[p] * up + cx[p] * (u[p + 1] - up) + cx[p - 1] * (u[p - 1] - up) + cy[p] * (u[p + sy] - up) +
+           cy[p - sy] * (u[p - sy] - up) + cz[p] * (u[p + sz] - up) + cz[p - sz] * (u[p - sz] - up);
 }
 
 #define ROW_AU(A, u, p)                                                                                      \
-    ((A)->nk == 2 && (A)->g.dim == 2   ? row_au_star2(A, u, p, (A)->g.st[1])                                 \
-     : (A)->nk == 3 && (A)->g.dim == 3 ? row_au_star3(A, u, p, (A)->g.st[1], (A)->g.st[2])                   \
-                                       : row_au(A, u, p))
+    ((A)->exc && (A)->g.dim == 2   ? row_au_star2(A, u, p, (A)->g.st[1])                                     \
+     : (A)->exc && (A)->g.dim == 3 ? row_au_star3(A, u, p, (A)->g.st[1], (A)->g.st[2])                       \
+                                   : row_au(A, u, p))
 
 /* ------------------------------------------------------------------ residual, product */
 
