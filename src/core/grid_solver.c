@@ -403,7 +403,8 @@ hr_status hr_gs_prepare(const hr_problem *p, const hr_grid_options *o, int mpi, 
     HR_TRY(hr_problem_validate(p, w, ws));
     HR_TRY(check_values(o, w, ws));
     double scale = 1.0;
-    int general = !hr_problem_is_model(p);
+    /* the general-problem engine: what the model engines do not run, or asked for by name */
+    int general = !hr_problem_is_model(p) || (o->kernel && strcmp(o->kernel, "general") == 0);
     if (!general) HR_TRY(check_model(p, &scale, w, ws));
     for (int a = 0; a < p->dim && !general; a++)
         general = uses_levels(o->method) && !pow2m1(p->n[a]);

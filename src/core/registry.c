@@ -25,6 +25,8 @@
     {name, HR_BACKEND_##backend, summary, caps, HR_KIND_KERNEL, problems, id, &ops, NULL, NULL, NULL},
 #define HR_GPU_KERNEL(name, family, problems, caps, summary)                                                 \
     {name, HR_BACKEND_GPU, summary, caps, HR_KIND_KERNEL, problems, 0, &hr_kernel_gpu, NULL, NULL, &family},
+#define HR_GENERAL_KERNEL(backend, name, problems, caps, summary)                                            \
+    {name, HR_BACKEND_##backend, summary, caps, HR_KIND_KERNEL, problems, 0, NULL, NULL, NULL, NULL},
 #define HR_METHOD(name, id, problems, caps, summary)                                                         \
     {name, HR_BACKEND_AUTO, summary, caps, HR_KIND_METHOD, problems, id, NULL, NULL, NULL, NULL},
 #define HR_SMOOTHER(backend, name, ops, id, problems, caps, summary)                                         \
@@ -106,14 +108,16 @@ size_t hr_entry_names(hr_kind kind, hr_backend backend, int dim, unsigned need, 
 
 const hr_entry *hr_kernel_find(hr_backend b, const char *name, int dim)
 {
-    return b == HR_BACKEND_AUTO ? NULL : hr_entry_find(HR_KIND_KERNEL, b, name, dim == 3 ? 3 : 2);
+    const hr_entry *e = b == HR_BACKEND_AUTO ? NULL : hr_entry_find(HR_KIND_KERNEL, b, name, dim == 3 ? 3 : 2);
+    return e && e->kernel ? e : NULL; /* the general engine's lines are not hr_solver's */
 }
 
 const hr_entry *hr_kernel_find_redblack(hr_backend b, int dim)
 {
     const unsigned need = (dim == 3 ? HR_CAP_3D : HR_CAP_2D) | HR_CAP_REDBLACK;
     for (int t = 0; t < TABLE_LEN; t++)
-        if (table[t].kind == HR_KIND_KERNEL && table[t].backend == b && (table[t].caps & need) == need)
+        if (table[t].kind == HR_KIND_KERNEL && table[t].kernel && table[t].backend == b &&
+            (table[t].caps & need) == need)
             return &table[t];
     return NULL;
 }
