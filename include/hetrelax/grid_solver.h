@@ -31,10 +31,12 @@
  *   redblack, sor       yes      yes          yes  yes (rb-mgpu)   no      no
  *   mg, cg, mgcg        yes      yes          yes  no              no      no
  *
- * A combination that does not run yet, and every problem other than the model problem
- * (problem.h: Dirichlet with one constant value on every face, a = 1, one spacing on every
- * axis), is refused by create with HR_ERR_UNSUPPORTED and "field: reason" naming the
- * option; a value out of range with HR_ERR_INVALID_ARG. Errors: a status from every call,
+ * The model problem (problem.h: Dirichlet with one constant value on every face, a = 1, one
+ * spacing on every axis; for mg and mgcg 2^k - 1 points per axis) runs on the engines above.
+ * Every other problem runs on the general-problem engine (docs/problems.md): every method on
+ * cpu-seq and cpu-threads in double precision (hr_grid_info.general says which engine runs).
+ * A combination that does not run yet is refused by create with HR_ERR_UNSUPPORTED and
+ * "field: reason" naming the option; a value out of range with HR_ERR_INVALID_ARG. Errors: a status from every call,
  * the handle's message (hr_grid_solver_last_error) for calls with a handle, the thread's
  * hr_last_error() for create.
  */
@@ -156,7 +158,7 @@ typedef struct hr_grid_info {
     hr_method method;
     hr_precision precision; /* resolved */
     hr_backend backend;     /* resolved (auto: what it chose) */
-    char engine[24];        /* "solver", "mg", "mpi-solver", "mpi-hybrid" */
+    char engine[24];        /* "solver", "mg", "general", "mpi-solver", "mpi-hybrid" */
     char kernel[32];        /* the relaxation kernel, or multigrid's smoother ("" for cg) */
     int threads;            /* CPU threads per process (0: none) */
     int gpus;               /* GPUs per process (0: none) */
