@@ -132,6 +132,33 @@ void hr_sgrid_unpack(const hr_sgrid *g, const double *src, double *padded)
         }
 }
 
+void hr_sop_detect_uniform(hr_sop *A)
+{
+    const hr_sgrid *g = &A->g;
+    A->uniform = 0;
+    if (!A->exc || A->nk != g->dim || g->count == 0) return;
+    const ptrdiff_t o = g->origin;
+    const double d = A->diag[o];
+    double c[3] = {0, 0, 0};
+    for (int a = 0; a < g->dim; a++) /* the first coupling along a that is present */
+        c[a] = g->n[a] > 1 || g->periodic[a] ? A->c[a][o] : 0.0;
+    for (int k = 0; k < g->n[2]; k++)
+        for (int j = 0; j < g->n[1]; j++)
+            for (int i = 0; i < g->n[0]; i++) {
+                const ptrdiff_t p = hr_sgrid_index(g, i, j, k);
+                if (A->diag[p] != d) return;
+                const int idx[3] = {i, j, k};
+                for (int a = 0; a < g->dim; a++) {
+                    const int last = idx[a] == g->n[a] - 1 && !g->periodic[a];
+                    if (A->c[a][p] != (last ? 0.0 : c[a])) return;
+                }
+            }
+    A->uniform = 1;
+    A->ud = d;
+    for (int a = 0; a < 3; a++)
+        A->uc[a] = c[a];
+}
+
 /* ------------------------------------------------------------------ the problem */
 
 int hr_problem_is_singular(const hr_problem *p)

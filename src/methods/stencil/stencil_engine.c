@@ -443,6 +443,7 @@ hr_status hr_gs_general_create(hr_grid_solver *s, const hr_problem *p)
     }
     if (st == HR_OK) st = hr_sop_alloc(&A, &g, 0);
     if (st == HR_OK) st = hr_discretize(&e->p, NULL, &A, NULL, NULL);
+    if (st == HR_OK) hr_sop_detect_uniform(&A);
     /* the smoother (the relaxation methods: the method itself on one level) */
     hr_st_mg *mg = &e->mg;
     const char *sm = s->o.smoother;

@@ -47,6 +47,8 @@ void hr_st_cheby(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, co
 /* Gauss-Seidel (SOR: omega) on the points of colour `colour` (hr_st_colours), in place. */
 void hr_st_colour_sweep(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, double omega,
                         int colour);
+/* A whole sweep of the colours in order (reverse: backwards). */
+void hr_st_gs_sweep(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, double omega, int reverse);
 /* The colours of A's grid in their forward order (a point's colour has no neighbour of
  * that colour in A's stencil; on the star stencil the order is red-black's): their count,
  * and each colour's class per axis in cls[c][axis] (0, 1, or 2: the last point of an odd
@@ -108,6 +110,9 @@ typedef struct hr_st_backend {
     /* the backend's state in ex->dev (NULL: none needed) and its release */
     hr_status (*open)(hr_st_exec *ex, int device, size_t max_lines);
     void (*close)(hr_st_exec *ex);
+    /* optional: a whole Gauss-Seidel sweep, the colours in order (reverse: backwards), the
+     * same updates as colour_sweep over every colour; NULL: colour_sweep colour by colour */
+    void (*gs_sweep)(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, double omega, int reverse);
 } hr_st_backend;
 
 extern const hr_st_backend hr_st_cpu;

@@ -366,6 +366,11 @@ void hr_st_smooth(hr_st_mg *mg, int level, double *u, const double *b, int count
     const hr_sop *A = &L->dA;
     const hr_st_backend *k = mg->k;
     if (count <= 0) return;
+    if (mg->smoother == HR_ST_GS && k->gs_sweep) {
+        for (int s = 0; s < count; s++)
+            k->gs_sweep(mg->ex, A, u, b, mg->omega, reverse);
+        return;
+    }
     if (mg->smoother == HR_ST_GS) {
         int cls[27][3];
         const int nc = hr_st_colours(&L->A, cls);

@@ -45,6 +45,11 @@ typedef struct hr_sop {
                                   differences: no cancellation where a is large (1e6 contrasts);
                                   NULL on box stencils */
     double *c[HR_ST_MAX_HALF]; /* padded */
+    /* star stencils whose diagonal and couplings per axis are one value everywhere (a constant
+     * coefficient, one spacing per axis, Dirichlet or periodic faces): kernels read these
+     * scalars instead of the arrays (a coupling to a ghost multiplies its 0) */
+    int uniform;
+    double ud, uc[3];
 } hr_sop;
 
 void hr_sgrid_init(hr_sgrid *g, int dim, const int n[3], const int periodic[3]);
@@ -72,6 +77,9 @@ void hr_sgrid_unpack(const hr_sgrid *g, const double *src, double *padded);
  * (A may be NULL), and b padded (may be NULL) from f at every unknown (f NULL: the problem's
  * right-hand side), projected when the problem is singular (info may be NULL). */
 hr_status hr_discretize(const hr_problem *p, const double *f, hr_sop *A, double *b, hr_system_info *info);
+
+/* Sets A->uniform (and its scalars) when A's star stencil is one value per axis. */
+void hr_sop_detect_uniform(hr_sop *A);
 
 /* The problem's right-hand side f at every unknown (the grid array layout). */
 hr_status hr_problem_f(const hr_problem *p, double *f);

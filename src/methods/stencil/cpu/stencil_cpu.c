@@ -46,39 +46,98 @@ static double sum_lines(const hr_st_exec *ex, size_t lines)
     return s;
 }
 
-/* (A u)_p: the star stencils spelled out (the finest level's), the box stencils by the table. */
-static inline double row_au(const hr_sop *A, const double *u, ptrdiff_t p)
+/* The operator's arrays in locals (a kernel that writes u must not make the compiler reload
+ * them every point) and its kind: 2, 3 the star stencils in flux form, 4, 5 uniform star
+ * stencils (scalars), 6, 7 the 2-D and 3-D box stencils, 0 any other. */
+typedef struct opv {
+    const double *diag, *exc, *c[HR_ST_MAX_HALF];
+    ptrdiff_t doff[HR_ST_MAX_HALF], sy, sz;
+    int nk, kind;
+    double ud, uc[3];
+} opv;
+
+static opv view_of(const hr_sop *A)
 {
-    double s = A->diag[p] * u[p];
-    const int nk = A->nk;
-    for (int k = 0; k < nk; k++) {
-        const ptrdiff_t o = A->doff[k];
-        s += A->c[k][p] * u[p + o] + A->c[k][p - o] * u[p - o];
+    opv v;
+    memset(&v, 0, sizeof v);
+    v.diag = A->diag;
+    v.exc = A->exc;
+    v.nk = A->nk;
+    for (int k = 0; k < A->nk; k++)
+        v.c[k] = A->c[k], v.doff[k] = A->doff[k];
+    v.sy = A->g.st[1];
+    v.sz = A->g.st[2];
+    v.kind = A->uniform ? A->g.dim + 2 : A->exc ? A->g.dim : A->nk == 4 ? 6 : A->nk == 13 ? 7 : 0;
+    v.ud = A->ud;
+    for (int a = 0; a < 3; a++)
+        v.uc[a] = A->uc[a];
+    return v;
+}
+
+/* (A u)_p and the diagonal; `kind` a constant at every call, so each loop is specialised. The
+ * star stencils take differences of neighbours first and their diagonal as exc - sum c (no
+ * cancellation: exc >= 0 >= c). */
+static inline double au_k(const opv *v, const double *u, ptrdiff_t p, int kind, double *dg)
+{
+    const double up = u[p];
+    if (kind == 4 || kind == 5) { /* uniform: scalars only */
+        const ptrdiff_t sy = v->sy;
+        double s = v->ud * up + v->uc[0] * (u[p + 1] + u[p - 1]) + v->uc[1] * (u[p + sy] + u[p - sy]);
+        if (kind == 5) s += v->uc[2] * (u[p + v->sz] + u[p - v->sz]);
+        *dg = v->ud;
+        return s;
     }
+    if (kind == 2 || kind == 3) {
+        const double *cx = v->c[0], *cy = v->c[1];
+        const ptrdiff_t sy = v->sy;
+        double s = cx[p] * (u[p + 1] - up) + cx[p - 1] * (u[p - 1] - up) + cy[p] * (u[p + sy] - up) +
+                   cy[p - sy] * (u[p - sy] - up);
+        double cs = cx[p] + cx[p - 1] + cy[p] + cy[p - sy];
+        if (kind == 3) {
+            const double *cz = v->c[2];
+            const ptrdiff_t sz = v->sz;
+            s += cz[p] * (u[p + sz] - up) + cz[p - sz] * (u[p - sz] - up);
+            cs += cz[p] + cz[p - sz];
+        }
+        *dg = v->exc[p] - cs;
+        return v->exc[p] * up + s;
+    }
+    double s = v->diag[p] * up;
+    const int nk = kind == 6 ? 4 : kind == 7 ? 13 : v->nk; /* a constant for the box stencils */
+    for (int k = 0; k < nk; k++) {
+        const ptrdiff_t o = v->doff[k];
+        s += v->c[k][p] * u[p + o] + v->c[k][p - o] * u[p - o];
+    }
+    *dg = v->diag[p];
     return s;
 }
 
-/* The star stencils in flux form (stencil_op.h's exc): differences of neighbours first. */
-static inline double row_au_star2(const hr_sop *A, const double *u, ptrdiff_t p, ptrdiff_t sy)
-{
-    const double *cx = A->c[0], *cy = A->c[1];
-    const double up = u[p];
-    return A->exc[p] * up + cx[p] * (u[p + 1] - up) + cx[p - 1] * (u[p - 1] - up) + cy[p] * (u[p + sy] - up) +
-           cy[p - sy] * (u[p - sy] - up);
-}
-
-static inline double row_au_star3(const hr_sop *A, const double *u, ptrdiff_t p, ptrdiff_t sy, ptrdiff_t sz)
-{
-    const double *cx = A->c[0], *cy = A->c[1], *cz = A->c[2];
-    const double up = u[p];
-    return A->exc[p] * up + cx[p] * (u[p + 1] - up) + cx[p - 1] * (u[p - 1] - up) + cy[p] * (u[p + sy] - up) +
-           cy[p - sy] * (u[p - sy] - up) + cz[p] * (u[p + sz] - up) + cz[p - sz] * (u[p - sz] - up);
-}
-
-#define ROW_AU(A, u, p)                                                                                      \
-    ((A)->exc && (A)->g.dim == 2   ? row_au_star2(A, u, p, (A)->g.st[1])                                     \
-     : (A)->exc && (A)->g.dim == 3 ? row_au_star3(A, u, p, (A)->g.st[1], (A)->g.st[2])                       \
-                                   : row_au(A, u, p))
+/* Runs STMT with K_ the operator's kind as a constant. */
+#define BY_KIND(v, STMT)                                                                                     \
+    do {                                                                                                     \
+        if ((v).kind == 4) {                                                                                 \
+            enum { K_ = 4 };                                                                                 \
+            STMT;                                                                                            \
+        } else if ((v).kind == 5) {                                                                          \
+            enum { K_ = 5 };                                                                                 \
+            STMT;                                                                                            \
+        } else if ((v).kind == 6) {                                                                          \
+            enum { K_ = 6 };                                                                                 \
+            STMT;                                                                                            \
+        } else if ((v).kind == 7) {                                                                          \
+            enum { K_ = 7 };                                                                                 \
+            STMT;                                                                                            \
+        } else if ((v).kind == 2) {                                                                          \
+            enum { K_ = 2 };                                                                                 \
+            STMT;                                                                                            \
+        } else if ((v).kind == 3) {                                                                          \
+            enum { K_ = 3 };                                                                                 \
+            STMT;                                                                                            \
+        } else {                                                                                             \
+            enum { K_ = 0 };                                                                                 \
+            STMT;                                                                                            \
+        }                                                                                                    \
+    } while (0)
 
 /* ------------------------------------------------------------------ residual, product */
 
@@ -92,20 +151,24 @@ typedef struct {
 static void res_fn(void *ctx, int tid, int nt)
 {
     const res_job *j = ctx;
-    const hr_sop *A = j->A;
+    const opv v = view_of(j->A);
+    const hr_sgrid *g = &j->A->g;
     size_t l0, l1;
-    share(lines_of(&A->g), tid, nt, &l0, &l1);
-    const int nx = A->g.n[0];
+    share(lines_of(g), tid, nt, &l0, &l1);
+    const int nx = g->n[0];
+    const double *u = j->u, *b = j->b;
+    double *r = j->r, *part = j->ex->part;
     for (size_t l = l0; l < l1; l++) {
-        const ptrdiff_t p0 = line_start(&A->g, l);
-        double s = 0.0;
-        for (int i = 0; i < nx; i++) {
-            const ptrdiff_t p = p0 + i;
-            const double r = j->b[p] - ROW_AU(A, j->u, p);
-            if (j->r) j->r[p] = r;
-            s += r * r;
-        }
-        j->ex->part[l] = s;
+        const ptrdiff_t p0 = line_start(g, l);
+        double s = 0.0, dg;
+        BY_KIND(
+            v, for (int i = 0; i < nx; i++) {
+                const ptrdiff_t p = p0 + i;
+                const double ri = b[p] - au_k(&v, u, p, K_, &dg);
+                if (r) r[p] = ri;
+                s += ri * ri;
+            });
+        part[l] = s;
     }
 }
 
@@ -127,20 +190,24 @@ typedef struct {
 static void apply_fn(void *ctx, int tid, int nt)
 {
     const apply_job *j = ctx;
-    const hr_sop *A = j->A;
+    const opv v = view_of(j->A);
+    const hr_sgrid *g = &j->A->g;
     size_t l0, l1;
-    share(lines_of(&A->g), tid, nt, &l0, &l1);
-    const int nx = A->g.n[0];
+    share(lines_of(g), tid, nt, &l0, &l1);
+    const int nx = g->n[0];
+    const double *pv = j->p;
+    double *q = j->q, *part = j->ex->part;
     for (size_t l = l0; l < l1; l++) {
-        const ptrdiff_t p0 = line_start(&A->g, l);
-        double s = 0.0;
-        for (int i = 0; i < nx; i++) {
-            const ptrdiff_t p = p0 + i;
-            const double q = ROW_AU(A, j->p, p);
-            j->q[p] = q;
-            s += q * j->p[p];
-        }
-        j->ex->part[l] = s;
+        const ptrdiff_t p0 = line_start(g, l);
+        double s = 0.0, dg;
+        BY_KIND(
+            v, for (int i = 0; i < nx; i++) {
+                const ptrdiff_t p = p0 + i;
+                const double qi = au_k(&v, pv, p, K_, &dg);
+                q[p] = qi;
+                s += qi * pv[p];
+            });
+        part[l] = s;
     }
 }
 
@@ -164,24 +231,31 @@ typedef struct {
 static void jac_fn(void *ctx, int tid, int nt)
 {
     const jac_job *j = ctx;
-    const hr_sop *A = j->A;
+    const opv v = view_of(j->A);
+    const hr_sgrid *g = &j->A->g;
     size_t l0, l1;
-    share(lines_of(&A->g), tid, nt, &l0, &l1);
-    const int nx = A->g.n[0];
+    share(lines_of(g), tid, nt, &l0, &l1);
+    const int nx = g->n[0];
     const double al = j->alpha, be = j->beta;
+    const double *u = j->u, *b = j->b, *prev = j->prev;
+    double *out = j->out;
     for (size_t l = l0; l < l1; l++) {
-        const ptrdiff_t p0 = line_start(&A->g, l);
-        if (!j->prev) {
-            for (int i = 0; i < nx; i++) {
-                const ptrdiff_t p = p0 + i;
-                j->out[p] = j->u[p] + al * (j->b[p] - ROW_AU(A, j->u, p)) / A->diag[p];
-            }
+        const ptrdiff_t p0 = line_start(g, l);
+        double dg;
+        if (!prev) {
+            BY_KIND(
+                v, for (int i = 0; i < nx; i++) {
+                    const ptrdiff_t p = p0 + i;
+                    const double au = au_k(&v, u, p, K_, &dg);
+                    out[p] = u[p] + al * (b[p] - au) / dg;
+                });
         } else {
-            for (int i = 0; i < nx; i++) {
-                const ptrdiff_t p = p0 + i;
-                j->out[p] =
-                    j->u[p] + al * (j->b[p] - ROW_AU(A, j->u, p)) / A->diag[p] + be * (j->u[p] - j->prev[p]);
-            }
+            BY_KIND(
+                v, for (int i = 0; i < nx; i++) {
+                    const ptrdiff_t p = p0 + i;
+                    const double au = au_k(&v, u, p, K_, &dg);
+                    out[p] = u[p] + al * (b[p] - au) / dg + be * (u[p] - prev[p]);
+                });
         }
     }
 }
@@ -244,32 +318,42 @@ typedef struct {
     const double *b;
     double omega;
     int cls[3];
+    int parity; /* >= 0: the points whose index sum has this parity (star stencils) */
 } col_job;
 
 static void col_fn(void *ctx, int tid, int nt)
 {
     const col_job *j = ctx;
-    const hr_sop *A = j->A;
-    const hr_sgrid *g = &A->g;
+    const opv v = view_of(j->A);
+    const hr_sgrid *g = &j->A->g;
     size_t l0, l1;
     share(lines_of(g), tid, nt, &l0, &l1);
     const int nx = g->n[0], cx = j->cls[0];
     const int xodd = g->periodic[0] && (nx & 1) && nx > 1;
+    const double om = j->omega, *b = j->b;
+    double *u = j->u;
     for (size_t l = l0; l < l1; l++) {
         const int y = (int)(l % (size_t)g->n[1]), z = (int)(l / (size_t)g->n[1]);
-        if ((g->n[1] > 1 && class_of(g, 1, y) != j->cls[1]) ||
-            (g->n[2] > 1 && class_of(g, 2, z) != j->cls[2]))
-            continue;
+        int i0, iend;
+        if (j->parity >= 0) { /* the star stencils' red-black: every line, alternate points */
+            i0 = (j->parity + y + z) & 1;
+            iend = nx;
+        } else {
+            if ((g->n[1] > 1 && class_of(g, 1, y) != j->cls[1]) ||
+                (g->n[2] > 1 && class_of(g, 2, z) != j->cls[2]))
+                continue;
+            if (nx == 1 && cx != 0) continue;
+            i0 = cx == 2 ? nx - 1 : cx;
+            iend = cx == 2 ? nx : nx - (xodd ? 1 : 0);
+        }
         const ptrdiff_t p0 = line_start(g, l);
-        if (nx == 1) {
-            if (cx == 0) j->u[p0] += j->omega * (j->b[p0] - ROW_AU(A, j->u, p0)) / A->diag[p0];
-            continue;
-        }
-        int i0 = cx == 2 ? nx - 1 : cx, iend = cx == 2 ? nx : nx - (xodd ? 1 : 0);
-        for (int i = i0; i < iend; i += 2) {
-            const ptrdiff_t p = p0 + i;
-            j->u[p] += j->omega * (j->b[p] - ROW_AU(A, j->u, p)) / A->diag[p];
-        }
+        double dg;
+        BY_KIND(
+            v, for (int i = i0; i < iend; i += 2) {
+                const ptrdiff_t p = p0 + i;
+                const double au = au_k(&v, u, p, K_, &dg);
+                u[p] += om * (b[p] - au) / dg;
+            });
     }
 }
 
@@ -279,8 +363,30 @@ void hr_st_colour_sweep(hr_st_exec *ex, const hr_sop *A, double *u, const double
     const int n = hr_st_colours(A, cls);
     if (colour < 0 || colour >= n) return;
     hr_st_fill_ghosts(&A->g, u);
-    col_job j = {A, u, b, omega, {cls[colour][0], cls[colour][1], cls[colour][2]}};
+    col_job j = {A, u, b, omega, {cls[colour][0], cls[colour][1], cls[colour][2]}, -1};
     run_on(ex, &A->g, col_fn, &j);
+}
+
+/* A whole Gauss-Seidel sweep in the colours' order (reverse: backwards). The star stencils
+ * without an odd periodic axis sweep by parity, two passes: the same updates as their classes
+ * (the classes of one parity do not couple), in half the passes. */
+void hr_st_gs_sweep(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, double omega, int reverse)
+{
+    int star = A->exc != NULL;
+    for (int a = 0; a < A->g.dim; a++)
+        star &= !(A->g.periodic[a] && (A->g.n[a] & 1));
+    if (star) {
+        for (int t = 0; t < 2; t++) {
+            hr_st_fill_ghosts(&A->g, u);
+            col_job j = {A, u, b, omega, {0, 0, 0}, reverse ? 1 - t : t};
+            run_on(ex, &A->g, col_fn, &j);
+        }
+        return;
+    }
+    int cls[27][3];
+    const int n = hr_st_colours(A, cls);
+    for (int c = 0; c < n; c++)
+        hr_st_colour_sweep(ex, A, u, b, omega, reverse ? n - 1 - c : c);
 }
 
 /* ------------------------------------------------------------------ transfers */
@@ -532,8 +638,27 @@ static void cpu_free_axis(hr_st_exec *ex, hr_st_axis *ax)
 }
 
 const hr_st_backend hr_st_cpu = {
-    "cpu",           cpu_alloc,    cpu_release, cpu_copy,           cpu_copy,       cpu_copy,
-    cpu_zero,        cpu_twin_op,  cpu_free_op, cpu_twin_axis,      cpu_free_axis,  hr_st_residual,
-    hr_st_apply_dot, hr_st_jacobi, hr_st_cheby, hr_st_colour_sweep, hr_st_restrict, hr_st_prolong_add,
-    hr_st_dot,       hr_st_update, hr_st_xpay,  hr_st_remove_mean,  NULL,           NULL,
+    .name = "cpu",
+    .alloc = cpu_alloc,
+    .release = cpu_release,
+    .upload = cpu_copy,
+    .download = cpu_copy,
+    .copy = cpu_copy,
+    .zero = cpu_zero,
+    .twin_op = cpu_twin_op,
+    .free_op = cpu_free_op,
+    .twin_axis = cpu_twin_axis,
+    .free_axis = cpu_free_axis,
+    .residual = hr_st_residual,
+    .apply_dot = hr_st_apply_dot,
+    .jacobi = hr_st_jacobi,
+    .cheby = hr_st_cheby,
+    .colour_sweep = hr_st_colour_sweep,
+    .restrict_ = hr_st_restrict,
+    .prolong_add = hr_st_prolong_add,
+    .dot = hr_st_dot,
+    .update = hr_st_update,
+    .xpay = hr_st_xpay,
+    .remove_mean = hr_st_remove_mean,
+    .gs_sweep = hr_st_gs_sweep,
 };
