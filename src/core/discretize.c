@@ -235,42 +235,65 @@ static double harmonic(double a, double b)
     return a == b ? a : 2.0 * a * b / (a + b);
 }
 
-hr_status hr_discretize(const hr_problem *p, const double *f_in, hr_sop *A, double *b, hr_system_info *info)
+/* f at unknown (i, j, k) (global indices; q its global index) without a global array. */
+static double f_point(const hr_problem *p, const double *f_in, size_t q, int i, int j, int k, double hbar2)
 {
-    const int dim = p->dim;
-    int per[3] = {0, 0, 0}, n[3] = {p->n[0], p->n[1], dim == 3 ? p->n[2] : 1};
+    if (f_in) return f_in[q];
+    switch (p->rhs) {
+    case HR_RHS_ARRAY: return p->rhs_values[q];
+    case HR_RHS_SPIKE: {
+        const int nz = p->dim == 3 ? p->n[2] : 1;
+        return i == (p->n[0] + 1) / 2 - 1 && j == (p->n[1] + 1) / 2 - 1 && k == (nz + 1) / 2 - 1 ? 1.0 / hbar2
+                                                                                                 : 0.0;
+    }
+    case HR_RHS_MANUFACTURED: {
+        double lam = 0.0;
+        for (int a = 0; a < p->dim; a++)
+            lam += 1.0 / (p->length[a] * p->length[a]);
+        double v = M_PI * M_PI * lam * sin(M_PI * position(p, 0, i) / p->length[0]) *
+                   sin(M_PI * position(p, 1, j) / p->length[1]);
+        if (p->dim == 3) v *= sin(M_PI * position(p, 2, k) / p->length[2]);
+        return v;
+    }
+    default: return 0.0;
+    }
+}
+
+hr_status hr_discretize_part(const hr_problem *p, int lo, int hi, const double *f_in, hr_sop *A, double *b,
+                             double *line_b, double *line_v)
+{
+    const int dim = p->dim, last = dim - 1;
+    const int N[3] = {p->n[0], p->n[1], dim == 3 ? p->n[2] : 1}; /* the whole grid */
+    int per[3] = {0, 0, 0}, n[3] = {N[0], N[1], N[2]};
     for (int a = 0; a < dim; a++)
         per[a] = p->bc[2 * a].kind == HR_BC_PERIODIC;
+    n[last] = hi - lo;
+    const int whole = lo == 0 && hi == N[last];
+    int lper[3] = {per[0], per[1], per[2]};
+    lper[last] = per[last] && whole; /* a cut periodic axis wraps through the neighbours' rows */
     hr_sgrid g;
-    hr_sgrid_init(&g, dim, n, per);
-    const size_t count = g.count;
-    double *f = NULL;
-    if (b) {
-        if (f_in) {
-            f = (double *)f_in;
-        } else {
-            if (!(f = malloc(count * sizeof *f))) return HR_ERR_NO_MEMORY;
-            hr_problem_f(p, f);
-        }
-        memset(b, 0, g.padded * sizeof *b);
-    }
-    double h[3] = {1, 1, 1}, ih2[3] = {1, 1, 1};
+    hr_sgrid_init(&g, dim, n, lper);
+    if (b) memset(b, 0, g.padded * sizeof *b);
+    double h[3] = {1, 1, 1}, ih2[3] = {1, 1, 1}, hp = 1.0;
     for (int a = 0; a < dim; a++) {
         h[a] = hr_problem_spacing(p, a);
         ih2[a] = 1.0 / (h[a] * h[a]);
+        hp *= h[a];
     }
+    const double hbar2 = pow(hp, 2.0 / dim);
     const double *cv = p->coef_values;
-    double vsum = 0.0, bsum = 0.0;
-    size_t q = 0;
+    const size_t sq[3] = {1, (size_t)N[0], (size_t)N[0] * N[1]};
     for (int k = 0; k < n[2]; k++)
-        for (int j = 0; j < n[1]; j++)
-            for (int i = 0; i < n[0]; i++, q++) {
-                const int idx[3] = {i, j, k};
+        for (int j = 0; j < n[1]; j++) {
+            double lb = 0.0, lv = 0.0;
+            for (int i = 0; i < n[0]; i++) {
+                const int idx[3] = {i, last == 1 ? j + lo : j, last == 2 ? k + lo : k}; /* global */
+                const size_t q = idx[0] + sq[1] * idx[1] + sq[2] * idx[2];
                 double w[3] = {1, 1, 1}; /* cell widths / h */
                 for (int a = 0; a < dim; a++) {
                     if (per[a]) continue;
                     if ((idx[a] == 0 && p->bc[2 * a].kind == HR_BC_NEUMANN) ||
-                        (idx[a] == n[a] - 1 && p->bc[2 * a + 1].kind == HR_BC_NEUMANN))
+                        (idx[a] == N[a] - 1 && p->bc[2 * a + 1].kind == HR_BC_NEUMANN))
                         w[a] = 0.5;
                 }
                 const double vol = w[0] * w[1] * w[2];
@@ -279,18 +302,20 @@ hr_status hr_discretize(const hr_problem *p, const double *f_in, hr_sop *A, doub
                 double diag = 0.0, bp = 0.0, exc = 0.0;
                 for (int a = 0; a < dim; a++) {
                     const double wb = vol / w[a]; /* the face's area / h^(dim-1) */
-                    const size_t sq = a == 0 ? 1 : a == 1 ? (size_t)n[0] : (size_t)n[0] * n[1];
                     for (int side = 0; side < 2; side++) {
-                        const int in = side ? idx[a] + 1 < n[a] : idx[a] > 0;
+                        const int in = side ? idx[a] + 1 < N[a] : idx[a] > 0;
                         if (in || per[a]) {
                             size_t qn;
                             if (in)
-                                qn = side ? q + sq : q - sq;
+                                qn = side ? q + sq[a] : q - sq[a];
                             else
-                                qn = side ? q - (size_t)(n[a] - 1) * sq : q + (size_t)(n[a] - 1) * sq;
+                                qn = side ? q - (size_t)(N[a] - 1) * sq[a] : q + (size_t)(N[a] - 1) * sq[a];
                             const double cpl = harmonic(ap, cv ? cv[qn] : p->coef) * wb * ih2[a];
                             diag += cpl;
-                            if (side && A) A->c[a][pi] = -cpl;
+                            if (A && side) A->c[a][pi] = -cpl;
+                            /* the coupling across the slab's low cut lives in the ghost row */
+                            if (A && !side && a == last && !whole && (idx[a] == lo))
+                                A->c[a][pi - g.st[a]] = -cpl;
                             continue;
                         }
                         const int face = 2 * a + side;
@@ -298,9 +323,9 @@ hr_status hr_discretize(const hr_problem *p, const double *f_in, hr_sop *A, doub
                             const double cpl = ap * wb * ih2[a];
                             diag += cpl;
                             exc += cpl;
-                            if (b) bp += cpl * face_value(p, face, i, j, k);
+                            if (b) bp += cpl * face_value(p, face, idx[0], idx[1], idx[2]);
                         } else if (b) { /* Neumann: the flux through the face */
-                            bp += ap * wb / h[a] * face_value(p, face, i, j, k);
+                            bp += ap * wb / h[a] * face_value(p, face, idx[0], idx[1], idx[2]);
                         }
                     }
                 }
@@ -309,40 +334,81 @@ hr_status hr_discretize(const hr_problem *p, const double *f_in, hr_sop *A, doub
                     if (A->exc) A->exc[pi] = exc;
                 }
                 if (b) {
-                    b[pi] = bp + vol * f[q];
-                    bsum += b[pi];
-                    vsum += vol;
+                    b[pi] = bp + vol * f_point(p, f_in, q, idx[0], idx[1], idx[2], hbar2);
+                    lb += b[pi];
+                    lv += vol;
                 }
             }
+            const size_t line = (size_t)k * n[1] + j;
+            if (line_b) line_b[line] = lb;
+            if (line_v) line_v[line] = lv;
+        }
     if (A) /* the coefficients' ghosts: read as c[k][p - o_k] across a periodic axis */
         for (int k = 0; k < A->nk; k++)
             hr_st_fill_ghosts(&g, A->c[k]);
+    return HR_OK;
+}
+
+/* The volume fraction of unknown (i, j, k) of a slab starting at row lo of the last axis. */
+static double volume_at(const hr_problem *p, int i, int j, int k)
+{
+    const int idx[3] = {i, j, k};
+    double v = 1.0;
+    for (int a = 0; a < p->dim; a++) {
+        if (p->bc[2 * a].kind == HR_BC_PERIODIC) continue;
+        if ((idx[a] == 0 && p->bc[2 * a].kind == HR_BC_NEUMANN) ||
+            (idx[a] == p->n[a] - 1 && p->bc[2 * a + 1].kind == HR_BC_NEUMANN))
+            v *= 0.5;
+    }
+    return v;
+}
+
+void hr_discretize_project(const hr_problem *p, int lo, int hi, double bsum, double vsum, double *b,
+                           double *nb_part, double *nd_part, double *shift)
+{
+    const int dim = p->dim, last = dim - 1;
+    int n[3] = {p->n[0], p->n[1], dim == 3 ? p->n[2] : 1}, per[3] = {0, 0, 0};
+    n[last] = hi - lo;
+    hr_sgrid g;
+    hr_sgrid_init(&g, dim, n, per);
+    const double c = bsum / vsum; /* per unit volume: subtracted from f */
+    double nb = 0.0, nd = 0.0;
+    for (int k = 0; k < n[2]; k++)
+        for (int j = 0; j < n[1]; j++)
+            for (int i = 0; i < n[0]; i++) {
+                const ptrdiff_t pi = hr_sgrid_index(&g, i, j, k);
+                const double d = c * volume_at(p, i, last == 1 ? j + lo : j, last == 2 ? k + lo : k);
+                nb += b[pi] * b[pi];
+                nd += d * d;
+                b[pi] -= d;
+            }
+    *nb_part = nb;
+    *nd_part = nd;
+    *shift = c;
+}
+
+hr_status hr_discretize(const hr_problem *p, const double *f_in, hr_sop *A, double *b, hr_system_info *info)
+{
+    const int last = p->dim - 1, nl = last == 2 ? p->n[2] : p->n[1];
+    const size_t lines = (size_t)p->n[1] * (p->dim == 3 ? p->n[2] : 1);
+    double *lb = NULL, *lv = NULL;
+    if (b && (!(lb = malloc(lines * sizeof *lb)) || !(lv = malloc(lines * sizeof *lv)))) {
+        free(lb);
+        return HR_ERR_NO_MEMORY;
+    }
+    hr_discretize_part(p, 0, nl, f_in, A, b, lb, lv);
     hr_system_info si = {0, 0.0, 0.0};
     if (b && hr_problem_is_singular(p)) {
+        double bs = 0.0, vs = 0.0, nb, nd;
+        for (size_t l = 0; l < lines; l++)
+            bs += lb[l], vs += lv[l];
         si.singular = 1;
-        si.rhs_shift = bsum / vsum; /* per unit volume: subtracted from f */
-        double nb = 0.0, nd = 0.0;
-        q = 0;
-        for (int k = 0; k < n[2]; k++)
-            for (int j = 0; j < n[1]; j++)
-                for (int i = 0; i < n[0]; i++, q++) {
-                    double vol = 1.0;
-                    for (int a = 0; a < dim; a++) {
-                        const int ia = a == 0 ? i : a == 1 ? j : k;
-                        if ((ia == 0 && p->bc[2 * a].kind == HR_BC_NEUMANN) ||
-                            (ia == n[a] - 1 && p->bc[2 * a + 1].kind == HR_BC_NEUMANN))
-                            vol *= 0.5;
-                    }
-                    const ptrdiff_t pi = hr_sgrid_index(&g, i, j, k);
-                    nb += b[pi] * b[pi];
-                    const double d = si.rhs_shift * vol;
-                    nd += d * d;
-                    b[pi] -= d;
-                }
+        hr_discretize_project(p, 0, nl, bs, vs, b, &nb, &nd, &si.rhs_shift);
         si.rhs_projection = nb > 0.0 ? sqrt(nd / nb) : sqrt(nd);
     }
     if (info) *info = si;
-    if (f && f != f_in) free(f);
+    free(lb);
+    free(lv);
     return HR_OK;
 }
 

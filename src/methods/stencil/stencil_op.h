@@ -81,6 +81,21 @@ hr_status hr_discretize(const hr_problem *p, const double *f, hr_sop *A, double 
 /* Sets A->uniform (and its scalars) when A's star stencil is one value per axis. */
 void hr_sop_detect_uniform(hr_sop *A);
 
+/* The part of the discrete system on rows [lo, hi) of the last axis (a slab of MPI ranks; the
+ * whole grid: 0 and its extent): A and b on that slab's padded grid, whose last axis is
+ * periodic only when the slab is the whole axis (a cut one wraps through the neighbours'
+ * rows: the coupling across the low cut is stored in the ghost row). f NULL: the problem's;
+ * else f at every unknown of the whole grid. line_b / line_v (may be NULL): per line of the
+ * slab, the sum of b and of the cells' volume fractions (the singular projection's sums,
+ * added line by line in order). No projection. */
+hr_status hr_discretize_part(const hr_problem *p, int lo, int hi, const double *f, hr_sop *A, double *b,
+                             double *line_b, double *line_v);
+/* Removes from a slab's b the constant bsum / vsum per unit volume (the projection of a
+ * singular problem); *nb_part, *nd_part: the slab's ||b||^2 and ||removed||^2, *shift the
+ * constant. */
+void hr_discretize_project(const hr_problem *p, int lo, int hi, double bsum, double vsum, double *b,
+                           double *nb_part, double *nd_part, double *shift);
+
 /* The problem's right-hand side f at every unknown (the grid array layout). */
 hr_status hr_problem_f(const hr_problem *p, double *f);
 
