@@ -33,6 +33,11 @@ void hr_sgrid_init(hr_sgrid *g, int dim, const int n[3], const int periodic[3])
     g->padded = (size_t)(p0 * p1 * p2);
     g->count = (size_t)g->n[0] * (size_t)g->n[1] * (size_t)g->n[2];
     g->origin = 1 + p0 + (dim == 3 ? g->st[2] : 0);
+    for (int a = 0; a < 3; a++) {
+        g->goff[a] = 0;
+        g->gn[a] = g->n[a];
+        g->gper[a] = g->periodic[a];
+    }
 }
 
 double *hr_sgrid_alloc(const hr_sgrid *g)
@@ -364,7 +369,7 @@ static double volume_at(const hr_problem *p, int i, int j, int k)
 }
 
 void hr_discretize_project(const hr_problem *p, int lo, int hi, double bsum, double vsum, double *b,
-                           double *nb_part, double *nd_part, double *shift)
+                           double *line_nb, double *line_nd, double *shift)
 {
     const int dim = p->dim, last = dim - 1;
     int n[3] = {p->n[0], p->n[1], dim == 3 ? p->n[2] : 1}, per[3] = {0, 0, 0};
@@ -372,9 +377,9 @@ void hr_discretize_project(const hr_problem *p, int lo, int hi, double bsum, dou
     hr_sgrid g;
     hr_sgrid_init(&g, dim, n, per);
     const double c = bsum / vsum; /* per unit volume: subtracted from f */
-    double nb = 0.0, nd = 0.0;
     for (int k = 0; k < n[2]; k++)
-        for (int j = 0; j < n[1]; j++)
+        for (int j = 0; j < n[1]; j++) {
+            double nb = 0.0, nd = 0.0;
             for (int i = 0; i < n[0]; i++) {
                 const ptrdiff_t pi = hr_sgrid_index(&g, i, j, k);
                 const double d = c * volume_at(p, i, last == 1 ? j + lo : j, last == 2 ? k + lo : k);
@@ -382,8 +387,9 @@ void hr_discretize_project(const hr_problem *p, int lo, int hi, double bsum, dou
                 nd += d * d;
                 b[pi] -= d;
             }
-    *nb_part = nb;
-    *nd_part = nd;
+            line_nb[(size_t)k * n[1] + j] = nb;
+            line_nd[(size_t)k * n[1] + j] = nd;
+        }
     *shift = c;
 }
 
@@ -399,11 +405,13 @@ hr_status hr_discretize(const hr_problem *p, const double *f_in, hr_sop *A, doub
     hr_discretize_part(p, 0, nl, f_in, A, b, lb, lv);
     hr_system_info si = {0, 0.0, 0.0};
     if (b && hr_problem_is_singular(p)) {
-        double bs = 0.0, vs = 0.0, nb, nd;
+        double bs = 0.0, vs = 0.0, nb = 0.0, nd = 0.0;
         for (size_t l = 0; l < lines; l++)
             bs += lb[l], vs += lv[l];
         si.singular = 1;
-        hr_discretize_project(p, 0, nl, bs, vs, b, &nb, &nd, &si.rhs_shift);
+        hr_discretize_project(p, 0, nl, bs, vs, b, lb, lv, &si.rhs_shift);
+        for (size_t l = 0; l < lines; l++)
+            nb += lb[l], nd += lv[l];
         si.rhs_projection = nb > 0.0 ? sqrt(nd / nb) : sqrt(nd);
     }
     if (info) *info = si;

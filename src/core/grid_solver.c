@@ -315,8 +315,15 @@ static hr_status check_general(const hr_grid_solver *s, int mpi, char *w, size_t
         BAD("%s: for MPI ranks (hr_grid_solver_create_mpi)", o->ghost       ? "ghost"
                                                              : o->transport ? "transport"
                                                                             : "decomp");
-    if (mpi && is_mg_method(m)) NOT_YET("method: %s runs in one process so far (MPI ranks: jacobi)", mname);
-    if (mpi) NOT_YET("problem: MPI ranks run the model problem so far (this one has %s)", why);
+    if (mpi && (m == HR_METHOD_MG || m == HR_METHOD_MGCG))
+        NOT_YET("method: %s runs in one process so far (MPI ranks: jacobi, redblack, sor, cg)", mname);
+    if (mpi && (o->decomp[0] || o->decomp[1] || o->decomp[2] || o->ghost > 1 || o->transport))
+        BAD("%s: general problems on MPI ranks cut one slab of the last axis per rank, one halo row",
+            o->ghost > 1   ? "ghost"
+            : o->transport ? "transport"
+                           : "decomp");
+    if (mpi && s->backend != HR_BACKEND_CPU_SEQ)
+        NOT_YET("backend: general problems on MPI ranks run cpu-seq per rank so far (this one has %s)", why);
     if (o->split != 0.0) BAD("split: for backend hybrid (CPU + GPU)");
     if (s->backend == HR_BACKEND_GPU || o->gpus > 1)
         NOT_YET("backend: the GPU runs the model problem so far (this one has %s): cpu-seq or cpu-threads",

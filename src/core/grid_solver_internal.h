@@ -78,6 +78,14 @@ HR_INTERNAL_API void hr_gs_set_error(hr_grid_solver *s, const char *fmt, ...)
 
 /* The general-problem engine (methods/stencil/stencil_engine.c) for s on problem p. */
 hr_status hr_gs_general_create(hr_grid_solver *s, const hr_problem *p);
+/* The same on rows [lo, hi) of the last axis, for MPI ranks (comm: the ranks' halo, sums and
+ * gather; methods/stencil/stencil_kernels.h). Relaxation and CG only: the multigrid levels are
+ * not cut. */
+struct hr_st_comm;
+/* The general engine's entry points (the MPI facade wraps them). */
+HR_INTERNAL_API const hr_gs_ops *hr_gs_general_ops(void);
+HR_INTERNAL_API hr_status hr_gs_general_create_slab(hr_grid_solver *s, const hr_problem *p, int lo, int hi,
+                                                    const struct hr_st_comm *comm);
 /* Frees the general engine of s (also a half-built one). */
 void hr_gs_general_release(hr_grid_solver *s);
 

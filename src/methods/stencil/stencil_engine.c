@@ -39,7 +39,10 @@ typedef struct st_engine {
     hr_cg_scalars cg;
     double first_rel; /* the residual before the first iteration (convergence factors) */
     double prev_rel, last_factor;
-    double setup_s; /* create's set-up, reported by the first solve */
+    double setup_s;  /* create's set-up, reported by the first solve */
+    int lo, hi;      /* this process's rows of the last axis (MPI ranks; else the whole axis) */
+    size_t offset;   /* the grid array index of the slab's first unknown */
+    double *lb, *lv; /* the singular projection's per-line sums */
 } st_engine;
 
 static const hr_sgrid *grid(const st_engine *e)
@@ -51,8 +54,32 @@ static const hr_sgrid *grid(const st_engine *e)
 
 static hr_status take_rhs(st_engine *e, const double *f)
 {
-    HR_TRY(hr_discretize(&e->p, f, NULL, e->hb, &e->si));
-    e->k->upload(&e->ex, grid(e), e->b, e->hb);
+    const hr_sgrid *g = grid(e);
+    const size_t lines = (size_t)g->n[1] * g->n[2];
+    HR_TRY(hr_discretize_part(&e->p, e->lo, e->hi, f, NULL, e->hb, e->lb, e->lv));
+    memset(&e->si, 0, sizeof e->si);
+    if (hr_problem_is_singular(&e->p)) { /* the sums over every rank, line by line in order */
+        double bs = 0.0, vs = 0.0, nb = 0.0, nd = 0.0;
+        const hr_st_comm *c = e->ex.comm;
+        if (c) {
+            bs = c->sum(c->ctx, e->lb, lines);
+            vs = c->sum(c->ctx, e->lv, lines);
+        } else {
+            for (size_t l = 0; l < lines; l++)
+                bs += e->lb[l], vs += e->lv[l];
+        }
+        e->si.singular = 1;
+        hr_discretize_project(&e->p, e->lo, e->hi, bs, vs, e->hb, e->lb, e->lv, &e->si.rhs_shift);
+        if (c) {
+            nb = c->sum(c->ctx, e->lb, lines);
+            nd = c->sum(c->ctx, e->lv, lines);
+        } else {
+            for (size_t l = 0; l < lines; l++)
+                nb += e->lb[l], nd += e->lv[l];
+        }
+        e->si.rhs_projection = nb > 0.0 ? sqrt(nd / nb) : sqrt(nd);
+    }
+    e->k->upload(&e->ex, g, e->b, e->hb);
     e->b_is_problem = f == NULL;
     const double bb = e->k->dot(&e->ex, grid(e), e->b, e->b);
     e->bnorm = sqrt(bb);
@@ -70,16 +97,19 @@ static void take_init(st_engine *e, const double *x0)
     const hr_sgrid *g = grid(e);
     double *h = e->hb;
     hr_st_zero(g, h);
+    const int last = g->dim - 1;
     if (x0) {
-        hr_sgrid_unpack(g, x0, h);
+        hr_sgrid_unpack(g, x0 + e->offset, h);
     } else if (e->p.init == HR_INIT_ARRAY) {
-        hr_sgrid_unpack(g, e->p.init_values, h);
+        hr_sgrid_unpack(g, e->p.init_values + e->offset, h);
     } else if (e->p.init == HR_INIT_SINE) {
+        const int N[3] = {e->p.n[0], e->p.n[1], g->dim == 3 ? e->p.n[2] : 1};
         for (int k = 0; k < g->n[2]; k++)
             for (int j = 0; j < g->n[1]; j++)
                 for (int i = 0; i < g->n[0]; i++) {
-                    double v = sin(M_PI * (i + 1) / (g->n[0] + 1)) * sin(M_PI * (j + 1) / (g->n[1] + 1));
-                    if (g->dim == 3) v *= sin(M_PI * (k + 1) / (g->n[2] + 1));
+                    const int J = last == 1 ? j + e->lo : j, K = last == 2 ? k + e->lo : k;
+                    double v = sin(M_PI * (i + 1) / (N[0] + 1)) * sin(M_PI * (J + 1) / (N[1] + 1));
+                    if (g->dim == 3) v *= sin(M_PI * (K + 1) / (N[2] + 1));
                     h[hr_sgrid_index(g, i, j, k)] = v;
                 }
     }
@@ -306,9 +336,26 @@ static hr_status st_solve(hr_grid_solver *s, const double *rhs, const double *x0
 static hr_status st_solution(const hr_grid_solver *s, hr_precision prec, void *dst, size_t count)
 {
     st_engine *e = s->engine;
-    if (!e || count < s->count) return HR_ERR_INVALID_ARG;
+    if (!e) return HR_ERR_INVALID_ARG;
     const hr_sgrid *g = grid(e);
+    if (!e->ex.comm && count < s->count) return HR_ERR_INVALID_ARG;
     e->k->download(&e->ex, g, e->hb, e->x);
+    if (e->ex.comm) { /* collective: dst and count matter on rank 0 only */ /* rank 0 gets the whole grid (in
+                                                                               double, then converted) */
+        double *slab = malloc(g->count * sizeof *slab), *all = NULL;
+        const size_t total = e->ex.comm->count;
+        int rank0 = dst != NULL;
+        if (rank0 && prec == HR_PREC_SINGLE) all = malloc(total * sizeof *all);
+        if (slab) hr_sgrid_pack(g, e->hb, slab);
+        hr_status st = e->ex.comm->gather(e->ex.comm->ctx, slab, slab ? g->count : 0,
+                                          prec == HR_PREC_SINGLE ? all : dst, count);
+        if (st == HR_OK && all)
+            for (size_t i = 0; i < total; i++)
+                ((float *)dst)[i] = (float)all[i];
+        free(slab);
+        free(all);
+        return st;
+    }
     if (prec != HR_PREC_SINGLE) {
         hr_sgrid_pack(g, e->hb, dst);
         return HR_OK;
@@ -344,6 +391,8 @@ static void engine_free(st_engine *e)
         if (e->k->close) e->k->close(&e->ex);
     }
     free(e->hb);
+    free(e->lb);
+    free(e->lv);
     free(e->coef);
     for (int f = 0; f < 6; f++)
         free(e->face[f]);
@@ -365,6 +414,11 @@ static void st_release(hr_grid_solver *s)
 }
 
 static const hr_gs_ops st_ops = {"general", st_solve, st_solution, st_history, st_request_stop, st_release};
+
+const hr_gs_ops *hr_gs_general_ops(void)
+{
+    return &st_ops;
+}
 
 static double *dup_array(const double *v, size_t n)
 {
@@ -394,6 +448,12 @@ static hr_status keep_problem(st_engine *e, const hr_problem *p)
 
 hr_status hr_gs_general_create(hr_grid_solver *s, const hr_problem *p)
 {
+    return hr_gs_general_create_slab(s, p, 0, p->dim == 3 ? p->n[2] : p->n[1], NULL);
+}
+
+hr_status hr_gs_general_create_slab(hr_grid_solver *s, const hr_problem *p, int lo, int hi,
+                                    const hr_st_comm *comm)
+{
     const double t0 = hr_now();
     st_engine *e = calloc(1, sizeof *e);
     if (!e) {
@@ -401,6 +461,10 @@ hr_status hr_gs_general_create(hr_grid_solver *s, const hr_problem *p)
         return HR_ERR_NO_MEMORY;
     }
     e->s = s;
+    e->lo = lo;
+    e->hi = hi;
+    e->ex.comm = comm;
+    e->offset = (size_t)lo * (p->dim == 3 ? (size_t)p->n[0] * p->n[1] : (size_t)p->n[0]);
     e->k = s->backend == HR_BACKEND_GPU ? hr_st_cuda_backend() : &hr_st_cpu;
     if (!e->k) {
         free(e);
@@ -414,18 +478,27 @@ hr_status hr_gs_general_create(hr_grid_solver *s, const hr_problem *p)
     if (st == HR_OK && threads > 1) st = hr_team_create(threads, s->o.bind, &e->team);
     e->ex.team = e->team;
     int n[3] = {p->n[0], p->n[1], p->dim == 3 ? p->n[2] : 1}, per[3] = {0, 0, 0}, flo[3] = {0}, fhi[3] = {0};
+    const int whole = lo == 0 && hi == n[p->dim - 1];
+    n[p->dim - 1] = hi - lo;
     for (int a = 0; a < p->dim; a++) {
-        per[a] = p->bc[2 * a].kind == HR_BC_PERIODIC;
+        per[a] = p->bc[2 * a].kind == HR_BC_PERIODIC && (whole || a != p->dim - 1);
         flo[a] = p->bc[2 * a].kind == HR_BC_NEUMANN;
         fhi[a] = p->bc[2 * a + 1].kind == HR_BC_NEUMANN;
     }
     hr_sgrid g;
     hr_sgrid_init(&g, p->dim, n, per);
+    const int last = p->dim - 1; /* a slab of the whole grid: the colours follow the whole axis */
+    g.goff[last] = lo;
+    g.gn[last] = p->dim == 3 ? p->n[2] : p->n[1];
+    g.gper[last] = p->bc[2 * last].kind == HR_BC_PERIODIC;
     hr_sop A;
     memset(&A, 0, sizeof A);
     if (st == HR_OK) {
         e->ex.part_len = (size_t)g.n[1] * g.n[2];
         e->ex.part = malloc(e->ex.part_len * sizeof *e->ex.part);
+        e->lb = malloc(e->ex.part_len * sizeof *e->lb);
+        e->lv = malloc(e->ex.part_len * sizeof *e->lv);
+        if (!e->lb || !e->lv) st = HR_ERR_NO_MEMORY;
         if (e->k->open && e->k->open(&e->ex, s->o.device, e->ex.part_len) != HR_OK) st = HR_ERR_DEVICE;
     }
     if (st == HR_OK) {
@@ -442,8 +515,8 @@ hr_status hr_gs_general_create(hr_grid_solver *s, const hr_problem *p)
             st = HR_ERR_NO_MEMORY;
     }
     if (st == HR_OK) st = hr_sop_alloc(&A, &g, 0);
-    if (st == HR_OK) st = hr_discretize(&e->p, NULL, &A, NULL, NULL);
-    if (st == HR_OK) hr_sop_detect_uniform(&A);
+    if (st == HR_OK) st = hr_discretize_part(&e->p, lo, hi, NULL, &A, NULL, NULL, NULL);
+    if (st == HR_OK && whole) hr_sop_detect_uniform(&A); /* a slab's cut rows: not uniform */
     /* the smoother (the relaxation methods: the method itself on one level) */
     hr_st_mg *mg = &e->mg;
     const char *sm = s->o.smoother;

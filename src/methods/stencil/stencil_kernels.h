@@ -15,12 +15,31 @@
 
 /* Where kernels run: a thread team (NULL: the calling thread) and its scratch for the
  * per-line partial sums (at least the finest level's lines); a GPU backend's state. */
+typedef struct hr_st_comm hr_st_comm;
 typedef struct hr_st_exec {
     hr_team *team;
     double *part;
     size_t part_len;
-    void *dev; /* the CUDA backend's stream, scratch and reduction buffers */
+    void *dev;              /* the CUDA backend's stream, scratch and reduction buffers */
+    const hr_st_comm *comm; /* MPI ranks (NULL: one process) */
 } hr_st_exec;
+
+/* A grid cut into slabs of its last axis, one per MPI rank (src/parallel/mpi/): the kernels
+ * fill the cut's ghost rows before they read neighbours, and sum every rank's per-line
+ * partials in the whole grid's line order, so that each rank gets the one-process sum's bits. */
+struct hr_st_comm {
+    void *ctx;
+    size_t count; /* unknowns of the whole grid */
+    /* fills the ghost rows of the last axis of x (its neighbours' edge rows, or the far side
+     * across a cut periodic axis) */
+    void (*halo)(void *ctx, const hr_sgrid *g, double *x);
+    /* the sum of every rank's `lines` partials, in the whole grid's line order */
+    double (*sum)(void *ctx, const double *part, size_t lines);
+    /* the sum of one value per rank, in rank order */
+    double (*sum_ranks)(void *ctx, double v);
+    /* rank 0's dst (count values, the grid array layout) from every rank's packed slab */
+    hr_status (*gather)(void *ctx, const double *slab, size_t slab_count, double *dst, size_t count);
+};
 
 /* The prolongation along one axis of a level: fine index i takes w0 * coarse[i0] +
  * w1 * coarse[i1] (i1 < 0: one term); an axis that is not coarsened is the identity. Its

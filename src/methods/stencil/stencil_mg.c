@@ -324,7 +324,7 @@ static double estimate_lmax(hr_st_level *L)
     const hr_sgrid *g = &L->A.g;
     double *x = hr_sgrid_alloc(g), *y = hr_sgrid_alloc(g);
     double part_[1];
-    hr_st_exec host = {NULL, NULL, 0, NULL};
+    hr_st_exec host = {NULL, NULL, 0, NULL, NULL};
     double *part = malloc((size_t)g->n[1] * g->n[2] * sizeof *part);
     host.part = part ? part : part_;
     host.part_len = (size_t)g->n[1] * g->n[2];

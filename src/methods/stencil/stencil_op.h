@@ -32,6 +32,9 @@ typedef struct hr_sgrid {
     size_t padded;    /* length of a padded array */
     size_t count;     /* unknowns */
     ptrdiff_t origin; /* index of unknown (0, 0, 0) */
+    /* the whole grid this box is part of (a rank's slab): the box's offset, and the whole
+     * axis's extent and periodicity (what the colours of Gauss-Seidel follow) */
+    int goff[3], gn[3], gper[3];
 } hr_sgrid;
 
 typedef struct hr_sop {
@@ -91,10 +94,10 @@ void hr_sop_detect_uniform(hr_sop *A);
 hr_status hr_discretize_part(const hr_problem *p, int lo, int hi, const double *f, hr_sop *A, double *b,
                              double *line_b, double *line_v);
 /* Removes from a slab's b the constant bsum / vsum per unit volume (the projection of a
- * singular problem); *nb_part, *nd_part: the slab's ||b||^2 and ||removed||^2, *shift the
- * constant. */
+ * singular problem); per line of the slab, line_nb and line_nd get ||b||^2 and
+ * ||removed||^2; *shift the constant. */
 void hr_discretize_project(const hr_problem *p, int lo, int hi, double bsum, double vsum, double *b,
-                           double *nb_part, double *nd_part, double *shift);
+                           double *line_nb, double *line_nd, double *shift);
 
 /* The problem's right-hand side f at every unknown (the grid array layout). */
 hr_status hr_problem_f(const hr_problem *p, double *f);

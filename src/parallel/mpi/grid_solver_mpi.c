@@ -15,11 +15,13 @@
 #include "core/precision.h"
 #include "hetrelax/mpi.h"
 #include "hetrelax/mpi_hybrid.h"
+#include "parallel/mpi/general_mpi.h"
 
 typedef struct mpi_state {
     MPI_Comm comm; /* our duplicate, for the handle's own agreements */
     int rank, size;
-    int hybrid; /* the engine is an hr_mpi_hybrid, else an hr_mpi_solver */
+    int hybrid;    /* the engine is an hr_mpi_hybrid, else an hr_mpi_solver */
+    void *general; /* a general problem: the general engine's slab state (general_mpi.c) */
 } mpi_state;
 
 static mpi_state *state(const hr_grid_solver *s)
@@ -48,6 +50,12 @@ static hr_status agree(MPI_Comm comm, hr_status st, char *msg, size_t msize)
 
 static void release_engine(hr_grid_solver *s)
 {
+    if (s->general) {
+        hr_gs_general_ops()->release(s);
+        hr_general_mpi_free(state(s)->general);
+        state(s)->general = NULL;
+        return;
+    }
     if (state(s)->hybrid)
         hr_mpi_hybrid_free(s->engine);
     else
@@ -170,6 +178,40 @@ static void mpi_release(hr_grid_solver *s)
     s->mpi = NULL;
 }
 
+/* General problems: the general engine's own calls, which are collective on a slab per rank. */
+static hr_status general_solve(hr_grid_solver *s, const double *rhs, const double *x0, hr_result *res)
+{
+    hr_status st = hr_gs_general_ops()->solve(s, rhs, x0, res);
+    st = agree(state(s)->comm, st, s->err, sizeof s->err);
+    if (res) res->ranks = state(s)->size;
+    return st;
+}
+
+static hr_status general_solution(const hr_grid_solver *s, hr_precision prec, void *dst, size_t count)
+{
+    hr_grid_solver *w = (hr_grid_solver *)s;
+    hr_status st = hr_prec_is_storage(prec) ? HR_OK : HR_ERR_INVALID_ARG;
+    if (st != HR_OK)
+        hr_gs_set_error(w, "prec: %d is no storage precision (default, single, double)", (int)prec);
+    st = agree(state(s)->comm, st, w->err, sizeof w->err);
+    if (st != HR_OK) return st;
+    st = hr_gs_general_ops()->solution(s, prec, dst, count);
+    if (st != HR_OK)
+        hr_gs_set_error(w, "solution: %s on rank 0 (dst, and count >= %zu there)", hr_status_string(st),
+                        s->count);
+    return st;
+}
+
+static size_t general_history(const hr_grid_solver *s, const long **iters, const double **res)
+{
+    return hr_gs_general_ops()->history(s, iters, res);
+}
+
+static void mpi_release(hr_grid_solver *s);
+
+static const hr_gs_ops mpi_general_ops = {"mpi-general",   general_solve,    general_solution,
+                                          general_history, mpi_request_stop, mpi_release};
+
 static const hr_gs_ops mpi_solver_ops = {"mpi-solver", mpi_solve,        mpi_solution,
                                          mpi_history,  mpi_request_stop, mpi_release};
 static const hr_gs_ops mpi_hybrid_ops = {"mpi-hybrid", mpi_solve,        mpi_solution,
@@ -227,6 +269,22 @@ hr_status hr_grid_solver_create_mpi(const hr_problem *p, const hr_grid_options *
     s->mpi = m;
     s->ops = m->hybrid ? &mpi_hybrid_ops : &mpi_solver_ops;
     s->info.ranks = m->size;
+    if (s->general) { /* the general engine on a slab per rank */
+        st = hr_general_mpi_create(s, p, m->comm, &m->general, why, sizeof why);
+        st = agree(m->comm, st, why, sizeof why);
+        if (st != HR_OK) {
+            hr_set_last_error("%s", why);
+            mpi_release(s);
+            hr_gs_free(s);
+            return st;
+        }
+        s->ops = &mpi_general_ops;
+        snprintf(s->info.engine, sizeof s->info.engine, "%s", s->ops->engine);
+        s->info.ranks = m->size;
+        s->fresh = 1;
+        *out = s;
+        return HR_OK;
+    }
     st = setup(s, NULL, NULL);
     if (st != HR_OK) {
         hr_set_last_error("%s", s->err);

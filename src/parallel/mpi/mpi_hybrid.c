@@ -199,8 +199,8 @@ static hr_status time_fraction(hr_mpi_hybrid *s, const hr_split_spec *base, doub
 /* The same in two engines, the faster kept: the fit's anchors. An engine now and then runs a
  * split at several times its speed in another (a naive probe of 3 planes took 3.99 ms, 10-15
  * planes 1.48-1.74 ms: the model then 156 % high at 1 %); none runs faster. */
-static hr_status time_fraction_best(hr_mpi_hybrid *s, const hr_split_spec *base, double fraction, hr_grid *slab,
-                                    double *per_sweep)
+static hr_status time_fraction_best(hr_mpi_hybrid *s, const hr_split_spec *base, double fraction,
+                                    hr_grid *slab, double *per_sweep)
 {
     double t;
     HR_TRY(time_fraction(s, base, fraction, slab, per_sweep));

@@ -38,8 +38,16 @@ static void run_on(hr_st_exec *ex, const hr_sgrid *g, hr_team_fn fn, void *ctx)
         fn(ctx, 0, 1);
 }
 
+/* Ghosts before a read of neighbours: the cut rows (ranks), then the periodic axes. */
+static void ghosts(const hr_st_exec *ex, const hr_sgrid *g, double *u)
+{
+    if (ex && ex->comm) ex->comm->halo(ex->comm->ctx, g, u);
+    hr_st_fill_ghosts(g, u);
+}
+
 static double sum_lines(const hr_st_exec *ex, size_t lines)
 {
+    if (ex->comm) return ex->comm->sum(ex->comm->ctx, ex->part, lines);
     double s = 0.0;
     for (size_t l = 0; l < lines; l++)
         s += ex->part[l];
@@ -174,7 +182,7 @@ static void res_fn(void *ctx, int tid, int nt)
 
 double hr_st_residual(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, double *r)
 {
-    hr_st_fill_ghosts(&A->g, u);
+    ghosts(ex, &A->g, u);
     res_job j = {ex, A, u, b, r};
     run_on(ex, &A->g, res_fn, &j);
     return sum_lines(ex, lines_of(&A->g));
@@ -213,7 +221,7 @@ static void apply_fn(void *ctx, int tid, int nt)
 
 double hr_st_apply_dot(hr_st_exec *ex, const hr_sop *A, double *p, double *q)
 {
-    hr_st_fill_ghosts(&A->g, p);
+    ghosts(ex, &A->g, p);
     apply_job j = {ex, A, p, q};
     run_on(ex, &A->g, apply_fn, &j);
     return sum_lines(ex, lines_of(&A->g));
@@ -262,7 +270,7 @@ static void jac_fn(void *ctx, int tid, int nt)
 
 void hr_st_jacobi(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, double *out, double omega)
 {
-    hr_st_fill_ghosts(&A->g, u);
+    ghosts(ex, &A->g, u);
     jac_job j = {A, u, b, NULL, out, omega, 0.0};
     run_on(ex, &A->g, jac_fn, &j);
 }
@@ -270,7 +278,7 @@ void hr_st_jacobi(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, d
 void hr_st_cheby(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, const double *prev, double *out,
                  double alpha, double beta)
 {
-    hr_st_fill_ghosts(&A->g, u);
+    ghosts(ex, &A->g, u);
     jac_job j = {A, u, b, beta != 0.0 ? prev : NULL, out, alpha, beta};
     run_on(ex, &A->g, jac_fn, &j);
 }
@@ -279,7 +287,7 @@ void hr_st_cheby(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, co
  * odd periodic axis (whose neighbour across the wrap, point 0, has its parity). */
 static int axis_classes(const hr_sgrid *g, int a)
 {
-    return g->periodic[a] && (g->n[a] & 1) ? 3 : 2;
+    return g->gper[a] && (g->gn[a] & 1) ? 3 : 2;
 }
 
 int hr_st_colours(const hr_sop *A, int cls[27][3])
@@ -287,7 +295,7 @@ int hr_st_colours(const hr_sop *A, int cls[27][3])
     const hr_sgrid *g = &A->g;
     int nc[3] = {1, 1, 1};
     for (int a = 0; a < g->dim; a++)
-        nc[a] = g->n[a] > 1 ? axis_classes(g, a) : 1;
+        nc[a] = g->gn[a] > 1 ? axis_classes(g, a) : 1;
     /* forward order: the colours without a class-2 axis first, even parity sum before odd
      * (on the star stencil: red then black), then those with class 2 */
     int count = 0;
@@ -309,7 +317,8 @@ int hr_st_colours(const hr_sop *A, int cls[27][3])
 
 static inline int class_of(const hr_sgrid *g, int a, int i)
 {
-    return g->periodic[a] && (g->n[a] & 1) && i == g->n[a] - 1 ? 2 : i & 1;
+    const int I = i + g->goff[a]; /* the index in the whole grid */
+    return g->gper[a] && (g->gn[a] & 1) && I == g->gn[a] - 1 ? 2 : I & 1;
 }
 
 typedef struct {
@@ -336,11 +345,11 @@ static void col_fn(void *ctx, int tid, int nt)
         const int y = (int)(l % (size_t)g->n[1]), z = (int)(l / (size_t)g->n[1]);
         int i0, iend;
         if (j->parity >= 0) { /* the star stencils' red-black: every line, alternate points */
-            i0 = (j->parity + y + z) & 1;
+            i0 = (j->parity + y + g->goff[1] + z + g->goff[2]) & 1;
             iend = nx;
         } else {
-            if ((g->n[1] > 1 && class_of(g, 1, y) != j->cls[1]) ||
-                (g->n[2] > 1 && class_of(g, 2, z) != j->cls[2]))
+            if ((g->gn[1] > 1 && class_of(g, 1, y) != j->cls[1]) ||
+                (g->gn[2] > 1 && class_of(g, 2, z) != j->cls[2]))
                 continue;
             if (nx == 1 && cx != 0) continue;
             i0 = cx == 2 ? nx - 1 : cx;
@@ -362,7 +371,7 @@ void hr_st_colour_sweep(hr_st_exec *ex, const hr_sop *A, double *u, const double
     int cls[27][3];
     const int n = hr_st_colours(A, cls);
     if (colour < 0 || colour >= n) return;
-    hr_st_fill_ghosts(&A->g, u);
+    ghosts(ex, &A->g, u);
     col_job j = {A, u, b, omega, {cls[colour][0], cls[colour][1], cls[colour][2]}, -1};
     run_on(ex, &A->g, col_fn, &j);
 }
@@ -374,10 +383,10 @@ void hr_st_gs_sweep(hr_st_exec *ex, const hr_sop *A, double *u, const double *b,
 {
     int star = A->exc != NULL;
     for (int a = 0; a < A->g.dim; a++)
-        star &= !(A->g.periodic[a] && (A->g.n[a] & 1));
+        star &= !(A->g.gper[a] && (A->g.gn[a] & 1));
     if (star) {
         for (int t = 0; t < 2; t++) {
-            hr_st_fill_ghosts(&A->g, u);
+            ghosts(ex, &A->g, u);
             col_job j = {A, u, b, omega, {0, 0, 0}, reverse ? 1 - t : t};
             run_on(ex, &A->g, col_fn, &j);
         }
@@ -580,7 +589,7 @@ void hr_st_remove_mean(hr_st_exec *ex, const hr_sgrid *g, double *x)
 {
     vec_job j = {ex, g, x, NULL, NULL, NULL, 0.0, 3};
     run_on(ex, g, vec_fn, &j);
-    j.alpha = sum_lines(ex, lines_of(g)) / (double)g->count;
+    j.alpha = sum_lines(ex, lines_of(g)) / (double)(ex->comm ? ex->comm->count : g->count);
     j.op = 4;
     run_on(ex, g, vec_fn, &j);
 }

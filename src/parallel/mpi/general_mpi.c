@@ -1,0 +1,133 @@
+/*
+ * General problems (hetrelax/problem.h) on MPI ranks: the general-problem engine
+ * (src/methods/stencil/) on a slab of the last axis per rank, its kernels given the ranks'
+ * halo rows, their sums in the whole grid's line order and the gather of the solution
+ * (hr_st_comm), so that every rank count gives the one-process run's bits.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/grid_solver_internal.h"
+#include "hetrelax/mpi.h"
+#include "methods/stencil/stencil_kernels.h"
+#include "parallel/mpi/general_mpi.h"
+
+typedef struct slab_comm {
+    hr_st_comm hooks;
+    MPI_Comm comm;
+    int rank, size;
+    int below, above;         /* neighbour ranks along the cut axis (MPI_PROC_NULL at a face) */
+    int *lines, *line_displs; /* per rank: its lines and their first (the partial sums) */
+    int *counts, *displs;     /* per rank: its unknowns and their first (the gather) */
+    double *all;              /* every rank's partials */
+    size_t lines_total;
+} slab_comm;
+
+/* The ghost rows of the last axis: this slab's edge rows to its neighbours, theirs into ours. */
+static void halo(void *ctx, const hr_sgrid *g, double *x)
+{
+    const slab_comm *c = ctx;
+    const int last = g->dim - 1, n = g->n[last];
+    const ptrdiff_t row = g->st[last];
+    const int len = (int)row; /* a padded row (plane) of the other axes */
+    MPI_Sendrecv(x + (ptrdiff_t)n * row, len, MPI_DOUBLE, c->above, 1, x, len, MPI_DOUBLE, c->below, 1,
+                 c->comm, MPI_STATUS_IGNORE);
+    MPI_Sendrecv(x + row, len, MPI_DOUBLE, c->below, 2, x + (ptrdiff_t)(n + 1) * row, len, MPI_DOUBLE,
+                 c->above, 2, c->comm, MPI_STATUS_IGNORE);
+}
+
+static double sum_ranks(void *ctx, double v)
+{
+    slab_comm *c = ctx;
+    MPI_Allgather(&v, 1, MPI_DOUBLE, c->all, 1, MPI_DOUBLE, c->comm);
+    double s = 0.0;
+    for (int r = 0; r < c->size; r++)
+        s += c->all[r];
+    return s;
+}
+
+/* Every rank's partials, summed in the whole grid's order on every rank. */
+static double sum(void *ctx, const double *part, size_t lines)
+{
+    slab_comm *c = ctx;
+    double s = 0.0;
+    MPI_Allgatherv(part, (int)lines, MPI_DOUBLE, c->all, c->lines, c->line_displs, MPI_DOUBLE, c->comm);
+    for (size_t l = 0; l < c->lines_total; l++)
+        s += c->all[l];
+    return s;
+}
+
+static hr_status gather(void *ctx, const double *slab, size_t slab_count, double *dst, size_t count)
+{
+    slab_comm *c = ctx;
+    /* rank 0 must have room: agreed first, so no rank waits in the gather alone */
+    int ok = c->rank != 0 || (dst && count >= c->hooks.count);
+    ok = ok && (slab || slab_count == 0);
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, c->comm);
+    if (!ok) return HR_ERR_INVALID_ARG;
+    MPI_Gatherv(slab, (int)slab_count, MPI_DOUBLE, dst, c->counts, c->displs, MPI_DOUBLE, 0, c->comm);
+    return HR_OK;
+}
+
+void hr_general_mpi_free(void *comm)
+{
+    slab_comm *c = comm;
+    if (!c) return;
+    free(c->lines), free(c->line_displs), free(c->counts), free(c->displs), free(c->all);
+    free(c);
+}
+
+hr_status hr_general_mpi_create(hr_grid_solver *s, const hr_problem *p, MPI_Comm comm, void **out, char *why,
+                                size_t why_size)
+{
+    *out = NULL;
+    slab_comm *c = calloc(1, sizeof *c);
+    if (!c) return (snprintf(why, why_size, "comm: no memory"), HR_ERR_NO_MEMORY);
+    c->comm = comm;
+    MPI_Comm_rank(comm, &c->rank);
+    MPI_Comm_size(comm, &c->size);
+    const int dim = p->dim, last = dim - 1, N = p->n[last];
+    const size_t plane = dim == 3 ? (size_t)p->n[0] * p->n[1] : (size_t)p->n[0];
+    const size_t lines_per_row = dim == 3 ? (size_t)p->n[1] : 1; /* lines of one row of the cut axis */
+    if (N < c->size) {
+        snprintf(why, why_size,
+                 "problem: %d ranks cut the last axis (%d unknowns) into slabs of at least one row", c->size,
+                 N);
+        free(c);
+        return HR_ERR_INVALID_ARG;
+    }
+    c->lines = malloc(c->size * sizeof *c->lines), c->line_displs = malloc(c->size * sizeof *c->line_displs);
+    c->counts = malloc(c->size * sizeof *c->counts), c->displs = malloc(c->size * sizeof *c->displs);
+    c->lines_total = lines_per_row * (size_t)N;
+    c->all = malloc((c->lines_total > (size_t)c->size ? c->lines_total : (size_t)c->size) * sizeof *c->all);
+    if (!c->lines || !c->line_displs || !c->counts || !c->displs || !c->all) {
+        hr_general_mpi_free(c);
+        return (snprintf(why, why_size, "comm: no memory"), HR_ERR_NO_MEMORY);
+    }
+    for (int r = 0; r < c->size; r++) {
+        const int lo = (int)((long)N * r / c->size), hi = (int)((long)N * (r + 1) / c->size);
+        c->lines[r] = (int)(lines_per_row * (size_t)(hi - lo));
+        c->line_displs[r] = (int)(lines_per_row * (size_t)lo);
+        c->counts[r] = (int)(plane * (size_t)(hi - lo));
+        c->displs[r] = (int)(plane * (size_t)lo);
+    }
+    const int lo = (int)((long)N * c->rank / c->size), hi = (int)((long)N * (c->rank + 1) / c->size);
+    const int periodic = p->bc[2 * last].kind == HR_BC_PERIODIC;
+    c->below = c->rank > 0 ? c->rank - 1 : periodic && c->size > 1 ? c->size - 1 : MPI_PROC_NULL;
+    c->above = c->rank < c->size - 1 ? c->rank + 1 : periodic && c->size > 1 ? 0 : MPI_PROC_NULL;
+    c->hooks.ctx = c;
+    c->hooks.count = hr_problem_unknowns(p);
+    c->hooks.halo = halo;
+    c->hooks.sum = sum;
+    c->hooks.sum_ranks = sum_ranks;
+    c->hooks.gather = gather;
+    const hr_status st = hr_gs_general_create_slab(s, p, lo, hi, c->size > 1 ? &c->hooks : NULL);
+    if (st != HR_OK) {
+        snprintf(why, why_size, "%s", s->err);
+        hr_general_mpi_free(c);
+        return st;
+    }
+    *out = c;
+    return HR_OK;
+}

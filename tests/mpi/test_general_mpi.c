@@ -1,0 +1,155 @@
+/*
+ * General problems on MPI ranks (hr_grid_solver_create_mpi; src/parallel/mpi/general_mpi.c):
+ * Jacobi, red-black, SOR and CG on a slab of the last axis per rank give the one-process
+ * cpu-seq run's bits, iterations and residual, for mixed boundary conditions (a periodic cut
+ * axis included), a coefficient field and a singular problem; multigrid is refused on every
+ * rank with the same status.
+ */
+#include <math.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hetrelax/hetrelax.h"
+#include "hetrelax/mpi.h"
+
+static int rank, size, bad;
+
+static void problem(hr_problem *p, int dim, const char *kinds, double *coef, double *f, double *face)
+{
+    const int n[3] = {dim == 3 ? 13 : 37, dim == 3 ? 11 : 29, 9};
+    hr_problem_init_model(p, dim, n[0], n[1], n[2]);
+    hr_problem_set_lengths(p, 2.0, 1.0, 0.5);
+    for (int f2 = 0; f2 < 2 * dim; f2++)
+        p->bc[f2].kind = kinds[f2] == 'n' ? HR_BC_NEUMANN : kinds[f2] == 'p' ? HR_BC_PERIODIC : HR_BC_DIRICHLET;
+    const size_t cnt = hr_problem_unknowns(p);
+    for (size_t i = 0; i < cnt; i++) {
+        coef[i] = 1.0 + 0.5 * sin(0.37 * (double)i);
+        f[i] = cos(0.11 * (double)i);
+    }
+    hr_problem_set_coef(p, 1.0, coef);
+    hr_problem_set_rhs(p, HR_RHS_ARRAY, f);
+    for (int f2 = 0; f2 < 2 * dim; f2++)
+        if (p->bc[f2].kind == HR_BC_DIRICHLET) {
+            const size_t c = hr_problem_face_points(p, (hr_face)f2);
+            for (size_t i = 0; i < c; i++)
+                face[i] = 0.25 * f2 + 0.01 * (double)i;
+            p->bc[f2].values = face;
+            break; /* one face with values, the others constant */
+        }
+}
+
+static void compare(const char *what, const hr_problem *p, const hr_grid_options *o)
+{
+    const size_t cnt = hr_problem_unknowns(p);
+    hr_grid_solver *s = NULL;
+    hr_status st = hr_grid_solver_create_mpi(p, o, MPI_COMM_WORLD, &s);
+    if (st != HR_OK) {
+        if (rank == 0) printf("FAIL %s: create on %d ranks: %s\n", what, size, hr_last_error());
+        bad = 1;
+        return;
+    }
+    hr_result r;
+    st = hr_grid_solver_solve(s, NULL, NULL, &r);
+    double *u = rank == 0 ? malloc(cnt * sizeof *u) : NULL;
+    hr_status st2 = hr_grid_solver_solution(s, HR_PREC_DOUBLE, u, rank == 0 ? cnt : 0);
+    hr_grid_info info;
+    hr_grid_solver_info(s, &info);
+    hr_grid_solver_free(s);
+    if (rank != 0) return;
+    hr_grid_options o1 = *o;
+    o1.backend = HR_BACKEND_CPU_SEQ;
+    hr_grid_solver *s1 = NULL;
+    hr_result r1;
+    double *u1 = malloc(cnt * sizeof *u1);
+    if (hr_grid_solver_create(p, &o1, &s1) != HR_OK || hr_grid_solver_solve(s1, NULL, NULL, &r1) != HR_OK ||
+        hr_grid_solver_solution(s1, HR_PREC_DOUBLE, u1, cnt) != HR_OK) {
+        printf("FAIL %s: the one-process run: %s\n", what, hr_last_error());
+        bad = 1;
+    } else if (st != HR_OK || st2 != HR_OK || memcmp(u, u1, cnt * sizeof *u) != 0 || r.iterations != r1.iterations ||
+               memcmp(&r.relative_residual, &r1.relative_residual, sizeof(double)) != 0 || r.ranks != size ||
+               memcmp(&r.rhs_projection, &r1.rhs_projection, sizeof(double)) != 0 ||
+               strcmp(info.engine, size > 1 ? "mpi-general" : "mpi-general") != 0) {
+        size_t i = 0;
+        while (i < cnt && u[i] == u1[i])
+            i++;
+        printf("FAIL %s on %d ranks: status %d/%d, iterations %ld vs %ld, residual %.17g vs %.17g, projection "
+               "%.17g vs %.17g, first difference at %zu, engine %s\n",
+               what, size, (int)st, (int)st2, r.iterations, r1.iterations, r.relative_residual, r1.relative_residual,
+               r.rhs_projection, r1.rhs_projection, i, info.engine);
+        bad = 1;
+    } else {
+        printf("ok   %s on %d ranks: %ld iterations, residual %.3e, bitwise the one-process run\n", what, size,
+               r.iterations, r.relative_residual);
+    }
+    hr_grid_solver_free(s1);
+    free(u);
+    free(u1);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    static double coef[20000], f[20000], face[2000];
+    hr_problem p;
+    hr_grid_options o;
+    const char *kinds2[] = {"dnpp", "nddn", "ppnd"};
+    for (int t = 0; t < 3; t++) {
+        problem(&p, 2, kinds2[t], coef, f, face);
+        char what[64];
+        hr_grid_options_default(&o);
+        o.backend = HR_BACKEND_CPU_SEQ;
+        o.omega = 0.8;
+        o.max_iters = 150;
+        snprintf(what, sizeof what, "2-D %s jacobi", kinds2[t]);
+        compare(what, &p, &o);
+        o.method = HR_METHOD_REDBLACK;
+        o.omega = 0.0;
+        o.max_iters = 60;
+        snprintf(what, sizeof what, "2-D %s redblack", kinds2[t]);
+        compare(what, &p, &o);
+        hr_grid_options_default(&o);
+        o.backend = HR_BACKEND_CPU_SEQ;
+        o.method = HR_METHOD_CG;
+        o.tol = 1e-9;
+        snprintf(what, sizeof what, "2-D %s cg", kinds2[t]);
+        compare(what, &p, &o);
+    }
+    problem(&p, 3, "dnppnp", coef, f, face); /* z (the cut axis) periodic */
+    p.bc[5].kind = HR_BC_PERIODIC;
+    p.bc[4].kind = HR_BC_PERIODIC;
+    p.bc[4].values = NULL;
+    hr_grid_options_default(&o);
+    o.backend = HR_BACKEND_CPU_SEQ;
+    o.method = HR_METHOD_SOR;
+    o.max_iters = 40;
+    compare("3-D dnpppp sor", &p, &o);
+    o.method = HR_METHOD_CG;
+    o.max_iters = 0;
+    o.tol = 1e-9;
+    compare("3-D dnpppp cg", &p, &o);
+    problem(&p, 2, "nnpp", coef, f, face); /* singular: projected */
+    compare("2-D nnpp (singular) cg", &p, &o);
+    /* multigrid on ranks: refused everywhere alike */
+    hr_grid_options_default(&o);
+    o.method = HR_METHOD_MG;
+    o.backend = HR_BACKEND_CPU_SEQ;
+    hr_grid_solver *s = NULL;
+    hr_status st = hr_grid_solver_create_mpi(&p, &o, MPI_COMM_WORLD, &s);
+    int code = (int)st, lo = code, hi = code;
+    MPI_Allreduce(&code, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&code, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (st != HR_ERR_UNSUPPORTED || lo != hi || strncmp(hr_last_error(), "method", 6) != 0) {
+        printf("FAIL rank %d: mg on ranks: %s (%s)\n", rank, hr_status_string(st), hr_last_error());
+        bad = 1;
+    } else if (rank == 0) {
+        printf("ok   mg on ranks refused on every rank: %s\n", hr_last_error());
+    }
+    int any = bad;
+    MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Finalize();
+    return any ? 1 : 0;
+}
