@@ -36,6 +36,7 @@ typedef struct st_engine {
     int fmg_first;
     int breakdown;
     int stagnated;
+    long cg_done; /* CG steps of this solve */
     hr_cg_scalars cg;
     double first_rel; /* the residual before the first iteration (convergence factors) */
     double prev_rel, last_factor;
@@ -184,6 +185,7 @@ static hr_status advance(void *ctx, long count, hr_phase_times *t)
             cg_xpay, NULL,         0};
         hr_cg_out out;
         hr_cg_iterate(&ops, &e->cg, count, &out);
+        e->cg_done += out.done;
         if (out.stop == HR_CG_BREAKDOWN) {
             e->breakdown = 1;
             return HR_ERR_DIVERGED;
@@ -199,6 +201,8 @@ static hr_status residual(void *ctx, double *rel)
     st_engine *e = ctx;
     const int cg = e->s->o.method == HR_METHOD_CG || e->s->o.method == HR_METHOD_MGCG;
     double rr = cg ? e->cg.rr : e->k->residual(&e->ex, &e->mg.lv[0].dA, e->x, e->b, NULL);
+    if (cg && e->s->o.keep_history) /* CG's history: its recurrence's residuals */
+        hr_history_push(&e->s->hist, e->cg_done, rel_of(e, rr));
     if (cg &&
         rel_of(e, rr) < e->s->o.tol) { /* the recurrence drifts from b - A x: converge on the true one */
         const double rec = rel_of(e, rr);
@@ -239,6 +243,7 @@ static hr_status st_solve(hr_grid_solver *s, const double *rhs, const double *x0
     e->prev_rel = 0.0;
     e->last_factor = NAN;
     e->stagnated = 0;
+    e->cg_done = 0;
     const double r0 = e->k->residual(&e->ex, &e->mg.lv[0].dA, e->x, e->b, NULL);
     e->first_rel = rel_of(e, r0);
     if (cg) cg_start(e);
@@ -261,7 +266,7 @@ static hr_status st_solve(hr_grid_solver *s, const double *rhs, const double *x0
     memset(&pt, 0, sizeof pt);
     hr_driver_out out;
     const double ta = hr_now();
-    hr_status st = hr_drive(&ops, &cfg, s->o.keep_history ? &s->hist : NULL, &pt, &out);
+    hr_status st = hr_drive(&ops, &cfg, s->o.keep_history && !cg ? &s->hist : NULL, &pt, &out);
     const double tloop = hr_now() - ta;
     if (st == HR_ERR_DIVERGED && e->breakdown) st = HR_OK;
     s->stop = 0;
