@@ -92,9 +92,10 @@ static int find_kernel(hr_backend b, const char *name, int dim, hr_method m, hr_
  * flags: "--alpha: ...". */
 void hr_grid_flagify(hr_flagset *fs, const char *why, char *out, size_t size)
 {
-    static const char *const alias[][2] = {{"check_every", "check"},       {"monitor_every", "monitor"},
-                                           {"thread_rows", "thread-grid"}, {"thread_cols", "thread-grid"},
-                                           {"host_memory", "host-memory"}, {"rhs_values", "rhs"}};
+    static const char *const alias[][2] = {
+        {"check_every", "check"},       {"monitor_every", "monitor"},   {"thread_rows", "thread-grid"},
+        {"thread_cols", "thread-grid"}, {"host_memory", "host-memory"}, {"rhs_values", "rhs"},
+        {"max_iters", "iters"},         {"coef_values", "coef"},        {"init_values", "init"}};
     const char *colon = strchr(why, ':');
     char field[48];
     size_t len = colon ? (size_t)(colon - why) : 0;
@@ -367,15 +368,17 @@ static void print_mpi_banner(void *arg)
     hr_grid_print_header(b->a, b->rhs_name, b->eb, b->kernel, b->bw_what, NULL, 0);
 }
 
-/* Everything after parsing; a and fs are filled. */
-static int grid_run(grid_args *a, hr_flagset *fs)
+/* k with n = 2^k - 1: the sizes the model problem's multigrid takes */
+static int pow2m1(int n)
+{
+    return n >= 1 && ((unsigned)n & ((unsigned)n + 1u)) == 0;
+}
+
+/* Everything after parsing on the model problem's engines; a and fs are filled. */
+static int grid_run_model(grid_args *a, hr_flagset *fs)
 {
     hr_options *o = &a->o;
     int rc;
-    if (a->list == GRID_LIST_METHODS || a->list == GRID_LIST_SMOOTHERS)
-        return list_entries(a->list == GRID_LIST_METHODS ? HR_KIND_METHOD : HR_KIND_SMOOTHER, a->dim);
-    if (a->list) return list_kernels(a->dim);
-    hout = (a->json && strcmp(a->json, "-") == 0) ? stderr : stdout;
     if (a->output && hr_field_format_of(a->output) == HR_FIELD_UNKNOWN)
         return hr_cli_usage_error(CMD, "--output", "'%s': extension must be .raw, .png or .vti", a->output);
     if (o->thread_rows > 0 && o->threads > 0 && o->thread_rows * o->thread_cols != o->threads)
@@ -702,6 +705,40 @@ fail:
     free(sol);
     free(c.buf);
     drop_outputs(&w);
+    return rc;
+}
+
+/* Everything after parsing: the model problem on its own engines (bitwise as ever), any
+ * other problem through hr_grid_solver (grid_general.c). */
+static int grid_run(grid_args *a, hr_flagset *fs)
+{
+    if (a->list == GRID_LIST_METHODS || a->list == GRID_LIST_SMOOTHERS)
+        return list_entries(a->list == GRID_LIST_METHODS ? HR_KIND_METHOD : HR_KIND_SMOOTHER, a->dim);
+    if (a->list) return list_kernels(a->dim);
+    hout = (a->json && strcmp(a->json, "-") == 0) ? stderr : stdout;
+    int general = hr_grid_problem_changed(a, fs);
+    if (!general && a->solver != GRID_RELAX) { /* the model's multigrid takes 2^k - 1 per axis */
+        int nx, ny, nz;
+        hr_grid_mg_extents(a, fs, &nx, &ny, &nz);
+        general = !pow2m1(nx) || !pow2m1(ny) || !pow2m1(nz);
+    }
+    if (general) return hr_grid_run_general(a, fs);
+    if (!a->write_matrix && !a->write_rhs) return grid_run_model(a, fs);
+    /* --write-matrix, --write-rhs: paths checked before the run, the system of the extents it
+     * resolved written after a run that did not fail */
+    grid_system_out sys;
+    int rc = hr_mpi_cli_rank() == 0 ? hr_grid_system_open(a, &sys) : (memset(&sys, 0, sizeof sys), 0);
+    if (rc) return rc;
+    rc = grid_run_model(a, fs);
+    if (rc == HR_EXIT_OK || rc == HR_EXIT_NOT_CONVERGED) {
+        grid_problem h;
+        int wr = hr_grid_problem_build(a, fs, &h);
+        if (!wr) wr = hr_grid_system_prepare(a, &h.p, &sys);
+        if (!wr) wr = hr_grid_system_commit(a, &sys);
+        hr_grid_problem_free(&h);
+        if (wr) rc = wr == HR_EXIT_USAGE ? HR_EXIT_FAIL : wr; /* the run is done: a failed write */
+    }
+    hr_grid_system_abort(&sys);
     return rc;
 }
 

@@ -137,13 +137,12 @@ hr_status hr_field_read_raw(const char *path, int n, hr_precision p, double *out
     return hr_field_read_raw_count(path, (size_t)n * (size_t)n, p, out);
 }
 
-static hr_status write_vti(const char *path, int nx, int ny, int nz, const double *v, hr_precision p)
+static hr_status write_vti(const char *path, int nx, int ny, int nz, const double *origin, const double *sp,
+                           const double *v, hr_precision p)
 {
     errno = 0;
     FILE *f = fopen(path, "wb");
     if (!f) return HR_ERR_IO;
-    /* equal mesh width on every axis: h = 1 / (n + 1) of the x extent */
-    const double h = 1.0 / (nx + 1.0);
     const int dbl = p != HR_PREC_SINGLE;
     uint64_t count = (uint64_t)nx * (uint64_t)ny * (uint64_t)nz, nbytes = count * (dbl ? 8 : 4);
     int err = 0;
@@ -160,7 +159,7 @@ static hr_status write_vti(const char *path, int nx, int ny, int nz, const doubl
                 "    </Piece>\n"
                 "  </ImageData>\n"
                 "  <AppendedData encoding=\"raw\">\n_",
-                nx - 1, ny - 1, nz - 1, h, h, nz > 1 ? h : 0.0, h, h, nz > 1 ? h : 1.0, nx - 1, ny - 1,
+                nx - 1, ny - 1, nz - 1, origin[0], origin[1], origin[2], sp[0], sp[1], sp[2], nx - 1, ny - 1,
                 nz - 1, dbl ? "Float64" : "Float32") < 0)
         io_fail(&err);
     if (!err && fwrite(&nbytes, sizeof nbytes, 1, f) != 1) io_fail(&err);
@@ -469,7 +468,12 @@ hr_status hr_field_write_as(hr_field_format f, const char *path, int nx, int ny,
     if (!path || !v || nx < 1 || ny < 1 || nz < 1) return HR_ERR_INVALID_ARG;
     switch (f) {
     case HR_FIELD_RAW: return write_raw(path, (size_t)nx * (size_t)ny * (size_t)nz, v, p);
-    case HR_FIELD_VTI: return write_vti(path, nx, ny, nz, v, p);
+    case HR_FIELD_VTI: {
+        /* the model problem: one mesh width h = 1 / (n + 1) of the x extent on every axis */
+        const double h = 1.0 / (nx + 1.0);
+        const double origin[3] = {h, h, nz > 1 ? h : 0.0}, sp[3] = {h, h, nz > 1 ? h : 1.0};
+        return write_vti(path, nx, ny, nz, origin, sp, v, p);
+    }
     case HR_FIELD_PNG:
 #ifdef HR_HAVE_PNG
         return write_png(path, nx, ny, nz, v);
@@ -479,6 +483,13 @@ hr_status hr_field_write_as(hr_field_format f, const char *path, int nx, int ny,
     case HR_FIELD_UNKNOWN: break;
     }
     return HR_ERR_INVALID_ARG;
+}
+
+hr_status hr_field_write_vti_box(const char *path, int nx, int ny, int nz, const double origin[3],
+                                 const double spacing[3], const double *v, hr_precision p)
+{
+    if (!path || !v || nx < 1 || ny < 1 || nz < 1) return HR_ERR_INVALID_ARG;
+    return write_vti(path, nx, ny, nz, origin, spacing, v, p);
 }
 
 hr_status hr_field_write3(const char *path, int nx, int ny, int nz, const double *v, hr_precision p)

@@ -19,6 +19,9 @@ hr_status hr_field_write3(const char *path, int nx, int ny, int nz, const double
 /* As hr_field_write3 in format f whatever the name (a temporary file's, say). */
 hr_status hr_field_write_as(hr_field_format f, const char *path, int nx, int ny, int nz, const double *v,
                             hr_precision p);
+/* .vti of a general box: the first point at `origin`, `spacing` per axis. */
+hr_status hr_field_write_vti_box(const char *path, int nx, int ny, int nz, const double origin[3],
+                                 const double spacing[3], const double *v, hr_precision p);
 /* The n x n square case. */
 hr_status hr_field_write(const char *path, int n, const double *v, hr_precision p);
 

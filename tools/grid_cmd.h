@@ -16,6 +16,17 @@
 #include "mpi_glue.h"
 #include "tuning_cli.h"
 
+/* One face's --bc item: the kind, and its constant value or the file of its values. */
+typedef struct grid_face_arg {
+    int set;          /* given by --bc (else: Dirichlet with the --boundary value) */
+    hr_bc_kind kind;  /* dirichlet, neumann, periodic */
+    int has_value;    /* a VALUE or FILE was given (else: --boundary, or a zero flux) */
+    double value;     /* VALUE */
+    const char *file; /* FILE: raw fp64, hr_problem_face_points values (file_len characters of
+                         the --bc argument) */
+    size_t file_len;
+} grid_face_arg;
+
 typedef struct grid_args {
     hr_options o;
     int dim;
@@ -34,6 +45,13 @@ typedef struct grid_args {
     int mixed;                   /* --precision mixed */
     int explain;                 /* --explain (hybrid) */
     int keep_diverged;           /* --keep-diverged: a diverged state to NAME.diverged.EXT */
+    /* the problem beyond the model (grid_problem.c): --bc, --coef, --lx/--ly/--lz */
+    grid_face_arg bc[6];      /* per face, in hr_face order (set: given by --bc) */
+    double coef;              /* --coef VALUE (0: not given) */
+    const char *coef_file;    /* --coef FILE */
+    double length[3];         /* --lx, --ly, --lz (0: not given) */
+    const char *write_matrix; /* --write-matrix A.mtx */
+    const char *write_rhs;    /* --write-rhs b.raw */
 } grid_args;
 
 enum { GRID_RELAX = 0, GRID_MG, GRID_CG };
@@ -104,6 +122,51 @@ void hr_grid_hybrid_flags(hr_flagset *fs, grid_args *a);
 int hr_grid_gpus_prepare(grid_args *a, hr_flagset *fs, int use_mpi);
 int hr_grid_hybrid_check(const grid_args *a, hr_flagset *fs, hr_backend eb, int gpus);
 json_object *hr_grid_hybrid_report(const grid_args *a, const hr_solver *s, const hr_result *r);
+
+/* The problem flags (grid_problem.c): --bc, --coef, --lx/--ly(/--lz), --write-matrix,
+ * --write-rhs. */
+void hr_grid_problem_flags(hr_flagset *fs, grid_args *a);
+/* 1 when the flags describe another problem than the model problem the engines of
+ * poisson2d/poisson3d run (a --bc other than one Dirichlet value on every face, a --coef other
+ * than 1, box lengths); then the run goes through hr_grid_solver (grid_general.c). An --bc of
+ * one Dirichlet value everywhere becomes --boundary. */
+int hr_grid_problem_changed(grid_args *a, const hr_flagset *fs);
+/* The extents of a multigrid or CG run when --n/--nx/--ny/--nz leave some out (as grid_mg.c
+ * resolves them: 1023 in 2-D, 127 in 3-D without any). */
+void hr_grid_mg_extents(const grid_args *a, const hr_flagset *fs, int *nx, int *ny, int *nz);
+
+/* The problem of the resolved extents a->nx, a->ny, a->nz as hr_problem (its arrays read from
+ * the --bc and --coef files and owned by *h; --rhs and --init are left to the caller). 0, or
+ * exit 2 after one line naming the flag. */
+typedef struct grid_problem {
+    hr_problem p;
+    double *face[6]; /* the --bc files' values */
+    double *coef;    /* the --coef file's values */
+} grid_problem;
+int hr_grid_problem_build(const grid_args *a, hr_flagset *fs, grid_problem *h);
+void hr_grid_problem_free(grid_problem *h);
+
+/* --write-matrix and --write-rhs: opened (their temporary files) before the work, written
+ * from the problem, renamed into place at the end of a run that did not fail. */
+typedef struct grid_system_out {
+    hr_atomic A, b;
+    int A_open, b_open;
+    size_t count;  /* unknowns */
+    long long nnz; /* A's entries */
+    int singular;  /* b was projected */
+} grid_system_out;
+/* Opens the outputs named (0 or exit 2 after one line). */
+int hr_grid_system_open(const grid_args *a, grid_system_out *w);
+/* Writes A and b of p into the temporary files: 0, or (everything aborted, one line printed)
+ * exit 2 for a matrix larger than hetrelax/sparse.h takes, 1 for a failed write. */
+int hr_grid_system_prepare(const grid_args *a, const hr_problem *p, grid_system_out *w);
+/* Renames the prepared files into place ("wrote" lines unless --quiet); 0 or exit 1. */
+int hr_grid_system_commit(const grid_args *a, grid_system_out *w);
+void hr_grid_system_abort(grid_system_out *w);
+
+/* The run of a problem other than the model problem (or of multigrid sizes the model engine
+ * does not take) through hr_grid_solver (grid_general.c). */
+int hr_grid_run_general(grid_args *a, hr_flagset *fs);
 
 /* The flag table of the grid commands (grid_flags.c). */
 void hr_grid_build_flags(hr_flagset *fs, grid_args *a);

@@ -113,6 +113,7 @@ static void problem_flags(hr_flagset *fs, grid_args *a)
                                     "--rhs zero the error against lambda^T u0 is reported); FILE as --rhs"));
     hr_flags_add(fs, hr_flag_double("boundary", &a->o.boundary, -1e300, 1e300, "V",
                                     "Dirichlet boundary value (default 0)"));
+    hr_grid_problem_flags(fs, a);
     hr_flags_add(fs, hr_flag_custom("precision", a, NULL, parse_precision, "single|double|mixed",
                                     "(default single; mg, cg: double); mixed (mg, cg): fp32 cycles in an\n"
                                     "fp64 defect correction"));
@@ -188,6 +189,12 @@ void hr_grid_build_flags(hr_flagset *fs, grid_args *a)
                       a->dim == 3 ? "interior solution: .raw (native floats, x fastest), .png "
                                     "(middle\nz-plane), .vti (VTK image data)"
                                   : "interior solution: .raw (native floats), .png (picture), .vti (VTK)");
+    hr_flags_add(fs, hr_flag_string("write-matrix", &a->write_matrix, "A.mtx",
+                                    "write A of the discrete system (Matrix Market, coordinate real\n"
+                                    "general; one row per unknown, x fastest)"));
+    hr_flags_add(fs, hr_flag_string("write-rhs", &a->write_rhs, "b.raw",
+                                    "write b of the discrete system: raw fp64, one per unknown, the\n"
+                                    "boundary's contributions included (projected when singular)"));
     hr_flags_add(fs, hr_flag_switch("keep-diverged", &a->keep_diverged, 1, HR_CLI_KEEP_DIVERGED_HELP));
     hr_flags_add(
         fs, hr_flag_switch("verify", &a->verify, 1, "also run cpu-seq and require a bitwise-equal solution"));
