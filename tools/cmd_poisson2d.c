@@ -731,8 +731,14 @@ static int grid_run(grid_args *a, hr_flagset *fs)
     if (rc) return rc;
     rc = grid_run_model(a, fs);
     if (rc == HR_EXIT_OK || rc == HR_EXIT_NOT_CONVERGED) {
+        /* the --rhs FILE holds values of the run's precision (mg, cg: double unless single) */
+        const hr_precision prec =
+            a->solver == GRID_RELAX ? a->o.precision
+            : !a->mixed && hr_flags_seen(fs, "precision") && a->o.precision == HR_PREC_SINGLE
+                ? HR_PREC_SINGLE
+                : HR_PREC_DOUBLE;
         grid_problem h;
-        int wr = hr_grid_problem_build(a, fs, &h);
+        int wr = hr_grid_problem_build(a, fs, prec, 0, &h);
         if (!wr) wr = hr_grid_system_prepare(a, &h.p, &sys);
         if (!wr) wr = hr_grid_system_commit(a, &sys);
         hr_grid_problem_free(&h);

@@ -135,15 +135,16 @@ int hr_grid_problem_changed(grid_args *a, const hr_flagset *fs);
  * resolves them: 1023 in 2-D, 127 in 3-D without any). */
 void hr_grid_mg_extents(const grid_args *a, const hr_flagset *fs, int *nx, int *ny, int *nz);
 
-/* The problem of the resolved extents a->nx, a->ny, a->nz as hr_problem (its arrays read from
- * the --bc and --coef files and owned by *h; --rhs and --init are left to the caller). 0, or
- * exit 2 after one line naming the flag. */
+/* The problem of the resolved extents a->nx, a->ny, a->nz as hr_problem, its arrays read from
+ * the --bc and --coef files (fp64) and the --rhs and --init files (values of precision `prec`;
+ * --init only with `init`) and owned by *h. 0, or exit 2 after one line naming the flag. */
 typedef struct grid_problem {
     hr_problem p;
-    double *face[6]; /* the --bc files' values */
-    double *coef;    /* the --coef file's values */
+    double *face[6];    /* the --bc files' values */
+    double *coef;       /* the --coef file's values */
+    double *rhs, *init; /* the --rhs and --init files' values */
 } grid_problem;
-int hr_grid_problem_build(const grid_args *a, hr_flagset *fs, grid_problem *h);
+int hr_grid_problem_build(const grid_args *a, hr_flagset *fs, hr_precision prec, int init, grid_problem *h);
 void hr_grid_problem_free(grid_problem *h);
 
 /* --write-matrix and --write-rhs: opened (their temporary files) before the work, written

@@ -354,7 +354,7 @@ int hr_grid_run_general(grid_args *a, hr_flagset *fs)
     memset(&sys, 0, sizeof sys);
     grid_problem h;
     memset(&h, 0, sizeof h);
-    double *rhs = NULL, *init = NULL, *b = NULL, *sol = NULL;
+    double *b = NULL, *sol = NULL;
     hr_grid_solver *s = NULL;
     json_object *j = NULL;
     if (a->output && (rc = hr_cli_open_output(CMD, "--output", a->output, &out)) != 0) goto done;
@@ -364,19 +364,9 @@ int hr_grid_run_general(grid_args *a, hr_flagset *fs)
         json_open = 1;
     }
     if ((rc = hr_grid_system_open(a, &sys)) != 0) goto done;
-    if ((rc = hr_grid_problem_build(a, fs, &h)) != 0) goto done;
+    if ((rc = hr_grid_problem_build(a, fs, fprec, 1, &h)) != 0) goto done;
     hr_problem *p = &h.p;
     const size_t count = hr_problem_unknowns(p);
-    p->rhs = o->rhs;
-    if (o->rhs == HR_RHS_ARRAY) {
-        if ((rc = hr_grid_read_values("--rhs", a->rhs_file, count, fprec, &rhs)) != 0) goto done;
-        p->rhs_values = rhs;
-    }
-    p->init = o->init;
-    if (o->init == HR_INIT_ARRAY) {
-        if ((rc = hr_grid_read_values("--init", a->init_file, count, fprec, &init)) != 0) goto done;
-        p->init_values = init;
-    }
     /* b = 0 (no source, no boundary data): the residuals are absolute */
     {
         b = malloc((count ? count : 1) * sizeof *b);
@@ -393,7 +383,11 @@ int hr_grid_run_general(grid_args *a, hr_flagset *fs)
     char msg[400];
     hr_status st = hr_grid_solver_create(p, &go, &s);
     if (st != HR_OK) {
-        hr_grid_flagify(fs, hr_last_error(), msg, sizeof msg);
+        const char *err = hr_last_error();
+        if (strncmp(err, "length:", 7) == 0) /* the box: --lx, --ly (--lz) */
+            snprintf(msg, sizeof msg, "--lx, --ly%s:%s", a->dim == 3 ? ", --lz" : "", err + 7);
+        else
+            hr_grid_flagify(fs, err, msg, sizeof msg);
         if (st == HR_ERR_INVALID_ARG || st == HR_ERR_UNSUPPORTED || st == HR_ERR_NO_DEVICE ||
             st == HR_ERR_NO_MEMORY) {
             rc = hr_cli_usage_error(CMD, NULL, "%s%s", st == HR_ERR_NO_MEMORY ? "out of memory: " : "", msg);
@@ -404,9 +398,10 @@ int hr_grid_run_general(grid_args *a, hr_flagset *fs)
         goto done;
     }
     /* the library copied the arrays */
-    free(rhs);
-    free(init);
-    rhs = init = NULL;
+    free(h.rhs);
+    free(h.init);
+    h.rhs = h.init = NULL;
+    p->rhs_values = p->init_values = NULL;
     hr_grid_info gi;
     hr_grid_solver_info(s, &gi);
     const char *rhs_name = o->rhs == HR_RHS_SPIKE          ? "spike"
@@ -499,8 +494,6 @@ done:
     json_object_put(j);
     hr_grid_solver_free(s);
     hr_grid_problem_free(&h);
-    free(rhs);
-    free(init);
     free(sol);
     if (out_open) hr_atomic_abort(&out);
     if (json_open) hr_atomic_abort(&jout);

@@ -217,7 +217,7 @@ static int read_file(const char *flag, const char *what, const char *path, size_
                               path, why);
 }
 
-int hr_grid_problem_build(const grid_args *a, hr_flagset *fs, grid_problem *h)
+int hr_grid_problem_build(const grid_args *a, hr_flagset *fs, hr_precision prec, int init, grid_problem *h)
 {
     char why[240], msg[300];
     memset(h, 0, sizeof *h);
@@ -262,6 +262,20 @@ int hr_grid_problem_build(const grid_args *a, hr_flagset *fs, grid_problem *h)
         if (rc) return rc;
         p->coef_values = h->coef;
     }
+    const size_t count = hr_problem_unknowns(p);
+    int rc;
+    p->rhs = a->o.rhs;
+    if (a->o.rhs == HR_RHS_ARRAY) {
+        if ((rc = hr_grid_read_values("--rhs", a->rhs_file, count, prec, &h->rhs)) != 0) return rc;
+        p->rhs_values = h->rhs;
+    }
+    if (init) {
+        p->init = a->o.init;
+        if (a->o.init == HR_INIT_ARRAY) {
+            if ((rc = hr_grid_read_values("--init", a->init_file, count, prec, &h->init)) != 0) return rc;
+            p->init_values = h->init;
+        }
+    }
     if (hr_problem_validate(p, why, sizeof why) != HR_OK) {
         hr_grid_flagify(fs, why, msg, sizeof msg);
         return hr_cli_usage_error(CMD, NULL, "%s", msg);
@@ -276,7 +290,9 @@ void hr_grid_problem_free(grid_problem *h)
         h->face[f] = NULL;
     }
     free(h->coef);
-    h->coef = NULL;
+    free(h->rhs);
+    free(h->init);
+    h->coef = h->rhs = h->init = NULL;
 }
 
 /* ------------------------------------------------------------------ the system */
