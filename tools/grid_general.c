@@ -248,6 +248,8 @@ static int refusals(const grid_args *a, hr_flagset *fs, const char *why)
             if (hr_flags_seen(fs, mg_only[i]))
                 return hr_cli_usage_error(CMD, NULL, "--%s: needs --method mg or cg", mg_only[i]);
         if (a->mixed) return hr_cli_usage_error(CMD, "--precision", "mixed needs --method mg or cg");
+        if (a->o.omega == HR_OMEGA_AUTO && a->o.method == HR_METHOD_JACOBI)
+            return hr_cli_usage_error(CMD, "--omega", "auto needs --method redblack or sor");
         return 0;
     }
     static const char *const relax_only[] = {"kernel", "alpha", "check"};

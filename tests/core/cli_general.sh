@@ -93,6 +93,8 @@ expect_usage "--precision: mixed needs --method mg or cg" $G --coef 2 --precisio
 expect_usage "--kernel: not used by --method mg" $G --coef 2 --method mg --kernel seq
 expect_usage "--pc: mg preconditions --method cg only" $G --coef 2 --method mg --pc mg
 expect_usage "--cycle: needs --method mg or --pc mg" $G --coef 2 --method cg --cycle w
+expect_usage "--omega: auto needs --method redblack or sor" $G --lx 2 --omega auto
+expect_usage "--omega: with --method mg: the weight of --smoother jacobi only" $G --coef 2 --method mg --omega 0.8
 no_tmp "bad input"
 
 # ---------------------------------------------------------------- the model problem, as before
