@@ -160,7 +160,8 @@ int hr_cli_close_output(const char *cmd, const char *flag, hr_atomic *a, int wri
 int hr_cli_run_status(hr_reason reason, double tol)
 {
     if (reason == HR_REASON_DIVERGED || reason == HR_REASON_NAN) return HR_EXIT_FAIL;
-    if (tol > 0.0 && (reason == HR_REASON_ITERS || reason == HR_REASON_STAGNATED)) return HR_EXIT_NOT_CONVERGED;
+    if (tol > 0.0 && (reason == HR_REASON_ITERS || reason == HR_REASON_STAGNATED))
+        return HR_EXIT_NOT_CONVERGED;
     return HR_EXIT_OK;
 }
 

@@ -738,7 +738,8 @@ static int grid_run(grid_args *a, hr_flagset *fs)
                 ? HR_PREC_SINGLE
                 : HR_PREC_DOUBLE;
         grid_problem h;
-        int wr = hr_grid_problem_build(a, fs, prec, 0, &h);
+        int wr = hr_grid_problem_build(a, fs, &h);
+        if (!wr) wr = hr_grid_problem_values(a, prec, 0, &h);
         if (!wr) wr = hr_grid_system_prepare(a, &h.p, &sys);
         if (!wr) wr = hr_grid_system_commit(a, &sys);
         hr_grid_problem_free(&h);

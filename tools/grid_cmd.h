@@ -136,15 +136,18 @@ int hr_grid_problem_changed(grid_args *a, const hr_flagset *fs);
 void hr_grid_mg_extents(const grid_args *a, const hr_flagset *fs, int *nx, int *ny, int *nz);
 
 /* The problem of the resolved extents a->nx, a->ny, a->nz as hr_problem, its arrays read from
- * the --bc and --coef files (fp64) and the --rhs and --init files (values of precision `prec`;
- * --init only with `init`) and owned by *h. 0, or exit 2 after one line naming the flag. */
+ * the --bc and --coef files (fp64) and owned by *h; its right-hand side --rhs's, but a FILE's
+ * values come with hr_grid_problem_values. 0, or exit 2 after one line naming the flag. */
 typedef struct grid_problem {
     hr_problem p;
     double *face[6];    /* the --bc files' values */
     double *coef;       /* the --coef file's values */
     double *rhs, *init; /* the --rhs and --init files' values */
 } grid_problem;
-int hr_grid_problem_build(const grid_args *a, hr_flagset *fs, hr_precision prec, int init, grid_problem *h);
+int hr_grid_problem_build(const grid_args *a, hr_flagset *fs, grid_problem *h);
+/* The --rhs (and with `init`, --init) FILE's values of precision `prec` into the problem. 0, or
+ * exit 2 after one line. */
+int hr_grid_problem_values(const grid_args *a, hr_precision prec, int init, grid_problem *h);
 void hr_grid_problem_free(grid_problem *h);
 
 /* --write-matrix and --write-rhs: opened (their temporary files) before the work, written

@@ -289,7 +289,8 @@ static void map_options(const grid_args *a, const hr_flagset *fs, hr_grid_option
     if (!mgm) {
         go->kernel = o->kernel;
         if (hr_flags_seen(fs, "alpha")) go->alpha = o->alpha;
-        /* the relaxation methods' default precision is single (--help), mg and cg's double */
+        /* the relaxation methods' default precision is single (--help) where the model kernels
+         * run; the general-problem engine's is double */
         go->precision = o->precision;
     } else {
         go->precision = a->mixed                                                           ? HR_PREC_MIXED
@@ -347,7 +348,6 @@ int hr_grid_run_general(grid_args *a, hr_flagset *fs)
     hr_grid_options go;
     map_options(a, fs, &go);
     if (go.max_iters < 1) return hr_cli_usage_error(CMD, "--iters", "needs at least 1 for %s", why);
-    const hr_precision fprec = go.precision == HR_PREC_SINGLE ? HR_PREC_SINGLE : HR_PREC_DOUBLE;
 
     /* every output is opened (as its temporary file) before the work */
     hr_atomic out, jout;
@@ -366,9 +366,13 @@ int hr_grid_run_general(grid_args *a, hr_flagset *fs)
         json_open = 1;
     }
     if ((rc = hr_grid_system_open(a, &sys)) != 0) goto done;
-    if ((rc = hr_grid_problem_build(a, fs, fprec, 1, &h)) != 0) goto done;
+    if ((rc = hr_grid_problem_build(a, fs, &h)) != 0) goto done;
     hr_problem *p = &h.p;
     const size_t count = hr_problem_unknowns(p);
+    if (!mgm && !hr_flags_seen(fs, "precision") && !hr_problem_is_model(p)) go.precision = HR_PREC_DOUBLE;
+    /* files (--rhs, --init, --output .raw) hold values of the run's precision */
+    const hr_precision fprec = go.precision == HR_PREC_SINGLE ? HR_PREC_SINGLE : HR_PREC_DOUBLE;
+    if ((rc = hr_grid_problem_values(a, fprec, 1, &h)) != 0) goto done;
     /* b = 0 (no source, no boundary data): the residuals are absolute */
     {
         b = malloc((count ? count : 1) * sizeof *b);

@@ -217,7 +217,7 @@ static int read_file(const char *flag, const char *what, const char *path, size_
                               path, why);
 }
 
-int hr_grid_problem_build(const grid_args *a, hr_flagset *fs, hr_precision prec, int init, grid_problem *h)
+int hr_grid_problem_build(const grid_args *a, hr_flagset *fs, grid_problem *h)
 {
     char why[240], msg[300];
     memset(h, 0, sizeof *h);
@@ -262,6 +262,17 @@ int hr_grid_problem_build(const grid_args *a, hr_flagset *fs, hr_precision prec,
         if (rc) return rc;
         p->coef_values = h->coef;
     }
+    if (hr_problem_validate(p, why, sizeof why) != HR_OK) {
+        hr_grid_flagify(fs, why, msg, sizeof msg);
+        return hr_cli_usage_error(CMD, NULL, "%s", msg);
+    }
+    p->rhs = a->o.rhs == HR_RHS_ARRAY ? HR_RHS_ZERO : a->o.rhs; /* the file's values come later */
+    return 0;
+}
+
+int hr_grid_problem_values(const grid_args *a, hr_precision prec, int init, grid_problem *h)
+{
+    hr_problem *p = &h->p;
     const size_t count = hr_problem_unknowns(p);
     int rc;
     p->rhs = a->o.rhs;
@@ -275,10 +286,6 @@ int hr_grid_problem_build(const grid_args *a, hr_flagset *fs, hr_precision prec,
             if ((rc = hr_grid_read_values("--init", a->init_file, count, prec, &h->init)) != 0) return rc;
             p->init_values = h->init;
         }
-    }
-    if (hr_problem_validate(p, why, sizeof why) != HR_OK) {
-        hr_grid_flagify(fs, why, msg, sizeof msg);
-        return hr_cli_usage_error(CMD, NULL, "%s", msg);
     }
     return 0;
 }

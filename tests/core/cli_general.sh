@@ -200,6 +200,20 @@ if ! "$HR" $P2 --nx 9 --ny 9 --bc y-=neumann --method cg --tol 1e-8 >"$T/out" 2>
   bad "a small Neumann problem by CG: $(cat "$T/err")"
 fi
 
+# what the engine refuses, as one line naming the flag
+expect_usage "--method: plain jacobi does not converge without a Dirichlet face" $P2 --n 9 --bc all=neumann
+expect_usage "--precision: single: general problems" $P2 --n 9 --bc y=neumann --precision single
+expect_usage "--backend: the GPU runs the model problem so far" $P2 --n 9 --bc y=neumann --backend gpu
+expect_usage "--kernel: seq runs the model problem only" $P2 --n 9 --coef 2 --kernel seq
+expect_usage "--post: mgcg needs post == pre" $P2 --n 9 --coef 2 --method cg --pc mg --pre 1 --post 2
+# the relaxation methods on a general problem run in double without --precision
+"$HR" $P2 --n 9 --bc y=neumann --method sor --tol 1e-10 --iters 1000 --check 10 --json "$T/r.json" 2>"$T/err" &&
+  $PY -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d['precision'] == 'double' and d['method'] == 'sor' and d['converged'] is True and 0 < d['omega'] < 2, d
+" "$T/r.json" && ok || bad "sor on a Neumann problem: $(cat "$T/err")"
+
 # the mixed 2-D problem: u = 0 at x = 0, u = 1 at x = L_x, zero flux at y = 0, a profile at y = L_y
 $PY -c "
 import math, struct, sys

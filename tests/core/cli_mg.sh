@@ -18,10 +18,8 @@ if "$HR" $P --n 31 --method mg 2>&1 | grep -q "no multigrid library"; then
 fi
 
 # bad input
-# sizes other than 2^k - 1 go to hr_grid_solver (tests/core/cli_general.sh), which says what
-# it cannot run yet in one line naming the flag
-expect_usage "--nx: mg runs 2^k - 1" $P --method mg --n 100
-expect_usage "--nx: mg runs 2^k - 1" $P --method mg --nx 100 --ny 63
+# sizes other than 2^k - 1 run through hr_grid_solver (tests/core/cli_general.sh)
+"$HR" $P --method mg --nx 100 --ny 63 --tol 1e-8 >"$T/out" 2>"$T/err" && ok || bad "mg on 100 x 63: $(cat "$T/err")"
 expect_usage "--levels: at most" $P --method mg --n 63 --levels 20
 expect_usage "--levels" $P --method mg --n 63 --levels 0
 expect_usage "--pc: mg preconditions --method cg only" $P --method mg --pc mg --n 63
