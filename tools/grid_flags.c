@@ -115,8 +115,8 @@ static void problem_flags(hr_flagset *fs, grid_args *a)
                                     "Dirichlet boundary value (default 0)"));
     hr_grid_problem_flags(fs, a);
     hr_flags_add(fs, hr_flag_custom("precision", a, NULL, parse_precision, "single|double|mixed",
-                                    "(default single; mg, cg: double); mixed (mg, cg): fp32 cycles in an\n"
-                                    "fp64 defect correction"));
+                                    "(default single; mg, cg, and problems other than the model problem:\n"
+                                    "double); mixed (mg, cg): fp32 cycles in an fp64 defect correction"));
     hr_flags_add(fs,
                  hr_flag_custom("method", a, NULL, parse_method, hr_cli_entry_metavar(HR_KIND_METHOD),
                                 "jacobi: two grids (default); redblack: in-place red-black Gauss-Seidel;\n"
@@ -139,7 +139,9 @@ void hr_grid_build_flags(hr_flagset *fs, grid_args *a)
             "Solves -Laplace(u) = f on a box with zero (or --boundary) Dirichlet values:\n"
             "7-point finite differences on an (X+2)x(Y+2)x(Z+2) grid, h = 1/(X+1) on every\n"
             "axis, and Jacobi sweeps u' = (sum of the 6 neighbours + h^2 f) / 6 (--method: red-black,\n"
-            "SOR, multigrid, CG; --backend hybrid: CPU + GPU; under mpiexec: --decomp).\n",
+            "SOR, multigrid, CG; --backend hybrid: CPU + GPU; under mpiexec: --decomp).\n"
+            "--bc, --coef, --lx/--ly/--lz: -div(a grad u) = f on any box with Dirichlet, Neumann or\n"
+            "periodic faces and a coefficient field, on the CPU (docs/methods.md).\n",
             "Byte model: each sweep reads u once and writes u' once (+ reads f when f is an array):\n"
             "8 (12) bytes per point in single, 16 (24) in double. GFLOP/s count 8 flops per point\n"
             "(+3 with --omega). Outputs: .raw, .vti (3-D image data), .png (the middle z-plane).\n"
@@ -151,7 +153,9 @@ void hr_grid_build_flags(hr_flagset *fs, grid_args *a)
             "Solves -Laplace(u) = f on the unit square with zero (or --boundary) Dirichlet\n"
             "values: 5-point finite differences on an (N+2)x(N+2) grid, h = 1/(N+1), and\n"
             "Jacobi sweeps u' = (u_N + u_S + u_W + u_E + h^2 f) / 4 (--method: red-black, SOR,\n"
-            "multigrid, CG; --backend hybrid: CPU + GPU; under mpiexec: --decomp).\n",
+            "multigrid, CG; --backend hybrid: CPU + GPU; under mpiexec: --decomp).\n"
+            "--bc, --coef, --lx/--ly: -div(a grad u) = f on any rectangle with Dirichlet, Neumann or\n"
+            "periodic sides and a coefficient field, on the CPU (docs/methods.md).\n",
             "Byte model: each sweep reads u once and writes u' once (+ reads f when f is an array):\n"
             "8 (12) bytes per point in single, 16 (24) in double. GFLOP/s count 5 flops per point\n"
             "(+3 with --omega).\n"

@@ -214,6 +214,18 @@ d = json.load(open(sys.argv[1]))
 assert d['precision'] == 'double' and d['method'] == 'sor' and d['converged'] is True and 0 < d['omega'] < 2, d
 " "$T/r.json" && ok || bad "sor on a Neumann problem: $(cat "$T/err")"
 
+# a diverged general run replaces no file; --keep-diverged writes its state beside them
+for f in o.raw o.json A.mtx b.raw; do echo old >"$T/$f"; done
+DIV=($P2 --n 15 --bc y-=neumann --omega 1.99 --divtol 1.5 --tol 1e-9 --check 1 --iters 100 --output "$T/o.raw"
+  --json "$T/o.json")
+"$HR" "${DIV[@]}" --write-matrix "$T/A.mtx" --write-rhs "$T/b.raw" >/dev/null 2>"$T/err"
+[ $? -eq 1 ] && grep -q "diverged" "$T/err" && ok || bad "the diverging general run: $(cat "$T/err")"
+for f in o.raw o.json A.mtx b.raw; do [ "$(cat "$T/$f")" = old ] && ok || bad "a diverged general run replaced $f"; done
+"$HR" "${DIV[@]}" --keep-diverged >/dev/null 2>&1
+[ $? -eq 1 ] && [ -s "$T/o.diverged.raw" ] && [ -s "$T/o.diverged.json" ] && [ "$(cat "$T/o.raw")" = old ] && ok ||
+  bad "--keep-diverged on a general run"
+no_tmp "diverged general runs"
+
 # the mixed 2-D problem: u = 0 at x = 0, u = 1 at x = L_x, zero flux at y = 0, a profile at y = L_y
 $PY -c "
 import math, struct, sys
