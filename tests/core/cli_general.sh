@@ -108,6 +108,8 @@ cmp -s "$T/m.raw" "$T/m2.raw" && ok || bad "--bc all=dirichlet:0 --coef 1 differ
 "$HR" $M --boundary 0.5 --output "$T/b1.raw" 2>"$T/err" || bad "--boundary 0.5: $(cat "$T/err")"
 "$HR" $M --bc x=dirichlet:0.5,y=dirichlet:0.5 --output "$T/b2.raw" 2>"$T/err" || bad "--bc 0.5: $(cat "$T/err")"
 cmp -s "$T/b1.raw" "$T/b2.raw" && ok || bad "--bc x=dirichlet:0.5,y=dirichlet:0.5 differs from --boundary 0.5"
+"$HR" $M --bc x=neumann,y=periodic --bc all=dirichlet:0.5 --output "$T/b4.raw" 2>"$T/err" || bad "--bc twice: $(cat "$T/err")"
+cmp -s "$T/b1.raw" "$T/b4.raw" && ok || bad "a later --bc does not override an earlier one"
 "$HR" $M --boundary 0.5 --bc all=dirichlet --output "$T/b3.raw" 2>"$T/err" || bad "--bc all=dirichlet: $(cat "$T/err")"
 cmp -s "$T/b1.raw" "$T/b3.raw" && ok || bad "--bc all=dirichlet (no value) is not --boundary's value"
 # box lengths run through hr_grid_solver: the unit square is still the model problem, bitwise
