@@ -317,8 +317,17 @@ d = json.load(open(sys.argv[1])); assert d['unknowns'] == [100, 100] and d['conv
 
 # 3-D: a mixed box
 "$HR" $P3 --nx 12 --ny 9 --nz 7 --lz 0.5 --bc z-=neumann:1,z+=dirichlet:0,x=periodic --coef 2 --rhs spike \
-  --method mg --tol 1e-10 --output "$T/u3.raw" --write-matrix "$T/A.mtx" --write-rhs "$T/b.raw" 2>"$T/err" && ok ||
-  bad "3-D mixed: $(cat "$T/err")"
+  --method mg --tol 1e-10 --output "$T/u3.raw" --write-matrix "$T/A.mtx" --write-rhs "$T/b.raw" --json "$T/u3.json" \
+  2>"$T/err" && ok || bad "3-D mixed: $(cat "$T/err")"
+$PY - "$T/u3.json" <<'PY' && ok || bad "3-D mixed: JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["dim"] == 3 and d["unknowns"] == [12, 9, 7] and d["lengths"] == [1.0, 1.0, 0.5], d
+assert d["spacings"] == [1 / 12, 1 / 10, 0.5 / 7], d["spacings"]  # x periodic, y Dirichlet, z- Neumann
+assert d["bc"]["x-"] == d["bc"]["x+"] == {"type": "periodic"}, d["bc"]
+assert d["bc"]["z-"] == {"type": "neumann", "value": 1.0} and d["bc"]["z+"] == {"type": "dirichlet", "value": 0.0}
+assert d["coef"] == {"value": 2.0} and d["converged"] is True and d["relative_residual"] < 1e-10, d
+PY
 $PY "$T/check.py" "$T/A.mtx" "$T/b.raw" "$T/u3.raw" 1e-9 >"$T/py" 2>&1 && ok || bad "3-D mixed: $(cat "$T/py")"
 no_tmp "general solves"
 
