@@ -66,6 +66,8 @@ static void print_header(const grid_args *a, const hr_problem *p, const hr_grid_
     fprintf(hout, " unknowns, rhs %s, %s precision, backend %s", rhs_name, hr_precision_name(gi->precision),
             hr_backend_name(gi->backend));
     if (gi->threads > 1) fprintf(hout, " (%d threads)", gi->threads);
+    if (gi->ranks > 1)
+        fprintf(hout, " on %d MPI ranks (a slab of %s each)", gi->ranks, axis_names[p->dim - 1]);
     fprintf(hout, ", %s engine\n", gi->general ? "general-problem" : "model-problem");
     fprintf(hout, "problem   box ");
     for (int ax = 0; ax < p->dim; ax++)
@@ -232,9 +234,12 @@ static int refusals(const grid_args *a, hr_flagset *fs, const char *why)
     const char *what = a->solver == GRID_MG   ? "mg"
                        : a->solver == GRID_CG ? "cg"
                                               : hr_method_name(a->o.method);
-    if (hr_mpi_cli_wanted(&a->mpi))
-        return hr_cli_usage_error(CMD, hr_flags_seen(fs, "decomp") ? "--decomp" : NULL,
-                                  "%s runs in one process so far (no MPI ranks)", why);
+    /* MPI ranks take a slab of the last axis each: no other decomposition */
+    if (hr_flags_seen(fs, "decomp"))
+        return hr_cli_usage_error(CMD, "--decomp",
+                                  "%s runs on MPI ranks as one slab of the last axis per rank: leave "
+                                  "--decomp out",
+                                  why);
     static const char *const never[] = {
         "checkpoint",   "restart",   "checkpoint-every", "verify",      "layout",    "thread-grid",
         "host-memory",  "coarse-on", "coarse-level",     "split-ghost", "schedule",  "boundary-threads",
@@ -327,6 +332,37 @@ static void map_options(const grid_args *a, const hr_flagset *fs, hr_grid_option
     }
 }
 
+/* The library's "field: reason" as the command says it: "--field: reason". */
+typedef struct flag_ctx {
+    hr_flagset *fs;
+    int dim;
+} flag_ctx;
+
+static void general_flagify(void *arg, const char *err, char *msg, size_t size)
+{
+    const flag_ctx *c = arg;
+    if (strncmp(err, "length:", 7) == 0) /* the box: --lx, --ly (--lz) */
+        snprintf(msg, size, "--lx, --ly%s:%s", c->dim == 3 ? ", --lz" : "", err + 7);
+    else
+        hr_grid_flagify(c->fs, err, msg, size);
+}
+
+/* The banner, once the solver says what runs (on ranks: on rank 0, once every rank holds its
+ * slab, so that an input error any rank finds comes first, alone). */
+typedef struct header_ctx {
+    const grid_args *a;
+    const hr_problem *p;
+    const hr_grid_options *go;
+    const hr_grid_info *gi;
+    const char *rhs_name;
+} header_ctx;
+
+static void header_ready(void *arg)
+{
+    const header_ctx *h = arg;
+    print_header(h->a, h->p, h->go, h->gi, h->rhs_name);
+}
+
 int hr_grid_run_general(grid_args *a, hr_flagset *fs)
 {
     hr_options *o = &a->o;
@@ -348,6 +384,11 @@ int hr_grid_run_general(grid_args *a, hr_flagset *fs)
     hr_grid_options go;
     map_options(a, fs, &go);
     if (go.max_iters < 1) return hr_cli_usage_error(CMD, "--iters", "needs at least 1 for %s", why);
+    /* under mpirun: every rank builds the whole problem, rank 0 alone writes; a failure of one
+     * rank's own (a file it cannot read or write) is agreed before the solve (mpi_glue.h) */
+    const int use_mpi = hr_mpi_cli_wanted(&a->mpi);
+    const int root = hr_mpi_cli_rank() == 0;
+    int local_rc = 0;
 
     /* every output is opened (as its temporary file) before the work */
     hr_atomic out, jout;
@@ -356,23 +397,35 @@ int hr_grid_run_general(grid_args *a, hr_flagset *fs)
     memset(&sys, 0, sizeof sys);
     grid_problem h;
     memset(&h, 0, sizeof h);
+    hr_problem *p = &h.p;
+    size_t count = 0;
+    hr_precision fprec = HR_PREC_DOUBLE;
     double *b = NULL, *sol = NULL;
     hr_grid_solver *s = NULL;
-    json_object *j = NULL;
-    if (a->output && (rc = hr_cli_open_output(CMD, "--output", a->output, &out)) != 0) goto done;
-    out_open = a->output != NULL;
-    if (a->json && strcmp(a->json, "-") != 0) {
-        if ((rc = hr_cli_open_output(CMD, "--json", a->json, &jout)) != 0) goto done;
+    json_object *j = NULL, *mpi_json = NULL;
+    hr_grid_info gi;
+    memset(&gi, 0, sizeof gi);
+    hr_result r;
+    memset(&r, 0, sizeof r);
+    flag_ctx fc = {fs, a->dim};
+    const char *rhs_name = o->rhs == HR_RHS_SPIKE          ? "spike"
+                           : o->rhs == HR_RHS_MANUFACTURED ? "manufactured"
+                           : o->rhs == HR_RHS_ZERO         ? "zero"
+                                                           : a->rhs_file;
+    if (root && a->output && (rc = hr_cli_open_output(CMD, "--output", a->output, &out)) != 0)
+        goto local_fail;
+    out_open = root && a->output != NULL;
+    if (root && a->json && strcmp(a->json, "-") != 0) {
+        if ((rc = hr_cli_open_output(CMD, "--json", a->json, &jout)) != 0) goto local_fail;
         json_open = 1;
     }
-    if ((rc = hr_grid_system_open(a, &sys)) != 0) goto done;
-    if ((rc = hr_grid_problem_build(a, fs, &h)) != 0) goto done;
-    hr_problem *p = &h.p;
-    const size_t count = hr_problem_unknowns(p);
+    if (root && (rc = hr_grid_system_open(a, &sys)) != 0) goto local_fail;
+    if ((rc = hr_grid_problem_build(a, fs, &h)) != 0) goto local_fail;
+    count = hr_problem_unknowns(p);
     if (!mgm && !hr_flags_seen(fs, "precision") && !hr_problem_is_model(p)) go.precision = HR_PREC_DOUBLE;
     /* files (--rhs, --init, --output .raw) hold values of the run's precision */
-    const hr_precision fprec = go.precision == HR_PREC_SINGLE ? HR_PREC_SINGLE : HR_PREC_DOUBLE;
-    if ((rc = hr_grid_problem_values(a, fprec, 1, &h)) != 0) goto done;
+    fprec = go.precision == HR_PREC_SINGLE ? HR_PREC_SINGLE : HR_PREC_DOUBLE;
+    if ((rc = hr_grid_problem_values(a, fprec, 1, &h)) != 0) goto local_fail;
     /* b = 0 (no source, no boundary data): the residuals are absolute */
     {
         b = malloc((count ? count : 1) * sizeof *b);
@@ -385,46 +438,61 @@ int hr_grid_run_general(grid_args *a, hr_flagset *fs)
         free(b);
         b = NULL;
     }
-    if ((rc = hr_grid_system_prepare(a, p, &sys)) != 0) goto done;
+    if (root && (rc = hr_grid_system_prepare(a, p, &sys)) != 0) goto local_fail;
+    if (0) {
+    local_fail: /* alone, return; on ranks, every rank learns it in the solve's agreement */
+        if (!use_mpi) goto done;
+        local_rc = rc;
+    }
     char msg[400];
-    hr_status st = hr_grid_solver_create(p, &go, &s);
-    if (st != HR_OK) {
-        const char *err = hr_last_error();
-        if (strncmp(err, "length:", 7) == 0) /* the box: --lx, --ly (--lz) */
-            snprintf(msg, sizeof msg, "--lx, --ly%s:%s", a->dim == 3 ? ", --lz" : "", err + 7);
-        else
-            hr_grid_flagify(fs, err, msg, sizeof msg);
-        if (st == HR_ERR_INVALID_ARG || st == HR_ERR_UNSUPPORTED || st == HR_ERR_NO_DEVICE ||
-            st == HR_ERR_NO_MEMORY) {
-            rc = hr_cli_usage_error(CMD, NULL, "%s%s", st == HR_ERR_NO_MEMORY ? "out of memory: " : "", msg);
-        } else {
-            fprintf(stderr, "hetrelax %s: %s: %s\n", CMD, hr_status_string(st), msg);
-            rc = HR_EXIT_FAIL;
+    hr_status st;
+    int diverged;
+    if (use_mpi) {
+        if (!local_rc && root && a->output && !(sol = malloc((count ? count : 1) * sizeof *sol))) {
+            fprintf(stderr, "hetrelax %s: out of memory for the gathered solution\n", CMD);
+            local_rc = HR_EXIT_FAIL;
         }
-        goto done;
+        header_ctx hc = {a, p, &go, &gi, rhs_name};
+        a->mpi.flagify = general_flagify;
+        a->mpi.flagify_arg = &fc;
+        a->mpi.ready = a->quiet ? NULL : header_ready;
+        a->mpi.ready_arg = &hc;
+        rc = hr_mpi_cli_solve_grid(CMD, p, &go, &a->mpi, local_rc, &gi, &r, root ? sol : NULL, count,
+                                   &mpi_json);
+        diverged = rc == HR_EXIT_FAIL && (r.reason == HR_REASON_DIVERGED || r.reason == HR_REASON_NAN ||
+                                          r.reason == HR_REASON_BREAKDOWN);
+        if (rc && !diverged) goto done; /* printed, the same status on every rank */
+    } else {
+        st = hr_grid_solver_create(p, &go, &s);
+        if (st != HR_OK) {
+            general_flagify(&fc, hr_last_error(), msg, sizeof msg);
+            if (st == HR_ERR_INVALID_ARG || st == HR_ERR_UNSUPPORTED || st == HR_ERR_NO_DEVICE ||
+                st == HR_ERR_NO_MEMORY) {
+                rc = hr_cli_usage_error(CMD, NULL, "%s%s", st == HR_ERR_NO_MEMORY ? "out of memory: " : "",
+                                        msg);
+            } else {
+                fprintf(stderr, "hetrelax %s: %s: %s\n", CMD, hr_status_string(st), msg);
+                rc = HR_EXIT_FAIL;
+            }
+            goto done;
+        }
+        /* the library copied the arrays */
+        free(h.rhs);
+        free(h.init);
+        h.rhs = h.init = NULL;
+        p->rhs_values = p->init_values = NULL;
+        hr_grid_solver_info(s, &gi);
+        if (!a->quiet) print_header(a, p, &go, &gi, rhs_name);
+        st = hr_grid_solver_solve(s, NULL, NULL, &r);
+        if (st != HR_OK && st != HR_ERR_DIVERGED) {
+            hr_grid_flagify(fs, hr_grid_solver_last_error(s), msg, sizeof msg);
+            fprintf(stderr, "hetrelax %s: %s: %s\n", CMD, hr_status_string(st), msg);
+            rc = st == HR_ERR_UNSUPPORTED || st == HR_ERR_INVALID_ARG ? HR_EXIT_USAGE : HR_EXIT_FAIL;
+            goto done;
+        }
+        diverged = st == HR_ERR_DIVERGED;
     }
-    /* the library copied the arrays */
-    free(h.rhs);
-    free(h.init);
-    h.rhs = h.init = NULL;
-    p->rhs_values = p->init_values = NULL;
-    hr_grid_info gi;
-    hr_grid_solver_info(s, &gi);
-    const char *rhs_name = o->rhs == HR_RHS_SPIKE          ? "spike"
-                           : o->rhs == HR_RHS_MANUFACTURED ? "manufactured"
-                           : o->rhs == HR_RHS_ZERO         ? "zero"
-                                                           : a->rhs_file;
-    if (!a->quiet) print_header(a, p, &go, &gi, rhs_name);
-    hr_result r;
-    memset(&r, 0, sizeof r);
-    st = hr_grid_solver_solve(s, NULL, NULL, &r);
-    if (st != HR_OK && st != HR_ERR_DIVERGED) {
-        hr_grid_flagify(fs, hr_grid_solver_last_error(s), msg, sizeof msg);
-        fprintf(stderr, "hetrelax %s: %s: %s\n", CMD, hr_status_string(st), msg);
-        rc = st == HR_ERR_UNSUPPORTED || st == HR_ERR_INVALID_ARG ? HR_EXIT_USAGE : HR_EXIT_FAIL;
-        goto done;
-    }
-    const int diverged = st == HR_ERR_DIVERGED || r.reason == HR_REASON_DIVERGED || r.reason == HR_REASON_NAN;
+    diverged = diverged || r.reason == HR_REASON_DIVERGED || r.reason == HR_REASON_NAN;
     rc = diverged ? HR_EXIT_FAIL : hr_cli_run_status(r.reason, go.tol);
     const char *its = go.method == HR_METHOD_MG                                  ? "cycles"
                       : go.method == HR_METHOD_CG || go.method == HR_METHOD_MGCG ? "iterations"
@@ -448,30 +516,37 @@ int hr_grid_run_general(grid_args *a, hr_flagset *fs)
                 "singular  no Dirichlet face: the right-hand side was projected onto A's range "
                 "(||b - b_proj|| / ||b|| = %.3e); the solution has zero mean\n",
                 r.rhs_projection);
-    if (diverged)
+    if (diverged && root)
         fprintf(stderr, "hetrelax %s: the iteration diverged (%s)%s\n", CMD, hr_reason_string(r.reason),
                 (out_open || json_open || sys.A_open || sys.b_open) && !a->keep_diverged
                     ? ": no output written (--keep-diverged keeps the diverged state)"
                     : "");
-    else if (rc == HR_EXIT_NOT_CONVERGED) {
+    else if (rc == HR_EXIT_NOT_CONVERGED && root) {
         char advice[128];
         hr_cli_not_converged(CMD, r.iterations, its, r.relative_residual, hr_grid_absolute, go.tol,
                              hr_cli_not_converged_advice("--iters", go.precision == HR_PREC_SINGLE, go.tol,
                                                          mgm ? "--precision mixed" : "--precision double",
                                                          advice, sizeof advice));
     }
-    if (a->output && !(sol = malloc((count ? count : 1) * sizeof *sol))) {
-        fprintf(stderr, "hetrelax %s: out of memory copying the solution\n", CMD);
-        rc = HR_EXIT_FAIL;
-        goto done;
+    if (!use_mpi) { /* on ranks, rank 0 holds the gathered solution already */
+        if (a->output && !(sol = malloc((count ? count : 1) * sizeof *sol))) {
+            fprintf(stderr, "hetrelax %s: out of memory copying the solution\n", CMD);
+            rc = HR_EXIT_FAIL;
+            goto done;
+        }
+        if (sol && (st = hr_grid_solver_solution(s, HR_PREC_DOUBLE, sol, count)) != HR_OK) {
+            fprintf(stderr, "hetrelax %s: copying the solution: %s\n", CMD, hr_grid_solver_last_error(s));
+            rc = HR_EXIT_FAIL;
+            goto done;
+        }
     }
-    if (sol && (st = hr_grid_solver_solution(s, HR_PREC_DOUBLE, sol, count)) != HR_OK) {
-        fprintf(stderr, "hetrelax %s: copying the solution: %s\n", CMD, hr_grid_solver_last_error(s));
-        rc = HR_EXIT_FAIL;
-        goto done;
-    }
+    if (!root) goto done; /* rank 0 writes */
     field_src fsrc = {a, p, sol, fprec};
-    j = a->json ? general_json(a, p, &go, &gi, &r, rhs_name) : NULL;
+    if (a->json) {
+        j = general_json(a, p, &go, &gi, &r, rhs_name);
+        if (mpi_json) json_object_object_add(j, "mpi", mpi_json);
+        mpi_json = NULL;
+    }
     if (diverged) {
         /* nothing replaced; the diverged state only where it was asked for */
         if (out_open) hr_atomic_abort(&out);
@@ -498,6 +573,7 @@ int hr_grid_run_general(grid_args *a, hr_flagset *fs)
     }
 done:
     json_object_put(j);
+    json_object_put(mpi_json);
     hr_grid_solver_free(s);
     hr_grid_problem_free(&h);
     free(sol);

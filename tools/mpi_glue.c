@@ -448,6 +448,81 @@ int hr_mpi_cli_solve(const char *cmd, const hr_options *o, const hr_mpi_cli_args
     return diverged ? HR_EXIT_FAIL : 0;
 }
 
+/* A library message on rank 0 as the one-process command says it: at create, a refusal
+ * "hetrelax CMD: --field: reason" (exit 2); later "hetrelax CMD: [what: ]status: --field:
+ * reason". Returns the status, the same on every rank. */
+static int refuse_grid(const char *cmd, const hr_mpi_cli_args *m, hr_status st, int at_create,
+                       const char *what, const char *msg)
+{
+    const int usage = st == HR_ERR_INVALID_ARG || st == HR_ERR_UNSUPPORTED ||
+                      (at_create && (st == HR_ERR_NO_DEVICE || st == HR_ERR_NO_MEMORY));
+    if (hr_mpi_cli_rank() != 0) return usage ? HR_EXIT_USAGE : HR_EXIT_FAIL;
+    char line[MSG];
+    if (m->flagify)
+        m->flagify(m->flagify_arg, msg, line, sizeof line);
+    else
+        snprintf(line, sizeof line, "%s", msg);
+    if (at_create && usage)
+        fprintf(stderr, "hetrelax %s: %s%s\n", cmd, st == HR_ERR_NO_MEMORY ? "out of memory: " : "", line);
+    else
+        fprintf(stderr, "hetrelax %s: %s%s%s: %s\n", cmd, what, what[0] ? ": " : "", hr_status_string(st),
+                line);
+    return usage ? HR_EXIT_USAGE : HR_EXIT_FAIL;
+}
+
+int hr_mpi_cli_solve_grid(const char *cmd, const hr_problem *p, const hr_grid_options *go,
+                          const hr_mpi_cli_args *m, int local_rc, hr_grid_info *info, hr_result *r,
+                          double *sol, size_t count, json_object **mpi_json)
+{
+    if (mpi_json) *mpi_json = NULL;
+    if (info) memset(info, 0, sizeof *info);
+    if (!mpi_on) {
+        if (local_rc) return local_rc;
+        fprintf(stderr,
+                "hetrelax %s: --decomp: %ld subdomains need as many MPI ranks (run under mpirun -np %ld)\n",
+                cmd, decomp_parts(m), decomp_parts(m));
+        return HR_EXIT_USAGE;
+    }
+    if ((local_rc = agreement(cmd, STAGE_SOLVE, local_rc)) != 0) return local_rc;
+    /* from here every call is collective and agreed by the library: the same status everywhere */
+    hr_grid_solver *s = NULL;
+    hr_status st = hr_grid_solver_create_mpi(p, go, MPI_COMM_WORLD, &s);
+    if (st != HR_OK) return refuse_grid(cmd, m, st, 1, "", hr_last_error());
+    hr_grid_info gi;
+    hr_grid_solver_info(s, &gi);
+    if (info) *info = gi;
+    if (m->ready && hr_mpi_cli_rank() == 0) m->ready(m->ready_arg);
+    st = hr_grid_solver_solve(s, NULL, NULL, r);
+    int rc = 0;
+    if (st != HR_OK && st != HR_ERR_DIVERGED) {
+        rc = refuse_grid(cmd, m, st, 0, "", hr_grid_solver_last_error(s));
+        hr_grid_solver_free(s);
+        return rc;
+    }
+    const int diverged = st == HR_ERR_DIVERGED;
+    const int root = hr_mpi_cli_rank() == 0;
+    int want = root && sol != NULL;
+    MPI_Bcast(&want, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (want &&
+        (st = hr_grid_solver_solution(s, HR_PREC_DOUBLE, root ? sol : NULL, root ? count : 0)) != HR_OK) {
+        refuse_grid(cmd, m, st, 0, "copying the solution", hr_grid_solver_last_error(s));
+        hr_grid_solver_free(s);
+        return HR_EXIT_FAIL;
+    }
+    if (mpi_json && root) {
+        /* a slab of the last axis per rank: the decomposition 1 x .. x ranks */
+        json_object *j = json_object_new_object(), *d = json_object_new_array();
+        for (int a = 0; a < p->dim; a++)
+            json_object_array_add(d, json_object_new_int(a == p->dim - 1 ? gi.ranks : 1));
+        json_object_object_add(j, "ranks", json_object_new_int(gi.ranks));
+        json_object_object_add(j, "decomp", d);
+        json_object_object_add(j, "slab_axis", json_object_new_string(p->dim == 3 ? "z" : "y"));
+        *mpi_json = j;
+    }
+    hr_grid_solver_free(s);
+    return diverged ? HR_EXIT_FAIL : 0;
+}
+
 #else /* no MPI in this build */
 
 int hr_mpi_cli_init(int *argc, char ***argv)
@@ -491,6 +566,23 @@ int hr_mpi_cli_solve(const char *cmd, const hr_options *o, const hr_mpi_cli_args
     (void)r;
     (void)sol;
     (void)count;
+    if (mpi_json) *mpi_json = NULL;
+    if (local_rc) return local_rc;
+    fprintf(stderr, "hetrelax %s: --decomp: built without MPI\n", cmd);
+    return HR_EXIT_USAGE;
+}
+
+int hr_mpi_cli_solve_grid(const char *cmd, const hr_problem *p, const hr_grid_options *go,
+                          const hr_mpi_cli_args *m, int local_rc, hr_grid_info *info, hr_result *r,
+                          double *sol, size_t count, json_object **mpi_json)
+{
+    (void)p;
+    (void)go;
+    (void)m;
+    (void)r;
+    (void)sol;
+    (void)count;
+    if (info) memset(info, 0, sizeof *info);
     if (mpi_json) *mpi_json = NULL;
     if (local_rc) return local_rc;
     fprintf(stderr, "hetrelax %s: --decomp: built without MPI\n", cmd);

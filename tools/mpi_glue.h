@@ -5,8 +5,11 @@
  *
  *   main():      rc = hr_mpi_cli_init(&argc, &argv); ... rc = hr_mpi_cli_finalize(rc);
  *   flags:       hr_mpi_cli_flags(&fs, &m);
- *   run:         if (hr_mpi_cli_wanted(&m)) rc = hr_mpi_cli_solve(CMD, &o, &m, local_rc, &r, sol, count,
- * &mpi_json); output:      print, write --json and --output on rank 0 only (hr_mpi_cli_rank() == 0)
+ *   run:         if (hr_mpi_cli_wanted(&m))
+ *                    rc = hr_mpi_cli_solve(CMD, &o, &m, local_rc, &r, sol, count, &mpi_json);
+ *                general problems (grid_general.c):
+ *                    rc = hr_mpi_cli_solve_grid(CMD, &p, &go, &m, local_rc, &gi, &r, sol, count, &mpi_json);
+ *   output:      print, write --json and --output on rank 0 only (hr_mpi_cli_rank() == 0)
  *
  * Under mpirun the ranks other than 0 have stdout sent to /dev/null by hr_mpi_cli_init and
  * keep the last lines of their stderr in memory (HETRELAX_MPI_ALL_OUTPUT=1 keeps both), so
@@ -44,6 +47,10 @@ typedef struct hr_mpi_cli_args {
      * sweeps (the banner: an input error found by any rank comes first, alone); may be NULL */
     void (*ready)(void *arg);
     void *ready_arg;
+    /* hr_mpi_cli_solve_grid: the library's "field: reason" as the command says it ("--flag:
+     * reason"), on rank 0; NULL: the message as it is */
+    void (*flagify)(void *arg, const char *why, char *out, size_t size);
+    void *flagify_arg;
 } hr_mpi_cli_args;
 
 /* MPI_Init_thread(FUNNELED) when started by mpirun/mpiexec and built with MPI; nothing
@@ -76,5 +83,18 @@ int hr_mpi_cli_wanted(const hr_mpi_cli_args *m);
  * Returns 0, HR_EXIT_FAIL or HR_EXIT_USAGE, the same on every rank. */
 int hr_mpi_cli_solve(const char *cmd, const hr_options *o, const hr_mpi_cli_args *m, int local_rc,
                      hr_result *r, double *sol, size_t count, json_object **mpi_json);
+
+/* A structured-grid problem on the ranks through hr_grid_solver_create_mpi (a general problem:
+ * a slab of the last axis per rank), as hr_mpi_cli_solve: `local_rc` agreed first; create (a
+ * refusal: one line on rank 0 through m->flagify, "hetrelax CMD: --FIELD: reason",
+ * HR_EXIT_USAGE on every rank); *info (may be NULL) what runs, on every rank; m->ready on
+ * rank 0; the solve; the solution (double, count values) gathered into sol on rank 0 when sol
+ * is non-NULL there. *mpi_json (may be NULL) receives on rank 0 {ranks, decomp (1 x .. x
+ * ranks), slab_axis}. Returns 0, HR_EXIT_FAIL (a diverged run: r says so, the solution still
+ * gathered) or HR_EXIT_USAGE, the same on every rank. Outside mpirun, or built without MPI:
+ * local_rc, else a refusal naming --decomp. */
+int hr_mpi_cli_solve_grid(const char *cmd, const hr_problem *p, const hr_grid_options *go,
+                          const hr_mpi_cli_args *m, int local_rc, hr_grid_info *info, hr_result *r,
+                          double *sol, size_t count, json_object **mpi_json);
 
 #endif
