@@ -141,7 +141,8 @@ void hr_grid_build_flags(hr_flagset *fs, grid_args *a)
             "axis, and Jacobi sweeps u' = (sum of the 6 neighbours + h^2 f) / 6 (--method: red-black,\n"
             "SOR, multigrid, CG; --backend hybrid: CPU + GPU; under mpiexec: --decomp).\n"
             "--bc, --coef, --lx/--ly/--lz: -div(a grad u) = f on any box with Dirichlet, Neumann or\n"
-            "periodic faces and a coefficient field, on the CPU (docs/problems.md).\n",
+            "periodic faces and a coefficient field, on the CPU; under mpiexec a slab of z per rank\n"
+            "(docs/problems.md).\n",
             "Byte model: each sweep reads u once and writes u' once (+ reads f when f is an array):\n"
             "8 (12) bytes per point in single, 16 (24) in double. GFLOP/s count 8 flops per point\n"
             "(+3 with --omega). Outputs: .raw, .vti (3-D image data), .png (the middle z-plane).\n"
@@ -155,7 +156,8 @@ void hr_grid_build_flags(hr_flagset *fs, grid_args *a)
             "Jacobi sweeps u' = (u_N + u_S + u_W + u_E + h^2 f) / 4 (--method: red-black, SOR,\n"
             "multigrid, CG; --backend hybrid: CPU + GPU; under mpiexec: --decomp).\n"
             "--bc, --coef, --lx/--ly: -div(a grad u) = f on any rectangle with Dirichlet, Neumann or\n"
-            "periodic sides and a coefficient field, on the CPU (docs/problems.md).\n",
+            "periodic sides and a coefficient field, on the CPU; under mpiexec a slab of y per rank\n"
+            "(docs/problems.md).\n",
             "Byte model: each sweep reads u once and writes u' once (+ reads f when f is an array):\n"
             "8 (12) bytes per point in single, 16 (24) in double. GFLOP/s count 5 flops per point\n"
             "(+3 with --omega).\n"
