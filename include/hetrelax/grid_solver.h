@@ -28,8 +28,10 @@
  *                                                                          hybrid per rank)
  *   jacobi, kernel      yes      yes          yes  no              no      no
  *     async0..3, tb, ...
- *   redblack, sor       yes      yes          yes  yes (rb-mgpu)   no      no
- *   mg, cg, mgcg        yes      yes          yes  no              no      no
+ *   redblack, sor       yes      yes          yes  yes (rb-mgpu)   no      yes (cpu-seq per rank,
+ *                                                                          the general engine)
+ *   cg                  yes      yes          yes  no              no      yes (as redblack)
+ *   mg, mgcg            yes      yes          yes  no              no      no
  *
  * The model problem (problem.h: Dirichlet with one constant value on every face, a = 1, one
  * spacing on every axis; for mg and mgcg 2^k - 1 points per axis) runs on the engines above.

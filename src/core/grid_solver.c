@@ -412,6 +412,10 @@ hr_status hr_gs_prepare(const hr_problem *p, const hr_grid_options *o, int mpi, 
     double scale = 1.0;
     /* the general-problem engine: what the model engines do not run, or asked for by name */
     int general = !hr_problem_is_model(p) || (o->kernel && strcmp(o->kernel, "general") == 0);
+    /* on MPI ranks the model problem's red-black, SOR and CG run on the general engine too */
+    if (mpi && !o->kernel &&
+        (o->method == HR_METHOD_REDBLACK || o->method == HR_METHOD_SOR || o->method == HR_METHOD_CG))
+        general = 1;
     if (!general) HR_TRY(check_model(p, &scale, w, ws));
     for (int a = 0; a < p->dim && !general; a++)
         general = uses_levels(o->method) && !pow2m1(p->n[a]);
