@@ -17,8 +17,10 @@
  * - what the handle reports: backend gpu, one GPU, no CPU threads, the device's name; auto
  *   picks the GPU for a general problem.
  *
- * HR_GPU_TEST_EMU (a build that runs the CUDA sources on the host emulation,
- * tests/gpu/stencil_emu) checks the relaxation methods' convergence every 100 sweeps (the
+ * test_gpu_general [-v] [--methods LIST]: LIST (or HR_GPU_TEST_METHODS) names the methods of
+ * the table below to solve with, comma-separated ("none": the kernels only). The build that
+ * runs the CUDA sources on the host emulation (tests/gpu/stencil_emu, HR_STENCIL_EMU; or
+ * HR_GPU_TEST_EMU=1) checks the relaxation methods' convergence every 100 sweeps (the
  * emulated reductions are slow); the device run checks every sweep.
  */
 #include <math.h>
@@ -391,11 +393,20 @@ static void kernels(const tcase *tc)
             if (mg.lv[l].ax[a].coarsen)
                 CHECK(G.k->twin_axis(&G.ex, &mg.lv[l].ax[a], &dax[l][a]) == HR_OK, "level %d: twin_axis", l);
     }
-    for (int l = 0; l < mg.nlv; l++) {
-        level_kernels(&G, &cx, &mg.lv[l].A, &dA[l], l);
-        if (l + 1 < mg.nlv)
-            transfer_kernels(&G, &cx, &mg.lv[l].A.g, &mg.lv[l + 1].A.g, mg.lv[l].ax, dax[l], l);
+    /* the default shape (one line a thread on these small grids), then threads that march
+     * several lines (the carried registers) */
+    static const int march[][3] = {{0, 0, 0}, {32, 4, 3}, {64, 1, 7}};
+    int bx0, by0, h0;
+    hr_st_cuda_get_shape(&G.ex, p.dim, &bx0, &by0, &h0);
+    for (size_t s = 0; s < sizeof march / sizeof *march; s++) {
+        CHECK(hr_st_cuda_set_shape(&G.ex, p.dim, march[s][0], march[s][1], march[s][2]) == HR_OK, "shape");
+        for (int l = 0; l < mg.nlv; l++) {
+            level_kernels(&G, &cx, &mg.lv[l].A, &dA[l], l);
+            if (s == 0 && l + 1 < mg.nlv)
+                transfer_kernels(&G, &cx, &mg.lv[l].A.g, &mg.lv[l + 1].A.g, mg.lv[l].ax, dax[l], l);
+        }
     }
+    hr_st_cuda_set_shape(&G.ex, p.dim, bx0, by0, h0);
     shapes(&G, &mg.lv[0].A, &dA[0]);
     CHECK(hr_st_cuda_sync(&G.ex) == HR_OK, "%s: CUDA failure: %s", tc->name, hr_st_cuda_error(&G.ex));
     for (int l = 0; l < mg.nlv; l++) {
@@ -438,6 +449,23 @@ static const mcase methods[] = {
     {"mgcg", HR_METHOD_MGCG, HR_CYCLE_V, NULL},
 };
 #define NMETHODS (sizeof methods / sizeof *methods)
+
+static const char *only; /* --methods: the methods to solve with (NULL: all) */
+
+/* Whether name is in the comma-separated list `only` (every name when there is no list). */
+static int wanted(const char *name)
+{
+    if (!only) return 1;
+    const size_t len = strlen(name);
+    for (const char *p = only; *p;) {
+        const char *q = strchr(p, ',');
+        const size_t l = q ? (size_t)(q - p) : strlen(p);
+        if (l == len && !strncmp(p, name, len)) return 1;
+        if (!q) break;
+        p = q + 1;
+    }
+    return 0;
+}
 
 static int relaxation(hr_method m)
 {
@@ -496,6 +524,7 @@ static void solves(const tcase *tc)
     double *uc = malloc(cnt * sizeof *uc), *ug = malloc(cnt * sizeof *ug), *ug2 = malloc(cnt * sizeof *ug2);
     for (size_t mi = 0; mi < NMETHODS; mi++) {
         const mcase *mc = &methods[mi];
+        if (!wanted(mc->name)) continue;
         const int krylov = mc->m == HR_METHOD_CG || mc->m == HR_METHOD_MGCG;
         hr_result rc, rg, rg2;
         hr_grid_info info;
@@ -586,9 +615,22 @@ static void placement(void)
     arrays_free(&arr);
 }
 
+static const char *usage = "usage: test_gpu_general [-v] [--methods NAME,NAME...] (names as in the table; "
+                           "none: no solves)";
+
 int main(int argc, char **argv)
 {
-    verbose = argc > 1 && strcmp(argv[1], "-v") == 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-v"))
+            verbose = 1;
+        else if (!strcmp(argv[i], "--methods") && i + 1 < argc)
+            only = argv[++i];
+        else {
+            fprintf(stderr, "%s\n", usage);
+            return 2;
+        }
+    }
+    if (!only) only = getenv("HR_GPU_TEST_METHODS");
     if (hr_cuda_device_count() < 1 || !hr_st_cuda_backend()) {
         printf("no CUDA device (or no CUDA): skipped\n");
         return 77;

@@ -55,8 +55,11 @@ int st_cu_geo(const st_cuda *d, const hr_sgrid *g, st_geo *G, dim3 *grid, dim3 *
     G->origin = g->origin;
     G->nsegx = (G->nx + 31) / 32;
     const int bx = s.bx < 32 * G->nsegx ? s.bx : 32 * G->nsegx, by = s.by;
-    long h = (long)(g->count / STREAM_THREADS);
-    h = h < 1 ? 1 : h > s.h ? s.h : h;
+    long h = s.h;
+    if (h <= 0) { /* the default: up to 32 lines, fewer where the grid would not fill the device */
+        h = (long)(g->count / STREAM_THREADS);
+        h = h < 1 ? 1 : h > 32 ? 32 : h;
+    }
     if (g->dim == 3) {
         const long gy = (G->ny + by - 1) / by;
         while ((G->nz + h - 1) / h > 65535)
@@ -626,9 +629,9 @@ static hr_status cu_open(hr_st_exec *ex, int device, size_t max_lines)
     st_cuda *d = (st_cuda *)calloc(1, sizeof *d);
     if (!d) return HR_ERR_NO_MEMORY;
     d->dev = device;
-    /* 2-D: 128-wide rows, up to 32 rows per thread; 3-D: 64 x 4 columns, up to 32 planes */
-    d->shape[0] = {128, 2, 32};
-    d->shape[1] = {64, 4, 32};
+    /* 2-D: 128-wide rows; 3-D: 64 x 4 columns; lines per thread by the grid's size */
+    d->shape[0] = {128, 2, 0};
+    d->shape[1] = {64, 4, 0};
     ex->dev = d;
     if (cudaSetDevice(device) != cudaSuccess ||
         cudaStreamCreateWithFlags(&d->st, cudaStreamNonBlocking) != cudaSuccess ||
@@ -664,7 +667,7 @@ extern "C" hr_status hr_st_cuda_set_shape(hr_st_exec *ex, int dim, int bx, int b
     st_shape s = d->shape[dim == 3];
     if (bx) s.bx = bx;
     if (by) s.by = by;
-    if (h) s.h = h;
+    s.h = h;
     if (s.bx % 32 != 0 || s.bx * s.by > 1024) return HR_ERR_INVALID_ARG;
     d->shape[dim == 3] = s;
     return HR_OK;

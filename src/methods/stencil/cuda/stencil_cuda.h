@@ -14,9 +14,11 @@ extern "C" {
 struct hr_st_exec;
 
 /* The block shape of the sweeps, residuals and vector steps on grids of dimension `dim`:
- * bx threads along x (a multiple of 32, at most 1024), by along y, and h rows (2-D) or planes
- * (3-D) each thread marches; 0 keeps the current value. HR_ERR_INVALID_ARG when bx * by > 1024
- * or bx is not a multiple of 32. The shape never changes a result's bits. */
+ * bx threads along x (a multiple of 32; narrower on grids narrower than bx), by along y (bx
+ * and by 0: keep the current ones), and h rows (2-D) or planes (3-D) each thread marches (0:
+ * the default, up to 32, fewer where the grid has too few points to keep the device busy).
+ * HR_ERR_INVALID_ARG when bx * by > 1024 or bx is not a multiple of 32. The shape never
+ * changes a result's bits. */
 hr_status hr_st_cuda_set_shape(struct hr_st_exec *ex, int dim, int bx, int by, int h);
 void hr_st_cuda_get_shape(const struct hr_st_exec *ex, int dim, int *bx, int *by, int *h);
 
