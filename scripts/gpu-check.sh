@@ -17,6 +17,8 @@
 #                      and tuned, % of the copy bandwidth of the run (bench/drivers/gpu3d_bench.c;
 #                      section 3d), with the 2-D regression check against gpu-results.md
 #   gpu3d-peers.json   CuPy slicing / RawKernel / torch.compile on the same 3-D sweep (peers3d)
+#   general-gpu.json   the general-problem engine (bench/drivers/general_gpu.c; section general):
+#                      its Jacobi sweep's GB/s against cudaMemcpy, multigrid to 1e-8 per problem kind
 # GPU_CTEST_ARGS adds ctest options (e.g. "-E sanitizer" to leave compute-sanitizer out);
 # GPU3D_BENCH_ARGS adds gpu3d_bench options (e.g. "--cases 3d-tuned-single,3d-tuned-double").
 # Exit status: non-zero when the build, a test or a benchmark's verification fails.
@@ -118,7 +120,7 @@ QUICK=""
 ALL=tune,ladder,fig11,transfer,tb,async,peers
 SECTIONS=${SECTIONS:-$ALL}
 BENCH=$(echo "$SECTIONS" | tr ',' '\n' | grep -v -x -e peers -e fig16 -e 3d -e peers3d -e hybrid -e sparsecli \
-    -e cpu16 -e mpi16 -e mpitrace -e mgpeers -e hypre16 -e hybrid5d -e hybrid5dmpi -e splittrace -e rowsab -e mgpu -e mpigpu -e multigrid -e mgpucli -e mgpm -e mgpurb -e regress | paste -sd, -)
+    -e cpu16 -e mpi16 -e mpitrace -e mgpeers -e hypre16 -e hybrid5d -e hybrid5dmpi -e splittrace -e rowsab -e mgpu -e mpigpu -e multigrid -e mgpucli -e mgpm -e mgpurb -e regress -e general | paste -sd, -)
 # sections beyond the GPU kernels, for a machine with many cores and a GPU:
 #   hybrid     Venkatasubramanian & Vuduc fig. 14 (CPU+GPU row split, measured and modelled; HYBRID_ARGS)
 #   mgpu       many GPUs in one process (bench/experiments/mgpu_all.sh; .deps/mgpm for NVIDIA's variants)
@@ -126,6 +128,9 @@ BENCH=$(echo "$SECTIONS" | tr ',' '\n' | grep -v -x -e peers -e fig16 -e 3d -e p
 #   mgpucli    several GPUs through the command: --gpus N and GPU ranks, 2-D strong, 3-D weak
 #              and strong, every transport (bench/experiments/multi_gpu_cli.py; MGPUCLI_ARGS)
 #   regress    tuned 2-D/3-D % of copy, multigrid to 1e-8, red-black (bench/experiments/regression_gpu.py)
+#   general    the general-problem engine: Jacobi GB/s against cudaMemcpy (2-D 8192^2, 3-D 512^3) and
+#              multigrid V-cycles to 1e-8, constant / field coefficients / mixed faces (bench/drivers/general_gpu.c;
+#              GENERAL_ARGS, e.g. "--parts jacobi")
 #   mgpurb     red-black on 1, 2 and 4 GPUs, rb-tuned against rb-mgpu (bench/experiments/mgpu_redblack.py)
 #   mgpm       NVIDIA's multi-GPU Jacobi variants at 20480^2 interior, 300 iterations, on
 #              1, 2 and 4 GPUs where present (bench/experiments/mgpm_build.sh; .deps/mgpm)
@@ -185,6 +190,11 @@ if [[ ",$SECTIONS," == *,mgpm,* ]]; then
     say "NVIDIA's multi-GPU Jacobi variants (bench/experiments/mgpm_build.sh)"
     timeout "${MGPM_TIMEOUT:-300}" bash bench/experiments/mgpm_build.sh "$OUT/mgpm.json" --n 20482 --niter 300 \
         --gpus "${MGPM_GPUS:-1,2,4}" || status=1
+fi
+if [[ ",$SECTIONS," == *,general,* ]]; then
+    say "the general-problem engine on the GPU (bench/drivers/general_gpu.c)"
+    timeout "${GENERAL_TIMEOUT:-480}" "$BUILD/bench/general_gpu" --json "$OUT/general-gpu.json" $QUICK ${GENERAL_ARGS:-} ||
+        status=1
 fi
 if [[ ",$SECTIONS," == *,regress,* ]]; then
     say "the one-GPU figures a layout change must not move (bench/experiments/regression_gpu.py; REGRESS_ARGS)"

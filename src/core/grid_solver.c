@@ -20,6 +20,7 @@
 #include "core/timer.h"
 #include "hetrelax/hybrid.h"
 #include "methods/mg/mg_handle.h"
+#include "methods/stencil/stencil_kernels.h"
 #include "runtime/cuda/cuda_api.h"
 
 #define MAX_THREADS 4096
@@ -325,9 +326,16 @@ static hr_status check_general(const hr_grid_solver *s, int mpi, char *w, size_t
     if (mpi && s->backend != HR_BACKEND_CPU_SEQ)
         NOT_YET("backend: general problems on MPI ranks run cpu-seq per rank so far (this one has %s)", why);
     if (o->split != 0.0) BAD("split: for backend hybrid (CPU + GPU)");
-    if (s->backend == HR_BACKEND_GPU || o->gpus > 1)
-        NOT_YET("backend: the GPU runs the model problem so far (this one has %s): cpu-seq or cpu-threads",
+    if (o->gpus > 1)
+        NOT_YET("gpus: several GPUs run the model problem so far (this one has %s): one GPU, cpu-seq or "
+                "cpu-threads",
                 why);
+    if (s->backend == HR_BACKEND_GPU && !mpi && !hr_st_has_cuda())
+        NOT_YET("backend: gpu: this build has no CUDA (this problem runs on cpu-seq or cpu-threads)");
+    if (s->backend == HR_BACKEND_GPU && !mpi && hr_cuda_device_count() <= o->device)
+        return (hr_invalid_arg(w, ws, "device: no CUDA device %d here (%d found)", o->device,
+                               hr_cuda_device_count()),
+                HR_ERR_NO_DEVICE);
     if (s->backend == HR_BACKEND_HYBRID)
         NOT_YET("backend: hybrid runs the model problem only (this one has %s): cpu-seq or cpu-threads", why);
     if (o->kernel && strcmp(o->kernel, "general") != 0)
@@ -426,8 +434,10 @@ hr_status hr_gs_prepare(const hr_problem *p, const hr_grid_options *o, int mpi, 
     s->count = hr_problem_unknowns(p);
     s->rhs_scale = scale;
     s->general = general;
-    s->backend = general && o->backend == HR_BACKEND_AUTO && !mpi ? HR_BACKEND_CPU_THREADS
-                                                                  : resolve_backend(o, p->dim, mpi);
+    /* auto: a general problem runs on the GPU where there is one (every method has its kernels there) */
+    s->backend = general && o->backend == HR_BACKEND_AUTO && !mpi
+                     ? (hr_cuda_device_count() > o->device ? HR_BACKEND_GPU : HR_BACKEND_CPU_THREADS)
+                     : resolve_backend(o, p->dim, mpi);
     s->prec = o->precision == HR_PREC_DEFAULT ? HR_PREC_DOUBLE : o->precision;
     hr_status st = general ? check_general(s, mpi, w, ws) : check_combination(s, mpi, w, ws);
     if (st != HR_OK) {

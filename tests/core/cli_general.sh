@@ -205,7 +205,7 @@ fi
 # what the engine refuses, as one line naming the flag
 expect_usage "--method: plain jacobi does not converge without a Dirichlet face" $P2 --n 9 --bc all=neumann
 expect_usage "--precision: single: general problems" $P2 --n 9 --bc y=neumann --precision single
-expect_usage "--backend: the GPU runs the model problem so far" $P2 --n 9 --bc y=neumann --backend gpu
+expect_usage "gpu: " $P2 --n 9 --bc y=neumann --backend gpu --device 99
 expect_usage "--kernel: seq runs the model problem only" $P2 --n 9 --coef 2 --kernel seq
 expect_usage "--post: mgcg needs post == pre" $P2 --n 9 --coef 2 --method cg --pc mg --pre 1 --post 2
 # the relaxation methods on a general problem run in double without --precision

@@ -345,9 +345,11 @@ static void refused_combinations(void **state)
         o.method = (hr_method)m;
         p = gen[0];
         o.backend = HR_BACKEND_GPU;
+        o.gpus = 2;
         expect_refused(&p, &o, HR_ERR_UNSUPPORTED,
-                       "backend: the GPU runs the model problem so far (this one has "
+                       "gpus: several GPUs run the model problem so far (this one has "
                        "Neumann face y-)");
+        o.gpus = 0;
         o.backend = HR_BACKEND_CPU_SEQ;
         o.precision = HR_PREC_SINGLE;
         expect_refused(&p, &o, HR_ERR_UNSUPPORTED, "precision: single: general problems");
@@ -380,10 +382,10 @@ static void refused_combinations(void **state)
     REFUSE(HR_ERR_INVALID_ARG, "smoother: async3 is neither",
            (o.method = HR_METHOD_MGCG, o.smoother = "async3"));
     p = model(2, 100, 31, 0);
-    /* any extent: the general-problem engine's multigrid; on a GPU not yet */
+    /* any extent: the general-problem engine's multigrid; on one GPU only */
     REFUSE(HR_ERR_UNSUPPORTED,
-           "backend: the GPU runs the model problem so far (this one has nx 100 (not 2^k - 1)",
-           (o.method = HR_METHOD_MG, o.backend = HR_BACKEND_GPU));
+           "gpus: several GPUs run the model problem so far (this one has nx 100 (not 2^k - 1)",
+           (o.method = HR_METHOD_MG, o.backend = HR_BACKEND_GPU, o.gpus = 2));
     o = dopt;
     o.method = HR_METHOD_CG; /* CG has no levels: any extents */
     hr_grid_solver_free(must_create(&p, &o));
@@ -421,17 +423,20 @@ static void refused_combinations(void **state)
         REFUSE(HR_ERR_UNSUPPORTED, "gpus: this build has no 2-D sor kernel for several GPUs",
                (o.method = HR_METHOD_SOR, o.backend = HR_BACKEND_GPU, o.gpus = 2));
     }
-    if (si.gpus == 0) { /* no device: create says why, for every method */
-        for (int m = 0; m < HR_METHOD_COUNT; m++) {
+    if (si.gpus == 0) { /* no device: create says why, for every method, model and general problems */
+        for (int m = 0; m < 2 * HR_METHOD_COUNT; m++) {
+            hr_problem q = p;
+            if (m >= HR_METHOD_COUNT) hr_problem_set_bc(&q, HR_FACE_Y_MINUS, HR_BC_NEUMANN, 0.0, NULL);
             o = dopt;
-            o.method = (hr_method)m;
+            o.method = (hr_method)(m % HR_METHOD_COUNT);
             o.backend = HR_BACKEND_GPU;
             hr_grid_solver *s = (hr_grid_solver *)0x1;
-            const hr_status st = hr_grid_solver_create(&p, &o, &s);
+            const hr_status st = hr_grid_solver_create(&q, &o, &s);
             assert_true(st == HR_ERR_UNSUPPORTED || st == HR_ERR_NO_DEVICE);
             assert_null(s);
             assert_true(strlen(hr_last_error()) > 0);
-            print_message("gpu without a device (%s): %s\n", hr_method_name((hr_method)m), hr_last_error());
+            print_message("gpu without a device (%s%s): %s\n", hr_method_name(o.method),
+                          m >= HR_METHOD_COUNT ? ", general" : "", hr_last_error());
         }
     }
     /* a solve's x0 where the engine starts from zero only */

@@ -301,6 +301,7 @@ static hr_status st_solve(hr_grid_solver *s, const double *rhs, const double *x0
         r.reason = HR_REASON_ITERS;
     snprintf(r.backend, sizeof r.backend, "%s", hr_backend_name(s->backend));
     snprintf(r.kernel, sizeof r.kernel, "%s", s->info.kernel);
+    if (s->backend == HR_BACKEND_GPU) hr_gpu_name(s->o.device, r.device_name, sizeof r.device_name);
     r.levels = is_levels(m) ? e->mg.nlv : 0;
     r.convergence_factor = is_levels(m) || cg ? (out.done > 0 && e->first_rel > 0.0
                                                      ? pow(r.relative_residual / e->first_rel, 1.0 / out.done)
@@ -504,7 +505,8 @@ hr_status hr_gs_general_create_slab(hr_grid_solver *s, const hr_problem *p, int 
         e->lb = malloc(e->ex.part_len * sizeof *e->lb);
         e->lv = malloc(e->ex.part_len * sizeof *e->lv);
         if (!e->lb || !e->lv) st = HR_ERR_NO_MEMORY;
-        if (e->k->open && e->k->open(&e->ex, s->o.device, e->ex.part_len) != HR_OK) st = HR_ERR_DEVICE;
+        if (st == HR_OK && e->k->open && (st = e->k->open(&e->ex, s->o.device, e->ex.part_len)) != HR_OK)
+            st = st == HR_ERR_NO_DEVICE ? st : HR_ERR_DEVICE;
     }
     if (st == HR_OK) {
         hr_st_exec *ex = &e->ex;
@@ -556,9 +558,13 @@ hr_status hr_gs_general_create_slab(hr_grid_solver *s, const hr_problem *p, int 
     if (st == HR_OK) take_init(e, NULL);
     s->engine = e;
     if (st != HR_OK) {
-        hr_gs_set_error(s, "%s",
-                        st == HR_ERR_NO_MEMORY ? "problem: the general-problem engine does not fit in memory"
-                                               : "problem: the multigrid hierarchy could not be built");
+        if (st == HR_ERR_DEVICE || st == HR_ERR_NO_DEVICE)
+            hr_gs_set_error(s, "device: GPU %d could not be opened (%s)", s->o.device, hr_status_string(st));
+        else
+            hr_gs_set_error(s, "%s",
+                            st == HR_ERR_NO_MEMORY
+                                ? "problem: the general-problem engine does not fit in memory"
+                                : "problem: the multigrid hierarchy could not be built");
         return st;
     }
     s->ops = &st_ops;
@@ -569,8 +575,8 @@ hr_status hr_gs_general_create_slab(hr_grid_solver *s, const hr_problem *p, int 
              : mg->smoother == HR_ST_GS     ? "redblack"
              : mg->smoother == HR_ST_JACOBI ? "jacobi"
                                             : "cheby");
-    s->info.threads = threads;
-    s->info.gpus = 0;
+    s->info.threads = s->backend == HR_BACKEND_GPU ? 0 : threads;
+    s->info.gpus = s->backend == HR_BACKEND_GPU;
     s->info.omega = mg->omega;
     s->info.general = 1;
     s->info.singular = hr_problem_is_singular(p);

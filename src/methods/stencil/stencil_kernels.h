@@ -137,5 +137,10 @@ typedef struct hr_st_backend {
 extern const hr_st_backend hr_st_cpu;
 /* The CUDA backend, or NULL in a build without CUDA (runtime/nocuda.c). */
 const hr_st_backend *hr_st_cuda_backend(void);
+/* 1 when this build has the CUDA backend. */
+static inline int hr_st_has_cuda(void)
+{
+    return hr_st_cuda_backend() != NULL;
+}
 
 #endif

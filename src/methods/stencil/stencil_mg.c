@@ -479,8 +479,8 @@ hr_status hr_st_mg_setup(hr_st_mg *mg, hr_st_exec *ex, const hr_st_backend *k, h
             C->free_lo[a] = F->free_lo[a], C->free_hi[a] = F->free_hi[a];
             C->gap[a][0] = C_gap[a][0], C->gap[a][1] = C_gap[a][1];
         }
-        C->u = hr_sgrid_alloc(&cg), C->b = hr_sgrid_alloc(&cg), C->r = hr_sgrid_alloc(&cg),
-        C->t = hr_sgrid_alloc(&cg);
+        C->u = k->alloc(ex, &cg), C->b = k->alloc(ex, &cg), C->r = k->alloc(ex, &cg),
+        C->t = k->alloc(ex, &cg);
         if (!C->u || !C->b || !C->r || !C->t) return HR_ERR_NO_MEMORY;
         mg->nlv++;
         rap_job j = {&F->A, &C->A, F->ax};

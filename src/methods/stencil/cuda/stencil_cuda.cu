@@ -1,10 +1,700 @@
 /*
- * The CUDA backend of the general-problem engine (stencil_kernels.h). Not written yet: a
- * build with CUDA runs general problems on the CPU backends.
+ * The CUDA backend of the general-problem engine (stencil_kernels.h): memory, operator and
+ * transfer-table twins, the periodic ghosts, the grid transfers, the vector steps of CG and
+ * the deterministic reductions (stencil_cuda_internal.cuh); the sweeps are in
+ * stencil_cuda_sweep.cu. Every kernel runs on the backend's stream; the calls that answer a
+ * value (reductions) or touch host memory wait for it. Per-point arithmetic is the CPU
+ * backend's, term for term (CUDA built with -fmad=false), so only the reductions' summation
+ * order differs from cpu-seq.
  */
-#include "methods/stencil/stencil_kernels.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-const hr_st_backend *hr_st_cuda_backend(void)
+#include "methods/stencil/cuda/stencil_cuda.h"
+#include "methods/stencil/cuda/stencil_cuda_internal.cuh"
+
+/* the reduction's chunks: 256 threads, 16 segments each, in a fixed order */
+#define RED_T     256
+#define RED_CHUNK (RED_T * 16)
+#define FIN_T     1024
+
+/* Enough threads in flight to stream (a few per SM's slots on current GPUs); fewer lines per
+ * thread below that. */
+#define STREAM_THREADS 262144L
+
+/* ------------------------------------------------------------------ failures */
+
+void st_cu_fail(st_cuda *d, cudaError_t e, const char *call, const char *file, int line)
 {
-    return NULL;
+    (void)cudaGetLastError();
+    if (!d || d->err != cudaSuccess) return;
+    const char *base = strrchr(file, '/');
+    d->err = e;
+    snprintf(d->msg, sizeof d->msg, "%s failed at %s:%d: %s: %s", call, base ? base + 1 : file, line,
+             cudaGetErrorName(e), cudaGetErrorString(e));
+}
+
+void st_cu_use(st_cuda *d)
+{
+    int cur = -1;
+    if (cudaGetDevice(&cur) != cudaSuccess || cur != d->dev) ST_CU(d, cudaSetDevice(d->dev));
+}
+
+/* ------------------------------------------------------------------ geometry */
+
+int st_cu_geo(const st_cuda *d, const hr_sgrid *g, st_geo *G, dim3 *grid, dim3 *block)
+{
+    const st_shape s = d->shape[g->dim == 3];
+    G->nx = g->n[0];
+    G->ny = g->n[1];
+    G->nz = g->n[2];
+    G->sy = g->st[1];
+    G->sz = g->st[2];
+    G->origin = g->origin;
+    G->nsegx = (G->nx + 31) / 32;
+    const int bx = s.bx < 32 * G->nsegx ? s.bx : 32 * G->nsegx, by = s.by;
+    long h = s.h;
+    if (h <= 0) { /* the default: up to 32 lines, fewer where the grid would not fill the device */
+        h = (long)(g->count / STREAM_THREADS);
+        h = h < 1 ? 1 : h > 32 ? 32 : h;
+    }
+    if (g->dim == 3) {
+        const long gy = (G->ny + by - 1) / by;
+        while ((G->nz + h - 1) / h > 65535)
+            h *= 2;
+        if (gy > 65535) return 0;
+        *grid = dim3((unsigned)((G->nx + bx - 1) / bx), (unsigned)gy, (unsigned)((G->nz + h - 1) / h));
+    } else {
+        while (((G->ny + h - 1) / h + by - 1) / by > 65535)
+            h *= 2;
+        *grid = dim3((unsigned)((G->nx + bx - 1) / bx), (unsigned)(((G->ny + h - 1) / h + by - 1) / by), 1);
+    }
+    G->h = (int)h;
+    *block = dim3((unsigned)bx, (unsigned)by, 1);
+    return 1;
+}
+
+/* ------------------------------------------------------------------ reductions */
+
+double *st_cu_seg(st_cuda *d, const st_geo &G)
+{
+    const size_t n = (size_t)G.ny * (size_t)G.nz * (size_t)G.nsegx;
+    if (n <= d->seg_cap) return d->seg;
+    cudaFree(d->seg);
+    cudaFree(d->part);
+    d->seg = d->part = NULL;
+    d->seg_cap = d->part_cap = 0;
+    const size_t np = (n + RED_CHUNK - 1) / RED_CHUNK;
+    if (cudaMalloc((void **)&d->seg, n * sizeof(double)) != cudaSuccess ||
+        cudaMalloc((void **)&d->part, np * sizeof(double)) != cudaSuccess) {
+        ST_CU(d, cudaErrorMemoryAllocation);
+        cudaFree(d->seg);
+        d->seg = d->part = NULL;
+        return NULL;
+    }
+    d->seg_cap = n;
+    d->part_cap = np;
+    return d->seg;
+}
+
+/* The block's sum (thread 0 holds it): warps by the fixed tree, then warp by warp in order. */
+template <int T> __device__ __forceinline__ double st_block_sum(double v)
+{
+    __shared__ double sh[T / 32];
+    v = st_warp_sum(v);
+    if ((threadIdx.x & 31) == 0) sh[threadIdx.x >> 5] = v;
+    __syncthreads();
+    double s = 0.0;
+    if (threadIdx.x == 0)
+        for (int w = 0; w < T / 32; w++)
+            s += sh[w];
+    return s;
+}
+
+/* Chunk b of RED_CHUNK segments: thread t adds segments t, t + RED_T, ... in order. */
+static __global__ void __launch_bounds__(RED_T)
+    k_red_chunks(const double *__restrict__ seg, size_t n, double *__restrict__ out)
+{
+    const size_t base = (size_t)blockIdx.x * RED_CHUNK;
+    double s = 0.0;
+#pragma unroll
+    for (int m = 0; m < RED_CHUNK / RED_T; m++) {
+        const size_t q = base + threadIdx.x + (size_t)m * RED_T;
+        if (q < n) s += seg[q];
+    }
+    s = st_block_sum<RED_T>(s);
+    if (threadIdx.x == 0) out[blockIdx.x] = s;
+}
+
+/* The chunks' sums into out[0]: thread t adds chunks t, t + FIN_T, ... in order. */
+static __global__ void __launch_bounds__(FIN_T)
+    k_red_final(const double *__restrict__ part, size_t n, double *__restrict__ out)
+{
+    double s = 0.0;
+    for (size_t q = threadIdx.x; q < n; q += FIN_T)
+        s += part[q];
+    s = st_block_sum<FIN_T>(s);
+    if (threadIdx.x == 0) out[0] = s;
+}
+
+double st_cu_reduce(st_cuda *d, const st_geo &G)
+{
+    const size_t n = (size_t)G.ny * (size_t)G.nz * (size_t)G.nsegx;
+    if (d->err != cudaSuccess || !d->seg || n > d->seg_cap) return NAN;
+    const size_t nb = (n + RED_CHUNK - 1) / RED_CHUNK;
+    /* one chunk: its sum is the value (the final pass would add it to 0) */
+    k_red_chunks<<<(unsigned)nb, RED_T, 0, d->st>>>(d->seg, n, nb == 1 ? d->dres : d->part);
+    ST_LAUNCHED(d);
+    if (nb > 1) {
+        k_red_final<<<1, FIN_T, 0, d->st>>>(d->part, nb, d->dres);
+        ST_LAUNCHED(d);
+    }
+    ST_CU(d, cudaMemcpyAsync(d->hres, d->dres, sizeof(double), cudaMemcpyDeviceToHost, d->st));
+    ST_CU(d, cudaStreamSynchronize(d->st));
+    return d->err != cudaSuccess ? NAN : *d->hres;
+}
+
+/* ------------------------------------------------------------------ periodic ghosts */
+
+/* One periodic axis's ghost planes (discretize.c's fill_axis): o runs over the plane at -1,
+ * which spans the padded extent of the other axes. */
+static __global__ void k_fill(double *u, int lim0, int lim1, long total, ptrdiff_t s1, ptrdiff_t s2,
+                              ptrdiff_t far, ptrdiff_t ghi, ptrdiff_t sa)
+{
+    const long t = (long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= total) return;
+    const long x = t % lim0, y = (t / lim0) % lim1, z = t / ((long)lim0 * lim1);
+    const ptrdiff_t o = x + y * s1 + z * s2;
+    u[o] = u[o + far];
+    u[o + ghi] = u[o + sa];
+}
+
+void st_cu_fill_ghosts(st_cuda *d, const hr_sgrid *g, double *u)
+{
+    for (int a = 0; a < g->dim; a++) {
+        if (!g->periodic[a]) continue;
+        int lim[3];
+        for (int b = 0; b < 3; b++)
+            lim[b] = b < g->dim ? g->n[b] + 2 : 1;
+        lim[a] = 1;
+        const long total = (long)lim[0] * lim[1] * lim[2];
+        const ptrdiff_t far = (ptrdiff_t)g->n[a] * g->st[a], ghi = ((ptrdiff_t)g->n[a] + 1) * g->st[a];
+        k_fill<<<(unsigned)((total + 255) / 256), 256, 0, d->st>>>(u, lim[0], lim[1], total, g->st[1],
+                                                                   g->st[2], far, ghi, g->st[a]);
+        ST_LAUNCHED(d);
+    }
+}
+
+/* ------------------------------------------------------------------ transfers */
+
+/* A transfer table's device twin, as the kernels read it (ri, rw: 3 per coarse index). */
+typedef struct st_dax {
+    int coarsen;
+    const int *i0, *i1;
+    const double *w0, *w1;
+    const int *ri;
+    const double *rw;
+    const int *rn;
+} st_dax;
+
+typedef struct st_tr {
+    st_dax ax[3];
+    int dim;
+    int n[3]; /* the grid the threads cover: coarse (restriction) or fine (prolongation) */
+    ptrdiff_t fsy, fsz, forg, csy, csz, corg;
+} st_tr;
+
+/* restrict_terms / prolong_terms of the CPU backend: (index, weight) pairs of one axis */
+__device__ __forceinline__ int st_rterms(const st_dax &a, int I, int idx[3], double w[3])
+{
+    if (!a.coarsen) {
+        idx[0] = I, w[0] = 1.0;
+        return 1;
+    }
+    const int n = a.rn[I];
+#pragma unroll
+    for (int t = 0; t < 3; t++)
+        if (t < n) idx[t] = a.ri[3 * I + t], w[t] = a.rw[3 * I + t];
+    return n;
+}
+
+__device__ __forceinline__ int st_pterms(const st_dax &a, int i, int idx[3], double w[3])
+{
+    if (!a.coarsen) {
+        idx[0] = i, w[0] = 1.0;
+        return 1;
+    }
+    idx[0] = a.i0[i], w[0] = a.w0[i];
+    if (a.i1[i] < 0) return 1;
+    idx[1] = a.i1[i], w[1] = a.w1[i];
+    return 2;
+}
+
+/* sum_c sum_b zw yw (sum_a xw src[row (b, c)][xi]), in the CPU's order */
+__device__ __forceinline__ double st_gather(const double *src, ptrdiff_t org, ptrdiff_t sy, ptrdiff_t sz,
+                                            const int xi[3], const double xw[3], int nx, const int yi[3],
+                                            const double yw[3], int ny, const int zi[3], const double zw[3],
+                                            int nz)
+{
+    double s = 0.0;
+#pragma unroll
+    for (int c = 0; c < 3; c++) {
+        if (c >= nz) break;
+#pragma unroll
+        for (int b = 0; b < 3; b++) {
+            if (b >= ny) break;
+            const double *row = src + org + yi[b] * sy + zi[c] * sz;
+            double t = 0.0;
+#pragma unroll
+            for (int a = 0; a < 3; a++)
+                if (a < nx) t += xw[a] * row[xi[a]];
+            s += zw[c] * yw[b] * t;
+        }
+    }
+    return s;
+}
+
+static __global__ void k_restrict(st_tr T, const double *__restrict__ src, double *__restrict__ dst)
+{
+    const int I = blockIdx.x * blockDim.x + threadIdx.x, J = blockIdx.y * blockDim.y + threadIdx.y,
+              K = blockIdx.z;
+    if (I >= T.n[0] || J >= T.n[1]) return;
+    int xi[3] = {0, 0, 0}, yi[3] = {0, 0, 0}, zi[3] = {0, 0, 0};
+    double xw[3] = {0, 0, 0}, yw[3] = {0, 0, 0}, zw[3] = {1.0, 0, 0};
+    const int ny = st_rterms(T.ax[1], J, yi, yw);
+    const int nz = T.dim == 3 ? st_rterms(T.ax[2], K, zi, zw) : 1;
+    const int nx = st_rterms(T.ax[0], I, xi, xw);
+    dst[T.corg + I + J * T.csy + K * T.csz] =
+        st_gather(src, T.forg, T.fsy, T.fsz, xi, xw, nx, yi, yw, ny, zi, zw, nz);
+}
+
+static __global__ void k_prolong(st_tr T, const double *__restrict__ src, double *__restrict__ dst)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x, j = blockIdx.y * blockDim.y + threadIdx.y,
+              k = blockIdx.z;
+    if (i >= T.n[0] || j >= T.n[1]) return;
+    int xi[3] = {0, 0, 0}, yi[3] = {0, 0, 0}, zi[3] = {0, 0, 0};
+    double xw[3] = {0, 0, 0}, yw[3] = {0, 0, 0}, zw[3] = {1.0, 0, 0};
+    const int ny = st_pterms(T.ax[1], j, yi, yw);
+    const int nz = T.dim == 3 ? st_pterms(T.ax[2], k, zi, zw) : 1;
+    const int nx = st_pterms(T.ax[0], i, xi, xw);
+    const double s = st_gather(src, T.corg, T.csy, T.csz, xi, xw, nx, yi, yw, ny, zi, zw, nz);
+    const ptrdiff_t p = T.forg + i + j * T.fsy + k * T.fsz;
+    dst[p] = dst[p] + s;
+}
+
+static st_tr tr_of(const hr_sgrid *fg, const hr_sgrid *cg, const hr_st_axis ax[3], const hr_sgrid *cover)
+{
+    st_tr T;
+    memset(&T, 0, sizeof T);
+    for (int a = 0; a < 3; a++) {
+        const hr_st_axis *x = &ax[a];
+        st_dax *y = &T.ax[a];
+        y->coarsen = a < fg->dim && x->coarsen;
+        if (!y->coarsen) continue;
+        y->i0 = x->i0, y->i1 = x->i1, y->w0 = x->w0, y->w1 = x->w1;
+        y->ri = (const int *)x->ri, y->rw = (const double *)x->rw, y->rn = x->rn;
+    }
+    T.dim = fg->dim;
+    for (int a = 0; a < 3; a++)
+        T.n[a] = cover->n[a];
+    T.fsy = fg->st[1], T.fsz = fg->dim == 3 ? fg->st[2] : 0, T.forg = fg->origin;
+    T.csy = cg->st[1], T.csz = cg->dim == 3 ? cg->st[2] : 0, T.corg = cg->origin;
+    return T;
+}
+
+static void tr_launch(st_cuda *d, const st_tr &T, const double *src, double *dst, int prolong)
+{
+    const dim3 block(32, 8, 1), grid((T.n[0] + 31) / 32, (T.n[1] + 7) / 8, T.n[2]);
+    if (grid.y > 65535 || grid.z > 65535) {
+        ST_CU(d, cudaErrorInvalidConfiguration);
+        return;
+    }
+    if (prolong)
+        k_prolong<<<grid, block, 0, d->st>>>(T, src, dst);
+    else
+        k_restrict<<<grid, block, 0, d->st>>>(T, src, dst);
+    ST_LAUNCHED(d);
+}
+
+static void cu_restrict(hr_st_exec *ex, const hr_sgrid *fg, const hr_sgrid *cg, const hr_st_axis ax[3],
+                        const double *rf, double *bc)
+{
+    st_cuda *d = st_dev(ex);
+    st_cu_use(d);
+    tr_launch(d, tr_of(fg, cg, ax, cg), rf, bc, 0);
+}
+
+static void cu_prolong_add(hr_st_exec *ex, const hr_sgrid *fg, const hr_sgrid *cg, const hr_st_axis ax[3],
+                           const double *ec, double *uf)
+{
+    st_cuda *d = st_dev(ex);
+    st_cu_use(d);
+    tr_launch(d, tr_of(fg, cg, ax, fg), ec, uf, 1);
+}
+
+/* ------------------------------------------------------------------ vector steps */
+
+enum { V_DOT = 0, V_UPDATE, V_XPAY, V_SUM, V_SUB };
+
+typedef struct st_vargs {
+    double *x, *r;
+    const double *p, *q;
+    double *seg;
+    double al;
+} st_vargs;
+
+/* The CPU backend's vec_fn over the unknowns: 0 dot(p, q), 1 update, 2 x = p + al x, 3 sum of x,
+ * 4 x -= al. */
+template <bool D3, int OP> static __global__ void k_vec(st_geo g, st_vargs a)
+{
+    const bool red = OP == V_DOT || OP == V_UPDATE || OP == V_SUM;
+    const st_walk w = st_walk_of<D3>(g);
+    if (w.cnt <= 0) return;
+    const bool act = w.i < g.nx;
+    if (!act && (!red || (w.i & ~31) >= g.nx)) return;
+    ptrdiff_t p = w.p;
+    long line = w.line;
+    for (int t = 0; t < w.cnt; t++, p += w.step, line += w.lstep) {
+        double v = 0.0;
+        if (act) {
+            if (OP == V_DOT) {
+                v = a.p[p] * a.q[p];
+            } else if (OP == V_UPDATE) {
+                a.x[p] = a.x[p] + a.al * a.p[p];
+                const double r = a.r[p] - a.al * a.q[p];
+                a.r[p] = r;
+                v = r * r;
+            } else if (OP == V_XPAY) {
+                a.x[p] = a.p[p] + a.al * a.x[p];
+            } else if (OP == V_SUM) {
+                v = a.x[p];
+            } else {
+                a.x[p] = a.x[p] - a.al;
+            }
+        }
+        if (red) st_seg_put(a.seg, g, line, w.i, v);
+    }
+}
+
+template <int OP> static double vec_run(st_cuda *d, const hr_sgrid *g, st_vargs a)
+{
+    const bool red = OP == V_DOT || OP == V_UPDATE || OP == V_SUM;
+    st_cu_use(d);
+    st_geo G;
+    dim3 grid, block;
+    if (!st_cu_geo(d, g, &G, &grid, &block)) {
+        ST_CU(d, cudaErrorInvalidConfiguration);
+        return NAN;
+    }
+    if (red && !(a.seg = st_cu_seg(d, G))) return NAN;
+    if (g->dim == 3)
+        k_vec<true, OP><<<grid, block, 0, d->st>>>(G, a);
+    else
+        k_vec<false, OP><<<grid, block, 0, d->st>>>(G, a);
+    ST_LAUNCHED(d);
+    return red ? st_cu_reduce(d, G) : 0.0;
+}
+
+static double cu_dot(hr_st_exec *ex, const hr_sgrid *g, const double *x, const double *y)
+{
+    st_vargs a = {NULL, NULL, x, y, NULL, 0.0};
+    return vec_run<V_DOT>(st_dev(ex), g, a);
+}
+
+static double cu_update(hr_st_exec *ex, const hr_sgrid *g, double *x, double *r, const double *p,
+                        const double *q, double alpha)
+{
+    st_vargs a = {x, r, p, q, NULL, alpha};
+    return vec_run<V_UPDATE>(st_dev(ex), g, a);
+}
+
+static void cu_xpay(hr_st_exec *ex, const hr_sgrid *g, const double *z, double *p, double beta)
+{
+    st_vargs a = {p, NULL, z, NULL, NULL, beta};
+    vec_run<V_XPAY>(st_dev(ex), g, a);
+}
+
+static void cu_remove_mean(hr_st_exec *ex, const hr_sgrid *g, double *x)
+{
+    st_vargs a = {x, NULL, NULL, NULL, NULL, 0.0};
+    const double sum = vec_run<V_SUM>(st_dev(ex), g, a);
+    a.al = sum / (double)g->count;
+    vec_run<V_SUB>(st_dev(ex), g, a);
+}
+
+/* ------------------------------------------------------------------ sweeps and residuals */
+
+static double cu_residual(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, double *r)
+{
+    return st_cu_sweep(st_dev(ex), A, ST_OP_RES, u, b, NULL, r, 0.0, 0.0);
+}
+
+static double cu_apply_dot(hr_st_exec *ex, const hr_sop *A, double *p, double *q)
+{
+    return st_cu_sweep(st_dev(ex), A, ST_OP_APPLY, p, NULL, NULL, q, 0.0, 0.0);
+}
+
+static void cu_jacobi(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, double *out, double omega)
+{
+    st_cu_sweep(st_dev(ex), A, ST_OP_JAC, u, b, NULL, out, omega, 0.0);
+}
+
+static void cu_cheby(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, const double *prev,
+                     double *out, double alpha, double beta)
+{
+    /* beta 0: the Jacobi step (prev is not read, as on the CPU) */
+    st_cu_sweep(st_dev(ex), A, beta != 0.0 ? ST_OP_CHEB : ST_OP_JAC, u, b, beta != 0.0 ? prev : NULL, out,
+                alpha, beta);
+}
+
+static void cu_colour_sweep(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, double omega,
+                            int colour)
+{
+    int cls[27][3];
+    const int n = hr_st_colours(A, cls);
+    if (colour < 0 || colour >= n) return;
+    st_cu_colour(st_dev(ex), A, u, b, omega, cls[colour]);
+}
+
+/* ------------------------------------------------------------------ memory */
+
+static double *cu_alloc(hr_st_exec *ex, const hr_sgrid *g)
+{
+    st_cuda *d = st_dev(ex);
+    st_cu_use(d);
+    double *x = NULL;
+    if (cudaMalloc((void **)&x, g->padded * sizeof *x) != cudaSuccess) {
+        (void)cudaGetLastError(); /* the engine reports no memory */
+        return NULL;
+    }
+    ST_CU(d, cudaMemsetAsync(x, 0, g->padded * sizeof *x, d->st));
+    return x;
+}
+
+static void cu_release(hr_st_exec *ex, double *x)
+{
+    st_cuda *d = st_dev(ex);
+    if (!x || !d) return;
+    st_cu_use(d);
+    cudaFree(x);
+}
+
+static void cu_upload(hr_st_exec *ex, const hr_sgrid *g, double *dst, const double *host)
+{
+    st_cuda *d = st_dev(ex);
+    st_cu_use(d);
+    ST_CU(d, cudaMemcpyAsync(dst, host, g->padded * sizeof *dst, cudaMemcpyHostToDevice, d->st));
+    ST_CU(d, cudaStreamSynchronize(d->st)); /* the host array may change on return */
+}
+
+static void cu_download(hr_st_exec *ex, const hr_sgrid *g, double *host, const double *src)
+{
+    st_cuda *d = st_dev(ex);
+    st_cu_use(d);
+    ST_CU(d, cudaMemcpyAsync(host, src, g->padded * sizeof *host, cudaMemcpyDeviceToHost, d->st));
+    ST_CU(d, cudaStreamSynchronize(d->st));
+}
+
+static void cu_copy(hr_st_exec *ex, const hr_sgrid *g, double *dst, const double *src)
+{
+    st_cuda *d = st_dev(ex);
+    if (dst == src) return;
+    st_cu_use(d);
+    ST_CU(d, cudaMemcpyAsync(dst, src, g->padded * sizeof *dst, cudaMemcpyDeviceToDevice, d->st));
+}
+
+static void cu_zero(hr_st_exec *ex, const hr_sgrid *g, double *x)
+{
+    st_cuda *d = st_dev(ex);
+    st_cu_use(d);
+    ST_CU(d, cudaMemsetAsync(x, 0, g->padded * sizeof *x, d->st));
+}
+
+/* A device copy of `count` elements of `size` bytes from host (NULL: no memory or a failure). */
+static void *twin_array(st_cuda *d, const void *host, size_t count, size_t size)
+{
+    void *p = NULL;
+    if (cudaMalloc(&p, count * size) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return NULL;
+    }
+    if (cudaMemcpyAsync(p, host, count * size, cudaMemcpyHostToDevice, d->st) != cudaSuccess ||
+        cudaStreamSynchronize(d->st) != cudaSuccess) {
+        ST_CU(d, cudaGetLastError());
+        cudaFree(p);
+        return NULL;
+    }
+    return p;
+}
+
+static void cu_free_op(hr_st_exec *ex, hr_sop *op)
+{
+    st_cuda *d = st_dev(ex);
+    if (d) st_cu_use(d);
+    cudaFree(op->diag);
+    cudaFree(op->exc);
+    for (int k = 0; k < HR_ST_MAX_HALF; k++)
+        cudaFree(op->c[k]);
+    memset(op, 0, sizeof *op);
+}
+
+static hr_status cu_twin_op(hr_st_exec *ex, const hr_sop *host, hr_sop *out)
+{
+    st_cuda *d = st_dev(ex);
+    st_cu_use(d);
+    *out = *host;
+    out->diag = out->exc = NULL;
+    for (int k = 0; k < HR_ST_MAX_HALF; k++)
+        out->c[k] = NULL;
+    const size_t n = host->g.padded;
+    int ok = (out->diag = (double *)twin_array(d, host->diag, n, sizeof(double))) != NULL;
+    if (ok && host->exc) ok = (out->exc = (double *)twin_array(d, host->exc, n, sizeof(double))) != NULL;
+    for (int k = 0; k < host->nk && ok; k++)
+        ok = (out->c[k] = (double *)twin_array(d, host->c[k], n, sizeof(double))) != NULL;
+    /* the reductions' buffer for this grid now, not in the middle of a solve */
+    st_geo G;
+    dim3 grid, block;
+    if (ok) ok = st_cu_geo(d, &host->g, &G, &grid, &block) && st_cu_seg(d, G);
+    if (!ok) {
+        cu_free_op(ex, out);
+        return HR_ERR_NO_MEMORY;
+    }
+    return HR_OK;
+}
+
+static void cu_free_axis(hr_st_exec *ex, hr_st_axis *ax)
+{
+    st_cuda *d = st_dev(ex);
+    if (d) st_cu_use(d);
+    cudaFree(ax->i0), cudaFree(ax->i1), cudaFree(ax->w0), cudaFree(ax->w1);
+    cudaFree(ax->ri), cudaFree(ax->rw), cudaFree(ax->rn);
+    memset(ax, 0, sizeof *ax);
+}
+
+static hr_status cu_twin_axis(hr_st_exec *ex, const hr_st_axis *host, hr_st_axis *out)
+{
+    st_cuda *d = st_dev(ex);
+    st_cu_use(d);
+    memset(out, 0, sizeof *out);
+    if (!host->coarsen) return HR_OK;
+    const size_t nf = (size_t)host->nf, nc = (size_t)host->nc;
+    out->coarsen = 1;
+    out->nf = host->nf;
+    out->nc = host->nc;
+    out->i0 = (int *)twin_array(d, host->i0, nf, sizeof(int));
+    out->i1 = (int *)twin_array(d, host->i1, nf, sizeof(int));
+    out->w0 = (double *)twin_array(d, host->w0, nf, sizeof(double));
+    out->w1 = (double *)twin_array(d, host->w1, nf, sizeof(double));
+    out->ri = (int(*)[3])twin_array(d, host->ri, nc, sizeof *host->ri);
+    out->rw = (double(*)[3])twin_array(d, host->rw, nc, sizeof *host->rw);
+    out->rn = (int *)twin_array(d, host->rn, nc, sizeof(int));
+    if (!out->i0 || !out->i1 || !out->w0 || !out->w1 || !out->ri || !out->rw || !out->rn) {
+        cu_free_axis(ex, out);
+        return HR_ERR_NO_MEMORY;
+    }
+    return HR_OK;
+}
+
+/* ------------------------------------------------------------------ open, close */
+
+static void cu_close(hr_st_exec *ex)
+{
+    st_cuda *d = st_dev(ex);
+    if (!d) return;
+    st_cu_use(d);
+    if (d->st) {
+        cudaStreamSynchronize(d->st);
+        cudaStreamDestroy(d->st);
+    }
+    cudaFree(d->seg);
+    cudaFree(d->part);
+    cudaFree(d->dres);
+    if (d->hres) cudaFreeHost(d->hres);
+    (void)cudaGetLastError();
+    free(d);
+    ex->dev = NULL;
+}
+
+static hr_status cu_open(hr_st_exec *ex, int device, size_t max_lines)
+{
+    (void)max_lines; /* the reduction buffer is sized per grid (twin_op) */
+    ex->dev = NULL;
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess) {
+        (void)cudaGetLastError();
+        count = 0;
+    }
+    if (device < 0 || device >= count) return HR_ERR_NO_DEVICE;
+    st_cuda *d = (st_cuda *)calloc(1, sizeof *d);
+    if (!d) return HR_ERR_NO_MEMORY;
+    d->dev = device;
+    /* 2-D: 128-wide rows; 3-D: 64 x 4 columns; lines per thread by the grid's size */
+    d->shape[0] = {128, 2, 0};
+    d->shape[1] = {64, 4, 0};
+    ex->dev = d;
+    if (cudaSetDevice(device) != cudaSuccess ||
+        cudaStreamCreateWithFlags(&d->st, cudaStreamNonBlocking) != cudaSuccess ||
+        cudaMalloc((void **)&d->dres, sizeof(double)) != cudaSuccess ||
+        cudaMallocHost((void **)&d->hres, sizeof(double)) != cudaSuccess) {
+        (void)cudaGetLastError();
+        cu_close(ex);
+        return HR_ERR_DEVICE;
+    }
+    return HR_OK;
+}
+
+/* ------------------------------------------------------------------ the table */
+
+static const hr_st_backend st_cuda_table = {
+    "gpu",        cu_alloc,   cu_release, cu_upload,       cu_download,  cu_copy,
+    cu_zero,      cu_twin_op, cu_free_op, cu_twin_axis,    cu_free_axis, cu_residual,
+    cu_apply_dot, cu_jacobi,  cu_cheby,   cu_colour_sweep, cu_restrict,  cu_prolong_add,
+    cu_dot,       cu_update,  cu_xpay,    cu_remove_mean,  cu_open,      cu_close,
+};
+
+extern "C" const hr_st_backend *hr_st_cuda_backend(void)
+{
+    return &st_cuda_table;
+}
+
+/* ------------------------------------------------------------------ stencil_cuda.h */
+
+extern "C" hr_status hr_st_cuda_set_shape(hr_st_exec *ex, int dim, int bx, int by, int h)
+{
+    st_cuda *d = ex ? st_dev(ex) : NULL;
+    if (!d || (dim != 2 && dim != 3) || bx < 0 || by < 0 || h < 0) return HR_ERR_INVALID_ARG;
+    st_shape s = d->shape[dim == 3];
+    if (bx) s.bx = bx;
+    if (by) s.by = by;
+    s.h = h;
+    if (s.bx % 32 != 0 || s.bx * s.by > 1024) return HR_ERR_INVALID_ARG;
+    d->shape[dim == 3] = s;
+    return HR_OK;
+}
+
+extern "C" void hr_st_cuda_get_shape(const hr_st_exec *ex, int dim, int *bx, int *by, int *h)
+{
+    const st_cuda *d = ex ? (const st_cuda *)ex->dev : NULL;
+    const st_shape s = d ? d->shape[dim == 3] : st_shape{0, 0, 0};
+    *bx = s.bx, *by = s.by, *h = s.h;
+}
+
+extern "C" hr_status hr_st_cuda_sync(hr_st_exec *ex)
+{
+    st_cuda *d = ex ? st_dev(ex) : NULL;
+    if (!d) return HR_ERR_INVALID_ARG;
+    st_cu_use(d);
+    ST_CU(d, cudaStreamSynchronize(d->st));
+    return d->err == cudaSuccess                 ? HR_OK
+           : d->err == cudaErrorMemoryAllocation ? HR_ERR_NO_MEMORY
+                                                 : HR_ERR_DEVICE;
+}
+
+extern "C" const char *hr_st_cuda_error(const hr_st_exec *ex)
+{
+    const st_cuda *d = ex ? (const st_cuda *)ex->dev : NULL;
+    return d ? d->msg : "";
 }

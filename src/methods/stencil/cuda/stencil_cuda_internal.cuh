@@ -1,0 +1,144 @@
+/*
+ * Shared pieces of the general-problem engine's CUDA backend: its state, the launch geometry
+ * of the grid kernels, the deterministic reductions.
+ *
+ * Grid kernels run one thread per x position of a line; a thread marches h lines (2-D: rows
+ * along y; 3-D: planes along z), so the star sweeps keep the marching axis's neighbours in
+ * registers and read every array once. A reduction sums, for every grid line, each 32-point
+ * segment [32 s, 32 s + 32) by a fixed shuffle tree into seg[line * nsegx + s]; the segments
+ * are then summed in fixed chunks and the chunks in order (st_cu_reduce). No step depends on
+ * the block shape or on timing, so every shape and every run gives the same bits.
+ */
+#ifndef HR_STENCIL_CUDA_INTERNAL_CUH
+#define HR_STENCIL_CUDA_INTERNAL_CUH
+
+#include <cuda_runtime.h>
+#include <pthread.h>
+#include <stddef.h>
+
+#include "hetrelax/hetrelax.h"
+
+extern "C" {
+#include "methods/stencil/stencil_kernels.h"
+}
+
+/* ------------------------------------------------------------------ the state */
+
+typedef struct st_shape {
+    int bx, by, h;
+} st_shape;
+
+typedef struct st_cuda {
+    int dev;
+    cudaStream_t st;
+    double *seg; /* per-segment partial sums */
+    size_t seg_cap;
+    double *part; /* per-chunk sums */
+    size_t part_cap;
+    double *dres, *hres; /* the reduction's value on the device, and its pinned host copy */
+    cudaError_t err;     /* the first failure (sticky: reductions then answer NaN) */
+    char msg[256];
+    st_shape shape[2]; /* 2-D, 3-D */
+} st_cuda;
+
+static inline st_cuda *st_dev(hr_st_exec *ex)
+{
+    return (st_cuda *)ex->dev;
+}
+
+/* Records the first failure ("call failed at file:line: name") and clears a non-sticky error. */
+void st_cu_fail(st_cuda *d, cudaError_t e, const char *call, const char *file, int line);
+
+#define ST_CU(d, call)                                                                                       \
+    do {                                                                                                     \
+        cudaError_t st_e_ = (call);                                                                          \
+        if (st_e_ != cudaSuccess) st_cu_fail((d), st_e_, #call, __FILE__, __LINE__);                         \
+    } while (0)
+
+/* After a launch: its configuration error, if any. */
+#define ST_LAUNCHED(d) ST_CU(d, cudaGetLastError())
+
+/* Makes the backend's device current (a solve may run on another host thread than create). */
+void st_cu_use(st_cuda *d);
+
+/* ------------------------------------------------------------------ geometry */
+
+/* What a grid kernel needs of the padded grid and the march. */
+typedef struct st_geo {
+    int nx, ny, nz;
+    int h;     /* lines a thread marches */
+    int nsegx; /* 32-point segments per line */
+    ptrdiff_t sy, sz, origin;
+} st_geo;
+
+/* The geometry and launch shape of a grid kernel over g's unknowns (block from the dimension's
+ * shape, narrowed to the line on small grids). 0: the grid does not fit the launch limits. */
+int st_cu_geo(const st_cuda *d, const hr_sgrid *g, st_geo *G, dim3 *grid, dim3 *block);
+
+/* A thread's march: x index i, the first line's unknown p (stepping by `step`), its line
+ * number (stepping by `lstep`), and how many lines (0: none; uniform across a warp). */
+typedef struct st_walk {
+    int i, cnt;
+    ptrdiff_t p, step;
+    long line, lstep;
+} st_walk;
+
+template <bool D3> __device__ __forceinline__ st_walk st_walk_of(const st_geo &g)
+{
+    st_walk w;
+    w.i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (!D3) {
+        const int j0 = (blockIdx.y * blockDim.y + threadIdx.y) * g.h;
+        w.cnt = j0 < g.ny ? min(g.h, g.ny - j0) : 0;
+        w.p = g.origin + w.i + (ptrdiff_t)j0 * g.sy;
+        w.step = g.sy;
+        w.line = j0;
+        w.lstep = 1;
+    } else {
+        const int j = blockIdx.y * blockDim.y + threadIdx.y, k0 = blockIdx.z * g.h;
+        w.cnt = j < g.ny && k0 < g.nz ? min(g.h, g.nz - k0) : 0;
+        w.p = g.origin + w.i + (ptrdiff_t)j * g.sy + (ptrdiff_t)k0 * g.sz;
+        w.step = g.sz;
+        w.line = j + (long)k0 * g.ny;
+        w.lstep = g.ny;
+    }
+    return w;
+}
+
+/* The warp's sum by a fixed tree (lane 0 holds it). Every lane of the warp calls it. */
+__device__ __forceinline__ double st_warp_sum(double v)
+{
+    for (int o = 16; o > 0; o >>= 1)
+        v += __shfl_down_sync(0xffffffffu, v, o);
+    return v;
+}
+
+/* One line's segment of a reduction: lanes past the line's end pass 0. */
+__device__ __forceinline__ void st_seg_put(double *seg, const st_geo &g, long line, int i, double v)
+{
+    v = st_warp_sum(v);
+    if ((threadIdx.x & 31) == 0) seg[line * g.nsegx + (i >> 5)] = v;
+}
+
+/* The segment buffer for a grid of `lines` lines of nsegx segments (grown when needed);
+ * NULL after a failure. */
+double *st_cu_seg(st_cuda *d, const st_geo &G);
+
+/* The sum of the segments a kernel wrote for G (waits for the stream); NaN after a failure. */
+double st_cu_reduce(st_cuda *d, const st_geo &G);
+
+/* Copies the far sides into the periodic axes' ghosts (hr_st_fill_ghosts on the device). */
+void st_cu_fill_ghosts(st_cuda *d, const hr_sgrid *g, double *u);
+
+/* ------------------------------------------------------------------ the sweeps (stencil_cuda_sweep.cu) */
+
+enum { ST_OP_JAC = 0, ST_OP_CHEB, ST_OP_RES, ST_OP_APPLY };
+
+/* One sweep-like pass of A over u: out = u + al (b - A u) / diag (+ be (u - prev)), r = b - A u
+ * (out may be NULL: the norm only), q = A u; the last two return their reduction. */
+double st_cu_sweep(st_cuda *d, const hr_sop *A, int op, const double *u, const double *b, const double *prev,
+                   double *out, double al, double be);
+/* Gauss-Seidel on one colour (class triple cls), in place. */
+void st_cu_colour(st_cuda *d, const hr_sop *A, double *u, const double *b, double omega, const int cls[3]);
+
+#endif

@@ -1,0 +1,339 @@
+/*
+ * The sweeps of the general-problem engine's CUDA backend: Jacobi and Chebyshev steps, the
+ * residual and the product (with their reductions), and Gauss-Seidel on one colour.
+ *
+ * The finest level's star stencils have their own kernels: a thread marches h rows (2-D) or
+ * planes (3-D), keeping u and the coupling of the marching axis at the previous and the
+ * current line in registers, so u, b, diag and each coupling array are read once from memory
+ * (the x and, in 3-D, y neighbours come from the cache lines the neighbouring threads load).
+ * The box stencils of multigrid's coarse levels take the table's offsets, unrolled.
+ * (A u)_p and the diagonal are the CPU backend's (cpu/stencil_cpu.c, au_k), term for term: the
+ * star stencils in flux form (exc_p u_p + sum c (u_q - u_p), the diagonal exc - sum c), or
+ * with the scalars of a uniform star stencil; the box stencils from their arrays.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "methods/stencil/cuda/stencil_cuda_internal.cuh"
+
+typedef struct st_args {
+    const double *u, *b, *prev;
+    double *out; /* jacobi, cheby: the new iterate; residual: r (NULL: the norm only); product: q */
+    double *seg;
+    const double *d, *e; /* the diagonal; the star stencils' exc */
+    int uni;             /* a uniform star stencil: the scalars below */
+    double ud, uc0, uc1, uc2;
+    const double *c[HR_ST_MAX_HALF];
+    ptrdiff_t doff[HR_ST_MAX_HALF];
+    double al, be;
+} st_args;
+
+/* Read-only loads through the non-coherent cache where the kernel never writes the array. */
+template <bool NC> __device__ __forceinline__ double st_ld(const double *p)
+{
+    return NC ? __ldg(p) : *p;
+}
+
+/* (A u)_p of the stencil kinds (2 and 3 the star stencils, 4 and 13 the box stencils) and the
+ * diagonal in dg. */
+template <int KIND, bool NC>
+__device__ __forceinline__ double st_au(const st_args &a, const double *u, ptrdiff_t p, double &dg)
+{
+    const double up = st_ld<NC>(u + p);
+    if (KIND == 2 || KIND == 3) {
+        const ptrdiff_t sy = a.doff[1];
+        if (a.uni) {
+            double s = a.ud * up + a.uc0 * (st_ld<NC>(u + p + 1) + st_ld<NC>(u + p - 1)) +
+                       a.uc1 * (st_ld<NC>(u + p + sy) + st_ld<NC>(u + p - sy));
+            if (KIND == 3) s += a.uc2 * (st_ld<NC>(u + p + a.doff[2]) + st_ld<NC>(u + p - a.doff[2]));
+            dg = a.ud;
+            return s;
+        }
+        const double *cx = a.c[0], *cy = a.c[1];
+        const double cxp = __ldg(cx + p), cxm = __ldg(cx + p - 1), cyp = __ldg(cy + p), cym = __ldg(cy + p - sy);
+        double s = cxp * (st_ld<NC>(u + p + 1) - up) + cxm * (st_ld<NC>(u + p - 1) - up) +
+                   cyp * (st_ld<NC>(u + p + sy) - up) + cym * (st_ld<NC>(u + p - sy) - up);
+        double cs = cxp + cxm + cyp + cym;
+        if (KIND == 3) {
+            const ptrdiff_t sz = a.doff[2];
+            const double czp = __ldg(a.c[2] + p), czm = __ldg(a.c[2] + p - sz);
+            s += czp * (st_ld<NC>(u + p + sz) - up) + czm * (st_ld<NC>(u + p - sz) - up);
+            cs += czp + czm;
+        }
+        const double ec = __ldg(a.e + p);
+        dg = ec - cs;
+        return ec * up + s;
+    }
+    double s = __ldg(a.d + p) * up;
+#pragma unroll
+    for (int k = 0; k < KIND; k++) {
+        const ptrdiff_t o = a.doff[k];
+        s += __ldg(a.c[k] + p) * st_ld<NC>(u + p + o) + __ldg(a.c[k] + p - o) * st_ld<NC>(u + p - o);
+    }
+    dg = __ldg(a.d + p);
+    return s;
+}
+
+/* A point's result from (A u)_p: writes it and returns its share of the reduction. */
+template <int OP>
+__device__ __forceinline__ double st_finish(const st_args &a, ptrdiff_t p, double uc, double au, double dp)
+{
+    if (OP == ST_OP_JAC) {
+        a.out[p] = uc + a.al * (__ldg(a.b + p) - au) / dp;
+        return 0.0;
+    }
+    if (OP == ST_OP_CHEB) {
+        a.out[p] = uc + a.al * (__ldg(a.b + p) - au) / dp + a.be * (uc - a.prev[p]);
+        return 0.0;
+    }
+    if (OP == ST_OP_RES) {
+        const double r = __ldg(a.b + p) - au;
+        if (a.out) a.out[p] = r;
+        return r * r;
+    }
+    a.out[p] = au;
+    return au * uc;
+}
+
+#define ST_REDUCES(OP) ((OP) == ST_OP_RES || (OP) == ST_OP_APPLY)
+
+/* The 2-D star stencil, marching along y. */
+template <int OP> static __global__ void __launch_bounds__(1024) k_star2(st_geo g, st_args a)
+{
+    const st_walk w = st_walk_of<false>(g);
+    if (w.cnt <= 0) return;
+    const bool act = w.i < g.nx;
+    if (!act && (!ST_REDUCES(OP) || (w.i & ~31) >= g.nx)) return;
+    const double *__restrict__ u = a.u;
+    const double *__restrict__ cx = a.c[0];
+    const double *__restrict__ cy = a.c[1];
+    const ptrdiff_t sy = g.sy;
+    ptrdiff_t p = w.p;
+    double um = 0.0, uc = 0.0, cym = 0.0;
+    if (act) {
+        um = __ldg(u + p - sy);
+        uc = __ldg(u + p);
+        cym = __ldg(cy + p - sy);
+    }
+    long line = w.line;
+#pragma unroll 1
+    for (int t = 0; t < w.cnt; t++, p += sy, line++) {
+        double v = 0.0;
+        if (act) {
+            const double up = __ldg(u + p + sy), cyc = __ldg(cy + p);
+            double au, dp;
+            if (a.uni) {
+                au = a.ud * uc + a.uc0 * (__ldg(u + p + 1) + __ldg(u + p - 1)) + a.uc1 * (up + um);
+                dp = a.ud;
+            } else { /* flux form, as the CPU's */
+                const double cxp = __ldg(cx + p), cxm = __ldg(cx + p - 1), ec = __ldg(a.e + p);
+                const double s = cxp * (__ldg(u + p + 1) - uc) + cxm * (__ldg(u + p - 1) - uc) + cyc * (up - uc) +
+                                 cym * (um - uc);
+                dp = ec - (cxp + cxm + cyc + cym);
+                au = ec * uc + s;
+            }
+            v = st_finish<OP>(a, p, uc, au, dp);
+            um = uc, uc = up, cym = cyc;
+        }
+        if (ST_REDUCES(OP)) st_seg_put(a.seg, g, line, w.i, v);
+    }
+}
+
+/* The 3-D star stencil, marching along z. */
+template <int OP> static __global__ void __launch_bounds__(1024) k_star3(st_geo g, st_args a)
+{
+    const st_walk w = st_walk_of<true>(g);
+    if (w.cnt <= 0) return;
+    const bool act = w.i < g.nx;
+    if (!act && (!ST_REDUCES(OP) || (w.i & ~31) >= g.nx)) return;
+    const double *__restrict__ u = a.u;
+    const double *__restrict__ cx = a.c[0];
+    const double *__restrict__ cy = a.c[1];
+    const double *__restrict__ cz = a.c[2];
+    const ptrdiff_t sy = g.sy, sz = g.sz;
+    ptrdiff_t p = w.p;
+    double um = 0.0, uc = 0.0, czm = 0.0;
+    if (act) {
+        um = __ldg(u + p - sz);
+        uc = __ldg(u + p);
+        czm = __ldg(cz + p - sz);
+    }
+    long line = w.line;
+#pragma unroll 1
+    for (int t = 0; t < w.cnt; t++, p += sz, line += w.lstep) {
+        double v = 0.0;
+        if (act) {
+            const double up = __ldg(u + p + sz), czc = __ldg(cz + p);
+            double au, dp;
+            if (a.uni) {
+                au = a.ud * uc + a.uc0 * (__ldg(u + p + 1) + __ldg(u + p - 1)) +
+                     a.uc1 * (__ldg(u + p + sy) + __ldg(u + p - sy));
+                au += a.uc2 * (up + um);
+                dp = a.ud;
+            } else { /* flux form, as the CPU's */
+                const double cxp = __ldg(cx + p), cxm = __ldg(cx + p - 1), cyp = __ldg(cy + p),
+                             cym = __ldg(cy + p - sy), ec = __ldg(a.e + p);
+                double s = cxp * (__ldg(u + p + 1) - uc) + cxm * (__ldg(u + p - 1) - uc) +
+                           cyp * (__ldg(u + p + sy) - uc) + cym * (__ldg(u + p - sy) - uc);
+                s += czc * (up - uc) + czm * (um - uc);
+                double cs = cxp + cxm + cyp + cym;
+                cs += czc + czm;
+                dp = ec - cs;
+                au = ec * uc + s;
+            }
+            v = st_finish<OP>(a, p, uc, au, dp);
+            um = uc, uc = up, czm = czc;
+        }
+        if (ST_REDUCES(OP)) st_seg_put(a.seg, g, line, w.i, v);
+    }
+}
+
+/* The box stencils (and any stencil of the table's form), NK half offsets. */
+template <int NK, int OP> static __global__ void __launch_bounds__(1024) k_box(st_geo g, st_args a)
+{
+    const st_walk w = st_walk_of<NK == 13>(g);
+    if (w.cnt <= 0) return;
+    const bool act = w.i < g.nx;
+    if (!act && (!ST_REDUCES(OP) || (w.i & ~31) >= g.nx)) return;
+    ptrdiff_t p = w.p;
+    long line = w.line;
+    for (int t = 0; t < w.cnt; t++, p += w.step, line += w.lstep) {
+        double v = 0.0;
+        if (act) {
+            double dg;
+            const double au = st_au<NK, true>(a, a.u, p, dg);
+            v = st_finish<OP>(a, p, __ldg(a.u + p), au, dg);
+        }
+        if (ST_REDUCES(OP)) st_seg_put(a.seg, g, line, w.i, v);
+    }
+}
+
+/* Which kernel family runs A: its stencil kind (0: none). */
+static int kind_of(const hr_sop *A)
+{
+    if (A->g.dim == 2 && A->nk == 2) return 2;
+    if (A->g.dim == 3 && A->nk == 3) return 3;
+    if (A->g.dim == 2 && A->nk == 4) return 4;
+    if (A->g.dim == 3 && A->nk == 13) return 13;
+    return 0;
+}
+
+static st_args args_of(const hr_sop *A)
+{
+    st_args a;
+    memset(&a, 0, sizeof a);
+    a.d = A->diag;
+    a.e = A->exc;
+    a.uni = A->uniform;
+    a.ud = A->ud, a.uc0 = A->uc[0], a.uc1 = A->uc[1], a.uc2 = A->uc[2];
+    for (int k = 0; k < A->nk; k++) {
+        a.c[k] = A->c[k];
+        a.doff[k] = A->doff[k];
+    }
+    return a;
+}
+
+template <int OP>
+static void sweep_launch(st_cuda *d, int kind, const st_geo &G, dim3 grid, dim3 block, const st_args &a)
+{
+    switch (kind) {
+    case 2: k_star2<OP><<<grid, block, 0, d->st>>>(G, a); break;
+    case 3: k_star3<OP><<<grid, block, 0, d->st>>>(G, a); break;
+    case 4: k_box<4, OP><<<grid, block, 0, d->st>>>(G, a); break;
+    default: k_box<13, OP><<<grid, block, 0, d->st>>>(G, a); break;
+    }
+    ST_LAUNCHED(d);
+}
+
+double st_cu_sweep(st_cuda *d, const hr_sop *A, int op, const double *u, const double *b, const double *prev,
+                   double *out, double al, double be)
+{
+    st_cu_use(d);
+    const int kind = kind_of(A);
+    st_geo G;
+    dim3 grid, block;
+    if (!kind || !st_cu_geo(d, &A->g, &G, &grid, &block)) {
+        ST_CU(d, cudaErrorInvalidConfiguration);
+        return NAN;
+    }
+    st_cu_fill_ghosts(d, &A->g, (double *)u);
+    st_args a = args_of(A);
+    a.u = u, a.b = b, a.prev = prev, a.out = out, a.al = al, a.be = be;
+    const int red = op == ST_OP_RES || op == ST_OP_APPLY;
+    if (red && !(a.seg = st_cu_seg(d, G))) return NAN;
+    switch (op) {
+    case ST_OP_JAC: sweep_launch<ST_OP_JAC>(d, kind, G, grid, block, a); break;
+    case ST_OP_CHEB: sweep_launch<ST_OP_CHEB>(d, kind, G, grid, block, a); break;
+    case ST_OP_RES: sweep_launch<ST_OP_RES>(d, kind, G, grid, block, a); break;
+    default: sweep_launch<ST_OP_APPLY>(d, kind, G, grid, block, a); break;
+    }
+    return red ? st_cu_reduce(d, G) : 0.0;
+}
+
+/* ------------------------------------------------------------------ one colour of Gauss-Seidel */
+
+/* The colour's points per axis: start, step and count (index = start + step t). */
+typedef struct st_cgeo {
+    int s[3], st[3], n[3];
+    ptrdiff_t sy, sz, origin;
+} st_cgeo;
+
+template <int KIND> static __global__ void k_colour(st_cgeo c, st_args a, double *u, double omega)
+{
+    const int t = blockIdx.x * blockDim.x + threadIdx.x, r = blockIdx.y * blockDim.y + threadIdx.y;
+    if (t >= c.n[0] || r >= c.n[1]) return;
+    const int i = c.s[0] + c.st[0] * t, j = c.s[1] + c.st[1] * r, k = c.s[2] + c.st[2] * (int)blockIdx.z;
+    const ptrdiff_t p = c.origin + i + j * c.sy + k * c.sz;
+    /* u is written here (this colour's points only; their neighbours are other colours) */
+    double dg;
+    const double au = st_au<KIND, false>(a, u, p, dg);
+    u[p] = u[p] + omega * (__ldg(a.b + p) - au) / dg;
+}
+
+/* The CPU backend's class_of rule per axis: class 2 is the last point of an odd periodic
+ * axis, classes 0 and 1 the parities of the others; an axis of one point has every point. */
+static void colour_axis(const hr_sgrid *g, int a, int cls, int *s, int *st, int *n)
+{
+    const int len = g->n[a];
+    *st = 2;
+    if (len == 1) {
+        *s = 0, *st = 1, *n = cls == 0 ? 1 : 0;
+        return;
+    }
+    if (cls == 2) {
+        *s = len - 1, *st = 1, *n = 1;
+        return;
+    }
+    const int end = len - (g->periodic[a] && (len & 1) ? 1 : 0);
+    *s = cls;
+    *n = end > cls ? (end - cls + 1) / 2 : 0;
+}
+
+void st_cu_colour(st_cuda *d, const hr_sop *A, double *u, const double *b, double omega, const int cls[3])
+{
+    st_cu_use(d);
+    const hr_sgrid *g = &A->g;
+    const int kind = kind_of(A);
+    st_cgeo c;
+    for (int a = 0; a < 3; a++)
+        colour_axis(g, a, cls[a], &c.s[a], &c.st[a], &c.n[a]);
+    if (c.n[0] == 0 || c.n[1] == 0 || c.n[2] == 0) return;
+    c.sy = g->st[1];
+    c.sz = g->dim == 3 ? g->st[2] : 0;
+    c.origin = g->origin;
+    const dim3 block(64, 4, 1), grid((c.n[0] + 63) / 64, (c.n[1] + 3) / 4, c.n[2]);
+    if (!kind || grid.y > 65535 || grid.z > 65535) {
+        ST_CU(d, cudaErrorInvalidConfiguration);
+        return;
+    }
+    st_cu_fill_ghosts(d, g, u);
+    st_args a = args_of(A);
+    a.b = b;
+    switch (kind) {
+    case 2: k_colour<2><<<grid, block, 0, d->st>>>(c, a, u, omega); break;
+    case 3: k_colour<3><<<grid, block, 0, d->st>>>(c, a, u, omega); break;
+    case 4: k_colour<4><<<grid, block, 0, d->st>>>(c, a, u, omega); break;
+    default: k_colour<13><<<grid, block, 0, d->st>>>(c, a, u, omega); break;
+    }
+    ST_LAUNCHED(d);
+}
