@@ -653,6 +653,7 @@ static const hr_st_backend st_cuda_table = {
     cu_zero,      cu_twin_op, cu_free_op, cu_twin_axis,    cu_free_axis, cu_residual,
     cu_apply_dot, cu_jacobi,  cu_cheby,   cu_colour_sweep, cu_restrict,  cu_prolong_add,
     cu_dot,       cu_update,  cu_xpay,    cu_remove_mean,  cu_open,      cu_close,
+    NULL, /* gs_sweep: colour_sweep colour by colour */
 };
 
 extern "C" const hr_st_backend *hr_st_cuda_backend(void)
