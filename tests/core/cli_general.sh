@@ -11,6 +11,11 @@ set -u
 HR=$1
 . "$(dirname "$0")/cli_lib.sh"
 PY=/usr/bin/python3
+# NumPy checks the written systems (scripts/install-deps.sh installs it): without it, skipped
+if ! $PY -c "import numpy" 2>/dev/null; then
+  echo "SKIP: $PY has no NumPy (python3-numpy)"
+  exit 77
+fi
 P2="poisson2d --no-bandwidth --quiet"
 P3="poisson3d --no-bandwidth --quiet"
 no_tmp() { # no temporary file left behind in $T
@@ -205,7 +210,7 @@ fi
 # what the engine refuses, as one line naming the flag
 expect_usage "--method: plain jacobi does not converge without a Dirichlet face" $P2 --n 9 --bc all=neumann
 expect_usage "--precision: single: general problems" $P2 --n 9 --bc y=neumann --precision single
-expect_usage "gpu: " $P2 --n 9 --bc y=neumann --backend gpu --device 99
+expect_usage "CUDA" $P2 --n 9 --bc y=neumann --backend gpu --device 99
 expect_usage "--kernel: seq runs the model problem only" $P2 --n 9 --coef 2 --kernel seq
 expect_usage "--post: mgcg needs post == pre" $P2 --n 9 --coef 2 --method cg --pc mg --pre 1 --post 2
 # the relaxation methods on a general problem run in double without --precision
