@@ -49,7 +49,7 @@
  * them. A Dirichlet face's values are u there; a Neumann face's are the outward normal
  * derivative du/dn (the flux leaving the box, divided by a).
  *
- * What runs: every structured method on the CPU runs every problem (hr_grid_solver); the
+ * What runs: every structured method on the CPU and one GPU runs every problem (hr_grid_solver); the
  * model problem (Dirichlet on every face with one constant value, a = 1, one spacing on
  * every axis) keeps its own fastest kernels. What a placement cannot run is refused by
  * hr_grid_solver_create with a message naming the field.
