@@ -33,7 +33,7 @@ def float_array(name, a, shape, *, writable=False, allow_flat=True):
         raise ValueError(f"{name}: the array must be C-contiguous (numpy.ascontiguousarray)")
     size = math.prod(shape)
     if a.shape != tuple(shape) and not (allow_flat and a.ndim == 1 and a.size == size):
-        flat = f" or ({size},)" if allow_flat else ""
+        flat = f" or ({size},)" if allow_flat and len(shape) > 1 else ""
         raise ValueError(f"{name}: expected shape {tuple(shape)}{flat}, got {a.shape}")
     if writable and not a.flags.writeable:
         raise ValueError(f"{name}: the array is read-only")

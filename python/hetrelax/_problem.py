@@ -337,10 +337,12 @@ class Poisson:
         return tuple(reversed(out))
 
     def __repr__(self):
-        bc = ", ".join(
-            f"{name}={k[0]}" + ("" if len(k) == 1 else f":{'array' if isinstance(k[1], np.ndarray) else k[1]:g}")
-            for name, k in self.bc.items()
-        )
+        def text(k):
+            if len(k) == 1:
+                return k[0]
+            return f"{k[0]}:array" if isinstance(k[1], np.ndarray) else f"{k[0]}:{k[1]:g}"
+
+        bc = ", ".join(f"{name}={text(k)}" for name, k in self.bc.items())
         coef = "array" if self._coef_values is not None else f"{self._coef:g}"
         lengths = "x".join(f"{v:g}" for v in self._lengths)
         return f"Poisson(shape={self._shape}, lengths={lengths}, bc=[{bc}], coef={coef})"
