@@ -66,10 +66,12 @@ static void *array_data(PyObject *o, const char *what, int type, Py_ssize_t coun
     }
     PyArrayObject *a = (PyArrayObject *)o;
     if (PyArray_TYPE(a) != type) {
-        PyArray_Descr *d = PyArray_DescrFromType(type);
-        PyErr_Format(PyExc_TypeError, "%s: expected dtype %c%d, got %c%d", what, d ? d->kind : '?',
-                     d ? (int)d->elsize : 0, PyArray_DESCR(a)->kind, (int)PyArray_DESCR(a)->elsize);
-        Py_XDECREF(d);
+        /* by name: NumPy 2 hides the descriptor's fields */
+        const char *want = type == NPY_DOUBLE ? "float64"
+                           : type == NPY_FLOAT ? "float32"
+                           : type == NPY_INT32 ? "int32"
+                                               : "int64";
+        PyErr_Format(PyExc_TypeError, "%s: expected dtype %s, got %S", what, want, (PyObject *)PyArray_DESCR(a));
         return NULL;
     }
     if (!PyArray_IS_C_CONTIGUOUS(a) || !PyArray_ISALIGNED(a)) {
