@@ -59,7 +59,8 @@ int main(int argc, char **argv)
         return 2;
     }
     hr_problem p;
-    if (hr_problem_init_model(&p, dim, n, n, n) != HR_OK || hr_problem_set_rhs(&p, HR_RHS_MANUFACTURED, NULL)) {
+    if (hr_problem_init_model(&p, dim, n, n, n) != HR_OK ||
+        hr_problem_set_rhs(&p, HR_RHS_MANUFACTURED, NULL)) {
         fprintf(stderr, "grid_driver: %s\n", hr_last_error());
         return 2;
     }
@@ -104,8 +105,8 @@ int main(int argc, char **argv)
     hr_grid_solver_info(s, &gi);
     printf("{\"dim\": %d, \"n\": %d, \"method\": \"%s\", \"backend\": \"%s\", \"threads\": %d, \"tol\": %g, "
            "\"iterations\": %ld, \"reason\": \"%s\", \"relative_residual\": %.6e, \"wall_s\": [",
-           dim, n, method, hr_backend_name(gi.backend), gi.threads, tol, r.iterations, hr_reason_string(r.reason),
-           r.relative_residual);
+           dim, n, method, hr_backend_name(gi.backend), gi.threads, tol, r.iterations,
+           hr_reason_string(r.reason), r.relative_residual);
     for (int k = 0; k < repeats; k++)
         printf("%s%.6e", k ? ", " : "", wall[k]);
     printf("], \"time_s\": [");

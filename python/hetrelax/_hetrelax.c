@@ -67,11 +67,12 @@ static void *array_data(PyObject *o, const char *what, int type, Py_ssize_t coun
     PyArrayObject *a = (PyArrayObject *)o;
     if (PyArray_TYPE(a) != type) {
         /* by name: NumPy 2 hides the descriptor's fields */
-        const char *want = type == NPY_DOUBLE ? "float64"
+        const char *want = type == NPY_DOUBLE  ? "float64"
                            : type == NPY_FLOAT ? "float32"
                            : type == NPY_INT32 ? "int32"
                                                : "int64";
-        PyErr_Format(PyExc_TypeError, "%s: expected dtype %s, got %S", what, want, (PyObject *)PyArray_DESCR(a));
+        PyErr_Format(PyExc_TypeError, "%s: expected dtype %s, got %S", what, want,
+                     (PyObject *)PyArray_DESCR(a));
         return NULL;
     }
     if (!PyArray_IS_C_CONTIGUOUS(a) || !PyArray_ISALIGNED(a)) {
@@ -83,7 +84,8 @@ static void *array_data(PyObject *o, const char *what, int type, Py_ssize_t coun
         return NULL;
     }
     if (count >= 0 && PyArray_SIZE(a) != count) {
-        PyErr_Format(PyExc_ValueError, "%s: expected %zd values, got %zd", what, count, (Py_ssize_t)PyArray_SIZE(a));
+        PyErr_Format(PyExc_ValueError, "%s: expected %zd values, got %zd", what, count,
+                     (Py_ssize_t)PyArray_SIZE(a));
         return NULL;
     }
     return PyArray_DATA(a);
@@ -182,8 +184,8 @@ static int fill_problem(PyObject *desc, hr_problem *p)
     PyObject *n, *lengths, *faces, *coef_values, *rhs_values;
     double coef;
     int rhs;
-    if (!PyArg_ParseTuple(desc, "O!OO!dOiO;problem description", &PyTuple_Type, &n, &lengths, &PyTuple_Type, &faces,
-                          &coef, &coef_values, &rhs, &rhs_values))
+    if (!PyArg_ParseTuple(desc, "O!OO!dOiO;problem description", &PyTuple_Type, &n, &lengths, &PyTuple_Type,
+                          &faces, &coef, &coef_values, &rhs, &rhs_values))
         return -1;
     const Py_ssize_t dim = PyTuple_GET_SIZE(n);
     if (dim != 2 && dim != 3) {
@@ -222,7 +224,8 @@ static int fill_problem(PyObject *desc, hr_problem *p)
         int kind;
         double value;
         PyObject *values;
-        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(faces, f), "idO;face: (kind, value, values)", &kind, &value, &values))
+        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(faces, f), "idO;face: (kind, value, values)", &kind, &value,
+                              &values))
             return -1;
         if (kind < HR_BC_DIRICHLET || kind > HR_BC_PERIODIC) {
             PyErr_Format(PyExc_ValueError, "face %s: unknown kind %d", hr_face_name((hr_face)f), kind);
@@ -258,8 +261,8 @@ static int fill_problem(PyObject *desc, hr_problem *p)
         const Py_ssize_t need = (Py_ssize_t)hr_problem_face_points(p, (hr_face)f);
         PyArrayObject *a = (PyArrayObject *)PyTuple_GET_ITEM(PyTuple_GET_ITEM(faces, f), 2);
         if (PyArray_SIZE(a) != need) {
-            PyErr_Format(PyExc_ValueError, "bc[%s]: expected %zd values, got %zd", hr_face_name((hr_face)f), need,
-                         (Py_ssize_t)PyArray_SIZE(a));
+            PyErr_Format(PyExc_ValueError, "bc[%s]: expected %zd values, got %zd", hr_face_name((hr_face)f),
+                         need, (Py_ssize_t)PyArray_SIZE(a));
             return -1;
         }
     }
@@ -530,9 +533,9 @@ static int monitor_reraise(monitor_ctx *m)
 
 typedef struct {
     PyObject_HEAD hr_grid_solver *s;
-    int busy;        /* a solve of this handle is under way (the GIL guards it) */
-    monitor_ctx mon; /* the callback of the solve under way */
-    int has_monitor; /* created with the trampoline as its monitor */
+    int busy;         /* a solve of this handle is under way (the GIL guards it) */
+    monitor_ctx mon;  /* the callback of the solve under way */
+    int has_monitor;  /* created with the trampoline as its monitor */
     Py_ssize_t count; /* unknowns: the length of every grid array */
 } GridSolverObject;
 
@@ -550,11 +553,11 @@ static void gs_dealloc(GridSolverObject *self)
 
 static int gs_init(GridSolverObject *self, PyObject *args, PyObject *kw)
 {
-    static char *names[] = {"problem", "method",       "omega",     "kernel",   "alpha",   "precision",
-                            "cycle",   "pre",          "post",      "smoother", "levels",  "backend",
-                            "threads", "bind",         "device",    "gpus",     "split",   "tol",
-                            "max_iters", "check_every", "divtol",   "monitor",  "monitor_every",
-                            "keep_history", NULL};
+    static char *names[] = {"problem",   "method",  "omega",         "kernel",       "alpha",
+                            "precision", "cycle",   "pre",           "post",         "smoother",
+                            "levels",    "backend", "threads",       "bind",         "device",
+                            "gpus",      "split",   "tol",           "max_iters",    "check_every",
+                            "divtol",    "monitor", "monitor_every", "keep_history", NULL};
     PyObject *desc;
     hr_grid_options o;
     hr_grid_options_default(&o);
@@ -564,11 +567,17 @@ static int gs_init(GridSolverObject *self, PyObject *args, PyObject *kw)
         PyErr_SetString(PyExc_RuntimeError, "GridSolver: already set up");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$idzii" "iiizi" "iiiiid" "dlld" "pl" "p", names, &desc, &method,
-                                     &o.omega, &kernel, &o.alpha, &precision, &cycle, &o.pre, &o.post, &smoother,
-                                     &o.levels, &backend, &o.threads, &bind, &o.device, &o.gpus, &o.split, &o.tol,
-                                     &o.max_iters, &o.check_every, &o.divtol, &monitor, &o.monitor_every,
-                                     &o.keep_history))
+    if (!PyArg_ParseTupleAndKeywords(args, kw,
+                                     "O|$idzii"
+                                     "iiizi"
+                                     "iiiiid"
+                                     "dlld"
+                                     "pl"
+                                     "p",
+                                     names, &desc, &method, &o.omega, &kernel, &o.alpha, &precision, &cycle,
+                                     &o.pre, &o.post, &smoother, &o.levels, &backend, &o.threads, &bind,
+                                     &o.device, &o.gpus, &o.split, &o.tol, &o.max_iters, &o.check_every,
+                                     &o.divtol, &monitor, &o.monitor_every, &o.keep_history))
         return -1;
     hr_problem p;
     if (fill_problem(desc, &p)) return -1;
@@ -607,9 +616,10 @@ static int gs_ready(GridSolverObject *self)
         return 0;
     }
     if (self->busy) {
-        PyErr_SetString(PyExc_RuntimeError,
-                        "the solver is solving already (another thread, or its own callback): one solve at a time "
-                        "per Solver");
+        PyErr_SetString(
+            PyExc_RuntimeError,
+            "the solver is solving already (another thread, or its own callback): one solve at a time "
+            "per Solver");
         return 0;
     }
     return 1;
@@ -618,14 +628,14 @@ static int gs_ready(GridSolverObject *self)
 static PyObject *result_dict(const hr_result *r)
 {
     return Py_BuildValue(
-        "{s:l,s:s,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:i,s:d,s:d,s:s,s:s,s:s,s:s,s:s}", "iterations", r->iterations,
-        "reason", hr_reason_string(r->reason), "relative_residual", r->relative_residual, "time_s", r->time_s,
-        "time_sweeps_s", r->time_sweeps_s,
-        "time_setup_s", r->time_setup_s, "time_h2d_s", r->time_h2d_s, "time_d2h_s", r->time_d2h_s,
-        "time_residual_s", r->time_residual_s, "convergence_factor", r->convergence_factor, "last_factor",
-        r->last_factor, "levels", r->levels, "rhs_projection", r->rhs_projection, "max_error", r->max_error,
-        "backend", r->backend, "kernel", r->kernel, "method", hr_method_name(r->method) ? hr_method_name(r->method) : "",
-        "precision", hr_precision_name(r->precision) ? hr_precision_name(r->precision) : "", "device_name",
+        "{s:l,s:s,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:i,s:d,s:d,s:s,s:s,s:s,s:s,s:s}", "iterations",
+        r->iterations, "reason", hr_reason_string(r->reason), "relative_residual", r->relative_residual,
+        "time_s", r->time_s, "time_sweeps_s", r->time_sweeps_s, "time_setup_s", r->time_setup_s, "time_h2d_s",
+        r->time_h2d_s, "time_d2h_s", r->time_d2h_s, "time_residual_s", r->time_residual_s,
+        "convergence_factor", r->convergence_factor, "last_factor", r->last_factor, "levels", r->levels,
+        "rhs_projection", r->rhs_projection, "max_error", r->max_error, "backend", r->backend, "kernel",
+        r->kernel, "method", hr_method_name(r->method) ? hr_method_name(r->method) : "", "precision",
+        hr_precision_name(r->precision) ? hr_precision_name(r->precision) : "", "device_name",
         r->device_name);
 }
 
@@ -637,7 +647,8 @@ static PyObject *gs_solve(GridSolverObject *self, PyObject *args, PyObject *kw)
     static char *names[] = {"f", "x0", "out", "callback", "catch_sigint", NULL};
     PyObject *fo = Py_None, *xo = Py_None, *out = Py_None, *cb = Py_None;
     int catch_sigint = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOOOp", names, &fo, &xo, &out, &cb, &catch_sigint)) return NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOOOp", names, &fo, &xo, &out, &cb, &catch_sigint))
+        return NULL;
     if (!gs_ready(self)) return NULL;
     if (cb != Py_None && !PyCallable_Check(cb)) {
         PyErr_SetString(PyExc_TypeError, "callback: must be callable");
@@ -676,7 +687,8 @@ static PyObject *gs_solve(GridSolverObject *self, PyObject *args, PyObject *kw)
     Py_BEGIN_ALLOW_THREADS;
     st = hr_grid_solver_solve(self->s, f, x0, &r);
     fired = sig_leave(&g);
-    if (st != HR_OK && st != HR_ERR_DIVERGED) snprintf(msg, sizeof msg, "%s", hr_grid_solver_last_error(self->s));
+    if (st != HR_OK && st != HR_ERR_DIVERGED)
+        snprintf(msg, sizeof msg, "%s", hr_grid_solver_last_error(self->s));
     if ((st == HR_OK || st == HR_ERR_DIVERGED) && dst) {
         cst = hr_grid_solver_solution(self->s, prec, dst, (size_t)n);
         if (cst != HR_OK) snprintf(msg, sizeof msg, "%s", hr_grid_solver_last_error(self->s));
@@ -744,9 +756,10 @@ static PyObject *gs_info(GridSolverObject *self, PyObject *unused)
     return Py_BuildValue("{s:s,s:s,s:s,s:s,s:s,s:i,s:i,s:i,s:d,s:O,s:O}", "method",
                          hr_method_name(i.method) ? hr_method_name(i.method) : "", "precision",
                          hr_precision_name(i.precision) ? hr_precision_name(i.precision) : "", "backend",
-                         hr_backend_name(i.backend) ? hr_backend_name(i.backend) : "", "engine", i.engine, "kernel",
-                         i.kernel, "threads", i.threads, "gpus", i.gpus, "ranks", i.ranks, "omega", i.omega,
-                         "general", i.general ? Py_True : Py_False, "singular", i.singular ? Py_True : Py_False);
+                         hr_backend_name(i.backend) ? hr_backend_name(i.backend) : "", "engine", i.engine,
+                         "kernel", i.kernel, "threads", i.threads, "gpus", i.gpus, "ranks", i.ranks, "omega",
+                         i.omega, "general", i.general ? Py_True : Py_False, "singular",
+                         i.singular ? Py_True : Py_False);
 }
 
 static PyObject *gs_request_stop(GridSolverObject *self, PyObject *unused)
@@ -797,18 +810,35 @@ static PyTypeObject GridSolverType = {
 static PyObject *py_sparse_solve(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
-    static char *names[] = {"A",       "b",        "x",     "method",     "backend",     "threads", "local_iters",
-                            "block",   "tol",      "max_iters", "check_every", "tau",    "allow_divergent",
-                            "divtol",  "device",   "gpus",  "callback",   "monitor_every", "catch_sigint", NULL};
+    static char *names[] = {"A",
+                            "b",
+                            "x",
+                            "method",
+                            "backend",
+                            "threads",
+                            "local_iters",
+                            "block",
+                            "tol",
+                            "max_iters",
+                            "check_every",
+                            "tau",
+                            "allow_divergent",
+                            "divtol",
+                            "device",
+                            "gpus",
+                            "callback",
+                            "monitor_every",
+                            "catch_sigint",
+                            NULL};
     PyObject *Ao, *bo, *xo, *cb = Py_None;
     hr_sparse_options o;
     hr_sparse_options_default(&o);
     const char *method = NULL;
     int backend = (int)o.backend, catch_sigint = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!OO|$ziiiidlldpdiiOlp", names, &CsrType, &Ao, &bo, &xo, &method,
-                                     &backend, &o.threads, &o.local_iters, &o.block, &o.tol, &o.max_iters,
-                                     &o.check_every, &o.tau, &o.allow_divergent, &o.divtol, &o.device, &o.gpus, &cb,
-                                     &o.monitor_every, &catch_sigint))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!OO|$ziiiidlldpdiiOlp", names, &CsrType, &Ao, &bo, &xo,
+                                     &method, &backend, &o.threads, &o.local_iters, &o.block, &o.tol,
+                                     &o.max_iters, &o.check_every, &o.tau, &o.allow_divergent, &o.divtol,
+                                     &o.device, &o.gpus, &cb, &o.monitor_every, &catch_sigint))
         return NULL;
     const hr_csr *A = ((CsrObject *)Ao)->A;
     const double *b = array_data(bo, "b", NPY_DOUBLE, A->n_rows, 0);
@@ -873,14 +903,38 @@ static PyObject *str_or_none(const char *s)
     Py_RETURN_NONE;
 }
 
-static const char *name_method(int i) { return hr_method_name((hr_method)i); }
-static const char *name_backend(int i) { return hr_backend_name((hr_backend)i); }
-static const char *name_precision(int i) { return hr_precision_name((hr_precision)i); }
-static const char *name_cycle(int i) { return hr_cycle_name((hr_cycle)i); }
-static const char *name_reason(int i) { return hr_reason_string((hr_reason)i); }
-static const char *name_face(int i) { return hr_face_name((hr_face)i); }
-static const char *name_bc(int i) { return hr_bc_kind_name((hr_bc_kind)i); }
-static const char *name_status(int i) { return hr_status_string((hr_status)i); }
+static const char *name_method(int i)
+{
+    return hr_method_name((hr_method)i);
+}
+static const char *name_backend(int i)
+{
+    return hr_backend_name((hr_backend)i);
+}
+static const char *name_precision(int i)
+{
+    return hr_precision_name((hr_precision)i);
+}
+static const char *name_cycle(int i)
+{
+    return hr_cycle_name((hr_cycle)i);
+}
+static const char *name_reason(int i)
+{
+    return hr_reason_string((hr_reason)i);
+}
+static const char *name_face(int i)
+{
+    return hr_face_name((hr_face)i);
+}
+static const char *name_bc(int i)
+{
+    return hr_bc_kind_name((hr_bc_kind)i);
+}
+static const char *name_status(int i)
+{
+    return hr_status_string((hr_status)i);
+}
 
 /* names(): the library's names of its enums, in enum order, so that the Python layer maps
  * strings to values without a copy of the tables. */
@@ -933,9 +987,10 @@ static PyObject *py_registry(PyObject *self, PyObject *arg)
     for (int i = 0; l && i < n; i++) {
         hr_entry_info e;
         if (hr_registry_info_at((hr_kind)kind, i, &e) != HR_OK) continue;
-        PyObject *t = Py_BuildValue("{s:s,s:s,s:s,s:I,s:I,s:i}", "name", e.name, "backend",
-                                    e.backend == HR_BACKEND_AUTO ? "any" : hr_backend_name(e.backend), "summary",
-                                    e.summary ? e.summary : "", "caps", e.caps, "problems", e.problems, "id", e.id);
+        PyObject *t =
+            Py_BuildValue("{s:s,s:s,s:s,s:I,s:I,s:i}", "name", e.name, "backend",
+                          e.backend == HR_BACKEND_AUTO ? "any" : hr_backend_name(e.backend), "summary",
+                          e.summary ? e.summary : "", "caps", e.caps, "problems", e.problems, "id", e.id);
         if (!t || PyList_Append(l, t)) {
             Py_XDECREF(t);
             Py_DECREF(l);
@@ -959,8 +1014,8 @@ static PyObject *py_sysinfo(PyObject *self, PyObject *unused)
     if (st != HR_OK) return raise_status(st, hr_last_error());
     return Py_BuildValue("{s:i,s:i,s:i,s:i,s:O,s:O,s:O,s:s}", "cores", s.cores, "pus", s.pus, "numa_nodes",
                          s.numa_nodes, "gpus", s.gpus, "cuda", s.have_cuda ? Py_True : Py_False, "hwloc",
-                         s.have_hwloc ? Py_True : Py_False, "png", s.have_png ? Py_True : Py_False, "cpu_model",
-                         s.cpu_model);
+                         s.have_hwloc ? Py_True : Py_False, "png", s.have_png ? Py_True : Py_False,
+                         "cpu_model", s.cpu_model);
 }
 
 static PyMethodDef module_methods[] = {
@@ -1003,9 +1058,10 @@ PyMODINIT_FUNC PyInit__hetrelax(void)
     PyObject *m = PyModule_Create(&module_def);
     if (!m) return NULL;
     PyObject *b;
-    if (add_exception(m, &Error, "Error", PyExc_RuntimeError,
-                      "An error of the hetrelax library: its message, and the status in .status (the hr_status "
-                      "value) and .status_name."))
+    if (add_exception(
+            m, &Error, "Error", PyExc_RuntimeError,
+            "An error of the hetrelax library: its message, and the status in .status (the hr_status "
+            "value) and .status_name."))
         goto fail;
     if (!(b = PyTuple_Pack(2, Error, PyExc_ValueError))) goto fail;
     if (add_exception(m, &InvalidArgumentError, "InvalidArgumentError", b,
@@ -1013,7 +1069,8 @@ PyMODINIT_FUNC PyInit__hetrelax(void)
         Py_DECREF(b);
         goto fail;
     }
-    if (add_exception(m, &FormatError, "FormatError", b, "A file's contents are malformed (HR_ERR_FORMAT).")) {
+    if (add_exception(m, &FormatError, "FormatError", b,
+                      "A file's contents are malformed (HR_ERR_FORMAT).")) {
         Py_DECREF(b);
         goto fail;
     }
@@ -1025,26 +1082,33 @@ PyMODINIT_FUNC PyInit__hetrelax(void)
         goto fail;
     }
     Py_DECREF(b);
-    if (add_exception(m, &UnsupportedError, "UnsupportedError", Error,
-                      "A combination that does not run yet, or a feature not built in (HR_ERR_UNSUPPORTED).") ||
+    if (add_exception(
+            m, &UnsupportedError, "UnsupportedError", Error,
+            "A combination that does not run yet, or a feature not built in (HR_ERR_UNSUPPORTED).") ||
         add_exception(m, &NoDeviceError, "NoDeviceError", Error,
                       "A GPU backend was asked for and no GPU is present (HR_ERR_NO_DEVICE).") ||
-        add_exception(m, &DeviceError, "DeviceError", Error, "A device (CUDA) call failed (HR_ERR_DEVICE).") ||
-        add_exception(m, &DivergedError, "DivergedError", Error,
-                      "The iteration diverged (HR_ERR_DIVERGED): NaN/Inf, a growing residual, or a breakdown. "
-                      ".x holds the last iterate and .info the solve's record."))
+        add_exception(m, &DeviceError, "DeviceError", Error,
+                      "A device (CUDA) call failed (HR_ERR_DEVICE).") ||
+        add_exception(
+            m, &DivergedError, "DivergedError", Error,
+            "The iteration diverged (HR_ERR_DIVERGED): NaN/Inf, a growing residual, or a breakdown. "
+            ".x holds the last iterate and .info the solve's record."))
         goto fail;
-    if (PyModule_AddIntConstant(m, "HR_NONE", HR_NONE) || PyModule_AddIntConstant(m, "ERR_DIVERGED", HR_ERR_DIVERGED) || PyModule_AddIntConstant(m, "BC_PERIODIC", HR_BC_PERIODIC) ||
+    if (PyModule_AddIntConstant(m, "HR_NONE", HR_NONE) ||
+        PyModule_AddIntConstant(m, "ERR_DIVERGED", HR_ERR_DIVERGED) ||
+        PyModule_AddIntConstant(m, "BC_PERIODIC", HR_BC_PERIODIC) ||
         PyModule_AddIntConstant(m, "RHS_SPIKE", HR_RHS_SPIKE) ||
         PyModule_AddIntConstant(m, "RHS_MANUFACTURED", HR_RHS_MANUFACTURED) ||
-        PyModule_AddIntConstant(m, "RHS_ARRAY", HR_RHS_ARRAY) || PyModule_AddIntConstant(m, "RHS_ZERO", HR_RHS_ZERO) ||
+        PyModule_AddIntConstant(m, "RHS_ARRAY", HR_RHS_ARRAY) ||
+        PyModule_AddIntConstant(m, "RHS_ZERO", HR_RHS_ZERO) ||
         PyModule_AddIntConstant(m, "KIND_KERNEL", HR_KIND_KERNEL) ||
         PyModule_AddIntConstant(m, "KIND_METHOD", HR_KIND_METHOD) ||
         PyModule_AddIntConstant(m, "KIND_SMOOTHER", HR_KIND_SMOOTHER) ||
         PyModule_AddIntConstant(m, "KIND_SPARSE", HR_KIND_SPARSE) ||
         PyModule_AddIntConstant(m, "CAP_DETERMINISTIC", HR_CAP_DETERMINISTIC) ||
-        PyModule_AddIntConstant(m, "CAP_ALPHA", HR_CAP_ALPHA) || PyModule_AddIntConstant(m, "CAP_2D", HR_CAP_2D) ||
-        PyModule_AddIntConstant(m, "CAP_3D", HR_CAP_3D) || PyModule_AddIntConstant(m, "CAP_REDBLACK", HR_CAP_REDBLACK) ||
+        PyModule_AddIntConstant(m, "CAP_ALPHA", HR_CAP_ALPHA) ||
+        PyModule_AddIntConstant(m, "CAP_2D", HR_CAP_2D) || PyModule_AddIntConstant(m, "CAP_3D", HR_CAP_3D) ||
+        PyModule_AddIntConstant(m, "CAP_REDBLACK", HR_CAP_REDBLACK) ||
         PyModule_AddObject(m, "SPARSE_TAU_AUTO", PyFloat_FromDouble(HR_SPARSE_TAU_AUTO)))
         goto fail;
     Py_INCREF(&CsrType);
