@@ -93,7 +93,7 @@ class Solver:
     """
 
     def __init__(self, problem, method="mg", backend="auto", precision="double", tol=1e-8, maxiter=None,
-                 **options):
+                 _monitor=False, **options):
         if not isinstance(problem, Poisson):
             raise TypeError(f"problem: expected a hetrelax.Poisson, got {type(problem).__name__}")
         self.problem = problem
@@ -110,7 +110,7 @@ class Solver:
         self._key = None
         self._h = None
         self._pc = None
-        self._handle(self.tol, self.maxiter, False)
+        self._handle(self.tol, self.maxiter, bool(_monitor))
 
     @staticmethod
     def _options(method, backend, precision, options):
@@ -234,7 +234,8 @@ class Solver:
         such as async3) from u, and writes the result back into u (float32 or float64,
         C-contiguous, the problem's shape). No tolerance: exactly `iters` sweeps (for the
         asynchronous kernels, docs/async.md says what a sweep counts). Returns (u, info).
-        A new iters sets the handle up again (as solve's maxiter)."""
+        The handle runs with tol 0 and maxiter iters: another count sets it up again, and a
+        Solver made with tol=0, maxiter=iters is set up once for these sweeps."""
         if self.method not in _RELAXATION:
             raise ValueError(f"sweep: method {self.method!r} is not a relaxation method (jacobi, redblack, sor); "
                              "use solve()")
@@ -315,7 +316,7 @@ class Solver:
 def solve(problem, f=None, method="mg", x0=None, rtol=1e-8, maxiter=None, callback=None, **options):
     """One call: Solver(problem, method, tol=rtol, maxiter=maxiter, **options).solve(f, x0,
     callback=callback). Returns (x, info)."""
-    with Solver(problem, method=method, tol=rtol, maxiter=maxiter, **options) as s:
+    with Solver(problem, method=method, tol=rtol, maxiter=maxiter, _monitor=callback is not None, **options) as s:
         return s.solve(f, x0, callback=callback)
 
 

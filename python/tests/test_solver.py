@@ -202,7 +202,10 @@ def test_two_solvers_in_two_threads():
 
 
 def test_ctrl_c_stops_a_long_solve():
+    # Python's own handler, as in an interactive session (a shell's background job would
+    # otherwise hand the child SIGINT ignored)
     code = """
+import signal; signal.signal(signal.SIGINT, signal.default_int_handler)
 import sys, time, numpy as np, hetrelax
 p = hetrelax.Poisson((255, 255), f="spike")
 s = hetrelax.Solver(p, method="jacobi", backend="cpu-seq", tol=1e-30, maxiter=10**7, check_every=100)

@@ -135,7 +135,10 @@ def test_bad_arguments(call, exc, words):
 
 
 def test_ctrl_c_stops_a_sparse_solve():
+    # Python's own handler, as in an interactive session (a shell's background job would
+    # otherwise hand the child SIGINT ignored)
     code = """
+import signal; signal.signal(signal.SIGINT, signal.default_int_handler)
 import time, numpy as np, scipy.sparse as sp, hetrelax.sparse as hs
 m = 200
 t = sp.diags([-np.ones(m - 1), 4 * np.ones(m), -np.ones(m - 1)], [-1, 0, 1])
