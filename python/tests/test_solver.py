@@ -408,3 +408,13 @@ def test_gpu_jacobi_sweeps_bitwise_cpu_seq(gpu):
     a = np.zeros(p.shape)
     hetrelax.Solver(p, method="jacobi", backend="gpu", kernel="async3", alpha=8).sweep(a, 100)
     assert np.isfinite(a).all() and np.abs(a).max() > 0
+
+
+def test_divergence_raises_with_the_last_iterate():
+    p = hetrelax.Poisson((31, 31), f="spike")
+    s = hetrelax.Solver(p, method="jacobi", omega=1.5, tol=1e-10, maxiter=20000, check_every=10)
+    with pytest.raises(hetrelax.DivergedError) as e:
+        s.solve()
+    assert e.value.info.reason.startswith("diverged") and e.value.x.shape == p.shape
+    assert e.value.status_name == "iteration diverged" and isinstance(e.value, hetrelax.Error)
+    assert not np.isfinite(e.value.x).all() or np.abs(e.value.x).max() > 1e3 * np.abs(exact(p)).max()
