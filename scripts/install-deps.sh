@@ -4,7 +4,7 @@
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config git
       libjson-c-dev libhwloc-dev libcmocka-dev libpng-dev
-      clang libclang-rt-14-dev python3 python3-numpy
+      clang libclang-rt-14-dev python3 python3-numpy python3-dev python3-pytest python3-scipy
       openmpi-bin libopenmpi-dev)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -10,6 +10,8 @@ cmake -S "$src" -B "$work" -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LI
   { cat "$work.log"; exit 1; }
 targets=(hetrelax example_poisson)
 grep -q "mpi=ON" "$work.log" && targets+=(hetrelax_mpi)
+# the Python package is installed with the rest (install_test.sh, python/tests/install_test.sh)
+grep -q "python=ON" "$work.log" && targets+=(hetrelax_python)
 cmake --build "$work" --target "${targets[@]}" >/dev/null
 test -f "$work/libhetrelax.so"
 ldd "$work/example_poisson" | grep 'libhetrelax\.so' >/dev/null || { echo "example is not linked against the shared library"; exit 1; }
