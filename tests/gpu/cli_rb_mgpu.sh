@@ -36,7 +36,7 @@ fi
 expect_usage "--gpus: kernel rb-mgpu needs --gpus N" $P --backend gpu --kernel rb-mgpu
 expect_usage "--gpus: kernel rb-2gpu runs on 2 GPUs" $P --backend gpu --kernel rb-2gpu --gpus 4
 expect_usage "red-black on 4 GPUs needs at least 6 rows, not 5" $P --backend gpu --kernel rb-mgpu --gpus 4 --n 5
-HETRELAX_RB2_ONE=1 HETRELAX_RB2_OLD=1 expect_usage "--gpus: HETRELAX_RB2_OLD (the in-place scheme) runs on 2 GPUs only" \
+HETRELAX_RB2_ONE=1 HETRELAX_RB2_OLD=1 expect_usage "--gpus: tuning.rb2_old (the in-place scheme) runs on 2 GPUs only" \
   $P --backend gpu --kernel rb-mgpu --gpus 3
 expect_usage "--kernel: rb-mgpu does only red-black" poisson2d --no-bandwidth --quiet --n 9 --backend gpu --kernel rb-mgpu --gpus 2
 
