@@ -312,7 +312,10 @@ static void test_first_crossing(void **state)
                                  pass == 2   ? ", 8-snapshot check"
                                  : pass == 3 ? ", bodies of full length"
                                              : "");
-                        compare(what, A, &ref, &u, m == 0 ? 2 : 1);
+                        /* async's bits follow the order the SMs take its blocks (another process on
+                         * the GPU changes it): held, as in test_loop_equals_host_checks, to the same
+                         * reason within 1 % + 2 iterations */
+                        compare(what, A, &ref, &u, m == 0 ? 2 : 0);
                         /* the device's residual of the last iteration is that of the x returned */
                         const double dev = u.h->res[u.h->len - 1];
                         if (!(fabs(dev - u.r.relative_residual) <= 1e-6 * u.r.relative_residual))
