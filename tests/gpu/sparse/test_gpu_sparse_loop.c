@@ -143,8 +143,11 @@ static void compare(const char *what, const hr_csr *A, const run *ref, const run
         fail_msg("%s: status %d (%s), reference %d (%s)", what, u->st, u->r.message, ref->st, ref->r.message);
     if (exact == 0) {
         const long d = labs(u->r.iterations - ref->r.iterations);
+        /* converged: below the tests' 1e-10, or (a first crossing's tol) about where the host's was */
+        const int low =
+            u->r.relative_residual < 1e-10 || u->r.relative_residual <= 1.05 * ref->r.relative_residual;
         if (u->r.reason != ref->r.reason || d > 2 + ref->r.iterations / 100 ||
-            (u->r.reason == HR_REASON_CONVERGED && !(u->r.relative_residual < 1e-10)))
+            (u->r.reason == HR_REASON_CONVERGED && !low))
             fail_msg("%s: %s after %ld iterations (residual %g), host checks: %s after %ld", what,
                      hr_reason_string(u->r.reason), u->r.iterations, u->r.relative_residual,
                      hr_reason_string(ref->r.reason), ref->r.iterations);
