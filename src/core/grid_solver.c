@@ -338,9 +338,15 @@ static hr_status check_general(const hr_grid_solver *s, int mpi, char *w, size_t
                 HR_ERR_NO_DEVICE);
     if (s->backend == HR_BACKEND_HYBRID)
         NOT_YET("backend: hybrid runs the model problem only (this one has %s): cpu-seq or cpu-threads", why);
-    if (o->kernel && strcmp(o->kernel, "general") != 0)
+    if (o->kernel && strcmp(o->kernel, "general") != 0) {
+        int known = 0; /* a kernel of some backend and dimension, or none at all */
+        hr_entry_info k;
+        for (int i = 0; hr_registry_info_at(HR_KIND_KERNEL, i, &k) == HR_OK; i++)
+            known |= strcmp(k.name, o->kernel) == 0;
+        if (!known) BAD("kernel: unknown '%.40s' (general problems run the kernel general)", o->kernel);
         BAD("kernel: %s runs the model problem only (this one has %s): leave the kernel unset (general)",
             o->kernel, why);
+    }
     if (o->alpha) BAD("alpha: the asynchronous kernels run the model problem only (this one has %s)", why);
     if (o->precision == HR_PREC_SINGLE || o->precision == HR_PREC_MIXED)
         NOT_YET("precision: %s: general problems (%s) run in double so far", hr_precision_name(o->precision),
