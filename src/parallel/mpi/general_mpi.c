@@ -92,8 +92,8 @@ hr_status hr_general_mpi_create(hr_grid_solver *s, const hr_problem *p, MPI_Comm
     const size_t lines_per_row = dim == 3 ? (size_t)p->n[1] : 1; /* lines of one row of the cut axis */
     if (N < c->size) {
         snprintf(why, why_size,
-                 "problem: %d ranks cut the last axis (%d unknowns) into slabs of at least one row", c->size,
-                 N);
+                 "n%s: %d ranks need at least %d unknowns along %s (a slab of one row each; got %d)",
+                 last == 2 ? "z" : "y", c->size, c->size, last == 2 ? "z" : "y", N);
         free(c);
         return HR_ERR_INVALID_ARG;
     }
