@@ -171,6 +171,27 @@ static hr_status check_model(const hr_problem *p, double *scale, char *w, size_t
     return HR_OK;
 }
 
+/* The first multigrid field a request sets (cycle, smoother, levels, pre, post), or NULL. */
+static const char *mg_field(const hr_grid_options *o)
+{
+    return o->cycle      ? "cycle"
+           : o->smoother ? "smoother"
+           : o->levels   ? "levels"
+           : o->pre      ? "pre"
+           : o->post     ? "post"
+                         : NULL;
+}
+
+/* What cg and mgcg take of the multigrid fields, on every engine. */
+static hr_status check_mg_fields(const hr_grid_options *o, char *w, size_t ws)
+{
+    if (o->method == HR_METHOD_CG && mg_field(o)) BAD("%s: cg has no multigrid (mgcg has)", mg_field(o));
+    if (o->method == HR_METHOD_MGCG && o->cycle != HR_CYCLE_V) BAD("cycle: mgcg applies one V-cycle");
+    if (o->method == HR_METHOD_MGCG && o->pre != o->post)
+        BAD("post: mgcg needs post == pre (a symmetric V-cycle)");
+    return HR_OK;
+}
+
 /* The backend `auto` resolves to for the method (MPI ranks: a GPU each, else one thread each). */
 static hr_backend resolve_backend(const hr_grid_options *o, int dim, int mpi)
 {
@@ -201,15 +222,7 @@ static hr_status check_combination(const hr_grid_solver *s, int mpi, char *w, si
         if (o->kernel)
             BAD("kernel: names a relaxation kernel; %s picks its smoother (options.smoother)", mname);
         if (o->alpha) BAD("alpha: for relaxation kernels with HR_CAP_ALPHA, not %s", mname);
-        if (m == HR_METHOD_CG && (o->cycle || o->pre || o->post || o->smoother || o->levels))
-            BAD("%s: cg has no multigrid (mgcg has)", o->cycle      ? "cycle"
-                                                      : o->smoother ? "smoother"
-                                                      : o->levels   ? "levels"
-                                                      : o->pre      ? "pre"
-                                                                    : "post");
-        if (m == HR_METHOD_MGCG && o->cycle != HR_CYCLE_V) BAD("cycle: mgcg applies one V-cycle");
-        if (m == HR_METHOD_MGCG && o->pre != o->post)
-            BAD("post: mgcg needs post == pre (a symmetric V-cycle)");
+        HR_TRY(check_mg_fields(o, w, ws));
         if (m == HR_METHOD_MGCG && o->smoother && smoother_of(o->smoother) == HR_MG_SMOOTH_ASYNC)
             BAD("smoother: async3 is neither symmetric nor deterministic: not for mgcg");
         if (o->omega == HR_OMEGA_AUTO)
@@ -231,14 +244,7 @@ static hr_status check_combination(const hr_grid_solver *s, int mpi, char *w, si
     }
     if (o->precision == HR_PREC_MIXED)
         BAD("precision: mixed is for mg, cg and mgcg (%s: single or double)", mname);
-    if (o->cycle || o->pre || o->post || o->smoother || o->levels)
-        BAD("%s: for mg and mgcg (not %s)",
-            o->cycle      ? "cycle"
-            : o->smoother ? "smoother"
-            : o->levels   ? "levels"
-            : o->pre      ? "pre"
-                          : "post",
-            mname);
+    if (mg_field(o)) BAD("%s: for mg and mgcg (not %s)", mg_field(o), mname);
     if (b == HR_BACKEND_HYBRID) {
         if (m != HR_METHOD_JACOBI)
             NOT_YET("method: %s on CPU + GPU (backend hybrid) is not built yet (jacobi)", mname);
@@ -352,29 +358,14 @@ static hr_status check_general(const hr_grid_solver *s, int mpi, char *w, size_t
         NOT_YET("precision: %s: general problems (%s) run in double so far", hr_precision_name(o->precision),
                 why);
     if (is_mg_method(m)) {
-        if (m == HR_METHOD_CG && (o->cycle || o->pre || o->post || o->smoother || o->levels))
-            BAD("%s: cg has no multigrid (mgcg has)", o->cycle      ? "cycle"
-                                                      : o->smoother ? "smoother"
-                                                      : o->levels   ? "levels"
-                                                      : o->pre      ? "pre"
-                                                                    : "post");
-        if (m == HR_METHOD_MGCG && o->cycle != HR_CYCLE_V) BAD("cycle: mgcg applies one V-cycle");
-        if (m == HR_METHOD_MGCG && o->pre != o->post)
-            BAD("post: mgcg needs post == pre (a symmetric V-cycle)");
+        HR_TRY(check_mg_fields(o, w, ws));
         if (o->smoother && smoother_of(o->smoother) == HR_MG_SMOOTH_ASYNC)
             BAD("smoother: async3 runs the model problem on a GPU only (this one has %s)", why);
         if (o->omega == HR_OMEGA_AUTO)
             BAD("omega: auto is the sor weight (%s takes its Jacobi smoother's weight)", mname);
         return HR_OK;
     }
-    if (o->cycle || o->pre || o->post || o->smoother || o->levels)
-        BAD("%s: for mg and mgcg (not %s)",
-            o->cycle      ? "cycle"
-            : o->smoother ? "smoother"
-            : o->levels   ? "levels"
-            : o->pre      ? "pre"
-                          : "post",
-            mname);
+    if (mg_field(o)) BAD("%s: for mg and mgcg (not %s)", mg_field(o), mname);
     if (m == HR_METHOD_JACOBI && o->omega == HR_OMEGA_AUTO) BAD("omega: auto is the sor weight");
     if (m == HR_METHOD_JACOBI && (o->omega == 0.0 || o->omega == 1.0) && hr_problem_is_singular(p))
         BAD("method: plain jacobi does not converge without a Dirichlet face (its checkerboard mode): take "
