@@ -54,6 +54,25 @@ typedef struct hr_st_axis {
     int *rn;
 } hr_st_axis;
 
+/* One axis's (index, weight) terms: of fine index i under the prolongation, of coarse index I
+ * under the restriction; the identity where the axis is not coarsened. */
+static inline int hr_st_prolong_terms(const hr_st_axis *a, int i, int idx[2], double w[2])
+{
+    if (!a->coarsen) return idx[0] = i, w[0] = 1.0, 1;
+    idx[0] = a->i0[i], w[0] = a->w0[i];
+    if (a->i1[i] < 0) return 1;
+    idx[1] = a->i1[i], w[1] = a->w1[i];
+    return 2;
+}
+
+static inline int hr_st_restrict_terms(const hr_st_axis *a, int I, int idx[3], double w[3])
+{
+    if (!a->coarsen) return idx[0] = I, w[0] = 1.0, 1;
+    for (int t = 0; t < a->rn[I]; t++)
+        idx[t] = a->ri[I][t], w[t] = a->rw[I][t];
+    return a->rn[I];
+}
+
 /* r = b - A u (u's periodic ghosts filled first); returns ||r||^2. r may be NULL (norm only). */
 double hr_st_residual(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, double *r);
 /* q = A p (p's ghosts filled first); returns p . q. */

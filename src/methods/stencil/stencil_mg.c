@@ -96,24 +96,6 @@ typedef struct {
     const hr_st_axis *ax;
 } rap_job;
 
-/* The (index, weight) terms of one axis: the prolongation of fine index i, or the identity. */
-static int p_terms(const hr_st_axis *a, int i, int idx[2], double w[2])
-{
-    if (!a->coarsen) return idx[0] = i, w[0] = 1.0, 1;
-    idx[0] = a->i0[i], w[0] = a->w0[i];
-    if (a->i1[i] < 0) return 1;
-    idx[1] = a->i1[i], w[1] = a->w1[i];
-    return 2;
-}
-
-static int r_terms(const hr_st_axis *a, int I, int idx[3], double w[3])
-{
-    if (!a->coarsen) return idx[0] = I, w[0] = 1.0, 1;
-    for (int t = 0; t < a->rn[I]; t++)
-        idx[t] = a->ri[I][t], w[t] = a->rw[I][t];
-    return a->rn[I];
-}
-
 static void rap_fn(void *ctx, int tid, int nt)
 {
     const rap_job *j = ctx;
@@ -142,14 +124,14 @@ static void rap_fn(void *ctx, int tid, int nt)
         const int J = (int)(l % cg->n[1]), K = (int)(l / cg->n[1]);
         int yi[3], zi[3];
         double yw[3], zw[3];
-        const int ny = r_terms(&j->ax[1], J, yi, yw);
-        const int nz = dim == 3 ? r_terms(&j->ax[2], K, zi, zw) : (zi[0] = 0, zw[0] = 1.0, 1);
+        const int ny = hr_st_restrict_terms(&j->ax[1], J, yi, yw);
+        const int nz = dim == 3 ? hr_st_restrict_terms(&j->ax[2], K, zi, zw) : (zi[0] = 0, zw[0] = 1.0, 1);
         for (int I = 0; I < cg->n[0]; I++) {
             const int Ic[3] = {I, J, K};
             double acc[27] = {0};
             int xi[3];
             double xw[3];
-            const int nx = r_terms(&j->ax[0], I, xi, xw);
+            const int nx = hr_st_restrict_terms(&j->ax[0], I, xi, xw);
             for (int c = 0; c < nz; c++)
                 for (int b = 0; b < ny; b++)
                     for (int a = 0; a < nx; a++) {
@@ -179,7 +161,7 @@ static void rap_fn(void *ctx, int tid, int nt)
                             int ti[3][2], tn[3];
                             double tw[3][2];
                             for (int d = 0; d < 3; d++)
-                                tn[d] = d < dim ? p_terms(&j->ax[d], q[d], ti[d], tw[d])
+                                tn[d] = d < dim ? hr_st_prolong_terms(&j->ax[d], q[d], ti[d], tw[d])
                                                 : (ti[d][0] = 0, tw[d][0] = 1.0, 1);
                             for (int z = 0; z < tn[2]; z++)
                                 for (int y = 0; y < tn[1]; y++)

@@ -407,28 +407,20 @@ typedef struct {
     double *dst;
 } tr_job;
 
-/* One axis's entries for an index: (index, weight) pairs; the identity where not coarsened. */
-static int prolong_terms(const hr_st_axis *a, int i, int idx[2], double w[2])
+/* sum_c sum_b sum_a zw[c] yw[b] xw[a] src(xi[a], yi[b], zi[c]): one point of a transfer. */
+static inline double gather(const hr_sgrid *g, const double *src, const int *xi, const double *xw, int nx,
+                            const int *yi, const double *yw, int ny, const int *zi, const double *zw, int nz)
 {
-    if (!a->coarsen) {
-        idx[0] = i, w[0] = 1.0;
-        return 1;
-    }
-    idx[0] = a->i0[i], w[0] = a->w0[i];
-    if (a->i1[i] < 0) return 1;
-    idx[1] = a->i1[i], w[1] = a->w1[i];
-    return 2;
-}
-
-static int restrict_terms(const hr_st_axis *a, int I, int idx[3], double w[3])
-{
-    if (!a->coarsen) {
-        idx[0] = I, w[0] = 1.0;
-        return 1;
-    }
-    for (int t = 0; t < a->rn[I]; t++)
-        idx[t] = a->ri[I][t], w[t] = a->rw[I][t];
-    return a->rn[I];
+    double s = 0.0;
+    for (int c = 0; c < nz; c++)
+        for (int b = 0; b < ny; b++) {
+            const double *row = src + hr_sgrid_index(g, 0, yi[b], zi[c]);
+            double t = 0.0;
+            for (int a = 0; a < nx; a++)
+                t += xw[a] * row[xi[a]];
+            s += zw[c] * yw[b] * t;
+        }
+    return s;
 }
 
 static void restrict_fn(void *ctx, int tid, int nt)
@@ -441,22 +433,14 @@ static void restrict_fn(void *ctx, int tid, int nt)
         const int J = (int)(l % (size_t)cg->n[1]), K = (int)(l / (size_t)cg->n[1]);
         int yi[3], zi[3];
         double yw[3], zw[3];
-        const int ny = restrict_terms(&j->ax[1], J, yi, yw);
-        const int nz = cg->dim == 3 ? restrict_terms(&j->ax[2], K, zi, zw) : (zi[0] = 0, zw[0] = 1.0, 1);
+        const int ny = hr_st_restrict_terms(&j->ax[1], J, yi, yw);
+        const int nz =
+            cg->dim == 3 ? hr_st_restrict_terms(&j->ax[2], K, zi, zw) : (zi[0] = 0, zw[0] = 1.0, 1);
         for (int I = 0; I < cg->n[0]; I++) {
             int xi[3];
             double xw[3];
-            const int nx = restrict_terms(&j->ax[0], I, xi, xw);
-            double s = 0.0;
-            for (int c = 0; c < nz; c++)
-                for (int b = 0; b < ny; b++) {
-                    const double *row = j->src + hr_sgrid_index(fg, 0, yi[b], zi[c]);
-                    double t = 0.0;
-                    for (int a = 0; a < nx; a++)
-                        t += xw[a] * row[xi[a]];
-                    s += zw[c] * yw[b] * t;
-                }
-            j->dst[hr_sgrid_index(cg, I, J, K)] = s;
+            const int nx = hr_st_restrict_terms(&j->ax[0], I, xi, xw);
+            j->dst[hr_sgrid_index(cg, I, J, K)] = gather(fg, j->src, xi, xw, nx, yi, yw, ny, zi, zw, nz);
         }
     }
 }
@@ -478,23 +462,14 @@ static void prolong_fn(void *ctx, int tid, int nt)
         const int y = (int)(l % (size_t)fg->n[1]), z = (int)(l / (size_t)fg->n[1]);
         int yi[2], zi[2];
         double yw[2], zw[2];
-        const int ny = prolong_terms(&j->ax[1], y, yi, yw);
-        const int nz = fg->dim == 3 ? prolong_terms(&j->ax[2], z, zi, zw) : (zi[0] = 0, zw[0] = 1.0, 1);
+        const int ny = hr_st_prolong_terms(&j->ax[1], y, yi, yw);
+        const int nz = fg->dim == 3 ? hr_st_prolong_terms(&j->ax[2], z, zi, zw) : (zi[0] = 0, zw[0] = 1.0, 1);
         double *out = j->dst + hr_sgrid_index(fg, 0, y, z);
         for (int i = 0; i < fg->n[0]; i++) {
             int xi[2];
             double xw[2];
-            const int nx = prolong_terms(&j->ax[0], i, xi, xw);
-            double s = 0.0;
-            for (int c = 0; c < nz; c++)
-                for (int b = 0; b < ny; b++) {
-                    const double *row = j->src + hr_sgrid_index(cg, 0, yi[b], zi[c]);
-                    double t = 0.0;
-                    for (int a = 0; a < nx; a++)
-                        t += xw[a] * row[xi[a]];
-                    s += zw[c] * yw[b] * t;
-                }
-            out[i] += s;
+            const int nx = hr_st_prolong_terms(&j->ax[0], i, xi, xw);
+            out[i] += gather(cg, j->src, xi, xw, nx, yi, yw, ny, zi, zw, nz);
         }
     }
 }
