@@ -429,7 +429,11 @@ static void cu_remove_mean(hr_st_exec *ex, const hr_sgrid *g, double *x)
 
 static double cu_residual(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, double *r)
 {
-    return st_cu_sweep(st_dev(ex), A, ST_OP_RES, u, b, NULL, r, 0.0, 0.0);
+    st_cuda *d = st_dev(ex);
+    d->quiet = ex->quiet; /* the norm is not read: no reduction, no wait for the stream */
+    const double v = st_cu_sweep(d, A, ST_OP_RES, u, b, NULL, r, 0.0, 0.0);
+    d->quiet = 0;
+    return v;
 }
 
 static double cu_apply_dot(hr_st_exec *ex, const hr_sop *A, double *p, double *q)

@@ -39,6 +39,7 @@ typedef struct st_cuda {
     cudaError_t err;     /* the first failure (sticky: reductions then answer NaN) */
     char msg[256];
     st_shape shape[2]; /* 2-D, 3-D */
+    int quiet;         /* set: a residual skips its reduction (hr_st_exec.quiet) */
 } st_cuda;
 
 static inline st_cuda *st_dev(hr_st_exec *ex)

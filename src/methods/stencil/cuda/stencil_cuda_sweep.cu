@@ -267,7 +267,7 @@ double st_cu_sweep(st_cuda *d, const hr_sop *A, int op, const double *u, const d
     case ST_OP_RES: sweep_launch<ST_OP_RES>(d, kind, G, grid, block, a); break;
     default: sweep_launch<ST_OP_APPLY>(d, kind, G, grid, block, a); break;
     }
-    return red ? st_cu_reduce(d, G) : 0.0;
+    return red && !d->quiet ? st_cu_reduce(d, G) : 0.0;
 }
 
 /* ------------------------------------------------------------------ one colour of Gauss-Seidel */
