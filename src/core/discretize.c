@@ -145,8 +145,14 @@ void hr_sop_detect_uniform(hr_sop *A)
     const ptrdiff_t o = g->origin;
     const double d = A->diag[o];
     double c[3] = {0, 0, 0};
-    for (int a = 0; a < g->dim; a++) /* the first coupling along a that is present */
-        c[a] = g->n[a] > 1 || g->periodic[a] ? A->c[a][o] : 0.0;
+    for (int a = 0; a < g->dim; a++) { /* the first coupling along a that is present (whole-grid indices: a
+                                          slab of one row at the top takes the one across its cut) */
+        const int top = g->goff[a] == g->gn[a] - 1 && !g->gper[a];
+        c[a] = g->gn[a] < 2 && !g->gper[a] ? 0.0
+               : !top                      ? A->c[a][o]
+               : g->goff[a] > 0            ? A->c[a][o - g->st[a]]
+                                           : 0.0;
+    }
     for (int k = 0; k < g->n[2]; k++)
         for (int j = 0; j < g->n[1]; j++)
             for (int i = 0; i < g->n[0]; i++) {
@@ -154,7 +160,7 @@ void hr_sop_detect_uniform(hr_sop *A)
                 if (A->diag[p] != d) return;
                 const int idx[3] = {i, j, k};
                 for (int a = 0; a < g->dim; a++) {
-                    const int last = idx[a] == g->n[a] - 1 && !g->periodic[a];
+                    const int last = idx[a] + g->goff[a] == g->gn[a] - 1 && !g->gper[a];
                     if (A->c[a][p] != (last ? 0.0 : c[a])) return;
                 }
             }

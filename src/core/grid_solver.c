@@ -322,8 +322,6 @@ static hr_status check_general(const hr_grid_solver *s, int mpi, char *w, size_t
         BAD("%s: for MPI ranks (hr_grid_solver_create_mpi)", o->ghost       ? "ghost"
                                                              : o->transport ? "transport"
                                                                             : "decomp");
-    if (mpi && (m == HR_METHOD_MG || m == HR_METHOD_MGCG))
-        NOT_YET("method: %s runs in one process so far (MPI ranks: jacobi, redblack, sor, cg)", mname);
     if (mpi && (o->decomp[0] || o->decomp[1] || o->decomp[2] || o->ghost > 1 || o->transport))
         BAD("%s: general problems on MPI ranks cut one slab of the last axis per rank, one halo row",
             o->ghost > 1   ? "ghost"
@@ -354,6 +352,9 @@ static hr_status check_general(const hr_grid_solver *s, int mpi, char *w, size_t
             o->kernel, why);
     }
     if (o->alpha) BAD("alpha: the asynchronous kernels run the model problem only (this one has %s)", why);
+    if ((o->precision == HR_PREC_SINGLE || o->precision == HR_PREC_MIXED) && mpi && hr_problem_is_model(p))
+        NOT_YET("precision: %s: %s on MPI ranks runs in double so far", hr_precision_name(o->precision),
+                mname);
     if (o->precision == HR_PREC_SINGLE || o->precision == HR_PREC_MIXED)
         NOT_YET("precision: %s: general problems (%s) run in double so far", hr_precision_name(o->precision),
                 why);
@@ -417,9 +418,10 @@ hr_status hr_gs_prepare(const hr_problem *p, const hr_grid_options *o, int mpi, 
     double scale = 1.0;
     /* the general-problem engine: what the model engines do not run, or asked for by name */
     int general = !hr_problem_is_model(p) || (o->kernel && strcmp(o->kernel, "general") == 0);
-    /* on MPI ranks the model problem's red-black, SOR and CG run on the general engine too */
+    /* on MPI ranks the model problem's red-black, SOR, CG and multigrid run on the general engine too */
     if (mpi && !o->kernel &&
-        (o->method == HR_METHOD_REDBLACK || o->method == HR_METHOD_SOR || o->method == HR_METHOD_CG))
+        (o->method == HR_METHOD_REDBLACK || o->method == HR_METHOD_SOR || o->method == HR_METHOD_CG ||
+         o->method == HR_METHOD_MG || o->method == HR_METHOD_MGCG))
         general = 1;
     if (!general) HR_TRY(check_model(p, &scale, w, ws));
     for (int a = 0; a < p->dim && !general; a++)

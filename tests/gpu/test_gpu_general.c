@@ -370,7 +370,7 @@ static void kernels(const tcase *tc)
         return;
     }
     const size_t lines = (size_t)g.n[1] * g.n[2];
-    hr_st_exec cx = {NULL, malloc(lines * sizeof(double)), lines, NULL, NULL};
+    hr_st_exec cx = {NULL, malloc(lines * sizeof(double)), lines, NULL, NULL, 0};
     hr_st_mg mg;
     memset(&mg, 0, sizeof mg);
     double *t0 = hr_sgrid_alloc(&g);
@@ -378,7 +378,7 @@ static void kernels(const tcase *tc)
         CHECK(0, "%s: the hierarchy", tc->name);
         return;
     }
-    gpu G = {hr_st_cuda_backend(), {NULL, NULL, 0, NULL, NULL}, hr_sgrid_alloc(&g)};
+    gpu G = {hr_st_cuda_backend(), {NULL, NULL, 0, NULL, NULL, 0}, hr_sgrid_alloc(&g)};
     if (G.k->open(&G.ex, 0, lines) != HR_OK) {
         CHECK(0, "%s: the CUDA backend does not open", tc->name);
         return;

@@ -123,14 +123,16 @@ expect 0 2 "" -n 2 "$W" "$HR" poisson2d $B --n 20
   bad "banner of a good run: $(cat "$T/out")"
 
 # --- commands that run whole in one process refuse several ranks (they ran on every rank:
-# the same measurements at once, the same files written); multigrid and CG too; one rank
-# under mpiexec runs as without it
+# the same measurements at once, the same files written); one rank under mpiexec runs as
+# without it
 for c in "sparse --gen laplace2d:20" "info" "model --n 64" "tune --backend cpu-threads --n 16"; do
   # shellcheck disable=SC2086
   expect 2 2 "hetrelax ${c%% *}: runs in one process" -n 2 "$W" "$HR" $c
 done
-expect 2 2 "--method: mg: not in decomposed (MPI) runs yet" -n 2 "$W" "$HR" poisson2d --n 31 --method mg
-expect 2 2 "--method: cg: not in decomposed (MPI) runs yet" -n 2 "$W" "$HR" poisson3d --n 15 --method cg
+# multigrid and CG of the model problem on several ranks: the general engine, slabs
+expect 0 2 "" -n 2 "$W" "$HR" poisson2d --n 31 --method mg --quiet
+expect 0 2 "" -n 2 "$W" "$HR" poisson3d --n 15 --method cg --quiet
+expect 2 2 "--precision: mixed" -n 2 "$W" "$HR" poisson2d --n 31 --method mg --precision mixed
 expect 0 1 "" -n 1 "$W" "$HR" sparse --gen laplace2d:20 --quiet
 expect 0 1 "" -n 1 "$W" "$HR" poisson2d --n 31 --method mg --quiet
 expect 0 1 "" -n 1 "$W" "$HR" poisson3d --n 15 --method cg --quiet

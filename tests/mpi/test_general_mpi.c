@@ -2,8 +2,9 @@
  * General problems on MPI ranks (hr_grid_solver_create_mpi; src/parallel/mpi/general_mpi.c):
  * Jacobi, red-black, SOR and CG on a slab of the last axis per rank give the one-process
  * cpu-seq run's bits, iterations and residual, for mixed boundary conditions (a periodic cut
- * axis included), a coefficient field and a singular problem; multigrid is refused on every
- * rank with the same status.
+ * axis included), a coefficient field and a singular problem; so do multigrid (every smoother
+ * and cycle, levels cut across the ranks and levels whole on every rank) and MG-preconditioned
+ * CG, and the model problem's multigrid; slabs too thin for multigrid are refused alike.
  */
 #include <math.h>
 #include <mpi.h>
@@ -16,13 +17,15 @@
 
 static int rank, size, bad;
 
-static void problem(hr_problem *p, int dim, const char *kinds, double *coef, double *f, double *face)
+static void problem_n(hr_problem *p, int dim, const int n[3], const char *kinds, double *coef, double *f,
+                      double *face)
 {
-    const int n[3] = {dim == 3 ? 13 : 37, dim == 3 ? 11 : 29, 9};
     hr_problem_init_model(p, dim, n[0], n[1], n[2]);
     hr_problem_set_lengths(p, 2.0, 1.0, 0.5);
     for (int f2 = 0; f2 < 2 * dim; f2++)
-        p->bc[f2].kind = kinds[f2] == 'n' ? HR_BC_NEUMANN : kinds[f2] == 'p' ? HR_BC_PERIODIC : HR_BC_DIRICHLET;
+        p->bc[f2].kind = kinds[f2] == 'n'   ? HR_BC_NEUMANN
+                         : kinds[f2] == 'p' ? HR_BC_PERIODIC
+                                            : HR_BC_DIRICHLET;
     const size_t cnt = hr_problem_unknowns(p);
     for (size_t i = 0; i < cnt; i++) {
         coef[i] = 1.0 + 0.5 * sin(0.37 * (double)i);
@@ -38,6 +41,12 @@ static void problem(hr_problem *p, int dim, const char *kinds, double *coef, dou
             p->bc[f2].values = face;
             break; /* one face with values, the others constant */
         }
+}
+
+static void problem(hr_problem *p, int dim, const char *kinds, double *coef, double *f, double *face)
+{
+    const int n[3] = {dim == 3 ? 13 : 37, dim == 3 ? 11 : 29, 9};
+    problem_n(p, dim, n, kinds, coef, f, face);
 }
 
 static void compare(const char *what, const hr_problem *p, const hr_grid_options *o)
@@ -67,21 +76,23 @@ static void compare(const char *what, const hr_problem *p, const hr_grid_options
         hr_grid_solver_solution(s1, HR_PREC_DOUBLE, u1, cnt) != HR_OK) {
         printf("FAIL %s: the one-process run: %s\n", what, hr_last_error());
         bad = 1;
-    } else if (st != HR_OK || st2 != HR_OK || memcmp(u, u1, cnt * sizeof *u) != 0 || r.iterations != r1.iterations ||
+    } else if (st != HR_OK || st2 != HR_OK || memcmp(u, u1, cnt * sizeof *u) != 0 ||
+               r.iterations != r1.iterations ||
                memcmp(&r.relative_residual, &r1.relative_residual, sizeof(double)) != 0 || r.ranks != size ||
                memcmp(&r.rhs_projection, &r1.rhs_projection, sizeof(double)) != 0 ||
                strcmp(info.engine, size > 1 ? "mpi-general" : "mpi-general") != 0) {
         size_t i = 0;
         while (i < cnt && u[i] == u1[i])
             i++;
-        printf("FAIL %s on %d ranks: status %d/%d, iterations %ld vs %ld, residual %.17g vs %.17g, projection "
-               "%.17g vs %.17g, first difference at %zu, engine %s\n",
-               what, size, (int)st, (int)st2, r.iterations, r1.iterations, r.relative_residual, r1.relative_residual,
-               r.rhs_projection, r1.rhs_projection, i, info.engine);
+        printf(
+            "FAIL %s on %d ranks: status %d/%d, iterations %ld vs %ld, residual %.17g vs %.17g, projection "
+            "%.17g vs %.17g, first difference at %zu, engine %s\n",
+            what, size, (int)st, (int)st2, r.iterations, r1.iterations, r.relative_residual,
+            r1.relative_residual, r.rhs_projection, r1.rhs_projection, i, info.engine);
         bad = 1;
     } else {
-        printf("ok   %s on %d ranks: %ld iterations, residual %.3e, bitwise the one-process run\n", what, size,
-               r.iterations, r.relative_residual);
+        printf("ok   %s on %d ranks: %ld iterations, residual %.3e, bitwise the one-process run\n", what,
+               size, r.iterations, r.relative_residual);
     }
     hr_grid_solver_free(s1);
     free(u);
@@ -93,7 +104,9 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    static double coef[20000], f[20000], face[2000];
+    const size_t most = 400000;
+    double *coef = malloc(most * sizeof *coef), *f = malloc(most * sizeof *f),
+           *face = malloc(4000 * sizeof *face);
     hr_problem p;
     hr_grid_options o;
     const char *kinds2[] = {"dnpp", "nddn", "ppnd"};
@@ -133,21 +146,74 @@ int main(int argc, char **argv)
     compare("3-D dnpppp cg", &p, &o);
     problem(&p, 2, "nnpp", coef, f, face); /* singular: projected */
     compare("2-D nnpp (singular) cg", &p, &o);
-    /* multigrid on ranks: refused everywhere alike */
-    hr_grid_options_default(&o);
-    o.method = HR_METHOD_MG;
-    o.backend = HR_BACKEND_CPU_SEQ;
-    hr_grid_solver *s = NULL;
-    hr_status st = hr_grid_solver_create_mpi(&p, &o, MPI_COMM_WORLD, &s);
-    int code = (int)st, lo = code, hi = code;
-    MPI_Allreduce(&code, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    MPI_Allreduce(&code, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    if (st != HR_ERR_UNSUPPORTED || lo != hi || strncmp(hr_last_error(), "method", 6) != 0) {
-        printf("FAIL rank %d: mg on ranks: %s (%s)\n", rank, hr_status_string(st), hr_last_error());
-        bad = 1;
-    } else if (rank == 0) {
-        printf("ok   mg on ranks refused on every rank: %s\n", hr_last_error());
+    /* multigrid on ranks: levels cut while every rank keeps two rows and 2048 unknowns, whole on
+     * every rank below; a fixed number of cycles and CG to a tolerance, bitwise one process */
+    const struct {
+        int dim, n[3];
+        const char *kinds;
+        double ly; /* the y length: 8 makes y weak (x alone coarsens first) */
+    } mgp[] = {
+        {2, {300, 400, 1}, "dnpp", 1.0}, {2, {150, 203, 1}, "nddn", 1.0},  {2, {200, 90, 1}, "ddnd", 8.0},
+        {2, {96, 130, 1}, "nnnn", 1.0},  {3, {40, 30, 48}, "dnddpp", 1.0}, {3, {33, 20, 27}, "nnddnd", 1.0},
+    };
+    const char *smoothers[] = {"redblack", "jacobi", "cheby"};
+    for (size_t t = 0; t < sizeof mgp / sizeof *mgp; t++) {
+        problem_n(&p, mgp[t].dim, mgp[t].n, mgp[t].kinds, coef, f, face);
+        if (mgp[t].ly != 1.0) hr_problem_set_lengths(&p, 2.0, mgp[t].ly, 0.5);
+        char what[96];
+        for (int sm = 0; sm < 3; sm++) {
+            hr_grid_options_default(&o);
+            o.backend = HR_BACKEND_CPU_SEQ;
+            o.method = HR_METHOD_MG;
+            o.smoother = smoothers[sm];
+            o.cycle = sm == 0 ? HR_CYCLE_V : sm == 1 ? HR_CYCLE_W : (t & 1) ? HR_CYCLE_F : HR_CYCLE_FMG;
+            o.tol = 0.0;
+            o.max_iters = 4;
+            snprintf(what, sizeof what, "%d-D %dx%dx%d %s mg %s %s 4 cycles", mgp[t].dim, mgp[t].n[0],
+                     mgp[t].n[1], mgp[t].n[2], mgp[t].kinds, smoothers[sm], hr_cycle_name(o.cycle));
+            compare(what, &p, &o);
+        }
+        hr_grid_options_default(&o);
+        o.backend = HR_BACKEND_CPU_SEQ;
+        o.method = HR_METHOD_MGCG;
+        o.tol = 1e-9;
+        snprintf(what, sizeof what, "%d-D %dx%dx%d %s mgcg to 1e-9", mgp[t].dim, mgp[t].n[0], mgp[t].n[1],
+                 mgp[t].n[2], mgp[t].kinds);
+        compare(what, &p, &o);
     }
+    /* the model problem's multigrid on ranks runs the general engine (uniform stencil on every
+     * slab): the one-process run of that engine (kernel general), bitwise */
+    for (int dim = 2; dim <= 3; dim++) {
+        hr_problem_init_model(&p, dim, dim == 2 ? 255 : 31, dim == 2 ? 255 : 31, 31);
+        hr_grid_options_default(&o);
+        o.backend = HR_BACKEND_CPU_SEQ;
+        o.method = dim == 2 ? HR_METHOD_MG : HR_METHOD_MGCG;
+        o.kernel = "general";
+        o.tol = 1e-9;
+        compare(dim == 2 ? "2-D model 255^2 mg to 1e-9" : "3-D model 31^3 mgcg to 1e-9", &p, &o);
+    }
+    /* a slab of one row cannot hold the Galerkin rows: refused on every rank alike */
+    if (size > 1) {
+        const int n[3] = {20, 2 * size - 1, 1};
+        problem_n(&p, 2, n, "dddd", coef, f, face);
+        hr_grid_options_default(&o);
+        o.method = HR_METHOD_MG;
+        o.backend = HR_BACKEND_CPU_SEQ;
+        hr_grid_solver *s = NULL;
+        hr_status st = hr_grid_solver_create_mpi(&p, &o, MPI_COMM_WORLD, &s);
+        int code = (int)st, lo = code, hi = code;
+        MPI_Allreduce(&code, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        MPI_Allreduce(&code, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        if (st != HR_ERR_INVALID_ARG || lo != hi || strncmp(hr_last_error(), "ny: multigrid on", 16) != 0) {
+            printf("FAIL rank %d: mg on one-row slabs: %s (%s)\n", rank, hr_status_string(st),
+                   hr_last_error());
+            bad = 1;
+        } else if (rank == 0) {
+            printf("ok   mg on one-row slabs refused on every rank: %s\n", hr_last_error());
+        }
+        hr_grid_solver_free(s);
+    }
+    free(coef), free(f), free(face);
     int any = bad;
     MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     MPI_Finalize();

@@ -5,7 +5,7 @@
  *                                cpu-seq hr_grid_solver run (on rank 0), for the problem's f,
  *                                then another f and x0, then the problem's f again, on one
  *                                handle (set up once, solve many)
- *   test_grid_solver_mpi refuse  what does not run on ranks (mg, mgcg, cpu-threads, a kernel,
+ *   test_grid_solver_mpi refuse  what does not run on ranks (mixed-precision mg, cpu-threads, a kernel,
  *                                keep_history), options bad on one rank only, no place for
  *                                the handle on one rank, a rhs given on some ranks only, no
  *                                room on the root: the same status on
@@ -207,11 +207,9 @@ static int refusals(int rank, int size)
     int bad = 0;
     hr_problem_init_model(&p, 2, 37, 29, 0);
     hr_grid_options_default(&o);
-    o.method = HR_METHOD_MG;
-    bad |= refused("method mg", &p, &o, HR_ERR_UNSUPPORTED, "method", rank, size);
-    hr_grid_options_default(&o);
-    o.method = HR_METHOD_MGCG; /* red-black, SOR and CG run there (the general engine: test_general_mpi) */
-    bad |= refused("method mgcg", &p, &o, HR_ERR_UNSUPPORTED, "method", rank, size);
+    o.method = HR_METHOD_MG; /* multigrid runs there in double (the general engine: test_general_mpi) */
+    o.precision = HR_PREC_MIXED;
+    bad |= refused("method mg, mixed precision", &p, &o, HR_ERR_UNSUPPORTED, "precision", rank, size);
     hr_grid_options_default(&o);
     o.backend = HR_BACKEND_CPU_THREADS;
     bad |= refused("backend cpu-threads", &p, &o, HR_ERR_UNSUPPORTED, "backend", rank, size);

@@ -523,7 +523,13 @@ hr_status hr_gs_general_create_slab(hr_grid_solver *s, const hr_problem *p, int 
     }
     if (st == HR_OK) st = hr_sop_alloc(&A, &g, 0);
     if (st == HR_OK) st = hr_discretize_part(&e->p, lo, hi, NULL, &A, NULL, NULL, NULL);
-    if (st == HR_OK && whole) hr_sop_detect_uniform(&A); /* a slab's cut rows: not uniform */
+    if (st == HR_OK) hr_sop_detect_uniform(&A);
+    if (st == HR_OK && comm) { /* uniform on every rank, with rank 0's scalars, or on none */
+        double v[4] = {A.ud, A.uc[0], A.uc[1], A.uc[2]};
+        comm->bcast(comm->ctx, v, 4);
+        const int same = A.uniform && v[0] == A.ud && v[1] == A.uc[0] && v[2] == A.uc[1] && v[3] == A.uc[2];
+        A.uniform = comm->all(comm->ctx, same);
+    }
     /* the smoother (the relaxation methods: the method itself on one level) */
     hr_st_mg *mg = &e->mg;
     const char *sm = s->o.smoother;

@@ -22,6 +22,7 @@ typedef struct hr_st_exec {
     size_t part_len;
     void *dev;              /* the CUDA backend's stream, scratch and reduction buffers */
     const hr_st_comm *comm; /* MPI ranks (NULL: one process) */
+    int quiet;              /* set: residuals skip their norm (multigrid's cycle does not read it) */
 } hr_st_exec;
 
 /* A grid cut into slabs of its last axis, one per MPI rank (src/parallel/mpi/): the kernels
@@ -29,7 +30,9 @@ typedef struct hr_st_exec {
  * partials in the whole grid's line order, so that each rank gets the one-process sum's bits. */
 struct hr_st_comm {
     void *ctx;
-    size_t count; /* unknowns of the whole grid */
+    size_t count;   /* unknowns of the whole grid */
+    int rank, size; /* this rank, and how many */
+    const int *cut; /* size + 1 bounds: rank r holds rows [cut[r], cut[r + 1]) of the last axis */
     /* fills the ghost rows of the last axis of x (its neighbours' edge rows, or the far side
      * across a cut periodic axis) */
     void (*halo)(void *ctx, const hr_sgrid *g, double *x);
@@ -39,14 +42,27 @@ struct hr_st_comm {
     double (*sum_ranks)(void *ctx, double v);
     /* rank 0's dst (count values, the grid array layout) from every rank's packed slab */
     hr_status (*gather)(void *ctx, const double *slab, size_t slab_count, double *dst, size_t count);
+    /* every rank's top `up` rows of x (padded rows, the last axis) into the rank above's
+     * `below` (lowest row first), every rank's bottom `down` rows into the rank below's
+     * `above`; a buffer with no neighbour (a face) is left as it was */
+    void (*edge_rows)(void *ctx, const hr_sgrid *g, const double *x, int up, double *below, int down,
+                      double *above);
+    /* in place: rank r's counts[r] values at buf + displs[r] to every rank */
+    void (*allgather)(void *ctx, double *buf, const int *counts, const int *displs);
+    /* 1 when v is nonzero on every rank */
+    int (*all)(void *ctx, int v);
+    /* rank 0's n values to every rank */
+    void (*bcast)(void *ctx, double *v, int n);
 };
 
-/* The prolongation along one axis of a level: fine index i takes w0 * coarse[i0] +
+/* The prolongation along one axis of a level (whole-grid indices: a slab's kernels add its
+ * offset first, hr_sgrid_local after): fine index i takes w0 * coarse[i0] +
  * w1 * coarse[i1] (i1 < 0: one term); an axis that is not coarsened is the identity. Its
  * transpose (restriction): coarse I gathers rw[I][t] * fine[ri[I][t]], t < rn[I] (<= 3). */
 typedef struct hr_st_axis {
     int coarsen; /* 0: identity */
     int nf, nc;
+    int first; /* the fine index of coarse point 0 (coarse point I is fine point first + 2 I) */
     int *i0, *i1;
     double *w0, *w1;
     int (*ri)[3];

@@ -5,11 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/error.h"
 #include "methods/stencil/stencil_mg.h"
 
 #define COARSEST_MAX 64   /* stop coarsening at this many unknowns */
 #define DENSE_MAX    1500 /* the coarsest level is factored up to this size */
 #define STRONG       0.5  /* an axis is coarsened when its couplings reach this share of the strongest */
+#define DIST_MIN     2048 /* MPI ranks: a level stays cut while it has this many unknowns per rank */
 
 /* ------------------------------------------------------------------ transfers */
 
@@ -45,6 +47,7 @@ static hr_status axis_build(hr_st_axis *a, int n, int periodic, int free_lo, int
     a->coarsen = 1;
     a->nf = n;
     a->nc = nc;
+    a->first = s;
     a->i0 = malloc(n * sizeof *a->i0), a->i1 = malloc(n * sizeof *a->i1);
     a->w0 = malloc(n * sizeof *a->w0), a->w1 = malloc(n * sizeof *a->w1);
     a->ri = calloc(nc, sizeof *a->ri), a->rw = calloc(nc, sizeof *a->rw), a->rn = calloc(nc, sizeof *a->rn);
@@ -120,14 +123,16 @@ static void rap_fn(void *ctx, int tid, int nt)
     where[13] = -1;
     for (int k = 0; k < C->nk; k++)
         where[(C->off[k][2] + 1) * 9 + (C->off[k][1] + 1) * 3 + C->off[k][0] + 1] = k;
+    /* indices are the whole grid's (a slab: A's rows reach one past C's rows' fine points) */
     for (size_t l = l0; l < l1; l++) {
         const int J = (int)(l % cg->n[1]), K = (int)(l / cg->n[1]);
+        const int Jg = J + cg->goff[1], Kg = K + cg->goff[2];
         int yi[3], zi[3];
         double yw[3], zw[3];
-        const int ny = hr_st_restrict_terms(&j->ax[1], J, yi, yw);
-        const int nz = dim == 3 ? hr_st_restrict_terms(&j->ax[2], K, zi, zw) : (zi[0] = 0, zw[0] = 1.0, 1);
+        const int ny = hr_st_restrict_terms(&j->ax[1], Jg, yi, yw);
+        const int nz = dim == 3 ? hr_st_restrict_terms(&j->ax[2], Kg, zi, zw) : (zi[0] = 0, zw[0] = 1.0, 1);
         for (int I = 0; I < cg->n[0]; I++) {
-            const int Ic[3] = {I, J, K};
+            const int Ic[3] = {I, Jg, Kg};
             double acc[27] = {0};
             int xi[3];
             double xw[3];
@@ -137,7 +142,8 @@ static void rap_fn(void *ctx, int tid, int nt)
                     for (int a = 0; a < nx; a++) {
                         const int pf[3] = {xi[a], yi[b], zi[c]};
                         const double wp = xw[a] * yw[b] * zw[c];
-                        const ptrdiff_t p = hr_sgrid_index(fg, pf[0], pf[1], pf[2]);
+                        const ptrdiff_t p = hr_sgrid_index(fg, pf[0], hr_sgrid_local(fg, 1, pf[1]),
+                                                           dim == 3 ? hr_sgrid_local(fg, 2, pf[2]) : 0);
                         for (int e = 0; e < ne; e++) {
                             double v;
                             if (e == 0)
@@ -150,9 +156,9 @@ static void rap_fn(void *ctx, int tid, int nt)
                             int q[3], ok = 1;
                             for (int d = 0; d < 3 && ok; d++) {
                                 q[d] = pf[d] + eo[e][d];
-                                if (q[d] < 0 || q[d] >= fg->n[d]) {
-                                    if (fg->periodic[d])
-                                        q[d] = (q[d] + fg->n[d]) % fg->n[d];
+                                if (q[d] < 0 || q[d] >= fg->gn[d]) {
+                                    if (fg->gper[d])
+                                        q[d] = (q[d] + fg->gn[d]) % fg->gn[d];
                                     else
                                         ok = 0;
                                 }
@@ -170,9 +176,9 @@ static void rap_fn(void *ctx, int tid, int nt)
                                         int slot = 0, mul = 1, bad = 0;
                                         for (int d = 0; d < 3; d++) {
                                             int dd = Jc[d] - Ic[d];
-                                            if (cg->periodic[d]) {
-                                                if (dd > 1) dd -= cg->n[d];
-                                                if (dd < -1) dd += cg->n[d];
+                                            if (cg->gper[d]) {
+                                                if (dd > 1) dd -= cg->gn[d];
+                                                if (dd < -1) dd += cg->gn[d];
                                             }
                                             if (dd < -1 || dd > 1) bad = 1;
                                             slot += (dd + 1) * mul;
@@ -202,20 +208,208 @@ static void exec_run(hr_st_exec *ex, hr_team_fn fn, void *ctx)
         fn(ctx, 0, 1);
 }
 
+/* ------------------------------------------------------------------ levels on MPI ranks */
+
+/* A cut coarse level's view of the ranks: the finest level's hooks, with sums over this
+ * level's slabs (their line counts differ from the finest level's). */
+struct hr_st_level_comm {
+    hr_st_comm hooks;
+    const hr_st_comm *base;
+    int *counts, *displs; /* per rank: its lines, and the first */
+    double *all;
+    size_t total;
+};
+
+static void lc_halo(void *ctx, const hr_sgrid *g, double *x)
+{
+    const hr_st_level_comm *c = ctx;
+    c->base->halo(c->base->ctx, g, x);
+}
+
+static double lc_sum(void *ctx, const double *part, size_t lines)
+{
+    hr_st_level_comm *c = ctx;
+    const int r = c->base->rank;
+    if (lines) memcpy(c->all + c->displs[r], part, lines * sizeof *part);
+    c->base->allgather(c->base->ctx, c->all, c->counts, c->displs);
+    double s = 0.0;
+    for (size_t l = 0; l < c->total; l++)
+        s += c->all[l];
+    return s;
+}
+
+static double lc_sum_ranks(void *ctx, double v)
+{
+    const hr_st_level_comm *c = ctx;
+    return c->base->sum_ranks(c->base->ctx, v);
+}
+
+static hr_st_level_comm *lc_new(const hr_st_comm *base, const int *cut, int lines_per_row)
+{
+    hr_st_level_comm *c = calloc(1, sizeof *c);
+    if (!c) return NULL;
+    const int P = base->size;
+    c->base = base;
+    c->counts = malloc(P * sizeof *c->counts), c->displs = malloc(P * sizeof *c->displs);
+    c->total = (size_t)lines_per_row * (size_t)(cut[P] - cut[0]);
+    c->all = malloc((c->total ? c->total : 1) * sizeof *c->all);
+    if (!c->counts || !c->displs || !c->all) {
+        free(c->counts), free(c->displs), free(c->all), free(c);
+        return NULL;
+    }
+    for (int r = 0; r < P; r++) {
+        c->counts[r] = lines_per_row * (cut[r + 1] - cut[r]);
+        c->displs[r] = lines_per_row * (cut[r] - cut[0]);
+    }
+    c->hooks = *base;
+    c->hooks.ctx = c;
+    c->hooks.halo = lc_halo;
+    c->hooks.sum = lc_sum;
+    c->hooks.sum_ranks = lc_sum_ranks;
+    c->hooks.gather = NULL; /* the solution is the finest level's */
+    c->hooks.edge_rows = NULL, c->hooks.allgather = NULL, c->hooks.all = NULL, c->hooks.bcast = NULL;
+    return c;
+}
+
+static void lc_free(hr_st_level_comm *c)
+{
+    if (!c) return;
+    free(c->counts), free(c->displs), free(c->all), free(c);
+}
+
+/* The unknowns of the whole grid g is a slab of. */
+static size_t whole_count(const hr_sgrid *g)
+{
+    return (size_t)g->gn[0] * (size_t)g->gn[1] * (size_t)g->gn[2];
+}
+
+/* L's slab bounds (cut, size + 1 values) and, from them, its slabs as padded rows of the whole
+ * grid (the allgather's counts and displacements). */
+static hr_status set_cut(hr_st_level *L, const hr_st_comm *c, const int *cut)
+{
+    const int P = c->size;
+    const ptrdiff_t row = L->A.g.st[L->A.g.dim - 1];
+    L->cut = malloc((P + 1) * sizeof *L->cut);
+    L->rows_n = malloc(P * sizeof *L->rows_n), L->rows_at = malloc(P * sizeof *L->rows_at);
+    if (!L->cut || !L->rows_n || !L->rows_at) return HR_ERR_NO_MEMORY;
+    for (int r = 0; r <= P; r++)
+        L->cut[r] = cut[r];
+    for (int r = 0; r < P; r++) {
+        L->rows_n[r] = (int)((cut[r + 1] - cut[r]) * row);
+        L->rows_at[r] = (int)((cut[r] + 1) * row); /* whole-grid row R is padded row R + 1 */
+    }
+    return HR_OK;
+}
+
+/* x, a padded array of the whole grid whose rows of this rank's slab are set: every rank's. */
+static void gather_rows(const hr_st_level *L, const hr_st_comm *c, double *x)
+{
+    c->allgather(c->ctx, x, L->rows_n, L->rows_at);
+}
+
+/* The whole grid a slab is part of. */
+static hr_sgrid whole_of(const hr_sgrid *g)
+{
+    const int last = g->dim - 1;
+    int n[3] = {g->n[0], g->n[1], g->n[2]}, per[3] = {g->periodic[0], g->periodic[1], g->periodic[2]};
+    n[last] = g->gn[last];
+    per[last] = g->gper[last];
+    hr_sgrid w;
+    hr_sgrid_init(&w, g->dim, n, per);
+    return w;
+}
+
+/* W on the whole grid from the slabs of L's operator on every rank. */
+static hr_status gather_op(const hr_st_level *L, const hr_st_comm *c, hr_sop *W)
+{
+    const hr_sgrid *g = &L->A.g;
+    const hr_sgrid w = whole_of(g);
+    HR_TRY(hr_sop_alloc(W, &w, L->A.nk != g->dim));
+    const ptrdiff_t row = g->st[g->dim - 1];
+    const size_t own = (size_t)(g->n[g->dim - 1]) * (size_t)row;
+    double *src[1 + HR_ST_MAX_HALF] = {L->A.diag}, *dst[1 + HR_ST_MAX_HALF] = {W->diag};
+    for (int k = 0; k < L->A.nk; k++)
+        src[1 + k] = L->A.c[k], dst[1 + k] = W->c[k];
+    for (int t = 0; t <= L->A.nk; t++) {
+        if (own)
+            memcpy(dst[t] + (ptrdiff_t)(g->goff[g->dim - 1] + 1) * row, src[t] + row, own * sizeof(double));
+        gather_rows(L, c, dst[t]);
+    }
+    return HR_OK;
+}
+
+/* E: F's operator on its rows and one more each side, whole rows (the neighbours' diagonal and
+ * couplings, and the couplings into the row below), what the Galerkin product of F's coarse
+ * rows reads. F has at least two rows on every rank. */
+static hr_status extend_op(const hr_st_level *F, const hr_st_comm *c, hr_sop *E)
+{
+    const hr_sgrid *fg = &F->A.g;
+    const int last = fg->dim - 1, n = fg->n[last];
+    int en[3] = {fg->n[0], fg->n[1], fg->n[2]};
+    en[last] = n + 2;
+    hr_sgrid eg;
+    hr_sgrid_init(&eg, fg->dim, en, fg->periodic);
+    eg.goff[last] = fg->goff[last] - 1;
+    eg.gn[last] = fg->gn[last];
+    eg.gper[last] = fg->gper[last];
+    HR_TRY(hr_sop_alloc(E, &eg, F->A.nk != fg->dim));
+    const ptrdiff_t row = fg->st[last];
+    const double *src[1 + HR_ST_MAX_HALF] = {F->A.diag};
+    double *dst[1 + HR_ST_MAX_HALF] = {E->diag};
+    for (int k = 0; k < F->A.nk; k++)
+        src[1 + k] = F->A.c[k], dst[1 + k] = E->c[k];
+    for (int t = 0; t <= F->A.nk; t++) {
+        memcpy(dst[t] + 2 * row, src[t] + row, (size_t)n * (size_t)row * sizeof(double));
+        c->edge_rows(c->ctx, fg, src[t], 2, dst[t], 1, dst[t] + (ptrdiff_t)(n + 2) * row);
+    }
+    return HR_OK;
+}
+
+/* The first coarse index whose fine point is at or after fine index i. */
+static int coarse_row(const hr_st_axis *a, int i)
+{
+    if (!a->coarsen) return i;
+    const int I = i <= a->first ? 0 : (i - a->first + 1) / 2;
+    return I < a->nc ? I : a->nc;
+}
+
+/* The sum of ex->part over `lines` lines, every rank's in the whole grid's order. */
+static double lines_sum(const hr_st_exec *ex, size_t lines)
+{
+    if (ex->comm) return ex->comm->sum(ex->comm->ctx, ex->part, lines);
+    double s = 0.0;
+    for (size_t l = 0; l < lines; l++)
+        s += ex->part[l];
+    return s;
+}
+
 /* ------------------------------------------------------------------ the coarsest level */
 
 static hr_status dense_setup(hr_st_mg *mg)
 {
-    const hr_sop *A = &mg->lv[mg->nlv - 1].A;
+    hr_st_level *L = &mg->lv[mg->nlv - 1];
+    const hr_st_comm *comm = L->dist ? L->ex.comm : NULL;
+    hr_sop W; /* a cut coarsest level: its whole operator, gathered */
+    memset(&W, 0, sizeof W);
+    const hr_sop *A = &L->A;
+    if (comm) {
+        HR_TRY(gather_op(L, mg->lv[0].ex.comm, &W));
+        A = &W;
+        mg->whole = W.g;
+        if (!(mg->wbuf = hr_sgrid_alloc(&mg->whole))) return hr_sop_free(&W), HR_ERR_NO_MEMORY;
+    }
     const hr_sgrid *g = &A->g;
     const int m = (int)g->count;
     mg->m = m;
     mg->cv = malloc((size_t)m * sizeof *mg->cv);
-    mg->hbuf = hr_sgrid_alloc(g);
-    if (!mg->cv || !mg->hbuf) return HR_ERR_NO_MEMORY;
-    if (m > DENSE_MAX) return HR_OK; /* smoothing sweeps instead */
-    double *M = calloc((size_t)m * m, sizeof *M);
-    if (!M) return HR_ERR_NO_MEMORY;
+    mg->hbuf = hr_sgrid_alloc(&L->A.g);
+    hr_status st = !mg->cv || !mg->hbuf ? HR_ERR_NO_MEMORY : HR_OK;
+    double *M = st == HR_OK && m <= DENSE_MAX ? calloc((size_t)m * m, sizeof *M) : NULL;
+    if (st == HR_OK && m <= DENSE_MAX && !M) st = HR_ERR_NO_MEMORY;
+    if (!M) { /* too large to factor: smoothing sweeps instead */
+        hr_sop_free(&W);
+        return st;
+    }
     int row = 0;
     double dsum = 0.0;
     for (int k = 0; k < g->n[2]; k++)
@@ -253,6 +447,7 @@ static hr_status dense_setup(hr_st_mg *mg)
             d -= M[(size_t)c * m + t] * M[(size_t)c * m + t];
         if (!(d > 0.0)) {
             free(M);
+            hr_sop_free(&W);
             return HR_ERR_INTERNAL;
         }
         d = sqrt(d);
@@ -265,6 +460,7 @@ static hr_status dense_setup(hr_st_mg *mg)
         }
     }
     mg->chol = M;
+    hr_sop_free(&W);
     return HR_OK;
 }
 
@@ -277,10 +473,19 @@ static void coarse_solve(hr_st_mg *mg, double *u, const double *b)
         hr_st_smooth(mg, mg->nlv - 1, u, b, 20, 1);
         return;
     }
-    const int m = mg->m;
+    const int m = mg->m, last = g->dim - 1;
     double *x = mg->cv;
-    mg->k->download(mg->ex, g, mg->hbuf, b);
-    hr_sgrid_pack(g, mg->hbuf, x);
+    mg->k->download(&L->ex, g, mg->hbuf, b);
+    /* a cut level: every rank's rows into the whole grid, solved there on every rank */
+    const ptrdiff_t row = g->st[last];
+    const size_t own = (size_t)g->n[last] * (size_t)row;
+    double *w = L->dist ? mg->wbuf : mg->hbuf;
+    if (L->dist) {
+        if (own) memcpy(w + (ptrdiff_t)(g->goff[last] + 1) * row, mg->hbuf + row, own * sizeof *w);
+        gather_rows(L, mg->lv[0].ex.comm, w);
+    }
+    const hr_sgrid *wg = L->dist ? &mg->whole : g;
+    hr_sgrid_pack(wg, w, x);
     const double *M = mg->chol;
     for (int r = 0; r < m; r++) {
         double v = x[r];
@@ -294,48 +499,66 @@ static void coarse_solve(hr_st_mg *mg, double *u, const double *b)
             v -= M[(size_t)t * m + r] * x[t];
         x[r] = v / M[(size_t)r * m + r];
     }
-    hr_sgrid_unpack(g, x, mg->hbuf);
-    mg->k->upload(mg->ex, g, u, mg->hbuf);
+    hr_sgrid_unpack(wg, x, w);
+    if (L->dist && own) memcpy(mg->hbuf + row, w + (ptrdiff_t)(g->goff[last] + 1) * row, own * sizeof *w);
+    mg->k->upload(&L->ex, g, u, mg->hbuf);
 }
 
 /* ------------------------------------------------------------------ smoothing */
 
-/* The largest eigenvalue of D^-1 A by power iteration (the Chebyshev smoother's bound). */
+/* A deterministic value in [-0.5, 0.5) of a whole-grid index (the same on every rank count). */
+static double unit_hash(size_t i)
+{
+    unsigned long long z = (unsigned long long)i + 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    return (double)(z >> 11) / 9007199254740992.0 - 0.5;
+}
+
+/* The largest eigenvalue of D^-1 A by power iteration (the Chebyshev smoother's bound), on
+ * the host copy of the level (its ranks' halos and sums where it is cut). */
 static double estimate_lmax(hr_st_level *L)
 {
     const hr_sgrid *g = &L->A.g;
     double *x = hr_sgrid_alloc(g), *y = hr_sgrid_alloc(g);
-    double part_[1];
-    hr_st_exec host = {NULL, NULL, 0, NULL, NULL};
-    double *part = malloc((size_t)g->n[1] * g->n[2] * sizeof *part);
-    host.part = part ? part : part_;
-    host.part_len = (size_t)g->n[1] * g->n[2];
+    const size_t lines = (size_t)g->n[1] * g->n[2];
+    double *part = malloc((lines ? lines : 1) * sizeof *part);
+    hr_st_exec host = {L->ex.team, part, lines, NULL, L->ex.comm, 0};
     double lam = 0.0;
     if (!x || !y || !part) goto done;
-    unsigned s = 12345u;
     for (int k = 0; k < g->n[2]; k++)
         for (int j = 0; j < g->n[1]; j++)
             for (int i = 0; i < g->n[0]; i++) {
-                s = s * 1664525u + 1013904223u;
-                x[hr_sgrid_index(g, i, j, k)] = (double)(s >> 8) / 16777216.0 - 0.5;
+                const size_t gi =
+                    ((size_t)(k + g->goff[2]) * g->gn[1] + (size_t)(j + g->goff[1])) * g->gn[0] + i;
+                x[hr_sgrid_index(g, i, j, k)] = unit_hash(gi);
             }
     for (int it = 0; it < 12; it++) {
         hr_st_apply_dot(&host, &L->A, x, y);
-        double nn = 0.0, xy = 0.0, xx = 0.0;
+        double s3[3];
+        for (int q = 0; q < 3; q++) { /* x . D^-1 A x, x . x, |D^-1 A x|^2: per line, then in order */
+            for (int k = 0; k < g->n[2]; k++)
+                for (int j = 0; j < g->n[1]; j++) {
+                    double s = 0.0;
+                    for (int i = 0; i < g->n[0]; i++) {
+                        const ptrdiff_t p = hr_sgrid_index(g, i, j, k);
+                        const double yp = y[p] / L->A.diag[p];
+                        s += q == 0 ? x[p] * yp : q == 1 ? x[p] * x[p] : yp * yp;
+                    }
+                    part[(size_t)k * g->n[1] + j] = s;
+                }
+            s3[q] = lines_sum(&host, lines);
+        }
+        lam = s3[1] > 0.0 ? s3[0] / s3[1] : 0.0;
+        const double nn = sqrt(s3[2]);
+        if (!(nn > 0.0)) break;
         for (int k = 0; k < g->n[2]; k++)
             for (int j = 0; j < g->n[1]; j++)
                 for (int i = 0; i < g->n[0]; i++) {
                     const ptrdiff_t p = hr_sgrid_index(g, i, j, k);
-                    y[p] /= L->A.diag[p];
-                    xy += x[p] * y[p];
-                    xx += x[p] * x[p];
-                    nn += y[p] * y[p];
+                    x[p] = y[p] / L->A.diag[p] / nn;
                 }
-        lam = xx > 0.0 ? xy / xx : 0.0;
-        nn = sqrt(nn);
-        if (!(nn > 0.0)) break;
-        for (size_t t = 0; t < g->padded; t++)
-            x[t] = y[t] / nn;
     }
 done:
     free(x), free(y), free(part);
@@ -350,7 +573,7 @@ void hr_st_smooth(hr_st_mg *mg, int level, double *u, const double *b, int count
     if (count <= 0) return;
     if (mg->smoother == HR_ST_GS && k->gs_sweep) {
         for (int s = 0; s < count; s++)
-            k->gs_sweep(mg->ex, A, u, b, mg->omega, reverse);
+            k->gs_sweep(&L->ex, A, u, b, mg->omega, reverse);
         return;
     }
     if (mg->smoother == HR_ST_GS) {
@@ -358,18 +581,18 @@ void hr_st_smooth(hr_st_mg *mg, int level, double *u, const double *b, int count
         const int nc = hr_st_colours(&L->A, cls);
         for (int s = 0; s < count; s++)
             for (int c = 0; c < nc; c++)
-                k->colour_sweep(mg->ex, A, u, b, mg->omega, reverse ? nc - 1 - c : c);
+                k->colour_sweep(&L->ex, A, u, b, mg->omega, reverse ? nc - 1 - c : c);
         return;
     }
     double *t = L->t;
     if (mg->smoother == HR_ST_JACOBI) {
         for (int s = 0; s + 1 < count; s += 2) {
-            k->jacobi(mg->ex, A, u, b, t, mg->omega);
-            k->jacobi(mg->ex, A, t, b, u, mg->omega);
+            k->jacobi(&L->ex, A, u, b, t, mg->omega);
+            k->jacobi(&L->ex, A, t, b, u, mg->omega);
         }
         if (count & 1) {
-            k->jacobi(mg->ex, A, u, b, t, mg->omega);
-            k->copy(mg->ex, &A->g, u, t);
+            k->jacobi(&L->ex, A, u, b, t, mg->omega);
+            k->copy(&L->ex, &A->g, u, t);
         }
         return;
     }
@@ -378,19 +601,89 @@ void hr_st_smooth(hr_st_mg *mg, int level, double *u, const double *b, int count
     const double theta = 0.5 * (hi + lo), delta = 0.5 * (hi - lo), sigma = theta / delta;
     double rho = 1.0 / sigma;
     double *cur = u, *prev = t;
-    k->cheby(mg->ex, A, cur, b, NULL, prev, 1.0 / theta, 0.0); /* x1 into prev's buffer */
+    k->cheby(&L->ex, A, cur, b, NULL, prev, 1.0 / theta, 0.0); /* x1 into prev's buffer */
     double *swap = cur;
     cur = prev, prev = swap;
     for (int s = 1; s < count; s++) {
         const double rho1 = 1.0 / (2.0 * sigma - rho);
-        k->cheby(mg->ex, A, cur, b, prev, prev, 2.0 * rho1 / delta, rho1 * rho);
+        k->cheby(&L->ex, A, cur, b, prev, prev, 2.0 * rho1 / delta, rho1 * rho);
         swap = cur, cur = prev, prev = swap;
         rho = rho1;
     }
-    if (cur != u) k->copy(mg->ex, &A->g, u, cur);
+    if (cur != u) k->copy(&L->ex, &A->g, u, cur);
 }
 
 /* ------------------------------------------------------------------ setup */
+
+/* Builds the level below F (mg->lv[mg->nlv - 1], F the one above it) whose axes coarsen as F->ax says, nc its
+ * whole extents: on a cut F, the Galerkin rows of this rank's slab of it, and then the level is cut the same
+ * way or, with too few rows or unknowns per rank, whole on every rank. */
+static hr_status coarse_level(hr_st_mg *mg, const int nc[3])
+{
+    hr_st_level *F = &mg->lv[mg->nlv - 2], *C = &mg->lv[mg->nlv - 1]; /* C just counted */
+    const hr_sgrid *fg = &F->A.g;
+    const int dim = fg->dim, last = dim - 1;
+    const hr_st_comm *base = mg->lv[0].ex.comm;
+    const int P = F->dist ? base->size : 1, rank = F->dist ? base->rank : 0;
+    int *ccut = NULL;
+    int n[3] = {nc[0], nc[1], nc[2]}, per[3] = {fg->periodic[0], fg->periodic[1], fg->periodic[2]};
+    if (F->dist) {
+        if (!(ccut = malloc((P + 1) * sizeof *ccut))) return HR_ERR_NO_MEMORY;
+        int rows_min = nc[last];
+        for (int r = 0; r <= P; r++)
+            ccut[r] = coarse_row(&F->ax[last], F->cut[r]);
+        for (int r = 0; r < P; r++)
+            rows_min = ccut[r + 1] - ccut[r] < rows_min ? ccut[r + 1] - ccut[r] : rows_min;
+        const size_t count = (size_t)nc[0] * nc[1] * (dim == 3 ? nc[2] : 1);
+        C->dist = rows_min >= 2 && count >= (size_t)DIST_MIN * P;
+        n[last] = ccut[rank + 1] - ccut[rank];
+        per[last] = 0;
+    }
+    hr_sgrid cg;
+    hr_sgrid_init(&cg, dim, n, per);
+    cg.goff[last] = F->dist ? ccut[rank] : 0;
+    cg.gn[last] = nc[last];
+    cg.gper[last] = fg->gper[last];
+    hr_status st = hr_sop_alloc(&C->A, &cg, 1);
+    hr_sop E; /* a cut F: its rows and one more each side */
+    memset(&E, 0, sizeof E);
+    if (st == HR_OK && F->dist) st = extend_op(F, base, &E);
+    if (st == HR_OK) {
+        rap_job j = {F->dist ? &E : &F->A, &C->A, F->ax};
+        exec_run(&F->ex, rap_fn, &j);
+    }
+    hr_sop_free(&E);
+    if (st == HR_OK && F->dist) st = set_cut(C, base, ccut);
+    free(ccut);
+    C->ex = mg->lv[0].ex;
+    C->ex.comm = NULL;
+    if (st == HR_OK && F->dist && C->dist) { /* the couplings into the row below the slab: the ghost row */
+        for (int k = 0; k < C->A.nk; k++)
+            base->halo(base->ctx, &C->A.g, C->A.c[k]);
+        if (!(C->lc = lc_new(base, C->cut, dim == 3 ? nc[1] : 1)))
+            st = HR_ERR_NO_MEMORY;
+        else
+            C->ex.comm = &C->lc->hooks;
+    } else if (st == HR_OK && F->dist) { /* whole on every rank */
+        hr_sop W;
+        st = gather_op(C, base, &W);
+        if (st == HR_OK) hr_sop_free(&C->A), C->A = W;
+    }
+    if (st != HR_OK) return st;
+    const hr_sgrid *g = &C->A.g;
+    for (int k = 0; k < C->A.nk; k++)
+        hr_st_fill_ghosts(g, C->A.c[k]);
+    const size_t lines = (size_t)g->n[1] * g->n[2];
+    C->part = malloc((lines ? lines : 1) * sizeof *C->part);
+    if (!C->part) return HR_ERR_NO_MEMORY;
+    C->ex.part = C->part;
+    C->ex.part_len = lines;
+    const hr_st_backend *k = mg->k;
+    C->u = k->alloc(mg->ex, g), C->b = k->alloc(mg->ex, g), C->r = k->alloc(mg->ex, g),
+    C->t = k->alloc(mg->ex, g);
+    if (!C->u || !C->b || !C->r || !C->t) return HR_ERR_NO_MEMORY;
+    return HR_OK;
+}
 
 hr_status hr_st_mg_setup(hr_st_mg *mg, hr_st_exec *ex, const hr_st_backend *k, hr_sop *A0,
                          const int free_lo[3], const int free_hi[3], int max_levels, int singular,
@@ -403,35 +696,42 @@ hr_status hr_st_mg_setup(hr_st_mg *mg, hr_st_exec *ex, const hr_st_backend *k, h
     mg->lv = calloc(cap, sizeof *mg->lv);
     if (!mg->lv) return HR_ERR_NO_MEMORY;
     mg->nlv = 1;
-    mg->lv[0].A = *A0;
+    hr_st_level *L0 = &mg->lv[0];
+    L0->A = *A0;
     memset(A0, 0, sizeof *A0);
+    L0->ex = *ex;
+    L0->dist = ex->comm != NULL;
+    if (L0->dist) HR_TRY(set_cut(L0, ex->comm, ex->comm->cut));
     for (int a = 0; a < 3; a++) {
-        mg->lv[0].free_lo[a] = free_lo[a], mg->lv[0].free_hi[a] = free_hi[a];
-        mg->lv[0].gap[a][0] = mg->lv[0].gap[a][1] = 1.0;
+        L0->free_lo[a] = free_lo[a], L0->free_hi[a] = free_hi[a];
+        L0->gap[a][0] = L0->gap[a][1] = 1.0;
     }
-    mg->lv[0].t = tmp0;
-    if (!(mg->lv[0].r = k->alloc(ex, &mg->lv[0].A.g))) return HR_ERR_NO_MEMORY;
+    L0->t = tmp0;
+    if (!(L0->r = k->alloc(ex, &L0->A.g))) return HR_ERR_NO_MEMORY;
     for (;;) {
         hr_st_level *F = &mg->lv[mg->nlv - 1];
         const hr_sgrid *fg = &F->A.g;
-        if (mg->nlv == cap || (max_levels > 0 && mg->nlv >= max_levels) || fg->count <= COARSEST_MAX) break;
-        /* the couplings per axis */
+        if (mg->nlv == cap || (max_levels > 0 && mg->nlv >= max_levels) || whole_count(fg) <= COARSEST_MAX)
+            break;
+        /* the couplings per axis: per line, then the lines in order (every rank's) */
         double st[3] = {0, 0, 0};
-        for (int k = 0; k < F->A.nk; k++) {
-            double s = 0.0;
+        for (int kk = 0; kk < F->A.nk; kk++) {
             for (int z = 0; z < fg->n[2]; z++)
                 for (int y = 0; y < fg->n[1]; y++) {
-                    const double *c = F->A.c[k] + hr_sgrid_index(fg, 0, y, z);
+                    const double *c = F->A.c[kk] + hr_sgrid_index(fg, 0, y, z);
+                    double s = 0.0;
                     for (int x = 0; x < fg->n[0]; x++)
                         s += fabs(c[x]);
+                    F->ex.part[(size_t)z * fg->n[1] + y] = s;
                 }
+            const double s = lines_sum(&F->ex, (size_t)fg->n[1] * fg->n[2]);
             for (int a = 0; a < fg->dim; a++)
-                if (F->A.off[k][a]) st[a] += s;
+                if (F->A.off[kk][a]) st[a] += s;
         }
         double smax = 0.0;
         int able[3] = {0, 0, 0};
         for (int a = 0; a < fg->dim; a++) {
-            able[a] = can_coarsen(fg->n[a], fg->periodic[a]);
+            able[a] = can_coarsen(fg->gn[a], fg->gper[a]);
             if (able[a] && st[a] > smax) smax = st[a];
         }
         int any = 0, nc[3] = {1, 1, 1};
@@ -440,11 +740,11 @@ hr_status hr_st_mg_setup(hr_st_mg *mg, hr_st_exec *ex, const hr_st_backend *k, h
             C_gap[a][0] = F->gap[a][0], C_gap[a][1] = F->gap[a][1];
         for (int a = 0; a < fg->dim; a++) {
             F->ax[a].coarsen = 0;
-            nc[a] = fg->n[a];
+            nc[a] = fg->gn[a];
             if (able[a] && st[a] >= STRONG * smax && smax > 0.0) {
                 double gap[2] = {F->gap[a][0], F->gap[a][1]};
                 hr_status s =
-                    axis_build(&F->ax[a], fg->n[a], fg->periodic[a], F->free_lo[a], F->free_hi[a], gap);
+                    axis_build(&F->ax[a], fg->gn[a], fg->gper[a], F->free_lo[a], F->free_hi[a], gap);
                 C_gap[a][0] = gap[0], C_gap[a][1] = gap[1];
                 if (s != HR_OK) return s;
                 nc[a] = F->ax[a].nc;
@@ -453,22 +753,12 @@ hr_status hr_st_mg_setup(hr_st_mg *mg, hr_st_exec *ex, const hr_st_backend *k, h
         }
         if (!any) break;
         hr_st_level *C = &mg->lv[mg->nlv];
-        hr_sgrid cg;
-        hr_sgrid_init(&cg, fg->dim, nc, fg->periodic);
-        hr_status s = hr_sop_alloc(&C->A, &cg, 1);
-        if (s != HR_OK) return s;
         for (int a = 0; a < 3; a++) {
             C->free_lo[a] = F->free_lo[a], C->free_hi[a] = F->free_hi[a];
             C->gap[a][0] = C_gap[a][0], C->gap[a][1] = C_gap[a][1];
         }
-        C->u = k->alloc(ex, &cg), C->b = k->alloc(ex, &cg), C->r = k->alloc(ex, &cg),
-        C->t = k->alloc(ex, &cg);
-        if (!C->u || !C->b || !C->r || !C->t) return HR_ERR_NO_MEMORY;
         mg->nlv++;
-        rap_job j = {&F->A, &C->A, F->ax};
-        exec_run(ex, rap_fn, &j);
-        for (int k = 0; k < C->A.nk; k++)
-            hr_st_fill_ghosts(&cg, C->A.c[k]);
+        HR_TRY(coarse_level(mg, nc));
     }
     for (int l = 0; l < mg->nlv; l++) {
         hr_st_level *L = &mg->lv[l];
@@ -494,15 +784,47 @@ void hr_st_mg_free(hr_st_mg *mg)
         }
         if (l > 0) mg->k->release(mg->ex, L->u), mg->k->release(mg->ex, L->b), mg->k->release(mg->ex, L->t);
         mg->k->release(mg->ex, L->r);
+        free(L->cut), free(L->rows_n), free(L->rows_at), free(L->part);
+        lc_free(L->lc);
     }
     free(mg->lv);
     free(mg->chol);
     free(mg->cv);
     free(mg->hbuf);
+    free(mg->wbuf);
     memset(mg, 0, sizeof *mg);
 }
 
 /* ------------------------------------------------------------------ cycles */
+
+/* lv[l + 1].b = R src (src on level l: its residual, or its b in FMG's descent). */
+static void restrict_to(hr_st_mg *mg, int l, double *src)
+{
+    hr_st_level *F = &mg->lv[l], *C = &mg->lv[l + 1];
+    const hr_st_comm *base = mg->lv[0].ex.comm;
+    if (F->dist) base->halo(base->ctx, &F->A.g, src); /* the rows next to the slab */
+    if (!F->dist || C->dist) {
+        mg->k->restrict_(&F->ex, &F->A.g, &C->A.g, F->dax, src, C->b);
+        return;
+    }
+    /* C is whole on every rank: this rank's rows of it, then every rank's */
+    const int last = C->A.g.dim - 1, r = base->rank;
+    hr_sgrid v = C->A.g;
+    v.n[last] = C->cut[r + 1] - C->cut[r];
+    v.count = (size_t)v.n[0] * v.n[1] * v.n[2];
+    v.origin += (ptrdiff_t)C->cut[r] * v.st[last];
+    v.goff[last] = C->cut[r];
+    if (v.n[last] > 0) mg->k->restrict_(&F->ex, &F->A.g, &v, F->dax, src, C->b);
+    gather_rows(C, base, C->b);
+}
+
+/* lv[l].u += P lv[l + 1].u */
+static void prolong_from(hr_st_mg *mg, int l)
+{
+    hr_st_level *F = &mg->lv[l], *C = &mg->lv[l + 1];
+    if (C->dist) C->ex.comm->halo(C->ex.comm->ctx, &C->A.g, C->u);
+    mg->k->prolong_add(&F->ex, &F->A.g, &C->A.g, F->dax, C->u, F->u);
+}
 
 static void visit(hr_st_mg *mg, int l, hr_cycle kind);
 
@@ -517,11 +839,13 @@ static void cycle_at(hr_st_mg *mg, int l, hr_cycle kind)
     hr_st_level *C = &mg->lv[l + 1];
     hr_st_smooth(mg, l, L->u, L->b, mg->pre, 0);
     const hr_st_backend *k = mg->k;
-    k->residual(mg->ex, &L->dA, L->u, L->b, L->r);
-    k->restrict_(mg->ex, &L->A.g, &C->A.g, L->dax, L->r, C->b);
-    k->zero(mg->ex, &C->A.g, C->u);
+    L->ex.quiet = 1; /* the norm is not read */
+    k->residual(&L->ex, &L->dA, L->u, L->b, L->r);
+    L->ex.quiet = 0;
+    restrict_to(mg, l, L->r);
+    k->zero(&C->ex, &C->A.g, C->u);
     visit(mg, l + 1, kind);
-    k->prolong_add(mg->ex, &L->A.g, &C->A.g, L->dax, C->u, L->u);
+    prolong_from(mg, l);
     hr_st_smooth(mg, l, L->u, L->b, mg->post, 1);
 }
 
@@ -553,25 +877,27 @@ void hr_st_mg_cycle(hr_st_mg *mg, double *u, double *b, int fmg)
      * there, then interpolated up with one V-cycle per level */
     const hr_st_backend *k = mg->k;
     hr_st_level *lv = mg->lv;
-    k->residual(mg->ex, &L0->dA, u, b, L0->r);
-    k->restrict_(mg->ex, &L0->A.g, &lv[1].A.g, L0->dax, L0->r, lv[1].b);
+    L0->ex.quiet = 1;
+    k->residual(&L0->ex, &L0->dA, u, b, L0->r);
+    L0->ex.quiet = 0;
+    restrict_to(mg, 0, L0->r);
     for (int l = 1; l + 1 < mg->nlv; l++)
-        k->restrict_(mg->ex, &lv[l].A.g, &lv[l + 1].A.g, lv[l].dax, lv[l].b, lv[l + 1].b);
+        restrict_to(mg, l, lv[l].b);
     const int last = mg->nlv - 1;
     coarse_solve(mg, lv[last].u, lv[last].b);
     for (int l = last - 1; l >= 1; l--) {
-        k->zero(mg->ex, &lv[l].A.g, lv[l].u);
-        k->prolong_add(mg->ex, &lv[l].A.g, &lv[l + 1].A.g, lv[l].dax, lv[l + 1].u, lv[l].u);
+        k->zero(&lv[l].ex, &lv[l].A.g, lv[l].u);
+        prolong_from(mg, l);
         cycle_at(mg, l, HR_CYCLE_V);
     }
-    k->prolong_add(mg->ex, &L0->A.g, &lv[1].A.g, L0->dax, lv[1].u, u);
+    prolong_from(mg, 0);
     cycle_at(mg, 0, HR_CYCLE_V);
 }
 
 void hr_st_mg_apply(hr_st_mg *mg, double *r, double *z)
 {
-    mg->k->zero(mg->ex, &mg->lv[0].A.g, z);
     hr_st_level *L0 = &mg->lv[0];
+    mg->k->zero(&L0->ex, &L0->A.g, z);
     L0->u = z;
     L0->b = r;
     cycle_at(mg, 0, HR_CYCLE_V);

@@ -12,7 +12,10 @@
  *    face the linear interpolant to the face's 0 at its true distance, which coarsening
  *    tracks), so P keeps constants wherever the problem has no Dirichlet face;
  *  - coarsening stops at 64 unknowns or where no axis can be coarsened; the coarsest level
- *    is solved exactly (dense Cholesky, A + s 1 1^T on a singular problem).
+ *    is solved exactly (dense Cholesky, A + s 1 1^T on a singular problem);
+ *  - on MPI ranks (ex->comm) a level is cut into slabs of its last axis as the finest is, the
+ *    transfer tables hold whole-grid indices, and small levels are whole on every rank (see
+ *    hr_st_level), so that every rank count computes the one-process run's values.
  *
  * The cycle is written once over the kernels of stencil_kernels.h.
  */
@@ -24,8 +27,11 @@
 
 typedef enum { HR_ST_GS = 0, HR_ST_JACOBI, HR_ST_CHEBY } hr_st_smoother;
 
+typedef struct hr_st_level_comm hr_st_level_comm;
+
 typedef struct hr_st_level {
     hr_sop A;              /* on the host (set-up, the coarsest solve) */
+    hr_st_exec ex;         /* where this level's kernels run: its ranks (a cut level) or none */
     hr_sop dA;             /* the backend's twin */
     hr_st_axis dax[3];     /* the backend's twins of ax */
     double *u, *b, *r, *t; /* level 0: u and b are the caller's (set per call) */
@@ -33,6 +39,14 @@ typedef struct hr_st_level {
     int free_lo[3], free_hi[3];
     double gap[3][2]; /* per axis: spacings from the first / last unknown to a Dirichlet face */
     double lmax;      /* Chebyshev: the largest eigenvalue of D^-1 A, estimated */
+    /* MPI ranks: a level is cut into slabs of its last axis, one per rank, while every rank
+     * keeps at least two rows and enough unknowns; below that it is whole on every rank
+     * (gathered from the cut level above it after each restriction) */
+    int dist;
+    int *cut;              /* size + 1 slab bounds (a cut level, or one gathered from a cut level) */
+    int *rows_n, *rows_at; /* the slabs as padded rows of the whole grid (allgather counts, displs) */
+    hr_st_level_comm *lc;  /* a cut coarse level's reductions (its slabs' line counts) */
+    double *part;          /* the per-line partials of a coarse level */
 } hr_st_level;
 
 typedef struct hr_st_mg {
@@ -48,8 +62,10 @@ typedef struct hr_st_mg {
     /* the coarsest level */
     double *chol; /* m x m lower factor, or NULL: smoothing sweeps instead (too large) */
     int m;
-    double *cv;   /* m values */
-    double *hbuf; /* the coarsest level's padded b / u on the host */
+    double *cv;     /* m values */
+    double *hbuf;   /* the coarsest level's padded b / u on the host */
+    hr_sgrid whole; /* a cut coarsest level: the whole grid it is solved on (gathered) */
+    double *wbuf;   /* ... and its padded array */
 } hr_st_mg;
 
 /* Builds the hierarchy over A0 (taken: freed by hr_st_mg_free; lv[0].A), with free_lo/hi the

@@ -62,6 +62,20 @@ static inline ptrdiff_t hr_sgrid_index(const hr_sgrid *g, int i, int j, int k)
     return g->origin + i + j * g->st[1] + k * g->st[2];
 }
 
+/* The index in g along axis a of the whole grid's index i: a slab's ghost rows included, and
+ * across a periodic wrap the copy next to the slab. */
+static inline int hr_sgrid_local(const hr_sgrid *g, int a, int i)
+{
+    int t = i - g->goff[a];
+    if (g->gper[a] && g->n[a] != g->gn[a]) {
+        if (t < -1)
+            t += g->gn[a];
+        else if (t > g->n[a])
+            t -= g->gn[a];
+    }
+    return t;
+}
+
 /* Allocates A on g with the star (box = 0) or the box stencil, all zero. */
 hr_status hr_sop_alloc(hr_sop *A, const hr_sgrid *g, int box);
 void hr_sop_free(hr_sop *A);

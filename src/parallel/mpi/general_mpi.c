@@ -20,6 +20,7 @@ typedef struct slab_comm {
     int below, above;         /* neighbour ranks along the cut axis (MPI_PROC_NULL at a face) */
     int *lines, *line_displs; /* per rank: its lines and their first (the partial sums) */
     int *counts, *displs;     /* per rank: its unknowns and their first (the gather) */
+    int *cut;                 /* size + 1: the slabs' bounds along the cut axis */
     double *all;              /* every rank's partials */
     size_t lines_total;
 } slab_comm;
@@ -35,6 +36,38 @@ static void halo(void *ctx, const hr_sgrid *g, double *x)
                  c->comm, MPI_STATUS_IGNORE);
     MPI_Sendrecv(x + row, len, MPI_DOUBLE, c->below, 2, x + (ptrdiff_t)(n + 1) * row, len, MPI_DOUBLE,
                  c->above, 2, c->comm, MPI_STATUS_IGNORE);
+}
+
+static void edge_rows(void *ctx, const hr_sgrid *g, const double *x, int up, double *below, int down,
+                      double *above)
+{
+    const slab_comm *c = ctx;
+    const int last = g->dim - 1, n = g->n[last];
+    const ptrdiff_t row = g->st[last];
+    MPI_Sendrecv(x + (ptrdiff_t)(n - up + 1) * row, (int)(up * row), MPI_DOUBLE, c->above, 3, below,
+                 (int)(up * row), MPI_DOUBLE, c->below, 3, c->comm, MPI_STATUS_IGNORE);
+    MPI_Sendrecv(x + row, (int)(down * row), MPI_DOUBLE, c->below, 4, above, (int)(down * row), MPI_DOUBLE,
+                 c->above, 4, c->comm, MPI_STATUS_IGNORE);
+}
+
+static void allgather(void *ctx, double *buf, const int *counts, const int *displs)
+{
+    const slab_comm *c = ctx;
+    MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, counts, displs, MPI_DOUBLE, c->comm);
+}
+
+static int all(void *ctx, int v)
+{
+    const slab_comm *c = ctx;
+    int a = v != 0;
+    MPI_Allreduce(MPI_IN_PLACE, &a, 1, MPI_INT, MPI_MIN, c->comm);
+    return a;
+}
+
+static void bcast(void *ctx, double *v, int n)
+{
+    const slab_comm *c = ctx;
+    MPI_Bcast(v, n, MPI_DOUBLE, 0, c->comm);
 }
 
 static double sum_ranks(void *ctx, double v)
@@ -74,7 +107,7 @@ void hr_general_mpi_free(void *comm)
 {
     slab_comm *c = comm;
     if (!c) return;
-    free(c->lines), free(c->line_displs), free(c->counts), free(c->displs), free(c->all);
+    free(c->lines), free(c->line_displs), free(c->counts), free(c->displs), free(c->all), free(c->cut);
     free(c);
 }
 
@@ -90,6 +123,14 @@ hr_status hr_general_mpi_create(hr_grid_solver *s, const hr_problem *p, MPI_Comm
     const int dim = p->dim, last = dim - 1, N = p->n[last];
     const size_t plane = dim == 3 ? (size_t)p->n[0] * p->n[1] : (size_t)p->n[0];
     const size_t lines_per_row = dim == 3 ? (size_t)p->n[1] : 1; /* lines of one row of the cut axis */
+    const int levels = s->o.method == HR_METHOD_MG || s->o.method == HR_METHOD_MGCG;
+    if (levels && c->size > 1 && N < 2 * c->size) { /* the Galerkin rows read two rows of the neighbour */
+        snprintf(why, why_size,
+                 "n%s: multigrid on %d ranks needs at least %d unknowns along %s (two rows a slab; got %d)",
+                 last == 2 ? "z" : "y", c->size, 2 * c->size, last == 2 ? "z" : "y", N);
+        free(c);
+        return HR_ERR_INVALID_ARG;
+    }
     if (N < c->size) {
         snprintf(why, why_size,
                  "n%s: %d ranks need at least %d unknowns along %s (a slab of one row each; got %d)",
@@ -99,9 +140,10 @@ hr_status hr_general_mpi_create(hr_grid_solver *s, const hr_problem *p, MPI_Comm
     }
     c->lines = malloc(c->size * sizeof *c->lines), c->line_displs = malloc(c->size * sizeof *c->line_displs);
     c->counts = malloc(c->size * sizeof *c->counts), c->displs = malloc(c->size * sizeof *c->displs);
+    c->cut = malloc((c->size + 1) * sizeof *c->cut);
     c->lines_total = lines_per_row * (size_t)N;
     c->all = malloc((c->lines_total > (size_t)c->size ? c->lines_total : (size_t)c->size) * sizeof *c->all);
-    if (!c->lines || !c->line_displs || !c->counts || !c->displs || !c->all) {
+    if (!c->lines || !c->line_displs || !c->counts || !c->displs || !c->all || !c->cut) {
         hr_general_mpi_free(c);
         return (snprintf(why, why_size, "comm: no memory"), HR_ERR_NO_MEMORY);
     }
@@ -111,7 +153,9 @@ hr_status hr_general_mpi_create(hr_grid_solver *s, const hr_problem *p, MPI_Comm
         c->line_displs[r] = (int)(lines_per_row * (size_t)lo);
         c->counts[r] = (int)(plane * (size_t)(hi - lo));
         c->displs[r] = (int)(plane * (size_t)lo);
+        c->cut[r] = lo;
     }
+    c->cut[c->size] = N;
     const int lo = (int)((long)N * c->rank / c->size), hi = (int)((long)N * (c->rank + 1) / c->size);
     const int periodic = p->bc[2 * last].kind == HR_BC_PERIODIC;
     c->below = c->rank > 0 ? c->rank - 1 : periodic && c->size > 1 ? c->size - 1 : MPI_PROC_NULL;
@@ -122,6 +166,13 @@ hr_status hr_general_mpi_create(hr_grid_solver *s, const hr_problem *p, MPI_Comm
     c->hooks.sum = sum;
     c->hooks.sum_ranks = sum_ranks;
     c->hooks.gather = gather;
+    c->hooks.rank = c->rank;
+    c->hooks.size = c->size;
+    c->hooks.cut = c->cut;
+    c->hooks.edge_rows = edge_rows;
+    c->hooks.allgather = allgather;
+    c->hooks.all = all;
+    c->hooks.bcast = bcast;
     const hr_status st = hr_gs_general_create_slab(s, p, lo, hi, c->size > 1 ? &c->hooks : NULL);
     if (st != HR_OK) {
         snprintf(why, why_size, "%s", s->err);

@@ -47,6 +47,7 @@ static void ghosts(const hr_st_exec *ex, const hr_sgrid *g, double *u)
 
 static double sum_lines(const hr_st_exec *ex, size_t lines)
 {
+    if (ex->quiet) return 0.0;
     if (ex->comm) return ex->comm->sum(ex->comm->ctx, ex->part, lines);
     double s = 0.0;
     for (size_t l = 0; l < lines; l++)
@@ -433,9 +434,14 @@ static void restrict_fn(void *ctx, int tid, int nt)
         const int J = (int)(l % (size_t)cg->n[1]), K = (int)(l / (size_t)cg->n[1]);
         int yi[3], zi[3];
         double yw[3], zw[3];
-        const int ny = hr_st_restrict_terms(&j->ax[1], J, yi, yw);
-        const int nz =
-            cg->dim == 3 ? hr_st_restrict_terms(&j->ax[2], K, zi, zw) : (zi[0] = 0, zw[0] = 1.0, 1);
+        /* the tables hold whole-grid indices (a slab: its offset) */
+        const int ny = hr_st_restrict_terms(&j->ax[1], J + cg->goff[1], yi, yw);
+        const int nz = cg->dim == 3 ? hr_st_restrict_terms(&j->ax[2], K + cg->goff[2], zi, zw)
+                                    : (zi[0] = 0, zw[0] = 1.0, 1);
+        for (int t = 0; t < ny; t++)
+            yi[t] = hr_sgrid_local(fg, 1, yi[t]);
+        for (int t = 0; t < nz && cg->dim == 3; t++)
+            zi[t] = hr_sgrid_local(fg, 2, zi[t]);
         for (int I = 0; I < cg->n[0]; I++) {
             int xi[3];
             double xw[3];
@@ -462,8 +468,13 @@ static void prolong_fn(void *ctx, int tid, int nt)
         const int y = (int)(l % (size_t)fg->n[1]), z = (int)(l / (size_t)fg->n[1]);
         int yi[2], zi[2];
         double yw[2], zw[2];
-        const int ny = hr_st_prolong_terms(&j->ax[1], y, yi, yw);
-        const int nz = fg->dim == 3 ? hr_st_prolong_terms(&j->ax[2], z, zi, zw) : (zi[0] = 0, zw[0] = 1.0, 1);
+        const int ny = hr_st_prolong_terms(&j->ax[1], y + fg->goff[1], yi, yw);
+        const int nz = fg->dim == 3 ? hr_st_prolong_terms(&j->ax[2], z + fg->goff[2], zi, zw)
+                                    : (zi[0] = 0, zw[0] = 1.0, 1);
+        for (int t = 0; t < ny; t++)
+            yi[t] = hr_sgrid_local(cg, 1, yi[t]);
+        for (int t = 0; t < nz && fg->dim == 3; t++)
+            zi[t] = hr_sgrid_local(cg, 2, zi[t]);
         double *out = j->dst + hr_sgrid_index(fg, 0, y, z);
         for (int i = 0; i < fg->n[0]; i++) {
             int xi[2];
