@@ -120,7 +120,7 @@ QUICK=""
 ALL=tune,ladder,fig11,transfer,tb,async,peers
 SECTIONS=${SECTIONS:-$ALL}
 BENCH=$(echo "$SECTIONS" | tr ',' '\n' | grep -v -x -e peers -e fig16 -e 3d -e peers3d -e hybrid -e sparsecli \
-    -e cpu16 -e mpi16 -e mpitrace -e mgpeers -e hypre16 -e hybrid5d -e hybrid5dmpi -e splittrace -e rowsab -e mgpu -e mpigpu -e multigrid -e mgpucli -e mgpm -e mgpurb -e regress -e general | paste -sd, -)
+    -e cpu16 -e mpi16 -e mpitrace -e mgpeers -e hypre16 -e hybrid5d -e hybrid5dmpi -e splittrace -e rowsab -e mgpu -e mpigpu -e multigrid -e mgpucli -e mgpm -e mgpurb -e regress -e general -e mpimg | paste -sd, -)
 # sections beyond the GPU kernels, for a machine with many cores and a GPU:
 #   hybrid     Venkatasubramanian & Vuduc fig. 14 (CPU+GPU row split, measured and modelled; HYBRID_ARGS)
 #   mgpu       many GPUs in one process (bench/experiments/mgpu_all.sh; .deps/mgpm for NVIDIA's variants)
@@ -140,6 +140,8 @@ BENCH=$(echo "$SECTIONS" | tr ',' '\n' | grep -v -x -e peers -e fig16 -e 3d -e p
 #   sparsecli  the sparse CLI against the bench driver
 #   cpu16      cpu-threads 2-D (n = 8192) and 3-D (256^3) against the STREAM copy of the run
 #   mpi16      CPU ranks against threads in one process, when MPI was built
+#   mpimg      multigrid to 1e-8 through the command on CPU ranks against threads in one process
+#              (bench/experiments/mpi_mg.py; MPIMG_N sizes, MPIMG_RANKS, MPIMG_ARGS)
 #   mpitrace   the same with per-round schedule traces of every rank (MPITRACE_RUNS)
 #   splittrace per-engine traces of small CPU shares, fig. 5d and fig. 14 (the H100's slow mode)
 #   rowsab     fig. 5d CPU shares with the rows copied directly against staged, 1 rank (and 2
@@ -230,6 +232,12 @@ if [[ ",$SECTIONS," == *,mpi16,* ]] && [ -x "$BUILD/tests/mpi/mpi_solve" ]; then
     say "CPU ranks against threads (bench/experiments/mpi_scaling.py)"
     timeout "${MPI16_TIMEOUT:-150}" python3 bench/experiments/mpi_scaling.py --build "$BUILD" --ranks "${MPI16_RANKS:-1,4,16}" \
         --dim 3 --n 256 --kinds slab --threads-ref --out "$OUT/mpi-cpu.json" ${MPI16_ARGS:-} || status=1
+fi
+if [[ ",$SECTIONS," == *,mpimg,* ]] && [ -x "$BUILD/tests/mpi/mpi_solve" ]; then
+    say "multigrid on CPU ranks against threads (bench/experiments/mpi_mg.py)"
+    timeout "${MPIMG_TIMEOUT:-420}" python3 bench/experiments/mpi_mg.py --hetrelax "$CLI" --dim 3 \
+        --n "${MPIMG_N:-255,511}" --ranks "${MPIMG_RANKS:-1,4,16}" --threads "$(nproc)" --repeats 2 \
+        --out "$OUT/mpi-mg.json" ${MPIMG_ARGS:-} || status=1
 fi
 if [[ ",$SECTIONS," == *,mpitrace,* ]] && [ -x "$BUILD/tests/mpi/mpi_solve" ]; then
     say "CPU ranks against threads, with schedule traces (bench/experiments/mpi_trace.py; overlapped rounds only)"
