@@ -39,8 +39,8 @@
  * cpu-seq, cpu-threads and one GPU in double precision, and on MPI ranks Jacobi, red-black, SOR
  * and CG (hr_grid_info.general says which engine runs).
  * A combination that does not run yet is refused by create with HR_ERR_UNSUPPORTED and
- * "field: reason" naming the option; a value out of range with HR_ERR_INVALID_ARG. Errors: a status from every call,
- * the handle's message (hr_grid_solver_last_error) for calls with a handle, the thread's
+ * "field: reason" naming the option; a value out of range with HR_ERR_INVALID_ARG. Errors: a status from
+ * every call, the handle's message (hr_grid_solver_last_error) for calls with a handle, the thread's
  * hr_last_error() for create.
  */
 #include "hetrelax/hetrelax.h" /* outside the guard: hetrelax.h includes this file at its end */
@@ -84,6 +84,8 @@ typedef struct hr_grid_options {
     int pre, post;        /* smoothing sweeps before and after the coarse correction (0: 2; HR_NONE: none) */
     const char *smoother; /* "redblack" (NULL), "jacobi", "cheby", "async3" (gpu, not mgcg) */
     int levels;           /* levels including the finest (0: all the grid allows) */
+    int symmetric;        /* mg: post-smoothing reverses the smoother's order, so that one cycle is a
+                             symmetric operator (a preconditioner for CG; mgcg always does) */
     /* --- the placement */
     hr_backend backend; /* HR_BACKEND_AUTO (0): a GPU when one is present and runs the method, else
                            cpu-threads; cpu-seq (one thread), cpu-threads, gpu, hybrid (CPU + GPU) */

@@ -66,8 +66,10 @@ typedef struct hr_mg_options {
     hr_mg_cycle cycle; /* for cg + pc mg: V only (a symmetric V-cycle) */
     int pre, post;     /* smoothing sweeps before and after the coarse correction, >= 0 */
     hr_mg_smoother smoother;
-    double omega; /* Jacobi weight; 0: 4/5 in 2-D, 6/7 in 3-D */
-    int levels;   /* levels including the finest; 0: all the grid allows */
+    double omega;  /* Jacobi weight; 0: 4/5 in 2-D, 6/7 in 3-D */
+    int levels;    /* levels including the finest; 0: all the grid allows */
+    int symmetric; /* method mg: post-smoothing reverses the smoother's order, so that one cycle
+                      is a symmetric operator (as pc mg always does) */
     hr_mg_precision precision;
     double tol;     /* stop at relative residual < tol (> 0) */
     long max_iters; /* cycles or CG iterations at most */

@@ -252,7 +252,8 @@ class Solver:
         operator with zero boundary data, f = r / W (W the cell widths: b = W f), from a zero
         guess, tol 0 and maxiter 1: exactly one cycle, linear in r. It uses this Solver's
         multigrid options (cycle, smoother, pre, post, levels) and placement, whatever its
-        method; it is symmetric for the default redblack smoother (CG takes it)."""
+        method; its post-smoothing runs backwards, so it is symmetric for the default redblack
+        smoother (CG takes it)."""
         try:
             from scipy.sparse.linalg import LinearOperator
         except ImportError as e:  # pragma: no cover - SciPy is optional
@@ -262,6 +263,7 @@ class Solver:
                     "precision")
             opts = {k: v for k, v in self._opts.items() if k in keep}
             opts["method"] = list(_NAMES["method"]).index("mg")
+            opts["symmetric"] = True  # post-smoothing backwards: a symmetric operator
             pc = object.__new__(Solver)
             pc.problem = self.problem._homogeneous()
             pc.method, pc.tol, pc.maxiter = "mg", 0.0, 1

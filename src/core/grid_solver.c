@@ -750,6 +750,7 @@ static void mg_options(hr_grid_solver *s)
     mo->smoother = (hr_mg_smoother)smoother_of(o->smoother);
     mo->omega = o->omega;
     mo->levels = o->levels;
+    mo->symmetric = o->symmetric;
     mo->precision = s->prec;
     mo->tol = o->tol;
     mo->max_iters = s->max_iters;

@@ -123,7 +123,7 @@ static hr_status create_gpu(hr_mg *m)
     s.omega = o->omega > 0.0 ? o->omega : (m->dim == 3 ? 6.0 / 7.0 : 0.8);
     mg_cheby_coeffs(m->dim, s.cheby_a, s.cheby_b);
     s.fmg_cycles = m->dim == 3 ? 2 : 1;
-    s.symmetric = o->pc == HR_MG_PC_MG;
+    s.symmetric = o->pc == HR_MG_PC_MG || o->symmetric;
     s.boundary = o->boundary;
     s.spike = (hr_rhs_view){NULL, -1, -1, -1};
     const hr_tuning *tu = &o->tuning;
@@ -268,7 +268,7 @@ hr_status hr_mg_create(const hr_mg_options *o, hr_mg **out)
         H->smoother = smoother_of(o);
         H->pre = o->pre;
         H->post = o->post;
-        H->symmetric = o->pc == HR_MG_PC_MG;
+        H->symmetric = o->pc == HR_MG_PC_MG || o->symmetric;
         H->omega = o->omega > 0.0 ? o->omega : (m->dim == 3 ? 6.0 / 7.0 : 0.8);
         H->hugepages = hr_tune_on(o->tuning.hugepages, 0);
         const size_t es = o->precision == HR_MG_PREC_DOUBLE ? 8 : 4;

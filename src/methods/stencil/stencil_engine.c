@@ -555,6 +555,7 @@ hr_status hr_gs_general_create_slab(hr_grid_solver *s, const hr_problem *p, int 
     mg->pre = s->o.pre == HR_NONE ? 0 : s->o.pre > 0 ? s->o.pre : 2;
     mg->post = s->o.post == HR_NONE ? 0 : s->o.post > 0 ? s->o.post : 2;
     mg->cycle = s->o.cycle;
+    mg->symmetric = s->o.symmetric;
     const int levels = is_levels(m) ? s->o.levels : 1;
     if (st == HR_OK)
         st = hr_st_mg_setup(mg, &e->ex, e->k, &A, flo, fhi, levels, hr_problem_is_singular(p), e->t,

@@ -615,6 +615,56 @@ void hr_st_smooth(hr_st_mg *mg, int level, double *u, const double *b, int count
 
 /* ------------------------------------------------------------------ setup */
 
+/* Whether the level below F is F's own stencil rediscretised on the coarse grid instead of
+ * the Galerkin product: F is a uniform star stencil (a constant coefficient, Dirichlet or
+ * periodic faces) and every axis is coarsened to a uniform coarse grid (Dirichlet: an odd
+ * extent and the faces one spacing away; periodic: an even extent). The coarse star has
+ * 2^dim / 4 times F's values: what R A P gives for smooth functions (R = P^T sums 2^dim fine
+ * points per coarse one, the spacing doubles), in two colours and five or seven points
+ * instead of the box stencil's eight colours and 27 (the model engines' coarse levels). */
+static int rediscretise(const hr_st_level *F)
+{
+    const hr_sgrid *g = &F->A.g;
+    if (!F->A.uniform) return 0;
+    for (int a = 0; a < g->dim; a++) {
+        if (!F->ax[a].coarsen) return 0;
+        if (g->gper[a] ? (g->gn[a] & 1)
+                       : !(g->gn[a] & 1) || F->gap[a][0] != 1.0 || F->gap[a][1] != 1.0 || F->free_lo[a] ||
+                             F->free_hi[a])
+            return 0;
+    }
+    return 1;
+}
+
+/* A (a star stencil on its grid, a slab or whole) uniform with diagonal ud and couplings uc:
+ * the arrays as hr_sop_detect_uniform expects them (no coupling past a non-periodic face; a
+ * cut row's coupling to the row below in the ghost row). */
+static void fill_star(hr_sop *A, double ud, const double uc[3])
+{
+    const hr_sgrid *g = &A->g;
+    const int last = g->dim - 1;
+    A->uniform = 1;
+    A->ud = ud;
+    for (int a = 0; a < 3; a++)
+        A->uc[a] = a < g->dim ? uc[a] : 0.0;
+    for (int k = 0; k < g->n[2]; k++)
+        for (int j = 0; j < g->n[1]; j++)
+            for (int i = 0; i < g->n[0]; i++) {
+                const int idx[3] = {i, j, k};
+                const ptrdiff_t p = hr_sgrid_index(g, i, j, k);
+                double e = ud;
+                A->diag[p] = ud;
+                for (int a = 0; a < g->dim; a++) {
+                    const int I = idx[a] + g->goff[a];
+                    const int up = g->gper[a] || I < g->gn[a] - 1, down = g->gper[a] || I > 0;
+                    A->c[a][p] = up ? uc[a] : 0.0;
+                    e += (up ? uc[a] : 0.0) + (down ? uc[a] : 0.0);
+                    if (a == last && idx[a] == 0 && down && !g->periodic[a]) A->c[a][p - g->st[a]] = uc[a];
+                }
+                A->exc[p] = e;
+            }
+}
+
 /* Builds the level below F (mg->lv[mg->nlv - 1], F the one above it) whose axes coarsen as F->ax says, nc its
  * whole extents: on a cut F, the Galerkin rows of this rank's slab of it, and then the level is cut the same
  * way or, with too few rows or unknowns per rank, whole on every rank. */
@@ -639,18 +689,29 @@ static hr_status coarse_level(hr_st_mg *mg, const int nc[3])
         n[last] = ccut[rank + 1] - ccut[rank];
         per[last] = 0;
     }
+    const int star = rediscretise(F);
+    if (star && F->dist && !C->dist) { /* built whole on every rank: nothing to gather */
+        n[last] = nc[last];
+        per[last] = fg->gper[last];
+    }
     hr_sgrid cg;
     hr_sgrid_init(&cg, dim, n, per);
-    cg.goff[last] = F->dist ? ccut[rank] : 0;
+    cg.goff[last] = F->dist && n[last] != nc[last] ? ccut[rank] : 0;
     cg.gn[last] = nc[last];
     cg.gper[last] = fg->gper[last];
-    hr_status st = hr_sop_alloc(&C->A, &cg, 1);
+    hr_status st = hr_sop_alloc(&C->A, &cg, !star);
     hr_sop E; /* a cut F: its rows and one more each side */
     memset(&E, 0, sizeof E);
-    if (st == HR_OK && F->dist) st = extend_op(F, base, &E);
-    if (st == HR_OK) {
-        rap_job j = {F->dist ? &E : &F->A, &C->A, F->ax};
-        exec_run(&F->ex, rap_fn, &j);
+    if (st == HR_OK && star) {
+        const double f = (double)(1 << dim) / 4.0;
+        const double uc[3] = {f * F->A.uc[0], f * F->A.uc[1], f * F->A.uc[2]};
+        fill_star(&C->A, f * F->A.ud, uc);
+    } else {
+        if (st == HR_OK && F->dist) st = extend_op(F, base, &E);
+        if (st == HR_OK) {
+            rap_job j = {F->dist ? &E : &F->A, &C->A, F->ax};
+            exec_run(&F->ex, rap_fn, &j);
+        }
     }
     hr_sop_free(&E);
     if (st == HR_OK && F->dist) st = set_cut(C, base, ccut);
@@ -664,7 +725,7 @@ static hr_status coarse_level(hr_st_mg *mg, const int nc[3])
             st = HR_ERR_NO_MEMORY;
         else
             C->ex.comm = &C->lc->hooks;
-    } else if (st == HR_OK && F->dist) { /* whole on every rank */
+    } else if (st == HR_OK && F->dist && !star) { /* whole on every rank */
         hr_sop W;
         st = gather_op(C, base, &W);
         if (st == HR_OK) hr_sop_free(&C->A), C->A = W;
@@ -846,7 +907,7 @@ static void cycle_at(hr_st_mg *mg, int l, hr_cycle kind)
     k->zero(&C->ex, &C->A.g, C->u);
     visit(mg, l + 1, kind);
     prolong_from(mg, l);
-    hr_st_smooth(mg, l, L->u, L->b, mg->post, 1);
+    hr_st_smooth(mg, l, L->u, L->b, mg->post, mg->symmetric || mg->apply);
 }
 
 static void visit(hr_st_mg *mg, int l, hr_cycle kind)
@@ -900,5 +961,7 @@ void hr_st_mg_apply(hr_st_mg *mg, double *r, double *z)
     mg->k->zero(&L0->ex, &L0->A.g, z);
     L0->u = z;
     L0->b = r;
+    mg->apply = 1;
     cycle_at(mg, 0, HR_CYCLE_V);
+    mg->apply = 0;
 }

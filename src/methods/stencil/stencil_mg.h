@@ -58,6 +58,8 @@ typedef struct hr_st_mg {
     int pre, post;
     double omega; /* the smoother's weight (GS: SOR weight 1; Jacobi: 4/5 or 6/7) */
     hr_cycle cycle;
+    int symmetric; /* post-smoothing sweeps the colours backwards: a symmetric cycle */
+    int apply;     /* set while preconditioning CG (symmetric too) */
     int singular;
     /* the coarsest level */
     double *chol; /* m x m lower factor, or NULL: smoothing sweeps instead (too large) */
