@@ -610,6 +610,7 @@ static int grid_run_model(grid_args *a, hr_flagset *fs)
         if (eb == HR_BACKEND_GPU) snprintf(mc.device_name, sizeof mc.device_name, "%s", r.device_name);
         mc.omega = o->omega;
         mc.method = HR_METHOD_JACOBI;
+        mc.flush_subnormals = o->flush_subnormals && eb != HR_BACKEND_GPU; /* as the library's CPU ranks */
         /* --verify's reference run on rank 0 still needs the file values */
         rc = hr_grid_finish(a, &w, &r, &mc, sol, rhs_name, diverged ? HR_ERR_DIVERGED : HR_OK, -1, mpi_json,
                             NULL);

@@ -191,8 +191,12 @@ int hr_grid_finish(const grid_args *a, outputs *wp, const hr_result *rp, const h
                    const char *rhs_name, hr_status st, long restarted_from, json_object *mpi_json,
                    json_object *hybrid_json);
 
-/* Runs cpu-seq for `sweeps` and compares with sol bitwise; prints the verdict. */
-int hr_grid_verify(const grid_args *a, long sweeps, const double *sol);
+/* Runs cpu-seq for `sweeps` and compares with sol bitwise; prints the verdict. flush: whether the
+ * run flushed subnormals (the reference does as it did). */
+int hr_grid_verify(const grid_args *a, long sweeps, const double *sol, int flush);
+/* The summary's line on --flush-subnormals (none when it was not given): flushed, or kept by a
+ * GPU backend (`backend`). */
+void hr_grid_print_flush(const grid_args *a, int flushed, const char *backend);
 /* The run as a JSON object; mpi (may be NULL) is added as "mpi" and owned by the result. */
 json_object *hr_grid_result_json(const grid_args *a, const hr_result *r, const char *rhs_name,
                                  const hr_config *cfg, long restarted_from, json_object *mpi,

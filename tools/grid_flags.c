@@ -118,6 +118,11 @@ static void problem_flags(hr_flagset *fs, grid_args *a)
                                     "(default single; mg, cg, and problems other than the model problem:\n"
                                     "double); mixed (mg, cg): fp32 cycles in an fp64 defect correction"));
     hr_flags_add(fs,
+                 hr_flag_switch("flush-subnormals", &a->o.flush_subnormals, 1,
+                                "flush subnormal numbers to zero in every CPU thread (x86-64 FTZ and\n"
+                                "DAZ): faster where the CPU handles them slowly (the spike's spreading\n"
+                                "front); cpu-seq and cpu-threads, bitwise alike; gpu and hybrid keep them"));
+    hr_flags_add(fs,
                  hr_flag_custom("method", a, NULL, parse_method, hr_cli_entry_metavar(HR_KIND_METHOD),
                                 "jacobi: two grids (default); redblack: in-place red-black Gauss-Seidel;\n"
                                 "sor: red-black with the optimal omega (docs/redblack.md);\n"

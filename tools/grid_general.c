@@ -161,6 +161,7 @@ static json_object *general_json(const grid_args *a, const hr_problem *p, const 
     json_object_object_add(j, "backend", json_object_new_string(hr_backend_name(gi->backend)));
     json_object_object_add(j, "kernel", json_object_new_string(gi->kernel));
     json_object_object_add(j, "threads", json_object_new_int(gi->threads));
+    json_object_object_add(j, "flush_subnormals", json_object_new_boolean(gi->flush_subnormals));
     if (gi->gpus > 0) json_object_object_add(j, "device", hr_json_text(r->device_name));
     if (gi->method == HR_METHOD_MG || gi->method == HR_METHOD_MGCG) {
         json_object_object_add(j, "cycle", json_object_new_string(hr_cycle_name(go->cycle)));
@@ -313,6 +314,7 @@ static void map_options(const grid_args *a, const hr_flagset *fs, hr_grid_option
     go->threads = o->backend == HR_BACKEND_CPU_SEQ ? 1 : o->threads;
     go->bind = o->bind;
     go->device = o->device;
+    go->flush_subnormals = o->flush_subnormals;
     if (hr_flags_seen(fs, "gpus")) go->gpus = o->gpus;
     if (hr_flags_seen(fs, "split")) go->split = o->split == HR_SPLIT_AUTO ? 0.0 : o->split;
     /* --tol: the sweeps run all --iters without one; mg and cg stop at 1e-8 by default */
@@ -511,6 +513,7 @@ int hr_grid_run_general(grid_args *a, hr_flagset *fs)
     fprintf(hout, "%s %.6e", hr_cli_residual_label(hr_grid_absolute), r.relative_residual);
     if (isfinite(r.max_error)) fprintf(hout, ", max error vs exact %.6e", r.max_error);
     fprintf(hout, "\n");
+    hr_grid_print_flush(a, gi.flush_subnormals, hr_backend_name(gi.backend));
     if (gi.singular)
         fprintf(hout,
                 "singular  no Dirichlet face: the right-hand side was projected onto A's range "

@@ -118,6 +118,7 @@ static json_object *mg_json(const grid_args *a, const hr_mg_options *mo, const h
         json_object_object_add(j, "device", json_object_new_int(mo->device));
     else
         json_object_object_add(j, "threads", json_object_new_int(r->threads)); /* that ran */
+    json_object_object_add(j, "flush_subnormals", json_object_new_boolean(mo->flush_subnormals && !gpu));
     json_object_object_add(j, "rhs", hr_json_text(rhs));
     json_object_object_add(j, "tol", json_object_new_double(mo->tol));
     json_object_object_add(j, a->solver == GRID_MG ? "cycles" : "iterations",
@@ -236,6 +237,7 @@ int hr_grid_run_mg(grid_args *a, hr_flagset *fs)
     mo.backend = gpu ? HR_MG_BACKEND_GPU : HR_MG_BACKEND_CPU;
     mo.device = gpu ? o->device : 0;
     mo.tuning = o->tuning;
+    mo.flush_subnormals = o->flush_subnormals;
     const int monitor = !a->quiet && !(hr_flags_seen(fs, "monitor") && o->monitor_every == 0);
     if (monitor) mo.monitor = a->solver == GRID_MG ? mg_monitor : cg_monitor;
     if (mo.max_iters < 1) return hr_cli_usage_error(CMD, "--iters", "--method %s needs at least 1", what);
@@ -344,6 +346,7 @@ int hr_grid_run_mg(grid_args *a, hr_flagset *fs)
             r.last_factor, hr_cli_residual_label(hr_grid_absolute), r.relative_residual);
     if (isfinite(r.max_error)) fprintf(hr_grid_out, ", max error vs exact %.6e", r.max_error);
     fprintf(hr_grid_out, "\n");
+    hr_grid_print_flush(a, mo.flush_subnormals && !gpu, gpu ? "gpu" : "cpu");
     if (diverged)
         fprintf(stderr, "hetrelax %s: the iteration diverged (%s)%s\n", CMD, hr_reason_string(r.reason),
                 (out_open || json_open) && !a->keep_diverged

@@ -12,9 +12,10 @@
 #include "runtime/cuda/cuda_api.h"
 
 /* Runs cpu-seq for the same number of sweeps and compares the solutions bitwise. */
-int hr_grid_verify(const grid_args *a, long sweeps, const double *sol)
+int hr_grid_verify(const grid_args *a, long sweeps, const double *sol, int flush)
 {
     hr_options ro = a->o;
+    ro.flush_subnormals = flush; /* a GPU run keeps subnormals: so does its reference */
     ro.backend = HR_BACKEND_CPU_SEQ;
     ro.gpus = 0; /* the reference is one cpu-seq process */
     ro.kernel = NULL;
@@ -96,6 +97,7 @@ json_object *hr_grid_result_json(const grid_args *a, const hr_result *r, const c
                            hr_json_text(a->o.init == HR_INIT_SINE    ? "sine"
                                         : a->o.init == HR_INIT_ARRAY ? a->init_file
                                                                      : "zero"));
+    json_object_object_add(j, "flush_subnormals", json_object_new_boolean(cfg->flush_subnormals));
     json_object_object_add(j, "iterations", json_object_new_int64(r->iterations));
     if (restarted_from >= 0)
         json_object_object_add(j, "restarted_from", json_object_new_int64(restarted_from));
@@ -160,6 +162,19 @@ void hr_grid_print_header(const grid_args *a, const char *rhs_name, hr_backend b
     if (a->checkpoint)
         fprintf(hr_grid_out, ", checkpoint every %ld to '%s'", a->checkpoint_every, a->checkpoint);
     fprintf(hr_grid_out, "\n");
+}
+
+void hr_grid_print_flush(const grid_args *a, int flushed, const char *backend)
+{
+    if (!a->o.flush_subnormals) return;
+    if (flushed)
+        fprintf(hr_grid_out,
+                "          subnormals flushed to zero in every CPU thread (--flush-subnormals)\n");
+    else
+        fprintf(hr_grid_out,
+                "          subnormals kept: backend %s computes with them (--flush-subnormals: cpu-seq, "
+                "cpu-threads)\n",
+                backend);
 }
 
 /* The working set of a sweep under the byte model against the cache the backend can count
@@ -241,6 +256,7 @@ int hr_grid_finish(const grid_args *a, outputs *wp, const hr_result *rp, const h
     fprintf(hr_grid_out, "\n          %s %.6e", hr_cli_residual_label(hr_grid_absolute), r.relative_residual);
     if (isfinite(r.max_error)) fprintf(hr_grid_out, ", max error vs exact %.6e", r.max_error);
     fprintf(hr_grid_out, "\n");
+    hr_grid_print_flush(a, cfg->flush_subnormals, hr_backend_name(cfg->backend));
     if (mpi_json) {
         json_object *d = json_object_object_get(mpi_json, "decomp"), *v;
         fprintf(hr_grid_out, "          MPI %d ranks, decomp ",
@@ -271,7 +287,7 @@ int hr_grid_finish(const grid_args *a, outputs *wp, const hr_result *rp, const h
                                                          "--precision double", advice, sizeof advice));
     }
     if (a->verify && root && !diverged) {
-        const int vr = hr_grid_verify(a, r.iterations, sol);
+        const int vr = hr_grid_verify(a, r.iterations, sol, cfg->flush_subnormals);
         if (vr != HR_EXIT_OK) rc = vr;
     }
     json_object *j =

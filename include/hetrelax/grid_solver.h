@@ -112,6 +112,14 @@ typedef struct hr_grid_options {
     long monitor_every; /* iterations between monitor calls (0: relaxation every check_every sweeps, mg,
                            cg and mgcg every iteration); relaxation also calls it at the end */
     int keep_history;   /* record (iteration, residual) at every check: hr_grid_solver_history */
+    /* --- arithmetic */
+    int flush_subnormals; /* 1: cpu-seq and cpu-threads flush subnormal results and operands to zero in
+                             every thread of a solve (x86-64 MXCSR FTZ + DAZ, aarch64 FPCR.FZ; the
+                             caller's mode is put back after it): faster where subnormals are slow,
+                             and still bitwise cpu-seq with the same setting. 0 (default): IEEE
+                             subnormals, the bits of before. gpu and hybrid keep subnormals
+                             (hr_grid_info.flush_subnormals says what runs); a CPU without such a
+                             switch: HR_ERR_UNSUPPORTED. docs/cpu.md */
 } hr_grid_options;
 
 /*! hr_grid_options_default() : zeroes `o` (every field's default). */
@@ -171,6 +179,7 @@ typedef struct hr_grid_info {
     double omega;           /* the weight that runs (resolved) */
     int general;            /* 1: the general-problem engine runs it (not the model kernels) */
     int singular;           /* the problem has no Dirichlet face (hr_problem_is_singular) */
+    int flush_subnormals;   /* 1: the solves flush subnormals (options.flush_subnormals on a CPU backend) */
 } hr_grid_info;
 
 /*! hr_grid_solver_info() : what `s` runs. */

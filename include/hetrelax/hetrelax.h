@@ -262,10 +262,16 @@ typedef struct hr_options {
     int split_second;           /* the second placement: HR_SPLIT_GPU, or HR_SPLIT_CPU (a CPU team, tests) */
     int split_schedule;         /* HR_SPLIT_NESTED or HR_SPLIT_NAIVE (Sourouri et al. listings 3 and 2) */
     int split_boundary_threads; /* nested: threads of the boundary team (0: automatic) */
-    int gpus;         /* backend hybrid: > 1 runs a chain of that many equal slabs of the slowest axis on
-                         GPUs device..device+gpus-1 (split_second HR_SPLIT_CPU: CPU crews); 0 or 1: as before.
-                         Backend gpu with a kernel of HR_CAP_GPUS (rb-mgpu): the GPUs it runs on */
-    hr_tuning tuning; /* how the run goes about it (all 0: the defaults) */
+    int gpus;             /* backend hybrid: > 1 runs a chain of that many equal slabs of the slowest axis on
+                             GPUs device..device+gpus-1 (split_second HR_SPLIT_CPU: CPU crews); 0 or 1: as before.
+                             Backend gpu with a kernel of HR_CAP_GPUS (rb-mgpu): the GPUs it runs on */
+    hr_tuning tuning;     /* how the run goes about it (all 0: the defaults) */
+    int flush_subnormals; /* 1: cpu-seq and cpu-threads flush subnormal results and operands to zero
+                             in every thread of a run (x86-64 MXCSR FTZ + DAZ, aarch64 FPCR.FZ), the
+                             caller's mode put back after it; faster where subnormals are slow, and
+                             bitwise cpu-seq with the same setting. 0 (default): IEEE subnormals. gpu
+                             and hybrid keep subnormals (hr_config.flush_subnormals: what runs); other
+                             CPUs: HR_ERR_UNSUPPORTED. docs/cpu.md */
 } hr_options;
 
 enum { HR_SPLIT_GPU = 0, HR_SPLIT_CPU = 1 };
@@ -515,9 +521,10 @@ typedef struct hr_config {
     int streams;                  /* GPU streams used (0: none) */
     int device;                   /* GPU ordinal, -1 for the CPU */
     char device_name[96];
-    double omega;     /* the weight that runs (HR_OMEGA_AUTO resolved) */
-    hr_method method; /* added with the red-black methods */
-    int gpus;         /* GPUs the run uses at once (--gpus N chain; 0: see device) */
+    double omega;         /* the weight that runs (HR_OMEGA_AUTO resolved) */
+    hr_method method;     /* added with the red-black methods */
+    int gpus;             /* GPUs the run uses at once (--gpus N chain; 0: see device) */
+    int flush_subnormals; /* 1: runs flush subnormals to zero (options.flush_subnormals on a CPU backend) */
 } hr_config;
 
 /*! hr_solver_config() : fills `out` with what `s` resolved (backend, kernel, threads, shapes). */

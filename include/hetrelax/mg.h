@@ -82,7 +82,9 @@ typedef struct hr_mg_options {
     int coarse_level;
     hr_mg_monitor_fn monitor;
     void *monitor_user;
-    hr_tuning tuning; /* knobs of the GPU cycle and the grids (hetrelax.h; all 0: the defaults) */
+    hr_tuning tuning;     /* knobs of the GPU cycle and the grids (hetrelax.h; all 0: the defaults) */
+    int flush_subnormals; /* 1: backend cpu flushes subnormals to zero in every thread of a solve (as
+                             hr_options.flush_subnormals); backend gpu keeps them. 0: IEEE (default) */
 } hr_mg_options;
 
 /*! Defaults: 2-D, n = 255, spike, mg, V(2,2), red-black, all levels, double, tol 1e-8,

@@ -21,6 +21,7 @@
 #include "hetrelax/hybrid.h"
 #include "methods/mg/mg_handle.h"
 #include "methods/stencil/stencil_kernels.h"
+#include "runtime/cpu/fpmode.h"
 #include "runtime/cuda/cuda_api.h"
 
 #define MAX_THREADS 4096
@@ -127,6 +128,12 @@ static hr_status check_values(const hr_grid_options *o, char *w, size_t ws)
     if (o->check_every < 0) BAD("check_every: must be >= 0 (0: 100)");
     if (!(o->divtol == 0.0 || (o->divtol > 1.0 && !isnan(o->divtol)))) BAD("divtol: must be > 1 (0: 1e3)");
     if (o->monitor_every < 0) BAD("monitor_every: must be >= 0");
+    if (o->flush_subnormals != 0 && o->flush_subnormals != 1)
+        BAD("flush_subnormals: 0 (keep subnormals) or 1 (flush them to zero)");
+    if (o->flush_subnormals && !HR_FP_CAN_FLUSH)
+        NOT_YET(
+            "flush_subnormals: this CPU architecture has no flush-to-zero switch the library knows (x86-64 "
+            "and aarch64 have)");
     return HR_OK;
 }
 
@@ -466,6 +473,10 @@ hr_status hr_gs_prepare(const hr_problem *p, const hr_grid_options *o, int mpi, 
     s->info.ranks = 1;
     s->info.general = general;
     s->info.singular = hr_problem_is_singular(p);
+    /* the GPU keeps subnormals (at full speed); a hybrid split flushing its CPU part only would
+     * match neither the GPU alone nor cpu-seq */
+    s->info.flush_subnormals =
+        o->flush_subnormals && (s->backend == HR_BACKEND_CPU_SEQ || s->backend == HR_BACKEND_CPU_THREADS);
     *out = s;
     return HR_OK;
 nomem:
@@ -503,6 +514,7 @@ void hr_gs_relax_options(const hr_grid_solver *s, const double *rhs, const doubl
     eo->monitor_user = o->monitor_user;
     eo->monitor_every = !o->monitor ? 0 : o->monitor_every > 0 ? o->monitor_every : eo->check_every;
     eo->keep_history = o->keep_history;
+    eo->flush_subnormals = s->info.flush_subnormals;
     eo->device = o->device;
     eo->method = o->method;
     eo->split = o->split == 0.0 ? HR_SPLIT_AUTO : o->split;
@@ -757,6 +769,7 @@ static void mg_options(hr_grid_solver *s)
     mo->threads = s->backend == HR_BACKEND_CPU_SEQ ? 1 : o->threads;
     mo->backend = s->backend == HR_BACKEND_GPU ? HR_MG_BACKEND_GPU : HR_MG_BACKEND_CPU;
     mo->device = o->device;
+    mo->flush_subnormals = s->info.flush_subnormals;
     /* the engine checks every iteration when tol > 0: the monitor there costs nothing and
      * changes nothing; without checks it would add residuals, so it is left out */
     if (o->monitor || o->keep_history || o->tol > 0.0) {
@@ -935,7 +948,10 @@ hr_status hr_grid_solver_solve(hr_grid_solver *s, const double *rhs, const doubl
     if (!s) return HR_ERR_INVALID_ARG;
     if (!hr_gs_enter(s)) return HR_ERR_INVALID_ARG;
     s->err[0] = '\0';
+    /* every engine, the general one and the MPI ones too: their teams follow this thread */
+    const unsigned fp = hr_fp_flush_begin(s->info.flush_subnormals);
     const hr_status st = s->ops->solve(s, rhs, x0, res);
+    hr_fp_flush_end(s->info.flush_subnormals, fp);
     hr_gs_leave(s);
     return st;
 }

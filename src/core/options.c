@@ -115,6 +115,8 @@ hr_status hr_options_validate(const hr_options *o, char *w, size_t ws)
     if (o->alpha < 1) return hr_invalid_arg(w, ws, "alpha: must be >= 1");
     if (o->monitor_every < 0) return hr_invalid_arg(w, ws, "monitor: must be >= 0");
     if (o->device < 0) return hr_invalid_arg(w, ws, "device: must be >= 0");
+    if (o->flush_subnormals != 0 && o->flush_subnormals != 1)
+        return hr_invalid_arg(w, ws, "flush_subnormals: 0 (keep subnormals) or 1 (flush them to zero)");
     /* hybrid backend options (src/parallel/hybrid/) */
     if (isnan(o->split) || o->split > 1.0) return hr_invalid_arg(w, ws, "split: must be in [0, 1] (or auto)");
     if (o->split_ghost < 0 || o->split_ghost > 4096)

@@ -17,6 +17,7 @@
 #include "core/timer.h"
 #include "core/tuning.h"
 #include "reference/stencil_cpu.h"
+#include "runtime/cpu/fpmode.h"
 #include "runtime/cpu/sysmem.h"
 #include "runtime/cuda/cuda_api.h"
 
@@ -188,6 +189,12 @@ hr_status hr_solver_create(const hr_options *o, hr_solver **out)
     s->k = kname || o->method == HR_METHOD_JACOBI ? hr_kernel_find(s->o.backend, kname, s->p.dim)
                                                   : hr_kernel_find_redblack(s->o.backend, s->p.dim);
     hr_status st = HR_OK;
+    if (o->flush_subnormals && !HR_FP_CAN_FLUSH) {
+        hr_solver_set_error(s, "flush_subnormals: this CPU architecture has no flush-to-zero switch the "
+                               "library knows (x86-64 and aarch64 have)");
+        st = HR_ERR_UNSUPPORTED;
+        goto fail;
+    }
     if (!s->k) {
         st = (s->o.backend == HR_BACKEND_GPU && !hr_kernel_find(HR_BACKEND_GPU, NULL, s->p.dim))
                  ? HR_ERR_UNSUPPORTED
@@ -224,6 +231,10 @@ hr_status hr_solver_create(const hr_options *o, hr_solver **out)
     s->cfg.omega = s->p.omega;
     s->cfg.method = s->p.method;
     if (s->o.backend == HR_BACKEND_CPU_SEQ) s->cfg.threads = 1;
+    /* the GPU keeps subnormals (at full speed): a hybrid split flushing only its CPU part would
+     * match neither the GPU alone nor cpu-seq, so only the CPU backends flush */
+    s->cfg.flush_subnormals =
+        o->flush_subnormals && (s->o.backend == HR_BACKEND_CPU_SEQ || s->o.backend == HR_BACKEND_CPU_THREADS);
     double t0 = hr_now();
     HR_CHECK_GOTO(st, s->k->kernel->setup(s), fail);
     s->t_setup = hr_now() - t0;
@@ -363,7 +374,9 @@ static hr_status run(hr_solver *s, long count, int final_residual, hr_result *re
                             s->done, LONG_MAX);
         st = HR_ERR_INVALID_ARG;
     } else {
+        const unsigned fp = hr_fp_flush_begin(s->cfg.flush_subnormals);
         st = run_held(s, count, final_residual, res);
+        hr_fp_flush_end(s->cfg.flush_subnormals, fp);
     }
     leave(s);
     return st;

@@ -166,6 +166,8 @@ hr_status hr_mg_options_validate(const hr_mg_options *o, char *w, size_t ws)
     if (o->backend != HR_MG_BACKEND_CPU && o->backend != HR_MG_BACKEND_GPU)
         return hr_invalid_arg(w, ws, "backend: cpu or gpu");
     if (o->device < 0) return hr_invalid_arg(w, ws, "device: must be >= 0");
+    if (o->flush_subnormals != 0 && o->flush_subnormals != 1)
+        return hr_invalid_arg(w, ws, "flush_subnormals: 0 (keep subnormals) or 1 (flush them to zero)");
     if (o->coarse_on != HR_MG_COARSE_ON_GPU && o->coarse_on != HR_MG_COARSE_ON_CPU)
         return hr_invalid_arg(w, ws, "coarse-on: gpu or cpu");
     if (o->coarse_on == HR_MG_COARSE_ON_CPU && o->backend != HR_MG_BACKEND_GPU)

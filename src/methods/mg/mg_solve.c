@@ -19,6 +19,7 @@
 #include "core/timer.h"
 #include "core/tuning.h"
 #include "methods/mg/mg_handle.h"
+#include "runtime/cpu/fpmode.h"
 #include "runtime/cpu/sysmem.h"
 
 static _Thread_local char last_error[256];
@@ -201,6 +202,12 @@ hr_status hr_mg_create(const hr_mg_options *o, hr_mg **out)
     const double t0 = hr_now();
     hr_status st = hr_mg_options_validate(o, last_error, sizeof last_error);
     if (st != HR_OK) return st;
+    if (o->flush_subnormals && !HR_FP_CAN_FLUSH) {
+        snprintf(last_error, sizeof last_error,
+                 "flush_subnormals: this CPU architecture has no flush-to-zero switch the library knows "
+                 "(x86-64 and aarch64 have)");
+        return HR_ERR_UNSUPPORTED;
+    }
     hr_mg *m = calloc(1, sizeof *m);
     if (!m) return HR_ERR_NO_MEMORY;
     m->o = *o;
@@ -342,7 +349,11 @@ hr_status hr_mg_solve(hr_mg *m, hr_mg_result *res)
             "hr_mg_solve: called during a solve of the same handle (from its monitor or another thread)");
         return HR_ERR_INVALID_ARG;
     }
+    /* the GPU keeps subnormals; so do its coarse levels on the CPU, which then agree with it */
+    const int flush = m->o.flush_subnormals && m->o.backend == HR_MG_BACKEND_CPU;
+    const unsigned fp = hr_fp_flush_begin(flush);
     const hr_status st = solve_held(m, res);
+    hr_fp_flush_end(flush, fp);
     __atomic_store_n(&m->running, 0, __ATOMIC_RELEASE);
     return st;
 }

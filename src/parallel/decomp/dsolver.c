@@ -13,6 +13,7 @@
 #include "core/timer.h"
 #include "core/tuning.h"
 #include "methods/jacobi/cpu/jacobi3d_pencil.h"
+#include "runtime/cpu/fpmode.h"
 #include "runtime/cpu/sysmem.h"
 #include "runtime/cpu/team.h"
 
@@ -308,6 +309,11 @@ static hr_status check_options(const hr_options *o, char *err, size_t es)
     if (o->gpus > 1 && o->backend != HR_BACKEND_GPU) {
         set_err(err, es, "gpus: needs --backend gpu");
         return HR_ERR_INVALID_ARG;
+    }
+    if (o->flush_subnormals && !HR_FP_CAN_FLUSH) {
+        set_err(err, es,
+                "flush_subnormals: this CPU architecture has no flush-to-zero switch the library knows");
+        return HR_ERR_UNSUPPORTED;
     }
     if (o->backend == HR_BACKEND_HYBRID) {
         set_err(err, es, "backend: hybrid: decomposed runs place subdomains on CPUs or on GPUs");

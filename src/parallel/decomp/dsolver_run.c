@@ -11,6 +11,7 @@
 #include "core/timer.h"
 #include "methods/jacobi/cpu/stencil_box_stream.h"
 #include "parallel/decomp/dsolver.h"
+#include "runtime/cpu/fpmode.h"
 #include "runtime/cpu/team.h"
 #include "runtime/cpu/threadstat.h"
 
@@ -410,9 +411,21 @@ static hr_status warm_up(hr_dsolver *s)
     return HR_OK;
 }
 
+static hr_status run_held(hr_dsolver *s, hr_result *res);
+
 hr_status hr_dsolver_run(hr_dsolver *s, hr_result *res)
 {
     if (!s) return HR_ERR_INVALID_ARG;
+    /* CPU subdomains flush when asked; GPU ones keep subnormals, as one GPU does */
+    const int flush = s->o.flush_subnormals && !s->dplace;
+    const unsigned fp = hr_fp_flush_begin(flush);
+    const hr_status st = run_held(s, res);
+    hr_fp_flush_end(flush, fp);
+    return st;
+}
+
+static hr_status run_held(hr_dsolver *s, hr_result *res)
+{
     HR_TRY(warm_up(s));
     const hr_options *o = &s->o;
     const hr_run_problem *p = &s->p;

@@ -261,7 +261,10 @@ hr_status hr_grid_solver_create_mpi(const hr_problem *p, const hr_grid_options *
          * every rank has a GPU */
         int gpu = s->backend == HR_BACKEND_GPU;
         MPI_Allreduce(MPI_IN_PLACE, &gpu, 1, MPI_INT, MPI_MIN, m->comm);
-        if (!gpu) s->backend = s->info.backend = HR_BACKEND_CPU_SEQ;
+        if (!gpu) {
+            s->backend = s->info.backend = HR_BACKEND_CPU_SEQ;
+            s->info.flush_subnormals = o->flush_subnormals; /* as hr_gs_prepare sets it for cpu-seq */
+        }
     }
     MPI_Comm_rank(m->comm, &m->rank);
     MPI_Comm_size(m->comm, &m->size);

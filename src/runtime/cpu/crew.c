@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "core/timer.h"
+#include "runtime/cpu/fpmode.h"
 #include "runtime/cpu/team.h"
 #include "runtime/cpu/threadstat.h"
 
@@ -119,6 +120,7 @@ struct hr_crew {
     _Atomic(hr_crew_fn) fn; /* the job: read by a worker before it claims a piece, which */
     _Atomic(void *) ctx;    /* succeeds only while the job is not done (these stay put) */
     atomic_int per;         /* pieces per worker */
+    atomic_uint fpmode;     /* the subnormal mode of the thread that started the job (fpmode.h) */
     atomic_long total;      /* pieces in the job (n * per) */
     atomic_long done;       /* pieces done */
     piece_counter *own;     /* per worker */
@@ -184,6 +186,7 @@ static void work(hr_crew *c, int id, uint32_t tag)
     void *ctx = atomic_load_explicit(&c->ctx, memory_order_relaxed);
     const int per = atomic_load_explicit(&c->per, memory_order_relaxed);
     const int pieces = c->n * per;
+    hr_fp_follow(atomic_load_explicit(&c->fpmode, memory_order_relaxed));
     /* read before any claim: once this job's last piece is done the starter may set the next */
     const long total = atomic_load_explicit(&c->total, memory_order_relaxed);
     for (int k = 0; k < c->n && (k == 0 || c->steal); k++) {
@@ -327,6 +330,7 @@ void hr_crew_start(hr_crew *c, hr_crew_fn fn, void *ctx, int per_worker)
     atomic_store_explicit(&c->fn, fn, memory_order_relaxed);
     atomic_store_explicit(&c->ctx, ctx, memory_order_relaxed);
     atomic_store_explicit(&c->per, per_worker, memory_order_relaxed);
+    atomic_store_explicit(&c->fpmode, hr_fp_mode(), memory_order_relaxed);
     atomic_store_explicit(&c->total, (long)c->n * per_worker, memory_order_relaxed);
     atomic_store_explicit(&c->done, 0, memory_order_relaxed);
     for (int i = 0; i < c->n; i++) /* every counter tagged with the new job, at its first piece */

@@ -1,5 +1,7 @@
 #include "runtime/cpu/team.h"
 
+#include "runtime/cpu/fpmode.h"
+
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +27,7 @@ struct hr_team {
     int quit;
     hr_team_fn fn;
     void *ctx;
+    unsigned fpmode; /* the subnormal mode of the thread that started the job (fpmode.h) */
     pthread_barrier_t barrier;
     hr_worker *workers;
     int *cpus, ncpus; /* without hwloc: one allowed logical CPU per core, in order */
@@ -170,8 +173,10 @@ static void *worker_main(void *arg)
         seen = t->generation;
         hr_team_fn fn = t->fn;
         void *ctx = t->ctx;
+        const unsigned fpmode = t->fpmode;
         pthread_mutex_unlock(&t->lock);
 
+        hr_fp_follow(fpmode);
         fn(ctx, w->id, t->n);
 
         pthread_mutex_lock(&t->lock);
@@ -255,6 +260,7 @@ void hr_team_run(hr_team *t, hr_team_fn fn, void *ctx)
     pthread_mutex_lock(&t->lock);
     t->fn = fn;
     t->ctx = ctx;
+    t->fpmode = hr_fp_mode();
     t->pending = t->n;
     t->generation++;
     pthread_cond_broadcast(&t->go);
