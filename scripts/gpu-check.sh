@@ -236,7 +236,7 @@ fi
 if [[ ",$SECTIONS," == *,mpimg,* ]] && [ -x "$BUILD/tests/mpi/mpi_solve" ]; then
     say "multigrid on CPU ranks against threads (bench/experiments/mpi_mg.py)"
     timeout "${MPIMG_TIMEOUT:-420}" python3 bench/experiments/mpi_mg.py --hetrelax "$CLI" --dim 3 \
-        --n "${MPIMG_N:-255,511}" --ranks "${MPIMG_RANKS:-1,4,16}" --threads "$(nproc)" --repeats 2 \
+        --n "${MPIMG_N:-255,511}" --ranks "${MPIMG_RANKS:-16,4}" --threads "$(nproc)" --repeats 2 \
         --out "$OUT/mpi-mg.json" ${MPIMG_ARGS:-} || status=1
 fi
 if [[ ",$SECTIONS," == *,mpitrace,* ]] && [ -x "$BUILD/tests/mpi/mpi_solve" ]; then
