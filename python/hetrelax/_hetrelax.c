@@ -553,11 +553,33 @@ static void gs_dealloc(GridSolverObject *self)
 
 static int gs_init(GridSolverObject *self, PyObject *args, PyObject *kw)
 {
-    static char *names[] = {"problem",   "method",  "omega",         "kernel",       "alpha",
-                            "precision", "cycle",   "pre",           "post",         "smoother",
-                            "levels",    "backend", "threads",       "bind",         "device",
-                            "gpus",      "split",   "tol",           "max_iters",    "check_every",
-                            "divtol",    "monitor", "monitor_every", "keep_history", "symmetric", NULL};
+    static char *names[] = {"problem",
+                            "method",
+                            "omega",
+                            "kernel",
+                            "alpha",
+                            "precision",
+                            "cycle",
+                            "pre",
+                            "post",
+                            "smoother",
+                            "levels",
+                            "backend",
+                            "threads",
+                            "bind",
+                            "device",
+                            "gpus",
+                            "split",
+                            "tol",
+                            "max_iters",
+                            "check_every",
+                            "divtol",
+                            "monitor",
+                            "monitor_every",
+                            "keep_history",
+                            "symmetric",
+                            "flush_subnormals",
+                            NULL};
     PyObject *desc;
     hr_grid_options o;
     hr_grid_options_default(&o);
@@ -573,11 +595,12 @@ static int gs_init(GridSolverObject *self, PyObject *args, PyObject *kw)
                                      "iiiiid"
                                      "dlld"
                                      "pl"
-                                     "pp",
+                                     "ppp",
                                      names, &desc, &method, &o.omega, &kernel, &o.alpha, &precision, &cycle,
                                      &o.pre, &o.post, &smoother, &o.levels, &backend, &o.threads, &bind,
                                      &o.device, &o.gpus, &o.split, &o.tol, &o.max_iters, &o.check_every,
-                                     &o.divtol, &monitor, &o.monitor_every, &o.keep_history, &o.symmetric))
+                                     &o.divtol, &monitor, &o.monitor_every, &o.keep_history, &o.symmetric,
+                                     &o.flush_subnormals))
         return -1;
     hr_problem p;
     if (fill_problem(desc, &p)) return -1;

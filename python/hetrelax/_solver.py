@@ -83,8 +83,9 @@ class Solver:
         "async3"), ``alpha``, ``cycle`` ("v", "w", "f", "fmg"), ``pre``, ``post`` (sweeps; 0:
         none), ``smoother`` ("redblack", "jacobi", "cheby", "async3"), ``levels``,
         ``threads``, ``bind`` ("none", "core"), ``device``, ``gpus``, ``split``,
-        ``check_every``, ``divtol``, ``keep_history``, ``monitor_every``. ``max_iters`` is
-        ``maxiter``.
+        ``check_every``, ``divtol``, ``keep_history``, ``monitor_every``, ``symmetric`` (mg: one
+        cycle is a symmetric operator), ``flush_subnormals`` (CPU threads flush subnormal values
+        to zero during a solve). ``max_iters`` is ``maxiter``.
 
     The handle is created here (errors: hetrelax.Error subclasses with the library's
     message). A solve() with another rtol, maxiter or a callback where there was none (or the
@@ -139,7 +140,7 @@ class Solver:
                 o[key] = positive_int(key, v)
             elif key == "device":
                 o[key] = positive_int(key, v, minimum=0)
-            elif key == "keep_history":
+            elif key in ("keep_history", "symmetric", "flush_subnormals"):
                 o[key] = bool(v)
             else:
                 raise TypeError(f"Solver: unknown option {key!r}")

@@ -418,3 +418,17 @@ def test_divergence_raises_with_the_last_iterate():
     assert e.value.info.reason.startswith("diverged") and e.value.x.shape == p.shape
     assert e.value.status_name == "iteration diverged" and isinstance(e.value, hetrelax.Error)
     assert not np.isfinite(e.value.x).all() or np.abs(e.value.x).max() > 1e3 * np.abs(exact(p)).max()
+
+
+def test_flush_subnormals_option():
+    """flush_subnormals=True: no subnormal float left by single-precision Jacobi from the spike
+    (the kept run has some: the check can tell)."""
+    p = hetrelax.Poisson((512, 512), f="spike")
+    counts = []
+    for flush in (False, True):
+        u = np.zeros(p.shape, dtype=np.float32)
+        hetrelax.Solver(p, method="jacobi", backend="cpu-seq", precision="single",
+                        flush_subnormals=flush).sweep(u, 400)
+        a = np.abs(u)
+        counts.append(int(((a > 0) & (a < np.finfo(np.float32).tiny)).sum()))
+    assert counts[0] > 0 and counts[1] == 0, counts
