@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "hetrelax/sparse.h"
 #include "methods/stencil/stencil_op.h"
+#include "runtime/cpu/team.h"
 
 #ifndef M_PI
 #define M_PI 3.14159265358979323846
@@ -270,8 +271,104 @@ static double f_point(const hr_problem *p, const double *f_in, size_t q, int i, 
     }
 }
 
+/* One discretisation job: the rows of a slab, split by lines among a team's threads (each
+ * point's entries depend on that point only, so any split gives the same values). */
+typedef struct disc_job {
+    const hr_problem *p;
+    int lo, whole, last;
+    const int *N, *per, *n;
+    const hr_sgrid *g;
+    const double *h, *ih2;
+    double hbar2;
+    const double *f_in;
+    hr_sop *A;
+    double *b, *line_b, *line_v;
+} disc_job;
+
+static void disc_lines(void *ctx, int tid, int nt)
+{
+    const disc_job *J = ctx;
+    const hr_problem *p = J->p;
+    const int dim = p->dim, last = J->last, lo = J->lo, whole = J->whole;
+    const int *N = J->N, *per = J->per, *n = J->n;
+    const hr_sgrid *gp = J->g;
+    const double *h = J->h, *ih2 = J->ih2, *f_in = J->f_in;
+    const double hbar2 = J->hbar2;
+    hr_sop *A = J->A;
+    double *b = J->b;
+    const double *cv = p->coef_values;
+    const size_t sq[3] = {1, (size_t)N[0], (size_t)N[0] * N[1]};
+    const size_t lines = (size_t)n[1] * n[2];
+    const size_t l0 = lines * (size_t)tid / (size_t)nt, l1 = lines * (size_t)(tid + 1) / (size_t)nt;
+    for (size_t line = l0; line < l1; line++) {
+        const int j = (int)(line % (size_t)n[1]), k = (int)(line / (size_t)n[1]);
+        double lb = 0.0, lv = 0.0;
+        for (int i = 0; i < n[0]; i++) {
+            const int idx[3] = {i, last == 1 ? j + lo : j, last == 2 ? k + lo : k}; /* global */
+            const size_t q = idx[0] + sq[1] * idx[1] + sq[2] * idx[2];
+            double w[3] = {1, 1, 1}; /* cell widths / h */
+            for (int a = 0; a < dim; a++) {
+                if (per[a]) continue;
+                if ((idx[a] == 0 && p->bc[2 * a].kind == HR_BC_NEUMANN) ||
+                    (idx[a] == N[a] - 1 && p->bc[2 * a + 1].kind == HR_BC_NEUMANN))
+                    w[a] = 0.5;
+            }
+            const double vol = w[0] * w[1] * w[2];
+            const double ap = cv ? cv[q] : p->coef;
+            const ptrdiff_t pi = hr_sgrid_index(gp, i, j, k);
+            double diag = 0.0, bp = 0.0, exc = 0.0;
+            for (int a = 0; a < dim; a++) {
+                const double wb = vol / w[a]; /* the face's area / h^(dim-1) */
+                for (int side = 0; side < 2; side++) {
+                    const int in = side ? idx[a] + 1 < N[a] : idx[a] > 0;
+                    if (in || per[a]) {
+                        size_t qn;
+                        if (in)
+                            qn = side ? q + sq[a] : q - sq[a];
+                        else
+                            qn = side ? q - (size_t)(N[a] - 1) * sq[a] : q + (size_t)(N[a] - 1) * sq[a];
+                        const double cpl = harmonic(ap, cv ? cv[qn] : p->coef) * wb * ih2[a];
+                        diag += cpl;
+                        if (A && side) A->c[a][pi] = -cpl;
+                        /* the coupling across the slab's low cut lives in the ghost row */
+                        if (A && !side && a == last && !whole && (idx[a] == lo))
+                            A->c[a][pi - gp->st[a]] = -cpl;
+                        continue;
+                    }
+                    const int face = 2 * a + side;
+                    if (p->bc[face].kind == HR_BC_DIRICHLET) {
+                        const double cpl = ap * wb * ih2[a];
+                        diag += cpl;
+                        exc += cpl;
+                        if (b) bp += cpl * face_value(p, face, idx[0], idx[1], idx[2]);
+                    } else if (b) { /* Neumann: the flux through the face */
+                        bp += ap * wb / h[a] * face_value(p, face, idx[0], idx[1], idx[2]);
+                    }
+                }
+            }
+            if (A) {
+                A->diag[pi] = diag;
+                if (A->exc) A->exc[pi] = exc;
+            }
+            if (b) {
+                b[pi] = bp + vol * f_point(p, f_in, q, idx[0], idx[1], idx[2], hbar2);
+                lb += b[pi];
+                lv += vol;
+            }
+        }
+        if (J->line_b) J->line_b[line] = lb;
+        if (J->line_v) J->line_v[line] = lv;
+    }
+}
+
 hr_status hr_discretize_part(const hr_problem *p, int lo, int hi, const double *f_in, hr_sop *A, double *b,
                              double *line_b, double *line_v)
+{
+    return hr_discretize_part_on(NULL, p, lo, hi, f_in, A, b, line_b, line_v);
+}
+
+hr_status hr_discretize_part_on(hr_team *team, const hr_problem *p, int lo, int hi, const double *f_in,
+                                hr_sop *A, double *b, double *line_b, double *line_v)
 {
     const int dim = p->dim, last = dim - 1;
     const int N[3] = {p->n[0], p->n[1], dim == 3 ? p->n[2] : 1}; /* the whole grid */
@@ -291,69 +388,11 @@ hr_status hr_discretize_part(const hr_problem *p, int lo, int hi, const double *
         ih2[a] = 1.0 / (h[a] * h[a]);
         hp *= h[a];
     }
-    const double hbar2 = pow(hp, 2.0 / dim);
-    const double *cv = p->coef_values;
-    const size_t sq[3] = {1, (size_t)N[0], (size_t)N[0] * N[1]};
-    for (int k = 0; k < n[2]; k++)
-        for (int j = 0; j < n[1]; j++) {
-            double lb = 0.0, lv = 0.0;
-            for (int i = 0; i < n[0]; i++) {
-                const int idx[3] = {i, last == 1 ? j + lo : j, last == 2 ? k + lo : k}; /* global */
-                const size_t q = idx[0] + sq[1] * idx[1] + sq[2] * idx[2];
-                double w[3] = {1, 1, 1}; /* cell widths / h */
-                for (int a = 0; a < dim; a++) {
-                    if (per[a]) continue;
-                    if ((idx[a] == 0 && p->bc[2 * a].kind == HR_BC_NEUMANN) ||
-                        (idx[a] == N[a] - 1 && p->bc[2 * a + 1].kind == HR_BC_NEUMANN))
-                        w[a] = 0.5;
-                }
-                const double vol = w[0] * w[1] * w[2];
-                const double ap = cv ? cv[q] : p->coef;
-                const ptrdiff_t pi = hr_sgrid_index(&g, i, j, k);
-                double diag = 0.0, bp = 0.0, exc = 0.0;
-                for (int a = 0; a < dim; a++) {
-                    const double wb = vol / w[a]; /* the face's area / h^(dim-1) */
-                    for (int side = 0; side < 2; side++) {
-                        const int in = side ? idx[a] + 1 < N[a] : idx[a] > 0;
-                        if (in || per[a]) {
-                            size_t qn;
-                            if (in)
-                                qn = side ? q + sq[a] : q - sq[a];
-                            else
-                                qn = side ? q - (size_t)(N[a] - 1) * sq[a] : q + (size_t)(N[a] - 1) * sq[a];
-                            const double cpl = harmonic(ap, cv ? cv[qn] : p->coef) * wb * ih2[a];
-                            diag += cpl;
-                            if (A && side) A->c[a][pi] = -cpl;
-                            /* the coupling across the slab's low cut lives in the ghost row */
-                            if (A && !side && a == last && !whole && (idx[a] == lo))
-                                A->c[a][pi - g.st[a]] = -cpl;
-                            continue;
-                        }
-                        const int face = 2 * a + side;
-                        if (p->bc[face].kind == HR_BC_DIRICHLET) {
-                            const double cpl = ap * wb * ih2[a];
-                            diag += cpl;
-                            exc += cpl;
-                            if (b) bp += cpl * face_value(p, face, idx[0], idx[1], idx[2]);
-                        } else if (b) { /* Neumann: the flux through the face */
-                            bp += ap * wb / h[a] * face_value(p, face, idx[0], idx[1], idx[2]);
-                        }
-                    }
-                }
-                if (A) {
-                    A->diag[pi] = diag;
-                    if (A->exc) A->exc[pi] = exc;
-                }
-                if (b) {
-                    b[pi] = bp + vol * f_point(p, f_in, q, idx[0], idx[1], idx[2], hbar2);
-                    lb += b[pi];
-                    lv += vol;
-                }
-            }
-            const size_t line = (size_t)k * n[1] + j;
-            if (line_b) line_b[line] = lb;
-            if (line_v) line_v[line] = lv;
-        }
+    disc_job J = {p, lo, whole, last, N, per, n, &g, h, ih2, pow(hp, 2.0 / dim), f_in, A, b, line_b, line_v};
+    if (team)
+        hr_team_run(team, disc_lines, &J);
+    else
+        disc_lines(&J, 0, 1);
     if (A) /* the coefficients' ghosts: read as c[k][p - o_k] across a periodic axis */
         for (int k = 0; k < A->nk; k++)
             hr_st_fill_ghosts(&g, A->c[k]);

@@ -57,7 +57,7 @@ static hr_status take_rhs(st_engine *e, const double *f)
 {
     const hr_sgrid *g = grid(e);
     const size_t lines = (size_t)g->n[1] * g->n[2];
-    HR_TRY(hr_discretize_part(&e->p, e->lo, e->hi, f, NULL, e->hb, e->lb, e->lv));
+    HR_TRY(hr_discretize_part_on(e->team, &e->p, e->lo, e->hi, f, NULL, e->hb, e->lb, e->lv));
     memset(&e->si, 0, sizeof e->si);
     if (hr_problem_is_singular(&e->p)) { /* the sums over every rank, line by line in order */
         double bs = 0.0, vs = 0.0, nb = 0.0, nd = 0.0;
@@ -522,7 +522,7 @@ hr_status hr_gs_general_create_slab(hr_grid_solver *s, const hr_problem *p, int 
             st = HR_ERR_NO_MEMORY;
     }
     if (st == HR_OK) st = hr_sop_alloc(&A, &g, 0);
-    if (st == HR_OK) st = hr_discretize_part(&e->p, lo, hi, NULL, &A, NULL, NULL, NULL);
+    if (st == HR_OK) st = hr_discretize_part_on(e->team, &e->p, lo, hi, NULL, &A, NULL, NULL, NULL);
     if (st == HR_OK) hr_sop_detect_uniform(&A);
     if (st == HR_OK && comm) { /* uniform on every rank, with rank 0's scalars, or on none */
         double v[4] = {A.ud, A.uc[0], A.uc[1], A.uc[2]};

@@ -107,6 +107,11 @@ void hr_sop_detect_uniform(hr_sop *A);
  * added line by line in order). No projection. */
 hr_status hr_discretize_part(const hr_problem *p, int lo, int hi, const double *f, hr_sop *A, double *b,
                              double *line_b, double *line_v);
+/* The same, its lines split among a team's threads (team NULL: the calling thread); the same
+ * values for any team. */
+struct hr_team;
+hr_status hr_discretize_part_on(struct hr_team *team, const hr_problem *p, int lo, int hi, const double *f,
+                                hr_sop *A, double *b, double *line_b, double *line_v);
 /* Removes from a slab's b the constant bsum / vsum per unit volume (the projection of a
  * singular problem); per line of the slab, line_nb and line_nd get ||b||^2 and
  * ||removed||^2; *shift the constant. */
