@@ -177,7 +177,7 @@ static void jacobi_case(int dim, int n, int reps, long max_sweeps, jrec *rec)
     double *b = hr_sgrid_alloc(&g), *u = hr_sgrid_alloc(&g), *t = hr_sgrid_alloc(&g),
            *hg = hr_sgrid_alloc(&g);
     const hr_st_backend *k = hr_st_cuda_backend();
-    hr_st_exec ex = {NULL, NULL, 0, NULL};
+    hr_st_exec ex = {NULL, NULL, 0, NULL, NULL, 0};
     hr_sop dA;
     memset(&dA, 0, sizeof dA);
     double *du = NULL, *dt = NULL, *db = NULL;
@@ -227,7 +227,7 @@ static void jacobi_case(int dim, int n, int reps, long max_sweeps, jrec *rec)
     }
     k->download(&ex, &g, hg, du);
     const size_t lines = (size_t)g.n[1] * g.n[2];
-    hr_st_exec cx = {NULL, malloc(lines * sizeof(double)), lines, NULL};
+    hr_st_exec cx = {NULL, malloc(lines * sizeof(double)), lines, NULL, NULL, 0};
     if (hr_team_create(hr_cpu_count(), HR_BIND_NONE, &team) == HR_OK) cx.team = team;
     for (int s = 0; s < 3; s++) {
         hr_st_cpu.jacobi(&cx, &A, u, b, t, 0.8);

@@ -334,8 +334,9 @@ static hr_status check_general(const hr_grid_solver *s, int mpi, char *w, size_t
             o->ghost > 1   ? "ghost"
             : o->transport ? "transport"
                            : "decomp");
-    if (mpi && s->backend != HR_BACKEND_CPU_SEQ)
-        NOT_YET("backend: general problems on MPI ranks run cpu-seq per rank so far (this one has %s)", why);
+    if (mpi && s->backend != HR_BACKEND_CPU_SEQ && s->backend != HR_BACKEND_GPU)
+        NOT_YET("backend: general problems on MPI ranks run cpu-seq or gpu per rank so far (this one has %s)",
+                why);
     if (o->split != 0.0) BAD("split: for backend hybrid (CPU + GPU)");
     if (o->gpus > 1)
         NOT_YET("gpus: several GPUs run the model problem so far (this one has %s): one GPU, cpu-seq or "

@@ -16,6 +16,16 @@
 #include "hetrelax/mpi.h"
 
 static int rank, size, bad;
+/* test_general_mpi gpu: the ranks run the GPU backend (one GPU each, or shared); multigrid's
+ * fixed cycles are still the one-process cpu-seq run's bits (the GPU's sweeps and transfers
+ * are the CPU's point by point), reductions only to rounding (summed per rank, then in rank
+ * order) */
+static int gpu_mode;
+/* test_general_mpi gpu: the ranks run the GPU backend (one GPU each, or shared); multigrid's
+ * fixed cycles are still the one-process cpu-seq run's bits (the GPU's sweeps and transfers
+ * are the CPU's point by point), reductions only to rounding (summed per rank, then in rank
+ * order) */
+static int gpu_mode;
 
 static void problem_n(hr_problem *p, int dim, const int n[3], const char *kinds, double *coef, double *f,
                       double *face)
@@ -76,6 +86,23 @@ static void compare(const char *what, const hr_problem *p, const hr_grid_options
         hr_grid_solver_solution(s1, HR_PREC_DOUBLE, u1, cnt) != HR_OK) {
         printf("FAIL %s: the one-process run: %s\n", what, hr_last_error());
         bad = 1;
+    } else if (gpu_mode) {
+        const int mg = o->method == HR_METHOD_MG;
+        const int same = mg ? memcmp(u, u1, cnt * sizeof *u) == 0 && r.iterations == r1.iterations
+                            : labs(r.iterations - r1.iterations) <= 1;
+        const int ok =
+            st == HR_OK && st2 == HR_OK && r.ranks == size && strcmp(r.backend, "gpu") == 0 && same &&
+            fabs(r.relative_residual - r1.relative_residual) <= (mg ? 1e-9 : 0.5) * r1.relative_residual;
+        size_t i = 0;
+        while (i < cnt && u[i] == u1[i])
+            i++;
+        printf("%s gpu %s on %d ranks: status %d/%d, backend %s, %ld iterations (cpu-seq %ld), residual %.3e "
+               "(%.3e), "
+               "first difference at %zu of %zu%s\n",
+               ok ? "ok  " : "FAIL", what, size, (int)st, (int)st2, r.backend, r.iterations, r1.iterations,
+               r.relative_residual, r1.relative_residual, i, cnt,
+               mg && ok ? ": bitwise the one-process cpu-seq run" : "");
+        bad |= !ok;
     } else if (st != HR_OK || st2 != HR_OK || memcmp(u, u1, cnt * sizeof *u) != 0 ||
                r.iterations != r1.iterations ||
                memcmp(&r.relative_residual, &r1.relative_residual, sizeof(double)) != 0 || r.ranks != size ||
@@ -104,48 +131,62 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    gpu_mode = argc > 1 && strcmp(argv[1], "gpu") == 0;
+    if (gpu_mode) {
+        hr_sysinfo si;
+        hr_sysinfo_get(&si);
+        int gpus = si.gpus, least = gpus;
+        MPI_Allreduce(&gpus, &least, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        if (least < 1) {
+            if (rank == 0) printf("skip: no CUDA device on some rank\n");
+            MPI_Finalize();
+            return 77;
+        }
+    }
     const size_t most = 400000;
     double *coef = malloc(most * sizeof *coef), *f = malloc(most * sizeof *f),
            *face = malloc(4000 * sizeof *face);
     hr_problem p;
     hr_grid_options o;
-    const char *kinds2[] = {"dnpp", "nddn", "ppnd"};
-    for (int t = 0; t < 3; t++) {
-        problem(&p, 2, kinds2[t], coef, f, face);
-        char what[64];
+    if (!gpu_mode) { /* relaxation and CG: cpu-seq ranks */
+        const char *kinds2[] = {"dnpp", "nddn", "ppnd"};
+        for (int t = 0; t < 3; t++) {
+            problem(&p, 2, kinds2[t], coef, f, face);
+            char what[64];
+            hr_grid_options_default(&o);
+            o.backend = HR_BACKEND_CPU_SEQ;
+            o.omega = 0.8;
+            o.max_iters = 150;
+            snprintf(what, sizeof what, "2-D %s jacobi", kinds2[t]);
+            compare(what, &p, &o);
+            o.method = HR_METHOD_REDBLACK;
+            o.omega = 0.0;
+            o.max_iters = 60;
+            snprintf(what, sizeof what, "2-D %s redblack", kinds2[t]);
+            compare(what, &p, &o);
+            hr_grid_options_default(&o);
+            o.backend = HR_BACKEND_CPU_SEQ;
+            o.method = HR_METHOD_CG;
+            o.tol = 1e-9;
+            snprintf(what, sizeof what, "2-D %s cg", kinds2[t]);
+            compare(what, &p, &o);
+        }
+        problem(&p, 3, "dnppnp", coef, f, face); /* z (the cut axis) periodic */
+        p.bc[5].kind = HR_BC_PERIODIC;
+        p.bc[4].kind = HR_BC_PERIODIC;
+        p.bc[4].values = NULL;
         hr_grid_options_default(&o);
         o.backend = HR_BACKEND_CPU_SEQ;
-        o.omega = 0.8;
-        o.max_iters = 150;
-        snprintf(what, sizeof what, "2-D %s jacobi", kinds2[t]);
-        compare(what, &p, &o);
-        o.method = HR_METHOD_REDBLACK;
-        o.omega = 0.0;
-        o.max_iters = 60;
-        snprintf(what, sizeof what, "2-D %s redblack", kinds2[t]);
-        compare(what, &p, &o);
-        hr_grid_options_default(&o);
-        o.backend = HR_BACKEND_CPU_SEQ;
+        o.method = HR_METHOD_SOR;
+        o.max_iters = 40;
+        compare("3-D dnpppp sor", &p, &o);
         o.method = HR_METHOD_CG;
+        o.max_iters = 0;
         o.tol = 1e-9;
-        snprintf(what, sizeof what, "2-D %s cg", kinds2[t]);
-        compare(what, &p, &o);
-    }
-    problem(&p, 3, "dnppnp", coef, f, face); /* z (the cut axis) periodic */
-    p.bc[5].kind = HR_BC_PERIODIC;
-    p.bc[4].kind = HR_BC_PERIODIC;
-    p.bc[4].values = NULL;
-    hr_grid_options_default(&o);
-    o.backend = HR_BACKEND_CPU_SEQ;
-    o.method = HR_METHOD_SOR;
-    o.max_iters = 40;
-    compare("3-D dnpppp sor", &p, &o);
-    o.method = HR_METHOD_CG;
-    o.max_iters = 0;
-    o.tol = 1e-9;
-    compare("3-D dnpppp cg", &p, &o);
-    problem(&p, 2, "nnpp", coef, f, face); /* singular: projected */
-    compare("2-D nnpp (singular) cg", &p, &o);
+        compare("3-D dnpppp cg", &p, &o);
+        problem(&p, 2, "nnpp", coef, f, face); /* singular: projected */
+        compare("2-D nnpp (singular) cg", &p, &o);
+    } /* gpu_mode */
     /* multigrid on ranks: levels cut while every rank keeps two rows and 2048 unknowns, whole on
      * every rank below; a fixed number of cycles and CG to a tolerance, bitwise one process */
     const struct {
@@ -163,7 +204,7 @@ int main(int argc, char **argv)
         char what[96];
         for (int sm = 0; sm < 3; sm++) {
             hr_grid_options_default(&o);
-            o.backend = HR_BACKEND_CPU_SEQ;
+            o.backend = gpu_mode ? HR_BACKEND_GPU : HR_BACKEND_CPU_SEQ;
             o.method = HR_METHOD_MG;
             o.smoother = smoothers[sm];
             o.cycle = sm == 0 ? HR_CYCLE_V : sm == 1 ? HR_CYCLE_W : (t & 1) ? HR_CYCLE_F : HR_CYCLE_FMG;
@@ -174,7 +215,7 @@ int main(int argc, char **argv)
             compare(what, &p, &o);
         }
         hr_grid_options_default(&o);
-        o.backend = HR_BACKEND_CPU_SEQ;
+        o.backend = gpu_mode ? HR_BACKEND_GPU : HR_BACKEND_CPU_SEQ;
         o.method = HR_METHOD_MGCG;
         o.tol = 1e-9;
         snprintf(what, sizeof what, "%d-D %dx%dx%d %s mgcg to 1e-9", mgp[t].dim, mgp[t].n[0], mgp[t].n[1],
@@ -186,14 +227,14 @@ int main(int argc, char **argv)
     for (int dim = 2; dim <= 3; dim++) {
         hr_problem_init_model(&p, dim, dim == 2 ? 255 : 31, dim == 2 ? 255 : 31, 31);
         hr_grid_options_default(&o);
-        o.backend = HR_BACKEND_CPU_SEQ;
+        o.backend = gpu_mode ? HR_BACKEND_GPU : HR_BACKEND_CPU_SEQ;
         o.method = dim == 2 ? HR_METHOD_MG : HR_METHOD_MGCG;
         o.kernel = "general";
         o.tol = 1e-9;
         compare(dim == 2 ? "2-D model 255^2 mg to 1e-9" : "3-D model 31^3 mgcg to 1e-9", &p, &o);
     }
     /* a slab of one row cannot hold the Galerkin rows: refused on every rank alike */
-    if (size > 1) {
+    if (size > 1 && !gpu_mode) {
         const int n[3] = {20, 2 * size - 1, 1};
         problem_n(&p, 2, n, "dddd", coef, f, face);
         hr_grid_options_default(&o);

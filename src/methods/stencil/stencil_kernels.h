@@ -167,6 +167,11 @@ typedef struct hr_st_backend {
     /* optional: a whole Gauss-Seidel sweep, the colours in order (reverse: backwards), the
      * same updates as colour_sweep over every colour; NULL: colour_sweep colour by colour */
     void (*gs_sweep)(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, double omega, int reverse);
+    /* MPI ranks (ex->comm): the ghost rows of the last axis of x from the neighbours' edge rows */
+    void (*halo)(hr_st_exec *ex, const hr_sgrid *g, double *x);
+    /* in place: every rank's part of x (a padded array of the whole grid g; counts and displs
+     * in values, rank r's at displs[r]) to every rank */
+    void (*allgather)(hr_st_exec *ex, const hr_sgrid *g, double *x, const int *counts, const int *displs);
 } hr_st_backend;
 
 extern const hr_st_backend hr_st_cpu;

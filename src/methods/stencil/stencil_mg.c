@@ -863,7 +863,7 @@ static void restrict_to(hr_st_mg *mg, int l, double *src)
 {
     hr_st_level *F = &mg->lv[l], *C = &mg->lv[l + 1];
     const hr_st_comm *base = mg->lv[0].ex.comm;
-    if (F->dist) base->halo(base->ctx, &F->A.g, src); /* the rows next to the slab */
+    if (F->dist) mg->k->halo(&mg->lv[0].ex, &F->A.g, src); /* the rows next to the slab */
     if (!F->dist || C->dist) {
         mg->k->restrict_(&F->ex, &F->A.g, &C->A.g, F->dax, src, C->b);
         return;
@@ -876,14 +876,14 @@ static void restrict_to(hr_st_mg *mg, int l, double *src)
     v.origin += (ptrdiff_t)C->cut[r] * v.st[last];
     v.goff[last] = C->cut[r];
     if (v.n[last] > 0) mg->k->restrict_(&F->ex, &F->A.g, &v, F->dax, src, C->b);
-    gather_rows(C, base, C->b);
+    mg->k->allgather(&mg->lv[0].ex, &C->A.g, C->b, C->rows_n, C->rows_at);
 }
 
 /* lv[l].u += P lv[l + 1].u */
 static void prolong_from(hr_st_mg *mg, int l)
 {
     hr_st_level *F = &mg->lv[l], *C = &mg->lv[l + 1];
-    if (C->dist) C->ex.comm->halo(C->ex.comm->ctx, &C->A.g, C->u);
+    if (C->dist) mg->k->halo(&mg->lv[0].ex, &C->A.g, C->u);
     mg->k->prolong_add(&F->ex, &F->A.g, &C->A.g, F->dax, C->u, F->u);
 }
 

@@ -12,6 +12,7 @@
 #include "hetrelax/mpi.h"
 #include "methods/stencil/stencil_kernels.h"
 #include "parallel/mpi/general_mpi.h"
+#include "runtime/cuda/cuda_api.h"
 
 typedef struct slab_comm {
     hr_st_comm hooks;
@@ -173,6 +174,20 @@ hr_status hr_general_mpi_create(hr_grid_solver *s, const hr_problem *p, MPI_Comm
     c->hooks.allgather = allgather;
     c->hooks.all = all;
     c->hooks.bcast = bcast;
+    if (s->backend == HR_BACKEND_GPU) { /* one GPU per rank: the ranks of a node take its GPUs in turn */
+        MPI_Comm node;
+        int local = 0;
+        MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, c->rank, MPI_INFO_NULL, &node);
+        MPI_Comm_rank(node, &local);
+        MPI_Comm_free(&node);
+        const int count = hr_cuda_device_count();
+        if (count <= 0) {
+            snprintf(why, why_size, "backend: gpu: rank %d sees no CUDA device", c->rank);
+            hr_general_mpi_free(c);
+            return HR_ERR_NO_DEVICE;
+        }
+        s->o.device = (s->o.device + local) % count;
+    }
     const hr_status st = hr_gs_general_create_slab(s, p, lo, hi, c->size > 1 ? &c->hooks : NULL);
     if (st != HR_OK) {
         snprintf(why, why_size, "%s", s->err);

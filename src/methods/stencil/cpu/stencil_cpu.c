@@ -632,6 +632,17 @@ static void cpu_free_axis(hr_st_exec *ex, hr_st_axis *ax)
     memset(ax, 0, sizeof *ax);
 }
 
+static void cpu_halo(hr_st_exec *ex, const hr_sgrid *g, double *x)
+{
+    ex->comm->halo(ex->comm->ctx, g, x);
+}
+
+static void cpu_allgather(hr_st_exec *ex, const hr_sgrid *g, double *x, const int *counts, const int *displs)
+{
+    (void)g;
+    ex->comm->allgather(ex->comm->ctx, x, counts, displs);
+}
+
 const hr_st_backend hr_st_cpu = {
     .name = "cpu",
     .alloc = cpu_alloc,
@@ -656,4 +667,6 @@ const hr_st_backend hr_st_cpu = {
     .xpay = hr_st_xpay,
     .remove_mean = hr_st_remove_mean,
     .gs_sweep = hr_st_gs_sweep,
+    .halo = cpu_halo,
+    .allgather = cpu_allgather,
 };

@@ -171,8 +171,37 @@ static __global__ void k_fill(double *u, int lim0, int lim1, long total, ptrdiff
     u[o + ghi] = u[o + sa];
 }
 
+void st_cu_halo(st_cuda *d, const hr_sgrid *g, double *u)
+{
+    const int last = g->dim - 1, n = g->n[last];
+    const size_t row = (size_t)g->st[last], bytes = row * sizeof(double);
+    if (d->err != cudaSuccess) return;
+    if (4 * row > d->hrow_cap) {
+        if (d->hrow) cudaFreeHost(d->hrow);
+        d->hrow = NULL;
+        d->hrow_cap = 0;
+        ST_CU(d, cudaMallocHost((void **)&d->hrow, 4 * bytes));
+        if (d->err != cudaSuccess) return;
+        d->hrow_cap = 4 * row;
+    }
+    /* rows: the ghost below, the first and last of the slab, the ghost above */
+    double *h = d->hrow;
+    memset(h, 0, bytes);
+    memset(h + 3 * row, 0, bytes);
+    ST_CU(d, cudaMemcpyAsync(h + row, u + row, bytes, cudaMemcpyDeviceToHost, d->st));
+    ST_CU(d, cudaMemcpyAsync(h + 2 * row, u + (size_t)n * row, bytes, cudaMemcpyDeviceToHost, d->st));
+    ST_CU(d, cudaStreamSynchronize(d->st));
+    hr_sgrid g4 = *g;
+    g4.n[last] = 2;
+    d->comm->halo(d->comm->ctx, &g4, h);
+    ST_CU(d, cudaMemcpyAsync(u, h, bytes, cudaMemcpyHostToDevice, d->st));
+    ST_CU(d, cudaMemcpyAsync(u + (size_t)(n + 1) * row, h + 3 * row, bytes, cudaMemcpyHostToDevice, d->st));
+    ST_CU(d, cudaStreamSynchronize(d->st)); /* h is reused by the next halo */
+}
+
 void st_cu_fill_ghosts(st_cuda *d, const hr_sgrid *g, double *u)
 {
+    if (d->comm) st_cu_halo(d, g, u);
     for (int a = 0; a < g->dim; a++) {
         if (!g->periodic[a]) continue;
         int lim[3];
@@ -204,7 +233,22 @@ typedef struct st_tr {
     int dim;
     int n[3]; /* the grid the threads cover: coarse (restriction) or fine (prolongation) */
     ptrdiff_t fsy, fsz, forg, csy, csz, corg;
+    /* a slab of MPI ranks (axes 1, 2): offset, extent, whole extent, whole periodic; fine, coarse */
+    int fo[3], fn[3], fgn[3], fgp[3], co[3], cn[3], cgn[3], cgp[3];
 } st_tr;
+
+/* hr_sgrid_local: the index in a slab of a whole-grid index */
+__device__ __forceinline__ int st_local(int i, int off, int n, int gn, int gper)
+{
+    int t = i - off;
+    if (gper && n != gn) {
+        if (t < -1)
+            t += gn;
+        else if (t > n)
+            t -= gn;
+    }
+    return t;
+}
 
 /* restrict_terms / prolong_terms of the CPU backend: (index, weight) pairs of one axis */
 __device__ __forceinline__ int st_rterms(const st_dax &a, int I, int idx[3], double w[3])
@@ -263,9 +307,13 @@ static __global__ void k_restrict(st_tr T, const double *__restrict__ src, doubl
     if (I >= T.n[0] || J >= T.n[1]) return;
     int xi[3] = {0, 0, 0}, yi[3] = {0, 0, 0}, zi[3] = {0, 0, 0};
     double xw[3] = {0, 0, 0}, yw[3] = {0, 0, 0}, zw[3] = {1.0, 0, 0};
-    const int ny = st_rterms(T.ax[1], J, yi, yw);
-    const int nz = T.dim == 3 ? st_rterms(T.ax[2], K, zi, zw) : 1;
+    const int ny = st_rterms(T.ax[1], J + T.co[1], yi, yw);
+    const int nz = T.dim == 3 ? st_rterms(T.ax[2], K + T.co[2], zi, zw) : 1;
     const int nx = st_rterms(T.ax[0], I, xi, xw);
+    for (int t = 0; t < ny; t++)
+        yi[t] = st_local(yi[t], T.fo[1], T.fn[1], T.fgn[1], T.fgp[1]);
+    for (int t = 0; t < nz && T.dim == 3; t++)
+        zi[t] = st_local(zi[t], T.fo[2], T.fn[2], T.fgn[2], T.fgp[2]);
     dst[T.corg + I + J * T.csy + K * T.csz] =
         st_gather(src, T.forg, T.fsy, T.fsz, xi, xw, nx, yi, yw, ny, zi, zw, nz);
 }
@@ -277,9 +325,13 @@ static __global__ void k_prolong(st_tr T, const double *__restrict__ src, double
     if (i >= T.n[0] || j >= T.n[1]) return;
     int xi[3] = {0, 0, 0}, yi[3] = {0, 0, 0}, zi[3] = {0, 0, 0};
     double xw[3] = {0, 0, 0}, yw[3] = {0, 0, 0}, zw[3] = {1.0, 0, 0};
-    const int ny = st_pterms(T.ax[1], j, yi, yw);
-    const int nz = T.dim == 3 ? st_pterms(T.ax[2], k, zi, zw) : 1;
+    const int ny = st_pterms(T.ax[1], j + T.fo[1], yi, yw);
+    const int nz = T.dim == 3 ? st_pterms(T.ax[2], k + T.fo[2], zi, zw) : 1;
     const int nx = st_pterms(T.ax[0], i, xi, xw);
+    for (int t = 0; t < ny; t++)
+        yi[t] = st_local(yi[t], T.co[1], T.cn[1], T.cgn[1], T.cgp[1]);
+    for (int t = 0; t < nz && T.dim == 3; t++)
+        zi[t] = st_local(zi[t], T.co[2], T.cn[2], T.cgn[2], T.cgp[2]);
     const double s = st_gather(src, T.corg, T.csy, T.csz, xi, xw, nx, yi, yw, ny, zi, zw, nz);
     const ptrdiff_t p = T.forg + i + j * T.fsy + k * T.fsz;
     dst[p] = dst[p] + s;
@@ -300,6 +352,10 @@ static st_tr tr_of(const hr_sgrid *fg, const hr_sgrid *cg, const hr_st_axis ax[3
     T.dim = fg->dim;
     for (int a = 0; a < 3; a++)
         T.n[a] = cover->n[a];
+    for (int a = 0; a < 3; a++) {
+        T.fo[a] = fg->goff[a], T.fn[a] = fg->n[a], T.fgn[a] = fg->gn[a], T.fgp[a] = fg->gper[a];
+        T.co[a] = cg->goff[a], T.cn[a] = cg->n[a], T.cgn[a] = cg->gn[a], T.cgp[a] = cg->gper[a];
+    }
     T.fsy = fg->st[1], T.fsz = fg->dim == 3 ? fg->st[2] : 0, T.forg = fg->origin;
     T.csy = cg->st[1], T.csz = cg->dim == 3 ? cg->st[2] : 0, T.corg = cg->origin;
     return T;
@@ -398,17 +454,23 @@ template <int OP> static double vec_run(st_cuda *d, const hr_sgrid *g, st_vargs 
     return red ? st_cu_reduce(d, G) : 0.0;
 }
 
+/* MPI ranks: every rank's value of a reduction, summed in rank order (the same on every rank) */
+static double st_ranks_sum(hr_st_exec *ex, double v)
+{
+    return ex->comm ? ex->comm->sum_ranks(ex->comm->ctx, v) : v;
+}
+
 static double cu_dot(hr_st_exec *ex, const hr_sgrid *g, const double *x, const double *y)
 {
     st_vargs a = {NULL, NULL, x, y, NULL, 0.0};
-    return vec_run<V_DOT>(st_dev(ex), g, a);
+    return st_ranks_sum(ex, vec_run<V_DOT>(st_dev(ex), g, a));
 }
 
 static double cu_update(hr_st_exec *ex, const hr_sgrid *g, double *x, double *r, const double *p,
                         const double *q, double alpha)
 {
     st_vargs a = {x, r, p, q, NULL, alpha};
-    return vec_run<V_UPDATE>(st_dev(ex), g, a);
+    return st_ranks_sum(ex, vec_run<V_UPDATE>(st_dev(ex), g, a));
 }
 
 static void cu_xpay(hr_st_exec *ex, const hr_sgrid *g, const double *z, double *p, double beta)
@@ -421,7 +483,7 @@ static void cu_remove_mean(hr_st_exec *ex, const hr_sgrid *g, double *x)
 {
     st_vargs a = {x, NULL, NULL, NULL, NULL, 0.0};
     const double sum = vec_run<V_SUM>(st_dev(ex), g, a);
-    a.al = sum / (double)g->count;
+    a.al = st_ranks_sum(ex, sum) / (double)(ex->comm ? ex->comm->count : g->count);
     vec_run<V_SUB>(st_dev(ex), g, a);
 }
 
@@ -433,12 +495,12 @@ static double cu_residual(hr_st_exec *ex, const hr_sop *A, double *u, const doub
     d->quiet = ex->quiet; /* the norm is not read: no reduction, no wait for the stream */
     const double v = st_cu_sweep(d, A, ST_OP_RES, u, b, NULL, r, 0.0, 0.0);
     d->quiet = 0;
-    return v;
+    return ex->quiet ? v : st_ranks_sum(ex, v);
 }
 
 static double cu_apply_dot(hr_st_exec *ex, const hr_sop *A, double *p, double *q)
 {
-    return st_cu_sweep(st_dev(ex), A, ST_OP_APPLY, p, NULL, NULL, q, 0.0, 0.0);
+    return st_ranks_sum(ex, st_cu_sweep(st_dev(ex), A, ST_OP_APPLY, p, NULL, NULL, q, 0.0, 0.0));
 }
 
 static void cu_jacobi(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, double *out, double omega)
@@ -617,6 +679,7 @@ static void cu_close(hr_st_exec *ex)
     cudaFree(d->part);
     cudaFree(d->dres);
     if (d->hres) cudaFreeHost(d->hres);
+    if (d->hrow) cudaFreeHost(d->hrow);
     (void)cudaGetLastError();
     free(d);
     ex->dev = NULL;
@@ -650,6 +713,33 @@ static hr_status cu_open(hr_st_exec *ex, int device, size_t max_lines)
     return HR_OK;
 }
 
+/* ------------------------------------------------------------------ MPI ranks */
+
+static void cu_halo(hr_st_exec *ex, const hr_sgrid *g, double *x)
+{
+    st_cuda *d = st_dev(ex);
+    st_cu_use(d);
+    st_cu_halo(d, g, x);
+}
+
+/* A small level whole on every rank: through the host. */
+static void cu_allgather(hr_st_exec *ex, const hr_sgrid *g, double *x, const int *counts, const int *displs)
+{
+    st_cuda *d = st_dev(ex);
+    st_cu_use(d);
+    double *h = (double *)malloc(g->padded * sizeof *h);
+    if (!h) {
+        ST_CU(d, cudaErrorMemoryAllocation);
+        return;
+    }
+    ST_CU(d, cudaMemcpyAsync(h, x, g->padded * sizeof *h, cudaMemcpyDeviceToHost, d->st));
+    ST_CU(d, cudaStreamSynchronize(d->st));
+    ex->comm->allgather(ex->comm->ctx, h, counts, displs);
+    ST_CU(d, cudaMemcpyAsync(x, h, g->padded * sizeof *h, cudaMemcpyHostToDevice, d->st));
+    ST_CU(d, cudaStreamSynchronize(d->st));
+    free(h);
+}
+
 /* ------------------------------------------------------------------ the table */
 
 static const hr_st_backend st_cuda_table = {
@@ -658,6 +748,7 @@ static const hr_st_backend st_cuda_table = {
     cu_apply_dot, cu_jacobi,  cu_cheby,   cu_colour_sweep, cu_restrict,  cu_prolong_add,
     cu_dot,       cu_update,  cu_xpay,    cu_remove_mean,  cu_open,      cu_close,
     NULL, /* gs_sweep: colour_sweep colour by colour */
+    cu_halo,      cu_allgather,
 };
 
 extern "C" const hr_st_backend *hr_st_cuda_backend(void)

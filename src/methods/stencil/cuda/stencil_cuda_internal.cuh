@@ -40,12 +40,21 @@ typedef struct st_cuda {
     char msg[256];
     st_shape shape[2]; /* 2-D, 3-D */
     int quiet;         /* set: a residual skips its reduction (hr_st_exec.quiet) */
+    const hr_st_comm *comm; /* MPI ranks of the call (hr_st_exec.comm): halos before reads, sums */
+    double *hrow;           /* pinned: the four rows a halo stages through the host */
+    size_t hrow_cap;
 } st_cuda;
 
+/* The backend's state, told the call's ranks. */
 static inline st_cuda *st_dev(hr_st_exec *ex)
 {
-    return (st_cuda *)ex->dev;
+    st_cuda *d = (st_cuda *)ex->dev;
+    if (d) d->comm = ex->comm;
+    return d;
 }
+
+/* MPI ranks: the ghost rows of u's last axis from the neighbours (through pinned host rows). */
+void st_cu_halo(st_cuda *d, const hr_sgrid *g, double *u);
 
 /* Records the first failure ("call failed at file:line: name") and clears a non-sticky error. */
 void st_cu_fail(st_cuda *d, cudaError_t e, const char *call, const char *file, int line);
