@@ -290,23 +290,27 @@ template <int KIND> static __global__ void k_colour(st_cgeo c, st_args a, double
     u[p] = u[p] + omega * (__ldg(a.b + p) - au) / dg;
 }
 
-/* The CPU backend's class_of rule per axis: class 2 is the last point of an odd periodic
- * axis, classes 0 and 1 the parities of the others; an axis of one point has every point. */
+/* The CPU backend's class_of rule per axis, in whole-grid indices (a slab of MPI ranks starts
+ * at goff): class 2 is the last point of an odd periodic axis, classes 0 and 1 the parities of
+ * the others; an axis of one point has every point. */
 static void colour_axis(const hr_sgrid *g, int a, int cls, int *s, int *st, int *n)
 {
-    const int len = g->n[a];
+    const int len = g->n[a], off = g->goff[a], glen = g->gn[a];
+    const int odd_per = g->gper[a] && (glen & 1);
     *st = 2;
-    if (len == 1) {
+    if (glen == 1) {
         *s = 0, *st = 1, *n = cls == 0 ? 1 : 0;
         return;
     }
-    if (cls == 2) {
-        *s = len - 1, *st = 1, *n = 1;
+    if (cls == 2) { /* the whole axis's last point, where this slab holds it */
+        const int i = glen - 1 - off;
+        *s = i, *st = 1, *n = odd_per && i >= 0 && i < len ? 1 : 0;
         return;
     }
-    const int end = len - (g->periodic[a] && (len & 1) ? 1 : 0);
-    *s = cls;
-    *n = end > cls ? (end - cls + 1) / 2 : 0;
+    const int first = ((cls - off) % 2 + 2) % 2; /* the first local index of this parity */
+    const int end = len - (odd_per && off + len == glen ? 1 : 0);
+    *s = first;
+    *n = end > first ? (end - first + 1) / 2 : 0;
 }
 
 void st_cu_colour(st_cuda *d, const hr_sop *A, double *u, const double *b, double omega, const int cls[3])
