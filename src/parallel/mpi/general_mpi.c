@@ -181,10 +181,13 @@ hr_status hr_general_mpi_create(hr_grid_solver *s, const hr_problem *p, MPI_Comm
         MPI_Comm_rank(node, &local);
         MPI_Comm_free(&node);
         const int count = hr_cuda_device_count();
-        if (count <= 0) {
-            snprintf(why, why_size, "backend: gpu: rank %d sees no CUDA device", c->rank);
+        if (!hr_st_has_cuda() || count <= 0) {
+            if (!hr_st_has_cuda())
+                snprintf(why, why_size, "backend: gpu: this build has no CUDA");
+            else
+                snprintf(why, why_size, "backend: gpu: rank %d sees no CUDA device", c->rank);
             hr_general_mpi_free(c);
-            return HR_ERR_NO_DEVICE;
+            return hr_st_has_cuda() ? HR_ERR_NO_DEVICE : HR_ERR_UNSUPPORTED;
         }
         s->o.device = (s->o.device + local) % count;
     }
