@@ -10,6 +10,7 @@
 #ifndef HR_STENCIL_KERNELS_H
 #define HR_STENCIL_KERNELS_H
 
+#include "core/internal_api.h"
 #include "methods/stencil/stencil_op.h"
 #include "runtime/cpu/team.h"
 
@@ -175,8 +176,9 @@ typedef struct hr_st_backend {
 } hr_st_backend;
 
 extern const hr_st_backend hr_st_cpu;
-/* The CUDA backend, or NULL in a build without CUDA (runtime/nocuda.c). */
-const hr_st_backend *hr_st_cuda_backend(void);
+/* The CUDA backend, or NULL in a build without CUDA (runtime/nocuda.c); internal API: the MPI
+ * library asks it too. */
+HR_INTERNAL_API const hr_st_backend *hr_st_cuda_backend(void);
 /* 1 when this build has the CUDA backend. */
 static inline int hr_st_has_cuda(void)
 {
