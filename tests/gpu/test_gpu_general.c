@@ -260,6 +260,39 @@ static void level_kernels(gpu *G, hr_st_exec *cx, const hr_sop *A, const hr_sop 
         snprintf(what, sizeof what, "colour %d (%d %d %d) of %d", c, cls[c][0], cls[c][1], cls[c][2], nc);
         if (!same(G, g, du, u, what, level)) break;
     }
+    /* the same on a slab of the last axis, as an MPI rank holds it (rows 1 .. n - 2, or 1 .. n - 1):
+     * the colours follow the whole grid's indices (goff, gn, gper) on both backends */
+    const int last = g->dim - 1;
+    if (g->n[last] >= 3) {
+        /* the slab's padded arrays start one plane into the whole grid's (its ghost planes are
+         * the whole grid's rows next to it) */
+        hr_sop As = *A, dAs = *dA;
+        hr_sop *vs[2] = {&As, &dAs};
+        const int rows = g->n[last] >= 4 ? g->n[last] - 2 : g->n[last] - 1;
+        const ptrdiff_t sh = g->st[last];
+        for (int t = 0; t < 2; t++) {
+            hr_sgrid *v = &vs[t]->g;
+            v->n[last] = rows;
+            v->goff[last] = 1;
+            v->periodic[last] = 0;
+            v->count = (size_t)v->n[0] * v->n[1] * v->n[2];
+            v->padded = (size_t)(rows + 2) * (size_t)sh;
+            vs[t]->diag += sh;
+            if (vs[t]->exc) vs[t]->exc += sh;
+            for (int k = 0; k < vs[t]->nk; k++)
+                vs[t]->c[k] += sh;
+        }
+        int scls[27][3];
+        const int snc = hr_st_colours(&As, scls);
+        for (int c = 0; c < snc; c++) {
+            C->colour_sweep(cx, &As, u + sh, b + sh, 1.3, c);
+            K->colour_sweep(gx, &dAs, du + sh, db + sh, 1.3, c);
+            char what[80];
+            snprintf(what, sizeof what, "slab colour %d (%d %d %d) of %d", c, scls[c][0], scls[c][1],
+                     scls[c][2], snc);
+            if (!same(G, g, du, u, what, level)) break;
+        }
+    }
     /* the vector steps */
     double *x = random_array(g), *p = random_array(g), *q = random_array(g);
     double *dx = up(G, g, x), *dp = up(G, g, p), *dq = up(G, g, q);

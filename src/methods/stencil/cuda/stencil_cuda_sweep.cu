@@ -321,6 +321,7 @@ void st_cu_colour(st_cuda *d, const hr_sop *A, double *u, const double *b, doubl
     st_cgeo c;
     for (int a = 0; a < 3; a++)
         colour_axis(g, a, cls[a], &c.s[a], &c.st[a], &c.n[a]);
+    st_cu_fill_ghosts(d, g, u); /* as the CPU: also where a slab holds none of the colour */
     if (c.n[0] == 0 || c.n[1] == 0 || c.n[2] == 0) return;
     c.sy = g->st[1];
     c.sz = g->dim == 3 ? g->st[2] : 0;
@@ -330,7 +331,6 @@ void st_cu_colour(st_cuda *d, const hr_sop *A, double *u, const double *b, doubl
         ST_CU(d, cudaErrorInvalidConfiguration);
         return;
     }
-    st_cu_fill_ghosts(d, g, u);
     st_args a = args_of(A);
     a.b = b;
     switch (kind) {
