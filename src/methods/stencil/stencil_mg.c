@@ -335,12 +335,14 @@ static hr_status gather_op(const hr_st_level *L, const hr_st_comm *c, hr_sop *W)
             memcpy(dst[t] + (ptrdiff_t)(g->goff[g->dim - 1] + 1) * row, src[t] + row, own * sizeof(double));
         gather_rows(L, c, dst[t]);
     }
+    for (int k = 0; k < W->nk; k++) /* the couplings across a periodic axis (the whole last one too) */
+        hr_st_fill_ghosts(&w, W->c[k]);
     return HR_OK;
 }
 
 /* E: F's operator on its rows and one more each side, whole rows (the neighbours' diagonal and
  * couplings, and the couplings into the row below), what the Galerkin product of F's coarse
- * rows reads. F has at least two rows on every rank. */
+ * rows reads. F has at least two rows on every rank (else coarse_level gathers F whole). */
 static hr_status extend_op(const hr_st_level *F, const hr_st_comm *c, hr_sop *E)
 {
     const hr_sgrid *fg = &F->A.g;
@@ -690,7 +692,13 @@ static hr_status coarse_level(hr_st_mg *mg, const int nc[3])
         per[last] = 0;
     }
     const int star = rediscretise(F);
-    if (star && F->dist && !C->dist) { /* built whole on every rank: nothing to gather */
+    /* a cut F with a slab of one row somewhere: its rows and the next ones are not a rank's to
+     * read, so C is built whole on every rank from the whole of F, gathered */
+    int thin = 0;
+    for (int r = 0; F->dist && r < P; r++)
+        thin |= F->cut[r + 1] - F->cut[r] < 2;
+    if (thin) C->dist = 0;
+    if ((star || thin) && F->dist && !C->dist) { /* built whole on every rank: nothing to gather */
         n[last] = nc[last];
         per[last] = fg->gper[last];
     }
@@ -707,7 +715,7 @@ static hr_status coarse_level(hr_st_mg *mg, const int nc[3])
         const double uc[3] = {f * F->A.uc[0], f * F->A.uc[1], f * F->A.uc[2]};
         fill_star(&C->A, f * F->A.ud, uc);
     } else {
-        if (st == HR_OK && F->dist) st = extend_op(F, base, &E);
+        if (st == HR_OK && F->dist) st = thin ? gather_op(F, base, &E) : extend_op(F, base, &E);
         if (st == HR_OK) {
             rap_job j = {F->dist ? &E : &F->A, &C->A, F->ax};
             exec_run(&F->ex, rap_fn, &j);
@@ -725,7 +733,7 @@ static hr_status coarse_level(hr_st_mg *mg, const int nc[3])
             st = HR_ERR_NO_MEMORY;
         else
             C->ex.comm = &C->lc->hooks;
-    } else if (st == HR_OK && F->dist && !star) { /* whole on every rank */
+    } else if (st == HR_OK && F->dist && !star && !thin) { /* whole on every rank */
         hr_sop W;
         st = gather_op(C, base, &W);
         if (st == HR_OK) hr_sop_free(&C->A), C->A = W;

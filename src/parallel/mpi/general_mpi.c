@@ -124,14 +124,6 @@ hr_status hr_general_mpi_create(hr_grid_solver *s, const hr_problem *p, MPI_Comm
     const int dim = p->dim, last = dim - 1, N = p->n[last];
     const size_t plane = dim == 3 ? (size_t)p->n[0] * p->n[1] : (size_t)p->n[0];
     const size_t lines_per_row = dim == 3 ? (size_t)p->n[1] : 1; /* lines of one row of the cut axis */
-    const int levels = s->o.method == HR_METHOD_MG || s->o.method == HR_METHOD_MGCG;
-    if (levels && c->size > 1 && N < 2 * c->size) { /* the Galerkin rows read two rows of the neighbour */
-        snprintf(why, why_size,
-                 "n%s: multigrid on %d ranks needs at least %d unknowns along %s (two rows a slab; got %d)",
-                 last == 2 ? "z" : "y", c->size, 2 * c->size, last == 2 ? "z" : "y", N);
-        free(c);
-        return HR_ERR_INVALID_ARG;
-    }
     if (N < c->size) {
         snprintf(why, why_size,
                  "n%s: %d ranks need at least %d unknowns along %s (a slab of one row each; got %d)",
