@@ -46,6 +46,20 @@ def run(cmd, env, timeout):
         os.unlink(path)
 
 
+def command():
+    """This run's command line as a record keeps it: paths relative to the working directory
+    (the record names no folder of the machine it ran on), the output by its name."""
+    args = []
+    for i, v in enumerate(sys.argv):
+        prev = sys.argv[i - 1] if i else ""
+        if prev == "--out":
+            v = os.path.basename(v)
+        elif prev == "--hetrelax" or i == 0:
+            v = os.path.relpath(v)
+        args.append(v)
+    return " ".join(args)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--hetrelax", required=True)
@@ -111,7 +125,7 @@ def main():
                       (r["ranks"], a.threads, r["time_vs_threads"], r["time_setup_s"] / thr[0]["time_setup_s"]))
     if a.out:
         with open(a.out, "w") as f:
-            json.dump({"command": " ".join(sys.argv), "cpus": os.cpu_count(), "rows": rows}, f, indent=1)
+            json.dump({"command": command(), "cpus": os.cpu_count(), "rows": rows}, f, indent=1)
     return 1 if failed else 0
 
 
