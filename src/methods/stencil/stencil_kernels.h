@@ -90,6 +90,9 @@ static inline int hr_st_restrict_terms(const hr_st_axis *a, int I, int idx[3], d
     return a->rn[I];
 }
 
+/* The sum of ex->part over `lines` lines, every rank's in the whole grid's order (0 when
+ * ex->quiet). */
+double hr_st_sum_lines(const hr_st_exec *ex, size_t lines);
 /* r = b - A u (u's periodic ghosts filled first); returns ||r||^2. r may be NULL (norm only). */
 double hr_st_residual(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, double *r);
 /* q = A p (p's ghosts filled first); returns p . q. */

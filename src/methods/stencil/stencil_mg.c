@@ -375,16 +375,6 @@ static int coarse_row(const hr_st_axis *a, int i)
     return I < a->nc ? I : a->nc;
 }
 
-/* The sum of ex->part over `lines` lines, every rank's in the whole grid's order. */
-static double lines_sum(const hr_st_exec *ex, size_t lines)
-{
-    if (ex->comm) return ex->comm->sum(ex->comm->ctx, ex->part, lines);
-    double s = 0.0;
-    for (size_t l = 0; l < lines; l++)
-        s += ex->part[l];
-    return s;
-}
-
 /* ------------------------------------------------------------------ the coarsest level */
 
 static hr_status dense_setup(hr_st_mg *mg)
@@ -550,7 +540,7 @@ static double estimate_lmax(hr_st_level *L)
                     }
                     part[(size_t)k * g->n[1] + j] = s;
                 }
-            s3[q] = lines_sum(&host, lines);
+            s3[q] = hr_st_sum_lines(&host, lines);
         }
         lam = s3[1] > 0.0 ? s3[0] / s3[1] : 0.0;
         const double nn = sqrt(s3[2]);
@@ -793,7 +783,7 @@ hr_status hr_st_mg_setup(hr_st_mg *mg, hr_st_exec *ex, const hr_st_backend *k, h
                         s += fabs(c[x]);
                     F->ex.part[(size_t)z * fg->n[1] + y] = s;
                 }
-            const double s = lines_sum(&F->ex, (size_t)fg->n[1] * fg->n[2]);
+            const double s = hr_st_sum_lines(&F->ex, (size_t)fg->n[1] * fg->n[2]);
             for (int a = 0; a < fg->dim; a++)
                 if (F->A.off[kk][a]) st[a] += s;
         }

@@ -45,7 +45,7 @@ static void ghosts(const hr_st_exec *ex, const hr_sgrid *g, double *u)
     hr_st_fill_ghosts(g, u);
 }
 
-static double sum_lines(const hr_st_exec *ex, size_t lines)
+double hr_st_sum_lines(const hr_st_exec *ex, size_t lines)
 {
     if (ex->quiet) return 0.0;
     if (ex->comm) return ex->comm->sum(ex->comm->ctx, ex->part, lines);
@@ -186,7 +186,7 @@ double hr_st_residual(hr_st_exec *ex, const hr_sop *A, double *u, const double *
     ghosts(ex, &A->g, u);
     res_job j = {ex, A, u, b, r};
     run_on(ex, &A->g, res_fn, &j);
-    return sum_lines(ex, lines_of(&A->g));
+    return hr_st_sum_lines(ex, lines_of(&A->g));
 }
 
 typedef struct {
@@ -225,7 +225,7 @@ double hr_st_apply_dot(hr_st_exec *ex, const hr_sop *A, double *p, double *q)
     ghosts(ex, &A->g, p);
     apply_job j = {ex, A, p, q};
     run_on(ex, &A->g, apply_fn, &j);
-    return sum_lines(ex, lines_of(&A->g));
+    return hr_st_sum_lines(ex, lines_of(&A->g));
 }
 
 /* ------------------------------------------------------------------ smoothers */
@@ -549,7 +549,7 @@ double hr_st_dot(hr_st_exec *ex, const hr_sgrid *g, const double *x, const doubl
 {
     vec_job j = {ex, g, NULL, NULL, x, y, 0.0, 0};
     run_on(ex, g, vec_fn, &j);
-    return sum_lines(ex, lines_of(g));
+    return hr_st_sum_lines(ex, lines_of(g));
 }
 
 double hr_st_update(hr_st_exec *ex, const hr_sgrid *g, double *x, double *r, const double *p, const double *q,
@@ -557,7 +557,7 @@ double hr_st_update(hr_st_exec *ex, const hr_sgrid *g, double *x, double *r, con
 {
     vec_job j = {ex, g, x, r, p, q, alpha, 1};
     run_on(ex, g, vec_fn, &j);
-    return sum_lines(ex, lines_of(g));
+    return hr_st_sum_lines(ex, lines_of(g));
 }
 
 void hr_st_xpay(hr_st_exec *ex, const hr_sgrid *g, const double *z, double *p, double beta)
@@ -575,7 +575,7 @@ void hr_st_remove_mean(hr_st_exec *ex, const hr_sgrid *g, double *x)
 {
     vec_job j = {ex, g, x, NULL, NULL, NULL, 0.0, 3};
     run_on(ex, g, vec_fn, &j);
-    j.alpha = sum_lines(ex, lines_of(g)) / (double)(ex->comm ? ex->comm->count : g->count);
+    j.alpha = hr_st_sum_lines(ex, lines_of(g)) / (double)(ex->comm ? ex->comm->count : g->count);
     j.op = 4;
     run_on(ex, g, vec_fn, &j);
 }
