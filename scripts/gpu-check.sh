@@ -120,7 +120,7 @@ QUICK=""
 ALL=tune,ladder,fig11,transfer,tb,async,peers
 SECTIONS=${SECTIONS:-$ALL}
 BENCH=$(echo "$SECTIONS" | tr ',' '\n' | grep -v -x -e peers -e fig16 -e 3d -e peers3d -e hybrid -e sparsecli \
-    -e cpu16 -e mpi16 -e mpitrace -e mgpeers -e hypre16 -e hybrid5d -e hybrid5dmpi -e splittrace -e rowsab -e mgpu -e mpigpu -e multigrid -e mgpucli -e mgpm -e mgpurb -e regress -e general -e mpimg | paste -sd, -)
+    -e cpu16 -e mpi16 -e mpitrace -e mgpeers -e hypre16 -e hybrid5d -e hybrid5dmpi -e splittrace -e rowsab -e mgpu -e mpigpu -e multigrid -e mgpucli -e mgpm -e mgpurb -e regress -e general -e mpimg -e gpumg | paste -sd, -)
 # sections beyond the GPU kernels, for a machine with many cores and a GPU:
 #   hybrid     Venkatasubramanian & Vuduc fig. 14 (CPU+GPU row split, measured and modelled; HYBRID_ARGS)
 #   mgpu       many GPUs in one process (bench/experiments/mgpu_all.sh; .deps/mgpm for NVIDIA's variants)
@@ -142,6 +142,10 @@ BENCH=$(echo "$SECTIONS" | tr ',' '\n' | grep -v -x -e peers -e fig16 -e 3d -e p
 #   mpi16      CPU ranks against threads in one process, when MPI was built
 #   mpimg      multigrid to 1e-8 through the command on CPU ranks against threads in one process
 #              (bench/experiments/mpi_mg.py; MPIMG_N sizes, MPIMG_RANKS, MPIMG_ARGS)
+#   gpumg      multigrid to 1e-8 on GPU ranks, one GPU each, weak and strong scaling through the
+#              command (bench/experiments/gpu_mg_scaling.py; GPUMG_GPUS, default every count 1, 2,
+#              4 up to the GPUs present; GPUMG_WEAK, default 3:511,2:8191; GPUMG_STRONG, default
+#              3:1023,2:16383; GPUMG_ARGS)
 #   mpitrace   the same with per-round schedule traces of every rank (MPITRACE_RUNS)
 #   splittrace per-engine traces of small CPU shares, fig. 5d and fig. 14 (the H100's slow mode)
 #   rowsab     fig. 5d CPU shares with the rows copied directly against staged, 1 rank (and 2
@@ -238,6 +242,14 @@ if [[ ",$SECTIONS," == *,mpimg,* ]] && [ -x "$BUILD/tests/mpi/mpi_solve" ]; then
     timeout "${MPIMG_TIMEOUT:-420}" python3 bench/experiments/mpi_mg.py --hetrelax "$CLI" --dim 3 \
         --n "${MPIMG_N:-255,511}" --ranks "${MPIMG_RANKS:-16,4}" --threads "$(nproc)" --repeats 2 \
         --out "$OUT/mpi-mg.json" ${MPIMG_ARGS:-} || status=1
+fi
+if [[ ",$SECTIONS," == *,gpumg,* ]] && [ -x "$BUILD/tests/mpi/mpi_solve" ]; then
+    say "multigrid on GPU ranks, weak and strong scaling (bench/experiments/gpu_mg_scaling.py)"
+    ngpu=$(nvidia-smi -L | grep -c '^GPU')
+    counts=$(for c in 1 2 4 8; do [ "$c" -le "$ngpu" ] && echo $c; done | paste -sd, -)
+    timeout "${GPUMG_TIMEOUT:-560}" python3 bench/experiments/gpu_mg_scaling.py --hetrelax "$CLI" \
+        --gpus "${GPUMG_GPUS:-$counts}" --weak "${GPUMG_WEAK-3:511,2:8191}" --strong "${GPUMG_STRONG-3:1023,2:16383}" \
+        --out "$OUT/gpu-mg-scaling.json" ${GPUMG_ARGS:-} || status=1
 fi
 if [[ ",$SECTIONS," == *,mpitrace,* ]] && [ -x "$BUILD/tests/mpi/mpi_solve" ]; then
     say "CPU ranks against threads, with schedule traces (bench/experiments/mpi_trace.py; overlapped rounds only)"

@@ -244,7 +244,7 @@ static int refusals(const grid_args *a, hr_flagset *fs, const char *why)
     static const char *const never[] = {
         "checkpoint",   "restart",   "checkpoint-every", "verify",      "layout",    "thread-grid",
         "host-memory",  "coarse-on", "coarse-level",     "split-ghost", "schedule",  "boundary-threads",
-        "split-second", "explain",   "transport",        "ghost",       "no-overlap"};
+        "split-second", "explain",   "ghost",            "no-overlap"};
     for (size_t i = 0; i < sizeof never / sizeof never[0]; i++)
         if (hr_flags_seen(fs, never[i]))
             return hr_cli_usage_error(CMD, NULL, "--%s: not available for %s yet", never[i], why);
@@ -454,6 +454,7 @@ int hr_grid_run_general(grid_args *a, hr_flagset *fs)
             fprintf(stderr, "hetrelax %s: out of memory for the gathered solution\n", CMD);
             local_rc = HR_EXIT_FAIL;
         }
+        go.transport = a->mpi.transport; /* GPU ranks: auto, host or nccl (the library refuses others) */
         header_ctx hc = {a, p, &go, &gi, rhs_name};
         a->mpi.flagify = general_flagify;
         a->mpi.flagify_arg = &fc;

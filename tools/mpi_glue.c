@@ -517,6 +517,9 @@ int hr_mpi_cli_solve_grid(const char *cmd, const hr_problem *p, const hr_grid_op
         json_object_object_add(j, "ranks", json_object_new_int(gi.ranks));
         json_object_object_add(j, "decomp", d);
         json_object_object_add(j, "slab_axis", json_object_new_string(p->dim == 3 ? "z" : "y"));
+        if (gi.transport)
+            json_object_object_add(j, "transport",
+                                   json_object_new_string(hr_mpi_transport_name((hr_mpi_transport)gi.transport)));
         *mpi_json = j;
     }
     hr_grid_solver_free(s);

@@ -37,7 +37,10 @@ def run(cmd, env, timeout):
         p = subprocess.run(cmd + ["--json", path, "--quiet"], env=env, capture_output=True, text=True,
                            timeout=timeout)
         if p.returncode != 0:
-            return {"error": (p.stderr or p.stdout).strip()[-300:], "status": p.returncode}
+            text = (p.stderr or p.stdout).strip()
+            # the command's own line, not mpiexec's notice after it
+            own = [ln for ln in text.splitlines() if ln.startswith("hetrelax")]
+            return {"error": own[0] if own else text[-300:], "status": p.returncode}
         with open(path) as f:
             return json.load(f)
     except subprocess.TimeoutExpired:

@@ -329,11 +329,13 @@ static hr_status check_general(const hr_grid_solver *s, int mpi, char *w, size_t
         BAD("%s: for MPI ranks (hr_grid_solver_create_mpi)", o->ghost       ? "ghost"
                                                              : o->transport ? "transport"
                                                                             : "decomp");
-    if (mpi && (o->decomp[0] || o->decomp[1] || o->decomp[2] || o->ghost > 1 || o->transport))
+    if (mpi && (o->decomp[0] || o->decomp[1] || o->decomp[2] || o->ghost > 1))
         BAD("%s: general problems on MPI ranks cut one slab of the last axis per rank, one halo row",
-            o->ghost > 1   ? "ghost"
-            : o->transport ? "transport"
-                           : "decomp");
+            o->ghost > 1 ? "ghost" : "decomp");
+    if (mpi && o->transport && s->backend != HR_BACKEND_GPU)
+        BAD("transport: for GPU ranks (this run has backend %s)", hr_backend_name(s->backend));
+    if (mpi && o->transport && o->transport != 1 && o->transport != 3) /* hr_mpi_transport: host, nccl */
+        BAD("transport: general problems on GPU ranks take auto, host or nccl (got %d)", o->transport);
     if (mpi && s->backend != HR_BACKEND_CPU_SEQ && s->backend != HR_BACKEND_GPU)
         NOT_YET("backend: general problems on MPI ranks run cpu-seq or gpu per rank so far (this one has %s)",
                 why);

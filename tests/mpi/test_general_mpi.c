@@ -21,11 +21,9 @@ static int rank, size, bad;
  * are the CPU's point by point), reductions only to rounding (summed per rank, then in rank
  * order) */
 static int gpu_mode;
-/* test_general_mpi gpu: the ranks run the GPU backend (one GPU each, or shared); multigrid's
- * fixed cycles are still the one-process cpu-seq run's bits (the GPU's sweeps and transfers
- * are the CPU's point by point), reductions only to rounding (summed per rank, then in rank
- * order) */
-static int gpu_mode;
+/* test_general_mpi gpu host|nccl: the halos' way (default auto: NCCL where every rank has a GPU
+ * of its own and the build has NCCL, else through the host) */
+static int gpu_transport;
 
 static void problem_n(hr_problem *p, int dim, const int n[3], const char *kinds, double *coef, double *f,
                       double *face)
@@ -63,7 +61,9 @@ static void compare(const char *what, const hr_problem *p, const hr_grid_options
 {
     const size_t cnt = hr_problem_unknowns(p);
     hr_grid_solver *s = NULL;
-    hr_status st = hr_grid_solver_create_mpi(p, o, MPI_COMM_WORLD, &s);
+    hr_grid_options oo = *o;
+    if (gpu_mode) oo.transport = gpu_transport;
+    hr_status st = hr_grid_solver_create_mpi(p, &oo, MPI_COMM_WORLD, &s);
     if (st != HR_OK) {
         if (rank == 0) printf("FAIL %s: create on %d ranks: %s\n", what, size, hr_last_error());
         bad = 1;
@@ -103,10 +103,11 @@ static void compare(const char *what, const hr_problem *p, const hr_grid_options
         size_t i = 0;
         while (i < cnt && u[i] == u1[i])
             i++;
-        printf("%s gpu %s on %d ranks: status %d/%d, backend %s, %ld iterations (cpu-seq %ld), residual %.3e "
-               "(%.3e), "
-               "first difference at %zu of %zu%s\n",
-               ok ? "ok  " : "FAIL", what, size, (int)st, (int)st2, r.backend, r.iterations, r1.iterations,
+        printf("%s gpu %s on %d ranks (halo %s): status %d/%d, backend %s, %ld iterations (cpu-seq %ld), "
+               "residual %.3e (%.3e), first difference at %zu of %zu%s\n",
+               ok ? "ok  " : "FAIL", what, size,
+               info.transport ? hr_mpi_transport_name((hr_mpi_transport)info.transport) : "none", (int)st, (int)st2,
+               r.backend, r.iterations, r1.iterations,
                r.relative_residual, r1.relative_residual, i, cnt,
                mg && ok ? ": bitwise the one-process cpu-seq run" : "");
         bad |= !ok;
@@ -146,6 +147,12 @@ int main(int argc, char **argv)
         MPI_Allreduce(&gpus, &least, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
         if (least < 1) {
             if (rank == 0) printf("skip: no CUDA device on some rank\n");
+            MPI_Finalize();
+            return 77;
+        }
+        if (argc > 2) gpu_transport = strcmp(argv[2], "nccl") == 0 ? HR_MPI_TRANSPORT_NCCL : HR_MPI_TRANSPORT_HOST;
+        if (gpu_transport == HR_MPI_TRANSPORT_NCCL && (!hr_mpi_have_nccl() || least < size)) {
+            if (rank == 0) printf("skip: NCCL halos need this build's NCCL and a GPU per rank\n");
             MPI_Finalize();
             return 77;
         }

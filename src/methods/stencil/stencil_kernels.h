@@ -54,6 +54,11 @@ struct hr_st_comm {
     int (*all)(void *ctx, int v);
     /* rank 0's n values to every rank */
     void (*bcast)(void *ctx, double *v, int n);
+    /* GPU ranks, one per device: the halo rows go device to device by NCCL on the backend's
+     * stream (NULL: through pinned host rows and `halo`); the neighbours along the cut axis
+     * (-1 at a face) */
+    struct hr_nccl_rows *nccl;
+    int below, above;
 };
 
 /* The prolongation along one axis of a level (whole-grid indices: a slab's kernels add its

@@ -835,7 +835,7 @@ void hr_st_mg_free(hr_st_mg *mg)
     if (!mg || !mg->lv) return;
     for (int l = 0; l < mg->nlv; l++) {
         hr_st_level *L = &mg->lv[l];
-        if (L->dA.diag) mg->k->free_op(mg->ex, &L->dA);
+        mg->k->free_op(mg->ex, &L->dA); /* (a uniform stencil's twin may hold no arrays) */
         hr_sop_free(&L->A);
         for (int a = 0; a < 3; a++) {
             if (L->dax[a].coarsen) mg->k->free_axis(mg->ex, &L->dax[a]);

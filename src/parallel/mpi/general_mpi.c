@@ -12,6 +12,7 @@
 #include "hetrelax/mpi.h"
 #include "methods/stencil/stencil_kernels.h"
 #include "parallel/mpi/general_mpi.h"
+#include "parallel/transport/cuda/transport_nccl.h"
 #include "runtime/cuda/cuda_api.h"
 
 typedef struct slab_comm {
@@ -24,6 +25,8 @@ typedef struct slab_comm {
     int *cut;                 /* size + 1: the slabs' bounds along the cut axis */
     double *all;              /* every rank's partials */
     size_t lines_total;
+    hr_nccl_rows *nccl; /* GPU ranks, one per device: the halos device to device */
+    int node_ranks;     /* ranks on this rank's node */
 } slab_comm;
 
 /* The ghost rows of the last axis: this slab's edge rows to its neighbours, theirs into ours. */
@@ -104,10 +107,58 @@ static hr_status gather(void *ctx, const double *slab, size_t slab_count, double
     return HR_OK;
 }
 
+/* GPU ranks: the halo's way (hr_grid_options.transport). auto: NCCL when this build has it,
+ * there are several ranks and no two ranks of a node share a GPU, else host; host: through
+ * pinned host rows; nccl: NCCL or an error. Every rank takes the same way. */
+static hr_status open_nccl(slab_comm *c, const hr_grid_solver *s, MPI_Comm comm, int devices, char *why,
+                           size_t why_size)
+{
+    const int tr = s->o.transport;
+    if (tr != HR_MPI_TRANSPORT_AUTO && tr != HR_MPI_TRANSPORT_HOST && tr != HR_MPI_TRANSPORT_NCCL) {
+        snprintf(why, why_size, "transport: general problems on GPU ranks take auto, host or nccl");
+        return HR_ERR_INVALID_ARG;
+    }
+    if (tr == HR_MPI_TRANSPORT_HOST || c->size < 2) return HR_OK;
+    int fits = c->node_ranks <= devices;
+    MPI_Allreduce(MPI_IN_PLACE, &fits, 1, MPI_INT, MPI_MIN, comm);
+    if (!hr_nccl_available() || !fits) {
+        if (tr == HR_MPI_TRANSPORT_AUTO) return HR_OK;
+        if (!hr_nccl_available())
+            snprintf(why, why_size, "transport: nccl: this build has no NCCL");
+        else
+            snprintf(why, why_size, "transport: nccl: NCCL takes one rank per GPU (%d ranks on a node of %d GPU(s))",
+                     c->node_ranks, devices);
+        return HR_ERR_UNSUPPORTED;
+    }
+    unsigned char id[HR_NCCL_ID_BYTES];
+    char err[200] = "";
+    int ok = c->rank != 0 || hr_nccl_unique_id(id, err, sizeof err) == HR_OK;
+    MPI_Bcast(&ok, 1, MPI_INT, 0, comm);
+    if (!ok) {
+        if (tr == HR_MPI_TRANSPORT_AUTO) return HR_OK;
+        snprintf(why, why_size, "transport: %s", err[0] ? err : "nccl: no unique id on rank 0");
+        return HR_ERR_DEVICE;
+    }
+    MPI_Bcast(id, HR_NCCL_ID_BYTES, MPI_BYTE, 0, comm);
+    const hr_status st = hr_nccl_rows_create(c->size, c->rank, s->o.device, id, &c->nccl, err, sizeof err);
+    ok = st == HR_OK;
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
+    if (!ok) {
+        hr_nccl_rows_free(c->nccl);
+        c->nccl = NULL;
+        if (tr == HR_MPI_TRANSPORT_AUTO) return HR_OK;
+        snprintf(why, why_size, "transport: %s", st != HR_OK ? err : "nccl: another rank failed to join");
+        return st != HR_OK ? st : HR_ERR_DEVICE;
+    }
+    c->hooks.nccl = c->nccl;
+    return HR_OK;
+}
+
 void hr_general_mpi_free(void *comm)
 {
     slab_comm *c = comm;
     if (!c) return;
+    hr_nccl_rows_free(c->nccl);
     free(c->lines), free(c->line_displs), free(c->counts), free(c->displs), free(c->all), free(c->cut);
     free(c);
 }
@@ -166,11 +217,14 @@ hr_status hr_general_mpi_create(hr_grid_solver *s, const hr_problem *p, MPI_Comm
     c->hooks.allgather = allgather;
     c->hooks.all = all;
     c->hooks.bcast = bcast;
+    c->hooks.below = c->below == MPI_PROC_NULL ? -1 : c->below;
+    c->hooks.above = c->above == MPI_PROC_NULL ? -1 : c->above;
     if (s->backend == HR_BACKEND_GPU) { /* one GPU per rank: the ranks of a node take its GPUs in turn */
         MPI_Comm node;
         int local = 0;
         MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, c->rank, MPI_INFO_NULL, &node);
         MPI_Comm_rank(node, &local);
+        MPI_Comm_size(node, &c->node_ranks);
         MPI_Comm_free(&node);
         const int count = hr_cuda_device_count();
         if (!hr_st_has_cuda() || count <= 0) {
@@ -182,6 +236,11 @@ hr_status hr_general_mpi_create(hr_grid_solver *s, const hr_problem *p, MPI_Comm
             return hr_st_has_cuda() ? HR_ERR_NO_DEVICE : HR_ERR_UNSUPPORTED;
         }
         s->o.device = (s->o.device + local) % count;
+        const hr_status nst = open_nccl(c, s, comm, count, why, why_size);
+        if (nst != HR_OK) {
+            hr_general_mpi_free(c);
+            return nst;
+        }
     }
     const hr_status st = hr_gs_general_create_slab(s, p, lo, hi, c->size > 1 ? &c->hooks : NULL);
     if (st != HR_OK) {
@@ -189,6 +248,8 @@ hr_status hr_general_mpi_create(hr_grid_solver *s, const hr_problem *p, MPI_Comm
         hr_general_mpi_free(c);
         return st;
     }
+    if (s->backend == HR_BACKEND_GPU)
+        s->info.transport = c->nccl ? HR_MPI_TRANSPORT_NCCL : HR_MPI_TRANSPORT_HOST;
     *out = c;
     return HR_OK;
 }

@@ -14,6 +14,7 @@
 
 #include "methods/stencil/cuda/stencil_cuda.h"
 #include "methods/stencil/cuda/stencil_cuda_internal.cuh"
+#include "parallel/transport/cuda/transport_nccl.h"
 
 /* the reduction's chunks: 256 threads, 16 segments each, in a fixed order */
 #define RED_T     256
@@ -171,11 +172,34 @@ static __global__ void k_fill(double *u, int lim0, int lim1, long total, ptrdiff
     u[o + ghi] = u[o + sa];
 }
 
+/* The halo device to device by NCCL, ordered on the stream: no wait on the host. A face's
+ * ghost row is zeroed, as the staged halo leaves it. */
+static void halo_nccl(st_cuda *d, const hr_sgrid *g, double *u)
+{
+    const hr_st_comm *c = d->comm;
+    const int last = g->dim - 1, n = g->n[last];
+    const size_t row = (size_t)g->st[last], bytes = row * sizeof(double);
+    double *glo = u, *ghi = u + (size_t)(n + 1) * row;
+    if (c->below < 0) ST_CU(d, cudaMemsetAsync(glo, 0, bytes, d->st));
+    if (c->above < 0) ST_CU(d, cudaMemsetAsync(ghi, 0, bytes, d->st));
+    char why[200];
+    if (hr_nccl_rows_halo(c->nccl, d->st, c->below, c->above, u + row, glo, u + (size_t)n * row, ghi, bytes, why,
+                          sizeof why) != 0 &&
+        d->err == cudaSuccess) {
+        d->err = cudaErrorUnknown;
+        snprintf(d->msg, sizeof d->msg, "%s", why);
+    }
+}
+
 void st_cu_halo(st_cuda *d, const hr_sgrid *g, double *u)
 {
     const int last = g->dim - 1, n = g->n[last];
     const size_t row = (size_t)g->st[last], bytes = row * sizeof(double);
     if (d->err != cudaSuccess) return;
+    if (d->comm->nccl) {
+        halo_nccl(d, g, u);
+        return;
+    }
     if (4 * row > d->hrow_cap) {
         if (d->hrow) cudaFreeHost(d->hrow);
         d->hrow = NULL;
@@ -616,9 +640,13 @@ static hr_status cu_twin_op(hr_st_exec *ex, const hr_sop *host, hr_sop *out)
     for (int k = 0; k < HR_ST_MAX_HALF; k++)
         out->c[k] = NULL;
     const size_t n = host->g.padded;
-    int ok = (out->diag = (double *)twin_array(d, host->diag, n, sizeof(double))) != NULL;
-    if (ok && host->exc) ok = (out->exc = (double *)twin_array(d, host->exc, n, sizeof(double))) != NULL;
-    for (int k = 0; k < host->nk && ok; k++)
+    /* a uniform star stencil runs on its scalars alone (stencil_cuda_sweep.cu): no arrays on
+     * the device (at 1023^3 they would be five of 8.6 GB) */
+    const int arrays = !(host->uniform && host->nk == host->g.dim);
+    int ok = !arrays || (out->diag = (double *)twin_array(d, host->diag, n, sizeof(double))) != NULL;
+    if (ok && arrays && host->exc)
+        ok = (out->exc = (double *)twin_array(d, host->exc, n, sizeof(double))) != NULL;
+    for (int k = 0; k < host->nk && ok && arrays; k++)
         ok = (out->c[k] = (double *)twin_array(d, host->c[k], n, sizeof(double))) != NULL;
     /* the reductions' buffer for this grid now, not in the middle of a solve */
     st_geo G;

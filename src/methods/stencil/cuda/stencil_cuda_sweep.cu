@@ -113,14 +113,14 @@ template <int OP> static __global__ void __launch_bounds__(1024) k_star2(st_geo 
     if (act) {
         um = __ldg(u + p - sy);
         uc = __ldg(u + p);
-        cym = __ldg(cy + p - sy);
+        cym = a.uni ? 0.0 : __ldg(cy + p - sy); /* a uniform stencil has no arrays on the device */
     }
     long line = w.line;
 #pragma unroll 1
     for (int t = 0; t < w.cnt; t++, p += sy, line++) {
         double v = 0.0;
         if (act) {
-            const double up = __ldg(u + p + sy), cyc = __ldg(cy + p);
+            const double up = __ldg(u + p + sy), cyc = a.uni ? 0.0 : __ldg(cy + p);
             double au, dp;
             if (a.uni) {
                 au = a.ud * uc + a.uc0 * (__ldg(u + p + 1) + __ldg(u + p - 1)) + a.uc1 * (up + um);
@@ -156,14 +156,14 @@ template <int OP> static __global__ void __launch_bounds__(1024) k_star3(st_geo 
     if (act) {
         um = __ldg(u + p - sz);
         uc = __ldg(u + p);
-        czm = __ldg(cz + p - sz);
+        czm = a.uni ? 0.0 : __ldg(cz + p - sz);
     }
     long line = w.line;
 #pragma unroll 1
     for (int t = 0; t < w.cnt; t++, p += sz, line += w.lstep) {
         double v = 0.0;
         if (act) {
-            const double up = __ldg(u + p + sz), czc = __ldg(cz + p);
+            const double up = __ldg(u + p + sz), czc = a.uni ? 0.0 : __ldg(cz + p);
             double au, dp;
             if (a.uni) {
                 au = a.ud * uc + a.uc0 * (__ldg(u + p + 1) + __ldg(u + p - 1)) +

@@ -296,3 +296,61 @@ extern "C" hr_status hr_transport_nccl_create(hr_transport *host, int nranks, in
     *out = t;
     return HR_OK;
 }
+
+/* ------------------------------------------------------------------ bare rows */
+
+struct hr_nccl_rows {
+    ncclComm_t comm;
+    int dev;
+};
+
+extern "C" hr_status hr_nccl_rows_create(int nranks, int rank, int device, const unsigned char id[HR_NCCL_ID_BYTES],
+                                         hr_nccl_rows **out, char *err, size_t es)
+{
+    *out = NULL;
+    hr_nccl_rows *c = (hr_nccl_rows *)calloc(1, sizeof *c);
+    if (!c) return HR_ERR_NO_MEMORY;
+    c->dev = device;
+    const cudaError_t e = cudaSetDevice(device);
+    if (e != cudaSuccess) {
+        free(c);
+        return cuda_fail(err, es, e, "cudaSetDevice", device);
+    }
+    ncclUniqueId u;
+    memcpy(&u, id, sizeof u);
+    const ncclResult_t r = ncclCommInitRank(&c->comm, nranks, u, rank);
+    if (r != ncclSuccess) {
+        free(c);
+        return nccl_fail(err, es, NULL, r, "ncclCommInitRank", device);
+    }
+    *out = c;
+    return HR_OK;
+}
+
+extern "C" void hr_nccl_rows_free(hr_nccl_rows *c)
+{
+    if (!c) return;
+    ncclCommDestroy(c->comm);
+    free(c);
+}
+
+extern "C" int hr_nccl_rows_halo(hr_nccl_rows *c, void *stream, int below, int above, const void *send_lo,
+                                 void *recv_lo, const void *send_hi, void *recv_hi, size_t bytes, char *err,
+                                 size_t es)
+{
+    cudaStream_t st = (cudaStream_t)stream;
+    ncclResult_t r = ncclGroupStart();
+    /* the MPI hooks' order (general_mpi.c): up first, then down; two peers that are one
+     * rank (a periodic axis on two ranks) match the sends in the order they were issued */
+    if (r == ncclSuccess && above >= 0) r = ncclSend(send_hi, bytes, ncclUint8, above, c->comm, st);
+    if (r == ncclSuccess && below >= 0) r = ncclRecv(recv_lo, bytes, ncclUint8, below, c->comm, st);
+    if (r == ncclSuccess && below >= 0) r = ncclSend(send_lo, bytes, ncclUint8, below, c->comm, st);
+    if (r == ncclSuccess && above >= 0) r = ncclRecv(recv_hi, bytes, ncclUint8, above, c->comm, st);
+    const ncclResult_t g = ncclGroupEnd();
+    if (r == ncclSuccess) r = g;
+    if (r != ncclSuccess) {
+        nccl_fail(err, es, c->comm, r, "the halo rows' group", c->dev);
+        return -1;
+    }
+    return 0;
+}

@@ -28,3 +28,29 @@ hr_status hr_transport_nccl_create(hr_transport *host, int nranks, int device,
     if (err && es) snprintf(err, es, "nccl: this build has no NCCL");
     return HR_ERR_UNSUPPORTED;
 }
+
+hr_status hr_nccl_rows_create(int nranks, int rank, int device, const unsigned char id[HR_NCCL_ID_BYTES],
+                              hr_nccl_rows **out, char *err, size_t es)
+{
+    (void)nranks;
+    (void)rank;
+    (void)device;
+    (void)id;
+    *out = NULL;
+    if (err && es) snprintf(err, es, "nccl: this build has no NCCL");
+    return HR_ERR_UNSUPPORTED;
+}
+
+void hr_nccl_rows_free(hr_nccl_rows *c)
+{
+    (void)c;
+}
+
+int hr_nccl_rows_halo(hr_nccl_rows *c, void *stream, int below, int above, const void *send_lo, void *recv_lo,
+                      const void *send_hi, void *recv_hi, size_t bytes, char *err, size_t es)
+{
+    (void)c, (void)stream, (void)below, (void)above, (void)send_lo, (void)recv_lo, (void)send_hi;
+    (void)recv_hi, (void)bytes;
+    if (err && es) snprintf(err, es, "nccl: this build has no NCCL");
+    return -1;
+}
