@@ -290,7 +290,8 @@ void hr_flags_placement(hr_flagset *fs, hr_backend *backend, const char **kernel
                                         "(default auto: gpu if present, else cpu-threads)"));
     if (kernel)
         hr_flags_add(fs,
-                     hr_flag_string("kernel", kernel, "NAME", "kernel of the backend (see --list-kernels)"));
+                     hr_flag_string("kernel", kernel, "NAME",
+                                    "kernel of the backend (see --list-kernels); with --method mg|cg, 'general' runs\nthe general-problem engine on the model problem too"));
     if (threads)
         hr_flags_add(fs,
                      hr_flag_int("threads", threads, 1, 4096, "P", "CPU threads (default: one per core)"));

@@ -258,10 +258,15 @@ static int refusals(const grid_args *a, hr_flagset *fs, const char *why)
             return hr_cli_usage_error(CMD, "--omega", "auto needs --method redblack or sor");
         return 0;
     }
-    static const char *const relax_only[] = {"kernel", "alpha", "check"};
+    static const char *const relax_only[] = {"alpha", "check"};
     for (size_t i = 0; i < sizeof relax_only / sizeof relax_only[0]; i++)
         if (hr_flags_seen(fs, relax_only[i]))
             return hr_cli_usage_error(CMD, NULL, "--%s: not used by --method %s", relax_only[i], what);
+    if (hr_flags_seen(fs, "kernel") && (!a->o.kernel || strcmp(a->o.kernel, "general") != 0))
+        return hr_cli_usage_error(CMD, "--kernel",
+                                  "not used by --method %s (but 'general': the general-problem engine on "
+                                  "the model problem too)",
+                                  what);
     if (a->solver == GRID_CG && a->pc == 0) {
         static const char *const mg_only[] = {"cycle", "pre", "post", "smoother", "levels"};
         for (size_t i = 0; i < sizeof mg_only / sizeof mg_only[0]; i++)
@@ -292,6 +297,7 @@ static void map_options(const grid_args *a, const hr_flagset *fs, hr_grid_option
                  : a->solver == GRID_CG ? (a->pc == 1 ? HR_METHOD_MGCG : HR_METHOD_CG)
                                         : o->method;
     if (hr_flags_seen(fs, "omega")) go->omega = o->omega;
+    if (mgm && hr_flags_seen(fs, "kernel")) go->kernel = "general";
     if (!mgm) {
         go->kernel = o->kernel;
         if (hr_flags_seen(fs, "alpha")) go->alpha = o->alpha;

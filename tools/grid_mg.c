@@ -187,7 +187,7 @@ int hr_grid_run_mg(grid_args *a, hr_flagset *fs)
         return hr_cli_usage_error(CMD, "--verify", "compares sweeps with cpu-seq: not for --method %s", what);
     if (o->init != HR_INIT_ZERO)
         return hr_cli_usage_error(CMD, "--init", "--method %s starts from a zero guess", what);
-    const char *relax_only[] = {"kernel", "alpha", "layout", "host-memory", "device", "divtol", "check"};
+    const char *relax_only[] = {"kernel", "alpha", "layout", "host-memory", "device", "divtol", "check"}; /* (--kernel general goes to grid_general.c) */
     for (size_t i = 0; i < sizeof relax_only / sizeof relax_only[0]; i++)
         if (hr_flags_seen(fs, relax_only[i]) && !(gpu && strcmp(relax_only[i], "device") == 0))
             return hr_cli_usage_error(CMD, NULL, "--%s: not used by --method %s", relax_only[i], what);

@@ -320,6 +320,22 @@ import json, sys
 d = json.load(open(sys.argv[1])); assert d['unknowns'] == [100, 100] and d['converged'] is True, d
 " "$T/g.json" && ok || bad "mg --n 100: JSON"
 
+# --kernel general: the general-problem engine on the model problem (what GPU ranks run); the
+# model engine's answer to the tolerance, a kernel name it does not know refused
+"$HR" $P2 --method mg --n 63 --tol 1e-10 --kernel general --json "$T/kg.json" --output "$T/kg.raw" 2>"$T/err" &&
+  ok || bad "mg --kernel general: $(cat "$T/err")"
+"$HR" $P2 --method mg --n 63 --tol 1e-10 --json "$T/km.json" --output "$T/km.raw" 2>"$T/err" && ok || bad "mg model"
+$PY - "$T/kg.json" "$T/km.json" "$T/kg.raw" "$T/km.raw" <<'PY' && ok || bad "mg --kernel general: not the general engine, or far from the model engine"
+import json, sys, numpy as np
+g, m = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert g["engine"] == "general" and g.get("general") is True and m.get("general") is not True, (g["engine"], m)
+assert g["converged"] is True and g["relative_residual"] < 1e-10, g
+ug, um = np.fromfile(sys.argv[3], "<f8"), np.fromfile(sys.argv[4], "<f8")
+assert np.abs(ug - um).max() <= 1e-8 * np.abs(um).max(), np.abs(ug - um).max()
+PY
+"$HR" $P2 --method mg --n 63 --kernel pencil 2>"$T/err" && bad "mg --kernel pencil ran" || {
+  grep -q -- "--kernel" "$T/err" && ok || bad "mg --kernel pencil: $(cat "$T/err")"; }
+
 # 3-D: a mixed box
 "$HR" $P3 --nx 12 --ny 9 --nz 7 --lz 0.5 --bc z-=neumann:1,z+=dirichlet:0,x=periodic --coef 2 --rhs spike \
   --method mg --tol 1e-10 --output "$T/u3.raw" --write-matrix "$T/A.mtx" --write-rhs "$T/b.raw" --json "$T/u3.json" \
