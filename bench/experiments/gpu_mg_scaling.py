@@ -83,6 +83,20 @@ def main():
             dim, n = (int(v) for v in item.split(":"))
             plan.append((kind, dim, n))
     tmpdir = tempfile.mkdtemp(prefix="hr-mgscale-")
+
+    def record():
+        """The rows so far (rewritten after each grid: a run cut short keeps what it measured)."""
+        if not a.out:
+            return
+        try:
+            gpu = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True,
+                                 text=True).stdout.split("\n")[0].strip()
+        except OSError:
+            gpu = "none"
+        with open(a.out + ".tmp", "w") as f:
+            json.dump({"command": command(), "gpu": gpu, "cpus": os.cpu_count(), "rows": rows}, f, indent=1)
+        os.replace(a.out + ".tmp", a.out)
+
     for kind, dim, n in plan:
         base_rows = []
         for P in gpus:
@@ -114,7 +128,8 @@ def main():
                     one_best = {"time_s": statistics.median(g["time_s"] for g in best),
                                 "time_setup_s": statistics.median(g.get("time_setup_s", float("nan")) for g in best),
                                 "cycles": best[0].get("cycles", best[0].get("iterations")),
-                                "engine": best[0].get("engine")}
+                                "engine": best[0].get("engine") or ("general" if best[0].get("general")
+                                                                    else "model")}
                     print("%-40s cycles %2d  solve %8.4f s  setup %7.2f s  (%s engine, the one-GPU default)" %
                           ("%s %d-D %s on 1 GPU" % (kind, dim, "x".join(map(str, shape))), one_best["cycles"],
                            one_best["time_s"], one_best["time_setup_s"], one_best["engine"]), flush=True)
@@ -149,6 +164,7 @@ def main():
                        row["transport"]), flush=True)
             else:
                 print("%-40s FAILED %s" % (label, row["error"]), flush=True)
+            record()
         if len({r["cycles"] for r in base_rows}) > 1 and kind == "strong":
             print("cycles differ between GPU counts: %s" % [(r["gpus"], r["cycles"]) for r in base_rows])
             failed += 1
@@ -169,14 +185,7 @@ def main():
     for old in os.listdir(tmpdir):
         os.unlink(os.path.join(tmpdir, old))
     os.rmdir(tmpdir)
-    if a.out:
-        try:
-            gpu = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True,
-                                 text=True).stdout.split("\n")[0].strip()
-        except OSError:
-            gpu = "none"
-        with open(a.out, "w") as f:
-            json.dump({"command": command(), "gpu": gpu, "cpus": os.cpu_count(), "rows": rows}, f, indent=1)
+    record()
     return 1 if failed else 0
 
 
