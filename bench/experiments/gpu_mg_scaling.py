@@ -14,7 +14,9 @@ grid must agree (the ranks compute the one-process run's values). Medians of --r
 
   weak    --weak 3:511,2:8191   per GPU: n^dim on one GPU, and on P GPUs the grid whose last
                                 axis has P (n + 1) - 1 points (2^k - 1 stays 2^k - 1: the same
-                                coarsening on every P), so each GPU holds about n^dim
+                                coarsening on every P), so each GPU holds about n^dim; the
+                                command's default lengths keep h = 1 / (max n + 1) on every
+                                axis (the domain grows with the grid: the same isotropic problem)
   strong  --strong 3:1023,2:16383   the same n^dim grid on every P
 
   bench/experiments/gpu_mg_scaling.py --hetrelax build-gpu/hetrelax --gpus 1,2,4 \\
