@@ -28,15 +28,13 @@ alpha and beta are fitted by least squares to the measured overheads T(P) - comp
 host gather's bandwidth is an assumption (--host-gbps). Every measured row is then predicted
 with the fitted constants, and the model projects weak and strong scaling to --project GPUs.
 
-  bench/experiments/mg_rank_model.py docs/results/gpu-mg-scaling-h100x4-ea71518.txt \\
+  bench/experiments/mg_rank_model.py docs/results/gpu-mg-scaling-h100x4-ea71518.json \\
       --project 4,8,16,32,64 --out mg-rank-model.json
 """
 import argparse
 import json
-import re
 import sys
 
-LINE = re.compile(r"^(weak|strong) (\d)-D (\d+(?:x\d+)+) on (\d+) GPU\(s\)\s+cycles\s+(\d+)\s+solve\s+([\d.]+) s")
 
 
 def levels(shape):
@@ -110,7 +108,7 @@ def predict(t1_cycle, n1, shape, P, alpha, beta, host_bw):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("record", help="the lines of bench/experiments/gpu_mg_scaling.py (its printed form)")
+    ap.add_argument("record", help="a record of bench/experiments/gpu_mg_scaling.py (its --out JSON)")
     ap.add_argument("--host-gbps", type=float, default=20.0,
                     help="an assumed bandwidth of the gather of a whole level through the host (GB/s)")
     ap.add_argument("--project", default="4,8,16,32,64")
@@ -118,12 +116,12 @@ def main():
     a = ap.parse_args()
     host_bw = a.host_gbps * 1e9
     runs = []
-    for ln in open(a.record):
-        m = LINE.match(ln.strip())
-        if m:
-            kind, dim, shape, P, cycles, solve = m.groups()
-            runs.append({"kind": kind, "dim": int(dim), "shape": [int(v) for v in shape.split("x")],
-                         "gpus": int(P), "cycles": int(cycles), "solve_s": float(solve)})
+    with open(a.record) as fh:
+        rec = json.load(fh)
+    for r in rec["rows"]:  # the general engine's rows (the one-GPU default is not what the ranks run)
+        if "time_s" in r and r.get("engine", "general") == "general":
+            runs.append({"kind": r["kind"], "dim": r["dim"], "shape": r["shape"], "gpus": r["gpus"],
+                         "cycles": r["cycles"], "solve_s": r["time_s"]})
     # one GPU's cycle per (kind, dim): the baseline of each series
     base = {}
     for r in runs:
