@@ -334,8 +334,15 @@ static hr_status check_general(const hr_grid_solver *s, int mpi, char *w, size_t
             o->ghost > 1 ? "ghost" : "decomp");
     if (mpi && o->transport && s->backend != HR_BACKEND_GPU)
         BAD("transport: for GPU ranks (this run has backend %s)", hr_backend_name(s->backend));
-    if (mpi && o->transport && o->transport != 1 && o->transport != 3) /* hr_mpi_transport: host, nccl */
-        BAD("transport: general problems on GPU ranks take auto, host or nccl (got %d)", o->transport);
+    if (mpi && o->transport && o->transport != 1 && o->transport != 3) { /* hr_mpi_transport: host, nccl */
+        static const char *const tn[] = {"auto", "host", "device", "nccl", "peer"};
+        char got[16];
+        if (o->transport < 5)
+            snprintf(got, sizeof got, "%s", tn[o->transport]);
+        else
+            snprintf(got, sizeof got, "%d", o->transport);
+        BAD("transport: general problems on GPU ranks take auto, host or nccl (got %s)", got);
+    }
     if (mpi && s->backend != HR_BACKEND_CPU_SEQ && s->backend != HR_BACKEND_GPU)
         NOT_YET("backend: general problems on MPI ranks run cpu-seq or gpu per rank so far (this one has %s)",
                 why);

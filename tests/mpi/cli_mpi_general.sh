@@ -113,6 +113,12 @@ expect2() { # pattern np mpiexec-args...
 expect2 "^hetrelax poisson2d: --decomp: .* one slab of the last axis per rank" 2 -n 2 "$W" "$HR" $P2 --decomp 1x2
 # shellcheck disable=SC2086
 expect2 "^hetrelax poisson2d: --output: cannot write" 3 -n 3 "$W" "$HR" $P2 --method cg --output "$T/nodir/u.raw"
+# the halo transport: GPU ranks only, and of those auto, host or nccl
+# shellcheck disable=SC2086
+expect2 "^hetrelax poisson2d: --transport: for GPU ranks" 2 -n 2 "$W" "$HR" $P2 --method mg --transport host
+# shellcheck disable=SC2086
+expect2 "^hetrelax poisson2d: --transport: general problems on GPU ranks take auto, host or nccl .got peer." 2 \
+  -n 2 "$W" "$HR" $P2 --method mg --backend gpu --transport peer
 # more ranks than rows of the last axis
 expect2 "^hetrelax poisson2d: --ny: 4 ranks need at least 4 unknowns along y" 4 \
   -n 4 "$W" "$HR" poisson2d --quiet --nx 5 --ny 3 --bc y=periodic --method cg
