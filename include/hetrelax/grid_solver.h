@@ -28,16 +28,18 @@
  *                                                                          hybrid per rank)
  *   jacobi, kernel      yes      yes          yes  no              no      no
  *     async0..3, tb, ...
- *   redblack, sor       yes      yes          yes  yes (rb-mgpu)   no      yes (cpu-seq per rank,
- *                                                                          the general engine)
+ *   redblack, sor       yes      yes          yes  yes (rb-mgpu)   no      yes (the general engine:
+ *                                                                          cpu-seq, cpu-threads or
+ *                                                                          gpu per rank)
  *   cg                  yes      yes          yes  no              no      yes (as redblack)
- *   mg, mgcg            yes      yes          yes  no              no      no
+ *   mg, mgcg            yes      yes          yes  no              no      yes (as redblack)
  *
  * The model problem (problem.h: Dirichlet with one constant value on every face, a = 1, one
  * spacing on every axis; for mg and mgcg 2^k - 1 points per axis) runs on the engines above.
  * Every other problem runs on the general-problem engine (docs/problems.md): every method on
- * cpu-seq, cpu-threads and one GPU in double precision, and on MPI ranks Jacobi, red-black, SOR
- * and CG (hr_grid_info.general says which engine runs).
+ * cpu-seq, cpu-threads and one GPU in double precision, and on MPI ranks every method
+ * (hr_grid_info.general says which engine runs; kernel "general" asks for it on the model
+ * problem too).
  * A combination that does not run yet is refused by create with HR_ERR_UNSUPPORTED and
  * "field: reason" naming the option; a value out of range with HR_ERR_INVALID_ARG. Errors: a status from
  * every call, the handle's message (hr_grid_solver_last_error) for calls with a handle, the thread's

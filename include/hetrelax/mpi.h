@@ -143,11 +143,14 @@ HR_API void hr_mpi_solver_free(hr_mpi_solver *s);
  *  hr_mpi_solver_create_transport; backend cpu-seq (each rank sweeps on one thread), gpu (a
  *  GPU per rank) or hybrid (each rank's slab split between its CPU and its GPU, as
  *  hr_mpi_hybrid_create); auto: gpu when every rank has a GPU, else cpu-seq. The model
- *  problem's Jacobi (and its weight) runs there; red-black, SOR and CG, and every problem
- *  other than the model problem (Jacobi, red-black, SOR, CG), run on the general-problem
- *  engine with one slab of the last axis per rank, cpu-seq on each (docs/problems.md).
- *  Multigrid, cpu-threads, a kernel, keep_history and gpus are refused naming the option.
- *  The solution is bitwise that of the one-process cpu-seq run.
+ *  problem's Jacobi (and its weight) runs there; red-black, SOR, CG, multigrid and
+ *  MG-preconditioned CG, and every problem other than the model problem, run on the
+ *  general-problem engine with one slab of the last axis per rank, cpu-seq, cpu-threads
+ *  (options.threads per rank; 0: the node's cores shared evenly) or a GPU on each; GPU ranks'
+ *  halos by NCCL or through the host (options.transport: auto, host or nccl; docs/mpi.md).
+ *  A kernel other than "general", keep_history and gpus are refused naming the option.
+ *  The solution is bitwise that of the one-process cpu-seq run (for a fixed number of
+ *  cycles; GPU reductions are summed per rank, so to a tolerance within rounding).
  *  Every call on the handle is collective and returns the same status on every rank:
  *  hr_grid_solver_solve (every rank passes the whole rhs / x0, or NULL; each solve after the
  *  first sets the engine up again), hr_grid_solver_solution (rank 0 receives the solution:

@@ -343,8 +343,9 @@ static hr_status check_general(const hr_grid_solver *s, int mpi, char *w, size_t
             snprintf(got, sizeof got, "%d", o->transport);
         BAD("transport: general problems on GPU ranks take auto, host or nccl (got %s)", got);
     }
-    if (mpi && s->backend != HR_BACKEND_CPU_SEQ && s->backend != HR_BACKEND_GPU)
-        NOT_YET("backend: general problems on MPI ranks run cpu-seq or gpu per rank so far (this one has %s)",
+    if (mpi && s->backend != HR_BACKEND_CPU_SEQ && s->backend != HR_BACKEND_CPU_THREADS &&
+        s->backend != HR_BACKEND_GPU)
+        NOT_YET("backend: general problems on MPI ranks run cpu-seq, cpu-threads or gpu per rank (this one has %s)",
                 why);
     if (o->split != 0.0) BAD("split: for backend hybrid (CPU + GPU)");
     if (o->gpus > 1)

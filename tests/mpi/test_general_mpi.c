@@ -268,6 +268,23 @@ int main(int argc, char **argv)
             compare(what, &p, &o);
         }
     }
+    /* cpu-threads ranks (two threads each): the kernels' values do not depend on the team, so
+     * still the one-process cpu-seq run's bits */
+    if (!gpu_mode) {
+        const int n3[3] = {40, 30, 48};
+        problem_n(&p, 3, n3, "dnddpp", coef, f, face);
+        for (int m = 0; m < 2; m++) {
+            hr_grid_options_default(&o);
+            o.backend = HR_BACKEND_CPU_THREADS;
+            o.threads = 2;
+            o.method = m == 0 ? HR_METHOD_MG : HR_METHOD_MGCG;
+            o.tol = m == 0 ? 0.0 : 1e-9;
+            o.max_iters = m == 0 ? 4 : 0;
+            compare(m == 0 ? "3-D 40x30x48 dnddpp mg 4 cycles, cpu-threads ranks of 2 threads"
+                           : "3-D 40x30x48 dnddpp mgcg to 1e-9, cpu-threads ranks of 2 threads",
+                    &p, &o);
+        }
+    }
     free(coef), free(f), free(face);
     int any = bad;
     MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);

@@ -479,12 +479,9 @@ hr_status hr_gs_general_create_slab(hr_grid_solver *s, const hr_problem *p, int 
     }
     hr_status st = keep_problem(e, p);
     const hr_method m = s->o.method;
-    /* cpu-seq ranks: one thread each; GPU ranks share the cores for their set-up: one thread
-     * each unless options.threads says how many */
-    int threads = s->backend == HR_BACKEND_CPU_SEQ ? 1
-                  : s->o.threads > 0               ? s->o.threads
-                  : comm                           ? 1
-                                                   : hr_cpu_count();
+    /* cpu-seq: one thread; cpu-threads and a GPU's set-up: options.threads (on MPI ranks
+     * general_mpi.c has shared the node's cores among its ranks), else every core */
+    int threads = s->backend == HR_BACKEND_CPU_SEQ ? 1 : s->o.threads > 0 ? s->o.threads : hr_cpu_count();
     if (threads < 1) threads = 1;
     if (st == HR_OK && threads > 1) st = hr_team_create(threads, s->o.bind, &e->team);
     e->ex.team = e->team;

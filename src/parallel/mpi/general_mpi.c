@@ -13,6 +13,7 @@
 #include "methods/stencil/stencil_kernels.h"
 #include "parallel/mpi/general_mpi.h"
 #include "parallel/transport/cuda/transport_nccl.h"
+#include "runtime/cpu/team.h"
 #include "runtime/cuda/cuda_api.h"
 
 typedef struct slab_comm {
@@ -219,13 +220,19 @@ hr_status hr_general_mpi_create(hr_grid_solver *s, const hr_problem *p, MPI_Comm
     c->hooks.bcast = bcast;
     c->hooks.below = c->below == MPI_PROC_NULL ? -1 : c->below;
     c->hooks.above = c->above == MPI_PROC_NULL ? -1 : c->above;
+    MPI_Comm node;
+    int local = 0;
+    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, c->rank, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &local);
+    MPI_Comm_size(node, &c->node_ranks);
+    MPI_Comm_free(&node);
+    /* cpu-threads ranks, and GPU ranks' set-up: the node's cores shared evenly unless
+     * options.threads says how many */
+    if (s->backend != HR_BACKEND_CPU_SEQ && s->o.threads <= 0) {
+        const int t = hr_cpu_count() / c->node_ranks;
+        s->o.threads = t > 1 ? t : 1;
+    }
     if (s->backend == HR_BACKEND_GPU) { /* one GPU per rank: the ranks of a node take its GPUs in turn */
-        MPI_Comm node;
-        int local = 0;
-        MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, c->rank, MPI_INFO_NULL, &node);
-        MPI_Comm_rank(node, &local);
-        MPI_Comm_size(node, &c->node_ranks);
-        MPI_Comm_free(&node);
         const int count = hr_cuda_device_count();
         if (!hr_st_has_cuda() || count <= 0) {
             if (!hr_st_has_cuda())
