@@ -535,7 +535,7 @@ static double estimate_lmax(hr_st_level *L)
                     double s = 0.0;
                     for (int i = 0; i < g->n[0]; i++) {
                         const ptrdiff_t p = hr_sgrid_index(g, i, j, k);
-                        const double yp = y[p] / L->A.diag[p];
+                        const double yp = y[p] / (L->A.diag ? L->A.diag[p] : L->A.ud);
                         s += q == 0 ? x[p] * yp : q == 1 ? x[p] * x[p] : yp * yp;
                     }
                     part[(size_t)k * g->n[1] + j] = s;
@@ -549,7 +549,7 @@ static double estimate_lmax(hr_st_level *L)
             for (int j = 0; j < g->n[1]; j++)
                 for (int i = 0; i < g->n[0]; i++) {
                     const ptrdiff_t p = hr_sgrid_index(g, i, j, k);
-                    x[p] = y[p] / L->A.diag[p] / nn;
+                    x[p] = y[p] / (L->A.diag ? L->A.diag[p] : L->A.ud) / nn;
                 }
     }
 done:
@@ -744,6 +744,18 @@ static hr_status coarse_level(hr_st_mg *mg, const int nc[3])
     return HR_OK;
 }
 
+/* A uniform star stencil keeps its scalars alone (hr_sop_free accepts the NULL arrays). */
+static void drop_uniform_arrays(hr_sop *A)
+{
+    if (!A->uniform || A->nk != A->g.dim) return;
+    free(A->diag), free(A->exc);
+    A->diag = A->exc = NULL;
+    for (int k = 0; k < HR_ST_MAX_HALF; k++) {
+        free(A->c[k]);
+        A->c[k] = NULL;
+    }
+}
+
 hr_status hr_st_mg_setup(hr_st_mg *mg, hr_st_exec *ex, const hr_st_backend *k, hr_sop *A0,
                          const int free_lo[3], const int free_hi[3], int max_levels, int singular,
                          double *tmp0, int coarse)
@@ -819,6 +831,11 @@ hr_status hr_st_mg_setup(hr_st_mg *mg, hr_st_exec *ex, const hr_st_backend *k, h
         mg->nlv++;
         HR_TRY(coarse_level(mg, nc));
     }
+    /* a uniform star stencil's arrays were for the set-up (the couplings' sums, the Galerkin
+     * products, the gathers); the kernels read its scalars: the arrays go (the coarsest stays
+     * whole for its dense factor) */
+    for (int l = 0; l < mg->nlv; l++)
+        if (l < mg->nlv - 1 || !coarse) drop_uniform_arrays(&mg->lv[l].A);
     for (int l = 0; l < mg->nlv; l++) {
         hr_st_level *L = &mg->lv[l];
         if (mg->smoother == HR_ST_CHEBY) L->lmax = estimate_lmax(L);

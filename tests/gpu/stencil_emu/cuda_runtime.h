@@ -50,7 +50,8 @@ typedef enum cudaError_t {
     cudaErrorInvalidValue = 1,
     cudaErrorMemoryAllocation = 2,
     cudaErrorInvalidConfiguration = 9,
-    cudaErrorInvalidDevice = 101
+    cudaErrorInvalidDevice = 101,
+    cudaErrorUnknown = 999
 } cudaError_t;
 enum cudaMemcpyKind {
     cudaMemcpyHostToHost,
