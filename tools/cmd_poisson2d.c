@@ -727,6 +727,8 @@ static int grid_run(grid_args *a, hr_flagset *fs)
      * --kernel general asks for that engine on the model problem too */
     if (!general && a->solver != GRID_RELAX && hr_mpi_cli_size() > 1) general = 1;
     if (!general && a->solver != GRID_RELAX && a->o.kernel && strcmp(a->o.kernel, "general") == 0) general = 1;
+    /* --gpus N for multigrid and CG: that engine's slabs, one per GPU */
+    if (!general && a->solver != GRID_RELAX && a->o.gpus > 1 && hr_mpi_cli_size() == 1) general = 1;
     if (general) return hr_grid_run_general(a, fs);
     if (!a->write_matrix && !a->write_rhs) return grid_run_model(a, fs);
     /* --write-matrix, --write-rhs: paths checked before the run, the system of the extents it

@@ -18,6 +18,7 @@
 #include "core/precision.h"
 #include "core/solver_internal.h"
 #include "core/timer.h"
+#include "parallel/threads/general_parts.h"
 #include "hetrelax/hybrid.h"
 #include "methods/mg/mg_handle.h"
 #include "methods/stencil/stencil_kernels.h"
@@ -348,10 +349,13 @@ static hr_status check_general(const hr_grid_solver *s, int mpi, char *w, size_t
         NOT_YET("backend: general problems on MPI ranks run cpu-seq, cpu-threads or gpu per rank (this one has %s)",
                 why);
     if (o->split != 0.0) BAD("split: for backend hybrid (CPU + GPU)");
-    if (o->gpus > 1)
-        NOT_YET("gpus: several GPUs run the model problem so far (this one has %s): one GPU, cpu-seq or "
-                "cpu-threads",
-                why);
+    if (o->gpus > 1 && mpi) BAD("gpus: MPI ranks take one GPU each (several GPUs per process: one process)");
+    if (o->gpus > 1 && s->backend != HR_BACKEND_GPU)
+        BAD("gpus: %d GPUs need backend gpu (this run has %s)", o->gpus, hr_backend_name(s->backend));
+    if (o->gpus > 1 && hr_st_has_cuda() && hr_cuda_device_count() < o->device + o->gpus)
+        return (hr_invalid_arg(w, ws, "gpus: devices %d to %d, but %d found", o->device, o->device + o->gpus - 1,
+                               hr_cuda_device_count()),
+                HR_ERR_NO_DEVICE);
     if (s->backend == HR_BACKEND_GPU && !mpi && !hr_st_has_cuda())
         NOT_YET("backend: gpu: this build has no CUDA (this problem runs on cpu-seq or cpu-threads)");
     if (s->backend == HR_BACKEND_GPU && !mpi && hr_cuda_device_count() <= o->device)
@@ -440,6 +444,11 @@ hr_status hr_gs_prepare(const hr_problem *p, const hr_grid_options *o, int mpi, 
     if (mpi && !o->kernel &&
         (o->method == HR_METHOD_REDBLACK || o->method == HR_METHOD_SOR || o->method == HR_METHOD_CG ||
          o->method == HR_METHOD_MG || o->method == HR_METHOD_MGCG))
+        general = 1;
+    /* several GPUs of one process: the model problem's CG and multigrid run on the general
+     * engine's slabs (its Jacobi and red-black keep their own GPU chains) */
+    if (!mpi && !o->kernel && o->gpus > 1 &&
+        (o->method == HR_METHOD_CG || o->method == HR_METHOD_MG || o->method == HR_METHOD_MGCG))
         general = 1;
     if (!general) HR_TRY(check_model(p, &scale, w, ws));
     for (int a = 0; a < p->dim && !general; a++)
@@ -935,7 +944,8 @@ hr_status hr_grid_solver_create(const hr_problem *p, const hr_grid_options *o, h
     *out = NULL;
     hr_grid_solver *s;
     HR_TRY(hr_gs_prepare(p, o, 0, &s, hr_last_error_buf(), HR_LAST_ERROR_SIZE));
-    const hr_status st = s->general                  ? hr_gs_general_create(s, p)
+    const hr_status st = s->general && s->o.gpus > 1 ? hr_gs_general_create_parts(s, p, s->o.gpus)
+                         : s->general                ? hr_gs_general_create(s, p)
                          : is_mg_method(s->o.method) ? mg_create(s)
                                                      : relax_create(s);
     if (st != HR_OK) {
