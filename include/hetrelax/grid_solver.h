@@ -31,15 +31,16 @@
  *   redblack, sor       yes      yes          yes  yes (rb-mgpu)   no      yes (the general engine:
  *                                                                          cpu-seq, cpu-threads or
  *                                                                          gpu per rank)
- *   cg                  yes      yes          yes  no              no      yes (as redblack)
- *   mg, mgcg            yes      yes          yes  no              no      yes (as redblack)
+ *   cg                  yes      yes          yes  yes (slabs)     no      yes (as redblack)
+ *   mg, mgcg            yes      yes          yes  yes (slabs)     no      yes (as redblack)
  *
  * The model problem (problem.h: Dirichlet with one constant value on every face, a = 1, one
  * spacing on every axis; for mg and mgcg 2^k - 1 points per axis) runs on the engines above.
  * Every other problem runs on the general-problem engine (docs/problems.md): every method on
- * cpu-seq, cpu-threads and one GPU in double precision, and on MPI ranks every method
- * (hr_grid_info.general says which engine runs; kernel "general" asks for it on the model
- * problem too).
+ * cpu-seq, cpu-threads and one GPU in double precision, on several GPUs of one process
+ * (gpus > 1: a slab of the last axis per GPU, a thread each, engine "general-gpus"; the model
+ * problem's CG and multigrid too), and on MPI ranks every method (hr_grid_info.general says
+ * which engine runs; kernel "general" asks for it on the model problem too).
  * A combination that does not run yet is refused by create with HR_ERR_UNSUPPORTED and
  * "field: reason" naming the option; a value out of range with HR_ERR_INVALID_ARG. Errors: a status from
  * every call, the handle's message (hr_grid_solver_last_error) for calls with a handle, the thread's
