@@ -54,6 +54,7 @@ void hr_grid_hybrid_flags(hr_flagset *fs, grid_args *a)
                                  "--backend gpu on N GPUs of this process (devices --device..+N-1):\n"
                                  "equal slabs of rows (3-D: planes), boundary rows exchanged each sweep;\n"
                                  "--method redblack|sor --kernel rb-mgpu: red-black on N GPUs;\n"
+                                 "--method mg|cg: the general engine's slabs, a thread per GPU;\n"
                                  "with --backend hybrid --split-second cpu: N CPU teams (tests)"));
     hr_flags_add(fs, hr_flag_switch("explain", &a->explain, 1,
                                     "print the model's curve, the chosen split and predicted vs\n"
