@@ -195,32 +195,40 @@ void st_cu_halo(st_cuda *d, const hr_sgrid *g, double *u)
 {
     const int last = g->dim - 1, n = g->n[last];
     const size_t row = (size_t)g->st[last], bytes = row * sizeof(double);
-    if (d->err != cudaSuccess) return;
     if (d->comm->nccl) {
-        halo_nccl(d, g, u);
+        if (d->err == cudaSuccess) halo_nccl(d, g, u);
         return;
     }
-    if (4 * row > d->hrow_cap) {
+    if (d->err == cudaSuccess && 4 * row > d->hrow_cap) {
         if (d->hrow) cudaFreeHost(d->hrow);
         d->hrow = NULL;
         d->hrow_cap = 0;
         ST_CU(d, cudaMallocHost((void **)&d->hrow, 4 * bytes));
-        if (d->err != cudaSuccess) return;
-        d->hrow_cap = 4 * row;
+        if (d->err == cudaSuccess) d->hrow_cap = 4 * row;
     }
-    /* rows: the ghost below, the first and last of the slab, the ghost above */
-    double *h = d->hrow;
-    memset(h, 0, bytes);
-    memset(h + 3 * row, 0, bytes);
-    ST_CU(d, cudaMemcpyAsync(h + row, u + row, bytes, cudaMemcpyDeviceToHost, d->st));
-    ST_CU(d, cudaMemcpyAsync(h + 2 * row, u + (size_t)n * row, bytes, cudaMemcpyDeviceToHost, d->st));
-    ST_CU(d, cudaStreamSynchronize(d->st));
+    /* the exchange is collective: a rank whose GPU has failed still takes part, with rows of
+     * zeros, so that no other rank waits for it (its failure reaches every rank at the next
+     * reduction, as NaN) */
+    const int ok = d->err == cudaSuccess;
+    double *spare = ok ? NULL : (double *)calloc(4 * row, sizeof(double));
+    double *h = ok ? d->hrow : spare; /* the ghost below, the first and last rows, the ghost above */
+    if (!h) return;
+    if (ok) {
+        memset(h, 0, bytes);
+        memset(h + 3 * row, 0, bytes);
+        ST_CU(d, cudaMemcpyAsync(h + row, u + row, bytes, cudaMemcpyDeviceToHost, d->st));
+        ST_CU(d, cudaMemcpyAsync(h + 2 * row, u + (size_t)n * row, bytes, cudaMemcpyDeviceToHost, d->st));
+        ST_CU(d, cudaStreamSynchronize(d->st));
+    }
     hr_sgrid g4 = *g;
     g4.n[last] = 2;
     d->comm->halo(d->comm->ctx, &g4, h);
-    ST_CU(d, cudaMemcpyAsync(u, h, bytes, cudaMemcpyHostToDevice, d->st));
-    ST_CU(d, cudaMemcpyAsync(u + (size_t)(n + 1) * row, h + 3 * row, bytes, cudaMemcpyHostToDevice, d->st));
-    ST_CU(d, cudaStreamSynchronize(d->st)); /* h is reused by the next halo */
+    if (ok) {
+        ST_CU(d, cudaMemcpyAsync(u, h, bytes, cudaMemcpyHostToDevice, d->st));
+        ST_CU(d, cudaMemcpyAsync(u + (size_t)(n + 1) * row, h + 3 * row, bytes, cudaMemcpyHostToDevice, d->st));
+        ST_CU(d, cudaStreamSynchronize(d->st)); /* h is reused by the next halo */
+    }
+    free(spare);
 }
 
 void st_cu_fill_ghosts(st_cuda *d, const hr_sgrid *g, double *u)
