@@ -45,9 +45,8 @@ HR_INTERNAL_API void hr_nccl_rows_free(hr_nccl_rows *c);
 /* One group on `stream` (a cudaStream_t): `bytes` from send_hi to the rank `above`, into
  * recv_lo from the rank `below`, from send_lo to `below`, into recv_hi from `above` (a peer
  * < 0 is skipped). Returns 0, or -1 with the reason in err. */
-HR_INTERNAL_API int hr_nccl_rows_halo(hr_nccl_rows *c, void *stream, int below, int above, const void *send_lo,
-                                      void *recv_lo, const void *send_hi, void *recv_hi, size_t bytes, char *err,
-                                      size_t es);
+int hr_nccl_rows_halo(hr_nccl_rows *c, void *stream, int below, int above, const void *send_lo,
+                      void *recv_lo, const void *send_hi, void *recv_hi, size_t bytes, char *err, size_t es);
 
 #ifdef __cplusplus
 }
