@@ -344,11 +344,10 @@ static void refused_combinations(void **state)
         o = dopt;
         o.method = (hr_method)m;
         p = gen[0];
-        o.backend = HR_BACKEND_GPU;
+        /* several GPUs run the general engine's slabs (test_general_parts): on the GPU backend */
+        o.backend = HR_BACKEND_CPU_SEQ;
         o.gpus = 2;
-        expect_refused(&p, &o, HR_ERR_UNSUPPORTED,
-                       "gpus: several GPUs run the model problem so far (this one has "
-                       "Neumann face y-)");
+        expect_refused(&p, &o, HR_ERR_INVALID_ARG, "gpus: 2 GPUs need backend gpu (this run has cpu-seq)");
         o.gpus = 0;
         o.backend = HR_BACKEND_CPU_SEQ;
         o.precision = HR_PREC_SINGLE;
@@ -364,8 +363,9 @@ static void refused_combinations(void **state)
     /* multigrid and CG */
     REFUSE(HR_ERR_UNSUPPORTED, "backend: mg runs on the CPU or one GPU",
            (o.method = HR_METHOD_MG, o.backend = HR_BACKEND_HYBRID));
-    REFUSE(HR_ERR_UNSUPPORTED, "gpus: cg runs on one GPU",
-           (o.method = HR_METHOD_CG, o.backend = HR_BACKEND_GPU, o.gpus = 2));
+    /* several GPUs: the general engine's slabs, on the GPU backend only */
+    REFUSE(HR_ERR_INVALID_ARG, "gpus: 2 GPUs need backend gpu (this run has cpu-threads)",
+           (o.method = HR_METHOD_CG, o.backend = HR_BACKEND_CPU_THREADS, o.gpus = 2));
     REFUSE(HR_ERR_UNSUPPORTED, "divtol: mgcg", (o.method = HR_METHOD_MGCG, o.divtol = 100.0));
     REFUSE(HR_ERR_UNSUPPORTED, "bind: mg", (o.method = HR_METHOD_MG, o.bind = HR_BIND_CORE));
     REFUSE(HR_ERR_INVALID_ARG, "kernel: names a relaxation kernel",
@@ -382,10 +382,9 @@ static void refused_combinations(void **state)
     REFUSE(HR_ERR_INVALID_ARG, "smoother: async3 is neither",
            (o.method = HR_METHOD_MGCG, o.smoother = "async3"));
     p = model(2, 100, 31, 0);
-    /* any extent: the general-problem engine's multigrid; on one GPU only */
-    REFUSE(HR_ERR_UNSUPPORTED,
-           "gpus: several GPUs run the model problem so far (this one has nx 100 (not 2^k - 1)",
-           (o.method = HR_METHOD_MG, o.backend = HR_BACKEND_GPU, o.gpus = 2));
+    /* any extent: the general-problem engine's multigrid; several GPUs need the GPU backend */
+    REFUSE(HR_ERR_INVALID_ARG, "gpus: 2 GPUs need backend gpu (this run has cpu-threads)",
+           (o.method = HR_METHOD_MG, o.backend = HR_BACKEND_CPU_THREADS, o.gpus = 2));
     o = dopt;
     o.method = HR_METHOD_CG; /* CG has no levels: any extents */
     hr_grid_solver_free(must_create(&p, &o));
