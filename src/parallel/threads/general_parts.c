@@ -297,8 +297,7 @@ static hr_status parts_solve(hr_grid_solver *s, const double *rhs, const double 
 
 static hr_status parts_solution(const hr_grid_solver *s, hr_precision prec, void *dst, size_t count)
 {
-    gp_state *g = s->engine;
-    if (!dst || count < s->count) return HR_ERR_INVALID_ARG;
+    gp_state *g = s->engine; /* (dst and count checked by hr_grid_solver_solution) */
     g->prec = prec, g->dst = dst, g->dcount = count;
     return run_all(g, OP_SOLUTION);
 }
