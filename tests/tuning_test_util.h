@@ -17,7 +17,7 @@ static inline const hr_tuning *env_tuning(void)
     static int done;
     if (!done) {
         char err[256];
-        if (hr_tuning_from_env(&t, err, sizeof err) != 0) {
+        if (hri_tuning_from_env(&t, err, sizeof err) != 0) {
             fprintf(stderr, "%s\n", err);
             exit(2);
         }
@@ -30,7 +30,7 @@ static inline const hr_tuning *env_tuning(void)
  * default); a bad value fails the test. */
 static inline void set_knob(hr_tuning *t, const char *name, const char *value)
 {
-    const hr_knob *k = hr_knob_find(name);
+    const hr_knob *k = hri_knob_find(name);
     if (!k) {
         fprintf(stderr, "no knob %s\n", name);
         exit(2);
@@ -45,7 +45,7 @@ static inline void set_knob(hr_tuning *t, const char *name, const char *value)
                : k->type == HR_KNOB_DOUBLE ? sizeof(double)
                : k->type == HR_KNOB_STRING ? sizeof(char *)
                                            : sizeof(int));
-    } else if (hr_knob_set(k, value, 1, t, err, sizeof err) != 0) {
+    } else if (hri_knob_set(k, value, 1, t, err, sizeof err) != 0) {
         fprintf(stderr, "%s: %s\n", name, err);
         exit(2);
     }

@@ -362,7 +362,7 @@ static int load_matrix(const sp_args *a, hr_csr **A)
  * (the library says the same, but only after the matrix is built). */
 static int check_gpus(const hr_sparse_options *o)
 {
-    if (o->backend != HR_BACKEND_GPU || !hr_entry_find(HR_KIND_SPARSE, HR_BACKEND_GPU, o->method, 0))
+    if (o->backend != HR_BACKEND_GPU || !hri_entry_find(HR_KIND_SPARSE, HR_BACKEND_GPU, o->method, 0))
         return 0;
     hr_sysinfo si;
     memset(&si, 0, sizeof si);
@@ -417,10 +417,10 @@ static const char *flag_of(const char *msg, hr_status st)
 static int check_memory(const sp_args *a, const char *flag, const char *source, int64_t n, int64_t nnz,
                         double gen_peak, int built, int want_spectral)
 {
-    const hr_entry *m = hr_entry_find(HR_KIND_SPARSE, a->o.backend, a->o.method, 0);
-    const double csr = built ? 0.0 : hr_csr_bytes(n, nnz), vec = 16.0 * (double)n,
-                 meth = m ? hr_sparse_solve_host_bytes(m, &a->o, n, nnz) : 0.0,
-                 spec = want_spectral ? hr_sparse_spectral_bytes(n) : 0.0;
+    const hr_entry *m = hri_entry_find(HR_KIND_SPARSE, a->o.backend, a->o.method, 0);
+    const double csr = built ? 0.0 : hri_csr_bytes(n, nnz), vec = 16.0 * (double)n,
+                 meth = m ? hri_sparse_solve_host_bytes(m, &a->o, n, nnz) : 0.0,
+                 spec = want_spectral ? hri_sparse_spectral_bytes(n) : 0.0;
     const double solve = csr + vec + meth + spec, need = gen_peak > solve ? gen_peak : solve,
                  avail = (double)hr_available_memory();
     char b[2][32], parts[256];
@@ -428,31 +428,31 @@ static int check_memory(const sp_args *a, const char *flag, const char *source, 
         size_t len = 0;
         if (gen_peak > 0)
             len += (size_t)snprintf(parts + len, sizeof parts - len, "generating %s; ",
-                                    hr_sparse_bytes_text(gen_peak, b[0], sizeof b[0]));
+                                    hri_sparse_bytes_text(gen_peak, b[0], sizeof b[0]));
         len += (size_t)snprintf(parts + len, sizeof parts - len, "solving: ");
         if (csr > 0)
             len += (size_t)snprintf(parts + len, sizeof parts - len, "CSR %s + ",
-                                    hr_sparse_bytes_text(csr, b[0], sizeof b[0]));
+                                    hri_sparse_bytes_text(csr, b[0], sizeof b[0]));
         len += (size_t)snprintf(parts + len, sizeof parts - len, "b and x %s + %s %s",
-                                hr_sparse_bytes_text(vec, b[0], sizeof b[0]), a->o.method,
-                                hr_sparse_bytes_text(meth, b[1], sizeof b[1]));
+                                hri_sparse_bytes_text(vec, b[0], sizeof b[0]), a->o.method,
+                                hri_sparse_bytes_text(meth, b[1], sizeof b[1]));
         if (spec > 0)
             snprintf(parts + len, sizeof parts - len, " + spectral estimate %s",
-                     hr_sparse_bytes_text(spec, b[0], sizeof b[0]));
+                     hri_sparse_bytes_text(spec, b[0], sizeof b[0]));
         return hr_cli_usage_error(
             CMD, flag, "'%s' (n = %lld, %lld entries): the run needs %s (%s), %s available", source,
-            (long long)n, (long long)nnz, hr_sparse_bytes_text(need, b[0], sizeof b[0]), parts,
-            hr_sparse_bytes_text(avail, b[1], sizeof b[1]));
+            (long long)n, (long long)nnz, hri_sparse_bytes_text(need, b[0], sizeof b[0]), parts,
+            hri_sparse_bytes_text(avail, b[1], sizeof b[1]));
     }
     size_t dfree = 0, dtotal = 0;
-    const double dev = m ? hr_sparse_solve_device_bytes(m, &a->o, n, nnz) : 0.0;
-    if (dev > 0.0 && hr_cuda_device_memory(a->o.device, &dfree, &dtotal) == HR_OK && dev > (double)dfree)
+    const double dev = m ? hri_sparse_solve_device_bytes(m, &a->o, n, nnz) : 0.0;
+    if (dev > 0.0 && hri_cuda_device_memory(a->o.device, &dfree, &dtotal) == HR_OK && dev > (double)dfree)
         return hr_cli_usage_error(
             CMD, "--backend",
             "gpu: '%s' (n = %lld, %lld entries) with %s needs about %s of device memory, "
             "%s free on device %d",
-            source, (long long)n, (long long)nnz, a->o.method, hr_sparse_bytes_text(dev, b[0], sizeof b[0]),
-            hr_sparse_bytes_text((double)dfree, b[1], sizeof b[1]), a->o.device);
+            source, (long long)n, (long long)nnz, a->o.method, hri_sparse_bytes_text(dev, b[0], sizeof b[0]),
+            hri_sparse_bytes_text((double)dfree, b[1], sizeof b[1]), a->o.device);
     return 0;
 }
 
@@ -474,7 +474,7 @@ static int run(sp_args *a)
         int64_t gn = 0, gnnz = 0;
         double peak = 0.0;
         char why[256] = "";
-        if (hr_sparse_generate_size(a->gen, &gn, &gnnz, &peak, why, sizeof why) != HR_OK)
+        if (hri_sparse_generate_size(a->gen, &gn, &gnnz, &peak, why, sizeof why) != HR_OK)
             return hr_cli_usage_error(CMD, "--gen", "%s", why);
         if ((rc = check_memory(a, "--gen", source, gn, gnnz, peak, 0, want_spectral)) != 0) return rc;
     }

@@ -9,7 +9,7 @@
 
 #include "cli.h"
 #include "cli_flags.h"
-#include "runtime/cuda/cuda_api.h" /* hr_cuda_tune: the measuring itself has no public API yet */
+#include "runtime/cuda/cuda_api.h" /* hri_cuda_tune: the measuring itself has no public API yet */
 #include "tuning_cli.h"
 
 #define CMD      "tune"
@@ -281,7 +281,7 @@ int hr_cmd_tune(int argc, char **argv)
                     r.candidates = cr.candidates;
                     snprintf(r.cache_path, sizeof r.cache_path, "%s", cr.cache_path);
                 } else {
-                    st = hr_cuda_tune(&o, t, cache, &r, err, sizeof err);
+                    st = hri_cuda_tune(&o, t, cache, &r, err, sizeof err);
                 }
                 if (st != HR_OK && st != HR_ERR_IO) {
                     fprintf(stderr, "hetrelax %s: %s n=%s %s: %s: %s\n", CMD, o.kernel, zname,

@@ -186,10 +186,10 @@ static void print_cache_note(const hr_result *r, const hr_config *cfg)
     double cache = 0.0;
     const char *what = "";
     if (cfg->backend == HR_BACKEND_CPU_SEQ || cfg->backend == HR_BACKEND_CPU_THREADS) {
-        cache = (double)hr_cache_llc_share(cfg->threads > 0 ? cfg->threads : 1);
+        cache = (double)hri_cache_llc_share(cfg->threads > 0 ? cfg->threads : 1);
         what = "last-level cache share";
     } else if (cfg->backend == HR_BACKEND_GPU && cfg->gpus <= 1) {
-        cache = (double)hr_cuda_l2_bytes(cfg->device);
+        cache = (double)hri_cuda_l2_bytes(cfg->device);
         what = "GPU L2 cache";
     }
     if (!(cache > 0.0) || set > cache) return;

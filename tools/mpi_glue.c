@@ -108,7 +108,7 @@ static void fingerprint(int argc, char **argv)
         append(argv_text, sizeof argv_text, argv[i]);
     }
     argv_hash = (long long)(h >> 2);
-    hr_tuning_env_fingerprint(env_text, sizeof env_text, &h);
+    hri_tuning_env_fingerprint(env_text, sizeof env_text, &h);
     env_hash = (long long)(h >> 2);
 }
 

@@ -29,7 +29,7 @@ static int give(const char *cmd, const hr_flag *f, hr_tuning_flags *tf, const hr
     hr_tuning scratch;
     memset(&scratch, 0, sizeof scratch);
     char why[200];
-    if (hr_knob_set(k, value, 1, &scratch, why, sizeof why) != 0)
+    if (hri_knob_set(k, value, 1, &scratch, why, sizeof why) != 0)
         return f->target2 ? hr_flag_error(cmd, f, "%s", why) : hr_flag_error(cmd, f, "%s: %s", k->name, why);
     if (tf->count >= HR_TUNING_GIVEN_MAX) return hr_flag_error(cmd, f, "too many tuning values");
     tf->knob[tf->count] = k;
@@ -50,7 +50,7 @@ static int parse_tuning(const char *cmd, const hr_flag *f, const char *arg)
         return hr_flag_error(cmd, f, "'%s': want NAME=VALUE (hetrelax info --list-tuning lists the knobs)",
                              arg);
     snprintf(name, sizeof name, "%.*s", (int)(eq - arg), arg);
-    const hr_knob *k = hr_knob_find(name);
+    const hr_knob *k = hri_knob_find(name);
     if (!k) return hr_flag_error(cmd, f, "'%s': no such knob (hetrelax info --list-tuning lists them)", name);
     return give(cmd, f, f->target, k, eq + 1);
 }
@@ -58,7 +58,7 @@ static int parse_tuning(const char *cmd, const hr_flag *f, const char *arg)
 int hr_tuning_cli_env(const char *cmd, hr_tuning *t)
 {
     char err[256];
-    if (hr_tuning_from_env(t, err, sizeof err) != 0) {
+    if (hri_tuning_from_env(t, err, sizeof err) != 0) {
         fprintf(stderr, "hetrelax %s: %s\n", cmd, err);
         return HR_EXIT_USAGE;
     }
@@ -71,7 +71,7 @@ static int apply(void *ctx)
     int rc = hr_tuning_cli_env(tf->cmd, tf->target);
     for (int i = 0; i < tf->count && rc == 0; i++) {
         char why[200];
-        if (hr_knob_set(tf->knob[i], tf->value[i], 1, tf->target, why, sizeof why) !=
+        if (hri_knob_set(tf->knob[i], tf->value[i], 1, tf->target, why, sizeof why) !=
             0) /* checked at parse */
             rc = hr_cli_usage_error(tf->cmd, "--tuning", "%s: %s", tf->knob[i]->name, why);
     }
@@ -84,8 +84,8 @@ void hr_flags_tuning(hr_flagset *fs, hr_tuning_flags *tf, hr_tuning *t, const ch
     tf->cmd = fs->cmd;
     tf->target = t;
     hr_flags_group(fs, "tuning (how it runs, never what it computes: docs/configuration.md)");
-    for (int i = 0; i < hr_knob_count(); i++) {
-        const hr_knob *k = hr_knob_at(i);
+    for (int i = 0; i < hri_knob_count(); i++) {
+        const hr_knob *k = hri_knob_at(i);
         if (!in_list(own, k->name)) continue;
         static char names[16][40], helps[16][400];
         static int used;
@@ -126,8 +126,8 @@ static json_object *value_json(const hr_knob *k, const hr_tuning *t)
 json_object *hr_tuning_json(const hr_tuning *t)
 {
     json_object *j = json_object_new_object();
-    for (int i = 0; i < hr_knob_count(); i++) {
-        const hr_knob *k = hr_knob_at(i);
+    for (int i = 0; i < hri_knob_count(); i++) {
+        const hr_knob *k = hri_knob_at(i);
         json_object_object_add(j, k->name, value_json(k, t));
     }
     return j;
@@ -141,11 +141,11 @@ static int has_own_flag(const hr_knob *k)
 json_object *hr_tuning_list_json(const hr_tuning *t)
 {
     json_object *j = json_object_new_object();
-    for (int i = 0; i < hr_knob_count(); i++) {
-        const hr_knob *k = hr_knob_at(i);
+    for (int i = 0; i < hri_knob_count(); i++) {
+        const hr_knob *k = hri_knob_at(i);
         json_object *e = json_object_new_object();
         json_object_object_add(e, "value", value_json(k, t));
-        json_object_object_add(e, "set", json_object_new_boolean(!hr_knob_is_default(k, t)));
+        json_object_object_add(e, "set", json_object_new_boolean(!hri_knob_is_default(k, t)));
         json_object_object_add(e, "variable", k->var ? json_object_new_string(k->var) : NULL);
         char flag[48] = "";
         if (has_own_flag(k)) {
@@ -168,11 +168,11 @@ void hr_tuning_print(FILE *f, const hr_tuning *t, int all)
     if (!all) {
         int n = 0;
         fprintf(f, "tuning    ");
-        for (int i = 0; i < hr_knob_count(); i++) {
-            const hr_knob *k = hr_knob_at(i);
-            if (hr_knob_is_default(k, t) || strcmp(k->name, "cache_dir") == 0) continue;
+        for (int i = 0; i < hri_knob_count(); i++) {
+            const hr_knob *k = hri_knob_at(i);
+            if (hri_knob_is_default(k, t) || strcmp(k->name, "cache_dir") == 0) continue;
             char v[256];
-            hr_knob_text(k, t, v, sizeof v);
+            hri_knob_text(k, t, v, sizeof v);
             fprintf(f, "%s%s=%s", n++ ? " " : "", k->name, v);
         }
         fprintf(f, "%s (hetrelax info --list-tuning lists every knob)\n",
@@ -181,11 +181,11 @@ void hr_tuning_print(FILE *f, const hr_tuning *t, int all)
     }
     fprintf(f, "tuning knobs: --tuning NAME=VALUE, or the variable (flags win); 0: the default\n");
     const char *group = "";
-    for (int i = 0; i < hr_knob_count(); i++) {
-        const hr_knob *k = hr_knob_at(i);
+    for (int i = 0; i < hri_knob_count(); i++) {
+        const hr_knob *k = hri_knob_at(i);
         if (strcmp(group, k->group) != 0) fprintf(f, "  [%s]\n", group = k->group);
         char v[256], flag[48] = "";
-        hr_knob_text(k, t, v, sizeof v);
+        hri_knob_text(k, t, v, sizeof v);
         if (has_own_flag(k)) {
             snprintf(flag, sizeof flag, ", --");
             flag_name(k, flag + 4, sizeof flag - 4);
@@ -193,6 +193,6 @@ void hr_tuning_print(FILE *f, const hr_tuning *t, int all)
         fprintf(f, "  %-21s %s %s%s%s\n", k->name, k->syntax, k->var ? k->var : "(no variable)", flag,
                 k->test_only ? " (tests)" : "");
         fprintf(f, "      %s; default %s; now %s\n", k->help, k->deflt,
-                hr_knob_is_default(k, t) ? "default" : v);
+                hri_knob_is_default(k, t) ? "default" : v);
     }
 }

@@ -184,19 +184,19 @@ static const hr_knob knobs[] = {
      "120", "MPI, --transport nccl: seconds a wait may take (0: no limit)", "mpi", 0},
 };
 
-int hr_knob_count(void)
+int hri_knob_count(void)
 {
     return (int)(sizeof knobs / sizeof knobs[0]);
 }
 
-const hr_knob *hr_knob_at(int i)
+const hr_knob *hri_knob_at(int i)
 {
-    return i >= 0 && i < hr_knob_count() ? &knobs[i] : NULL;
+    return i >= 0 && i < hri_knob_count() ? &knobs[i] : NULL;
 }
 
-const hr_knob *hr_knob_find(const char *name)
+const hr_knob *hri_knob_find(const char *name)
 {
-    for (int i = 0; i < hr_knob_count(); i++)
+    for (int i = 0; i < hri_knob_count(); i++)
         if (strcmp(knobs[i].name, name) == 0 || (knobs[i].var && strcmp(knobs[i].var, name) == 0))
             return &knobs[i];
     return NULL;
@@ -267,7 +267,7 @@ static int word_switch(const char *v)
     return 0;
 }
 
-int hr_knob_set(const hr_knob *k, const char *value, int strict, hr_tuning *t, char *err, size_t es)
+int hri_knob_set(const hr_knob *k, const char *value, int strict, hr_tuning *t, char *err, size_t es)
 {
     const char *v = value ? value : "";
     int *ip = field(k, t);
@@ -425,7 +425,7 @@ int hr_knob_set(const hr_knob *k, const char *value, int strict, hr_tuning *t, c
     return fail(err, es, "'%s': no parser", v);
 }
 
-int hr_knob_is_default(const hr_knob *k, const hr_tuning *t)
+int hri_knob_is_default(const hr_knob *k, const hr_tuning *t)
 {
     switch (k->type) {
     case HR_KNOB_INT: return *(const int *)cfield(k, t) == 0;
@@ -441,7 +441,7 @@ int hr_knob_is_default(const hr_knob *k, const hr_tuning *t)
     return 1;
 }
 
-void hr_knob_text(const hr_knob *k, const hr_tuning *t, char *buf, size_t size)
+void hri_knob_text(const hr_knob *k, const hr_tuning *t, char *buf, size_t size)
 {
     const void *p = cfield(k, t);
     switch (k->type) {
@@ -459,15 +459,15 @@ void hr_knob_text(const hr_knob *k, const hr_tuning *t, char *buf, size_t size)
     snprintf(buf, size, "?");
 }
 
-int hr_tuning_from_env(hr_tuning *t, char *err, size_t es)
+int hri_tuning_from_env(hr_tuning *t, char *err, size_t es)
 {
-    for (int i = 0; i < hr_knob_count(); i++) {
+    for (int i = 0; i < hri_knob_count(); i++) {
         const hr_knob *k = &knobs[i];
         if (!k->var || strncmp(k->var, "HETRELAX_", 9) != 0) continue;
         const char *v = getenv(k->var);
         if (!v) continue;
         char why[200];
-        if (hr_knob_set(k, v, 0, t, why, sizeof why) != 0) {
+        if (hri_knob_set(k, v, 0, t, why, sizeof why) != 0) {
             if (err && es) snprintf(err, es, "%s: %s", k->var, why);
             return -1;
         }
@@ -497,34 +497,34 @@ static unsigned long long fnv(unsigned long long h, const char *s)
     return (h ^ 0xffu) * 1099511628211ULL; /* the end of a string: "a b" is not "ab" */
 }
 
-void hr_tuning_env_fingerprint(char *text, size_t size, unsigned long long *hash)
+void hri_tuning_env_fingerprint(char *text, size_t size, unsigned long long *hash)
 {
     hr_tuning t;
     memset(&t, 0, sizeof t);
     char err[256];
-    (void)hr_tuning_from_env(&t, err, sizeof err); /* a bad value: the command refuses it, every rank */
+    (void)hri_tuning_from_env(&t, err, sizeof err); /* a bad value: the command refuses it, every rank */
     t.cache_dir = NULL;                            /* where each rank's home is: not a setting */
     /* the knobs, canonical: equal knobs give equal hashes however they were spelled */
     unsigned long long h = 14695981039346656037ULL;
     const char *vars[sizeof knobs / sizeof knobs[0]];
     char line[sizeof knobs / sizeof knobs[0]][320];
     size_t n = 0;
-    for (int i = 0; i < hr_knob_count(); i++) {
+    for (int i = 0; i < hri_knob_count(); i++) {
         const hr_knob *k = &knobs[i];
-        if (hr_knob_is_default(k, &t)) continue;
+        if (hri_knob_is_default(k, &t)) continue;
         char v[256];
-        hr_knob_text(k, &t, v, sizeof v);
+        hri_knob_text(k, &t, v, sizeof v);
         h = fnv(fnv(h, k->name), v);
     }
     /* the variables behind them, as the user spelled them */
-    for (int i = 0; i < hr_knob_count(); i++) {
+    for (int i = 0; i < hri_knob_count(); i++) {
         const hr_knob *k = &knobs[i];
         if (!k->var || strncmp(k->var, "HETRELAX_", 9) != 0 || !getenv(k->var)) continue;
         hr_tuning one;
         memset(&one, 0, sizeof one);
-        int gives = hr_knob_set(k, getenv(k->var), 0, &one, err, sizeof err) != 0; /* refused: shown */
-        for (int j = 0; j < hr_knob_count() && !gives; j++)
-            gives = !hr_knob_is_default(&knobs[j], &one);
+        int gives = hri_knob_set(k, getenv(k->var), 0, &one, err, sizeof err) != 0; /* refused: shown */
+        for (int j = 0; j < hri_knob_count() && !gives; j++)
+            gives = !hri_knob_is_default(&knobs[j], &one);
         if (!gives) continue;
         snprintf(line[n], sizeof line[n], "%s=%s", k->var, getenv(k->var));
         vars[n] = line[n];

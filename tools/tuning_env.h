@@ -40,31 +40,31 @@ typedef struct hr_knob {
     int test_only;      /* a hook for tests and benchmarks */
 } hr_knob;
 
-int hr_knob_count(void);
-const hr_knob *hr_knob_at(int i);
+int hri_knob_count(void);
+const hr_knob *hri_knob_at(int i);
 /* The knob named `name` (the field's name, or its variable's), or NULL. */
-const hr_knob *hr_knob_find(const char *name);
+const hr_knob *hri_knob_find(const char *name);
 
 /* Reads `value` into the knob's field of t. strict 0 (the environment): what the library
  * ignored before the knobs existed is ignored again (the knob keeps its default), and only
  * what it refused then is an error; strict 1 (flags): anything but the knob's syntax is an
  * error. 0, or -1 with the reason in err. */
-int hr_knob_set(const hr_knob *k, const char *value, int strict, hr_tuning *t, char *err, size_t es);
+int hri_knob_set(const hr_knob *k, const char *value, int strict, hr_tuning *t, char *err, size_t es);
 
 /* Whether the knob of t holds its default (0 everywhere). */
-int hr_knob_is_default(const hr_knob *k, const hr_tuning *t);
+int hri_knob_is_default(const hr_knob *k, const hr_tuning *t);
 /* The knob's value as text ("0" for the default; shapes as AxBxC). */
-void hr_knob_text(const hr_knob *k, const hr_tuning *t, char *buf, size_t size);
+void hri_knob_text(const hr_knob *k, const hr_tuning *t, char *buf, size_t size);
 
 /* Maps every knob's variable set in the environment onto t, and XDG_CACHE_HOME (else HOME)
  * onto t->cache_dir unless it is set. 0, or -1 with "HETRELAX_X: reason" in err. The
  * strings stored point into the environment (valid while it is not changed). */
-int hr_tuning_from_env(hr_tuning *t, char *err, size_t es);
+int hri_tuning_from_env(hr_tuning *t, char *err, size_t es);
 
 /* The variables of the environment that map onto a knob other than its default, as
  * "VAR=value" sorted and blank-separated ("none" when there is none), and a hash of the
  * knobs they give (equal knobs, equal hash, however they were spelled). */
-void hr_tuning_env_fingerprint(char *text, size_t size, unsigned long long *hash);
+void hri_tuning_env_fingerprint(char *text, size_t size, unsigned long long *hash);
 
 #ifdef __cplusplus
 }

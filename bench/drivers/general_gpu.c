@@ -143,14 +143,14 @@ static double time_jacobi(const hr_st_backend *k, hr_st_exec *ex, const hr_sop *
 {
     double sec[64];
     for (int r = -1; r < reps; r++) {
-        hr_st_cuda_sync(ex);
+        hri_st_cuda_sync(ex);
         const double t0 = hr_now();
         for (long s = 0; s < sweeps; s++) {
             k->jacobi(ex, dA, *u, b, *t, 0.8);
             double *w = *u;
             *u = *t, *t = w;
         }
-        if (hr_st_cuda_sync(ex) != HR_OK) return NAN;
+        if (hri_st_cuda_sync(ex) != HR_OK) return NAN;
         if (r >= 0) sec[r] = (hr_now() - t0) / (double)sweeps;
     }
     return median(sec, reps);
@@ -168,25 +168,25 @@ static void jacobi_case(int dim, int n, int reps, long max_sweeps, jrec *rec)
     double *coef = coef_field(dim, nn);
     hr_problem_set_coef(&p, 1.0, coef);
     hr_sgrid g;
-    hr_sgrid_init(&g, dim, nn, per);
+    hri_sgrid_init(&g, dim, nn, per);
     rec->bytes_per_sweep = (dim == 3 ? 7.0 : 6.0) * 8.0 * (double)g.count;
     rec->sweeps = (long)ceil(4.5e11 / rec->bytes_per_sweep); /* about 0.15 s a block at 3 TB/s */
     if (rec->sweeps < 5) rec->sweeps = 5;
     if (rec->sweeps > max_sweeps) rec->sweeps = max_sweeps;
     hr_sop A;
-    double *b = hr_sgrid_alloc(&g), *u = hr_sgrid_alloc(&g), *t = hr_sgrid_alloc(&g),
-           *hg = hr_sgrid_alloc(&g);
-    const hr_st_backend *k = hr_st_cuda_backend();
+    double *b = hri_sgrid_alloc(&g), *u = hri_sgrid_alloc(&g), *t = hri_sgrid_alloc(&g),
+           *hg = hri_sgrid_alloc(&g);
+    const hr_st_backend *k = hri_st_cuda_backend();
     hr_st_exec ex = {NULL, NULL, 0, NULL, NULL, 0};
     hr_sop dA;
     memset(&dA, 0, sizeof dA);
     double *du = NULL, *dt = NULL, *db = NULL;
     hr_team *team = NULL;
-    if (!coef || !b || !u || !t || !hg || hr_sop_alloc(&A, &g, 0) != HR_OK) {
+    if (!coef || !b || !u || !t || !hg || hri_sop_alloc(&A, &g, 0) != HR_OK) {
         snprintf(rec->why, sizeof rec->why, "no host memory");
         goto done;
     }
-    if (hr_discretize(&p, NULL, &A, b, NULL) != HR_OK) {
+    if (hri_discretize(&p, NULL, &A, b, NULL) != HR_OK) {
         snprintf(rec->why, sizeof rec->why, "discretize: %s", hr_last_error());
         goto done;
     }
@@ -197,7 +197,7 @@ static void jacobi_case(int dim, int n, int reps, long max_sweeps, jrec *rec)
                     sin(0.37 * x + 0.11 * y) * cos(0.05 * z) + ((x ^ y ^ z) & 1) * 0.25;
     if (k->open(&ex, 0, (size_t)g.n[1] * g.n[2]) != HR_OK || k->twin_op(&ex, &A, &dA) != HR_OK ||
         !(du = k->alloc(&ex, &g)) || !(dt = k->alloc(&ex, &g)) || !(db = k->alloc(&ex, &g))) {
-        snprintf(rec->why, sizeof rec->why, "device: no memory or no device (%s)", hr_st_cuda_error(&ex));
+        snprintf(rec->why, sizeof rec->why, "device: no memory or no device (%s)", hri_st_cuda_error(&ex));
         goto done;
     }
     k->upload(&ex, &g, db, b);
@@ -206,7 +206,7 @@ static void jacobi_case(int dim, int n, int reps, long max_sweeps, jrec *rec)
     for (int s = 0; s < NSHAPES; s++) {
         jshape *j = &rec->sh[s];
         j->bx = sh[s][0], j->by = sh[s][1], j->h = sh[s][2];
-        if (hr_st_cuda_set_shape(&ex, dim, j->bx ? j->bx : (dim == 3 ? 64 : 128),
+        if (hri_st_cuda_set_shape(&ex, dim, j->bx ? j->bx : (dim == 3 ? 64 : 128),
                                  j->by ? j->by : (dim == 3 ? 4 : 2), j->h) != HR_OK) {
             j->gbps = NAN;
             continue;
@@ -218,7 +218,7 @@ static void jacobi_case(int dim, int n, int reps, long max_sweeps, jrec *rec)
         fflush(stdout);
     }
     /* the answer: 3 sweeps from u, default shape, against the CPU backend on every host thread */
-    hr_st_cuda_set_shape(&ex, dim, dim == 3 ? 64 : 128, dim == 3 ? 4 : 2, 0);
+    hri_st_cuda_set_shape(&ex, dim, dim == 3 ? 64 : 128, dim == 3 ? 4 : 2, 0);
     k->upload(&ex, &g, du, u);
     for (int s = 0; s < 3; s++) {
         k->jacobi(&ex, &dA, du, db, dt, 0.8);
@@ -228,9 +228,9 @@ static void jacobi_case(int dim, int n, int reps, long max_sweeps, jrec *rec)
     k->download(&ex, &g, hg, du);
     const size_t lines = (size_t)g.n[1] * g.n[2];
     hr_st_exec cx = {NULL, malloc(lines * sizeof(double)), lines, NULL, NULL, 0};
-    if (hr_team_create(hr_cpu_count(), HR_BIND_NONE, &team) == HR_OK) cx.team = team;
+    if (hri_team_create(hri_cpu_count(), HR_BIND_NONE, &team) == HR_OK) cx.team = team;
     for (int s = 0; s < 3; s++) {
-        hr_st_cpu.jacobi(&cx, &A, u, b, t, 0.8);
+        hri_st_cpu.jacobi(&cx, &A, u, b, t, 0.8);
         double *w = u;
         u = t, t = w;
     }
@@ -238,18 +238,18 @@ static void jacobi_case(int dim, int n, int reps, long max_sweeps, jrec *rec)
     size_t bad = 0;
     for (size_t q = 0; q < g.padded; q++)
         bad += memcmp(&u[q], &hg[q], sizeof(double)) != 0;
-    rec->ok = bad == 0 && hr_st_cuda_sync(&ex) == HR_OK;
+    rec->ok = bad == 0 && hri_st_cuda_sync(&ex) == HR_OK;
     if (!rec->ok)
         snprintf(rec->why, sizeof rec->why, "%zu values differ from the CPU backend after 3 sweeps (%s)", bad,
-                 hr_st_cuda_error(&ex));
+                 hri_st_cuda_error(&ex));
 done:
     if (ex.dev) {
         k->release(&ex, du), k->release(&ex, dt), k->release(&ex, db);
         if (dA.diag) k->free_op(&ex, &dA);
         k->close(&ex);
     }
-    hr_team_free(team);
-    hr_sop_free(&A);
+    hri_team_free(team);
+    hri_sop_free(&A);
     free(b), free(u), free(t), free(hg), free(coef);
 }
 
@@ -366,7 +366,7 @@ int main(int argc, char **argv)
             "usage: general_gpu --json OUT.json [--quick | --tiny] [--parts jacobi,mg] [--repeats 1..64]\n");
         return 2;
     }
-    if (hr_cuda_device_count() < 1 || !hr_st_cuda_backend()) {
+    if (hri_cuda_device_count() < 1 || !hri_st_cuda_backend()) {
         fprintf(stderr, "general_gpu: no CUDA device\n");
         return 77;
     }

@@ -14,7 +14,7 @@
  *      equals lambda^T u0 to rounding (hr_result.max_error); red-black: bitwise equal to
  *      rb-seq at 1025 x 1023 after 21 iterations (max_error column: 0 = bitwise);
  *   2. times the kernel with no tuning cache (the shipped or built-in shape: "untuned"),
- *   3. runs `hetrelax tune`'s search (hr_cuda_tune) into this run's cache and times the
+ *   3. runs `hetrelax tune`'s search (hri_cuda_tune) into this run's cache and times the
  *      shape it chose ("tuned"),
  * each a median of 5 timed blocks of sweeps after a warm-up block. GB/s: the byte model
  * of the library (u read once + written once: 2 words per interior point per sweep), as a
@@ -219,7 +219,7 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (hr_cuda_device_count() < 1) {
+    if (hri_cuda_device_count() < 1) {
         fprintf(stderr, "gpu3d_bench: no CUDA device\n");
         return 77;
     }
@@ -266,7 +266,7 @@ int main(int argc, char **argv)
         /* 3. tune, then time the chosen shape from the cache */
         if (st == HR_OK && c->tune) {
             hr_options o = case_options(c, sweeps);
-            st = hr_cuda_tune(&o, quick ? 10 : (sweeps < 100 ? sweeps : 100), cache_path, &tr, err,
+            st = hri_cuda_tune(&o, quick ? 10 : (sweeps < 100 ? sweeps : 100), cache_path, &tr, err,
                               sizeof err);
             if (st == HR_OK) st = measure(c, sweeps, reps, &tu, err, sizeof err);
             have_tuned = st == HR_OK;

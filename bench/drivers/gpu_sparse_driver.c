@@ -34,7 +34,7 @@ typedef struct hist {
 static void tuning_from_env(hr_tuning *t)
 {
     char err[256];
-    if (hr_tuning_from_env(t, err, sizeof err) != 0) {
+    if (hri_tuning_from_env(t, err, sizeof err) != 0) {
         fprintf(stderr, "%s\n", err);
         exit(2);
     }

@@ -41,7 +41,7 @@
 static void tuning_from_env(hr_tuning *t)
 {
     char err[256];
-    if (hr_tuning_from_env(t, err, sizeof err) != 0) {
+    if (hri_tuning_from_env(t, err, sizeof err) != 0) {
         fprintf(stderr, "%s\n", err);
         exit(2);
     }
@@ -62,7 +62,7 @@ static hr_status time_solver(hr_solver *s, const bench_cfg *c, double *per)
 
 static size_t points(const hr_options *o)
 {
-    return (size_t)hr_options_extent(o, 0) * hr_options_extent(o, 1) * hr_options_extent(o, 2);
+    return (size_t)hri_options_extent(o, 0) * hri_options_extent(o, 1) * hri_options_extent(o, 2);
 }
 
 /* S sweeps of o, the solution (caller frees), or NULL with a message. */
@@ -89,7 +89,7 @@ static void *solution_after(hr_options o, long sweeps)
 static hr_status time_two_gpus(const bench_cfg *c, int rows_a, double *per)
 {
     hr_run_problem p;
-    hr_problem_resolve(&c->o, &p);
+    hri_problem_resolve(&c->o, &p);
     hr_split_spec sp;
     memset(&sp, 0, sizeof sp);
     sp.tune = c->o.tuning;
@@ -110,20 +110,20 @@ static hr_status time_two_gpus(const bench_cfg *c, int rows_a, double *per)
     sp.device = 0;
     hr_split *e;
     char err[256];
-    hr_status st = hr_split_create(&sp, NULL, NULL, &e, err, sizeof err);
+    hr_status st = hri_split_create(&sp, NULL, NULL, &e, err, sizeof err);
     if (st != HR_OK) {
         fprintf(stderr, "hybrid_split: two gpus: %s\n", err);
         return st;
     }
     double t[64];
-    st = hr_split_sweeps(e, c->sweeps);
+    st = hri_split_sweeps(e, c->sweeps);
     for (int r = 0; r < c->repeats && st == HR_OK; r++) {
         const double t0 = hr_now();
-        st = hr_split_sweeps(e, c->sweeps);
+        st = hri_split_sweeps(e, c->sweeps);
         t[r] = (hr_now() - t0) / (double)c->sweeps;
     }
     if (st != HR_OK) fprintf(stderr, "hybrid_split: two gpus: %s\n", e->err);
-    hr_split_free(e);
+    hri_split_free(e);
     if (st == HR_OK) *per = median(t, c->repeats);
     return st;
 }
@@ -231,7 +231,7 @@ int main(int argc, char **argv)
     if (rc) return rc;
     hr_options *o = &c.o;
     if (c.engine) return engine_main(&c, out);
-    const int dim = hr_options_dim(o), n = hr_options_extent(o, dim == 3 ? 2 : 1);
+    const int dim = hri_options_dim(o), n = hri_options_extent(o, dim == 3 ? 2 : 1);
     FILE *js = fopen(out, "w");
     if (!js) {
         perror(out);
@@ -239,7 +239,7 @@ int main(int argc, char **argv)
     }
     const double bytes = 2.0 * (o->precision == HR_PREC_DOUBLE ? 8 : 4) * (double)points(o);
     fprintf(js, "{\n \"dim\": %d, \"nx\": %d, \"ny\": %d, \"nz\": %d, \"precision\": \"%s\", \"rows\": %d,\n",
-            dim, hr_options_extent(o, 0), hr_options_extent(o, 1), hr_options_extent(o, 2),
+            dim, hri_options_extent(o, 0), hri_options_extent(o, 1), hri_options_extent(o, 2),
             hr_precision_name(o->precision), n);
     fprintf(js, " \"second\": \"%s\", \"ghost\": %d, \"sweeps\": %ld, \"repeats\": %d, \"two_gpus\": %d,\n",
             o->split_second == HR_SPLIT_CPU ? "cpu" : "gpu", o->split_ghost > 0 ? o->split_ghost : 1,

@@ -56,10 +56,10 @@ static void fill_initial(hr_grid *u, const hr_run_problem *p)
 static hr_split *make(const eng *x, int rows_a, int load)
 {
     hr_split_spec sp;
-    hr_split_spec_from_options(&x->o, &x->p, rows_a, NULL, &sp);
+    hri_split_spec_from_options(&x->o, &x->p, rows_a, NULL, &sp);
     hr_split *e = NULL;
     char err[256] = "";
-    if (hr_split_create(&sp, load ? &x->u0 : NULL, NULL, &e, err, sizeof err) != HR_OK)
+    if (hri_split_create(&sp, load ? &x->u0 : NULL, NULL, &e, err, sizeof err) != HR_OK)
         fprintf(stderr, "hybrid_split: engine with %d rows on the CPU: %s\n", rows_a, err);
     return e;
 }
@@ -68,10 +68,10 @@ static hr_split *make(const eng *x, int rows_a, int load)
 static int time_blocks(hr_split *e, long block, int repeats, double *per)
 {
     double t[64];
-    if (hr_split_sweeps(e, block) != HR_OK) return -1;
+    if (hri_split_sweeps(e, block) != HR_OK) return -1;
     for (int r = 0; r < repeats; r++) {
         const double t0 = hr_now();
-        if (hr_split_sweeps(e, block) != HR_OK) return -1;
+        if (hri_split_sweeps(e, block) != HR_OK) return -1;
         t[r] = (hr_now() - t0) / (double)block;
     }
     *per = median(t, repeats);
@@ -81,7 +81,7 @@ static int time_blocks(hr_split *e, long block, int repeats, double *per)
 /* `check` sweeps from the initial grid into x->got; 1 when bitwise the reference. */
 static int answer(eng *x, hr_split *e, hr_grid *into)
 {
-    if (hr_split_sweeps(e, x->c->check) != HR_OK || hr_split_download(e, into) != HR_OK) {
+    if (hri_split_sweeps(e, x->c->check) != HR_OK || hri_split_download(e, into) != HR_OK) {
         fprintf(stderr, "hybrid_split: check: %s\n", e->err);
         return 0;
     }
@@ -108,7 +108,7 @@ static int run_split(eng *x, int rows, double predicted, double *per, int *ok)
     if (ok) *ok = x->c->check > 0 ? answer(x, e, &x->got) : 1;
     const int rc = time_blocks(e, block_sweeps(x->c, predicted), x->c->repeats, per);
     if (rc) fprintf(stderr, "hybrid_split: %d rows: %s\n", rows, e->err);
-    hr_split_free(e);
+    hri_split_free(e);
     return rc;
 }
 
@@ -181,17 +181,17 @@ static int head_to_head(eng *x, const hr_options o[2], int rows, double t[2])
     for (int q = 0; q < 2 && !rc; q++) {
         x->o = o[q];
         e[q] = make(x, rows, 0);
-        rc = !e[q] || hr_split_sweeps(e[q], x->c->sweeps) != HR_OK;
+        rc = !e[q] || hri_split_sweeps(e[q], x->c->sweeps) != HR_OK;
     }
     for (int r = 0; r < reps && !rc; r++)
         for (int q = 0; q < 2 && !rc; q++) {
             const double t0 = hr_now();
-            rc = hr_split_sweeps(e[q], x->c->sweeps) != HR_OK;
+            rc = hri_split_sweeps(e[q], x->c->sweeps) != HR_OK;
             tm[q][r] = (hr_now() - t0) / (double)x->c->sweeps;
         }
     for (int q = 0; q < 2; q++) {
         if (!rc) t[q] = median(tm[q], reps);
-        hr_split_free(e[q]);
+        hri_split_free(e[q]);
     }
     return rc ? -1 : 0;
 }
@@ -206,15 +206,15 @@ int engine_main(const bench_cfg *c, const char *out)
         fprintf(stderr, "hybrid_split: --engine and --two-gpus do not go together\n");
         return 2;
     }
-    hr_problem_resolve(&x.o, &x.p);
+    hri_problem_resolve(&x.o, &x.p);
     const int dim = x.p.dim;
     x.n = dim == 3 ? x.p.nz : x.p.ny;
     x.g = x.o.split_ghost > 0 ? x.o.split_ghost : 1;
     const size_t es = x.o.precision == HR_PREC_DOUBLE ? 8 : 4;
     hr_grid_layout l;
     hr_layout_init(&l, dim, x.p.nx, x.p.ny, x.p.nz, es);
-    if (hr_grid_alloc(&x.u0, &l) != HR_OK || hr_grid_alloc(&x.ref, &l) != HR_OK ||
-        hr_grid_alloc(&x.got, &l) != HR_OK) {
+    if (hri_grid_alloc(&x.u0, &l) != HR_OK || hri_grid_alloc(&x.ref, &l) != HR_OK ||
+        hri_grid_alloc(&x.got, &l) != HR_OK) {
         fprintf(stderr, "hybrid_split: no memory for three host grids\n");
         return 1;
     }
@@ -247,10 +247,10 @@ int engine_main(const bench_cfg *c, const char *out)
         hr_split *e = make(&x, 0, 1);
         if (!e || (c->check > 0 && !answer(&x, e, &x.ref)) ||
             time_blocks(e, (c->sweeps + 15) / 16 * 16, c->repeats, &base)) {
-            hr_split_free(e);
+            hri_split_free(e);
             return 1;
         }
-        hr_split_free(e);
+        hri_split_free(e);
         printf("GPU-only %.6g s/sweep (%.1f GB/s), reference after %ld sweeps (%.2f s)\n", base,
                bytes / base * 1e-9, c->check, hr_now() - t0);
     }
@@ -273,16 +273,16 @@ int engine_main(const bench_cfg *c, const char *out)
             for (int k = 0; k < c->ntune; k++) {
                 x.o.split_boundary_threads = c->tune_b[k];
                 hr_split_spec ts;
-                hr_split_spec_from_options(&x.o, &x.p, rows, NULL, &ts);
+                hri_split_spec_from_options(&x.o, &x.p, rows, NULL, &ts);
                 if (k > 0 && ts.boundary_threads >= ts.threads_a)
                     continue; /* no crew larger than the interior's */
                 hr_split *e = make(&x, rows, 0);
                 double t = NAN;
                 if (!e || time_blocks(e, c->sweeps, c->repeats, &t)) {
-                    hr_split_free(e);
+                    hri_split_free(e);
                     return 1;
                 }
-                hr_split_free(e);
+                hri_split_free(e);
                 printf("  nested, %d boundary threads at %d rows: %.6g s/sweep\n", c->tune_b[k], rows, t);
                 tl +=
                     (size_t)snprintf(tune + tl, sizeof tune - tl, "%s{\"boundary_threads\": %d, \"s\": %.9g}",
@@ -303,7 +303,7 @@ int engine_main(const bench_cfg *c, const char *out)
         hr_hybrid_info in;
         hr_hybrid_choose(&x.o, &cal, &m, &in);
         hr_split_spec sp;
-        hr_split_spec_from_options(&x.o, &x.p, 1, NULL, &sp);
+        hri_split_spec_from_options(&x.o, &x.p, 1, NULL, &sp);
         bench_write_calibration(js, sname, &cal, &m);
         fprintf(js, "   \"threads\": %d, \"boundary_threads\": %d, \"tune\": [%s],\n", sp.threads_a,
                 nested ? sp.boundary_threads : 0, tune);
@@ -410,10 +410,10 @@ int engine_main(const bench_cfg *c, const char *out)
             for (int k = 0; k < 2; k++) {
                 hr_split *e = make(&x, worst_rows, 1);
                 if (!e || time_blocks(e, block_sweeps(c, worst_pred), c->repeats, &again[k])) {
-                    hr_split_free(e);
+                    hri_split_free(e);
                     return 1;
                 }
-                hr_split_free(e);
+                hri_split_free(e);
             }
             printf(
                 "  %s recheck: the worst split (%d rows) in 2 fresh engines: %.6g, %.6g s/sweep (first %.6g, "
@@ -456,8 +456,8 @@ int engine_main(const bench_cfg *c, const char *out)
     fprintf(js, "],\n \"answers_checked\": %s, \"ok\": %s\n}\n", c->check > 0 ? "true" : "false",
             bad ? "false" : "true");
     fclose(js);
-    hr_grid_free(&x.u0);
-    hr_grid_free(&x.ref);
-    hr_grid_free(&x.got);
+    hri_grid_free(&x.u0);
+    hri_grid_free(&x.ref);
+    hri_grid_free(&x.got);
     return bad ? 1 : 0;
 }

@@ -54,7 +54,7 @@ typedef struct cfg {
 static void tuning_from_env(hr_tuning *t)
 {
     char err[256];
-    if (hr_tuning_from_env(t, err, sizeof err) != 0) {
+    if (hri_tuning_from_env(t, err, sizeof err) != 0) {
         fprintf(stderr, "%s\n", err);
         exit(2);
     }
@@ -88,7 +88,7 @@ static void make_spec(const cfg *c, int parts, const int *cut, int dev0, int mod
     o.backend = HR_BACKEND_HYBRID;
     o.split_second = c->cpu ? HR_SPLIT_CPU : HR_SPLIT_GPU;
     o.split_ghost = c->ghost;
-    hr_split_spec_from_options(&o, &c->p, 0, NULL, sp);
+    hri_split_spec_from_options(&o, &c->p, 0, NULL, sp);
     if (c->cpu) sp->threads_b = 1;
     sp->device = dev0;
     sp->host_exchange = mode == MODE_HOST;
@@ -106,8 +106,8 @@ static hr_status initial_grid(const cfg *c, hr_grid *u)
 {
     hr_grid_layout l;
     hr_layout_init(&l, c->p.dim, c->p.nx, c->p.ny, c->p.nz, c->o.precision == HR_PREC_DOUBLE ? 8 : 4);
-    HR_TRY(hr_grid_alloc(u, &l));
-    hr_grid_init_rows(u, 0, hr_layout_outer(&l), c->p.boundary);
+    HR_TRY(hri_grid_alloc(u, &l));
+    hri_grid_init_rows(u, 0, hr_layout_outer(&l), c->p.boundary);
     for (int k = 0; k < c->p.nz; k++)
         for (int i = 0; i < c->p.ny; i++) {
             const size_t at = hr_layout_index(&l, i + 1, 1, c->p.dim == 3 ? k + 1 : 0);
@@ -142,7 +142,7 @@ static hr_status run_checked(const cfg *c, const hr_split_spec *sp, const hr_gri
     hr_split *e = NULL;
     char err[256] = "";
     const double t0 = hr_now();
-    hr_status st = hr_split_create(sp, u0, NULL, &e, err, sizeof err);
+    hr_status st = hri_split_create(sp, u0, NULL, &e, err, sizeof err);
     if (setup_s) *setup_s = hr_now() - t0;
     if (st != HR_OK) {
         fprintf(stderr, "mgpu_bench: create: %s\n", err);
@@ -150,14 +150,14 @@ static hr_status run_checked(const cfg *c, const hr_split_spec *sp, const hr_gri
     }
     snprintf(exchange, xs, "%s", e->exchange);
     if (c->check > 0) {
-        st = hr_split_sweeps(e, c->check);
-        if (st == HR_OK && !out->base) st = hr_grid_alloc(out, &u0->l);
-        if (st == HR_OK) st = hr_split_download(e, out);
+        st = hri_split_sweeps(e, c->check);
+        if (st == HR_OK && !out->base) st = hri_grid_alloc(out, &u0->l);
+        if (st == HR_OK) st = hri_split_download(e, out);
         if (st != HR_OK)
             fprintf(stderr, "mgpu_bench: check run: %s\n", e->err[0] ? e->err : hr_status_string(st));
     }
     if (st != HR_OK || !keep) {
-        hr_split_free(e);
+        hri_split_free(e);
         return st;
     }
     *keep = e;
@@ -167,10 +167,10 @@ static hr_status run_checked(const cfg *c, const hr_split_spec *sp, const hr_gri
 static hr_status time_engine(const cfg *c, hr_split *e, timing *t)
 {
     double v[MAXL];
-    HR_TRY(hr_split_sweeps(e, c->sweeps));
+    HR_TRY(hri_split_sweeps(e, c->sweeps));
     for (int r = 0; r < c->repeats; r++) {
         const double t0 = hr_now();
-        HR_TRY(hr_split_sweeps(e, c->sweeps));
+        HR_TRY(hri_split_sweeps(e, c->sweeps));
         v[r] = (hr_now() - t0) / (double)c->sweeps;
     }
     *t = summarise(v, c->repeats);
@@ -272,7 +272,7 @@ static int parse(int argc, char **argv, cfg *c, const char **out)
         fprintf(stderr, "usage: mgpu_bench OUT.json [options] (see the file's header)\n");
         return 2;
     }
-    hr_problem_resolve(o, &c->p);
+    hri_problem_resolve(o, &c->p);
     return 0;
 }
 
@@ -368,7 +368,7 @@ int main(int argc, char **argv)
             const long replays = e->graph_replays;
             const int trial = e->trial;
             const double trial_direct = e->trial_s[0], trial_host = e->trial_s[1];
-            hr_split_free(e);
+            hri_split_free(e);
             if (parts == 1 && isnan(one_part)) one_part = t.med;
             const double b1 = base.med < one_part || isnan(one_part) ? base.med : one_part;
             printf("%s %d part(s) on %d GPU(s)%s%s%s: %.6g s/sweep (min %.6g max %.6g), %.1f GB/s, speed-up "
@@ -407,9 +407,9 @@ int main(int argc, char **argv)
     fprintf(js, "\n ],\n \"one_part_s\": %.9g,\n \"answers_checked\": %s, \"ok\": %s\n}\n", one_part,
             c.check > 0 ? "true" : "false", bad ? "false" : "true");
     fclose(js);
-    hr_grid_free(&u0);
-    hr_grid_free(&ref);
-    hr_grid_free(&got);
+    hri_grid_free(&u0);
+    hri_grid_free(&ref);
+    hri_grid_free(&got);
     if (bad) fprintf(stderr, "mgpu_bench: a configuration is NOT bitwise equal to one GPU\n");
     return bad ? 1 : 0;
 }

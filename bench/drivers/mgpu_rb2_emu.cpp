@@ -262,7 +262,7 @@ static int run(int ng, int nx, int ny, int bx, int by, int h, int srows, double 
     G.h = h;
     G.srows = srows;
     G.graph_k = graph_k;
-    if (rb2s_layout(&G)) { /* as hr_gpu_rb2_create */
+    if (rb2s_layout(&G)) { /* as hri_gpu_rb2_create */
         printf("LAYOUT refused %dx%d on %d slabs\n", nx, ny, ng);
         return 1;
     }
@@ -278,7 +278,7 @@ static int run(int ng, int nx, int ny, int bx, int by, int h, int srows, double 
             else if (rhs == 2)
                 G.d_hf[d] = m.data();
         }
-    if (graph_k) /* as hr_gpu_rb2_create: one graph per starting grid */
+    if (graph_k) /* as hri_gpu_rb2_create: one graph per starting grid */
         for (int q = 0; q < 2; q++) {
             G.cur = q;
             if (rb2s_capture(&G, graph_k, &G.graph[q])) {

@@ -27,7 +27,7 @@
 static void tuning_from_env(hr_tuning *t)
 {
     char err[256];
-    if (hr_tuning_from_env(t, err, sizeof err) != 0) {
+    if (hri_tuning_from_env(t, err, sizeof err) != 0) {
         fprintf(stderr, "%s\n", err);
         exit(2);
     }
@@ -156,8 +156,8 @@ int main(int argc, char **argv)
     }
     if (tile) {
         char err[200];
-        const hr_knob *k = hr_knob_find("rb_tile");
-        if (hr_knob_set(k, tile, 1, &o.tuning, err, sizeof err) != 0) usage("--tile: want ROWSxCOLS");
+        const hr_knob *k = hri_knob_find("rb_tile");
+        if (hri_knob_set(k, tile, 1, &o.tuning, err, sizeof err) != 0) usage("--tile: want ROWSxCOLS");
     }
     char why[256];
     if (hr_options_validate(&o, why, sizeof why) != HR_OK) usage(why);

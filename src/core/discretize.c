@@ -19,7 +19,7 @@
 
 /* ------------------------------------------------------------------ the padded grid */
 
-void hr_sgrid_init(hr_sgrid *g, int dim, const int n[3], const int periodic[3])
+void hri_sgrid_init(hr_sgrid *g, int dim, const int n[3], const int periodic[3])
 {
     memset(g, 0, sizeof *g);
     g->dim = dim;
@@ -41,12 +41,12 @@ void hr_sgrid_init(hr_sgrid *g, int dim, const int n[3], const int periodic[3])
     }
 }
 
-double *hr_sgrid_alloc(const hr_sgrid *g)
+double *hri_sgrid_alloc(const hr_sgrid *g)
 {
     return calloc(g->padded, sizeof(double));
 }
 
-hr_status hr_sop_alloc(hr_sop *A, const hr_sgrid *g, int box)
+hr_status hri_sop_alloc(hr_sop *A, const hr_sgrid *g, int box)
 {
     memset(A, 0, sizeof *A);
     A->g = *g;
@@ -71,19 +71,19 @@ hr_status hr_sop_alloc(hr_sop *A, const hr_sgrid *g, int box)
     A->nk = nk;
     for (int k = 0; k < nk; k++)
         A->doff[k] = A->off[k][0] * g->st[0] + A->off[k][1] * g->st[1] + A->off[k][2] * g->st[2];
-    A->diag = hr_sgrid_alloc(g);
+    A->diag = hri_sgrid_alloc(g);
     int ok = A->diag != NULL;
-    if (!box) ok = ok && (A->exc = hr_sgrid_alloc(g)) != NULL;
+    if (!box) ok = ok && (A->exc = hri_sgrid_alloc(g)) != NULL;
     for (int k = 0; k < nk && ok; k++)
-        ok = (A->c[k] = hr_sgrid_alloc(g)) != NULL;
+        ok = (A->c[k] = hri_sgrid_alloc(g)) != NULL;
     if (!ok) {
-        hr_sop_free(A);
+        hri_sop_free(A);
         return HR_ERR_NO_MEMORY;
     }
     return HR_OK;
 }
 
-void hr_sop_free(hr_sop *A)
+void hri_sop_free(hr_sop *A)
 {
     if (!A) return;
     free(A->diag);
@@ -112,13 +112,13 @@ static void fill_axis(const hr_sgrid *g, double *u, int a)
             }
 }
 
-void hr_st_fill_ghosts(const hr_sgrid *g, double *u)
+void hri_st_fill_ghosts(const hr_sgrid *g, double *u)
 {
     for (int a = 0; a < g->dim; a++)
         if (g->periodic[a]) fill_axis(g, u, a);
 }
 
-void hr_sgrid_pack(const hr_sgrid *g, const double *padded, double *dst)
+void hri_sgrid_pack(const hr_sgrid *g, const double *padded, double *dst)
 {
     size_t q = 0;
     for (int k = 0; k < g->n[2]; k++)
@@ -128,7 +128,7 @@ void hr_sgrid_pack(const hr_sgrid *g, const double *padded, double *dst)
         }
 }
 
-void hr_sgrid_unpack(const hr_sgrid *g, const double *src, double *padded)
+void hri_sgrid_unpack(const hr_sgrid *g, const double *src, double *padded)
 {
     size_t q = 0;
     for (int k = 0; k < g->n[2]; k++)
@@ -138,7 +138,7 @@ void hr_sgrid_unpack(const hr_sgrid *g, const double *src, double *padded)
         }
 }
 
-void hr_sop_detect_uniform(hr_sop *A)
+void hri_sop_detect_uniform(hr_sop *A)
 {
     const hr_sgrid *g = &A->g;
     A->uniform = 0;
@@ -189,7 +189,7 @@ static double position(const hr_problem *p, int a, int i)
     return (i + d) * h;
 }
 
-hr_status hr_problem_f(const hr_problem *p, double *f)
+hr_status hri_problem_f(const hr_problem *p, double *f)
 {
     const int dim = p->dim, nx = p->n[0], ny = p->n[1], nz = dim == 3 ? p->n[2] : 1;
     const size_t count = (size_t)nx * ny * nz;
@@ -361,13 +361,13 @@ static void disc_lines(void *ctx, int tid, int nt)
     }
 }
 
-hr_status hr_discretize_part(const hr_problem *p, int lo, int hi, const double *f_in, hr_sop *A, double *b,
+hr_status hri_discretize_part(const hr_problem *p, int lo, int hi, const double *f_in, hr_sop *A, double *b,
                              double *line_b, double *line_v)
 {
-    return hr_discretize_part_on(NULL, p, lo, hi, f_in, A, b, line_b, line_v);
+    return hri_discretize_part_on(NULL, p, lo, hi, f_in, A, b, line_b, line_v);
 }
 
-hr_status hr_discretize_part_on(hr_team *team, const hr_problem *p, int lo, int hi, const double *f_in,
+hr_status hri_discretize_part_on(hr_team *team, const hr_problem *p, int lo, int hi, const double *f_in,
                                 hr_sop *A, double *b, double *line_b, double *line_v)
 {
     const int dim = p->dim, last = dim - 1;
@@ -380,7 +380,7 @@ hr_status hr_discretize_part_on(hr_team *team, const hr_problem *p, int lo, int 
     int lper[3] = {per[0], per[1], per[2]};
     lper[last] = per[last] && whole; /* a cut periodic axis wraps through the neighbours' rows */
     hr_sgrid g;
-    hr_sgrid_init(&g, dim, n, lper);
+    hri_sgrid_init(&g, dim, n, lper);
     if (b) memset(b, 0, g.padded * sizeof *b);
     double h[3] = {1, 1, 1}, ih2[3] = {1, 1, 1}, hp = 1.0;
     for (int a = 0; a < dim; a++) {
@@ -390,12 +390,12 @@ hr_status hr_discretize_part_on(hr_team *team, const hr_problem *p, int lo, int 
     }
     disc_job J = {p, lo, whole, last, N, per, n, &g, h, ih2, pow(hp, 2.0 / dim), f_in, A, b, line_b, line_v};
     if (team)
-        hr_team_run(team, disc_lines, &J);
+        hri_team_run(team, disc_lines, &J);
     else
         disc_lines(&J, 0, 1);
     if (A) /* the coefficients' ghosts: read as c[k][p - o_k] across a periodic axis */
         for (int k = 0; k < A->nk; k++)
-            hr_st_fill_ghosts(&g, A->c[k]);
+            hri_st_fill_ghosts(&g, A->c[k]);
     return HR_OK;
 }
 
@@ -413,14 +413,14 @@ static double volume_at(const hr_problem *p, int i, int j, int k)
     return v;
 }
 
-void hr_discretize_project(const hr_problem *p, int lo, int hi, double bsum, double vsum, double *b,
+void hri_discretize_project(const hr_problem *p, int lo, int hi, double bsum, double vsum, double *b,
                            double *line_nb, double *line_nd, double *shift)
 {
     const int dim = p->dim, last = dim - 1;
     int n[3] = {p->n[0], p->n[1], dim == 3 ? p->n[2] : 1}, per[3] = {0, 0, 0};
     n[last] = hi - lo;
     hr_sgrid g;
-    hr_sgrid_init(&g, dim, n, per);
+    hri_sgrid_init(&g, dim, n, per);
     const double c = bsum / vsum; /* per unit volume: subtracted from f */
     for (int k = 0; k < n[2]; k++)
         for (int j = 0; j < n[1]; j++) {
@@ -438,7 +438,7 @@ void hr_discretize_project(const hr_problem *p, int lo, int hi, double bsum, dou
     *shift = c;
 }
 
-hr_status hr_discretize(const hr_problem *p, const double *f_in, hr_sop *A, double *b, hr_system_info *info)
+hr_status hri_discretize(const hr_problem *p, const double *f_in, hr_sop *A, double *b, hr_system_info *info)
 {
     const int last = p->dim - 1, nl = last == 2 ? p->n[2] : p->n[1];
     const size_t lines = (size_t)p->n[1] * (p->dim == 3 ? p->n[2] : 1);
@@ -447,14 +447,14 @@ hr_status hr_discretize(const hr_problem *p, const double *f_in, hr_sop *A, doub
         free(lb);
         return HR_ERR_NO_MEMORY;
     }
-    hr_discretize_part(p, 0, nl, f_in, A, b, lb, lv);
+    hri_discretize_part(p, 0, nl, f_in, A, b, lb, lv);
     hr_system_info si = {0, 0.0, 0.0};
     if (b && hr_problem_is_singular(p)) {
         double bs = 0.0, vs = 0.0, nb = 0.0, nd = 0.0;
         for (size_t l = 0; l < lines; l++)
             bs += lb[l], vs += lv[l];
         si.singular = 1;
-        hr_discretize_project(p, 0, nl, bs, vs, b, lb, lv, &si.rhs_shift);
+        hri_discretize_project(p, 0, nl, bs, vs, b, lb, lv, &si.rhs_shift);
         for (size_t l = 0; l < lines; l++)
             nb += lb[l], nd += lv[l];
         si.rhs_projection = nb > 0.0 ? sqrt(nd / nb) : sqrt(nd);
@@ -483,21 +483,21 @@ hr_status hr_problem_rhs(const hr_problem *p, const double *f, double *b, size_t
 {
     char why[200];
     if (hr_problem_validate(p, why, sizeof why) != HR_OK) {
-        hr_set_last_error("%s", why);
+        hri_set_last_error("%s", why);
         return HR_ERR_INVALID_ARG;
     }
     const size_t need = hr_problem_unknowns(p);
     if (!b || count < need) {
-        hr_set_last_error("b: %zu values needed (got %zu)", need, b ? count : 0);
+        hri_set_last_error("b: %zu values needed (got %zu)", need, b ? count : 0);
         return HR_ERR_INVALID_ARG;
     }
     int n[3] = {p->n[0], p->n[1], p->dim == 3 ? p->n[2] : 1}, per[3] = {0, 0, 0};
     hr_sgrid g;
-    hr_sgrid_init(&g, p->dim, n, per);
-    double *bp = hr_sgrid_alloc(&g);
-    if (!bp) return (hr_set_last_error("b: out of memory"), HR_ERR_NO_MEMORY);
-    hr_status st = hr_discretize(p, f, NULL, bp, info);
-    if (st == HR_OK) hr_sgrid_pack(&g, bp, b);
+    hri_sgrid_init(&g, p->dim, n, per);
+    double *bp = hri_sgrid_alloc(&g);
+    if (!bp) return (hri_set_last_error("b: out of memory"), HR_ERR_NO_MEMORY);
+    hr_status st = hri_discretize(p, f, NULL, bp, info);
+    if (st == HR_OK) hri_sgrid_pack(&g, bp, b);
     free(bp);
     return st;
 }
@@ -505,25 +505,25 @@ hr_status hr_problem_rhs(const hr_problem *p, const double *f, double *b, size_t
 hr_status hr_problem_matrix(const hr_problem *p, hr_csr **out)
 {
     char why[200];
-    if (!out) return (hr_set_last_error("out: NULL"), HR_ERR_INVALID_ARG);
+    if (!out) return (hri_set_last_error("out: NULL"), HR_ERR_INVALID_ARG);
     *out = NULL;
     if (hr_problem_validate(p, why, sizeof why) != HR_OK) {
-        hr_set_last_error("%s", why);
+        hri_set_last_error("%s", why);
         return HR_ERR_INVALID_ARG;
     }
     const size_t count = hr_problem_unknowns(p);
     if (count > HR_CSR_MAX_DIM)
-        return (hr_set_last_error("problem: %zu unknowns, more than a CSR matrix holds", count),
+        return (hri_set_last_error("problem: %zu unknowns, more than a CSR matrix holds", count),
                 HR_ERR_INVALID_ARG);
     int n[3] = {p->n[0], p->n[1], p->dim == 3 ? p->n[2] : 1}, per[3] = {0, 0, 0};
     for (int a = 0; a < p->dim; a++)
         per[a] = p->bc[2 * a].kind == HR_BC_PERIODIC;
     hr_sgrid g;
-    hr_sgrid_init(&g, p->dim, n, per);
+    hri_sgrid_init(&g, p->dim, n, per);
     hr_sop A;
-    if (hr_sop_alloc(&A, &g, 0) != HR_OK)
-        return (hr_set_last_error("matrix: out of memory"), HR_ERR_NO_MEMORY);
-    hr_discretize(p, NULL, &A, NULL, NULL);
+    if (hri_sop_alloc(&A, &g, 0) != HR_OK)
+        return (hri_set_last_error("matrix: out of memory"), HR_ERR_NO_MEMORY);
+    hri_discretize(p, NULL, &A, NULL, NULL);
     const int64_t cap = (int64_t)count * (2 * p->dim + 1);
     int32_t *ri = malloc((size_t)cap * sizeof *ri), *ci = malloc((size_t)cap * sizeof *ci);
     double *v = malloc((size_t)cap * sizeof *v);
@@ -553,13 +553,13 @@ hr_status hr_problem_matrix(const hr_problem *p, hr_csr **out)
                         }
                 }
         st = hr_csr_from_coo((int)count, (int)count, nnz, ri, ci, v, out);
-        if (st != HR_OK) hr_set_last_error("matrix: could not build the CSR matrix");
+        if (st != HR_OK) hri_set_last_error("matrix: could not build the CSR matrix");
     } else {
-        hr_set_last_error("matrix: out of memory");
+        hri_set_last_error("matrix: out of memory");
     }
     free(ri);
     free(ci);
     free(v);
-    hr_sop_free(&A);
+    hri_sop_free(&A);
     return st;
 }

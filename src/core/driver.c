@@ -6,7 +6,7 @@
 
 #include "core/timer.h"
 
-hr_status hr_history_push(hr_history *h, long it, double r)
+hr_status hri_history_push(hr_history *h, long it, double r)
 {
     if (h->len == h->cap) {
         size_t cap = h->cap ? 2 * h->cap : 64;
@@ -24,7 +24,7 @@ hr_status hr_history_push(hr_history *h, long it, double r)
     return HR_OK;
 }
 
-void hr_history_free(hr_history *h)
+void hri_history_free(hr_history *h)
 {
     free(h->it);
     free(h->res);
@@ -44,7 +44,7 @@ static void cut(long *stop, long at, long done)
     if (at > done && at < *stop) *stop = at;
 }
 
-hr_reason hr_driver_final_reason(hr_reason loop, double rel, double tol, double divref)
+hr_reason hri_driver_final_reason(hr_reason loop, double rel, double tol, double divref)
 {
     if (isnan(rel) || isinf(rel)) return HR_REASON_NAN;
     if (loop != HR_REASON_ITERS) return loop;
@@ -53,7 +53,7 @@ hr_reason hr_driver_final_reason(hr_reason loop, double rel, double tol, double 
     return HR_REASON_ITERS;
 }
 
-hr_status hr_drive(const hr_driver_ops *ops, const hr_driver_cfg *cfg, hr_history *hist, hr_phase_times *t,
+hr_status hri_drive(const hr_driver_ops *ops, const hr_driver_cfg *cfg, hr_history *hist, hr_phase_times *t,
                    hr_driver_out *out)
 {
     const long check = cfg->tol > 0.0 ? cfg->check_every : 0;
@@ -99,7 +99,7 @@ hr_status hr_drive(const hr_driver_ops *ops, const hr_driver_cfg *cfg, hr_histor
             if (st != HR_OK) break;
         }
         out->last_rel = rel;
-        if (hist && (st = hr_history_push(hist, stop, rel)) != HR_OK) break;
+        if (hist && (st = hri_history_push(hist, stop, rel)) != HR_OK) break;
         if (at_mon && cfg->monitor && cfg->monitor(cfg->first + stop, rel, cfg->monitor_user)) {
             out->reason = HR_REASON_STOPPED;
             break;

@@ -1,6 +1,6 @@
 /*
  * The one iteration driver: every solver (2-D and 3-D grids, sparse systems, and the
- * multi-device schedules built on them) advances its state through hr_drive(), which
+ * multi-device schedules built on them) advances its state through hri_drive(), which
  * owns stopping, residual checks, monitors, history, divergence and per-phase timers.
  * PETSc's KSP loop is the model. A client provides two callbacks: advance the state by
  * `count` iterations, and compute the current relative residual.
@@ -33,8 +33,8 @@ typedef struct hr_history {
     size_t len, cap;
 } hr_history;
 
-hr_status hr_history_push(hr_history *h, long it, double r);
-HR_INTERNAL_API void hr_history_free(hr_history *h);
+hr_status hri_history_push(hr_history *h, long it, double r);
+HR_INTERNAL_API void hri_history_free(hr_history *h);
 
 typedef struct hr_driver_ops {
     void *ctx;
@@ -76,11 +76,11 @@ typedef struct hr_driver_out {
 
 /* Runs the loop. Returns a callback's error as is; reasons (converged, diverged, NaN,
  * stopped) are not errors. `hist` may be NULL. */
-HR_INTERNAL_API hr_status hr_drive(const hr_driver_ops *ops, const hr_driver_cfg *cfg, hr_history *hist,
+HR_INTERNAL_API hr_status hri_drive(const hr_driver_ops *ops, const hr_driver_cfg *cfg, hr_history *hist,
                                    hr_phase_times *t, hr_driver_out *out);
 
 /* The reason a final residual gives, when the loop itself ended on iterations. */
-HR_INTERNAL_API hr_reason hr_driver_final_reason(hr_reason loop, double rel, double tol, double divref);
+HR_INTERNAL_API hr_reason hri_driver_final_reason(hr_reason loop, double rel, double tol, double divref);
 
 #ifdef __cplusplus
 }

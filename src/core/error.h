@@ -7,7 +7,7 @@
 
 /* Writes "field: reason" (printf-style) into buf (when buf and size), for the library's
  * validators; returns HR_ERR_INVALID_ARG. */
-HR_INTERNAL_API hr_status hr_invalid_arg(char *buf, size_t size, const char *fmt, ...)
+HR_INTERNAL_API hr_status hri_invalid_arg(char *buf, size_t size, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif
@@ -17,8 +17,8 @@ HR_INTERNAL_API hr_status hr_invalid_arg(char *buf, size_t size, const char *fmt
  * HR_LAST_ERROR_SIZE bytes for validators, and a printf-style setter (the MPI library's
  * hr_grid_solver_create_mpi reports through it too). */
 #define HR_LAST_ERROR_SIZE 256
-char *hr_last_error_buf(void);
-HR_INTERNAL_API void hr_set_last_error(const char *fmt, ...)
+char *hri_last_error_buf(void);
+HR_INTERNAL_API void hri_set_last_error(const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 1, 2)))
 #endif

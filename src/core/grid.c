@@ -5,36 +5,36 @@
 
 #include "runtime/cpu/sysmem.h"
 
-hr_status hr_grid_alloc(hr_grid *g, const hr_grid_layout *l)
+hr_status hri_grid_alloc(hr_grid *g, const hr_grid_layout *l)
 {
-    return hr_grid_alloc_huge(g, l, 0);
+    return hri_grid_alloc_huge(g, l, 0);
 }
 
-hr_status hr_grid_alloc_huge(hr_grid *g, const hr_grid_layout *l, int hugepages)
+hr_status hri_grid_alloc_huge(hr_grid *g, const hr_grid_layout *l, int hugepages)
 {
     memset(g, 0, sizeof *g);
     if (l->nx < 1 || l->ny < 1 || l->nz < 1) return HR_ERR_INVALID_ARG;
     g->l = *l;
     size_t bytes = hr_layout_bytes(&g->l);
     bytes = (bytes + HR_GRID_ALIGN - 1) / HR_GRID_ALIGN * HR_GRID_ALIGN;
-    g->base = hr_alloc_big(HR_GRID_ALIGN, bytes, hugepages);
+    g->base = hri_alloc_big(HR_GRID_ALIGN, bytes, hugepages);
     return g->base ? HR_OK : HR_ERR_NO_MEMORY;
 }
 
-void hr_grid_free(hr_grid *g)
+void hri_grid_free(hr_grid *g)
 {
     if (!g) return;
     free(g->base);
     g->base = NULL;
 }
 
-double hr_grid_get3(const hr_grid *g, int i, int j, int k)
+double hri_grid_get3(const hr_grid *g, int i, int j, int k)
 {
     size_t x = hr_layout_index(&g->l, (size_t)i, (size_t)j, (size_t)k);
     return g->l.esize == 8 ? ((const double *)g->base)[x] : (double)((const float *)g->base)[x];
 }
 
-void hr_grid_set3(hr_grid *g, int i, int j, int k, double v)
+void hri_grid_set3(hr_grid *g, int i, int j, int k, double v)
 {
     size_t x = hr_layout_index(&g->l, (size_t)i, (size_t)j, (size_t)k);
     if (g->l.esize == 8)
@@ -43,14 +43,14 @@ void hr_grid_set3(hr_grid *g, int i, int j, int k, double v)
         ((float *)g->base)[x] = (float)v;
 }
 
-double hr_grid_get(const hr_grid *g, int i, int j)
+double hri_grid_get(const hr_grid *g, int i, int j)
 {
-    return hr_grid_get3(g, i, j, 0);
+    return hri_grid_get3(g, i, j, 0);
 }
 
-void hr_grid_set(hr_grid *g, int i, int j, double v)
+void hri_grid_set(hr_grid *g, int i, int j, double v)
 {
-    hr_grid_set3(g, i, j, 0, v);
+    hri_grid_set3(g, i, j, 0, v);
 }
 
 /* Sets the ring of one 2-D slice (plane k) to bc; the whole plane when `all`. */
@@ -60,15 +60,15 @@ static void ring_slice(hr_grid *g, int k, int all, double bc)
     for (int i = 0; i <= ny + 1; i++) {
         if (all || i == 0 || i == ny + 1) {
             for (int j = 0; j <= nx + 1; j++)
-                hr_grid_set3(g, i, j, k, bc);
+                hri_grid_set3(g, i, j, k, bc);
         } else {
-            hr_grid_set3(g, i, 0, k, bc);
-            hr_grid_set3(g, i, nx + 1, k, bc);
+            hri_grid_set3(g, i, 0, k, bc);
+            hri_grid_set3(g, i, nx + 1, k, bc);
         }
     }
 }
 
-void hr_grid_init_rows(hr_grid *g, int r0, int r1, double bc)
+void hri_grid_init_rows(hr_grid *g, int r0, int r1, double bc)
 {
     const hr_grid_layout *l = &g->l;
     const int last = hr_layout_outer(l) - 1;
@@ -87,7 +87,7 @@ void hr_grid_init_rows(hr_grid *g, int r0, int r1, double bc)
         } else {
             const int nx = l->nx;
             for (int j = 0; j <= nx + 1; j++)
-                if (r == 0 || r == last || j == 0 || j == nx + 1) hr_grid_set3(g, r, j, 0, bc);
+                if (r == 0 || r == last || j == 0 || j == nx + 1) hri_grid_set3(g, r, j, 0, bc);
         }
     }
 }

@@ -92,11 +92,11 @@ typedef struct hr_grid {
 } hr_grid;
 
 /* Allocates without touching the pages (so threads can first-touch their own). */
-hr_status hr_grid_alloc(hr_grid *g, const hr_grid_layout *l);
+hr_status hri_grid_alloc(hr_grid *g, const hr_grid_layout *l);
 /* The same, big grids advised for transparent huge pages when `hugepages` (the knob
  * hr_tuning.hugepages resolved: 0 or 1). */
-HR_INTERNAL_API hr_status hr_grid_alloc_huge(hr_grid *g, const hr_grid_layout *l, int hugepages);
-HR_INTERNAL_API void hr_grid_free(hr_grid *g);
+HR_INTERNAL_API hr_status hri_grid_alloc_huge(hr_grid *g, const hr_grid_layout *l, int hugepages);
+HR_INTERNAL_API void hri_grid_free(hr_grid *g);
 
 /* Pointer to element (0, 0, 0), typed by the caller. */
 static inline void *hr_grid_origin(const hr_grid *g)
@@ -105,15 +105,15 @@ static inline void *hr_grid_origin(const hr_grid *g)
 }
 
 /* Element (i, j[, k]) converted to double. */
-double hr_grid_get(const hr_grid *g, int i, int j);
-void hr_grid_set(hr_grid *g, int i, int j, double v);
-HR_INTERNAL_API double hr_grid_get3(const hr_grid *g, int i, int j, int k);
-HR_INTERNAL_API void hr_grid_set3(hr_grid *g, int i, int j, int k, double v);
+double hri_grid_get(const hr_grid *g, int i, int j);
+void hri_grid_set(hr_grid *g, int i, int j, double v);
+HR_INTERNAL_API double hri_grid_get3(const hr_grid *g, int i, int j, int k);
+HR_INTERNAL_API void hri_grid_set3(hr_grid *g, int i, int j, int k, double v);
 
 /* Sets outer slices [r0, r1) (rows in 2-D, planes in 3-D) of the whole padded extent:
  * interior 0, boundary ring `bc`. Called by the owning thread so the pages are placed
  * near it. */
-void hr_grid_init_rows(hr_grid *g, int r0, int r1, double bc);
+void hri_grid_init_rows(hr_grid *g, int r0, int r1, double bc);
 
 #ifdef __cplusplus
 }

@@ -42,7 +42,7 @@ const char *hr_cycle_name(hr_cycle c)
     return (unsigned)c <= HR_CYCLE_FMG ? hr_mg_cycle_name(c) : NULL;
 }
 
-void hr_gs_set_error(hr_grid_solver *s, const char *fmt, ...)
+void hri_gs_set_error(hr_grid_solver *s, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -82,14 +82,14 @@ static int next_pow2m1(int n)
 /* The multigrid smoother named `name` (NULL: the registry's default), or -1. */
 static int smoother_of(const char *name)
 {
-    const hr_entry *e = hr_entry_find(HR_KIND_SMOOTHER, HR_BACKEND_AUTO, name, 0);
+    const hr_entry *e = hri_entry_find(HR_KIND_SMOOTHER, HR_BACKEND_AUTO, name, 0);
     return e ? e->id : -1;
 }
 
 /* ------------------------------------------------------------------ checks */
 
-#define BAD(...)     return hr_invalid_arg(w, ws, __VA_ARGS__)
-#define NOT_YET(...) return (hr_invalid_arg(w, ws, __VA_ARGS__), HR_ERR_UNSUPPORTED)
+#define BAD(...)     return hri_invalid_arg(w, ws, __VA_ARGS__)
+#define NOT_YET(...) return (hri_invalid_arg(w, ws, __VA_ARGS__), HR_ERR_UNSUPPORTED)
 #define AXIS(a)      ((a) == 0 ? "x" : (a) == 1 ? "y" : "z")
 
 /* The options' values, each on its own. */
@@ -107,7 +107,7 @@ static hr_status check_values(const hr_grid_options *o, char *w, size_t ws)
             o->pre < HR_NONE || o->pre > 64 ? "pre" : "post");
     if (o->smoother && smoother_of(o->smoother) < 0) {
         char names[128];
-        hr_entry_names(HR_KIND_SMOOTHER, HR_BACKEND_AUTO, 0, 0, 0, ", ", ", ", names, sizeof names);
+        hri_entry_names(HR_KIND_SMOOTHER, HR_BACKEND_AUTO, 0, 0, 0, ", ", ", ", names, sizeof names);
         BAD("smoother: unknown '%.40s' (%s)", o->smoother, names);
     }
     if (o->levels < 0) BAD("levels: must be >= 1 (0: all)");
@@ -204,11 +204,11 @@ static hr_status check_mg_fields(const hr_grid_options *o, char *w, size_t ws)
 static hr_backend resolve_backend(const hr_grid_options *o, int dim, int mpi)
 {
     if (o->backend != HR_BACKEND_AUTO) return o->backend;
-    if (mpi) return hr_cuda_device_count() > 0 ? HR_BACKEND_GPU : HR_BACKEND_CPU_SEQ;
+    if (mpi) return hri_cuda_device_count() > 0 ? HR_BACKEND_GPU : HR_BACKEND_CPU_SEQ;
     if (o->gpus > 1) return HR_BACKEND_GPU;
     if (is_mg_method(o->method))
-        return hr_cuda_device_count() > o->device ? HR_BACKEND_GPU : HR_BACKEND_CPU_THREADS;
-    return hr_resolve_backend(HR_BACKEND_AUTO, dim);
+        return hri_cuda_device_count() > o->device ? HR_BACKEND_GPU : HR_BACKEND_CPU_THREADS;
+    return hri_resolve_backend(HR_BACKEND_AUTO, dim);
 }
 
 /* What the method and the placement cannot do together (yet). */
@@ -276,14 +276,14 @@ static hr_status check_combination(const hr_grid_solver *s, int mpi, char *w, si
         if (m == HR_METHOD_JACOBI && o->kernel)
             BAD("kernel: jacobi on several GPUs runs the chain's own kernel (leave kernel NULL)");
         if (m != HR_METHOD_JACOBI && o->kernel) {
-            const hr_entry *k = hr_kernel_find(HR_BACKEND_GPU, o->kernel, p->dim);
+            const hr_entry *k = hri_kernel_find(HR_BACKEND_GPU, o->kernel, p->dim);
             if (k && !(k->caps & HR_CAP_GPUS))
                 BAD("kernel: %s runs on one GPU (gpus > 1 takes a kernel of HR_CAP_GPUS)", o->kernel);
         }
         if (m != HR_METHOD_JACOBI && !o->kernel) {
             int found = 0;
-            for (int i = 0; hr_entry_at(HR_KIND_KERNEL, i); i++) {
-                const hr_entry *k = hr_entry_at(HR_KIND_KERNEL, i);
+            for (int i = 0; hri_entry_at(HR_KIND_KERNEL, i); i++) {
+                const hr_entry *k = hri_entry_at(HR_KIND_KERNEL, i);
                 const unsigned need = HR_CAP_GPUS | HR_CAP_REDBLACK | (p->dim == 3 ? HR_CAP_3D : HR_CAP_2D);
                 found |= k->backend == HR_BACKEND_GPU && (k->caps & need) == need;
             }
@@ -352,15 +352,15 @@ static hr_status check_general(const hr_grid_solver *s, int mpi, char *w, size_t
     if (o->gpus > 1 && mpi) BAD("gpus: MPI ranks take one GPU each (several GPUs per process: one process)");
     if (o->gpus > 1 && s->backend != HR_BACKEND_GPU)
         BAD("gpus: %d GPUs need backend gpu (this run has %s)", o->gpus, hr_backend_name(s->backend));
-    if (o->gpus > 1 && hr_st_has_cuda() && hr_cuda_device_count() < o->device + o->gpus)
-        return (hr_invalid_arg(w, ws, "gpus: devices %d to %d, but %d found", o->device, o->device + o->gpus - 1,
-                               hr_cuda_device_count()),
+    if (o->gpus > 1 && hr_st_has_cuda() && hri_cuda_device_count() < o->device + o->gpus)
+        return (hri_invalid_arg(w, ws, "gpus: devices %d to %d, but %d found", o->device, o->device + o->gpus - 1,
+                               hri_cuda_device_count()),
                 HR_ERR_NO_DEVICE);
     if (s->backend == HR_BACKEND_GPU && !mpi && !hr_st_has_cuda())
         NOT_YET("backend: gpu: this build has no CUDA (this problem runs on cpu-seq or cpu-threads)");
-    if (s->backend == HR_BACKEND_GPU && !mpi && hr_cuda_device_count() <= o->device)
-        return (hr_invalid_arg(w, ws, "device: no CUDA device %d here (%d found)", o->device,
-                               hr_cuda_device_count()),
+    if (s->backend == HR_BACKEND_GPU && !mpi && hri_cuda_device_count() <= o->device)
+        return (hri_invalid_arg(w, ws, "device: no CUDA device %d here (%d found)", o->device,
+                               hri_cuda_device_count()),
                 HR_ERR_NO_DEVICE);
     if (s->backend == HR_BACKEND_HYBRID)
         NOT_YET("backend: hybrid runs the model problem only (this one has %s): cpu-seq or cpu-threads", why);
@@ -400,8 +400,8 @@ static hr_status check_general(const hr_grid_solver *s, int mpi, char *w, size_t
 static const char *multi_gpu_rb_kernel(int dim)
 {
     const unsigned need = HR_CAP_GPUS | HR_CAP_REDBLACK | (dim == 3 ? HR_CAP_3D : HR_CAP_2D);
-    for (int i = 0; hr_entry_at(HR_KIND_KERNEL, i); i++) {
-        const hr_entry *k = hr_entry_at(HR_KIND_KERNEL, i);
+    for (int i = 0; hri_entry_at(HR_KIND_KERNEL, i); i++) {
+        const hr_entry *k = hri_entry_at(HR_KIND_KERNEL, i);
         if (k->backend == HR_BACKEND_GPU && (k->caps & need) == need) return k->name;
     }
     return NULL;
@@ -419,17 +419,17 @@ static double *copy_scaled(const double *v, size_t count, double scale)
     return c;
 }
 
-void hr_gs_free(hr_grid_solver *s)
+void hri_gs_free(hr_grid_solver *s)
 {
     if (!s) return;
     free(s->rhs);
     free(s->init);
     free(s->eng_rhs);
-    hr_history_free(&s->hist);
+    hri_history_free(&s->hist);
     free(s);
 }
 
-hr_status hr_gs_prepare(const hr_problem *p, const hr_grid_options *o, int mpi, hr_grid_solver **out, char *w,
+hr_status hri_gs_prepare(const hr_problem *p, const hr_grid_options *o, int mpi, hr_grid_solver **out, char *w,
                         size_t ws)
 {
     *out = NULL;
@@ -462,12 +462,12 @@ hr_status hr_gs_prepare(const hr_problem *p, const hr_grid_options *o, int mpi, 
     s->general = general;
     /* auto: a general problem runs on the GPU where there is one (every method has its kernels there) */
     s->backend = general && o->backend == HR_BACKEND_AUTO && !mpi
-                     ? (hr_cuda_device_count() > o->device ? HR_BACKEND_GPU : HR_BACKEND_CPU_THREADS)
+                     ? (hri_cuda_device_count() > o->device ? HR_BACKEND_GPU : HR_BACKEND_CPU_THREADS)
                      : resolve_backend(o, p->dim, mpi);
     s->prec = o->precision == HR_PREC_DEFAULT ? HR_PREC_DOUBLE : o->precision;
     hr_status st = general ? check_general(s, mpi, w, ws) : check_combination(s, mpi, w, ws);
     if (st != HR_OK) {
-        hr_gs_free(s);
+        hri_gs_free(s);
         return st;
     }
     if (o->kernel) {
@@ -500,11 +500,11 @@ hr_status hr_gs_prepare(const hr_problem *p, const hr_grid_options *o, int mpi, 
     *out = s;
     return HR_OK;
 nomem:
-    hr_gs_free(s);
-    return (hr_invalid_arg(w, ws, "problem: the arrays' copies do not fit in memory"), HR_ERR_NO_MEMORY);
+    hri_gs_free(s);
+    return (hri_invalid_arg(w, ws, "problem: the arrays' copies do not fit in memory"), HR_ERR_NO_MEMORY);
 }
 
-void hr_gs_relax_options(const hr_grid_solver *s, const double *rhs, const double *x0, hr_options *eo)
+void hri_gs_relax_options(const hr_grid_solver *s, const double *rhs, const double *x0, hr_options *eo)
 {
     const hr_grid_options *o = &s->o;
     const hr_problem *p = &s->p;
@@ -550,10 +550,10 @@ void hr_gs_relax_options(const hr_grid_solver *s, const double *rhs, const doubl
     }
 }
 
-hr_status hr_gs_take_rhs(hr_grid_solver *s, const double *rhs)
+hr_status hri_gs_take_rhs(hr_grid_solver *s, const double *rhs)
 {
     if (!s->eng_rhs && !(s->eng_rhs = malloc(s->count * sizeof *s->eng_rhs))) {
-        hr_gs_set_error(s, "rhs: no memory for the copy");
+        hri_gs_set_error(s, "rhs: no memory for the copy");
         return HR_ERR_NO_MEMORY;
     }
     for (size_t i = 0; i < s->count; i++)
@@ -561,7 +561,7 @@ hr_status hr_gs_take_rhs(hr_grid_solver *s, const double *rhs)
     return HR_OK;
 }
 
-int hr_gs_same_rhs(const hr_grid_solver *s, const double *rhs)
+int hri_gs_same_rhs(const hr_grid_solver *s, const double *rhs)
 {
     if (!s->eng_has_rhs) return 0;
     for (size_t i = 0; i < s->count; i++) {
@@ -571,7 +571,7 @@ int hr_gs_same_rhs(const hr_grid_solver *s, const double *rhs)
     return 1;
 }
 
-void hr_gs_finish_result(const hr_grid_solver *s, hr_result *r)
+void hri_gs_finish_result(const hr_grid_solver *s, hr_result *r)
 {
     r->method = s->o.method;
     r->precision = s->prec;
@@ -582,15 +582,15 @@ void hr_gs_finish_result(const hr_grid_solver *s, hr_result *r)
     }
 }
 
-int hr_gs_enter(hr_grid_solver *s)
+int hri_gs_enter(hr_grid_solver *s)
 {
     if (__atomic_exchange_n(&s->running, 1, __ATOMIC_ACQ_REL) == 0) return 1;
-    hr_gs_set_error(s, "hr_grid_solver_solve: called during a solve of the same handle (from its monitor or "
+    hri_gs_set_error(s, "hr_grid_solver_solve: called during a solve of the same handle (from its monitor or "
                        "another thread)");
     return 0;
 }
 
-void hr_gs_leave(hr_grid_solver *s)
+void hri_gs_leave(hr_grid_solver *s)
 {
     __atomic_store_n(&s->running, 0, __ATOMIC_RELEASE);
 }
@@ -602,12 +602,12 @@ typedef struct {
 
 static void save_error(saved_error *e)
 {
-    memcpy(e->text, hr_last_error_buf(), sizeof e->text);
+    memcpy(e->text, hri_last_error_buf(), sizeof e->text);
 }
 
 static void restore_error(const saved_error *e)
 {
-    memcpy(hr_last_error_buf(), e->text, sizeof e->text);
+    memcpy(hri_last_error_buf(), e->text, sizeof e->text);
 }
 
 /* ------------------------------------------------------------------ relaxation: hr_solver */
@@ -617,14 +617,14 @@ static void restore_error(const saved_error *e)
 static hr_status relax_setup(hr_grid_solver *s, const double *rhs, const double *x0)
 {
     hr_options eo;
-    hr_gs_relax_options(s, rhs, x0, &eo);
+    hri_gs_relax_options(s, rhs, x0, &eo);
     hr_solver *old = s->engine, *e = NULL;
     s->engine = NULL; /* a stop request sees no engine while it changes */
     hr_solver_free(old);
     saved_error keep;
     save_error(&keep);
     const hr_status st = hr_solver_create(&eo, &e);
-    if (st != HR_OK) hr_gs_set_error(s, "%s", hr_last_error());
+    if (st != HR_OK) hri_gs_set_error(s, "%s", hr_last_error());
     restore_error(&keep);
     if (st != HR_OK) return st;
     s->engine = e;
@@ -648,7 +648,7 @@ static double *initial_values(const hr_grid_solver *s)
         for (int k = p->dim == 3 ? 1 : 0; k < (p->dim == 3 ? p->n[2] + 1 : 1); k++)
             for (int i = 1; i <= p->n[1]; i++)
                 for (int j = 1; j <= p->n[0]; j++)
-                    v[x++] = hr_problem_init_at(rp, NULL, i, j, k);
+                    v[x++] = hri_problem_init_at(rp, NULL, i, j, k);
     }
     return v;
 }
@@ -660,7 +660,7 @@ static hr_status relax_restart(hr_grid_solver *s, const double *x0)
     const double *rhs = s->eng_has_rhs ? s->eng_rhs : NULL;
     double *init = x0 ? NULL : initial_values(s);
     if (!x0 && !init) {
-        hr_gs_set_error(s, "init: no memory for the initial guess");
+        hri_gs_set_error(s, "init: no memory for the initial guess");
         return HR_ERR_NO_MEMORY;
     }
     hr_status st = hr_solver_set_solution(s->engine, HR_PREC_DOUBLE, x0 ? x0 : init, s->count, 0);
@@ -670,7 +670,7 @@ static hr_status relax_restart(hr_grid_solver *s, const double *x0)
         return HR_OK;
     }
     if (st != HR_ERR_UNSUPPORTED) {
-        hr_gs_set_error(s, "%s", hr_solver_last_error(s->engine));
+        hri_gs_set_error(s, "%s", hr_solver_last_error(s->engine));
         return st;
     }
     return relax_setup(s, rhs, x0); /* a kernel that keeps state it cannot restart from */
@@ -680,8 +680,8 @@ static hr_status relax_solve(hr_grid_solver *s, const double *rhs, const double 
 {
     hr_status st = HR_OK;
     int setup = !s->engine;
-    if (rhs && !hr_gs_same_rhs(s, rhs)) {
-        HR_TRY(hr_gs_take_rhs(s, rhs));
+    if (rhs && !hri_gs_same_rhs(s, rhs)) {
+        HR_TRY(hri_gs_take_rhs(s, rhs));
         setup = 1;
     } else if (!rhs && s->eng_has_rhs) {
         setup = 1;
@@ -696,10 +696,10 @@ static hr_status relax_solve(hr_grid_solver *s, const double *rhs, const double 
     s->fresh = 0;
     s->stop = 0; /* a request is answered by the solve it stopped, or dropped at its end */
     if (st != HR_OK && st != HR_ERR_DIVERGED) {
-        hr_gs_set_error(s, "%s", hr_solver_last_error(s->engine));
+        hri_gs_set_error(s, "%s", hr_solver_last_error(s->engine));
         return st;
     }
-    hr_gs_finish_result(s, &r);
+    hri_gs_finish_result(s, &r);
     if (res) *res = r;
     return st;
 }
@@ -753,7 +753,7 @@ static int mg_monitor(long it, double rel, double factor, void *user)
 {
     hr_grid_solver *s = user;
     (void)factor;
-    if (s->o.keep_history) hr_history_push(&s->hist, it, rel); /* no memory: the history stops */
+    if (s->o.keep_history) hri_history_push(&s->hist, it, rel); /* no memory: the history stops */
     if (s->stop) return 1;
     const long every = s->o.monitor_every > 0 ? s->o.monitor_every : 1;
     if (s->o.monitor && it % every == 0) return s->o.monitor(it, rel, s->o.monitor_user);
@@ -812,7 +812,7 @@ static hr_status mg_setup(hr_grid_solver *s, const double *rhs)
     saved_error keep;
     save_error(&keep);
     const hr_status st = hr_mg_create(&mo, &m);
-    if (st != HR_OK) hr_gs_set_error(s, "%s", hr_mg_last_error());
+    if (st != HR_OK) hri_gs_set_error(s, "%s", hr_mg_last_error());
     restore_error(&keep);
     if (st != HR_OK) return st;
     s->engine = m;
@@ -823,19 +823,19 @@ static hr_status mg_setup(hr_grid_solver *s, const double *rhs)
 static hr_status mg_solve(hr_grid_solver *s, const double *rhs, const double *x0, hr_result *res)
 {
     if (x0) {
-        hr_gs_set_error(s, "x0: %s starts from a zero guess so far", hr_method_name(s->o.method));
+        hri_gs_set_error(s, "x0: %s starts from a zero guess so far", hr_method_name(s->o.method));
         return HR_ERR_UNSUPPORTED;
     }
     hr_status st = HR_OK;
-    const int same = rhs ? hr_gs_same_rhs(s, rhs) : !s->eng_has_rhs;
-    if (rhs && !same) HR_TRY(hr_gs_take_rhs(s, rhs));
+    const int same = rhs ? hri_gs_same_rhs(s, rhs) : !s->eng_has_rhs;
+    if (rhs && !same) HR_TRY(hri_gs_take_rhs(s, rhs));
     const double *want = rhs ? s->eng_rhs : s->p.rhs == HR_RHS_ARRAY ? s->rhs : NULL;
     hr_mg *m = s->engine;
     if (!m) {
         st = mg_setup(s, rhs ? s->eng_rhs : NULL);
     } else if (!same) {
         /* in place where the engine holds an array on the host; else set up again */
-        if (want && mgs_replace_rhs(m, want) == HR_OK)
+        if (want && hri_mgs_replace_rhs(m, want) == HR_OK)
             s->eng_has_rhs = rhs != NULL;
         else
             st = mg_setup(s, rhs ? s->eng_rhs : NULL);
@@ -848,7 +848,7 @@ static hr_status mg_solve(hr_grid_solver *s, const double *rhs, const double *x0
     saved_error keep;
     save_error(&keep);
     st = hr_mg_solve(m, &mr);
-    if (st != HR_OK && st != HR_ERR_DIVERGED) hr_gs_set_error(s, "%s", hr_mg_last_error());
+    if (st != HR_OK && st != HR_ERR_DIVERGED) hri_gs_set_error(s, "%s", hr_mg_last_error());
     restore_error(&keep);
     s->stop = 0;
     if (st != HR_OK && st != HR_ERR_DIVERGED) return st;
@@ -876,7 +876,7 @@ static hr_status mg_solve(hr_grid_solver *s, const double *rhs, const double *x0
     r.levels = mr.levels;
     r.convergence_factor = mr.convergence_factor;
     r.last_factor = mr.last_factor;
-    hr_gs_finish_result(s, &r);
+    hri_gs_finish_result(s, &r);
     if (res) *res = r;
     return st;
 }
@@ -936,27 +936,27 @@ static hr_status mg_create(hr_grid_solver *s)
 
 hr_status hr_grid_solver_create(const hr_problem *p, const hr_grid_options *o, hr_grid_solver **out)
 {
-    hr_set_last_error("%s", "");
+    hri_set_last_error("%s", "");
     if (!out) {
-        hr_set_last_error("out: NULL (no place for the handle)");
+        hri_set_last_error("out: NULL (no place for the handle)");
         return HR_ERR_INVALID_ARG;
     }
     *out = NULL;
     hr_grid_solver *s;
-    HR_TRY(hr_gs_prepare(p, o, 0, &s, hr_last_error_buf(), HR_LAST_ERROR_SIZE));
-    const hr_status st = s->general && s->o.gpus > 1 ? hr_gs_general_create_parts(s, p, s->o.gpus)
-                         : s->general                ? hr_gs_general_create(s, p)
+    HR_TRY(hri_gs_prepare(p, o, 0, &s, hri_last_error_buf(), HR_LAST_ERROR_SIZE));
+    const hr_status st = s->general && s->o.gpus > 1 ? hri_gs_general_create_parts(s, p, s->o.gpus)
+                         : s->general                ? hri_gs_general_create(s, p)
                          : is_mg_method(s->o.method) ? mg_create(s)
                                                      : relax_create(s);
     if (st != HR_OK) {
-        hr_set_last_error("%s", s->err);
+        hri_set_last_error("%s", s->err);
         if (s->general)
-            hr_gs_general_release(s);
+            hri_gs_general_release(s);
         else if (is_mg_method(s->o.method))
             hr_mg_free(s->engine);
         else
             hr_solver_free(s->engine);
-        hr_gs_free(s);
+        hri_gs_free(s);
         return st;
     }
     s->fresh = 1;
@@ -967,13 +967,13 @@ hr_status hr_grid_solver_create(const hr_problem *p, const hr_grid_options *o, h
 hr_status hr_grid_solver_solve(hr_grid_solver *s, const double *rhs, const double *x0, hr_result *res)
 {
     if (!s) return HR_ERR_INVALID_ARG;
-    if (!hr_gs_enter(s)) return HR_ERR_INVALID_ARG;
+    if (!hri_gs_enter(s)) return HR_ERR_INVALID_ARG;
     s->err[0] = '\0';
     /* every engine, the general one and the MPI ones too: their teams follow this thread */
     const unsigned fp = hr_fp_flush_begin(s->info.flush_subnormals);
     const hr_status st = s->ops->solve(s, rhs, x0, res);
     hr_fp_flush_end(s->info.flush_subnormals, fp);
-    hr_gs_leave(s);
+    hri_gs_leave(s);
     return st;
 }
 
@@ -982,7 +982,7 @@ hr_status hr_grid_solver_solution(const hr_grid_solver *s, hr_precision prec, vo
     if (s && s->mpi) return s->ops->solution(s, prec, dst, count); /* collective: dst on rank 0 only */
     if (!s || !dst || !hr_prec_is_storage(prec)) return HR_ERR_INVALID_ARG;
     if (count < s->count) {
-        hr_gs_set_error((hr_grid_solver *)s, "count: %zu values, the grid has %zu", count, s->count);
+        hri_gs_set_error((hr_grid_solver *)s, "count: %zu values, the grid has %zu", count, s->count);
         return HR_ERR_INVALID_ARG;
     }
     return s->ops->solution(s, prec, dst, count);
@@ -1017,9 +1017,9 @@ void hr_grid_solver_free(hr_grid_solver *s)
     if (!s) return;
     if (__atomic_load_n(&s->running, __ATOMIC_ACQUIRE)) {
         /* the solve's caller still holds s */
-        hr_gs_set_error(s, "hr_grid_solver_free: called during a solve of the same handle: ignored");
+        hri_gs_set_error(s, "hr_grid_solver_free: called during a solve of the same handle: ignored");
         return;
     }
     s->ops->release(s);
-    hr_gs_free(s);
+    hri_gs_free(s);
 }

@@ -52,48 +52,48 @@ struct hr_grid_solver {
 /* Everything create checks before an engine exists: the problem, the options' values, what
  * does not run yet (mpi: for the MPI ranks), the resolved method, precision and backend,
  * and copies of the strings and arrays. On failure "field: reason" in why and *out NULL. */
-HR_INTERNAL_API hr_status hr_gs_prepare(const hr_problem *p, const hr_grid_options *o, int mpi,
+HR_INTERNAL_API hr_status hri_gs_prepare(const hr_problem *p, const hr_grid_options *o, int mpi,
                                         hr_grid_solver **out, char *why, size_t why_size);
 
 /* The relaxation engines' options for s, with the right-hand side `rhs` (scaled; NULL: the
  * problem's) and initial guess `x0` (NULL: the problem's). The arrays are borrowed. */
-HR_INTERNAL_API void hr_gs_relax_options(const hr_grid_solver *s, const double *rhs, const double *x0,
+HR_INTERNAL_API void hri_gs_relax_options(const hr_grid_solver *s, const double *rhs, const double *x0,
                                          hr_options *eo);
 
 /* A solve's f scaled for the engine, into s->eng_rhs (allocated once). */
-HR_INTERNAL_API hr_status hr_gs_take_rhs(hr_grid_solver *s, const double *rhs);
+HR_INTERNAL_API hr_status hri_gs_take_rhs(hr_grid_solver *s, const double *rhs);
 
 /* 1 when the engine holds f (a solve's array, scaled) already: no new set-up needed. */
-HR_INTERNAL_API int hr_gs_same_rhs(const hr_grid_solver *s, const double *rhs);
+HR_INTERNAL_API int hri_gs_same_rhs(const hr_grid_solver *s, const double *rhs);
 
 /* Fills the fields every engine's result shares (method, precision, ranks, ...). */
-HR_INTERNAL_API void hr_gs_finish_result(const hr_grid_solver *s, hr_result *r);
+HR_INTERNAL_API void hri_gs_finish_result(const hr_grid_solver *s, hr_result *r);
 
 /* Records a formatted message in s->err. */
-HR_INTERNAL_API void hr_gs_set_error(hr_grid_solver *s, const char *fmt, ...)
+HR_INTERNAL_API void hri_gs_set_error(hr_grid_solver *s, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
 
 /* The general-problem engine (methods/stencil/stencil_engine.c) for s on problem p. */
-hr_status hr_gs_general_create(hr_grid_solver *s, const hr_problem *p);
+hr_status hri_gs_general_create(hr_grid_solver *s, const hr_problem *p);
 /* The same on rows [lo, hi) of the last axis, for MPI ranks (comm: the ranks' halo, sums and
  * gather; methods/stencil/stencil_kernels.h). Relaxation and CG only: the multigrid levels are
  * not cut. */
 struct hr_st_comm;
 /* The general engine's entry points (the MPI facade wraps them). */
-HR_INTERNAL_API const hr_gs_ops *hr_gs_general_ops(void);
-HR_INTERNAL_API hr_status hr_gs_general_create_slab(hr_grid_solver *s, const hr_problem *p, int lo, int hi,
+HR_INTERNAL_API const hr_gs_ops *hri_gs_general_ops(void);
+HR_INTERNAL_API hr_status hri_gs_general_create_slab(hr_grid_solver *s, const hr_problem *p, int lo, int hi,
                                                     const struct hr_st_comm *comm);
 /* Frees the general engine of s (also a half-built one). */
-void hr_gs_general_release(hr_grid_solver *s);
+void hri_gs_general_release(hr_grid_solver *s);
 
 /* Frees the facade (the engine must be released already). */
-HR_INTERNAL_API void hr_gs_free(hr_grid_solver *s);
+HR_INTERNAL_API void hri_gs_free(hr_grid_solver *s);
 
 /* Entered a solve (0: one is under way; the message is in s->err). */
-int hr_gs_enter(hr_grid_solver *s);
-void hr_gs_leave(hr_grid_solver *s);
+int hri_gs_enter(hr_grid_solver *s);
+void hri_gs_leave(hr_grid_solver *s);
 
 #endif

@@ -12,12 +12,12 @@ const char *hr_last_error(void)
     return last_error;
 }
 
-char *hr_last_error_buf(void)
+char *hri_last_error_buf(void)
 {
     return last_error;
 }
 
-void hr_set_last_error(const char *fmt, ...)
+void hri_set_last_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);

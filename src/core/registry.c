@@ -16,7 +16,7 @@
 #define HR_KERNEL(backend, name, ops, id, problems, caps, summary) extern const struct hr_kernel_ops ops;
 #define HR_GPU_KERNEL(name, family, problems, caps, summary)                                                 \
     extern const struct hr_gpu_family family;                                                                \
-    extern const struct hr_kernel_ops hr_kernel_gpu;
+    extern const struct hr_kernel_ops hri_kernel_gpu;
 #define HR_SMOOTHER(backend, name, ops, id, problems, caps, summary) extern const struct hr_smoother_ops ops;
 #define HR_SPARSE(backend, name, ops, problems, caps, summary)       extern const struct hr_sparse_ops ops;
 #include "core/registry.def"
@@ -24,7 +24,7 @@
 #define HR_KERNEL(backend, name, ops, id, problems, caps, summary)                                           \
     {name, HR_BACKEND_##backend, summary, caps, HR_KIND_KERNEL, problems, id, &ops, NULL, NULL, NULL},
 #define HR_GPU_KERNEL(name, family, problems, caps, summary)                                                 \
-    {name, HR_BACKEND_GPU, summary, caps, HR_KIND_KERNEL, problems, 0, &hr_kernel_gpu, NULL, NULL, &family},
+    {name, HR_BACKEND_GPU, summary, caps, HR_KIND_KERNEL, problems, 0, &hri_kernel_gpu, NULL, NULL, &family},
 #define HR_GENERAL_KERNEL(backend, name, problems, caps, summary)                                            \
     {name, HR_BACKEND_##backend, summary, caps, HR_KIND_KERNEL, problems, 0, NULL, NULL, NULL, NULL},
 #define HR_METHOD(name, id, problems, caps, summary)                                                         \
@@ -39,7 +39,7 @@ static const hr_entry table[] = {
 
 #define TABLE_LEN ((int)(sizeof table / sizeof table[0]))
 
-const hr_entry *hr_entry_at(hr_kind kind, int i)
+const hr_entry *hri_entry_at(hr_kind kind, int i)
 {
     if (i < 0) return NULL;
     for (int t = 0; t < TABLE_LEN; t++)
@@ -53,7 +53,7 @@ static int runs_on(const hr_entry *e, hr_backend b, int dim)
     return dim == 0 || (e->caps & (dim == 3 ? HR_CAP_3D : HR_CAP_2D)) != 0;
 }
 
-const hr_entry *hr_entry_find(hr_kind kind, hr_backend backend, const char *name, int dim)
+const hr_entry *hri_entry_find(hr_kind kind, hr_backend backend, const char *name, int dim)
 {
     const hr_entry *first = NULL;
     for (int t = 0; t < TABLE_LEN; t++) {
@@ -70,7 +70,7 @@ const hr_entry *hr_entry_find(hr_kind kind, hr_backend backend, const char *name
     return first;
 }
 
-const hr_entry *hr_entry_by_id(hr_kind kind, int id, int mg)
+const hr_entry *hri_entry_by_id(hr_kind kind, int id, int mg)
 {
     for (int t = 0; t < TABLE_LEN; t++)
         if (table[t].kind == kind && table[t].id == id &&
@@ -79,7 +79,7 @@ const hr_entry *hr_entry_by_id(hr_kind kind, int id, int mg)
     return NULL;
 }
 
-size_t hr_entry_names(hr_kind kind, hr_backend backend, int dim, unsigned need, unsigned avoid,
+size_t hri_entry_names(hr_kind kind, hr_backend backend, int dim, unsigned need, unsigned avoid,
                       const char *sep, const char *last, char *buf, size_t size)
 {
     const hr_entry *pick[64];
@@ -106,13 +106,13 @@ size_t hr_entry_names(hr_kind kind, hr_backend backend, int dim, unsigned need, 
     return len;
 }
 
-const hr_entry *hr_kernel_find(hr_backend b, const char *name, int dim)
+const hr_entry *hri_kernel_find(hr_backend b, const char *name, int dim)
 {
-    const hr_entry *e = b == HR_BACKEND_AUTO ? NULL : hr_entry_find(HR_KIND_KERNEL, b, name, dim == 3 ? 3 : 2);
+    const hr_entry *e = b == HR_BACKEND_AUTO ? NULL : hri_entry_find(HR_KIND_KERNEL, b, name, dim == 3 ? 3 : 2);
     return e && e->kernel ? e : NULL; /* the general engine's lines are not hr_solver's */
 }
 
-const hr_entry *hr_kernel_find_redblack(hr_backend b, int dim)
+const hr_entry *hri_kernel_find_redblack(hr_backend b, int dim)
 {
     const unsigned need = (dim == 3 ? HR_CAP_3D : HR_CAP_2D) | HR_CAP_REDBLACK;
     for (int t = 0; t < TABLE_LEN; t++)
@@ -151,7 +151,7 @@ int hr_registry_count(hr_kind kind)
 
 hr_status hr_registry_info_at(hr_kind kind, int i, hr_entry_info *out)
 {
-    const hr_entry *e = hr_entry_at(kind, i);
+    const hr_entry *e = hri_entry_at(kind, i);
     if (!e || !out) return HR_ERR_INVALID_ARG;
     describe(e, out);
     return HR_OK;
@@ -161,7 +161,7 @@ hr_status hr_registry_find(hr_kind kind, hr_backend backend, const char *name, i
 {
     if (!out || (unsigned)backend >= HR_BACKEND_COUNT || (dim != 0 && dim != 2 && dim != 3))
         return HR_ERR_INVALID_ARG;
-    const hr_entry *e = hr_entry_find(kind, backend, name, dim);
+    const hr_entry *e = hri_entry_find(kind, backend, name, dim);
     if (!e) return HR_ERR_INVALID_ARG;
     describe(e, out);
     return HR_OK;
@@ -171,7 +171,7 @@ const char *hr_registry_default(hr_kind kind, hr_backend backend, int dim)
 {
     if ((unsigned)backend >= HR_BACKEND_COUNT || (dim != 0 && dim != 2 && dim != 3)) return NULL;
     if (kind == HR_KIND_KERNEL) return hr_kernel_default(backend, dim == 3 ? 3 : 2);
-    const hr_entry *e = hr_entry_find(kind, backend, NULL, dim);
+    const hr_entry *e = hri_entry_find(kind, backend, NULL, dim);
     return e ? e->name : NULL;
 }
 

@@ -37,27 +37,27 @@ typedef struct hr_entry {
 } hr_entry;
 
 /* Entry i of `kind` in registry order, or NULL past the end. */
-const hr_entry *hr_entry_at(hr_kind kind, int i);
+const hr_entry *hri_entry_at(hr_kind kind, int i);
 
 /* As hr_registry_find (hetrelax.h): NULL when there is none. */
-const hr_entry *hr_entry_find(hr_kind kind, hr_backend backend, const char *name, int dim);
+const hr_entry *hri_entry_find(hr_kind kind, hr_backend backend, const char *name, int dim);
 
 /* The entry of `kind` whose id is `id` (the first one; methods: only those with HR_CAP_MG_HANDLE
  * (mg 1), only those without (mg 0) or either (mg -1)), or NULL. */
-const hr_entry *hr_entry_by_id(hr_kind kind, int id, int mg);
+const hr_entry *hri_entry_by_id(hr_kind kind, int id, int mg);
 
 /* The distinct names of `kind` that run on `backend` (HR_BACKEND_AUTO: any) in `dim`
  * dimensions (0: any), have every cap of `need` and none of `avoid`, in registry order,
  * joined by `sep` and, before the last, by `last` ("jacobi, redblack or sor"). Returns the
  * length written (truncated to fit `size`). */
-size_t hr_entry_names(hr_kind kind, hr_backend backend, int dim, unsigned need, unsigned avoid,
+size_t hri_entry_names(hr_kind kind, hr_backend backend, int dim, unsigned need, unsigned avoid,
                       const char *sep, const char *last, char *buf, size_t size);
 
 /* Kernels by backend, name and dimension: NULL name picks the backend's default (its first
  * kernel there that is not red-black-only). */
-const hr_entry *hr_kernel_find(hr_backend b, const char *name, int dim);
+const hr_entry *hri_kernel_find(hr_backend b, const char *name, int dim);
 /* The backend's first kernel that runs the red-black methods in dim dimensions (or NULL). */
-const hr_entry *hr_kernel_find_redblack(hr_backend b, int dim);
+const hr_entry *hri_kernel_find_redblack(hr_backend b, int dim);
 
 #ifdef __cplusplus
 }

@@ -23,7 +23,7 @@
 
 #define HR_PI 3.14159265358979323846
 
-void hr_solver_set_error(hr_solver *s, const char *fmt, ...)
+void hri_solver_set_error(hr_solver *s, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -36,7 +36,7 @@ const char *hr_solver_last_error(const hr_solver *s)
     return s ? s->err : "";
 }
 
-hr_rhs_view hr_solver_rhs_view(const hr_solver *s)
+hr_rhs_view hri_solver_rhs_view(const hr_solver *s)
 {
     hr_rhs_view v = {NULL, -1, -1, -1};
     if (s->hf.base)
@@ -71,7 +71,7 @@ static size_t user_index(const hr_run_problem *p, int i, int j, int k)
     return (kk * (size_t)p->ny + (size_t)(i - 1)) * (size_t)p->nx + (size_t)(j - 1);
 }
 
-double hr_problem_rhs_at(const hr_run_problem *p, const double *values, int i, int j, int k)
+double hri_problem_rhs_at(const hr_run_problem *p, const double *values, int i, int j, int k)
 {
     const double h = p->h;
     if (p->rhs == HR_RHS_MANUFACTURED) {
@@ -89,10 +89,10 @@ double hr_problem_rhs_at(const hr_run_problem *p, const double *values, int i, i
 
 static double rhs_value(const hr_solver *s, int i, int j, int k)
 {
-    return hr_problem_rhs_at(&s->p, s->o.rhs_values, i, j, k);
+    return hri_problem_rhs_at(&s->p, s->o.rhs_values, i, j, k);
 }
 
-double hr_problem_init_at(const hr_run_problem *p, const double *values, int i, int j, int k)
+double hri_problem_init_at(const hr_run_problem *p, const double *values, int i, int j, int k)
 {
     if (p->init == HR_INIT_SINE) return sine_mode(p, i, j, k);
     return values[user_index(p, i, j, k)];
@@ -100,7 +100,7 @@ double hr_problem_init_at(const hr_run_problem *p, const double *values, int i, 
 
 static double init_value(const hr_solver *s, int i, int j, int k)
 {
-    return hr_problem_init_at(&s->p, s->o.init_values, i, j, k);
+    return hri_problem_init_at(&s->p, s->o.init_values, i, j, k);
 }
 
 /* Visits the interior points of outer slices [r0, r1). */
@@ -111,26 +111,26 @@ static double init_value(const hr_solver *s, int i, int j, int k)
              i < ((p)->dim == 3 ? (p)->ny + 1 : ((r1) < (p)->ny + 1 ? (r1) : (p)->ny + 1)); i++)             \
             for (int j = 1; j <= (p)->nx; j++)
 
-void hr_solver_init_rows(hr_solver *s, int r0, int r1)
+void hri_solver_init_rows(hr_solver *s, int r0, int r1)
 {
     const hr_run_problem *p = &s->p;
     for (int g = 0; g < 2; g++) {
-        hr_grid_init_rows(&s->u[g], r0, r1, p->boundary);
+        hri_grid_init_rows(&s->u[g], r0, r1, p->boundary);
         if (p->init != HR_INIT_ZERO)
-            FOR_INTERIOR(p, r0, r1, i, j, k) hr_grid_set3(&s->u[g], i, j, k, init_value(s, i, j, k));
+            FOR_INTERIOR(p, r0, r1, i, j, k) hri_grid_set3(&s->u[g], i, j, k, init_value(s, i, j, k));
     }
     if (!s->hf.base) return;
-    hr_grid_init_rows(&s->hf, r0, r1, 0.0);
-    FOR_INTERIOR(p, r0, r1, i, j, k) hr_grid_set3(&s->hf, i, j, k, rhs_value(s, i, j, k));
+    hri_grid_init_rows(&s->hf, r0, r1, 0.0);
+    FOR_INTERIOR(p, r0, r1, i, j, k) hri_grid_set3(&s->hf, i, j, k, rhs_value(s, i, j, k));
 }
 
-double hr_solver_host_residual(const hr_solver *s)
+double hri_solver_host_residual(const hr_solver *s)
 {
     const hr_grid *g = &s->u[s->cur];
     hr_resid_args a = {
-        &g->l, hr_grid_origin(g), hr_solver_rhs_view(s), hr_box_interior(&g->l), HR_FACE_ALL, NULL, NULL};
+        &g->l, hr_grid_origin(g), hri_solver_rhs_view(s), hr_box_interior(&g->l), HR_FACE_ALL, NULL, NULL};
     hr_norm2 rn, bn;
-    hr_cpu_residual_box(&a, &rn, &bn);
+    hri_cpu_residual_box(&a, &rn, &bn);
     return hr_norm2_relative(rn, bn);
 }
 
@@ -140,27 +140,27 @@ static hr_status kernel_fits(hr_solver *s)
     const hr_entry *k = s->k;
     const hr_run_problem *p = &s->p;
     if (!(k->caps & (p->dim == 3 ? HR_CAP_3D : HR_CAP_2D))) {
-        hr_solver_set_error(s, "kernel: %s %s does not run %d-D grids", hr_backend_name(k->backend), k->name,
+        hri_solver_set_error(s, "kernel: %s %s does not run %d-D grids", hr_backend_name(k->backend), k->name,
                             p->dim);
         return HR_ERR_INVALID_ARG;
     }
     if (!(k->caps & HR_CAP_RECT) && (p->nx != p->ny || (p->dim == 3 && p->nz != p->nx))) {
-        hr_solver_set_error(s, "%s: kernel %s runs equal extents on every axis only (got %d x %d%s)",
+        hri_solver_set_error(s, "%s: kernel %s runs equal extents on every axis only (got %d x %d%s)",
                             p->nx != p->ny ? "ny" : "nz", k->name, p->nx, p->ny, p->dim == 3 ? " x nz" : "");
         return HR_ERR_INVALID_ARG;
     }
     if (p->method != HR_METHOD_JACOBI && !(k->caps & HR_CAP_REDBLACK)) {
-        hr_solver_set_error(s, "method: kernel %s does only Jacobi", k->name);
+        hri_solver_set_error(s, "method: kernel %s does only Jacobi", k->name);
         return HR_ERR_INVALID_ARG;
     }
     if (p->method == HR_METHOD_JACOBI && (k->caps & HR_CAP_REDBLACK)) {
         char rb[64];
-        hr_entry_names(HR_KIND_METHOD, HR_BACKEND_AUTO, 0, HR_CAP_REDBLACK, 0, ", ", ", ", rb, sizeof rb);
-        hr_solver_set_error(s, "method: kernel %s does only red-black (%s)", k->name, rb);
+        hri_entry_names(HR_KIND_METHOD, HR_BACKEND_AUTO, 0, HR_CAP_REDBLACK, 0, ", ", ", ", rb, sizeof rb);
+        hri_solver_set_error(s, "method: kernel %s does only red-black (%s)", k->name, rb);
         return HR_ERR_INVALID_ARG;
     }
     if (!(k->caps & HR_CAP_OMEGA) && p->omega != 1.0) {
-        hr_solver_set_error(s, "omega: kernel %s has no weighted update (omega %g)", k->name, p->omega);
+        hri_solver_set_error(s, "omega: kernel %s has no weighted update (omega %g)", k->name, p->omega);
         return HR_ERR_INVALID_ARG;
     }
     return HR_OK;
@@ -168,38 +168,38 @@ static hr_status kernel_fits(hr_solver *s)
 
 hr_status hr_solver_create(const hr_options *o, hr_solver **out)
 {
-    hr_set_last_error("%s", "");
+    hri_set_last_error("%s", "");
     if (!out) {
-        hr_set_last_error("out: NULL (no place for the handle)");
+        hri_set_last_error("out: NULL (no place for the handle)");
         return HR_ERR_INVALID_ARG;
     }
     *out = NULL;
-    HR_TRY(hr_options_validate(o, hr_last_error_buf(), HR_LAST_ERROR_SIZE));
+    HR_TRY(hr_options_validate(o, hri_last_error_buf(), HR_LAST_ERROR_SIZE));
     hr_solver *s = calloc(1, sizeof *s);
     if (!s) return HR_ERR_NO_MEMORY;
     s->o = *o;
-    hr_problem_resolve(o, &s->p);
+    hri_problem_resolve(o, &s->p);
     s->o.dim = s->p.dim;
-    s->o.backend = hr_resolve_backend(o->backend, s->p.dim);
+    s->o.backend = hri_resolve_backend(o->backend, s->p.dim);
     if (s->o.divtol == 0.0) s->o.divtol = HR_DIVTOL;
     const char *kname = o->kernel;
     if (!kname && s->o.backend == HR_BACKEND_CPU_THREADS && o->layout == HR_LAYOUT_BLOCKS &&
         o->method == HR_METHOD_JACOBI)
         kname = "blocks";
-    s->k = kname || o->method == HR_METHOD_JACOBI ? hr_kernel_find(s->o.backend, kname, s->p.dim)
-                                                  : hr_kernel_find_redblack(s->o.backend, s->p.dim);
+    s->k = kname || o->method == HR_METHOD_JACOBI ? hri_kernel_find(s->o.backend, kname, s->p.dim)
+                                                  : hri_kernel_find_redblack(s->o.backend, s->p.dim);
     hr_status st = HR_OK;
     if (o->flush_subnormals && !HR_FP_CAN_FLUSH) {
-        hr_solver_set_error(s, "flush_subnormals: this CPU architecture has no flush-to-zero switch the "
+        hri_solver_set_error(s, "flush_subnormals: this CPU architecture has no flush-to-zero switch the "
                                "library knows (x86-64 and aarch64 have)");
         st = HR_ERR_UNSUPPORTED;
         goto fail;
     }
     if (!s->k) {
-        st = (s->o.backend == HR_BACKEND_GPU && !hr_kernel_find(HR_BACKEND_GPU, NULL, s->p.dim))
+        st = (s->o.backend == HR_BACKEND_GPU && !hri_kernel_find(HR_BACKEND_GPU, NULL, s->p.dim))
                  ? HR_ERR_UNSUPPORTED
                  : HR_ERR_INVALID_ARG;
-        hr_solver_set_error(s, "kernel: backend %s has no %d-D kernel '%s'", hr_backend_name(s->o.backend),
+        hri_solver_set_error(s, "kernel: backend %s has no %d-D kernel '%s'", hr_backend_name(s->o.backend),
                             s->p.dim, kname ? kname : "(default)");
         goto fail;
     }
@@ -209,17 +209,17 @@ hr_status hr_solver_create(const hr_options *o, hr_solver **out)
     hr_grid_layout l;
     const int grids = s->p.rhs == HR_RHS_SPIKE || s->p.rhs == HR_RHS_ZERO ? 2 : 3;
     if (!hr_layout_init(&l, s->p.dim, s->p.nx, s->p.ny, s->p.nz, hr_prec_bytes(o->precision)) ||
-        hr_layout_bytes(&l) > hr_host_available_bytes() / (size_t)grids) {
-        hr_solver_set_error(s, "%s: %d x %d%s grids do not fit in the available memory",
+        hr_layout_bytes(&l) > hri_host_available_bytes() / (size_t)grids) {
+        hri_solver_set_error(s, "%s: %d x %d%s grids do not fit in the available memory",
                             o->nx || o->ny ? "nx" : "n", s->p.nx + 2, s->p.ny + 2,
                             s->p.dim == 3 ? " x nz+2" : "");
         st = HR_ERR_NO_MEMORY;
         goto fail;
     }
     const int huge = hr_tune_on(o->tuning.hugepages, 0);
-    HR_CHECK_GOTO(st, hr_grid_alloc_huge(&s->u[0], &l, huge), fail);
-    HR_CHECK_GOTO(st, hr_grid_alloc_huge(&s->u[1], &l, huge), fail);
-    if (grids == 3) HR_CHECK_GOTO(st, hr_grid_alloc_huge(&s->hf, &l, huge), fail);
+    HR_CHECK_GOTO(st, hri_grid_alloc_huge(&s->u[0], &l, huge), fail);
+    HR_CHECK_GOTO(st, hri_grid_alloc_huge(&s->u[1], &l, huge), fail);
+    if (grids == 3) HR_CHECK_GOTO(st, hri_grid_alloc_huge(&s->hf, &l, huge), fail);
     s->cfg.backend = s->o.backend;
     snprintf(s->cfg.kernel, sizeof s->cfg.kernel, "%s", s->k->name);
     s->cfg.caps = s->k->caps;
@@ -244,7 +244,7 @@ hr_status hr_solver_create(const hr_options *o, hr_solver **out)
     *out = s;
     return HR_OK;
 fail:
-    hr_set_last_error("%s", s->err); /* the handle is gone after this */
+    hri_set_last_error("%s", s->err); /* the handle is gone after this */
     hr_solver_free(s);
     return st;
 }
@@ -253,7 +253,7 @@ fail:
 static int enter(hr_solver *s, const char *what)
 {
     if (__atomic_exchange_n(&s->running, 1, __ATOMIC_ACQ_REL) == 0) return 1;
-    hr_solver_set_error(s, "%s: called during a run of the same solver (from its monitor or another thread)",
+    hri_solver_set_error(s, "%s: called during a run of the same solver (from its monitor or another thread)",
                         what);
     return 0;
 }
@@ -268,15 +268,15 @@ void hr_solver_free(hr_solver *s)
     if (!s) return;
     if (__atomic_load_n(&s->running, __ATOMIC_ACQUIRE)) {
         /* the run's caller still holds s: freeing it here would crash that run */
-        hr_solver_set_error(s, "hr_solver_free: called during a run of the same solver (from its monitor or "
+        hri_solver_set_error(s, "hr_solver_free: called during a run of the same solver (from its monitor or "
                                "another thread): ignored");
         return;
     }
     if (s->k && s->k->kernel->teardown) s->k->kernel->teardown(s);
-    hr_grid_free(&s->u[0]);
-    hr_grid_free(&s->u[1]);
-    hr_grid_free(&s->hf);
-    hr_history_free(&s->hist);
+    hri_grid_free(&s->u[0]);
+    hri_grid_free(&s->u[1]);
+    hri_grid_free(&s->hf);
+    hri_history_free(&s->hist);
     free(s);
 }
 
@@ -308,7 +308,7 @@ static hr_status current_residual(hr_solver *s, double *r)
 {
     if (s->k->kernel->residual) return s->k->kernel->residual(s, r);
     if (s->k->kernel->sync_host) HR_TRY(s->k->kernel->sync_host(s));
-    *r = hr_solver_host_residual(s);
+    *r = hri_solver_host_residual(s);
     return HR_OK;
 }
 
@@ -349,7 +349,7 @@ static double max_error(const hr_solver *s)
     for (int k = p->dim == 3 ? 1 : 0; k < (p->dim == 3 ? p->nz + 1 : 1); k++)
         for (int i = 1; i <= p->ny; i++)
             for (int j = 1; j <= p->nx; j++) {
-                const double d = fabs(hr_grid_get3(g, i, j, k) - scale * sine_mode(p, i, j, k));
+                const double d = fabs(hri_grid_get3(g, i, j, k) - scale * sine_mode(p, i, j, k));
                 if (!(d <= e)) e = d;
             }
     return e;
@@ -370,7 +370,7 @@ static hr_status run(hr_solver *s, long count, int final_residual, hr_result *re
     if (!enter(s, final_residual ? "hr_solver_run" : "hr_solver_run_sweeps")) return HR_ERR_INVALID_ARG;
     hr_status st;
     if (count > LONG_MAX - s->done) { /* the count of sweeps done would wrap */
-        hr_solver_set_error(s, "iters: %ld sweeps after the %ld done exceed the largest count (%ld)", count,
+        hri_solver_set_error(s, "iters: %ld sweeps after the %ld done exceed the largest count (%ld)", count,
                             s->done, LONG_MAX);
         st = HR_ERR_INVALID_ARG;
     } else {
@@ -404,7 +404,7 @@ static hr_status run_held(hr_solver *s, long count, int final_residual, hr_resul
                          .poll = !(s->k->caps & HR_CAP_ALPHA)};
     hr_phase_times t = {0, 0, 0, 0};
     hr_driver_out d;
-    hr_status st = hr_drive(&ops, &cfg, o->keep_history ? &s->hist : NULL, &t, &d);
+    hr_status st = hri_drive(&ops, &cfg, o->keep_history ? &s->hist : NULL, &t, &d);
     if (d.reason == HR_REASON_STOPPED) s->stop = 0; /* the request is answered */
     if (st == HR_OK && s->k->kernel->sync_host) st = s->k->kernel->sync_host(s);
     if (st != HR_OK) return st;
@@ -424,9 +424,9 @@ static hr_status run_held(hr_solver *s, long count, int final_residual, hr_resul
     r.time_setup_s = s->t_setup;
     r.time_h2d_s = s->t_h2d;
     r.time_d2h_s = s->t_d2h;
-    r.relative_residual = final_residual ? hr_solver_host_residual(s) : d.last_rel;
+    r.relative_residual = final_residual ? hri_solver_host_residual(s) : d.last_rel;
     r.reason = final_residual || !isnan(d.last_rel)
-                   ? hr_driver_final_reason(d.reason, r.relative_residual, o->tol, o->divtol)
+                   ? hri_driver_final_reason(d.reason, r.relative_residual, o->tol, o->divtol)
                    : d.reason;
     r.max_error = final_residual ? max_error(s) : NAN;
     const double pts = (double)p->nx * (double)p->ny * (double)p->nz * (double)r.iterations;
@@ -506,12 +506,12 @@ hr_status hr_solver_set_solution(hr_solver *s, hr_precision prec, const void *sr
     /* the count must survive the next hr_solver_run (monitors and checks count from it) */
     const long room = s->o.iters > 0 ? s->o.iters : 0;
     if (done < 0 || done > LONG_MAX - room) {
-        hr_solver_set_error(s, "done: %ld is not a count of sweeps this solver can continue from (0 to %ld)",
+        hri_solver_set_error(s, "done: %ld is not a count of sweeps this solver can continue from (0 to %ld)",
                             done, LONG_MAX - room);
         return HR_ERR_INVALID_ARG;
     }
     if (!(s->k->caps & HR_CAP_DETERMINISTIC) || (s->k->kernel->sync_host && !s->k->kernel->upload)) {
-        hr_solver_set_error(s, "kernel %s keeps state it cannot restart from a solution", s->k->name);
+        hri_solver_set_error(s, "kernel %s keeps state it cannot restart from a solution", s->k->name);
         return HR_ERR_UNSUPPORTED;
     }
     if (!enter(s, "hr_solver_set_solution")) return HR_ERR_INVALID_ARG;
@@ -529,6 +529,6 @@ const char *hr_kernel_default(hr_backend backend, int dim)
 {
     if ((unsigned)backend >= HR_BACKEND_COUNT) return NULL;
     dim = dim == 3 ? 3 : 2;
-    const hr_entry *k = hr_kernel_find(hr_resolve_backend(backend, dim), NULL, dim);
+    const hr_entry *k = hri_kernel_find(hri_resolve_backend(backend, dim), NULL, dim);
     return k ? k->name : NULL;
 }

@@ -76,33 +76,33 @@ struct hr_solver {
  * and initial value at global interior point (i, j, k), k = 0 in 2-D; `values` are the
  * options' rhs_values / init_values. Subdomains of a decomposition use these so their
  * data is bitwise that of the whole grid. */
-HR_INTERNAL_API void hr_problem_resolve(const hr_options *o, hr_run_problem *p);
+HR_INTERNAL_API void hri_problem_resolve(const hr_options *o, hr_run_problem *p);
 /* The divergence threshold when options leave divtol 0 (residual growth factor). */
 #define HR_DIVTOL 1e3
 /* The backend `b` runs on (auto: the GPU when one is present and has a kernel for dim,
  * else cpu-threads; options.c). */
-hr_backend hr_resolve_backend(hr_backend b, int dim);
-HR_INTERNAL_API double hr_problem_rhs_at(const hr_run_problem *p, const double *values, int i, int j, int k);
-HR_INTERNAL_API double hr_problem_init_at(const hr_run_problem *p, const double *values, int i, int j, int k);
+hr_backend hri_resolve_backend(hr_backend b, int dim);
+HR_INTERNAL_API double hri_problem_rhs_at(const hr_run_problem *p, const double *values, int i, int j, int k);
+HR_INTERNAL_API double hri_problem_init_at(const hr_run_problem *p, const double *values, int i, int j, int k);
 
 /* Helpers shared by kernels. */
-hr_rhs_view hr_solver_rhs_view(const hr_solver *s);
+hr_rhs_view hri_solver_rhs_view(const hr_solver *s);
 /* Initialises outer slices [r0, r1) (rows in 2-D, planes in 3-D) of u[0], u[1] and hf:
  * boundary ring, initial interior values, right-hand side. */
-void hr_solver_init_rows(hr_solver *s, int r0, int r1);
+void hri_solver_init_rows(hr_solver *s, int r0, int r1);
 /* Records a formatted message in s->err. */
-void hr_solver_set_error(hr_solver *s, const char *fmt, ...)
+void hri_solver_set_error(hr_solver *s, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
 /* Host residual of grid u[cur], in double. */
-double hr_solver_host_residual(const hr_solver *s);
+double hri_solver_host_residual(const hr_solver *s);
 
 /* The resolved extent of the options along axis 0 (x), 1 (y) or 2 (z; 1 in 2-D). */
-HR_INTERNAL_API int hr_options_extent(const hr_options *o, int axis);
+HR_INTERNAL_API int hri_options_extent(const hr_options *o, int axis);
 /* The dimension the options ask for (2 or 3). */
-HR_INTERNAL_API int hr_options_dim(const hr_options *o);
+HR_INTERNAL_API int hri_options_dim(const hr_options *o);
 
 /* Splits [0, len) into `parts` nearly equal ranges; returns [*lo, *hi) of part p. */
 static inline void hr_split_range(int len, int parts, int p, int *lo, int *hi)
@@ -113,7 +113,7 @@ static inline void hr_split_range(int len, int parts, int p, int *lo, int *hi)
 }
 
 /* Thread grid for P threads: rows x cols with rows >= cols, as square as P allows. */
-void hr_thread_grid(int threads, int *rows, int *cols);
+void hri_thread_grid(int threads, int *rows, int *cols);
 
 #ifdef __cplusplus
 }

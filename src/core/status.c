@@ -67,7 +67,7 @@ const char *hr_precision_name(hr_precision p)
     return p == HR_PREC_SINGLE ? "single" : p == HR_PREC_MIXED ? "mixed" : "double";
 }
 
-hr_status hr_invalid_arg(char *buf, size_t size, const char *fmt, ...)
+hr_status hri_invalid_arg(char *buf, size_t size, const char *fmt, ...)
 {
     if (buf && size) {
         va_list ap;

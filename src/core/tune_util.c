@@ -17,16 +17,16 @@ static int default_path(const hr_tuning *t, char *buf, size_t size)
     if (t && t->tune_file && *t->tune_file)
         return snprintf(buf, size, "%s", t->tune_file) < (int)size ? 1 : 0;
     char dir[512];
-    if (!hr_tuning_cache_dir(t, dir, sizeof dir)) return 0;
+    if (!hri_tuning_cache_dir(t, dir, sizeof dir)) return 0;
     return snprintf(buf, size, "%s/gpu-tune.txt", dir) < (int)size ? 2 : 0;
 }
 
-int hr_tune_cache_default(const hr_tuning *t, char *buf, size_t size)
+int hri_tune_cache_default(const hr_tuning *t, char *buf, size_t size)
 {
     return default_path(t, buf, size) != 0;
 }
 
-FILE *hr_tune_cache_append(const char *given, const hr_tuning *t, char *path, size_t size, int *err)
+FILE *hri_tune_cache_append(const char *given, const hr_tuning *t, char *path, size_t size, int *err)
 {
     int kind = 1;
     *err = 0;
@@ -42,7 +42,7 @@ FILE *hr_tune_cache_append(const char *given, const hr_tuning *t, char *path, si
     }
     /* a path the user named is used as given: a missing folder is a mistake to report,
      * not one to create (as root, anywhere) */
-    if (kind == 2 && hr_mkdir_parents(path) != 0) {
+    if (kind == 2 && hri_mkdir_parents(path) != 0) {
         *err = errno ? errno : EIO;
         return NULL;
     }
@@ -52,7 +52,7 @@ FILE *hr_tune_cache_append(const char *given, const hr_tuning *t, char *path, si
     return f;
 }
 
-int hr_mkdir_parents(const char *path)
+int hri_mkdir_parents(const char *path)
 {
     char tmp[512];
     if (snprintf(tmp, sizeof tmp, "%s", path) >= (int)sizeof tmp) return -1;
@@ -72,13 +72,13 @@ static int cmp_double(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
-double hr_median(double *v, int n)
+double hri_median(double *v, int n)
 {
     qsort(v, (size_t)n, sizeof v[0], cmp_double);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-hr_status hr_tune_time_sweeps(hr_solver *s, long sweeps, double *gbps)
+hr_status hri_tune_time_sweeps(hr_solver *s, long sweeps, double *gbps)
 {
     double t[3];
     HR_TRY(s->k->kernel->sweeps(s, sweeps));
@@ -87,7 +87,7 @@ hr_status hr_tune_time_sweeps(hr_solver *s, long sweeps, double *gbps)
         HR_TRY(s->k->kernel->sweeps(s, sweeps));
         t[r] = hr_now() - t0;
     }
-    const double med = hr_median(t, 3);
+    const double med = hri_median(t, 3);
     const double pts = (double)hr_layout_points(&s->u[0].l) * (double)sweeps;
     const double bpp = (double)s->u[0].l.esize * (s->hf.base ? 3.0 : 2.0);
     *gbps = med > 0 ? bpp * pts / med * 1e-9 : 0.0;

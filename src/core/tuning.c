@@ -12,7 +12,7 @@ typedef struct range {
     long value, lo, hi;
 } range;
 
-hr_status hr_tuning_validate(const hr_tuning *t, char *why, size_t ws)
+hr_status hri_tuning_validate(const hr_tuning *t, char *why, size_t ws)
 {
     if (!t) return HR_OK;
     const range r[] = {
@@ -79,16 +79,16 @@ hr_status hr_tuning_validate(const hr_tuning *t, char *why, size_t ws)
     };
     for (size_t i = 0; i < sizeof r / sizeof r[0]; i++)
         if (r[i].value < r[i].lo || r[i].value > r[i].hi)
-            return hr_invalid_arg(why, ws, "tuning.%s: %ld is outside %ld..%ld", r[i].name, r[i].value,
+            return hri_invalid_arg(why, ws, "tuning.%s: %ld is outside %ld..%ld", r[i].name, r[i].value,
                                   r[i].lo, r[i].hi);
     const int gs = (t->gpu_shape[0] > 0) + (t->gpu_shape[1] > 0) + (t->gpu_shape[2] > 0);
-    if (gs != 0 && gs != 3) return hr_invalid_arg(why, ws, "tuning.gpu_shape: give BX, BY and H, or none");
+    if (gs != 0 && gs != 3) return hri_invalid_arg(why, ws, "tuning.gpu_shape: give BX, BY and H, or none");
     if ((t->rb_gpu_shape[0] > 0) != (t->rb_gpu_shape[1] > 0) ||
         (t->rb_gpu_shape[2] > 0 && t->rb_gpu_shape[0] == 0))
-        return hr_invalid_arg(why, ws, "tuning.rb_gpu_shape: give BX and BY (and H), or none");
-    if (t->rb2_srows == 1) return hr_invalid_arg(why, ws, "tuning.rb2_srows: a count >= 2 (0: the default)");
+        return hri_invalid_arg(why, ws, "tuning.rb_gpu_shape: give BX and BY (and H), or none");
+    if (t->rb2_srows == 1) return hri_invalid_arg(why, ws, "tuning.rb2_srows: a count >= 2 (0: the default)");
     if (t->rb2_graph % 2)
-        return hr_invalid_arg(why, ws, "tuning.rb2_graph: %d is not an even count of iterations (0: off)",
+        return hri_invalid_arg(why, ws, "tuning.rb2_graph: %d is not an even count of iterations (0: off)",
                               t->rb2_graph);
     const struct {
         const char *name;
@@ -96,11 +96,11 @@ hr_status hr_tuning_validate(const hr_tuning *t, char *why, size_t ws)
     } d[] = {
         {"crew_spin_us", t->crew_spin_us}, {"auto_watch", t->auto_watch}, {"nccl_timeout", t->nccl_timeout}};
     for (size_t i = 0; i < sizeof d / sizeof d[0]; i++)
-        if (!isfinite(d[i].v)) return hr_invalid_arg(why, ws, "tuning.%s: not a finite number", d[i].name);
+        if (!isfinite(d[i].v)) return hri_invalid_arg(why, ws, "tuning.%s: not a finite number", d[i].name);
     return HR_OK;
 }
 
-int hr_tuning_cache_dir(const hr_tuning *t, char *buf, size_t size)
+int hri_tuning_cache_dir(const hr_tuning *t, char *buf, size_t size)
 {
     if (t && t->cache_dir && t->cache_dir[0]) return snprintf(buf, size, "%s", t->cache_dir) < (int)size;
     /* the user's home from the password database: the library reads no environment ($HOME

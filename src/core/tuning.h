@@ -24,11 +24,11 @@ static inline int hr_tune_count(int knob, int def)
 }
 
 /* The knobs' ranges: HR_OK, or HR_ERR_INVALID_ARG with "tuning.FIELD: reason" in why. */
-hr_status hr_tuning_validate(const hr_tuning *t, char *why, size_t why_size);
+hr_status hri_tuning_validate(const hr_tuning *t, char *why, size_t why_size);
 
 /* The folder of the default tuning cache file when none is named (t->cache_dir, else
  * ~/.cache/hetrelax of the user's home directory from the password database); 0 when none. */
-int hr_tuning_cache_dir(const hr_tuning *t, char *buf, size_t size);
+int hri_tuning_cache_dir(const hr_tuning *t, char *buf, size_t size);
 
 #ifdef __cplusplus
 }

@@ -5,24 +5,24 @@
 
 static hr_status seq_setup(hr_solver *s)
 {
-    hr_solver_init_rows(s, 0, hr_layout_outer(&s->u[0].l));
+    hri_solver_init_rows(s, 0, hr_layout_outer(&s->u[0].l));
     return HR_OK;
 }
 
 static hr_status seq_sweeps(hr_solver *s, long count)
 {
-    hr_sweep_args a = {&s->u[0].l, NULL, NULL, hr_solver_rhs_view(s), hr_box_interior(&s->u[0].l),
+    hr_sweep_args a = {&s->u[0].l, NULL, NULL, hri_solver_rhs_view(s), hr_box_interior(&s->u[0].l),
                        s->p.omega};
     for (long t = 0; t < count; t++) {
         a.in = hr_grid_origin(&s->u[s->cur]);
         a.out = hr_grid_origin(&s->u[1 - s->cur]);
-        hr_cpu_sweep_box(&a);
+        hri_cpu_sweep_box(&a);
         s->cur = 1 - s->cur;
     }
     return HR_OK;
 }
 
-const hr_kernel_ops hr_kernel_seq = {
+const hr_kernel_ops hri_kernel_seq = {
     .setup = seq_setup,
     .sweeps = seq_sweeps,
 };

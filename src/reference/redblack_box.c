@@ -17,7 +17,7 @@
 #undef HR_FN
 #undef HR_RB_JAC
 
-void hr_cpu_rb_box(const hr_rb_args *a, const hr_box *box, int colour)
+void hri_cpu_rb_box(const hr_rb_args *a, const hr_box *box, int colour)
 {
     if (hr_box_empty(box)) return;
     if (a->l->esize == 8)
@@ -26,7 +26,7 @@ void hr_cpu_rb_box(const hr_rb_args *a, const hr_box *box, int colour)
         rb_box_f32(a, box, colour);
 }
 
-void hr_cpu_rb_box_unrolled(const hr_rb_args *a, const hr_box *box, int colour)
+void hri_cpu_rb_box_unrolled(const hr_rb_args *a, const hr_box *box, int colour)
 {
     if (hr_box_empty(box)) return;
     if (a->l->esize == 8)
@@ -35,9 +35,9 @@ void hr_cpu_rb_box_unrolled(const hr_rb_args *a, const hr_box *box, int colour)
         rb_box_unrolled_f32(a, box, colour);
 }
 
-void hr_cpu_rb_iteration(const hr_rb_args *a)
+void hri_cpu_rb_iteration(const hr_rb_args *a)
 {
     const hr_box box = hr_box_interior(a->l);
-    hr_cpu_rb_box(a, &box, 0);
-    hr_cpu_rb_box(a, &box, 1);
+    hri_cpu_rb_box(a, &box, 0);
+    hri_cpu_rb_box(a, &box, 1);
 }

@@ -16,7 +16,7 @@
 #undef T
 #undef HR_FN
 
-void hr_cpu_sweep_box(const hr_sweep_args *a)
+void hri_cpu_sweep_box(const hr_sweep_args *a)
 {
     if (hr_box_empty(&a->box)) return;
     if (a->l->esize == 8)
@@ -25,7 +25,7 @@ void hr_cpu_sweep_box(const hr_sweep_args *a)
         sweep_box_f32(a);
 }
 
-void hr_cpu_residual_box(const hr_resid_args *a, hr_norm2 *rnorm, hr_norm2 *bnorm)
+void hri_cpu_residual_box(const hr_resid_args *a, hr_norm2 *rnorm, hr_norm2 *bnorm)
 {
     *rnorm = (hr_norm2){0.0, 0.0};
     *bnorm = (hr_norm2){0.0, 0.0};

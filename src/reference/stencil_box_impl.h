@@ -64,7 +64,7 @@ static void HR_FN(sweep_box)(const hr_sweep_args *a)
     const T *hf = (const T *)a->rhs.hf;
     const size_t p = l->pitch, q = l->plane;
     if (l->dim == 2 && !weighted) {
-        HR_FN(hr_cpu_sweep)(in, out, a->rhs, p, b->lo[1], b->hi[1], b->lo[0], b->hi[0]);
+        HR_FN(hri_cpu_sweep)(in, out, a->rhs, p, b->lo[1], b->hi[1], b->lo[0], b->hi[0]);
         return;
     }
     for (int k = b->lo[2]; k < b->hi[2]; k++)

@@ -44,7 +44,7 @@ typedef struct hr_sweep_args {
     double omega; /* 1: plain Jacobi (bitwise the unweighted update) */
 } hr_sweep_args;
 
-void hr_cpu_sweep_box(const hr_sweep_args *a);
+void hri_cpu_sweep_box(const hr_sweep_args *a);
 
 /* A 2-norm kept as scale * sqrt(ssq), so that neither huge nor tiny values overflow or
  * underflow when squared (the LAPACK dnrm2 idea). Partial norms combine exactly. */
@@ -114,7 +114,7 @@ typedef struct hr_resid_args {
     double *rmax; /* optional: receives max |r| over the box (exact, so any order agrees) */
 } hr_resid_args;
 
-void hr_cpu_residual_box(const hr_resid_args *a, hr_norm2 *rnorm, hr_norm2 *bnorm);
+void hri_cpu_residual_box(const hr_resid_args *a, hr_norm2 *rnorm, hr_norm2 *bnorm);
 
 #ifdef __cplusplus
 }

@@ -4,18 +4,18 @@
 
 #include "hetrelax/hetrelax.h"
 
-int hr_cuda_device_count(void)
+int hri_cuda_device_count(void)
 {
     return 0;
 }
 
-size_t hr_cuda_l2_bytes(int ordinal)
+size_t hri_cuda_l2_bytes(int ordinal)
 {
     (void)ordinal;
     return 0;
 }
 
-hr_status hr_cuda_device_memory(int ordinal, size_t *free_bytes, size_t *total_bytes)
+hr_status hri_cuda_device_memory(int ordinal, size_t *free_bytes, size_t *total_bytes)
 {
     (void)ordinal;
     if (free_bytes) *free_bytes = 0;
@@ -39,7 +39,7 @@ hr_status hr_measure_device_bandwidth(int ordinal, size_t bytes, int repeats, do
     return HR_ERR_UNSUPPORTED;
 }
 
-hr_status hr_cuda_tune(const hr_options *o, long sweeps, const char *cache_path, hr_cuda_tune_result *out,
+hr_status hri_cuda_tune(const hr_options *o, long sweeps, const char *cache_path, hr_cuda_tune_result *out,
                        char *err, size_t err_size)
 {
     (void)o, (void)sweeps, (void)cache_path, (void)out;
@@ -50,19 +50,19 @@ hr_status hr_cuda_tune(const hr_options *o, long sweeps, const char *cache_path,
 /* The CUDA IPC transport (cuda/transport_ipc.h): none without CUDA. */
 #include "parallel/transport/cuda/transport_ipc.h"
 
-int hr_ipc_available(void)
+int hri_ipc_available(void)
 {
     return 0;
 }
 
-int hr_ipc_peer_direct(int device, int peer)
+int hri_ipc_peer_direct(int device, int peer)
 {
     (void)device;
     (void)peer;
     return -1;
 }
 
-hr_status hr_transport_ipc_create(hr_transport *host, int device, hr_transport **out, char *err, size_t es)
+hr_status hri_transport_ipc_create(hr_transport *host, int device, hr_transport **out, char *err, size_t es)
 {
     (void)host;
     (void)device;
@@ -75,14 +75,14 @@ hr_status hr_transport_ipc_create(hr_transport *host, int device, hr_transport *
  * (options.split_second = HR_SPLIT_CPU) still runs the whole engine. */
 #include "parallel/hybrid/place.h"
 
-hr_status hr_place_gpu_create(const hr_place_spec *spec, hr_place **out)
+hr_status hri_place_gpu_create(const hr_place_spec *spec, hr_place **out)
 {
     *out = NULL;
-    if (spec->s) hr_solver_set_error(spec->s, "backend: hybrid needs a CUDA device (built without CUDA)");
+    if (spec->s) hri_solver_set_error(spec->s, "backend: hybrid needs a CUDA device (built without CUDA)");
     return HR_ERR_NO_DEVICE;
 }
 
-hr_status hr_place_gpu_roundtrip(int device, size_t bytes, int repeats, double *seconds)
+hr_status hri_place_gpu_roundtrip(int device, size_t bytes, int repeats, double *seconds)
 {
     (void)device;
     (void)bytes;
@@ -94,7 +94,7 @@ hr_status hr_place_gpu_roundtrip(int device, size_t bytes, int repeats, double *
 /* ---- the general-problem engine's CUDA backend (methods/stencil/cuda) */
 #include "methods/stencil/stencil_kernels.h"
 
-const hr_st_backend *hr_st_cuda_backend(void)
+const hr_st_backend *hri_st_cuda_backend(void)
 {
     return NULL;
 }

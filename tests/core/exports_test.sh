@@ -34,7 +34,7 @@ if grep '^unmarked' "$T/core.decl" "$T/mpi.decl"; then
 fi
 awk '{ print $2 }' "$T/core.decl" | sort -u >"$T/core.api"
 awk '{ print $2 }' "$T/mpi.decl" | sort -u >"$T/mpi.api"
-grep -rhoE '^HR_INTERNAL_API[^(;]*\bhr_[a-z0-9_]+ *\(' "$src/src" | grep -oE 'hr_[a-z0-9_]+ *\($' | tr -d ' (' |
+grep -rhoE '^HR_INTERNAL_API[^(;]*\bhri_[a-z0-9_]+ *\(' "$src/src" | grep -oE 'hri_[a-z0-9_]+ *\($' | tr -d ' (' |
     sort -u >"$T/internal"
 test -s "$T/core.api" && test -s "$T/internal" # the parsing found something
 

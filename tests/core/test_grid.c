@@ -13,7 +13,7 @@ static hr_status alloc(hr_grid *g, int dim, int nx, int ny, int nz, size_t es)
 {
     hr_grid_layout l;
     if (!hr_layout_init(&l, dim, nx, ny, nz, es)) return HR_ERR_NO_MEMORY;
-    return hr_grid_alloc(g, &l);
+    return hri_grid_alloc(g, &l);
 }
 
 static void layout_alignment(void **state)
@@ -34,7 +34,7 @@ static void layout_alignment(void **state)
             }
             /* the last element lies inside the allocation */
             assert_true(hr_layout_index(&g.l, (size_t)ny + 1, (size_t)n + 1, 0) < g.l.count);
-            hr_grid_free(&g);
+            hri_grid_free(&g);
         }
 }
 
@@ -57,14 +57,14 @@ static void layout_3d(void **state)
                         0);
             assert_true(hr_layout_index(&g.l, (size_t)ny + 1, (size_t)nx + 1, (size_t)nz + 1) < g.l.count);
             /* the ring of every plane, and the whole first and last planes, hold the boundary */
-            hr_grid_init_rows(&g, 0, nz + 2, 2.5);
+            hri_grid_init_rows(&g, 0, nz + 2, 2.5);
             for (int k = 0; k <= nz + 1; k++)
                 for (int i = 0; i <= ny + 1; i++)
                     for (int j = 0; j <= nx + 1; j++) {
                         int edge = k == 0 || k == nz + 1 || i == 0 || i == ny + 1 || j == 0 || j == nx + 1;
-                        assert_true(hr_grid_get3(&g, i, j, k) == (edge ? 2.5 : 0.0));
+                        assert_true(hri_grid_get3(&g, i, j, k) == (edge ? 2.5 : 0.0));
                     }
-            hr_grid_free(&g);
+            hri_grid_free(&g);
         }
 }
 
@@ -73,14 +73,14 @@ static void init_rows_sets_boundary(void **state)
     (void)state;
     hr_grid g;
     assert_int_equal(alloc(&g, 2, 5, 5, 0, 8), HR_OK);
-    hr_grid_init_rows(&g, 0, 7, 2.5);
+    hri_grid_init_rows(&g, 0, 7, 2.5);
     for (int i = 0; i <= 6; i++)
         for (int j = 0; j <= 6; j++) {
             int edge = i == 0 || j == 0 || i == 6 || j == 6;
-            assert_true(hr_grid_get(&g, i, j) == (edge ? 2.5 : 0.0));
+            assert_true(hri_grid_get(&g, i, j) == (edge ? 2.5 : 0.0));
         }
-    hr_grid_free(&g);
-    hr_grid_free(NULL);
+    hri_grid_free(&g);
+    hri_grid_free(NULL);
 }
 
 static void rejects_bad_size(void **state)

@@ -128,7 +128,7 @@ static void converges(int pc)
     hr_cg_scalars sc = start(&s, &ops);
     assert_true(true_rel(&s) == 1.0);
     hr_cg_out out;
-    hr_cg_iterate(&ops, &sc, N, &out); /* n steps solve an n x n SPD system (up to rounding) */
+    hri_cg_iterate(&ops, &sc, N, &out); /* n steps solve an n x n SPD system (up to rounding) */
     assert_int_equal(out.stop, HR_CG_COUNT);
     assert_int_equal(out.done, N);
     assert_int_equal(s.applies, N);
@@ -160,8 +160,8 @@ static void test_preconditioner_used(void **state)
     spd(&a, 0);
     spd(&b, 1);
     hr_cg_scalars sa = start(&a, &oa), sb = start(&b, &ob);
-    hr_cg_iterate(&oa, &sa, 2, &out);
-    hr_cg_iterate(&ob, &sb, 2, &out);
+    hri_cg_iterate(&oa, &sa, 2, &out);
+    hri_cg_iterate(&ob, &sb, 2, &out);
     assert_true(sa.rr != sb.rr);
     assert_true(sb.rz != sb.rr);
 }
@@ -177,7 +177,7 @@ static void test_breakdown_zero_operator(void **state)
     hr_cg_scalars sc = start(&s, &ops);
     const double rr0 = sc.rr;
     hr_cg_out out;
-    hr_cg_iterate(&ops, &sc, 10, &out);
+    hri_cg_iterate(&ops, &sc, 10, &out);
     assert_int_equal(out.stop, HR_CG_BREAKDOWN);
     assert_int_equal(out.done, 0);
     assert_true(out.breakdown_pq == 0.0);
@@ -198,7 +198,7 @@ static void test_breakdown_indefinite(void **state)
     s.b[N - 1] = 1.0;
     hr_cg_scalars sc = start(&s, &ops);
     hr_cg_out out;
-    hr_cg_iterate(&ops, &sc, 10, &out);
+    hri_cg_iterate(&ops, &sc, 10, &out);
     assert_int_equal(out.stop, HR_CG_BREAKDOWN);
     assert_int_equal(out.done, 0);
     assert_true(out.breakdown_pq == -1.0);
@@ -219,7 +219,7 @@ static void test_breakdown_counts_steps(void **state)
     /* step 1: p = b, p.Ap = 1/2, r = (-3, 0, .., 0, 3); step 2: p = (6, 0, .., 0, 12), p.Ap = -36 */
     hr_cg_scalars sc = start(&s, &ops);
     hr_cg_out out;
-    hr_cg_iterate(&ops, &sc, 10, &out);
+    hri_cg_iterate(&ops, &sc, 10, &out);
     assert_int_equal(out.stop, HR_CG_BREAKDOWN);
     assert_int_equal(out.done, 1);
     assert_true(out.breakdown_pq == -36.0);
@@ -237,7 +237,7 @@ static void test_lockstep_runs_every_step(void **state)
     hr_cg_scalars sc = start(&s, &ops);
     ops.lockstep = 1;
     hr_cg_out out;
-    hr_cg_iterate(&ops, &sc, 5, &out);
+    hri_cg_iterate(&ops, &sc, 5, &out);
     assert_int_equal(out.stop, HR_CG_COUNT);
     assert_int_equal(out.done, 5);
     assert_int_equal(s.applies, 5);
@@ -250,8 +250,8 @@ static void test_lockstep_runs_every_step(void **state)
     spd(&b, 1);
     hr_cg_scalars sa = start(&a, &oa), sb = start(&b, &ob);
     ob.lockstep = 1;
-    hr_cg_iterate(&oa, &sa, 5, &out);
-    hr_cg_iterate(&ob, &sb, 5, &out);
+    hri_cg_iterate(&oa, &sa, 5, &out);
+    hri_cg_iterate(&ob, &sb, 5, &out);
     assert_memory_equal(a.x, b.x, sizeof a.x);
     assert_true(sa.rr == sb.rr && sa.rz == sb.rz);
 }
@@ -266,7 +266,7 @@ static void test_zero_residual(void **state)
     memset(s.b, 0, sizeof s.b);
     hr_cg_scalars sc = start(&s, &ops);
     hr_cg_out out;
-    hr_cg_iterate(&ops, &sc, 10, &out);
+    hri_cg_iterate(&ops, &sc, 10, &out);
     assert_int_equal(out.stop, HR_CG_ZERO);
     assert_int_equal(out.done, 0);
     assert_int_equal(s.applies, 0);
@@ -282,7 +282,7 @@ static void test_check_hook_stops(void **state)
     hr_cg_scalars sc = start(&s, &ops);
     ops.check = op_check;
     hr_cg_out out;
-    hr_cg_iterate(&ops, &sc, 10, &out);
+    hri_cg_iterate(&ops, &sc, 10, &out);
     assert_int_equal(out.stop, HR_CG_STOPPED);
     assert_int_equal(out.done, 3);
     assert_int_equal(s.applies, 3);

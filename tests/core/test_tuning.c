@@ -74,7 +74,7 @@ static void variable_and_option_agree(void **state)
     setenv("HETRELAX_CPU_BLOCK", value, 1);
     hr_tuning t = {0};
     char err[256];
-    assert_int_equal(hr_tuning_from_env(&t, err, sizeof err), 0);
+    assert_int_equal(hri_tuning_from_env(&t, err, sizeof err), 0);
     assert_int_equal(t.cpu_block, by);
     assert_int_equal(t.cpu_block_stream, HR_TUNE_ON);
     hr_options e = pencil_options();
@@ -148,7 +148,7 @@ static void cache_path_from_knobs_only(void **state)
 
     /* the command's mapping: the variables give exactly these knobs */
     hr_tuning t = {0};
-    assert_int_equal(hr_tuning_from_env(&t, err, sizeof err), 0);
+    assert_int_equal(hri_tuning_from_env(&t, err, sizeof err), 0);
     assert_string_equal(t.tune_file, env_file);
     snprintf(probe, sizeof probe, "%s/hetrelax", env_xdg);
     assert_string_equal(t.cache_dir, probe);
@@ -167,13 +167,13 @@ static void cache_path_from_knobs_only(void **state)
 static void table_and_validation(void **state)
 {
     (void)state;
-    assert_true(hr_knob_count() >= 40);
-    for (int i = 0; i < hr_knob_count(); i++) {
-        const hr_knob *k = hr_knob_at(i);
-        assert_ptr_equal(hr_knob_find(k->name), k);
-        if (k->var && strncmp(k->var, "HETRELAX_", 9) == 0) assert_ptr_equal(hr_knob_find(k->var), k);
+    assert_true(hri_knob_count() >= 40);
+    for (int i = 0; i < hri_knob_count(); i++) {
+        const hr_knob *k = hri_knob_at(i);
+        assert_ptr_equal(hri_knob_find(k->name), k);
+        if (k->var && strncmp(k->var, "HETRELAX_", 9) == 0) assert_ptr_equal(hri_knob_find(k->var), k);
         hr_tuning zero = {0};
-        assert_true(hr_knob_is_default(k, &zero));
+        assert_true(hri_knob_is_default(k, &zero));
     }
     hr_options o = pencil_options();
     o.tuning.crew_pieces = 65;

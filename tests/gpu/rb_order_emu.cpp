@@ -25,7 +25,7 @@
 #include "methods/redblack/cuda/redblack_gpu.h"
 
 /* the tuning cache's lookup (src/methods/jacobi/cuda/gpu_tune.cu): no entry */
-extern "C" int hr_gpu_rb_shape_lookup(const hr_tuning *, int, const char *, const char *, int, int, int,
+extern "C" int hri_gpu_rb_shape_lookup(const hr_tuning *, int, const char *, const char *, int, int, int,
                                       int *, const char **)
 {
     return 0;
@@ -135,34 +135,34 @@ void release(host_grids &h)
 
 hr_status one_it(void *g, long c, char *e, size_t n)
 {
-    return hr_gpu_rb_iterations((hr_gpu_rb *)g, c, e, n);
+    return hri_gpu_rb_iterations((hr_gpu_rb *)g, c, e, n);
 }
 hr_status one_down(void *g, void *u, double *t, char *e, size_t n)
 {
-    return hr_gpu_rb_download((hr_gpu_rb *)g, u, t, e, n);
+    return hri_gpu_rb_download((hr_gpu_rb *)g, u, t, e, n);
 }
 hr_status one_up(void *g, const void *u, double *t, char *e, size_t n)
 {
-    return hr_gpu_rb_upload((hr_gpu_rb *)g, u, t, e, n);
+    return hri_gpu_rb_upload((hr_gpu_rb *)g, u, t, e, n);
 }
 hr_status two_it(void *g, long c, char *e, size_t n)
 {
-    return hr_gpu_rb2_iterations((hr_gpu_rb2 *)g, c, e, n);
+    return hri_gpu_rb2_iterations((hr_gpu_rb2 *)g, c, e, n);
 }
 hr_status two_down(void *g, void *u, double *t, char *e, size_t n)
 {
-    return hr_gpu_rb2_download((hr_gpu_rb2 *)g, u, t, e, n);
+    return hri_gpu_rb2_download((hr_gpu_rb2 *)g, u, t, e, n);
 }
 hr_status two_up(void *g, const void *u, double *t, char *e, size_t n)
 {
-    return hr_gpu_rb2_upload((hr_gpu_rb2 *)g, u, t, e, n);
+    return hri_gpu_rb2_upload((hr_gpu_rb2 *)g, u, t, e, n);
 }
 const ops one_gpu = {one_it, one_down, one_up}, slabs = {two_it, two_down, two_up};
 
 const char *const names[HR_GPU_RB_COUNT] = {"rb-v1",  "rb-v2",    "rb-v3",     "rb-v4",
                                             "rb-ldg", "rb-tuned", "rb-inplace"};
 
-/* One GPU; rb-tuned also through the tuner's loop (hr_gpu_rb_tune): per shape a reset and
+/* One GPU; rb-tuned also through the tuner's loop (hri_gpu_rb_tune): per shape a reset and
  * upload, sweeps, a download compared on the host, then timed sweeps. */
 long one(int variant, int dim, size_t esize, bool pinned, bool f)
 {
@@ -177,14 +177,14 @@ long one(int variant, int dim, size_t esize, bool pinned, bool f)
     int shape[3];
     double t;
     const long f0 = failures;
-    call(hr_gpu_rb_create(&p, h.u.data(), &g, name, sizeof name, shape, &t, err, sizeof err), "create", err,
+    call(hri_gpu_rb_create(&p, h.u.data(), &g, name, sizeof name, shape, &t, err, sizeof err), "create", err,
          label);
     if (failures == f0) {
         run(one_gpu, g, h, label);
         if (variant == HR_GPU_RB_TUNED) {
             const int cands[][3] = {{128, 1, 8}, {64, 18, 4}, {32, 2, 2}};
             for (auto &c : cands) {
-                call(hr_gpu_rb_set_shape(g, c[0], c[1], c[2], err, sizeof err), "shape", err, label);
+                call(hri_gpu_rb_set_shape(g, c[0], c[1], c[2], err, sizeof err), "shape", err, label);
                 restart(one_gpu, g, h, label);
                 sweeps(one_gpu, g, 3, label);
                 sync_host(one_gpu, g, h, label);
@@ -193,7 +193,7 @@ long one(int variant, int dim, size_t esize, bool pinned, bool f)
             }
         }
     }
-    hr_gpu_rb_free(g);
+    hri_gpu_rb_free(g);
     release(h);
     return emu_check(label.c_str());
 }
@@ -219,9 +219,9 @@ long many(const char *var, const char *val, int ng, bool one_device, bool pinned
     char name[128], err[256] = "";
     double t;
     const long f0 = failures;
-    call(hr_gpu_rb2_create(&p, h.u.data(), &g, name, sizeof name, &t, err, sizeof err), "create", err, label);
+    call(hri_gpu_rb2_create(&p, h.u.data(), &g, name, sizeof name, &t, err, sizeof err), "create", err, label);
     if (failures == f0) run(slabs, g, h, label);
-    hr_gpu_rb2_free(g);
+    hri_gpu_rb2_free(g);
     release(h);
     return emu_check(label.c_str());
 }

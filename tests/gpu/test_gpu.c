@@ -280,7 +280,7 @@ static void test_errors(void **state)
     assert_int_equal(hr_solver_create(&o, &s), HR_ERR_INVALID_ARG);
     assert_true(strstr(hr_last_error(), "tuning.gpu_shape") != NULL);
     set_knob(&o.tuning, "gpu_shape", NULL);
-    o.device = hr_cuda_device_count();
+    o.device = hri_cuda_device_count();
     assert_int_equal(hr_solver_create(&o, &s), HR_ERR_NO_DEVICE);
     assert_null(s);
 }
@@ -298,7 +298,7 @@ static void test_bandwidth_probe(void **state)
 
 int main(void)
 {
-    if (!hr_kernel_find(HR_BACKEND_GPU, NULL, 2) || hr_cuda_device_count() < 1) {
+    if (!hri_kernel_find(HR_BACKEND_GPU, NULL, 2) || hri_cuda_device_count() < 1) {
         fprintf(stderr, "no CUDA device (or no CUDA in this build): skipped\n");
         return 77;
     }

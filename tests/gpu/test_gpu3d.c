@@ -373,7 +373,7 @@ static void tune_cache_round_trip(void **state)
         assert_true(strcmp(cfg.shape_source, "shipped") == 0 || strcmp(cfg.shape_source, "default") == 0);
         hr_cuda_tune_result t;
         char err[256];
-        assert_int_equal(hr_cuda_tune(&o, 3, NULL, &t, err, sizeof err), HR_OK);
+        assert_int_equal(hri_cuda_tune(&o, 3, NULL, &t, err, sizeof err), HR_OK);
         assert_string_equal(t.cache_path, path);
         assert_true(t.candidates > 1);
         free(must(&o, &r, &cfg, "after tuning"));
@@ -404,7 +404,7 @@ static void tune_cache_round_trip(void **state)
 
 int main(void)
 {
-    if (!hr_kernel_default(HR_BACKEND_GPU, 3) || hr_cuda_device_count() < 1) {
+    if (!hr_kernel_default(HR_BACKEND_GPU, 3) || hri_cuda_device_count() < 1) {
         fprintf(stderr, "no CUDA device (or no CUDA in this build): skipped\n");
         return 77;
     }

@@ -160,7 +160,7 @@ static double rnd(void)
 /* A padded array with random unknowns and zero ghosts. */
 static double *random_array(const hr_sgrid *g)
 {
-    double *x = hr_sgrid_alloc(g);
+    double *x = hri_sgrid_alloc(g);
     for (int k = 0; k < g->n[2]; k++)
         for (int j = 0; j < g->n[1]; j++)
             for (int i = 0; i < g->n[0]; i++)
@@ -217,10 +217,10 @@ static void close_to(double gpu_v, double cpu_v, double rel, const char *what, i
 /* Every kernel of one level (A: host operator, dA: its twin). */
 static void level_kernels(gpu *G, hr_st_exec *cx, const hr_sop *A, const hr_sop *dA, int level)
 {
-    const hr_st_backend *C = &hr_st_cpu, *K = G->k;
+    const hr_st_backend *C = &hri_st_cpu, *K = G->k;
     hr_st_exec *gx = &G->ex;
     const hr_sgrid *g = &A->g;
-    double *u = random_array(g), *b = random_array(g), *r = hr_sgrid_alloc(g);
+    double *u = random_array(g), *b = random_array(g), *r = hri_sgrid_alloc(g);
     double *du = up(G, g, u), *db = up(G, g, b), *dr = up(G, g, NULL);
     /* residual, with r and without */
     const double rr = C->residual(cx, A, u, b, r), drr = K->residual(gx, dA, du, db, dr);
@@ -251,7 +251,7 @@ static void level_kernels(gpu *G, hr_st_exec *cx, const hr_sop *A, const hr_sop 
     same(G, g, dprev, prev, "cheby into prev", level);
     /* Gauss-Seidel (SOR 1.3), colour by colour, forward then backward */
     int cls[27][3];
-    const int nc = hr_st_colours(A, cls);
+    const int nc = hri_st_colours(A, cls);
     for (int s = 0; s < 2 * nc; s++) {
         const int c = s < nc ? s : 2 * nc - 1 - s;
         C->colour_sweep(cx, A, u, b, 1.3, c);
@@ -283,7 +283,7 @@ static void level_kernels(gpu *G, hr_st_exec *cx, const hr_sop *A, const hr_sop 
                 vs[t]->c[k] += sh;
         }
         int scls[27][3];
-        const int snc = hr_st_colours(&As, scls);
+        const int snc = hri_st_colours(&As, scls);
         for (int c = 0; c < snc; c++) {
             C->colour_sweep(cx, &As, u + sh, b + sh, 1.3, c);
             K->colour_sweep(gx, &dAs, du + sh, db + sh, 1.3, c);
@@ -314,7 +314,7 @@ static void level_kernels(gpu *G, hr_st_exec *cx, const hr_sop *A, const hr_sop 
     K->remove_mean(gx, g, dx);
     near(G, g, dx, x, 1e-13, "remove_mean", level);
     K->zero(gx, g, dx);
-    hr_st_zero(g, x);
+    hri_st_zero(g, x);
     same(G, g, dx, x, "zero", level);
     K->copy(gx, g, dx, dp);
     same(G, g, dx, p, "copy", level);
@@ -328,12 +328,12 @@ static void level_kernels(gpu *G, hr_st_exec *cx, const hr_sop *A, const hr_sop 
 static void transfer_kernels(gpu *G, hr_st_exec *cx, const hr_sgrid *fg, const hr_sgrid *cg,
                              const hr_st_axis ax[3], const hr_st_axis dax[3], int level)
 {
-    double *rf = random_array(fg), *bc = hr_sgrid_alloc(cg), *ec = random_array(cg), *uf = random_array(fg);
+    double *rf = random_array(fg), *bc = hri_sgrid_alloc(cg), *ec = random_array(cg), *uf = random_array(fg);
     double *drf = up(G, fg, rf), *dbc = up(G, cg, NULL), *dec = up(G, cg, ec), *duf = up(G, fg, uf);
-    hr_st_cpu.restrict_(cx, fg, cg, ax, rf, bc);
+    hri_st_cpu.restrict_(cx, fg, cg, ax, rf, bc);
     G->k->restrict_(&G->ex, fg, cg, dax, drf, dbc);
     same(G, cg, dbc, bc, "restriction", level);
-    hr_st_cpu.prolong_add(cx, fg, cg, ax, ec, uf);
+    hri_st_cpu.prolong_add(cx, fg, cg, ax, ec, uf);
     G->k->prolong_add(&G->ex, fg, cg, dax, dec, duf);
     same(G, fg, duf, uf, "prolongation", level);
     G->k->release(&G->ex, drf), G->k->release(&G->ex, dbc), G->k->release(&G->ex, dec),
@@ -348,13 +348,13 @@ static void shapes(gpu *G, const hr_sop *A, const hr_sop *dA)
     const hr_sgrid *g = &A->g;
     double *u = random_array(g), *b = random_array(g);
     double *du = up(G, g, u), *db = up(G, g, b), *dr = up(G, g, NULL), *dq = up(G, g, NULL);
-    double *r0 = hr_sgrid_alloc(g), *q0 = hr_sgrid_alloc(g), *j0 = hr_sgrid_alloc(g);
+    double *r0 = hri_sgrid_alloc(g), *q0 = hri_sgrid_alloc(g), *j0 = hri_sgrid_alloc(g);
     int bx, by, h;
-    hr_st_cuda_get_shape(&G->ex, g->dim, &bx, &by, &h);
+    hri_st_cuda_get_shape(&G->ex, g->dim, &bx, &by, &h);
     double ref[3] = {0, 0, 0};
     for (size_t s = 0; s <= sizeof sh / sizeof *sh; s++) {
         if (s > 0)
-            CHECK(hr_st_cuda_set_shape(&G->ex, g->dim, sh[s - 1][0], sh[s - 1][1], sh[s - 1][2]) == HR_OK,
+            CHECK(hri_st_cuda_set_shape(&G->ex, g->dim, sh[s - 1][0], sh[s - 1][1], sh[s - 1][2]) == HR_OK,
                   "shape %dx%dx%d refused", sh[s - 1][0], sh[s - 1][1], sh[s - 1][2]);
         double v[3];
         v[0] = G->k->residual(&G->ex, dA, du, db, dr);
@@ -375,9 +375,9 @@ static void shapes(gpu *G, const hr_sop *A, const hr_sop *dA)
         same(G, g, dr, r0, what, 0);
         same(G, g, dq, j0, "another shape: jacobi", 0);
     }
-    CHECK(hr_st_cuda_set_shape(&G->ex, g->dim, 48, 1, 1) == HR_ERR_INVALID_ARG, "bx 48 accepted");
-    CHECK(hr_st_cuda_set_shape(&G->ex, g->dim, 256, 8, 1) == HR_ERR_INVALID_ARG, "2048 threads accepted");
-    hr_st_cuda_set_shape(&G->ex, g->dim, bx, by, h);
+    CHECK(hri_st_cuda_set_shape(&G->ex, g->dim, 48, 1, 1) == HR_ERR_INVALID_ARG, "bx 48 accepted");
+    CHECK(hri_st_cuda_set_shape(&G->ex, g->dim, 256, 8, 1) == HR_ERR_INVALID_ARG, "2048 threads accepted");
+    hri_st_cuda_set_shape(&G->ex, g->dim, bx, by, h);
     G->k->release(&G->ex, du), G->k->release(&G->ex, db), G->k->release(&G->ex, dr),
         G->k->release(&G->ex, dq);
     free(u), free(b), free(r0), free(q0), free(j0);
@@ -396,9 +396,9 @@ static void kernels(const tcase *tc)
         fhi[a] = p.bc[2 * a + 1].kind == HR_BC_NEUMANN;
     }
     hr_sgrid g;
-    hr_sgrid_init(&g, p.dim, n, per);
+    hri_sgrid_init(&g, p.dim, n, per);
     hr_sop A;
-    if (hr_sop_alloc(&A, &g, 0) != HR_OK || hr_discretize(&p, NULL, &A, NULL, NULL) != HR_OK) {
+    if (hri_sop_alloc(&A, &g, 0) != HR_OK || hri_discretize(&p, NULL, &A, NULL, NULL) != HR_OK) {
         CHECK(0, "%s: discretize", tc->name);
         return;
     }
@@ -406,12 +406,12 @@ static void kernels(const tcase *tc)
     hr_st_exec cx = {NULL, malloc(lines * sizeof(double)), lines, NULL, NULL, 0};
     hr_st_mg mg;
     memset(&mg, 0, sizeof mg);
-    double *t0 = hr_sgrid_alloc(&g);
-    if (hr_st_mg_setup(&mg, &cx, &hr_st_cpu, &A, flo, fhi, 0, hr_problem_is_singular(&p), t0, 1) != HR_OK) {
+    double *t0 = hri_sgrid_alloc(&g);
+    if (hri_st_mg_setup(&mg, &cx, &hri_st_cpu, &A, flo, fhi, 0, hr_problem_is_singular(&p), t0, 1) != HR_OK) {
         CHECK(0, "%s: the hierarchy", tc->name);
         return;
     }
-    gpu G = {hr_st_cuda_backend(), {NULL, NULL, 0, NULL, NULL, 0}, hr_sgrid_alloc(&g)};
+    gpu G = {hri_st_cuda_backend(), {NULL, NULL, 0, NULL, NULL, 0}, hri_sgrid_alloc(&g)};
     if (G.k->open(&G.ex, 0, lines) != HR_OK) {
         CHECK(0, "%s: the CUDA backend does not open", tc->name);
         return;
@@ -430,25 +430,25 @@ static void kernels(const tcase *tc)
      * several lines (the carried registers) */
     static const int march[][3] = {{0, 0, 0}, {32, 4, 3}, {64, 1, 7}};
     int bx0, by0, h0;
-    hr_st_cuda_get_shape(&G.ex, p.dim, &bx0, &by0, &h0);
+    hri_st_cuda_get_shape(&G.ex, p.dim, &bx0, &by0, &h0);
     for (size_t s = 0; s < sizeof march / sizeof *march; s++) {
-        CHECK(hr_st_cuda_set_shape(&G.ex, p.dim, march[s][0], march[s][1], march[s][2]) == HR_OK, "shape");
+        CHECK(hri_st_cuda_set_shape(&G.ex, p.dim, march[s][0], march[s][1], march[s][2]) == HR_OK, "shape");
         for (int l = 0; l < mg.nlv; l++) {
             level_kernels(&G, &cx, &mg.lv[l].A, &dA[l], l);
             if (s == 0 && l + 1 < mg.nlv)
                 transfer_kernels(&G, &cx, &mg.lv[l].A.g, &mg.lv[l + 1].A.g, mg.lv[l].ax, dax[l], l);
         }
     }
-    hr_st_cuda_set_shape(&G.ex, p.dim, bx0, by0, h0);
+    hri_st_cuda_set_shape(&G.ex, p.dim, bx0, by0, h0);
     shapes(&G, &mg.lv[0].A, &dA[0]);
-    CHECK(hr_st_cuda_sync(&G.ex) == HR_OK, "%s: CUDA failure: %s", tc->name, hr_st_cuda_error(&G.ex));
+    CHECK(hri_st_cuda_sync(&G.ex) == HR_OK, "%s: CUDA failure: %s", tc->name, hri_st_cuda_error(&G.ex));
     for (int l = 0; l < mg.nlv; l++) {
         G.k->free_op(&G.ex, &dA[l]);
         for (int a = 0; a < 3; a++)
             if (dax[l][a].coarsen) G.k->free_axis(&G.ex, &dax[l][a]);
     }
     G.k->close(&G.ex);
-    hr_st_mg_free(&mg);
+    hri_st_mg_free(&mg);
     free(t0), free(cx.part), free(G.host);
     arrays_free(&arr);
 }
@@ -635,7 +635,7 @@ static void placement(void)
     o.gpus = 2;
     s = NULL;
     /* several GPUs run the engine's slabs (test_general_parts); more than there are: refused */
-    o.gpus = hr_cuda_device_count() + 1;
+    o.gpus = hri_cuda_device_count() + 1;
     CHECK(hr_grid_solver_create(&p, &o, &s) == HR_ERR_NO_DEVICE && !s && strstr(hr_last_error(), "gpus: devices 0 to"),
           "more GPUs than present: %s", hr_last_error());
     o.gpus = 0;
@@ -644,7 +644,7 @@ static void placement(void)
               strstr(hr_last_error(), "precision"),
           "single: %s", hr_last_error());
     o.precision = HR_PREC_DEFAULT;
-    o.device = hr_cuda_device_count();
+    o.device = hri_cuda_device_count();
     CHECK(hr_grid_solver_create(&p, &o, &s) == HR_ERR_NO_DEVICE && !s && strstr(hr_last_error(), "device"),
           "a device that is not there: %s", hr_last_error());
     arrays_free(&arr);
@@ -666,7 +666,7 @@ int main(int argc, char **argv)
         }
     }
     if (!only) only = getenv("HR_GPU_TEST_METHODS");
-    if (hr_cuda_device_count() < 1 || !hr_st_cuda_backend()) {
+    if (hri_cuda_device_count() < 1 || !hri_st_cuda_backend()) {
         printf("no CUDA device (or no CUDA): skipped\n");
         return 77;
     }

@@ -9,7 +9,7 @@
  * - rb-tuned with every unroll depth (h % 8, h % 4, h % 2), strips per block, strip widths,
  *   one strip per grid and a grid-stride loop (more strips than block rows), shapes refused;
  *   rb-inplace with its tile shapes (tuning.rb_gpu_shape), H = 1 strips included;
- * - the tuning round trip: hr_cuda_tune on rb-tuned (bitwise over all candidates) into a
+ * - the tuning round trip: hri_cuda_tune on rb-tuned (bitwise over all candidates) into a
  *   private cache file, then the solver takes that shape ("cache");
  * - residual checks mid-run and a checkpoint restart are bitwise; pageable = pinned with the
  *   transfer times recorded; Jacobi refused on the red-black kernels;
@@ -241,7 +241,7 @@ static void tune_round_trip(void **state)
     hr_solver_free(sv);
     hr_cuda_tune_result t;
     char err[300];
-    if (hr_cuda_tune(&o, 3, NULL, &t, err, sizeof err) != HR_OK) fail_msg("hr_cuda_tune rb-tuned: %s", err);
+    if (hri_cuda_tune(&o, 3, NULL, &t, err, sizeof err) != HR_OK) fail_msg("hri_cuda_tune rb-tuned: %s", err);
     assert_string_equal(t.cache_path, path);
     assert_true(t.candidates > 10);
     assert_int_equal(hr_solver_create(&o, &sv), HR_OK);
@@ -280,7 +280,7 @@ static void tune_round_trip(void **state)
     /* a kernel with no shapes to tune is refused, not crashed */
     o.backend = HR_BACKEND_GPU;
     o.kernel = "rb-v1";
-    assert_int_not_equal(hr_cuda_tune(&o, 2, NULL, &t, err, sizeof err), HR_OK);
+    assert_int_not_equal(hri_cuda_tune(&o, 2, NULL, &t, err, sizeof err), HR_OK);
     unlink(path);
 }
 
@@ -446,7 +446,7 @@ static void slabs_one_device(void **state)
     assert_non_null(strstr(hr_last_error(), "gpus: kernel rb-mgpu needs --gpus N"));
     /* more GPUs than present: one line naming the devices */
     rb2_env(0, 0);
-    const int devices = hr_cuda_device_count();
+    const int devices = hri_cuda_device_count();
     if (devices < 16) {
         o = rb2_options(64, 64, devices + 1, 0);
         assert_int_equal(hr_solver_create(&o, &sv), HR_ERR_NO_DEVICE);
@@ -476,13 +476,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: test_gpu_redblack [--devices N (2..16)]\n");
         return 2;
     }
-    if (!hr_kernel_find(HR_BACKEND_GPU, "rb-tuned", 2) || hr_cuda_device_count() < 1) {
+    if (!hri_kernel_find(HR_BACKEND_GPU, "rb-tuned", 2) || hri_cuda_device_count() < 1) {
         fprintf(stderr, "no CUDA device (or no CUDA in this build): skipped\n");
         return 77;
     }
     if (want_devices) {
-        if (hr_cuda_device_count() < want_devices) {
-            fprintf(stderr, "%d CUDA device(s), %d needed: skipped\n", hr_cuda_device_count(), want_devices);
+        if (hri_cuda_device_count() < want_devices) {
+            fprintf(stderr, "%d CUDA device(s), %d needed: skipped\n", hri_cuda_device_count(), want_devices);
             return 77;
         }
         const struct CMUnitTest many[] = {cmocka_unit_test(slabs_devices)};

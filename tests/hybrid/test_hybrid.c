@@ -354,45 +354,45 @@ static void record_cpu(void *ctx, int tid, int n)
 static void crew_pinning(void **state)
 {
     (void)state;
-    const int slots = hr_crew_slots();
-    assert_true(slots >= 1 && hr_crew_slot_cpu(0) >= 0 && hr_crew_slot_cpu(slots) == -1);
+    const int slots = hri_crew_slots();
+    assert_true(slots >= 1 && hri_crew_slot_cpu(0) >= 0 && hri_crew_slot_cpu(slots) == -1);
     const hr_tuning *tu = test_tuning();
     const int off = tu->crew_pin < 0;
     hr_crew *c;
-    assert_int_equal(hr_crew_create(1, slots - 1, tu, &c), HR_OK);
-    assert_int_equal(hr_crew_pinned(c), !off);
+    assert_int_equal(hri_crew_create(1, slots - 1, tu, &c), HR_OK);
+    assert_int_equal(hri_crew_pinned(c), !off);
     for (int rep = 0; rep < 20 && !off; rep++) {
         int cpu[1] = {-1};
-        hr_crew_start(c, record_cpu, cpu, 1);
-        hr_crew_wait(c);
-        assert_int_equal(cpu[0], hr_crew_slot_cpu(slots - 1));
+        hri_crew_start(c, record_cpu, cpu, 1);
+        hri_crew_wait(c);
+        assert_int_equal(cpu[0], hri_crew_slot_cpu(slots - 1));
     }
     /* two pinned crews on one slot, jobs interleaved: each start sends the other crew's
      * spinning worker to sleep, and the next start wakes it */
     hr_crew *d;
-    assert_int_equal(hr_crew_create(1, slots - 1, tu, &d), HR_OK);
+    assert_int_equal(hri_crew_create(1, slots - 1, tu, &d), HR_OK);
     for (int rep = 0; rep < 20; rep++) {
         int cpu[2] = {-1, -1};
-        hr_crew_start(c, record_cpu, cpu, 1);
-        hr_crew_wait(c);
-        hr_crew_start(d, record_cpu, cpu + 1, 1);
-        hr_crew_wait(d);
+        hri_crew_start(c, record_cpu, cpu, 1);
+        hri_crew_wait(c);
+        hri_crew_start(d, record_cpu, cpu + 1, 1);
+        hri_crew_wait(d);
         for (int k = 0; k < 2 && !off; k++)
-            assert_int_equal(cpu[k], hr_crew_slot_cpu(slots - 1));
+            assert_int_equal(cpu[k], hri_crew_slot_cpu(slots - 1));
         assert_true(cpu[0] >= 0 && cpu[1] >= 0);
     }
-    hr_crew_free(d);
-    hr_crew_free(c);
-    assert_int_equal(hr_crew_create(2, slots - 1, tu, &c), HR_OK); /* one slot short */
-    assert_false(hr_crew_pinned(c));
+    hri_crew_free(d);
+    hri_crew_free(c);
+    assert_int_equal(hri_crew_create(2, slots - 1, tu, &c), HR_OK); /* one slot short */
+    assert_false(hri_crew_pinned(c));
     int cpu[2] = {-1, -1};
-    hr_crew_start(c, record_cpu, cpu, 1);
-    hr_crew_wait(c);
+    hri_crew_start(c, record_cpu, cpu, 1);
+    hri_crew_wait(c);
     assert_true(cpu[0] >= 0 && cpu[1] >= 0);
-    hr_crew_free(c);
-    assert_int_equal(hr_crew_create(1, -1, tu, &c), HR_OK);
-    assert_false(hr_crew_pinned(c));
-    hr_crew_free(c);
+    hri_crew_free(c);
+    assert_int_equal(hri_crew_create(1, -1, tu, &c), HR_OK);
+    assert_false(hri_crew_pinned(c));
+    hri_crew_free(c);
 }
 
 /* Pieces: every piece of every job runs exactly once, and a job's next start waits for all of
@@ -416,31 +416,31 @@ static void crew_pieces(void **state)
 {
     (void)state;
     hr_crew *c;
-    assert_int_equal(hr_crew_create(3, -1, test_tuning(), &c), HR_OK);
+    assert_int_equal(hri_crew_create(3, -1, test_tuning(), &c), HR_OK);
     static piece_log l;
     l.slow_piece = -1;
     for (int job = 0; job < 2000; job++) {
         const int per = 1 + job % 5;
-        hr_crew_start(c, log_piece, &l, per);
-        hr_crew_wait(c);
+        hri_crew_start(c, log_piece, &l, per);
+        hri_crew_wait(c);
         for (int p = 0; p < 3 * per; p++) {
             assert_int_equal(atomic_load(&l.runs[p]), 1);
             atomic_store(&l.runs[p], 0);
         }
     }
-    hr_crew_free(c);
+    hri_crew_free(c);
     /* two workers, 8 pieces each, piece 0 slow: the worker that did not take it runs all the
      * others, its own and the slow worker's (stealing); tuning.crew_steal off: each its own */
     const int steal = test_tuning()->crew_steal >= 0;
-    assert_int_equal(hr_crew_create(2, -1, test_tuning(), &c), HR_OK);
+    assert_int_equal(hri_crew_create(2, -1, test_tuning(), &c), HR_OK);
     l.slow_piece = 0;
-    hr_crew_start(c, log_piece, &l, 8);
-    hr_crew_wait(c);
+    hri_crew_start(c, log_piece, &l, 8);
+    hri_crew_wait(c);
     for (int p = 0; p < 16; p++)
         assert_int_equal(atomic_load(&l.runs[p]), 1);
     for (int p = 1; p < 8; p++)
         assert_int_equal(pthread_equal(l.by[p], l.by[0]) != 0, !steal);
-    hr_crew_free(c);
+    hri_crew_free(c);
 }
 
 /* Nested crews not given: sized to their rows (the boundary crew's rows per thread those of
@@ -449,15 +449,15 @@ static void crew_sizes(void **state)
 {
     (void)state;
     int in, b;
-    hr_split_crew_sizes(15, 3, 2, &in, &b); /* an MPI rank's 3 planes, two of them boundaries */
+    hri_split_crew_sizes(15, 3, 2, &in, &b); /* an MPI rank's 3 planes, two of them boundaries */
     assert_true(b == 10 && in == 5);
-    hr_split_crew_sizes(15, 28, 2, &in, &b);
+    hri_split_crew_sizes(15, 28, 2, &in, &b);
     assert_true(b == 1 && in == 14);
-    hr_split_crew_sizes(15, 1, 2, &in, &b);
+    hri_split_crew_sizes(15, 1, 2, &in, &b);
     assert_true(b == 14 && in == 1);
-    hr_split_crew_sizes(2, 40, 1, &in, &b);
+    hri_split_crew_sizes(2, 40, 1, &in, &b);
     assert_true(b == 1 && in == 1);
-    hr_split_crew_sizes(1, 40, 1, &in, &b);
+    hri_split_crew_sizes(1, 40, 1, &in, &b);
     assert_true(b == 1 && in == 1);
     /* through the backend: 3-D, 40 planes, 8 threads (two CPU parts: 4 for A), nested */
     hr_options o;

@@ -59,7 +59,7 @@ static int engine_case(const hr_options *ref, const int *what, int ghost, char *
     o.split_second = HR_SPLIT_GPU;
     o.split_ghost = ghost;
     hr_split_spec sp;
-    hr_split_spec_from_options(&o, &s->p, 0, NULL, &sp);
+    hri_split_spec_from_options(&o, &s->p, 0, NULL, &sp);
     sp.parts = what[0];
     sp.devices = what[1];
     sp.host_exchange = what[2];
@@ -69,16 +69,16 @@ static int engine_case(const hr_options *ref, const int *what, int ghost, char *
     int bad = 1;
     hr_grid out;
     memset(&out, 0, sizeof out);
-    if (hr_grid_alloc(&out, &s->u[0].l) != HR_OK) {
+    if (hri_grid_alloc(&out, &s->u[0].l) != HR_OK) {
         fprintf(stderr, "engine: no memory\n");
-    } else if (hr_split_create(&sp, &s->u[s->cur], s->hf.base ? &s->hf : NULL, &e, err, sizeof err) !=
+    } else if (hri_split_create(&sp, &s->u[s->cur], s->hf.base ? &s->hf : NULL, &e, err, sizeof err) !=
                HR_OK) {
         fprintf(stderr, "engine: %s\n", err);
     } else {
         e->graph_off = e->graph_off || what[3];
         /* 5 sweeps one by one, then graphs from the odd parity (the public runs start even) */
-        if (hr_split_sweeps(e, 5) != HR_OK || hr_split_sweeps(e, ref->iters - 5) != HR_OK ||
-            hr_split_download(e, &out) != HR_OK) {
+        if (hri_split_sweeps(e, 5) != HR_OK || hri_split_sweeps(e, ref->iters - 5) != HR_OK ||
+            hri_split_download(e, &out) != HR_OK) {
             fprintf(stderr, "engine run: %s\n", e->err);
         } else if (s->k->kernel->sweeps(s, ref->iters) != HR_OK) {
             fprintf(stderr, "cpu-seq: %s\n", s->err);
@@ -94,8 +94,8 @@ static int engine_case(const hr_options *ref, const int *what, int ghost, char *
                 }
         }
     }
-    hr_split_free(e);
-    hr_grid_free(&out);
+    hri_split_free(e);
+    hri_grid_free(&out);
     hr_solver_free(s);
     return bad;
 }

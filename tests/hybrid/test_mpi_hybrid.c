@@ -64,7 +64,7 @@ int main(int argc, char **argv)
      * it: the library reads no environment */
     hr_tuning tune = {0};
     char err[256];
-    if (hr_tuning_from_env(&tune, err, sizeof err) != 0) {
+    if (hri_tuning_from_env(&tune, err, sizeof err) != 0) {
         fprintf(stderr, "%s\n", err);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }

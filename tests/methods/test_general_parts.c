@@ -72,12 +72,12 @@ static void compare(const char *what, const hr_problem *p, const hr_grid_options
     char err[256] = "";
     hr_grid_options op = *o;
     if (o->monitor) op.monitor_user = &calls;
-    hr_status st = hr_gs_prepare(p, &op, 0, &s, err, sizeof err);
+    hr_status st = hri_gs_prepare(p, &op, 0, &s, err, sizeof err);
     if (st == HR_OK) {
-        st = hr_gs_general_create_parts(s, p, parts);
+        st = hri_gs_general_create_parts(s, p, parts);
         if (st != HR_OK) {
             snprintf(err, sizeof err, "%s", s->err);
-            hr_gs_free(s);
+            hri_gs_free(s);
             s = NULL;
         } else {
             s->fresh = 1;
@@ -230,12 +230,12 @@ int main(int argc, char **argv)
         o.kernel = "general";
         const int n2[3] = {10, 3, 1};
         problem(&p, 2, n2, "dddd", 1.0, NULL);
-        st = hr_gs_prepare(&p, &o, 0, &s, err, sizeof err);
-        hr_status st2 = st == HR_OK ? hr_gs_general_create_parts(s, &p, 4) : st;
+        st = hri_gs_prepare(&p, &o, 0, &s, err, sizeof err);
+        hr_status st2 = st == HR_OK ? hri_gs_general_create_parts(s, &p, 4) : st;
         const int ok = st == HR_OK && st2 == HR_ERR_INVALID_ARG && strstr(s->err, "4 slabs need at least 4");
         printf("%s 4 slabs of 3 rows: status %d, '%s'\n", ok ? "ok  " : "FAIL", (int)st2, s ? s->err : err);
         failures += !ok;
-        if (s) hr_gs_free(s);
+        if (s) hri_gs_free(s);
     }
     free(coef);
     printf("%d failures\n", failures);

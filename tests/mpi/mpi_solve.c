@@ -47,7 +47,7 @@ static int parse(int argc, char **argv, args *a, int rank)
     /* the HETRELAX_* variables (bench/experiments/mpi_trace.py: HETRELAX_DSOLVER_TRACE) onto the knobs, as
      * the command maps them: the library reads no environment */
     char err[256];
-    if (hr_tuning_from_env(&a->o.tuning, err, sizeof err) != 0) {
+    if (hri_tuning_from_env(&a->o.tuning, err, sizeof err) != 0) {
         if (rank == 0) fprintf(stderr, "mpi_solve: %s\n", err);
         return 0;
     }

@@ -17,14 +17,14 @@ static void test_split_uneven(void **state)
     (void)state;
     hr_decomp d;
     const int n[3] = {10, 7, 1}, parts[3] = {3, 2, 1};
-    assert_int_equal(hr_decomp_init(&d, 2, n, parts, 1, NULL, 0), HR_OK);
+    assert_int_equal(hri_decomp_init(&d, 2, n, parts, 1, NULL, 0), HR_OK);
     assert_int_equal(d.count, 6);
     /* x: 10 = 4 + 3 + 3, y: 7 = 4 + 3 */
     const int ox[3] = {0, 4, 7}, nx[3] = {4, 3, 3}, oy[2] = {0, 4}, ny[2] = {4, 3};
     int covered = 0;
     for (int id = 0; id < d.count; id++) {
         hr_subdomain s;
-        assert_true(hr_subdomain_init(&d, id, 4, &s));
+        assert_true(hri_subdomain_init(&d, id, 4, &s));
         assert_int_equal(s.off[0], ox[s.coord[0]]);
         assert_int_equal(s.n[0], nx[s.coord[0]]);
         assert_int_equal(s.off[1], oy[s.coord[1]]);
@@ -42,7 +42,7 @@ static void test_split_uneven(void **state)
                 }
                 assert_false(s.dirichlet & bit);
                 hr_subdomain o;
-                hr_subdomain_init(&d, nb, 4, &o);
+                hri_subdomain_init(&d, nb, 4, &o);
                 assert_int_equal(o.nb[a][1 - side], id);
             }
         /* the own points start at the pad and layout extents include the ghost layers */
@@ -59,26 +59,26 @@ static void test_bad_input(void **state)
     char why[128];
     const int n[3] = {5, 8, 4};
     const int too_many[3] = {6, 1, 1}, ok[3] = {2, 2, 2};
-    assert_int_equal(hr_decomp_init(&d, 2, n, too_many, 1, why, sizeof why), HR_ERR_INVALID_ARG);
+    assert_int_equal(hri_decomp_init(&d, 2, n, too_many, 1, why, sizeof why), HR_ERR_INVALID_ARG);
     assert_non_null(strstr(why, "decomp"));
     /* ghost 3 > smallest extent 5 / 2 = 2 along x */
-    assert_int_equal(hr_decomp_init(&d, 3, n, ok, 3, why, sizeof why), HR_ERR_INVALID_ARG);
+    assert_int_equal(hri_decomp_init(&d, 3, n, ok, 3, why, sizeof why), HR_ERR_INVALID_ARG);
     assert_non_null(strstr(why, "ghost"));
-    assert_int_equal(hr_decomp_init(&d, 3, n, ok, 2, why, sizeof why), HR_OK);
-    assert_int_equal(hr_decomp_init(&d, 3, n, ok, 0, why, sizeof why), HR_ERR_INVALID_ARG);
+    assert_int_equal(hri_decomp_init(&d, 3, n, ok, 2, why, sizeof why), HR_OK);
+    assert_int_equal(hri_decomp_init(&d, 3, n, ok, 0, why, sizeof why), HR_ERR_INVALID_ARG);
 }
 
 static void test_default_parts(void **state)
 {
     (void)state;
     int p[3];
-    hr_decomp_default_parts(2, 4, p);
+    hri_decomp_default_parts(2, 4, p);
     assert_true(p[0] == 2 && p[1] == 2 && p[2] == 1);
-    hr_decomp_default_parts(2, 6, p);
+    hri_decomp_default_parts(2, 6, p);
     assert_true(p[0] == 2 && p[1] == 3);
-    hr_decomp_default_parts(3, 12, p);
+    hri_decomp_default_parts(3, 12, p);
     assert_true(p[0] == 2 && p[1] == 2 && p[2] == 3);
-    hr_decomp_default_parts(3, 7, p);
+    hri_decomp_default_parts(3, 7, p);
     assert_true(p[0] == 1 && p[1] == 1 && p[2] == 7);
 }
 
@@ -89,17 +89,17 @@ static void test_faces(void **state)
     (void)state;
     hr_decomp d;
     const int n[3] = {9, 7, 6}, parts[3] = {2, 2, 2};
-    assert_int_equal(hr_decomp_init(&d, 3, n, parts, 2, NULL, 0), HR_OK);
+    assert_int_equal(hri_decomp_init(&d, 3, n, parts, 2, NULL, 0), HR_OK);
     hr_subdomain s[8];
     hr_grid g[8];
     for (int id = 0; id < 8; id++) {
-        hr_subdomain_init(&d, id, 8, &s[id]);
-        assert_int_equal(hr_grid_alloc(&g[id], &s[id].l), HR_OK);
-        hr_grid_init_rows(&g[id], 0, hr_layout_outer(&s[id].l), -1.0);
+        hri_subdomain_init(&d, id, 8, &s[id]);
+        assert_int_equal(hri_grid_alloc(&g[id], &s[id].l), HR_OK);
+        hri_grid_init_rows(&g[id], 0, hr_layout_outer(&s[id].l), -1.0);
         for (int k = s[id].own.lo[2]; k < s[id].own.hi[2]; k++)
             for (int i = s[id].own.lo[1]; i < s[id].own.hi[1]; i++)
                 for (int j = s[id].own.lo[0]; j < s[id].own.hi[0]; j++)
-                    hr_grid_set3(
+                    hri_grid_set3(
                         &g[id], i, j, k,
                         (hr_subdomain_global(&s[id], 2, k) * 100 + hr_subdomain_global(&s[id], 1, i)) * 100 +
                             hr_subdomain_global(&s[id], 0, j));
@@ -110,12 +110,12 @@ static void test_faces(void **state)
             for (int side = 0; side < 2; side++) {
                 const int nb = s[id].nb[a][side];
                 if (nb < 0) continue;
-                hr_box sb = hr_subdomain_face(&s[id], 2, a, side, 0, 1);
-                hr_box rb = hr_subdomain_face(&s[nb], 2, a, 1 - side, 1, 1);
+                hr_box sb = hri_subdomain_face(&s[id], 2, a, side, 0, 1);
+                hr_box rb = hri_subdomain_face(&s[nb], 2, a, 1 - side, 1, 1);
                 assert_int_equal(hr_box_points(&sb), hr_box_points(&rb));
                 assert_true(hr_box_points(&sb) <= 4096);
-                hr_pack_box(&s[id].l, hr_grid_origin(&g[id]), &sb, buf);
-                hr_unpack_box(&s[nb].l, hr_grid_origin(&g[nb]), &rb, buf);
+                hri_pack_box(&s[id].l, hr_grid_origin(&g[id]), &sb, buf);
+                hri_unpack_box(&s[nb].l, hr_grid_origin(&g[nb]), &rb, buf);
             }
     /* after the three phases every point of every local array that is a global interior
      * point holds its global index: ghost zones, edges and corners included */
@@ -127,9 +127,9 @@ static void test_faces(void **state)
                                       hr_subdomain_global(&s[id], 2, k)};
                     const int in = G[0] >= 1 && G[0] <= 9 && G[1] >= 1 && G[1] <= 7 && G[2] >= 1 && G[2] <= 6;
                     const double want = in ? (G[2] * 100 + G[1]) * 100 + G[0] : -1.0;
-                    assert_true(hr_grid_get3(&g[id], i, j, k) == want);
+                    assert_true(hri_grid_get3(&g[id], i, j, k) == want);
                 }
-        hr_grid_free(&g[id]);
+        hri_grid_free(&g[id]);
     }
 }
 
@@ -185,14 +185,14 @@ static void check_case(const solve_case *c)
         char err[256];
         o.backend = threads > 1 ? HR_BACKEND_CPU_THREADS : HR_BACKEND_CPU_SEQ;
         o.threads = threads;
-        assert_int_equal(hr_inproc_solver_create(&o, c->parts, c->ghost, &ds, err, sizeof err), HR_OK);
+        assert_int_equal(hri_inproc_solver_create(&o, c->parts, c->ghost, &ds, err, sizeof err), HR_OK);
         assert_true(threads == 1 ? ds->team == NULL : ds->team != NULL);
         ds->overlap = overlap;
-        if (run == 4) ds->fops = &hr_field_ops_host_queued;
-        assert_int_equal(hr_dsolver_run(ds, &dr), HR_OK);
+        if (run == 4) ds->fops = &hri_field_ops_host_queued;
+        assert_int_equal(hri_dsolver_run(ds, &dr), HR_OK);
         for (size_t x = 0; x < pts; x++)
             got[x] = NAN;
-        hr_dsolver_own_to_global(ds, HR_PREC_DOUBLE, got);
+        hri_dsolver_own_to_global(ds, HR_PREC_DOUBLE, got);
         if (memcmp(want, got, pts * sizeof *got) != 0) {
             size_t x = 0;
             while (x < pts && memcmp(&want[x], &got[x], sizeof *got) == 0)
@@ -208,7 +208,7 @@ static void check_case(const solve_case *c)
                     1e-12 * fabs(rr.relative_residual) + 1e-300);
         /* every exchange outside the overlapped sweeps is counted in the exchange phase */
         assert_true(dr.time_exchange_s >= 0.0 && dr.time_exchange_s <= dr.time_s);
-        hr_dsolver_free(ds);
+        hri_dsolver_free(ds);
     }
     hr_solver_free(ref);
     free(want);
@@ -268,18 +268,18 @@ static void test_create_errors(void **state)
     hr_dsolver *ds;
     char err[256];
     const int too_many[3] = {9, 1, 1}, fine[3] = {2, 2, 1};
-    assert_int_equal(hr_inproc_solver_create(&o, too_many, 1, &ds, err, sizeof err), HR_ERR_INVALID_ARG);
+    assert_int_equal(hri_inproc_solver_create(&o, too_many, 1, &ds, err, sizeof err), HR_ERR_INVALID_ARG);
     assert_null(ds);
     assert_non_null(strstr(err, "decomp"));
-    assert_int_equal(hr_inproc_solver_create(&o, fine, 5, &ds, err, sizeof err), HR_ERR_INVALID_ARG);
+    assert_int_equal(hri_inproc_solver_create(&o, fine, 5, &ds, err, sizeof err), HR_ERR_INVALID_ARG);
     assert_non_null(strstr(err, "ghost"));
     o.iters = -1;
-    assert_int_equal(hr_inproc_solver_create(&o, fine, 1, &ds, err, sizeof err), HR_ERR_INVALID_ARG);
+    assert_int_equal(hri_inproc_solver_create(&o, fine, 1, &ds, err, sizeof err), HR_ERR_INVALID_ARG);
     assert_non_null(strstr(err, "iters"));
     /* red-black is refused, not run as Jacobi */
     o.iters = 10;
     o.method = HR_METHOD_REDBLACK;
-    assert_int_equal(hr_inproc_solver_create(&o, fine, 1, &ds, err, sizeof err), HR_ERR_UNSUPPORTED);
+    assert_int_equal(hri_inproc_solver_create(&o, fine, 1, &ds, err, sizeof err), HR_ERR_UNSUPPORTED);
     assert_non_null(strstr(err, "method"));
 }
 

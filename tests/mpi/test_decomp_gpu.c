@@ -67,7 +67,7 @@ static void check(const gcase *c, int gpus)
         g.gpus = gpus;
         hr_dsolver *ds;
         char err[256] = "";
-        hr_status st = hr_inproc_solver_create(&g, c->parts, c->ghost, &ds, err, sizeof err);
+        hr_status st = hri_inproc_solver_create(&g, c->parts, c->ghost, &ds, err, sizeof err);
         char what[200];
         snprintf(what, sizeof what, "%d-D %dx%dx%d parts %dx%dx%d ghost %d omega %g %s overlap %d gpus %d",
                  c->dim, c->nx, c->ny, c->nz, c->parts[0], c->parts[1], c->parts[2], c->ghost, c->omega,
@@ -78,10 +78,10 @@ static void check(const gcase *c, int gpus)
             continue;
         }
         ds->overlap = overlap;
-        st = hr_dsolver_run(ds, &dr);
+        st = hri_dsolver_run(ds, &dr);
         for (size_t x = 0; x < pts; x++)
             got[x] = NAN;
-        hr_dsolver_own_to_global(ds, HR_PREC_DOUBLE, got);
+        hri_dsolver_own_to_global(ds, HR_PREC_DOUBLE, got);
         int bad = st != HR_OK;
         if (bad) printf("FAIL: %s: run: %s: %s\n", what, hr_status_string(st), ds->err);
         if (!bad && memcmp(want, got, pts * sizeof *got) != 0) {
@@ -112,7 +112,7 @@ static void check(const gcase *c, int gpus)
         }
         if (!bad) printf("ok: %s (%s)\n", what, dr.device_name);
         failures += bad;
-        hr_dsolver_free(ds);
+        hri_dsolver_free(ds);
     }
     hr_solver_free(ref);
     free(want);
@@ -124,7 +124,7 @@ int main(int argc, char **argv)
 {
     const int gpus = argc > 1 ? atoi(argv[1]) : 1;
     generic = argc > 2 && strcmp(argv[2], "generic") == 0;
-    const int have = hr_dsolver_gpu_count();
+    const int have = hri_dsolver_gpu_count();
     if (have < gpus || gpus < 1) {
         printf("skipped: %d GPU(s) needed, %d present\n", gpus, have);
         return 77;

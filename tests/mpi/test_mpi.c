@@ -350,7 +350,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     char err[256];
-    if (hr_tuning_from_env(&env_tuning, err, sizeof err) != 0) {
+    if (hri_tuning_from_env(&env_tuning, err, sizeof err) != 0) {
         fprintf(stderr, "%s\n", err);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }

@@ -21,7 +21,7 @@ static int *colors_of(const hr_csr *A, int *nc)
 {
     int *c = malloc((size_t)A->n_rows * sizeof *c);
     assert_non_null(c);
-    assert_int_equal(hr_sparse_color_rows(A, c, nc), HR_OK);
+    assert_int_equal(hri_sparse_color_rows(A, c, nc), HR_OK);
     return c;
 }
 

@@ -3,7 +3,7 @@
  */
 #include "methods/krylov/cg.h"
 
-void hr_cg_iterate(const hr_cg_ops *ops, hr_cg_scalars *s, long count, hr_cg_out *out)
+void hri_cg_iterate(const hr_cg_ops *ops, hr_cg_scalars *s, long count, hr_cg_out *out)
 {
     void *ctx = ops->ctx;
     double rz = s->rz, rr = s->rr;

@@ -10,7 +10,7 @@
  *   pq = p . A p;  alpha = rz / pq;  x += alpha p, r -= alpha q (rr = r . r);
  *   z = M r (rz' = r . z; rz' = rr without M);  beta = rz' / rz;  p = z + beta p.
  *
- * Every member of a thread team may run hr_cg_iterate with its own ops context: the ops
+ * Every member of a thread team may run hri_cg_iterate with its own ops context: the ops
  * then hold the team's barriers, and every member must get the same reductions (or set
  * lockstep, below).
  */
@@ -54,6 +54,6 @@ typedef struct hr_cg_out {
 } hr_cg_out;
 
 /* Up to `count` steps from `s` (updated in place). */
-void hr_cg_iterate(const hr_cg_ops *ops, hr_cg_scalars *s, long count, hr_cg_out *out);
+void hri_cg_iterate(const hr_cg_ops *ops, hr_cg_scalars *s, long count, hr_cg_out *out);
 
 #endif

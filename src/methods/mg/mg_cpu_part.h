@@ -33,15 +33,15 @@ typedef struct mg_cpu_part_setup {
     int hugepages; /* grids advised for huge pages (hr_tuning.hugepages resolved) */
 } mg_cpu_part_setup;
 
-hr_status mg_cpu_part_create(const mg_cpu_part_setup *s, mg_cpu_part **out);
-void mg_cpu_part_free(mg_cpu_part *p);
+hr_status hri_mg_cpu_part_create(const mg_cpu_part_setup *s, mg_cpu_part **out);
+void hri_mg_cpu_part_free(mg_cpu_part *p);
 /* Bytes of one grid of the part's finest level (its whole layout, ring included). */
-size_t mg_cpu_part_bytes(const mg_cpu_part *p);
+size_t hri_mg_cpu_part_bytes(const mg_cpu_part *p);
 /* On right-hand side `hf` (h^2 f, a whole grid in the finest level's layout), from a zero
  * iterate (fresh) or from the iterate the previous run left (the second visit of a W- or
  * F-cycle): one cycle of `type` (HR_MG_CYCLE_FMG: the FMG pass, the finest level prolonged
  * into, not added to), the iterate written to `u_out` (a whole grid). */
-void mg_cpu_part_run(mg_cpu_part *p, const void *hf, void *u_out, hr_mg_cycle type, int fresh);
+void hri_mg_cpu_part_run(mg_cpu_part *p, const void *hf, void *u_out, hr_mg_cycle type, int fresh);
 
 #ifdef __cplusplus
 }

@@ -12,7 +12,7 @@
 #include "methods/mg/mg_gpu.h"
 #include "methods/mg/mg_internal.h"
 
-void mg_part(const mg_worker *w, int threaded, int slices, int *s0, int *s1)
+void hri_mg_part(const mg_worker *w, int threaded, int slices, int *s0, int *s1)
 {
     if (!threaded || w->nt == 1) {
         *s0 = 1;
@@ -24,14 +24,14 @@ void mg_part(const mg_worker *w, int threaded, int slices, int *s0, int *s1)
     *s1 = *s0 + base + (t < extra ? 1 : 0);
 }
 
-void mg_begin(const mg_worker *w, int threaded)
+void hri_mg_begin(const mg_worker *w, int threaded)
 {
-    if (w->team && threaded && w->tls->last_serial) hr_team_barrier(w->team);
+    if (w->team && threaded && w->tls->last_serial) hri_team_barrier(w->team);
 }
 
-void mg_end(const mg_worker *w, int threaded)
+void hri_mg_end(const mg_worker *w, int threaded)
 {
-    if (w->team && threaded) hr_team_barrier(w->team);
+    if (w->team && threaded) hri_team_barrier(w->team);
     w->tls->last_serial = !threaded;
 }
 
@@ -45,15 +45,15 @@ static void sweep(mg_hier *H, const mg_worker *w, int l, double omega)
 {
     mg_level *L = &H->lev[l];
     int s0, s1;
-    mg_begin(w, L->threaded);
-    mg_part(w, L->threaded, L->slices, &s0, &s1);
+    hri_mg_begin(w, L->threaded);
+    hri_mg_part(w, L->threaded, L->slices, &s0, &s1);
     const int c = w->tls->cur[l];
     if (s0 < s1) {
         hr_sweep_args a = {&L->l,  hr_grid_origin(&L->u[c]), hr_grid_origin(&L->u[1 - c]),
                            L->rhs, mg_slice_box(L, s0, s1),  omega};
-        hr_cpu_sweep_box(&a);
+        hri_cpu_sweep_box(&a);
     }
-    mg_end(w, L->threaded);
+    hri_mg_end(w, L->threaded);
     w->tls->cur[l] = 1 - c;
 }
 
@@ -65,18 +65,18 @@ static void rb_sweep(mg_hier *H, const mg_worker *w, int l, int c1, int c2)
     mg_level *L = &H->lev[l];
     hr_grid *u = cur_u(H, w, l);
     int s0, s1;
-    mg_begin(w, L->threaded);
-    mg_part(w, L->threaded, L->slices, &s0, &s1);
-    /* slices next to another worker's: strict (see mg_redblack) */
+    hri_mg_begin(w, L->threaded);
+    hri_mg_part(w, L->threaded, L->slices, &s0, &s1);
+    /* slices next to another worker's: strict (see hri_mg_redblack) */
     const int shared = w->team && L->threaded;
     for (int s = s0; s < s1; s++) {
-        mg_redblack(L, u, c1, shared && (s == s0 || s == s1 - 1), s, s + 1);
-        if (s - 1 > s0) mg_redblack(L, u, c2, 0, s - 1, s);
+        hri_mg_redblack(L, u, c1, shared && (s == s0 || s == s1 - 1), s, s + 1);
+        if (s - 1 > s0) hri_mg_redblack(L, u, c2, 0, s - 1, s);
     }
-    if (shared) hr_team_barrier(w->team);
-    if (s0 < s1) mg_redblack(L, u, c2, shared, s0, s0 + 1);
-    if (s1 - 1 > s0) mg_redblack(L, u, c2, shared, s1 - 1, s1);
-    mg_end(w, L->threaded);
+    if (shared) hri_team_barrier(w->team);
+    if (s0 < s1) hri_mg_redblack(L, u, c2, shared, s0, s0 + 1);
+    if (s1 - 1 > s0) hri_mg_redblack(L, u, c2, shared, s1 - 1, s1);
+    hri_mg_end(w, L->threaded);
 }
 
 /* The level operations the smoothers are made of (mg_smoother.h), on this worker. */
@@ -107,11 +107,11 @@ static void cpu_cheby(void *ctx, int l, int m)
     sweep(H, w, l, 1.0); /* u[1 - cu] = J(u[cu]) */
     w->tls->cur[l] = cu;
     int s0, s1;
-    mg_begin(w, L->threaded);
-    mg_part(w, L->threaded, L->slices, &s0, &s1);
+    hri_mg_begin(w, L->threaded);
+    hri_mg_part(w, L->threaded, L->slices, &s0, &s1);
     const int mm = m < HR_MG_CHEBY_MAX ? m : HR_MG_CHEBY_MAX - 1;
-    if (s0 < s1) mg_cheby_update(L, &L->u[cu], &L->u[1 - cu], &L->d, H->cheby_a[mm], H->cheby_b[mm], s0, s1);
-    mg_end(w, L->threaded);
+    if (s0 < s1) hri_mg_cheby_update(L, &L->u[cu], &L->u[1 - cu], &L->d, H->cheby_a[mm], H->cheby_b[mm], s0, s1);
+    hri_mg_end(w, L->threaded);
 }
 
 /* no asynchronous passes on the CPU: async3 smooths red-black here */
@@ -129,7 +129,7 @@ static void smooth(mg_hier *H, const mg_worker *w, int l, int n, int post)
 /* Serial dot product over a whole level, in slice order. */
 static double serial_dot(mg_hier *H, const mg_level *L, const hr_grid *x, const hr_grid *y)
 {
-    mg_dot_slices(L, x, y, H->part, 1, L->slices + 1);
+    hri_mg_dot_slices(L, x, y, H->part, 1, L->slices + 1);
     double s = 0.0;
     for (int i = 1; i <= L->slices; i++)
         s += H->part[i];
@@ -149,22 +149,22 @@ typedef struct coarse_cg {
 static double coarse_apply_dot(void *ctx)
 {
     coarse_cg *c = ctx;
-    mg_apply(c->L, c->p, c->q, 1, c->S);
+    hri_mg_apply(c->L, c->p, c->q, 1, c->S);
     return serial_dot(c->H, c->L, c->p, c->q);
 }
 
 static double coarse_update(void *ctx, double alpha)
 {
     coarse_cg *c = ctx;
-    mg_axpy_scaled(c->L, alpha, 1.0 / c->sc, c->p, c->x, 1, c->S);
-    mg_axpy(c->L, -alpha, c->q, c->r, 1, c->S);
+    hri_mg_axpy_scaled(c->L, alpha, 1.0 / c->sc, c->p, c->x, 1, c->S);
+    hri_mg_axpy(c->L, -alpha, c->q, c->r, 1, c->S);
     return serial_dot(c->H, c->L, c->r, c->r);
 }
 
 static void coarse_xpay(void *ctx, double beta)
 {
     coarse_cg *c = ctx;
-    mg_xpay(c->L, c->r, beta, c->p, 1, c->S);
+    hri_mg_xpay(c->L, c->r, beta, c->p, 1, c->S);
 }
 
 /* to rounding: r . r below `stop` (relative to the start) ends the solve */
@@ -187,20 +187,20 @@ static void coarse_solve(mg_hier *H, const mg_worker *w, int l)
         sweep(H, w, l, 1.0);
         return;
     }
-    mg_begin(w, 0);
+    hri_mg_begin(w, 0);
     if (w->tid == 0) {
         const int S = L->slices + 1;
         coarse_cg c = {H, L, &L->u[w->tls->cur[l]], &L->cp, &L->d, &L->r, 1.0, 0.0, S};
-        mg_resid(L, c.x, c.r, 1, S);
+        hri_mg_resid(L, c.x, c.r, 1, S);
         if (H->esize == 8) {
-            mg_absmax_slices(L, c.r, H->part, 1, S);
+            hri_mg_absmax_slices(L, c.r, H->part, 1, S);
             double mx = 0.0;
             for (int i = 1; i < S; i++)
                 if (!(H->part[i] <= mx)) mx = H->part[i];
             c.sc = mg_range_scale(mx);
-            if (c.sc != 1.0) mg_convert(L, c.r, c.r, 0, c.sc, 1, S);
+            if (c.sc != 1.0) hri_mg_convert(L, c.r, c.r, 0, c.sc, 1, S);
         }
-        mg_convert(L, c.r, c.p, 0, 1.0, 1, S);
+        hri_mg_convert(L, c.r, c.p, 0, 1.0, 1, S);
         hr_cg_scalars sc;
         sc.rr = sc.rz = serial_dot(H, L, c.r, c.r);
         c.stop = sc.rr * (H->esize == 8 ? 1e-28 : 1e-12);
@@ -212,9 +212,9 @@ static void coarse_solve(mg_hier *H, const mg_worker *w, int l)
                                .xpay = coarse_xpay,
                                .check = coarse_check};
         hr_cg_out out;
-        hr_cg_iterate(&ops, &sc, sc.rr > c.stop ? 4 * (long)hr_layout_points(&L->l) + 50 : 0, &out);
+        hri_cg_iterate(&ops, &sc, sc.rr > c.stop ? 4 * (long)hr_layout_points(&L->l) + 50 : 0, &out);
     }
-    mg_end(w, 0);
+    hri_mg_end(w, 0);
 }
 
 /* Residual and restriction slice by slice, while the residual is in cache: a worker owns
@@ -226,15 +226,15 @@ static void resid_restrict(mg_hier *H, const mg_worker *w, int l)
     mg_level *L = &H->lev[l], *C = &H->lev[l + 1];
     const hr_grid *u = cur_u(H, w, l);
     int S0, S1;
-    mg_begin(w, L->threaded);
-    mg_part(w, L->threaded, C->slices, &S0, &S1);
+    hri_mg_begin(w, L->threaded);
+    hri_mg_part(w, L->threaded, C->slices, &S0, &S1);
     for (int S = S0; S < S1; S++) {
-        mg_resid(L, u, &L->r, S == 1 ? 1 : 2 * S, 2 * S + 2);
-        if (S > S0 || S == 1) mg_restrict(L, C, S, S + 1);
+        hri_mg_resid(L, u, &L->r, S == 1 ? 1 : 2 * S, 2 * S + 2);
+        if (S > S0 || S == 1) hri_mg_restrict(L, C, S, S + 1);
     }
-    if (w->team && L->threaded) hr_team_barrier(w->team);
-    if (S0 < S1 && S0 > 1) mg_restrict(L, C, S0, S0 + 1);
-    mg_end(w, L->threaded);
+    if (w->team && L->threaded) hri_team_barrier(w->team);
+    if (S0 < S1 && S0 > 1) hri_mg_restrict(L, C, S0, S0 + 1);
+    hri_mg_end(w, L->threaded);
 }
 
 /* Residual of level l restricted to the right-hand side of level l + 1, whose iterate is zeroed. */
@@ -242,21 +242,21 @@ static void descend(mg_hier *H, const mg_worker *w, int l)
 {
     mg_level *L = &H->lev[l], *C = &H->lev[l + 1];
     if (H->separate_passes) {
-        MG_SLICE_OP(w, L, mg_resid(L, cur_u(H, w, l), &L->r, s0, s1));
-        MG_SLICE_OP(w, C, mg_restrict(L, C, s0, s1));
+        MG_SLICE_OP(w, L, hri_mg_resid(L, cur_u(H, w, l), &L->r, s0, s1));
+        MG_SLICE_OP(w, C, hri_mg_restrict(L, C, s0, s1));
     } else {
         resid_restrict(H, w, l);
     }
-    MG_SLICE_OP(w, C, mg_zero(C, cur_u(H, w, l + 1), s0, s1));
+    MG_SLICE_OP(w, C, hri_mg_zero(C, cur_u(H, w, l + 1), s0, s1));
 }
 
 static void ascend(mg_hier *H, const mg_worker *w, int l, int add)
 {
     mg_level *L = &H->lev[l], *C = &H->lev[l + 1];
-    MG_SLICE_OP(w, L, mg_prolong(C, cur_u(H, w, l + 1), L, cur_u(H, w, l), add, s0, s1));
+    MG_SLICE_OP(w, L, hri_mg_prolong(C, cur_u(H, w, l + 1), L, cur_u(H, w, l), add, s0, s1));
 }
 
-void mg_cycle(mg_hier *H, const mg_worker *w, int l, hr_mg_cycle type, int symmetric)
+void hri_mg_cycle(mg_hier *H, const mg_worker *w, int l, hr_mg_cycle type, int symmetric)
 {
     (void)symmetric;
     if (l == H->nlev - 1) {
@@ -267,25 +267,25 @@ void mg_cycle(mg_hier *H, const mg_worker *w, int l, hr_mg_cycle type, int symme
     descend(H, w, l);
     switch (type) {
     case HR_MG_CYCLE_W:
-        mg_cycle(H, w, l + 1, HR_MG_CYCLE_W, symmetric);
-        if (l + 1 < H->nlev - 1) mg_cycle(H, w, l + 1, HR_MG_CYCLE_W, symmetric);
+        hri_mg_cycle(H, w, l + 1, HR_MG_CYCLE_W, symmetric);
+        if (l + 1 < H->nlev - 1) hri_mg_cycle(H, w, l + 1, HR_MG_CYCLE_W, symmetric);
         break;
     case HR_MG_CYCLE_F:
-        mg_cycle(H, w, l + 1, HR_MG_CYCLE_F, symmetric);
-        if (l + 1 < H->nlev - 1) mg_cycle(H, w, l + 1, HR_MG_CYCLE_V, symmetric);
+        hri_mg_cycle(H, w, l + 1, HR_MG_CYCLE_F, symmetric);
+        if (l + 1 < H->nlev - 1) hri_mg_cycle(H, w, l + 1, HR_MG_CYCLE_V, symmetric);
         break;
-    default: mg_cycle(H, w, l + 1, HR_MG_CYCLE_V, symmetric); break;
+    default: hri_mg_cycle(H, w, l + 1, HR_MG_CYCLE_V, symmetric); break;
     }
     ascend(H, w, l, 1);
     smooth(H, w, l, H->post, 1);
 }
 
-void mg_fmg(mg_hier *H, const mg_worker *w, int symmetric)
+void hri_mg_fmg(mg_hier *H, const mg_worker *w, int symmetric)
 {
-    mg_fmg_part(H, w, symmetric, 1);
+    hri_mg_fmg_part(H, w, symmetric, 1);
 }
 
-void mg_fmg_part(mg_hier *H, const mg_worker *w, int symmetric, int add0)
+void hri_mg_fmg_part(mg_hier *H, const mg_worker *w, int symmetric, int add0)
 {
     const int last = H->nlev - 1;
     if (last == 0) {
@@ -296,27 +296,27 @@ void mg_fmg_part(mg_hier *H, const mg_worker *w, int symmetric, int add0)
     descend(H, w, 0);
     for (int l = 1; l < last; l++) {
         mg_level *L = &H->lev[l];
-        MG_SLICE_OP(w, L, mg_zero(L, cur_u(H, w, l), s0, s1));
+        MG_SLICE_OP(w, L, hri_mg_zero(L, cur_u(H, w, l), s0, s1));
         descend(H, w, l);
     }
     coarse_solve(H, w, last);
     for (int l = last - 1; l >= 1; l--) {
         ascend(H, w, l, 0);
         for (int c = 0; c < H->fmg_cycles; c++)
-            mg_cycle(H, w, l, HR_MG_CYCLE_V, symmetric);
+            hri_mg_cycle(H, w, l, HR_MG_CYCLE_V, symmetric);
     }
     ascend(H, w, 0, add0);
     for (int c = 0; c < H->fmg_cycles; c++)
-        mg_cycle(H, w, 0, HR_MG_CYCLE_V, symmetric);
+        hri_mg_cycle(H, w, 0, HR_MG_CYCLE_V, symmetric);
 }
 
 static void free_grid(hr_grid *g)
 {
-    if (g->base) hr_grid_free(g);
+    if (g->base) hri_grid_free(g);
     g->base = NULL;
 }
 
-hr_status mg_hier_build(mg_hier *H, int dim, int nx, int ny, int nz, int nlev, size_t esize, int threads)
+hr_status hri_mg_hier_build(mg_hier *H, int dim, int nx, int ny, int nz, int nlev, size_t esize, int threads)
 {
     (void)threads;
     H->nlev = nlev;
@@ -333,13 +333,13 @@ hr_status mg_hier_build(mg_hier *H, int dim, int nx, int ny, int nz, int nlev, s
         L->threaded = hr_layout_points(&L->l) >= HR_MG_THREADED_POINTS;
         hr_status st;
         for (int b = 0; b < 2; b++)
-            if ((st = hr_grid_alloc_huge(&L->u[b], &L->l, H->hugepages)) != HR_OK) return st;
-        if ((st = hr_grid_alloc_huge(&L->hf, &L->l, H->hugepages)) != HR_OK) return st;
-        if ((st = hr_grid_alloc_huge(&L->r, &L->l, H->hugepages)) != HR_OK) return st;
+            if ((st = hri_grid_alloc_huge(&L->u[b], &L->l, H->hugepages)) != HR_OK) return st;
+        if ((st = hri_grid_alloc_huge(&L->hf, &L->l, H->hugepages)) != HR_OK) return st;
+        if ((st = hri_grid_alloc_huge(&L->r, &L->l, H->hugepages)) != HR_OK) return st;
         if ((H->smoother->scratch || l == nlev - 1) &&
-            (st = hr_grid_alloc_huge(&L->d, &L->l, H->hugepages)) != HR_OK)
+            (st = hri_grid_alloc_huge(&L->d, &L->l, H->hugepages)) != HR_OK)
             return st;
-        if (l == nlev - 1 && (st = hr_grid_alloc_huge(&L->cp, &L->l, H->hugepages)) != HR_OK) return st;
+        if (l == nlev - 1 && (st = hri_grid_alloc_huge(&L->cp, &L->l, H->hugepages)) != HR_OK) return st;
         L->rhs = (hr_rhs_view){hr_grid_origin(&L->hf), -1, -1, -1};
         nx = (nx - 1) / 2;
         ny = (ny - 1) / 2;
@@ -347,12 +347,12 @@ hr_status mg_hier_build(mg_hier *H, int dim, int nx, int ny, int nz, int nlev, s
     }
     H->part = calloc((size_t)maxslices + 2, sizeof *H->part);
     if (!H->part) return HR_ERR_NO_MEMORY;
-    mg_cheby_coeffs(dim, H->cheby_a, H->cheby_b);
+    hri_mg_cheby_coeffs(dim, H->cheby_a, H->cheby_b);
     return HR_OK;
 }
 
 /* Chebyshev on [lo, 2] of D^-1 A: the high frequencies (lo = 1/2 in 2-D, 1/3 in 3-D). */
-void mg_cheby_coeffs(int dim, double *a, double *b)
+void hri_mg_cheby_coeffs(int dim, double *a, double *b)
 {
     const double lo = dim == 3 ? 1.0 / 3.0 : 0.5, hi = 2.0;
     const double theta = 0.5 * (hi + lo), delta = 0.5 * (hi - lo), sigma = theta / delta;
@@ -367,7 +367,7 @@ void mg_cheby_coeffs(int dim, double *a, double *b)
     }
 }
 
-void mg_hier_free(mg_hier *H)
+void hri_mg_hier_free(mg_hier *H)
 {
     for (int l = 0; l < H->nlev; l++) {
         mg_level *L = &H->lev[l];
@@ -383,25 +383,25 @@ void mg_hier_free(mg_hier *H)
 }
 
 /* First touch by the worker that will use the slices: rings and interiors. */
-void mg_hier_init(mg_hier *H, const mg_worker *w, double bc0)
+void hri_mg_hier_init(mg_hier *H, const mg_worker *w, double bc0)
 {
     for (int l = 0; l < H->nlev; l++) {
         mg_level *L = &H->lev[l];
         int s0, s1;
-        mg_begin(w, L->threaded);
-        mg_part(w, L->threaded, L->slices, &s0, &s1);
+        hri_mg_begin(w, L->threaded);
+        hri_mg_part(w, L->threaded, L->slices, &s0, &s1);
         /* the ring slices go with the first and last workers */
         if (s0 == 1 && s1 > s0) s0 = 0;
         if (s1 == L->slices + 1 && s1 > s0) s1 = L->slices + 2;
         if (s0 < s1) {
             for (int b = 0; b < 2; b++)
-                hr_grid_init_rows(&L->u[b], s0, s1, l == 0 ? bc0 : 0.0);
-            hr_grid_init_rows(&L->hf, s0, s1, 0.0);
-            hr_grid_init_rows(&L->r, s0, s1, 0.0);
-            if (L->d.base) hr_grid_init_rows(&L->d, s0, s1, 0.0);
-            if (L->cp.base) hr_grid_init_rows(&L->cp, s0, s1, 0.0);
+                hri_grid_init_rows(&L->u[b], s0, s1, l == 0 ? bc0 : 0.0);
+            hri_grid_init_rows(&L->hf, s0, s1, 0.0);
+            hri_grid_init_rows(&L->r, s0, s1, 0.0);
+            if (L->d.base) hri_grid_init_rows(&L->d, s0, s1, 0.0);
+            if (L->cp.base) hri_grid_init_rows(&L->cp, s0, s1, 0.0);
         }
-        mg_end(w, L->threaded);
+        hri_mg_end(w, L->threaded);
         w->tls->cur[l] = 0;
     }
 }

@@ -1,7 +1,7 @@
 /*
  * The GPU backend of hr_mg (src/methods/mg/cuda/mg_gpu*.cu; without CUDA, mg_gpu_stub.c refuses).
  *
- * mg_solve.c keeps the iteration loop (hr_drive), the options and the result; the device
+ * mg_solve.c keeps the iteration loop (hri_drive), the options and the result; the device
  * side holds every level, the fp64 outer level (mixed precision, CG) and the CG scalars,
  * and runs an iteration as one captured CUDA graph. Kernels use the same stencil macros
  * and order of operations as src/methods/mg/mg_ops_impl.h and the operator layer's region sweep
@@ -86,28 +86,28 @@ static inline MG_RANGE_HD double mg_range_scale(double max)
 typedef struct mg_gpu mg_gpu;
 
 /* HR_OK, HR_ERR_NO_DEVICE, HR_ERR_NO_MEMORY or HR_ERR_DEVICE with a reason in `why`. */
-hr_status mg_gpu_create(const mg_gpu_setup *s, mg_gpu **out, char *why, size_t why_size);
-void mg_gpu_free(mg_gpu *g);
+hr_status hri_mg_gpu_create(const mg_gpu_setup *s, mg_gpu **out, char *why, size_t why_size);
+void hri_mg_gpu_free(mg_gpu *g);
 /* A fresh start: zero iterates, boundary rings, the right-hand side in place. */
-hr_status mg_gpu_reset(mg_gpu *g);
+hr_status hri_mg_gpu_reset(mg_gpu *g);
 /* Relative residual of the solution (and ||b||, max |r|; either may be NULL), with norms
  * scaled where a square would overflow or underflow. want_r (defect mode): the residual also
  * becomes the next cycle's right-hand side, times a power of two (mg_range_scale) that the
  * cycle's correction is divided by again. */
-hr_status mg_gpu_check(mg_gpu *g, int want_r, double *rel, double *bnorm, double *rmax);
+hr_status hri_mg_gpu_check(mg_gpu *g, int want_r, double *rel, double *bnorm, double *rmax);
 /* `count` iterations (cycles, or CG iterations); fmg_first: the first is the FMG pass;
  * r_valid: the last check left the residual in place (defect mode). */
-hr_status mg_gpu_advance(mg_gpu *g, long count, int fmg_first, int r_valid);
+hr_status hri_mg_gpu_advance(mg_gpu *g, long count, int fmg_first, int r_valid);
 /* CG: r = s (b - A u), z = M r, p = z and the dots; rr = r . r. s (a power of two from
  * mg_range_scale) scales every CG vector but x, whose update divides by it again. */
-hr_status mg_gpu_cg_start(mg_gpu *g, double s, double *rr);
+hr_status hri_mg_gpu_cg_start(mg_gpu *g, double s, double *rr);
 /* CG: the current r . r. */
-hr_status mg_gpu_cg_rr(mg_gpu *g, double *rr);
+hr_status hri_mg_gpu_cg_rr(mg_gpu *g, double *rr);
 /* The solution level's grid into `host` (allocated here on first use: layout and precision
  * of the solution level). */
-hr_status mg_gpu_download(mg_gpu *g, hr_grid *host);
+hr_status hri_mg_gpu_download(mg_gpu *g, hr_grid *host);
 /* The last device error ("call failed at file:line: ..."). */
-const char *mg_gpu_error(const mg_gpu *g);
+const char *hri_mg_gpu_error(const mg_gpu *g);
 
 #ifdef __cplusplus
 }

@@ -6,55 +6,55 @@
 
 #include "methods/mg/mg_gpu.h"
 
-hr_status mg_gpu_create(const mg_gpu_setup *s, mg_gpu **out, char *why, size_t why_size)
+hr_status hri_mg_gpu_create(const mg_gpu_setup *s, mg_gpu **out, char *why, size_t why_size)
 {
     *out = NULL;
     if (why && why_size) snprintf(why, why_size, "backend: gpu: no CUDA device %d (found 0)", s->device);
     return HR_ERR_NO_DEVICE;
 }
 
-void mg_gpu_free(mg_gpu *g)
+void hri_mg_gpu_free(mg_gpu *g)
 {
     (void)g;
 }
 
-hr_status mg_gpu_reset(mg_gpu *g)
+hr_status hri_mg_gpu_reset(mg_gpu *g)
 {
     (void)g;
     return HR_ERR_UNSUPPORTED;
 }
 
-hr_status mg_gpu_check(mg_gpu *g, int want_r, double *rel, double *bnorm, double *rmax)
+hr_status hri_mg_gpu_check(mg_gpu *g, int want_r, double *rel, double *bnorm, double *rmax)
 {
     (void)g, (void)want_r, (void)rel, (void)bnorm, (void)rmax;
     return HR_ERR_UNSUPPORTED;
 }
 
-hr_status mg_gpu_advance(mg_gpu *g, long count, int fmg_first, int r_valid)
+hr_status hri_mg_gpu_advance(mg_gpu *g, long count, int fmg_first, int r_valid)
 {
     (void)g, (void)count, (void)fmg_first, (void)r_valid;
     return HR_ERR_UNSUPPORTED;
 }
 
-hr_status mg_gpu_cg_start(mg_gpu *g, double s, double *rr)
+hr_status hri_mg_gpu_cg_start(mg_gpu *g, double s, double *rr)
 {
     (void)g, (void)s, (void)rr;
     return HR_ERR_UNSUPPORTED;
 }
 
-hr_status mg_gpu_cg_rr(mg_gpu *g, double *rr)
+hr_status hri_mg_gpu_cg_rr(mg_gpu *g, double *rr)
 {
     (void)g, (void)rr;
     return HR_ERR_UNSUPPORTED;
 }
 
-hr_status mg_gpu_download(mg_gpu *g, hr_grid *host)
+hr_status hri_mg_gpu_download(mg_gpu *g, hr_grid *host)
 {
     (void)g, (void)host;
     return HR_ERR_UNSUPPORTED;
 }
 
-const char *mg_gpu_error(const mg_gpu *g)
+const char *hri_mg_gpu_error(const mg_gpu *g)
 {
     (void)g;
     return "this build has no CUDA support";

@@ -48,19 +48,19 @@ typedef struct job {
 } job;
 
 /* mg_jobs.c: the problem */
-double mgs_exact(const hr_mg *m, int i, int j, int k);
-hr_rhs_view mgs_problem_view(const hr_mg *m, hr_grid *grid);
-void mgs_fill_rhs(const hr_mg *m, hr_grid *g, int s0, int s1);
-mg_level *mgs_sol_level(hr_mg *m);
-hr_grid *mgs_sol_grid(hr_mg *m);
+double hri_mgs_exact(const hr_mg *m, int i, int j, int k);
+hr_rhs_view hri_mgs_problem_view(const hr_mg *m, hr_grid *grid);
+void hri_mgs_fill_rhs(const hr_mg *m, hr_grid *g, int s0, int s1);
+mg_level *hri_mgs_sol_level(hr_mg *m);
+hr_grid *hri_mgs_sol_grid(hr_mg *m);
 /* mg_jobs.c: the team's jobs */
-void mgs_run_job(hr_mg *m, job *jb);
-double mgs_true_residual(hr_mg *m, int want_r, double *bnorm, double *rmax);
+void hri_mgs_run_job(hr_mg *m, job *jb);
+double hri_mgs_true_residual(hr_mg *m, int want_r, double *bnorm, double *rmax);
 /* mg_solve.c: keeps the first device error (and its text for hr_mg_last_error) */
-void mgs_gpu_failed(hr_mg *m, hr_status st);
+void hri_mgs_gpu_failed(hr_mg *m, hr_status st);
 /* mg_solve.c: a new right-hand side array (nx*ny*nz values of f) for a CPU handle created with
  * an array: the next solve starts from it. HR_ERR_UNSUPPORTED for other handles (a GPU
  * handle holds its right-hand side on the device; spike, manufactured and zero have none). */
-hr_status mgs_replace_rhs(hr_mg *m, const double *values);
+hr_status hri_mgs_replace_rhs(hr_mg *m, const double *values);
 
 #endif

@@ -65,41 +65,41 @@ typedef struct mg_hier {
 } mg_hier;
 
 /* ---- slice operators (mg_ops.c), on slices [s0, s1) of the level they write ---- */
-void mg_zero(const mg_level *L, hr_grid *g, int s0, int s1);
+void hri_mg_zero(const mg_level *L, hr_grid *g, int s0, int s1);
 /* coarse->hf = 4 FW(fine->r) */
-void mg_restrict(const mg_level *fine, const mg_level *coarse, int s0, int s1);
+void hri_mg_restrict(const mg_level *fine, const mg_level *coarse, int s0, int s1);
 /* u_fine = (add ? u_fine : 0) + P u_coarse on fine slices [s0, s1) */
-void mg_prolong(const mg_level *coarse, const hr_grid *uc, const mg_level *fine, hr_grid *uf, int add, int s0,
+void hri_mg_prolong(const mg_level *coarse, const hr_grid *uc, const mg_level *fine, hr_grid *uf, int add, int s0,
                 int s1);
 /* strict: read only the other colour (slices next to another worker's) */
-void mg_redblack(const mg_level *L, hr_grid *u, int color, int strict, int s0, int s1);
-void mg_cheby_update(const mg_level *L, hr_grid *x, const hr_grid *jx, hr_grid *d, double a, double b, int s0,
+void hri_mg_redblack(const mg_level *L, hr_grid *u, int color, int strict, int s0, int s1);
+void hri_mg_cheby_update(const mg_level *L, hr_grid *x, const hr_grid *jx, hr_grid *d, double a, double b, int s0,
                      int s1);
 /* r = h^2 f - h^2 A u (no norms) */
-void mg_resid(const mg_level *L, const hr_grid *u, hr_grid *r, int s0, int s1);
+void hri_mg_resid(const mg_level *L, const hr_grid *u, hr_grid *r, int s0, int s1);
 /* mx[s] = max |g| over slice s (NaN sticks) */
-void mg_absmax_slices(const mg_level *L, const hr_grid *g, double *mx, int s0, int s1);
+void hri_mg_absmax_slices(const mg_level *L, const hr_grid *g, double *mx, int s0, int s1);
 /* out = h^2 A in (zero ring assumed for `in`) */
-void mg_apply(const mg_level *L, const hr_grid *in, hr_grid *out, int s0, int s1);
+void hri_mg_apply(const mg_level *L, const hr_grid *in, hr_grid *out, int s0, int s1);
 /* part[s] = sum over slice s of x . y (accumulated in double) */
-void mg_dot_slices(const mg_level *L, const hr_grid *x, const hr_grid *y, double *part, int s0, int s1);
+void hri_mg_dot_slices(const mg_level *L, const hr_grid *x, const hr_grid *y, double *part, int s0, int s1);
 /* out = h^2 A in, part[s] = in . out (slice by slice, while the slice is in cache) */
-void mg_apply_dot(const mg_level *L, const hr_grid *in, hr_grid *out, double *part, int s0, int s1);
+void hri_mg_apply_dot(const mg_level *L, const hr_grid *in, hr_grid *out, double *part, int s0, int s1);
 /* x += (a p) * xscale, r -= a q, part[s] = r . r (xscale a power of two) */
-void mg_update_dot(const mg_level *L, double a, double xscale, const hr_grid *p, const hr_grid *q, hr_grid *x,
+void hri_mg_update_dot(const mg_level *L, double a, double xscale, const hr_grid *p, const hr_grid *q, hr_grid *x,
                    hr_grid *r, double *part, int s0, int s1);
 /* y += a x (a cast to the grid's type) */
-void mg_axpy(const mg_level *L, double a, const hr_grid *x, hr_grid *y, int s0, int s1);
-/* y += (a x) * scale, scale a power of two (1: bitwise mg_axpy) */
-void mg_axpy_scaled(const mg_level *L, double a, double scale, const hr_grid *x, hr_grid *y, int s0, int s1);
+void hri_mg_axpy(const mg_level *L, double a, const hr_grid *x, hr_grid *y, int s0, int s1);
+/* y += (a x) * scale, scale a power of two (1: bitwise hri_mg_axpy) */
+void hri_mg_axpy_scaled(const mg_level *L, double a, double scale, const hr_grid *x, hr_grid *y, int s0, int s1);
 /* p = z + b p */
-void mg_xpay(const mg_level *L, const hr_grid *z, double b, hr_grid *p, int s0, int s1);
+void hri_mg_xpay(const mg_level *L, const hr_grid *z, double b, hr_grid *p, int s0, int s1);
 /* dst = src * scale between any precisions (interior only); add: dst += src * scale; scale is
  * a power of two (1: a plain copy) */
-void mg_convert(const mg_level *L, const hr_grid *src, hr_grid *dst, int add, double scale, int s0, int s1);
+void hri_mg_convert(const mg_level *L, const hr_grid *src, hr_grid *dst, int add, double scale, int s0, int s1);
 /* residual (vector r, optional), per-slice norms and (rmax, optional) per-slice max |r| over
  * slices [s0, s1) */
-void mg_residual_slices(const mg_level *L, const hr_grid *u, unsigned faces, hr_grid *r, hr_norm2 *rn,
+void hri_mg_residual_slices(const mg_level *L, const hr_grid *u, unsigned faces, hr_grid *r, hr_norm2 *rn,
                         hr_norm2 *bn, double *rmax, int s0, int s1);
 
 /* The box of slices [s0, s1) of a level. */
@@ -119,41 +119,41 @@ typedef struct mg_worker {
 } mg_worker;
 
 /* This worker's slices of a level: contiguous blocks, or all to worker 0 on a serial level. */
-void mg_part(const mg_worker *w, int threaded, int slices, int *s0, int *s1);
+void hri_mg_part(const mg_worker *w, int threaded, int slices, int *s0, int *s1);
 /* Brackets an operation on a level (barriers as the threaded / serial pattern needs). */
-void mg_begin(const mg_worker *w, int threaded);
-void mg_end(const mg_worker *w, int threaded);
+void hri_mg_begin(const mg_worker *w, int threaded);
+void hri_mg_end(const mg_worker *w, int threaded);
 
 /* Runs `call` (a slice operation on s0, s1) over this worker's slices of level L, inside
  * the begin/end bracket. */
 #define MG_SLICE_OP(w, L, call)                                                                              \
     do {                                                                                                     \
         int s0, s1;                                                                                          \
-        mg_begin((w), (L)->threaded);                                                                        \
-        mg_part((w), (L)->threaded, (L)->slices, &s0, &s1);                                                  \
+        hri_mg_begin((w), (L)->threaded);                                                                        \
+        hri_mg_part((w), (L)->threaded, (L)->slices, &s0, &s1);                                                  \
         if (s0 < s1) call;                                                                                   \
-        mg_end((w), (L)->threaded);                                                                          \
+        hri_mg_end((w), (L)->threaded);                                                                          \
     } while (0)
 
 /* One cycle of the hierarchy's type from level `l` (mode: level 0 direct or correction). */
-void mg_cycle(mg_hier *H, const mg_worker *w, int l, hr_mg_cycle type, int symmetric);
+void hri_mg_cycle(mg_hier *H, const mg_worker *w, int l, hr_mg_cycle type, int symmetric);
 /* FMG pass: level 0 holds a correction problem already (hf of level 0 set). */
-void mg_fmg(mg_hier *H, const mg_worker *w, int symmetric);
+void hri_mg_fmg(mg_hier *H, const mg_worker *w, int symmetric);
 /* The FMG pass; add0 = 0: level 0 gets the interpolated solution, not added (it is the
  * coarse part of a GPU FMG pass, --coarse-on cpu: the GPU's FMG prolongs into that level). */
-void mg_fmg_part(mg_hier *H, const mg_worker *w, int symmetric, int add0);
+void hri_mg_fmg_part(mg_hier *H, const mg_worker *w, int symmetric, int add0);
 
-hr_status mg_hier_build(mg_hier *H, int dim, int nx, int ny, int nz, int nlev, size_t esize, int threads);
-void mg_hier_free(mg_hier *H);
+hr_status hri_mg_hier_build(mg_hier *H, int dim, int nx, int ny, int nz, int nlev, size_t esize, int threads);
+void hri_mg_hier_free(mg_hier *H);
 /* The Chebyshev-Jacobi step coefficients (HR_MG_CHEBY_MAX of each). */
-void mg_cheby_coeffs(int dim, double *a, double *b);
+void hri_mg_cheby_coeffs(int dim, double *a, double *b);
 /* Fills every level's buffers with zero interior and ring `bc0` on level 0 (0 below). */
-void mg_hier_init(mg_hier *H, const mg_worker *w, double bc0);
+void hri_mg_hier_init(mg_hier *H, const mg_worker *w, double bc0);
 
 /* ---- options (mg_options.c) ---- */
-int mg_opt_dim(const hr_mg_options *o);
-int mg_opt_extent(const hr_mg_options *o, int axis); /* 0 = x, 1 = y, 2 = z */
-int mg_opt_uses_mg(const hr_mg_options *o);          /* method mg, or pc mg */
-int mg_opt_max_levels(const hr_mg_options *o);       /* levels the grid allows */
+int hri_mg_opt_dim(const hr_mg_options *o);
+int hri_mg_opt_extent(const hr_mg_options *o, int axis); /* 0 = x, 1 = y, 2 = z */
+int hri_mg_opt_uses_mg(const hr_mg_options *o);          /* method mg, or pc mg */
+int hri_mg_opt_max_levels(const hr_mg_options *o);       /* levels the grid allows */
 
 #endif

@@ -28,7 +28,7 @@
             name##_f32(__VA_ARGS__);                                                                         \
     } while (0)
 
-void mg_zero(const mg_level *L, hr_grid *g, int s0, int s1)
+void hri_mg_zero(const mg_level *L, hr_grid *g, int s0, int s1)
 {
     (void)L;
     const hr_grid_layout *l = &g->l;
@@ -37,14 +37,14 @@ void mg_zero(const mg_level *L, hr_grid *g, int s0, int s1)
     memset(base + ((size_t)k * l->plane + (size_t)i * l->pitch + 1) * l->esize, 0, (size_t)l->nx * l->esize);
 }
 
-void mg_restrict(const mg_level *fine, const mg_level *coarse, int s0, int s1)
+void hri_mg_restrict(const mg_level *fine, const mg_level *coarse, int s0, int s1)
 {
     (void)fine;
     hr_grid *dst = (hr_grid *)&coarse->hf;
     DISPATCH(dst, restrict, &fine->r, dst, s0, s1);
 }
 
-void mg_prolong(const mg_level *coarse, const hr_grid *uc, const mg_level *fine, hr_grid *uf, int add, int s0,
+void hri_mg_prolong(const mg_level *coarse, const hr_grid *uc, const mg_level *fine, hr_grid *uf, int add, int s0,
                 int s1)
 {
     (void)coarse;
@@ -52,60 +52,60 @@ void mg_prolong(const mg_level *coarse, const hr_grid *uc, const mg_level *fine,
     DISPATCH(uf, prolong, uc, uf, add, s0, s1);
 }
 
-void mg_redblack(const mg_level *L, hr_grid *u, int color, int strict, int s0, int s1)
+void hri_mg_redblack(const mg_level *L, hr_grid *u, int color, int strict, int s0, int s1)
 {
     DISPATCH(u, redblack, L, u, color, strict, s0, s1);
 }
 
-void mg_cheby_update(const mg_level *L, hr_grid *x, const hr_grid *jx, hr_grid *d, double a, double b, int s0,
+void hri_mg_cheby_update(const mg_level *L, hr_grid *x, const hr_grid *jx, hr_grid *d, double a, double b, int s0,
                      int s1)
 {
     (void)L;
     DISPATCH(x, cheby, x, jx, d, a, b, s0, s1);
 }
 
-void mg_resid(const mg_level *L, const hr_grid *u, hr_grid *r, int s0, int s1)
+void hri_mg_resid(const mg_level *L, const hr_grid *u, hr_grid *r, int s0, int s1)
 {
     DISPATCH(u, resid, L, u, r, s0, s1);
 }
 
-void mg_absmax_slices(const mg_level *L, const hr_grid *g, double *mx, int s0, int s1)
+void hri_mg_absmax_slices(const mg_level *L, const hr_grid *g, double *mx, int s0, int s1)
 {
     (void)L;
     DISPATCH(g, absmax, g, mx, s0, s1);
 }
 
-void mg_apply(const mg_level *L, const hr_grid *in, hr_grid *out, int s0, int s1)
+void hri_mg_apply(const mg_level *L, const hr_grid *in, hr_grid *out, int s0, int s1)
 {
     (void)L;
     DISPATCH(in, apply, in, out, s0, s1);
 }
 
-void mg_dot_slices(const mg_level *L, const hr_grid *x, const hr_grid *y, double *part, int s0, int s1)
+void hri_mg_dot_slices(const mg_level *L, const hr_grid *x, const hr_grid *y, double *part, int s0, int s1)
 {
     (void)L;
     DISPATCH(x, dot, x, y, part, s0, s1);
 }
 
-void mg_axpy(const mg_level *L, double a, const hr_grid *x, hr_grid *y, int s0, int s1)
+void hri_mg_axpy(const mg_level *L, double a, const hr_grid *x, hr_grid *y, int s0, int s1)
 {
     (void)L;
     DISPATCH(x, axpy, a, x, y, s0, s1);
 }
 
-void mg_axpy_scaled(const mg_level *L, double a, double scale, const hr_grid *x, hr_grid *y, int s0, int s1)
+void hri_mg_axpy_scaled(const mg_level *L, double a, double scale, const hr_grid *x, hr_grid *y, int s0, int s1)
 {
     (void)L;
     DISPATCH(x, axpy_scaled, a, scale, x, y, s0, s1);
 }
 
-void mg_xpay(const mg_level *L, const hr_grid *z, double b, hr_grid *p, int s0, int s1)
+void hri_mg_xpay(const mg_level *L, const hr_grid *z, double b, hr_grid *p, int s0, int s1)
 {
     (void)L;
     DISPATCH(z, xpay, z, b, p, s0, s1);
 }
 
-void mg_convert(const mg_level *L, const hr_grid *src, hr_grid *dst, int add, double scale, int s0, int s1)
+void hri_mg_convert(const mg_level *L, const hr_grid *src, hr_grid *dst, int add, double scale, int s0, int s1)
 {
     (void)L;
     const hr_grid_layout *ls = &src->l, *ld = &dst->l;
@@ -145,7 +145,7 @@ void mg_convert(const mg_level *L, const hr_grid *src, hr_grid *dst, int add, do
     }
 }
 
-void mg_residual_slices(const mg_level *L, const hr_grid *u, unsigned faces, hr_grid *r, hr_norm2 *rn,
+void hri_mg_residual_slices(const mg_level *L, const hr_grid *u, unsigned faces, hr_grid *r, hr_norm2 *rn,
                         hr_norm2 *bn, double *rmax, int s0, int s1)
 {
     for (int s = s0; s < s1; s++) {
@@ -156,17 +156,17 @@ void mg_residual_slices(const mg_level *L, const hr_grid *u, unsigned faces, hr_
                            faces,
                            r ? hr_grid_origin(r) : NULL,
                            rmax ? &rmax[s] : NULL};
-        hr_cpu_residual_box(&a, &rn[s], &bn[s]);
+        hri_cpu_residual_box(&a, &rn[s], &bn[s]);
     }
 }
 
-void mg_apply_dot(const mg_level *L, const hr_grid *in, hr_grid *out, double *part, int s0, int s1)
+void hri_mg_apply_dot(const mg_level *L, const hr_grid *in, hr_grid *out, double *part, int s0, int s1)
 {
     (void)L;
     DISPATCH(in, apply_dot, in, out, part, s0, s1);
 }
 
-void mg_update_dot(const mg_level *L, double a, double xscale, const hr_grid *p, const hr_grid *q, hr_grid *x,
+void hri_mg_update_dot(const mg_level *L, double a, double xscale, const hr_grid *p, const hr_grid *q, hr_grid *x,
                    hr_grid *r, double *part, int s0, int s1)
 {
     (void)L;

@@ -27,7 +27,7 @@ static void async3(const mg_level_ops *ops, void *ctx, int l, int step, int reve
     if (!ops->async || !ops->async(ctx, l)) redblack(ops, ctx, l, step, reverse);
 }
 
-const hr_smoother_ops hr_smoother_jacobi = {jacobi, 0};
-const hr_smoother_ops hr_smoother_redblack = {redblack, 0};
-const hr_smoother_ops hr_smoother_cheby = {cheby, 1};
-const hr_smoother_ops hr_smoother_async3 = {async3, 0};
+const hr_smoother_ops hri_smoother_jacobi = {jacobi, 0};
+const hr_smoother_ops hri_smoother_redblack = {redblack, 0};
+const hr_smoother_ops hri_smoother_cheby = {cheby, 1};
+const hr_smoother_ops hri_smoother_async3 = {async3, 0};

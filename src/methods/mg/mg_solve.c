@@ -1,6 +1,6 @@
 /*
  * The multigrid / CG solver handle: validation, setup, and the iteration loop through
- * hr_drive (one driver iteration = one cycle, or one CG iteration). The problem's values
+ * hri_drive (one driver iteration = one cycle, or one CG iteration). The problem's values
  * and the jobs the team runs are in mg_jobs.c; the handle itself in mg_handle.h.
  *
  * Modes: "direct" (method mg in double or single): hierarchy level 0 holds the solution.
@@ -30,11 +30,11 @@ const char *hr_mg_last_error(void)
 }
 
 /* Keeps the first device error (and its text for hr_mg_last_error). */
-void mgs_gpu_failed(hr_mg *m, hr_status st)
+void hri_mgs_gpu_failed(hr_mg *m, hr_status st)
 {
     if (m->gst != HR_OK) return;
     m->gst = st;
-    snprintf(last_error, sizeof last_error, "%s", mg_gpu_error(m->gpu));
+    snprintf(last_error, sizeof last_error, "%s", hri_mg_gpu_error(m->gpu));
 }
 
 /* ------------------------------------------------------------------ driver glue */
@@ -44,12 +44,12 @@ static hr_status drv_advance(void *ctx, long count, hr_phase_times *t)
     (void)t;
     hr_mg *m = ctx;
     if (m->gpu) {
-        const hr_status st = mg_gpu_advance(m->gpu, count, m->fmg_pending, m->r_valid);
-        if (st != HR_OK) mgs_gpu_failed(m, st);
+        const hr_status st = hri_mg_gpu_advance(m->gpu, count, m->fmg_pending, m->r_valid);
+        if (st != HR_OK) hri_mgs_gpu_failed(m, st);
         if (m->gst != HR_OK) return m->gst;
     } else {
         job jb = {m, JOB_ADVANCE, count, 0, 0, m->rz, m->rr};
-        mgs_run_job(m, &jb);
+        hri_mgs_run_job(m, &jb);
     }
     m->fmg_pending = 0;
     m->r_valid = 0;
@@ -70,12 +70,12 @@ static hr_status drv_residual(void *ctx, double *rel)
     hr_mg *m = ctx;
     if (m->o.method == HR_MG_METHOD_CG) {
         if (m->gpu) {
-            const hr_status st = mg_gpu_cg_rr(m->gpu, &m->rr);
-            if (st != HR_OK) mgs_gpu_failed(m, st);
+            const hr_status st = hri_mg_gpu_cg_rr(m->gpu, &m->rr);
+            if (st != HR_OK) hri_mgs_gpu_failed(m, st);
         }
         *rel = cg_relative(m);
     } else {
-        *rel = mgs_true_residual(m, m->has_out, NULL, NULL);
+        *rel = hri_mgs_true_residual(m, m->has_out, NULL, NULL);
         m->r_valid = m->has_out; /* the next defect correction starts from this r */
     }
     m->last_factor = *rel / m->prev_rel;
@@ -94,7 +94,7 @@ static int drv_monitor(long it, double rel, void *user)
 /* The entry points of the options' smoother (validated: the registry has it). */
 static const hr_smoother_ops *smoother_of(const hr_mg_options *o)
 {
-    return hr_entry_by_id(HR_KIND_SMOOTHER, (int)o->smoother, 0)->smoother;
+    return hri_entry_by_id(HR_KIND_SMOOTHER, (int)o->smoother, 0)->smoother;
 }
 
 static hr_status fail(hr_mg *m, hr_status st)
@@ -122,7 +122,7 @@ static hr_status create_gpu(hr_mg *m)
     s.pre = o->pre;
     s.post = o->post;
     s.omega = o->omega > 0.0 ? o->omega : (m->dim == 3 ? 6.0 / 7.0 : 0.8);
-    mg_cheby_coeffs(m->dim, s.cheby_a, s.cheby_b);
+    hri_mg_cheby_coeffs(m->dim, s.cheby_a, s.cheby_b);
     s.fmg_cycles = m->dim == 3 ? 2 : 1;
     s.symmetric = o->pc == HR_MG_PC_MG || o->symmetric;
     s.boundary = o->boundary;
@@ -157,14 +157,14 @@ static hr_status create_gpu(hr_mg *m)
         hr_grid_layout l;
         if (!hr_layout_init(&l, m->dim, m->nx, m->ny, m->nz, s.mode == MG_GPU_DIRECT ? s.esize : 8))
             return HR_ERR_NO_MEMORY;
-        hr_status st = hr_grid_alloc_huge(&rhs, &l, hr_tune_on(o->tuning.hugepages, 0));
+        hr_status st = hri_grid_alloc_huge(&rhs, &l, hr_tune_on(o->tuning.hugepages, 0));
         if (st != HR_OK) return st;
-        hr_grid_init_rows(&rhs, 0, hr_layout_outer(&l), 0.0);
-        mgs_fill_rhs(m, &rhs, 1, (m->dim == 3 ? m->nz : m->ny) + 1);
+        hri_grid_init_rows(&rhs, 0, hr_layout_outer(&l), 0.0);
+        hri_mgs_fill_rhs(m, &rhs, 1, (m->dim == 3 ? m->nz : m->ny) + 1);
         s.rhs = &rhs;
     }
-    const hr_status st = mg_gpu_create(&s, &m->gpu, last_error, sizeof last_error);
-    if (rhs.base) hr_grid_free(&rhs);
+    const hr_status st = hri_mg_gpu_create(&s, &m->gpu, last_error, sizeof last_error);
+    if (rhs.base) hri_grid_free(&rhs);
     return st;
 }
 
@@ -214,22 +214,22 @@ hr_status hr_mg_create(const hr_mg_options *o, hr_mg **out)
     /* HR_PREC_DEFAULT is double; from here on `o` is the handle's resolved copy */
     if (m->o.precision == HR_PREC_DEFAULT) m->o.precision = HR_PREC_DOUBLE;
     o = &m->o;
-    m->dim = mg_opt_dim(o);
-    m->nx = mg_opt_extent(o, 0);
-    m->ny = mg_opt_extent(o, 1);
-    m->nz = m->dim == 3 ? mg_opt_extent(o, 2) : 1;
+    m->dim = hri_mg_opt_dim(o);
+    m->nx = hri_mg_opt_extent(o, 0);
+    m->ny = hri_mg_opt_extent(o, 1);
+    m->nz = m->dim == 3 ? hri_mg_opt_extent(o, 2) : 1;
     const int nmax = m->nx > m->ny ? (m->nx > m->nz ? m->nx : m->nz) : (m->ny > m->nz ? m->ny : m->nz);
     m->h = 1.0 / ((double)nmax + 1.0);
     const int gpu = o->backend == HR_MG_BACKEND_GPU;
-    m->nt = gpu ? 1 : o->threads > 0 ? o->threads : hr_cpu_count();
-    m->use_h = mg_opt_uses_mg(o);
-    m->nlev = m->use_h ? (o->levels > 0 ? o->levels : mg_opt_max_levels(o)) : 0;
+    m->nt = gpu ? 1 : o->threads > 0 ? o->threads : hri_cpu_count();
+    m->use_h = hri_mg_opt_uses_mg(o);
+    m->nlev = m->use_h ? (o->levels > 0 ? o->levels : hri_mg_opt_max_levels(o)) : 0;
     m->direct = o->method == HR_MG_METHOD_MG && o->precision != HR_MG_PREC_MIXED;
     m->has_out = !m->direct;
     /* refuse what cannot fit before touching it: with overcommit the allocations succeed
      * and the first touch gets the process killed */
     if (!gpu) {
-        const double need = host_bytes(m), avail = (double)hr_host_available_bytes();
+        const double need = host_bytes(m), avail = (double)hri_host_available_bytes();
         if (need > avail) {
             snprintf(last_error, sizeof last_error, "%s: %s need %.1f GB, %.1f GB available",
                      o->nx || o->ny || o->nz ? "nx" : "n",
@@ -250,7 +250,7 @@ hr_status hr_mg_create(const hr_mg_options *o, hr_mg **out)
     }
     m->tls = calloc((size_t)m->nt, sizeof *m->tls);
     if (!m->tls) return fail(m, HR_ERR_NO_MEMORY);
-    if (m->nt > 1 && (st = hr_team_create(m->nt, HR_BIND_NONE, &m->team)) != HR_OK) return fail(m, st);
+    if (m->nt > 1 && (st = hri_team_create(m->nt, HR_BIND_NONE, &m->team)) != HR_OK) return fail(m, st);
     const int slices = m->dim == 3 ? m->nz : m->ny;
     m->rn = calloc((size_t)slices + 2, sizeof *m->rn);
     m->bn = calloc((size_t)slices + 2, sizeof *m->bn);
@@ -279,9 +279,9 @@ hr_status hr_mg_create(const hr_mg_options *o, hr_mg **out)
         H->omega = o->omega > 0.0 ? o->omega : (m->dim == 3 ? 6.0 / 7.0 : 0.8);
         H->hugepages = hr_tune_on(o->tuning.hugepages, 0);
         const size_t es = o->precision == HR_MG_PREC_DOUBLE ? 8 : 4;
-        if ((st = mg_hier_build(H, m->dim, m->nx, m->ny, m->nz, m->nlev, es, m->nt)) != HR_OK)
+        if ((st = hri_mg_hier_build(H, m->dim, m->nx, m->ny, m->nz, m->nlev, es, m->nt)) != HR_OK)
             return fail(m, st);
-        if (m->direct) H->lev[0].rhs = mgs_problem_view(m, &H->lev[0].hf);
+        if (m->direct) H->lev[0].rhs = hri_mgs_problem_view(m, &H->lev[0].hf);
     }
     if (m->has_out) {
         mg_level *O = &m->out;
@@ -291,13 +291,13 @@ hr_status hr_mg_create(const hr_mg_options *o, hr_mg **out)
         hr_grid *gs[5] = {&O->u[0], &O->u[1], &O->r, &O->d, &O->cp};
         const int huge = hr_tune_on(o->tuning.hugepages, 0);
         for (int g = 0; g < 5; g++)
-            if ((st = hr_grid_alloc_huge(gs[g], &O->l, huge)) != HR_OK) return fail(m, st);
+            if ((st = hri_grid_alloc_huge(gs[g], &O->l, huge)) != HR_OK) return fail(m, st);
         if (o->rhs == HR_RHS_MANUFACTURED || o->rhs == HR_RHS_ARRAY)
-            if ((st = hr_grid_alloc_huge(&O->hf, &O->l, huge)) != HR_OK) return fail(m, st);
-        O->rhs = mgs_problem_view(m, &O->hf);
+            if ((st = hri_grid_alloc_huge(&O->hf, &O->l, huge)) != HR_OK) return fail(m, st);
+        O->rhs = hri_mgs_problem_view(m, &O->hf);
     }
     job jb = {m, JOB_INIT, 0, 0, 0, 0.0, 0.0};
-    mgs_run_job(m, &jb);
+    hri_mgs_run_job(m, &jb);
     m->setup_s = hr_now() - t0;
     *out = m;
     return HR_OK;
@@ -307,13 +307,13 @@ void hr_mg_free(hr_mg *m)
 {
     if (!m) return;
     if (__atomic_load_n(&m->running, __ATOMIC_ACQUIRE)) return; /* from the monitor: the solve holds m */
-    mg_gpu_free(m->gpu);
-    if (m->host_sol.base) hr_grid_free(&m->host_sol);
-    if (m->team) hr_team_free(m->team);
-    mg_hier_free(&m->H);
+    hri_mg_gpu_free(m->gpu);
+    if (m->host_sol.base) hri_grid_free(&m->host_sol);
+    if (m->team) hri_team_free(m->team);
+    hri_mg_hier_free(&m->H);
     hr_grid *gs[6] = {&m->out.u[0], &m->out.u[1], &m->out.r, &m->out.d, &m->out.cp, &m->out.hf};
     for (int g = 0; g < 6; g++)
-        if (gs[g]->base) hr_grid_free(gs[g]);
+        if (gs[g]->base) hri_grid_free(gs[g]);
     free(m->tls);
     free(m->rhs_copy);
     free(m->rn);
@@ -326,12 +326,12 @@ void hr_mg_free(hr_mg *m)
 static double max_error(hr_mg *m)
 {
     if (m->o.rhs != HR_RHS_MANUFACTURED || m->o.boundary != 0.0) return NAN;
-    const hr_grid *g = mgs_sol_grid(m);
+    const hr_grid *g = hri_mgs_sol_grid(m);
     double e = 0.0;
     for (int k = m->dim == 3 ? 1 : 0; k < (m->dim == 3 ? m->nz + 1 : 1); k++)
         for (int i = 1; i <= m->ny; i++)
             for (int j = 1; j <= m->nx; j++) {
-                const double d = fabs(hr_grid_get3(g, i, j, k) - mgs_exact(m, i, j, k));
+                const double d = fabs(hri_grid_get3(g, i, j, k) - hri_mgs_exact(m, i, j, k));
                 if (!(d <= e)) e = d;
             }
     return e;
@@ -363,13 +363,13 @@ static hr_status solve_held(hr_mg *m, hr_mg_result *res)
     hr_status st0;
     /* a fresh start: zero interior, rings, rhs (a pass over the memory, outside the timing) */
     m->gst = HR_OK;
-    if (m->gpu && m->count > 0 && (st0 = mg_gpu_reset(m->gpu)) != HR_OK) {
-        mgs_gpu_failed(m, st0);
+    if (m->gpu && m->count > 0 && (st0 = hri_mg_gpu_reset(m->gpu)) != HR_OK) {
+        hri_mgs_gpu_failed(m, st0);
         return st0;
     }
     if (!m->gpu && (m->count > 0 || m->reinit)) {
         job jb = {m, JOB_INIT, 0, 0, 0, 0.0, 0.0};
-        mgs_run_job(m, &jb);
+        hri_mgs_run_job(m, &jb);
     }
     m->reinit = 0;
     const double t0 = hr_now();
@@ -378,16 +378,16 @@ static hr_status solve_held(hr_mg *m, hr_mg_result *res)
     m->r_valid = 0;
     /* the starting residual: for CG also ||b|| (b includes the boundary values) */
     double rmax0 = 0.0;
-    m->first_rel = mgs_true_residual(m, m->has_out, &m->bnorm, &rmax0);
+    m->first_rel = hri_mgs_true_residual(m, m->has_out, &m->bnorm, &rmax0);
     if (m->gst != HR_OK) return m->gst;
     m->r_valid = m->has_out;
     /* CG's dots square its vectors: scaled into range when the problem's values are not */
     m->cg_s = m->o.method == HR_MG_METHOD_CG ? mg_range_scale(rmax0) : 1.0;
     if (m->o.method == HR_MG_METHOD_CG && m->gpu) {
-        if ((st0 = mg_gpu_cg_start(m->gpu, m->cg_s, &m->rr)) != HR_OK) mgs_gpu_failed(m, st0);
+        if ((st0 = hri_mg_gpu_cg_start(m->gpu, m->cg_s, &m->rr)) != HR_OK) hri_mgs_gpu_failed(m, st0);
     } else if (m->o.method == HR_MG_METHOD_CG) {
         job jb = {m, JOB_START, 0, 0, 0, 0.0, 0.0};
-        mgs_run_job(m, &jb);
+        hri_mgs_run_job(m, &jb);
     }
     if (m->gst != HR_OK) return m->gst;
     if (m->o.method == HR_MG_METHOD_CG) m->first_rel = cg_relative(m);
@@ -406,18 +406,18 @@ static hr_status solve_held(hr_mg *m, hr_mg_result *res)
     hr_driver_out d;
     hr_status st = HR_OK;
     if (!(m->o.tol > 0.0 && m->first_rel < m->o.tol))
-        st = hr_drive(&ops, &cfg, NULL, &t, &d);
+        st = hri_drive(&ops, &cfg, NULL, &t, &d);
     else
         d = (hr_driver_out){0, HR_REASON_CONVERGED, m->first_rel};
     const double t1 = hr_now();
     if (st != HR_OK) return m->gst != HR_OK ? m->gst : st;
-    const double rel = mgs_true_residual(m, 0, NULL, NULL);
-    if (m->gpu && m->gst == HR_OK && (st0 = mg_gpu_download(m->gpu, &m->host_sol)) != HR_OK)
-        mgs_gpu_failed(m, st0);
+    const double rel = hri_mgs_true_residual(m, 0, NULL, NULL);
+    if (m->gpu && m->gst == HR_OK && (st0 = hri_mg_gpu_download(m->gpu, &m->host_sol)) != HR_OK)
+        hri_mgs_gpu_failed(m, st0);
     if (m->gst != HR_OK) return m->gst;
     /* judged on the last checked residual; without checks (tol 0, no monitor) on the final one */
     const double judged = d.done && (!isnan(d.last_rel) || d.reason == HR_REASON_NAN) ? d.last_rel : rel;
-    const hr_reason reason = hr_driver_final_reason(d.reason, judged, m->o.tol, cfg.divref);
+    const hr_reason reason = hri_driver_final_reason(d.reason, judged, m->o.tol, cfg.divref);
     if (res) {
         memset(res, 0, sizeof *res);
         res->dim = m->dim;
@@ -441,7 +441,7 @@ static hr_status solve_held(hr_mg *m, hr_mg_result *res)
     return HR_OK;
 }
 
-hr_status mgs_replace_rhs(hr_mg *m, const double *values)
+hr_status hri_mgs_replace_rhs(hr_mg *m, const double *values)
 {
     if (m->gpu || !m->rhs_copy) return HR_ERR_UNSUPPORTED;
     memcpy(m->rhs_copy, values, (size_t)m->nx * m->ny * m->nz * sizeof *m->rhs_copy);
@@ -453,14 +453,14 @@ hr_status hr_mg_solution(const hr_mg *m, double *dst, size_t count)
 {
     if (!m || !dst || count != (size_t)m->nx * m->ny * m->nz) return HR_ERR_INVALID_ARG;
     if (m->gpu) {
-        const hr_status st = mg_gpu_download(m->gpu, &((hr_mg *)m)->host_sol);
+        const hr_status st = hri_mg_gpu_download(m->gpu, &((hr_mg *)m)->host_sol);
         if (st != HR_OK) return st;
     }
-    const hr_grid *g = mgs_sol_grid((hr_mg *)m);
+    const hr_grid *g = hri_mgs_sol_grid((hr_mg *)m);
     size_t x = 0;
     for (int k = m->dim == 3 ? 1 : 0; k < (m->dim == 3 ? m->nz + 1 : 1); k++)
         for (int i = 1; i <= m->ny; i++)
             for (int j = 1; j <= m->nx; j++)
-                dst[x++] = hr_grid_get3(g, i, j, k);
+                dst[x++] = hri_grid_get3(g, i, j, k);
     return HR_OK;
 }

@@ -21,7 +21,7 @@
 #include "methods/redblack/cuda/redblack_gpu.h"
 #include "runtime/cuda/cuda_api.h"
 
-/* One GPU (hr_gpu_rb_*) or several (hr_gpu_rb2_*) behind the same four calls. */
+/* One GPU (hri_gpu_rb_*) or several (hri_gpu_rb2_*) behind the same four calls. */
 typedef struct rb_ops {
     hr_status (*iterations)(void *g, long count, char *err, size_t n);
     hr_status (*download)(void *g, void *u, double *t, char *err, size_t n);
@@ -31,35 +31,35 @@ typedef struct rb_ops {
 
 static hr_status one_it(void *g, long c, char *e, size_t n)
 {
-    return hr_gpu_rb_iterations(g, c, e, n);
+    return hri_gpu_rb_iterations(g, c, e, n);
 }
 static hr_status one_down(void *g, void *u, double *t, char *e, size_t n)
 {
-    return hr_gpu_rb_download(g, u, t, e, n);
+    return hri_gpu_rb_download(g, u, t, e, n);
 }
 static hr_status one_up(void *g, const void *u, double *t, char *e, size_t n)
 {
-    return hr_gpu_rb_upload(g, u, t, e, n);
+    return hri_gpu_rb_upload(g, u, t, e, n);
 }
 static void one_free(void *g)
 {
-    hr_gpu_rb_free(g);
+    hri_gpu_rb_free(g);
 }
 static hr_status two_it(void *g, long c, char *e, size_t n)
 {
-    return hr_gpu_rb2_iterations(g, c, e, n);
+    return hri_gpu_rb2_iterations(g, c, e, n);
 }
 static hr_status two_down(void *g, void *u, double *t, char *e, size_t n)
 {
-    return hr_gpu_rb2_download(g, u, t, e, n);
+    return hri_gpu_rb2_download(g, u, t, e, n);
 }
 static hr_status two_up(void *g, const void *u, double *t, char *e, size_t n)
 {
-    return hr_gpu_rb2_upload(g, u, t, e, n);
+    return hri_gpu_rb2_upload(g, u, t, e, n);
 }
 static void two_free(void *g)
 {
-    hr_gpu_rb2_free(g);
+    hri_gpu_rb2_free(g);
 }
 static const rb_ops one_gpu = {one_it, one_down, one_up, one_free},
                     two_gpus = {two_it, two_down, two_up, two_free};
@@ -77,7 +77,7 @@ static hr_status rbg_begin(hr_solver *s, const rb_ops *ops, hr_gpu_rb_params *p)
     if (!st) return HR_ERR_NO_MEMORY;
     st->ops = ops;
     s->impl = st;
-    hr_solver_init_rows(s, 0, hr_layout_outer(&s->u[0].l));
+    hri_solver_init_rows(s, 0, hr_layout_outer(&s->u[0].l));
     s->cur = 0;
     const hr_grid_layout *l = &s->u[0].l;
     memset(p, 0, sizeof *p);
@@ -108,7 +108,7 @@ static hr_status rbg_setup(hr_solver *s)
     HR_TRY(rbg_begin(s, &one_gpu, &p));
     rbg_state *st = s->impl;
     const int *knob =
-        s->o.tuning.rb_gpu_shape; /* BX and BY, or none (hr_tuning_validate); H 0: the kernel's */
+        s->o.tuning.rb_gpu_shape; /* BX and BY, or none (hri_tuning_validate); H 0: the kernel's */
     const char *source = "default";
     if (knob[0] > 0) {
         p.bx = knob[0];
@@ -120,7 +120,7 @@ static hr_status rbg_setup(hr_solver *s)
         const char *from = NULL;
         char dev[256] = "";
         hr_gpu_name(p.device, dev, sizeof dev);
-        if (hr_gpu_rb_shape_lookup(&s->o.tuning, p.device, dev, s->k->name, p.esize == 8, p.nx, p.ny, sh,
+        if (hri_gpu_rb_shape_lookup(&s->o.tuning, p.device, dev, s->k->name, p.esize == 8, p.nx, p.ny, sh,
                                    &from)) {
             p.bx = sh[0];
             p.by = sh[1];
@@ -130,16 +130,16 @@ static hr_status rbg_setup(hr_solver *s)
     }
     double h2d = 0.0;
     hr_gpu_rb *g = NULL;
-    hr_status rc = hr_gpu_rb_create(&p, s->u[0].base, &g, s->device_name, sizeof s->device_name, s->cfg.shape,
+    hr_status rc = hri_gpu_rb_create(&p, s->u[0].base, &g, s->device_name, sizeof s->device_name, s->cfg.shape,
                                     &h2d, s->err, sizeof s->err);
     if (rc == HR_ERR_INVALID_ARG && strcmp(source, "env") != 0 && g) {
         /* a cached / shipped shape this build refuses: the default */
-        hr_gpu_rb_free(g);
+        hri_gpu_rb_free(g);
         g = NULL;
         p.bx = p.by = p.h = 0;
         source = "default";
         s->err[0] = '\0';
-        rc = hr_gpu_rb_create(&p, s->u[0].base, &g, s->device_name, sizeof s->device_name, s->cfg.shape, &h2d,
+        rc = hri_gpu_rb_create(&p, s->u[0].base, &g, s->device_name, sizeof s->device_name, s->cfg.shape, &h2d,
                               s->err, sizeof s->err);
     }
     st->g = g;
@@ -159,7 +159,7 @@ static hr_status rbg2_setup(hr_solver *s)
     rbg_state *st = s->impl;
     double h2d = 0.0;
     hr_gpu_rb2 *g = NULL;
-    hr_status rc = hr_gpu_rb2_create(&p, s->u[0].base, &g, s->device_name, sizeof s->device_name, &h2d,
+    hr_status rc = hri_gpu_rb2_create(&p, s->u[0].base, &g, s->device_name, sizeof s->device_name, &h2d,
                                      s->err, sizeof s->err);
     st->g = g;
     s->t_h2d += h2d;
@@ -167,7 +167,7 @@ static hr_status rbg2_setup(hr_solver *s)
      * table, else 128x17x8) and does not report it back: 0 x 0 x 0 = not known here */
     s->cfg.shape[0] = s->cfg.shape[1] = s->cfg.shape[2] = 0;
     s->cfg.streams = 2;
-    s->cfg.gpus = rc == HR_OK ? hr_gpu_rb2_devices(g) : p.gpus;
+    s->cfg.gpus = rc == HR_OK ? hri_gpu_rb2_devices(g) : p.gpus;
     return rc;
 }
 
@@ -175,18 +175,18 @@ static hr_status rbg2_setup(hr_solver *s)
  * the cuts keep an odd last row, so interior slabs hold an even count). */
 static hr_status rbg2_check(const hr_options *o, char *why, size_t why_size)
 {
-    const hr_entry *k = o->kernel ? hr_kernel_find(HR_BACKEND_GPU, o->kernel, hr_options_dim(o)) : NULL;
+    const hr_entry *k = o->kernel ? hri_kernel_find(HR_BACKEND_GPU, o->kernel, hri_options_dim(o)) : NULL;
     const int two = k && k->id == 2; /* rb-2gpu (rb-mgpu: 0, --gpus N) */
     if (two && o->gpus > 2)
-        return hr_invalid_arg(why, why_size, "gpus: kernel rb-2gpu runs on 2 GPUs (rb-mgpu: --gpus %d)",
+        return hri_invalid_arg(why, why_size, "gpus: kernel rb-2gpu runs on 2 GPUs (rb-mgpu: --gpus %d)",
                               o->gpus);
     if (!two && o->gpus < 2)
-        return hr_invalid_arg(why, why_size,
+        return hri_invalid_arg(why, why_size,
                               "gpus: kernel rb-mgpu needs --gpus N, N >= 2 (rb-tuned: one GPU)");
     const int ng = two ? 2 : o->gpus, least = ng > 2 ? 2 * ng - 2 : 2;
-    if (o->dim != 3 && hr_options_extent(o, 1) < least)
-        return hr_invalid_arg(why, why_size, "ny: red-black on %d GPUs needs at least %d rows, not %d", ng,
-                              least, hr_options_extent(o, 1));
+    if (o->dim != 3 && hri_options_extent(o, 1) < least)
+        return hri_invalid_arg(why, why_size, "ny: red-black on %d GPUs needs at least %d rows, not %d", ng,
+                              least, hri_options_extent(o, 1));
     return HR_OK;
 }
 
@@ -238,11 +238,11 @@ static const int rb_tuned_cands[][3] = {
     {64, 17, 8}, {64, 17, 4},  {64, 18, 4},  {64, 18, 8},  {32, 20, 8},  {32, 20, 4},  {256, 17, 8},
     {32, 17, 8}, {128, 18, 4}, {128, 17, 32}};
 
-hr_status hr_gpu_rb_tune(hr_solver *s, long sweeps, hr_cuda_tune_result *out)
+hr_status hri_gpu_rb_tune(hr_solver *s, long sweeps, hr_cuda_tune_result *out)
 {
     rbg_state *st = s->impl;
     if (!st || st->ops != &one_gpu || s->k->id != HR_GPU_RB_TUNED) {
-        hr_solver_set_error(s, "kernel %s: no shapes to tune (rb-tuned is the tunable red-black kernel)",
+        hri_solver_set_error(s, "kernel %s: no shapes to tune (rb-tuned is the tunable red-black kernel)",
                             s->k->name);
         return HR_ERR_INVALID_ARG;
     }
@@ -263,7 +263,7 @@ hr_status hr_gpu_rb_tune(hr_solver *s, long sweeps, hr_cuda_tune_result *out)
         if (c >= 0 && sh[0] == s->cfg.shape[0] && sh[1] == s->cfg.shape[1] && sh[2] == s->cfg.shape[2])
             continue;
         char why[160];
-        if (hr_gpu_rb_set_shape(st->g, sh[0], sh[1], sh[2], why, sizeof why) != HR_OK) continue;
+        if (hri_gpu_rb_set_shape(st->g, sh[0], sh[1], sh[2], why, sizeof why) != HR_OK) continue;
         memcpy(s->u[0].base, pristine, bytes);
         if ((rc = rbg_upload(s)) != HR_OK) goto done;
         if ((rc = rbg_sweeps(s, sweeps)) != HR_OK || (rc = rbg_sync_host(s)) != HR_OK) goto done;
@@ -272,13 +272,13 @@ hr_status hr_gpu_rb_tune(hr_solver *s, long sweeps, hr_cuda_tune_result *out)
             memcpy(ref_sh, sh, sizeof ref_sh);
             have_ref = 1;
         } else if (memcmp(ref, s->u[0].base, bytes) != 0) {
-            hr_solver_set_error(s, "kernel rb-tuned: shape %dx%dx%d gives a different grid than %dx%dx%d",
+            hri_solver_set_error(s, "kernel rb-tuned: shape %dx%dx%d gives a different grid than %dx%dx%d",
                                 sh[0], sh[1], sh[2], ref_sh[0], ref_sh[1], ref_sh[2]);
             rc = HR_ERR_INTERNAL;
             goto done;
         }
         double gb = 0.0;
-        if ((rc = hr_tune_time_sweeps(s, sweeps, &gb)) != HR_OK) goto done;
+        if ((rc = hri_tune_time_sweeps(s, sweeps, &gb)) != HR_OK) goto done;
         out->candidates++;
         if (c < 0) out->default_gbps = gb;
         if (gb > out->best_gbps) {
@@ -289,7 +289,7 @@ hr_status hr_gpu_rb_tune(hr_solver *s, long sweeps, hr_cuda_tune_result *out)
         }
     }
     if (out->candidates == 0) {
-        hr_solver_set_error(s, "kernel rb-tuned: no candidate shape fits this problem");
+        hri_solver_set_error(s, "kernel rb-tuned: no candidate shape fits this problem");
         rc = HR_ERR_INVALID_ARG;
     }
 done:
@@ -299,7 +299,7 @@ done:
 }
 
 /* rb-tuned, rb-inplace, rb-v1..v4, rb-ldg: the registry id is the variant (hr_gpu_rb_params) */
-const hr_kernel_ops hr_kernel_rb_gpu = {
+const hr_kernel_ops hri_kernel_rb_gpu = {
     .setup = rbg_setup,
     .sweeps = rbg_sweeps,
     .sync_host = rbg_sync_host,
@@ -308,7 +308,7 @@ const hr_kernel_ops hr_kernel_rb_gpu = {
 };
 
 /* rb-mgpu and rb-2gpu: the registry id is the GPU count (0: --gpus N) */
-const hr_kernel_ops hr_kernel_rb_gpus = {
+const hr_kernel_ops hri_kernel_rb_gpus = {
     .setup = rbg2_setup,
     .sweeps = rbg_sweeps,
     .sync_host = rbg_sync_host,

@@ -67,9 +67,9 @@ static double op_apply_dot(void *ctx)
 {
     cg_member *w = ctx;
     cg_state *s = w->s;
-    hr_csr_spmv_rows(s->r->A, s->p, s->q, w->lo, w->hi);
+    hri_csr_spmv_rows(s->r->A, s->p, s->q, w->lo, w->hi);
     chunk_dots(s->p, s->q, s->pa, w->lo, w->hi);
-    hr_team_barrier(s->team);
+    hri_team_barrier(s->team);
     return sum_chunks(s->pa, s->nchunks);
 }
 
@@ -84,7 +84,7 @@ static double op_update(void *ctx, double alpha)
         s->res[i] -= alpha * s->q[i];
     }
     chunk_dots(s->res, s->res, s->pb, w->lo, w->hi);
-    hr_team_barrier(s->team);
+    hri_team_barrier(s->team);
     return sum_chunks(s->pb, s->nchunks);
 }
 
@@ -94,7 +94,7 @@ static void op_xpay(void *ctx, double beta)
     cg_state *s = w->s;
     for (int i = w->lo; i < w->hi; i++)
         s->p[i] = s->res[i] + beta * s->p[i];
-    hr_team_barrier(s->team); /* p complete before the next product reads it */
+    hri_team_barrier(s->team); /* p complete before the next product reads it */
 }
 
 /* Every member runs the recurrence on its rows; the sums are over all chunks, so every
@@ -107,7 +107,7 @@ static void cg_job(void *ctx, int tid, int nt)
     const hr_cg_ops ops = {.ctx = &w, .apply_dot = op_apply_dot, .update = op_update, .xpay = op_xpay};
     hr_cg_scalars sc = {s->rr, s->rr};
     hr_cg_out out;
-    hr_cg_iterate(&ops, &sc, s->count, &out);
+    hri_cg_iterate(&ops, &sc, s->count, &out);
     if (tid == 0) { /* every thread holds the same values */
         s->rr = sc.rr;
         if (out.stop == HR_CG_BREAKDOWN) {
@@ -132,7 +132,7 @@ static hr_status cg_setup(hr_sparse_run *r)
     s->pb = malloc(((size_t)s->nchunks + 1) * sizeof *s->pb);
     if (!s->res || !s->p || !s->q || !s->pa || !s->pb) return HR_ERR_NO_MEMORY;
     int threads = r->m->backend == HR_BACKEND_CPU_SEQ ? 1 : r->threads;
-    return hr_team_create(threads, r->o.bind, &s->team);
+    return hri_team_create(threads, r->o.bind, &s->team);
 }
 
 /* r = b - A x, p = r, r.r: the start of each solve */
@@ -146,7 +146,7 @@ static hr_status cg_load(hr_sparse_run *r)
         s->res[i] = r->b[i] - s->q[i];
         if (fabs(s->res[i]) > m) m = fabs(s->res[i]);
     }
-    s->sc = hr_sparse_pow2_scale(m);
+    s->sc = hri_sparse_pow2_scale(m);
     for (int i = 0; i < n; i++)
         s->p[i] = s->res[i] = s->sc == 1.0 ? s->res[i] : s->res[i] / s->sc;
     chunk_dots(s->res, s->res, s->pa, 0, n);
@@ -159,7 +159,7 @@ static hr_status cg_iterate(hr_sparse_run *r, long count)
 {
     cg_state *s = r->impl;
     s->count = count;
-    hr_team_run(s->team, cg_job, s);
+    hri_team_run(s->team, cg_job, s);
     if (s->broke) {
         r->breakdown = r->done + s->broke;
         r->breakdown_pq = s->broke_pq;
@@ -172,14 +172,14 @@ static void cg_teardown(hr_sparse_run *r)
 {
     cg_state *s = r->impl;
     if (!s) return;
-    hr_team_free(s->team);
+    hri_team_free(s->team);
     free(s->res), free(s->p), free(s->q), free(s->pa), free(s->pb);
     free(s);
     r->impl = NULL;
 }
 
 /* One thread (backend cpu-seq) or threads: the registry line's backend says which. */
-const hr_sparse_ops hr_sparse_cg = {
+const hr_sparse_ops hri_sparse_cg = {
     .setup = cg_setup,
     .iterate = cg_iterate,
     .teardown = cg_teardown,

@@ -20,7 +20,7 @@
 #include "runtime/cpu/team.h"
 #include "methods/sparse/sparse_internal.h"
 
-hr_status hr_sparse_color_rows(const hr_csr *A, int *color, int *ncolors)
+hr_status hri_sparse_color_rows(const hr_csr *A, int *color, int *ncolors)
 {
     const int n = A->n_rows;
     *ncolors = 0;
@@ -92,7 +92,7 @@ static hr_status gsmc_setup(hr_sparse_run *r)
         free(color);
         return HR_ERR_NO_MEMORY;
     }
-    hr_status st = hr_sparse_color_rows(r->A, color, &s->ncolors);
+    hr_status st = hri_sparse_color_rows(r->A, color, &s->ncolors);
     if (st == HR_OK && !(s->cptr = calloc((size_t)s->ncolors + 1, sizeof *s->cptr))) st = HR_ERR_NO_MEMORY;
     if (st != HR_OK) {
         free(color);
@@ -109,14 +109,14 @@ static hr_status gsmc_setup(hr_sparse_run *r)
     s->cptr[0] = 0;
     free(color);
     r->colors = s->ncolors;
-    return hr_team_create(r->threads, r->o.bind, &s->team);
+    return hri_team_create(r->threads, r->o.bind, &s->team);
 }
 
 static void gsmc_teardown(hr_sparse_run *r)
 {
     gsmc_state *s = r->impl;
     if (!s) return;
-    hr_team_free(s->team);
+    hri_team_free(s->team);
     free(s->perm);
     free(s->cptr);
     free(s);
@@ -141,7 +141,7 @@ static void gsmc_job(void *ctx, int tid, int nt)
                 if (frozen && frozen[i]) continue;
                 HR_SPARSE_ROW_UPDATE(A, r->b, i, 1.0, x[i], XM, x[i]);
             }
-            hr_team_barrier(s->team); /* the next colour reads what this one wrote */
+            hri_team_barrier(s->team); /* the next colour reads what this one wrote */
         }
 #undef XM
 }
@@ -150,11 +150,11 @@ static hr_status gsmc_iterate(hr_sparse_run *r, long count)
 {
     gsmc_state *s = r->impl;
     s->count = count;
-    hr_team_run(s->team, gsmc_job, s);
+    hri_team_run(s->team, gsmc_job, s);
     return HR_OK;
 }
 
-const hr_sparse_ops hr_sparse_gs_mc = {
+const hr_sparse_ops hri_sparse_gs_mc = {
     .setup = gsmc_setup,
     .iterate = gsmc_iterate,
     .teardown = gsmc_teardown,

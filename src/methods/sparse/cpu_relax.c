@@ -60,7 +60,7 @@ static hr_status relax_state_new(hr_sparse_run *r, int team, relax_state **out)
     r->impl = s;
     s->r = r;
     *out = s;
-    return team ? hr_team_create(team_threads(r), r->o.bind, &s->team) : HR_OK;
+    return team ? hri_team_create(team_threads(r), r->o.bind, &s->team) : HR_OK;
 }
 
 static hr_status jacobi_setup(hr_sparse_run *r)
@@ -93,7 +93,7 @@ static void relax_teardown(hr_sparse_run *r)
 {
     relax_state *s = r->impl;
     if (!s) return;
-    hr_team_free(s->team);
+    hri_team_free(s->team);
     free(s->xn);
     free(s->scratch);
     free(s);
@@ -119,7 +119,7 @@ static void jacobi_job(void *ctx, int tid, int nt)
             else
                 HR_SPARSE_ROW_UPDATE(A, r->b, i, r->tau, xa[i], XA, xb[i]);
         }
-        hr_team_barrier(s->team);
+        hri_team_barrier(s->team);
         double *t = xa;
         xa = xb;
         xb = t;
@@ -133,7 +133,7 @@ static hr_status jacobi_iterate(hr_sparse_run *r, long count)
 {
     relax_state *s = r->impl;
     s->count = count;
-    hr_team_run(s->team, jacobi_job, s);
+    hri_team_run(s->team, jacobi_job, s);
     return HR_OK;
 }
 
@@ -206,25 +206,25 @@ static hr_status async_iterate(hr_sparse_run *r, long count)
 {
     relax_state *s = r->impl;
     s->count = count;
-    hr_team_run(s->team, async_job, s);
+    hri_team_run(s->team, async_job, s);
     return HR_OK;
 }
 
 /* ------------------------------------------------------------------ table */
 
 /* One thread (backend cpu-seq) or threads: the registry line's backend says which. */
-const hr_sparse_ops hr_sparse_jacobi = {
+const hr_sparse_ops hri_sparse_jacobi = {
     .setup = jacobi_setup,
     .iterate = jacobi_iterate,
     .teardown = relax_teardown,
     .host_row_bytes = 8.0, /* the second iterate */
 };
-const hr_sparse_ops hr_sparse_gs = {
+const hr_sparse_ops hri_sparse_gs = {
     .setup = gs_setup,
     .iterate = gs_iterate,
     .teardown = relax_teardown,
 };
-const hr_sparse_ops hr_sparse_async = {
+const hr_sparse_ops hri_sparse_async = {
     .setup = async_setup,
     .iterate = async_iterate,
     .teardown = relax_teardown,

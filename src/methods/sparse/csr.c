@@ -17,7 +17,7 @@ void hr_csr_free(hr_csr *A)
     free(A);
 }
 
-hr_status hr_csr_alloc(int n_rows, int n_cols, int64_t nnz, hr_csr **out)
+hr_status hri_csr_alloc(int n_rows, int n_cols, int64_t nnz, hr_csr **out)
 {
     *out = NULL;
     if (n_rows < 0 || n_cols < 0 || n_rows > HR_CSR_MAX_DIM || n_cols > HR_CSR_MAX_DIM || nnz < 0 ||
@@ -40,7 +40,7 @@ hr_status hr_csr_alloc(int n_rows, int n_cols, int64_t nnz, hr_csr **out)
     return HR_OK;
 }
 
-void hr_csr_locate_diagonal(hr_csr *A)
+void hri_csr_locate_diagonal(hr_csr *A)
 {
     for (int i = 0; i < A->n_rows; i++) {
         A->diag[i] = -1;
@@ -57,10 +57,10 @@ void hr_csr_locate_diagonal(hr_csr *A)
 hr_status hr_csr_from_coo(int n_rows, int n_cols, int64_t nnz, const int32_t *ri, const int32_t *ci,
                           const double *v, hr_csr **out)
 {
-    return hr_csr_from_coo_at(n_rows, n_cols, nnz, ri, ci, v, out, NULL);
+    return hri_csr_from_coo_at(n_rows, n_cols, nnz, ri, ci, v, out, NULL);
 }
 
-hr_status hr_csr_from_coo_at(int n_rows, int n_cols, int64_t nnz, const int32_t *ri, const int32_t *ci,
+hr_status hri_csr_from_coo_at(int n_rows, int n_cols, int64_t nnz, const int32_t *ri, const int32_t *ci,
                              const double *v, hr_csr **out, int32_t overflow_at[2])
 {
     if (!out) return HR_ERR_INVALID_ARG;
@@ -70,7 +70,7 @@ hr_status hr_csr_from_coo_at(int n_rows, int n_cols, int64_t nnz, const int32_t 
         if (ri[k] < 0 || ri[k] >= n_rows || ci[k] < 0 || ci[k] >= n_cols || !isfinite(v[k]))
             return HR_ERR_INVALID_ARG;
     hr_csr *A = NULL;
-    HR_TRY(hr_csr_alloc(n_rows, n_cols, nnz, &A));
+    HR_TRY(hri_csr_alloc(n_rows, n_cols, nnz, &A));
     for (int64_t k = 0; k < nnz; k++)
         A->row_ptr[ri[k] + 1]++;
     for (int i = 0; i < n_rows; i++)
@@ -120,12 +120,12 @@ hr_status hr_csr_from_coo_at(int n_rows, int n_cols, int64_t nnz, const int32_t 
     }
     A->row_ptr[n_rows] = w;
     A->nnz = w;
-    hr_csr_locate_diagonal(A);
+    hri_csr_locate_diagonal(A);
     *out = A;
     return HR_OK;
 }
 
-void hr_csr_spmv_rows(const hr_csr *A, const double *x, double *y, int r0, int r1)
+void hri_csr_spmv_rows(const hr_csr *A, const double *x, double *y, int r0, int r1)
 {
     for (int i = r0; i < r1; i++) {
         double s = 0.0;
@@ -138,12 +138,12 @@ void hr_csr_spmv_rows(const hr_csr *A, const double *x, double *y, int r0, int r
 void hr_csr_spmv(const hr_csr *A, const double *x, double *y)
 {
     if (!A || !x || !y) return;
-    hr_csr_spmv_rows(A, x, y, 0, A->n_rows);
+    hri_csr_spmv_rows(A, x, y, 0, A->n_rows);
 }
 
 /* ||v||_2 without overflow or underflow: scaled by max |v_i| (LAPACK dnrm2's idea, in
  * two passes). Inf or NaN in v gives Inf or NaN. */
-double hr_sparse_norm2(const double *v, int n)
+double hri_sparse_norm2(const double *v, int n)
 {
     double m = 0.0;
     for (int i = 0; i < n; i++) {
@@ -236,7 +236,7 @@ hr_status hr_csr_check_diagonal(const hr_csr *A, int *bad_row)
     return HR_OK;
 }
 
-double hr_sparse_pow2_scale(double maxabs)
+double hri_sparse_pow2_scale(double maxabs)
 {
     if (!(maxabs > 0x1p-500 && maxabs < 0x1p500) && maxabs > 0.0 && isfinite(maxabs)) {
         int e;
@@ -246,18 +246,18 @@ double hr_sparse_pow2_scale(double maxabs)
     return 1.0;
 }
 
-double hr_csr_bytes(int64_t n, int64_t nnz)
+double hri_csr_bytes(int64_t n, int64_t nnz)
 {
     /* row_ptr and diag: int64 per row (+1); col int32 and val double per entry */
     return 8.0 * ((double)n + 1.0) + 8.0 * (double)n + 12.0 * (double)nnz;
 }
 
-double hr_sparse_spectral_bytes(int64_t n)
+double hri_sparse_spectral_bytes(int64_t n)
 {
     return 4.0 * 8.0 * (double)n; /* D^-1/2 and three Lanczos (or power) vectors */
 }
 
-const char *hr_sparse_bytes_text(double bytes, char *buf, size_t size)
+const char *hri_sparse_bytes_text(double bytes, char *buf, size_t size)
 {
     if (bytes >= 1e9)
         snprintf(buf, size, "%.1f GB", bytes * 1e-9);

@@ -307,10 +307,10 @@ static void spec_size(const gen_spec *g, int64_t *n, int64_t *cap, double *peak)
         break;
     }
     }
-    *peak = 16.0 * (double)*cap + scratch + hr_csr_bytes(*n, *cap) + 8.0 * ((double)*n + 1.0);
+    *peak = 16.0 * (double)*cap + scratch + hri_csr_bytes(*n, *cap) + 8.0 * ((double)*n + 1.0);
 }
 
-hr_status hr_sparse_generate_size(const char *spec, int64_t *n, int64_t *nnz, double *peak, char *why,
+hr_status hri_sparse_generate_size(const char *spec, int64_t *n, int64_t *nnz, double *peak, char *why,
                                   size_t ws)
 {
     gen_spec g;
@@ -329,13 +329,13 @@ hr_status hr_sparse_generate(const char *spec, hr_csr **out, char *why, size_t w
     int64_t n = 0, cap = 0;
     double peak;
     spec_size(&g, &n, &cap, &peak);
-    const double avail = (double)hr_host_available_bytes();
+    const double avail = (double)hri_host_available_bytes();
     if (peak > avail) {
         char b1[32], b2[32];
         if (why && ws)
             snprintf(why, ws, "'%s': generating n = %lld, %lld entries needs %s, %s available", spec,
-                     (long long)n, (long long)cap, hr_sparse_bytes_text(peak, b1, sizeof b1),
-                     hr_sparse_bytes_text(avail, b2, sizeof b2));
+                     (long long)n, (long long)cap, hri_sparse_bytes_text(peak, b1, sizeof b1),
+                     hri_sparse_bytes_text(avail, b2, sizeof b2));
         return HR_ERR_NO_MEMORY;
     }
     hr_status st;

@@ -265,12 +265,12 @@ hr_status hr_mm_parse_csr(const char *buf, size_t len, hr_csr **out, hr_mm_error
 
     const int64_t cap = h.symmetric ? 2 * nz : nz;
     /* the triplets and the CSR beside them must fit (the file is in memory already) */
-    const double need = 16.0 * ((double)cap + 1.0) + hr_csr_bytes(rows, cap) + 8.0 * ((double)rows + 1.0),
-                 avail = (double)hr_host_available_bytes();
+    const double need = 16.0 * ((double)cap + 1.0) + hri_csr_bytes(rows, cap) + 8.0 * ((double)rows + 1.0),
+                 avail = (double)hri_host_available_bytes();
     if (need > avail) {
         char b1[32], b2[32];
         fail(err, size_line, "%lld x %lld with %lld entries needs %s to read, %s available", rows, cols, nz,
-             hr_sparse_bytes_text(need, b1, sizeof b1), hr_sparse_bytes_text(avail, b2, sizeof b2));
+             hri_sparse_bytes_text(need, b1, sizeof b1), hri_sparse_bytes_text(avail, b2, sizeof b2));
         return HR_ERR_NO_MEMORY;
     }
     int32_t *ri = malloc(((size_t)cap + 1) * sizeof *ri);
@@ -352,7 +352,7 @@ hr_status hr_mm_parse_csr(const char *buf, size_t len, hr_csr **out, hr_mm_error
         goto done;
     }
     int32_t bad_at[2] = {-1, -1};
-    st = hr_csr_from_coo_at((int)rows, (int)cols, k, ri, ci, v, out, bad_at);
+    st = hri_csr_from_coo_at((int)rows, (int)cols, k, ri, ci, v, out, bad_at);
     if (st == HR_ERR_INVALID_ARG) /* indices and values were checked: a sum of duplicates overflowed */
         st = overflowing_duplicate(buf, len, data_pos, data_line, &h, k, ri, ci, v, bad_at, err);
     if (st == HR_ERR_NO_MEMORY)

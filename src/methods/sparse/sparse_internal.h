@@ -99,41 +99,41 @@ struct hr_sparse_run {
 };
 
 /* CSR helpers shared inside the library (csr.c). */
-hr_status hr_csr_alloc(int n_rows, int n_cols, int64_t nnz, hr_csr **out);
+hr_status hri_csr_alloc(int n_rows, int n_cols, int64_t nnz, hr_csr **out);
 /* hr_csr_from_coo, and when a sum of duplicates overflows: HR_ERR_INVALID_ARG with
  * overflow_at (may be NULL) = {row, column} of that entry, 0-based. */
-hr_status hr_csr_from_coo_at(int n_rows, int n_cols, int64_t nnz, const int32_t *ri, const int32_t *ci,
+hr_status hri_csr_from_coo_at(int n_rows, int n_cols, int64_t nnz, const int32_t *ri, const int32_t *ci,
                              const double *v, hr_csr **out, int32_t overflow_at[2]);
-void hr_csr_locate_diagonal(hr_csr *A);
-void hr_csr_spmv_rows(const hr_csr *A, const double *x, double *y, int r0, int r1);
+void hri_csr_locate_diagonal(hr_csr *A);
+void hri_csr_spmv_rows(const hr_csr *A, const double *x, double *y, int r0, int r1);
 /* ||v||_2 scaled by max |v_i|: no overflow for entries up to DBL_MAX. */
-double hr_sparse_norm2(const double *v, int n);
+double hri_sparse_norm2(const double *v, int n);
 /* A power of two 2^e with max |v_i| / 2^e in [1, 2) when max |v_i| is beyond 2^+-500
  * (1 otherwise): CG runs on v / 2^e, exactly, so that r.r cannot overflow. */
-double hr_sparse_pow2_scale(double maxabs);
+double hri_sparse_pow2_scale(double maxabs);
 
 /* Memory, counted before it is touched (with overcommit a malloc that cannot be backed
  * succeeds, and the process is killed later without a word). All in bytes. */
 /* A CSR matrix of n rows and nnz entries (row_ptr, diag, col, val). */
-double hr_csr_bytes(int64_t n, int64_t nnz);
+double hri_csr_bytes(int64_t n, int64_t nnz);
 /* What hr_sparse_generate(spec) builds, without building it: rows, entries (the triplets
  * it reserves, an upper bound) and its peak (triplets, scratch and the CSR at once).
  * HR_ERR_INVALID_ARG with `why` for a bad spec. */
-hr_status hr_sparse_generate_size(const char *spec, int64_t *n, int64_t *nnz, double *peak, char *why,
+hr_status hri_sparse_generate_size(const char *spec, int64_t *n, int64_t *nnz, double *peak, char *why,
                                   size_t why_size);
 /* What a solve with method m adds beside A, b and x: host bytes of its setup (and of the
  * spectral estimate that plain Jacobi's check runs), device bytes of a GPU method (A on
  * the device and its vectors). Estimates, on the high side. */
-double hr_sparse_solve_host_bytes(const hr_entry *m, const hr_sparse_options *o, int64_t n, int64_t nnz);
-double hr_sparse_solve_device_bytes(const hr_entry *m, const hr_sparse_options *o, int64_t n, int64_t nnz);
+double hri_sparse_solve_host_bytes(const hr_entry *m, const hr_sparse_options *o, int64_t n, int64_t nnz);
+double hri_sparse_solve_device_bytes(const hr_entry *m, const hr_sparse_options *o, int64_t n, int64_t nnz);
 /* The spectral estimate's vectors (hr_sparse_spectral). */
-double hr_sparse_spectral_bytes(int64_t n);
+double hri_sparse_spectral_bytes(int64_t n);
 /* "12.3 GB" or "45.6 MB" into buf. */
-const char *hr_sparse_bytes_text(double bytes, char *buf, size_t size);
+const char *hri_sparse_bytes_text(double bytes, char *buf, size_t size);
 
 /* Greedy colouring of the pattern of A + A^T in row order (cpu_gs_color.c): color[i] is
  * the smallest colour no coupled row j < i has; *ncolors the number used. */
-hr_status hr_sparse_color_rows(const hr_csr *A, int *color, int *ncolors);
+hr_status hri_sparse_color_rows(const hr_csr *A, int *color, int *ncolors);
 
 /* The relaxation update of row i, defined once for every CPU method:
  *   x_i' = (1 - tau) x_i + tau (b_i - sum_{j != i} a_ij x_j) / a_ii

@@ -20,7 +20,7 @@ void hr_sparse_options_default(hr_sparse_options *o)
 {
     if (!o) return;
     memset(o, 0, sizeof *o);
-    o->method = hr_entry_find(HR_KIND_SPARSE, HR_BACKEND_AUTO, NULL, 0)->name; /* the first line */
+    o->method = hri_entry_find(HR_KIND_SPARSE, HR_BACKEND_AUTO, NULL, 0)->name; /* the first line */
     o->backend = HR_BACKEND_AUTO;
     o->local_iters = 5;
     o->block = 128;
@@ -67,21 +67,21 @@ static hr_status validate(const hr_sparse_options *o, hr_sparse_result *res)
     if ((unsigned)o->backend >= HR_BACKEND_COUNT) return say(res, HR_ERR_INVALID_ARG, "backend: unknown");
     if (o->gpus < 0 || o->gpus > 64 || (unsigned)o->comm >= HR_SPARSE_COMM_COUNT)
         return say(res, HR_ERR_INVALID_ARG, "gpus: must be 0..64 with a known comm scheme");
-    return hr_tuning_validate(&o->tuning, res->message, sizeof res->message);
+    return hri_tuning_validate(&o->tuning, res->message, sizeof res->message);
 }
 
-double hr_sparse_solve_host_bytes(const hr_entry *m, const hr_sparse_options *o, int64_t n, int64_t nnz)
+double hri_sparse_solve_host_bytes(const hr_entry *m, const hr_sparse_options *o, int64_t n, int64_t nnz)
 {
     const double dn = (double)n;
     double b = m->sparse->host_row_bytes * dn + m->sparse->host_entry_bytes * (double)nnz;
     /* plain Jacobi's rho(B) < 1 check (or tau auto) runs the spectral estimate */
     if ((m->caps & HR_CAP_TAU) && !(o->tau > 0.0) && !(o->tau == 0.0 && o->allow_divergent))
-        b += hr_sparse_spectral_bytes(n);
+        b += hri_sparse_spectral_bytes(n);
     if (o->fault_fraction > 0.0) b += 5.0 * dn; /* the mask and its index list */
     return b;
 }
 
-double hr_sparse_solve_device_bytes(const hr_entry *m, const hr_sparse_options *o, int64_t n, int64_t nnz)
+double hri_sparse_solve_device_bytes(const hr_entry *m, const hr_sparse_options *o, int64_t n, int64_t nnz)
 {
     if (m->backend != HR_BACKEND_GPU) return 0.0;
     /* A as stored on each device (column and value per entry, offsets per row), and the
@@ -221,12 +221,12 @@ hr_status hr_sparse_solver_create(const hr_csr *A, const hr_sparse_options *opt,
         return say(res, HR_ERR_INVALID_ARG, "matrix is %d x %d: a solve needs a square matrix", A->n_rows,
                    A->n_cols);
     const char *name =
-        opt->method ? opt->method : hr_entry_find(HR_KIND_SPARSE, HR_BACKEND_AUTO, NULL, 0)->name;
-    const hr_entry *m = hr_entry_find(HR_KIND_SPARSE, opt->backend, name, 0);
+        opt->method ? opt->method : hri_entry_find(HR_KIND_SPARSE, HR_BACKEND_AUTO, NULL, 0)->name;
+    const hr_entry *m = hri_entry_find(HR_KIND_SPARSE, opt->backend, name, 0);
     if (!m) {
-        if (!hr_entry_find(HR_KIND_SPARSE, HR_BACKEND_AUTO, name, 0)) {
+        if (!hri_entry_find(HR_KIND_SPARSE, HR_BACKEND_AUTO, name, 0)) {
             char names[128];
-            hr_entry_names(HR_KIND_SPARSE, HR_BACKEND_AUTO, 0, 0, 0, ", ", ", ", names, sizeof names);
+            hri_entry_names(HR_KIND_SPARSE, HR_BACKEND_AUTO, 0, 0, 0, ", ", ", ", names, sizeof names);
             return say(res, HR_ERR_INVALID_ARG, "method: unknown '%s' (%s)", name, names);
         }
         return say(res, opt->backend == HR_BACKEND_GPU ? HR_ERR_UNSUPPORTED : HR_ERR_INVALID_ARG,
@@ -244,19 +244,19 @@ hr_status hr_sparse_solver_create(const hr_csr *A, const hr_sparse_options *opt,
     /* refuse what cannot fit before touching it (host, and the GPU method's device) */
     {
         char b1[32], b2[32];
-        const double host = hr_sparse_solve_host_bytes(m, opt, A->n_rows, A->nnz),
-                     avail = (double)hr_host_available_bytes();
+        const double host = hri_sparse_solve_host_bytes(m, opt, A->n_rows, A->nnz),
+                     avail = (double)hri_host_available_bytes();
         if (host > avail)
             return say(res, HR_ERR_NO_MEMORY,
                        "method %s needs %s of host memory beside A, b and x, %s available", m->name,
-                       hr_sparse_bytes_text(host, b1, sizeof b1), hr_sparse_bytes_text(avail, b2, sizeof b2));
+                       hri_sparse_bytes_text(host, b1, sizeof b1), hri_sparse_bytes_text(avail, b2, sizeof b2));
         size_t dfree = 0, dtotal = 0;
-        const double dev = hr_sparse_solve_device_bytes(m, opt, A->n_rows, A->nnz);
-        if (dev > 0.0 && hr_cuda_device_memory(opt->device, &dfree, &dtotal) == HR_OK && dev > (double)dfree)
+        const double dev = hri_sparse_solve_device_bytes(m, opt, A->n_rows, A->nnz);
+        if (dev > 0.0 && hri_cuda_device_memory(opt->device, &dfree, &dtotal) == HR_OK && dev > (double)dfree)
             return say(res, HR_ERR_NO_MEMORY,
                        "method %s on the gpu needs about %s of device memory, %s free on device %d", m->name,
-                       hr_sparse_bytes_text(dev, b1, sizeof b1),
-                       hr_sparse_bytes_text((double)dfree, b2, sizeof b2), opt->device);
+                       hri_sparse_bytes_text(dev, b1, sizeof b1),
+                       hri_sparse_bytes_text((double)dfree, b2, sizeof b2), opt->device);
     }
     hr_sparse_solver *h = calloc(1, sizeof *h);
     if (!h) return say(res, HR_ERR_NO_MEMORY, "out of memory for the solver");
@@ -265,7 +265,7 @@ hr_status hr_sparse_solver_create(const hr_csr *A, const hr_sparse_options *opt,
     r->o = *opt;
     r->o.method = NULL; /* borrowed string: not kept */
     r->m = m;
-    r->threads = opt->threads > 0 ? opt->threads : hr_cpu_count();
+    r->threads = opt->threads > 0 ? opt->threads : hri_cpu_count();
     r->tau = 1.0;
     r->prof.on = opt->tuning.sparse_profile > 0;
     snprintf(h->method, sizeof h->method, "%s", m->name);
@@ -510,7 +510,7 @@ static hr_status solve_held(hr_sparse_solver *h, const double *b, double *x, hr_
                              .monitor_user = &mc,
                              .divref = divref};
         hr_driver_out d;
-        st = hr_drive(&ops, &cfg, NULL, &times, &d);
+        st = hri_drive(&ops, &cfg, NULL, &times, &d);
         reason = d.reason;
         r->done = d.done;
         if (st == HR_ERR_DIVERGED && r->breakdown > 0) { /* not an error of the call: a result */
@@ -532,7 +532,7 @@ static hr_status solve_held(hr_sparse_solver *h, const double *b, double *x, hr_
     res->time_iter_s = t_iter;
     res->time_per_iter_s = r->done > 0 ? t_iter / (double)r->done : 0.0;
     res->relative_residual = hr_csr_relative_residual(A, b, x);
-    reason = hr_driver_final_reason(reason, res->relative_residual, o->tol, divref);
+    reason = hri_driver_final_reason(reason, res->relative_residual, o->tol, divref);
     res->reason = reason;
     if (o->monitor && !(o->monitor_every > 0 && r->done > 0 && r->done % o->monitor_every == 0))
         o->monitor(r->done, res->relative_residual, o->monitor_user);
@@ -567,7 +567,7 @@ hr_status hr_sparse_solve(const hr_csr *A, const double *b, double *x, const hr_
 
 const char *hr_sparse_method_at(int i, hr_backend *backend, const char **summary)
 {
-    const hr_entry *m = hr_entry_at(HR_KIND_SPARSE, i);
+    const hr_entry *m = hri_entry_at(HR_KIND_SPARSE, i);
     if (!m) return NULL;
     if (backend) *backend = m->backend;
     if (summary) *summary = m->summary;

@@ -57,7 +57,7 @@ static hr_status take_rhs(st_engine *e, const double *f)
 {
     const hr_sgrid *g = grid(e);
     const size_t lines = (size_t)g->n[1] * g->n[2];
-    HR_TRY(hr_discretize_part_on(e->team, &e->p, e->lo, e->hi, f, NULL, e->hb, e->lb, e->lv));
+    HR_TRY(hri_discretize_part_on(e->team, &e->p, e->lo, e->hi, f, NULL, e->hb, e->lb, e->lv));
     memset(&e->si, 0, sizeof e->si);
     if (hr_problem_is_singular(&e->p)) { /* the sums over every rank, line by line in order */
         double bs = 0.0, vs = 0.0, nb = 0.0, nd = 0.0;
@@ -70,7 +70,7 @@ static hr_status take_rhs(st_engine *e, const double *f)
                 bs += e->lb[l], vs += e->lv[l];
         }
         e->si.singular = 1;
-        hr_discretize_project(&e->p, e->lo, e->hi, bs, vs, e->hb, e->lb, e->lv, &e->si.rhs_shift);
+        hri_discretize_project(&e->p, e->lo, e->hi, bs, vs, e->hb, e->lb, e->lv, &e->si.rhs_shift);
         if (c) {
             nb = c->sum(c->ctx, e->lb, lines);
             nd = c->sum(c->ctx, e->lv, lines);
@@ -97,12 +97,12 @@ static void take_init(st_engine *e, const double *x0)
 {
     const hr_sgrid *g = grid(e);
     double *h = e->hb;
-    hr_st_zero(g, h);
+    hri_st_zero(g, h);
     const int last = g->dim - 1;
     if (x0) {
-        hr_sgrid_unpack(g, x0 + e->offset, h);
+        hri_sgrid_unpack(g, x0 + e->offset, h);
     } else if (e->p.init == HR_INIT_ARRAY) {
-        hr_sgrid_unpack(g, e->p.init_values + e->offset, h);
+        hri_sgrid_unpack(g, e->p.init_values + e->offset, h);
     } else if (e->p.init == HR_INIT_SINE) {
         const int N[3] = {e->p.n[0], e->p.n[1], g->dim == 3 ? e->p.n[2] : 1};
         for (int k = 0; k < g->n[2]; k++)
@@ -134,7 +134,7 @@ static double cg_update(void *ctx, double alpha)
 static double cg_precondition(void *ctx)
 {
     st_engine *e = ctx;
-    hr_st_mg_apply(&e->mg, e->r, e->z);
+    hri_st_mg_apply(&e->mg, e->r, e->z);
     return e->k->dot(&e->ex, grid(e), e->r, e->z);
 }
 
@@ -152,7 +152,7 @@ static void cg_start(st_engine *e)
     double rz = rr;
     const double *z = r;
     if (e->s->o.method == HR_METHOD_MGCG) {
-        hr_st_mg_apply(&e->mg, r, e->z);
+        hri_st_mg_apply(&e->mg, r, e->z);
         rz = e->k->dot(&e->ex, g, r, e->z);
         z = e->z;
     }
@@ -172,10 +172,10 @@ static hr_status advance(void *ctx, long count, hr_phase_times *t)
     switch (e->s->o.method) {
     case HR_METHOD_JACOBI:
     case HR_METHOD_REDBLACK:
-    case HR_METHOD_SOR: hr_st_smooth(mg, 0, e->x, e->b, (int)count, 0); break;
+    case HR_METHOD_SOR: hri_st_smooth(mg, 0, e->x, e->b, (int)count, 0); break;
     case HR_METHOD_MG:
         for (long i = 0; i < count; i++) {
-            hr_st_mg_cycle(mg, e->x, e->b, e->fmg_first);
+            hri_st_mg_cycle(mg, e->x, e->b, e->fmg_first);
             e->fmg_first = 0;
         }
         break;
@@ -184,7 +184,7 @@ static hr_status advance(void *ctx, long count, hr_phase_times *t)
             e,       cg_apply_dot, cg_update, e->s->o.method == HR_METHOD_MGCG ? cg_precondition : NULL,
             cg_xpay, NULL,         0};
         hr_cg_out out;
-        hr_cg_iterate(&ops, &e->cg, count, &out);
+        hri_cg_iterate(&ops, &e->cg, count, &out);
         e->cg_done += out.done;
         if (out.stop == HR_CG_BREAKDOWN) {
             e->breakdown = 1;
@@ -202,7 +202,7 @@ static hr_status residual(void *ctx, double *rel)
     const int cg = e->s->o.method == HR_METHOD_CG || e->s->o.method == HR_METHOD_MGCG;
     double rr = cg ? e->cg.rr : e->k->residual(&e->ex, &e->mg.lv[0].dA, e->x, e->b, NULL);
     if (cg && e->s->o.keep_history) /* CG's history: its recurrence's residuals */
-        hr_history_push(&e->s->hist, e->cg_done, rel_of(e, rr));
+        hri_history_push(&e->s->hist, e->cg_done, rel_of(e, rr));
     if (cg &&
         rel_of(e, rr) < e->s->o.tol) { /* the recurrence drifts from b - A x: converge on the true one */
         const double rec = rel_of(e, rr);
@@ -230,7 +230,7 @@ static hr_status st_solve(hr_grid_solver *s, const double *rhs, const double *x0
     if (rhs || !e->b_is_problem) {
         const hr_status st = take_rhs(e, rhs);
         if (st != HR_OK) {
-            hr_gs_set_error(s, "rhs: no memory for the discrete right-hand side");
+            hri_gs_set_error(s, "rhs: no memory for the discrete right-hand side");
             return st;
         }
     }
@@ -266,12 +266,12 @@ static hr_status st_solve(hr_grid_solver *s, const double *rhs, const double *x0
     memset(&pt, 0, sizeof pt);
     hr_driver_out out;
     const double ta = hr_now();
-    hr_status st = hr_drive(&ops, &cfg, s->o.keep_history && !cg ? &s->hist : NULL, &pt, &out);
+    hr_status st = hri_drive(&ops, &cfg, s->o.keep_history && !cg ? &s->hist : NULL, &pt, &out);
     const double tloop = hr_now() - ta;
     if (st == HR_ERR_DIVERGED && e->breakdown) st = HR_OK;
     s->stop = 0;
     if (st != HR_OK) {
-        hr_gs_set_error(s, "solve: the engine failed (%s)", hr_status_string(st));
+        hri_gs_set_error(s, "solve: the engine failed (%s)", hr_status_string(st));
         return st;
     }
     if (e->si.singular) e->k->remove_mean(&e->ex, grid(e), e->x);
@@ -296,7 +296,7 @@ static hr_status st_solve(hr_grid_solver *s, const double *rhs, const double *x0
     r.bandwidth_fraction = NAN;
     r.reason = e->breakdown   ? HR_REASON_BREAKDOWN
                : e->stagnated ? HR_REASON_STAGNATED
-                              : hr_driver_final_reason(out.reason, r.relative_residual, s->o.tol, cfg.divref);
+                              : hri_driver_final_reason(out.reason, r.relative_residual, s->o.tol, cfg.divref);
     if (out.reason == HR_REASON_ITERS && r.reason == HR_REASON_DIVERGED && s->o.tol == 0.0)
         r.reason = HR_REASON_ITERS;
     snprintf(r.backend, sizeof r.backend, "%s", hr_backend_name(s->backend));
@@ -331,7 +331,7 @@ static hr_status st_solve(hr_grid_solver *s, const double *rhs, const double *x0
             r.max_error = err;
         }
     }
-    hr_gs_finish_result(s, &r);
+    hri_gs_finish_result(s, &r);
     r.levels = is_levels(m) ? e->mg.nlv : 0;
     if (res) *res = r;
     return r.reason == HR_REASON_DIVERGED || r.reason == HR_REASON_NAN || r.reason == HR_REASON_BREAKDOWN
@@ -352,7 +352,7 @@ static hr_status st_solution(const hr_grid_solver *s, hr_precision prec, void *d
         const size_t total = e->ex.comm->count;
         int rank0 = dst != NULL;
         if (rank0 && prec == HR_PREC_SINGLE) all = malloc(total * sizeof *all);
-        if (slab) hr_sgrid_pack(g, e->hb, slab);
+        if (slab) hri_sgrid_pack(g, e->hb, slab);
         hr_status st = e->ex.comm->gather(e->ex.comm->ctx, slab, slab ? g->count : 0,
                                           prec == HR_PREC_SINGLE ? all : dst, count);
         if (st == HR_OK && all)
@@ -363,7 +363,7 @@ static hr_status st_solution(const hr_grid_solver *s, hr_precision prec, void *d
         return st;
     }
     if (prec != HR_PREC_SINGLE) {
-        hr_sgrid_pack(g, e->hb, dst);
+        hri_sgrid_pack(g, e->hb, dst);
         return HR_OK;
     }
     size_t q = 0;
@@ -389,7 +389,7 @@ static void st_request_stop(hr_grid_solver *s)
 static void engine_free(st_engine *e)
 {
     if (!e) return;
-    hr_st_mg_free(&e->mg);
+    hri_st_mg_free(&e->mg);
     if (e->k) {
         double *v[] = {e->x, e->b, e->t, e->p_, e->q, e->z, e->r};
         for (size_t i = 0; i < sizeof v / sizeof *v; i++)
@@ -403,11 +403,11 @@ static void engine_free(st_engine *e)
     for (int f = 0; f < 6; f++)
         free(e->face[f]);
     free(e->ex.part);
-    hr_team_free(e->team);
+    hri_team_free(e->team);
     free(e);
 }
 
-void hr_gs_general_release(hr_grid_solver *s)
+void hri_gs_general_release(hr_grid_solver *s)
 {
     engine_free(s->engine);
     s->engine = NULL;
@@ -421,7 +421,7 @@ static void st_release(hr_grid_solver *s)
 
 static const hr_gs_ops st_ops = {"general", st_solve, st_solution, st_history, st_request_stop, st_release};
 
-const hr_gs_ops *hr_gs_general_ops(void)
+const hr_gs_ops *hri_gs_general_ops(void)
 {
     return &st_ops;
 }
@@ -452,18 +452,18 @@ static hr_status keep_problem(st_engine *e, const hr_problem *p)
     return HR_OK;
 }
 
-hr_status hr_gs_general_create(hr_grid_solver *s, const hr_problem *p)
+hr_status hri_gs_general_create(hr_grid_solver *s, const hr_problem *p)
 {
-    return hr_gs_general_create_slab(s, p, 0, p->dim == 3 ? p->n[2] : p->n[1], NULL);
+    return hri_gs_general_create_slab(s, p, 0, p->dim == 3 ? p->n[2] : p->n[1], NULL);
 }
 
-hr_status hr_gs_general_create_slab(hr_grid_solver *s, const hr_problem *p, int lo, int hi,
+hr_status hri_gs_general_create_slab(hr_grid_solver *s, const hr_problem *p, int lo, int hi,
                                     const hr_st_comm *comm)
 {
     const double t0 = hr_now();
     st_engine *e = calloc(1, sizeof *e);
     if (!e) {
-        hr_gs_set_error(s, "problem: no memory for the engine");
+        hri_gs_set_error(s, "problem: no memory for the engine");
         return HR_ERR_NO_MEMORY;
     }
     e->s = s;
@@ -471,19 +471,19 @@ hr_status hr_gs_general_create_slab(hr_grid_solver *s, const hr_problem *p, int 
     e->hi = hi;
     e->ex.comm = comm;
     e->offset = (size_t)lo * (p->dim == 3 ? (size_t)p->n[0] * p->n[1] : (size_t)p->n[0]);
-    e->k = s->backend == HR_BACKEND_GPU ? hr_st_cuda_backend() : &hr_st_cpu;
+    e->k = s->backend == HR_BACKEND_GPU ? hri_st_cuda_backend() : &hri_st_cpu;
     if (!e->k) {
         free(e);
-        hr_gs_set_error(s, "backend: this build has no CUDA");
+        hri_gs_set_error(s, "backend: this build has no CUDA");
         return HR_ERR_UNSUPPORTED;
     }
     hr_status st = keep_problem(e, p);
     const hr_method m = s->o.method;
     /* cpu-seq: one thread; cpu-threads and a GPU's set-up: options.threads (on MPI ranks
      * general_mpi.c has shared the node's cores among its ranks), else every core */
-    int threads = s->backend == HR_BACKEND_CPU_SEQ ? 1 : s->o.threads > 0 ? s->o.threads : hr_cpu_count();
+    int threads = s->backend == HR_BACKEND_CPU_SEQ ? 1 : s->o.threads > 0 ? s->o.threads : hri_cpu_count();
     if (threads < 1) threads = 1;
-    if (st == HR_OK && threads > 1) st = hr_team_create(threads, s->o.bind, &e->team);
+    if (st == HR_OK && threads > 1) st = hri_team_create(threads, s->o.bind, &e->team);
     e->ex.team = e->team;
     int n[3] = {p->n[0], p->n[1], p->dim == 3 ? p->n[2] : 1}, per[3] = {0, 0, 0}, flo[3] = {0}, fhi[3] = {0};
     const int whole = lo == 0 && hi == n[p->dim - 1];
@@ -494,7 +494,7 @@ hr_status hr_gs_general_create_slab(hr_grid_solver *s, const hr_problem *p, int 
         fhi[a] = p->bc[2 * a + 1].kind == HR_BC_NEUMANN;
     }
     hr_sgrid g;
-    hr_sgrid_init(&g, p->dim, n, per);
+    hri_sgrid_init(&g, p->dim, n, per);
     const int last = p->dim - 1; /* a slab of the whole grid: the colours follow the whole axis */
     g.goff[last] = lo;
     g.gn[last] = p->dim == 3 ? p->n[2] : p->n[1];
@@ -513,7 +513,7 @@ hr_status hr_gs_general_create_slab(hr_grid_solver *s, const hr_problem *p, int 
     if (st == HR_OK) {
         hr_st_exec *ex = &e->ex;
         const hr_st_backend *k = e->k;
-        e->hb = hr_sgrid_alloc(&g);
+        e->hb = hri_sgrid_alloc(&g);
         e->x = k->alloc(ex, &g), e->b = k->alloc(ex, &g), e->t = k->alloc(ex, &g);
         if (m == HR_METHOD_CG || m == HR_METHOD_MGCG)
             e->p_ = k->alloc(ex, &g), e->q = k->alloc(ex, &g), e->r = k->alloc(ex, &g);
@@ -523,9 +523,9 @@ hr_status hr_gs_general_create_slab(hr_grid_solver *s, const hr_problem *p, int 
             (m == HR_METHOD_MGCG && !e->z))
             st = HR_ERR_NO_MEMORY;
     }
-    if (st == HR_OK) st = hr_sop_alloc(&A, &g, 0);
-    if (st == HR_OK) st = hr_discretize_part_on(e->team, &e->p, lo, hi, NULL, &A, NULL, NULL, NULL);
-    if (st == HR_OK) hr_sop_detect_uniform(&A);
+    if (st == HR_OK) st = hri_sop_alloc(&A, &g, 0);
+    if (st == HR_OK) st = hri_discretize_part_on(e->team, &e->p, lo, hi, NULL, &A, NULL, NULL, NULL);
+    if (st == HR_OK) hri_sop_detect_uniform(&A);
     if (st == HR_OK && comm) { /* uniform on every rank, with rank 0's scalars, or on none */
         double v[4] = {A.ud, A.uc[0], A.uc[1], A.uc[2]};
         comm->bcast(comm->ctx, v, 4);
@@ -560,17 +560,17 @@ hr_status hr_gs_general_create_slab(hr_grid_solver *s, const hr_problem *p, int 
     mg->symmetric = s->o.symmetric;
     const int levels = is_levels(m) ? s->o.levels : 1;
     if (st == HR_OK)
-        st = hr_st_mg_setup(mg, &e->ex, e->k, &A, flo, fhi, levels, hr_problem_is_singular(p), e->t,
+        st = hri_st_mg_setup(mg, &e->ex, e->k, &A, flo, fhi, levels, hr_problem_is_singular(p), e->t,
                             is_levels(m));
-    hr_sop_free(&A);
+    hri_sop_free(&A);
     if (st == HR_OK) st = take_rhs(e, NULL);
     if (st == HR_OK) take_init(e, NULL);
     s->engine = e;
     if (st != HR_OK) {
         if (st == HR_ERR_DEVICE || st == HR_ERR_NO_DEVICE)
-            hr_gs_set_error(s, "device: GPU %d could not be opened (%s)", s->o.device, hr_status_string(st));
+            hri_gs_set_error(s, "device: GPU %d could not be opened (%s)", s->o.device, hr_status_string(st));
         else
-            hr_gs_set_error(s, "%s",
+            hri_gs_set_error(s, "%s",
                             st == HR_ERR_NO_MEMORY
                                 ? "problem: the general-problem engine does not fit in memory"
                                 : "problem: the multigrid hierarchy could not be built");

@@ -97,46 +97,46 @@ static inline int hr_st_restrict_terms(const hr_st_axis *a, int I, int idx[3], d
 
 /* The sum of ex->part over `lines` lines, every rank's in the whole grid's order (0 when
  * ex->quiet). */
-double hr_st_sum_lines(const hr_st_exec *ex, size_t lines);
+double hri_st_sum_lines(const hr_st_exec *ex, size_t lines);
 /* r = b - A u (u's periodic ghosts filled first); returns ||r||^2. r may be NULL (norm only). */
-double hr_st_residual(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, double *r);
+double hri_st_residual(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, double *r);
 /* q = A p (p's ghosts filled first); returns p . q. */
-double hr_st_apply_dot(hr_st_exec *ex, const hr_sop *A, double *p, double *q);
+double hri_st_apply_dot(hr_st_exec *ex, const hr_sop *A, double *p, double *q);
 /* One weighted Jacobi sweep: out = u + omega (b - A u) / diag. */
-void hr_st_jacobi(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, double *out, double omega);
+void hri_st_jacobi(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, double *out, double omega);
 /* Chebyshev step: out = u + alpha (b - A u) / diag + beta (u - prev) (prev may alias out). */
-void hr_st_cheby(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, const double *prev, double *out,
+void hri_st_cheby(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, const double *prev, double *out,
                  double alpha, double beta);
-/* Gauss-Seidel (SOR: omega) on the points of colour `colour` (hr_st_colours), in place. */
-void hr_st_colour_sweep(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, double omega,
+/* Gauss-Seidel (SOR: omega) on the points of colour `colour` (hri_st_colours), in place. */
+void hri_st_colour_sweep(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, double omega,
                         int colour);
 /* A whole sweep of the colours in order (reverse: backwards). */
-void hr_st_gs_sweep(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, double omega, int reverse);
+void hri_st_gs_sweep(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, double omega, int reverse);
 /* The colours of A's grid in their forward order (a point's colour has no neighbour of
  * that colour in A's stencil; on the star stencil the order is red-black's): their count,
  * and each colour's class per axis in cls[c][axis] (0, 1, or 2: the last point of an odd
  * periodic axis). */
-int hr_st_colours(const hr_sop *A, int cls[27][3]);
+int hri_st_colours(const hr_sop *A, int cls[27][3]);
 /* bc = R rf (the transpose of the prolongation; rf's ghosts are not read). */
-void hr_st_restrict(hr_st_exec *ex, const hr_sgrid *fg, const hr_sgrid *cg, const hr_st_axis ax[3],
+void hri_st_restrict(hr_st_exec *ex, const hr_sgrid *fg, const hr_sgrid *cg, const hr_st_axis ax[3],
                     const double *rf, double *bc);
 /* uf += P ec. */
-void hr_st_prolong_add(hr_st_exec *ex, const hr_sgrid *fg, const hr_sgrid *cg, const hr_st_axis ax[3],
+void hri_st_prolong_add(hr_st_exec *ex, const hr_sgrid *fg, const hr_sgrid *cg, const hr_st_axis ax[3],
                        const double *ec, double *uf);
 /* Vector steps of CG over the unknowns (ghosts untouched): */
-double hr_st_dot(hr_st_exec *ex, const hr_sgrid *g, const double *x, const double *y);
+double hri_st_dot(hr_st_exec *ex, const hr_sgrid *g, const double *x, const double *y);
 /* x += alpha p, r -= alpha q; returns r . r */
-double hr_st_update(hr_st_exec *ex, const hr_sgrid *g, double *x, double *r, const double *p, const double *q,
+double hri_st_update(hr_st_exec *ex, const hr_sgrid *g, double *x, double *r, const double *p, const double *q,
                     double alpha);
 /* p = z + beta p */
-void hr_st_xpay(hr_st_exec *ex, const hr_sgrid *g, const double *z, double *p, double beta);
+void hri_st_xpay(hr_st_exec *ex, const hr_sgrid *g, const double *z, double *p, double beta);
 /* x = 0 over the whole padded array */
-void hr_st_zero(const hr_sgrid *g, double *x);
+void hri_st_zero(const hr_sgrid *g, double *x);
 /* The sum of x over the unknowns and x -= mean (a singular problem's zero-mean solution). */
-void hr_st_remove_mean(hr_st_exec *ex, const hr_sgrid *g, double *x);
+void hri_st_remove_mean(hr_st_exec *ex, const hr_sgrid *g, double *x);
 
 /* A backend: the kernels above plus memory, as a table, so that the algorithms run on the
- * CPU (hr_st_cpu) or a GPU (hr_st_cuda_backend()) unchanged. Arrays and operators passed to
+ * CPU (hri_st_cpu) or a GPU (hri_st_cuda_backend()) unchanged. Arrays and operators passed to
  * a backend's kernels live where it computes (a level's operator and transfer tables have a
  * host copy and, on a GPU, a device twin). */
 typedef struct hr_st_backend {
@@ -183,14 +183,14 @@ typedef struct hr_st_backend {
     void (*allgather)(hr_st_exec *ex, const hr_sgrid *g, double *x, const int *counts, const int *displs);
 } hr_st_backend;
 
-extern const hr_st_backend hr_st_cpu;
+extern const hr_st_backend hri_st_cpu;
 /* The CUDA backend, or NULL in a build without CUDA (runtime/nocuda.c); internal API: the MPI
  * library asks it too. */
-HR_INTERNAL_API const hr_st_backend *hr_st_cuda_backend(void);
+HR_INTERNAL_API const hr_st_backend *hri_st_cuda_backend(void);
 /* 1 when this build has the CUDA backend. */
 static inline int hr_st_has_cuda(void)
 {
-    return hr_st_cuda_backend() != NULL;
+    return hri_st_cuda_backend() != NULL;
 }
 
 #endif

@@ -203,7 +203,7 @@ static void rap_fn(void *ctx, int tid, int nt)
 static void exec_run(hr_st_exec *ex, hr_team_fn fn, void *ctx)
 {
     if (ex && ex->team)
-        hr_team_run(ex->team, fn, ctx);
+        hri_team_run(ex->team, fn, ctx);
     else
         fn(ctx, 0, 1);
 }
@@ -315,7 +315,7 @@ static hr_sgrid whole_of(const hr_sgrid *g)
     n[last] = g->gn[last];
     per[last] = g->gper[last];
     hr_sgrid w;
-    hr_sgrid_init(&w, g->dim, n, per);
+    hri_sgrid_init(&w, g->dim, n, per);
     return w;
 }
 
@@ -324,7 +324,7 @@ static hr_status gather_op(const hr_st_level *L, const hr_st_comm *c, hr_sop *W)
 {
     const hr_sgrid *g = &L->A.g;
     const hr_sgrid w = whole_of(g);
-    HR_TRY(hr_sop_alloc(W, &w, L->A.nk != g->dim));
+    HR_TRY(hri_sop_alloc(W, &w, L->A.nk != g->dim));
     const ptrdiff_t row = g->st[g->dim - 1];
     const size_t own = (size_t)(g->n[g->dim - 1]) * (size_t)row;
     double *src[1 + HR_ST_MAX_HALF] = {L->A.diag}, *dst[1 + HR_ST_MAX_HALF] = {W->diag};
@@ -336,7 +336,7 @@ static hr_status gather_op(const hr_st_level *L, const hr_st_comm *c, hr_sop *W)
         gather_rows(L, c, dst[t]);
     }
     for (int k = 0; k < W->nk; k++) /* the couplings across a periodic axis (the whole last one too) */
-        hr_st_fill_ghosts(&w, W->c[k]);
+        hri_st_fill_ghosts(&w, W->c[k]);
     return HR_OK;
 }
 
@@ -350,11 +350,11 @@ static hr_status extend_op(const hr_st_level *F, const hr_st_comm *c, hr_sop *E)
     int en[3] = {fg->n[0], fg->n[1], fg->n[2]};
     en[last] = n + 2;
     hr_sgrid eg;
-    hr_sgrid_init(&eg, fg->dim, en, fg->periodic);
+    hri_sgrid_init(&eg, fg->dim, en, fg->periodic);
     eg.goff[last] = fg->goff[last] - 1;
     eg.gn[last] = fg->gn[last];
     eg.gper[last] = fg->gper[last];
-    HR_TRY(hr_sop_alloc(E, &eg, F->A.nk != fg->dim));
+    HR_TRY(hri_sop_alloc(E, &eg, F->A.nk != fg->dim));
     const ptrdiff_t row = fg->st[last];
     const double *src[1 + HR_ST_MAX_HALF] = {F->A.diag};
     double *dst[1 + HR_ST_MAX_HALF] = {E->diag};
@@ -388,18 +388,18 @@ static hr_status dense_setup(hr_st_mg *mg)
         HR_TRY(gather_op(L, mg->lv[0].ex.comm, &W));
         A = &W;
         mg->whole = W.g;
-        if (!(mg->wbuf = hr_sgrid_alloc(&mg->whole))) return hr_sop_free(&W), HR_ERR_NO_MEMORY;
+        if (!(mg->wbuf = hri_sgrid_alloc(&mg->whole))) return hri_sop_free(&W), HR_ERR_NO_MEMORY;
     }
     const hr_sgrid *g = &A->g;
     const int m = (int)g->count;
     mg->m = m;
     mg->cv = malloc((size_t)m * sizeof *mg->cv);
-    mg->hbuf = hr_sgrid_alloc(&L->A.g);
+    mg->hbuf = hri_sgrid_alloc(&L->A.g);
     hr_status st = !mg->cv || !mg->hbuf ? HR_ERR_NO_MEMORY : HR_OK;
     double *M = st == HR_OK && m <= DENSE_MAX ? calloc((size_t)m * m, sizeof *M) : NULL;
     if (st == HR_OK && m <= DENSE_MAX && !M) st = HR_ERR_NO_MEMORY;
     if (!M) { /* too large to factor: smoothing sweeps instead */
-        hr_sop_free(&W);
+        hri_sop_free(&W);
         return st;
     }
     int row = 0;
@@ -439,7 +439,7 @@ static hr_status dense_setup(hr_st_mg *mg)
             d -= M[(size_t)c * m + t] * M[(size_t)c * m + t];
         if (!(d > 0.0)) {
             free(M);
-            hr_sop_free(&W);
+            hri_sop_free(&W);
             return HR_ERR_INTERNAL;
         }
         d = sqrt(d);
@@ -452,7 +452,7 @@ static hr_status dense_setup(hr_st_mg *mg)
         }
     }
     mg->chol = M;
-    hr_sop_free(&W);
+    hri_sop_free(&W);
     return HR_OK;
 }
 
@@ -461,8 +461,8 @@ static void coarse_solve(hr_st_mg *mg, double *u, const double *b)
     hr_st_level *L = &mg->lv[mg->nlv - 1];
     const hr_sgrid *g = &L->A.g;
     if (!mg->chol) { /* too large to factor: symmetric Gauss-Seidel sweeps */
-        hr_st_smooth(mg, mg->nlv - 1, u, b, 20, 0);
-        hr_st_smooth(mg, mg->nlv - 1, u, b, 20, 1);
+        hri_st_smooth(mg, mg->nlv - 1, u, b, 20, 0);
+        hri_st_smooth(mg, mg->nlv - 1, u, b, 20, 1);
         return;
     }
     const int m = mg->m, last = g->dim - 1;
@@ -477,7 +477,7 @@ static void coarse_solve(hr_st_mg *mg, double *u, const double *b)
         gather_rows(L, mg->lv[0].ex.comm, w);
     }
     const hr_sgrid *wg = L->dist ? &mg->whole : g;
-    hr_sgrid_pack(wg, w, x);
+    hri_sgrid_pack(wg, w, x);
     const double *M = mg->chol;
     for (int r = 0; r < m; r++) {
         double v = x[r];
@@ -491,7 +491,7 @@ static void coarse_solve(hr_st_mg *mg, double *u, const double *b)
             v -= M[(size_t)t * m + r] * x[t];
         x[r] = v / M[(size_t)r * m + r];
     }
-    hr_sgrid_unpack(wg, x, w);
+    hri_sgrid_unpack(wg, x, w);
     if (L->dist && own) memcpy(mg->hbuf + row, w + (ptrdiff_t)(g->goff[last] + 1) * row, own * sizeof *w);
     mg->k->upload(&L->ex, g, u, mg->hbuf);
 }
@@ -513,7 +513,7 @@ static double unit_hash(size_t i)
 static double estimate_lmax(hr_st_level *L)
 {
     const hr_sgrid *g = &L->A.g;
-    double *x = hr_sgrid_alloc(g), *y = hr_sgrid_alloc(g);
+    double *x = hri_sgrid_alloc(g), *y = hri_sgrid_alloc(g);
     const size_t lines = (size_t)g->n[1] * g->n[2];
     double *part = malloc((lines ? lines : 1) * sizeof *part);
     hr_st_exec host = {L->ex.team, part, lines, NULL, L->ex.comm, 0};
@@ -527,7 +527,7 @@ static double estimate_lmax(hr_st_level *L)
                 x[hr_sgrid_index(g, i, j, k)] = unit_hash(gi);
             }
     for (int it = 0; it < 12; it++) {
-        hr_st_apply_dot(&host, &L->A, x, y);
+        hri_st_apply_dot(&host, &L->A, x, y);
         double s3[3];
         for (int q = 0; q < 3; q++) { /* x . D^-1 A x, x . x, |D^-1 A x|^2: per line, then in order */
             for (int k = 0; k < g->n[2]; k++)
@@ -540,7 +540,7 @@ static double estimate_lmax(hr_st_level *L)
                     }
                     part[(size_t)k * g->n[1] + j] = s;
                 }
-            s3[q] = hr_st_sum_lines(&host, lines);
+            s3[q] = hri_st_sum_lines(&host, lines);
         }
         lam = s3[1] > 0.0 ? s3[0] / s3[1] : 0.0;
         const double nn = sqrt(s3[2]);
@@ -557,7 +557,7 @@ done:
     return lam;
 }
 
-void hr_st_smooth(hr_st_mg *mg, int level, double *u, const double *b, int count, int reverse)
+void hri_st_smooth(hr_st_mg *mg, int level, double *u, const double *b, int count, int reverse)
 {
     hr_st_level *L = &mg->lv[level];
     const hr_sop *A = &L->dA;
@@ -570,7 +570,7 @@ void hr_st_smooth(hr_st_mg *mg, int level, double *u, const double *b, int count
     }
     if (mg->smoother == HR_ST_GS) {
         int cls[27][3];
-        const int nc = hr_st_colours(&L->A, cls);
+        const int nc = hri_st_colours(&L->A, cls);
         for (int s = 0; s < count; s++)
             for (int c = 0; c < nc; c++)
                 k->colour_sweep(&L->ex, A, u, b, mg->omega, reverse ? nc - 1 - c : c);
@@ -629,7 +629,7 @@ static int rediscretise(const hr_st_level *F)
 }
 
 /* A (a star stencil on its grid, a slab or whole) uniform with diagonal ud and couplings uc:
- * the arrays as hr_sop_detect_uniform expects them (no coupling past a non-periodic face; a
+ * the arrays as hri_sop_detect_uniform expects them (no coupling past a non-periodic face; a
  * cut row's coupling to the row below in the ghost row). */
 static void fill_star(hr_sop *A, double ud, const double uc[3])
 {
@@ -693,11 +693,11 @@ static hr_status coarse_level(hr_st_mg *mg, const int nc[3])
         per[last] = fg->gper[last];
     }
     hr_sgrid cg;
-    hr_sgrid_init(&cg, dim, n, per);
+    hri_sgrid_init(&cg, dim, n, per);
     cg.goff[last] = F->dist && n[last] != nc[last] ? ccut[rank] : 0;
     cg.gn[last] = nc[last];
     cg.gper[last] = fg->gper[last];
-    hr_status st = hr_sop_alloc(&C->A, &cg, !star);
+    hr_status st = hri_sop_alloc(&C->A, &cg, !star);
     hr_sop E; /* a cut F: its rows and one more each side */
     memset(&E, 0, sizeof E);
     if (st == HR_OK && star) {
@@ -711,7 +711,7 @@ static hr_status coarse_level(hr_st_mg *mg, const int nc[3])
             exec_run(&F->ex, rap_fn, &j);
         }
     }
-    hr_sop_free(&E);
+    hri_sop_free(&E);
     if (st == HR_OK && F->dist) st = set_cut(C, base, ccut);
     free(ccut);
     C->ex = mg->lv[0].ex;
@@ -726,12 +726,12 @@ static hr_status coarse_level(hr_st_mg *mg, const int nc[3])
     } else if (st == HR_OK && F->dist && !star && !thin) { /* whole on every rank */
         hr_sop W;
         st = gather_op(C, base, &W);
-        if (st == HR_OK) hr_sop_free(&C->A), C->A = W;
+        if (st == HR_OK) hri_sop_free(&C->A), C->A = W;
     }
     if (st != HR_OK) return st;
     const hr_sgrid *g = &C->A.g;
     for (int k = 0; k < C->A.nk; k++)
-        hr_st_fill_ghosts(g, C->A.c[k]);
+        hri_st_fill_ghosts(g, C->A.c[k]);
     const size_t lines = (size_t)g->n[1] * g->n[2];
     C->part = malloc((lines ? lines : 1) * sizeof *C->part);
     if (!C->part) return HR_ERR_NO_MEMORY;
@@ -744,7 +744,7 @@ static hr_status coarse_level(hr_st_mg *mg, const int nc[3])
     return HR_OK;
 }
 
-/* A uniform star stencil keeps its scalars alone (hr_sop_free accepts the NULL arrays). */
+/* A uniform star stencil keeps its scalars alone (hri_sop_free accepts the NULL arrays). */
 static void drop_uniform_arrays(hr_sop *A)
 {
     if (!A->uniform || A->nk != A->g.dim) return;
@@ -756,7 +756,7 @@ static void drop_uniform_arrays(hr_sop *A)
     }
 }
 
-hr_status hr_st_mg_setup(hr_st_mg *mg, hr_st_exec *ex, const hr_st_backend *k, hr_sop *A0,
+hr_status hri_st_mg_setup(hr_st_mg *mg, hr_st_exec *ex, const hr_st_backend *k, hr_sop *A0,
                          const int free_lo[3], const int free_hi[3], int max_levels, int singular,
                          double *tmp0, int coarse)
 {
@@ -795,7 +795,7 @@ hr_status hr_st_mg_setup(hr_st_mg *mg, hr_st_exec *ex, const hr_st_backend *k, h
                         s += fabs(c[x]);
                     F->ex.part[(size_t)z * fg->n[1] + y] = s;
                 }
-            const double s = hr_st_sum_lines(&F->ex, (size_t)fg->n[1] * fg->n[2]);
+            const double s = hri_st_sum_lines(&F->ex, (size_t)fg->n[1] * fg->n[2]);
             for (int a = 0; a < fg->dim; a++)
                 if (F->A.off[kk][a]) st[a] += s;
         }
@@ -847,13 +847,13 @@ hr_status hr_st_mg_setup(hr_st_mg *mg, hr_st_exec *ex, const hr_st_backend *k, h
     return coarse ? dense_setup(mg) : HR_OK;
 }
 
-void hr_st_mg_free(hr_st_mg *mg)
+void hri_st_mg_free(hr_st_mg *mg)
 {
     if (!mg || !mg->lv) return;
     for (int l = 0; l < mg->nlv; l++) {
         hr_st_level *L = &mg->lv[l];
         mg->k->free_op(mg->ex, &L->dA); /* (a uniform stencil's twin may hold no arrays) */
-        hr_sop_free(&L->A);
+        hri_sop_free(&L->A);
         for (int a = 0; a < 3; a++) {
             if (L->dax[a].coarsen) mg->k->free_axis(mg->ex, &L->dax[a]);
             axis_free(&L->ax[a]);
@@ -913,7 +913,7 @@ static void cycle_at(hr_st_mg *mg, int l, hr_cycle kind)
         return;
     }
     hr_st_level *C = &mg->lv[l + 1];
-    hr_st_smooth(mg, l, L->u, L->b, mg->pre, 0);
+    hri_st_smooth(mg, l, L->u, L->b, mg->pre, 0);
     const hr_st_backend *k = mg->k;
     L->ex.quiet = 1; /* the norm is not read */
     k->residual(&L->ex, &L->dA, L->u, L->b, L->r);
@@ -922,7 +922,7 @@ static void cycle_at(hr_st_mg *mg, int l, hr_cycle kind)
     k->zero(&C->ex, &C->A.g, C->u);
     visit(mg, l + 1, kind);
     prolong_from(mg, l);
-    hr_st_smooth(mg, l, L->u, L->b, mg->post, mg->symmetric || mg->apply);
+    hri_st_smooth(mg, l, L->u, L->b, mg->post, mg->symmetric || mg->apply);
 }
 
 static void visit(hr_st_mg *mg, int l, hr_cycle kind)
@@ -940,7 +940,7 @@ static void visit(hr_st_mg *mg, int l, hr_cycle kind)
     }
 }
 
-void hr_st_mg_cycle(hr_st_mg *mg, double *u, double *b, int fmg)
+void hri_st_mg_cycle(hr_st_mg *mg, double *u, double *b, int fmg)
 {
     hr_st_level *L0 = &mg->lv[0];
     L0->u = u;
@@ -970,7 +970,7 @@ void hr_st_mg_cycle(hr_st_mg *mg, double *u, double *b, int fmg)
     cycle_at(mg, 0, HR_CYCLE_V);
 }
 
-void hr_st_mg_apply(hr_st_mg *mg, double *r, double *z)
+void hri_st_mg_apply(hr_st_mg *mg, double *r, double *z)
 {
     hr_st_level *L0 = &mg->lv[0];
     mg->k->zero(&L0->ex, &L0->A.g, z);

@@ -70,19 +70,19 @@ typedef struct hr_st_mg {
     double *wbuf;   /* ... and its padded array */
 } hr_st_mg;
 
-/* Builds the hierarchy over A0 (taken: freed by hr_st_mg_free; lv[0].A), with free_lo/hi the
+/* Builds the hierarchy over A0 (taken: freed by hri_st_mg_free; lv[0].A), with free_lo/hi the
  * Neumann faces per axis; max_levels 0: as many as the rules give; tmp0 a padded array of
  * level 0 (the smoothers' second buffer); coarse 0: no coarsest-level solver (one level
  * that only smooths: the relaxation methods and CG). */
-hr_status hr_st_mg_setup(hr_st_mg *mg, hr_st_exec *ex, const hr_st_backend *k, hr_sop *A0,
+hr_status hri_st_mg_setup(hr_st_mg *mg, hr_st_exec *ex, const hr_st_backend *k, hr_sop *A0,
                          const int free_lo[3], const int free_hi[3], int max_levels, int singular,
                          double *tmp0, int coarse);
 /* One cycle of mg->cycle on A0 u = b (u updated). fmg: the first cycle of FMG. */
-void hr_st_mg_cycle(hr_st_mg *mg, double *u, double *b, int fmg);
+void hri_st_mg_cycle(hr_st_mg *mg, double *u, double *b, int fmg);
 /* z = M r: one cycle from z = 0 with symmetric smoothing (the preconditioner of CG). */
-void hr_st_mg_apply(hr_st_mg *mg, double *r, double *z);
+void hri_st_mg_apply(hr_st_mg *mg, double *r, double *z);
 /* Weighted Jacobi / red-black sweeps on level 0 (relaxation methods): `count` sweeps. */
-void hr_st_smooth(hr_st_mg *mg, int level, double *u, const double *b, int count, int reverse);
-void hr_st_mg_free(hr_st_mg *mg);
+void hri_st_smooth(hr_st_mg *mg, int level, double *u, const double *b, int count, int reverse);
+void hri_st_mg_free(hr_st_mg *mg);
 
 #endif

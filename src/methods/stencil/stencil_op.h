@@ -7,7 +7,7 @@
  * Arrays are padded by one ghost layer per side of every axis, so a sweep reads its
  * neighbours without tests: along an axis that is not periodic the ghosts hold 0 (the
  * Dirichlet values are in b, a Neumann face has no outer neighbour), along a periodic axis
- * a copy of the far side (hr_st_fill_ghosts before every read).
+ * a copy of the far side (hri_st_fill_ghosts before every read).
  *
  * A is symmetric and stored by halves: the diagonal and, for each "positive" offset o_k,
  * c[k][p] = A(p, p + o_k); the row of p is
@@ -55,7 +55,7 @@ typedef struct hr_sop {
     double ud, uc[3];
 } hr_sop;
 
-void hr_sgrid_init(hr_sgrid *g, int dim, const int n[3], const int periodic[3]);
+void hri_sgrid_init(hr_sgrid *g, int dim, const int n[3], const int periodic[3]);
 
 static inline ptrdiff_t hr_sgrid_index(const hr_sgrid *g, int i, int j, int k)
 {
@@ -77,26 +77,26 @@ static inline int hr_sgrid_local(const hr_sgrid *g, int a, int i)
 }
 
 /* Allocates A on g with the star (box = 0) or the box stencil, all zero. */
-hr_status hr_sop_alloc(hr_sop *A, const hr_sgrid *g, int box);
-void hr_sop_free(hr_sop *A);
+hr_status hri_sop_alloc(hr_sop *A, const hr_sgrid *g, int box);
+void hri_sop_free(hr_sop *A);
 
 /* A padded array of g, zeroed (NULL when it does not fit). */
-double *hr_sgrid_alloc(const hr_sgrid *g);
+double *hri_sgrid_alloc(const hr_sgrid *g);
 
 /* Copies the far sides into the ghosts of the periodic axes (nothing when there are none). */
-void hr_st_fill_ghosts(const hr_sgrid *g, double *u);
+void hri_st_fill_ghosts(const hr_sgrid *g, double *u);
 
 /* Between the grid array layout (unknowns, x fastest) and a padded array. */
-void hr_sgrid_pack(const hr_sgrid *g, const double *padded, double *dst);
-void hr_sgrid_unpack(const hr_sgrid *g, const double *src, double *padded);
+void hri_sgrid_pack(const hr_sgrid *g, const double *padded, double *dst);
+void hri_sgrid_unpack(const hr_sgrid *g, const double *src, double *padded);
 
 /* The discrete system of a validated problem (hetrelax/problem.h): A on the star stencil
  * (A may be NULL), and b padded (may be NULL) from f at every unknown (f NULL: the problem's
  * right-hand side), projected when the problem is singular (info may be NULL). */
-hr_status hr_discretize(const hr_problem *p, const double *f, hr_sop *A, double *b, hr_system_info *info);
+hr_status hri_discretize(const hr_problem *p, const double *f, hr_sop *A, double *b, hr_system_info *info);
 
 /* Sets A->uniform (and its scalars) when A's star stencil is one value per axis. */
-void hr_sop_detect_uniform(hr_sop *A);
+void hri_sop_detect_uniform(hr_sop *A);
 
 /* The part of the discrete system on rows [lo, hi) of the last axis (a slab of MPI ranks; the
  * whole grid: 0 and its extent): A and b on that slab's padded grid, whose last axis is
@@ -105,20 +105,20 @@ void hr_sop_detect_uniform(hr_sop *A);
  * else f at every unknown of the whole grid. line_b / line_v (may be NULL): per line of the
  * slab, the sum of b and of the cells' volume fractions (the singular projection's sums,
  * added line by line in order). No projection. */
-hr_status hr_discretize_part(const hr_problem *p, int lo, int hi, const double *f, hr_sop *A, double *b,
+hr_status hri_discretize_part(const hr_problem *p, int lo, int hi, const double *f, hr_sop *A, double *b,
                              double *line_b, double *line_v);
 /* The same, its lines split among a team's threads (team NULL: the calling thread); the same
  * values for any team. */
 struct hr_team;
-hr_status hr_discretize_part_on(struct hr_team *team, const hr_problem *p, int lo, int hi, const double *f,
+hr_status hri_discretize_part_on(struct hr_team *team, const hr_problem *p, int lo, int hi, const double *f,
                                 hr_sop *A, double *b, double *line_b, double *line_v);
 /* Removes from a slab's b the constant bsum / vsum per unit volume (the projection of a
  * singular problem); per line of the slab, line_nb and line_nd get ||b||^2 and
  * ||removed||^2; *shift the constant. */
-void hr_discretize_project(const hr_problem *p, int lo, int hi, double bsum, double vsum, double *b,
+void hri_discretize_project(const hr_problem *p, int lo, int hi, double bsum, double vsum, double *b,
                            double *line_nb, double *line_nd, double *shift);
 
 /* The problem's right-hand side f at every unknown (the grid array layout). */
-hr_status hr_problem_f(const hr_problem *p, double *f);
+hr_status hri_problem_f(const hr_problem *p, double *f);
 
 #endif

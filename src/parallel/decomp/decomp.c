@@ -8,11 +8,11 @@
 
 static const char axis_name[3] = {'x', 'y', 'z'};
 
-hr_status hr_decomp_init(hr_decomp *d, int dim, const int n[3], const int parts[3], int ghost, char *w,
+hr_status hri_decomp_init(hr_decomp *d, int dim, const int n[3], const int parts[3], int ghost, char *w,
                          size_t ws)
 {
     memset(d, 0, sizeof *d);
-    if (dim != 2 && dim != 3) return hr_invalid_arg(w, ws, "dim: must be 2 or 3");
+    if (dim != 2 && dim != 3) return hri_invalid_arg(w, ws, "dim: must be 2 or 3");
     d->dim = dim;
     d->ghost = ghost;
     d->cut_axis = -1;
@@ -20,59 +20,59 @@ hr_status hr_decomp_init(hr_decomp *d, int dim, const int n[3], const int parts[
     for (int a = 0; a < 3; a++) {
         d->n[a] = a < dim ? n[a] : 1;
         d->parts[a] = a < dim ? parts[a] : 1;
-        if (d->n[a] < 1) return hr_invalid_arg(w, ws, "n%c: must be >= 1", axis_name[a]);
+        if (d->n[a] < 1) return hri_invalid_arg(w, ws, "n%c: must be >= 1", axis_name[a]);
         if (d->parts[a] < 1)
-            return hr_invalid_arg(w, ws, "decomp: parts along %c must be >= 1", axis_name[a]);
+            return hri_invalid_arg(w, ws, "decomp: parts along %c must be >= 1", axis_name[a]);
         if (d->parts[a] > d->n[a])
-            return hr_invalid_arg(w, ws, "decomp: %d parts along %c but only %d grid points", d->parts[a],
+            return hri_invalid_arg(w, ws, "decomp: %d parts along %c but only %d grid points", d->parts[a],
                                   axis_name[a], d->n[a]);
         count *= d->parts[a];
-        if (count > 1 << 24) return hr_invalid_arg(w, ws, "decomp: more than %d subdomains", 1 << 24);
+        if (count > 1 << 24) return hri_invalid_arg(w, ws, "decomp: more than %d subdomains", 1 << 24);
     }
     d->count = (int)count;
-    if (ghost < 1) return hr_invalid_arg(w, ws, "ghost: must be >= 1");
+    if (ghost < 1) return hri_invalid_arg(w, ws, "ghost: must be >= 1");
     /* a neighbour must own `ghost` layers to fill the ghost zone in one hop */
     for (int a = 0; a < dim; a++)
         if (d->parts[a] > 1 && d->n[a] / d->parts[a] < ghost)
-            return hr_invalid_arg(w, ws, "ghost: %d layers exceed the smallest subdomain extent %d along %c",
+            return hri_invalid_arg(w, ws, "ghost: %d layers exceed the smallest subdomain extent %d along %c",
                                   ghost, d->n[a] / d->parts[a], axis_name[a]);
     return HR_OK;
 }
 
-hr_status hr_decomp_set_cuts(hr_decomp *d, int axis, const int *sizes, char *w, size_t ws)
+hr_status hri_decomp_set_cuts(hr_decomp *d, int axis, const int *sizes, char *w, size_t ws)
 {
     if (axis < 0 || axis >= d->dim || d->parts[axis] > HR_DECOMP_MAX_CUTS)
-        return hr_invalid_arg(w, ws, "split: uneven parts need an axis of the grid with at most %d parts",
+        return hri_invalid_arg(w, ws, "split: uneven parts need an axis of the grid with at most %d parts",
                               HR_DECOMP_MAX_CUTS);
     long sum = 0;
     for (int c = 0; c < d->parts[axis]; c++) {
         if (sizes[c] < 1)
-            return hr_invalid_arg(w, ws, "split: part %d of %d along %c would have no points", c,
+            return hri_invalid_arg(w, ws, "split: part %d of %d along %c would have no points", c,
                                   d->parts[axis], axis_name[axis]);
         if (sizes[c] < d->ghost)
-            return hr_invalid_arg(w, ws, "split: part %d along %c has %d points, fewer than %d ghost layers",
+            return hri_invalid_arg(w, ws, "split: part %d along %c has %d points, fewer than %d ghost layers",
                                   c, axis_name[axis], sizes[c], d->ghost);
         d->cut[c] = (int)sum;
         sum += sizes[c];
     }
     if (sum != d->n[axis])
-        return hr_invalid_arg(w, ws, "split: parts of %ld points along %c, but the grid has %d", sum,
+        return hri_invalid_arg(w, ws, "split: parts of %ld points along %c, but the grid has %d", sum,
                               axis_name[axis], d->n[axis]);
     d->cut[d->parts[axis]] = (int)sum;
     d->cut_axis = axis;
     return HR_OK;
 }
 
-hr_status hr_decomp_set_cut(hr_decomp *d, int axis, int first, char *w, size_t ws)
+hr_status hri_decomp_set_cut(hr_decomp *d, int axis, int first, char *w, size_t ws)
 {
     if (axis < 0 || axis >= d->dim || d->parts[axis] != 2)
-        return hr_invalid_arg(w, ws, "split: a cut needs two parts along %c",
+        return hri_invalid_arg(w, ws, "split: a cut needs two parts along %c",
                               axis_name[axis < 0 || axis > 2 ? 0 : axis]);
     const int sizes[2] = {first, d->n[axis] - first};
-    return hr_decomp_set_cuts(d, axis, sizes, w, ws);
+    return hri_decomp_set_cuts(d, axis, sizes, w, ws);
 }
 
-void hr_decomp_default_parts(int dim, int count, int parts[3])
+void hri_decomp_default_parts(int dim, int count, int parts[3])
 {
     /* balanced factors f0 >= f1 [>= f2] with the smallest spread, as MPI_Dims_create */
     int best[3] = {count, 1, 1}, spread = count;
@@ -108,25 +108,25 @@ void hr_decomp_default_parts(int dim, int count, int parts[3])
     }
 }
 
-void hr_decomp_coords(const hr_decomp *d, int id, int c[3])
+void hri_decomp_coords(const hr_decomp *d, int id, int c[3])
 {
     c[0] = id % d->parts[0];
     c[1] = id / d->parts[0] % d->parts[1];
     c[2] = id / d->parts[0] / d->parts[1];
 }
 
-int hr_decomp_id(const hr_decomp *d, const int c[3])
+int hri_decomp_id(const hr_decomp *d, const int c[3])
 {
     for (int a = 0; a < 3; a++)
         if (c[a] < 0 || c[a] >= d->parts[a]) return -1;
     return (c[2] * d->parts[1] + c[1]) * d->parts[0] + c[0];
 }
 
-int hr_subdomain_init(const hr_decomp *d, int id, size_t esize, hr_subdomain *s)
+int hri_subdomain_init(const hr_decomp *d, int id, size_t esize, hr_subdomain *s)
 {
     memset(s, 0, sizeof *s);
     s->id = id;
-    hr_decomp_coords(d, id, s->coord);
+    hri_decomp_coords(d, id, s->coord);
     for (int a = 0; a < 3; a++) {
         const int len = d->n[a], p = d->parts[a], c = s->coord[a];
         const int base = len / p, extra = len % p;
@@ -139,7 +139,7 @@ int hr_subdomain_init(const hr_decomp *d, int id, size_t esize, hr_subdomain *s)
         for (int side = 0; side < 2; side++) {
             int nc[3] = {s->coord[0], s->coord[1], s->coord[2]};
             nc[a] += side ? 1 : -1;
-            s->nb[a][side] = a < d->dim ? hr_decomp_id(d, nc) : -1;
+            s->nb[a][side] = a < d->dim ? hri_decomp_id(d, nc) : -1;
         }
         if (a < d->dim) {
             s->pad_lo[a] = s->nb[a][0] >= 0 ? d->ghost : 1;
@@ -159,7 +159,7 @@ int hr_subdomain_init(const hr_decomp *d, int id, size_t esize, hr_subdomain *s)
     return 1;
 }
 
-hr_rhs_view hr_subdomain_spike(const hr_subdomain *s, int gi, int gj, int gk)
+hr_rhs_view hri_subdomain_spike(const hr_subdomain *s, int gi, int gj, int gk)
 {
     hr_rhs_view v = {NULL, -1, -1, -1};
     if (gi < 0) return v;
@@ -175,7 +175,7 @@ hr_rhs_view hr_subdomain_spike(const hr_subdomain *s, int gi, int gj, int gk)
     return v;
 }
 
-hr_box hr_subdomain_sweep_box(const hr_subdomain *s, int m, int step)
+hr_box hri_subdomain_sweep_box(const hr_subdomain *s, int m, int step)
 {
     hr_box b = s->own;
     const int grow = m - step;
@@ -186,7 +186,7 @@ hr_box hr_subdomain_sweep_box(const hr_subdomain *s, int m, int step)
     return b;
 }
 
-int hr_subdomain_split(const hr_subdomain *s, hr_box *inner, hr_box shell[6])
+int hri_subdomain_split(const hr_subdomain *s, hr_box *inner, hr_box shell[6])
 {
     hr_box in = s->own;
     for (int a = 0; a < s->l.dim; a++) {
@@ -213,7 +213,7 @@ int hr_subdomain_split(const hr_subdomain *s, hr_box *inner, hr_box shell[6])
     return n;
 }
 
-hr_box hr_subdomain_face(const hr_subdomain *s, int ghost, int axis, int side, int recv, int corners)
+hr_box hri_subdomain_face(const hr_subdomain *s, int ghost, int axis, int side, int recv, int corners)
 {
     hr_box b = s->own;
     for (int a = 0; a < s->l.dim; a++)
@@ -248,12 +248,12 @@ static void copy_box(const hr_grid_layout *l, char *origin, const hr_box *b, cha
         }
 }
 
-void hr_pack_box(const hr_grid_layout *l, const void *origin, const hr_box *b, void *buf)
+void hri_pack_box(const hr_grid_layout *l, const void *origin, const hr_box *b, void *buf)
 {
     copy_box(l, (char *)origin, b, buf, 0);
 }
 
-void hr_unpack_box(const hr_grid_layout *l, void *origin, const hr_box *b, const void *buf)
+void hri_unpack_box(const hr_grid_layout *l, void *origin, const hr_box *b, const void *buf)
 {
     copy_box(l, origin, b, (char *)buf, 1);
 }

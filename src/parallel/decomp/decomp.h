@@ -37,30 +37,30 @@ typedef struct hr_decomp {
     int parts[3]; /* subdomains per axis (parts[2] = 1 in 2-D) */
     int ghost;    /* ghost layers towards a neighbour, >= 1 */
     int count;    /* parts[0] * parts[1] * parts[2] */
-    /* uneven parts along one axis (hr_decomp_set_cuts): part c starts at cut[c] */
+    /* uneven parts along one axis (hri_decomp_set_cuts): part c starts at cut[c] */
     int cut_axis; /* -1: the even split everywhere */
     int cut[HR_DECOMP_MAX_CUTS + 1];
 } hr_decomp;
 
 /* Checks and fills a decomposition; on error writes "field: reason" into why
  * (decomp: product mismatch is the caller's check). parts[2] is ignored in 2-D. */
-HR_INTERNAL_API hr_status hr_decomp_init(hr_decomp *d, int dim, const int n[3], const int parts[3], int ghost,
+HR_INTERNAL_API hr_status hri_decomp_init(hr_decomp *d, int dim, const int n[3], const int parts[3], int ghost,
                                          char *why, size_t why_size);
 
 /* Uneven parts along `axis` (the hybrid CPU+GPU splits): part c gets sizes[c] points
  * (parts[axis] of them, at most HR_DECOMP_MAX_CUTS, summing to n[axis]), each at least
  * `ghost`. On error writes "split: reason" into why. */
-hr_status hr_decomp_set_cuts(hr_decomp *d, int axis, const int *sizes, char *why, size_t why_size);
+hr_status hri_decomp_set_cuts(hr_decomp *d, int axis, const int *sizes, char *why, size_t why_size);
 /* The two-part case: `first` points, then the rest. */
-hr_status hr_decomp_set_cut(hr_decomp *d, int axis, int first, char *why, size_t why_size);
+hr_status hri_decomp_set_cut(hr_decomp *d, int axis, int first, char *why, size_t why_size);
 
 /* The default split of `count` parts: MPI_Dims_create's balanced factors, the most parts
  * along the slowest axis (y in 2-D, z in 3-D) so the largest faces are contiguous. */
-void hr_decomp_default_parts(int dim, int count, int parts[3]);
+void hri_decomp_default_parts(int dim, int count, int parts[3]);
 
-void hr_decomp_coords(const hr_decomp *d, int id, int c[3]);
+void hri_decomp_coords(const hr_decomp *d, int id, int c[3]);
 /* The id at coordinates c, or -1 outside the process grid. */
-int hr_decomp_id(const hr_decomp *d, const int c[3]);
+int hri_decomp_id(const hr_decomp *d, const int c[3]);
 
 typedef struct hr_subdomain {
     int id;
@@ -76,7 +76,7 @@ typedef struct hr_subdomain {
 } hr_subdomain;
 
 /* Geometry and layout of subdomain `id`; 0 if a size overflows. */
-HR_INTERNAL_API int hr_subdomain_init(const hr_decomp *d, int id, size_t esize, hr_subdomain *s);
+HR_INTERNAL_API int hri_subdomain_init(const hr_decomp *d, int id, size_t esize, hr_subdomain *s);
 
 /* Layout coordinate along axis a of global index g (1-based interior, 0 and n + 1 the
  * boundary), and its inverse. */
@@ -97,22 +97,22 @@ static inline int hr_subdomain_span(const hr_subdomain *s, int a)
 
 /* The inline spike in local coordinates: the global spike wherever it falls in the local
  * array (own points or ghost zone, where it is swept redundantly), else -1. */
-hr_rhs_view hr_subdomain_spike(const hr_subdomain *s, int gi, int gj, int gk);
+hr_rhs_view hri_subdomain_spike(const hr_subdomain *s, int gi, int gj, int gk);
 
 /* The sweep box of step `step` (1-based) of a round of `m` sweeps: the own points grown
  * by m - step layers towards every neighbour (redundant work in the ghost zone). */
-hr_box hr_subdomain_sweep_box(const hr_subdomain *s, int m, int step);
+hr_box hri_subdomain_sweep_box(const hr_subdomain *s, int m, int step);
 
 /* For overlapping a single-layer exchange with the sweep: `inner`, the own points that
  * read no ghost point (the own box less one layer towards every neighbour), and the
  * shell, own less inner, as up to 6 disjoint boxes; returns how many. */
-int hr_subdomain_split(const hr_subdomain *s, hr_box *inner, hr_box shell[6]);
+int hri_subdomain_split(const hr_subdomain *s, hr_box *inner, hr_box shell[6]);
 
 /* The slab exchanged across (axis, side): `recv` 0 gives the own layers sent to that
  * neighbour, 1 the ghost layers received from it. Along the other axes b the slab spans
  * the own points, or the whole local array for b < axis when `corners` (ghost > 1: the
  * axes are exchanged in order so edges and corners travel in two or three hops). */
-hr_box hr_subdomain_face(const hr_subdomain *s, int ghost, int axis, int side, int recv, int corners);
+hr_box hri_subdomain_face(const hr_subdomain *s, int ghost, int axis, int side, int recv, int corners);
 
 static inline size_t hr_box_points(const hr_box *b)
 {
@@ -122,8 +122,8 @@ static inline size_t hr_box_points(const hr_box *b)
 
 /* Copies the box of a grid (layout l, element (0, 0, 0) at origin) to or from a dense
  * buffer, x fastest. Host memory; a device transport brings its own pack kernels. */
-void hr_pack_box(const hr_grid_layout *l, const void *origin, const hr_box *b, void *buf);
-void hr_unpack_box(const hr_grid_layout *l, void *origin, const hr_box *b, const void *buf);
+void hri_pack_box(const hr_grid_layout *l, const void *origin, const hr_box *b, void *buf);
+void hri_unpack_box(const hr_grid_layout *l, void *origin, const hr_box *b, const void *buf);
 
 #ifdef __cplusplus
 }

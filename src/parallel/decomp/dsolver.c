@@ -23,14 +23,14 @@ static hr_status host_sweep(void *ctx, const hr_sweep_args *a, int lane)
 {
     (void)ctx;
     (void)lane;
-    hr_cpu_sweep_box(a);
+    hri_cpu_sweep_box(a);
     return HR_OK;
 }
 
 static hr_status host_residual(void *ctx, const hr_resid_args *a, hr_norm2 *r, hr_norm2 *b)
 {
     (void)ctx;
-    hr_cpu_residual_box(a, r, b);
+    hri_cpu_residual_box(a, r, b);
     return HR_OK;
 }
 
@@ -39,7 +39,7 @@ static hr_status host_pack(void *ctx, int face, const hr_grid_layout *l, const v
 {
     (void)ctx;
     (void)face;
-    hr_pack_box(l, origin, b, buf);
+    hri_pack_box(l, origin, b, buf);
     return HR_OK;
 }
 
@@ -48,11 +48,11 @@ static hr_status host_unpack(void *ctx, int face, const hr_grid_layout *l, void 
 {
     (void)ctx;
     (void)face;
-    hr_unpack_box(l, origin, b, buf);
+    hri_unpack_box(l, origin, b, buf);
     return HR_OK;
 }
 
-const hr_field_ops hr_field_ops_host = {"host",    0,           host_sweep, host_residual,
+const hr_field_ops hri_field_ops_host = {"host",    0,           host_sweep, host_residual,
                                         host_pack, host_unpack, NULL,       NULL};
 
 static hr_status host_sync(void *ctx, int lane)
@@ -62,7 +62,7 @@ static hr_status host_sync(void *ctx, int lane)
     return HR_OK;
 }
 
-const hr_field_ops hr_field_ops_host_queued = {"host (queued)", 1,           host_sweep, host_residual,
+const hr_field_ops hri_field_ops_host_queued = {"host (queued)", 1,           host_sweep, host_residual,
                                                host_pack,       host_unpack, host_sync,  NULL};
 
 #ifndef HR_HAVE_CUDA
@@ -76,16 +76,16 @@ static hr_status nogpu_create(hr_dsolver *s, hr_dsub *d, int device, char *err, 
     return HR_ERR_NO_DEVICE;
 }
 
-const hr_field_ops hr_field_ops_gpu = {"gpu (not built)", 0,           host_sweep, host_residual,
+const hr_field_ops hri_field_ops_gpu = {"gpu (not built)", 0,           host_sweep, host_residual,
                                        host_pack,         host_unpack, NULL,       NULL};
-const hr_dplace_ops hr_dplace_gpu = {nogpu_create, NULL, NULL, NULL, NULL, NULL, NULL};
+const hr_dplace_ops hri_dplace_gpu = {nogpu_create, NULL, NULL, NULL, NULL, NULL, NULL};
 
-int hr_dsolver_gpu_count(void)
+int hri_dsolver_gpu_count(void)
 {
     return 0;
 }
 
-hr_status hr_transport_cuda_create(int count, const int *device, hr_transport **out)
+hr_status hri_transport_cuda_create(int count, const int *device, hr_transport **out)
 {
     (void)count;
     (void)device;
@@ -113,8 +113,8 @@ static void init_sub(const hr_dsolver *s, hr_dsub *d)
     const hr_run_problem *p = &s->p;
     const hr_subdomain *g = &d->g;
     for (int q = 0; q < 2; q++)
-        hr_grid_init_rows(&d->u[q], 0, hr_layout_outer(&g->l), p->boundary);
-    if (d->hf.base) hr_grid_init_rows(&d->hf, 0, hr_layout_outer(&g->l), 0.0);
+        hri_grid_init_rows(&d->u[q], 0, hr_layout_outer(&g->l), p->boundary);
+    if (d->hf.base) hri_grid_init_rows(&d->hf, 0, hr_layout_outer(&g->l), 0.0);
     if (p->init == HR_INIT_ZERO && !d->hf.base) return;
     const int n[3] = {p->nx, p->ny, p->nz};
     for (int k = 0; k < hr_subdomain_span(g, 2); k++)
@@ -127,12 +127,12 @@ static void init_sub(const hr_dsolver *s, hr_dsub *d)
                     inside &= G[a] >= 1 && G[a] <= n[a];
                 if (!inside) continue;
                 if (p->init != HR_INIT_ZERO) {
-                    const double v = hr_problem_init_at(p, s->o.init_values, G[1], G[0], G[2]);
-                    hr_grid_set3(&d->u[0], i, j, k, v);
-                    hr_grid_set3(&d->u[1], i, j, k, v);
+                    const double v = hri_problem_init_at(p, s->o.init_values, G[1], G[0], G[2]);
+                    hri_grid_set3(&d->u[0], i, j, k, v);
+                    hri_grid_set3(&d->u[1], i, j, k, v);
                 }
                 if (d->hf.base)
-                    hr_grid_set3(&d->hf, i, j, k, hr_problem_rhs_at(p, s->o.rhs_values, G[1], G[0], G[2]));
+                    hri_grid_set3(&d->hf, i, j, k, hri_problem_rhs_at(p, s->o.rhs_values, G[1], G[0], G[2]));
             }
 }
 
@@ -168,7 +168,7 @@ static int want_mapped(const hr_dsolver *s, const int parts[3], int ghost)
 {
     return s->t->ops->grid_share && s->o.tuning.mpi_mapped >= 0 && s->p.dim == 3 && parts[0] == 1 &&
            parts[1] == 1 && ghost == 1 && s->d.count > 1 && s->t->nlocal == 1 && !s->dplace &&
-           s->fops == &hr_field_ops_host;
+           s->fops == &hri_field_ops_host;
 }
 
 /* Mapped grids: the plane stride rounded up to whole pages (the windows other processes
@@ -188,7 +188,7 @@ static int shared_grid(const hr_dsolver *s, const hr_dsub *d, int which, hr_shar
     for (int side = 0; side < 2; side++) {
         hr_subdomain nb;
         sg->nb[side] = d->g.nb[2][side];
-        if (sg->nb[side] >= 0 && !hr_subdomain_init(&s->d, sg->nb[side], l->esize, &nb)) return 0;
+        if (sg->nb[side] >= 0 && !hri_subdomain_init(&s->d, sg->nb[side], l->esize, &nb)) return 0;
         if (sg->nb[side] >= 0) sg->nb_planes[side] = nb.l.nz + 2;
     }
     return 1;
@@ -198,8 +198,8 @@ static hr_status alloc_grids(hr_dsolver *s, hr_dsub *d, int grids)
 {
     const int huge = hr_tune_on(s->o.tuning.hugepages, 0);
     if (!s->mapped) {
-        HR_TRY(hr_grid_alloc_huge(&d->u[0], &d->g.l, huge));
-        HR_TRY(hr_grid_alloc_huge(&d->u[1], &d->g.l, huge));
+        HR_TRY(hri_grid_alloc_huge(&d->u[0], &d->g.l, huge));
+        HR_TRY(hri_grid_alloc_huge(&d->u[1], &d->g.l, huge));
     } else {
         pad_planes_to_pages(&d->g.l);
         for (int q = 0; q < 2; q++) {
@@ -210,7 +210,7 @@ static hr_status alloc_grids(hr_dsolver *s, hr_dsub *d, int grids)
             if (!d->u[q].base) return HR_ERR_IO;
         }
     }
-    if (grids == 3) HR_TRY(hr_grid_alloc_huge(&d->hf, &d->g.l, huge));
+    if (grids == 3) HR_TRY(hri_grid_alloc_huge(&d->hf, &d->g.l, huge));
     return HR_OK;
 }
 
@@ -220,22 +220,22 @@ static void free_grids(hr_dsolver *s, hr_dsub *d)
     for (int q = 0; q < 2; q++) {
         const hr_shared_grid sg = {d->g.id, q, l->nz + 2, l->plane * l->esize, {-1, -1}, {0, 0}};
         if (!s->mapped)
-            hr_grid_free(&d->u[q]);
+            hri_grid_free(&d->u[q]);
         else if (d->u[q].base)
             s->t->ops->grid_free(s->t, d->u[q].base, &sg);
         d->u[q].base = NULL;
     }
-    hr_grid_free(&d->hf);
+    hri_grid_free(&d->hf);
 }
 
 static hr_status alloc_sub(hr_dsolver *s, hr_dsub *d, int id, size_t esize, char *err, size_t es)
 {
-    if (!hr_subdomain_init(&s->d, id, esize, &d->g)) {
+    if (!hri_subdomain_init(&s->d, id, esize, &d->g)) {
         set_err(err, es, "n: the subdomain is too large");
         return HR_ERR_NO_MEMORY;
     }
     const int grids = s->p.rhs == HR_RHS_SPIKE || s->p.rhs == HR_RHS_ZERO ? 2 : 3;
-    if (hr_layout_bytes(&d->g.l) > hr_host_available_bytes() / (size_t)grids / (size_t)s->nlocal) {
+    if (hr_layout_bytes(&d->g.l) > hri_host_available_bytes() / (size_t)grids / (size_t)s->nlocal) {
         set_err(err, es, "n: the subdomains do not fit in the available memory");
         return HR_ERR_NO_MEMORY;
     }
@@ -247,7 +247,7 @@ static hr_status alloc_sub(hr_dsolver *s, hr_dsub *d, int id, size_t esize, char
     if (d->hf.base) {
         d->rhs = (hr_rhs_view){hr_grid_origin(&d->hf), -1, -1, -1};
     } else {
-        d->rhs = hr_subdomain_spike(&d->g, s->p.spike_i, s->p.spike_j, s->p.spike_k);
+        d->rhs = hri_subdomain_spike(&d->g, s->p.spike_i, s->p.spike_j, s->p.spike_k);
     }
     d->org[0] = hr_grid_origin(&d->u[0]);
     d->org[1] = hr_grid_origin(&d->u[1]);
@@ -258,7 +258,7 @@ static hr_status alloc_sub(hr_dsolver *s, hr_dsub *d, int id, size_t esize, char
          * slower than a thread of cpu-threads (docs/results/mpi-cpu.md) */
         const int threads = s->o.backend == HR_BACKEND_CPU_THREADS && s->o.threads > 1 ? s->o.threads : 1;
         if (s->o.tuning.dsolver_pencil >= 0)
-            hr_pencil_default_choice(&d->g.l, d->g.l.ny, grids, threads, &d->pencil_rows, &d->pencil_stream);
+            hri_pencil_default_choice(&d->g.l, d->g.l.ny, grids, threads, &d->pencil_rows, &d->pencil_stream);
     }
     init_sub(s, d);
     for (int q = 0; s->mapped && q < 2; q++) { /* the ghost windows become the neighbours' planes */
@@ -278,7 +278,7 @@ static hr_status alloc_sub(hr_dsolver *s, hr_dsub *d, int id, size_t esize, char
     for (int a = 0; a < s->p.dim; a++)
         for (int side = 0; side < 2; side++) {
             if (d->g.nb[a][side] < 0 || s->mapped) continue;
-            const hr_box b = hr_subdomain_face(&d->g, s->d.ghost, a, side, 0, corners);
+            const hr_box b = hri_subdomain_face(&d->g, s->d.ghost, a, side, 0, corners);
             const size_t bytes = hr_box_points(&b) * esize;
             d->bytes[a][side] = bytes;
             if (d->ctx) {
@@ -335,7 +335,7 @@ static hr_status check_options(const hr_options *o, char *err, size_t es)
     return HR_OK;
 }
 
-hr_status hr_dsolver_create(const hr_options *o, const int parts[3], int ghost, hr_transport *t,
+hr_status hri_dsolver_create(const hr_options *o, const int parts[3], int ghost, hr_transport *t,
                             hr_dsolver **out, char *err, size_t es)
 {
     *out = NULL;
@@ -347,19 +347,19 @@ hr_status hr_dsolver_create(const hr_options *o, const int parts[3], int ghost, 
         return st != HR_OK ? st : HR_ERR_NO_MEMORY;
     }
     s->t = t;
-    s->fops = &hr_field_ops_host;
+    s->fops = &hri_field_ops_host;
     if (o->backend == HR_BACKEND_GPU) {
-        s->fops = &hr_field_ops_gpu;
-        s->dplace = &hr_dplace_gpu;
+        s->fops = &hri_field_ops_gpu;
+        s->dplace = &hri_dplace_gpu;
     } else if (o->tuning.dsolver_queued > 0) { /* tests: the device schedule on CPU ranks */
-        s->fops = &hr_field_ops_host_queued;
+        s->fops = &hri_field_ops_host_queued;
     }
     s->o = *o;
-    hr_problem_resolve(o, &s->p);
+    hri_problem_resolve(o, &s->p);
     s->o.dim = s->p.dim;
     if (s->o.divtol == 0.0) s->o.divtol = 1e3;
     const int n[3] = {s->p.nx, s->p.ny, s->p.nz};
-    HR_CHECK_GOTO(st, hr_decomp_init(&s->d, s->p.dim, n, parts, ghost, err, es), fail);
+    HR_CHECK_GOTO(st, hri_decomp_init(&s->d, s->p.dim, n, parts, ghost, err, es), fail);
     if (t->first < 0 || t->nlocal < 1 || t->first + t->nlocal > s->d.count) {
         set_err(err, es, "decomp: the subdomain count differs from the processes");
         st = HR_ERR_INVALID_ARG;
@@ -384,7 +384,7 @@ hr_status hr_dsolver_create(const hr_options *o, const int parts[3], int ghost, 
     HR_CHECK_GOTO(st, bind_phases(s), fail);
     /* cpu-threads: each process sweeps its boxes with a team (threads per process) */
     if (o->backend == HR_BACKEND_CPU_THREADS && o->threads > 1) {
-        st = hr_team_create(o->threads, o->bind, &s->team);
+        st = hri_team_create(o->threads, o->bind, &s->team);
         if (st != HR_OK) {
             set_err(err, es,
                     st == HR_ERR_UNSUPPORTED ? "bind: built without hwloc"
@@ -392,7 +392,7 @@ hr_status hr_dsolver_create(const hr_options *o, const int parts[3], int ghost, 
             goto fail;
         }
     }
-    hr_dsolver_trace_open(s);
+    hri_dsolver_trace_open(s);
     s->t_setup = hr_now() - t0;
     s->o.kernel = NULL;
     s->o.rhs_values = s->o.init_values = NULL;
@@ -400,14 +400,14 @@ hr_status hr_dsolver_create(const hr_options *o, const int parts[3], int ghost, 
     return HR_OK;
 fail:
     if (err && es && !err[0]) snprintf(err, es, "%s", hr_status_string(st));
-    hr_dsolver_free(s);
+    hri_dsolver_free(s);
     return st;
 }
 
-void hr_dsolver_free(hr_dsolver *s)
+void hri_dsolver_free(hr_dsolver *s)
 {
     if (!s) return;
-    hr_dsolver_trace_close(s);
+    hri_dsolver_trace_close(s);
     for (int l = 0; s->subs && l < s->nlocal; l++) {
         hr_dsub *d = &s->subs[l];
         free_grids(s, d);
@@ -424,19 +424,19 @@ void hr_dsolver_free(hr_dsolver *s)
             }
         if (d->ctx) s->dplace->destroy(d->ctx);
     }
-    if (s->team) hr_team_free(s->team);
+    if (s->team) hri_team_free(s->team);
     free(s->subs);
     free(s->norms);
     if (s->t) s->t->ops->destroy(s->t);
-    hr_history_free(&s->hist);
+    hri_history_free(&s->hist);
     free(s);
 }
 
-hr_status hr_inproc_solver_create(const hr_options *o, const int parts[3], int ghost, hr_dsolver **out,
+hr_status hri_inproc_solver_create(const hr_options *o, const int parts[3], int ghost, hr_dsolver **out,
                                   char *err, size_t es)
 {
     *out = NULL;
-    const int dim = hr_options_dim(o);
+    const int dim = hri_options_dim(o);
     long count = (long)parts[0] * parts[1] * (dim == 3 ? parts[2] : 1);
     if (parts[0] < 1 || parts[1] < 1 || (dim == 3 && parts[2] < 1) || count > 1 << 24) {
         set_err(err, es, "decomp: parts must be >= 1");
@@ -444,13 +444,13 @@ hr_status hr_inproc_solver_create(const hr_options *o, const int parts[3], int g
     }
     hr_transport *t;
     if (o->backend == HR_BACKEND_GPU) {
-        /* device buffers and peer copies; the placement of each id as hr_dsolver_create's */
+        /* device buffers and peer copies; the placement of each id as hri_dsolver_create's */
         int *dev = malloc((size_t)count * sizeof *dev);
         if (!dev) return HR_ERR_NO_MEMORY;
         const int g = o->gpus > 1 ? o->gpus : 1;
         for (long id = 0; id < count; id++)
             dev[id] = o->device + (int)(id * g / count);
-        const int have = hr_dsolver_gpu_count();
+        const int have = hri_dsolver_gpu_count();
         hr_status st = HR_OK;
         if (have == 0) {
             set_err(err, es, "backend: gpu: no CUDA device (or a build without CUDA)");
@@ -460,11 +460,11 @@ hr_status hr_inproc_solver_create(const hr_options *o, const int parts[3], int g
                 snprintf(err, es, "gpus: %d GPUs from device %d, but %d present", g, o->device, have);
             st = HR_ERR_INVALID_ARG;
         }
-        if (st == HR_OK) st = hr_transport_cuda_create((int)count, dev, &t);
+        if (st == HR_OK) st = hri_transport_cuda_create((int)count, dev, &t);
         free(dev);
         HR_TRY(st);
-        return hr_dsolver_create(o, parts, ghost, t, out, err, es);
+        return hri_dsolver_create(o, parts, ghost, t, out, err, es);
     }
-    HR_TRY(hr_transport_inproc_create((int)count, &t));
-    return hr_dsolver_create(o, parts, ghost, t, out, err, es);
+    HR_TRY(hri_transport_inproc_create((int)count, &t));
+    return hri_dsolver_create(o, parts, ghost, t, out, err, es);
 }

@@ -23,9 +23,9 @@
 extern "C" {
 #endif
 
-/* What a subdomain's placement does to its grids. The host placement (hr_field_ops_host)
+/* What a subdomain's placement does to its grids. The host placement (hri_field_ops_host)
  * runs the region sweep, the box residual and the host face copies at once. A device
- * placement (hr_field_ops_gpu, src/parallel/decomp/cuda/dsolver_gpu.cu) queues the same operations on
+ * placement (hri_field_ops_gpu, src/parallel/decomp/cuda/dsolver_gpu.cu) queues the same operations on
  * device grids of the same layout: sweeps on a lane (HR_DLANE_SHELL: high-priority
  * stream, HR_DLANE_INNER: low-priority stream), a face's pack / unpack on that face's
  * stream after the shell lane's sweeps, and `sync` waits for them. `ctx` is the
@@ -53,11 +53,11 @@ typedef struct hr_field_ops {
     hr_status (*mark)(void *ctx, int what);
 } hr_field_ops;
 
-extern const hr_field_ops hr_field_ops_host;
+extern const hr_field_ops hri_field_ops_host;
 /* The host operations flagged as queued: the solver then runs the device schedule (shell
  * first, faces packed from the new grid while the interior sweeps) on the CPU, so tests
  * without a GPU check that schedule bitwise. */
-extern const hr_field_ops hr_field_ops_host_queued;
+extern const hr_field_ops hri_field_ops_host_queued;
 
 struct hr_dsub;
 struct hr_dsolver;
@@ -84,16 +84,16 @@ typedef struct hr_dplace_ops {
     const char *(*device_name)(void *ctx);
 } hr_dplace_ops;
 
-extern const hr_field_ops hr_field_ops_gpu;
-extern const hr_dplace_ops hr_dplace_gpu;
+extern const hr_field_ops hri_field_ops_gpu;
+extern const hr_dplace_ops hri_dplace_gpu;
 
 /* CUDA devices present (0 without CUDA). */
-HR_INTERNAL_API int hr_dsolver_gpu_count(void);
+HR_INTERNAL_API int hri_dsolver_gpu_count(void);
 
 /* The in-process transport between device buffers of subdomains on the GPUs of this
  * process: cudaMemcpyPeerAsync (device[id] holds subdomain id). HR_ERR_NO_DEVICE without
  * CUDA. */
-hr_status hr_transport_cuda_create(int count, const int *device, hr_transport **out);
+hr_status hri_transport_cuda_create(int count, const int *device, hr_transport **out);
 
 /* One owned subdomain: geometry, grids and message buffers per face. */
 typedef struct hr_dsub {
@@ -125,7 +125,7 @@ typedef struct hr_dsolver {
     hr_run_problem p;
     hr_decomp d;
     hr_transport *t;             /* owned */
-    const hr_field_ops *fops;    /* where the grids live: hr_field_ops_host or _gpu */
+    const hr_field_ops *fops;    /* where the grids live: hri_field_ops_host or _gpu */
     const hr_dplace_ops *dplace; /* the device placement, or NULL on the host */
     int nlocal;
     hr_dsub *subs;
@@ -161,9 +161,9 @@ typedef struct hr_dsolver {
  * not overlap (mapped planes, --no-overlap) has no inner points: its start, posted and
  * inner end are one time, then the exchange's end, the sweep's end and the sweep's CPU. */
 enum { HR_TRACE_FIELDS = 7 };
-void hr_dsolver_trace_open(hr_dsolver *s);
-void hr_dsolver_trace_add(hr_dsolver *s, const double v[HR_TRACE_FIELDS]);
-void hr_dsolver_trace_close(hr_dsolver *s);
+void hri_dsolver_trace_open(hr_dsolver *s);
+void hri_dsolver_trace_add(hr_dsolver *s, const double v[HR_TRACE_FIELDS]);
+void hri_dsolver_trace_close(hr_dsolver *s);
 
 /* Axes exchanged in phase ph: all of them with ghost 1 (one phase), axis ph otherwise. */
 static inline int hr_dsolver_phase_has_axis(const hr_dsolver *s, int ph, int a)
@@ -177,33 +177,33 @@ static inline int hr_dsolver_phase_has_axis(const hr_dsolver *s, int ph, int a)
  * "field: reason" into err. With o->backend HR_BACKEND_GPU the subdomains live on GPUs:
  * subdomain id on device o->device + id * G / count, G = max(1, o->gpus) (MPI ranks pass
  * their own device with gpus 1); the transport decides where the message buffers live. */
-HR_INTERNAL_API hr_status hr_dsolver_create(const hr_options *o, const int parts[3], int ghost,
+HR_INTERNAL_API hr_status hri_dsolver_create(const hr_options *o, const int parts[3], int ghost,
                                             hr_transport *t, hr_dsolver **out, char *err, size_t err_size);
 
 /* Runs the iteration (collective over the transport's processes): the same result on each. */
-HR_INTERNAL_API hr_status hr_dsolver_run(hr_dsolver *s, hr_result *res);
+HR_INTERNAL_API hr_status hri_dsolver_run(hr_dsolver *s, hr_result *res);
 
 /* The global relative residual (collective). */
-hr_status hr_dsolver_residual(hr_dsolver *s, double *rel);
+hr_status hri_dsolver_residual(hr_dsolver *s, double *rel);
 
 /* Largest error against the known exact solution over the own points (host grids), or NaN. */
-double hr_dsolver_max_error(const hr_dsolver *s);
+double hri_dsolver_max_error(const hr_dsolver *s);
 
 /* Copies the own points of the owned subdomains into `global` (nx*ny[*nz] values of
  * precision prec, the layout of hr_solver_solution); other points are left alone. */
-void hr_dsolver_own_to_global(const hr_dsolver *s, hr_precision prec, void *global);
+void hri_dsolver_own_to_global(const hr_dsolver *s, hr_precision prec, void *global);
 
 /* Own points of owned subdomain `local` packed densely (x fastest), precision prec. */
-HR_INTERNAL_API void hr_dsolver_own_to_block(const hr_dsolver *s, int local, hr_precision prec, void *block);
+HR_INTERNAL_API void hri_dsolver_own_to_block(const hr_dsolver *s, int local, hr_precision prec, void *block);
 /* Writes such a block of subdomain `id` into the global array. */
-HR_INTERNAL_API void hr_block_to_global(const hr_decomp *d, int id, hr_precision prec, const void *block,
+HR_INTERNAL_API void hri_block_to_global(const hr_decomp *d, int id, hr_precision prec, const void *block,
                                         void *global);
 
-HR_INTERNAL_API void hr_dsolver_free(hr_dsolver *s);
+HR_INTERNAL_API void hri_dsolver_free(hr_dsolver *s);
 
 /* The in-process run: all parts[0] x parts[1] [x parts[2]] subdomains in this process
  * (GPU backend: on o->gpus GPUs from o->device, peer copies between device buffers). */
-hr_status hr_inproc_solver_create(const hr_options *o, const int parts[3], int ghost, hr_dsolver **out,
+hr_status hri_inproc_solver_create(const hr_options *o, const int parts[3], int ghost, hr_dsolver **out,
                                   char *err, size_t err_size);
 
 #ifdef __cplusplus

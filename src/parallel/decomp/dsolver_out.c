@@ -10,7 +10,7 @@
 #define HR_PI 3.14159265358979323846
 
 /* Largest error against the known exact solution over the own points, or NaN. */
-double hr_dsolver_max_error(const hr_dsolver *s)
+double hri_dsolver_max_error(const hr_dsolver *s)
 {
     hr_run_problem p = s->p;
     double scale;
@@ -32,10 +32,10 @@ double hr_dsolver_max_error(const hr_dsolver *s)
         for (int k = b->lo[2]; k < b->hi[2]; k++)
             for (int i = b->lo[1]; i < b->hi[1]; i++)
                 for (int j = b->lo[0]; j < b->hi[0]; j++) {
-                    const double x = hr_problem_init_at(&p, NULL, hr_subdomain_global(&d->g, 1, i),
+                    const double x = hri_problem_init_at(&p, NULL, hr_subdomain_global(&d->g, 1, i),
                                                         hr_subdomain_global(&d->g, 0, j),
                                                         hr_subdomain_global(&d->g, 2, k));
-                    const double dd = fabs(hr_grid_get3(&d->u[s->cur], i, j, k) - scale * x);
+                    const double dd = fabs(hri_grid_get3(&d->u[s->cur], i, j, k) - scale * x);
                     if (!(dd <= e)) e = dd;
                 }
     }
@@ -70,7 +70,7 @@ static void own_rows(const hr_dsub *d, const hr_grid *g, hr_precision prec, char
         }
 }
 
-void hr_dsolver_own_to_global(const hr_dsolver *s, hr_precision prec, void *global)
+void hri_dsolver_own_to_global(const hr_dsolver *s, hr_precision prec, void *global)
 {
     const size_t ues = hr_prec_bytes(prec);
     const size_t stride[3] = {1, (size_t)s->p.nx, (size_t)s->p.nx * (size_t)s->p.ny};
@@ -82,17 +82,17 @@ void hr_dsolver_own_to_global(const hr_dsolver *s, hr_precision prec, void *glob
     }
 }
 
-void hr_dsolver_own_to_block(const hr_dsolver *s, int local, hr_precision prec, void *block)
+void hri_dsolver_own_to_block(const hr_dsolver *s, int local, hr_precision prec, void *block)
 {
     const hr_dsub *d = &s->subs[local];
     const size_t stride[3] = {1, (size_t)d->g.n[0], (size_t)d->g.n[0] * (size_t)d->g.n[1]};
     own_rows(d, &d->u[s->cur], prec, block, stride);
 }
 
-void hr_block_to_global(const hr_decomp *d, int id, hr_precision prec, const void *block, void *global)
+void hri_block_to_global(const hr_decomp *d, int id, hr_precision prec, const void *block, void *global)
 {
     hr_subdomain g;
-    hr_subdomain_init(d, id, 4, &g);
+    hri_subdomain_init(d, id, 4, &g);
     const size_t ues = hr_prec_bytes(prec), row = (size_t)g.n[0] * ues;
     const char *src = block;
     for (int z = 0; z < g.n[2]; z++)
@@ -109,7 +109,7 @@ void hr_block_to_global(const hr_decomp *d, int id, hr_precision prec, const voi
 #include <stdio.h>
 #include <stdlib.h>
 
-void hr_dsolver_trace_open(hr_dsolver *s)
+void hri_dsolver_trace_open(hr_dsolver *s)
 {
     const char *e = s->o.tuning.dsolver_trace;
     if (!e || !e[0] || s->trace) return;
@@ -118,13 +118,13 @@ void hr_dsolver_trace_open(hr_dsolver *s)
     s->ntrace = 0;
 }
 
-void hr_dsolver_trace_add(hr_dsolver *s, const double v[HR_TRACE_FIELDS])
+void hri_dsolver_trace_add(hr_dsolver *s, const double v[HR_TRACE_FIELDS])
 {
     if (!s->trace || s->ntrace >= s->trace_cap) return;
     memcpy(s->trace + s->ntrace++ * HR_TRACE_FIELDS, v, HR_TRACE_FIELDS * sizeof *v);
 }
 
-void hr_dsolver_trace_close(hr_dsolver *s)
+void hri_dsolver_trace_close(hr_dsolver *s)
 {
     const char *e = s->o.tuning.dsolver_trace;
     if (s->trace && s->ntrace > 0 && e && s->subs && s->d.count > 0) {

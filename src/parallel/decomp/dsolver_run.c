@@ -1,5 +1,5 @@
 /* The decomposed solver's schedule (see dsolver.h): halo exchanges, the sweep rounds, the
- * overlapped host and device sweeps, the residual and the run through hr_drive. Setup,
+ * overlapped host and device sweeps, the residual and the run through hri_drive. Setup,
  * the placements and teardown are in dsolver.c. */
 #include <math.h>
 #include <stdio.h>
@@ -32,7 +32,7 @@ static hr_status sync_all(hr_dsolver *s, int lane)
 static void *in_place(hr_dsolver *s, int ph, void *buf)
 {
     if (!s->t->ops->slot || !s->inplace) return buf;
-    if (s->fops != &hr_field_ops_host && !(s->dplace && s->t->device_buffers)) return buf;
+    if (s->fops != &hri_field_ops_host && !(s->dplace && s->t->device_buffers)) return buf;
     return s->t->ops->slot(s->t, ph, buf);
 }
 
@@ -45,7 +45,7 @@ static hr_status exchange_begin(hr_dsolver *s, int ph)
         for (int a = 0; a < 3; a++)
             for (int side = 0; side < 2; side++) {
                 if (!hr_dsolver_phase_has_axis(s, ph, a) || d->g.nb[a][side] < 0) continue;
-                const hr_box b = hr_subdomain_face(&d->g, s->d.ghost, a, side, 0, corners);
+                const hr_box b = hri_subdomain_face(&d->g, s->d.ghost, a, side, 0, corners);
                 void *to = in_place(s, ph, d->sbuf[a][side]);
                 if (!to) return HR_ERR_INTERNAL;
                 HR_TRY(s->fops->pack(d->ctx, 2 * a + side, &d->g.l, d->org[s->cur], &b, to));
@@ -78,7 +78,7 @@ static hr_status exchange_end(hr_dsolver *s, int ph)
         for (int a = 0; a < 3; a++)
             for (int side = 0; side < 2; side++) {
                 if (!hr_dsolver_phase_has_axis(s, ph, a) || d->g.nb[a][side] < 0) continue;
-                const hr_box b = hr_subdomain_face(&d->g, s->d.ghost, a, side, 1, corners);
+                const hr_box b = hri_subdomain_face(&d->g, s->d.ghost, a, side, 1, corners);
                 HR_TRY(s->fops->unpack(d->ctx, 2 * a + side, &d->g.l, d->org[s->cur], &b, d->rfrom[a][side]));
             }
     }
@@ -113,14 +113,14 @@ static hr_status sweep_box(hr_dsolver *s, hr_dsub *d, hr_box box, int lane)
     hr_sweep_args a = {&d->g.l, d->org[s->cur], d->org[1 - s->cur], d->rhs, box, s->p.omega};
     int rows = d->pencil_rows;
     if (s->progress_phase >= 0) rows = rows > 0 && rows < 32 ? rows : 32; /* a progress call per 32 rows */
-    if (rows > 0 && s->fops == &hr_field_ops_host) { /* points are independent: same bits */
+    if (rows > 0 && s->fops == &hri_field_ops_host) { /* points are independent: same bits */
         for (int y = box.lo[1]; y < box.hi[1]; y += rows) {
             a.box.lo[1] = y;
             a.box.hi[1] = y + rows < box.hi[1] ? y + rows : box.hi[1];
             if (d->pencil_stream)
-                hr_cpu_sweep_box_stream(&a); /* ends with a store fence */
+                hri_cpu_sweep_box_stream(&a); /* ends with a store fence */
             else
-                hr_cpu_sweep_box(&a);
+                hri_cpu_sweep_box(&a);
             if (s->progress_phase >= 0) HR_TRY(s->t->ops->progress(s->t, s->progress_phase));
         }
         return HR_OK;
@@ -148,9 +148,9 @@ static void sweep_job_run(void *ctx, int tid, int nt)
         hr_box boxes[6], inner;
         int n = 1;
         if (j->kind == SWEEP_ROUND) {
-            boxes[0] = hr_subdomain_sweep_box(&s->subs[l].g, j->m, j->step);
+            boxes[0] = hri_subdomain_sweep_box(&s->subs[l].g, j->m, j->step);
         } else {
-            n = hr_subdomain_split(&s->subs[l].g, &inner, boxes);
+            n = hri_subdomain_split(&s->subs[l].g, &inner, boxes);
             if (j->kind == SWEEP_INNER) {
                 boxes[0] = inner;
                 n = 1;
@@ -174,7 +174,7 @@ static hr_status run_sweeps(hr_dsolver *s, int kind, int m, int step)
 {
     sweep_job j = {s, kind, m, step, HR_OK};
     if (s->team)
-        hr_team_run(s->team, sweep_job_run, &j);
+        hri_team_run(s->team, sweep_job_run, &j);
     else
         sweep_job_run(&j, 0, 1);
     return j.st;
@@ -184,17 +184,17 @@ static hr_status run_sweeps(hr_dsolver *s, int kind, int m, int step)
  * post the halos, sweep the inner points, complete the halos, sweep the shell. */
 static hr_status overlapped_sweep(hr_dsolver *s, hr_phase_times *t)
 {
-    const double sw0 = s->trace ? (double)hr_thread_preempted() : 0.0;
+    const double sw0 = s->trace ? (double)hri_thread_preempted() : 0.0;
     double t0 = hr_now();
     HR_TRY(exchange_begin(s, 0));
     double t1 = hr_now();
     /* one thread per rank (MPI_THREAD_FUNNELED: only this thread may call MPI): keep the
      * messages moving while the inner points are swept (tuning.dsolver_progress off: none) */
-    if (!s->team && s->t->ops->progress && s->fops == &hr_field_ops_host && s->o.tuning.dsolver_progress >= 0)
+    if (!s->team && s->t->ops->progress && s->fops == &hri_field_ops_host && s->o.tuning.dsolver_progress >= 0)
         s->progress_phase = 0;
-    const double c1 = s->trace ? hr_thread_cpu_s() : 0.0;
+    const double c1 = s->trace ? hri_thread_cpu_s() : 0.0;
     const hr_status st = run_sweeps(s, SWEEP_INNER, 1, 1);
-    const double c2 = s->trace ? hr_thread_cpu_s() : 0.0;
+    const double c2 = s->trace ? hri_thread_cpu_s() : 0.0;
     s->progress_phase = -1;
     HR_TRY(st);
     double t2 = hr_now();
@@ -203,8 +203,8 @@ static hr_status overlapped_sweep(hr_dsolver *s, hr_phase_times *t)
     HR_TRY(run_sweeps(s, SWEEP_SHELL, 1, 1));
     if (s->trace) {
         const double v[HR_TRACE_FIELDS] = {
-            t0, t1, t2, t3, hr_now(), c2 - c1, (double)hr_thread_preempted() - sw0};
-        hr_dsolver_trace_add(s, v);
+            t0, t1, t2, t3, hr_now(), c2 - c1, (double)hri_thread_preempted() - sw0};
+        hri_dsolver_trace_add(s, v);
     }
     s->xt.rounds++;
     s->xt.hidden += t2 - t1;
@@ -250,7 +250,7 @@ static hr_status device_overlapped_sweep(hr_dsolver *s, hr_phase_times *t)
     for (int l = 0; l < s->nlocal; l++) {
         hr_dsub *d = &s->subs[l];
         hr_box inner, shell[6];
-        const int n = hr_subdomain_split(&d->g, &inner, shell);
+        const int n = hri_subdomain_split(&d->g, &inner, shell);
         for (int b = 0; b < n; b++)
             HR_TRY(sweep_box(s, d, shell[b], HR_DLANE_SHELL));
         if (!hr_box_empty(&inner)) HR_TRY(sweep_box(s, d, inner, HR_DLANE_INNER));
@@ -260,7 +260,7 @@ static hr_status device_overlapped_sweep(hr_dsolver *s, hr_phase_times *t)
         for (int a = 0; a < s->p.dim; a++)
             for (int side = 0; side < 2; side++) {
                 if (d->g.nb[a][side] < 0) continue;
-                const hr_box b = hr_subdomain_face(&d->g, 1, a, side, 0, 0);
+                const hr_box b = hri_subdomain_face(&d->g, 1, a, side, 0, 0);
                 void *to = in_place(s, 0, d->sbuf[a][side]);
                 if (!to) return HR_ERR_INTERNAL;
                 HR_TRY(s->fops->pack(d->ctx, 2 * a + side, &d->g.l, d->org[nxt], &b, to));
@@ -287,7 +287,7 @@ static hr_status device_overlapped_sweep(hr_dsolver *s, hr_phase_times *t)
         for (int a = 0; a < s->p.dim; a++)
             for (int side = 0; side < 2; side++) {
                 if (d->g.nb[a][side] < 0) continue;
-                const hr_box b = hr_subdomain_face(&d->g, 1, a, side, 1, 0);
+                const hr_box b = hri_subdomain_face(&d->g, 1, a, side, 1, 0);
                 HR_TRY(s->fops->unpack(d->ctx, 2 * a + side, &d->g.l, d->org[nxt], &b, d->rfrom[a][side]));
             }
     }
@@ -332,20 +332,20 @@ static hr_status advance(void *ctx, long count, hr_phase_times *t)
             HR_TRY(overlapped_sweep(s, t));
             s->cur = 1 - s->cur;
         } else {
-            const double sw0 = s->trace ? (double)hr_thread_preempted() : 0.0, t0 = hr_now();
+            const double sw0 = s->trace ? (double)hri_thread_preempted() : 0.0, t0 = hr_now();
             if (!s->fresh) {
                 HR_TRY(exchange(s));
                 t->exchange += hr_now() - t0;
             }
-            const double t1 = hr_now(), c1 = s->trace ? hr_thread_cpu_s() : 0.0;
+            const double t1 = hr_now(), c1 = s->trace ? hri_thread_cpu_s() : 0.0;
             for (int step = 1; step <= m; step++) {
                 HR_TRY(run_sweeps(s, SWEEP_ROUND, m, step));
                 s->cur = 1 - s->cur;
             }
             if (s->trace) { /* a round without inner points: the exchange, then the whole sweep */
                 const double v[HR_TRACE_FIELDS] = {
-                    t0, t0, t0, t1, hr_now(), hr_thread_cpu_s() - c1, (double)hr_thread_preempted() - sw0};
-                hr_dsolver_trace_add(s, v);
+                    t0, t0, t0, t1, hr_now(), hri_thread_cpu_s() - c1, (double)hri_thread_preempted() - sw0};
+                hri_dsolver_trace_add(s, v);
             }
         }
         s->fresh = 0;
@@ -355,7 +355,7 @@ static hr_status advance(void *ctx, long count, hr_phase_times *t)
     return sync_all(s, HR_DLANE_ALL); /* device sweeps count as compute, not as the next exchange */
 }
 
-hr_status hr_dsolver_residual(hr_dsolver *s, double *rel)
+hr_status hri_dsolver_residual(hr_dsolver *s, double *rel)
 {
     if (!s->fresh) HR_TRY(exchange(s));
     hr_norm2 *v = s->norms;
@@ -371,7 +371,7 @@ hr_status hr_dsolver_residual(hr_dsolver *s, double *rel)
 
 static hr_status drv_residual(void *ctx, double *rel)
 {
-    return hr_dsolver_residual(ctx, rel);
+    return hri_dsolver_residual(ctx, rel);
 }
 
 /* The user's monitor, its stop request agreed by every process (a stop on one rank
@@ -413,7 +413,7 @@ static hr_status warm_up(hr_dsolver *s)
 
 static hr_status run_held(hr_dsolver *s, hr_result *res);
 
-hr_status hr_dsolver_run(hr_dsolver *s, hr_result *res)
+hr_status hri_dsolver_run(hr_dsolver *s, hr_result *res)
 {
     if (!s) return HR_ERR_INVALID_ARG;
     /* CPU subdomains flush when asked; GPU ones keep subnormals, as one GPU does */
@@ -443,7 +443,7 @@ static hr_status run_held(hr_dsolver *s, hr_result *res)
                          .first = s->done};
     hr_phase_times t = {0, 0, 0, 0};
     hr_driver_out dout;
-    HR_TRY(hr_drive(&ops, &cfg, o->keep_history ? &s->hist : NULL, &t, &dout));
+    HR_TRY(hri_drive(&ops, &cfg, o->keep_history ? &s->hist : NULL, &t, &dout));
     if (s->xt.compute == 0.0) s->xt.compute = t.compute; /* not the device overlap: the driver's split */
     hr_result r;
     memset(&r, 0, sizeof r);
@@ -465,11 +465,11 @@ static hr_status run_held(hr_dsolver *s, hr_result *res)
     r.time_setup_s = tm[4];
     r.time_sweeps_s = tm[5];
     r.time_per_sweep_s = r.iterations > 0 ? r.time_sweeps_s / (double)r.iterations : 0.0;
-    HR_TRY(hr_dsolver_residual(s, &r.relative_residual));
-    r.reason = hr_driver_final_reason(dout.reason, r.relative_residual, o->tol, o->divtol);
+    HR_TRY(hri_dsolver_residual(s, &r.relative_residual));
+    r.reason = hri_driver_final_reason(dout.reason, r.relative_residual, o->tol, o->divtol);
     for (int l = 0; s->dplace && l < s->nlocal; l++) /* the host grids get the solution */
         HR_TRY(s->dplace->download(s->subs[l].ctx, &s->subs[l], s->cur));
-    r.max_error = hr_dsolver_max_error(s);
+    r.max_error = hri_dsolver_max_error(s);
     HR_TRY(s->t->ops->max_double(s->t, &r.max_error, 1));
     const double pts = (double)p->nx * (double)p->ny * (double)p->nz * (double)r.iterations;
     const double es = hr_prec_bytes(o->precision);

@@ -43,12 +43,12 @@ typedef struct hybrid_state {
 static hr_status engine_from_host(hr_solver *s, int rows_a, hr_split **e, char *err, size_t es)
 {
     hr_split_spec sp;
-    hr_split_spec_from_options(&s->o, &s->p, rows_a, s, &sp);
-    return hr_split_create(&sp, &s->u[0], s->hf.base ? &s->hf : NULL, e, err, es);
+    hri_split_spec_from_options(&s->o, &s->p, rows_a, s, &sp);
+    return hri_split_create(&sp, &s->u[0], s->hf.base ? &s->hf : NULL, e, err, es);
 }
 
 /* The model with A's part `s` times slower (auto's choice, HR_AUTO_CPU_HEADROOM). */
-hr_split_model hr_split_model_slowed(const hr_split_model *m, double s)
+hr_split_model hri_split_model_slowed(const hr_split_model *m, double s)
 {
     hr_split_model v = *m;
     v.t_a *= s;
@@ -57,7 +57,7 @@ hr_split_model hr_split_model_slowed(const hr_split_model *m, double s)
     return v;
 }
 
-hr_split_model hr_split_model_ramped(const hr_split_model *m, int n, const double *rows, const double *k)
+hr_split_model hri_split_model_ramped(const hr_split_model *m, int n, const double *rows, const double *k)
 {
     hr_split_model v = *m;
     v.a_ramp = n < 0 ? 0 : n > HR_SPLIT_RAMP ? HR_SPLIT_RAMP : n;
@@ -68,7 +68,7 @@ hr_split_model hr_split_model_ramped(const hr_split_model *m, int n, const doubl
     return v;
 }
 
-void hr_split_crew_sizes(int total, int rows, int faces, int *interior, int *boundary)
+void hri_split_crew_sizes(int total, int rows, int faces, int *interior, int *boundary)
 {
     int b = 1;
     if (rows > 0 && faces > 0) b = (int)lround((double)total * faces / rows);
@@ -80,13 +80,13 @@ void hr_split_crew_sizes(int total, int rows, int faces, int *interior, int *bou
 
 static int split_extent(const hr_options *o)
 {
-    return hr_options_extent(o, hr_options_dim(o) == 3 ? 2 : 1);
+    return hri_options_extent(o, hri_options_dim(o) == 3 ? 2 : 1);
 }
 
 /* Threads of the CPU part: all cores less the one driving the second placement. */
 static void thread_plan(const hr_options *o, int two_cpus, int *interior, int *boundary, int *second)
 {
-    int total = o->threads > 0 ? o->threads : hr_cpu_count();
+    int total = o->threads > 0 ? o->threads : hri_cpu_count();
     if (two_cpus) {
         /* tests: the cores shared by the two CPU parts */
         *second = total / 2 > 0 ? total / 2 : 1;
@@ -98,7 +98,7 @@ static void thread_plan(const hr_options *o, int two_cpus, int *interior, int *b
     int b = 0;
     if (o->split_schedule == HR_SPLIT_NESTED) {
         b = o->split_boundary_threads > 0 ? o->split_boundary_threads
-                                          : (hr_options_dim(o) == 3 && total >= 8 ? total / 8 : 1);
+                                          : (hri_options_dim(o) == 3 && total >= 8 ? total / 8 : 1);
         if (b >= total && total > 1) b = total - 1;
         total = total - b > 0 ? total - b : 1;
     }
@@ -106,7 +106,7 @@ static void thread_plan(const hr_options *o, int two_cpus, int *interior, int *b
     *boundary = b;
 }
 
-void hr_split_spec_from_options(const hr_options *o, const hr_run_problem *p, int rows_a, hr_solver *s,
+void hri_split_spec_from_options(const hr_options *o, const hr_run_problem *p, int rows_a, hr_solver *s,
                                 hr_split_spec *sp)
 {
     memset(sp, 0, sizeof *sp);
@@ -142,9 +142,9 @@ void hr_split_spec_from_options(const hr_options *o, const hr_run_problem *p, in
  * CAL_BLOCK_S. */
 static hr_status time_running(hr_split *e, int unit, double *per_sweep)
 {
-    hr_status st = hr_split_sweeps(e, unit > CAL_WARM ? unit : CAL_WARM);
+    hr_status st = hri_split_sweeps(e, unit > CAL_WARM ? unit : CAL_WARM);
     const double t0 = hr_now();
-    if (st == HR_OK) st = hr_split_sweeps(e, unit);
+    if (st == HR_OK) st = hri_split_sweeps(e, unit);
     if (st != HR_OK) return st;
     const double est = (hr_now() - t0) / unit;
     long k = est > 0 ? (long)ceil(CAL_BLOCK_S / (est * unit)) : 64;
@@ -152,11 +152,11 @@ static hr_status time_running(hr_split *e, int unit, double *per_sweep)
     double t[CAL_BLOCKS];
     for (int r = 0; r < CAL_BLOCKS && st == HR_OK; r++) {
         const double t1 = hr_now();
-        st = hr_split_sweeps(e, k);
+        st = hri_split_sweeps(e, k);
         t[r] = (hr_now() - t1) / (double)k;
     }
     if (st != HR_OK) return st;
-    *per_sweep = hr_median(t, CAL_BLOCKS);
+    *per_sweep = hri_median(t, CAL_BLOCKS);
     return HR_OK;
 }
 
@@ -166,18 +166,18 @@ static hr_status time_engine(const hr_split_spec *sp, const hr_grid *u, double *
                              char *err, size_t es)
 {
     hr_split *e;
-    HR_TRY(hr_split_create(sp, u, NULL, &e, err, es));
+    HR_TRY(hri_split_create(sp, u, NULL, &e, err, es));
     hr_status st = time_running(e, 1, per_sweep);
     if (st == HR_OK && graph_s) st = time_running(e, 16, graph_s);
     if (st != HR_OK) snprintf(err, es, "calibration: %.200s", e->err);
-    hr_split_free(e);
+    hri_split_free(e);
     return st;
 }
 
 /* Values that differ from point to point, none zero: the run's data is not zeros, and a
  * CPU may skip stores of zeros over zeros (the first model's in-cache slabs ran 3x faster
  * on zeros than the same rows did in the measured 3-D split). */
-void hr_split_fill_nonzero(hr_grid *u)
+void hri_split_fill_nonzero(hr_grid *u)
 {
     const hr_grid_layout *l = &u->l;
     const size_t count = hr_layout_bytes(l) / l->esize;
@@ -214,27 +214,27 @@ static hr_status calibrate(const hr_options *o, unsigned flags, hr_hybrid_calibr
     memset(m, 0, sizeof *m);
     const double t_start = hr_now();
     hr_run_problem p;
-    hr_problem_resolve(o, &p);
+    hri_problem_resolve(o, &p);
     const int n = split_extent(o);
     const int g = o->split_ghost > 0 ? o->split_ghost : 1;
     hr_split_spec sp;
     hr_grid_layout l;
     memset(&l, 0, sizeof l);
-    hr_split_spec_from_options(o, &p, 0, NULL, &sp);
+    hri_split_spec_from_options(o, &p, 0, NULL, &sp);
     hr_layout_init(&l, p.dim, p.nx, p.ny, p.nz, sp.esize);
     c->row_bytes = (double)hr_layout_outer_stride(&l) * (double)sp.esize;
     m->rows = n;
     m->messages = 2;
     m->row_bytes = c->row_bytes;
     m->a_ws_per_row = c->row_bytes * (2.0 + sp.has_hf);
-    c->llc_bytes = (double)hr_cache_llc_bytes();
+    c->llc_bytes = (double)hri_cache_llc_bytes();
     if (!(c->llc_bytes > 0)) c->llc_bytes = 32.0 * 1024 * 1024;
     hr_grid u;
-    if (hr_grid_alloc_huge(&u, &l, hr_tune_on(sp.tune.hugepages, 0)) != HR_OK) {
+    if (hri_grid_alloc_huge(&u, &l, hr_tune_on(sp.tune.hugepages, 0)) != HR_OK) {
         snprintf(err, es, "calibration: no memory for a grid of %.0f MiB", hr_layout_bytes(&l) / 1048576.0);
         return HR_ERR_NO_MEMORY;
     }
-    hr_split_fill_nonzero(&u);
+    hri_split_fill_nonzero(&u);
     hr_status st;
     /* t_g: the second placement alone on the whole grid, sweep by sweep as in a split, and in
      * blocks of its graphs as GPU-only runs (T(0)) */
@@ -242,7 +242,7 @@ static hr_status calibrate(const hr_options *o, unsigned flags, hr_hybrid_calibr
     /* the floor of B's part: B alone on a few rows, sweep by sweep (launch latency) */
     if (st == HR_OK) {
         c->floor_rows = n < 16 ? n : 16;
-        hr_split_spec_from_options(o, &p, 0, NULL, &sp);
+        hri_split_spec_from_options(o, &p, 0, NULL, &sp);
         if (p.dim == 3)
             sp.nz = c->floor_rows;
         else
@@ -255,7 +255,7 @@ static hr_status calibrate(const hr_options *o, unsigned flags, hr_hybrid_calibr
     m->b_floor = c->gpu_floor_s < c->t_gpu ? c->gpu_floor_s : c->t_gpu;
     /* X0: the split with g rows on the CPU (B is surely the later part) less B's part */
     if (st == HR_OK && n >= 2 * g) {
-        hr_split_spec_from_options(o, &p, g, NULL, &sp);
+        hri_split_spec_from_options(o, &p, g, NULL, &sp);
         st = time_engine(&sp, &u, &c->probe_s, NULL, err, es);
         c->probe_rows = g;
         const double b0 = hr_split_model_part_b(m, g);
@@ -266,7 +266,7 @@ static hr_status calibrate(const hr_options *o, unsigned flags, hr_hybrid_calibr
      * on nonzero data): CPU slabs timed alone missed it by 0.4x to 3x on the H100 machine. */
     c->ladder = ladder_rows(n, g, c->ladder_rows);
     for (int k = 0; k < c->ladder && st == HR_OK; k++) {
-        hr_split_spec_from_options(o, &p, c->ladder_rows[k], NULL, &sp);
+        hri_split_spec_from_options(o, &p, c->ladder_rows[k], NULL, &sp);
         st = time_engine(&sp, &u, &c->ladder_s[k], NULL, err, es);
     }
     /* and down again, the faster of the two kept: a slow spell of the host (seconds long on
@@ -274,7 +274,7 @@ static hr_status calibrate(const hr_options *o, unsigned flags, hr_hybrid_calibr
      * overstated every split between them by up to 2.5x (n = 16384) */
     for (int k = c->ladder - 1; k >= 0 && st == HR_OK; k--) {
         double t;
-        hr_split_spec_from_options(o, &p, c->ladder_rows[k], NULL, &sp);
+        hri_split_spec_from_options(o, &p, c->ladder_rows[k], NULL, &sp);
         st = time_engine(&sp, &u, &t, NULL, err, es);
         if (st == HR_OK && t < c->ladder_s[k]) c->ladder_s[k] = t;
     }
@@ -295,7 +295,7 @@ static hr_status calibrate(const hr_options *o, unsigned flags, hr_hybrid_calibr
                    : c->ladder_s[k0] + (r - r0) / (r1 - r0) * (c->ladder_s[k1] - c->ladder_s[k0]);
         for (int again = 0; again < 2 && st == HR_OK && c->ladder_s[k] > 1.2 * line; again++) {
             double t;
-            hr_split_spec_from_options(o, &p, c->ladder_rows[k], NULL, &sp);
+            hri_split_spec_from_options(o, &p, c->ladder_rows[k], NULL, &sp);
             st = time_engine(&sp, &u, &t, NULL, err, es);
             if (st == HR_OK && t < c->ladder_s[k]) c->ladder_s[k] = t;
             c->remeasured++;
@@ -325,7 +325,7 @@ static hr_status calibrate(const hr_options *o, unsigned flags, hr_hybrid_calibr
     /* auto: the best split of the model with the CPU's headroom, and two smaller ones, measured
      * (none larger: those leave the CPU part less headroom) */
     if (st == HR_OK && n >= 2 * g) {
-        const hr_split_model safe = hr_split_model_slowed(m, HR_AUTO_CPU_HEADROOM);
+        const hr_split_model safe = hri_split_model_slowed(m, HR_AUTO_CPU_HEADROOM);
         int best = g;
         double tbest = HUGE_VAL;
         for (int r = g; r <= n - g; r++) {
@@ -341,7 +341,7 @@ static hr_status calibrate(const hr_options *o, unsigned flags, hr_hybrid_calibr
             for (int q = 0; q < c->candidates; q++)
                 dup |= c->cand_rows[q] == r;
             if (dup) continue;
-            hr_split_spec_from_options(o, &p, r, NULL, &sp);
+            hri_split_spec_from_options(o, &p, r, NULL, &sp);
             st = time_engine(&sp, &u, &c->cand_s[c->candidates], NULL, err, es);
             /* well above the model (which the ladder's rungs around it made): an engine that
              * ran slow as a whole, measured again like a rung (n = 16384: candidates
@@ -367,17 +367,17 @@ static hr_status calibrate(const hr_options *o, unsigned flags, hr_hybrid_calibr
                 if (!tried[q] && (k < 0 || c->cand_s[q] < c->cand_s[k])) k = q;
             if (k < 0 || !(c->cand_s[k] < (1.0 - HR_AUTO_MARGIN) * t0)) break;
             tried[k] = 1;
-            hr_split_spec_from_options(o, &p, c->cand_rows[k], NULL, &sp);
+            hri_split_spec_from_options(o, &p, c->cand_rows[k], NULL, &sp);
             st = time_engine(&sp, &u, &c->cand_again_s[k], NULL, err, es);
             if (st == HR_OK && c->cand_again_s[k] < (1.0 - HR_AUTO_MARGIN) * t0) break;
         }
     }
-    hr_grid_free(&u);
+    hri_grid_free(&u);
     if (st != HR_OK) return st;
     if (o->split_second == HR_SPLIT_GPU) {
         double small, row;
-        HR_TRY(hr_place_gpu_roundtrip(o->device, sp.esize, 21, &small));
-        HR_TRY(hr_place_gpu_roundtrip(o->device, (size_t)c->row_bytes, 21, &row));
+        HR_TRY(hri_place_gpu_roundtrip(o->device, sp.esize, 21, &small));
+        HR_TRY(hri_place_gpu_roundtrip(o->device, (size_t)c->row_bytes, 21, &row));
         c->x_latency = small / 2;
         c->x_bandwidth = row > small ? 2.0 * c->row_bytes / (row - small) : 0.0;
     }
@@ -401,7 +401,7 @@ static hr_status calibrate(const hr_options *o, unsigned flags, hr_hybrid_calibr
 static hr_status check_placements(const hr_options *o, char *err, size_t es)
 {
     if (o->split_second == HR_SPLIT_GPU) {
-        const int count = hr_cuda_device_count();
+        const int count = hri_cuda_device_count();
         if (count < 1) {
             snprintf(err, es, "backend: hybrid needs a CUDA device");
             return HR_ERR_NO_DEVICE;
@@ -443,12 +443,12 @@ static hr_status rows_for_split(hr_solver *s, int n, int g, int *rows)
     const double f = s->o.split;
     const int r = (int)lround(f * n);
     if (f > 0.0 && f < 1.0 && (r == 0 || r == n)) {
-        hr_solver_set_error(s, "split: %g leaves the %s part with no rows (%d %s)", f, r == 0 ? "CPU" : "GPU",
+        hri_solver_set_error(s, "split: %g leaves the %s part with no rows (%d %s)", f, r == 0 ? "CPU" : "GPU",
                             n, s->p.dim == 3 ? "planes" : "rows");
         return HR_ERR_INVALID_ARG;
     }
     if (r > 0 && r < n && (r < g || n - r < g)) {
-        hr_solver_set_error(s,
+        hri_solver_set_error(s,
                             "split-ghost: %d ghost rows need at least %d rows in each part (got %d and %d)",
                             g, g, r, n - r);
         return HR_ERR_INVALID_ARG;
@@ -468,19 +468,19 @@ static hr_status chain_setup(hr_solver *s, hybrid_state *h)
     in->second = s->o.split_second;
     in->predicted_s = NAN;
     in->gpu_only_s = NAN;
-    hr_solver_init_rows(s, 0, hr_layout_outer(&s->u[0].l));
+    hri_solver_init_rows(s, 0, hr_layout_outer(&s->u[0].l));
     s->cur = 0;
     hr_split_spec sp;
-    hr_split_spec_from_options(&s->o, &s->p, 0, s, &sp);
+    hri_split_spec_from_options(&s->o, &s->p, 0, s, &sp);
     sp.parts = s->o.gpus;
     if (sp.second == HR_SPLIT_CPU) { /* the cores shared by the parts */
-        const int t = s->o.threads > 0 ? s->o.threads : hr_cpu_count();
+        const int t = s->o.threads > 0 ? s->o.threads : hri_cpu_count();
         sp.threads_b = t / sp.parts > 0 ? t / sp.parts : 1;
     }
     char err[256] = "";
-    hr_status st = hr_split_create(&sp, &s->u[0], s->hf.base ? &s->hf : NULL, &h->e, err, sizeof err);
+    hr_status st = hri_split_create(&sp, &s->u[0], s->hf.base ? &s->hf : NULL, &h->e, err, sizeof err);
     if (st != HR_OK) {
-        if (err[0]) hr_solver_set_error(s, "%s", err);
+        if (err[0]) hri_solver_set_error(s, "%s", err);
         return st;
     }
     const int gpu = sp.second == HR_SPLIT_GPU;
@@ -558,12 +558,12 @@ static hr_status hybrid_setup(hr_solver *s)
         in->predicted_s = hr_split_model_time(&in->model, rows_a);
         in->gpu_only_s = hr_split_model_time(&in->model, 0);
     }
-    hr_solver_init_rows(s, 0, hr_layout_outer(&s->u[0].l));
+    hri_solver_init_rows(s, 0, hr_layout_outer(&s->u[0].l));
     s->cur = 0;
     char err[256] = "";
     hr_status st = engine_from_host(s, rows_a, &h->e, err, sizeof err);
     if (st != HR_OK) {
-        if (err[0]) hr_solver_set_error(s, "%s", err);
+        if (err[0]) hri_solver_set_error(s, "%s", err);
         return st;
     }
     /* the crews as built (nested sizes them to the part's rows unless given) */
@@ -588,9 +588,9 @@ static hr_status hybrid_setup(hr_solver *s)
  * split goes on (and is no longer watched). */
 static hr_status fall_back(hr_solver *s, hybrid_state *h, double split_s)
 {
-    hr_status st = hr_split_download(h->e, &s->u[0]);
+    hr_status st = hri_split_download(h->e, &s->u[0]);
     if (st != HR_OK) {
-        hr_solver_set_error(s, "%s", h->e->err);
+        hri_solver_set_error(s, "%s", h->e->err);
         return st;
     }
     s->cur = 0;
@@ -604,7 +604,7 @@ static hr_status fall_back(hr_solver *s, hybrid_state *h, double split_s)
     in->fallback_rows_cpu = in->rows_cpu;
     in->fallback_sweep = h->sweeps_before;
     in->fallback_split_s = split_s;
-    hr_split_free(h->e);
+    hri_split_free(h->e);
     h->e = e;
     in->rows_cpu = 0;
     in->split = 0.0;
@@ -621,7 +621,7 @@ static hr_status fall_back(hr_solver *s, hybrid_state *h, double split_s)
 static hr_status watched_sweeps(hr_solver *s, hybrid_state *h, long count)
 {
     const double t0 = hr_now();
-    hr_status st = hr_split_sweeps(h->e, count);
+    hr_status st = hri_split_sweeps(h->e, count);
     if (st != HR_OK) return st;
     h->window_s += hr_now() - t0;
     h->window_sweeps += count;
@@ -658,8 +658,8 @@ static hr_status hybrid_sweeps(hr_solver *s, long count)
         st = watched_sweeps(s, h, k);
         count -= k;
     }
-    if (st == HR_OK && count > 0) st = hr_split_sweeps(h->e, count);
-    if (st != HR_OK && h->e->err[0]) hr_solver_set_error(s, "%s", h->e->err);
+    if (st == HR_OK && count > 0) st = hri_split_sweeps(h->e, count);
+    if (st != HR_OK && h->e->err[0]) hri_solver_set_error(s, "%s", h->e->err);
     return st;
 }
 
@@ -667,8 +667,8 @@ static hr_status hybrid_sync_host(hr_solver *s)
 {
     hybrid_state *h = s->impl;
     const double t0 = hr_now();
-    hr_status st = hr_split_download(h->e, &s->u[0]);
-    if (st != HR_OK) hr_solver_set_error(s, "%s", h->e->err);
+    hr_status st = hri_split_download(h->e, &s->u[0]);
+    if (st != HR_OK) hri_solver_set_error(s, "%s", h->e->err);
     s->t_d2h += hr_now() - t0;
     s->cur = 0;
     return st;
@@ -678,16 +678,16 @@ static hr_status hybrid_residual(hr_solver *s, double *rel)
 {
     hybrid_state *h = s->impl;
     /* u[1] is free once sync_host keeps the solution in u[0]: the GPU part's scratch */
-    hr_status st = hr_split_residual(h->e, &s->u[1], rel);
-    if (st != HR_OK) hr_solver_set_error(s, "%s", h->e->err);
+    hr_status st = hri_split_residual(h->e, &s->u[1], rel);
+    if (st != HR_OK) hri_solver_set_error(s, "%s", h->e->err);
     return st;
 }
 
 static hr_status hybrid_upload(hr_solver *s)
 {
     hybrid_state *h = s->impl;
-    hr_status st = hr_split_load(h->e, &s->u[s->cur], s->hf.base ? &s->hf : NULL, 0);
-    if (st != HR_OK) hr_solver_set_error(s, "%s", h->e->err);
+    hr_status st = hri_split_load(h->e, &s->u[s->cur], s->hf.base ? &s->hf : NULL, 0);
+    if (st != HR_OK) hri_solver_set_error(s, "%s", h->e->err);
     return st;
 }
 
@@ -695,7 +695,7 @@ static void hybrid_teardown(hr_solver *s)
 {
     hybrid_state *h = s->impl;
     if (!h) return;
-    hr_split_free(h->e);
+    hri_split_free(h->e);
     free(h);
     s->impl = NULL;
 }
@@ -714,7 +714,7 @@ hr_status hr_hybrid_choose(const hr_options *o, const hr_hybrid_calibration *c, 
     out->auto_split = 1;
     out->model = *m;
     out->cal = *c;
-    const hr_split_model safe = hr_split_model_slowed(m, HR_AUTO_CPU_HEADROOM);
+    const hr_split_model safe = hri_split_model_slowed(m, HR_AUTO_CPU_HEADROOM);
     out->rows_cpu = hr_split_model_best_range(&safe, g, n - g, HR_AUTO_MARGIN, NULL);
     if (c->candidates > 0) { /* measured beats modelled: the fastest candidate, if it pays */
         const double t0 = c->gpu_alone_s > 0 ? c->gpu_alone_s : hr_split_model_time(m, 0);
@@ -754,7 +754,7 @@ hr_status hr_solver_hybrid_info(const hr_solver *s, hr_hybrid_info *out)
     return HR_OK;
 }
 
-const hr_kernel_ops hr_kernel_hybrid = {
+const hr_kernel_ops hri_kernel_hybrid = {
     .setup = hybrid_setup,
     .sweeps = hybrid_sweeps,
     .sync_host = hybrid_sync_host,

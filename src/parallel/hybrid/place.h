@@ -122,13 +122,13 @@ struct hr_place {
     void *impl;
 };
 
-hr_status hr_place_cpu_create(const hr_place_spec *spec, hr_place **out);
+hr_status hri_place_cpu_create(const hr_place_spec *spec, hr_place **out);
 /* A GPU placement (src/parallel/hybrid/cuda/hybrid_gpu.cu); HR_ERR_NO_DEVICE without CUDA or a device. */
-hr_status hr_place_gpu_create(const hr_place_spec *spec, hr_place **out);
+hr_status hri_place_gpu_create(const hr_place_spec *spec, hr_place **out);
 
 /* GPU probes for the model (HR_ERR_NO_DEVICE without CUDA): median seconds of a
  * round trip (device to host, then host to device, pinned, one stream) of `bytes`. */
-hr_status hr_place_gpu_roundtrip(int device, size_t bytes, int repeats, double *seconds);
+hr_status hri_place_gpu_roundtrip(int device, size_t bytes, int repeats, double *seconds);
 
 /* Bytes of rows [r0, r1) as the placements copy them (whole padded rows/planes). */
 static inline size_t hr_place_rows_bytes(const hr_place_spec *sp, int r0, int r1)

@@ -1,6 +1,6 @@
 /*
  * The CPU placement: the part's grids in its subdomain layout, swept by crews of
- * threads with the region sweep (hr_cpu_sweep_box). Two crews (nested, Sourouri et al.
+ * threads with the region sweep (hri_cpu_sweep_box). Two crews (nested, Sourouri et al.
  * listing 3): a small one for the boundary rows and a large one for the interior,
  * running at the same time; or one crew (naive, listing 2) for both in turn.
  * Copies (get/put) are plain memcpy on the calling thread after the lane's sweep.
@@ -60,7 +60,7 @@ static void sweep_job(void *ctx, int piece, int pieces)
     b.lo[j->axis] += lo;
     if (hr_box_empty(&b)) return;
     const hr_sweep_args a = {&j->cp->sp->sd.l, j->in, j->out, j->cp->rhs, b, j->cp->sp->omega};
-    hr_cpu_sweep_box(&a);
+    hri_cpu_sweep_box(&a);
 }
 
 static cpu_place *CP(hr_place *p)
@@ -82,14 +82,14 @@ static hr_status cpu_sweep(hr_place *p, int lane, int r0, int r1)
     cpu_place *c = CP(p);
     if (r1 <= r0) return HR_OK;
     hr_crew *crew = c->crew[lane];
-    hr_crew_wait(crew); /* its job slot is reused */
+    hri_crew_wait(crew); /* its job slot is reused */
     cpu_job *j = &c->job[lane];
     j->cp = c;
     j->in = hr_grid_origin(&c->u[c->cur]);
     j->out = hr_grid_origin(&c->u[1 - c->cur]);
     j->box = rows_box(&p->spec, r0, r1);
-    j->axis = cut_axis(&j->box, hr_crew_size(crew));
-    hr_crew_start(crew, sweep_job, j, c->pieces);
+    j->axis = cut_axis(&j->box, hri_crew_size(crew));
+    hri_crew_start(crew, sweep_job, j, c->pieces);
     return HR_OK;
 }
 
@@ -102,7 +102,7 @@ static char *row_ptr(cpu_place *c, int which, int r)
 static hr_status cpu_get(hr_place *p, int lane, int which, int r0, int r1, void *buf)
 {
     cpu_place *c = CP(p);
-    hr_crew_wait(c->crew[lane]);
+    hri_crew_wait(c->crew[lane]);
     memcpy(buf, row_ptr(c, which, r0), hr_place_rows_bytes(&p->spec, r0, r1));
     return HR_OK;
 }
@@ -110,21 +110,21 @@ static hr_status cpu_get(hr_place *p, int lane, int which, int r0, int r1, void 
 static hr_status cpu_put(hr_place *p, int lane, int which, int r0, int r1, const void *buf)
 {
     cpu_place *c = CP(p);
-    hr_crew_wait(c->crew[lane]);
+    hri_crew_wait(c->crew[lane]);
     memcpy(row_ptr(c, which, r0), buf, hr_place_rows_bytes(&p->spec, r0, r1));
     return HR_OK;
 }
 
 static hr_status cpu_wait(hr_place *p, int lane)
 {
-    hr_crew_wait(CP(p)->crew[lane]);
+    hri_crew_wait(CP(p)->crew[lane]);
     return HR_OK;
 }
 
 static hr_status cpu_order(hr_place *p)
 {
-    hr_crew_wait(CP(p)->crew[0]);
-    hr_crew_wait(CP(p)->crew[1]);
+    hri_crew_wait(CP(p)->crew[0]);
+    hri_crew_wait(CP(p)->crew[1]);
     return HR_OK;
 }
 
@@ -184,13 +184,13 @@ static hr_status cpu_residual(hr_place *p, hr_grid *scratch, hr_norm2 *r, hr_nor
     const hr_resid_args a = {
         &p->spec.sd.l, hr_grid_origin(&c->u[c->cur]), c->rhs, p->spec.sd.own, p->spec.sd.dirichlet, NULL,
         NULL};
-    hr_cpu_residual_box(&a, r, b);
+    hri_cpu_residual_box(&a, r, b);
     return HR_OK;
 }
 
 static void *cpu_host_alloc(hr_place *p, size_t bytes)
 {
-    return hr_alloc_big(128, bytes, hr_tune_on(p->spec.tune.hugepages, 0));
+    return hri_alloc_big(128, bytes, hr_tune_on(p->spec.tune.hugepages, 0));
 }
 
 static void cpu_host_free(hr_place *p, void *buf)
@@ -204,11 +204,11 @@ static void cpu_destroy(hr_place *p)
     if (!p) return;
     cpu_place *c = CP(p);
     if (c) {
-        if (c->crew[1] != c->crew[0]) hr_crew_free(c->crew[1]);
-        hr_crew_free(c->crew[0]);
-        hr_grid_free(&c->u[0]);
-        hr_grid_free(&c->u[1]);
-        hr_grid_free(&c->hf);
+        if (c->crew[1] != c->crew[0]) hri_crew_free(c->crew[1]);
+        hri_crew_free(c->crew[0]);
+        hri_grid_free(&c->u[0]);
+        hri_grid_free(&c->u[1]);
+        hri_grid_free(&c->hf);
         free(c);
     }
     free(p);
@@ -235,8 +235,8 @@ static hr_status cpu_mark(hr_place *p)
 static hr_status cpu_pull(hr_place *p, int which, int r0, int r1, hr_place *src, int s0, int fence)
 {
     (void)fence;
-    hr_crew_wait(CP(src)->crew[0]);
-    hr_crew_wait(CP(p)->crew[0]);
+    hri_crew_wait(CP(src)->crew[0]);
+    hri_crew_wait(CP(p)->crew[0]);
     memcpy(row_ptr(CP(p), which, r0), row_ptr(CP(src), which, s0), hr_place_rows_bytes(&p->spec, r0, r1));
     return HR_OK;
 }
@@ -251,7 +251,7 @@ static const hr_place_ops cpu_ops = {
     cpu_download, cpu_residual, cpu_host_alloc, cpu_host_free, cpu_destroy, NULL,          cpu_link, cpu_mark,
     cpu_pull,     NULL,         NULL,           NULL,          NULL,        cpu_host_rows, NULL};
 
-hr_status hr_place_cpu_create(const hr_place_spec *spec, hr_place **out)
+hr_status hri_place_cpu_create(const hr_place_spec *spec, hr_place **out)
 {
     *out = NULL;
     hr_place *p = calloc(1, sizeof *p);
@@ -267,30 +267,30 @@ hr_status hr_place_cpu_create(const hr_place_spec *spec, hr_place **out)
     c->pieces = spec->tune.crew_pieces > 0 ? (spec->tune.crew_pieces < 64 ? spec->tune.crew_pieces : 64)
                                            : 4; /* 1..64 */
     const int huge = hr_tune_on(spec->tune.hugepages, 0);
-    hr_status st = hr_grid_alloc_huge(&c->u[0], &spec->sd.l, huge);
-    if (st == HR_OK) st = hr_grid_alloc_huge(&c->u[1], &spec->sd.l, huge);
-    if (st == HR_OK && spec->has_hf) st = hr_grid_alloc_huge(&c->hf, &spec->sd.l, huge);
+    hr_status st = hri_grid_alloc_huge(&c->u[0], &spec->sd.l, huge);
+    if (st == HR_OK) st = hri_grid_alloc_huge(&c->u[1], &spec->sd.l, huge);
+    if (st == HR_OK && spec->has_hf) st = hri_grid_alloc_huge(&c->hf, &spec->sd.l, huge);
     c->rhs = spec->spike;
     if (c->hf.base) c->rhs = (hr_rhs_view){hr_grid_origin(&c->hf), -1, -1, -1};
     const int nested = spec->boundary_threads > 0;
     /* pinned: the boundary crew first (slots pin_slot..), then the interior crew */
     const int pin = spec->pin_slot > 0 ? spec->pin_slot : -1, b = nested ? spec->boundary_threads : 0;
     if (st == HR_OK)
-        st = hr_crew_create(spec->threads > 0 ? spec->threads : 1, pin < 0 ? -1 : pin + b, &spec->tune,
+        st = hri_crew_create(spec->threads > 0 ? spec->threads : 1, pin < 0 ? -1 : pin + b, &spec->tune,
                             &c->crew[1]);
-    if (st == HR_OK && nested) st = hr_crew_create(spec->boundary_threads, pin, &spec->tune, &c->crew[0]);
-    if (st == HR_OK && nested) hr_crew_share(c->crew[0], c->crew[1]);
+    if (st == HR_OK && nested) st = hri_crew_create(spec->boundary_threads, pin, &spec->tune, &c->crew[0]);
+    if (st == HR_OK && nested) hri_crew_share(c->crew[0], c->crew[1]);
     if (st == HR_OK && !nested) c->crew[0] = c->crew[1];
     if (st != HR_OK) {
         cpu_destroy(p);
         return st;
     }
-    const int pinned = hr_crew_pinned(c->crew[1]) && hr_crew_pinned(c->crew[0]);
+    const int pinned = hri_crew_pinned(c->crew[1]) && hri_crew_pinned(c->crew[0]);
     if (nested)
         snprintf(p->desc, sizeof p->desc, "cpu %d+%d threads%s", spec->boundary_threads,
-                 hr_crew_size(c->crew[1]), pinned ? ", pinned" : "");
+                 hri_crew_size(c->crew[1]), pinned ? ", pinned" : "");
     else
-        snprintf(p->desc, sizeof p->desc, "cpu %d threads%s", hr_crew_size(c->crew[1]),
+        snprintf(p->desc, sizeof p->desc, "cpu %d threads%s", hri_crew_size(c->crew[1]),
                  pinned ? ", pinned" : "");
     *out = p;
     return HR_OK;

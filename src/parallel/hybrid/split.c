@@ -284,7 +284,7 @@ static void build_chain_graph(hr_split *e)
     }
 }
 
-hr_status hr_split_sweeps(hr_split *e, long count)
+hr_status hri_split_sweeps(hr_split *e, long count)
 {
     int exchanging = e->nremote > 0 || e->nparts > 1;
     if (!exchanging) {
@@ -324,7 +324,7 @@ hr_status hr_split_sweeps(hr_split *e, long count)
         for (int step = 1; step <= m; step++) {
             for (int q = e->nparts - 1; q >= 0; q--) {
                 hr_place *P = e->p[q];
-                const hr_box b = hr_subdomain_sweep_box(&P->spec.sd, m, step);
+                const hr_box b = hri_subdomain_sweep_box(&P->spec.sd, m, step);
                 P_TRY(e, P, P->ops->sweep(P, HR_LANE_INTERIOR, b.lo[e->axis], b.hi[e->axis]));
             }
             for (int q = 0; q < e->nparts; q++) {
@@ -341,7 +341,7 @@ hr_status hr_split_sweeps(hr_split *e, long count)
     return wait_lane(e, HR_LANE_INTERIOR);
 }
 
-hr_status hr_split_residual(hr_split *e, hr_grid *scratch, double *rel)
+hr_status hri_split_residual(hr_split *e, hr_grid *scratch, double *rel)
 {
     if ((e->nparts > 1 || e->nremote) && !e->fresh) HR_TRY(exchange(e));
     hr_norm2 v[2] = {{0, 0}, {0, 0}};
@@ -356,14 +356,14 @@ hr_status hr_split_residual(hr_split *e, hr_grid *scratch, double *rel)
     return HR_OK;
 }
 
-hr_status hr_split_download(hr_split *e, hr_grid *global)
+hr_status hri_split_download(hr_split *e, hr_grid *global)
 {
     for (int q = 0; q < e->nparts; q++)
         P_TRY(e, e->p[q], e->p[q]->ops->download(e->p[q], global));
     return HR_OK;
 }
 
-hr_status hr_split_load(hr_split *e, const hr_grid *u, const hr_grid *hf, int row0)
+hr_status hri_split_load(hr_split *e, const hr_grid *u, const hr_grid *hf, int row0)
 {
     for (int q = 0; q < e->nparts; q++)
         e->p[q]->spec.row0 = row0;

@@ -2,7 +2,7 @@
  * The split engine: a grid cut along its slowest axis (rows in 2-D, planes in 3-D) into
  * part A (rows 1..s, placement A, the CPU) and part B (the rest, placement B, the GPU
  * or a second CPU for tests), with the decomposition module's geometry (hr_decomp with
- * two uneven parts, hr_decomp_set_cut). One part when s = 0 or s = n.
+ * two uneven parts, hri_decomp_set_cut). One part when s = 0 or s = n.
  *
  * Schedules per sweep (docs/hybrid.md):
  *   ghost 1: each part sweeps its boundary row first (lane 0), copies it out, and sweeps
@@ -66,7 +66,7 @@ typedef struct hr_split_spec {
     int devices;
     int cut[HR_SPLIT_MAX_LOCAL];
     int host_exchange;
-    /* The start-up trial of the two exchanges (hr_split_create, after loading): 0 when
+    /* The start-up trial of the two exchanges (hri_split_create, after loading): 0 when
      * an edge has peer copies (tune.peer on: never), 1 whenever an edge has direct
      * copies (tests; also tune.exchange_trial on), -1 never (benchmarks timing the
      * direct copies alone). The trial times 3 blocks of 2 x HR_SPLIT_GRAPH_SWEEPS sweeps
@@ -74,7 +74,7 @@ typedef struct hr_split_spec {
      * within 0.5 % go to the direct copies) and reloads the grids. */
     int exchange_trial;
     /* Nested, crews not given (split_boundary_threads 0): A's threads_a + boundary_threads are
-     * divided between its crews in proportion to their rows (hr_split_crew_sizes), so the
+     * divided between its crews in proportion to their rows (hri_split_crew_sizes), so the
      * boundary crew's planes and the interior crew's finish together. */
     int boundary_auto;
     hr_tuning tune; /* the options' knobs (crews, exchanges, graphs, trace) */
@@ -131,25 +131,25 @@ typedef struct hr_split {
 
 /* Builds the parts and loads them from the global host grids (NULL: zeros). On error
  * writes "field: reason" into err. */
-HR_INTERNAL_API hr_status hr_split_create(const hr_split_spec *spec, const hr_grid *u, const hr_grid *hf,
+HR_INTERNAL_API hr_status hri_split_create(const hr_split_spec *spec, const hr_grid *u, const hr_grid *hf,
                                           hr_split **out, char *err, size_t err_size);
-HR_INTERNAL_API void hr_split_free(hr_split *e);
+HR_INTERNAL_API void hri_split_free(hr_split *e);
 
 /* `count` sweeps; returns with every part's work done. */
-HR_INTERNAL_API hr_status hr_split_sweeps(hr_split *e, long count);
+HR_INTERNAL_API hr_status hri_split_sweeps(hr_split *e, long count);
 /* Residual norms over the whole grid, parts combined in order; scratch: a global grid. */
-HR_INTERNAL_API hr_status hr_split_residual(hr_split *e, hr_grid *scratch, double *rel);
+HR_INTERNAL_API hr_status hri_split_residual(hr_split *e, hr_grid *scratch, double *rel);
 /* The current solution's own points into the global host grid. */
-HR_INTERNAL_API hr_status hr_split_download(hr_split *e, hr_grid *global);
+HR_INTERNAL_API hr_status hri_split_download(hr_split *e, hr_grid *global);
 /* Reloads every part from host grids (a restart) whose row 0 is global row `row0` along
  * the split axis (0: whole grids; a rank's slab otherwise). */
-HR_INTERNAL_API hr_status hr_split_load(hr_split *e, const hr_grid *u, const hr_grid *hf, int row0);
+HR_INTERNAL_API hr_status hri_split_load(hr_split *e, const hr_grid *u, const hr_grid *hf, int row0);
 
 /* The spec the hybrid backend builds from options (hybrid_kernel.c): precision, problem,
  * placements, schedule, ghost width and the thread plan (all cores less the host thread
  * that drives a GPU; nested: the boundary crew given, or sized to the part's rows when it is
  * built: boundary_auto). */
-HR_INTERNAL_API void hr_split_spec_from_options(const hr_options *o, const hr_run_problem *p, int rows_a,
+HR_INTERNAL_API void hri_split_spec_from_options(const hr_options *o, const hr_run_problem *p, int rows_a,
                                                 hr_solver *s, hr_split_spec *sp);
 
 /* --split auto's policy (one process: hybrid_kernel.c; per rank: src/parallel/mpi/mpi_hybrid.c). A split
@@ -162,22 +162,22 @@ HR_INTERNAL_API void hr_split_spec_from_options(const hr_options *o, const hr_ru
 #define HR_AUTO_CPU_HEADROOM 1.3
 
 /* The model with A's part `s` times slower. */
-HR_INTERNAL_API hr_split_model hr_split_model_slowed(const hr_split_model *m, double s);
+HR_INTERNAL_API hr_split_model hri_split_model_slowed(const hr_split_model *m, double s);
 
 /* The model with A's part slowed by a factor that depends on its rows (the model's ramp,
  * replacing any it had): k[0] up to rows[0], k[i] at rows[i] (increasing), log-linear in rows
  * between, k[n - 1] from rows[n - 1] on (n <= HR_SPLIT_RAMP). */
-HR_INTERNAL_API hr_split_model hr_split_model_ramped(const hr_split_model *m, int n, const double *rows,
+HR_INTERNAL_API hr_split_model hri_split_model_ramped(const hr_split_model *m, int n, const double *rows,
                                                      const double *k);
 
 /* Nested crews of a CPU part of `rows` own rows that exchanges across `faces` faces, from
  * `total` threads: the boundary crew gets total * faces / rows of them (rounded, at least 1,
  * and the interior crew at least 1): both crews then have as many rows per thread. */
-void hr_split_crew_sizes(int total, int rows, int faces, int *interior, int *boundary);
+void hri_split_crew_sizes(int total, int rows, int faces, int *interior, int *boundary);
 
 /* Fills a grid (ring included) with values that differ from point to point, none zero: the
  * calibration's data (a CPU may skip stores of zeros over zeros). */
-HR_INTERNAL_API void hr_split_fill_nonzero(hr_grid *u);
+HR_INTERNAL_API void hri_split_fill_nonzero(hr_grid *u);
 
 /* Rows along the split axis. */
 static inline int hr_split_extent(const hr_split_spec *s)

@@ -30,7 +30,7 @@
  * rows next to the face, 1 its ghost rows. */
 static inline void face_rows(const hr_place *p, int ghost, int side, int recv, int *r0, int *r1)
 {
-    const hr_box b = hr_subdomain_face(&p->spec.sd, ghost, p->spec.axis, side, recv, 0);
+    const hr_box b = hri_subdomain_face(&p->spec.sd, ghost, p->spec.axis, side, recv, 0);
     *r0 = b.lo[p->spec.axis];
     *r1 = b.hi[p->spec.axis];
 }

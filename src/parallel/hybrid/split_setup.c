@@ -105,10 +105,10 @@ static int crew_pin_slot(const hr_split_spec *sp, int is_a, int threads)
 {
     if (sp->tune.crew_pin < 0) return 0;
     const int force = sp->tune.crew_pin > 0;
-    if (!force && (sp->second != HR_SPLIT_GPU || (sp->ranks > 1 && !hr_cpu_bound()))) return 0;
+    if (!force && (sp->second != HR_SPLIT_GPU || (sp->ranks > 1 && !hri_cpu_bound()))) return 0;
     const int a = sp->threads_a + (sp->schedule == HR_SPLIT_NESTED ? sp->boundary_threads : 0);
     const int first = is_a ? 1 : 1 + a;
-    return first + threads <= hr_crew_slots() ? first : 0;
+    return first + threads <= hri_crew_slots() ? first : 0;
 }
 
 /* How each local edge exchanges: direct device copies where both parts can (peer access
@@ -248,16 +248,16 @@ static hr_status bind_remote(hr_split *e)
 
 static hr_status pick_exchange(hr_split *e, const hr_grid *u, const hr_grid *hf);
 
-hr_status hr_split_create(const hr_split_spec *spec, const hr_grid *u, const hr_grid *hf, hr_split **out,
+hr_status hri_split_create(const hr_split_spec *spec, const hr_grid *u, const hr_grid *hf, hr_split **out,
                           char *err, size_t es)
 {
     *out = NULL;
     set_err(err, es, "");
     hr_split *e = calloc(1, sizeof *e);
-    if (e && hr_trace_file(spec->tune.split_trace)) {
+    if (e && hri_trace_file(spec->tune.split_trace)) {
         e->tr.on = 1;
-        hr_thread_stat_now(&e->tr.host);
-        e->tr.ncpu = hr_steal(&e->tr.steal_s, e->tr.steal_cpu, 64);
+        hri_thread_stat_now(&e->tr.host);
+        e->tr.ncpu = hri_steal(&e->tr.steal_s, e->tr.steal_cpu, 64);
     }
     if (!e) return HR_ERR_NO_MEMORY;
     e->spec = *spec;
@@ -269,14 +269,14 @@ hr_status hr_split_create(const hr_split_spec *spec, const hr_grid *u, const hr_
     int parts[3] = {1, 1, 1};
     parts[e->axis] = count;
     if (st == HR_OK)
-        st = hr_decomp_init(&e->d, spec->dim, n, parts, spec->ghost < 1 ? 1 : spec->ghost, err, es);
-    if (st == HR_OK && count > 1) st = hr_decomp_set_cuts(&e->d, e->axis, sizes, err, es);
+        st = hri_decomp_init(&e->d, spec->dim, n, parts, spec->ghost < 1 ? 1 : spec->ghost, err, es);
+    if (st == HR_OK && count > 1) st = hri_decomp_set_cuts(&e->d, e->axis, sizes, err, es);
     e->nparts = e->per_rank;
     e->first = (spec->ranks > 1 ? spec->rank : 0) * e->per_rank;
     for (int q = 0; q < e->nparts && st == HR_OK; q++) {
         hr_place_spec ps;
         memset(&ps, 0, sizeof ps);
-        if (!hr_subdomain_init(&e->d, e->first + q, spec->esize, &ps.sd)) {
+        if (!hri_subdomain_init(&e->d, e->first + q, spec->esize, &ps.sd)) {
             set_err(err, es, "n: the part is too large");
             st = HR_ERR_NO_MEMORY;
             break;
@@ -288,7 +288,7 @@ hr_status hr_split_create(const hr_split_spec *spec, const hr_grid *u, const hr_
         ps.has_hf = spec->has_hf;
         ps.spike = (hr_rhs_view){NULL, -1, -1, -1};
         if (!spec->has_hf && spec->spike_i >= 0)
-            ps.spike = hr_subdomain_spike(&ps.sd, spec->spike_i, spec->spike_j, spec->spike_k);
+            ps.spike = hri_subdomain_spike(&ps.sd, spec->spike_i, spec->spike_j, spec->spike_k);
         ps.device = spec->device;
         ps.s = spec->s;
         ps.tune = spec->tune;
@@ -298,27 +298,27 @@ hr_status hr_split_create(const hr_split_spec *spec, const hr_grid *u, const hr_
             if (spec->second == HR_SPLIT_CPU) {
                 ps.threads = spec->threads_b;
                 ps.boundary_threads = nested ? 1 : 0;
-                st = hr_place_cpu_create(&ps, &e->p[q]);
+                st = hri_place_cpu_create(&ps, &e->p[q]);
             } else {
                 ps.device = spec->device + (spec->devices > 0 ? q % spec->devices : q);
-                st = hr_place_gpu_create(&ps, &e->p[q]);
+                st = hri_place_gpu_create(&ps, &e->p[q]);
                 if (st != HR_OK && spec->s && spec->s->err[0]) set_err(err, es, spec->s->err);
             }
         } else if (is_a && spec->first_gpu) {
             ps.device = spec->device_a;
-            st = hr_place_gpu_create(&ps, &e->p[q]);
+            st = hri_place_gpu_create(&ps, &e->p[q]);
         } else if (is_a || spec->second == HR_SPLIT_CPU) {
             ps.threads = is_a ? spec->threads_a : spec->threads_b;
             ps.boundary_threads =
                 nested && exchanges ? (is_a && spec->boundary_threads > 0 ? spec->boundary_threads : 1) : 0;
             if (is_a && nested && exchanges && spec->boundary_auto) /* crews sized to their rows */
-                hr_split_crew_sizes(spec->threads_a + spec->boundary_threads, ps.sd.n[e->axis],
+                hri_split_crew_sizes(spec->threads_a + spec->boundary_threads, ps.sd.n[e->axis],
                                     (ps.sd.nb[e->axis][0] >= 0) + (ps.sd.nb[e->axis][1] >= 0), &ps.threads,
                                     &ps.boundary_threads);
             ps.pin_slot = crew_pin_slot(spec, is_a, ps.threads + ps.boundary_threads);
-            st = hr_place_cpu_create(&ps, &e->p[q]);
+            st = hri_place_cpu_create(&ps, &e->p[q]);
         } else {
-            st = hr_place_gpu_create(&ps, &e->p[q]);
+            st = hri_place_gpu_create(&ps, &e->p[q]);
             if (st != HR_OK && spec->s && spec->s->err[0]) set_err(err, es, spec->s->err);
         }
         if (st == HR_OK) st = e->p[q]->ops->load(e->p[q], u, hf);
@@ -356,7 +356,7 @@ hr_status hr_split_create(const hr_split_spec *spec, const hr_grid *u, const hr_
     }
     if (st != HR_OK) {
         if (err && es && !err[0]) snprintf(err, es, "%s", hr_status_string(st));
-        hr_split_free(e);
+        hri_split_free(e);
         return st;
     }
     e->graph_off = spec->tune.chain_graph < 0;
@@ -364,7 +364,7 @@ hr_status hr_split_create(const hr_split_spec *spec, const hr_grid *u, const hr_
     st = pick_exchange(e, u, hf);
     if (st != HR_OK) {
         set_err(err, es, e->err[0] ? e->err : hr_status_string(st));
-        hr_split_free(e);
+        hri_split_free(e);
         return st;
     }
     *out = e;
@@ -375,14 +375,14 @@ hr_status hr_split_create(const hr_split_spec *spec, const hr_grid *u, const hr_
  * time by phase, and what the scheduler did to the host thread and the machine meanwhile. */
 static void write_trace(const hr_split *e)
 {
-    FILE *f = hr_trace_file(e->spec.tune.split_trace);
+    FILE *f = hri_trace_file(e->spec.tune.split_trace);
     hr_thread_stat now;
-    hr_thread_stat_now(&now);
-    const hr_thread_stat h = hr_thread_stat_diff(&e->tr.host, &now);
+    hri_thread_stat_now(&now);
+    const hr_thread_stat h = hri_thread_stat_diff(&e->tr.host, &now);
     const double n = e->tr.sweeps > 0 ? (double)e->tr.sweeps : 1.0;
     double steal, cpu_now[64];
-    const int ncpu = hr_steal(&steal, cpu_now, e->tr.ncpu);
-    hr_trace_lock();
+    const int ncpu = hri_steal(&steal, cpu_now, e->tr.ncpu);
+    hri_trace_lock();
     fprintf(f, "{\"engine\": \"%p\", \"parts\": [", (const void *)e);
     for (int q = 0; q < e->nparts; q++)
         fprintf(f, "%s[\"%s\", %d]", q ? ", " : "", e->p[q]->desc,
@@ -402,10 +402,10 @@ static void write_trace(const hr_split *e)
     for (int c = 0; c < ncpu; c++)
         fprintf(f, "%s%.0f", c ? ", " : "", 1e3 * (cpu_now[c] - e->tr.steal_cpu[c]));
     fprintf(f, "]}\n");
-    hr_trace_unlock();
+    hri_trace_unlock();
 }
 
-void hr_split_free(hr_split *e)
+void hri_split_free(hr_split *e)
 {
     if (!e) return;
     int built = e->nparts > 0;
@@ -432,13 +432,13 @@ void hr_split_free(hr_split *e)
 static hr_status time_sweeps(hr_split *e, long block, double *seconds)
 {
     double t[3];
-    HR_TRY(hr_split_sweeps(e, block));
+    HR_TRY(hri_split_sweeps(e, block));
     for (int r = 0; r < 3; r++) {
         const double t0 = hr_now();
-        HR_TRY(hr_split_sweeps(e, block));
+        HR_TRY(hri_split_sweeps(e, block));
         t[r] = (hr_now() - t0) / (double)block;
     }
-    *seconds = hr_median(t, 3);
+    *seconds = hri_median(t, 3);
     return HR_OK;
 }
 
@@ -490,5 +490,5 @@ static hr_status pick_exchange(hr_split *e, const hr_grid *u, const hr_grid *hf)
     e->exchange[len] = '\0';
     memset(&e->st, 0, sizeof e->st);
     e->graph_replays = 0;
-    return hr_split_load(e, u, hf, 0);
+    return hri_split_load(e, u, hf, 0);
 }

@@ -122,9 +122,9 @@ static hr_status open_nccl(slab_comm *c, const hr_grid_solver *s, MPI_Comm comm,
     if (tr == HR_MPI_TRANSPORT_HOST || c->size < 2) return HR_OK;
     int fits = c->node_ranks <= devices;
     MPI_Allreduce(MPI_IN_PLACE, &fits, 1, MPI_INT, MPI_MIN, comm);
-    if (!hr_nccl_available() || !fits) {
+    if (!hri_nccl_available() || !fits) {
         if (tr == HR_MPI_TRANSPORT_AUTO) return HR_OK;
-        if (!hr_nccl_available())
+        if (!hri_nccl_available())
             snprintf(why, why_size, "transport: nccl: this build has no NCCL");
         else
             snprintf(why, why_size, "transport: nccl: NCCL takes one rank per GPU (%d ranks on a node of %d GPU(s))",
@@ -133,7 +133,7 @@ static hr_status open_nccl(slab_comm *c, const hr_grid_solver *s, MPI_Comm comm,
     }
     unsigned char id[HR_NCCL_ID_BYTES];
     char err[200] = "";
-    int ok = c->rank != 0 || hr_nccl_unique_id(id, err, sizeof err) == HR_OK;
+    int ok = c->rank != 0 || hri_nccl_unique_id(id, err, sizeof err) == HR_OK;
     MPI_Bcast(&ok, 1, MPI_INT, 0, comm);
     if (!ok) {
         if (tr == HR_MPI_TRANSPORT_AUTO) return HR_OK;
@@ -141,11 +141,11 @@ static hr_status open_nccl(slab_comm *c, const hr_grid_solver *s, MPI_Comm comm,
         return HR_ERR_DEVICE;
     }
     MPI_Bcast(id, HR_NCCL_ID_BYTES, MPI_BYTE, 0, comm);
-    const hr_status st = hr_nccl_rows_create(c->size, c->rank, s->o.device, id, &c->nccl, err, sizeof err);
+    const hr_status st = hri_nccl_rows_create(c->size, c->rank, s->o.device, id, &c->nccl, err, sizeof err);
     ok = st == HR_OK;
     MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
     if (!ok) {
-        hr_nccl_rows_free(c->nccl);
+        hri_nccl_rows_free(c->nccl);
         c->nccl = NULL;
         if (tr == HR_MPI_TRANSPORT_AUTO) return HR_OK;
         snprintf(why, why_size, "transport: %s", st != HR_OK ? err : "nccl: another rank failed to join");
@@ -155,16 +155,16 @@ static hr_status open_nccl(slab_comm *c, const hr_grid_solver *s, MPI_Comm comm,
     return HR_OK;
 }
 
-void hr_general_mpi_free(void *comm)
+void hri_general_mpi_free(void *comm)
 {
     slab_comm *c = comm;
     if (!c) return;
-    hr_nccl_rows_free(c->nccl);
+    hri_nccl_rows_free(c->nccl);
     free(c->lines), free(c->line_displs), free(c->counts), free(c->displs), free(c->all), free(c->cut);
     free(c);
 }
 
-hr_status hr_general_mpi_create(hr_grid_solver *s, const hr_problem *p, MPI_Comm comm, void **out, char *why,
+hr_status hri_general_mpi_create(hr_grid_solver *s, const hr_problem *p, MPI_Comm comm, void **out, char *why,
                                 size_t why_size)
 {
     *out = NULL;
@@ -189,7 +189,7 @@ hr_status hr_general_mpi_create(hr_grid_solver *s, const hr_problem *p, MPI_Comm
     c->lines_total = lines_per_row * (size_t)N;
     c->all = malloc((c->lines_total > (size_t)c->size ? c->lines_total : (size_t)c->size) * sizeof *c->all);
     if (!c->lines || !c->line_displs || !c->counts || !c->displs || !c->all || !c->cut) {
-        hr_general_mpi_free(c);
+        hri_general_mpi_free(c);
         return (snprintf(why, why_size, "comm: no memory"), HR_ERR_NO_MEMORY);
     }
     for (int r = 0; r < c->size; r++) {
@@ -229,30 +229,30 @@ hr_status hr_general_mpi_create(hr_grid_solver *s, const hr_problem *p, MPI_Comm
     /* cpu-threads ranks, and GPU ranks' set-up: the node's cores shared evenly unless
      * options.threads says how many */
     if (s->backend != HR_BACKEND_CPU_SEQ && s->o.threads <= 0) {
-        const int t = hr_cpu_count() / c->node_ranks;
+        const int t = hri_cpu_count() / c->node_ranks;
         s->o.threads = t > 1 ? t : 1;
     }
     if (s->backend == HR_BACKEND_GPU) { /* one GPU per rank: the ranks of a node take its GPUs in turn */
-        const int count = hr_cuda_device_count();
+        const int count = hri_cuda_device_count();
         if (!hr_st_has_cuda() || count <= 0) {
             if (!hr_st_has_cuda())
                 snprintf(why, why_size, "backend: gpu: this build has no CUDA");
             else
                 snprintf(why, why_size, "backend: gpu: rank %d sees no CUDA device", c->rank);
-            hr_general_mpi_free(c);
+            hri_general_mpi_free(c);
             return hr_st_has_cuda() ? HR_ERR_NO_DEVICE : HR_ERR_UNSUPPORTED;
         }
         s->o.device = (s->o.device + local) % count;
         const hr_status nst = open_nccl(c, s, comm, count, why, why_size);
         if (nst != HR_OK) {
-            hr_general_mpi_free(c);
+            hri_general_mpi_free(c);
             return nst;
         }
     }
-    const hr_status st = hr_gs_general_create_slab(s, p, lo, hi, c->size > 1 ? &c->hooks : NULL);
+    const hr_status st = hri_gs_general_create_slab(s, p, lo, hi, c->size > 1 ? &c->hooks : NULL);
     if (st != HR_OK) {
         snprintf(why, why_size, "%s", s->err);
-        hr_general_mpi_free(c);
+        hri_general_mpi_free(c);
         return st;
     }
     if (s->backend == HR_BACKEND_GPU)

@@ -10,10 +10,10 @@
 
 #include "hetrelax/hetrelax.h"
 
-/* Sets up s's general engine on this rank's slab; *comm the ranks' state (hr_general_mpi_free
+/* Sets up s's general engine on this rank's slab; *comm the ranks' state (hri_general_mpi_free
  * after the engine). Not collective on failure paths beyond what the caller agrees. */
-hr_status hr_general_mpi_create(hr_grid_solver *s, const hr_problem *p, MPI_Comm comm, void **comm_state,
+hr_status hri_general_mpi_create(hr_grid_solver *s, const hr_problem *p, MPI_Comm comm, void **comm_state,
                                 char *why, size_t why_size);
-void hr_general_mpi_free(void *comm_state);
+void hri_general_mpi_free(void *comm_state);
 
 #endif

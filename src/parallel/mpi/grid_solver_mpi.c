@@ -51,8 +51,8 @@ static hr_status agree(MPI_Comm comm, hr_status st, char *msg, size_t msize)
 static void release_engine(hr_grid_solver *s)
 {
     if (s->general) {
-        hr_gs_general_ops()->release(s);
-        hr_general_mpi_free(state(s)->general);
+        hri_gs_general_ops()->release(s);
+        hri_general_mpi_free(state(s)->general);
         state(s)->general = NULL;
         return;
     }
@@ -70,20 +70,20 @@ static hr_status setup(hr_grid_solver *s, const double *rhs, const double *x0)
     mpi_state *m = state(s);
     release_engine(s);
     hr_options eo;
-    hr_gs_relax_options(s, rhs, x0, &eo);
+    hri_gs_relax_options(s, rhs, x0, &eo);
     eo.gpus = 0;
     hr_status st;
     if (m->hybrid) {
         hr_mpi_hybrid *h = NULL;
         st = hr_mpi_hybrid_create(&eo, m->comm, &h);
-        if (st != HR_OK) hr_gs_set_error(s, "%s", hr_mpi_hybrid_last_error());
+        if (st != HR_OK) hri_gs_set_error(s, "%s", hr_mpi_hybrid_last_error());
         s->engine = h;
     } else {
         hr_mpi_solver *e = NULL;
         const int *decomp = s->o.decomp[0] || s->o.decomp[1] || s->o.decomp[2] ? s->o.decomp : NULL;
         st = hr_mpi_solver_create_transport(&eo, decomp, s->o.ghost > 0 ? s->o.ghost : 1,
                                             (hr_mpi_transport)s->o.transport, m->comm, &e);
-        if (st != HR_OK) hr_gs_set_error(s, "%s", hr_mpi_last_error());
+        if (st != HR_OK) hri_gs_set_error(s, "%s", hr_mpi_last_error());
         s->engine = e;
     }
     if (st != HR_OK) return st;
@@ -100,13 +100,13 @@ static hr_status mpi_solve(hr_grid_solver *s, const double *rhs, const double *x
     MPI_Allreduce(MPI_IN_PLACE, given, 4, MPI_INT, MPI_MAX, m->comm);
     hr_status st = HR_OK;
     if (given[0] != -given[2] || given[1] != -given[3]) {
-        hr_gs_set_error(s, "%s: given on some ranks only (every rank passes the whole array, or NULL)",
+        hri_gs_set_error(s, "%s: given on some ranks only (every rank passes the whole array, or NULL)",
                         given[0] != -given[2] ? "rhs" : "x0");
         return HR_ERR_INVALID_ARG;
     }
-    int same = rhs ? hr_gs_same_rhs(s, rhs) : !s->eng_has_rhs;
+    int same = rhs ? hri_gs_same_rhs(s, rhs) : !s->eng_has_rhs;
     MPI_Allreduce(MPI_IN_PLACE, &same, 1, MPI_INT, MPI_MIN, m->comm);
-    if (rhs && !same) st = hr_gs_take_rhs(s, rhs);
+    if (rhs && !same) st = hri_gs_take_rhs(s, rhs);
     st = agree(m->comm, st, s->err, sizeof s->err);
     if (st != HR_OK) {
         s->fresh = 0; /* eng_rhs may hold the refused f now: the next solve sets up again */
@@ -120,14 +120,14 @@ static hr_status mpi_solve(hr_grid_solver *s, const double *rhs, const double *x
     memset(&r, 0, sizeof r);
     if (m->hybrid) {
         st = hr_mpi_hybrid_run(s->engine, &r);
-        if (st != HR_OK && st != HR_ERR_DIVERGED) hr_gs_set_error(s, "%s", hr_mpi_hybrid_last_error());
+        if (st != HR_OK && st != HR_ERR_DIVERGED) hri_gs_set_error(s, "%s", hr_mpi_hybrid_last_error());
     } else {
         st = hr_mpi_solver_run(s->engine, &r);
-        if (st != HR_OK && st != HR_ERR_DIVERGED) hr_gs_set_error(s, "%s", hr_mpi_last_error());
+        if (st != HR_OK && st != HR_ERR_DIVERGED) hri_gs_set_error(s, "%s", hr_mpi_last_error());
     }
     s->fresh = 0;
     if (st != HR_OK && st != HR_ERR_DIVERGED) return st;
-    hr_gs_finish_result(s, &r);
+    hri_gs_finish_result(s, &r);
     if (res) *res = r;
     return st;
 }
@@ -139,10 +139,10 @@ static hr_status mpi_solution(const hr_grid_solver *s, hr_precision prec, void *
     hr_grid_solver *w = (hr_grid_solver *)s; /* the message is the handle's own state */
     hr_status st = HR_OK;
     if (!hr_prec_is_storage(prec)) {
-        hr_gs_set_error(w, "prec: %d is no storage precision (default, single, double)", (int)prec);
+        hri_gs_set_error(w, "prec: %d is no storage precision (default, single, double)", (int)prec);
         st = HR_ERR_INVALID_ARG;
     } else if (!s->engine) {
-        hr_gs_set_error(w, "solution: no engine (its last set-up failed)");
+        hri_gs_set_error(w, "solution: no engine (its last set-up failed)");
         st = HR_ERR_INVALID_ARG;
     }
     st = agree(m->comm, st, w->err, sizeof w->err);
@@ -150,7 +150,7 @@ static hr_status mpi_solution(const hr_grid_solver *s, hr_precision prec, void *
     st = m->hybrid ? hr_mpi_hybrid_gather_solution(s->engine, prec, dst, count, 0)
                    : hr_mpi_solver_gather_solution(s->engine, prec, dst, count, 0);
     if (st != HR_OK)
-        hr_gs_set_error(w, "solution: %s on rank 0 (dst, and count >= %zu there)", hr_status_string(st),
+        hri_gs_set_error(w, "solution: %s on rank 0 (dst, and count >= %zu there)", hr_status_string(st),
                         s->count);
     return st;
 }
@@ -181,7 +181,7 @@ static void mpi_release(hr_grid_solver *s)
 /* General problems: the general engine's own calls, which are collective on a slab per rank. */
 static hr_status general_solve(hr_grid_solver *s, const double *rhs, const double *x0, hr_result *res)
 {
-    hr_status st = hr_gs_general_ops()->solve(s, rhs, x0, res);
+    hr_status st = hri_gs_general_ops()->solve(s, rhs, x0, res);
     st = agree(state(s)->comm, st, s->err, sizeof s->err);
     if (res) res->ranks = state(s)->size;
     return st;
@@ -192,19 +192,19 @@ static hr_status general_solution(const hr_grid_solver *s, hr_precision prec, vo
     hr_grid_solver *w = (hr_grid_solver *)s;
     hr_status st = hr_prec_is_storage(prec) ? HR_OK : HR_ERR_INVALID_ARG;
     if (st != HR_OK)
-        hr_gs_set_error(w, "prec: %d is no storage precision (default, single, double)", (int)prec);
+        hri_gs_set_error(w, "prec: %d is no storage precision (default, single, double)", (int)prec);
     st = agree(state(s)->comm, st, w->err, sizeof w->err);
     if (st != HR_OK) return st;
-    st = hr_gs_general_ops()->solution(s, prec, dst, count);
+    st = hri_gs_general_ops()->solution(s, prec, dst, count);
     if (st != HR_OK)
-        hr_gs_set_error(w, "solution: %s on rank 0 (dst, and count >= %zu there)", hr_status_string(st),
+        hri_gs_set_error(w, "solution: %s on rank 0 (dst, and count >= %zu there)", hr_status_string(st),
                         s->count);
     return st;
 }
 
 static size_t general_history(const hr_grid_solver *s, const long **iters, const double **res)
 {
-    return hr_gs_general_ops()->history(s, iters, res);
+    return hri_gs_general_ops()->history(s, iters, res);
 }
 
 static void mpi_release(hr_grid_solver *s);
@@ -220,12 +220,12 @@ static const hr_gs_ops mpi_hybrid_ops = {"mpi-hybrid", mpi_solve,        mpi_sol
 hr_status hr_grid_solver_create_mpi(const hr_problem *p, const hr_grid_options *o, MPI_Comm comm,
                                     hr_grid_solver **out)
 {
-    hr_set_last_error("%s", "");
+    hri_set_last_error("%s", "");
     if (out) *out = NULL;
     int inited = 0;
     MPI_Initialized(&inited);
     if (!inited || comm == MPI_COMM_NULL) { /* no collective can tell the others */
-        hr_set_last_error("comm: %s", inited ? "MPI_COMM_NULL" : "MPI is not initialised");
+        hri_set_last_error("comm: %s", inited ? "MPI_COMM_NULL" : "MPI is not initialised");
         return HR_ERR_INVALID_ARG;
     }
     char why[HR_LAST_ERROR_SIZE] = "";
@@ -234,7 +234,7 @@ hr_status hr_grid_solver_create_mpi(const hr_problem *p, const hr_grid_options *
     if (!out) /* still agreed below: the other ranks must not wait for this one */
         snprintf(why, sizeof why, "out: NULL (no place for the handle)");
     else
-        st = hr_gs_prepare(p, o, 1, &s, why, sizeof why);
+        st = hri_gs_prepare(p, o, 1, &s, why, sizeof why);
     /* keep_history: the decomposed engines keep none yet */
     if (st == HR_OK && o->keep_history) {
         st = HR_ERR_UNSUPPORTED;
@@ -252,8 +252,8 @@ hr_status hr_grid_solver_create_mpi(const hr_problem *p, const hr_grid_options *
     }
     if (st != HR_OK) {
         free(m);
-        hr_gs_free(s);
-        hr_set_last_error("%s", why);
+        hri_gs_free(s);
+        hri_set_last_error("%s", why);
         return st;
     }
     if (o->backend == HR_BACKEND_AUTO) {
@@ -263,7 +263,7 @@ hr_status hr_grid_solver_create_mpi(const hr_problem *p, const hr_grid_options *
         MPI_Allreduce(MPI_IN_PLACE, &gpu, 1, MPI_INT, MPI_MIN, m->comm);
         if (!gpu) {
             s->backend = s->info.backend = HR_BACKEND_CPU_SEQ;
-            s->info.flush_subnormals = o->flush_subnormals; /* as hr_gs_prepare sets it for cpu-seq */
+            s->info.flush_subnormals = o->flush_subnormals; /* as hri_gs_prepare sets it for cpu-seq */
         }
     }
     MPI_Comm_rank(m->comm, &m->rank);
@@ -273,12 +273,12 @@ hr_status hr_grid_solver_create_mpi(const hr_problem *p, const hr_grid_options *
     s->ops = m->hybrid ? &mpi_hybrid_ops : &mpi_solver_ops;
     s->info.ranks = m->size;
     if (s->general) { /* the general engine on a slab per rank */
-        st = hr_general_mpi_create(s, p, m->comm, &m->general, why, sizeof why);
+        st = hri_general_mpi_create(s, p, m->comm, &m->general, why, sizeof why);
         st = agree(m->comm, st, why, sizeof why);
         if (st != HR_OK) {
-            hr_set_last_error("%s", why);
+            hri_set_last_error("%s", why);
             mpi_release(s);
-            hr_gs_free(s);
+            hri_gs_free(s);
             return st;
         }
         s->ops = &mpi_general_ops;
@@ -290,9 +290,9 @@ hr_status hr_grid_solver_create_mpi(const hr_problem *p, const hr_grid_options *
     }
     st = setup(s, NULL, NULL);
     if (st != HR_OK) {
-        hr_set_last_error("%s", s->err);
+        hri_set_last_error("%s", s->err);
         mpi_release(s);
-        hr_gs_free(s);
+        hri_gs_free(s);
         return st;
     }
     snprintf(s->info.engine, sizeof s->info.engine, "%s", s->ops->engine);

@@ -95,7 +95,7 @@ static hr_status slab_alloc(const hr_mpi_hybrid *s, int axis, int ext, hr_grid *
     const size_t es = hr_prec_bytes(s->o.precision);
     if (!hr_layout_init(&l, p->dim, p->nx, axis == 1 ? ext : p->ny, axis == 2 ? ext : 1, es))
         return HR_ERR_NO_MEMORY;
-    return hr_grid_alloc_huge(g, &l, hr_tune_on(s->o.tuning.hugepages, 0));
+    return hri_grid_alloc_huge(g, &l, hr_tune_on(s->o.tuning.hugepages, 0));
 }
 
 /* The slab grids: every local row of this rank's parts, boundary ring, initial values and
@@ -127,11 +127,11 @@ static hr_status make_slab(hr_mpi_hybrid *s)
                 double v = p->boundary, f = 0.0;
                 if (inside) {
                     v = p->init == HR_INIT_ZERO ? 0.0
-                                                : hr_problem_init_at(p, s->o.init_values, G[1], G[0], G[2]);
-                    if (s->hf.base) f = hr_problem_rhs_at(p, s->o.rhs_values, G[1], G[0], G[2]);
+                                                : hri_problem_init_at(p, s->o.init_values, G[1], G[0], G[2]);
+                    if (s->hf.base) f = hri_problem_rhs_at(p, s->o.rhs_values, G[1], G[0], G[2]);
                 }
-                hr_grid_set3(&s->u, i, j, k, v);
-                if (s->hf.base) hr_grid_set3(&s->hf, i, j, k, f);
+                hri_grid_set3(&s->u, i, j, k, v);
+                if (s->hf.base) hri_grid_set3(&s->hf, i, j, k, f);
             }
     return HR_OK;
 }
@@ -149,7 +149,7 @@ static hr_status block_ranks(hr_mpi_hybrid *s, hr_split *e, long k, double *t)
 {
     MPI_Barrier(s->comm);
     const double t0 = hr_now();
-    const hr_status st = hr_split_sweeps(e, k);
+    const hr_status st = hri_split_sweeps(e, k);
     *t = (hr_now() - t0) / (double)k;
     if (st != HR_OK) snprintf(err_text, sizeof err_text, "%s", e->err);
     MPI_Allreduce(MPI_IN_PLACE, t, 1, MPI_DOUBLE, MPI_MAX, s->comm);
@@ -167,7 +167,7 @@ static hr_status time_ranks(hr_mpi_hybrid *s, hr_split *e, double *per_sweep)
     k = k < 1 ? 1 : k > 4096 ? 4096 : k;
     for (int b = 0; b < CHOICE_BLOCKS; b++)
         HR_TRY(block_ranks(s, e, k, &t[b]));
-    *per_sweep = hr_median(t, CHOICE_BLOCKS);
+    *per_sweep = hri_median(t, CHOICE_BLOCKS);
     return HR_OK;
 }
 
@@ -179,20 +179,20 @@ static hr_status time_fraction(hr_mpi_hybrid *s, const hr_split_spec *base, doub
     hr_split_spec sp = *base;
     sp.fraction = fraction;
     hr_split *e = NULL;
-    hr_status st = hr_split_create(&sp, NULL, NULL, &e, err_text, sizeof err_text);
+    hr_status st = hri_split_create(&sp, NULL, NULL, &e, err_text, sizeof err_text);
     int row0 = 0, ext = 0;
     if (st == HR_OK) slab_extent(e, &row0, &ext);
     if (st == HR_OK && !slab->base) {
         st = slab_alloc(s, e->axis, ext, slab);
-        if (st == HR_OK) hr_split_fill_nonzero(slab);
+        if (st == HR_OK) hri_split_fill_nonzero(slab);
     }
     if (st == HR_OK) {
-        st = hr_split_load(e, slab, NULL, row0);
+        st = hri_split_load(e, slab, NULL, row0);
         if (st != HR_OK) snprintf(err_text, sizeof err_text, "%s", e->err);
     }
     st = agree(s->comm, s->rank, s->size, st);
     if (st == HR_OK) st = time_ranks(s, e, per_sweep);
-    hr_split_free(e);
+    hri_split_free(e);
     return st;
 }
 
@@ -219,7 +219,7 @@ static double ramped_time(const hr_split_model *m, hr_split_model *scratch, int 
         double rows[HR_SPLIT_RAMP];
         for (int i = 0; i < n; i++)
             rows[i] = hr_split_model_rank_rows(fr[i], m[r].rows);
-        scratch[r] = hr_split_model_ramped(&m[r], n, rows, k);
+        scratch[r] = hri_split_model_ramped(&m[r], n, rows, k);
     }
     return hr_split_model_ranks_time(scratch, ranks, f, g, 0.0, 0.0);
 }
@@ -318,7 +318,7 @@ static hr_status fit_ranks(hr_mpi_hybrid *s, const hr_split_spec *base, int n_mi
         double rows[HR_SPLIT_RAMP];
         for (int i = 0; i < n; i++)
             rows[i] = hr_split_model_rank_rows(fr[i], s->models[r].rows);
-        s->models[r] = hr_split_model_ramped(&s->models[r], n, rows, k);
+        s->models[r] = hri_split_model_ramped(&s->models[r], n, rows, k);
     }
     free(tmp);
     return st;
@@ -383,7 +383,7 @@ static hr_status choose_split(hr_mpi_hybrid *s, const hr_options *oo, const hr_s
         st = agree(s->comm, s->rank, s->size, safe ? HR_OK : HR_ERR_NO_MEMORY);
         double fb = 0.0, tb = HUGE_VAL;
         for (int r = 0; safe && r < s->size; r++)
-            safe[r] = hr_split_model_slowed(&s->models[r], HR_AUTO_CPU_HEADROOM);
+            safe[r] = hri_split_model_slowed(&s->models[r], HR_AUTO_CPU_HEADROOM);
         for (int a = g; safe && a <= n_min - g; a++) {
             const double t = hr_split_model_ranks_time(safe, s->size, (double)a / n_min, g, c->x_ranks, 0.0);
             if (t < tb) {
@@ -426,7 +426,7 @@ static hr_status choose_split(hr_mpi_hybrid *s, const hr_options *oo, const hr_s
             }
         }
     }
-    hr_grid_free(&slab);
+    hri_grid_free(&slab);
     HR_TRY(st);
     c->predicted_s = hr_mpi_hybrid_predict(s, c->fraction);
     c->seconds = hr_now() - t_start;
@@ -457,18 +457,18 @@ static hr_status create_local(hr_mpi_hybrid *s, const hr_options *o)
         return HR_ERR_INVALID_ARG;
     }
     s->o = *o;
-    hr_problem_resolve(o, &s->p);
+    hri_problem_resolve(o, &s->p);
     int local_size;
     const int local = node_local_rank(s->comm, &local_size);
     hr_split_spec sp;
     hr_options oo = *o;
     if (oo.threads == 0) { /* the CPUs the launcher bound this rank to, else the node's share */
-        const int per = hr_cpu_bound() ? hr_cpu_count() : hr_cpu_count() / local_size;
+        const int per = hri_cpu_bound() ? hri_cpu_count() : hri_cpu_count() / local_size;
         oo.threads = per > 1 ? per : 1;
     }
-    hr_split_spec_from_options(&oo, &s->p, 0, NULL, &sp);
+    hri_split_spec_from_options(&oo, &s->p, 0, NULL, &sp);
     if (sp.second == HR_SPLIT_GPU && !(o->split >= 1.0)) {
-        const int count = hr_cuda_device_count();
+        const int count = hri_cuda_device_count();
         if (count < 1) {
             snprintf(err_text, sizeof err_text, "backend: hybrid needs a CUDA device");
             return HR_ERR_NO_DEVICE;
@@ -478,7 +478,7 @@ static hr_status create_local(hr_mpi_hybrid *s, const hr_options *o)
     sp.ranks = s->size;
     sp.rank = s->rank;
     sp.rows_a = 0;
-    HR_TRY(hr_transport_mpi_create(s->comm, NULL, &o->tuning, &s->t));
+    HR_TRY(hri_transport_mpi_create(s->comm, NULL, &o->tuning, &s->t));
     sp.t = s->t;
     s->fraction = o->split;
     if (o->split == HR_SPLIT_AUTO) {
@@ -486,9 +486,9 @@ static hr_status create_local(hr_mpi_hybrid *s, const hr_options *o)
         s->fraction = s->choice.fraction;
     }
     sp.fraction = s->fraction;
-    HR_TRY(hr_split_create(&sp, NULL, NULL, &s->e, err_text, sizeof err_text));
+    HR_TRY(hri_split_create(&sp, NULL, NULL, &s->e, err_text, sizeof err_text));
     HR_TRY(make_slab(s));
-    const hr_status st = hr_split_load(s->e, &s->u, s->hf.base ? &s->hf : NULL, s->row0);
+    const hr_status st = hri_split_load(s->e, &s->u, s->hf.base ? &s->hf : NULL, s->row0);
     if (st != HR_OK) snprintf(err_text, sizeof err_text, "%s", s->e->err);
     hr_hybrid_info *in = &s->info;
     in->rows = s->g_hi - s->g_lo;
@@ -510,11 +510,11 @@ static hr_status create_local(hr_mpi_hybrid *s, const hr_options *o)
 void hr_mpi_hybrid_free(hr_mpi_hybrid *s)
 {
     if (!s) return;
-    hr_split_free(s->e);
+    hri_split_free(s->e);
     if (s->t) s->t->ops->destroy(s->t);
-    hr_grid_free(&s->u);
-    hr_grid_free(&s->hf);
-    hr_history_free(&s->hist);
+    hri_grid_free(&s->u);
+    hri_grid_free(&s->hf);
+    hri_history_free(&s->hist);
     free(s->models);
     if (s->comm != MPI_COMM_NULL) MPI_Comm_free(&s->comm);
     free(s);
@@ -551,7 +551,7 @@ static hr_status advance(void *ctx, long count, hr_phase_times *t)
 {
     hr_mpi_hybrid *s = ctx;
     const double w0 = s->e->st.wait_s;
-    hr_status st = hr_split_sweeps(s->e, count);
+    hr_status st = hri_split_sweeps(s->e, count);
     if (st != HR_OK) snprintf(err_text, sizeof err_text, "%s", s->e->err);
     t->exchange += s->e->st.wait_s - w0; /* host time blocked on rows not yet there */
     s->done += count;
@@ -561,7 +561,7 @@ static hr_status advance(void *ctx, long count, hr_phase_times *t)
 static hr_status residual(void *ctx, double *rel)
 {
     hr_mpi_hybrid *s = ctx;
-    hr_status st = hr_split_residual(s->e, &s->u, rel);
+    hr_status st = hri_split_residual(s->e, &s->u, rel);
     if (st != HR_OK) snprintf(err_text, sizeof err_text, "%s", s->e->err);
     return st;
 }
@@ -582,7 +582,7 @@ hr_status hr_mpi_hybrid_run(hr_mpi_hybrid *s, hr_result *res)
                          .first = s->done};
     hr_phase_times t = {0, 0, 0, 0};
     hr_driver_out dout;
-    hr_status st = hr_drive(&ops, &cfg, o->keep_history ? &s->hist : NULL, &t, &dout);
+    hr_status st = hri_drive(&ops, &cfg, o->keep_history ? &s->hist : NULL, &t, &dout);
     hr_result r;
     memset(&r, 0, sizeof r);
     if (st == HR_OK) st = residual(s, &r.relative_residual);
@@ -605,7 +605,7 @@ hr_status hr_mpi_hybrid_run(hr_mpi_hybrid *s, hr_result *res)
     r.time_sweeps_s = tm[4];
     r.time_per_sweep_s = r.iterations > 0 ? r.time_sweeps_s / (double)r.iterations : 0.0;
     r.reason =
-        hr_driver_final_reason(dout.reason, r.relative_residual, o->tol, o->divtol > 0 ? o->divtol : 1e3);
+        hri_driver_final_reason(dout.reason, r.relative_residual, o->tol, o->divtol > 0 ? o->divtol : 1e3);
     r.max_error = NAN;
     const double pts = (double)p->nx * p->ny * p->nz * (double)r.iterations, es = hr_prec_bytes(o->precision);
     r.bytes_per_point = 2.0 * es + (s->hf.base ? es : 0.0);
@@ -641,7 +641,7 @@ hr_status hr_mpi_hybrid_gather_solution(hr_mpi_hybrid *s, hr_precision prec, voi
     const size_t ues = hr_prec_bytes(prec);
     const size_t slice = axis == 2 ? (size_t)p->nx * p->ny : (size_t)p->nx; /* points per row/plane */
     const size_t mine = (size_t)(s->g_hi - s->g_lo) * slice;
-    hr_status st = hr_split_download(s->e, &s->u);
+    hr_status st = hri_split_download(s->e, &s->u);
     if (st != HR_OK) snprintf(err_text, sizeof err_text, "%s", s->e->err);
     char *block = malloc(mine * ues + 1);
     if (!block) st = HR_ERR_NO_MEMORY;
@@ -660,7 +660,7 @@ hr_status hr_mpi_hybrid_gather_solution(hr_mpi_hybrid *s, hr_precision prec, voi
         for (int k = k0; k < k1; k++)
             for (int i = i0; i < i1; i++)
                 for (int j = 1; j <= p->nx; j++, at++) {
-                    const double v = hr_grid_get3(&s->u, i, j, k);
+                    const double v = hri_grid_get3(&s->u, i, j, k);
                     if (ues == 8)
                         ((double *)block)[at] = v;
                     else

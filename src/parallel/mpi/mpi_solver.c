@@ -35,32 +35,32 @@ const char *hr_mpi_last_error(void)
 hr_status hr_mpi_resolve_decomp(const hr_options *o, int ranks, const int req[3], int ghost, int out[3],
                                 char *why, size_t ws)
 {
-    if (!o || !out || ranks < 1) return hr_invalid_arg(why, ws, "decomp: bad arguments");
+    if (!o || !out || ranks < 1) return hri_invalid_arg(why, ws, "decomp: bad arguments");
     hr_options v = *o;
-    v.gpus = 0; /* GPUs per node of GPU ranks: hr_dsolver_create and pick_device check it */
+    v.gpus = 0; /* GPUs per node of GPU ranks: hri_dsolver_create and pick_device check it */
     hr_status st = hr_options_validate(&v, why, ws);
     if (st != HR_OK) return st;
-    const int dim = hr_options_dim(o);
+    const int dim = hri_options_dim(o);
     int given[3] = {0, 0, 0};
     for (int a = 0; a < dim && req; a++)
         given[a] = req[a];
     if (req && dim == 2 && req[2] > 1)
-        return hr_invalid_arg(why, ws, "decomp: a 2-D grid takes AxB (got a third factor %d)", req[2]);
+        return hri_invalid_arg(why, ws, "decomp: a 2-D grid takes AxB (got a third factor %d)", req[2]);
     long fixed = 1;
     int free_axes = 0;
     for (int a = 0; a < dim; a++) {
-        if (given[a] < 0) return hr_invalid_arg(why, ws, "decomp: factors must be >= 1");
+        if (given[a] < 0) return hri_invalid_arg(why, ws, "decomp: factors must be >= 1");
         if (given[a] == 0)
             free_axes++;
         else
             fixed *= given[a];
     }
     if (free_axes == 0 && fixed != ranks)
-        return hr_invalid_arg(why, ws,
+        return hri_invalid_arg(why, ws,
                               "decomp: %d subdomains but %d ranks run (the product must equal the ranks)",
                               (int)(fixed > 0x7fffffff ? 0x7fffffff : fixed), ranks);
     if (free_axes > 0 && (fixed > ranks || ranks % fixed != 0))
-        return hr_invalid_arg(why, ws, "decomp: the given factors (product %d) do not divide %d ranks",
+        return hri_invalid_arg(why, ws, "decomp: the given factors (product %d) do not divide %d ranks",
                               (int)(fixed > 0x7fffffff ? 0x7fffffff : fixed), ranks);
     /* MPI_Dims_create fills the free axes with balanced factors, largest first; its
      * dims[0] is the slowest axis (y in 2-D, z in 3-D): contiguous faces are the large ones */
@@ -70,7 +70,7 @@ hr_status hr_mpi_resolve_decomp(const hr_options *o, int ranks, const int req[3]
     /* GPU ranks with no factors given: slabs along the slowest axis, whose faces are
      * contiguous (packed by one copy, swept by the aligned kernels; x splits cost strided
      * faces and an unaligned first column), as long as every slab keeps a few planes */
-    const int slow = hr_options_extent(o, dim - 1);
+    const int slow = hri_options_extent(o, dim - 1);
     if (free_axes == dim && o->backend == HR_BACKEND_GPU && ranks > 1 &&
         slow / ranks >= (ghost > 2 ? 2 * ghost : 4)) {
         dims[0] = ranks;
@@ -78,13 +78,13 @@ hr_status hr_mpi_resolve_decomp(const hr_options *o, int ranks, const int req[3]
             dims[a] = 1;
     }
     if (free_axes > 0 && dims[0] == 0 && MPI_Dims_create(ranks, dim, dims) != MPI_SUCCESS)
-        return hr_invalid_arg(why, ws, "decomp: MPI_Dims_create failed for %d ranks", ranks);
+        return hri_invalid_arg(why, ws, "decomp: MPI_Dims_create failed for %d ranks", ranks);
     out[2] = 1;
     for (int a = 0; a < dim; a++)
         out[a] = dims[dim - 1 - a];
     hr_decomp d;
-    const int n[3] = {hr_options_extent(o, 0), hr_options_extent(o, 1), hr_options_extent(o, 2)};
-    return hr_decomp_init(&d, dim, n, out, ghost, why, ws);
+    const int n[3] = {hri_options_extent(o, 0), hri_options_extent(o, 1), hri_options_extent(o, 2)};
+    return hri_decomp_init(&d, dim, n, out, ghost, why, ws);
 }
 
 /* Every rank learns the first failing rank's status and message; the same on all. A rank
@@ -144,10 +144,10 @@ static hr_status same_everywhere(MPI_Comm comm, const hr_options *o, const int d
                                         "tuning.dsolver_queued"};
     enum { N = 24 };
     const hr_tuning *tu = &o->tuning;
-    double v[2 * N] = {hr_options_dim(o),
-                       hr_options_extent(o, 0),
-                       hr_options_extent(o, 1),
-                       hr_options_extent(o, 2),
+    double v[2 * N] = {hri_options_dim(o),
+                       hri_options_extent(o, 0),
+                       hri_options_extent(o, 1),
+                       hri_options_extent(o, 2),
                        o->precision,
                        ghost,
                        decomp ? decomp[0] : 0,
@@ -195,21 +195,21 @@ static hr_status pick_device(MPI_Comm comm, const hr_options *o, hr_mpi_transpor
     }
     /* every rank of a node sees the same lsize, so every rank agrees on this */
     if (tr == HR_MPI_TRANSPORT_PEER && lsize != size)
-        return hr_invalid_arg(why, ws,
+        return hri_invalid_arg(why, ws,
                               "transport: peer: every rank must run on one node (%d of %d ranks here): "
                               "use host, device or nccl across nodes",
                               lsize, size);
-    const int present = hr_dsolver_gpu_count();
+    const int present = hri_dsolver_gpu_count();
     if (present == 0) {
-        hr_invalid_arg(why, ws, "backend: gpu: no CUDA device on this node (or a build without CUDA)");
+        hri_invalid_arg(why, ws, "backend: gpu: no CUDA device on this node (or a build without CUDA)");
         return HR_ERR_NO_DEVICE;
     }
     int use = present;
     if (o->gpus > 0) {
         if (o->gpus > present)
-            return hr_invalid_arg(why, ws, "gpus: %d GPUs per node asked, but %d present", o->gpus, present);
+            return hri_invalid_arg(why, ws, "gpus: %d GPUs per node asked, but %d present", o->gpus, present);
         if (lsize > o->gpus)
-            return hr_invalid_arg(
+            return hri_invalid_arg(
                 why, ws,
                 "gpus: %d ranks on this node for %d GPU(s): with --gpus run one rank per GPU "
                 "(without it ranks share GPUs, local rank modulo the GPUs present)",
@@ -217,7 +217,7 @@ static hr_status pick_device(MPI_Comm comm, const hr_options *o, hr_mpi_transpor
         use = o->gpus;
     }
     if (tr == HR_MPI_TRANSPORT_NCCL && lsize > use)
-        return hr_invalid_arg(
+        return hri_invalid_arg(
             why, ws,
             "transport: nccl: %d ranks on this node for %d GPU(s): NCCL takes one rank per GPU "
             "(run at most %d ranks per node, or --transport host)",
@@ -236,7 +236,7 @@ const char *hr_mpi_transport_name(hr_mpi_transport tr)
 
 int hr_mpi_have_nccl(void)
 {
-    return hr_nccl_available();
+    return hri_nccl_available();
 }
 
 /* What a transport needs that this build, library or backend may not give (local: every
@@ -244,21 +244,21 @@ int hr_mpi_have_nccl(void)
 static hr_status check_transport(const hr_options *o, hr_mpi_transport tr, char *why, size_t ws)
 {
     if (!hr_mpi_transport_name(tr))
-        return hr_invalid_arg(why, ws, "transport: unknown transport %d", (int)tr);
+        return hri_invalid_arg(why, ws, "transport: unknown transport %d", (int)tr);
     const char *name = hr_mpi_transport_name(tr);
-    if (tr == HR_MPI_TRANSPORT_NCCL && !hr_nccl_available())
-        return hr_invalid_arg(
+    if (tr == HR_MPI_TRANSPORT_NCCL && !hri_nccl_available())
+        return hri_invalid_arg(
             why, ws,
             "transport: nccl: this build has no NCCL (configure where CMake finds nccl.h and libnccl: "
             "NCCL_HOME, HETRELAX_ENABLE_NCCL)");
-    if (tr == HR_MPI_TRANSPORT_PEER && !hr_ipc_available())
-        return hr_invalid_arg(why, ws, "transport: peer: this build has no CUDA");
+    if (tr == HR_MPI_TRANSPORT_PEER && !hri_ipc_available())
+        return hri_invalid_arg(why, ws, "transport: peer: this build has no CUDA");
     if ((tr == HR_MPI_TRANSPORT_NCCL || tr == HR_MPI_TRANSPORT_DEVICE || tr == HR_MPI_TRANSPORT_PEER) &&
         o->backend != HR_BACKEND_GPU)
-        return hr_invalid_arg(why, ws, "transport: %s moves device buffers: it needs --backend gpu (not %s)",
+        return hri_invalid_arg(why, ws, "transport: %s moves device buffers: it needs --backend gpu (not %s)",
                               name, hr_backend_name(o->backend));
-    if (tr == HR_MPI_TRANSPORT_DEVICE && !hr_mpi_cuda_aware(&o->tuning))
-        return hr_invalid_arg(
+    if (tr == HR_MPI_TRANSPORT_DEVICE && !hri_mpi_cuda_aware(&o->tuning))
+        return hri_invalid_arg(
             why, ws,
             "transport: device: this MPI library does not take device pointers (not CUDA-aware, or "
             "tuning.mpi_cuda_aware off): use host or nccl");
@@ -272,7 +272,7 @@ static hr_status wrap_nccl(MPI_Comm comm, int rank, int size, int device, const 
 {
     unsigned char id[HR_NCCL_ID_BYTES];
     memset(id, 0, sizeof id);
-    int code = rank == 0 ? (int)hr_nccl_unique_id(id, mpi_error, sizeof mpi_error) : (int)HR_OK;
+    int code = rank == 0 ? (int)hri_nccl_unique_id(id, mpi_error, sizeof mpi_error) : (int)HR_OK;
     if (MPI_Bcast(&code, 1, MPI_INT, 0, comm) != MPI_SUCCESS ||
         MPI_Bcast(id, HR_NCCL_ID_BYTES, MPI_BYTE, 0, comm) != MPI_SUCCESS) {
         snprintf(mpi_error, sizeof mpi_error, "nccl: MPI_Bcast of the communicator id failed");
@@ -282,7 +282,7 @@ static hr_status wrap_nccl(MPI_Comm comm, int rank, int size, int device, const 
     hr_transport *n = NULL;
     const double timeout = tune->nccl_timeout > 0 ? tune->nccl_timeout : tune->nccl_timeout < 0 ? 0.0 : 120.0;
     const hr_status st =
-        hr_transport_nccl_create(*t, size, device, id, timeout, &n, mpi_error, sizeof mpi_error);
+        hri_transport_nccl_create(*t, size, device, id, timeout, &n, mpi_error, sizeof mpi_error);
     if (st == HR_OK) *t = n; /* it owns the MPI transport now */
     return st;
 }
@@ -326,7 +326,7 @@ hr_status hr_mpi_solver_create_transport(const hr_options *o, const int decomp[3
     if (st == HR_OK) st = check_transport(o, tr, mpi_error, sizeof mpi_error);
     /* o->gpus: GPUs per node of GPU ranks (pick_device); CPU ranks have none to spread over */
     if (st == HR_OK && o->gpus > 0 && o->backend != HR_BACKEND_GPU)
-        st = hr_invalid_arg(mpi_error, sizeof mpi_error,
+        st = hri_invalid_arg(mpi_error, sizeof mpi_error,
                             "gpus: needs --backend gpu (GPUs per node for GPU ranks; these are %s)",
                             hr_backend_name(o->backend));
     const hr_status same =
@@ -336,9 +336,9 @@ hr_status hr_mpi_solver_create_transport(const hr_options *o, const int decomp[3
     hr_options lo = *o;
     /* auto on GPU ranks: device memory to device memory where every rank shares the node
      * (CUDA IPC, the fastest there), else what the MPI library takes */
-    const int on_node_all = hr_mpi_all_on_node(dup);
+    const int on_node_all = hri_mpi_all_on_node(dup);
     int first_on_dev = 0;
-    if (tr == HR_MPI_TRANSPORT_AUTO && o->backend == HR_BACKEND_GPU && hr_ipc_available() && on_node_all)
+    if (tr == HR_MPI_TRANSPORT_AUTO && o->backend == HR_BACKEND_GPU && hri_ipc_available() && on_node_all)
         tr = HR_MPI_TRANSPORT_PEER;
     /* every rank calls the node split when the backend (agreed just now) is gpu */
     if (o->backend == HR_BACKEND_GPU && same == HR_OK) {
@@ -349,10 +349,10 @@ hr_status hr_mpi_solver_create_transport(const hr_options *o, const int decomp[3
     /* every rank: halos through shared memory when all ranks share this node (CPU ranks;
      * GPU ranks keep MPI, staged or CUDA-aware) */
     char shm[48];
-    const int on_node = hr_mpi_shm_setup(dup, &o->tuning, shm);
+    const int on_node = hri_mpi_shm_setup(dup, &o->tuning, shm);
     hr_transport *t = NULL;
     if (st == HR_OK)
-        st = hr_transport_mpi_create(dup, on_node && lo.backend != HR_BACKEND_GPU ? shm : NULL, &o->tuning,
+        st = hri_transport_mpi_create(dup, on_node && lo.backend != HR_BACKEND_GPU ? shm : NULL, &o->tuning,
                                      &t);
     /* GPU ranks: where MPI's message buffers live (auto: as the library allows) */
     if (st == HR_OK && tr == HR_MPI_TRANSPORT_HOST) t->device_buffers = 0;
@@ -366,18 +366,18 @@ hr_status hr_mpi_solver_create_transport(const hr_options *o, const int decomp[3
         st = wrap_nccl(dup, rank, size, lo.device, &o->tuning, &t);
     if (st == HR_OK && tr == HR_MPI_TRANSPORT_PEER) { /* local; the agreement below settles it */
         hr_transport *n = NULL;
-        st = hr_transport_ipc_create(t, lo.device, &n, mpi_error, sizeof mpi_error);
+        st = hri_transport_ipc_create(t, lo.device, &n, mpi_error, sizeof mpi_error);
         if (st == HR_OK) t = n; /* it owns the MPI transport now */
     }
     if (st == HR_OK) {
-        st = hr_dsolver_create(&lo, parts, ghost, t, &s->ds, mpi_error, sizeof mpi_error);
+        st = hri_dsolver_create(&lo, parts, ghost, t, &s->ds, mpi_error, sizeof mpi_error);
         t = NULL; /* taken by the solver, also on failure */
     }
     if (t) t->ops->destroy(t);
     if (st != HR_OK && !mpi_error[0]) snprintf(mpi_error, sizeof mpi_error, "%s", hr_status_string(st));
     st = agree_first(dup, rank, size, st, minor, mpi_error, sizeof mpi_error);
     if (st != HR_OK) {
-        if (s) hr_dsolver_free(s->ds);
+        if (s) hri_dsolver_free(s->ds);
         free(s);
         MPI_Comm_free(&dup);
         return st;
@@ -411,7 +411,7 @@ hr_status hr_mpi_solver_run(hr_mpi_solver *s, hr_result *res)
                  "run: called during a run of the same solver (from its monitor)");
         return HR_ERR_INVALID_ARG;
     }
-    hr_status st = hr_dsolver_run(s->ds, res);
+    hr_status st = hri_dsolver_run(s->ds, res);
     __atomic_store_n(&s->running, 0, __ATOMIC_RELEASE);
     const hr_dsolver *ds = s->ds;
     if (res && ds->dplace)
@@ -457,19 +457,19 @@ hr_status hr_mpi_solver_gather_solution(const hr_mpi_solver *s, hr_precision pre
             int at = 0;
             for (int r = 0; r < s->size; r++) {
                 hr_subdomain q;
-                hr_subdomain_init(&ds->d, r, 4, &q);
+                hri_subdomain_init(&ds->d, r, 4, &q);
                 counts[r] = (int)((size_t)q.n[0] * q.n[1] * q.n[2] * ues);
                 displs[r] = at;
                 at += counts[r];
             }
         }
-        hr_dsolver_own_to_block(ds, 0, prec, block);
+        hri_dsolver_own_to_block(ds, 0, prec, block);
         if (MPI_Gatherv(block, (int)mine, MPI_BYTE, all, counts, displs, MPI_BYTE, root, s->comm) !=
             MPI_SUCCESS)
             st = HR_ERR_IO;
         if (st == HR_OK && s->rank == root)
             for (int r = 0; r < s->size; r++)
-                hr_block_to_global(&ds->d, r, prec, all + displs[r], dst);
+                hri_block_to_global(&ds->d, r, prec, all + displs[r], dst);
     }
     free(block);
     free(all);
@@ -495,7 +495,7 @@ hr_status hr_mpi_solver_write_raw(const hr_mpi_solver *s, const char *path, hr_p
         free(block);
         return st;
     }
-    hr_dsolver_own_to_block(ds, 0, prec, block);
+    hri_dsolver_own_to_block(ds, 0, prec, block);
     /* the file is the whole interior, x fastest: each rank's block is a subarray of it */
     const MPI_Datatype et = prec == HR_PREC_SINGLE ? MPI_FLOAT : MPI_DOUBLE;
     int sizes[3], sub[3], starts[3];
@@ -575,7 +575,7 @@ void hr_mpi_solver_free(hr_mpi_solver *s)
 {
     if (!s) return;
     if (__atomic_load_n(&s->running, __ATOMIC_ACQUIRE)) return; /* from the monitor: the run holds s */
-    hr_dsolver_free(s->ds);
+    hri_dsolver_free(s->ds);
     MPI_Comm_free(&s->comm);
     free(s);
 }

@@ -199,11 +199,11 @@ static int monitor(long iteration, double rel, void *user)
 static void run_one(gp_rank *me)
 {
     gp_state *g = me->g;
-    const hr_gs_ops *ops = hr_gs_general_ops();
+    const hr_gs_ops *ops = hri_gs_general_ops();
     switch (g->op) {
     case OP_CREATE: {
         const hr_problem *p = g->p;
-        me->status = hr_gs_general_create_slab(&me->sub, p, g->cut[me->rank], g->cut[me->rank + 1], &me->hooks);
+        me->status = hri_gs_general_create_slab(&me->sub, p, g->cut[me->rank], g->cut[me->rank + 1], &me->hooks);
         break;
     }
     case OP_SOLVE: me->status = ops->solve(&me->sub, g->rhs, g->x0, &me->res); break;
@@ -279,7 +279,7 @@ static void state_free(gp_state *g)
     pthread_mutex_destroy(&g->mu);
     pthread_cond_destroy(&g->cv);
     for (int r = 0; r < g->P; r++)
-        hr_history_free(&g->r[r].sub.hist);
+        hri_history_free(&g->r[r].sub.hist);
     free(g->cut), free(g->ptr), free(g->val), free(g->ival), free(g->n), free(g->len), free(g->r);
     free(g);
 }
@@ -305,7 +305,7 @@ static hr_status parts_solution(const hr_grid_solver *s, hr_precision prec, void
 static size_t parts_history(const hr_grid_solver *s, const long **iters, const double **res)
 {
     const gp_state *g = s->engine;
-    return hr_gs_general_ops()->history(&g->r[0].sub, iters, res);
+    return hri_gs_general_ops()->history(&g->r[0].sub, iters, res);
 }
 
 static void parts_request_stop(hr_grid_solver *s)
@@ -325,11 +325,11 @@ static void parts_release(hr_grid_solver *s)
 static const hr_gs_ops parts_ops = {"general-gpus", parts_solve,        parts_solution,
                                     parts_history,  parts_request_stop, parts_release};
 
-hr_status hr_gs_general_create_parts(hr_grid_solver *s, const hr_problem *p, int parts)
+hr_status hri_gs_general_create_parts(hr_grid_solver *s, const hr_problem *p, int parts)
 {
     const int last = p->dim - 1, N = p->n[last];
     if (parts < 2 || N < parts) {
-        hr_gs_set_error(s, "gpus: %d slabs need at least %d unknowns along %s (got %d)", parts, parts,
+        hri_gs_set_error(s, "gpus: %d slabs need at least %d unknowns along %s (got %d)", parts, parts,
                         last == 2 ? "z" : "y", N);
         return HR_ERR_INVALID_ARG;
     }
@@ -345,7 +345,7 @@ hr_status hr_gs_general_create_parts(hr_grid_solver *s, const hr_problem *p, int
     if (!g->cut || !g->ptr || !g->val || !g->ival || !g->n || !g->len || !g->r ||
         pthread_barrier_init(&g->bar, NULL, (unsigned)parts) != 0) {
         free(g->cut), free(g->ptr), free(g->val), free(g->ival), free(g->n), free(g->len), free(g->r), free(g);
-        hr_gs_set_error(s, "gpus: no memory for %d slabs", parts);
+        hri_gs_set_error(s, "gpus: no memory for %d slabs", parts);
         return HR_ERR_NO_MEMORY;
     }
     pthread_mutex_init(&g->mu, NULL);
@@ -354,7 +354,7 @@ hr_status hr_gs_general_create_parts(hr_grid_solver *s, const hr_problem *p, int
         g->cut[r] = (int)((long)N * r / parts);
     const int periodic = p->bc[2 * last].kind == HR_BC_PERIODIC;
     /* the host threads of each slab's set-up (and of cpu-threads slabs): the cores shared */
-    const int threads = s->o.threads > 0 ? s->o.threads : hr_cpu_count() / parts > 1 ? hr_cpu_count() / parts : 1;
+    const int threads = s->o.threads > 0 ? s->o.threads : hri_cpu_count() / parts > 1 ? hri_cpu_count() / parts : 1;
     for (int r = 0; r < parts; r++) {
         gp_rank *me = &g->r[r];
         me->g = g;
@@ -376,7 +376,7 @@ hr_status hr_gs_general_create_parts(hr_grid_solver *s, const hr_problem *p, int
         /* GPU r after the first (create checks that they exist; the tests' calls may have
          * fewer, and then slabs share them) */
         if (s->backend == HR_BACKEND_GPU) {
-            const int count = hr_cuda_device_count();
+            const int count = hri_cuda_device_count();
             me->sub.o.device = count > 0 ? (s->o.device + r) % count : s->o.device;
         }
         if (s->o.monitor) me->sub.o.monitor = monitor, me->sub.o.monitor_user = me;
@@ -386,7 +386,7 @@ hr_status hr_gs_general_create_parts(hr_grid_solver *s, const hr_problem *p, int
     const hr_status st = run_all(g, OP_CREATE);
     if (st != HR_OK) {
         for (int r = 0; r < parts; r++)
-            hr_gs_general_ops()->release(&g->r[r].sub);
+            hri_gs_general_ops()->release(&g->r[r].sub);
         state_free(g);
         s->engine = NULL;
         return st;

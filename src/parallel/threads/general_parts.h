@@ -7,9 +7,9 @@
 
 #include "hetrelax/hetrelax.h"
 
-/* s prepared for the general engine (hr_gs_prepare): its engine as `parts` slabs, on GPUs
+/* s prepared for the general engine (hri_gs_prepare): its engine as `parts` slabs, on GPUs
  * options.device .. + parts - 1 with backend gpu (on the CPU backends, threads as ranks: the
  * tests). Sets s->ops and s->engine; on failure s->err says why and s->engine is NULL. */
-hr_status hr_gs_general_create_parts(hr_grid_solver *s, const hr_problem *p, int parts);
+hr_status hri_gs_general_create_parts(hr_grid_solver *s, const hr_problem *p, int parts);
 
 #endif

@@ -109,7 +109,7 @@ struct hr_transport {
 };
 
 /* The in-process transport for subdomains [0, count). */
-hr_status hr_transport_inproc_create(int count, hr_transport **out);
+hr_status hri_transport_inproc_create(int count, hr_transport **out);
 
 #ifdef __cplusplus
 }

@@ -122,7 +122,7 @@ static const hr_transport_ops inproc_ops = {
     .destroy = ip_destroy,
 };
 
-hr_status hr_transport_inproc_create(int count, hr_transport **out)
+hr_status hri_transport_inproc_create(int count, hr_transport **out)
 {
     *out = NULL;
     hr_transport *t = calloc(1, sizeof *t);

@@ -61,7 +61,7 @@ static void probe_job(void *ctx, int tid, int nthreads)
  * 1 GiB each, and all three within 1/8 of the physical memory. */
 static size_t default_bytes(void)
 {
-    size_t b = 2 * hr_cache_llc_bytes();
+    size_t b = 2 * hri_cache_llc_bytes();
     if (b < ((size_t)64 << 20)) b = (size_t)64 << 20;
     if (b > ((size_t)1 << 30)) b = (size_t)1 << 30;
     long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
@@ -88,7 +88,7 @@ hr_status hr_measure_host_bandwidth_tuned(int threads, hr_bind bind, size_t byte
 {
     if (!out || threads < 0 || repeats < 0 || (bind != HR_BIND_NONE && bind != HR_BIND_CORE))
         return HR_ERR_INVALID_ARG;
-    if (threads == 0) threads = hr_cpu_count();
+    if (threads == 0) threads = hri_cpu_count();
     if (repeats == 0) repeats = 10;
     if (bytes == 0) bytes = default_bytes();
     probe p = {0};
@@ -97,23 +97,23 @@ hr_status hr_measure_host_bandwidth_tuned(int threads, hr_bind bind, size_t byte
     bytes = p.n * sizeof(double);
     double *t[2] = {malloc(sizeof(double) * (size_t)repeats), malloc(sizeof(double) * (size_t)repeats)};
     hr_team *team = NULL;
-    hr_status st = (t[0] && t[1]) ? hr_team_create(threads, bind, &team) : HR_ERR_NO_MEMORY;
+    hr_status st = (t[0] && t[1]) ? hri_team_create(threads, bind, &team) : HR_ERR_NO_MEMORY;
     if (st != HR_OK) goto done;
     const size_t alloc = (bytes + HR_GRID_ALIGN - 1) / HR_GRID_ALIGN * HR_GRID_ALIGN;
     const int huge = tune ? hr_tune_on(tune->hugepages, 0) : 0;
-    p.a = hr_alloc_big(HR_GRID_ALIGN, alloc, huge);
-    p.b = hr_alloc_big(HR_GRID_ALIGN, alloc, huge);
-    p.c = hr_alloc_big(HR_GRID_ALIGN, alloc, huge);
+    p.a = hri_alloc_big(HR_GRID_ALIGN, alloc, huge);
+    p.b = hri_alloc_big(HR_GRID_ALIGN, alloc, huge);
+    p.c = hri_alloc_big(HR_GRID_ALIGN, alloc, huge);
     if (!p.a || !p.b || !p.c) {
         st = HR_ERR_NO_MEMORY;
         goto done;
     }
-    hr_team_run(team, probe_job, &p); /* first touch by the threads that use the data */
+    hri_team_run(team, probe_job, &p); /* first touch by the threads that use the data */
     for (int r = 0; r <= repeats; r++) {
         for (int op = 1; op <= 2; op++) {
             p.op = op;
             double t0 = hr_now();
-            hr_team_run(team, probe_job, &p);
+            hri_team_run(team, probe_job, &p);
             double dt = hr_now() - t0;
             if (r > 0) t[op - 1][r - 1] = dt;
         }
@@ -143,7 +143,7 @@ done:
     free(p.c);
     free(t[0]);
     free(t[1]);
-    hr_team_free(team);
+    hri_team_free(team);
     return st;
 }
 

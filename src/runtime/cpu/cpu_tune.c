@@ -22,7 +22,7 @@
 #include "core/tune_util.h"
 #include "methods/jacobi/cpu/jacobi3d_pencil.h"
 
-void hr_cpu_tune_key(int threads, char *buf, size_t size)
+void hri_cpu_tune_key(int threads, char *buf, size_t size)
 {
     hr_sysinfo si;
     if (hr_sysinfo_get(&si) != HR_OK) snprintf(si.cpu_model, sizeof si.cpu_model, "unknown");
@@ -31,16 +31,16 @@ void hr_cpu_tune_key(int threads, char *buf, size_t size)
     snprintf(buf, size, "cpu:%s:%dt", si.cpu_model, threads);
 }
 
-int hr_cpu_tune_size(const hr_grid_layout *l)
+int hri_cpu_tune_size(const hr_grid_layout *l)
 {
     return (int)lround(cbrt((double)hr_layout_points(l)));
 }
 
-int hr_cpu_cache_lookup(const hr_tuning *t, const char *key, const char *kernel, int dbl, int n, int *by,
+int hri_cpu_cache_lookup(const hr_tuning *t, const char *key, const char *kernel, int dbl, int n, int *by,
                         int *stream)
 {
     char path[512], line[512];
-    if (!hr_tune_cache_default(t, path, sizeof path)) return 0;
+    if (!hri_tune_cache_default(t, path, sizeof path)) return 0;
     FILE *f = fopen(path, "r");
     if (!f) return 0;
     double best = INFINITY;
@@ -95,7 +95,7 @@ static hr_status tune_run(hr_solver *s, long sweeps, hr_cpu_tune_result *res)
     memcpy(pristine, s->u[s->cur].base, bytes);
     /* candidates: the default first, then powers of two up to a thread's rows, and all rows */
     int dby, dnt, cand[40][2], nc = 0;
-    hr_pencil_default_choice(&s->u[0].l, rows, s->hf.base ? 3 : 2, s->cfg.threads, &dby, &dnt);
+    hri_pencil_default_choice(&s->u[0].l, rows, s->hf.base ? 3 : 2, s->cfg.threads, &dby, &dnt);
     cand[nc][0] = dby;
     cand[nc++][1] = dnt;
     for (int nt = 0; nt < 2; nt++) {
@@ -113,19 +113,19 @@ static hr_status tune_run(hr_solver *s, long sweeps, hr_cpu_tune_result *res)
     res->candidates = 0;
     for (int c = 0; c < nc; c++) {
         restore(s, pristine);
-        HR_CHECK_GOTO(st, hr_pencil_apply(s, cand[c][0], cand[c][1]), done);
+        HR_CHECK_GOTO(st, hri_pencil_apply(s, cand[c][0], cand[c][1]), done);
         /* the answer first: a few sweeps from u0 must give the first candidate's grid */
         HR_CHECK_GOTO(st, s->k->kernel->sweeps(s, 3), done);
         if (c == 0) {
             memcpy(ref, s->u[s->cur].base, bytes);
         } else if (memcmp(ref, s->u[s->cur].base, bytes) != 0) {
-            hr_solver_set_error(s, "pencil: %d rows (%s stores) gives a different grid than %d rows",
+            hri_solver_set_error(s, "pencil: %d rows (%s stores) gives a different grid than %d rows",
                                 cand[c][0], cand[c][1] ? "streaming" : "ordinary", cand[0][0]);
             st = HR_ERR_INTERNAL;
             goto done;
         }
         double gb = 0.0;
-        HR_CHECK_GOTO(st, hr_tune_time_sweeps(s, sweeps, &gb), done);
+        HR_CHECK_GOTO(st, hri_tune_time_sweeps(s, sweeps, &gb), done);
         res->candidates++;
         if (c == 0) res->default_gbps = gb;
         if (gb > res->best_gbps) {
@@ -176,12 +176,12 @@ hr_status hr_cpu_tune(const hr_options *o, long sweeps, const char *cache_path, 
         return st;
     }
     char path[512], key[160];
-    hr_cpu_tune_key(s->cfg.threads, key, sizeof key);
+    hri_cpu_tune_key(s->cfg.threads, key, sizeof key);
     int e = 0;
-    FILE *f = hr_tune_cache_append(cache_path, &o->tuning, path, sizeof path, &e);
+    FILE *f = hri_tune_cache_append(cache_path, &o->tuning, path, sizeof path, &e);
     if (f) {
         fprintf(f, "%s\tpencil\t%s\t%d\t0\t0\t%d\t%d\t%.1f\n", key,
-                s->u[0].l.esize == 8 ? "double" : "single", hr_cpu_tune_size(&s->u[0].l), out->block[1],
+                s->u[0].l.esize == 8 ? "double" : "single", hri_cpu_tune_size(&s->u[0].l), out->block[1],
                 out->stream, out->best_gbps);
         if (ferror(f) && !e) e = EIO;
         if (fclose(f) != 0 && !e) e = errno ? errno : EIO;

@@ -44,18 +44,18 @@ static void find_slots(void)
     if (sched_getaffinity(0, sizeof set, &set) != 0) return;
     for (int pass = 0; pass < 2; pass++)
         for (int c = 0; c < CPU_SETSIZE; c++)
-            if (CPU_ISSET(c, &set) && hr_cpu_first_sibling(c) == (pass == 0)) slot_cpu[slot_count++] = c;
+            if (CPU_ISSET(c, &set) && hri_cpu_first_sibling(c) == (pass == 0)) slot_cpu[slot_count++] = c;
 }
 
-int hr_crew_slots(void)
+int hri_crew_slots(void)
 {
     pthread_once(&slot_once, find_slots);
     return slot_count;
 }
 
-int hr_crew_slot_cpu(int slot)
+int hri_crew_slot_cpu(int slot)
 {
-    return slot >= 0 && slot < hr_crew_slots() ? slot_cpu[slot] : -1;
+    return slot >= 0 && slot < hri_crew_slots() ? slot_cpu[slot] : -1;
 }
 
 static double now_s(void)
@@ -82,7 +82,7 @@ static double now_s(void)
 /* A worker's trace (tuning.split_trace): written by the worker, read after its job or its exit. */
 typedef struct worker_trace {
     double end;              /* when its last job ended */
-    double lat_sum, lat_max; /* from hr_crew_start to the job's start on this worker */
+    double lat_sum, lat_max; /* from hri_crew_start to the job's start on this worker */
     double run_sum, run_max;
     double cpu_sum; /* its thread CPU time in jobs (wall time less CPU time: the vCPU was taken) */
     long late;      /* jobs it started more than 0.5 ms late */
@@ -112,7 +112,7 @@ struct hr_crew {
     int n;
     int pinned;
     int steal;              /* idle workers take the pieces of late ones (tuning.crew_steal off: not) */
-    atomic_uintptr_t group; /* this crew, or the crew it shares its placement with (hr_crew_share) */
+    atomic_uintptr_t group; /* this crew, or the crew it shares its placement with (hri_crew_share) */
     double spin;            /* seconds to spin before sleeping (read-only after create) */
     atomic_ulong gen;       /* bumped per job */
     atomic_int sleepers;    /* workers blocked on `go` */
@@ -137,7 +137,7 @@ struct hr_crew {
 
 static void trace_job(worker_trace *t, double lat, double t0, double c0)
 {
-    t->cpu_sum += hr_thread_cpu_s() - c0;
+    t->cpu_sum += hri_thread_cpu_s() - c0;
     t->end = hr_now();
     const double run = t->end - t0;
     t->lat_sum += lat;
@@ -207,7 +207,7 @@ static void *crew_main(void *arg)
     crew_worker *w = arg;
     hr_crew *c = w->c;
     unsigned long seen = 0;
-    if (c->tracing) hr_thread_stat_now(&w->tr.at_start);
+    if (c->tracing) hri_thread_stat_now(&w->tr.at_start);
     for (;;) {
         SPIN_UNTIL(c, atomic_load(&c->gen) != seen || atomic_load(&c->quit) ||
                           (c->pinned && atomic_load(&last_group) != atomic_load(&c->group)));
@@ -222,14 +222,14 @@ static void *crew_main(void *arg)
         if (atomic_load(&c->quit)) {
             if (c->tracing) {
                 hr_thread_stat now;
-                hr_thread_stat_now(&now);
-                w->tr.total = hr_thread_stat_diff(&w->tr.at_start, &now);
+                hri_thread_stat_now(&now);
+                w->tr.total = hri_thread_stat_diff(&w->tr.at_start, &now);
             }
             return NULL;
         }
         seen = atomic_load(&c->gen);
         if (c->tracing) {
-            const double t0 = hr_now(), c0 = hr_thread_cpu_s();
+            const double t0 = hr_now(), c0 = hri_thread_cpu_s();
             work(c, w->id, (uint32_t)seen);
             trace_job(&w->tr, t0 - c->started, t0, c0);
         } else {
@@ -238,15 +238,15 @@ static void *crew_main(void *arg)
     }
 }
 
-hr_status hr_crew_create(int nthreads, int first_slot, const hr_tuning *tu, hr_crew **out)
+hr_status hri_crew_create(int nthreads, int first_slot, const hr_tuning *tu, hr_crew **out)
 {
     *out = NULL;
     if (nthreads < 1 || nthreads > 4096) return HR_ERR_INVALID_ARG;
     hr_crew *c = calloc(1, sizeof *c);
     if (!c) return HR_ERR_NO_MEMORY;
-    c->pinned = first_slot >= 0 && first_slot + nthreads <= hr_crew_slots() && !(tu && tu->crew_pin < 0);
+    c->pinned = first_slot >= 0 && first_slot + nthreads <= hri_crew_slots() && !(tu && tu->crew_pin < 0);
     c->spin = spin_budget(tu, c->pinned);
-    c->trace = hr_trace_file(tu ? tu->split_trace : NULL);
+    c->trace = hri_trace_file(tu ? tu->split_trace : NULL);
     c->tracing = c->trace != NULL;
     c->first_cpu = c->pinned ? slot_cpu[first_slot] : -1;
     atomic_init(&c->group, (uintptr_t)c);
@@ -278,7 +278,7 @@ hr_status hr_crew_create(int nthreads, int first_slot, const hr_tuning *tu, hr_c
         pthread_attr_destroy(&attr);
         if (rc != 0) {
             c->n = i;
-            hr_crew_free(c);
+            hri_crew_free(c);
             return HR_ERR_NO_MEMORY;
         }
         c->n = i + 1;
@@ -287,17 +287,17 @@ hr_status hr_crew_create(int nthreads, int first_slot, const hr_tuning *tu, hr_c
     return HR_OK;
 }
 
-int hr_crew_size(const hr_crew *c)
+int hri_crew_size(const hr_crew *c)
 {
     return c->n;
 }
 
-int hr_crew_pinned(const hr_crew *c)
+int hri_crew_pinned(const hr_crew *c)
 {
     return c->pinned;
 }
 
-void hr_crew_share(hr_crew *c, const hr_crew *with)
+void hri_crew_share(hr_crew *c, const hr_crew *with)
 {
     atomic_store(&c->group, atomic_load(&((hr_crew *)with)->group));
 }
@@ -308,7 +308,7 @@ static int job_done(hr_crew *c)
            atomic_load_explicit(&c->total, memory_order_relaxed);
 }
 
-void hr_crew_wait(hr_crew *c)
+void hri_crew_wait(hr_crew *c)
 {
     SPIN_UNTIL(c, job_done(c));
     if (job_done(c)) return;
@@ -318,9 +318,9 @@ void hr_crew_wait(hr_crew *c)
     pthread_mutex_unlock(&c->lock);
 }
 
-void hr_crew_start(hr_crew *c, hr_crew_fn fn, void *ctx, int per_worker)
+void hri_crew_start(hr_crew *c, hr_crew_fn fn, void *ctx, int per_worker)
 {
-    hr_crew_wait(c);
+    hri_crew_wait(c);
     if (c->tracing) {
         if (c->started > 0) trace_done_job(c);
         c->started = hr_now();
@@ -349,7 +349,7 @@ void hr_crew_start(hr_crew *c, hr_crew_fn fn, void *ctx, int per_worker)
 static void write_trace(const hr_crew *c)
 {
     FILE *f = c->trace;
-    hr_trace_lock();
+    hri_trace_lock();
     fprintf(
         f,
         "{\"crew\": \"%p\", \"group\": \"%p\", \"n\": %d, \"pinned\": %d, \"first_cpu\": %d, \"jobs\": %ld, "
@@ -381,13 +381,13 @@ static void write_trace(const hr_crew *c)
     W_ARRAY("cpu", "%d", t->total.cpu);
 #undef W_ARRAY
     fprintf(f, "}\n");
-    hr_trace_unlock();
+    hri_trace_unlock();
 }
 
-void hr_crew_free(hr_crew *c)
+void hri_crew_free(hr_crew *c)
 {
     if (!c) return;
-    hr_crew_wait(c);
+    hri_crew_wait(c);
     pthread_mutex_lock(&c->lock);
     atomic_store(&c->quit, 1);
     pthread_cond_broadcast(&c->go);

@@ -1,6 +1,6 @@
 /*
  * A crew: persistent worker threads that run one job at a time WITHOUT blocking the
- * caller (cpu/team.h's hr_team_run blocks). The hybrid engine starts the CPU part's
+ * caller (cpu/team.h's hri_team_run blocks). The hybrid engine starts the CPU part's
  * boundary and interior jobs, drives the GPU and the exchange meanwhile, then waits.
  * Workers spin briefly before sleeping, so a job started every few hundred microseconds
  * does not pay a futex wake-up; an idle crew sleeps.
@@ -25,27 +25,27 @@ typedef void (*hr_crew_fn)(void *ctx, int piece, int pieces);
 /* first_slot < 0: unpinned; also unpinned when the slots do not fit the allowed CPUs
  * (tu->crew_pin off: never pinned). tu (may be NULL: the defaults) also gives the spin
  * budget, stealing and the trace file. */
-hr_status hr_crew_create(int nthreads, int first_slot, const hr_tuning *tu, hr_crew **out);
+hr_status hri_crew_create(int nthreads, int first_slot, const hr_tuning *tu, hr_crew **out);
 /* Whether the crew's workers are pinned (each to its own logical CPU). */
-int hr_crew_pinned(const hr_crew *c);
+int hri_crew_pinned(const hr_crew *c);
 /* c and `with` work together (a placement's boundary and interior crews): a pinned crew
  * stops spinning as soon as a pinned crew of another group starts a job. */
-void hr_crew_share(hr_crew *c, const hr_crew *with);
+void hri_crew_share(hr_crew *c, const hr_crew *with);
 /* Logical CPUs a pinned crew can use: the allowed CPUs, one per core counted first. */
-int hr_crew_slots(void);
+int hri_crew_slots(void);
 /* The logical CPU of slot `slot` (-1: none). */
-int hr_crew_slot_cpu(int slot);
-void hr_crew_free(hr_crew *c);
-int hr_crew_size(const hr_crew *c);
+int hri_crew_slot_cpu(int slot);
+void hri_crew_free(hr_crew *c);
+int hri_crew_size(const hr_crew *c);
 
 /* Waits for the previous job, then starts a job of per_worker pieces a worker and returns at
  * once. Worker i runs its own pieces i * per_worker .. in order, then takes those of workers
  * that have not claimed them yet: a worker whose CPU was taken away (a VM's vCPU stopped, an
  * interrupt storm) delays the job by the piece it holds at most, not by its whole share
  * (tuning.crew_steal off: no taking, each worker runs exactly its own pieces). */
-void hr_crew_start(hr_crew *c, hr_crew_fn fn, void *ctx, int per_worker);
+void hri_crew_start(hr_crew *c, hr_crew_fn fn, void *ctx, int per_worker);
 /* Returns when every piece of the last started job is done (at once if none); a worker that
  * found nothing left may still be returning to its wait. */
-void hr_crew_wait(hr_crew *c);
+void hri_crew_wait(hr_crew *c);
 
 #endif

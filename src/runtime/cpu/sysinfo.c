@@ -36,7 +36,7 @@ hr_status hr_sysinfo_get(hr_sysinfo *out)
 {
     if (!out) return HR_ERR_INVALID_ARG;
     memset(out, 0, sizeof *out);
-    out->pus = hr_cpu_count();
+    out->pus = hri_cpu_count();
     out->cores = out->pus;
     out->numa_nodes = 1;
 #ifdef HR_HAVE_HWLOC
@@ -58,7 +58,7 @@ hr_status hr_sysinfo_get(hr_sysinfo *out)
 #ifdef HR_HAVE_PNG
     out->have_png = 1;
 #endif
-    out->gpus = hr_cuda_device_count();
+    out->gpus = hri_cuda_device_count();
     read_cpu_model(out->cpu_model, sizeof out->cpu_model);
     return HR_OK;
 }

@@ -27,7 +27,7 @@ static size_t meminfo_available(void)
     return SIZE_MAX;
 }
 
-size_t hr_host_available_bytes(void)
+size_t hri_host_available_bytes(void)
 {
     size_t avail = meminfo_available();
     /* never more than the machine has, whatever /proc said */
@@ -49,12 +49,12 @@ size_t hr_host_available_bytes(void)
 
 size_t hr_available_memory(void)
 {
-    return hr_host_available_bytes();
+    return hri_host_available_bytes();
 }
 
 #define HR_HUGE_BYTES ((size_t)2 << 20)
 
-void *hr_alloc_big(size_t align, size_t bytes, int hugepages)
+void *hri_alloc_big(size_t align, size_t bytes, int hugepages)
 {
     if (bytes == 0) bytes = 1;
     const int big = bytes >= 4 * HR_HUGE_BYTES;

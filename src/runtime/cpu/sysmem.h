@@ -9,7 +9,7 @@ extern "C" {
 #endif
 
 /* MemAvailable from /proc/meminfo, else physical memory; SIZE_MAX if unknown. */
-size_t hr_host_available_bytes(void);
+size_t hri_host_available_bytes(void);
 
 /* Memory for a grid or a large vector (free() it), aligned to `align` (a power of two,
  * at least sizeof(void *)); from 8 MiB on aligned to 2 MiB. With `hugepages` (the knob
@@ -19,7 +19,7 @@ size_t hr_host_available_bytes(void);
  * default: on the H100 host it changed neither the copy bandwidth nor a cpu-threads sweep
  * beyond their run-to-run spread, and the one hybrid run with it had a CPU part 2x slower
  * than the run without (docs/results/hybrid.md). NULL when out of memory. */
-void *hr_alloc_big(size_t align, size_t bytes, int hugepages);
+void *hri_alloc_big(size_t align, size_t bytes, int hugepages);
 
 #ifdef __cplusplus
 }

@@ -36,7 +36,7 @@ struct hr_team {
 #endif
 };
 
-int hr_cpu_count(void)
+int hri_cpu_count(void)
 {
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
@@ -44,14 +44,14 @@ int hr_cpu_count(void)
     return n > 0 ? (int)n : 1;
 }
 
-int hr_cpu_bound(void)
+int hri_cpu_bound(void)
 {
     const long online = sysconf(_SC_NPROCESSORS_ONLN);
-    return online > 0 && hr_cpu_count() < online;
+    return online > 0 && hri_cpu_count() < online;
 }
 
 /* Is logical CPU c the first of its core's hardware threads (or is that unknown)? */
-int hr_cpu_first_sibling(int c)
+int hri_cpu_first_sibling(int c)
 {
     char path[96];
     snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/topology/thread_siblings_list", c);
@@ -74,7 +74,7 @@ static int allowed_cores(hr_team *t)
     if (!t->cpus) return 0;
     t->ncpus = 0;
     for (int c = 0; c < CPU_SETSIZE; c++)
-        if (CPU_ISSET(c, &set) && hr_cpu_first_sibling(c)) t->cpus[t->ncpus++] = c;
+        if (CPU_ISSET(c, &set) && hri_cpu_first_sibling(c)) t->cpus[t->ncpus++] = c;
     if (t->ncpus == 0) /* siblings outside the allowed set: take every allowed CPU */
         for (int c = 0; c < CPU_SETSIZE; c++)
             if (CPU_ISSET(c, &set)) t->cpus[t->ncpus++] = c;
@@ -107,7 +107,7 @@ static size_t cache_from_sysfs(int level)
     return 0;
 }
 
-size_t hr_cache_llc_bytes(void)
+size_t hri_cache_llc_bytes(void)
 {
     long v = -1;
 #ifdef _SC_LEVEL3_CACHE_SIZE
@@ -118,7 +118,7 @@ size_t hr_cache_llc_bytes(void)
     return s ? s : cache_from_sysfs(2);
 }
 
-size_t hr_cache_l2_bytes(void)
+size_t hri_cache_l2_bytes(void)
 {
     long v = -1;
 #ifdef _SC_LEVEL2_CACHE_SIZE
@@ -127,9 +127,9 @@ size_t hr_cache_l2_bytes(void)
     return v > 0 ? (size_t)v : cache_from_sysfs(2);
 }
 
-size_t hr_cache_llc_share(int threads)
+size_t hri_cache_llc_share(int threads)
 {
-    size_t llc = hr_cache_llc_bytes(), cap = (size_t)(threads > 0 ? threads : 1) << 22;
+    size_t llc = hri_cache_llc_bytes(), cap = (size_t)(threads > 0 ? threads : 1) << 22;
     if (llc == 0) llc = (size_t)32 << 20;
     return llc < cap ? llc : cap;
 }
@@ -185,7 +185,7 @@ static void *worker_main(void *arg)
     }
 }
 
-hr_status hr_team_create(int nthreads, hr_bind bind, hr_team **out)
+hr_status hri_team_create(int nthreads, hr_bind bind, hr_team **out)
 {
     *out = NULL;
     if (nthreads < 1 || nthreads > 4096) return HR_ERR_INVALID_ARG;
@@ -221,7 +221,7 @@ hr_status hr_team_create(int nthreads, hr_bind bind, hr_team **out)
         t->workers[i].id = i;
         if (pthread_create(&t->workers[i].thread, NULL, worker_main, &t->workers[i]) != 0) {
             t->n = i; /* join only those started */
-            hr_team_free(t);
+            hri_team_free(t);
             return HR_ERR_NO_MEMORY;
         }
     }
@@ -229,7 +229,7 @@ hr_status hr_team_create(int nthreads, hr_bind bind, hr_team **out)
     return HR_OK;
 }
 
-void hr_team_free(hr_team *t)
+void hri_team_free(hr_team *t)
 {
     if (!t) return;
     pthread_mutex_lock(&t->lock);
@@ -250,12 +250,12 @@ void hr_team_free(hr_team *t)
     free(t);
 }
 
-int hr_team_size(const hr_team *t)
+int hri_team_size(const hr_team *t)
 {
     return t->n;
 }
 
-void hr_team_run(hr_team *t, hr_team_fn fn, void *ctx)
+void hri_team_run(hr_team *t, hr_team_fn fn, void *ctx)
 {
     pthread_mutex_lock(&t->lock);
     t->fn = fn;
@@ -269,7 +269,7 @@ void hr_team_run(hr_team *t, hr_team_fn fn, void *ctx)
     pthread_mutex_unlock(&t->lock);
 }
 
-void hr_team_barrier(hr_team *t)
+void hri_team_barrier(hr_team *t)
 {
     pthread_barrier_wait(&t->barrier);
 }

@@ -9,14 +9,14 @@
 #include <time.h>
 #include <unistd.h>
 
-double hr_thread_cpu_s(void)
+double hri_thread_cpu_s(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-long hr_thread_preempted(void)
+long hri_thread_preempted(void)
 {
     struct rusage ru;
 #ifdef RUSAGE_THREAD
@@ -27,7 +27,7 @@ long hr_thread_preempted(void)
     return 0;
 }
 
-void hr_thread_stat_now(hr_thread_stat *s)
+void hri_thread_stat_now(hr_thread_stat *s)
 {
     *s = (hr_thread_stat){-1.0, -1.0, 0, 0, sched_getcpu()};
     FILE *f = fopen("/proc/thread-self/schedstat", "r");
@@ -41,17 +41,17 @@ void hr_thread_stat_now(hr_thread_stat *s)
     }
     struct rusage ru;
     if (getrusage(RUSAGE_THREAD, &ru) == 0) s->voluntary = ru.ru_nvcsw;
-    s->preempted = hr_thread_preempted();
+    s->preempted = hri_thread_preempted();
 }
 
-hr_thread_stat hr_thread_stat_diff(const hr_thread_stat *a, const hr_thread_stat *b)
+hr_thread_stat hri_thread_stat_diff(const hr_thread_stat *a, const hr_thread_stat *b)
 {
     const int known = a->run_s >= 0 && b->run_s >= 0;
     return (hr_thread_stat){known ? b->run_s - a->run_s : -1.0, known ? b->delay_s - a->delay_s : -1.0,
                             b->voluntary - a->voluntary, b->preempted - a->preempted, b->cpu};
 }
 
-int hr_steal(double *total, double *per_cpu, int max)
+int hri_steal(double *total, double *per_cpu, int max)
 {
     *total = -1.0;
     FILE *f = fopen("/proc/stat", "r");
@@ -88,7 +88,7 @@ static struct {
 static int ntraces;
 static pthread_mutex_t trace_mu = PTHREAD_MUTEX_INITIALIZER;
 
-FILE *hr_trace_file(const char *path)
+FILE *hri_trace_file(const char *path)
 {
     if (!path || !*path) return NULL;
     FILE *f = NULL;
@@ -103,12 +103,12 @@ FILE *hr_trace_file(const char *path)
     return f;
 }
 
-void hr_trace_lock(void)
+void hri_trace_lock(void)
 {
     pthread_mutex_lock(&trace_mu);
 }
 
-void hr_trace_unlock(void)
+void hri_trace_unlock(void)
 {
     for (int i = 0; i < ntraces; i++)
         fflush(traces[i].f);

@@ -16,24 +16,24 @@ typedef struct hr_thread_stat {
 } hr_thread_stat;
 
 /* The calling thread's CPU seconds so far (CLOCK_THREAD_CPUTIME_ID). */
-double hr_thread_cpu_s(void);
+double hri_thread_cpu_s(void);
 /* The calling thread's involuntary context switches so far (the process's where the system
  * has no per-thread count). */
-long hr_thread_preempted(void);
+long hri_thread_preempted(void);
 /* The calling thread's counters now. */
-void hr_thread_stat_now(hr_thread_stat *s);
+void hri_thread_stat_now(hr_thread_stat *s);
 /* b - a, counters only (cpu: b's). */
-hr_thread_stat hr_thread_stat_diff(const hr_thread_stat *a, const hr_thread_stat *b);
+hr_thread_stat hri_thread_stat_diff(const hr_thread_stat *a, const hr_thread_stat *b);
 /* The machine's steal time so far (a VM's vCPUs not running), in seconds: *total summed over
  * CPUs (-1: unknown), per_cpu[c] for the first `max` logical CPUs; returns how many were read.
  * One read of /proc/stat. */
-int hr_steal(double *total, double *per_cpu, int max);
+int hri_steal(double *total, double *per_cpu, int max);
 
 /* The trace file at `path` (hr_tuning.split_trace; opened for append once per path and kept
  * open; NULL for a NULL or empty path, or one that cannot be opened). Writers hold
- * hr_trace_lock while they write a line. */
-FILE *hr_trace_file(const char *path);
-void hr_trace_lock(void);
-void hr_trace_unlock(void);
+ * hri_trace_lock while they write a line. */
+FILE *hri_trace_file(const char *path);
+void hri_trace_lock(void);
+void hri_trace_unlock(void);
 
 #endif

@@ -10,15 +10,15 @@ extern "C" {
 #endif
 
 /* Number of usable CUDA devices (0 without CUDA, without a driver, or without a GPU). */
-HR_INTERNAL_API int hr_cuda_device_count(void);
+HR_INTERNAL_API int hri_cuda_device_count(void);
 
 /* Bytes of L2 cache of GPU `ordinal` (0 without CUDA or such a device): the reports call a
  * working set that fits cache-resident. */
-size_t hr_cuda_l2_bytes(int ordinal);
+size_t hri_cuda_l2_bytes(int ordinal);
 
 /* Free and total memory of device `ordinal` (HR_ERR_UNSUPPORTED without CUDA,
  * HR_ERR_NO_DEVICE for a device that is not there). */
-hr_status hr_cuda_device_memory(int ordinal, size_t *free_bytes, size_t *total_bytes);
+hr_status hri_cuda_device_memory(int ordinal, size_t *free_bytes, size_t *total_bytes);
 
 /* One tuning outcome: the best block/tile shape of a GPU kernel for a size and precision. */
 typedef struct hr_cuda_tune_result {
@@ -36,7 +36,7 @@ typedef struct hr_cuda_tune_result {
  * o->tuning.cache_dir, else ~/.cache/hetrelax/gpu-tune.txt).
  * Later solver runs with the same device, kernel and precision use the entry with
  * the nearest n. Writes a message into err on failure. */
-hr_status hr_cuda_tune(const hr_options *o, long sweeps, const char *cache_path, hr_cuda_tune_result *out,
+hr_status hri_cuda_tune(const hr_options *o, long sweeps, const char *cache_path, hr_cuda_tune_result *out,
                        char *err, size_t err_size);
 
 #ifdef __cplusplus

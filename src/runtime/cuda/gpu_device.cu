@@ -5,7 +5,7 @@
 #include "runtime/cuda/cuda_api.h"
 #include "runtime/cuda/gpu_internal.cuh"
 
-extern "C" int hr_cuda_device_count(void)
+extern "C" int hri_cuda_device_count(void)
 {
     int count = 0;
     if (cudaGetDeviceCount(&count) != cudaSuccess) {
@@ -15,9 +15,9 @@ extern "C" int hr_cuda_device_count(void)
     return count;
 }
 
-extern "C" size_t hr_cuda_l2_bytes(int ordinal)
+extern "C" size_t hri_cuda_l2_bytes(int ordinal)
 {
-    if (ordinal < 0 || ordinal >= hr_cuda_device_count()) return 0;
+    if (ordinal < 0 || ordinal >= hri_cuda_device_count()) return 0;
     int bytes = 0;
     if (cudaDeviceGetAttribute(&bytes, cudaDevAttrL2CacheSize, ordinal) != cudaSuccess) {
         (void)cudaGetLastError();
@@ -26,12 +26,12 @@ extern "C" size_t hr_cuda_l2_bytes(int ordinal)
     return bytes > 0 ? (size_t)bytes : 0;
 }
 
-extern "C" hr_status hr_cuda_device_memory(int ordinal, size_t *free_bytes, size_t *total_bytes)
+extern "C" hr_status hri_cuda_device_memory(int ordinal, size_t *free_bytes, size_t *total_bytes)
 {
     size_t f = 0, t = 0;
     if (free_bytes) *free_bytes = 0;
     if (total_bytes) *total_bytes = 0;
-    if (ordinal < 0 || ordinal >= hr_cuda_device_count()) return HR_ERR_NO_DEVICE;
+    if (ordinal < 0 || ordinal >= hri_cuda_device_count()) return HR_ERR_NO_DEVICE;
     int prev = 0;
     if (cudaGetDevice(&prev) != cudaSuccess) prev = ordinal;
     /* cudaMemGetInfo answers for the current device: ask ordinal's, then restore */
@@ -49,20 +49,20 @@ extern "C" hr_status hr_cuda_device_memory(int ordinal, size_t *free_bytes, size
 extern "C" hr_status hr_gpu_name(int ordinal, char *buf, size_t size)
 {
     if (buf && size) buf[0] = '\0';
-    if (ordinal < 0 || ordinal >= hr_cuda_device_count()) return HR_ERR_NO_DEVICE;
+    if (ordinal < 0 || ordinal >= hri_cuda_device_count()) return HR_ERR_NO_DEVICE;
     cudaDeviceProp p;
     if (cudaGetDeviceProperties(&p, ordinal) != cudaSuccess) return HR_ERR_DEVICE;
     if (buf && size) snprintf(buf, size, "%s", p.name);
     return HR_OK;
 }
 
-hr_status hr_cuda_fail(hr_solver *s, cudaError_t e, const char *call, const char *file, int line)
+hr_status hri_cuda_fail(hr_solver *s, cudaError_t e, const char *call, const char *file, int line)
 {
     const char *base = file;
     for (const char *p = file; *p; p++)
         if (*p == '/') base = p + 1;
     if (s)
-        hr_solver_set_error(s, "%s failed at %s:%d: %s: %s", call, base, line, cudaGetErrorName(e),
+        hri_solver_set_error(s, "%s failed at %s:%d: %s: %s", call, base, line, cudaGetErrorName(e),
                             cudaGetErrorString(e));
     (void)cudaGetLastError(); /* clear a non-sticky error so later calls report their own */
     switch (e) {
@@ -78,7 +78,7 @@ hr_status hr_cuda_fail(hr_solver *s, cudaError_t e, const char *call, const char
 }
 
 /* 16-byte copy, one vector per thread: the simplest kernel that streams at full rate. */
-__global__ void hr_copy16(const int4 *__restrict__ a, int4 *__restrict__ b, size_t n16)
+__global__ void hri_copy16(const int4 *__restrict__ a, int4 *__restrict__ b, size_t n16)
 {
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n16) b[i] = a[i];
@@ -105,7 +105,7 @@ extern "C" hr_status hr_measure_device_bandwidth(int ordinal, size_t bytes, int 
 {
     if (gbps) *gbps = 0.0;
     if (!gbps || repeats < 0 || repeats > 1000) return HR_ERR_INVALID_ARG;
-    if (ordinal < 0 || ordinal >= hr_cuda_device_count()) return HR_ERR_NO_DEVICE;
+    if (ordinal < 0 || ordinal >= hri_cuda_device_count()) return HR_ERR_NO_DEVICE;
     if (repeats == 0) repeats = 7;
     if (bytes == 0) bytes = (size_t)512 << 20; /* far beyond any L2 (50-60 MB on Hopper) */
     bytes = (bytes + 15) / 16 * 16;
@@ -127,7 +127,7 @@ extern "C" hr_status hr_measure_device_bandwidth(int ordinal, size_t bytes, int 
     BW_TRY(cudaEventCreate(&e1));
     for (int r = -2; r < repeats; r++) {
         BW_TRY(cudaEventRecord(e0));
-        hr_copy16<<<blocks, threads>>>(a, b, n16);
+        hri_copy16<<<blocks, threads>>>(a, b, n16);
         BW_TRY(HR_LAUNCHED());
         BW_TRY(cudaEventRecord(e1));
         BW_TRY(cudaEventSynchronize(e1));

@@ -19,14 +19,14 @@
 
 /* Records "call failed at file:line: name: text" in the solver and maps the CUDA error
  * to an hr_status. Returns that status. */
-hr_status hr_cuda_fail(hr_solver *s, cudaError_t e, const char *call, const char *file, int line);
+hr_status hri_cuda_fail(hr_solver *s, cudaError_t e, const char *call, const char *file, int line);
 
 /* Every CUDA call in a solver path goes through HR_CU: on failure the call, file and
  * line go into the solver's error text and the function returns the status. */
 #define HR_CU(s, call)                                                                                       \
     do {                                                                                                     \
         cudaError_t hr_cu_e_ = (call);                                                                       \
-        if (hr_cu_e_ != cudaSuccess) return hr_cuda_fail((s), hr_cu_e_, #call, __FILE__, __LINE__);          \
+        if (hr_cu_e_ != cudaSuccess) return hri_cuda_fail((s), hr_cu_e_, #call, __FILE__, __LINE__);          \
     } while (0)
 
 /* Same, jumping to a cleanup label with st set. */
@@ -34,7 +34,7 @@ hr_status hr_cuda_fail(hr_solver *s, cudaError_t e, const char *call, const char
     do {                                                                                                     \
         cudaError_t hr_cu_e_ = (call);                                                                       \
         if (hr_cu_e_ != cudaSuccess) {                                                                       \
-            (st) = hr_cuda_fail((s), hr_cu_e_, #call, __FILE__, __LINE__);                                   \
+            (st) = hri_cuda_fail((s), hr_cu_e_, #call, __FILE__, __LINE__);                                   \
             goto label;                                                                                      \
         }                                                                                                    \
     } while (0)
@@ -107,29 +107,29 @@ typedef struct hr_gpu_family {
 #include "core/registry.def"
 
 /* One sweep per launch: the synchronous ladder. */
-int hr_gpu_pass_one(const hr_gpu *g, long remaining);
+int hri_gpu_pass_one(const hr_gpu *g, long remaining);
 /* Shape checks shared by several families. */
-int hr_gpu_check_block(const hr_gpu *g, hr_gpu_shape sh, int rows_per_thread, char *why, size_t len);
+int hri_gpu_check_block(const hr_gpu *g, hr_gpu_shape sh, int rows_per_thread, char *why, size_t len);
 
 /* Device residual ||f - A u|| / ||b|| of grid d_u[dcur] (same formula and scaled norms
- * as hr_cpu_residual_box). */
-hr_status hr_gpu_residual_compute(hr_solver *s, hr_gpu *g, double *rel);
+ * as hri_cpu_residual_box). */
+hr_status hri_gpu_residual_compute(hr_solver *s, hr_gpu *g, double *rel);
 
 /* 1: launch sweeps with programmatic dependent launch (compute capability >= 9 and
  * tuning.gpu_pdl not off). Kernels launched so must call cudaGridDependencySynchronize()
  * before touching memory. */
-int hr_gpu_pdl(const hr_gpu *g);
+int hri_gpu_pdl(const hr_gpu *g);
 
 /* Applies a shape: checks it, prepares the family and rebuilds the graphs. */
-hr_status hr_gpu_apply_shape(hr_solver *s, hr_gpu *g, hr_gpu_shape sh);
+hr_status hri_gpu_apply_shape(hr_solver *s, hr_gpu *g, hr_gpu_shape sh);
 /* Copies the current device grid into `dst` (host, the solver's layout). */
-hr_status hr_gpu_download(hr_solver *s, hr_gpu *g, void *dst);
+hr_status hri_gpu_download(hr_solver *s, hr_gpu *g, void *dst);
 
 /* The tuning cache (gpu_tune.cu): the entry for this device, kernel, precision, dimension
  * and alpha with the nearest extents; then the shapes shipped for the device's
  * architecture. Return 1 when found. */
-int hr_gpu_cache_lookup(const hr_gpu *g, const char *device, hr_gpu_shape *out);
-int hr_gpu_shipped_lookup(const hr_gpu *g, hr_gpu_shape *out);
+int hri_gpu_cache_lookup(const hr_gpu *g, const char *device, hr_gpu_shape *out);
+int hri_gpu_shipped_lookup(const hr_gpu *g, hr_gpu_shape *out);
 
 /* ------------------------------------------------------- kernel arguments */
 
@@ -189,7 +189,7 @@ __device__ __forceinline__ T hr_point(T un, T us, T uw, T ue, const T *hf, size_
     return jac;
 }
 
-/* The 3-D point update (same macros and order as hr_cpu_sweep_box). */
+/* The 3-D point update (same macros and order as hri_cpu_sweep_box). */
 template <typename T, bool W>
 __device__ __forceinline__ T hr_point7(T uw, T ue, T un, T us, T ud, T uu, T uc, const T *hf, size_t k, int i,
                                        int j, int kk, const hr_rhs_view &sp, T c0, T c1)

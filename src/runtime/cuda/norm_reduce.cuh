@@ -4,7 +4,7 @@
  * sum (|b|/s)^2, max |r|/s, max |b|/s}, reduced within a block by warp shuffles and then
  * warp by warp in order, and the block partials by one thread in block order. The order
  * never depends on timing, so the value is the same every run; the host then makes
- * hr_cpu_residual_box's scaled-norm decision from the four totals.
+ * hri_cpu_residual_box's scaled-norm decision from the four totals.
  */
 #ifndef HR_NORM_REDUCE_CUH
 #define HR_NORM_REDUCE_CUH

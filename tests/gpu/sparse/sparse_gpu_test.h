@@ -13,7 +13,7 @@ static inline int sparse_gpu_present(void)
     hr_backend be;
     for (int i = 0; hr_sparse_method_at(i, &be, NULL); i++)
         gpu_methods += be == HR_BACKEND_GPU;
-    return gpu_methods > 0 && hr_cuda_device_count() >= 1;
+    return gpu_methods > 0 && hri_cuda_device_count() >= 1;
 }
 
 #endif

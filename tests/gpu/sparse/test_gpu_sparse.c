@@ -238,7 +238,7 @@ static void test_comm_schemes(void **state)
 {
     (void)state;
     sys s = make("trefethen:4000");
-    const int gpus_max = hr_cuda_device_count() >= 2 ? 2 : 1;
+    const int gpus_max = hri_cuda_device_count() >= 2 ? 2 : 1;
     const hr_sparse_comm comms[] = {HR_SPARSE_COMM_AMC, HR_SPARSE_COMM_DC, HR_SPARSE_COMM_DK};
     for (int g = 1; g <= gpus_max; g++)
         for (int c = 0; c < 3; c++) {
@@ -278,7 +278,7 @@ static void test_errors(void **state)
     assert_non_null(strstr(r.message, "block"));
     free(x);
     o = opts("async", HR_BACKEND_GPU, 1e-6, 10);
-    o.gpus = hr_cuda_device_count() + 1;
+    o.gpus = hri_cuda_device_count() + 1;
     x = solve(&s, &o, &r, &st);
     assert_int_equal(st, HR_ERR_INVALID_ARG); /* the CLI blames --gpus for a message "gpus: ..." */
     assert_true(strncmp(r.message, "gpus:", 5) == 0);

@@ -5,7 +5,7 @@
 
 #include "hetrelax/hetrelax.h"
 
-extern "C" int hr_cuda_device_count(void)
+extern "C" int hri_cuda_device_count(void)
 {
     return 1;
 }

@@ -81,8 +81,8 @@ typedef struct async_state {
 static hr_status async_check(const hr_options *o, char *why, size_t why_size)
 {
     int prow, pcol;
-    hr_cpu_thread_grid(o, &prow, &pcol);
-    const int ny = hr_options_extent(o, 1), nx = hr_options_extent(o, 0);
+    hri_cpu_thread_grid(o, &prow, &pcol);
+    const int ny = hri_options_extent(o, 1), nx = hri_options_extent(o, 0);
     const int side = (ny / prow < nx / pcol ? ny / prow : nx / pcol);
     const int max_alpha = side > 1 ? side : 1;
     if (o->alpha <= max_alpha) return HR_OK;
@@ -116,7 +116,7 @@ static int block_used(const async_state *st, int r, int c)
 static void *aligned_zero(size_t bytes, int hugepages)
 {
     bytes = (bytes + HR_GRID_ALIGN - 1) / HR_GRID_ALIGN * HR_GRID_ALIGN;
-    void *p = hr_alloc_big(HR_GRID_ALIGN, bytes, hugepages);
+    void *p = hri_alloc_big(HR_GRID_ALIGN, bytes, hugepages);
     if (p) memset(p, 0, bytes); /* first touch by the owning thread */
     return p;
 }
@@ -132,9 +132,9 @@ static void async_init_job(void *ctx, int tid, int nthreads)
     if (tid % st->pcol == 0) {
         int lo, hi;
         hr_split_range(ny, st->prow, band, &lo, &hi);
-        hr_solver_init_rows(s, band == 0 ? 0 : lo + 1, band == st->prow - 1 ? ny + 2 : hi + 1);
+        hri_solver_init_rows(s, band == 0 ? 0 : lo + 1, band == st->prow - 1 ? ny + 2 : hi + 1);
     }
-    hr_team_barrier(st->team);
+    hri_team_barrier(st->team);
     async_tile *t = &st->tiles[tid];
     block_of(st, tid, &t->i0, &t->bi, &t->j0, &t->bj);
     t->status = HR_OK;
@@ -181,7 +181,7 @@ static hr_async_view view_of(const async_state *st, int tid, int cur)
     v.gp = gp;
     v.bi = t->bi;
     v.bj = t->bj;
-    const hr_rhs_view rv = hr_solver_rhs_view(s);
+    const hr_rhs_view rv = hri_solver_rhs_view(s);
     if (!rv.hf && rv.spike_i > t->i0 && rv.spike_i <= t->i0 + t->bi && rv.spike_j > t->j0 &&
         rv.spike_j <= t->j0 + t->bj) {
         v.si = rv.spike_i - t->i0;
@@ -234,7 +234,7 @@ static void async_job(void *ctx, int tid, int nthreads)
             atomic_store_explicit(&st->progress[tid].passes, p + 1, memory_order_release);
             continue;
         }
-        hr_team_barrier(st->team);
+        hri_team_barrier(st->team);
         cur = 1 - cur;
     }
 }
@@ -243,7 +243,7 @@ static void async_teardown(hr_solver *s)
 {
     async_state *st = s->impl;
     if (!st) return;
-    hr_team_free(st->team);
+    hri_team_free(st->team);
     if (st->tiles)
         for (int i = 0; i < st->prow * st->pcol; i++) {
             free(st->tiles[i].mem[0]);
@@ -265,7 +265,7 @@ static hr_status async_setup(hr_solver *s, int variant)
     st->s = s;
     st->variant = variant;
     st->pass = hr_async_pass_sweeps(variant, s->o.alpha);
-    hr_cpu_thread_grid(&s->o, &st->prow, &st->pcol);
+    hri_cpu_thread_grid(&s->o, &st->prow, &st->pcol);
     const int p = st->prow * st->pcol;
     st->tiles = calloc((size_t)p, sizeof *st->tiles);
     if (!st->tiles) return HR_ERR_NO_MEMORY;
@@ -275,11 +275,11 @@ static hr_status async_setup(hr_solver *s, int variant)
         for (int i = 0; i < p; i++)
             atomic_init(&st->progress[i].passes, 0);
     }
-    HR_TRY(hr_cpu_open_team(s, st->prow, st->pcol, &st->team));
+    HR_TRY(hri_cpu_open_team(s, st->prow, st->pcol, &st->team));
     s->cfg.threads = st->prow * st->pcol;
     s->cfg.thread_rows = st->prow;
     s->cfg.thread_cols = st->pcol;
-    hr_team_run(st->team, async_init_job, st);
+    hri_team_run(st->team, async_init_job, st);
     for (int i = 0; i < p; i++)
         if (st->tiles[i].status != HR_OK) return st->tiles[i].status;
     return HR_OK;
@@ -290,7 +290,7 @@ static hr_status async_sweeps(hr_solver *s, long count)
     async_state *st = s->impl;
     if (count <= 0) return HR_OK;
     st->count = count;
-    hr_team_run(st->team, async_job, st);
+    hri_team_run(st->team, async_job, st);
     const long passes = (count + st->pass - 1) / st->pass;
     if (st->variant == HR_ASYNC3) {
         st->pass_base += passes;
@@ -310,7 +310,7 @@ static hr_status setup_variant(hr_solver *s)
     return async_setup(s, s->k->id);
 }
 
-const hr_kernel_ops hr_kernel_async = {
+const hr_kernel_ops hri_kernel_async = {
     .setup = setup_variant,
     .sweeps = async_sweeps,
     .teardown = async_teardown,

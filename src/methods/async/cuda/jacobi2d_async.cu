@@ -251,7 +251,7 @@ static cudaError_t prepare_async(hr_gpu *g)
 
 static int check_async(const hr_gpu *g, hr_gpu_shape sh, char *why, size_t len)
 {
-    if (hr_gpu_check_block(g, sh, sh.h, why, len)) return 1;
+    if (hri_gpu_check_block(g, sh, sh.h, why, len)) return 1;
     if (variant_of(g->fam) == 3 && sh.h > HR_ASYNC_MAX_RPT) {
         snprintf(why, len, "async3 keeps at most %d rows per thread in registers (h=%d)", HR_ASYNC_MAX_RPT, sh.h);
         return 1;
@@ -280,7 +280,7 @@ static const hr_gpu_shape async_cands[] = {{64, 8, 4},  {64, 8, 1},  {32, 8, 4},
 #define ASYNC_FAMILY(var, v)                                                                      \
     const hr_gpu_family var = {1, 0, {{64, 8, 4}, {64, 8, 4}}, async_cands, NAC, check_async, prepare_async, \
                                launch_async, pass_async, v}
-ASYNC_FAMILY(hr_fam_async0, 0);
-ASYNC_FAMILY(hr_fam_async1, 1);
-ASYNC_FAMILY(hr_fam_async2, 2);
-ASYNC_FAMILY(hr_fam_async3, 3);
+ASYNC_FAMILY(hri_fam_async0, 0);
+ASYNC_FAMILY(hri_fam_async1, 1);
+ASYNC_FAMILY(hri_fam_async2, 2);
+ASYNC_FAMILY(hri_fam_async3, 3);

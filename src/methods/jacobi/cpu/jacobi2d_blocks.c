@@ -77,11 +77,11 @@ static void blocks_alloc(void *ctx, int tid, int nthreads)
     t->status = HR_OK;
     const int huge = hr_tune_on(s->o.tuning.hugepages, 0);
     for (int k = 0; k < 2; k++) {
-        t->mem[k] = hr_alloc_big(HR_GRID_ALIGN, bytes, huge);
+        t->mem[k] = hri_alloc_big(HR_GRID_ALIGN, bytes, huge);
         if (!t->mem[k]) t->status = HR_ERR_NO_MEMORY;
     }
     if (s->hf.base) {
-        t->hfmem = hr_alloc_big(HR_GRID_ALIGN, bytes, huge);
+        t->hfmem = hri_alloc_big(HR_GRID_ALIGN, bytes, huge);
         if (!t->hfmem) t->status = HR_ERR_NO_MEMORY;
     }
     if (t->status != HR_OK) return;
@@ -129,7 +129,7 @@ static void blocks_job(void *ctx, int tid, int nthreads)
     const size_t es = s->u[0].l.esize;
     const int r = tid / st->pcol, c = tid % st->pcol;
     tile *t = tile_at(st, r, c);
-    hr_rhs_view rhs = hr_solver_rhs_view(s);
+    hr_rhs_view rhs = hri_solver_rhs_view(s);
     if (t) {
         if (t->hfmem) rhs.hf = tile_origin(t, t->hfmem, es);
         rhs.spike_i -= t->i0; /* spike in tile coordinates */
@@ -140,9 +140,9 @@ static void blocks_job(void *ctx, int tid, int nthreads)
         if (t)
             hr_cpu_sweep(es, tile_origin(t, t->mem[cur], es), tile_origin(t, t->mem[1 - cur], es), rhs,
                          t->pitch, 1, t->bi + 1, 1, t->bj + 1);
-        hr_team_barrier(st->team);
+        hri_team_barrier(st->team);
         push_edges(st, r, c, 1 - cur, es);
-        hr_team_barrier(st->team);
+        hri_team_barrier(st->team);
         cur = 1 - cur;
     }
 }
@@ -153,16 +153,16 @@ static hr_status blocks_setup(hr_solver *s)
     if (!st) return HR_ERR_NO_MEMORY;
     s->impl = st;
     st->s = s;
-    hr_cpu_thread_grid(&s->o, &st->prow, &st->pcol);
+    hri_cpu_thread_grid(&s->o, &st->prow, &st->pcol);
     const int p = st->prow * st->pcol;
     st->tiles = calloc((size_t)p, sizeof *st->tiles);
     if (!st->tiles) return HR_ERR_NO_MEMORY;
-    HR_TRY(hr_cpu_open_team(s, st->prow, st->pcol, &st->team));
+    HR_TRY(hri_cpu_open_team(s, st->prow, st->pcol, &st->team));
     s->cfg.threads = p;
     s->cfg.thread_rows = st->prow;
     s->cfg.thread_cols = st->pcol;
-    hr_solver_init_rows(s, 0, s->p.ny + 2); /* the global grid holds the boundary and the output */
-    hr_team_run(st->team, blocks_alloc, st);
+    hri_solver_init_rows(s, 0, s->p.ny + 2); /* the global grid holds the boundary and the output */
+    hri_team_run(st->team, blocks_alloc, st);
     for (int i = 0; i < p; i++)
         if (st->tiles[i].status != HR_OK) return st->tiles[i].status;
     return HR_OK;
@@ -172,7 +172,7 @@ static hr_status blocks_sweeps(hr_solver *s, long count)
 {
     blocks_state *st = s->impl;
     st->count = count;
-    hr_team_run(st->team, blocks_job, st);
+    hri_team_run(st->team, blocks_job, st);
     if (count % 2) st->cur = 1 - st->cur;
     return HR_OK;
 }
@@ -195,7 +195,7 @@ static void blocks_teardown(hr_solver *s)
 {
     blocks_state *st = s->impl;
     if (!st) return;
-    hr_team_free(st->team);
+    hri_team_free(st->team);
     if (st->tiles)
         for (int i = 0; i < st->prow * st->pcol; i++) {
             free(st->tiles[i].mem[0]);
@@ -207,7 +207,7 @@ static void blocks_teardown(hr_solver *s)
     s->impl = NULL;
 }
 
-const hr_kernel_ops hr_kernel_blocks = {
+const hr_kernel_ops hri_kernel_blocks = {
     .setup = blocks_setup,
     .sweeps = blocks_sweeps,
     .sync_host = blocks_sync_host,

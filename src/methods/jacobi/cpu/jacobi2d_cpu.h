@@ -16,9 +16,9 @@ enum { HR_SPMD_AUTO_STORES = 0, HR_SPMD_NT = 1 };
 
 /* One Jacobi sweep over rows [i0, i1) and columns [j0, j1) of the grid whose (0, 0)
  * elements are u and un (same pitch). */
-void hr_cpu_sweep_f32(const float *u, float *un, hr_rhs_view rhs, size_t pitch, int i0, int i1, int j0,
+void hri_cpu_sweep_f32(const float *u, float *un, hr_rhs_view rhs, size_t pitch, int i0, int i1, int j0,
                       int j1);
-void hr_cpu_sweep_f64(const double *u, double *un, hr_rhs_view rhs, size_t pitch, int i0, int i1, int j0,
+void hri_cpu_sweep_f64(const double *u, double *un, hr_rhs_view rhs, size_t pitch, int i0, int i1, int j0,
                       int j1);
 
 /* Type-dispatching wrappers (esize 4 or 8). */
@@ -26,9 +26,9 @@ static inline void hr_cpu_sweep(size_t esize, const void *u, void *un, hr_rhs_vi
                                 int i1, int j0, int j1)
 {
     if (esize == 8)
-        hr_cpu_sweep_f64((const double *)u, (double *)un, rhs, pitch, i0, i1, j0, j1);
+        hri_cpu_sweep_f64((const double *)u, (double *)un, rhs, pitch, i0, i1, j0, j1);
     else
-        hr_cpu_sweep_f32((const float *)u, (float *)un, rhs, pitch, i0, i1, j0, j1);
+        hri_cpu_sweep_f32((const float *)u, (float *)un, rhs, pitch, i0, i1, j0, j1);
 }
 
 #ifdef __cplusplus

@@ -29,7 +29,7 @@ static void HR_FN(rows_rhs)(const T *restrict u, T *restrict un, const T *restri
     }
 }
 
-void HR_FN(hr_cpu_sweep)(const T *u, T *un, hr_rhs_view rhs, size_t pitch, int i0, int i1, int j0, int j1)
+void HR_FN(hri_cpu_sweep)(const T *u, T *un, hr_rhs_view rhs, size_t pitch, int i0, int i1, int j0, int j1)
 {
     if (i0 >= i1 || j0 >= j1) return;
     if (rhs.hf) {

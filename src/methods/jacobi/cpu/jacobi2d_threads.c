@@ -31,7 +31,7 @@ static void spmd_touch(void *ctx, int tid, int nthreads)
     /* band b owns interior rows [lo+1, hi+1); the first and last band take the boundary rows */
     int r0 = band == 0 ? 0 : lo + 1;
     int r1 = band == st->prow - 1 ? ny + 2 : hi + 1;
-    hr_solver_init_rows(st->s, r0, r1);
+    hri_solver_init_rows(st->s, r0, r1);
 }
 
 static void spmd_job(void *ctx, int tid, int nthreads)
@@ -42,17 +42,17 @@ static void spmd_job(void *ctx, int tid, int nthreads)
     int i0, i1, j0, j1;
     hr_split_range(s->p.ny, st->prow, tid / st->pcol, &i0, &i1);
     hr_split_range(s->p.nx, st->pcol, tid % st->pcol, &j0, &j1);
-    const hr_rhs_view rhs = hr_solver_rhs_view(s);
+    const hr_rhs_view rhs = hri_solver_rhs_view(s);
     void *a = hr_grid_origin(&s->u[s->cur]), *b = hr_grid_origin(&s->u[1 - s->cur]);
     hr_sweep_args box = {&s->u[0].l, NULL, NULL, rhs, {{j0 + 1, i0 + 1, 0}, {j1 + 1, i1 + 1, 1}}, s->p.omega};
     for (long t = 0; t < st->count; t++) {
         box.in = a;
         box.out = b;
         if (st->stream)
-            hr_cpu_sweep_box_stream(&box); /* ends with a store fence */
+            hri_cpu_sweep_box_stream(&box); /* ends with a store fence */
         else
-            hr_cpu_sweep_box(&box);
-        hr_team_barrier(st->team);
+            hri_cpu_sweep_box(&box);
+        hri_team_barrier(st->team);
         void *tmp = a;
         a = b;
         b = tmp;
@@ -66,7 +66,7 @@ static int spmd_auto_stream(const hr_solver *s)
     if (s->o.tuning.cpu_stream) return s->o.tuning.cpu_stream > 0;
     const int threads = s->o.thread_rows > 0 ? s->o.thread_rows * s->o.thread_cols : s->o.threads;
     const size_t grids = (s->hf.base ? 3u : 2u) * hr_layout_bytes(&s->u[0].l);
-    return grids > hr_cache_llc_share(threads > 0 ? threads : hr_cpu_count());
+    return grids > hri_cache_llc_share(threads > 0 ? threads : hri_cpu_count());
 }
 
 static hr_status spmd_setup(hr_solver *s)
@@ -74,8 +74,8 @@ static hr_status spmd_setup(hr_solver *s)
     spmd_state *st = calloc(1, sizeof *st);
     if (!st) return HR_ERR_NO_MEMORY;
     st->s = s;
-    hr_cpu_thread_grid(&s->o, &st->prow, &st->pcol);
-    hr_status rc = hr_cpu_open_team(s, st->prow, st->pcol, &st->team);
+    hri_cpu_thread_grid(&s->o, &st->prow, &st->pcol);
+    hr_status rc = hri_cpu_open_team(s, st->prow, st->pcol, &st->team);
     if (rc != HR_OK) {
         free(st);
         return rc;
@@ -87,7 +87,7 @@ static hr_status spmd_setup(hr_solver *s)
     s->cfg.threads = st->prow * st->pcol;
     s->cfg.thread_rows = st->prow;
     s->cfg.thread_cols = st->pcol;
-    hr_team_run(st->team, spmd_touch, st);
+    hri_team_run(st->team, spmd_touch, st);
     return HR_OK;
 }
 
@@ -95,7 +95,7 @@ static hr_status spmd_sweeps(hr_solver *s, long count)
 {
     spmd_state *st = s->impl;
     st->count = count;
-    hr_team_run(st->team, spmd_job, st);
+    hri_team_run(st->team, spmd_job, st);
     if (count % 2) s->cur = 1 - s->cur;
     return HR_OK;
 }
@@ -104,13 +104,13 @@ static void spmd_teardown(hr_solver *s)
 {
     spmd_state *st = s->impl;
     if (!st) return;
-    hr_team_free(st->team);
+    hri_team_free(st->team);
     free(st);
     s->impl = NULL;
 }
 
 /* spmd and spmd-nt (registry id HR_SPMD_NT: streaming stores always) */
-const hr_kernel_ops hr_kernel_spmd = {
+const hr_kernel_ops hri_kernel_spmd = {
     .setup = spmd_setup,
     .sweeps = spmd_sweeps,
     .teardown = spmd_teardown,

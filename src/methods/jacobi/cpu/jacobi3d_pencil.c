@@ -66,7 +66,7 @@ static void pencil_init(void *ctx, int tid, int nthreads)
     pencil_state *st = ctx;
     int lo, hi;
     hr_split_range(st->s->p.nz + 2, nthreads, tid, &lo, &hi);
-    if (lo < hi) hr_solver_init_rows(st->s, lo, hi);
+    if (lo < hi) hri_solver_init_rows(st->s, lo, hi);
 }
 
 static void pencil_job(void *ctx, int tid, int nthreads)
@@ -80,7 +80,7 @@ static void pencil_job(void *ctx, int tid, int nthreads)
     const void *in = hr_grid_origin(&s->u[s->cur]);
     void *out = hr_grid_origin(&s->u[1 - s->cur]);
     hr_sweep_args a = {
-        &s->u[0].l, NULL, NULL, hr_solver_rhs_view(s), {{1, 0, z0 + 1}, {s->p.nx + 1, 0, z1 + 1}},
+        &s->u[0].l, NULL, NULL, hri_solver_rhs_view(s), {{1, 0, z0 + 1}, {s->p.nx + 1, 0, z1 + 1}},
         s->p.omega};
     for (long t = 0; t < st->count; t++) {
         a.in = in;
@@ -89,11 +89,11 @@ static void pencil_job(void *ctx, int tid, int nthreads)
             a.box.lo[1] = yb + 1;
             a.box.hi[1] = (yb + by < y1 ? yb + by : y1) + 1;
             if (stream)
-                hr_cpu_sweep_box_stream(&a); /* ends with a store fence */
+                hri_cpu_sweep_box_stream(&a); /* ends with a store fence */
             else
-                hr_cpu_sweep_box(&a);
+                hri_cpu_sweep_box(&a);
         }
-        hr_team_barrier(st->team);
+        hri_team_barrier(st->team);
         const void *tmp = in;
         in = out;
         out = (void *)tmp;
@@ -119,9 +119,9 @@ static void choose_grid(int P, int ny, int nz, int by, int *py, int *pz)
     }
 }
 
-void hr_pencil_default_choice(const hr_grid_layout *l, int rows, int grids, int threads, int *by, int *stream)
+void hri_pencil_default_choice(const hr_grid_layout *l, int rows, int grids, int threads, int *by, int *stream)
 {
-    size_t l2 = hr_cache_l2_bytes(), llc = hr_cache_llc_share(threads);
+    size_t l2 = hri_cache_l2_bytes(), llc = hri_cache_llc_share(threads);
     if (l2 == 0) l2 = (size_t)1 << 20;
     /* the three input planes of a pencil in half the L2 (the rest: output lines, f, prefetches);
      * on the quiet 2-core VM 128-row pencils beat 32 and 8 rows by 5-7% in double (docs/cpu.md) */
@@ -146,9 +146,9 @@ static void set_config(hr_solver *s, const pencil_state *st, const char *source)
     snprintf(s->cfg.shape_source, sizeof s->cfg.shape_source, "%s%s", source, st->stream ? "+nt" : "");
 }
 
-hr_status hr_pencil_apply(hr_solver *s, int by, int stream)
+hr_status hri_pencil_apply(hr_solver *s, int by, int stream)
 {
-    if (s->k->kernel != &hr_kernel_pencil || !s->impl || by < 1) return HR_ERR_INVALID_ARG;
+    if (s->k->kernel != &hri_kernel_pencil || !s->impl || by < 1) return HR_ERR_INVALID_ARG;
     pencil_state *st = s->impl;
     st->by = by;
     st->stream = stream != 0;
@@ -181,10 +181,10 @@ static hr_status pencil_setup(hr_solver *s)
     const hr_grid_layout *l = &s->u[0].l;
     const int P = s->o.thread_rows > 0 && s->o.thread_cols > 0 ? s->o.thread_rows * s->o.thread_cols
                   : s->o.threads > 0                           ? s->o.threads
-                                                               : hr_cpu_count();
+                                                               : hri_cpu_count();
     int by, stream;
     const int grids = s->hf.base ? 3 : 2;
-    hr_pencil_default_choice(l, 0, grids, P, &by, &stream);
+    hri_pencil_default_choice(l, 0, grids, P, &by, &stream);
     if (s->o.thread_rows > 0 && s->o.thread_cols > 0) {
         st->py = s->o.thread_rows;
         st->pz = s->o.thread_cols;
@@ -192,30 +192,30 @@ static hr_status pencil_setup(hr_solver *s)
         choose_grid(P, s->p.ny, s->p.nz, by, &st->py, &st->pz);
     }
     const int rows = (s->p.ny + st->py - 1) / st->py;
-    hr_pencil_default_choice(l, rows, grids, P, &st->by, &st->stream);
+    hri_pencil_default_choice(l, rows, grids, P, &st->by, &st->stream);
     const char *source = "default";
     char key[160];
-    hr_cpu_tune_key(P, key, sizeof key);
+    hri_cpu_tune_key(P, key, sizeof key);
     by = st->by;
     stream = st->stream;
     if (knob_choice(&s->o.tuning, &by, &stream)) {
         source = "env";
-    } else if (hr_cpu_cache_lookup(&s->o.tuning, key, "pencil", l->esize == 8, hr_cpu_tune_size(l), &by,
+    } else if (hri_cpu_cache_lookup(&s->o.tuning, key, "pencil", l->esize == 8, hri_cpu_tune_size(l), &by,
                                    &stream)) {
         source = "cache";
     }
     st->by = by;
     st->stream = stream;
     if (st->by > rows) st->by = rows > 0 ? rows : 1;
-    hr_status rc = hr_cpu_open_team(s, st->py, st->pz, &st->team);
+    hr_status rc = hri_cpu_open_team(s, st->py, st->pz, &st->team);
     if (rc != HR_OK) {
         free(st);
         return rc;
     }
     s->impl = st;
     set_config(s, st, source);
-    hr_team_run(st->team, pencil_touch, st);
-    hr_team_run(st->team, pencil_init, st);
+    hri_team_run(st->team, pencil_touch, st);
+    hri_team_run(st->team, pencil_init, st);
     return HR_OK;
 }
 
@@ -223,7 +223,7 @@ static hr_status pencil_sweeps(hr_solver *s, long count)
 {
     pencil_state *st = s->impl;
     st->count = count;
-    hr_team_run(st->team, pencil_job, st);
+    hri_team_run(st->team, pencil_job, st);
     if (count % 2) s->cur = 1 - s->cur;
     return HR_OK;
 }
@@ -232,12 +232,12 @@ static void pencil_teardown(hr_solver *s)
 {
     pencil_state *st = s->impl;
     if (!st) return;
-    hr_team_free(st->team);
+    hri_team_free(st->team);
     free(st);
     s->impl = NULL;
 }
 
-const hr_kernel_ops hr_kernel_pencil = {
+const hr_kernel_ops hri_kernel_pencil = {
     .setup = pencil_setup,
     .sweeps = pencil_sweeps,
     .teardown = pencil_teardown,

@@ -73,7 +73,7 @@
 #endif
 #include "methods/jacobi/cpu/stencil_box_stream_impl.h"
 
-void hr_cpu_sweep_box_stream(const hr_sweep_args *a)
+void hri_cpu_sweep_box_stream(const hr_sweep_args *a)
 {
     if (hr_box_empty(&a->box)) return;
     if (a->l->esize == 8)

@@ -16,9 +16,9 @@
 #include "runtime/cuda/gpu_internal.cuh"
 
 /* 2-D `tuned`: rows [r0, r1) (1 <= r0, r1 <= ny + 1), every column. */
-cudaError_t hr_gpu_tuned2d_rows(hr_gpu *g, int r0, int r1, cudaStream_t st);
+cudaError_t hri_gpu_tuned2d_rows(hr_gpu *g, int r0, int r1, cudaStream_t st);
 
 /* 3-D `tuned`: planes [k0, k1) (1 <= k0, k1 <= nz + 1), every row and column. */
-cudaError_t hr_gpu_tuned3d_planes(hr_gpu *g, int k0, int k1, cudaStream_t st);
+cudaError_t hri_gpu_tuned3d_planes(hr_gpu *g, int k0, int k1, cudaStream_t st);
 
 #endif

@@ -1,6 +1,6 @@
 /*
  * The relative residual on the device, so residual checks do not copy the grid back.
- * Same formula, order and scaled norms as hr_cpu_residual_box (common/stencil.h,
+ * Same formula, order and scaled norms as hri_cpu_residual_box (common/stencil.h,
  * cpu/stencil_box_impl.h), 2-D and 3-D, double accumulation: one pass sums the squares
  * and finds the largest |r| and |b|; only when a plain square would overflow or
  * underflow (a value outside [1e-150, 1e150]) a second pass sums (|r| / max)^2. The
@@ -67,12 +67,12 @@ static hr_status residual_pass(hr_solver *s, hr_gpu *g, double rs, double bs)
     return HR_OK;
 }
 
-hr_status hr_gpu_residual_compute(hr_solver *s, hr_gpu *g, double *rel)
+hr_status hri_gpu_residual_compute(hr_solver *s, hr_gpu *g, double *rel)
 {
     HR_TRY(residual_pass(s, g, 1.0, 1.0));
     double r2 = g->h_res[0], b2 = g->h_res[1], rmax = g->h_res[2], bmax = g->h_res[3];
     hr_norm2 rn, bn;
-    /* the decision of hr_cpu_residual_box, value for value */
+    /* the decision of hri_cpu_residual_box, value for value */
     const int r_ok = isfinite(r2) && (rmax == 0.0 || rmax >= 1e-150),
               b_ok = isfinite(b2) && (bmax == 0.0 || bmax >= 1e-150);
     if (isnan(rmax) || isnan(bmax) || (r_ok && b_ok)) {

@@ -18,27 +18,27 @@
 /* Launches captured in one graph (even, so a replay ends on the parity it began on). */
 #define HR_GRAPH_PASSES 16
 
-extern "C" const hr_kernel_ops hr_kernel_gpu; /* the GPU kernels' entry points, below */
+extern "C" const hr_kernel_ops hri_kernel_gpu; /* the GPU kernels' entry points, below */
 
 /* The family of a kernel: its registry line names it. */
 static const hr_gpu_family *family_of(const hr_entry *k)
 {
-    return k && k->kernel == &hr_kernel_gpu ? (const hr_gpu_family *)k->data : NULL;
+    return k && k->kernel == &hri_kernel_gpu ? (const hr_gpu_family *)k->data : NULL;
 }
 
-int hr_gpu_pass_one(const hr_gpu *g, long remaining)
+int hri_gpu_pass_one(const hr_gpu *g, long remaining)
 {
     (void)g;
     (void)remaining;
     return 1;
 }
 
-int hr_gpu_pdl(const hr_gpu *g)
+int hri_gpu_pdl(const hr_gpu *g)
 {
     return g->cc_major >= 9 && !(g->tune && g->tune->gpu_pdl < 0);
 }
 
-int hr_gpu_check_block(const hr_gpu *g, hr_gpu_shape sh, int rows_per_thread, char *why, size_t len)
+int hri_gpu_check_block(const hr_gpu *g, hr_gpu_shape sh, int rows_per_thread, char *why, size_t len)
 {
     (void)g;
     if (sh.bx < 1 || sh.by < 1 || (long)sh.bx * sh.by > 1024) {
@@ -90,7 +90,7 @@ static hr_status build_graphs(hr_solver *s, hr_gpu *g)
         g->dcur = save;
         if (le != cudaSuccess) {
             if (graph) cudaGraphDestroy(graph);
-            return hr_cuda_fail(s, le, "capture: kernel launch", __FILE__, __LINE__);
+            return hri_cuda_fail(s, le, "capture: kernel launch", __FILE__, __LINE__);
         }
         HR_CU(s, ce);
         cudaError_t ie = cudaGraphInstantiate(&g->graph[p], graph, 0);
@@ -105,11 +105,11 @@ static hr_status build_graphs(hr_solver *s, hr_gpu *g)
     return HR_OK;
 }
 
-hr_status hr_gpu_apply_shape(hr_solver *s, hr_gpu *g, hr_gpu_shape sh)
+hr_status hri_gpu_apply_shape(hr_solver *s, hr_gpu *g, hr_gpu_shape sh)
 {
     char why[160];
     if (g->fam->check(g, sh, why, sizeof why)) {
-        hr_solver_set_error(s, "kernel %s: %s", g->name, why);
+        hri_solver_set_error(s, "kernel %s: %s", g->name, why);
         return HR_ERR_INVALID_ARG;
     }
     g->shape = sh;
@@ -135,7 +135,7 @@ static void *dev_origin(const hr_gpu *g, void *base)
     return (char *)base + g->offset * g->esize;
 }
 
-hr_status hr_gpu_download(hr_solver *s, hr_gpu *g, void *dst)
+hr_status hri_gpu_download(hr_solver *s, hr_gpu *g, void *dst)
 {
     HR_CU(s, copy_grid(g, dst, s->u[0].l.pitch, dev_origin(g, g->d_u[g->dcur]), g->pitch,
                        cudaMemcpyDeviceToHost));
@@ -150,17 +150,17 @@ hr_status hr_gpu_download(hr_solver *s, hr_gpu *g, void *dst)
 static hr_status choose_shape(hr_solver *s, hr_gpu *g, hr_gpu_shape *out)
 {
     const hr_gpu_family *fam = g->fam;
-    const int *knob = s->o.tuning.gpu_shape; /* all three or none (hr_tuning_validate) */
+    const int *knob = s->o.tuning.gpu_shape; /* all three or none (hri_tuning_validate) */
     hr_gpu_shape sh = {knob[0], knob[1], knob[2]};
     const int given = knob[0] > 0;
     char why[160];
     hr_gpu_shape c;
     if (given) {
         g->shape_from = "env";
-    } else if (hr_gpu_cache_lookup(g, s->device_name, &c) && !fam->check(g, c, why, sizeof why)) {
+    } else if (hri_gpu_cache_lookup(g, s->device_name, &c) && !fam->check(g, c, why, sizeof why)) {
         sh = c;
         g->shape_from = "cache";
-    } else if (hr_gpu_shipped_lookup(g, &c) && !fam->check(g, c, why, sizeof why)) {
+    } else if (hri_gpu_shipped_lookup(g, &c) && !fam->check(g, c, why, sizeof why)) {
         sh = c;
         g->shape_from = "shipped";
     } else {
@@ -184,16 +184,16 @@ static hr_status gpu_setup(hr_solver *s)
 {
     const hr_gpu_family *fam = family_of(s->k);
     if (!fam) {
-        hr_solver_set_error(s, "kernel %s: no GPU family (table mismatch)", s->k->name);
+        hri_solver_set_error(s, "kernel %s: no GPU family (table mismatch)", s->k->name);
         return HR_ERR_INTERNAL;
     }
-    const int count = hr_cuda_device_count();
+    const int count = hri_cuda_device_count();
     if (count < 1) {
-        hr_solver_set_error(s, "backend gpu: no CUDA device found");
+        hri_solver_set_error(s, "backend gpu: no CUDA device found");
         return HR_ERR_NO_DEVICE;
     }
     if (s->o.device >= count) {
-        hr_solver_set_error(s, "device: ordinal %d, but %d CUDA device(s) present", s->o.device, count);
+        hri_solver_set_error(s, "device: ordinal %d, but %d CUDA device(s) present", s->o.device, count);
         return HR_ERR_NO_DEVICE;
     }
     hr_gpu *g = (hr_gpu *)calloc(1, sizeof *g);
@@ -210,7 +210,7 @@ static hr_status gpu_setup(hr_solver *s)
     g->n = g->nx; /* the square-only families (no HR_CAP_RECT) */
     g->esize = s->u[0].l.esize;
     g->dbl = g->esize == 8;
-    g->spike = hr_solver_rhs_view(s);
+    g->spike = hri_solver_rhs_view(s);
     g->spike.hf = NULL; /* the device reads its own h^2 f grid */
     g->omega = s->p.omega;
     g->alpha = s->o.alpha;
@@ -245,14 +245,14 @@ static hr_status gpu_setup(hr_solver *s)
     const size_t dbytes = g->alloc_elems * g->esize;
     size_t free_b = 0, total_b = 0;
     if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess && dbytes * (s->hf.base ? 3 : 2) > free_b) {
-        hr_solver_set_error(s, "n: %zu MiB of device grids do not fit the %zu MiB free on %s",
+        hri_solver_set_error(s, "n: %zu MiB of device grids do not fit the %zu MiB free on %s",
                             dbytes * (s->hf.base ? 3 : 2) >> 20, free_b >> 20, p.name);
         return HR_ERR_NO_MEMORY;
     }
 
     /* host grids (touched only once the device grids are known to fit): boundary ring, initial interior,
      * right-hand side */
-    hr_solver_init_rows(s, 0, hr_layout_outer(&s->u[0].l));
+    hri_solver_init_rows(s, 0, hr_layout_outer(&s->u[0].l));
     s->cur = 0;
     const size_t hbytes = hr_layout_bytes(&s->u[0].l);
     if (s->o.host_memory == HR_HOST_PINNED) {
@@ -293,7 +293,7 @@ static hr_status gpu_setup(hr_solver *s)
 
     hr_gpu_shape sh;
     HR_TRY(choose_shape(s, g, &sh));
-    HR_TRY(hr_gpu_apply_shape(s, g, sh));
+    HR_TRY(hri_gpu_apply_shape(s, g, sh));
     s->cfg.shape[0] = g->shape.bx;
     s->cfg.shape[1] = g->shape.by;
     s->cfg.shape[2] = g->shape.h;
@@ -325,7 +325,7 @@ static hr_status gpu_sync_host(hr_solver *s)
 {
     hr_gpu *g = (hr_gpu *)s->impl;
     double t0 = hr_now();
-    HR_TRY(hr_gpu_download(s, g, hr_grid_origin(&s->u[0])));
+    HR_TRY(hri_gpu_download(s, g, hr_grid_origin(&s->u[0])));
     s->t_d2h += hr_now() - t0;
     s->cur = 0;
     return HR_OK;
@@ -346,7 +346,7 @@ static hr_status gpu_upload(hr_solver *s)
 static hr_status gpu_residual(hr_solver *s, double *rel)
 {
     hr_gpu *g = (hr_gpu *)s->impl;
-    return hr_gpu_residual_compute(s, g, rel);
+    return hri_gpu_residual_compute(s, g, rel);
 }
 
 static void gpu_teardown(hr_solver *s)
@@ -377,7 +377,7 @@ static void gpu_teardown(hr_solver *s)
  * before anything is allocated): some candidate shape must fit alpha on this device. */
 static hr_status gpu_check_alpha(const hr_options *o, char *why, size_t why_size)
 {
-    const hr_entry *k = hr_kernel_find(HR_BACKEND_GPU, o->kernel, hr_options_dim(o));
+    const hr_entry *k = hri_kernel_find(HR_BACKEND_GPU, o->kernel, hri_options_dim(o));
     const hr_gpu_family *fam = family_of(k);
     if (!fam || !(k->caps & HR_CAP_ALPHA)) return HR_OK;
     hr_gpu g;
@@ -385,10 +385,10 @@ static hr_status gpu_check_alpha(const hr_options *o, char *why, size_t why_size
     g.fam = fam;
     g.name = k->name;
     g.caps = k->caps;
-    g.dim = hr_options_dim(o);
-    g.nx = g.n = hr_options_extent(o, 0);
-    g.ny = hr_options_extent(o, 1);
-    g.nz = hr_options_extent(o, 2);
+    g.dim = hri_options_dim(o);
+    g.nx = g.n = hri_options_extent(o, 0);
+    g.ny = hri_options_extent(o, 1);
+    g.nz = hri_options_extent(o, 2);
     g.omega = 1.0;
     g.alpha = o->alpha;
     g.esize = hr_prec_bytes(o->precision);
@@ -412,5 +412,5 @@ static hr_status gpu_check_alpha(const hr_options *o, char *why, size_t why_size
 
 /* The entry points of every HR_GPU_KERNEL line of the registry; the line's family says what
  * they launch. */
-extern "C" const hr_kernel_ops hr_kernel_gpu = {gpu_setup,    gpu_sweeps,      gpu_sync_host, gpu_residual,
+extern "C" const hr_kernel_ops hri_kernel_gpu = {gpu_setup,    gpu_sweeps,      gpu_sync_host, gpu_residual,
                                                 gpu_teardown, gpu_check_alpha, gpu_upload};

@@ -89,10 +89,10 @@ static void consider(const hr_gpu *g, const char *device, char *line, double *be
     }
 }
 
-int hr_gpu_cache_lookup(const hr_gpu *g, const char *device, hr_gpu_shape *out)
+int hri_gpu_cache_lookup(const hr_gpu *g, const char *device, hr_gpu_shape *out)
 {
     char path[512], line[512];
-    if (!hr_tune_cache_default(g->tune, path, sizeof path)) return 0;
+    if (!hri_tune_cache_default(g->tune, path, sizeof path)) return 0;
     FILE *f = fopen(path, "r");
     if (!f) return 0;
     double best = INFINITY;
@@ -111,7 +111,7 @@ static const char *const shipped[] = {
 #include "methods/jacobi/cuda/gpu_shapes.inc"
 };
 
-int hr_gpu_shipped_lookup(const hr_gpu *g, hr_gpu_shape *out)
+int hri_gpu_shipped_lookup(const hr_gpu *g, hr_gpu_shape *out)
 {
     char key[32], line[256];
     snprintf(key, sizeof key, "sm_%d%d:%d", g->cc_major, g->cc_minor, g->sms);
@@ -126,7 +126,7 @@ int hr_gpu_shipped_lookup(const hr_gpu *g, hr_gpu_shape *out)
 
 /* The red-black GPU kernels are not hr_gpu families: the same cache and shipped table,
  * matched by kernel name, precision and 2-D extents (alpha 0). */
-extern "C" int hr_gpu_rb_shape_lookup(const hr_tuning *tune, int device, const char *device_name,
+extern "C" int hri_gpu_rb_shape_lookup(const hr_tuning *tune, int device, const char *device_name,
                                       const char *kernel, int dbl, int nx, int ny, int shape[3],
                                       const char **source)
 {
@@ -145,9 +145,9 @@ extern "C" int hr_gpu_rb_shape_lookup(const hr_tuning *tune, int device, const c
     g.cc_minor = prop.minor;
     g.sms = prop.multiProcessorCount;
     hr_gpu_shape sh;
-    if (hr_gpu_cache_lookup(&g, device_name, &sh))
+    if (hri_gpu_cache_lookup(&g, device_name, &sh))
         *source = "cache";
-    else if (hr_gpu_shipped_lookup(&g, &sh))
+    else if (hri_gpu_shipped_lookup(&g, &sh))
         *source = "shipped";
     else
         return 0;
@@ -198,7 +198,7 @@ static hr_status tune_run(hr_solver *s, long sweeps, hr_cuda_tune_result *res, h
             continue;
         if (fam->check(g, sh, why, sizeof why)) continue;
         HR_CHECK_GOTO(st, restore(s, g, pristine), done);
-        st = hr_gpu_apply_shape(s, g, sh);
+        st = hri_gpu_apply_shape(s, g, sh);
         if (st == HR_ERR_INVALID_ARG) { /* e.g. too many registers for this block size */
             st = HR_OK;
             s->err[0] = '\0';
@@ -207,20 +207,20 @@ static hr_status tune_run(hr_solver *s, long sweeps, hr_cuda_tune_result *res, h
         if (st != HR_OK) goto done;
         if (s->k->caps & HR_CAP_DETERMINISTIC) {
             HR_CHECK_GOTO(st, s->k->kernel->sweeps(s, sweeps), done);
-            HR_CHECK_GOTO(st, hr_gpu_download(s, g, hr_grid_origin(&s->u[0])), done);
+            HR_CHECK_GOTO(st, hri_gpu_download(s, g, hr_grid_origin(&s->u[0])), done);
             memcpy(have_ref ? got : ref, s->u[0].base, hbytes);
             if (!have_ref) {
                 have_ref = 1;
                 ref_sh = sh;
             } else if (memcmp(ref, got, hbytes) != 0) {
-                hr_solver_set_error(s, "kernel %s: shape %dx%dx%d gives a different grid than %dx%dx%d",
+                hri_solver_set_error(s, "kernel %s: shape %dx%dx%d gives a different grid than %dx%dx%d",
                                     g->name, sh.bx, sh.by, sh.h, ref_sh.bx, ref_sh.by, ref_sh.h);
                 st = HR_ERR_INTERNAL;
                 goto done;
             }
         }
         double gb = 0.0;
-        HR_CHECK_GOTO(st, hr_tune_time_sweeps(s, sweeps, &gb), done);
+        HR_CHECK_GOTO(st, hri_tune_time_sweeps(s, sweeps, &gb), done);
         res->candidates++;
         if (c < 0) res->default_gbps = gb;
         if (gb > res->best_gbps) {
@@ -229,7 +229,7 @@ static hr_status tune_run(hr_solver *s, long sweeps, hr_cuda_tune_result *res, h
         }
     }
     if (res->candidates == 0) {
-        hr_solver_set_error(s, "kernel %s: no candidate shape fits this problem (%s)", g->name, why);
+        hri_solver_set_error(s, "kernel %s: no candidate shape fits this problem (%s)", g->name, why);
         st = HR_ERR_INVALID_ARG;
     }
 done:
@@ -239,7 +239,7 @@ done:
     return st;
 }
 
-extern "C" hr_status hr_cuda_tune(const hr_options *o, long sweeps, const char *cache_path,
+extern "C" hr_status hri_cuda_tune(const hr_options *o, long sweeps, const char *cache_path,
                                   hr_cuda_tune_result *out, char *err, size_t err_size)
 {
     if (err && err_size) err[0] = '\0';
@@ -259,7 +259,7 @@ extern "C" hr_status hr_cuda_tune(const hr_options *o, long sweeps, const char *
     }
     hr_gpu_shape best = {0, 0, 0};
     const int redblack = (s->k->caps & HR_CAP_REDBLACK) != 0; /* rb-tuned: its own state */
-    st = redblack ? hr_gpu_rb_tune(s, sweeps, out) : tune_run(s, sweeps, out, &best);
+    st = redblack ? hri_gpu_rb_tune(s, sweeps, out) : tune_run(s, sweeps, out, &best);
     if (st != HR_OK) {
         if (err && err_size) snprintf(err, err_size, "%s", hr_solver_last_error(s));
         hr_solver_free(s);
@@ -277,7 +277,7 @@ extern "C" hr_status hr_cuda_tune(const hr_options *o, long sweeps, const char *
     const hr_grid_layout *l = &s->u[0].l;
     const int key_alpha = redblack ? 0 : alpha_key((hr_gpu *)s->impl);
     int e = 0;
-    FILE *f = hr_tune_cache_append(cache_path, &o->tuning, path, sizeof path, &e);
+    FILE *f = hri_tune_cache_append(cache_path, &o->tuning, path, sizeof path, &e);
     if (f) {
         fprintf(f, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.1f\n", s->device_name, s->k->name,
                 l->esize == 8 ? "double" : "single", l->dim, l->nx, l->ny, l->dim == 3 ? l->nz : 1, key_alpha,

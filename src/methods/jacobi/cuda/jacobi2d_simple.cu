@@ -104,7 +104,7 @@ static cudaError_t launch_texture(hr_gpu *g, int sweeps, cudaStream_t st)
 
 static int check_point(const hr_gpu *g, hr_gpu_shape sh, char *why, size_t len)
 {
-    return hr_gpu_check_block(g, sh, 1, why, len);
+    return hri_gpu_check_block(g, sh, 1, why, len);
 }
 
 static int check_texture(const hr_gpu *g, hr_gpu_shape sh, char *why, size_t len)
@@ -153,9 +153,9 @@ static const hr_gpu_shape point_cands[] = {{32, 4, 1},  {32, 8, 1},  {32, 16, 1}
                                            {128, 2, 1}, {128, 4, 1}, {256, 1, 1}, {16, 16, 1}, {8, 8, 1}};
 #define NPC ((int)(sizeof point_cands / sizeof point_cands[0]))
 
-const hr_gpu_family hr_fam_naive = {0, 0, {{32, 8, 1}, {32, 8, 1}}, point_cands, NPC,
-                                    check_point, NULL, launch_point, hr_gpu_pass_one, 0};
-const hr_gpu_family hr_fam_padded = {1, 0, {{32, 8, 1}, {32, 8, 1}}, point_cands, NPC,
-                                     check_point, NULL, launch_point, hr_gpu_pass_one, 0};
-const hr_gpu_family hr_fam_texture = {1, 0, {{32, 8, 1}, {32, 8, 1}}, point_cands, NPC,
-                                      check_texture, prepare_texture, launch_texture, hr_gpu_pass_one, 0};
+const hr_gpu_family hri_fam_naive = {0, 0, {{32, 8, 1}, {32, 8, 1}}, point_cands, NPC,
+                                    check_point, NULL, launch_point, hri_gpu_pass_one, 0};
+const hr_gpu_family hri_fam_padded = {1, 0, {{32, 8, 1}, {32, 8, 1}}, point_cands, NPC,
+                                     check_point, NULL, launch_point, hri_gpu_pass_one, 0};
+const hr_gpu_family hri_fam_texture = {1, 0, {{32, 8, 1}, {32, 8, 1}}, point_cands, NPC,
+                                      check_texture, prepare_texture, launch_texture, hri_gpu_pass_one, 0};

@@ -162,7 +162,7 @@ static int check_smem(const hr_gpu *g, hr_gpu_shape sh, char *why, size_t len)
         snprintf(why, len, "unrolled rows per thread h must be 1, 2, 4 or 8, got %d", sh.h);
         return 1;
     }
-    if (hr_gpu_check_block(g, sh, sh.h, why, len)) return 1;
+    if (hri_gpu_check_block(g, sh, sh.h, why, len)) return 1;
     if (smem_bytes(g, sh) > g->smem_optin) {
         snprintf(why, len, "tile needs %zu bytes of shared memory, the device allows %zu", smem_bytes(g, sh),
                  g->smem_optin);
@@ -181,13 +181,13 @@ static const hr_gpu_shape rows_cands[] = {{32, 8, 2},  {32, 8, 4},  {64, 4, 4}, 
 
 #define SMEM_FAMILY(var, mode, padded, hilo, def, cands, ncands)                                          \
     const hr_gpu_family var = {padded,       hilo, {def, def}, cands, ncands, check_smem, prepare_smem, launch_smem, \
-                               hr_gpu_pass_one, mode}
+                               hri_gpu_pass_one, mode}
 
 #define DEF_ONE {32, 8, 1}
 #define DEF_ROWS {128, 4, 4}
-SMEM_FAMILY(hr_fam_smem, MODE_ONE, 0, 0, DEF_ONE, one_cands, NONE_);
-SMEM_FAMILY(hr_fam_smem_hilo, MODE_ONE, 0, 1, DEF_ONE, one_cands, NONE_);
-SMEM_FAMILY(hr_fam_smem_padded, MODE_RUNTIME, 1, 0, DEF_ROWS, rows_cands, NROWS_);
-SMEM_FAMILY(hr_fam_smem_padded_hilo, MODE_RUNTIME, 1, 1, DEF_ROWS, rows_cands, NROWS_);
-SMEM_FAMILY(hr_fam_unrolled, MODE_UNROLLED, 1, 0, DEF_ROWS, rows_cands, NROWS_);
-SMEM_FAMILY(hr_fam_unrolled_hilo, MODE_UNROLLED, 1, 1, DEF_ROWS, rows_cands, NROWS_);
+SMEM_FAMILY(hri_fam_smem, MODE_ONE, 0, 0, DEF_ONE, one_cands, NONE_);
+SMEM_FAMILY(hri_fam_smem_hilo, MODE_ONE, 0, 1, DEF_ONE, one_cands, NONE_);
+SMEM_FAMILY(hri_fam_smem_padded, MODE_RUNTIME, 1, 0, DEF_ROWS, rows_cands, NROWS_);
+SMEM_FAMILY(hri_fam_smem_padded_hilo, MODE_RUNTIME, 1, 1, DEF_ROWS, rows_cands, NROWS_);
+SMEM_FAMILY(hri_fam_unrolled, MODE_UNROLLED, 1, 0, DEF_ROWS, rows_cands, NROWS_);
+SMEM_FAMILY(hri_fam_unrolled_hilo, MODE_UNROLLED, 1, 1, DEF_ROWS, rows_cands, NROWS_);

@@ -100,7 +100,7 @@ static int pass_tb(const hr_gpu *g, long remaining) { return remaining < g->alph
 
 static int check_tb(const hr_gpu *g, hr_gpu_shape sh, char *why, size_t len)
 {
-    if (hr_gpu_check_block(g, sh, 1, why, len)) return 1;
+    if (hri_gpu_check_block(g, sh, 1, why, len)) return 1;
     if (sh.h < 1 || sh.h > 4096) {
         snprintf(why, len, "h=%d: output rows per tile must be 1..4096", sh.h);
         return 1;
@@ -121,6 +121,6 @@ static const hr_gpu_shape tb_cands[] = {{128, 4, 64},  {128, 8, 64}, {128, 4, 32
                                         {256, 4, 64},  {256, 2, 32}, {128, 16, 64}, {64, 8, 64},  {256, 8, 16},
                                         {512, 2, 16},  {128, 2, 16}, {64, 4, 32},  {96, 8, 64},  {160, 4, 64}};
 
-const hr_gpu_family hr_fam_tb = {1,         0, {{128, 8, 64}, {128, 8, 32}},
+const hr_gpu_family hri_fam_tb = {1,         0, {{128, 8, 64}, {128, 8, 32}},
                                  tb_cands, (int)(sizeof tb_cands / sizeof tb_cands[0]),
                                  check_tb, prepare_tb, launch_tb, pass_tb, 0};

@@ -125,7 +125,7 @@ template <typename T, bool W> static cudaError_t go(hr_gpu *g, int r0, int r1, c
     cfg.gridDim = grd;
     cfg.blockDim = blk;
     cfg.stream = st;
-    if (hr_gpu_pdl(g)) {
+    if (hri_gpu_pdl(g)) {
         attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
         attr[0].val.programmaticStreamSerializationAllowed = 1;
         cfg.attrs = attr;
@@ -134,7 +134,7 @@ template <typename T, bool W> static cudaError_t go(hr_gpu *g, int r0, int r1, c
     return cudaLaunchKernelEx(&cfg, k, a, sh.h);
 }
 
-cudaError_t hr_gpu_tuned2d_rows(hr_gpu *g, int r0, int r1, cudaStream_t st)
+cudaError_t hri_gpu_tuned2d_rows(hr_gpu *g, int r0, int r1, cudaStream_t st)
 {
     if (hr_gpu_weighted(g)) return g->dbl ? go<double, true>(g, r0, r1, st) : go<float, true>(g, r0, r1, st);
     return g->dbl ? go<double, false>(g, r0, r1, st) : go<float, false>(g, r0, r1, st);
@@ -144,10 +144,10 @@ static cudaError_t launch_tuned(hr_gpu *g, int sweeps, cudaStream_t st)
 {
     (void)sweeps;
     if (g->split > 1 && g->split <= g->ny) { /* the region form, as a test hook: two parts, one sweep */
-        cudaError_t e = hr_gpu_tuned2d_rows(g, g->split, g->ny + 1, st);
-        return e != cudaSuccess ? e : hr_gpu_tuned2d_rows(g, 1, g->split, st);
+        cudaError_t e = hri_gpu_tuned2d_rows(g, g->split, g->ny + 1, st);
+        return e != cudaSuccess ? e : hri_gpu_tuned2d_rows(g, 1, g->split, st);
     }
-    return hr_gpu_tuned2d_rows(g, 1, g->ny + 1, st);
+    return hri_gpu_tuned2d_rows(g, 1, g->ny + 1, st);
 }
 
 static int check_tuned(const hr_gpu *g, hr_gpu_shape sh, char *why, size_t len)
@@ -160,7 +160,7 @@ static int check_tuned(const hr_gpu *g, hr_gpu_shape sh, char *why, size_t len)
         snprintf(why, len, "h=%d: strip height must be a multiple of 4 in 4..512", sh.h);
         return 1;
     }
-    return hr_gpu_check_block(g, sh, 1, why, len);
+    return hri_gpu_check_block(g, sh, 1, why, len);
 }
 
 static const hr_gpu_shape tuned_cands[] = {{64, 1, 16}, {64, 1, 32},  {64, 1, 8},  {128, 1, 16}, {128, 1, 32},
@@ -168,7 +168,7 @@ static const hr_gpu_shape tuned_cands[] = {{64, 1, 16}, {64, 1, 32},  {64, 1, 8}
                                            {64, 4, 8},  {256, 1, 16}, {256, 1, 8}, {128, 2, 8},  {32, 1, 8},
                                            {32, 1, 4},  {64, 1, 4},   {64, 1, 64}, {128, 1, 4},  {32, 4, 4}};
 
-const hr_gpu_family hr_fam_tuned = {1,
+const hr_gpu_family hri_fam_tuned = {1,
                                     0,
                                     {{64, 1, 16}, {64, 1, 16}},
                                     tuned_cands,
@@ -176,5 +176,5 @@ const hr_gpu_family hr_fam_tuned = {1,
                                     check_tuned,
                                     NULL,
                                     launch_tuned,
-                                    hr_gpu_pass_one,
+                                    hri_gpu_pass_one,
                                     0};

@@ -71,7 +71,7 @@ static cudaError_t launch_naive3d(hr_gpu *g, int sweeps, cudaStream_t st)
 
 static int check_naive3d(const hr_gpu *g, hr_gpu_shape sh, char *why, size_t len)
 {
-    if (hr_gpu_check_block(g, sh, sh.h, why, len)) return 1;
+    if (hri_gpu_check_block(g, sh, sh.h, why, len)) return 1;
     if ((g->ny + sh.by - 1) / sh.by > 65535) {
         snprintf(why, len, "by=%d: %d rows need more than 65535 blocks along y", sh.by, g->ny);
         return 1;
@@ -82,7 +82,7 @@ static int check_naive3d(const hr_gpu *g, hr_gpu_shape sh, char *why, size_t len
 static const hr_gpu_shape naive3d_cands[] = {{32, 4, 1},  {32, 8, 1},  {64, 4, 1}, {128, 2, 1}, {128, 4, 1},
                                              {256, 1, 1}, {32, 16, 1}, {64, 8, 1}, {32, 4, 4},  {128, 1, 8}};
 
-const hr_gpu_family hr_fam_naive3d = {1,
+const hr_gpu_family hri_fam_naive3d = {1,
                                       0,
                                       {{32, 8, 1}, {32, 8, 1}},
                                       naive3d_cands,
@@ -90,7 +90,7 @@ const hr_gpu_family hr_fam_naive3d = {1,
                                       check_naive3d,
                                       NULL,
                                       launch_naive3d,
-                                      hr_gpu_pass_one,
+                                      hri_gpu_pass_one,
                                       0};
 
 /* ------------------------------------------------------------ tuned */
@@ -270,7 +270,7 @@ template <typename T, bool W> static cudaError_t go_tuned(hr_gpu *g, int k0, int
     }
 }
 
-cudaError_t hr_gpu_tuned3d_planes(hr_gpu *g, int k0, int k1, cudaStream_t st)
+cudaError_t hri_gpu_tuned3d_planes(hr_gpu *g, int k0, int k1, cudaStream_t st)
 {
     if (hr_gpu_weighted(g))
         return g->dbl ? go_tuned<double, true>(g, k0, k1, st) : go_tuned<float, true>(g, k0, k1, st);
@@ -281,10 +281,10 @@ static cudaError_t launch_tuned3d(hr_gpu *g, int sweeps, cudaStream_t st)
 {
     (void)sweeps;
     if (g->split > 1 && g->split <= g->nz) { /* the region form, as a test hook: two parts, one sweep */
-        cudaError_t e = hr_gpu_tuned3d_planes(g, g->split, g->nz + 1, st);
-        return e != cudaSuccess ? e : hr_gpu_tuned3d_planes(g, 1, g->split, st);
+        cudaError_t e = hri_gpu_tuned3d_planes(g, g->split, g->nz + 1, st);
+        return e != cudaSuccess ? e : hri_gpu_tuned3d_planes(g, 1, g->split, st);
     }
-    return hr_gpu_tuned3d_planes(g, 1, g->nz + 1, st);
+    return hri_gpu_tuned3d_planes(g, 1, g->nz + 1, st);
 }
 
 static int check_tuned3d(const hr_gpu *g, hr_gpu_shape sh, char *why, size_t len)
@@ -371,7 +371,7 @@ static const hr_gpu_shape tuned3d_cands[] = {
 
 /* shape (bx, by, h): bx threads along x, by rows per thread (+ 16: zig-zag chunks, + 48:
  * zig-zag in chunk-major block order), h planes per block */
-const hr_gpu_family hr_fam_tuned3d = {1,
+const hr_gpu_family hri_fam_tuned3d = {1,
                                       0,
                                       {{128, 2, 32}, {128, 2, 32}},
                                       tuned3d_cands,
@@ -379,5 +379,5 @@ const hr_gpu_family hr_fam_tuned3d = {1,
                                       check_tuned3d,
                                       NULL,
                                       launch_tuned3d,
-                                      hr_gpu_pass_one,
+                                      hri_gpu_pass_one,
                                       0};

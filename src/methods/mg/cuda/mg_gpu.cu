@@ -112,7 +112,7 @@ template <typename T, int D> static void launch_async(mg_gpu *g, const mgg_op &o
 static void CUDART_CB host_cycle(void *user)
 {
     const mgg_host_desc *d = (const mgg_host_desc *)user;
-    mg_cpu_part_run(d->g->cpu, d->g->h_hf, d->g->h_u, d->type, d->fresh);
+    hri_mg_cpu_part_run(d->g->cpu, d->g->h_hf, d->g->h_u, d->type, d->fresh);
 }
 
 /* Level o.lev's right-hand side to the host, the CPU's cycle, its iterate back into u[o.b]. */
@@ -136,7 +136,7 @@ template <int D, typename TH> static void launch_outer(mg_gpu *g, const mgg_op &
 {
     const mgg_lev &L0 = g->nlev > 0 ? g->lev[0] : g->out;
     if (o.kind == OPK_CG_FIN) {
-        mgg_fin_kernel<<<1, MGG_NB, 0, g->st>>>(g->d_part, g->d_sc, o.a);
+        hri_mgg_fin_kernel<<<1, MGG_NB, 0, g->st>>>(g->d_part, g->d_sc, o.a);
         return;
     }
 #define MGG_OUTER(K)                                                                                         \
@@ -210,7 +210,7 @@ static hr_status run_program(mg_gpu *g, int prog, int r_valid)
                 return HR_OK;
             }
         }
-    mgg_record(g, prog, r_valid);
+    hri_mgg_record(g, prog, r_valid);
     const size_t bytes = (size_t)(g->nops ? g->nops : 1) * sizeof(mgg_op);
     if (g->s.no_graph) {
         if (g->tmp_cap < g->nops) {
@@ -374,7 +374,7 @@ static hr_status build(mg_gpu *g, const hr_grid *rhs)
         mg_cpu_part_setup ps = {
             dim,    cx,      cy,       cz,           g->nlev - s->cpu_level, s->esize,    s->smoother,
             s->pre, s->post, s->omega, s->symmetric, s->cpu_threads,         s->hugepages};
-        GTRY(mg_cpu_part_create(&ps, &g->cpu));
+        GTRY(hri_mg_cpu_part_create(&ps, &g->cpu));
         if (!hr_layout_init(&l, dim, cx, cy, cz, s->esize)) return HR_ERR_NO_MEMORY;
         g->cpu_bytes = hr_layout_bytes(&l);
         g->cpu_off = l.offset * l.esize;
@@ -389,7 +389,7 @@ static hr_status build(mg_gpu *g, const hr_grid *rhs)
     GCU(g, cudaMalloc((void **)&g->d_part, 4 * MGG_NB * sizeof(double)));
     GCU(g, cudaMalloc((void **)&g->d_sc, sizeof(mgg_scalars)));
     GCU(g, cudaMallocHost((void **)&g->h_sc, sizeof(mgg_scalars)));
-    return mg_gpu_reset(g);
+    return hri_mg_gpu_reset(g);
 }
 
 /* Runs the first iterations' programs once with plain launches (loading every kernel they
@@ -413,14 +413,14 @@ static hr_status warm_up(mg_gpu *g)
         g->s.no_graph = pass == 0;
         for (int i = 0; i < n; i++)
             GTRY(run_program(g, progs[i], g->s.mode == MG_GPU_DEFECT));
-        GTRY(mg_gpu_reset(g));
+        GTRY(hri_mg_gpu_reset(g));
     }
     double rel;
-    GTRY(mg_gpu_check(g, 0, &rel, NULL, NULL));
-    return mg_gpu_reset(g);
+    GTRY(hri_mg_gpu_check(g, 0, &rel, NULL, NULL));
+    return hri_mg_gpu_reset(g);
 }
 
-extern "C" hr_status mg_gpu_create(const mg_gpu_setup *s, mg_gpu **out, char *why, size_t why_size)
+extern "C" hr_status hri_mg_gpu_create(const mg_gpu_setup *s, mg_gpu **out, char *why, size_t why_size)
 {
     *out = NULL;
     int count = 0;
@@ -458,14 +458,14 @@ extern "C" hr_status mg_gpu_create(const mg_gpu_setup *s, mg_gpu **out, char *wh
     if (st == HR_OK && !g->s.no_graph) st = warm_up(g);
     if (st != HR_OK) {
         snprintf(why, why_size, "backend: gpu: %s", g->err[0] ? g->err : "out of device memory");
-        mg_gpu_free(g);
+        hri_mg_gpu_free(g);
         return st;
     }
     *out = g;
     return HR_OK;
 }
 
-extern "C" void mg_gpu_free(mg_gpu *g)
+extern "C" void hri_mg_gpu_free(mg_gpu *g)
 {
     if (!g) return;
     cudaSetDevice(g->dev);
@@ -485,13 +485,13 @@ extern "C" void mg_gpu_free(mg_gpu *g)
     if (g->h_sc) cudaFreeHost(g->h_sc);
     if (g->h_hf) cudaFreeHost(g->h_hf);
     if (g->h_u) cudaFreeHost(g->h_u);
-    mg_cpu_part_free(g->cpu);
+    hri_mg_cpu_part_free(g->cpu);
     if (g->st) cudaStreamDestroy(g->st);
     free(g->ops);
     free(g);
 }
 
-extern "C" hr_status mg_gpu_reset(mg_gpu *g)
+extern "C" hr_status hri_mg_gpu_reset(mg_gpu *g)
 {
     GCU(g, cudaSetDevice(g->dev));
     for (int i = 0; i < g->nalloc; i++)
@@ -553,7 +553,7 @@ static hr_status check_pass(mg_gpu *g, int want_r, double ds, double rs, double 
             dim == 3 ? launch_check<double, 3, float>(g, g->out, u, want_r, ds, rs, bs)
                      : launch_check<double, 2, float>(g, g->out, u, want_r, ds, rs, bs);
     }
-    mgg_fin_kernel<<<1, MGG_NB, 0, g->st>>>(g->d_part, g->d_sc, MGG_FIN_CHECK);
+    hri_mgg_fin_kernel<<<1, MGG_NB, 0, g->st>>>(g->d_part, g->d_sc, MGG_FIN_CHECK);
     GCU(g, cudaGetLastError());
     GCU(g, cudaMemcpyAsync(g->h_sc, g->d_sc, sizeof(mgg_scalars), cudaMemcpyDeviceToHost, g->st));
     GCU(g, cudaStreamSynchronize(g->st));
@@ -570,7 +570,7 @@ static int scaled_in_range(double max, double s)
     return e >= -64 && e < 64;
 }
 
-extern "C" hr_status mg_gpu_check(mg_gpu *g, int want_r, double *rel, double *bnorm, double *rmax)
+extern "C" hr_status hri_mg_gpu_check(mg_gpu *g, int want_r, double *rel, double *bnorm, double *rmax)
 {
     GCU(g, cudaSetDevice(g->dev));
     const int w = want_r && g->s.mode == MG_GPU_DEFECT;
@@ -579,7 +579,7 @@ extern "C" hr_status mg_gpu_check(mg_gpu *g, int want_r, double *rel, double *bn
     GTRY(check_pass(g, w, g->dscale, 1.0, 1.0, c));
     const double r2 = c[0], b2 = c[1], mr = c[2], mb = c[3];
     hr_norm2 rn, bn;
-    /* hr_cpu_residual_box's decision between the plain and the scaled pass */
+    /* hri_cpu_residual_box's decision between the plain and the scaled pass */
     const int r_ok = isfinite(r2) && (mr == 0.0 || mr >= 1e-150),
               b_ok = isfinite(b2) && (mb == 0.0 || mb >= 1e-150);
     if (isnan(mr) || isnan(mb) || (r_ok && b_ok)) {
@@ -612,7 +612,7 @@ extern "C" hr_status mg_gpu_check(mg_gpu *g, int want_r, double *rel, double *bn
     return HR_OK;
 }
 
-extern "C" hr_status mg_gpu_advance(mg_gpu *g, long count, int fmg_first, int r_valid)
+extern "C" hr_status hri_mg_gpu_advance(mg_gpu *g, long count, int fmg_first, int r_valid)
 {
     GCU(g, cudaSetDevice(g->dev));
     for (long c = 0; c < count; c++) {
@@ -635,7 +635,7 @@ static hr_status read_rr(mg_gpu *g, double *rr)
     return HR_OK;
 }
 
-extern "C" hr_status mg_gpu_cg_start(mg_gpu *g, double s, double *rr)
+extern "C" hr_status hri_mg_gpu_cg_start(mg_gpu *g, double s, double *rr)
 {
     GCU(g, cudaSetDevice(g->dev));
     g->cg_s = s; /* recorded into the CG programs (their graphs are keyed by it) */
@@ -643,13 +643,13 @@ extern "C" hr_status mg_gpu_cg_start(mg_gpu *g, double s, double *rr)
     return read_rr(g, rr);
 }
 
-extern "C" hr_status mg_gpu_cg_rr(mg_gpu *g, double *rr)
+extern "C" hr_status hri_mg_gpu_cg_rr(mg_gpu *g, double *rr)
 {
     GCU(g, cudaSetDevice(g->dev));
     return read_rr(g, rr);
 }
 
-extern "C" hr_status mg_gpu_download(mg_gpu *g, hr_grid *host)
+extern "C" hr_status hri_mg_gpu_download(mg_gpu *g, hr_grid *host)
 {
     GCU(g, cudaSetDevice(g->dev));
     const int direct = g->s.mode == MG_GPU_DIRECT;
@@ -657,7 +657,7 @@ extern "C" hr_status mg_gpu_download(mg_gpu *g, hr_grid *host)
     const size_t es = direct ? g->s.esize : 8;
     hr_grid_layout l;
     if (!hr_layout_init(&l, g->s.dim, g->s.nx, g->s.ny, g->s.nz, es)) return HR_ERR_NO_MEMORY;
-    if (!host->base) GTRY(hr_grid_alloc_huge(host, &l, g->s.hugepages));
+    if (!host->base) GTRY(hri_grid_alloc_huge(host, &l, g->s.hugepages));
     const char *origin = (const char *)L.u[direct ? cur_of(g, 0) : 0];
     GCU(g, cudaMemcpyAsync(host->base, origin - l.offset * es, hr_layout_bytes(&l), cudaMemcpyDeviceToHost,
                            g->st));
@@ -665,7 +665,7 @@ extern "C" hr_status mg_gpu_download(mg_gpu *g, hr_grid *host)
     return HR_OK;
 }
 
-extern "C" const char *mg_gpu_error(const mg_gpu *g)
+extern "C" const char *hri_mg_gpu_error(const mg_gpu *g)
 {
     return g && g->err[0] ? g->err : "device error";
 }

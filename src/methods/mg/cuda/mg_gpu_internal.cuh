@@ -76,6 +76,6 @@ static inline int cur_of(const mg_gpu *g, int l)
 
 /* Records program `prog` (PROG_*) into g->ops from the current buffer state, which it
  * advances as the program will (r_valid: the defect check left the residual in place). */
-void mgg_record(mg_gpu *g, int prog, int r_valid);
+void hri_mgg_record(mg_gpu *g, int prog, int r_valid);
 
 #endif

@@ -88,7 +88,7 @@ struct mgg_scalars {
 
 /* The Jacobi value at point x = (i, j, k) from its neighbours' values: the h^2 f grid, the
  * inline spike (the *F form with 1) or a zero right-hand side (the plain form), as the region
- * sweep and mg_redblack write it (dn, up: 3-D only). */
+ * sweep and hri_mg_redblack write it (dn, up: 3-D only). */
 template <typename T, int D>
 __device__ __forceinline__ T mgg_jac_v(const mgg_lev &L, T n, T s, T w, T e, T dn, T up, size_t x, int i,
                                        int j, int k)
@@ -161,7 +161,7 @@ __device__ __forceinline__ void mgg_rb_pair(const mgg_lev &L, const T *u, int c1
     }
 }
 
-/* h^2 A u at x (mg_apply's order). */
+/* h^2 A u at x (hri_mg_apply's order). */
 template <typename T, int D> __device__ __forceinline__ T mgg_au(const mgg_lev &L, const T *c, size_t x)
 {
     const size_t p = (size_t)L.pitch, q = (size_t)L.plane;
@@ -170,7 +170,7 @@ template <typename T, int D> __device__ __forceinline__ T mgg_au(const mgg_lev &
     return (T)4 * c[x] - ((c[x - p] + c[x + p]) + (c[x - 1] + c[x + 1]));
 }
 
-/* The residual h^2 f - h^2 A u at x (mg_resid's order, the spike added afterwards). */
+/* The residual h^2 f - h^2 A u at x (hri_mg_resid's order, the spike added afterwards). */
 template <typename T, int D>
 __device__ __forceinline__ T mgg_res(const mgg_lev &L, const T *u, size_t x, int i, int j, int k)
 {
@@ -327,7 +327,7 @@ __device__ __forceinline__ void mgg_point(const mgg_op &o, const mgg_lev &L, con
             if (has_b) out[xa + 1] = vb;
         }
     } else if (K == OPK_RB_HALF) {
-        /* the colour's columns have j % 2 == par (mg_redblack); reads only the other colour */
+        /* the colour's columns have j % 2 == par (hri_mg_redblack); reads only the other colour */
         const int par = (o.b - i - k) & 1, j = (par ? 1 : 2) + 2 * ix;
         if (j > L.nx) return;
         T *u = (T *)MGG_BUF(L, o.a);

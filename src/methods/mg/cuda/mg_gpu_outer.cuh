@@ -47,7 +47,7 @@ __device__ __forceinline__ void mgg_block_reduce(double v, double *sh, double *o
                  once_; once_ = 0)
 
 /* The check: residual and right-hand side norms of the solution u on level L, in the order
- * of the operator layer's residual (hr_cpu_residual_box, every face Dirichlet), as sums of
+ * of the operator layer's residual (hri_cpu_residual_box, every face Dirichlet), as sums of
  * (|r| * irs)^2 and (|b| * ibs)^2 with the maxima of |r| * irs and |b| * ibs (irs, ibs:
  * reciprocals of powers of two; 1 in the plain pass). rdst (the defect correction): the
  * residual times ds (a power of two), rounded to TR, also goes to rdst and zdst = 0 (level
@@ -93,7 +93,7 @@ __global__ void __launch_bounds__(MGG_BT)
 }
 
 /* Sums the partials (one block of MGG_NB threads, a fixed tree) into the scalars. */
-__global__ void __launch_bounds__(MGG_NB) mgg_fin_kernel(const double *part, mgg_scalars *sc, int which)
+__global__ void __launch_bounds__(MGG_NB) hri_mgg_fin_kernel(const double *part, mgg_scalars *sc, int which)
 {
     __shared__ double sh[MGG_NB];
     __shared__ double s0, s1, s2, s3;
@@ -106,7 +106,7 @@ __global__ void __launch_bounds__(MGG_NB) mgg_fin_kernel(const double *part, mgg
     if (threadIdx.x != 0) return;
     const double S = s0;
     switch (which) {
-    case MGG_FIN_CHECK: /* the norms are finished on the host (mg_gpu_check) */
+    case MGG_FIN_CHECK: /* the norms are finished on the host (hri_mg_gpu_check) */
         sc->chk[0] = S;
         sc->chk[1] = s1;
         sc->chk[2] = s2;

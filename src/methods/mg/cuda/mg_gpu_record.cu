@@ -129,7 +129,7 @@ static void rec_ascend(mg_gpu *g, int l, int add)
     rec(g, OPK_PROLONG, l, cur_of(g, l), cur_of(g, l + 1), add, 0.0, 0.0);
 }
 
-/* mg_cycle (mg_cycle.c), operator for operator. */
+/* hri_mg_cycle (mg_cycle.c), operator for operator. */
 static void rec_cycle(mg_gpu *g, int l, hr_mg_cycle type)
 {
     if (l == g->s.cpu_level && l > 0) {
@@ -161,7 +161,7 @@ static void rec_cycle(mg_gpu *g, int l, hr_mg_cycle type)
     rec_smooth(g, l, g->s.post, 1);
 }
 
-/* mg_fmg (mg_cycle.c). */
+/* hri_mg_fmg (mg_cycle.c). */
 static void rec_fmg(mg_gpu *g)
 {
     const int last = g->nlev - 1;
@@ -217,7 +217,7 @@ static void fuse_last_sweep(mg_gpu *g)
     }
 }
 
-void mgg_record(mg_gpu *g, int prog, int r_valid)
+void hri_mgg_record(mg_gpu *g, int prog, int r_valid)
 {
     const int use_h = g->nlev > 0;
     const hr_mg_cycle type = g->s.cycle == HR_MG_CYCLE_FMG ? HR_MG_CYCLE_V : g->s.cycle;

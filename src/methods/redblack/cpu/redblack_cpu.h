@@ -25,14 +25,14 @@ typedef struct hr_rb_args {
 } hr_rb_args;
 
 /* The points of `colour` in `box`, row by row with stride 2: the reference. */
-void hr_cpu_rb_box(const hr_rb_args *a, const hr_box *box, int colour);
+void hri_cpu_rb_box(const hr_rb_args *a, const hr_box *box, int colour);
 
 /* Same result, the red-black report's unrolling: rows by four, the colour's points by two (a 4 x 4
  * mini-tile holds 8 points of one colour); rows with the inline spike take the row path. */
-void hr_cpu_rb_box_unrolled(const hr_rb_args *a, const hr_box *box, int colour);
+void hri_cpu_rb_box_unrolled(const hr_rb_args *a, const hr_box *box, int colour);
 
 /* One full iteration (colour 0, then colour 1) over the interior: the sequential reference. */
-void hr_cpu_rb_iteration(const hr_rb_args *a);
+void hri_cpu_rb_iteration(const hr_rb_args *a);
 
 #ifdef __cplusplus
 }

@@ -24,7 +24,7 @@
 
 static hr_rb_args rb_args(hr_solver *s)
 {
-    hr_rb_args a = {&s->u[s->cur].l, hr_grid_origin(&s->u[s->cur]), hr_solver_rhs_view(s), s->p.omega};
+    hr_rb_args a = {&s->u[s->cur].l, hr_grid_origin(&s->u[s->cur]), hri_solver_rhs_view(s), s->p.omega};
     return a;
 }
 
@@ -32,7 +32,7 @@ static hr_rb_args rb_args(hr_solver *s)
 
 static hr_status rbseq_setup(hr_solver *s)
 {
-    hr_solver_init_rows(s, 0, hr_layout_outer(&s->u[0].l));
+    hri_solver_init_rows(s, 0, hr_layout_outer(&s->u[0].l));
     return HR_OK;
 }
 
@@ -40,11 +40,11 @@ static hr_status rbseq_sweeps(hr_solver *s, long count)
 {
     const hr_rb_args a = rb_args(s);
     for (long t = 0; t < count; t++)
-        hr_cpu_rb_iteration(&a);
+        hri_cpu_rb_iteration(&a);
     return HR_OK;
 }
 
-const hr_kernel_ops hr_kernel_rb_seq = {
+const hr_kernel_ops hri_kernel_rb_seq = {
     .setup = rbseq_setup,
     .sweeps = rbseq_sweeps,
 };
@@ -67,7 +67,7 @@ static void rb_touch(void *ctx, int tid, int nthreads)
     const int outer = hr_layout_outer(&st->s->u[0].l);
     int lo, hi;
     hr_split_range(outer, nthreads, tid, &lo, &hi);
-    hr_solver_init_rows(st->s, lo, hi);
+    hri_solver_init_rows(st->s, lo, hi);
 }
 
 /* rb-tiles: work units are slabs (plane k, rows [i0, i0 + th)), dealt in contiguous runs. */
@@ -90,12 +90,12 @@ static void rb_tiles_job(void *ctx, int tid, int nthreads)
                     b.lo[0] = j0;
                     b.hi[0] = j0 + tw < nx + 1 ? j0 + tw : nx + 1;
                     if (st->th > 0)
-                        hr_cpu_rb_box_unrolled(&a, &b, colour);
+                        hri_cpu_rb_box_unrolled(&a, &b, colour);
                     else
-                        hr_cpu_rb_box(&a, &b, colour);
+                        hri_cpu_rb_box(&a, &b, colour);
                 }
             }
-            hr_team_barrier(st->team);
+            hri_team_barrier(st->team);
         }
 }
 
@@ -110,7 +110,7 @@ static void rb_slice(const hr_rb_args *a, const hr_solver *s, int x, int colour)
         b.lo[1] = x;
         b.hi[1] = x + 1;
     }
-    hr_cpu_rb_box(a, &b, colour);
+    hri_cpu_rb_box(a, &b, colour);
 }
 
 /* rb-fused: thread owns slices [x0, x1). Pass 1: colour 0 of x, then colour 1 of x - 1, for
@@ -130,10 +130,10 @@ static void rb_fused_job(void *ctx, int tid, int nthreads)
             rb_slice(&a, s, x, 0);
             if (x - 1 > x0) rb_slice(&a, s, x - 1, 1);
         }
-        hr_team_barrier(st->team);
+        hri_team_barrier(st->team);
         if (x1 > x0) rb_slice(&a, s, x0, 1);
         if (x1 - 1 > x0) rb_slice(&a, s, x1 - 1, 1);
-        hr_team_barrier(st->team);
+        hri_team_barrier(st->team);
     }
 }
 
@@ -154,8 +154,8 @@ static hr_status rb_setup(hr_solver *s)
         snprintf(s->cfg.shape_source, sizeof s->cfg.shape_source, "env");
     }
     int prow, pcol;
-    hr_cpu_thread_grid(&s->o, &prow, &pcol);
-    hr_status rc = hr_cpu_open_team(s, prow * pcol, 1, &st->team);
+    hri_cpu_thread_grid(&s->o, &prow, &pcol);
+    hr_status rc = hri_cpu_open_team(s, prow * pcol, 1, &st->team);
     if (rc != HR_OK) {
         free(st);
         return rc;
@@ -169,7 +169,7 @@ static hr_status rb_setup(hr_solver *s)
         s->cfg.shape[1] = st->th;
         s->cfg.shape[2] = 1;
     }
-    hr_team_run(st->team, rb_touch, st);
+    hri_team_run(st->team, rb_touch, st);
     return HR_OK;
 }
 
@@ -177,7 +177,7 @@ static hr_status rb_sweeps(hr_solver *s, long count)
 {
     rb_state *st = s->impl;
     st->count = count;
-    hr_team_run(st->team, st->fused ? rb_fused_job : rb_tiles_job, st);
+    hri_team_run(st->team, st->fused ? rb_fused_job : rb_tiles_job, st);
     s->syncs += count * 2;
     return HR_OK;
 }
@@ -186,13 +186,13 @@ static void rb_teardown(hr_solver *s)
 {
     rb_state *st = s->impl;
     if (!st) return;
-    hr_team_free(st->team);
+    hri_team_free(st->team);
     free(st);
     s->impl = NULL;
 }
 
 /* rb-tiles and rb-fused (registry ids HR_RB_CPU_TILES, HR_RB_CPU_FUSED) */
-const hr_kernel_ops hr_kernel_rb_threads = {
+const hr_kernel_ops hri_kernel_rb_threads = {
     .setup = rb_setup,
     .sweeps = rb_sweeps,
     .teardown = rb_teardown,

@@ -225,7 +225,7 @@ static double rb_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-extern "C" hr_status hr_gpu_rb_create(const hr_gpu_rb_params *p, void *u_host, hr_gpu_rb **out, char *name,
+extern "C" hr_status hri_gpu_rb_create(const hr_gpu_rb_params *p, void *u_host, hr_gpu_rb **out, char *name,
                                       size_t name_size, int shape[3], double *h2d_seconds, char *err,
                                       size_t err_size)
 {
@@ -248,7 +248,7 @@ extern "C" hr_status hr_gpu_rb_create(const hr_gpu_rb_params *p, void *u_host, h
     }
     hr_gpu_rb *G = (hr_gpu_rb *)calloc(1, sizeof *G);
     if (!G) return HR_ERR_NO_MEMORY;
-    *out = G; /* freed by hr_gpu_rb_free on any failure below */
+    *out = G; /* freed by hri_gpu_rb_free on any failure below */
     G->p = *p;
     G->dev = p->device;
     /* the red-black report's shapes: v1 8 rows x 64 columns, v2 8 x 32 (64 x 64 tiles), v3/v4 8 x 64;
@@ -306,10 +306,10 @@ extern "C" hr_status hr_gpu_rb_create(const hr_gpu_rb_params *p, void *u_host, h
         RB_CU(cudaHostRegister(u_host, bytes, cudaHostRegisterDefault));
         G->registered = u_host;
     }
-    return hr_gpu_rb_upload(G, u_host, h2d_seconds, err, err_size);
+    return hri_gpu_rb_upload(G, u_host, h2d_seconds, err, err_size);
 }
 
-extern "C" hr_status hr_gpu_rb_set_shape(hr_gpu_rb *G, int bx, int by, int h, char *err, size_t err_size)
+extern "C" hr_status hri_gpu_rb_set_shape(hr_gpu_rb *G, int bx, int by, int h, char *err, size_t err_size)
 {
     if (G->p.variant != HR_GPU_RB_TUNED) {
         if (err && err_size) snprintf(err, err_size, "shape: only rb-tuned is tuned");
@@ -322,7 +322,7 @@ extern "C" hr_status hr_gpu_rb_set_shape(hr_gpu_rb *G, int bx, int by, int h, ch
     return HR_OK;
 }
 
-extern "C" hr_status hr_gpu_rb_iterations(hr_gpu_rb *G, long count, char *err, size_t err_size)
+extern "C" hr_status hri_gpu_rb_iterations(hr_gpu_rb *G, long count, char *err, size_t err_size)
 {
     RB_CU(cudaSetDevice(G->dev));
     rb_geo g;
@@ -342,7 +342,7 @@ extern "C" hr_status hr_gpu_rb_iterations(hr_gpu_rb *G, long count, char *err, s
     return HR_OK;
 }
 
-extern "C" hr_status hr_gpu_rb_download(hr_gpu_rb *G, void *u_host, double *seconds, char *err,
+extern "C" hr_status hri_gpu_rb_download(hr_gpu_rb *G, void *u_host, double *seconds, char *err,
                                         size_t err_size)
 {
     RB_CU(cudaSetDevice(G->dev));
@@ -354,7 +354,7 @@ extern "C" hr_status hr_gpu_rb_download(hr_gpu_rb *G, void *u_host, double *seco
     return HR_OK;
 }
 
-extern "C" hr_status hr_gpu_rb_upload(hr_gpu_rb *G, const void *u_host, double *seconds, char *err,
+extern "C" hr_status hri_gpu_rb_upload(hr_gpu_rb *G, const void *u_host, double *seconds, char *err,
                                       size_t err_size)
 {
     RB_CU(cudaSetDevice(G->dev));
@@ -371,7 +371,7 @@ extern "C" hr_status hr_gpu_rb_upload(hr_gpu_rb *G, const void *u_host, double *
     return HR_OK;
 }
 
-extern "C" void hr_gpu_rb_free(hr_gpu_rb *G)
+extern "C" void hri_gpu_rb_free(hr_gpu_rb *G)
 {
     if (!G) return;
     cudaSetDevice(G->dev);

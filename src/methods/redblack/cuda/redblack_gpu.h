@@ -47,47 +47,47 @@ typedef struct hr_gpu_rb hr_gpu_rb;
 
 /* Creates the device state and uploads u (allocation start of the host grid). Writes the
  * device name, the block shape used, the upload's time, and on failure a reason into err. */
-hr_status hr_gpu_rb_create(const hr_gpu_rb_params *p, void *u_host, hr_gpu_rb **out, char *name,
+hr_status hri_gpu_rb_create(const hr_gpu_rb_params *p, void *u_host, hr_gpu_rb **out, char *name,
                            size_t name_size, int shape[3], double *h2d_seconds, char *err, size_t err_size);
 
 /* Changes the block shape of rb-tuned (bx threads along x, by strips per block, h rows per
  * strip); HR_ERR_INVALID_ARG (and why in err) when it cannot run. Used by the tuner. */
-hr_status hr_gpu_rb_set_shape(hr_gpu_rb *g, int bx, int by, int h, char *err, size_t err_size);
+hr_status hri_gpu_rb_set_shape(hr_gpu_rb *g, int bx, int by, int h, char *err, size_t err_size);
 
 /* Runs `count` red-black iterations (colour 0 then colour 1) on the device. */
-hr_status hr_gpu_rb_iterations(hr_gpu_rb *g, long count, char *err, size_t err_size);
+hr_status hri_gpu_rb_iterations(hr_gpu_rb *g, long count, char *err, size_t err_size);
 
 /* Device grid -> host grid (download) and back (upload); *seconds gets the copy's time. */
-hr_status hr_gpu_rb_download(hr_gpu_rb *g, void *u_host, double *seconds, char *err, size_t err_size);
-hr_status hr_gpu_rb_upload(hr_gpu_rb *g, const void *u_host, double *seconds, char *err, size_t err_size);
+hr_status hri_gpu_rb_download(hr_gpu_rb *g, void *u_host, double *seconds, char *err, size_t err_size);
+hr_status hri_gpu_rb_upload(hr_gpu_rb *g, const void *u_host, double *seconds, char *err, size_t err_size);
 
-void hr_gpu_rb_free(hr_gpu_rb *g);
+void hri_gpu_rb_free(hr_gpu_rb *g);
 
 /* The tuning cache / shipped shapes for a red-black GPU kernel (src/methods/jacobi/cuda/gpu_tune.cu: the
  * same files and nearest-size rule as the Jacobi families): 1 and shape + *source ("cache"
  * or "shipped") when an entry for this device, kernel, precision and 2-D size exists. */
-int hr_gpu_rb_shape_lookup(const hr_tuning *tune, int device, const char *device_name, const char *kernel,
+int hri_gpu_rb_shape_lookup(const hr_tuning *tune, int device, const char *device_name, const char *kernel,
                            int dbl, int nx, int ny, int shape[3], const char **source);
 
 /* `hetrelax tune` for a red-black GPU kernel (src/methods/redblack/redblack_gpu_desc.c): every candidate
  * shape checked bitwise against the first and timed; the best into *out (bx, by, h, GB/s). */
 struct hr_solver;
 struct hr_cuda_tune_result;
-hr_status hr_gpu_rb_tune(struct hr_solver *s, long sweeps, struct hr_cuda_tune_result *out);
+hr_status hri_gpu_rb_tune(struct hr_solver *s, long sweeps, struct hr_cuda_tune_result *out);
 
 /* Several GPUs (p->gpus slabs of rows on devices p->device.. p->device + gpus - 1; 2-D),
  * each swept by rb-tuned's streaming pass with two ghost rows of each neighbour's old
  * iterate, exchanged once per iteration (bitwise equal to one GPU; docs/redblack.md). Same
- * calls as above; p->variant is ignored. hr_gpu_rb2_devices: the devices it runs on (1 when
+ * calls as above; p->variant is ignored. hri_gpu_rb2_devices: the devices it runs on (1 when
  * tuning.rb2_one puts every slab on one). */
 typedef struct hr_gpu_rb2 hr_gpu_rb2;
-hr_status hr_gpu_rb2_create(const hr_gpu_rb_params *p, void *u_host, hr_gpu_rb2 **out, char *name,
+hr_status hri_gpu_rb2_create(const hr_gpu_rb_params *p, void *u_host, hr_gpu_rb2 **out, char *name,
                             size_t name_size, double *h2d_seconds, char *err, size_t err_size);
-hr_status hr_gpu_rb2_iterations(hr_gpu_rb2 *g, long count, char *err, size_t err_size);
-int hr_gpu_rb2_devices(const hr_gpu_rb2 *g);
-hr_status hr_gpu_rb2_download(hr_gpu_rb2 *g, void *u_host, double *seconds, char *err, size_t err_size);
-hr_status hr_gpu_rb2_upload(hr_gpu_rb2 *g, const void *u_host, double *seconds, char *err, size_t err_size);
-void hr_gpu_rb2_free(hr_gpu_rb2 *g);
+hr_status hri_gpu_rb2_iterations(hr_gpu_rb2 *g, long count, char *err, size_t err_size);
+int hri_gpu_rb2_devices(const hr_gpu_rb2 *g);
+hr_status hri_gpu_rb2_download(hr_gpu_rb2 *g, void *u_host, double *seconds, char *err, size_t err_size);
+hr_status hri_gpu_rb2_upload(hr_gpu_rb2 *g, const void *u_host, double *seconds, char *err, size_t err_size);
+void hri_gpu_rb2_free(hr_gpu_rb2 *g);
 
 #ifdef __cplusplus
 }

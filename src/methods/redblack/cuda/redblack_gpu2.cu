@@ -71,7 +71,7 @@ static cudaError_t rb2_copy_rows(const hr_gpu_rb2 *G, int d, int o, void *dst, c
 #include "methods/redblack/cuda/redblack_gpu2_inplace.cuh"
 #include "methods/redblack/cuda/redblack_gpu2_stream.cuh"
 
-extern "C" hr_status hr_gpu_rb2_create(const hr_gpu_rb_params *p, void *u_host, hr_gpu_rb2 **out, char *name,
+extern "C" hr_status hri_gpu_rb2_create(const hr_gpu_rb_params *p, void *u_host, hr_gpu_rb2 **out, char *name,
                                        size_t name_size, double *h2d_seconds, char *err, size_t err_size)
 {
     *out = NULL;
@@ -110,7 +110,7 @@ extern "C" hr_status hr_gpu_rb2_create(const hr_gpu_rb_params *p, void *u_host, 
     }
     hr_gpu_rb2 *G = (hr_gpu_rb2 *)calloc(1, sizeof *G);
     if (!G) return HR_ERR_NO_MEMORY;
-    *out = G; /* freed by hr_gpu_rb2_free on any failure below */
+    *out = G; /* freed by hri_gpu_rb2_free on any failure below */
     G->p = *p;
     G->ng = ng;
     G->one = one;
@@ -144,7 +144,7 @@ extern "C" hr_status hr_gpu_rb2_create(const hr_gpu_rb_params *p, void *u_host, 
         char why[160];
         /* else rb-tuned's shape for one slab from the tuning cache / shipped table, if it runs */
         if (!shape_given && cudaGetDeviceProperties(&dp, p->device) == cudaSuccess &&
-            hr_gpu_rb_shape_lookup(tu, p->device, dp.name, "rb-tuned", p->esize == 8, p->nx, p->ny / ng, sh,
+            hri_gpu_rb_shape_lookup(tu, p->device, dp.name, "rb-tuned", p->esize == 8, p->nx, p->ny / ng, sh,
                                    &from) &&
             !rb_stream_check(sh[0], sh[1], sh[2], why, sizeof why)) {
             G->bx = sh[0];
@@ -152,8 +152,8 @@ extern "C" hr_status hr_gpu_rb2_create(const hr_gpu_rb_params *p, void *u_host, 
             G->h = sh[2];
         }
         if (rb_stream_check(G->bx, G->by, G->h, err, err_size)) return HR_ERR_INVALID_ARG;
-        if (tu->rb2_srows) G->srows = tu->rb2_srows; /* >= 2 (hr_tuning_validate) */
-        G->graph_k = tu->rb2_graph;                  /* even, 0..1000 (hr_tuning_validate) */
+        if (tu->rb2_srows) G->srows = tu->rb2_srows; /* >= 2 (hri_tuning_validate) */
+        G->graph_k = tu->rb2_graph;                  /* even, 0..1000 (hri_tuning_validate) */
         if (rb2s_layout(G)) {                        /* checked above: not reached */
             if (err && err_size)
                 snprintf(err, err_size, "ny: %d rows cannot be cut into %d slabs", p->ny, ng);
@@ -253,7 +253,7 @@ extern "C" hr_status hr_gpu_rb2_create(const hr_gpu_rb_params *p, void *u_host, 
         G->registered = u_host;
     }
     G->copy_kernel = kcopy && G->peer;
-    const hr_status rc = hr_gpu_rb2_upload(G, u_host, h2d_seconds, err, err_size);
+    const hr_status rc = hri_gpu_rb2_upload(G, u_host, h2d_seconds, err, err_size);
     if (rc != HR_OK || G->mode != RB2_STREAM || !G->graph_k) return rc;
     if (!G->peer) {
         if (err && err_size)
@@ -284,7 +284,7 @@ extern "C" hr_status hr_gpu_rb2_create(const hr_gpu_rb_params *p, void *u_host, 
     return HR_OK;
 }
 
-extern "C" hr_status hr_gpu_rb2_iterations(hr_gpu_rb2 *G, long count, char *err, size_t err_size)
+extern "C" hr_status hri_gpu_rb2_iterations(hr_gpu_rb2 *G, long count, char *err, size_t err_size)
 {
     if (G->mode == RB2_STREAM) {
         RB2_CU(rb2s_run(G, count));
@@ -306,7 +306,7 @@ extern "C" hr_status hr_gpu_rb2_iterations(hr_gpu_rb2 *G, long count, char *err,
     return HR_OK;
 }
 
-extern "C" int hr_gpu_rb2_devices(const hr_gpu_rb2 *G)
+extern "C" int hri_gpu_rb2_devices(const hr_gpu_rb2 *G)
 {
     return G->one ? 1 : G->ng;
 }
@@ -317,7 +317,7 @@ static void *rb2_current(const hr_gpu_rb2 *G, int d)
     return G->d_g[d][G->mode == RB2_STREAM ? G->cur : 0];
 }
 
-extern "C" hr_status hr_gpu_rb2_download(hr_gpu_rb2 *G, void *u_host, double *seconds, char *err,
+extern "C" hr_status hri_gpu_rb2_download(hr_gpu_rb2 *G, void *u_host, double *seconds, char *err,
                                          size_t err_size)
 {
     const double t0 = rb2_now();
@@ -338,7 +338,7 @@ extern "C" hr_status hr_gpu_rb2_download(hr_gpu_rb2 *G, void *u_host, double *se
 
 /* Every local row (ghosts, boundary rows) into the current grid, and (stream) the other grid:
  * rb_stream writes only interior points, the boundary ring comes from here. */
-extern "C" hr_status hr_gpu_rb2_upload(hr_gpu_rb2 *G, const void *u_host, double *seconds, char *err,
+extern "C" hr_status hri_gpu_rb2_upload(hr_gpu_rb2 *G, const void *u_host, double *seconds, char *err,
                                        size_t err_size)
 {
     const double t0 = rb2_now();
@@ -359,7 +359,7 @@ extern "C" hr_status hr_gpu_rb2_upload(hr_gpu_rb2 *G, const void *u_host, double
     return HR_OK;
 }
 
-extern "C" void hr_gpu_rb2_free(hr_gpu_rb2 *G)
+extern "C" void hri_gpu_rb2_free(hr_gpu_rb2 *G)
 {
     if (!G) return;
     for (int d = 0; d < G->ng; d++) /* a failed call may leave work queued on the host grid */

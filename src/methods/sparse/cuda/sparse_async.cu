@@ -150,7 +150,7 @@ static hr_status enqueue(hr_sparse_run *r, async_state *s, int g, cudaStream_t s
         HR_SPCU(r, copy_range(q->d_x, s->p[0].d_x, 0, q->row0, st));
         HR_SPCU(r, copy_range(q->d_x, s->p[0].d_x, q->row1, n, st));
     }
-    HR_SPCU(r, hr_sp_async_launch(&q->L, q->d_diag, q->d_b, q->xr, q->xr, s->K, fz, NULL, 0, NULL, 0, 0, st));
+    HR_SPCU(r, hri_sp_async_launch(&q->L, q->d_diag, q->d_b, q->xr, q->xr, s->K, fz, NULL, 0, NULL, 0, 0, st));
     if (amc_serial)
         HR_TRY(amc_download(r, s, g, st));
     else if (s->comm == HR_SPARSE_COMM_DC && g > 0)
@@ -210,19 +210,19 @@ static hr_status loop_body(hr_sparse_run *r, void *ctx, int U, cudaStream_t st)
     const long long n = r->A->n_rows;
     if (s->batch) { /* U iterations, then one kernel checks their U snapshots (one stream) */
         for (int j = 0; j < U; j++)
-            HR_SPCU(r, hr_sp_async_launch(&q->L, q->d_diag, q->d_b, q->xr, q->xr, s->K, fz, s->R.d_ctl, j,
+            HR_SPCU(r, hri_sp_async_launch(&q->L, q->d_diag, q->d_b, q->xr, q->xr, s->K, fz, s->R.d_ctl, j,
                                           s->snaps, s->snap_v, n, st));
-        HR_SPCU(r, hr_sp_resid_check_batch(&s->R, q->d_b, s->snaps, s->snap_v, st));
+        HR_SPCU(r, hri_sp_resid_check_batch(&s->R, q->d_b, s->snaps, s->snap_v, st));
         return HR_OK;
     }
     for (int j = 0; j < U; j++) {
         if (j >= 2) HR_SPCU(r, cudaStreamWaitEvent(st, s->ev_check[j & 1], 0)); /* snapshot k & 1 is read */
-        HR_SPCU(r, hr_sp_async_launch(&q->L, q->d_diag, q->d_b, q->xr, q->xr, s->K, fz, s->R.d_ctl, j,
+        HR_SPCU(r, hri_sp_async_launch(&q->L, q->d_diag, q->d_b, q->xr, q->xr, s->K, fz, s->R.d_ctl, j,
                                       s->snaps, 2, n, st));
         HR_SPCU(r, cudaEventRecord(s->ev_iter, st));
         cudaStream_t cs = s->cs[j & 1];
         HR_SPCU(r, cudaStreamWaitEvent(cs, s->ev_iter, 0));
-        HR_SPCU(r, hr_sp_resid_check(&s->R, q->d_b, s->snaps, s->snaps + n, NULL, j, j & 1, cs));
+        HR_SPCU(r, hri_sp_resid_check(&s->R, q->d_b, s->snaps, s->snaps + n, NULL, j, j & 1, cs));
         HR_SPCU(r, cudaEventRecord(s->ev_check[j & 1], cs));
     }
     HR_SPCU(r, cudaStreamWaitEvent(st, s->ev_check[(U - 1) & 1], 0));
@@ -239,9 +239,9 @@ static hr_status lean_body(hr_sparse_run *r, void *ctx, int U, cudaStream_t st)
     const unsigned char *fz = s->body_fault ? q->d_frozen : NULL;
     const long long n = r->A->n_rows;
     for (int j = 0; j < U; j++)
-        HR_SPCU(r, hr_sp_async_launch(&q->L, q->d_diag, q->d_b, q->xr, q->xr, s->K, fz, NULL, j,
+        HR_SPCU(r, hri_sp_async_launch(&q->L, q->d_diag, q->d_b, q->xr, q->xr, s->K, fz, NULL, j,
                                       s->snaps + j * n, 0, n, st));
-    HR_SPCU(r, hr_sp_resid_check_lean(&s->R, q->d_b, s->snaps, U, st));
+    HR_SPCU(r, hri_sp_resid_check_lean(&s->R, q->d_b, s->snaps, U, st));
     return HR_OK;
 }
 
@@ -341,7 +341,7 @@ static hr_status part_setup(hr_sparse_run *r, async_state *s, int g, int B, cons
         HR_SPCU(r, cudaEventCreateWithFlags(&q->kdone, cudaEventDisableTiming));
         HR_SPCU(r, cudaEventCreateWithFlags(&q->cjoin, cudaEventDisableTiming));
     }
-    HR_TRY(hr_sp_blocks_build(r, r->A, q->row0, q->row1 - q->row0, B, 1, &q->L));
+    HR_TRY(hri_sp_blocks_build(r, r->A, q->row0, q->row1 - q->row0, B, 1, &q->L));
     HR_TRY(upload(r, &q->d_diag, diag, bytes));
     HR_TRY(upload(r, &q->d_b, NULL, bytes)); /* b and x0: async_load, per solve */
     if (s->comm != HR_SPARSE_COMM_DK || g == 0) HR_TRY(upload(r, &q->d_x, NULL, bytes));
@@ -368,7 +368,7 @@ static hr_status part_setup(hr_sparse_run *r, async_state *s, int g, int B, cons
                 HR_SPCU(r, e);
         }
     }
-    HR_SPCU(r, hr_sp_async_prepare(B));
+    HR_SPCU(r, hri_sp_async_prepare(B));
     return HR_OK;
 }
 
@@ -390,11 +390,11 @@ static hr_status async_setup(hr_sparse_run *r)
               : s->ngpu > 1                    ? HR_SPARSE_COMM_AMC
                                                : HR_SPARSE_COMM_AUTO;
     const hr_tuning *tu = &r->o.tuning;
-    s->S = tu->sparse_streams > 0 ? tu->sparse_streams : 1; /* 1..HR_SP_MAX_STREAMS (hr_tuning_validate) */
+    s->S = tu->sparse_streams > 0 ? tu->sparse_streams : 1; /* 1..HR_SP_MAX_STREAMS (hri_tuning_validate) */
     s->G = hr_tune_count(tu->sparse_graph, 32);
     /* checked every iteration with one GPU and one stream (and no AMC copies): the
      * device loop (tuning.sparse_device_checks off: checks on the host) */
-    s->dc = hr_sp_loop_wanted(r) && s->ngpu == 1 && s->S == 1 && s->comm != HR_SPARSE_COMM_AMC;
+    s->dc = hri_sp_loop_wanted(r) && s->ngpu == 1 && s->S == 1 && s->comm != HR_SPARSE_COMM_AMC;
     s->overlap = !hr_tune_on(tu->sparse_amc_serial, 0);
     s->E = tu->sparse_amc_every > 0 ? tu->sparse_amc_every : 1;
     s->K = r->o.local_iters;
@@ -402,7 +402,7 @@ static hr_status async_setup(hr_sparse_run *r)
         snprintf(r->err, sizeof r->err, "gpus: at most %d", HR_SP_MAX_GPUS);
         return HR_ERR_INVALID_ARG;
     }
-    HR_TRY(hr_sp_check_devices(r, r->o.device, s->ngpu));
+    HR_TRY(hri_sp_check_devices(r, r->o.device, s->ngpu));
     /* contiguous ranges of whole blocks, as even as the blocks allow */
     const int nb = (n + B - 1) / B;
     for (int g = 0; g < s->ngpu; g++) {
@@ -426,19 +426,19 @@ static hr_status async_setup(hr_sparse_run *r)
     if (s->comm == HR_SPARSE_COMM_AMC)
         HR_SPCU(r, cudaHostAlloc((void **)&s->h_x, (size_t)n * sizeof(double), cudaHostAllocPortable));
     HR_SPCU(r, cudaSetDevice(s->p[0].dev));
-    HR_TRY(hr_sp_resid_setup(r, &s->R, 1, s->comm == HR_SPARSE_COMM_AMC && s->ngpu > 1));
+    HR_TRY(hri_sp_resid_setup(r, &s->R, 1, s->comm == HR_SPARSE_COMM_AMC && s->ngpu > 1));
     int whiles = 0;
     if (s->dc) {
-        const int U = hr_sp_loop_body_len(r);
-        s->batch = hr_sp_batch_wanted(r, (double)U * n * sizeof(double)); /* the snapshot ring */
+        const int U = hri_sp_loop_body_len(r);
+        s->batch = hri_sp_batch_wanted(r, (double)U * n * sizeof(double)); /* the snapshot ring */
         s->snap_v = s->batch ? U : 2;
         /* body-length policy: the long lean body's UL snapshots, where they fit the budget */
         long sw = 0;
-        int UL = s->batch && hr_sp_lean_wanted(r) ? hr_sp_loop_body_long(r, &sw) : 0;
+        int UL = s->batch && hri_sp_lean_wanted(r) ? hri_sp_loop_body_long(r, &sw) : 0;
         if (UL > 0 && (double)UL * n * sizeof(double) > (double)HR_SP_BATCH_BYTES) UL = 0;
         const int nsnap = UL > s->snap_v ? UL : s->snap_v;
         HR_SPCU(r, cudaMalloc((void **)&s->snaps, (size_t)nsnap * (n > 0 ? n : 1) * sizeof(double)));
-        if (s->batch) HR_TRY(hr_sp_resid_batch_setup(r, &s->R, U, s->R.nblk, UL));
+        if (s->batch) HR_TRY(hri_sp_resid_batch_setup(r, &s->R, U, s->R.nblk, UL));
         HR_SPCU(r, cudaEventCreateWithFlags(&s->ev_iter, cudaEventDisableTiming));
         for (int e = 0; e < 2; e++) {
             HR_SPCU(r, cudaStreamCreateWithFlags(&s->cs[e], cudaStreamNonBlocking));
@@ -447,21 +447,21 @@ static hr_status async_setup(hr_sparse_run *r)
         /* batched, the WHILE graph runs the lean body; after it, snapshot p - 1 is copied
          * into x unless p is the last body's length (x holds it); replays then find x_done
          * in x as well */
-        const int var = hr_sp_predict_wanted(r); /* in place: bodies of any length from 1 (hr_sp_lean) */
+        const int var = hri_sp_predict_wanted(r); /* in place: bodies of any length from 1 (hr_sp_lean) */
         hr_sp_lean lean = {lean_body, U, s->snaps, -1, U, 0, s->p[0].d_x, (long long)n, NULL, var};
         hr_sp_lean lean_long = {lean_body, UL, s->snaps, -1, UL, 0, s->p[0].d_x, (long long)n, NULL, var};
         for (int f = 0; f < (r->frozen ? 2 : 1) && s->dc; f++) {
             s->body_fault = f;
-            HR_TRY(hr_sp_loop_build(r, &s->R, &s->loop[f], U, 0, hr_sp_while_wanted(r), loop_body, s,
-                                    s->batch && hr_sp_lean_wanted(r) ? &lean : NULL, s->p[0].st[0]));
+            HR_TRY(hri_sp_loop_build(r, &s->R, &s->loop[f], U, 0, hri_sp_while_wanted(r), loop_body, s,
+                                    s->batch && hri_sp_lean_wanted(r) ? &lean : NULL, s->p[0].st[0]));
             if (!s->loop[f].body) s->dc = 0; /* capture refused: host checks */
             whiles += s->loop[f].loop != NULL;
             if (UL > 0 && s->loop[f].lean)
-                HR_TRY(hr_sp_loop_add_long(r, &s->R, &s->loop[f], &lean_long, sw, s->p[0].st[0]));
+                HR_TRY(hri_sp_loop_add_long(r, &s->R, &s->loop[f], &lean_long, sw, s->p[0].st[0]));
         }
     }
     r->device_checks = !s->dc ? 0 : whiles == (r->frozen ? 2 : 1) ? 2 : 1;
-    r->prof.mode = hr_sp_mode_name(r, &s->loop[0], s->batch);
+    r->prof.mode = hri_sp_mode_name(r, &s->loop[0], s->batch);
     if (s->dc) s->G = 0; /* no replays of plain runs: the device loop runs every call */
     if (!s->dc && r->o.tol > 0.0 && r->o.check_every > 0 && r->o.check_every < s->G) /* a graph a check */
         s->G = (int)r->o.check_every;
@@ -502,14 +502,14 @@ static hr_status async_load(hr_sparse_run *r)
         HR_SPCU(r, cudaSetDevice(s->p[g].dev));
         HR_SPCU(r, cudaStreamSynchronize(s->p[g].st[0]));
     }
-    s->R.bnorm = hr_sparse_norm2(r->b, r->A->n_rows);
+    s->R.bnorm = hri_sparse_norm2(r->b, r->A->n_rows);
     s->lean_last = 0;
     if (s->dc) { /* (batched: every iterate the loop checks or returns is written whole first) */
         HR_SPCU(r, cudaSetDevice(s->p[0].dev));
         for (int e = 0; e < 2 && !s->batch; e++)
             HR_SPCU(r, cudaMemcpyAsync(s->snaps + (size_t)e * r->A->n_rows, s->p[0].d_x, bytes,
                                        cudaMemcpyDeviceToDevice, s->p[0].st[0]));
-        HR_TRY(hr_sp_ctl_reset(r, &s->R, s->p[0].st[0])); /* synchronises */
+        HR_TRY(hri_sp_ctl_reset(r, &s->R, s->p[0].st[0])); /* synchronises */
     }
     return HR_OK;
 }
@@ -525,7 +525,7 @@ static hr_status async_residual(hr_sparse_run *r, double *rel)
                                    cudaMemcpyHostToDevice, q->st[0]));
         x = s->R.d_xh;
     }
-    return hr_sp_resid_run(r, &s->R, q->d_b, x, NULL, q->st[0], rel);
+    return hri_sp_resid_run(r, &s->R, q->d_b, x, NULL, q->st[0], rel);
 }
 
 static hr_status async_iterate(hr_sparse_run *r, long count)
@@ -534,20 +534,20 @@ static hr_status async_iterate(hr_sparse_run *r, long count)
     const int f = r->fault_active && r->frozen ? 1 : 0;
     if (s->dc) { /* one GPU: the device loop, one host wait */
         HR_SPCU(r, cudaSetDevice(s->p[0].dev));
-        HR_TRY(hr_sp_loop_run(r, &s->R, &s->loop[f], count, s->p[0].st[0]));
+        HR_TRY(hri_sp_loop_run(r, &s->R, &s->loop[f], count, s->p[0].st[0]));
         s->lean_last = s->loop[f].loop && s->loop[f].lean;
         return HR_OK;
     }
     long graphs = s->G > 0 ? count / s->G : 0, rest = count - graphs * (long)s->G;
     int rest_graph = 0;
     if (rest > 0) {
-        const double t0 = r->prof.on ? hr_sp_now() : 0.0;
+        const double t0 = r->prof.on ? hri_sp_now() : 0.0;
         const long seen = s->rest_n[f];
         HR_TRY(prepare_rest(r, s, rest, f, &rest_graph)); /* captures before any launch */
         if (rest_graph && seen != rest) r->prof.captures++;
-        if (r->prof.on) r->prof.t_capture += hr_sp_now() - t0;
+        if (r->prof.on) r->prof.t_capture += hri_sp_now() - t0;
     }
-    const double t0 = r->prof.on ? hr_sp_now() : 0.0;
+    const double t0 = r->prof.on ? hri_sp_now() : 0.0;
     for (long j = 0; j < graphs; j++) /* interleaved so that all GPUs start at once */
         for (int g = 0; g < s->ngpu; g++) {
             HR_SPCU(r, cudaSetDevice(s->p[g].dev));
@@ -565,10 +565,10 @@ static hr_status async_iterate(hr_sparse_run *r, long count)
                 r->prof.live += rest;
             }
         }
-    if (r->prof.on) r->prof.t_enqueue += hr_sp_now() - t0;
+    if (r->prof.on) r->prof.t_enqueue += hri_sp_now() - t0;
     for (int g = 0; g < s->ngpu; g++) {
         HR_SPCU(r, cudaSetDevice(s->p[g].dev));
-        HR_TRY(hr_sp_sync(r, s->p[g].st[0]));
+        HR_TRY(hri_sp_sync(r, s->p[g].st[0]));
     }
     return HR_OK;
 }
@@ -612,13 +612,13 @@ static void async_teardown(hr_sparse_run *r)
         if (q->cs) cudaStreamDestroy(q->cs);
         if (q->kdone) cudaEventDestroy(q->kdone);
         if (q->cjoin) cudaEventDestroy(q->cjoin);
-        hr_sp_blocks_free(&q->L);
+        hri_sp_blocks_free(&q->L);
         cudaFree(q->d_diag), cudaFree(q->d_b), cudaFree(q->d_x), cudaFree(q->d_frozen);
     }
     if (s->h_x) cudaFreeHost(s->h_x);
     if (s->ngpu > 0 && cudaSetDevice(s->p[0].dev) == cudaSuccess) {
         for (int f = 0; f < 2; f++)
-            hr_sp_loop_free(&s->loop[f]);
+            hri_sp_loop_free(&s->loop[f]);
         if (s->ev_iter) cudaEventDestroy(s->ev_iter);
         for (int e = 0; e < 2; e++) {
             if (s->cs[e]) cudaStreamSynchronize(s->cs[e]), cudaStreamDestroy(s->cs[e]);
@@ -626,12 +626,12 @@ static void async_teardown(hr_sparse_run *r)
         }
         cudaFree(s->snaps);
     }
-    hr_sp_resid_free(&s->R);
+    hri_sp_resid_free(&s->R);
     free(s);
     r->impl = NULL;
 }
 
-extern "C" const hr_sparse_ops hr_sparse_gpu_async = {
+extern "C" const hr_sparse_ops hri_sparse_gpu_async = {
     .setup = async_setup,
     .iterate = async_iterate,
     .sync_host = async_sync_host,

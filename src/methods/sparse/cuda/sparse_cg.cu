@@ -27,13 +27,13 @@
     do {                                                                                                     \
         cusparseStatus_t hr_e_ = (call);                                                                     \
         if (hr_e_ != CUSPARSE_STATUS_SUCCESS)                                                                \
-            return hr_sp_lib_fail((r), cusparseGetErrorString(hr_e_), #call, __FILE__, __LINE__);            \
+            return hri_sp_lib_fail((r), cusparseGetErrorString(hr_e_), #call, __FILE__, __LINE__);            \
     } while (0)
 #define HR_SPBLAS(r, call)                                                                                   \
     do {                                                                                                     \
         cublasStatus_t hr_e_ = (call);                                                                       \
         if (hr_e_ != CUBLAS_STATUS_SUCCESS)                                                                  \
-            return hr_sp_lib_fail((r), cublasGetStatusString(hr_e_), #call, __FILE__, __LINE__);             \
+            return hri_sp_lib_fail((r), cublasGetStatusString(hr_e_), #call, __FILE__, __LINE__);             \
     } while (0)
 
 typedef struct cg_state {
@@ -60,13 +60,13 @@ typedef struct cg_state {
 } cg_state;
 
 /* v *= f (f a power of two: exact) */
-__global__ void hr_sp_cg_scale(int n, double *__restrict__ v, double f)
+__global__ void hri_sp_cg_scale(int n, double *__restrict__ v, double f)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) v[i] *= f;
 }
 
-__global__ void hr_sp_cg_init(int n, const double *__restrict__ b, const double *__restrict__ q,
+__global__ void hri_sp_cg_init(int n, const double *__restrict__ b, const double *__restrict__ q,
                               double *__restrict__ res, double *__restrict__ p)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -77,7 +77,7 @@ __global__ void hr_sp_cg_init(int n, const double *__restrict__ b, const double 
  * exactly); r.r moves to the old slot for p's update (the dot then writes the new).
  * p.q <= 0 with r.r > 0 is a breakdown (A not positive definite): x stays, and the step
  * is counted in *broke for the host. */
-__global__ void hr_sp_cg_update_xr(int n, double *__restrict__ x, double *__restrict__ res,
+__global__ void hri_sp_cg_update_xr(int n, double *__restrict__ x, double *__restrict__ res,
                                    const double *__restrict__ p, const double *__restrict__ q,
                                    const double *rr, double *rr_old, const double *__restrict__ pq,
                                    double *broke, const hr_sp_ctl *ctl, int j)
@@ -97,7 +97,7 @@ __global__ void hr_sp_cg_update_xr(int n, double *__restrict__ x, double *__rest
 }
 
 /* p = r + beta p with beta = r.r(new) / r.r(old) */
-__global__ void hr_sp_cg_update_p(int n, double *__restrict__ p, const double *__restrict__ res,
+__global__ void hri_sp_cg_update_p(int n, double *__restrict__ p, const double *__restrict__ res,
                                   const double *__restrict__ rn, const double *__restrict__ rr,
                                   const hr_sp_ctl *ctl, int j)
 {
@@ -122,7 +122,7 @@ static hr_status step(hr_sparse_run *r, cg_state *s, const hr_sp_ctl *ctl, int j
     HR_SPBLAS(r, cublasDdot(s->bl, s->n, s->d_p, 1, s->d_q, 1, pq));
     if (ctl && j > 0) /* the previous check read x and may have stopped the solve */
         HR_SPCU(r, cudaStreamWaitEvent(s->st, s->ev_check, 0));
-    hr_sp_cg_update_xr<<<grid_of(s->n), 256, 0, s->st>>>(s->n, s->d_x, s->d_res, s->d_p, s->d_q, rnew, rold,
+    hri_sp_cg_update_xr<<<grid_of(s->n), 256, 0, s->st>>>(s->n, s->d_x, s->d_res, s->d_p, s->d_q, rnew, rold,
                                                          pq, s->d_sc + 4, ctl, j);
     HR_SPCU(r, cudaGetLastError());
     if (ctl) { /* the true residual of the new x: w = A x on cs, then the check */
@@ -130,11 +130,11 @@ static hr_status step(hr_sparse_run *r, cg_state *s, const hr_sp_ctl *ctl, int j
         HR_SPCU(r, cudaStreamWaitEvent(s->cs, s->ev_x, 0));
         HR_SPSPARSE(r, cusparseSpMV(s->sp2, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, s->A2, s->vx2, &zero,
                                     s->vw, CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT, s->d_buf2));
-        HR_SPCU(r, hr_sp_resid_check(&s->R, s->d_b, NULL, NULL, s->d_w, j, 0, s->cs));
+        HR_SPCU(r, hri_sp_resid_check(&s->R, s->d_b, NULL, NULL, s->d_w, j, 0, s->cs));
         HR_SPCU(r, cudaEventRecord(s->ev_check, s->cs));
     }
     HR_SPBLAS(r, cublasDdot(s->bl, s->n, s->d_res, 1, s->d_res, 1, rnew));
-    hr_sp_cg_update_p<<<grid_of(s->n), 256, 0, s->st>>>(s->n, s->d_p, s->d_res, rnew, rold, ctl, j);
+    hri_sp_cg_update_p<<<grid_of(s->n), 256, 0, s->st>>>(s->n, s->d_p, s->d_res, rnew, rold, ctl, j);
     HR_SPCU(r, cudaGetLastError());
     return HR_OK;
 }
@@ -189,7 +189,7 @@ static hr_status cg_setup(hr_sparse_run *r)
                  "cg on the GPU takes at most 2^31-1 non-zeros (32-bit cuSPARSE indices)");
         return HR_ERR_UNSUPPORTED;
     }
-    HR_TRY(hr_sp_check_devices(r, r->o.device, 1));
+    HR_TRY(hri_sp_check_devices(r, r->o.device, 1));
     HR_SPCU(r, cudaSetDevice(r->o.device));
     HR_SPCU(r, cudaStreamCreateWithFlags(&s->st, cudaStreamNonBlocking));
     HR_SPCU(r, cudaStreamCreateWithFlags(&s->cs, cudaStreamNonBlocking));
@@ -243,7 +243,7 @@ static hr_status cg_setup(hr_sparse_run *r)
     HR_SPSPARSE(r, cusparseSpMV_bufferSize(s->sp2, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, s->A2, s->vx2,
                                            &zero, s->vw, CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT, &buf));
     HR_SPCU(r, cudaMalloc(&s->d_buf2, buf > 0 ? buf : 16));
-    HR_TRY(hr_sp_resid_setup(r, &s->R, 0, 0));
+    HR_TRY(hri_sp_resid_setup(r, &s->R, 0, 0));
     /* one SpMV and one dot before any capture (as when the first residual was formed
      * here): the libraries' first calls may do what a capture refuses */
     HR_SPCU(r, cudaMemsetAsync(s->d_x, 0, vb, s->st));
@@ -256,9 +256,9 @@ static hr_status cg_setup(hr_sparse_run *r)
     HR_SPCU(r, cudaStreamSynchronize(s->st));
     HR_SPCU(r, cudaStreamSynchronize(s->cs));
     /* checked every step: the device loop (tuning.sparse_device_checks off: host checks) */
-    s->dc = hr_sp_loop_wanted(r);
+    s->dc = hri_sp_loop_wanted(r);
     if (s->dc) {
-        HR_TRY(hr_sp_loop_build(r, &s->R, &s->loop, hr_sp_loop_body_len(r), 0, hr_sp_while_wanted(r),
+        HR_TRY(hri_sp_loop_build(r, &s->R, &s->loop, hri_sp_loop_body_len(r), 0, hri_sp_while_wanted(r),
                                 loop_body, s, NULL, s->st));
         if (!s->loop.body) s->dc = 0; /* capture refused: host checks */
     }
@@ -283,25 +283,25 @@ static hr_status cg_load(hr_sparse_run *r)
     double m = 0.0;
     for (int i = 0; i < n; i++)
         m = fmax(m, fmax(fabs(r->b[i]), fabs(r->x[i])));
-    s->sc = hr_sparse_pow2_scale(m);
+    s->sc = hri_sparse_pow2_scale(m);
     HR_SPCU(r, cudaSetDevice(r->o.device));
     /* on the stream: a pageable cudaMemcpy may return before its DMA lands */
     HR_SPCU(r, cudaMemcpyAsync(s->d_b, r->b, (size_t)n * sizeof(double), cudaMemcpyHostToDevice, s->st));
     HR_SPCU(r, cudaMemcpyAsync(s->d_x, r->x, (size_t)n * sizeof(double), cudaMemcpyHostToDevice, s->st));
     if (s->sc != 1.0) {
-        hr_sp_cg_scale<<<grid_of(n), 256, 0, s->st>>>(n, s->d_b, 1.0 / s->sc);
-        hr_sp_cg_scale<<<grid_of(n), 256, 0, s->st>>>(n, s->d_x, 1.0 / s->sc);
+        hri_sp_cg_scale<<<grid_of(n), 256, 0, s->st>>>(n, s->d_b, 1.0 / s->sc);
+        hri_sp_cg_scale<<<grid_of(n), 256, 0, s->st>>>(n, s->d_x, 1.0 / s->sc);
         HR_SPCU(r, cudaGetLastError());
     }
     HR_SPCU(r, cudaMemsetAsync(s->d_sc, 0, 5 * sizeof(double), s->st));
     HR_SPSPARSE(r, cusparseSpMV(s->sp, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, s->A, s->vx, &zero, s->vq,
                                 CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT, s->d_buf));
-    hr_sp_cg_init<<<grid_of(n), 256, 0, s->st>>>(n, s->d_b, s->d_q, s->d_res, s->d_p);
+    hri_sp_cg_init<<<grid_of(n), 256, 0, s->st>>>(n, s->d_b, s->d_q, s->d_res, s->d_p);
     HR_SPCU(r, cudaGetLastError());
     HR_SPBLAS(r, cublasDdot(s->bl, n, s->d_res, 1, s->d_res, 1, s->d_sc + 1)); /* the new slot */
     HR_SPCU(r, cudaStreamSynchronize(s->st));
-    s->R.bnorm = hr_sparse_norm2(r->b, n) / s->sc;
-    if (s->dc) HR_TRY(hr_sp_ctl_reset(r, &s->R, s->st));
+    s->R.bnorm = hri_sparse_norm2(r->b, n) / s->sc;
+    if (s->dc) HR_TRY(hri_sp_ctl_reset(r, &s->R, s->st));
     return HR_OK;
 }
 
@@ -314,7 +314,7 @@ static hr_status cg_residual(hr_sparse_run *r, double *rel)
     HR_SPCU(r, cudaSetDevice(r->o.device));
     HR_SPSPARSE(r, cusparseSpMV(s->sp, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, s->A, s->vx, &zero, s->vq,
                                 CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT, s->d_buf));
-    return hr_sp_resid_run(r, &s->R, s->d_b, NULL, s->d_q, s->st, rel);
+    return hri_sp_resid_run(r, &s->R, s->d_b, NULL, s->d_q, s->st, rel);
 }
 
 /* After a call that ended at global iteration `end`: a breakdown in it (steps counted on the
@@ -334,17 +334,17 @@ static hr_status cg_iterate(hr_sparse_run *r, long count)
     cg_state *s = (cg_state *)r->impl;
     HR_SPCU(r, cudaSetDevice(r->o.device));
     if (s->dc) { /* steps after a stopping check left x alone; one host wait */
-        HR_TRY(hr_sp_loop_run(r, &s->R, &s->loop, count, s->st));
+        HR_TRY(hri_sp_loop_run(r, &s->R, &s->loop, count, s->st));
         return check_breakdown(r, s, r->checked_done);
     }
     const long end = r->done + count;
-    const double t0 = r->prof.on ? hr_sp_now() : 0.0;
+    const double t0 = r->prof.on ? hri_sp_now() : 0.0;
     for (; count >= HR_SP_CG_GRAPH && s->graph; count -= HR_SP_CG_GRAPH, r->prof.launches++)
         HR_SPCU(r, cudaGraphLaunch(s->graph, s->st));
     for (; count > 0; count--, r->prof.live++)
         HR_TRY(step(r, s, NULL, 0));
-    if (r->prof.on) r->prof.t_enqueue += hr_sp_now() - t0;
-    HR_TRY(hr_sp_sync(r, s->st));
+    if (r->prof.on) r->prof.t_enqueue += hri_sp_now() - t0;
+    HR_TRY(hri_sp_sync(r, s->st));
     return check_breakdown(r, s, end);
 }
 
@@ -367,7 +367,7 @@ static void cg_teardown(hr_sparse_run *r)
     if (s->st) cudaStreamSynchronize(s->st);
     if (s->cs) cudaStreamSynchronize(s->cs);
     if (s->graph) cudaGraphExecDestroy(s->graph);
-    hr_sp_loop_free(&s->loop);
+    hri_sp_loop_free(&s->loop);
     if (s->A) cusparseDestroySpMat(s->A);
     if (s->A2) cusparseDestroySpMat(s->A2);
     if (s->vx2) cusparseDestroyDnVec(s->vx2);
@@ -378,7 +378,7 @@ static void cg_teardown(hr_sparse_run *r)
     if (s->vw) cusparseDestroyDnVec(s->vw);
     if (s->sp) cusparseDestroy(s->sp);
     if (s->bl) cublasDestroy(s->bl);
-    hr_sp_resid_free(&s->R);
+    hri_sp_resid_free(&s->R);
     cudaSetDevice(r->o.device);
     cudaFree(s->d_rowp), cudaFree(s->d_col), cudaFree(s->d_val), cudaFree(s->d_b), cudaFree(s->d_x);
     cudaFree(s->d_res), cudaFree(s->d_p), cudaFree(s->d_q), cudaFree(s->d_sc), cudaFree(s->d_buf);
@@ -392,7 +392,7 @@ static void cg_teardown(hr_sparse_run *r)
     r->impl = NULL;
 }
 
-extern "C" const hr_sparse_ops hr_sparse_gpu_cg = {
+extern "C" const hr_sparse_ops hri_sparse_gpu_cg = {
     .setup = cg_setup,
     .iterate = cg_iterate,
     .sync_host = cg_sync_host,

@@ -23,15 +23,15 @@
 /* ------------------------------------------------------------ checked calls */
 
 /* Writes "call failed at file:line: name: text" into r->err; returns the status that
- * the 2-D backend's hr_cuda_fail maps the error to. */
-hr_status hr_sp_cuda_fail(hr_sparse_run *r, cudaError_t e, const char *call, const char *file, int line);
+ * the 2-D backend's hri_cuda_fail maps the error to. */
+hr_status hri_sp_cuda_fail(hr_sparse_run *r, cudaError_t e, const char *call, const char *file, int line);
 /* Same for a library status (cuSPARSE, cuBLAS) that is not a cudaError_t. */
-hr_status hr_sp_lib_fail(hr_sparse_run *r, const char *what, const char *call, const char *file, int line);
+hr_status hri_sp_lib_fail(hr_sparse_run *r, const char *what, const char *call, const char *file, int line);
 
 #define HR_SPCU(r, call)                                                                                     \
     do {                                                                                                     \
         cudaError_t hr_spcu_e_ = (call);                                                                     \
-        if (hr_spcu_e_ != cudaSuccess) return hr_sp_cuda_fail((r), hr_spcu_e_, #call, __FILE__, __LINE__);   \
+        if (hr_spcu_e_ != cudaSuccess) return hri_sp_cuda_fail((r), hr_spcu_e_, #call, __FILE__, __LINE__);   \
     } while (0)
 
 /* ------------------------------------------------------------- the layout */
@@ -48,10 +48,10 @@ typedef struct hr_sp_blocks {
 
 /* Builds the layout of rows [row0, row0 + nrows) of A on the current device.
  * Returns HR_ERR_NO_MEMORY / HR_ERR_DEVICE with r->err set on failure. */
-hr_status hr_sp_blocks_build(hr_sparse_run *r, const hr_csr *A, int row0, int nrows, int B, int split,
+hr_status hri_sp_blocks_build(hr_sparse_run *r, const hr_csr *A, int row0, int nrows, int B, int split,
                              hr_sp_blocks *L);
 /* Frees the device arrays (on the current device); accepts a zeroed layout. */
-void hr_sp_blocks_free(hr_sp_blocks *L);
+void hri_sp_blocks_free(hr_sp_blocks *L);
 
 /* Largest rows per block the async kernel takes (3 doubles of shared memory a row). */
 #define HR_SP_MAX_BLOCK 8192
@@ -192,22 +192,22 @@ __device__ __forceinline__ void hr_sp_ctl_record(hr_sp_ctl *ctl, long long k, do
  * also written to snapshot k % snap_v of the ring snap (snap_v vectors of snap_n), the
  * copy of iterate k that its check reads (NULL snap: none). Without ctl, snap itself
  * (the lean body's fixed snapshot of its position). */
-cudaError_t hr_sp_async_launch(const hr_sp_blocks *L, const double *diag, const double *b, const double *xr,
+cudaError_t hri_sp_async_launch(const hr_sp_blocks *L, const double *diag, const double *b, const double *xr,
                                double *xw, int K, const unsigned char *frozen, const hr_sp_ctl *ctl, int j,
                                double *snap, int snap_v, long long snap_n, cudaStream_t st);
 /* Prepares the async kernel for B rows per block (shared-memory opt-in, module load). */
-cudaError_t hr_sp_async_prepare(int B);
+cudaError_t hri_sp_async_prepare(int B);
 
 /* One Jacobi sweep xn = x + tau D^-1 (b - A x) over L (built without split). The
  * device loop's sweeps, fused with the residual, are in sparse_jacobi.cu. */
-cudaError_t hr_sp_jacobi_launch(const hr_sp_blocks *L, const double *diag, const double *b, const double *x,
+cudaError_t hri_sp_jacobi_launch(const hr_sp_blocks *L, const double *diag, const double *b, const double *x,
                                 double *xn, double tau, const unsigned char *frozen, cudaStream_t st);
-cudaError_t hr_sp_jacobi_prepare(void);
+cudaError_t hri_sp_jacobi_prepare(void);
 
 /* Devices first..first+count-1 present? Else r->err says so in the CLI's words:
  * "gpu: no CUDA device D (found N)" (HR_ERR_NO_DEVICE) or, for several GPUs on a
  * machine with fewer, "gpus: ..." (HR_ERR_INVALID_ARG). */
-hr_status hr_sp_check_devices(hr_sparse_run *r, int first, int count);
+hr_status hri_sp_check_devices(hr_sparse_run *r, int first, int count);
 
 /* ------------------------------------------------- residual on the device */
 
@@ -243,57 +243,57 @@ typedef struct hr_sp_resid {
     int bcap;                /* positions allocated (>= batch: the long lean body's too) */
     double *d_brel;          /* [bcap] */
     double *d_bpart;         /* [bcap][2 * bparts]: each position's block parts */
-    unsigned int *d_bticket; /* [bcap] (hr_sp_resid_check_batch) */
+    unsigned int *d_bticket; /* [bcap] (hri_sp_resid_check_batch) */
 } hr_sp_resid;
 
 /* Allocates on the current device; with_matrix uploads A's CSR, with_hub a vector for
  * the hub's x. */
-hr_status hr_sp_resid_setup(hr_sparse_run *r, hr_sp_resid *R, int with_matrix, int with_hub);
+hr_status hri_sp_resid_setup(hr_sparse_run *r, hr_sp_resid *R, int with_matrix, int with_hub);
 /* *rel for x (d_q NULL: A x formed from the CSR) or for q = A x given (d_x unused),
  * on stream st, which it synchronises. */
-hr_status hr_sp_resid_run(hr_sparse_run *r, hr_sp_resid *R, const double *d_b, const double *d_x,
+hr_status hri_sp_resid_run(hr_sparse_run *r, hr_sp_resid *R, const double *d_b, const double *d_x,
                           const double *d_q, cudaStream_t st, double *rel);
 /* Enqueues the device-side check of body position j (iteration k): of x_k = d_x0 or
  * d_x1 by the parity of k (d_q NULL), or of q = A x_k given. No host sync. chain (0 or
  * 1) picks the scratch: checks of one chain must run in order (one stream), the two
  * chains may run at the same time. */
-cudaError_t hr_sp_resid_check(hr_sp_resid *R, const double *d_b, const double *d_x0, const double *d_x1,
+cudaError_t hri_sp_resid_check(hr_sp_resid *R, const double *d_b, const double *d_x0, const double *d_x1,
                               const double *d_q, int j, int chain, cudaStream_t st);
 /* Batched checks (see hr_sp_resid): allocates the scratch of max(U, cap) positions with
- * bparts block parts each (R->nblk for hr_sp_resid_check_batch) and sets R->batch = U
+ * bparts block parts each (R->nblk for hri_sp_resid_check_batch) and sets R->batch = U
  * (cap: the long lean body's length, or 0). */
-hr_status hr_sp_resid_batch_setup(hr_sparse_run *r, hr_sp_resid *R, int U, int bparts, int cap);
+hr_status hri_sp_resid_batch_setup(hr_sparse_run *r, hr_sp_resid *R, int U, int bparts, int cap);
 /* Enqueues the batched check of a body's U positions (R->batch): of iterate k = base +
  * j + 1 in snapshot k % snap_v of the ring snap (vectors of R->n), into d_brel[j]; no
  * verdicts (the body's end records them). Position j's residual has the same bits as
- * hr_sp_resid_run of that snapshot (same kernel, same blocks). */
-cudaError_t hr_sp_resid_check_batch(hr_sp_resid *R, const double *d_b, const double *snap, int snap_v,
+ * hri_sp_resid_run of that snapshot (same kernel, same blocks). */
+cudaError_t hri_sp_resid_check_batch(hr_sp_resid *R, const double *d_b, const double *snap, int snap_v,
                                     cudaStream_t st);
 /* Batched checks wanted for a ring of `bytes` (tuning.sparse_batch, default on, and
  * bytes <= HR_SP_BATCH_BYTES): else per-iteration checks, whose sweeps dominate anyway. */
 #define HR_SP_BATCH_BYTES (64ull << 20)
-int hr_sp_batch_wanted(const hr_sparse_run *r, double bytes);
+int hri_sp_batch_wanted(const hr_sparse_run *r, double bytes);
 /* The lean WHILE body (hr_sp_lean) wanted with batched checks: tuning.sparse_lean
  * (default on; off: the gated batched body in the WHILE graph too, for comparison). */
-int hr_sp_lean_wanted(const hr_sparse_run *r);
+int hri_sp_lean_wanted(const hr_sparse_run *r);
 /* Variable lean bodies (hr_sp_lean.variable) wanted: tuning.sparse_predict (default on;
  * off: bodies of the full length, for comparison). */
-int hr_sp_predict_wanted(const hr_sparse_run *r);
+int hri_sp_predict_wanted(const hr_sparse_run *r);
 /* Starts a solve's device-side checks: stop = 0, done = base = 0, tol, r->divref and
  * R->bnorm (set those first); on st, synchronised. */
-hr_status hr_sp_ctl_reset(hr_sparse_run *r, hr_sp_resid *R, cudaStream_t st);
+hr_status hri_sp_ctl_reset(hr_sparse_run *r, hr_sp_resid *R, cudaStream_t st);
 /* After a call: copies the control block back on st, after the call's work, and
  * synchronises st (so it stands for the call's own final sync); fills r->checked_*. */
-hr_status hr_sp_ctl_fetch(hr_sparse_run *r, hr_sp_resid *R, cudaStream_t st);
+hr_status hri_sp_ctl_fetch(hr_sparse_run *r, hr_sp_resid *R, cudaStream_t st);
 /* Frees; accepts a zeroed struct. */
-void hr_sp_resid_free(hr_sp_resid *R);
+void hri_sp_resid_free(hr_sp_resid *R);
 
 /* ------------------------------------------------------ the device loop */
 
 /* Enqueues one body of U iterations (positions 0..U-1, each gated by hr_sp_gate and
  * followed by its check, or with R->batch one batched check after the last) on st,
  * ending with a join on st; works live and under capture. The body's end
- * (hr_sp_body_end, which with R->batch records the batch's verdicts) is added by the
+ * (hri_sp_body_end, which with R->batch records the batch's verdicts) is added by the
  * loop builder. */
 typedef hr_status (*hr_sp_body_fn)(hr_sparse_run *r, void *ctx, int U, cudaStream_t st);
 
@@ -310,7 +310,7 @@ typedef hr_status (*hr_sp_body_fn)(hr_sparse_run *r, void *ctx, int U, cudaStrea
  * or skip (dst holds it already); mod or skip 0: the last body's length (ctl->last_u).
  * variable > 0: bodies of any length from `variable` to U work (async: in place, from 1;
  * jacobi: a ring of the body's length, from 2), and each body's end picks the next
- * one's length (a SWITCH node over the lengths, hr_sp_loop_build) from the rate its
+ * one's length (a SWITCH node over the lengths, hri_sp_loop_build) from the rate its
  * residuals fell at: as many iterations as the tolerance is predicted to need, plus a
  * margin, so that a solve's last body runs few iterations in vain. */
 typedef struct hr_sp_lean {
@@ -336,7 +336,7 @@ typedef struct hr_sp_loop {
     int lean;   /* loop runs lean_def.body (lag 0); 2: its copy is launched after it, not in it */
     hr_sp_lean lean_def;
     void *ctx;
-    /* body-length policy (hr_sp_loop_add_long): a second lean WHILE graph of long_def.U
+    /* body-length policy (hri_sp_loop_add_long): a second lean WHILE graph of long_def.U
      * iterations a body, used from iteration switch_at of a solve on (a call that
      * straddles switch_at is run in two parts, one host wait between them); short
      * solves keep the short body, whose stop wastes fewer iterations */
@@ -349,43 +349,43 @@ typedef struct hr_sp_loop {
 /* Captures the body (and, unless allow_while is 0 or the runtime refuses, the WHILE
  * graph, around lean->body when lean is not NULL) on st. A refused capture leaves
  * L->body NULL and returns HR_OK: the caller then checks on the host. */
-hr_status hr_sp_loop_build(hr_sparse_run *r, hr_sp_resid *R, hr_sp_loop *L, int U, int lag, int allow_while,
+hr_status hri_sp_loop_build(hr_sparse_run *r, hr_sp_resid *R, hr_sp_loop *L, int U, int lag, int allow_while,
                            hr_sp_body_fn body, void *ctx, const hr_sp_lean *lean, cudaStream_t st);
 /* Adds the long lean WHILE graph (lean->U iterations a body, same ring: a lean body
  * starts and ends in slot 0) to a loop whose short lean WHILE graph was built; used from
  * iteration switch_at on. Refused by the runtime: the loop keeps the short body. */
-hr_status hr_sp_loop_add_long(hr_sparse_run *r, hr_sp_resid *R, hr_sp_loop *L, const hr_sp_lean *lean,
+hr_status hri_sp_loop_add_long(hr_sparse_run *r, hr_sp_resid *R, hr_sp_loop *L, const hr_sp_lean *lean,
                               long switch_at, cudaStream_t st);
 /* The lean body's batched check for async: position j's residual from snapshot j of
  * snap (vectors of R->n) into d_brel[j], no gates (same kernel and blocks as
- * hr_sp_resid_run: the same bits). */
-cudaError_t hr_sp_resid_check_lean(hr_sp_resid *R, const double *d_b, const double *snap, int U,
+ * hri_sp_resid_run: the same bits). */
+cudaError_t hri_sp_resid_check_lean(hr_sp_resid *R, const double *d_b, const double *snap, int U,
                                    cudaStream_t st);
 /* Runs `count` iterations from r->done: sets the call's range (base = r->done, target =
  * r->done + count) on the device, launches the WHILE graph once (or the body
  * ceil((count + lag) / U) times), then fetches the control block (one host wait).
  * Fills r->checked_* and the profile. After it, L->loop && L->lean says whether the
  * lean body ran (a WHILE graph refused at launch is dropped for good). */
-hr_status hr_sp_loop_run(hr_sparse_run *r, hr_sp_resid *R, hr_sp_loop *L, long count, cudaStream_t st);
-void hr_sp_loop_free(hr_sp_loop *L);
+hr_status hri_sp_loop_run(hr_sparse_run *r, hr_sp_resid *R, hr_sp_loop *L, long count, cudaStream_t st);
+void hri_sp_loop_free(hr_sp_loop *L);
 /* The device loop's settings: tuning.sparse_device_checks (off: host checks),
- * tuning.sparse_while (off: body replays only, hr_sp_while_wanted) and tuning.sparse_body
+ * tuning.sparse_while (off: body replays only, hri_sp_while_wanted) and tuning.sparse_body
  * (iterations a body; default from the monitor interval). */
-int hr_sp_loop_wanted(const hr_sparse_run *r);
-int hr_sp_loop_body_len(const hr_sparse_run *r);
-int hr_sp_while_wanted(const hr_sparse_run *r);
+int hri_sp_loop_wanted(const hr_sparse_run *r);
+int hri_sp_loop_body_len(const hr_sparse_run *r);
+int hri_sp_while_wanted(const hr_sparse_run *r);
 /* The body-length policy: the long lean body's length (tuning.sparse_body_long, default
  * 64; -1: off), or 0 when it does not apply: tuning.sparse_body forces one length, or
  * monitors cut the calls at an interval that is not a multiple of it. *switch_at: the
  * iterations of a solve run with the short body first (tuning.sparse_body_switch,
  * default 256). The caller also checks that its ring of that many vectors fits. */
-int hr_sp_loop_body_long(const hr_sparse_run *r, long *switch_at);
+int hri_sp_loop_body_long(const hr_sparse_run *r, long *switch_at);
 
 /* Profile helpers (tuning.sparse_profile): the host clock, and a timed wait. */
-double hr_sp_now(void);
-hr_status hr_sp_sync(hr_sparse_run *r, cudaStream_t st);
+double hri_sp_now(void);
+hr_status hri_sp_sync(hr_sparse_run *r, cudaStream_t st);
 
 /* The profile's name of how a solve is checked (after device_checks is set). */
-const char *hr_sp_mode_name(const hr_sparse_run *r, const hr_sp_loop *L, int batch);
+const char *hri_sp_mode_name(const hr_sparse_run *r, const hr_sp_loop *L, int batch);
 
 #endif

@@ -44,7 +44,7 @@ typedef struct jac_state {
 /* One sweep from d_x[from] (host checks). */
 static hr_status launch(hr_sparse_run *r, jac_state *s, int from, int fault)
 {
-    HR_SPCU(r, hr_sp_jacobi_launch(&s->L, s->d_diag, s->d_b, s->d_x[from], s->d_x[1 - from], r->tau,
+    HR_SPCU(r, hri_sp_jacobi_launch(&s->L, s->d_diag, s->d_b, s->d_x[from], s->d_x[1 - from], r->tau,
                                    fault ? s->d_frozen : NULL, s->st));
     return HR_OK;
 }
@@ -65,7 +65,7 @@ __device__ __forceinline__ double jac_acc(const hr_sp_blocks &L, const double *_
 }
 
 /* One block's part of ||b - A x|| into part[2 blk], and with xn the sweep x -> xn (the
- * same bits as hr_sp_jacobi_kernel). Every thread of the block must call it. */
+ * same bits as hri_sp_jacobi_kernel). Every thread of the block must call it. */
 __device__ __forceinline__ void jac_fused(const hr_sp_blocks &L, const double *__restrict__ diag,
                                           const double *__restrict__ b, const double *x, double *xn,
                                           double tau, const unsigned char *__restrict__ frozen, double *part)
@@ -91,7 +91,7 @@ __device__ __forceinline__ void jac_fused(const hr_sp_blocks &L, const double *_
  * of the ring xs (vectors of n), and the parts of ||r_{k-1}|| into set (k - 1) & 1, or
  * batched (by_pos) into set j. */
 __global__ void __launch_bounds__(HR_SP_JACOBI_ROWS)
-    hr_sp_jacobi_loop_kernel(hr_sp_blocks L, const double *__restrict__ diag, const double *__restrict__ b,
+    hri_sp_jacobi_loop_kernel(hr_sp_blocks L, const double *__restrict__ diag, const double *__restrict__ b,
                              double *xs, long long n, int V, double tau,
                              const unsigned char *__restrict__ frozen, const hr_sp_ctl *ctl, int j,
                              double *part, int by_pos)
@@ -106,7 +106,7 @@ __global__ void __launch_bounds__(HR_SP_JACOBI_ROWS)
 
 /* The host-checked path's residual: the same parts, no sweep. */
 __global__ void __launch_bounds__(HR_SP_JACOBI_ROWS)
-    hr_sp_jacobi_resid_kernel(hr_sp_blocks L, const double *__restrict__ diag, const double *__restrict__ b,
+    hri_sp_jacobi_resid_kernel(hr_sp_blocks L, const double *__restrict__ diag, const double *__restrict__ b,
                               const double *x, double *part)
 {
     jac_fused(L, diag, b, x, NULL, 1.0, NULL, part);
@@ -114,10 +114,10 @@ __global__ void __launch_bounds__(HR_SP_JACOBI_ROWS)
 
 /* The lean body's batched check: position y = blockIdx.y of U, x_{base + y + 1} in ring
  * slot (y + 1) % U, its parts into set y (the same as the sweep's, jac_fused); the last
- * block of a position (ticket[y]) combines them into out[y] as hr_sp_jacobi_combine
+ * block of a position (ticket[y]) combines them into out[y] as hri_sp_jacobi_combine
  * does (same function and block size: the same bits). No gate. */
 __global__ void __launch_bounds__(HR_SP_JACOBI_ROWS)
-    hr_sp_jacobi_check_lean(hr_sp_blocks L, const double *__restrict__ diag, const double *__restrict__ b,
+    hri_sp_jacobi_check_lean(hr_sp_blocks L, const double *__restrict__ diag, const double *__restrict__ b,
                             const double *xs, long long n, int U, double *part, unsigned int *ticket,
                             double *out, const hr_sp_ctl *ctl)
 {
@@ -145,7 +145,7 @@ __global__ void __launch_bounds__(HR_SP_JACOBI_ROWS)
  * without: into *out. Batched (ctl too): block j checks position j from set j into
  * out[j], no verdict (the body's end records them in order). */
 __global__ void __launch_bounds__(HR_SP_JACOBI_ROWS)
-    hr_sp_jacobi_combine(const double *part, int nb, double bnorm, hr_sp_ctl *ctl, int j, double *out,
+    hri_sp_jacobi_combine(const double *part, int nb, double bnorm, hr_sp_ctl *ctl, int j, double *out,
                          int batch)
 {
     __shared__ double sm[32];
@@ -184,10 +184,10 @@ static hr_status loop_body(hr_sparse_run *r, void *ctx, int U, cudaStream_t st)
     const long long n = r->A->n_rows;
     if (s->batch) { /* U sweeps, then one kernel combines their U residuals (one stream) */
         for (int j = 0; j < U && nb > 0; j++)
-            hr_sp_jacobi_loop_kernel<<<nb, HR_SP_JACOBI_ROWS, 0, st>>>(
+            hri_sp_jacobi_loop_kernel<<<nb, HR_SP_JACOBI_ROWS, 0, st>>>(
                 s->L, s->d_diag, s->d_b, s->d_xs, n, s->V, r->tau, fz, s->R.d_ctl, j, s->R.d_bpart, 1);
         HR_SPCU(r, cudaGetLastError());
-        hr_sp_jacobi_combine<<<U, HR_SP_JACOBI_ROWS, 0, st>>>(s->R.d_bpart, nb, 0.0, s->R.d_ctl, 0,
+        hri_sp_jacobi_combine<<<U, HR_SP_JACOBI_ROWS, 0, st>>>(s->R.d_bpart, nb, 0.0, s->R.d_ctl, 0,
                                                               s->R.d_brel, 1);
         HR_SPCU(r, cudaGetLastError());
         return HR_OK;
@@ -195,12 +195,12 @@ static hr_status loop_body(hr_sparse_run *r, void *ctx, int U, cudaStream_t st)
     for (int j = 0; j < U; j++) {
         if (j >= 2) HR_SPCU(r, cudaStreamWaitEvent(st, s->ev_check[j & 1], 0));
         if (nb > 0)
-            hr_sp_jacobi_loop_kernel<<<nb, HR_SP_JACOBI_ROWS, 0, st>>>(
+            hri_sp_jacobi_loop_kernel<<<nb, HR_SP_JACOBI_ROWS, 0, st>>>(
                 s->L, s->d_diag, s->d_b, s->d_xs, n, 3, r->tau, fz, s->R.d_ctl, j, s->d_part, 0);
         HR_SPCU(r, cudaGetLastError());
         HR_SPCU(r, cudaEventRecord(s->ev_sweep, st));
         HR_SPCU(r, cudaStreamWaitEvent(s->cs, s->ev_sweep, 0));
-        hr_sp_jacobi_combine<<<1, HR_SP_JACOBI_ROWS, 0, s->cs>>>(s->d_part, nb, 0.0, s->R.d_ctl, j, NULL, 0);
+        hri_sp_jacobi_combine<<<1, HR_SP_JACOBI_ROWS, 0, s->cs>>>(s->d_part, nb, 0.0, s->R.d_ctl, j, NULL, 0);
         HR_SPCU(r, cudaGetLastError());
         HR_SPCU(r, cudaEventRecord(s->ev_check[j & 1], s->cs));
     }
@@ -219,9 +219,9 @@ static hr_status lean_body(hr_sparse_run *r, void *ctx, int U, cudaStream_t st)
     const long long n = r->A->n_rows;
     if (nb == 0) return HR_OK; /* (no rows: nothing to sweep; rel stays 0) */
     for (int j = 0; j < U; j++)
-        HR_SPCU(r, hr_sp_jacobi_launch(&s->L, s->d_diag, s->d_b, s->d_xs + j * n, s->d_xs + (j + 1) % U * n,
+        HR_SPCU(r, hri_sp_jacobi_launch(&s->L, s->d_diag, s->d_b, s->d_xs + j * n, s->d_xs + (j + 1) % U * n,
                                        r->tau, fz, st));
-    hr_sp_jacobi_check_lean<<<dim3((unsigned)nb, (unsigned)U), HR_SP_JACOBI_ROWS, 0, st>>>(
+    hri_sp_jacobi_check_lean<<<dim3((unsigned)nb, (unsigned)U), HR_SP_JACOBI_ROWS, 0, st>>>(
         s->L, s->d_diag, s->d_b, s->d_xs, n, U, s->R.d_bpart, s->R.d_bticket, s->R.d_brel, s->R.d_ctl);
     HR_SPCU(r, cudaGetLastError());
     return HR_OK;
@@ -279,14 +279,14 @@ static hr_status jac_setup(hr_sparse_run *r)
         snprintf(r->err, sizeof r->err, "gpus: several GPUs are only for --method async");
         return HR_ERR_INVALID_ARG;
     }
-    HR_TRY(hr_sp_check_devices(r, r->o.device, 1));
+    HR_TRY(hri_sp_check_devices(r, r->o.device, 1));
     HR_SPCU(r, cudaSetDevice(r->o.device));
     HR_SPCU(r, cudaStreamCreateWithFlags(&s->st, cudaStreamNonBlocking));
     HR_SPCU(r, cudaStreamCreateWithFlags(&s->cs, cudaStreamNonBlocking));
     HR_SPCU(r, cudaEventCreateWithFlags(&s->ev_sweep, cudaEventDisableTiming));
     for (int e = 0; e < 2; e++)
         HR_SPCU(r, cudaEventCreateWithFlags(&s->ev_check[e], cudaEventDisableTiming));
-    HR_TRY(hr_sp_blocks_build(r, A, 0, n, HR_SP_JACOBI_ROWS, 0, &s->L));
+    HR_TRY(hri_sp_blocks_build(r, A, 0, n, HR_SP_JACOBI_ROWS, 0, &s->L));
     double *diag = (double *)malloc((size_t)n * sizeof *diag);
     if (!diag) return HR_ERR_NO_MEMORY;
     for (int i = 0; i < n; i++)
@@ -303,13 +303,13 @@ static hr_status jac_setup(hr_sparse_run *r)
      * of bodies of U sweeps: one sweep more than the calls' usual length, which checks the
      * call's last iteration; batched checks keep x_{k-1} of every sweep k of a body, in a
      * ring of U + 1 vectors */
-    s->dc = hr_sp_loop_wanted(r);
-    const int U = hr_sp_loop_body_len(r) + 1;
-    s->batch = s->dc && hr_sp_batch_wanted(r, (double)(U + 1) * (double)bytes);
+    s->dc = hri_sp_loop_wanted(r);
+    const int U = hri_sp_loop_body_len(r) + 1;
+    s->batch = s->dc && hri_sp_batch_wanted(r, (double)(U + 1) * (double)bytes);
     /* body-length policy: the long lean body's ring of UL vectors (the same ring: a lean
      * body starts and ends in slot 0), where it fits the budget */
     long sw = 0;
-    int UL = s->batch && U - 1 >= 2 && hr_sp_lean_wanted(r) ? hr_sp_loop_body_long(r, &sw) : 0;
+    int UL = s->batch && U - 1 >= 2 && hri_sp_lean_wanted(r) ? hri_sp_loop_body_long(r, &sw) : 0;
     if (UL > 0 && (double)UL * (double)bytes > (double)HR_SP_BATCH_BYTES) UL = 0;
     s->V = s->batch ? (UL > U + 1 ? UL : U + 1) : 3;
     HR_SPCU(r, cudaMalloc((void **)&s->d_xs, (size_t)s->V * (bytes > 0 ? bytes : 1)));
@@ -320,12 +320,12 @@ static hr_status jac_setup(hr_sparse_run *r)
     HR_SPCU(r, cudaMalloc((void **)&s->d_rout, sizeof(double)));
     HR_SPCU(r, cudaHostAlloc((void **)&s->h_rout, sizeof(double), cudaHostAllocPortable));
     cudaFuncAttributes fa; /* load the kernels now, outside any capture or timed region */
-    HR_SPCU(r, cudaFuncGetAttributes(&fa, hr_sp_jacobi_loop_kernel));
-    HR_SPCU(r, cudaFuncGetAttributes(&fa, hr_sp_jacobi_resid_kernel));
-    HR_SPCU(r, cudaFuncGetAttributes(&fa, hr_sp_jacobi_combine));
-    HR_SPCU(r, cudaFuncGetAttributes(&fa, hr_sp_jacobi_check_lean));
-    HR_TRY(hr_sp_resid_setup(r, &s->R, 0, 0)); /* the control block (residuals: the kernels here) */
-    if (s->batch) HR_TRY(hr_sp_resid_batch_setup(r, &s->R, U, s->L.nblocks, UL));
+    HR_SPCU(r, cudaFuncGetAttributes(&fa, hri_sp_jacobi_loop_kernel));
+    HR_SPCU(r, cudaFuncGetAttributes(&fa, hri_sp_jacobi_resid_kernel));
+    HR_SPCU(r, cudaFuncGetAttributes(&fa, hri_sp_jacobi_combine));
+    HR_SPCU(r, cudaFuncGetAttributes(&fa, hri_sp_jacobi_check_lean));
+    HR_TRY(hri_sp_resid_setup(r, &s->R, 0, 0)); /* the control block (residuals: the kernels here) */
+    if (s->batch) HR_TRY(hri_sp_resid_batch_setup(r, &s->R, U, s->L.nblocks, UL));
     if (r->frozen) {
         HR_SPCU(r, cudaMalloc((void **)&s->d_frozen, (size_t)n));
         HR_SPCU(r, cudaMemcpy(s->d_frozen, r->frozen, (size_t)n, cudaMemcpyHostToDevice));
@@ -333,7 +333,7 @@ static hr_status jac_setup(hr_sparse_run *r)
                 cudaStreamSynchronize(
                     cudaStreamLegacy)); /* legacy-stream work done before the non-blocking streams read it */
     }
-    HR_SPCU(r, hr_sp_jacobi_prepare());
+    HR_SPCU(r, hri_sp_jacobi_prepare());
     for (int f = 0; f < (r->frozen ? 2 : 1); f++)
         for (int from = 0; from < 2; from++)
             HR_TRY(build_graph(r, s, f, from, HR_SP_JACOBI_GRAPH, &s->graph[f][from]));
@@ -343,7 +343,7 @@ static hr_status jac_setup(hr_sparse_run *r)
     const int Ul = U - 1;
     /* variable bodies (from 2: a sweep is not in place): a body of u runs the ring of u,
      * so the copy's ring and skip are the last body's length (0) */
-    const int var = hr_sp_predict_wanted(r) ? 2 : 0;
+    const int var = hri_sp_predict_wanted(r) ? 2 : 0;
     hr_sp_lean lean = {lean_body,    Ul,      s->d_xs,      0,         var ? 0 : Ul,
                        var ? 0 : Ul, s->d_xs, (long long)n, to_replay, var};
     hr_sp_lean lean_long = {lean_body,    UL,      s->d_xs,      0,         var ? 0 : UL,
@@ -351,15 +351,15 @@ static hr_status jac_setup(hr_sparse_run *r)
     int whiles = 0;
     for (int f = 0; f < (r->frozen ? 2 : 1) && s->dc; f++) {
         s->body_fault = f;
-        HR_TRY(hr_sp_loop_build(r, &s->R, &s->loop[f], U, 1, hr_sp_while_wanted(r), loop_body, s,
-                                s->batch && Ul >= 2 && hr_sp_lean_wanted(r) ? &lean : NULL, s->st));
+        HR_TRY(hri_sp_loop_build(r, &s->R, &s->loop[f], U, 1, hri_sp_while_wanted(r), loop_body, s,
+                                s->batch && Ul >= 2 && hri_sp_lean_wanted(r) ? &lean : NULL, s->st));
         if (!s->loop[f].body) s->dc = 0; /* capture refused: host checks */
         whiles += s->loop[f].loop != NULL;
         if (UL > 0 && s->loop[f].lean)
-            HR_TRY(hr_sp_loop_add_long(r, &s->R, &s->loop[f], &lean_long, sw, s->st));
+            HR_TRY(hri_sp_loop_add_long(r, &s->R, &s->loop[f], &lean_long, sw, s->st));
     }
     r->device_checks = !s->dc ? 0 : whiles == (r->frozen ? 2 : 1) ? 2 : 1;
-    r->prof.mode = hr_sp_mode_name(r, &s->loop[0], s->batch);
+    r->prof.mode = hri_sp_mode_name(r, &s->loop[0], s->batch);
     r->prof.body = !s->dc ? HR_SP_JACOBI_GRAPH : s->loop[0].lean ? s->loop[0].lean_def.U : s->loop[0].U;
     HR_SPCU(r, cudaStreamSynchronize(s->st));
     return HR_OK;
@@ -376,8 +376,8 @@ static hr_status jac_load(hr_sparse_run *r)
     HR_SPCU(r, cudaMemcpyAsync(s->d_x[0], r->x, bytes, cudaMemcpyHostToDevice, s->st));
     HR_SPCU(r, cudaStreamSynchronize(s->st)); /* r->b and r->x may change after the solve */
     s->cur = 0;
-    s->R.bnorm = hr_sparse_norm2(r->b, r->A->n_rows);
-    if (s->dc) HR_TRY(hr_sp_ctl_reset(r, &s->R, s->st));
+    s->R.bnorm = hri_sparse_norm2(r->b, r->A->n_rows);
+    if (s->dc) HR_TRY(hri_sp_ctl_reset(r, &s->R, s->st));
     return HR_OK;
 }
 
@@ -392,13 +392,13 @@ static hr_status jac_residual(hr_sparse_run *r, double *rel)
         return HR_OK;
     }
     const double *x = s->d_xs + (size_t)s->cur * (size_t)r->A->n_rows;
-    hr_sp_jacobi_resid_kernel<<<nb, HR_SP_JACOBI_ROWS, 0, s->st>>>(s->L, s->d_diag, s->d_b, x, s->d_part);
+    hri_sp_jacobi_resid_kernel<<<nb, HR_SP_JACOBI_ROWS, 0, s->st>>>(s->L, s->d_diag, s->d_b, x, s->d_part);
     HR_SPCU(r, cudaGetLastError());
-    hr_sp_jacobi_combine<<<1, HR_SP_JACOBI_ROWS, 0, s->st>>>(s->d_part, nb, s->R.bnorm, NULL, 0, s->d_rout,
+    hri_sp_jacobi_combine<<<1, HR_SP_JACOBI_ROWS, 0, s->st>>>(s->d_part, nb, s->R.bnorm, NULL, 0, s->d_rout,
                                                              0);
     HR_SPCU(r, cudaGetLastError());
     HR_SPCU(r, cudaMemcpyAsync(s->h_rout, s->d_rout, sizeof(double), cudaMemcpyDeviceToHost, s->st));
-    HR_TRY(hr_sp_sync(r, s->st));
+    HR_TRY(hri_sp_sync(r, s->st));
     *rel = *s->h_rout;
     return HR_OK;
 }
@@ -411,19 +411,19 @@ static hr_status jac_iterate(hr_sparse_run *r, long count)
     if (s->dc) { /* x_done ends in slot 0 (lean), or in vector done % V (later sweeps wrote the others) */
         hr_sp_loop *L = &s->loop[f];
         HR_TRY(place_iterate(r, s, L->loop && L->lean, s->st)); /* the fault states' loops may differ */
-        HR_TRY(hr_sp_loop_run(r, &s->R, L, count, s->st));
+        HR_TRY(hri_sp_loop_run(r, &s->R, L, count, s->st));
         s->cur = L->loop && L->lean ? 0 : (int)(r->checked_done % s->V);
         return HR_OK;
     }
-    const double t0 = r->prof.on ? hr_sp_now() : 0.0;
+    const double t0 = r->prof.on ? hri_sp_now() : 0.0;
     for (; count >= HR_SP_JACOBI_GRAPH; count -= HR_SP_JACOBI_GRAPH, r->prof.launches++)
         HR_SPCU(r, cudaGraphLaunch(s->graph[f][s->cur], s->st));
     for (; count > 0; count--, r->prof.live++) {
         HR_TRY(launch(r, s, s->cur, f));
         s->cur ^= 1;
     }
-    if (r->prof.on) r->prof.t_enqueue += hr_sp_now() - t0;
-    return hr_sp_sync(r, s->st);
+    if (r->prof.on) r->prof.t_enqueue += hri_sp_now() - t0;
+    return hri_sp_sync(r, s->st);
 }
 
 static hr_status jac_sync_host(hr_sparse_run *r)
@@ -445,14 +445,14 @@ static void jac_teardown(hr_sparse_run *r)
             if (s->graph[f][v]) cudaGraphExecDestroy(s->graph[f][v]);
     if (s->st) cudaStreamSynchronize(s->st);
     for (int f = 0; f < 2; f++)
-        hr_sp_loop_free(&s->loop[f]);
+        hri_sp_loop_free(&s->loop[f]);
     if (s->st) cudaStreamDestroy(s->st);
     if (s->cs) cudaStreamSynchronize(s->cs), cudaStreamDestroy(s->cs);
     if (s->ev_sweep) cudaEventDestroy(s->ev_sweep);
     for (int e = 0; e < 2; e++)
         if (s->ev_check[e]) cudaEventDestroy(s->ev_check[e]);
-    hr_sp_blocks_free(&s->L);
-    hr_sp_resid_free(&s->R);
+    hri_sp_blocks_free(&s->L);
+    hri_sp_resid_free(&s->R);
     cudaSetDevice(r->o.device);
     cudaFree(s->d_diag), cudaFree(s->d_b), cudaFree(s->d_xs), cudaFree(s->d_frozen);
     cudaFree(s->d_part), cudaFree(s->d_rout);
@@ -462,7 +462,7 @@ static void jac_teardown(hr_sparse_run *r)
     r->impl = NULL;
 }
 
-extern "C" const hr_sparse_ops hr_sparse_gpu_jacobi = {
+extern "C" const hr_sparse_ops hri_sparse_gpu_jacobi = {
     .setup = jac_setup,
     .iterate = jac_iterate,
     .sync_host = jac_sync_host,

@@ -13,7 +13,7 @@
 /* x is read with plain loads: the L1 holds nothing older than the launch (it is not
  * kept across kernels), and values other blocks write during this launch may or may
  * not be seen, which is the asynchronous iteration's premise. */
-__global__ void hr_sp_jacobi_kernel(hr_sp_blocks L, const double *__restrict__ diag,
+__global__ void hri_sp_jacobi_kernel(hr_sp_blocks L, const double *__restrict__ diag,
                                     const double *__restrict__ b, const double *__restrict__ x,
                                     double *__restrict__ xn, double tau,
                                     const unsigned char *__restrict__ frozen)
@@ -166,7 +166,7 @@ template <int W> static cudaError_t prepare_one(size_t smem)
     return e;
 }
 
-cudaError_t hr_sp_async_prepare(int B)
+cudaError_t hri_sp_async_prepare(int B)
 {
     const size_t smem = 3 * (size_t)B * sizeof(double);
     cudaError_t e = prepare_one<0>(smem);
@@ -176,7 +176,7 @@ cudaError_t hr_sp_async_prepare(int B)
     return e;
 }
 
-cudaError_t hr_sp_async_launch(const hr_sp_blocks *L, const double *diag, const double *b, const double *xr,
+cudaError_t hri_sp_async_launch(const hr_sp_blocks *L, const double *diag, const double *b, const double *xr,
                                double *xw, int K, const unsigned char *frozen, const hr_sp_ctl *ctl, int j,
                                double *snap, int snap_v, long long snap_n, cudaStream_t st)
 {
@@ -204,16 +204,16 @@ cudaError_t hr_sp_async_launch(const hr_sp_blocks *L, const double *diag, const 
     return cudaGetLastError();
 }
 
-cudaError_t hr_sp_jacobi_prepare(void)
+cudaError_t hri_sp_jacobi_prepare(void)
 {
     cudaFuncAttributes fa;
-    return cudaFuncGetAttributes(&fa, hr_sp_jacobi_kernel);
+    return cudaFuncGetAttributes(&fa, hri_sp_jacobi_kernel);
 }
 
-cudaError_t hr_sp_jacobi_launch(const hr_sp_blocks *L, const double *diag, const double *b, const double *x,
+cudaError_t hri_sp_jacobi_launch(const hr_sp_blocks *L, const double *diag, const double *b, const double *x,
                                 double *xn, double tau, const unsigned char *frozen, cudaStream_t st)
 {
     if (L->nblocks == 0) return cudaSuccess;
-    hr_sp_jacobi_kernel<<<L->nblocks, L->B, 0, st>>>(*L, diag, b, x, xn, tau, frozen);
+    hri_sp_jacobi_kernel<<<L->nblocks, L->B, 0, st>>>(*L, diag, b, x, xn, tau, frozen);
     return cudaGetLastError();
 }

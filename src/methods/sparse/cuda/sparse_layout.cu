@@ -17,21 +17,21 @@ static const char *base_name(const char *file)
     return base;
 }
 
-hr_status hr_sp_cuda_fail(hr_sparse_run *r, cudaError_t e, const char *call, const char *file, int line)
+hr_status hri_sp_cuda_fail(hr_sparse_run *r, cudaError_t e, const char *call, const char *file, int line)
 {
     if (r)
         snprintf(r->err, sizeof r->err, "%s failed at %s:%d: %s: %s", call, base_name(file), line,
                  cudaGetErrorName(e), cudaGetErrorString(e));
-    return hr_cuda_fail(NULL, e, call, file, line); /* the 2-D backend's status mapping */
+    return hri_cuda_fail(NULL, e, call, file, line); /* the 2-D backend's status mapping */
 }
 
-hr_status hr_sp_lib_fail(hr_sparse_run *r, const char *what, const char *call, const char *file, int line)
+hr_status hri_sp_lib_fail(hr_sparse_run *r, const char *what, const char *call, const char *file, int line)
 {
     if (r) snprintf(r->err, sizeof r->err, "%s failed at %s:%d: %s", call, base_name(file), line, what);
     return HR_ERR_DEVICE;
 }
 
-hr_status hr_sp_check_devices(hr_sparse_run *r, int first, int count)
+hr_status hri_sp_check_devices(hr_sparse_run *r, int first, int count)
 {
     int found = 0;
     if (cudaGetDeviceCount(&found) != cudaSuccess) found = 0; /* no driver or no device */
@@ -46,7 +46,7 @@ hr_status hr_sp_check_devices(hr_sparse_run *r, int first, int count)
     return HR_ERR_NO_DEVICE;
 }
 
-void hr_sp_blocks_free(hr_sp_blocks *L)
+void hri_sp_blocks_free(hr_sp_blocks *L)
 {
     cudaFree(L->off_w);
     cudaFree(L->in_w);
@@ -79,18 +79,18 @@ static void host_free(host_layout *h)
         HR_CHECK_GOTO(st,                                                                                    \
                       (e = cudaMalloc((void **)&L->field, bytes_)) == cudaSuccess                            \
                           ? HR_OK                                                                            \
-                          : hr_sp_cuda_fail(r, e, "cudaMalloc(" #field ")", __FILE__, __LINE__),             \
+                          : hri_sp_cuda_fail(r, e, "cudaMalloc(" #field ")", __FILE__, __LINE__),             \
                       done);                                                                                 \
         if ((count) > 0)                                                                                     \
             HR_CHECK_GOTO(st,                                                                                \
                           (e = cudaMemcpy(L->field, h.field, (size_t)(count) * sizeof *h.field,              \
                                           cudaMemcpyHostToDevice)) == cudaSuccess                            \
                               ? HR_OK                                                                        \
-                              : hr_sp_cuda_fail(r, e, "cudaMemcpy(" #field ")", __FILE__, __LINE__),         \
+                              : hri_sp_cuda_fail(r, e, "cudaMemcpy(" #field ")", __FILE__, __LINE__),         \
                           done);                                                                             \
     } while (0)
 
-hr_status hr_sp_blocks_build(hr_sparse_run *r, const hr_csr *A, int row0, int nrows, int B, int split,
+hr_status hri_sp_blocks_build(hr_sparse_run *r, const hr_csr *A, int row0, int nrows, int B, int split,
                              hr_sp_blocks *L)
 {
     memset(L, 0, sizeof *L);
@@ -180,6 +180,6 @@ hr_status hr_sp_blocks_build(hr_sparse_run *r, const hr_csr *A, int row0, int nr
     UPLOAD(in_val, L->in_slots);
 done:
     host_free(&h);
-    if (st != HR_OK) hr_sp_blocks_free(L);
+    if (st != HR_OK) hri_sp_blocks_free(L);
     return st;
 }

@@ -5,7 +5,7 @@
  * replayed from the host), so that a call is one launch and one host wait however many
  * iterations it holds. Lean bodies (hr_sp_lean): the plain kernels on fixed ring slots,
  * one batched check (sparse_residual.cu) and the body's end; short bodies while a solve
- * is young, long ones after (hr_sp_loop_body_long). The checks themselves are in
+ * is young, long ones after (hri_sp_loop_body_long). The checks themselves are in
  * sparse_residual.cu.
  */
 #include <math.h>
@@ -21,7 +21,7 @@
  * m = k - lag. The same verdicts as hr_sp_ctl_record of each m in turn up to the
  * first that stops (the later ones are ignored, as gated ones are); the warp loads
  * the residuals at once instead of one thread's chain of dependent loads. */
-__device__ void hr_sp_record_batch(hr_sp_ctl *c, int U, int lag, const double *__restrict__ rel)
+__device__ void hri_sp_record_batch(hr_sp_ctl *c, int U, int lag, const double *__restrict__ rel)
 {
     const int lane = (int)threadIdx.x;
     const long long base = c->base, target = c->target;
@@ -61,7 +61,7 @@ __device__ void hr_sp_record_batch(hr_sp_ctl *c, int U, int lag, const double *_
  * ln(residual) fell at per iteration over its last 8 (or the last rate seen, for bodies
  * under 4), the iterations the tolerance is predicted to need, plus one and an eighth
  * (an iteration too many costs one sweep, one too few a whole body more). */
-__device__ int hr_sp_next_len(hr_sp_ctl *c, int U, const double *rel, int umax, long long left)
+__device__ int hri_sp_next_len(hr_sp_ctl *c, int U, const double *rel, int umax, long long left)
 {
     double lr = c->lrate;
     if (U >= 4) {
@@ -87,10 +87,10 @@ __device__ int hr_sp_next_len(hr_sp_ctl *c, int U, const double *rel, int umax, 
  * lean: sets from, the position of the iterate the loop continues from (hr_sp_lean).
  * sw_step > 0 (variable lean bodies of sw_step, 2 sw_step, .. sw_max iterations, cases
  * 0, 1, .. of the SWITCH node hs): picks the next body's case. */
-__global__ void hr_sp_body_end(hr_sp_ctl *c, int U, int lag, const double *rel, cudaGraphConditionalHandle h,
+__global__ void hri_sp_body_end(hr_sp_ctl *c, int U, int lag, const double *rel, cudaGraphConditionalHandle h,
                                int use_h, int lean, cudaGraphConditionalHandle hs, int sw_step, int sw_max)
 {
-    if (rel) hr_sp_record_batch(c, U, lag, rel);
+    if (rel) hri_sp_record_batch(c, U, lag, rel);
     if (threadIdx.x != 0) return;
     long long b = c->base + U;
     if (b > c->target + lag) b = c->target + lag;
@@ -105,7 +105,7 @@ __global__ void hr_sp_body_end(hr_sp_ctl *c, int U, int lag, const double *rel, 
     c->bodies++;
     const bool more = !c->stop && b < c->target + lag;
     if (sw_step > 0 && more && rel) {
-        const int next = hr_sp_next_len(c, U, rel, sw_max, c->target + lag - b);
+        const int next = hri_sp_next_len(c, U, rel, sw_max, c->target + lag - b);
         cudaGraphSetConditional(hs, (unsigned)((next + sw_step - 1) / sw_step - 1));
     }
     if (use_h) cudaGraphSetConditional(h, more ? 1u : 0u);
@@ -113,7 +113,7 @@ __global__ void hr_sp_body_end(hr_sp_ctl *c, int U, int lag, const double *rel, 
 
 /* After the lean WHILE loop: ring slot (from + shift) % mod -> dst, unless from is 0 or
  * skip (hr_sp_lean). */
-__global__ void hr_sp_lean_copy(const hr_sp_ctl *c, const double *ring, long long n, int shift, int mod,
+__global__ void hri_sp_lean_copy(const hr_sp_ctl *c, const double *ring, long long n, int shift, int mod,
                                 int skip, double *dst)
 {
     const int p = c->from;
@@ -129,7 +129,7 @@ static cudaError_t lean_copy(const hr_sp_resid *R, const hr_sp_lean *lean, cudaS
 {
     if (lean->n <= 0) return cudaSuccess;
     const long long nb = (lean->n + 255) / 256;
-    hr_sp_lean_copy<<<(unsigned)(nb < 1024 ? nb : 1024), 256, 0, st>>>(
+    hri_sp_lean_copy<<<(unsigned)(nb < 1024 ? nb : 1024), 256, 0, st>>>(
         R->d_ctl, lean->ring, lean->n, lean->shift, lean->mod, lean->skip, lean->dst);
     return cudaGetLastError();
 }
@@ -145,12 +145,12 @@ static hr_status body_and_end(hr_sparse_run *r, hr_sp_resid *R, const hr_sp_loop
     if (lean) {
         const int U = u > 0 ? u : lean->U;
         HR_TRY(lean->body(r, ctx, U, st));
-        hr_sp_body_end<<<1, 32, 0, st>>>(R->d_ctl, U, 0, R->d_brel, h, use_h, 1, hs, sw_step, lean->U);
+        hri_sp_body_end<<<1, 32, 0, st>>>(R->d_ctl, U, 0, R->d_brel, h, use_h, 1, hs, sw_step, lean->U);
         HR_SPCU(r, cudaGetLastError());
         return HR_OK;
     }
     HR_TRY(body(r, ctx, L->U, st));
-    hr_sp_body_end<<<1, R->batch ? 32 : 1, 0, st>>>(R->d_ctl, L->U, L->lag, R->batch ? R->d_brel : NULL, h,
+    hri_sp_body_end<<<1, R->batch ? 32 : 1, 0, st>>>(R->d_ctl, L->U, L->lag, R->batch ? R->d_brel : NULL, h,
                                                     use_h, 0, 0, 0, 0);
     HR_SPCU(r, cudaGetLastError());
     return HR_OK;
@@ -203,7 +203,7 @@ static int add_switch(hr_sparse_run *r, hr_sp_resid *R, const hr_sp_loop *L, voi
 }
 
 /* The WHILE graph around the body (lean: and after it the copy of the iterate the loop
- * ended on; *copy_live 1 where that node could not be added: hr_sp_loop_run then
+ * ended on; *copy_live 1 where that node could not be added: hri_sp_loop_run then
  * launches it after the graph); NULL when the runtime refuses any step. */
 static cudaGraphExec_t build_while_once(hr_sparse_run *r, hr_sp_resid *R, const hr_sp_loop *L,
                                         hr_sp_body_fn body, void *ctx, const hr_sp_lean *lean,
@@ -266,7 +266,7 @@ static cudaGraphExec_t build_while(hr_sparse_run *r, hr_sp_resid *R, const hr_sp
     return build_while_once(r, R, L, body, ctx, lean ? &fixed : NULL, st, copy_live);
 }
 
-hr_status hr_sp_loop_build(hr_sparse_run *r, hr_sp_resid *R, hr_sp_loop *L, int U, int lag, int allow_while,
+hr_status hri_sp_loop_build(hr_sparse_run *r, hr_sp_resid *R, hr_sp_loop *L, int U, int lag, int allow_while,
                            hr_sp_body_fn body, void *ctx, const hr_sp_lean *lean, cudaStream_t st)
 {
     memset(L, 0, sizeof *L);
@@ -299,7 +299,7 @@ hr_status hr_sp_loop_build(hr_sparse_run *r, hr_sp_resid *R, hr_sp_loop *L, int 
     return HR_OK;
 }
 
-hr_status hr_sp_loop_add_long(hr_sparse_run *r, hr_sp_resid *R, hr_sp_loop *L, const hr_sp_lean *lean,
+hr_status hri_sp_loop_add_long(hr_sparse_run *r, hr_sp_resid *R, hr_sp_loop *L, const hr_sp_lean *lean,
                               long switch_at, cudaStream_t st)
 {
     if (!L->loop || !L->lean || lean->U <= L->lean_def.U || R->bcap < lean->U) return HR_OK;
@@ -368,7 +368,7 @@ static hr_status replay_from(hr_sparse_run *r, hr_sp_resid *R, hr_sp_loop *L, lo
     return HR_OK;
 }
 
-hr_status hr_sp_loop_run(hr_sparse_run *r, hr_sp_resid *R, hr_sp_loop *L, long count, cudaStream_t st)
+hr_status hri_sp_loop_run(hr_sparse_run *r, hr_sp_resid *R, hr_sp_loop *L, long count, cudaStream_t st)
 {
     hr_sparse_prof *P = &r->prof;
     const double t0 = P->on ? hr_now() : 0.0;
@@ -381,7 +381,7 @@ hr_status hr_sp_loop_run(hr_sparse_run *r, hr_sp_resid *R, hr_sp_loop *L, long c
         if (done < L->switch_at) { /* the short body up to switch_at, then one host wait */
             HR_TRY(launch_while(r, R, L, 0, done, L->switch_at, st, &launched));
             if (launched) {
-                HR_TRY(hr_sp_ctl_fetch(r, R, st));
+                HR_TRY(hri_sp_ctl_fetch(r, R, st));
                 stopped = r->checked_stop || r->checked_done != L->switch_at;
                 from = L->switch_at;
             }
@@ -405,7 +405,7 @@ hr_status hr_sp_loop_run(hr_sparse_run *r, hr_sp_resid *R, hr_sp_loop *L, long c
         }
     }
     if (P->on) P->t_enqueue += hr_now() - t0;
-    HR_TRY(hr_sp_ctl_fetch(r, R, st));
+    HR_TRY(hri_sp_ctl_fetch(r, R, st));
     if (P->on) {
         float ms = 0.0f;
         HR_SPCU(r, cudaEventElapsedTime(&ms, R->ev[0], R->ev[1]));
@@ -414,7 +414,7 @@ hr_status hr_sp_loop_run(hr_sparse_run *r, hr_sp_resid *R, hr_sp_loop *L, long c
     return HR_OK;
 }
 
-void hr_sp_loop_free(hr_sp_loop *L)
+void hri_sp_loop_free(hr_sp_loop *L)
 {
     if (L->body) cudaGraphExecDestroy(L->body);
     if (L->loop) cudaGraphExecDestroy(L->loop);
@@ -422,12 +422,12 @@ void hr_sp_loop_free(hr_sp_loop *L)
     memset(L, 0, sizeof *L);
 }
 
-int hr_sp_loop_wanted(const hr_sparse_run *r)
+int hri_sp_loop_wanted(const hr_sparse_run *r)
 {
     return r->o.tol > 0.0 && r->o.check_every == 1 && hr_tune_on(r->o.tuning.sparse_device_checks, 1);
 }
 
-int hr_sp_while_wanted(const hr_sparse_run *r)
+int hri_sp_while_wanted(const hr_sparse_run *r)
 {
     return hr_tune_on(r->o.tuning.sparse_while, 1);
 }
@@ -437,7 +437,7 @@ int hr_sp_while_wanted(const hr_sparse_run *r)
  * the host sees the monitor's residual. Otherwise 16: a body costs a few kernel
  * latencies of its own (its end, the WHILE node, the last check's drain), and up to
  * U - 1 gated iterations are launched in vain after a stop. */
-int hr_sp_loop_body_len(const hr_sparse_run *r)
+int hri_sp_loop_body_len(const hr_sparse_run *r)
 {
     if (r->o.tuning.sparse_body > 0) return r->o.tuning.sparse_body;
     const long m = r->o.monitor_deferred && r->o.monitor ? 0 : r->o.monitor_every; /* the driver's cuts */
@@ -452,7 +452,7 @@ int hr_sp_loop_body_len(const hr_sparse_run *r)
  * of 64 at 1.13-1.21x the driver against 1.33-1.71x with 16), while a stop wastes up to
  * U - 1 iterations (trefethen:20000 async, 26 iterations: 2.61x with 64). Solves shorter
  * than switch_at never see the long body. */
-int hr_sp_loop_body_long(const hr_sparse_run *r, long *switch_at)
+int hri_sp_loop_body_long(const hr_sparse_run *r, long *switch_at)
 {
     const hr_tuning *t = &r->o.tuning;
     *switch_at = t->sparse_body_switch > 0 ? t->sparse_body_switch : 256;
@@ -460,5 +460,5 @@ int hr_sp_loop_body_long(const hr_sparse_run *r, long *switch_at)
     if (len == 0 || t->sparse_body > 0) return 0;
     const long m = r->o.monitor_deferred && r->o.monitor ? 0 : r->o.monitor_every; /* the driver's cuts */
     if (m > 0 && m % len != 0) return 0;
-    return len > hr_sp_loop_body_len(r) ? len : 0;
+    return len > hri_sp_loop_body_len(r) ? len : 0;
 }

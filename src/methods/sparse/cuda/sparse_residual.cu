@@ -56,7 +56,7 @@ __device__ __forceinline__ void hr_sp_row_resid(bool in, int i, const long long 
 }
 
 __global__ void __launch_bounds__(HR_SP_RES_THREADS)
-    hr_sp_resid_kernel(int n, const long long *__restrict__ rowp, const int *__restrict__ col,
+    hri_sp_resid_kernel(int n, const long long *__restrict__ rowp, const int *__restrict__ col,
                        const double *__restrict__ val, const double *__restrict__ b, const double *x,
                        const double *x1, const double *__restrict__ q, double *part, unsigned int *ticket,
                        double *out, double bnorm, hr_sp_ctl *ctl, int j, int batch_v)
@@ -116,7 +116,7 @@ __global__ void __launch_bounds__(HR_SP_RES_THREADS)
     }
 }
 
-hr_status hr_sp_resid_setup(hr_sparse_run *r, hr_sp_resid *R, int with_matrix, int with_hub)
+hr_status hri_sp_resid_setup(hr_sparse_run *r, hr_sp_resid *R, int with_matrix, int with_hub)
 {
     const hr_csr *A = r->A;
     const int n = R->n = A->n_rows;
@@ -125,7 +125,7 @@ hr_status hr_sp_resid_setup(hr_sparse_run *r, hr_sp_resid *R, int with_matrix, i
     R->nblk = (n + HR_SP_RES_THREADS - 1) / HR_SP_RES_THREADS;
     HR_SPCU(r, cudaGetDevice(&R->dev));
     cudaFuncAttributes fa; /* loads the kernel now, before any capture or timed region */
-    HR_SPCU(r, cudaFuncGetAttributes(&fa, hr_sp_resid_kernel));
+    HR_SPCU(r, cudaFuncGetAttributes(&fa, hri_sp_resid_kernel));
     if (with_matrix) {
         const size_t nz = (size_t)(A->nnz > 0 ? A->nnz : 1);
         HR_SPCU(r, cudaMalloc((void **)&R->d_rowp, ((size_t)n + 1) * sizeof(long long)));
@@ -151,7 +151,7 @@ hr_status hr_sp_resid_setup(hr_sparse_run *r, hr_sp_resid *R, int with_matrix, i
     HR_SPCU(r, cudaHostAlloc((void **)&R->h_range, 2 * sizeof(long long), cudaHostAllocPortable));
     for (int e = 0; e < 2; e++)
         HR_SPCU(r, cudaEventCreate(&R->ev[e]));
-    if (hr_sp_loop_wanted(r) && r->o.monitor_deferred && r->o.monitor && r->o.monitor_every > 0) {
+    if (hri_sp_loop_wanted(r) && r->o.monitor_deferred && r->o.monitor && r->o.monitor_every > 0) {
         R->mon_every = r->o.monitor_every;
         R->ring = HR_SP_MON_RING;
         HR_SPCU(r, cudaMalloc((void **)&R->d_hist, HR_SP_MON_RING * sizeof(double)));
@@ -161,18 +161,18 @@ hr_status hr_sp_resid_setup(hr_sparse_run *r, hr_sp_resid *R, int with_matrix, i
     return HR_OK;
 }
 
-cudaError_t hr_sp_resid_check(hr_sp_resid *R, const double *d_b, const double *d_x0, const double *d_x1,
+cudaError_t hri_sp_resid_check(hr_sp_resid *R, const double *d_b, const double *d_x0, const double *d_x1,
                               const double *d_q, int j, int chain, cudaStream_t st)
 {
     if (R->n == 0) return cudaSuccess;
     const size_t c = chain ? 1 : 0;
-    hr_sp_resid_kernel<<<R->nblk, HR_SP_RES_THREADS, 0, st>>>(
+    hri_sp_resid_kernel<<<R->nblk, HR_SP_RES_THREADS, 0, st>>>(
         R->n, R->d_rowp, R->d_col, R->d_val, d_b, d_x0, d_x1 ? d_x1 : d_x0, d_q, R->d_part + c * 2 * R->nblk,
         R->d_ticket + c, R->d_out + c, R->bnorm, R->d_ctl, j, 0);
     return cudaGetLastError();
 }
 
-hr_status hr_sp_resid_batch_setup(hr_sparse_run *r, hr_sp_resid *R, int U, int bparts, int cap)
+hr_status hri_sp_resid_batch_setup(hr_sparse_run *r, hr_sp_resid *R, int U, int bparts, int cap)
 {
     HR_SPCU(r, cudaSetDevice(R->dev));
     const size_t np = (size_t)(bparts > 0 ? bparts : 1);
@@ -231,7 +231,7 @@ template <bool MAX, int G> __device__ void block_reduce_g(double (&v)[G], double
 
 /* The lean body's check of G snapshots per pass over the matrix (blockIdx.y: snapshots
  * G y .. G y + G - 1 of U): each row's entries are read once and applied to the G
- * snapshots, each in the CSR order of hr_sp_resid_kernel, and every snapshot's parts,
+ * snapshots, each in the CSR order of hri_sp_resid_kernel, and every snapshot's parts,
  * combine and result are that kernel's operations in the same order, so the bits are
  * the same; the G reductions share their barriers. One ticket per group: the group's
  * last block combines its G. */
@@ -299,7 +299,7 @@ __global__ void __launch_bounds__(HR_SP_RES_THREADS)
 
 #define HR_SP_MULTI_G 8
 
-cudaError_t hr_sp_resid_check_lean(hr_sp_resid *R, const double *d_b, const double *snap, int U,
+cudaError_t hri_sp_resid_check_lean(hr_sp_resid *R, const double *d_b, const double *snap, int U,
                                    cudaStream_t st)
 {
     if (R->n == 0) return cudaSuccess;
@@ -314,24 +314,24 @@ cudaError_t hr_sp_resid_check_lean(hr_sp_resid *R, const double *d_b, const doub
         return cudaGetLastError();
     }
     const dim3 grid((unsigned)R->nblk, (unsigned)U);
-    hr_sp_resid_kernel<<<grid, HR_SP_RES_THREADS, 0, st>>>(R->n, R->d_rowp, R->d_col, R->d_val, d_b, snap,
+    hri_sp_resid_kernel<<<grid, HR_SP_RES_THREADS, 0, st>>>(R->n, R->d_rowp, R->d_col, R->d_val, d_b, snap,
                                                            snap, NULL, R->d_bpart, R->d_bticket, R->d_brel,
                                                            R->bnorm, R->d_ctl, 0, -1);
     return cudaGetLastError();
 }
 
-cudaError_t hr_sp_resid_check_batch(hr_sp_resid *R, const double *d_b, const double *snap, int snap_v,
+cudaError_t hri_sp_resid_check_batch(hr_sp_resid *R, const double *d_b, const double *snap, int snap_v,
                                     cudaStream_t st)
 {
     if (R->n == 0) return cudaSuccess;
     const dim3 grid((unsigned)R->nblk, (unsigned)R->batch);
-    hr_sp_resid_kernel<<<grid, HR_SP_RES_THREADS, 0, st>>>(R->n, R->d_rowp, R->d_col, R->d_val, d_b, snap,
+    hri_sp_resid_kernel<<<grid, HR_SP_RES_THREADS, 0, st>>>(R->n, R->d_rowp, R->d_col, R->d_val, d_b, snap,
                                                            snap, NULL, R->d_bpart, R->d_bticket, R->d_brel,
                                                            R->bnorm, R->d_ctl, 0, snap_v);
     return cudaGetLastError();
 }
 
-const char *hr_sp_mode_name(const hr_sparse_run *r, const hr_sp_loop *L, int batch)
+const char *hri_sp_mode_name(const hr_sparse_run *r, const hr_sp_loop *L, int batch)
 {
     if (r->device_checks == 2)
         return L->lean
@@ -344,22 +344,22 @@ const char *hr_sp_mode_name(const hr_sparse_run *r, const hr_sp_loop *L, int bat
     return r->o.tol > 0.0 ? "host-checks" : "unchecked";
 }
 
-int hr_sp_lean_wanted(const hr_sparse_run *r)
+int hri_sp_lean_wanted(const hr_sparse_run *r)
 {
     return hr_tune_on(r->o.tuning.sparse_lean, 1);
 }
 
-int hr_sp_predict_wanted(const hr_sparse_run *r)
+int hri_sp_predict_wanted(const hr_sparse_run *r)
 {
     return hr_tune_on(r->o.tuning.sparse_predict, 1);
 }
 
-int hr_sp_batch_wanted(const hr_sparse_run *r, double bytes)
+int hri_sp_batch_wanted(const hr_sparse_run *r, double bytes)
 {
     return hr_tune_on(r->o.tuning.sparse_batch, 1) && bytes <= (double)HR_SP_BATCH_BYTES;
 }
 
-hr_status hr_sp_ctl_reset(hr_sparse_run *r, hr_sp_resid *R, cudaStream_t st)
+hr_status hri_sp_ctl_reset(hr_sparse_run *r, hr_sp_resid *R, cudaStream_t st)
 {
     hr_sp_ctl c;
     memset(&c, 0, sizeof c);
@@ -386,11 +386,11 @@ hr_status hr_sp_ctl_reset(hr_sparse_run *r, hr_sp_resid *R, cudaStream_t st)
     return HR_OK;
 }
 
-hr_status hr_sp_ctl_fetch(hr_sparse_run *r, hr_sp_resid *R, cudaStream_t st)
+hr_status hri_sp_ctl_fetch(hr_sparse_run *r, hr_sp_resid *R, cudaStream_t st)
 {
     HR_SPCU(r, cudaSetDevice(R->dev));
     HR_SPCU(r, cudaMemcpyAsync(R->h_ctl, R->d_ctl, sizeof(hr_sp_ctl), cudaMemcpyDeviceToHost, st));
-    HR_TRY(hr_sp_sync(r, st));
+    HR_TRY(hri_sp_sync(r, st));
     const hr_sp_ctl *c = R->h_ctl;
     r->checked_stop = c->stop;
     r->checked_done = (long)(c->stop ? c->stop_at : c->done); /* the first stop, not a later check */
@@ -399,12 +399,12 @@ hr_status hr_sp_ctl_fetch(hr_sparse_run *r, hr_sp_resid *R, cudaStream_t st)
     return HR_OK;
 }
 
-double hr_sp_now(void)
+double hri_sp_now(void)
 {
     return hr_now();
 }
 
-hr_status hr_sp_sync(hr_sparse_run *r, cudaStream_t st)
+hr_status hri_sp_sync(hr_sparse_run *r, cudaStream_t st)
 {
     const double t0 = r->prof.on ? hr_now() : 0.0;
     HR_SPCU(r, cudaStreamSynchronize(st));
@@ -413,7 +413,7 @@ hr_status hr_sp_sync(hr_sparse_run *r, cudaStream_t st)
     return HR_OK;
 }
 
-hr_status hr_sp_resid_run(hr_sparse_run *r, hr_sp_resid *R, const double *d_b, const double *d_x,
+hr_status hri_sp_resid_run(hr_sparse_run *r, hr_sp_resid *R, const double *d_b, const double *d_x,
                           const double *d_q, cudaStream_t st, double *rel)
 {
     HR_SPCU(r, cudaSetDevice(R->dev));
@@ -421,17 +421,17 @@ hr_status hr_sp_resid_run(hr_sparse_run *r, hr_sp_resid *R, const double *d_b, c
         *rel = 0.0;
         return HR_OK;
     }
-    hr_sp_resid_kernel<<<R->nblk, HR_SP_RES_THREADS, 0, st>>>(R->n, R->d_rowp, R->d_col, R->d_val, d_b, d_x,
+    hri_sp_resid_kernel<<<R->nblk, HR_SP_RES_THREADS, 0, st>>>(R->n, R->d_rowp, R->d_col, R->d_val, d_b, d_x,
                                                               d_x, d_q, R->d_part, R->d_ticket, R->d_out,
                                                               R->bnorm, NULL, 0, 0);
     HR_SPCU(r, cudaGetLastError());
     HR_SPCU(r, cudaMemcpyAsync(R->h_out, R->d_out, sizeof(double), cudaMemcpyDeviceToHost, st));
-    HR_TRY(hr_sp_sync(r, st));
+    HR_TRY(hri_sp_sync(r, st));
     *rel = *R->h_out;
     return HR_OK;
 }
 
-void hr_sp_resid_free(hr_sp_resid *R)
+void hri_sp_resid_free(hr_sp_resid *R)
 {
     if (R->d_part || R->h_out) cudaSetDevice(R->dev);
     cudaFree(R->d_rowp), cudaFree(R->d_col), cudaFree(R->d_val), cudaFree(R->d_xh);

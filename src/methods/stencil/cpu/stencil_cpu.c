@@ -33,7 +33,7 @@ static ptrdiff_t line_start(const hr_sgrid *g, size_t l)
 static void run_on(hr_st_exec *ex, const hr_sgrid *g, hr_team_fn fn, void *ctx)
 {
     if (ex && ex->team && g->count >= TEAM_MIN)
-        hr_team_run(ex->team, fn, ctx);
+        hri_team_run(ex->team, fn, ctx);
     else
         fn(ctx, 0, 1);
 }
@@ -42,10 +42,10 @@ static void run_on(hr_st_exec *ex, const hr_sgrid *g, hr_team_fn fn, void *ctx)
 static void ghosts(const hr_st_exec *ex, const hr_sgrid *g, double *u)
 {
     if (ex && ex->comm) ex->comm->halo(ex->comm->ctx, g, u);
-    hr_st_fill_ghosts(g, u);
+    hri_st_fill_ghosts(g, u);
 }
 
-double hr_st_sum_lines(const hr_st_exec *ex, size_t lines)
+double hri_st_sum_lines(const hr_st_exec *ex, size_t lines)
 {
     if (ex->quiet) return 0.0;
     if (ex->comm) return ex->comm->sum(ex->comm->ctx, ex->part, lines);
@@ -181,12 +181,12 @@ static void res_fn(void *ctx, int tid, int nt)
     }
 }
 
-double hr_st_residual(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, double *r)
+double hri_st_residual(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, double *r)
 {
     ghosts(ex, &A->g, u);
     res_job j = {ex, A, u, b, r};
     run_on(ex, &A->g, res_fn, &j);
-    return hr_st_sum_lines(ex, lines_of(&A->g));
+    return hri_st_sum_lines(ex, lines_of(&A->g));
 }
 
 typedef struct {
@@ -220,12 +220,12 @@ static void apply_fn(void *ctx, int tid, int nt)
     }
 }
 
-double hr_st_apply_dot(hr_st_exec *ex, const hr_sop *A, double *p, double *q)
+double hri_st_apply_dot(hr_st_exec *ex, const hr_sop *A, double *p, double *q)
 {
     ghosts(ex, &A->g, p);
     apply_job j = {ex, A, p, q};
     run_on(ex, &A->g, apply_fn, &j);
-    return hr_st_sum_lines(ex, lines_of(&A->g));
+    return hri_st_sum_lines(ex, lines_of(&A->g));
 }
 
 /* ------------------------------------------------------------------ smoothers */
@@ -269,14 +269,14 @@ static void jac_fn(void *ctx, int tid, int nt)
     }
 }
 
-void hr_st_jacobi(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, double *out, double omega)
+void hri_st_jacobi(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, double *out, double omega)
 {
     ghosts(ex, &A->g, u);
     jac_job j = {A, u, b, NULL, out, omega, 0.0};
     run_on(ex, &A->g, jac_fn, &j);
 }
 
-void hr_st_cheby(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, const double *prev, double *out,
+void hri_st_cheby(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, const double *prev, double *out,
                  double alpha, double beta)
 {
     ghosts(ex, &A->g, u);
@@ -291,7 +291,7 @@ static int axis_classes(const hr_sgrid *g, int a)
     return g->gper[a] && (g->gn[a] & 1) ? 3 : 2;
 }
 
-int hr_st_colours(const hr_sop *A, int cls[27][3])
+int hri_st_colours(const hr_sop *A, int cls[27][3])
 {
     const hr_sgrid *g = &A->g;
     int nc[3] = {1, 1, 1};
@@ -367,10 +367,10 @@ static void col_fn(void *ctx, int tid, int nt)
     }
 }
 
-void hr_st_colour_sweep(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, double omega, int colour)
+void hri_st_colour_sweep(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, double omega, int colour)
 {
     int cls[27][3];
-    const int n = hr_st_colours(A, cls);
+    const int n = hri_st_colours(A, cls);
     if (colour < 0 || colour >= n) return;
     ghosts(ex, &A->g, u);
     col_job j = {A, u, b, omega, {cls[colour][0], cls[colour][1], cls[colour][2]}, -1};
@@ -380,7 +380,7 @@ void hr_st_colour_sweep(hr_st_exec *ex, const hr_sop *A, double *u, const double
 /* A whole Gauss-Seidel sweep in the colours' order (reverse: backwards). The star stencils
  * without an odd periodic axis sweep by parity, two passes: the same updates as their classes
  * (the classes of one parity do not couple), in half the passes. */
-void hr_st_gs_sweep(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, double omega, int reverse)
+void hri_st_gs_sweep(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, double omega, int reverse)
 {
     int star = A->exc != NULL;
     for (int a = 0; a < A->g.dim; a++)
@@ -394,9 +394,9 @@ void hr_st_gs_sweep(hr_st_exec *ex, const hr_sop *A, double *u, const double *b,
         return;
     }
     int cls[27][3];
-    const int n = hr_st_colours(A, cls);
+    const int n = hri_st_colours(A, cls);
     for (int c = 0; c < n; c++)
-        hr_st_colour_sweep(ex, A, u, b, omega, reverse ? n - 1 - c : c);
+        hri_st_colour_sweep(ex, A, u, b, omega, reverse ? n - 1 - c : c);
 }
 
 /* ------------------------------------------------------------------ transfers */
@@ -451,7 +451,7 @@ static void restrict_fn(void *ctx, int tid, int nt)
     }
 }
 
-void hr_st_restrict(hr_st_exec *ex, const hr_sgrid *fg, const hr_sgrid *cg, const hr_st_axis ax[3],
+void hri_st_restrict(hr_st_exec *ex, const hr_sgrid *fg, const hr_sgrid *cg, const hr_st_axis ax[3],
                     const double *rf, double *bc)
 {
     tr_job j = {fg, cg, ax, rf, bc};
@@ -485,7 +485,7 @@ static void prolong_fn(void *ctx, int tid, int nt)
     }
 }
 
-void hr_st_prolong_add(hr_st_exec *ex, const hr_sgrid *fg, const hr_sgrid *cg, const hr_st_axis ax[3],
+void hri_st_prolong_add(hr_st_exec *ex, const hr_sgrid *fg, const hr_sgrid *cg, const hr_st_axis ax[3],
                        const double *ec, double *uf)
 {
     tr_job j = {fg, cg, ax, ec, uf};
@@ -545,37 +545,37 @@ static void vec_fn(void *ctx, int tid, int nt)
     }
 }
 
-double hr_st_dot(hr_st_exec *ex, const hr_sgrid *g, const double *x, const double *y)
+double hri_st_dot(hr_st_exec *ex, const hr_sgrid *g, const double *x, const double *y)
 {
     vec_job j = {ex, g, NULL, NULL, x, y, 0.0, 0};
     run_on(ex, g, vec_fn, &j);
-    return hr_st_sum_lines(ex, lines_of(g));
+    return hri_st_sum_lines(ex, lines_of(g));
 }
 
-double hr_st_update(hr_st_exec *ex, const hr_sgrid *g, double *x, double *r, const double *p, const double *q,
+double hri_st_update(hr_st_exec *ex, const hr_sgrid *g, double *x, double *r, const double *p, const double *q,
                     double alpha)
 {
     vec_job j = {ex, g, x, r, p, q, alpha, 1};
     run_on(ex, g, vec_fn, &j);
-    return hr_st_sum_lines(ex, lines_of(g));
+    return hri_st_sum_lines(ex, lines_of(g));
 }
 
-void hr_st_xpay(hr_st_exec *ex, const hr_sgrid *g, const double *z, double *p, double beta)
+void hri_st_xpay(hr_st_exec *ex, const hr_sgrid *g, const double *z, double *p, double beta)
 {
     vec_job j = {ex, g, p, NULL, z, NULL, beta, 2};
     run_on(ex, g, vec_fn, &j);
 }
 
-void hr_st_zero(const hr_sgrid *g, double *x)
+void hri_st_zero(const hr_sgrid *g, double *x)
 {
     memset(x, 0, g->padded * sizeof *x);
 }
 
-void hr_st_remove_mean(hr_st_exec *ex, const hr_sgrid *g, double *x)
+void hri_st_remove_mean(hr_st_exec *ex, const hr_sgrid *g, double *x)
 {
     vec_job j = {ex, g, x, NULL, NULL, NULL, 0.0, 3};
     run_on(ex, g, vec_fn, &j);
-    j.alpha = hr_st_sum_lines(ex, lines_of(g)) / (double)(ex->comm ? ex->comm->count : g->count);
+    j.alpha = hri_st_sum_lines(ex, lines_of(g)) / (double)(ex->comm ? ex->comm->count : g->count);
     j.op = 4;
     run_on(ex, g, vec_fn, &j);
 }
@@ -585,7 +585,7 @@ void hr_st_remove_mean(hr_st_exec *ex, const hr_sgrid *g, double *x)
 static double *cpu_alloc(hr_st_exec *ex, const hr_sgrid *g)
 {
     (void)ex;
-    return hr_sgrid_alloc(g);
+    return hri_sgrid_alloc(g);
 }
 
 static void cpu_release(hr_st_exec *ex, double *x)
@@ -603,7 +603,7 @@ static void cpu_copy(hr_st_exec *ex, const hr_sgrid *g, double *dst, const doubl
 static void cpu_zero(hr_st_exec *ex, const hr_sgrid *g, double *x)
 {
     (void)ex;
-    hr_st_zero(g, x);
+    hri_st_zero(g, x);
 }
 
 static hr_status cpu_twin_op(hr_st_exec *ex, const hr_sop *host, hr_sop *out)
@@ -643,7 +643,7 @@ static void cpu_allgather(hr_st_exec *ex, const hr_sgrid *g, double *x, const in
     ex->comm->allgather(ex->comm->ctx, x, counts, displs);
 }
 
-const hr_st_backend hr_st_cpu = {
+const hr_st_backend hri_st_cpu = {
     .name = "cpu",
     .alloc = cpu_alloc,
     .release = cpu_release,
@@ -655,18 +655,18 @@ const hr_st_backend hr_st_cpu = {
     .free_op = cpu_free_op,
     .twin_axis = cpu_twin_axis,
     .free_axis = cpu_free_axis,
-    .residual = hr_st_residual,
-    .apply_dot = hr_st_apply_dot,
-    .jacobi = hr_st_jacobi,
-    .cheby = hr_st_cheby,
-    .colour_sweep = hr_st_colour_sweep,
-    .restrict_ = hr_st_restrict,
-    .prolong_add = hr_st_prolong_add,
-    .dot = hr_st_dot,
-    .update = hr_st_update,
-    .xpay = hr_st_xpay,
-    .remove_mean = hr_st_remove_mean,
-    .gs_sweep = hr_st_gs_sweep,
+    .residual = hri_st_residual,
+    .apply_dot = hri_st_apply_dot,
+    .jacobi = hri_st_jacobi,
+    .cheby = hri_st_cheby,
+    .colour_sweep = hri_st_colour_sweep,
+    .restrict_ = hri_st_restrict,
+    .prolong_add = hri_st_prolong_add,
+    .dot = hri_st_dot,
+    .update = hri_st_update,
+    .xpay = hri_st_xpay,
+    .remove_mean = hri_st_remove_mean,
+    .gs_sweep = hri_st_gs_sweep,
     .halo = cpu_halo,
     .allgather = cpu_allgather,
 };

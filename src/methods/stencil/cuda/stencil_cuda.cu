@@ -27,7 +27,7 @@
 
 /* ------------------------------------------------------------------ failures */
 
-void st_cu_fail(st_cuda *d, cudaError_t e, const char *call, const char *file, int line)
+void hri_st_cu_fail(st_cuda *d, cudaError_t e, const char *call, const char *file, int line)
 {
     (void)cudaGetLastError();
     if (!d || d->err != cudaSuccess) return;
@@ -37,7 +37,7 @@ void st_cu_fail(st_cuda *d, cudaError_t e, const char *call, const char *file, i
              cudaGetErrorName(e), cudaGetErrorString(e));
 }
 
-void st_cu_use(st_cuda *d)
+void hri_st_cu_use(st_cuda *d)
 {
     int cur = -1;
     if (cudaGetDevice(&cur) != cudaSuccess || cur != d->dev) ST_CU(d, cudaSetDevice(d->dev));
@@ -45,7 +45,7 @@ void st_cu_use(st_cuda *d)
 
 /* ------------------------------------------------------------------ geometry */
 
-int st_cu_geo(const st_cuda *d, const hr_sgrid *g, st_geo *G, dim3 *grid, dim3 *block)
+int hri_st_cu_geo(const st_cuda *d, const hr_sgrid *g, st_geo *G, dim3 *grid, dim3 *block)
 {
     const st_shape s = d->shape[g->dim == 3];
     G->nx = g->n[0];
@@ -79,7 +79,7 @@ int st_cu_geo(const st_cuda *d, const hr_sgrid *g, st_geo *G, dim3 *grid, dim3 *
 
 /* ------------------------------------------------------------------ reductions */
 
-double *st_cu_seg(st_cuda *d, const st_geo &G)
+double *hri_st_cu_seg(st_cuda *d, const st_geo &G)
 {
     const size_t n = (size_t)G.ny * (size_t)G.nz * (size_t)G.nsegx;
     if (n <= d->seg_cap) return d->seg;
@@ -140,7 +140,7 @@ static __global__ void __launch_bounds__(FIN_T)
     if (threadIdx.x == 0) out[0] = s;
 }
 
-double st_cu_reduce(st_cuda *d, const st_geo &G)
+double hri_st_cu_reduce(st_cuda *d, const st_geo &G)
 {
     const size_t n = (size_t)G.ny * (size_t)G.nz * (size_t)G.nsegx;
     if (d->err != cudaSuccess || !d->seg || n > d->seg_cap) return NAN;
@@ -183,7 +183,7 @@ static void halo_nccl(st_cuda *d, const hr_sgrid *g, double *u)
     if (c->below < 0) ST_CU(d, cudaMemsetAsync(glo, 0, bytes, d->st));
     if (c->above < 0) ST_CU(d, cudaMemsetAsync(ghi, 0, bytes, d->st));
     char why[200];
-    if (hr_nccl_rows_halo(c->nccl, d->st, c->below, c->above, u + row, glo, u + (size_t)n * row, ghi, bytes, why,
+    if (hri_nccl_rows_halo(c->nccl, d->st, c->below, c->above, u + row, glo, u + (size_t)n * row, ghi, bytes, why,
                           sizeof why) != 0 &&
         d->err == cudaSuccess) {
         d->err = cudaErrorUnknown;
@@ -191,7 +191,7 @@ static void halo_nccl(st_cuda *d, const hr_sgrid *g, double *u)
     }
 }
 
-void st_cu_halo(st_cuda *d, const hr_sgrid *g, double *u)
+void hri_st_cu_halo(st_cuda *d, const hr_sgrid *g, double *u)
 {
     const int last = g->dim - 1, n = g->n[last];
     const size_t row = (size_t)g->st[last], bytes = row * sizeof(double);
@@ -231,9 +231,9 @@ void st_cu_halo(st_cuda *d, const hr_sgrid *g, double *u)
     free(spare);
 }
 
-void st_cu_fill_ghosts(st_cuda *d, const hr_sgrid *g, double *u)
+void hri_st_cu_fill_ghosts(st_cuda *d, const hr_sgrid *g, double *u)
 {
-    if (d->comm) st_cu_halo(d, g, u);
+    if (d->comm) hri_st_cu_halo(d, g, u);
     for (int a = 0; a < g->dim; a++) {
         if (!g->periodic[a]) continue;
         int lim[3];
@@ -411,7 +411,7 @@ static void cu_restrict(hr_st_exec *ex, const hr_sgrid *fg, const hr_sgrid *cg, 
                         const double *rf, double *bc)
 {
     st_cuda *d = st_dev(ex);
-    st_cu_use(d);
+    hri_st_cu_use(d);
     tr_launch(d, tr_of(fg, cg, ax, cg), rf, bc, 0);
 }
 
@@ -419,7 +419,7 @@ static void cu_prolong_add(hr_st_exec *ex, const hr_sgrid *fg, const hr_sgrid *c
                            const double *ec, double *uf)
 {
     st_cuda *d = st_dev(ex);
-    st_cu_use(d);
+    hri_st_cu_use(d);
     tr_launch(d, tr_of(fg, cg, ax, fg), ec, uf, 1);
 }
 
@@ -470,20 +470,20 @@ template <bool D3, int OP> static __global__ void k_vec(st_geo g, st_vargs a)
 template <int OP> static double vec_run(st_cuda *d, const hr_sgrid *g, st_vargs a)
 {
     const bool red = OP == V_DOT || OP == V_UPDATE || OP == V_SUM;
-    st_cu_use(d);
+    hri_st_cu_use(d);
     st_geo G;
     dim3 grid, block;
-    if (!st_cu_geo(d, g, &G, &grid, &block)) {
+    if (!hri_st_cu_geo(d, g, &G, &grid, &block)) {
         ST_CU(d, cudaErrorInvalidConfiguration);
         return NAN;
     }
-    if (red && !(a.seg = st_cu_seg(d, G))) return NAN;
+    if (red && !(a.seg = hri_st_cu_seg(d, G))) return NAN;
     if (g->dim == 3)
         k_vec<true, OP><<<grid, block, 0, d->st>>>(G, a);
     else
         k_vec<false, OP><<<grid, block, 0, d->st>>>(G, a);
     ST_LAUNCHED(d);
-    return red ? st_cu_reduce(d, G) : 0.0;
+    return red ? hri_st_cu_reduce(d, G) : 0.0;
 }
 
 /* MPI ranks: every rank's value of a reduction, summed in rank order (the same on every rank) */
@@ -525,26 +525,26 @@ static double cu_residual(hr_st_exec *ex, const hr_sop *A, double *u, const doub
 {
     st_cuda *d = st_dev(ex);
     d->quiet = ex->quiet; /* the norm is not read: no reduction, no wait for the stream */
-    const double v = st_cu_sweep(d, A, ST_OP_RES, u, b, NULL, r, 0.0, 0.0);
+    const double v = hri_st_cu_sweep(d, A, ST_OP_RES, u, b, NULL, r, 0.0, 0.0);
     d->quiet = 0;
     return ex->quiet ? v : st_ranks_sum(ex, v);
 }
 
 static double cu_apply_dot(hr_st_exec *ex, const hr_sop *A, double *p, double *q)
 {
-    return st_ranks_sum(ex, st_cu_sweep(st_dev(ex), A, ST_OP_APPLY, p, NULL, NULL, q, 0.0, 0.0));
+    return st_ranks_sum(ex, hri_st_cu_sweep(st_dev(ex), A, ST_OP_APPLY, p, NULL, NULL, q, 0.0, 0.0));
 }
 
 static void cu_jacobi(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, double *out, double omega)
 {
-    st_cu_sweep(st_dev(ex), A, ST_OP_JAC, u, b, NULL, out, omega, 0.0);
+    hri_st_cu_sweep(st_dev(ex), A, ST_OP_JAC, u, b, NULL, out, omega, 0.0);
 }
 
 static void cu_cheby(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, const double *prev,
                      double *out, double alpha, double beta)
 {
     /* beta 0: the Jacobi step (prev is not read, as on the CPU) */
-    st_cu_sweep(st_dev(ex), A, beta != 0.0 ? ST_OP_CHEB : ST_OP_JAC, u, b, beta != 0.0 ? prev : NULL, out,
+    hri_st_cu_sweep(st_dev(ex), A, beta != 0.0 ? ST_OP_CHEB : ST_OP_JAC, u, b, beta != 0.0 ? prev : NULL, out,
                 alpha, beta);
 }
 
@@ -552,9 +552,9 @@ static void cu_colour_sweep(hr_st_exec *ex, const hr_sop *A, double *u, const do
                             int colour)
 {
     int cls[27][3];
-    const int n = hr_st_colours(A, cls);
+    const int n = hri_st_colours(A, cls);
     if (colour < 0 || colour >= n) return;
-    st_cu_colour(st_dev(ex), A, u, b, omega, cls[colour]);
+    hri_st_cu_colour(st_dev(ex), A, u, b, omega, cls[colour]);
 }
 
 /* ------------------------------------------------------------------ memory */
@@ -562,7 +562,7 @@ static void cu_colour_sweep(hr_st_exec *ex, const hr_sop *A, double *u, const do
 static double *cu_alloc(hr_st_exec *ex, const hr_sgrid *g)
 {
     st_cuda *d = st_dev(ex);
-    st_cu_use(d);
+    hri_st_cu_use(d);
     double *x = NULL;
     if (cudaMalloc((void **)&x, g->padded * sizeof *x) != cudaSuccess) {
         (void)cudaGetLastError(); /* the engine reports no memory */
@@ -576,14 +576,14 @@ static void cu_release(hr_st_exec *ex, double *x)
 {
     st_cuda *d = st_dev(ex);
     if (!x || !d) return;
-    st_cu_use(d);
+    hri_st_cu_use(d);
     cudaFree(x);
 }
 
 static void cu_upload(hr_st_exec *ex, const hr_sgrid *g, double *dst, const double *host)
 {
     st_cuda *d = st_dev(ex);
-    st_cu_use(d);
+    hri_st_cu_use(d);
     ST_CU(d, cudaMemcpyAsync(dst, host, g->padded * sizeof *dst, cudaMemcpyHostToDevice, d->st));
     ST_CU(d, cudaStreamSynchronize(d->st)); /* the host array may change on return */
 }
@@ -591,7 +591,7 @@ static void cu_upload(hr_st_exec *ex, const hr_sgrid *g, double *dst, const doub
 static void cu_download(hr_st_exec *ex, const hr_sgrid *g, double *host, const double *src)
 {
     st_cuda *d = st_dev(ex);
-    st_cu_use(d);
+    hri_st_cu_use(d);
     ST_CU(d, cudaMemcpyAsync(host, src, g->padded * sizeof *host, cudaMemcpyDeviceToHost, d->st));
     ST_CU(d, cudaStreamSynchronize(d->st));
 }
@@ -600,14 +600,14 @@ static void cu_copy(hr_st_exec *ex, const hr_sgrid *g, double *dst, const double
 {
     st_cuda *d = st_dev(ex);
     if (dst == src) return;
-    st_cu_use(d);
+    hri_st_cu_use(d);
     ST_CU(d, cudaMemcpyAsync(dst, src, g->padded * sizeof *dst, cudaMemcpyDeviceToDevice, d->st));
 }
 
 static void cu_zero(hr_st_exec *ex, const hr_sgrid *g, double *x)
 {
     st_cuda *d = st_dev(ex);
-    st_cu_use(d);
+    hri_st_cu_use(d);
     ST_CU(d, cudaMemsetAsync(x, 0, g->padded * sizeof *x, d->st));
 }
 
@@ -631,7 +631,7 @@ static void *twin_array(st_cuda *d, const void *host, size_t count, size_t size)
 static void cu_free_op(hr_st_exec *ex, hr_sop *op)
 {
     st_cuda *d = st_dev(ex);
-    if (d) st_cu_use(d);
+    if (d) hri_st_cu_use(d);
     cudaFree(op->diag);
     cudaFree(op->exc);
     for (int k = 0; k < HR_ST_MAX_HALF; k++)
@@ -642,7 +642,7 @@ static void cu_free_op(hr_st_exec *ex, hr_sop *op)
 static hr_status cu_twin_op(hr_st_exec *ex, const hr_sop *host, hr_sop *out)
 {
     st_cuda *d = st_dev(ex);
-    st_cu_use(d);
+    hri_st_cu_use(d);
     *out = *host;
     out->diag = out->exc = NULL;
     for (int k = 0; k < HR_ST_MAX_HALF; k++)
@@ -659,7 +659,7 @@ static hr_status cu_twin_op(hr_st_exec *ex, const hr_sop *host, hr_sop *out)
     /* the reductions' buffer for this grid now, not in the middle of a solve */
     st_geo G;
     dim3 grid, block;
-    if (ok) ok = st_cu_geo(d, &host->g, &G, &grid, &block) && st_cu_seg(d, G);
+    if (ok) ok = hri_st_cu_geo(d, &host->g, &G, &grid, &block) && hri_st_cu_seg(d, G);
     if (!ok) {
         cu_free_op(ex, out);
         return HR_ERR_NO_MEMORY;
@@ -670,7 +670,7 @@ static hr_status cu_twin_op(hr_st_exec *ex, const hr_sop *host, hr_sop *out)
 static void cu_free_axis(hr_st_exec *ex, hr_st_axis *ax)
 {
     st_cuda *d = st_dev(ex);
-    if (d) st_cu_use(d);
+    if (d) hri_st_cu_use(d);
     cudaFree(ax->i0), cudaFree(ax->i1), cudaFree(ax->w0), cudaFree(ax->w1);
     cudaFree(ax->ri), cudaFree(ax->rw), cudaFree(ax->rn);
     memset(ax, 0, sizeof *ax);
@@ -679,7 +679,7 @@ static void cu_free_axis(hr_st_exec *ex, hr_st_axis *ax)
 static hr_status cu_twin_axis(hr_st_exec *ex, const hr_st_axis *host, hr_st_axis *out)
 {
     st_cuda *d = st_dev(ex);
-    st_cu_use(d);
+    hri_st_cu_use(d);
     memset(out, 0, sizeof *out);
     if (!host->coarsen) return HR_OK;
     const size_t nf = (size_t)host->nf, nc = (size_t)host->nc;
@@ -706,7 +706,7 @@ static void cu_close(hr_st_exec *ex)
 {
     st_cuda *d = st_dev(ex);
     if (!d) return;
-    st_cu_use(d);
+    hri_st_cu_use(d);
     if (d->st) {
         cudaStreamSynchronize(d->st);
         cudaStreamDestroy(d->st);
@@ -754,15 +754,15 @@ static hr_status cu_open(hr_st_exec *ex, int device, size_t max_lines)
 static void cu_halo(hr_st_exec *ex, const hr_sgrid *g, double *x)
 {
     st_cuda *d = st_dev(ex);
-    st_cu_use(d);
-    st_cu_halo(d, g, x);
+    hri_st_cu_use(d);
+    hri_st_cu_halo(d, g, x);
 }
 
 /* A small level whole on every rank: through the host. */
 static void cu_allgather(hr_st_exec *ex, const hr_sgrid *g, double *x, const int *counts, const int *displs)
 {
     st_cuda *d = st_dev(ex);
-    st_cu_use(d);
+    hri_st_cu_use(d);
     double *h = (double *)malloc(g->padded * sizeof *h);
     if (!h) {
         ST_CU(d, cudaErrorMemoryAllocation);
@@ -787,14 +787,14 @@ static const hr_st_backend st_cuda_table = {
     cu_halo,      cu_allgather,
 };
 
-extern "C" const hr_st_backend *hr_st_cuda_backend(void)
+extern "C" const hr_st_backend *hri_st_cuda_backend(void)
 {
     return &st_cuda_table;
 }
 
 /* ------------------------------------------------------------------ stencil_cuda.h */
 
-extern "C" hr_status hr_st_cuda_set_shape(hr_st_exec *ex, int dim, int bx, int by, int h)
+extern "C" hr_status hri_st_cuda_set_shape(hr_st_exec *ex, int dim, int bx, int by, int h)
 {
     st_cuda *d = ex ? st_dev(ex) : NULL;
     if (!d || (dim != 2 && dim != 3) || bx < 0 || by < 0 || h < 0) return HR_ERR_INVALID_ARG;
@@ -807,25 +807,25 @@ extern "C" hr_status hr_st_cuda_set_shape(hr_st_exec *ex, int dim, int bx, int b
     return HR_OK;
 }
 
-extern "C" void hr_st_cuda_get_shape(const hr_st_exec *ex, int dim, int *bx, int *by, int *h)
+extern "C" void hri_st_cuda_get_shape(const hr_st_exec *ex, int dim, int *bx, int *by, int *h)
 {
     const st_cuda *d = ex ? (const st_cuda *)ex->dev : NULL;
     const st_shape s = d ? d->shape[dim == 3] : st_shape{0, 0, 0};
     *bx = s.bx, *by = s.by, *h = s.h;
 }
 
-extern "C" hr_status hr_st_cuda_sync(hr_st_exec *ex)
+extern "C" hr_status hri_st_cuda_sync(hr_st_exec *ex)
 {
     st_cuda *d = ex ? st_dev(ex) : NULL;
     if (!d) return HR_ERR_INVALID_ARG;
-    st_cu_use(d);
+    hri_st_cu_use(d);
     ST_CU(d, cudaStreamSynchronize(d->st));
     return d->err == cudaSuccess                 ? HR_OK
            : d->err == cudaErrorMemoryAllocation ? HR_ERR_NO_MEMORY
                                                  : HR_ERR_DEVICE;
 }
 
-extern "C" const char *hr_st_cuda_error(const hr_st_exec *ex)
+extern "C" const char *hri_st_cuda_error(const hr_st_exec *ex)
 {
     const st_cuda *d = ex ? (const st_cuda *)ex->dev : NULL;
     return d ? d->msg : "";

@@ -19,14 +19,14 @@ struct hr_st_exec;
  * the default, up to 32, fewer where the grid has too few points to keep the device busy).
  * HR_ERR_INVALID_ARG when bx * by > 1024 or bx is not a multiple of 32. The shape never
  * changes a result's bits. */
-hr_status hr_st_cuda_set_shape(struct hr_st_exec *ex, int dim, int bx, int by, int h);
-void hr_st_cuda_get_shape(const struct hr_st_exec *ex, int dim, int *bx, int *by, int *h);
+hr_status hri_st_cuda_set_shape(struct hr_st_exec *ex, int dim, int bx, int by, int h);
+void hri_st_cuda_get_shape(const struct hr_st_exec *ex, int dim, int *bx, int *by, int *h);
 
 /* Waits for the backend's stream: HR_OK, or the status of the first CUDA failure since open. */
-hr_status hr_st_cuda_sync(struct hr_st_exec *ex);
+hr_status hri_st_cuda_sync(struct hr_st_exec *ex);
 
 /* The first CUDA failure's text ("" when none). */
-const char *hr_st_cuda_error(const struct hr_st_exec *ex);
+const char *hri_st_cuda_error(const struct hr_st_exec *ex);
 
 #ifdef __cplusplus
 }

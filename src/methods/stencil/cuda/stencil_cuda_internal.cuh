@@ -6,7 +6,7 @@
  * along y; 3-D: planes along z), so the star sweeps keep the marching axis's neighbours in
  * registers and read every array once. A reduction sums, for every grid line, each 32-point
  * segment [32 s, 32 s + 32) by a fixed shuffle tree into seg[line * nsegx + s]; the segments
- * are then summed in fixed chunks and the chunks in order (st_cu_reduce). No step depends on
+ * are then summed in fixed chunks and the chunks in order (hri_st_cu_reduce). No step depends on
  * the block shape or on timing, so every shape and every run gives the same bits.
  */
 #ifndef HR_STENCIL_CUDA_INTERNAL_CUH
@@ -54,22 +54,22 @@ static inline st_cuda *st_dev(hr_st_exec *ex)
 }
 
 /* MPI ranks: the ghost rows of u's last axis from the neighbours (through pinned host rows). */
-void st_cu_halo(st_cuda *d, const hr_sgrid *g, double *u);
+void hri_st_cu_halo(st_cuda *d, const hr_sgrid *g, double *u);
 
 /* Records the first failure ("call failed at file:line: name") and clears a non-sticky error. */
-void st_cu_fail(st_cuda *d, cudaError_t e, const char *call, const char *file, int line);
+void hri_st_cu_fail(st_cuda *d, cudaError_t e, const char *call, const char *file, int line);
 
 #define ST_CU(d, call)                                                                                       \
     do {                                                                                                     \
         cudaError_t st_e_ = (call);                                                                          \
-        if (st_e_ != cudaSuccess) st_cu_fail((d), st_e_, #call, __FILE__, __LINE__);                         \
+        if (st_e_ != cudaSuccess) hri_st_cu_fail((d), st_e_, #call, __FILE__, __LINE__);                         \
     } while (0)
 
 /* After a launch: its configuration error, if any. */
 #define ST_LAUNCHED(d) ST_CU(d, cudaGetLastError())
 
 /* Makes the backend's device current (a solve may run on another host thread than create). */
-void st_cu_use(st_cuda *d);
+void hri_st_cu_use(st_cuda *d);
 
 /* ------------------------------------------------------------------ geometry */
 
@@ -83,7 +83,7 @@ typedef struct st_geo {
 
 /* The geometry and launch shape of a grid kernel over g's unknowns (block from the dimension's
  * shape, narrowed to the line on small grids). 0: the grid does not fit the launch limits. */
-int st_cu_geo(const st_cuda *d, const hr_sgrid *g, st_geo *G, dim3 *grid, dim3 *block);
+int hri_st_cu_geo(const st_cuda *d, const hr_sgrid *g, st_geo *G, dim3 *grid, dim3 *block);
 
 /* A thread's march: x index i, the first line's unknown p (stepping by `step`), its line
  * number (stepping by `lstep`), and how many lines (0: none; uniform across a warp). */
@@ -132,13 +132,13 @@ __device__ __forceinline__ void st_seg_put(double *seg, const st_geo &g, long li
 
 /* The segment buffer for a grid of `lines` lines of nsegx segments (grown when needed);
  * NULL after a failure. */
-double *st_cu_seg(st_cuda *d, const st_geo &G);
+double *hri_st_cu_seg(st_cuda *d, const st_geo &G);
 
 /* The sum of the segments a kernel wrote for G (waits for the stream); NaN after a failure. */
-double st_cu_reduce(st_cuda *d, const st_geo &G);
+double hri_st_cu_reduce(st_cuda *d, const st_geo &G);
 
-/* Copies the far sides into the periodic axes' ghosts (hr_st_fill_ghosts on the device). */
-void st_cu_fill_ghosts(st_cuda *d, const hr_sgrid *g, double *u);
+/* Copies the far sides into the periodic axes' ghosts (hri_st_fill_ghosts on the device). */
+void hri_st_cu_fill_ghosts(st_cuda *d, const hr_sgrid *g, double *u);
 
 /* ------------------------------------------------------------------ the sweeps (stencil_cuda_sweep.cu) */
 
@@ -146,9 +146,9 @@ enum { ST_OP_JAC = 0, ST_OP_CHEB, ST_OP_RES, ST_OP_APPLY };
 
 /* One sweep-like pass of A over u: out = u + al (b - A u) / diag (+ be (u - prev)), r = b - A u
  * (out may be NULL: the norm only), q = A u; the last two return their reduction. */
-double st_cu_sweep(st_cuda *d, const hr_sop *A, int op, const double *u, const double *b, const double *prev,
+double hri_st_cu_sweep(st_cuda *d, const hr_sop *A, int op, const double *u, const double *b, const double *prev,
                    double *out, double al, double be);
 /* Gauss-Seidel on one colour (class triple cls), in place. */
-void st_cu_colour(st_cuda *d, const hr_sop *A, double *u, const double *b, double omega, const int cls[3]);
+void hri_st_cu_colour(st_cuda *d, const hr_sop *A, double *u, const double *b, double omega, const int cls[3]);
 
 #endif

@@ -245,29 +245,29 @@ static void sweep_launch(st_cuda *d, int kind, const st_geo &G, dim3 grid, dim3 
     ST_LAUNCHED(d);
 }
 
-double st_cu_sweep(st_cuda *d, const hr_sop *A, int op, const double *u, const double *b, const double *prev,
+double hri_st_cu_sweep(st_cuda *d, const hr_sop *A, int op, const double *u, const double *b, const double *prev,
                    double *out, double al, double be)
 {
-    st_cu_use(d);
+    hri_st_cu_use(d);
     const int kind = kind_of(A);
     st_geo G;
     dim3 grid, block;
-    if (!kind || !st_cu_geo(d, &A->g, &G, &grid, &block)) {
+    if (!kind || !hri_st_cu_geo(d, &A->g, &G, &grid, &block)) {
         ST_CU(d, cudaErrorInvalidConfiguration);
         return NAN;
     }
-    st_cu_fill_ghosts(d, &A->g, (double *)u);
+    hri_st_cu_fill_ghosts(d, &A->g, (double *)u);
     st_args a = args_of(A);
     a.u = u, a.b = b, a.prev = prev, a.out = out, a.al = al, a.be = be;
     const int red = op == ST_OP_RES || op == ST_OP_APPLY;
-    if (red && !(a.seg = st_cu_seg(d, G))) return NAN;
+    if (red && !(a.seg = hri_st_cu_seg(d, G))) return NAN;
     switch (op) {
     case ST_OP_JAC: sweep_launch<ST_OP_JAC>(d, kind, G, grid, block, a); break;
     case ST_OP_CHEB: sweep_launch<ST_OP_CHEB>(d, kind, G, grid, block, a); break;
     case ST_OP_RES: sweep_launch<ST_OP_RES>(d, kind, G, grid, block, a); break;
     default: sweep_launch<ST_OP_APPLY>(d, kind, G, grid, block, a); break;
     }
-    return red && !d->quiet ? st_cu_reduce(d, G) : 0.0;
+    return red && !d->quiet ? hri_st_cu_reduce(d, G) : 0.0;
 }
 
 /* ------------------------------------------------------------------ one colour of Gauss-Seidel */
@@ -313,15 +313,15 @@ static void colour_axis(const hr_sgrid *g, int a, int cls, int *s, int *st, int 
     *n = end > first ? (end - first + 1) / 2 : 0;
 }
 
-void st_cu_colour(st_cuda *d, const hr_sop *A, double *u, const double *b, double omega, const int cls[3])
+void hri_st_cu_colour(st_cuda *d, const hr_sop *A, double *u, const double *b, double omega, const int cls[3])
 {
-    st_cu_use(d);
+    hri_st_cu_use(d);
     const hr_sgrid *g = &A->g;
     const int kind = kind_of(A);
     st_cgeo c;
     for (int a = 0; a < 3; a++)
         colour_axis(g, a, cls[a], &c.s[a], &c.st[a], &c.n[a]);
-    st_cu_fill_ghosts(d, g, u); /* as the CPU: also where a slab holds none of the colour */
+    hri_st_cu_fill_ghosts(d, g, u); /* as the CPU: also where a slab holds none of the colour */
     if (c.n[0] == 0 || c.n[1] == 0 || c.n[2] == 0) return;
     c.sy = g->st[1];
     c.sz = g->dim == 3 ? g->st[2] : 0;

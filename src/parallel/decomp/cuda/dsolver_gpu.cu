@@ -1,12 +1,12 @@
 /*
- * The GPU placement of the decomposed solver (decomp/dsolver.h, hr_field_ops_gpu and
- * hr_dplace_gpu): each subdomain's grids on one device in the subdomain layout, and
+ * The GPU placement of the decomposed solver (decomp/dsolver.h, hri_field_ops_gpu and
+ * hri_dplace_gpu): each subdomain's grids on one device in the subdomain layout, and
  *
  *   sweep     a box with the `tuned` region kernels (gpu_region.h) re-based at the box's
  *             corner when its first column keeps the 16-byte alignment (always for slabs
  *             and pencils split along y/z), else a one-point-per-thread box kernel; both
  *             with the point updates of gpu_internal.cuh: bitwise cpu-seq.
- *   residual  the box residual with the Dirichlet faces of hr_cpu_residual_box, reduced
+ *   residual  the box residual with the Dirichlet faces of hri_cpu_residual_box, reduced
  *             on the device in a fixed order (only 4 doubles come back).
  *   pack      a strided face box into a dense buffer (a kernel), plus the device-to-host
  *             copy into the pinned message buffer when the transport takes host memory;
@@ -108,7 +108,7 @@ __global__ void dg_k_pack(Wd *g, Wd *buf, size_t p, size_t q, int lo0, int lo1, 
 }
 
 /* Partial sums of (|r| * irs)^2, (|b| * ibs)^2 and maxima over the box rows a block takes;
- * hr_cpu_residual_box's formula and Dirichlet-face terms. */
+ * hri_cpu_residual_box's formula and Dirichlet-face terms. */
 template <typename T>
 __global__ void __launch_bounds__(DG_RES_THREADS)
     dg_k_resid(const T *u, const T *hf, size_t p, size_t q, int dim, hr_box b, unsigned d, int lnx, int lny,
@@ -208,8 +208,8 @@ static cudaError_t sweep_launch(const dgpu *c, const hr_sweep_args *a, cudaStrea
     g.omega = a->omega;
     g.dev = c->dev;
     g.shape = c->shape;
-    if (l->dim == 3) return hr_gpu_tuned3d_planes(&g, 1, g.nz + 1, st);
-    return hr_gpu_tuned2d_rows(&g, 1, g.ny + 1, st);
+    if (l->dim == 3) return hri_gpu_tuned3d_planes(&g, 1, g.nz + 1, st);
+    return hri_gpu_tuned2d_rows(&g, 1, g.ny + 1, st);
 }
 
 enum { TE_START, TE_SHELL, TE_PACKED, TE_INNER, TE_GHOST };
@@ -327,7 +327,7 @@ static hr_norm2 norm2(double scale, double ssq)
     return n;
 }
 
-/* hr_cpu_residual_box's decision between the plain and the scaled pass, value for value */
+/* hri_cpu_residual_box's decision between the plain and the scaled pass, value for value */
 static hr_status dg_residual(void *ctx, const hr_resid_args *a, hr_norm2 *rn, hr_norm2 *bn)
 {
     dgpu *c = (dgpu *)ctx;
@@ -415,7 +415,7 @@ static hr_status dg_sync(void *ctx, int lane)
     return HR_OK;
 }
 
-extern "C" const hr_field_ops hr_field_ops_gpu = {"gpu",   1,         dg_sweep, dg_residual,
+extern "C" const hr_field_ops hri_field_ops_gpu = {"gpu",   1,         dg_sweep, dg_residual,
                                                   dg_pack, dg_unpack, dg_sync,  dg_mark};
 
 /* ------------------------------------------------------------ the placement */
@@ -463,7 +463,7 @@ static void choose_shape(dgpu *c, const hr_grid_layout *l, const cudaDeviceProp 
 {
     hr_gpu g;
     memset(&g, 0, sizeof g);
-    g.fam = l->dim == 3 ? &hr_fam_tuned3d : &hr_fam_tuned;
+    g.fam = l->dim == 3 ? &hri_fam_tuned3d : &hri_fam_tuned;
     g.name = "tuned";
     g.dim = l->dim;
     g.nx = g.n = l->nx;
@@ -476,8 +476,8 @@ static void choose_shape(dgpu *c, const hr_grid_layout *l, const cudaDeviceProp 
     g.tune = &c->s->o.tuning;
     char why[160];
     hr_gpu_shape sh;
-    if (!(hr_gpu_cache_lookup(&g, prop->name, &sh) && !g.fam->check(&g, sh, why, sizeof why)) &&
-        !(hr_gpu_shipped_lookup(&g, &sh) && !g.fam->check(&g, sh, why, sizeof why)))
+    if (!(hri_gpu_cache_lookup(&g, prop->name, &sh) && !g.fam->check(&g, sh, why, sizeof why)) &&
+        !(hri_gpu_shipped_lookup(&g, &sh) && !g.fam->check(&g, sh, why, sizeof why)))
         sh = g.fam->def[g.dbl];
     c->shape = sh;
 }
@@ -608,10 +608,10 @@ static const char *dg_device_name(void *ctx)
     return ((dgpu *)ctx)->name;
 }
 
-extern "C" const hr_dplace_ops hr_dplace_gpu = {dg_create, dg_buf_alloc, dg_buf_free,   dg_download,
+extern "C" const hr_dplace_ops hri_dplace_gpu = {dg_create, dg_buf_alloc, dg_buf_free,   dg_download,
                                                 dg_lagged, dg_destroy,   dg_device_name};
 
-extern "C" int hr_dsolver_gpu_count(void)
+extern "C" int hri_dsolver_gpu_count(void)
 {
     int n = 0;
     if (cudaGetDeviceCount(&n) != cudaSuccess) n = 0;

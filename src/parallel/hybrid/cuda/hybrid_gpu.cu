@@ -15,9 +15,9 @@ static hr_status gpu_sweep(hr_place *p, int lane, int r0, int r1)
     const cudaStream_t st = lane_stream(p, lane, r0);
     if (lane != HR_LANE_INTERIOR) GP_CU(p, apply_pending(c, side_of(p, r0)));
     if (c->g.dim == 3)
-        GP_CU(p, hr_gpu_tuned3d_planes(&c->g, r0, r1, st));
+        GP_CU(p, hri_gpu_tuned3d_planes(&c->g, r0, r1, st));
     else
-        GP_CU(p, hr_gpu_tuned2d_rows(&c->g, r0, r1, st));
+        GP_CU(p, hri_gpu_tuned2d_rows(&c->g, r0, r1, st));
     return HR_OK;
 }
 
@@ -182,7 +182,7 @@ static hr_status gpu_residual(hr_place *p, hr_grid *scratch, hr_norm2 *r, hr_nor
     }
     /* the part's own physical faces only: the scratch may be a slab whose ring is a ghost */
     const hr_resid_args a = {&scratch->l, hr_grid_origin(scratch), rhs, box, sp->sd.dirichlet, NULL, NULL};
-    hr_cpu_residual_box(&a, r, b);
+    hri_cpu_residual_box(&a, r, b);
     return HR_OK;
 }
 
@@ -208,8 +208,8 @@ static hr_status build_graphs(hr_place *p, int r0, int r1)
         GP_CU(p, cudaStreamBeginCapture(c->st[1], cudaStreamCaptureModeThreadLocal));
         cudaError_t le = cudaSuccess;
         for (int q = 0; q < GRAPH_SWEEPS && le == cudaSuccess; q++) {
-            le = c->g.dim == 3 ? hr_gpu_tuned3d_planes(&c->g, r0, r1, c->st[1])
-                               : hr_gpu_tuned2d_rows(&c->g, r0, r1, c->st[1]);
+            le = c->g.dim == 3 ? hri_gpu_tuned3d_planes(&c->g, r0, r1, c->st[1])
+                               : hri_gpu_tuned2d_rows(&c->g, r0, r1, c->st[1]);
             c->g.dcur ^= 1;
         }
         const cudaError_t ce = cudaStreamEndCapture(c->st[1], &graph);
@@ -318,12 +318,12 @@ static const hr_place_ops gpu_ops = {"gpu",
                                      gpu_host_free,
                                      gpu_destroy,
                                      gpu_sweeps,
-                                     hr_gpu_place_link,
-                                     hr_gpu_place_mark,
-                                     hr_gpu_place_pull,
-                                     hr_gpu_place_capture,
-                                     hr_gpu_place_replay,
-                                     hr_gpu_place_drop,
+                                     hri_gpu_place_link,
+                                     hri_gpu_place_mark,
+                                     hri_gpu_place_pull,
+                                     hri_gpu_place_capture,
+                                     hri_gpu_place_replay,
+                                     hri_gpu_place_drop,
                                      gpu_settle,
                                      NULL,
                                      gpu_host_pin};
@@ -334,9 +334,9 @@ static hr_status choose_shape(hr_place *p, hr_gpu *g, const char *device)
     const hr_gpu_family *fam = g->fam;
     char why[160];
     hr_gpu_shape sh;
-    if (hr_gpu_cache_lookup(g, device, &sh) && !fam->check(g, sh, why, sizeof why)) {
+    if (hri_gpu_cache_lookup(g, device, &sh) && !fam->check(g, sh, why, sizeof why)) {
         g->shape_from = "cache";
-    } else if (hr_gpu_shipped_lookup(g, &sh) && !fam->check(g, sh, why, sizeof why)) {
+    } else if (hri_gpu_shipped_lookup(g, &sh) && !fam->check(g, sh, why, sizeof why)) {
         g->shape_from = "shipped";
     } else {
         sh = fam->def[g->dbl];
@@ -372,7 +372,7 @@ static hr_status setup(hr_place *p, gpu_place *c)
     cudaDeviceProp prop;
     GP_CU(p, cudaGetDeviceProperties(&prop, g->dev));
     snprintf(p->desc, sizeof p->desc, "%.95s", prop.name);
-    g->fam = l->dim == 3 ? &hr_fam_tuned3d : &hr_fam_tuned;
+    g->fam = l->dim == 3 ? &hri_fam_tuned3d : &hri_fam_tuned;
     g->name = "tuned";
     g->caps = HR_CAP_DETERMINISTIC | HR_CAP_RECT | HR_CAP_OMEGA | (l->dim == 3 ? HR_CAP_3D : HR_CAP_2D);
     g->sms = prop.multiProcessorCount;
@@ -421,7 +421,7 @@ static hr_status setup(hr_place *p, gpu_place *c)
     return choose_shape(p, g, prop.name);
 }
 
-hr_status hr_place_gpu_create(const hr_place_spec *spec, hr_place **out)
+hr_status hri_place_gpu_create(const hr_place_spec *spec, hr_place **out)
 {
     *out = NULL;
     hr_place *p = (hr_place *)calloc(1, sizeof *p);
@@ -435,7 +435,7 @@ hr_status hr_place_gpu_create(const hr_place_spec *spec, hr_place **out)
     p->impl = c;
     const hr_status st = setup(p, c);
     if (st != HR_OK) {
-        if (spec->s && p->err[0]) hr_solver_set_error(spec->s, "%s", p->err);
+        if (spec->s && p->err[0]) hri_solver_set_error(spec->s, "%s", p->err);
         gpu_destroy(p);
         return st;
     }
@@ -449,7 +449,7 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-hr_status hr_place_gpu_roundtrip(int device, size_t bytes, int repeats, double *seconds)
+hr_status hri_place_gpu_roundtrip(int device, size_t bytes, int repeats, double *seconds)
 {
     *seconds = 0.0;
     if (repeats < 1 || repeats > 1000 || bytes < 1) return HR_ERR_INVALID_ARG;

@@ -11,6 +11,6 @@
 
 #include "parallel/hybrid/place.h"
 
-/* hr_place_gpu_create() and hr_place_gpu_roundtrip() are declared in hybrid/place.h. */
+/* hri_place_gpu_create() and hri_place_gpu_roundtrip() are declared in hybrid/place.h. */
 
 #endif

@@ -8,7 +8,7 @@
 #include "parallel/hybrid/cuda/hybrid_gpu_place.cuh"
 
 /* Peer access both ways between the two parts' GPUs, or one GPU. */
-int hr_gpu_place_link(hr_place *p, hr_place *other, char *why, size_t why_size)
+int hri_gpu_place_link(hr_place *p, hr_place *other, char *why, size_t why_size)
 {
     const int a = GP(p)->g.dev, b = GP(other)->g.dev;
     if (a == b) return HR_LINK_DEVICE;
@@ -34,7 +34,7 @@ int hr_gpu_place_link(hr_place *p, hr_place *other, char *why, size_t why_size)
     return HR_LINK_PEER;
 }
 
-hr_status hr_gpu_place_mark(hr_place *p)
+hr_status hri_gpu_place_mark(hr_place *p)
 {
     gpu_place *c = GP(p);
     GP_CU(p, cudaSetDevice(c->g.dev));
@@ -81,7 +81,7 @@ static hr_status gpu_push(hr_place *p, int which, int r0, int r1, hr_place *src,
 /* The copy runs on the receiving part's side stream, so its next boundary sweep (same
  * stream) follows it without an event; it starts once the source's boundary rows are
  * swept (the source's mark, waited for by cudaStreamWaitEvent across devices). */
-hr_status hr_gpu_place_pull(hr_place *p, int which, int r0, int r1, hr_place *src, int s0, int fence)
+hr_status hri_gpu_place_pull(hr_place *p, int which, int r0, int r1, hr_place *src, int s0, int fence)
 {
     gpu_place *c = GP(p), *sc = GP(src);
     if (c->push) return gpu_push(p, which, r0, r1, src, s0, fence);
@@ -147,7 +147,7 @@ static void set_capturing(hr_place **parts, int n, int on)
     }
 }
 
-hr_status hr_gpu_place_capture(hr_place **parts, int n, int begin, void **graph)
+hr_status hri_gpu_place_capture(hr_place **parts, int n, int begin, void **graph)
 {
     gpu_place *c0 = GP(parts[0]);
     const cudaStream_t origin = c0->st[1];
@@ -201,7 +201,7 @@ hr_status hr_gpu_place_capture(hr_place **parts, int n, int begin, void **graph)
 
 /* The graph runs on the origin after every stream's earlier work, and every stream's later
  * work follows it. */
-hr_status hr_gpu_place_replay(hr_place **parts, int n, void *graph)
+hr_status hri_gpu_place_replay(hr_place **parts, int n, void *graph)
 {
     gpu_place *c0 = GP(parts[0]);
     HR_TRY(fork_join(parts, n, 1));
@@ -210,7 +210,7 @@ hr_status hr_gpu_place_replay(hr_place **parts, int n, void *graph)
     return fork_join(parts, n, 0);
 }
 
-void hr_gpu_place_drop(void *graph)
+void hri_gpu_place_drop(void *graph)
 {
     cudaGraphExecDestroy((cudaGraphExec_t)graph);
     (void)cudaGetLastError();

@@ -41,7 +41,7 @@ static inline hr_status gp_fail(hr_place *p, cudaError_t e, const char *call, co
     const char *base = strrchr(file, '/');
     snprintf(p->err, sizeof p->err, "%.120s failed at %s:%d: %s: %s", call, base ? base + 1 : file, line,
              cudaGetErrorName(e), cudaGetErrorString(e));
-    return hr_cuda_fail(p->spec.s, e, call, file, line);
+    return hri_cuda_fail(p->spec.s, e, call, file, line);
 }
 
 #define GP_CU(p, call)                                                                                       \
@@ -91,11 +91,11 @@ static inline char *dev_row(const hr_place *p, const gpu_place *c, int which, in
 }
 
 /* hybrid_gpu_chain.cu: the place.h ops for direct copies and chain graphs. */
-int hr_gpu_place_link(hr_place *p, hr_place *other, char *why, size_t why_size);
-hr_status hr_gpu_place_mark(hr_place *p);
-hr_status hr_gpu_place_pull(hr_place *p, int which, int r0, int r1, hr_place *src, int s0, int fence);
-hr_status hr_gpu_place_capture(hr_place **parts, int n, int begin, void **graph);
-hr_status hr_gpu_place_replay(hr_place **parts, int n, void *graph);
-void hr_gpu_place_drop(void *graph);
+int hri_gpu_place_link(hr_place *p, hr_place *other, char *why, size_t why_size);
+hr_status hri_gpu_place_mark(hr_place *p);
+hr_status hri_gpu_place_pull(hr_place *p, int which, int r0, int r1, hr_place *src, int s0, int fence);
+hr_status hri_gpu_place_capture(hr_place **parts, int n, int begin, void **graph);
+hr_status hri_gpu_place_replay(hr_place **parts, int n, void *graph);
+void hri_gpu_place_drop(void *graph);
 
 #endif

@@ -1,6 +1,6 @@
 /*
  * The in-process transport between the GPUs of one process (decomp/transport.h): every
- * subdomain's message buffers are device memory (placement hr_dplace_gpu), a halo message
+ * subdomain's message buffers are device memory (placement hri_dplace_gpu), a halo message
  * is one cudaMemcpyPeerAsync from the sender's buffer to the receiver's, on a
  * high-priority copy stream of the receiving device; the norms and flags stay on the host
  * (all subdomains are here, through the in-process transport it wraps).
@@ -142,14 +142,14 @@ static const hr_transport_ops cuda_ops = {
     NULL,
 };
 
-extern "C" hr_status hr_transport_cuda_create(int count, const int *device, hr_transport **out)
+extern "C" hr_status hri_transport_cuda_create(int count, const int *device, hr_transport **out)
 {
     *out = NULL;
     hr_transport *t = (hr_transport *)calloc(1, sizeof *t);
     cuda_tr *m = (cuda_tr *)calloc(1, sizeof *m);
     int *dev = (int *)malloc((size_t)count * sizeof *dev);
     /* all subdomains are here: the in-process transport's norms (subdomain order) and flags */
-    if (!t || !m || !dev || hr_transport_inproc_create(count, &m->host) != HR_OK) {
+    if (!t || !m || !dev || hri_transport_inproc_create(count, &m->host) != HR_OK) {
         free(t);
         free(m);
         free(dev);

@@ -56,12 +56,12 @@ typedef struct ipc_rec {
     int pad;
 } ipc_rec;
 
-extern "C" int hr_ipc_available(void)
+extern "C" int hri_ipc_available(void)
 {
     return 1;
 }
 
-extern "C" int hr_ipc_peer_direct(int device, int peer)
+extern "C" int hri_ipc_peer_direct(int device, int peer)
 {
     int n = 0;
     if (cudaGetDeviceCount(&n) != cudaSuccess || device < 0 || peer < 0 || device >= n || peer >= n) {
@@ -183,7 +183,7 @@ static void map_remote(hr_transport *t, ipc_tr *m, ipc_phase *p, const ipc_rec *
         bus[sizeof bus - 1] = '\0';
         if (cudaDeviceGetByPCIBusId(&pd, bus) != cudaSuccess) pd = -1;
         (void)cudaGetLastError();
-        s->direct = pd >= 0 && hr_ipc_peer_direct(m->dev, pd) == 1;
+        s->direct = pd >= 0 && hri_ipc_peer_direct(m->dev, pd) == 1;
     }
 }
 
@@ -347,7 +347,7 @@ static const hr_transport_ops ipc_ops = {
     NULL,
 };
 
-extern "C" hr_status hr_transport_ipc_create(hr_transport *host, int device, hr_transport **out, char *err,
+extern "C" hr_status hri_transport_ipc_create(hr_transport *host, int device, hr_transport **out, char *err,
                                              size_t es)
 {
     *out = NULL;

@@ -19,18 +19,18 @@ extern "C" {
 #endif
 
 /* 1 when this build has the IPC transport (a CUDA build). */
-HR_INTERNAL_API int hr_ipc_available(void);
+HR_INTERNAL_API int hri_ipc_available(void);
 
 /* Whether the device can write into peer's memory directly (or is the same device); -1 when
  * either is not a device of this process. */
-int hr_ipc_peer_direct(int device, int peer);
+int hri_ipc_peer_direct(int device, int peer);
 
 /* The transport over `host` (nlocal 1, first = this rank), on `device`. Local: nothing is
  * exchanged until the first start of each phase, which every rank of the solve reaches
  * together (the landing buffers' handles travel then, and a failure on any rank ends every
  * rank's start with an error instead of a hang). `host` is taken on success. On failure
  * writes "ipc: reason" into err. */
-HR_INTERNAL_API hr_status hr_transport_ipc_create(hr_transport *host, int device, hr_transport **out,
+HR_INTERNAL_API hr_status hri_transport_ipc_create(hr_transport *host, int device, hr_transport **out,
                                                   char *err, size_t es);
 
 #ifdef __cplusplus

@@ -94,12 +94,12 @@ static void nt_break(nccl_tr *m)
         if (nt_e_ != cudaSuccess) return cuda_fail((t)->err, sizeof(t)->err, nt_e_, #call, (m)->dev);        \
     } while (0)
 
-extern "C" int hr_nccl_available(void)
+extern "C" int hri_nccl_available(void)
 {
     return 1;
 }
 
-extern "C" hr_status hr_nccl_unique_id(unsigned char id[HR_NCCL_ID_BYTES], char *err, size_t es)
+extern "C" hr_status hri_nccl_unique_id(unsigned char id[HR_NCCL_ID_BYTES], char *err, size_t es)
 {
     static_assert(sizeof(ncclUniqueId) == HR_NCCL_ID_BYTES, "NCCL_UNIQUE_ID_BYTES changed");
     ncclUniqueId u;
@@ -246,7 +246,7 @@ static const hr_transport_ops nccl_ops = {
     NULL,
 };
 
-extern "C" hr_status hr_transport_nccl_create(hr_transport *host, int nranks, int device,
+extern "C" hr_status hri_transport_nccl_create(hr_transport *host, int nranks, int device,
                                               const unsigned char id[HR_NCCL_ID_BYTES], double timeout,
                                               hr_transport **out, char *err, size_t es)
 {
@@ -304,7 +304,7 @@ struct hr_nccl_rows {
     int dev;
 };
 
-extern "C" hr_status hr_nccl_rows_create(int nranks, int rank, int device, const unsigned char id[HR_NCCL_ID_BYTES],
+extern "C" hr_status hri_nccl_rows_create(int nranks, int rank, int device, const unsigned char id[HR_NCCL_ID_BYTES],
                                          hr_nccl_rows **out, char *err, size_t es)
 {
     *out = NULL;
@@ -327,14 +327,14 @@ extern "C" hr_status hr_nccl_rows_create(int nranks, int rank, int device, const
     return HR_OK;
 }
 
-extern "C" void hr_nccl_rows_free(hr_nccl_rows *c)
+extern "C" void hri_nccl_rows_free(hr_nccl_rows *c)
 {
     if (!c) return;
     ncclCommDestroy(c->comm);
     free(c);
 }
 
-extern "C" int hr_nccl_rows_halo(hr_nccl_rows *c, void *stream, int below, int above, const void *send_lo,
+extern "C" int hri_nccl_rows_halo(hr_nccl_rows *c, void *stream, int below, int above, const void *send_lo,
                                  void *recv_lo, const void *send_hi, void *recv_hi, size_t bytes, char *err,
                                  size_t es)
 {

@@ -3,19 +3,19 @@
 
 #include "parallel/transport/cuda/transport_nccl.h"
 
-int hr_nccl_available(void)
+int hri_nccl_available(void)
 {
     return 0;
 }
 
-hr_status hr_nccl_unique_id(unsigned char id[HR_NCCL_ID_BYTES], char *err, size_t es)
+hr_status hri_nccl_unique_id(unsigned char id[HR_NCCL_ID_BYTES], char *err, size_t es)
 {
     (void)id;
     if (err && es) snprintf(err, es, "nccl: this build has no NCCL");
     return HR_ERR_UNSUPPORTED;
 }
 
-hr_status hr_transport_nccl_create(hr_transport *host, int nranks, int device,
+hr_status hri_transport_nccl_create(hr_transport *host, int nranks, int device,
                                    const unsigned char id[HR_NCCL_ID_BYTES], double timeout,
                                    hr_transport **out, char *err, size_t es)
 {
@@ -29,7 +29,7 @@ hr_status hr_transport_nccl_create(hr_transport *host, int nranks, int device,
     return HR_ERR_UNSUPPORTED;
 }
 
-hr_status hr_nccl_rows_create(int nranks, int rank, int device, const unsigned char id[HR_NCCL_ID_BYTES],
+hr_status hri_nccl_rows_create(int nranks, int rank, int device, const unsigned char id[HR_NCCL_ID_BYTES],
                               hr_nccl_rows **out, char *err, size_t es)
 {
     (void)nranks;
@@ -41,12 +41,12 @@ hr_status hr_nccl_rows_create(int nranks, int rank, int device, const unsigned c
     return HR_ERR_UNSUPPORTED;
 }
 
-void hr_nccl_rows_free(hr_nccl_rows *c)
+void hri_nccl_rows_free(hr_nccl_rows *c)
 {
     (void)c;
 }
 
-int hr_nccl_rows_halo(hr_nccl_rows *c, void *stream, int below, int above, const void *send_lo, void *recv_lo,
+int hri_nccl_rows_halo(hr_nccl_rows *c, void *stream, int below, int above, const void *send_lo, void *recv_lo,
                       const void *send_hi, void *recv_hi, size_t bytes, char *err, size_t es)
 {
     (void)c, (void)stream, (void)below, (void)above, (void)send_lo, (void)recv_lo, (void)send_hi;

@@ -74,7 +74,7 @@ static _Atomic long long *map_counter(struct hr_shm_grids *g, int id)
     return p;
 }
 
-hr_status hr_shm_grids_create(int rank, const char *prefix, struct hr_shm_grids **out)
+hr_status hri_shm_grids_create(int rank, const char *prefix, struct hr_shm_grids **out)
 {
     *out = NULL;
     struct hr_shm_grids *g = calloc(1, sizeof *g);
@@ -98,7 +98,7 @@ static void unlink_own(struct hr_shm_grids *g)
     g->nown = 0;
 }
 
-void hr_shm_grids_free(struct hr_shm_grids *g)
+void hri_shm_grids_free(struct hr_shm_grids *g)
 {
     if (!g) return;
     unlink_own(g);
@@ -108,7 +108,7 @@ void hr_shm_grids_free(struct hr_shm_grids *g)
     free(g);
 }
 
-void *hr_shm_grid_share(struct hr_shm_grids *g, const hr_shared_grid *sg)
+void *hri_shm_grid_share(struct hr_shm_grids *g, const hr_shared_grid *sg)
 {
     char name[96];
     snprintf(name, sizeof name, "/%s-g%d-%d", g->prefix, sg->which, sg->id);
@@ -125,7 +125,7 @@ void *hr_shm_grid_share(struct hr_shm_grids *g, const hr_shared_grid *sg)
     return p;
 }
 
-hr_status hr_shm_grid_link(struct hr_shm_grids *g, void *base, const hr_shared_grid *sg)
+hr_status hri_shm_grid_link(struct hr_shm_grids *g, void *base, const hr_shared_grid *sg)
 {
     for (int s = 0; s < 2; s++) {
         const int nb = sg->nb[s];
@@ -150,12 +150,12 @@ hr_status hr_shm_grid_link(struct hr_shm_grids *g, void *base, const hr_shared_g
     return HR_OK;
 }
 
-void hr_shm_grid_free(void *base, const hr_shared_grid *sg)
+void hri_shm_grid_free(void *base, const hr_shared_grid *sg)
 {
     if (base) munmap(base, (size_t)sg->planes * sg->window); /* the linked windows too */
 }
 
-hr_status hr_shm_round(struct hr_shm_grids *g, long long r, const int nb[2])
+hr_status hri_shm_round(struct hr_shm_grids *g, long long r, const int nb[2])
 {
     atomic_store_explicit(g->mine, r, memory_order_release);
     for (int s = 0; s < 2; s++) {
@@ -163,7 +163,7 @@ hr_status hr_shm_round(struct hr_shm_grids *g, long long r, const int nb[2])
         if (nb[s] != g->nbid[s] || !g->nbf[s]) return HR_ERR_INTERNAL; /* not linked */
         unsigned spins = 0;
         while (atomic_load_explicit(g->nbf[s], memory_order_acquire) < r)
-            hr_shm_spin_pause(&spins);
+            hri_shm_spin_pause(&spins);
     }
     if (g->nown) unlink_own(g); /* the neighbours mapped them before their first round */
     return HR_OK;

@@ -16,7 +16,7 @@
 #endif
 #endif
 
-int hr_mpi_cuda_aware(const hr_tuning *tune)
+int hri_mpi_cuda_aware(const hr_tuning *tune)
 {
     if (tune && tune->mpi_cuda_aware < 0) return 0; /* stage through pinned host buffers */
 #if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
@@ -167,8 +167,8 @@ static void mt_destroy(hr_transport *t)
         }
         free(m->req);
         free(m->all);
-        hr_shm_free(m->shm);
-        hr_shm_grids_free(m->grids);
+        hri_shm_free(m->shm);
+        hri_shm_grids_free(m->grids);
         free(m);
     }
     free(t);
@@ -191,47 +191,47 @@ static const hr_transport_ops mpi_ops = {
 static hr_status st_bind(hr_transport *t, int phase, const hr_halo_msg *sends, int nsend,
                          const hr_halo_msg *recvs, int nrecv)
 {
-    return hr_shm_bind(((mpi_tr *)t->impl)->shm, phase, sends, nsend, recvs, nrecv);
+    return hri_shm_bind(((mpi_tr *)t->impl)->shm, phase, sends, nsend, recvs, nrecv);
 }
 
 static hr_status st_start(hr_transport *t, int phase)
 {
-    return hr_shm_start(((mpi_tr *)t->impl)->shm, phase);
+    return hri_shm_start(((mpi_tr *)t->impl)->shm, phase);
 }
 
 static hr_status st_wait(hr_transport *t, int phase)
 {
-    return hr_shm_wait(((mpi_tr *)t->impl)->shm, phase);
+    return hri_shm_wait(((mpi_tr *)t->impl)->shm, phase);
 }
 
 static void *st_slot(hr_transport *t, int phase, const void *buf)
 {
-    return hr_shm_slot(((mpi_tr *)t->impl)->shm, phase, buf);
+    return hri_shm_slot(((mpi_tr *)t->impl)->shm, phase, buf);
 }
 
 static void *st_grid_share(hr_transport *t, const hr_shared_grid *g)
 {
     mpi_tr *m = t->impl;
-    if (!m->grids && hr_shm_grids_create(m->rank, m->prefix, &m->grids) != HR_OK) return NULL;
-    return hr_shm_grid_share(m->grids, g);
+    if (!m->grids && hri_shm_grids_create(m->rank, m->prefix, &m->grids) != HR_OK) return NULL;
+    return hri_shm_grid_share(m->grids, g);
 }
 
 static hr_status st_grid_link(hr_transport *t, void *base, const hr_shared_grid *g)
 {
     mpi_tr *m = t->impl;
-    return m->grids ? hr_shm_grid_link(m->grids, base, g) : HR_ERR_INTERNAL;
+    return m->grids ? hri_shm_grid_link(m->grids, base, g) : HR_ERR_INTERNAL;
 }
 
 static void st_grid_free(hr_transport *t, void *base, const hr_shared_grid *g)
 {
     (void)t;
-    hr_shm_grid_free(base, g);
+    hri_shm_grid_free(base, g);
 }
 
 static hr_status st_round(hr_transport *t, long long r, const int nb[2])
 {
     mpi_tr *m = t->impl;
-    return m->grids ? hr_shm_round(m->grids, r, nb) : HR_ERR_INTERNAL;
+    return m->grids ? hri_shm_round(m->grids, r, nb) : HR_ERR_INTERNAL;
 }
 
 /* The same collectives; the halos through shared memory, which needs no progress calls. */
@@ -254,7 +254,7 @@ static const hr_transport_ops shm_ops = {
     .destroy = mt_destroy,
 };
 
-hr_status hr_transport_mpi_create(MPI_Comm comm, const char *shm_prefix, const hr_tuning *tune,
+hr_status hri_transport_mpi_create(MPI_Comm comm, const char *shm_prefix, const hr_tuning *tune,
                                   hr_transport **out)
 {
     *out = NULL;
@@ -275,9 +275,9 @@ hr_status hr_transport_mpi_create(MPI_Comm comm, const char *shm_prefix, const h
         return HR_ERR_NO_MEMORY;
     }
     t->ops = &mpi_ops;
-    t->device_buffers = hr_mpi_cuda_aware(tune); /* a GPU placement then hands MPI device pointers */
+    t->device_buffers = hri_mpi_cuda_aware(tune); /* a GPU placement then hands MPI device pointers */
     if (shm_prefix && shm_prefix[0] && !t->device_buffers) {
-        const hr_status st = hr_shm_create(m->rank, shm_prefix, &m->shm);
+        const hr_status st = hri_shm_create(m->rank, shm_prefix, &m->shm);
         if (st != HR_OK) {
             free(m->all);
             free(m);

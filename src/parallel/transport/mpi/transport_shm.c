@@ -20,7 +20,7 @@
  * The receiver unlinks the name after its first round (both sides have it mapped then),
  * so a killed job leaves nothing in /dev/shm after the start.
  *
- * In place (hr_shm_slot, the transport's `slot` op): the sender packs straight
+ * In place (hri_shm_slot, the transport's `slot` op): the sender packs straight
  * into the round's slot and start only publishes it, the receiver unpacks straight from
  * it and acks the round at its next call. Of the four copies of a face (pack, into the
  * slot, out of it, unpack) two remain: at 512^3 on the H100 host, 16 ranks sweep in
@@ -57,8 +57,8 @@ typedef struct shm_msg {
     size_t map_bytes;
     char name[96];
     int named;      /* the name may still exist */
-    int in_slot;    /* sender: this round was packed into its slot (hr_shm_slot): no copy in */
-    int direct;     /* receiver: this round is read from its slot (hr_shm_slot): no copy out */
+    int in_slot;    /* sender: this round was packed into its slot (hri_shm_slot): no copy in */
+    int direct;     /* receiver: this round is read from its slot (hri_shm_slot): no copy out */
     long long held; /* receiver: a round whose slot is still being read (acked at the next call) */
 } shm_msg;
 
@@ -73,7 +73,7 @@ struct hr_shm_tr {
     shm_phase ph[HR_MAX_PHASES];
 };
 
-void hr_shm_spin_pause(unsigned *i)
+void hri_shm_spin_pause(unsigned *i)
 {
     /* yield now and then: under oversubscription (CI runs 4 ranks on 2 cores) the rank we
      * wait for may need our core */
@@ -116,7 +116,7 @@ static hr_status map_msg(struct hr_shm_tr *t, shm_msg *s)
     return HR_OK;
 }
 
-hr_status hr_shm_bind(struct hr_shm_tr *t, int phase, const hr_halo_msg *sends, int nsend,
+hr_status hri_shm_bind(struct hr_shm_tr *t, int phase, const hr_halo_msg *sends, int nsend,
                       const hr_halo_msg *recvs, int nrecv)
 {
     shm_phase *p = &t->ph[phase];
@@ -144,7 +144,7 @@ static void release_held(shm_msg *s)
     s->held = 0;
 }
 
-void *hr_shm_slot(struct hr_shm_tr *t, int phase, const void *buf)
+void *hri_shm_slot(struct hr_shm_tr *t, int phase, const void *buf)
 {
     if (phase < 0 || phase >= HR_MAX_PHASES) return NULL;
     shm_phase *p = &t->ph[phase];
@@ -155,7 +155,7 @@ void *hr_shm_slot(struct hr_shm_tr *t, int phase, const void *buf)
         if (s->send) { /* the slot is free once the receiver is done with round r - 2 */
             unsigned spins = 0;
             while (atomic_load_explicit(&s->head->ack, memory_order_acquire) < r - 2)
-                hr_shm_spin_pause(&spins);
+                hri_shm_spin_pause(&spins);
             s->in_slot = 1;
         } else {
             release_held(s);
@@ -166,7 +166,7 @@ void *hr_shm_slot(struct hr_shm_tr *t, int phase, const void *buf)
     return NULL;
 }
 
-hr_status hr_shm_start(struct hr_shm_tr *t, int phase)
+hr_status hri_shm_start(struct hr_shm_tr *t, int phase)
 {
     shm_phase *p = &t->ph[phase];
     for (int i = 0; i < p->n; i++) {
@@ -176,7 +176,7 @@ hr_status hr_shm_start(struct hr_shm_tr *t, int phase)
         if (!s->in_slot) {
             unsigned spins = 0;
             while (atomic_load_explicit(&s->head->ack, memory_order_acquire) < r - 2)
-                hr_shm_spin_pause(&spins);
+                hri_shm_spin_pause(&spins);
             memcpy(slot_of(s, r), s->m.buf, s->m.bytes);
         }
         s->in_slot = 0;
@@ -185,7 +185,7 @@ hr_status hr_shm_start(struct hr_shm_tr *t, int phase)
     return HR_OK;
 }
 
-hr_status hr_shm_wait(struct hr_shm_tr *t, int phase)
+hr_status hri_shm_wait(struct hr_shm_tr *t, int phase)
 {
     shm_phase *p = &t->ph[phase];
     for (int i = 0; i < p->n; i++) {
@@ -195,7 +195,7 @@ hr_status hr_shm_wait(struct hr_shm_tr *t, int phase)
         if (!s->direct) release_held(s);
         unsigned spins = 0;
         while (atomic_load_explicit(&s->head->seq, memory_order_acquire) < r)
-            hr_shm_spin_pause(&spins);
+            hri_shm_spin_pause(&spins);
         if (s->direct) { /* read in place: acked at the next call */
             s->held = r;
             s->direct = 0;
@@ -211,7 +211,7 @@ hr_status hr_shm_wait(struct hr_shm_tr *t, int phase)
     return HR_OK;
 }
 
-hr_status hr_shm_create(int rank, const char *prefix, struct hr_shm_tr **out)
+hr_status hri_shm_create(int rank, const char *prefix, struct hr_shm_tr **out)
 {
     *out = NULL;
     struct hr_shm_tr *t = calloc(1, sizeof *t);
@@ -222,7 +222,7 @@ hr_status hr_shm_create(int rank, const char *prefix, struct hr_shm_tr **out)
     return HR_OK;
 }
 
-void hr_shm_free(struct hr_shm_tr *t)
+void hri_shm_free(struct hr_shm_tr *t)
 {
     if (!t) return;
     for (int p = 0; p < HR_MAX_PHASES; p++)
@@ -230,7 +230,7 @@ void hr_shm_free(struct hr_shm_tr *t)
     free(t);
 }
 
-int hr_mpi_all_on_node(MPI_Comm comm)
+int hri_mpi_all_on_node(MPI_Comm comm)
 {
     int rank = 0, size = 1, node_size = 0;
     MPI_Comm_rank(comm, &rank);
@@ -246,14 +246,14 @@ int hr_mpi_all_on_node(MPI_Comm comm)
     return all;
 }
 
-int hr_mpi_shm_setup(MPI_Comm comm, const hr_tuning *tune, char prefix[48])
+int hri_mpi_shm_setup(MPI_Comm comm, const hr_tuning *tune, char prefix[48])
 {
     prefix[0] = '\0';
     const int want = !(tune && tune->mpi_shm < 0); /* off: MPI point-to-point for the halos */
     int rank = 0, size = 1;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
-    const int all = hr_mpi_all_on_node(comm) && want && size > 1; /* every rank on this node */
+    const int all = hri_mpi_all_on_node(comm) && want && size > 1; /* every rank on this node */
     char name[48] = {0};
     if (rank == 0) {
         struct timespec ts;
