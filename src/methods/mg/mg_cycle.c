@@ -11,6 +11,7 @@
 #include "methods/krylov/cg.h"
 #include "methods/mg/mg_gpu.h"
 #include "methods/mg/mg_internal.h"
+#include "methods/mg/mg_walk.h"
 
 void hri_mg_part(const mg_worker *w, int threaded, int slices, int *s0, int *s1)
 {
@@ -256,28 +257,69 @@ static void ascend(mg_hier *H, const mg_worker *w, int l, int add)
     MG_SLICE_OP(w, L, hri_mg_prolong(C, cur_u(H, w, l + 1), L, cur_u(H, w, l), add, s0, s1));
 }
 
+/* The cycle's level operations (mg_walk.h) on this worker. */
+static void walk_pre(void *ctx, int l)
+{
+    cpu_level *c = ctx;
+    smooth(c->H, c->w, l, c->H->pre, 0);
+}
+
+static void walk_post(void *ctx, int l)
+{
+    cpu_level *c = ctx;
+    smooth(c->H, c->w, l, c->H->post, 1);
+}
+
+static void walk_down(void *ctx, int l)
+{
+    cpu_level *c = ctx;
+    descend(c->H, c->w, l);
+}
+
+static void walk_up(void *ctx, int l, int add)
+{
+    cpu_level *c = ctx;
+    ascend(c->H, c->w, l, add);
+}
+
+static void walk_coarse(void *ctx, int l)
+{
+    cpu_level *c = ctx;
+    coarse_solve(c->H, c->w, l);
+}
+
+/* the full multigrid descent: level l's iterate zeroed, its residual (its right-hand side)
+ * restricted */
+static void walk_fmg_down(void *ctx, int l)
+{
+    cpu_level *c = ctx;
+    mg_level *L = &c->H->lev[l];
+    const mg_worker *w = c->w;
+    MG_SLICE_OP(w, L, hri_mg_zero(L, cur_u(c->H, w, l), s0, s1));
+    descend(c->H, w, l);
+}
+
+static hri_mg_walk cpu_walk(mg_hier *H, cpu_level *c)
+{
+    hri_mg_walk k = {.ctx = c,
+                     .last = H->nlev - 1,
+                     .fmg_cycles = H->fmg_cycles,
+                     .pre = walk_pre,
+                     .post = walk_post,
+                     .down = walk_down,
+                     .up = walk_up,
+                     .coarse = walk_coarse,
+                     .fmg_down = walk_fmg_down,
+                     .take = NULL};
+    return k;
+}
+
 void hri_mg_cycle(mg_hier *H, const mg_worker *w, int l, hr_mg_cycle type, int symmetric)
 {
     (void)symmetric;
-    if (l == H->nlev - 1) {
-        coarse_solve(H, w, l);
-        return;
-    }
-    smooth(H, w, l, H->pre, 0);
-    descend(H, w, l);
-    switch (type) {
-    case HR_MG_CYCLE_W:
-        hri_mg_cycle(H, w, l + 1, HR_MG_CYCLE_W, symmetric);
-        if (l + 1 < H->nlev - 1) hri_mg_cycle(H, w, l + 1, HR_MG_CYCLE_W, symmetric);
-        break;
-    case HR_MG_CYCLE_F:
-        hri_mg_cycle(H, w, l + 1, HR_MG_CYCLE_F, symmetric);
-        if (l + 1 < H->nlev - 1) hri_mg_cycle(H, w, l + 1, HR_MG_CYCLE_V, symmetric);
-        break;
-    default: hri_mg_cycle(H, w, l + 1, HR_MG_CYCLE_V, symmetric); break;
-    }
-    ascend(H, w, l, 1);
-    smooth(H, w, l, H->post, 1);
+    cpu_level c = {H, w};
+    const hri_mg_walk k = cpu_walk(H, &c);
+    hri_mg_walk_cycle(&k, l, type);
 }
 
 void hri_mg_fmg(mg_hier *H, const mg_worker *w, int symmetric)
@@ -287,27 +329,10 @@ void hri_mg_fmg(mg_hier *H, const mg_worker *w, int symmetric)
 
 void hri_mg_fmg_part(mg_hier *H, const mg_worker *w, int symmetric, int add0)
 {
-    const int last = H->nlev - 1;
-    if (last == 0) {
-        coarse_solve(H, w, 0);
-        return;
-    }
-    /* right-hand sides of every level: the restricted residual of the starting iterate */
-    descend(H, w, 0);
-    for (int l = 1; l < last; l++) {
-        mg_level *L = &H->lev[l];
-        MG_SLICE_OP(w, L, hri_mg_zero(L, cur_u(H, w, l), s0, s1));
-        descend(H, w, l);
-    }
-    coarse_solve(H, w, last);
-    for (int l = last - 1; l >= 1; l--) {
-        ascend(H, w, l, 0);
-        for (int c = 0; c < H->fmg_cycles; c++)
-            hri_mg_cycle(H, w, l, HR_MG_CYCLE_V, symmetric);
-    }
-    ascend(H, w, 0, add0);
-    for (int c = 0; c < H->fmg_cycles; c++)
-        hri_mg_cycle(H, w, 0, HR_MG_CYCLE_V, symmetric);
+    (void)symmetric;
+    cpu_level c = {H, w};
+    const hri_mg_walk k = cpu_walk(H, &c);
+    hri_mg_walk_fmg(&k, add0);
 }
 
 static void free_grid(hr_grid *g)

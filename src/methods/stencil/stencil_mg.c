@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "methods/mg/mg_walk.h"
 #include "methods/stencil/stencil_mg.h"
 
 #define COARSEST_MAX 64   /* stop coarsening at this many unknowns */
@@ -902,42 +903,56 @@ static void prolong_from(hr_st_mg *mg, int l)
     mg->k->prolong_add(&F->ex, &F->A.g, &C->A.g, F->dax, C->u, F->u);
 }
 
-static void visit(hr_st_mg *mg, int l, hr_cycle kind);
-
-/* One cycle at level l (u, b its arrays), coarse corrections by `kind`. */
-static void cycle_at(hr_st_mg *mg, int l, hr_cycle kind)
+/* The cycle's level operations (mg_walk.h): u and b of each level are its arrays. */
+static void walk_pre(void *ctx, int l)
 {
-    hr_st_level *L = &mg->lv[l];
-    if (l == mg->nlv - 1) {
-        coarse_solve(mg, L->u, L->b);
-        return;
-    }
-    hr_st_level *C = &mg->lv[l + 1];
-    hri_st_smooth(mg, l, L->u, L->b, mg->pre, 0);
-    const hr_st_backend *k = mg->k;
-    L->ex.quiet = 1; /* the norm is not read */
-    k->residual(&L->ex, &L->dA, L->u, L->b, L->r);
-    L->ex.quiet = 0;
-    restrict_to(mg, l, L->r);
-    k->zero(&C->ex, &C->A.g, C->u);
-    visit(mg, l + 1, kind);
-    prolong_from(mg, l);
-    hri_st_smooth(mg, l, L->u, L->b, mg->post, mg->symmetric || mg->apply);
+    hr_st_mg *mg = ctx;
+    hri_st_smooth(mg, l, mg->lv[l].u, mg->lv[l].b, mg->pre, 0);
 }
 
-static void visit(hr_st_mg *mg, int l, hr_cycle kind)
+static void walk_post(void *ctx, int l)
 {
-    switch (kind) {
-    case HR_CYCLE_W:
-        cycle_at(mg, l, HR_CYCLE_W);
-        if (l < mg->nlv - 1) cycle_at(mg, l, HR_CYCLE_W);
-        break;
-    case HR_CYCLE_F:
-        cycle_at(mg, l, HR_CYCLE_F);
-        if (l < mg->nlv - 1) cycle_at(mg, l, HR_CYCLE_V);
-        break;
-    default: cycle_at(mg, l, HR_CYCLE_V); break;
-    }
+    hr_st_mg *mg = ctx;
+    hri_st_smooth(mg, l, mg->lv[l].u, mg->lv[l].b, mg->post, mg->symmetric || mg->apply);
+}
+
+static void walk_down(void *ctx, int l)
+{
+    hr_st_mg *mg = ctx;
+    hr_st_level *L = &mg->lv[l], *C = &mg->lv[l + 1];
+    L->ex.quiet = 1; /* the norm is not read */
+    mg->k->residual(&L->ex, &L->dA, L->u, L->b, L->r);
+    L->ex.quiet = 0;
+    restrict_to(mg, l, L->r);
+    mg->k->zero(&C->ex, &C->A.g, C->u);
+}
+
+static void walk_up(void *ctx, int l, int add)
+{
+    hr_st_mg *mg = ctx;
+    hr_st_level *L = &mg->lv[l];
+    if (!add) mg->k->zero(&L->ex, &L->A.g, L->u);
+    prolong_from(mg, l);
+}
+
+static void walk_coarse(void *ctx, int l)
+{
+    hr_st_mg *mg = ctx;
+    coarse_solve(mg, mg->lv[l].u, mg->lv[l].b);
+}
+
+/* the full multigrid descent: level l's iterate is zero, its residual is its b */
+static void walk_fmg_down(void *ctx, int l)
+{
+    hr_st_mg *mg = ctx;
+    restrict_to(mg, l, mg->lv[l].b);
+}
+
+static hri_mg_walk st_walk(hr_st_mg *mg)
+{
+    hri_mg_walk k = {mg, mg->nlv - 1, 1, walk_pre, walk_post, walk_down, walk_up,
+                     walk_coarse, walk_fmg_down, NULL};
+    return k;
 }
 
 void hri_st_mg_cycle(hr_st_mg *mg, double *u, double *b, int fmg)
@@ -945,29 +960,11 @@ void hri_st_mg_cycle(hr_st_mg *mg, double *u, double *b, int fmg)
     hr_st_level *L0 = &mg->lv[0];
     L0->u = u;
     L0->b = b;
-    if (!fmg || mg->nlv == 1) {
-        cycle_at(mg, 0, mg->cycle == HR_CYCLE_FMG ? HR_CYCLE_V : mg->cycle);
-        return;
-    }
-    /* full multigrid on the correction: the residual down to the coarsest level, solved
-     * there, then interpolated up with one V-cycle per level */
-    const hr_st_backend *k = mg->k;
-    hr_st_level *lv = mg->lv;
-    L0->ex.quiet = 1;
-    k->residual(&L0->ex, &L0->dA, u, b, L0->r);
-    L0->ex.quiet = 0;
-    restrict_to(mg, 0, L0->r);
-    for (int l = 1; l + 1 < mg->nlv; l++)
-        restrict_to(mg, l, lv[l].b);
-    const int last = mg->nlv - 1;
-    coarse_solve(mg, lv[last].u, lv[last].b);
-    for (int l = last - 1; l >= 1; l--) {
-        k->zero(&lv[l].ex, &lv[l].A.g, lv[l].u);
-        prolong_from(mg, l);
-        cycle_at(mg, l, HR_CYCLE_V);
-    }
-    prolong_from(mg, 0);
-    cycle_at(mg, 0, HR_CYCLE_V);
+    const hri_mg_walk k = st_walk(mg);
+    if (fmg)
+        hri_mg_walk_fmg(&k, 1);
+    else
+        hri_mg_walk_cycle(&k, 0, mg->cycle == HR_CYCLE_FMG ? HR_CYCLE_V : mg->cycle);
 }
 
 void hri_st_mg_apply(hr_st_mg *mg, double *r, double *z)
@@ -977,6 +974,7 @@ void hri_st_mg_apply(hr_st_mg *mg, double *r, double *z)
     L0->u = z;
     L0->b = r;
     mg->apply = 1;
-    cycle_at(mg, 0, HR_CYCLE_V);
+    const hri_mg_walk k = st_walk(mg);
+    hri_mg_walk_cycle(&k, 0, HR_CYCLE_V);
     mg->apply = 0;
 }

@@ -1,15 +1,17 @@
 /*
- * Multigrid on the GPU: the recorder. It walks the same recursion as mg_cycle.c (V, W, F,
- * the FMG pass) and mg_solve.c (the defect correction, a CG iteration, the CG start) and
- * writes the operators of one iteration into g->ops, tracking which of each level's two
- * buffers holds the iterate. Two rewrites keep the arithmetic and save passes: the cycle's
- * last level-0 red-black sweep writes straight into the fp64 outer level, and a sweep that
- * starts from a freshly zeroed iterate reads no iterate (its zeroing is dropped).
+ * Multigrid on the GPU: the recorder. It walks the cycle's recursion (mg_walk.h: V, W, F,
+ * the FMG pass) over recording level operations, and the steps of mg_solve.c (the defect
+ * correction, a CG iteration, the CG start), and writes the operators of one iteration into
+ * g->ops, tracking which of each level's two buffers holds the iterate. Two rewrites keep the
+ * arithmetic and save passes: the cycle's last level-0 red-black sweep writes straight into
+ * the fp64 outer level, and a sweep that starts from a freshly zeroed iterate reads no
+ * iterate (its zeroing is dropped).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "methods/mg/cuda/mg_gpu_internal.cuh"
+#include "methods/mg/mg_walk.h"
 
 static void append(mg_gpu *g, mgg_op o)
 {
@@ -129,65 +131,72 @@ static void rec_ascend(mg_gpu *g, int l, int add)
     rec(g, OPK_PROLONG, l, cur_of(g, l), cur_of(g, l + 1), add, 0.0, 0.0);
 }
 
-/* hri_mg_cycle (mg_cycle.c), operator for operator. */
-static void rec_cycle(mg_gpu *g, int l, hr_mg_cycle type)
+/* The cycle's level operations (mg_walk.h), recorded. */
+static void walk_pre(void *ctx, int l)
 {
-    if (l == g->s.cpu_level && l > 0) {
-        /* the rest of the cycle on the CPU: from zero right after the restriction, else (the
-         * second visit of a W- or F-cycle) from the iterate the CPU left */
-        const mgg_op *prev = g->nops ? &g->ops[g->nops - 1] : NULL;
-        const int fresh = prev && prev->kind == OPK_RESTRICT && prev->lev == l - 1;
-        rec(g, OPK_HOST, l, (int)type, cur_of(g, l), fresh, 0.0, 0.0);
-        return;
-    }
-    if (l == g->nlev - 1) {
-        rec_coarse(g, l);
-        return;
-    }
+    mg_gpu *g = (mg_gpu *)ctx;
     rec_smooth(g, l, g->s.pre, 0);
-    rec_descend(g, l);
-    switch (type) {
-    case HR_MG_CYCLE_W:
-        rec_cycle(g, l + 1, HR_MG_CYCLE_W);
-        if (l + 1 < g->nlev - 1) rec_cycle(g, l + 1, HR_MG_CYCLE_W);
-        break;
-    case HR_MG_CYCLE_F:
-        rec_cycle(g, l + 1, HR_MG_CYCLE_F);
-        if (l + 1 < g->nlev - 1) rec_cycle(g, l + 1, HR_MG_CYCLE_V);
-        break;
-    default: rec_cycle(g, l + 1, HR_MG_CYCLE_V); break;
-    }
-    rec_ascend(g, l, 1);
+}
+
+static void walk_post(void *ctx, int l)
+{
+    mg_gpu *g = (mg_gpu *)ctx;
     rec_smooth(g, l, g->s.post, 1);
 }
 
-/* hri_mg_fmg (mg_cycle.c). */
+static void walk_down(void *ctx, int l)
+{
+    rec_descend((mg_gpu *)ctx, l);
+}
+
+static void walk_up(void *ctx, int l, int add)
+{
+    rec_ascend((mg_gpu *)ctx, l, add);
+}
+
+static void walk_coarse(void *ctx, int l)
+{
+    rec_coarse((mg_gpu *)ctx, l);
+}
+
+static void walk_fmg_down(void *ctx, int l)
+{
+    mg_gpu *g = (mg_gpu *)ctx;
+    rec(g, OPK_ZERO, l, cur_of(g, l), 0, 0, 0.0, 0.0);
+    rec_descend(g, l);
+}
+
+/* --coarse-on cpu: from level cpu_level down, the cycle (or the full multigrid pass's coarse
+ * part) is the CPU's. A cycle starts there from zero right after the restriction, else (the
+ * second visit of a W- or F-cycle) from the iterate the CPU left. */
+static int walk_take(void *ctx, int l, hr_cycle type)
+{
+    mg_gpu *g = (mg_gpu *)ctx;
+    if (l != g->s.cpu_level) return 0;
+    const mgg_op *prev = g->nops ? &g->ops[g->nops - 1] : NULL;
+    const int fresh =
+        type == HR_MG_CYCLE_FMG || (prev && prev->kind == OPK_RESTRICT && prev->lev == l - 1);
+    rec(g, OPK_HOST, l, (int)type, cur_of(g, l), fresh, 0.0, 0.0);
+    return 1;
+}
+
+static hri_mg_walk gpu_walk(mg_gpu *g)
+{
+    hri_mg_walk k = {g, g->nlev - 1, g->s.fmg_cycles, walk_pre, walk_post, walk_down,
+                     walk_up, walk_coarse, walk_fmg_down, walk_take};
+    return k;
+}
+
+static void rec_cycle(mg_gpu *g, int l, hr_mg_cycle type)
+{
+    const hri_mg_walk k = gpu_walk(g);
+    hri_mg_walk_cycle(&k, l, type);
+}
+
 static void rec_fmg(mg_gpu *g)
 {
-    const int last = g->nlev - 1;
-    if (last == 0) {
-        rec_coarse(g, 0);
-        return;
-    }
-    /* --coarse-on cpu: the FMG pass below level cpu_level is the CPU's (its coarse part) */
-    const int bottom = g->s.cpu_level > 0 ? g->s.cpu_level : last;
-    rec_descend(g, 0);
-    for (int l = 1; l < bottom; l++) {
-        rec(g, OPK_ZERO, l, cur_of(g, l), 0, 0, 0.0, 0.0);
-        rec_descend(g, l);
-    }
-    if (g->s.cpu_level > 0)
-        rec(g, OPK_HOST, bottom, (int)HR_MG_CYCLE_FMG, cur_of(g, bottom), 1, 0.0, 0.0);
-    else
-        rec_coarse(g, last);
-    for (int l = bottom - 1; l >= 1; l--) {
-        rec_ascend(g, l, 0);
-        for (int c = 0; c < g->s.fmg_cycles; c++)
-            rec_cycle(g, l, HR_MG_CYCLE_V);
-    }
-    rec_ascend(g, 0, 1);
-    for (int c = 0; c < g->s.fmg_cycles; c++)
-        rec_cycle(g, 0, HR_MG_CYCLE_V);
+    const hri_mg_walk k = gpu_walk(g);
+    hri_mg_walk_fmg(&k, 1);
 }
 
 /* z = M r: one symmetric V-cycle from zero on r, into cp (precondition in mg_solve.c; r is
