@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "core/timer.h"
 #include "field_io.h"
 #include "grid_cmd.h"
 #include "hetrelax/mg.h"
@@ -82,6 +83,8 @@ static int cg_monitor(long it, double res, double factor, void *user)
     return 0;
 }
 
+static double mg_read_rhs_s; /* seconds reading --rhs FILE (0: none) */
+
 static json_object *mg_json(const grid_args *a, const hr_mg_options *mo, const hr_mg_result *r,
                             const char *rhs)
 {
@@ -132,6 +135,18 @@ static json_object *mg_json(const grid_args *a, const hr_mg_options *mo, const h
     if (isfinite(r->max_error)) json_object_object_add(j, "max_error", hr_json_number(r->max_error));
     json_object_object_add(j, "time_s", json_object_new_double(r->time_s));
     json_object_object_add(j, "time_setup_s", json_object_new_double(r->time_setup_s));
+    /* what each part of time_setup_s and time_s is (hr_mg_result); reading --rhs is the
+     * command's, before the set-up */
+    json_object *tp = json_object_new_object();
+    json_object_object_add(tp, "read_rhs_s", hr_json_number(mg_read_rhs_s));
+    json_object_object_add(tp, "setup_device_s", hr_json_number(r->time_setup_device_s));
+    json_object_object_add(tp, "setup_alloc_s", hr_json_number(r->time_setup_alloc_s));
+    json_object_object_add(tp, "setup_rhs_s", hr_json_number(r->time_setup_rhs_s));
+    json_object_object_add(tp, "setup_upload_s", hr_json_number(r->time_setup_upload_s));
+    json_object_object_add(tp, "setup_graphs_s", hr_json_number(r->time_setup_graphs_s));
+    json_object_object_add(tp, "solve_first_check_s", hr_json_number(r->time_first_check_s));
+    json_object_object_add(tp, "solve_iterations_s", hr_json_number(r->time_iterations_s));
+    json_object_object_add(j, "time_parts", tp);
     json_object_object_add(j, "ns_per_unknown", hr_json_number(r->ns_per_unknown));
     json_object_object_add(j, "tuning", hr_tuning_json(&mo->tuning));
     json_object_object_add(j, "commit", json_object_new_string(hr_cli_commit()));
@@ -271,7 +286,9 @@ int hr_grid_run_mg(grid_args *a, hr_flagset *fs)
     if (mo.rhs == HR_RHS_ARRAY) {
         /* the file holds values of the solve's precision: double unless --precision single */
         const hr_precision fprec = mo.precision == HR_MG_PREC_SINGLE ? HR_PREC_SINGLE : HR_PREC_DOUBLE;
+        const double t_read = hr_now();
         if ((rc = hr_grid_read_values("--rhs", a->rhs_file, count, fprec, &rhs)) != 0) goto done;
+        mg_read_rhs_s = hr_now() - t_read;
         if (fprec == HR_PREC_SINGLE && (rc = hr_grid_check_single_values(a, rhs, count)) != 0) goto done;
         mo.rhs_values = rhs;
     }

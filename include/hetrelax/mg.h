@@ -107,6 +107,16 @@ typedef struct hr_mg_result {
     double max_error;          /* against the manufactured solution, else NaN */
     int threads;               /* CPU threads that ran the solve (options.threads 0 resolved; 0 for
                                   backend gpu) */
+    /* time_setup_s in parts (seconds): the GPU's context and stream; allocation (and, on the
+     * CPU, the first touch of every level); the right-hand side prepared on the host (h^2 f
+     * in the solve's layout); its upload; the GPU's programs run once, recorded as graphs and
+     * run once more (so that no solve records or loads anything). 0 where a part does not
+     * apply. */
+    double time_setup_device_s, time_setup_alloc_s, time_setup_rhs_s, time_setup_upload_s,
+        time_setup_graphs_s;
+    /* time_s in parts: the starting residual (and CG's start), then the iterations with
+     * their residual checks */
+    double time_first_check_s, time_iterations_s;
 } hr_mg_result;
 
 typedef struct hr_mg hr_mg;

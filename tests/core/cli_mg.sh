@@ -81,6 +81,19 @@ TOL=1e-10 run_ok "mixed" poisson2d --method mg --precision mixed --n 127 --tol 1
 "$HR" $P --method mg --n 63 --iters 2 --tol 1e-14 --json "$T/i.json" >/dev/null 2>&1
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['cycles']==2 and d['reason']=='iterations', d" "$T/i.json" &&
   ok || bad "--iters 2: $(cat "$T/i.json")"
+# time_parts: what each part of the set-up and of the solve is; they add up to the totals
+python3 -c "import random, struct, sys; random.seed(1); sys.stdout.buffer.write(struct.pack('<16129d', *[random.random() for _ in range(16129)]))" >"$T/rhs.raw"
+"$HR" $P --method mg --n 127 --rhs "$T/rhs.raw" --tol 1e-8 --json "$T/p.json" >/dev/null 2>&1
+python3 - "$T/p.json" <<'PY' && ok || bad "time_parts: $(cat "$T/p.json" | tr -d '\n' | head -c 600)"
+import json, sys
+d = json.load(open(sys.argv[1])); p = d["time_parts"]
+setup = sum(p[k] for k in ("setup_device_s", "setup_alloc_s", "setup_rhs_s", "setup_upload_s", "setup_graphs_s"))
+solve = p["solve_first_check_s"] + p["solve_iterations_s"]
+assert all(v >= 0 for v in p.values()), p
+assert p["read_rhs_s"] > 0 and p["setup_alloc_s"] > 0 and p["solve_iterations_s"] > 0, p
+assert setup <= d["time_setup_s"] * 1.0001 + 1e-6, (setup, d["time_setup_s"])
+assert abs(solve - d["time_s"]) <= 1e-3 * d["time_s"] + 1e-6, (solve, d["time_s"])
+PY
 # --output: the solution in double, the same for 1 and 2 threads (bitwise)
 "$HR" $P --method mg --n 63 --backend cpu-seq --output "$T/a.raw" >/dev/null 2>&1
 "$HR" $P --method mg --n 63 --backend cpu-threads --threads 2 --output "$T/b.raw" >/dev/null 2>&1

@@ -109,6 +109,13 @@ hr_status hri_mg_gpu_download(mg_gpu *g, hr_grid *host);
 /* The last device error ("call failed at file:line: ..."). */
 const char *hri_mg_gpu_error(const mg_gpu *g);
 
+/* Where hri_mg_gpu_create spent its time (seconds): context and stream, allocation and
+ * initialisation, the right-hand side's upload, the programs' warm-up and graphs. */
+typedef struct mg_gpu_times {
+    double device, alloc, upload, graphs;
+} mg_gpu_times;
+void hri_mg_gpu_setup_times(const mg_gpu *g, mg_gpu_times *t);
+
 #ifdef __cplusplus
 }
 #endif

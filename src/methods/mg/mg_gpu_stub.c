@@ -3,6 +3,7 @@
  * definitions of these functions with the static library, which must not bring in a second. */
 #ifndef HR_HAVE_CUDA
 #include <stdio.h>
+#include <string.h>
 
 #include "methods/mg/mg_gpu.h"
 
@@ -58,6 +59,12 @@ const char *hri_mg_gpu_error(const mg_gpu *g)
 {
     (void)g;
     return "this build has no CUDA support";
+}
+
+void hri_mg_gpu_setup_times(const mg_gpu *g, mg_gpu_times *t)
+{
+    (void)g;
+    memset(t, 0, sizeof *t);
 }
 #else
 typedef int hr_mg_gpu_stub_unused; /* ISO C: a translation unit is not empty */

@@ -25,6 +25,7 @@ struct hr_mg {
     double *part; /* 2 x (slices + 2) per-slice partials */
     /* iteration state */
     double rz, rr, bnorm, prev_rel, first_rel, last_factor, setup_s;
+    double setup_rhs_s, setup_alloc_s; /* parts of setup_s (hr_mg_result) */
     double cg_s; /* CG: the power of two that scales r, z, p, q (mg_range_scale), 1 mostly */
     int r_valid, fmg_pending;
     long count;

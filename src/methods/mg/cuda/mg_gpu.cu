@@ -18,6 +18,7 @@
 
 #include <math.h>
 
+#include "core/timer.h"
 #include "methods/mg/cuda/mg_gpu_async.cuh"
 #include "methods/mg/cuda/mg_gpu_internal.cuh"
 #include "methods/mg/cuda/mg_gpu_march.cuh"
@@ -352,10 +353,12 @@ static hr_status build(mg_gpu *g, const hr_grid *rhs)
             O->si = s->spike.spike_i, O->sj = s->spike.spike_j, O->sk = s->spike.spike_k;
         }
     }
+    const double t_up = hr_now();
     if (rhs) GCU(g, cudaMemcpy(g->d_rhs, rhs->base, hr_layout_bytes(&rhs->l), cudaMemcpyHostToDevice));
     if (rhs)
         GCU(g, cudaStreamSynchronize(
                    cudaStreamLegacy)); /* legacy-stream copy done before the non-blocking streams read it */
+    g->times.upload = hr_now() - t_up;
     if (g->nlev > 0) {
         GCU(g, cudaMalloc((void **)&g->d_levs, (size_t)g->nlev * sizeof(mgg_lev)));
         GCU(g, cudaMemcpy(g->d_levs, g->lev, (size_t)g->nlev * sizeof(mgg_lev), cudaMemcpyHostToDevice));
@@ -420,9 +423,15 @@ static hr_status warm_up(mg_gpu *g)
     return hri_mg_gpu_reset(g);
 }
 
+extern "C" void hri_mg_gpu_setup_times(const mg_gpu *g, mg_gpu_times *t)
+{
+    *t = g->times;
+}
+
 extern "C" hr_status hri_mg_gpu_create(const mg_gpu_setup *s, mg_gpu **out, char *why, size_t why_size)
 {
     *out = NULL;
+    const double t0 = hr_now();
     int count = 0;
     if (cudaGetDeviceCount(&count) != cudaSuccess) {
         (void)cudaGetLastError();
@@ -454,8 +463,13 @@ extern "C" hr_status hri_mg_gpu_create(const mg_gpu_setup *s, mg_gpu **out, char
     cudaError_t e = cudaSetDevice(g->dev);
     if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&g->st, cudaStreamNonBlocking);
     if (e != cudaSuccess) st = gfail(g, e, "cudaSetDevice/cudaStreamCreate", __LINE__);
+    const double t1 = hr_now();
     if (st == HR_OK) st = build(g, s->rhs);
+    const double t2 = hr_now();
     if (st == HR_OK && !g->s.no_graph) st = warm_up(g);
+    g->times.device = t1 - t0;
+    g->times.alloc = t2 - t1 - g->times.upload;
+    g->times.graphs = hr_now() - t2;
     if (st != HR_OK) {
         snprintf(why, why_size, "backend: gpu: %s", g->err[0] ? g->err : "out of device memory");
         hri_mg_gpu_free(g);

@@ -34,6 +34,7 @@ struct mgg_host_desc {
 
 struct mg_gpu {
     mg_gpu_setup s;
+    mg_gpu_times times;
     int dev;
     cudaStream_t st;
     int nlev, first_small;
