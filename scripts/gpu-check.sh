@@ -120,7 +120,7 @@ QUICK=""
 ALL=tune,ladder,fig11,transfer,tb,async,peers
 SECTIONS=${SECTIONS:-$ALL}
 BENCH=$(echo "$SECTIONS" | tr ',' '\n' | grep -v -x -e peers -e fig16 -e 3d -e peers3d -e hybrid -e sparsecli \
-    -e cpu16 -e mpi16 -e mpitrace -e mgpeers -e hypre16 -e hybrid5d -e hybrid5dmpi -e splittrace -e rowsab -e mgpu -e mpigpu -e multigrid -e mgpucli -e mgpm -e mgpurb -e regress -e general -e mpimg -e gpumg | paste -sd, -)
+    -e cpu16 -e mpi16 -e mpitrace -e mgpeers -e hypre16 -e hybrid5d -e hybrid5dmpi -e splittrace -e rowsab -e mgpu -e mpigpu -e multigrid -e mgpucli -e mgpm -e mgpurb -e regress -e general -e mpimg -e gpumg -e mgcold | paste -sd, -)
 # sections beyond the GPU kernels, for a machine with many cores and a GPU:
 #   hybrid     Venkatasubramanian & Vuduc fig. 14 (CPU+GPU row split, measured and modelled; HYBRID_ARGS)
 #   mgpu       many GPUs in one process (bench/experiments/mgpu_all.sh; .deps/mgpm for NVIDIA's variants)
@@ -128,6 +128,8 @@ BENCH=$(echo "$SECTIONS" | tr ',' '\n' | grep -v -x -e peers -e fig16 -e 3d -e p
 #   mgpucli    several GPUs through the command: --gpus N and GPU ranks, 2-D strong, 3-D weak
 #              and strong, every transport (bench/experiments/multi_gpu_cli.py; MGPUCLI_ARGS)
 #   regress    tuned 2-D/3-D % of copy, multigrid to 1e-8, red-black (bench/experiments/regression_gpu.py)
+#   mgcold     multigrid cold command runs (time_s, time_setup_s and its parts) against the library's
+#              first and repeated solves (bench/experiments/mg_cold.py; MGCOLD_ARGS)
 #   general    the general-problem engine: Jacobi GB/s against cudaMemcpy (2-D 8192^2, 3-D 512^3) and
 #              multigrid V-cycles to 1e-8, constant / field coefficients / mixed faces (bench/drivers/general_gpu.c;
 #              GENERAL_ARGS, e.g. "--parts jacobi")
@@ -206,6 +208,11 @@ if [[ ",$SECTIONS," == *,regress,* ]]; then
     say "the one-GPU figures a layout change must not move (bench/experiments/regression_gpu.py; REGRESS_ARGS)"
     timeout "${REGRESS_TIMEOUT:-300}" python3 bench/experiments/regression_gpu.py --hetrelax "$CLI" --out "$OUT/regression.json" \
         ${REGRESS_ARGS:-} || status=1
+fi
+if [[ ",$SECTIONS," == *,mgcold,* ]]; then
+    say "multigrid as a user meets it: cold command runs against the library's first and repeated solves (bench/experiments/mg_cold.py; MGCOLD_ARGS)"
+    timeout "${MGCOLD_TIMEOUT:-400}" python3 bench/experiments/mg_cold.py --hetrelax "$CLI" --driver "$BUILD/bench/mg_driver" \
+        --out "$OUT/mg-cold.json" ${MGCOLD_ARGS:-} || status=1
 fi
 if [[ ",$SECTIONS," == *,mgpurb,* ]]; then
     say "red-black on 1, 2 and 4 GPUs (bench/experiments/mgpu_redblack.py; MGPURB_ARGS, default --quick)"
