@@ -213,6 +213,9 @@ if [[ ",$SECTIONS," == *,mgcold,* ]]; then
     say "multigrid as a user meets it: cold command runs against the library's first and repeated solves (bench/experiments/mg_cold.py; MGCOLD_ARGS)"
     timeout "${MGCOLD_TIMEOUT:-400}" python3 bench/experiments/mg_cold.py --hetrelax "$CLI" --driver "$BUILD/bench/mg_driver" \
         --out "$OUT/mg-cold.json" ${MGCOLD_ARGS:-} || status=1
+    # the FFT solver a user would pick instead, in the same call (cupy.fft sine transforms)
+    timeout "${MGCOLD_FFT_TIMEOUT:-120}" python3 bench/experiments/mg_peers_gpu.py --out "$OUT/mg-fft.json" \
+        --sections fft --fft2d 4095,8191 --fft3d 511 --budget 100 || status=1
 fi
 if [[ ",$SECTIONS," == *,mgpurb,* ]]; then
     say "red-black on 1, 2 and 4 GPUs (bench/experiments/mgpu_redblack.py; MGPURB_ARGS, default --quick)"
