@@ -9,6 +9,12 @@ int hri_cuda_device_count(void)
     return 0;
 }
 
+hr_status hri_cuda_prepare(int ordinal)
+{
+    (void)ordinal;
+    return HR_ERR_NO_DEVICE;
+}
+
 size_t hri_cuda_l2_bytes(int ordinal)
 {
     (void)ordinal;

@@ -50,6 +50,10 @@ typedef struct mg_gpu_setup {
     /* the problem on the solution level (level 0 in direct mode, else the outer level) */
     hr_rhs_view spike;  /* hf unused; spike_i < 0: no spike */
     const hr_grid *rhs; /* h^2 f in the solution level's layout and precision, or NULL */
+    /* or f itself, x fastest with no padding (the caller's array, read during create only),
+     * and h^2: the device computes h^2 f in the layout, as the host would */
+    const double *rhs_values;
+    double rhs_h2;
     double boundary;
     /* tuning (0: defaults): levels with at most small_points points run inside one
      * one-block kernel; no_graph: launch the kernels one by one (tests compare); from the

@@ -153,6 +153,10 @@ static hr_status create_gpu(hr_mg *m)
         s.spike.spike_i = HR_SPIKE_INDEX(m->ny);
         s.spike.spike_j = HR_SPIKE_INDEX(m->nx);
         s.spike.spike_k = m->dim == 3 ? HR_SPIKE_INDEX(m->nz) : 0;
+    } else if (o->rhs == HR_RHS_ARRAY) {
+        /* the device forms h^2 f from the caller's f as it uploads it (no host copy) */
+        s.rhs_values = o->rhs_values;
+        s.rhs_h2 = m->h * m->h;
     } else if (o->rhs != HR_RHS_ZERO) {
         /* h^2 f in the solution level's precision, rounded as the CPU backend rounds it */
         hr_grid_layout l;

@@ -12,6 +12,12 @@ extern "C" {
 /* Number of usable CUDA devices (0 without CUDA, without a driver, or without a GPU). */
 HR_INTERNAL_API int hri_cuda_device_count(void);
 
+/* Creates the CUDA context of device `ordinal` on the calling thread's process (the runtime's
+ * primary context, which every later call on that device shares): the command does it on a
+ * thread of its own while it reads input files, so that the set-up does not wait for it.
+ * HR_ERR_NO_DEVICE without the device (or without CUDA). */
+hr_status hri_cuda_prepare(int ordinal);
+
 /* Bytes of L2 cache of GPU `ordinal` (0 without CUDA or such a device): the reports call a
  * working set that fits cache-resident. */
 size_t hri_cuda_l2_bytes(int ordinal);

@@ -15,6 +15,16 @@ extern "C" int hri_cuda_device_count(void)
     return count;
 }
 
+extern "C" hr_status hri_cuda_prepare(int ordinal)
+{
+    if (ordinal < 0 || ordinal >= hri_cuda_device_count()) return HR_ERR_NO_DEVICE;
+    if (cudaSetDevice(ordinal) != cudaSuccess || cudaFree(0) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return HR_ERR_DEVICE;
+    }
+    return HR_OK;
+}
+
 extern "C" size_t hri_cuda_l2_bytes(int ordinal)
 {
     if (ordinal < 0 || ordinal >= hri_cuda_device_count()) return 0;

@@ -51,6 +51,13 @@ inline cudaError_t cudaSetDevice(int) { return 0; }
 inline cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, int) { *s = (int *)malloc(sizeof(int)); return 0; }
 inline cudaError_t cudaStreamDestroy(cudaStream_t s) { free(s); return 0; }
 inline cudaError_t cudaStreamSynchronize(cudaStream_t) { return 0; }
+/* every call completes before it returns: an event is always reached */
+typedef int *cudaEvent_t;
+enum { cudaEventDisableTiming = 2 };
+inline cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, int) { *e = (int *)malloc(sizeof(int)); return *e ? 0 : cudaErrorMemoryAllocation; }
+inline cudaError_t cudaEventDestroy(cudaEvent_t e) { free(e); return 0; }
+inline cudaError_t cudaEventRecord(cudaEvent_t, cudaStream_t) { return 0; }
+inline cudaError_t cudaEventSynchronize(cudaEvent_t) { return 0; }
 /* fresh memory is garbage (0x7f bytes), as on a device */
 inline cudaError_t cudaMalloc(void **p, size_t n)
 {

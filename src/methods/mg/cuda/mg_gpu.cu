@@ -19,6 +19,9 @@
 #include <math.h>
 
 #include "core/timer.h"
+extern "C" {
+#include "runtime/cpu/team.h"
+}
 #include "methods/mg/cuda/mg_gpu_async.cuh"
 #include "methods/mg/cuda/mg_gpu_internal.cuh"
 #include "methods/mg/cuda/mg_gpu_march.cuh"
@@ -301,6 +304,117 @@ static void lev_from_layout(mgg_lev *L, const hr_grid_layout *l)
         if (st_ != HR_OK) return st_;                                                                        \
     } while (0)
 
+/* ------------------------------------------------------------------ the right-hand side */
+
+/* Lines [line0, line0 + lines) of f (x fastest, no padding; line = y row, then z plane) into
+ * the padded solution level (dst: its point (0, 0, 0)) as h^2 f, the product and its rounding the host's (hri_grid_set3
+ * of h * h * f). */
+template <typename T>
+__global__ void mgg_rhs_lines(T *dst, const double *src, long long line0, long long lines, int nx, int ny,
+                              int dim, long long pitch, long long plane, double h2)
+{
+    const long long total = lines * nx;
+    for (long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x; t < total;
+         t += (long long)gridDim.x * blockDim.x) {
+        const long long line = line0 + t / nx, j = t % nx + 1;
+        const long long i = dim == 3 ? line % ny + 1 : line + 1, k = dim == 3 ? line / ny + 1 : 0;
+        dst[k * plane + i * pitch + j] = (T)(h2 * src[t]);
+    }
+}
+
+enum { MGG_UP_SLOTS = 4 };
+#ifndef MGG_UP_CHUNK /* the CPU emulation's test takes small chunks, to pass through every slot */
+#define MGG_UP_CHUNK ((size_t)8 << 20) /* bytes of f per staged chunk */
+#endif
+
+/* The upload's shared state: the caller's f goes through MGG_UP_SLOTS pinned chunks, which
+ * the host threads fill while the device copies and places the previous ones. */
+typedef struct rhs_upload {
+    mg_gpu *g;
+    const double *f;
+    long long lines, per; /* lines in all, lines per chunk */
+    int nx;
+    double *pin[MGG_UP_SLOTS], *dev[MGG_UP_SLOTS];
+    cudaEvent_t done[MGG_UP_SLOTS];
+    hr_team *team;
+    cudaError_t err;
+} rhs_upload;
+
+static void upload_job(void *ctx, int tid, int nt)
+{
+    rhs_upload *u = (rhs_upload *)ctx;
+    mg_gpu *g = u->g;
+    const mgg_lev *S = g->s.mode == MG_GPU_DIRECT ? &g->lev[0] : &g->out;
+    const size_t es = g->s.mode == MG_GPU_DIRECT ? g->s.esize : 8;
+    if (tid == 0) (void)cudaSetDevice(g->dev);
+    const long long chunks = (u->lines + u->per - 1) / u->per;
+    for (long long c = 0; c < chunks; c++) {
+        const int slot = (int)(c % MGG_UP_SLOTS);
+        const long long l0 = c * u->per, nl = u->lines - l0 < u->per ? u->lines - l0 : u->per;
+        const size_t n = (size_t)nl * (size_t)u->nx;
+        /* the slot's previous chunk has reached the device and been placed */
+        if (tid == 0 && c >= MGG_UP_SLOTS && u->err == cudaSuccess) u->err = cudaEventSynchronize(u->done[slot]);
+        hri_team_barrier(u->team);
+        const size_t a = n * (size_t)tid / (size_t)nt, b = n * (size_t)(tid + 1) / (size_t)nt;
+        memcpy(u->pin[slot] + a, u->f + (size_t)l0 * (size_t)u->nx + a, (b - a) * sizeof(double));
+        hri_team_barrier(u->team);
+        if (tid != 0 || u->err != cudaSuccess) continue;
+        cudaError_t e = cudaMemcpyAsync(u->dev[slot], u->pin[slot], n * sizeof(double), cudaMemcpyHostToDevice, g->st);
+        if (e == cudaSuccess) {
+            const unsigned blocks = (unsigned)((n + 255) / 256 < 4096 ? (n + 255) / 256 : 4096);
+            if (es == 8)
+                mgg_rhs_lines<double><<<blocks, 256, 0, g->st>>>((double *)S->hf, u->dev[slot], l0, nl, S->nx, S->ny,
+                                                                 g->s.dim, S->pitch, S->plane, g->s.rhs_h2);
+            else
+                mgg_rhs_lines<float><<<blocks, 256, 0, g->st>>>((float *)S->hf, u->dev[slot], l0, nl, S->nx, S->ny,
+                                                                g->s.dim, S->pitch, S->plane, g->s.rhs_h2);
+            e = cudaGetLastError();
+        }
+        if (e == cudaSuccess) e = cudaEventRecord(u->done[slot], g->st);
+        u->err = e;
+    }
+}
+
+/* f from the caller's array onto the device (the solution level's right-hand side) through
+ * pinned chunks: host threads copy a chunk while the device copies and places the last. */
+static hr_status upload_values(mg_gpu *g, size_t rhs_bytes)
+{
+    const mgg_lev *S = g->s.mode == MG_GPU_DIRECT ? &g->lev[0] : &g->out;
+    rhs_upload u;
+    memset(&u, 0, sizeof u);
+    u.g = g;
+    u.f = g->s.rhs_values;
+    u.nx = S->nx;
+    u.lines = (long long)S->ny * (g->s.dim == 3 ? S->nz : 1);
+    u.per = (long long)(MGG_UP_CHUNK / sizeof(double)) / S->nx;
+    if (u.per < 1) u.per = 1;
+    const size_t slot_bytes = (size_t)u.per * (size_t)S->nx * sizeof(double);
+    hr_status st = HR_OK;
+    GCU(g, cudaMemsetAsync(g->d_rhs, 0, rhs_bytes, g->st)); /* ring and padding */
+    for (int k = 0; k < MGG_UP_SLOTS && st == HR_OK; k++) {
+        cudaError_t e = cudaMallocHost((void **)&u.pin[k], slot_bytes);
+        if (e == cudaSuccess) e = cudaMalloc((void **)&u.dev[k], slot_bytes);
+        if (e == cudaSuccess) e = cudaEventCreateWithFlags(&u.done[k], cudaEventDisableTiming);
+        if (e != cudaSuccess) st = gfail(g, e, "the right-hand side's staging", __LINE__);
+    }
+    /* memcpy threads: enough to outrun the copy engine, not the whole machine */
+    const int cores = hri_cpu_count();
+    const int nt = cores < 8 ? (cores > 0 ? cores : 1) : 8;
+    if (st == HR_OK && hri_team_create(nt, HR_BIND_NONE, &u.team) != HR_OK) st = HR_ERR_NO_MEMORY;
+    if (st == HR_OK) {
+        hri_team_run(u.team, upload_job, &u);
+        if (u.err == cudaSuccess) u.err = cudaStreamSynchronize(g->st);
+        if (u.err != cudaSuccess) st = gfail(g, u.err, "the right-hand side's upload", __LINE__);
+    }
+    if (u.team) hri_team_free(u.team);
+    for (int k = 0; k < MGG_UP_SLOTS; k++) {
+        if (u.pin[k]) cudaFreeHost(u.pin[k]);
+        if (u.dev[k]) cudaFree(u.dev[k]);
+        if (u.done[k]) cudaEventDestroy(u.done[k]);
+    }
+    return st;
+}
+
 static hr_status build(mg_gpu *g, const hr_grid *rhs)
 {
     const mg_gpu_setup *s = &g->s;
@@ -315,7 +429,7 @@ static hr_status build(mg_gpu *g, const hr_grid *rhs)
         GTRY(galloc(g, &L->u[0], &l));
         GTRY(galloc(g, &L->u[1], &l));
         if (lv == 0 && direct) {
-            if (rhs) {
+            if (rhs || s->rhs_values) {
                 GTRY(galloc(g, &L->hf, &l));
                 g->d_rhs = g->allocs[g->nalloc - 1];
             } else {
@@ -346,7 +460,7 @@ static hr_status build(mg_gpu *g, const hr_grid *rhs)
             GTRY(galloc(g, &O->d, &l));
             GTRY(galloc(g, &O->cp, &l));
         }
-        if (rhs) {
+        if (rhs || s->rhs_values) {
             GTRY(galloc(g, &O->hf, &l));
             g->d_rhs = g->allocs[g->nalloc - 1];
         } else {
@@ -358,6 +472,12 @@ static hr_status build(mg_gpu *g, const hr_grid *rhs)
     if (rhs)
         GCU(g, cudaStreamSynchronize(
                    cudaStreamLegacy)); /* legacy-stream copy done before the non-blocking streams read it */
+    if (!rhs && s->rhs_values) {
+        size_t bytes = 0;
+        for (int i = 0; i < g->nalloc; i++)
+            if (g->allocs[i] == g->d_rhs) bytes = g->alloc_bytes[i];
+        GTRY(upload_values(g, bytes));
+    }
     g->times.upload = hr_now() - t_up;
     if (g->nlev > 0) {
         GCU(g, cudaMalloc((void **)&g->d_levs, (size_t)g->nlev * sizeof(mgg_lev)));
@@ -465,6 +585,7 @@ extern "C" hr_status hri_mg_gpu_create(const mg_gpu_setup *s, mg_gpu **out, char
     if (e != cudaSuccess) st = gfail(g, e, "cudaSetDevice/cudaStreamCreate", __LINE__);
     const double t1 = hr_now();
     if (st == HR_OK) st = build(g, s->rhs);
+    g->s.rhs_values = NULL; /* the caller's, read by build only */
     const double t2 = hr_now();
     if (st == HR_OK && !g->s.no_graph) st = warm_up(g);
     g->times.device = t1 - t0;
