@@ -19,6 +19,9 @@ grid must agree (the ranks compute the one-process run's values). Medians of --r
                                 axis (the domain grows with the grid: the same isotropic problem)
   strong  --strong 3:1023,2:16383   the same n^dim grid on every P
 
+--placement gpus runs the same grids in one process, `hetrelax ... --gpus P` (a thread per GPU,
+halos staged through pinned host rows), instead of P ranks.
+
   bench/experiments/gpu_mg_scaling.py --hetrelax build-gpu/hetrelax --gpus 1,2,4 \\
       --weak 3:511,2:8191 --strong 3:1023,2:16383 --out gpu-mg-scaling.json
 
@@ -72,6 +75,8 @@ def main():
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--tol", type=float, default=1e-8)
     ap.add_argument("--transport", default="auto")
+    ap.add_argument("--placement", choices=("ranks", "gpus"), default="ranks",
+                    help="ranks: mpiexec -n P, one GPU per rank; gpus: one process with --gpus P")
     ap.add_argument("--threads", type=int, default=0, help="host threads per rank for the set-up (0: cores / P)")
     ap.add_argument("--timeout", type=float, default=300)
     ap.add_argument("--out")
@@ -115,13 +120,16 @@ def main():
                 write_random(rhs, count)
             gen_s = time.time() - t0
             threads = a.threads or max(1, (os.cpu_count() or 1) // P)
-            cmd = [a.mpiexec, "--oversubscribe", "--bind-to", "none", "-n", str(P), a.hetrelax,
-                   "poisson3d" if dim == 3 else "poisson2d"]
+            cmd = [a.hetrelax, "poisson3d" if dim == 3 else "poisson2d"]
+            if a.placement == "ranks":
+                cmd = [a.mpiexec, "--oversubscribe", "--bind-to", "none", "-n", str(P)] + cmd
+            elif P > 1:
+                cmd += ["--gpus", str(P)]
             for ax, v in zip("xyz", shape):
                 cmd += ["--n" + ax, str(v)]
             cmd += ["--method", "mg", "--backend", "gpu", "--precision", "double", "--tol", str(a.tol),
                     "--iters", "100", "--rhs", rhs, "--threads", str(threads)]
-            if P > 1:
+            if P > 1 and a.placement == "ranks":
                 cmd += ["--transport", a.transport]
             if P == 1:  # one GPU, what a user gets (the model engine at 2^k - 1), for the ratio
                 best = [run(cmd, env, a.timeout) for _ in range(a.repeats)]
