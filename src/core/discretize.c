@@ -46,7 +46,46 @@ double *hri_sgrid_alloc(const hr_sgrid *g)
     return calloc(g->padded, sizeof(double));
 }
 
+static double harmonic(double a, double b);
+
 hr_status hri_sop_alloc(hr_sop *A, const hr_sgrid *g, int box)
+{
+    hri_sop_shape(A, g, box);
+    A->diag = hri_sgrid_alloc(g);
+    int ok = A->diag != NULL;
+    if (!box) ok = ok && (A->exc = hri_sgrid_alloc(g)) != NULL;
+    for (int k = 0; k < A->nk && ok; k++)
+        ok = (A->c[k] = hri_sgrid_alloc(g)) != NULL;
+    if (!ok) {
+        hri_sop_free(A);
+        return HR_ERR_NO_MEMORY;
+    }
+    return HR_OK;
+}
+
+int hri_sop_uniform_of(const hr_problem *p, const hr_sgrid *g, hr_sop *A)
+{
+    if (p->coef_values || g->count == 0) return 0;
+    for (int f = 0; f < 2 * p->dim; f++)
+        if (p->bc[f].kind == HR_BC_NEUMANN) return 0;
+    hri_sop_shape(A, g, 0);
+    /* what hri_discretize_part writes at every point and hri_sop_detect_uniform reads: every
+     * face of a cell has the coupling a / h_a^2 (harmonic(a, a) is a; a Dirichlet face's is
+     * the same product), the diagonal their sum in the same order */
+    double d = 0.0;
+    for (int a = 0; a < g->dim; a++) {
+        const double h = hr_problem_spacing(p, a), ih2 = 1.0 / (h * h);
+        const double cpl = harmonic(p->coef, p->coef) * 1.0 * ih2;
+        d += cpl;
+        d += cpl;
+        A->uc[a] = g->gn[a] < 2 && !g->gper[a] ? 0.0 : -cpl;
+    }
+    A->ud = d;
+    A->uniform = 1;
+    return 1;
+}
+
+void hri_sop_shape(hr_sop *A, const hr_sgrid *g, int box)
 {
     memset(A, 0, sizeof *A);
     A->g = *g;
@@ -71,16 +110,6 @@ hr_status hri_sop_alloc(hr_sop *A, const hr_sgrid *g, int box)
     A->nk = nk;
     for (int k = 0; k < nk; k++)
         A->doff[k] = A->off[k][0] * g->st[0] + A->off[k][1] * g->st[1] + A->off[k][2] * g->st[2];
-    A->diag = hri_sgrid_alloc(g);
-    int ok = A->diag != NULL;
-    if (!box) ok = ok && (A->exc = hri_sgrid_alloc(g)) != NULL;
-    for (int k = 0; k < nk && ok; k++)
-        ok = (A->c[k] = hri_sgrid_alloc(g)) != NULL;
-    if (!ok) {
-        hri_sop_free(A);
-        return HR_ERR_NO_MEMORY;
-    }
-    return HR_OK;
 }
 
 void hri_sop_free(hr_sop *A)

@@ -658,6 +658,20 @@ static void fill_star(hr_sop *A, double ud, const double uc[3])
             }
 }
 
+/* A uniform star kept as its scalars (no arrays) gets its arrays, for a reader of them (the
+ * Galerkin product, a gather, the dense coarsest factor): those discretisation would write. */
+static hr_status materialise(hr_sop *A)
+{
+    if (!A->uniform || A->diag) return HR_OK;
+    const hr_sgrid g = A->g;
+    const double ud = A->ud, uc[3] = {A->uc[0], A->uc[1], A->uc[2]};
+    HR_TRY(hri_sop_alloc(A, &g, 0));
+    fill_star(A, ud, uc);
+    for (int k = 0; k < A->nk; k++)
+        hri_st_fill_ghosts(&A->g, A->c[k]);
+    return HR_OK;
+}
+
 /* Builds the level below F (mg->lv[mg->nlv - 1], F the one above it) whose axes coarsen as F->ax says, nc its
  * whole extents: on a cut F, the Galerkin rows of this rank's slab of it, and then the level is cut the same
  * way or, with too few rows or unknowns per rank, whole on every rank. */
@@ -698,14 +712,21 @@ static hr_status coarse_level(hr_st_mg *mg, const int nc[3])
     cg.goff[last] = F->dist && n[last] != nc[last] ? ccut[rank] : 0;
     cg.gn[last] = nc[last];
     cg.gper[last] = fg->gper[last];
-    hr_status st = hri_sop_alloc(&C->A, &cg, !star);
+    hr_status st = HR_OK;
+    if (star) /* its scalars only (the arrays, where a reader needs them: materialise) */
+        hri_sop_shape(&C->A, &cg, 0);
+    else
+        st = hri_sop_alloc(&C->A, &cg, 1);
     hr_sop E; /* a cut F: its rows and one more each side */
     memset(&E, 0, sizeof E);
     if (st == HR_OK && star) {
         const double f = (double)(1 << dim) / 4.0;
-        const double uc[3] = {f * F->A.uc[0], f * F->A.uc[1], f * F->A.uc[2]};
-        fill_star(&C->A, f * F->A.ud, uc);
+        C->A.uniform = 1;
+        C->A.ud = f * F->A.ud;
+        for (int a = 0; a < 3; a++)
+            C->A.uc[a] = a < dim ? f * F->A.uc[a] : 0.0;
     } else {
+        if (st == HR_OK) st = materialise(&F->A);
         if (st == HR_OK && F->dist) st = thin ? gather_op(F, base, &E) : extend_op(F, base, &E);
         if (st == HR_OK) {
             rap_job j = {F->dist ? &E : &F->A, &C->A, F->ax};
@@ -718,7 +739,7 @@ static hr_status coarse_level(hr_st_mg *mg, const int nc[3])
     C->ex = mg->lv[0].ex;
     C->ex.comm = NULL;
     if (st == HR_OK && F->dist && C->dist) { /* the couplings into the row below the slab: the ghost row */
-        for (int k = 0; k < C->A.nk; k++)
+        for (int k = 0; k < C->A.nk && C->A.c[k]; k++)
             base->halo(base->ctx, &C->A.g, C->A.c[k]);
         if (!(C->lc = lc_new(base, C->cut, dim == 3 ? nc[1] : 1)))
             st = HR_ERR_NO_MEMORY;
@@ -731,7 +752,7 @@ static hr_status coarse_level(hr_st_mg *mg, const int nc[3])
     }
     if (st != HR_OK) return st;
     const hr_sgrid *g = &C->A.g;
-    for (int k = 0; k < C->A.nk; k++)
+    for (int k = 0; k < C->A.nk && C->A.c[k]; k++)
         hri_st_fill_ghosts(g, C->A.c[k]);
     const size_t lines = (size_t)g->n[1] * g->n[2];
     C->part = malloc((lines ? lines : 1) * sizeof *C->part);
@@ -755,6 +776,30 @@ static void drop_uniform_arrays(hr_sop *A)
         free(A->c[k]);
         A->c[k] = NULL;
     }
+}
+
+/* Per line of a uniform star kept as scalars, the sum of |coupling kk| along the line, added as
+ * the arrays' loop adds it: coupling a of a point is present where its neighbour up axis a is
+ * (a periodic axis, or not the whole grid's last row), and is |uc[a]| there. */
+static void coupling_sums(const hr_sop *A, int kk, double *part)
+{
+    const hr_sgrid *g = &A->g;
+    int a = 0;
+    while (a < 2 && !A->off[kk][a])
+        a++;
+    const double v = fabs(A->uc[a]);
+    const int up0 = g->gper[0] ? g->n[0] : g->n[0] - 1; /* points of a line with the x coupling */
+    double sx = 0.0, sl = 0.0; /* a line's sum: the x coupling; a whole line of v */
+    for (int x = 0; x < g->n[0]; x++) {
+        if (x < up0) sx += v;
+        sl += v;
+    }
+    for (int z = 0; z < g->n[2]; z++)
+        for (int y = 0; y < g->n[1]; y++) {
+            const int idx = a == 1 ? y : z;
+            const int present = g->gper[a] || idx + g->goff[a] < g->gn[a] - 1;
+            part[(size_t)z * g->n[1] + y] = a == 0 ? sx : present ? sl : 0.0;
+        }
 }
 
 hr_status hri_st_mg_setup(hr_st_mg *mg, hr_st_exec *ex, const hr_st_backend *k, hr_sop *A0,
@@ -788,14 +833,18 @@ hr_status hri_st_mg_setup(hr_st_mg *mg, hr_st_exec *ex, const hr_st_backend *k, 
         /* the couplings per axis: per line, then the lines in order (every rank's) */
         double st[3] = {0, 0, 0};
         for (int kk = 0; kk < F->A.nk; kk++) {
-            for (int z = 0; z < fg->n[2]; z++)
-                for (int y = 0; y < fg->n[1]; y++) {
-                    const double *c = F->A.c[kk] + hr_sgrid_index(fg, 0, y, z);
-                    double s = 0.0;
-                    for (int x = 0; x < fg->n[0]; x++)
-                        s += fabs(c[x]);
-                    F->ex.part[(size_t)z * fg->n[1] + y] = s;
-                }
+            if (!F->A.c[kk]) { /* scalars only: the same sums of the couplings present */
+                coupling_sums(&F->A, kk, F->ex.part);
+            } else {
+                for (int z = 0; z < fg->n[2]; z++)
+                    for (int y = 0; y < fg->n[1]; y++) {
+                        const double *c = F->A.c[kk] + hr_sgrid_index(fg, 0, y, z);
+                        double s = 0.0;
+                        for (int x = 0; x < fg->n[0]; x++)
+                            s += fabs(c[x]);
+                        F->ex.part[(size_t)z * fg->n[1] + y] = s;
+                    }
+            }
             const double s = hri_st_sum_lines(&F->ex, (size_t)fg->n[1] * fg->n[2]);
             for (int a = 0; a < fg->dim; a++)
                 if (F->A.off[kk][a]) st[a] += s;
@@ -837,6 +886,7 @@ hr_status hri_st_mg_setup(hr_st_mg *mg, hr_st_exec *ex, const hr_st_backend *k, 
      * whole for its dense factor) */
     for (int l = 0; l < mg->nlv; l++)
         if (l < mg->nlv - 1 || !coarse) drop_uniform_arrays(&mg->lv[l].A);
+    if (coarse) HR_TRY(materialise(&mg->lv[mg->nlv - 1].A)); /* its dense factor reads them */
     for (int l = 0; l < mg->nlv; l++) {
         hr_st_level *L = &mg->lv[l];
         if (mg->smoother == HR_ST_CHEBY) L->lmax = estimate_lmax(L);

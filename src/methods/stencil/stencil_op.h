@@ -78,6 +78,8 @@ static inline int hr_sgrid_local(const hr_sgrid *g, int a, int i)
 
 /* Allocates A on g with the star (box = 0) or the box stencil, all zero. */
 hr_status hri_sop_alloc(hr_sop *A, const hr_sgrid *g, int box);
+/* A's grid and offsets, a star (box 0) or box stencil, with no arrays (A zeroed first). */
+void hri_sop_shape(hr_sop *A, const hr_sgrid *g, int box);
 void hri_sop_free(hr_sop *A);
 
 /* A padded array of g, zeroed (NULL when it does not fit). */
@@ -97,6 +99,11 @@ hr_status hri_discretize(const hr_problem *p, const double *f, hr_sop *A, double
 
 /* Sets A->uniform (and its scalars) when A's star stencil is one value per axis. */
 void hri_sop_detect_uniform(hr_sop *A);
+
+/* A problem whose operator is a uniform star on g (a constant coefficient, no Neumann face):
+ * A gets its shape and the scalars hri_discretize_part and hri_sop_detect_uniform would give,
+ * and no arrays (returns 1). Otherwise 0 and A is untouched. */
+int hri_sop_uniform_of(const hr_problem *p, const hr_sgrid *g, hr_sop *A);
 
 /* The part of the discrete system on rows [lo, hi) of the last axis (a slab of MPI ranks; the
  * whole grid: 0 and its extent): A and b on that slab's padded grid, whose last axis is
