@@ -335,6 +335,20 @@ static void disc_lines(void *ctx, int tid, int nt)
         for (int i = 0; i < n[0]; i++) {
             const int idx[3] = {i, last == 1 ? j + lo : j, last == 2 ? k + lo : k}; /* global */
             const size_t q = idx[0] + sq[1] * idx[1] + sq[2] * idx[2];
+            if (!A) { /* b alone: a point away from every face has no face term and volume 1 */
+                int edge = 0;
+                for (int a = 0; a < dim; a++)
+                    edge |= !per[a] && (idx[a] == 0 || idx[a] == N[a] - 1);
+                if (!edge) {
+                    if (b) {
+                        const ptrdiff_t pi = hr_sgrid_index(gp, i, j, k);
+                        b[pi] = 0.0 + 1.0 * f_point(p, f_in, q, idx[0], idx[1], idx[2], hbar2);
+                        lb += b[pi];
+                        lv += 1.0;
+                    }
+                    continue;
+                }
+            }
             double w[3] = {1, 1, 1}; /* cell widths / h */
             for (int a = 0; a < dim; a++) {
                 if (per[a]) continue;
