@@ -2,6 +2,7 @@
  * The conjugate gradient recurrence over the caller's ops (cg.h).
  */
 #include "methods/krylov/cg.h"
+#include "methods/krylov/cg_rules.h"
 
 void hri_cg_iterate(const hr_cg_ops *ops, hr_cg_scalars *s, long count, hr_cg_out *out)
 {
@@ -18,7 +19,7 @@ void hri_cg_iterate(const hr_cg_ops *ops, hr_cg_scalars *s, long count, hr_cg_ou
         const double pq = ops->apply_dot(ctx);
         double alpha;
         if (ops->lockstep) {
-            alpha = pq > 0.0 && rz > 0.0 ? rz / pq : 0.0;
+            alpha = hri_cg_alpha(rz, pq);
         } else if (!(pq > 0.0)) { /* alpha would be meaningless */
             stop = HR_CG_BREAKDOWN;
             bpq = pq;
@@ -28,7 +29,7 @@ void hri_cg_iterate(const hr_cg_ops *ops, hr_cg_scalars *s, long count, hr_cg_ou
         }
         rr = ops->update(ctx, alpha);
         const double rz1 = ops->precondition ? ops->precondition(ctx) : rr;
-        const double beta = ops->lockstep && !(rz > 0.0) ? 0.0 : rz1 / rz;
+        const double beta = ops->lockstep ? hri_cg_beta(rz1, rz) : rz1 / rz;
         ops->xpay(ctx, beta);
         rz = rz1;
         if (ops->check && ops->check(ctx, k + 1, rr)) {

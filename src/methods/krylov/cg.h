@@ -3,8 +3,9 @@
  * the multigrid handle's CG and MG-preconditioned CG). The vectors stay the caller's: the
  * ops work on its x, r, p, q = A p and z = M r in their own layout and their own reduction
  * order, so each caller keeps its iterates bit for bit; this file holds the scalars and the
- * order of the steps. The CUDA solvers keep their own copies (their steps are kernels
- * recorded into graphs or launched from the device loop).
+ * order of the steps. The CUDA solvers issue the same steps as kernels whose scalars stay on
+ * the device (recorded into graphs, or launched from the device loop), sharing the scalar
+ * rules of cg_rules.h.
  *
  * One step, after the caller's start (r = b - A x, z = M r, p = z, rz = r.z, rr = r.r):
  *   pq = p . A p;  alpha = rz / pq;  x += alpha p, r -= alpha q (rr = r . r);

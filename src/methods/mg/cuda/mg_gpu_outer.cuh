@@ -7,6 +7,7 @@
 #ifndef HR_MG_GPU_OUTER_CUH
 #define HR_MG_GPU_OUTER_CUH
 
+#include "methods/krylov/cg_rules.h"
 #include "methods/mg/cuda/mg_gpu_ops.cuh"
 
 #define MGG_NB 1024 /* blocks of every reduction kernel: partial sums per sum */
@@ -114,14 +115,14 @@ __global__ void __launch_bounds__(MGG_NB) hri_mgg_fin_kernel(const double *part,
         break;
     case MGG_FIN_PQ:
         sc->pq = S;
-        sc->alpha = S > 0.0 && sc->rz > 0.0 ? sc->rz / S : 0.0;
+        sc->alpha = hri_cg_alpha(sc->rz, S);
         break;
     case MGG_FIN_RR: sc->rr = S; break;
     case MGG_FIN_RR_Z:
     case MGG_FIN_RZ1:
         if (which == MGG_FIN_RR_Z) sc->rr = S;
         sc->rz1 = S;
-        sc->beta = sc->rz > 0.0 ? S / sc->rz : 0.0;
+        sc->beta = hri_cg_beta(S, sc->rz);
         sc->rz = S;
         break;
     case MGG_FIN_START_RZ: sc->rz = S; break;

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "methods/krylov/cg_rules.h"
 #include "methods/sparse/cuda/sparse_gpu.cuh"
 
 #define HR_SP_CG_GRAPH     16         /* steps a graph replays (host checks) */
@@ -85,7 +86,7 @@ __global__ void hri_sp_cg_update_xr(int n, double *__restrict__ x, double *__res
     if (ctl && hr_sp_gate(ctl, j) == 0) return; /* a device check ended the solve: x stays */
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     const int bad = *rr > 0.0 && !(*pq > 0.0);
-    const double a = *rr > 0.0 && !bad ? *rr / *pq : 0.0;
+    const double a = hri_cg_alpha(*rr, *pq);
     if (i == 0) {
         *rr_old = *rr; /* every block has read *rr, not *rr_old */
         if (bad) *broke += 1.0;
@@ -103,7 +104,7 @@ __global__ void hri_sp_cg_update_p(int n, double *__restrict__ p, const double *
 {
     if (ctl && hr_sp_gate(ctl, j) == 0) return;
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    const double beta = *rr > 0.0 ? *rn / *rr : 0.0;
+    const double beta = hri_cg_beta(*rn, *rr);
     if (i < n) p[i] = res[i] + beta * p[i];
 }
 
