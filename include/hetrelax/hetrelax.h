@@ -369,7 +369,9 @@ HR_API void hr_solver_free(hr_solver *s);
  *  (hr_solver_create, hr_grid_solver_create, hr_sparse_solver_create) or a problem setter;
  *  "field: reason" for invalid options and arguments, the failing call for device errors.
  *  A create clears it first. Calls with a handle say why in the handle
- *  (hr_solver_last_error, hr_grid_solver_last_error, hr_sparse_solver_last_error). */
+ *  (hr_solver_last_error, hr_grid_solver_last_error, hr_sparse_solver_last_error). The
+ *  multigrid, MPI and hybrid-calibration calls write here too: hr_mg_last_error,
+ *  hr_mpi_last_error, hr_mpi_hybrid_last_error and hr_hybrid_last_error return this text. */
 HR_API const char *hr_last_error(void);
 
 /*! hr_solver_last_error() : a message describing the last failure of `s` ("" if none). */

@@ -190,7 +190,8 @@ enum { HR_HYBRID_CAL_STREAM = 1 }; /* also measure the bandwidths of Sourouri et
 HR_API hr_status hr_hybrid_calibrate(const hr_options *o, unsigned flags, hr_hybrid_calibration *c,
                                      hr_split_model *m);
 
-/*! hr_hybrid_last_error() : why the last hr_hybrid_calibrate on this thread failed, or "". */
+/*! hr_hybrid_last_error() : why the last hr_hybrid_calibrate on this thread failed, or ""; the
+ *  same text as hr_last_error(). */
 HR_API const char *hr_hybrid_last_error(void);
 
 /* What a hybrid solver runs and what its model predicted. */

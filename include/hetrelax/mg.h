@@ -129,7 +129,7 @@ HR_API void hr_mg_free(hr_mg *m);
 
 /*! Why the last hr_mg_create on this thread failed ("field: reason"), or "" (backend gpu:
  *  also why the last hr_mg_solve failed with a device error). */
-HR_API const char *hr_mg_last_error(void);
+HR_API const char *hr_mg_last_error(void); /* the same text as hr_last_error() */
 
 /*! Solves from a zero interior guess (the boundary holds options.boundary). HR_ERR_DIVERGED
  *  when the reason is diverged or NaN; HR_ERR_INVALID_ARG while a solve of `m` is under way

@@ -129,7 +129,8 @@ HR_API hr_status hr_mpi_solver_set_overlap(hr_mpi_solver *s, int on);
  *  and 0 elsewhere; CPU ranks: the node's bandwidth on one rank per node). */
 HR_API hr_status hr_mpi_solver_set_reference(hr_mpi_solver *s, double gbps);
 
-/*! hr_mpi_last_error() : why the last failing hr_mpi_* call on this thread failed ("" if none). */
+/*! hr_mpi_last_error() : why the last failing hr_mpi_* call on this thread failed ("" if none);
+ *  the same text as hr_last_error(). */
 HR_API const char *hr_mpi_last_error(void);
 
 /*! hr_mpi_solver_free() : releases everything (local); accepts NULL. */

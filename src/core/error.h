@@ -17,7 +17,7 @@ HR_INTERNAL_API hr_status hri_invalid_arg(char *buf, size_t size, const char *fm
  * HR_LAST_ERROR_SIZE bytes for validators, and a printf-style setter (the MPI library's
  * hr_grid_solver_create_mpi reports through it too). */
 #define HR_LAST_ERROR_SIZE 256
-char *hri_last_error_buf(void);
+HR_INTERNAL_API char *hri_last_error_buf(void);
 HR_INTERNAL_API void hri_set_last_error(const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 1, 2)))

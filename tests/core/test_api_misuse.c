@@ -176,6 +176,23 @@ static void core_sweep_count_overflow(void **state)
 
 /* ------------------------------------------------------------------ mg.h */
 
+/* One error channel: the multigrid and hybrid calls' messages are hr_last_error()'s. */
+static void one_error_channel(void **state)
+{
+    (void)state;
+    hr_mg_options o;
+    hr_mg_options_default(&o);
+    o.n = 100; /* not 2^k - 1 */
+    hr_mg *m = NULL;
+    assert_int_equal(hr_mg_create(&o, &m), HR_ERR_INVALID_ARG);
+    assert_non_null(strstr(hr_last_error(), "2^k - 1"));
+    assert_string_equal(hr_mg_last_error(), hr_last_error());
+    hr_solver *s = NULL;
+    assert_int_equal(hr_solver_create(NULL, &s), HR_ERR_INVALID_ARG); /* a create clears it first */
+    assert_false(strstr(hr_last_error(), "2^k - 1"));
+    assert_string_equal(hr_hybrid_last_error(), hr_last_error());
+}
+
 static void mg_nulls(void **state)
 {
     (void)state;
@@ -543,6 +560,7 @@ int main(void)
         cmocka_unit_test(core_reentry),
         cmocka_unit_test(core_sweep_count_overflow),
         cmocka_unit_test(mg_nulls),
+        cmocka_unit_test(one_error_channel),
         cmocka_unit_test(mg_reentry_refused),
         cmocka_unit_test(mg_tol_zero),
         cmocka_unit_test(sparse_nulls),

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/error.h"
 #include "core/registry.h"
 #include "core/timer.h"
 #include "core/tuning.h"
@@ -22,11 +23,12 @@
 #include "runtime/cpu/fpmode.h"
 #include "runtime/cpu/sysmem.h"
 
-static _Thread_local char last_error[256];
+/* the thread's one error channel (hr_last_error()): every handle's messages go there */
+#define last_error (hri_last_error_buf())
 
 const char *hr_mg_last_error(void)
 {
-    return last_error;
+    return hr_last_error();
 }
 
 /* Keeps the first device error (and its text for hr_mg_last_error). */
@@ -34,7 +36,7 @@ void hri_mgs_gpu_failed(hr_mg *m, hr_status st)
 {
     if (m->gst != HR_OK) return;
     m->gst = st;
-    snprintf(last_error, sizeof last_error, "%s", hri_mg_gpu_error(m->gpu));
+    snprintf(last_error, HR_LAST_ERROR_SIZE, "%s", hri_mg_gpu_error(m->gpu));
 }
 
 /* ------------------------------------------------------------------ driver glue */
@@ -169,7 +171,7 @@ static hr_status create_gpu(hr_mg *m)
         s.rhs = &rhs;
     }
     m->setup_rhs_s = hr_now() - t_rhs;
-    const hr_status st = hri_mg_gpu_create(&s, &m->gpu, last_error, sizeof last_error);
+    const hr_status st = hri_mg_gpu_create(&s, &m->gpu, last_error, HR_LAST_ERROR_SIZE);
     if (rhs.base) hri_grid_free(&rhs);
     return st;
 }
@@ -201,15 +203,15 @@ hr_status hr_mg_create(const hr_mg_options *o, hr_mg **out)
 {
     last_error[0] = '\0';
     if (!out) {
-        snprintf(last_error, sizeof last_error, "out: NULL (no place for the handle)");
+        snprintf(last_error, HR_LAST_ERROR_SIZE, "out: NULL (no place for the handle)");
         return HR_ERR_INVALID_ARG;
     }
     *out = NULL;
     const double t0 = hr_now();
-    hr_status st = hr_mg_options_validate(o, last_error, sizeof last_error);
+    hr_status st = hr_mg_options_validate(o, last_error, HR_LAST_ERROR_SIZE);
     if (st != HR_OK) return st;
     if (o->flush_subnormals && !HR_FP_CAN_FLUSH) {
-        snprintf(last_error, sizeof last_error,
+        snprintf(last_error, HR_LAST_ERROR_SIZE,
                  "flush_subnormals: this CPU architecture has no flush-to-zero switch the library knows "
                  "(x86-64 and aarch64 have)");
         return HR_ERR_UNSUPPORTED;
@@ -237,7 +239,7 @@ hr_status hr_mg_create(const hr_mg_options *o, hr_mg **out)
     if (!gpu) {
         const double need = host_bytes(m), avail = (double)hri_host_available_bytes();
         if (need > avail) {
-            snprintf(last_error, sizeof last_error, "%s: %s need %.1f GB, %.1f GB available",
+            snprintf(last_error, HR_LAST_ERROR_SIZE, "%s: %s need %.1f GB, %.1f GB available",
                      o->nx || o->ny || o->nz ? "nx" : "n",
                      m->use_h ? "the multigrid levels" : "the CG vectors", need * 1e-9, avail * 1e-9);
             free(m);
@@ -268,7 +270,7 @@ hr_status hr_mg_create(const hr_mg_options *o, hr_mg **out)
     if (!m->rn || !m->bn || !m->rmax || !m->part) return fail(m, HR_ERR_NO_MEMORY);
     if (gpu) {
         if ((st = create_gpu(m)) != HR_OK) {
-            char keep[sizeof last_error];
+            char keep[HR_LAST_ERROR_SIZE];
             memcpy(keep, last_error, sizeof keep);
             hr_mg_free(m);
             memcpy(last_error, keep, sizeof keep);
@@ -355,7 +357,7 @@ hr_status hr_mg_solve(hr_mg *m, hr_mg_result *res)
     /* a monitor (or another thread) re-entering would run on the state under its caller */
     if (__atomic_exchange_n(&m->running, 1, __ATOMIC_ACQ_REL)) {
         snprintf(
-            last_error, sizeof last_error,
+            last_error, HR_LAST_ERROR_SIZE,
             "hr_mg_solve: called during a solve of the same handle (from its monitor or another thread)");
         return HR_ERR_INVALID_ARG;
     }

@@ -419,11 +419,12 @@ static hr_status check_placements(const hr_options *o, char *err, size_t es)
     return HR_OK;
 }
 
-static _Thread_local char calibrate_error[256];
+/* the thread's one error channel (hr_last_error()): every handle's messages go there */
+#define calibrate_error (hri_last_error_buf())
 
 const char *hr_hybrid_last_error(void)
 {
-    return calibrate_error;
+    return hr_last_error();
 }
 
 hr_status hr_hybrid_calibrate(const hr_options *o, unsigned flags, hr_hybrid_calibration *c,
@@ -433,7 +434,7 @@ hr_status hr_hybrid_calibrate(const hr_options *o, unsigned flags, hr_hybrid_cal
     hr_status st = o && c && m ? hr_options_validate(o, err, sizeof err) : HR_ERR_INVALID_ARG;
     if (st == HR_OK) st = check_placements(o, err, sizeof err);
     if (st == HR_OK) st = calibrate(o, flags, c, m, err, sizeof err);
-    snprintf(calibrate_error, sizeof calibrate_error, "%s", st != HR_OK ? err : "");
+    snprintf(calibrate_error, HR_LAST_ERROR_SIZE, "%s", st != HR_OK ? err : "");
     return st;
 }
 

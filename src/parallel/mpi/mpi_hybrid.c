@@ -37,11 +37,12 @@ struct hr_mpi_hybrid {
     hr_mpi_hybrid_choice choice;
 };
 
-static _Thread_local char err_text[256];
+/* the thread's one error channel (hr_last_error()): every handle's messages go there */
+#define err_text (hri_last_error_buf())
 
 const char *hr_mpi_hybrid_last_error(void)
 {
-    return err_text;
+    return hr_last_error();
 }
 
 /* Every rank learns the first failing rank's status and message. */
@@ -52,8 +53,8 @@ static hr_status agree(MPI_Comm comm, int rank, int size, hr_status st)
     if (first == size) return HR_OK;
     int code = (int)st;
     MPI_Bcast(&code, 1, MPI_INT, first, comm);
-    MPI_Bcast(err_text, (int)sizeof err_text, MPI_CHAR, first, comm);
-    err_text[sizeof err_text - 1] = '\0';
+    MPI_Bcast(err_text, (int)HR_LAST_ERROR_SIZE, MPI_CHAR, first, comm);
+    err_text[HR_LAST_ERROR_SIZE - 1] = '\0';
     return (hr_status)code;
 }
 
@@ -151,7 +152,7 @@ static hr_status block_ranks(hr_mpi_hybrid *s, hr_split *e, long k, double *t)
     const double t0 = hr_now();
     const hr_status st = hri_split_sweeps(e, k);
     *t = (hr_now() - t0) / (double)k;
-    if (st != HR_OK) snprintf(err_text, sizeof err_text, "%s", e->err);
+    if (st != HR_OK) snprintf(err_text, HR_LAST_ERROR_SIZE, "%s", e->err);
     MPI_Allreduce(MPI_IN_PLACE, t, 1, MPI_DOUBLE, MPI_MAX, s->comm);
     return agree(s->comm, s->rank, s->size, st);
 }
@@ -179,7 +180,7 @@ static hr_status time_fraction(hr_mpi_hybrid *s, const hr_split_spec *base, doub
     hr_split_spec sp = *base;
     sp.fraction = fraction;
     hr_split *e = NULL;
-    hr_status st = hri_split_create(&sp, NULL, NULL, &e, err_text, sizeof err_text);
+    hr_status st = hri_split_create(&sp, NULL, NULL, &e, err_text, HR_LAST_ERROR_SIZE);
     int row0 = 0, ext = 0;
     if (st == HR_OK) slab_extent(e, &row0, &ext);
     if (st == HR_OK && !slab->base) {
@@ -188,7 +189,7 @@ static hr_status time_fraction(hr_mpi_hybrid *s, const hr_split_spec *base, doub
     }
     if (st == HR_OK) {
         st = hri_split_load(e, slab, NULL, row0);
-        if (st != HR_OK) snprintf(err_text, sizeof err_text, "%s", e->err);
+        if (st != HR_OK) snprintf(err_text, HR_LAST_ERROR_SIZE, "%s", e->err);
     }
     st = agree(s->comm, s->rank, s->size, st);
     if (st == HR_OK) st = time_ranks(s, e, per_sweep);
@@ -349,7 +350,7 @@ static hr_status choose_split(hr_mpi_hybrid *s, const hr_options *oo, const hr_s
     hr_hybrid_calibration cal;
     hr_split_model m;
     hr_status st = hr_hybrid_calibrate(&ol, 0, &cal, &m);
-    if (st != HR_OK) snprintf(err_text, sizeof err_text, "%s", hr_hybrid_last_error());
+    if (st != HR_OK) snprintf(err_text, HR_LAST_ERROR_SIZE, "%s", hr_hybrid_last_error());
     HR_TRY(agree(s->comm, s->rank, s->size, st));
     c->calibration_s = cal.seconds;
     MPI_Allreduce(MPI_IN_PLACE, &c->calibration_s, 1, MPI_DOUBLE, MPI_MAX, s->comm);
@@ -451,9 +452,9 @@ hr_status hr_mpi_hybrid_get_choice(const hr_mpi_hybrid *s, hr_mpi_hybrid_choice 
 
 static hr_status create_local(hr_mpi_hybrid *s, const hr_options *o)
 {
-    HR_TRY(hr_options_validate(o, err_text, sizeof err_text));
+    HR_TRY(hr_options_validate(o, err_text, HR_LAST_ERROR_SIZE));
     if (o->split < 0.0 && o->split != HR_SPLIT_AUTO) {
-        snprintf(err_text, sizeof err_text, "split: stream is for one process (give a fraction, or auto)");
+        snprintf(err_text, HR_LAST_ERROR_SIZE, "split: stream is for one process (give a fraction, or auto)");
         return HR_ERR_INVALID_ARG;
     }
     s->o = *o;
@@ -470,7 +471,7 @@ static hr_status create_local(hr_mpi_hybrid *s, const hr_options *o)
     if (sp.second == HR_SPLIT_GPU && !(o->split >= 1.0)) {
         const int count = hri_cuda_device_count();
         if (count < 1) {
-            snprintf(err_text, sizeof err_text, "backend: hybrid needs a CUDA device");
+            snprintf(err_text, HR_LAST_ERROR_SIZE, "backend: hybrid needs a CUDA device");
             return HR_ERR_NO_DEVICE;
         }
         sp.device = (o->device + local) % count;
@@ -486,10 +487,10 @@ static hr_status create_local(hr_mpi_hybrid *s, const hr_options *o)
         s->fraction = s->choice.fraction;
     }
     sp.fraction = s->fraction;
-    HR_TRY(hri_split_create(&sp, NULL, NULL, &s->e, err_text, sizeof err_text));
+    HR_TRY(hri_split_create(&sp, NULL, NULL, &s->e, err_text, HR_LAST_ERROR_SIZE));
     HR_TRY(make_slab(s));
     const hr_status st = hri_split_load(s->e, &s->u, s->hf.base ? &s->hf : NULL, s->row0);
-    if (st != HR_OK) snprintf(err_text, sizeof err_text, "%s", s->e->err);
+    if (st != HR_OK) snprintf(err_text, HR_LAST_ERROR_SIZE, "%s", s->e->err);
     hr_hybrid_info *in = &s->info;
     in->rows = s->g_hi - s->g_lo;
     in->rows_cpu =
@@ -530,14 +531,14 @@ hr_status hr_mpi_hybrid_create(const hr_options *o, MPI_Comm comm, hr_mpi_hybrid
     s->comm = MPI_COMM_NULL;
     if (MPI_Comm_dup(comm, &s->comm) != MPI_SUCCESS) {
         free(s);
-        snprintf(err_text, sizeof err_text, "MPI_Comm_dup failed");
+        snprintf(err_text, HR_LAST_ERROR_SIZE, "MPI_Comm_dup failed");
         return HR_ERR_IO;
     }
     MPI_Comm_set_errhandler(s->comm, MPI_ERRORS_RETURN);
     MPI_Comm_rank(s->comm, &s->rank);
     MPI_Comm_size(s->comm, &s->size);
     hr_status st = create_local(s, o);
-    if (st != HR_OK && !err_text[0]) snprintf(err_text, sizeof err_text, "%s", hr_status_string(st));
+    if (st != HR_OK && !err_text[0]) snprintf(err_text, HR_LAST_ERROR_SIZE, "%s", hr_status_string(st));
     st = agree(s->comm, s->rank, s->size, st);
     if (st != HR_OK) {
         hr_mpi_hybrid_free(s);
@@ -552,7 +553,7 @@ static hr_status advance(void *ctx, long count, hr_phase_times *t)
     hr_mpi_hybrid *s = ctx;
     const double w0 = s->e->st.wait_s;
     hr_status st = hri_split_sweeps(s->e, count);
-    if (st != HR_OK) snprintf(err_text, sizeof err_text, "%s", s->e->err);
+    if (st != HR_OK) snprintf(err_text, HR_LAST_ERROR_SIZE, "%s", s->e->err);
     t->exchange += s->e->st.wait_s - w0; /* host time blocked on rows not yet there */
     s->done += count;
     return st;
@@ -562,7 +563,7 @@ static hr_status residual(void *ctx, double *rel)
 {
     hr_mpi_hybrid *s = ctx;
     hr_status st = hri_split_residual(s->e, &s->u, rel);
-    if (st != HR_OK) snprintf(err_text, sizeof err_text, "%s", s->e->err);
+    if (st != HR_OK) snprintf(err_text, HR_LAST_ERROR_SIZE, "%s", s->e->err);
     return st;
 }
 
@@ -642,7 +643,7 @@ hr_status hr_mpi_hybrid_gather_solution(hr_mpi_hybrid *s, hr_precision prec, voi
     const size_t slice = axis == 2 ? (size_t)p->nx * p->ny : (size_t)p->nx; /* points per row/plane */
     const size_t mine = (size_t)(s->g_hi - s->g_lo) * slice;
     hr_status st = hri_split_download(s->e, &s->u);
-    if (st != HR_OK) snprintf(err_text, sizeof err_text, "%s", s->e->err);
+    if (st != HR_OK) snprintf(err_text, HR_LAST_ERROR_SIZE, "%s", s->e->err);
     char *block = malloc(mine * ues + 1);
     if (!block) st = HR_ERR_NO_MEMORY;
     if (s->rank == root && (!dst || count < (size_t)p->nx * p->ny * p->nz)) st = HR_ERR_INVALID_ARG;

@@ -25,11 +25,12 @@ struct hr_mpi_solver {
     int running; /* inside hr_mpi_solver_run: its monitor must not re-enter */
 };
 
-static _Thread_local char mpi_error[256];
+/* the thread's one error channel (hr_last_error()): every handle's messages go there */
+#define mpi_error (hri_last_error_buf())
 
 const char *hr_mpi_last_error(void)
 {
-    return mpi_error;
+    return hr_last_error();
 }
 
 hr_status hr_mpi_resolve_decomp(const hr_options *o, int ranks, const int req[3], int ghost, int out[3],
@@ -272,17 +273,17 @@ static hr_status wrap_nccl(MPI_Comm comm, int rank, int size, int device, const 
 {
     unsigned char id[HR_NCCL_ID_BYTES];
     memset(id, 0, sizeof id);
-    int code = rank == 0 ? (int)hri_nccl_unique_id(id, mpi_error, sizeof mpi_error) : (int)HR_OK;
+    int code = rank == 0 ? (int)hri_nccl_unique_id(id, mpi_error, HR_LAST_ERROR_SIZE) : (int)HR_OK;
     if (MPI_Bcast(&code, 1, MPI_INT, 0, comm) != MPI_SUCCESS ||
         MPI_Bcast(id, HR_NCCL_ID_BYTES, MPI_BYTE, 0, comm) != MPI_SUCCESS) {
-        snprintf(mpi_error, sizeof mpi_error, "nccl: MPI_Bcast of the communicator id failed");
+        snprintf(mpi_error, HR_LAST_ERROR_SIZE, "nccl: MPI_Bcast of the communicator id failed");
         return HR_ERR_IO;
     }
     if (code != HR_OK) return (hr_status)code; /* rank 0's message wins the agreement */
     hr_transport *n = NULL;
     const double timeout = tune->nccl_timeout > 0 ? tune->nccl_timeout : tune->nccl_timeout < 0 ? 0.0 : 120.0;
     const hr_status st =
-        hri_transport_nccl_create(*t, size, device, id, timeout, &n, mpi_error, sizeof mpi_error);
+        hri_transport_nccl_create(*t, size, device, id, timeout, &n, mpi_error, HR_LAST_ERROR_SIZE);
     if (st == HR_OK) *t = n; /* it owns the MPI transport now */
     return st;
 }
@@ -300,20 +301,20 @@ hr_status hr_mpi_solver_create_transport(const hr_options *o, const int decomp[3
     if (!out) return HR_ERR_INVALID_ARG;
     *out = NULL;
     if (!o) { /* before any collective: every rank that passes NULL returns here */
-        snprintf(mpi_error, sizeof mpi_error, "options: NULL");
+        snprintf(mpi_error, HR_LAST_ERROR_SIZE, "options: NULL");
         return HR_ERR_INVALID_ARG;
     }
     int inited = 0;
     MPI_Initialized(&inited);
     if (!inited) {
-        snprintf(mpi_error, sizeof mpi_error, "MPI is not initialised (call MPI_Init_thread first)");
+        snprintf(mpi_error, HR_LAST_ERROR_SIZE, "MPI is not initialised (call MPI_Init_thread first)");
         return HR_ERR_INVALID_ARG;
     }
     hr_mpi_solver *s = calloc(1, sizeof *s);
     MPI_Comm dup = MPI_COMM_NULL;
     if (MPI_Comm_dup(comm, &dup) != MPI_SUCCESS) {
         free(s);
-        snprintf(mpi_error, sizeof mpi_error, "MPI_Comm_dup failed");
+        snprintf(mpi_error, HR_LAST_ERROR_SIZE, "MPI_Comm_dup failed");
         return HR_ERR_IO;
     }
     MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
@@ -322,15 +323,15 @@ hr_status hr_mpi_solver_create_transport(const hr_options *o, const int decomp[3
     MPI_Comm_size(dup, &size);
     hr_status st = s ? HR_OK : HR_ERR_NO_MEMORY;
     int parts[3] = {1, 1, 1};
-    if (st == HR_OK) st = hr_mpi_resolve_decomp(o, size, decomp, ghost, parts, mpi_error, sizeof mpi_error);
-    if (st == HR_OK) st = check_transport(o, tr, mpi_error, sizeof mpi_error);
+    if (st == HR_OK) st = hr_mpi_resolve_decomp(o, size, decomp, ghost, parts, mpi_error, HR_LAST_ERROR_SIZE);
+    if (st == HR_OK) st = check_transport(o, tr, mpi_error, HR_LAST_ERROR_SIZE);
     /* o->gpus: GPUs per node of GPU ranks (pick_device); CPU ranks have none to spread over */
     if (st == HR_OK && o->gpus > 0 && o->backend != HR_BACKEND_GPU)
-        st = hri_invalid_arg(mpi_error, sizeof mpi_error,
+        st = hri_invalid_arg(mpi_error, HR_LAST_ERROR_SIZE,
                             "gpus: needs --backend gpu (GPUs per node for GPU ranks; these are %s)",
                             hr_backend_name(o->backend));
     const hr_status same =
-        same_everywhere(dup, o, decomp, ghost, tr, mpi_error, sizeof mpi_error, st == HR_OK);
+        same_everywhere(dup, o, decomp, ghost, tr, mpi_error, HR_LAST_ERROR_SIZE, st == HR_OK);
     int minor = st == HR_OK && same != HR_OK;
     if (st == HR_OK) st = same;
     hr_options lo = *o;
@@ -343,7 +344,7 @@ hr_status hr_mpi_solver_create_transport(const hr_options *o, const int decomp[3
     /* every rank calls the node split when the backend (agreed just now) is gpu */
     if (o->backend == HR_BACKEND_GPU && same == HR_OK) {
         const hr_status pd =
-            pick_device(dup, o, tr, &lo, &first_on_dev, st == HR_OK ? mpi_error : NULL, sizeof mpi_error);
+            pick_device(dup, o, tr, &lo, &first_on_dev, st == HR_OK ? mpi_error : NULL, HR_LAST_ERROR_SIZE);
         if (st == HR_OK) st = pd;
     }
     /* every rank: halos through shared memory when all ranks share this node (CPU ranks;
@@ -359,23 +360,23 @@ hr_status hr_mpi_solver_create_transport(const hr_options *o, const int decomp[3
     if (st == HR_OK && tr == HR_MPI_TRANSPORT_DEVICE) t->device_buffers = 1;
     /* every rank, whatever its transport (a rank whose --transport differs must not wait
      * alone): no rank may enter ncclCommInitRank, which waits for all, while another failed */
-    if (st != HR_OK && !mpi_error[0]) snprintf(mpi_error, sizeof mpi_error, "%s", hr_status_string(st));
-    st = agree_first(dup, rank, size, st, minor, mpi_error, sizeof mpi_error);
+    if (st != HR_OK && !mpi_error[0]) snprintf(mpi_error, HR_LAST_ERROR_SIZE, "%s", hr_status_string(st));
+    st = agree_first(dup, rank, size, st, minor, mpi_error, HR_LAST_ERROR_SIZE);
     minor = 0;
     if (st == HR_OK && tr == HR_MPI_TRANSPORT_NCCL)
         st = wrap_nccl(dup, rank, size, lo.device, &o->tuning, &t);
     if (st == HR_OK && tr == HR_MPI_TRANSPORT_PEER) { /* local; the agreement below settles it */
         hr_transport *n = NULL;
-        st = hri_transport_ipc_create(t, lo.device, &n, mpi_error, sizeof mpi_error);
+        st = hri_transport_ipc_create(t, lo.device, &n, mpi_error, HR_LAST_ERROR_SIZE);
         if (st == HR_OK) t = n; /* it owns the MPI transport now */
     }
     if (st == HR_OK) {
-        st = hri_dsolver_create(&lo, parts, ghost, t, &s->ds, mpi_error, sizeof mpi_error);
+        st = hri_dsolver_create(&lo, parts, ghost, t, &s->ds, mpi_error, HR_LAST_ERROR_SIZE);
         t = NULL; /* taken by the solver, also on failure */
     }
     if (t) t->ops->destroy(t);
-    if (st != HR_OK && !mpi_error[0]) snprintf(mpi_error, sizeof mpi_error, "%s", hr_status_string(st));
-    st = agree_first(dup, rank, size, st, minor, mpi_error, sizeof mpi_error);
+    if (st != HR_OK && !mpi_error[0]) snprintf(mpi_error, HR_LAST_ERROR_SIZE, "%s", hr_status_string(st));
+    st = agree_first(dup, rank, size, st, minor, mpi_error, HR_LAST_ERROR_SIZE);
     if (st != HR_OK) {
         if (s) hri_dsolver_free(s->ds);
         free(s);
@@ -407,7 +408,7 @@ hr_status hr_mpi_solver_run(hr_mpi_solver *s, hr_result *res)
     if (!s) return HR_ERR_INVALID_ARG;
     /* every rank's monitor is called at the same point, so every rank refuses alike */
     if (__atomic_exchange_n(&s->running, 1, __ATOMIC_ACQ_REL)) {
-        snprintf(mpi_error, sizeof mpi_error,
+        snprintf(mpi_error, HR_LAST_ERROR_SIZE,
                  "run: called during a run of the same solver (from its monitor)");
         return HR_ERR_INVALID_ARG;
     }
@@ -426,10 +427,10 @@ hr_status hr_mpi_solver_run(hr_mpi_solver *s, hr_result *res)
      * local, so settle the status together */
     if (st != HR_OK && st != HR_ERR_DIVERGED) {
         const char *why = ds->err[0] ? ds->err : ds->t->err; /* the placement's, else the transport's */
-        snprintf(mpi_error, sizeof mpi_error, "run: %s%s%.200s", hr_status_string(st), why[0] ? ": " : "",
+        snprintf(mpi_error, HR_LAST_ERROR_SIZE, "run: %s%s%.200s", hr_status_string(st), why[0] ? ": " : "",
                  why);
     }
-    return agree(s->comm, s->rank, s->size, st, mpi_error, sizeof mpi_error);
+    return agree(s->comm, s->rank, s->size, st, mpi_error, HR_LAST_ERROR_SIZE);
 }
 
 hr_status hr_mpi_solver_gather_solution(const hr_mpi_solver *s, hr_precision prec, void *dst, size_t count,
@@ -449,8 +450,8 @@ hr_status hr_mpi_solver_gather_solution(const hr_mpi_solver *s, hr_precision pre
     char *all = st == HR_OK && s->rank == root ? malloc(total * ues) : NULL;
     int *counts = st == HR_OK && s->rank == root ? malloc(2 * (size_t)s->size * sizeof *counts) : NULL;
     if (st == HR_OK && (!block || (s->rank == root && (!all || !counts)))) st = HR_ERR_NO_MEMORY;
-    if (st != HR_OK) snprintf(mpi_error, sizeof mpi_error, "gather: %s", hr_status_string(st));
-    st = agree(s->comm, s->rank, s->size, st, mpi_error, sizeof mpi_error);
+    if (st != HR_OK) snprintf(mpi_error, HR_LAST_ERROR_SIZE, "gather: %s", hr_status_string(st));
+    st = agree(s->comm, s->rank, s->size, st, mpi_error, HR_LAST_ERROR_SIZE);
     if (st == HR_OK) {
         int *displs = counts ? counts + s->size : NULL;
         if (s->rank == root) {
@@ -489,8 +490,8 @@ hr_status hr_mpi_solver_write_raw(const hr_mpi_solver *s, const char *path, hr_p
     hr_status st = mine * ues > (size_t)0x7fffffff ? HR_ERR_UNSUPPORTED : HR_OK; /* int counts */
     void *block = st == HR_OK ? malloc(mine ? mine * ues : 1) : NULL;
     if (st == HR_OK && !block) st = HR_ERR_NO_MEMORY;
-    if (st != HR_OK) snprintf(mpi_error, sizeof mpi_error, "output: %s", hr_status_string(st));
-    st = agree(s->comm, s->rank, s->size, st, mpi_error, sizeof mpi_error);
+    if (st != HR_OK) snprintf(mpi_error, HR_LAST_ERROR_SIZE, "output: %s", hr_status_string(st));
+    st = agree(s->comm, s->rank, s->size, st, mpi_error, HR_LAST_ERROR_SIZE);
     if (st != HR_OK) {
         free(block);
         return st;
@@ -523,9 +524,9 @@ hr_status hr_mpi_solver_write_raw(const hr_mpi_solver *s, const char *path, hr_p
         char msg[MPI_MAX_ERROR_STRING];
         int len = 0;
         MPI_Error_string(e, msg, &len);
-        snprintf(mpi_error, sizeof mpi_error, "output: '%.100s': %.120s", path, msg);
+        snprintf(mpi_error, HR_LAST_ERROR_SIZE, "output: '%.100s': %.120s", path, msg);
     }
-    return agree(s->comm, s->rank, s->size, st, mpi_error, sizeof mpi_error);
+    return agree(s->comm, s->rank, s->size, st, mpi_error, HR_LAST_ERROR_SIZE);
 }
 
 hr_status hr_mpi_solver_info(const hr_mpi_solver *s, hr_mpi_info *out)
