@@ -321,6 +321,7 @@ static void map_options(const grid_args *a, const hr_flagset *fs, hr_grid_option
     go->bind = o->bind;
     go->device = o->device;
     go->flush_subnormals = o->flush_subnormals;
+    go->tuning = o->tuning; /* --tuning and the HETRELAX_* variables */
     if (hr_flags_seen(fs, "gpus")) go->gpus = o->gpus;
     if (hr_flags_seen(fs, "split")) go->split = o->split == HR_SPLIT_AUTO ? 0.0 : o->split;
     /* --tol: the sweeps run all --iters without one; mg and cg stop at 1e-8 by default */

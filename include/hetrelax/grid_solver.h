@@ -123,6 +123,9 @@ typedef struct hr_grid_options {
                              subnormals, the bits of before. gpu and hybrid keep subnormals
                              (hr_grid_info.flush_subnormals says what runs); a CPU without such a
                              switch: HR_ERR_UNSUPPORTED. docs/cpu.md */
+    /* --- tuning */
+    hr_tuning tuning; /* the engines' knobs (hetrelax.h, docs/configuration.md; all 0: the defaults),
+                         passed to the relaxation and multigrid engines as their options' tuning */
 } hr_grid_options;
 
 /*! hr_grid_options_default() : zeroes `o` (every field's default). */

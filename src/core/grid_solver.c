@@ -18,6 +18,7 @@
 #include "core/precision.h"
 #include "core/solver_internal.h"
 #include "core/timer.h"
+#include "core/tuning.h"
 #include "parallel/threads/general_parts.h"
 #include "hetrelax/hybrid.h"
 #include "methods/mg/mg_handle.h"
@@ -129,6 +130,10 @@ static hr_status check_values(const hr_grid_options *o, char *w, size_t ws)
     if (o->check_every < 0) BAD("check_every: must be >= 0 (0: 100)");
     if (!(o->divtol == 0.0 || (o->divtol > 1.0 && !isnan(o->divtol)))) BAD("divtol: must be > 1 (0: 1e3)");
     if (o->monitor_every < 0) BAD("monitor_every: must be >= 0");
+    {
+        char why[200];
+        if (hri_tuning_validate(&o->tuning, why, sizeof why) != HR_OK) BAD("%s", why);
+    }
     if (o->flush_subnormals != 0 && o->flush_subnormals != 1)
         BAD("flush_subnormals: 0 (keep subnormals) or 1 (flush them to zero)");
     if (o->flush_subnormals && !HR_FP_CAN_FLUSH)
@@ -529,6 +534,7 @@ void hri_gs_relax_options(const hr_grid_solver *s, const double *rhs, const doub
     eo->boundary = p->bc[0].value;
     eo->omega = o->omega;
     eo->divtol = o->divtol;
+    eo->tuning = o->tuning;
     eo->alpha = o->alpha > 0 ? o->alpha : 1;
     eo->monitor = o->monitor;
     eo->monitor_user = o->monitor_user;
@@ -766,6 +772,7 @@ static void mg_options(hr_grid_solver *s)
     const hr_problem *p = &s->p;
     hr_mg_options *mo = &s->mo;
     hr_mg_options_default(mo);
+    mo->tuning = o->tuning;
     mo->dim = p->dim;
     mo->n = p->n[0];
     mo->nx = p->n[0];

@@ -287,6 +287,8 @@ static void options_bad_values(void **state)
     BAD("decomp:", o.decomp[1] = -1);
     BAD("ghost:", o.ghost = -1);
     BAD("tol:", o.tol = -1.0);
+    BAD("tuning.hugepages:", o.tuning.hugepages = 5);
+    BAD("tuning.rb2_srows:", o.tuning.rb2_srows = 1);
     BAD("tol:", o.tol = NAN);
     BAD("max_iters:", o.max_iters = -1);
     BAD("check_every:", o.check_every = -1);
