@@ -227,7 +227,7 @@ if [[ ",$SECTIONS," == *,mgpucli,* ]]; then
     timeout "${MGPUCLI_TIMEOUT:-420}" python3 bench/experiments/multi_gpu_cli.py --hetrelax "$CLI" --out "$OUT/multi-gpu-cli.json" \
         ${MGPUCLI_ARGS:-} || status=1
 fi
-if [[ ",$SECTIONS," == *,mpigpu,* ]] && [ -x "$BUILD/tests/mpi/mpi_solve" ]; then
+if [[ ",$SECTIONS," == *,mpigpu,* ]] && [ -x "$BUILD/tests/parallel/mpi/mpi_solve" ]; then
     say "GPU ranks: 3-D weak (512^3 per GPU) and strong (512x512x1024) scaling (bench/experiments/mpi_gpu_scaling.py)"
     timeout "${MPIGPU_TIMEOUT:-300}" python3 bench/experiments/mpi_gpu_scaling.py --build "$BUILD" $QUICK \
         --out "$OUT/mpi-gpu.json" ${MPIGPU_ARGS:-} || status=1
@@ -242,18 +242,18 @@ if [[ ",$SECTIONS," == *,cpu16,* ]]; then
     timeout "${CPU16_TIMEOUT:-150}" python3 bench/experiments/cpu2d.py --bench "$BUILD/bench/cpu_bench" --sizes 8192 \
         --out "$OUT/cpu2d.json" ${CPU2D_ARGS:-} || status=1
 fi
-if [[ ",$SECTIONS," == *,mpi16,* ]] && [ -x "$BUILD/tests/mpi/mpi_solve" ]; then
+if [[ ",$SECTIONS," == *,mpi16,* ]] && [ -x "$BUILD/tests/parallel/mpi/mpi_solve" ]; then
     say "CPU ranks against threads (bench/experiments/mpi_scaling.py)"
     timeout "${MPI16_TIMEOUT:-150}" python3 bench/experiments/mpi_scaling.py --build "$BUILD" --ranks "${MPI16_RANKS:-1,4,16}" \
         --dim 3 --n 256 --kinds slab --threads-ref --out "$OUT/mpi-cpu.json" ${MPI16_ARGS:-} || status=1
 fi
-if [[ ",$SECTIONS," == *,mpimg,* ]] && [ -x "$BUILD/tests/mpi/mpi_solve" ]; then
+if [[ ",$SECTIONS," == *,mpimg,* ]] && [ -x "$BUILD/tests/parallel/mpi/mpi_solve" ]; then
     say "multigrid on CPU ranks against threads (bench/experiments/mpi_mg.py)"
     timeout "${MPIMG_TIMEOUT:-420}" python3 bench/experiments/mpi_mg.py --hetrelax "$CLI" --dim 3 \
         --n "${MPIMG_N:-255,511}" --ranks "${MPIMG_RANKS:-16,4}" --threads "$(nproc)" --repeats 2 \
         --out "$OUT/mpi-mg.json" ${MPIMG_ARGS:-} || status=1
 fi
-if [[ ",$SECTIONS," == *,gpumg,* ]] && [ -x "$BUILD/tests/mpi/mpi_solve" ]; then
+if [[ ",$SECTIONS," == *,gpumg,* ]] && [ -x "$BUILD/tests/parallel/mpi/mpi_solve" ]; then
     say "multigrid on GPU ranks, weak and strong scaling (bench/experiments/gpu_mg_scaling.py)"
     ngpu=$(nvidia-smi -L | grep -c '^GPU')
     counts=$(for c in 1 2 4 8; do [ "$c" -le "$ngpu" ] && echo $c; done | paste -sd, -)
@@ -261,7 +261,7 @@ if [[ ",$SECTIONS," == *,gpumg,* ]] && [ -x "$BUILD/tests/mpi/mpi_solve" ]; then
         --gpus "${GPUMG_GPUS:-$counts}" --weak "${GPUMG_WEAK-3:511,2:8191}" --strong "${GPUMG_STRONG-3:1023,2:16383}" \
         --out "$OUT/gpu-mg-scaling.json" ${GPUMG_ARGS:-} || status=1
 fi
-if [[ ",$SECTIONS," == *,mpitrace,* ]] && [ -x "$BUILD/tests/mpi/mpi_solve" ]; then
+if [[ ",$SECTIONS," == *,mpitrace,* ]] && [ -x "$BUILD/tests/parallel/mpi/mpi_solve" ]; then
     say "CPU ranks against threads, with schedule traces (bench/experiments/mpi_trace.py; overlapped rounds only)"
     # MPITRACE_RUNS: label:mpi_scaling options[:VAR=value ...], separated by ';'
     IFS=';' read -ra runs <<<"${MPITRACE_RUNS:-s512:--n 512;s512-bind:--n 512 --bind}"

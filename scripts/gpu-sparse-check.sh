@@ -63,7 +63,7 @@ rm -f "$OUT/cmake.log"
 [ "${PIPESTATUS[0]}" = 0 ] || { echo "build failed"; exit 1; }
 fi
 CLI=$BUILD/hetrelax
-DRIVER=$BUILD/tests/gpu/sparse/gpu_sparse_driver
+DRIVER=$BUILD/tests/methods/sparse/gpu/gpu_sparse_driver
 
 if [ "$MODE" != cli ]; then
 say "tests (test_gpu_sparse, test_gpu_sparse_loop)"

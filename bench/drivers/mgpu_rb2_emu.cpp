@@ -1,8 +1,8 @@
 /*
  * rb-mgpu's streaming scheme (src/methods/redblack/cuda/redblack_gpu2_stream.cuh) on the host, no GPU: the
  * real rb2s_layout / rb2s_part / rb2s_iteration / rb2s_capture / rb2s_run on the real state
- * struct, each rb_stream launch run by the warp emulation of tests/gpu/rb_stream_emu.cpp (32
- * fibers in lock step, tests/gpu/emu_warp.h), the CUDA calls stubbed to run at once, so the
+ * struct, each rb_stream launch run by the warp emulation of tests/runtime/cuda/rb_stream_emu.cpp (32
+ * fibers in lock step, tests/runtime/cuda/emu_warp.h), the CUDA calls stubbed to run at once, so the
  * operations run in the code's enqueue order (bench/experiments/mgpu_rb2_model.py checks that the streams
  * and events order every conflicting pair, so any execution equals that order). A stream
  * capture records the launches and copies instead, and a graph launch replays them: the K
@@ -15,8 +15,8 @@
  * and graphs of 2 and 4 iterations. The cuts are checked too: odd, each slab's rows within
  * 2 of ny / G, and too few rows refused.
  *
- *   g++ -std=c++17 -O1 -ffp-contract=off -Isrc -Iinclude -Itests/gpu bench/drivers/mgpu_rb2_emu.cpp \
- *       -o build/mgpu_rb2_emu && build/mgpu_rb2_emu [--quick]
+ *   g++ -std=c++17 -O1 -ffp-contract=off -Isrc -Iinclude -Itests/runtime/cuda \
+ *       bench/drivers/mgpu_rb2_emu.cpp -o build/mgpu_rb2_emu && build/mgpu_rb2_emu [--quick]
  *   (ctest rb_mgpu_emulation runs --quick; or mgpu_rb2_model.py --emu)
  */
 #include <cmath>

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The experiments of Anzt et al. (section 4) on one GPU, through the many-solves
-driver (bench/drivers/gpu_sparse_driver.c, built as build*/tests/gpu/sparse/gpu_sparse_driver).
+driver (bench/drivers/gpu_sparse_driver.c, built as build*/tests/methods/sparse/gpu/gpu_sparse_driver).
 
 sections (default: all but multi):
   variation    Tables 2-3: async-(5), block 128, N runs on fv2d:99 and trefethen:2000;

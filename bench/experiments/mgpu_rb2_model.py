@@ -292,6 +292,6 @@ if "--emu" in sys.argv[1:]:
     exe = os.path.join(root, "build", "mgpu_rb2_emu")
     os.makedirs(os.path.dirname(exe), exist_ok=True)
     subprocess.run([os.environ.get("CXX", "g++"), "-std=c++17", "-O1", "-ffp-contract=off", "-Isrc", "-Iinclude",
-                    "-Itests/gpu", "bench/drivers/mgpu_rb2_emu.cpp", "-o", exe], cwd=root, check=True)
+                    "-Itests/runtime/cuda", "bench/drivers/mgpu_rb2_emu.cpp", "-o", exe], cwd=root, check=True)
     emu_rc = subprocess.run([exe]).returncode
 sys.exit(1 if bad or bad_stream or emu_rc else 0)

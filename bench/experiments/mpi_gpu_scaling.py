@@ -2,7 +2,7 @@
 """GPU ranks: 3-D (or 2-D) weak and strong scaling of the decomposed solve over MPI.
 
 One rank per GPU (device = local rank modulo the GPUs present). Each run is
-tests/mpi/mpi_solve --backend gpu under mpiexec: first its bitwise check against cpu-seq
+tests/parallel/mpi/mpi_solve --backend gpu under mpiexec: first its bitwise check against cpu-seq
 (the same decomposition and ghost on the extents divided by --verify-div), then a discarded
 warm-up and --repeats timed runs of --iters sweeps; the median time per sweep is reported
 with GB/s under the byte model (u read + u written per point; the spike right-hand side
@@ -100,7 +100,7 @@ def mpi_env():
 
 
 def run(a, p, dec, ext, ghost, overlap, transport="auto"):
-    exe = os.path.join(a.build, "tests", "mpi", "mpi_solve")
+    exe = os.path.join(a.build, "tests", "parallel", "mpi", "mpi_solve")
     cmd = [a.mpiexec, "-n", str(p), "--oversubscribe", exe, "--backend", "gpu", "--dim", str(a.dim),
            "--nx", str(ext[0]), "--ny", str(ext[1])] + (["--nz", str(ext[2])] if a.dim == 3 else []) + [
            "--iters", str(a.iters), "--repeats", str(a.repeats), "--ghost", str(ghost), "--precision", a.precision,

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """CPU ranks on one host: strong or weak scaling of the decomposed solve over MPI.
 
-Runs tests/mpi/mpi_solve (built with the MPI parts) under mpiexec for each rank count and
+Runs tests/parallel/mpi/mpi_solve (built with the MPI parts) under mpiexec for each rank count and
 decomposition kind, after its bitwise check against cpu-seq, and reports the median time
 per sweep (warm-up discarded), GFLOP/s, GB/s under the byte model (u read + u written per
 point, + f when present), the fraction of the host copy bandwidth measured in the same
@@ -82,7 +82,7 @@ def mpi_env(p):
 
 def pingpong(args):
     """Latency and bandwidth of the transport between two ranks of this host."""
-    exe = os.path.join(args.build, "tests", "mpi", "mpi_solve")
+    exe = os.path.join(args.build, "tests", "parallel", "mpi", "mpi_solve")
     out = subprocess.run([args.mpiexec, "-n", "2", "--oversubscribe", exe, "--pingpong"], env=mpi_env(2),
                          capture_output=True, text=True, timeout=args.timeout)
     if out.returncode != 0:
@@ -93,7 +93,7 @@ def pingpong(args):
 
 def run(args, p, dec, ghost, overlap, extents):
     env = mpi_env(p)
-    exe = os.path.join(args.build, "tests", "mpi", "mpi_solve")
+    exe = os.path.join(args.build, "tests", "parallel", "mpi", "mpi_solve")
     cmd = [args.mpiexec, "-n", str(p), "--oversubscribe"]
     if args.bind:
         cmd += ["--bind-to", "core"]

@@ -2,7 +2,7 @@
 """Reads the per-process schedule traces of a decomposed host run and says where its
 rounds went (why do 16 ranks wait for each other?).
 
-  HETRELAX_DSOLVER_TRACE=/tmp/tr mpiexec -n 16 tests/mpi/mpi_solve --dim 3 --n 512 ...
+  HETRELAX_DSOLVER_TRACE=/tmp/tr mpiexec -n 16 tests/parallel/mpi/mpi_solve --dim 3 --n 512 ...
   bench/experiments/mpi_trace.py /tmp/tr [--json out.json] [--skip 5]
 
 Each file PREFIX.<subdomain> has one line per overlapped sweep round (src/parallel/decomp/dsolver.h):

@@ -39,7 +39,7 @@
  * c1 = (T)omega; omega 1: jac itself (plain Gauss-Seidel, bitwise the unweighted form).
  * The red-black report's update 0.2 (u + N + S + W + E) is omega = 0.8 with f = 0: 0.2 u + 0.8 (N+S+W+E) / 4,
  * equal in exact arithmetic; in floating point this order (0.2 u + 0.8 (0.25 ((N+S) + (W+E))))
- * differs from the seed's left-to-right sum by rounding only (tests/core/test_redblack.c). */
+ * differs from the seed's left-to-right sum by rounding only (tests/methods/redblack/test_redblack.c). */
 #define HR_RB_COLOUR(i, j, k)                  ((int)(((i) + (j) + (k)) & 1))
 #define HR_RB_UPDATE(u, jac, c0, c1, weighted) ((weighted) ? HR_WEIGHTED(u, jac, c0, c1) : (jac))
 

@@ -49,7 +49,7 @@ for build in "${builds[@]}"; do
         # test_mpi maps the HETRELAX_* variables of its ctest variants as the command does
         # (tools/tuning_env.c, public API only)
         # shellcheck disable=SC2046
-        cc -o "$T/mpi_$kind" "$src/tests/mpi/test_mpi.c" "$src/tools/tuning_env.c" -I"$src/tools" $(pkg-config --cflags "${static[@]}" --libs hetrelax_mpi) "${rpath[@]}" -lm
+        cc -o "$T/mpi_$kind" "$src/tests/parallel/mpi/test_mpi.c" "$src/tools/tuning_env.c" -I"$src/tools" $(pkg-config --cflags "${static[@]}" --libs hetrelax_mpi) "${rpath[@]}" -lm
         "$mpiexec" -n 2 --oversubscribe "$T/mpi_$kind" solve | tail -1
     fi
     # CMake consumer

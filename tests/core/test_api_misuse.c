@@ -1,7 +1,7 @@
 /* The public API misused: every function of include/hetrelax/{hetrelax,mg,sparse,hybrid}.h
  * called with NULL pointers and out-of-range values returns a status (or a documented
  * neutral value) instead of crashing; a handle's run called from its own monitor is refused;
- * counts that would wrap are refused. (The MPI headers: tests/mpi/test_mpi_misuse.c.) */
+ * counts that would wrap are refused. (The MPI headers: tests/parallel/mpi/test_mpi.c misuse.) */
 #include <limits.h>
 #include <math.h>
 #include <setjmp.h>

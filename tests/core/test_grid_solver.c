@@ -313,7 +313,7 @@ static void refused_combinations(void **state)
     for (int i = 0; i < 31 * 31; i++)
         coef[i] = 1.0;
     /* problems other than the model problem run on the general-problem engine (every method,
-     * tests/methods/test_general.c checks its answers); what it does not run is refused */
+     * tests/methods/stencil/test_general.c checks its answers); what it does not run is refused */
     for (int m = 0; m < HR_METHOD_COUNT; m++) {
         hr_problem gen[7];
         for (int g = 0; g < 7; g++)
@@ -420,7 +420,7 @@ static void refused_combinations(void **state)
            (o.backend = HR_BACKEND_CPU_THREADS, o.kernel = "async0", o.omega = 0.8));
     hr_sysinfo si;
     assert_int_equal(hr_sysinfo_get(&si), HR_OK);
-    if (!si.have_cuda) { /* with CUDA the multi-GPU red-black kernel exists (tests/gpu) */
+    if (!si.have_cuda) { /* with CUDA the multi-GPU red-black kernel exists (tests/methods/redblack) */
         REFUSE(HR_ERR_UNSUPPORTED, "gpus: this build has no 2-D sor kernel for several GPUs",
                (o.method = HR_METHOD_SOR, o.backend = HR_BACKEND_GPU, o.gpus = 2));
     }

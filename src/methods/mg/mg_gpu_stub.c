@@ -1,5 +1,5 @@
 /* The multigrid GPU backend in a build without CUDA: there is no device. A file of its own, not
- * part of runtime/nocuda.c: the CPU emulation of the GPU backend (tests/mg/emu) links its own
+ * part of runtime/nocuda.c: the CPU emulation of the GPU backend (tests/methods/mg/emu) links its own
  * definitions of these functions with the static library, which must not bring in a second. */
 #ifndef HR_HAVE_CUDA
 #include <stdio.h>
