@@ -67,20 +67,23 @@ void hr_grid_mg_flags(hr_flagset *fs, grid_args *a)
                                  "fewer than 65536 points)"));
 }
 
-static int mg_monitor(long it, double res, double factor, void *user)
+/* the monitors' user pointer: the handle, set once it exists (for hr_mg_last_factor) */
+static hr_mg *mg_watched;
+
+static int mg_monitor(long it, double res, void *user)
 {
     (void)user;
     fprintf(hr_grid_out, "  %s %6ld   %s %.6e   factor %.4f\n", it >= 0 ? "cycle" : "", it,
-            hr_cli_residual_label(hr_grid_absolute), res, factor);
+            hr_cli_residual_label(hr_grid_absolute), res, hr_mg_last_factor(mg_watched));
     fflush(hr_grid_out);
     return 0;
 }
 
-static int cg_monitor(long it, double res, double factor, void *user)
+static int cg_monitor(long it, double res, void *user)
 {
     (void)user;
     fprintf(hr_grid_out, "  iteration %6ld   %s %.6e   factor %.4f\n", it,
-            hr_cli_residual_label(hr_grid_absolute), res, factor);
+            hr_cli_residual_label(hr_grid_absolute), res, hr_mg_last_factor(mg_watched));
     fflush(hr_grid_out);
     return 0;
 }
@@ -322,6 +325,7 @@ int hr_grid_run_mg(grid_args *a, hr_flagset *fs)
     }
     hr_grid_absolute = hr_grid_b_is_zero(o, rhs, count);
     hr_status st = hr_mg_create(&mo, &m);
+    mg_watched = m;
     free(rhs);
     rhs = NULL;
     if (st != HR_OK) {

@@ -61,9 +61,8 @@ static int pick(const char *v, const char *const *names, int count, const char *
 static double hist[MAXIT];
 static long nhist;
 
-static int monitor(long it, double rel, double factor, void *user)
+static int monitor(long it, double rel, void *user)
 {
-    (void)factor;
     (void)user;
     if (it >= 1 && it <= MAXIT) hist[it - 1] = rel;
     nhist = it;

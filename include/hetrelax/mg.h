@@ -50,9 +50,10 @@ typedef enum {
     HR_MG_COARSE_ON_CPU      /* backend gpu: levels from coarse_level down on the CPU cores */
 } hr_mg_coarse_on;
 
-/*! Progress per iteration (a cycle, or a CG iteration): the relative residual and the
- *  convergence factor (this residual over the previous one). Return non-zero to stop. */
-typedef int (*hr_mg_monitor_fn)(long iteration, double residual, double factor, void *user);
+/*! Progress per iteration (a cycle, or a CG iteration): hetrelax's one monitor signature
+ *  (hr_monitor_fn, hetrelax.h: iteration, relative residual, user). Return non-zero to stop.
+ *  The convergence factor (this residual over the previous one): hr_mg_last_factor(). */
+typedef hr_monitor_fn hr_mg_monitor_fn;
 
 typedef struct hr_mg_options {
     int dim;                  /* 2 (default) or 3; 0 means 2 */
@@ -139,6 +140,10 @@ HR_API hr_status hr_mg_solve(hr_mg *m, hr_mg_result *res);
 
 /*! The interior solution in fp64, nx*ny[*nz] values. */
 HR_API hr_status hr_mg_solution(const hr_mg *m, double *dst, size_t count);
+
+/*! hr_mg_last_factor() : from a solve's monitor, the last iteration's relative residual over
+ *  the one before it (the first iteration's: over the starting residual); NaN before it. */
+HR_API double hr_mg_last_factor(const hr_mg *m);
 
 HR_API const char *hr_mg_cycle_name(hr_mg_cycle c);
 HR_API const char *hr_mg_smoother_name(hr_mg_smoother s);

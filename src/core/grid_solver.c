@@ -753,12 +753,10 @@ static hr_status relax_create(hr_grid_solver *s)
 
 /* ------------------------------------------------------------------ multigrid, CG: hr_mg */
 
-/* The engine's monitor: history, stop requests and the caller's monitor, which takes the
- * one monitor signature (the engine's also passes the convergence factor). */
-static int mg_monitor(long it, double rel, double factor, void *user)
+/* The engine's monitor: history, stop requests and the caller's monitor. */
+static int mg_monitor(long it, double rel, void *user)
 {
     hr_grid_solver *s = user;
-    (void)factor;
     if (s->o.keep_history) hri_history_push(&s->hist, it, rel); /* no memory: the history stops */
     if (s->stop) return 1;
     const long every = s->o.monitor_every > 0 ? s->o.monitor_every : 1;

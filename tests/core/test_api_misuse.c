@@ -226,15 +226,17 @@ typedef struct mg_reentry {
     hr_mg *m;
     hr_status inner;
     int calls;
+    double factor, res; /* hr_mg_last_factor and the residual at the first call */
 } mg_reentry;
 
-static int mg_reenter(long it, double res, double factor, void *user)
+static int mg_reenter(long it, double res, void *user)
 {
     (void)it;
-    (void)res;
-    (void)factor;
     mg_reentry *e = user;
     if (e->calls++ > 0) return 0;
+    /* the factor of the first cycle: its residual over the starting one (1 from a zero guess) */
+    e->factor = hr_mg_last_factor(e->m);
+    e->res = res;
     hr_mg_result r;
     e->inner = hr_mg_solve(e->m, &r);
     hr_mg_free(e->m); /* ignored during a solve */
@@ -250,7 +252,8 @@ static void mg_reentry_refused(void **state)
         o.n = 31;
         o.threads = 1;
         o.method = method ? HR_MG_METHOD_CG : HR_MG_METHOD_MG;
-        mg_reentry e = {NULL, HR_OK, 0};
+        mg_reentry e = {NULL, HR_OK, 0, NAN, NAN};
+        assert_true(isnan(hr_mg_last_factor(NULL)));
         o.monitor = mg_reenter;
         o.monitor_user = &e;
         assert_int_equal(hr_mg_create(&o, &e.m), HR_OK);
@@ -258,6 +261,8 @@ static void mg_reentry_refused(void **state)
         assert_int_equal(hr_mg_solve(e.m, &r), HR_OK);
         assert_int_equal(e.inner, HR_ERR_INVALID_ARG);
         assert_int_equal(r.reason, HR_REASON_CONVERGED);
+        /* from a zero guess the starting relative residual is 1: the factor is the residual */
+        assert_true(fabs(e.factor - e.res) <= 1e-12 * e.res);
         e.calls = 1;
         assert_int_equal(hr_mg_solve(e.m, &r), HR_OK);
         assert_int_equal(r.reason, HR_REASON_CONVERGED);
@@ -278,7 +283,7 @@ static void mg_tol_zero(void **state)
             o.tol = 0.0;
             o.max_iters = 5;
             o.method = method ? HR_MG_METHOD_CG : HR_MG_METHOD_MG;
-            mg_reentry e = {NULL, HR_OK, 1};
+            mg_reentry e = {NULL, HR_OK, 1, NAN, NAN};
             if (mon) {
                 o.monitor = mg_reenter;
                 o.monitor_user = &e;

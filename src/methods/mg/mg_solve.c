@@ -88,7 +88,12 @@ static hr_status drv_residual(void *ctx, double *rel)
 static int drv_monitor(long it, double rel, void *user)
 {
     hr_mg *m = user;
-    return m->o.monitor(it, rel, m->last_factor, m->o.monitor_user);
+    return m->o.monitor(it, rel, m->o.monitor_user);
+}
+
+double hr_mg_last_factor(const hr_mg *m)
+{
+    return m ? m->last_factor : NAN;
 }
 
 /* ------------------------------------------------------------------ API */

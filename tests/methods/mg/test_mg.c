@@ -20,11 +20,12 @@
 /* The asymptotic factor: the geometric mean of the residual ratios after the first cycle. */
 static double rates[64];
 static long nrates;
-static int record(long it, double rel, double factor, void *user)
+static double prev_rel; /* the residual of the cycle before (every cycle is checked) */
+static int record(long it, double rel, void *user)
 {
-    (void)rel;
     (void)user;
-    if (it >= 2 && nrates < 64) rates[nrates++] = factor;
+    if (it >= 2 && nrates < 64) rates[nrates++] = rel / prev_rel;
+    prev_rel = rel;
     return 0;
 }
 
