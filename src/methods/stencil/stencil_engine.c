@@ -457,6 +457,13 @@ hr_status hri_gs_general_create(hr_grid_solver *s, const hr_problem *p)
     return hri_gs_general_create_slab(s, p, 0, p->dim == 3 ? p->n[2] : p->n[1], NULL);
 }
 
+/* The slab's operator as arrays (A's grid g, rows [lo, hi) of the last axis). */
+static hr_status operator_arrays(st_engine *e, const hr_sgrid *g, int lo, int hi, hr_sop *A)
+{
+    HR_TRY(hri_sop_alloc(A, g, 0));
+    return hri_discretize_part_on(e->team, &e->p, lo, hi, NULL, A, NULL, NULL, NULL);
+}
+
 hr_status hri_gs_general_create_slab(hr_grid_solver *s, const hr_problem *p, int lo, int hi,
                                     const hr_st_comm *comm)
 {
@@ -526,18 +533,15 @@ hr_status hri_gs_general_create_slab(hr_grid_solver *s, const hr_problem *p, int
     /* a uniform star (constant coefficient, no Neumann face) is its scalars from the start: no
      * arrays to fill, scan and drop (at 1023^3 they were 43 GB and most of the set-up) */
     const int scalars = st == HR_OK && hri_sop_uniform_of(&e->p, &g, &A);
-    if (st == HR_OK && !scalars) st = hri_sop_alloc(&A, &g, 0);
-    if (st == HR_OK && !scalars) st = hri_discretize_part_on(e->team, &e->p, lo, hi, NULL, &A, NULL, NULL, NULL);
+    if (st == HR_OK && !scalars) st = operator_arrays(e, &g, lo, hi, &A);
     if (st == HR_OK && !scalars) hri_sop_detect_uniform(&A);
     if (st == HR_OK && comm) { /* uniform on every rank, with rank 0's scalars, or on none */
         double v[4] = {A.ud, A.uc[0], A.uc[1], A.uc[2]};
         comm->bcast(comm->ctx, v, 4);
         const int same = A.uniform && v[0] == A.ud && v[1] == A.uc[0] && v[2] == A.uc[1] && v[3] == A.uc[2];
         A.uniform = comm->all(comm->ctx, same);
-        if (!A.uniform && scalars) { /* another rank's is not (a rank without rows): the arrays */
-            st = hri_sop_alloc(&A, &g, 0);
-            if (st == HR_OK) st = hri_discretize_part_on(e->team, &e->p, lo, hi, NULL, &A, NULL, NULL, NULL);
-        }
+        if (!A.uniform && scalars) /* another rank's is not (a rank without rows): the arrays */
+            st = operator_arrays(e, &g, lo, hi, &A);
     }
     /* the smoother (the relaxation methods: the method itself on one level) */
     hr_st_mg *mg = &e->mg;
