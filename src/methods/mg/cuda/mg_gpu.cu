@@ -307,8 +307,8 @@ static void lev_from_layout(mgg_lev *L, const hr_grid_layout *l)
 /* ------------------------------------------------------------------ the right-hand side */
 
 /* Lines [line0, line0 + lines) of f (x fastest, no padding; line = y row, then z plane) into
- * the padded solution level (dst: its point (0, 0, 0)) as h^2 f, the product and its rounding the host's (hri_grid_set3
- * of h * h * f). */
+ * the padded solution level (dst: its point (0, 0, 0)) as h^2 f, the product and its rounding
+ * the host's (hri_grid_set3 of h * h * f). */
 template <typename T>
 __global__ void mgg_rhs_lines(T *dst, const double *src, long long line0, long long lines, int nx, int ny,
                               int dim, long long pitch, long long plane, double h2)
@@ -331,6 +331,8 @@ enum { MGG_UP_SLOTS = 4 };
  * the host threads fill while the device copies and places the previous ones. */
 typedef struct rhs_upload {
     mg_gpu *g;
+    const mgg_lev *S; /* the solution level, elements of es bytes */
+    size_t es;
     const double *f;
     long long lines, per; /* lines in all, lines per chunk */
     int nx;
@@ -344,8 +346,7 @@ static void upload_job(void *ctx, int tid, int nt)
 {
     rhs_upload *u = (rhs_upload *)ctx;
     mg_gpu *g = u->g;
-    const mgg_lev *S = g->s.mode == MG_GPU_DIRECT ? &g->lev[0] : &g->out;
-    const size_t es = g->s.mode == MG_GPU_DIRECT ? g->s.esize : 8;
+    const mgg_lev *S = u->S;
     if (tid == 0) (void)cudaSetDevice(g->dev);
     const long long chunks = (u->lines + u->per - 1) / u->per;
     for (long long c = 0; c < chunks; c++) {
@@ -362,7 +363,7 @@ static void upload_job(void *ctx, int tid, int nt)
         cudaError_t e = cudaMemcpyAsync(u->dev[slot], u->pin[slot], n * sizeof(double), cudaMemcpyHostToDevice, g->st);
         if (e == cudaSuccess) {
             const unsigned blocks = (unsigned)((n + 255) / 256 < 4096 ? (n + 255) / 256 : 4096);
-            if (es == 8)
+            if (u->es == 8)
                 mgg_rhs_lines<double><<<blocks, 256, 0, g->st>>>((double *)S->hf, u->dev[slot], l0, nl, S->nx, S->ny,
                                                                  g->s.dim, S->pitch, S->plane, g->s.rhs_h2);
             else
@@ -377,12 +378,15 @@ static void upload_job(void *ctx, int tid, int nt)
 
 /* f from the caller's array onto the device (the solution level's right-hand side) through
  * pinned chunks: host threads copy a chunk while the device copies and places the last. */
-static hr_status upload_values(mg_gpu *g, size_t rhs_bytes)
+static hr_status upload_values(mg_gpu *g)
 {
-    const mgg_lev *S = g->s.mode == MG_GPU_DIRECT ? &g->lev[0] : &g->out;
+    const int direct = g->s.mode == MG_GPU_DIRECT;
+    const mgg_lev *S = direct ? &g->lev[0] : &g->out;
     rhs_upload u;
     memset(&u, 0, sizeof u);
     u.g = g;
+    u.S = S;
+    u.es = direct ? g->s.esize : 8;
     u.f = g->s.rhs_values;
     u.nx = S->nx;
     u.lines = (long long)S->ny * (g->s.dim == 3 ? S->nz : 1);
@@ -390,7 +394,7 @@ static hr_status upload_values(mg_gpu *g, size_t rhs_bytes)
     if (u.per < 1) u.per = 1;
     const size_t slot_bytes = (size_t)u.per * (size_t)S->nx * sizeof(double);
     hr_status st = HR_OK;
-    GCU(g, cudaMemsetAsync(g->d_rhs, 0, rhs_bytes, g->st)); /* ring and padding */
+    GCU(g, cudaMemsetAsync(g->d_rhs, 0, g->d_rhs_bytes, g->st)); /* ring and padding */
     for (int k = 0; k < MGG_UP_SLOTS && st == HR_OK; k++) {
         cudaError_t e = cudaMallocHost((void **)&u.pin[k], slot_bytes);
         if (e == cudaSuccess) e = cudaMalloc((void **)&u.dev[k], slot_bytes);
@@ -432,6 +436,7 @@ static hr_status build(mg_gpu *g, const hr_grid *rhs)
             if (rhs || s->rhs_values) {
                 GTRY(galloc(g, &L->hf, &l));
                 g->d_rhs = g->allocs[g->nalloc - 1];
+                g->d_rhs_bytes = g->alloc_bytes[g->nalloc - 1];
             } else {
                 L->si = s->spike.spike_i, L->sj = s->spike.spike_j, L->sk = s->spike.spike_k;
             }
@@ -463,6 +468,7 @@ static hr_status build(mg_gpu *g, const hr_grid *rhs)
         if (rhs || s->rhs_values) {
             GTRY(galloc(g, &O->hf, &l));
             g->d_rhs = g->allocs[g->nalloc - 1];
+            g->d_rhs_bytes = g->alloc_bytes[g->nalloc - 1];
         } else {
             O->si = s->spike.spike_i, O->sj = s->spike.spike_j, O->sk = s->spike.spike_k;
         }
@@ -472,12 +478,7 @@ static hr_status build(mg_gpu *g, const hr_grid *rhs)
     if (rhs)
         GCU(g, cudaStreamSynchronize(
                    cudaStreamLegacy)); /* legacy-stream copy done before the non-blocking streams read it */
-    if (!rhs && s->rhs_values) {
-        size_t bytes = 0;
-        for (int i = 0; i < g->nalloc; i++)
-            if (g->allocs[i] == g->d_rhs) bytes = g->alloc_bytes[i];
-        GTRY(upload_values(g, bytes));
-    }
+    if (!rhs && s->rhs_values) GTRY(upload_values(g));
     g->times.upload = hr_now() - t_up;
     if (g->nlev > 0) {
         GCU(g, cudaMalloc((void **)&g->d_levs, (size_t)g->nlev * sizeof(mgg_lev)));

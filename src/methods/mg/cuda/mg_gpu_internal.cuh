@@ -44,6 +44,7 @@ struct mg_gpu {
     size_t alloc_bytes[MGG_MAX_ALLOC];
     int nalloc;
     void *d_rhs;  /* the problem's h^2 f (kept across resets) */
+    size_t d_rhs_bytes;
     unsigned cur; /* bit l: level l's iterate is u[1] */
     double *d_part, *d_cgpart;
     mgg_scalars *d_sc, *h_sc;
