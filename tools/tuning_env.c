@@ -102,6 +102,9 @@ static const hr_knob knobs[] = {
     {"mg_gpu_march", "HETRELAX_MG_GPU_MARCH", HR_KNOB_LONG, F(mg_gpu_march), P_MG_MARCH, 0, 0, 0, "POINTS",
      "1000000", "multigrid GPU: one-pass red-black marches on levels of at least this many points (0: never)",
      "mg", 0},
+    {"mg_gpu_fuse", "HETRELAX_MG_GPU_FUSE", HR_KNOB_LONG, F(mg_gpu_fuse), P_MG_MARCH, 0, 0, 0, "POINTS",
+     "1000000 (fp64), 30000000 (fp32)", "multigrid GPU, 2-D: red-black sweeps fused into one pass on levels of at least this many points (0: never)",
+     "mg", 0},
     {"mg_gpu_async_local", "HETRELAX_MG_GPU_ASYNC_LOCAL", HR_KNOB_INT, F(mg_gpu_async_local), P_INT_ATOI, 0,
      1 << 20, 0, "N", "2", "multigrid GPU, smoother async3: local red-black sweeps per pass", "mg", 0},
     /* sparse methods on GPUs */

@@ -170,6 +170,8 @@ typedef struct hr_tuning {
     int mg_gpu_rb;          /* 2: red-black smoothing in two passes (0: one pass) */
     long mg_gpu_march;      /* one-pass red-black marches on levels of >= this many points (0: the
                                default, 1e6; -1: never) */
+    long mg_gpu_fuse;       /* 2-D: red-black sweeps (and the prolongation before them) fused into one
+                               pass on levels of >= this many points (0: the default, 1e6 in fp64, 3e7 in fp32; -1: never) */
     int mg_gpu_async_local; /* smoother async: local red-black sweeps per pass (0: 2) */
     /* sparse methods on GPUs (hr_sparse_options) */
     int sparse_streams;       /* async: streams per GPU, 1..32 (0: 1) */

@@ -43,6 +43,7 @@ hr_status hri_tuning_validate(const hr_tuning *t, char *why, size_t ws)
         {"mg_gpu_nograph", t->mg_gpu_nograph, -1, 1},
         {"mg_gpu_rb", t->mg_gpu_rb, 0, 2},
         {"mg_gpu_march", t->mg_gpu_march, -1, 1L << 40},
+        {"mg_gpu_fuse", t->mg_gpu_fuse, -1, 1L << 40},
         {"mg_gpu_async_local", t->mg_gpu_async_local, 0, 1 << 20},
         {"sparse_streams", t->sparse_streams, 0, 32},
         {"sparse_graph", t->sparse_graph, -1, 4096},

@@ -139,6 +139,7 @@ static hr_status create_gpu(hr_mg *m)
     s.no_graph = hr_tune_on(tu->mg_gpu_nograph, 0);
     s.rb_passes = tu->mg_gpu_rb == 2 ? 2 : 1;
     s.march_points = tu->mg_gpu_march;      /* 0: the default, -1: never, N: levels of >= N points */
+    s.fuse_points = tu->mg_gpu_fuse;        /* the same */
     s.async_local = tu->mg_gpu_async_local; /* async3: local sweeps per pass */
     s.hugepages = hr_tune_on(tu->hugepages, 0);
     if (o->coarse_on == HR_MG_COARSE_ON_CPU && m->nlev > 1) {

@@ -100,13 +100,15 @@ static void test_bitwise_cycles_paths(void **state)
     (void)state;
     const hr_mg_cycle cy[4] = {HR_MG_CYCLE_V, HR_MG_CYCLE_W, HR_MG_CYCLE_F, HR_MG_CYCLE_FMG};
     const char *small[3] = {NULL, "1", "100000000"}; /* default, every level its own kernels, one block */
-    for (int path = 0; path < 4; path++) {
+    for (int path = 0; path < 6; path++) {
         mg_knobs.mg_gpu_small = path < 3 && small[path] ? atol(small[path]) : 0;
         mg_knobs.mg_gpu_nograph = path == 3 ? HR_TUNE_ON : 0;
         mg_knobs.mg_gpu_rb = path == 1 || path == 3 ? 2 : 0; /* red-black as two in-place colour passes */
         /* red-black per column pair (path 0: never marching), or marching on every big level
-         * (the default marches only from 10^6 points, more than these grids have) */
+         * (the default marches only from 10^6 points, more than these grids have); path 5:
+         * 2-D sweeps fused on every big level (path 4: not) */
         mg_knobs.mg_gpu_march = path == 0 ? -1 : 1;
+        mg_knobs.mg_gpu_fuse = path == 5 ? 1 : -1;
         for (int dim = 2; dim <= 3; dim++)
             for (int c = 0; c < 4; c++) {
                 hr_mg_options o = opts(dim, dim == 2 ? 127 : 31);
@@ -127,6 +129,7 @@ static void test_bitwise_cycles_paths(void **state)
     mg_knobs.mg_gpu_nograph = 0;
     mg_knobs.mg_gpu_rb = 0;
     mg_knobs.mg_gpu_march = 1;
+    mg_knobs.mg_gpu_fuse = 1;
 }
 
 /* Mixed precision: fp64 accuracy (1e-10), and bitwise the CPU's after fixed cycles (the
@@ -409,8 +412,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "no CUDA device (or no CUDA in this build): skipped (%s)\n", hr_mg_last_error());
         return 77;
     }
-    /* the marching red-black kernels on every big level (by default only from 10^6 points) */
+    /* the marching and fused red-black kernels on every big level (by default only from 10^6
+     * points) */
     mg_knobs.mg_gpu_march = 1;
+    mg_knobs.mg_gpu_fuse = 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bitwise_smoothers),
         cmocka_unit_test(test_bitwise_cycles_paths),

@@ -23,6 +23,7 @@ extern "C" {
 #include "runtime/cpu/team.h"
 }
 #include "methods/mg/cuda/mg_gpu_async.cuh"
+#include "methods/mg/cuda/mg_gpu_fused.cuh"
 #include "methods/mg/cuda/mg_gpu_internal.cuh"
 #include "methods/mg/cuda/mg_gpu_march.cuh"
 #include "methods/mg/cuda/mg_gpu_outer.cuh"
@@ -50,8 +51,36 @@ static dim3 level_block(int ex)
     return dim3(bx, 256 / bx, 1);
 }
 
+/* Fused red-black smoothing (OPK_RBF, 2-D): one kernel per combination of its flags. */
+template <typename T, int NS> static void launch_rbf_ns(mg_gpu *g, const mgg_op &o)
+{
+    const mgg_lev &L = g->lev[o.lev], &C = g->lev[o.lev + 1 < g->nlev ? o.lev + 1 : o.lev];
+    const int bx = (L.nx + MGG_RBF_OWN - 1) / MGG_RBF_OWN;
+    int rows = MGG_RBF_ROWS; /* halved (to 16) while the level gives too few blocks */
+    while (rows > 16 && (long)bx * ((L.ny + rows - 1) / rows) < MGG_RBF_BLOCKS)
+        rows /= 2;
+    const dim3 grid(bx, (L.ny + rows - 1) / rows);
+    const bool z = o.x != 0.0, pro = (o.e & MGG_RBF_PRO) != 0, out = (o.e & MGG_RBF_OUT) != 0;
+    if (z && out)
+        mgg_rbf2_kernel<T, NS, true, false, true><<<grid, MGG_RBF_THREADS, 0, g->st>>>(o, L, C, g->out, rows);
+    else if (z)
+        mgg_rbf2_kernel<T, NS, true, false, false><<<grid, MGG_RBF_THREADS, 0, g->st>>>(o, L, C, g->out, rows);
+    else if (pro && out)
+        mgg_rbf2_kernel<T, NS, false, true, true><<<grid, MGG_RBF_THREADS, 0, g->st>>>(o, L, C, g->out, rows);
+    else if (pro)
+        mgg_rbf2_kernel<T, NS, false, true, false><<<grid, MGG_RBF_THREADS, 0, g->st>>>(o, L, C, g->out, rows);
+    else if (out)
+        mgg_rbf2_kernel<T, NS, false, false, true><<<grid, MGG_RBF_THREADS, 0, g->st>>>(o, L, C, g->out, rows);
+    else
+        mgg_rbf2_kernel<T, NS, false, false, false><<<grid, MGG_RBF_THREADS, 0, g->st>>>(o, L, C, g->out, rows);
+}
+
 template <typename T, int D> static void launch_level(mg_gpu *g, const mgg_op &o)
 {
+    if (o.kind == OPK_RBF) { /* recorded on 2-D levels only */
+        if (D == 2) (o.e & MGG_RBF_TWO) ? launch_rbf_ns<T, 2>(g, o) : launch_rbf_ns<T, 1>(g, o);
+        return;
+    }
     const mgg_lev &L = g->lev[o.lev];
     const mgg_lev &C = o.kind == OPK_RESTRICT || o.kind == OPK_PROLONG ? g->lev[o.lev + 1]
                        : o.kind == OPK_RB_OUT                          ? g->out
@@ -573,6 +602,7 @@ extern "C" hr_status hri_mg_gpu_create(const mg_gpu_setup *s, mg_gpu **out, char
     g->s.rhs = NULL;
     if (g->s.small_points <= 0) g->s.small_points = s->dim == 3 ? 512 : 1024;
     if (g->s.march_points == 0) g->s.march_points = MGG_MARCH_POINTS;
+    if (g->s.fuse_points == 0) g->s.fuse_points = g->s.esize == 8 ? MGG_FUSE_POINTS_FP64 : MGG_FUSE_POINTS_FP32;
     if (g->s.async_local <= 0) g->s.async_local = 2;
     if (g->s.cpu_level >= s->nlev) g->s.cpu_level = 0;
     g->nlev = s->nlev;

@@ -41,6 +41,10 @@ enum {
                      * value), c = 1: cp = */
     OPK_ASYNC,      /* u[a] in place: tiles relaxed by b local red-black sweeps, colour c first
                      * (the asynchronous smoother, mg_gpu_async.cuh; big levels only) */
+    OPK_RBF,        /* u[a] -> u[a ^ 1]: one or two red-black sweeps in one pass (mg_gpu_fused.cuh),
+                     * colour b first; x != 0: u[a] is zero; e: MGG_RBF_* (a second sweep and its
+                     * first colour, a prolongation added on the way in, the result to the outer
+                     * level as OPK_RB_OUT puts it: c, y as there) */
     OPK_HIER_END,
     /* the fp64 outer level (mixed precision, CG): always per-level kernels */
     /* x: a power of two that keeps the vectors in range (mg_range_scale; 1: none) */
@@ -69,8 +73,18 @@ enum {
 };
 
 struct mgg_op {
-    int kind, lev, a, b, c;
+    int kind, lev, a, b, c, e;
     double x, y;
+};
+
+/* OPK_RBF's flags (mgg_op.e) */
+enum {
+    MGG_RBF_TWO = 1,  /* two sweeps */
+    MGG_RBF_C2 = 2,   /* the second sweep starts with colour 1 (else 0) */
+    MGG_RBF_PRO = 4,  /* u[a] (+)= P (level+1 u[MGG_RBF_CBUF ? 1 : 0]) first, as OPK_PROLONG */
+    MGG_RBF_ADD = 8,  /* the prolongation adds */
+    MGG_RBF_CBUF = 16,
+    MGG_RBF_OUT = 32 /* the last sweep's values to the outer level (OPK_RB_OUT) */
 };
 
 /* CG scalars and the last check, on the device (the host reads them after a check): chk
@@ -272,6 +286,56 @@ __device__ __forceinline__ T mgg_restrict_at(const mgg_lev &L, const T *u, int I
     return (T)(1.0 / 16.0) * acc;
 }
 
+/* The prolongation at fine point (i, j, k) from coarse grid c of level C (mg prolong's sums in
+ * its order), in two steps so that a kernel can load early and add late: the coarse values
+ * it takes, cv[(a * 2 + b) * 2 + t] for coarse plane (k >> 1) + a, row (i >> 1) + b and column
+ * (j >> 1) + t (0 where not taken), then their weighted sum. */
+template <typename T, int D>
+__device__ __forceinline__ void mgg_prolong_load(const mgg_lev &C, const T *c, int i, int j, int k, T *cv)
+{
+    const int nk = D == 3 && (k & 1) ? 2 : 1, ni = (i & 1) ? 2 : 1, J0 = j >> 1;
+#pragma unroll
+    for (int t = 0; t < 2; t++) {
+        const int J = J0 + t;
+        const bool none = J == 0 || (t == 1 && !(j & 1)); /* column 0: the CPU loop's literal zero */
+#pragma unroll
+        for (int a = 0; a < 2; a++)
+#pragma unroll
+            for (int b = 0; b < 2; b++)
+                cv[(a * 2 + b) * 2 + t] = !none && a < nk && b < ni
+                                              ? c[MGG_AT(C, (i >> 1) + b, J, D == 3 ? (k >> 1) + a : 0)]
+                                              : (T)0;
+    }
+}
+
+template <typename T, int D> __device__ __forceinline__ T mgg_prolong_v(const T *cv, int i, int j, int k)
+{
+    const int nk = D == 3 && (k & 1) ? 2 : 1, ni = (i & 1) ? 2 : 1, J0 = j >> 1;
+    const T wt = (T)(1.0 / (double)(nk * ni));
+    T s[2];
+#pragma unroll
+    for (int t = 0; t < 2; t++) {
+        const int J = J0 + t;
+        T acc = (T)0;
+        if (!(J == 0 || (t == 1 && !(j & 1))))
+#pragma unroll
+            for (int a = 0; a < 2; a++)
+#pragma unroll
+                for (int b = 0; b < 2; b++)
+                    if (a < nk && b < ni) acc += wt * cv[(a * 2 + b) * 2 + t];
+        s[t] = acc;
+    }
+    return (j & 1) ? (T)0.5 * (s[0] + s[1]) : s[0];
+}
+
+template <typename T, int D>
+__device__ __forceinline__ T mgg_prolong_at(const mgg_lev &C, const T *c, int i, int j, int k)
+{
+    T cv[8];
+    mgg_prolong_load<T, D>(C, c, i, j, k, cv);
+    return mgg_prolong_v<T, D>(cv, i, j, k);
+}
+
 /* Iteration space of a hierarchy operator: (ex, ey, ez) from 0-based (ix, iy, iz). */
 __host__ __device__ inline void mgg_extent(const mgg_op &o, const mgg_lev &L, const mgg_lev &C, int *ex,
                                            int *ey, int *ez)
@@ -354,28 +418,8 @@ __device__ __forceinline__ void mgg_point(const mgg_op &o, const mgg_lev &L, con
     } else if (K == OPK_ZERO) {
         ((T *)MGG_BUF(L, o.a))[MGG_AT(L, i, ix + 1, k)] = (T)0;
     } else if (K == OPK_PROLONG) {
-        /* fine point (i, j, k) from the coarse rows it lies between (mg prolong) */
         const int j = ix + 1;
-        const T *c = (const T *)MGG_BUF(C, o.b);
-        const int nk = D == 3 && (k & 1) ? 2 : 1, ni = (i & 1) ? 2 : 1;
-        const T wt = (T)(1.0 / (double)(nk * ni));
-        T s[2];
-        const int J0 = j >> 1;
-        for (int t = 0; t < 2; t++) {
-            const int J = J0 + t;
-            T acc = (T)0;
-            if (J == 0 || (t == 1 && !(j & 1))) { /* column 0 is the literal zero of the CPU loop */
-                s[t] = acc;
-                continue;
-            }
-            for (int a = 0; a < nk; a++)
-                for (int b = 0; b < ni; b++) {
-                    const int kc = D == 3 ? (k >> 1) + a : 0, ic = (i >> 1) + b;
-                    acc += wt * c[MGG_AT(C, ic, J, kc)];
-                }
-            s[t] = acc;
-        }
-        const T val = (j & 1) ? (T)0.5 * (s[0] + s[1]) : s[0];
+        const T val = mgg_prolong_at<T, D>(C, (const T *)MGG_BUF(C, o.b), i, j, k);
         T *f = (T *)MGG_BUF(L, o.a);
         const size_t x = MGG_AT(L, i, j, k);
         f[x] = o.c ? f[x] + val : val;

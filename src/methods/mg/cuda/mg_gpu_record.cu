@@ -2,10 +2,11 @@
  * Multigrid on the GPU: the recorder. It walks the cycle's recursion (mg_walk.h: V, W, F,
  * the FMG pass) over recording level operations, and the steps of mg_solve.c (the defect
  * correction, a CG iteration, the CG start), and writes the operators of one iteration into
- * g->ops, tracking which of each level's two buffers holds the iterate. Two rewrites keep the
- * arithmetic and save passes: the cycle's last level-0 red-black sweep writes straight into
- * the fp64 outer level, and a sweep that starts from a freshly zeroed iterate reads no
- * iterate (its zeroing is dropped).
+ * g->ops, tracking which of each level's two buffers holds the iterate. Three rewrites keep
+ * the arithmetic and save passes: the cycle's last level-0 red-black sweep writes straight
+ * into the fp64 outer level, a sweep that starts from a freshly zeroed iterate reads no
+ * iterate (its zeroing is dropped), and on big 2-D levels two red-black sweeps, and the
+ * prolongation before them, are one pass (OPK_RBF).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +29,7 @@ static void append(mg_gpu *g, mgg_op o)
 static void zero_needed(mg_gpu *g, int l)
 {
     if (g->zpend[l] == -2) {
-        mgg_op z = {OPK_ZERO, l, cur_of(g, l), 0, 0, 0.0, 0.0};
+        mgg_op z = {OPK_ZERO, l, cur_of(g, l), 0, 0, 0, 0.0, 0.0};
         append(g, z);
     }
     g->zpend[l] = -1;
@@ -39,8 +40,8 @@ static void zero_needed(mg_gpu *g, int l)
  * sweep's output replaces it). */
 static void rec(mg_gpu *g, int kind, int lev, int a, int b, int c, double x, double y)
 {
-    mgg_op o = {kind, lev, a, b, c, x, y};
-    if (kind == OPK_RB && g->zpend[lev] != -1) {
+    mgg_op o = {kind, lev, a, b, c, 0, x, y};
+    if ((kind == OPK_RB || kind == OPK_RBF) && g->zpend[lev] != -1) {
         const int p = g->zpend[lev];
         if (p >= 0 && g->ops[p].kind == OPK_RESTRICT) g->ops[p].c = 1;
         if (p >= 0 && g->ops[p].kind == OPK_TO_L0) g->ops[p].b = 1;
@@ -75,14 +76,36 @@ static void rec_jacobi(void *ctx, int l)
     rec_sweep(g, l, g->s.omega);
 }
 
+/* Red-black on level l fused across sweeps (OPK_RBF): 2-D levels of at least fuse_points
+ * points that run their own kernels. */
+static int fusable(const mg_gpu *g, int l)
+{
+    const mgg_lev *L = &g->lev[l];
+    return g->s.dim == 2 && l < g->first_small && g->s.fuse_points > 0 &&
+           (long)L->nx * L->ny >= g->s.fuse_points;
+}
+
 static void rec_redblack(void *ctx, int l, int c1)
 {
     mg_gpu *g = (mg_gpu *)ctx;
+    mgg_op *last = g->nops ? &g->ops[g->nops - 1] : NULL;
     if (g->s.rb_passes == 2) {
         rec(g, OPK_RB_HALF, l, cur_of(g, l), c1, 0, 0.0, 0.0);
         rec(g, OPK_RB_HALF, l, cur_of(g, l), 1 - c1, 0, 0.0, 0.0);
-    } else {
+    } else if (!fusable(g, l)) {
         rec(g, OPK_RB, l, cur_of(g, l), c1, 0, 0.0, 0.0);
+        flip(g, l);
+    } else if (last && last->lev == l && last->kind == OPK_RBF && !(last->e & MGG_RBF_TWO)) {
+        /* the second sweep joins the first: read u[a], written into u[a ^ 1] once (no flip) */
+        last->e |= MGG_RBF_TWO | (c1 ? MGG_RBF_C2 : 0);
+    } else if (last && last->lev == l && last->kind == OPK_PROLONG && last->a == cur_of(g, l)) {
+        /* the prolongation is added as the rows come in (u[a] itself is not written) */
+        const int cbuf = last->b, add = last->c;
+        *last = mgg_op{OPK_RBF, l, cur_of(g, l), c1, 0, MGG_RBF_PRO | (add ? MGG_RBF_ADD : 0) | (cbuf ? MGG_RBF_CBUF : 0),
+                       0.0, 0.0};
+        flip(g, l);
+    } else {
+        rec(g, OPK_RBF, l, cur_of(g, l), c1, 0, 0.0, 0.0);
         flip(g, l);
     }
 }
@@ -208,17 +231,20 @@ static void rec_precondition(mg_gpu *g)
     rec(g, OPK_FROM_L0, 0, cur_of(g, 0), 0, 1, 1.0, 0.0);
 }
 
-/* A one-pass red-black sweep of (big) level 0 followed by the hand-over to the outer level
+/* A one-pass (or fused) red-black sweep of (big) level 0 followed by the hand-over to the outer level
  * becomes one kernel: the sweep's values go straight to the fp64 grid (the fp32 iterate is
  * not written; nothing reads it before the next check zeroes it). */
 static void fuse_last_sweep(mg_gpu *g)
 {
     for (int n = 1; n < g->nops; n++) {
         mgg_op *rb = &g->ops[n - 1], *from = &g->ops[n];
-        if (from->kind != OPK_FROM_L0 || rb->kind != OPK_RB || rb->lev != 0 || g->first_small == 0 ||
-            (rb->a ^ 1) != from->a)
+        if (from->kind != OPK_FROM_L0 || (rb->kind != OPK_RB && rb->kind != OPK_RBF) || rb->lev != 0 ||
+            g->first_small == 0 || (rb->a ^ 1) != from->a)
             continue;
-        rb->kind = OPK_RB_OUT;
+        if (rb->kind == OPK_RBF)
+            rb->e |= MGG_RBF_OUT;
+        else
+            rb->kind = OPK_RB_OUT;
         rb->c = from->c;
         rb->y = from->b ? from->x : 0.0; /* adding: the correction's factor (1 / the defect's scale) */
         memmove(from, from + 1, (size_t)(g->nops - n - 1) * sizeof *from);

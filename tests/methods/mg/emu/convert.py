@@ -19,8 +19,9 @@ def launch(m):
     name, cfg, args = m.group(1), m.group(2), m.group(3)
     parts = [p.strip() for p in cfg.split(',')]
     # one thread: the one-block kernel runs its operators in order, the asynchronous
-    # smoother its strided tile loops (both correct with any block size)
-    block = '1' if 'mgg_small_kernel' in name or 'mgg_async_kernel' in name else parts[1]
+    # smoother and the fused red-black march their strided loops (correct with any block
+    # size; their barriers are no-ops here)
+    block = '1' if any(k in name for k in ('mgg_small_kernel', 'mgg_async_kernel', 'mgg_rbf2_kernel')) else parts[1]
     return 'emu_launch(dim3(%s), dim3(%s), [=]() { %s(%s); });' % (parts[0], block, name, args)
 
 

@@ -15,6 +15,7 @@
 #include <functional>
 #include <vector>
 using std::min;
+using std::max;
 using std::sqrt;
 
 struct dim3 {
