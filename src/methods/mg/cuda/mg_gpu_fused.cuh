@@ -47,16 +47,6 @@
 #define MGG_RBF_RING 8 /* rows R - 5 .. R + K - 1 are held; a power of two */
 #endif
 
-/* The Jacobi value from the neighbours and h^2 f held in shared memory: the *F form where the
- * level has an h^2 f grid or at the inline spike, else the plain form (mgg_jac_v's choice). */
-template <typename T>
-__device__ __forceinline__ T mgg_rbf_jac(const mgg_lev &L, T n, T s, T w, T e, T f, int i, int j)
-{
-    if (L.hf) return HR_JACOBI5F(T, n, s, w, e, f);
-    if (MGG_SPIKE(L, i, j, 0)) return HR_JACOBI5F(T, n, s, w, e, (T)HR_SPIKE_H2F);
-    return HR_JACOBI5(T, n, s, w, e);
-}
-
 /* The values one step brings in: K rows of the thread's columns, as loaded. */
 template <typename T, bool PRO> struct mgg_rbf_in {
     T u[MGG_RBF_K][MGG_RBF_PER], f[MGG_RBF_K][MGG_RBF_PER];
@@ -160,7 +150,8 @@ __global__ void __launch_bounds__(MGG_RBF_THREADS)
                      * block's own columns) */
                     const int jl = 2 * (tid + q * MGG_RBF_BLOCKDIM) + off;
                     if (off ? upd[1][q] : upd[0][q])
-                        row[jl] = mgg_rbf_jac<T>(L, up[jl], dn[jl], row[jl - 1], row[jl + 1], fr[jl], r, j0 + jl);
+                        row[jl] = mgg_jac_f<T, 2>(L, up[jl], dn[jl], row[jl - 1], row[jl + 1], (T)0, (T)0, fr[jl], r,
+                                                  j0 + jl, 0);
                 }
             }
             __syncthreads();

@@ -100,22 +100,31 @@ struct mgg_scalars {
 #define MGG_AT(L, i, j, k)    ((size_t)(k) * (size_t)(L).plane + (size_t)(i) * (size_t)(L).pitch + (size_t)(j))
 #define MGG_SPIKE(L, i, j, k) (!(L).hf && (i) == (L).si && (j) == (L).sj && (k) == (L).sk)
 
-/* The Jacobi value at point x = (i, j, k) from its neighbours' values: the h^2 f grid, the
- * inline spike (the *F form with 1) or a zero right-hand side (the plain form), as the region
- * sweep and hri_mg_redblack write it (dn, up: 3-D only). */
+/* The Jacobi value at point (i, j, k) from its neighbours' values and f, the point's h^2 f
+ * where the level has an h^2 f grid: the *F form with f there, with 1 at the inline spike,
+ * else (a zero right-hand side) the plain form, as the region sweep and hri_mg_redblack write
+ * it (dn, up: 3-D only). */
+template <typename T, int D>
+__device__ __forceinline__ T mgg_jac_f(const mgg_lev &L, T n, T s, T w, T e, T dn, T up, T f, int i, int j,
+                                       int k)
+{
+    if (D == 3) {
+        if (L.hf) return HR_JACOBI7F(T, w, e, n, s, dn, up, f);
+        if (MGG_SPIKE(L, i, j, k)) return HR_JACOBI7F(T, w, e, n, s, dn, up, (T)HR_SPIKE_H2F);
+        return HR_JACOBI7(T, w, e, n, s, dn, up);
+    }
+    if (L.hf) return HR_JACOBI5F(T, n, s, w, e, f);
+    if (MGG_SPIKE(L, i, j, k)) return HR_JACOBI5F(T, n, s, w, e, (T)HR_SPIKE_H2F);
+    return HR_JACOBI5(T, n, s, w, e);
+}
+
+/* The same at point x of the level, h^2 f read from its grid. */
 template <typename T, int D>
 __device__ __forceinline__ T mgg_jac_v(const mgg_lev &L, T n, T s, T w, T e, T dn, T up, size_t x, int i,
                                        int j, int k)
 {
     const T *hf = (const T *)L.hf;
-    if (D == 3) {
-        if (hf) return HR_JACOBI7F(T, w, e, n, s, dn, up, hf[x]);
-        if (MGG_SPIKE(L, i, j, k)) return HR_JACOBI7F(T, w, e, n, s, dn, up, (T)HR_SPIKE_H2F);
-        return HR_JACOBI7(T, w, e, n, s, dn, up);
-    }
-    if (hf) return HR_JACOBI5F(T, n, s, w, e, hf[x]);
-    if (MGG_SPIKE(L, i, j, k)) return HR_JACOBI5F(T, n, s, w, e, (T)HR_SPIKE_H2F);
-    return HR_JACOBI5(T, n, s, w, e);
+    return mgg_jac_f<T, D>(L, n, s, w, e, dn, up, hf ? hf[x] : (T)0, i, j, k);
 }
 
 /* The Jacobi value at x from grid u. */
