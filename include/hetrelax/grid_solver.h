@@ -144,7 +144,8 @@ HR_API hr_status hr_grid_solver_create(const hr_problem *p, const hr_grid_option
  *  Solves once. `rhs`: f at every unknown (the grid array layout, fp64), or NULL for the
  *  problem's right-hand side; `x0`: the initial guess, or NULL for the problem's. Every solve
  *  starts afresh (iterations count from 0); the arrays are read during the call only. A new
- *  f is taken in place where the engine can (multigrid and CG on the CPU), else by setting
+ *  f is taken in place where the engine can (multigrid and CG: on the CPU, and on the GPU
+ *  when the engine keeps an array for f), else by setting
  *  the engine up again (its time in res->time_setup_s); a new x0 likewise (relaxation: in
  *  place for the deterministic kernels). mg, cg and mgcg start from a zero guess only so far
  *  (another x0: HR_ERR_UNSUPPORTED). Fills `res` (may be NULL).
@@ -152,6 +153,30 @@ HR_API hr_status hr_grid_solver_create(const hr_problem *p, const hr_grid_option
  *  or an error with the handle's message; HR_ERR_INVALID_ARG during a solve of the handle (a
  *  call from its own monitor or another thread). */
 HR_API hr_status hr_grid_solver_solve(hr_grid_solver *s, const double *rhs, const double *x0, hr_result *res);
+
+/* Arrays in the GPU's memory, for hr_grid_solver_solve_device. */
+typedef struct hr_device_arrays {
+    hr_precision prec; /* the element type of rhs, x0 and x: HR_PREC_DOUBLE (or DEFAULT) or SINGLE */
+    const void *rhs;   /* f at every unknown (the grid array layout), or NULL: the problem's */
+    const void *x0;    /* the initial guess, or NULL: the problem's */
+    void *x;           /* where the solution goes (the grid array layout), or NULL: nowhere */
+    void *stream;      /* a cudaStream_t whose work so far the call waits for before it reads rhs
+                          and x0 (NULL: the legacy default stream) */
+} hr_device_arrays;
+
+/*! hr_grid_solver_solve_device() :
+ *  hr_grid_solver_solve with the arrays in the memory of the handle's GPU (device or managed
+ *  memory; CUDA array interface pointers), never copied through the host: f is formed into the
+ *  engine's right-hand side and the solution written into a->x by kernels on the GPU. The
+ *  same iterates, bit for bit, as hr_grid_solver_solve with the same values in host arrays.
+ *  Runs where the engine lives on one GPU of this process: mg, cg and mgcg on the model
+ *  problem, and every method of the general-problem engine (backend gpu, gpus 1). Elsewhere
+ *  HR_ERR_UNSUPPORTED naming what runs. The call returns when a->x is written. The first
+ *  device solve of a handle whose problem has no right-hand side array (zero, spike)
+ *  sets its multigrid engine up again with room for one (time_setup_s says so).
+ *  @return as hr_grid_solver_solve; HR_ERR_INVALID_ARG for a pointer that is not memory of
+ *  the handle's GPU or a precision other than single or double. */
+HR_API hr_status hr_grid_solver_solve_device(hr_grid_solver *s, const hr_device_arrays *a, hr_result *res);
 
 /*! hr_grid_solver_solution() :
  *  The last solve's solution (before any solve: the initial guess) into dst, `count` >=

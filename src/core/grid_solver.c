@@ -569,7 +569,7 @@ hr_status hri_gs_take_rhs(hr_grid_solver *s, const double *rhs)
 
 int hri_gs_same_rhs(const hr_grid_solver *s, const double *rhs)
 {
-    if (!s->eng_has_rhs) return 0;
+    if (!s->eng_has_rhs || s->eng_rhs_device) return 0;
     for (size_t i = 0; i < s->count; i++) {
         const double v = s->rhs_scale == 1.0 ? rhs[i] : rhs[i] * s->rhs_scale;
         if (memcmp(&v, &s->eng_rhs[i], sizeof v) != 0) return 0; /* bits: -0 and NaN too */
@@ -734,7 +734,7 @@ static void relax_release(hr_grid_solver *s)
 }
 
 static const hr_gs_ops relax_ops = {"solver",      relax_solve,        relax_solution,
-                                    relax_history, relax_request_stop, relax_release};
+                                    relax_history, relax_request_stop, relax_release, NULL};
 
 static hr_status relax_create(hr_grid_solver *s)
 {
@@ -803,27 +803,38 @@ static void mg_options(hr_grid_solver *s)
     }
 }
 
-/* Sets the engine up (again) with f = rhs (scaled; NULL: the problem's). */
-static hr_status mg_setup(hr_grid_solver *s, const double *rhs)
+/* Sets the engine up (again) with f = rhs (scaled; NULL: the problem's; slot: a zero f in an
+ * array that a device solve fills). */
+static hr_status mg_setup_as(hr_grid_solver *s, const double *rhs, int slot)
 {
     hr_mg_options mo = s->mo;
     if (rhs) {
         mo.rhs = HR_RHS_ARRAY;
         mo.rhs_values = rhs;
+    } else if (slot) {
+        mo.rhs = HR_RHS_ZERO;
     }
     hr_mg *old = s->engine, *m = NULL;
     s->engine = NULL;
     hr_mg_free(old);
     saved_error keep;
     save_error(&keep);
-    const hr_status st = hr_mg_create(&mo, &m);
+    const hr_status st = slot ? hri_mg_create_slot(&mo, &m) : hr_mg_create(&mo, &m);
     if (st != HR_OK) hri_gs_set_error(s, "%s", hr_mg_last_error());
     restore_error(&keep);
     if (st != HR_OK) return st;
     s->engine = m;
-    s->eng_has_rhs = rhs != NULL;
+    s->eng_has_rhs = rhs != NULL || slot;
+    s->eng_rhs_device = 0;
     return HR_OK;
 }
+
+static hr_status mg_setup(hr_grid_solver *s, const double *rhs)
+{
+    return mg_setup_as(s, rhs, 0);
+}
+
+static hr_status mg_run(hr_grid_solver *s, hr_result *res);
 
 static hr_status mg_solve(hr_grid_solver *s, const double *rhs, const double *x0, hr_result *res)
 {
@@ -839,14 +850,57 @@ static hr_status mg_solve(hr_grid_solver *s, const double *rhs, const double *x0
     if (!m) {
         st = mg_setup(s, rhs ? s->eng_rhs : NULL);
     } else if (!same) {
-        /* in place where the engine holds an array on the host; else set up again */
-        if (want && hri_mgs_replace_rhs(m, want) == HR_OK)
+        /* in place where the engine holds an array for f (the CPU's copy, the GPU's level);
+         * else set up again */
+        if (want && hri_mgs_replace_rhs(m, want) == HR_OK) {
             s->eng_has_rhs = rhs != NULL;
-        else
+            s->eng_rhs_device = 0;
+        } else {
             st = mg_setup(s, rhs ? s->eng_rhs : NULL);
+        }
     }
     if (st != HR_OK) return st;
-    m = s->engine;
+    return mg_run(s, res);
+}
+
+static hr_status mg_solve_device(hr_grid_solver *s, const hr_device_arrays *a, hr_result *res)
+{
+    if (a->x0) {
+        hri_gs_set_error(s, "x0: %s starts from a zero guess so far", hr_method_name(s->o.method));
+        return HR_ERR_UNSUPPORTED;
+    }
+    const int single = a->prec == HR_PREC_SINGLE;
+    hr_status st = HR_OK;
+    if (a->rhs) {
+        st = s->engine ? hri_mgs_replace_rhs_device(s->engine, a->rhs, single, s->rhs_scale) : HR_ERR_UNSUPPORTED;
+        if (st == HR_ERR_UNSUPPORTED) { /* no array for f: set up again with one */
+            HR_TRY(mg_setup_as(s, NULL, 1));
+            st = hri_mgs_replace_rhs_device(s->engine, a->rhs, single, s->rhs_scale);
+        }
+        if (st != HR_OK) {
+            hri_gs_set_error(s, "rhs: %s", hr_mg_last_error());
+            return st;
+        }
+        s->eng_has_rhs = s->eng_rhs_device = 1;
+    } else if (s->eng_has_rhs || !s->engine) { /* back to the problem's f */
+        HR_TRY(mg_setup(s, NULL));
+    }
+    st = mg_run(s, res);
+    if ((st == HR_OK || st == HR_ERR_DIVERGED) && a->x) {
+        const hr_status cst = hri_mgs_solution_device(s->engine, a->x, single);
+        if (cst != HR_OK) {
+            hri_gs_set_error(s, "x: %s", hr_mg_last_error());
+            return cst;
+        }
+    }
+    return st;
+}
+
+/* One solve of the engine as it is set up. */
+static hr_status mg_run(hr_grid_solver *s, hr_result *res)
+{
+    hr_status st;
+    hr_mg *m = s->engine;
     s->hist.len = 0;
     hr_mg_result mr;
     memset(&mr, 0, sizeof mr);
@@ -917,7 +971,8 @@ static void mg_release(hr_grid_solver *s)
     s->engine = NULL;
 }
 
-static const hr_gs_ops mg_ops = {"mg", mg_solve, mg_solution, mg_history, mg_request_stop, mg_release};
+static const hr_gs_ops mg_ops = {"mg",       mg_solve,        mg_solution,   mg_history, mg_request_stop,
+                                 mg_release, mg_solve_device};
 
 static hr_status mg_create(hr_grid_solver *s)
 {
@@ -978,6 +1033,59 @@ hr_status hr_grid_solver_solve(hr_grid_solver *s, const double *rhs, const doubl
     const unsigned fp = hr_fp_flush_begin(s->info.flush_subnormals);
     const hr_status st = s->ops->solve(s, rhs, x0, res);
     hr_fp_flush_end(s->info.flush_subnormals, fp);
+    hri_gs_leave(s);
+    return st;
+}
+
+/* Every non-NULL pointer of `a` memory of the handle's GPU; the caller's stream waited for. */
+static hr_status check_device_arrays(hr_grid_solver *s, const hr_device_arrays *a)
+{
+    if (a->prec != HR_PREC_DEFAULT && a->prec != HR_PREC_DOUBLE && a->prec != HR_PREC_SINGLE) {
+        hri_gs_set_error(s, "prec: the device arrays hold single or double values");
+        return HR_ERR_INVALID_ARG;
+    }
+    const struct {
+        const char *name;
+        const void *p;
+    } arr[3] = {{"rhs", a->rhs}, {"x0", a->x0}, {"x", a->x}};
+    char why[160];
+    for (int i = 0; i < 3; i++) {
+        if (!arr[i].p) continue;
+        const hr_status st = hri_cuda_check_array(s->o.device, arr[i].p, why, sizeof why);
+        if (st != HR_OK) {
+            hri_gs_set_error(s, "%s: %s", arr[i].name, why);
+            return st;
+        }
+    }
+    const hr_status st = hri_cuda_wait_stream(a->stream, why, sizeof why);
+    if (st != HR_OK) hri_gs_set_error(s, "stream: %s", why);
+    return st;
+}
+
+hr_status hr_grid_solver_solve_device(hr_grid_solver *s, const hr_device_arrays *a, hr_result *res)
+{
+    if (!s) return HR_ERR_INVALID_ARG;
+    if (!a) {
+        hri_gs_set_error(s, "a: NULL (no arrays)");
+        return HR_ERR_INVALID_ARG;
+    }
+    if (s->backend != HR_BACKEND_GPU || s->info.gpus != 1 || s->mpi) {
+        hri_gs_set_error(s, "device arrays: this handle runs on %s%s (backend gpu with one GPU takes them)",
+                         hr_backend_name(s->backend), s->mpi ? " ranks" : s->info.gpus > 1 ? ", several GPUs" : "");
+        return HR_ERR_UNSUPPORTED;
+    }
+    if (!s->ops->solve_device) {
+        hri_gs_set_error(s,
+                         "device arrays: engine \"%s\" takes host arrays (hr_grid_solver_solve); device arrays "
+                         "reach mg, cg and mgcg on the model problem and every method of the general "
+                         "engine, on one GPU of this process",
+                         s->info.engine);
+        return HR_ERR_UNSUPPORTED;
+    }
+    if (!hri_gs_enter(s)) return HR_ERR_INVALID_ARG;
+    s->err[0] = '\0';
+    hr_status st = check_device_arrays(s, a);
+    if (st == HR_OK) st = s->ops->solve_device(s, a, res);
     hri_gs_leave(s);
     return st;
 }

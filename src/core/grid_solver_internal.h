@@ -22,6 +22,9 @@ typedef struct hr_gs_ops {
     size_t (*history)(const hr_grid_solver *s, const long **iters, const double **res);
     void (*request_stop)(hr_grid_solver *s); /* only stores (a signal handler may call it) */
     void (*release)(hr_grid_solver *s);      /* frees the engine (MPI: collective) */
+    /* one solve from arrays in the GPU's memory (hr_grid_solver_solve_device: pointers and
+     * precision checked, the caller's stream waited for); NULL: the engine takes host arrays only */
+    hr_status (*solve_device)(hr_grid_solver *s, const hr_device_arrays *a, hr_result *res);
 } hr_gs_ops;
 
 struct hr_grid_solver {
@@ -39,6 +42,7 @@ struct hr_grid_solver {
     hr_mg_options mo; /* mg, cg, mgcg: the engine's options (rhs_values set per set-up) */
     double *eng_rhs;  /* a solve's f, scaled (allocated once) */
     int eng_has_rhs;  /* the engine was set up with eng_rhs (0: with the problem's f) */
+    int eng_rhs_device; /* the engine holds f from device arrays (eng_rhs does not have it) */
     int fresh;        /* the engine's state is the problem's initial guess (no solve since set-up) */
     hr_history hist;  /* mg, cg, mgcg with keep_history */
     volatile sig_atomic_t stop;

@@ -29,6 +29,20 @@ hr_status hri_cuda_device_memory(int ordinal, size_t *free_bytes, size_t *total_
     return HR_ERR_UNSUPPORTED;
 }
 
+hr_status hri_cuda_check_array(int ordinal, const void *ptr, char *why, size_t why_size)
+{
+    (void)ordinal, (void)ptr;
+    if (why && why_size) snprintf(why, why_size, "this build has no CUDA support");
+    return HR_ERR_UNSUPPORTED;
+}
+
+hr_status hri_cuda_wait_stream(void *stream, char *why, size_t why_size)
+{
+    (void)stream;
+    if (why && why_size) snprintf(why, why_size, "this build has no CUDA support");
+    return HR_ERR_UNSUPPORTED;
+}
+
 hr_status hr_gpu_name(int ordinal, char *buf, size_t size)
 {
     (void)ordinal;

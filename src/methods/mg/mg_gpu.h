@@ -69,6 +69,8 @@ typedef struct mg_gpu_setup {
     /* --coarse-on cpu: levels cpu_level.. run on cpu_threads CPU threads (0: all on the GPU) */
     int cpu_level, cpu_threads;
     int hugepages; /* host grids advised for huge pages (hr_tuning.hugepages resolved) */
+    int rhs_slot;  /* no rhs or rhs_values (f = 0): keep an array for f all the same, zero until
+                      hri_mg_gpu_rhs_host / _device fill it */
 } mg_gpu_setup;
 
 /* Vectors that reach fp32 grids (mixed precision's defect, the CG vectors and the fp32
@@ -112,6 +114,14 @@ hr_status hri_mg_gpu_cg_rr(mg_gpu *g, double *rr);
 /* The solution level's grid into `host` (allocated here on first use: layout and precision
  * of the solution level). */
 hr_status hri_mg_gpu_download(mg_gpu *g, hr_grid *host);
+/* A new f into the solution level's right-hand side (as create forms it, times scale where
+ * scale != 1): from the host through the pinned chunks, or from device memory (single: fp32
+ * values). HR_ERR_UNSUPPORTED when the engine keeps no array for f (a spike or zero f
+ * created without rhs_slot). */
+hr_status hri_mg_gpu_rhs_host(mg_gpu *g, const double *f);
+hr_status hri_mg_gpu_rhs_device(mg_gpu *g, const void *f, int single, double scale);
+/* The solution level's unknowns into device memory dst (single: fp32), x fastest. */
+hr_status hri_mg_gpu_solution_device(mg_gpu *g, void *dst, int single);
 /* The last device error ("call failed at file:line: ..."). */
 const char *hri_mg_gpu_error(const mg_gpu *g);
 

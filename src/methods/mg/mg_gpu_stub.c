@@ -55,6 +55,24 @@ hr_status hri_mg_gpu_download(mg_gpu *g, hr_grid *host)
     return HR_ERR_UNSUPPORTED;
 }
 
+hr_status hri_mg_gpu_rhs_host(mg_gpu *g, const double *f)
+{
+    (void)g, (void)f;
+    return HR_ERR_UNSUPPORTED;
+}
+
+hr_status hri_mg_gpu_rhs_device(mg_gpu *g, const void *f, int single, double scale)
+{
+    (void)g, (void)f, (void)single, (void)scale;
+    return HR_ERR_UNSUPPORTED;
+}
+
+hr_status hri_mg_gpu_solution_device(mg_gpu *g, void *dst, int single)
+{
+    (void)g, (void)dst, (void)single;
+    return HR_ERR_UNSUPPORTED;
+}
+
 const char *hri_mg_gpu_error(const mg_gpu *g)
 {
     (void)g;

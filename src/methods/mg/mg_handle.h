@@ -34,6 +34,7 @@ struct hr_mg {
     hr_status gst;
     hr_grid host_sol;
     double *rhs_copy; /* the right-hand side array (o.rhs_values points here) */
+    int rhs_slot;     /* GPU, zero f: an array for f all the same (hri_mg_create_slot) */
     int reinit;       /* the next solve fills the levels again (a replaced right-hand side) */
 };
 
@@ -59,9 +60,17 @@ void hri_mgs_run_job(hr_mg *m, job *jb);
 double hri_mgs_true_residual(hr_mg *m, int want_r, double *bnorm, double *rmax);
 /* mg_solve.c: keeps the first device error (and its text for hr_mg_last_error) */
 void hri_mgs_gpu_failed(hr_mg *m, hr_status st);
-/* mg_solve.c: a new right-hand side array (nx*ny*nz values of f) for a CPU handle created with
- * an array: the next solve starts from it. HR_ERR_UNSUPPORTED for other handles (a GPU
- * handle holds its right-hand side on the device; spike, manufactured and zero have none). */
+/* mg_solve.c: a new right-hand side array (nx*ny*nz values of f) for a handle created with an
+ * array (or, on the GPU, with a slot for one): the next solve starts from it. On the CPU a
+ * copy; on the GPU an upload into the device's array. HR_ERR_UNSUPPORTED for other handles
+ * (spike, manufactured and zero have no array). */
 hr_status hri_mgs_replace_rhs(hr_mg *m, const double *values);
+/* The same from device memory (single: fp32 values), times scale (GPU handles). */
+hr_status hri_mgs_replace_rhs_device(hr_mg *m, const void *f, int single, double scale);
+/* The solution into device memory (single: fp32), x fastest (GPU handles). */
+hr_status hri_mgs_solution_device(hr_mg *m, void *dst, int single);
+/* hr_mg_create, and on the GPU with a zero right-hand side, an array for f all the same (zero
+ * until hri_mgs_replace_rhs or _device fills it). */
+hr_status hri_mg_create_slot(const hr_mg_options *o, hr_mg **out);
 
 #endif

@@ -161,9 +161,11 @@ static hr_status create_gpu(hr_mg *m)
         s.spike.spike_i = HR_SPIKE_INDEX(m->ny);
         s.spike.spike_j = HR_SPIKE_INDEX(m->nx);
         s.spike.spike_k = m->dim == 3 ? HR_SPIKE_INDEX(m->nz) : 0;
-    } else if (o->rhs == HR_RHS_ARRAY) {
-        /* the device forms h^2 f from the caller's f as it uploads it (no host copy) */
-        s.rhs_values = o->rhs_values;
+    } else if (o->rhs == HR_RHS_ARRAY || (o->rhs == HR_RHS_ZERO && m->rhs_slot)) {
+        /* the device forms h^2 f from the caller's f as it uploads it (no host copy); a slot
+         * for f keeps zeros until a solve's f replaces them */
+        s.rhs_values = o->rhs == HR_RHS_ARRAY ? o->rhs_values : NULL;
+        s.rhs_slot = o->rhs == HR_RHS_ZERO;
         s.rhs_h2 = m->h * m->h;
     } else if (o->rhs != HR_RHS_ZERO) {
         /* h^2 f in the solution level's precision, rounded as the CPU backend rounds it */
@@ -205,7 +207,19 @@ static double host_bytes(const hr_mg *m)
     return b;
 }
 
+static hr_status create(const hr_mg_options *o, int rhs_slot, hr_mg **out);
+
 hr_status hr_mg_create(const hr_mg_options *o, hr_mg **out)
+{
+    return create(o, 0, out);
+}
+
+hr_status hri_mg_create_slot(const hr_mg_options *o, hr_mg **out)
+{
+    return create(o, 1, out);
+}
+
+static hr_status create(const hr_mg_options *o, int rhs_slot, hr_mg **out)
 {
     last_error[0] = '\0';
     if (!out) {
@@ -225,6 +239,7 @@ hr_status hr_mg_create(const hr_mg_options *o, hr_mg **out)
     hr_mg *m = calloc(1, sizeof *m);
     if (!m) return HR_ERR_NO_MEMORY;
     m->o = *o;
+    m->rhs_slot = rhs_slot;
     /* HR_PREC_DEFAULT is double; from here on `o` is the handle's resolved copy */
     if (m->o.precision == HR_PREC_DEFAULT) m->o.precision = HR_PREC_DOUBLE;
     o = &m->o;
@@ -475,10 +490,31 @@ static hr_status solve_held(hr_mg *m, hr_mg_result *res)
 
 hr_status hri_mgs_replace_rhs(hr_mg *m, const double *values)
 {
-    if (m->gpu || !m->rhs_copy) return HR_ERR_UNSUPPORTED;
+    if (m->gpu) {
+        const hr_status st = hri_mg_gpu_rhs_host(m->gpu, values);
+        if (st != HR_OK && st != HR_ERR_UNSUPPORTED) hri_mgs_gpu_failed(m, st);
+        return st;
+    }
+    if (!m->rhs_copy) return HR_ERR_UNSUPPORTED;
     memcpy(m->rhs_copy, values, (size_t)m->nx * m->ny * m->nz * sizeof *m->rhs_copy);
     m->reinit = 1;
     return HR_OK;
+}
+
+hr_status hri_mgs_replace_rhs_device(hr_mg *m, const void *f, int single, double scale)
+{
+    if (!m->gpu) return HR_ERR_UNSUPPORTED;
+    const hr_status st = hri_mg_gpu_rhs_device(m->gpu, f, single, scale);
+    if (st != HR_OK && st != HR_ERR_UNSUPPORTED) hri_mgs_gpu_failed(m, st);
+    return st;
+}
+
+hr_status hri_mgs_solution_device(hr_mg *m, void *dst, int single)
+{
+    if (!m->gpu) return HR_ERR_UNSUPPORTED;
+    const hr_status st = hri_mg_gpu_solution_device(m->gpu, dst, single);
+    if (st != HR_OK) hri_mgs_gpu_failed(m, st);
+    return st;
 }
 
 hr_status hr_mg_solution(const hr_mg *m, double *dst, size_t count)

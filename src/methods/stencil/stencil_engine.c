@@ -44,6 +44,7 @@ typedef struct st_engine {
     int lo, hi;      /* this process's rows of the last axis (MPI ranks; else the whole axis) */
     size_t offset;   /* the grid array index of the slab's first unknown */
     double *lb, *lv; /* the singular projection's per-line sums */
+    double *b0;      /* device arrays: b with f = 0 (the boundary's part), made at the first use */
 } st_engine;
 
 static const hr_sgrid *grid(const st_engine *e)
@@ -53,37 +54,95 @@ static const hr_sgrid *grid(const st_engine *e)
 
 /* ------------------------------------------------------------------ the right-hand side */
 
-static hr_status take_rhs(st_engine *e, const double *f)
+/* The sums of two per-line arrays over every rank, line by line in order. */
+static void sum_lines2(const st_engine *e, double *s0, double *s1)
 {
     const hr_sgrid *g = grid(e);
     const size_t lines = (size_t)g->n[1] * g->n[2];
-    HR_TRY(hri_discretize_part_on(e->team, &e->p, e->lo, e->hi, f, NULL, e->hb, e->lb, e->lv));
-    memset(&e->si, 0, sizeof e->si);
-    if (hr_problem_is_singular(&e->p)) { /* the sums over every rank, line by line in order */
-        double bs = 0.0, vs = 0.0, nb = 0.0, nd = 0.0;
-        const hr_st_comm *c = e->ex.comm;
-        if (c) {
-            bs = c->sum(c->ctx, e->lb, lines);
-            vs = c->sum(c->ctx, e->lv, lines);
-        } else {
-            for (size_t l = 0; l < lines; l++)
-                bs += e->lb[l], vs += e->lv[l];
-        }
-        e->si.singular = 1;
-        hri_discretize_project(&e->p, e->lo, e->hi, bs, vs, e->hb, e->lb, e->lv, &e->si.rhs_shift);
-        if (c) {
-            nb = c->sum(c->ctx, e->lb, lines);
-            nd = c->sum(c->ctx, e->lv, lines);
-        } else {
-            for (size_t l = 0; l < lines; l++)
-                nb += e->lb[l], nd += e->lv[l];
-        }
-        e->si.rhs_projection = nb > 0.0 ? sqrt(nd / nb) : sqrt(nd);
+    const hr_st_comm *c = e->ex.comm;
+    double a = 0.0, b = 0.0;
+    if (c) {
+        a = c->sum(c->ctx, e->lb, lines);
+        b = c->sum(c->ctx, e->lv, lines);
+    } else {
+        for (size_t l = 0; l < lines; l++)
+            a += e->lb[l], b += e->lv[l];
     }
-    e->k->upload(&e->ex, g, e->b, e->hb);
-    e->b_is_problem = f == NULL;
+    *s0 = a, *s1 = b;
+}
+
+/* The projection's size from the per-line sums of b^2 and of what was removed, squared. */
+static void projection_size(st_engine *e)
+{
+    double nb, nd;
+    sum_lines2(e, &nb, &nd);
+    e->si.rhs_projection = nb > 0.0 ? sqrt(nd / nb) : sqrt(nd);
+}
+
+static void take_bnorm(st_engine *e, int is_problem)
+{
+    e->b_is_problem = is_problem;
     const double bb = e->k->dot(&e->ex, grid(e), e->b, e->b);
     e->bnorm = sqrt(bb);
+}
+
+static hr_status take_rhs(st_engine *e, const double *f)
+{
+    const hr_sgrid *g = grid(e);
+    HR_TRY(hri_discretize_part_on(e->team, &e->p, e->lo, e->hi, f, NULL, e->hb, e->lb, e->lv));
+    memset(&e->si, 0, sizeof e->si);
+    if (hr_problem_is_singular(&e->p)) {
+        double bs, vs;
+        sum_lines2(e, &bs, &vs);
+        e->si.singular = 1;
+        hri_discretize_project(&e->p, e->lo, e->hi, bs, vs, e->hb, e->lb, e->lv, &e->si.rhs_shift);
+        projection_size(e);
+    }
+    e->k->upload(&e->ex, g, e->b, e->hb);
+    take_bnorm(e, f == NULL);
+    return HR_OK;
+}
+
+/* The Neumann faces' halved cells (one process: the slab is the whole grid). */
+static hr_st_vol vol_of(const hr_problem *p)
+{
+    hr_st_vol v;
+    memset(&v, 0, sizeof v);
+    for (int a = 0; a < 3; a++) {
+        v.n[a] = a < p->dim ? p->n[a] : 1;
+        if (a >= p->dim || p->bc[2 * a].kind == HR_BC_PERIODIC) continue;
+        v.half_lo[a] = p->bc[2 * a].kind == HR_BC_NEUMANN;
+        v.half_hi[a] = p->bc[2 * a + 1].kind == HR_BC_NEUMANN;
+    }
+    return v;
+}
+
+/* b from the caller's f in device memory: b0 + vol f on the device (b0, the boundary's part,
+ * discretised on the host once), then the singular projection there with its sums read home. */
+static hr_status take_rhs_device(st_engine *e, const void *f, int single)
+{
+    const hr_sgrid *g = grid(e);
+    if (!e->b0) {
+        hr_problem pz = e->p;
+        pz.rhs = HR_RHS_ZERO;
+        pz.rhs_values = NULL;
+        HR_TRY(hri_discretize_part_on(e->team, &pz, e->lo, e->hi, NULL, NULL, e->hb, NULL, NULL));
+        if (!(e->b0 = e->k->alloc(&e->ex, g))) return HR_ERR_NO_MEMORY;
+        e->k->upload(&e->ex, g, e->b0, e->hb);
+    }
+    const hr_st_vol v = vol_of(&e->p);
+    memset(&e->si, 0, sizeof e->si);
+    const int singular = hr_problem_is_singular(&e->p);
+    e->k->rhs_in(&e->ex, g, &v, e->b, e->b0, f, single, singular ? e->lb : NULL, singular ? e->lv : NULL);
+    if (singular) {
+        double bs, vs;
+        sum_lines2(e, &bs, &vs);
+        e->si.singular = 1;
+        e->si.rhs_shift = bs / vs; /* per unit volume (hri_discretize_project) */
+        e->k->project(&e->ex, g, &v, e->b, e->si.rhs_shift, e->lb, e->lv);
+        projection_size(e);
+    }
+    take_bnorm(e, 0);
     return HR_OK;
 }
 
@@ -223,6 +282,8 @@ static int is_levels(hr_method m)
     return m == HR_METHOD_MG || m == HR_METHOD_MGCG;
 }
 
+static hr_status st_run(hr_grid_solver *s, double t0, int own_rhs, hr_result *res);
+
 static hr_status st_solve(hr_grid_solver *s, const double *rhs, const double *x0, hr_result *res)
 {
     st_engine *e = s->engine;
@@ -235,6 +296,48 @@ static hr_status st_solve(hr_grid_solver *s, const double *rhs, const double *x0
         }
     }
     take_init(e, x0);
+    return st_run(s, t0, rhs == NULL, res);
+}
+
+static hr_status st_solve_device(hr_grid_solver *s, const hr_device_arrays *a, hr_result *res)
+{
+    st_engine *e = s->engine;
+    const hr_st_backend *k = e->k;
+    if (!k->rhs_in || e->ex.comm) {
+        hri_gs_set_error(s, "device arrays: the general engine on %s takes host arrays", k->name);
+        return HR_ERR_UNSUPPORTED;
+    }
+    const int single = a->prec == HR_PREC_SINGLE;
+    const double t0 = hr_now();
+    hr_status st = HR_OK;
+    if (a->rhs)
+        st = take_rhs_device(e, a->rhs, single);
+    else if (!e->b_is_problem)
+        st = take_rhs(e, NULL);
+    if (st != HR_OK) {
+        hri_gs_set_error(s, "rhs: no memory for the discrete right-hand side");
+        return st;
+    }
+    if (a->x0)
+        k->dense_in(&e->ex, grid(e), e->x, a->x0, single);
+    else
+        take_init(e, NULL);
+    st = st_run(s, t0, a->rhs == NULL, res);
+    if ((st == HR_OK || st == HR_ERR_DIVERGED) && a->x) {
+        char why[200];
+        const hr_status cst = k->dense_out(&e->ex, grid(e), a->x, e->x, single, why, sizeof why);
+        if (cst != HR_OK) {
+            hri_gs_set_error(s, "x: %s", why);
+            return cst;
+        }
+    }
+    return st;
+}
+
+/* One solve from b and x as they are; t0: when the solve's preparation began. */
+static hr_status st_run(hr_grid_solver *s, double t0, int own_rhs, hr_result *res)
+{
+    st_engine *e = s->engine;
     const double tsetup = hr_now() - t0 + e->setup_s;
     e->setup_s = 0.0;
     const hr_method m = s->o.method;
@@ -310,7 +413,7 @@ static hr_status st_solve(hr_grid_solver *s, const double *rhs, const double *x0
     r.last_factor = is_levels(m) || cg ? e->last_factor : NAN;
     r.rhs_projection = e->si.rhs_projection;
     r.flops_per_point = NAN;
-    if (s->p.rhs == HR_RHS_MANUFACTURED && !rhs && !hr_problem_is_singular(&e->p) && !e->coef) {
+    if (s->p.rhs == HR_RHS_MANUFACTURED && own_rhs && !hr_problem_is_singular(&e->p) && !e->coef) {
         /* u* = prod sin(pi x_a / L_a) is exact for a = 1 and homogeneous Dirichlet faces */
         int exact = e->p.coef == 1.0;
         for (int f = 0; f < 2 * g->dim; f++)
@@ -391,7 +494,7 @@ static void engine_free(st_engine *e)
     if (!e) return;
     hri_st_mg_free(&e->mg);
     if (e->k) {
-        double *v[] = {e->x, e->b, e->t, e->p_, e->q, e->z, e->r};
+        double *v[] = {e->x, e->b, e->t, e->p_, e->q, e->z, e->r, e->b0};
         for (size_t i = 0; i < sizeof v / sizeof *v; i++)
             if (v[i]) e->k->release(&e->ex, v[i]);
         if (e->k->close) e->k->close(&e->ex);
@@ -419,7 +522,8 @@ static void st_release(hr_grid_solver *s)
     s->engine = NULL;
 }
 
-static const hr_gs_ops st_ops = {"general", st_solve, st_solution, st_history, st_request_stop, st_release};
+static const hr_gs_ops st_ops = {"general",  st_solve,        st_solution,   st_history, st_request_stop,
+                                 st_release, st_solve_device};
 
 const hr_gs_ops *hri_gs_general_ops(void)
 {

@@ -76,6 +76,13 @@ typedef struct hr_st_axis {
     int *rn;
 } hr_st_axis;
 
+/* Where the cell of an unknown is halved (a Neumann face's points): axis a's first point when
+ * half_lo[a], its last (index n[a] - 1) when half_hi[a]; the volume is 0.5 per such face. */
+typedef struct hr_st_vol {
+    int half_lo[3], half_hi[3];
+    int n[3];
+} hr_st_vol;
+
 /* One axis's (index, weight) terms: of fine index i under the prolongation, of coarse index I
  * under the restriction; the identity where the axis is not coarsened. */
 static inline int hr_st_prolong_terms(const hr_st_axis *a, int i, int idx[2], double w[2])
@@ -181,6 +188,21 @@ typedef struct hr_st_backend {
     /* in place: every rank's part of x (a padded array of the whole grid g; counts and displs
      * in values, rank r's at displs[r]) to every rank */
     void (*allgather)(hr_st_exec *ex, const hr_sgrid *g, double *x, const int *counts, const int *displs);
+    /* optional (a GPU backend, one process): the caller's arrays in the backend's memory, the
+     * unknowns x fastest with no padding, fp64 or fp32 (single). dense_in: dst (padded) = src,
+     * zero elsewhere. dense_out: dst = src's unknowns, waited for (HR_OK, or the backend's first
+     * failure since open, its text in why). rhs_in: b = b0 + vol f at
+     * every unknown (b0: b with f = 0, the boundary's part), as hri_discretize forms it; with
+     * line_b, also the per-line sums of b and of vol into the host arrays line_b and line_v.
+     * project: b -= c vol, and the per-line sums of b^2 before and (c vol)^2 into the host
+     * arrays (hri_discretize_project). NULL: the backend takes host arrays only. */
+    void (*dense_in)(hr_st_exec *ex, const hr_sgrid *g, double *dst, const void *src, int single);
+    hr_status (*dense_out)(hr_st_exec *ex, const hr_sgrid *g, void *dst, const double *src, int single,
+                           char *why, size_t why_size);
+    void (*rhs_in)(hr_st_exec *ex, const hr_sgrid *g, const hr_st_vol *v, double *b, const double *b0,
+                   const void *f, int single, double *line_b, double *line_v);
+    void (*project)(hr_st_exec *ex, const hr_sgrid *g, const hr_st_vol *v, double *b, double c,
+                    double *line_nb, double *line_nd);
 } hr_st_backend;
 
 extern const hr_st_backend hri_st_cpu;

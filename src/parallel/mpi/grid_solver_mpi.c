@@ -210,12 +210,12 @@ static size_t general_history(const hr_grid_solver *s, const long **iters, const
 static void mpi_release(hr_grid_solver *s);
 
 static const hr_gs_ops mpi_general_ops = {"mpi-general",   general_solve,    general_solution,
-                                          general_history, mpi_request_stop, mpi_release};
+                                          general_history, mpi_request_stop, mpi_release, NULL};
 
 static const hr_gs_ops mpi_solver_ops = {"mpi-solver", mpi_solve,        mpi_solution,
-                                         mpi_history,  mpi_request_stop, mpi_release};
+                                         mpi_history,  mpi_request_stop, mpi_release, NULL};
 static const hr_gs_ops mpi_hybrid_ops = {"mpi-hybrid", mpi_solve,        mpi_solution,
-                                         mpi_history,  mpi_request_stop, mpi_release};
+                                         mpi_history,  mpi_request_stop, mpi_release, NULL};
 
 hr_status hr_grid_solver_create_mpi(const hr_problem *p, const hr_grid_options *o, MPI_Comm comm,
                                     hr_grid_solver **out)

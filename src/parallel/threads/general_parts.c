@@ -323,7 +323,7 @@ static void parts_release(hr_grid_solver *s)
 }
 
 static const hr_gs_ops parts_ops = {"general-gpus", parts_solve,        parts_solution,
-                                    parts_history,  parts_request_stop, parts_release};
+                                    parts_history,  parts_request_stop, parts_release, NULL};
 
 hr_status hri_gs_general_create_parts(hr_grid_solver *s, const hr_problem *p, int parts)
 {

@@ -26,6 +26,15 @@ size_t hri_cuda_l2_bytes(int ordinal);
  * HR_ERR_NO_DEVICE for a device that is not there). */
 hr_status hri_cuda_device_memory(int ordinal, size_t *free_bytes, size_t *total_bytes);
 
+/* A caller's array for GPU `ordinal` (hr_grid_solver_solve_device): HR_OK when `ptr` is
+ * device memory of that GPU or managed memory; else HR_ERR_INVALID_ARG (HR_ERR_UNSUPPORTED
+ * without CUDA) and the reason in why. */
+hr_status hri_cuda_check_array(int ordinal, const void *ptr, char *why, size_t why_size);
+
+/* Waits for the work queued so far on the caller's cudaStream_t `stream` (NULL: the legacy
+ * default stream); HR_ERR_DEVICE with the reason in why when that fails. */
+hr_status hri_cuda_wait_stream(void *stream, char *why, size_t why_size);
+
 /* One tuning outcome: the best block/tile shape of a GPU kernel for a size and precision. */
 typedef struct hr_cuda_tune_result {
     int bx, by, h;        /* the shape (meaning per kernel: docs/gpu.md) */

@@ -25,6 +25,38 @@ extern "C" hr_status hri_cuda_prepare(int ordinal)
     return HR_OK;
 }
 
+extern "C" hr_status hri_cuda_check_array(int ordinal, const void *ptr, char *why, size_t why_size)
+{
+    cudaPointerAttributes a;
+    if (cudaPointerGetAttributes(&a, ptr) != cudaSuccess) {
+        (void)cudaGetLastError();
+        snprintf(why, why_size, "not a pointer the CUDA runtime knows");
+        return HR_ERR_INVALID_ARG;
+    }
+    if (a.type == cudaMemoryTypeManaged) return HR_OK;
+    if (a.type != cudaMemoryTypeDevice) {
+        snprintf(why, why_size, "not device memory (%s memory): the arrays must be in GPU %d's memory",
+                 a.type == cudaMemoryTypeHost ? "pinned host" : "host", ordinal);
+        return HR_ERR_INVALID_ARG;
+    }
+    if (a.device != ordinal) {
+        snprintf(why, why_size, "memory of GPU %d, the handle runs on GPU %d", a.device, ordinal);
+        return HR_ERR_INVALID_ARG;
+    }
+    return HR_OK;
+}
+
+extern "C" hr_status hri_cuda_wait_stream(void *stream, char *why, size_t why_size)
+{
+    const cudaError_t e = cudaStreamSynchronize((cudaStream_t)stream);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        snprintf(why, why_size, "cudaStreamSynchronize failed: %s", cudaGetErrorString(e));
+        return HR_ERR_DEVICE;
+    }
+    return HR_OK;
+}
+
 extern "C" size_t hri_cuda_l2_bytes(int ordinal)
 {
     if (ordinal < 0 || ordinal >= hri_cuda_device_count()) return 0;

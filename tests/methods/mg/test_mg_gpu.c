@@ -15,6 +15,7 @@
 /* cmocka needs the headers above first */
 #include <cmocka.h>
 
+#include "hetrelax/hetrelax.h"
 #include "hetrelax/mg.h"
 #include "mg_test_util.h"
 
@@ -400,6 +401,153 @@ static void test_bad_device(void **state)
     assert_non_null(strstr(hr_mg_last_error(), "no CUDA device 999"));
 }
 
+/* ------------------------------------------------------------------ device arrays */
+
+/* The device's memory: the host's in the emulation (and in a build with neither, where the
+ * test skips before it gets here). */
+#if defined(HR_MG_EMU) || !defined(HR_TEST_CUDA)
+static void *dev_alloc(size_t n)
+{
+    return malloc(n);
+}
+static void dev_put(void *d, const void *h, size_t n)
+{
+    memcpy(d, h, n);
+}
+static void dev_get(void *h, const void *d, size_t n)
+{
+    memcpy(h, d, n);
+}
+static void dev_free(void *d)
+{
+    free(d);
+}
+#else
+#include <cuda_runtime_api.h>
+static void *dev_alloc(size_t n)
+{
+    void *d = NULL;
+    return cudaMalloc(&d, n) == cudaSuccess ? d : NULL;
+}
+static void dev_put(void *d, const void *h, size_t n)
+{
+    cudaMemcpy(d, h, n, cudaMemcpyHostToDevice);
+}
+static void dev_get(void *h, const void *d, size_t n)
+{
+    cudaMemcpy(h, d, n, cudaMemcpyDeviceToHost);
+}
+static void dev_free(void *d)
+{
+    cudaFree(d);
+}
+#endif
+
+/* A solve of handle s from host arrays f (NULL: the problem's), its solution in prec. */
+static void host_solve(hr_grid_solver *s, const double *f, hr_precision prec, void *u, size_t n, hr_result *r)
+{
+    assert_int_equal(hr_grid_solver_solve(s, f, NULL, r), HR_OK);
+    assert_int_equal(hr_grid_solver_solution(s, prec, u, n), HR_OK);
+}
+
+/* The model problem's engine through hr_grid_solver_solve_device (mg in each precision, cg,
+ * mgcg; 2-D, and 3-D on a box other than the unit cube, so that f is scaled): f in the
+ * device's memory (fp64, and fp32) and the solution written there give the bits of the same
+ * solve from host arrays. A handle whose problem has f = 0 takes device arrays (setting its
+ * engine up again once), and new host arrays in place on the GPU keep giving a fresh
+ * handle's bits. */
+static void test_device_arrays(void **state)
+{
+    (void)state;
+    static const struct {
+        hr_method m;
+        hr_precision prec;
+        int dim, n;
+    } cs[] = {
+        {HR_METHOD_MG, HR_PREC_DOUBLE, 2, 63}, {HR_METHOD_MG, HR_PREC_SINGLE, 2, 63},
+        {HR_METHOD_MG, HR_PREC_MIXED, 2, 63},  {HR_METHOD_CG, HR_PREC_DOUBLE, 2, 31},
+        {HR_METHOD_MGCG, HR_PREC_MIXED, 2, 31}, {HR_METHOD_MG, HR_PREC_MIXED, 3, 15},
+    };
+    for (size_t c = 0; c < sizeof cs / sizeof *cs; c++) {
+        hr_problem p;
+        hr_problem_init_model(&p, cs[c].dim, cs[c].n, cs[c].n, cs[c].n);
+        if (cs[c].dim == 3) hr_problem_set_lengths(&p, 2.0, 2.0, 2.0); /* rhs_scale 4 */
+        hr_problem_set_rhs(&p, HR_RHS_ZERO, NULL);
+        hr_grid_options o;
+        hr_grid_options_default(&o);
+        o.method = cs[c].m;
+        o.precision = cs[c].prec;
+        o.backend = HR_BACKEND_GPU;
+        o.max_iters = 4;
+        o.tuning = mg_knobs;
+        const size_t n = hr_problem_unknowns(&p);
+        double *f = random_values(n, 11 + c), *f2 = random_values(n, 99 + c), *u1 = malloc(n * sizeof *u1),
+               *u2 = malloc(n * sizeof *u2), *f32d = malloc(n * sizeof *f32d);
+        float *f32 = malloc(n * sizeof *f32), *v32 = malloc(n * sizeof *v32), *w32 = malloc(n * sizeof *w32);
+        for (size_t i = 0; i < n; i++)
+            f32[i] = (float)f[i], f32d[i] = f32[i];
+        void *df = dev_alloc(n * sizeof(double)), *dx = dev_alloc(n * sizeof(double));
+        assert_non_null(df);
+        assert_non_null(dx);
+        hr_grid_solver *s = NULL, *h = NULL;
+        assert_int_equal(hr_grid_solver_create(&p, &o, &s), HR_OK);
+        assert_int_equal(hr_grid_solver_create(&p, &o, &h), HR_OK);
+        hr_result r1, r2;
+        /* fp64: first on the handle whose engine has no array for f */
+        dev_put(df, f, n * sizeof(double));
+        hr_device_arrays a = {HR_PREC_DOUBLE, df, NULL, dx, NULL};
+        if (hr_grid_solver_solve_device(s, &a, &r2) != HR_OK)
+            fail_msg("case %zu: solve_device: %s", c, hr_grid_solver_last_error(s));
+        dev_get(u2, dx, n * sizeof(double));
+        host_solve(h, f, HR_PREC_DOUBLE, u1, n, &r1);
+        if (memcmp(u1, u2, n * sizeof *u1) != 0 || r1.iterations != r2.iterations ||
+            memcmp(&r1.relative_residual, &r2.relative_residual, sizeof(double)) != 0)
+            fail_msg("case %zu: device arrays differ from host arrays (iterations %ld / %ld)", c, r2.iterations,
+                     r1.iterations);
+        /* fp32 in and out against the host solve of the rounded values, its solution rounded */
+        dev_put(df, f32, n * sizeof(float));
+        a.prec = HR_PREC_SINGLE;
+        assert_int_equal(hr_grid_solver_solve_device(s, &a, &r2), HR_OK);
+        dev_get(w32, dx, n * sizeof(float));
+        host_solve(h, f32d, HR_PREC_SINGLE, v32, n, &r1);
+        if (memcmp(v32, w32, n * sizeof *v32) != 0) fail_msg("case %zu: fp32 device arrays differ", c);
+        /* host arrays again on both: in place on the GPU, the bits of a fresh handle */
+        host_solve(s, f2, HR_PREC_DOUBLE, u2, n, &r2);
+        hr_grid_solver *fresh = NULL;
+        hr_problem pf = p;
+        hr_problem_set_rhs(&pf, HR_RHS_ARRAY, f2);
+        assert_int_equal(hr_grid_solver_create(&pf, &o, &fresh), HR_OK);
+        host_solve(fresh, NULL, HR_PREC_DOUBLE, u1, n, &r1);
+        if (memcmp(u1, u2, n * sizeof *u1) != 0) fail_msg("case %zu: a new host f after device arrays differs", c);
+        host_solve(fresh, f, HR_PREC_DOUBLE, u1, n, &r1); /* replaced in place */
+        host_solve(h, f, HR_PREC_DOUBLE, u2, n, &r2);
+        if (memcmp(u1, u2, n * sizeof *u1) != 0) fail_msg("case %zu: f replaced in place differs", c);
+        /* the problem's own f (zero) again: zero solution */
+        hr_device_arrays none = {HR_PREC_DOUBLE, NULL, NULL, dx, NULL};
+        assert_int_equal(hr_grid_solver_solve_device(s, &none, &r2), HR_OK);
+        dev_get(u2, dx, n * sizeof(double));
+        for (size_t i = 0; i < n; i++)
+            if (u2[i] != 0.0) fail_msg("case %zu: f = 0 again gives u[%zu] = %g", c, i, u2[i]);
+        /* bad input */
+        a.prec = HR_PREC_MIXED;
+        assert_int_equal(hr_grid_solver_solve_device(s, &a, NULL), HR_ERR_INVALID_ARG);
+        assert_non_null(strstr(hr_grid_solver_last_error(s), "prec"));
+        hr_device_arrays x0 = {HR_PREC_DOUBLE, df, dx, NULL, NULL};
+        assert_int_equal(hr_grid_solver_solve_device(s, &x0, NULL), HR_ERR_UNSUPPORTED);
+        assert_non_null(strstr(hr_grid_solver_last_error(s), "x0"));
+#ifndef HR_MG_EMU
+        hr_device_arrays host = {HR_PREC_DOUBLE, f, NULL, NULL, NULL};
+        assert_int_equal(hr_grid_solver_solve_device(s, &host, NULL), HR_ERR_INVALID_ARG);
+        assert_non_null(strstr(hr_grid_solver_last_error(s), "rhs: not device memory"));
+#endif
+        hr_grid_solver_free(s);
+        hr_grid_solver_free(h);
+        hr_grid_solver_free(fresh);
+        dev_free(df), dev_free(dx);
+        free(f), free(f2), free(u1), free(u2), free(f32d), free(f32), free(v32), free(w32);
+    }
+}
+
 /* argv[1]: a cmocka test-name filter (e.g. "test_coarse*"), to run a part on the device. */
 int main(int argc, char **argv)
 {
@@ -426,6 +574,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_coarse_on_cpu),
         cmocka_unit_test(test_async_smoother),
         cmocka_unit_test(test_bad_device),
+        cmocka_unit_test(test_device_arrays),
     };
     if (argc > 1) cmocka_set_test_filter(argv[1]);
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -612,6 +612,147 @@ static void solves(const tcase *tc)
     arrays_free(&arr);
 }
 
+/* ------------------------------------------------------------------ device arrays */
+
+/* The device's memory: the host's in the emulation. */
+#ifdef HR_STENCIL_EMU
+static void *dev_alloc(size_t n)
+{
+    return malloc(n);
+}
+static void dev_put(void *d, const void *h, size_t n)
+{
+    memcpy(d, h, n);
+}
+static void dev_get(void *h, const void *d, size_t n)
+{
+    memcpy(h, d, n);
+}
+static void dev_free(void *d)
+{
+    free(d);
+}
+#else
+#include <cuda_runtime_api.h>
+static void *dev_alloc(size_t n)
+{
+    void *d = NULL;
+    return cudaMalloc(&d, n) == cudaSuccess ? d : NULL;
+}
+static void dev_put(void *d, const void *h, size_t n)
+{
+    cudaMemcpy(d, h, n, cudaMemcpyHostToDevice);
+}
+static void dev_get(void *h, const void *d, size_t n)
+{
+    cudaMemcpy(h, d, n, cudaMemcpyDeviceToHost);
+}
+static void dev_free(void *d)
+{
+    cudaFree(d);
+}
+#endif
+
+/* hr_grid_solver_solve_device: f and x0 in the device's memory (fp64, then fp32), the
+ * solution written there, give the bits of the same solve from host arrays, in the same
+ * iterations; afterwards a solve with the problem's own f is as a fresh handle's. */
+static void device_arrays(const tcase *tc)
+{
+    static const mcase dm[] = {
+        {"jacobi", HR_METHOD_JACOBI, HR_CYCLE_V, NULL},
+        {"mg V redblack", HR_METHOD_MG, HR_CYCLE_V, "redblack"},
+        {"mgcg", HR_METHOD_MGCG, HR_CYCLE_V, NULL},
+    };
+    hr_problem p;
+    arrays arr;
+    pose(tc, &p, &arr);
+    const size_t cnt = hr_problem_unknowns(&p);
+    double *f = malloc(cnt * sizeof *f), *x0 = malloc(cnt * sizeof *x0), *u1 = malloc(cnt * sizeof *u1),
+           *u2 = malloc(cnt * sizeof *u2), *f32d = malloc(cnt * sizeof *f32d), *x032d = malloc(cnt * sizeof *x032d);
+    float *f32 = malloc(cnt * sizeof *f32), *x032 = malloc(cnt * sizeof *x032), *v32 = malloc(cnt * sizeof *v32),
+          *w32 = malloc(cnt * sizeof *w32);
+    void *df = dev_alloc(cnt * sizeof(double)), *dx0 = dev_alloc(cnt * sizeof(double)),
+         *dx = dev_alloc(cnt * sizeof(double));
+    for (size_t i = 0; i < cnt; i++) {
+        f[i] = rnd() + 0.1 * (double)(i % 7);
+        x0[i] = 0.3 * rnd();
+        f32[i] = (float)f[i], x032[i] = (float)x0[i];
+        f32d[i] = f32[i], x032d[i] = x032[i];
+    }
+    for (size_t mi = 0; mi < sizeof dm / sizeof *dm; mi++) {
+        const mcase *mc = &dm[mi];
+        const long fixed = relaxation(mc->m) ? 9 : 3;
+        hr_grid_options o = options(mc, &p, HR_BACKEND_GPU, 0.0, fixed);
+        hr_grid_solver *s = NULL;
+        if (hr_grid_solver_create(&p, &o, &s) != HR_OK) {
+            CHECK(0, "%s, %s: create: %s", tc->name, mc->name, hr_last_error());
+            continue;
+        }
+        hr_result r1, r2;
+        /* fp64 */
+        hr_status st1 = hr_grid_solver_solve(s, f, x0, &r1);
+        if (st1 == HR_OK) hr_grid_solver_solution(s, HR_PREC_DOUBLE, u1, cnt);
+        dev_put(df, f, cnt * sizeof(double));
+        dev_put(dx0, x0, cnt * sizeof(double));
+        hr_device_arrays a = {HR_PREC_DOUBLE, df, dx0, dx, NULL};
+        hr_status st2 = hr_grid_solver_solve_device(s, &a, &r2);
+        dev_get(u2, dx, cnt * sizeof(double));
+        CHECK(st1 == HR_OK && st2 == HR_OK, "%s, %s: fp64 solves %s / %s: %s", tc->name, mc->name,
+              hr_status_string(st1), hr_status_string(st2), hr_grid_solver_last_error(s));
+        CHECK(memcmp(u1, u2, cnt * sizeof *u1) == 0 && r1.iterations == r2.iterations &&
+                  memcmp(&r1.relative_residual, &r2.relative_residual, sizeof(double)) == 0 &&
+                  memcmp(&r1.rhs_projection, &r2.rhs_projection, sizeof(double)) == 0,
+              "%s, %s: device arrays differ from host arrays (by %.3e)", tc->name, mc->name, rel_diff(u2, u1, cnt));
+        /* fp32 in and out: the host solve of the same (rounded) values, its solution rounded */
+        st1 = hr_grid_solver_solve(s, f32d, x032d, &r1);
+        if (st1 == HR_OK) hr_grid_solver_solution(s, HR_PREC_SINGLE, v32, cnt);
+        dev_put(df, f32, cnt * sizeof(float));
+        dev_put(dx0, x032, cnt * sizeof(float));
+        a.prec = HR_PREC_SINGLE;
+        st2 = hr_grid_solver_solve_device(s, &a, &r2);
+        dev_get(w32, dx, cnt * sizeof(float));
+        CHECK(st1 == HR_OK && st2 == HR_OK && memcmp(v32, w32, cnt * sizeof *v32) == 0 &&
+                  r1.iterations == r2.iterations,
+              "%s, %s: fp32 device arrays differ from host arrays", tc->name, mc->name);
+        /* the problem's own f again, from the problem's own guess */
+        hr_device_arrays none = {HR_PREC_DOUBLE, NULL, NULL, dx, NULL};
+        st2 = hr_grid_solver_solve_device(s, &none, &r2);
+        dev_get(u2, dx, cnt * sizeof(double));
+        hr_grid_solver_free(s);
+        s = NULL;
+        hr_grid_solver_create(&p, &o, &s);
+        st1 = s ? hr_grid_solver_solve(s, NULL, NULL, &r1) : HR_ERR_INVALID_ARG;
+        if (st1 == HR_OK) hr_grid_solver_solution(s, HR_PREC_DOUBLE, u1, cnt);
+        CHECK(st1 == HR_OK && st2 == HR_OK && memcmp(u1, u2, cnt * sizeof *u1) == 0,
+              "%s, %s: the problem's f after device arrays differs from a fresh handle's", tc->name, mc->name);
+        /* bad input */
+        a.prec = HR_PREC_MIXED;
+        CHECK(hr_grid_solver_solve_device(s, &a, NULL) == HR_ERR_INVALID_ARG &&
+                  strstr(hr_grid_solver_last_error(s), "prec"),
+              "%s, %s: precision mixed for the arrays: %s", tc->name, mc->name, hr_grid_solver_last_error(s));
+#ifndef HR_STENCIL_EMU
+        hr_device_arrays host = {HR_PREC_DOUBLE, f, NULL, NULL, NULL};
+        CHECK(hr_grid_solver_solve_device(s, &host, NULL) == HR_ERR_INVALID_ARG &&
+                  strstr(hr_grid_solver_last_error(s), "rhs: not device memory"),
+              "%s, %s: a host pointer: %s", tc->name, mc->name, hr_grid_solver_last_error(s));
+#endif
+        hr_grid_solver_free(s);
+    }
+    /* a CPU handle refuses them, naming its placement */
+    hr_grid_options o = options(&dm[1], &p, HR_BACKEND_CPU_SEQ, 0.0, 1);
+    hr_grid_solver *s = NULL;
+    if (hr_grid_solver_create(&p, &o, &s) == HR_OK) {
+        hr_device_arrays a = {HR_PREC_DOUBLE, df, NULL, dx, NULL};
+        CHECK(hr_grid_solver_solve_device(s, &a, NULL) == HR_ERR_UNSUPPORTED &&
+                  strstr(hr_grid_solver_last_error(s), "cpu-seq"),
+              "%s: device arrays on cpu-seq: %s", tc->name, hr_grid_solver_last_error(s));
+        hr_grid_solver_free(s);
+    }
+    dev_free(df), dev_free(dx0), dev_free(dx);
+    free(f), free(x0), free(u1), free(u2), free(f32d), free(x032d), free(f32), free(x032), free(v32), free(w32);
+    arrays_free(&arr);
+}
+
 /* auto picks the GPU for a general problem; several GPUs and single precision are refused */
 static void placement(void)
 {
@@ -673,6 +814,8 @@ int main(int argc, char **argv)
     placement();
     for (size_t c = 0; c < NCASES; c++)
         kernels(&cases[c]);
+    for (size_t c = 0; c < NCASES; c++)
+        device_arrays(&cases[c]);
     for (size_t c = 0; c < NCASES; c++)
         solves(&cases[c]);
     printf("%d checks, %d failure(s)\n", checks, failures);

@@ -335,20 +335,46 @@ static void lev_from_layout(mgg_lev *L, const hr_grid_layout *l)
 
 /* ------------------------------------------------------------------ the right-hand side */
 
-/* Lines [line0, line0 + lines) of f (x fastest, no padding; line = y row, then z plane) into
- * the padded solution level (dst: its point (0, 0, 0)) as h^2 f, the product and its rounding
- * the host's (hri_grid_set3 of h * h * f). */
-template <typename T>
-__global__ void mgg_rhs_lines(T *dst, const double *src, long long line0, long long lines, int nx, int ny,
-                              int dim, long long pitch, long long plane, double h2)
+/* The padded index (from point (0, 0, 0)) of unknown `line * nx + x` of an array with x
+ * fastest and no padding (line = y row, then z plane). */
+__device__ __forceinline__ long long mgg_dense_at(long long line, long long x, int ny, int dim, long long pitch,
+                                                  long long plane)
+{
+    const long long i = dim == 3 ? line % ny + 1 : line + 1, k = dim == 3 ? line / ny + 1 : 0;
+    return k * plane + i * pitch + x + 1;
+}
+
+/* Lines [line0, line0 + lines) of f (x fastest, no padding) into the padded solution level
+ * (dst: its point (0, 0, 0)) as h^2 (scale f), the product and its rounding the host's
+ * (hri_grid_set3 of h * h * f, f scaled first where the caller scales it). */
+template <typename T, typename S>
+__global__ void mgg_rhs_lines(T *dst, const S *src, long long line0, long long lines, int nx, int ny, int dim,
+                              long long pitch, long long plane, double h2, double scale)
 {
     const long long total = lines * nx;
     for (long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x; t < total;
          t += (long long)gridDim.x * blockDim.x) {
-        const long long line = line0 + t / nx, j = t % nx + 1;
-        const long long i = dim == 3 ? line % ny + 1 : line + 1, k = dim == 3 ? line / ny + 1 : 0;
-        dst[k * plane + i * pitch + j] = (T)(h2 * src[t]);
+        double v = (double)src[t];
+        if (scale != 1.0) v *= scale;
+        dst[mgg_dense_at(line0 + t / nx, t % nx, ny, dim, pitch, plane)] = (T)(h2 * v);
     }
+}
+
+/* The level's unknowns (src: its point (0, 0, 0)) into dst, x fastest, no padding. */
+template <typename O, typename T>
+__global__ void mgg_pack_lines(O *dst, const T *src, long long lines, int nx, int ny, int dim, long long pitch,
+                               long long plane)
+{
+    const long long total = lines * nx;
+    for (long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x; t < total;
+         t += (long long)gridDim.x * blockDim.x)
+        dst[t] = (O)src[mgg_dense_at(t / nx, t % nx, ny, dim, pitch, plane)];
+}
+
+/* Blocks of 256 threads for n elements, at most 4096 (the kernels stride). */
+static unsigned mgg_blocks_for(size_t n)
+{
+    return (unsigned)((n + 255) / 256 < 4096 ? (n + 255) / 256 : 4096);
 }
 
 enum { MGG_UP_SLOTS = 4 };
@@ -391,13 +417,13 @@ static void upload_job(void *ctx, int tid, int nt)
         if (tid != 0 || u->err != cudaSuccess) continue;
         cudaError_t e = cudaMemcpyAsync(u->dev[slot], u->pin[slot], n * sizeof(double), cudaMemcpyHostToDevice, g->st);
         if (e == cudaSuccess) {
-            const unsigned blocks = (unsigned)((n + 255) / 256 < 4096 ? (n + 255) / 256 : 4096);
+            const unsigned blocks = mgg_blocks_for(n);
             if (u->es == 8)
-                mgg_rhs_lines<double><<<blocks, 256, 0, g->st>>>((double *)S->hf, u->dev[slot], l0, nl, S->nx, S->ny,
-                                                                 g->s.dim, S->pitch, S->plane, g->s.rhs_h2);
+                mgg_rhs_lines<double, double><<<blocks, 256, 0, g->st>>>(
+                    (double *)S->hf, u->dev[slot], l0, nl, S->nx, S->ny, g->s.dim, S->pitch, S->plane, g->s.rhs_h2, 1.0);
             else
-                mgg_rhs_lines<float><<<blocks, 256, 0, g->st>>>((float *)S->hf, u->dev[slot], l0, nl, S->nx, S->ny,
-                                                                g->s.dim, S->pitch, S->plane, g->s.rhs_h2);
+                mgg_rhs_lines<float, double><<<blocks, 256, 0, g->st>>>(
+                    (float *)S->hf, u->dev[slot], l0, nl, S->nx, S->ny, g->s.dim, S->pitch, S->plane, g->s.rhs_h2, 1.0);
             e = cudaGetLastError();
         }
         if (e == cudaSuccess) e = cudaEventRecord(u->done[slot], g->st);
@@ -462,7 +488,7 @@ static hr_status build(mg_gpu *g, const hr_grid *rhs)
         GTRY(galloc(g, &L->u[0], &l));
         GTRY(galloc(g, &L->u[1], &l));
         if (lv == 0 && direct) {
-            if (rhs || s->rhs_values) {
+            if (rhs || s->rhs_values || s->rhs_slot) {
                 GTRY(galloc(g, &L->hf, &l));
                 g->d_rhs = g->allocs[g->nalloc - 1];
                 g->d_rhs_bytes = g->alloc_bytes[g->nalloc - 1];
@@ -494,7 +520,7 @@ static hr_status build(mg_gpu *g, const hr_grid *rhs)
             GTRY(galloc(g, &O->d, &l));
             GTRY(galloc(g, &O->cp, &l));
         }
-        if (rhs || s->rhs_values) {
+        if (rhs || s->rhs_values || s->rhs_slot) {
             GTRY(galloc(g, &O->hf, &l));
             g->d_rhs = g->allocs[g->nalloc - 1];
             g->d_rhs_bytes = g->alloc_bytes[g->nalloc - 1];
@@ -508,6 +534,10 @@ static hr_status build(mg_gpu *g, const hr_grid *rhs)
         GCU(g, cudaStreamSynchronize(
                    cudaStreamLegacy)); /* legacy-stream copy done before the non-blocking streams read it */
     if (!rhs && s->rhs_values) GTRY(upload_values(g));
+    if (!rhs && !s->rhs_values && g->d_rhs) { /* a slot: f = 0 until a solve fills it */
+        GCU(g, cudaMemsetAsync(g->d_rhs, 0, g->d_rhs_bytes, g->st));
+        GCU(g, cudaStreamSynchronize(g->st));
+    }
     g->times.upload = hr_now() - t_up;
     if (g->nlev > 0) {
         GCU(g, cudaMalloc((void **)&g->d_levs, (size_t)g->nlev * sizeof(mgg_lev)));
@@ -813,6 +843,76 @@ extern "C" hr_status hri_mg_gpu_cg_rr(mg_gpu *g, double *rr)
 {
     GCU(g, cudaSetDevice(g->dev));
     return read_rr(g, rr);
+}
+
+/* The solution level (its grid in the right-hand side's layout) and its element size. */
+static const mgg_lev &rhs_level(const mg_gpu *g, size_t *es)
+{
+    const int direct = g->s.mode == MG_GPU_DIRECT;
+    *es = direct ? g->s.esize : 8;
+    return direct ? g->lev[0] : g->out;
+}
+
+extern "C" hr_status hri_mg_gpu_rhs_host(mg_gpu *g, const double *f)
+{
+    if (!g->d_rhs) return HR_ERR_UNSUPPORTED;
+    GCU(g, cudaSetDevice(g->dev));
+    g->s.rhs_values = f;
+    const hr_status st = upload_values(g);
+    g->s.rhs_values = NULL;
+    return st;
+}
+
+extern "C" hr_status hri_mg_gpu_rhs_device(mg_gpu *g, const void *f, int single, double scale)
+{
+    if (!g->d_rhs) return HR_ERR_UNSUPPORTED;
+    GCU(g, cudaSetDevice(g->dev));
+    size_t es;
+    const mgg_lev &S = rhs_level(g, &es);
+    const long long lines = (long long)S.ny * (g->s.dim == 3 ? S.nz : 1);
+    const unsigned blocks = mgg_blocks_for((size_t)lines * (size_t)S.nx);
+    const double h2 = g->s.rhs_h2;
+    if (es == 8 && single)
+        mgg_rhs_lines<double, float><<<blocks, 256, 0, g->st>>>((double *)S.hf, (const float *)f, 0, lines, S.nx,
+                                                                S.ny, g->s.dim, S.pitch, S.plane, h2, scale);
+    else if (es == 8)
+        mgg_rhs_lines<double, double><<<blocks, 256, 0, g->st>>>((double *)S.hf, (const double *)f, 0, lines, S.nx,
+                                                                 S.ny, g->s.dim, S.pitch, S.plane, h2, scale);
+    else if (single)
+        mgg_rhs_lines<float, float><<<blocks, 256, 0, g->st>>>((float *)S.hf, (const float *)f, 0, lines, S.nx,
+                                                               S.ny, g->s.dim, S.pitch, S.plane, h2, scale);
+    else
+        mgg_rhs_lines<float, double><<<blocks, 256, 0, g->st>>>((float *)S.hf, (const double *)f, 0, lines, S.nx,
+                                                                S.ny, g->s.dim, S.pitch, S.plane, h2, scale);
+    GCU(g, cudaGetLastError());
+    GCU(g, cudaStreamSynchronize(g->st));
+    return HR_OK;
+}
+
+extern "C" hr_status hri_mg_gpu_solution_device(mg_gpu *g, void *dst, int single)
+{
+    GCU(g, cudaSetDevice(g->dev));
+    size_t es;
+    const mgg_lev &S = rhs_level(g, &es);
+    const int direct = g->s.mode == MG_GPU_DIRECT;
+    const void *u = S.u[direct ? cur_of(g, 0) : 0];
+    const long long lines = (long long)S.ny * (g->s.dim == 3 ? S.nz : 1);
+    const unsigned blocks = mgg_blocks_for((size_t)lines * (size_t)S.nx);
+    if (es == 8 && single)
+        mgg_pack_lines<float, double><<<blocks, 256, 0, g->st>>>((float *)dst, (const double *)u, lines, S.nx, S.ny,
+                                                                 g->s.dim, S.pitch, S.plane);
+    else if (es == 8)
+        mgg_pack_lines<double, double><<<blocks, 256, 0, g->st>>>((double *)dst, (const double *)u, lines, S.nx,
+                                                                  S.ny, g->s.dim, S.pitch, S.plane);
+    else if (single)
+        mgg_pack_lines<float, float><<<blocks, 256, 0, g->st>>>((float *)dst, (const float *)u, lines, S.nx, S.ny,
+                                                                g->s.dim, S.pitch, S.plane);
+    else
+        mgg_pack_lines<double, float><<<blocks, 256, 0, g->st>>>((double *)dst, (const float *)u, lines, S.nx, S.ny,
+                                                                 g->s.dim, S.pitch, S.plane);
+    GCU(g, cudaGetLastError());
+    GCU(g, cudaStreamSynchronize(g->st));
+    return HR_OK;
 }
 
 extern "C" hr_status hri_mg_gpu_download(mg_gpu *g, hr_grid *host)

@@ -785,6 +785,7 @@ static const hr_st_backend st_cuda_table = {
     cu_dot,       cu_update,  cu_xpay,    cu_remove_mean,  cu_open,      cu_close,
     NULL, /* gs_sweep: colour_sweep colour by colour */
     cu_halo,      cu_allgather,
+    hri_st_cu_dense_in, hri_st_cu_dense_out, hri_st_cu_rhs_in, hri_st_cu_project,
 };
 
 extern "C" const hr_st_backend *hri_st_cuda_backend(void)

@@ -71,6 +71,15 @@ void hri_st_cu_fail(st_cuda *d, cudaError_t e, const char *call, const char *fil
 /* Makes the backend's device current (a solve may run on another host thread than create). */
 void hri_st_cu_use(st_cuda *d);
 
+/* The caller's device arrays (stencil_cuda_arrays.cu; the table's entries of those names). */
+void hri_st_cu_dense_in(hr_st_exec *ex, const hr_sgrid *g, double *dst, const void *src, int single);
+hr_status hri_st_cu_dense_out(hr_st_exec *ex, const hr_sgrid *g, void *dst, const double *src, int single,
+                              char *why, size_t why_size);
+void hri_st_cu_rhs_in(hr_st_exec *ex, const hr_sgrid *g, const hr_st_vol *v, double *b, const double *b0,
+                      const void *f, int single, double *line_b, double *line_v);
+void hri_st_cu_project(hr_st_exec *ex, const hr_sgrid *g, const hr_st_vol *v, double *b, double c,
+                       double *line_nb, double *line_nd);
+
 /* ------------------------------------------------------------------ geometry */
 
 /* What a grid kernel needs of the padded grid and the march. */

@@ -16,3 +16,16 @@ extern "C" hr_status hr_gpu_name(int ordinal, char *buf, size_t size)
     if (buf && size) snprintf(buf, size, "%s", "emulated GPU (host)");
     return HR_OK;
 }
+
+/* Device arrays (hr_grid_solver_solve_device): the emulated device's memory is the host's. */
+extern "C" hr_status hri_cuda_check_array(int ordinal, const void *ptr, char *why, size_t why_size)
+{
+    (void)why, (void)why_size;
+    return ordinal == 0 && ptr ? HR_OK : HR_ERR_INVALID_ARG;
+}
+
+extern "C" hr_status hri_cuda_wait_stream(void *stream, char *why, size_t why_size)
+{
+    (void)stream, (void)why, (void)why_size;
+    return HR_OK;
+}
