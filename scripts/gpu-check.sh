@@ -82,7 +82,14 @@ fi
 # --- build -------------------------------------------------------------------------
 say "build (CUDA)"
 BUILD=$ROOT/build-gpu
-"$CMAKE" -S . -B "$BUILD" -G Ninja -DCMAKE_MAKE_PROGRAM="$NINJA" -DCMAKE_BUILD_TYPE=Release $MPI_ARGS \
+# the Python package for the interpreter first on PATH when it has NumPy and its headers (these
+# machines' Python with CuPy is not Debian's /usr/bin/python3, CMake's default here)
+PY_ARGS=
+PYX=$(command -v python3 || true)
+if [ -n "$PYX" ] && "$PYX" -c "import numpy, os, sysconfig; assert os.path.exists(os.path.join(sysconfig.get_paths()['include'], 'Python.h'))" 2>/dev/null; then
+    PY_ARGS="-DPython3_EXECUTABLE=$PYX"
+fi
+"$CMAKE" -S . -B "$BUILD" -G Ninja -DCMAKE_MAKE_PROGRAM="$NINJA" -DCMAKE_BUILD_TYPE=Release $MPI_ARGS $PY_ARGS \
     -DHETRELAX_ENABLE_CUDA=ON -DHETRELAX_CUDA_ARCHITECTURES=90 ${PKG_CONFIG:+-DPKG_CONFIG_EXECUTABLE=$PKG_CONFIG} \
     >"$OUT/cmake.log" 2>&1 || { cat "$OUT/cmake.log"; echo "configure failed"; exit 1; }
 grep "hetrelax:" "$OUT/cmake.log"

@@ -662,16 +662,20 @@ static PyObject *result_dict(const hr_result *r)
         r->device_name);
 }
 
-/* solve(f, x0, out, callback, catch_sigint): one solve; the solution into `out` (float64 or
- * float32, or None). Returns (status, result dict); raises for statuses other than HR_OK and
- * HR_ERR_DIVERGED, which the Python layer turns into its exception with the result. */
-static PyObject *gs_solve(GridSolverObject *self, PyObject *args, PyObject *kw)
+/* What one solve reads and writes: host arrays (NumPy's) or device arrays. */
+typedef struct solve_call {
+    int device;
+    const double *f, *x0; /* host */
+    void *dst;
+    hr_precision prec;
+    hr_device_arrays a; /* device */
+} solve_call;
+
+/* The solve of c with the callback cb (or None) and Ctrl-C caught (catch_sigint): returns
+ * (status, result dict); raises for statuses other than HR_OK and HR_ERR_DIVERGED, which the
+ * Python layer turns into its exception with the result. */
+static PyObject *run_solve(GridSolverObject *self, PyObject *cb, int catch_sigint, const solve_call *c)
 {
-    static char *names[] = {"f", "x0", "out", "callback", "catch_sigint", NULL};
-    PyObject *fo = Py_None, *xo = Py_None, *out = Py_None, *cb = Py_None;
-    int catch_sigint = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOOOp", names, &fo, &xo, &out, &cb, &catch_sigint))
-        return NULL;
     if (!gs_ready(self)) return NULL;
     if (cb != Py_None && !PyCallable_Check(cb)) {
         PyErr_SetString(PyExc_TypeError, "callback: must be callable");
@@ -681,21 +685,7 @@ static PyObject *gs_solve(GridSolverObject *self, PyObject *args, PyObject *kw)
         PyErr_SetString(PyExc_ValueError, "callback: this GridSolver was set up without a monitor");
         return NULL;
     }
-    const Py_ssize_t n = self->count;
-    const double *f = NULL, *x0 = NULL;
-    void *dst = NULL;
-    hr_precision prec = HR_PREC_DOUBLE;
-    if (out != Py_None) {
-        if (!PyArray_Check(out)) {
-            PyErr_SetString(PyExc_TypeError, "out: expected a NumPy array");
-            return NULL;
-        }
-        const int t = PyArray_TYPE((PyArrayObject *)out);
-        prec = t == NPY_FLOAT ? HR_PREC_SINGLE : HR_PREC_DOUBLE;
-        if (!(dst = array_data(out, "out", t == NPY_FLOAT ? NPY_FLOAT : NPY_DOUBLE, n, 1))) return NULL;
-    }
-    if (fo != Py_None && !(f = array_data(fo, "f", NPY_DOUBLE, n, 0))) return NULL;
-    if (xo != Py_None && !(x0 = array_data(xo, "x0", NPY_DOUBLE, n, 0))) return NULL;
+    const size_t n = (size_t)self->count;
     self->busy = 1;
     self->mon.callback = cb == Py_None ? NULL : cb;
     self->mon.check_sigint = 0;
@@ -708,12 +698,12 @@ static PyObject *gs_solve(GridSolverObject *self, PyObject *args, PyObject *kw)
     int fired;
     char msg[512] = "";
     Py_BEGIN_ALLOW_THREADS;
-    st = hr_grid_solver_solve(self->s, f, x0, &r);
+    st = c->device ? hr_grid_solver_solve_device(self->s, &c->a, &r) : hr_grid_solver_solve(self->s, c->f, c->x0, &r);
     fired = sig_leave(&g);
     if (st != HR_OK && st != HR_ERR_DIVERGED)
         snprintf(msg, sizeof msg, "%s", hr_grid_solver_last_error(self->s));
-    if ((st == HR_OK || st == HR_ERR_DIVERGED) && dst) {
-        cst = hr_grid_solver_solution(self->s, prec, dst, (size_t)n);
+    if ((st == HR_OK || st == HR_ERR_DIVERGED) && !c->device && c->dst) {
+        cst = hr_grid_solver_solution(self->s, c->prec, c->dst, n);
         if (cst != HR_OK) snprintf(msg, sizeof msg, "%s", hr_grid_solver_last_error(self->s));
     }
     Py_END_ALLOW_THREADS;
@@ -727,6 +717,71 @@ static PyObject *gs_solve(GridSolverObject *self, PyObject *args, PyObject *kw)
     PyObject *d = result_dict(&r);
     if (!d) return NULL;
     return Py_BuildValue("iN", (int)st, d);
+}
+
+/* solve(f, x0, out, callback, catch_sigint): one solve from NumPy arrays; the solution into
+ * `out` (float64 or float32, or None). */
+static PyObject *gs_solve(GridSolverObject *self, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"f", "x0", "out", "callback", "catch_sigint", NULL};
+    PyObject *fo = Py_None, *xo = Py_None, *out = Py_None, *cb = Py_None;
+    int catch_sigint = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOOOp", names, &fo, &xo, &out, &cb, &catch_sigint))
+        return NULL;
+    if (!gs_ready(self)) return NULL;
+    const Py_ssize_t n = self->count;
+    solve_call c;
+    memset(&c, 0, sizeof c);
+    c.prec = HR_PREC_DOUBLE;
+    if (out != Py_None) {
+        if (!PyArray_Check(out)) {
+            PyErr_SetString(PyExc_TypeError, "out: expected a NumPy array");
+            return NULL;
+        }
+        const int t = PyArray_TYPE((PyArrayObject *)out);
+        c.prec = t == NPY_FLOAT ? HR_PREC_SINGLE : HR_PREC_DOUBLE;
+        if (!(c.dst = array_data(out, "out", t == NPY_FLOAT ? NPY_FLOAT : NPY_DOUBLE, n, 1))) return NULL;
+    }
+    if (fo != Py_None && !(c.f = array_data(fo, "f", NPY_DOUBLE, n, 0))) return NULL;
+    if (xo != Py_None && !(c.x0 = array_data(xo, "x0", NPY_DOUBLE, n, 0))) return NULL;
+    return run_solve(self, cb, catch_sigint, &c);
+}
+
+/* A device pointer argument: an int (0: none). */
+static int device_pointer(PyObject *o, const char *what, void **p)
+{
+    *p = NULL;
+    if (o == Py_None) return 1;
+    if (!PyLong_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "%s: expected a device pointer (int), got %.100s", what, Py_TYPE(o)->tp_name);
+        return 0;
+    }
+    *p = PyLong_AsVoidPtr(o);
+    return !PyErr_Occurred();
+}
+
+/* solve_device(f, x0, out, single, stream, callback, catch_sigint): one solve from device
+ * pointers (ints, or None; `__cuda_array_interface__`'s data, checked by the Python layer for
+ * shape and type) of fp32 (single) or fp64 values; stream: the producers' cudaStream_t (int,
+ * or None: the legacy default stream). The solution is written into `out` on the device. */
+static PyObject *gs_solve_device(GridSolverObject *self, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"f", "x0", "out", "single", "stream", "callback", "catch_sigint", NULL};
+    PyObject *fo = Py_None, *xo = Py_None, *out = Py_None, *so = Py_None, *cb = Py_None;
+    int single = 0, catch_sigint = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOOpOOp", names, &fo, &xo, &out, &single, &so, &cb,
+                                     &catch_sigint))
+        return NULL;
+    solve_call c;
+    memset(&c, 0, sizeof c);
+    c.device = 1;
+    c.a.prec = single ? HR_PREC_SINGLE : HR_PREC_DOUBLE;
+    void *f, *x0, *dst, *stream;
+    if (!device_pointer(fo, "f", &f) || !device_pointer(xo, "x0", &x0) || !device_pointer(out, "out", &dst) ||
+        !device_pointer(so, "stream", &stream))
+        return NULL;
+    c.a.rhs = f, c.a.x0 = x0, c.a.x = dst, c.a.stream = stream;
+    return run_solve(self, cb, catch_sigint, &c);
 }
 
 static PyObject *gs_solution(GridSolverObject *self, PyObject *out)
@@ -810,6 +865,9 @@ static PyObject *gs_close(GridSolverObject *self, PyObject *unused)
 static PyMethodDef gs_methods[] = {
     {"solve", (PyCFunction)(void (*)(void))gs_solve, METH_VARARGS | METH_KEYWORDS,
      "solve(f=None, x0=None, out=None, callback=None, catch_sigint=False) -> (status, result)"},
+    {"solve_device", (PyCFunction)(void (*)(void))gs_solve_device, METH_VARARGS | METH_KEYWORDS,
+     "solve_device(f=None, x0=None, out=None, single=False, stream=None, callback=None, catch_sigint=False) "
+     "-> (status, result): device pointers"},
     {"solution", (PyCFunction)gs_solution, METH_O, "solution(out): the last solution into out"},
     {"history", (PyCFunction)gs_history, METH_NOARGS, "(iterations, residuals) of the last solve"},
     {"info", (PyCFunction)gs_info, METH_NOARGS, "what the handle runs (hr_grid_info)"},

@@ -11,7 +11,7 @@ import os
 import numpy as np
 
 from . import _hetrelax as _c
-from ._arrays import as_float64, float_array, real
+from ._arrays import as_float64, float_array, host_values, real
 
 _NAMES = _c.names()
 FACES = tuple(_NAMES["face"])  # "x-", "x+", "y-", "y+", "z-", "z+"
@@ -214,7 +214,7 @@ class Poisson:
                 )
             return 0.0, arr.reshape(shape)
         if isinstance(value, np.ndarray) or hasattr(value, "__cuda_array_interface__"):
-            arr = float_array(where, value, shape)
+            arr = float_array(where, host_values(where, value), shape)
             out = as_float64(arr, copy=True).reshape(shape)
             out.flags.writeable = False
             return 0.0, out
@@ -222,7 +222,7 @@ class Poisson:
 
     def _parse_coef(self, coef):
         if isinstance(coef, np.ndarray) or hasattr(coef, "__cuda_array_interface__"):
-            arr = float_array("coef", coef, self._shape)
+            arr = float_array("coef", host_values("coef", coef), self._shape)
             out = as_float64(arr, copy=True).reshape(self._shape)
             out.flags.writeable = False
             return 1.0, out
@@ -238,7 +238,7 @@ class Poisson:
             if f not in _RHS:
                 raise ValueError(f"f: unknown right-hand side {f!r} (zero, spike, manufactured, or an array)")
             return _RHS[f], None
-        arr = float_array("f", f, self._shape)
+        arr = float_array("f", host_values("f", f), self._shape)
         out = as_float64(arr, copy=True).reshape(self._shape)
         out.flags.writeable = False
         return _c.RHS_ARRAY, out

@@ -5,7 +5,8 @@ import threading
 import numpy as np
 
 from . import _hetrelax as _c
-from ._arrays import as_float64, float_array, positive_int, real
+from ._arrays import (as_float64, device_array, empty_device_like, float_array, is_device, kind_of, positive_int,
+                      real)
 from ._problem import Poisson
 
 _NAMES = _c.names()
@@ -172,7 +173,30 @@ class Solver:
         float_array("out", out, shape, writable=True)
         return out
 
-    def _run(self, f, x0, out, tol, maxiter, callback):
+    def _device_arrays(self, f, x0, out, names=("f", "x0", "out")):
+        """The GPU arrays of one solve checked (every array given is one, all of one dtype), and
+        out made when it is None: (f, x0, out as DeviceArray or None, out's object)."""
+        shape = self.problem.shape
+        given = [(n, a) for n, a in zip(names, (f, x0, out)) if a is not None]
+        for n, a in given:
+            if not is_device(a):
+                gpu = next(m for m, b in given if is_device(b))
+                raise TypeError(f"{n}: a {kind_of(a)} beside the GPU array {gpu}: the arrays of one solve are all "
+                                "GPU arrays (read and written on the device) or all NumPy arrays")
+        d = [None if a is None else device_array(n, a, shape, writable=n == names[2])
+             for n, a in zip(names, (f, x0, out))]
+        dtypes = sorted({str(v.dtype) for v in d if v is not None})
+        if len(dtypes) > 1:
+            raise TypeError(f"the GPU arrays of one solve share one dtype (float32 or float64), got {', '.join(dtypes)}")
+        if out is None:
+            dtype = np.dtype(dtypes[0]) if dtypes else np.dtype(np.float32 if self._single else np.float64)
+            out = empty_device_like(f if f is not None else x0, shape, dtype, self._opts.get("device", 0))
+            d[2] = device_array(names[2], out, shape, writable=True)
+        return d[0], d[1], d[2], out
+
+    def _run(self, f, x0, out, tol, maxiter, callback, device=None):
+        """One solve: NumPy arrays (f, x0 flat float64; out the result's array), or with
+        device=(f, x0, out) DeviceArrays, out then the GPU array returned."""
         if callback is not None and not callable(callback):
             raise TypeError("callback: must be callable (iteration, relative_residual) -> stop?")
         if not self._lock.acquire(blocking=False):
@@ -181,7 +205,13 @@ class Solver:
         try:
             h = self._handle(tol, maxiter, callback is not None)
             main = threading.current_thread() is threading.main_thread()
-            status, r = h.solve(f, x0, out.reshape(-1), callback, catch_sigint=main)
+            if device is not None:
+                df, dx0, dout = device
+                stream = next((v.stream for v in device if v is not None and v.stream is not None), None)
+                status, r = h.solve_device(df and df.ptr, dx0 and dx0.ptr, dout.ptr, dout.dtype == np.float32,
+                                           stream, callback, catch_sigint=main)
+            else:
+                status, r = h.solve(f, x0, out.reshape(-1), callback, catch_sigint=main)
             info = SolveInfo(r)
             info.engine = h.info()["engine"]
             info.history = list(zip(*(a.tolist() for a in h.history()))) if self._opts.get("keep_history") else None
@@ -196,10 +226,15 @@ class Solver:
 
         Parameters
         ----------
-        f : ndarray, optional
+        f : ndarray or GPU array, optional
             The source term at every unknown (the problem's shape, or flat), float32 or
             float64; default the problem's. Boundary values and fluxes come from the problem:
-            this is f, not the assembled b of hetrelax.system().
+            this is f, not the assembled b of hetrelax.system(). A GPU array (CuPy, PyTorch,
+            anything with ``__cuda_array_interface__``) on the Solver's GPU runs the device
+            path: f, x0 and out all GPU arrays of one dtype, read and written by the library on
+            the device with no copy through the host; x comes back as a GPU array of the same
+            library (backend "gpu" with one GPU; mg, cg and mgcg on the model problem and every
+            method on the others).
         x0 : ndarray, optional
             The initial guess (default the problem's, zero). mg, cg and mgcg start from zero
             only so far (another x0: hetrelax.UnsupportedError).
@@ -225,6 +260,9 @@ class Solver:
         """
         tol = self.tol if rtol is None else real("rtol", rtol, allow_none=False, minimum=0.0)
         maxiter = self.maxiter if maxiter is None else positive_int("maxiter", maxiter)
+        if any(is_device(a) for a in (f, x0, out)):
+            df, dx0, dout, out = self._device_arrays(f, x0, out)
+            return self._run(None, None, out, tol, maxiter, callback, device=(df, dx0, dout))
         f = self._grid_in("f", f)
         x0 = self._grid_in("x0", x0)
         out = self._out(out)
@@ -233,7 +271,8 @@ class Solver:
     def sweep(self, u, iters, f=None):
         """Runs `iters` sweeps of the relaxation method (jacobi, redblack, sor, and the kernels
         such as async3) from u, and writes the result back into u (float32 or float64,
-        C-contiguous, the problem's shape). No tolerance: exactly `iters` sweeps (for the
+        C-contiguous, the problem's shape; a GPU array runs the device path, as solve() says).
+        No tolerance: exactly `iters` sweeps (for the
         asynchronous kernels, docs/async.md says what a sweep counts). Returns (u, info).
         The handle runs with tol 0 and maxiter iters: another count sets it up again, and a
         Solver made with tol=0, maxiter=iters is set up once for these sweeps."""
@@ -241,6 +280,9 @@ class Solver:
             raise ValueError(f"sweep: method {self.method!r} is not a relaxation method (jacobi, redblack, sor); "
                              "use solve()")
         iters = positive_int("iters", iters, allow_none=False)
+        if is_device(u) or is_device(f):
+            df, du, _, _ = self._device_arrays(f, u, u, names=("f", "u", "u"))
+            return self._run(None, None, u, 0.0, iters, None, device=(df, du, du))
         float_array("u", u, self.problem.shape, writable=True)
         x0 = as_float64(u).reshape(-1)
         return self._run(self._grid_in("f", f), x0, u, 0.0, iters, None)

@@ -320,7 +320,12 @@ def test_system_arrays_without_scipy_format():
 
 
 class FakeGpuArray:
-    __cuda_array_interface__ = {"shape": (12, 20), "typestr": "<f8", "data": (0, False), "version": 3}
+    """A GPU array as the package sees one (its pointer is never read: every case below is refused
+    before the library touches it)."""
+
+    def __init__(self, shape=(12, 20), typestr="<f8", ptr=4096, readonly=False, strides=None, mask=None):
+        self.__cuda_array_interface__ = {"shape": shape, "typestr": typestr, "data": (ptr, readonly),
+                                         "strides": strides, "mask": mask, "version": 3, "stream": None}
 
 
 @pytest.mark.parametrize(
@@ -345,8 +350,27 @@ class FakeGpuArray:
         (lambda p: hetrelax.Solver(p).solve(np.ones((3, 3))), ValueError, "f: expected shape (12, 20)"),
         (lambda p: hetrelax.Solver(p).solve(np.ones((12, 20), dtype=np.int32)), TypeError, "f: dtype"),
         (lambda p: hetrelax.Solver(p).solve(np.ones((20, 12)).T), ValueError, "f: the array must be C-contiguous"),
-        (lambda p: hetrelax.Solver(p).solve(FakeGpuArray()), TypeError, "f: GPU arrays"),
-        (lambda p: hetrelax.Solver(p).solve(x0=FakeGpuArray()), TypeError, "x0: GPU arrays"),
+        (lambda p: hetrelax.Solver(p, backend="cpu-seq").solve(FakeGpuArray(), out=FakeGpuArray()),
+         hetrelax.UnsupportedError, "device arrays: this handle runs on cpu-seq"),
+        (lambda p: hetrelax.Solver(p, backend="cpu-seq").solve(FakeGpuArray()), TypeError,
+         "out: the package makes CuPy and PyTorch GPU arrays"),
+        (lambda p: hetrelax.Solver(p).solve(FakeGpuArray(), out=np.zeros((12, 20))), TypeError,
+         "out: a numpy.ndarray beside the GPU array f"),
+        (lambda p: hetrelax.Solver(p).solve(np.zeros((12, 20)), x0=FakeGpuArray()), TypeError,
+         "f: a numpy.ndarray beside the GPU array x0"),
+        (lambda p: hetrelax.Solver(p).solve(FakeGpuArray(typestr="<i4")), TypeError, "f: dtype"),
+        (lambda p: hetrelax.Solver(p).solve(FakeGpuArray(typestr=">f8")), TypeError, "f: dtype"),
+        (lambda p: hetrelax.Solver(p).solve(FakeGpuArray(shape=(20, 12))), ValueError, "f: expected shape (12, 20)"),
+        (lambda p: hetrelax.Solver(p).solve(FakeGpuArray(strides=(8, 96))), ValueError, "f: the array must be C-contiguous"),
+        (lambda p: hetrelax.Solver(p).solve(FakeGpuArray(mask=1)), ValueError, "f: masked"),
+        (lambda p: hetrelax.Solver(p).solve(FakeGpuArray(ptr=0)), ValueError, "f: a null device pointer"),
+        (lambda p: hetrelax.Solver(p).solve(FakeGpuArray(), out=FakeGpuArray(readonly=True)), ValueError,
+         "out: the array is read-only"),
+        (lambda p: hetrelax.Solver(p).solve(FakeGpuArray(), out=FakeGpuArray(typestr="<f4")), TypeError,
+         "share one dtype"),
+        (lambda p: hetrelax.Solver(p, method="jacobi").sweep(FakeGpuArray(readonly=True), 3), ValueError,
+         "u: the array is read-only"),
+        (lambda p: hetrelax.Poisson((12, 20), coef=FakeGpuArray()), TypeError, "coef: a GPU array of type"),
         (lambda p: hetrelax.Solver(p).solve(rtol=-1.0), ValueError, "rtol"),
         (lambda p: hetrelax.Solver(p).solve(maxiter=0), ValueError, "maxiter"),
         (lambda p: hetrelax.Solver(p).solve(callback=3), TypeError, "callback"),

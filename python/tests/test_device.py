@@ -1,0 +1,86 @@
+"""GPU arrays in and out (label gpu: skipped without a CUDA device, or without CuPy): the device
+path gives the bits of the NumPy path and never copies the arrays through the host."""
+import numpy as np
+import pytest
+
+import hetrelax
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.fixture
+def cp(gpu):
+    return pytest.importorskip("cupy")
+
+
+def rhs(shape, seed=3):
+    return np.random.default_rng(seed).uniform(-0.5, 0.5, shape)
+
+
+@pytest.mark.parametrize("precision", ["double", "single", "mixed"])
+@pytest.mark.parametrize("method", ["mg", "mgcg"])
+def test_model_problem_bitwise_the_numpy_path(cp, method, precision):
+    if method == "mgcg" and precision == "single":
+        pytest.skip("mgcg runs in double or mixed")
+    p = hetrelax.Poisson((127, 255))
+    f = rhs(p.shape)
+    s = hetrelax.Solver(p, method=method, backend="gpu", precision=precision, tol=0, maxiter=4)
+    u, info = s.solve(f)
+    x, dinfo = s.solve(cp.asarray(f))
+    assert isinstance(x, cp.ndarray) and x.shape == p.shape and x.dtype == u.dtype
+    assert np.array_equal(cp.asnumpy(x), u)
+    assert dinfo.iterations == info.iterations == 4 and dinfo.relative_residual == info.relative_residual
+    # fp32 in: the NumPy path of the same rounded values; out float32
+    f32 = f.astype(np.float32)
+    u32, _ = s.solve(f32, out=np.empty(p.shape, np.float32))
+    x32, _ = s.solve(cp.asarray(f32))
+    assert x32.dtype == cp.float32 and np.array_equal(cp.asnumpy(x32), u32)
+
+
+def test_general_problem_every_path(cp):
+    p = hetrelax.Poisson((40, 61), lengths=(1.0, 2.0), bc="x-=neumann:0.5,x+=dirichlet:1,y=periodic",
+                         coef=1.0 + rhs((40, 61), 5) ** 2)
+    f = rhs(p.shape)
+    for method in ("mg", "cg", "redblack"):
+        s = hetrelax.Solver(p, method=method, backend="gpu", tol=0, maxiter=5)
+        u, _ = s.solve(f)
+        x, _ = s.solve(cp.asarray(f))
+        assert np.array_equal(cp.asnumpy(x), u), method
+    s = hetrelax.Solver(p, method="jacobi", backend="gpu", omega=0.8)
+    u0 = rhs(p.shape, 9)
+    a, b = u0.copy(), cp.asarray(u0)
+    s.sweep(a, 17, f=f)
+    r, info = s.sweep(b, 17, f=cp.asarray(f))
+    assert r is b and info.iterations == 17 and np.array_equal(cp.asnumpy(b), a)
+
+
+def test_out_given_and_problem_f(cp):
+    p = hetrelax.Poisson((63, 63), f="manufactured")
+    s = hetrelax.Solver(p, backend="gpu")
+    u, _ = s.solve()
+    out = cp.empty(p.shape)
+    x, info = s.solve(out=out)
+    assert x is out and info.converged and np.array_equal(cp.asnumpy(out), u)
+
+
+def test_torch_tensors_when_present(gpu):
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("torch without CUDA")
+    p = hetrelax.Poisson((63, 127))
+    f = rhs(p.shape)
+    s = hetrelax.Solver(p, backend="gpu", tol=0, maxiter=3)
+    u, _ = s.solve(f)
+    x, _ = s.solve(torch.from_numpy(f).cuda())
+    assert isinstance(x, torch.Tensor) and x.is_cuda and np.array_equal(x.cpu().numpy(), u)
+
+
+def test_refused_where_the_engine_takes_host_arrays(cp):
+    p = hetrelax.Poisson((31, 31), f="spike")
+    f = cp.zeros(p.shape)
+    with pytest.raises(hetrelax.UnsupportedError, match="cpu-threads"):
+        hetrelax.Solver(p, backend="cpu-threads").solve(f, out=cp.empty(p.shape))
+    with pytest.raises(hetrelax.UnsupportedError, match="takes host arrays"):
+        hetrelax.Solver(p, method="jacobi", backend="gpu").sweep(f, 3)
+    with pytest.raises(hetrelax.UnsupportedError, match="x0"):
+        hetrelax.Solver(p, backend="gpu").solve(f, x0=f)
