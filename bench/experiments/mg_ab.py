@@ -4,7 +4,8 @@ so that the machine's drift falls on every variant alike.
 
 For each configuration (the random right-hand side of bench/experiments/rhs_gen.py written once
 as a file, to relative residual 1e-8 from a zero guess) and each variant (variants separated by
-";", each a comma-separated list of --tuning NAME=VALUE, or "default"), REPEATS cold processes each: time_s (the solve),
+";", each a comma-separated list of --tuning NAME=VALUE and bin=PATH, another build's command,
+or "default"), REPEATS cold processes each: time_s (the solve),
 time_setup_s and the cycles. Every run's answer is checked first (converged, relative residual
 below the tolerance). Prints per variant the median time and its ratio to the first variant.
 
@@ -51,10 +52,12 @@ def main():
         runs = {v: [] for v in variants}
         for _ in range(a.repeats):
             for v in variants:
-                cmd = [a.hetrelax, "poisson%dd" % dim, "--method", "mg", "--n", str(n), "--precision", prec,
+                kvs = [] if v == "default" else v.split(",")
+                exe = next((kv[4:] for kv in kvs if kv.startswith("bin=")), a.hetrelax)
+                cmd = [exe, "poisson%dd" % dim, "--method", "mg", "--n", str(n), "--precision", prec,
                        "--rhs", rhs, "--tol", repr(a.tol), "--quiet", "--json", js] + a.args.split()
-                if v != "default":
-                    for kv in v.split(","):
+                for kv in kvs:
+                    if not kv.startswith("bin="):
                         cmd += ["--tuning", kv]
                 if os.path.exists(js):
                     os.unlink(js)

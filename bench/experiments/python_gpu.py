@@ -174,8 +174,9 @@ def main():
 
             t, (u, code) = wall(cp, lambda: cla.cg(A, bb, rtol=a.tol, atol=0.0, maxiter=100000, callback=cb))
             rr = peers.rel_residual(cp, b, u.reshape(n, n))
+            # cupyx stops on its recurrence's residual: the true one is recorded as it is
             rec(solver="cupyx-cg", n=n, time_s=t, iterations=count[0], info=int(code), relative_residual=rr,
-                answer_ok=rr < a.tol * 1.01 and code == 0, timed="once")
+                reached_tol=rr < a.tol * 1.01, answer_ok=rr < 10 * a.tol and code == 0, timed="once")
             del A, bb, u
         del f, b
         cp.get_default_memory_pool().free_all_blocks()

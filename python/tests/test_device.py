@@ -25,9 +25,9 @@ def test_model_problem_bitwise_the_numpy_path(cp, method, precision):
     p = hetrelax.Poisson((127, 255))
     f = rhs(p.shape)
     s = hetrelax.Solver(p, method=method, backend="gpu", precision=precision, tol=0, maxiter=4)
-    u, info = s.solve(f)
+    u, info = s.solve(f, out=np.empty(p.shape))  # the GPU arrays' dtype: f's (float64)
     x, dinfo = s.solve(cp.asarray(f))
-    assert isinstance(x, cp.ndarray) and x.shape == p.shape and x.dtype == u.dtype
+    assert isinstance(x, cp.ndarray) and x.shape == p.shape and x.dtype == cp.float64
     assert np.array_equal(cp.asnumpy(x), u)
     assert dinfo.iterations == info.iterations == 4 and dinfo.relative_residual == info.relative_residual
     # fp32 in: the NumPy path of the same rounded values; out float32
