@@ -14,8 +14,14 @@ own loop time of both (time_s) says whether the machine was as busy for both. Ro
 C and Python so that drift of the machine hits both. The target: the Python call adds at most
 5% at N = 4095.
 
+--arrays host: the problem's f is zero and every solve is given the same random f (uniform in
+[0, 1), the driver's values), a NumPy array in Python; --arrays device: that f and the solution
+in the GPU's memory (a CuPy array in Python, hr_grid_solver_solve_device in C; the Python figure
+"out=" is then the solve into a preallocated CuPy array, the other one into a new one).
+
     PYTHONPATH=build/python /usr/bin/python3 bench/experiments/python_overhead.py [--build build]
-        [--n 4095] [--repeats 5] [--rounds 3] [--tol 1e-8] [--threads 0] [--backend cpu|gpu] [--out FILE.json]
+        [--n 4095] [--repeats 5] [--rounds 3] [--tol 1e-8] [--threads 0] [--backend cpu|gpu]
+        [--precision double|mixed|single] [--arrays none|host|device] [--out FILE.json]
 """
 import argparse
 import json
@@ -33,7 +39,8 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 def c_round(driver, args):
     """One grid_driver run: REPEATS wall times (s) of the C calls, and its record."""
     cmd = [driver, "dim=2", f"n={args.n}", "method=mg", f"tol={args.tol}", f"threads={args.threads}",
-           f"repeats={args.repeats}", f"backend={args.backend}"]
+           f"repeats={args.repeats}", f"backend={args.backend}", f"arrays={args.arrays}",
+           f"precision={args.precision}"]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         sys.exit(f"python_overhead: {' '.join(cmd)} failed: {p.stderr.strip()}")
@@ -41,20 +48,30 @@ def c_round(driver, args):
     return rec["wall_s"], rec
 
 
-def py_round(hetrelax, np, solver, args):
+def driver_rhs(np, n):
+    """f for arrays=host|device: uniform in [0, 1) (other values than the driver's, from the same
+    distribution: the cycle counts are compared)."""
+    return np.random.default_rng(2026).random((n, n))
+
+
+def py_round(hetrelax, np, solver, args, f):
     """REPEATS timed solves of one Solver: wall (new array), wall (out=), library time."""
     wall, wall_out, lib, infos = [], [], [], []
-    out = np.empty(solver.problem.shape)
-    solver.solve()  # warm-up, as the driver's
+    if args.arrays == "device":
+        import cupy as xp
+    else:
+        xp = np
+    out = xp.empty(solver.problem.shape)
+    solver.solve(f)  # warm-up, as the driver's
     for _ in range(args.repeats):
         t = time.perf_counter()
-        u, info = solver.solve()
+        u, info = solver.solve(f)
         wall.append(time.perf_counter() - t)
         lib.append(info.time_s)
         infos.append(info)
         del u
         t = time.perf_counter()
-        solver.solve(out=out)
+        solver.solve(f, out=out)
         wall_out.append(time.perf_counter() - t)
     return wall, wall_out, lib, infos[-1]
 
@@ -68,6 +85,8 @@ def main():
     ap.add_argument("--tol", type=float, default=1e-8)
     ap.add_argument("--threads", type=int, default=0, help="CPU threads (0: one per core)")
     ap.add_argument("--backend", choices=("cpu", "gpu"), default="cpu")
+    ap.add_argument("--precision", choices=("double", "mixed", "single"), default="double")
+    ap.add_argument("--arrays", choices=("none", "host", "device"), default="none")
     ap.add_argument("--out", help="write the record as JSON")
     args = ap.parse_args()
 
@@ -79,8 +98,16 @@ def main():
     driver = os.path.join(args.build, "bench", "grid_driver")
     if not os.access(driver, os.X_OK):
         sys.exit(f"python_overhead: {driver} not found (build the bench drivers)")
-    p = hetrelax.Poisson((args.n, args.n), f="manufactured")
-    opts = dict(method="mg", precision="double", tol=args.tol, backend="cpu-threads" if args.backend == "cpu" else "gpu")
+    p = hetrelax.Poisson((args.n, args.n), f="manufactured" if args.arrays == "none" else None)
+    f = None
+    if args.arrays != "none":
+        f = driver_rhs(np, args.n)
+        if args.arrays == "device":
+            import cupy
+
+            f = cupy.asarray(f)
+    opts = dict(method="mg", precision=args.precision, tol=args.tol,
+                backend="cpu-threads" if args.backend == "cpu" else "gpu")
     if args.threads:
         opts["threads"] = args.threads
     solver = hetrelax.Solver(p, **opts)
@@ -93,7 +120,7 @@ def main():
         t, c_rec = c_round(driver, args)
         c_times += t
         c_lib += c_rec["time_s"]
-        w, wo, lib, info = py_round(hetrelax, np, solver, args)
+        w, wo, lib, info = py_round(hetrelax, np, solver, args, f)
         py_wall += w
         py_wall_out += wo
         py_lib += lib
@@ -108,6 +135,7 @@ def main():
     c_med = statistics.median(c_times)
     res = {
         "n": args.n, "tol": args.tol, "backend": args.backend, "threads": args.threads,
+        "precision": args.precision, "arrays": args.arrays, "device": info.device_name,
         "iterations": info.iterations, "driver_iterations": c_rec["iterations"],
         "c_median_s": c_med, "c_min_s": min(c_times), "c_library_median_s": statistics.median(c_lib),
         "python_wall_median_s": statistics.median(py_wall), "python_wall_min_s": min(py_wall),
