@@ -843,6 +843,12 @@ static hr_status mg_solve(hr_grid_solver *s, const double *rhs, const double *x0
         return HR_ERR_UNSUPPORTED;
     }
     hr_status st = HR_OK;
+    if (rhs && s->engine && s->backend == HR_BACKEND_GPU && s->rhs_scale == 1.0 &&
+        hri_mgs_replace_rhs(s->engine, rhs) == HR_OK) {
+        /* straight into the device's array: cheaper than comparing it with the last f */
+        s->eng_has_rhs = s->eng_rhs_device = 1;
+        return mg_run(s, res);
+    }
     const int same = rhs ? hri_gs_same_rhs(s, rhs) : !s->eng_has_rhs;
     if (rhs && !same) HR_TRY(hri_gs_take_rhs(s, rhs));
     const double *want = rhs ? s->eng_rhs : s->p.rhs == HR_RHS_ARRAY ? s->rhs : NULL;
@@ -943,6 +949,7 @@ static hr_status mg_run(hr_grid_solver *s, hr_result *res)
 static hr_status mg_solution(const hr_grid_solver *s, hr_precision prec, void *dst, size_t count)
 {
     if (!s->engine || count < s->count) return HR_ERR_INVALID_ARG;
+    if (s->backend == HR_BACKEND_GPU) return hri_mgs_solution_host(s->engine, dst, prec == HR_PREC_SINGLE);
     if (prec != HR_PREC_SINGLE) return hr_mg_solution(s->engine, dst, s->count);
     double *u = malloc(s->count * sizeof *u);
     if (!u) return HR_ERR_NO_MEMORY;

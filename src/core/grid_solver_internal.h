@@ -42,7 +42,8 @@ struct hr_grid_solver {
     hr_mg_options mo; /* mg, cg, mgcg: the engine's options (rhs_values set per set-up) */
     double *eng_rhs;  /* a solve's f, scaled (allocated once) */
     int eng_has_rhs;  /* the engine was set up with eng_rhs (0: with the problem's f) */
-    int eng_rhs_device; /* the engine holds f from device arrays (eng_rhs does not have it) */
+    int eng_rhs_device; /* the engine holds an f that eng_rhs does not have (from device arrays, or
+                           a host f uploaded straight to the GPU) */
     int fresh;        /* the engine's state is the problem's initial guess (no solve since set-up) */
     hr_history hist;  /* mg, cg, mgcg with keep_history */
     volatile sig_atomic_t stop;

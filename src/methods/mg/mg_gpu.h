@@ -122,6 +122,8 @@ hr_status hri_mg_gpu_rhs_host(mg_gpu *g, const double *f);
 hr_status hri_mg_gpu_rhs_device(mg_gpu *g, const void *f, int single, double scale);
 /* The solution level's unknowns into device memory dst (single: fp32), x fastest. */
 hr_status hri_mg_gpu_solution_device(mg_gpu *g, void *dst, int single);
+/* The same into host memory, packed on the device and staged through pinned chunks. */
+hr_status hri_mg_gpu_solution_host(mg_gpu *g, void *dst, int single);
 /* The last device error ("call failed at file:line: ..."). */
 const char *hri_mg_gpu_error(const mg_gpu *g);
 

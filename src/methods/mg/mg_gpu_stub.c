@@ -73,6 +73,12 @@ hr_status hri_mg_gpu_solution_device(mg_gpu *g, void *dst, int single)
     return HR_ERR_UNSUPPORTED;
 }
 
+hr_status hri_mg_gpu_solution_host(mg_gpu *g, void *dst, int single)
+{
+    (void)g, (void)dst, (void)single;
+    return HR_ERR_UNSUPPORTED;
+}
+
 const char *hri_mg_gpu_error(const mg_gpu *g)
 {
     (void)g;

@@ -69,6 +69,8 @@ hr_status hri_mgs_replace_rhs(hr_mg *m, const double *values);
 hr_status hri_mgs_replace_rhs_device(hr_mg *m, const void *f, int single, double scale);
 /* The solution into device memory (single: fp32), x fastest (GPU handles). */
 hr_status hri_mgs_solution_device(hr_mg *m, void *dst, int single);
+/* The same into host memory (GPU handles; packed on the device, staged through pinned chunks). */
+hr_status hri_mgs_solution_host(hr_mg *m, void *dst, int single);
 /* hr_mg_create, and on the GPU with a zero right-hand side, an array for f all the same (zero
  * until hri_mgs_replace_rhs or _device fills it). */
 hr_status hri_mg_create_slot(const hr_mg_options *o, hr_mg **out);

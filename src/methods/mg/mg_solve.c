@@ -527,13 +527,18 @@ hr_status hri_mgs_solution_device(hr_mg *m, void *dst, int single)
     return st;
 }
 
+hr_status hri_mgs_solution_host(hr_mg *m, void *dst, int single)
+{
+    if (!m->gpu) return HR_ERR_UNSUPPORTED;
+    const hr_status st = hri_mg_gpu_solution_host(m->gpu, dst, single);
+    if (st != HR_OK) hri_mgs_gpu_failed(m, st);
+    return st;
+}
+
 hr_status hr_mg_solution(const hr_mg *m, double *dst, size_t count)
 {
     if (!m || !dst || count != (size_t)m->nx * m->ny * m->nz) return HR_ERR_INVALID_ARG;
-    if (m->gpu) {
-        const hr_status st = hri_mg_gpu_download(m->gpu, &((hr_mg *)m)->host_sol);
-        if (st != HR_OK) return st;
-    }
+    if (m->gpu) return hri_mgs_solution_host((hr_mg *)m, dst, 0);
     const hr_grid *g = hri_mgs_sol_grid((hr_mg *)m);
     size_t x = 0;
     for (int k = m->dim == 3 ? 1 : 0; k < (m->dim == 3 ? m->nz + 1 : 1); k++)

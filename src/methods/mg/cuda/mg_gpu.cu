@@ -360,15 +360,16 @@ __global__ void mgg_rhs_lines(T *dst, const S *src, long long line0, long long l
     }
 }
 
-/* The level's unknowns (src: its point (0, 0, 0)) into dst, x fastest, no padding. */
+/* Lines [line0, line0 + lines) of the level's unknowns (src: its point (0, 0, 0)) into dst, x
+ * fastest, no padding (dst: the first line's first value). */
 template <typename O, typename T>
-__global__ void mgg_pack_lines(O *dst, const T *src, long long lines, int nx, int ny, int dim, long long pitch,
-                               long long plane)
+__global__ void mgg_pack_lines(O *dst, const T *src, long long line0, long long lines, int nx, int ny, int dim,
+                               long long pitch, long long plane)
 {
     const long long total = lines * nx;
     for (long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x; t < total;
          t += (long long)gridDim.x * blockDim.x)
-        dst[t] = (O)src[mgg_dense_at(t / nx, t % nx, ny, dim, pitch, plane)];
+        dst[t] = (O)src[mgg_dense_at(line0 + t / nx, t % nx, ny, dim, pitch, plane)];
 }
 
 /* Blocks of 256 threads for n elements, at most 4096 (the kernels stride). */
@@ -889,30 +890,124 @@ extern "C" hr_status hri_mg_gpu_rhs_device(mg_gpu *g, const void *f, int single,
     return HR_OK;
 }
 
+/* Lines [l0, l0 + nl) of the solution into dst (device memory; single: fp32), on the stream. */
+static cudaError_t pack_solution(mg_gpu *g, void *dst, int single, long long l0, long long nl)
+{
+    size_t es;
+    const mgg_lev &S = rhs_level(g, &es);
+    const void *u = S.u[g->s.mode == MG_GPU_DIRECT ? cur_of(g, 0) : 0];
+    const unsigned blocks = mgg_blocks_for((size_t)nl * (size_t)S.nx);
+    const int dim = g->s.dim;
+    if (es == 8 && single)
+        mgg_pack_lines<float, double>
+            <<<blocks, 256, 0, g->st>>>((float *)dst, (const double *)u, l0, nl, S.nx, S.ny, dim, S.pitch, S.plane);
+    else if (es == 8)
+        mgg_pack_lines<double, double>
+            <<<blocks, 256, 0, g->st>>>((double *)dst, (const double *)u, l0, nl, S.nx, S.ny, dim, S.pitch, S.plane);
+    else if (single)
+        mgg_pack_lines<float, float>
+            <<<blocks, 256, 0, g->st>>>((float *)dst, (const float *)u, l0, nl, S.nx, S.ny, dim, S.pitch, S.plane);
+    else
+        mgg_pack_lines<double, float>
+            <<<blocks, 256, 0, g->st>>>((double *)dst, (const float *)u, l0, nl, S.nx, S.ny, dim, S.pitch, S.plane);
+    return cudaGetLastError();
+}
+
 extern "C" hr_status hri_mg_gpu_solution_device(mg_gpu *g, void *dst, int single)
 {
     GCU(g, cudaSetDevice(g->dev));
     size_t es;
     const mgg_lev &S = rhs_level(g, &es);
-    const int direct = g->s.mode == MG_GPU_DIRECT;
-    const void *u = S.u[direct ? cur_of(g, 0) : 0];
-    const long long lines = (long long)S.ny * (g->s.dim == 3 ? S.nz : 1);
-    const unsigned blocks = mgg_blocks_for((size_t)lines * (size_t)S.nx);
-    if (es == 8 && single)
-        mgg_pack_lines<float, double><<<blocks, 256, 0, g->st>>>((float *)dst, (const double *)u, lines, S.nx, S.ny,
-                                                                 g->s.dim, S.pitch, S.plane);
-    else if (es == 8)
-        mgg_pack_lines<double, double><<<blocks, 256, 0, g->st>>>((double *)dst, (const double *)u, lines, S.nx,
-                                                                  S.ny, g->s.dim, S.pitch, S.plane);
-    else if (single)
-        mgg_pack_lines<float, float><<<blocks, 256, 0, g->st>>>((float *)dst, (const float *)u, lines, S.nx, S.ny,
-                                                                g->s.dim, S.pitch, S.plane);
-    else
-        mgg_pack_lines<double, float><<<blocks, 256, 0, g->st>>>((double *)dst, (const float *)u, lines, S.nx, S.ny,
-                                                                 g->s.dim, S.pitch, S.plane);
-    GCU(g, cudaGetLastError());
+    GCU(g, pack_solution(g, dst, single, 0, (long long)S.ny * (g->s.dim == 3 ? S.nz : 1)));
     GCU(g, cudaStreamSynchronize(g->st));
     return HR_OK;
+}
+
+/* The solution's way home: the device packs a chunk of lines into a device slot and copies it
+ * into a pinned one while the host threads copy the previous chunk out of theirs. */
+typedef struct sol_download {
+    mg_gpu *g;
+    char *dst;
+    size_t vs;            /* bytes per value */
+    long long lines, per; /* lines in all, lines per chunk */
+    int nx, single;
+    char *pin[MGG_UP_SLOTS], *dev[MGG_UP_SLOTS];
+    cudaEvent_t done[MGG_UP_SLOTS];
+    hr_team *team;
+    cudaError_t err;
+} sol_download;
+
+static void download_job(void *ctx, int tid, int nt)
+{
+    sol_download *d = (sol_download *)ctx;
+    mg_gpu *g = d->g;
+    if (tid == 0) (void)cudaSetDevice(g->dev);
+    const long long chunks = (d->lines + d->per - 1) / d->per;
+    /* chunk c goes out while the device packs and copies chunks up to c + SLOTS - 1 */
+    for (long long c = 0; c < chunks + MGG_UP_SLOTS - 1; c++) {
+        if (tid == 0 && c < chunks && d->err == cudaSuccess) { /* queue chunk c */
+            const int slot = (int)(c % MGG_UP_SLOTS);
+            const long long l0 = c * d->per, nl = d->lines - l0 < d->per ? d->lines - l0 : d->per;
+            cudaError_t e = pack_solution(g, d->dev[slot], d->single, l0, nl);
+            if (e == cudaSuccess)
+                e = cudaMemcpyAsync(d->pin[slot], d->dev[slot], (size_t)nl * (size_t)d->nx * d->vs,
+                                    cudaMemcpyDeviceToHost, g->st);
+            if (e == cudaSuccess) e = cudaEventRecord(d->done[slot], g->st);
+            d->err = e;
+        }
+        const long long o = c - (MGG_UP_SLOTS - 1); /* the chunk to take out now */
+        if (o < 0) continue;
+        const int slot = (int)(o % MGG_UP_SLOTS);
+        if (tid == 0 && d->err == cudaSuccess) d->err = cudaEventSynchronize(d->done[slot]);
+        hri_team_barrier(d->team);
+        if (d->err == cudaSuccess) {
+            const long long l0 = o * d->per, nl = d->lines - l0 < d->per ? d->lines - l0 : d->per;
+            const size_t n = (size_t)nl * (size_t)d->nx * d->vs;
+            const size_t a = n * (size_t)tid / (size_t)nt / d->vs * d->vs,
+                         b = tid == nt - 1 ? n : n * (size_t)(tid + 1) / (size_t)nt / d->vs * d->vs;
+            memcpy(d->dst + (size_t)l0 * (size_t)d->nx * d->vs + a, d->pin[slot] + a, b - a);
+        }
+        hri_team_barrier(d->team); /* the slot is free again */
+    }
+}
+
+extern "C" hr_status hri_mg_gpu_solution_host(mg_gpu *g, void *dst, int single)
+{
+    GCU(g, cudaSetDevice(g->dev));
+    size_t es;
+    const mgg_lev &S = rhs_level(g, &es);
+    sol_download d;
+    memset(&d, 0, sizeof d);
+    d.g = g;
+    d.dst = (char *)dst;
+    d.vs = single ? 4 : 8;
+    d.single = single;
+    d.nx = S.nx;
+    d.lines = (long long)S.ny * (g->s.dim == 3 ? S.nz : 1);
+    d.per = (long long)(MGG_UP_CHUNK / d.vs) / S.nx;
+    if (d.per < 1) d.per = 1;
+    const size_t slot_bytes = (size_t)d.per * (size_t)S.nx * d.vs;
+    hr_status st = HR_OK;
+    for (int k = 0; k < MGG_UP_SLOTS && st == HR_OK; k++) {
+        cudaError_t e = cudaMallocHost((void **)&d.pin[k], slot_bytes);
+        if (e == cudaSuccess) e = cudaMalloc((void **)&d.dev[k], slot_bytes);
+        if (e == cudaSuccess) e = cudaEventCreateWithFlags(&d.done[k], cudaEventDisableTiming);
+        if (e != cudaSuccess) st = gfail(g, e, "the solution's staging", __LINE__);
+    }
+    const int cores = hri_cpu_count();
+    const int nt = cores < 8 ? (cores > 0 ? cores : 1) : 8;
+    if (st == HR_OK && hri_team_create(nt, HR_BIND_NONE, &d.team) != HR_OK) st = HR_ERR_NO_MEMORY;
+    if (st == HR_OK) {
+        hri_team_run(d.team, download_job, &d);
+        if (d.err != cudaSuccess) st = gfail(g, d.err, "the solution's download", __LINE__);
+    }
+    if (d.team) hri_team_free(d.team);
+    for (int k = 0; k < MGG_UP_SLOTS; k++) {
+        if (d.pin[k]) cudaFreeHost(d.pin[k]);
+        if (d.dev[k]) cudaFree(d.dev[k]);
+        if (d.done[k]) cudaEventDestroy(d.done[k]);
+    }
+    return st;
 }
 
 extern "C" hr_status hri_mg_gpu_download(mg_gpu *g, hr_grid *host)
