@@ -378,12 +378,46 @@ static unsigned mgg_blocks_for(size_t n)
     return (unsigned)((n + 255) / 256 < 4096 ? (n + 255) / 256 : 4096);
 }
 
-enum { MGG_UP_SLOTS = 4 };
 #ifndef MGG_UP_CHUNK /* the CPU emulation's test takes small chunks, to pass through every slot */
 #define MGG_UP_CHUNK ((size_t)8 << 20) /* bytes of f per staged chunk */
 #endif
 
-/* The upload's shared state: the caller's f goes through MGG_UP_SLOTS pinned chunks, which
+static void stage_free(mg_gpu *g);
+
+/* The staging of host arrays, made at the first use with slots of MGG_UP_CHUNK bytes (or one
+ * line of `line` bytes where that is more). */
+static hr_status stage_ready(mg_gpu *g, size_t line)
+{
+    const size_t want = line > MGG_UP_CHUNK ? line : MGG_UP_CHUNK;
+    if (g->stage_team && g->stage_bytes >= want) return HR_OK;
+    stage_free(g);
+    g->stage_bytes = want;
+    for (int k = 0; k < MGG_STAGE_SLOTS; k++) {
+        cudaError_t e = cudaMallocHost((void **)&g->stage_pin[k], g->stage_bytes);
+        if (e == cudaSuccess) e = cudaMalloc((void **)&g->stage_dev[k], g->stage_bytes);
+        if (e == cudaSuccess) e = cudaEventCreateWithFlags(&g->stage_done[k], cudaEventDisableTiming);
+        if (e != cudaSuccess) return gfail(g, e, "the host arrays' staging", __LINE__);
+    }
+    /* memcpy threads: enough to outrun the copy engine, not the whole machine */
+    const int cores = hri_cpu_count();
+    const int nt = cores < 8 ? (cores > 0 ? cores : 1) : 8;
+    return hri_team_create(nt, HR_BIND_NONE, &g->stage_team) == HR_OK ? HR_OK : HR_ERR_NO_MEMORY;
+}
+
+static void stage_free(mg_gpu *g)
+{
+    if (g->stage_team) hri_team_free(g->stage_team);
+    g->stage_team = NULL;
+    for (int k = 0; k < MGG_STAGE_SLOTS; k++) {
+        if (g->stage_pin[k]) cudaFreeHost(g->stage_pin[k]);
+        if (g->stage_dev[k]) cudaFree(g->stage_dev[k]);
+        if (g->stage_done[k]) cudaEventDestroy(g->stage_done[k]);
+        g->stage_pin[k] = g->stage_dev[k] = NULL;
+        g->stage_done[k] = NULL;
+    }
+}
+
+/* The upload's shared state: the caller's f goes through MGG_STAGE_SLOTS pinned chunks, which
  * the host threads fill while the device copies and places the previous ones. */
 typedef struct rhs_upload {
     mg_gpu *g;
@@ -392,8 +426,8 @@ typedef struct rhs_upload {
     const double *f;
     long long lines, per; /* lines in all, lines per chunk */
     int nx;
-    double *pin[MGG_UP_SLOTS], *dev[MGG_UP_SLOTS];
-    cudaEvent_t done[MGG_UP_SLOTS];
+    double *pin[MGG_STAGE_SLOTS], *dev[MGG_STAGE_SLOTS];
+    cudaEvent_t done[MGG_STAGE_SLOTS];
     hr_team *team;
     cudaError_t err;
 } rhs_upload;
@@ -406,11 +440,11 @@ static void upload_job(void *ctx, int tid, int nt)
     if (tid == 0) (void)cudaSetDevice(g->dev);
     const long long chunks = (u->lines + u->per - 1) / u->per;
     for (long long c = 0; c < chunks; c++) {
-        const int slot = (int)(c % MGG_UP_SLOTS);
+        const int slot = (int)(c % MGG_STAGE_SLOTS);
         const long long l0 = c * u->per, nl = u->lines - l0 < u->per ? u->lines - l0 : u->per;
         const size_t n = (size_t)nl * (size_t)u->nx;
         /* the slot's previous chunk has reached the device and been placed */
-        if (tid == 0 && c >= MGG_UP_SLOTS && u->err == cudaSuccess) u->err = cudaEventSynchronize(u->done[slot]);
+        if (tid == 0 && c >= MGG_STAGE_SLOTS && u->err == cudaSuccess) u->err = cudaEventSynchronize(u->done[slot]);
         hri_team_barrier(u->team);
         const size_t a = n * (size_t)tid / (size_t)nt, b = n * (size_t)(tid + 1) / (size_t)nt;
         memcpy(u->pin[slot] + a, u->f + (size_t)l0 * (size_t)u->nx + a, (b - a) * sizeof(double));
@@ -438,6 +472,7 @@ static hr_status upload_values(mg_gpu *g)
 {
     const int direct = g->s.mode == MG_GPU_DIRECT;
     const mgg_lev *S = direct ? &g->lev[0] : &g->out;
+    GTRY(stage_ready(g, (size_t)S->nx * sizeof(double)));
     rhs_upload u;
     memset(&u, 0, sizeof u);
     u.g = g;
@@ -446,33 +481,18 @@ static hr_status upload_values(mg_gpu *g)
     u.f = g->s.rhs_values;
     u.nx = S->nx;
     u.lines = (long long)S->ny * (g->s.dim == 3 ? S->nz : 1);
-    u.per = (long long)(MGG_UP_CHUNK / sizeof(double)) / S->nx;
-    if (u.per < 1) u.per = 1;
-    const size_t slot_bytes = (size_t)u.per * (size_t)S->nx * sizeof(double);
-    hr_status st = HR_OK;
+    u.per = (long long)(g->stage_bytes / sizeof(double)) / S->nx;
+    for (int k = 0; k < MGG_STAGE_SLOTS; k++) {
+        u.pin[k] = (double *)g->stage_pin[k];
+        u.dev[k] = (double *)g->stage_dev[k];
+        u.done[k] = g->stage_done[k];
+    }
+    u.team = g->stage_team;
     GCU(g, cudaMemsetAsync(g->d_rhs, 0, g->d_rhs_bytes, g->st)); /* ring and padding */
-    for (int k = 0; k < MGG_UP_SLOTS && st == HR_OK; k++) {
-        cudaError_t e = cudaMallocHost((void **)&u.pin[k], slot_bytes);
-        if (e == cudaSuccess) e = cudaMalloc((void **)&u.dev[k], slot_bytes);
-        if (e == cudaSuccess) e = cudaEventCreateWithFlags(&u.done[k], cudaEventDisableTiming);
-        if (e != cudaSuccess) st = gfail(g, e, "the right-hand side's staging", __LINE__);
-    }
-    /* memcpy threads: enough to outrun the copy engine, not the whole machine */
-    const int cores = hri_cpu_count();
-    const int nt = cores < 8 ? (cores > 0 ? cores : 1) : 8;
-    if (st == HR_OK && hri_team_create(nt, HR_BIND_NONE, &u.team) != HR_OK) st = HR_ERR_NO_MEMORY;
-    if (st == HR_OK) {
-        hri_team_run(u.team, upload_job, &u);
-        if (u.err == cudaSuccess) u.err = cudaStreamSynchronize(g->st);
-        if (u.err != cudaSuccess) st = gfail(g, u.err, "the right-hand side's upload", __LINE__);
-    }
-    if (u.team) hri_team_free(u.team);
-    for (int k = 0; k < MGG_UP_SLOTS; k++) {
-        if (u.pin[k]) cudaFreeHost(u.pin[k]);
-        if (u.dev[k]) cudaFree(u.dev[k]);
-        if (u.done[k]) cudaEventDestroy(u.done[k]);
-    }
-    return st;
+    hri_team_run(u.team, upload_job, &u);
+    if (u.err == cudaSuccess) u.err = cudaStreamSynchronize(g->st);
+    if (u.err != cudaSuccess) return gfail(g, u.err, "the right-hand side's upload", __LINE__);
+    return HR_OK;
 }
 
 static hr_status build(mg_gpu *g, const hr_grid *rhs)
@@ -683,6 +703,7 @@ extern "C" void hri_mg_gpu_free(mg_gpu *g)
     if (g->h_hf) cudaFreeHost(g->h_hf);
     if (g->h_u) cudaFreeHost(g->h_u);
     hri_mg_cpu_part_free(g->cpu);
+    stage_free(g);
     if (g->st) cudaStreamDestroy(g->st);
     free(g->ops);
     free(g);
@@ -931,8 +952,8 @@ typedef struct sol_download {
     size_t vs;            /* bytes per value */
     long long lines, per; /* lines in all, lines per chunk */
     int nx, single;
-    char *pin[MGG_UP_SLOTS], *dev[MGG_UP_SLOTS];
-    cudaEvent_t done[MGG_UP_SLOTS];
+    char *pin[MGG_STAGE_SLOTS], *dev[MGG_STAGE_SLOTS];
+    cudaEvent_t done[MGG_STAGE_SLOTS];
     hr_team *team;
     cudaError_t err;
 } sol_download;
@@ -944,9 +965,9 @@ static void download_job(void *ctx, int tid, int nt)
     if (tid == 0) (void)cudaSetDevice(g->dev);
     const long long chunks = (d->lines + d->per - 1) / d->per;
     /* chunk c goes out while the device packs and copies chunks up to c + SLOTS - 1 */
-    for (long long c = 0; c < chunks + MGG_UP_SLOTS - 1; c++) {
+    for (long long c = 0; c < chunks + MGG_STAGE_SLOTS - 1; c++) {
         if (tid == 0 && c < chunks && d->err == cudaSuccess) { /* queue chunk c */
-            const int slot = (int)(c % MGG_UP_SLOTS);
+            const int slot = (int)(c % MGG_STAGE_SLOTS);
             const long long l0 = c * d->per, nl = d->lines - l0 < d->per ? d->lines - l0 : d->per;
             cudaError_t e = pack_solution(g, d->dev[slot], d->single, l0, nl);
             if (e == cudaSuccess)
@@ -955,9 +976,9 @@ static void download_job(void *ctx, int tid, int nt)
             if (e == cudaSuccess) e = cudaEventRecord(d->done[slot], g->st);
             d->err = e;
         }
-        const long long o = c - (MGG_UP_SLOTS - 1); /* the chunk to take out now */
+        const long long o = c - (MGG_STAGE_SLOTS - 1); /* the chunk to take out now */
         if (o < 0) continue;
-        const int slot = (int)(o % MGG_UP_SLOTS);
+        const int slot = (int)(o % MGG_STAGE_SLOTS);
         if (tid == 0 && d->err == cudaSuccess) d->err = cudaEventSynchronize(d->done[slot]);
         hri_team_barrier(d->team);
         if (d->err == cudaSuccess) {
@@ -984,30 +1005,17 @@ extern "C" hr_status hri_mg_gpu_solution_host(mg_gpu *g, void *dst, int single)
     d.single = single;
     d.nx = S.nx;
     d.lines = (long long)S.ny * (g->s.dim == 3 ? S.nz : 1);
-    d.per = (long long)(MGG_UP_CHUNK / d.vs) / S.nx;
-    if (d.per < 1) d.per = 1;
-    const size_t slot_bytes = (size_t)d.per * (size_t)S.nx * d.vs;
-    hr_status st = HR_OK;
-    for (int k = 0; k < MGG_UP_SLOTS && st == HR_OK; k++) {
-        cudaError_t e = cudaMallocHost((void **)&d.pin[k], slot_bytes);
-        if (e == cudaSuccess) e = cudaMalloc((void **)&d.dev[k], slot_bytes);
-        if (e == cudaSuccess) e = cudaEventCreateWithFlags(&d.done[k], cudaEventDisableTiming);
-        if (e != cudaSuccess) st = gfail(g, e, "the solution's staging", __LINE__);
+    GTRY(stage_ready(g, (size_t)S.nx * d.vs));
+    d.per = (long long)(g->stage_bytes / d.vs) / S.nx;
+    for (int k = 0; k < MGG_STAGE_SLOTS; k++) {
+        d.pin[k] = g->stage_pin[k];
+        d.dev[k] = g->stage_dev[k];
+        d.done[k] = g->stage_done[k];
     }
-    const int cores = hri_cpu_count();
-    const int nt = cores < 8 ? (cores > 0 ? cores : 1) : 8;
-    if (st == HR_OK && hri_team_create(nt, HR_BIND_NONE, &d.team) != HR_OK) st = HR_ERR_NO_MEMORY;
-    if (st == HR_OK) {
-        hri_team_run(d.team, download_job, &d);
-        if (d.err != cudaSuccess) st = gfail(g, d.err, "the solution's download", __LINE__);
-    }
-    if (d.team) hri_team_free(d.team);
-    for (int k = 0; k < MGG_UP_SLOTS; k++) {
-        if (d.pin[k]) cudaFreeHost(d.pin[k]);
-        if (d.dev[k]) cudaFree(d.dev[k]);
-        if (d.done[k]) cudaEventDestroy(d.done[k]);
-    }
-    return st;
+    d.team = g->stage_team;
+    hri_team_run(d.team, download_job, &d);
+    if (d.err != cudaSuccess) return gfail(g, d.err, "the solution's download", __LINE__);
+    return HR_OK;
 }
 
 extern "C" hr_status hri_mg_gpu_download(mg_gpu *g, hr_grid *host)

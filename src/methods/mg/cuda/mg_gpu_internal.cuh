@@ -25,6 +25,8 @@ struct mgg_graph {
 };
 
 struct mg_gpu;
+struct hr_team;
+enum { MGG_STAGE_SLOTS = 4 };
 /* What a host node of a graph runs (--coarse-on cpu): one per cycle type and freshness. */
 struct mgg_host_desc {
     mg_gpu *g;
@@ -67,6 +69,13 @@ struct mg_gpu {
     void *h_hf, *h_u;
     size_t cpu_bytes, cpu_off;
     mgg_host_desc hdesc[8];
+    /* host arrays in and out (the right-hand side, the solution): MGG_STAGE_SLOTS chunks of
+     * `stage_bytes`, pinned and on the device, their events and the host threads that fill and
+     * empty them; made at the first use, kept to the end */
+    char *stage_pin[MGG_STAGE_SLOTS], *stage_dev[MGG_STAGE_SLOTS];
+    cudaEvent_t stage_done[MGG_STAGE_SLOTS];
+    size_t stage_bytes;
+    struct hr_team *stage_team;
     hr_status fail_st;
     char err[256];
 };
