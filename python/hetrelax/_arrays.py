@@ -13,9 +13,16 @@ import numpy as np
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
+_CAI = "__cuda_array_interface__"
+
+
 def is_device(a):
-    """Whether `a` is a GPU array (it has ``__cuda_array_interface__``)."""
-    return a is not None and not isinstance(a, np.ndarray) and hasattr(a, "__cuda_array_interface__")
+    """Whether `a` is a GPU array (it has ``__cuda_array_interface__``). The class is asked first:
+    CuPy and PyTorch make the interface a property, whose evaluation builds a dict (CuPy's also
+    synchronises its stream)."""
+    if a is None or isinstance(a, np.ndarray):
+        return False
+    return hasattr(type(a), _CAI) or _CAI in getattr(a, "__dict__", ())
 
 
 def kind_of(a):

@@ -185,11 +185,12 @@ class Solver:
                                 "GPU arrays (read and written on the device) or all NumPy arrays")
         d = [None if a is None else device_array(n, a, shape, writable=n == names[2])
              for n, a in zip(names, (f, x0, out))]
-        dtypes = sorted({str(v.dtype) for v in d if v is not None})
+        dtypes = {v.dtype for v in d if v is not None}
         if len(dtypes) > 1:
-            raise TypeError(f"the GPU arrays of one solve share one dtype (float32 or float64), got {', '.join(dtypes)}")
+            raise TypeError("the GPU arrays of one solve share one dtype (float32 or float64), got "
+                            + ", ".join(sorted(map(str, dtypes))))
         if out is None:
-            dtype = np.dtype(dtypes[0]) if dtypes else np.dtype(np.float32 if self._single else np.float64)
+            dtype = dtypes.pop() if dtypes else np.dtype(np.float32 if self._single else np.float64)
             out = empty_device_like(f if f is not None else x0, shape, dtype, self._opts.get("device", 0))
             d[2] = device_array(names[2], out, shape, writable=True)
         return d[0], d[1], d[2], out
