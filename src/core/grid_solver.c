@@ -843,9 +843,9 @@ static hr_status mg_solve(hr_grid_solver *s, const double *rhs, const double *x0
         return HR_ERR_UNSUPPORTED;
     }
     hr_status st = HR_OK;
-    if (rhs && s->engine && s->backend == HR_BACKEND_GPU && s->rhs_scale == 1.0 &&
-        hri_mgs_replace_rhs(s->engine, rhs) == HR_OK) {
-        /* straight into the device's array: cheaper than comparing it with the last f */
+    if (rhs && s->engine && s->rhs_scale == 1.0 && hri_mgs_replace_rhs(s->engine, rhs) == HR_OK) {
+        /* straight into the engine's array (the CPU's copy, the device's level): cheaper than
+         * comparing it with the last f, and every solve refills the levels from it anyway */
         s->eng_has_rhs = s->eng_rhs_device = 1;
         return mg_run(s, res);
     }
