@@ -48,9 +48,22 @@ def test_docstrings():
 @pytest.mark.parametrize("script, args, expect", [
     ("plate.py", ["--nx", "100", "--ny", "60"], r"summary\s+\d+ cycles \(converged\)"),
     ("jacobi_async.py", ["--n", "64", "--sweeps", "200", "--chunk", "100"], r"kernel async3"),
+    ("cupy_pressure.py", ["--nx", "128", "--ny", "64", "--steps", "2"], None),
 ])
 def test_examples_run(script, args, expect):
+    if script == "cupy_pressure.py":  # its own GPU test below; here: a clear word without one
+        expect = r"nothing to run|summary"
     out = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "python", script)] + args,
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert re.search(expect, out.stdout), out.stdout
+
+
+@pytest.mark.gpu
+def test_cupy_example_on_the_gpu(gpu):
+    pytest.importorskip("cupy")
+    out = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "python", "cupy_pressure.py"), "--nx",
+                          "256", "--ny", "128", "--steps", "3"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert re.search(r"step 2: \d+ cycles \(converged\)", out.stdout), out.stdout
+    assert "cupy.ndarray on the GPU" in out.stdout
