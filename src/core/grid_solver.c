@@ -888,8 +888,11 @@ static hr_status mg_solve_device(hr_grid_solver *s, const hr_device_arrays *a, h
             return st;
         }
         s->eng_has_rhs = s->eng_rhs_device = 1;
-    } else if (s->eng_has_rhs || !s->engine) { /* back to the problem's f */
-        HR_TRY(mg_setup(s, NULL));
+    } else if (s->eng_has_rhs || !s->engine) { /* back to the problem's f: in place where it is an array */
+        if (s->engine && s->p.rhs == HR_RHS_ARRAY && hri_mgs_replace_rhs(s->engine, s->rhs) == HR_OK)
+            s->eng_has_rhs = s->eng_rhs_device = 0;
+        else
+            HR_TRY(mg_setup(s, NULL));
     }
     st = mg_run(s, res);
     if ((st == HR_OK || st == HR_ERR_DIVERGED) && a->x) {
@@ -1064,7 +1067,7 @@ static hr_status check_device_arrays(hr_grid_solver *s, const hr_device_arrays *
             return st;
         }
     }
-    const hr_status st = hri_cuda_wait_stream(a->stream, why, sizeof why);
+    const hr_status st = hri_cuda_wait_stream(s->o.device, a->stream, why, sizeof why);
     if (st != HR_OK) hri_gs_set_error(s, "stream: %s", why);
     return st;
 }

@@ -36,9 +36,9 @@ hr_status hri_cuda_check_array(int ordinal, const void *ptr, char *why, size_t w
     return HR_ERR_UNSUPPORTED;
 }
 
-hr_status hri_cuda_wait_stream(void *stream, char *why, size_t why_size)
+hr_status hri_cuda_wait_stream(int ordinal, void *stream, char *why, size_t why_size)
 {
-    (void)stream;
+    (void)ordinal, (void)stream;
     if (why && why_size) snprintf(why, why_size, "this build has no CUDA support");
     return HR_ERR_UNSUPPORTED;
 }

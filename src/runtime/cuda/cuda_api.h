@@ -31,9 +31,10 @@ hr_status hri_cuda_device_memory(int ordinal, size_t *free_bytes, size_t *total_
  * without CUDA) and the reason in why. */
 hr_status hri_cuda_check_array(int ordinal, const void *ptr, char *why, size_t why_size);
 
-/* Waits for the work queued so far on the caller's cudaStream_t `stream` (NULL: the legacy
- * default stream); HR_ERR_DEVICE with the reason in why when that fails. */
-hr_status hri_cuda_wait_stream(void *stream, char *why, size_t why_size);
+/* Waits for the work queued so far on the caller's cudaStream_t `stream` of GPU `ordinal`
+ * (NULL: that GPU's legacy default stream); HR_ERR_DEVICE with the reason in why when that
+ * fails. */
+hr_status hri_cuda_wait_stream(int ordinal, void *stream, char *why, size_t why_size);
 
 /* One tuning outcome: the best block/tile shape of a GPU kernel for a size and precision. */
 typedef struct hr_cuda_tune_result {

@@ -46,9 +46,10 @@ extern "C" hr_status hri_cuda_check_array(int ordinal, const void *ptr, char *wh
     return HR_OK;
 }
 
-extern "C" hr_status hri_cuda_wait_stream(void *stream, char *why, size_t why_size)
+extern "C" hr_status hri_cuda_wait_stream(int ordinal, void *stream, char *why, size_t why_size)
 {
-    const cudaError_t e = cudaStreamSynchronize((cudaStream_t)stream);
+    cudaError_t e = cudaSetDevice(ordinal); /* the legacy stream is the current device's */
+    if (e == cudaSuccess) e = cudaStreamSynchronize((cudaStream_t)stream);
     if (e != cudaSuccess) {
         (void)cudaGetLastError();
         snprintf(why, why_size, "cudaStreamSynchronize failed: %s", cudaGetErrorString(e));

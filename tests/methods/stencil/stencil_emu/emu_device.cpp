@@ -24,8 +24,8 @@ extern "C" hr_status hri_cuda_check_array(int ordinal, const void *ptr, char *wh
     return ordinal == 0 && ptr ? HR_OK : HR_ERR_INVALID_ARG;
 }
 
-extern "C" hr_status hri_cuda_wait_stream(void *stream, char *why, size_t why_size)
+extern "C" hr_status hri_cuda_wait_stream(int ordinal, void *stream, char *why, size_t why_size)
 {
-    (void)stream, (void)why, (void)why_size;
+    (void)ordinal, (void)stream, (void)why, (void)why_size;
     return HR_OK;
 }
