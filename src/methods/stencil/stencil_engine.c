@@ -674,6 +674,7 @@ hr_status hri_gs_general_create_slab(hr_grid_solver *s, const hr_problem *p, int
     mg->cycle = s->o.cycle;
     mg->symmetric = s->o.symmetric;
     const int levels = is_levels(m) ? s->o.levels : 1;
+    mg->constant = p->coef_values == NULL;
     if (st == HR_OK)
         st = hri_st_mg_setup(mg, &e->ex, e->k, &A, flo, fhi, levels, hr_problem_is_singular(p), e->t,
                             is_levels(m));

@@ -328,10 +328,13 @@ static hr_status gather_op(const hr_st_level *L, const hr_st_comm *c, hr_sop *W)
     HR_TRY(hri_sop_alloc(W, &w, L->A.nk != g->dim));
     const ptrdiff_t row = g->st[g->dim - 1];
     const size_t own = (size_t)(g->n[g->dim - 1]) * (size_t)row;
-    double *src[1 + HR_ST_MAX_HALF] = {L->A.diag}, *dst[1 + HR_ST_MAX_HALF] = {W->diag};
-    for (int k = 0; k < L->A.nk; k++)
-        src[1 + k] = L->A.c[k], dst[1 + k] = W->c[k];
-    for (int t = 0; t <= L->A.nk; t++) {
+    /* the diagonal, the couplings and a star's Dirichlet part */
+    double *src[2 + HR_ST_MAX_HALF] = {L->A.diag}, *dst[2 + HR_ST_MAX_HALF] = {W->diag};
+    int na = 1;
+    for (int k = 0; k < L->A.nk; k++, na++)
+        src[na] = L->A.c[k], dst[na] = W->c[k];
+    if (L->A.exc && W->exc) src[na] = L->A.exc, dst[na++] = W->exc;
+    for (int t = 0; t < na; t++) {
         if (own)
             memcpy(dst[t] + (ptrdiff_t)(g->goff[g->dim - 1] + 1) * row, src[t] + row, own * sizeof(double));
         gather_rows(L, c, dst[t]);
@@ -357,11 +360,13 @@ static hr_status extend_op(const hr_st_level *F, const hr_st_comm *c, hr_sop *E)
     eg.gper[last] = fg->gper[last];
     HR_TRY(hri_sop_alloc(E, &eg, F->A.nk != fg->dim));
     const ptrdiff_t row = fg->st[last];
-    const double *src[1 + HR_ST_MAX_HALF] = {F->A.diag};
-    double *dst[1 + HR_ST_MAX_HALF] = {E->diag};
-    for (int k = 0; k < F->A.nk; k++)
-        src[1 + k] = F->A.c[k], dst[1 + k] = E->c[k];
-    for (int t = 0; t <= F->A.nk; t++) {
+    const double *src[2 + HR_ST_MAX_HALF] = {F->A.diag};
+    double *dst[2 + HR_ST_MAX_HALF] = {E->diag};
+    int na = 1;
+    for (int k = 0; k < F->A.nk; k++, na++)
+        src[na] = F->A.c[k], dst[na] = E->c[k];
+    if (F->A.exc && E->exc) src[na] = F->A.exc, dst[na++] = E->exc;
+    for (int t = 0; t < na; t++) {
         memcpy(dst[t] + 2 * row, src[t] + row, (size_t)n * (size_t)row * sizeof(double));
         c->edge_rows(c->ctx, fg, src[t], 2, dst[t], 1, dst[t] + (ptrdiff_t)(n + 2) * row);
     }
@@ -629,6 +634,73 @@ static int rediscretise(const hr_st_level *F)
     return 1;
 }
 
+/* Whether the level below F is F's star stencil injected (inject_fn) instead of the Galerkin
+ * product: the coefficient is one constant (Neumann faces, periodic axes and Dirichlet values
+ * make F's stencil vary near the faces, not inside), F is a star with arrays, and every axis
+ * coarsens to a grid of the same shape: a Dirichlet face one coarse spacing away from the
+ * first / last coarse point (as it was one fine spacing from F's), a Neumann face's point kept,
+ * a periodic axis even. The coarse couplings are then the finite-volume discretisation's on
+ * the coarse grid, times 2^dim / 4 (as for the uniform star above): the cell faces and widths
+ * at a coarse point are those at the fine point it sits on, scaled. */
+static int inject(const hr_st_mg *mg, const hr_st_level *F)
+{
+    const hr_sgrid *g = &F->A.g;
+    if (!mg->constant || F->A.uniform || F->A.nk != g->dim || !F->A.diag || !F->A.c[0]) return 0;
+    for (int a = 0; a < g->dim; a++) {
+        const hr_st_axis *x = &F->ax[a];
+        if (!x->coarsen) return 0;
+        const int n = g->gn[a];
+        if (g->gper[a]) {
+            if (n & 1) return 0;
+            continue;
+        }
+        const int s = x->first, last_kept = ((n - 1 - s) & 1) == 0;
+        if (F->free_lo[a] ? s != 0 : F->gap[a][0] != 1.0) return 0;
+        if (F->free_hi[a] ? !last_kept : last_kept || F->gap[a][1] != 1.0) return 0;
+    }
+    return 1;
+}
+
+typedef struct inject_job {
+    const hr_sop *A; /* the fine operator (whole indices through its goff) */
+    hr_sop *C;       /* the coarse one, allocated on its grid (a slab or whole) */
+    const hr_st_axis *ax;
+} inject_job;
+
+static void inject_fn(void *ctx, int tid, int nt)
+{
+    const inject_job *j = ctx;
+    const hr_sop *A = j->A;
+    hr_sop *C = j->C;
+    const hr_sgrid *fg = &A->g, *cg = &C->g;
+    const int dim = fg->dim;
+    const double f = (double)(1 << dim) / 4.0;
+    const size_t lines = (size_t)cg->n[1] * cg->n[2];
+    const size_t l0 = lines * tid / nt, l1 = lines * (tid + 1) / nt;
+    for (size_t line = l0; line < l1; line++) {
+        const int idx1 = (int)(line % (size_t)cg->n[1]), idx2 = (int)(line / (size_t)cg->n[1]);
+        for (int i0 = 0; i0 < cg->n[0]; i0++) {
+            const int ci[3] = {i0, idx1, idx2};
+            int fi[3] = {0, 0, 0};
+            for (int a = 0; a < dim; a++) /* the fine point under the coarse one, in A's indices */
+                fi[a] = j->ax[a].first + 2 * (ci[a] + cg->goff[a]) - fg->goff[a];
+            const ptrdiff_t P = hr_sgrid_index(cg, ci[0], ci[1], ci[2]), p = hr_sgrid_index(fg, fi[0], fi[1], fi[2]);
+            C->diag[P] = f * A->diag[p];
+            double e = C->diag[P];
+            for (int a = 0; a < dim; a++) {
+                const int I = ci[a] + cg->goff[a];
+                const int up = cg->gper[a] || I < cg->gn[a] - 1, down = cg->gper[a] || I > 0;
+                /* a constant coefficient: the coupling between two points along a depends on
+                 * the other axes' positions only, so that of the fine pair (i, i + 1) is every
+                 * pair's along this line; (i - 1, i) stands for the coarse (I - 1, I) */
+                C->c[a][P] = up ? f * A->c[a][p] : 0.0;
+                e += C->c[a][P] + (down ? f * A->c[a][p - fg->st[a]] : 0.0);
+            }
+            C->exc[P] = e;
+        }
+    }
+}
+
 /* A (a star stencil on its grid, a slab or whole) uniform with diagonal ud and couplings uc:
  * the arrays as hri_sop_detect_uniform expects them (no coupling past a non-periodic face; a
  * cut row's coupling to the row below in the ghost row). */
@@ -696,7 +768,7 @@ static hr_status coarse_level(hr_st_mg *mg, const int nc[3])
         n[last] = ccut[rank + 1] - ccut[rank];
         per[last] = 0;
     }
-    const int star = rediscretise(F);
+    const int star = rediscretise(F), injected = !star && inject(mg, F);
     /* a cut F with a slab of one row somewhere: its rows and the next ones are not a rank's to
      * read, so C is built whole on every rank from the whole of F, gathered */
     int thin = 0;
@@ -716,7 +788,7 @@ static hr_status coarse_level(hr_st_mg *mg, const int nc[3])
     if (star) /* its scalars only (the arrays, where a reader needs them: materialise) */
         hri_sop_shape(&C->A, &cg, 0);
     else
-        st = hri_sop_alloc(&C->A, &cg, 1);
+        st = hri_sop_alloc(&C->A, &cg, !injected);
     hr_sop E; /* a cut F: its rows and one more each side */
     memset(&E, 0, sizeof E);
     if (st == HR_OK && star) {
@@ -728,7 +800,10 @@ static hr_status coarse_level(hr_st_mg *mg, const int nc[3])
     } else {
         if (st == HR_OK) st = materialise(&F->A);
         if (st == HR_OK && F->dist) st = thin ? gather_op(F, base, &E) : extend_op(F, base, &E);
-        if (st == HR_OK) {
+        if (st == HR_OK && injected) {
+            inject_job j = {F->dist ? &E : &F->A, &C->A, F->ax};
+            exec_run(&F->ex, inject_fn, &j);
+        } else if (st == HR_OK) {
             rap_job j = {F->dist ? &E : &F->A, &C->A, F->ax};
             exec_run(&F->ex, rap_fn, &j);
         }

@@ -61,6 +61,8 @@ typedef struct hr_st_mg {
     int symmetric; /* post-smoothing sweeps the colours backwards: a symmetric cycle */
     int apply;     /* set while preconditioning CG (symmetric too) */
     int singular;
+    int constant;  /* the coefficient is one constant (set before hri_st_mg_setup): coarse
+                      levels of a star stencil may be its own stencil injected (stencil_mg.c) */
     /* the coarsest level */
     double *chol; /* m x m lower factor, or NULL: smoothing sweeps instead (too large) */
     int m;

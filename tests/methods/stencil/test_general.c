@@ -412,6 +412,11 @@ int main(int argc, char **argv)
     mg_factor(2, 97, 61, 0, "dndd", one, 0.1);
     mg_factor(2, 128, 16, 0, "ppdn", one, 0.1);
     mg_factor(3, 30, 20, 25, "dddddd", one, 0.1);
+    if (verbose) printf("multigrid on coarse levels of the same shape (the star stencil injected):\n");
+    mg_factor(2, 127, 128, 0, "ddnd", one, 0.1);
+    mg_factor(2, 128, 129, 0, "ppnn", one, 0.1);
+    mg_factor(2, 257, 64, 0, "nnpp", r4, 0.1);
+    mg_factor(3, 33, 32, 33, "ddndnn", one, 0.1);
     singular();
     refusals();
     if (failures) printf("%d failure(s)\n", failures);

@@ -206,15 +206,28 @@ int main(int argc, char **argv)
     const struct {
         int dim, n[3];
         const char *kinds;
-        double ly; /* the y length: 8 makes y weak (x alone coarsens first) */
+        double ly;    /* the y length: 8 makes y weak (x alone coarsens first) */
+        int constant; /* a constant coefficient at extents whose coarse grids keep the faces' shape:
+                         the coarse levels are the star stencil injected, not Galerkin products */
     } mgp[] = {
-        {2, {300, 400, 1}, "dnpp", 1.0}, {2, {150, 203, 1}, "nddn", 1.0},  {2, {200, 90, 1}, "ddnd", 8.0},
-        {2, {96, 130, 1}, "nnnn", 1.0},  {3, {40, 30, 48}, "dnddpp", 1.0}, {3, {33, 20, 27}, "nnddnd", 1.0},
+        {2, {300, 400, 1}, "dnpp", 1.0, 0}, {2, {150, 203, 1}, "nddn", 1.0, 0},  {2, {200, 90, 1}, "ddnd", 8.0, 0},
+        {2, {96, 130, 1}, "nnnn", 1.0, 0},  {3, {40, 30, 48}, "dnddpp", 1.0, 0}, {3, {33, 20, 27}, "nnddnd", 1.0, 0},
+        {2, {127, 128, 1}, "ddnd", 1.0, 1}, {2, {129, 96, 1}, "nnpp", 1.0, 1},   {3, {33, 33, 32}, "nnddpp", 1.0, 1},
     };
     const char *smoothers[] = {"redblack", "jacobi", "cheby"};
     for (size_t t = 0; t < sizeof mgp / sizeof *mgp; t++) {
         problem_n(&p, mgp[t].dim, mgp[t].n, mgp[t].kinds, coef, f, face);
         if (mgp[t].ly != 1.0) hr_problem_set_lengths(&p, 2.0, mgp[t].ly, 0.5);
+        if (mgp[t].constant) { /* and one spacing on every axis, so that every axis coarsens */
+            double L[3] = {1.0, 1.0, 1.0};
+            for (int a = 0; a < mgp[t].dim; a++) {
+                const char lo = mgp[t].kinds[2 * a], hi = mgp[t].kinds[2 * a + 1];
+                const int gaps = lo == 'p' ? mgp[t].n[a] : mgp[t].n[a] + (lo == 'd') + (hi == 'd') - 1;
+                L[a] = gaps / 64.0;
+            }
+            hr_problem_set_lengths(&p, L[0], L[1], L[2]);
+            hr_problem_set_coef(&p, 2.5, NULL);
+        }
         char what[96];
         for (int sm = 0; sm < 3; sm++) {
             hr_grid_options_default(&o);
