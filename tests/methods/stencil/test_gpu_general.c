@@ -85,6 +85,10 @@ static const tcase cases[] = {
     {"3d dn|pp|nd coef field", 3, {19, 15, 13}, {1.0, 1.5, 1.0}, "dnppnd", 1},
     {"3d dirichlet 4:1:1", 3, {17, 12, 11}, {4.0, 1.0, 1.0}, "dddddd", 0},
     {"3d periodic singular", 3, {15, 9, 11}, {1.0, 1.0, 1.0}, "pppppp", 1},
+    /* a constant coefficient on grids whose coarse levels keep the faces' shape: the coarse
+     * levels are the star stencil injected (stencil_mg.c) */
+    {"2d dd|nd a = 2.5, injected", 2, {31, 32, 0}, {1.0, 1.0, 1.0}, "ddnd", 0},
+    {"3d nn|pp|dd a = 2.5, injected", 3, {17, 16, 15}, {1.0, 1.0, 1.0}, "nnppdd", 0},
 };
 #define NCASES   (sizeof cases / sizeof *cases)
 
