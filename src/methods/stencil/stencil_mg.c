@@ -320,6 +320,20 @@ static hr_sgrid whole_of(const hr_sgrid *g)
     return w;
 }
 
+enum { OP_ARRAYS = 2 + HR_ST_MAX_HALF };
+
+/* A's padded arrays in order: the diagonal, the couplings and a star's Dirichlet part (exc);
+ * their count. Two operators of one shape list theirs alike (a copy takes the shorter list). */
+static int op_arrays(const hr_sop *A, double *v[OP_ARRAYS])
+{
+    int n = 0;
+    v[n++] = A->diag;
+    for (int k = 0; k < A->nk; k++)
+        v[n++] = A->c[k];
+    if (A->exc) v[n++] = A->exc;
+    return n;
+}
+
 /* W on the whole grid from the slabs of L's operator on every rank. */
 static hr_status gather_op(const hr_st_level *L, const hr_st_comm *c, hr_sop *W)
 {
@@ -328,12 +342,8 @@ static hr_status gather_op(const hr_st_level *L, const hr_st_comm *c, hr_sop *W)
     HR_TRY(hri_sop_alloc(W, &w, L->A.nk != g->dim));
     const ptrdiff_t row = g->st[g->dim - 1];
     const size_t own = (size_t)(g->n[g->dim - 1]) * (size_t)row;
-    /* the diagonal, the couplings and a star's Dirichlet part */
-    double *src[2 + HR_ST_MAX_HALF] = {L->A.diag}, *dst[2 + HR_ST_MAX_HALF] = {W->diag};
-    int na = 1;
-    for (int k = 0; k < L->A.nk; k++, na++)
-        src[na] = L->A.c[k], dst[na] = W->c[k];
-    if (L->A.exc && W->exc) src[na] = L->A.exc, dst[na++] = W->exc;
+    double *src[OP_ARRAYS], *dst[OP_ARRAYS];
+    const int ns = op_arrays(&L->A, src), nd = op_arrays(W, dst), na = ns < nd ? ns : nd;
     for (int t = 0; t < na; t++) {
         if (own)
             memcpy(dst[t] + (ptrdiff_t)(g->goff[g->dim - 1] + 1) * row, src[t] + row, own * sizeof(double));
@@ -360,12 +370,8 @@ static hr_status extend_op(const hr_st_level *F, const hr_st_comm *c, hr_sop *E)
     eg.gper[last] = fg->gper[last];
     HR_TRY(hri_sop_alloc(E, &eg, F->A.nk != fg->dim));
     const ptrdiff_t row = fg->st[last];
-    const double *src[2 + HR_ST_MAX_HALF] = {F->A.diag};
-    double *dst[2 + HR_ST_MAX_HALF] = {E->diag};
-    int na = 1;
-    for (int k = 0; k < F->A.nk; k++, na++)
-        src[na] = F->A.c[k], dst[na] = E->c[k];
-    if (F->A.exc && E->exc) src[na] = F->A.exc, dst[na++] = E->exc;
+    double *src[OP_ARRAYS], *dst[OP_ARRAYS];
+    const int ns = op_arrays(&F->A, src), nd = op_arrays(E, dst), na = ns < nd ? ns : nd;
     for (int t = 0; t < na; t++) {
         memcpy(dst[t] + 2 * row, src[t] + row, (size_t)n * (size_t)row * sizeof(double));
         c->edge_rows(c->ctx, fg, src[t], 2, dst[t], 1, dst[t] + (ptrdiff_t)(n + 2) * row);
