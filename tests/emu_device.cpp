@@ -1,6 +1,8 @@
-/* The device the emulation (cuda_runtime.h here) stands for: one GPU. They replace the
- * library's answers of a build without CUDA (runtime/nocuda.c; the test links with
- * --allow-multiple-definition, these first). */
+/* The device the CPU emulations of the CUDA sources stand for (tests/methods/mg/emu,
+ * tests/methods/stencil/stencil_emu): one GPU, whose memory is the host's. These replace the
+ * library's answers of a build without CUDA (runtime/nocuda.c; the emulated tests link with
+ * --allow-multiple-definition, these first), so that hr_grid_solver puts handles on it and
+ * takes device arrays there. */
 #include <stdio.h>
 
 #include "hetrelax/hetrelax.h"
@@ -17,7 +19,7 @@ extern "C" hr_status hr_gpu_name(int ordinal, char *buf, size_t size)
     return HR_OK;
 }
 
-/* Device arrays (hr_grid_solver_solve_device): the emulated device's memory is the host's. */
+/* Device arrays (hr_grid_solver_solve_device): any pointer of the host's is the device's. */
 extern "C" hr_status hri_cuda_check_array(int ordinal, const void *ptr, char *why, size_t why_size)
 {
     (void)why, (void)why_size;

@@ -403,45 +403,7 @@ static void test_bad_device(void **state)
 
 /* ------------------------------------------------------------------ device arrays */
 
-/* The device's memory: the host's in the emulation (and in a build with neither, where the
- * test skips before it gets here). */
-#if defined(HR_MG_EMU) || !defined(HR_TEST_CUDA)
-static void *dev_alloc(size_t n)
-{
-    return malloc(n);
-}
-static void dev_put(void *d, const void *h, size_t n)
-{
-    memcpy(d, h, n);
-}
-static void dev_get(void *h, const void *d, size_t n)
-{
-    memcpy(h, d, n);
-}
-static void dev_free(void *d)
-{
-    free(d);
-}
-#else
-#include <cuda_runtime_api.h>
-static void *dev_alloc(size_t n)
-{
-    void *d = NULL;
-    return cudaMalloc(&d, n) == cudaSuccess ? d : NULL;
-}
-static void dev_put(void *d, const void *h, size_t n)
-{
-    cudaMemcpy(d, h, n, cudaMemcpyHostToDevice);
-}
-static void dev_get(void *h, const void *d, size_t n)
-{
-    cudaMemcpy(h, d, n, cudaMemcpyDeviceToHost);
-}
-static void dev_free(void *d)
-{
-    cudaFree(d);
-}
-#endif
+#include "device_mem_test_util.h"
 
 /* A solve of handle s from host arrays f (NULL: the problem's), its solution in prec. */
 static void host_solve(hr_grid_solver *s, const double *f, hr_precision prec, void *u, size_t n, hr_result *r)

@@ -618,44 +618,7 @@ static void solves(const tcase *tc)
 
 /* ------------------------------------------------------------------ device arrays */
 
-/* The device's memory: the host's in the emulation. */
-#ifdef HR_STENCIL_EMU
-static void *dev_alloc(size_t n)
-{
-    return malloc(n);
-}
-static void dev_put(void *d, const void *h, size_t n)
-{
-    memcpy(d, h, n);
-}
-static void dev_get(void *h, const void *d, size_t n)
-{
-    memcpy(h, d, n);
-}
-static void dev_free(void *d)
-{
-    free(d);
-}
-#else
-#include <cuda_runtime_api.h>
-static void *dev_alloc(size_t n)
-{
-    void *d = NULL;
-    return cudaMalloc(&d, n) == cudaSuccess ? d : NULL;
-}
-static void dev_put(void *d, const void *h, size_t n)
-{
-    cudaMemcpy(d, h, n, cudaMemcpyHostToDevice);
-}
-static void dev_get(void *h, const void *d, size_t n)
-{
-    cudaMemcpy(h, d, n, cudaMemcpyDeviceToHost);
-}
-static void dev_free(void *d)
-{
-    cudaFree(d);
-}
-#endif
+#include "device_mem_test_util.h"
 
 /* hr_grid_solver_solve_device: f and x0 in the device's memory (fp64, then fp32), the
  * solution written there, give the bits of the same solve from host arrays, in the same
