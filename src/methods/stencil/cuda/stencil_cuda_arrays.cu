@@ -8,8 +8,6 @@
 
 #include "methods/stencil/cuda/stencil_cuda_internal.cuh"
 
-namespace {
-
 /* The unknowns of g as (line, x): line = y + ny z. */
 struct st_box {
     int nx, ny;
@@ -17,19 +15,19 @@ struct st_box {
     ptrdiff_t origin, sy, sz;
 };
 
-st_box box_of(const hr_sgrid *g)
+static st_box box_of(const hr_sgrid *g)
 {
     st_box b = {g->n[0], g->n[1], (long long)g->n[1] * g->n[2], g->origin, g->st[1], g->st[2]};
     return b;
 }
 
-__device__ __forceinline__ ptrdiff_t box_at(const st_box &b, long long line, int x)
+static __device__ __forceinline__ ptrdiff_t box_at(const st_box &b, long long line, int x)
 {
     return b.origin + x + (line % b.ny) * b.sy + (line / b.ny) * b.sz;
 }
 
 /* The cell volume over h^dim of unknown (x, line): 0.5 per Neumann face it lies on. */
-__device__ __forceinline__ double box_vol(const st_box &b, const hr_st_vol &v, long long line, int x)
+static __device__ __forceinline__ double box_vol(const st_box &b, const hr_st_vol &v, long long line, int x)
 {
     const int idx[3] = {x, (int)(line % b.ny), (int)(line / b.ny)};
     double w = 1.0;
@@ -38,7 +36,7 @@ __device__ __forceinline__ double box_vol(const st_box &b, const hr_st_vol &v, l
     return w;
 }
 
-unsigned blocks_for(long long n)
+static unsigned blocks_for(long long n)
 {
     return (unsigned)((n + 255) / 256 < 4096 ? (n + 255) / 256 : 4096);
 }
@@ -47,20 +45,20 @@ unsigned blocks_for(long long n)
     for (long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x; t < (total);                     \
          t += (long long)gridDim.x * blockDim.x)
 
-template <typename S> __global__ void k_dense_in(double *dst, const S *src, st_box b)
+template <typename S> static __global__ void k_dense_in(double *dst, const S *src, st_box b)
 {
     ST_FOR_EACH(b.lines * b.nx, t)
     dst[box_at(b, t / b.nx, (int)(t % b.nx))] = (double)src[t];
 }
 
-template <typename O> __global__ void k_dense_out(O *dst, const double *src, st_box b)
+template <typename O> static __global__ void k_dense_out(O *dst, const double *src, st_box b)
 {
     ST_FOR_EACH(b.lines * b.nx, t)
     dst[t] = (O)src[box_at(b, t / b.nx, (int)(t % b.nx))];
 }
 
 /* b = b0 + vol f, point by point (the host's bp + vol * f with bp from b0) */
-template <typename S> __global__ void k_rhs(double *bv, const double *b0, const S *f, st_box b, hr_st_vol v)
+template <typename S> static __global__ void k_rhs(double *bv, const double *b0, const S *f, st_box b, hr_st_vol v)
 {
     ST_FOR_EACH(b.lines * b.nx, t)
     {
@@ -73,7 +71,7 @@ template <typename S> __global__ void k_rhs(double *bv, const double *b0, const 
 
 /* The same, a thread per line, with the line's sums of b and of vol in x order (the host's) */
 template <typename S>
-__global__ void k_rhs_lines(double *bv, const double *b0, const S *f, st_box b, hr_st_vol v, double *lb,
+static __global__ void k_rhs_lines(double *bv, const double *b0, const S *f, st_box b, hr_st_vol v, double *lb,
                             double *lv)
 {
     ST_FOR_EACH(b.lines, line)
@@ -92,7 +90,7 @@ __global__ void k_rhs_lines(double *bv, const double *b0, const S *f, st_box b, 
 }
 
 /* b -= c vol, with the line's sums of b^2 (before) and (c vol)^2 (hri_discretize_project) */
-__global__ void k_project(double *bv, double c, st_box b, hr_st_vol v, double *nb, double *nd)
+static __global__ void k_project(double *bv, double c, st_box b, hr_st_vol v, double *nb, double *nd)
 {
     ST_FOR_EACH(b.lines, line)
     {
@@ -110,7 +108,7 @@ __global__ void k_project(double *bv, double c, st_box b, hr_st_vol v, double *n
 }
 
 /* Two per-line arrays of the device into the host's. */
-void lines_home(st_cuda *d, const double *dev, long long lines, double *h0, double *h1)
+static void lines_home(st_cuda *d, const double *dev, long long lines, double *h0, double *h1)
 {
     ST_CU(d, cudaMemcpyAsync(h0, dev, (size_t)lines * sizeof *h0, cudaMemcpyDeviceToHost, d->st));
     ST_CU(d, cudaMemcpyAsync(h1, dev + lines, (size_t)lines * sizeof *h1, cudaMemcpyDeviceToHost, d->st));
@@ -118,14 +116,12 @@ void lines_home(st_cuda *d, const double *dev, long long lines, double *h0, doub
 }
 
 /* Scratch for two per-line arrays (NULL: no memory, recorded). */
-double *line_scratch(st_cuda *d, long long lines)
+static double *line_scratch(st_cuda *d, long long lines)
 {
     double *p = NULL;
     ST_CU(d, cudaMalloc((void **)&p, 2 * (size_t)lines * sizeof *p));
     return d->err == cudaSuccess ? p : NULL;
 }
-
-} // namespace
 
 void hri_st_cu_dense_in(hr_st_exec *ex, const hr_sgrid *g, double *dst, const void *src, int single)
 {
