@@ -382,7 +382,7 @@ void hri_st_colour_sweep(hr_st_exec *ex, const hr_sop *A, double *u, const doubl
  * (the classes of one parity do not couple), in half the passes. */
 void hri_st_gs_sweep(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, double omega, int reverse)
 {
-    int star = A->exc != NULL;
+    int star = A->exc != NULL || (A->uniform && A->nk == A->g.dim);
     for (int a = 0; a < A->g.dim; a++)
         star &= !(A->g.gper[a] && (A->g.gn[a] & 1));
     if (star) {
