@@ -98,26 +98,100 @@ typedef struct {
     const hr_sop *A;
     hr_sop *C;
     const hr_st_axis *ax;
+    /* the shortcut (rap_standard): per axis, whether a coarse index is standard (NULL: none),
+     * and the row every coarse point standard along all axes gets */
+    const unsigned char *std[3];
+    double ref[27];
 } rap_job;
 
-static void rap_fn(void *ctx, int tid, int nt)
+/* A's row as (offset, coefficient at row p) terms: the diagonal, +o_k, -o_k; returns how many. */
+static int rap_terms(const hr_sop *A, int eo[1 + 2 * HR_ST_MAX_HALF][3])
 {
-    const rap_job *j = ctx;
-    const hr_sop *A = j->A;
-    hr_sop *C = j->C;
-    const hr_sgrid *fg = &A->g, *cg = &C->g;
-    const int dim = fg->dim;
-    const size_t lines = (size_t)cg->n[1] * cg->n[2];
-    const size_t l0 = lines * tid / nt, l1 = lines * (tid + 1) / nt;
-    /* A's row as (offset, coefficient at row p) terms: the diagonal, +o_k, -o_k */
-    const int ne = 1 + 2 * A->nk;
-    int eo[1 + 2 * HR_ST_MAX_HALF][3];
-    memset(eo, 0, sizeof eo);
+    memset(eo, 0, sizeof(int[1 + 2 * HR_ST_MAX_HALF][3]));
     for (int k = 0; k < A->nk; k++)
         for (int a = 0; a < 3; a++) {
             eo[1 + 2 * k][a] = A->off[k][a];
             eo[2 + 2 * k][a] = -A->off[k][a];
         }
+    return 1 + 2 * A->nk;
+}
+
+/* The row of R A P at coarse point (I, Jg, Kg) (whole-grid indices), by its 27 offsets. */
+static void rap_row(const rap_job *j, const int eo[][3], int ne, int I, int Jg, int Kg, double acc[27])
+{
+    const hr_sop *A = j->A;
+    const hr_sgrid *fg = &A->g, *cg = &j->C->g;
+    const int dim = fg->dim;
+    const int Ic[3] = {I, Jg, Kg};
+    int xi[3], yi[3], zi[3];
+    double xw[3], yw[3], zw[3];
+    const int ny = hr_st_restrict_terms(&j->ax[1], Jg, yi, yw);
+    const int nz = dim == 3 ? hr_st_restrict_terms(&j->ax[2], Kg, zi, zw) : (zi[0] = 0, zw[0] = 1.0, 1);
+    const int nx = hr_st_restrict_terms(&j->ax[0], I, xi, xw);
+    memset(acc, 0, 27 * sizeof *acc);
+    for (int c = 0; c < nz; c++)
+        for (int b = 0; b < ny; b++)
+            for (int a = 0; a < nx; a++) {
+                const int pf[3] = {xi[a], yi[b], zi[c]};
+                const double wp = xw[a] * yw[b] * zw[c];
+                const ptrdiff_t p = hr_sgrid_index(fg, pf[0], hr_sgrid_local(fg, 1, pf[1]),
+                                                   dim == 3 ? hr_sgrid_local(fg, 2, pf[2]) : 0);
+                for (int e = 0; e < ne; e++) {
+                    double v;
+                    if (e == 0)
+                        v = A->diag[p];
+                    else if (e & 1)
+                        v = A->c[(e - 1) / 2][p];
+                    else
+                        v = A->c[(e - 2) / 2][p - A->doff[(e - 2) / 2]];
+                    if (v == 0.0) continue;
+                    int q[3], ok = 1;
+                    for (int d = 0; d < 3 && ok; d++) {
+                        q[d] = pf[d] + eo[e][d];
+                        if (q[d] < 0 || q[d] >= fg->gn[d]) {
+                            if (fg->gper[d])
+                                q[d] = (q[d] + fg->gn[d]) % fg->gn[d];
+                            else
+                                ok = 0;
+                        }
+                    }
+                    if (!ok) continue;
+                    int ti[3][2], tn[3];
+                    double tw[3][2];
+                    for (int d = 0; d < 3; d++)
+                        tn[d] = d < dim ? hr_st_prolong_terms(&j->ax[d], q[d], ti[d], tw[d])
+                                        : (ti[d][0] = 0, tw[d][0] = 1.0, 1);
+                    for (int z = 0; z < tn[2]; z++)
+                        for (int y = 0; y < tn[1]; y++)
+                            for (int x = 0; x < tn[0]; x++) {
+                                const int Jc[3] = {ti[0][x], ti[1][y], ti[2][z]};
+                                int slot = 0, mul = 1, bad = 0;
+                                for (int d = 0; d < 3; d++) {
+                                    int dd = Jc[d] - Ic[d];
+                                    if (cg->gper[d]) {
+                                        if (dd > 1) dd -= cg->gn[d];
+                                        if (dd < -1) dd += cg->gn[d];
+                                    }
+                                    if (dd < -1 || dd > 1) bad = 1;
+                                    slot += (dd + 1) * mul;
+                                    mul *= 3;
+                                }
+                                if (bad) continue; /* cannot happen with linear P */
+                                acc[slot] += wp * v * tw[0][x] * tw[1][y] * tw[2][z];
+                            }
+                }
+            }
+}
+
+static void rap_fn(void *ctx, int tid, int nt)
+{
+    const rap_job *j = ctx;
+    hr_sop *C = j->C;
+    const hr_sgrid *cg = &C->g;
+    const size_t lines = (size_t)cg->n[1] * cg->n[2];
+    const size_t l0 = lines * tid / nt, l1 = lines * (tid + 1) / nt;
+    int eo[1 + 2 * HR_ST_MAX_HALF][3];
+    const int ne = rap_terms(j->A, eo);
     int where[27]; /* acc slot -> C's coefficient array (-1: the diagonal) */
     for (int s = 0; s < 27; s++)
         where[s] = -2;
@@ -128,68 +202,13 @@ static void rap_fn(void *ctx, int tid, int nt)
     for (size_t l = l0; l < l1; l++) {
         const int J = (int)(l % cg->n[1]), K = (int)(l / cg->n[1]);
         const int Jg = J + cg->goff[1], Kg = K + cg->goff[2];
-        int yi[3], zi[3];
-        double yw[3], zw[3];
-        const int ny = hr_st_restrict_terms(&j->ax[1], Jg, yi, yw);
-        const int nz = dim == 3 ? hr_st_restrict_terms(&j->ax[2], Kg, zi, zw) : (zi[0] = 0, zw[0] = 1.0, 1);
+        const int line_std = j->std[0] && j->std[1][Jg] && j->std[2][Kg];
         for (int I = 0; I < cg->n[0]; I++) {
-            const int Ic[3] = {I, Jg, Kg};
-            double acc[27] = {0};
-            int xi[3];
-            double xw[3];
-            const int nx = hr_st_restrict_terms(&j->ax[0], I, xi, xw);
-            for (int c = 0; c < nz; c++)
-                for (int b = 0; b < ny; b++)
-                    for (int a = 0; a < nx; a++) {
-                        const int pf[3] = {xi[a], yi[b], zi[c]};
-                        const double wp = xw[a] * yw[b] * zw[c];
-                        const ptrdiff_t p = hr_sgrid_index(fg, pf[0], hr_sgrid_local(fg, 1, pf[1]),
-                                                           dim == 3 ? hr_sgrid_local(fg, 2, pf[2]) : 0);
-                        for (int e = 0; e < ne; e++) {
-                            double v;
-                            if (e == 0)
-                                v = A->diag[p];
-                            else if (e & 1)
-                                v = A->c[(e - 1) / 2][p];
-                            else
-                                v = A->c[(e - 2) / 2][p - A->doff[(e - 2) / 2]];
-                            if (v == 0.0) continue;
-                            int q[3], ok = 1;
-                            for (int d = 0; d < 3 && ok; d++) {
-                                q[d] = pf[d] + eo[e][d];
-                                if (q[d] < 0 || q[d] >= fg->gn[d]) {
-                                    if (fg->gper[d])
-                                        q[d] = (q[d] + fg->gn[d]) % fg->gn[d];
-                                    else
-                                        ok = 0;
-                                }
-                            }
-                            if (!ok) continue;
-                            int ti[3][2], tn[3];
-                            double tw[3][2];
-                            for (int d = 0; d < 3; d++)
-                                tn[d] = d < dim ? hr_st_prolong_terms(&j->ax[d], q[d], ti[d], tw[d])
-                                                : (ti[d][0] = 0, tw[d][0] = 1.0, 1);
-                            for (int z = 0; z < tn[2]; z++)
-                                for (int y = 0; y < tn[1]; y++)
-                                    for (int x = 0; x < tn[0]; x++) {
-                                        const int Jc[3] = {ti[0][x], ti[1][y], ti[2][z]};
-                                        int slot = 0, mul = 1, bad = 0;
-                                        for (int d = 0; d < 3; d++) {
-                                            int dd = Jc[d] - Ic[d];
-                                            if (cg->gper[d]) {
-                                                if (dd > 1) dd -= cg->gn[d];
-                                                if (dd < -1) dd += cg->gn[d];
-                                            }
-                                            if (dd < -1 || dd > 1) bad = 1;
-                                            slot += (dd + 1) * mul;
-                                            mul *= 3;
-                                        }
-                                        if (bad) continue; /* cannot happen with linear P */
-                                        acc[slot] += wp * v * tw[0][x] * tw[1][y] * tw[2][z];
-                                    }
-                        }
-                    }
+            double acc[27];
+            if (line_std && j->std[0][I])
+                memcpy(acc, j->ref, sizeof acc);
+            else
+                rap_row(j, eo, ne, I, Jg, Kg, acc);
             const ptrdiff_t P = hr_sgrid_index(cg, I, J, K);
             for (int s = 0; s < 27; s++) {
                 if (where[s] == -1)
@@ -199,6 +218,95 @@ static void rap_fn(void *ctx, int tid, int nt)
             }
         }
     }
+}
+
+/* Whether row p of A is row q's: the diagonal and every coupling in and out, bitwise. */
+static int same_row(const hr_sop *A, ptrdiff_t p, ptrdiff_t q)
+{
+    if (A->diag[p] != A->diag[q]) return 0;
+    for (int k = 0; k < A->nk; k++)
+        if (A->c[k][p] != A->c[k][q] || A->c[k][p - A->doff[k]] != A->c[k][q - A->doff[k]]) return 0;
+    return 1;
+}
+
+/* The box [lo, hi) per axis (hi = lo: none) of a whole grid's rows that are all the row at the
+ * grid's centre, bitwise: found along the centre's lines, then every row of it checked. */
+static void same_rows_box(const hr_sop *A, int lo[3], int hi[3])
+{
+    const hr_sgrid *g = &A->g;
+    int c[3] = {0, 0, 0};
+    for (int a = 0; a < 3; a++)
+        c[a] = g->n[a] / 2, lo[a] = 0, hi[a] = g->n[a];
+    const ptrdiff_t pc = hr_sgrid_index(g, c[0], c[1], c[2]);
+    for (int a = 0; a < g->dim; a++) {
+        int t[3] = {c[0], c[1], c[2]};
+        for (t[a] = c[a]; t[a] - 1 >= 0 && same_row(A, hr_sgrid_index(g, t[0], t[1], t[2]) - g->st[a], pc);)
+            t[a]--;
+        lo[a] = t[a];
+        for (t[a] = c[a]; t[a] + 1 < g->n[a] && same_row(A, hr_sgrid_index(g, t[0], t[1], t[2]) + g->st[a], pc);)
+            t[a]++;
+        hi[a] = t[a] + 1;
+    }
+    for (int k = lo[2]; k < hi[2]; k++)
+        for (int y = lo[1]; y < hi[1]; y++)
+            for (int x = lo[0]; x < hi[0]; x++)
+                if (!same_row(A, hr_sgrid_index(g, x, y, k), pc)) {
+                    for (int a = 0; a < 3; a++)
+                        hi[a] = lo[a];
+                    return;
+                }
+}
+
+/* Whether the transfer along an axis is the standard one at coarse index I (full weighting
+ * 1/2 1 1/2 centred on fine f = first + 2 I, linear prolongation at fine f - 2 .. f + 2, all
+ * inside the grid), or, on an axis not coarsened, the identity with f - 1 .. f + 1 inside. */
+static int standard_transfer(const hr_st_axis *x, int n, int I, int *f)
+{
+    if (!x->coarsen) return *f = I, I - 1 >= 0 && I + 1 < n;
+    const int s = x->first, F = s + 2 * I;
+    *f = F;
+    if (F - 2 < 0 || F + 2 >= n || x->rn[I] != 3) return 0;
+    for (int t = 0; t < 3; t++)
+        if (x->ri[I][t] != F - 1 + t || x->rw[I][t] != (t == 1 ? 1.0 : 0.5)) return 0;
+    for (int q = F - 2; q <= F + 2; q++) {
+        if (((q - s) & 1) == 0) {
+            if (x->i0[q] != (q - s) / 2 || x->w0[q] != 1.0 || x->i1[q] >= 0) return 0;
+        } else if (x->i0[q] != (q - 1 - s) / 2 || x->w0[q] != 0.5 || x->i1[q] != (q + 1 - s) / 2 ||
+                   x->w1[q] != 0.5)
+            return 0;
+    }
+    return 1;
+}
+
+/* The Galerkin product's shortcut: a coarse row whose fine rows (the restriction's points) are
+ * all the centre's row and whose transfers are the standard ones is the same row everywhere
+ * (the same terms in the same order), computed once (a constant coefficient: all but the
+ * faces' layers). Whole grids only; a slab, or no such row, leaves j->std NULL. */
+static hr_status rap_standard(rap_job *j, unsigned char *std[3])
+{
+    const hr_sgrid *fg = &j->A->g, *cg = &j->C->g;
+    for (int a = 0; a < 3; a++)
+        if (fg->goff[a] || cg->goff[a] || fg->n[a] != fg->gn[a] || cg->n[a] != cg->gn[a]) return HR_OK;
+    int lo[3], hi[3], any[3] = {-1, -1, -1};
+    same_rows_box(j->A, lo, hi);
+    for (int a = 0; a < 3; a++) {
+        if (!(std[a] = calloc(cg->n[a], 1))) return HR_ERR_NO_MEMORY;
+        for (int I = 0; I < cg->n[a]; I++) {
+            int f;
+            if (a >= fg->dim)
+                std[a][I] = 1;
+            else
+                std[a][I] = standard_transfer(&j->ax[a], fg->n[a], I, &f) && f - 1 >= lo[a] && f + 1 < hi[a];
+            if (std[a][I] && any[a] < 0) any[a] = I;
+        }
+        if (any[a] < 0) return HR_OK;
+    }
+    int eo[1 + 2 * HR_ST_MAX_HALF][3];
+    const int ne = rap_terms(j->A, eo);
+    rap_row(j, eo, ne, any[0], any[1], any[2], j->ref);
+    for (int a = 0; a < 3; a++)
+        j->std[a] = std[a];
+    return HR_OK;
 }
 
 static void exec_run(hr_st_exec *ex, hr_team_fn fn, void *ctx)
@@ -810,8 +918,11 @@ static hr_status coarse_level(hr_st_mg *mg, const int nc[3])
             inject_job j = {F->dist ? &E : &F->A, &C->A, F->ax};
             exec_run(&F->ex, inject_fn, &j);
         } else if (st == HR_OK) {
-            rap_job j = {F->dist ? &E : &F->A, &C->A, F->ax};
-            exec_run(&F->ex, rap_fn, &j);
+            rap_job j = {F->dist ? &E : &F->A, &C->A, F->ax, {NULL, NULL, NULL}, {0}};
+            unsigned char *std[3] = {NULL, NULL, NULL};
+            st = rap_standard(&j, std);
+            if (st == HR_OK) exec_run(&F->ex, rap_fn, &j);
+            free(std[0]), free(std[1]), free(std[2]);
         }
     }
     hri_sop_free(&E);
