@@ -223,7 +223,7 @@ static void rap_fn(void *ctx, int tid, int nt)
 /* Whether row p of A is row q's: the diagonal and every coupling in and out, bitwise. */
 static int same_row(const hr_sop *A, ptrdiff_t p, ptrdiff_t q)
 {
-    if (A->diag[p] != A->diag[q]) return 0;
+    if (A->diag[p] != A->diag[q] || (A->exc && A->exc[p] != A->exc[q])) return 0;
     for (int k = 0; k < A->nk; k++)
         if (A->c[k][p] != A->c[k][q] || A->c[k][p - A->doff[k]] != A->c[k][q - A->doff[k]]) return 0;
     return 1;
@@ -255,6 +255,27 @@ static void same_rows_box(const hr_sop *A, int lo[3], int hi[3])
                         hi[a] = lo[a];
                     return;
                 }
+}
+
+/* A's box of rows that are all one row, and that row (hr_sop.rlo): whole grids with arrays. */
+static void set_same_rows(hr_sop *A)
+{
+    const hr_sgrid *g = &A->g;
+    for (int a = 0; a < 3; a++)
+        A->rlo[a] = A->rhi[a] = 0;
+    if (A->uniform || !A->diag || !A->c[0]) return;
+    for (int a = 0; a < 3; a++)
+        if (g->goff[a] || g->n[a] != g->gn[a]) return;
+    int lo[3], hi[3];
+    same_rows_box(A, lo, hi);
+    if (lo[0] >= hi[0] || lo[1] >= hi[1] || lo[2] >= hi[2]) return;
+    const ptrdiff_t pc = hr_sgrid_index(g, g->n[0] / 2, g->n[1] / 2, g->n[2] / 2);
+    A->rd = A->diag[pc];
+    A->rexc = A->exc ? A->exc[pc] : 0.0;
+    for (int k = 0; k < A->nk; k++)
+        A->rc[k] = A->c[k][pc], A->rcm[k] = A->c[k][pc - A->doff[k]];
+    for (int a = 0; a < 3; a++)
+        A->rlo[a] = lo[a], A->rhi[a] = hi[a];
 }
 
 /* Whether the transfer along an axis is the standard one at coarse index I (full weighting
@@ -1082,6 +1103,7 @@ hr_status hri_st_mg_setup(hr_st_mg *mg, hr_st_exec *ex, const hr_st_backend *k, 
     for (int l = 0; l < mg->nlv; l++) {
         hr_st_level *L = &mg->lv[l];
         if (mg->smoother == HR_ST_CHEBY) L->lmax = estimate_lmax(L);
+        set_same_rows(&L->A);
         hr_status s = k->twin_op(ex, &L->A, &L->dA);
         for (int a = 0; a < 3 && s == HR_OK; a++)
             if (L->ax[a].coarsen) s = k->twin_axis(ex, &L->ax[a], &L->dax[a]);

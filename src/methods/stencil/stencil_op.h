@@ -53,6 +53,11 @@ typedef struct hr_sop {
      * scalars instead of the arrays (a coupling to a ghost multiplies its 0) */
     int uniform;
     double ud, uc[3];
+    /* rows that are all one row (its diagonal, exc and couplings in and out the same, bitwise):
+     * the box [rlo, rhi) per axis of a whole grid (none: rlo = rhi), and that row's values; the
+     * CPU kernels read these scalars there (a constant coefficient: all but the faces' layers) */
+    int rlo[3], rhi[3];
+    double rd, rexc, rc[HR_ST_MAX_HALF], rcm[HR_ST_MAX_HALF];
 } hr_sop;
 
 void hri_sgrid_init(hr_sgrid *g, int dim, const int n[3], const int periodic[3]);

@@ -63,6 +63,8 @@ typedef struct opv {
     ptrdiff_t doff[HR_ST_MAX_HALF], sy, sz;
     int nk, kind;
     double ud, uc[3];
+    int rlo[3], rhi[3]; /* the box of rows that are all one row (hr_sop.rlo), and its values */
+    double rd, rexc, rc[HR_ST_MAX_HALF], rcm[HR_ST_MAX_HALF];
 } opv;
 
 static opv view_of(const hr_sop *A)
@@ -78,9 +80,25 @@ static opv view_of(const hr_sop *A)
     v.sz = A->g.st[2];
     v.kind = A->uniform ? A->g.dim + 2 : A->exc ? A->g.dim : A->nk == 4 ? 6 : A->nk == 13 ? 7 : 0;
     v.ud = A->ud;
+    int whole = 1; /* the box is the whole grid's: a view of a slab of it has none */
     for (int a = 0; a < 3; a++)
-        v.uc[a] = A->uc[a];
+        whole &= A->g.goff[a] == 0 && A->g.n[a] == A->g.gn[a];
+    for (int a = 0; a < 3; a++)
+        v.uc[a] = A->uc[a], v.rlo[a] = A->rlo[a], v.rhi[a] = whole ? A->rhi[a] : A->rlo[a];
+    v.rd = A->rd;
+    v.rexc = A->rexc;
+    for (int k = 0; k < A->nk; k++)
+        v.rc[k] = A->rc[k], v.rcm[k] = A->rcm[k];
     return v;
+}
+
+/* The x range [*x0, *x1) of line (y, z) inside the box of one row (empty: nx, nx). */
+static inline void box_span(const opv *v, int y, int z, int nx, int *x0, int *x1)
+{
+    if (y >= v->rlo[1] && y < v->rhi[1] && z >= v->rlo[2] && z < v->rhi[2] && v->rlo[0] < v->rhi[0])
+        *x0 = v->rlo[0], *x1 = v->rhi[0];
+    else
+        *x0 = *x1 = nx;
 }
 
 /* (A u)_p and the diagonal; `kind` a constant at every call, so each loop is specialised. The
@@ -120,6 +138,51 @@ static inline double au_k(const opv *v, const double *u, ptrdiff_t p, int kind, 
     *dg = v->diag[p];
     return s;
 }
+
+/* au_k inside the box of one row: its scalars for the arrays, the same terms in the same order
+ * (the same bits); the uniform kinds have no box. */
+static inline double au_s(const opv *v, const double *u, ptrdiff_t p, int kind, double *dg)
+{
+    if (kind == 4 || kind == 5) return au_k(v, u, p, kind, dg);
+    const double up = u[p];
+    if (kind == 2 || kind == 3) {
+        const ptrdiff_t sy = v->sy;
+        double s = v->rc[0] * (u[p + 1] - up) + v->rcm[0] * (u[p - 1] - up) + v->rc[1] * (u[p + sy] - up) +
+                   v->rcm[1] * (u[p - sy] - up);
+        double cs = v->rc[0] + v->rcm[0] + v->rc[1] + v->rcm[1];
+        if (kind == 3) {
+            const ptrdiff_t sz = v->sz;
+            s += v->rc[2] * (u[p + sz] - up) + v->rcm[2] * (u[p - sz] - up);
+            cs += v->rc[2] + v->rcm[2];
+        }
+        *dg = v->rexc - cs;
+        return v->rexc * up + s;
+    }
+    double s = v->rd * up;
+    const int nk = kind == 6 ? 4 : kind == 7 ? 13 : v->nk;
+    for (int k = 0; k < nk; k++) {
+        const ptrdiff_t o = v->doff[k];
+        s += v->rc[k] * u[p + o] + v->rcm[k] * u[p - o];
+    }
+    *dg = v->rd;
+    return s;
+}
+
+/* BODY(i, AU) for i = I0, I0 + STEP, ... < IEND, with AU(p, dg) the row's product: the arrays'
+ * outside [X0, X1), the box's scalars inside. */
+#define BOXED_LOOP(I0, IEND, STEP, X0, X1, BODY)                                                            \
+    do {                                                                                                     \
+        int i_ = (I0);                                                                                       \
+        for (; i_ < (IEND) && i_ < (X0); i_ += (STEP)) {                                                   \
+            BODY(i_, au_k);                                                                                  \
+        }                                                                                                    \
+        for (; i_ < (IEND) && i_ < (X1); i_ += (STEP)) {                                                   \
+            BODY(i_, au_s);                                                                                  \
+        }                                                                                                    \
+        for (; i_ < (IEND); i_ += (STEP)) {                                                                 \
+            BODY(i_, au_k);                                                                                  \
+        }                                                                                                    \
+    } while (0)
 
 /* Runs STMT with K_ the operator's kind as a constant. */
 #define BY_KIND(v, STMT)                                                                                     \
@@ -170,13 +233,15 @@ static void res_fn(void *ctx, int tid, int nt)
     for (size_t l = l0; l < l1; l++) {
         const ptrdiff_t p0 = line_start(g, l);
         double s = 0.0, dg;
-        BY_KIND(
-            v, for (int i = 0; i < nx; i++) {
-                const ptrdiff_t p = p0 + i;
-                const double ri = b[p] - au_k(&v, u, p, K_, &dg);
-                if (r) r[p] = ri;
-                s += ri * ri;
-            });
+        int x0, x1;
+        box_span(&v, (int)(l % (size_t)g->n[1]), (int)(l / (size_t)g->n[1]), nx, &x0, &x1);
+#define RES_BODY(i, AU)                                                                                      \
+    const ptrdiff_t p = p0 + (i);                                                                            \
+    const double ri = b[p] - AU(&v, u, p, K_, &dg);                                                          \
+    if (r) r[p] = ri;                                                                                        \
+    s += ri * ri;
+        BY_KIND(v, BOXED_LOOP(0, nx, 1, x0, x1, RES_BODY));
+#undef RES_BODY
         part[l] = s;
     }
 }
@@ -209,13 +274,15 @@ static void apply_fn(void *ctx, int tid, int nt)
     for (size_t l = l0; l < l1; l++) {
         const ptrdiff_t p0 = line_start(g, l);
         double s = 0.0, dg;
-        BY_KIND(
-            v, for (int i = 0; i < nx; i++) {
-                const ptrdiff_t p = p0 + i;
-                const double qi = au_k(&v, pv, p, K_, &dg);
-                q[p] = qi;
-                s += qi * pv[p];
-            });
+        int x0, x1;
+        box_span(&v, (int)(l % (size_t)g->n[1]), (int)(l / (size_t)g->n[1]), nx, &x0, &x1);
+#define APPLY_BODY(i, AU)                                                                                    \
+    const ptrdiff_t p = p0 + (i);                                                                            \
+    const double qi = AU(&v, pv, p, K_, &dg);                                                                \
+    q[p] = qi;                                                                                               \
+    s += qi * pv[p];
+        BY_KIND(v, BOXED_LOOP(0, nx, 1, x0, x1, APPLY_BODY));
+#undef APPLY_BODY
         part[l] = s;
     }
 }
@@ -251,21 +318,22 @@ static void jac_fn(void *ctx, int tid, int nt)
     for (size_t l = l0; l < l1; l++) {
         const ptrdiff_t p0 = line_start(g, l);
         double dg;
-        if (!prev) {
-            BY_KIND(
-                v, for (int i = 0; i < nx; i++) {
-                    const ptrdiff_t p = p0 + i;
-                    const double au = au_k(&v, u, p, K_, &dg);
-                    out[p] = u[p] + al * (b[p] - au) / dg;
-                });
-        } else {
-            BY_KIND(
-                v, for (int i = 0; i < nx; i++) {
-                    const ptrdiff_t p = p0 + i;
-                    const double au = au_k(&v, u, p, K_, &dg);
-                    out[p] = u[p] + al * (b[p] - au) / dg + be * (u[p] - prev[p]);
-                });
-        }
+        int x0, x1;
+        box_span(&v, (int)(l % (size_t)g->n[1]), (int)(l / (size_t)g->n[1]), nx, &x0, &x1);
+#define JAC_BODY(i, AU)                                                                                      \
+    const ptrdiff_t p = p0 + (i);                                                                            \
+    const double au = AU(&v, u, p, K_, &dg);                                                                 \
+    out[p] = u[p] + al * (b[p] - au) / dg;
+#define CHEB_BODY(i, AU)                                                                                     \
+    const ptrdiff_t p = p0 + (i);                                                                            \
+    const double au = AU(&v, u, p, K_, &dg);                                                                 \
+    out[p] = u[p] + al * (b[p] - au) / dg + be * (u[p] - prev[p]);
+        if (!prev)
+            BY_KIND(v, BOXED_LOOP(0, nx, 1, x0, x1, JAC_BODY));
+        else
+            BY_KIND(v, BOXED_LOOP(0, nx, 1, x0, x1, CHEB_BODY));
+#undef JAC_BODY
+#undef CHEB_BODY
     }
 }
 
@@ -358,12 +426,14 @@ static void col_fn(void *ctx, int tid, int nt)
         }
         const ptrdiff_t p0 = line_start(g, l);
         double dg;
-        BY_KIND(
-            v, for (int i = i0; i < iend; i += 2) {
-                const ptrdiff_t p = p0 + i;
-                const double au = au_k(&v, u, p, K_, &dg);
-                u[p] += om * (b[p] - au) / dg;
-            });
+        int x0, x1;
+        box_span(&v, y, z, nx, &x0, &x1);
+#define COL_BODY(i, AU)                                                                                      \
+    const ptrdiff_t p = p0 + (i);                                                                            \
+    const double au = AU(&v, u, p, K_, &dg);                                                                 \
+    u[p] += om * (b[p] - au) / dg;
+        BY_KIND(v, BOXED_LOOP(i0, iend, 2, x0, x1, COL_BODY));
+#undef COL_BODY
     }
 }
 
