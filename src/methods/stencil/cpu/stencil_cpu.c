@@ -399,13 +399,10 @@ typedef struct {
     int parity; /* >= 0: the points whose index sum has this parity (star stencils) */
 } col_job;
 
-static void col_fn(void *ctx, int tid, int nt)
+/* The colour sweep on lines [l0, l1) (parity >= 0: a star stencil's red-black colour). */
+static void col_lines(const col_job *j, const opv *v, size_t l0, size_t l1, int parity)
 {
-    const col_job *j = ctx;
-    const opv v = view_of(j->A);
     const hr_sgrid *g = &j->A->g;
-    size_t l0, l1;
-    share(lines_of(g), tid, nt, &l0, &l1);
     const int nx = g->n[0], cx = j->cls[0];
     const int xodd = g->periodic[0] && (nx & 1) && nx > 1;
     const double om = j->omega, *b = j->b;
@@ -413,8 +410,8 @@ static void col_fn(void *ctx, int tid, int nt)
     for (size_t l = l0; l < l1; l++) {
         const int y = (int)(l % (size_t)g->n[1]), z = (int)(l / (size_t)g->n[1]);
         int i0, iend;
-        if (j->parity >= 0) { /* the star stencils' red-black: every line, alternate points */
-            i0 = (j->parity + y + g->goff[1] + z + g->goff[2]) & 1;
+        if (parity >= 0) { /* the star stencils' red-black: every line, alternate points */
+            i0 = (parity + y + g->goff[1] + z + g->goff[2]) & 1;
             iend = nx;
         } else {
             if ((g->gn[1] > 1 && class_of(g, 1, y) != j->cls[1]) ||
@@ -427,14 +424,52 @@ static void col_fn(void *ctx, int tid, int nt)
         const ptrdiff_t p0 = line_start(g, l);
         double dg;
         int x0, x1;
-        box_span(&v, y, z, nx, &x0, &x1);
+        box_span(v, y, z, nx, &x0, &x1);
 #define COL_BODY(i, AU)                                                                                      \
     const ptrdiff_t p = p0 + (i);                                                                            \
-    const double au = AU(&v, u, p, K_, &dg);                                                                 \
+    const double au = AU(v, u, p, K_, &dg);                                                                  \
     u[p] += om * (b[p] - au) / dg;
-        BY_KIND(v, BOXED_LOOP(i0, iend, 2, x0, x1, COL_BODY));
+        BY_KIND((*v), BOXED_LOOP(i0, iend, 2, x0, x1, COL_BODY));
 #undef COL_BODY
     }
+}
+
+static void col_fn(void *ctx, int tid, int nt)
+{
+    const col_job *j = ctx;
+    const opv v = view_of(j->A);
+    size_t l0, l1;
+    share(lines_of(&j->A->g), tid, nt, &l0, &l1);
+    col_lines(j, &v, l0, l1, j->parity);
+}
+
+typedef struct {
+    col_job c;
+    hr_team *team;
+    int first; /* the colour (parity) swept first */
+} rb1_job;
+
+/* A star stencil's red-black sweep in one pass over the grid's groups of lines (planes in 3-D,
+ * lines in 2-D): the first colour on group s, then the second on group s - 1, whose neighbours
+ * of the first colour are final by then. The second colour of a worker's first and last groups
+ * waits for the barrier (their neighbours are another worker's). Every point sees the values
+ * it sees in the two-pass sweep: the same bits, for any split, in half the passes over memory. */
+static void rb1_fn(void *ctx, int tid, int nt)
+{
+    const rb1_job *j = ctx;
+    const opv v = view_of(j->c.A);
+    const hr_sgrid *g = &j->c.A->g;
+    const size_t per = g->n[2] > 1 ? (size_t)g->n[1] : 1;
+    size_t s0, s1;
+    share(lines_of(g) / per, tid, nt, &s0, &s1);
+    const int c1 = j->first, c2 = 1 - j->first;
+    for (size_t s = s0; s < s1; s++) {
+        col_lines(&j->c, &v, s * per, (s + 1) * per, c1);
+        if (s >= s0 + 2) col_lines(&j->c, &v, (s - 1) * per, s * per, c2);
+    }
+    if (nt > 1) hri_team_barrier(j->team);
+    if (s0 < s1) col_lines(&j->c, &v, s0 * per, (s0 + 1) * per, c2);
+    if (s1 > s0 + 1) col_lines(&j->c, &v, (s1 - 1) * per, s1 * per, c2);
 }
 
 void hri_st_colour_sweep(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, double omega, int colour)
@@ -455,6 +490,17 @@ void hri_st_gs_sweep(hr_st_exec *ex, const hr_sop *A, double *u, const double *b
     int star = A->exc != NULL || (A->uniform && A->nk == A->g.dim);
     for (int a = 0; a < A->g.dim; a++)
         star &= !(A->g.gper[a] && (A->g.gn[a] & 1));
+    /* one pass: one process (no ranks' rows to exchange between the colours), no periodic
+     * axis (its ghosts are refreshed between them) */
+    int one_pass = star && !(ex && ex->comm);
+    for (int a = 0; a < 3; a++)
+        one_pass &= !A->g.periodic[a] && !A->g.gper[a] && A->g.goff[a] == 0 && A->g.n[a] == A->g.gn[a];
+    if (one_pass) {
+        ghosts(ex, &A->g, u);
+        rb1_job j = {{A, u, b, omega, {0, 0, 0}, -1}, ex ? ex->team : NULL, reverse ? 1 : 0};
+        run_on(ex, &A->g, rb1_fn, &j);
+        return;
+    }
     if (star) {
         for (int t = 0; t < 2; t++) {
             ghosts(ex, &A->g, u);
@@ -494,12 +540,56 @@ static inline double gather(const hr_sgrid *g, const double *src, const int *xi,
     return s;
 }
 
+/* The coarse indices [*lo, *hi) along x whose restriction is the standard full weighting
+ * (1/2, 1, 1/2 at fine first + 2 I - 1 .. + 1; none: lo = hi). */
+static void restrict_standard(const hr_st_axis *a, int nc, int *lo, int *hi)
+{
+    *lo = *hi = 0;
+    if (!a->coarsen) return;
+    int I = 0;
+    for (int on = 0; I <= nc; I++) {
+        int ok = I < nc && a->rn[I] == 3;
+        const int f = a->first + 2 * I;
+        for (int t = 0; t < 3 && ok; t++)
+            ok = a->ri[I][t] == f - 1 + t && a->rw[I][t] == (t == 1 ? 1.0 : 0.5);
+        if (ok && !on) *lo = I, on = 1;
+        if (!ok && on) {
+            *hi = I;
+            return;
+        }
+    }
+}
+
+/* The fine indices [*lo, *hi) along x whose prolongation is the standard linear one (the coarse
+ * point's value, or half each of the two around). */
+static void prolong_standard(const hr_st_axis *a, int nf, int *lo, int *hi)
+{
+    *lo = *hi = 0;
+    if (!a->coarsen) return;
+    const int s = a->first;
+    for (int i = 0, on = 0; i <= nf; i++) {
+        int ok = i < nf;
+        if (ok && ((i - s) & 1) == 0)
+            ok = a->i0[i] == (i - s) / 2 && a->w0[i] == 1.0 && a->i1[i] < 0;
+        else if (ok)
+            ok = a->i0[i] == (i - 1 - s) / 2 && a->w0[i] == 0.5 && a->i1[i] == a->i0[i] + 1 && a->w1[i] == 0.5;
+        if (ok && !on) *lo = i, on = 1;
+        if (!ok && on) {
+            *hi = i;
+            return;
+        }
+    }
+}
+
 static void restrict_fn(void *ctx, int tid, int nt)
 {
     const tr_job *j = ctx;
     const hr_sgrid *cg = j->cg, *fg = j->fg;
     size_t l0, l1;
     share(lines_of(cg), tid, nt, &l0, &l1);
+    int xa, xb;
+    restrict_standard(&j->ax[0], cg->n[0], &xa, &xb);
+    const int s = j->ax[0].first;
     for (size_t l = l0; l < l1; l++) {
         const int J = (int)(l % (size_t)cg->n[1]), K = (int)(l / (size_t)cg->n[1]);
         int yi[3], zi[3];
@@ -512,11 +602,34 @@ static void restrict_fn(void *ctx, int tid, int nt)
             yi[t] = hr_sgrid_local(fg, 1, yi[t]);
         for (int t = 0; t < nz && cg->dim == 3; t++)
             zi[t] = hr_sgrid_local(fg, 2, zi[t]);
+        double *dst = j->dst + hr_sgrid_index(cg, 0, J, K);
         for (int I = 0; I < cg->n[0]; I++) {
+            if (I == xa && xa < xb) {
+                /* gather()'s terms in its order, with the standard weights and the rows at hand */
+                const double *rows[9];
+                double wr[9];
+                int nr = 0;
+                for (int c = 0; c < nz; c++)
+                    for (int b = 0; b < ny; b++)
+                        rows[nr] = j->src + hr_sgrid_index(fg, 0, yi[b], zi[c]), wr[nr++] = zw[c] * yw[b];
+                for (; I < xb; I++) {
+                    const int f = s + 2 * I;
+                    double sum = 0.0;
+                    for (int r = 0; r < nr; r++) {
+                        double t = 0.0;
+                        t += 0.5 * rows[r][f - 1];
+                        t += 1.0 * rows[r][f];
+                        t += 0.5 * rows[r][f + 1];
+                        sum += wr[r] * t;
+                    }
+                    dst[I] = sum;
+                }
+                if (I >= cg->n[0]) break;
+            }
             int xi[3];
             double xw[3];
             const int nx = hr_st_restrict_terms(&j->ax[0], I, xi, xw);
-            j->dst[hr_sgrid_index(cg, I, J, K)] = gather(fg, j->src, xi, xw, nx, yi, yw, ny, zi, zw, nz);
+            dst[I] = gather(fg, j->src, xi, xw, nx, yi, yw, ny, zi, zw, nz);
         }
     }
 }
@@ -534,6 +647,9 @@ static void prolong_fn(void *ctx, int tid, int nt)
     const hr_sgrid *cg = j->cg, *fg = j->fg;
     size_t l0, l1;
     share(lines_of(fg), tid, nt, &l0, &l1);
+    int xa, xb;
+    prolong_standard(&j->ax[0], fg->n[0], &xa, &xb);
+    const int s = j->ax[0].first;
     for (size_t l = l0; l < l1; l++) {
         const int y = (int)(l % (size_t)fg->n[1]), z = (int)(l / (size_t)fg->n[1]);
         int yi[2], zi[2];
@@ -547,6 +663,35 @@ static void prolong_fn(void *ctx, int tid, int nt)
             zi[t] = hr_sgrid_local(cg, 2, zi[t]);
         double *out = j->dst + hr_sgrid_index(fg, 0, y, z);
         for (int i = 0; i < fg->n[0]; i++) {
+            if (i == xa && xa < xb) {
+                /* gather()'s terms in its order, with the standard weights and the rows at hand */
+                const double *rows[4];
+                double wr[4];
+                int nr = 0;
+                for (int c = 0; c < nz; c++)
+                    for (int b = 0; b < ny; b++)
+                        rows[nr] = j->src + hr_sgrid_index(cg, 0, yi[b], zi[c]), wr[nr++] = zw[c] * yw[b];
+                for (; i < xb; i++) {
+                    const int I = (i - s) >> 1; /* i - s >= -1: the floor */
+                    double sum = 0.0;
+                    if (((i - s) & 1) == 0) {
+                        for (int r = 0; r < nr; r++) {
+                            double t = 0.0;
+                            t += 1.0 * rows[r][I];
+                            sum += wr[r] * t;
+                        }
+                    } else {
+                        for (int r = 0; r < nr; r++) {
+                            double t = 0.0;
+                            t += 0.5 * rows[r][I];
+                            t += 0.5 * rows[r][I + 1];
+                            sum += wr[r] * t;
+                        }
+                    }
+                    out[i] += sum;
+                }
+                if (i >= fg->n[0]) break;
+            }
             int xi[2];
             double xw[2];
             const int nx = hr_st_prolong_terms(&j->ax[0], i, xi, xw);
