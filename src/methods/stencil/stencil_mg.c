@@ -247,6 +247,9 @@ static void same_rows_box(const hr_sop *A, int lo[3], int hi[3])
             t[a]++;
         hi[a] = t[a] + 1;
     }
+    /* a uniform star's rows (fill_star) differ from its centre's along an axis only where the
+     * centre's line does: the box found is right as it is */
+    if (A->uniform) return;
     for (int k = lo[2]; k < hi[2]; k++)
         for (int y = lo[1]; y < hi[1]; y++)
             for (int x = lo[0]; x < hi[0]; x++)
