@@ -399,6 +399,8 @@ typedef struct {
     int parity; /* >= 0: the points whose index sum has this parity (star stencils) */
 } col_job;
 
+#define COL_CHUNK 256
+
 /* The colour sweep on lines [l0, l1) (parity >= 0: a star stencil's red-black colour). */
 static void col_lines(const col_job *j, const opv *v, size_t l0, size_t l1, int parity)
 {
@@ -429,7 +431,36 @@ static void col_lines(const col_job *j, const opv *v, size_t l0, size_t l1, int 
     const ptrdiff_t p = p0 + (i);                                                                            \
     const double au = AU(v, u, p, K_, &dg);                                                                  \
     u[p] += om * (b[p] - au) / dg;
-        BY_KIND((*v), BOXED_LOOP(i0, iend, 2, x0, x1, COL_BODY));
+        if (parity < 0 && x0 < x1) {
+            /* a class's points, and inside the box every point of the line computed into a
+             * buffer (contiguous: vectorised) and the class's stored: the class's points read
+             * only other classes, which this pass does not write, and no other line of this
+             * pass is a neighbour, so the values are those of the stride-2 loop */
+            BY_KIND((*v), {
+                int i = i0;
+                for (; i < iend && i < x0; i += 2) {
+                    COL_BODY(i, au_k);
+                }
+                const int end = iend < x1 ? iend : x1;
+                const int start = i;
+                for (int c = start; c < end; c += COL_CHUNK) { /* COL_CHUNK even: c on the class */
+                    const int len = end - c < COL_CHUNK ? end - c : COL_CHUNK;
+                    double buf[COL_CHUNK];
+                    for (int t = 0; t < len; t++) {
+                        const ptrdiff_t p = p0 + c + t;
+                        const double au = au_s(v, u, p, K_, &dg);
+                        buf[t] = u[p] + om * (b[p] - au) / dg;
+                    }
+                    for (int t = 0; t < len; t += 2)
+                        u[p0 + c + t] = buf[t];
+                }
+                if (end > start) i = start + 2 * ((end - start + 1) / 2);
+                for (; i < iend; i += 2) {
+                    COL_BODY(i, au_k);
+                }
+            });
+        } else
+            BY_KIND((*v), BOXED_LOOP(i0, iend, 2, x0, x1, COL_BODY));
 #undef COL_BODY
     }
 }
