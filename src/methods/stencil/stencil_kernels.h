@@ -102,6 +102,26 @@ static inline int hr_st_restrict_terms(const hr_st_axis *a, int I, int idx[3], d
     return a->rn[I];
 }
 
+/* Whether a coarsened axis's transfer is the standard one: at coarse index I the full weighting
+ * 1/2, 1, 1/2 centred on fine first + 2 I; at fine index i the coarse point's value, or half
+ * each of the two around it (what the interior of any grid has; the kernels' and the Galerkin
+ * product's shortcuts use these weights as constants there). */
+static inline int hr_st_restrict_standard(const hr_st_axis *a, int I)
+{
+    const int f = a->first + 2 * I;
+    if (a->rn[I] != 3) return 0;
+    for (int t = 0; t < 3; t++)
+        if (a->ri[I][t] != f - 1 + t || a->rw[I][t] != (t == 1 ? 1.0 : 0.5)) return 0;
+    return 1;
+}
+
+static inline int hr_st_prolong_standard(const hr_st_axis *a, int i)
+{
+    const int s = a->first;
+    if (((i - s) & 1) == 0) return a->i0[i] == (i - s) / 2 && a->w0[i] == 1.0 && a->i1[i] < 0;
+    return a->i0[i] == (i - 1 - s) / 2 && a->w0[i] == 0.5 && a->i1[i] == a->i0[i] + 1 && a->w1[i] == 0.5;
+}
+
 /* The sum of ex->part over `lines` lines, every rank's in the whole grid's order (0 when
  * ex->quiet). */
 double hri_st_sum_lines(const hr_st_exec *ex, size_t lines);

@@ -287,18 +287,11 @@ static void set_same_rows(hr_sop *A)
 static int standard_transfer(const hr_st_axis *x, int n, int I, int *f)
 {
     if (!x->coarsen) return *f = I, I - 1 >= 0 && I + 1 < n;
-    const int s = x->first, F = s + 2 * I;
+    const int F = x->first + 2 * I;
     *f = F;
-    if (F - 2 < 0 || F + 2 >= n || x->rn[I] != 3) return 0;
-    for (int t = 0; t < 3; t++)
-        if (x->ri[I][t] != F - 1 + t || x->rw[I][t] != (t == 1 ? 1.0 : 0.5)) return 0;
-    for (int q = F - 2; q <= F + 2; q++) {
-        if (((q - s) & 1) == 0) {
-            if (x->i0[q] != (q - s) / 2 || x->w0[q] != 1.0 || x->i1[q] >= 0) return 0;
-        } else if (x->i0[q] != (q - 1 - s) / 2 || x->w0[q] != 0.5 || x->i1[q] != (q + 1 - s) / 2 ||
-                   x->w1[q] != 0.5)
-            return 0;
-    }
+    if (F - 2 < 0 || F + 2 >= n || !hr_st_restrict_standard(x, I)) return 0;
+    for (int q = F - 2; q <= F + 2; q++)
+        if (!hr_st_prolong_standard(x, q)) return 0;
     return 1;
 }
 

@@ -577,12 +577,8 @@ static void restrict_standard(const hr_st_axis *a, int nc, int *lo, int *hi)
 {
     *lo = *hi = 0;
     if (!a->coarsen) return;
-    int I = 0;
-    for (int on = 0; I <= nc; I++) {
-        int ok = I < nc && a->rn[I] == 3;
-        const int f = a->first + 2 * I;
-        for (int t = 0; t < 3 && ok; t++)
-            ok = a->ri[I][t] == f - 1 + t && a->rw[I][t] == (t == 1 ? 1.0 : 0.5);
+    for (int I = 0, on = 0; I <= nc; I++) {
+        const int ok = I < nc && hr_st_restrict_standard(a, I);
         if (ok && !on) *lo = I, on = 1;
         if (!ok && on) {
             *hi = I;
@@ -597,13 +593,8 @@ static void prolong_standard(const hr_st_axis *a, int nf, int *lo, int *hi)
 {
     *lo = *hi = 0;
     if (!a->coarsen) return;
-    const int s = a->first;
     for (int i = 0, on = 0; i <= nf; i++) {
-        int ok = i < nf;
-        if (ok && ((i - s) & 1) == 0)
-            ok = a->i0[i] == (i - s) / 2 && a->w0[i] == 1.0 && a->i1[i] < 0;
-        else if (ok)
-            ok = a->i0[i] == (i - 1 - s) / 2 && a->w0[i] == 0.5 && a->i1[i] == a->i0[i] + 1 && a->w1[i] == 0.5;
+        const int ok = i < nf && hr_st_prolong_standard(a, i);
         if (ok && !on) *lo = i, on = 1;
         if (!ok && on) {
             *hi = i;
