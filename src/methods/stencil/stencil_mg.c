@@ -116,6 +116,20 @@ static int rap_terms(const hr_sop *A, int eo[1 + 2 * HR_ST_MAX_HALF][3])
     return 1 + 2 * A->nk;
 }
 
+/* Term e of A's row at p (whole-grid indices pf): the diagonal, coupling k out (e = 2 k + 1) or
+ * in (e = 2 k + 2). A uniform star of a whole grid without its arrays gives the values its
+ * arrays would hold (fill_star: no coupling across a non-periodic face), so the finest level
+ * of a constant-coefficient problem needs no arrays for its Galerkin product. */
+static inline double rap_coef(const hr_sop *A, int e, ptrdiff_t p, const int pf[3])
+{
+    if (A->diag) return e == 0 ? A->diag[p] : e & 1 ? A->c[(e - 1) / 2][p] : A->c[(e - 2) / 2][p - A->doff[(e - 2) / 2]];
+    if (e == 0) return A->ud;
+    const int k = (e - 1) / 2, a = A->off[k][1] ? 1 : A->off[k][2] ? 2 : 0;
+    const hr_sgrid *g = &A->g;
+    const int has = g->gper[a] || ((e & 1) ? pf[a] < g->gn[a] - 1 : pf[a] > 0);
+    return has ? A->uc[a] : 0.0;
+}
+
 /* The row of R A P at coarse point (I, Jg, Kg) (whole-grid indices), by its 27 offsets. */
 static void rap_row(const rap_job *j, const int eo[][3], int ne, int I, int Jg, int Kg, double acc[27])
 {
@@ -137,13 +151,7 @@ static void rap_row(const rap_job *j, const int eo[][3], int ne, int I, int Jg, 
                 const ptrdiff_t p = hr_sgrid_index(fg, pf[0], hr_sgrid_local(fg, 1, pf[1]),
                                                    dim == 3 ? hr_sgrid_local(fg, 2, pf[2]) : 0);
                 for (int e = 0; e < ne; e++) {
-                    double v;
-                    if (e == 0)
-                        v = A->diag[p];
-                    else if (e & 1)
-                        v = A->c[(e - 1) / 2][p];
-                    else
-                        v = A->c[(e - 2) / 2][p - A->doff[(e - 2) / 2]];
+                    const double v = rap_coef(A, e, p, pf);
                     if (v == 0.0) continue;
                     int q[3], ok = 1;
                     for (int d = 0; d < 3 && ok; d++) {
@@ -234,6 +242,15 @@ static int same_row(const hr_sop *A, ptrdiff_t p, ptrdiff_t q)
 static void same_rows_box(const hr_sop *A, int lo[3], int hi[3])
 {
     const hr_sgrid *g = &A->g;
+    if (!A->diag) { /* a uniform star without arrays: all rows but those next to a face */
+        for (int a = 0; a < 3; a++) {
+            const int face = a < g->dim && !g->gper[a];
+            lo[a] = face ? 1 : 0;
+            hi[a] = face ? g->n[a] - 1 : g->n[a];
+            if (hi[a] < lo[a]) hi[a] = lo[a];
+        }
+        return;
+    }
     int c[3] = {0, 0, 0};
     for (int a = 0; a < 3; a++)
         c[a] = g->n[a] / 2, lo[a] = 0, hi[a] = g->n[a];
@@ -929,7 +946,8 @@ static hr_status coarse_level(hr_st_mg *mg, const int nc[3])
         for (int a = 0; a < 3; a++)
             C->A.uc[a] = a < dim ? f * F->A.uc[a] : 0.0;
     } else {
-        if (st == HR_OK) st = materialise(&F->A);
+        /* a whole uniform star's product reads its scalars (rap_coef); a slab's gathers read arrays */
+        if (st == HR_OK && F->dist) st = materialise(&F->A);
         if (st == HR_OK && F->dist) st = thin ? gather_op(F, base, &E) : extend_op(F, base, &E);
         if (st == HR_OK && injected) {
             inject_job j = {F->dist ? &E : &F->A, &C->A, F->ax};
