@@ -94,6 +94,18 @@ static hr_status axis_build(hr_st_axis *a, int n, int periodic, int free_lo, int
 
 /* ------------------------------------------------------------------ Galerkin product */
 
+/* Point q of a grid of n points per axis (one step outside at most): across a periodic face
+ * wrapped onto the grid; 0 past a non-periodic face. */
+static int wrap_point(int q[3], const int n[3], const int periodic[3])
+{
+    for (int d = 0; d < 3; d++)
+        if (q[d] < 0 || q[d] >= n[d]) {
+            if (!periodic[d]) return 0;
+            q[d] = (q[d] + n[d]) % n[d];
+        }
+    return 1;
+}
+
 typedef struct {
     const hr_sop *A;
     hr_sop *C;
@@ -153,17 +165,8 @@ static void rap_row(const rap_job *j, const int eo[][3], int ne, int I, int Jg, 
                 for (int e = 0; e < ne; e++) {
                     const double v = rap_coef(A, e, p, pf);
                     if (v == 0.0) continue;
-                    int q[3], ok = 1;
-                    for (int d = 0; d < 3 && ok; d++) {
-                        q[d] = pf[d] + eo[e][d];
-                        if (q[d] < 0 || q[d] >= fg->gn[d]) {
-                            if (fg->gper[d])
-                                q[d] = (q[d] + fg->gn[d]) % fg->gn[d];
-                            else
-                                ok = 0;
-                        }
-                    }
-                    if (!ok) continue;
+                    int q[3] = {pf[0] + eo[e][0], pf[1] + eo[e][1], pf[2] + eo[e][2]};
+                    if (!wrap_point(q, fg->gn, fg->gper)) continue;
                     int ti[3][2], tn[3];
                     double tw[3][2];
                     for (int d = 0; d < 3; d++)
@@ -568,15 +571,7 @@ static hr_status dense_setup(hr_st_mg *mg)
                     for (int sgn = -1; sgn <= 1; sgn += 2) {
                         int q[3] = {i + sgn * A->off[kk][0], j + sgn * A->off[kk][1],
                                     k + sgn * A->off[kk][2]};
-                        int ok = 1;
-                        for (int d = 0; d < 3; d++)
-                            if (q[d] < 0 || q[d] >= g->n[d]) {
-                                if (g->periodic[d])
-                                    q[d] = (q[d] + g->n[d]) % g->n[d];
-                                else
-                                    ok = 0;
-                            }
-                        if (!ok) continue;
+                        if (!wrap_point(q, g->n, g->periodic)) continue;
                         const double v = sgn > 0 ? A->c[kk][p] : A->c[kk][p - A->doff[kk]];
                         const int col = (q[2] * g->n[1] + q[1]) * g->n[0] + q[0];
                         M[(size_t)row * m + col] += v;

@@ -10,23 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_util.h"
 #include "hetrelax/hetrelax.h"
 #include "hetrelax/sparse.h"
 
 #define PI 3.14159265358979323846
 
-static int failures;
 static int verbose;
-
-#define CHECK(c, ...)                                                                                        \
-    do {                                                                                                     \
-        if (!(c)) {                                                                                          \
-            failures++;                                                                                      \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                                      \
-            printf(__VA_ARGS__);                                                                             \
-            printf("\n");                                                                                    \
-        }                                                                                                    \
-    } while (0)
 
 /* ------------------------------------------------------------------ a manufactured solution */
 

@@ -11,21 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_util.h"
 #include "hetrelax/hetrelax.h"
 #include "methods/stencil/stencil_kernels.h"
 #include "methods/stencil/stencil_mg.h"
-
-static int failures;
-
-#define CHECK(c, ...)                                                                                        \
-    do {                                                                                                     \
-        if (!(c)) {                                                                                          \
-            failures++;                                                                                      \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                                      \
-            printf(__VA_ARGS__);                                                                             \
-            printf("\n");                                                                                    \
-        }                                                                                                    \
-    } while (0)
 
 /* The whole-grid index of point t = (i, j, k) moved by d along each axis; -1 outside a
  * non-periodic face. */
@@ -139,7 +128,8 @@ static void galerkin(const char *name, const hr_st_mg *mg, int l)
                             if (dim == 2 && dz) continue;
                             int I[3];
                             if (moved(cg, J, d, I) < 0) continue;
-                            if ((cg->periodic[0] && cg->n[0] < 3 && dx) || (cg->periodic[1] && cg->n[1] < 3 && dy))
+                            if ((cg->periodic[0] && cg->n[0] < 3 && dx) ||
+                                (cg->periodic[1] && cg->n[1] < 3 && dy))
                                 continue; /* a wrap onto itself: two offsets, one entry */
                             double want = 0.0;
                             at = 0;
@@ -155,8 +145,8 @@ static void galerkin(const char *name, const hr_st_mg *mg, int l)
                             scale = fmax(scale, fabs(want));
                         }
             }
-    CHECK(worst <= 1e-12 * scale, "%s: level %d is not R A P of level %d (largest difference %.3e of %.3e)", name,
-          l + 1, l, worst, scale);
+    CHECK(worst <= 1e-12 * scale, "%s: level %d is not R A P of level %d (largest difference %.3e of %.3e)",
+          name, l + 1, l, worst, scale);
     free(w), free(z);
 }
 
@@ -227,7 +217,8 @@ static void check(int dim, int nx, int ny, int nz, const char *kinds, double lx,
         for (int l = 0; l < mg.nlv; l++) {
             same_rows(name, l, &mg.lv[l].A);
             const hr_sop *L = &mg.lv[l].A;
-            const long vol = (long)(L->rhi[0] - L->rlo[0]) * (L->rhi[1] - L->rlo[1]) * (L->rhi[2] - L->rlo[2]);
+            const long vol =
+                (long)(L->rhi[0] - L->rlo[0]) * (L->rhi[1] - L->rlo[1]) * (L->rhi[2] - L->rlo[2]);
             boxes += L->rlo[0] < L->rhi[0] && 4 * vol >= (long)L->g.count; /* most of the level */
         }
         /* a constant coefficient: a box on some level (the shortcut and the scalars in use) */
@@ -241,11 +232,11 @@ static void check(int dim, int nx, int ny, int nz, const char *kinds, double lx,
 
 int main(void)
 {
-    check(2, 40, 30, 1, "dddd", 1.0, 0, 1);   /* even extents: Galerkin levels below the finest */
-    check(2, 37, 22, 1, "ndnd", 1.0, 0, 1);   /* Neumann faces */
-    check(2, 36, 24, 1, "ppdn", 1.0, 0, 1);   /* periodic along x */
-    check(2, 50, 21, 1, "dddd", 4.0, 0, 1);   /* anisotropic spacing: semi-coarsening */
-    check(2, 34, 26, 1, "dndd", 1.0, 1, 0);   /* a coefficient field */
+    check(2, 40, 30, 1, "dddd", 1.0, 0, 1); /* even extents: Galerkin levels below the finest */
+    check(2, 37, 22, 1, "ndnd", 1.0, 0, 1); /* Neumann faces */
+    check(2, 36, 24, 1, "ppdn", 1.0, 0, 1); /* periodic along x */
+    check(2, 50, 21, 1, "dddd", 4.0, 0, 1); /* anisotropic spacing: semi-coarsening */
+    check(2, 34, 26, 1, "dndd", 1.0, 1, 0); /* a coefficient field */
     check(3, 18, 16, 14, "dddddd", 1.0, 0, 1);
     check(3, 17, 14, 12, "ndddpp", 1.0, 0, 1);
     check(3, 16, 15, 13, "dddndd", 1.0, 1, 0);

@@ -571,30 +571,16 @@ static inline double gather(const hr_sgrid *g, const double *src, const int *xi,
     return s;
 }
 
-/* The coarse indices [*lo, *hi) along x whose restriction is the standard full weighting
- * (1/2, 1, 1/2 at fine first + 2 I - 1 .. + 1; none: lo = hi). */
-static void restrict_standard(const hr_st_axis *a, int nc, int *lo, int *hi)
+/* The first run [*lo, *hi) of indices 0 .. n - 1 along x where `standard` holds (none: lo = hi):
+ * the coarse indices of the standard full weighting (hr_st_restrict_standard), or the fine ones
+ * of the standard linear prolongation (hr_st_prolong_standard). */
+static void standard_run(const hr_st_axis *a, int n, int (*standard)(const hr_st_axis *, int), int *lo,
+                         int *hi)
 {
     *lo = *hi = 0;
     if (!a->coarsen) return;
-    for (int I = 0, on = 0; I <= nc; I++) {
-        const int ok = I < nc && hr_st_restrict_standard(a, I);
-        if (ok && !on) *lo = I, on = 1;
-        if (!ok && on) {
-            *hi = I;
-            return;
-        }
-    }
-}
-
-/* The fine indices [*lo, *hi) along x whose prolongation is the standard linear one (the coarse
- * point's value, or half each of the two around). */
-static void prolong_standard(const hr_st_axis *a, int nf, int *lo, int *hi)
-{
-    *lo = *hi = 0;
-    if (!a->coarsen) return;
-    for (int i = 0, on = 0; i <= nf; i++) {
-        const int ok = i < nf && hr_st_prolong_standard(a, i);
+    for (int i = 0, on = 0; i <= n; i++) {
+        const int ok = i < n && standard(a, i);
         if (ok && !on) *lo = i, on = 1;
         if (!ok && on) {
             *hi = i;
@@ -610,7 +596,7 @@ static void restrict_fn(void *ctx, int tid, int nt)
     size_t l0, l1;
     share(lines_of(cg), tid, nt, &l0, &l1);
     int xa, xb;
-    restrict_standard(&j->ax[0], cg->n[0], &xa, &xb);
+    standard_run(&j->ax[0], cg->n[0], hr_st_restrict_standard, &xa, &xb);
     const int s = j->ax[0].first;
     for (size_t l = l0; l < l1; l++) {
         const int J = (int)(l % (size_t)cg->n[1]), K = (int)(l / (size_t)cg->n[1]);
@@ -670,7 +656,7 @@ static void prolong_fn(void *ctx, int tid, int nt)
     size_t l0, l1;
     share(lines_of(fg), tid, nt, &l0, &l1);
     int xa, xb;
-    prolong_standard(&j->ax[0], fg->n[0], &xa, &xb);
+    standard_run(&j->ax[0], fg->n[0], hr_st_prolong_standard, &xa, &xb);
     const int s = j->ax[0].first;
     for (size_t l = l0; l < l1; l++) {
         const int y = (int)(l % (size_t)fg->n[1]), z = (int)(l / (size_t)fg->n[1]);
