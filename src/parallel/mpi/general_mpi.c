@@ -16,13 +16,15 @@
 #include "runtime/cpu/team.h"
 #include "runtime/cuda/cuda_api.h"
 
+#define GATHER_PIECE ((size_t)1 << 27) /* values a message of the solution's gather */
+
 typedef struct slab_comm {
     hr_st_comm hooks;
     MPI_Comm comm;
     int rank, size;
     int below, above;         /* neighbour ranks along the cut axis (MPI_PROC_NULL at a face) */
     int *lines, *line_displs; /* per rank: its lines and their first (the partial sums) */
-    int *counts, *displs;     /* per rank: its unknowns and their first (the gather) */
+    size_t *counts, *displs;  /* per rank: its unknowns and their first (the gather) */
     int *cut;                 /* size + 1: the slabs' bounds along the cut axis */
     double *all;              /* every rank's partials */
     size_t lines_total;
@@ -104,7 +106,21 @@ static hr_status gather(void *ctx, const double *slab, size_t slab_count, double
     ok = ok && (slab || slab_count == 0);
     MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, c->comm);
     if (!ok) return HR_ERR_INVALID_ARG;
-    MPI_Gatherv(slab, (int)slab_count, MPI_DOUBLE, dst, c->counts, c->displs, MPI_DOUBLE, 0, c->comm);
+    /* rank by rank in pieces of at most GATHER_PIECE values: a whole grid may hold more values
+     * than MPI's int counts reach */
+    if (c->rank != 0) {
+        for (size_t at = 0; at < slab_count; at += GATHER_PIECE) {
+            const size_t len = slab_count - at < GATHER_PIECE ? slab_count - at : GATHER_PIECE;
+            MPI_Send(slab + at, (int)len, MPI_DOUBLE, 0, 5, c->comm);
+        }
+        return HR_OK;
+    }
+    if (slab_count) memcpy(dst + c->displs[0], slab, slab_count * sizeof *dst);
+    for (int r = 1; r < c->size; r++)
+        for (size_t at = 0; at < c->counts[r]; at += GATHER_PIECE) {
+            const size_t len = c->counts[r] - at < GATHER_PIECE ? c->counts[r] - at : GATHER_PIECE;
+            MPI_Recv(dst + c->displs[r] + at, (int)len, MPI_DOUBLE, r, 5, c->comm, MPI_STATUS_IGNORE);
+        }
     return HR_OK;
 }
 
@@ -127,7 +143,8 @@ static hr_status open_nccl(slab_comm *c, const hr_grid_solver *s, MPI_Comm comm,
         if (!hri_nccl_available())
             snprintf(why, why_size, "transport: nccl: this build has no NCCL");
         else
-            snprintf(why, why_size, "transport: nccl: NCCL takes one rank per GPU (%d ranks on a node of %d GPU(s))",
+            snprintf(why, why_size,
+                     "transport: nccl: NCCL takes one rank per GPU (%d ranks on a node of %d GPU(s))",
                      c->node_ranks, devices);
         return HR_ERR_UNSUPPORTED;
     }
@@ -165,7 +182,7 @@ void hri_general_mpi_free(void *comm)
 }
 
 hr_status hri_general_mpi_create(hr_grid_solver *s, const hr_problem *p, MPI_Comm comm, void **out, char *why,
-                                size_t why_size)
+                                 size_t why_size)
 {
     *out = NULL;
     slab_comm *c = calloc(1, sizeof *c);
@@ -196,8 +213,8 @@ hr_status hri_general_mpi_create(hr_grid_solver *s, const hr_problem *p, MPI_Com
         const int lo = (int)((long)N * r / c->size), hi = (int)((long)N * (r + 1) / c->size);
         c->lines[r] = (int)(lines_per_row * (size_t)(hi - lo));
         c->line_displs[r] = (int)(lines_per_row * (size_t)lo);
-        c->counts[r] = (int)(plane * (size_t)(hi - lo));
-        c->displs[r] = (int)(plane * (size_t)lo);
+        c->counts[r] = plane * (size_t)(hi - lo);
+        c->displs[r] = plane * (size_t)lo;
         c->cut[r] = lo;
     }
     c->cut[c->size] = N;
