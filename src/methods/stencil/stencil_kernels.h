@@ -132,11 +132,11 @@ double hri_st_apply_dot(hr_st_exec *ex, const hr_sop *A, double *p, double *q);
 /* One weighted Jacobi sweep: out = u + omega (b - A u) / diag. */
 void hri_st_jacobi(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, double *out, double omega);
 /* Chebyshev step: out = u + alpha (b - A u) / diag + beta (u - prev) (prev may alias out). */
-void hri_st_cheby(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, const double *prev, double *out,
-                 double alpha, double beta);
+void hri_st_cheby(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, const double *prev,
+                  double *out, double alpha, double beta);
 /* Gauss-Seidel (SOR: omega) on the points of colour `colour` (hri_st_colours), in place. */
 void hri_st_colour_sweep(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, double omega,
-                        int colour);
+                         int colour);
 /* A whole sweep of the colours in order (reverse: backwards). */
 void hri_st_gs_sweep(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, double omega, int reverse);
 /* The colours of A's grid in their forward order (a point's colour has no neighbour of
@@ -146,15 +146,15 @@ void hri_st_gs_sweep(hr_st_exec *ex, const hr_sop *A, double *u, const double *b
 int hri_st_colours(const hr_sop *A, int cls[27][3]);
 /* bc = R rf (the transpose of the prolongation; rf's ghosts are not read). */
 void hri_st_restrict(hr_st_exec *ex, const hr_sgrid *fg, const hr_sgrid *cg, const hr_st_axis ax[3],
-                    const double *rf, double *bc);
+                     const double *rf, double *bc);
 /* uf += P ec. */
 void hri_st_prolong_add(hr_st_exec *ex, const hr_sgrid *fg, const hr_sgrid *cg, const hr_st_axis ax[3],
-                       const double *ec, double *uf);
+                        const double *ec, double *uf);
 /* Vector steps of CG over the unknowns (ghosts untouched): */
 double hri_st_dot(hr_st_exec *ex, const hr_sgrid *g, const double *x, const double *y);
 /* x += alpha p, r -= alpha q; returns r . r */
-double hri_st_update(hr_st_exec *ex, const hr_sgrid *g, double *x, double *r, const double *p, const double *q,
-                    double alpha);
+double hri_st_update(hr_st_exec *ex, const hr_sgrid *g, double *x, double *r, const double *p,
+                     const double *q, double alpha);
 /* p = z + beta p */
 void hri_st_xpay(hr_st_exec *ex, const hr_sgrid *g, const double *z, double *p, double beta);
 /* x = 0 over the whole padded array */
@@ -223,6 +223,10 @@ typedef struct hr_st_backend {
                    const void *f, int single, double *line_b, double *line_v);
     void (*project)(hr_st_exec *ex, const hr_sgrid *g, const hr_st_vol *v, double *b, double c,
                     double *line_nb, double *line_nd);
+    /* MPI ranks: a coarse level stays cut while it has this many unknowns per rank; below, it
+     * is whole on every rank (0: the engine's default). A GPU's small levels cost their
+     * launches, not their points, so it gathers sooner: fewer exchanges a cycle. */
+    size_t dist_min;
 } hr_st_backend;
 
 extern const hr_st_backend hri_st_cpu;

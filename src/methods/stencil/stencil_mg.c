@@ -1,6 +1,7 @@
 /*
  * Multigrid for any structured problem (stencil_mg.h): the hierarchy and the cycles.
  */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +13,9 @@
 #define COARSEST_MAX 64   /* stop coarsening at this many unknowns */
 #define DENSE_MAX    1500 /* the coarsest level is factored up to this size */
 #define STRONG       0.5  /* an axis is coarsened when its couplings reach this share of the strongest */
-#define DIST_MIN     2048 /* MPI ranks: a level stays cut while it has this many unknowns per rank */
+#define DIST_MIN                                                                                             \
+    2048 /* MPI ranks: a level stays cut while it has this many unknowns per rank                            \
+          * (the backend's dist_min where it sets one) */
 
 /* ------------------------------------------------------------------ transfers */
 
@@ -134,7 +137,10 @@ static int rap_terms(const hr_sop *A, int eo[1 + 2 * HR_ST_MAX_HALF][3])
  * of a constant-coefficient problem needs no arrays for its Galerkin product. */
 static inline double rap_coef(const hr_sop *A, int e, ptrdiff_t p, const int pf[3])
 {
-    if (A->diag) return e == 0 ? A->diag[p] : e & 1 ? A->c[(e - 1) / 2][p] : A->c[(e - 2) / 2][p - A->doff[(e - 2) / 2]];
+    if (A->diag)
+        return e == 0  ? A->diag[p]
+               : e & 1 ? A->c[(e - 1) / 2][p]
+                       : A->c[(e - 2) / 2][p - A->doff[(e - 2) / 2]];
     if (e == 0) return A->ud;
     const int k = (e - 1) / 2, a = A->off[k][1] ? 1 : A->off[k][2] ? 2 : 0;
     const hr_sgrid *g = &A->g;
@@ -263,7 +269,8 @@ static void same_rows_box(const hr_sop *A, int lo[3], int hi[3])
         for (t[a] = c[a]; t[a] - 1 >= 0 && same_row(A, hr_sgrid_index(g, t[0], t[1], t[2]) - g->st[a], pc);)
             t[a]--;
         lo[a] = t[a];
-        for (t[a] = c[a]; t[a] + 1 < g->n[a] && same_row(A, hr_sgrid_index(g, t[0], t[1], t[2]) + g->st[a], pc);)
+        for (t[a] = c[a];
+             t[a] + 1 < g->n[a] && same_row(A, hr_sgrid_index(g, t[0], t[1], t[2]) + g->st[a], pc);)
             t[a]++;
         hi[a] = t[a] + 1;
     }
@@ -440,9 +447,12 @@ static hr_status set_cut(hr_st_level *L, const hr_st_comm *c, const int *cut)
     if (!L->cut || !L->rows_n || !L->rows_at) return HR_ERR_NO_MEMORY;
     for (int r = 0; r <= P; r++)
         L->cut[r] = cut[r];
+    /* (the allgathers' int counts: a level too large for them, -1, is never gathered) */
     for (int r = 0; r < P; r++) {
-        L->rows_n[r] = (int)((cut[r + 1] - cut[r]) * row);
-        L->rows_at[r] = (int)((cut[r] + 1) * row); /* whole-grid row R is padded row R + 1 */
+        const ptrdiff_t n = (ptrdiff_t)(cut[r + 1] - cut[r]) * row, at = (ptrdiff_t)(cut[r] + 1) * row;
+        const int fits = at + n <= INT_MAX;
+        L->rows_n[r] = fits ? (int)n : -1;
+        L->rows_at[r] = fits ? (int)at : -1; /* whole-grid row R is padded row R + 1 */
     }
     return HR_OK;
 }
@@ -484,6 +494,8 @@ static hr_status gather_op(const hr_st_level *L, const hr_st_comm *c, hr_sop *W)
 {
     const hr_sgrid *g = &L->A.g;
     const hr_sgrid w = whole_of(g);
+    for (int r = 0; r < c->size; r++)
+        if (L->rows_n[r] < 0) return HR_ERR_UNSUPPORTED; /* past the allgather's int counts */
     HR_TRY(hri_sop_alloc(W, &w, L->A.nk != g->dim));
     const ptrdiff_t row = g->st[g->dim - 1];
     const size_t own = (size_t)(g->n[g->dim - 1]) * (size_t)row;
@@ -827,7 +839,8 @@ static void inject_fn(void *ctx, int tid, int nt)
             int fi[3] = {0, 0, 0};
             for (int a = 0; a < dim; a++) /* the fine point under the coarse one, in A's indices */
                 fi[a] = j->ax[a].first + 2 * (ci[a] + cg->goff[a]) - fg->goff[a];
-            const ptrdiff_t P = hr_sgrid_index(cg, ci[0], ci[1], ci[2]), p = hr_sgrid_index(fg, fi[0], fi[1], fi[2]);
+            const ptrdiff_t P = hr_sgrid_index(cg, ci[0], ci[1], ci[2]),
+                            p = hr_sgrid_index(fg, fi[0], fi[1], fi[2]);
             C->diag[P] = f * A->diag[p];
             double e = C->diag[P];
             for (int a = 0; a < dim; a++) {
@@ -907,7 +920,8 @@ static hr_status coarse_level(hr_st_mg *mg, const int nc[3])
         for (int r = 0; r < P; r++)
             rows_min = ccut[r + 1] - ccut[r] < rows_min ? ccut[r + 1] - ccut[r] : rows_min;
         const size_t count = (size_t)nc[0] * nc[1] * (dim == 3 ? nc[2] : 1);
-        C->dist = rows_min >= 2 && count >= (size_t)DIST_MIN * P;
+        const size_t dmin = mg->k->dist_min ? mg->k->dist_min : DIST_MIN;
+        C->dist = rows_min >= 2 && count >= dmin * P;
         n[last] = ccut[rank + 1] - ccut[rank];
         per[last] = 0;
     }
@@ -1011,7 +1025,7 @@ static void coupling_sums(const hr_sop *A, int kk, double *part)
         a++;
     const double v = fabs(A->uc[a]);
     const int up0 = g->gper[0] ? g->n[0] : g->n[0] - 1; /* points of a line with the x coupling */
-    double sx = 0.0, sl = 0.0; /* a line's sum: the x coupling; a whole line of v */
+    double sx = 0.0, sl = 0.0;                          /* a line's sum: the x coupling; a whole line of v */
     for (int x = 0; x < g->n[0]; x++) {
         if (x < up0) sx += v;
         sl += v;
@@ -1025,8 +1039,8 @@ static void coupling_sums(const hr_sop *A, int kk, double *part)
 }
 
 hr_status hri_st_mg_setup(hr_st_mg *mg, hr_st_exec *ex, const hr_st_backend *k, hr_sop *A0,
-                         const int free_lo[3], const int free_hi[3], int max_levels, int singular,
-                         double *tmp0, int coarse)
+                          const int free_lo[3], const int free_hi[3], int max_levels, int singular,
+                          double *tmp0, int coarse)
 {
     const int cap = 40;
     mg->ex = ex;
@@ -1223,8 +1237,8 @@ static void walk_fmg_down(void *ctx, int l)
 
 static hri_mg_walk st_walk(hr_st_mg *mg)
 {
-    hri_mg_walk k = {mg, mg->nlv - 1, 1, walk_pre, walk_post, walk_down, walk_up,
-                     walk_coarse, walk_fmg_down, NULL};
+    hri_mg_walk k = {mg,        mg->nlv - 1, 1,           walk_pre,      walk_post,
+                     walk_down, walk_up,     walk_coarse, walk_fmg_down, NULL};
     return k;
 }
 

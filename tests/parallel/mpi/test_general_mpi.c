@@ -106,10 +106,9 @@ static void compare(const char *what, const hr_problem *p, const hr_grid_options
         printf("%s gpu %s on %d ranks (halo %s): status %d/%d, backend %s, %ld iterations (cpu-seq %ld), "
                "residual %.3e (%.3e), first difference at %zu of %zu%s\n",
                ok ? "ok  " : "FAIL", what, size,
-               info.transport ? hr_mpi_transport_name((hr_mpi_transport)info.transport) : "none", (int)st, (int)st2,
-               r.backend, r.iterations, r1.iterations,
-               r.relative_residual, r1.relative_residual, i, cnt,
-               mg && ok ? ": bitwise the one-process cpu-seq run" : "");
+               info.transport ? hr_mpi_transport_name((hr_mpi_transport)info.transport) : "none", (int)st,
+               (int)st2, r.backend, r.iterations, r1.iterations, r.relative_residual, r1.relative_residual, i,
+               cnt, mg && ok ? ": bitwise the one-process cpu-seq run" : "");
         bad |= !ok;
     } else if (st != HR_OK || st2 != HR_OK || memcmp(u, u1, cnt * sizeof *u) != 0 ||
                r.iterations != r1.iterations ||
@@ -150,7 +149,8 @@ int main(int argc, char **argv)
             MPI_Finalize();
             return 77;
         }
-        if (argc > 2) gpu_transport = strcmp(argv[2], "nccl") == 0 ? HR_MPI_TRANSPORT_NCCL : HR_MPI_TRANSPORT_HOST;
+        if (argc > 2)
+            gpu_transport = strcmp(argv[2], "nccl") == 0 ? HR_MPI_TRANSPORT_NCCL : HR_MPI_TRANSPORT_HOST;
         if (gpu_transport == HR_MPI_TRANSPORT_NCCL && (!hr_mpi_have_nccl() || least < size)) {
             if (rank == 0) printf("skip: NCCL halos need this build's NCCL and a GPU per rank\n");
             MPI_Finalize();
@@ -210,9 +210,11 @@ int main(int argc, char **argv)
         int constant; /* a constant coefficient at extents whose coarse grids keep the faces' shape:
                          the coarse levels are the star stencil injected, not Galerkin products */
     } mgp[] = {
-        {2, {300, 400, 1}, "dnpp", 1.0, 0}, {2, {150, 203, 1}, "nddn", 1.0, 0},  {2, {200, 90, 1}, "ddnd", 8.0, 0},
-        {2, {96, 130, 1}, "nnnn", 1.0, 0},  {3, {40, 30, 48}, "dnddpp", 1.0, 0}, {3, {33, 20, 27}, "nnddnd", 1.0, 0},
-        {2, {127, 128, 1}, "ddnd", 1.0, 1}, {2, {129, 96, 1}, "nnpp", 1.0, 1},   {3, {33, 33, 32}, "nnddpp", 1.0, 1},
+        {2, {300, 400, 1}, "dnpp", 1.0, 0},  {2, {150, 203, 1}, "nddn", 1.0, 0},
+        {2, {200, 90, 1}, "ddnd", 8.0, 0},   {2, {96, 130, 1}, "nnnn", 1.0, 0},
+        {3, {40, 30, 48}, "dnddpp", 1.0, 0}, {3, {33, 20, 27}, "nnddnd", 1.0, 0},
+        {2, {127, 128, 1}, "ddnd", 1.0, 1},  {2, {129, 96, 1}, "nnpp", 1.0, 1},
+        {3, {33, 33, 32}, "nnddpp", 1.0, 1},
     };
     const char *smoothers[] = {"redblack", "jacobi", "cheby"};
     for (size_t t = 0; t < sizeof mgp / sizeof *mgp; t++) {
@@ -259,6 +261,19 @@ int main(int argc, char **argv)
         o.kernel = "general";
         o.tol = 1e-9;
         compare(dim == 2 ? "2-D model 255^2 mg to 1e-9" : "3-D model 31^3 mgcg to 1e-9", &p, &o);
+    }
+    /* GPU ranks keep a level cut down to 2^18 unknowns a rank (the backend's dist_min): a grid
+     * whose first coarse level stays cut on up to four ranks, the uniform star's parity passes
+     * and the gather into the whole level below by the ranks' transport */
+    if (gpu_mode) {
+        hr_problem_init_model(&p, 2, 2047, 4095, 1);
+        hr_grid_options_default(&o);
+        o.backend = HR_BACKEND_GPU;
+        o.method = HR_METHOD_MG;
+        o.kernel = "general";
+        o.tol = 0.0;
+        o.max_iters = 4;
+        compare("2-D model 2047x4095 mg 4 cycles (a cut coarse level)", &p, &o);
     }
     /* slabs of one row (more ranks than half the rows): the level below is built whole on
      * every rank from the finest gathered; still the one-process run's bits */

@@ -183,8 +183,8 @@ static void halo_nccl(st_cuda *d, const hr_sgrid *g, double *u)
     if (c->below < 0) ST_CU(d, cudaMemsetAsync(glo, 0, bytes, d->st));
     if (c->above < 0) ST_CU(d, cudaMemsetAsync(ghi, 0, bytes, d->st));
     char why[200];
-    if (hri_nccl_rows_halo(c->nccl, d->st, c->below, c->above, u + row, glo, u + (size_t)n * row, ghi, bytes, why,
-                          sizeof why) != 0 &&
+    if (hri_nccl_rows_halo(c->nccl, d->st, c->below, c->above, u + row, glo, u + (size_t)n * row, ghi, bytes,
+                           why, sizeof why) != 0 &&
         d->err == cudaSuccess) {
         d->err = cudaErrorUnknown;
         snprintf(d->msg, sizeof d->msg, "%s", why);
@@ -225,7 +225,8 @@ void hri_st_cu_halo(st_cuda *d, const hr_sgrid *g, double *u)
     d->comm->halo(d->comm->ctx, &g4, h);
     if (ok) {
         ST_CU(d, cudaMemcpyAsync(u, h, bytes, cudaMemcpyHostToDevice, d->st));
-        ST_CU(d, cudaMemcpyAsync(u + (size_t)(n + 1) * row, h + 3 * row, bytes, cudaMemcpyHostToDevice, d->st));
+        ST_CU(d,
+              cudaMemcpyAsync(u + (size_t)(n + 1) * row, h + 3 * row, bytes, cudaMemcpyHostToDevice, d->st));
         ST_CU(d, cudaStreamSynchronize(d->st)); /* h is reused by the next halo */
     }
     free(spare);
@@ -545,7 +546,7 @@ static void cu_cheby(hr_st_exec *ex, const hr_sop *A, double *u, const double *b
 {
     /* beta 0: the Jacobi step (prev is not read, as on the CPU) */
     hri_st_cu_sweep(st_dev(ex), A, beta != 0.0 ? ST_OP_CHEB : ST_OP_JAC, u, b, beta != 0.0 ? prev : NULL, out,
-                alpha, beta);
+                    alpha, beta);
 }
 
 static void cu_colour_sweep(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, double omega,
@@ -555,6 +556,22 @@ static void cu_colour_sweep(hr_st_exec *ex, const hr_sop *A, double *u, const do
     const int n = hri_st_colours(A, cls);
     if (colour < 0 || colour >= n) return;
     hri_st_cu_colour(st_dev(ex), A, u, b, omega, cls[colour]);
+}
+
+/* A whole sweep in the colours' order (reverse: backwards): the star stencils by parity,
+ * two passes (the same updates as their classes); the others colour by colour. */
+static void cu_gs_sweep(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, double omega,
+                        int reverse)
+{
+    if (hri_st_cu_parity_ok(A)) {
+        for (int t = 0; t < 2; t++)
+            hri_st_cu_parity(st_dev(ex), A, u, b, omega, reverse ? 1 - t : t);
+        return;
+    }
+    int cls[27][3];
+    const int n = hri_st_colours(A, cls);
+    for (int c = 0; c < n; c++)
+        hri_st_cu_colour(st_dev(ex), A, u, b, omega, cls[reverse ? n - 1 - c : c]);
 }
 
 /* ------------------------------------------------------------------ memory */
@@ -763,6 +780,16 @@ static void cu_allgather(hr_st_exec *ex, const hr_sgrid *g, double *x, const int
 {
     st_cuda *d = st_dev(ex);
     hri_st_cu_use(d);
+    const hr_st_comm *c = ex->comm;
+    if (c->nccl) { /* device to device, ordered on the stream */
+        char why[200];
+        if (d->err == cudaSuccess && hri_nccl_rows_allgather(c->nccl, d->st, c->rank, c->size, x, counts,
+                                                             displs, why, sizeof why) != 0) {
+            d->err = cudaErrorUnknown;
+            snprintf(d->msg, sizeof d->msg, "%s", why);
+        }
+        return;
+    }
     double *h = (double *)malloc(g->padded * sizeof *h);
     if (!h) {
         ST_CU(d, cudaErrorMemoryAllocation);
@@ -779,13 +806,38 @@ static void cu_allgather(hr_st_exec *ex, const hr_sgrid *g, double *x, const int
 /* ------------------------------------------------------------------ the table */
 
 static const hr_st_backend st_cuda_table = {
-    "gpu",        cu_alloc,   cu_release, cu_upload,       cu_download,  cu_copy,
-    cu_zero,      cu_twin_op, cu_free_op, cu_twin_axis,    cu_free_axis, cu_residual,
-    cu_apply_dot, cu_jacobi,  cu_cheby,   cu_colour_sweep, cu_restrict,  cu_prolong_add,
-    cu_dot,       cu_update,  cu_xpay,    cu_remove_mean,  cu_open,      cu_close,
-    NULL, /* gs_sweep: colour_sweep colour by colour */
-    cu_halo,      cu_allgather,
-    hri_st_cu_dense_in, hri_st_cu_dense_out, hri_st_cu_rhs_in, hri_st_cu_project,
+    "gpu",
+    cu_alloc,
+    cu_release,
+    cu_upload,
+    cu_download,
+    cu_copy,
+    cu_zero,
+    cu_twin_op,
+    cu_free_op,
+    cu_twin_axis,
+    cu_free_axis,
+    cu_residual,
+    cu_apply_dot,
+    cu_jacobi,
+    cu_cheby,
+    cu_colour_sweep,
+    cu_restrict,
+    cu_prolong_add,
+    cu_dot,
+    cu_update,
+    cu_xpay,
+    cu_remove_mean,
+    cu_open,
+    cu_close,
+    cu_gs_sweep,
+    cu_halo,
+    cu_allgather,
+    hri_st_cu_dense_in,
+    hri_st_cu_dense_out,
+    hri_st_cu_rhs_in,
+    hri_st_cu_project,
+    (size_t)1 << 16, /* dist_min */
 };
 
 extern "C" const hr_st_backend *hri_st_cuda_backend(void)

@@ -38,8 +38,8 @@ typedef struct st_cuda {
     double *dres, *hres; /* the reduction's value on the device, and its pinned host copy */
     cudaError_t err;     /* the first failure (sticky: reductions then answer NaN) */
     char msg[256];
-    st_shape shape[2]; /* 2-D, 3-D */
-    int quiet;         /* set: a residual skips its reduction (hr_st_exec.quiet) */
+    st_shape shape[2];      /* 2-D, 3-D */
+    int quiet;              /* set: a residual skips its reduction (hr_st_exec.quiet) */
     const hr_st_comm *comm; /* MPI ranks of the call (hr_st_exec.comm): halos before reads, sums */
     double *hrow;           /* pinned: the four rows a halo stages through the host */
     size_t hrow_cap;
@@ -62,7 +62,7 @@ void hri_st_cu_fail(st_cuda *d, cudaError_t e, const char *call, const char *fil
 #define ST_CU(d, call)                                                                                       \
     do {                                                                                                     \
         cudaError_t st_e_ = (call);                                                                          \
-        if (st_e_ != cudaSuccess) hri_st_cu_fail((d), st_e_, #call, __FILE__, __LINE__);                         \
+        if (st_e_ != cudaSuccess) hri_st_cu_fail((d), st_e_, #call, __FILE__, __LINE__);                     \
     } while (0)
 
 /* After a launch: its configuration error, if any. */
@@ -155,9 +155,14 @@ enum { ST_OP_JAC = 0, ST_OP_CHEB, ST_OP_RES, ST_OP_APPLY };
 
 /* One sweep-like pass of A over u: out = u + al (b - A u) / diag (+ be (u - prev)), r = b - A u
  * (out may be NULL: the norm only), q = A u; the last two return their reduction. */
-double hri_st_cu_sweep(st_cuda *d, const hr_sop *A, int op, const double *u, const double *b, const double *prev,
-                   double *out, double al, double be);
+double hri_st_cu_sweep(st_cuda *d, const hr_sop *A, int op, const double *u, const double *b,
+                       const double *prev, double *out, double al, double be);
 /* Gauss-Seidel on one colour (class triple cls), in place. */
-void hri_st_cu_colour(st_cuda *d, const hr_sop *A, double *u, const double *b, double omega, const int cls[3]);
+void hri_st_cu_colour(st_cuda *d, const hr_sop *A, double *u, const double *b, double omega,
+                      const int cls[3]);
+/* Whether A's Gauss-Seidel may run by parity (a star stencil without an odd periodic axis),
+ * and one parity's pass (the points whose whole-grid index sum has that parity). */
+int hri_st_cu_parity_ok(const hr_sop *A);
+void hri_st_cu_parity(st_cuda *d, const hr_sop *A, double *u, const double *b, double omega, int parity);
 
 #endif

@@ -10,6 +10,10 @@
  * (A u)_p and the diagonal are the CPU backend's (cpu/stencil_cpu.c, au_k), term for term: the
  * star stencils in flux form (exc_p u_p + sum c (u_q - u_p), the diagonal exc - sum c), or
  * with the scalars of a uniform star stencil; the box stencils from their arrays.
+ * Gauss-Seidel runs one colour (class) a launch, or, on the star stencils, one parity a launch
+ * (hri_st_cu_parity): the classes of one parity do not couple, so the two passes make the
+ * classes' updates, bit for bit, in a quarter (2-D) or an eighth (3-D) of the launches and of the
+ * ranks' halo exchanges.
  */
 #include <math.h>
 #include <string.h>
@@ -50,7 +54,8 @@ __device__ __forceinline__ double st_au(const st_args &a, const double *u, ptrdi
             return s;
         }
         const double *cx = a.c[0], *cy = a.c[1];
-        const double cxp = __ldg(cx + p), cxm = __ldg(cx + p - 1), cyp = __ldg(cy + p), cym = __ldg(cy + p - sy);
+        const double cxp = __ldg(cx + p), cxm = __ldg(cx + p - 1), cyp = __ldg(cy + p),
+                     cym = __ldg(cy + p - sy);
         double s = cxp * (st_ld<NC>(u + p + 1) - up) + cxm * (st_ld<NC>(u + p - 1) - up) +
                    cyp * (st_ld<NC>(u + p + sy) - up) + cym * (st_ld<NC>(u + p - sy) - up);
         double cs = cxp + cxm + cyp + cym;
@@ -127,8 +132,8 @@ template <int OP> static __global__ void __launch_bounds__(1024) k_star2(st_geo 
                 dp = a.ud;
             } else { /* flux form, as the CPU's */
                 const double cxp = __ldg(cx + p), cxm = __ldg(cx + p - 1), ec = __ldg(a.e + p);
-                const double s = cxp * (__ldg(u + p + 1) - uc) + cxm * (__ldg(u + p - 1) - uc) + cyc * (up - uc) +
-                                 cym * (um - uc);
+                const double s = cxp * (__ldg(u + p + 1) - uc) + cxm * (__ldg(u + p - 1) - uc) +
+                                 cyc * (up - uc) + cym * (um - uc);
                 dp = ec - (cxp + cxm + cyc + cym);
                 au = ec * uc + s;
             }
@@ -245,8 +250,8 @@ static void sweep_launch(st_cuda *d, int kind, const st_geo &G, dim3 grid, dim3 
     ST_LAUNCHED(d);
 }
 
-double hri_st_cu_sweep(st_cuda *d, const hr_sop *A, int op, const double *u, const double *b, const double *prev,
-                   double *out, double al, double be)
+double hri_st_cu_sweep(st_cuda *d, const hr_sop *A, int op, const double *u, const double *b,
+                       const double *prev, double *out, double al, double be)
 {
     hri_st_cu_use(d);
     const int kind = kind_of(A);
@@ -339,5 +344,61 @@ void hri_st_cu_colour(st_cuda *d, const hr_sop *A, double *u, const double *b, d
     case 4: k_colour<4><<<grid, block, 0, d->st>>>(c, a, u, omega); break;
     default: k_colour<13><<<grid, block, 0, d->st>>>(c, a, u, omega); break;
     }
+    ST_LAUNCHED(d);
+}
+
+/* The star stencils' points of one parity of the whole-grid index sum: a thread per point,
+ * x stepping by two from the row's first point of that parity. */
+template <int KIND> static __global__ void k_parity(st_cgeo c, st_args a, double *u, double omega, int first0)
+{
+    const int t = blockIdx.x * blockDim.x + threadIdx.x, j = blockIdx.y * blockDim.y + threadIdx.y;
+    const int k = (int)blockIdx.z;
+    if (j >= c.n[1]) return;
+    const int i = ((first0 + j + k) & 1) + 2 * t;
+    if (i >= c.n[0]) return;
+    const ptrdiff_t p = c.origin + i + j * c.sy + k * c.sz;
+    double dg;
+    const double au = st_au<KIND, false>(a, u, p, dg);
+    u[p] = u[p] + omega * (__ldg(a.b + p) - au) / dg;
+}
+
+int hri_st_cu_parity_ok(const hr_sop *A)
+{
+    const hr_sgrid *g = &A->g;
+    const int kind = kind_of(A);
+    if ((kind != 2 && kind != 3) || !(A->exc != NULL || A->uniform)) return 0;
+    for (int a = 0; a < g->dim; a++)
+        if (g->gper[a] && (g->gn[a] & 1)) return 0; /* its last point is a class of its own */
+    return 1;
+}
+
+void hri_st_cu_parity(st_cuda *d, const hr_sop *A, double *u, const double *b, double omega, int parity)
+{
+    hri_st_cu_use(d);
+    const hr_sgrid *g = &A->g;
+    const int kind = kind_of(A);
+    hri_st_cu_fill_ghosts(d, g, u); /* as the classes: also where a slab holds none of it */
+    st_cgeo c;
+    memset(&c, 0, sizeof c);
+    c.n[0] = g->n[0], c.n[1] = g->n[1], c.n[2] = g->dim == 3 ? g->n[2] : 1;
+    if (c.n[0] == 0 || c.n[1] == 0 || c.n[2] == 0) return;
+    c.sy = g->st[1];
+    c.sz = g->dim == 3 ? g->st[2] : 0;
+    c.origin = g->origin;
+    /* row (j, k)'s first point of the parity: i + j + k + the offsets = parity (mod 2) */
+    const int off = g->goff[0] + g->goff[1] + (g->dim == 3 ? g->goff[2] : 0);
+    const int first0 = ((parity - off) % 2 + 2) % 2;
+    const int half = (c.n[0] + 1) / 2;
+    const dim3 block(64, 4, 1), grid((half + 63) / 64, (c.n[1] + 3) / 4, c.n[2]);
+    if ((kind != 2 && kind != 3) || grid.y > 65535 || grid.z > 65535) {
+        ST_CU(d, cudaErrorInvalidConfiguration);
+        return;
+    }
+    st_args a = args_of(A);
+    a.b = b;
+    if (kind == 2)
+        k_parity<2><<<grid, block, 0, d->st>>>(c, a, u, omega, first0);
+    else
+        k_parity<3><<<grid, block, 0, d->st>>>(c, a, u, omega, first0);
     ST_LAUNCHED(d);
 }

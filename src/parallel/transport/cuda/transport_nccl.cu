@@ -247,8 +247,8 @@ static const hr_transport_ops nccl_ops = {
 };
 
 extern "C" hr_status hri_transport_nccl_create(hr_transport *host, int nranks, int device,
-                                              const unsigned char id[HR_NCCL_ID_BYTES], double timeout,
-                                              hr_transport **out, char *err, size_t es)
+                                               const unsigned char id[HR_NCCL_ID_BYTES], double timeout,
+                                               hr_transport **out, char *err, size_t es)
 {
     *out = NULL;
     if (!host || host->nlocal != 1 || nranks < 1) {
@@ -304,8 +304,9 @@ struct hr_nccl_rows {
     int dev;
 };
 
-extern "C" hr_status hri_nccl_rows_create(int nranks, int rank, int device, const unsigned char id[HR_NCCL_ID_BYTES],
-                                         hr_nccl_rows **out, char *err, size_t es)
+extern "C" hr_status hri_nccl_rows_create(int nranks, int rank, int device,
+                                          const unsigned char id[HR_NCCL_ID_BYTES], hr_nccl_rows **out,
+                                          char *err, size_t es)
 {
     *out = NULL;
     hr_nccl_rows *c = (hr_nccl_rows *)calloc(1, sizeof *c);
@@ -335,8 +336,8 @@ extern "C" void hri_nccl_rows_free(hr_nccl_rows *c)
 }
 
 extern "C" int hri_nccl_rows_halo(hr_nccl_rows *c, void *stream, int below, int above, const void *send_lo,
-                                 void *recv_lo, const void *send_hi, void *recv_hi, size_t bytes, char *err,
-                                 size_t es)
+                                  void *recv_lo, const void *send_hi, void *recv_hi, size_t bytes, char *err,
+                                  size_t es)
 {
     cudaStream_t st = (cudaStream_t)stream;
     ncclResult_t r = ncclGroupStart();
@@ -350,6 +351,27 @@ extern "C" int hri_nccl_rows_halo(hr_nccl_rows *c, void *stream, int below, int 
     if (r == ncclSuccess) r = g;
     if (r != ncclSuccess) {
         nccl_fail(err, es, c->comm, r, "the halo rows' group", c->dev);
+        return -1;
+    }
+    return 0;
+}
+
+extern "C" int hri_nccl_rows_allgather(hr_nccl_rows *c, void *stream, int rank, int size, double *buf,
+                                       const int *counts, const int *displs, char *err, size_t es)
+{
+    cudaStream_t st = (cudaStream_t)stream;
+    ncclResult_t r = ncclGroupStart();
+    for (int q = 0; q < size && r == ncclSuccess; q++) {
+        if (q == rank) continue;
+        if (counts[rank] > 0)
+            r = ncclSend(buf + displs[rank], (size_t)counts[rank], ncclDouble, q, c->comm, st);
+        if (r == ncclSuccess && counts[q] > 0)
+            r = ncclRecv(buf + displs[q], (size_t)counts[q], ncclDouble, q, c->comm, st);
+    }
+    const ncclResult_t g = ncclGroupEnd();
+    if (r == ncclSuccess) r = g;
+    if (r != ncclSuccess) {
+        nccl_fail(err, es, c->comm, r, "the gathered level's group", c->dev);
         return -1;
     }
     return 0;
