@@ -127,7 +127,7 @@ QUICK=""
 ALL=tune,ladder,fig11,transfer,tb,async,peers
 SECTIONS=${SECTIONS:-$ALL}
 BENCH=$(echo "$SECTIONS" | tr ',' '\n' | grep -v -x -e peers -e fig16 -e 3d -e peers3d -e hybrid -e sparsecli \
-    -e cpu16 -e mpi16 -e mpitrace -e mgpeers -e hypre16 -e hybrid5d -e hybrid5dmpi -e splittrace -e rowsab -e mgpu -e mpigpu -e multigrid -e mgpucli -e mgpm -e mgpurb -e regress -e general -e mpimg -e gpumg -e mgcold | paste -sd, -)
+    -e cpu16 -e mpi16 -e mpitrace -e mgpeers -e hypre16 -e hybrid5d -e hybrid5dmpi -e splittrace -e rowsab -e mgpu -e mpigpu -e multigrid -e mgpucli -e mgpm -e mgpurb -e regress -e general -e mpimg -e gpumg -e gpumgbig -e mgcold | paste -sd, -)
 # sections beyond the GPU kernels, for a machine with many cores and a GPU:
 #   hybrid     Venkatasubramanian & Vuduc fig. 14 (CPU+GPU row split, measured and modelled; HYBRID_ARGS)
 #   mgpu       many GPUs in one process (bench/experiments/mgpu_all.sh; .deps/mgpm for NVIDIA's variants)
@@ -155,6 +155,9 @@ BENCH=$(echo "$SECTIONS" | tr ',' '\n' | grep -v -x -e peers -e fig16 -e 3d -e p
 #              command (bench/experiments/gpu_mg_scaling.py; GPUMG_GPUS, default every count 1, 2,
 #              4 up to the GPUs present; GPUMG_WEAK, default 3:511,2:8191; GPUMG_STRONG, default
 #              3:1023,2:16383; GPUMG_ARGS)
+#   gpumgbig   multigrid to 1e-8 on every GPU of the machine as ranks, one grid too large for one GPU
+#              (GPUMGBIG_N, default 2047: 2047^3 fp64, 69 GB a vector), --rhs random:1, made on
+#              each rank for its slab (GPUMGBIG_ARGS adds options)
 #   mpitrace   the same with per-round schedule traces of every rank (MPITRACE_RUNS)
 #   splittrace per-engine traces of small CPU shares, fig. 5d and fig. 14 (the H100's slow mode)
 #   rowsab     fig. 5d CPU shares with the rows copied directly against staged, 1 rank (and 2
@@ -267,6 +270,14 @@ if [[ ",$SECTIONS," == *,gpumg,* ]] && [ -x "$BUILD/tests/parallel/mpi/mpi_solve
     timeout "${GPUMG_TIMEOUT:-560}" python3 bench/experiments/gpu_mg_scaling.py --hetrelax "$CLI" \
         --gpus "${GPUMG_GPUS:-$counts}" --weak "${GPUMG_WEAK-3:511,2:8191}" --strong "${GPUMG_STRONG-3:1023,2:16383}" \
         --out "$OUT/gpu-mg-scaling.json" ${GPUMG_ARGS:-} || status=1
+fi
+if [[ ",$SECTIONS," == *,gpumgbig,* ]]; then
+    say "multigrid on every GPU as ranks, a grid one GPU cannot hold (GPUMGBIG_N, default 2047^3)"
+    ngpu=$(nvidia-smi -L | grep -c '^GPU')
+    big=${GPUMGBIG_N:-2047}
+    timeout "${GPUMGBIG_TIMEOUT:-400}" mpiexec --oversubscribe --bind-to none -n "$ngpu" "$CLI" poisson3d --n "$big" \
+        --method mg --backend gpu --precision double --tol 1e-8 --iters 100 --rhs random:1 \
+        --threads $(( $(nproc) / ngpu )) --json "$OUT/gpu-mg-big.json" ${GPUMGBIG_ARGS:-} || status=1
 fi
 if [[ ",$SECTIONS," == *,mpitrace,* ]] && [ -x "$BUILD/tests/parallel/mpi/mpi_solve" ]; then
     say "CPU ranks against threads, with schedule traces (bench/experiments/mpi_trace.py; overlapped rounds only)"

@@ -837,7 +837,7 @@ static const hr_st_backend st_cuda_table = {
     hri_st_cu_dense_out,
     hri_st_cu_rhs_in,
     hri_st_cu_project,
-    (size_t)1 << 16, /* dist_min */
+    (size_t)1 << 18, /* dist_min */
 };
 
 extern "C" const hr_st_backend *hri_st_cuda_backend(void)
