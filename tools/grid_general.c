@@ -371,6 +371,41 @@ static void header_ready(void *arg)
     const header_ctx *h = arg;
     print_header(h->a, h->p, h->go, h->gi, h->rhs_name);
 }
+/* Whether the system's b is zero: from the description where it says so (a nonzero source
+ * or boundary datum makes b nonzero on a problem with a Dirichlet face), so that a large
+ * grid on ranks never forms the whole b on every rank; a singular problem's projection may
+ * zero a nonzero source, so there b is formed and looked at. */
+static int b_is_zero(const hr_problem *p, size_t count)
+{
+    if (!hr_problem_is_singular(p)) {
+        if (p->rhs == HR_RHS_ARRAY) {
+            for (size_t i = 0; i < count; i++)
+                if (p->rhs_values[i] != 0.0) return 0;
+        } else if (p->rhs != HR_RHS_ZERO) {
+            return 0;
+        }
+        for (int f = 0; f < 2 * p->dim; f++) {
+            const hr_bc *bc = &p->bc[f];
+            if (bc->kind == HR_BC_PERIODIC) continue;
+            if (!bc->values && bc->value != 0.0) return 0;
+            const int a = f / 2;
+            const size_t face = count / (size_t)p->n[a];
+            for (size_t i = 0; bc->values && i < face; i++)
+                if (bc->values[i] != 0.0) return 0;
+        }
+        return 1;
+    }
+    double *b = malloc((count ? count : 1) * sizeof *b);
+    int zero = 0;
+    if (b && hr_problem_rhs(p, NULL, b, count, NULL) == HR_OK) {
+        zero = 1;
+        for (size_t i = 0; i < count && zero; i++)
+            zero = b[i] == 0.0;
+    }
+    free(b);
+    return zero;
+}
+
 
 int hr_grid_run_general(grid_args *a, hr_flagset *fs)
 {
@@ -409,7 +444,7 @@ int hr_grid_run_general(grid_args *a, hr_flagset *fs)
     hr_problem *p = &h.p;
     size_t count = 0;
     hr_precision fprec = HR_PREC_DOUBLE;
-    double *b = NULL, *sol = NULL;
+    double *sol = NULL;
     hr_grid_solver *s = NULL;
     json_object *j = NULL, *mpi_json = NULL;
     hr_grid_info gi;
@@ -436,17 +471,7 @@ int hr_grid_run_general(grid_args *a, hr_flagset *fs)
     fprec = go.precision == HR_PREC_SINGLE ? HR_PREC_SINGLE : HR_PREC_DOUBLE;
     if ((rc = hr_grid_problem_values(a, fprec, 1, &h)) != 0) goto local_fail;
     /* b = 0 (no source, no boundary data): the residuals are absolute */
-    {
-        b = malloc((count ? count : 1) * sizeof *b);
-        hr_grid_absolute = 0;
-        if (b && hr_problem_rhs(p, NULL, b, count, NULL) == HR_OK) {
-            hr_grid_absolute = 1;
-            for (size_t i = 0; i < count && hr_grid_absolute; i++)
-                hr_grid_absolute = b[i] == 0.0;
-        }
-        free(b);
-        b = NULL;
-    }
+    hr_grid_absolute = b_is_zero(p, count);
     if (root && (rc = hr_grid_system_prepare(a, p, &sys)) != 0) goto local_fail;
     if (0) {
     local_fail: /* alone, return; on ranks, every rank learns it in the solve's agreement */
