@@ -46,12 +46,14 @@ typedef struct grid_args {
     int explain;                 /* --explain (hybrid) */
     int keep_diverged;           /* --keep-diverged: a diverged state to NAME.diverged.EXT */
     /* the problem beyond the model (grid_problem.c): --bc, --coef, --lx/--ly/--lz */
-    grid_face_arg bc[6];      /* per face, in hr_face order (set: given by --bc) */
-    double coef;              /* --coef VALUE (0: not given) */
-    const char *coef_file;    /* --coef FILE */
-    double length[3];         /* --lx, --ly, --lz (0: not given) */
-    const char *write_matrix; /* --write-matrix A.mtx */
-    const char *write_rhs;    /* --write-rhs b.raw */
+    grid_face_arg bc[6];         /* per face, in hr_face order (set: given by --bc) */
+    double coef;                 /* --coef VALUE (0: not given) */
+    const char *coef_file;       /* --coef FILE */
+    double length[3];            /* --lx, --ly, --lz (0: not given) */
+    const char *write_matrix;    /* --write-matrix A.mtx */
+    const char *write_rhs;       /* --write-rhs b.raw */
+    unsigned long long rhs_seed; /* --rhs random:SEED */
+    char rhs_label[32];          /* "random:SEED" for the summary and the JSON */
 } grid_args;
 
 enum { GRID_RELAX = 0, GRID_MG, GRID_CG };

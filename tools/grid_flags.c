@@ -1,5 +1,6 @@
 /* The grid commands' flag tables (poisson2d, poisson3d): problem, method, iteration,
  * placement, output and checkpoint flags; grid_hybrid.c, grid_mg.c and mpi_glue.c add theirs. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,10 +14,23 @@
 
 static int parse_rhs(const char *cmd, const hr_flag *f, const char *arg)
 {
-    (void)cmd;
     grid_args *a = f->target;
     a->rhs_file = NULL;
-    if (strcmp(arg, "spike") == 0) {
+    if (strcmp(arg, "random") == 0 || strncmp(arg, "random:", 7) == 0) {
+        unsigned long long seed = 1;
+        if (arg[6] == ':') {
+            const char *v = arg + 7;
+            char *end = NULL;
+            errno = 0;
+            seed = *v >= '0' && *v <= '9' ? strtoull(v, &end, 10) : 0;
+            if (!(*v >= '0' && *v <= '9') || errno || *end)
+                return hr_cli_usage_error(cmd, "--rhs",
+                                          "random:SEED takes a non-negative integer seed (got '%s')", v);
+        }
+        a->o.rhs = HR_RHS_RANDOM;
+        a->rhs_seed = seed;
+        snprintf(a->rhs_label, sizeof a->rhs_label, "random:%llu", seed);
+    } else if (strcmp(arg, "spike") == 0) {
         a->o.rhs = HR_RHS_SPIKE;
     } else if (strcmp(arg, "manufactured") == 0) {
         a->o.rhs = HR_RHS_MANUFACTURED;
@@ -98,14 +112,18 @@ static void problem_flags(hr_flagset *fs, grid_args *a)
         hr_flags_add(fs, hr_flag_int("nz", &a->o.nz, 1, 1000000, "Z", "interior points along z (default N)"));
     hr_flags_add(
         fs,
-        hr_flag_custom("rhs", a, NULL, parse_rhs, "spike|manufactured|zero|FILE",
+        hr_flag_custom("rhs", a, NULL, parse_rhs, "spike|manufactured|zero|random[:SEED]|FILE",
                        d3 ? "spike: h^2 f = 1 at the centre point (default);\n"
                             "manufactured: f = 3 pi^2 sin(pi x) sin(pi y) sin(pi z), exact solution known;\n"
-                            "zero: f = 0; FILE: X*Y*Z raw native floats of the run's precision,\n"
+                            "zero: f = 0; random[:SEED]: f uniform in [0, 1) per point from SEED\n"
+                            "(default 1; docs/problems.md), made where it is used, the same on any\n"
+                            "rank count; FILE: X*Y*Z raw native floats of the run's precision,\n"
                             "x fastest (a file or a pipe)"
                           : "spike: h^2 f = 1 at the centre point (default);\n"
                             "manufactured: f = 2 pi^2 sin(pi x) sin(pi y), exact solution known;\n"
-                            "zero: f = 0; FILE: N*N raw native floats of the run's precision,\n"
+                            "zero: f = 0; random[:SEED]: f uniform in [0, 1) per point from SEED\n"
+                            "(default 1; docs/problems.md), made where it is used, the same on any\n"
+                            "rank count; FILE: N*N raw native floats of the run's precision,\n"
                             "row-major (a file or a pipe)"));
     hr_flags_add(fs, hr_flag_custom("init", a, NULL, parse_init, "zero|sine|FILE",
                                     "initial interior values (default zero); sine: the product of\n"

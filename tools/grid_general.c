@@ -242,9 +242,10 @@ static int refusals(const grid_args *a, hr_flagset *fs, const char *why)
                                   "--decomp out",
                                   why);
     static const char *const never[] = {
-        "checkpoint",   "restart",   "checkpoint-every", "verify",      "layout",    "thread-grid",
-        "host-memory",  "coarse-on", "coarse-level",     "split-ghost", "schedule",  "boundary-threads",
-        "split-second", "explain",   "ghost",            "no-overlap"};
+        "checkpoint",  "restart",          "checkpoint-every", "verify",       "layout",
+        "thread-grid", "host-memory",      "coarse-on",        "coarse-level", "split-ghost",
+        "schedule",    "boundary-threads", "split-second",     "explain",      "ghost",
+        "no-overlap"};
     for (size_t i = 0; i < sizeof never / sizeof never[0]; i++)
         if (hr_flags_seen(fs, never[i]))
             return hr_cli_usage_error(CMD, NULL, "--%s: not available for %s yet", never[i], why);
@@ -406,7 +407,6 @@ static int b_is_zero(const hr_problem *p, size_t count)
     return zero;
 }
 
-
 int hr_grid_run_general(grid_args *a, hr_flagset *fs)
 {
     hr_options *o = &a->o;
@@ -455,6 +455,7 @@ int hr_grid_run_general(grid_args *a, hr_flagset *fs)
     const char *rhs_name = o->rhs == HR_RHS_SPIKE          ? "spike"
                            : o->rhs == HR_RHS_MANUFACTURED ? "manufactured"
                            : o->rhs == HR_RHS_ZERO         ? "zero"
+                           : o->rhs == HR_RHS_RANDOM       ? a->rhs_label
                                                            : a->rhs_file;
     if (root && a->output && (rc = hr_cli_open_output(CMD, "--output", a->output, &out)) != 0)
         goto local_fail;

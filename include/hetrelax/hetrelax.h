@@ -78,7 +78,8 @@ typedef enum {
     HR_RHS_SPIKE = 0,    /* point source h^2 f = 1 at the centre point, evaluated inline */
     HR_RHS_MANUFACTURED, /* f = d pi^2 prod sin(pi x_a); exact u = prod sin(pi x_a) (unit square/cube) */
     HR_RHS_ARRAY,        /* f given by the caller (options.rhs_values) */
-    HR_RHS_ZERO          /* f = 0 (Laplace): only the boundary drives the solution */
+    HR_RHS_ZERO,         /* f = 0 (Laplace): only the boundary drives the solution */
+    HR_RHS_RANDOM        /* f in [0, 1) from a seed, per unknown (hetrelax/problem.h; problems only) */
 } hr_rhs;
 
 /* Initial interior values (the boundary ring always holds options.boundary). */
@@ -171,7 +172,8 @@ typedef struct hr_tuning {
     long mg_gpu_march;      /* one-pass red-black marches on levels of >= this many points (0: the
                                default, 1e6; -1: never) */
     long mg_gpu_fuse;       /* 2-D: red-black sweeps (and the prolongation before them) fused into one
-                               pass on levels of >= this many points (0: the default, 1e6 in fp64, 3e7 in fp32; -1: never) */
+                               pass on levels of >= this many points (0: the default, 1e6 in fp64, 3e7 in fp32; -1:
+                               never) */
     int mg_gpu_async_local; /* smoother async: local red-black sweeps per pass (0: 2) */
     /* sparse methods on GPUs (hr_sparse_options) */
     int sparse_streams;       /* async: streams per GPU, 1..32 (0: 1) */
@@ -299,8 +301,8 @@ typedef enum {
     HR_REASON_NAN,       /* the residual became NaN or Inf */
     HR_REASON_BREAKDOWN, /* CG: p^T A p <= 0 (A not symmetric positive definite); the iterate
                             is the last one before it */
-    HR_REASON_STAGNATED /* CG: its recurrence passed tol far below while the true residual b - A x stays
-                           above it: the accuracy double precision attains on this problem */
+    HR_REASON_STAGNATED  /* CG: its recurrence passed tol far below while the true residual b - A x stays
+                            above it: the accuracy double precision attains on this problem */
 } hr_reason;
 
 typedef struct hr_result {
@@ -457,8 +459,8 @@ enum {
 
 /* Which problems an entry handles (hr_entry_info.problems). */
 enum {
-    HR_PROBLEM_MODEL = 1u << 0, /* -Laplace(u) = f on the unit square or cube: uniform spacing, unit
-                                   coefficient, one constant Dirichlet value on every face */
+    HR_PROBLEM_MODEL = 1u << 0,  /* -Laplace(u) = f on the unit square or cube: uniform spacing, unit
+                                    coefficient, one constant Dirichlet value on every face */
     HR_PROBLEM_MATRIX = 1u << 1, /* A x = b with an assembled sparse matrix A (CSR) */
     HR_PROBLEM_GENERAL = 1u << 2 /* any structured problem (hetrelax/problem.h): extents, lengths,
                                     boundary conditions per face, a coefficient field */

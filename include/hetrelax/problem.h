@@ -90,16 +90,17 @@ typedef struct hr_bc {
 } hr_bc;
 
 typedef struct hr_problem {
-    int dim;                   /* 2 or 3 */
-    int n[3];                  /* unknowns along x, y, z (n[2]: 1, or 0, in 2-D) */
-    double length[3];          /* L_x, L_y, L_z: the box (length[2] unused in 2-D) */
-    hr_bc bc[HR_FACE_COUNT];   /* per face, in hr_face order (the z faces unused in 2-D) */
-    double coef;               /* a where coef_values is NULL (> 0) */
-    const double *coef_values; /* a at every unknown (> 0, the grid array layout), or NULL */
-    hr_rhs rhs;                /* spike, manufactured, zero, or an array (hetrelax.h) */
-    const double *rhs_values;  /* f at every unknown for HR_RHS_ARRAY */
-    hr_init init;              /* the initial guess: zero, sine, or an array */
-    const double *init_values; /* for HR_INIT_ARRAY */
+    int dim;                     /* 2 or 3 */
+    int n[3];                    /* unknowns along x, y, z (n[2]: 1, or 0, in 2-D) */
+    double length[3];            /* L_x, L_y, L_z: the box (length[2] unused in 2-D) */
+    hr_bc bc[HR_FACE_COUNT];     /* per face, in hr_face order (the z faces unused in 2-D) */
+    double coef;                 /* a where coef_values is NULL (> 0) */
+    const double *coef_values;   /* a at every unknown (> 0, the grid array layout), or NULL */
+    hr_rhs rhs;                  /* spike, manufactured, zero, or an array (hetrelax.h) */
+    const double *rhs_values;    /* f at every unknown for HR_RHS_ARRAY */
+    unsigned long long rhs_seed; /* HR_RHS_RANDOM's seed (1 from hr_problem_init_model) */
+    hr_init init;                /* the initial guess: zero, sine, or an array */
+    const double *init_values;   /* for HR_INIT_ARRAY */
 } hr_problem;
 
 /* The right-hand sides on a general box (hetrelax.h's hr_rhs):
@@ -109,6 +110,13 @@ typedef struct hr_problem {
  *                        the exact solution for a = 1 and Dirichlet 0 on every face
  *   HR_RHS_ZERO          f = 0: the boundary alone drives the solution
  *   HR_RHS_ARRAY         rhs_values
+ *   HR_RHS_RANDOM        f uniform in [0, 1) from rhs_seed: at the unknown of whole-grid index
+ *                        q = i + n_x (j + n_y k), f = (m(q XOR m(seed + G)) >> 11) 2^-53 in
+ *                        64-bit unsigned arithmetic, G = 0x9E3779B97F4A7C15 and m the
+ *                        splitmix64 finaliser (z ^= z >> 30, z *= 0xBF58476D1CE4E5B9,
+ *                        z ^= z >> 27, z *= 0x94D049BB133111EB, z ^= z >> 31): each value
+ *                        depends on (seed, q) alone, so a slab of ranks or threads makes its
+ *                        own values, the same as one process. Not the model problem.
  * The initial guesses: HR_INIT_ZERO, HR_INIT_SINE (prod_a sin(pi i_a / (n[a] + 1)), the
  * smoothest mode), HR_INIT_ARRAY (init_values). */
 
@@ -129,7 +137,8 @@ HR_API hr_status hr_problem_set_lengths(hr_problem *p, double lx, double ly, dou
  *  `kind` with the constant `value`, or with `values` (one per point of the face, borrowed;
  *  not with HR_FACES_ALL). Periodic belongs to an axis: either of its faces sets both
  *  (value and values are ignored). A z face of a 2-D problem is refused. */
-HR_API hr_status hr_problem_set_bc(hr_problem *p, int face, hr_bc_kind kind, double value, const double *values);
+HR_API hr_status hr_problem_set_bc(hr_problem *p, int face, hr_bc_kind kind, double value,
+                                   const double *values);
 
 /*! hr_problem_set_coef() : a = value everywhere (values NULL), or a per unknown (borrowed). */
 HR_API hr_status hr_problem_set_coef(hr_problem *p, double value, const double *values);
@@ -164,7 +173,8 @@ HR_API const char *hr_bc_kind_name(hr_bc_kind kind);
 
 /*! hr_problem_is_model() :
  *  1 when p is the model problem (Dirichlet on every face with one constant value, a = 1,
- *  one spacing on every axis): the problems the model kernels (HR_PROBLEM_MODEL) run. */
+ *  one spacing on every axis, a right-hand side other than HR_RHS_RANDOM): the problems the
+ *  model kernels (HR_PROBLEM_MODEL) run. */
 HR_API int hr_problem_is_model(const hr_problem *p);
 
 /*! hr_problem_is_singular() : 1 when no face is Dirichlet (A's null space is the constants). */

@@ -5,6 +5,7 @@
  * hr_problem_matrix give it to users; the general-problem engine starts from it.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -218,6 +219,20 @@ static double position(const hr_problem *p, int a, int i)
     return (i + d) * h;
 }
 
+/* HR_RHS_RANDOM's value at whole-grid index q (hetrelax/problem.h gives the definition). */
+static inline uint64_t splitmix_fin(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static inline double random_f(unsigned long long seed, size_t q)
+{
+    const uint64_t key = splitmix_fin((uint64_t)seed + 0x9E3779B97F4A7C15ull);
+    return (double)(splitmix_fin((uint64_t)q ^ key) >> 11) * 0x1.0p-53;
+}
+
 hr_status hri_problem_f(const hr_problem *p, double *f)
 {
     const int dim = p->dim, nx = p->n[0], ny = p->n[1], nz = dim == 3 ? p->n[2] : 1;
@@ -225,6 +240,10 @@ hr_status hri_problem_f(const hr_problem *p, double *f)
     switch (p->rhs) {
     case HR_RHS_ARRAY: memcpy(f, p->rhs_values, count * sizeof *f); break;
     case HR_RHS_ZERO: memset(f, 0, count * sizeof *f); break;
+    case HR_RHS_RANDOM:
+        for (size_t q = 0; q < count; q++)
+            f[q] = random_f(p->rhs_seed, q);
+        break;
     case HR_RHS_SPIKE: { /* h^2 f = 1 at the centre, h the spacings' geometric mean */
         memset(f, 0, count * sizeof *f);
         double hp = 1.0;
@@ -282,6 +301,7 @@ static double f_point(const hr_problem *p, const double *f_in, size_t q, int i, 
     if (f_in) return f_in[q];
     switch (p->rhs) {
     case HR_RHS_ARRAY: return p->rhs_values[q];
+    case HR_RHS_RANDOM: return random_f(p->rhs_seed, q);
     case HR_RHS_SPIKE: {
         const int nz = p->dim == 3 ? p->n[2] : 1;
         return i == (p->n[0] + 1) / 2 - 1 && j == (p->n[1] + 1) / 2 - 1 && k == (nz + 1) / 2 - 1 ? 1.0 / hbar2
@@ -405,13 +425,13 @@ static void disc_lines(void *ctx, int tid, int nt)
 }
 
 hr_status hri_discretize_part(const hr_problem *p, int lo, int hi, const double *f_in, hr_sop *A, double *b,
-                             double *line_b, double *line_v)
+                              double *line_b, double *line_v)
 {
     return hri_discretize_part_on(NULL, p, lo, hi, f_in, A, b, line_b, line_v);
 }
 
 hr_status hri_discretize_part_on(hr_team *team, const hr_problem *p, int lo, int hi, const double *f_in,
-                                hr_sop *A, double *b, double *line_b, double *line_v)
+                                 hr_sop *A, double *b, double *line_b, double *line_v)
 {
     const int dim = p->dim, last = dim - 1;
     const int N[3] = {p->n[0], p->n[1], dim == 3 ? p->n[2] : 1}; /* the whole grid */
@@ -457,7 +477,7 @@ static double volume_at(const hr_problem *p, int i, int j, int k)
 }
 
 void hri_discretize_project(const hr_problem *p, int lo, int hi, double bsum, double vsum, double *b,
-                           double *line_nb, double *line_nd, double *shift)
+                            double *line_nb, double *line_nd, double *shift)
 {
     const int dim = p->dim, last = dim - 1;
     int n[3] = {p->n[0], p->n[1], dim == 3 ? p->n[2] : 1}, per[3] = {0, 0, 0};
@@ -515,7 +535,7 @@ int hr_problem_is_model(const hr_problem *p)
     if (!p || (p->dim != 2 && p->dim != 3)) return 0;
     for (int f = 0; f < 2 * p->dim; f++)
         if (p->bc[f].kind != HR_BC_DIRICHLET || p->bc[f].values || p->bc[f].value != p->bc[0].value) return 0;
-    if (p->coef_values || p->coef != 1.0) return 0;
+    if (p->coef_values || p->coef != 1.0 || p->rhs == HR_RHS_RANDOM) return 0;
     const double h = hr_problem_spacing(p, 0);
     for (int a = 1; a < p->dim; a++)
         if (fabs(hr_problem_spacing(p, a) - h) > 1e-12 * h) return 0;

@@ -19,10 +19,10 @@
 #include "core/solver_internal.h"
 #include "core/timer.h"
 #include "core/tuning.h"
-#include "parallel/threads/general_parts.h"
 #include "hetrelax/hybrid.h"
 #include "methods/mg/mg_handle.h"
 #include "methods/stencil/stencil_kernels.h"
+#include "parallel/threads/general_parts.h"
 #include "runtime/cpu/fpmode.h"
 #include "runtime/cuda/cuda_api.h"
 
@@ -313,6 +313,7 @@ static const char *general_why(const hr_problem *p, const hr_grid_options *o, ch
     }
     if (p->coef_values) return snprintf(buf, size, "a coefficient field"), buf;
     if (p->coef != 1.0) return snprintf(buf, size, "coefficient %g", p->coef), buf;
+    if (p->rhs == HR_RHS_RANDOM) return snprintf(buf, size, "a random right-hand side"), buf;
     if (!hr_problem_is_model(p)) return snprintf(buf, size, "spacings that differ per axis"), buf;
     for (int a = 0; a < p->dim; a++)
         if (uses_levels(o->method) && !pow2m1(p->n[a]))
@@ -351,21 +352,22 @@ static hr_status check_general(const hr_grid_solver *s, int mpi, char *w, size_t
     }
     if (mpi && s->backend != HR_BACKEND_CPU_SEQ && s->backend != HR_BACKEND_CPU_THREADS &&
         s->backend != HR_BACKEND_GPU)
-        NOT_YET("backend: general problems on MPI ranks run cpu-seq, cpu-threads or gpu per rank (this one has %s)",
+        NOT_YET("backend: general problems on MPI ranks run cpu-seq, cpu-threads or gpu per rank (this one "
+                "has %s)",
                 why);
     if (o->split != 0.0) BAD("split: for backend hybrid (CPU + GPU)");
     if (o->gpus > 1 && mpi) BAD("gpus: MPI ranks take one GPU each (several GPUs per process: one process)");
     if (o->gpus > 1 && s->backend != HR_BACKEND_GPU)
         BAD("gpus: %d GPUs need backend gpu (this run has %s)", o->gpus, hr_backend_name(s->backend));
     if (o->gpus > 1 && hr_st_has_cuda() && hri_cuda_device_count() < o->device + o->gpus)
-        return (hri_invalid_arg(w, ws, "gpus: devices %d to %d, but %d found", o->device, o->device + o->gpus - 1,
-                               hri_cuda_device_count()),
+        return (hri_invalid_arg(w, ws, "gpus: devices %d to %d, but %d found", o->device,
+                                o->device + o->gpus - 1, hri_cuda_device_count()),
                 HR_ERR_NO_DEVICE);
     if (s->backend == HR_BACKEND_GPU && !mpi && !hr_st_has_cuda())
         NOT_YET("backend: gpu: this build has no CUDA (this problem runs on cpu-seq or cpu-threads)");
     if (s->backend == HR_BACKEND_GPU && !mpi && hri_cuda_device_count() <= o->device)
         return (hri_invalid_arg(w, ws, "device: no CUDA device %d here (%d found)", o->device,
-                               hri_cuda_device_count()),
+                                hri_cuda_device_count()),
                 HR_ERR_NO_DEVICE);
     if (s->backend == HR_BACKEND_HYBRID)
         NOT_YET("backend: hybrid runs the model problem only (this one has %s): cpu-seq or cpu-threads", why);
@@ -434,8 +436,8 @@ void hri_gs_free(hr_grid_solver *s)
     free(s);
 }
 
-hr_status hri_gs_prepare(const hr_problem *p, const hr_grid_options *o, int mpi, hr_grid_solver **out, char *w,
-                        size_t ws)
+hr_status hri_gs_prepare(const hr_problem *p, const hr_grid_options *o, int mpi, hr_grid_solver **out,
+                         char *w, size_t ws)
 {
     *out = NULL;
     if (!p) BAD("problem: NULL");
@@ -592,7 +594,7 @@ int hri_gs_enter(hr_grid_solver *s)
 {
     if (__atomic_exchange_n(&s->running, 1, __ATOMIC_ACQ_REL) == 0) return 1;
     hri_gs_set_error(s, "hr_grid_solver_solve: called during a solve of the same handle (from its monitor or "
-                       "another thread)");
+                        "another thread)");
     return 0;
 }
 
@@ -733,8 +735,8 @@ static void relax_release(hr_grid_solver *s)
     s->engine = NULL;
 }
 
-static const hr_gs_ops relax_ops = {"solver",      relax_solve,        relax_solution,
-                                    relax_history, relax_request_stop, relax_release, NULL};
+static const hr_gs_ops relax_ops = {
+    "solver", relax_solve, relax_solution, relax_history, relax_request_stop, relax_release, NULL};
 
 static hr_status relax_create(hr_grid_solver *s)
 {
@@ -878,7 +880,8 @@ static hr_status mg_solve_device(hr_grid_solver *s, const hr_device_arrays *a, h
     const int single = a->prec == HR_PREC_SINGLE;
     hr_status st = HR_OK;
     if (a->rhs) {
-        st = s->engine ? hri_mgs_replace_rhs_device(s->engine, a->rhs, single, s->rhs_scale) : HR_ERR_UNSUPPORTED;
+        st = s->engine ? hri_mgs_replace_rhs_device(s->engine, a->rhs, single, s->rhs_scale)
+                       : HR_ERR_UNSUPPORTED;
         if (st == HR_ERR_UNSUPPORTED) { /* no array for f: set up again with one */
             HR_TRY(mg_setup_as(s, NULL, 1));
             st = hri_mgs_replace_rhs_device(s->engine, a->rhs, single, s->rhs_scale);
@@ -981,7 +984,7 @@ static void mg_release(hr_grid_solver *s)
     s->engine = NULL;
 }
 
-static const hr_gs_ops mg_ops = {"mg",       mg_solve,        mg_solution,   mg_history, mg_request_stop,
+static const hr_gs_ops mg_ops = {"mg",       mg_solve,       mg_solution, mg_history, mg_request_stop,
                                  mg_release, mg_solve_device};
 
 static hr_status mg_create(hr_grid_solver *s)
@@ -1081,15 +1084,19 @@ hr_status hr_grid_solver_solve_device(hr_grid_solver *s, const hr_device_arrays 
     }
     if (s->backend != HR_BACKEND_GPU || s->info.gpus != 1 || s->mpi) {
         hri_gs_set_error(s, "device arrays: this handle runs on %s%s (backend gpu with one GPU takes them)",
-                         hr_backend_name(s->backend), s->mpi ? " ranks" : s->info.gpus > 1 ? ", several GPUs" : "");
+                         hr_backend_name(s->backend),
+                         s->mpi             ? " ranks"
+                         : s->info.gpus > 1 ? ", several GPUs"
+                                            : "");
         return HR_ERR_UNSUPPORTED;
     }
     if (!s->ops->solve_device) {
-        hri_gs_set_error(s,
-                         "device arrays: engine \"%s\" takes host arrays (hr_grid_solver_solve); device arrays "
-                         "reach mg, cg and mgcg on the model problem and every method of the general "
-                         "engine, on one GPU of this process",
-                         s->info.engine);
+        hri_gs_set_error(
+            s,
+            "device arrays: engine \"%s\" takes host arrays (hr_grid_solver_solve); device arrays "
+            "reach mg, cg and mgcg on the model problem and every method of the general "
+            "engine, on one GPU of this process",
+            s->info.engine);
         return HR_ERR_UNSUPPORTED;
     }
     if (!hri_gs_enter(s)) return HR_ERR_INVALID_ARG;

@@ -55,6 +55,7 @@ hr_status hr_problem_init_model(hr_problem *p, int dim, int nx, int ny, int nz)
         p->bc[f] = (hr_bc){HR_BC_DIRICHLET, 0.0, NULL};
     p->coef = 1.0;
     p->rhs = HR_RHS_SPIKE;
+    p->rhs_seed = 1;
     p->init = HR_INIT_ZERO;
     return HR_OK;
 }
@@ -108,7 +109,8 @@ hr_status hr_problem_set_coef(hr_problem *p, double value, const double *values)
 hr_status hr_problem_set_rhs(hr_problem *p, hr_rhs kind, const double *values)
 {
     if (!p) REFUSE("problem: NULL");
-    if (kind != HR_RHS_SPIKE && kind != HR_RHS_MANUFACTURED && kind != HR_RHS_ZERO && kind != HR_RHS_ARRAY)
+    if (kind != HR_RHS_SPIKE && kind != HR_RHS_MANUFACTURED && kind != HR_RHS_ZERO && kind != HR_RHS_ARRAY &&
+        kind != HR_RHS_RANDOM)
         REFUSE("rhs: unknown kind (%d)", (int)kind);
     if ((kind == HR_RHS_ARRAY) != (values != NULL))
         REFUSE("rhs: %s", kind == HR_RHS_ARRAY ? "an array needs values" : "values need HR_RHS_ARRAY");
@@ -170,50 +172,51 @@ hr_status hr_problem_validate(const hr_problem *p, char *w, size_t ws)
     if (!p) return hri_invalid_arg(w, ws, "problem: NULL");
     if (p->dim != 2 && p->dim != 3)
         return hri_invalid_arg(w, ws, "dim: must be 2 or 3 (got %d; hr_problem_init_model fills a problem)",
-                              p->dim);
+                               p->dim);
     const int dim = p->dim;
     for (int a = 0; a < dim; a++)
         if (p->n[a] < 1 || p->n[a] > HR_PROBLEM_MAX_N)
             return hri_invalid_arg(w, ws, "n%s: must be between 1 and %d (got %d)", axis_names[a],
-                                  HR_PROBLEM_MAX_N, p->n[a]);
+                                   HR_PROBLEM_MAX_N, p->n[a]);
     if (dim == 2 && p->n[2] != 0 && p->n[2] != 1)
         return hri_invalid_arg(w, ws, "nz: 1 in a 2-D problem (got %d)", p->n[2]);
     for (int a = 0; a < dim; a++)
         if (!(p->length[a] > 0.0) || !isfinite(p->length[a]))
             return hri_invalid_arg(w, ws, "length: %s must be finite and > 0 (got %g)", axis_names[a],
-                                  p->length[a]);
+                                   p->length[a]);
     for (int f = 0; f < HR_FACE_COUNT; f++) {
         const hr_bc *b = &p->bc[f];
         if ((unsigned)b->kind > HR_BC_PERIODIC)
-            return hri_invalid_arg(w, ws, "bc: face %s has an unknown kind (%d)", face_names[f], (int)b->kind);
+            return hri_invalid_arg(w, ws, "bc: face %s has an unknown kind (%d)", face_names[f],
+                                   (int)b->kind);
         if (f >= 2 * dim) {
             if (b->kind != HR_BC_DIRICHLET || b->values)
                 return hri_invalid_arg(w, ws, "bc: face %s in a 2-D problem (leave it Dirichlet, no values)",
-                                      face_names[f]);
+                                       face_names[f]);
             continue;
         }
         if ((b->kind == HR_BC_PERIODIC) != (p->bc[f ^ 1].kind == HR_BC_PERIODIC))
-            return hri_invalid_arg(w, ws,
-                                  "bc: %s is periodic on face %s only (periodic takes both faces of an axis)",
-                                  axis_names[f / 2], face_names[b->kind == HR_BC_PERIODIC ? f : f ^ 1]);
+            return hri_invalid_arg(
+                w, ws, "bc: %s is periodic on face %s only (periodic takes both faces of an axis)",
+                axis_names[f / 2], face_names[b->kind == HR_BC_PERIODIC ? f : f ^ 1]);
         if (b->kind == HR_BC_PERIODIC) {
             if (p->n[f / 2] < 3)
                 return hri_invalid_arg(w, ws, "bc: periodic %s needs at least 3 unknowns along it (got %d)",
-                                      axis_names[f / 2], p->n[f / 2]);
+                                       axis_names[f / 2], p->n[f / 2]);
             continue;
         }
         if (b->kind == HR_BC_NEUMANN && p->bc[f ^ 1].kind == HR_BC_NEUMANN && p->n[f / 2] < 2)
             return hri_invalid_arg(w, ws,
-                                  "bc: Neumann on both %s faces needs at least 2 unknowns along it (got %d)",
-                                  axis_names[f / 2], p->n[f / 2]);
+                                   "bc: Neumann on both %s faces needs at least 2 unknowns along it (got %d)",
+                                   axis_names[f / 2], p->n[f / 2]);
         if (!b->values && !isfinite(b->value))
             return hri_invalid_arg(w, ws, "bc: face %s value must be finite (got %g)", face_names[f],
-                                  b->value);
+                                   b->value);
         if (b->values) {
             const size_t c = hr_problem_face_points(p, (hr_face)f), i = first_bad(b->values, c, 0);
             if (i < c)
                 return hri_invalid_arg(w, ws, "bc: face %s value %zu is not finite (%g)", face_names[f], i,
-                                      b->values[i]);
+                                       b->values[i]);
         }
     }
     if (!p->coef_values && !(p->coef > 0.0 && isfinite(p->coef)))
@@ -222,10 +225,10 @@ hr_status hr_problem_validate(const hr_problem *p, char *w, size_t ws)
         const size_t c = hr_problem_unknowns(p), i = first_bad(p->coef_values, c, 1);
         if (i < c)
             return hri_invalid_arg(w, ws, "coef: value %zu must be finite and > 0 (got %g)", i,
-                                  p->coef_values[i]);
+                                   p->coef_values[i]);
     }
     if (p->rhs != HR_RHS_SPIKE && p->rhs != HR_RHS_MANUFACTURED && p->rhs != HR_RHS_ZERO &&
-        p->rhs != HR_RHS_ARRAY)
+        p->rhs != HR_RHS_ARRAY && p->rhs != HR_RHS_RANDOM)
         return hri_invalid_arg(w, ws, "rhs: unknown kind (%d)", (int)p->rhs);
     if (p->rhs == HR_RHS_ARRAY && !p->rhs_values)
         return hri_invalid_arg(w, ws, "rhs: an array needs rhs_values");

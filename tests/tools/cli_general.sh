@@ -350,6 +350,33 @@ assert d["bc"]["z-"] == {"type": "neumann", "value": 1.0} and d["bc"]["z+"] == {
 assert d["coef"] == {"value": 2.0} and d["converged"] is True and d["relative_residual"] < 1e-10, d
 PY
 $PY "$T/check.py" "$T/A.mtx" "$T/b.raw" "$T/u3.raw" 1e-9 >"$T/py" 2>&1 && ok || bad "3-D mixed: $(cat "$T/py")"
+# the random right-hand side: b as the documented generator gives it, a converged solve, the JSON's
+# name, two seeds two b, and a bad seed refused
+expect_usage "--rhs: random:SEED takes a non-negative integer seed (got 'x')" $G --rhs random:x
+expect_usage "--rhs: random:SEED takes a non-negative integer seed (got '-3')" $G --rhs random:-3
+"$HR" $P2 --nx 21 --ny 13 --rhs random:9 --method mg --tol 1e-10 --output "$T/ur.raw" --write-matrix "$T/Ar.mtx" \
+  --write-rhs "$T/br.raw" --json "$T/ur.json" 2>"$T/err" && ok || bad "--rhs random:9: $(cat "$T/err")"
+"$HR" $P2 --nx 21 --ny 13 --rhs random --method mg --tol 1e-10 --write-rhs "$T/b1.raw" 2>"$T/err" && ok ||
+  bad "--rhs random: $(cat "$T/err")"
+$PY - "$T/ur.json" "$T/br.raw" "$T/b1.raw" <<'PY' && ok || bad "--rhs random: JSON or b"
+import json, sys
+import numpy as np
+d = json.load(open(sys.argv[1]))
+assert d["rhs"] == "random:9" and d["converged"] is True and d["model_problem"] is False, d
+M = (1 << 64) - 1
+def fin(z):
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M
+    return z ^ (z >> 31)
+def f(seed, q):
+    return (fin(q ^ fin((seed + 0x9E3779B97F4A7C15) & M)) >> 11) * 2.0**-53
+b9, b1 = np.fromfile(sys.argv[2]), np.fromfile(sys.argv[3])
+want = np.array([f(9, q) for q in range(21 * 13)])
+# Dirichlet 0 faces, one spacing: b is f times one scale (the command's scaling of the system)
+assert np.allclose(b9 / b9.max(), want / want.max(), rtol=0, atol=1e-14), "b is not the documented values"
+assert not np.array_equal(b9, b1), "seeds 9 and 1 give the same b"
+PY
+$PY "$T/check.py" "$T/Ar.mtx" "$T/br.raw" "$T/ur.raw" 1e-9 >"$T/py" 2>&1 && ok || bad "--rhs random: $(cat "$T/py")"
 no_tmp "general solves"
 
 echo "$passes checks passed, $fails failed"

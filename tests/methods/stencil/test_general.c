@@ -381,6 +381,54 @@ static void refusals(void)
           "negative coefficient: %s", hr_last_error());
 }
 
+/* ------------------------------------------------------------------ the random right-hand side */
+
+/* The documented generator (hetrelax/problem.h), written out here from its definition. */
+static double random_value(unsigned long long seed, unsigned long long q)
+{
+    unsigned long long z = seed + 0x9E3779B97F4A7C15ull, key;
+    for (int t = 0; t < 2; t++) {
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        z ^= z >> 31;
+        if (t == 0) key = z, z = q ^ key;
+    }
+    return (double)(z >> 11) * 0x1.0p-53;
+}
+
+/* HR_RHS_RANDOM: b as from the same values given as an array, bitwise; values in [0, 1) with a
+ * mean near 1/2; another seed gives another b; the seed is the problem's, 1 by default. */
+static void random_rhs(void)
+{
+    hr_problem p;
+    const int n[3] = {37, 23, 19};
+    const double L[3] = {1.0, 2.0, 1.5};
+    pose(&p, 3, n, L, "dnddpp");
+    CHECK(p.rhs_seed == 1, "the default seed is 1 (got %llu)", p.rhs_seed);
+    const size_t cnt = hr_problem_unknowns(&p);
+    double *f = malloc(cnt * sizeof *f), *b1 = malloc(cnt * sizeof *b1), *b2 = malloc(cnt * sizeof *b2);
+    double mean = 0.0, lo = 1.0, hi = 0.0;
+    for (size_t q = 0; q < cnt; q++) {
+        f[q] = random_value(7, q);
+        mean += f[q] / (double)cnt;
+        lo = f[q] < lo ? f[q] : lo, hi = f[q] > hi ? f[q] : hi;
+    }
+    CHECK(lo >= 0.0 && hi < 1.0 && fabs(mean - 0.5) < 0.02, "values in [0, 1) (%g, %g), mean %g", lo, hi, mean);
+    CHECK(hr_problem_set_rhs(&p, HR_RHS_RANDOM, NULL) == HR_OK, "set_rhs random");
+    p.rhs_seed = 7;
+    CHECK(!hr_problem_is_model(&p), "a random right-hand side is not the model problem");
+    CHECK(hr_problem_rhs(&p, NULL, b1, cnt, NULL) == HR_OK, "rhs random");
+    hr_problem_set_rhs(&p, HR_RHS_ARRAY, f);
+    CHECK(hr_problem_rhs(&p, NULL, b2, cnt, NULL) == HR_OK, "rhs array");
+    CHECK(memcmp(b1, b2, cnt * sizeof *b1) == 0, "seed 7: b the same as from the documented values");
+    hr_problem_set_rhs(&p, HR_RHS_RANDOM, NULL);
+    p.rhs_seed = 8;
+    CHECK(hr_problem_rhs(&p, NULL, b2, cnt, NULL) == HR_OK && memcmp(b1, b2, cnt * sizeof *b1) != 0,
+          "seed 8 gives another b");
+    if (verbose) printf("  random right-hand side: %zu values in [%.4f, %.4f), mean %.4f\n", cnt, lo, hi, mean);
+    free(f), free(b1), free(b2);
+}
+
 int main(int argc, char **argv)
 {
     verbose = argc > 1 && strcmp(argv[1], "-v") == 0;
@@ -408,6 +456,7 @@ int main(int argc, char **argv)
     mg_factor(2, 257, 64, 0, "nnpp", r4, 0.1);
     mg_factor(3, 33, 32, 33, "ddndnn", one, 0.1);
     singular();
+    random_rhs();
     refusals();
     if (failures) printf("%d failure(s)\n", failures);
     return failures ? 1 : 0;

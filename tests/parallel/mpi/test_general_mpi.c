@@ -262,6 +262,19 @@ int main(int argc, char **argv)
         o.tol = 1e-9;
         compare(dim == 2 ? "2-D model 255^2 mg to 1e-9" : "3-D model 31^3 mgcg to 1e-9", &p, &o);
     }
+    /* the random right-hand side: each rank makes its slab's values (hetrelax/problem.h) */
+    {
+        const int n3[3] = {33, 20, 27};
+        problem_n(&p, 3, n3, "nnddnd", coef, f, face);
+        hr_problem_set_rhs(&p, HR_RHS_RANDOM, NULL);
+        p.rhs_seed = 11;
+        hr_grid_options_default(&o);
+        o.backend = gpu_mode ? HR_BACKEND_GPU : HR_BACKEND_CPU_SEQ;
+        o.method = HR_METHOD_MG;
+        o.tol = 0.0;
+        o.max_iters = 4;
+        compare("3-D 33x20x27 nnddnd mg 4 cycles, --rhs random:11", &p, &o);
+    }
     /* GPU ranks keep a level cut down to 2^18 unknowns a rank (the backend's dist_min): a grid
      * whose first coarse level stays cut on up to four ranks, the uniform star's parity passes
      * and the gather into the whole level below by the ranks' transport */
