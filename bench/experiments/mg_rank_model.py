@@ -6,7 +6,7 @@ This is a model, not a measurement. Per cycle on P ranks:
 
   T(P) = T1 * (unknowns per rank) / (unknowns of the one-GPU run)          compute
        + sum over the levels cut across the ranks of  H * (alpha + 2 row / beta)   halos
-       + the first level whole on every rank: gathered through the host     (W / host_bw + alpha)
+       + the first level whole on every rank: gathered to every rank         (W / gather_bw + alpha)
 
   T1     the measured time of one cycle of the same engine on one GPU (the general-problem
          engine, --kernel general), for the same grid per GPU (weak) or the whole grid (strong);
@@ -14,9 +14,10 @@ This is a model, not a measurement. Per cycle on P ranks:
          the slab's extra work are left out)
   levels every axis halved, n -> (n - 1) / 2, while it has more than one point and the level
          more than 64 unknowns (the engine's rule for one spacing on every axis); a level stays
-         cut while every rank keeps >= 2 rows of it and it has >= 2048 unknowns per rank
+         cut while every rank keeps >= 2 rows of it and it has >= --dist-min unknowns per rank
+         (the GPU backend's 2^18; 2048 before it had its own)
   H      halo exchanges per cut level and cycle: 2 red-black sweeps before and 2 after, two
-         colours each (8), the residual (1), the restriction's rows (1), the prolongation's
+         parity passes each (8), the residual (1), the restriction's rows (1), the prolongation's
          coarse rows (1, on the levels below the finest), plus the convergence check's residual
          on the finest level (1)
   row    a padded plane of the slab's cut axis, 8-byte values: each exchange sends one up and
@@ -25,7 +26,7 @@ This is a model, not a measurement. Per cycle on P ranks:
   beta   the bandwidth one exchange sees
 
 alpha and beta are fitted by least squares to the measured overheads T(P) - compute; the
-host gather's bandwidth is an assumption (--host-gbps). Every measured row is then predicted
+gather's bandwidth is an assumption (--gather-gbps: NCCL device to device). Every measured row is then predicted
 with the fitted constants, and the model projects weak and strong scaling to --project GPUs.
 
   bench/experiments/mg_rank_model.py docs/results/gpu-mg-scaling-h100x4-ea71518.json \\
@@ -54,7 +55,7 @@ def levels(shape):
     return out
 
 
-def comm_terms(shape, P):
+def comm_terms(shape, P, dist_min):
     """(halo exchanges, bytes per cycle, the whole level's bytes) of one cycle on P ranks."""
     if P == 1:
         return 0, 0.0, 0.0
@@ -65,7 +66,7 @@ def comm_terms(shape, P):
         for v in g:
             count *= v
         rows = g[-1] // P
-        cut = rows >= 2 and count >= 2048 * P
+        cut = rows >= 2 and count >= dist_min * P
         if not cut:
             whole = 8.0 * count
             break
@@ -79,7 +80,7 @@ def comm_terms(shape, P):
     return halos, nbytes, whole
 
 
-def fit(rows, host_bw):
+def fit(rows, host_bw, dist_min):
     """alpha (s) and beta (B/s) from the overheads, least squares on [halos, bytes]."""
     a11 = a12 = a22 = b1 = b2 = 0.0
     for r in rows:
@@ -96,11 +97,11 @@ def fit(rows, host_bw):
     return alpha, 1.0 / inv_beta if inv_beta > 0 else float("inf")
 
 
-def predict(t1_cycle, n1, shape, P, alpha, beta, host_bw):
+def predict(t1_cycle, n1, shape, P, alpha, beta, host_bw, dist_min):
     count = 1
     for v in shape:
         count *= v
-    h, nb, w = comm_terms(shape, P)
+    h, nb, w = comm_terms(shape, P, dist_min)
     comp = t1_cycle * (count / P) / n1
     comm = h * alpha + (nb / beta if beta != float("inf") else 0.0) + ((w / host_bw + alpha) if w else 0.0)
     return comp, comm
@@ -109,12 +110,14 @@ def predict(t1_cycle, n1, shape, P, alpha, beta, host_bw):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("record", help="a record of bench/experiments/gpu_mg_scaling.py (its --out JSON)")
-    ap.add_argument("--host-gbps", type=float, default=20.0,
-                    help="an assumed bandwidth of the gather of a whole level through the host (GB/s)")
+    ap.add_argument("--gather-gbps", type=float, default=100.0,
+                    help="an assumed bandwidth of the gather of a whole level to every rank (GB/s)")
+    ap.add_argument("--dist-min", type=int, default=1 << 18,
+                    help="a level stays cut while it has this many unknowns per rank (the backend's)")
     ap.add_argument("--project", default="4,8,16,32,64")
     ap.add_argument("--out")
     a = ap.parse_args()
-    host_bw = a.host_gbps * 1e9
+    host_bw = a.gather_gbps * 1e9
     runs = []
     with open(a.record) as fh:
         rec = json.load(fh)
@@ -142,18 +145,18 @@ def main():
         r["cycle_s"] = r["solve_s"] / r["cycles"]
         r["compute_s"] = t1 * (count / r["gpus"]) / n1
         r["overhead_s"] = r["cycle_s"] - r["compute_s"]
-        r["halos"], r["bytes"], r["whole_bytes"] = comm_terms(r["shape"], r["gpus"])
+        r["halos"], r["bytes"], r["whole_bytes"] = comm_terms(r["shape"], r["gpus"], a.dist_min)
         fitted.append(r)
     if len(fitted) < 2:
         print("need at least two runs on several GPUs with their one-GPU baseline")
         return 1
-    alpha, beta = fit(fitted, host_bw)
-    print("fitted: alpha %.1f us per halo exchange, beta %.0f GB/s (host gather assumed %.0f GB/s)" %
-          (alpha * 1e6, beta / 1e9, a.host_gbps))
+    alpha, beta = fit(fitted, host_bw, a.dist_min)
+    print("fitted: alpha %.1f us per halo exchange, beta %.0f GB/s (the gather assumed %.0f GB/s)" %
+          (alpha * 1e6, beta / 1e9, a.gather_gbps))
     print("%-34s %5s %9s %9s %9s %7s" % ("measured run", "halos", "MB/cycle", "measured", "model", "error"))
     for r in fitted:
         comp, comm = predict(*base[(r["kind"], r["dim"], r["shape"][0])], r["shape"], r["gpus"], alpha, beta,
-                             host_bw)
+                             host_bw, a.dist_min)
         r["model_cycle_s"] = comp + comm
         print("%-34s %5d %9.1f %7.2f ms %7.2f ms %+6.1f%%" %
               ("%s %s on %d" % (r["kind"], "x".join(map(str, r["shape"])), r["gpus"]), r["halos"], r["bytes"] / 1e6,
@@ -176,7 +179,7 @@ def main():
             for v in shape:
                 count *= v
             per = count / P
-            comp, comm = predict(t1, n1, shape, P, alpha, beta, host_bw)
+            comp, comm = predict(t1, n1, shape, P, alpha, beta, host_bw, a.dist_min)
             ideal = t1 * per / n1 if weak else t1 * count / n1 / P
             eff = ideal / (comp + comm)
             line.append("%d: %.0f%%" % (P, 100 * eff))
@@ -185,7 +188,7 @@ def main():
         print("  %-22s %s" % (label, "  ".join(line)))
     if a.out:
         with open(a.out, "w") as f:
-            json.dump({"alpha_s": alpha, "beta_Bps": beta, "host_gbps_assumed": a.host_gbps, "fitted": fitted,
+            json.dump({"alpha_s": alpha, "beta_Bps": beta, "gather_gbps_assumed": a.gather_gbps, "dist_min": a.dist_min, "fitted": fitted,
                        "projection": proj, "note": "a model, fitted to the measured runs listed"}, f, indent=1)
     return 0
 
