@@ -172,23 +172,42 @@ static __global__ void k_fill(double *u, int lim0, int lim1, long total, ptrdiff
     u[o + ghi] = u[o + sa];
 }
 
-/* The halo device to device by NCCL, ordered on the stream: no wait on the host. A face's
+/* The halo device to device by NCCL, ordered on stream s: no wait on the host. A face's
  * ghost row is zeroed, as the staged halo leaves it. */
-static void halo_nccl(st_cuda *d, const hr_sgrid *g, double *u)
+static void halo_nccl(st_cuda *d, const hr_sgrid *g, double *u, cudaStream_t s)
 {
     const hr_st_comm *c = d->comm;
     const int last = g->dim - 1, n = g->n[last];
     const size_t row = (size_t)g->st[last], bytes = row * sizeof(double);
     double *glo = u, *ghi = u + (size_t)(n + 1) * row;
-    if (c->below < 0) ST_CU(d, cudaMemsetAsync(glo, 0, bytes, d->st));
-    if (c->above < 0) ST_CU(d, cudaMemsetAsync(ghi, 0, bytes, d->st));
+    if (c->below < 0) ST_CU(d, cudaMemsetAsync(glo, 0, bytes, s));
+    if (c->above < 0) ST_CU(d, cudaMemsetAsync(ghi, 0, bytes, s));
     char why[200];
-    if (hri_nccl_rows_halo(c->nccl, d->st, c->below, c->above, u + row, glo, u + (size_t)n * row, ghi, bytes,
-                           why, sizeof why) != 0 &&
+    if (hri_nccl_rows_halo(c->nccl, s, c->below, c->above, u + row, glo, u + (size_t)n * row, ghi, bytes, why,
+                           sizeof why) != 0 &&
         d->err == cudaSuccess) {
         d->err = cudaErrorUnknown;
         snprintf(d->msg, sizeof d->msg, "%s", why);
     }
+}
+
+int hri_st_cu_halo_on(st_cuda *d, const hr_sgrid *g, double *u, cudaStream_t s)
+{
+    if (!d->comm || !d->comm->nccl || d->err != cudaSuccess) return -1;
+    halo_nccl(d, g, u, s);
+    return d->err == cudaSuccess ? 0 : -1;
+}
+
+int hri_st_cu_xstream(st_cuda *d)
+{
+    if (d->err != cudaSuccess) return -1;
+    if (d->xs) return 0;
+    int lo = 0, hi = 0;
+    ST_CU(d, cudaDeviceGetStreamPriorityRange(&lo, &hi));
+    ST_CU(d, cudaStreamCreateWithPriority(&d->xs, cudaStreamNonBlocking, hi));
+    ST_CU(d, cudaEventCreateWithFlags(&d->x_ready, cudaEventDisableTiming));
+    ST_CU(d, cudaEventCreateWithFlags(&d->x_done, cudaEventDisableTiming));
+    return d->err == cudaSuccess ? 0 : -1;
 }
 
 void hri_st_cu_halo(st_cuda *d, const hr_sgrid *g, double *u)
@@ -196,7 +215,7 @@ void hri_st_cu_halo(st_cuda *d, const hr_sgrid *g, double *u)
     const int last = g->dim - 1, n = g->n[last];
     const size_t row = (size_t)g->st[last], bytes = row * sizeof(double);
     if (d->comm->nccl) {
-        if (d->err == cudaSuccess) halo_nccl(d, g, u);
+        if (d->err == cudaSuccess) halo_nccl(d, g, u, d->st);
         return;
     }
     if (d->err == cudaSuccess && 4 * row > d->hrow_cap) {
@@ -727,6 +746,12 @@ static void cu_close(hr_st_exec *ex)
     if (d->st) {
         cudaStreamSynchronize(d->st);
         cudaStreamDestroy(d->st);
+    }
+    if (d->xs) {
+        cudaStreamSynchronize(d->xs);
+        cudaStreamDestroy(d->xs);
+        cudaEventDestroy(d->x_ready);
+        cudaEventDestroy(d->x_done);
     }
     cudaFree(d->seg);
     cudaFree(d->part);

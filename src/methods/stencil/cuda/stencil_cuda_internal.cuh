@@ -43,6 +43,10 @@ typedef struct st_cuda {
     const hr_st_comm *comm; /* MPI ranks of the call (hr_st_exec.comm): halos before reads, sums */
     double *hrow;           /* pinned: the four rows a halo stages through the host */
     size_t hrow_cap;
+    /* GPU ranks by NCCL: the exchange stream and its two events of a parity pass whose halo
+     * runs beside the pass's interior rows (made on first use) */
+    cudaStream_t xs;
+    cudaEvent_t x_ready, x_done;
 } st_cuda;
 
 /* The backend's state, told the call's ranks. */
@@ -55,6 +59,11 @@ static inline st_cuda *st_dev(hr_st_exec *ex)
 
 /* MPI ranks: the ghost rows of u's last axis from the neighbours (through pinned host rows). */
 void hri_st_cu_halo(st_cuda *d, const hr_sgrid *g, double *u);
+/* GPU ranks by NCCL: the same on stream s (the ghost rows of the faces zeroed there too); 0, or
+ * -1 without NCCL or after a failure. */
+int hri_st_cu_halo_on(st_cuda *d, const hr_sgrid *g, double *u, cudaStream_t s);
+/* The exchange stream and its events (made on first use); 0, or -1 after a failure. */
+int hri_st_cu_xstream(st_cuda *d);
 
 /* Records the first failure ("call failed at file:line: name") and clears a non-sticky error. */
 void hri_st_cu_fail(st_cuda *d, cudaError_t e, const char *call, const char *file, int line);

@@ -372,21 +372,22 @@ int hri_st_cu_parity_ok(const hr_sop *A)
     return 1;
 }
 
-void hri_st_cu_parity(st_cuda *d, const hr_sop *A, double *u, const double *b, double omega, int parity)
+/* One parity's points of the rows [r0, r0 + rows) of the last axis. */
+static void parity_rows(st_cuda *d, const hr_sop *A, double *u, const double *b, double omega, int parity,
+                        int r0, int rows)
 {
-    hri_st_cu_use(d);
     const hr_sgrid *g = &A->g;
-    const int kind = kind_of(A);
-    hri_st_cu_fill_ghosts(d, g, u); /* as the classes: also where a slab holds none of it */
+    const int kind = kind_of(A), last = g->dim - 1;
     st_cgeo c;
     memset(&c, 0, sizeof c);
     c.n[0] = g->n[0], c.n[1] = g->n[1], c.n[2] = g->dim == 3 ? g->n[2] : 1;
-    if (c.n[0] == 0 || c.n[1] == 0 || c.n[2] == 0) return;
+    c.n[last] = rows;
+    if (c.n[0] <= 0 || c.n[1] <= 0 || c.n[2] <= 0) return;
     c.sy = g->st[1];
     c.sz = g->dim == 3 ? g->st[2] : 0;
-    c.origin = g->origin;
+    c.origin = g->origin + (ptrdiff_t)r0 * g->st[last];
     /* row (j, k)'s first point of the parity: i + j + k + the offsets = parity (mod 2) */
-    const int off = g->goff[0] + g->goff[1] + (g->dim == 3 ? g->goff[2] : 0);
+    const int off = g->goff[0] + g->goff[1] + (g->dim == 3 ? g->goff[2] : 0) + r0;
     const int first0 = ((parity - off) % 2 + 2) % 2;
     const int half = (c.n[0] + 1) / 2;
     const dim3 block(64, 4, 1), grid((half + 63) / 64, (c.n[1] + 3) / 4, c.n[2]);
@@ -401,4 +402,33 @@ void hri_st_cu_parity(st_cuda *d, const hr_sop *A, double *u, const double *b, d
     else
         k_parity<3><<<grid, block, 0, d->st>>>(c, a, u, omega, first0);
     ST_LAUNCHED(d);
+}
+
+#define ST_OVERLAP_MIN ((size_t)1 << 20) /* a slab's unknowns from which its halo hides behind it */
+
+void hri_st_cu_parity(st_cuda *d, const hr_sop *A, double *u, const double *b, double omega, int parity)
+{
+    hri_st_cu_use(d);
+    const hr_sgrid *g = &A->g;
+    const int last = g->dim - 1, n = g->n[last];
+    int periodic = 0;
+    for (int a = 0; a < g->dim; a++)
+        periodic |= g->periodic[a];
+    /* GPU ranks by NCCL on a large slab: the interior rows (they read no ghost row) run while
+     * the exchange stream swaps the edge rows, then the two edge rows: each point's update reads
+     * the other parity's values only, so the values are the one pass's after the halo */
+    if (d->comm && d->comm->nccl && !periodic && n >= 3 && g->count >= ST_OVERLAP_MIN &&
+        hri_st_cu_xstream(d) == 0) {
+        ST_CU(d, cudaEventRecord(d->x_ready, d->st));
+        ST_CU(d, cudaStreamWaitEvent(d->xs, d->x_ready, 0));
+        hri_st_cu_halo_on(d, g, u, d->xs);
+        ST_CU(d, cudaEventRecord(d->x_done, d->xs));
+        parity_rows(d, A, u, b, omega, parity, 1, n - 2);
+        ST_CU(d, cudaStreamWaitEvent(d->st, d->x_done, 0));
+        parity_rows(d, A, u, b, omega, parity, 0, 1);
+        parity_rows(d, A, u, b, omega, parity, n - 1, 1);
+        return;
+    }
+    hri_st_cu_fill_ghosts(d, g, u); /* as the classes: also where a slab holds none of it */
+    parity_rows(d, A, u, b, omega, parity, 0, n);
 }
