@@ -283,6 +283,36 @@ inline cudaError_t cudaStreamDestroy(cudaStream_t s)
     free(s);
     return cudaSuccess;
 }
+inline cudaError_t cudaDeviceGetStreamPriorityRange(int *lo, int *hi)
+{
+    *lo = 0, *hi = 0;
+    return cudaSuccess;
+}
+inline cudaError_t cudaStreamCreateWithPriority(cudaStream_t *s, unsigned f, int)
+{
+    return cudaStreamCreateWithFlags(s, f);
+}
+/* events: the emulation runs every launch at once, in order, so there is nothing to wait for */
+#define cudaEventDisableTiming 0x2u
+typedef int *cudaEvent_t;
+inline cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned)
+{
+    *e = (int *)malloc(sizeof(int));
+    return cudaSuccess;
+}
+inline cudaError_t cudaEventDestroy(cudaEvent_t e)
+{
+    free(e);
+    return cudaSuccess;
+}
+inline cudaError_t cudaEventRecord(cudaEvent_t, cudaStream_t)
+{
+    return cudaSuccess;
+}
+inline cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned)
+{
+    return cudaSuccess;
+}
 inline cudaError_t cudaStreamSynchronize(cudaStream_t)
 {
     return cudaSuccess;
