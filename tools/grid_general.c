@@ -412,7 +412,7 @@ int hr_grid_run_general(grid_args *a, hr_flagset *fs)
     hr_options *o = &a->o;
     const int mgm = a->solver != GRID_RELAX;
     const int changed = hr_grid_problem_changed(a, fs);
-    const char *why = changed ? "a problem other than the model problem (--bc, --coef, --lx)"
+    const char *why = changed ? "a problem other than the model problem (--bc, --coef, --lx, --rhs random)"
                               : "multigrid on sizes other than 2^k - 1";
     int rc = refusals(a, fs, why);
     if (rc) return rc;

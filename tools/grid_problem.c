@@ -268,7 +268,7 @@ int hr_grid_problem_build(const grid_args *a, hr_flagset *fs, grid_problem *h)
         return hr_cli_usage_error(CMD, NULL, "%s", msg);
     }
     p->rhs = a->o.rhs == HR_RHS_ARRAY ? HR_RHS_ZERO : a->o.rhs; /* the file's values come later */
-    p->rhs_seed = a->rhs_seed;
+    if (a->o.rhs == HR_RHS_RANDOM) p->rhs_seed = a->rhs_seed;   /* else the default, 1 */
     return 0;
 }
 
@@ -278,7 +278,7 @@ int hr_grid_problem_values(const grid_args *a, hr_precision prec, int init, grid
     const size_t count = hr_problem_unknowns(p);
     int rc;
     p->rhs = a->o.rhs;
-    p->rhs_seed = a->rhs_seed;
+    if (a->o.rhs == HR_RHS_RANDOM) p->rhs_seed = a->rhs_seed;
     if (a->o.rhs == HR_RHS_ARRAY) {
         if ((rc = hr_grid_read_values("--rhs", a->rhs_file, count, prec, &h->rhs)) != 0) return rc;
         p->rhs_values = h->rhs;

@@ -96,7 +96,7 @@ typedef struct hr_problem {
     hr_bc bc[HR_FACE_COUNT];     /* per face, in hr_face order (the z faces unused in 2-D) */
     double coef;                 /* a where coef_values is NULL (> 0) */
     const double *coef_values;   /* a at every unknown (> 0, the grid array layout), or NULL */
-    hr_rhs rhs;                  /* spike, manufactured, zero, or an array (hetrelax.h) */
+    hr_rhs rhs;                  /* spike, manufactured, zero, random, or an array (hetrelax.h) */
     const double *rhs_values;    /* f at every unknown for HR_RHS_ARRAY */
     unsigned long long rhs_seed; /* HR_RHS_RANDOM's seed (1 from hr_problem_init_model) */
     hr_init init;                /* the initial guess: zero, sine, or an array */

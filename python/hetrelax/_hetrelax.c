@@ -174,18 +174,20 @@ static int sig_deliver(int fired)
 /* ------------------------------------------------------------------ the problem */
 
 /* The problem as the Python layer describes it (hetrelax/problem.py, Poisson._desc): a tuple
- *   (n, lengths, faces, coef, coef_values, rhs, rhs_values)
+ *   (n, lengths, faces, coef, coef_values, rhs, rhs_values[, rhs_seed])
  * n: (nx, ny) or (nx, ny, nz), the C axis order; lengths: (lx, ly, lz) or None (the model's);
  * faces: 2 * dim tuples (kind, value, values or None) in hr_face order; coef: a float;
- * coef_values, rhs_values: float64 arrays or None; rhs: an hr_rhs. The arrays stay owned by
- * the tuple, which the caller holds through the call. */
+ * coef_values, rhs_values: float64 arrays or None; rhs: an hr_rhs; rhs_seed: HR_RHS_RANDOM's
+ * seed, an int in [0, 2^64) (default 1). The arrays stay owned by the tuple, which the caller
+ * holds through the call. */
 static int fill_problem(PyObject *desc, hr_problem *p)
 {
-    PyObject *n, *lengths, *faces, *coef_values, *rhs_values;
+    PyObject *n, *lengths, *faces, *coef_values, *rhs_values, *rhs_seed = NULL;
     double coef;
     int rhs;
-    if (!PyArg_ParseTuple(desc, "O!OO!dOiO;problem description", &PyTuple_Type, &n, &lengths, &PyTuple_Type,
-                          &faces, &coef, &coef_values, &rhs, &rhs_values))
+    if (!PyArg_ParseTuple(desc, "O!OO!dOiO|O!;problem description", &PyTuple_Type, &n, &lengths,
+                          &PyTuple_Type, &faces, &coef, &coef_values, &rhs, &rhs_values, &PyLong_Type,
+                          &rhs_seed))
         return -1;
     const Py_ssize_t dim = PyTuple_GET_SIZE(n);
     if (dim != 2 && dim != 3) {
@@ -248,11 +250,19 @@ static int fill_problem(PyObject *desc, hr_problem *p)
     if (coef_values != Py_None) {
         if (!(p->coef_values = array_data(coef_values, "coef", NPY_DOUBLE, (Py_ssize_t)count, 0))) return -1;
     }
-    if (rhs < HR_RHS_SPIKE || rhs > HR_RHS_ZERO) {
+    if (rhs < HR_RHS_SPIKE || rhs > HR_RHS_RANDOM) {
         PyErr_Format(PyExc_ValueError, "f: unknown right-hand side %d", rhs);
         return -1;
     }
     p->rhs = (hr_rhs)rhs;
+    if (rhs_seed) {
+        const unsigned long long seed = PyLong_AsUnsignedLongLong(rhs_seed);
+        if (seed == (unsigned long long)-1 && PyErr_Occurred()) {
+            PyErr_SetString(PyExc_ValueError, "f: a random seed is an int in [0, 2**64)");
+            return -1;
+        }
+        p->rhs_seed = seed;
+    }
     if (rhs_values != Py_None) {
         if (!(p->rhs_values = array_data(rhs_values, "f", NPY_DOUBLE, (Py_ssize_t)count, 0))) return -1;
     }
@@ -1182,6 +1192,7 @@ PyMODINIT_FUNC PyInit__hetrelax(void)
         PyModule_AddIntConstant(m, "RHS_MANUFACTURED", HR_RHS_MANUFACTURED) ||
         PyModule_AddIntConstant(m, "RHS_ARRAY", HR_RHS_ARRAY) ||
         PyModule_AddIntConstant(m, "RHS_ZERO", HR_RHS_ZERO) ||
+        PyModule_AddIntConstant(m, "RHS_RANDOM", HR_RHS_RANDOM) ||
         PyModule_AddIntConstant(m, "KIND_KERNEL", HR_KIND_KERNEL) ||
         PyModule_AddIntConstant(m, "KIND_METHOD", HR_KIND_METHOD) ||
         PyModule_AddIntConstant(m, "KIND_SMOOTHER", HR_KIND_SMOOTHER) ||

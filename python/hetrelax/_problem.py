@@ -83,6 +83,16 @@ def _parse_bc_string(spec, dim):
     return items
 
 
+def _parse_seed(f):
+    """The seed of "random" (1) or "random:SEED", as the command's --rhs reads it."""
+    if f == "random":
+        return 1
+    arg = f[len("random:") :]
+    if not (arg.isascii() and arg.isdigit()) or int(arg) >= 1 << 64:
+        raise ValueError(f"f: random:SEED takes a non-negative integer seed below 2**64 (got {arg!r})")
+    return int(arg)
+
+
 class Poisson:
     """-div(a grad u) = f on a box, with a boundary condition per face.
 
@@ -108,8 +118,11 @@ class Poisson:
         Dirichlet 0 on every face. A Neumann value is the outward derivative du/dn.
     coef : float or ndarray, optional
         a > 0: a constant (default 1) or one value per unknown (the grid's shape).
-    f : None, float array, or "zero" | "spike" | "manufactured", optional
-        The problem's own source term (a solve may pass another). Default zero.
+    f : None, float array, or "zero" | "spike" | "manufactured" | "random[:SEED]", optional
+        The problem's own source term (a solve may pass another). Default zero. ``"random"``
+        (seed 1) or ``"random:SEED"`` (SEED an int in [0, 2**64)): f uniform in [0, 1) per
+        unknown from the seed, the command's ``--rhs random[:SEED]`` (docs/problems.md defines
+        the values), made by the library where it is used instead of passed as an array.
 
     The grid follows the boundary as in the C library (docs/problems.md): along an axis with
     Dirichlet at both ends the unknowns are interior points, h = L / (n + 1); a Neumann face's
@@ -135,7 +148,7 @@ class Poisson:
         self._lengths_arg = self._parse_lengths(lengths)
         self._faces = self._parse_bc(bc)
         self._coef, self._coef_values = self._parse_coef(coef)
-        self._rhs, self._rhs_values = self._parse_f(f)
+        self._rhs, self._rhs_values, self._rhs_seed = self._parse_f(f)
         d = _c.problem_describe(self._desc())
         self._spacing = tuple(reversed(d["spacing"]))
         self._lengths = tuple(reversed(d["lengths"][:dim]))
@@ -232,16 +245,21 @@ class Poisson:
         return v, None
 
     def _parse_f(self, f):
+        """(rhs kind, values or None, seed) of the problem's f."""
         if f is None:
-            return _c.RHS_ZERO, None
+            return _c.RHS_ZERO, None, 1
         if isinstance(f, str):
+            if f == "random" or f.startswith("random:"):
+                return _c.RHS_RANDOM, None, _parse_seed(f)
             if f not in _RHS:
-                raise ValueError(f"f: unknown right-hand side {f!r} (zero, spike, manufactured, or an array)")
-            return _RHS[f], None
+                raise ValueError(
+                    f"f: unknown right-hand side {f!r} (zero, spike, manufactured, random[:SEED], or an array)"
+                )
+            return _RHS[f], None, 1
         arr = float_array("f", host_values("f", f), self._shape)
         out = as_float64(arr, copy=True).reshape(self._shape)
         out.flags.writeable = False
-        return _c.RHS_ARRAY, out
+        return _c.RHS_ARRAY, out, 1
 
     def _desc(self, f=None):
         """The tuple the C layer reads (C axis order); `f` (float64) replaces the problem's."""
@@ -250,7 +268,7 @@ class Poisson:
         rhs, rv = self._rhs, self._rhs_values
         if f is not None:
             rhs, rv = _c.RHS_ARRAY, f
-        return (n, self._lengths_arg, faces, self._coef, self._coef_values, rhs, rv)
+        return (n, self._lengths_arg, faces, self._coef, self._coef_values, rhs, rv, self._rhs_seed)
 
     def _homogeneous(self):
         """The same operator with zero boundary data and f = 0 (for preconditioners)."""

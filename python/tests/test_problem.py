@@ -111,6 +111,44 @@ def test_f_kinds():
     assert np.all(bp > 0)
 
 
+def _random_f(seed, count):
+    """f of "random:SEED" from its definition (docs/problems.md): splitmix64's finaliser m,
+    f(q) = (m(q ^ m(seed + 0x9E3779B97F4A7C15)) >> 11) * 2^-53, written out here."""
+    M = (1 << 64) - 1
+
+    def fin(z):
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M
+        return z ^ (z >> 31)
+
+    key = fin((seed + 0x9E3779B97F4A7C15) & M)
+    return np.array([(fin(q ^ key) >> 11) * 2.0**-53 for q in range(count)])
+
+
+def test_f_random():
+    # Dirichlet 0 on every face, one spacing: b = f exactly (no boundary term, whole cells)
+    shape = (9, 11, 13)
+    want = _random_f(7, 9 * 11 * 13)
+    p = hetrelax.Poisson(shape, lengths=(0.5, 1.0, 0.75), f="random:7")
+    assert not p.is_model  # a random f runs on the general engine
+    _, b = hetrelax.system(p)
+    assert np.array_equal(b, want)
+    assert b.min() >= 0.0 and b.max() < 1.0 and abs(b.mean() - 0.5) < 0.02
+    _, b1 = hetrelax.system(hetrelax.Poisson(shape, lengths=(0.5, 1.0, 0.75), f="random"))
+    assert np.array_equal(b1, _random_f(1, b1.size))  # "random": seed 1
+    assert np.count_nonzero(b1 != b) > 0.99 * b.size  # another seed, other values
+    big = (1 << 64) - 1
+    _, bb = hetrelax.system(hetrelax.Poisson((3, 4), lengths=(0.5, 1.0), f=f"random:{big}"))
+    assert np.array_equal(bb, _random_f(big, 12))
+    # solved with the problem's own f: the discrete system's solution
+    q = hetrelax.Poisson((31, 21), f="random:5")
+    with hetrelax.Solver(q, method="mg", tol=1e-10) as s:
+        u, info = s.solve()
+        assert s.info["general"]
+    A, b5 = hetrelax.system(q)
+    assert info.converged and np.linalg.norm(A @ u.reshape(-1) - b5) < 1e-9 * np.linalg.norm(b5)
+
+
 def test_repr_and_bc_property():
     p = plate()
     r = repr(p)
@@ -149,6 +187,10 @@ def test_repr_and_bc_property():
         ({"shape": (4, 4), "coef": np.ones((4, 5))}, ValueError, "coef"),
         ({"shape": (4, 4), "coef": np.ones((4, 4)).T[:, ::2]}, ValueError, "coef"),
         ({"shape": (4, 4), "f": "sine"}, ValueError, "right-hand side"),
+        ({"shape": (4, 4), "f": "random:x"}, ValueError, "random:SEED"),
+        ({"shape": (4, 4), "f": "random:-1"}, ValueError, "random:SEED"),
+        ({"shape": (4, 4), "f": "random:"}, ValueError, "random:SEED"),
+        ({"shape": (4, 4), "f": "random:18446744073709551616"}, ValueError, "random:SEED"),
         ({"shape": (4, 4), "f": [[0.0] * 4] * 4}, TypeError, "NumPy array"),
         ({"shape": (4, 4), "f": np.ones((4, 4), order="F")[:, :3]}, ValueError, "C-contiguous"),
     ],

@@ -87,6 +87,10 @@ hr_status hr_options_validate(const hr_options *o, char *w, size_t ws)
         return hri_invalid_arg(w, ws, "bind: none or core");
     if (o->layout != HR_LAYOUT_FLAT && o->layout != HR_LAYOUT_BLOCKS)
         return hri_invalid_arg(w, ws, "layout: flat or blocks");
+    if (o->rhs == HR_RHS_RANDOM) /* a problem's (hetrelax/problem.h): made per point by the general engine */
+        return hri_invalid_arg(w, ws,
+                               "rhs: random is for an hr_problem (hr_grid_solver); these options take "
+                               "spike, manufactured, zero or an array");
     if (o->rhs != HR_RHS_SPIKE && o->rhs != HR_RHS_MANUFACTURED && o->rhs != HR_RHS_ARRAY &&
         o->rhs != HR_RHS_ZERO)
         return hri_invalid_arg(w, ws, "rhs: unknown");

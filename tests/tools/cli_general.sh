@@ -354,15 +354,28 @@ $PY "$T/check.py" "$T/A.mtx" "$T/b.raw" "$T/u3.raw" 1e-9 >"$T/py" 2>&1 && ok || 
 # name, two seeds two b, and a bad seed refused
 expect_usage "--rhs: random:SEED takes a non-negative integer seed (got 'x')" $G --rhs random:x
 expect_usage "--rhs: random:SEED takes a non-negative integer seed (got '-3')" $G --rhs random:-3
+expect_usage "--rhs: random:SEED takes a non-negative integer seed (got '')" $G --rhs random:
+expect_usage "--rhs: random:SEED takes a non-negative integer seed (got '18446744073709551616')" $G \
+  --rhs random:18446744073709551616
+for m in jacobi redblack sor cg mg; do # every method: the general engine, the seed in the banner
+  "$HR" poisson3d --no-bandwidth --nx 9 --ny 7 --nz 5 --rhs random:18446744073709551615 --method $m --iters 3 \
+    --tol 0 >"$T/out" 2>"$T/err"
+  grep -q "^hetrelax poisson3d: 9 x 7 x 5 unknowns, rhs random:18446744073709551615, .*general-problem engine" \
+    "$T/out" && ok || bad "--rhs random, $m: $(head -2 "$T/out") $(cat "$T/err")"
+done
+# what the model problem's own paths refuse names the random right-hand side
+expect_usage "--checkpoint: not available for .* (--bc, --coef, --lx, --rhs random)" $G --rhs random \
+  --checkpoint "$T/ck"
 "$HR" $P2 --nx 21 --ny 13 --rhs random:9 --method mg --tol 1e-10 --output "$T/ur.raw" --write-matrix "$T/Ar.mtx" \
   --write-rhs "$T/br.raw" --json "$T/ur.json" 2>"$T/err" && ok || bad "--rhs random:9: $(cat "$T/err")"
-"$HR" $P2 --nx 21 --ny 13 --rhs random --method mg --tol 1e-10 --write-rhs "$T/b1.raw" 2>"$T/err" && ok ||
-  bad "--rhs random: $(cat "$T/err")"
-$PY - "$T/ur.json" "$T/br.raw" "$T/b1.raw" <<'PY' && ok || bad "--rhs random: JSON or b"
+"$HR" $P2 --nx 21 --ny 13 --rhs random --method mg --tol 1e-10 --write-rhs "$T/b1.raw" --json "$T/u1.json" \
+  2>"$T/err" && ok || bad "--rhs random: $(cat "$T/err")"
+$PY - "$T/ur.json" "$T/br.raw" "$T/b1.raw" "$T/u1.json" <<'PY' && ok || bad "--rhs random: JSON or b"
 import json, sys
 import numpy as np
 d = json.load(open(sys.argv[1]))
 assert d["rhs"] == "random:9" and d["converged"] is True and d["model_problem"] is False, d
+assert json.load(open(sys.argv[4]))["rhs"] == "random:1"  # the default seed
 M = (1 << 64) - 1
 def fin(z):
     z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M
@@ -375,6 +388,8 @@ want = np.array([f(9, q) for q in range(21 * 13)])
 # Dirichlet 0 faces, one spacing: b is f times one scale (the command's scaling of the system)
 assert np.allclose(b9 / b9.max(), want / want.max(), rtol=0, atol=1e-14), "b is not the documented values"
 assert not np.array_equal(b9, b1), "seeds 9 and 1 give the same b"
+want1 = np.array([f(1, q) for q in range(21 * 13)])
+assert np.allclose(b1 / b1.max(), want1 / want1.max(), rtol=0, atol=1e-14), "--rhs random is not seed 1"
 PY
 $PY "$T/check.py" "$T/Ar.mtx" "$T/br.raw" "$T/ur.raw" 1e-9 >"$T/py" 2>&1 && ok || bad "--rhs random: $(cat "$T/py")"
 no_tmp "general solves"

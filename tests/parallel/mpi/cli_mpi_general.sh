@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # General problems (--bc, --coef) of poisson2d/poisson3d on MPI ranks: `mpiexec -n P hetrelax
 # poisson2d --bc ... --coef FILE` writes an --output byte-identical to the one-process cpu-seq
-# run for cg, redblack, sor, weighted jacobi, multigrid and MG-preconditioned CG on 1..4 ranks,
+# run for cg, redblack, sor, weighted jacobi, multigrid and MG-preconditioned CG on 1..4 ranks
+# (and with a random right-hand side, --rhs random[:SEED], which each rank makes for its slab),
 # prints once and records the ranks in its JSON; what the ranks do not run (--decomp) and bad input (an unreadable
 # --coef on one rank or on all, an --output rank 0 cannot write) end every rank with status 2
 # within seconds, one message, no banner before it.
@@ -65,6 +66,18 @@ for np in 2 3 4; do
   check_equal "$P3" "--method cg --pc mg --tol 1e-10" $np
 done
 check_equal "$P2" "--method mg --cycle w --smoother cheby --tol 1e-10" 3
+# a random right-hand side: each rank makes its slab's values, the same bytes as one process
+for np in 2 3; do
+  check_equal "poisson2d --quiet --nx 101 --ny 67 --rhs random:5" "--method mg --tol 1e-8" $np
+done
+check_equal "poisson3d --quiet --nx 12 --ny 10 --nz 9 --bc z=periodic --rhs random" "--method cg --tol 1e-10" 3
+python3 -c "import json, sys; assert json.load(open(sys.argv[1]))['rhs'] == 'random:1'" "$T/m.json" && ok ||
+  bad "--rhs random on 3 ranks: JSON rhs $(head -c 300 "$T/m.json")"
+# the one-process default (cpu-threads) too: its bytes do not depend on the threads
+"$HR" poisson2d --quiet --nx 101 --ny 67 --method mg --rhs random:5 --tol 1e-8 --output "$T/t.raw" >/dev/null &&
+  mrun 3 poisson2d --quiet --nx 101 --ny 67 --method mg --rhs random:5 --tol 1e-8 --output "$T/m3.raw" \
+    >/dev/null 2>"$T/err" && cmp -s "$T/t.raw" "$T/m3.raw" && ok ||
+  bad "--rhs random:5 on 3 ranks against cpu-threads: $(cmp "$T/t.raw" "$T/m3.raw" 2>&1) $(cat "$T/err")"
 # slabs of one row: multigrid's first coarse level whole on every rank
 check_equal "poisson2d --quiet --nx 20 --ny 7 --bc y=periodic" "--method mg --tol 1e-10" 4
 
@@ -119,6 +132,9 @@ expect2 "^hetrelax poisson2d: --transport: for GPU ranks" 2 -n 2 "$W" "$HR" $P2 
 # shellcheck disable=SC2086
 expect2 "^hetrelax poisson2d: --transport: general problems on GPU ranks take auto, host or nccl .got peer." 2 \
   -n 2 "$W" "$HR" $P2 --method mg --backend gpu --transport peer
+# a bad seed: on every rank, one line
+expect2 "^hetrelax poisson2d: --rhs: random:SEED takes a non-negative integer seed (got 'x')" 3 \
+  -n 3 "$W" "$HR" poisson2d --nx 31 --ny 31 --method mg --rhs random:x
 # more ranks than rows of the last axis
 expect2 "^hetrelax poisson2d: --ny: 4 ranks need at least 4 unknowns along y" 4 \
   -n 4 "$W" "$HR" poisson2d --quiet --nx 5 --ny 3 --bc y=periodic --method cg

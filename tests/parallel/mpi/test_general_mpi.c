@@ -4,7 +4,8 @@
  * cpu-seq run's bits, iterations and residual, for mixed boundary conditions (a periodic cut
  * axis included), a coefficient field and a singular problem; so do multigrid (every smoother
  * and cycle, levels cut across the ranks and levels whole on every rank, slabs of one row) and
- * MG-preconditioned CG, and the model problem's multigrid.
+ * MG-preconditioned CG, and the model problem's multigrid; so does a random right-hand side
+ * (HR_RHS_RANDOM), which each rank makes for its own slab.
  */
 #include <math.h>
 #include <mpi.h>
@@ -274,6 +275,21 @@ int main(int argc, char **argv)
         o.tol = 0.0;
         o.max_iters = 4;
         compare("3-D 33x20x27 nnddnd mg 4 cycles, --rhs random:11", &p, &o);
+        /* Dirichlet 0 on every face, one spacing: the uniform star, whose slabs hold no operator
+         * arrays, only b from the seed; multigrid and CG to a tolerance */
+        hr_problem_init_model(&p, 2, 101, 67, 1);
+        hr_problem_set_rhs(&p, HR_RHS_RANDOM, NULL);
+        p.rhs_seed = 5;
+        hr_grid_options_default(&o);
+        o.backend = gpu_mode ? HR_BACKEND_GPU : HR_BACKEND_CPU_SEQ;
+        o.method = HR_METHOD_MG;
+        o.tol = 1e-8;
+        compare("2-D 101x67 dddd mg to 1e-8, --rhs random:5", &p, &o);
+        if (!gpu_mode) {
+            o.method = HR_METHOD_CG;
+            o.tol = 1e-10;
+            compare("2-D 101x67 dddd cg to 1e-10, --rhs random:5", &p, &o);
+        }
     }
     /* GPU ranks keep a level cut down to 2^18 unknowns a rank (the backend's dist_min): a grid
      * whose first coarse level stays cut on up to four ranks, the uniform star's parity passes
