@@ -13,9 +13,9 @@
 #define COARSEST_MAX 64   /* stop coarsening at this many unknowns */
 #define DENSE_MAX    1500 /* the coarsest level is factored up to this size */
 #define STRONG       0.5  /* an axis is coarsened when its couplings reach this share of the strongest */
-#define DIST_MIN                                                                                             \
-    2048 /* MPI ranks: a level stays cut while it has this many unknowns per rank                            \
-          * (the backend's dist_min where it sets one) */
+/* MPI ranks: a level stays cut while it has this many unknowns per rank (the backend's
+ * dist_min where it sets one) */
+#define DIST_MIN 2048
 
 /* ------------------------------------------------------------------ transfers */
 
