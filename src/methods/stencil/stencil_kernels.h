@@ -227,6 +227,11 @@ typedef struct hr_st_backend {
      * is whole on every rank (0: the engine's default). A GPU's small levels cost their
      * launches, not their points, so it gathers sooner: fewer exchanges a cycle. */
     size_t dist_min;
+    /* optional: two Gauss-Seidel sweeps, the values gs_sweep would make twice, through t (a
+     * scratch array of A's grid whose ghosts hold 0): 0 when made, -1 (nothing done) when the
+     * backend has no such pass for A */
+    int (*gs_pair)(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, double *t, double omega,
+                   int reverse);
 } hr_st_backend;
 
 extern const hr_st_backend hri_st_cpu;

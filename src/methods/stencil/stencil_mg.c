@@ -725,7 +725,12 @@ void hri_st_smooth(hr_st_mg *mg, int level, double *u, const double *b, int coun
     const hr_st_backend *k = mg->k;
     if (count <= 0) return;
     if (mg->smoother == HR_ST_GS && k->gs_sweep) {
-        for (int s = 0; s < count; s++)
+        int s = 0;
+        /* pairs of sweeps through t where the backend can (u -> t -> u, a pass each) */
+        if (k->gs_pair && L->t && L->t != u)
+            for (; s + 1 < count; s += 2)
+                if (k->gs_pair(&L->ex, A, u, b, L->t, mg->omega, reverse) != 0) break;
+        for (; s < count; s++)
             k->gs_sweep(&L->ex, A, u, b, mg->omega, reverse);
         return;
     }

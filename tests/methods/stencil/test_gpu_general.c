@@ -89,6 +89,9 @@ static const tcase cases[] = {
      * levels are the star stencil injected (stencil_mg.c) */
     {"2d dd|nd a = 2.5, injected", 2, {31, 32, 0}, {1.0, 1.0, 1.0}, "ddnd", 0},
     {"3d nn|pp|dd a = 2.5, injected", 3, {17, 16, 15}, {1.0, 1.0, 1.0}, "nnppdd", 0},
+    /* a uniform star (its scalars, no arrays) on a grid of several warps' columns and several
+     * segments of rows of the one-pass 2-D sweep (stencil_cuda_sweep.cu) */
+    {"2d dirichlet uniform", 2, {60, 70, 0}, {1.0, 1.0, 1.0}, "dddd", 0},
 };
 #define NCASES   (sizeof cases / sizeof *cases)
 

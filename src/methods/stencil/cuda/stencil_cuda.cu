@@ -593,6 +593,18 @@ static void cu_gs_sweep(hr_st_exec *ex, const hr_sop *A, double *u, const double
         hri_st_cu_colour(st_dev(ex), A, u, b, omega, cls[reverse ? n - 1 - c : c]);
 }
 
+/* Two sweeps in two passes, u -> t -> u, each one read and one write of the grid (the 2-D
+ * star stencils of one process); -1 for the others. */
+static int cu_gs_pair(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, double *t, double omega,
+                      int reverse)
+{
+    st_cuda *d = st_dev(ex);
+    if (!hri_st_cu_rb_pair_ok(d, A)) return -1;
+    hri_st_cu_rb_sweep(d, A, u, b, t, omega, reverse ? 1 : 0);
+    hri_st_cu_rb_sweep(d, A, t, b, u, omega, reverse ? 1 : 0);
+    return 0;
+}
+
 /* ------------------------------------------------------------------ memory */
 
 static double *cu_alloc(hr_st_exec *ex, const hr_sgrid *g)
@@ -863,6 +875,7 @@ static const hr_st_backend st_cuda_table = {
     hri_st_cu_rhs_in,
     hri_st_cu_project,
     (size_t)1 << 18, /* dist_min */
+    cu_gs_pair,
 };
 
 extern "C" const hr_st_backend *hri_st_cuda_backend(void)

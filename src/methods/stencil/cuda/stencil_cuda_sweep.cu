@@ -79,20 +79,26 @@ __device__ __forceinline__ double st_au(const st_args &a, const double *u, ptrdi
     return s;
 }
 
-/* A point's result from (A u)_p: writes it and returns its share of the reduction. */
+/* b_p where OP reads it (the product does not; its b may be NULL) */
+template <int OP> __device__ __forceinline__ double st_b(const st_args &a, ptrdiff_t p)
+{
+    return OP == ST_OP_APPLY ? 0.0 : __ldg(a.b + p);
+}
+
+/* A point's result from (A u)_p and b_p (bp): writes it and returns its share of the reduction. */
 template <int OP>
-__device__ __forceinline__ double st_finish(const st_args &a, ptrdiff_t p, double uc, double au, double dp)
+__device__ __forceinline__ double st_finish(const st_args &a, ptrdiff_t p, double uc, double au, double dp, double bp)
 {
     if (OP == ST_OP_JAC) {
-        a.out[p] = uc + a.al * (__ldg(a.b + p) - au) / dp;
+        a.out[p] = uc + a.al * (bp - au) / dp;
         return 0.0;
     }
     if (OP == ST_OP_CHEB) {
-        a.out[p] = uc + a.al * (__ldg(a.b + p) - au) / dp + a.be * (uc - a.prev[p]);
+        a.out[p] = uc + a.al * (bp - au) / dp + a.be * (uc - a.prev[p]);
         return 0.0;
     }
     if (OP == ST_OP_RES) {
-        const double r = __ldg(a.b + p) - au;
+        const double r = bp - au;
         if (a.out) a.out[p] = r;
         return r * r;
     }
@@ -114,18 +120,23 @@ template <int OP> static __global__ void __launch_bounds__(1024) k_star2(st_geo 
     const double *__restrict__ cy = a.c[1];
     const ptrdiff_t sy = g.sy;
     ptrdiff_t p = w.p;
-    double um = 0.0, uc = 0.0, cym = 0.0;
+    double um = 0.0, uc = 0.0, cym = 0.0, un = 0.0, bn = 0.0;
     if (act) {
         um = __ldg(u + p - sy);
         uc = __ldg(u + p);
         cym = a.uni ? 0.0 : __ldg(cy + p - sy); /* a uniform stencil has no arrays on the device */
+        un = __ldg(u + p + sy);
+        bn = st_b<OP>(a, p);
     }
     long line = w.line;
 #pragma unroll 1
     for (int t = 0; t < w.cnt; t++, p += sy, line++) {
         double v = 0.0;
+        /* the next line's u and b are loaded a step ahead (their latency behind this step) */
+        const double up = un, bp = bn;
+        if (act && t + 1 < w.cnt) un = __ldg(u + p + 2 * sy), bn = st_b<OP>(a, p + sy);
         if (act) {
-            const double up = __ldg(u + p + sy), cyc = a.uni ? 0.0 : __ldg(cy + p);
+            const double cyc = a.uni ? 0.0 : __ldg(cy + p);
             double au, dp;
             if (a.uni) {
                 au = a.ud * uc + a.uc0 * (__ldg(u + p + 1) + __ldg(u + p - 1)) + a.uc1 * (up + um);
@@ -137,7 +148,7 @@ template <int OP> static __global__ void __launch_bounds__(1024) k_star2(st_geo 
                 dp = ec - (cxp + cxm + cyc + cym);
                 au = ec * uc + s;
             }
-            v = st_finish<OP>(a, p, uc, au, dp);
+            v = st_finish<OP>(a, p, uc, au, dp, bp);
             um = uc, uc = up, cym = cyc;
         }
         if (ST_REDUCES(OP)) st_seg_put(a.seg, g, line, w.i, v);
@@ -157,18 +168,22 @@ template <int OP> static __global__ void __launch_bounds__(1024) k_star3(st_geo 
     const double *__restrict__ cz = a.c[2];
     const ptrdiff_t sy = g.sy, sz = g.sz;
     ptrdiff_t p = w.p;
-    double um = 0.0, uc = 0.0, czm = 0.0;
+    double um = 0.0, uc = 0.0, czm = 0.0, un = 0.0, bn = 0.0;
     if (act) {
         um = __ldg(u + p - sz);
         uc = __ldg(u + p);
         czm = a.uni ? 0.0 : __ldg(cz + p - sz);
+        un = __ldg(u + p + sz);
+        bn = st_b<OP>(a, p);
     }
     long line = w.line;
 #pragma unroll 1
     for (int t = 0; t < w.cnt; t++, p += sz, line += w.lstep) {
         double v = 0.0;
+        const double up = un, bp = bn; /* loaded a step ahead, as in k_star2 */
+        if (act && t + 1 < w.cnt) un = __ldg(u + p + 2 * sz), bn = st_b<OP>(a, p + sz);
         if (act) {
-            const double up = __ldg(u + p + sz), czc = a.uni ? 0.0 : __ldg(cz + p);
+            const double czc = a.uni ? 0.0 : __ldg(cz + p);
             double au, dp;
             if (a.uni) {
                 au = a.ud * uc + a.uc0 * (__ldg(u + p + 1) + __ldg(u + p - 1)) +
@@ -186,7 +201,7 @@ template <int OP> static __global__ void __launch_bounds__(1024) k_star3(st_geo 
                 dp = ec - cs;
                 au = ec * uc + s;
             }
-            v = st_finish<OP>(a, p, uc, au, dp);
+            v = st_finish<OP>(a, p, uc, au, dp, bp);
             um = uc, uc = up, czm = czc;
         }
         if (ST_REDUCES(OP)) st_seg_put(a.seg, g, line, w.i, v);
@@ -207,7 +222,7 @@ template <int NK, int OP> static __global__ void __launch_bounds__(1024) k_box(s
         if (act) {
             double dg;
             const double au = st_au<NK, true>(a, a.u, p, dg);
-            v = st_finish<OP>(a, p, __ldg(a.u + p), au, dg);
+            v = st_finish<OP>(a, p, __ldg(a.u + p), au, dg, st_b<OP>(a, p));
         }
         if (ST_REDUCES(OP)) st_seg_put(a.seg, g, line, w.i, v);
     }
@@ -431,4 +446,149 @@ void hri_st_cu_parity(st_cuda *d, const hr_sop *A, double *u, const double *b, d
     }
     hri_st_cu_fill_ghosts(d, g, u); /* as the classes: also where a slab holds none of it */
     parity_rows(d, A, u, b, omega, parity, 0, n);
+}
+
+/* ------------------------------------------------------------------ a whole 2-D sweep in one pass */
+
+/* One Gauss-Seidel sweep of a 2-D star stencil, the points of parity p0 first and then the
+ * others (the two passes of hri_st_cu_parity), read from u and written to out: one read of u,
+ * b and the stencil's arrays and one write per point, where the two passes read and write the
+ * grid twice.
+ *
+ * A warp takes 32 neighbouring columns and marches down ST_RB_ROWS rows. When row R comes in,
+ * the first half sweep updates row R - 1 and the second row R - 2: the first half's
+ * neighbours are then all untouched (the other parity), and the second half's are all the
+ * first half's results (row R - 3's too, two steps earlier), so each update is the function of
+ * the same values as in the passes one by one: bitwise their result. A row's x neighbours come
+ * from the neighbouring lanes (shuffles), so the outer lanes lack one: the first half is right
+ * on lanes 1..30, the second on 2..29, and a warp writes its 28 middle columns (neighbouring
+ * warps overlap by four). A segment of rows starts two rows early so that its first row's
+ * second half has its neighbours. Out of place: a warp reads columns its neighbours write. */
+#define ST_RB_OWN  28
+#define ST_RB_ROWS 64
+
+/* The update of one point from its value uc, its neighbours (x-, x+, y-, y+), b and, for a star
+ * with arrays, its couplings: st_au and k_parity's step, term for term. */
+template <bool UNI>
+__device__ __forceinline__ double st_rb_point(const st_args &a, double uc, double ul, double ur, double ud, double uu,
+                                              double bp, double cxp, double cxm, double cyp, double cym, double ec,
+                                              double omega)
+{
+    double au, dg;
+    if (UNI) {
+        au = a.ud * uc + a.uc0 * (ur + ul) + a.uc1 * (uu + ud);
+        dg = a.ud;
+    } else {
+        const double s = cxp * (ur - uc) + cxm * (ul - uc) + cyp * (uu - uc) + cym * (ud - uc);
+        const double cs = cxp + cxm + cyp + cym;
+        dg = ec - cs;
+        au = ec * uc + s;
+    }
+    return uc + omega * (bp - au) / dg;
+}
+
+template <bool UNI>
+static __global__ void __launch_bounds__(256)
+    k_rb2(st_cgeo c, st_args a, const double *__restrict__ u, double *__restrict__ out, double omega, int p0)
+{
+    const int lane = (int)(threadIdx.x & 31), wx = (int)(blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5));
+    const int nx = c.n[0], ny = c.n[1];
+    if (wx * ST_RB_OWN >= nx) return; /* the whole warp */
+    const int i = wx * ST_RB_OWN - 2 + lane;
+    const bool col = i >= -1 && i <= nx, inner = i >= 0 && i < nx, own = lane >= 2 && lane < 30 && inner;
+    const int r0 = (int)blockIdx.y * ST_RB_ROWS, r1 = min(r0 + ST_RB_ROWS, ny);
+    const ptrdiff_t sy = c.sy, base = c.origin + i;
+    const double *__restrict__ b = a.b;
+    const double *__restrict__ cx = a.c[0];
+    const double *__restrict__ cy = a.c[1];
+    const double *__restrict__ ex = a.e;
+    /* rows R - 3 .. R of the column (u: as far as the half sweeps have taken them; couplings and
+     * b as stored); a row outside [-1, ny] holds 0 and is never an update's neighbour */
+#define ST_RB_IN(r) (col && (r) >= -1 && (r) <= ny)
+    double u3 = 0.0, u2 = 0.0, u1 = 0.0;
+    double b2 = 0.0, cx2 = 0.0, e2 = 0.0;
+    double cyb = 0.0, cy3 = 0.0; /* the couplings up of rows R - 2 and R - 3 */
+    if (ST_RB_IN(r0 - 2)) {
+        u2 = __ldg(u + base + (ptrdiff_t)(r0 - 2) * sy);
+        if (!UNI) cyb = __ldg(cy + base + (ptrdiff_t)(r0 - 2) * sy);
+    }
+    if (ST_RB_IN(r0 - 1)) u1 = __ldg(u + base + (ptrdiff_t)(r0 - 1) * sy);
+    /* the loads of the next two steps are in flight during this step's updates (the march is
+     * bound by their latency, not by the bandwidth, without them) */
+    double nu[2] = {0.0, 0.0}, nb[2] = {0.0, 0.0}, ncx[2] = {0.0, 0.0}, ncy[2] = {0.0, 0.0}, ne[2] = {0.0, 0.0};
+#define ST_RB_LOAD(k, r)                                                                                     \
+    do {                                                                                                     \
+        const ptrdiff_t pr_ = base + (ptrdiff_t)(r) * sy, pb_ = pr_ - sy;                                    \
+        nu[k] = ST_RB_IN(r) ? __ldg(u + pr_) : 0.0;                                                          \
+        nb[k] = ncx[k] = ncy[k] = ne[k] = 0.0;                                                               \
+        if (ST_RB_IN((r) - 1)) {                                                                             \
+            nb[k] = __ldg(b + pb_);                                                                          \
+            if (!UNI) ncx[k] = __ldg(cx + pb_), ncy[k] = __ldg(cy + pb_), ne[k] = __ldg(ex + pb_);          \
+        }                                                                                                    \
+    } while (0)
+    ST_RB_LOAD(0, r0);
+    ST_RB_LOAD(1, r0 + 1);
+#pragma unroll 1
+    for (int R = r0; R <= r1 + 1; R++) {
+        const double u0 = nu[0], b1 = nb[0], cx1 = ncx[0], cy1 = ncy[0], e1 = ne[0];
+        nu[0] = nu[1], nb[0] = nb[1], ncx[0] = ncx[1], ncy[0] = ncy[1], ne[0] = ne[1];
+        ST_RB_LOAD(1, R + 2);
+        /* the first half on row R - 1 (its coupling down: row R - 2's coupling up, cyb) */
+        {
+            const double ul = __shfl_up_sync(0xffffffffu, u1, 1), ur = __shfl_down_sync(0xffffffffu, u1, 1);
+            const double cxm = UNI ? 0.0 : __shfl_up_sync(0xffffffffu, cx1, 1);
+            const int q = R - 1;
+            if (inner && q >= 0 && q < ny && ((i + q + c.s[2]) & 1) == p0)
+                u1 = st_rb_point<UNI>(a, u1, ul, ur, u2, u0, b1, cx1, cxm, cy1, cyb, e1, omega);
+        }
+        /* the second half on row R - 2 (its coupling down: row R - 3's, cy3) */
+        {
+            const double ul = __shfl_up_sync(0xffffffffu, u2, 1), ur = __shfl_down_sync(0xffffffffu, u2, 1);
+            const double cxm = UNI ? 0.0 : __shfl_up_sync(0xffffffffu, cx2, 1);
+            const int q = R - 2;
+            if (inner && q >= 0 && q < ny && ((i + q + c.s[2]) & 1) != p0)
+                u2 = st_rb_point<UNI>(a, u2, ul, ur, u3, u1, b2, cx2, cxm, cyb, cy3, e2, omega);
+            if (own && q >= r0 && q < r1) out[base + (ptrdiff_t)q * sy] = u2;
+        }
+        u3 = u2, u2 = u1, u1 = u0;
+        b2 = b1, cx2 = cx1, e2 = e1;
+        cy3 = cyb, cyb = cy1;
+    }
+#undef ST_RB_LOAD
+#undef ST_RB_IN
+}
+
+int hri_st_cu_rb_pair_ok(const st_cuda *d, const hr_sop *A)
+{
+    const hr_sgrid *g = &A->g;
+    if (d->comm || g->dim != 2 || !hri_st_cu_parity_ok(A)) return 0;
+    for (int a = 0; a < g->dim; a++)
+        if (g->periodic[a] || g->gper[a]) return 0;
+    return g->n[0] > 0 && g->n[1] > 0;
+}
+
+void hri_st_cu_rb_sweep(st_cuda *d, const hr_sop *A, const double *u, const double *b, double *out, double omega,
+                        int p0)
+{
+    hri_st_cu_use(d);
+    const hr_sgrid *g = &A->g;
+    st_cgeo c;
+    memset(&c, 0, sizeof c);
+    c.n[0] = g->n[0], c.n[1] = g->n[1];
+    c.sy = g->st[1];
+    c.origin = g->origin;
+    c.s[2] = g->goff[0] + g->goff[1]; /* the whole-grid parity's offset */
+    const int warps = (g->n[0] + ST_RB_OWN - 1) / ST_RB_OWN;
+    const dim3 block(256, 1, 1), grid((warps + 7) / 8, (g->n[1] + ST_RB_ROWS - 1) / ST_RB_ROWS, 1);
+    if (grid.y > 65535) {
+        ST_CU(d, cudaErrorInvalidConfiguration);
+        return;
+    }
+    st_args a = args_of(A);
+    a.b = b;
+    if (A->uniform)
+        k_rb2<true><<<grid, block, 0, d->st>>>(c, a, u, out, omega, p0);
+    else
+        k_rb2<false><<<grid, block, 0, d->st>>>(c, a, u, out, omega, p0);
+    ST_LAUNCHED(d);
 }

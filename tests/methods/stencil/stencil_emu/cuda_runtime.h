@@ -162,6 +162,17 @@ template <typename T> inline T __shfl_down_sync(unsigned, T v, int d)
     return r;
 }
 
+template <typename T> inline T __shfl_up_sync(unsigned, T v, int d)
+{
+    emu_sync_point();
+    const int l = emu_linear(), lane = l % 32, w = l / 32;
+    emu_b.slot[l] = (double)v;
+    emu_warp_wait();
+    const T r = lane - d >= 0 ? (T)emu_b.slot[32 * w + lane - d] : v;
+    emu_warp_wait();
+    return r;
+}
+
 template <typename T> inline T __ldg(const T *p)
 {
     return *p;
