@@ -30,7 +30,18 @@ typedef struct st_args {
     const double *c[HR_ST_MAX_HALF];
     ptrdiff_t doff[HR_ST_MAX_HALF];
     double al, be;
+    /* the box stencils of a whole grid: the box [blo, bhi) of rows that are all one row
+     * (hr_sop.rlo; empty: blo[0] = bhi[0] = 0) and that row's diagonal and couplings out and in,
+     * read there instead of the arrays (they hold the same values, bitwise) */
+    int blo[3], bhi[3];
+    double rd, rc[HR_ST_MAX_HALF], rcm[HR_ST_MAX_HALF];
 } st_args;
+
+/* Whether whole-grid point (i, j, k) lies in the box of equal rows. */
+__device__ __forceinline__ bool st_in_box(const st_args &a, int i, int j, int k)
+{
+    return i >= a.blo[0] && i < a.bhi[0] && j >= a.blo[1] && j < a.bhi[1] && k >= a.blo[2] && k < a.bhi[2];
+}
 
 /* Read-only loads through the non-coherent cache where the kernel never writes the array. */
 template <bool NC> __device__ __forceinline__ double st_ld(const double *p)
@@ -39,9 +50,9 @@ template <bool NC> __device__ __forceinline__ double st_ld(const double *p)
 }
 
 /* (A u)_p of the stencil kinds (2 and 3 the star stencils, 4 and 13 the box stencils) and the
- * diagonal in dg. */
+ * diagonal in dg; a box stencil's row from the scalars of the box of equal rows where `in`. */
 template <int KIND, bool NC>
-__device__ __forceinline__ double st_au(const st_args &a, const double *u, ptrdiff_t p, double &dg)
+__device__ __forceinline__ double st_au(const st_args &a, const double *u, ptrdiff_t p, double &dg, bool in = false)
 {
     const double up = st_ld<NC>(u + p);
     if (KIND == 2 || KIND == 3) {
@@ -68,6 +79,16 @@ __device__ __forceinline__ double st_au(const st_args &a, const double *u, ptrdi
         const double ec = __ldg(a.e + p);
         dg = ec - cs;
         return ec * up + s;
+    }
+    if (in) { /* the same terms, the values the arrays hold there */
+        double s = a.rd * up;
+#pragma unroll
+        for (int k = 0; k < KIND; k++) {
+            const ptrdiff_t o = a.doff[k];
+            s += a.rc[k] * st_ld<NC>(u + p + o) + a.rcm[k] * st_ld<NC>(u + p - o);
+        }
+        dg = a.rd;
+        return s;
     }
     double s = __ldg(a.d + p) * up;
 #pragma unroll
@@ -217,11 +238,13 @@ template <int NK, int OP> static __global__ void __launch_bounds__(1024) k_box(s
     if (!act && (!ST_REDUCES(OP) || (w.i & ~31) >= g.nx)) return;
     ptrdiff_t p = w.p;
     long line = w.line;
-    for (int t = 0; t < w.cnt; t++, p += w.step, line += w.lstep) {
+    /* the point's whole-grid indices (the box of equal rows is a whole grid's) */
+    int j = NK == 13 ? (int)(w.line % g.ny) : (int)w.line, k = NK == 13 ? (int)(w.line / g.ny) : 0;
+    for (int t = 0; t < w.cnt; t++, p += w.step, line += w.lstep, NK == 13 ? k++ : j++) {
         double v = 0.0;
         if (act) {
             double dg;
-            const double au = st_au<NK, true>(a, a.u, p, dg);
+            const double au = st_au<NK, true>(a, a.u, p, dg, st_in_box(a, w.i, j, k));
             v = st_finish<OP>(a, p, __ldg(a.u + p), au, dg, st_b<OP>(a, p));
         }
         if (ST_REDUCES(OP)) st_seg_put(a.seg, g, line, w.i, v);
@@ -249,6 +272,18 @@ static st_args args_of(const hr_sop *A)
     for (int k = 0; k < A->nk; k++) {
         a.c[k] = A->c[k];
         a.doff[k] = A->doff[k];
+    }
+    /* the box of equal rows: a whole grid's box stencil (a slab's A has none) */
+    const hr_sgrid *g = &A->g;
+    int box = A->nk > g->dim && A->rlo[0] < A->rhi[0] && A->rlo[1] < A->rhi[1] && A->rlo[2] < A->rhi[2];
+    for (int d = 0; d < 3; d++)
+        box &= g->goff[d] == 0 && g->n[d] == g->gn[d];
+    if (box) {
+        for (int d = 0; d < 3; d++)
+            a.blo[d] = A->rlo[d], a.bhi[d] = A->rhi[d];
+        a.rd = A->rd;
+        for (int k = 0; k < A->nk; k++)
+            a.rc[k] = A->rc[k], a.rcm[k] = A->rcm[k];
     }
     return a;
 }
@@ -306,7 +341,7 @@ template <int KIND> static __global__ void k_colour(st_cgeo c, st_args a, double
     const ptrdiff_t p = c.origin + i + j * c.sy + k * c.sz;
     /* u is written here (this colour's points only; their neighbours are other colours) */
     double dg;
-    const double au = st_au<KIND, false>(a, u, p, dg);
+    const double au = st_au<KIND, false>(a, u, p, dg, st_in_box(a, i, j, k));
     u[p] = u[p] + omega * (__ldg(a.b + p) - au) / dg;
 }
 
