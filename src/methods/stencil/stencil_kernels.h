@@ -74,6 +74,11 @@ typedef struct hr_st_axis {
     int (*ri)[3];
     double (*rw)[3];
     int *rn;
+    /* a backend's twin may set these: the fine indices [plo, phi) whose prolongation terms are
+     * the standard ones (hr_st_prolong_standard) and the coarse ones [rlo, rhi) whose restriction
+     * terms are (hr_st_restrict_standard), so its kernels compute them there instead of reading
+     * the tables (empty: lo = hi) */
+    int plo, phi, rlo, rhi;
 } hr_st_axis;
 
 /* Where the cell of an unknown is halved (a Neumann face's points): axis a's first point when

@@ -782,6 +782,10 @@ int main(int argc, char **argv)
         return 77;
     }
     placement();
+    /* the one-pass 2-D sweep on every level it takes (by default only on large ones): the
+     * methods below check it against cpu-seq (the periodic and 3-D cases, and an odd count's
+     * last sweep, keep the parity passes) */
+    hri_st_cuda_set_pair_min(1);
     for (size_t c = 0; c < NCASES; c++)
         kernels(&cases[c]);
     for (size_t c = 0; c < NCASES; c++)

@@ -273,6 +273,7 @@ void hri_st_cu_fill_ghosts(st_cuda *d, const hr_sgrid *g, double *u)
 /* A transfer table's device twin, as the kernels read it (ri, rw: 3 per coarse index). */
 typedef struct st_dax {
     int coarsen;
+    int first, plo, phi, rlo, rhi; /* the standard terms' ranges (hr_st_axis.plo) */
     const int *i0, *i1;
     const double *w0, *w1;
     const int *ri;
@@ -309,6 +310,12 @@ __device__ __forceinline__ int st_rterms(const st_dax &a, int I, int idx[3], dou
         idx[0] = I, w[0] = 1.0;
         return 1;
     }
+    if (I >= a.rlo && I < a.rhi) { /* the table's values there */
+        const int f = a.first + 2 * I;
+        idx[0] = f - 1, idx[1] = f, idx[2] = f + 1;
+        w[0] = 0.5, w[1] = 1.0, w[2] = 0.5;
+        return 3;
+    }
     const int n = a.rn[I];
 #pragma unroll
     for (int t = 0; t < 3; t++)
@@ -321,6 +328,15 @@ __device__ __forceinline__ int st_pterms(const st_dax &a, int i, int idx[3], dou
     if (!a.coarsen) {
         idx[0] = i, w[0] = 1.0;
         return 1;
+    }
+    if (i >= a.plo && i < a.phi) { /* the table's values there */
+        if (((i - a.first) & 1) == 0) {
+            idx[0] = (i - a.first) / 2, w[0] = 1.0;
+            return 1;
+        }
+        idx[0] = (i - 1 - a.first) / 2, w[0] = 0.5;
+        idx[1] = idx[0] + 1, w[1] = 0.5;
+        return 2;
     }
     idx[0] = a.i0[i], w[0] = a.w0[i];
     if (a.i1[i] < 0) return 1;
@@ -400,6 +416,7 @@ static st_tr tr_of(const hr_sgrid *fg, const hr_sgrid *cg, const hr_st_axis ax[3
         if (!y->coarsen) continue;
         y->i0 = x->i0, y->i1 = x->i1, y->w0 = x->w0, y->w1 = x->w1;
         y->ri = (const int *)x->ri, y->rw = (const double *)x->rw, y->rn = x->rn;
+        y->first = x->first, y->plo = x->plo, y->phi = x->phi, y->rlo = x->rlo, y->rhi = x->rhi;
     }
     T.dim = fg->dim;
     for (int a = 0; a < 3; a++)
@@ -724,6 +741,20 @@ static void cu_free_axis(hr_st_exec *ex, hr_st_axis *ax)
     memset(ax, 0, sizeof *ax);
 }
 
+/* The run [lo, hi) of indices in [0, n) around m where std holds (empty: lo = hi = 0): the
+ * transfer kernels compute the terms there instead of reading the tables. */
+template <typename F> static void std_range(int n, int m, F std, int *lo, int *hi)
+{
+    *lo = *hi = 0;
+    if (n <= 0 || !std(m)) return;
+    int a = m, b = m + 1;
+    while (a > 0 && std(a - 1))
+        a--;
+    while (b < n && std(b))
+        b++;
+    *lo = a, *hi = b;
+}
+
 static hr_status cu_twin_axis(hr_st_exec *ex, const hr_st_axis *host, hr_st_axis *out)
 {
     st_cuda *d = st_dev(ex);
@@ -745,6 +776,11 @@ static hr_status cu_twin_axis(hr_st_exec *ex, const hr_st_axis *host, hr_st_axis
         cu_free_axis(ex, out);
         return HR_ERR_NO_MEMORY;
     }
+    out->first = host->first;
+    std_range(host->nf, host->nf / 2, [&](int i) { return hr_st_prolong_standard(host, i) != 0; }, &out->plo,
+              &out->phi);
+    std_range(host->nc, host->nc / 2, [&](int i) { return hr_st_restrict_standard(host, i) != 0; }, &out->rlo,
+              &out->rhi);
     return HR_OK;
 }
 

@@ -18,6 +18,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "methods/stencil/cuda/stencil_cuda.h"
 #include "methods/stencil/cuda/stencil_cuda_internal.cuh"
 
 typedef struct st_args {
@@ -593,10 +594,22 @@ static __global__ void __launch_bounds__(256)
 #undef ST_RB_IN
 }
 
+/* The one-pass sweep from this many unknowns: a warp's march is a chain of steps (each waits for
+ * its shuffles, and a lane computes both parities' updates, half of them masked), so it wins
+ * where the grid gives enough warps to hide that and the parity passes' second read costs more
+ * (one H200: 0.87x their time at 4095^2, 1.1x at 2047^2, 5x on a 63^2 level) */
+#define ST_RB_MIN ((size_t)1 << 23)
+static size_t st_rb_min = ST_RB_MIN;
+
+extern "C" void hri_st_cuda_set_pair_min(size_t unknowns)
+{
+    st_rb_min = unknowns ? unknowns : ST_RB_MIN;
+}
+
 int hri_st_cu_rb_pair_ok(const st_cuda *d, const hr_sop *A)
 {
     const hr_sgrid *g = &A->g;
-    if (d->comm || g->dim != 2 || !hri_st_cu_parity_ok(A)) return 0;
+    if (d->comm || g->dim != 2 || g->count < st_rb_min || !hri_st_cu_parity_ok(A)) return 0;
     for (int a = 0; a < g->dim; a++)
         if (g->periodic[a] || g->gper[a]) return 0;
     return g->n[0] > 0 && g->n[1] > 0;
