@@ -491,16 +491,19 @@ void hri_st_cu_parity(st_cuda *d, const hr_sop *A, double *u, const double *b, d
  * b and the stencil's arrays and one write per point, where the two passes read and write the
  * grid twice.
  *
- * A warp takes 32 neighbouring columns and marches down ST_RB_ROWS rows. When row R comes in,
- * the first half sweep updates row R - 1 and the second row R - 2: the first half's
- * neighbours are then all untouched (the other parity), and the second half's are all the
- * first half's results (row R - 3's too, two steps earlier), so each update is the function of
- * the same values as in the passes one by one: bitwise their result. A row's x neighbours come
- * from the neighbouring lanes (shuffles), so the outer lanes lack one: the first half is right
- * on lanes 1..30, the second on 2..29, and a warp writes its 28 middle columns (neighbouring
- * warps overlap by four). A segment of rows starts two rows early so that its first row's
- * second half has its neighbours. Out of place: a warp reads columns its neighbours write. */
-#define ST_RB_OWN  28
+ * A warp takes 64 neighbouring columns, two a lane (c0 = x0 + 2 lane and c1 = c0 + 1), and
+ * marches down ST_RB_ROWS rows. When row R comes in, the first half sweep updates row R - 1 and
+ * the second row R - 2: the first half's neighbours are then all untouched (the other parity),
+ * and the second half's are all the first half's results (row R - 3's too, two steps earlier),
+ * so each update is the function of the same values as in the passes one by one: bitwise their
+ * result. In a row each lane updates one of its two columns (the same one on every lane: c0's
+ * parity is x0's), so no lane idles; the x neighbour that is not the lane's own comes from the
+ * neighbouring lane (a shuffle). The warp's outermost columns lack a neighbour: the first half is
+ * right on columns x0 + 1 .. x0 + 62, the second on x0 + 2 .. x0 + 61, and lanes 1..30 write
+ * theirs (neighbouring warps overlap by four columns). A segment of rows starts two rows early so
+ * that its first row's second half has its neighbours. Out of place: a warp reads columns its
+ * neighbours write. */
+#define ST_RB_OWN  60
 #define ST_RB_ROWS 64
 
 /* The update of one point from its value uc, its neighbours (x-, x+, y-, y+), b and, for a star
@@ -523,6 +526,12 @@ __device__ __forceinline__ double st_rb_point(const st_args &a, double uc, doubl
     return uc + omega * (bp - au) / dg;
 }
 
+/* A row of a lane's two columns: u, and (of the row below the one u is of: the step's row
+ * R - 1) b and the couplings. */
+typedef struct st_rb_row {
+    double u[2], b[2], cx[2], cy[2], e[2];
+} st_rb_row;
+
 template <bool UNI>
 static __global__ void __launch_bounds__(256)
     k_rb2(st_cgeo c, st_args a, const double *__restrict__ u, double *__restrict__ out, double omega, int p0)
@@ -530,65 +539,95 @@ static __global__ void __launch_bounds__(256)
     const int lane = (int)(threadIdx.x & 31), wx = (int)(blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5));
     const int nx = c.n[0], ny = c.n[1];
     if (wx * ST_RB_OWN >= nx) return; /* the whole warp */
-    const int i = wx * ST_RB_OWN - 2 + lane;
-    const bool col = i >= -1 && i <= nx, inner = i >= 0 && i < nx, own = lane >= 2 && lane < 30 && inner;
+    const int x0 = wx * ST_RB_OWN - 2, c0 = x0 + 2 * lane;
+    bool col[2], inner[2], own[2];
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        col[h] = c0 + h >= -1 && c0 + h <= nx;
+        inner[h] = c0 + h >= 0 && c0 + h < nx;
+        own[h] = lane >= 1 && lane <= 30 && inner[h];
+    }
     const int r0 = (int)blockIdx.y * ST_RB_ROWS, r1 = min(r0 + ST_RB_ROWS, ny);
-    const ptrdiff_t sy = c.sy, base = c.origin + i;
+    const ptrdiff_t sy = c.sy, base = c.origin + c0;
     const double *__restrict__ b = a.b;
     const double *__restrict__ cx = a.c[0];
     const double *__restrict__ cy = a.c[1];
     const double *__restrict__ ex = a.e;
-    /* rows R - 3 .. R of the column (u: as far as the half sweeps have taken them; couplings and
-     * b as stored); a row outside [-1, ny] holds 0 and is never an update's neighbour */
-#define ST_RB_IN(r) (col && (r) >= -1 && (r) <= ny)
-    double u3 = 0.0, u2 = 0.0, u1 = 0.0;
-    double b2 = 0.0, cx2 = 0.0, e2 = 0.0;
-    double cyb = 0.0, cy3 = 0.0; /* the couplings up of rows R - 2 and R - 3 */
-    if (ST_RB_IN(r0 - 2)) {
-        u2 = __ldg(u + base + (ptrdiff_t)(r0 - 2) * sy);
-        if (!UNI) cyb = __ldg(cy + base + (ptrdiff_t)(r0 - 2) * sy);
+    const int par0 = (c0 + c.s[2]) & 1; /* c0's parity on row 0 (the same on every lane) */
+    /* rows R - 3 .. R of the two columns (u: as far as the half sweeps have taken them); a row
+     * outside [-1, ny] holds 0 and is never an update's neighbour */
+#define ST_RB_IN(h, r) (col[h] && (r) >= -1 && (r) <= ny)
+    double u3[2] = {0.0, 0.0}, u2[2] = {0.0, 0.0}, u1[2] = {0.0, 0.0};
+    double b2[2] = {0.0, 0.0}, cx2[2] = {0.0, 0.0}, e2[2] = {0.0, 0.0};
+    double cyb[2] = {0.0, 0.0}, cy3[2] = {0.0, 0.0}; /* the couplings up of rows R - 2 and R - 3 */
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        if (ST_RB_IN(h, r0 - 2)) {
+            u2[h] = __ldg(u + base + h + (ptrdiff_t)(r0 - 2) * sy);
+            if (!UNI) cyb[h] = __ldg(cy + base + h + (ptrdiff_t)(r0 - 2) * sy);
+        }
+        if (ST_RB_IN(h, r0 - 1)) u1[h] = __ldg(u + base + h + (ptrdiff_t)(r0 - 1) * sy);
     }
-    if (ST_RB_IN(r0 - 1)) u1 = __ldg(u + base + (ptrdiff_t)(r0 - 1) * sy);
-    /* the loads of the next two steps are in flight during this step's updates (the march is
-     * bound by their latency, not by the bandwidth, without them) */
-    double nu[2] = {0.0, 0.0}, nb[2] = {0.0, 0.0}, ncx[2] = {0.0, 0.0}, ncy[2] = {0.0, 0.0}, ne[2] = {0.0, 0.0};
-#define ST_RB_LOAD(k, r)                                                                                     \
+    /* the loads of the next two steps are in flight during this step's updates */
+    st_rb_row nx0, nx1;
+#define ST_RB_LOAD(w, r)                                                                                     \
     do {                                                                                                     \
-        const ptrdiff_t pr_ = base + (ptrdiff_t)(r) * sy, pb_ = pr_ - sy;                                    \
-        nu[k] = ST_RB_IN(r) ? __ldg(u + pr_) : 0.0;                                                          \
-        nb[k] = ncx[k] = ncy[k] = ne[k] = 0.0;                                                               \
-        if (ST_RB_IN((r) - 1)) {                                                                             \
-            nb[k] = __ldg(b + pb_);                                                                          \
-            if (!UNI) ncx[k] = __ldg(cx + pb_), ncy[k] = __ldg(cy + pb_), ne[k] = __ldg(ex + pb_);          \
+        _Pragma("unroll") for (int h = 0; h < 2; h++)                                                        \
+        {                                                                                                    \
+            const ptrdiff_t pr_ = base + h + (ptrdiff_t)(r) * sy, pb_ = pr_ - sy;                            \
+            (w).u[h] = ST_RB_IN(h, r) ? __ldg(u + pr_) : 0.0;                                                \
+            (w).b[h] = (w).cx[h] = (w).cy[h] = (w).e[h] = 0.0;                                               \
+            if (ST_RB_IN(h, (r) - 1)) {                                                                      \
+                (w).b[h] = __ldg(b + pb_);                                                                   \
+                if (!UNI) (w).cx[h] = __ldg(cx + pb_), (w).cy[h] = __ldg(cy + pb_), (w).e[h] = __ldg(ex + pb_); \
+            }                                                                                                \
         }                                                                                                    \
     } while (0)
-    ST_RB_LOAD(0, r0);
-    ST_RB_LOAD(1, r0 + 1);
+    ST_RB_LOAD(nx0, r0);
+    ST_RB_LOAD(nx1, r0 + 1);
 #pragma unroll 1
     for (int R = r0; R <= r1 + 1; R++) {
-        const double u0 = nu[0], b1 = nb[0], cx1 = ncx[0], cy1 = ncy[0], e1 = ne[0];
-        nu[0] = nu[1], nb[0] = nb[1], ncx[0] = ncx[1], ncy[0] = ncy[1], ne[0] = ne[1];
-        ST_RB_LOAD(1, R + 2);
+        const st_rb_row cur = nx0;
+        nx0 = nx1;
+        ST_RB_LOAD(nx1, R + 2);
         /* the first half on row R - 1 (its coupling down: row R - 2's coupling up, cyb) */
         {
-            const double ul = __shfl_up_sync(0xffffffffu, u1, 1), ur = __shfl_down_sync(0xffffffffu, u1, 1);
-            const double cxm = UNI ? 0.0 : __shfl_up_sync(0xffffffffu, cx1, 1);
-            const int q = R - 1;
-            if (inner && q >= 0 && q < ny && ((i + q + c.s[2]) & 1) == p0)
-                u1 = st_rb_point<UNI>(a, u1, ul, ur, u2, u0, b1, cx1, cxm, cy1, cyb, e1, omega);
+            const int q = R - 1, h = ((par0 + q) & 1) == p0 ? 0 : 1; /* the column it updates */
+            const double left = __shfl_up_sync(0xffffffffu, u1[1], 1), right = __shfl_down_sync(0xffffffffu, u1[0], 1);
+            const double cxl = UNI ? 0.0 : __shfl_up_sync(0xffffffffu, cur.cx[1], 1);
+            if (q >= 0 && q < ny) {
+                if (h == 0 && inner[0])
+                    u1[0] = st_rb_point<UNI>(a, u1[0], left, u1[1], u2[0], cur.u[0], cur.b[0], cur.cx[0], cxl,
+                                             cur.cy[0], cyb[0], cur.e[0], omega);
+                else if (h == 1 && inner[1])
+                    u1[1] = st_rb_point<UNI>(a, u1[1], u1[0], right, u2[1], cur.u[1], cur.b[1], cur.cx[1],
+                                             cur.cx[0], cur.cy[1], cyb[1], cur.e[1], omega);
+            }
         }
         /* the second half on row R - 2 (its coupling down: row R - 3's, cy3) */
         {
-            const double ul = __shfl_up_sync(0xffffffffu, u2, 1), ur = __shfl_down_sync(0xffffffffu, u2, 1);
-            const double cxm = UNI ? 0.0 : __shfl_up_sync(0xffffffffu, cx2, 1);
-            const int q = R - 2;
-            if (inner && q >= 0 && q < ny && ((i + q + c.s[2]) & 1) != p0)
-                u2 = st_rb_point<UNI>(a, u2, ul, ur, u3, u1, b2, cx2, cxm, cyb, cy3, e2, omega);
-            if (own && q >= r0 && q < r1) out[base + (ptrdiff_t)q * sy] = u2;
+            const int q = R - 2, h = ((par0 + q) & 1) != p0 ? 0 : 1;
+            const double left = __shfl_up_sync(0xffffffffu, u2[1], 1), right = __shfl_down_sync(0xffffffffu, u2[0], 1);
+            const double cxl = UNI ? 0.0 : __shfl_up_sync(0xffffffffu, cx2[1], 1);
+            if (q >= 0 && q < ny) {
+                if (h == 0 && inner[0])
+                    u2[0] = st_rb_point<UNI>(a, u2[0], left, u2[1], u3[0], u1[0], b2[0], cx2[0], cxl, cyb[0],
+                                             cy3[0], e2[0], omega);
+                else if (h == 1 && inner[1])
+                    u2[1] = st_rb_point<UNI>(a, u2[1], u2[0], right, u3[1], u1[1], b2[1], cx2[1], cx2[0], cyb[1],
+                                             cy3[1], e2[1], omega);
+            }
+            if (q >= r0 && q < r1) {
+                if (own[0]) out[base + (ptrdiff_t)q * sy] = u2[0];
+                if (own[1]) out[base + 1 + (ptrdiff_t)q * sy] = u2[1];
+            }
         }
-        u3 = u2, u2 = u1, u1 = u0;
-        b2 = b1, cx2 = cx1, e2 = e1;
-        cy3 = cyb, cyb = cy1;
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            u3[h] = u2[h], u2[h] = u1[h], u1[h] = cur.u[h];
+            b2[h] = cur.b[h], cx2[h] = cur.cx[h], e2[h] = cur.e[h];
+            cy3[h] = cyb[h], cyb[h] = cur.cy[h];
+        }
     }
 #undef ST_RB_LOAD
 #undef ST_RB_IN
