@@ -11,24 +11,28 @@ cmake -S "$src" -B "$dir" "${gen[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHETREL
   -DHETRELAX_SANITIZE="$kind" -DHETRELAX_BUILD_BENCH=OFF -DHETRELAX_ENABLE_MPI=OFF >"$dir.configure.log" 2>&1 || { cat "$dir.configure.log"; exit 1; }
 : >"$dir.build.log"
 select=(-L "$labels" -LE "sanitize|gpu|fuzz|bench|install" ${exclude:+-E "$exclude"})
-# The build outputs the selected tests need, one per line. ctest lists a test whose program
-# is not built yet without a command: its name is then taken as its target's name.
+# The build outputs the selected tests need, one per line: the build tree's paths in their
+# commands that are build targets (not, say, a test's output folder), and the names of tests
+# that ctest lists without a command (their program is not built yet: the name is then taken
+# as its target's name).
 needed() {
   (cd "$dir" && ctest -N "${select[@]}" --show-only=json-v1) | python3 -c 'import json, os, sys
 d = os.path.realpath(sys.argv[1]) + "/"
+known = set(open(sys.argv[2]).read().split())
 for t in json.load(sys.stdin)["tests"]:
     if not t.get("command"):
         print(t["name"])
     for a in t.get("command") or []:
         a = os.path.realpath(a) if a.startswith("/") else ""
-        if a.startswith(d):
-            print(a[len(d):])' "$dir" | sort -u
+        if a.startswith(d) and a[len(d):] in known:
+            print(a[len(d):])' "$dir" "$dir.targets" | sort -u
 }
 built=0
 if [[ ${#gen[@]} -gt 0 ]]; then
   # with Ninja, only what the selected tests run; two passes, as a second test of one program
   # is listed with its command only once that program exists
   known=$(ninja -C "$dir" -t targets all 2>/dev/null | sed 's/:.*//')
+  printf '%s\n' "$known" >"$dir.targets"
   for _ in 1 2; do
     mapfile -t outputs < <(needed | grep -xF "$known")
     [[ ${#outputs[@]} -gt 0 ]] || break
