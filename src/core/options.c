@@ -53,6 +53,17 @@ int hri_options_extent(const hr_options *o, int axis)
     return given > 0 ? given : o->n;
 }
 
+hr_status hri_options_rhs_check(hr_rhs rhs, char *w, size_t ws)
+{
+    if (rhs == HR_RHS_RANDOM) /* a problem's (hetrelax/problem.h): made per point by the general engine */
+        return hri_invalid_arg(w, ws,
+                               "rhs: random is for an hr_problem (hr_grid_solver); these options take "
+                               "spike, manufactured, zero or an array");
+    if (rhs != HR_RHS_SPIKE && rhs != HR_RHS_MANUFACTURED && rhs != HR_RHS_ARRAY && rhs != HR_RHS_ZERO)
+        return hri_invalid_arg(w, ws, "rhs: unknown");
+    return HR_OK;
+}
+
 hr_status hr_options_validate(const hr_options *o, char *w, size_t ws)
 {
     static const char *const axis_flag[3] = {"nx", "ny", "nz"};
@@ -87,13 +98,7 @@ hr_status hr_options_validate(const hr_options *o, char *w, size_t ws)
         return hri_invalid_arg(w, ws, "bind: none or core");
     if (o->layout != HR_LAYOUT_FLAT && o->layout != HR_LAYOUT_BLOCKS)
         return hri_invalid_arg(w, ws, "layout: flat or blocks");
-    if (o->rhs == HR_RHS_RANDOM) /* a problem's (hetrelax/problem.h): made per point by the general engine */
-        return hri_invalid_arg(w, ws,
-                               "rhs: random is for an hr_problem (hr_grid_solver); these options take "
-                               "spike, manufactured, zero or an array");
-    if (o->rhs != HR_RHS_SPIKE && o->rhs != HR_RHS_MANUFACTURED && o->rhs != HR_RHS_ARRAY &&
-        o->rhs != HR_RHS_ZERO)
-        return hri_invalid_arg(w, ws, "rhs: unknown");
+    HR_TRY(hri_options_rhs_check(o->rhs, w, ws));
     if (o->rhs == HR_RHS_ARRAY && !o->rhs_values) return hri_invalid_arg(w, ws, "rhs: array without values");
     if (o->init != HR_INIT_ZERO && o->init != HR_INIT_SINE && o->init != HR_INIT_ARRAY)
         return hri_invalid_arg(w, ws, "init: unknown");

@@ -106,13 +106,7 @@ hr_status hr_mg_options_validate(const hr_mg_options *o, char *w, size_t ws)
                                   "%s: multigrid needs 2^k - 1 interior points per axis (got %d; next: %d)",
                                   f, e, smear(e));
     }
-    if (o->rhs == HR_RHS_RANDOM) /* a problem's (hetrelax/problem.h): made per point by the general engine */
-        return hri_invalid_arg(w, ws,
-                               "rhs: random is for an hr_problem (hr_grid_solver); these options take "
-                               "spike, manufactured, zero or an array");
-    if (o->rhs != HR_RHS_SPIKE && o->rhs != HR_RHS_MANUFACTURED && o->rhs != HR_RHS_ARRAY &&
-        o->rhs != HR_RHS_ZERO)
-        return hri_invalid_arg(w, ws, "rhs: unknown");
+    HR_TRY(hri_options_rhs_check(o->rhs, w, ws));
     if (o->rhs == HR_RHS_ARRAY && !o->rhs_values) return hri_invalid_arg(w, ws, "rhs: array needs rhs_values");
     if (!isfinite(o->boundary)) return hri_invalid_arg(w, ws, "boundary: must be finite");
     if (o->precision == HR_MG_PREC_SINGLE && fabs(o->boundary) > FLT_MAX)

@@ -130,6 +130,22 @@ __device__ __forceinline__ double st_finish(const st_args &a, ptrdiff_t p, doubl
 
 #define ST_REDUCES(OP) ((OP) == ST_OP_RES || (OP) == ST_OP_APPLY)
 
+/* (A u)_p of a 2-D star stencil from the point's value uc and its neighbours (x-, x+, y-, y+),
+ * and the diagonal in dg: with a uniform star's scalars, or in flux form from the couplings
+ * (x+, x-, y+, y-) and exc, as the CPU's. */
+template <bool UNI>
+__device__ __forceinline__ double st_star2_au(const st_args &a, double uc, double ul, double ur, double ud, double uu,
+                                              double cxp, double cxm, double cyp, double cym, double ec, double &dg)
+{
+    if (UNI) {
+        dg = a.ud;
+        return a.ud * uc + a.uc0 * (ur + ul) + a.uc1 * (uu + ud);
+    }
+    const double s = cxp * (ur - uc) + cxm * (ul - uc) + cyp * (uu - uc) + cym * (ud - uc);
+    dg = ec - (cxp + cxm + cyp + cym);
+    return ec * uc + s;
+}
+
 /* The 2-D star stencil, marching along y. */
 template <int OP> static __global__ void __launch_bounds__(1024) k_star2(st_geo g, st_args a)
 {
@@ -159,17 +175,13 @@ template <int OP> static __global__ void __launch_bounds__(1024) k_star2(st_geo 
         if (act && t + 1 < w.cnt) un = __ldg(u + p + 2 * sy), bn = st_b<OP>(a, p + sy);
         if (act) {
             const double cyc = a.uni ? 0.0 : __ldg(cy + p);
+            const double ul = __ldg(u + p - 1), ur = __ldg(u + p + 1);
             double au, dp;
-            if (a.uni) {
-                au = a.ud * uc + a.uc0 * (__ldg(u + p + 1) + __ldg(u + p - 1)) + a.uc1 * (up + um);
-                dp = a.ud;
-            } else { /* flux form, as the CPU's */
-                const double cxp = __ldg(cx + p), cxm = __ldg(cx + p - 1), ec = __ldg(a.e + p);
-                const double s = cxp * (__ldg(u + p + 1) - uc) + cxm * (__ldg(u + p - 1) - uc) +
-                                 cyc * (up - uc) + cym * (um - uc);
-                dp = ec - (cxp + cxm + cyc + cym);
-                au = ec * uc + s;
-            }
+            if (a.uni)
+                au = st_star2_au<true>(a, uc, ul, ur, um, up, 0.0, 0.0, 0.0, 0.0, 0.0, dp);
+            else
+                au = st_star2_au<false>(a, uc, ul, ur, um, up, __ldg(cx + p), __ldg(cx + p - 1), cyc, cym,
+                                        __ldg(a.e + p), dp);
             v = st_finish<OP>(a, p, uc, au, dp, bp);
             um = uc, uc = up, cym = cyc;
         }
@@ -506,23 +518,14 @@ void hri_st_cu_parity(st_cuda *d, const hr_sop *A, double *u, const double *b, d
 #define ST_RB_OWN  60
 #define ST_RB_ROWS 64
 
-/* The update of one point from its value uc, its neighbours (x-, x+, y-, y+), b and, for a star
- * with arrays, its couplings: st_au and k_parity's step, term for term. */
+/* The Gauss-Seidel update of one point of a 2-D star (k_parity's step, term for term). */
 template <bool UNI>
 __device__ __forceinline__ double st_rb_point(const st_args &a, double uc, double ul, double ur, double ud, double uu,
                                               double bp, double cxp, double cxm, double cyp, double cym, double ec,
                                               double omega)
 {
-    double au, dg;
-    if (UNI) {
-        au = a.ud * uc + a.uc0 * (ur + ul) + a.uc1 * (uu + ud);
-        dg = a.ud;
-    } else {
-        const double s = cxp * (ur - uc) + cxm * (ul - uc) + cyp * (uu - uc) + cym * (ud - uc);
-        const double cs = cxp + cxm + cyp + cym;
-        dg = ec - cs;
-        au = ec * uc + s;
-    }
+    double dg;
+    const double au = st_star2_au<UNI>(a, uc, ul, ur, ud, uu, cxp, cxm, cyp, cym, ec, dg);
     return uc + omega * (bp - au) / dg;
 }
 

@@ -151,26 +151,28 @@ inline void emu_warp_wait()
         emu_yield();
 }
 
-template <typename T> inline T __shfl_down_sync(unsigned, T v, int d)
+/* A shuffle: every lane writes v, then reads that of lane + delta (its own v where that lane
+ * lies outside the warp). */
+template <typename T> inline T emu_shfl(T v, int delta)
 {
     emu_sync_point();
     const int l = emu_linear(), lane = l % 32, w = l / 32, lanes = min(32, emu_b.n - 32 * w);
+    const int src = lane + delta;
     emu_b.slot[l] = (double)v;
     emu_warp_wait();
-    const T r = lane + d < lanes ? (T)emu_b.slot[32 * w + lane + d] : v;
+    const T r = src >= 0 && src < lanes ? (T)emu_b.slot[32 * w + src] : v;
     emu_warp_wait();
     return r;
 }
 
+template <typename T> inline T __shfl_down_sync(unsigned, T v, int d)
+{
+    return emu_shfl(v, d);
+}
+
 template <typename T> inline T __shfl_up_sync(unsigned, T v, int d)
 {
-    emu_sync_point();
-    const int l = emu_linear(), lane = l % 32, w = l / 32;
-    emu_b.slot[l] = (double)v;
-    emu_warp_wait();
-    const T r = lane - d >= 0 ? (T)emu_b.slot[32 * w + lane - d] : v;
-    emu_warp_wait();
-    return r;
+    return emu_shfl(v, -d);
 }
 
 template <typename T> inline T __ldg(const T *p)
