@@ -15,7 +15,7 @@ HR_INTERNAL_API hr_status hri_invalid_arg(char *buf, size_t size, const char *fm
 
 /* The right-hand side of the model engines' options (hr_options, hr_mg_options): spike,
  * manufactured, zero or an array (random is an hr_problem's); HR_OK or the reason in w. */
-HR_INTERNAL_API hr_status hri_options_rhs_check(hr_rhs rhs, char *w, size_t ws);
+hr_status hri_options_rhs_check(hr_rhs rhs, char *w, size_t ws);
 
 /* The thread-local last error (last_error.c, public as hr_last_error()): a buffer of
  * HR_LAST_ERROR_SIZE bytes for validators, and a printf-style setter (the MPI library's
