@@ -10,7 +10,7 @@ P="poisson2d --no-bandwidth --quiet"
 
 # --- item 11: the command's own buffers (under an address-space limit)
 # The limits are set above what the process maps before it allocates anything: a CUDA build
-# maps cuBLAS and nvJitLink (about 1 GB of address space) before main, a sanitizer build
+# maps cuSPARSE, NCCL and nvJitLink (hundreds of MB of address space) before main, a sanitizer build
 # reserves terabytes. So first find, by bisection, the smallest limit (KiB) under which a tiny
 # run of the same command starts and finishes; each case then adds its own headroom (the
 # figures below were chosen against a plain build, which needs about 8 MiB).

@@ -1,8 +1,10 @@
 /*
  * Conjugate gradient on the GPU (Anzt et al. section 4.4, the "highly tuned CG"
- * competitor): cuSPARSE SpMV (CSR), cuBLAS dot products in device pointer mode, and
- * two fused vector kernels that read alpha and beta from device memory. Nothing
- * returns to the host inside iterate(), and runs of HR_SP_CG_GRAPH iterations are
+ * competitor): cuSPARSE SpMV (CSR), dot products that leave their result in device memory
+ * (two kernels: block sums, then their sum in a fixed order), and two fused vector kernels
+ * that read alpha and beta from device memory. (The paper's CG took its dots from cuBLAS;
+ * linking cuBLAS cost every process that loads the library 0.15 s of start-up, for four
+ * calls.) Nothing returns to the host inside iterate(), and runs of HR_SP_CG_GRAPH iterations are
  * replayed from a CUDA graph when the libraries allow capture (else issued live).
  * Unpreconditioned, like the CPU cg: one CG step is one global iteration.
  * r.r lives in two fixed slots (new, old): x's update copies new to old before the dot
@@ -11,7 +13,6 @@
  * check of step k (w = A x_k on a second stream, then the reduction) overlaps step
  * k + 1's SpMV and p.q, and step k + 1's update of x waits for it.
  */
-#include <cublas_v2.h>
 #include <cusparse.h>
 #include <math.h>
 #include <stdio.h>
@@ -22,7 +23,7 @@
 #include "methods/sparse/cuda/sparse_gpu.cuh"
 
 #define HR_SP_CG_GRAPH     16         /* steps a graph replays (host checks) */
-#define HR_SP_CG_WORKSPACE (4u << 20) /* cuBLAS workspace: no allocation under capture */
+#define HR_SP_DOT_BLOCKS   512        /* a dot's block sums, at most */
 
 #define HR_SPSPARSE(r, call)                                                                                 \
     do {                                                                                                     \
@@ -30,25 +31,19 @@
         if (hr_e_ != CUSPARSE_STATUS_SUCCESS)                                                                \
             return hri_sp_lib_fail((r), cusparseGetErrorString(hr_e_), #call, __FILE__, __LINE__);            \
     } while (0)
-#define HR_SPBLAS(r, call)                                                                                   \
-    do {                                                                                                     \
-        cublasStatus_t hr_e_ = (call);                                                                       \
-        if (hr_e_ != CUBLAS_STATUS_SUCCESS)                                                                  \
-            return hri_sp_lib_fail((r), cublasGetStatusString(hr_e_), #call, __FILE__, __LINE__);             \
-    } while (0)
 
 typedef struct cg_state {
     int n;
     cudaStream_t st, cs; /* cs: the checks of the device loop */
     cudaEvent_t ev_x, ev_check;
     cusparseHandle_t sp, sp2; /* sp2: on cs, with its own matrix descriptor and buffer */
-    cublasHandle_t bl;
     cusparseSpMatDescr_t A, A2;
     cusparseDnVecDescr_t vp, vq, vx, vw, vx2;
     int *d_rowp, *d_col;
     double *d_val, *d_b, *d_x, *d_res, *d_p, *d_q;
     double *d_sc; /* r.r old, new; p.q; scratch; steps that found p.q <= 0 (a breakdown) */
-    void *d_buf, *d_buf2, *d_ws;
+    void *d_buf, *d_buf2;
+    double *d_part; /* the dots' block sums */
     cudaGraphExec_t graph;
     hr_sp_loop loop;
     hr_sp_resid R; /* residual checks: q = A x by cuSPARSE, then the reduction */
@@ -113,6 +108,39 @@ static unsigned grid_of(int n)
     return (unsigned)((n + 255) / 256 > 0 ? (n + 255) / 256 : 1);
 }
 
+/* x.y: each block sums its threads' strided products and then its threads in a fixed order
+ * into part[block]; one block then sums the parts. The same bits on every call. */
+__global__ void hri_sp_dot_part(int n, const double *__restrict__ x, const double *__restrict__ y,
+                                double *__restrict__ part)
+{
+    __shared__ double sm[32];
+    double v = 0.0;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+        v += x[i] * y[i];
+    v = hr_sp_block_reduce<false>(v, sm);
+    if (threadIdx.x == 0) part[blockIdx.x] = v;
+}
+
+__global__ void hri_sp_dot_sum(int nb, const double *__restrict__ part, double *__restrict__ out)
+{
+    __shared__ double sm[32];
+    double v = 0.0;
+    for (int k = threadIdx.x; k < nb; k += blockDim.x)
+        v += part[k];
+    v = hr_sp_block_reduce<false>(v, sm);
+    if (threadIdx.x == 0) *out = v;
+}
+
+/* *out (device memory) = x.y, on s's stream */
+static hr_status dot(hr_sparse_run *r, const cg_state *s, const double *x, const double *y, double *out)
+{
+    const unsigned nb = grid_of(s->n) < HR_SP_DOT_BLOCKS ? grid_of(s->n) : HR_SP_DOT_BLOCKS;
+    hri_sp_dot_part<<<nb, 256, 0, s->st>>>(s->n, x, y, s->d_part);
+    hri_sp_dot_sum<<<1, 256, 0, s->st>>>((int)nb, s->d_part, out);
+    HR_SPCU(r, cudaGetLastError());
+    return HR_OK;
+}
+
 /* One CG step; with ctl, position j of the device loop's body, checked on cs. */
 static hr_status step(hr_sparse_run *r, cg_state *s, const hr_sp_ctl *ctl, int j)
 {
@@ -120,7 +148,7 @@ static hr_status step(hr_sparse_run *r, cg_state *s, const hr_sp_ctl *ctl, int j
     double *rold = s->d_sc, *rnew = s->d_sc + 1, *pq = s->d_sc + 2;
     HR_SPSPARSE(r, cusparseSpMV(s->sp, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, s->A, s->vp, &zero, s->vq,
                                 CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT, s->d_buf));
-    HR_SPBLAS(r, cublasDdot(s->bl, s->n, s->d_p, 1, s->d_q, 1, pq));
+    HR_TRY(dot(r, s, s->d_p, s->d_q, pq));
     if (ctl && j > 0) /* the previous check read x and may have stopped the solve */
         HR_SPCU(r, cudaStreamWaitEvent(s->st, s->ev_check, 0));
     hri_sp_cg_update_xr<<<grid_of(s->n), 256, 0, s->st>>>(s->n, s->d_x, s->d_res, s->d_p, s->d_q, rnew, rold,
@@ -134,7 +162,7 @@ static hr_status step(hr_sparse_run *r, cg_state *s, const hr_sp_ctl *ctl, int j
         HR_SPCU(r, hri_sp_resid_check(&s->R, s->d_b, NULL, NULL, s->d_w, j, 0, s->cs));
         HR_SPCU(r, cudaEventRecord(s->ev_check, s->cs));
     }
-    HR_SPBLAS(r, cublasDdot(s->bl, s->n, s->d_res, 1, s->d_res, 1, rnew));
+    HR_TRY(dot(r, s, s->d_res, s->d_res, rnew));
     hri_sp_cg_update_p<<<grid_of(s->n), 256, 0, s->st>>>(s->n, s->d_p, s->d_res, rnew, rold, ctl, j);
     HR_SPCU(r, cudaGetLastError());
     return HR_OK;
@@ -200,11 +228,7 @@ static hr_status cg_setup(hr_sparse_run *r)
     HR_SPSPARSE(r, cusparseSetStream(s->sp, s->st));
     HR_SPSPARSE(r, cusparseCreate(&s->sp2));
     HR_SPSPARSE(r, cusparseSetStream(s->sp2, s->cs));
-    HR_SPBLAS(r, cublasCreate(&s->bl));
-    HR_SPBLAS(r, cublasSetStream(s->bl, s->st));
-    HR_SPBLAS(r, cublasSetPointerMode(s->bl, CUBLAS_POINTER_MODE_DEVICE));
-    HR_SPCU(r, cudaMalloc(&s->d_ws, HR_SP_CG_WORKSPACE));
-    HR_SPBLAS(r, cublasSetWorkspace(s->bl, s->d_ws, HR_SP_CG_WORKSPACE));
+    HR_SPCU(r, cudaMalloc((void **)&s->d_part, HR_SP_DOT_BLOCKS * sizeof(double)));
     int *rowp = (int *)malloc(((size_t)n + 1) * sizeof *rowp);
     if (!rowp) return HR_ERR_NO_MEMORY;
     for (int i = 0; i <= n; i++)
@@ -251,7 +275,7 @@ static hr_status cg_setup(hr_sparse_run *r)
     HR_SPCU(r, cudaMemsetAsync(s->d_res, 0, vb, s->st));
     HR_SPSPARSE(r, cusparseSpMV(s->sp, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, s->A, s->vx, &zero, s->vq,
                                 CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT, s->d_buf));
-    HR_SPBLAS(r, cublasDdot(s->bl, n, s->d_res, 1, s->d_res, 1, s->d_sc + 3));
+    HR_TRY(dot(r, s, s->d_res, s->d_res, s->d_sc + 3));
     HR_SPSPARSE(r, cusparseSpMV(s->sp2, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, s->A2, s->vx2, &zero, s->vw,
                                 CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT, s->d_buf2));
     HR_SPCU(r, cudaStreamSynchronize(s->st));
@@ -299,7 +323,7 @@ static hr_status cg_load(hr_sparse_run *r)
                                 CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT, s->d_buf));
     hri_sp_cg_init<<<grid_of(n), 256, 0, s->st>>>(n, s->d_b, s->d_q, s->d_res, s->d_p);
     HR_SPCU(r, cudaGetLastError());
-    HR_SPBLAS(r, cublasDdot(s->bl, n, s->d_res, 1, s->d_res, 1, s->d_sc + 1)); /* the new slot */
+    HR_TRY(dot(r, s, s->d_res, s->d_res, s->d_sc + 1)); /* the new slot */
     HR_SPCU(r, cudaStreamSynchronize(s->st));
     s->R.bnorm = hri_sparse_norm2(r->b, n) / s->sc;
     if (s->dc) HR_TRY(hri_sp_ctl_reset(r, &s->R, s->st));
@@ -378,12 +402,11 @@ static void cg_teardown(hr_sparse_run *r)
     if (s->vx) cusparseDestroyDnVec(s->vx);
     if (s->vw) cusparseDestroyDnVec(s->vw);
     if (s->sp) cusparseDestroy(s->sp);
-    if (s->bl) cublasDestroy(s->bl);
     hri_sp_resid_free(&s->R);
     cudaSetDevice(r->o.device);
     cudaFree(s->d_rowp), cudaFree(s->d_col), cudaFree(s->d_val), cudaFree(s->d_b), cudaFree(s->d_x);
     cudaFree(s->d_res), cudaFree(s->d_p), cudaFree(s->d_q), cudaFree(s->d_sc), cudaFree(s->d_buf);
-    cudaFree(s->d_w), cudaFree(s->d_buf2), cudaFree(s->d_ws);
+    cudaFree(s->d_w), cudaFree(s->d_buf2), cudaFree(s->d_part);
     if (s->st) cudaStreamDestroy(s->st);
     if (s->cs) cudaStreamDestroy(s->cs);
     if (s->ev_x) cudaEventDestroy(s->ev_x);

@@ -25,7 +25,7 @@
 /* Writes "call failed at file:line: name: text" into r->err; returns the status that
  * the 2-D backend's hri_cuda_fail maps the error to. */
 hr_status hri_sp_cuda_fail(hr_sparse_run *r, cudaError_t e, const char *call, const char *file, int line);
-/* Same for a library status (cuSPARSE, cuBLAS) that is not a cudaError_t. */
+/* Same for a library status (cuSPARSE) that is not a cudaError_t. */
 hr_status hri_sp_lib_fail(hr_sparse_run *r, const char *what, const char *call, const char *file, int line);
 
 #define HR_SPCU(r, call)                                                                                     \
