@@ -92,6 +92,8 @@ static const tcase cases[] = {
     /* a uniform star (its scalars, no arrays) on a grid of several warps' columns and several
      * segments of rows of the one-pass 2-D sweep (stencil_cuda_sweep.cu) */
     {"2d dirichlet uniform", 2, {60, 70, 0}, {1.0, 1.0, 1.0}, "dddd", 0},
+    /* and of the 3-D one: two tiles of columns, of rows and of planes (16 a block here) each */
+    {"3d dn|nd|dd coef field", 3, {61, 13, 20}, {1.0, 1.0, 2.0}, "dnnddd", 1},
 };
 #define NCASES   (sizeof cases / sizeof *cases)
 
@@ -782,9 +784,9 @@ int main(int argc, char **argv)
         return 77;
     }
     placement();
-    /* the one-pass 2-D sweep on every level it takes (by default only on large ones): the
-     * methods below check it against cpu-seq (the periodic and 3-D cases, and an odd count's
-     * last sweep, keep the parity passes) */
+    /* the one-pass sweeps on every level they take (by default only on large ones): the
+     * methods below check them against cpu-seq (the periodic cases, and an odd count's last
+     * sweep, keep the parity passes) */
     hri_st_cuda_set_pair_min(1);
     for (size_t c = 0; c < NCASES; c++)
         kernels(&cases[c]);

@@ -610,7 +610,7 @@ static void cu_gs_sweep(hr_st_exec *ex, const hr_sop *A, double *u, const double
         hri_st_cu_colour(st_dev(ex), A, u, b, omega, cls[reverse ? n - 1 - c : c]);
 }
 
-/* Two sweeps in two passes, u -> t -> u, each one read and one write of the grid (the 2-D
+/* Two sweeps in two passes, u -> t -> u, each one read and one write of the grid (the
  * star stencils of one process); -1 for the others. */
 static int cu_gs_pair(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, double *t, double omega,
                       int reverse)

@@ -22,7 +22,7 @@ struct hr_st_exec;
 hr_status hri_st_cuda_set_shape(struct hr_st_exec *ex, int dim, int bx, int by, int h);
 void hri_st_cuda_get_shape(const struct hr_st_exec *ex, int dim, int *bx, int *by, int *h);
 
-/* For tests, process-wide: the one-pass 2-D Gauss-Seidel sweeps (hri_st_cu_rb_sweep) run on
+/* For tests, process-wide: the one-pass Gauss-Seidel sweeps (hri_st_cu_rb_sweep) run on
  * levels of at least this many unknowns (0: the default, 2^23), the parity passes on smaller
  * ones. Both make the same bits. */
 void hri_st_cuda_set_pair_min(size_t unknowns);

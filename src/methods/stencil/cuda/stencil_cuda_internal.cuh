@@ -173,7 +173,7 @@ void hri_st_cu_colour(st_cuda *d, const hr_sop *A, double *u, const double *b, d
  * and one parity's pass (the points whose whole-grid index sum has that parity). */
 int hri_st_cu_parity_ok(const hr_sop *A);
 void hri_st_cu_parity(st_cuda *d, const hr_sop *A, double *u, const double *b, double omega, int parity);
-/* Whether A's Gauss-Seidel sweep may run in one pass out of place (a 2-D star stencil that may
+/* Whether A's Gauss-Seidel sweep may run in one pass out of place (a 2-D or 3-D star stencil that may
  * run by parity, no periodic axis, one process), and that sweep: u's values swept into out
  * (the points of parity p0 first), bitwise the two parity passes in place. out's ghosts are
  * left as they are (they must be u's: 0). */

@@ -636,6 +636,161 @@ static __global__ void __launch_bounds__(256)
 #undef ST_RB_IN
 }
 
+/* ------------------------------------------------------------------ a whole 3-D sweep in one pass */
+
+/* The 3-D star stencil's one-pass sweep: k_rb2's march along z, planes for rows. A block of
+ * ST_RB3_W warps takes a tile of 64 columns (two a lane) by ST_RB3_W rows, warp w on row
+ * y0 + w, and marches along z. When plane R comes in, the first half sweep updates
+ * plane R - 1 and the second plane R - 2, as in k_rb2. The in-plane neighbours come from shared
+ * memory: each step the block lays down its planes R - 1 and R - 2 as they stand (double
+ * buffered, one barrier a step). The first half reads the other parity of plane R - 1 (not yet
+ * touched) and the second the first half's results on plane R - 2 (a step old), so that one
+ * snapshot serves both. The first half is right on the tile less its outermost columns and rows,
+ * the second on the tile less two: lanes 1..30 of warps 2 .. ST_RB3_W - 3 write theirs
+ * (neighbouring tiles overlap by four columns and four rows). A block marches `planes` planes
+ * (64, fewer on small grids: hri_st_cu_rb_sweep). */
+#define ST_RB3_W     16
+#define ST_RB3_OWN_Y (ST_RB3_W - 4)
+
+/* (A u)_p of a 3-D star stencil from the point's value and its neighbours (x-, x+, y-, y+, z-,
+ * z+), and the diagonal in dg: st_au<3>'s terms in its order. */
+template <bool UNI>
+__device__ __forceinline__ double st_star3_au(const st_args &a, double uc, double xm, double xp, double ym, double yp,
+                                              double zm, double zp, ptrdiff_t p, ptrdiff_t sy, ptrdiff_t sz,
+                                              double &dg)
+{
+    if (UNI) {
+        double s = a.ud * uc + a.uc0 * (xp + xm) + a.uc1 * (yp + ym);
+        s += a.uc2 * (zp + zm);
+        dg = a.ud;
+        return s;
+    }
+    const double cxp = __ldg(a.c[0] + p), cxm = __ldg(a.c[0] + p - 1), cyp = __ldg(a.c[1] + p),
+                 cym = __ldg(a.c[1] + p - sy);
+    double s = cxp * (xp - uc) + cxm * (xm - uc) + cyp * (yp - uc) + cym * (ym - uc);
+    double cs = cxp + cxm + cyp + cym;
+    const double czp = __ldg(a.c[2] + p), czm = __ldg(a.c[2] + p - sz);
+    s += czp * (zp - uc) + czm * (zm - uc);
+    cs += czp + czm;
+    const double ec = __ldg(a.e + p);
+    dg = ec - cs;
+    return ec * uc + s;
+}
+
+/* The Gauss-Seidel update of one point of a 3-D star (k_parity's step, term for term). */
+template <bool UNI>
+__device__ __forceinline__ double st_rb3_point(const st_args &a, double uc, double xm, double xp, double ym, double yp,
+                                               double zm, double zp, double bp, ptrdiff_t p, ptrdiff_t sy,
+                                               ptrdiff_t sz, double omega)
+{
+    double dg;
+    const double au = st_star3_au<UNI>(a, uc, xm, xp, ym, yp, zm, zp, p, sy, sz, dg);
+    return uc + omega * (bp - au) / dg;
+}
+
+/* A plane of a lane's two columns: u, and b of the plane below (the step's plane R - 1). */
+typedef struct st_rb3_plane {
+    double u[2], b[2];
+} st_rb3_plane;
+
+template <bool UNI>
+static __global__ void __launch_bounds__(32 * ST_RB3_W, 2)
+    k_rb3(st_cgeo c, st_args a, const double *__restrict__ u, double *__restrict__ out, double omega, int p0,
+          int planes)
+{
+    __shared__ double sm[2][2][ST_RB3_W][64]; /* [buffer][plane R - 1, R - 2][row][column] */
+    const int lane = (int)(threadIdx.x & 31), w = (int)(threadIdx.x >> 5);
+    const int nx = c.n[0], ny = c.n[1], nz = c.n[2];
+    const int x0 = (int)blockIdx.x * ST_RB_OWN - 2, c0 = x0 + 2 * lane;
+    const int y = (int)blockIdx.y * ST_RB3_OWN_Y - 2 + w;
+    const bool yin = y >= 0 && y < ny, yload = y >= -1 && y <= ny;
+    bool col[2], inner[2], own[2];
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        col[h] = yload && c0 + h >= -1 && c0 + h <= nx;
+        inner[h] = yin && c0 + h >= 0 && c0 + h < nx;
+        own[h] = lane >= 1 && lane <= 30 && w >= 2 && w <= ST_RB3_W - 3 && inner[h];
+    }
+    const int z0 = (int)blockIdx.z * planes, z1 = min(z0 + planes, nz);
+    const ptrdiff_t sy = c.sy, sz = c.sz, base = c.origin + c0 + (ptrdiff_t)y * sy;
+    const double *__restrict__ b = a.b;
+    const int par0 = (c0 + y + c.s[2]) & 1; /* c0's parity on plane 0 */
+    /* neighbours in shared memory: x- and x+ of the lane's pair, y- and y+ (the tile's outermost
+     * rows read their own: they are never right, as said above) */
+    const int xl = 2 * lane - 1, xr = 2 * lane + 2, wd = w > 0 ? w - 1 : w, wu = w < ST_RB3_W - 1 ? w + 1 : w;
+#define ST_RB3_IN(h, z)  (col[h] && (z) >= -1 && (z) <= nz)
+#define ST_RB3_INB(h, z) (inner[h] && (z) >= 0 && (z) < nz)
+    double u3[2] = {0.0, 0.0}, u2[2] = {0.0, 0.0}, u1[2] = {0.0, 0.0}, b2[2] = {0.0, 0.0};
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        if (ST_RB3_IN(h, z0 - 2)) u2[h] = __ldg(u + base + h + (ptrdiff_t)(z0 - 2) * sz);
+        if (ST_RB3_IN(h, z0 - 1)) u1[h] = __ldg(u + base + h + (ptrdiff_t)(z0 - 1) * sz);
+    }
+    st_rb3_plane nx0;
+#define ST_RB3_LOAD(v, z)                                                                                    \
+    do {                                                                                                     \
+        _Pragma("unroll") for (int h = 0; h < 2; h++)                                                        \
+        {                                                                                                    \
+            const ptrdiff_t pz_ = base + h + (ptrdiff_t)(z) * sz;                                            \
+            (v).u[h] = ST_RB3_IN(h, z) ? __ldg(u + pz_) : 0.0;                                               \
+            (v).b[h] = ST_RB3_INB(h, (z) - 1) ? __ldg(b + pz_ - sz) : 0.0;                                   \
+        }                                                                                                    \
+    } while (0)
+    ST_RB3_LOAD(nx0, z0);
+#pragma unroll 1
+    for (int R = z0; R <= z1 + 1; R++) {
+        const st_rb3_plane cur = nx0;
+        ST_RB3_LOAD(nx0, R + 1); /* in flight during this step */
+        double(*const s1)[64] = sm[R & 1][0];
+        double(*const s2)[64] = sm[R & 1][1];
+        s1[w][2 * lane] = u1[0], s1[w][2 * lane + 1] = u1[1];
+        s2[w][2 * lane] = u2[0], s2[w][2 * lane + 1] = u2[1];
+        __syncthreads();
+        /* the first half on plane R - 1, then the second on plane R - 2: each updates one of
+         * the lane's two columns (constant indices, so that the columns stay in registers) */
+        {
+            const int q = R - 1;
+            if (q >= 0 && q < nz) {
+                if (((par0 + q) & 1) == p0) {
+                    if (inner[0])
+                        u1[0] = st_rb3_point<UNI>(a, u1[0], lane > 0 ? s1[w][xl] : 0.0, u1[1], s1[wd][2 * lane],
+                                                  s1[wu][2 * lane], u2[0], cur.u[0], cur.b[0], base + q * sz,
+                                                  sy, sz, omega);
+                } else if (inner[1]) {
+                    u1[1] = st_rb3_point<UNI>(a, u1[1], u1[0], lane < 31 ? s1[w][xr] : 0.0, s1[wd][2 * lane + 1],
+                                              s1[wu][2 * lane + 1], u2[1], cur.u[1], cur.b[1], base + 1 + q * sz,
+                                              sy, sz, omega);
+                }
+            }
+        }
+        {
+            const int q = R - 2;
+            if (q >= 0 && q < nz) {
+                if (((par0 + q) & 1) != p0) {
+                    if (inner[0])
+                        u2[0] = st_rb3_point<UNI>(a, u2[0], lane > 0 ? s2[w][xl] : 0.0, u2[1], s2[wd][2 * lane],
+                                                  s2[wu][2 * lane], u3[0], u1[0], b2[0], base + q * sz, sy, sz,
+                                                  omega);
+                } else if (inner[1]) {
+                    u2[1] = st_rb3_point<UNI>(a, u2[1], u2[0], lane < 31 ? s2[w][xr] : 0.0, s2[wd][2 * lane + 1],
+                                              s2[wu][2 * lane + 1], u3[1], u1[1], b2[1], base + 1 + q * sz, sy,
+                                              sz, omega);
+                }
+            }
+            if (q >= z0 && q < z1) {
+                if (own[0]) out[base + (ptrdiff_t)q * sz] = u2[0];
+                if (own[1]) out[base + 1 + (ptrdiff_t)q * sz] = u2[1];
+            }
+        }
+#pragma unroll
+        for (int h = 0; h < 2; h++)
+            u3[h] = u2[h], u2[h] = u1[h], u1[h] = cur.u[h], b2[h] = cur.b[h];
+    }
+#undef ST_RB3_LOAD
+#undef ST_RB3_INB
+#undef ST_RB3_IN
+}
+
 /* The one-pass sweep from this many unknowns: a warp's march is a chain of steps (each waits for
  * its shuffles, and a lane computes both parities' updates, half of them masked), so it wins
  * where the grid gives enough warps to hide that and the parity passes' second read costs more
@@ -651,10 +806,10 @@ extern "C" void hri_st_cuda_set_pair_min(size_t unknowns)
 int hri_st_cu_rb_pair_ok(const st_cuda *d, const hr_sop *A)
 {
     const hr_sgrid *g = &A->g;
-    if (d->comm || g->dim != 2 || g->count < st_rb_min || !hri_st_cu_parity_ok(A)) return 0;
+    if (d->comm || g->count < st_rb_min || !hri_st_cu_parity_ok(A)) return 0;
     for (int a = 0; a < g->dim; a++)
-        if (g->periodic[a] || g->gper[a]) return 0;
-    return g->n[0] > 0 && g->n[1] > 0;
+        if (g->periodic[a] || g->gper[a] || g->n[a] <= 0) return 0;
+    return 1;
 }
 
 void hri_st_cu_rb_sweep(st_cuda *d, const hr_sop *A, const double *u, const double *b, double *out, double omega,
@@ -664,18 +819,40 @@ void hri_st_cu_rb_sweep(st_cuda *d, const hr_sop *A, const double *u, const doub
     const hr_sgrid *g = &A->g;
     st_cgeo c;
     memset(&c, 0, sizeof c);
-    c.n[0] = g->n[0], c.n[1] = g->n[1];
+    c.n[0] = g->n[0], c.n[1] = g->n[1], c.n[2] = g->dim == 3 ? g->n[2] : 1;
     c.sy = g->st[1];
+    c.sz = g->dim == 3 ? g->st[2] : 0;
     c.origin = g->origin;
-    c.s[2] = g->goff[0] + g->goff[1]; /* the whole-grid parity's offset */
+    c.s[2] = g->goff[0] + g->goff[1] + (g->dim == 3 ? g->goff[2] : 0); /* the whole-grid parity's offset */
+    st_args a = args_of(A);
+    a.b = b;
+    if (g->dim == 3) {
+        /* 64 planes a block, fewer (down to 16) until the grid has 1024 blocks: a block's march
+         * is a chain of steps, and a few waves of blocks leave SMs idle at its end (one H200,
+         * 255^3: 250 us a sweep with 440 blocks of 64 planes, two parity passes 230 us) */
+        const unsigned bx = (unsigned)((g->n[0] + ST_RB_OWN - 1) / ST_RB_OWN),
+                       by = (unsigned)((g->n[1] + ST_RB3_OWN_Y - 1) / ST_RB3_OWN_Y);
+        int planes = 64;
+        while (planes > 16 && (size_t)bx * by * (size_t)((g->n[2] + planes - 1) / planes) < 1024)
+            planes /= 2;
+        const dim3 block3(32 * ST_RB3_W, 1, 1), grid3(bx, by, (unsigned)((g->n[2] + planes - 1) / planes));
+        if (grid3.y > 65535 || grid3.z > 65535) {
+            ST_CU(d, cudaErrorInvalidConfiguration);
+            return;
+        }
+        if (A->uniform)
+            k_rb3<true><<<grid3, block3, 0, d->st>>>(c, a, u, out, omega, p0, planes);
+        else
+            k_rb3<false><<<grid3, block3, 0, d->st>>>(c, a, u, out, omega, p0, planes);
+        ST_LAUNCHED(d);
+        return;
+    }
     const int warps = (g->n[0] + ST_RB_OWN - 1) / ST_RB_OWN;
     const dim3 block(256, 1, 1), grid((warps + 7) / 8, (g->n[1] + ST_RB_ROWS - 1) / ST_RB_ROWS, 1);
     if (grid.y > 65535) {
         ST_CU(d, cudaErrorInvalidConfiguration);
         return;
     }
-    st_args a = args_of(A);
-    a.b = b;
     if (A->uniform)
         k_rb2<true><<<grid, block, 0, d->st>>>(c, a, u, out, omega, p0);
     else
