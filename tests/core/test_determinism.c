@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "hetrelax/hetrelax.h"
+#include "sample_util.h"
 
 static double *solve(hr_options o)
 {
@@ -136,6 +137,7 @@ static void threads_equal_seq(void **state)
             double *ref = solve(so);
             for (size_t g = 0; g < sizeof grids / sizeof grids[0]; g++)
                 for (int layout = 0; layout < 2; layout++) {
+                    if (!hr_test_take()) continue;
                     hr_options o = so;
                     o.backend = HR_BACKEND_CPU_THREADS;
                     o.thread_rows = grids[g][0];
@@ -153,6 +155,7 @@ static void threads_equal_seq(void **state)
             /* automatic thread grid and counts 1..4, with and without streaming stores */
             for (int t = 1; t <= 4; t++)
                 for (int nt = 0; nt < 2; nt++) {
+                    if (!hr_test_take()) continue;
                     hr_options o = so;
                     o.backend = HR_BACKEND_CPU_THREADS;
                     o.threads = t;

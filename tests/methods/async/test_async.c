@@ -25,6 +25,7 @@
 
 #include "methods/async/cpu/jacobi2d_async.h"
 #include "hetrelax/hetrelax.h"
+#include "sample_util.h"
 
 static const char *const kernels[] = {"async0", "async1", "async2", "async3"};
 
@@ -102,6 +103,7 @@ static void alpha1_equals_seq(void **state)
                     double *want = solve(o, NULL);
                     for (int v = 0; v < 3; v++)
                         for (size_t g = 0; g < sizeof grids / sizeof grids[0]; g++) {
+                            if (!hr_test_take()) continue;
                             double *got = solve(threaded(o, kernels[v], 1, grids[g][0], grids[g][1]), NULL);
                             snprintf(what, sizeof what, "%s alpha 1 %dx%d %s rhs %d, %ld sweeps", kernels[v],
                                      grids[g][0], grids[g][1], p ? "double" : "single", rhs, iters[it]);
@@ -124,6 +126,7 @@ static void one_thread_is_jacobi_for_any_alpha(void **state)
             double *want = solve(o, NULL);
             for (int v = 0; v < 3; v++)
                 for (int a = 0; a < 3; a++) {
+                    if (!hr_test_take()) continue;
                     double *got = solve(threaded(o, kernels[v], alphas[a], 1, 1), NULL);
                     snprintf(what, sizeof what, "%s alpha %d on one thread, %ld sweeps", kernels[v],
                              alphas[a], iters[it]);
@@ -246,6 +249,7 @@ static void converges_to_sync_accuracy(void **state)
         for (int a = 0; a < 3; a++)
             for (int t = 0; t < 4; t++)
                 for (int run = 0; run < 3; run++) {
+                    if (!hr_test_take()) continue;
                     const int pass = hr_async_pass_sweeps(v, alphas[a]);
                     const long cap = (2 * T + pass - 1) / pass * pass;
                     hr_options o = threaded(base(n, cap, HR_PREC_DOUBLE), kernels[v], alphas[a],
@@ -284,6 +288,7 @@ static void converges_by_true_residual(void **state)
         for (int a = 0; a < 3; a++)
             for (int t = 0; t < 2; t++)
                 for (int run = 0; run < 2; run++) {
+                    if (!hr_test_take()) continue;
                     hr_options o = threaded(base(n, 3 * rs.iterations, HR_PREC_DOUBLE), kernels[v], alphas[a],
                                             threads[t][0], threads[t][1]);
                     o.tol = tol;

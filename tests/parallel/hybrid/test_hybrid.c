@@ -18,6 +18,7 @@
 #include "hetrelax/hetrelax.h"
 #include "hetrelax/hybrid.h"
 #include "hybrid_test_util.h"
+#include "sample_util.h"
 #include "parallel/hybrid/split.h"
 #include "runtime/cpu/crew.h"
 
@@ -36,6 +37,7 @@ static void every_split(int dim, hr_precision prec, hr_rhs rhs, double omega)
             for (int r = 0; r <= n; r++) {
                 if (r > 0 && r < n && (r < g || n - r < g)) continue; /* refused: see bad_input */
                 if (g > 1 && sched == 1 && r % 3) continue;           /* keep the run short */
+                if (!hr_test_take()) continue;
                 o = ref;
                 o.backend = HR_BACKEND_HYBRID;
                 o.split_second = HR_SPLIT_CPU;
