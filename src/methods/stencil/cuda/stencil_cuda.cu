@@ -611,11 +611,16 @@ static void cu_gs_sweep(hr_st_exec *ex, const hr_sop *A, double *u, const double
 }
 
 /* Two sweeps in two passes, u -> t -> u, each one read and one write of the grid (the
- * star stencils of one process); -1 for the others. */
+ * star stencils and the 2-D box stencils of one process); -1 for the others. */
 static int cu_gs_pair(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, double *t, double omega,
                       int reverse)
 {
     st_cuda *d = st_dev(ex);
+    if (hri_st_cu_box_pair_ok(d, A)) {
+        hri_st_cu_box_sweep(d, A, u, b, t, omega, reverse);
+        hri_st_cu_box_sweep(d, A, t, b, u, omega, reverse);
+        return 0;
+    }
     if (!hri_st_cu_rb_pair_ok(d, A)) return -1;
     hri_st_cu_rb_sweep(d, A, u, b, t, omega, reverse ? 1 : 0);
     hri_st_cu_rb_sweep(d, A, t, b, u, omega, reverse ? 1 : 0);

@@ -178,6 +178,11 @@ void hri_st_cu_parity(st_cuda *d, const hr_sop *A, double *u, const double *b, d
  * (the points of parity p0 first), bitwise the two parity passes in place. out's ghosts are
  * left as they are (they must be u's: 0). */
 int hri_st_cu_rb_pair_ok(const st_cuda *d, const hr_sop *A);
+/* The same for a 2-D box stencil (its four colours; one process, no periodic axis, a level of
+ * under 2^23 unknowns), and that sweep, the colours in hri_st_colours' order (reverse: backwards), bitwise the colour passes. */
+int hri_st_cu_box_pair_ok(const st_cuda *d, const hr_sop *A);
+void hri_st_cu_box_sweep(st_cuda *d, const hr_sop *A, const double *u, const double *b, double *out, double omega,
+                         int reverse);
 void hri_st_cu_rb_sweep(st_cuda *d, const hr_sop *A, const double *u, const double *b, double *out, double omega,
                         int p0);
 

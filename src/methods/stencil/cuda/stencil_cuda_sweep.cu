@@ -791,6 +791,159 @@ static __global__ void __launch_bounds__(32 * ST_RB3_W, 2)
 #undef ST_RB3_IN
 }
 
+/* ------------------------------------------------------------------ a whole 2-D box sweep in one pass */
+
+/* One Gauss-Seidel sweep of a 2-D box (9-point) stencil, its four colours in order, read from u
+ * and written to out: a block loads a tile of ST_BT x ST_BT points of u into shared memory and
+ * sweeps the colours there one after another (a barrier between them). A point's eight
+ * neighbours are all of other colours, so each colour's updates read only values the earlier
+ * colours have set or left: the colour passes' values, bitwise. An update needs its neighbours
+ * in the tile, and the k-th colour's values are right only where the (k-1)-th's were one point
+ * further in, so after four colours the tile is right but for a ring of ST_BT_RING points;
+ * neighbouring tiles overlap by twice that, and a block writes its middle. Where the colour
+ * passes read u, b and write a quarter of the grid four times a sweep, this reads u about 1.3
+ * times and b and out once. */
+#define ST_BT      64
+#define ST_BT_RING 4
+#define ST_BT_OWN  (ST_BT - 2 * ST_BT_RING)
+
+/* the colours in sweep order (parities of x and y) and the stencil's offsets o_k (x, y) */
+typedef struct st_bt {
+    int cx[4], cy[4], ox[4], oy[4];
+} st_bt;
+
+#define ST_BT_THREADS 512
+
+/* A tile point of colour `col` that thread slot k (0 .. ST_BT^2 / 4 - 1) updates: its tile and
+ * whole-grid indices; false where it has no update (the tile's edge, outside the grid). */
+__device__ __forceinline__ bool st_bt_point(const st_cgeo &c, const st_bt &t, int col, int k, int x0, int y0, int &tx,
+                                            int &ty, ptrdiff_t &p)
+{
+    const int fx = (((t.cx[col] - c.s[0] - x0) % 2) + 2) % 2, fy = (((t.cy[col] - c.s[1] - y0) % 2) + 2) % 2;
+    tx = fx + 2 * (k % (ST_BT / 2)), ty = fy + 2 * (k / (ST_BT / 2));
+    const int i = x0 + tx, j = y0 + ty;
+    p = c.origin + i + (ptrdiff_t)j * c.sy;
+    return tx >= 1 && tx <= ST_BT - 2 && ty >= 1 && ty <= ST_BT - 2 && i >= 0 && i < c.n[0] && j >= 0 && j < c.n[1];
+}
+
+static __global__ void __launch_bounds__(ST_BT_THREADS, 2) k_box2t(st_cgeo c, st_args a, st_bt t,
+                                                                const double *__restrict__ u,
+                                                                double *__restrict__ out, double omega)
+{
+    __shared__ double s[ST_BT][ST_BT];
+    constexpr int LOADS = ST_BT * ST_BT / ST_BT_THREADS, UPD = ST_BT * ST_BT / 4 / ST_BT_THREADS;
+    const int nx = c.n[0], ny = c.n[1];
+    const int x0 = (int)blockIdx.x * ST_BT_OWN - ST_BT_RING, y0 = (int)blockIdx.y * ST_BT_OWN - ST_BT_RING;
+    const ptrdiff_t sy = c.sy;
+    /* every load of the block at once: the tile, and b at the thread's points of each colour */
+    double v[LOADS], bv[4][UPD];
+#pragma unroll
+    for (int r = 0; r < LOADS; r++) {
+        const int k = (int)threadIdx.x + r * ST_BT_THREADS, i = x0 + (k % ST_BT), j = y0 + k / ST_BT;
+        v[r] = i >= -1 && i <= nx && j >= -1 && j <= ny ? __ldg(u + c.origin + i + (ptrdiff_t)j * sy) : 0.0;
+    }
+#pragma unroll
+    for (int col = 0; col < 4; col++)
+#pragma unroll
+        for (int r = 0; r < UPD; r++) {
+            int tx, ty;
+            ptrdiff_t p;
+            bv[col][r] = st_bt_point(c, t, col, (int)threadIdx.x + r * ST_BT_THREADS, x0, y0, tx, ty, p)
+                             ? __ldg(a.b + p)
+                             : 0.0;
+        }
+#pragma unroll
+    for (int r = 0; r < LOADS; r++) {
+        const int k = (int)threadIdx.x + r * ST_BT_THREADS;
+        s[k / ST_BT][k % ST_BT] = v[r];
+    }
+    __syncthreads();
+#pragma unroll
+    for (int col = 0; col < 4; col++) {
+#pragma unroll
+        for (int r = 0; r < UPD; r++) {
+            int tx, ty;
+            ptrdiff_t p;
+            if (!st_bt_point(c, t, col, (int)threadIdx.x + r * ST_BT_THREADS, x0, y0, tx, ty, p)) continue;
+            const double up = s[ty][tx];
+            double au, dg;
+            /* st_au<4>'s terms in its order */
+            if (st_in_box(a, x0 + tx, y0 + ty, 0)) {
+                au = a.rd * up;
+#pragma unroll
+                for (int q = 0; q < 4; q++)
+                    au += a.rc[q] * s[ty + t.oy[q]][tx + t.ox[q]] + a.rcm[q] * s[ty - t.oy[q]][tx - t.ox[q]];
+                dg = a.rd;
+            } else {
+                au = __ldg(a.d + p) * up;
+#pragma unroll
+                for (int q = 0; q < 4; q++)
+                    au += __ldg(a.c[q] + p) * s[ty + t.oy[q]][tx + t.ox[q]] +
+                          __ldg(a.c[q] + p - a.doff[q]) * s[ty - t.oy[q]][tx - t.ox[q]];
+                dg = __ldg(a.d + p);
+            }
+            s[ty][tx] = up + omega * (bv[col][r] - au) / dg;
+        }
+        __syncthreads();
+    }
+    for (int k = (int)threadIdx.x; k < ST_BT_OWN * ST_BT_OWN; k += ST_BT_THREADS) {
+        const int tx = ST_BT_RING + k % ST_BT_OWN, ty = ST_BT_RING + k / ST_BT_OWN;
+        const int i = x0 + tx, j = y0 + ty;
+        if (i < nx && j < ny) out[c.origin + i + (ptrdiff_t)j * sy] = s[ty][tx];
+    }
+}
+
+/* The tile sweep below this many unknowns: a block's chain (its loads, four colours, a barrier
+ * after each) takes about 10 us, which the four colour passes' launches cost on small levels
+ * and more, but on large levels the colour passes stream faster (one H200, 8000^2's level of
+ * 4000^2: 257 us a sweep in colour passes, 274 us in tiles; 2000^2: 78 and 77.5 us; 250^2 and
+ * smaller: 18-22 and 17 us) */
+#define ST_BT_MAX ((size_t)1 << 23)
+
+int hri_st_cu_box_pair_ok(const st_cuda *d, const hr_sop *A)
+{
+    const hr_sgrid *g = &A->g;
+    if (d->comm || kind_of(A) != 4 || g->count >= ST_BT_MAX) return 0;
+    for (int a = 0; a < 2; a++)
+        if (g->periodic[a] || g->gper[a] || g->gn[a] < 2 || g->n[a] <= 0) return 0;
+    for (int q = 0; q < 4; q++)
+        if (A->off[q][0] < -1 || A->off[q][0] > 1 || A->off[q][1] < -1 || A->off[q][1] > 1) return 0;
+    return 1;
+}
+
+void hri_st_cu_box_sweep(st_cuda *d, const hr_sop *A, const double *u, const double *b, double *out, double omega,
+                         int reverse)
+{
+    hri_st_cu_use(d);
+    const hr_sgrid *g = &A->g;
+    int cls[27][3];
+    if (hri_st_colours(A, cls) != 4) {
+        ST_CU(d, cudaErrorInvalidConfiguration);
+        return;
+    }
+    st_bt t;
+    for (int q = 0; q < 4; q++) {
+        const int k = reverse ? 3 - q : q;
+        t.cx[q] = cls[k][0], t.cy[q] = cls[k][1];
+        t.ox[q] = A->off[q][0], t.oy[q] = A->off[q][1];
+    }
+    st_cgeo c;
+    memset(&c, 0, sizeof c);
+    c.n[0] = g->n[0], c.n[1] = g->n[1];
+    c.sy = g->st[1];
+    c.origin = g->origin;
+    c.s[0] = g->goff[0], c.s[1] = g->goff[1];
+    const dim3 grid((unsigned)((g->n[0] + ST_BT_OWN - 1) / ST_BT_OWN), (unsigned)((g->n[1] + ST_BT_OWN - 1) / ST_BT_OWN), 1);
+    if (grid.y > 65535) {
+        ST_CU(d, cudaErrorInvalidConfiguration);
+        return;
+    }
+    st_args a = args_of(A);
+    a.b = b;
+    k_box2t<<<grid, ST_BT_THREADS, 0, d->st>>>(c, a, t, u, out, omega);
+    ST_LAUNCHED(d);
+}
+
 /* The one-pass sweep from this many unknowns: a warp's march is a chain of steps (each waits for
  * its shuffles, and a lane computes both parities' updates, half of them masked), so it wins
  * where the grid gives enough warps to hide that and the parity passes' second read costs more
