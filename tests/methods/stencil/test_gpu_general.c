@@ -92,6 +92,8 @@ static const tcase cases[] = {
     /* a uniform star (its scalars, no arrays) on a grid of several warps' columns and several
      * segments of rows of the one-pass 2-D sweep (stencil_cuda_sweep.cu) */
     {"2d dirichlet uniform", 2, {60, 70, 0}, {1.0, 1.0, 1.0}, "dddd", 0},
+    /* Galerkin (box) levels of two tiles of the 2-D box sweep in x (stencil_cuda_sweep.cu) */
+    {"2d nd|dd coef field, wide", 2, {130, 61, 0}, {2.0, 1.0, 1.0}, "nddd", 1},
     /* and of the 3-D one: two tiles of columns, of rows and of planes (16 a block here) each */
     {"3d dn|nd|dd coef field", 3, {61, 13, 20}, {1.0, 1.0, 2.0}, "dnnddd", 1},
 };
