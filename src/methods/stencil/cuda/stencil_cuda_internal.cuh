@@ -173,17 +173,18 @@ void hri_st_cu_colour(st_cuda *d, const hr_sop *A, double *u, const double *b, d
  * and one parity's pass (the points whose whole-grid index sum has that parity). */
 int hri_st_cu_parity_ok(const hr_sop *A);
 void hri_st_cu_parity(st_cuda *d, const hr_sop *A, double *u, const double *b, double omega, int parity);
-/* Whether A's Gauss-Seidel sweep may run in one pass out of place (a 2-D or 3-D star stencil that may
- * run by parity, no periodic axis, one process), and that sweep: u's values swept into out
- * (the points of parity p0 first), bitwise the two parity passes in place. out's ghosts are
+/* Whether A's Gauss-Seidel sweep may run in one pass out of place (a 2-D or 3-D star stencil
+ * that may run by parity, no periodic axis, one process), and that sweep: u's values swept into
+ * out (the points of parity p0 first), bitwise the two parity passes in place. out's ghosts are
  * left as they are (they must be u's: 0). */
 int hri_st_cu_rb_pair_ok(const st_cuda *d, const hr_sop *A);
+void hri_st_cu_rb_sweep(st_cuda *d, const hr_sop *A, const double *u, const double *b, double *out, double omega,
+                        int p0);
 /* The same for a 2-D box stencil (its four colours; one process, no periodic axis, a level of
- * under 2^23 unknowns), and that sweep, the colours in hri_st_colours' order (reverse: backwards), bitwise the colour passes. */
+ * under 2^23 unknowns), and that sweep, the colours in hri_st_colours' order (reverse:
+ * backwards), bitwise the colour passes. */
 int hri_st_cu_box_pair_ok(const st_cuda *d, const hr_sop *A);
 void hri_st_cu_box_sweep(st_cuda *d, const hr_sop *A, const double *u, const double *b, double *out, double omega,
                          int reverse);
-void hri_st_cu_rb_sweep(st_cuda *d, const hr_sop *A, const double *u, const double *b, double *out, double omega,
-                        int p0);
 
 #endif

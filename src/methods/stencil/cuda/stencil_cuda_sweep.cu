@@ -50,6 +50,48 @@ template <bool NC> __device__ __forceinline__ double st_ld(const double *p)
     return NC ? __ldg(p) : *p;
 }
 
+/* (A u)_p of a 2-D star stencil from the point's value uc and its neighbours (x-, x+, y-, y+),
+ * and the diagonal in dg: with a uniform star's scalars, or in flux form from the couplings
+ * (x+, x-, y+, y-) and exc, as the CPU's. */
+template <bool UNI>
+__device__ __forceinline__ double st_star2_au(const st_args &a, double uc, double ul, double ur, double ud, double uu,
+                                              double cxp, double cxm, double cyp, double cym, double ec, double &dg)
+{
+    if (UNI) {
+        dg = a.ud;
+        return a.ud * uc + a.uc0 * (ur + ul) + a.uc1 * (uu + ud);
+    }
+    const double s = cxp * (ur - uc) + cxm * (ul - uc) + cyp * (uu - uc) + cym * (ud - uc);
+    dg = ec - (cxp + cxm + cyp + cym);
+    return ec * uc + s;
+}
+
+/* (A u)_p of a 3-D star stencil from the point's value and its neighbours (x-, x+, y-, y+, z-,
+ * z+), and the diagonal in dg, as the CPU's: the couplings read at p (k_star3, which carries
+ * the z couplings from plane to plane, writes the same terms with its own). */
+template <bool UNI>
+__device__ __forceinline__ double st_star3_au(const st_args &a, double uc, double xm, double xp, double ym, double yp,
+                                              double zm, double zp, ptrdiff_t p, ptrdiff_t sy, ptrdiff_t sz,
+                                              double &dg)
+{
+    if (UNI) {
+        double s = a.ud * uc + a.uc0 * (xp + xm) + a.uc1 * (yp + ym);
+        s += a.uc2 * (zp + zm);
+        dg = a.ud;
+        return s;
+    }
+    const double cxp = __ldg(a.c[0] + p), cxm = __ldg(a.c[0] + p - 1), cyp = __ldg(a.c[1] + p),
+                 cym = __ldg(a.c[1] + p - sy);
+    double s = cxp * (xp - uc) + cxm * (xm - uc) + cyp * (yp - uc) + cym * (ym - uc);
+    double cs = cxp + cxm + cyp + cym;
+    const double czp = __ldg(a.c[2] + p), czm = __ldg(a.c[2] + p - sz);
+    s += czp * (zp - uc) + czm * (zm - uc);
+    cs += czp + czm;
+    const double ec = __ldg(a.e + p);
+    dg = ec - cs;
+    return ec * uc + s;
+}
+
 /* (A u)_p of the stencil kinds (2 and 3 the star stencils, 4 and 13 the box stencils) and the
  * diagonal in dg; a box stencil's row from the scalars of the box of equal rows where `in`. */
 template <int KIND, bool NC>
@@ -58,28 +100,17 @@ __device__ __forceinline__ double st_au(const st_args &a, const double *u, ptrdi
     const double up = st_ld<NC>(u + p);
     if (KIND == 2 || KIND == 3) {
         const ptrdiff_t sy = a.doff[1];
-        if (a.uni) {
-            double s = a.ud * up + a.uc0 * (st_ld<NC>(u + p + 1) + st_ld<NC>(u + p - 1)) +
-                       a.uc1 * (st_ld<NC>(u + p + sy) + st_ld<NC>(u + p - sy));
-            if (KIND == 3) s += a.uc2 * (st_ld<NC>(u + p + a.doff[2]) + st_ld<NC>(u + p - a.doff[2]));
-            dg = a.ud;
-            return s;
+        const double xm = st_ld<NC>(u + p - 1), xp = st_ld<NC>(u + p + 1), ym = st_ld<NC>(u + p - sy),
+                     yp = st_ld<NC>(u + p + sy);
+        if (KIND == 2) {
+            if (a.uni) return st_star2_au<true>(a, up, xm, xp, ym, yp, 0.0, 0.0, 0.0, 0.0, 0.0, dg);
+            return st_star2_au<false>(a, up, xm, xp, ym, yp, __ldg(a.c[0] + p), __ldg(a.c[0] + p - 1),
+                                      __ldg(a.c[1] + p), __ldg(a.c[1] + p - sy), __ldg(a.e + p), dg);
         }
-        const double *cx = a.c[0], *cy = a.c[1];
-        const double cxp = __ldg(cx + p), cxm = __ldg(cx + p - 1), cyp = __ldg(cy + p),
-                     cym = __ldg(cy + p - sy);
-        double s = cxp * (st_ld<NC>(u + p + 1) - up) + cxm * (st_ld<NC>(u + p - 1) - up) +
-                   cyp * (st_ld<NC>(u + p + sy) - up) + cym * (st_ld<NC>(u + p - sy) - up);
-        double cs = cxp + cxm + cyp + cym;
-        if (KIND == 3) {
-            const ptrdiff_t sz = a.doff[2];
-            const double czp = __ldg(a.c[2] + p), czm = __ldg(a.c[2] + p - sz);
-            s += czp * (st_ld<NC>(u + p + sz) - up) + czm * (st_ld<NC>(u + p - sz) - up);
-            cs += czp + czm;
-        }
-        const double ec = __ldg(a.e + p);
-        dg = ec - cs;
-        return ec * up + s;
+        const ptrdiff_t sz = a.doff[2];
+        const double zm = st_ld<NC>(u + p - sz), zp = st_ld<NC>(u + p + sz);
+        return a.uni ? st_star3_au<true>(a, up, xm, xp, ym, yp, zm, zp, p, sy, sz, dg)
+                     : st_star3_au<false>(a, up, xm, xp, ym, yp, zm, zp, p, sy, sz, dg);
     }
     if (in) { /* the same terms, the values the arrays hold there */
         double s = a.rd * up;
@@ -129,22 +160,6 @@ __device__ __forceinline__ double st_finish(const st_args &a, ptrdiff_t p, doubl
 }
 
 #define ST_REDUCES(OP) ((OP) == ST_OP_RES || (OP) == ST_OP_APPLY)
-
-/* (A u)_p of a 2-D star stencil from the point's value uc and its neighbours (x-, x+, y-, y+),
- * and the diagonal in dg: with a uniform star's scalars, or in flux form from the couplings
- * (x+, x-, y+, y-) and exc, as the CPU's. */
-template <bool UNI>
-__device__ __forceinline__ double st_star2_au(const st_args &a, double uc, double ul, double ur, double ud, double uu,
-                                              double cxp, double cxm, double cyp, double cym, double ec, double &dg)
-{
-    if (UNI) {
-        dg = a.ud;
-        return a.ud * uc + a.uc0 * (ur + ul) + a.uc1 * (uu + ud);
-    }
-    const double s = cxp * (ur - uc) + cxm * (ul - uc) + cyp * (uu - uc) + cym * (ud - uc);
-    dg = ec - (cxp + cxm + cyp + cym);
-    return ec * uc + s;
-}
 
 /* The 2-D star stencil, marching along y. */
 template <int OP> static __global__ void __launch_bounds__(1024) k_star2(st_geo g, st_args a)
@@ -652,31 +667,6 @@ static __global__ void __launch_bounds__(256)
 #define ST_RB3_W     16
 #define ST_RB3_OWN_Y (ST_RB3_W - 4)
 
-/* (A u)_p of a 3-D star stencil from the point's value and its neighbours (x-, x+, y-, y+, z-,
- * z+), and the diagonal in dg: st_au<3>'s terms in its order. */
-template <bool UNI>
-__device__ __forceinline__ double st_star3_au(const st_args &a, double uc, double xm, double xp, double ym, double yp,
-                                              double zm, double zp, ptrdiff_t p, ptrdiff_t sy, ptrdiff_t sz,
-                                              double &dg)
-{
-    if (UNI) {
-        double s = a.ud * uc + a.uc0 * (xp + xm) + a.uc1 * (yp + ym);
-        s += a.uc2 * (zp + zm);
-        dg = a.ud;
-        return s;
-    }
-    const double cxp = __ldg(a.c[0] + p), cxm = __ldg(a.c[0] + p - 1), cyp = __ldg(a.c[1] + p),
-                 cym = __ldg(a.c[1] + p - sy);
-    double s = cxp * (xp - uc) + cxm * (xm - uc) + cyp * (yp - uc) + cym * (ym - uc);
-    double cs = cxp + cxm + cyp + cym;
-    const double czp = __ldg(a.c[2] + p), czm = __ldg(a.c[2] + p - sz);
-    s += czp * (zp - uc) + czm * (zm - uc);
-    cs += czp + czm;
-    const double ec = __ldg(a.e + p);
-    dg = ec - cs;
-    return ec * uc + s;
-}
-
 /* The Gauss-Seidel update of one point of a 3-D star (k_parity's step, term for term). */
 template <bool UNI>
 __device__ __forceinline__ double st_rb3_point(const st_args &a, double uc, double xm, double xp, double ym, double yp,
@@ -933,7 +923,8 @@ void hri_st_cu_box_sweep(st_cuda *d, const hr_sop *A, const double *u, const dou
     c.sy = g->st[1];
     c.origin = g->origin;
     c.s[0] = g->goff[0], c.s[1] = g->goff[1];
-    const dim3 grid((unsigned)((g->n[0] + ST_BT_OWN - 1) / ST_BT_OWN), (unsigned)((g->n[1] + ST_BT_OWN - 1) / ST_BT_OWN), 1);
+    const dim3 grid((unsigned)((g->n[0] + ST_BT_OWN - 1) / ST_BT_OWN),
+                    (unsigned)((g->n[1] + ST_BT_OWN - 1) / ST_BT_OWN), 1);
     if (grid.y > 65535) {
         ST_CU(d, cudaErrorInvalidConfiguration);
         return;
