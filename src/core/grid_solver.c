@@ -637,6 +637,7 @@ static hr_status relax_setup(hr_grid_solver *s, const double *rhs, const double 
     if (st != HR_OK) return st;
     s->engine = e;
     s->eng_has_rhs = rhs != NULL;
+    s->eng_rhs_device = 0;
     s->fresh = x0 == NULL;
     if (s->stop) hr_solver_request_stop(e);
     return HR_OK;
@@ -735,8 +736,68 @@ static void relax_release(hr_grid_solver *s)
     s->engine = NULL;
 }
 
-static const hr_gs_ops relax_ops = {
-    "solver", relax_solve, relax_solution, relax_history, relax_request_stop, relax_release, NULL};
+/* Arrays in the GPU's memory: written into the kernel's device grids after whatever set-up
+ * the solve needs, the solution read out of them; the run leaves it there. */
+static hr_status relax_solve_device(hr_grid_solver *s, const hr_device_arrays *a, hr_result *res)
+{
+    const int single = a->prec == HR_PREC_SINGLE;
+    const hr_solver *e = s->engine;
+    if (e && !hri_solver_takes_device(e)) {
+        hri_gs_set_error(s, "device arrays: kernel %s takes host arrays only (hr_grid_solver_solve)",
+                         s->info.kernel);
+        return HR_ERR_UNSUPPORTED;
+    }
+    /* a set-up with an h^2 f grid for a->rhs (the problem's own f, or zeros to be overwritten),
+     * or the problem's f back; a kernel that cannot restart starts again too */
+    int setup = !e || (a->rhs ? !hri_solver_has_rhs_grid(e) : s->eng_has_rhs) ||
+                (!s->fresh && !hri_solver_can_restart(e));
+    hr_status st = HR_OK;
+    if (setup) {
+        double *zeros = NULL;
+        if (a->rhs && (s->p.rhs == HR_RHS_ZERO || s->p.rhs == HR_RHS_SPIKE) &&
+            !(zeros = calloc(s->count ? s->count : 1, sizeof *zeros))) {
+            hri_gs_set_error(s, "rhs: no memory for the set-up");
+            return HR_ERR_NO_MEMORY;
+        }
+        st = relax_setup(s, zeros, NULL);
+        free(zeros);
+        s->eng_has_rhs = 0;
+    } else if (!a->x0 && !s->fresh) {
+        st = relax_restart(s, NULL);
+    }
+    if (st != HR_OK) return st;
+    hr_solver *en = s->engine;
+    if (a->x0) {
+        st = hri_solver_device_io(en, HR_DEVIO_X0, (void *)a->x0, single, 1.0);
+        s->fresh = 0;
+    }
+    if (st == HR_OK && a->rhs) st = hri_solver_device_io(en, HR_DEVIO_RHS, (void *)a->rhs, single, s->rhs_scale);
+    if (st != HR_OK) {
+        hri_gs_set_error(s, "%s", hr_solver_last_error(en));
+        return st;
+    }
+    s->eng_has_rhs = s->eng_rhs_device = a->rhs != NULL;
+    hr_result r;
+    st = hri_solver_run_device(en, &r);
+    s->fresh = 0;
+    s->stop = 0;
+    if (st == HR_OK || st == HR_ERR_DIVERGED) {
+        if (a->x) {
+            const hr_status xs = hri_solver_device_io(en, HR_DEVIO_X, a->x, single, 1.0);
+            if (xs != HR_OK) st = xs;
+        }
+    }
+    if (st != HR_OK && st != HR_ERR_DIVERGED) {
+        hri_gs_set_error(s, "%s", hr_solver_last_error(en));
+        return st;
+    }
+    hri_gs_finish_result(s, &r);
+    if (res) *res = r;
+    return st;
+}
+
+static const hr_gs_ops relax_ops = {"solver",           relax_solve,  relax_solution,    relax_history,
+                                    relax_request_stop, relax_release, relax_solve_device};
 
 static hr_status relax_create(hr_grid_solver *s)
 {
@@ -1094,8 +1155,7 @@ hr_status hr_grid_solver_solve_device(hr_grid_solver *s, const hr_device_arrays 
         hri_gs_set_error(
             s,
             "device arrays: engine \"%s\" takes host arrays (hr_grid_solver_solve); device arrays "
-            "reach mg, cg and mgcg on the model problem and every method of the general "
-            "engine, on one GPU of this process",
+            "reach every method on one GPU of this process",
             s->info.engine);
         return HR_ERR_UNSUPPORTED;
     }

@@ -361,7 +361,9 @@ void hr_solver_request_stop(hr_solver *s)
 }
 
 /* Runs `count` sweeps; final_residual: recompute the residual on the host at the end
- * (hr_solver_run) or report the last checked one (hr_solver_run_sweeps). */
+ * (hr_solver_run), where the solution lives (RUN_ON_DEVICE: hri_solver_run_device), or
+ * report the last checked one (0: hr_solver_run_sweeps). */
+#define RUN_ON_DEVICE 2
 static hr_status run_held(hr_solver *s, long count, int final_residual, hr_result *res);
 
 static hr_status run(hr_solver *s, long count, int final_residual, hr_result *res)
@@ -406,7 +408,10 @@ static hr_status run_held(hr_solver *s, long count, int final_residual, hr_resul
     hr_driver_out d;
     hr_status st = hri_drive(&ops, &cfg, o->keep_history ? &s->hist : NULL, &t, &d);
     if (d.reason == HR_REASON_STOPPED) s->stop = 0; /* the request is answered */
-    if (st == HR_OK && s->k->kernel->sync_host) st = s->k->kernel->sync_host(s);
+    const int on_device = final_residual == RUN_ON_DEVICE;
+    if (st == HR_OK && s->k->kernel->sync_host && !on_device) st = s->k->kernel->sync_host(s);
+    double device_rel = NAN;
+    if (st == HR_OK && on_device) st = current_residual(s, &device_rel);
     if (st != HR_OK) return st;
 
     r.dim = p->dim;
@@ -424,11 +429,11 @@ static hr_status run_held(hr_solver *s, long count, int final_residual, hr_resul
     r.time_setup_s = s->t_setup;
     r.time_h2d_s = s->t_h2d;
     r.time_d2h_s = s->t_d2h;
-    r.relative_residual = final_residual ? hri_solver_host_residual(s) : d.last_rel;
+    r.relative_residual = on_device ? device_rel : final_residual ? hri_solver_host_residual(s) : d.last_rel;
     r.reason = final_residual || !isnan(d.last_rel)
                    ? hri_driver_final_reason(d.reason, r.relative_residual, o->tol, o->divtol)
                    : d.reason;
-    r.max_error = final_residual ? max_error(s) : NAN;
+    r.max_error = final_residual && !on_device ? max_error(s) : NAN;
     const double pts = (double)p->nx * (double)p->ny * (double)p->nz * (double)r.iterations;
     const double es = (double)s->u[0].l.esize;
     r.bytes_per_point = 2.0 * es + (s->hf.base ? es : 0.0);
@@ -455,6 +460,44 @@ hr_status hr_solver_run(hr_solver *s, hr_result *res)
 hr_status hr_solver_run_sweeps(hr_solver *s, long count, hr_result *res)
 {
     return run(s, count, 0, res);
+}
+
+hr_status hri_solver_run_device(hr_solver *s, hr_result *res)
+{
+    return run(s, s ? s->o.iters : 0, RUN_ON_DEVICE, res);
+}
+
+int hri_solver_takes_device(const hr_solver *s)
+{
+    return s && s->k->kernel->device_io;
+}
+
+int hri_solver_has_rhs_grid(const hr_solver *s)
+{
+    return s && s->hf.base;
+}
+
+int hri_solver_can_restart(const hr_solver *s)
+{
+    return s && (s->k->caps & HR_CAP_DETERMINISTIC) && (!s->k->kernel->sync_host || s->k->kernel->upload);
+}
+
+hr_status hri_solver_device_io(hr_solver *s, hr_devio what, void *ptr, int single, double pre)
+{
+    if (!s || !ptr) return HR_ERR_INVALID_ARG;
+    if (!s->k->kernel->device_io) {
+        hri_solver_set_error(s, "kernel %s takes host arrays only", s->k->name);
+        return HR_ERR_UNSUPPORTED;
+    }
+    if (what == HR_DEVIO_RHS && !s->hf.base) {
+        hri_solver_set_error(s, "rhs: this set-up has no right-hand side grid");
+        return HR_ERR_UNSUPPORTED;
+    }
+    if (!enter(s, "device arrays")) return HR_ERR_INVALID_ARG;
+    const hr_status st = s->k->kernel->device_io(s, what, ptr, single, pre);
+    if (st == HR_OK && what == HR_DEVIO_X0) s->done = 0;
+    leave(s);
+    return st;
 }
 
 /* Copies between the interior of grid g and a caller's array (x fastest); to_user picks
@@ -510,7 +553,7 @@ hr_status hr_solver_set_solution(hr_solver *s, hr_precision prec, const void *sr
                             done, LONG_MAX - room);
         return HR_ERR_INVALID_ARG;
     }
-    if (!(s->k->caps & HR_CAP_DETERMINISTIC) || (s->k->kernel->sync_host && !s->k->kernel->upload)) {
+    if (!hri_solver_can_restart(s)) {
         hri_solver_set_error(s, "kernel %s keeps state it cannot restart from a solution", s->k->name);
         return HR_ERR_UNSUPPORTED;
     }

@@ -21,6 +21,9 @@ extern "C" {
 
 /* A kernel's entry points; its registry entry (s->k, an hr_entry) holds its name, backend,
  * capabilities and the variant (id) these run. */
+/* What a kernel's device_io moves. */
+typedef enum { HR_DEVIO_X0, HR_DEVIO_RHS, HR_DEVIO_X } hr_devio;
+
 typedef struct hr_kernel_ops {
     /* Prepares the kernel: allocates its state, initialises (first-touches) the host
      * grids or uploads them. Called once by hr_solver_create. */
@@ -38,6 +41,12 @@ typedef struct hr_kernel_ops {
     /* Makes the device copy (if any) match s->u[s->cur] after the host grid was changed
      * (a restart). NULL: the host grid is the state. */
     hr_status (*upload)(hr_solver *s);
+    /* The caller's array `ptr` in the GPU's memory (x fastest; fp32 when single, else fp64;
+     * hr_grid_solver_solve_device): HR_DEVIO_X0 writes it into the current solution (every
+     * device grid the kernel reads, as a set-up would), HR_DEVIO_RHS writes h^2 * pre * ptr
+     * into the h^2 f grid (HR_ERR_UNSUPPORTED without one), HR_DEVIO_X reads the current
+     * solution out into it. NULL: host arrays only. */
+    hr_status (*device_io)(hr_solver *s, hr_devio what, void *ptr, int single, double pre);
 } hr_kernel_ops;
 
 /* The problem a run resolved from its options (the model problem: one mesh width, one
@@ -98,6 +107,20 @@ void hri_solver_set_error(hr_solver *s, const char *fmt, ...)
     ;
 /* Host residual of grid u[cur], in double. */
 double hri_solver_host_residual(const hr_solver *s);
+
+/* The caller's device arrays through the kernel's device_io (the relaxation engine of
+ * hr_grid_solver_solve_device): HR_ERR_UNSUPPORTED, with the reason in the solver's error,
+ * where the kernel takes host arrays only. HR_DEVIO_X0 restarts the count of sweeps. */
+hr_status hri_solver_device_io(hr_solver *s, hr_devio what, void *ptr, int single, double pre);
+/* Whether the kernel takes device arrays (has device_io). */
+int hri_solver_takes_device(const hr_solver *s);
+/* Whether the solver has an h^2 f grid (set up with a right-hand side array or a formula). */
+int hri_solver_has_rhs_grid(const hr_solver *s);
+/* Whether the kernel can restart from another solution (hr_solver_set_solution). */
+int hri_solver_can_restart(const hr_solver *s);
+/* hr_solver_run with the solution left on the device: no copy to the host at the end, the
+ * final residual computed by the kernel (max_error NaN). */
+hr_status hri_solver_run_device(hr_solver *s, hr_result *res);
 
 /* The resolved extent of the options along axis 0 (x), 1 (y) or 2 (z; 1 in 2-D). */
 HR_INTERNAL_API int hri_options_extent(const hr_options *o, int axis);

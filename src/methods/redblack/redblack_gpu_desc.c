@@ -20,6 +20,7 @@
 #include "core/tune_util.h"
 #include "methods/redblack/cuda/redblack_gpu.h"
 #include "runtime/cuda/cuda_api.h"
+#include "runtime/cuda/grid_device.h"
 
 /* One GPU (hri_gpu_rb_*) or several (hri_gpu_rb2_*) behind the same four calls. */
 typedef struct rb_ops {
@@ -218,6 +219,46 @@ static hr_status rbg_upload(hr_solver *s)
     return HR_OK;
 }
 
+/* One GPU's grids as grid_device.h describes them; *u the current grid, *u2 rb-tuned's second. */
+static hri_dev_grid rbg_grids(hr_solver *s, void **u, void **u2)
+{
+    rbg_state *st = s->impl;
+    const hr_grid_layout *l = &s->u[0].l;
+    const void *hf = NULL;
+    void *stream = NULL;
+    hri_gpu_rb_grids(st->g, u, u2, &hf, &stream);
+    const hri_dev_grid d = {s->o.device, stream,   l->dim,       l->nx,        l->ny,       l->nz,      l->esize,
+                            l->pitch,    l->plane, l->offset,    hf,           s->p.spike_i, s->p.spike_j,
+                            s->p.spike_k};
+    return d;
+}
+
+/* On the device: a check copies nothing back. */
+static hr_status rbg_residual(hr_solver *s, double *rel)
+{
+    void *u, *u2;
+    const hri_dev_grid d = rbg_grids(s, &u, &u2);
+    return hri_dev_grid_residual(&d, u, rel, s->err, sizeof s->err);
+}
+
+static hr_status rbg_device_io(hr_solver *s, hr_devio what, void *ptr, int single, double pre)
+{
+    rbg_state *st = s->impl;
+    void *u, *u2;
+    const hri_dev_grid d = rbg_grids(s, &u, &u2);
+    switch (what) {
+    case HR_DEVIO_X: return hri_dev_grid_out(&d, u, ptr, single, s->err, sizeof s->err);
+    case HR_DEVIO_RHS:
+        return hri_dev_grid_in(&d, (void *)d.hf, ptr, single, pre, s->p.h * s->p.h, s->err, sizeof s->err);
+    case HR_DEVIO_X0:
+        HR_TRY(hri_dev_grid_in(&d, u, ptr, single, 1.0, 1.0, s->err, sizeof s->err));
+        if (u2) HR_TRY(hri_dev_grid_in(&d, u2, ptr, single, 1.0, 1.0, s->err, sizeof s->err));
+        st->host_stale = 1;
+        return HR_OK;
+    }
+    return HR_ERR_INVALID_ARG;
+}
+
 static void rbg_teardown(hr_solver *s)
 {
     rbg_state *st = s->impl;
@@ -303,8 +344,10 @@ const hr_kernel_ops hri_kernel_rb_gpu = {
     .setup = rbg_setup,
     .sweeps = rbg_sweeps,
     .sync_host = rbg_sync_host,
+    .residual = rbg_residual,
     .teardown = rbg_teardown,
     .upload = rbg_upload,
+    .device_io = rbg_device_io,
 };
 
 /* rb-mgpu and rb-2gpu: the registry id is the GPU count (0: --gpus N) */

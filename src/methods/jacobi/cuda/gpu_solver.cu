@@ -14,6 +14,7 @@
 #include "core/timer.h"
 #include "runtime/cuda/cuda_api.h"
 #include "runtime/cuda/gpu_internal.cuh"
+#include "runtime/cuda/grid_device.h"
 
 /* Launches captured in one graph (even, so a replay ends on the parity it began on). */
 #define HR_GRAPH_PASSES 16
@@ -349,6 +350,25 @@ static hr_status gpu_residual(hr_solver *s, double *rel)
     return hri_gpu_residual_compute(s, g, rel);
 }
 
+/* The caller's device arrays (hr_grid_solver_solve_device): both grids take an initial
+ * guess, as the set-up gives both the host's. */
+static hr_status gpu_device_io(hr_solver *s, hr_devio what, void *ptr, int single, double pre)
+{
+    hr_gpu *g = (hr_gpu *)s->impl;
+    const hri_dev_grid d = {g->dev,   g->stream, g->dim,    g->nx,    g->ny,          g->nz,
+                            g->esize, g->pitch,  g->plane,  g->offset, g->d_hf,        g->spike.spike_i,
+                            g->spike.spike_j, g->spike.spike_k};
+    switch (what) {
+    case HR_DEVIO_X: return hri_dev_grid_out(&d, g->d_u[g->dcur], ptr, single, s->err, sizeof s->err);
+    case HR_DEVIO_RHS:
+        return hri_dev_grid_in(&d, g->d_hf, ptr, single, pre, s->p.h * s->p.h, s->err, sizeof s->err);
+    case HR_DEVIO_X0:
+        for (int k = 0; k < 2; k++) HR_TRY(hri_dev_grid_in(&d, g->d_u[k], ptr, single, 1.0, 1.0, s->err, sizeof s->err));
+        return HR_OK;
+    }
+    return HR_ERR_INVALID_ARG;
+}
+
 static void gpu_teardown(hr_solver *s)
 {
     hr_gpu *g = (hr_gpu *)s->impl;
@@ -412,5 +432,5 @@ static hr_status gpu_check_alpha(const hr_options *o, char *why, size_t why_size
 
 /* The entry points of every HR_GPU_KERNEL line of the registry; the line's family says what
  * they launch. */
-extern "C" const hr_kernel_ops hri_kernel_gpu = {gpu_setup,    gpu_sweeps,      gpu_sync_host, gpu_residual,
-                                                gpu_teardown, gpu_check_alpha, gpu_upload};
+extern "C" const hr_kernel_ops hri_kernel_gpu = {gpu_setup,       gpu_sweeps, gpu_sync_host,  gpu_residual, gpu_teardown,
+                                                gpu_check_alpha, gpu_upload, gpu_device_io};

@@ -371,6 +371,14 @@ extern "C" hr_status hri_gpu_rb_upload(hr_gpu_rb *G, const void *u_host, double 
     return HR_OK;
 }
 
+extern "C" void hri_gpu_rb_grids(const hr_gpu_rb *G, void **u, void **u2, const void **hf, void **stream)
+{
+    *u = G->d_u;
+    *u2 = G->d_u2;
+    *hf = G->d_hf;
+    *stream = G->stream;
+}
+
 extern "C" void hri_gpu_rb_free(hr_gpu_rb *G)
 {
     if (!G) return;

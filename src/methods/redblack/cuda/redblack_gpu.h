@@ -62,6 +62,9 @@ hr_status hri_gpu_rb_download(hr_gpu_rb *g, void *u_host, double *seconds, char 
 hr_status hri_gpu_rb_upload(hr_gpu_rb *g, const void *u_host, double *seconds, char *err, size_t err_size);
 
 void hri_gpu_rb_free(hr_gpu_rb *g);
+/* The device grids (allocation starts): the current one, rb-tuned's second (else NULL), the
+ * h^2 f grid (NULL without), and the cudaStream_t every kernel and copy runs on. */
+void hri_gpu_rb_grids(const hr_gpu_rb *g, void **u, void **u2, const void **hf, void **stream);
 
 /* The tuning cache / shipped shapes for a red-black GPU kernel (src/methods/jacobi/cuda/gpu_tune.cu: the
  * same files and nearest-size rule as the Jacobi families): 1 and shape + *source ("cache"
