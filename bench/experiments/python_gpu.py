@@ -14,13 +14,18 @@ in one process on one device: time to a relative residual of 1e-8 for the model 
   cupyx-cg         cupyx.scipy.sparse.linalg.cg on the 5-point CSR matrix (one solve: tens of seconds).
   pyamg            recorded as not installed where it is not.
 
+With --sweep-sizes, the relaxation kernels too (jacobi's default kernel, red-black): Solver.sweep(u,
+K) of a CuPy u in place against the same Solver given a NumPy u, per sweep, the wall time of the
+call against the library's loop (info.time_s), the CuPy result checked bitwise against the NumPy
+one.
+
 Every answer is checked: the relative residual ||h^2 f - A x|| / ||h^2 f|| is recomputed in
 fp64 by a matrix-free stencil on the device. With PyTorch present, one solve of each hetrelax path
 runs under torch.profiler (CUPTI: every CUDA memcpy of the process, whoever issues it): the count
 and time of host<->device copies of each.
 
     python3 bench/experiments/python_gpu.py --out FILE.json [--sizes 4095,8191] [--repeats 5]
-        [--precision mixed] [--cg-sizes 4095] [--no-profile]
+        [--precision mixed] [--cg-sizes 4095] [--no-profile] [--sweep-sizes 4095] [--sweeps 200]
 """
 import argparse
 import datetime
@@ -79,6 +84,45 @@ def copies(fn):
     return {"h2d": h2d, "d2h": d2h, "memcpy_ms": total, "largest_ms": largest}
 
 
+def sweeps(a, cp, hetrelax, n, rec):
+    """Solver.sweep(u, K) on the model problem: CuPy u (in place) against NumPy u, fp64."""
+    k = a.sweeps
+    p = hetrelax.Poisson((n, n))
+    cp.random.seed(7)
+    f = cp.random.random((n, n), dtype=cp.float64)
+    fh = cp.asnumpy(f)
+    for method in ("jacobi", "redblack"):
+        s = hetrelax.Solver(p, method=method, backend="gpu", tol=0, maxiter=k)
+        u = cp.zeros((n, n))
+        cold, (_, info) = wall(cp, lambda: s.sweep(u, k, f=f))
+        times, lib = [], []
+        for _ in range(a.repeats):
+            t, (_, info) = wall(cp, lambda: s.sweep(u, k, f=f))
+            times.append(t)
+            lib.append(info.time_s)
+        med, libmed = statistics.median(times), statistics.median(lib)
+        prof = None if a.no_profile else copies(lambda: s.sweep(u, k, f=f))
+        # the NumPy path from the same start, checked bitwise against the CuPy path
+        ud, uh = cp.zeros((n, n)), np.zeros((n, n))
+        s.sweep(ud, k, f=f)
+        s.sweep(uh, k, f=fh)
+        same = bool(np.array_equal(cp.asnumpy(ud), uh))
+        htimes = []
+        for _ in range(a.repeats):
+            t, _ = wall(cp, lambda: s.sweep(uh, k, f=fh))
+            htimes.append(t)
+        hprof = None if a.no_profile else copies(lambda: s.sweep(uh, k, f=fh))
+        common = dict(n=n, method=method, kernel=info.kernel, sweeps=k, precision="double")
+        rec(solver="hetrelax-sweep-cupy", **common, time_s=med, times_s=times, cold_s=cold, library_time_s=libmed,
+            per_sweep_us=1e6 * med / k, library_per_sweep_us=1e6 * libmed / k,
+            added_per_sweep_us=1e6 * (med - libmed) / k, copies=prof, answer_ok=same)
+        rec(solver="hetrelax-sweep-numpy", **common, time_s=statistics.median(htimes), times_s=htimes,
+            per_sweep_us=1e6 * statistics.median(htimes) / k, copies=hprof, answer_ok=same)
+        s.close()
+        del u, ud, uh
+    cp.get_default_memory_pool().free_all_blocks()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True)
@@ -88,6 +132,8 @@ def main():
     ap.add_argument("--precision", default="mixed")
     ap.add_argument("--tol", type=float, default=1e-8)
     ap.add_argument("--no-profile", action="store_true")
+    ap.add_argument("--sweep-sizes", default="")
+    ap.add_argument("--sweeps", type=int, default=200)
     a = ap.parse_args()
     import cupy as cp
     import cupyx.scipy.sparse as csp
@@ -180,6 +226,8 @@ def main():
             del A, bb, u
         del f, b
         cp.get_default_memory_pool().free_all_blocks()
+    for n in [int(v) for v in a.sweep_sizes.split(",") if v]:
+        sweeps(a, cp, hetrelax, n, rec)
     with open(a.out, "w") as fh:
         json.dump({"meta": meta, "records": recs}, fh, indent=1)
     bad = [r for r in recs if not r.get("answer_ok", True)]

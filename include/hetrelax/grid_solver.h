@@ -169,11 +169,12 @@ typedef struct hr_device_arrays {
  *  memory; CUDA array interface pointers), never copied through the host: f is formed into the
  *  engine's right-hand side and the solution written into a->x by kernels on the GPU. The
  *  same iterates, bit for bit, as hr_grid_solver_solve with the same values in host arrays.
- *  Runs where the engine lives on one GPU of this process: mg, cg and mgcg on the model
- *  problem, and every method of the general-problem engine (backend gpu, gpus 1). Elsewhere
- *  HR_ERR_UNSUPPORTED naming what runs. The call returns when a->x is written. The first
- *  device solve of a handle whose problem has no right-hand side array (zero, spike)
- *  sets its multigrid engine up again with room for one (time_setup_s says so).
+ *  Runs where the engine lives on one GPU of this process (backend gpu, gpus 1): every
+ *  method, on the model problem (its relaxation kernels, async ones included, and mg, cg,
+ *  mgcg) and on the others. Elsewhere HR_ERR_UNSUPPORTED naming what runs. The call
+ *  returns when a->x is written; the final residual is computed on the device (max_error
+ *  NaN). The first device solve of a handle whose problem has no right-hand side array
+ *  (zero, spike) sets its engine up again with room for one (time_setup_s says so).
  *  @return as hr_grid_solver_solve; HR_ERR_INVALID_ARG for a pointer that is not memory of
  *  the handle's GPU or a precision other than single or double. */
 HR_API hr_status hr_grid_solver_solve_device(hr_grid_solver *s, const hr_device_arrays *a, hr_result *res);

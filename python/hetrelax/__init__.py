@@ -11,8 +11,9 @@
     x, info = hetrelax.sparse.solve(A, b, method="async", local_iters=5)
 
 Arrays are NumPy arrays of float32 or float64, C-contiguous; a grid array of shape
-(ny, nx) / (nz, ny, nx) is the C library's layout (x fastest) without a copy. GPU arrays are
-not accepted yet (the GPU backend still runs solves). Errors raise hetrelax.Error
+(ny, nx) / (nz, ny, nx) is the C library's layout (x fastest) without a copy. Solver.solve and
+Solver.sweep also take GPU arrays (CuPy, PyTorch, anything with __cuda_array_interface__) with
+backend="gpu", read and written on the device. Errors raise hetrelax.Error
 (a RuntimeError) subclasses with the library's message; bad arguments raise ValueError or
 TypeError (InvalidArgumentError is both an Error and a ValueError). See docs/python.md.
 """

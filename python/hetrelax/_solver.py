@@ -234,8 +234,7 @@ class Solver:
             anything with ``__cuda_array_interface__``) on the Solver's GPU runs the device
             path: f, x0 and out all GPU arrays of one dtype, read and written by the library on
             the device with no copy through the host; x comes back as a GPU array of the same
-            library (backend "gpu" with one GPU; mg, cg and mgcg on the model problem and every
-            method on the others).
+            library (backend "gpu" with one GPU, every method).
         x0 : ndarray, optional
             The initial guess (default the problem's, zero). mg, cg and mgcg start from zero
             only so far (another x0: hetrelax.UnsupportedError).
