@@ -19,6 +19,10 @@ K) of a CuPy u in place against the same Solver given a NumPy u, per sweep, the 
 call against the library's loop (info.time_s), the CuPy result checked bitwise against the NumPy
 one.
 
+With --sparse-sizes, hetrelax.sparse.solve (cg on the gpu backend, one call: set-up included) of the
+assembled system of Poisson((n, n)) (f uniform in [0, 1)) with a CuPy matrix and CuPy b (x comes back as a CuPy
+array) against SciPy and NumPy arguments, and cupyx CG on the same CSR matrix.
+
 Every answer is checked: the relative residual ||h^2 f - A x|| / ||h^2 f|| is recomputed in
 fp64 by a matrix-free stencil on the device. With PyTorch present, one solve of each hetrelax path
 runs under torch.profiler (CUPTI: every CUDA memcpy of the process, whoever issues it): the count
@@ -26,6 +30,7 @@ and time of host<->device copies of each.
 
     python3 bench/experiments/python_gpu.py --out FILE.json [--sizes 4095,8191] [--repeats 5]
         [--precision mixed] [--cg-sizes 4095] [--no-profile] [--sweep-sizes 4095] [--sweeps 200]
+        [--sparse-sizes 1023]
 """
 import argparse
 import datetime
@@ -123,6 +128,47 @@ def sweeps(a, cp, hetrelax, n, rec):
     cp.get_default_memory_pool().free_all_blocks()
 
 
+def sparse(a, cp, hetrelax, n, rec):
+    """hetrelax.sparse.solve(A, b, method="cg", backend="gpu") with CuPy and with SciPy/NumPy
+    arguments, and cupyx CG; every answer's true residual recomputed in fp64 on the device."""
+    import cupyx.scipy.sparse as csp
+    import cupyx.scipy.sparse.linalg as cla
+
+    p = hetrelax.Poisson((n, n))
+    A, b = hetrelax.system(p, f=np.random.default_rng(2026).random(p.shape))
+    Ad, bd = csp.csr_matrix(A), cp.asarray(b)
+
+    def true_rel(x):
+        return float(cp.linalg.norm(bd - Ad @ cp.asarray(x)) / cp.linalg.norm(bd))
+
+    hetrelax.sparse.solve(A, b, method="cg", backend="gpu", rtol=a.tol, maxiter=3)  # kernels loaded
+    for name, args in (("hetrelax-sparse-cupy", (Ad, bd)), ("hetrelax-sparse-numpy", (A, b))):
+        times = []
+        for _ in range(a.repeats):
+            t, (x, info) = wall(cp, lambda: hetrelax.sparse.solve(*args, method="cg", backend="gpu", rtol=a.tol,
+                                                                  maxiter=100000))
+            times.append(t)
+        prof = None if a.no_profile else copies(lambda: hetrelax.sparse.solve(*args, method="cg", backend="gpu",
+                                                                                 rtol=a.tol, maxiter=100000))
+        rr = true_rel(x)
+        rec(solver=name, n=n, method="cg", time_s=statistics.median(times), times_s=times,
+            library_time_s=info.time_s, setup_s=info.time_setup_s, iterations=info.iterations,
+            relative_residual=rr, answer_ok=rr < a.tol * 1.01, out_type=type(x).__module__ + "." + type(x).__name__,
+            copies=prof)
+    cla.cg(Ad, bd, rtol=a.tol, atol=0.0, maxiter=3)
+    count = [0]
+
+    def cb(_):
+        count[0] += 1
+
+    t, (u, code) = wall(cp, lambda: cla.cg(Ad, bd, rtol=a.tol, atol=0.0, maxiter=100000, callback=cb))
+    rr = true_rel(u)
+    rec(solver="cupyx-cg", n=n, time_s=t, iterations=count[0], info=int(code), relative_residual=rr,
+        answer_ok=rr < 10 * a.tol and code == 0, timed="once")
+    del Ad, bd, u
+    cp.get_default_memory_pool().free_all_blocks()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True)
@@ -134,6 +180,7 @@ def main():
     ap.add_argument("--no-profile", action="store_true")
     ap.add_argument("--sweep-sizes", default="")
     ap.add_argument("--sweeps", type=int, default=200)
+    ap.add_argument("--sparse-sizes", default="")
     a = ap.parse_args()
     import cupy as cp
     import cupyx.scipy.sparse as csp
@@ -228,6 +275,8 @@ def main():
         cp.get_default_memory_pool().free_all_blocks()
     for n in [int(v) for v in a.sweep_sizes.split(",") if v]:
         sweeps(a, cp, hetrelax, n, rec)
+    for n in [int(v) for v in a.sparse_sizes.split(",") if v]:
+        sparse(a, cp, hetrelax, n, rec)
     with open(a.out, "w") as fh:
         json.dump({"meta": meta, "records": recs}, fh, indent=1)
     bad = [r for r in recs if not r.get("answer_ok", True)]

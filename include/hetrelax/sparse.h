@@ -244,6 +244,25 @@ HR_API hr_status hr_sparse_solver_create(const hr_csr *A, const hr_sparse_option
 HR_API hr_status hr_sparse_solver_solve(hr_sparse_solver *h, const double *b, double *x,
                                         hr_sparse_result *res);
 
+/*! hr_sparse_solver_solve_device() :
+ *  hr_sparse_solver_solve with b and x (the initial guess in, the solution out; n doubles
+ *  each) in the memory of the handle's GPU (device or managed memory; CUDA array interface
+ *  pointers), for a gpu method on one GPU: they are copied on the device into the method's
+ *  vectors and back, never through the host, and the initial and final residuals are
+ *  computed there. `stream` is a cudaStream_t whose work so far the call waits for before
+ *  it reads b and x (NULL: the legacy default stream); the call returns when x is written.
+ *  The iterates are those of hr_sparse_solver_solve from the same values.
+ *  @return as hr_sparse_solver_solve; HR_ERR_UNSUPPORTED for a CPU method, several GPUs or
+ *  async's host hub (comm amc); HR_ERR_INVALID_ARG for a pointer that is not memory of the
+ *  handle's GPU, or for b or x0 holding a value that is not finite. */
+HR_API hr_status hr_sparse_solver_solve_device(hr_sparse_solver *h, const double *b, double *x, void *stream,
+                                               hr_sparse_result *res);
+
+/*! hr_sparse_solve_device() : hr_sparse_solve with b and x in the GPU's memory (create,
+ *  hr_sparse_solver_solve_device, free). A stays on the host: the set-up reads it there. */
+HR_API hr_status hr_sparse_solve_device(const hr_csr *A, const double *b, double *x, void *stream,
+                                        const hr_sparse_options *o, hr_sparse_result *res);
+
 /*! hr_sparse_solver_free() : releases the handle (device memory, threads); accepts NULL. */
 HR_API void hr_sparse_solver_free(hr_sparse_solver *h);
 

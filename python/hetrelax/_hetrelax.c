@@ -920,21 +920,34 @@ static PyObject *py_sparse_solve(PyObject *self, PyObject *args, PyObject *kw)
                             "callback",
                             "monitor_every",
                             "catch_sigint",
+                            "b_ptr",
+                            "x_ptr",
+                            "stream",
                             NULL};
-    PyObject *Ao, *bo, *xo, *cb = Py_None;
+    PyObject *Ao, *bo, *xo, *cb = Py_None, *bpo = Py_None, *xpo = Py_None, *so = Py_None;
     hr_sparse_options o;
     hr_sparse_options_default(&o);
     const char *method = NULL;
     int backend = (int)o.backend, catch_sigint = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!OO|$ziiiidlldpdiiOlp", names, &CsrType, &Ao, &bo, &xo,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!OO|$ziiiidlldpdiiOlpOOO", names, &CsrType, &Ao, &bo, &xo,
                                      &method, &backend, &o.threads, &o.local_iters, &o.block, &o.tol,
                                      &o.max_iters, &o.check_every, &o.tau, &o.allow_divergent, &o.divtol,
-                                     &o.device, &o.gpus, &cb, &o.monitor_every, &catch_sigint))
+                                     &o.device, &o.gpus, &cb, &o.monitor_every, &catch_sigint, &bpo, &xpo, &so))
         return NULL;
     const hr_csr *A = ((CsrObject *)Ao)->A;
-    const double *b = array_data(bo, "b", NPY_DOUBLE, A->n_rows, 0);
-    double *x = b ? array_data(xo, "x", NPY_DOUBLE, A->n_cols, 1) : NULL;
-    if (!x) return NULL;
+    /* b_ptr, x_ptr: fp64 vectors in the GPU's memory (checked for length and type by the
+     * Python layer); b and x are then None */
+    void *db, *dx, *stream;
+    if (!device_pointer(bpo, "b_ptr", &db) || !device_pointer(xpo, "x_ptr", &dx) ||
+        !device_pointer(so, "stream", &stream))
+        return NULL;
+    const int on_device = bpo != Py_None;
+    const double *b = on_device ? db : array_data(bo, "b", NPY_DOUBLE, A->n_rows, 0);
+    double *x = !b ? NULL : on_device ? dx : array_data(xo, "x", NPY_DOUBLE, A->n_cols, 1);
+    if (!x) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "x_ptr: a null device pointer");
+        return NULL;
+    }
     if (cb != Py_None && !PyCallable_Check(cb)) {
         PyErr_SetString(PyExc_TypeError, "callback: must be callable");
         return NULL;
@@ -963,7 +976,7 @@ static PyObject *py_sparse_solve(PyObject *self, PyObject *args, PyObject *kw)
     hr_status st;
     int fired;
     Py_BEGIN_ALLOW_THREADS;
-    st = hr_sparse_solve(A, b, x, &o, &r);
+    st = on_device ? hr_sparse_solve_device(A, b, x, stream, &o, &r) : hr_sparse_solve(A, b, x, &o, &r);
     fired = sig_leave(&g);
     Py_END_ALLOW_THREADS;
     Py_XDECREF(mon.callback);
@@ -1121,7 +1134,8 @@ static PyMethodDef module_methods[] = {
     {"mm_read", py_mm_read, METH_O, "mm_read(path): Csr"},
     {"mm_read_vector", py_mm_read_vector, METH_O, "mm_read_vector(path): float64 array"},
     {"sparse_solve", (PyCFunction)(void (*)(void))py_sparse_solve, METH_VARARGS | METH_KEYWORDS,
-     "sparse_solve(A, b, x, **options) -> (status, result); x updated in place"},
+     "sparse_solve(A, b, x, **options) -> (status, result); x updated in place (b_ptr, x_ptr, stream: "
+     "device vectors, b and x None)"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module_def = {

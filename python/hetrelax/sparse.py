@@ -3,8 +3,10 @@
     import hetrelax.sparse
     x, info = hetrelax.sparse.solve(A, b, method="async", local_iters=5, rtol=1e-8)
 
-A is a SciPy sparse matrix (any format: converted with .tocsr()) or the CSR arrays
-(indptr, indices, data) [+ shape]. Methods: jacobi, gs, gs-mc, async (block-asynchronous
+A is a SciPy sparse matrix (any format: converted with .tocsr()), the CSR arrays
+(indptr, indices, data) [+ shape], or a CuPy sparse matrix (cupyx.scipy.sparse: read on the host
+once for the set-up). With b a GPU array (CuPy, PyTorch, anything with __cuda_array_interface__)
+the vectors stay on the GPU: x comes back as a GPU array, never copied through the host. Methods: jacobi, gs, gs-mc, async (block-asynchronous
 async-(K): local_iters sweeps per block), cg, and their GPU variants (backend "gpu").
 """
 
@@ -13,7 +15,7 @@ import threading
 import numpy as np
 
 from . import _hetrelax as _c
-from ._arrays import as_float64, float_array, positive_int, real, reject_gpu
+from ._arrays import as_float64, device_array, float_array, is_device, kind_of, positive_int, real, reject_gpu
 from ._solver import SolveInfo, _NAMES
 
 __all__ = ["solve", "read_mm", "methods"]
@@ -58,6 +60,44 @@ def _csr_arrays(A):
     return indptr, indices, data, (rows, cols)
 
 
+def _host_matrix(A):
+    """A GPU sparse matrix (CuPy's cupyx.scipy.sparse) as SciPy's: copied to the host once, where
+    the library's set-up reads it (checks, the diagonal, Jacobi's spectral estimate, async's
+    blocks) before the method puts it on the GPU in its own layout."""
+    if hasattr(A, "tocsr") and is_device(getattr(A, "data", None)):
+        if not hasattr(A, "get"):
+            raise TypeError(f"A: a GPU sparse matrix of type {kind_of(A)}: a CuPy one (cupyx.scipy.sparse) is taken")
+        return A.get()
+    return A
+
+
+def _device_vector(name, a, n, like, copy):
+    """A GPU vector of n float64 values on the device of `like`: `a` (float32 or float64, C-contiguous)
+    as it is, or converted or copied there by its own library (copy: never `a` itself); zeros
+    when a is None."""
+    if a is not None and not is_device(a):
+        raise TypeError(f"{name}: a {kind_of(a)} beside GPU arrays: b and x0 are both GPU arrays or both NumPy")
+    src = like if a is None else a
+    mod = type(src).__module__.split(".")[0]
+    if a is not None:
+        d = device_array(name, a, (n,), allow_flat=False)
+        if d.dtype == np.float64 and not copy:
+            return a
+    if mod == "cupy":
+        import cupy
+
+        with cupy.cuda.Device(like.device.id):
+            return cupy.zeros(n) if a is None else cupy.array(a, dtype=cupy.float64, copy=True)
+    if mod == "torch":
+        import torch
+
+        return torch.zeros(n, dtype=torch.float64, device=like.device) if a is None else \
+            a.detach().to(torch.float64, copy=True)
+    if a is not None and d.dtype == np.float64:
+        raise TypeError(f"{name}: for {kind_of(a)} give x0 (float64): the package copies CuPy and PyTorch arrays")
+    raise TypeError(f"{name}: float32 or new GPU vectors are made for CuPy and PyTorch arrays, not {kind_of(src)}")
+
+
 def _to_library(A):
     indptr, indices, data, (rows, cols) = _csr_arrays(A)
     ri = np.repeat(np.arange(rows, dtype=np.int32), np.diff(indptr).astype(np.int64))
@@ -71,12 +111,14 @@ def solve(A, b, x0=None, method="async", rtol=1e-8, maxiter=None, local_iters=No
 
     Parameters
     ----------
-    A : scipy.sparse matrix, or (indptr, indices, data[, shape])
-        Square; duplicates are summed. Converted once per call into the library's CSR.
-    b : ndarray
-        float32 or float64, C-contiguous, one value per row.
-    x0 : ndarray, optional
-        The initial guess (default zero).
+    A : scipy.sparse matrix, (indptr, indices, data[, shape]), or a CuPy sparse matrix
+        Square; duplicates are summed. Converted once per call into the library's CSR (a CuPy
+        matrix is copied to the host for that: the set-up reads it there).
+    b : ndarray or GPU array
+        float32 or float64, C-contiguous, one value per row. A GPU array runs the device path
+        (a gpu method on one GPU; backend "auto" picks "gpu"): b, x0 and x on the GPU.
+    x0 : ndarray or GPU array, optional
+        The initial guess (default zero), of b's kind; not modified.
     method : str
         "async" (default: block-asynchronous async-(K)), "jacobi", "gs", "gs-mc", "cg"
         (hetrelax.sparse.methods() lists this build's).
@@ -100,19 +142,30 @@ def solve(A, b, x0=None, method="async", rtol=1e-8, maxiter=None, local_iters=No
 
     Returns
     -------
-    x, info : float64 ndarray, SolveInfo (iterations, reason, relative_residual,
+    x, info : float64 ndarray (a float64 GPU array of b's library for a GPU b), SolveInfo
+        (iterations, reason, relative_residual,
         initial_residual, time_s, time_setup_s, tau, method, backend, warning)
 
     Divergence raises hetrelax.DivergedError (.x, .info); the library's refusals (a zero
     diagonal, plain Jacobi with rho(B) >= 1, ...) raise hetrelax.InvalidArgumentError. Ctrl-C
     stops a CPU method at its next check and raises KeyboardInterrupt.
     """
-    Ac = _to_library(A)
+    Ac = _to_library(_host_matrix(A))
     rows, cols = Ac.shape
     if rows != cols:
         raise ValueError(f"A: must be square, got {rows} x {cols}")
-    b = as_float64(float_array("b", b, (rows,), allow_flat=False))
-    x = np.zeros(cols) if x0 is None else as_float64(float_array("x0", x0, (cols,), allow_flat=False), copy=True)
+    on_gpu = is_device(b)
+    if on_gpu:  # b, x0 and x stay on the GPU (a gpu method on one GPU)
+        b = _device_vector("b", b, rows, b, copy=False)
+        x = _device_vector("x0", x0, cols, b, copy=True)
+        dev = [device_array("b", b, (rows,), allow_flat=False), device_array("x", x, (cols,), allow_flat=False)]
+        if backend == "auto":
+            backend = "gpu"
+    else:
+        reject_gpu("x0", x0, "beside a NumPy b")
+        b = as_float64(float_array("b", b, (rows,), allow_flat=False))
+        x = np.zeros(cols) if x0 is None else as_float64(float_array("x0", x0, (cols,), allow_flat=False),
+                                                         copy=True)
     if not isinstance(method, str):
         raise TypeError(f"method: a name (str), got {type(method).__name__}")
     kw = {"method": method, "tol": real("rtol", rtol, allow_none=False, minimum=0.0)}
@@ -136,7 +189,12 @@ def solve(A, b, x0=None, method="async", rtol=1e-8, maxiter=None, local_iters=No
             raise TypeError("callback: must be callable (iteration, relative_residual) -> stop?")
         kw["callback"] = callback
     main = threading.current_thread() is threading.main_thread()
-    status, r = _c.sparse_solve(Ac, b, x, catch_sigint=main, **kw)
+    if on_gpu:
+        stream = next((v.stream for v in dev if v.stream is not None), None)
+        status, r = _c.sparse_solve(Ac, None, None, catch_sigint=main, b_ptr=dev[0].ptr, x_ptr=dev[1].ptr,
+                                    stream=stream, **kw)
+    else:
+        status, r = _c.sparse_solve(Ac, b, x, catch_sigint=main, **kw)
     info = SolveInfo(r)
     if status != 0:
         err = _c.DivergedError(r["message"] or f"the iteration diverged ({info.reason})")

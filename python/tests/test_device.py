@@ -122,3 +122,27 @@ def test_refused_where_the_engine_takes_host_arrays(cp):
         hetrelax.Solver(p, method="jacobi", backend="hybrid").sweep(f, 3)
     with pytest.raises(hetrelax.UnsupportedError, match="x0"):
         hetrelax.Solver(p, backend="gpu").solve(f, x0=f)
+
+
+def test_sparse_with_gpu_vectors(cp):
+    pytest.importorskip("scipy.sparse")
+    cpsp = pytest.importorskip("cupyx.scipy.sparse")
+    p = hetrelax.Poisson((30, 40))
+    A, b = hetrelax.system(p, f=rhs(p.shape))  # SciPy CSR, NumPy b
+    for method in ("jacobi", "cg"):
+        xh, ih = hetrelax.sparse.solve(A, b, method=method, backend="gpu", rtol=1e-9, maxiter=100000)
+        xd, idv = hetrelax.sparse.solve(cpsp.csr_matrix(A), cp.asarray(b), method=method, rtol=1e-9, maxiter=100000)
+        assert isinstance(xd, cp.ndarray) and xd.dtype == cp.float64 and idv.backend == "gpu"
+        assert idv.iterations == ih.iterations and np.array_equal(cp.asnumpy(xd), xh), method
+    # async from fp32 vectors: x0 is not modified; the answer checked on the host
+    b32 = cp.asarray(b, dtype=cp.float32)
+    x0 = cp.full(b.shape, 0.1, dtype=cp.float32)
+    keep = x0.copy()
+    x, info = hetrelax.sparse.solve(A, b32, x0=x0, method="async", rtol=1e-8, maxiter=100000)
+    assert info.converged and bool(cp.array_equal(x0, keep))
+    bh = cp.asnumpy(b32).astype(np.float64)
+    assert np.linalg.norm(bh - A @ cp.asnumpy(x)) / np.linalg.norm(bh) < 1.01e-8
+    with pytest.raises(TypeError, match="x0"):
+        hetrelax.sparse.solve(A, cp.asarray(b), x0=np.zeros(b.shape))
+    with pytest.raises(hetrelax.UnsupportedError, match="gpu methods"):
+        hetrelax.sparse.solve(A, cp.asarray(b), method="gs", backend="cpu-seq")

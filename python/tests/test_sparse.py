@@ -97,7 +97,10 @@ def test_read_mm(tmp_path):
 
 
 class FakeGpuArray:
-    __cuda_array_interface__ = {"shape": (4,), "typestr": "<f8", "data": (0, False), "version": 3}
+    """A GPU array as the package sees one (its pointer is never read: refused before)."""
+
+    def __init__(self, shape=(4,), ptr=0):
+        self.__cuda_array_interface__ = {"shape": shape, "typestr": "<f8", "data": (ptr, False), "version": 3}
 
 
 def _zero_diag():
@@ -112,7 +115,9 @@ def _zero_diag():
         (lambda A, b: hs.solve(A, b[:-1]), ValueError, "b: expected shape"),
         (lambda A, b: hs.solve(A, b.astype(np.int64)), TypeError, "b: dtype"),
         (lambda A, b: hs.solve(A, np.stack([b, b], axis=1)[:, 0]), ValueError, "b: the array must be C-contiguous"),
-        (lambda A, b: hs.solve(A, FakeGpuArray()), TypeError, "b: GPU arrays"),
+        (lambda A, b: hs.solve(A, FakeGpuArray()), ValueError, "b: expected shape"),
+        (lambda A, b: hs.solve(A, FakeGpuArray((16,), ptr=4096)), TypeError, "CuPy and PyTorch"),
+        (lambda A, b: hs.solve(A, b, x0=FakeGpuArray((16,))), TypeError, "x0: GPU arrays"),
         (lambda A, b: hs.solve(A, b, x0=b[:-1]), ValueError, "x0"),
         (lambda A, b: hs.solve(A, b, method="sor"), hetrelax.InvalidArgumentError, "sor"),
         (lambda A, b: hs.solve(A, b, method=3), TypeError, "method"),

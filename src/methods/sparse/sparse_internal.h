@@ -62,6 +62,8 @@ struct hr_sparse_run {
     const hr_csr *A;
     const double *b;
     double *x; /* the caller's vector: initial guess in, iterate out */
+    int on_device; /* b and x are the caller's vectors in the GPU's memory (a GPU method's
+                      load and sync_host copy them on the device; norms are taken there) */
     hr_sparse_options o;
     const hr_entry *m;     /* the method's registry entry; its entry points: m->sparse */
     int threads;           /* resolved thread count (>= 1) */

@@ -408,7 +408,21 @@ static int monitor_cb(long it, double res, void *user)
     return m->ignore_rc ? 0 : rc;
 }
 
-static hr_status solve_held(hr_sparse_solver *h, const double *b, double *x, hr_sparse_result *res);
+static hr_status solve_held(hr_sparse_solver *h, const double *b, double *x, int on_device,
+                            hr_sparse_result *res);
+
+/* One solve at a time: a monitor (or another thread) re-entering would run on the state
+ * under its caller. */
+static hr_status solve_once(hr_sparse_solver *h, const double *b, double *x, int on_device, hr_sparse_result *res)
+{
+    if (__atomic_exchange_n(&h->running, 1, __ATOMIC_ACQ_REL))
+        return say(res, HR_ERR_INVALID_ARG,
+                   "hr_sparse_solver_solve: called during a solve of the same handle (from its monitor or "
+                   "another thread)");
+    const hr_status st = solve_held(h, b, x, on_device, res);
+    __atomic_store_n(&h->running, 0, __ATOMIC_RELEASE);
+    return st;
+}
 
 hr_status hr_sparse_solver_solve(hr_sparse_solver *h, const double *b, double *x, hr_sparse_result *out)
 {
@@ -416,24 +430,58 @@ hr_status hr_sparse_solver_solve(hr_sparse_solver *h, const double *b, double *x
     memset(res, 0, sizeof *res);
     res->relative_residual = res->initial_residual = NAN;
     if (!h || !b || !x) return say(res, HR_ERR_INVALID_ARG, "NULL argument");
-    /* a monitor (or another thread) re-entering would run on the state under its caller */
-    if (__atomic_exchange_n(&h->running, 1, __ATOMIC_ACQ_REL))
-        return say(res, HR_ERR_INVALID_ARG,
-                   "hr_sparse_solver_solve: called during a solve of the same handle (from its monitor or "
-                   "another thread)");
-    const hr_status st = solve_held(h, b, x, res);
-    __atomic_store_n(&h->running, 0, __ATOMIC_RELEASE);
-    return st;
+    return solve_once(h, b, x, 0, res);
 }
 
-static hr_status solve_held(hr_sparse_solver *h, const double *b, double *x, hr_sparse_result *res)
+hr_status hr_sparse_solver_solve_device(hr_sparse_solver *h, const double *b, double *x, void *stream,
+                                        hr_sparse_result *out)
+{
+    hr_sparse_result scratch, *res = out ? out : &scratch;
+    memset(res, 0, sizeof *res);
+    res->relative_residual = res->initial_residual = NAN;
+    if (!h || !b || !x) return say(res, HR_ERR_INVALID_ARG, "NULL argument");
+    const hr_sparse_run *r = &h->r;
+    if (r->m->backend != HR_BACKEND_GPU)
+        return say(res, HR_ERR_UNSUPPORTED,
+                   "device vectors: method %s runs on %s; the gpu methods take them (hr_sparse_solver_solve "
+                   "takes host vectors)",
+                   r->m->name, hr_backend_name(r->m->backend));
+    if (r->o.gpus > 1 || !r->m->sparse->residual)
+        return say(res, HR_ERR_UNSUPPORTED, "device vectors: %s on one GPU takes them (gpus %d)", r->m->name,
+                   r->o.gpus);
+    char why[160];
+    if (!h->empty) {
+        const struct {
+            const char *name;
+            const void *p;
+        } v[2] = {{"b", b}, {"x", x}};
+        for (int i = 0; i < 2; i++) {
+            const hr_status st = hri_cuda_check_array(r->o.device, v[i].p, why, sizeof why);
+            if (st != HR_OK) return say(res, st, "%s: %s", v[i].name, why);
+        }
+    }
+    const hr_status st = hri_cuda_wait_stream(r->o.device, stream, why, sizeof why);
+    if (st != HR_OK) return say(res, st, "stream: %s", why);
+    return solve_once(h, b, x, 1, res);
+}
+
+/* Loads b and x0 into the method (load, or nothing), as a solve starts. */
+static hr_status load(hr_sparse_run *r, hr_sparse_result *res)
+{
+    const hr_status st = r->m->sparse->load ? r->m->sparse->load(r) : HR_OK;
+    if (st != HR_OK) return say(res, st, "%s failed: %s", r->m->name, r->err[0] ? r->err : hr_status_string(st));
+    return HR_OK;
+}
+
+static hr_status solve_held(hr_sparse_solver *h, const double *b, double *x, int on_device,
+                            hr_sparse_result *res)
 {
     hr_sparse_run *r = &h->r;
     const hr_entry *m = r->m;
     const hr_csr *A = r->A;
     const hr_sparse_options *o = &r->o;
     fill_names(h, res);
-    for (int i = 0; i < A->n_rows; i++)
+    for (int i = 0; i < A->n_rows && !on_device; i++)
         if (!isfinite(b[i]) || !isfinite(x[i]))
             return say(res, HR_ERR_INVALID_ARG, "%s[%d] is not finite", isfinite(b[i]) ? "x0" : "b", i + 1);
     if (h->empty) {
@@ -442,21 +490,33 @@ static hr_status solve_held(hr_sparse_solver *h, const double *b, double *x, hr_
         if (o->monitor) o->monitor(0, 0.0, o->monitor_user);
         return HR_OK;
     }
-    double rel0 = hr_csr_relative_residual(A, b, x), t_iter = 0.0;
-    res->initial_residual = rel0;
-    const double growth = h->not_symmetric ? fmin(o->divtol, HR_NONSYM_GROWTH) : o->divtol;
-    const double divref = growth * (rel0 > 0.0 ? rel0 : 1.0); /* growth beyond this: diverged */
     const double t_load = hr_now();
     r->b = b;
     r->x = x;
+    r->on_device = on_device;
     r->done = 0;
     r->err[0] = '\0';
-    r->divref = divref; /* device-side checks apply it */
     r->checked_stop = 0;
     r->checked_done = 0;
     r->breakdown = 0;
-    hr_status st = m->sparse->load ? m->sparse->load(r) : HR_OK;
-    if (st != HR_OK) return say(res, st, "%s failed: %s", m->name, r->err[0] ? r->err : hr_status_string(st));
+    double rel0 = NAN, t_iter = 0.0;
+    hr_status st = HR_OK;
+    if (on_device) { /* the initial residual where the vectors are: loaded first */
+        r->divref = INFINITY;
+        HR_TRY(load(r, res));
+        if ((st = current_residual(r, &rel0)) != HR_OK)
+            return say(res, st, "%s failed: %s", m->name, r->err[0] ? r->err : hr_status_string(st));
+        if (!isfinite(rel0))
+            return say(res, HR_ERR_INVALID_ARG, "b or x0 holds a value that is not finite (initial residual %g)",
+                       rel0);
+    } else {
+        rel0 = hr_csr_relative_residual(A, b, x);
+    }
+    res->initial_residual = rel0;
+    const double growth = h->not_symmetric ? fmin(o->divtol, HR_NONSYM_GROWTH) : o->divtol;
+    const double divref = growth * (rel0 > 0.0 ? rel0 : 1.0); /* growth beyond this: diverged */
+    r->divref = divref; /* device-side checks apply it: loaded (again) with it */
+    if (!on_device || r->device_checks) HR_TRY(load(r, res));
     res->time_setup_s = (h->solves++ == 0 ? h->time_setup : 0.0) + (hr_now() - t_load);
 
     hr_reason reason = HR_REASON_ITERS;
@@ -531,7 +591,12 @@ static hr_status solve_held(hr_sparse_solver *h, const double *b, double *x, hr_
     res->iterations = r->done;
     res->time_iter_s = t_iter;
     res->time_per_iter_s = r->done > 0 ? t_iter / (double)r->done : 0.0;
-    res->relative_residual = hr_csr_relative_residual(A, b, x);
+    if (on_device) {
+        if ((st = current_residual(r, &res->relative_residual)) != HR_OK)
+            return say(res, st, "%s failed: %s", m->name, r->err[0] ? r->err : hr_status_string(st));
+    } else {
+        res->relative_residual = hr_csr_relative_residual(A, b, x);
+    }
     reason = hri_driver_final_reason(reason, res->relative_residual, o->tol, divref);
     res->reason = reason;
     if (o->monitor && !(o->monitor_every > 0 && r->done > 0 && r->done % o->monitor_every == 0))
@@ -561,6 +626,23 @@ hr_status hr_sparse_solve(const hr_csr *A, const double *b, double *x, const hr_
     hr_status st = hr_sparse_solver_create(A, opt, &h, res);
     if (st != HR_OK) return st;
     st = hr_sparse_solver_solve(h, b, x, res);
+    hr_sparse_solver_free(h);
+    return st;
+}
+
+hr_status hr_sparse_solve_device(const hr_csr *A, const double *b, double *x, void *stream,
+                                 const hr_sparse_options *opt, hr_sparse_result *out)
+{
+    hr_sparse_result scratch, *res = out ? out : &scratch;
+    hr_sparse_solver *h = NULL;
+    if (!b || !x) {
+        memset(res, 0, sizeof *res);
+        res->relative_residual = res->initial_residual = NAN;
+        return say(res, HR_ERR_INVALID_ARG, "NULL argument");
+    }
+    hr_status st = hr_sparse_solver_create(A, opt, &h, res);
+    if (st != HR_OK) return st;
+    st = hr_sparse_solver_solve_device(h, b, x, stream, res);
     hr_sparse_solver_free(h);
     return st;
 }

@@ -348,6 +348,11 @@ static void test_handle_many_rhs(void **state)
         assert_int_equal(c.setups, 1);
         assert_int_equal(hr_sparse_solver_solve(h, b1, y1, &s1), HR_OK);
         assert_int_equal(hr_sparse_solver_solve(h, b2, y2, &s2), HR_OK);
+        /* device vectors are for the gpu methods: refused before they are read */
+        hr_sparse_result d;
+        assert_int_equal(hr_sparse_solver_solve_device(h, b1, y1, NULL, &d), HR_ERR_UNSUPPORTED);
+        assert_non_null(strstr(d.message, "the gpu methods take them"));
+        assert_int_equal(hr_sparse_solver_solve_device(h, NULL, y1, NULL, &d), HR_ERR_INVALID_ARG);
         hr_sparse_solver_free(h);
         if (s1.iterations != r1.iterations || s2.iterations != r2.iterations ||
             memcmp(x1, y1, (size_t)n * sizeof *x1) != 0 || memcmp(x2, y2, (size_t)n * sizeof *x2) != 0)

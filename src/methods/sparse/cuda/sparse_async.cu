@@ -491,18 +491,26 @@ static hr_status async_load(hr_sparse_run *r)
 {
     async_state *s = (async_state *)r->impl;
     const size_t bytes = (size_t)r->A->n_rows * sizeof(double);
+    if (r->on_device && (s->h_x || s->ngpu > 1 || !s->p[0].d_x)) {
+        snprintf(r->err, sizeof r->err, "device vectors: async on one GPU without a host hub (--comm auto) takes them");
+        return HR_ERR_UNSUPPORTED;
+    }
     if (s->h_x) memcpy(s->h_x, r->x, bytes);
     for (int g = 0; g < s->ngpu; g++) { /* on the stream: a pageable cudaMemcpy may return early */
         gpu_part *q = &s->p[g];
         HR_SPCU(r, cudaSetDevice(q->dev));
-        HR_SPCU(r, cudaMemcpyAsync(q->d_b, r->b, bytes, cudaMemcpyHostToDevice, q->st[0]));
-        if (q->d_x) HR_SPCU(r, cudaMemcpyAsync(q->d_x, r->x, bytes, cudaMemcpyHostToDevice, q->st[0]));
+        HR_SPCU(r, cudaMemcpyAsync(q->d_b, r->b, bytes, cudaMemcpyDefault, q->st[0]));
+        if (q->d_x) HR_SPCU(r, cudaMemcpyAsync(q->d_x, r->x, bytes, cudaMemcpyDefault, q->st[0]));
     }
     for (int g = 0; g < s->ngpu; g++) {
         HR_SPCU(r, cudaSetDevice(s->p[g].dev));
         HR_SPCU(r, cudaStreamSynchronize(s->p[g].st[0]));
     }
-    s->R.bnorm = hri_sparse_norm2(r->b, r->A->n_rows);
+    double bmax;
+    if (r->on_device)
+        HR_TRY(hri_sp_device_norm(r, s->p[0].d_b, r->A->n_rows, s->p[0].st[0], &bmax, &s->R.bnorm));
+    else
+        s->R.bnorm = hri_sparse_norm2(r->b, r->A->n_rows);
     s->lean_last = 0;
     if (s->dc) { /* (batched: every iterate the loop checks or returns is written whole first) */
         HR_SPCU(r, cudaSetDevice(s->p[0].dev));
@@ -588,7 +596,7 @@ static hr_status async_sync_host(hr_sparse_run *r)
     const double *x = s->dc && r->checked_done > 0 && !s->lean_last
                           ? s->snaps + (size_t)(r->checked_done % s->snap_v) * (size_t)r->A->n_rows
                           : s->p[0].d_x;
-    HR_SPCU(r, cudaMemcpy(r->x, x, bytes, cudaMemcpyDeviceToHost));
+    HR_SPCU(r, cudaMemcpy(r->x, x, bytes, cudaMemcpyDefault));
     return HR_OK;
 }
 

@@ -305,14 +305,23 @@ static hr_status cg_load(hr_sparse_run *r)
     cg_state *s = (cg_state *)r->impl;
     const int n = s->n;
     const double one = 1.0, zero = 0.0;
-    double m = 0.0;
-    for (int i = 0; i < n; i++)
-        m = fmax(m, fmax(fabs(r->b[i]), fabs(r->x[i])));
-    s->sc = hri_sparse_pow2_scale(m);
+    double m = 0.0, bnorm = 0.0;
     HR_SPCU(r, cudaSetDevice(r->o.device));
-    /* on the stream: a pageable cudaMemcpy may return before its DMA lands */
-    HR_SPCU(r, cudaMemcpyAsync(s->d_b, r->b, (size_t)n * sizeof(double), cudaMemcpyHostToDevice, s->st));
-    HR_SPCU(r, cudaMemcpyAsync(s->d_x, r->x, (size_t)n * sizeof(double), cudaMemcpyHostToDevice, s->st));
+    /* on the stream: a pageable cudaMemcpy may return before its DMA lands (Default: b and x
+     * may be the caller's device vectors, whose largest values the device finds) */
+    HR_SPCU(r, cudaMemcpyAsync(s->d_b, r->b, (size_t)n * sizeof(double), cudaMemcpyDefault, s->st));
+    HR_SPCU(r, cudaMemcpyAsync(s->d_x, r->x, (size_t)n * sizeof(double), cudaMemcpyDefault, s->st));
+    if (r->on_device) {
+        double xmax, xnorm;
+        HR_TRY(hri_sp_device_norm(r, s->d_b, n, s->st, &m, &bnorm));
+        HR_TRY(hri_sp_device_norm(r, s->d_x, n, s->st, &xmax, &xnorm));
+        m = fmax(m, xmax);
+    } else {
+        for (int i = 0; i < n; i++)
+            m = fmax(m, fmax(fabs(r->b[i]), fabs(r->x[i])));
+        bnorm = hri_sparse_norm2(r->b, n);
+    }
+    s->sc = hri_sparse_pow2_scale(m);
     if (s->sc != 1.0) {
         hri_sp_cg_scale<<<grid_of(n), 256, 0, s->st>>>(n, s->d_b, 1.0 / s->sc);
         hri_sp_cg_scale<<<grid_of(n), 256, 0, s->st>>>(n, s->d_x, 1.0 / s->sc);
@@ -325,7 +334,7 @@ static hr_status cg_load(hr_sparse_run *r)
     HR_SPCU(r, cudaGetLastError());
     HR_TRY(dot(r, s, s->d_res, s->d_res, s->d_sc + 1)); /* the new slot */
     HR_SPCU(r, cudaStreamSynchronize(s->st));
-    s->R.bnorm = hri_sparse_norm2(r->b, n) / s->sc;
+    s->R.bnorm = bnorm / s->sc;
     if (s->dc) HR_TRY(hri_sp_ctl_reset(r, &s->R, s->st));
     return HR_OK;
 }
@@ -377,10 +386,15 @@ static hr_status cg_sync_host(hr_sparse_run *r)
 {
     cg_state *s = (cg_state *)r->impl;
     HR_SPCU(r, cudaSetDevice(r->o.device));
-    HR_SPCU(r, cudaMemcpy(r->x, s->d_x, (size_t)s->n * sizeof(double), cudaMemcpyDeviceToHost));
-    if (s->sc != 1.0)
+    HR_SPCU(r, cudaMemcpy(r->x, s->d_x, (size_t)s->n * sizeof(double), cudaMemcpyDefault));
+    if (s->sc != 1.0 && r->on_device) {
+        hri_sp_cg_scale<<<grid_of(s->n), 256, 0, s->st>>>(s->n, r->x, s->sc);
+        HR_SPCU(r, cudaGetLastError());
+        HR_SPCU(r, cudaStreamSynchronize(s->st));
+    } else if (s->sc != 1.0) {
         for (int i = 0; i < s->n; i++)
             r->x[i] *= s->sc;
+    }
     return HR_OK;
 }
 

@@ -287,6 +287,8 @@ hr_status hri_sp_ctl_reset(hr_sparse_run *r, hr_sp_resid *R, cudaStream_t st);
 hr_status hri_sp_ctl_fetch(hr_sparse_run *r, hr_sp_resid *R, cudaStream_t st);
 /* Frees; accepts a zeroed struct. */
 void hri_sp_resid_free(hr_sp_resid *R);
+/* max |v_i| (Inf for a NaN) and ||v|| of n values in device memory, on stream st (waits). */
+hr_status hri_sp_device_norm(hr_sparse_run *r, const double *v, int n, cudaStream_t st, double *maxabs, double *norm);
 
 /* ------------------------------------------------------ the device loop */
 

@@ -371,12 +371,17 @@ static hr_status jac_load(hr_sparse_run *r)
     jac_state *s = (jac_state *)r->impl;
     const size_t bytes = (size_t)r->A->n_rows * sizeof(double);
     HR_SPCU(r, cudaSetDevice(r->o.device));
-    /* on the stream: a pageable cudaMemcpy may return before its DMA lands */
-    HR_SPCU(r, cudaMemcpyAsync(s->d_b, r->b, bytes, cudaMemcpyHostToDevice, s->st));
-    HR_SPCU(r, cudaMemcpyAsync(s->d_x[0], r->x, bytes, cudaMemcpyHostToDevice, s->st));
+    /* on the stream: a pageable cudaMemcpy may return before its DMA lands (Default: b and x
+     * may be the caller's device vectors) */
+    HR_SPCU(r, cudaMemcpyAsync(s->d_b, r->b, bytes, cudaMemcpyDefault, s->st));
+    HR_SPCU(r, cudaMemcpyAsync(s->d_x[0], r->x, bytes, cudaMemcpyDefault, s->st));
     HR_SPCU(r, cudaStreamSynchronize(s->st)); /* r->b and r->x may change after the solve */
     s->cur = 0;
-    s->R.bnorm = hri_sparse_norm2(r->b, r->A->n_rows);
+    double bmax;
+    if (r->on_device)
+        HR_TRY(hri_sp_device_norm(r, s->d_b, r->A->n_rows, s->st, &bmax, &s->R.bnorm));
+    else
+        s->R.bnorm = hri_sparse_norm2(r->b, r->A->n_rows);
     if (s->dc) HR_TRY(hri_sp_ctl_reset(r, &s->R, s->st));
     return HR_OK;
 }
@@ -431,7 +436,7 @@ static hr_status jac_sync_host(hr_sparse_run *r)
     jac_state *s = (jac_state *)r->impl;
     HR_SPCU(r, cudaSetDevice(r->o.device));
     HR_SPCU(r, cudaMemcpy(r->x, s->d_xs + (size_t)s->cur * (size_t)r->A->n_rows,
-                          (size_t)r->A->n_rows * sizeof(double), cudaMemcpyDeviceToHost));
+                          (size_t)r->A->n_rows * sizeof(double), cudaMemcpyDefault));
     return HR_OK;
 }
 

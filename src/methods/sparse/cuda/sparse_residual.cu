@@ -431,6 +431,51 @@ hr_status hri_sp_resid_run(hr_sparse_run *r, hr_sp_resid *R, const double *d_b, 
     return HR_OK;
 }
 
+/* Vectors the caller hands over in device memory (hr_sparse_solver_solve_device): max |v_i|
+ * and ||v|| (scaled as hri_sparse_norm2 scales it) on the device. Each block reduces its
+ * entries to (m, s); one block combines the pairs in a fixed order. */
+__global__ void __launch_bounds__(HR_SP_RES_THREADS) hri_sp_norm_parts(const double *__restrict__ v, int n, double *part)
+{
+    __shared__ double sm[32];
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    double m, q;
+    hr_sp_block_norm(i < n ? v[i] : 0.0, sm, &m, &q);
+    if (threadIdx.x == 0) part[2 * blockIdx.x] = m, part[2 * blockIdx.x + 1] = q;
+}
+
+__global__ void __launch_bounds__(HR_SP_RES_THREADS) hri_sp_norm_total(const double *part, unsigned nb, double *out)
+{
+    __shared__ double sm[32];
+    double M = 0.0;
+    for (unsigned k = threadIdx.x; k < nb; k += blockDim.x)
+        M = fmax(M, part[2 * k]);
+    M = hr_sp_block_reduce<true>(M, sm);
+    const double norm = hr_sp_combine_norm(part, nb, 1.0, sm);
+    if (threadIdx.x == 0) out[0] = M, out[1] = norm;
+}
+
+hr_status hri_sp_device_norm(hr_sparse_run *r, const double *v, int n, cudaStream_t st, double *maxabs, double *norm)
+{
+    if (n <= 0) {
+        *maxabs = *norm = 0.0;
+        return HR_OK;
+    }
+    const unsigned nb = (unsigned)((n + HR_SP_RES_THREADS - 1) / HR_SP_RES_THREADS);
+    double *d = NULL, h[2];
+    HR_SPCU(r, cudaMallocAsync((void **)&d, (2 * (size_t)nb + 2) * sizeof(double), st));
+    hri_sp_norm_parts<<<nb, HR_SP_RES_THREADS, 0, st>>>(v, n, d);
+    hri_sp_norm_total<<<1, HR_SP_RES_THREADS, 0, st>>>(d, nb, d + 2 * (size_t)nb);
+    cudaError_t e = cudaGetLastError();
+    if (e == cudaSuccess) e = cudaMemcpyAsync(h, d + 2 * (size_t)nb, sizeof h, cudaMemcpyDeviceToHost, st);
+    const cudaError_t fe = cudaFreeAsync(d, st);
+    if (e == cudaSuccess) e = fe;
+    if (e == cudaSuccess) e = cudaStreamSynchronize(st);
+    if (e != cudaSuccess) return hri_sp_cuda_fail(r, e, "device norm", __FILE__, __LINE__);
+    *maxabs = h[0];
+    *norm = h[1];
+    return HR_OK;
+}
+
 void hri_sp_resid_free(hr_sp_resid *R)
 {
     if (R->d_part || R->h_out) cudaSetDevice(R->dev);

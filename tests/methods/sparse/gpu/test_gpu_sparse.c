@@ -17,7 +17,8 @@
  * - the residual computed on the device (what checks and monitors see)
  *   equals the host's for every method and scheme, also with b = 1e300; GPU jacobi
  *   checked every iteration stops at the CPU's exact iteration; a handle solves two
- *   right-hand sides with one setup, jacobi bitwise as two one-shot solves.
+ *   right-hand sides with one setup, jacobi bitwise as two one-shot solves;
+ * - b and x in the GPU's memory give the host vectors' iterates (jacobi, cg), async converges.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -29,6 +30,7 @@
 #include <cmocka.h>
 #include <math.h>
 
+#include "device_mem_test_util.h"
 #include "hetrelax/sparse.h"
 #include "runtime/cuda/cuda_api.h"
 #include "sparse_gpu_test.h"
@@ -431,6 +433,69 @@ static void test_handle(void **state)
     drop(&s);
 }
 
+/* b and x in the GPU's memory (hr_sparse_solver_solve_device): the iterates of the host
+ * vectors' solve (jacobi and cg bitwise, at the same iteration, also with checks on the
+ * device every iteration and with b = 1e300 b, which cg scales), async converging; refusals. */
+static void test_device_vectors(void **state)
+{
+    (void)state;
+    sys s = make("fv2d:30");
+    const size_t bytes = (size_t)s.n * sizeof(double);
+    double *x0 = malloc(bytes), *xh = malloc(bytes), *xd = malloc(bytes), *big = malloc(bytes);
+    double *db = dev_alloc(bytes), *dx = dev_alloc(bytes);
+    assert_true(x0 && xh && xd && big && db && dx);
+    for (int i = 0; i < s.n; i++)
+        x0[i] = 0.25 * cos(0.3 * i), big[i] = 1e300 * s.b[i];
+    static const struct {
+        const char *method;
+        long check_every;
+        int big;
+    } cs[] = {{"jacobi", 10, 0}, {"jacobi", 1, 0}, {"cg", 1, 0}, {"cg", 1, 1}, {"async", 1, 0}};
+    for (size_t c = 0; c < sizeof cs / sizeof *cs; c++) {
+        hr_sparse_options o = opts(cs[c].method, HR_BACKEND_GPU, 1e-9, 50000);
+        o.check_every = cs[c].check_every;
+        if (strcmp(cs[c].method, "async") == 0) o.local_iters = 2;
+        const double *b = cs[c].big ? big : s.b;
+        hr_sparse_solver *h = NULL;
+        hr_sparse_result rh, rd;
+        assert_int_equal(hr_sparse_solver_create(s.A, &o, &h, &rh), HR_OK);
+        memcpy(xh, x0, bytes);
+        assert_int_equal(hr_sparse_solver_solve(h, b, xh, &rh), HR_OK);
+        dev_put(db, b, bytes);
+        dev_put(dx, x0, bytes);
+        const hr_status st = hr_sparse_solver_solve_device(h, db, dx, NULL, &rd);
+        if (st != HR_OK) fail_msg("%s: solve_device: %s", cs[c].method, rd.message);
+        dev_get(xd, dx, bytes);
+        assert_true(rd.reason == HR_REASON_CONVERGED && rd.relative_residual < 1e-9);
+        const double true_rel = hr_csr_relative_residual(s.A, b, xd);
+        if (!(true_rel < 1.01e-9 && fabs(true_rel - rd.relative_residual) <= 1e-6 * true_rel))
+            fail_msg("%s: residual %g reported, %g of the x written", cs[c].method, rd.relative_residual, true_rel);
+        if (!(fabs(rd.initial_residual - rh.initial_residual) <= 1e-12 * rh.initial_residual))
+            fail_msg("%s: initial residual %.17g on the device, %.17g on the host", cs[c].method,
+                     rd.initial_residual, rh.initial_residual);
+        if (strcmp(cs[c].method, "async") != 0) {
+            assert_int_equal(rd.iterations, rh.iterations);
+            if (memcmp(xd, xh, bytes) != 0) fail_msg("%s (case %zu): device vectors differ", cs[c].method, c);
+        }
+        hr_sparse_solver_free(h);
+    }
+    /* refusals */
+    hr_sparse_result r;
+    hr_sparse_options o = opts("jacobi", HR_BACKEND_CPU_SEQ, 1e-9, 100);
+    assert_int_equal(hr_sparse_solve_device(s.A, db, dx, NULL, &o, &r), HR_ERR_UNSUPPORTED);
+    assert_non_null(strstr(r.message, "gpu methods"));
+    o = opts("jacobi", HR_BACKEND_GPU, 1e-9, 100);
+    assert_int_equal(hr_sparse_solve_device(s.A, s.b, dx, NULL, &o, &r), HR_ERR_INVALID_ARG);
+    assert_non_null(strstr(r.message, "b: "));
+    big[3] = NAN;
+    dev_put(db, big, bytes);
+    assert_int_equal(hr_sparse_solve_device(s.A, db, dx, NULL, &o, &r), HR_ERR_INVALID_ARG);
+    assert_non_null(strstr(r.message, "not finite"));
+    dev_free(db), dev_free(dx);
+    free(x0), free(xh), free(xd), free(big);
+    drop(&s);
+}
+
 int main(void)
 {
     if (!sparse_gpu_present()) {
@@ -448,6 +513,7 @@ int main(void)
         cmocka_unit_test(test_device_residual),
         cmocka_unit_test(test_exact_iterations),
         cmocka_unit_test(test_handle),
+        cmocka_unit_test(test_device_vectors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
