@@ -191,7 +191,7 @@ typedef struct hr_sparse_result {
     double time_per_iter_s; /* time_iter_s / iterations */
     double time_setup_s;
     double initial_residual;  /* ||b - A x0|| / ||b|| */
-    double relative_residual; /* recomputed on the host at the end */
+    double relative_residual; /* recomputed at the end (device vectors: on the device) */
     double tau;               /* jacobi: the relaxation factor used (1 for plain) */
     long faulty_components;   /* rows frozen by fault injection */
     int colors;               /* gs-mc: colours of the row colouring (0 for other methods) */
