@@ -253,7 +253,9 @@ def test_sweep_in_place_async_and_deterministic():
     A, bvec = hetrelax.system(p)
     _, info = fast.sweep(u, 20)
     r1 = np.linalg.norm(bvec - A @ u.ravel()) / r0
-    fast.sweep(u, 200)
+    # async3's residual does not fall monotonically (20 sweeps reach 0.09-0.40, depending on the
+    # threads' timing): 2000 more reach below 0.03
+    fast.sweep(u, 2000)
     r2 = np.linalg.norm(bvec - A @ u.ravel()) / r0
     assert r2 < r1 < 1.0
     with pytest.raises(ValueError, match="relaxation"):
