@@ -535,15 +535,40 @@ hr_status hri_mgs_solution_host(hr_mg *m, void *dst, int single)
     return st;
 }
 
+/* The solution's lines (rows of nx unknowns) into the caller's array, split over the team:
+ * a new array's pages are first touched by all the threads at once. */
+typedef struct sol_copy {
+    const hr_mg *m;
+    const hr_grid *g;
+    double *dst;
+} sol_copy;
+
+static void sol_copy_fn(void *ctx, int tid, int nt)
+{
+    const sol_copy *c = ctx;
+    const hr_mg *m = c->m;
+    const hr_grid_layout *l = &c->g->l;
+    const long lines = (long)m->ny * (m->dim == 3 ? m->nz : 1);
+    for (long line = lines * tid / nt; line < lines * (tid + 1) / nt; line++) {
+        const size_t i = (size_t)(line % m->ny) + 1, k = m->dim == 3 ? (size_t)(line / m->ny) + 1 : 0;
+        double *out = c->dst + (size_t)line * (size_t)m->nx;
+        const char *row = (const char *)c->g->base + hr_layout_index(l, i, 1, k) * l->esize;
+        if (l->esize == sizeof(double))
+            memcpy(out, row, (size_t)m->nx * sizeof(double));
+        else
+            for (int j = 0; j < m->nx; j++)
+                out[j] = ((const float *)row)[j];
+    }
+}
+
 hr_status hr_mg_solution(const hr_mg *m, double *dst, size_t count)
 {
     if (!m || !dst || count != (size_t)m->nx * m->ny * m->nz) return HR_ERR_INVALID_ARG;
     if (m->gpu) return hri_mgs_solution_host((hr_mg *)m, dst, 0);
-    const hr_grid *g = hri_mgs_sol_grid((hr_mg *)m);
-    size_t x = 0;
-    for (int k = m->dim == 3 ? 1 : 0; k < (m->dim == 3 ? m->nz + 1 : 1); k++)
-        for (int i = 1; i <= m->ny; i++)
-            for (int j = 1; j <= m->nx; j++)
-                dst[x++] = hri_grid_get3(g, i, j, k);
+    sol_copy c = {m, hri_mgs_sol_grid((hr_mg *)m), dst};
+    if (m->team)
+        hri_team_run(m->team, sol_copy_fn, &c);
+    else
+        sol_copy_fn(&c, 0, 1);
     return HR_OK;
 }
