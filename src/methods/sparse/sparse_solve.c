@@ -465,12 +465,17 @@ hr_status hr_sparse_solver_solve_device(hr_sparse_solver *h, const double *b, do
     return solve_once(h, b, x, 1, res);
 }
 
+/* A method's failure st, with its reason, into res. */
+static hr_status method_failed(const hr_sparse_run *r, hr_sparse_result *res, hr_status st)
+{
+    return say(res, st, "%s failed: %s", r->m->name, r->err[0] ? r->err : hr_status_string(st));
+}
+
 /* Loads b and x0 into the method (load, or nothing), as a solve starts. */
 static hr_status load(hr_sparse_run *r, hr_sparse_result *res)
 {
     const hr_status st = r->m->sparse->load ? r->m->sparse->load(r) : HR_OK;
-    if (st != HR_OK) return say(res, st, "%s failed: %s", r->m->name, r->err[0] ? r->err : hr_status_string(st));
-    return HR_OK;
+    return st == HR_OK ? HR_OK : method_failed(r, res, st);
 }
 
 static hr_status solve_held(hr_sparse_solver *h, const double *b, double *x, int on_device,
@@ -504,8 +509,7 @@ static hr_status solve_held(hr_sparse_solver *h, const double *b, double *x, int
     if (on_device) { /* the initial residual where the vectors are: loaded first */
         r->divref = INFINITY;
         HR_TRY(load(r, res));
-        if ((st = current_residual(r, &rel0)) != HR_OK)
-            return say(res, st, "%s failed: %s", m->name, r->err[0] ? r->err : hr_status_string(st));
+        if ((st = current_residual(r, &rel0)) != HR_OK) return method_failed(r, res, st);
         if (!isfinite(rel0))
             return say(res, HR_ERR_INVALID_ARG, "b or x0 holds a value that is not finite (initial residual %g)",
                        rel0);
@@ -586,14 +590,13 @@ static hr_status solve_held(hr_sparse_solver *h, const double *b, double *x, int
         print_profile(r, res, &times, mc.t, mc.calls);
     }
     if (st == HR_OK && m->sparse->sync_host) st = m->sparse->sync_host(r);
-    if (st != HR_OK) return say(res, st, "%s failed: %s", m->name, r->err[0] ? r->err : hr_status_string(st));
+    if (st != HR_OK) return method_failed(r, res, st);
 
     res->iterations = r->done;
     res->time_iter_s = t_iter;
     res->time_per_iter_s = r->done > 0 ? t_iter / (double)r->done : 0.0;
     if (on_device) {
-        if ((st = current_residual(r, &res->relative_residual)) != HR_OK)
-            return say(res, st, "%s failed: %s", m->name, r->err[0] ? r->err : hr_status_string(st));
+        if ((st = current_residual(r, &res->relative_residual)) != HR_OK) return method_failed(r, res, st);
     } else {
         res->relative_residual = hr_csr_relative_residual(A, b, x);
     }
