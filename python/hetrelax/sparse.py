@@ -86,12 +86,12 @@ def _device_vector(name, a, n, like, copy):
     if mod == "cupy":
         import cupy
 
-        with cupy.cuda.Device(like.device.id):
+        with cupy.cuda.Device(src.device.id):
             return cupy.zeros(n) if a is None else cupy.array(a, dtype=cupy.float64, copy=True)
     if mod == "torch":
         import torch
 
-        return torch.zeros(n, dtype=torch.float64, device=like.device) if a is None else \
+        return torch.zeros(n, dtype=torch.float64, device=src.device) if a is None else \
             a.detach().to(torch.float64, copy=True)
     if a is not None and d.dtype == np.float64:
         raise TypeError(f"{name}: for {kind_of(a)} give x0 (float64): the package copies CuPy and PyTorch arrays")
