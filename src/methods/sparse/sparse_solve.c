@@ -615,8 +615,10 @@ static hr_status solve_held(hr_sparse_solver *h, const double *b, double *x, int
     return HR_OK;
 }
 
-hr_status hr_sparse_solve(const hr_csr *A, const double *b, double *x, const hr_sparse_options *opt,
-                          hr_sparse_result *out)
+/* hr_sparse_solve and hr_sparse_solve_device: create, one solve (b and x on the host, or in
+ * the GPU's memory), free. */
+static hr_status solve_one_shot(const hr_csr *A, const double *b, double *x, int on_device, void *stream,
+                                const hr_sparse_options *opt, hr_sparse_result *out)
 {
     hr_sparse_result scratch, *res = out ? out : &scratch;
     hr_sparse_solver *h = NULL;
@@ -627,26 +629,21 @@ hr_status hr_sparse_solve(const hr_csr *A, const double *b, double *x, const hr_
     }
     hr_status st = hr_sparse_solver_create(A, opt, &h, res);
     if (st != HR_OK) return st;
-    st = hr_sparse_solver_solve(h, b, x, res);
+    st = on_device ? hr_sparse_solver_solve_device(h, b, x, stream, res) : hr_sparse_solver_solve(h, b, x, res);
     hr_sparse_solver_free(h);
     return st;
+}
+
+hr_status hr_sparse_solve(const hr_csr *A, const double *b, double *x, const hr_sparse_options *opt,
+                          hr_sparse_result *out)
+{
+    return solve_one_shot(A, b, x, 0, NULL, opt, out);
 }
 
 hr_status hr_sparse_solve_device(const hr_csr *A, const double *b, double *x, void *stream,
                                  const hr_sparse_options *opt, hr_sparse_result *out)
 {
-    hr_sparse_result scratch, *res = out ? out : &scratch;
-    hr_sparse_solver *h = NULL;
-    if (!b || !x) {
-        memset(res, 0, sizeof *res);
-        res->relative_residual = res->initial_residual = NAN;
-        return say(res, HR_ERR_INVALID_ARG, "NULL argument");
-    }
-    hr_status st = hr_sparse_solver_create(A, opt, &h, res);
-    if (st != HR_OK) return st;
-    st = hr_sparse_solver_solve_device(h, b, x, stream, res);
-    hr_sparse_solver_free(h);
-    return st;
+    return solve_one_shot(A, b, x, 1, stream, opt, out);
 }
 
 const char *hr_sparse_method_at(int i, hr_backend *backend, const char **summary)
