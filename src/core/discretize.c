@@ -227,9 +227,14 @@ static inline uint64_t splitmix_fin(uint64_t z)
     return z ^ (z >> 31);
 }
 
-static inline double random_f(unsigned long long seed, size_t q)
+/* The seed's key (one per problem) and the value at q from it. */
+static inline uint64_t random_key(unsigned long long seed)
 {
-    const uint64_t key = splitmix_fin((uint64_t)seed + 0x9E3779B97F4A7C15ull);
+    return splitmix_fin((uint64_t)seed + 0x9E3779B97F4A7C15ull);
+}
+
+static inline double random_at(uint64_t key, size_t q)
+{
     return (double)(splitmix_fin((uint64_t)q ^ key) >> 11) * 0x1.0p-53;
 }
 
@@ -240,10 +245,12 @@ hr_status hri_problem_f(const hr_problem *p, double *f)
     switch (p->rhs) {
     case HR_RHS_ARRAY: memcpy(f, p->rhs_values, count * sizeof *f); break;
     case HR_RHS_ZERO: memset(f, 0, count * sizeof *f); break;
-    case HR_RHS_RANDOM:
+    case HR_RHS_RANDOM: {
+        const uint64_t key = random_key(p->rhs_seed);
         for (size_t q = 0; q < count; q++)
-            f[q] = random_f(p->rhs_seed, q);
+            f[q] = random_at(key, q);
         break;
+    }
     case HR_RHS_SPIKE: { /* h^2 f = 1 at the centre, h the spacings' geometric mean */
         memset(f, 0, count * sizeof *f);
         double hp = 1.0;
@@ -295,13 +302,15 @@ static double harmonic(double a, double b)
     return a == b ? a : 2.0 * a * b / (a + b);
 }
 
-/* f at unknown (i, j, k) (global indices; q its global index) without a global array. */
-static double f_point(const hr_problem *p, const double *f_in, size_t q, int i, int j, int k, double hbar2)
+/* f at unknown (i, j, k) (global indices; q its global index) without a global array; key:
+ * random_key of the problem's seed. */
+static inline double f_point(const hr_problem *p, const double *f_in, size_t q, int i, int j, int k,
+                             double hbar2, uint64_t key)
 {
     if (f_in) return f_in[q];
     switch (p->rhs) {
     case HR_RHS_ARRAY: return p->rhs_values[q];
-    case HR_RHS_RANDOM: return random_f(p->rhs_seed, q);
+    case HR_RHS_RANDOM: return random_at(key, q);
     case HR_RHS_SPIKE: {
         const int nz = p->dim == 3 ? p->n[2] : 1;
         return i == (p->n[0] + 1) / 2 - 1 && j == (p->n[1] + 1) / 2 - 1 && k == (nz + 1) / 2 - 1 ? 1.0 / hbar2
@@ -329,6 +338,7 @@ typedef struct disc_job {
     const hr_sgrid *g;
     const double *h, *ih2;
     double hbar2;
+    uint64_t key; /* random_key of the problem's seed */
     const double *f_in;
     hr_sop *A;
     double *b, *line_b, *line_v;
@@ -343,31 +353,48 @@ static void disc_lines(void *ctx, int tid, int nt)
     const hr_sgrid *gp = J->g;
     const double *h = J->h, *ih2 = J->ih2, *f_in = J->f_in;
     const double hbar2 = J->hbar2;
+    const uint64_t key = J->key;
     hr_sop *A = J->A;
     double *b = J->b;
     const double *cv = p->coef_values;
     const size_t sq[3] = {1, (size_t)N[0], (size_t)N[0] * N[1]};
     const size_t lines = (size_t)n[1] * n[2];
     const size_t l0 = lines * (size_t)tid / (size_t)nt, l1 = lines * (size_t)(tid + 1) / (size_t)nt;
+    const ptrdiff_t row = gp->st[1];
     for (size_t line = l0; line < l1; line++) {
         const int j = (int)(line % (size_t)n[1]), k = (int)(line / (size_t)n[1]);
+        const ptrdiff_t p0 = hr_sgrid_index(gp, 0, j, k);
+        if (b) { /* b's ghosts next to this line: its ends, and the ghost row below / above it */
+            b[p0 - 1] = b[p0 + n[0]] = 0.0;
+            if (j == 0) memset(b + p0 - 1 - row, 0, (size_t)row * sizeof *b);
+            if (j == n[1] - 1) memset(b + p0 - 1 + row, 0, (size_t)row * sizeof *b);
+        }
+        /* b alone: a point away from every face has no face term and volume 1 (the line's
+         * points from x0 to x1) */
+        int x0 = 0, x1 = 0;
+        if (!A) {
+            int edge = 0;
+            for (int a = 1; a < dim; a++) {
+                const int t = a == 1 ? (last == 1 ? j + lo : j) : (last == 2 ? k + lo : k);
+                edge |= !per[a] && (t == 0 || t == N[a] - 1);
+            }
+            if (!edge) {
+                x0 = per[0] ? 0 : 1;
+                x1 = per[0] ? n[0] : n[0] - 1;
+            }
+        }
         double lb = 0.0, lv = 0.0;
         for (int i = 0; i < n[0]; i++) {
             const int idx[3] = {i, last == 1 ? j + lo : j, last == 2 ? k + lo : k}; /* global */
             const size_t q = idx[0] + sq[1] * idx[1] + sq[2] * idx[2];
-            if (!A) { /* b alone: a point away from every face has no face term and volume 1 */
-                int edge = 0;
-                for (int a = 0; a < dim; a++)
-                    edge |= !per[a] && (idx[a] == 0 || idx[a] == N[a] - 1);
-                if (!edge) {
-                    if (b) {
-                        const ptrdiff_t pi = hr_sgrid_index(gp, i, j, k);
-                        b[pi] = 0.0 + 1.0 * f_point(p, f_in, q, idx[0], idx[1], idx[2], hbar2);
-                        lb += b[pi];
-                        lv += 1.0;
-                    }
-                    continue;
+            if (i >= x0 && i < x1) {
+                if (b) {
+                    const ptrdiff_t pi = p0 + i;
+                    b[pi] = 0.0 + 1.0 * f_point(p, f_in, q, idx[0], idx[1], idx[2], hbar2, key);
+                    lb += b[pi];
+                    lv += 1.0;
                 }
+                continue;
             }
             double w[3] = {1, 1, 1}; /* cell widths / h */
             for (int a = 0; a < dim; a++) {
@@ -414,7 +441,7 @@ static void disc_lines(void *ctx, int tid, int nt)
                 if (A->exc) A->exc[pi] = exc;
             }
             if (b) {
-                b[pi] = bp + vol * f_point(p, f_in, q, idx[0], idx[1], idx[2], hbar2);
+                b[pi] = bp + vol * f_point(p, f_in, q, idx[0], idx[1], idx[2], hbar2, key);
                 lb += b[pi];
                 lv += vol;
             }
@@ -444,18 +471,27 @@ hr_status hri_discretize_part_on(hr_team *team, const hr_problem *p, int lo, int
     lper[last] = per[last] && whole; /* a cut periodic axis wraps through the neighbours' rows */
     hr_sgrid g;
     hri_sgrid_init(&g, dim, n, lper);
-    if (b) memset(b, 0, g.padded * sizeof *b);
     double h[3] = {1, 1, 1}, ih2[3] = {1, 1, 1}, hp = 1.0;
     for (int a = 0; a < dim; a++) {
         h[a] = hr_problem_spacing(p, a);
         ih2[a] = 1.0 / (h[a] * h[a]);
         hp *= h[a];
     }
-    disc_job J = {p, lo, whole, last, N, per, n, &g, h, ih2, pow(hp, 2.0 / dim), f_in, A, b, line_b, line_v};
+    const double hbar2 = pow(hp, 2.0 / dim);
+    const uint64_t key = random_key(p->rhs_seed);
+    disc_job J = {p, lo, whole, last, N, per, n, &g, h, ih2, hbar2, key, f_in, A, b, line_b, line_v};
     if (team)
         hri_team_run(team, disc_lines, &J);
     else
         disc_lines(&J, 0, 1);
+    /* b's ghosts that no line wrote (each line zeroes those next to it, by the thread that
+     * writes it): the ghost planes, or everything when the slab has no lines */
+    if (b && (size_t)n[1] * n[2] == 0) {
+        memset(b, 0, g.padded * sizeof *b);
+    } else if (b && dim == 3) {
+        memset(b, 0, (size_t)g.st[2] * sizeof *b);
+        memset(b + (ptrdiff_t)(n[2] + 1) * g.st[2], 0, (size_t)g.st[2] * sizeof *b);
+    }
     if (A) /* the coefficients' ghosts: read as c[k][p - o_k] across a periodic axis */
         for (int k = 0; k < A->nk; k++)
             hri_st_fill_ghosts(&g, A->c[k]);

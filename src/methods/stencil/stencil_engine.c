@@ -33,6 +33,7 @@ typedef struct st_engine {
     hr_system_info si;
     double bnorm;
     int b_is_problem; /* b holds the problem's own right-hand side */
+    int x_zero;       /* x is all zero (as allocated, or zeroed since the last solve) */
     int fmg_first;
     int breakdown;
     int stagnated;
@@ -86,19 +87,27 @@ static void take_bnorm(st_engine *e, int is_problem)
     e->bnorm = sqrt(bb);
 }
 
+/* Whether the backend's arrays are host memory that the host set-up may write in place (the
+ * CPU's: its upload is a copy). */
+static int host_arrays(const st_engine *e)
+{
+    return e->k == &hri_st_cpu;
+}
+
 static hr_status take_rhs(st_engine *e, const double *f)
 {
     const hr_sgrid *g = grid(e);
-    HR_TRY(hri_discretize_part_on(e->team, &e->p, e->lo, e->hi, f, NULL, e->hb, e->lb, e->lv));
+    double *hb = host_arrays(e) ? e->b : e->hb; /* b made in place where it can be */
+    HR_TRY(hri_discretize_part_on(e->team, &e->p, e->lo, e->hi, f, NULL, hb, e->lb, e->lv));
     memset(&e->si, 0, sizeof e->si);
     if (hr_problem_is_singular(&e->p)) {
         double bs, vs;
         sum_lines2(e, &bs, &vs);
         e->si.singular = 1;
-        hri_discretize_project(&e->p, e->lo, e->hi, bs, vs, e->hb, e->lb, e->lv, &e->si.rhs_shift);
+        hri_discretize_project(&e->p, e->lo, e->hi, bs, vs, hb, e->lb, e->lv, &e->si.rhs_shift);
         projection_size(e);
     }
-    e->k->upload(&e->ex, g, e->b, e->hb);
+    if (hb != e->b) e->k->upload(&e->ex, g, e->b, hb);
     take_bnorm(e, f == NULL);
     return HR_OK;
 }
@@ -155,6 +164,12 @@ static double rel_of(const st_engine *e, double rr)
 static void take_init(st_engine *e, const double *x0)
 {
     const hr_sgrid *g = grid(e);
+    if (!x0 && e->p.init == HR_INIT_ZERO) { /* zeros: on the backend, and only where x is not */
+        if (!e->x_zero) e->k->zero(&e->ex, g, e->x);
+        e->x_zero = 1;
+        return;
+    }
+    e->x_zero = 0;
     double *h = e->hb;
     hri_st_zero(g, h);
     const int last = g->dim - 1;
@@ -318,10 +333,12 @@ static hr_status st_solve_device(hr_grid_solver *s, const hr_device_arrays *a, h
         hri_gs_set_error(s, "rhs: no memory for the discrete right-hand side");
         return st;
     }
-    if (a->x0)
+    if (a->x0) {
         k->dense_in(&e->ex, grid(e), e->x, a->x0, single);
-    else
+        e->x_zero = 0;
+    } else {
         take_init(e, NULL);
+    }
     st = st_run(s, t0, a->rhs == NULL, res);
     if ((st == HR_OK || st == HR_ERR_DIVERGED) && a->x) {
         char why[200];
@@ -340,6 +357,7 @@ static hr_status st_run(hr_grid_solver *s, double t0, int own_rhs, hr_result *re
     st_engine *e = s->engine;
     const double tsetup = hr_now() - t0 + e->setup_s;
     e->setup_s = 0.0;
+    e->x_zero = 0; /* the solve writes x */
     const hr_method m = s->o.method;
     const int cg = m == HR_METHOD_CG || m == HR_METHOD_MGCG;
     e->fmg_first = m == HR_METHOD_MG && s->o.cycle == HR_CYCLE_FMG;
@@ -629,6 +647,7 @@ hr_status hri_gs_general_create_slab(hr_grid_solver *s, const hr_problem *p, int
         if (m == HR_METHOD_CG || m == HR_METHOD_MGCG)
             e->p_ = k->alloc(ex, &g), e->q = k->alloc(ex, &g), e->r = k->alloc(ex, &g);
         if (m == HR_METHOD_MGCG) e->z = k->alloc(ex, &g);
+        e->x_zero = host_arrays(e); /* the CPU's arrays come zeroed */
         if (!e->hb || !e->ex.part || !e->x || !e->b || !e->t ||
             ((m == HR_METHOD_CG || m == HR_METHOD_MGCG) && (!e->p_ || !e->q || !e->r)) ||
             (m == HR_METHOD_MGCG && !e->z))
