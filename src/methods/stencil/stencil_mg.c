@@ -97,6 +97,23 @@ static hr_status axis_build(hr_st_axis *a, int n, int periodic, int free_lo, int
 
 /* ------------------------------------------------------------------ Galerkin product */
 
+static void exec_run(hr_st_exec *ex, hr_team_fn fn, void *ctx)
+{
+    if (ex && ex->team)
+        hri_team_run(ex->team, fn, ctx);
+    else
+        fn(ctx, 0, 1);
+}
+
+/* Set-up passes over fewer points than this run on the calling thread (a team's wake-up
+ * costs more than they do). */
+#define SETUP_TEAM_MIN 4096
+
+static void setup_run(hr_st_exec *ex, size_t points, hr_team_fn fn, void *ctx)
+{
+    exec_run(points >= SETUP_TEAM_MIN ? ex : NULL, fn, ctx);
+}
+
 /* Point q of a grid of n points per axis (one step outside at most): across a periodic face
  * wrapped onto the grid; 0 past a non-periodic face. */
 static int wrap_point(int q[3], const int n[3], const int periodic[3])
@@ -209,30 +226,34 @@ static void rap_fn(void *ctx, int tid, int nt)
     const size_t l0 = lines * tid / nt, l1 = lines * (tid + 1) / nt;
     int eo[1 + 2 * HR_ST_MAX_HALF][3];
     const int ne = rap_terms(j->A, eo);
-    int where[27]; /* acc slot -> C's coefficient array (-1: the diagonal) */
-    for (int s = 0; s < 27; s++)
-        where[s] = -2;
-    where[13] = -1;
-    for (int k = 0; k < C->nk; k++)
-        where[(C->off[k][2] + 1) * 9 + (C->off[k][1] + 1) * 3 + C->off[k][0] + 1] = k;
+    /* C's arrays (the diagonal, then the couplings) and the slot of the row's 27 that each
+     * takes; the shortcut's row in that order */
+    double *dst[1 + HR_ST_MAX_HALF], ref[1 + HR_ST_MAX_HALF];
+    int slot[1 + HR_ST_MAX_HALF];
+    const int nd = 1 + C->nk;
+    dst[0] = C->diag, slot[0] = 13;
+    for (int k = 0; k < C->nk; k++) {
+        dst[1 + k] = C->c[k];
+        slot[1 + k] = (C->off[k][2] + 1) * 9 + (C->off[k][1] + 1) * 3 + C->off[k][0] + 1;
+    }
+    for (int m = 0; m < nd; m++)
+        ref[m] = j->ref[slot[m]];
     /* indices are the whole grid's (a slab: A's rows reach one past C's rows' fine points) */
     for (size_t l = l0; l < l1; l++) {
         const int J = (int)(l % cg->n[1]), K = (int)(l / cg->n[1]);
         const int Jg = J + cg->goff[1], Kg = K + cg->goff[2];
         const int line_std = j->std[0] && j->std[1][Jg] && j->std[2][Kg];
+        const ptrdiff_t P0 = hr_sgrid_index(cg, 0, J, K);
         for (int I = 0; I < cg->n[0]; I++) {
-            double acc[27];
-            if (line_std && j->std[0][I])
-                memcpy(acc, j->ref, sizeof acc);
-            else
-                rap_row(j, eo, ne, I, Jg, Kg, acc);
-            const ptrdiff_t P = hr_sgrid_index(cg, I, J, K);
-            for (int s = 0; s < 27; s++) {
-                if (where[s] == -1)
-                    C->diag[P] = acc[s];
-                else if (where[s] >= 0)
-                    C->c[where[s]][P] = acc[s];
+            if (line_std && j->std[0][I]) {
+                for (int m = 0; m < nd; m++)
+                    dst[m][P0 + I] = ref[m];
+                continue;
             }
+            double acc[27];
+            rap_row(j, eo, ne, I, Jg, Kg, acc);
+            for (int m = 0; m < nd; m++)
+                dst[m][P0 + I] = acc[slot[m]];
         }
     }
 }
@@ -246,9 +267,35 @@ static int same_row(const hr_sop *A, ptrdiff_t p, ptrdiff_t q)
     return 1;
 }
 
+/* The check that every row of a box is the row at pc, its lines split among a team's threads:
+ * `differ` is set where one is not (whichever thread finds it: the answer is the same). */
+typedef struct {
+    const hr_sop *A;
+    const int *lo, *hi;
+    ptrdiff_t pc;
+    int differ;
+} box_check;
+
+static void box_check_fn(void *ctx, int tid, int nt)
+{
+    box_check *j = ctx;
+    const hr_sgrid *g = &j->A->g;
+    const size_t ny = (size_t)(j->hi[1] - j->lo[1]), lines = ny * (size_t)(j->hi[2] - j->lo[2]);
+    const size_t l0 = lines * tid / nt, l1 = lines * (tid + 1) / nt;
+    for (size_t l = l0; l < l1 && !__atomic_load_n(&j->differ, __ATOMIC_RELAXED); l++) {
+        const int y = j->lo[1] + (int)(l % ny), k = j->lo[2] + (int)(l / ny);
+        for (int x = j->lo[0]; x < j->hi[0]; x++)
+            if (!same_row(j->A, hr_sgrid_index(g, x, y, k), j->pc)) {
+                __atomic_store_n(&j->differ, 1, __ATOMIC_RELAXED);
+                return;
+            }
+    }
+}
+
 /* The box [lo, hi) per axis (hi = lo: none) of a whole grid's rows that are all the row at the
- * grid's centre, bitwise: found along the centre's lines, then every row of it checked. */
-static void same_rows_box(const hr_sop *A, int lo[3], int hi[3])
+ * grid's centre, bitwise: found along the centre's lines, then every row of it checked (on ex's
+ * team). */
+static void same_rows_box(hr_st_exec *ex, const hr_sop *A, int lo[3], int hi[3])
 {
     const hr_sgrid *g = &A->g;
     if (!A->diag) { /* a uniform star without arrays: all rows but those next to a face */
@@ -277,18 +324,17 @@ static void same_rows_box(const hr_sop *A, int lo[3], int hi[3])
     /* a uniform star's rows (fill_star) differ from its centre's along an axis only where the
      * centre's line does: the box found is right as it is */
     if (A->uniform) return;
-    for (int k = lo[2]; k < hi[2]; k++)
-        for (int y = lo[1]; y < hi[1]; y++)
-            for (int x = lo[0]; x < hi[0]; x++)
-                if (!same_row(A, hr_sgrid_index(g, x, y, k), pc)) {
-                    for (int a = 0; a < 3; a++)
-                        hi[a] = lo[a];
-                    return;
-                }
+    box_check j = {A, lo, hi, pc, 0};
+    setup_run(ex, (size_t)(hi[0] - lo[0]) * (size_t)(hi[1] - lo[1]) * (size_t)(hi[2] - lo[2]), box_check_fn,
+              &j);
+    if (j.differ)
+        for (int a = 0; a < 3; a++)
+            hi[a] = lo[a];
 }
 
-/* A's box of rows that are all one row, and that row (hr_sop.rlo): whole grids with arrays. */
-static void set_same_rows(hr_sop *A)
+/* A's box of rows that are all one row, and that row (hr_sop.rlo): whole grids with arrays.
+ * Set once a level's operator is final; the Galerkin product below it reads the box too. */
+static void set_same_rows(hr_st_exec *ex, hr_sop *A)
 {
     const hr_sgrid *g = &A->g;
     for (int a = 0; a < 3; a++)
@@ -297,7 +343,7 @@ static void set_same_rows(hr_sop *A)
     for (int a = 0; a < 3; a++)
         if (g->goff[a] || g->n[a] != g->gn[a]) return;
     int lo[3], hi[3];
-    same_rows_box(A, lo, hi);
+    same_rows_box(ex, A, lo, hi);
     if (lo[0] >= hi[0] || lo[1] >= hi[1] || lo[2] >= hi[2]) return;
     const ptrdiff_t pc = hr_sgrid_index(g, g->n[0] / 2, g->n[1] / 2, g->n[2] / 2);
     A->rd = A->diag[pc];
@@ -326,13 +372,18 @@ static int standard_transfer(const hr_st_axis *x, int n, int I, int *f)
  * all the centre's row and whose transfers are the standard ones is the same row everywhere
  * (the same terms in the same order), computed once (a constant coefficient: all but the
  * faces' layers). Whole grids only; a slab, or no such row, leaves j->std NULL. */
-static hr_status rap_standard(rap_job *j, unsigned char *std[3])
+static hr_status rap_standard(hr_st_exec *ex, rap_job *j, unsigned char *std[3])
 {
-    const hr_sgrid *fg = &j->A->g, *cg = &j->C->g;
+    const hr_sop *A = j->A;
+    const hr_sgrid *fg = &A->g, *cg = &j->C->g;
     for (int a = 0; a < 3; a++)
         if (fg->goff[a] || cg->goff[a] || fg->n[a] != fg->gn[a] || cg->n[a] != cg->gn[a]) return HR_OK;
     int lo[3], hi[3], any[3] = {-1, -1, -1};
-    same_rows_box(j->A, lo, hi);
+    if (A->diag && !A->uniform) /* the box set_same_rows found (none: rlo = rhi) */
+        for (int a = 0; a < 3; a++)
+            lo[a] = A->rlo[a], hi[a] = A->rhi[a];
+    else
+        same_rows_box(ex, A, lo, hi);
     for (int a = 0; a < 3; a++) {
         if (!(std[a] = calloc(cg->n[a], 1))) return HR_ERR_NO_MEMORY;
         for (int I = 0; I < cg->n[a]; I++) {
@@ -351,14 +402,6 @@ static hr_status rap_standard(rap_job *j, unsigned char *std[3])
     for (int a = 0; a < 3; a++)
         j->std[a] = std[a];
     return HR_OK;
-}
-
-static void exec_run(hr_st_exec *ex, hr_team_fn fn, void *ctx)
-{
-    if (ex && ex->team)
-        hri_team_run(ex->team, fn, ctx);
-    else
-        fn(ctx, 0, 1);
 }
 
 /* ------------------------------------------------------------------ levels on MPI ranks */
@@ -969,7 +1012,7 @@ static hr_status coarse_level(hr_st_mg *mg, const int nc[3])
         } else if (st == HR_OK) {
             rap_job j = {F->dist ? &E : &F->A, &C->A, F->ax, {NULL, NULL, NULL}, {0}};
             unsigned char *std[3] = {NULL, NULL, NULL};
-            st = rap_standard(&j, std);
+            st = rap_standard(&F->ex, &j, std);
             if (st == HR_OK) exec_run(&F->ex, rap_fn, &j);
             free(std[0]), free(std[1]), free(std[2]);
         }
@@ -995,6 +1038,7 @@ static hr_status coarse_level(hr_st_mg *mg, const int nc[3])
     const hr_sgrid *g = &C->A.g;
     for (int k = 0; k < C->A.nk && C->A.c[k]; k++)
         hri_st_fill_ghosts(g, C->A.c[k]);
+    set_same_rows(&F->ex, &C->A);
     const size_t lines = (size_t)g->n[1] * g->n[2];
     C->part = malloc((lines ? lines : 1) * sizeof *C->part);
     if (!C->part) return HR_ERR_NO_MEMORY;
@@ -1043,6 +1087,28 @@ static void coupling_sums(const hr_sop *A, int kk, double *part)
         }
 }
 
+/* Per line of g, the sum of |c| along it (the lines split among a team's threads). */
+typedef struct {
+    const hr_sgrid *g;
+    const double *c;
+    double *part;
+} line_sum_job;
+
+static void line_sum_fn(void *ctx, int tid, int nt)
+{
+    const line_sum_job *j = ctx;
+    const hr_sgrid *g = j->g;
+    const size_t lines = (size_t)g->n[1] * g->n[2];
+    const size_t l0 = lines * tid / nt, l1 = lines * (tid + 1) / nt;
+    for (size_t l = l0; l < l1; l++) {
+        const double *c = j->c + hr_sgrid_index(g, 0, (int)(l % (size_t)g->n[1]), (int)(l / (size_t)g->n[1]));
+        double s = 0.0;
+        for (int x = 0; x < g->n[0]; x++)
+            s += fabs(c[x]);
+        j->part[l] = s;
+    }
+}
+
 hr_status hri_st_mg_setup(hr_st_mg *mg, hr_st_exec *ex, const hr_st_backend *k, hr_sop *A0,
                           const int free_lo[3], const int free_hi[3], int max_levels, int singular,
                           double *tmp0, int coarse)
@@ -1066,6 +1132,7 @@ hr_status hri_st_mg_setup(hr_st_mg *mg, hr_st_exec *ex, const hr_st_backend *k, 
     }
     L0->t = tmp0;
     if (!(L0->r = k->alloc(ex, &L0->A.g))) return HR_ERR_NO_MEMORY;
+    set_same_rows(ex, &L0->A);
     for (;;) {
         hr_st_level *F = &mg->lv[mg->nlv - 1];
         const hr_sgrid *fg = &F->A.g;
@@ -1077,14 +1144,8 @@ hr_status hri_st_mg_setup(hr_st_mg *mg, hr_st_exec *ex, const hr_st_backend *k, 
             if (!F->A.c[kk]) { /* scalars only: the same sums of the couplings present */
                 coupling_sums(&F->A, kk, F->ex.part);
             } else {
-                for (int z = 0; z < fg->n[2]; z++)
-                    for (int y = 0; y < fg->n[1]; y++) {
-                        const double *c = F->A.c[kk] + hr_sgrid_index(fg, 0, y, z);
-                        double s = 0.0;
-                        for (int x = 0; x < fg->n[0]; x++)
-                            s += fabs(c[x]);
-                        F->ex.part[(size_t)z * fg->n[1] + y] = s;
-                    }
+                line_sum_job j = {fg, F->A.c[kk], F->ex.part};
+                setup_run(&F->ex, fg->count, line_sum_fn, &j);
             }
             const double s = hri_st_sum_lines(&F->ex, (size_t)fg->n[1] * fg->n[2]);
             for (int a = 0; a < fg->dim; a++)
@@ -1131,7 +1192,6 @@ hr_status hri_st_mg_setup(hr_st_mg *mg, hr_st_exec *ex, const hr_st_backend *k, 
     for (int l = 0; l < mg->nlv; l++) {
         hr_st_level *L = &mg->lv[l];
         if (mg->smoother == HR_ST_CHEBY) L->lmax = estimate_lmax(L);
-        set_same_rows(&L->A);
         hr_status s = k->twin_op(ex, &L->A, &L->dA);
         for (int a = 0; a < 3 && s == HR_OK; a++)
             if (L->ax[a].coarsen) s = k->twin_axis(ex, &L->ax[a], &L->dax[a]);
