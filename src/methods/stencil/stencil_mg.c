@@ -130,8 +130,13 @@ typedef struct {
     const hr_sop *A;
     hr_sop *C;
     const hr_st_axis *ax;
-    /* the shortcut (rap_standard): per axis, whether a coarse index is standard (NULL: none),
-     * and the row every coarse point standard along all axes gets */
+    /* the shortcut by classes (rap_classes): per axis, each coarse index's class (NULL: none),
+     * the classes' counts, and the row of each triple of classes (x fastest) */
+    const int *cls[3];
+    int ncls[3];
+    const double *rows;
+    /* else the shortcut of the interior (rap_standard): per axis, whether a coarse index is
+     * standard (NULL: none), and the row every coarse point standard along all axes gets */
     const unsigned char *std[3];
     double ref[27];
 } rap_job;
@@ -244,6 +249,15 @@ static void rap_fn(void *ctx, int tid, int nt)
         const int Jg = J + cg->goff[1], Kg = K + cg->goff[2];
         const int line_std = j->std[0] && j->std[1][Jg] && j->std[2][Kg];
         const ptrdiff_t P0 = hr_sgrid_index(cg, 0, J, K);
+        if (j->rows) { /* (whole grids: Jg = J, Kg = K) */
+            const double *rl = j->rows + (size_t)27 * j->ncls[0] * (j->cls[2][K] * j->ncls[1] + j->cls[1][J]);
+            for (int I = 0; I < cg->n[0]; I++) {
+                const double *r = rl + (size_t)27 * j->cls[0][I];
+                for (int m = 0; m < nd; m++)
+                    dst[m][P0 + I] = r[slot[m]];
+            }
+            continue;
+        }
         for (int I = 0; I < cg->n[0]; I++) {
             if (line_std && j->std[0][I]) {
                 for (int m = 0; m < nd; m++)
@@ -354,6 +368,135 @@ static void set_same_rows(hr_st_exec *ex, hr_sop *A)
         A->rlo[a] = lo[a], A->rhi[a] = hi[a];
 }
 
+/* Along one axis, what the row of R A P at a coarse index I reads (rap_row): the restriction's
+ * terms, each term's fine point as its class (-1 inside the box of one row, else the point
+ * itself), and from that point one step down, none and one step up (wrapped across a periodic
+ * face; none past another) the prolongation's terms, as coarse offsets from I (wrapped as
+ * rap_row wraps them) and weights; what is not used is 0. */
+typedef struct {
+    int nt, fc[3];
+    int qn[3][3], qd[3][3][2];
+    double w[3], qw[3][3][2];
+} axis_sig;
+
+static int sig_equal(const axis_sig *a, const axis_sig *b)
+{
+    return a->nt == b->nt && !memcmp(a->fc, b->fc, sizeof a->fc) && !memcmp(a->qn, b->qn, sizeof a->qn) &&
+           !memcmp(a->qd, b->qd, sizeof a->qd) && !memcmp(a->w, b->w, sizeof a->w) &&
+           !memcmp(a->qw, b->qw, sizeof a->qw);
+}
+
+static void axis_signature(const rap_job *j, int a, int I, int lo, int hi, axis_sig *s)
+{
+    const hr_sgrid *fg = &j->A->g, *cg = &j->C->g;
+    int fi[3];
+    memset(s, 0, sizeof *s);
+    s->nt = hr_st_restrict_terms(&j->ax[a], I, fi, s->w);
+    for (int t = 0; t < s->nt; t++) {
+        s->fc[t] = fi[t] >= lo && fi[t] < hi ? -1 : fi[t];
+        for (int d = 0; d < 3; d++) {
+            int q = fi[t] + d - 1, ti[2];
+            if (q < 0 || q >= fg->gn[a]) {
+                if (!fg->gper[a]) continue;
+                q = (q + fg->gn[a]) % fg->gn[a];
+            }
+            s->qn[t][d] = hr_st_prolong_terms(&j->ax[a], q, ti, s->qw[t][d]);
+            for (int u = 0; u < s->qn[t][d]; u++) {
+                int dd = ti[u] - I;
+                if (cg->gper[a]) {
+                    if (dd > 1) dd -= cg->gn[a];
+                    if (dd < -1) dd += cg->gn[a];
+                }
+                s->qd[t][d][u] = dd;
+            }
+        }
+    }
+}
+
+#define CLASSES_MAX 64 /* per axis: beyond this many the product runs row by row */
+
+/* The classes of axis a's coarse indices (cls[I]; rep[c] the first index of class c): equal
+ * signatures, one class. Returns their count, or 0 when there are more than CLASSES_MAX. */
+static int axis_classes(const rap_job *j, int a, int lo, int hi, int *cls, int rep[CLASSES_MAX])
+{
+    const hr_sgrid *cg = &j->C->g;
+    if (a >= cg->dim) return cls[0] = 0, rep[0] = 0, 1;
+    axis_sig sig[CLASSES_MAX];
+    int m = 0;
+    for (int I = 0; I < cg->n[a]; I++) {
+        axis_sig s;
+        axis_signature(j, a, I, lo, hi, &s);
+        int c = 0;
+        while (c < m && !sig_equal(&s, &sig[c]))
+            c++;
+        if (c == m) {
+            if (m == CLASSES_MAX) return 0;
+            sig[m] = s, rep[m++] = I;
+        }
+        cls[I] = c;
+    }
+    return m;
+}
+
+/* Whether every row of A outside its box [lo, hi) is the row at the point whose coordinates
+ * inside the box are replaced by the centre's: A's rows then depend on each axis's class of
+ * the point alone. */
+static int rows_by_class(const hr_sop *A, const int lo[3], const int hi[3])
+{
+    const hr_sgrid *g = &A->g;
+    const int c[3] = {g->n[0] / 2, g->n[1] / 2, g->n[2] / 2};
+    for (int k = 0; k < g->n[2]; k++) {
+        const int kin = k >= lo[2] && k < hi[2], kr = kin ? c[2] : k;
+        for (int y = 0; y < g->n[1]; y++) {
+            const int yin = y >= lo[1] && y < hi[1], yr = yin ? c[1] : y;
+            const int inner = kin && yin; /* only the line's points outside [lo[0], hi[0]) */
+            for (int x = 0; x < g->n[0]; x++) {
+                const int xin = x >= lo[0] && x < hi[0];
+                if (inner && xin) {
+                    x = hi[0] - 1;
+                    continue;
+                }
+                const ptrdiff_t p = hr_sgrid_index(g, x, y, k), r = hr_sgrid_index(g, xin ? c[0] : x, yr, kr);
+                if (!same_row(A, p, r)) return 0;
+            }
+        }
+    }
+    return 1;
+}
+
+/* The Galerkin product by classes: where A's rows depend on each axis's class of the point (its
+ * box of one row, rows_by_class) a coarse row depends on each axis's signature of its index
+ * alone (the same terms in the same order, on equal rows), so one row per triple of classes is
+ * computed (a constant coefficient: a handful per axis, the faces' layers and the interior).
+ * Whole grids whose box is found; else, or with too many classes, j->rows stays NULL. */
+static hr_status rap_classes(const int lo[3], const int hi[3], rap_job *j, int *cls[3], double **rows)
+{
+    const hr_sop *A = j->A;
+    const hr_sgrid *cg = &j->C->g;
+    int rep[3][CLASSES_MAX], m[3];
+    for (int a = 0; a < 3; a++)
+        if (lo[a] >= hi[a]) return HR_OK;
+    for (int a = 0; a < 3; a++) {
+        if (!(cls[a] = malloc((size_t)cg->n[a] * sizeof *cls[a]))) return HR_ERR_NO_MEMORY;
+        if (!(m[a] = axis_classes(j, a, lo[a], hi[a], cls[a], rep[a]))) return HR_OK;
+    }
+    const size_t nrow = (size_t)m[0] * m[1] * m[2];
+    if (nrow * 8 > cg->count) return HR_OK; /* hardly fewer rows than points */
+    if (A->diag && !rows_by_class(A, lo, hi)) return HR_OK;
+    if (!(*rows = malloc(nrow * 27 * sizeof **rows))) return HR_ERR_NO_MEMORY;
+    int eo[1 + 2 * HR_ST_MAX_HALF][3];
+    const int ne = rap_terms(A, eo);
+    for (int c2 = 0; c2 < m[2]; c2++)
+        for (int c1 = 0; c1 < m[1]; c1++)
+            for (int c0 = 0; c0 < m[0]; c0++)
+                rap_row(j, eo, ne, rep[0][c0], rep[1][c1], rep[2][c2],
+                        *rows + 27 * (((size_t)c2 * m[1] + c1) * m[0] + c0));
+    for (int a = 0; a < 3; a++)
+        j->cls[a] = cls[a], j->ncls[a] = m[a];
+    j->rows = *rows;
+    return HR_OK;
+}
+
 /* Whether the transfer along an axis is the standard one at coarse index I (full weighting
  * 1/2 1 1/2 centred on fine f = first + 2 I, linear prolongation at fine f - 2 .. f + 2, all
  * inside the grid), or, on an axis not coarsened, the identity with f - 1 .. f + 1 inside. */
@@ -372,18 +515,10 @@ static int standard_transfer(const hr_st_axis *x, int n, int I, int *f)
  * all the centre's row and whose transfers are the standard ones is the same row everywhere
  * (the same terms in the same order), computed once (a constant coefficient: all but the
  * faces' layers). Whole grids only; a slab, or no such row, leaves j->std NULL. */
-static hr_status rap_standard(hr_st_exec *ex, rap_job *j, unsigned char *std[3])
+static hr_status rap_standard(const int lo[3], const int hi[3], rap_job *j, unsigned char *std[3])
 {
-    const hr_sop *A = j->A;
-    const hr_sgrid *fg = &A->g, *cg = &j->C->g;
-    for (int a = 0; a < 3; a++)
-        if (fg->goff[a] || cg->goff[a] || fg->n[a] != fg->gn[a] || cg->n[a] != cg->gn[a]) return HR_OK;
-    int lo[3], hi[3], any[3] = {-1, -1, -1};
-    if (A->diag && !A->uniform) /* the box set_same_rows found (none: rlo = rhi) */
-        for (int a = 0; a < 3; a++)
-            lo[a] = A->rlo[a], hi[a] = A->rhi[a];
-    else
-        same_rows_box(ex, A, lo, hi);
+    const hr_sgrid *fg = &j->A->g, *cg = &j->C->g;
+    int any[3] = {-1, -1, -1};
     for (int a = 0; a < 3; a++) {
         if (!(std[a] = calloc(cg->n[a], 1))) return HR_ERR_NO_MEMORY;
         for (int I = 0; I < cg->n[a]; I++) {
@@ -402,6 +537,39 @@ static hr_status rap_standard(hr_st_exec *ex, rap_job *j, unsigned char *std[3])
     for (int a = 0; a < 3; a++)
         j->std[a] = std[a];
     return HR_OK;
+}
+
+/* The scratch of the Galerkin product's shortcuts. */
+typedef struct {
+    int *cls[3];
+    double *rows;
+    unsigned char *std[3];
+} rap_scratch;
+
+static void rap_scratch_free(rap_scratch *t)
+{
+    for (int a = 0; a < 3; a++)
+        free(t->cls[a]), free(t->std[a]);
+    free(t->rows);
+}
+
+/* Sets up j's shortcut (whole grids only; a slab computes every row): by classes where it
+ * can, else the interior's row. A's box of one row is the one set_same_rows found where A has
+ * arrays. */
+static hr_status rap_shortcut(hr_st_exec *ex, rap_job *j, rap_scratch *t)
+{
+    const hr_sop *A = j->A;
+    const hr_sgrid *fg = &A->g, *cg = &j->C->g;
+    for (int a = 0; a < 3; a++)
+        if (fg->goff[a] || cg->goff[a] || fg->n[a] != fg->gn[a] || cg->n[a] != cg->gn[a]) return HR_OK;
+    int lo[3], hi[3];
+    if (A->diag && !A->uniform) /* (none: rlo = rhi) */
+        for (int a = 0; a < 3; a++)
+            lo[a] = A->rlo[a], hi[a] = A->rhi[a];
+    else
+        same_rows_box(ex, A, lo, hi);
+    HR_TRY(rap_classes(lo, hi, j, t->cls, &t->rows));
+    return j->rows ? HR_OK : rap_standard(lo, hi, j, t->std);
 }
 
 /* ------------------------------------------------------------------ levels on MPI ranks */
@@ -1010,11 +1178,14 @@ static hr_status coarse_level(hr_st_mg *mg, const int nc[3])
             inject_job j = {F->dist ? &E : &F->A, &C->A, F->ax};
             exec_run(&F->ex, inject_fn, &j);
         } else if (st == HR_OK) {
-            rap_job j = {F->dist ? &E : &F->A, &C->A, F->ax, {NULL, NULL, NULL}, {0}};
-            unsigned char *std[3] = {NULL, NULL, NULL};
-            st = rap_standard(&F->ex, &j, std);
+            rap_job j;
+            memset(&j, 0, sizeof j);
+            j.A = F->dist ? &E : &F->A, j.C = &C->A, j.ax = F->ax;
+            rap_scratch t;
+            memset(&t, 0, sizeof t);
+            st = rap_shortcut(&F->ex, &j, &t);
             if (st == HR_OK) exec_run(&F->ex, rap_fn, &j);
-            free(std[0]), free(std[1]), free(std[2]);
+            rap_scratch_free(&t);
         }
     }
     hri_sop_free(&E);
