@@ -23,6 +23,10 @@ void hri_mg_walk_cycle(const hri_mg_walk *w, int l, hr_cycle type)
         break;
     default: hri_mg_walk_cycle(w, l + 1, HR_CYCLE_V); break;
     }
+    if (w->up_post) {
+        w->up_post(w->ctx, l);
+        return;
+    }
     w->up(w->ctx, l, 1);
     w->post(w->ctx, l);
 }

@@ -37,6 +37,9 @@ typedef struct hri_mg_walk {
      * on the full multigrid pass's descent) is taken elsewhere, as the GPU hands its coarse
      * levels to the CPU */
     int (*take)(void *ctx, int l, hr_cycle type);
+    /* optional: up(l, 1) and then post(l) as one operation (a backend that adds the
+     * prolongation inside its first smoothing pass); NULL: the two */
+    void (*up_post)(void *ctx, int l);
 } hri_mg_walk;
 
 /* One cycle of `type` (V, W or F) at level l. */

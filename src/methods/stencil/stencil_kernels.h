@@ -237,6 +237,12 @@ typedef struct hr_st_backend {
      * backend has no such pass for A */
     int (*gs_pair)(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, double *t, double omega,
                    int reverse);
+    /* optional: u += P ec (prolong_add from the coarse grid cg, the fine level's tables ax), then
+     * gs_pair's two sweeps, the prolongation added as the first sweep reads u instead of in a
+     * pass of its own; the same values. 0 when made, -1 (nothing done) when the backend has no
+     * such pass for A */
+    int (*prolong_gs_pair)(hr_st_exec *ex, const hr_sop *A, const hr_sgrid *cg, const hr_st_axis ax[3],
+                           const double *ec, double *u, const double *b, double *t, double omega, int reverse);
 } hr_st_backend;
 
 extern const hr_st_backend hri_st_cpu;

@@ -1458,6 +1458,25 @@ static void walk_up(void *ctx, int l, int add)
     prolong_from(mg, l);
 }
 
+/* up(l, 1) and post(l), the prolongation added inside the post-smoothing's first pass where
+ * the backend can (one read and write of level l fewer); the same values */
+static void walk_up_post(void *ctx, int l)
+{
+    hr_st_mg *mg = ctx;
+    hr_st_level *F = &mg->lv[l], *C = &mg->lv[l + 1];
+    const hr_st_backend *k = mg->k;
+    const int reverse = mg->symmetric || mg->apply;
+    if (mg->smoother == HR_ST_GS && mg->post >= 2 && k->gs_sweep && k->prolong_gs_pair && F->t &&
+        F->t != F->u && !F->dist && !C->dist &&
+        k->prolong_gs_pair(&F->ex, &F->dA, &C->A.g, F->dax, C->u, F->u, F->b, F->t, mg->omega, reverse) ==
+            0) {
+        hri_st_smooth(mg, l, F->u, F->b, mg->post - 2, reverse);
+        return;
+    }
+    walk_up(ctx, l, 1);
+    walk_post(ctx, l);
+}
+
 static void walk_coarse(void *ctx, int l)
 {
     hr_st_mg *mg = ctx;
@@ -1473,8 +1492,8 @@ static void walk_fmg_down(void *ctx, int l)
 
 static hri_mg_walk st_walk(hr_st_mg *mg)
 {
-    hri_mg_walk k = {mg,        mg->nlv - 1, 1,           walk_pre,      walk_post,
-                     walk_down, walk_up,     walk_coarse, walk_fmg_down, NULL};
+    hri_mg_walk k = {mg,          mg->nlv - 1,   1,    walk_pre,    walk_post, walk_down, walk_up,
+                     walk_coarse, walk_fmg_down, NULL, walk_up_post};
     return k;
 }
 

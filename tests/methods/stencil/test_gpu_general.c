@@ -94,6 +94,9 @@ static const tcase cases[] = {
     {"2d dirichlet uniform", 2, {60, 70, 0}, {1.0, 1.0, 1.0}, "dddd", 0},
     /* Galerkin (box) levels of two tiles of the 2-D box sweep in x (stencil_cuda_sweep.cu) */
     {"2d nd|dd coef field, wide", 2, {130, 61, 0}, {2.0, 1.0, 1.0}, "nddd", 1},
+    /* and box levels of several segments of rows of the marching box sweep (narrow, so that
+     * the relaxation methods converge in a few thousand sweeps) */
+    {"2d dn|dd coef field, tall", 2, {16, 300, 0}, {1.0, 16.0, 1.0}, "dndd", 1},
     /* and of the 3-D one: two tiles of columns, of rows and of planes (16 a block here) each */
     {"3d dn|nd|dd coef field", 3, {61, 13, 20}, {1.0, 1.0, 2.0}, "dnnddd", 1},
 };
@@ -786,8 +789,8 @@ int main(int argc, char **argv)
         return 77;
     }
     placement();
-    /* the one-pass sweeps on every level they take (by default only on large ones): the
-     * methods below check them against cpu-seq (the periodic cases, and an odd count's last
+    /* the marching one-pass sweeps on every level they take (by default only on large ones):
+     * the methods below check them against cpu-seq (the periodic cases, and an odd count's last
      * sweep, keep the parity passes) */
     hri_st_cuda_set_pair_min(1);
     for (size_t c = 0; c < NCASES; c++)
@@ -796,6 +799,12 @@ int main(int argc, char **argv)
         device_arrays(&cases[c]);
     for (size_t c = 0; c < NCASES; c++)
         solves(&cases[c]);
+    /* and the 2-D box levels' tiles (the default on levels under 2^23 unknowns), with the
+     * methods that smooth by Gauss-Seidel */
+    hri_st_cuda_set_pair_min(0);
+    if (!only) only = "mg V redblack,mg W redblack,mg F redblack,mg FMG redblack,mgcg";
+    for (size_t c = 0; c < NCASES; c++)
+        if (cases[c].dim == 2) solves(&cases[c]);
     printf("%d checks, %d failure(s)\n", checks, failures);
     return failures ? 1 : 0;
 }

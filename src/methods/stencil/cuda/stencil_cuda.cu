@@ -270,17 +270,6 @@ void hri_st_cu_fill_ghosts(st_cuda *d, const hr_sgrid *g, double *u)
 
 /* ------------------------------------------------------------------ transfers */
 
-/* A transfer table's device twin, as the kernels read it (ri, rw: 3 per coarse index). */
-typedef struct st_dax {
-    int coarsen;
-    int first, plo, phi, rlo, rhi; /* the standard terms' ranges (hr_st_axis.plo) */
-    const int *i0, *i1;
-    const double *w0, *w1;
-    const int *ri;
-    const double *rw;
-    const int *rn;
-} st_dax;
-
 typedef struct st_tr {
     st_dax ax[3];
     int dim;
@@ -301,71 +290,6 @@ __device__ __forceinline__ int st_local(int i, int off, int n, int gn, int gper)
             t -= gn;
     }
     return t;
-}
-
-/* restrict_terms / prolong_terms of the CPU backend: (index, weight) pairs of one axis */
-__device__ __forceinline__ int st_rterms(const st_dax &a, int I, int idx[3], double w[3])
-{
-    if (!a.coarsen) {
-        idx[0] = I, w[0] = 1.0;
-        return 1;
-    }
-    if (I >= a.rlo && I < a.rhi) { /* the table's values there */
-        const int f = a.first + 2 * I;
-        idx[0] = f - 1, idx[1] = f, idx[2] = f + 1;
-        w[0] = 0.5, w[1] = 1.0, w[2] = 0.5;
-        return 3;
-    }
-    const int n = a.rn[I];
-#pragma unroll
-    for (int t = 0; t < 3; t++)
-        if (t < n) idx[t] = a.ri[3 * I + t], w[t] = a.rw[3 * I + t];
-    return n;
-}
-
-__device__ __forceinline__ int st_pterms(const st_dax &a, int i, int idx[3], double w[3])
-{
-    if (!a.coarsen) {
-        idx[0] = i, w[0] = 1.0;
-        return 1;
-    }
-    if (i >= a.plo && i < a.phi) { /* the table's values there */
-        if (((i - a.first) & 1) == 0) {
-            idx[0] = (i - a.first) / 2, w[0] = 1.0;
-            return 1;
-        }
-        idx[0] = (i - 1 - a.first) / 2, w[0] = 0.5;
-        idx[1] = idx[0] + 1, w[1] = 0.5;
-        return 2;
-    }
-    idx[0] = a.i0[i], w[0] = a.w0[i];
-    if (a.i1[i] < 0) return 1;
-    idx[1] = a.i1[i], w[1] = a.w1[i];
-    return 2;
-}
-
-/* sum_c sum_b zw yw (sum_a xw src[row (b, c)][xi]), in the CPU's order */
-__device__ __forceinline__ double st_gather(const double *src, ptrdiff_t org, ptrdiff_t sy, ptrdiff_t sz,
-                                            const int xi[3], const double xw[3], int nx, const int yi[3],
-                                            const double yw[3], int ny, const int zi[3], const double zw[3],
-                                            int nz)
-{
-    double s = 0.0;
-#pragma unroll
-    for (int c = 0; c < 3; c++) {
-        if (c >= nz) break;
-#pragma unroll
-        for (int b = 0; b < 3; b++) {
-            if (b >= ny) break;
-            const double *row = src + org + yi[b] * sy + zi[c] * sz;
-            double t = 0.0;
-#pragma unroll
-            for (int a = 0; a < 3; a++)
-                if (a < nx) t += xw[a] * row[xi[a]];
-            s += zw[c] * yw[b] * t;
-        }
-    }
-    return s;
 }
 
 static __global__ void k_restrict(st_tr T, const double *__restrict__ src, double *__restrict__ dst)
@@ -409,15 +333,8 @@ static st_tr tr_of(const hr_sgrid *fg, const hr_sgrid *cg, const hr_st_axis ax[3
 {
     st_tr T;
     memset(&T, 0, sizeof T);
-    for (int a = 0; a < 3; a++) {
-        const hr_st_axis *x = &ax[a];
-        st_dax *y = &T.ax[a];
-        y->coarsen = a < fg->dim && x->coarsen;
-        if (!y->coarsen) continue;
-        y->i0 = x->i0, y->i1 = x->i1, y->w0 = x->w0, y->w1 = x->w1;
-        y->ri = (const int *)x->ri, y->rw = (const double *)x->rw, y->rn = x->rn;
-        y->first = x->first, y->plo = x->plo, y->phi = x->phi, y->rlo = x->rlo, y->rhi = x->rhi;
-    }
+    for (int a = 0; a < 3; a++)
+        T.ax[a] = hri_st_cu_dax(&ax[a], a < fg->dim);
     T.dim = fg->dim;
     for (int a = 0; a < 3; a++)
         T.n[a] = cover->n[a];
@@ -622,8 +539,21 @@ static int cu_gs_pair(hr_st_exec *ex, const hr_sop *A, double *u, const double *
         return 0;
     }
     if (!hri_st_cu_rb_pair_ok(d, A)) return -1;
-    hri_st_cu_rb_sweep(d, A, u, b, t, omega, reverse ? 1 : 0);
-    hri_st_cu_rb_sweep(d, A, t, b, u, omega, reverse ? 1 : 0);
+    hri_st_cu_rb_sweep(d, A, u, b, t, omega, reverse ? 1 : 0, NULL);
+    hri_st_cu_rb_sweep(d, A, t, b, u, omega, reverse ? 1 : 0, NULL);
+    return 0;
+}
+
+/* The same after a prolongation, added as the first pass reads u (2-D star stencils whose
+ * sweeps go in one pass); -1 for the others. */
+static int cu_prolong_gs_pair(hr_st_exec *ex, const hr_sop *A, const hr_sgrid *cg, const hr_st_axis ax[3],
+                              const double *ec, double *u, const double *b, double *t, double omega, int reverse)
+{
+    st_cuda *d = st_dev(ex);
+    if (A->g.dim != 2 || !hri_st_cu_rb_pair_ok(d, A)) return -1;
+    const st_prolong pro = {cg, ax, ec};
+    hri_st_cu_rb_sweep(d, A, u, b, t, omega, reverse ? 1 : 0, &pro);
+    hri_st_cu_rb_sweep(d, A, t, b, u, omega, reverse ? 1 : 0, NULL);
     return 0;
 }
 
@@ -917,6 +847,7 @@ static const hr_st_backend st_cuda_table = {
     hri_st_cu_project,
     (size_t)1 << 18, /* dist_min */
     cu_gs_pair,
+    cu_prolong_gs_pair,
 };
 
 extern "C" const hr_st_backend *hri_st_cuda_backend(void)

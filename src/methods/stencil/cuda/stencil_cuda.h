@@ -22,9 +22,9 @@ struct hr_st_exec;
 hr_status hri_st_cuda_set_shape(struct hr_st_exec *ex, int dim, int bx, int by, int h);
 void hri_st_cuda_get_shape(const struct hr_st_exec *ex, int dim, int *bx, int *by, int *h);
 
-/* For tests, process-wide: the one-pass Gauss-Seidel sweeps (hri_st_cu_rb_sweep) run on
- * levels of at least this many unknowns (0: the default, 2^23), the parity passes on smaller
- * ones. Both make the same bits. */
+/* For tests, process-wide: the marching one-pass Gauss-Seidel sweeps (the star stencils', and
+ * the 2-D box stencils') run on levels of at least this many unknowns (0: the default, 2^23),
+ * the parity passes and the box tiles on smaller ones. All make the same bits. */
 void hri_st_cuda_set_pair_min(size_t unknowns);
 
 /* Waits for the backend's stream: HR_OK, or the status of the first CUDA failure since open. */

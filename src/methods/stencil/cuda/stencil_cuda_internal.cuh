@@ -15,6 +15,7 @@
 #include <cuda_runtime.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "hetrelax/hetrelax.h"
 
@@ -158,6 +159,99 @@ double hri_st_cu_reduce(st_cuda *d, const st_geo &G);
 /* Copies the far sides into the periodic axes' ghosts (hri_st_fill_ghosts on the device). */
 void hri_st_cu_fill_ghosts(st_cuda *d, const hr_sgrid *g, double *u);
 
+/* ------------------------------------------------------------------ transfers */
+
+/* A transfer table's device twin, as the kernels read it (ri, rw: 3 per coarse index). */
+typedef struct st_dax {
+    int coarsen;
+    int first, plo, phi, rlo, rhi; /* the standard terms' ranges (hr_st_axis.plo) */
+    const int *i0, *i1;
+    const double *w0, *w1;
+    const int *ri;
+    const double *rw;
+    const int *rn;
+} st_dax;
+
+/* The device twin's fields of a host table (its arrays already on the device: twin_axis). */
+static inline st_dax hri_st_cu_dax(const hr_st_axis *x, int coarsen)
+{
+    st_dax y;
+    memset(&y, 0, sizeof y);
+    y.coarsen = coarsen && x->coarsen;
+    if (!y.coarsen) return y;
+    y.i0 = x->i0, y.i1 = x->i1, y.w0 = x->w0, y.w1 = x->w1;
+    y.ri = (const int *)x->ri, y.rw = (const double *)x->rw, y.rn = x->rn;
+    y.first = x->first, y.plo = x->plo, y.phi = x->phi, y.rlo = x->rlo, y.rhi = x->rhi;
+    return y;
+}
+
+/* restrict_terms of the CPU backend: (index, weight) pairs of one axis */
+__device__ __forceinline__ int st_rterms(const st_dax &a, int I, int idx[3], double w[3])
+{
+    if (!a.coarsen) {
+        idx[0] = I, w[0] = 1.0;
+        return 1;
+    }
+    if (I >= a.rlo && I < a.rhi) { /* the table's values there */
+        const int f = a.first + 2 * I;
+        idx[0] = f - 1, idx[1] = f, idx[2] = f + 1;
+        w[0] = 0.5, w[1] = 1.0, w[2] = 0.5;
+        return 3;
+    }
+    const int n = a.rn[I];
+#pragma unroll
+    for (int t = 0; t < 3; t++)
+        if (t < n) idx[t] = a.ri[3 * I + t], w[t] = a.rw[3 * I + t];
+    return n;
+}
+
+/* prolong_terms of the CPU backend: (index, weight) pairs of one axis */
+__device__ __forceinline__ int st_pterms(const st_dax &a, int i, int idx[3], double w[3])
+{
+    if (!a.coarsen) {
+        idx[0] = i, w[0] = 1.0;
+        return 1;
+    }
+    if (i >= a.plo && i < a.phi) { /* the table's values there */
+        if (((i - a.first) & 1) == 0) {
+            idx[0] = (i - a.first) / 2, w[0] = 1.0;
+            return 1;
+        }
+        idx[0] = (i - 1 - a.first) / 2, w[0] = 0.5;
+        idx[1] = idx[0] + 1, w[1] = 0.5;
+        return 2;
+    }
+    idx[0] = a.i0[i], w[0] = a.w0[i];
+    if (a.i1[i] < 0) return 1;
+    idx[1] = a.i1[i], w[1] = a.w1[i];
+    return 2;
+}
+
+/* sum_c sum_b zw yw (sum_a xw src[row (b, c)][xi]), in the CPU's order */
+__device__ __forceinline__ double st_gather(const double *src, ptrdiff_t org, ptrdiff_t sy, ptrdiff_t sz,
+                                            const int xi[3], const double xw[3], int nx, const int yi[3],
+                                            const double yw[3], int ny, const int zi[3], const double zw[3],
+                                            int nz)
+{
+    double s = 0.0;
+#pragma unroll
+    for (int c = 0; c < 3; c++) {
+        if (c >= nz) break;
+#pragma unroll
+        for (int b = 0; b < 3; b++) {
+            if (b >= ny) break;
+            const double *row = src + org + yi[b] * sy + zi[c] * sz;
+            double t = 0.0;
+#pragma unroll
+            for (int a = 0; a < 3; a++)
+                if (a < nx) t += xw[a] * row[xi[a]];
+            s += zw[c] * yw[b] * t;
+        }
+    }
+    return s;
+}
+
+
 /* ------------------------------------------------------------------ the sweeps (stencil_cuda_sweep.cu) */
 
 enum { ST_OP_JAC = 0, ST_OP_CHEB, ST_OP_RES, ST_OP_APPLY };
@@ -178,11 +272,19 @@ void hri_st_cu_parity(st_cuda *d, const hr_sop *A, double *u, const double *b, d
  * out (the points of parity p0 first), bitwise the two parity passes in place. out's ghosts are
  * left as they are (they must be u's: 0). */
 int hri_st_cu_rb_pair_ok(const st_cuda *d, const hr_sop *A);
+/* A prolongation for the first sweep to add as it reads u (u += P ec: the coarse grid cg and
+ * the fine level's device transfer tables ax), so that the sweep reads what prolong_add would
+ * have written: a 2-D star's one-pass sweep (hri_st_cu_rb_sweep; pro NULL: none). */
+typedef struct st_prolong {
+    const hr_sgrid *cg;
+    const hr_st_axis *ax;
+    const double *ec;
+} st_prolong;
 void hri_st_cu_rb_sweep(st_cuda *d, const hr_sop *A, const double *u, const double *b, double *out, double omega,
-                        int p0);
-/* The same for a 2-D box stencil (its four colours; one process, no periodic axis, a level of
- * under 2^23 unknowns), and that sweep, the colours in hri_st_colours' order (reverse:
- * backwards), bitwise the colour passes. */
+                        int p0, const st_prolong *pro);
+/* The same for a 2-D box stencil (its four colours; one process, no periodic axis), and that
+ * sweep, the colours in hri_st_colours' order (reverse: backwards), bitwise the colour passes:
+ * in tiles on small levels, marching on large ones. */
 int hri_st_cu_box_pair_ok(const st_cuda *d, const hr_sop *A);
 void hri_st_cu_box_sweep(st_cuda *d, const hr_sop *A, const double *u, const double *b, double *out, double omega,
                          int reverse);

@@ -519,8 +519,9 @@ void hri_st_cu_parity(st_cuda *d, const hr_sop *A, double *u, const double *b, d
  * grid twice.
  *
  * A warp takes 64 neighbouring columns, two a lane (c0 = x0 + 2 lane and c1 = c0 + 1), and
- * marches down ST_RB_ROWS rows. When row R comes in, the first half sweep updates row R - 1 and
- * the second row R - 2: the first half's neighbours are then all untouched (the other parity),
+ * marches down a segment of rows (march_rows). When row R comes in, the first half sweep
+ * updates row R - 1 and the second row R - 2: the first half's neighbours are then all
+ * untouched (the other parity),
  * and the second half's are all the first half's results (row R - 3's too, two steps earlier),
  * so each update is the function of the same values as in the passes one by one: bitwise their
  * result. In a row each lane updates one of its two columns (the same one on every lane: c0's
@@ -530,8 +531,7 @@ void hri_st_cu_parity(st_cuda *d, const hr_sop *A, double *u, const double *b, d
  * theirs (neighbouring warps overlap by four columns). A segment of rows starts two rows early so
  * that its first row's second half has its neighbours. Out of place: a warp reads columns its
  * neighbours write. */
-#define ST_RB_OWN  60
-#define ST_RB_ROWS 64
+#define ST_RB_OWN 60
 
 /* The Gauss-Seidel update of one point of a 2-D star (k_parity's step, term for term). */
 template <bool UNI>
@@ -550,9 +550,53 @@ typedef struct st_rb_row {
     double u[2], b[2], cx[2], cy[2], e[2];
 } st_rb_row;
 
-template <bool UNI>
-static __global__ void __launch_bounds__(256)
-    k_rb2(st_cgeo c, st_args a, const double *__restrict__ u, double *__restrict__ out, double omega, int p0)
+/* A prolongation added to the iterate as its rows come in (the first sweep after it): fine
+ * u += P ec at every unknown, k_prolong's sum term for term (st_gather), so that the sweep reads
+ * the values the prolongation would have written. */
+typedef struct st_pro {
+    st_dax ax, ay;
+    const double *ec;
+    ptrdiff_t corg, csy;
+} st_pro;
+
+/* One coarse row's interpolation along x at a column (its x terms): st_gather's inner sum. */
+__device__ __forceinline__ double st_pro_line(const st_pro &pro, int J, const int xi[3], const double xw[3], int nx)
+{
+    const double *row = pro.ec + pro.corg + J * pro.csy;
+    double t = 0.0;
+#pragma unroll
+    for (int a = 0; a < 3; a++)
+        if (a < nx) t += xw[a] * __ldg(row + xi[a]);
+    return t;
+}
+
+/* Row r's prolongation into a lane's two columns v (pxi, pxw, pxn: the columns' x terms):
+ * st_gather's sum over the y terms, term for term. (Keeping the coarse rows' sums from row to
+ * row, two or three fine rows taking the same, made the sweep slower: 869 against 728 us at
+ * 8000^2 on an H200; each row's sum then waits for the loads of the row before.) */
+__device__ __forceinline__ void st_pro_add(const st_pro &pro, int r, int ny, const bool inner[2], const int pxi[2][3],
+                                           const double pxw[2][3], const int pxn[2], double v[2])
+{
+    if (r < 0 || r >= ny) return;
+    int yi[3] = {0, 0, 0};
+    double yw[3] = {0, 0, 0};
+    const int nyt = st_pterms(pro.ay, r, yi, yw);
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        if (!inner[h]) continue;
+        double s = 0.0;
+#pragma unroll
+        for (int t = 0; t < 2; t++) {
+            if (t >= nyt) break;
+            s += 1.0 * yw[t] * st_pro_line(pro, yi[t], pxi[h], pxw[h], pxn[h]);
+        }
+        v[h] = v[h] + s;
+    }
+}
+
+template <bool UNI, bool PRO>
+static __global__ void __launch_bounds__(256) k_rb2(st_cgeo c, st_args a, st_pro pro, const double *__restrict__ u,
+                                                    double *__restrict__ out, double omega, int p0, int rows)
 {
     const int lane = (int)(threadIdx.x & 31), wx = (int)(blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5));
     const int nx = c.n[0], ny = c.n[1];
@@ -565,7 +609,15 @@ static __global__ void __launch_bounds__(256)
         inner[h] = c0 + h >= 0 && c0 + h < nx;
         own[h] = lane >= 1 && lane <= 30 && inner[h];
     }
-    const int r0 = (int)blockIdx.y * ST_RB_ROWS, r1 = min(r0 + ST_RB_ROWS, ny);
+    /* PRO: the columns' prolongation terms (the same on every row) */
+    int pxi[2][3], pxn[2];
+    double pxw[2][3];
+    if (PRO) {
+#pragma unroll
+        for (int h = 0; h < 2; h++)
+            pxn[h] = inner[h] ? st_pterms(pro.ax, c0 + h, pxi[h], pxw[h]) : 0;
+    }
+    const int r0 = (int)blockIdx.y * rows, r1 = min(r0 + rows, ny);
     const ptrdiff_t sy = c.sy, base = c.origin + c0;
     const double *__restrict__ b = a.b;
     const double *__restrict__ cx = a.c[0];
@@ -586,6 +638,10 @@ static __global__ void __launch_bounds__(256)
         }
         if (ST_RB_IN(h, r0 - 1)) u1[h] = __ldg(u + base + h + (ptrdiff_t)(r0 - 1) * sy);
     }
+    if (PRO) {
+        st_pro_add(pro, r0 - 2, ny, inner, pxi, pxw, pxn, u2);
+        st_pro_add(pro, r0 - 1, ny, inner, pxi, pxw, pxn, u1);
+    }
     /* the loads of the next two steps are in flight during this step's updates */
     st_rb_row nx0, nx1;
 #define ST_RB_LOAD(w, r)                                                                                     \
@@ -600,6 +656,7 @@ static __global__ void __launch_bounds__(256)
                 if (!UNI) (w).cx[h] = __ldg(cx + pb_), (w).cy[h] = __ldg(cy + pb_), (w).e[h] = __ldg(ex + pb_); \
             }                                                                                                \
         }                                                                                                    \
+        if (PRO) st_pro_add(pro, (r), ny, inner, pxi, pxw, pxn, (w).u);                                      \
     } while (0)
     ST_RB_LOAD(nx0, r0);
     ST_RB_LOAD(nx1, r0 + 1);
@@ -883,21 +940,212 @@ static __global__ void __launch_bounds__(ST_BT_THREADS, 2) k_box2t(st_cgeo c, st
     }
 }
 
-/* The tile sweep below this many unknowns: a block's chain (its loads, four colours, a barrier
- * after each) takes about 10 us, which the four colour passes' launches cost on small levels
- * and more, but on large levels the colour passes stream faster (one H200, 8000^2's level of
- * 4000^2: 257 us a sweep in colour passes, 274 us in tiles; 2000^2: 78 and 77.5 us; 250^2 and
- * smaller: 18-22 and 17 us) */
-#define ST_BT_MAX ((size_t)1 << 23)
+/* The same sweep on large levels, marching: a warp takes 64 neighbouring columns, two a lane
+ * (c0 = x0 + 2 lane and c0 + 1), and marches down the rows as k_rb2 does, four stages behind one
+ * another. The colours alternate between the rows' two parities (hri_st_colours' order, either
+ * way), so when rows e and e + 1 come in (e a row of the first colour), the first colour is
+ * updated on row e, the second on row e - 1, the third on e - 2 and the fourth on e - 3, in that
+ * order: each update then reads its neighbours as the colour passes leave them (the earlier
+ * colours' results, the later colours' old values), and rows e - 2 and e - 3 are done. In each
+ * stage every lane updates one of its columns (the colour's, the same on every lane), and the x
+ * neighbour that is not the lane's own comes from the next lane. The warp's outermost columns
+ * lack a neighbour, so the k-th colour is right one column further in than the (k-1)-th: lanes
+ * 2..29 write theirs (neighbouring warps overlap by eight columns). A segment of rows starts
+ * three or four rows early, so that its first row's stages have their neighbours. One read of u
+ * and b and one write a sweep, where the colour passes read u four times. */
+#define ST_BM_OWN  56
+#define ST_BM_ROWS 64 /* a segment's rows (fewer blocks in whole waves measured no faster) */
+
+/* The Gauss-Seidel update of a box stencil's point from its 3 x 3 neighbourhood (rows below,
+ * the point's, above; columns left, centre, right): st_au<4>'s terms in its order (the offsets
+ * (1, 0), (-1, 1), (0, 1), (1, 1) of hri_sop_shape), from the box of equal rows' scalars where
+ * `in`, else from the arrays. */
+__device__ __forceinline__ double st_box_point(const st_args &a, bool in, ptrdiff_t p, double omega, double bp,
+                                               double dl, double dc, double dr, double ml, double mc, double mr,
+                                               double ul, double uc, double ur)
+{
+    double au, dg;
+    if (in) {
+        au = a.rd * mc;
+        au += a.rc[0] * mr + a.rcm[0] * ml;
+        au += a.rc[1] * ul + a.rcm[1] * dr;
+        au += a.rc[2] * uc + a.rcm[2] * dc;
+        au += a.rc[3] * ur + a.rcm[3] * dl;
+        dg = a.rd;
+    } else {
+        dg = __ldg(a.d + p);
+        au = dg * mc;
+        au += __ldg(a.c[0] + p) * mr + __ldg(a.c[0] + p - a.doff[0]) * ml;
+        au += __ldg(a.c[1] + p) * ul + __ldg(a.c[1] + p - a.doff[1]) * dr;
+        au += __ldg(a.c[2] + p) * uc + __ldg(a.c[2] + p - a.doff[2]) * dc;
+        au += __ldg(a.c[3] + p) * ur + __ldg(a.c[3] + p - a.doff[3]) * dl;
+    }
+    return mc + omega * (bp - au) / dg;
+}
+
+/* A lane's two columns of one row. */
+typedef struct st_bm_row {
+    double v[2];
+} st_bm_row;
+
+/* One stage: the colour's points (column h of the lane) on row q, from rows D (q - 1), M (q)
+ * and U (q + 1); M's value is replaced. Every lane takes part in the shuffles. */
+__device__ __forceinline__ void st_bm_stage(const st_args &a, int lane_c0, int h, int q, bool upd, ptrdiff_t p,
+                                            double omega, double bp, const st_bm_row &D, st_bm_row &M,
+                                            const st_bm_row &U)
+{
+    if (h == 0) {
+        const double dl = __shfl_up_sync(0xffffffffu, D.v[1], 1), ml = __shfl_up_sync(0xffffffffu, M.v[1], 1),
+                     ul = __shfl_up_sync(0xffffffffu, U.v[1], 1);
+        if (upd)
+            M.v[0] = st_box_point(a, st_in_box(a, lane_c0, q, 0), p, omega, bp, dl, D.v[0], D.v[1], ml, M.v[0],
+                                  M.v[1], ul, U.v[0], U.v[1]);
+    } else {
+        const double dr = __shfl_down_sync(0xffffffffu, D.v[0], 1), mr = __shfl_down_sync(0xffffffffu, M.v[0], 1),
+                     ur = __shfl_down_sync(0xffffffffu, U.v[0], 1);
+        if (upd)
+            M.v[1] = st_box_point(a, st_in_box(a, lane_c0 + 1, q, 0), p + 1, omega, bp, D.v[0], D.v[1], dr,
+                                  M.v[0], M.v[1], mr, U.v[0], U.v[1], ur);
+    }
+}
+
+static __global__ void __launch_bounds__(256) k_box2m(st_cgeo c, st_args a, st_bt t, const double *__restrict__ u,
+                                                      double *__restrict__ out, double omega, int rows)
+{
+    const int lane = (int)(threadIdx.x & 31), wx = (int)(blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5));
+    const int nx = c.n[0], ny = c.n[1];
+    if (wx * ST_BM_OWN >= nx) return; /* the whole warp */
+    const int x0 = wx * ST_BM_OWN - 4, c0 = x0 + 2 * lane;
+    bool col[2], inner[2], own[2];
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        col[h] = c0 + h >= -1 && c0 + h <= nx;
+        inner[h] = c0 + h >= 0 && c0 + h < nx;
+        own[h] = lane >= 2 && lane <= 29 && inner[h];
+    }
+    /* each colour's column of the lane (x0 is even: the same on every lane), and the rows of the
+     * first colour (whole-grid parities: the grid starts at c.s) */
+    int hc[4];
+#pragma unroll
+    for (int k = 0; k < 4; k++)
+        hc[k] = ((t.cx[k] - c.s[0]) % 2 + 2) % 2;
+    const int py = ((t.cy[0] - c.s[1]) % 2 + 2) % 2;
+    const int r0 = (int)blockIdx.y * rows, r1 = min(r0 + rows, ny);
+    int e = r0 - 2;
+    e -= ((e - py) % 2 + 2) % 2; /* the first colour's row at or below r0 - 2 */
+    const ptrdiff_t sy = c.sy, base = c.origin + c0;
+    const double *__restrict__ b = a.b;
+#define ST_BM_U(w, r)                                                                                        \
+    do {                                                                                                     \
+        _Pragma("unroll") for (int h = 0; h < 2; h++)(w).v[h] =                                              \
+            col[h] && (r) >= -1 && (r) <= ny ? __ldg(u + base + h + (ptrdiff_t)(r) * sy) : 0.0;             \
+    } while (0)
+#define ST_BM_B(w, r)                                                                                        \
+    do {                                                                                                     \
+        _Pragma("unroll") for (int h = 0; h < 2; h++)(w).v[h] =                                              \
+            inner[h] && (r) >= 0 && (r) < ny ? __ldg(b + base + h + (ptrdiff_t)(r) * sy) : 0.0;             \
+    } while (0)
+    /* u of rows e - 4 .. e + 1 (as far as the stages have taken them), b of rows e - 3 .. e */
+    st_bm_row w0, w1, w2, w3, w4, w5, b1, b2, b3, b4, nu4, nu5, nb3, nb4;
+    ST_BM_U(w0, e - 4);
+    ST_BM_U(w1, e - 3);
+    ST_BM_U(w2, e - 2);
+    ST_BM_U(w3, e - 1);
+    ST_BM_B(b1, e - 3);
+    ST_BM_B(b2, e - 2);
+    ST_BM_U(nu4, e);
+    ST_BM_U(nu5, e + 1);
+    ST_BM_B(nb3, e - 1);
+    ST_BM_B(nb4, e);
+#pragma unroll 1
+    for (; e <= r1 + 2; e += 2) {
+        w4 = nu4, w5 = nu5, b3 = nb3, b4 = nb4;
+        /* the next step's loads are in flight during this step's updates */
+        ST_BM_U(nu4, e + 2);
+        ST_BM_U(nu5, e + 3);
+        ST_BM_B(nb3, e + 1);
+        ST_BM_B(nb4, e + 2);
+#define ST_BM_STAGE(k, q, D, M, U, B)                                                                         \
+    st_bm_stage(a, c0, hc[k], (q), (q) >= 0 && (q) < ny && (hc[k] ? inner[1] : inner[0]),                  \
+                base + (ptrdiff_t)(q) * sy, omega, hc[k] ? (B).v[1] : (B).v[0], D, M, U)
+        ST_BM_STAGE(0, e, w3, w4, w5, b4);
+        ST_BM_STAGE(1, e - 1, w2, w3, w4, b3);
+        ST_BM_STAGE(2, e - 2, w1, w2, w3, b2);
+        ST_BM_STAGE(3, e - 3, w0, w1, w2, b1);
+#undef ST_BM_STAGE
+        /* rows e - 2 and e - 3 are done */
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            if (!own[h]) continue;
+            if (e - 2 >= r0 && e - 2 < r1) out[base + h + (ptrdiff_t)(e - 2) * sy] = w2.v[h];
+            if (e - 3 >= r0 && e - 3 < r1) out[base + h + (ptrdiff_t)(e - 3) * sy] = w1.v[h];
+        }
+        w0 = w2, w1 = w3, w2 = w4, w3 = w5, b1 = b3, b2 = b4;
+    }
+#undef ST_BM_U
+#undef ST_BM_B
+}
+
+/* The one-pass sweeps from this many unknowns: the star stencils' (k_rb2, k_rb3) and the box
+ * stencils' march (k_box2m), where smaller box levels take the tiles. A warp's march is a chain of
+ * steps (each waits for its shuffles), so it wins where the grid gives enough warps to hide that
+ * and the passes it replaces read more (one H200: the star's 0.87x the parity passes' time at
+ * 4095^2, 1.1x at 2047^2, 5x on a 63^2 level). The tiles' blocks are a chain too (their loads,
+ * four colours, a barrier after each: about 10 us), which the four colour passes' launches cost
+ * on small levels (250^2 and smaller: 17 us a sweep in tiles, 18-22 in colour passes; 2000^2:
+ * 77.5 and 78 us; 4000^2: 274 and 257 us). */
+#define ST_RB_MIN ((size_t)1 << 23)
+static size_t st_rb_min = ST_RB_MIN;
+
+extern "C" void hri_st_cuda_set_pair_min(size_t unknowns)
+{
+    st_rb_min = unknowns ? unknowns : ST_RB_MIN;
+}
 
 int hri_st_cu_box_pair_ok(const st_cuda *d, const hr_sop *A)
 {
     const hr_sgrid *g = &A->g;
-    if (d->comm || kind_of(A) != 4 || g->count >= ST_BT_MAX) return 0;
+    if (d->comm || kind_of(A) != 4) return 0;
     for (int a = 0; a < 2; a++)
         if (g->periodic[a] || g->gper[a] || g->gn[a] < 2 || g->n[a] <= 0) return 0;
     for (int q = 0; q < 4; q++)
         if (A->off[q][0] < -1 || A->off[q][0] > 1 || A->off[q][1] < -1 || A->off[q][1] > 1) return 0;
+    return 1;
+}
+
+/* The rows a block of 256 threads marches in a one-pass sweep of a grid of bx blocks across and
+ * n rows: the count in [32, 128] whose launch takes the fewest steps, a step being a row (plus
+ * `extra` a segment: the rows it starts early and ends late) in each wave of blocks that the
+ * device holds at once. A last wave with a few blocks costs as much as a full one (8000^2: 2125
+ * blocks of 64 rows are 8.05 waves on an H200 at two blocks an SM, 124 of 65 rows 7.98). */
+static int march_rows(st_cuda *d, const void *kernel, int bx, int n, int extra)
+{
+    int sms = 0, per = 0;
+    if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, d->dev) != cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, kernel, 256, 0) != cudaSuccess || sms < 1 || per < 1) {
+        (void)cudaGetLastError();
+        return 64;
+    }
+    const long held = (long)sms * per;
+    int best = 64;
+    long best_cost = -1;
+    for (int r = 32; r <= 128; r++) {
+        const long blocks = (long)bx * ((n + r - 1) / r), cost = (blocks + held - 1) / held * (r + extra);
+        if (best_cost < 0 || cost < best_cost) best = r, best_cost = cost;
+    }
+    return best;
+}
+
+/* Whether k_box2m takes A with the colours of t: its offsets in hri_sop_shape's order (its terms
+ * are written out in that order), the colours alternating between the two row parities and the
+ * two colours of a row on different columns. */
+static int box_march_ok(const hr_sop *A, const st_bt *t)
+{
+    static const int off[4][2] = {{1, 0}, {-1, 1}, {0, 1}, {1, 1}};
+    for (int q = 0; q < 4; q++)
+        if (A->off[q][0] != off[q][0] || A->off[q][1] != off[q][1]) return 0;
+    for (int q = 0; q < 2; q++)
+        if (t->cy[q] != t->cy[q + 2] || t->cy[q] == t->cy[q + 1] || t->cx[q] == t->cx[q + 2]) return 0;
     return 1;
 }
 
@@ -931,20 +1179,19 @@ void hri_st_cu_box_sweep(st_cuda *d, const hr_sop *A, const double *u, const dou
     }
     st_args a = args_of(A);
     a.b = b;
-    k_box2t<<<grid, ST_BT_THREADS, 0, d->st>>>(c, a, t, u, out, omega);
+    if (g->count >= st_rb_min && box_march_ok(A, &t)) {
+        const int warps = (g->n[0] + ST_BM_OWN - 1) / ST_BM_OWN, bx = (warps + 7) / 8;
+        const int rows = ST_BM_ROWS;
+        const dim3 mgrid(bx, (g->n[1] + rows - 1) / rows, 1);
+        if (mgrid.y > 65535) {
+            ST_CU(d, cudaErrorInvalidConfiguration);
+            return;
+        }
+        k_box2m<<<mgrid, 256, 0, d->st>>>(c, a, t, u, out, omega, rows);
+    } else {
+        k_box2t<<<grid, ST_BT_THREADS, 0, d->st>>>(c, a, t, u, out, omega);
+    }
     ST_LAUNCHED(d);
-}
-
-/* The one-pass sweep from this many unknowns: a warp's march is a chain of steps (each waits for
- * its shuffles, and a lane computes both parities' updates, half of them masked), so it wins
- * where the grid gives enough warps to hide that and the parity passes' second read costs more
- * (one H200: 0.87x their time at 4095^2, 1.1x at 2047^2, 5x on a 63^2 level) */
-#define ST_RB_MIN ((size_t)1 << 23)
-static size_t st_rb_min = ST_RB_MIN;
-
-extern "C" void hri_st_cuda_set_pair_min(size_t unknowns)
-{
-    st_rb_min = unknowns ? unknowns : ST_RB_MIN;
 }
 
 int hri_st_cu_rb_pair_ok(const st_cuda *d, const hr_sop *A)
@@ -957,7 +1204,7 @@ int hri_st_cu_rb_pair_ok(const st_cuda *d, const hr_sop *A)
 }
 
 void hri_st_cu_rb_sweep(st_cuda *d, const hr_sop *A, const double *u, const double *b, double *out, double omega,
-                        int p0)
+                        int p0, const st_prolong *pro)
 {
     hri_st_cu_use(d);
     const hr_sgrid *g = &A->g;
@@ -970,6 +1217,10 @@ void hri_st_cu_rb_sweep(st_cuda *d, const hr_sop *A, const double *u, const doub
     c.s[2] = g->goff[0] + g->goff[1] + (g->dim == 3 ? g->goff[2] : 0); /* the whole-grid parity's offset */
     st_args a = args_of(A);
     a.b = b;
+    if (g->dim == 3 && pro) { /* k_rb3 adds no prolongation */
+        ST_CU(d, cudaErrorInvalidConfiguration);
+        return;
+    }
     if (g->dim == 3) {
         /* 64 planes a block, fewer (down to 16) until the grid has 1024 blocks: a block's march
          * is a chain of steps, and a few waves of blocks leave SMs idle at its end (one H200,
@@ -991,15 +1242,28 @@ void hri_st_cu_rb_sweep(st_cuda *d, const hr_sop *A, const double *u, const doub
         ST_LAUNCHED(d);
         return;
     }
-    const int warps = (g->n[0] + ST_RB_OWN - 1) / ST_RB_OWN;
-    const dim3 block(256, 1, 1), grid((warps + 7) / 8, (g->n[1] + ST_RB_ROWS - 1) / ST_RB_ROWS, 1);
+    const int warps = (g->n[0] + ST_RB_OWN - 1) / ST_RB_OWN, bx = (warps + 7) / 8;
+    const int rows = march_rows(d, pro ? (A->uniform ? (const void *)k_rb2<true, true> : (const void *)k_rb2<false, true>)
+                                       : (A->uniform ? (const void *)k_rb2<true, false> : (const void *)k_rb2<false, false>),
+                                bx, g->n[1], 4);
+    const dim3 block(256, 1, 1), grid(bx, (g->n[1] + rows - 1) / rows, 1);
     if (grid.y > 65535) {
         ST_CU(d, cudaErrorInvalidConfiguration);
         return;
     }
-    if (A->uniform)
-        k_rb2<true><<<grid, block, 0, d->st>>>(c, a, u, out, omega, p0);
+    st_pro P;
+    memset(&P, 0, sizeof P);
+    if (pro) {
+        P.ax = hri_st_cu_dax(&pro->ax[0], 1), P.ay = hri_st_cu_dax(&pro->ax[1], 1);
+        P.ec = pro->ec, P.corg = pro->cg->origin, P.csy = pro->cg->st[1];
+    }
+    if (A->uniform && pro)
+        k_rb2<true, true><<<grid, block, 0, d->st>>>(c, a, P, u, out, omega, p0, rows);
+    else if (A->uniform)
+        k_rb2<true, false><<<grid, block, 0, d->st>>>(c, a, P, u, out, omega, p0, rows);
+    else if (pro)
+        k_rb2<false, true><<<grid, block, 0, d->st>>>(c, a, P, u, out, omega, p0, rows);
     else
-        k_rb2<false><<<grid, block, 0, d->st>>>(c, a, u, out, omega, p0);
+        k_rb2<false, false><<<grid, block, 0, d->st>>>(c, a, P, u, out, omega, p0, rows);
     ST_LAUNCHED(d);
 }
