@@ -246,17 +246,9 @@ static hr_status rbg_device_io(hr_solver *s, hr_devio what, void *ptr, int singl
     rbg_state *st = s->impl;
     void *u, *u2;
     const hri_dev_grid d = rbg_grids(s, &u, &u2);
-    switch (what) {
-    case HR_DEVIO_X: return hri_dev_grid_out(&d, u, ptr, single, s->err, sizeof s->err);
-    case HR_DEVIO_RHS:
-        return hri_dev_grid_in(&d, (void *)d.hf, ptr, single, pre, s->p.h * s->p.h, s->err, sizeof s->err);
-    case HR_DEVIO_X0:
-        HR_TRY(hri_dev_grid_in(&d, u, ptr, single, 1.0, 1.0, s->err, sizeof s->err));
-        if (u2) HR_TRY(hri_dev_grid_in(&d, u2, ptr, single, 1.0, 1.0, s->err, sizeof s->err));
-        st->host_stale = 1;
-        return HR_OK;
-    }
-    return HR_ERR_INVALID_ARG;
+    const hr_status r = hri_dev_grid_io(&d, what, u, u2, ptr, single, pre, s->p.h * s->p.h, s->err, sizeof s->err);
+    if (r == HR_OK && what == HR_DEVIO_X0) st->host_stale = 1;
+    return r;
 }
 
 static void rbg_teardown(hr_solver *s)

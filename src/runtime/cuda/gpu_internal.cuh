@@ -114,6 +114,8 @@ int hri_gpu_check_block(const hr_gpu *g, hr_gpu_shape sh, int rows_per_thread, c
 /* Device residual ||f - A u|| / ||b|| of grid d_u[dcur] (same formula and scaled norms
  * as hri_cpu_residual_box). */
 hr_status hri_gpu_residual_compute(hr_solver *s, hr_gpu *g, double *rel);
+/* The residual's partial sums for ny * nz rows: one block a row, at most 1024. */
+int hri_gpu_residual_parts(int ny, int nz);
 
 /* 1: launch sweeps with programmatic dependent launch (compute capability >= 9 and
  * tuning.gpu_pdl not off). Kernels launched so must call cudaGridDependencySynchronize()

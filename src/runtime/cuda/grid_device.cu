@@ -109,3 +109,17 @@ extern "C" hr_status hri_dev_grid_out(const hri_dev_grid *g, const void *src, vo
     }
     return finish(g, e, "device grid to array", why, why_size);
 }
+
+hr_status hri_dev_grid_io(const hri_dev_grid *g, hr_devio what, void *u, void *u2, void *ptr, int single, double pre,
+                          double h2, char *why, size_t why_size)
+{
+    switch (what) {
+    case HR_DEVIO_X: return hri_dev_grid_out(g, u, ptr, single, why, why_size);
+    case HR_DEVIO_RHS: return hri_dev_grid_in(g, (void *)g->hf, ptr, single, pre, h2, why, why_size);
+    case HR_DEVIO_X0: {
+        const hr_status st = hri_dev_grid_in(g, u, ptr, single, 1.0, 1.0, why, why_size);
+        return st != HR_OK || !u2 ? st : hri_dev_grid_in(g, u2, ptr, single, 1.0, 1.0, why, why_size);
+    }
+    }
+    return HR_ERR_INVALID_ARG;
+}

@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 
+#include "core/solver_internal.h" /* hr_devio */
 #include "hetrelax/hetrelax.h"
 
 #ifdef __cplusplus
@@ -37,6 +38,12 @@ hr_status hri_dev_grid_in(const hri_dev_grid *g, void *dst, const void *src, int
  * fp32 when single, else fp64). Waits for the copy. */
 hr_status hri_dev_grid_out(const hri_dev_grid *g, const void *src, void *dst, int single, char *why,
                            size_t why_size);
+
+/* A kernel's device_io (solver_internal.h) on its grids: HR_DEVIO_X the interior of u out,
+ * HR_DEVIO_RHS the h^2 f grid (g->hf) from f scaled by pre and h2, HR_DEVIO_X0 the initial guess
+ * into u and, where the kernel has a second grid, into u2 (may be NULL). */
+hr_status hri_dev_grid_io(const hri_dev_grid *g, hr_devio what, void *u, void *u2, void *ptr, int single, double pre,
+                          double h2, char *why, size_t why_size);
 
 /* ||h^2 f - A u|| / ||h^2 f + boundary terms|| of grid `u` (an allocation start), the value
  * the host's residual gives (the device residual of the Jacobi kernels, same reductions). */

@@ -128,7 +128,7 @@ static cudaError_t residual_of(const res_job &j, double *rel)
     return cudaSuccess;
 }
 
-static int residual_parts(int ny, int nz)
+int hri_gpu_residual_parts(int ny, int nz)
 {
     const long rows = (long)ny * nz;
     return rows < 1024 ? (int)rows : 1024;
@@ -173,7 +173,7 @@ extern "C" hr_status hri_dev_grid_residual(const hri_dev_grid *g, const void *u,
                  (cudaStream_t)g->stream,
                  NULL,
                  h_res,
-                 residual_parts(g->ny, g->dim == 3 ? g->nz : 1)};
+                 hri_gpu_residual_parts(g->ny, g->dim == 3 ? g->nz : 1)};
     cudaError_t e = cudaSetDevice(g->device);
     if (e == cudaSuccess)
         e = cudaMallocAsync((void **)&j.d_part, 4 * sizeof(double) * ((size_t)j.nparts + 1), j.st);

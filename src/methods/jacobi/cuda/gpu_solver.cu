@@ -273,8 +273,7 @@ static hr_status gpu_setup(hr_solver *s)
         HR_CU(s, cudaMalloc(&g->d_hf, dbytes));
         HR_CU(s, cudaMemsetAsync(g->d_hf, 0, dbytes, g->stream));
     }
-    const long rows = (long)g->ny * g->nz;
-    g->nparts = rows < 1024 ? (int)rows : 1024;
+    g->nparts = hri_gpu_residual_parts(g->ny, g->nz);
     HR_CU(s, cudaMalloc((void **)&g->d_part, 4 * sizeof(double) * ((size_t)g->nparts + 1)));
     HR_CU(s, cudaMallocHost((void **)&g->h_res, 4 * sizeof(double)));
     HR_CU(s, cudaStreamSynchronize(g->stream));
@@ -358,15 +357,8 @@ static hr_status gpu_device_io(hr_solver *s, hr_devio what, void *ptr, int singl
     const hri_dev_grid d = {g->dev,   g->stream, g->dim,    g->nx,    g->ny,          g->nz,
                             g->esize, g->pitch,  g->plane,  g->offset, g->d_hf,        g->spike.spike_i,
                             g->spike.spike_j, g->spike.spike_k};
-    switch (what) {
-    case HR_DEVIO_X: return hri_dev_grid_out(&d, g->d_u[g->dcur], ptr, single, s->err, sizeof s->err);
-    case HR_DEVIO_RHS:
-        return hri_dev_grid_in(&d, g->d_hf, ptr, single, pre, s->p.h * s->p.h, s->err, sizeof s->err);
-    case HR_DEVIO_X0:
-        for (int k = 0; k < 2; k++) HR_TRY(hri_dev_grid_in(&d, g->d_u[k], ptr, single, 1.0, 1.0, s->err, sizeof s->err));
-        return HR_OK;
-    }
-    return HR_ERR_INVALID_ARG;
+    return hri_dev_grid_io(&d, what, g->d_u[g->dcur], g->d_u[1 - g->dcur], ptr, single, pre, s->p.h * s->p.h, s->err,
+                           sizeof s->err);
 }
 
 static void gpu_teardown(hr_solver *s)
