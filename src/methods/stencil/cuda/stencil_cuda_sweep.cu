@@ -1010,7 +1010,7 @@ __device__ __forceinline__ void st_bm_stage(const st_args &a, int lane_c0, int h
 }
 
 static __global__ void __launch_bounds__(256) k_box2m(st_cgeo c, st_args a, st_bt t, const double *__restrict__ u,
-                                                      double *__restrict__ out, double omega, int rows)
+                                                      double *__restrict__ out, double omega)
 {
     const int lane = (int)(threadIdx.x & 31), wx = (int)(blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5));
     const int nx = c.n[0], ny = c.n[1];
@@ -1030,7 +1030,7 @@ static __global__ void __launch_bounds__(256) k_box2m(st_cgeo c, st_args a, st_b
     for (int k = 0; k < 4; k++)
         hc[k] = ((t.cx[k] - c.s[0]) % 2 + 2) % 2;
     const int py = ((t.cy[0] - c.s[1]) % 2 + 2) % 2;
-    const int r0 = (int)blockIdx.y * rows, r1 = min(r0 + rows, ny);
+    const int r0 = (int)blockIdx.y * ST_BM_ROWS, r1 = min(r0 + ST_BM_ROWS, ny);
     int e = r0 - 2;
     e -= ((e - py) % 2 + 2) % 2; /* the first colour's row at or below r0 - 2 */
     const ptrdiff_t sy = c.sy, base = c.origin + c0;
@@ -1172,26 +1172,21 @@ void hri_st_cu_box_sweep(st_cuda *d, const hr_sop *A, const double *u, const dou
     c.sy = g->st[1];
     c.origin = g->origin;
     c.s[0] = g->goff[0], c.s[1] = g->goff[1];
-    const dim3 grid((unsigned)((g->n[0] + ST_BT_OWN - 1) / ST_BT_OWN),
-                    (unsigned)((g->n[1] + ST_BT_OWN - 1) / ST_BT_OWN), 1);
+    const int march = g->count >= st_rb_min && box_march_ok(A, &t);
+    const dim3 grid = march ? dim3((unsigned)(((g->n[0] + ST_BM_OWN - 1) / ST_BM_OWN + 7) / 8),
+                                   (unsigned)((g->n[1] + ST_BM_ROWS - 1) / ST_BM_ROWS), 1)
+                            : dim3((unsigned)((g->n[0] + ST_BT_OWN - 1) / ST_BT_OWN),
+                                   (unsigned)((g->n[1] + ST_BT_OWN - 1) / ST_BT_OWN), 1);
     if (grid.y > 65535) {
         ST_CU(d, cudaErrorInvalidConfiguration);
         return;
     }
     st_args a = args_of(A);
     a.b = b;
-    if (g->count >= st_rb_min && box_march_ok(A, &t)) {
-        const int warps = (g->n[0] + ST_BM_OWN - 1) / ST_BM_OWN, bx = (warps + 7) / 8;
-        const int rows = ST_BM_ROWS;
-        const dim3 mgrid(bx, (g->n[1] + rows - 1) / rows, 1);
-        if (mgrid.y > 65535) {
-            ST_CU(d, cudaErrorInvalidConfiguration);
-            return;
-        }
-        k_box2m<<<mgrid, 256, 0, d->st>>>(c, a, t, u, out, omega, rows);
-    } else {
+    if (march)
+        k_box2m<<<grid, 256, 0, d->st>>>(c, a, t, u, out, omega);
+    else
         k_box2t<<<grid, ST_BT_THREADS, 0, d->st>>>(c, a, t, u, out, omega);
-    }
     ST_LAUNCHED(d);
 }
 
