@@ -68,6 +68,9 @@ static void print_header(const grid_args *a, const hr_problem *p, const hr_grid_
     if (gi->threads > 1) fprintf(hout, " (%d threads)", gi->threads);
     if (gi->ranks > 1)
         fprintf(hout, " on %d MPI ranks (a slab of %s each)", gi->ranks, axis_names[p->dim - 1]);
+    else if (gi->gpus > 1)
+        fprintf(hout, " on %d GPUs (a slab of %s each, halos %s)", gi->gpus, axis_names[p->dim - 1],
+                gi->transport == 3 /* HR_MPI_TRANSPORT_NCCL */ ? "by NCCL" : "through the host");
     fprintf(hout, ", %s engine\n", gi->general ? "general-problem" : "model-problem");
     fprintf(hout, "problem   box ");
     for (int ax = 0; ax < p->dim; ax++)
@@ -163,6 +166,10 @@ static json_object *general_json(const grid_args *a, const hr_problem *p, const 
     json_object_object_add(j, "threads", json_object_new_int(gi->threads));
     json_object_object_add(j, "flush_subnormals", json_object_new_boolean(gi->flush_subnormals));
     if (gi->gpus > 0) json_object_object_add(j, "device", hr_json_text(r->device_name));
+    if (gi->gpus > 1 && gi->ranks <= 1) { /* --gpus N: slabs of one process */
+        json_object_object_add(j, "gpus", json_object_new_int(gi->gpus));
+        json_object_object_add(j, "gpus_halo", json_object_new_string(gi->transport == 3 /* HR_MPI_TRANSPORT_NCCL */ ? "nccl" : "host"));
+    }
     if (gi->method == HR_METHOD_MG || gi->method == HR_METHOD_MGCG) {
         json_object_object_add(j, "cycle", json_object_new_string(hr_cycle_name(go->cycle)));
         json_object_object_add(j, "pre", json_object_new_int(go->pre == HR_NONE ? 0 : go->pre ? go->pre : 2));

@@ -20,7 +20,8 @@ grid must agree (the ranks compute the one-process run's values). Medians of --r
   strong  --strong 3:1023,2:16383   the same n^dim grid on every P
 
 --placement gpus runs the same grids in one process, `hetrelax ... --gpus P` (a thread per GPU,
-halos staged through pinned host rows), instead of P ranks.
+halos device to device by NCCL where the build has it, else staged through pinned host rows),
+instead of P ranks.
 
   bench/experiments/gpu_mg_scaling.py --hetrelax build-gpu/hetrelax --gpus 1,2,4 \\
       --weak 3:511,2:8191 --strong 3:1023,2:16383 --out gpu-mg-scaling.json
@@ -156,7 +157,7 @@ def main():
                     "cycles": ok[0].get("cycles", ok[0].get("iterations")),
                     "residual": ok[0]["relative_residual"],
                     "engine": ok[0].get("engine"),
-                    "transport": (ok[0].get("mpi") or {}).get("transport", "none"),
+                    "transport": (ok[0].get("mpi") or {}).get("transport", ok[0].get("gpus_halo", "none")),
                     "ns_per_unknown_gpu": 1e9 * statistics.median(g["time_s"] for g in ok) * P / count,
                 })
                 base_rows.append(row)

@@ -212,8 +212,9 @@ typedef struct hr_grid_info {
     int general;            /* 1: the general-problem engine runs it (not the model kernels) */
     int singular;           /* the problem has no Dirichlet face (hr_problem_is_singular) */
     int flush_subnormals;   /* 1: the solves flush subnormals (options.flush_subnormals on a CPU backend) */
-    int transport;          /* general problems on GPU ranks: how the halos travel, an hr_mpi_transport
-                               (HR_MPI_TRANSPORT_HOST or _NCCL of hetrelax/mpi.h); 0 otherwise */
+    int transport;          /* general problems on GPU ranks or on several GPUs of one process: how
+                               the halos travel, an hr_mpi_transport (HR_MPI_TRANSPORT_HOST or _NCCL
+                               of hetrelax/mpi.h); 0 otherwise */
 } hr_grid_info;
 
 /*! hr_grid_solver_info() : what `s` runs. */

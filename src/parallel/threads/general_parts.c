@@ -4,7 +4,9 @@
  * (general_mpi.c) with the ranks' hooks (hr_st_comm) answered in shared memory: the threads
  * publish a pointer or a value, meet at a barrier, read each other's, and meet again. The
  * sums are the ranks' lines in rank order, so every slab count computes the one-process run's
- * values; GPU slabs stage their halo rows through pinned host rows (stencil_cuda.cu).
+ * values. GPU slabs, one per device, move their halo rows and gathered levels device to device
+ * by NCCL (a communicator of one rank per thread, as GPU ranks use); without NCCL, or with
+ * slabs sharing a device, through pinned host rows (stencil_cuda.cu).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -17,8 +19,12 @@
 #include "parallel/threads/general_parts.h"
 #include "runtime/cpu/team.h"
 #include "runtime/cuda/cuda_api.h"
+#include "parallel/transport/cuda/transport_nccl.h"
 
 typedef struct gp_state gp_state;
+
+/* hr_grid_info.transport's values (hr_mpi_transport of hetrelax/mpi.h, which needs <mpi.h>) */
+enum { TRANSPORT_HOST = 1, TRANSPORT_NCCL = 3 };
 
 typedef struct gp_rank {
     hr_st_comm hooks;
@@ -27,6 +33,7 @@ typedef struct gp_rank {
     hr_grid_solver sub;     /* the parent's copy with this slab's engine, device and message */
     hr_status status;       /* of the last call */
     hr_result res;
+    hr_nccl_rows *nccl;     /* this slab's rank of the NCCL communicator (NULL: host rows) */
 } gp_rank;
 
 enum { OP_CREATE, OP_SOLVE, OP_SOLUTION, OP_RELEASE };
@@ -44,6 +51,8 @@ struct gp_state {
     size_t *len;          /* per rank: a published length */
     gp_rank *r;
     hr_grid_solver *parent;
+    int use_nccl; /* GPU slabs on devices of their own, NCCL built: try a communicator */
+    unsigned char nccl_id[HR_NCCL_ID_BYTES];
     /* the call the threads make */
     int op;
     const hr_problem *p;
@@ -203,6 +212,16 @@ static void run_one(gp_rank *me)
     switch (g->op) {
     case OP_CREATE: {
         const hr_problem *p = g->p;
+        if (g->use_nccl) { /* every slab joins, or every slab stages through the host */
+            char err[200];
+            const int ok = hri_nccl_rows_create(g->P, me->rank, me->sub.o.device, g->nccl_id, &me->nccl, err,
+                                                sizeof err) == HR_OK;
+            if (!all(me, ok)) {
+                hri_nccl_rows_free(me->nccl);
+                me->nccl = NULL;
+            }
+            me->hooks.nccl = me->nccl;
+        }
         me->status = hri_gs_general_create_slab(&me->sub, p, g->cut[me->rank], g->cut[me->rank + 1], &me->hooks);
         break;
     }
@@ -212,6 +231,8 @@ static void run_one(gp_rank *me)
         break;
     default:
         ops->release(&me->sub);
+        hri_nccl_rows_free(me->nccl);
+        me->nccl = NULL;
         me->status = HR_OK;
         break;
     }
@@ -367,7 +388,7 @@ hr_status hri_gs_general_create_parts(hr_grid_solver *s, const hr_problem *p, in
         h->rank = r, h->size = parts, h->cut = g->cut;
         h->halo = halo, h->sum = sum, h->sum_ranks = sum_ranks, h->gather = gather;
         h->edge_rows = edge_rows, h->allgather = allgather, h->all = all, h->bcast = bcast;
-        h->nccl = NULL; /* GPU slabs: halo rows through pinned host rows */
+        h->nccl = NULL; /* set at create when the slabs' NCCL communicator is made */
         h->below = me->below, h->above = me->above;
         me->sub = *s;
         me->sub.engine = NULL;
@@ -382,11 +403,17 @@ hr_status hri_gs_general_create_parts(hr_grid_solver *s, const hr_problem *p, in
         if (s->o.monitor) me->sub.o.monitor = monitor, me->sub.o.monitor_user = me;
         me->sub.err[0] = '\0';
     }
+    if (s->backend == HR_BACKEND_GPU && hri_nccl_available() && hri_cuda_device_count() >= parts) {
+        char err[200];
+        g->use_nccl = hri_nccl_unique_id(g->nccl_id, err, sizeof err) == HR_OK;
+    }
     s->engine = g;
     const hr_status st = run_all(g, OP_CREATE);
     if (st != HR_OK) {
-        for (int r = 0; r < parts; r++)
+        for (int r = 0; r < parts; r++) {
             hri_gs_general_ops()->release(&g->r[r].sub);
+            hri_nccl_rows_free(g->r[r].nccl);
+        }
         state_free(g);
         s->engine = NULL;
         return st;
@@ -395,5 +422,6 @@ hr_status hri_gs_general_create_parts(hr_grid_solver *s, const hr_problem *p, in
     s->info = g->r[0].sub.info;
     snprintf(s->info.engine, sizeof s->info.engine, "%s", parts_ops.engine);
     s->info.gpus = s->backend == HR_BACKEND_GPU ? parts : 0;
+    if (s->backend == HR_BACKEND_GPU) s->info.transport = g->r[0].nccl ? TRANSPORT_NCCL : TRANSPORT_HOST;
     return HR_OK;
 }
