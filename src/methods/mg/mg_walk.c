@@ -8,8 +8,12 @@ void hri_mg_walk_cycle(const hri_mg_walk *w, int l, hr_cycle type)
         w->coarse(w->ctx, l);
         return;
     }
-    w->pre(w->ctx, l);
-    w->down(w->ctx, l);
+    if (w->pre_down) {
+        w->pre_down(w->ctx, l);
+    } else {
+        w->pre(w->ctx, l);
+        w->down(w->ctx, l);
+    }
     /* W: two coarse corrections per level; F: an F-cycle then a V-cycle; the coarsest level
      * is solved once */
     switch (type) {

@@ -40,6 +40,9 @@ typedef struct hri_mg_walk {
     /* optional: up(l, 1) and then post(l) as one operation (a backend that adds the
      * prolongation inside its first smoothing pass); NULL: the two */
     void (*up_post)(void *ctx, int l);
+    /* optional: pre(l) and then down(l) as one operation (a backend whose last smoothing pass
+     * takes the residual as well); NULL: the two */
+    void (*pre_down)(void *ctx, int l);
 } hri_mg_walk;
 
 /* One cycle of `type` (V, W or F) at level l. */

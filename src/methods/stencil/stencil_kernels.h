@@ -167,6 +167,15 @@ void hri_st_zero(const hr_sgrid *g, double *x);
 /* The sum of x over the unknowns and x -= mean (a singular problem's zero-mean solution). */
 void hri_st_remove_mean(hr_st_exec *ex, const hr_sgrid *g, double *x);
 
+/* A residual asked of a pair of sweeps (gs_pair, prolong_gs_pair) of the iterate they leave:
+ * r = b - A u into r (NULL: not stored) and, with rr, ||r||^2 into *rr (the residual kernel's
+ * value to rounding). A backend that takes it in its second sweep sets done; otherwise the
+ * caller computes it. */
+typedef struct hr_st_after {
+    double *r, *rr;
+    int done;
+} hr_st_after;
+
 /* A backend: the kernels above plus memory, as a table, so that the algorithms run on the
  * CPU (hri_st_cpu) or a GPU (hri_st_cuda_backend()) unchanged. Arrays and operators passed to
  * a backend's kernels live where it computes (a level's operator and transfer tables have a
@@ -234,15 +243,16 @@ typedef struct hr_st_backend {
     size_t dist_min;
     /* optional: two Gauss-Seidel sweeps, the values gs_sweep would make twice, through t (a
      * scratch array of A's grid whose ghosts hold 0): 0 when made, -1 (nothing done) when the
-     * backend has no such pass for A */
+     * backend has no such pass for A; after (NULL: none): a residual it may take as well */
     int (*gs_pair)(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, double *t, double omega,
-                   int reverse);
+                   int reverse, hr_st_after *after);
     /* optional: u += P ec (prolong_add from the coarse grid cg, the fine level's tables ax), then
      * gs_pair's two sweeps, the prolongation added as the first sweep reads u instead of in a
      * pass of its own; the same values. 0 when made, -1 (nothing done) when the backend has no
      * such pass for A */
     int (*prolong_gs_pair)(hr_st_exec *ex, const hr_sop *A, const hr_sgrid *cg, const hr_st_axis ax[3],
-                           const double *ec, double *u, const double *b, double *t, double omega, int reverse);
+                           const double *ec, double *u, const double *b, double *t, double omega, int reverse,
+                           hr_st_after *after);
 } hr_st_backend;
 
 extern const hr_st_backend hri_st_cpu;

@@ -940,7 +940,7 @@ void hri_st_smooth(hr_st_mg *mg, int level, double *u, const double *b, int coun
         /* pairs of sweeps through t where the backend can (u -> t -> u, a pass each) */
         if (k->gs_pair && L->t && L->t != u)
             for (; s + 1 < count; s += 2)
-                if (k->gs_pair(&L->ex, A, u, b, L->t, mg->omega, reverse) != 0) break;
+                if (k->gs_pair(&L->ex, A, u, b, L->t, mg->omega, reverse, NULL) != 0) break;
         for (; s < count; s++)
             k->gs_sweep(&L->ex, A, u, b, mg->omega, reverse);
         return;
@@ -1439,15 +1439,50 @@ static void walk_post(void *ctx, int l)
     hri_st_smooth(mg, l, mg->lv[l].u, mg->lv[l].b, mg->post, mg->symmetric || mg->apply);
 }
 
+/* level l's residual (in L->r) restricted, and level l + 1's iterate zeroed */
+static void down_from_r(hr_st_mg *mg, int l)
+{
+    hr_st_level *L = &mg->lv[l], *C = &mg->lv[l + 1];
+    restrict_to(mg, l, L->r);
+    mg->k->zero(&C->ex, &C->A.g, C->u);
+}
+
 static void walk_down(void *ctx, int l)
 {
     hr_st_mg *mg = ctx;
-    hr_st_level *L = &mg->lv[l], *C = &mg->lv[l + 1];
+    hr_st_level *L = &mg->lv[l];
     L->ex.quiet = 1; /* the norm is not read */
     mg->k->residual(&L->ex, &L->dA, L->u, L->b, L->r);
     L->ex.quiet = 0;
-    restrict_to(mg, l, L->r);
-    mg->k->zero(&C->ex, &C->A.g, C->u);
+    down_from_r(mg, l);
+}
+
+/* `count` Gauss-Seidel sweeps of level l whose last two, where the backend can, are a pair that
+ * takes the residual `af` asks for as well (af->done then); the same sweeps as hri_st_smooth's */
+static void smooth_after(hr_st_mg *mg, int l, int count, int reverse, hr_st_after *af)
+{
+    hr_st_level *L = &mg->lv[l];
+    const hr_st_backend *k = mg->k;
+    if (mg->smoother == HR_ST_GS && count >= 2 && k->gs_sweep && k->gs_pair && L->t && L->t != L->u && !L->dist) {
+        hri_st_smooth(mg, l, L->u, L->b, count - 2, reverse);
+        if (k->gs_pair(&L->ex, &L->dA, L->u, L->b, L->t, mg->omega, reverse, af) == 0) return;
+        count = 2;
+    }
+    hri_st_smooth(mg, l, L->u, L->b, count, reverse);
+}
+
+/* pre(l) and down(l), the residual taken by the last smoothing pass where the backend can (one
+ * read of level l's u and b fewer); the same values */
+static void walk_pre_down(void *ctx, int l)
+{
+    hr_st_mg *mg = ctx;
+    hr_st_level *L = &mg->lv[l];
+    hr_st_after af = {L->r, NULL, 0};
+    smooth_after(mg, l, mg->pre, 0, &af);
+    if (af.done)
+        down_from_r(mg, l);
+    else
+        walk_down(ctx, l);
 }
 
 static void walk_up(void *ctx, int l, int add)
@@ -1466,15 +1501,20 @@ static void walk_up_post(void *ctx, int l)
     hr_st_level *F = &mg->lv[l], *C = &mg->lv[l + 1];
     const hr_st_backend *k = mg->k;
     const int reverse = mg->symmetric || mg->apply;
+    /* the finest level's last pass may take the norm of the residual the cycle leaves, which
+     * the convergence check reads next (hr_st_mg.want_rr) */
+    hr_st_after af = {NULL, &mg->rr, 0};
+    hr_st_after *ask = l == 0 && mg->want_rr ? &af : NULL;
     if (mg->smoother == HR_ST_GS && mg->post >= 2 && k->gs_sweep && k->prolong_gs_pair && F->t &&
         F->t != F->u && !F->dist && !C->dist &&
-        k->prolong_gs_pair(&F->ex, &F->dA, &C->A.g, F->dax, C->u, F->u, F->b, F->t, mg->omega, reverse) ==
-            0) {
-        hri_st_smooth(mg, l, F->u, F->b, mg->post - 2, reverse);
-        return;
+        k->prolong_gs_pair(&F->ex, &F->dA, &C->A.g, F->dax, C->u, F->u, F->b, F->t, mg->omega, reverse,
+                           mg->post == 2 ? ask : NULL) == 0) {
+        if (mg->post > 2) smooth_after(mg, l, mg->post - 2, reverse, ask);
+    } else {
+        walk_up(ctx, l, 1);
+        smooth_after(mg, l, mg->post, reverse, ask);
     }
-    walk_up(ctx, l, 1);
-    walk_post(ctx, l);
+    mg->rr_ok = af.done;
 }
 
 static void walk_coarse(void *ctx, int l)
@@ -1492,14 +1532,15 @@ static void walk_fmg_down(void *ctx, int l)
 
 static hri_mg_walk st_walk(hr_st_mg *mg)
 {
-    hri_mg_walk k = {mg,          mg->nlv - 1,   1,    walk_pre,    walk_post, walk_down, walk_up,
-                     walk_coarse, walk_fmg_down, NULL, walk_up_post};
+    hri_mg_walk k = {mg,          mg->nlv - 1,   1,    walk_pre,     walk_post,    walk_down, walk_up,
+                     walk_coarse, walk_fmg_down, NULL, walk_up_post, walk_pre_down};
     return k;
 }
 
 void hri_st_mg_cycle(hr_st_mg *mg, double *u, double *b, int fmg)
 {
     hr_st_level *L0 = &mg->lv[0];
+    mg->rr_ok = 0;
     L0->u = u;
     L0->b = b;
     const hri_mg_walk k = st_walk(mg);

@@ -70,6 +70,10 @@ typedef struct hr_st_mg {
     double *hbuf;   /* the coarsest level's padded b / u on the host */
     hr_sgrid whole; /* a cut coarsest level: the whole grid it is solved on (gathered) */
     double *wbuf;   /* ... and its padded array */
+    /* set by the caller before a cycle whose residual it reads next: the cycle's last pass on
+     * level 0 may take ||b - A u||^2 as well (rr, rr_ok; rr_ok 0: not taken) */
+    int want_rr, rr_ok;
+    double rr;
 } hr_st_mg;
 
 /* Builds the hierarchy over A0 (taken: freed by hri_st_mg_free; lv[0].A), with free_lo/hi the

@@ -206,7 +206,7 @@ static int walk_take(void *ctx, int l, hr_cycle type)
 static hri_mg_walk gpu_walk(mg_gpu *g)
 {
     hri_mg_walk k = {g, g->nlev - 1, g->s.fmg_cycles, walk_pre, walk_post, walk_down,
-                     walk_up, walk_coarse, walk_fmg_down, walk_take, NULL};
+                     walk_up, walk_coarse, walk_fmg_down, walk_take, NULL, NULL};
     return k;
 }
 

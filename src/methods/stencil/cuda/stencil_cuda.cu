@@ -527,10 +527,21 @@ static void cu_gs_sweep(hr_st_exec *ex, const hr_sop *A, double *u, const double
         hri_st_cu_colour(st_dev(ex), A, u, b, omega, cls[reverse ? n - 1 - c : c]);
 }
 
+/* The second sweep of a pair, with the residual `after` asks for where the sweep can take it
+ * (a 2-D uniform star: one pass writes u, r and the norm's partials instead of two passes). */
+static void rb_second(st_cuda *d, const hr_sop *A, const double *t, const double *b, double *u, double omega,
+                      int reverse, hr_st_after *after)
+{
+    const st_after fused = {after ? after->r : NULL, after ? after->rr : NULL};
+    const int take = after && hri_st_cu_rb_res_ok(d, A);
+    hri_st_cu_rb_sweep(d, A, t, b, u, omega, reverse ? 1 : 0, NULL, take ? &fused : NULL);
+    if (take) after->done = 1;
+}
+
 /* Two sweeps in two passes, u -> t -> u, each one read and one write of the grid (the
  * star stencils and the 2-D box stencils of one process); -1 for the others. */
 static int cu_gs_pair(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, double *t, double omega,
-                      int reverse)
+                      int reverse, hr_st_after *after)
 {
     st_cuda *d = st_dev(ex);
     if (hri_st_cu_box_pair_ok(d, A)) {
@@ -539,21 +550,22 @@ static int cu_gs_pair(hr_st_exec *ex, const hr_sop *A, double *u, const double *
         return 0;
     }
     if (!hri_st_cu_rb_pair_ok(d, A)) return -1;
-    hri_st_cu_rb_sweep(d, A, u, b, t, omega, reverse ? 1 : 0, NULL);
-    hri_st_cu_rb_sweep(d, A, t, b, u, omega, reverse ? 1 : 0, NULL);
+    hri_st_cu_rb_sweep(d, A, u, b, t, omega, reverse ? 1 : 0, NULL, NULL);
+    rb_second(d, A, t, b, u, omega, reverse, after);
     return 0;
 }
 
 /* The same after a prolongation, added as the first pass reads u (2-D star stencils whose
  * sweeps go in one pass); -1 for the others. */
 static int cu_prolong_gs_pair(hr_st_exec *ex, const hr_sop *A, const hr_sgrid *cg, const hr_st_axis ax[3],
-                              const double *ec, double *u, const double *b, double *t, double omega, int reverse)
+                              const double *ec, double *u, const double *b, double *t, double omega, int reverse,
+                              hr_st_after *after)
 {
     st_cuda *d = st_dev(ex);
     if (A->g.dim != 2 || !hri_st_cu_rb_pair_ok(d, A)) return -1;
     const st_prolong pro = {cg, ax, ec};
-    hri_st_cu_rb_sweep(d, A, u, b, t, omega, reverse ? 1 : 0, &pro);
-    hri_st_cu_rb_sweep(d, A, t, b, u, omega, reverse ? 1 : 0, NULL);
+    hri_st_cu_rb_sweep(d, A, u, b, t, omega, reverse ? 1 : 0, &pro, NULL);
+    rb_second(d, A, t, b, u, omega, reverse, after);
     return 0;
 }
 

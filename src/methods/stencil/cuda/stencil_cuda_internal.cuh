@@ -280,8 +280,17 @@ typedef struct st_prolong {
     const hr_st_axis *ax;
     const double *ec;
 } st_prolong;
+/* A residual the sweep takes of the iterate it makes, r = b - A out (the residual kernel's
+ * values): into r (NULL: not stored), and with rr its squared norm into *rr (summed by rows and
+ * warps, not by the residual kernel's segments: the same value to rounding; waits for the
+ * stream). A 2-D uniform star only (hri_st_cu_rb_res_ok). */
+typedef struct st_after {
+    double *r;
+    double *rr;
+} st_after;
+int hri_st_cu_rb_res_ok(const st_cuda *d, const hr_sop *A);
 void hri_st_cu_rb_sweep(st_cuda *d, const hr_sop *A, const double *u, const double *b, double *out, double omega,
-                        int p0, const st_prolong *pro);
+                        int p0, const st_prolong *pro, const st_after *after);
 /* The same for a 2-D box stencil (its four colours; one process, no periodic axis), and that
  * sweep, the colours in hri_st_colours' order (reverse: backwards), bitwise the colour passes:
  * in tiles on small levels, marching on large ones. */

@@ -594,20 +594,35 @@ __device__ __forceinline__ void st_pro_add(const st_pro &pro, int r, int ny, con
     }
 }
 
-template <bool UNI, bool PRO>
+/* The residual taken after a uniform star's sweep (k_rb2<.., .., true>): r = b - A u of the swept
+ * iterate into r (NULL: not stored) and, with seg, each warp's sum of r^2 over its columns of a
+ * row into seg[row * nseg + warp] (NULL: none). */
+typedef struct st_rres {
+    double *r, *seg;
+    int nseg;
+} st_rres;
+
+/* With the residual, a warp owns 58 columns (x0 + 3 .. x0 + 60): a residual reads its row's
+ * neighbours, which are final on x0 + 2 .. x0 + 61 only. */
+#define ST_RB_OWN_RES 58
+
+template <bool UNI, bool PRO, bool RES>
 static __global__ void __launch_bounds__(256) k_rb2(st_cgeo c, st_args a, st_pro pro, const double *__restrict__ u,
-                                                    double *__restrict__ out, double omega, int p0, int rows)
+                                                    double *__restrict__ out, double omega, int p0, int rows,
+                                                    st_rres res)
 {
+    static_assert(!RES || UNI, "the residual after the sweep is of a uniform star only");
+    constexpr int OWN = RES ? ST_RB_OWN_RES : ST_RB_OWN, LEAD = RES ? 3 : 2;
     const int lane = (int)(threadIdx.x & 31), wx = (int)(blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5));
     const int nx = c.n[0], ny = c.n[1];
-    if (wx * ST_RB_OWN >= nx) return; /* the whole warp */
-    const int x0 = wx * ST_RB_OWN - 2, c0 = x0 + 2 * lane;
+    if (wx * OWN >= nx) return; /* the whole warp */
+    const int x0 = wx * OWN - LEAD, c0 = x0 + 2 * lane;
     bool col[2], inner[2], own[2];
 #pragma unroll
     for (int h = 0; h < 2; h++) {
         col[h] = c0 + h >= -1 && c0 + h <= nx;
         inner[h] = c0 + h >= 0 && c0 + h < nx;
-        own[h] = lane >= 1 && lane <= 30 && inner[h];
+        own[h] = (RES ? 2 * lane + h >= 3 && 2 * lane + h <= 60 : lane >= 1 && lane <= 30) && inner[h];
     }
     /* PRO: the columns' prolongation terms (the same on every row) */
     int pxi[2][3], pxn[2];
@@ -617,7 +632,9 @@ static __global__ void __launch_bounds__(256) k_rb2(st_cgeo c, st_args a, st_pro
         for (int h = 0; h < 2; h++)
             pxn[h] = inner[h] ? st_pterms(pro.ax, c0 + h, pxi[h], pxw[h]) : 0;
     }
-    const int r0 = (int)blockIdx.y * rows, r1 = min(r0 + rows, ny);
+    /* the march starts at row R0 (one row earlier with the residual, whose first row needs the
+     * row below it final) */
+    const int r0 = (int)blockIdx.y * rows, r1 = min(r0 + rows, ny), R0 = r0 - (RES ? 1 : 0);
     const ptrdiff_t sy = c.sy, base = c.origin + c0;
     const double *__restrict__ b = a.b;
     const double *__restrict__ cx = a.c[0];
@@ -627,20 +644,20 @@ static __global__ void __launch_bounds__(256) k_rb2(st_cgeo c, st_args a, st_pro
     /* rows R - 3 .. R of the two columns (u: as far as the half sweeps have taken them); a row
      * outside [-1, ny] holds 0 and is never an update's neighbour */
 #define ST_RB_IN(h, r) (col[h] && (r) >= -1 && (r) <= ny)
-    double u3[2] = {0.0, 0.0}, u2[2] = {0.0, 0.0}, u1[2] = {0.0, 0.0};
-    double b2[2] = {0.0, 0.0}, cx2[2] = {0.0, 0.0}, e2[2] = {0.0, 0.0};
+    double u4[2] = {0.0, 0.0}, u3[2] = {0.0, 0.0}, u2[2] = {0.0, 0.0}, u1[2] = {0.0, 0.0};
+    double b3[2] = {0.0, 0.0}, b2[2] = {0.0, 0.0}, cx2[2] = {0.0, 0.0}, e2[2] = {0.0, 0.0};
     double cyb[2] = {0.0, 0.0}, cy3[2] = {0.0, 0.0}; /* the couplings up of rows R - 2 and R - 3 */
 #pragma unroll
     for (int h = 0; h < 2; h++) {
-        if (ST_RB_IN(h, r0 - 2)) {
-            u2[h] = __ldg(u + base + h + (ptrdiff_t)(r0 - 2) * sy);
-            if (!UNI) cyb[h] = __ldg(cy + base + h + (ptrdiff_t)(r0 - 2) * sy);
+        if (ST_RB_IN(h, R0 - 2)) {
+            u2[h] = __ldg(u + base + h + (ptrdiff_t)(R0 - 2) * sy);
+            if (!UNI) cyb[h] = __ldg(cy + base + h + (ptrdiff_t)(R0 - 2) * sy);
         }
-        if (ST_RB_IN(h, r0 - 1)) u1[h] = __ldg(u + base + h + (ptrdiff_t)(r0 - 1) * sy);
+        if (ST_RB_IN(h, R0 - 1)) u1[h] = __ldg(u + base + h + (ptrdiff_t)(R0 - 1) * sy);
     }
     if (PRO) {
-        st_pro_add(pro, r0 - 2, ny, inner, pxi, pxw, pxn, u2);
-        st_pro_add(pro, r0 - 1, ny, inner, pxi, pxw, pxn, u1);
+        st_pro_add(pro, R0 - 2, ny, inner, pxi, pxw, pxn, u2);
+        st_pro_add(pro, R0 - 1, ny, inner, pxi, pxw, pxn, u1);
     }
     /* the loads of the next two steps are in flight during this step's updates */
     st_rb_row nx0, nx1;
@@ -658,10 +675,10 @@ static __global__ void __launch_bounds__(256) k_rb2(st_cgeo c, st_args a, st_pro
         }                                                                                                    \
         if (PRO) st_pro_add(pro, (r), ny, inner, pxi, pxw, pxn, (w).u);                                      \
     } while (0)
-    ST_RB_LOAD(nx0, r0);
-    ST_RB_LOAD(nx1, r0 + 1);
+    ST_RB_LOAD(nx0, R0);
+    ST_RB_LOAD(nx1, R0 + 1);
 #pragma unroll 1
-    for (int R = r0; R <= r1 + 1; R++) {
+    for (int R = R0; R <= r1 + 1 + (RES ? 1 : 0); R++) {
         const st_rb_row cur = nx0;
         nx0 = nx1;
         ST_RB_LOAD(nx1, R + 2);
@@ -697,10 +714,33 @@ static __global__ void __launch_bounds__(256) k_rb2(st_cgeo c, st_args a, st_pro
                 if (own[1]) out[base + 1 + (ptrdiff_t)q * sy] = u2[1];
             }
         }
+        /* RES: row R - 3's residual, its rows below and above (R - 4, R - 2) final now (the
+         * residual kernel's terms, st_star2_au, in its order) */
+        if (RES) {
+            const int q = R - 3;
+            const double left = __shfl_up_sync(0xffffffffu, u3[1], 1), right = __shfl_down_sync(0xffffffffu, u3[0], 1);
+            if (q >= r0 && q < r1) {
+                double v = 0.0;
+#pragma unroll
+                for (int h = 0; h < 2; h++) {
+                    if (!own[h]) continue;
+                    double dg;
+                    const double au = st_star2_au<true>(a, u3[h], h ? u3[0] : left, h ? right : u3[1], u4[h], u2[h],
+                                                        0.0, 0.0, 0.0, 0.0, 0.0, dg);
+                    const double r = b3[h] - au;
+                    if (res.r) res.r[base + h + (ptrdiff_t)q * sy] = r;
+                    v += r * r;
+                }
+                if (res.seg) {
+                    v = st_warp_sum(v);
+                    if (lane == 0) res.seg[(size_t)q * res.nseg + wx] = v;
+                }
+            }
+        }
 #pragma unroll
         for (int h = 0; h < 2; h++) {
-            u3[h] = u2[h], u2[h] = u1[h], u1[h] = cur.u[h];
-            b2[h] = cur.b[h], cx2[h] = cur.cx[h], e2[h] = cur.e[h];
+            u4[h] = u3[h], u3[h] = u2[h], u2[h] = u1[h], u1[h] = cur.u[h];
+            b3[h] = b2[h], b2[h] = cur.b[h], cx2[h] = cur.cx[h], e2[h] = cur.e[h];
             cy3[h] = cyb[h], cyb[h] = cur.cy[h];
         }
     }
@@ -1200,7 +1240,7 @@ int hri_st_cu_rb_pair_ok(const st_cuda *d, const hr_sop *A)
 }
 
 void hri_st_cu_rb_sweep(st_cuda *d, const hr_sop *A, const double *u, const double *b, double *out, double omega,
-                        int p0, const st_prolong *pro)
+                        int p0, const st_prolong *pro, const st_after *after)
 {
     hri_st_cu_use(d);
     const hr_sgrid *g = &A->g;
@@ -1213,7 +1253,7 @@ void hri_st_cu_rb_sweep(st_cuda *d, const hr_sop *A, const double *u, const doub
     c.s[2] = g->goff[0] + g->goff[1] + (g->dim == 3 ? g->goff[2] : 0); /* the whole-grid parity's offset */
     st_args a = args_of(A);
     a.b = b;
-    if (g->dim == 3 && pro) { /* k_rb3 adds no prolongation */
+    if ((g->dim == 3 && pro) || (after && !hri_st_cu_rb_res_ok(d, A))) { /* k_rb3 adds no prolongation */
         ST_CU(d, cudaErrorInvalidConfiguration);
         return;
     }
@@ -1238,10 +1278,11 @@ void hri_st_cu_rb_sweep(st_cuda *d, const hr_sop *A, const double *u, const doub
         ST_LAUNCHED(d);
         return;
     }
-    const int warps = (g->n[0] + ST_RB_OWN - 1) / ST_RB_OWN, bx = (warps + 7) / 8;
-    const int rows = march_rows(d, pro ? (A->uniform ? (const void *)k_rb2<true, true> : (const void *)k_rb2<false, true>)
-                                       : (A->uniform ? (const void *)k_rb2<true, false> : (const void *)k_rb2<false, false>),
-                                bx, g->n[1], 4);
+    const int own = after ? ST_RB_OWN_RES : ST_RB_OWN, warps = (g->n[0] + own - 1) / own, bx = (warps + 7) / 8;
+    const void *kern = after ? (pro ? (const void *)k_rb2<true, true, true> : (const void *)k_rb2<true, false, true>)
+                       : pro ? (A->uniform ? (const void *)k_rb2<true, true, false> : (const void *)k_rb2<false, true, false>)
+                             : (A->uniform ? (const void *)k_rb2<true, false, false> : (const void *)k_rb2<false, false, false>);
+    const int rows = march_rows(d, kern, bx, g->n[1], after ? 5 : 4);
     const dim3 block(256, 1, 1), grid(bx, (g->n[1] + rows - 1) / rows, 1);
     if (grid.y > 65535) {
         ST_CU(d, cudaErrorInvalidConfiguration);
@@ -1253,13 +1294,28 @@ void hri_st_cu_rb_sweep(st_cuda *d, const hr_sop *A, const double *u, const doub
         P.ax = hri_st_cu_dax(&pro->ax[0], 1), P.ay = hri_st_cu_dax(&pro->ax[1], 1);
         P.ec = pro->ec, P.corg = pro->cg->origin, P.csy = pro->cg->st[1];
     }
-    if (A->uniform && pro)
-        k_rb2<true, true><<<grid, block, 0, d->st>>>(c, a, P, u, out, omega, p0, rows);
+    st_rres R = {after ? after->r : NULL, NULL, warps};
+    st_geo G; /* the norm's partials: a row's warps, as k_red_chunks sums a grid's segments */
+    memset(&G, 0, sizeof G);
+    G.ny = g->n[1], G.nz = 1, G.nsegx = warps;
+    if (after && after->rr && !(R.seg = hri_st_cu_seg(d, G))) return;
+    if (after && pro)
+        k_rb2<true, true, true><<<grid, block, 0, d->st>>>(c, a, P, u, out, omega, p0, rows, R);
+    else if (after)
+        k_rb2<true, false, true><<<grid, block, 0, d->st>>>(c, a, P, u, out, omega, p0, rows, R);
+    else if (A->uniform && pro)
+        k_rb2<true, true, false><<<grid, block, 0, d->st>>>(c, a, P, u, out, omega, p0, rows, R);
     else if (A->uniform)
-        k_rb2<true, false><<<grid, block, 0, d->st>>>(c, a, P, u, out, omega, p0, rows);
+        k_rb2<true, false, false><<<grid, block, 0, d->st>>>(c, a, P, u, out, omega, p0, rows, R);
     else if (pro)
-        k_rb2<false, true><<<grid, block, 0, d->st>>>(c, a, P, u, out, omega, p0, rows);
+        k_rb2<false, true, false><<<grid, block, 0, d->st>>>(c, a, P, u, out, omega, p0, rows, R);
     else
-        k_rb2<false, false><<<grid, block, 0, d->st>>>(c, a, P, u, out, omega, p0, rows);
+        k_rb2<false, false, false><<<grid, block, 0, d->st>>>(c, a, P, u, out, omega, p0, rows, R);
     ST_LAUNCHED(d);
+    if (after && after->rr) *after->rr = hri_st_cu_reduce(d, G);
+}
+
+int hri_st_cu_rb_res_ok(const st_cuda *d, const hr_sop *A)
+{
+    return A->g.dim == 2 && A->uniform && hri_st_cu_rb_pair_ok(d, A);
 }
