@@ -503,6 +503,97 @@ static void rb1_fn(void *ctx, int tid, int nt)
     if (s1 > s0 + 1) col_lines(&j->c, &v, (s1 - 1) * per, s1 * per, c2);
 }
 
+/* A multicolour sweep (hri_st_colours' classes, without a class-2 axis) in one pass over the
+ * grid's planes along the last axis (lines along y in 2-D). Consecutive colours of one class
+ * along that axis form a group, and the groups alternate between the two parities of the
+ * planes; group g on plane k is the op (g, k). A point reads only the planes k - 1, k, k + 1,
+ * so (g, k) must follow (g - 1, k +- 1) and (g - 2, k), and precede their counterparts the
+ * other way: on one worker step t runs the ops (g, t - g) for g = 0, 1, ..., so that op (g, k)
+ * meets every earlier colour final and every later one not yet applied on the planes it reads
+ * (its parents run a step before it or earlier in its step), and a march touches four planes.
+ *
+ * Workers take slabs of planes. An op whose ancestors (the ops it must follow, within g planes
+ * of k) are all on its worker's slab runs in the first phase; the phase of any other op is the
+ * largest over its parents of theirs plus one where the parent is another worker's, so
+ * every op runs after its ancestors (a barrier between phases) and no two ops that touch each
+ * other's planes run together. Every point sees the values of the colour-by-colour passes:
+ * the same bits, for any split, most ops in one march over memory. */
+#define BOX1_MAX 27
+
+typedef struct {
+    col_job c[BOX1_MAX]; /* the colours in sweep order */
+    int ngroup;
+    int gfirst[BOX1_MAX + 1]; /* group g: colours gfirst[g] .. gfirst[g + 1] - 1 */
+    int gcls[BOX1_MAX];       /* the class (parity) of group g's planes */
+    int axis;                 /* the marching axis (2; 1 for a grid of one plane) */
+    hr_team *team;
+} box1_job;
+
+typedef struct {
+    size_t planes;
+    int nt;
+    size_t s0, s1; /* this worker's slab */
+} box1_split;
+
+static int plane_owner(const box1_split *s, int k)
+{
+    int t = (int)((size_t)k * (size_t)s->nt / s->planes);
+    while (t + 1 < s->nt && s->planes * (size_t)(t + 1) / (size_t)s->nt <= (size_t)k)
+        t++;
+    while (t > 0 && s->planes * (size_t)t / (size_t)s->nt > (size_t)k)
+        t--;
+    return t;
+}
+
+/* The phase of op (g, k), plane k on worker w's slab [a, b). */
+static int box1_phase(const box1_split *s, int g, int k, int w, size_t a, size_t b)
+{
+    if ((size_t)k >= a + (size_t)g && (size_t)k + (size_t)g < b) return 0; /* ancestors all on the slab */
+    int ph = 0;
+    for (int d = -1; d <= 1; d++) {
+        const int k2 = k + d, g2 = d ? g - 1 : g - 2; /* the parents (g - 1, k -+ 1), (g - 2, k) */
+        if (g2 < 0 || k2 < 0 || (size_t)k2 >= s->planes) continue;
+        int w2 = w;
+        size_t a2 = a, b2 = b;
+        if ((size_t)k2 < a || (size_t)k2 >= b) w2 = plane_owner(s, k2), share(s->planes, w2, s->nt, &a2, &b2);
+        const int p = box1_phase(s, g2, k2, w2, a2, b2) + (w2 != w);
+        if (p > ph) ph = p;
+    }
+    return ph;
+}
+
+static void box1_fn(void *ctx, int tid, int nt)
+{
+    const box1_job *j = ctx;
+    const opv v = view_of(j->c[0].A);
+    const hr_sgrid *g = &j->c[0].A->g;
+    const size_t per = j->axis == 2 ? (size_t)g->n[1] : 1;
+    box1_split s = {lines_of(g) / per, nt, 0, 0};
+    share(s.planes, tid, nt, &s.s0, &s.s1);
+    if (s.s0 >= s.s1) {
+        for (int ph = 1; ph < j->ngroup && nt > 1; ph++)
+            hri_team_barrier(j->team);
+        return;
+    }
+    const size_t tend = s.s1 + (size_t)(j->ngroup - 1);
+    for (int ph = 0; ph < j->ngroup; ph++) {
+        if (ph > 0) {
+            if (nt == 1) break;
+            hri_team_barrier(j->team);
+        }
+        for (size_t t = s.s0; t < tend; t++)
+            for (int gr = 0; gr < j->ngroup; gr++) {
+                const size_t lag = (size_t)gr;
+                if (t < s.s0 + lag || t - lag >= s.s1) continue;
+                const int k = (int)(t - lag);
+                if ((k & 1) != j->gcls[gr]) continue;
+                if (nt > 1 && box1_phase(&s, gr, k, tid, s.s0, s.s1) != ph) continue;
+                for (int c = j->gfirst[gr]; c < j->gfirst[gr + 1]; c++)
+                    col_lines(&j->c[c], &v, (size_t)k * per, (size_t)(k + 1) * per, -1);
+            }
+    }
+}
+
 void hri_st_colour_sweep(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, double omega, int colour)
 {
     int cls[27][3];
@@ -515,7 +606,9 @@ void hri_st_colour_sweep(hr_st_exec *ex, const hr_sop *A, double *u, const doubl
 
 /* A whole Gauss-Seidel sweep in the colours' order (reverse: backwards). The star stencils
  * without an odd periodic axis sweep by parity, two passes: the same updates as their classes
- * (the classes of one parity do not couple), in half the passes. */
+ * (the classes of one parity do not couple), in half the passes; without a periodic axis or
+ * ranks, in one pass (rb1_fn). The other stencils (the box) sweep their colours in one pass
+ * (box1_fn) on those conditions, else a pass per colour. */
 void hri_st_gs_sweep(hr_st_exec *ex, const hr_sop *A, double *u, const double *b, double omega, int reverse)
 {
     int star = A->exc != NULL || (A->uniform && A->nk == A->g.dim);
@@ -542,6 +635,28 @@ void hri_st_gs_sweep(hr_st_exec *ex, const hr_sop *A, double *u, const double *b
     }
     int cls[27][3];
     const int n = hri_st_colours(A, cls);
+    /* the colours in one pass over the planes, on the conditions of the star's (no axis
+     * periodic: no class 2) */
+    int pass1 = !(ex && ex->comm) && n <= BOX1_MAX;
+    for (int a = 0; a < 3; a++)
+        pass1 &= !A->g.periodic[a] && !A->g.gper[a] && A->g.goff[a] == 0 && A->g.n[a] == A->g.gn[a];
+    if (pass1) {
+        box1_job j;
+        memset(&j, 0, sizeof j);
+        j.axis = A->g.n[2] > 1 ? 2 : 1;
+        j.team = ex ? ex->team : NULL;
+        for (int c = 0; c < n; c++) {
+            const int *k = cls[reverse ? n - 1 - c : c];
+            const col_job cj = {A, u, b, omega, {k[0], k[1], k[2]}, -1};
+            j.c[c] = cj;
+            if (c == 0 || k[j.axis] != j.gcls[j.ngroup - 1]) /* a new group */
+                j.gfirst[j.ngroup] = c, j.gcls[j.ngroup++] = k[j.axis];
+        }
+        j.gfirst[j.ngroup] = n;
+        ghosts(ex, &A->g, u);
+        run_on(ex, &A->g, box1_fn, &j);
+        return;
+    }
     for (int c = 0; c < n; c++)
         hri_st_colour_sweep(ex, A, u, b, omega, reverse ? n - 1 - c : c);
 }
