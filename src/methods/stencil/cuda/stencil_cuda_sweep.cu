@@ -36,6 +36,7 @@ typedef struct st_args {
      * read there instead of the arrays (they hold the same values, bitwise) */
     int blo[3], bhi[3];
     double rd, rc[HR_ST_MAX_HALF], rcm[HR_ST_MAX_HALF];
+    double rexc; /* a star stencil's exc there (its couplings: rc) */
 } st_args;
 
 /* Whether whole-grid point (i, j, k) lies in the box of equal rows. */
@@ -161,6 +162,14 @@ __device__ __forceinline__ double st_finish(const st_args &a, ptrdiff_t p, doubl
 
 #define ST_REDUCES(OP) ((OP) == ST_OP_RES || (OP) == ST_OP_APPLY)
 
+/* A 2-D star's array at p, the point (i, j) of a whole grid: inside the box of equal rows the
+ * value every row there holds (v: rc[0] for cx, rc[1] for cy, rexc for exc), read from memory
+ * outside it (the same bits either way). */
+__device__ __forceinline__ double st_star_at(const st_args &a, const double *arr, ptrdiff_t p, double v, int i, int j)
+{
+    return st_in_box(a, i, j, 0) ? v : __ldg(arr + p);
+}
+
 /* The 2-D star stencil, marching along y. */
 template <int OP> static __global__ void __launch_bounds__(1024) k_star2(st_geo g, st_args a)
 {
@@ -177,7 +186,9 @@ template <int OP> static __global__ void __launch_bounds__(1024) k_star2(st_geo 
     if (act) {
         um = __ldg(u + p - sy);
         uc = __ldg(u + p);
-        cym = a.uni ? 0.0 : __ldg(cy + p - sy); /* a uniform stencil has no arrays on the device */
+        /* a uniform stencil has no arrays on the device; in the box of equal rows the arrays hold
+         * its scalars */
+        cym = a.uni ? 0.0 : st_star_at(a, cy, p - sy, a.rc[1], w.i, (int)w.line - 1);
         un = __ldg(u + p + sy);
         bn = st_b<OP>(a, p);
     }
@@ -189,14 +200,16 @@ template <int OP> static __global__ void __launch_bounds__(1024) k_star2(st_geo 
         const double up = un, bp = bn;
         if (act && t + 1 < w.cnt) un = __ldg(u + p + 2 * sy), bn = st_b<OP>(a, p + sy);
         if (act) {
-            const double cyc = a.uni ? 0.0 : __ldg(cy + p);
+            const int j = (int)line;
+            const double cyc = a.uni ? 0.0 : st_star_at(a, cy, p, a.rc[1], w.i, j);
             const double ul = __ldg(u + p - 1), ur = __ldg(u + p + 1);
             double au, dp;
             if (a.uni)
                 au = st_star2_au<true>(a, uc, ul, ur, um, up, 0.0, 0.0, 0.0, 0.0, 0.0, dp);
             else
-                au = st_star2_au<false>(a, uc, ul, ur, um, up, __ldg(cx + p), __ldg(cx + p - 1), cyc, cym,
-                                        __ldg(a.e + p), dp);
+                au = st_star2_au<false>(a, uc, ul, ur, um, up, st_star_at(a, cx, p, a.rc[0], w.i, j),
+                                        st_star_at(a, cx, p - 1, a.rc[0], w.i - 1, j), cyc, cym,
+                                        st_star_at(a, a.e, p, a.rexc, w.i, j), dp);
             v = st_finish<OP>(a, p, uc, au, dp, bp);
             um = uc, uc = up, cym = cyc;
         }
@@ -301,15 +314,18 @@ static st_args args_of(const hr_sop *A)
         a.c[k] = A->c[k];
         a.doff[k] = A->doff[k];
     }
-    /* the box of equal rows: a whole grid's box stencil (a slab's A has none) */
+    /* the box of equal rows: a whole grid's box stencil or star stencil with arrays (a slab's A
+     * has none) */
     const hr_sgrid *g = &A->g;
-    int box = A->nk > g->dim && A->rlo[0] < A->rhi[0] && A->rlo[1] < A->rhi[1] && A->rlo[2] < A->rhi[2];
+    int box = (A->nk > g->dim || (A->exc && !A->uniform)) && A->rlo[0] < A->rhi[0] && A->rlo[1] < A->rhi[1] &&
+              A->rlo[2] < A->rhi[2];
     for (int d = 0; d < 3; d++)
         box &= g->goff[d] == 0 && g->n[d] == g->gn[d];
     if (box) {
         for (int d = 0; d < 3; d++)
             a.blo[d] = A->rlo[d], a.bhi[d] = A->rhi[d];
         a.rd = A->rd;
+        a.rexc = A->rexc;
         for (int k = 0; k < A->nk; k++)
             a.rc[k] = A->rc[k], a.rcm[k] = A->rcm[k];
     }
@@ -651,7 +667,7 @@ static __global__ void __launch_bounds__(256) k_rb2(st_cgeo c, st_args a, st_pro
     for (int h = 0; h < 2; h++) {
         if (ST_RB_IN(h, R0 - 2)) {
             u2[h] = __ldg(u + base + h + (ptrdiff_t)(R0 - 2) * sy);
-            if (!UNI) cyb[h] = __ldg(cy + base + h + (ptrdiff_t)(R0 - 2) * sy);
+            if (!UNI) cyb[h] = st_star_at(a, cy, base + h + (ptrdiff_t)(R0 - 2) * sy, a.rc[1], c0 + h, R0 - 2);
         }
         if (ST_RB_IN(h, R0 - 1)) u1[h] = __ldg(u + base + h + (ptrdiff_t)(R0 - 1) * sy);
     }
@@ -670,7 +686,10 @@ static __global__ void __launch_bounds__(256) k_rb2(st_cgeo c, st_args a, st_pro
             (w).b[h] = (w).cx[h] = (w).cy[h] = (w).e[h] = 0.0;                                               \
             if (ST_RB_IN(h, (r) - 1)) {                                                                      \
                 (w).b[h] = __ldg(b + pb_);                                                                   \
-                if (!UNI) (w).cx[h] = __ldg(cx + pb_), (w).cy[h] = __ldg(cy + pb_), (w).e[h] = __ldg(ex + pb_); \
+                if (!UNI)                                                                                    \
+                    (w).cx[h] = st_star_at(a, cx, pb_, a.rc[0], c0 + h, (r) - 1),                            \
+                    (w).cy[h] = st_star_at(a, cy, pb_, a.rc[1], c0 + h, (r) - 1),                            \
+                    (w).e[h] = st_star_at(a, ex, pb_, a.rexc, c0 + h, (r) - 1);                              \
             }                                                                                                \
         }                                                                                                    \
         if (PRO) st_pro_add(pro, (r), ny, inner, pxi, pxw, pxn, (w).u);                                      \
