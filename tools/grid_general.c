@@ -374,44 +374,36 @@ typedef struct header_ctx {
     const char *rhs_name;
 } header_ctx;
 
+/* Whether the system's b is zero, on a problem with a Dirichlet face: from the description (a
+ * nonzero source or boundary datum makes b nonzero there), so that a large grid on ranks never
+ * forms the whole b on every rank. A singular problem's projection may zero a nonzero source:
+ * there the handle says (hr_grid_info.rhs_zero, from the b its set-up made). */
+static int b_is_zero(const hr_problem *p, size_t count)
+{
+    if (p->rhs == HR_RHS_ARRAY) {
+        for (size_t i = 0; i < count; i++)
+            if (p->rhs_values[i] != 0.0) return 0;
+    } else if (p->rhs != HR_RHS_ZERO) {
+        return 0;
+    }
+    for (int f = 0; f < 2 * p->dim; f++) {
+        const hr_bc *bc = &p->bc[f];
+        if (bc->kind == HR_BC_PERIODIC) continue;
+        if (!bc->values && bc->value != 0.0) return 0;
+        const int a = f / 2;
+        const size_t face = count / (size_t)p->n[a];
+        for (size_t i = 0; bc->values && i < face; i++)
+            if (bc->values[i] != 0.0) return 0;
+    }
+    return 1;
+}
+
+/* The handle made (gi filled): a singular problem's absolute-residual label, then the header */
 static void header_ready(void *arg)
 {
     const header_ctx *h = arg;
-    print_header(h->a, h->p, h->go, h->gi, h->rhs_name);
-}
-/* Whether the system's b is zero: from the description where it says so (a nonzero source
- * or boundary datum makes b nonzero on a problem with a Dirichlet face), so that a large
- * grid on ranks never forms the whole b on every rank; a singular problem's projection may
- * zero a nonzero source, so there b is formed and looked at. */
-static int b_is_zero(const hr_problem *p, size_t count)
-{
-    if (!hr_problem_is_singular(p)) {
-        if (p->rhs == HR_RHS_ARRAY) {
-            for (size_t i = 0; i < count; i++)
-                if (p->rhs_values[i] != 0.0) return 0;
-        } else if (p->rhs != HR_RHS_ZERO) {
-            return 0;
-        }
-        for (int f = 0; f < 2 * p->dim; f++) {
-            const hr_bc *bc = &p->bc[f];
-            if (bc->kind == HR_BC_PERIODIC) continue;
-            if (!bc->values && bc->value != 0.0) return 0;
-            const int a = f / 2;
-            const size_t face = count / (size_t)p->n[a];
-            for (size_t i = 0; bc->values && i < face; i++)
-                if (bc->values[i] != 0.0) return 0;
-        }
-        return 1;
-    }
-    double *b = malloc((count ? count : 1) * sizeof *b);
-    int zero = 0;
-    if (b && hr_problem_rhs(p, NULL, b, count, NULL) == HR_OK) {
-        zero = 1;
-        for (size_t i = 0; i < count && zero; i++)
-            zero = b[i] == 0.0;
-    }
-    free(b);
-    return zero;
+    if (h->gi->singular) hr_grid_absolute = h->gi->rhs_zero;
+    if (!h->a->quiet) print_header(h->a, h->p, h->go, h->gi, h->rhs_name);
 }
 
 int hr_grid_run_general(grid_args *a, hr_flagset *fs)
@@ -479,7 +471,7 @@ int hr_grid_run_general(grid_args *a, hr_flagset *fs)
     fprec = go.precision == HR_PREC_SINGLE ? HR_PREC_SINGLE : HR_PREC_DOUBLE;
     if ((rc = hr_grid_problem_values(a, fprec, 1, &h)) != 0) goto local_fail;
     /* b = 0 (no source, no boundary data): the residuals are absolute */
-    hr_grid_absolute = b_is_zero(p, count);
+    hr_grid_absolute = !hr_problem_is_singular(p) && b_is_zero(p, count);
     if (root && (rc = hr_grid_system_prepare(a, p, &sys)) != 0) goto local_fail;
     if (0) {
     local_fail: /* alone, return; on ranks, every rank learns it in the solve's agreement */
@@ -498,7 +490,7 @@ int hr_grid_run_general(grid_args *a, hr_flagset *fs)
         header_ctx hc = {a, p, &go, &gi, rhs_name};
         a->mpi.flagify = general_flagify;
         a->mpi.flagify_arg = &fc;
-        a->mpi.ready = a->quiet ? NULL : header_ready;
+        a->mpi.ready = header_ready;
         a->mpi.ready_arg = &hc;
         rc = hr_mpi_cli_solve_grid(CMD, p, &go, &a->mpi, local_rc, &gi, &r, root ? sol : NULL, count,
                                    &mpi_json);
@@ -525,7 +517,8 @@ int hr_grid_run_general(grid_args *a, hr_flagset *fs)
         h.rhs = h.init = NULL;
         p->rhs_values = p->init_values = NULL;
         hr_grid_solver_info(s, &gi);
-        if (!a->quiet) print_header(a, p, &go, &gi, rhs_name);
+        header_ctx hc = {a, p, &go, &gi, rhs_name};
+        header_ready(&hc);
         st = hr_grid_solver_solve(s, NULL, NULL, &r);
         if (st != HR_OK && st != HR_ERR_DIVERGED) {
             hr_grid_flagify(fs, hr_grid_solver_last_error(s), msg, sizeof msg);

@@ -215,6 +215,9 @@ typedef struct hr_grid_info {
     int transport;          /* general problems on GPU ranks or on several GPUs of one process: how
                                the halos travel, an hr_mpi_transport (HR_MPI_TRANSPORT_HOST or _NCCL
                                of hetrelax/mpi.h); 0 otherwise */
+    int rhs_zero;           /* general problems: 1 when the problem's discrete right-hand side is zero
+                               (a singular problem's after its projection), so the residuals the
+                               solves report are absolute, not relative to it */
 } hr_grid_info;
 
 /*! hr_grid_solver_info() : what `s` runs. */

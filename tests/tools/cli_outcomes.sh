@@ -98,6 +98,14 @@ run poisson2d --no-bandwidth --n 64 --rhs zero --boundary 1 --iters 50 --monitor
 [ "$(grep -c "relative residual" "$T/out")" -eq 3 ] && ok || bad "--boundary 1: '$(cat "$T/out")'"
 run poisson2d $G --method mg --n 63 --rhs zero --init zero
 grep -q "residual (absolute, b = 0)" "$T/out" && ok || bad "mg --rhs zero: $(cat "$T/out")"
+# a singular problem: its projection zeroes a constant source (absolute), not a random one
+python3 -c "import sys; open(sys.argv[1], 'wb').write(bytes(__import__('struct').pack('<d', 2.5)) * (40 * 30))" "$T/c.raw"
+run poisson2d --nx 40 --ny 30 --bc all=neumann --method mg --rhs "$T/c.raw" --init sine --iters 3 --tol 0 --json "$T/s.json"
+grep -q "residual (absolute, b = 0)" "$T/out" && [ "$(jget "$T/s.json" residual_absolute)" = True ] && ok ||
+  bad "singular, constant source: the absolute residual not labelled: $(cat "$T/out")"
+run poisson2d --nx 40 --ny 30 --bc all=neumann --method mg --rhs random:1 --iters 3 --tol 0
+grep -q "relative residual" "$T/out" && ! grep -q "absolute" "$T/out" && ok ||
+  bad "singular, random source: '$(grep residual "$T/out")'"
 run poisson2d --no-bandwidth --n 200 --iters 60 --monitor 1 --backend cpu-seq
 python3 - "$T/out" <<'PY' && ok || bad "summary times: $(grep -A1 summary "$T/out")"
 import re, sys

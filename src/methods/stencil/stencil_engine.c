@@ -730,6 +730,7 @@ hr_status hri_gs_general_create_slab(hr_grid_solver *s, const hr_problem *p, int
     s->info.omega = mg->omega;
     s->info.general = 1;
     s->info.singular = hr_problem_is_singular(p);
+    s->info.rhs_zero = e->bnorm == 0.0; /* the problem's b, summed over every rank's slab */
     e->setup_s = hr_now() - t0;
     return HR_OK;
 }
