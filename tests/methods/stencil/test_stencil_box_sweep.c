@@ -17,6 +17,7 @@
 #include "hetrelax/hetrelax.h"
 #include "methods/stencil/stencil_kernels.h"
 #include "methods/stencil/stencil_mg.h"
+#include "stencil_levels_util.h"
 
 static hr_team *teams[4];
 static const int team_size[4] = {2, 3, 5, 8};
@@ -141,53 +142,23 @@ static void direct(int dim, int nx, int ny, int nz, int constant)
 static void galerkin(int dim, int nx, int ny, int nz, const char *kinds, int field)
 {
     char name[96];
-    hr_problem p;
-    hr_problem_init_model(&p, dim, nx, ny, nz);
-    for (int f = 0; f < 2 * dim; f++)
-        p.bc[f].kind = kinds[f] == 'n' ? HR_BC_NEUMANN : HR_BC_DIRICHLET;
-    const int n[3] = {nx, ny, dim == 3 ? nz : 1}, per[3] = {0, 0, 0};
-    const size_t cnt = (size_t)n[0] * n[1] * n[2];
-    double *a = NULL;
-    if (field) {
-        a = malloc(cnt * sizeof *a);
-        for (size_t t = 0; t < cnt; t++)
-            a[t] = 1.0 + 0.5 * sin(0.37 * (double)t);
-        hr_problem_set_coef(&p, 0.0, a);
-    }
-    int flo[3] = {0, 0, 0}, fhi[3] = {0, 0, 0};
-    for (int ax = 0; ax < dim; ax++)
-        flo[ax] = p.bc[2 * ax].kind == HR_BC_NEUMANN, fhi[ax] = p.bc[2 * ax + 1].kind == HR_BC_NEUMANN;
-    hr_sgrid g;
-    hri_sgrid_init(&g, dim, n, per);
-    hr_sop A;
-    if (hri_sop_alloc(&A, &g, 0) != HR_OK || hri_discretize(&p, NULL, &A, NULL, NULL) != HR_OK) {
-        CHECK(0, "%dD %dx%dx%d: discretize", dim, nx, ny, nz);
-        free(a);
-        return;
-    }
-    const size_t lines = (size_t)g.n[1] * g.n[2];
-    hr_st_exec ex = {NULL, malloc(lines * sizeof(double)), lines, NULL, NULL, 0};
-    hr_st_mg mg;
-    memset(&mg, 0, sizeof mg);
-    mg.constant = !field;
-    double *t0 = hri_sgrid_alloc(&g);
+    test_levels t;
+    const int made = test_levels_make(&t, dim, nx, ny, nz, kinds, 0.0, field);
     int boxes = 0;
-    if (hri_st_mg_setup(&mg, &ex, &hri_st_cpu, &A, flo, fhi, 0, hr_problem_is_singular(&p), t0, 1) != HR_OK) {
-        CHECK(0, "%dD %dx%dx%d: the hierarchy", dim, nx, ny, nz);
+    if (made != 0) {
+        CHECK(0, "%dD %dx%dx%d: %s", dim, nx, ny, nz, made == 1 ? "discretize" : "the hierarchy");
     } else {
-        for (int l = 0; l < mg.nlv; l++) {
-            const hr_sop *L = &mg.lv[l].A;
+        for (int l = 0; l < t.mg.nlv; l++) {
+            const hr_sop *L = &t.mg.lv[l].A;
             if (L->exc || L->uniform || L->nk != (dim == 3 ? 13 : 4)) continue;
             snprintf(name, sizeof name, "%dD %dx%dx%d %s%s level %d (%dx%dx%d)", dim, nx, ny, nz, kinds,
                      field ? " field" : "", l, L->g.n[0], L->g.n[1], L->g.n[2]);
             compare(name, L);
             boxes++;
         }
-        hri_st_mg_free(&mg);
     }
-    CHECK(boxes > 0, "%dD %dx%dx%d %s: no Galerkin level", dim, nx, ny, nz, kinds);
-    free(t0), free(ex.part), free(a);
-    hri_sop_free(&A);
+    CHECK(made == 1 || boxes > 0, "%dD %dx%dx%d %s: no Galerkin level", dim, nx, ny, nz, kinds);
+    test_levels_free(&t);
 }
 
 int main(void)

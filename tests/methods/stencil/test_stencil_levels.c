@@ -15,6 +15,7 @@
 #include "hetrelax/hetrelax.h"
 #include "methods/stencil/stencil_kernels.h"
 #include "methods/stencil/stencil_mg.h"
+#include "stencil_levels_util.h"
 
 /* The whole-grid index of point t = (i, j, k) moved by d along each axis; -1 outside a
  * non-periodic face. */
@@ -174,60 +175,27 @@ static void check(int dim, int nx, int ny, int nz, const char *kinds, double lx,
 {
     char name[96];
     snprintf(name, sizeof name, "%dD %dx%dx%d %s lx %g%s", dim, nx, ny, nz, kinds, lx, field ? " field" : "");
-    hr_problem p;
-    hr_problem_init_model(&p, dim, nx, ny, nz);
-    hr_problem_set_lengths(&p, lx, 1.0, 1.0);
-    int per[3] = {0, 0, 0}, flo[3] = {0, 0, 0}, fhi[3] = {0, 0, 0};
-    for (int f = 0; f < 2 * dim; f++)
-        p.bc[f].kind = kinds[f] == 'n' ? HR_BC_NEUMANN : kinds[f] == 'p' ? HR_BC_PERIODIC : HR_BC_DIRICHLET;
-    const int n[3] = {nx, ny, dim == 3 ? nz : 1};
-    const size_t cnt = (size_t)n[0] * n[1] * n[2];
-    double *a = NULL;
-    if (field) {
-        a = malloc(cnt * sizeof *a);
-        for (size_t t = 0; t < cnt; t++)
-            a[t] = 1.0 + 0.5 * sin(0.37 * (double)t);
-        hr_problem_set_coef(&p, 0.0, a);
-    }
-    for (int ax = 0; ax < dim; ax++) {
-        per[ax] = p.bc[2 * ax].kind == HR_BC_PERIODIC;
-        flo[ax] = p.bc[2 * ax].kind == HR_BC_NEUMANN;
-        fhi[ax] = p.bc[2 * ax + 1].kind == HR_BC_NEUMANN;
-    }
-    hr_sgrid g;
-    hri_sgrid_init(&g, dim, n, per);
-    hr_sop A;
-    if (hri_sop_alloc(&A, &g, 0) != HR_OK || hri_discretize(&p, NULL, &A, NULL, NULL) != HR_OK) {
-        CHECK(0, "%s: discretize", name);
-        free(a);
-        return;
-    }
-    const size_t lines = (size_t)g.n[1] * g.n[2];
-    hr_st_exec ex = {NULL, malloc(lines * sizeof(double)), lines, NULL, NULL, 0};
-    hr_st_mg mg;
-    memset(&mg, 0, sizeof mg);
-    mg.constant = !field;
-    double *t0 = hri_sgrid_alloc(&g);
-    if (hri_st_mg_setup(&mg, &ex, &hri_st_cpu, &A, flo, fhi, 0, hr_problem_is_singular(&p), t0, 1) != HR_OK) {
-        CHECK(0, "%s: the hierarchy", name);
+    test_levels t;
+    const int made = test_levels_make(&t, dim, nx, ny, nz, kinds, lx, field);
+    if (made != 0) {
+        CHECK(0, "%s: %s", name, made == 1 ? "discretize" : "the hierarchy");
     } else {
+        hr_st_mg *mg = &t.mg;
         int boxes = 0;
-        for (int l = 0; l + 1 < mg.nlv; l++)
-            galerkin(name, &mg, l);
-        for (int l = 0; l < mg.nlv; l++) {
-            same_rows(name, l, &mg.lv[l].A);
-            const hr_sop *L = &mg.lv[l].A;
+        for (int l = 0; l + 1 < mg->nlv; l++)
+            galerkin(name, mg, l);
+        for (int l = 0; l < mg->nlv; l++) {
+            same_rows(name, l, &mg->lv[l].A);
+            const hr_sop *L = &mg->lv[l].A;
             const long vol =
                 (long)(L->rhi[0] - L->rlo[0]) * (L->rhi[1] - L->rlo[1]) * (L->rhi[2] - L->rlo[2]);
             boxes += L->rlo[0] < L->rhi[0] && 4 * vol >= (long)L->g.count; /* most of the level */
         }
         /* a constant coefficient: a box on some level (the shortcut and the scalars in use) */
         CHECK(!want_box || boxes > 0, "%s: no level has a box of equal rows", name);
-        printf("ok: %s: %d levels, %d with most rows in a box of equal rows\n", name, mg.nlv, boxes);
-        hri_st_mg_free(&mg);
+        printf("ok: %s: %d levels, %d with most rows in a box of equal rows\n", name, mg->nlv, boxes);
     }
-    free(t0), free(ex.part), free(a);
-    hri_sop_free(&A);
+    test_levels_free(&t);
 }
 
 int main(void)
