@@ -64,7 +64,7 @@ typedef struct mg_gpu_setup {
     long march_points; /* one-pass red-black marches along y / z on levels of at least this
                         * many points (0: default 1000000; < 0: never) */
     long fuse_points;  /* 2-D: red-black sweeps (and a prolongation before them) fused into one
-                        * pass on levels of at least this many points (0: default 1e6 in fp64, 3e7 in fp32; < 0: never) */
+                        * pass on levels of at least this many points (0: default 1e6 in fp64, 4e6 in fp32; < 0: never) */
     int async_local;   /* smoother async: local red-black sweeps per pass (0: default 2) */
     /* --coarse-on cpu: levels cpu_level.. run on cpu_threads CPU threads (0: all on the GPU) */
     int cpu_level, cpu_threads;

@@ -3,7 +3,8 @@
  * lanes are fibers (ucontext) of one thread, run round robin; a shuffle writes the lane's
  * value, lets the other 31 lanes write theirs, reads, and lets them read before anyone
  * writes again. Lanes must all reach the same shuffles (the kernels' shuffles are in
- * warp-uniform control flow). threadIdx / blockIdx are per lane.
+ * warp-uniform control flow). threadIdx / blockIdx are per lane. Also used by the multigrid
+ * emulation (tests/methods/mg/emu/cuda_runtime.h) for its warp-marching kernel.
  */
 #ifndef HR_EMU_WARP_H
 #define HR_EMU_WARP_H
@@ -13,28 +14,40 @@
 #include <functional>
 #include <vector>
 
+/* EMU_WARP_OWN_INDEX: the including emulation keeps threadIdx, blockIdx, blockDim and gridDim
+ * itself, and EMU_WARP_RESUME(lane) puts a lane's indices back when it runs again. */
+#ifndef EMU_WARP_OWN_INDEX
 struct emu_dim3 {
     unsigned x, y, z;
 };
+#endif
+#ifndef EMU_WARP_RESUME
+#define EMU_WARP_RESUME(lane) ((void)(lane))
+#endif
 
 struct emu_warp_state {
     ucontext_t main, lane[32];
     std::vector<char> stack[32];
+#ifndef EMU_WARP_OWN_INDEX
     emu_dim3 tid[32], bid[32];
+#endif
     double slot[32];
     int cur;
     std::function<void(int)> body;
 };
 static emu_warp_state emu_w;
+#ifndef EMU_WARP_OWN_INDEX
 static emu_dim3 blockDim, gridDim;
 #define threadIdx (emu_w.tid[emu_w.cur])
 #define blockIdx  (emu_w.bid[emu_w.cur])
+#endif
 
 static void emu_yield()
 {
     const int l = emu_w.cur, n = (l + 1) & 31;
     emu_w.cur = n;
     swapcontext(&emu_w.lane[l], &emu_w.lane[n]);
+    EMU_WARP_RESUME(l);
 }
 
 static void emu_lane_entry(int l)

@@ -51,28 +51,68 @@ static dim3 level_block(int ex)
     return dim3(bx, 256 / bx, 1);
 }
 
-/* Fused red-black smoothing (OPK_RBF, 2-D): one kernel per combination of its flags. */
+/* The rows a warp of mgg_rbw2_kernel marches on a level of bx blocks across and n rows: the
+ * count in [16, 128] whose launch takes the fewest steps, a step being a row (plus `extra` a
+ * segment: the rows it starts early) in each wave of the blocks the device holds at once
+ * (g->rbw_held). A last wave with a few blocks costs as much as a full one. */
+static int rbw_rows(const mg_gpu *g, long bx, int n, int extra)
+{
+#ifdef MGG_RBW_ROWS
+    (void)g, (void)bx, (void)n, (void)extra;
+    return MGG_RBW_ROWS; /* the CPU emulation: short segments, to cross many of them */
+#else
+    const long held = g->rbw_held > 0 ? g->rbw_held : 1;
+    int best = 64;
+    long best_cost = -1;
+    for (int r = 16; r <= 128; r++) {
+        const long blocks = bx * ((n + r - 1) / r), cost = (blocks + held - 1) / held * (r + extra);
+        if (best_cost < 0 || cost < best_cost) best = r, best_cost = cost;
+    }
+    return best;
+#endif
+}
+
+/* The blocks of mgg_rbw2_kernel the device holds at once (its largest variant's occupancy). */
+static long rbw_held(mg_gpu *g)
+{
+#ifdef MGG_RBW_ROWS
+    (void)g;
+    return 1;
+#else
+    int sms = 0, per = 0;
+    const void *k = g->s.esize == 8 ? (const void *)mgg_rbw2_kernel<double, 2, false, true, true>
+                                    : (const void *)mgg_rbw2_kernel<float, 2, false, true, true>;
+    if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, g->dev) != cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, k, MGG_RBW_THREADS, 0) != cudaSuccess || sms < 1 ||
+        per < 1) {
+        (void)cudaGetLastError();
+        return 1;
+    }
+    return (long)sms * per;
+#endif
+}
+
+/* Fused red-black smoothing (OPK_RBF, 2-D): a warp's march (mgg_rbw2_kernel), one kernel per
+ * combination of its flags. */
 template <typename T, int NS> static void launch_rbf_ns(mg_gpu *g, const mgg_op &o)
 {
     const mgg_lev &L = g->lev[o.lev], &C = g->lev[o.lev + 1 < g->nlev ? o.lev + 1 : o.lev];
-    const int bx = (L.nx + MGG_RBF_OWN - 1) / MGG_RBF_OWN;
-    int rows = MGG_RBF_ROWS; /* halved (to 16) while the level gives too few blocks */
-    while (rows > 16 && (long)bx * ((L.ny + rows - 1) / rows) < MGG_RBF_BLOCKS)
-        rows /= 2;
+    const int own = 64 - 4 * NS, warps = (L.nx + own - 1) / own, per = MGG_RBW_THREADS / 32;
+    const int bx = (warps + per - 1) / per, rows = rbw_rows(g, bx, L.ny, 2 * NS);
     const dim3 grid(bx, (L.ny + rows - 1) / rows);
     const bool z = o.x != 0.0, pro = (o.e & MGG_RBF_PRO) != 0, out = (o.e & MGG_RBF_OUT) != 0;
     if (z && out)
-        mgg_rbf2_kernel<T, NS, true, false, true><<<grid, MGG_RBF_THREADS, 0, g->st>>>(o, L, C, g->out, rows);
+        mgg_rbw2_kernel<T, NS, true, false, true><<<grid, MGG_RBW_THREADS, 0, g->st>>>(o, L, C, g->out, rows);
     else if (z)
-        mgg_rbf2_kernel<T, NS, true, false, false><<<grid, MGG_RBF_THREADS, 0, g->st>>>(o, L, C, g->out, rows);
+        mgg_rbw2_kernel<T, NS, true, false, false><<<grid, MGG_RBW_THREADS, 0, g->st>>>(o, L, C, g->out, rows);
     else if (pro && out)
-        mgg_rbf2_kernel<T, NS, false, true, true><<<grid, MGG_RBF_THREADS, 0, g->st>>>(o, L, C, g->out, rows);
+        mgg_rbw2_kernel<T, NS, false, true, true><<<grid, MGG_RBW_THREADS, 0, g->st>>>(o, L, C, g->out, rows);
     else if (pro)
-        mgg_rbf2_kernel<T, NS, false, true, false><<<grid, MGG_RBF_THREADS, 0, g->st>>>(o, L, C, g->out, rows);
+        mgg_rbw2_kernel<T, NS, false, true, false><<<grid, MGG_RBW_THREADS, 0, g->st>>>(o, L, C, g->out, rows);
     else if (out)
-        mgg_rbf2_kernel<T, NS, false, false, true><<<grid, MGG_RBF_THREADS, 0, g->st>>>(o, L, C, g->out, rows);
+        mgg_rbw2_kernel<T, NS, false, false, true><<<grid, MGG_RBW_THREADS, 0, g->st>>>(o, L, C, g->out, rows);
     else
-        mgg_rbf2_kernel<T, NS, false, false, false><<<grid, MGG_RBF_THREADS, 0, g->st>>>(o, L, C, g->out, rows);
+        mgg_rbw2_kernel<T, NS, false, false, false><<<grid, MGG_RBW_THREADS, 0, g->st>>>(o, L, C, g->out, rows);
 }
 
 template <typename T, int D> static void launch_level(mg_gpu *g, const mgg_op &o)
@@ -665,6 +705,7 @@ extern "C" hr_status hri_mg_gpu_create(const mg_gpu_setup *s, mg_gpu **out, char
     cudaError_t e = cudaSetDevice(g->dev);
     if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&g->st, cudaStreamNonBlocking);
     if (e != cudaSuccess) st = gfail(g, e, "cudaSetDevice/cudaStreamCreate", __LINE__);
+    if (st == HR_OK) g->rbw_held = rbw_held(g);
     const double t1 = hr_now();
     if (st == HR_OK) st = build(g, s->rhs);
     g->s.rhs_values = NULL; /* the caller's, read by build only */

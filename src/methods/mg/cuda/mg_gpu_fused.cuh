@@ -1,181 +1,164 @@
 /*
  * Multigrid on the GPU: red-black smoothing fused across half sweeps on big 2-D levels
- * (OPK_RBF). Each half sweep of the one-by-one smoother reads and writes the whole level;
- * here a block owns MGG_RBF_OWN columns of up to MGG_RBF_ROWS rows and marches down them with a
- * ring of MGG_RBF_RING rows (its columns and MGG_RBF_HALO more on each side) in shared
- * memory. Each row is read from the level once (the prolongation added on the way in when
- * the smoothing follows one), and the half sweeps (colour by colour, sweep by sweep) follow
- * each other one row apart, in place, a barrier between them: half sweep s updates row
- * R - 1 - s when row R has come in. Its neighbours are then in the state the previous half
- * sweep left them (the row above has had half sweep s, the row below not yet), so every value
- * is computed by the same function of the same inputs as in the sweeps one by one: bitwise
- * their result. The halo columns are computed by both blocks that hold them; each half
- * sweep narrows the columns that are right by one on each side, so after four the block's
- * own columns are.
+ * (OPK_RBF): one or two sweeps, a prolongation added before them, in one pass. Each half sweep
+ * of the one-by-one smoother reads and writes the whole level; here each row is read from the
+ * level once (the prolongation added on the way in) and written once, up to four half sweeps
+ * later: one read of u and h^2 f and one write per point for up to two sweeps and a
+ * prolongation, against a read and a write per sweep and one more of each for the
+ * prolongation.
  *
- * One read of u and h^2 f and one write per point for up to two sweeps and a prolongation,
- * against a read and a write per sweep and one more of each for the prolongation. The march
- * takes MGG_RBF_K rows a step and loads the next step's rows into registers before the half
- * sweeps of this one, so the loads' latency is hidden behind them. Each thread takes
- * MGG_RBF_PER columns (MGG_RBF_BLOCKDIM threads a block: one in the CPU emulation, which then
- * runs the whole block on that thread).
+ * A warp takes 64 neighbouring columns of the level, two a lane (ja = j0 + 2 lane and ja + 1),
+ * and marches down a segment of rows in registers. When row R comes in, half sweep h updates
+ * row R - 1 - h. Its neighbours are then in the state the previous half sweep left them (the
+ * row above has had half sweep h, which changed none of its points next to this row's colour,
+ * the row below half sweep h - 1, this step), so every value is computed by the same function
+ * of the same inputs as in the sweeps one by one: bitwise their result. In a row each lane
+ * updates one of its two columns (the same one on every lane: ja's parity is j0's), and the x
+ * neighbour that is not its own comes from the next lane (a shuffle); the neighbours up and down
+ * are the lane's own registers. No shared memory and no barrier: a half sweep's update costs a
+ * shuffle and the point function. The warp's outermost columns lack a neighbour, so each half
+ * sweep narrows the columns that are right by one on each side: with H half sweeps the warp owns
+ * 64 - 2 H columns (60 or 56), and neighbouring warps overlap by 2 H. A segment starts H rows
+ * early. Each step loads the row of two steps later (and its coarse values for the
+ * prolongation), so the loads' latency is hidden behind the step's updates; deeper (four
+ * steps) measured slower, its registers costing more warps than the loads gained.
+ *
+ * An earlier form of this pass held a ring of rows in shared memory, a barrier after each half
+ * sweep, and was bound by that index and barrier work: on the 8191^2 fp32 level of an H200 the
+ * pre-smoothing pass took 376 us there and takes 286 us here, the post-smoothing one (with the
+ * prolongation and the result to the fp64 level) 893 and 745 us (docs/results/multigrid.md).
  */
 #ifndef HR_MG_GPU_FUSED_CUH
 #define HR_MG_GPU_FUSED_CUH
 
 #include "methods/mg/cuda/mg_gpu_ops.cuh"
 
-#ifndef MGG_RBF_THREADS /* the CPU emulation's test takes narrow tiles, to cross many of them */
-#define MGG_RBF_THREADS 128
-#define MGG_RBF_COLS    256 /* columns held: MGG_RBF_COLS / MGG_RBF_THREADS / 2 pairs a thread */
-#define MGG_RBF_ROWS    64  /* at most; fewer where the level would give fewer than MGG_RBF_BLOCKS blocks */
-#endif
-#ifndef MGG_RBF_BLOCKDIM
-#define MGG_RBF_BLOCKDIM MGG_RBF_THREADS
-#endif
-#define MGG_RBF_BLOCKS 1024
-/* default: fused on fp64 levels from 1023^2 up, fp32 ones from about 5500^2 up; below, the
- * march's barriers and index work cost more than the passes it saves, and an fp32 point
- * brings half the bytes for the same instructions (docs/results/multigrid.md) */
+/* default: fused on fp64 levels from 1023^2 up, fp32 ones from 2047^2 up; below, a warp's
+ * chain of dependent steps and the segments' early rows cost more than the passes it saves
+ * (docs/results/multigrid.md) */
 #define MGG_FUSE_POINTS_FP64 1000000L
-#define MGG_FUSE_POINTS_FP32 30000000L
-#define MGG_RBF_PER    (MGG_RBF_COLS / MGG_RBF_BLOCKDIM)
-#define MGG_RBF_HALO   4 /* four half sweeps */
-#define MGG_RBF_OWN    (MGG_RBF_COLS - 2 * MGG_RBF_HALO)
-#ifndef MGG_RBF_K
-#define MGG_RBF_K    2 /* rows a step */
-#define MGG_RBF_RING 8 /* rows R - 5 .. R + K - 1 are held; a power of two */
+#define MGG_FUSE_POINTS_FP32 4000000L
+
+#ifndef MGG_RBW_THREADS
+#define MGG_RBW_THREADS 256
 #endif
 
-/* The values one step brings in: K rows of the thread's columns, as loaded. */
-template <typename T, bool PRO> struct mgg_rbf_in {
-    T u[MGG_RBF_K][MGG_RBF_PER], f[MGG_RBF_K][MGG_RBF_PER];
-    T c[PRO ? MGG_RBF_K : 1][PRO ? MGG_RBF_PER : 1][8]; /* the prolongation's coarse values */
+/* A row of a lane's two columns as loaded: u (zero where not read), h^2 f and the coarse
+ * values of the prolongation (mgg_prolong_load's eight; the 2-D ones use four). */
+template <typename T, bool PRO> struct mgg_rbw_row {
+    T u[2], f[2];
+    T c[PRO ? 2 : 1][8];
 };
 
 /* o: OPK_RBF on 2-D level L (C: level + 1, read by the prolongation; O: the outer level).
  * Z: u[a] is zero (not read); NS: sweeps (1 or 2); PRO: the prolongation first; OUT: the
- * result to the outer level. Grid: (columns / MGG_RBF_OWN, level rows / rows). */
+ * result to the outer level. Grid: (warps across / warps a block, level rows / rows). */
 template <typename T, int NS, bool Z, bool PRO, bool OUT>
-__global__ void __launch_bounds__(MGG_RBF_THREADS)
-    mgg_rbf2_kernel(mgg_op o, mgg_lev L, mgg_lev C, mgg_lev O, int rows)
+__global__ void __launch_bounds__(MGG_RBW_THREADS)
+    mgg_rbw2_kernel(mgg_op o, mgg_lev L, mgg_lev C, mgg_lev O, int rows)
 {
-    __shared__ T su[MGG_RBF_RING][MGG_RBF_COLS];
-    __shared__ T sf[MGG_RBF_RING][MGG_RBF_COLS];
-    const int halves = 2 * NS, mask = MGG_RBF_RING - 1, tid = (int)threadIdx.x;
-    const int j0 = 1 + (int)blockIdx.x * MGG_RBF_OWN - MGG_RBF_HALO; /* the level's column of local 0 */
+    constexpr int H = 2 * NS, OWN = 64 - 2 * H;
+    const int lane = (int)(threadIdx.x & 31), wx = (int)(blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5));
+    if (wx * OWN >= L.nx) return; /* the whole warp */
+    const int j0 = 1 + wx * OWN - H, ja = j0 + 2 * lane; /* the level's columns of lane 0 and of this lane */
     const int i0 = 1 + (int)blockIdx.y * rows, i1 = min(i0 + rows - 1, L.ny);
-    const int lo = max(i0 - halves, 0); /* the first row read */
+    const int lo = max(i0 - H, 0); /* the first row read */
     const long long pitch = L.pitch;
     const T *u = (const T *)MGG_BUF(L, o.a), *hf = (const T *)L.hf;
     const T *cu = PRO ? (const T *)MGG_BUF(C, (o.e & MGG_RBF_CBUF) ? 1 : 0) : (const T *)0;
     const bool add = (o.e & MGG_RBF_ADD) != 0, read_u = !(Z || (PRO && !add));
     const int c2 = (o.e & MGG_RBF_C2) ? 1 : 0;
-    /* the thread's columns: on the level (ring included), interior; and its pairs' points that
-     * a half sweep updates (interior, not the tile's outermost columns), first or second */
-    bool col_there[MGG_RBF_PER], col_in[MGG_RBF_PER], upd[2][MGG_RBF_PER / 2];
+    /* the columns: on the level (ring included), interior, updated by a half sweep (interior,
+     * not the warp's outermost) and written (the warp's own) */
+    bool there[2], in[2], upd[2], own[2];
 #pragma unroll
-    for (int q = 0; q < MGG_RBF_PER; q++) {
-        const int j = j0 + tid + q * MGG_RBF_BLOCKDIM;
-        col_there[q] = j >= 0 && j <= L.nx + 1;
-        col_in[q] = j >= 1 && j <= L.nx;
+    for (int h = 0; h < 2; h++) {
+        const int j = ja + h, jl = 2 * lane + h;
+        there[h] = j >= 0 && j <= L.nx + 1;
+        in[h] = j >= 1 && j <= L.nx;
+        upd[h] = in[h] && jl >= 1 && jl <= 62;
+        own[h] = in[h] && jl >= H && jl < H + OWN;
     }
+    /* rows R .. R - H - 1 of the two columns (v[d]: row R - d, as far as the half sweeps have
+     * taken it) and h^2 f of rows R .. R - H; rows outside [lo, ny + 1] hold 0, never an
+     * update's neighbour */
+    T v[H + 2][2], f[H + 1][2];
 #pragma unroll
-    for (int q = 0; q < MGG_RBF_PER / 2; q++)
+    for (int d = 0; d < H + 2; d++)
+        v[d][0] = v[d][1] = (T)0;
 #pragma unroll
-        for (int off = 0; off < 2; off++) {
-            const int jl = 2 * (tid + q * MGG_RBF_BLOCKDIM) + off, j = j0 + jl;
-            upd[off][q] = jl >= 1 && jl <= MGG_RBF_COLS - 2 && j >= 1 && j <= L.nx;
-        }
-    mgg_rbf_in<T, PRO> in;
-    /* rows R .. R + K - 1 into registers (each value one select: GCC 12 at -O3 with AVX2 gave
-     * wrong values in the CPU emulation for a zero followed by a conditional load) */
-#define MGG_RBF_FETCH(R)                                                                                     \
+    for (int d = 0; d < H + 1; d++)
+        f[d][0] = f[d][1] = (T)0;
+    mgg_rbw_row<T, PRO> nx0, nx1;
+#define MGG_RBW_LOAD(w, r)                                                                                   \
     do {                                                                                                     \
-        _Pragma("unroll") for (int kk = 0; kk < MGG_RBF_K; kk++)                                            \
+        const int i_ = (r);                                                                                  \
+        const bool row_there = i_ <= L.ny + 1, row_in = i_ >= 1 && i_ <= L.ny;                               \
+        _Pragma("unroll") for (int h = 0; h < 2; h++)                                                        \
         {                                                                                                    \
-            const int i = (R) + kk;                                                                          \
-            const bool row_there = i <= L.ny + 1, row_in = i >= 1 && i <= L.ny;                              \
-            const long long base = (long long)i * pitch + j0 + tid;                                          \
-            _Pragma("unroll") for (int q = 0; q < MGG_RBF_PER; q++)                                         \
-            {                                                                                                \
-                const bool there = row_there && col_there[q], inner = row_in && col_in[q];                   \
-                const long long x = base + q * MGG_RBF_BLOCKDIM;                                             \
-                in.u[kk][q] = there && (!inner || read_u) ? u[x] : (T)0;                                     \
-                in.f[kk][q] = inner && hf ? hf[x] : (T)0;                                                    \
-                if (PRO && inner)                                                                            \
-                    mgg_prolong_load<T, 2>(C, cu, i, j0 + tid + q * MGG_RBF_BLOCKDIM, 0,                     \
-                                           in.c[PRO ? kk : 0][PRO ? q : 0]);                                 \
-            }                                                                                                \
+            const bool th_ = row_there && there[h], in_ = row_in && in[h];                                   \
+            const long long x_ = (long long)i_ * pitch + ja + h;                                             \
+            (w).u[h] = th_ && (!in_ || read_u) ? u[x_] : (T)0;                                               \
+            (w).f[h] = in_ && hf ? hf[x_] : (T)0;                                                            \
+            if (PRO && in_) mgg_prolong_load<T, 2>(C, cu, i_, ja + h, 0, (w).c[PRO ? h : 0]);                \
         }                                                                                                    \
     } while (0)
-    MGG_RBF_FETCH(lo);
-    for (int R = lo; R - halves <= i1; R += MGG_RBF_K) {
-        /* this step's rows from the registers into the ring (the prolongation added now) */
+    MGG_RBW_LOAD(nx0, lo);
+    MGG_RBW_LOAD(nx1, lo + 1);
+#pragma unroll 1
+    for (int R = lo; R - H <= i1; R++) {
+        /* row R into the window (the prolongation added now) */
 #pragma unroll
-        for (int kk = 0; kk < MGG_RBF_K; kk++) {
-            const int i = R + kk;
-            if (i > L.ny + 1) continue;
-            const bool row_in = i >= 1 && i <= L.ny;
-            T *ru = su[i & mask], *rf = sf[i & mask];
+        for (int d = H + 1; d > 0; d--)
+            v[d][0] = v[d - 1][0], v[d][1] = v[d - 1][1];
 #pragma unroll
-            for (int q = 0; q < MGG_RBF_PER; q++) {
-                const int t = tid + q * MGG_RBF_BLOCKDIM;
-                T v = in.u[kk][q];
-                if (PRO && row_in && col_in[q]) {
-                    const T p = mgg_prolong_v<T, 2>(in.c[PRO ? kk : 0][PRO ? q : 0], i, j0 + t, 0);
-                    v = add ? v + p : p;
-                }
-                ru[t] = v;
-                rf[t] = in.f[kk][q];
+        for (int d = H; d > 0; d--)
+            f[d][0] = f[d - 1][0], f[d][1] = f[d - 1][1];
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            T x = nx0.u[h];
+            if (PRO && R >= 1 && R <= L.ny && in[h]) {
+                const T p = mgg_prolong_v<T, 2>(nx0.c[PRO ? h : 0], R, ja + h, 0);
+                x = add ? x + p : p;
             }
+            v[0][h] = x;
+            f[0][h] = nx0.f[h];
         }
-        if (R + MGG_RBF_K - halves <= i1) MGG_RBF_FETCH(R + MGG_RBF_K); /* the next step's, in flight meanwhile */
-        __syncthreads();
+        nx0 = nx1;
+        if (R + 2 - H <= i1) MGG_RBW_LOAD(nx1, R + 2); /* two steps ahead, in flight meanwhile */
 #pragma unroll
-        for (int h = 0; h < halves; h++) { /* half sweep h on rows R - 1 - h .. R + K - 2 - h */
+        for (int h = 0; h < H; h++) { /* half sweep h on row R - 1 - h */
             const int colour = h == 0 ? o.b : h == 1 ? 1 - o.b : h == 2 ? c2 : 1 - c2;
-            const int first = lo == 0 ? 1 : lo + 1 + h;
-#pragma unroll
-            for (int kk = 0; kk < MGG_RBF_K; kk++) {
-                const int r = R - 1 - h + kk;
-                if (r < first || r > L.ny) continue;
-                /* the pair's point of this colour: the first column (j0 + 2 p, j0 odd) or the second */
-                const int off = HR_RB_COLOUR(r, j0, 0) == colour ? 0 : 1;
-                T *row = su[r & mask];
-                const T *up = su[(r - 1) & mask], *dn = su[(r + 1) & mask], *fr = sf[r & mask];
-#pragma unroll
-                for (int q = 0; q < MGG_RBF_PER / 2; q++) {
-                    /* (columns outside the half sweep's cone get values too, never read by the
-                     * block's own columns) */
-                    const int jl = 2 * (tid + q * MGG_RBF_BLOCKDIM) + off;
-                    if (off ? upd[1][q] : upd[0][q])
-                        row[jl] = mgg_jac_f<T, 2>(L, up[jl], dn[jl], row[jl - 1], row[jl + 1], (T)0, (T)0, fr[jl], r,
-                                                  j0 + jl, 0);
-                }
+            const int r = R - 1 - h, first = lo == 0 ? 1 : lo + 1 + h;
+            if (r < first || r > L.ny) continue; /* the same on every lane */
+            if (HR_RB_COLOUR(r, ja, 0) == colour) { /* the lane's first column */
+                const T w = __shfl_up_sync(0xffffffffu, v[1 + h][1], 1);
+                if (upd[0])
+                    v[1 + h][0] = mgg_jac_f<T, 2>(L, v[2 + h][0], v[h][0], w, v[1 + h][1], (T)0, (T)0, f[1 + h][0],
+                                                  r, ja, 0);
+            } else { /* its second */
+                const T e = __shfl_down_sync(0xffffffffu, v[1 + h][0], 1);
+                if (upd[1])
+                    v[1 + h][1] = mgg_jac_f<T, 2>(L, v[2 + h][1], v[h][1], v[1 + h][0], e, (T)0, (T)0, f[1 + h][1],
+                                                  r, ja + 1, 0);
             }
-            __syncthreads();
         }
-        /* final rows: the block's own columns to the level (or the outer one) */
+        /* row R - H is final: the warp's own columns to the level (or the outer one) */
+        const int r = R - H;
+        if (r >= i0 && r <= i1) {
 #pragma unroll
-        for (int kk = 0; kk < MGG_RBF_K; kk++) {
-            const int r = R - halves + kk;
-            if (r < i0 || r > i1) continue;
-            const T *row = su[r & mask];
-            if (OUT) {
-                double *dst = (o.c ? (double *)O.cp : (double *)O.u[0]) + ((long long)r * O.pitch + j0);
-                for (int jl = MGG_RBF_HALO + tid; jl < MGG_RBF_HALO + MGG_RBF_OWN && j0 + jl <= L.nx;
-                     jl += MGG_RBF_BLOCKDIM)
-                    dst[jl] = o.y != 0.0 ? dst[jl] + (double)row[jl] * o.y : (double)row[jl];
-            } else {
-                T *dst = (T *)MGG_BUF(L, o.a ^ 1) + ((long long)r * pitch + j0);
-                for (int jl = MGG_RBF_HALO + tid; jl < MGG_RBF_HALO + MGG_RBF_OWN && j0 + jl <= L.nx;
-                     jl += MGG_RBF_BLOCKDIM)
-                    dst[jl] = row[jl];
+            for (int h = 0; h < 2; h++) {
+                if (!own[h]) continue;
+                if (OUT) {
+                    double *dst = (o.c ? (double *)O.cp : (double *)O.u[0]) + ((long long)r * O.pitch + ja + h);
+                    *dst = o.y != 0.0 ? *dst + (double)v[H][h] * o.y : (double)v[H][h];
+                } else {
+                    ((T *)MGG_BUF(L, o.a ^ 1))[(long long)r * pitch + ja + h] = v[H][h];
+                }
             }
         }
     }
-#undef MGG_RBF_FETCH
+#undef MGG_RBW_LOAD
 }
 
 #endif

@@ -40,6 +40,7 @@ struct mg_gpu {
     int dev;
     cudaStream_t st;
     int nlev, first_small;
+    long rbw_held; /* blocks of the fused red-black march the device holds at once */
     mgg_lev lev[MGG_MAX_LEV], out;
     mgg_lev *d_levs;
     void *allocs[MGG_MAX_ALLOC];

@@ -19,10 +19,11 @@ def launch(m):
     name, cfg, args = m.group(1), m.group(2), m.group(3)
     parts = [p.strip() for p in cfg.split(',')]
     # one thread: the one-block kernel runs its operators in order, the asynchronous
-    # smoother and the fused red-black march their strided loops (correct with any block
-    # size; their barriers are no-ops here)
-    block = '1' if any(k in name for k in ('mgg_small_kernel', 'mgg_async_kernel', 'mgg_rbf2_kernel')) else parts[1]
-    return 'emu_launch(dim3(%s), dim3(%s), [=]() { %s(%s); });' % (parts[0], block, name, args)
+    # smoother its strided loops (correct with any block size; their barriers are no-ops here)
+    block = '1' if any(k in name for k in ('mgg_small_kernel', 'mgg_async_kernel')) else parts[1]
+    # the fused red-black march exchanges values between lanes: its lanes run as fibers in lock step
+    how = 'emu_launch_warps' if 'mgg_rbw2_kernel' in name else 'emu_launch'
+    return '%s(dim3(%s), dim3(%s), [=]() { %s(%s); });' % (how, parts[0], block, name, args)
 
 
 def reduce_patch(s):

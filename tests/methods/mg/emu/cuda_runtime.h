@@ -122,6 +122,36 @@ inline void emu_run(dim3 g, dim3 b, const std::function<void()> &f)
                         }
             }
 }
+/* Kernels whose lanes exchange values (warp shuffles): each block's warps one after another,
+ * a warp's 32 lanes as fibers in lock step at the shuffles (tests/runtime/cuda/emu_warp.h). */
+inline dim3 emu_lane_tid[32], emu_lane_bid[32];
+#define EMU_WARP_OWN_INDEX
+#define EMU_WARP_RESUME(l) (threadIdx = emu_lane_tid[l], blockIdx = emu_lane_bid[l])
+#include "../../../runtime/cuda/emu_warp.h"
+inline void emu_run_warps(dim3 g, dim3 b, const std::function<void()> &f)
+{
+    gridDim = g;
+    blockDim = b;
+    const unsigned threads = b.x * b.y * b.z;
+    emu_run_warp([&](int l) {
+        for (unsigned z = 0; z < g.z; z++)
+            for (unsigned y = 0; y < g.y; y++)
+                for (unsigned x = 0; x < g.x; x++)
+                    for (unsigned w0 = 0; w0 < threads; w0 += 32) {
+                        emu_lane_tid[l] = dim3(w0 + (unsigned)l, 0, 0);
+                        emu_lane_bid[l] = dim3(x, y, z);
+                        EMU_WARP_RESUME(l);
+                        f();
+                    }
+    });
+}
+inline void emu_launch_warps(dim3 g, dim3 b, std::function<void()> f)
+{
+    if (emu_capturing)
+        emu_capturing->k.push_back([=]() { emu_run_warps(g, b, f); });
+    else
+        emu_run_warps(g, b, f);
+}
 inline void emu_launch(dim3 g, dim3 b, std::function<void()> f)
 {
     if (emu_capturing)
