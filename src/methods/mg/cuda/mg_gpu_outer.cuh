@@ -37,15 +37,19 @@ __device__ __forceinline__ void mgg_block_reduce(double v, double *sh, double *o
     __syncthreads();
 }
 
-/* Decodes a flat interior index of L: x fastest, then rows, then planes. */
-#define MGG_FLAT_LOOP(L, D)                                                                                  \
-    const unsigned n_ = (unsigned)(L).nx * (unsigned)(L).ny * (unsigned)(L).nz;                              \
-    for (unsigned t_ = blockIdx.x * blockDim.x + threadIdx.x; t_ < n_; t_ += gridDim.x * blockDim.x)         \
-        for (int once_ = 1; once_; once_ = 0)                                                                \
-            for (const int j = (int)(t_ % (unsigned)(L).nx) + 1,                                             \
-                           i = (int)((t_ / (unsigned)(L).nx) % (unsigned)(L).ny) + 1,                        \
-                           k = D == 3 ? (int)(t_ / (unsigned)(L).nx / (unsigned)(L).ny) + 1 : 0;             \
-                 once_; once_ = 0)
+/* The interior points of L. 2-D: the blocks take rows in turn, a block's threads the row's
+ * points (no division per point: 2.7-3.6% faster multigrid solves at 4095^2 and 8191^2 on an
+ * H200, the fp64 check being one pass a cycle). 3-D: a flat index over the points, x fastest,
+ * a thread per point (rows of 511 points a block made 511^3 5% slower). In 3-D the inner loop
+ * runs once (jn_ = j). */
+#define MGG_POINT_LOOP(L, D)                                                                                 \
+    const unsigned n_ = D == 2 ? (unsigned)(L).ny : (unsigned)(L).nx * (unsigned)(L).ny * (unsigned)(L).nz;   \
+    const unsigned s_ = D == 2 ? gridDim.x : gridDim.x * blockDim.x;                                         \
+    for (unsigned a_ = D == 2 ? blockIdx.x : blockIdx.x * blockDim.x + threadIdx.x; a_ < n_; a_ += s_)       \
+        for (int j = D == 2 ? (int)threadIdx.x + 1 : (int)(a_ % (unsigned)(L).nx) + 1, jn_ = D == 2 ? (L).nx : j, \
+                 i = D == 2 ? (int)a_ + 1 : (int)((a_ / (unsigned)(L).nx) % (unsigned)(L).ny) + 1,             \
+                 k = D == 3 ? (int)(a_ / (unsigned)(L).nx / (unsigned)(L).ny) + 1 : 0;                         \
+             j <= jn_; j += D == 2 ? (int)blockDim.x : jn_ + 1)
 
 /* The check: residual and right-hand side norms of the solution u on level L, in the order
  * of the operator layer's residual (hri_cpu_residual_box, every face Dirichlet), as sums of
@@ -63,7 +67,7 @@ __global__ void __launch_bounds__(MGG_BT)
     const size_t p = (size_t)L.pitch, q = (size_t)L.plane;
     const double diag = D == 3 ? 6.0 : 4.0;
     double sr = 0.0, sb = 0.0, mr = 0.0, mb = 0.0;
-    MGG_FLAT_LOOP(L, D)
+    MGG_POINT_LOOP(L, D)
     {
         const size_t x = MGG_AT(L, i, j, k);
         const double f = hf ? (double)hf[x] : (i == L.si && j == L.sj && k == L.sk ? HR_SPIKE_H2F : 0.0);
@@ -147,7 +151,7 @@ __global__ void __launch_bounds__(MGG_BT)
     const double *z = o.a ? cp : r;
     double acc = 0.0;
     const double alpha = K == OPK_CG_UPDATE ? sc->alpha : 0.0, beta = K == OPK_CG_XPAY ? sc->beta : 0.0;
-    MGG_FLAT_LOOP(O, D)
+    MGG_POINT_LOOP(O, D)
     {
         const size_t x = MGG_AT(O, i, j, k);
         if (K == OPK_OUT_RESID) {
