@@ -24,6 +24,7 @@ extern "C" {
 }
 #include "methods/mg/cuda/mg_gpu_async.cuh"
 #include "methods/mg/cuda/mg_gpu_fused.cuh"
+#include "runtime/cuda/march_rows.h"
 #include "methods/mg/cuda/mg_gpu_internal.cuh"
 #include "methods/mg/cuda/mg_gpu_march.cuh"
 #include "methods/mg/cuda/mg_gpu_outer.cuh"
@@ -51,24 +52,15 @@ static dim3 level_block(int ex)
     return dim3(bx, 256 / bx, 1);
 }
 
-/* The rows a warp of mgg_rbw2_kernel marches on a level of bx blocks across and n rows: the
- * count in [16, 128] whose launch takes the fewest steps, a step being a row (plus `extra` a
- * segment: the rows it starts early) in each wave of the blocks the device holds at once
- * (g->rbw_held). A last wave with a few blocks costs as much as a full one. */
+/* The rows a warp of mgg_rbw2_kernel marches on a level of bx blocks across and n rows
+ * (hri_march_rows: the fewest steps in waves of the g->rbw_held blocks the device holds). */
 static int rbw_rows(const mg_gpu *g, long bx, int n, int extra)
 {
 #ifdef MGG_RBW_ROWS
     (void)g, (void)bx, (void)n, (void)extra;
     return MGG_RBW_ROWS; /* the CPU emulation: short segments, to cross many of them */
 #else
-    const long held = g->rbw_held > 0 ? g->rbw_held : 1;
-    int best = 64;
-    long best_cost = -1;
-    for (int r = 16; r <= 128; r++) {
-        const long blocks = bx * ((n + r - 1) / r), cost = (blocks + held - 1) / held * (r + extra);
-        if (best_cost < 0 || cost < best_cost) best = r, best_cost = cost;
-    }
-    return best;
+    return hri_march_rows(g->rbw_held, bx, n, extra, 16, 128);
 #endif
 }
 

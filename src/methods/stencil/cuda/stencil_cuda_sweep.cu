@@ -20,6 +20,7 @@
 
 #include "methods/stencil/cuda/stencil_cuda.h"
 #include "methods/stencil/cuda/stencil_cuda_internal.cuh"
+#include "runtime/cuda/march_rows.h"
 
 typedef struct st_args {
     const double *u, *b, *prev;
@@ -1200,11 +1201,10 @@ int hri_st_cu_box_pair_ok(const st_cuda *d, const hr_sop *A)
 }
 
 /* The rows a block of 256 threads marches in a one-pass sweep of a grid of bx blocks across and
- * n rows: the count in [32, 128] whose launch takes the fewest steps, a step being a row (plus
- * `extra` a segment: the rows it starts early and ends late) in each wave of blocks that the
- * device holds at once. A last wave with a few blocks costs as much as a full one (8000^2, the
- * uniform star at three blocks an SM of an H200: 2125 blocks of 64 rows are 5.4 waves, 1173 of
- * 116 rows 2.96). */
+ * n rows: the count in [32, 128] whose launch takes the fewest steps (hri_march_rows; `extra`:
+ * the rows a segment starts early and ends late). A last wave with a few blocks costs as much
+ * as a full one (8000^2, the uniform star at three blocks an SM of an H200: 2125 blocks of 64
+ * rows are 5.4 waves, 1173 of 116 rows 2.96). */
 static int march_rows(st_cuda *d, const void *kernel, int bx, int n, int extra)
 {
     int sms = 0, per = 0;
@@ -1213,14 +1213,7 @@ static int march_rows(st_cuda *d, const void *kernel, int bx, int n, int extra)
         (void)cudaGetLastError();
         return 64;
     }
-    const long held = (long)sms * per;
-    int best = 64;
-    long best_cost = -1;
-    for (int r = 32; r <= 128; r++) {
-        const long blocks = (long)bx * ((n + r - 1) / r), cost = (blocks + held - 1) / held * (r + extra);
-        if (best_cost < 0 || cost < best_cost) best = r, best_cost = cost;
-    }
-    return best;
+    return hri_march_rows((long)sms * per, bx, n, extra, 32, 128);
 }
 
 /* Whether k_box2m takes A with the colours of t: its offsets in hri_sop_shape's order (its terms
