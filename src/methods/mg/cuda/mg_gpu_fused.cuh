@@ -43,18 +43,24 @@
 #define MGG_RBW_THREADS 256
 #endif
 
-/* A row of a lane's two columns as loaded: u (zero where not read), h^2 f and the coarse
- * values of the prolongation (mgg_prolong_load's eight; the 2-D ones use four). */
-template <typename T, bool PRO> struct mgg_rbw_row {
+/* A row of a lane's two columns as loaded: u (zero where not read), h^2 f, the coarse values
+ * of the prolongation (mgg_prolong_load's eight; the 2-D ones use four) and, where the result
+ * is added into the outer level, the outer values of the row that becomes final when this one
+ * comes in (H rows up), so that the add does not wait for its load. */
+template <typename T, bool PRO, bool OUT> struct mgg_rbw_row {
     T u[2], f[2];
     T c[PRO ? 2 : 1][8];
+    double o[OUT ? 2 : 1];
 };
 
 /* o: OPK_RBF on 2-D level L (C: level + 1, read by the prolongation; O: the outer level).
  * Z: u[a] is zero (not read); NS: sweeps (1 or 2); PRO: the prolongation first; OUT: the
- * result to the outer level. Grid: (warps across / warps a block, level rows / rows). */
+ * result to the outer level. Grid: (warps across / warps a block, level rows / rows). fp32:
+ * at most 80 registers, three blocks an SM (the prolongation's and the outer values' loads in
+ * flight took 86, two blocks; 4.2% slower at 8191^2 mixed than before those loads, 4.2%
+ * faster with three: docs/results/multigrid.md). */
 template <typename T, int NS, bool Z, bool PRO, bool OUT>
-__global__ void __launch_bounds__(MGG_RBW_THREADS)
+__global__ void __launch_bounds__(MGG_RBW_THREADS, sizeof(T) == 4 ? 3 : 1)
     mgg_rbw2_kernel(mgg_op o, mgg_lev L, mgg_lev C, mgg_lev O, int rows)
 {
     constexpr int H = 2 * NS, OWN = 64 - 2 * H;
@@ -68,6 +74,8 @@ __global__ void __launch_bounds__(MGG_RBW_THREADS)
     const T *cu = PRO ? (const T *)MGG_BUF(C, (o.e & MGG_RBF_CBUF) ? 1 : 0) : (const T *)0;
     const bool add = (o.e & MGG_RBF_ADD) != 0, read_u = !(Z || (PRO && !add));
     const int c2 = (o.e & MGG_RBF_C2) ? 1 : 0;
+    double *odst = OUT ? (o.c ? (double *)O.cp : (double *)O.u[0]) : (double *)0;
+    const bool oadd = OUT && o.y != 0.0;
     /* the columns: on the level (ring included), interior, updated by a half sweep (interior,
      * not the warp's outermost) and written (the warp's own) */
     bool there[2], in[2], upd[2], own[2];
@@ -89,7 +97,7 @@ __global__ void __launch_bounds__(MGG_RBW_THREADS)
 #pragma unroll
     for (int d = 0; d < H + 1; d++)
         f[d][0] = f[d][1] = (T)0;
-    mgg_rbw_row<T, PRO> nx0, nx1;
+    mgg_rbw_row<T, PRO, OUT> nx0, nx1;
 #define MGG_RBW_LOAD(w, r)                                                                                   \
     do {                                                                                                     \
         const int i_ = (r);                                                                                  \
@@ -101,6 +109,10 @@ __global__ void __launch_bounds__(MGG_RBW_THREADS)
             (w).u[h] = th_ && (!in_ || read_u) ? u[x_] : (T)0;                                               \
             (w).f[h] = in_ && hf ? hf[x_] : (T)0;                                                            \
             if (PRO && in_) mgg_prolong_load<T, 2>(C, cu, i_, ja + h, 0, (w).c[PRO ? h : 0]);                \
+            if (OUT)                                                                                         \
+                (w).o[OUT ? h : 0] = oadd && i_ - H >= i0 && i_ - H <= i1 && own[h]                          \
+                                         ? odst[(long long)(i_ - H) * O.pitch + ja + h]                      \
+                                         : 0.0;                                                              \
         }                                                                                                    \
     } while (0)
     MGG_RBW_LOAD(nx0, lo);
@@ -114,8 +126,10 @@ __global__ void __launch_bounds__(MGG_RBW_THREADS)
 #pragma unroll
         for (int d = H; d > 0; d--)
             f[d][0] = f[d - 1][0], f[d][1] = f[d - 1][1];
+        double ow[2] = {0.0, 0.0}; /* the outer values of row R - H (OUT) */
 #pragma unroll
         for (int h = 0; h < 2; h++) {
+            if (OUT) ow[h] = nx0.o[OUT ? h : 0];
             T x = nx0.u[h];
             if (PRO && R >= 1 && R <= L.ny && in[h]) {
                 const T p = mgg_prolong_v<T, 2>(nx0.c[PRO ? h : 0], R, ja + h, 0);
@@ -150,8 +164,7 @@ __global__ void __launch_bounds__(MGG_RBW_THREADS)
             for (int h = 0; h < 2; h++) {
                 if (!own[h]) continue;
                 if (OUT) {
-                    double *dst = (o.c ? (double *)O.cp : (double *)O.u[0]) + ((long long)r * O.pitch + ja + h);
-                    *dst = o.y != 0.0 ? *dst + (double)v[H][h] * o.y : (double)v[H][h];
+                    odst[(long long)r * O.pitch + ja + h] = oadd ? ow[h] + (double)v[H][h] * o.y : (double)v[H][h];
                 } else {
                     ((T *)MGG_BUF(L, o.a ^ 1))[(long long)r * pitch + ja + h] = v[H][h];
                 }

@@ -40,7 +40,7 @@ extern emu_graph *emu_capturing;
 #define __host__
 #define __forceinline__ inline
 #define __shared__ static
-#define __launch_bounds__(x)
+#define __launch_bounds__(...)
 inline void __syncthreads() {}
 inline void __threadfence() {}
 #define CUDART_CB
