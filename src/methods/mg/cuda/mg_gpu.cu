@@ -64,7 +64,8 @@ static int rbw_rows(const mg_gpu *g, long bx, int n, int extra)
 #endif
 }
 
-/* The blocks of mgg_rbw2_kernel the device holds at once (its largest variant's occupancy). */
+/* The blocks of mgg_rbw2_kernel the device holds at once (the occupancy of its post-smoothing
+ * variant, two sweeps after the prolongation). */
 static long rbw_held(mg_gpu *g)
 {
 #ifdef MGG_RBW_ROWS
@@ -72,8 +73,8 @@ static long rbw_held(mg_gpu *g)
     return 1;
 #else
     int sms = 0, per = 0;
-    const void *k = g->s.esize == 8 ? (const void *)mgg_rbw2_kernel<double, 2, false, true, true>
-                                    : (const void *)mgg_rbw2_kernel<float, 2, false, true, true>;
+    const void *k = g->s.esize == 8 ? (const void *)mgg_rbw2_kernel<double, 2, false, true, false>
+                                    : (const void *)mgg_rbw2_kernel<float, 2, false, true, false>;
     if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, g->dev) != cudaSuccess ||
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, k, MGG_RBW_THREADS, 0) != cudaSuccess || sms < 1 ||
         per < 1) {

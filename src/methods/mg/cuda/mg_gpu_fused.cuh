@@ -58,9 +58,11 @@ template <typename T, bool PRO, bool OUT> struct mgg_rbw_row {
  * result to the outer level. Grid: (warps across / warps a block, level rows / rows). fp32:
  * at most 80 registers, three blocks an SM (the prolongation's and the outer values' loads in
  * flight took 86, two blocks; 4.2% slower at 8191^2 mixed than before those loads, 4.2%
- * faster with three: docs/results/multigrid.md). */
+ * faster with three: docs/results/multigrid.md). fp64 is left to the compiler: held to two
+ * blocks, the two-sweep kernels after a prolongation (128 registers) took 130 and ran at one
+ * block an SM, 20% slower at 8191^2. */
 template <typename T, int NS, bool Z, bool PRO, bool OUT>
-__global__ void __launch_bounds__(MGG_RBW_THREADS, sizeof(T) == 4 ? 3 : 1)
+__global__ void __launch_bounds__(MGG_RBW_THREADS, sizeof(T) == 4 ? 3 : 0)
     mgg_rbw2_kernel(mgg_op o, mgg_lev L, mgg_lev C, mgg_lev O, int rows)
 {
     constexpr int H = 2 * NS, OWN = 64 - 2 * H;
