@@ -19,9 +19,10 @@
  * shuffle and the point function. The warp's outermost columns lack a neighbour, so each half
  * sweep narrows the columns that are right by one on each side: with H half sweeps the warp owns
  * 64 - 2 H columns (60 or 56), and neighbouring warps overlap by 2 H. A segment starts H rows
- * early. Each step loads the row of two steps later (and its coarse values for the
- * prolongation), so the loads' latency is hidden behind the step's updates; deeper (four
- * steps) measured slower, its registers costing more warps than the loads gained.
+ * early. Each step loads the row of two steps later (with its coarse values for the
+ * prolongation and the outer values the result is added into), so the loads' latency is
+ * hidden behind the step's updates; deeper (four steps) measured slower, its registers costing
+ * more warps than the loads gained.
  *
  * An earlier form of this pass held a ring of rows in shared memory, a barrier after each half
  * sweep, and was bound by that index and barrier work: on the 8191^2 fp32 level of an H200 the
@@ -58,9 +59,9 @@ template <typename T, bool PRO, bool OUT> struct mgg_rbw_row {
  * result to the outer level. Grid: (warps across / warps a block, level rows / rows). fp32:
  * at most 80 registers, three blocks an SM (the prolongation's and the outer values' loads in
  * flight took 86, two blocks; 4.2% slower at 8191^2 mixed than before those loads, 4.2%
- * faster with three: docs/results/multigrid.md). fp64 is left to the compiler: held to two
- * blocks, the two-sweep kernels after a prolongation (128 registers) took 130 and ran at one
- * block an SM, 20% slower at 8191^2. */
+ * faster with three: docs/results/multigrid.md). fp64 is left to the compiler (0: no
+ * minimum): a minimum of one block gave the two-sweep kernel after a prolongation 130
+ * registers instead of 128, one block an SM instead of two, 20% slower at 8191^2. */
 template <typename T, int NS, bool Z, bool PRO, bool OUT>
 __global__ void __launch_bounds__(MGG_RBW_THREADS, sizeof(T) == 4 ? 3 : 0)
     mgg_rbw2_kernel(mgg_op o, mgg_lev L, mgg_lev C, mgg_lev O, int rows)
