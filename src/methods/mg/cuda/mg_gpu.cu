@@ -94,18 +94,12 @@ template <typename T, int NS> static void launch_rbf_ns(mg_gpu *g, const mgg_op 
     const int bx = (warps + per - 1) / per, rows = rbw_rows(g, bx, L.ny, 2 * NS);
     const dim3 grid(bx, (L.ny + rows - 1) / rows);
     const bool z = o.x != 0.0, pro = (o.e & MGG_RBF_PRO) != 0, out = (o.e & MGG_RBF_OUT) != 0;
-    if (z && out)
-        mgg_rbw2_kernel<T, NS, true, false, true><<<grid, MGG_RBW_THREADS, 0, g->st>>>(o, L, C, g->out, rows);
-    else if (z)
-        mgg_rbw2_kernel<T, NS, true, false, false><<<grid, MGG_RBW_THREADS, 0, g->st>>>(o, L, C, g->out, rows);
-    else if (pro && out)
-        mgg_rbw2_kernel<T, NS, false, true, true><<<grid, MGG_RBW_THREADS, 0, g->st>>>(o, L, C, g->out, rows);
-    else if (pro)
-        mgg_rbw2_kernel<T, NS, false, true, false><<<grid, MGG_RBW_THREADS, 0, g->st>>>(o, L, C, g->out, rows);
-    else if (out)
-        mgg_rbw2_kernel<T, NS, false, false, true><<<grid, MGG_RBW_THREADS, 0, g->st>>>(o, L, C, g->out, rows);
-    else
-        mgg_rbw2_kernel<T, NS, false, false, false><<<grid, MGG_RBW_THREADS, 0, g->st>>>(o, L, C, g->out, rows);
+    /* (the name rbw2 tells the CPU emulation's converter to run the lanes in lock step) */
+    void (*rbw2)(mgg_op, mgg_lev, mgg_lev, mgg_lev, int) =
+        z     ? (out ? mgg_rbw2_kernel<T, NS, true, false, true> : mgg_rbw2_kernel<T, NS, true, false, false>)
+        : pro ? (out ? mgg_rbw2_kernel<T, NS, false, true, true> : mgg_rbw2_kernel<T, NS, false, true, false>)
+              : (out ? mgg_rbw2_kernel<T, NS, false, false, true> : mgg_rbw2_kernel<T, NS, false, false, false>);
+    rbw2<<<grid, MGG_RBW_THREADS, 0, g->st>>>(o, L, C, g->out, rows);
 }
 
 template <typename T, int D> static void launch_level(mg_gpu *g, const mgg_op &o)

@@ -1318,10 +1318,11 @@ void hri_st_cu_rb_sweep(st_cuda *d, const hr_sop *A, const double *u, const doub
         return;
     }
     const int own = after ? ST_RB_OWN_RES : ST_RB_OWN, warps = (g->n[0] + own - 1) / own, bx = (warps + 7) / 8;
-    const void *kern = after ? (pro ? (const void *)k_rb2<true, true, true> : (const void *)k_rb2<true, false, true>)
-                       : pro ? (A->uniform ? (const void *)k_rb2<true, true, false> : (const void *)k_rb2<false, true, false>)
-                             : (A->uniform ? (const void *)k_rb2<true, false, false> : (const void *)k_rb2<false, false, false>);
-    const int rows = march_rows(d, kern, bx, g->n[1], after ? 5 : 4);
+    typedef void (*rb2_fn)(st_cgeo, st_args, st_pro, const double *, double *, double, int, int, st_rres);
+    const rb2_fn kern = after ? (pro ? k_rb2<true, true, true> : k_rb2<true, false, true>)
+                        : pro ? (A->uniform ? k_rb2<true, true, false> : k_rb2<false, true, false>)
+                              : (A->uniform ? k_rb2<true, false, false> : k_rb2<false, false, false>);
+    const int rows = march_rows(d, (const void *)kern, bx, g->n[1], after ? 5 : 4);
     const dim3 block(256, 1, 1), grid(bx, (g->n[1] + rows - 1) / rows, 1);
     if (grid.y > 65535) {
         ST_CU(d, cudaErrorInvalidConfiguration);
@@ -1338,18 +1339,7 @@ void hri_st_cu_rb_sweep(st_cuda *d, const hr_sop *A, const double *u, const doub
     memset(&G, 0, sizeof G);
     G.ny = g->n[1], G.nz = 1, G.nsegx = warps;
     if (after && after->rr && !(R.seg = hri_st_cu_seg(d, G))) return;
-    if (after && pro)
-        k_rb2<true, true, true><<<grid, block, 0, d->st>>>(c, a, P, u, out, omega, p0, rows, R);
-    else if (after)
-        k_rb2<true, false, true><<<grid, block, 0, d->st>>>(c, a, P, u, out, omega, p0, rows, R);
-    else if (A->uniform && pro)
-        k_rb2<true, true, false><<<grid, block, 0, d->st>>>(c, a, P, u, out, omega, p0, rows, R);
-    else if (A->uniform)
-        k_rb2<true, false, false><<<grid, block, 0, d->st>>>(c, a, P, u, out, omega, p0, rows, R);
-    else if (pro)
-        k_rb2<false, true, false><<<grid, block, 0, d->st>>>(c, a, P, u, out, omega, p0, rows, R);
-    else
-        k_rb2<false, false, false><<<grid, block, 0, d->st>>>(c, a, P, u, out, omega, p0, rows, R);
+    kern<<<grid, block, 0, d->st>>>(c, a, P, u, out, omega, p0, rows, R);
     ST_LAUNCHED(d);
     if (after && after->rr) *after->rr = hri_st_cu_reduce(d, G);
 }

@@ -22,7 +22,7 @@ def launch(m):
     # smoother its strided loops (correct with any block size; their barriers are no-ops here)
     block = '1' if any(k in name for k in ('mgg_small_kernel', 'mgg_async_kernel')) else parts[1]
     # the fused red-black march exchanges values between lanes: its lanes run as fibers in lock step
-    how = 'emu_launch_warps' if 'mgg_rbw2_kernel' in name else 'emu_launch'
+    how = 'emu_launch_warps' if 'rbw2' in name else 'emu_launch'
     return '%s(dim3(%s), dim3(%s), [=]() { %s(%s); });' % (how, parts[0], block, name, args)
 
 
