@@ -1,6 +1,6 @@
 /*
  * A warp on the host, for the kernel emulations (rb_stream_emu.cpp, tuned3d_emu.cpp): the 32
- * lanes are fibers (ucontext) of one thread, run round robin; a shuffle writes the lane's
+ * lanes are fibers (emu_fiber.h) of one thread, run round robin; a shuffle writes the lane's
  * value, lets the other 31 lanes write theirs, reads, and lets them read before anyone
  * writes again. Lanes must all reach the same shuffles (the kernels' shuffles are in
  * warp-uniform control flow). threadIdx / blockIdx are per lane. Also used by the multigrid
@@ -9,10 +9,9 @@
 #ifndef HR_EMU_WARP_H
 #define HR_EMU_WARP_H
 
-#include <ucontext.h>
-
 #include <functional>
-#include <vector>
+
+#include "emu_fiber.h"
 
 /* EMU_WARP_OWN_INDEX: the including emulation keeps threadIdx, blockIdx, blockDim and gridDim
  * itself, and EMU_WARP_RESUME(lane) puts a lane's indices back when it runs again. */
@@ -26,8 +25,7 @@ struct emu_dim3 {
 #endif
 
 struct emu_warp_state {
-    ucontext_t main, lane[32];
-    std::vector<char> stack[32];
+    emu_fiber main, lane[32];
 #ifndef EMU_WARP_OWN_INDEX
     emu_dim3 tid[32], bid[32];
 #endif
@@ -46,30 +44,26 @@ static void emu_yield()
 {
     const int l = emu_w.cur, n = (l + 1) & 31;
     emu_w.cur = n;
-    swapcontext(&emu_w.lane[l], &emu_w.lane[n]);
+    emu_fiber_switch(emu_w.lane[l], emu_w.lane[n]);
     EMU_WARP_RESUME(l);
 }
 
 static void emu_lane_entry(int l)
 {
     emu_w.body(l);
-    emu_w.cur = l + 1; /* uc_link: the next lane (all end in the same round), lane 31: main */
+    emu_w.cur = l + 1; /* the next lane (all end in the same round); after lane 31, main */
+    emu_fiber_exit(l < 31 ? emu_w.lane[l + 1] : emu_w.main);
 }
 
 /* Runs body(lane) on the 32 lanes of one warp (the body walks its warps itself). */
 static void emu_run_warp(std::function<void(int)> body)
 {
     emu_w.body = std::move(body);
-    for (int l = 0; l < 32; l++) {
-        emu_w.stack[l].resize(1 << 18);
-        getcontext(&emu_w.lane[l]);
-        emu_w.lane[l].uc_stack.ss_sp = emu_w.stack[l].data();
-        emu_w.lane[l].uc_stack.ss_size = emu_w.stack[l].size();
-        emu_w.lane[l].uc_link = l < 31 ? &emu_w.lane[l + 1] : &emu_w.main;
-        makecontext(&emu_w.lane[l], (void (*)())emu_lane_entry, 1, l);
-    }
+    for (int l = 0; l < 32; l++)
+        emu_fiber_prepare(emu_w.lane[l], 1 << 18, emu_lane_entry, l);
+    emu_fiber_host(emu_w.main);
     emu_w.cur = 0;
-    swapcontext(&emu_w.main, &emu_w.lane[0]);
+    emu_fiber_switch(emu_w.main, emu_w.lane[0]);
 }
 
 template <typename T> static T emu_shfl(T v, int src, bool ok)

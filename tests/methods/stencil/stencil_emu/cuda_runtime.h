@@ -4,8 +4,8 @@
  * on a machine without a GPU (test_gpu_general_emulated).
  *
  * Device memory is host memory (fresh allocations hold garbage, as on a device); every call
- * is synchronous. A kernel runs block by block. A block's threads are fibers (ucontext) run
- * round robin, so __syncthreads and the warp shuffles have their CUDA meaning: a shuffle
+ * is synchronous. A kernel runs block by block. A block's threads are fibers
+ * (tests/runtime/cuda/emu_fiber.h) run round robin, so __syncthreads and the warp shuffles have their CUDA meaning: a shuffle
  * waits until the 32 lanes of its warp have written, and again until they have read. A
  * block whose threads wait for one another forever (a barrier or shuffle that some thread
  * of the block or the warp never reaches, e.g. after an early return) aborts the program:
@@ -18,8 +18,6 @@
 #ifndef HR_STENCIL_EMU_CUDA_RUNTIME_H
 #define HR_STENCIL_EMU_CUDA_RUNTIME_H
 
-#include <ucontext.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -28,6 +26,8 @@
 #include <cstring>
 #include <functional>
 #include <vector>
+
+#include "../../../runtime/cuda/emu_fiber.h"
 
 using std::max;
 using std::min;
@@ -69,15 +69,14 @@ struct emu_site {
 };
 
 struct emu_thread {
-    ucontext_t ctx;
-    std::vector<char> stack;
+    emu_fiber fiber;
     dim3 tid;
     int done;
 };
 
 struct emu_block {
     std::vector<emu_thread> th;
-    ucontext_t sched;
+    emu_fiber sched;
     int cur = 0, n = 0;
     bool fibers = false, synced = false;
     long progress = 0;
@@ -107,7 +106,7 @@ inline dim3 &emu_tid()
 
 inline void emu_yield()
 {
-    swapcontext(&emu_b.th[emu_b.cur].ctx, &emu_b.sched);
+    emu_fiber_switch(emu_b.th[emu_b.cur].fiber, emu_b.sched);
 }
 
 inline int emu_linear()
@@ -185,6 +184,7 @@ inline void emu_entry(int i)
     (*emu_b.body)();
     emu_b.th[i].done = 1;
     emu_b.progress++;
+    emu_fiber_exit(emu_b.sched);
 }
 
 inline void emu_run_block(const std::function<void()> &f)
@@ -200,23 +200,17 @@ inline void emu_run_block(const std::function<void()> &f)
         return;
     }
     emu_b.n = n;
-    emu_b.th.reserve(1024); /* a ucontext_t points into itself: the threads never move */
+    emu_b.th.reserve(1024); /* a fiber's context points into itself: the threads never move */
     if ((int)emu_b.th.size() < n) emu_b.th.resize(n);
     emu_b.warp_count.assign((n + 31) / 32, 0);
     emu_b.warp_gen.assign((n + 31) / 32, 0);
     emu_b.slot.assign(n, 0.0);
     emu_b.bar_count = 0;
     emu_b.body = &f;
+    emu_fiber_host(emu_b.sched);
     for (int i = 0; i < n; i++) {
         emu_thread &t = emu_b.th[i];
-        if (t.stack.empty()) {
-            t.stack.resize(1 << 17);
-            getcontext(&t.ctx);
-        }
-        t.ctx.uc_stack.ss_sp = t.stack.data();
-        t.ctx.uc_stack.ss_size = t.stack.size();
-        t.ctx.uc_link = &emu_b.sched;
-        makecontext(&t.ctx, (void (*)())emu_entry, 1, i);
+        emu_fiber_prepare(t.fiber, 1 << 17, emu_entry, i);
         t.tid = dim3(i % blockDim.x, (i / blockDim.x) % blockDim.y, i / (blockDim.x * blockDim.y));
         t.done = 0;
     }
@@ -227,7 +221,7 @@ inline void emu_run_block(const std::function<void()> &f)
             if (emu_b.th[i].done) continue;
             all = false;
             emu_b.cur = i;
-            swapcontext(&emu_b.sched, &emu_b.th[i].ctx);
+            emu_fiber_switch(emu_b.sched, emu_b.th[i].fiber);
         }
         if (all) break;
         if (emu_b.progress == before)
