@@ -150,7 +150,12 @@ template <typename T, int D> static void launch_level(mg_gpu *g, const mgg_op &o
     case OPK_RB_OUT: mgg_level_kernel<T, D, OPK_RB_OUT><<<grid, b, 0, g->st>>>(o, L, C, ex, ey); break;
     case OPK_RB_HALF: mgg_level_kernel<T, D, OPK_RB_HALF><<<grid, b, 0, g->st>>>(o, L, C, ex, ey); break;
     case OPK_CHEBY: mgg_level_kernel<T, D, OPK_CHEBY><<<grid, b, 0, g->st>>>(o, L, C, ex, ey); break;
-    case OPK_RESTRICT: mgg_level_kernel<T, D, OPK_RESTRICT><<<grid, b, 0, g->st>>>(o, L, C, ex, ey); break;
+    case OPK_RESTRICT:
+        if constexpr (D == 3 && sizeof(T) == 4)
+            mgg_restrict_held_kernel<T, D><<<grid, b, 0, g->st>>>(o, L, C, ex, ey);
+        else
+            mgg_level_kernel<T, D, OPK_RESTRICT><<<grid, b, 0, g->st>>>(o, L, C, ex, ey);
+        break;
     case OPK_ZERO: mgg_level_kernel<T, D, OPK_ZERO><<<grid, b, 0, g->st>>>(o, L, C, ex, ey); break;
     case OPK_PROLONG: mgg_level_kernel<T, D, OPK_PROLONG><<<grid, b, 0, g->st>>>(o, L, C, ex, ey); break;
     default: break;
