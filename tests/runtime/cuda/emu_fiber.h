@@ -8,8 +8,7 @@
  * saves and restores the signal mask, two system calls a switch, and the emulations switch
  * tens of millions of times. Where glibc's checked longjmp is in force (_FORTIFY_SOURCE: it
  * refuses a jump onto another stack), under a sanitizer (which follows swapcontext, not a jump
- * between stacks), or without glibc, every switch is a swapcontext, as before: slower, the same
- * runs.
+ * between stacks), or without glibc, every switch is a swapcontext: slower, the same runs.
  *
  *   emu_fiber_prepare(f, bytes, entry, arg)  f will run entry(arg) on a stack of its own;
  *                                            entry must end in emu_fiber_exit, never return
@@ -29,7 +28,7 @@
 #include <vector>
 
 #ifndef EMU_FIBER_JUMPS /* -DEMU_FIBER_JUMPS=0: swapcontext everywhere */
-#if defined(__GLIBC__) && !(defined(__USE_FORTIFY_LEVEL) && __USE_FORTIFY_LEVEL > 0) &&                        \
+#if defined(__GLIBC__) && !(defined(__USE_FORTIFY_LEVEL) && __USE_FORTIFY_LEVEL > 0) &&                      \
     !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 #define EMU_FIBER_JUMPS 1
 #else

@@ -463,7 +463,8 @@ __global__ void mgg_level_kernel(mgg_op o, mgg_lev L, mgg_lev C, int ex, int ey)
 /* The restriction on fp32 levels of 3-D, held to 64 registers: four blocks of 256 threads an SM
  * instead of three (72 registers as mgg_level_kernel). */
 template <typename T, int D>
-__global__ void __launch_bounds__(256, 4) mgg_restrict_held_kernel(mgg_op o, mgg_lev L, mgg_lev C, int ex, int ey)
+__global__ void __launch_bounds__(256, 4)
+    mgg_restrict_held_kernel(mgg_op o, mgg_lev L, mgg_lev C, int ex, int ey)
 {
     const int ix = blockIdx.x * blockDim.x + threadIdx.x, iy = blockIdx.y * blockDim.y + threadIdx.y;
     if (ix < ex && iy < ey) mgg_point<T, D, OPK_RESTRICT>(o, L, C, ix, iy, (int)blockIdx.z);

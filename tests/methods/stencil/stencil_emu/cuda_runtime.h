@@ -5,14 +5,14 @@
  *
  * Device memory is host memory (fresh allocations hold garbage, as on a device); every call
  * is synchronous. A kernel runs block by block. A block's threads are fibers
- * (tests/runtime/cuda/emu_fiber.h) run round robin, so __syncthreads and the warp shuffles have their CUDA meaning: a shuffle
- * waits until the 32 lanes of its warp have written, and again until they have read. A
- * block whose threads wait for one another forever (a barrier or shuffle that some thread
- * of the block or the warp never reaches, e.g. after an early return) aborts the program:
- * the real device's undefined behaviour made loud. A launch site whose first run used no
- * barrier or shuffle runs its threads one after the other afterwards (faster); a
- * synchronisation there would abort too. Launch limits are checked (1024 threads a block,
- * 65535 blocks along y and z). Not modelled: races between blocks or threads without
+ * (tests/runtime/cuda/emu_fiber.h) run round robin, so __syncthreads and the warp shuffles
+ * have their CUDA meaning: a shuffle waits until the 32 lanes of its warp have written, and
+ * again until they have read. A block whose threads wait for one another forever (a barrier
+ * or shuffle that some thread of the block or the warp never reaches, e.g. after an early
+ * return) aborts the program: the real device's undefined behaviour made loud. A launch site
+ * whose first run used no barrier or shuffle runs its threads one after the other afterwards
+ * (faster); a synchronisation there would abort too. Launch limits are checked (1024 threads
+ * a block, 65535 blocks along y and z). Not modelled: races between blocks or threads without
  * synchronisation (they run one at a time), caches (__ldg reads memory).
  */
 #ifndef HR_STENCIL_EMU_CUDA_RUNTIME_H
