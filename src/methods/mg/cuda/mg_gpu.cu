@@ -115,10 +115,15 @@ template <typename T, int D> static void launch_level(mg_gpu *g, const mgg_op &o
     int ex, ey, ez;
     mgg_extent(o, L, C, &ex, &ey, &ez);
     const dim3 b = level_block(ex), grid((ex + b.x - 1) / b.x, (ey + b.y - 1) / b.y, ez);
-    /* red-black marching along z (3-D) or y (2-D), MGG_ZCHUNK planes or rows per thread, on
-     * levels big enough to fill the GPU with 1/16 of a thread per point */
-    if (g->s.march_points > 0 && (o.kind == OPK_RB || o.kind == OPK_RB_OUT) &&
-        (long)L.nx * L.ny * L.nz >= g->s.march_points) {
+    /* red-black and the prolongation (3-D) marching along z (3-D) or y (2-D), MGG_ZCHUNK planes
+     * or rows per thread, on levels big enough to fill the GPU with 1/16 of a thread per point */
+    const bool march = g->s.march_points > 0 && (long)L.nx * L.ny * L.nz >= g->s.march_points;
+    if (D == 3 && o.kind == OPK_PROLONG && march) {
+        const dim3 gz(grid.x, grid.y, (ez + MGG_ZCHUNK - 1) / MGG_ZCHUNK);
+        mgg_prolong3_kernel<T><<<gz, b, 0, g->st>>>(o, L, C, ex, ey);
+        return;
+    }
+    if (march && (o.kind == OPK_RB || o.kind == OPK_RB_OUT)) {
         const bool z = o.x != 0.0, ob = o.kind == OPK_RB_OUT;
         if (D == 3) {
             const dim3 gz(grid.x, grid.y, (ez + MGG_ZCHUNK - 1) / MGG_ZCHUNK);

@@ -120,4 +120,57 @@ __global__ void mgg_rb2_kernel(mgg_op o, mgg_lev L, mgg_lev C, int ex, int chunk
     }
 }
 
+/* The coarse values a fine point (i, j, *) takes from coarse plane K, as mgg_prolong_load takes
+ * them for either of its planes: s[b * 2 + t] for coarse row (i >> 1) + b and column
+ * (j >> 1) + t, 0 where not taken. */
+template <typename T>
+__device__ __forceinline__ void mgg_prolong_slice(const mgg_lev &C, const T *c, int i, int j, int K, T *s)
+{
+    const int ni = (i & 1) ? 2 : 1, J0 = j >> 1;
+#pragma unroll
+    for (int t = 0; t < 2; t++) {
+        const int J = J0 + t;
+        const bool none = J == 0 || (t == 1 && !(j & 1)); /* column 0: the CPU loop's literal zero */
+#pragma unroll
+        for (int b = 0; b < 2; b++)
+            s[b * 2 + t] = !none && b < ni ? c[MGG_AT(C, (i >> 1) + b, J, K)] : (T)0;
+    }
+}
+
+/* The prolongation (o as OPK_PROLONG, C the coarse level), 3-D, marching along z: a thread owns
+ * the fine column (i, j) on MGG_ZCHUNK planes and keeps the coarse values of the two coarse
+ * planes its fine planes take, loading one coarse plane's every second fine plane instead of up
+ * to eight values a fine point. The same values and sums as mgg_prolong_at (mgg_prolong_v). */
+template <typename T> __global__ void mgg_prolong3_kernel(mgg_op o, mgg_lev L, mgg_lev C, int ex, int ey)
+{
+    const int ix = blockIdx.x * blockDim.x + threadIdx.x, iy = blockIdx.y * blockDim.y + threadIdx.y;
+    if (ix >= ex || iy >= ey) return;
+    const int i = iy + 1, j = ix + 1;
+    const int k0 = (int)blockIdx.z * MGG_ZCHUNK + 1, k1 = min(k0 + MGG_ZCHUNK - 1, L.nz);
+    const T *c = (const T *)MGG_BUF(C, o.b);
+    T *f = (T *)MGG_BUF(L, o.a);
+    int K = k0 >> 1; /* lo: coarse plane K, hi: K + 1 (the ring at most) */
+    T lo[4], hi[4];
+    mgg_prolong_slice<T>(C, c, i, j, K, lo);
+    mgg_prolong_slice<T>(C, c, i, j, K + 1, hi);
+    for (int k = k0; k <= k1; k++) {
+        if ((k >> 1) != K) {
+            K = k >> 1;
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                lo[e] = hi[e];
+            mgg_prolong_slice<T>(C, c, i, j, K + 1, hi);
+        }
+        T cv[8];
+#pragma unroll
+        for (int e = 0; e < 4; e++) { /* cv[(a * 2 + b) * 2 + t], e = b * 2 + t */
+            cv[e] = lo[e];
+            cv[4 + e] = (k & 1) ? hi[e] : (T)0;
+        }
+        const T val = mgg_prolong_v<T, 3>(cv, i, j, k);
+        const size_t x = MGG_AT(L, i, j, k);
+        f[x] = o.c ? f[x] + val : val;
+    }
+}
+
 #endif
