@@ -122,19 +122,16 @@ __global__ void mgg_rb2_kernel(mgg_op o, mgg_lev L, mgg_lev C, int ex, int chunk
 
 /* The coarse values a fine point (i, j, *) takes from coarse plane K, as mgg_prolong_load takes
  * them for either of its planes: s[b * 2 + t] for coarse row (i >> 1) + b and column
- * (j >> 1) + t, 0 where not taken. */
+ * (j >> 1) + t, 0 where not taken (mgg_prolong_load's for fine plane 2 K, which takes plane K
+ * alone). */
 template <typename T>
 __device__ __forceinline__ void mgg_prolong_slice(const mgg_lev &C, const T *c, int i, int j, int K, T *s)
 {
-    const int ni = (i & 1) ? 2 : 1, J0 = j >> 1;
+    T cv[8];
+    mgg_prolong_load<T, 3>(C, c, i, j, 2 * K, cv);
 #pragma unroll
-    for (int t = 0; t < 2; t++) {
-        const int J = J0 + t;
-        const bool none = J == 0 || (t == 1 && !(j & 1)); /* column 0: the CPU loop's literal zero */
-#pragma unroll
-        for (int b = 0; b < 2; b++)
-            s[b * 2 + t] = !none && b < ni ? c[MGG_AT(C, (i >> 1) + b, J, K)] : (T)0;
-    }
+    for (int e = 0; e < 4; e++)
+        s[e] = cv[e];
 }
 
 /* The prolongation (o as OPK_PROLONG, C the coarse level), 3-D, marching along z: a thread owns
